@@ -1,0 +1,588 @@
+/*
+ * preserve_model.h - the whole public API of libpreserve_model.
+ *
+ * An analytical performance and cost model of tensor-parallel LLM inference built around
+ * PRESERVE (arXiv 2501.08192): prefetching weights and the KV cache from HBM into L2 while the
+ * devices wait on an allreduce.
+ *
+ * Conventions
+ *  - Every quantity is a double in SI base units, and its name says which: _s, _bytes, _flop,
+ *    _flop_per_s, _bytes_per_s, _mm2, _frac.
+ *  - Every fallible function returns a pm_status and fills an optional (NULL allowed) caller-owned
+ *    pm_error. The library never prints, exits or aborts, and keeps no global mutable state: calls
+ *    on different objects may run in parallel threads.
+ *  - Ownership is stated per function. Objects from pm_X_alloc/pm_X_load are freed with pm_X_free.
+ */
+#ifndef PRESERVE_MODEL_H
+#define PRESERVE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "preserve_model_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(PM_BUILDING_LIBRARY) && defined(__GNUC__)
+#define PM_API __attribute__((visibility("default")))
+#else
+#define PM_API
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status and errors                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Result of every fallible call. The numeric values are pinned and never renumbered. */
+typedef enum pm_status {
+    PM_OK = 0,                /* success */
+    PM_ERR_NOMEM = 1,         /* an allocation failed */
+    PM_ERR_IO = 2,            /* a file could not be opened or read */
+    PM_ERR_SYNTAX = 3,        /* the JSON text is malformed (line and column are reported) */
+    PM_ERR_TYPE = 4,          /* a value has the wrong JSON type */
+    PM_ERR_MISSING = 5,       /* a required key is absent */
+    PM_ERR_UNKNOWN_KEY = 6,   /* a key that the format does not define */
+    PM_ERR_DUPLICATE_KEY = 7, /* the same key twice in one object */
+    PM_ERR_RANGE = 8,         /* a number out of range, non-finite, or not an integer */
+    PM_ERR_INCONSISTENT = 9,  /* values valid alone but not together (heads vs devices) */
+    PM_ERR_NOT_FOUND = 10,    /* a named bundled file does not exist */
+    PM_ERR_INVALID_ARG = 11,  /* API misuse: NULL where not allowed, bad enum */
+    PM_ERR_UNIT = 12,         /* unknown unit suffix, or a unit of the wrong dimension */
+    PM_ERR_UNSUPPORTED = 13,  /* the accelerator lacks the datatype, or similar */
+    PM_ERR_VALUE = 14         /* a string value not among the allowed ones */
+} pm_status;
+
+/** Where and what went wrong. Caller-owned, fixed buffers: filling it never allocates. */
+typedef struct pm_error {
+    pm_status status;
+    char file[256];    /* the file, or "" when the input did not come from a file */
+    char path[256];    /* the JSON path, "$.workload.batch", or "" */
+    int line, column;  /* 1-based position for syntax errors, 0 when unknown */
+    char message[512]; /* what was expected and what was found */
+} pm_error;
+
+/** A short stable name for a status ("PM_ERR_RANGE"). Never NULL. */
+PM_API const char *pm_status_name(pm_status status);
+
+/**
+ * Formats an error like a compiler: "file:line:column: $.path: message" (parts that are empty
+ * are left out). Writes at most size bytes including the terminating NUL; returns the length the
+ * full text needs (snprintf semantics). err may not be NULL.
+ */
+PM_API size_t pm_error_format(const pm_error *err, char *buf, size_t size);
+
+/** The library version ("0.1.0"), equal to PM_VERSION_STRING of the header it was built with. */
+PM_API const char *pm_version(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Inputs                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Numeric datatypes of weights, KV cache and activations. */
+typedef enum pm_dtype {
+    PM_DTYPE_INT8 = 0,
+    PM_DTYPE_FP8 = 1,
+    PM_DTYPE_BF16 = 2,
+    PM_DTYPE_FP16 = 3,
+    PM_DTYPE_FP32 = 4,
+    PM_DTYPE_COUNT = 5
+} pm_dtype;
+
+/** Bytes per element of dtype (1, 1, 2, 2, 4); 0 for an invalid value. */
+PM_API double pm_dtype_bytes(pm_dtype dtype);
+/** "int8", "fp8", "bf16", "fp16", "fp32"; "?" for an invalid value. */
+PM_API const char *pm_dtype_name(pm_dtype dtype);
+
+/** A decoder-only transformer (HuggingFace config.json semantics). */
+typedef struct pm_model {
+    char name[64];
+    int layers;          /* num_hidden_layers, >= 1 */
+    int hidden;          /* hidden_size, >= 1 */
+    int heads;           /* num_attention_heads, >= 1 */
+    int kv_heads;        /* num_key_value_heads, >= 1, divides heads */
+    int head_dim;        /* >= 1 */
+    int intermediate;    /* MLP width per matrix, >= 1 */
+    int vocab;           /* vocab_size, >= 1 */
+    bool gated_mlp;      /* gate, up and down matrices (SwiGLU) rather than up and down */
+    bool tied_embeddings;
+} pm_model;
+
+/** Die-area coefficients of the accelerator (process node as data). All >= 0. */
+typedef struct pm_area_params {
+    bool present;                       /* false when the file gave no "area" object */
+    double process_nm;
+    double compute_mm2_per_flop_per_s;  /* per dense int8 op/s */
+    double l2_mm2_per_byte;
+    double hbm_phy_mm2_per_stack;
+    int hbm_stacks;
+    double link_phy_mm2_per_link;
+    int links;
+    double other_mm2;
+} pm_area_params;
+
+/** One accelerator (device). */
+typedef struct pm_accelerator {
+    char name[64];
+    double peak_flop_per_s[PM_DTYPE_COUNT]; /* dense peak per datatype; 0 = unsupported */
+    double compute_efficiency_frac;         /* (0, 1] */
+    double hbm_capacity_bytes;
+    double hbm_bandwidth_bytes_per_s;       /* nominal peak */
+    double hbm_efficiency_frac;             /* (0, 1], contiguous streams */
+    double l2_capacity_bytes;
+    double l2_bandwidth_bytes_per_s;
+    double l2_usable_frac;                  /* (0, 1], share of L2 the prefetcher may fill */
+    double kv_strided_efficiency_frac;      /* (0, 1], strided KV reads vs contiguous */
+    double kernel_launch_s;                 /* >= 0 */
+    double chunk_half_efficiency_bytes;     /* >= 0, Hockney n_1/2 of chunked transfers */
+    pm_area_params area;
+} pm_accelerator;
+
+typedef enum pm_topology {
+    PM_TOPO_RING = 0,
+    PM_TOPO_FULL_MESH = 1,
+    PM_TOPO_SWITCH = 2,
+    PM_TOPO_HIERARCHICAL = 3
+} pm_topology;
+
+typedef enum pm_allreduce_algo {
+    PM_AR_AUTO = 0,        /* the fastest algorithm the topology allows */
+    PM_AR_RING = 1,        /* 2(p-1) steps of alpha + n/(pB) */
+    PM_AR_ONESHOT = 2,     /* every device reads all peers' buffers and reduces */
+    PM_AR_TWOSHOT = 3,     /* reduce-scatter then all-gather on dedicated links */
+    PM_AR_TREE = 4,        /* recursive doubling: 2 ceil(log2 p) steps of alpha + n/B */
+    PM_AR_HIERARCHICAL = 5 /* intra-node reduce-scatter, inter-node ring, intra all-gather */
+} pm_allreduce_algo;
+
+PM_API const char *pm_topology_name(pm_topology topology);
+PM_API const char *pm_allreduce_algo_name(pm_allreduce_algo algo);
+
+/** The tensor-parallel group and its interconnect. */
+typedef struct pm_cluster {
+    char name[64];
+    int devices;                          /* tensor-parallel degree p, >= 1 */
+    pm_topology topology;
+    pm_allreduce_algo algorithm;
+    double link_bandwidth_bytes_per_s;    /* per link, per direction, > 0 */
+    double link_latency_s;                /* start-up latency alpha per step, >= 0 */
+    int devices_per_node;                 /* hierarchical only; divides devices */
+    double inter_node_bandwidth_bytes_per_s;
+    double inter_node_latency_s;
+} pm_cluster;
+
+/** What is being served. */
+typedef struct pm_workload {
+    int batch;             /* >= 1 */
+    int64_t seq_len;       /* total sequence length (prefill + decode), >= 2 */
+    double prefill_frac;   /* (0, 1): prompt share of seq_len */
+    pm_dtype weight_dtype, kv_dtype, act_dtype;
+} pm_workload;
+
+typedef enum pm_sharding {
+    PM_SHARDING_MEGATRON = 0, /* whole heads per device; KV heads replicated when p > kv_heads */
+    PM_SHARDING_IDEAL = 1     /* everything divided evenly by p, fractional heads allowed */
+} pm_sharding;
+
+/** Modelling options. Zero-initialised options are the paper's defaults. */
+typedef struct pm_options {
+    pm_sharding sharding;
+    bool hbm_sharing;   /* prefetch and main stream share HBM bandwidth when they overlap */
+    int fused_chunks;   /* chunks of the fused GEMM+allreduce; 0 = best of 1..16 */
+} pm_options;
+
+typedef struct pm_provenance pm_provenance;
+
+/** A complete scenario: the four inputs plus options. Plain data, may be filled by hand. */
+typedef struct pm_scenario {
+    char name[64];
+    pm_model model;
+    pm_accelerator accel;
+    pm_cluster cluster;
+    pm_workload workload;
+    pm_options options;
+    pm_provenance *provenance; /* owned; NULL for scenarios built by hand */
+} pm_scenario;
+
+/** Where a loader finds bundled files and which overrides it applies. */
+typedef struct pm_load_opts {
+    const char *data_dir;             /* NULL: the installed data directory */
+    const char *const *overrides;     /* "dotted.path=value" strings, may be NULL */
+    size_t n_overrides;
+} pm_load_opts;
+
+/** The kinds of input file. */
+typedef enum pm_file_kind {
+    PM_KIND_MODEL = 0,
+    PM_KIND_ACCELERATOR = 1,
+    PM_KIND_CLUSTER = 2,
+    PM_KIND_WORKLOAD = 3,
+    PM_KIND_SCENARIO = 4,
+    PM_KIND_GRAPH = 5,
+    PM_KIND_COUNT = 6
+} pm_file_kind;
+
+PM_API const char *pm_file_kind_name(pm_file_kind kind);
+
+/**
+ * The data directory compiled into the library (where `data/` was installed or, in a build
+ * tree, the source's data/), unless the environment variable PRESERVE_MODEL_DATA names another.
+ * Never NULL. The returned string is static or from the environment: do not free it.
+ */
+PM_API const char *pm_default_data_dir(void);
+
+/**
+ * Loads a scenario. ref is a path to a file (contains '/' or ends in ".json" and exists) or the
+ * name of a bundled scenario (data/scenarios/<ref>.json); "llama70b.json" that does not exist
+ * in the working directory resolves to the bundled "llama70b". Component names inside resolve
+ * the same way under data/models, data/accelerators, data/clusters, data/workloads. Overrides
+ * are applied after names are resolved and before validation.
+ *
+ * out is overwritten; on success the caller frees it with pm_scenario_free. On failure out holds
+ * nothing to free. opts and err may be NULL.
+ * Returns PM_OK or any PM_ERR_* of a loader (IO, SYNTAX, TYPE, MISSING, UNKNOWN_KEY,
+ * DUPLICATE_KEY, RANGE, INCONSISTENT, NOT_FOUND, UNIT, UNSUPPORTED, VALUE, NOMEM).
+ */
+PM_API pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_scenario *out,
+                                  pm_error *err);
+
+/** Frees what pm_scenario_load attached to s (its provenance). s may be NULL. */
+PM_API void pm_scenario_free(pm_scenario *s);
+
+/**
+ * Checks a scenario built by hand (or modified after loading) for ranges and consistency:
+ * heads vs devices under the sharding, datatypes the accelerator supports, hierarchical
+ * parameters. Returns PM_OK, PM_ERR_RANGE, PM_ERR_INCONSISTENT, PM_ERR_UNSUPPORTED or
+ * PM_ERR_INVALID_ARG (s NULL). err may be NULL.
+ */
+PM_API pm_status pm_scenario_check(const pm_scenario *s, pm_error *err);
+
+/** Loaders for one component. Same resolution, overrides and errors as pm_scenario_load. */
+PM_API pm_status pm_model_load(const char *ref, const pm_load_opts *opts, pm_model *out,
+                               pm_error *err);
+PM_API pm_status pm_accelerator_load(const char *ref, const pm_load_opts *opts,
+                                     pm_accelerator *out, pm_error *err);
+PM_API pm_status pm_cluster_load(const char *ref, const pm_load_opts *opts, pm_cluster *out,
+                                 pm_error *err);
+PM_API pm_status pm_workload_load(const char *ref, const pm_load_opts *opts, pm_workload *out,
+                                  pm_error *err);
+
+/**
+ * Validates one file of any kind (told by its "kind" key, or a HuggingFace config.json).
+ * kind_out (may be NULL) receives the kind when it could be told. Returns PM_OK or the first
+ * error found.
+ */
+PM_API pm_status pm_file_validate(const char *path, const pm_load_opts *opts,
+                                  pm_file_kind *kind_out, pm_error *err);
+
+/** One resolved input: where it came from and its value in SI units. */
+typedef struct pm_param_info {
+    const char *path;    /* "$.accelerator.hbm_bandwidth_TBps" */
+    const char *file;    /* the file it was read from, or "--set" */
+    double value_si;     /* converted value */
+    const char *unit_si; /* "bytes/s", "bytes", "s", "flop/s", "mm2", "1" */
+    const char *source;  /* the per-number source, else the file's source, else "" */
+} pm_param_info;
+
+/** Number of resolved numeric inputs recorded by pm_scenario_load (0 when none). */
+PM_API size_t pm_scenario_param_count(const pm_scenario *s);
+/** The i-th resolved input, or NULL when out of range. Valid until pm_scenario_free. */
+PM_API const pm_param_info *pm_scenario_param(const pm_scenario *s, size_t i);
+
+/**
+ * Lists the names of the bundled files of one kind (file stems under data/<kind>s/), sorted.
+ * On success *names_out is an array of *count_out strings; free it with pm_names_free.
+ * Returns PM_OK, PM_ERR_IO (directory unreadable), PM_ERR_NOMEM or PM_ERR_INVALID_ARG.
+ */
+PM_API pm_status pm_data_list(const char *data_dir, pm_file_kind kind, char ***names_out,
+                              size_t *count_out, pm_error *err);
+PM_API void pm_names_free(char **names, size_t count);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Units                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Physical dimensions a unit suffix can have. */
+typedef enum pm_dimension {
+    PM_DIM_NONE = 0,      /* dimensionless count or fraction */
+    PM_DIM_BYTES = 1,
+    PM_DIM_BANDWIDTH = 2, /* bytes/s */
+    PM_DIM_TIME = 3,
+    PM_DIM_COMPUTE = 4,   /* flop/s */
+    PM_DIM_AREA = 5,      /* mm2 */
+    PM_DIM_AREA_PER_COMPUTE = 6, /* mm2 per flop/s */
+    PM_DIM_AREA_PER_BYTE = 7,
+    PM_DIM_AREA_PER_ITEM = 8,    /* mm2 per stack, per link */
+    PM_DIM_LENGTH = 9,    /* nm (kept in nm) */
+    PM_DIM_FRACTION = 10
+} pm_dimension;
+
+/**
+ * Looks up a unit suffix ("MiB", "GBps", "us", "TOPS", "frac", ...). On success stores the
+ * factor to SI and the dimension (either may be NULL) and returns true; false when unknown.
+ */
+PM_API bool pm_unit_lookup(const char *unit, double *to_si, pm_dimension *dim);
+
+/**
+ * Parses a quantity with an optional unit, "192MiB", "1.6 TBps", "16k" (k = 1e3... for
+ * dimensionless, "Ki" = 1024), into SI. want is the expected dimension (PM_DIM_NONE for counts:
+ * accepts k, M, G and Ki, Mi, Gi multipliers). Returns PM_OK, PM_ERR_RANGE (not a finite
+ * number) or PM_ERR_UNIT (unknown unit, or a unit of another dimension).
+ */
+PM_API pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out,
+                                   pm_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Allreduce                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Time of one allreduce of message_bytes (the full vector each device holds) over the cluster
+ * with algorithm algo (PM_AR_AUTO picks the fastest that the topology allows; *used, may be
+ * NULL, tells which). Returns 0 for one device or an empty message.
+ * Returns PM_OK, PM_ERR_INVALID_ARG (NULL cluster or time) or PM_ERR_INCONSISTENT (an
+ * algorithm the topology cannot run, e.g. oneshot on a ring).
+ */
+PM_API pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo,
+                                   double message_bytes, double *time_s, pm_allreduce_algo *used,
+                                   pm_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Computation graph                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum pm_node_kind {
+    PM_NODE_EMBEDDING = 0,
+    PM_NODE_NORM = 1,        /* RMSNorm */
+    PM_NODE_MATMUL = 2,      /* reads weights */
+    PM_NODE_ROPE = 3,        /* RoPE + KV append */
+    PM_NODE_ATTENTION = 4,   /* reads the KV cache */
+    PM_NODE_ELEMENTWISE = 5, /* SiLU * mul, residual add */
+    PM_NODE_ALLREDUCE = 6,   /* a communication node */
+    PM_NODE_PREFETCH = 7,    /* HBM -> L2 on the prefetch stream */
+    PM_NODE_FUSED_MATMUL_ALLREDUCE = 8, /* the fused baseline's chunked GEMM + allreduce */
+    PM_NODE_KIND_COUNT = 9
+} pm_node_kind;
+
+PM_API const char *pm_node_kind_name(pm_node_kind kind);
+
+/** Streams of the two-stream schedule. */
+enum { PM_STREAM_MAIN = 0, PM_STREAM_PREFETCH = 1 };
+
+/** One operation on one device. Bytes are per device. */
+typedef struct pm_node {
+    pm_node_kind kind;
+    char name[32];          /* "L3.QKV", "L3.AR.attn" */
+    int layer;              /* -1 for embedding / head */
+    int stream;             /* PM_STREAM_MAIN or PM_STREAM_PREFETCH */
+    pm_dtype dtype;         /* compute datatype */
+    double flop;            /* floating-point (or integer) operations */
+    double act_bytes;       /* activations read and written (always HBM) */
+    double weight_bytes;    /* read-only weights: prefetchable (MatMul) */
+    double kv_bytes;        /* read-only KV cache: prefetchable (Attention) */
+    bool kv_strided;        /* KV read with more than one KV head per device */
+    double l2_bytes;        /* of weight_bytes + kv_bytes, what is served from L2 */
+    double comm_bytes;      /* allreduce message (ALLREDUCE, FUSED) */
+    double m, k, n;         /* GEMM shape (MatMul, FUSED) for the tiling bound; 0 otherwise */
+    int chunks;             /* FUSED: pipeline chunks, 0 = the best of 1..16 */
+    int prefetch;           /* consumers: index of the prefetch node serving it, or -1 */
+    int consumer;           /* PREFETCH: index of the node it serves, else -1 */
+    int trigger;            /* PREFETCH: index of the communication node that starts it, else -1 */
+    double window_bytes;    /* communication nodes after insertion: bytes prefetched under it */
+    int overflow;           /* communication nodes after insertion: the first node that did not
+                               fit (-1: the window ended first) */
+} pm_node;
+
+/** Edge kinds: data dependence (end -> start) or trigger (start -> start, an event). */
+typedef enum pm_edge_kind { PM_EDGE_DATA = 0, PM_EDGE_TRIGGER = 1 } pm_edge_kind;
+
+typedef struct pm_edge {
+    int from, to;
+    pm_edge_kind kind;
+} pm_edge;
+
+/** A per-device computation graph: nodes in main-stream program order plus edges. */
+typedef struct pm_graph {
+    pm_node *nodes;
+    size_t n_nodes, cap_nodes;
+    pm_edge *edges;
+    size_t n_edges, cap_edges;
+} pm_graph;
+
+/** Phase of inference a graph describes. */
+typedef enum pm_phase { PM_PHASE_DECODE = 0, PM_PHASE_PREFILL = 1 } pm_phase;
+
+/** Allocates an empty graph; NULL on allocation failure. Free with pm_graph_free. */
+PM_API pm_graph *pm_graph_alloc(void);
+PM_API void pm_graph_free(pm_graph *g);
+
+/**
+ * Appends a node (copied) and returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG. index_out
+ * (may be NULL) receives its index.
+ */
+PM_API pm_status pm_graph_add_node(pm_graph *g, const pm_node *node, int *index_out);
+PM_API pm_status pm_graph_add_edge(pm_graph *g, int from, int to, pm_edge_kind kind);
+
+/** How a scenario splits over its devices (busiest device). */
+typedef struct pm_shard {
+    double q_heads;         /* query heads on the busiest device (fractional when ideal) */
+    double kv_heads;        /* KV heads held by the busiest device */
+    bool kv_replicated;     /* p > kv_heads: each device holds a full KV head */
+    bool uneven;            /* heads do not divide evenly: the busiest device is reported */
+    double mlp_cols;        /* intermediate columns per device */
+    double vocab_cols;      /* LM-head rows per device */
+} pm_shard;
+
+/** Computes the per-device split. Returns PM_OK or PM_ERR_INCONSISTENT (devices > heads
+ * without ideal sharding) or PM_ERR_INVALID_ARG. */
+PM_API pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err);
+
+/**
+ * Builds the per-device graph of a whole forward pass: embedding, `layers` decoder layers
+ * (layers <= 0: all of the model's), final norm and LM head. Decode at context length
+ * context_len (tokens already cached), or prefill of context_len tokens. Allreduce nodes are
+ * left out when there is one device. g is cleared first.
+ * Returns PM_OK, PM_ERR_NOMEM, PM_ERR_INCONSISTENT or PM_ERR_INVALID_ARG.
+ */
+PM_API pm_status pm_graph_build(const pm_scenario *s, pm_phase phase, int64_t context_len,
+                                int layers, pm_graph *g, pm_error *err);
+
+/**
+ * The paper's Algorithm 1. For each communication node, visits its successors in order until
+ * the next communication node; for each MatMul (weights) or Attention (KV) node adds its bytes
+ * to the window's sum and, while the sum stays strictly below capacity_bytes, inserts a
+ * prefetch node on the prefetch stream triggered by the communication node; at the first node
+ * that would reach the capacity it stops visiting for that communication node.
+ * out is cleared and receives the new graph; in is not modified.
+ * Returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG.
+ */
+PM_API pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph *out,
+                                    pm_error *err);
+
+/** Bytes that insertion would prefetch for node n: weights of a MatMul, the KV cache of an
+ * Attention node, 0 otherwise (M(n) of Algorithm 1). n may not be NULL. */
+PM_API double pm_node_prefetchable_bytes(const pm_node *n);
+
+/** Writes the graph as JSON (nodes and edges) or Graphviz DOT into a new NUL-terminated
+ * string; the caller frees it with free(). Returns PM_OK, PM_ERR_NOMEM, PM_ERR_INVALID_ARG. */
+PM_API pm_status pm_graph_to_json(const pm_graph *g, char **text_out, pm_error *err);
+PM_API pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err);
+
+/**
+ * Reads a graph from JSON text (the format pm_graph_to_json writes) so that other tools can
+ * hand the library their own graph. file names the source in errors (may be NULL).
+ */
+PM_API pm_status pm_graph_from_json(const char *text, size_t len, const char *file, pm_graph *g,
+                                    pm_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Cost and schedule                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/** The roofline terms of one operation. */
+typedef struct pm_op_cost {
+    double compute_s;   /* flop / (peak * efficiency) */
+    double hbm_s;       /* HBM bytes / effective HBM bandwidth */
+    double l2_s;        /* L2 bytes / L2 bandwidth */
+    double comm_s;      /* allreduce (ALLREDUCE and FUSED nodes) */
+    double launch_s;
+    double total_s;     /* max(compute, hbm + l2) + launch, or the communication time */
+    double hbm_bytes;   /* HBM traffic including the tiling bound */
+    int chunks;         /* FUSED: chunk count used */
+} pm_op_cost;
+
+/** Roofline cost of node i of g for scenario s. Returns PM_OK or PM_ERR_INVALID_ARG. */
+PM_API pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i,
+                                    pm_op_cost *out, pm_error *err);
+
+/** Execution modes, always computed side by side. */
+typedef enum pm_mode {
+    PM_MODE_SERIAL = 0,   /* one stream, no overlap (the paper's baseline) */
+    PM_MODE_FUSED = 1,    /* O and Down MatMuls fused with their allreduce, k chunks */
+    PM_MODE_PRESERVE = 2, /* insertion pass + two-stream schedule */
+    PM_MODE_COUNT = 3
+} pm_mode;
+
+PM_API const char *pm_mode_name(pm_mode mode);
+
+/** Start and end of one node in a schedule. */
+typedef struct pm_slot {
+    double start_s, end_s;
+} pm_slot;
+
+/** A computed schedule of a graph. */
+typedef struct pm_schedule {
+    pm_slot *slots;      /* one per node of the graph it was computed for */
+    size_t n_slots;
+    double makespan_s;
+    double main_busy_s;      /* time the main stream spends running ops */
+    double prefetch_busy_s;  /* time the prefetch stream spends running ops */
+    double comm_s;           /* time in communication nodes */
+} pm_schedule;
+
+/**
+ * Schedules g on two streams: the main stream runs its nodes in order, each after its data
+ * predecessors end; a prefetch node starts when its trigger starts (and after the previous
+ * prefetch); a consumer waits for its prefetch's end. With s->options.hbm_sharing, concurrent
+ * HBM traffic of the two streams shares the bandwidth (processor sharing).
+ * sched is overwritten; free its slots with pm_schedule_release.
+ * Returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG.
+ */
+PM_API pm_status pm_schedule_compute(const pm_scenario *s, const pm_graph *g, pm_schedule *sched,
+                                     pm_error *err);
+PM_API void pm_schedule_release(pm_schedule *sched);
+
+/* ------------------------------------------------------------------------------------------ */
+/* End-to-end estimate                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Results of one mode. */
+typedef struct pm_mode_result {
+    double request_s;       /* prefill + all decode steps */
+    double prefill_s;
+    double decode_s;        /* sum of the decode steps */
+    double tpot_s;          /* one decode step at the final context length (seq_len - 1) */
+    double tpot_mean_s;     /* decode_s / decode steps */
+    double tokens_per_s;    /* batch * decode steps / request_s (generated tokens) */
+    pm_allreduce_algo allreduce; /* the algorithm used for decode allreduces */
+    double allreduce_decode_s;   /* one decode allreduce */
+    int fused_chunks;       /* FUSED: chunk count used */
+} pm_mode_result;
+
+/** Everything an evaluation reports. */
+typedef struct pm_estimate {
+    pm_mode_result modes[PM_MODE_COUNT];
+    double speedup_preserve_vs_serial;
+    double speedup_preserve_vs_fused;
+    double speedup_fused_vs_serial;
+    int64_t prefill_tokens;  /* per sequence */
+    int64_t decode_steps;
+    pm_shard shard;
+    int64_t kv_spill_context; /* first decode context length whose KV cache no longer fits the
+                                 prefetch window (0: never prefetched, e.g. one device) */
+    double l2_window_bytes;   /* the insertion capacity: L2 capacity x usable fraction */
+    double weight_bytes_per_device; /* all weights held by one device */
+    double kv_bytes_per_device;     /* KV cache at the final context length */
+    bool fits_hbm;            /* weights + KV fit the HBM capacity */
+} pm_estimate;
+
+/**
+ * Evaluates a scenario in all three modes: prefill, then every decode step with the KV cache
+ * growing from the prompt length to seq_len - 1, integrated piecewise in closed form so the cost
+ * does not grow with the sequence length. Returns PM_OK, PM_ERR_NOMEM, PM_ERR_INCONSISTENT,
+ * PM_ERR_UNSUPPORTED, PM_ERR_RANGE or PM_ERR_INVALID_ARG. err may be NULL.
+ */
+PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err);
+
+/**
+ * Time of one decode step at context length context_len in one mode (the per-token latency).
+ */
+PM_API pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
+                                     double *time_s, pm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRESERVE_MODEL_H */

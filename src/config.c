@@ -1,0 +1,456 @@
+/*
+ * config.c - reading the four inputs (model, accelerator, cluster, workload) from resolved JSON
+ * objects into the public structs, and the consistency checks that need several of them at once
+ * (heads vs devices, datatypes vs the accelerator). Every number goes through the strict object
+ * reader in json.c, so every error names the file, the JSON path, the expectation and the value.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const pm_range POSITIVE = {0.0, INFINITY, true, false};
+static const pm_range NONNEGATIVE = {0.0, INFINITY, false, false};
+static const pm_range FRACTION = {0.0, 1.0, true, false};
+
+static const char *const dtype_names[PM_DTYPE_COUNT] = {"int8", "fp8", "bf16", "fp16", "fp32"};
+static const double dtype_bytes[PM_DTYPE_COUNT] = {1, 1, 2, 2, 4};
+static const char *const topo_names[] = {"ring", "full_mesh", "switch", "hierarchical"};
+static const char *const algo_names[] = {"auto", "ring", "oneshot", "twoshot", "tree",
+                                         "hierarchical"};
+
+double pm_dtype_bytes(pm_dtype d)
+{
+    return (int)d >= 0 && d < PM_DTYPE_COUNT ? dtype_bytes[d] : 0.0;
+}
+
+const char *pm_dtype_name(pm_dtype d)
+{
+    return (int)d >= 0 && d < PM_DTYPE_COUNT ? dtype_names[d] : "?";
+}
+
+const char *pm_topology_name(pm_topology t)
+{
+    return (int)t >= 0 && (size_t)t < PM_ARRAY_LEN(topo_names) ? topo_names[t] : "?";
+}
+
+const char *pm_allreduce_algo_name(pm_allreduce_algo a)
+{
+    return (int)a >= 0 && (size_t)a < PM_ARRAY_LEN(algo_names) ? algo_names[a] : "?";
+}
+
+/* ---------------------------------------------------------------- model */
+
+static pm_status int_field(pm_obj *o, const char *key, bool required, long lo, long hi, int *out)
+{
+    long v = *out;
+    pm_status st = pm_obj_int(o, key, required, lo, hi, &v);
+    if (st == PM_OK)
+        *out = (int)v;
+    return st;
+}
+
+/* HuggingFace spells some fields differently per family: try the aliases in order. */
+static pm_status int_alias(pm_obj *o, const char *const *keys, size_t n, bool required, int *out)
+{
+    for (size_t i = 0; i < n; i++)
+        pm_obj_declare(o, keys[i], PM_DIM_NONE);
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, keys[i]);
+        if (it && !cJSON_IsNull(it))
+            return int_field(o, keys[i], true, 1, 1L << 30, out);
+    }
+    if (required)
+        return int_field(o, keys[0], true, 1, 1L << 30, out);
+    return PM_OK;
+}
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n && s; i++)
+        if (strcmp(s, list[i]) == 0)
+            return true;
+    return false;
+}
+
+static const char *json_string(const cJSON *obj, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(it) ? it->valuestring : NULL;
+}
+
+pm_status pm_model_read(pm_obj *o, pm_model *m)
+{
+    memset(m, 0, sizeof *m);
+    bool hf = !pm_obj_has(o, "kind") &&
+              (pm_obj_has(o, "model_type") || pm_obj_has(o, "architectures") ||
+               pm_obj_has(o, "transformers_version"));
+    o->lenient = hf;
+    pm_status st;
+    const char *s = NULL;
+    if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
+        return st;
+    if (s && strcmp(s, "model") != 0)
+        return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
+                       "expected \"model\" here (got \"%s\")", s);
+    const char *name = NULL;
+    if ((st = pm_obj_string(o, "name", !hf && s != NULL, &name)) != PM_OK)
+        return st;
+    if (!name && hf)
+        name = json_string(o->json, "_name_or_path");
+    if (!name && hf)
+        name = json_string(o->json, "model_type");
+    pm_strlcpy(m->name, name ? name : "model", sizeof m->name);
+    const char *src = NULL;
+    if ((st = pm_obj_string(o, "source", !hf && s != NULL, &src)) != PM_OK)
+        return st;
+    if (src)
+        o->file_source = src;
+    pm_obj_declare(o, "description", PM_DIM_NONE);
+    pm_obj_declare(o, "notes", PM_DIM_NONE);
+
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers"};
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model"};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head"};
+    static const char *const k_inter[] = {"intermediate_size", "ff_intermediate_size", "n_inner"};
+    const size_t n_alias = hf ? 3 : 1; /* native files use the canonical names only */
+    if ((st = int_alias(o, k_layers, n_alias, true, &m->layers)) != PM_OK ||
+        (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
+        (st = int_alias(o, k_heads, hf ? 2 : 1, true, &m->heads)) != PM_OK)
+        return st;
+    m->kv_heads = m->heads;
+    if ((st = int_field(o, "num_key_value_heads", false, 1, 1L << 30, &m->kv_heads)) != PM_OK)
+        return st;
+    if (m->hidden % m->heads == 0)
+        m->head_dim = m->hidden / m->heads;
+    bool has_head_dim = pm_obj_has(o, "head_dim");
+    if ((st = int_field(o, "head_dim", false, 1, 1L << 30, &m->head_dim)) != PM_OK)
+        return st;
+    if (!has_head_dim && m->hidden % m->heads != 0)
+        return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.head_dim",
+                       "hidden_size %d is not a multiple of num_attention_heads %d: give "
+                       "\"head_dim\" explicitly",
+                       m->hidden, m->heads);
+    m->intermediate = 4 * m->hidden;
+    if ((st = int_alias(o, k_inter, n_alias, !hf, &m->intermediate)) != PM_OK)
+        return st;
+    if ((st = int_field(o, "vocab_size", true, 1, 1L << 30, &m->vocab)) != PM_OK)
+        return st;
+
+    /* Gated MLP: explicit in native files; told by the family in HuggingFace files. */
+    static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
+    static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi",
+                                                 "bloom", "gptj", "gpt_bigcode"};
+    m->gated_mlp = true;
+    if (hf) {
+        const char *mt = json_string(o->json, "model_type");
+        const char *act = json_string(o->json, "hidden_act");
+        if (!act)
+            act = json_string(o->json, "activation_function");
+        if (in_list(mt, plain_families, PM_ARRAY_LEN(plain_families)))
+            m->gated_mlp = false;
+        else if (act && !in_list(act, gated_acts, PM_ARRAY_LEN(gated_acts)) && !mt)
+            m->gated_mlp = false;
+    }
+    if ((st = pm_obj_bool(o, "mlp_gated", false, &m->gated_mlp)) != PM_OK)
+        return st;
+    if ((st = pm_obj_bool(o, "tie_word_embeddings", false, &m->tied_embeddings)) != PM_OK)
+        return st;
+
+    if (m->heads % m->kv_heads != 0)
+        return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.num_key_value_heads",
+                       "must divide num_attention_heads (got %d KV heads, %d attention heads)",
+                       m->kv_heads, m->heads);
+    return pm_obj_finish(o);
+}
+
+/* ---------------------------------------------------------------- accelerator */
+
+static pm_status read_area(pm_obj *o, pm_area_params *a)
+{
+    pm_obj c;
+    bool present = false;
+    pm_status st = pm_obj_child(o, "area", false, &c, &present);
+    if (st != PM_OK || !present)
+        return st;
+    c.origins = o->origins;
+    c.n_origins = 0;
+    a->present = true;
+    long stacks = 0, links = 0;
+    if ((st = pm_obj_quantity(&c, "process", PM_DIM_LENGTH, true, POSITIVE, &a->process_nm)) ||
+        (st = pm_obj_quantity(&c, "compute", PM_DIM_AREA_PER_COMPUTE, true, NONNEGATIVE,
+                              &a->compute_mm2_per_flop_per_s)) ||
+        (st = pm_obj_quantity(&c, "l2", PM_DIM_AREA_PER_BYTE, true, NONNEGATIVE,
+                              &a->l2_mm2_per_byte)) ||
+        (st = pm_obj_quantity(&c, "hbm_phy", PM_DIM_AREA_PER_ITEM, true, NONNEGATIVE,
+                              &a->hbm_phy_mm2_per_stack)) ||
+        (st = pm_obj_int(&c, "hbm_stacks", true, 0, 64, &stacks)) ||
+        (st = pm_obj_quantity(&c, "link_phy", PM_DIM_AREA_PER_ITEM, true, NONNEGATIVE,
+                              &a->link_phy_mm2_per_link)) ||
+        (st = pm_obj_int(&c, "links", true, 0, 1024, &links)) ||
+        (st = pm_obj_quantity(&c, "other", PM_DIM_AREA, true, NONNEGATIVE, &a->other_mm2)))
+        return st;
+    a->hbm_stacks = (int)stacks;
+    a->links = (int)links;
+    return pm_obj_finish(&c);
+}
+
+pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
+{
+    memset(a, 0, sizeof *a);
+    pm_status st;
+    const char *s = NULL, *name = NULL, *src = NULL;
+    if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
+        return st;
+    if (s && strcmp(s, "accelerator") != 0)
+        return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
+                       "expected \"accelerator\" here (got \"%s\")", s);
+    if ((st = pm_obj_string(o, "name", true, &name)) != PM_OK ||
+        (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
+        return st;
+    o->file_source = src;
+    pm_strlcpy(a->name, name, sizeof a->name);
+    pm_obj_declare(o, "description", PM_DIM_NONE);
+
+    pm_obj pc;
+    if ((st = pm_obj_child(o, "peak_compute", true, &pc, NULL)) != PM_OK)
+        return st;
+    pc.origins = o->origins;
+    pc.n_origins = o->n_origins;
+    bool any = false;
+    for (int d = 0; d < PM_DTYPE_COUNT; d++) {
+        if ((st = pm_obj_quantity(&pc, dtype_names[d], PM_DIM_COMPUTE, false, POSITIVE,
+                                  &a->peak_flop_per_s[d])) != PM_OK)
+            return st;
+        any = any || a->peak_flop_per_s[d] > 0;
+    }
+    if ((st = pm_obj_finish(&pc)) != PM_OK)
+        return st;
+    if (!any)
+        return pm_fail(o->err, PM_ERR_MISSING, o->file, "$.peak_compute",
+                       "no datatype given (expected keys like \"int8_TOPS\", \"bf16_TFLOPS\")");
+
+    a->l2_usable_frac = 1.0;
+    if ((st = pm_obj_quantity(o, "compute_efficiency", PM_DIM_FRACTION, true, FRACTION,
+                              &a->compute_efficiency_frac)) ||
+        (st = pm_obj_quantity(o, "hbm_capacity", PM_DIM_BYTES, true, POSITIVE,
+                              &a->hbm_capacity_bytes)) ||
+        (st = pm_obj_quantity(o, "hbm_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
+                              &a->hbm_bandwidth_bytes_per_s)) ||
+        (st = pm_obj_quantity(o, "hbm_efficiency", PM_DIM_FRACTION, true, FRACTION,
+                              &a->hbm_efficiency_frac)) ||
+        (st = pm_obj_quantity(o, "l2_capacity", PM_DIM_BYTES, true, POSITIVE,
+                              &a->l2_capacity_bytes)) ||
+        (st = pm_obj_quantity(o, "l2_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
+                              &a->l2_bandwidth_bytes_per_s)) ||
+        (st = pm_obj_quantity(o, "l2_usable", PM_DIM_FRACTION, false, FRACTION,
+                              &a->l2_usable_frac)) ||
+        (st = pm_obj_quantity(o, "kv_strided_efficiency", PM_DIM_FRACTION, true, FRACTION,
+                              &a->kv_strided_efficiency_frac)) ||
+        (st = pm_obj_quantity(o, "kernel_launch", PM_DIM_TIME, true, NONNEGATIVE,
+                              &a->kernel_launch_s)) ||
+        (st = pm_obj_quantity(o, "chunk_half_efficiency", PM_DIM_BYTES, true, NONNEGATIVE,
+                              &a->chunk_half_efficiency_bytes)))
+        return st;
+    if ((st = read_area(o, &a->area)) != PM_OK)
+        return st;
+    return pm_obj_finish(o);
+}
+
+/* ---------------------------------------------------------------- cluster */
+
+pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
+{
+    memset(c, 0, sizeof *c);
+    pm_status st;
+    const char *s = NULL, *name = NULL, *src = NULL;
+    if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
+        return st;
+    if (s && strcmp(s, "cluster") != 0)
+        return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
+                       "expected \"cluster\" here (got \"%s\")", s);
+    if ((st = pm_obj_string(o, "name", true, &name)) != PM_OK ||
+        (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
+        return st;
+    o->file_source = src;
+    pm_strlcpy(c->name, name, sizeof c->name);
+    pm_obj_declare(o, "description", PM_DIM_NONE);
+    long devices = 0;
+    int topo = 0, algo = PM_AR_AUTO;
+    if ((st = pm_obj_int(o, "devices", true, 1, 1L << 20, &devices)) ||
+        (st = pm_obj_enum(o, "topology", true, topo_names, PM_ARRAY_LEN(topo_names), &topo)) ||
+        (st = pm_obj_enum(o, "allreduce", false, algo_names, PM_ARRAY_LEN(algo_names), &algo)) ||
+        (st = pm_obj_quantity(o, "link_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
+                              &c->link_bandwidth_bytes_per_s)) ||
+        (st = pm_obj_quantity(o, "link_latency", PM_DIM_TIME, true, NONNEGATIVE,
+                              &c->link_latency_s)))
+        return st;
+    c->devices = (int)devices;
+    c->topology = (pm_topology)topo;
+    c->algorithm = (pm_allreduce_algo)algo;
+    bool hier = c->topology == PM_TOPO_HIERARCHICAL;
+    long per_node = c->devices;
+    if ((st = pm_obj_int(o, "devices_per_node", hier, 1, 1L << 20, &per_node)) ||
+        (st = pm_obj_quantity(o, "inter_node_bandwidth", PM_DIM_BANDWIDTH, hier, POSITIVE,
+                              &c->inter_node_bandwidth_bytes_per_s)) ||
+        (st = pm_obj_quantity(o, "inter_node_latency", PM_DIM_TIME, hier, NONNEGATIVE,
+                              &c->inter_node_latency_s)))
+        return st;
+    c->devices_per_node = (int)per_node;
+    if (!hier && (pm_obj_has(o, "devices_per_node")))
+        return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.devices_per_node",
+                       "only meaningful with \"topology\": \"hierarchical\" (got topology \"%s\")",
+                       pm_topology_name(c->topology));
+    return pm_obj_finish(o);
+}
+
+/* ---------------------------------------------------------------- workload */
+
+pm_status pm_workload_read(pm_obj *o, pm_workload *w)
+{
+    memset(w, 0, sizeof *w);
+    pm_status st;
+    const char *s = NULL;
+    if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
+        return st;
+    if (s && strcmp(s, "workload") != 0)
+        return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
+                       "expected \"workload\" here (got \"%s\")", s);
+    pm_obj_declare(o, "name", PM_DIM_NONE);
+    pm_obj_declare(o, "description", PM_DIM_NONE);
+    pm_obj_declare(o, "source", PM_DIM_NONE);
+    const char *src = NULL;
+    if ((st = pm_obj_string(o, "source", false, &src)) != PM_OK)
+        return st;
+    if (src)
+        o->file_source = src;
+    long batch = 0, seq = 0;
+    int wd = 0, kd = 0, ad = 0;
+    if ((st = pm_obj_int(o, "batch", true, 1, 1L << 24, &batch)) ||
+        (st = pm_obj_int(o, "seq_len", true, 2, 1L << 32, &seq)) ||
+        (st = pm_obj_number(o, "prefill_frac", true, (pm_range){0.0, 1.0, true, true},
+                            &w->prefill_frac)) ||
+        (st = pm_obj_enum(o, "weight_dtype", true, dtype_names, PM_DTYPE_COUNT, &wd)) ||
+        (st = pm_obj_enum(o, "kv_dtype", true, dtype_names, PM_DTYPE_COUNT, &kd)) ||
+        (st = pm_obj_enum(o, "act_dtype", true, dtype_names, PM_DTYPE_COUNT, &ad)))
+        return st;
+    w->batch = (int)batch;
+    w->seq_len = seq;
+    w->weight_dtype = (pm_dtype)wd;
+    w->kv_dtype = (pm_dtype)kd;
+    w->act_dtype = (pm_dtype)ad;
+    return pm_obj_finish(o);
+}
+
+/* ---------------------------------------------------------------- consistency */
+
+double pm_peak_compute(const pm_accelerator *a, pm_dtype d)
+{
+    return (int)d >= 0 && d < PM_DTYPE_COUNT ? a->peak_flop_per_s[d] : 0.0;
+}
+
+double pm_effective_hbm_bw(const pm_accelerator *a)
+{
+    return a->hbm_bandwidth_bytes_per_s * a->hbm_efficiency_frac;
+}
+
+static bool finite_pos(double x) { return isfinite(x) && x > 0; }
+static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
+static bool frac_ok(double x) { return x > 0 && x <= 1; }
+
+pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
+{
+    if (!s)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "scenario is NULL");
+    const pm_model *m = &s->model;
+    const pm_accelerator *a = &s->accel;
+    const pm_cluster *c = &s->cluster;
+    const pm_workload *w = &s->workload;
+    if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 || m->head_dim < 1 ||
+        m->intermediate < 1 || m->vocab < 1)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model",
+                       "every model dimension must be >= 1");
+    if (m->heads % m->kv_heads != 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.model.num_key_value_heads",
+                       "must divide num_attention_heads (got %d KV heads, %d attention heads)",
+                       m->kv_heads, m->heads);
+    if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
+        !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
+                       "efficiency fractions must be in (0, 1]");
+    if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
+        !finite_pos(a->l2_capacity_bytes) || !finite_pos(a->hbm_capacity_bytes) ||
+        !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
+                       "bandwidths and capacities must be finite and > 0, times >= 0");
+    if (c->devices < 1)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1 (got %d)",
+                       c->devices);
+    if (!finite_pos(c->link_bandwidth_bytes_per_s) || !finite_nonneg(c->link_latency_s))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                       "link bandwidth must be > 0 and latency >= 0");
+    if ((int)c->topology < 0 || c->topology > PM_TOPO_HIERARCHICAL || (int)c->algorithm < 0 ||
+        c->algorithm > PM_AR_HIERARCHICAL)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.cluster", "bad topology or algorithm");
+    if (c->topology == PM_TOPO_HIERARCHICAL) {
+        if (c->devices_per_node < 1 || c->devices % c->devices_per_node != 0)
+            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices_per_node",
+                           "must divide devices (got %d per node, %d devices)",
+                           c->devices_per_node, c->devices);
+        if (!finite_pos(c->inter_node_bandwidth_bytes_per_s) ||
+            !finite_nonneg(c->inter_node_latency_s))
+            return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                           "inter-node bandwidth must be > 0 and latency >= 0");
+    }
+    bool algo_ok;
+    switch (c->topology) {
+    case PM_TOPO_RING: algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_RING; break;
+    case PM_TOPO_HIERARCHICAL:
+        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_HIERARCHICAL;
+        break;
+    default: algo_ok = c->algorithm != PM_AR_HIERARCHICAL; break;
+    }
+    if (!algo_ok)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
+                       "algorithm \"%s\" cannot run on topology \"%s\"",
+                       pm_allreduce_algo_name(c->algorithm), pm_topology_name(c->topology));
+    if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
+                       "%d devices exceed the model's %d attention heads: use fewer devices or "
+                       "\"sharding\": \"ideal\"",
+                       c->devices, m->heads);
+    if ((int)s->options.sharding < 0 || s->options.sharding > PM_SHARDING_IDEAL)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.sharding", "bad sharding value");
+    if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.options.fused_chunks",
+                       "must be in [0, 1024] (got %d)", s->options.fused_chunks);
+    if (w->batch < 1 || w->seq_len < 2 || !(w->prefill_frac > 0 && w->prefill_frac < 1))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload",
+                       "batch >= 1, seq_len >= 2 and 0 < prefill_frac < 1 are required");
+    pm_dtype ds[3] = {w->weight_dtype, w->kv_dtype, w->act_dtype};
+    for (int i = 0; i < 3; i++)
+        if ((int)ds[i] < 0 || ds[i] >= PM_DTYPE_COUNT)
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.workload", "bad datatype");
+    int64_t prefill = (int64_t)llround((double)w->seq_len * w->prefill_frac);
+    if (prefill < 1 || prefill >= w->seq_len)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.prefill_frac",
+                       "leaves %lld prompt tokens of %lld: need at least one prompt token and one "
+                       "decode step",
+                       (long long)prefill, (long long)w->seq_len);
+    /* The GEMMs compute in the wider of the weight and activation types. */
+    pm_dtype cd = pm_dtype_bytes(w->weight_dtype) > pm_dtype_bytes(w->act_dtype) ? w->weight_dtype
+                                                                                 : w->act_dtype;
+    if (!(pm_peak_compute(a, cd) > 0)) {
+        char have[64] = "";
+        for (int d = 0; d < PM_DTYPE_COUNT; d++) {
+            if (a->peak_flop_per_s[d] > 0) {
+                strncat(have, have[0] ? ", " : "", sizeof have - strlen(have) - 1);
+                strncat(have, dtype_names[d], sizeof have - strlen(have) - 1);
+            }
+        }
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
+                       "accelerator \"%s\" has no %s peak (it lists %s)", a->name,
+                       dtype_names[cd], have);
+    }
+    return PM_OK;
+}

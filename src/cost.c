@@ -1,0 +1,153 @@
+/*
+ * cost.c - the roofline cost of one operation (DESIGN.md section 4):
+ *
+ *   t = max(F / (P_peak * eta), sum over sources of bytes / BW) + t_launch
+ *
+ * with HBM and L2 as separate sources. The attention kernel's KV reads are strided when a
+ * device holds more than one KV head and then reach only kv_strided_efficiency of the HBM
+ * bandwidth; the prefetch engine streams in bulk and does not suffer this. Prefetched bytes are
+ * read at the L2 bandwidth, not for free. GEMMs whose operands do not fit on chip pay the
+ * tiling bound 2 m n k e / sqrt(C / e) of off-chip traffic, which is what makes a larger L2
+ * help the baseline in prefill. The fused baseline pipelines its GEMM and allreduce in k chunks
+ * whose transfers lose efficiency as x / (x + n_half).
+ */
+#include <math.h>
+
+#include "internal.h"
+
+typedef struct roof {
+    double compute_s, hbm_s, l2_s, hbm_bytes;
+} roof;
+
+static roof roofline(const pm_scenario *s, const pm_node *n)
+{
+    const pm_accelerator *a = &s->accel;
+    roof r = {0};
+    const double peak = pm_peak_compute(a, n->dtype) * a->compute_efficiency_frac;
+    r.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
+    const double bw = pm_effective_hbm_bw(a);
+    double weight_hbm = n->weight_bytes, kv_hbm = n->kv_bytes;
+    /* What was prefetched is served from L2: weights first for a MatMul, KV for attention. */
+    double l2 = n->l2_bytes;
+    if (n->kind == PM_NODE_ATTENTION) {
+        double from = l2 < kv_hbm ? l2 : kv_hbm;
+        kv_hbm -= from;
+    } else {
+        double from = l2 < weight_hbm ? l2 : weight_hbm;
+        weight_hbm -= from;
+    }
+    double hbm = n->act_bytes + weight_hbm;
+    if ((n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) && n->m > 0) {
+        const double e = pm_dtype_bytes(n->dtype) > 0 ? pm_dtype_bytes(n->dtype) : 1.0;
+        const double tiled = 2.0 * n->m * n->n * n->k * e / sqrt(a->l2_capacity_bytes / e);
+        const double compulsory = n->act_bytes + n->weight_bytes;
+        if (tiled > compulsory)
+            hbm += tiled - compulsory;
+    }
+    const double kv_bw = n->kv_strided ? bw * a->kv_strided_efficiency_frac : bw;
+    r.hbm_s = hbm / bw + (kv_hbm > 0 ? kv_hbm / kv_bw : 0.0);
+    r.hbm_bytes = hbm + kv_hbm;
+    r.l2_s = l2 > 0 ? l2 / a->l2_bandwidth_bytes_per_s : 0.0;
+    return r;
+}
+
+/* Relative efficiency of moving x bytes in one chunk versus the unchunked transfer of X. */
+static double chunk_efficiency(double x, double whole, double n_half)
+{
+    if (!(n_half > 0) || !(x > 0))
+        return 1.0;
+    return (x / (x + n_half)) / (whole / (whole + n_half));
+}
+
+static double fused_time(const pm_scenario *s, const pm_node *n, const roof *r, int k,
+                         double *ar_s)
+{
+    const double bytes = n->act_bytes + n->weight_bytes;
+    const double eff = chunk_efficiency(bytes / k, bytes, s->accel.chunk_half_efficiency_bytes);
+    const double mem = r->hbm_s / k / eff;
+    const double comp = r->compute_s / k;
+    const double tg = comp > mem ? comp : mem;
+    double tar = 0.0;
+    pm_allreduce_time(&s->cluster, s->cluster.algorithm, n->comm_bytes / k, &tar, NULL, NULL);
+    *ar_s = tar * k;
+    const double stage = tg > tar ? tg : tar;
+    return tg + (k - 1) * stage + tar;
+}
+
+pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, pm_op_cost *out,
+                             pm_error *err)
+{
+    if (!s || !g || !out || i >= g->n_nodes)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_op_cost_compute");
+    const pm_node *n = &g->nodes[i];
+    *out = (pm_op_cost){0};
+    const double launch = s->accel.kernel_launch_s;
+    switch (n->kind) {
+    case PM_NODE_ALLREDUCE: {
+        double t = 0.0;
+        pm_status st = pm_allreduce_time(&s->cluster, s->cluster.algorithm, n->comm_bytes, &t,
+                                         NULL, err);
+        if (st != PM_OK)
+            return st;
+        out->comm_s = t;
+        out->total_s = t;
+        return PM_OK;
+    }
+    case PM_NODE_PREFETCH: {
+        /* A bulk HBM -> L2 stream: contiguous, at the achievable HBM bandwidth. */
+        const double bytes = n->weight_bytes + n->kv_bytes;
+        out->hbm_bytes = bytes;
+        out->hbm_s = bytes / pm_effective_hbm_bw(&s->accel);
+        out->launch_s = launch;
+        out->total_s = out->hbm_s + launch;
+        return PM_OK;
+    }
+    case PM_NODE_FUSED_MATMUL_ALLREDUCE: {
+        roof r = roofline(s, n);
+        int best_k = n->chunks > 0 ? n->chunks : 1;
+        double ar = 0.0;
+        double best = fused_time(s, n, &r, best_k, &ar);
+        for (int k = 2; n->chunks <= 0 && k <= 16; k++) {
+            double ar_k;
+            double t = fused_time(s, n, &r, k, &ar_k);
+            if (t < best) {
+                best = t;
+                best_k = k;
+                ar = ar_k;
+            }
+        }
+        out->compute_s = r.compute_s;
+        out->hbm_s = r.hbm_s;
+        out->hbm_bytes = r.hbm_bytes;
+        out->comm_s = ar;
+        out->launch_s = launch;
+        out->chunks = best_k;
+        out->total_s = best + launch;
+        return PM_OK;
+    }
+    default: break;
+    }
+    roof r = roofline(s, n);
+    out->compute_s = r.compute_s;
+    out->hbm_s = r.hbm_s;
+    out->l2_s = r.l2_s;
+    out->hbm_bytes = r.hbm_bytes;
+    out->launch_s = launch;
+    const double mem = r.hbm_s + r.l2_s;
+    out->total_s = (r.compute_s > mem ? r.compute_s : mem) + launch;
+    return PM_OK;
+}
+
+double pm_op_time_shared(const pm_op_cost *c, double share)
+{
+    if (c->comm_s > 0 && c->hbm_s <= 0)
+        return c->total_s;
+    if (!(share < 1.0))
+        return c->total_s;
+    const double mem = c->hbm_s / share + c->l2_s;
+    if (c->compute_s <= 0 && c->l2_s <= 0 && c->comm_s <= 0)
+        return mem + c->launch_s; /* a prefetch */
+    if (c->comm_s > 0)
+        return c->total_s; /* fused nodes never run beside a prefetch */
+    return (c->compute_s > mem ? c->compute_s : mem) + c->launch_s;
+}

@@ -1,0 +1,673 @@
+/*
+ * data.c - finding and assembling inputs: bundled names vs paths, scenarios that name or inline
+ * their components (with "from" inheritance), --set overrides on the resolved JSON tree, listing
+ * and validating the shipped files, and the provenance accessors.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+
+#ifndef PM_DATA_DIR
+#define PM_DATA_DIR "data"
+#endif
+
+#define MAX_ORIGINS 64
+
+static const char *const kind_names[PM_KIND_COUNT] = {"model", "accelerator", "cluster",
+                                                      "workload", "scenario", "graph"};
+static const char *const kind_dirs[PM_KIND_COUNT] = {"models", "accelerators", "clusters",
+                                                     "workloads", "scenarios", "graphs"};
+
+const char *pm_file_kind_name(pm_file_kind k)
+{
+    return (int)k >= 0 && k < PM_KIND_COUNT ? kind_names[k] : "?";
+}
+
+const char *pm_kind_dir(pm_file_kind k)
+{
+    return (int)k >= 0 && k < PM_KIND_COUNT ? kind_dirs[k] : "?";
+}
+
+const char *pm_default_data_dir(void)
+{
+    const char *env = getenv("PRESERVE_MODEL_DATA");
+    return env && env[0] ? env : PM_DATA_DIR;
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void pm_names_free(char **names, size_t count)
+{
+    if (!names)
+        return;
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+}
+
+pm_status pm_data_list(const char *data_dir, pm_file_kind kind, char ***names_out,
+                       size_t *count_out, pm_error *err)
+{
+    if (!names_out || !count_out || (int)kind < 0 || kind >= PM_KIND_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_data_list");
+    *names_out = NULL;
+    *count_out = 0;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", data_dir ? data_dir : pm_default_data_dir(),
+             kind_dirs[kind]);
+    DIR *d = opendir(dir);
+    if (!d)
+        return pm_fail(err, PM_ERR_IO, dir, NULL, "cannot open the data directory: %s",
+                       strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".json"))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn)
+                goto nomem;
+            names = nn;
+        }
+        size_t len = strlen(e->d_name) - 5;
+        names[n] = malloc(len + 1);
+        if (!names[n])
+            goto nomem;
+        memcpy(names[n], e->d_name, len);
+        names[n][len] = '\0';
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
+    *names_out = names;
+    *count_out = n;
+    return PM_OK;
+nomem:
+    closedir(d);
+    pm_names_free(names, n);
+    return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory listing %s", dir);
+}
+
+pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *ref, char *out,
+                         size_t n, pm_error *err)
+{
+    if (!ref || !ref[0])
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "empty %s name",
+                       pm_file_kind_name(kind));
+    bool looks_like_path = strchr(ref, '/') != NULL || ends_with(ref, ".json");
+    if (looks_like_path && is_file(ref)) {
+        pm_strlcpy(out, ref, n);
+        return PM_OK;
+    }
+    if (strchr(ref, '/') != NULL)
+        return pm_fail(err, PM_ERR_NOT_FOUND, ref, NULL, "no such file");
+    const char *dd = data_dir ? data_dir : pm_default_data_dir();
+    char stem[256];
+    pm_strlcpy(stem, ref, sizeof stem);
+    if (ends_with(stem, ".json"))
+        stem[strlen(stem) - 5] = '\0';
+    snprintf(out, n, "%s/%s/%s.json", dd, kind_dirs[kind], stem);
+    if (is_file(out))
+        return PM_OK;
+    char avail[400] = "";
+    char **names = NULL;
+    size_t count = 0;
+    if (pm_data_list(dd, kind, &names, &count, NULL) == PM_OK) {
+        for (size_t i = 0; i < count; i++) {
+            strncat(avail, i ? ", " : "", sizeof avail - strlen(avail) - 1);
+            strncat(avail, names[i], sizeof avail - strlen(avail) - 1);
+        }
+        pm_names_free(names, count);
+    }
+    return pm_fail(err, PM_ERR_NOT_FOUND, NULL, NULL,
+                   "no file \"%s\" and no bundled %s of that name (bundled: %s)", ref,
+                   pm_file_kind_name(kind), avail[0] ? avail : "none found");
+}
+
+/* ---------------------------------------------------------------- components */
+
+/* One component of a scenario while it is assembled. */
+typedef struct component {
+    cJSON *json;         /* owned */
+    char file[256];      /* where its keys come from by default */
+    char path[64];       /* "$" in its own file, "$.cluster" inline */
+    pm_key_origin origins[MAX_ORIGINS];
+    size_t n_origins;
+} component;
+
+static void add_origin(component *c, const char *key, const char *file)
+{
+    if (c->n_origins < MAX_ORIGINS) {
+        pm_strlcpy(c->origins[c->n_origins].key, key, sizeof c->origins[0].key);
+        pm_strlcpy(c->origins[c->n_origins].file, file, sizeof c->origins[0].file);
+        c->n_origins++;
+    }
+}
+
+static pm_status check_kind(const cJSON *root, const char *file, pm_file_kind want,
+                            pm_error *err)
+{
+    if (!cJSON_IsObject(root))
+        return pm_fail(err, PM_ERR_TYPE, file, "$", "expected a JSON object (got %s)",
+                       pm_json_type_name(root));
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    if (!k) {
+        if (want == PM_KIND_MODEL && cJSON_GetObjectItemCaseSensitive(root, "hidden_size"))
+            return PM_OK; /* a HuggingFace config.json */
+        return pm_fail(err, PM_ERR_MISSING, file, "$.kind",
+                       "missing required key \"kind\" (expected \"%s\")", pm_file_kind_name(want));
+    }
+    if (!cJSON_IsString(k))
+        return pm_fail(err, PM_ERR_TYPE, file, "$.kind", "expected a string (got %s)",
+                       pm_json_type_name(k));
+    if (strcmp(k->valuestring, kind_names[want]) != 0)
+        return pm_fail(err, PM_ERR_VALUE, file, "$.kind",
+                       "expected a %s file here (got a \"%s\" file)", kind_names[want],
+                       k->valuestring);
+    return PM_OK;
+}
+
+static pm_status load_named(const char *data_dir, pm_file_kind kind, const char *ref,
+                            component *c, pm_error *err)
+{
+    char path[1024];
+    pm_status st = pm_resolve_ref(data_dir, kind, ref, path, sizeof path, err);
+    if (st != PM_OK)
+        return st;
+    if ((st = pm_json_load_file(path, &c->json, err)) != PM_OK)
+        return st;
+    pm_strlcpy(c->file, path, sizeof c->file);
+    pm_strlcpy(c->path, "$", sizeof c->path);
+    return check_kind(c->json, path, kind, err);
+}
+
+/* Resolves the scenario's key `key` (a name, a path, an inline object, or "from" + overrides)
+ * into c. */
+static pm_status resolve_component(const char *data_dir, cJSON *scenario, const char *sfile,
+                                   pm_file_kind kind, component *c, pm_error *err)
+{
+    const char *key = kind_names[kind];
+    char path[64];
+    snprintf(path, sizeof path, "$.%s", key);
+    cJSON *it = cJSON_GetObjectItemCaseSensitive(scenario, key);
+    if (!it)
+        return pm_fail(err, PM_ERR_MISSING, sfile, path,
+                       "missing required key \"%s\" (a name, a path or an object)", key);
+    if (cJSON_IsString(it)) {
+        pm_status st = load_named(data_dir, kind, it->valuestring, c, err);
+        if (st == PM_ERR_NOT_FOUND && err && !err->file[0]) {
+            pm_strlcpy(err->file, sfile, sizeof err->file);
+            pm_strlcpy(err->path, path, sizeof err->path);
+        }
+        return st;
+    }
+    if (!cJSON_IsObject(it))
+        return pm_fail(err, PM_ERR_TYPE, sfile, path,
+                       "expected a name, a path or an object (got %s)", pm_json_type_name(it));
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(it, "from");
+    if (!from) {
+        c->json = cJSON_Duplicate(it, true);
+        if (!c->json)
+            return pm_fail(err, PM_ERR_NOMEM, sfile, path, "out of memory");
+        pm_strlcpy(c->file, sfile, sizeof c->file);
+        pm_strlcpy(c->path, path, sizeof c->path);
+        return PM_OK;
+    }
+    if (!cJSON_IsString(from))
+        return pm_fail(err, PM_ERR_TYPE, sfile, path, "\"from\" must name a file (got %s)",
+                       pm_json_type_name(from));
+    pm_status st = load_named(data_dir, kind, from->valuestring, c, err);
+    if (st != PM_OK) {
+        if (err && !err->file[0]) {
+            pm_strlcpy(err->file, sfile, sizeof err->file);
+            snprintf(err->path, sizeof err->path, "%s.from", path);
+        }
+        return st;
+    }
+    for (const cJSON *k = it->child; k; k = k->next) {
+        if (strcmp(k->string, "from") == 0)
+            continue;
+        cJSON *copy = cJSON_Duplicate(k, true);
+        if (!copy)
+            return pm_fail(err, PM_ERR_NOMEM, sfile, path, "out of memory");
+        /* A quantity given in another unit replaces the inherited one. */
+        char base[128], b2[128];
+        const char *u;
+        if (pm_unit_split_key(k->string, base, sizeof base, &u)) {
+            for (cJSON *e = c->json->child; e;) {
+                cJSON *next = e->next;
+                if (pm_unit_split_key(e->string, b2, sizeof b2, &u) && strcmp(base, b2) == 0)
+                    cJSON_DeleteItemFromObjectCaseSensitive(c->json, e->string);
+                e = next;
+            }
+        }
+        if (cJSON_GetObjectItemCaseSensitive(c->json, k->string))
+            cJSON_ReplaceItemInObjectCaseSensitive(c->json, k->string, copy);
+        else
+            cJSON_AddItemToObject(c->json, k->string, copy);
+        char origin[300];
+        snprintf(origin, sizeof origin, "%s (%s)", sfile, path);
+        add_origin(c, k->string, origin);
+    }
+    return PM_OK;
+}
+
+/* ---------------------------------------------------------------- overrides */
+
+/* Parses the value of "path=value": JSON when it is JSON, a count with a multiplier ("16k"),
+ * else a string. */
+static cJSON *override_value(const char *text)
+{
+    cJSON *v = cJSON_Parse(text);
+    if (v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
+        return v;
+    cJSON_Delete(v);
+    double x;
+    if (pm_quantity_parse(text, PM_DIM_NONE, &x, NULL) == PM_OK)
+        return cJSON_CreateNumber(x);
+    return cJSON_CreateString(text);
+}
+
+/* Sets obj.<dotted path> = value, creating intermediate objects. */
+static pm_status set_path(cJSON *obj, const char *dotted, const char *value, const char *label,
+                          component *comp, pm_error *err)
+{
+    char buf[256];
+    pm_strlcpy(buf, dotted, sizeof buf);
+    char *seg = buf, *dot;
+    cJSON *cur = obj;
+    while ((dot = strchr(seg, '.')) != NULL) {
+        *dot = '\0';
+        if (!seg[0])
+            return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL,
+                           "empty key in \"%s\"", label);
+        cJSON *next = cJSON_GetObjectItemCaseSensitive(cur, seg);
+        if (!next) {
+            next = cJSON_AddObjectToObject(cur, seg);
+            if (!next)
+                return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+        } else if (!cJSON_IsObject(next)) {
+            return pm_fail(err, PM_ERR_TYPE, "--set", NULL,
+                           "\"%s\": \"%s\" is %s, not an object", label, seg,
+                           pm_json_type_name(next));
+        }
+        cur = next;
+        seg = dot + 1;
+    }
+    if (!seg[0])
+        return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL, "empty key in \"%s\"", label);
+    cJSON *v = override_value(value);
+    if (!v)
+        return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+    char base[128], b2[128];
+    const char *u;
+    if (pm_unit_split_key(seg, base, sizeof base, &u)) {
+        for (cJSON *e = cur->child; e;) {
+            cJSON *next = e->next;
+            if (strcmp(e->string, seg) != 0 && pm_unit_split_key(e->string, b2, sizeof b2, &u) &&
+                strcmp(base, b2) == 0)
+                cJSON_DeleteItemFromObjectCaseSensitive(cur, e->string);
+            e = next;
+        }
+    }
+    if (cJSON_GetObjectItemCaseSensitive(cur, seg))
+        cJSON_ReplaceItemInObjectCaseSensitive(cur, seg, v);
+    else
+        cJSON_AddItemToObject(cur, seg, v);
+    if (comp && cur == obj) {
+        char lbl[300];
+        snprintf(lbl, sizeof lbl, "--set %s", label);
+        add_origin(comp, seg, lbl);
+    }
+    return PM_OK;
+}
+
+static pm_status split_override(const char *ov, char *key, size_t n, const char **value,
+                                pm_error *err)
+{
+    const char *eq = strchr(ov, '=');
+    if (!eq || eq == ov)
+        return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL,
+                       "expected key.path=value (got \"%s\")", ov);
+    size_t len = (size_t)(eq - ov);
+    if (len >= n)
+        return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL, "key too long in \"%s\"", ov);
+    memcpy(key, ov, len);
+    key[len] = '\0';
+    *value = eq + 1;
+    return PM_OK;
+}
+
+/* ---------------------------------------------------------------- readers on components */
+
+typedef pm_status (*reader_fn)(pm_obj *, void *);
+
+static pm_status read_model_v(pm_obj *o, void *out) { return pm_model_read(o, out); }
+static pm_status read_accel_v(pm_obj *o, void *out) { return pm_accelerator_read(o, out); }
+static pm_status read_cluster_v(pm_obj *o, void *out) { return pm_cluster_read(o, out); }
+static pm_status read_workload_v(pm_obj *o, void *out) { return pm_workload_read(o, out); }
+
+static const reader_fn readers[4] = {read_model_v, read_accel_v, read_cluster_v,
+                                     read_workload_v};
+
+static pm_status read_component(component *c, pm_file_kind kind, pm_provenance *prov, void *out,
+                                pm_error *err)
+{
+    pm_obj o;
+    pm_obj_init(&o, c->json, c->file, c->path, err);
+    o.prov = prov;
+    o.origins = c->origins;
+    o.n_origins = c->n_origins;
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(c->json, "source");
+    if (cJSON_IsString(src))
+        o.file_source = src->valuestring;
+    return readers[kind](&o, out);
+}
+
+/* ---------------------------------------------------------------- scenario */
+
+static void components_free(component *cs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cJSON_Delete(cs[i].json);
+}
+
+static const char *const sharding_names[] = {"megatron", "ideal"};
+
+static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_load_opts *opts,
+                                    pm_scenario *out, pm_error *err)
+{
+    const char *dd = opts && opts->data_dir ? opts->data_dir : pm_default_data_dir();
+    size_t n_ov = opts ? opts->n_overrides : 0;
+    pm_status st = check_kind(root, sfile, PM_KIND_SCENARIO, err);
+    if (st != PM_OK)
+        return st;
+    /* Overrides that replace a whole component go first: "--set model=llama3-8b". */
+    for (size_t i = 0; i < n_ov; i++) {
+        char key[256];
+        const char *val;
+        if ((st = split_override(opts->overrides[i], key, sizeof key, &val, err)) != PM_OK)
+            return st;
+        if (strchr(key, '.'))
+            continue;
+        for (int k = 0; k < PM_KIND_SCENARIO; k++)
+            if (strcmp(key, kind_names[k]) == 0)
+                cJSON_ReplaceItemInObjectCaseSensitive(root, key, cJSON_CreateString(val));
+    }
+    component comps[4];
+    memset(comps, 0, sizeof comps);
+    for (int k = 0; k < 4; k++) {
+        st = resolve_component(dd, root, sfile, (pm_file_kind)k, &comps[k], err);
+        if (st != PM_OK) {
+            components_free(comps, 4);
+            return st;
+        }
+    }
+    for (size_t i = 0; i < n_ov; i++) {
+        char key[256];
+        const char *val;
+        split_override(opts->overrides[i], key, sizeof key, &val, NULL);
+        char *dot = strchr(key, '.');
+        int target = -1;
+        if (dot) {
+            *dot = '\0';
+            for (int k = 0; k < 4; k++)
+                if (strcmp(key, kind_names[k]) == 0)
+                    target = k;
+            if (target < 0)
+                *dot = '.';
+        } else {
+            bool whole = false;
+            for (int k = 0; k < 4; k++)
+                whole = whole || strcmp(key, kind_names[k]) == 0;
+            if (whole)
+                continue;
+        }
+        st = target >= 0 ? set_path(comps[target].json, dot + 1, val, opts->overrides[i],
+                                    &comps[target], err)
+                         : set_path(root, key, val, opts->overrides[i], NULL, err);
+        if (st != PM_OK) {
+            components_free(comps, 4);
+            return st;
+        }
+    }
+    pm_provenance *prov = calloc(1, sizeof *prov);
+    if (!prov) {
+        components_free(comps, 4);
+        return pm_fail(err, PM_ERR_NOMEM, sfile, NULL, "out of memory");
+    }
+    memset(out, 0, sizeof *out);
+    void *targets[4] = {&out->model, &out->accel, &out->cluster, &out->workload};
+    for (int k = 0; k < 4 && st == PM_OK; k++)
+        st = read_component(&comps[k], (pm_file_kind)k, prov, targets[k], err);
+    components_free(comps, 4);
+    if (st != PM_OK) {
+        pm_provenance_free(prov);
+        return st;
+    }
+    /* The scenario's own keys. */
+    pm_obj o;
+    pm_obj_init(&o, root, sfile, "$", err);
+    o.prov = prov;
+    for (int k = 0; k < 4; k++)
+        pm_obj_declare(&o, kind_names[k], PM_DIM_NONE);
+    pm_obj_declare(&o, "kind", PM_DIM_NONE);
+    pm_obj_declare(&o, "description", PM_DIM_NONE);
+    const char *name = NULL;
+    int sharding = PM_SHARDING_MEGATRON;
+    st = pm_obj_string(&o, "name", true, &name);
+    if (st == PM_OK)
+        st = pm_obj_enum(&o, "sharding", false, sharding_names, 2, &sharding);
+    pm_obj opt;
+    bool has_opt = false;
+    if (st == PM_OK)
+        st = pm_obj_child(&o, "options", false, &opt, &has_opt);
+    if (st == PM_OK && has_opt) {
+        long chunks = 0;
+        st = pm_obj_bool(&opt, "hbm_sharing", false, &out->options.hbm_sharing);
+        if (st == PM_OK)
+            st = pm_obj_int(&opt, "fused_chunks", false, 0, 1024, &chunks);
+        if (st == PM_OK)
+            st = pm_obj_finish(&opt);
+        out->options.fused_chunks = (int)chunks;
+    }
+    if (st == PM_OK)
+        st = pm_obj_finish(&o);
+    if (st != PM_OK) {
+        pm_provenance_free(prov);
+        return st;
+    }
+    pm_strlcpy(out->name, name, sizeof out->name);
+    out->options.sharding = (pm_sharding)sharding;
+    out->provenance = prov;
+    st = pm_scenario_check(out, err);
+    if (st != PM_OK) {
+        if (err && !err->file[0])
+            pm_strlcpy(err->file, sfile, sizeof err->file);
+        pm_provenance_free(prov);
+        out->provenance = NULL;
+    }
+    return st;
+}
+
+pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_scenario *out,
+                           pm_error *err)
+{
+    pm_error_clear(err);
+    if (!ref || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario reference or output");
+    memset(out, 0, sizeof *out);
+    char path[1024];
+    pm_status st = pm_resolve_ref(opts ? opts->data_dir : NULL, PM_KIND_SCENARIO, ref, path,
+                                  sizeof path, err);
+    if (st != PM_OK)
+        return st;
+    cJSON *root = NULL;
+    if ((st = pm_json_load_file(path, &root, err)) != PM_OK)
+        return st;
+    st = scenario_from_json(root, path, opts, out, err);
+    cJSON_Delete(root);
+    return st;
+}
+
+void pm_scenario_free(pm_scenario *s)
+{
+    if (!s)
+        return;
+    pm_provenance_free(s->provenance);
+    s->provenance = NULL;
+}
+
+size_t pm_scenario_param_count(const pm_scenario *s)
+{
+    return s && s->provenance ? s->provenance->n : 0;
+}
+
+const pm_param_info *pm_scenario_param(const pm_scenario *s, size_t i)
+{
+    if (!s || !s->provenance || i >= s->provenance->n)
+        return NULL;
+    return &s->provenance->items[i];
+}
+
+/* ---------------------------------------------------------------- single components */
+
+static pm_status component_load(pm_file_kind kind, const char *ref, const pm_load_opts *opts,
+                                void *out, pm_error *err)
+{
+    pm_error_clear(err);
+    if (!ref || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL reference or output");
+    component c;
+    memset(&c, 0, sizeof c);
+    pm_status st = load_named(opts ? opts->data_dir : NULL, kind, ref, &c, err);
+    for (size_t i = 0; st == PM_OK && opts && i < opts->n_overrides; i++) {
+        char key[256];
+        const char *val;
+        st = split_override(opts->overrides[i], key, sizeof key, &val, err);
+        if (st == PM_OK)
+            st = set_path(c.json, key, val, opts->overrides[i], &c, err);
+    }
+    if (st == PM_OK)
+        st = read_component(&c, kind, NULL, out, err);
+    cJSON_Delete(c.json);
+    return st;
+}
+
+pm_status pm_model_load(const char *ref, const pm_load_opts *opts, pm_model *out, pm_error *err)
+{
+    return component_load(PM_KIND_MODEL, ref, opts, out, err);
+}
+
+pm_status pm_accelerator_load(const char *ref, const pm_load_opts *opts, pm_accelerator *out,
+                              pm_error *err)
+{
+    return component_load(PM_KIND_ACCELERATOR, ref, opts, out, err);
+}
+
+pm_status pm_cluster_load(const char *ref, const pm_load_opts *opts, pm_cluster *out,
+                          pm_error *err)
+{
+    return component_load(PM_KIND_CLUSTER, ref, opts, out, err);
+}
+
+pm_status pm_workload_load(const char *ref, const pm_load_opts *opts, pm_workload *out,
+                           pm_error *err)
+{
+    return component_load(PM_KIND_WORKLOAD, ref, opts, out, err);
+}
+
+pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_kind *kind_out,
+                           pm_error *err)
+{
+    pm_error_clear(err);
+    if (!path)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL path");
+    cJSON *root = NULL;
+    pm_status st = pm_json_load_file(path, &root, err);
+    if (st != PM_OK)
+        return st;
+    pm_file_kind kind = PM_KIND_COUNT;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kind");
+    if (!cJSON_IsObject(root)) {
+        st = pm_fail(err, PM_ERR_TYPE, path, "$", "expected a JSON object (got %s)",
+                     pm_json_type_name(root));
+    } else if (cJSON_IsString(k)) {
+        for (int i = 0; i < PM_KIND_COUNT; i++)
+            if (strcmp(k->valuestring, kind_names[i]) == 0)
+                kind = (pm_file_kind)i;
+        if (kind == PM_KIND_COUNT)
+            st = pm_fail(err, PM_ERR_VALUE, path, "$.kind",
+                         "expected one of model, accelerator, cluster, workload, scenario, graph "
+                         "(got \"%s\")",
+                         k->valuestring);
+    } else if (k) {
+        st = pm_fail(err, PM_ERR_TYPE, path, "$.kind", "expected a string (got %s)",
+                     pm_json_type_name(k));
+    } else if (cJSON_GetObjectItemCaseSensitive(root, "hidden_size")) {
+        kind = PM_KIND_MODEL;
+    } else {
+        st = pm_fail(err, PM_ERR_MISSING, path, "$.kind",
+                     "missing required key \"kind\" (model, accelerator, cluster, workload or "
+                     "scenario)");
+    }
+    if (kind_out)
+        *kind_out = kind;
+    if (st == PM_OK) {
+        if (kind == PM_KIND_SCENARIO) {
+            pm_scenario s;
+            st = scenario_from_json(root, path, opts, &s, err);
+            if (st == PM_OK)
+                pm_scenario_free(&s);
+        } else if (kind == PM_KIND_GRAPH) {
+            char *text = cJSON_PrintUnformatted(root);
+            pm_graph *g = pm_graph_alloc();
+            if (!text || !g)
+                st = pm_fail(err, PM_ERR_NOMEM, path, NULL, "out of memory");
+            else
+                st = pm_graph_from_json(text, strlen(text), path, g, err);
+            pm_graph_free(g);
+            cJSON_free(text);
+        } else {
+            component c;
+            memset(&c, 0, sizeof c);
+            c.json = root;
+            pm_strlcpy(c.file, path, sizeof c.file);
+            pm_strlcpy(c.path, "$", sizeof c.path);
+            union {
+                pm_model m;
+                pm_accelerator a;
+                pm_cluster c;
+                pm_workload w;
+            } tmp;
+            st = read_component(&c, kind, NULL, &tmp, err);
+        }
+    }
+    cJSON_Delete(root);
+    return st;
+}

@@ -1,0 +1,275 @@
+/*
+ * estimate.c - end-to-end time of a request in the three modes (DESIGN.md section 8).
+ *
+ * One step is scheduled on a graph of at most three decoder layers: the first layer has no
+ * allreduce before it, and from the second on every layer repeats exactly (at the start of each
+ * O projection the prefetch stream is idle), so the time of an L-layer step is the three-layer
+ * makespan plus (L - 3) periods measured between the O projections of layers 1 and 2. The cost
+ * of a step therefore does not grow with the number of layers.
+ *
+ * A request is the prefill plus one decode step per generated token, the context growing from
+ * the prompt length to seq_len - 1. Within a range of contexts where the insertion decisions do
+ * not change, the step time is a convex piecewise-linear function of the context (sums and
+ * maxima of linear terms), so its sum over the integers is found exactly by splitting at the
+ * intersections of the end slopes; ranges are split where the decisions change (found by
+ * bisection, since the KV cache only grows). The number of evaluations depends on the number of
+ * kinks, not on the sequence length.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const mode_names[PM_MODE_COUNT] = {"serial", "fused", "preserve"};
+
+const char *pm_mode_name(pm_mode m)
+{
+    return (int)m >= 0 && m < PM_MODE_COUNT ? mode_names[m] : "?";
+}
+
+#define BUILD_LAYERS 3
+#define EVAL_BUDGET 4096
+
+typedef struct workspace {
+    pm_graph base, ins;
+    pm_op_cost *costs;
+    pm_slot *slots;
+    size_t cap;
+    int evals;
+} workspace;
+
+static void ws_free(workspace *w)
+{
+    free(w->base.nodes);
+    free(w->base.edges);
+    free(w->ins.nodes);
+    free(w->ins.edges);
+    free(w->costs);
+    free(w->slots);
+}
+
+static int find_o_node(const pm_graph *g, int layer)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        if (n->layer == layer && n->stream == PM_STREAM_MAIN &&
+            (n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) &&
+            n->name[0] == 'L' && strstr(n->name, ".O") != NULL)
+            return (int)i;
+    }
+    return -1;
+}
+
+typedef struct step_info {
+    double time_s;
+    int signature;       /* prefetch nodes inserted: changes when decisions change */
+    int chunks;          /* fused: chunks of the first fused node */
+} step_info;
+
+static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
+                      workspace *w, step_info *out, pm_error *err)
+{
+    w->evals++;
+    const int L = s->model.layers;
+    const int built = L < BUILD_LAYERS ? L : BUILD_LAYERS;
+    pm_status st = pm_graph_build_ex(s, phase, ctx, built, mode == PM_MODE_FUSED, &w->base, err);
+    if (st != PM_OK)
+        return st;
+    const pm_graph *g = &w->base;
+    if (mode == PM_MODE_PRESERVE) {
+        st = pm_insert_prefetch(&w->base, s->accel.l2_capacity_bytes * s->accel.l2_usable_frac,
+                                &w->ins, err);
+        if (st != PM_OK)
+            return st;
+        g = &w->ins;
+    }
+    if (g->n_nodes > w->cap) {
+        size_t cap = g->n_nodes * 2;
+        pm_op_cost *c = realloc(w->costs, cap * sizeof *c);
+        if (c)
+            w->costs = c;
+        pm_slot *sl = realloc(w->slots, cap * sizeof *sl);
+        if (sl)
+            w->slots = sl;
+        if (!c || !sl)
+            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+        w->cap = cap;
+    }
+    out->chunks = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if ((st = pm_op_cost_compute(s, g, i, &w->costs[i], err)) != PM_OK)
+            return st;
+        if (g->nodes[i].kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && out->chunks == 0)
+            out->chunks = w->costs[i].chunks;
+    }
+    pm_schedule sched;
+    if ((st = pm_schedule_run(g, w->costs, s->options.hbm_sharing, w->slots, &sched, err)) !=
+        PM_OK)
+        return st;
+    double t = sched.makespan_s;
+    if (L > BUILD_LAYERS) {
+        const int a = find_o_node(g, 1), b = find_o_node(g, 2);
+        if (a < 0 || b < 0)
+            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL, "layer markers not found");
+        t += (double)(L - BUILD_LAYERS) * (w->slots[b].start_s - w->slots[a].start_s);
+    }
+    out->time_s = t;
+    out->signature = (int)(g->n_nodes - w->base.n_nodes);
+    return PM_OK;
+}
+
+/* Sum of T(c) over integers c in [a, b] for one mode. */
+typedef struct summer {
+    const pm_scenario *s;
+    pm_mode mode;
+    workspace *w;
+    pm_error *err;
+    pm_status st;
+} summer;
+
+static step_info eval(summer *sm, int64_t c)
+{
+    step_info si = {0};
+    if (sm->st == PM_OK)
+        sm->st = step(sm->s, sm->mode, PM_PHASE_DECODE, c, sm->w, &si, sm->err);
+    return si;
+}
+
+static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
+{
+    if (sm->st != PM_OK)
+        return 0.0;
+    if (b - a < 6) {
+        double acc = 0.0;
+        for (int64_t c = a; c <= b; c++)
+            acc += eval(sm, c).time_s;
+        return acc;
+    }
+    const double ta = eval(sm, a).time_s, ta1 = eval(sm, a + 1).time_s;
+    const double tb1 = eval(sm, b - 1).time_s, tb = eval(sm, b).time_s;
+    const double sl = ta1 - ta, sr = tb - tb1;
+    const double scale = fabs(ta) + fabs(tb);
+    const double tol = 1e-13 * scale + 1e-9 * (fabs(sl) + fabs(sr));
+    const double trapezoid = (double)(b - a + 1) * (ta + tb) / 2.0;
+    if (fabs(sl - sr) <= tol) {
+        const int64_t m = a + (b - a) / 2;
+        const double tm = eval(sm, m).time_s;
+        const double lin = ta + (tb - ta) * (double)(m - a) / (double)(b - a);
+        if (fabs(tm - lin) <= 1e-12 * scale)
+            return trapezoid;
+    }
+    if (depth > 60 || sm->w->evals > EVAL_BUDGET)
+        return trapezoid; /* not reached for convex piecewise-linear steps */
+    int64_t k = a + (b - a) / 2;
+    if (fabs(sl - sr) > tol) {
+        /* The two end lines meet at the kink of a convex piecewise-linear function. */
+        const double x = ((tb - sr * (double)b) - (ta - sl * (double)a)) / (sl - sr);
+        if (x >= (double)(a + 1) && x < (double)(b - 1))
+            k = (int64_t)floor(x);
+    }
+    return sum_linear_region(sm, a, k, depth + 1) + sum_linear_region(sm, k + 1, b, depth + 1);
+}
+
+static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
+{
+    if (sm->st != PM_OK || a > b)
+        return 0.0;
+    const int sa = eval(sm, a).signature, sb = eval(sm, b).signature;
+    if (sa == sb || depth > 40)
+        return sum_linear_region(sm, a, b, 0);
+    int64_t lo = a, hi = b; /* sig(lo) == sa, sig(hi) != sa */
+    while (hi - lo > 1 && sm->st == PM_OK) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (eval(sm, mid).signature == sa)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return sum_linear_region(sm, a, lo, 0) + sum_range(sm, hi, b, depth + 1);
+}
+
+pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
+                              double *time_s, pm_error *err)
+{
+    if (!s || !time_s || (int)mode < 0 || mode >= PM_MODE_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_decode_step_time");
+    pm_status st = pm_scenario_check(s, err);
+    if (st != PM_OK)
+        return st;
+    workspace w = {0};
+    step_info si;
+    st = step(s, mode, PM_PHASE_DECODE, context_len, &w, &si, err);
+    ws_free(&w);
+    if (st == PM_OK)
+        *time_s = si.time_s;
+    return st;
+}
+
+pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err)
+{
+    if (!s || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario or output");
+    memset(out, 0, sizeof *out);
+    pm_status st = pm_scenario_check(s, err);
+    if (st != PM_OK)
+        return st;
+    if ((st = pm_shard_compute(s, &out->shard, err)) != PM_OK)
+        return st;
+    const pm_workload *wl = &s->workload;
+    const int64_t sp = (int64_t)llround((double)wl->seq_len * wl->prefill_frac);
+    const int64_t last = wl->seq_len - 1;
+    out->prefill_tokens = sp;
+    out->decode_steps = wl->seq_len - sp;
+    workspace w = {0};
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
+        pm_mode_result *r = &out->modes[m];
+        step_info si;
+        if ((st = step(s, (pm_mode)m, PM_PHASE_PREFILL, sp, &w, &si, err)) != PM_OK)
+            break;
+        r->prefill_s = si.time_s;
+        if ((st = step(s, (pm_mode)m, PM_PHASE_DECODE, last, &w, &si, err)) != PM_OK)
+            break;
+        r->tpot_s = si.time_s;
+        r->fused_chunks = m == PM_MODE_FUSED ? si.chunks : 0;
+        summer sm = {s, (pm_mode)m, &w, err, PM_OK};
+        r->decode_s = sum_range(&sm, sp, last, 0);
+        if ((st = sm.st) != PM_OK)
+            break;
+        r->request_s = r->prefill_s + r->decode_s;
+        r->tpot_mean_s = r->decode_s / (double)out->decode_steps;
+        r->tokens_per_s = (double)wl->batch * (double)out->decode_steps / r->request_s;
+        const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(wl->act_dtype);
+        st = pm_allreduce_time(&s->cluster, s->cluster.algorithm, msg, &r->allreduce_decode_s,
+                               &r->allreduce, err);
+    }
+    ws_free(&w);
+    if (st != PM_OK)
+        return st;
+    const pm_mode_result *M = out->modes;
+    out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
+    out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;
+    out->speedup_fused_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_FUSED].request_s;
+
+    /* Footprint and where the KV cache stops fitting the attention window. */
+    const pm_model *md = &s->model;
+    const pm_shard *sh = &out->shard;
+    const double ew = pm_dtype_bytes(wl->weight_dtype), ekv = pm_dtype_bytes(wl->kv_dtype);
+    const double d = md->head_dim, h = md->hidden;
+    const double w_qkv = h * (sh->q_heads + 2.0 * sh->kv_heads) * d * ew;
+    const double w_layer = w_qkv + sh->q_heads * d * h * ew +
+                           (md->gated_mlp ? 3.0 : 2.0) * h * sh->mlp_cols * ew;
+    out->weight_bytes_per_device = md->layers * w_layer + sh->vocab_cols * h * ew +
+                                   (md->tied_embeddings ? 0.0 : (double)md->vocab * h * ew);
+    const double kv_per_token = 2.0 * wl->batch * sh->kv_heads * d * ekv;
+    out->kv_bytes_per_device = md->layers * kv_per_token * (double)wl->seq_len;
+    out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
+                    s->accel.hbm_capacity_bytes;
+    const double cap = s->accel.l2_capacity_bytes * s->accel.l2_usable_frac;
+    out->l2_window_bytes = cap;
+    if (s->cluster.devices <= 1 || !(w_qkv < cap))
+        out->kv_spill_context = 0;
+    else
+        out->kv_spill_context = (int64_t)ceil((cap - w_qkv) / kv_per_token);
+    return PM_OK;
+}

@@ -1,0 +1,343 @@
+/*
+ * graph.c - the per-device computation graph of a tensor-parallel (Megatron) decoder: how the
+ * heads, KV heads, MLP columns and vocabulary split over p devices (the busiest device when the
+ * split is uneven), and the builder of the decode and prefill graphs (DESIGN.md section 3).
+ * The graph is plain data: the insertion pass, the scheduler and the printers operate on it,
+ * and other tools may hand the library their own graph (graph_io.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const node_kind_names[PM_NODE_KIND_COUNT] = {
+    "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
+    "Prefetch", "FusedMatMulAllReduce"};
+
+const char *pm_node_kind_name(pm_node_kind k)
+{
+    return (int)k >= 0 && k < PM_NODE_KIND_COUNT ? node_kind_names[k] : "?";
+}
+
+pm_graph *pm_graph_alloc(void)
+{
+    return calloc(1, sizeof(pm_graph));
+}
+
+void pm_graph_free(pm_graph *g)
+{
+    if (!g)
+        return;
+    free(g->nodes);
+    free(g->edges);
+    free(g);
+}
+
+void pm_graph_clear(pm_graph *g)
+{
+    g->n_nodes = 0;
+    g->n_edges = 0;
+}
+
+pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges)
+{
+    if (nodes > g->cap_nodes) {
+        pm_node *nn = realloc(g->nodes, nodes * sizeof *nn);
+        if (!nn)
+            return PM_ERR_NOMEM;
+        g->nodes = nn;
+        g->cap_nodes = nodes;
+    }
+    if (edges > g->cap_edges) {
+        pm_edge *ne = realloc(g->edges, edges * sizeof *ne);
+        if (!ne)
+            return PM_ERR_NOMEM;
+        g->edges = ne;
+        g->cap_edges = edges;
+    }
+    return PM_OK;
+}
+
+pm_status pm_graph_add_node(pm_graph *g, const pm_node *node, int *index_out)
+{
+    if (!g || !node)
+        return PM_ERR_INVALID_ARG;
+    if (g->n_nodes == g->cap_nodes) {
+        pm_status st = pm_graph_reserve(g, g->cap_nodes ? g->cap_nodes * 2 : 64, g->cap_edges);
+        if (st != PM_OK)
+            return st;
+    }
+    g->nodes[g->n_nodes] = *node;
+    if (index_out)
+        *index_out = (int)g->n_nodes;
+    g->n_nodes++;
+    return PM_OK;
+}
+
+pm_status pm_graph_add_edge(pm_graph *g, int from, int to, pm_edge_kind kind)
+{
+    if (!g || from < 0 || to < 0 || (size_t)from >= g->n_nodes || (size_t)to >= g->n_nodes)
+        return PM_ERR_INVALID_ARG;
+    if (g->n_edges == g->cap_edges) {
+        pm_status st = pm_graph_reserve(g, g->cap_nodes, g->cap_edges ? g->cap_edges * 2 : 64);
+        if (st != PM_OK)
+            return st;
+    }
+    g->edges[g->n_edges++] = (pm_edge){from, to, kind};
+    return PM_OK;
+}
+
+/* ---------------------------------------------------------------- sharding */
+
+pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
+{
+    if (!s || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario or output");
+    const pm_model *m = &s->model;
+    const int p = s->cluster.devices;
+    memset(out, 0, sizeof *out);
+    if (p < 1)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1");
+    if (s->options.sharding == PM_SHARDING_IDEAL) {
+        out->q_heads = (double)m->heads / p;
+        out->kv_heads = (double)m->kv_heads / p;
+        out->mlp_cols = (double)m->intermediate / p;
+        out->vocab_cols = (double)m->vocab / p;
+        return PM_OK;
+    }
+    if (p > m->heads)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
+                       "%d devices exceed the model's %d attention heads: use fewer devices or "
+                       "\"sharding\": \"ideal\"",
+                       p, m->heads);
+    out->q_heads = (m->heads + p - 1) / p;
+    if (p >= m->kv_heads) {
+        out->kv_heads = 1;
+        out->kv_replicated = p > m->kv_heads;
+        /* Replication needs each KV head's query group to stay on devices holding it. */
+        out->uneven = p % m->kv_heads != 0;
+    } else {
+        out->kv_heads = (m->kv_heads + p - 1) / p;
+        out->uneven = m->kv_heads % p != 0;
+    }
+    out->uneven = out->uneven || m->heads % p != 0 || m->intermediate % p != 0;
+    out->mlp_cols = ceil((double)m->intermediate / p);
+    out->vocab_cols = ceil((double)m->vocab / p);
+    return PM_OK;
+}
+
+/* ---------------------------------------------------------------- builder */
+
+typedef struct build_ctx {
+    pm_graph *g;
+    const pm_scenario *s;
+    pm_shard sh;
+    double rows;        /* tokens per step: b (decode) or b * s_prefill */
+    double ctx;         /* cached tokens read by attention (decode) */
+    pm_phase phase;
+    pm_dtype cdt;       /* compute datatype */
+    double ew, ekv, ea; /* bytes per element */
+    int prev;           /* last main-stream node */
+    bool fused;         /* O and Down fused with the following allreduce */
+    pm_status st;
+} build_ctx;
+
+static int add(build_ctx *b, pm_node *n)
+{
+    if (b->st != PM_OK)
+        return -1;
+    n->stream = PM_STREAM_MAIN;
+    n->prefetch = -1;
+    n->consumer = -1;
+    n->trigger = -1;
+    n->overflow = -1;
+    int idx;
+    b->st = pm_graph_add_node(b->g, n, &idx);
+    if (b->st == PM_OK && b->prev >= 0)
+        b->st = pm_graph_add_edge(b->g, b->prev, idx, PM_EDGE_DATA);
+    b->prev = idx;
+    return idx;
+}
+
+static void name_node(pm_node *n, int layer, const char *what)
+{
+    if (layer >= 0)
+        snprintf(n->name, sizeof n->name, "L%d.%s", layer, what);
+    else
+        snprintf(n->name, sizeof n->name, "%s", what);
+}
+
+static void add_matmul(build_ctx *b, int layer, const char *what, double k, double n_cols)
+{
+    pm_node n = {0};
+    n.kind = PM_NODE_MATMUL;
+    n.layer = layer;
+    n.dtype = b->cdt;
+    name_node(&n, layer, what);
+    n.m = b->rows;
+    n.k = k;
+    n.n = n_cols;
+    n.flop = 2.0 * b->rows * k * n_cols;
+    n.weight_bytes = k * n_cols * b->ew;
+    n.act_bytes = (b->rows * k + b->rows * n_cols) * b->ea;
+    add(b, &n);
+}
+
+static void add_vector(build_ctx *b, int layer, pm_node_kind kind, const char *what, double elems,
+                       double flop_per_elem, double passes)
+{
+    pm_node n = {0};
+    n.kind = kind;
+    n.layer = layer;
+    n.dtype = b->cdt;
+    name_node(&n, layer, what);
+    n.flop = flop_per_elem * elems;
+    n.act_bytes = passes * elems * b->ea;
+    add(b, &n);
+}
+
+static void add_allreduce(build_ctx *b, int layer, const char *what)
+{
+    if (b->s->cluster.devices <= 1)
+        return;
+    pm_node n = {0};
+    n.kind = PM_NODE_ALLREDUCE;
+    n.layer = layer;
+    n.dtype = b->s->workload.act_dtype;
+    name_node(&n, layer, what);
+    n.comm_bytes = b->rows * b->s->model.hidden * b->ea;
+    add(b, &n);
+}
+
+/* The projection before an allreduce: fused with it in the fused baseline. */
+static void add_matmul_allreduce(build_ctx *b, int layer, const char *what, const char *ar,
+                                 double k, double n_cols)
+{
+    add_matmul(b, layer, what, k, n_cols);
+    if (!b->fused || b->s->cluster.devices <= 1 || b->st != PM_OK) {
+        add_allreduce(b, layer, ar);
+        return;
+    }
+    pm_node *n = &b->g->nodes[b->prev];
+    n->kind = PM_NODE_FUSED_MATMUL_ALLREDUCE;
+    n->comm_bytes = b->rows * b->s->model.hidden * b->ea;
+    n->chunks = b->s->options.fused_chunks;
+    char full[40];
+    snprintf(full, sizeof full, "%s+%s", n->name, ar);
+    pm_strlcpy(n->name, full, sizeof n->name);
+}
+
+static void add_layer(build_ctx *b, int l)
+{
+    const pm_model *m = &b->s->model;
+    const double h = m->hidden, d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
+    const double rows = b->rows;
+    add_vector(b, l, PM_NODE_NORM, "norm1", rows * h, 5.0, 2.0);
+    add_matmul(b, l, "QKV", h, (q + 2.0 * kv) * d);
+
+    pm_node r = {0};
+    r.kind = PM_NODE_ROPE;
+    r.layer = l;
+    r.dtype = b->cdt;
+    name_node(&r, l, "RoPE");
+    r.flop = 6.0 * rows * (q + kv) * d;
+    /* Reads Q and K, writes them back, appends this step's K and V to the cache. */
+    r.act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
+    add(b, &r);
+
+    pm_node a = {0};
+    a.kind = PM_NODE_ATTENTION;
+    a.layer = l;
+    a.dtype = b->cdt;
+    name_node(&a, l, "Attention");
+    const double batch = b->s->workload.batch;
+    if (b->phase == PM_PHASE_DECODE) {
+        /* QK^T and PV over the cached context: 4 flop per head, position and head dim. */
+        a.flop = 4.0 * batch * q * b->ctx * d + 5.0 * batch * q * b->ctx;
+        a.kv_bytes = 2.0 * batch * b->ctx * kv * d * b->ekv;
+        a.act_bytes = 2.0 * batch * q * d * b->ea;
+        a.kv_strided = kv > 1.0 + 1e-9;
+    } else {
+        /* Causal attention over the prompt: half of the s x s score matrix. */
+        const double sp = b->ctx;
+        a.flop = 2.0 * batch * q * sp * sp * d + 2.5 * batch * q * sp * sp;
+        a.act_bytes = rows * (2.0 * q + 2.0 * kv) * d * b->ea;
+    }
+    add(b, &a);
+    add_matmul_allreduce(b, l, "O", "AR.attn", q * d, h);
+    add_vector(b, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+    if (m->gated_mlp) {
+        add_matmul(b, l, "Gate", h, b->sh.mlp_cols);
+        add_matmul(b, l, "Up", h, b->sh.mlp_cols);
+        add_vector(b, l, PM_NODE_ELEMENTWISE, "SiLUxMul", rows * b->sh.mlp_cols, 6.0, 3.0);
+    } else {
+        add_matmul(b, l, "Up", h, b->sh.mlp_cols);
+        add_vector(b, l, PM_NODE_ELEMENTWISE, "Act", rows * b->sh.mlp_cols, 8.0, 2.0);
+    }
+    add_matmul_allreduce(b, l, "Down", "AR.mlp", b->sh.mlp_cols, h);
+}
+
+pm_dtype pm_compute_dtype(const pm_workload *w)
+{
+    return pm_dtype_bytes(w->weight_dtype) > pm_dtype_bytes(w->act_dtype) ? w->weight_dtype
+                                                                         : w->act_dtype;
+}
+
+pm_status pm_graph_build(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
+                         pm_graph *g, pm_error *err)
+{
+    return pm_graph_build_ex(s, phase, context_len, layers, false, g, err);
+}
+
+pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
+                            bool fused, pm_graph *g, pm_error *err)
+{
+    if (!s || !g || (phase != PM_PHASE_DECODE && phase != PM_PHASE_PREFILL))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
+    if (context_len < (phase == PM_PHASE_PREFILL ? 1 : 0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "context length must be >= %d (got %lld)",
+                       phase == PM_PHASE_PREFILL ? 1 : 0, (long long)context_len);
+    build_ctx b = {0};
+    b.g = g;
+    b.s = s;
+    pm_status st = pm_shard_compute(s, &b.sh, err);
+    if (st != PM_OK)
+        return st;
+    const pm_workload *w = &s->workload;
+    b.phase = phase;
+    b.ctx = (double)context_len;
+    b.rows = phase == PM_PHASE_DECODE ? (double)w->batch : (double)w->batch * (double)context_len;
+    b.cdt = pm_compute_dtype(w);
+    b.ew = pm_dtype_bytes(w->weight_dtype);
+    b.ekv = pm_dtype_bytes(w->kv_dtype);
+    b.ea = pm_dtype_bytes(w->act_dtype);
+    b.prev = -1;
+    b.fused = fused;
+    const int L = layers <= 0 || layers > s->model.layers ? s->model.layers : layers;
+    pm_graph_clear(g);
+    if ((st = pm_graph_reserve(g, (size_t)L * 14 + 8, (size_t)L * 14 + 8)) != PM_OK)
+        return pm_fail(err, st, NULL, NULL, "out of memory building the graph");
+    const double h = s->model.hidden;
+
+    pm_node e = {0};
+    e.kind = PM_NODE_EMBEDDING;
+    e.layer = -1;
+    e.dtype = b.cdt;
+    name_node(&e, -1, "Embedding");
+    /* A row gather: data-dependent, so not prefetchable. */
+    e.act_bytes = b.rows * h * (b.ew + b.ea);
+    add(&b, &e);
+    for (int l = 0; l < L; l++)
+        add_layer(&b, l);
+    add_vector(&b, -1, PM_NODE_NORM, "FinalNorm", b.rows * h, 5.0, 2.0);
+    /* Decode computes logits for the new token only; prefill for the last prompt position. */
+    const double saved_rows = b.rows;
+    b.rows = w->batch;
+    add_matmul(&b, -1, "LMHead", h, b.sh.vocab_cols);
+    b.rows = saved_rows;
+    if (b.st != PM_OK)
+        return pm_fail(err, b.st, NULL, NULL, "out of memory building the graph");
+    return PM_OK;
+}

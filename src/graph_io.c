@@ -1,0 +1,346 @@
+/*
+ * graph_io.c - the graph as text: JSON (nodes and edges, readable back with
+ * pm_graph_from_json so other tools can hand the library their own graph) and Graphviz DOT
+ * (main stream in one column, prefetches beside it, trigger edges dashed).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const edge_names[] = {"data", "trigger"};
+static const char *const stream_names[] = {"main", "prefetch"};
+
+static cJSON *node_json(const pm_node *n)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", n->name);
+    cJSON_AddStringToObject(o, "op", pm_node_kind_name(n->kind));
+    cJSON_AddNumberToObject(o, "layer", n->layer);
+    cJSON_AddStringToObject(o, "stream", stream_names[n->stream == PM_STREAM_PREFETCH]);
+    cJSON_AddStringToObject(o, "dtype", pm_dtype_name(n->dtype));
+    cJSON_AddNumberToObject(o, "flop", n->flop);
+    cJSON_AddNumberToObject(o, "act_bytes", n->act_bytes);
+    cJSON_AddNumberToObject(o, "weight_bytes", n->weight_bytes);
+    cJSON_AddNumberToObject(o, "kv_bytes", n->kv_bytes);
+    cJSON_AddBoolToObject(o, "kv_strided", n->kv_strided);
+    cJSON_AddNumberToObject(o, "l2_bytes", n->l2_bytes);
+    cJSON_AddNumberToObject(o, "comm_bytes", n->comm_bytes);
+    if (n->m > 0) {
+        cJSON_AddNumberToObject(o, "m", n->m);
+        cJSON_AddNumberToObject(o, "k", n->k);
+        cJSON_AddNumberToObject(o, "n", n->n);
+    }
+    if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)
+        cJSON_AddNumberToObject(o, "chunks", n->chunks);
+    if (n->prefetch >= 0)
+        cJSON_AddNumberToObject(o, "prefetch", n->prefetch);
+    if (n->consumer >= 0)
+        cJSON_AddNumberToObject(o, "consumer", n->consumer);
+    if (n->trigger >= 0)
+        cJSON_AddNumberToObject(o, "trigger", n->trigger);
+    if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+        cJSON_AddNumberToObject(o, "window_bytes", n->window_bytes);
+        if (n->overflow >= 0)
+            cJSON_AddNumberToObject(o, "overflow", n->overflow);
+    }
+    return o;
+}
+
+pm_status pm_graph_to_json(const pm_graph *g, char **text_out, pm_error *err)
+{
+    if (!g || !text_out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL graph or output");
+    *text_out = NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *nodes = root ? cJSON_AddArrayToObject(root, "nodes") : NULL;
+    cJSON *edges = root ? cJSON_AddArrayToObject(root, "edges") : NULL;
+    bool ok = root && cJSON_AddStringToObject(root, "kind", "graph") && nodes && edges;
+    for (size_t i = 0; ok && i < g->n_nodes; i++) {
+        cJSON *o = node_json(&g->nodes[i]);
+        ok = o && cJSON_AddItemToArray(nodes, o);
+    }
+    for (size_t i = 0; ok && i < g->n_edges; i++) {
+        cJSON *e = cJSON_CreateObject();
+        ok = e && cJSON_AddItemToArray(edges, e);
+        if (ok) {
+            cJSON_AddNumberToObject(e, "from", g->edges[i].from);
+            cJSON_AddNumberToObject(e, "to", g->edges[i].to);
+            cJSON_AddStringToObject(e, "kind", edge_names[g->edges[i].kind == PM_EDGE_TRIGGER]);
+        }
+    }
+    char *text = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the graph");
+    /* cJSON allocates with malloc by default; hand back a plain malloc'd copy regardless. */
+    size_t len = strlen(text);
+    char *copy = malloc(len + 2);
+    if (!copy) {
+        cJSON_free(text);
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the graph");
+    }
+    memcpy(copy, text, len);
+    copy[len] = '\n';
+    copy[len + 1] = '\0';
+    cJSON_free(text);
+    *text_out = copy;
+    return PM_OK;
+}
+
+/* A growing string for DOT output. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = true;
+            return;
+        }
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+        char *np = realloc(b->p, cap);
+        if (!np) {
+            b->failed = true;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+}
+
+static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
+{
+    if (!g || !text_out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL graph or output");
+    sbuf b = {0};
+    sb_printf(&b, "digraph preserve {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n");
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        const char *style = n->kind == PM_NODE_PREFETCH   ? ", style=filled, fillcolor=\"#cfe8ff\""
+                            : n->kind == PM_NODE_ALLREDUCE ? ", style=filled, fillcolor=\"#ffd9b3\""
+                            : n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE
+                                ? ", style=filled, fillcolor=\"#ffe9b3\""
+                                : "";
+        double bytes = n->weight_bytes + n->kv_bytes;
+        if (n->kind == PM_NODE_ALLREDUCE)
+            bytes = n->comm_bytes;
+        sb_printf(&b, "  n%zu [label=\"%s\\n%s %.2f MiB%s\"%s];\n", i, n->name,
+                  pm_node_kind_name(n->kind), mib(bytes), n->l2_bytes > 0 ? " (L2)" : "", style);
+    }
+    for (size_t i = 0; i < g->n_edges; i++) {
+        const pm_edge *e = &g->edges[i];
+        sb_printf(&b, "  n%d -> n%d%s;\n", e->from, e->to,
+                  e->kind == PM_EDGE_TRIGGER ? " [style=dashed, label=\"start\"]" : "");
+    }
+    sb_printf(&b, "}\n");
+    if (b.failed) {
+        free(b.p);
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the graph");
+    }
+    *text_out = b.p;
+    return PM_OK;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static pm_status read_index(pm_obj *o, const char *key, size_t n, int *out)
+{
+    long v = -1;
+    pm_status st = pm_obj_int(o, key, false, -1, (long)n - 1, &v);
+    *out = (int)v;
+    return st;
+}
+
+pm_status pm_graph_from_json(const char *text, size_t len, const char *file, pm_graph *g,
+                             pm_error *err)
+{
+    if (!text || !g)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL text or graph");
+    const char *f = file ? file : "<graph>";
+    cJSON *root = NULL;
+    pm_status st = pm_json_parse(text, len, f, &root, err);
+    if (st != PM_OK)
+        return st;
+    pm_graph_clear(g);
+    pm_obj o;
+    pm_obj_init(&o, root, f, "$", err);
+    const char *kind = NULL;
+    pm_obj_declare(&o, "nodes", PM_DIM_NONE);
+    pm_obj_declare(&o, "edges", PM_DIM_NONE);
+    pm_obj_declare(&o, "name", PM_DIM_NONE);
+    pm_obj_declare(&o, "description", PM_DIM_NONE);
+    if (!cJSON_IsObject(root)) {
+        st = pm_fail(err, PM_ERR_TYPE, f, "$", "expected a JSON object (got %s)",
+                     pm_json_type_name(root));
+        goto out;
+    }
+    if ((st = pm_obj_string(&o, "kind", false, &kind)) != PM_OK)
+        goto out;
+    if (kind && strcmp(kind, "graph") != 0) {
+        st = pm_fail(err, PM_ERR_VALUE, f, "$.kind", "expected \"graph\" (got \"%s\")", kind);
+        goto out;
+    }
+    if ((st = pm_obj_finish(&o)) != PM_OK)
+        goto out;
+    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+    const cJSON *edges = cJSON_GetObjectItemCaseSensitive(root, "edges");
+    if (!cJSON_IsArray(nodes)) {
+        st = pm_fail(err, nodes ? PM_ERR_TYPE : PM_ERR_MISSING, f, "$.nodes",
+                     "expected an array of nodes (got %s)", pm_json_type_name(nodes));
+        goto out;
+    }
+    if (edges && !cJSON_IsArray(edges)) {
+        st = pm_fail(err, PM_ERR_TYPE, f, "$.edges", "expected an array (got %s)",
+                     pm_json_type_name(edges));
+        goto out;
+    }
+    const size_t n_nodes = (size_t)cJSON_GetArraySize(nodes);
+    static const char *const kinds[PM_NODE_KIND_COUNT] = {
+        "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
+        "Prefetch", "FusedMatMulAllReduce"};
+    static const char *const dtypes[PM_DTYPE_COUNT] = {"int8", "fp8", "bf16", "fp16", "fp32"};
+    const pm_range nonneg = {0.0, INFINITY, false, false};
+    size_t i = 0;
+    for (const cJSON *it = nodes->child; it; it = it->next, i++) {
+        char path[64];
+        snprintf(path, sizeof path, "$.nodes[%zu]", i);
+        if (!cJSON_IsObject(it)) {
+            st = pm_fail(err, PM_ERR_TYPE, f, path, "expected an object (got %s)",
+                         pm_json_type_name(it));
+            goto out;
+        }
+        pm_obj no;
+        pm_obj_init(&no, it, f, path, err);
+        pm_node n = {0};
+        n.prefetch = n.consumer = n.trigger = n.overflow = -1;
+        const char *name = "";
+        int kd = 0, dt = 0, stream = 0;
+        long layer = -1;
+        if ((st = pm_obj_string(&no, "name", true, &name)) ||
+            (st = pm_obj_enum(&no, "op", true, kinds, PM_NODE_KIND_COUNT, &kd)) ||
+            (st = pm_obj_int(&no, "layer", false, -1, 1L << 20, &layer)) ||
+            (st = pm_obj_enum(&no, "stream", false, stream_names, 2, &stream)) ||
+            (st = pm_obj_enum(&no, "dtype", false, dtypes, PM_DTYPE_COUNT, &dt)) ||
+            (st = pm_obj_number(&no, "flop", false, nonneg, &n.flop)) ||
+            (st = pm_obj_number(&no, "act_bytes", false, nonneg, &n.act_bytes)) ||
+            (st = pm_obj_number(&no, "weight_bytes", false, nonneg, &n.weight_bytes)) ||
+            (st = pm_obj_number(&no, "kv_bytes", false, nonneg, &n.kv_bytes)) ||
+            (st = pm_obj_bool(&no, "kv_strided", false, &n.kv_strided)) ||
+            (st = pm_obj_number(&no, "l2_bytes", false, nonneg, &n.l2_bytes)) ||
+            (st = pm_obj_number(&no, "comm_bytes", false, nonneg, &n.comm_bytes)) ||
+            (st = pm_obj_number(&no, "m", false, nonneg, &n.m)) ||
+            (st = pm_obj_number(&no, "k", false, nonneg, &n.k)) ||
+            (st = pm_obj_number(&no, "n", false, nonneg, &n.n)) ||
+            (st = pm_obj_number(&no, "window_bytes", false, nonneg, &n.window_bytes)) ||
+            (st = read_index(&no, "prefetch", n_nodes, &n.prefetch)) ||
+            (st = read_index(&no, "consumer", n_nodes, &n.consumer)) ||
+            (st = read_index(&no, "trigger", n_nodes, &n.trigger)) ||
+            (st = read_index(&no, "overflow", n_nodes, &n.overflow)))
+            goto out;
+        long chunks = 0;
+        if ((st = pm_obj_int(&no, "chunks", false, 0, 1024, &chunks)) != PM_OK ||
+            (st = pm_obj_finish(&no)) != PM_OK)
+            goto out;
+        n.chunks = (int)chunks;
+        n.kind = (pm_node_kind)kd;
+        n.dtype = (pm_dtype)dt;
+        n.layer = (int)layer;
+        n.stream = stream;
+        pm_strlcpy(n.name, name, sizeof n.name);
+        if (n.l2_bytes > n.weight_bytes + n.kv_bytes) {
+            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+                         "l2_bytes %g exceeds the node's weight and KV bytes %g", n.l2_bytes,
+                         n.weight_bytes + n.kv_bytes);
+            goto out;
+        }
+        if ((n.kind == PM_NODE_PREFETCH) != (stream == PM_STREAM_PREFETCH)) {
+            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+                         "Prefetch nodes, and only they, run on the prefetch stream");
+            goto out;
+        }
+        if ((st = pm_graph_add_node(g, &n, NULL)) != PM_OK) {
+            pm_fail(err, st, f, path, "out of memory");
+            goto out;
+        }
+    }
+    i = 0;
+    for (const cJSON *it = edges ? edges->child : NULL; it; it = it->next, i++) {
+        char path[64];
+        snprintf(path, sizeof path, "$.edges[%zu]", i);
+        if (!cJSON_IsObject(it)) {
+            st = pm_fail(err, PM_ERR_TYPE, f, path, "expected an object (got %s)",
+                         pm_json_type_name(it));
+            goto out;
+        }
+        pm_obj eo;
+        pm_obj_init(&eo, it, f, path, err);
+        long from = 0, to = 0;
+        int ek = 0;
+        if ((st = pm_obj_int(&eo, "from", true, 0, (long)n_nodes - 1, &from)) ||
+            (st = pm_obj_int(&eo, "to", true, 0, (long)n_nodes - 1, &to)) ||
+            (st = pm_obj_enum(&eo, "kind", false, edge_names, 2, &ek)) ||
+            (st = pm_obj_finish(&eo)))
+            goto out;
+        if (ek == PM_EDGE_DATA && from >= to) {
+            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+                         "data edges must go forward in program order (got %ld -> %ld)", from,
+                         to);
+            goto out;
+        }
+        if ((st = pm_graph_add_edge(g, (int)from, (int)to, (pm_edge_kind)ek)) != PM_OK) {
+            pm_fail(err, st, f, path, "out of memory");
+            goto out;
+        }
+    }
+    /* Cross-references must agree, or the scheduler could wait forever. */
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        const pm_node *n = &g->nodes[k];
+        char path[64];
+        snprintf(path, sizeof path, "$.nodes[%zu]", k);
+        if (n->kind == PM_NODE_PREFETCH &&
+            (n->trigger < 0 || (size_t)n->trigger >= k || n->consumer <= (int)k)) {
+            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+                         "a Prefetch node needs a \"trigger\" before it and a \"consumer\" after "
+                         "it");
+            goto out;
+        }
+        if (n->prefetch >= 0 && (g->nodes[n->prefetch].kind != PM_NODE_PREFETCH ||
+                                 (size_t)n->prefetch >= k)) {
+            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+                         "\"prefetch\" must name an earlier Prefetch node");
+            goto out;
+        }
+    }
+out:
+    cJSON_Delete(root);
+    if (st != PM_OK)
+        pm_graph_clear(g);
+    return st;
+}

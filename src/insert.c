@@ -1,0 +1,210 @@
+/*
+ * insert.c - the paper's Algorithm 1. For each communication node, visit its successors
+ * breadth-first (along data edges) until the next communication node; each MatMul (weights) or
+ * SelfAttention (KV cache, without the position being appended) adds M(n) to the window's sum,
+ * and while the sum stays strictly below the capacity C a prefetch node is inserted on the
+ * prefetch stream, triggered by the communication node's start. At the first node that would
+ * reach C, the pass stops visiting for that communication node. Each window has its own budget:
+ * everything prefetched under one allreduce is consumed before the next one starts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static bool is_comm(pm_node_kind k)
+{
+    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE;
+}
+
+double pm_node_prefetchable_bytes(const pm_node *n)
+{
+    if (n->stream != PM_STREAM_MAIN)
+        return 0.0;
+    if (n->kind == PM_NODE_MATMUL)
+        return n->weight_bytes;
+    if (n->kind == PM_NODE_ATTENTION)
+        return n->kv_bytes;
+    return 0.0;
+}
+
+/* Per input node: the communication node that prefetches it, or -1. */
+typedef struct plan {
+    int *trigger_of;   /* per input node */
+    int *overflow_of;  /* per communication node: first node that did not fit */
+    double *window;    /* per communication node: bytes prefetched */
+    int *queue;
+    char *seen;
+} plan;
+
+static pm_status visit_window(const pm_graph *in, size_t c, double cap, const size_t *first_edge,
+                              const int *succ, plan *pl)
+{
+    size_t n = in->n_nodes, head = 0, tail = 0;
+    memset(pl->seen, 0, n);
+    double sum = 0.0;
+    pl->queue[tail++] = (int)c;
+    pl->seen[c] = 1;
+    while (head < tail) {
+        int u = pl->queue[head++];
+        for (size_t e = first_edge[u]; e < first_edge[u + 1]; e++) {
+            int v = succ[e];
+            if (pl->seen[v])
+                continue;
+            pl->seen[v] = 1;
+            const pm_node *nv = &in->nodes[v];
+            if (nv->stream != PM_STREAM_MAIN || is_comm(nv->kind))
+                continue; /* the window ends at the next communication node */
+            double m = pm_node_prefetchable_bytes(nv);
+            if (m > 0 && pl->trigger_of[v] < 0) {
+                if (!(sum + m < cap)) {
+                    pl->overflow_of[c] = v;
+                    pl->window[c] = sum;
+                    return PM_OK;
+                }
+                sum += m;
+                pl->trigger_of[v] = (int)c;
+            }
+            pl->queue[tail++] = v;
+        }
+    }
+    pl->window[c] = sum;
+    return PM_OK;
+}
+
+pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph *out,
+                             pm_error *err)
+{
+    if (!in || !out || in == out || !(capacity_bytes >= 0))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_insert_prefetch");
+    const size_t n = in->n_nodes;
+    pm_graph_clear(out);
+    if (n == 0)
+        return PM_OK;
+    pm_status st = PM_ERR_NOMEM;
+    plan pl = {0};
+    char *fresh = NULL;
+    size_t *first_edge = calloc(n + 1, sizeof *first_edge);
+    int *succ = malloc((in->n_edges + 1) * sizeof *succ);
+    int *map = malloc(n * sizeof *map);
+    pl.trigger_of = malloc(n * sizeof *pl.trigger_of);
+    pl.overflow_of = malloc(n * sizeof *pl.overflow_of);
+    pl.window = calloc(n, sizeof *pl.window);
+    pl.queue = malloc(n * sizeof *pl.queue);
+    pl.seen = malloc(n);
+    if (!first_edge || !succ || !map || !pl.trigger_of || !pl.overflow_of || !pl.window ||
+        !pl.queue || !pl.seen)
+        goto done;
+    /* Successor lists of the data edges (compressed, in edge order). */
+    for (size_t e = 0; e < in->n_edges; e++)
+        if (in->edges[e].kind == PM_EDGE_DATA)
+            first_edge[in->edges[e].from + 1]++;
+    for (size_t i = 0; i < n; i++)
+        first_edge[i + 1] += first_edge[i];
+    {
+        size_t *fill = calloc(n, sizeof *fill);
+        if (!fill)
+            goto done;
+        for (size_t e = 0; e < in->n_edges; e++) {
+            const pm_edge *ed = &in->edges[e];
+            if (ed->kind == PM_EDGE_DATA)
+                succ[first_edge[ed->from] + fill[ed->from]++] = ed->to;
+        }
+        free(fill);
+    }
+    for (size_t i = 0; i < n; i++) {
+        pl.trigger_of[i] = -1;
+        pl.overflow_of[i] = -1;
+    }
+    size_t n_prefetch = 0;
+    for (size_t i = 0; i < n; i++)
+        if (in->nodes[i].stream == PM_STREAM_MAIN && is_comm(in->nodes[i].kind))
+            visit_window(in, i, capacity_bytes, first_edge, succ, &pl);
+    for (size_t i = 0; i < n; i++)
+        n_prefetch += pl.trigger_of[i] >= 0;
+
+    /* New order: every prefetch node right after its trigger, so that a trigger precedes its
+     * prefetches and a prefetch its consumer. */
+    if ((st = pm_graph_reserve(out, n + n_prefetch, in->n_edges + 2 * n_prefetch)) != PM_OK)
+        goto done;
+    st = PM_ERR_NOMEM;
+    fresh = calloc(n + n_prefetch, 1);
+    if (!fresh)
+        goto done;
+    for (size_t i = 0; i < n; i++) {
+        map[i] = (int)out->n_nodes;
+        out->nodes[out->n_nodes++] = in->nodes[i];
+        if (!(in->nodes[i].stream == PM_STREAM_MAIN && is_comm(in->nodes[i].kind)))
+            continue;
+        pm_node *c = &out->nodes[map[i]];
+        c->window_bytes = pl.window[i];
+        c->overflow = pl.overflow_of[i]; /* remapped below */
+        (void)c;
+        for (size_t v = i + 1; v < n; v++) {
+            if (pl.trigger_of[v] != (int)i)
+                continue;
+            pm_node p = {0};
+            p.kind = PM_NODE_PREFETCH;
+            p.stream = PM_STREAM_PREFETCH;
+            p.layer = in->nodes[v].layer;
+            p.dtype = in->nodes[v].dtype;
+            snprintf(p.name, sizeof p.name, "PF.%.28s", in->nodes[v].name);
+            p.weight_bytes = in->nodes[v].weight_bytes;
+            p.kv_bytes = in->nodes[v].kv_bytes;
+            p.prefetch = -1;
+            p.consumer = (int)v; /* remapped below */
+            p.trigger = (int)i; /* remapped below */
+            p.overflow = -1;
+            fresh[out->n_nodes] = 1;
+            out->nodes[out->n_nodes++] = p;
+        }
+    }
+    /* Every index field still holds input indices: remap them all, then link consumers. */
+    for (size_t i = 0; i < out->n_nodes; i++) {
+        pm_node *nd = &out->nodes[i];
+        if (nd->prefetch >= 0)
+            nd->prefetch = map[nd->prefetch];
+        if (nd->consumer >= 0)
+            nd->consumer = map[nd->consumer];
+        if (nd->trigger >= 0)
+            nd->trigger = map[nd->trigger];
+        if (nd->overflow >= 0)
+            nd->overflow = map[nd->overflow];
+    }
+    for (size_t i = 0; i < out->n_nodes; i++) {
+        const pm_node *nd = &out->nodes[i];
+        if (nd->kind == PM_NODE_PREFETCH && nd->consumer >= 0 && out->nodes[nd->consumer].prefetch < 0) {
+            pm_node *cons = &out->nodes[nd->consumer];
+            cons->prefetch = (int)i;
+            cons->l2_bytes = pm_node_prefetchable_bytes(cons);
+        }
+    }
+    for (size_t e = 0; e < in->n_edges; e++) {
+        pm_edge ed = in->edges[e];
+        out->edges[out->n_edges++] = (pm_edge){map[ed.from], map[ed.to], ed.kind};
+    }
+    for (size_t i = 0; i < out->n_nodes; i++) {
+        const pm_node *nd = &out->nodes[i];
+        if (nd->kind != PM_NODE_PREFETCH || nd->trigger < 0 || !fresh[i])
+            continue;
+        out->edges[out->n_edges++] = (pm_edge){nd->trigger, (int)i, PM_EDGE_TRIGGER};
+        out->edges[out->n_edges++] = (pm_edge){(int)i, nd->consumer, PM_EDGE_DATA};
+    }
+    st = PM_OK;
+done:
+    free(first_edge);
+    free(succ);
+    free(map);
+    free(pl.trigger_of);
+    free(pl.overflow_of);
+    free(pl.window);
+    free(pl.queue);
+    free(pl.seen);
+    free(fresh);
+    if (st != PM_OK) {
+        pm_graph_clear(out);
+        return pm_fail(err, st, NULL, NULL, "out of memory in the insertion pass");
+    }
+    return PM_OK;
+}

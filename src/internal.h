@@ -1,0 +1,148 @@
+/*
+ * internal.h - private helpers shared by the library's modules: error filling, the strict JSON
+ * object reader, unit conversion and provenance. Never installed; the CLI cannot include it.
+ */
+#ifndef PM_INTERNAL_H
+#define PM_INTERNAL_H
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+
+#include "preserve_model.h"
+
+#define PM_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Fills err (if not NULL) and returns status. file and path may be NULL. */
+pm_status pm_fail(pm_error *err, pm_status status, const char *file, const char *path,
+                  const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/* Clears err to PM_OK. */
+void pm_error_clear(pm_error *err);
+
+/* Copies src into dst of size n, always NUL-terminated, truncating. */
+void pm_strlcpy(char *dst, const char *src, size_t n);
+/* Levenshtein distance, capped at 255; for "did you mean". */
+int pm_edit_distance(const char *a, const char *b);
+
+/* Splits a key "base_UNIT" at the longest known unit suffix. Returns false when the key has no
+ * unit suffix. base receives the part before the unit (NUL-terminated, at most n bytes). */
+bool pm_unit_split_key(const char *key, char *base, size_t n, const char **unit);
+/* Names of the units accepted for a dimension, comma separated, for messages. */
+const char *pm_unit_names(pm_dimension dim);
+const char *pm_unit_si_name(pm_dimension dim);
+
+/* ---- files and JSON ---- */
+
+/* Reads a whole file into a new NUL-terminated buffer (free()). */
+pm_status pm_read_file(const char *path, char **text, size_t *len, pm_error *err);
+/* Parses text strictly: syntax errors with line:column, duplicate keys, non-finite numbers. */
+pm_status pm_json_parse(const char *text, size_t len, const char *file, cJSON **out,
+                        pm_error *err);
+/* Reads and parses a file. */
+pm_status pm_json_load_file(const char *path, cJSON **out, pm_error *err);
+/* A JSON type's name for messages ("string", "number", ...). */
+const char *pm_json_type_name(const cJSON *item);
+
+/* ---- provenance ---- */
+
+struct pm_provenance {
+    pm_param_info *items;
+    size_t n, cap;
+    char **strings;
+    size_t n_strings, cap_strings;
+};
+pm_status pm_provenance_add(pm_provenance *p, const char *path, const char *file, double value,
+                            const char *unit_si, const char *source);
+void pm_provenance_free(pm_provenance *p);
+
+/* ---- the strict object reader ---- */
+
+#define PM_OBJ_MAX_KEYS 48
+
+typedef struct pm_range {
+    double lo, hi;
+    bool lo_open, hi_open;
+} pm_range;
+
+/* A key of a merged object whose value came from another file, or from --set. */
+typedef struct pm_key_origin {
+    char key[64];
+    char file[256];
+} pm_key_origin;
+
+/* An object being read: every key read or declared is remembered so that pm_obj_finish can
+ * reject the rest with a suggestion. */
+typedef struct pm_obj {
+    const cJSON *json;
+    const char *file;
+    char path[256];           /* JSON path of this object, "$" or "$.cluster" */
+    const char *file_source;  /* the file-level "source", for provenance */
+    pm_provenance *prov;      /* may be NULL */
+    const struct pm_key_origin *origins; /* keys that came from elsewhere (--set, inline) */
+    size_t n_origins;
+    pm_error *err;
+    const char *known[PM_OBJ_MAX_KEYS];
+    pm_dimension known_dim[PM_OBJ_MAX_KEYS]; /* PM_DIM_NONE for plain keys */
+    size_t n_known;
+    bool lenient;             /* ignore unknown keys (HuggingFace config.json) */
+} pm_obj;
+
+void pm_obj_init(pm_obj *o, const cJSON *json, const char *file, const char *path,
+                 pm_error *err);
+/* Declares a key without reading it (so it is not "unknown"). */
+void pm_obj_declare(pm_obj *o, const char *key, pm_dimension dim);
+bool pm_obj_has(const pm_obj *o, const char *key);
+pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **out);
+pm_status pm_obj_bool(pm_obj *o, const char *key, bool required, bool *out);
+/* Integer in [lo, hi]; *out unchanged when absent and not required. */
+pm_status pm_obj_int(pm_obj *o, const char *key, bool required, long lo, long hi, long *out);
+/* Dimensionless number (plain key, e.g. prefill_frac). */
+pm_status pm_obj_number(pm_obj *o, const char *key, bool required, pm_range r, double *out);
+/* Quantity "<base>_<unit>" of dimension dim, converted to SI, range checked in SI. */
+pm_status pm_obj_quantity(pm_obj *o, const char *base, pm_dimension dim, bool required,
+                          pm_range r, double *out);
+/* One of names[]; *out receives the index. */
+pm_status pm_obj_enum(pm_obj *o, const char *key, bool required, const char *const *names,
+                      size_t n_names, int *out);
+/* A sub-object; child is initialised on it. PM_ERR_TYPE when not an object. */
+pm_status pm_obj_child(pm_obj *o, const char *key, bool required, pm_obj *child, bool *present);
+/* Rejects keys never read or declared, with "did you mean". */
+pm_status pm_obj_finish(pm_obj *o);
+
+/* ---- component readers (config.c), on an already-resolved JSON object ---- */
+
+pm_status pm_model_read(pm_obj *o, pm_model *m);
+pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a);
+pm_status pm_cluster_read(pm_obj *o, pm_cluster *c);
+pm_status pm_workload_read(pm_obj *o, pm_workload *w);
+
+/* ---- file resolution (data.c) ---- */
+
+/* Directory name under data/ for a kind ("models"). */
+const char *pm_kind_dir(pm_file_kind kind);
+/* Resolves a reference to a file path: an existing path, else data/<kind>s/<ref>.json (a
+ * trailing ".json" on a name is ignored). out receives the path. */
+pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *ref, char *out,
+                         size_t n, pm_error *err);
+
+/* ---- model internals shared by graph, cost, schedule, estimate ---- */
+
+double pm_effective_hbm_bw(const pm_accelerator *a);
+pm_dtype pm_compute_dtype(const pm_workload *w);
+void pm_graph_clear(pm_graph *g);
+pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
+/* pm_graph_build with the fused baseline's O+AllReduce and Down+AllReduce nodes. */
+pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
+                            bool fused, pm_graph *g, pm_error *err);
+/* Cost with the HBM bandwidth scaled by share (processor sharing), in (0, 1]. */
+double pm_op_time_shared(const pm_op_cost *c, double share);
+/* Schedules with caller-provided costs and slots (no allocation). Returns PM_ERR_INCONSISTENT
+ * when a consumer's prefetch can never start. */
+pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_sharing,
+                          pm_slot *slots, pm_schedule *sched, pm_error *err);
+double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * units.c - the one table that converts datasheet units to SI base units. JSON keys carry
+ * their unit as a suffix ("hbm_bandwidth_TBps"); nothing else in the library knows a prefix.
+ * Decimal prefixes are powers of 1000 and binary ones (Ki, Mi, Gi, Ti) powers of 1024.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct unit_row {
+    const char *name;
+    pm_dimension dim;
+    double to_si;
+} unit_row;
+
+#define KI 1024.0
+#define MI (1024.0 * 1024.0)
+#define GI (1024.0 * 1024.0 * 1024.0)
+#define TI (1024.0 * 1024.0 * 1024.0 * 1024.0)
+
+static const unit_row units[] = {
+    {"B", PM_DIM_BYTES, 1.0},          {"KB", PM_DIM_BYTES, 1e3},
+    {"MB", PM_DIM_BYTES, 1e6},         {"GB", PM_DIM_BYTES, 1e9},
+    {"TB", PM_DIM_BYTES, 1e12},        {"KiB", PM_DIM_BYTES, KI},
+    {"MiB", PM_DIM_BYTES, MI},         {"GiB", PM_DIM_BYTES, GI},
+    {"TiB", PM_DIM_BYTES, TI},
+    {"Bps", PM_DIM_BANDWIDTH, 1.0},    {"KBps", PM_DIM_BANDWIDTH, 1e3},
+    {"MBps", PM_DIM_BANDWIDTH, 1e6},   {"GBps", PM_DIM_BANDWIDTH, 1e9},
+    {"TBps", PM_DIM_BANDWIDTH, 1e12},  {"GiBps", PM_DIM_BANDWIDTH, GI},
+    {"Mbps", PM_DIM_BANDWIDTH, 1e6 / 8}, {"Gbps", PM_DIM_BANDWIDTH, 1e9 / 8},
+    {"Tbps", PM_DIM_BANDWIDTH, 1e12 / 8},
+    {"s", PM_DIM_TIME, 1.0},           {"ms", PM_DIM_TIME, 1e-3},
+    {"us", PM_DIM_TIME, 1e-6},         {"ns", PM_DIM_TIME, 1e-9},
+    {"FLOPS", PM_DIM_COMPUTE, 1.0},    {"GFLOPS", PM_DIM_COMPUTE, 1e9},
+    {"TFLOPS", PM_DIM_COMPUTE, 1e12},  {"PFLOPS", PM_DIM_COMPUTE, 1e15},
+    {"OPS", PM_DIM_COMPUTE, 1.0},      {"GOPS", PM_DIM_COMPUTE, 1e9},
+    {"TOPS", PM_DIM_COMPUTE, 1e12},    {"POPS", PM_DIM_COMPUTE, 1e15},
+    {"mm2", PM_DIM_AREA, 1.0},
+    {"mm2_per_TOPS", PM_DIM_AREA_PER_COMPUTE, 1e-12},
+    {"mm2_per_TFLOPS", PM_DIM_AREA_PER_COMPUTE, 1e-12},
+    {"mm2_per_MiB", PM_DIM_AREA_PER_BYTE, 1.0 / MI},
+    {"mm2_per_MB", PM_DIM_AREA_PER_BYTE, 1e-6},
+    {"mm2_per_stack", PM_DIM_AREA_PER_ITEM, 1.0},
+    {"mm2_per_link", PM_DIM_AREA_PER_ITEM, 1.0},
+    {"nm", PM_DIM_LENGTH, 1.0},
+    {"frac", PM_DIM_FRACTION, 1.0},
+};
+
+bool pm_unit_lookup(const char *unit, double *to_si, pm_dimension *dim)
+{
+    if (!unit)
+        return false;
+    for (size_t i = 0; i < PM_ARRAY_LEN(units); i++) {
+        if (strcmp(units[i].name, unit) == 0) {
+            if (to_si)
+                *to_si = units[i].to_si;
+            if (dim)
+                *dim = units[i].dim;
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *pm_unit_names(pm_dimension dim)
+{
+    switch (dim) {
+    case PM_DIM_BYTES: return "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB";
+    case PM_DIM_BANDWIDTH: return "Bps, KBps, MBps, GBps, TBps, GiBps, Mbps, Gbps, Tbps";
+    case PM_DIM_TIME: return "s, ms, us, ns";
+    case PM_DIM_COMPUTE: return "FLOPS, GFLOPS, TFLOPS, PFLOPS, OPS, GOPS, TOPS, POPS";
+    case PM_DIM_AREA: return "mm2";
+    case PM_DIM_AREA_PER_COMPUTE: return "mm2_per_TOPS, mm2_per_TFLOPS";
+    case PM_DIM_AREA_PER_BYTE: return "mm2_per_MiB, mm2_per_MB";
+    case PM_DIM_AREA_PER_ITEM: return "mm2_per_stack, mm2_per_link";
+    case PM_DIM_LENGTH: return "nm";
+    case PM_DIM_FRACTION: return "frac";
+    case PM_DIM_NONE: break;
+    }
+    return "(none)";
+}
+
+const char *pm_unit_si_name(pm_dimension dim)
+{
+    switch (dim) {
+    case PM_DIM_BYTES: return "bytes";
+    case PM_DIM_BANDWIDTH: return "bytes/s";
+    case PM_DIM_TIME: return "s";
+    case PM_DIM_COMPUTE: return "flop/s";
+    case PM_DIM_AREA: return "mm2";
+    case PM_DIM_AREA_PER_COMPUTE: return "mm2/(flop/s)";
+    case PM_DIM_AREA_PER_BYTE: return "mm2/byte";
+    case PM_DIM_AREA_PER_ITEM: return "mm2/item";
+    case PM_DIM_LENGTH: return "nm";
+    case PM_DIM_FRACTION:
+    case PM_DIM_NONE: break;
+    }
+    return "1";
+}
+
+bool pm_unit_split_key(const char *key, char *base, size_t n, const char **unit)
+{
+    /* The longest suffix after an underscore that is a unit wins ("l2_mm2_per_MiB" -> l2). */
+    for (const char *p = key; *p; p++) {
+        if (*p != '_' || p == key)
+            continue;
+        if (pm_unit_lookup(p + 1, NULL, NULL)) {
+            size_t len = (size_t)(p - key);
+            if (base) {
+                if (len >= n)
+                    len = n - 1;
+                memcpy(base, key, len);
+                base[len] = '\0';
+            }
+            if (unit)
+                *unit = p + 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out, pm_error *err)
+{
+    if (!text || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL argument");
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(v))
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "expected a finite number, got '%s'", text);
+    while (*end && isspace((unsigned char)*end))
+        end++;
+    if (!*end) {
+        *out = v;
+        return PM_OK;
+    }
+    if (want == PM_DIM_NONE || want == PM_DIM_FRACTION) {
+        static const struct { const char *s; double f; } mult[] = {
+            {"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9},
+            {"Ki", KI}, {"Mi", MI}, {"Gi", GI},
+        };
+        for (size_t i = 0; i < PM_ARRAY_LEN(mult); i++) {
+            if (strcmp(end, mult[i].s) == 0) {
+                *out = v * mult[i].f;
+                return PM_OK;
+            }
+        }
+        return pm_fail(err, PM_ERR_UNIT, NULL, NULL,
+                       "unknown multiplier '%s' in '%s' (expected k, M, G, Ki, Mi or Gi)", end,
+                       text);
+    }
+    double f;
+    pm_dimension d;
+    if (!pm_unit_lookup(end, &f, &d) || d != want)
+        return pm_fail(err, PM_ERR_UNIT, NULL, NULL, "unknown unit '%s' in '%s' (expected one of %s)",
+                       end, text, pm_unit_names(want));
+    *out = v * f;
+    if (!isfinite(*out))
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "'%s' overflows", text);
+    return PM_OK;
+}
