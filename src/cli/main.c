@@ -66,7 +66,7 @@ static void usage(FILE *f)
             "      --devices N        tensor-parallel degree (cluster.devices)\n"
             "      --batch N          workload.batch\n"
             "      --seq N            total sequence length, accepts 16k, 32Ki (workload.seq_len)\n"
-            "  -f, --format FMT       table (default), json; graph: json, dot; footprint: csv\n"
+            "  -f, --format FMT       table (default), json, csv; graph: json or dot\n"
             "      --context N        context length for explain/graph (default: seq_len - 1)\n"
             "      --phase P          decode (default) or prefill, for explain/graph\n"
             "      --mode M           serial, fused or preserve (graph; default preserve)\n"
@@ -198,7 +198,27 @@ static int cmd_run(const cli *c)
         pm_scenario_free(&s);
         return config_error(&err);
     }
-    if (c->format == FMT_JSON) {
+    if (c->format == FMT_CSV) {
+        printf("# preserve-model %s run --config %s\n", pm_version(), c->config);
+        for (size_t i = 0; i < c->n_sets; i++)
+            printf("# --set %s\n", c->sets[i]);
+        printf("scenario,model,accelerator,devices,batch,seq_len,kv_heads_per_device");
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const char *mn = pm_mode_name((pm_mode)m);
+            printf(",%s_request_s,%s_prefill_s,%s_decode_s,%s_tpot_s,%s_tokens_per_s", mn, mn, mn,
+                   mn, mn);
+        }
+        printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial\n");
+        printf("%s,%s,%s,%d,%d,%lld,%.6g", s.name, s.model.name, s.accel.name, s.cluster.devices,
+               s.workload.batch, (long long)s.workload.seq_len, e.shard.kv_heads);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const pm_mode_result *r = &e.modes[m];
+            printf(",%.9g,%.9g,%.9g,%.9g,%.9g", r->request_s, r->prefill_s, r->decode_s,
+                   r->tpot_s, r->tokens_per_s);
+        }
+        printf(",%.6g,%.6g,%.6g\n", e.speedup_preserve_vs_serial, e.speedup_preserve_vs_fused,
+               e.speedup_fused_vs_serial);
+    } else if (c->format == FMT_JSON) {
         printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": \"%s\",\n", pm_version(),
                s.name);
         printf("  \"inputs\": {\"model\": \"%s\", \"accelerator\": \"%s\", \"devices\": %d, "
@@ -678,8 +698,8 @@ int main(int argc, char **argv)
     if (rest > 0)
         return usage_error("unexpected argument '%s'", args[0]);
     if (strcmp(cmd, "run") == 0) {
-        if (c.format != FMT_TABLE && c.format != FMT_JSON)
-            return usage_error("run: --format must be table or json");
+        if (c.format == FMT_DOT)
+            return usage_error("run: --format must be table, json or csv");
         return cmd_run(&c);
     }
     if (strcmp(cmd, "graph") == 0) {

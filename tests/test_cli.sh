@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# CLI tests: the executable against the shipped data, exit codes and messages.
+# Usage: test_cli.sh PATH/TO/preserve-model SOURCE_ROOT
+set -u
+pm="$1"
+root="$2"
+export PRESERVE_MODEL_DATA="$root/data"
+fail=0
+pass=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # name, expected exit code, substring expected in stdout+stderr, command...
+    local name="$1" code="$2" want="$3"
+    shift 3
+    local out rc
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -ne "$code" ] || ! grep -qF -- "$want" <<<"$out"; then
+        echo "FAIL $name: exit $rc (want $code), output lacks '$want':"
+        echo "$out" | head -20
+        fail=$((fail + 1))
+    else
+        pass=$((pass + 1))
+    fi
+}
+
+cd "$tmp"
+check help 0 "Usage: preserve-model" "$pm" --help
+check version 0 "preserve-model 0." "$pm" --version
+check default-run 0 "speedup: preserve vs serial" "$pm"
+check bundled-by-filename 0 "scenario llama70b" "$pm" --config llama70b.json
+check json-keys 0 '"preserve_vs_fused"' "$pm" --config llama70b.json --format json
+check json-fused-keys 0 '"fused": {"request_s"' "$pm" --config llama70b.json --format json
+check shortcuts 0 "x 8 (" "$pm" --config llama70b --devices 8 --batch 2 --seq 16k
+check seq-suffix 0 "sequence 32768" "$pm" --config llama8b --seq 32Ki
+check set-override 0 "batch 8," "$pm" --config llama70b --set workload.batch=8
+check set-unit-replace 0 "window 99 MiB" "$pm" --config llama70b --set accelerator.l2_capacity_MB=104
+check model-shortcut 0 "model llama3-8b" "$pm" --config llama70b --model llama3-8b
+check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
+check explain-stop 0 "stopped at" "$pm" explain --config llama70b --seq 64k --batch 16
+check graph-json 0 '"PF.L0.Gate"' "$pm" graph --config llama70b
+check graph-dot 0 "digraph preserve" "$pm" graph --config llama70b --format dot
+check footprint 0 "attn_W+kv_MiB" "$pm" footprint --config llama70b
+check footprint-csv 0 "devices,attn_weights_MiB" "$pm" footprint --config llama70b --format csv
+check resolve 0 "hbm_bandwidth_TBps" "$pm" resolve --config llama70b
+check list-models 0 "llama3-70b" "$pm" list models
+check list-scenarios 0 "qwen2-7b" "$pm" list scenarios
+check validate-shipped 0 "0 invalid" "$pm" validate
+check one-device 0 "preserve vs serial 1.000x" "$pm" --config llama8b --devices 1
+
+# Usage errors exit 2, config errors exit 1.
+check bad-option 2 "unknown option" "$pm" --frobnicate
+check bad-devices 2 "--devices" "$pm" --devices 0
+check bad-seq 2 "--seq" "$pm" --seq 12parsecs
+check bad-batch-text 2 "--batch" "$pm" --batch abc
+check bad-format 2 "--format" "$pm" --format xml
+check bad-command 2 "unknown command" "$pm" frobnicate
+check bad-list 2 "unknown list" "$pm" list gizmos
+check bad-set-syntax 2 "PATH=VALUE" "$pm" --set workload.batch
+check missing-value 2 "needs a value" "$pm" --config
+check unknown-scenario 1 "no bundled scenario" "$pm" --config nosuch
+check devices-over-heads 1 "exceed the model's 32 attention heads" "$pm" --config llama8b --devices 64
+check set-bad-value 1 "--set workload.batch=0" "$pm" --config llama70b --set workload.batch=0
+check set-unknown-key 1 "did you mean" "$pm" --config llama70b --set accelerator.hbm_bandwith_TBps=2
+
+printf '{"kind": "workload", "batch": 4,\n "seq_len": 16384 "prefill_frac": 0.5}\n' >bad.json
+check syntax-error 1 "bad.json:2:" "$pm" validate bad.json
+mkdir adir
+check directory 1 "not a regular file" "$pm" validate adir
+: >empty.json
+check empty-file 1 "empty file" "$pm" validate empty.json
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
