@@ -581,6 +581,107 @@ PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_
 PM_API pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
                                      double *time_s, pm_error *err);
 
+
+/* ------------------------------------------------------------------------------------------ */
+/* Die area and throughput density                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Die-area breakdown of one accelerator (mm2). */
+typedef struct pm_area {
+    double compute_mm2;   /* coefficient x int8-equivalent dense peak */
+    double l2_mm2;        /* coefficient x L2 capacity */
+    double hbm_phy_mm2;   /* per stack x stacks */
+    double link_phy_mm2;  /* per link x links */
+    double other_mm2;
+    double die_mm2;       /* the sum */
+} pm_area;
+
+/**
+ * The int8-equivalent dense peak used by the area model: the largest of the int8 and fp8 peaks,
+ * twice the bf16/fp16 peak and four times the fp32 peak (area scales with multiplier bits).
+ */
+PM_API double pm_int8_equivalent_peak(const pm_accelerator *a);
+
+/**
+ * die_mm2 = compute + L2 + HBM PHY x stacks + link PHY x links + other (DESIGN.md section 9).
+ * Returns PM_OK, PM_ERR_INVALID_ARG (NULL) or PM_ERR_MISSING (the accelerator has no area
+ * coefficients).
+ */
+PM_API pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Design-space sweeps                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Axes a sweep can vary. */
+typedef enum pm_axis_kind {
+    PM_AXIS_L2 = 0,       /* L2 capacity, bytes */
+    PM_AXIS_L2_BW = 1,    /* L2 bandwidth, bytes/s */
+    PM_AXIS_COMPUTE = 2,  /* peak of the compute datatype, flop/s (other peaks scale with it) */
+    PM_AXIS_HBM_BW = 3,   /* HBM bandwidth, bytes/s */
+    PM_AXIS_LINK_BW = 4,  /* link bandwidth, bytes/s */
+    PM_AXIS_DEVICES = 5,
+    PM_AXIS_BATCH = 6,
+    PM_AXIS_SEQ = 7,      /* total sequence length */
+    PM_AXIS_COUNT = 8
+} pm_axis_kind;
+
+/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq". */
+PM_API const char *pm_axis_name(pm_axis_kind kind);
+/** The CSV column name with its unit: "l2_capacity_MiB", "hbm_bandwidth_GBps", "devices"... */
+PM_API const char *pm_axis_column(pm_axis_kind kind);
+/** Converts an SI axis value to the unit of pm_axis_column. */
+PM_API double pm_axis_display_value(pm_axis_kind kind, double value_si);
+
+/** A parsed axis: its kind and its values (SI), in order. Free with pm_axis_release. */
+typedef struct pm_axis {
+    pm_axis_kind kind;
+    double *values;
+    size_t n_values;
+} pm_axis;
+
+/**
+ * Parses "AXIS" (a default range), "AXIS=START:STOP:STEP" (units accepted, e.g.
+ * "l2=8MiB:256MiB:8MiB"; STEP "x2" makes a geometric range) or "AXIS=V1,V2,...". Integer axes
+ * (devices, batch, seq) take counts ("16k"). At most max_points values (0: no limit).
+ * Returns PM_OK, PM_ERR_VALUE (unknown axis), PM_ERR_UNIT, PM_ERR_RANGE (empty or reversed
+ * range, zero or negative step, non-integer count), PM_ERR_NOMEM. err->path names the option.
+ */
+PM_API pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_error *err);
+PM_API void pm_axis_release(pm_axis *axis);
+
+/**
+ * Sets one axis of a scenario to value (SI). Returns PM_OK, PM_ERR_RANGE (not positive, not an
+ * integer for count axes) or PM_ERR_INVALID_ARG; the scenario is then re-checked by the caller
+ * through pm_estimate_compute.
+ */
+PM_API pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind kind, double value,
+                                      pm_error *err);
+
+/** Throughput density of one mode: tokens/s / (devices x die mm2). */
+PM_API double pm_density(const pm_estimate *e, pm_mode mode, int devices, double die_mm2);
+
+/** Result of an optimum search. */
+typedef struct pm_optimum {
+    double best_value[PM_MODE_COUNT];    /* axis value (SI) maximising density per mode */
+    double best_density[PM_MODE_COUNT];  /* tokens/s/mm2 there */
+    double bracket_lo[PM_MODE_COUNT], bracket_hi[PM_MODE_COUNT]; /* final bracket (SI) */
+    int iterations[PM_MODE_COUNT];       /* Brent iterations after the grid scan */
+    int evaluations;                     /* scenario evaluations in total */
+} pm_optimum;
+
+/**
+ * Finds, for each mode, the value of a continuous axis (l2, l2_bw, compute, hbm_bw, link_bw)
+ * in [lo, hi] that maximises throughput density. The objective is piecewise, so a grid of
+ * grid_points (>= 3) log-spaced points brackets the best point first, then GSL's Brent
+ * minimiser refines it until the bracket is narrower than rel_tol x value or max_iter
+ * iterations. Returns PM_OK, PM_ERR_INVALID_ARG, PM_ERR_MISSING (no area coefficients) or any
+ * error of pm_estimate_compute.
+ */
+PM_API pm_status pm_optimize_axis(const pm_scenario *s, pm_axis_kind kind, double lo, double hi,
+                                  int grid_points, double rel_tol, int max_iter, pm_optimum *out,
+                                  pm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,9 +3,12 @@
  * program order; a prefetch node starts when its trigger (a communication node) starts and the
  * previous prefetch has ended, and streams from HBM back to back; a consumer waits for its
  * prefetch's end event. By default the two streams do not interfere (the paper's model). With
- * hbm_sharing, while both streams read HBM each gets half of its bandwidth (processor sharing):
- * the loop below advances from one completion to the next, progressing each running operation
- * at the rate its current share allows, so both cases are one mechanism.
+ * hbm_sharing, the streams share HBM bandwidth max-min fairly while they overlap: a main-stream
+ * operation that needs a fraction u of the bandwidth (its HBM time over its unconstrained
+ * duration) keeps it when u <= 1/2 and the prefetch gets the rest, 1 - u; otherwise each gets
+ * half, the main operation stretching by u / (1/2). The loop below advances from one completion
+ * to the next, progressing each running operation at the rate its current share allows, so both
+ * cases are one mechanism.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -56,11 +59,21 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
                            "never start (its trigger comes after it)",
                            mi < n ? g->nodes[mi].name : g->nodes[pj].name);
         }
-        double share = 1.0;
-        if (hbm_sharing && main_op >= 0 && pf_op >= 0 && costs[main_op].hbm_s > 0)
-            share = 0.5;
-        const double dm = main_op >= 0 ? pm_op_time_shared(&costs[main_op], share) : INFINITY;
-        const double dp = pf_op >= 0 ? pm_op_time_shared(&costs[pf_op], share) : INFINITY;
+        double dm = main_op >= 0 ? costs[main_op].total_s : INFINITY;
+        double dp = pf_op >= 0 ? costs[pf_op].total_s : INFINITY;
+        if (hbm_sharing && main_op >= 0 && pf_op >= 0 && costs[main_op].hbm_s > 0 &&
+            costs[main_op].comm_s <= 0) {
+            const pm_op_cost *c = &costs[main_op];
+            const double mem = c->hbm_s + c->l2_s;
+            const double t0 = c->compute_s > mem ? c->compute_s : mem;
+            const double u = t0 > 0 ? c->hbm_s / t0 : 0.0;
+            if (u <= 0.5) {
+                dp = pm_op_time_shared(&costs[pf_op], 1.0 - u);
+            } else {
+                dm = c->launch_s + t0 * (u / 0.5);
+                dp = pm_op_time_shared(&costs[pf_op], 0.5);
+            }
+        }
         const double rm = main_op >= 0 ? main_left * dm : INFINITY;
         const double rp = pf_op >= 0 ? pf_left * dp : INFINITY;
         const double dt = rm < rp ? rm : rp;

@@ -1,0 +1,48 @@
+/*
+ * area.c - the die-area model (DESIGN.md section 9): compute area proportional to the
+ * int8-equivalent dense peak, L2 SRAM proportional to capacity, HBM and link PHYs per stack and
+ * per link, and the rest. The coefficients are data (the accelerator file's "area" object, each
+ * sourced), so another process node is another set of numbers, not code.
+ */
+#include "internal.h"
+
+double pm_int8_equivalent_peak(const pm_accelerator *a)
+{
+    if (!a)
+        return 0.0;
+    const double *p = a->peak_flop_per_s;
+    const double cands[] = {p[PM_DTYPE_INT8], p[PM_DTYPE_FP8], 2.0 * p[PM_DTYPE_BF16],
+                            2.0 * p[PM_DTYPE_FP16], 4.0 * p[PM_DTYPE_FP32]};
+    double best = 0.0;
+    for (size_t i = 0; i < PM_ARRAY_LEN(cands); i++)
+        if (cands[i] > best)
+            best = cands[i];
+    return best;
+}
+
+pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
+{
+    if (!a || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL accelerator or output");
+    *out = (pm_area){0};
+    if (!a->area.present)
+        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.area",
+                       "accelerator \"%s\" has no area coefficients (an \"area\" object)",
+                       a->name);
+    const pm_area_params *p = &a->area;
+    out->compute_mm2 = p->compute_mm2_per_flop_per_s * pm_int8_equivalent_peak(a);
+    out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes;
+    out->hbm_phy_mm2 = p->hbm_phy_mm2_per_stack * p->hbm_stacks;
+    out->link_phy_mm2 = p->link_phy_mm2_per_link * p->links;
+    out->other_mm2 = p->other_mm2;
+    out->die_mm2 = out->compute_mm2 + out->l2_mm2 + out->hbm_phy_mm2 + out->link_phy_mm2 +
+                   out->other_mm2;
+    return PM_OK;
+}
+
+double pm_density(const pm_estimate *e, pm_mode mode, int devices, double die_mm2)
+{
+    if (!e || (int)mode < 0 || mode >= PM_MODE_COUNT || devices < 1 || !(die_mm2 > 0))
+        return 0.0;
+    return e->modes[mode].tokens_per_s / ((double)devices * die_mm2);
+}

@@ -1,0 +1,367 @@
+/*
+ * sweep.c - design-space axes: parsing "AXIS=START:STOP:STEP" / "x2" / lists with units,
+ * setting an axis on a scenario, and the optimum search of throughput density along one axis
+ * (a log-spaced grid to bracket the best point of a piecewise objective, then GSL's Brent
+ * minimiser inside the bracket).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_min.h>
+
+#include "internal.h"
+
+typedef struct axis_info {
+    const char *name, *column;
+    pm_dimension dim;
+    double display;       /* SI per display unit */
+    double lo, hi, step;  /* default range (SI); step < 0 means geometric factor -step */
+} axis_info;
+
+#define MIB_ (1024.0 * 1024.0)
+
+static const axis_info axes[PM_AXIS_COUNT] = {
+    {"l2", "l2_capacity_MiB", PM_DIM_BYTES, MIB_, 8 * MIB_, 256 * MIB_, 8 * MIB_},
+    {"l2_bw", "l2_bandwidth_TBps", PM_DIM_BANDWIDTH, 1e12, 1e12, 16e12, 1e12},
+    {"compute", "compute_TFLOPS", PM_DIM_COMPUTE, 1e12, 100e12, 3200e12, -2.0},
+    {"hbm_bw", "hbm_bandwidth_TBps", PM_DIM_BANDWIDTH, 1e12, 0.5e12, 8e12, 0.5e12},
+    {"link_bw", "link_bandwidth_Gbps", PM_DIM_BANDWIDTH, 1e9 / 8, 100e9 / 8, 1600e9 / 8, 100e9 / 8},
+    {"devices", "devices", PM_DIM_NONE, 1, 1, 64, -2.0},
+    {"batch", "batch", PM_DIM_NONE, 1, 1, 256, -2.0},
+    {"seq", "seq_len", PM_DIM_NONE, 1, 1024, 65536, -2.0},
+};
+
+const char *pm_axis_name(pm_axis_kind k)
+{
+    return (int)k >= 0 && k < PM_AXIS_COUNT ? axes[k].name : "?";
+}
+
+const char *pm_axis_column(pm_axis_kind k)
+{
+    return (int)k >= 0 && k < PM_AXIS_COUNT ? axes[k].column : "?";
+}
+
+double pm_axis_display_value(pm_axis_kind k, double v)
+{
+    return (int)k >= 0 && k < PM_AXIS_COUNT ? v / axes[k].display : v;
+}
+
+void pm_axis_release(pm_axis *a)
+{
+    if (!a)
+        return;
+    free(a->values);
+    a->values = NULL;
+    a->n_values = 0;
+}
+
+static bool is_count_axis(pm_axis_kind k)
+{
+    return k == PM_AXIS_DEVICES || k == PM_AXIS_BATCH || k == PM_AXIS_SEQ;
+}
+
+static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, const char *spec,
+                      pm_error *err)
+{
+    if (max_points && a->n_values >= max_points)
+        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "more than %zu points", max_points);
+    if (a->n_values == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        double *nv = realloc(a->values, nc * sizeof *nv);
+        if (!nv)
+            return pm_fail(err, PM_ERR_NOMEM, "--sweep", spec, "out of memory");
+        a->values = nv;
+        *cap = nc;
+    }
+    a->values[a->n_values++] = v;
+    return PM_OK;
+}
+
+static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec, double *out,
+                             pm_error *err)
+{
+    pm_error e2;
+    const axis_info *ai = &axes[k];
+    /* A bare number is in the axis's display unit ("l2=8:256:8" means MiB). */
+    char *end;
+    double v = strtod(text, &end);
+    if (end != text && *end == '\0' && isfinite(v)) {
+        *out = v * ai->display;
+    } else if (pm_quantity_parse(text, ai->dim, out, &e2) != PM_OK) {
+        return pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
+    }
+    if (!(*out > 0) || !isfinite(*out))
+        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "values must be > 0 (got '%s')", text);
+    if (is_count_axis(k) && fabs(*out - round(*out)) > 1e-9 * *out)
+        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "%s takes integers (got '%s')",
+                       ai->name, text);
+    if (is_count_axis(k))
+        *out = round(*out);
+    return PM_OK;
+}
+
+pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_error *err)
+{
+    if (!spec || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL axis specification");
+    *out = (pm_axis){0};
+    char name[32];
+    const char *eq = strchr(spec, '=');
+    size_t nlen = eq ? (size_t)(eq - spec) : strlen(spec);
+    if (nlen == 0 || nlen >= sizeof name)
+        return pm_fail(err, PM_ERR_VALUE, "--sweep", spec, "expected AXIS or AXIS=RANGE");
+    memcpy(name, spec, nlen);
+    name[nlen] = '\0';
+    int k = -1;
+    for (int i = 0; i < PM_AXIS_COUNT; i++)
+        if (strcmp(name, axes[i].name) == 0)
+            k = i;
+    if (k < 0)
+        return pm_fail(err, PM_ERR_VALUE, "--sweep", spec,
+                       "unknown axis \"%s\" (expected l2, l2_bw, compute, hbm_bw, link_bw, "
+                       "devices, batch or seq)",
+                       name);
+    out->kind = (pm_axis_kind)k;
+    const axis_info *ai = &axes[k];
+    size_t cap = 0;
+    pm_status st = PM_OK;
+    double lo = ai->lo, hi = ai->hi, step = ai->step;
+    if (eq) {
+        const char *r = eq + 1;
+        if (!*r) {
+            st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty range after '='");
+            goto fail;
+        }
+        if (!strchr(r, ':')) { /* a list */
+            char buf[1024];
+            pm_strlcpy(buf, r, sizeof buf);
+            char *save = NULL;
+            for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                double v;
+                if ((st = parse_value(tok, out->kind, spec, &v, err)) != PM_OK ||
+                    (st = push(out, &cap, v, max_points, spec, err)) != PM_OK)
+                    goto fail;
+            }
+            if (out->n_values == 0) {
+                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty list");
+                goto fail;
+            }
+            return PM_OK;
+        }
+        char buf[3][128] = {"", "", ""};
+        int parts = 0;
+        const char *p = r;
+        while (parts < 3) {
+            const char *c = strchr(p, ':');
+            size_t len = c ? (size_t)(c - p) : strlen(p);
+            if (len >= sizeof buf[0]) {
+                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "range part too long");
+                goto fail;
+            }
+            memcpy(buf[parts], p, len);
+            buf[parts][len] = '\0';
+            parts++;
+            if (!c)
+                break;
+            p = c + 1;
+        }
+        if (parts != 3 || strchr(p, ':')) {
+            st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "expected START:STOP:STEP");
+            goto fail;
+        }
+        if ((st = parse_value(buf[0], out->kind, spec, &lo, err)) != PM_OK ||
+            (st = parse_value(buf[1], out->kind, spec, &hi, err)) != PM_OK)
+            goto fail;
+        if (buf[2][0] == 'x') {
+            char *end;
+            double f = strtod(buf[2] + 1, &end);
+            if (*end || !(f > 1) || !isfinite(f)) {
+                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                             "a geometric step is xF with F > 1 (got '%s')", buf[2]);
+                goto fail;
+            }
+            step = -f;
+        } else {
+            pm_error e2;
+            char *end;
+            double v = strtod(buf[2], &end);
+            if (end != buf[2] && *end == '\0' && isfinite(v))
+                step = v * ai->display;
+            else if (pm_quantity_parse(buf[2], ai->dim, &step, &e2) != PM_OK) {
+                st = pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
+                goto fail;
+            }
+            if (!(step > 0)) {
+                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "the step must be > 0 (got '%s')",
+                             buf[2]);
+                goto fail;
+            }
+        }
+        if (!(hi >= lo)) {
+            st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                         "reversed range: STOP must be >= START");
+            goto fail;
+        }
+    }
+    /* Points lo, lo+step, ... up to hi (inclusive within a rounding tolerance). */
+    const double tol = 1e-9 * hi;
+    for (size_t i = 0;; i++) {
+        double v = step > 0 ? lo + (double)i * step : lo * pow(-step, (double)i);
+        if (v > hi + tol)
+            break;
+        if (is_count_axis(out->kind))
+            v = round(v);
+        if ((st = push(out, &cap, v, max_points, spec, err)) != PM_OK)
+            goto fail;
+    }
+    return PM_OK;
+fail:
+    pm_axis_release(out);
+    return st;
+}
+
+pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_error *err)
+{
+    if (!s)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario");
+    if (!(v > 0) || !isfinite(v))
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s must be > 0 (got %g)", pm_axis_name(k),
+                       v);
+    if (is_count_axis(k) && (fabs(v - round(v)) > 0.0 || v > 4294967296.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s takes integers (got %g)",
+                       pm_axis_name(k), v);
+    switch (k) {
+    case PM_AXIS_L2: s->accel.l2_capacity_bytes = v; break;
+    case PM_AXIS_L2_BW: s->accel.l2_bandwidth_bytes_per_s = v; break;
+    case PM_AXIS_COMPUTE: {
+        const double cur = pm_peak_compute(&s->accel, pm_compute_dtype(&s->workload));
+        if (!(cur > 0))
+            return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, NULL, "no peak for the compute type");
+        for (int d = 0; d < PM_DTYPE_COUNT; d++)
+            s->accel.peak_flop_per_s[d] *= v / cur;
+        break;
+    }
+    case PM_AXIS_HBM_BW: s->accel.hbm_bandwidth_bytes_per_s = v; break;
+    case PM_AXIS_LINK_BW: s->cluster.link_bandwidth_bytes_per_s = v; break;
+    case PM_AXIS_DEVICES: s->cluster.devices = (int)v; break;
+    case PM_AXIS_BATCH: s->workload.batch = (int)v; break;
+    case PM_AXIS_SEQ: s->workload.seq_len = (int64_t)v; break;
+    default: return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad axis");
+    }
+    return PM_OK;
+}
+
+/* ---------------------------------------------------------------- optimum */
+
+typedef struct objective {
+    pm_scenario s;
+    pm_axis_kind kind;
+    pm_mode mode;
+    pm_status st;
+    pm_error *err;
+    int *evals;
+} objective;
+
+static double density_at(objective *o, double v)
+{
+    if (o->st != PM_OK)
+        return 0.0;
+    (*o->evals)++;
+    pm_scenario t = o->s;
+    pm_estimate e;
+    pm_area a;
+    if ((o->st = pm_scenario_set_axis(&t, o->kind, v, o->err)) != PM_OK ||
+        (o->st = pm_estimate_compute(&t, &e, o->err)) != PM_OK ||
+        (o->st = pm_area_compute(&t.accel, &a, o->err)) != PM_OK)
+        return 0.0;
+    return pm_density(&e, o->mode, t.cluster.devices, a.die_mm2);
+}
+
+/* GSL minimises: the objective is -density as a function of log(value). */
+static double neg_density_log(double x, void *p)
+{
+    return -density_at(p, exp(x));
+}
+
+pm_status pm_optimize_axis(const pm_scenario *s, pm_axis_kind kind, double lo, double hi,
+                           int grid_points, double rel_tol, int max_iter, pm_optimum *out,
+                           pm_error *err)
+{
+    if (!s || !out || is_count_axis(kind) || (int)kind < 0 || kind >= PM_AXIS_COUNT ||
+        !(lo > 0) || !(hi > lo) || grid_points < 3 || !(rel_tol > 0) || max_iter < 1)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "optimize needs a continuous axis, 0 < lo < hi, >= 3 grid points, "
+                       "rel_tol > 0 and max_iter >= 1");
+    memset(out, 0, sizeof *out);
+    pm_area a;
+    pm_status st = pm_area_compute(&s->accel, &a, err);
+    if (st != PM_OK)
+        return st;
+    /* GSL's handler stays the host's business (the CLI turns it off); every call below is
+     * made with its preconditions checked and its status tested. */
+    gsl_min_fminimizer *fm = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
+    if (!fm) {
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    }
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
+        objective o = {*s, kind, (pm_mode)m, PM_OK, err, &out->evaluations};
+        const double llo = log(lo), lhi = log(hi), dx = (lhi - llo) / (grid_points - 1);
+        int best = 0;
+        double best_d = -1.0;
+        double *d = malloc((size_t)grid_points * sizeof *d);
+        if (!d) {
+            st = pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+            break;
+        }
+        for (int i = 0; i < grid_points; i++) {
+            d[i] = density_at(&o, exp(llo + i * dx));
+            if (d[i] > best_d) {
+                best_d = d[i];
+                best = i;
+            }
+        }
+        if ((st = o.st) != PM_OK) {
+            free(d);
+            break;
+        }
+        double xb = llo + best * dx, xl = xb - dx, xh = xb + dx;
+        out->best_value[m] = exp(xb);
+        out->best_density[m] = best_d;
+        out->bracket_lo[m] = exp(xl < llo ? llo : xl);
+        out->bracket_hi[m] = exp(xh > lhi ? lhi : xh);
+        /* Refine inside the bracket when the best grid point is interior and strictly better
+         * than its neighbours (what Brent needs); at an edge the optimum is the edge. */
+        if (best > 0 && best < grid_points - 1 && d[best] > d[best - 1] && d[best] > d[best + 1]) {
+            gsl_function F = {neg_density_log, &o};
+            if (gsl_min_fminimizer_set_with_values(fm, &F, xb, -d[best], xl, -d[best - 1], xh,
+                                                   -d[best + 1]) == GSL_SUCCESS) {
+                int it = 0, status = GSL_CONTINUE;
+                while (status == GSL_CONTINUE && it < max_iter && o.st == PM_OK) {
+                    it++;
+                    if (gsl_min_fminimizer_iterate(fm) != GSL_SUCCESS)
+                        break;
+                    const double a_ = gsl_min_fminimizer_x_lower(fm);
+                    const double b_ = gsl_min_fminimizer_x_upper(fm);
+                    status = gsl_min_test_interval(a_, b_, rel_tol, 0.0);
+                }
+                if ((st = o.st) == PM_OK) {
+                    const double xm = gsl_min_fminimizer_x_minimum(fm);
+                    const double fmv = -gsl_min_fminimizer_f_minimum(fm);
+                    if (fmv >= best_d) {
+                        out->best_value[m] = exp(xm);
+                        out->best_density[m] = fmv;
+                    }
+                    out->bracket_lo[m] = exp(gsl_min_fminimizer_x_lower(fm));
+                    out->bracket_hi[m] = exp(gsl_min_fminimizer_x_upper(fm));
+                    out->iterations[m] = it;
+                }
+            }
+        }
+        free(d);
+    }
+    gsl_min_fminimizer_free(fm);
+    return st;
+}
