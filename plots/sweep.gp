@@ -6,6 +6,7 @@ set output out
 set datafile separator ","
 set datafile missing "NaN"
 set datafile commentschars "#"
+set termoption noenhanced
 set key autotitle columnhead
 set grid
 set key outside right top
