@@ -1,0 +1,292 @@
+/*
+ * test_collective.c - the alpha-beta allreduce models of DESIGN.md section 5, each checked
+ * against a value worked out by hand from its formula, plus the choice made by "auto", the
+ * degenerate cases and a monotonicity property.
+ *
+ * Unless a test says otherwise: p = 4 devices, B = 1e11 bytes/s per link, alpha = 1e-5 s,
+ * n = 1e6 bytes, so n/B = 1e-5 s and n/(pB) = 2.5e-6 s.
+ */
+#include "testutil.h"
+
+/* Every expected value below is a handful of additions and one division of round numbers:
+ * the only error is double rounding, a few ulps, so 1e-12 is ample and still catches any
+ * wrong term (the smallest term in these sums is ~1e-3 of the total). */
+#define TOL 1e-12
+
+static pm_cluster make_cluster(pm_topology topo, int devices)
+{
+    pm_cluster c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "hand");
+    c.devices = devices;
+    c.topology = topo;
+    c.algorithm = PM_AR_AUTO;
+    c.link_bandwidth_bytes_per_s = 1e11;
+    c.link_latency_s = 1e-5;
+    return c;
+}
+
+static double ar(const pm_cluster *c, pm_allreduce_algo a, double n, pm_allreduce_algo *used)
+{
+    double t = -1.0;
+    pm_error err;
+    pm_status st = pm_allreduce_time(c, a, n, &t, used, &err);
+    if (st != PM_OK)
+        fail_msg("pm_allreduce_time(%s, %g): %s: %s", pm_allreduce_algo_name(a), n,
+                 pm_status_name(st), err.message);
+    return t;
+}
+
+static void test_ring_formula(void **state)
+{
+    (void)state;
+    pm_cluster c = make_cluster(PM_TOPO_FULL_MESH, 4);
+    /* 2(p-1)(alpha + n/(pB)) = 6 * (1e-5 + 2.5e-6) = 7.5e-5 s */
+    assert_rel(ar(&c, PM_AR_RING, 1e6, NULL), 6.0 * (1e-5 + 2.5e-6), TOL);
+    assert_rel(ar(&c, PM_AR_RING, 1e6, NULL), 7.5e-5, TOL);
+    /* The ring topology runs the same formula. */
+    pm_cluster r = make_cluster(PM_TOPO_RING, 4);
+    assert_rel(ar(&r, PM_AR_RING, 1e6, NULL), 7.5e-5, TOL);
+    /* p = 8: 14 * (1e-5 + 1e6/8e11 = 1.25e-6) = 14 * 1.125e-5 = 1.575e-4 s */
+    pm_cluster r8 = make_cluster(PM_TOPO_RING, 8);
+    assert_rel(ar(&r8, PM_AR_RING, 1e6, NULL), 1.575e-4, TOL);
+}
+
+static void test_oneshot_full_mesh_and_switch(void **state)
+{
+    (void)state;
+    pm_cluster mesh = make_cluster(PM_TOPO_FULL_MESH, 4);
+    /* full mesh: alpha + n/B = 1e-5 + 1e-5 = 2e-5 s (the p-1 peers are read in parallel) */
+    assert_rel(ar(&mesh, PM_AR_ONESHOT, 1e6, NULL), 2e-5, TOL);
+    pm_cluster sw = make_cluster(PM_TOPO_SWITCH, 4);
+    /* switch, one port: alpha + (p-1) n/B = 1e-5 + 3e-5 = 4e-5 s */
+    assert_rel(ar(&sw, PM_AR_ONESHOT, 1e6, NULL), 4e-5, TOL);
+}
+
+static void test_twoshot_full_mesh_and_switch(void **state)
+{
+    (void)state;
+    pm_cluster mesh = make_cluster(PM_TOPO_FULL_MESH, 4);
+    /* full mesh: 2(alpha + n/(pB)) = 2 * (1e-5 + 2.5e-6) = 2.5e-5 s */
+    assert_rel(ar(&mesh, PM_AR_TWOSHOT, 1e6, NULL), 2.5e-5, TOL);
+    pm_cluster sw = make_cluster(PM_TOPO_SWITCH, 4);
+    /* switch: 2(alpha + (p-1) n/(pB)) = 2 * (1e-5 + 7.5e-6) = 3.5e-5 s */
+    assert_rel(ar(&sw, PM_AR_TWOSHOT, 1e6, NULL), 3.5e-5, TOL);
+}
+
+static void test_tree_non_power_of_two(void **state)
+{
+    (void)state;
+    pm_cluster c4 = make_cluster(PM_TOPO_FULL_MESH, 4);
+    /* p = 4: 2 ceil(log2 4) = 4 steps of (1e-5 + 1e-5): 8e-5 s */
+    assert_rel(ar(&c4, PM_AR_TREE, 1e6, NULL), 8e-5, TOL);
+    /* p = 5 and p = 6: ceil(log2 p) = 3, 6 steps: 1.2e-4 s */
+    pm_cluster c5 = make_cluster(PM_TOPO_SWITCH, 5);
+    assert_rel(ar(&c5, PM_AR_TREE, 1e6, NULL), 1.2e-4, TOL);
+    pm_cluster c6 = make_cluster(PM_TOPO_FULL_MESH, 6);
+    assert_rel(ar(&c6, PM_AR_TREE, 1e6, NULL), 1.2e-4, TOL);
+    /* p = 3: ceil(log2 3) = 2, 4 steps: 8e-5 s */
+    pm_cluster c3 = make_cluster(PM_TOPO_FULL_MESH, 3);
+    assert_rel(ar(&c3, PM_AR_TREE, 1e6, NULL), 8e-5, TOL);
+}
+
+static void test_hierarchical_two_nodes_of_four(void **state)
+{
+    (void)state;
+    pm_cluster c = make_cluster(PM_TOPO_HIERARCHICAL, 8);
+    c.devices_per_node = 4;
+    c.inter_node_bandwidth_bytes_per_s = 2.5e10;
+    c.inter_node_latency_s = 2e-5;
+    /* intra-node reduce-scatter, q = 4: (q-1)(alpha + n/(qB)) = 3 * (1e-5 + 2.5e-6) = 3.75e-5
+     * inter-node ring over 2 nodes of n/q = 2.5e5 bytes:
+     *   2(2-1)(2e-5 + 2.5e5/(2 * 2.5e10)) = 2 * (2e-5 + 5e-6) = 5e-5
+     * intra-node all-gather: 3.75e-5 again.  Total 3.75e-5 + 5e-5 + 3.75e-5 = 1.25e-4 s */
+    pm_allreduce_algo used = PM_AR_AUTO;
+    assert_rel(ar(&c, PM_AR_HIERARCHICAL, 1e6, NULL), 1.25e-4, TOL);
+    assert_rel(ar(&c, PM_AR_AUTO, 1e6, &used), 1.25e-4, TOL);
+    assert_int_equal(used, PM_AR_HIERARCHICAL);
+}
+
+static void test_auto_small_message_picks_oneshot(void **state)
+{
+    (void)state;
+    pm_cluster c = make_cluster(PM_TOPO_FULL_MESH, 4);
+    /* A decode message, b * hidden * 1 byte = 4 * 8192 = 32768 bytes: alpha dominates.
+     * oneshot 1e-5 + 3.2768e-7, twoshot 2e-5 + ..., ring 6e-5 + ..., tree 4e-5 + ... */
+    pm_allreduce_algo used = PM_AR_AUTO;
+    double t = ar(&c, PM_AR_AUTO, 32768.0, &used);
+    assert_int_equal(used, PM_AR_ONESHOT);
+    assert_rel(t, 1e-5 + 32768.0 / 1e11, TOL);
+}
+
+static void test_auto_crossover_oneshot_twoshot(void **state)
+{
+    (void)state;
+    pm_cluster c = make_cluster(PM_TOPO_FULL_MESH, 4);
+    /* oneshot < twoshot  <=>  alpha + n/B < 2 alpha + 2n/(pB)  <=>  n (1 - 2/p)/B < alpha
+     *                   <=>  n < alpha B p/(p-2) = 1e-5 * 1e11 * 2 = 2e6 bytes. */
+    pm_allreduce_algo used = PM_AR_AUTO;
+    double t = ar(&c, PM_AR_AUTO, 1.9e6, &used);
+    assert_int_equal(used, PM_AR_ONESHOT);
+    assert_rel(t, 1e-5 + 1.9e-5, TOL);
+    t = ar(&c, PM_AR_AUTO, 2.1e6, &used);
+    assert_int_equal(used, PM_AR_TWOSHOT);
+    /* 2 * (1e-5 + 2.1e6/4e11 = 5.25e-6) = 3.05e-5 */
+    assert_rel(t, 3.05e-5, TOL);
+    /* Large: 1e9 bytes.  oneshot 1e-2 + 1e-5; twoshot 2 (1e-5 + 2.5e-3) = 5.02e-3;
+     * ring 6 (1e-5 + 2.5e-3) = 1.506e-2; tree 4 (1e-5 + 1e-2): twoshot wins. */
+    t = ar(&c, PM_AR_AUTO, 1e9, &used);
+    assert_int_equal(used, PM_AR_TWOSHOT);
+    assert_rel(t, 5.02e-3, TOL);
+}
+
+static void test_auto_on_switch_and_ring(void **state)
+{
+    (void)state;
+    pm_cluster sw = make_cluster(PM_TOPO_SWITCH, 4);
+    pm_allreduce_algo used = PM_AR_AUTO;
+    /* Switch, 1e9 bytes: oneshot 1e-5 + 3e-2; twoshot 2 (1e-5 + 7.5e-3) = 1.502e-2;
+     * ring 6 (1e-5 + 2.5e-3) = 1.506e-2 (same bandwidth term, more latency); tree 4.004e-2. */
+    double t = ar(&sw, PM_AR_AUTO, 1e9, &used);
+    assert_int_equal(used, PM_AR_TWOSHOT);
+    assert_rel(t, 1.502e-2, TOL);
+    /* Switch, small message (1e3 bytes): oneshot 1e-5 + 3e-8 beats twoshot's 2 alpha. */
+    t = ar(&sw, PM_AR_AUTO, 1e3, &used);
+    assert_int_equal(used, PM_AR_ONESHOT);
+    assert_rel(t, 1e-5 + 3e-8, TOL);
+    /* A ring topology can only run the ring. */
+    pm_cluster r = make_cluster(PM_TOPO_RING, 4);
+    t = ar(&r, PM_AR_AUTO, 32768.0, &used);
+    assert_int_equal(used, PM_AR_RING);
+    assert_rel(t, 6.0 * (1e-5 + 32768.0 / 4e11), TOL);
+}
+
+static void test_auto_is_the_minimum(void **state)
+{
+    (void)state;
+    const pm_topology topos[] = {PM_TOPO_FULL_MESH, PM_TOPO_SWITCH};
+    const pm_allreduce_algo algos[] = {PM_AR_RING, PM_AR_ONESHOT, PM_AR_TWOSHOT, PM_AR_TREE};
+    for (size_t ti = 0; ti < 2; ti++)
+        for (int p = 2; p <= 16; p++)
+            for (double n = 1e2; n <= 1e10; n *= 10) {
+                pm_cluster c = make_cluster(topos[ti], p);
+                pm_allreduce_algo used = PM_AR_AUTO;
+                double best = ar(&c, PM_AR_AUTO, n, &used);
+                double min = INFINITY;
+                for (size_t a = 0; a < 4; a++) {
+                    double t = ar(&c, algos[a], n, NULL);
+                    if (t < min)
+                        min = t;
+                }
+                /* auto returns one of the candidates' values, computed the same way */
+                assert_rel(best, min, 0.0);
+                assert_rel(ar(&c, used, n, NULL), best, 0.0);
+            }
+}
+
+static void test_one_device_and_empty_message_take_no_time(void **state)
+{
+    (void)state;
+    pm_cluster c = make_cluster(PM_TOPO_FULL_MESH, 1);
+    const pm_allreduce_algo algos[] = {PM_AR_AUTO, PM_AR_RING, PM_AR_ONESHOT, PM_AR_TWOSHOT,
+                                       PM_AR_TREE};
+    for (size_t a = 0; a < 5; a++)
+        assert_rel(ar(&c, algos[a], 1e6, NULL), 0.0, 0.0);
+    pm_cluster r = make_cluster(PM_TOPO_RING, 1);
+    assert_rel(ar(&r, PM_AR_AUTO, 1e6, NULL), 0.0, 0.0);
+    pm_cluster c4 = make_cluster(PM_TOPO_FULL_MESH, 4);
+    assert_rel(ar(&c4, PM_AR_AUTO, 0.0, NULL), 0.0, 0.0);
+}
+
+static void expect_inconsistent(pm_topology topo, pm_allreduce_algo algo)
+{
+    pm_cluster c = make_cluster(topo, 8);
+    if (topo == PM_TOPO_HIERARCHICAL) {
+        c.devices_per_node = 4;
+        c.inter_node_bandwidth_bytes_per_s = 1e10;
+        c.inter_node_latency_s = 1e-5;
+    }
+    double t = 0.0;
+    pm_error err;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(pm_allreduce_time(&c, algo, 1e6, &t, NULL, &err), PM_ERR_INCONSISTENT);
+    assert_int_equal(err.status, PM_ERR_INCONSISTENT);
+    assert_non_null(strstr(err.message, pm_allreduce_algo_name(algo)));
+}
+
+static void test_algorithm_not_allowed_on_topology(void **state)
+{
+    (void)state;
+    expect_inconsistent(PM_TOPO_RING, PM_AR_ONESHOT);
+    expect_inconsistent(PM_TOPO_RING, PM_AR_TWOSHOT);
+    expect_inconsistent(PM_TOPO_RING, PM_AR_TREE);
+    expect_inconsistent(PM_TOPO_RING, PM_AR_HIERARCHICAL);
+    expect_inconsistent(PM_TOPO_FULL_MESH, PM_AR_HIERARCHICAL);
+    expect_inconsistent(PM_TOPO_SWITCH, PM_AR_HIERARCHICAL);
+    expect_inconsistent(PM_TOPO_HIERARCHICAL, PM_AR_RING);
+    expect_inconsistent(PM_TOPO_HIERARCHICAL, PM_AR_ONESHOT);
+}
+
+static void test_rejects_null_and_bad_message(void **state)
+{
+    (void)state;
+    pm_cluster c = make_cluster(PM_TOPO_FULL_MESH, 4);
+    double t;
+    assert_int_equal(pm_allreduce_time(NULL, PM_AR_AUTO, 1e6, &t, NULL, NULL),
+                     PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_allreduce_time(&c, PM_AR_AUTO, 1e6, NULL, NULL, NULL),
+                     PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_allreduce_time(&c, PM_AR_AUTO, -1.0, &t, NULL, NULL), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_allreduce_time(&c, PM_AR_AUTO, NAN, &t, NULL, NULL), PM_ERR_INVALID_ARG);
+}
+
+static void test_more_bandwidth_never_slower(void **state)
+{
+    (void)state;
+    const pm_topology topos[] = {PM_TOPO_RING, PM_TOPO_FULL_MESH, PM_TOPO_SWITCH,
+                                 PM_TOPO_HIERARCHICAL};
+    const pm_allreduce_algo algos[] = {PM_AR_AUTO, PM_AR_RING, PM_AR_ONESHOT, PM_AR_TWOSHOT,
+                                       PM_AR_TREE, PM_AR_HIERARCHICAL};
+    for (size_t ti = 0; ti < 4; ti++)
+        for (size_t ai = 0; ai < 6; ai++)
+            for (int p = 2; p <= 16; p *= 2)
+                for (double n = 1e3; n <= 1e9; n *= 100) {
+                    pm_cluster c = make_cluster(topos[ti], p);
+                    c.devices_per_node = 2;
+                    c.inter_node_bandwidth_bytes_per_s = 1e10;
+                    c.inter_node_latency_s = 2e-5;
+                    double t0;
+                    if (pm_allreduce_time(&c, algos[ai], n, &t0, NULL, NULL) != PM_OK)
+                        continue; /* not allowed on this topology */
+                    assert_true(isfinite(t0) && t0 > 0);
+                    pm_cluster faster = c;
+                    faster.link_bandwidth_bytes_per_s *= 2.0;
+                    faster.inter_node_bandwidth_bytes_per_s *= 2.0;
+                    double t1 = ar(&faster, algos[ai], n, NULL);
+                    assert_true(t1 <= t0);
+                    /* strictly faster: every formula has a bandwidth term */
+                    assert_true(t1 < t0);
+                    /* and a larger message is never faster */
+                    assert_true(ar(&c, algos[ai], 2.0 * n, NULL) >= t0);
+                }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_formula),
+        cmocka_unit_test(test_oneshot_full_mesh_and_switch),
+        cmocka_unit_test(test_twoshot_full_mesh_and_switch),
+        cmocka_unit_test(test_tree_non_power_of_two),
+        cmocka_unit_test(test_hierarchical_two_nodes_of_four),
+        cmocka_unit_test(test_auto_small_message_picks_oneshot),
+        cmocka_unit_test(test_auto_crossover_oneshot_twoshot),
+        cmocka_unit_test(test_auto_on_switch_and_ring),
+        cmocka_unit_test(test_auto_is_the_minimum),
+        cmocka_unit_test(test_one_device_and_empty_message_take_no_time),
+        cmocka_unit_test(test_algorithm_not_allowed_on_topology),
+        cmocka_unit_test(test_rejects_null_and_bad_message),
+        cmocka_unit_test(test_more_bandwidth_never_slower),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

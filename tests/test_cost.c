@@ -1,0 +1,369 @@
+/*
+ * test_cost.c - the roofline cost of one operation (DESIGN.md section 4) on single nodes with
+ * round numbers, so that each term can be checked by hand:
+ *
+ *   t = max(F / (P eta), HBM bytes / BW_hbm + L2 bytes / BW_l2) + t_launch
+ *
+ * Hand accelerator: 1e15 int8 op/s (efficiency 1), HBM 1e12 bytes/s (efficiency 1), L2
+ * 4e12 bytes/s and 8 MiB, strided KV at 0.5 of HBM bandwidth, launch 0 unless a test sets it.
+ * Cluster: 4 devices, full mesh, 1e11 bytes/s links, alpha 1e-5 s, one-shot allreduce.
+ */
+#include <stdlib.h>
+
+#include "testutil.h"
+
+/* Expected values are a few products and quotients of round numbers: a few ulps of rounding
+ * at most. 1e-12 allows for that and nothing else. */
+#define TOL 1e-12
+
+static pm_scenario hand_scenario(void)
+{
+    pm_scenario s;
+    memset(&s, 0, sizeof s);
+    s.model = (pm_model){.layers = 2, .hidden = 1024, .heads = 8, .kv_heads = 2,
+                         .head_dim = 128, .intermediate = 4096, .vocab = 8192,
+                         .gated_mlp = true};
+    pm_accelerator *a = &s.accel;
+    a->peak_flop_per_s[PM_DTYPE_INT8] = 1e15;
+    a->peak_flop_per_s[PM_DTYPE_BF16] = 5e14;
+    a->compute_efficiency_frac = 1.0;
+    a->hbm_capacity_bytes = 64e9;
+    a->hbm_bandwidth_bytes_per_s = 1e12;
+    a->hbm_efficiency_frac = 1.0;
+    a->l2_capacity_bytes = 8.0 * 1048576.0;
+    a->l2_bandwidth_bytes_per_s = 4e12;
+    a->l2_usable_frac = 1.0;
+    a->kv_strided_efficiency_frac = 0.5;
+    a->kernel_launch_s = 0.0;
+    pm_cluster *c = &s.cluster;
+    c->devices = 4;
+    c->topology = PM_TOPO_FULL_MESH;
+    c->algorithm = PM_AR_ONESHOT;
+    c->link_bandwidth_bytes_per_s = 1e11;
+    c->link_latency_s = 1e-5;
+    s.workload = (pm_workload){.batch = 2, .seq_len = 600, .prefill_frac = 0.5};
+    return s;
+}
+
+static pm_node node(pm_node_kind kind)
+{
+    pm_node n;
+    memset(&n, 0, sizeof n);
+    n.kind = kind;
+    n.dtype = PM_DTYPE_INT8;
+    snprintf(n.name, sizeof n.name, "%s", pm_node_kind_name(kind));
+    n.prefetch = n.consumer = n.trigger = n.overflow = -1;
+    return n;
+}
+
+static pm_op_cost cost(const pm_scenario *s, const pm_node *n)
+{
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_add_node(g, n, NULL), PM_OK);
+    pm_op_cost c;
+    pm_error err;
+    pm_status st = pm_op_cost_compute(s, g, 0, &c, &err);
+    pm_graph_free(g);
+    if (st != PM_OK)
+        fail_msg("pm_op_cost_compute: %s", err.message);
+    return c;
+}
+
+static void test_compute_bound_matmul(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    pm_node n = node(PM_NODE_MATMUL);
+    n.flop = 1e12;       /* 1e12 / 1e15 = 1e-3 s */
+    n.weight_bytes = 1e6; /* 1e6 / 1e12 = 1e-6 s */
+    n.act_bytes = 1e5;    /* 1e-7 s */
+    pm_op_cost c = cost(&s, &n);
+    assert_rel(c.compute_s, 1e-3, TOL);
+    assert_rel(c.hbm_s, 1.1e-6, TOL);
+    assert_rel(c.hbm_bytes, 1.1e6, TOL);
+    assert_rel(c.total_s, 1e-3, TOL);
+    /* half the compute efficiency doubles it */
+    s.accel.compute_efficiency_frac = 0.5;
+    assert_rel(cost(&s, &n).total_s, 2e-3, TOL);
+    /* the compute datatype picks the peak: bf16 at 5e14 */
+    s.accel.compute_efficiency_frac = 1.0;
+    n.dtype = PM_DTYPE_BF16;
+    assert_rel(cost(&s, &n).compute_s, 2e-3, TOL);
+}
+
+static void test_memory_bound_matmul(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    pm_node n = node(PM_NODE_MATMUL);
+    n.flop = 1e6;        /* 1e-9 s */
+    n.weight_bytes = 1e9; /* 1e-3 s */
+    n.act_bytes = 1e6;    /* 1e-6 s */
+    pm_op_cost c = cost(&s, &n);
+    assert_rel(c.compute_s, 1e-9, TOL);
+    assert_rel(c.total_s, 1.001e-3, TOL);
+    /* HBM efficiency 0.8: 1.001e9 / 8e11 */
+    s.accel.hbm_efficiency_frac = 0.8;
+    assert_rel(cost(&s, &n).total_s, 1.001e9 / 8e11, TOL);
+}
+
+static void test_strided_kv_reads(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    pm_node n = node(PM_NODE_ATTENTION);
+    n.kv_bytes = 1e6;
+    n.act_bytes = 1e5;
+    n.flop = 1e3;
+    /* contiguous: (1e5 + 1e6) / 1e12 = 1.1e-6 s */
+    pm_op_cost c = cost(&s, &n);
+    assert_rel(c.hbm_s, 1.1e-6, TOL);
+    assert_rel(c.total_s, 1.1e-6, TOL);
+    /* strided KV at half the bandwidth; activations unaffected: 1e-7 + 1e6 / 5e11 = 2.1e-6 */
+    n.kv_strided = true;
+    c = cost(&s, &n);
+    assert_rel(c.hbm_s, 2.1e-6, TOL);
+    assert_rel(c.total_s, 2.1e-6, TOL);
+    assert_rel(c.hbm_bytes, 1.1e6, TOL);
+}
+
+/* The builder marks KV strided exactly when a device holds more than one KV head, and the
+ * cost follows: 1 device (2 KV heads) vs 2 devices (1 KV head). */
+static void test_strided_kv_follows_the_shard(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.cluster.algorithm = PM_AR_AUTO;
+    pm_graph *g = pm_graph_alloc();
+    pm_op_cost c;
+    for (int p = 1; p <= 2; p++) {
+        s.cluster.devices = p;
+        assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 1000, 1, g, NULL), PM_OK);
+        const pm_node *att = &g->nodes[4];
+        assert_string_equal(att->name, "L0.Attention");
+        assert_int_equal(pm_op_cost_compute(&s, g, 4, &c, NULL), PM_OK);
+        /* kv = 2/p heads; KV = 2 * b * ctx * kv * d = 2 * 2 * 1000 * (2/p) * 128 bytes;
+         * activations 2 * b * q * d = 2 * 2 * (8/p) * 128 bytes at full bandwidth. */
+        const double kv = 2.0 * 2 * 1000 * (2.0 / p) * 128, act = 2.0 * 2 * (8.0 / p) * 128;
+        const double kv_bw = p == 1 ? 0.5e12 : 1e12;
+        assert_rel(c.hbm_s, act / 1e12 + kv / kv_bw, TOL);
+    }
+    pm_graph_free(g);
+}
+
+static void test_prefetched_bytes_read_at_l2_bandwidth(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    pm_node n = node(PM_NODE_MATMUL);
+    n.weight_bytes = 4e6;
+    n.flop = 1e3;
+    /* all from HBM: 4e-6 s */
+    assert_rel(cost(&s, &n).total_s, 4e-6, TOL);
+    /* all from L2: 4e6 / 4e12 = 1e-6 s, not free */
+    n.l2_bytes = 4e6;
+    pm_op_cost c = cost(&s, &n);
+    assert_rel(c.hbm_s, 0.0, 0.0);
+    assert_rel(c.l2_s, 1e-6, TOL);
+    assert_rel(c.total_s, 1e-6, TOL);
+    assert_rel(c.hbm_bytes, 0.0, 0.0);
+    /* a quarter from L2: HBM 3e6 / 1e12 + L2 1e6 / 4e12 = 3e-6 + 2.5e-7 (sources add) */
+    n.l2_bytes = 1e6;
+    c = cost(&s, &n);
+    assert_rel(c.total_s, 3.25e-6, TOL);
+    /* attention: prefetched KV comes from L2, the rest is strided from HBM:
+     * 5e5 / 5e11 + 5e5 / 4e12 = 1e-6 + 1.25e-7 */
+    pm_node a = node(PM_NODE_ATTENTION);
+    a.kv_bytes = 1e6;
+    a.kv_strided = true;
+    a.l2_bytes = 5e5;
+    assert_rel(cost(&s, &a).total_s, 1.125e-6, TOL);
+}
+
+static void test_launch_overhead_added(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.kernel_launch_s = 1e-6;
+    pm_node n = node(PM_NODE_MATMUL);
+    n.flop = 1e12; /* 1e-3 s */
+    pm_op_cost c = cost(&s, &n);
+    assert_rel(c.launch_s, 1e-6, TOL);
+    assert_rel(c.total_s, 1e-3 + 1e-6, TOL);
+    n = node(PM_NODE_NORM);
+    n.act_bytes = 2e6; /* 2e-6 s */
+    assert_rel(cost(&s, &n).total_s, 3e-6, TOL);
+    /* a prefetch: bulk contiguous stream at HBM bandwidth, plus its launch; KV of a
+     * prefetch is not penalised as strided: 2e6 / 1e12 + 1e-6 */
+    n = node(PM_NODE_PREFETCH);
+    n.stream = PM_STREAM_PREFETCH;
+    n.kv_bytes = 2e6;
+    c = cost(&s, &n);
+    assert_rel(c.hbm_s, 2e-6, TOL);
+    assert_rel(c.total_s, 3e-6, TOL);
+}
+
+static void test_allreduce_node_costs_its_algorithm(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    pm_node n = node(PM_NODE_ALLREDUCE);
+    n.comm_bytes = 1e6;
+    /* one-shot on the full mesh: 1e-5 + 1e6 / 1e11 = 2e-5 s */
+    pm_op_cost c = cost(&s, &n);
+    assert_rel(c.comm_s, 2e-5, TOL);
+    assert_rel(c.total_s, 2e-5, TOL);
+    /* an algorithm the topology cannot run is reported */
+    s.cluster.topology = PM_TOPO_RING;
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_add_node(g, &n, NULL), PM_OK);
+    assert_int_equal(pm_op_cost_compute(&s, g, 0, &c, NULL), PM_ERR_INCONSISTENT);
+    assert_int_equal(pm_op_cost_compute(&s, g, 1, &c, NULL), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_op_cost_compute(NULL, g, 0, &c, NULL), PM_ERR_INVALID_ARG);
+    pm_graph_free(g);
+}
+
+static void test_tiling_bound_raises_prefill_gemm_traffic(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    /* A prefill GEMM m = 4096, k = n = 1024, int8 (e = 1):
+     *   compulsory = activations (m k + m n) + weights (k n) = 8388608 + 1048576 = 9437184
+     *   flop = 2 m n k = 8589934592 -> 8.589934592e-6 s at 1e15. */
+    pm_node n = node(PM_NODE_MATMUL);
+    n.m = 4096;
+    n.k = 1024;
+    n.n = 1024;
+    n.flop = 2.0 * 4096 * 1024 * 1024;
+    n.act_bytes = 4096.0 * 1024 + 4096.0 * 1024;
+    n.weight_bytes = 1024.0 * 1024;
+    /* L2 = 64 KiB: tiled = 2 m n k e / sqrt(C/e) = 8589934592 / 256 = 33554432 bytes,
+     * above the compulsory traffic, so HBM moves 33554432 bytes: 3.3554432e-5 s. */
+    s.accel.l2_capacity_bytes = 65536;
+    pm_op_cost c = cost(&s, &n);
+    assert_rel(c.hbm_bytes, 33554432.0, TOL);
+    assert_rel(c.hbm_s, 3.3554432e-5, TOL);
+    assert_rel(c.total_s, 3.3554432e-5, TOL);
+    /* L2 = 1 MiB: tiled = 8589934592 / 1024 = 8388608 < compulsory: compulsory only. */
+    s.accel.l2_capacity_bytes = 1048576;
+    c = cost(&s, &n);
+    assert_rel(c.hbm_bytes, 9437184.0, TOL);
+    assert_rel(c.total_s, 9.437184e-6, TOL);
+    /* bf16 (e = 2), bytes doubled, L2 = 128 KiB: tiled = 2 m n k 2 / sqrt(65536)
+     * = 17179869184 / 256 = 67108864 bytes. */
+    n.dtype = PM_DTYPE_BF16;
+    n.act_bytes *= 2;
+    n.weight_bytes *= 2;
+    s.accel.l2_capacity_bytes = 131072;
+    c = cost(&s, &n);
+    assert_rel(c.hbm_bytes, 67108864.0, TOL);
+    /* Decode GEMMs (m = batch) never reach the bound: the graph's QKV at 64 KiB L2:
+     * tiled = 2 * 2 * 768 * 1024 / 256 = 12288 < compulsory 786432 + 2 * (1024 + 768). */
+    s.accel.l2_capacity_bytes = 65536;
+    s.cluster.devices = 2;
+    s.cluster.algorithm = PM_AR_AUTO;
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 10, 1, g, NULL), PM_OK);
+    assert_int_equal(pm_op_cost_compute(&s, g, 2, &c, NULL), PM_OK);
+    assert_rel(c.hbm_bytes, 786432.0 + 2.0 * (1024 + 768), TOL);
+    pm_graph_free(g);
+}
+
+/* A fused node: the O projection of a decode step fused with its allreduce.
+ * F = 1e9 flop (1e-6 s), W = 4e6 bytes (4e-6 s), allreduce of 4e5 bytes. */
+static pm_node fused_node(int chunks)
+{
+    pm_node n = node(PM_NODE_FUSED_MATMUL_ALLREDUCE);
+    n.flop = 1e9;
+    n.weight_bytes = 4e6;
+    n.comm_bytes = 4e5;
+    n.chunks = chunks;
+    return n;
+}
+
+static void test_fused_one_chunk_equals_matmul_plus_allreduce(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.kernel_launch_s = 1e-6;
+    s.accel.chunk_half_efficiency_bytes = 1e6;
+    pm_node f = fused_node(1);
+    pm_op_cost c = cost(&s, &f);
+    /* max(1e-6, 4e-6) + (1e-5 + 4e5/1e11 = 1.4e-5) + launch 1e-6 = 1.9e-5 s */
+    assert_rel(c.total_s, 1.9e-5, TOL);
+    assert_int_equal(c.chunks, 1);
+    assert_rel(c.comm_s, 1.4e-5, TOL);
+    /* ... which is the MatMul and the AllReduce run one after the other */
+    pm_node m = f;
+    m.kind = PM_NODE_MATMUL;
+    m.comm_bytes = 0;
+    pm_node a = node(PM_NODE_ALLREDUCE);
+    a.comm_bytes = 4e5;
+    assert_rel(c.total_s, cost(&s, &m).total_s + cost(&s, &a).total_s, TOL);
+}
+
+static void test_fused_chunked_pipeline_formula(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.chunk_half_efficiency_bytes = 1e6;
+    pm_node f = fused_node(4);
+    /* k = 4 chunks of x = 4e6 / 4 = 1e6 bytes; Hockney efficiency relative to the whole:
+     *   eff = (x/(x+n_half)) / (X/(X+n_half)) = (1/2) / (4/5) = 0.625
+     *   memory per chunk  = 4e-6 / 4 / 0.625 = 1.6e-6 s
+     *   compute per chunk = 1e-6 / 4 = 2.5e-7 s        -> t_gemm = 1.6e-6 s
+     *   allreduce per chunk of 1e5 bytes: 1e-5 + 1e5/1e11 = 1.1e-5 s = t_ar
+     *   pipeline: t_gemm + (k-1) max(t_gemm, t_ar) + t_ar = 1.6e-6 + 3 * 1.1e-5 + 1.1e-5
+     *           = 4.56e-5 s */
+    pm_op_cost c = cost(&s, &f);
+    assert_int_equal(c.chunks, 4);
+    assert_rel(c.total_s, 4.56e-5, TOL);
+    assert_rel(c.comm_s, 4.0 * 1.1e-5, TOL);
+    /* k = 2: x = 2e6, eff = (2/3)/(4/5) = 5/6; memory 2e-6 / (5/6) = 2.4e-6 s;
+     * t_ar = 1e-5 + 2e5/1e11 = 1.2e-5; total = 2.4e-6 + 1.2e-5 + 1.2e-5 = 2.64e-5 s */
+    f.chunks = 2;
+    assert_rel(cost(&s, &f).total_s, 2.64e-5, TOL);
+    /* chunks = 0: the best of 1..16. Here latency dominates, so one chunk wins:
+     * max(1e-6, 4e-6) + 1.4e-5 = 1.8e-5 s */
+    f.chunks = 0;
+    c = cost(&s, &f);
+    assert_int_equal(c.chunks, 1);
+    assert_rel(c.total_s, 1.8e-5, TOL);
+    for (int k = 1; k <= 16; k++) {
+        f.chunks = k;
+        assert_true(c.total_s <= cost(&s, &f).total_s);
+    }
+}
+
+static void test_fused_chunking_wins_for_large_gemms(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.cluster.link_latency_s = 0.0;
+    /* No latency and no chunk penalty (n_half = 0): F = 0, W = 4e6 bytes (4e-6 s), message
+     * 4e5 bytes (4e-6 s one-shot). k chunks: 4e-6/k + (k-1) 4e-6/k + 4e-6/k = (k+1) 4e-6/k,
+     * decreasing in k: the best of 1..16 is 16 chunks, 17/16 * 4e-6 = 4.25e-6 s. */
+    pm_node f = fused_node(0);
+    f.flop = 0;
+    pm_op_cost c = cost(&s, &f);
+    assert_int_equal(c.chunks, 16);
+    assert_rel(c.total_s, 4.25e-6, TOL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compute_bound_matmul),
+        cmocka_unit_test(test_memory_bound_matmul),
+        cmocka_unit_test(test_strided_kv_reads),
+        cmocka_unit_test(test_strided_kv_follows_the_shard),
+        cmocka_unit_test(test_prefetched_bytes_read_at_l2_bandwidth),
+        cmocka_unit_test(test_launch_overhead_added),
+        cmocka_unit_test(test_allreduce_node_costs_its_algorithm),
+        cmocka_unit_test(test_tiling_bound_raises_prefill_gemm_traffic),
+        cmocka_unit_test(test_fused_one_chunk_equals_matmul_plus_allreduce),
+        cmocka_unit_test(test_fused_chunked_pipeline_formula),
+        cmocka_unit_test(test_fused_chunking_wins_for_large_gemms),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,494 @@
+/*
+ * test_graph.c - Megatron sharding and the per-device decode/prefill graphs (DESIGN.md
+ * section 3), checked node by node against bytes and flops worked out by hand; the JSON
+ * round trip, the DOT printer and the graph reader's rejections.
+ *
+ * The hand scenario: hidden 1024, 8 heads, 2 KV heads, head_dim 128, intermediate 4096,
+ * vocab 8192, gated MLP, 2 layers, int8 everywhere, p = 2 devices, batch 2. On one device:
+ * q_loc = 4 query heads, kv_loc = 1 KV head, 2048 MLP columns, 4096 vocabulary rows.
+ */
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "internal.h"
+
+/* Byte and flop counts are products of small integers, exact in a double: the only slack
+ * needed is for the few operations the library may order differently (ulps). */
+#define EXACT 1e-12
+
+static pm_scenario hand_scenario(int devices)
+{
+    pm_scenario s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "hand");
+    pm_model *m = &s.model;
+    snprintf(m->name, sizeof m->name, "hand-model");
+    m->layers = 2;
+    m->hidden = 1024;
+    m->heads = 8;
+    m->kv_heads = 2;
+    m->head_dim = 128;
+    m->intermediate = 4096;
+    m->vocab = 8192;
+    m->gated_mlp = true;
+    pm_accelerator *a = &s.accel;
+    snprintf(a->name, sizeof a->name, "hand-accel");
+    a->peak_flop_per_s[PM_DTYPE_INT8] = 1e15;
+    a->compute_efficiency_frac = 1.0;
+    a->hbm_capacity_bytes = 64e9;
+    a->hbm_bandwidth_bytes_per_s = 1e12;
+    a->hbm_efficiency_frac = 1.0;
+    a->l2_capacity_bytes = 8.0 * 1048576.0;
+    a->l2_bandwidth_bytes_per_s = 4e12;
+    a->l2_usable_frac = 1.0;
+    a->kv_strided_efficiency_frac = 0.5;
+    pm_cluster *c = &s.cluster;
+    c->devices = devices;
+    c->topology = PM_TOPO_FULL_MESH;
+    c->algorithm = PM_AR_AUTO;
+    c->link_bandwidth_bytes_per_s = 1e11;
+    c->link_latency_s = 1e-5;
+    pm_workload *w = &s.workload;
+    w->batch = 2;
+    w->seq_len = 600;
+    w->prefill_frac = 0.5;
+    w->weight_dtype = w->kv_dtype = w->act_dtype = PM_DTYPE_INT8;
+    return s;
+}
+
+static pm_shard shard_of(const pm_scenario *s)
+{
+    pm_shard sh;
+    pm_error err;
+    pm_status st = pm_shard_compute(s, &sh, &err);
+    if (st != PM_OK)
+        fail_msg("pm_shard_compute: %s", err.message);
+    return sh;
+}
+
+/* ---------------------------------------------------------------- sharding */
+
+static void test_shard_llama_like_on_4_devices(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(4);
+    s.model.heads = 64;
+    s.model.kv_heads = 8;
+    s.model.hidden = 8192;
+    s.model.intermediate = 28672;
+    s.model.vocab = 128256;
+    pm_shard sh = shard_of(&s);
+    assert_rel(sh.q_heads, 16.0, 0.0);  /* 64 / 4 */
+    assert_rel(sh.kv_heads, 2.0, 0.0);  /* 8 / 4 */
+    assert_false(sh.kv_replicated);
+    assert_false(sh.uneven);
+    assert_rel(sh.mlp_cols, 7168.0, 0.0);    /* 28672 / 4 */
+    assert_rel(sh.vocab_cols, 32064.0, 0.0); /* 128256 / 4 */
+}
+
+static void test_shard_llama_like_on_16_devices_replicates_kv(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(16);
+    s.model.heads = 64;
+    s.model.kv_heads = 8;
+    s.model.intermediate = 28672;
+    pm_shard sh = shard_of(&s);
+    assert_rel(sh.q_heads, 4.0, 0.0);  /* 64 / 16 */
+    assert_rel(sh.kv_heads, 1.0, 0.0); /* 8 KV heads < 16 devices: one replicated head */
+    assert_true(sh.kv_replicated);
+    assert_false(sh.uneven);
+    assert_rel(sh.mlp_cols, 1792.0, 0.0); /* 28672 / 16 */
+}
+
+static void test_shard_ten_kv_heads_on_4_devices_is_uneven(void **state)
+{
+    (void)state;
+    /* Phi-3-medium: 40 heads, 10 KV heads, 4 devices: 10 query heads each, but the KV heads
+     * split 3/3/2/2 and the busiest device holds 3. */
+    pm_scenario s = hand_scenario(4);
+    s.model.heads = 40;
+    s.model.kv_heads = 10;
+    s.model.hidden = 5120;
+    s.model.intermediate = 17920;
+    pm_shard sh = shard_of(&s);
+    assert_rel(sh.q_heads, 10.0, 0.0);
+    assert_rel(sh.kv_heads, 3.0, 0.0);
+    assert_false(sh.kv_replicated);
+    assert_true(sh.uneven);
+}
+
+static void test_shard_devices_beyond_heads(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(16); /* 8 heads, 16 devices */
+    pm_shard sh;
+    pm_error err;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(pm_shard_compute(&s, &sh, &err), PM_ERR_INCONSISTENT);
+    assert_string_equal(err.path, "$.cluster.devices");
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 10, 0, g, NULL), PM_ERR_INCONSISTENT);
+    /* Idealized sharding divides everything evenly with fractional heads. */
+    s.options.sharding = PM_SHARDING_IDEAL;
+    sh = shard_of(&s);
+    assert_rel(sh.q_heads, 0.5, 0.0);    /* 8 / 16 */
+    assert_rel(sh.kv_heads, 0.125, 0.0); /* 2 / 16 */
+    assert_rel(sh.mlp_cols, 256.0, 0.0); /* 4096 / 16 */
+    assert_rel(sh.vocab_cols, 512.0, 0.0);
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 10, 0, g, NULL), PM_OK);
+    /* The QKV weights follow the fractional heads: 1024 * (0.5 + 2 * 0.125) * 128 bytes */
+    assert_string_equal(g->nodes[2].name, "L0.QKV");
+    assert_rel(g->nodes[2].weight_bytes, 1024.0 * 0.75 * 128.0, EXACT);
+    /* 0.125 KV heads per device: no strided access */
+    assert_false(g->nodes[4].kv_strided);
+    pm_graph_free(g);
+}
+
+/* ---------------------------------------------------------------- decode graph */
+
+static const char *const layer_names[] = {"norm1", "QKV", "RoPE", "Attention", "O", "AR.attn",
+                                          "norm2", "Gate", "Up", "SiLUxMul", "Down", "AR.mlp"};
+static const pm_node_kind layer_kinds[] = {
+    PM_NODE_NORM, PM_NODE_MATMUL,    PM_NODE_ROPE,   PM_NODE_ATTENTION,
+    PM_NODE_MATMUL, PM_NODE_ALLREDUCE, PM_NODE_NORM, PM_NODE_MATMUL,
+    PM_NODE_MATMUL, PM_NODE_ELEMENTWISE, PM_NODE_MATMUL, PM_NODE_ALLREDUCE};
+
+static void test_decode_graph_node_list(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
+    /* Embedding + 2 layers x 12 + FinalNorm + LMHead = 27 nodes, a chain of 26 data edges */
+    assert_int_equal(g->n_nodes, 27);
+    assert_string_equal(g->nodes[0].name, "Embedding");
+    assert_int_equal(g->nodes[0].kind, PM_NODE_EMBEDDING);
+    for (int l = 0; l < 2; l++)
+        for (int j = 0; j < 12; j++) {
+            const pm_node *n = &g->nodes[1 + 12 * l + j];
+            char want[32];
+            snprintf(want, sizeof want, "L%d.%s", l, layer_names[j]);
+            assert_string_equal(n->name, want);
+            assert_int_equal(n->kind, layer_kinds[j]);
+            assert_int_equal(n->layer, l);
+        }
+    assert_string_equal(g->nodes[25].name, "FinalNorm");
+    assert_string_equal(g->nodes[26].name, "LMHead");
+    assert_int_equal(g->nodes[26].kind, PM_NODE_MATMUL);
+    assert_int_equal(g->n_edges, 26);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        assert_int_equal(g->nodes[i].stream, PM_STREAM_MAIN);
+        assert_int_equal(g->nodes[i].prefetch, -1);
+        assert_rel(g->nodes[i].l2_bytes, 0.0, 0.0);
+    }
+    for (size_t e = 0; e < g->n_edges; e++) {
+        assert_int_equal(g->edges[e].from, (int)e);
+        assert_int_equal(g->edges[e].to, (int)e + 1);
+        assert_int_equal(g->edges[e].kind, PM_EDGE_DATA);
+    }
+    /* The layer count argument builds a prefix. */
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 1, g, NULL), PM_OK);
+    assert_int_equal(g->n_nodes, 15);
+    pm_graph_free(g);
+}
+
+static void test_decode_graph_bytes_and_flops(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    pm_graph *g = pm_graph_alloc();
+    const double b = 2, ctx = 100, h = 1024, d = 128, q = 4, kv = 1, I = 2048, V = 4096;
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, (int64_t)ctx, 0, g, NULL), PM_OK);
+    const pm_node *qkv = &g->nodes[2], *att = &g->nodes[4], *o = &g->nodes[5],
+                  *ar1 = &g->nodes[6], *gate = &g->nodes[8], *up = &g->nodes[9],
+                  *down = &g->nodes[11], *ar2 = &g->nodes[12], *head = &g->nodes[26];
+    /* QKV: hidden * (q + 2 kv) * head_dim * 1 byte = 1024 * 6 * 128 = 786432 bytes */
+    assert_rel(qkv->weight_bytes, 786432.0, EXACT);
+    assert_rel(qkv->weight_bytes, h * (q + 2 * kv) * d, EXACT);
+    /* 2 m k n = 2 * 2 * 1024 * 768 = 3145728 flop; GEMM shape m=b, k=hidden, n=768 */
+    assert_rel(qkv->flop, 3145728.0, EXACT);
+    assert_rel(qkv->m, b, 0.0);
+    assert_rel(qkv->k, h, 0.0);
+    assert_rel(qkv->n, (q + 2 * kv) * d, 0.0);
+    assert_rel(qkv->kv_bytes, 0.0, 0.0);
+    /* Attention reads K and V: 2 * b * ctx * kv * d * 1 byte = 2 * 2 * 100 * 1 * 128 = 51200 */
+    assert_rel(att->kv_bytes, 51200.0, EXACT);
+    assert_rel(att->weight_bytes, 0.0, 0.0);
+    assert_false(att->kv_strided); /* one KV head per device: contiguous */
+    /* QK^T and PV: 4 flop per query head, cached position and head-dim element
+     * (4 * 2 * 4 * 100 * 128 = 409600), plus the softmax's 5 flop per score
+     * (5 * 2 * 4 * 100 = 4000): 413600. */
+    assert_rel(att->flop, 4 * b * q * ctx * d + 5 * b * q * ctx, EXACT);
+    assert_rel(att->flop, 413600.0, EXACT);
+    /* O: (q * d) x hidden = 512 * 1024 = 524288 bytes */
+    assert_rel(o->weight_bytes, 524288.0, EXACT);
+    assert_rel(o->flop, 2 * b * 512 * 1024, EXACT);
+    /* Gate, Up, Down: hidden x intermediate/p = 1024 * 2048 = 2097152 bytes each */
+    assert_rel(gate->weight_bytes, 2097152.0, EXACT);
+    assert_rel(up->weight_bytes, 2097152.0, EXACT);
+    assert_rel(down->weight_bytes, h * I, EXACT);
+    assert_rel(down->k, I, 0.0);
+    assert_rel(down->n, h, 0.0);
+    /* Allreduce message: b * hidden * act_bytes = 2 * 1024 * 1 = 2048 bytes */
+    assert_rel(ar1->comm_bytes, 2048.0, EXACT);
+    assert_rel(ar2->comm_bytes, 2048.0, EXACT);
+    /* LM head: vocab/p * hidden = 4096 * 1024 = 4194304 bytes */
+    assert_rel(head->weight_bytes, V * h, EXACT);
+    assert_rel(head->weight_bytes, 4194304.0, EXACT);
+    assert_rel(head->flop, 2 * b * h * V, EXACT);
+    pm_graph_free(g);
+}
+
+static void test_decode_graph_strided_kv_with_two_heads(void **state)
+{
+    (void)state;
+    /* One device holds both KV heads: its KV reads are strided. */
+    pm_scenario s = hand_scenario(1);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
+    const pm_node *att = &g->nodes[4];
+    assert_string_equal(att->name, "L0.Attention");
+    assert_true(att->kv_strided);
+    /* 2 * b * ctx * kv * d = 2 * 2 * 100 * 2 * 128 = 102400 */
+    assert_rel(att->kv_bytes, 102400.0, EXACT);
+    pm_graph_free(g);
+}
+
+static void test_no_allreduce_on_one_device(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(1);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
+    /* 27 nodes minus the 4 allreduces */
+    assert_int_equal(g->n_nodes, 23);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        assert_int_not_equal(g->nodes[i].kind, PM_NODE_ALLREDUCE);
+        assert_int_not_equal(g->nodes[i].kind, PM_NODE_FUSED_MATMUL_ALLREDUCE);
+    }
+    /* The fused variant has nothing to fuse either. */
+    assert_int_equal(pm_graph_build_ex(&s, PM_PHASE_DECODE, 100, 0, true, g, NULL), PM_OK);
+    assert_int_equal(g->n_nodes, 23);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        assert_int_not_equal(g->nodes[i].kind, PM_NODE_FUSED_MATMUL_ALLREDUCE);
+    pm_graph_free(g);
+}
+
+static void test_fused_graph_replaces_o_and_down(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build_ex(&s, PM_PHASE_DECODE, 100, 0, true, g, NULL), PM_OK);
+    /* Each layer loses its two separate allreduces: 1 + 2 * 10 + 2 = 23 nodes */
+    assert_int_equal(g->n_nodes, 23);
+    int fused = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        assert_int_not_equal(n->kind, PM_NODE_ALLREDUCE);
+        if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+            fused++;
+            assert_rel(n->comm_bytes, 2048.0, EXACT);
+        }
+    }
+    assert_int_equal(fused, 4);
+    pm_graph_free(g);
+}
+
+static void test_prefill_graph(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    pm_graph *g = pm_graph_alloc();
+    const double b = 2, sp = 64, h = 1024, d = 128, q = 4;
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, (int64_t)sp, 0, g, NULL), PM_OK);
+    assert_int_equal(g->n_nodes, 27);
+    const pm_node *qkv = &g->nodes[2], *att = &g->nodes[4], *ar = &g->nodes[6],
+                  *head = &g->nodes[26];
+    /* m = b * s_prefill = 128 rows */
+    assert_rel(qkv->m, b * sp, 0.0);
+    assert_rel(qkv->flop, 2 * 128.0 * 1024 * 768, EXACT);
+    /* weights are read once, whatever m */
+    assert_rel(qkv->weight_bytes, 786432.0, EXACT);
+    /* Causal attention: half the s x s scores of full attention.
+     * Full: 4 b q s^2 d + 5 b q s^2 = 4*2*4*4096*128 + 5*2*4*4096 = 16777216 + 163840;
+     * causal: half, 8470528 flop. */
+    assert_rel(att->flop, 0.5 * (4 * b * q * sp * sp * d + 5 * b * q * sp * sp), EXACT);
+    assert_rel(att->flop, 8470528.0, EXACT);
+    /* the prompt's own K and V are not a cache read */
+    assert_rel(att->kv_bytes, 0.0, 0.0);
+    /* allreduce of b * s_prefill * hidden activations: 2 * 64 * 1024 = 131072 bytes */
+    assert_rel(ar->comm_bytes, b * sp * h, EXACT);
+    /* The LM head computes logits for the last position only: m = b */
+    assert_rel(head->m, b, 0.0);
+    assert_rel(head->flop, 2 * b * h * 4096, EXACT);
+    pm_graph_free(g);
+}
+
+static void test_build_rejects_bad_arguments(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(NULL, PM_PHASE_DECODE, 10, 0, g, NULL), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 10, 0, NULL, NULL), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_graph_build(&s, (pm_phase)7, 10, 0, g, NULL), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, 0, 0, g, NULL), PM_ERR_RANGE);
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, -1, 0, g, NULL), PM_ERR_RANGE);
+    pm_graph_free(g);
+}
+
+/* ---------------------------------------------------------------- JSON and DOT */
+
+static void assert_same_graph(const pm_graph *a, const pm_graph *b)
+{
+    assert_int_equal(a->n_nodes, b->n_nodes);
+    assert_int_equal(a->n_edges, b->n_edges);
+    for (size_t i = 0; i < a->n_nodes; i++) {
+        const pm_node *x = &a->nodes[i], *y = &b->nodes[i];
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->layer, y->layer);
+        assert_int_equal(x->stream, y->stream);
+        assert_int_equal(x->dtype, y->dtype);
+        /* cJSON prints numbers with 17 significant digits: they read back exactly */
+        assert_rel(y->flop, x->flop, 0.0);
+        assert_rel(y->act_bytes, x->act_bytes, 0.0);
+        assert_rel(y->weight_bytes, x->weight_bytes, 0.0);
+        assert_rel(y->kv_bytes, x->kv_bytes, 0.0);
+        assert_int_equal(x->kv_strided, y->kv_strided);
+        assert_rel(y->l2_bytes, x->l2_bytes, 0.0);
+        assert_rel(y->comm_bytes, x->comm_bytes, 0.0);
+        assert_rel(y->m, x->m, 0.0);
+        assert_rel(y->k, x->k, 0.0);
+        assert_rel(y->n, x->n, 0.0);
+        assert_int_equal(x->prefetch, y->prefetch);
+        assert_int_equal(x->consumer, y->consumer);
+        assert_int_equal(x->trigger, y->trigger);
+        assert_rel(y->window_bytes, x->window_bytes, 0.0);
+        assert_int_equal(x->overflow, y->overflow);
+    }
+    for (size_t e = 0; e < a->n_edges; e++) {
+        assert_int_equal(a->edges[e].from, b->edges[e].from);
+        assert_int_equal(a->edges[e].to, b->edges[e].to);
+        assert_int_equal(a->edges[e].kind, b->edges[e].kind);
+    }
+}
+
+static void test_json_round_trip(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    pm_graph *g = pm_graph_alloc(), *ins = pm_graph_alloc(), *back = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
+    /* With prefetch nodes, so that streams, triggers, consumers and windows travel too. */
+    assert_int_equal(pm_insert_prefetch(g, 2.0 * 1048576.0, ins, NULL), PM_OK);
+    assert_true(ins->n_nodes > g->n_nodes);
+    char *text = NULL;
+    pm_error err;
+    assert_int_equal(pm_graph_to_json(ins, &text, &err), PM_OK);
+    assert_non_null(text);
+    pm_status st = pm_graph_from_json(text, strlen(text), "mem.json", back, &err);
+    if (st != PM_OK)
+        fail_msg("pm_graph_from_json: %s: %s", err.path, err.message);
+    assert_same_graph(ins, back);
+    free(text);
+    /* and the plain graph, including the prefill GEMM shapes */
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, 64, 0, g, NULL), PM_OK);
+    assert_int_equal(pm_graph_to_json(g, &text, NULL), PM_OK);
+    assert_int_equal(pm_graph_from_json(text, strlen(text), NULL, back, NULL), PM_OK);
+    assert_same_graph(g, back);
+    free(text);
+    pm_graph_free(g);
+    pm_graph_free(ins);
+    pm_graph_free(back);
+}
+
+static void test_dot_contains_nodes(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    pm_graph *g = pm_graph_alloc(), *ins = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
+    assert_int_equal(pm_insert_prefetch(g, 2.0 * 1048576.0, ins, NULL), PM_OK);
+    char *dot = NULL;
+    assert_int_equal(pm_graph_to_dot(ins, &dot, NULL), PM_OK);
+    assert_non_null(strstr(dot, "digraph"));
+    for (size_t i = 0; i < ins->n_nodes; i++)
+        assert_non_null(strstr(dot, ins->nodes[i].name));
+    assert_non_null(strstr(dot, "n0 -> n1"));
+    assert_non_null(strstr(dot, "dashed")); /* trigger edges */
+    free(dot);
+    pm_graph_free(g);
+    pm_graph_free(ins);
+}
+
+static void expect_reject(const char *text, pm_status want, const char *path_prefix)
+{
+    pm_graph *g = pm_graph_alloc();
+    pm_error err;
+    memset(&err, 0, sizeof err);
+    pm_status st = pm_graph_from_json(text, strlen(text), "bad.json", g, &err);
+    if (st != want)
+        fail_msg("expected %s, got %s (%s: %s)", pm_status_name(want), pm_status_name(st),
+                 err.path, err.message);
+    assert_int_equal(err.status, want);
+    assert_string_equal(err.file, "bad.json");
+    if (strncmp(err.path, path_prefix, strlen(path_prefix)) != 0)
+        fail_msg("path \"%s\" does not start with \"%s\"", err.path, path_prefix);
+    assert_int_equal(g->n_nodes, 0); /* a rejected graph is left empty */
+    pm_graph_free(g);
+}
+
+static void test_from_json_rejects_bad_graphs(void **state)
+{
+    (void)state;
+    /* a prefetch with no trigger */
+    expect_reject("{\"kind\":\"graph\",\"nodes\":["
+                  "{\"name\":\"AR\",\"op\":\"AllReduce\",\"comm_bytes\":10},"
+                  "{\"name\":\"PF\",\"op\":\"Prefetch\",\"stream\":\"prefetch\","
+                  "\"weight_bytes\":5,\"consumer\":2},"
+                  "{\"name\":\"W\",\"op\":\"MatMul\",\"weight_bytes\":5,\"prefetch\":1}],"
+                  "\"edges\":[{\"from\":0,\"to\":2}]}",
+                  PM_ERR_INCONSISTENT, "$.nodes[1]");
+    /* an unknown op */
+    expect_reject("{\"kind\":\"graph\",\"nodes\":[{\"name\":\"X\",\"op\":\"Conv2D\"}]}",
+                  PM_ERR_VALUE, "$.nodes[0]");
+    /* an unknown key in a node */
+    expect_reject("{\"kind\":\"graph\",\"nodes\":[{\"name\":\"X\",\"op\":\"MatMul\","
+                  "\"weigth_bytes\":3}]}",
+                  PM_ERR_UNKNOWN_KEY, "$.nodes[0]");
+    /* a data edge going backwards */
+    expect_reject("{\"kind\":\"graph\",\"nodes\":[{\"name\":\"A\",\"op\":\"MatMul\"},"
+                  "{\"name\":\"B\",\"op\":\"MatMul\"}],\"edges\":[{\"from\":1,\"to\":0}]}",
+                  PM_ERR_INCONSISTENT, "$.edges[0]");
+    /* an edge to a node that does not exist */
+    expect_reject("{\"kind\":\"graph\",\"nodes\":[{\"name\":\"A\",\"op\":\"MatMul\"}],"
+                  "\"edges\":[{\"from\":0,\"to\":5}]}",
+                  PM_ERR_RANGE, "$.edges[0]");
+    /* no nodes */
+    expect_reject("{\"kind\":\"graph\"}", PM_ERR_MISSING, "$.nodes");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shard_llama_like_on_4_devices),
+        cmocka_unit_test(test_shard_llama_like_on_16_devices_replicates_kv),
+        cmocka_unit_test(test_shard_ten_kv_heads_on_4_devices_is_uneven),
+        cmocka_unit_test(test_shard_devices_beyond_heads),
+        cmocka_unit_test(test_decode_graph_node_list),
+        cmocka_unit_test(test_decode_graph_bytes_and_flops),
+        cmocka_unit_test(test_decode_graph_strided_kv_with_two_heads),
+        cmocka_unit_test(test_no_allreduce_on_one_device),
+        cmocka_unit_test(test_fused_graph_replaces_o_and_down),
+        cmocka_unit_test(test_prefill_graph),
+        cmocka_unit_test(test_build_rejects_bad_arguments),
+        cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_dot_contains_nodes),
+        cmocka_unit_test(test_from_json_rejects_bad_graphs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
