@@ -121,6 +121,24 @@ static pm_status check_tree(const cJSON *item, const char *file, const char *pat
     return PM_OK;
 }
 
+/* 1-based line and column of byte offset off. */
+static void set_position(pm_error *err, const char *text, size_t off)
+{
+    if (!err)
+        return;
+    int line = 1, col = 1;
+    for (size_t k = 0; k < off; k++) {
+        if (text[k] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    err->line = line;
+    err->column = col;
+}
+
 pm_status pm_json_parse(const char *text, size_t len, const char *file, cJSON **out,
                         pm_error *err)
 {
@@ -138,22 +156,9 @@ pm_status pm_json_parse(const char *text, size_t len, const char *file, cJSON **
         size_t off = end && end >= text ? (size_t)(end - text) : 0;
         if (off > len)
             off = len;
-        int line = 1, col = 1;
-        for (size_t k = 0; k < off; k++) {
-            if (text[k] == '\n') {
-                line++;
-                col = 1;
-            } else {
-                col++;
-            }
-        }
-        pm_status st = pm_fail(err, off >= len && len > 0 ? PM_ERR_SYNTAX : PM_ERR_SYNTAX, file,
-                               NULL, "JSON syntax error %s",
+        pm_status st = pm_fail(err, PM_ERR_SYNTAX, file, NULL, "JSON syntax error %s",
                                off >= len ? "(unexpected end of input)" : "near here");
-        if (err) {
-            err->line = line;
-            err->column = col;
-        }
+        set_position(err, text, off);
         return st;
     }
     /* Anything but whitespace after the value is an error too. */
@@ -162,22 +167,10 @@ pm_status pm_json_parse(const char *text, size_t len, const char *file, cJSON **
         while (p < text + len && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
             p++;
         if (p < text + len) {
-            int line = 1, col = 1;
-            for (const char *k = text; k < p; k++) {
-                if (*k == '\n') {
-                    line++;
-                    col = 1;
-                } else {
-                    col++;
-                }
-            }
             cJSON_Delete(root);
             pm_status st = pm_fail(err, PM_ERR_SYNTAX, file, NULL,
                                    "JSON syntax error: text after the end of the value");
-            if (err) {
-                err->line = line;
-                err->column = col;
-            }
+            set_position(err, text, (size_t)(p - text));
             return st;
         }
     }
