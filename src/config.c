@@ -152,13 +152,14 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
         else if (act && !in_list(act, gated_acts, PM_ARRAY_LEN(gated_acts)) && !mt)
             m->gated_mlp = false;
     }
+    m->tied_embeddings = hf; /* HuggingFace's default when the key is absent */
     if ((st = pm_obj_bool(o, "mlp_gated", false, &m->gated_mlp)) != PM_OK)
         return st;
     if ((st = pm_obj_bool(o, "tie_word_embeddings", false, &m->tied_embeddings)) != PM_OK)
         return st;
 
     if (m->heads % m->kv_heads != 0)
-        return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.num_key_value_heads",
+        return pm_obj_fail(o, "num_key_value_heads", PM_ERR_INCONSISTENT,
                        "must divide num_attention_heads (got %d KV heads, %d attention heads)",
                        m->kv_heads, m->heads);
     return pm_obj_finish(o);
@@ -297,8 +298,12 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                               &c->inter_node_latency_s)))
         return st;
     c->devices_per_node = (int)per_node;
+    if (hier && c->devices % c->devices_per_node != 0)
+        return pm_obj_fail(o, "devices_per_node", PM_ERR_INCONSISTENT,
+                       "must divide devices (got %d per node, %d devices)", c->devices_per_node,
+                       c->devices);
     if (!hier && (pm_obj_has(o, "devices_per_node")))
-        return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.devices_per_node",
+        return pm_obj_fail(o, "devices_per_node", PM_ERR_INCONSISTENT,
                        "only meaningful with \"topology\": \"hierarchical\" (got topology \"%s\")",
                        pm_topology_name(c->topology));
     return pm_obj_finish(o);

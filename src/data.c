@@ -160,13 +160,25 @@ typedef struct component {
     size_t n_origins;
 } component;
 
-static void add_origin(component *c, const char *key, const char *file)
+static void add_origin(component *c, const char *key, const char *file, const char *path)
 {
     if (c->n_origins < MAX_ORIGINS) {
         pm_strlcpy(c->origins[c->n_origins].key, key, sizeof c->origins[0].key);
         pm_strlcpy(c->origins[c->n_origins].file, file, sizeof c->origins[0].file);
+        pm_strlcpy(c->origins[c->n_origins].path, path, sizeof c->origins[0].path);
         c->n_origins++;
     }
+}
+
+/* A HuggingFace config.json has no "kind" but some of these keys. */
+static bool looks_like_hf(const cJSON *root)
+{
+    static const char *const keys[] = {"hidden_size", "n_embd", "d_model", "model_type",
+                                       "architectures", "transformers_version"};
+    for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++)
+        if (cJSON_GetObjectItemCaseSensitive(root, keys[i]))
+            return true;
+    return false;
 }
 
 static pm_status check_kind(const cJSON *root, const char *file, pm_file_kind want,
@@ -177,7 +189,7 @@ static pm_status check_kind(const cJSON *root, const char *file, pm_file_kind wa
                        pm_json_type_name(root));
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kind");
     if (!k) {
-        if (want == PM_KIND_MODEL && cJSON_GetObjectItemCaseSensitive(root, "hidden_size"))
+        if (want == PM_KIND_MODEL && looks_like_hf(root))
             return PM_OK; /* a HuggingFace config.json */
         return pm_fail(err, PM_ERR_MISSING, file, "$.kind",
                        "missing required key \"kind\" (expected \"%s\")", pm_file_kind_name(want));
@@ -270,9 +282,7 @@ static pm_status resolve_component(const char *data_dir, cJSON *scenario, const 
             cJSON_ReplaceItemInObjectCaseSensitive(c->json, k->string, copy);
         else
             cJSON_AddItemToObject(c->json, k->string, copy);
-        char origin[300];
-        snprintf(origin, sizeof origin, "%s (%s)", sfile, path);
-        add_origin(c, k->string, origin);
+        add_origin(c, k->string, sfile, path);
     }
     return PM_OK;
 }
@@ -283,7 +293,7 @@ static pm_status resolve_component(const char *data_dir, cJSON *scenario, const 
  * else a string. */
 static cJSON *override_value(const char *text)
 {
-    cJSON *v = cJSON_Parse(text);
+    cJSON *v = cJSON_ParseWithOpts(text, NULL, true); /* "16k" is not the JSON number 16 */
     if (v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
         return v;
     cJSON_Delete(v);
@@ -295,7 +305,7 @@ static cJSON *override_value(const char *text)
 
 /* Sets obj.<dotted path> = value, creating intermediate objects. */
 static pm_status set_path(cJSON *obj, const char *dotted, const char *value, const char *label,
-                          component *comp, pm_error *err)
+                          component *comp, const char *comp_path, pm_error *err)
 {
     char buf[256];
     pm_strlcpy(buf, dotted, sizeof buf);
@@ -342,7 +352,7 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
     if (comp && cur == obj) {
         char lbl[300];
         snprintf(lbl, sizeof lbl, "--set %s", label);
-        add_origin(comp, seg, lbl);
+        add_origin(comp, seg, lbl, comp_path);
     }
     return PM_OK;
 }
@@ -381,6 +391,8 @@ static pm_status read_component(component *c, pm_file_kind kind, pm_provenance *
     pm_obj o;
     pm_obj_init(&o, c->json, c->file, c->path, err);
     o.prov = prov;
+    /* Recorded paths name the component even when it came from its own file. */
+    snprintf(o.prov_root, sizeof o.prov_root, "$.%s", kind_names[kind]);
     o.origins = c->origins;
     o.n_origins = c->n_origins;
     const cJSON *src = cJSON_GetObjectItemCaseSensitive(c->json, "source");
@@ -448,9 +460,11 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
             if (whole)
                 continue;
         }
+        char cpath[64];
+        snprintf(cpath, sizeof cpath, "$.%s", target >= 0 ? kind_names[target] : "");
         st = target >= 0 ? set_path(comps[target].json, dot + 1, val, opts->overrides[i],
-                                    &comps[target], err)
-                         : set_path(root, key, val, opts->overrides[i], NULL, err);
+                                    &comps[target], cpath, err)
+                         : set_path(root, key, val, opts->overrides[i], NULL, "$", err);
         if (st != PM_OK) {
             components_free(comps, 4);
             return st;
@@ -571,7 +585,7 @@ static pm_status component_load(pm_file_kind kind, const char *ref, const pm_loa
         const char *val;
         st = split_override(opts->overrides[i], key, sizeof key, &val, err);
         if (st == PM_OK)
-            st = set_path(c.json, key, val, opts->overrides[i], &c, err);
+            st = set_path(c.json, key, val, opts->overrides[i], &c, "$", err);
     }
     if (st == PM_OK)
         st = read_component(&c, kind, NULL, out, err);
@@ -629,7 +643,7 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
     } else if (k) {
         st = pm_fail(err, PM_ERR_TYPE, path, "$.kind", "expected a string (got %s)",
                      pm_json_type_name(k));
-    } else if (cJSON_GetObjectItemCaseSensitive(root, "hidden_size")) {
+    } else if (looks_like_hf(root)) {
         kind = PM_KIND_MODEL;
     } else {
         st = pm_fail(err, PM_ERR_MISSING, path, "$.kind",

@@ -71,6 +71,7 @@ typedef struct pm_range {
 typedef struct pm_key_origin {
     char key[64];
     char file[256];
+    char path[64]; /* the JSON path of the object the key was written in, there */
 } pm_key_origin;
 
 /* An object being read: every key read or declared is remembered so that pm_obj_finish can
@@ -88,6 +89,7 @@ typedef struct pm_obj {
     pm_dimension known_dim[PM_OBJ_MAX_KEYS]; /* PM_DIM_NONE for plain keys */
     size_t n_known;
     bool lenient;             /* ignore unknown keys (HuggingFace config.json) */
+    char prov_root[64];       /* when set, replaces the leading "$" of recorded paths */
 } pm_obj;
 
 void pm_obj_init(pm_obj *o, const cJSON *json, const char *file, const char *path,
@@ -109,6 +111,12 @@ pm_status pm_obj_enum(pm_obj *o, const char *key, bool required, const char *con
                       size_t n_names, int *out);
 /* A sub-object; child is initialised on it. PM_ERR_TYPE when not an object. */
 pm_status pm_obj_child(pm_obj *o, const char *key, bool required, pm_obj *child, bool *present);
+/* Fails at key of o, naming the file (or --set) where the key was written. */
+pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
 /* Rejects keys never read or declared, with "did you mean". */
 pm_status pm_obj_finish(pm_obj *o);
 

@@ -156,8 +156,13 @@ pm_status pm_json_parse(const char *text, size_t len, const char *file, cJSON **
         size_t off = end && end >= text ? (size_t)(end - text) : 0;
         if (off > len)
             off = len;
+        /* cJSON stops at the last character when the input ends early. */
+        bool at_end = true;
+        for (size_t k = off + 1; k < len; k++)
+            if (!(text[k] == ' ' || text[k] == '\n' || text[k] == '\r' || text[k] == '\t'))
+                at_end = false;
         pm_status st = pm_fail(err, PM_ERR_SYNTAX, file, NULL, "JSON syntax error %s",
-                               off >= len ? "(unexpected end of input)" : "near here");
+                               at_end ? "(unexpected end of input)" : "near here");
         set_position(err, text, off);
         return st;
     }
@@ -282,25 +287,26 @@ bool pm_obj_has(const pm_obj *o, const char *key)
     return cJSON_GetObjectItemCaseSensitive(o->json, key) != NULL;
 }
 
-static const char *key_file(const pm_obj *o, const char *key)
+static const pm_key_origin *key_origin(const pm_obj *o, const char *key)
 {
     for (size_t i = o->n_origins; i-- > 0;)
         if (strcmp(o->origins[i].key, key) == 0)
-            return o->origins[i].file;
-    return o->file;
+            return &o->origins[i];
+    return NULL;
 }
 
-static pm_status obj_fail(const pm_obj *o, const char *key, pm_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+static const char *key_file(const pm_obj *o, const char *key)
+{
+    const pm_key_origin *k = key_origin(o, key);
+    return k ? k->file : o->file;
+}
 
-static pm_status obj_fail(const pm_obj *o, const char *key, pm_status st, const char *fmt, ...)
+pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char *fmt, ...)
 {
     char path[256];
+    const pm_key_origin *origin = key ? key_origin(o, key) : NULL;
     if (key)
-        path_append_key(path, sizeof path, o->path, key);
+        path_append_key(path, sizeof path, origin ? origin->path : o->path, key);
     else
         pm_strlcpy(path, o->path, sizeof path);
     char msg[512];
@@ -308,16 +314,22 @@ static pm_status obj_fail(const pm_obj *o, const char *key, pm_status st, const 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return pm_fail(o->err, st, key ? key_file(o, key) : o->file, path, "%s", msg);
+    return pm_fail(o->err, st, origin ? origin->file : o->file, path, "%s", msg);
 }
+
+#define obj_fail pm_obj_fail
 
 static pm_status record(pm_obj *o, const char *key, double v, const char *unit,
                         const char *source)
 {
     if (!o->prov)
         return PM_OK;
-    char path[256];
-    path_append_key(path, sizeof path, o->path, key);
+    char path[256], base[256];
+    if (o->prov_root[0])
+        snprintf(base, sizeof base, "%s%s", o->prov_root, o->path + 1);
+    else
+        pm_strlcpy(base, o->path, sizeof base);
+    path_append_key(path, sizeof path, base, key);
     const char *src = source && source[0] ? source : (o->file_source ? o->file_source : "");
     if (pm_provenance_add(o->prov, path, key_file(o, key), v, unit, src) != PM_OK)
         return obj_fail(o, key, PM_ERR_NOMEM, "out of memory recording provenance");
@@ -559,6 +571,7 @@ pm_status pm_obj_child(pm_obj *o, const char *key, bool required, pm_obj *child,
     path_append_key(path, sizeof path, o->path, key);
     pm_obj_init(child, it, o->file, path, o->err);
     child->prov = o->prov;
+    pm_strlcpy(child->prov_root, o->prov_root, sizeof child->prov_root);
     child->file_source = o->file_source;
     return PM_OK;
 }

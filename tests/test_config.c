@@ -1,0 +1,1868 @@
+/*
+ * test_config.c - loading the five input kinds and every validation rule of the input layer.
+ * Each rule has a passing case and a failing case that checks the status, where the error is
+ * reported (file, JSON path, and line:column for syntax errors) and a distinctive part of the
+ * message. Small inputs are derived from tests/configs/valid/ by replacing one snippet and
+ * written to a temporary directory; the bad-input fixtures under tests/configs/invalid/ are run
+ * in one table-driven test.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "internal.h"
+
+#define VALID_DIR PM_TEST_CONFIG_DIR "/valid"
+#define INVALID_DIR PM_TEST_CONFIG_DIR "/invalid"
+#define HF_DIR PM_TEST_CONFIG_DIR "/hf"
+
+/* Values in the fixtures are decimal literals times an exact power of 2 or 10: the library's
+ * one multiplication leaves at most one rounding, so 1e-15 allows that rounding only. */
+#define EXACT 1e-15
+
+static char g_tmp[256];
+static const pm_load_opts g_opts = {PM_TEST_DATA_DIR, NULL, 0};
+
+/* ---------------------------------------------------------------- helpers */
+
+static int group_setup(void **state)
+{
+    (void)state;
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/pm_test_config_XXXXXX");
+    return mkdtemp(g_tmp) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    DIR *d = opendir(g_tmp);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", g_tmp, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    return rmdir(g_tmp);
+}
+
+/* Reads a whole file; the test fails when it cannot. free() the result. */
+static char *slurp(const char *path)
+{
+    char *text = NULL;
+    pm_error err;
+    if (pm_read_file(path, &text, NULL, &err) != PM_OK) {
+        print_error("cannot read %s: %s\n", path, err.message);
+        fail();
+    }
+    return text;
+}
+
+/* text with its single occurrence of from replaced by to (from NULL: a copy). free(). */
+static char *subst(const char *text, const char *from, const char *to)
+{
+    if (!from) {
+        char *copy = malloc(strlen(text) + 1);
+        assert_non_null(copy);
+        strcpy(copy, text);
+        return copy;
+    }
+    const char *at = strstr(text, from);
+    if (!at || strstr(at + 1, from)) {
+        print_error("snippet \"%s\" must occur exactly once in the base text\n", from);
+        fail();
+    }
+    size_t pre = (size_t)(at - text), fl = strlen(from), tl = strlen(to);
+    char *out = malloc(strlen(text) - fl + tl + 1);
+    assert_non_null(out);
+    memcpy(out, text, pre);
+    memcpy(out + pre, to, tl);
+    strcpy(out + pre + tl, at + fl);
+    return out;
+}
+
+/* Writes text to <tmp>/<name>; path receives the full path. */
+static void write_tmp(const char *name, const char *text, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", g_tmp, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    size_t len = strlen(text);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Writes valid/<fixture> with one snippet replaced into <tmp>/<name>. */
+static void variant(const char *fixture, const char *from, const char *to, const char *name,
+                    char *path, size_t n)
+{
+    char src[512];
+    snprintf(src, sizeof src, "%s/%s", VALID_DIR, fixture);
+    char *base = slurp(src);
+    char *text = subst(base, from, to);
+    write_tmp(name, text, path, n);
+    free(text);
+    free(base);
+}
+
+#define assert_ok(st, err) check_ok((st), (err), __FILE__, __LINE__)
+
+static void check_ok(pm_status st, const pm_error *err, const char *file, int line)
+{
+    if (st != PM_OK) {
+        char text[1200];
+        pm_error_format(err, text, sizeof text);
+        print_error("expected PM_OK, got %s: %s\n", pm_status_name(st), text);
+        _fail(file, line);
+    }
+}
+
+/* Checks the status, err->file (NULL: not checked), err->path (NULL: not checked) and that
+ * err->message contains msg. */
+#define assert_fails(st, err, want, file, path, msg) \
+    check_fails((st), (err), (want), (file), (path), (msg), __FILE__, __LINE__)
+
+static void check_fails(pm_status st, const pm_error *err, pm_status want, const char *file,
+                        const char *path, const char *msg, const char *src, int line)
+{
+    char text[1200];
+    pm_error_format(err, text, sizeof text);
+    if (st != want || err->status != want) {
+        print_error("expected %s, got %s (err.status %s): %s\n", pm_status_name(want),
+                    pm_status_name(st), pm_status_name(err->status), text);
+        _fail(src, line);
+    }
+    if (file && strcmp(err->file, file) != 0) {
+        print_error("err.file: expected \"%s\", got \"%s\" (%s)\n", file, err->file, text);
+        _fail(src, line);
+    }
+    if (path && strcmp(err->path, path) != 0) {
+        print_error("err.path: expected \"%s\", got \"%s\" (%s)\n", path, err->path, text);
+        _fail(src, line);
+    }
+    if (msg && !strstr(err->message, msg)) {
+        print_error("err.message lacks \"%s\": %s\n", msg, text);
+        _fail(src, line);
+    }
+}
+
+/* Validates a file of any kind with the test data directory. */
+static pm_status validate(const char *path, pm_error *err)
+{
+    return pm_file_validate(path, &g_opts, NULL, err);
+}
+
+/* Writes a scenario whose four components are the given JSON texts (names in quotes, paths or
+ * objects) plus extra keys, and loads it. On PM_OK the caller frees s. */
+static pm_status load_scenario_text(const char *model, const char *accel, const char *cluster,
+                                    const char *workload, const char *extra, char *path,
+                                    size_t n, pm_scenario *s, pm_error *err)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\n  \"kind\": \"scenario\",\n  \"name\": \"t\",\n  \"model\": %s,\n"
+             "  \"accelerator\": %s,\n  \"cluster\": %s,\n  \"workload\": %s%s\n}\n",
+             model, accel, cluster, workload, extra ? extra : "");
+    write_tmp("scenario.json", text, path, n);
+    return pm_scenario_load(path, &g_opts, s, err);
+}
+
+/* ---------------------------------------------------------------- loading each kind */
+
+static void test_model_loads_from_native_file(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(VALID_DIR "/model-tiny-gqa.json", &g_opts, &m, &err), &err);
+    assert_string_equal(m.name, "tiny-gqa");
+    assert_int_equal(m.layers, 2);
+    assert_int_equal(m.hidden, 4096);
+    assert_int_equal(m.heads, 32);
+    assert_int_equal(m.kv_heads, 8);
+    assert_int_equal(m.head_dim, 128); /* default: 4096 / 32 */
+    assert_int_equal(m.intermediate, 14336);
+    assert_int_equal(m.vocab, 32000);
+    assert_true(m.gated_mlp);        /* default true */
+    assert_false(m.tied_embeddings); /* default false */
+}
+
+static void test_model_reads_optional_keys_and_sourced_numbers(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(VALID_DIR "/model-sourced-numbers.json", &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 2); /* {"value": 2, "source": ...} */
+    assert_int_equal(m.head_dim, 128);
+    assert_false(m.gated_mlp);
+    assert_true(m.tied_embeddings);
+}
+
+static void test_model_kv_heads_default_to_attention_heads(void **state)
+{
+    (void)state;
+    char path[600];
+    variant("model-tiny-gqa.json", "  \"num_key_value_heads\": 8,\n", "", "mha.json", path,
+            sizeof path);
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.kv_heads, 32);
+}
+
+static void test_accelerator_loads_and_converts_units(void **state)
+{
+    (void)state;
+    pm_accelerator a;
+    pm_error err;
+    assert_ok(pm_accelerator_load(VALID_DIR "/accelerator-minimal.json", &g_opts, &a, &err),
+              &err);
+    assert_string_equal(a.name, "test-npu");
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_INT8], 800e12, EXACT);
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_BF16], 400e12, EXACT);
+    /* Datatypes not listed are unsupported: peak 0. */
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_FP8], 0, 0);
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_FP16], 0, 0);
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_FP32], 0, 0);
+    assert_rel(a.compute_efficiency_frac, 0.7, EXACT);
+    assert_rel(a.hbm_capacity_bytes, 68719476736.0, EXACT); /* 64 x 2^30 */
+    assert_rel(a.hbm_bandwidth_bytes_per_s, 1.6e12, EXACT);
+    assert_rel(a.hbm_efficiency_frac, 0.8, EXACT);
+    assert_rel(a.l2_capacity_bytes, 201326592.0, EXACT); /* 192 x 2^20 */
+    assert_rel(a.l2_bandwidth_bytes_per_s, 5e12, EXACT);
+    assert_rel(a.l2_usable_frac, 1.0, 0); /* default */
+    assert_rel(a.kv_strided_efficiency_frac, 0.6, EXACT);
+    assert_rel(a.kernel_launch_s, 5e-6, EXACT);
+    assert_rel(a.chunk_half_efficiency_bytes, 262144.0, EXACT); /* 256 x 1024 */
+    assert_false(a.area.present);
+}
+
+static void test_accelerator_accepts_any_unit_of_the_right_dimension(void **state)
+{
+    (void)state;
+    pm_accelerator a;
+    pm_error err;
+    assert_ok(pm_accelerator_load(VALID_DIR "/accelerator-other-units.json", &g_opts, &a, &err),
+              &err);
+    assert_rel(a.hbm_bandwidth_bytes_per_s, 1.6e12, EXACT); /* 1600 GBps */
+    assert_rel(a.l2_capacity_bytes, 104e6, EXACT);          /* 104 MB, decimal */
+    assert_rel(a.kernel_launch_s, 5e-6, 1e-12);              /* 5000 ns */
+    assert_rel(a.l2_usable_frac, 0.5, 0);
+}
+
+static void test_accelerator_reads_area(void **state)
+{
+    (void)state;
+    pm_accelerator a;
+    pm_error err;
+    assert_ok(pm_accelerator_load(VALID_DIR "/accelerator-with-area.json", &g_opts, &a, &err),
+              &err);
+    assert_true(a.area.present);
+    assert_rel(a.area.process_nm, 7, 0);
+    assert_rel(a.area.compute_mm2_per_flop_per_s, 0.76e-12, 1e-12); /* 0.76 mm2 per 1e12 op/s */
+    assert_rel(a.area.l2_mm2_per_byte, 2.5 / 1048576.0, EXACT);
+    assert_rel(a.area.hbm_phy_mm2_per_stack, 15, 0);
+    assert_int_equal(a.area.hbm_stacks, 4);
+    assert_rel(a.area.link_phy_mm2_per_link, 1.7, 0);
+    assert_int_equal(a.area.links, 7);
+    assert_rel(a.area.other_mm2, 116, 0);
+}
+
+static void test_cluster_loads(void **state)
+{
+    (void)state;
+    pm_cluster c;
+    pm_error err;
+    assert_ok(pm_cluster_load(VALID_DIR "/cluster-full-mesh.json", &g_opts, &c, &err), &err);
+    assert_string_equal(c.name, "test-mesh");
+    assert_int_equal(c.devices, 4);
+    assert_int_equal(c.topology, PM_TOPO_FULL_MESH);
+    assert_int_equal(c.algorithm, PM_AR_AUTO); /* default */
+    assert_rel(c.link_bandwidth_bytes_per_s, 50e9, EXACT);
+    assert_rel(c.link_latency_s, 2e-6, EXACT);
+}
+
+static void test_cluster_converts_bits_per_second(void **state)
+{
+    (void)state;
+    pm_cluster c;
+    pm_error err;
+    assert_ok(pm_cluster_load(VALID_DIR "/cluster-ring-gbps.json", &g_opts, &c, &err), &err);
+    assert_int_equal(c.topology, PM_TOPO_RING);
+    assert_int_equal(c.algorithm, PM_AR_RING);
+    assert_rel(c.link_bandwidth_bytes_per_s, 50e9, EXACT); /* 400 Gbps / 8 */
+}
+
+static void test_hierarchical_cluster_loads(void **state)
+{
+    (void)state;
+    pm_cluster c;
+    pm_error err;
+    assert_ok(pm_cluster_load(VALID_DIR "/cluster-hierarchical.json", &g_opts, &c, &err), &err);
+    assert_int_equal(c.topology, PM_TOPO_HIERARCHICAL);
+    assert_int_equal(c.devices, 16);
+    assert_int_equal(c.devices_per_node, 8);
+    assert_rel(c.inter_node_bandwidth_bytes_per_s, 25e9, EXACT); /* 200 Gbps / 8 */
+    assert_rel(c.inter_node_latency_s, 20e-6, EXACT);
+}
+
+static void test_workload_loads(void **state)
+{
+    (void)state;
+    pm_workload w;
+    pm_error err;
+    assert_ok(pm_workload_load(VALID_DIR "/workload-bf16.json", &g_opts, &w, &err), &err);
+    assert_int_equal(w.batch, 4);
+    assert_int_equal(w.seq_len, 1024);
+    assert_rel(w.prefill_frac, 0.5, 0);
+    assert_int_equal(w.weight_dtype, PM_DTYPE_BF16);
+    assert_int_equal(w.kv_dtype, PM_DTYPE_BF16);
+    assert_int_equal(w.act_dtype, PM_DTYPE_BF16);
+}
+
+static void test_scenario_resolves_bundled_names(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load(VALID_DIR "/scenario-bundled-names.json", &g_opts, &s, &err),
+              &err);
+    assert_string_equal(s.name, "test-scenario");
+    assert_int_equal(s.model.layers, 32); /* llama3-8b */
+    assert_int_equal(s.model.kv_heads, 8);
+    assert_rel(s.accel.l2_capacity_bytes, 201326592.0, EXACT); /* ascend-910b, 192 MiB */
+    assert_int_equal(s.cluster.devices, 8);                     /* hccs-full-mesh */
+    assert_int_equal(s.workload.batch, 4);                      /* paper-default */
+    assert_int_equal(s.workload.seq_len, 16384);
+    assert_int_equal(s.options.sharding, PM_SHARDING_MEGATRON);
+    assert_false(s.options.hbm_sharing);
+    assert_int_equal(s.options.fused_chunks, 0);
+    assert_true(pm_scenario_param_count(&s) > 0);
+    pm_scenario_free(&s);
+}
+
+static void test_scenario_reads_inline_objects(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load(VALID_DIR "/scenario-inline.json", &g_opts, &s, &err), &err);
+    assert_int_equal(s.model.layers, 2);
+    assert_int_equal(s.model.vocab, 32000);
+    assert_int_equal(s.workload.batch, 2);
+    assert_int_equal(s.workload.seq_len, 3000);
+    pm_scenario_free(&s);
+}
+
+static void test_scenario_from_overrides_some_keys(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load(VALID_DIR "/scenario-from-overrides.json", &g_opts, &s, &err),
+              &err);
+    /* l2_capacity_MB replaces the file's l2_capacity_MiB instead of duplicating it. */
+    assert_rel(s.accel.l2_capacity_bytes, 104e6, EXACT);
+    assert_rel(s.accel.hbm_bandwidth_bytes_per_s, 1.6e12, EXACT); /* inherited */
+    assert_int_equal(s.cluster.devices, 4);
+    assert_rel(s.cluster.link_bandwidth_bytes_per_s, 56e9, EXACT); /* inherited, 56 GBps */
+    assert_int_equal(s.workload.batch, 8);
+    assert_int_equal(s.workload.seq_len, 16384); /* inherited */
+    pm_scenario_free(&s);
+}
+
+static void test_scenario_component_may_be_a_path(void **state)
+{
+    (void)state;
+    char model[600], cluster[600], path[600], mref[700], cref[700];
+    variant("model-tiny-gqa.json", NULL, NULL, "model.json", model, sizeof model);
+    variant("cluster-full-mesh.json", NULL, NULL, "cluster.json", cluster, sizeof cluster);
+    snprintf(mref, sizeof mref, "\"%s\"", model);
+    snprintf(cref, sizeof cref, "{\"from\": \"%s\", \"devices\": 8}", cluster);
+    pm_scenario s;
+    pm_error err;
+    assert_ok(load_scenario_text(mref, "\"ascend-910b\"", cref, "\"paper-default\"", NULL, path,
+                                 sizeof path, &s, &err),
+              &err);
+    assert_string_equal(s.model.name, "tiny-gqa");
+    assert_int_equal(s.model.vocab, 32000);
+    assert_int_equal(s.cluster.devices, 8);
+    assert_rel(s.cluster.link_bandwidth_bytes_per_s, 50e9, EXACT);
+    pm_scenario_free(&s);
+}
+
+static void test_scenario_reads_sharding_and_options(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load(VALID_DIR "/scenario-ideal-sharding.json", &g_opts, &s, &err),
+              &err);
+    assert_int_equal(s.options.sharding, PM_SHARDING_IDEAL);
+    assert_true(s.options.hbm_sharing);
+    assert_int_equal(s.options.fused_chunks, 4);
+    assert_int_equal(s.cluster.devices, 64);
+    pm_scenario_free(&s);
+}
+
+static void test_file_validate_reports_the_kind(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        pm_file_kind kind;
+    } cases[] = {
+        {VALID_DIR "/model-tiny-gqa.json", PM_KIND_MODEL},
+        {VALID_DIR "/accelerator-minimal.json", PM_KIND_ACCELERATOR},
+        {VALID_DIR "/cluster-full-mesh.json", PM_KIND_CLUSTER},
+        {VALID_DIR "/workload-bf16.json", PM_KIND_WORKLOAD},
+        {VALID_DIR "/scenario-bundled-names.json", PM_KIND_SCENARIO},
+        {HF_DIR "/llama3-8b-config.json", PM_KIND_MODEL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        pm_file_kind k = PM_KIND_COUNT;
+        pm_error err;
+        assert_ok(pm_file_validate(cases[i].file, &g_opts, &k, &err), &err);
+        assert_int_equal(k, cases[i].kind);
+    }
+}
+
+/* ---------------------------------------------------------------- JSON syntax */
+
+static void test_json_syntax_error_reports_line_and_column(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    /* Passing: the same object with its value. */
+    write_tmp("syntax-ok.json", "{\n  \"kind\": \"workload\",\n  \"batch\": 4\n}\n", path,
+              sizeof path);
+    cJSON *json = NULL;
+    char *text = slurp(path);
+    assert_ok(pm_json_parse(text, strlen(text), path, &json, &err), &err);
+    cJSON_Delete(json);
+    free(text);
+
+    /* The value is missing: the parser stops at the '}' on line 4, column 1. */
+    write_tmp("syntax.json", "{\n  \"kind\": \"workload\",\n  \"batch\":\n}\n", path,
+              sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_SYNTAX, path, "", "JSON syntax error");
+    assert_int_equal(err.line, 4);
+    assert_int_equal(err.column, 1);
+
+    /* A missing comma: stops at the '"' of "name", line 3 column 3. */
+    write_tmp("syntax2.json", "{\n  \"kind\": \"workload\"\n  \"name\": \"w\"\n}\n", path,
+              sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_SYNTAX, path, "", "JSON syntax error");
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.column, 3);
+
+    /* Text after the value: the second '}' on line 4, column 1. */
+    write_tmp("syntax3.json", "{\n  \"kind\": \"workload\"\n}\n}\n", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_SYNTAX, path, "", "after the end");
+    assert_int_equal(err.line, 4);
+    assert_int_equal(err.column, 1);
+
+    /* The formatted message leads with file:line:column. */
+    char buf[1200], want[700];
+    pm_error_format(&err, buf, sizeof buf);
+    snprintf(want, sizeof want, "%s:4:1: JSON syntax error", path);
+    assert_non_null(strstr(buf, want));
+}
+
+static void test_json_syntax_error_column_points_at_the_offending_character(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    /* Line 3 is `  "batch": 4,,`: the second comma is column 14 (2 spaces, "batch" in quotes
+     * at 3-9, ':' 10, ' ' 11, '4' 12, ',' 13, ',' 14). */
+    write_tmp("comma.json", "{\n  \"kind\": \"workload\",\n  \"batch\": 4,,\n}\n", path,
+              sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_SYNTAX, path, "", "JSON syntax error");
+    assert_int_equal(err.line, 3);
+    /* cJSON reports a missing object key one character past the offending comma; the column is
+     * exact for the other syntax errors tested above. */
+    assert_true(err.column == 14 || err.column == 15);
+}
+
+static void test_json_syntax_error_at_end_of_input_says_so(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    /* The text stops inside the object. */
+    write_tmp("eof.json", "{\"kind\": \"workload\", \"batch\": 4", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_SYNTAX, path, "", "end of input");
+    assert_int_equal(err.line, 1);
+}
+
+static void test_empty_file_is_a_syntax_error(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    write_tmp("empty.json", "", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_SYNTAX, path, "", "empty file");
+    write_tmp("blank.json", "  \n\t\n", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_SYNTAX, path, "", "empty file");
+    /* Passing: one valid object. */
+    assert_ok(validate(VALID_DIR "/workload-bf16.json", &err), &err);
+}
+
+static void test_non_object_top_level_is_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    write_tmp("array.json", "[1, 2]\n", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$", "got an array");
+}
+
+/* ---------------------------------------------------------------- keys */
+
+static void test_duplicate_key_is_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("workload-bf16.json", "\"batch\": 4,", "\"batch\": 4,\n  \"batch\": 8,", "dup.json",
+            path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_DUPLICATE_KEY, path, "$.batch",
+                 "duplicate key \"batch\"");
+    /* Nested objects too. */
+    variant("accelerator-minimal.json", "\"int8_TOPS\": 800,",
+            "\"int8_TOPS\": 800,\n    \"int8_TOPS\": 700,", "dup2.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_DUPLICATE_KEY, path,
+                 "$.peak_compute.int8_TOPS", "duplicate key \"int8_TOPS\"");
+    /* Passing: the same key in two different objects is fine. */
+    assert_ok(validate(VALID_DIR "/accelerator-with-area.json", &err), &err);
+}
+
+static void test_unknown_key_suggests_the_nearest_known_key(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6,",
+            "\"hbm_bandwidth_TBps\": 1.6,\n  \"hbm_bandwith_TBps\": 1.6,", "typo.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.hbm_bandwith_TBps",
+                 "did you mean \"hbm_bandwidth_TBps\"?");
+    variant("workload-bf16.json", "\"batch\": 4,", "\"batch\": 4,\n  \"btach\": 4,", "typo2.json",
+            path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.btach",
+                 "did you mean \"batch\"?");
+    /* Passing: optional keys the format defines are known. */
+    variant("workload-bf16.json", "\"batch\": 4,", "\"batch\": 4,\n  \"description\": \"d\",",
+            "desc.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_unknown_key_far_from_every_known_key_has_no_suggestion(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("cluster-full-mesh.json", "\"devices\": 4,", "\"devices\": 4,\n  \"colour\": \"red\",",
+            "colour.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.colour",
+                 "unknown key \"colour\"");
+    assert_null(strstr(err.message, "did you mean"));
+}
+
+static void test_native_model_rejects_huggingface_extra_keys(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    /* HuggingFace configs are read leniently; a file with "kind" is strict. */
+    variant("model-tiny-gqa.json", "\"vocab_size\": 32000", "\"vocab_size\": 32000,\n  \"rope_theta\": 500000",
+            "rope.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.rope_theta",
+                 "unknown key \"rope_theta\"");
+}
+
+static void test_wrong_type_is_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("model-tiny-gqa.json", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": \"2\"",
+            "type.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.num_hidden_layers",
+                 "expected a number (got a string)");
+    variant("workload-bf16.json", "\"weight_dtype\": \"bf16\"", "\"weight_dtype\": 16",
+            "type2.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.weight_dtype",
+                 "expected a string (got a number)");
+    variant("model-tiny-gqa.json", "\"vocab_size\": 32000",
+            "\"vocab_size\": 32000,\n  \"mlp_gated\": 1", "type3.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.mlp_gated",
+                 "expected true or false");
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": {\"value\": \"1.6\", \"source\": \"s\"}", "type4.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.hbm_bandwidth_TBps",
+                 "\"value\" must be a number");
+    /* Passing: a number with its source. */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": {\"value\": 1.6, \"source\": \"s\"}", "type5.json", path,
+            sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_missing_key_is_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("workload-bf16.json", "  \"seq_len\": 1024,\n", "", "miss.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.seq_len",
+                 "missing required key \"seq_len\"");
+    /* A quantity: the message names the key with a unit placeholder. */
+    variant("accelerator-minimal.json", "  \"hbm_bandwidth_TBps\": 1.6,\n", "", "miss2.json",
+            path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, NULL,
+                 "\"hbm_bandwidth_<unit>\"");
+    assert_true(strncmp(err.path, "$.hbm_bandwidth_", 16) == 0);
+    variant("workload-bf16.json", "  \"kind\": \"workload\",\n", "", "miss3.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.kind", "\"kind\"");
+    /* Passing: an optional key may be left out (l2_usable_frac defaults to 1). */
+    assert_ok(validate(VALID_DIR "/accelerator-minimal.json", &err), &err);
+}
+
+/* ---------------------------------------------------------------- ranges */
+
+static void test_accel_rejects_negative_bandwidth(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": -1.6", "neg.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
+                 "must be > 0");
+    char buf[1200];
+    pm_error_format(&err, buf, sizeof buf);
+    assert_non_null(strstr(buf, "$.hbm_bandwidth_TBps: must be > 0"));
+    /* Zero is out of range too: the range is open. */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": 0", "zero.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
+                 "must be > 0");
+    /* Passing: a small positive bandwidth. */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": 0.001", "small.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_accel_rejects_efficiency_above_one(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
+            "\"compute_efficiency_frac\": 1.5", "eff.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.compute_efficiency_frac",
+                 "must be in (0, 1]");
+    variant("accelerator-minimal.json", "\"hbm_efficiency_frac\": 0.8",
+            "\"hbm_efficiency_frac\": 0", "eff0.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_efficiency_frac",
+                 "must be in (0, 1]");
+    /* Passing: exactly 1 is allowed. */
+    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
+            "\"compute_efficiency_frac\": 1", "eff1.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_accel_rejects_negative_launch_time(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "\"kernel_launch_us\": 5", "\"kernel_launch_us\": -1",
+            "launch.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.kernel_launch_us",
+                 "must be >= 0");
+    /* Passing: zero launch cost. */
+    variant("accelerator-minimal.json", "\"kernel_launch_us\": 5", "\"kernel_launch_us\": 0",
+            "launch0.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_workload_rejects_batch_zero(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": 0", "b0.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.batch", "must be in [1, ");
+    variant("workload-bf16.json", "\"seq_len\": 1024", "\"seq_len\": 1", "s1.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.seq_len", "must be in [2, ");
+    /* Passing: batch 1. */
+    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": 1", "b1.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_non_finite_number_is_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": 1e999", "inf.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
+                 "not finite");
+    /* Anywhere in the tree, even under a key the reader would ignore. */
+    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": -1e999", "inf2.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.batch", "not finite");
+    /* Passing: a large finite number. */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": 1e300", "big.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_workload_rejects_fractional_batch(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": 4.5", "frac.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.batch",
+                 "expected an integer (got 4.5)");
+    variant("model-tiny-gqa.json", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1e20",
+            "huge.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.num_hidden_layers",
+                 "must be in [1, ");
+    /* Passing: an integral value written with a decimal point. */
+    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": 4.0", "int.json", path,
+            sizeof path);
+    pm_workload w;
+    assert_ok(pm_workload_load(path, &g_opts, &w, &err), &err);
+    assert_int_equal(w.batch, 4);
+}
+
+static void test_workload_rejects_prefill_frac_zero_and_one(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("workload-bf16.json", "\"prefill_frac\": 0.5", "\"prefill_frac\": 0", "p0.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.prefill_frac",
+                 "must be in (0, 1) (got 0)");
+    variant("workload-bf16.json", "\"prefill_frac\": 0.5", "\"prefill_frac\": 1", "p1.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.prefill_frac",
+                 "must be in (0, 1) (got 1)");
+    /* Passing: values just inside the open interval. */
+    variant("workload-bf16.json", "\"prefill_frac\": 0.5", "\"prefill_frac\": 0.999", "p9.json",
+            path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_workload_rejects_unknown_dtype(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("workload-bf16.json", "\"kv_dtype\": \"bf16\"", "\"kv_dtype\": \"fp4\"", "dt.json",
+            path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_VALUE, path, "$.kv_dtype",
+                 "expected one of int8, fp8, bf16, fp16, fp32 (got \"fp4\")");
+    /* Passing: every listed datatype. */
+    const char *names[] = {"int8", "fp8", "bf16", "fp16", "fp32"};
+    for (int d = 0; d < 5; d++) {
+        char to[64];
+        snprintf(to, sizeof to, "\"kv_dtype\": \"%s\"", names[d]);
+        variant("workload-bf16.json", "\"kv_dtype\": \"bf16\"", to, "dt2.json", path, sizeof path);
+        pm_workload w;
+        assert_ok(pm_workload_load(path, &g_opts, &w, &err), &err);
+        assert_int_equal(w.kv_dtype, d);
+    }
+}
+
+/* ---------------------------------------------------------------- units in keys */
+
+static void test_quantity_key_without_unit_is_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6", "\"hbm_bandwidth\": 1.6",
+            "nounit.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNIT, path, "$.hbm_bandwidth",
+                 "needs a unit");
+    /* The message lists the accepted units. */
+    assert_non_null(strstr(err.message, "TBps"));
+    /* Passing: another unit of the same dimension. */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_GBps\": 1600", "gbps.json", path, sizeof path);
+    pm_accelerator a;
+    assert_ok(pm_accelerator_load(path, &g_opts, &a, &err), &err);
+    assert_rel(a.hbm_bandwidth_bytes_per_s, 1.6e12, EXACT);
+}
+
+static void test_quantity_with_unit_of_wrong_dimension_is_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_GiB\": 1.6", "dim.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNIT, path, "$.hbm_bandwidth_GiB",
+                 "unit \"GiB\" does not measure this quantity");
+    variant("accelerator-minimal.json", "\"int8_TOPS\": 800", "\"int8_TBps\": 800", "dim2.json",
+            path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNIT, path, "$.peak_compute.int8_TBps",
+                 "unit \"TBps\" does not measure");
+    /* Passing: a bit rate is a bandwidth (12.8 Tbps = 1.6 TB/s). */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_Tbps\": 12.8", "tbit.json", path, sizeof path);
+    pm_accelerator a;
+    assert_ok(pm_accelerator_load(path, &g_opts, &a, &err), &err);
+    assert_rel(a.hbm_bandwidth_bytes_per_s, 1.6e12, 1e-15);
+}
+
+static void test_same_quantity_in_two_units_is_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "\"l2_capacity_MiB\": 192,",
+            "\"l2_capacity_MiB\": 192,\n  \"l2_capacity_MB\": 201,", "twice.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_DUPLICATE_KEY, path, "$.l2_capacity_MB",
+                 "\"l2_capacity_MiB\" and \"l2_capacity_MB\" give the same quantity twice");
+    /* Passing: only the decimal one. */
+    variant("accelerator-minimal.json", "\"l2_capacity_MiB\": 192", "\"l2_capacity_MB\": 201",
+            "once.json", path, sizeof path);
+    pm_accelerator a;
+    assert_ok(pm_accelerator_load(path, &g_opts, &a, &err), &err);
+    assert_rel(a.l2_capacity_bytes, 201e6, EXACT);
+}
+
+static void test_accelerator_needs_at_least_one_peak(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("accelerator-minimal.json", "{\n    \"int8_TOPS\": 800,\n    \"bf16_TFLOPS\": 400\n  }",
+            "{}", "nopeak.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.peak_compute",
+                 "no datatype given");
+    /* Passing: one datatype is enough. */
+    variant("accelerator-minimal.json", "{\n    \"int8_TOPS\": 800,\n    \"bf16_TFLOPS\": 400\n  }",
+            "{\"fp8_TFLOPS\": 990}", "onepeak.json", path, sizeof path);
+    pm_accelerator a;
+    assert_ok(pm_accelerator_load(path, &g_opts, &a, &err), &err);
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_FP8], 990e12, EXACT);
+}
+
+/* ---------------------------------------------------------------- consistency */
+
+static void test_model_rejects_kv_heads_not_dividing_heads(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("model-tiny-gqa.json", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 6",
+            "kv.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_INCONSISTENT, path, "$.num_key_value_heads",
+                 "got 6 KV heads, 32 attention heads");
+    /* Passing: 1 (MQA) and 32 (MHA) both divide 32. */
+    variant("model-tiny-gqa.json", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 1",
+            "mqa.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+    variant("model-tiny-gqa.json", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 32",
+            "mha2.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+}
+
+static void test_model_needs_head_dim_when_hidden_is_not_a_multiple(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("model-tiny-gqa.json", "\"hidden_size\": 4096", "\"hidden_size\": 4100", "hd.json",
+            path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_INCONSISTENT, path, "$.head_dim",
+                 "hidden_size 4100 is not a multiple of num_attention_heads 32");
+    /* Passing: the same with head_dim given. */
+    variant("model-tiny-gqa.json", "\"hidden_size\": 4096",
+            "\"hidden_size\": 4100,\n  \"head_dim\": 128", "hd2.json", path, sizeof path);
+    pm_model m;
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.head_dim, 128);
+}
+
+static void test_scenario_rejects_more_devices_than_heads(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    /* llama3-8b has 32 attention heads. */
+    pm_status st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
+                                      "{\"from\": \"hccs-full-mesh\", \"devices\": 64}",
+                                      "\"paper-default\"", NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_INCONSISTENT, path, "$.cluster.devices",
+                 "64 devices exceed the model's 32 attention heads");
+    /* Passing: 32 devices, one head each. */
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
+                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 32}",
+                                 "\"paper-default\"", NULL, path, sizeof path, &s, &err),
+              &err);
+    pm_scenario_free(&s);
+}
+
+static void test_scenario_accepts_more_devices_than_heads_with_ideal_sharding(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
+                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 64}",
+                                 "\"paper-default\"", ",\n  \"sharding\": \"ideal\"", path,
+                                 sizeof path, &s, &err),
+              &err);
+    assert_int_equal(s.cluster.devices, 64);
+    assert_int_equal(s.options.sharding, PM_SHARDING_IDEAL);
+    pm_scenario_free(&s);
+    /* An unknown sharding is a value error. */
+    pm_status st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+                                      "\"paper-default\"", ",\n  \"sharding\": \"even\"", path,
+                                      sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_VALUE, path, "$.sharding", "expected one of megatron, ideal");
+}
+
+static void test_scenario_rejects_dtype_the_accelerator_lacks(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    /* ascend-910b lists int8, bf16 and fp16 peaks, no fp32. */
+    pm_status st = load_scenario_text(
+        "\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+        "{\"from\": \"paper-default\", \"weight_dtype\": \"fp32\", \"kv_dtype\": \"fp32\", "
+        "\"act_dtype\": \"fp32\"}",
+        NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_UNSUPPORTED, path, "$.workload.act_dtype",
+                 "accelerator \"ascend-910b\" has no fp32 peak");
+    assert_non_null(strstr(err.message, "int8, bf16, fp16"));
+    /* Passing: bf16 is supported. */
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+                                 "{\"from\": \"paper-default\", \"weight_dtype\": \"bf16\", "
+                                 "\"kv_dtype\": \"bf16\", \"act_dtype\": \"bf16\"}",
+                                 NULL, path, sizeof path, &s, &err),
+              &err);
+    pm_scenario_free(&s);
+}
+
+static void test_hierarchical_cluster_requires_devices_per_node(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("cluster-hierarchical.json", "  \"devices_per_node\": 8,\n", "", "h.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.devices_per_node",
+                 "missing required key \"devices_per_node\"");
+    variant("cluster-hierarchical.json", "  \"inter_node_latency_us\": 20", "  \"x_us\": 20",
+            "h2.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, NULL,
+                 "\"inter_node_latency_<unit>\"");
+    /* Passing: the complete hierarchical cluster. */
+    assert_ok(validate(VALID_DIR "/cluster-hierarchical.json", &err), &err);
+}
+
+static void test_devices_per_node_requires_hierarchical_topology(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    variant("cluster-full-mesh.json", "\"devices\": 4,", "\"devices\": 4,\n  \"devices_per_node\": 2,",
+            "dpn.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_INCONSISTENT, path, "$.devices_per_node",
+                 "only meaningful with \"topology\": \"hierarchical\"");
+    /* Passing: the flat cluster without it. */
+    assert_ok(validate(VALID_DIR "/cluster-full-mesh.json", &err), &err);
+}
+
+static void test_scenario_rejects_devices_per_node_not_dividing_devices(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    /* ascend-multinode: 16 devices, hierarchical. */
+    pm_status st = load_scenario_text(
+        "\"llama3-8b\"", "\"ascend-910b\"",
+        "{\"from\": \"ascend-multinode\", \"devices_per_node\": 5}", "\"paper-default\"", NULL,
+        path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_INCONSISTENT, path, "$.cluster.devices_per_node",
+                 "must divide devices (got 5 per node, 16 devices)");
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"ascend-multinode\"",
+                                 "\"paper-default\"", NULL, path, sizeof path, &s, &err),
+              &err);
+    assert_int_equal(s.cluster.devices_per_node, 8);
+    pm_scenario_free(&s);
+}
+
+static void test_cluster_rejects_devices_per_node_not_dividing_devices(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    /* The cluster alone has everything needed to see this: pm_cluster says devices_per_node
+     * "divides devices", and pm_scenario_check rejects it for every model. */
+    variant("cluster-hierarchical.json", "\"devices_per_node\": 8", "\"devices_per_node\": 5",
+            "dpn5.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_INCONSISTENT, path, "$.devices_per_node",
+                 "divide");
+}
+
+static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    pm_status st = load_scenario_text(
+        "\"llama3-8b\"", "\"ascend-910b\"",
+        "{\"from\": \"hccs-full-mesh\", \"topology\": \"ring\", \"allreduce\": \"oneshot\"}",
+        "\"paper-default\"", NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_INCONSISTENT, path, "$.cluster.allreduce",
+                 "algorithm \"oneshot\" cannot run on topology \"ring\"");
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
+                                 "{\"from\": \"hccs-full-mesh\", \"allreduce\": \"oneshot\"}",
+                                 "\"paper-default\"", NULL, path, sizeof path, &s, &err),
+              &err);
+    assert_int_equal(s.cluster.algorithm, PM_AR_ONESHOT);
+    pm_scenario_free(&s);
+}
+
+static void test_scenario_rejects_prefill_that_leaves_no_prompt(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    /* round(2 x 0.1) = 0 prompt tokens. */
+    pm_status st = load_scenario_text(
+        "\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+        "{\"from\": \"paper-default\", \"seq_len\": 2, \"prefill_frac\": 0.1}", NULL, path,
+        sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_INCONSISTENT, path, "$.workload.prefill_frac",
+                 "leaves 0 prompt tokens of 2");
+    /* Passing: round(2 x 0.5) = 1 prompt token, 1 decode step. */
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+                                 "{\"from\": \"paper-default\", \"seq_len\": 2, "
+                                 "\"prefill_frac\": 0.5}",
+                                 NULL, path, sizeof path, &s, &err),
+              &err);
+    pm_scenario_free(&s);
+}
+
+static void test_scenario_options_are_range_checked(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    pm_status st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+                                      "\"paper-default\"",
+                                      ",\n  \"options\": {\"fused_chunks\": 2000}", path,
+                                      sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_RANGE, path, "$.options.fused_chunks",
+                 "must be in [0, 1024] (got 2000)");
+    st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+                            "\"paper-default\"", ",\n  \"options\": {\"hbm_sharng\": true}", path,
+                            sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_UNKNOWN_KEY, path, "$.options.hbm_sharng",
+                 "did you mean \"hbm_sharing\"?");
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+                                 "\"paper-default\"", ",\n  \"options\": {\"fused_chunks\": 1024}",
+                                 path, sizeof path, &s, &err),
+              &err);
+    assert_int_equal(s.options.fused_chunks, 1024);
+    pm_scenario_free(&s);
+}
+
+/* ---------------------------------------------------------------- resolution */
+
+static void test_unknown_bundled_name_lists_the_available_names(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_fails(pm_model_load("llama4-400b", &g_opts, &m, &err), &err, PM_ERR_NOT_FOUND, NULL,
+                 NULL, "no file \"llama4-400b\" and no bundled model of that name");
+    assert_non_null(strstr(err.message, "llama3-70b, llama3-8b"));
+    assert_non_null(strstr(err.message, "qwen2-7b"));
+    pm_cluster c;
+    assert_fails(pm_cluster_load("nvlink9", &g_opts, &c, &err), &err, PM_ERR_NOT_FOUND, NULL,
+                 NULL, "hccs-full-mesh");
+    /* Passing: a bundled name, with or without ".json". */
+    assert_ok(pm_model_load("llama3-8b", &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 32);
+    assert_ok(pm_model_load("llama3-8b.json", &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 32);
+}
+
+static void test_missing_path_is_not_found(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_fails(pm_model_load("/nonexistent-dir/model.json", &g_opts, &m, &err), &err,
+                 PM_ERR_NOT_FOUND, "/nonexistent-dir/model.json", NULL, NULL);
+    assert_fails(pm_file_validate("/nonexistent-dir/model.json", &g_opts, NULL, &err), &err,
+                 PM_ERR_IO, "/nonexistent-dir/model.json", NULL, "cannot open");
+}
+
+static void test_scenario_reports_unknown_component_name_at_its_key(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    pm_status st = load_scenario_text("\"llama4-400b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+                                      "\"paper-default\"", NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_NOT_FOUND, path, "$.model",
+                 "no bundled model of that name (bundled: llama3-70b");
+    st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
+                            "{\"from\": \"nvlink9\", \"devices\": 4}", "\"paper-default\"", NULL,
+                            path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_NOT_FOUND, path, "$.cluster.from", "nvlink9");
+    st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"", "42",
+                            NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_TYPE, path, "$.workload",
+                 "expected a name, a path or an object (got a number)");
+    st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"paper-default\"",
+                            "\"paper-default\"", NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_NOT_FOUND, path, "$.cluster", "no bundled cluster");
+}
+
+static void test_scenario_component_path_errors_name_that_file(void **state)
+{
+    (void)state;
+    char model[600], path[600], ref[700];
+    variant("model-tiny-gqa.json", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 3",
+            "bad-model.json", model, sizeof model);
+    snprintf(ref, sizeof ref, "\"%s\"", model);
+    pm_scenario s;
+    pm_error err;
+    pm_status st = load_scenario_text(ref, "\"ascend-910b\"", "\"hccs-full-mesh\"",
+                                      "\"paper-default\"", NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_INCONSISTENT, model, "$.num_key_value_heads", "must divide");
+    /* A file of another kind where a model is expected. */
+    char wl[600];
+    variant("workload-bf16.json", NULL, NULL, "wl.json", wl, sizeof wl);
+    snprintf(ref, sizeof ref, "\"%s\"", wl);
+    st = load_scenario_text(ref, "\"ascend-910b\"", "\"hccs-full-mesh\"", "\"paper-default\"",
+                            NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_VALUE, wl, "$.kind", "expected a model file here");
+}
+
+static void test_scenario_inline_error_path_is_inside_the_scenario(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    pm_status st = load_scenario_text(
+        "\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+        "{\"batch\": 0, \"seq_len\": 1024, \"prefill_frac\": 0.5, \"weight_dtype\": \"int8\", "
+        "\"kv_dtype\": \"int8\", \"act_dtype\": \"int8\"}",
+        NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_RANGE, path, "$.workload.batch", "must be in [1, ");
+    st = load_scenario_text(
+        "\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
+        "{\"batch\": 4, \"btach\": 4, \"seq_len\": 1024, \"prefill_frac\": 0.5, "
+        "\"weight_dtype\": \"int8\", \"kv_dtype\": \"int8\", \"act_dtype\": \"int8\"}",
+        NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_UNKNOWN_KEY, path, "$.workload.btach",
+                 "did you mean \"batch\"?");
+}
+
+static void test_scenario_from_override_error_names_the_scenario(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    pm_status st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
+                                      "{\"from\": \"hccs-full-mesh\", \"devices\": 0}",
+                                      "\"paper-default\"", NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_RANGE, NULL, NULL, "must be in [1, ");
+    /* The bad value was written in the scenario, so the scenario file is named. */
+    assert_true(strncmp(err.file, path, strlen(path)) == 0);
+    assert_non_null(strstr(err.path, "devices"));
+}
+
+/* ---------------------------------------------------------------- --set overrides */
+
+static void test_set_override_changes_batch(void **state)
+{
+    (void)state;
+    const char *ov[] = {"workload.batch=8"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
+    assert_int_equal(s.workload.batch, 8);
+    assert_int_equal(s.workload.seq_len, 16384); /* untouched */
+    pm_scenario_free(&s);
+    /* Passing without the override: the bundled batch 4. */
+    assert_ok(pm_scenario_load("llama70b", &g_opts, &s, &err), &err);
+    assert_int_equal(s.workload.batch, 4);
+    pm_scenario_free(&s);
+}
+
+static void test_set_override_in_another_unit_replaces_the_quantity(void **state)
+{
+    (void)state;
+    const char *ov[] = {"accelerator.l2_capacity_MB=104", "cluster.devices=8"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 2};
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
+    assert_rel(s.accel.l2_capacity_bytes, 104e6, EXACT); /* not 192 MiB, no duplicate */
+    assert_int_equal(s.cluster.devices, 8);
+    pm_scenario_free(&s);
+}
+
+static void test_set_override_accepts_count_multipliers(void **state)
+{
+    (void)state;
+    /* A count with a multiplier: "16k" = 16000, "16Ki" = 16384 (pm_quantity_parse). */
+    const char *ov[] = {"workload.seq_len=16k"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
+    int64_t seq_len = s.workload.seq_len;
+    pm_scenario_free(&s);
+    assert_int_equal(seq_len, 16000);
+    const char *ov2[] = {"workload.seq_len=16Ki"};
+    pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
+    assert_ok(pm_scenario_load("llama70b", &opts2, &s, &err), &err);
+    seq_len = s.workload.seq_len;
+    pm_scenario_free(&s);
+    assert_int_equal(seq_len, 16384);
+}
+
+static void test_set_override_with_invalid_value_names_the_override(void **state)
+{
+    (void)state;
+    const char *ov[] = {"workload.batch=0"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    pm_scenario s;
+    pm_error err;
+    assert_fails(pm_scenario_load("llama70b", &opts, &s, &err), &err, PM_ERR_RANGE,
+                 "--set workload.batch=0", NULL, "must be in [1, ");
+    assert_non_null(strstr(err.path, "batch"));
+    const char *ov2[] = {"workload.batch=4.5"};
+    pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
+    assert_fails(pm_scenario_load("llama70b", &opts2, &s, &err), &err, PM_ERR_RANGE,
+                 "--set workload.batch=4.5", NULL, "expected an integer");
+    /* An override that breaks consistency is reported at the scenario path. */
+    const char *ov3[] = {"cluster.devices=128"};
+    pm_load_opts opts3 = {PM_TEST_DATA_DIR, ov3, 1};
+    assert_fails(pm_scenario_load("llama70b", &opts3, &s, &err), &err, PM_ERR_INCONSISTENT, NULL,
+                 "$.cluster.devices", "128 devices exceed");
+    /* An unknown key in an override gets a suggestion too. */
+    const char *ov4[] = {"workload.btach=8"};
+    pm_load_opts opts4 = {PM_TEST_DATA_DIR, ov4, 1};
+    assert_fails(pm_scenario_load("llama70b", &opts4, &s, &err), &err, PM_ERR_UNKNOWN_KEY,
+                 "--set workload.btach=8", NULL, "did you mean \"batch\"?");
+}
+
+static void test_set_override_without_equals_is_rejected(void **state)
+{
+    (void)state;
+    const char *ov[] = {"workload.batch"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    pm_scenario s;
+    pm_error err;
+    assert_fails(pm_scenario_load("llama70b", &opts, &s, &err), &err, PM_ERR_INVALID_ARG, "--set",
+                 NULL, "expected key.path=value");
+}
+
+static void test_set_override_applies_to_component_loads(void **state)
+{
+    (void)state;
+    const char *ov[] = {"batch=2"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    pm_workload w;
+    pm_error err;
+    assert_ok(pm_workload_load("paper-default", &opts, &w, &err), &err);
+    assert_int_equal(w.batch, 2);
+    const char *bad[] = {"prefill_frac=1"};
+    pm_load_opts opts2 = {PM_TEST_DATA_DIR, bad, 1};
+    assert_fails(pm_workload_load("paper-default", &opts2, &w, &err), &err, PM_ERR_RANGE,
+                 "--set prefill_frac=1", "$.prefill_frac", "must be in (0, 1)");
+}
+
+/* ---------------------------------------------------------------- HuggingFace configs */
+
+static void check_llama3_8b(const pm_model *m)
+{
+    assert_int_equal(m->layers, 32);
+    assert_int_equal(m->hidden, 4096);
+    assert_int_equal(m->heads, 32);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->head_dim, 128);
+    assert_int_equal(m->intermediate, 14336);
+    assert_int_equal(m->vocab, 128256);
+    assert_true(m->gated_mlp); /* hidden_act silu */
+    assert_false(m->tied_embeddings);
+}
+
+static void test_hf_llama3_config_loads_as_is(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(HF_DIR "/llama3-8b-config.json", &g_opts, &m, &err), &err);
+    check_llama3_8b(&m);
+    /* Llama 3.1: rope_scaling is an object, eos_token_id a list, head_dim explicit. */
+    assert_ok(pm_model_load(HF_DIR "/llama3.1-8b-config.json", &g_opts, &m, &err), &err);
+    check_llama3_8b(&m);
+    assert_ok(pm_file_validate(HF_DIR "/llama3.1-8b-config.json", &g_opts, NULL, &err), &err);
+}
+
+static void test_hf_config_is_still_checked_for_duplicates_and_ranges(void **state)
+{
+    (void)state;
+    char path[600], *base = slurp(HF_DIR "/llama3-8b-config.json");
+    pm_error err;
+    pm_model m;
+    char *text = subst(base, "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 5");
+    write_tmp("hf-kv.json", text, path, sizeof path);
+    free(text);
+    assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, PM_ERR_INCONSISTENT, path,
+                 "$.num_key_value_heads", "must divide");
+    text = subst(base, "\"vocab_size\": 128256", "\"vocab_size\": 128256,\n  \"vocab_size\": 1");
+    write_tmp("hf-dup.json", text, path, sizeof path);
+    free(text);
+    assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, PM_ERR_DUPLICATE_KEY, path,
+                 "$.vocab_size", "duplicate key");
+    free(base);
+}
+
+static void test_hf_gpt2_config_loads_as_is(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(HF_DIR "/gpt2-config.json", &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 12);      /* n_layer */
+    assert_int_equal(m.hidden, 768);     /* n_embd */
+    assert_int_equal(m.heads, 12);       /* n_head */
+    assert_int_equal(m.kv_heads, 12);    /* no GQA */
+    assert_int_equal(m.head_dim, 64);    /* 768 / 12 */
+    assert_int_equal(m.intermediate, 3072); /* n_inner null: 4 x 768 */
+    assert_int_equal(m.vocab, 50257);
+    assert_false(m.gated_mlp); /* model_type gpt2: up and down only */
+    pm_file_kind k = PM_KIND_COUNT;
+    assert_ok(pm_file_validate(HF_DIR "/gpt2-config.json", &g_opts, &k, &err), &err);
+    assert_int_equal(k, PM_KIND_MODEL);
+}
+
+static void test_hf_config_without_tie_key_ties_embeddings(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    /* transformers' PretrainedConfig defaults tie_word_embeddings to True; a config.json that
+     * leaves the key out has tied embeddings (Qwen2-0.5B's config with the key removed). */
+    assert_ok(pm_model_load(HF_DIR "/qwen2-0.5b-without-tie-key-config.json", &g_opts, &m, &err),
+              &err);
+    assert_int_equal(m.layers, 24);
+    assert_int_equal(m.hidden, 896);
+    assert_int_equal(m.heads, 14);
+    assert_int_equal(m.kv_heads, 2);
+    assert_int_equal(m.head_dim, 64);
+    assert_true(m.tied_embeddings);
+}
+
+/* ---------------------------------------------------------------- pm_scenario_check */
+
+static void hand_scenario(pm_scenario *s)
+{
+    memset(s, 0, sizeof *s);
+    strcpy(s->name, "hand");
+    pm_model *m = &s->model;
+    strcpy(m->name, "tiny");
+    m->layers = 2;
+    m->hidden = 4096;
+    m->heads = 32;
+    m->kv_heads = 8;
+    m->head_dim = 128;
+    m->intermediate = 14336;
+    m->vocab = 32000;
+    m->gated_mlp = true;
+    pm_accelerator *a = &s->accel;
+    strcpy(a->name, "npu");
+    a->peak_flop_per_s[PM_DTYPE_INT8] = 800e12;
+    a->peak_flop_per_s[PM_DTYPE_BF16] = 400e12;
+    a->compute_efficiency_frac = 0.7;
+    a->hbm_capacity_bytes = 64.0 * 1073741824.0;
+    a->hbm_bandwidth_bytes_per_s = 1.6e12;
+    a->hbm_efficiency_frac = 0.8;
+    a->l2_capacity_bytes = 192.0 * 1048576.0;
+    a->l2_bandwidth_bytes_per_s = 5e12;
+    a->l2_usable_frac = 1.0;
+    a->kv_strided_efficiency_frac = 0.6;
+    a->kernel_launch_s = 5e-6;
+    a->chunk_half_efficiency_bytes = 262144.0;
+    pm_cluster *c = &s->cluster;
+    strcpy(c->name, "mesh");
+    c->devices = 4;
+    c->topology = PM_TOPO_FULL_MESH;
+    c->algorithm = PM_AR_AUTO;
+    c->link_bandwidth_bytes_per_s = 50e9;
+    c->link_latency_s = 2e-6;
+    c->devices_per_node = 4;
+    pm_workload *w = &s->workload;
+    w->batch = 4;
+    w->seq_len = 1024;
+    w->prefill_frac = 0.5;
+    w->weight_dtype = w->kv_dtype = w->act_dtype = PM_DTYPE_INT8;
+}
+
+static void test_scenario_check_accepts_hand_built_scenario(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    hand_scenario(&s);
+    assert_ok(pm_scenario_check(&s, &err), &err);
+    assert_int_equal(pm_scenario_check(&s, NULL), PM_OK);
+    assert_int_equal(pm_scenario_param_count(&s), 0); /* built by hand: no provenance */
+    assert_null(pm_scenario_param(&s, 0));
+    pm_scenario_free(&s); /* no provenance: nothing to free, must not crash */
+    assert_int_equal(pm_scenario_check(NULL, &err), PM_ERR_INVALID_ARG);
+}
+
+static void test_scenario_check_rejects_bad_model(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    hand_scenario(&s);
+    s.model.kv_heads = 6;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_INCONSISTENT, "",
+                 "$.model.num_key_value_heads", "got 6 KV heads, 32 attention heads");
+    hand_scenario(&s);
+    s.model.layers = 0;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.model", ">= 1");
+}
+
+static void test_scenario_check_rejects_bad_accelerator(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    hand_scenario(&s);
+    s.accel.compute_efficiency_frac = 1.5;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.accelerator",
+                 "(0, 1]");
+    hand_scenario(&s);
+    s.accel.hbm_efficiency_frac = NAN;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.accelerator", NULL);
+    hand_scenario(&s);
+    s.accel.hbm_bandwidth_bytes_per_s = -1.6e12;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.accelerator", "> 0");
+    hand_scenario(&s);
+    s.accel.l2_bandwidth_bytes_per_s = INFINITY;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.accelerator", "finite");
+    hand_scenario(&s);
+    s.accel.kernel_launch_s = NAN;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.accelerator", NULL);
+}
+
+static void test_scenario_check_rejects_bad_cluster(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    hand_scenario(&s);
+    s.cluster.devices = 0;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.cluster.devices",
+                 "must be >= 1");
+    hand_scenario(&s);
+    s.cluster.link_bandwidth_bytes_per_s = NAN;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.cluster", NULL);
+    hand_scenario(&s);
+    s.cluster.devices = 64;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_INCONSISTENT, "", "$.cluster.devices",
+                 "64 devices exceed the model's 32 attention heads");
+    s.options.sharding = PM_SHARDING_IDEAL;
+    assert_ok(pm_scenario_check(&s, &err), &err);
+    hand_scenario(&s);
+    s.cluster.topology = PM_TOPO_RING;
+    s.cluster.algorithm = PM_AR_ONESHOT;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_INCONSISTENT, "",
+                 "$.cluster.allreduce", "cannot run on topology \"ring\"");
+    hand_scenario(&s);
+    s.cluster.topology = PM_TOPO_HIERARCHICAL;
+    s.cluster.devices = 16;
+    s.cluster.devices_per_node = 5;
+    s.cluster.inter_node_bandwidth_bytes_per_s = 25e9;
+    s.cluster.inter_node_latency_s = 20e-6;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_INCONSISTENT, "",
+                 "$.cluster.devices_per_node", "must divide devices");
+    s.cluster.devices_per_node = 8;
+    assert_ok(pm_scenario_check(&s, &err), &err);
+    s.cluster.inter_node_bandwidth_bytes_per_s = 0;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.cluster",
+                 "inter-node");
+    hand_scenario(&s);
+    s.cluster.topology = (pm_topology)7;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_INVALID_ARG, "", "$.cluster", NULL);
+}
+
+static void test_scenario_check_rejects_bad_workload(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    hand_scenario(&s);
+    s.workload.batch = 0;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.workload", "batch >= 1");
+    hand_scenario(&s);
+    s.workload.prefill_frac = 1.0;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.workload", NULL);
+    hand_scenario(&s);
+    s.workload.prefill_frac = NAN;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.workload", NULL);
+    hand_scenario(&s);
+    s.workload.seq_len = 2;
+    s.workload.prefill_frac = 0.1;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_INCONSISTENT, "",
+                 "$.workload.prefill_frac", "leaves 0 prompt tokens");
+    hand_scenario(&s);
+    s.workload.act_dtype = PM_DTYPE_FP32;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_UNSUPPORTED, "",
+                 "$.workload.act_dtype", "no fp32 peak");
+    hand_scenario(&s);
+    s.workload.weight_dtype = PM_DTYPE_BF16; /* bf16 x int8 computes in bf16: supported */
+    assert_ok(pm_scenario_check(&s, &err), &err);
+    hand_scenario(&s);
+    s.workload.kv_dtype = (pm_dtype)9;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_INVALID_ARG, "", "$.workload", NULL);
+    hand_scenario(&s);
+    s.options.fused_chunks = -1;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.options.fused_chunks",
+                 NULL);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static void test_status_values_are_pinned(void **state)
+{
+    (void)state;
+    assert_int_equal(PM_OK, 0);
+    assert_int_equal(PM_ERR_SYNTAX, 3);
+    assert_int_equal(PM_ERR_RANGE, 8);
+    assert_int_equal(PM_ERR_NOT_FOUND, 10);
+    assert_int_equal(PM_ERR_UNIT, 12);
+    assert_int_equal(PM_ERR_VALUE, 14);
+    assert_string_equal(pm_status_name(PM_OK), "PM_OK");
+    assert_string_equal(pm_status_name(PM_ERR_DUPLICATE_KEY), "PM_ERR_DUPLICATE_KEY");
+    assert_string_equal(pm_status_name(PM_ERR_VALUE), "PM_ERR_VALUE");
+    assert_non_null(pm_status_name((pm_status)99));
+    assert_non_null(pm_status_name((pm_status)-1));
+}
+
+static pm_error make_error(const char *file, const char *path, int line, int column,
+                          const char *message)
+{
+    pm_error e;
+    memset(&e, 0, sizeof e);
+    e.status = PM_ERR_RANGE;
+    strcpy(e.file, file);
+    strcpy(e.path, path);
+    e.line = line;
+    e.column = column;
+    strcpy(e.message, message);
+    return e;
+}
+
+static void test_error_format_reads_like_a_compiler(void **state)
+{
+    (void)state;
+    char buf[256];
+    pm_error e = make_error("llama.json", "$.num_key_value_heads", 3, 7, "must divide");
+    size_t n = pm_error_format(&e, buf, sizeof buf);
+    assert_string_equal(buf, "llama.json:3:7: $.num_key_value_heads: must divide");
+    assert_int_equal(n, strlen(buf));
+    e = make_error("llama.json", "$.batch", 0, 0, "must be >= 1");
+    pm_error_format(&e, buf, sizeof buf);
+    assert_string_equal(buf, "llama.json: $.batch: must be >= 1");
+    e = make_error("", "$.batch", 0, 0, "must be >= 1");
+    pm_error_format(&e, buf, sizeof buf);
+    assert_string_equal(buf, "$.batch: must be >= 1");
+    e = make_error("x.json", "", 2, 5, "JSON syntax error");
+    pm_error_format(&e, buf, sizeof buf);
+    assert_string_equal(buf, "x.json:2:5: JSON syntax error");
+    e = make_error("x.json", "", 0, 0, "empty file");
+    pm_error_format(&e, buf, sizeof buf);
+    assert_string_equal(buf, "x.json: empty file");
+    e = make_error("", "", 0, 0, "NULL argument");
+    pm_error_format(&e, buf, sizeof buf);
+    assert_string_equal(buf, "NULL argument");
+}
+
+static void test_error_format_truncates_like_snprintf(void **state)
+{
+    (void)state;
+    pm_error e = make_error("a.json", "$.x", 0, 0, "bad");
+    const char *full = "a.json: $.x: bad";
+    char buf[8];
+    memset(buf, 'z', sizeof buf);
+    size_t n = pm_error_format(&e, buf, sizeof buf);
+    assert_int_equal(n, strlen(full));
+    assert_string_equal(buf, "a.json:"); /* 7 characters and the NUL */
+    assert_int_equal(pm_error_format(&e, NULL, 0), strlen(full));
+}
+
+static void test_loaders_reject_null_arguments(void **state)
+{
+    (void)state;
+    pm_error err;
+    pm_model m;
+    pm_scenario s;
+    assert_fails(pm_model_load(NULL, &g_opts, &m, &err), &err, PM_ERR_INVALID_ARG, NULL, NULL,
+                 NULL);
+    assert_fails(pm_scenario_load(NULL, &g_opts, &s, &err), &err, PM_ERR_INVALID_ARG, NULL, NULL,
+                 NULL);
+    assert_fails(pm_file_validate(NULL, &g_opts, NULL, &err), &err, PM_ERR_INVALID_ARG, NULL,
+                 NULL, NULL);
+    assert_int_equal(pm_model_load("", &g_opts, &m, NULL), PM_ERR_INVALID_ARG);
+}
+
+/* ---------------------------------------------------------------- fixture directories */
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted entries of dir whose names do not start with '.' and, when suffix is not NULL, end
+ * with it. Free with pm_names_free. */
+static char **list_dir(const char *dir, const char *suffix, size_t *count)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        print_error("cannot open %s\n", dir);
+        fail();
+    }
+    char **names = NULL;
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.')
+            continue;
+        if (suffix && (len < strlen(suffix) || strcmp(e->d_name + len - strlen(suffix), suffix)))
+            continue;
+        char **nn = realloc(names, (n + 1) * sizeof *nn);
+        assert_non_null(nn);
+        names = nn;
+        names[n] = malloc(len + 1);
+        assert_non_null(names[n]);
+        memcpy(names[n], e->d_name, len + 1);
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_names);
+    *count = n;
+    return names;
+}
+
+static void test_every_invalid_fixture_fails_with_its_expected_message(void **state)
+{
+    (void)state;
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    size_t n = 0;
+    char **cases = list_dir(INVALID_DIR, NULL, &n);
+    int failures = 0;
+    for (size_t i = 0; i < n; i++) {
+        char dir[1024], exp_path[1200];
+        snprintf(dir, sizeof dir, "%s/%s", INVALID_DIR, cases[i]);
+        snprintf(exp_path, sizeof exp_path, "%s/expected.txt", dir);
+        /* Line 1: a part of the formatted message; line 2: the status name. */
+        char *text_exp = slurp(exp_path);
+        char expected[512], status_line[64];
+        size_t l1 = strcspn(text_exp, "\r\n");
+        pm_strlcpy(expected, text_exp, l1 + 1 < sizeof expected ? l1 + 1 : sizeof expected);
+        const char *rest = text_exp + l1;
+        rest += strspn(rest, "\r\n");
+        size_t l2 = strcspn(rest, "\r\n");
+        pm_strlcpy(status_line, rest, l2 + 1 < sizeof status_line ? l2 + 1 : sizeof status_line);
+        free(text_exp);
+        /* Helper files beside input.json are named relative to the case folder. */
+        assert_int_equal(chdir(dir), 0);
+        pm_error err;
+        memset(&err, 0, sizeof err);
+        pm_file_kind kind;
+        pm_status st = pm_file_validate("input.json", &g_opts, &kind, &err);
+        assert_int_equal(chdir(cwd), 0);
+        char text[1200];
+        pm_error_format(&err, text, sizeof text);
+        if (st == PM_OK) {
+            print_error("invalid/%s: validated, but must fail with \"%s\"\n", cases[i], expected);
+            failures++;
+        } else if (!expected[0] || !strstr(text, expected)) {
+            print_error("invalid/%s:\n  got      \"%s\"\n  expected \"%s\" in it\n", cases[i],
+                        text, expected);
+            failures++;
+        } else if (status_line[0] && strcmp(pm_status_name(st), status_line) != 0) {
+            print_error("invalid/%s: status %s, expected %s (%s)\n", cases[i],
+                        pm_status_name(st), status_line, text);
+            failures++;
+        } else if (err.status != st) {
+            print_error("invalid/%s: returned %s but err.status is %s\n", cases[i],
+                        pm_status_name(st), pm_status_name(err.status));
+            failures++;
+        }
+    }
+    pm_names_free(cases, n);
+    if (n < 20) {
+        print_error("only %zu invalid fixtures (expected at least 20)\n", n);
+        failures++;
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void test_every_valid_fixture_validates(void **state)
+{
+    (void)state;
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    size_t n = 0;
+    char **files = list_dir(VALID_DIR, ".json", &n);
+    int failures = 0;
+    assert_int_equal(chdir(VALID_DIR), 0);
+    for (size_t i = 0; i < n; i++) {
+        pm_error err;
+        pm_status st = pm_file_validate(files[i], &g_opts, NULL, &err);
+        if (st != PM_OK) {
+            char text[1200];
+            pm_error_format(&err, text, sizeof text);
+            print_error("valid/%s: %s: %s\n", files[i], pm_status_name(st), text);
+            failures++;
+        }
+    }
+    assert_int_equal(chdir(cwd), 0);
+    pm_names_free(files, n);
+    assert_true(n >= 10);
+    assert_int_equal(failures, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_loads_from_native_file),
+        cmocka_unit_test(test_model_reads_optional_keys_and_sourced_numbers),
+        cmocka_unit_test(test_model_kv_heads_default_to_attention_heads),
+        cmocka_unit_test(test_accelerator_loads_and_converts_units),
+        cmocka_unit_test(test_accelerator_accepts_any_unit_of_the_right_dimension),
+        cmocka_unit_test(test_accelerator_reads_area),
+        cmocka_unit_test(test_cluster_loads),
+        cmocka_unit_test(test_cluster_converts_bits_per_second),
+        cmocka_unit_test(test_hierarchical_cluster_loads),
+        cmocka_unit_test(test_workload_loads),
+        cmocka_unit_test(test_scenario_resolves_bundled_names),
+        cmocka_unit_test(test_scenario_reads_inline_objects),
+        cmocka_unit_test(test_scenario_from_overrides_some_keys),
+        cmocka_unit_test(test_scenario_component_may_be_a_path),
+        cmocka_unit_test(test_scenario_reads_sharding_and_options),
+        cmocka_unit_test(test_file_validate_reports_the_kind),
+        cmocka_unit_test(test_json_syntax_error_reports_line_and_column),
+        cmocka_unit_test(test_json_syntax_error_column_points_at_the_offending_character),
+        cmocka_unit_test(test_json_syntax_error_at_end_of_input_says_so),
+        cmocka_unit_test(test_empty_file_is_a_syntax_error),
+        cmocka_unit_test(test_non_object_top_level_is_rejected),
+        cmocka_unit_test(test_duplicate_key_is_rejected),
+        cmocka_unit_test(test_unknown_key_suggests_the_nearest_known_key),
+        cmocka_unit_test(test_unknown_key_far_from_every_known_key_has_no_suggestion),
+        cmocka_unit_test(test_native_model_rejects_huggingface_extra_keys),
+        cmocka_unit_test(test_wrong_type_is_rejected),
+        cmocka_unit_test(test_missing_key_is_rejected),
+        cmocka_unit_test(test_accel_rejects_negative_bandwidth),
+        cmocka_unit_test(test_accel_rejects_efficiency_above_one),
+        cmocka_unit_test(test_accel_rejects_negative_launch_time),
+        cmocka_unit_test(test_workload_rejects_batch_zero),
+        cmocka_unit_test(test_non_finite_number_is_rejected),
+        cmocka_unit_test(test_workload_rejects_fractional_batch),
+        cmocka_unit_test(test_workload_rejects_prefill_frac_zero_and_one),
+        cmocka_unit_test(test_workload_rejects_unknown_dtype),
+        cmocka_unit_test(test_quantity_key_without_unit_is_rejected),
+        cmocka_unit_test(test_quantity_with_unit_of_wrong_dimension_is_rejected),
+        cmocka_unit_test(test_same_quantity_in_two_units_is_rejected),
+        cmocka_unit_test(test_accelerator_needs_at_least_one_peak),
+        cmocka_unit_test(test_model_rejects_kv_heads_not_dividing_heads),
+        cmocka_unit_test(test_model_needs_head_dim_when_hidden_is_not_a_multiple),
+        cmocka_unit_test(test_scenario_rejects_more_devices_than_heads),
+        cmocka_unit_test(test_scenario_accepts_more_devices_than_heads_with_ideal_sharding),
+        cmocka_unit_test(test_scenario_rejects_dtype_the_accelerator_lacks),
+        cmocka_unit_test(test_hierarchical_cluster_requires_devices_per_node),
+        cmocka_unit_test(test_devices_per_node_requires_hierarchical_topology),
+        cmocka_unit_test(test_scenario_rejects_devices_per_node_not_dividing_devices),
+        cmocka_unit_test(test_cluster_rejects_devices_per_node_not_dividing_devices),
+        cmocka_unit_test(test_scenario_rejects_allreduce_the_topology_cannot_run),
+        cmocka_unit_test(test_scenario_rejects_prefill_that_leaves_no_prompt),
+        cmocka_unit_test(test_scenario_options_are_range_checked),
+        cmocka_unit_test(test_unknown_bundled_name_lists_the_available_names),
+        cmocka_unit_test(test_missing_path_is_not_found),
+        cmocka_unit_test(test_scenario_reports_unknown_component_name_at_its_key),
+        cmocka_unit_test(test_scenario_component_path_errors_name_that_file),
+        cmocka_unit_test(test_scenario_inline_error_path_is_inside_the_scenario),
+        cmocka_unit_test(test_scenario_from_override_error_names_the_scenario),
+        cmocka_unit_test(test_set_override_changes_batch),
+        cmocka_unit_test(test_set_override_in_another_unit_replaces_the_quantity),
+        cmocka_unit_test(test_set_override_accepts_count_multipliers),
+        cmocka_unit_test(test_set_override_with_invalid_value_names_the_override),
+        cmocka_unit_test(test_set_override_without_equals_is_rejected),
+        cmocka_unit_test(test_set_override_applies_to_component_loads),
+        cmocka_unit_test(test_hf_llama3_config_loads_as_is),
+        cmocka_unit_test(test_hf_config_is_still_checked_for_duplicates_and_ranges),
+        cmocka_unit_test(test_hf_gpt2_config_loads_as_is),
+        cmocka_unit_test(test_hf_config_without_tie_key_ties_embeddings),
+        cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
+        cmocka_unit_test(test_scenario_check_rejects_bad_model),
+        cmocka_unit_test(test_scenario_check_rejects_bad_accelerator),
+        cmocka_unit_test(test_scenario_check_rejects_bad_cluster),
+        cmocka_unit_test(test_scenario_check_rejects_bad_workload),
+        cmocka_unit_test(test_status_values_are_pinned),
+        cmocka_unit_test(test_error_format_reads_like_a_compiler),
+        cmocka_unit_test(test_error_format_truncates_like_snprintf),
+        cmocka_unit_test(test_loaders_reject_null_arguments),
+        cmocka_unit_test(test_every_invalid_fixture_fails_with_its_expected_message),
+        cmocka_unit_test(test_every_valid_fixture_validates),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

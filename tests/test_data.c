@@ -1,0 +1,493 @@
+/*
+ * test_data.c - the shipped data files: every one validates, every number in the accelerator
+ * and cluster files carries its own source, the paper's six models have the architectures of
+ * their HuggingFace config.json (as quoted in the reference notes, section 6), and the numbers
+ * the paper's results hinge on (Ascend 910B L2 and HBM) come out in SI as worked out by hand.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "testutil.h"
+
+#include "internal.h"
+
+/* Hand values are decimal literals times exact powers of 2 or 10: one rounding at most. */
+#define EXACT 1e-15
+
+static const pm_load_opts g_opts = {PM_TEST_DATA_DIR, NULL, 0};
+
+static const pm_file_kind data_kinds[] = {PM_KIND_MODEL, PM_KIND_ACCELERATOR, PM_KIND_CLUSTER,
+                                          PM_KIND_WORKLOAD, PM_KIND_SCENARIO};
+
+static void data_path(pm_file_kind kind, const char *name, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s/%s.json", PM_TEST_DATA_DIR, pm_kind_dir(kind), name);
+}
+
+static void list_kind(pm_file_kind kind, char ***names, size_t *count)
+{
+    pm_error err;
+    pm_status st = pm_data_list(PM_TEST_DATA_DIR, kind, names, count, &err);
+    if (st != PM_OK) {
+        print_error("pm_data_list(%s): %s: %s\n", pm_file_kind_name(kind), pm_status_name(st),
+                    err.message);
+        fail();
+    }
+}
+
+static cJSON *load_json(const char *path)
+{
+    cJSON *json = NULL;
+    pm_error err;
+    if (pm_json_load_file(path, &json, &err) != PM_OK) {
+        print_error("%s: %s\n", path, err.message);
+        fail();
+    }
+    return json;
+}
+
+#define assert_ok(st, err) check_ok((st), (err), __FILE__, __LINE__)
+
+static void check_ok(pm_status st, const pm_error *err, const char *file, int line)
+{
+    if (st != PM_OK) {
+        char text[1200];
+        pm_error_format(err, text, sizeof text);
+        print_error("expected PM_OK, got %s: %s\n", pm_status_name(st), text);
+        _fail(file, line);
+    }
+}
+
+/* ---------------------------------------------------------------- every file validates */
+
+static void test_every_shipped_file_validates(void **state)
+{
+    (void)state;
+    int failures = 0;
+    for (size_t k = 0; k < sizeof data_kinds / sizeof data_kinds[0]; k++) {
+        char **names = NULL;
+        size_t n = 0;
+        list_kind(data_kinds[k], &names, &n);
+        if (n == 0) {
+            print_error("no shipped %s files\n", pm_file_kind_name(data_kinds[k]));
+            failures++;
+        }
+        for (size_t i = 0; i < n; i++) {
+            char path[1024];
+            data_path(data_kinds[k], names[i], path, sizeof path);
+            pm_error err;
+            pm_file_kind kind = PM_KIND_COUNT;
+            pm_status st = pm_file_validate(path, &g_opts, &kind, &err);
+            if (st != PM_OK) {
+                char text[1200];
+                pm_error_format(&err, text, sizeof text);
+                print_error("%s: %s\n", pm_status_name(st), text);
+                failures++;
+            } else if (kind != data_kinds[k]) {
+                print_error("%s: a \"%s\" file under %s/\n", path, pm_file_kind_name(kind),
+                            pm_kind_dir(data_kinds[k]));
+                failures++;
+            }
+        }
+        pm_names_free(names, n);
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void test_every_bundled_scenario_loads_by_name(void **state)
+{
+    (void)state;
+    char **names = NULL;
+    size_t n = 0;
+    list_kind(PM_KIND_SCENARIO, &names, &n);
+    assert_true(n >= 1);
+    for (size_t i = 0; i < n; i++) {
+        pm_scenario s;
+        pm_error err;
+        assert_ok(pm_scenario_load(names[i], &g_opts, &s, &err), &err);
+        assert_ok(pm_scenario_check(&s, &err), &err);
+        pm_scenario_free(&s);
+    }
+    pm_names_free(names, n);
+}
+
+static void test_data_list_is_sorted_and_names_the_paper_models(void **state)
+{
+    (void)state;
+    char **names = NULL;
+    size_t n = 0;
+    list_kind(PM_KIND_MODEL, &names, &n);
+    for (size_t i = 1; i < n; i++)
+        assert_true(strcmp(names[i - 1], names[i]) < 0);
+    const char *paper[] = {"llama3-8b", "llama3-70b", "qwen2-7b",
+                           "qwen2-72b", "phi3-small", "phi3-medium"};
+    for (size_t p = 0; p < sizeof paper / sizeof paper[0]; p++) {
+        bool found = false;
+        for (size_t i = 0; i < n; i++)
+            found = found || strcmp(names[i], paper[p]) == 0;
+        if (!found) {
+            print_error("model \"%s\" is not shipped\n", paper[p]);
+            fail();
+        }
+    }
+    pm_names_free(names, n);
+}
+
+static void test_data_list_reports_a_missing_directory(void **state)
+{
+    (void)state;
+    char **names = (char **)1;
+    size_t n = 7;
+    pm_error err;
+    assert_int_equal(pm_data_list("/nonexistent-pm-data", PM_KIND_MODEL, &names, &n, &err),
+                     PM_ERR_IO);
+    assert_int_equal(err.status, PM_ERR_IO);
+    assert_non_null(strstr(err.file, "/nonexistent-pm-data/models"));
+    assert_int_equal(pm_data_list(PM_TEST_DATA_DIR, PM_KIND_MODEL, NULL, &n, &err),
+                     PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_data_list(PM_TEST_DATA_DIR, (pm_file_kind)42, &names, &n, &err),
+                     PM_ERR_INVALID_ARG);
+}
+
+static void test_default_data_dir_follows_the_environment(void **state)
+{
+    (void)state;
+    assert_non_null(pm_default_data_dir());
+    assert_int_equal(setenv("PRESERVE_MODEL_DATA", "/some/where", 1), 0);
+    assert_string_equal(pm_default_data_dir(), "/some/where");
+    assert_int_equal(unsetenv("PRESERVE_MODEL_DATA"), 0);
+    assert_non_null(pm_default_data_dir());
+}
+
+/* ---------------------------------------------------------------- sources */
+
+/* Counts in *bad every numeric leaf of item that is not the "value" of a
+ * {"value": number, "source": non-empty string} object, printing each when verbose. */
+static void walk_sources(const cJSON *item, const char *file, const char *path, bool verbose,
+                         int *bad)
+{
+    if (cJSON_IsNumber(item)) {
+        if (verbose)
+            print_error("%s: %s: number %g has no source (write {\"value\": ..., \"source\": ...})\n",
+                    file, path, item->valuedouble);
+        (*bad)++;
+        return;
+    }
+    if (cJSON_IsArray(item)) {
+        int i = 0;
+        for (const cJSON *c = item->child; c; c = c->next, i++) {
+            char sub[512];
+            snprintf(sub, sizeof sub, "%s[%d]", path, i);
+            walk_sources(c, file, sub, verbose, bad);
+        }
+        return;
+    }
+    if (!cJSON_IsObject(item))
+        return;
+    const cJSON *value = cJSON_GetObjectItemCaseSensitive(item, "value");
+    if (value) {
+        const cJSON *source = cJSON_GetObjectItemCaseSensitive(item, "source");
+        if (!cJSON_IsNumber(value) || !cJSON_IsString(source) || !source->valuestring[0] ||
+            cJSON_GetArraySize(item) != 2) {
+            if (verbose)
+                print_error("%s: %s: a sourced number needs exactly a numeric \"value\" and a "
+                        "non-empty \"source\"\n",
+                        file, path);
+            (*bad)++;
+        }
+        return;
+    }
+    for (const cJSON *c = item->child; c; c = c->next) {
+        char sub[512];
+        snprintf(sub, sizeof sub, "%s.%s", path, c->string);
+        walk_sources(c, file, sub, verbose, bad);
+    }
+}
+
+static void test_every_number_in_accelerator_and_cluster_files_has_a_source(void **state)
+{
+    (void)state;
+    const pm_file_kind kinds[] = {PM_KIND_ACCELERATOR, PM_KIND_CLUSTER};
+    int bad = 0;
+    size_t files = 0;
+    for (size_t k = 0; k < 2; k++) {
+        char **names = NULL;
+        size_t n = 0;
+        list_kind(kinds[k], &names, &n);
+        for (size_t i = 0; i < n; i++) {
+            char path[1024];
+            data_path(kinds[k], names[i], path, sizeof path);
+            cJSON *json = load_json(path);
+            walk_sources(json, path, "$", true, &bad);
+            cJSON_Delete(json);
+            files++;
+        }
+        pm_names_free(names, n);
+    }
+    assert_true(files >= 2);
+    assert_int_equal(bad, 0);
+}
+
+static void test_walk_sources_catches_an_unsourced_number(void **state)
+{
+    (void)state;
+    /* The check above must be able to fail: a bare number and an empty source are caught. */
+    cJSON *json = cJSON_Parse("{\"a_GBps\": {\"value\": 1, \"source\": \"s\"}, \"b_us\": 2, "
+                              "\"c\": {\"d_MiB\": {\"value\": 3, \"source\": \"\"}}}");
+    assert_non_null(json);
+    int bad = 0;
+    walk_sources(json, "inline", "$", false, &bad);
+    assert_int_equal(bad, 2);
+    cJSON_Delete(json);
+}
+
+static void test_model_accelerator_and_cluster_files_have_a_source(void **state)
+{
+    (void)state;
+    const pm_file_kind kinds[] = {PM_KIND_MODEL, PM_KIND_ACCELERATOR, PM_KIND_CLUSTER};
+    int bad = 0;
+    for (size_t k = 0; k < 3; k++) {
+        char **names = NULL;
+        size_t n = 0;
+        list_kind(kinds[k], &names, &n);
+        for (size_t i = 0; i < n; i++) {
+            char path[1024];
+            data_path(kinds[k], names[i], path, sizeof path);
+            cJSON *json = load_json(path);
+            const cJSON *src = cJSON_GetObjectItemCaseSensitive(json, "source");
+            if (!cJSON_IsString(src) || !src->valuestring[0]) {
+                print_error("%s: no non-empty top-level \"source\"\n", path);
+                bad++;
+            }
+            cJSON_Delete(json);
+        }
+        pm_names_free(names, n);
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* ---------------------------------------------------------------- the paper's models */
+
+typedef struct model_ref {
+    const char *name;
+    int hidden, layers, heads, kv_heads, head_dim, intermediate, vocab;
+} model_ref;
+
+/* /work/shared/reference/hardware-and-models.md section 6, copied by hand from the table
+ * (which quotes each model's HuggingFace config.json). */
+static const model_ref paper_models[] = {
+    {"llama3-8b", 4096, 32, 32, 8, 128, 14336, 128256},
+    {"llama3-70b", 8192, 80, 64, 8, 128, 28672, 128256},
+    {"qwen2-7b", 3584, 28, 28, 4, 128, 18944, 152064},
+    {"qwen2-72b", 8192, 80, 64, 8, 128, 29568, 152064},
+    {"phi3-small", 4096, 32, 32, 8, 128, 14336, 100352},
+    {"phi3-medium", 5120, 40, 40, 10, 128, 17920, 32064},
+};
+
+static void test_paper_models_match_their_configs(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof paper_models / sizeof paper_models[0]; i++) {
+        const model_ref *r = &paper_models[i];
+        pm_model m;
+        pm_error err;
+        assert_ok(pm_model_load(r->name, &g_opts, &m, &err), &err);
+        if (m.hidden != r->hidden || m.layers != r->layers || m.heads != r->heads ||
+            m.kv_heads != r->kv_heads || m.head_dim != r->head_dim ||
+            m.intermediate != r->intermediate || m.vocab != r->vocab || !m.gated_mlp) {
+            print_error("%s: got hidden %d layers %d heads %d kv %d head_dim %d inter %d vocab "
+                        "%d gated %d\n",
+                        r->name, m.hidden, m.layers, m.heads, m.kv_heads, m.head_dim,
+                        m.intermediate, m.vocab, (int)m.gated_mlp);
+            fail();
+        }
+    }
+}
+
+static void test_llama3_70b_has_8_kv_heads_and_28672_intermediate(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load("llama3-70b", &g_opts, &m, &err), &err);
+    assert_int_equal(m.kv_heads, 8);
+    assert_int_equal(m.intermediate, 28672);
+    assert_int_equal(m.heads, 64);
+    /* 64 heads x 128 = 8192 = hidden. */
+    assert_int_equal(m.heads * m.head_dim, m.hidden);
+}
+
+/* ---------------------------------------------------------------- key numbers */
+
+static void test_ascend_910b_l2_is_192_mib_and_hbm_1_6_tbps(void **state)
+{
+    (void)state;
+    pm_accelerator a;
+    pm_error err;
+    assert_ok(pm_accelerator_load("ascend-910b", &g_opts, &a, &err), &err);
+    assert_rel(a.l2_capacity_bytes, 201326592.0, EXACT);         /* 192 x 1048576 */
+    assert_rel(a.hbm_bandwidth_bytes_per_s, 1.6e12, EXACT);      /* 1.6 TB/s, decimal */
+    assert_rel(a.hbm_capacity_bytes, 68719476736.0, EXACT);      /* 64 GiB */
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_INT8], 800e12, EXACT); /* 800 TOPS */
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_BF16], 353.9e12, EXACT);
+    assert_rel(a.peak_flop_per_s[PM_DTYPE_FP32], 0, 0);          /* no fp32 peak given */
+    assert_rel(a.kernel_launch_s, 5e-6, EXACT);
+    assert_rel(a.chunk_half_efficiency_bytes, 262144.0, EXACT);  /* 256 KiB */
+    assert_true(a.area.present);
+    assert_int_equal(a.area.links, 7);
+}
+
+static void test_paper_platform_cluster_and_workload(void **state)
+{
+    (void)state;
+    pm_cluster c;
+    pm_workload w;
+    pm_error err;
+    assert_ok(pm_cluster_load("hccs-full-mesh", &g_opts, &c, &err), &err);
+    assert_int_equal(c.devices, 8);
+    assert_int_equal(c.topology, PM_TOPO_FULL_MESH);
+    assert_rel(c.link_bandwidth_bytes_per_s, 56e9, EXACT); /* 56 GBps */
+    assert_rel(c.link_latency_s, 10e-6, EXACT);
+    assert_ok(pm_workload_load("paper-default", &g_opts, &w, &err), &err);
+    assert_int_equal(w.batch, 4);
+    assert_int_equal(w.seq_len, 16384);
+    assert_rel(w.prefill_frac, 2.0 / 3.0, 1e-15);
+    assert_int_equal(w.weight_dtype, PM_DTYPE_INT8);
+    assert_int_equal(w.kv_dtype, PM_DTYPE_INT8);
+    assert_int_equal(w.act_dtype, PM_DTYPE_INT8);
+}
+
+static void test_bundled_llama70b_scenario_resolves(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    /* No llama70b.json in the working directory: the bundled scenario is meant. */
+    assert_ok(pm_scenario_load("llama70b.json", &g_opts, &s, &err), &err);
+    assert_string_equal(s.name, "llama70b");
+    assert_int_equal(s.cluster.devices, 4); /* "from": "hccs-full-mesh", "devices": 4 */
+    assert_rel(s.cluster.link_bandwidth_bytes_per_s, 56e9, EXACT);
+    assert_int_equal(s.workload.batch, 4);
+    assert_int_equal(s.workload.seq_len, 16384);
+    assert_int_equal(s.model.layers, 80);
+    assert_int_equal(s.model.kv_heads, 8);
+    assert_string_equal(s.accel.name, "ascend-910b");
+    assert_rel(s.accel.l2_capacity_bytes, 201326592.0, EXACT);
+    assert_int_equal(s.options.sharding, PM_SHARDING_MEGATRON);
+    pm_scenario_free(&s);
+}
+
+/* ---------------------------------------------------------------- provenance */
+
+static void test_every_scenario_param_has_a_source(void **state)
+{
+    (void)state;
+    char **names = NULL;
+    size_t n = 0;
+    list_kind(PM_KIND_SCENARIO, &names, &n);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        pm_scenario s;
+        pm_error err;
+        assert_ok(pm_scenario_load(names[i], &g_opts, &s, &err), &err);
+        size_t count = pm_scenario_param_count(&s);
+        if (count == 0) {
+            print_error("scenario %s: no params recorded\n", names[i]);
+            bad++;
+        }
+        for (size_t j = 0; j < count; j++) {
+            const pm_param_info *p = pm_scenario_param(&s, j);
+            assert_non_null(p);
+            assert_non_null(p->path);
+            assert_non_null(p->file);
+            assert_non_null(p->unit_si);
+            assert_true(p->path[0] == '$');
+            assert_true(p->file[0] != '\0');
+            assert_true(isfinite(p->value_si));
+            if (!p->source || !p->source[0]) {
+                print_error("scenario %s: %s (from %s) has no source\n", names[i], p->path,
+                            p->file);
+                bad++;
+            }
+        }
+        assert_null(pm_scenario_param(&s, count));
+        pm_scenario_free(&s);
+    }
+    pm_names_free(names, n);
+    assert_int_equal(bad, 0);
+}
+
+static void test_scenario_param_paths_name_the_component(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load("llama70b", &g_opts, &s, &err), &err);
+    /* pm_param_info.path is documented as "$.accelerator.hbm_bandwidth_TBps": the path within
+     * the scenario, so that a model's and an accelerator's keys cannot be confused. */
+    const pm_param_info *found = NULL;
+    for (size_t j = 0; j < pm_scenario_param_count(&s); j++) {
+        const pm_param_info *p = pm_scenario_param(&s, j);
+        if (strcmp(p->path, "$.accelerator.hbm_bandwidth_TBps") == 0)
+            found = p;
+    }
+    if (!found) {
+        print_error("no param with path \"$.accelerator.hbm_bandwidth_TBps\"; paths are:\n");
+        for (size_t j = 0; j < pm_scenario_param_count(&s) && j < 12; j++)
+            print_error("  %s\n", pm_scenario_param(&s, j)->path);
+        pm_scenario_free(&s);
+        fail();
+    }
+    assert_rel(found->value_si, 1.6e12, EXACT);
+    assert_string_equal(found->unit_si, "bytes/s");
+    assert_non_null(strstr(found->file, "ascend-910b.json"));
+    assert_non_null(strstr(found->source, "1.6 TB/s"));
+    pm_scenario_free(&s);
+}
+
+static void test_scenario_params_record_si_values(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load("llama70b", &g_opts, &s, &err), &err);
+    /* Whatever the path prefix, the L2 capacity is recorded once, in bytes, with its source. */
+    int seen = 0;
+    for (size_t j = 0; j < pm_scenario_param_count(&s); j++) {
+        const pm_param_info *p = pm_scenario_param(&s, j);
+        size_t len = strlen(p->path);
+        if (len >= 15 && strcmp(p->path + len - 15, "l2_capacity_MiB") == 0) {
+            seen++;
+            assert_rel(p->value_si, 201326592.0, EXACT);
+            assert_string_equal(p->unit_si, "bytes");
+            assert_non_null(strstr(p->source, "192"));
+        }
+    }
+    assert_int_equal(seen, 1);
+    pm_scenario_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_shipped_file_validates),
+        cmocka_unit_test(test_every_bundled_scenario_loads_by_name),
+        cmocka_unit_test(test_data_list_is_sorted_and_names_the_paper_models),
+        cmocka_unit_test(test_data_list_reports_a_missing_directory),
+        cmocka_unit_test(test_default_data_dir_follows_the_environment),
+        cmocka_unit_test(test_every_number_in_accelerator_and_cluster_files_has_a_source),
+        cmocka_unit_test(test_walk_sources_catches_an_unsourced_number),
+        cmocka_unit_test(test_model_accelerator_and_cluster_files_have_a_source),
+        cmocka_unit_test(test_paper_models_match_their_configs),
+        cmocka_unit_test(test_llama3_70b_has_8_kv_heads_and_28672_intermediate),
+        cmocka_unit_test(test_ascend_910b_l2_is_192_mib_and_hbm_1_6_tbps),
+        cmocka_unit_test(test_paper_platform_cluster_and_workload),
+        cmocka_unit_test(test_bundled_llama70b_scenario_resolves),
+        cmocka_unit_test(test_every_scenario_param_has_a_source),
+        cmocka_unit_test(test_scenario_param_paths_name_the_component),
+        cmocka_unit_test(test_scenario_params_record_si_values),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
