@@ -49,6 +49,15 @@ check list-scenarios 0 "qwen2-7b" "$pm" list scenarios
 check validate-shipped 0 "0 invalid" "$pm" validate
 check one-device 0 "preserve vs serial 1.000x" "$pm" --config llama8b --devices 1
 
+check sweep-header 0 "l2_capacity_MiB,serial_request_s" "$pm" --config llama70b.json --sweep l2
+check sweep-density 0 "density_preserve_tokens_per_s_per_mm2" "$pm" --sweep l2=8MiB:64MiB:8MiB
+check sweep-2d 0 "batch,seq_len," "$pm" --sweep batch=1,4 --sweep seq=2k:8k:x2
+check sweep-invalid-point 0 "exceed the model" "$pm" --config llama8b --sweep devices=16,64
+check optimize 0 "best_l2_capacity_MiB" "$pm" --config llama8b --optimize l2=8MiB:256MiB
+check sweep-bad-range 2 "reversed range" "$pm" --sweep l2=256MiB:8MiB:8MiB
+check sweep-bad-axis 2 "unknown axis" "$pm" --sweep frob=1
+check plot-bad-ext 2 "--plot" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot out.gif
+
 # Usage errors exit 2, config errors exit 1.
 check bad-option 2 "unknown option" "$pm" --frobnicate
 check bad-devices 2 "--devices" "$pm" --devices 0

@@ -1,0 +1,176 @@
+/*
+ * test_sweep.c - the area model by hand, axis parsing (ranges, units, geometric steps, lists and
+ * every kind of bad range), and setting axes on a scenario.
+ */
+#include <gsl/gsl_errno.h>
+
+#include "testutil.h"
+
+static void test_area_sums_the_sourced_coefficients(void **state)
+{
+    (void)state;
+    pm_accelerator a = {0};
+    a.peak_flop_per_s[PM_DTYPE_INT8] = 800e12;
+    a.peak_flop_per_s[PM_DTYPE_BF16] = 354e12; /* 2 x 354 = 708 < 800: int8 sets the peak */
+    a.l2_capacity_bytes = 192.0 * 1048576.0;
+    a.area.present = true;
+    a.area.compute_mm2_per_flop_per_s = 0.5e-12;     /* 0.5 mm2 per TOPS */
+    a.area.l2_mm2_per_byte = 2.5 / 1048576.0;        /* 2.5 mm2 per MiB */
+    a.area.hbm_phy_mm2_per_stack = 15.0;
+    a.area.hbm_stacks = 4;
+    a.area.link_phy_mm2_per_link = 2.0;
+    a.area.links = 7;
+    a.area.other_mm2 = 100.0;
+    pm_area ar;
+    assert_int_equal(pm_area_compute(&a, &ar, NULL), PM_OK);
+    /* 0.5 x 800 = 400; 2.5 x 192 = 480; 15 x 4 = 60; 2 x 7 = 14; + 100 = 1054 mm2. Tolerance:
+     * a few ulps of the unit conversions. */
+    assert_rel(ar.compute_mm2, 400.0, 1e-12);
+    assert_rel(ar.l2_mm2, 480.0, 1e-12);
+    assert_rel(ar.die_mm2, 1054.0, 1e-12);
+    a.peak_flop_per_s[PM_DTYPE_BF16] = 500e12; /* now 2 x 500 = 1000 TOPS int8-equivalent */
+    assert_rel(pm_int8_equivalent_peak(&a), 1000e12, 1e-15);
+}
+
+static void test_area_requires_coefficients(void **state)
+{
+    (void)state;
+    pm_accelerator a = {0};
+    pm_area ar;
+    pm_error err;
+    assert_int_equal(pm_area_compute(&a, &ar, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.area");
+}
+
+static void test_density_divides_by_devices_and_die(void **state)
+{
+    (void)state;
+    pm_estimate e = {0};
+    e.modes[PM_MODE_PRESERVE].tokens_per_s = 1000.0;
+    assert_rel(pm_density(&e, PM_MODE_PRESERVE, 4, 500.0), 0.5, 1e-15);
+    assert_true(pm_density(&e, PM_MODE_PRESERVE, 0, 500.0) <= 0.0);
+}
+
+static void test_axis_ranges_units_steps_and_lists(void **state)
+{
+    (void)state;
+    pm_axis ax;
+    assert_int_equal(pm_axis_parse("l2=8MiB:256MiB:8MiB", 0, &ax, NULL), PM_OK);
+    assert_int_equal(ax.kind, PM_AXIS_L2);
+    assert_int_equal(ax.n_values, 32); /* 8, 16, ..., 256 */
+    assert_rel(ax.values[31], 256.0 * 1048576.0, 1e-15);
+    pm_axis_release(&ax);
+    /* A bare number is in the column's unit (MiB for l2). */
+    assert_int_equal(pm_axis_parse("l2=8:24:8", 0, &ax, NULL), PM_OK);
+    assert_int_equal(ax.n_values, 3);
+    assert_rel(ax.values[2], 24.0 * 1048576.0, 1e-15);
+    pm_axis_release(&ax);
+    assert_int_equal(pm_axis_parse("seq=2k:64k:x2", 0, &ax, NULL), PM_OK);
+    assert_int_equal(ax.n_values, 6); /* 2000, 4000, ..., 64000 */
+    assert_rel(ax.values[5], 64000.0, 1e-15);
+    pm_axis_release(&ax);
+    assert_int_equal(pm_axis_parse("batch=1,4,16", 0, &ax, NULL), PM_OK);
+    assert_int_equal(ax.n_values, 3);
+    assert_rel(ax.values[2], 16.0, 0.0);
+    pm_axis_release(&ax);
+    assert_int_equal(pm_axis_parse("link_bw=200Gbps:1000Gbps:400Gbps", 0, &ax, NULL), PM_OK);
+    assert_int_equal(ax.n_values, 3);
+    assert_rel(ax.values[1], 600e9 / 8, 1e-15);
+    assert_rel(pm_axis_display_value(PM_AXIS_LINK_BW, ax.values[1]), 600.0, 1e-12);
+    pm_axis_release(&ax);
+    assert_int_equal(pm_axis_parse("l2", 0, &ax, NULL), PM_OK); /* the default range */
+    assert_true(ax.n_values >= 3);
+    pm_axis_release(&ax);
+}
+
+static void check_bad(const char *spec, pm_status want, const char *text)
+{
+    pm_axis ax;
+    pm_error err;
+    pm_status st = pm_axis_parse(spec, 0, &ax, &err);
+    if (st != want || !strstr(err.message, text)) {
+        print_error("%s: got %s '%s', want %s containing '%s'\n", spec, pm_status_name(st),
+                    err.message, pm_status_name(want), text);
+        fail();
+    }
+    assert_string_equal(err.path, spec);
+    assert_null(ax.values);
+}
+
+static void test_axis_rejects_bad_ranges(void **state)
+{
+    (void)state;
+    check_bad("l2=", PM_ERR_RANGE, "empty");
+    check_bad("l2=256MiB:8MiB:8MiB", PM_ERR_RANGE, "reversed");
+    check_bad("l2=8MiB:256MiB:0", PM_ERR_RANGE, "step must be > 0");
+    check_bad("l2=8MiB:256MiB:x1", PM_ERR_RANGE, "geometric");
+    check_bad("l2=8MiB:256MiB", PM_ERR_RANGE, "START:STOP:STEP");
+    check_bad("frobnicate=1,2", PM_ERR_VALUE, "unknown axis");
+    check_bad("l2=8GBps:16GBps:1GBps", PM_ERR_UNIT, "unknown unit");
+    check_bad("batch=1.5,2", PM_ERR_RANGE, "integers");
+    check_bad("hbm_bw=-1,2", PM_ERR_RANGE, "> 0");
+    pm_axis ax;
+    pm_error err;
+    assert_int_equal(pm_axis_parse("batch=1:1000:1", 10, &ax, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "more than 10 points"));
+}
+
+static void test_set_axis_changes_the_scenario(void **state)
+{
+    (void)state;
+    pm_scenario s = {0};
+    s.workload.act_dtype = PM_DTYPE_INT8;
+    s.workload.weight_dtype = PM_DTYPE_INT8;
+    s.accel.peak_flop_per_s[PM_DTYPE_INT8] = 800e12;
+    s.accel.peak_flop_per_s[PM_DTYPE_BF16] = 400e12;
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_COMPUTE, 1600e12, NULL), PM_OK);
+    /* Every peak scales with the compute datatype's: 800 -> 1600, 400 -> 800. */
+    assert_rel(s.accel.peak_flop_per_s[PM_DTYPE_BF16], 800e12, 1e-15);
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_DEVICES, 8, NULL), PM_OK);
+    assert_int_equal(s.cluster.devices, 8);
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_BATCH, 2.5, NULL), PM_ERR_RANGE);
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_L2, NAN, NULL), PM_ERR_RANGE);
+}
+
+static void test_optimum_is_at_least_the_best_grid_point(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_load_opts o = {PM_TEST_DATA_DIR, NULL, 0};
+    assert_int_equal(pm_scenario_load("llama8b", &o, &s, NULL), PM_OK);
+    pm_optimum opt;
+    assert_int_equal(pm_optimize_axis(&s, PM_AXIS_HBM_BW, 0.5e12, 8e12, 9, 1e-3, 50, &opt, NULL),
+                     PM_OK);
+    /* Compare with an independent evaluation at a few points: none may beat the optimum. */
+    const double probes[] = {0.5e12, 1e12, 2e12, 4e12, 8e12};
+    pm_area a;
+    assert_int_equal(pm_area_compute(&s.accel, &a, NULL), PM_OK);
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        pm_scenario t = s;
+        pm_estimate e;
+        assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_HBM_BW, probes[i], NULL), PM_OK);
+        assert_int_equal(pm_estimate_compute(&t, &e, NULL), PM_OK);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double d = pm_density(&e, (pm_mode)m, t.cluster.devices, a.die_mm2);
+            assert_true(d <= opt.best_density[m] * (1 + 1e-12));
+        }
+    }
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        assert_true(opt.bracket_lo[m] <= opt.best_value[m] && opt.best_value[m] <= opt.bracket_hi[m]);
+    pm_scenario_free(&s);
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_area_sums_the_sourced_coefficients),
+        cmocka_unit_test(test_area_requires_coefficients),
+        cmocka_unit_test(test_density_divides_by_devices_and_die),
+        cmocka_unit_test(test_axis_ranges_units_steps_and_lists),
+        cmocka_unit_test(test_axis_rejects_bad_ranges),
+        cmocka_unit_test(test_set_axis_changes_the_scenario),
+        cmocka_unit_test(test_optimum_is_at_least_the_best_grid_point),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
