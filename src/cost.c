@@ -140,14 +140,7 @@ pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, 
 
 double pm_op_time_shared(const pm_op_cost *c, double share)
 {
-    if (c->comm_s > 0 && c->hbm_s <= 0)
-        return c->total_s;
-    if (!(share < 1.0))
-        return c->total_s;
-    const double mem = c->hbm_s / share + c->l2_s;
-    if (c->compute_s <= 0 && c->l2_s <= 0 && c->comm_s <= 0)
-        return mem + c->launch_s; /* a prefetch */
-    if (c->comm_s > 0)
-        return c->total_s; /* fused nodes never run beside a prefetch */
-    return (c->compute_s > mem ? c->compute_s : mem) + c->launch_s;
+    /* Only prefetches run at a reduced share of HBM (schedule.c stretches main-stream ops
+     * itself): their time is the HBM stream plus the launch. */
+    return share < 1.0 ? c->hbm_s / share + c->launch_s : c->total_s;
 }

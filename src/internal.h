@@ -145,7 +145,7 @@ pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
 /* pm_graph_build with the fused baseline's O+AllReduce and Down+AllReduce nodes. */
 pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
                             bool fused, pm_graph *g, pm_error *err);
-/* Cost with the HBM bandwidth scaled by share (processor sharing), in (0, 1]. */
+/* Time of a prefetch op given share (0, 1] of the HBM bandwidth (processor sharing). */
 double pm_op_time_shared(const pm_op_cost *c, double share);
 /* Schedules with caller-provided costs and slots (no allocation). Returns PM_ERR_INCONSISTENT
  * when a consumer's prefetch can never start. */
