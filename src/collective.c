@@ -16,32 +16,95 @@
 
 #include "internal.h"
 
-static double ring_time(int p, double n, double bw, double alpha)
+/* Every algorithm's time is affine in the message size: t(n) = fixed + per_byte * n. */
+typedef struct affine {
+    double fixed, per_byte;
+} affine;
+
+static affine ring_coeffs(int p, double bw, double alpha)
 {
     if (p <= 1)
-        return 0.0;
-    return 2.0 * (p - 1) * (alpha + n / (p * bw));
+        return (affine){0.0, 0.0};
+    return (affine){2.0 * (p - 1) * alpha, 2.0 * (p - 1) / (p * bw)};
 }
 
-static double algo_time(const pm_cluster *c, pm_allreduce_algo a, double n)
+static affine algo_coeffs(const pm_cluster *c, pm_allreduce_algo a)
 {
     const int p = c->devices;
     const double bw = c->link_bandwidth_bytes_per_s, alpha = c->link_latency_s;
     const bool mesh = c->topology == PM_TOPO_FULL_MESH;
     switch (a) {
-    case PM_AR_RING: return ring_time(p, n, bw, alpha);
-    case PM_AR_ONESHOT: return alpha + (mesh ? n / bw : (p - 1) * n / bw);
-    case PM_AR_TWOSHOT: return 2.0 * (alpha + (mesh ? n / (p * bw) : (p - 1) * n / (p * bw)));
-    case PM_AR_TREE: return 2.0 * ceil(log2((double)p)) * (alpha + n / bw);
+    case PM_AR_RING: return ring_coeffs(p, bw, alpha);
+    case PM_AR_ONESHOT: return (affine){alpha, mesh ? 1.0 / bw : (p - 1) / bw};
+    case PM_AR_TWOSHOT: return (affine){2.0 * alpha, 2.0 * (mesh ? 1.0 : (p - 1.0)) / (p * bw)};
+    case PM_AR_TREE: {
+        const double steps = 2.0 * ceil(log2((double)p));
+        return (affine){steps * alpha, steps / bw};
+    }
     case PM_AR_HIERARCHICAL: {
+        /* Intra-node reduce-scatter and all-gather around an inter-node ring of n/q bytes. */
         const int q = c->devices_per_node, nodes = p / q;
-        const double phase = (q - 1) * (c->link_latency_s + n / ((double)q * bw));
-        return 2.0 * phase + ring_time(nodes, n / q, c->inter_node_bandwidth_bytes_per_s,
-                                       c->inter_node_latency_s);
+        const affine ring = ring_coeffs(nodes, c->inter_node_bandwidth_bytes_per_s,
+                                        c->inter_node_latency_s);
+        return (affine){2.0 * (q - 1) * alpha + ring.fixed,
+                        2.0 * (q - 1) / ((double)q * bw) + ring.per_byte / q};
     }
     case PM_AR_AUTO: break;
     }
-    return INFINITY;
+    return (affine){INFINITY, 0.0};
+}
+
+/* Candidate algorithms for a requested one on the cluster's topology; 0 when it cannot run. */
+static int candidates(const pm_cluster *c, pm_allreduce_algo algo, pm_allreduce_algo *cands)
+{
+    int n = 0;
+    if (algo != PM_AR_AUTO) {
+        bool ok = c->topology == PM_TOPO_RING           ? algo == PM_AR_RING
+                  : c->topology == PM_TOPO_HIERARCHICAL ? algo == PM_AR_HIERARCHICAL
+                                                        : algo != PM_AR_HIERARCHICAL;
+        if (!ok || (int)algo < 0 || algo > PM_AR_HIERARCHICAL)
+            return 0;
+        cands[n++] = algo;
+    } else if (c->topology == PM_TOPO_RING) {
+        cands[n++] = PM_AR_RING;
+    } else if (c->topology == PM_TOPO_HIERARCHICAL) {
+        cands[n++] = PM_AR_HIERARCHICAL;
+    } else {
+        cands[n++] = PM_AR_ONESHOT;
+        cands[n++] = PM_AR_TWOSHOT;
+        cands[n++] = PM_AR_RING;
+        cands[n++] = PM_AR_TREE;
+    }
+    return n;
+}
+
+void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *m)
+{
+    pm_allreduce_algo cands[4];
+    m->n = candidates(c, algo, cands);
+    m->single_device = c->devices == 1;
+    for (int i = 0; i < m->n; i++) {
+        const affine f = algo_coeffs(c, cands[i]);
+        m->algo[i] = cands[i];
+        m->fixed[i] = f.fixed;
+        m->per_byte[i] = f.per_byte;
+    }
+}
+
+double pm_ar_model_time(const pm_ar_model *m, double bytes, pm_allreduce_algo *used)
+{
+    double best = INFINITY;
+    int bi = 0;
+    for (int i = 0; i < m->n; i++) {
+        const double t = m->fixed[i] + m->per_byte[i] * bytes;
+        if (t < best) {
+            best = t;
+            bi = i;
+        }
+    }
+    if (used && m->n > 0)
+        *used = m->algo[bi];
+    return m->single_device || !(bytes > 0) ? 0.0 : best;
 }
 
 pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double message_bytes,
@@ -54,40 +117,12 @@ pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double 
     if (c->devices < 1 || (c->topology == PM_TOPO_HIERARCHICAL &&
                            (c->devices_per_node < 1 || c->devices % c->devices_per_node)))
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster", "bad device counts");
-    pm_allreduce_algo cands[4];
-    int n = 0;
-    if (algo != PM_AR_AUTO) {
-        bool ok = c->topology == PM_TOPO_RING           ? algo == PM_AR_RING
-                  : c->topology == PM_TOPO_HIERARCHICAL ? algo == PM_AR_HIERARCHICAL
-                                                        : algo != PM_AR_HIERARCHICAL;
-        if (!ok || (int)algo < 0 || algo > PM_AR_HIERARCHICAL)
-            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
-                           "algorithm \"%s\" cannot run on topology \"%s\"",
-                           pm_allreduce_algo_name(algo), pm_topology_name(c->topology));
-        cands[n++] = algo;
-    } else if (c->topology == PM_TOPO_RING) {
-        cands[n++] = PM_AR_RING;
-    } else if (c->topology == PM_TOPO_HIERARCHICAL) {
-        cands[n++] = PM_AR_HIERARCHICAL;
-    } else {
-        cands[n++] = PM_AR_ONESHOT;
-        cands[n++] = PM_AR_TWOSHOT;
-        cands[n++] = PM_AR_RING;
-        cands[n++] = PM_AR_TREE;
-    }
-    double best = INFINITY;
-    pm_allreduce_algo best_a = cands[0];
-    for (int i = 0; i < n; i++) {
-        double t = algo_time(c, cands[i], message_bytes);
-        if (t < best) {
-            best = t;
-            best_a = cands[i];
-        }
-    }
-    if (c->devices == 1 || !(message_bytes > 0))
-        best = 0.0;
-    *time_s = best;
-    if (used)
-        *used = best_a;
+    pm_ar_model m;
+    pm_ar_model_init(c, algo, &m);
+    if (m.n == 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
+                       "algorithm \"%s\" cannot run on topology \"%s\"",
+                       pm_allreduce_algo_name(algo), pm_topology_name(c->topology));
+    *time_s = pm_ar_model_time(&m, message_bytes, used);
     return PM_OK;
 }

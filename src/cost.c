@@ -59,39 +59,36 @@ static double chunk_efficiency(double x, double whole, double n_half)
     return (x / (x + n_half)) / (whole / (whole + n_half));
 }
 
-static double fused_time(const pm_scenario *s, const pm_node *n, const roof *r, int k,
-                         double *ar_s)
+static double fused_time(const pm_scenario *s, const pm_ar_model *arm, const pm_node *n,
+                         const roof *r, int k, double *ar_s)
 {
     const double bytes = n->act_bytes + n->weight_bytes;
     const double eff = chunk_efficiency(bytes / k, bytes, s->accel.chunk_half_efficiency_bytes);
     const double mem = r->hbm_s / k / eff;
     const double comp = r->compute_s / k;
     const double tg = comp > mem ? comp : mem;
-    double tar = 0.0;
-    pm_allreduce_time(&s->cluster, s->cluster.algorithm, n->comm_bytes / k, &tar, NULL, NULL);
+    const double tar = pm_ar_model_time(arm, n->comm_bytes / k, NULL);
     *ar_s = tar * k;
     const double stage = tg > tar ? tg : tar;
     return tg + (k - 1) * stage + tar;
 }
 
-pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, pm_op_cost *out,
-                             pm_error *err)
+void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
+                     pm_op_cost *out)
 {
-    if (!s || !g || !out || i >= g->n_nodes)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_op_cost_compute");
-    const pm_node *n = &g->nodes[i];
     *out = (pm_op_cost){0};
     const double launch = s->accel.kernel_launch_s;
+    pm_ar_model local;
+    if (!ar && (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)) {
+        pm_ar_model_init(&s->cluster, s->cluster.algorithm, &local);
+        ar = &local;
+    }
     switch (n->kind) {
     case PM_NODE_ALLREDUCE: {
-        double t = 0.0;
-        pm_status st = pm_allreduce_time(&s->cluster, s->cluster.algorithm, n->comm_bytes, &t,
-                                         NULL, err);
-        if (st != PM_OK)
-            return st;
+        const double t = pm_ar_model_time(ar, n->comm_bytes, NULL);
         out->comm_s = t;
         out->total_s = t;
-        return PM_OK;
+        return;
     }
     case PM_NODE_PREFETCH: {
         /* A bulk HBM -> L2 stream: contiguous, at the achievable HBM bandwidth. */
@@ -100,30 +97,30 @@ pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, 
         out->hbm_s = bytes / pm_effective_hbm_bw(&s->accel);
         out->launch_s = launch;
         out->total_s = out->hbm_s + launch;
-        return PM_OK;
+        return;
     }
     case PM_NODE_FUSED_MATMUL_ALLREDUCE: {
         roof r = roofline(s, n);
         int best_k = n->chunks > 0 ? n->chunks : 1;
-        double ar = 0.0;
-        double best = fused_time(s, n, &r, best_k, &ar);
+        double tar = 0.0;
+        double best = fused_time(s, ar, n, &r, best_k, &tar);
         for (int k = 2; n->chunks <= 0 && k <= 16; k++) {
             double ar_k;
-            double t = fused_time(s, n, &r, k, &ar_k);
+            double t = fused_time(s, ar, n, &r, k, &ar_k);
             if (t < best) {
                 best = t;
                 best_k = k;
-                ar = ar_k;
+                tar = ar_k;
             }
         }
         out->compute_s = r.compute_s;
         out->hbm_s = r.hbm_s;
         out->hbm_bytes = r.hbm_bytes;
-        out->comm_s = ar;
+        out->comm_s = tar;
         out->launch_s = launch;
         out->chunks = best_k;
         out->total_s = best + launch;
-        return PM_OK;
+        return;
     }
     default: break;
     }
@@ -135,6 +132,23 @@ pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, 
     out->launch_s = launch;
     const double mem = r.hbm_s + r.l2_s;
     out->total_s = (r.compute_s > mem ? r.compute_s : mem) + launch;
+}
+
+pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, pm_op_cost *out,
+                             pm_error *err)
+{
+    if (!s || !g || !out || i >= g->n_nodes)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_op_cost_compute");
+    const pm_node *n = &g->nodes[i];
+    if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+        /* Reports a cluster the allreduce cannot run on. */
+        double t;
+        pm_status st = pm_allreduce_time(&s->cluster, s->cluster.algorithm, n->comm_bytes, &t,
+                                         NULL, err);
+        if (st != PM_OK)
+            return st;
+    }
+    pm_op_cost_node(s, NULL, n, out);
     return PM_OK;
 }
 

@@ -119,21 +119,51 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
     return PM_OK;
 }
 
-/* Sum of T(c) over integers c in [a, b] for one mode. */
+pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
+                             double *time_s, int *signature, pm_error *err)
+{
+    workspace w = {0};
+    step_info si = {0};
+    pm_status st = step(s, mode, phase, ctx, &w, &si, err);
+    ws_free(&w);
+    if (st == PM_OK) {
+        *time_s = si.time_s;
+        if (signature)
+            *signature = si.signature;
+    }
+    return st;
+}
+
+/* Sum of T(c) over integers c in [a, b] for one mode, on the fast path. */
+#define MEMO 8
 typedef struct summer {
-    const pm_scenario *s;
-    pm_mode mode;
-    workspace *w;
-    pm_error *err;
+    const pm_step_plan *plan;
+    bool preserve;
     pm_status st;
+    int evals;
+    int64_t memo_c[MEMO];
+    double memo_t[MEMO];
+    int memo_next;
 } summer;
 
-static step_info eval(summer *sm, int64_t c)
+static double eval_t(summer *sm, int64_t c)
 {
-    step_info si = {0};
+    for (int i = 0; i < MEMO; i++)
+        if (sm->memo_c[i] == c)
+            return sm->memo_t[i];
+    double t = 0.0;
     if (sm->st == PM_OK)
-        sm->st = step(sm->s, sm->mode, PM_PHASE_DECODE, c, sm->w, &si, sm->err);
-    return si;
+        sm->st = pm_step_plan_eval(sm->plan, sm->preserve, c, &t, NULL);
+    sm->evals++;
+    sm->memo_c[sm->memo_next] = c;
+    sm->memo_t[sm->memo_next] = t;
+    sm->memo_next = (sm->memo_next + 1) % MEMO;
+    return t;
+}
+
+static unsigned sig_at(const summer *sm, int64_t c)
+{
+    return sm->preserve ? pm_step_plan_signature(sm->plan, c) : 0u;
 }
 
 static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
@@ -143,23 +173,23 @@ static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
     if (b - a < 6) {
         double acc = 0.0;
         for (int64_t c = a; c <= b; c++)
-            acc += eval(sm, c).time_s;
+            acc += eval_t(sm, c);
         return acc;
     }
-    const double ta = eval(sm, a).time_s, ta1 = eval(sm, a + 1).time_s;
-    const double tb1 = eval(sm, b - 1).time_s, tb = eval(sm, b).time_s;
+    const double ta = eval_t(sm, a), ta1 = eval_t(sm, a + 1);
+    const double tb1 = eval_t(sm, b - 1), tb = eval_t(sm, b);
     const double sl = ta1 - ta, sr = tb - tb1;
     const double scale = fabs(ta) + fabs(tb);
     const double tol = 1e-13 * scale + 1e-9 * (fabs(sl) + fabs(sr));
     const double trapezoid = (double)(b - a + 1) * (ta + tb) / 2.0;
     if (fabs(sl - sr) <= tol) {
         const int64_t m = a + (b - a) / 2;
-        const double tm = eval(sm, m).time_s;
+        const double tm = eval_t(sm, m);
         const double lin = ta + (tb - ta) * (double)(m - a) / (double)(b - a);
         if (fabs(tm - lin) <= 1e-12 * scale)
             return trapezoid;
     }
-    if (depth > 60 || sm->w->evals > EVAL_BUDGET)
+    if (depth > 60 || sm->evals > EVAL_BUDGET)
         return trapezoid; /* not reached for convex piecewise-linear steps */
     int64_t k = a + (b - a) / 2;
     if (fabs(sl - sr) > tol) {
@@ -175,13 +205,13 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
 {
     if (sm->st != PM_OK || a > b)
         return 0.0;
-    const int sa = eval(sm, a).signature, sb = eval(sm, b).signature;
+    const unsigned sa = sig_at(sm, a), sb = sig_at(sm, b);
     if (sa == sb || depth > 40)
         return sum_linear_region(sm, a, b, 0);
     int64_t lo = a, hi = b; /* sig(lo) == sa, sig(hi) != sa */
-    while (hi - lo > 1 && sm->st == PM_OK) {
+    while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (eval(sm, mid).signature == sa)
+        if (sig_at(sm, mid) == sa)
             lo = mid;
         else
             hi = mid;
@@ -197,13 +227,14 @@ pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t contex
     pm_status st = pm_scenario_check(s, err);
     if (st != PM_OK)
         return st;
-    workspace w = {0};
-    step_info si;
-    st = step(s, mode, PM_PHASE_DECODE, context_len, &w, &si, err);
-    ws_free(&w);
+    pm_step_plan plan;
+    st = pm_step_plan_build(s, PM_PHASE_DECODE, context_len, mode == PM_MODE_FUSED,
+                            mode == PM_MODE_PRESERVE, &plan, err);
     if (st == PM_OK)
-        *time_s = si.time_s;
-    return st;
+        st = pm_step_plan_eval(&plan, mode == PM_MODE_PRESERVE, context_len, time_s, NULL);
+    if (st != PM_OK)
+        return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
+    return PM_OK;
 }
 
 pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err)
@@ -221,31 +252,43 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     const int64_t last = wl->seq_len - 1;
     out->prefill_tokens = sp;
     out->decode_steps = wl->seq_len - sp;
-    workspace w = {0};
+    /* Plans: decode and prefill, unfused (serial and PRESERVE) and fused. */
+    pm_step_plan *plans = malloc(4 * sizeof *plans);
+    if (!plans)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    pm_step_plan *dec = &plans[0], *dec_f = &plans[1], *pre = &plans[2], *pre_f = &plans[3];
+    if ((st = pm_step_plan_build(s, PM_PHASE_DECODE, sp, false, true, dec, err)) != PM_OK ||
+        (st = pm_step_plan_build(s, PM_PHASE_DECODE, sp, true, false, dec_f, err)) != PM_OK ||
+        (st = pm_step_plan_build(s, PM_PHASE_PREFILL, sp, false, true, pre, err)) != PM_OK ||
+        (st = pm_step_plan_build(s, PM_PHASE_PREFILL, sp, true, false, pre_f, err)) != PM_OK) {
+        free(plans);
+        return st;
+    }
+    pm_ar_model ar;
+    pm_ar_model_init(&s->cluster, s->cluster.algorithm, &ar);
+    const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(wl->act_dtype);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         pm_mode_result *r = &out->modes[m];
-        step_info si;
-        if ((st = step(s, (pm_mode)m, PM_PHASE_PREFILL, sp, &w, &si, err)) != PM_OK)
+        const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
+        summer sm = {fused ? dec_f : dec, preserve, PM_OK, 0, {0}, {0}, 0};
+        for (int i = 0; i < MEMO; i++)
+            sm.memo_c[i] = -1;
+        if ((st = pm_step_plan_eval(fused ? pre_f : pre, preserve, sp, &r->prefill_s, NULL)) !=
+            PM_OK)
             break;
-        r->prefill_s = si.time_s;
-        if ((st = step(s, (pm_mode)m, PM_PHASE_DECODE, last, &w, &si, err)) != PM_OK)
-            break;
-        r->tpot_s = si.time_s;
-        r->fused_chunks = m == PM_MODE_FUSED ? si.chunks : 0;
-        summer sm = {s, (pm_mode)m, &w, err, PM_OK};
+        r->tpot_s = eval_t(&sm, last);
+        r->fused_chunks = fused ? dec_f->chunks : 0;
         r->decode_s = sum_range(&sm, sp, last, 0);
         if ((st = sm.st) != PM_OK)
             break;
         r->request_s = r->prefill_s + r->decode_s;
         r->tpot_mean_s = r->decode_s / (double)out->decode_steps;
         r->tokens_per_s = (double)wl->batch * (double)out->decode_steps / r->request_s;
-        const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(wl->act_dtype);
-        st = pm_allreduce_time(&s->cluster, s->cluster.algorithm, msg, &r->allreduce_decode_s,
-                               &r->allreduce, err);
+        r->allreduce_decode_s = pm_ar_model_time(&ar, msg, &r->allreduce);
     }
-    ws_free(&w);
+    free(plans);
     if (st != PM_OK)
-        return st;
+        return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
     const pm_mode_result *M = out->modes;
     out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;

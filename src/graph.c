@@ -131,7 +131,9 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
 /* ---------------------------------------------------------------- builder */
 
 typedef struct build_ctx {
-    pm_graph *g;
+    pm_graph *g;        /* NULL: nodes go to arr, without names or edges (the fast path) */
+    pm_node *arr;
+    int n_arr, cap_arr;
     const pm_scenario *s;
     pm_shard sh;
     double rows;        /* tokens per step: b (decode) or b * s_prefill */
@@ -153,6 +155,15 @@ static int add(build_ctx *b, pm_node *n)
     n->consumer = -1;
     n->trigger = -1;
     n->overflow = -1;
+    if (!b->g) {
+        if (b->n_arr >= b->cap_arr) {
+            b->st = PM_ERR_INCONSISTENT;
+            return -1;
+        }
+        b->arr[b->n_arr] = *n;
+        b->prev = b->n_arr;
+        return b->n_arr++;
+    }
     int idx;
     b->st = pm_graph_add_node(b->g, n, &idx);
     if (b->st == PM_OK && b->prev >= 0)
@@ -161,8 +172,10 @@ static int add(build_ctx *b, pm_node *n)
     return idx;
 }
 
-static void name_node(pm_node *n, int layer, const char *what)
+static void name_node(const build_ctx *b, pm_node *n, int layer, const char *what)
 {
+    if (!b->g)
+        return; /* the fast path never prints names */
     if (layer >= 0)
         snprintf(n->name, sizeof n->name, "L%d.%s", layer, what);
     else
@@ -175,7 +188,7 @@ static void add_matmul(build_ctx *b, int layer, const char *what, double k, doub
     n.kind = PM_NODE_MATMUL;
     n.layer = layer;
     n.dtype = b->cdt;
-    name_node(&n, layer, what);
+    name_node(b, &n, layer, what);
     n.m = b->rows;
     n.k = k;
     n.n = n_cols;
@@ -192,7 +205,7 @@ static void add_vector(build_ctx *b, int layer, pm_node_kind kind, const char *w
     n.kind = kind;
     n.layer = layer;
     n.dtype = b->cdt;
-    name_node(&n, layer, what);
+    name_node(b, &n, layer, what);
     n.flop = flop_per_elem * elems;
     n.act_bytes = passes * elems * b->ea;
     add(b, &n);
@@ -206,7 +219,7 @@ static void add_allreduce(build_ctx *b, int layer, const char *what)
     n.kind = PM_NODE_ALLREDUCE;
     n.layer = layer;
     n.dtype = b->s->workload.act_dtype;
-    name_node(&n, layer, what);
+    name_node(b, &n, layer, what);
     n.comm_bytes = b->rows * b->s->model.hidden * b->ea;
     add(b, &n);
 }
@@ -220,13 +233,40 @@ static void add_matmul_allreduce(build_ctx *b, int layer, const char *what, cons
         add_allreduce(b, layer, ar);
         return;
     }
-    pm_node *n = &b->g->nodes[b->prev];
+    pm_node *n = b->g ? &b->g->nodes[b->prev] : &b->arr[b->prev];
     n->kind = PM_NODE_FUSED_MATMUL_ALLREDUCE;
     n->comm_bytes = b->rows * b->s->model.hidden * b->ea;
     n->chunks = b->s->options.fused_chunks;
+    if (!b->g)
+        return;
     char full[40];
     snprintf(full, sizeof full, "%s+%s", n->name, ar);
     pm_strlcpy(n->name, full, sizeof n->name);
+}
+
+static void attention_node(const build_ctx *b, int l, pm_node *out)
+{
+    const double d = b->s->model.head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
+    const double rows = b->rows;
+    pm_node a = {0};
+    a.kind = PM_NODE_ATTENTION;
+    a.layer = l;
+    a.dtype = b->cdt;
+    name_node(b, &a, l, "Attention");
+    const double batch = b->s->workload.batch;
+    if (b->phase == PM_PHASE_DECODE) {
+        /* QK^T and PV over the cached context: 4 flop per head, position and head dim. */
+        a.flop = 4.0 * batch * q * b->ctx * d + 5.0 * batch * q * b->ctx;
+        a.kv_bytes = 2.0 * batch * b->ctx * kv * d * b->ekv;
+        a.act_bytes = 2.0 * batch * q * d * b->ea;
+        a.kv_strided = kv > 1.0 + 1e-9;
+    } else {
+        /* Causal attention over the prompt: half of the s x s score matrix. */
+        const double sp = b->ctx;
+        a.flop = 2.0 * batch * q * sp * sp * d + 2.5 * batch * q * sp * sp;
+        a.act_bytes = rows * (2.0 * q + 2.0 * kv) * d * b->ea;
+    }
+    *out = a;
 }
 
 static void add_layer(build_ctx *b, int l)
@@ -241,30 +281,14 @@ static void add_layer(build_ctx *b, int l)
     r.kind = PM_NODE_ROPE;
     r.layer = l;
     r.dtype = b->cdt;
-    name_node(&r, l, "RoPE");
+    name_node(b, &r, l, "RoPE");
     r.flop = 6.0 * rows * (q + kv) * d;
     /* Reads Q and K, writes them back, appends this step's K and V to the cache. */
     r.act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
     add(b, &r);
 
-    pm_node a = {0};
-    a.kind = PM_NODE_ATTENTION;
-    a.layer = l;
-    a.dtype = b->cdt;
-    name_node(&a, l, "Attention");
-    const double batch = b->s->workload.batch;
-    if (b->phase == PM_PHASE_DECODE) {
-        /* QK^T and PV over the cached context: 4 flop per head, position and head dim. */
-        a.flop = 4.0 * batch * q * b->ctx * d + 5.0 * batch * q * b->ctx;
-        a.kv_bytes = 2.0 * batch * b->ctx * kv * d * b->ekv;
-        a.act_bytes = 2.0 * batch * q * d * b->ea;
-        a.kv_strided = kv > 1.0 + 1e-9;
-    } else {
-        /* Causal attention over the prompt: half of the s x s score matrix. */
-        const double sp = b->ctx;
-        a.flop = 2.0 * batch * q * sp * sp * d + 2.5 * batch * q * sp * sp;
-        a.act_bytes = rows * (2.0 * q + 2.0 * kv) * d * b->ea;
-    }
+    pm_node a;
+    attention_node(b, l, &a);
     add(b, &a);
     add_matmul_allreduce(b, l, "O", "AR.attn", q * d, h);
     add_vector(b, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
@@ -291,53 +315,111 @@ pm_status pm_graph_build(const pm_scenario *s, pm_phase phase, int64_t context_l
     return pm_graph_build_ex(s, phase, context_len, layers, false, g, err);
 }
 
-pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
-                            bool fused, pm_graph *g, pm_error *err)
+/* Fills b for a build; the caller sets b->g or b->arr. */
+static pm_status build_init(build_ctx *b, const pm_scenario *s, pm_phase phase, int64_t context_len,
+                            bool fused, pm_error *err)
 {
-    if (!s || !g || (phase != PM_PHASE_DECODE && phase != PM_PHASE_PREFILL))
+    if (!s || (phase != PM_PHASE_DECODE && phase != PM_PHASE_PREFILL))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
     if (context_len < (phase == PM_PHASE_PREFILL ? 1 : 0))
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "context length must be >= %d (got %lld)",
                        phase == PM_PHASE_PREFILL ? 1 : 0, (long long)context_len);
-    build_ctx b = {0};
-    b.g = g;
-    b.s = s;
-    pm_status st = pm_shard_compute(s, &b.sh, err);
+    b->s = s;
+    pm_status st = pm_shard_compute(s, &b->sh, err);
     if (st != PM_OK)
         return st;
     const pm_workload *w = &s->workload;
-    b.phase = phase;
-    b.ctx = (double)context_len;
-    b.rows = phase == PM_PHASE_DECODE ? (double)w->batch : (double)w->batch * (double)context_len;
-    b.cdt = pm_compute_dtype(w);
-    b.ew = pm_dtype_bytes(w->weight_dtype);
-    b.ekv = pm_dtype_bytes(w->kv_dtype);
-    b.ea = pm_dtype_bytes(w->act_dtype);
-    b.prev = -1;
-    b.fused = fused;
+    b->phase = phase;
+    b->ctx = (double)context_len;
+    b->rows = phase == PM_PHASE_DECODE ? (double)w->batch : (double)w->batch * (double)context_len;
+    b->cdt = pm_compute_dtype(w);
+    b->ew = pm_dtype_bytes(w->weight_dtype);
+    b->ekv = pm_dtype_bytes(w->kv_dtype);
+    b->ea = pm_dtype_bytes(w->act_dtype);
+    b->prev = -1;
+    b->fused = fused;
+    return PM_OK;
+}
+
+static void add_head(build_ctx *b)
+{
+    pm_node e = {0};
+    e.kind = PM_NODE_EMBEDDING;
+    e.layer = -1;
+    e.dtype = b->cdt;
+    name_node(b, &e, -1, "Embedding");
+    /* A row gather: data-dependent, so not prefetchable. */
+    e.act_bytes = b->rows * b->s->model.hidden * (b->ew + b->ea);
+    add(b, &e);
+}
+
+static void add_tail(build_ctx *b)
+{
+    const double h = b->s->model.hidden;
+    add_vector(b, -1, PM_NODE_NORM, "FinalNorm", b->rows * h, 5.0, 2.0);
+    /* Decode computes logits for the new token only; prefill for the last prompt position. */
+    const double saved_rows = b->rows;
+    b->rows = b->s->workload.batch;
+    add_matmul(b, -1, "LMHead", h, b->sh.vocab_cols);
+    b->rows = saved_rows;
+}
+
+pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
+                            bool fused, pm_graph *g, pm_error *err)
+{
+    if (!g)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
+    build_ctx b = {0};
+    b.g = g;
+    pm_status st = build_init(&b, s, phase, context_len, fused, err);
+    if (st != PM_OK)
+        return st;
     const int L = layers <= 0 || layers > s->model.layers ? s->model.layers : layers;
     pm_graph_clear(g);
     if ((st = pm_graph_reserve(g, (size_t)L * 14 + 8, (size_t)L * 14 + 8)) != PM_OK)
         return pm_fail(err, st, NULL, NULL, "out of memory building the graph");
-    const double h = s->model.hidden;
-
-    pm_node e = {0};
-    e.kind = PM_NODE_EMBEDDING;
-    e.layer = -1;
-    e.dtype = b.cdt;
-    name_node(&e, -1, "Embedding");
-    /* A row gather: data-dependent, so not prefetchable. */
-    e.act_bytes = b.rows * h * (b.ew + b.ea);
-    add(&b, &e);
+    add_head(&b);
     for (int l = 0; l < L; l++)
         add_layer(&b, l);
-    add_vector(&b, -1, PM_NODE_NORM, "FinalNorm", b.rows * h, 5.0, 2.0);
-    /* Decode computes logits for the new token only; prefill for the last prompt position. */
-    const double saved_rows = b.rows;
-    b.rows = w->batch;
-    add_matmul(&b, -1, "LMHead", h, b.sh.vocab_cols);
-    b.rows = saved_rows;
+    add_tail(&b);
     if (b.st != PM_OK)
         return pm_fail(err, b.st, NULL, NULL, "out of memory building the graph");
     return PM_OK;
+}
+
+pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
+                            pm_template *t, pm_error *err)
+{
+    build_ctx b = {0};
+    pm_status st = build_init(&b, s, phase, context_len, fused, err);
+    if (st != PM_OK)
+        return st;
+    b.cap_arr = PM_TEMPLATE_MAX;
+    b.arr = t->head;
+    add_head(&b);
+    t->n_head = b.n_arr;
+    b.arr = t->layer;
+    b.n_arr = 0;
+    b.prev = -1;
+    add_layer(&b, 0);
+    t->n_layer = b.n_arr;
+    b.arr = t->tail;
+    b.n_arr = 0;
+    b.prev = -1;
+    add_tail(&b);
+    t->n_tail = b.n_arr;
+    t->shard = b.sh;
+    if (b.st != PM_OK)
+        return pm_fail(err, b.st, NULL, NULL, "layer template overflow");
+    return PM_OK;
+}
+
+pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
+                            pm_node *out, pm_error *err)
+{
+    build_ctx b = {0};
+    pm_status st = build_init(&b, s, phase, context_len, false, err);
+    if (st == PM_OK)
+        attention_node(&b, 0, out);
+    return st;
 }

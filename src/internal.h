@@ -153,4 +153,89 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
                           pm_slot *slots, pm_schedule *sched, pm_error *err);
 double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
 
+/* ---- the fast evaluator (collective.c, graph.c, cost.c, schedule.c, step.c) ---- */
+
+/* An allreduce model precomputed for one cluster and algorithm: the candidates' affine times
+ * fixed + per_byte x n; the requested (or, for auto, the fastest) applies. */
+typedef struct pm_ar_model {
+    pm_allreduce_algo algo[4];
+    double fixed[4], per_byte[4];
+    int n;              /* 0: the algorithm cannot run on the topology */
+    bool single_device; /* every allreduce takes 0 */
+} pm_ar_model;
+void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *m);
+double pm_ar_model_time(const pm_ar_model *m, double bytes, pm_allreduce_algo *used);
+
+/* One decoder layer's nodes, and the nodes before and after the layers, as the graph builder
+ * makes them (without names or edges): layers repeat exactly, so this is all the fast path
+ * needs. */
+#define PM_TEMPLATE_MAX 16
+typedef struct pm_template {
+    pm_node head[PM_TEMPLATE_MAX], layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
+    int n_head, n_layer, n_tail;
+    pm_shard shard;
+} pm_template;
+pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
+                            pm_template *t, pm_error *err);
+/* The attention node of a layer at a context length (as in the template). */
+pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
+                            pm_node *out, pm_error *err);
+
+/* The cost of one node (pm_op_cost_compute without the graph); ar may be NULL. */
+void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
+                     pm_op_cost *out);
+
+/* One operation of the compact two-stream schedule. */
+typedef struct pm_sim_op {
+    const pm_op_cost *cost;
+    int wait;     /* main: index of its prefetch among the prefetch ops, or -1;
+                     prefetch: index of its trigger among the main ops, or -1 */
+    bool is_comm; /* main: an ALLREDUCE node (counted in comm_s) */
+} pm_sim_op;
+/* Schedules main ops in order and prefetch ops in order (schedule.c documents the rules).
+ * main_slots and pf_slots receive the times. Returns PM_ERR_INCONSISTENT when stuck. */
+pm_status pm_sim_run(const pm_sim_op *main_ops, size_t n_main, const pm_sim_op *pf_ops,
+                     size_t n_pf, bool hbm_sharing, pm_slot *main_slots, pm_slot *pf_slots,
+                     pm_schedule *totals);
+
+/* The fast step evaluator (step.c): a plan holds one layer's nodes and costs for a scenario,
+ * phase and mode family (fused or not); evaluations at other decode contexts recompute the
+ * attention node only. */
+typedef struct pm_step_node {
+    pm_op_cost hbm;   /* served from HBM */
+    pm_op_cost l2;    /* prefetched, served from L2 (when bytes > 0 and prefetching) */
+    pm_op_cost pf;    /* its prefetch on the prefetch stream */
+    double bytes;     /* prefetchable bytes (Algorithm 1's M(n)) */
+    bool is_comm, is_ar;
+} pm_step_node;
+
+typedef struct pm_step_plan {
+    const pm_scenario *s;
+    pm_phase phase;
+    int64_t ctx0;
+    int layers;
+    double cap;           /* the insertion capacity */
+    bool prefetching;     /* costs of the prefetched variants are present */
+    pm_ar_model ar;
+    pm_template tmpl;
+    pm_step_node layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
+    double head_s;        /* the nodes before the layers, in sequence */
+    int attn, first_comm; /* layer indices, -1 when absent */
+    int chunks;           /* fused: chunks of the first fused node */
+    double attn_dflop, attn_dkv; /* attention per unit of context (decode) */
+} pm_step_plan;
+
+pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
+                             bool prefetching, pm_step_plan *p, pm_error *err);
+/* Time of one step at ctx (decode; prefill only at ctx0) in serial/fused (preserve false) or
+ * PRESERVE. signature (may be NULL) changes when the insertion decisions change. */
+pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
+                            unsigned *signature);
+/* The insertion decisions' signature alone (cheap: no costs, no schedule). */
+unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx);
+
+/* The graph-based step evaluation (the reference the fast path is tested against). */
+pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
+                             double *time_s, int *signature, pm_error *err);
+
 #endif

@@ -10,101 +10,154 @@
  * to the next, progressing each running operation at the rate its current share allows, so both
  * cases are one mechanism.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
-pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_sharing,
-                          pm_slot *slots, pm_schedule *sched, pm_error *err)
+pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, size_t n_pf,
+                     bool hbm_sharing, pm_slot *ms, pm_slot *ps, pm_schedule *totals)
 {
-    const size_t n = g->n_nodes;
-    for (size_t i = 0; i < n; i++)
-        slots[i] = (pm_slot){-1.0, -1.0};
-    size_t mi = 0, pj = 0; /* next candidates (scanning program order per stream) */
+    for (size_t i = 0; i < n_main; i++)
+        ms[i] = (pm_slot){-1.0, -1.0};
+    for (size_t i = 0; i < n_pf; i++)
+        ps[i] = (pm_slot){-1.0, -1.0};
+    size_t mi = 0, pj = 0; /* next operation of each stream */
     int main_op = -1, pf_op = -1;
     double main_left = 0.0, pf_left = 0.0; /* fraction of the operation still to do */
     double t = 0.0, main_busy = 0.0, pf_busy = 0.0, comm = 0.0;
     for (;;) {
         /* Start whatever can start now. */
-        while (main_op < 0 && mi < n) {
-            const pm_node *nd = &g->nodes[mi];
-            if (nd->stream != PM_STREAM_MAIN) {
-                mi++;
-                continue;
-            }
-            if (nd->prefetch >= 0 && !(slots[nd->prefetch].end_s >= 0))
-                break; /* waits for its prefetch's event */
+        if (main_op < 0 && mi < n_main &&
+            !(mo[mi].wait >= 0 && !(ps[mo[mi].wait].end_s >= 0))) {
             main_op = (int)mi++;
-            slots[main_op].start_s = t;
+            ms[main_op].start_s = t;
             main_left = 1.0;
         }
-        while (pf_op < 0 && pj < n) {
-            const pm_node *nd = &g->nodes[pj];
-            if (nd->stream != PM_STREAM_PREFETCH) {
-                pj++;
-                continue;
-            }
-            if (nd->trigger >= 0 && !(slots[nd->trigger].start_s >= 0))
-                break; /* its communication node has not started */
+        if (pf_op < 0 && pj < n_pf && !(po[pj].wait >= 0 && !(ms[po[pj].wait].start_s >= 0))) {
             pf_op = (int)pj++;
-            slots[pf_op].start_s = t;
+            ps[pf_op].start_s = t;
             pf_left = 1.0;
         }
         if (main_op < 0 && pf_op < 0) {
-            if (mi >= n && pj >= n)
+            if (mi >= n_main && pj >= n_pf)
                 break;
-            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL,
-                           "the schedule is stuck: node \"%s\" waits for a prefetch that can "
-                           "never start (its trigger comes after it)",
-                           mi < n ? g->nodes[mi].name : g->nodes[pj].name);
+            return PM_ERR_INCONSISTENT; /* a consumer waits for a prefetch that cannot start */
         }
-        double dm = main_op >= 0 ? costs[main_op].total_s : INFINITY;
-        double dp = pf_op >= 0 ? costs[pf_op].total_s : INFINITY;
-        if (hbm_sharing && main_op >= 0 && pf_op >= 0 && costs[main_op].hbm_s > 0 &&
-            costs[main_op].comm_s <= 0) {
-            const pm_op_cost *c = &costs[main_op];
-            const double mem = c->hbm_s + c->l2_s;
-            const double t0 = c->compute_s > mem ? c->compute_s : mem;
-            const double u = t0 > 0 ? c->hbm_s / t0 : 0.0;
+        const pm_op_cost *cm = main_op >= 0 ? mo[main_op].cost : NULL;
+        const pm_op_cost *cp = pf_op >= 0 ? po[pf_op].cost : NULL;
+        double dm = cm ? cm->total_s : INFINITY;
+        double dp = cp ? cp->total_s : INFINITY;
+        if (hbm_sharing && cm && cp && cm->hbm_s > 0 && cm->comm_s <= 0) {
+            const double mem = cm->hbm_s + cm->l2_s;
+            const double t0 = cm->compute_s > mem ? cm->compute_s : mem;
+            const double u = t0 > 0 ? cm->hbm_s / t0 : 0.0;
             if (u <= 0.5) {
-                dp = pm_op_time_shared(&costs[pf_op], 1.0 - u);
+                dp = pm_op_time_shared(cp, 1.0 - u);
             } else {
-                dm = c->launch_s + t0 * (u / 0.5);
-                dp = pm_op_time_shared(&costs[pf_op], 0.5);
+                dm = cm->launch_s + t0 * (u / 0.5);
+                dp = pm_op_time_shared(cp, 0.5);
             }
         }
-        const double rm = main_op >= 0 ? main_left * dm : INFINITY;
-        const double rp = pf_op >= 0 ? pf_left * dp : INFINITY;
+        const double rm = cm ? main_left * dm : INFINITY;
+        const double rp = cp ? pf_left * dp : INFINITY;
         const double dt = rm < rp ? rm : rp;
         t += dt;
-        if (main_op >= 0) {
+        if (cm) {
             main_busy += dt;
-            if (g->nodes[main_op].kind == PM_NODE_ALLREDUCE)
+            if (mo[main_op].is_comm)
                 comm += dt;
             if (rm <= dt) {
-                slots[main_op].end_s = t;
+                ms[main_op].end_s = t;
                 main_op = -1;
             } else {
                 main_left -= dt / dm;
             }
         }
-        if (pf_op >= 0) {
+        if (cp) {
             pf_busy += dt;
             if (rp <= dt) {
-                slots[pf_op].end_s = t;
+                ps[pf_op].end_s = t;
                 pf_op = -1;
             } else {
                 pf_left -= dt / dp;
             }
         }
     }
+    totals->makespan_s = t;
+    totals->main_busy_s = main_busy;
+    totals->prefetch_busy_s = pf_busy;
+    totals->comm_s = comm;
+    return PM_OK;
+}
+
+pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_sharing,
+                          pm_slot *slots, pm_schedule *sched, pm_error *err)
+{
+    /* Splits the graph into its two streams (program order) and maps the waits. */
+    const size_t n = g->n_nodes, n1 = n ? n : 1;
+    pm_sim_op *ops = calloc(n1, sizeof *ops);
+    int *pos = calloc(n1, sizeof *pos); /* node -> index within its stream */
+    pm_slot *tmp = calloc(n1, sizeof *tmp);
+    if (!ops || !pos || !tmp) {
+        free(ops);
+        free(pos);
+        free(tmp);
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory scheduling");
+    }
+    size_t n_main = 0, n_pf = 0;
+    for (size_t i = 0; i < n; i++)
+        pos[i] = g->nodes[i].stream == PM_STREAM_MAIN ? (int)n_main++ : (int)n_pf++;
+    pm_status st = PM_OK;
+    const char *who = "?";
+    /* Main ops first, then prefetch ops, in one array. */
+    for (size_t i = 0; i < n; i++) {
+        const pm_node *nd = &g->nodes[i];
+        const bool main = nd->stream == PM_STREAM_MAIN;
+        const int dep = main ? nd->prefetch : nd->trigger;
+        pm_sim_op *op = &ops[main ? (size_t)pos[i] : n_main + (size_t)pos[i]];
+        op->cost = &costs[i];
+        op->is_comm = nd->kind == PM_NODE_ALLREDUCE;
+        op->wait = -1;
+        if (dep < 0 || (size_t)dep >= n)
+            continue;
+        if ((g->nodes[dep].stream == PM_STREAM_MAIN) != main)
+            op->wait = pos[dep];
+        else if ((size_t)dep >= i && st == PM_OK) {
+            st = PM_ERR_INCONSISTENT; /* waits on a later node of its own stream */
+            who = nd->name;
+        }
+        /* else: an earlier node of its own stream has started and ended already */
+    }
+    pm_schedule tot = {0};
+    if (st == PM_OK)
+        st = pm_sim_run(ops, n_main, ops + n_main, n_pf, hbm_sharing, tmp, tmp + n_main, &tot);
+    if (st != PM_OK) {
+        /* Name the first main node that never started. */
+        if (who[0] == '?')
+            for (size_t i = 0; i < n; i++)
+                if (g->nodes[i].stream == PM_STREAM_MAIN && !(tmp[pos[i]].start_s >= 0)) {
+                    who = g->nodes[i].name;
+                    break;
+                }
+        free(ops);
+        free(pos);
+        free(tmp);
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL,
+                       "the schedule is stuck: node \"%s\" waits for a prefetch that can never "
+                       "start (its trigger comes after it)",
+                       who);
+    }
+    for (size_t i = 0; i < n; i++)
+        slots[i] = tmp[g->nodes[i].stream == PM_STREAM_MAIN ? (size_t)pos[i]
+                                                            : n_main + (size_t)pos[i]];
+    free(ops);
+    free(pos);
+    free(tmp);
+    *sched = tot;
     sched->slots = slots;
     sched->n_slots = n;
-    sched->makespan_s = t;
-    sched->main_busy_s = main_busy;
-    sched->prefetch_busy_s = pf_busy;
-    sched->comm_s = comm;
     return PM_OK;
 }
 

@@ -297,6 +297,75 @@ static void test_layer_extrapolation_matches_full_depth(void **state)
     }
 }
 
+/* ---------------------------------------------------------------- fast path vs graph */
+
+/* The fast step evaluator (step.c) against the graph path (build, insert, cost, schedule) on
+ * one scenario: every mode, both phases, contexts across the window decisions. */
+static void check_fast_equals_graph(const pm_scenario *s)
+{
+    const int64_t seq = s->workload.seq_len;
+    const int64_t ctxs[] = {1, seq / 3, seq / 2, seq - 1, 2 * seq};
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        for (size_t k = 0; k < sizeof ctxs / sizeof ctxs[0]; k++) {
+            double fast = -1.0, graph = -2.0;
+            assert_int_equal(pm_decode_step_time(s, (pm_mode)m, ctxs[k], &fast, NULL), PM_OK);
+            assert_int_equal(pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctxs[k], &graph,
+                                                 NULL, NULL),
+                             PM_OK);
+            /* Same operations, grouped differently (periods instead of three layers): only
+             * rounding differs. */
+            assert_rel(fast, graph, 1e-11);
+        }
+        /* Prefill at the prompt length, through the estimate. */
+        pm_estimate e = estimate(s);
+        double graph = -1.0;
+        assert_int_equal(pm_step_time_graph(s, (pm_mode)m, PM_PHASE_PREFILL, e.prefill_tokens,
+                                             &graph, NULL, NULL),
+                         PM_OK);
+        assert_rel(e.modes[m].prefill_s, graph, 1e-11);
+    }
+}
+
+static void test_fast_path_equals_graph_path(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    /* Window sizes that stop Algorithm 1 at every kind of node: nothing fits, QKV only, QKV
+     * and KV, everything, and the LM head. */
+    const double l2_mib[] = {0.5, 1.0, 1.6, 2.5, 6.0, 12.0, 64.0};
+    for (size_t i = 0; i < sizeof l2_mib / sizeof l2_mib[0]; i++)
+        for (int share = 0; share <= 1; share++)
+            for (int layers = 1; layers <= 4; layers++) {
+                s = hand_scenario();
+                s.accel.l2_capacity_bytes = l2_mib[i] * 1048576.0;
+                s.options.hbm_sharing = share;
+                s.model.layers = layers;
+                check_fast_equals_graph(&s);
+            }
+    /* One device, ideal sharding over an uneven split, a non-gated MLP, fixed fused chunks,
+     * a ring. */
+    s = hand_scenario();
+    s.cluster.devices = 1;
+    check_fast_equals_graph(&s);
+    s = hand_scenario();
+    s.cluster.devices = 3;
+    s.options.sharding = PM_SHARDING_IDEAL;
+    check_fast_equals_graph(&s);
+    s = hand_scenario();
+    s.model.gated_mlp = false;
+    s.options.fused_chunks = 4;
+    s.cluster.topology = PM_TOPO_RING;
+    check_fast_equals_graph(&s);
+    /* Every bundled scenario, with and without sharing. */
+    for (size_t i = 0; i < N_BUNDLED; i++) {
+        pm_scenario b = load(bundled[i], NULL, 0);
+        check_fast_equals_graph(&b);
+        b.options.hbm_sharing = true;
+        check_fast_equals_graph(&b);
+        pm_scenario_free(&b);
+    }
+}
+
 /* ---------------------------------------------------------------- properties */
 
 static void assert_sane(const pm_scenario *s, const pm_estimate *e)
@@ -498,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_decode_sum_matches_brute_force_across_spill),
         cmocka_unit_test(test_decode_sum_matches_brute_force_bundled),
         cmocka_unit_test(test_layer_extrapolation_matches_full_depth),
+        cmocka_unit_test(test_fast_path_equals_graph_path),
         cmocka_unit_test(test_properties_finite_and_preserve_no_slower),
         cmocka_unit_test(test_properties_more_resources_never_slower),
         cmocka_unit_test(test_properties_larger_l2_never_slower),

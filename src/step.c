@@ -1,0 +1,321 @@
+/*
+ * step.c - the fast evaluation of one step (decode or prefill) in one mode, without building a
+ * graph. It computes exactly what the graph path computes (estimate.c keeps that path as the
+ * reference the tests compare against), using three facts:
+ *
+ *  1. Layers repeat exactly, so one layer's nodes (pm_template) and their costs are computed
+ *     once per plan; in decode only the attention node depends on the context length, and
+ *     linearly, so an evaluation recomputes one node.
+ *  2. The graph is a chain, so Algorithm 1's breadth-first walk of a window is the program
+ *     order from a communication node to the next one.
+ *  3. When the first communication node of a layer starts, the prefetch stream is idle and
+ *     nothing is pending (everything prefetched before it was consumed before it), so a step
+ *     is: a prefix without prefetches (the embedding and layer 0 up to its first allreduce),
+ *     L - 1 identical periods from one layer's first allreduce to the next layer's, and the
+ *     last layer from its first allreduce through the LM head. Each is scheduled on its own.
+ *
+ * Without HBM sharing the two-stream schedule reduces to a recurrence over the main stream in
+ * order (a prefetch starts at max(its trigger's start, the previous prefetch's end); a consumer
+ * at max(its predecessor's end, its prefetch's end)); with sharing the segments go through the
+ * same event loop as graphs (pm_sim_run).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAXN PM_TEMPLATE_MAX
+
+static bool is_comm(pm_node_kind k)
+{
+    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE;
+}
+
+static void prefetch_cost(const pm_scenario *s, const pm_node *consumer, pm_op_cost *out)
+{
+    pm_node p = {0};
+    p.kind = PM_NODE_PREFETCH;
+    p.stream = PM_STREAM_PREFETCH;
+    p.weight_bytes = consumer->kind == PM_NODE_MATMUL ? consumer->weight_bytes : 0.0;
+    p.kv_bytes = consumer->kind == PM_NODE_ATTENTION ? consumer->kv_bytes : 0.0;
+    pm_op_cost_node(s, NULL, &p, out);
+}
+
+/* The costs of one node served from HBM, served from L2 after a prefetch, and of its
+ * prefetch. */
+static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
+                       bool prefetching, pm_step_node *out)
+{
+    pm_op_cost_node(s, ar, n, &out->hbm);
+    out->bytes = pm_node_prefetchable_bytes(n);
+    if (prefetching && out->bytes > 0) {
+        pm_node l2 = *n;
+        l2.l2_bytes = out->bytes;
+        pm_op_cost_node(s, ar, &l2, &out->l2);
+        prefetch_cost(s, n, &out->pf);
+    }
+    out->is_ar = n->kind == PM_NODE_ALLREDUCE;
+    out->is_comm = is_comm(n->kind);
+}
+
+pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
+                             bool prefetching, pm_step_plan *p, pm_error *err)
+{
+    pm_template *t = &p->tmpl;
+    pm_status st = pm_template_build(s, phase, ctx0, fused, t, err);
+    if (st != PM_OK)
+        return st;
+    p->s = s;
+    p->phase = phase;
+    p->ctx0 = ctx0;
+    p->layers = s->model.layers;
+    p->cap = s->accel.l2_capacity_bytes * s->accel.l2_usable_frac;
+    p->prefetching = prefetching && s->cluster.devices > 1;
+    pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
+    if (p->ar.n == 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
+                       "algorithm \"%s\" cannot run on topology \"%s\"",
+                       pm_allreduce_algo_name(s->cluster.algorithm),
+                       pm_topology_name(s->cluster.topology));
+    p->head_s = 0.0;
+    for (int i = 0; i < t->n_head; i++) {
+        pm_op_cost c;
+        pm_op_cost_node(s, &p->ar, &t->head[i], &c);
+        p->head_s += c.total_s;
+    }
+    p->attn = -1;
+    p->first_comm = -1;
+    p->chunks = 0;
+    for (int i = 0; i < t->n_layer; i++) {
+        const pm_node *n = &t->layer[i];
+        if (n->kind == PM_NODE_ATTENTION)
+            p->attn = i;
+        node_costs(s, &p->ar, n, p->prefetching, &p->layer[i]);
+        if (is_comm(n->kind) && p->first_comm < 0)
+            p->first_comm = i;
+        if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
+            p->chunks = p->layer[i].hbm.chunks;
+    }
+    for (int i = 0; i < t->n_tail; i++)
+        node_costs(s, &p->ar, &t->tail[i], p->prefetching, &p->tail[i]);
+    p->attn_dflop = p->attn_dkv = 0.0;
+    if (p->attn >= 0 && phase == PM_PHASE_DECODE) {
+        pm_node a1;
+        if ((st = pm_attention_node(s, phase, ctx0 + 1, &a1, err)) != PM_OK)
+            return st;
+        p->attn_dflop = a1.flop - t->layer[p->attn].flop;
+        p->attn_dkv = a1.kv_bytes - t->layer[p->attn].kv_bytes;
+    }
+    return PM_OK;
+}
+
+/* Algorithm 1 over the chain: each window walks from its communication node to the next one
+ * and stops at the first node that would reach the capacity. pf[] marks the layer nodes
+ * prefetched (for nodes before the first communication node: in every layer but the first),
+ * pft[] the tail nodes. Returns a signature of the decisions. */
+static unsigned decide(const pm_step_plan *p, const pm_step_node *L, bool *pf, bool *pft)
+{
+    const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
+    memset(pf, 0, (size_t)n * sizeof *pf);
+    memset(pft, 0, (size_t)nt * sizeof *pft);
+    if (!p->prefetching || p->first_comm < 0)
+        return 0;
+    for (int j = p->first_comm; j < n; j++) {
+        if (!L[j].is_comm)
+            continue;
+        double sum = 0.0;
+        bool stop = false;
+        int i = j + 1;
+        for (; i < n && !L[i].is_comm && !stop; i++) {
+            const double m = L[i].bytes;
+            if (m > 0) {
+                if (!(sum + m < p->cap))
+                    stop = true;
+                else {
+                    sum += m;
+                    pf[i] = true;
+                }
+            }
+        }
+        if (stop || i < n)
+            continue; /* the window ended inside the layer */
+        /* The layer's last window continues into the next layer... */
+        double sum_next = sum;
+        for (int k = 0; k < p->first_comm; k++) {
+            const double m = L[k].bytes;
+            if (m > 0) {
+                if (!(sum_next + m < p->cap))
+                    break;
+                sum_next += m;
+                pf[k] = true;
+            }
+        }
+        /* ...and, after the last layer, into the tail. */
+        for (int k = 0; k < nt; k++) {
+            const double m = p->tail[k].bytes;
+            if (m > 0) {
+                if (!(sum + m < p->cap))
+                    break;
+                sum += m;
+                pft[k] = true;
+            }
+        }
+    }
+    unsigned sig = 0;
+    for (int i = 0; i < n; i++)
+        sig = sig * 2u + pf[i];
+    for (int i = 0; i < nt; i++)
+        sig = sig * 2u + pft[i];
+    return sig;
+}
+
+/* One segment of the schedule: main ops in order, each with its cost, its prefetch (or NULL)
+ * and whether it triggers the prefetches that follow it in pfs. */
+typedef struct seg {
+    const pm_op_cost *cost[2 * MAXN + 1];
+    int pf[2 * MAXN + 1];        /* index into pf_cost, -1 */
+    int trig[2 * MAXN + 1];      /* index of the main op triggering prefetch k */
+    const pm_op_cost *pf_cost[2 * MAXN + 1];
+    bool is_ar[2 * MAXN + 1];
+    int n, n_pf;
+} seg;
+
+static void seg_add(seg *g, const pm_step_node *nd, bool prefetched, int *trigger)
+{
+    const int k = g->n++;
+    g->is_ar[k] = nd->is_ar;
+    g->pf[k] = -1;
+    if (prefetched && *trigger >= 0) {
+        g->trig[g->n_pf] = *trigger;
+        g->pf_cost[g->n_pf] = &nd->pf;
+        g->pf[k] = g->n_pf++;
+        g->cost[k] = &nd->l2;
+    } else {
+        g->cost[k] = &nd->hbm;
+    }
+    if (nd->is_comm)
+        *trigger = k;
+}
+
+/* Start of main op `until` (or, if until < 0, the makespan). */
+static pm_status seg_run(const seg *g, bool sharing, int until, double *out)
+{
+    if (!sharing) {
+        double t = 0.0, pf_free = 0.0;
+        double pf_end[2 * MAXN + 1];
+        int next_pf = 0;
+        for (int k = 0; k < g->n; k++) {
+            double start = t;
+            if (g->pf[k] >= 0 && pf_end[g->pf[k]] > start)
+                start = pf_end[g->pf[k]];
+            if (k == until) {
+                *out = start;
+                return PM_OK;
+            }
+            /* Prefetches triggered by this op start with it. */
+            while (next_pf < g->n_pf && g->trig[next_pf] == k) {
+                const double s0 = pf_free > start ? pf_free : start;
+                pf_free = pf_end[next_pf] = s0 + g->pf_cost[next_pf]->total_s;
+                next_pf++;
+            }
+            t = start + g->cost[k]->total_s;
+        }
+        *out = t > pf_free ? t : pf_free;
+        return PM_OK;
+    }
+    pm_sim_op mo[2 * MAXN + 1], po[2 * MAXN + 1];
+    pm_slot ms[2 * MAXN + 1], ps[2 * MAXN + 1];
+    for (int k = 0; k < g->n; k++)
+        mo[k] = (pm_sim_op){g->cost[k], g->pf[k], g->is_ar[k]};
+    for (int k = 0; k < g->n_pf; k++)
+        po[k] = (pm_sim_op){g->pf_cost[k], g->trig[k], false};
+    pm_schedule tot;
+    const int n = until >= 0 ? until : g->n;
+    pm_status st = pm_sim_run(mo, (size_t)n, po, (size_t)g->n_pf, true, ms, ps, &tot);
+    if (st != PM_OK)
+        return st;
+    if (until >= 0) {
+        /* The op `until` starts when its predecessor ends and its prefetch is done. */
+        double start = n > 0 ? ms[n - 1].end_s : 0.0;
+        if (g->pf[until] >= 0 && ps[g->pf[until]].end_s > start)
+            start = ps[g->pf[until]].end_s;
+        *out = start;
+    } else {
+        *out = tot.makespan_s;
+    }
+    return PM_OK;
+}
+
+pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
+                            unsigned *signature)
+{
+    const pm_template *t = &p->tmpl;
+    const int n = t->n_layer, nt = t->n_tail;
+    pm_step_node L[MAXN];
+    memcpy(L, p->layer, (size_t)n * sizeof *L);
+    if (p->attn >= 0 && ctx != p->ctx0) {
+        pm_node a = t->layer[p->attn];
+        const double dc = (double)(ctx - p->ctx0);
+        a.flop += p->attn_dflop * dc;
+        a.kv_bytes += p->attn_dkv * dc;
+        node_costs(p->s, &p->ar, &a, p->prefetching, &L[p->attn]);
+    }
+    double layer_s = 0.0, tail_s = 0.0;
+    for (int i = 0; i < n; i++)
+        layer_s += L[i].hbm.total_s;
+    for (int i = 0; i < nt; i++)
+        tail_s += p->tail[i].hbm.total_s;
+    if (signature)
+        *signature = 0;
+    if (!preserve || !p->prefetching || p->first_comm < 0) {
+        *time_s = p->head_s + p->layers * layer_s + tail_s;
+        return PM_OK;
+    }
+    bool pf[MAXN], pft[MAXN];
+    const unsigned sig = decide(p, L, pf, pft);
+    if (signature)
+        *signature = sig;
+    const int fc = p->first_comm;
+    const bool sharing = p->s->options.hbm_sharing;
+    /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched. */
+    double prefix = p->head_s;
+    for (int i = 0; i < fc; i++)
+        prefix += L[i].hbm.total_s;
+    /* Period: from a layer's first communication to the next layer's. */
+    double period = 0.0;
+    pm_status st;
+    if (p->layers > 1) {
+        seg g = {.n = 0};
+        int trig = -1;
+        for (int i = fc; i < n; i++)
+            seg_add(&g, &L[i], pf[i], &trig);
+        for (int i = 0; i <= fc; i++)
+            seg_add(&g, &L[i], i < fc && pf[i], &trig);
+        if ((st = seg_run(&g, sharing, g.n - 1, &period)) != PM_OK)
+            return st;
+    }
+    /* The last layer from its first communication, and the tail. */
+    seg g = {.n = 0};
+    int trig = -1;
+    for (int i = fc; i < n; i++)
+        seg_add(&g, &L[i], pf[i], &trig);
+    for (int i = 0; i < nt; i++)
+        seg_add(&g, &p->tail[i], pft[i], &trig);
+    double last = 0.0;
+    if ((st = seg_run(&g, sharing, -1, &last)) != PM_OK)
+        return st;
+    *time_s = prefix + (p->layers - 1) * period + last;
+    return PM_OK;
+}
+
+unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
+{
+    if (!p->prefetching || p->first_comm < 0)
+        return 0;
+    pm_step_node L[MAXN];
+    memcpy(L, p->layer, (size_t)p->tmpl.n_layer * sizeof *L);
+    if (p->attn >= 0)
+        L[p->attn].bytes = p->tmpl.layer[p->attn].kv_bytes + p->attn_dkv * (double)(ctx - p->ctx0);
+    bool pf[MAXN], pft[MAXN];
+    return decide(p, L, pf, pft);
+}
