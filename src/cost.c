@@ -19,7 +19,7 @@ typedef struct roof {
     double compute_s, hbm_s, l2_s, hbm_bytes;
 } roof;
 
-static roof roofline(const pm_scenario *s, const pm_node *n)
+static roof roofline(const pm_scenario *s, const pm_node *n, double l2)
 {
     const pm_accelerator *a = &s->accel;
     roof r = {0};
@@ -28,7 +28,6 @@ static roof roofline(const pm_scenario *s, const pm_node *n)
     const double bw = pm_effective_hbm_bw(a);
     double weight_hbm = n->weight_bytes, kv_hbm = n->kv_bytes;
     /* What was prefetched is served from L2: weights first for a MatMul, KV for attention. */
-    double l2 = n->l2_bytes;
     if (n->kind == PM_NODE_ATTENTION) {
         double from = l2 < kv_hbm ? l2 : kv_hbm;
         kv_hbm -= from;
@@ -51,30 +50,58 @@ static roof roofline(const pm_scenario *s, const pm_node *n)
     return r;
 }
 
-/* Relative efficiency of moving x bytes in one chunk versus the unchunked transfer of X. */
-static double chunk_efficiency(double x, double whole, double n_half)
+/* The chunk-independent terms of a fused node. */
+typedef struct fused_terms {
+    double compute_s, hbm_s, comm_bytes;
+    double grow;     /* n_half / (X + n_half): see fused_time; 0 when chunking costs nothing */
+    double base;     /* X / (X + n_half) */
+} fused_terms;
+
+static fused_terms fused_init(const pm_scenario *s, const pm_node *n, const roof *r)
 {
-    if (!(n_half > 0) || !(x > 0))
-        return 1.0;
-    return (x / (x + n_half)) / (whole / (whole + n_half));
+    const double whole = n->act_bytes + n->weight_bytes, h = s->accel.chunk_half_efficiency_bytes;
+    fused_terms f = {r->compute_s, r->hbm_s, n->comm_bytes, 0.0, 1.0};
+    if (h > 0 && whole > 0) {
+        f.grow = h / (whole + h);
+        f.base = whole / (whole + h);
+    }
+    return f;
 }
 
-static double fused_time(const pm_scenario *s, const pm_ar_model *arm, const pm_node *n,
-                         const roof *r, int k, double *ar_s)
+/* k chunks: each moves x = X/k bytes at the relative efficiency (x/(x+h)) / (X/(X+h)) =
+ * (X+h)/(X+kh), so its memory time is hbm/k / eff = hbm/k x (X+kh)/(X+h) = hbm/k x
+ * (base + k grow). The chunks pipeline: GEMM of the first, then k-1 stages of the slower of
+ * GEMM and allreduce, then the last allreduce. */
+static double fused_time(const pm_ar_model *arm, const fused_terms *f, int k, double *ar_s)
 {
-    const double bytes = n->act_bytes + n->weight_bytes;
-    const double eff = chunk_efficiency(bytes / k, bytes, s->accel.chunk_half_efficiency_bytes);
-    const double mem = r->hbm_s / k / eff;
-    const double comp = r->compute_s / k;
+    const double inv_k = 1.0 / k;
+    const double mem = f->hbm_s * inv_k * (f->base + k * f->grow);
+    const double comp = f->compute_s * inv_k;
     const double tg = comp > mem ? comp : mem;
-    const double tar = pm_ar_model_time(arm, n->comm_bytes / k, NULL);
+    const double tar = pm_ar_model_time(arm, f->comm_bytes * inv_k, NULL);
     *ar_s = tar * k;
     const double stage = tg > tar ? tg : tar;
     return tg + (k - 1) * stage + tar;
 }
 
+void pm_prefetch_cost(const pm_scenario *s, double bytes, pm_op_cost *out)
+{
+    /* A bulk HBM -> L2 stream: contiguous, at the achievable HBM bandwidth. */
+    *out = (pm_op_cost){0};
+    out->hbm_bytes = bytes;
+    out->hbm_s = bytes / pm_effective_hbm_bw(&s->accel);
+    out->launch_s = s->accel.kernel_launch_s;
+    out->total_s = out->hbm_s + out->launch_s;
+}
+
 void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
                      pm_op_cost *out)
+{
+    pm_op_cost_node_l2(s, ar, n, n->l2_bytes, out);
+}
+
+void pm_op_cost_node_l2(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
+                        double l2_bytes, pm_op_cost *out)
 {
     *out = (pm_op_cost){0};
     const double launch = s->accel.kernel_launch_s;
@@ -90,23 +117,18 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
         out->total_s = t;
         return;
     }
-    case PM_NODE_PREFETCH: {
-        /* A bulk HBM -> L2 stream: contiguous, at the achievable HBM bandwidth. */
-        const double bytes = n->weight_bytes + n->kv_bytes;
-        out->hbm_bytes = bytes;
-        out->hbm_s = bytes / pm_effective_hbm_bw(&s->accel);
-        out->launch_s = launch;
-        out->total_s = out->hbm_s + launch;
+    case PM_NODE_PREFETCH:
+        pm_prefetch_cost(s, n->weight_bytes + n->kv_bytes, out);
         return;
-    }
     case PM_NODE_FUSED_MATMUL_ALLREDUCE: {
-        roof r = roofline(s, n);
+        roof r = roofline(s, n, l2_bytes);
+        const fused_terms f = fused_init(s, n, &r);
         int best_k = n->chunks > 0 ? n->chunks : 1;
         double tar = 0.0;
-        double best = fused_time(s, ar, n, &r, best_k, &tar);
+        double best = fused_time(ar, &f, best_k, &tar);
         for (int k = 2; n->chunks <= 0 && k <= 16; k++) {
             double ar_k;
-            double t = fused_time(s, ar, n, &r, k, &ar_k);
+            double t = fused_time(ar, &f, k, &ar_k);
             if (t < best) {
                 best = t;
                 best_k = k;
@@ -124,7 +146,7 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
     }
     default: break;
     }
-    roof r = roofline(s, n);
+    roof r = roofline(s, n, l2_bytes);
     out->compute_s = r.compute_s;
     out->hbm_s = r.hbm_s;
     out->l2_s = r.l2_s;

@@ -139,6 +139,7 @@ pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase,
 typedef struct summer {
     const pm_step_plan *plan;
     bool preserve;
+    bool convex; /* steps are convex in the context: equal end slopes prove linearity */
     pm_status st;
     int evals;
     int64_t memo_c[MEMO];
@@ -182,6 +183,8 @@ static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
     const double scale = fabs(ta) + fabs(tb);
     const double tol = 1e-13 * scale + 1e-9 * (fabs(sl) + fabs(sr));
     const double trapezoid = (double)(b - a + 1) * (ta + tb) / 2.0;
+    if (fabs(sl - sr) <= tol && sm->convex)
+        return trapezoid;
     if (fabs(sl - sr) <= tol) {
         const int64_t m = a + (b - a) / 2;
         const double tm = eval_t(sm, m);
@@ -270,7 +273,10 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         pm_mode_result *r = &out->modes[m];
         const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
-        summer sm = {fused ? dec_f : dec, preserve, PM_OK, 0, {0}, {0}, 0};
+        /* Without HBM sharing a step is sums and maxima of linear functions of the context:
+         * convex. The fluid sharing model multiplies terms; there the midpoint is checked. */
+        summer sm = {fused ? dec_f : dec, preserve, !s->options.hbm_sharing, PM_OK, 0, {0}, {0},
+                     0};
         for (int i = 0; i < MEMO; i++)
             sm.memo_c[i] = -1;
         if ((st = pm_step_plan_eval(fused ? pre_f : pre, preserve, sp, &r->prefill_s, NULL)) !=

@@ -144,33 +144,8 @@ typedef struct build_ctx {
     int prev;           /* last main-stream node */
     bool fused;         /* O and Down fused with the following allreduce */
     pm_status st;
+    pm_node scratch;
 } build_ctx;
-
-static int add(build_ctx *b, pm_node *n)
-{
-    if (b->st != PM_OK)
-        return -1;
-    n->stream = PM_STREAM_MAIN;
-    n->prefetch = -1;
-    n->consumer = -1;
-    n->trigger = -1;
-    n->overflow = -1;
-    if (!b->g) {
-        if (b->n_arr >= b->cap_arr) {
-            b->st = PM_ERR_INCONSISTENT;
-            return -1;
-        }
-        b->arr[b->n_arr] = *n;
-        b->prev = b->n_arr;
-        return b->n_arr++;
-    }
-    int idx;
-    b->st = pm_graph_add_node(b->g, n, &idx);
-    if (b->st == PM_OK && b->prev >= 0)
-        b->st = pm_graph_add_edge(b->g, b->prev, idx, PM_EDGE_DATA);
-    b->prev = idx;
-    return idx;
-}
 
 static void name_node(const build_ctx *b, pm_node *n, int layer, const char *what)
 {
@@ -182,46 +157,91 @@ static void name_node(const build_ctx *b, pm_node *n, int layer, const char *wha
         snprintf(n->name, sizeof n->name, "%s", what);
 }
 
+/* A new main-stream node, zeroed but for its identity, written in place (the fast path builds
+ * templates for every evaluation: no copies); node_commit appends it after the previous one.
+ * After a failure both work on a scratch node. */
+static pm_node *node_new(build_ctx *b, pm_node_kind kind, int layer, const char *what)
+{
+    pm_node *n = &b->scratch;
+    if (b->st != PM_OK)
+        return n;
+    if (!b->g) {
+        if (b->n_arr >= b->cap_arr) {
+            b->st = PM_ERR_INCONSISTENT;
+            return n;
+        }
+        n = &b->arr[b->n_arr];
+    } else {
+        pm_graph *g = b->g;
+        if (g->n_nodes == g->cap_nodes &&
+            (b->st = pm_graph_reserve(g, g->cap_nodes ? g->cap_nodes * 2 : 64, g->cap_edges)) !=
+                PM_OK)
+            return n;
+        n = &g->nodes[g->n_nodes];
+    }
+    if (b->g) {
+        memset(n, 0, sizeof *n);
+    } else {
+        /* Field by field: memset of a node compiles to "rep stosb", whose start-up costs more
+         * than the template's arithmetic on some CPUs. */
+        n->name[0] = '\0';
+        n->flop = n->act_bytes = n->weight_bytes = n->kv_bytes = n->l2_bytes = 0.0;
+        n->comm_bytes = n->m = n->k = n->n = n->window_bytes = 0.0;
+        n->kv_strided = false;
+        n->chunks = 0;
+    }
+    n->kind = kind;
+    n->layer = layer;
+    n->dtype = b->cdt;
+    n->stream = PM_STREAM_MAIN;
+    n->prefetch = n->consumer = n->trigger = n->overflow = -1;
+    name_node(b, n, layer, what);
+    return n;
+}
+
+static void node_commit(build_ctx *b)
+{
+    if (b->st != PM_OK)
+        return;
+    if (!b->g) {
+        b->prev = b->n_arr++;
+        return;
+    }
+    const int idx = (int)b->g->n_nodes++;
+    if (b->prev >= 0)
+        b->st = pm_graph_add_edge(b->g, b->prev, idx, PM_EDGE_DATA);
+    b->prev = idx;
+}
+
 static void add_matmul(build_ctx *b, int layer, const char *what, double k, double n_cols)
 {
-    pm_node n = {0};
-    n.kind = PM_NODE_MATMUL;
-    n.layer = layer;
-    n.dtype = b->cdt;
-    name_node(b, &n, layer, what);
-    n.m = b->rows;
-    n.k = k;
-    n.n = n_cols;
-    n.flop = 2.0 * b->rows * k * n_cols;
-    n.weight_bytes = k * n_cols * b->ew;
-    n.act_bytes = (b->rows * k + b->rows * n_cols) * b->ea;
-    add(b, &n);
+    pm_node *n = node_new(b, PM_NODE_MATMUL, layer, what);
+    n->m = b->rows;
+    n->k = k;
+    n->n = n_cols;
+    n->flop = 2.0 * b->rows * k * n_cols;
+    n->weight_bytes = k * n_cols * b->ew;
+    n->act_bytes = (b->rows * k + b->rows * n_cols) * b->ea;
+    node_commit(b);
 }
 
 static void add_vector(build_ctx *b, int layer, pm_node_kind kind, const char *what, double elems,
                        double flop_per_elem, double passes)
 {
-    pm_node n = {0};
-    n.kind = kind;
-    n.layer = layer;
-    n.dtype = b->cdt;
-    name_node(b, &n, layer, what);
-    n.flop = flop_per_elem * elems;
-    n.act_bytes = passes * elems * b->ea;
-    add(b, &n);
+    pm_node *n = node_new(b, kind, layer, what);
+    n->flop = flop_per_elem * elems;
+    n->act_bytes = passes * elems * b->ea;
+    node_commit(b);
 }
 
 static void add_allreduce(build_ctx *b, int layer, const char *what)
 {
     if (b->s->cluster.devices <= 1)
         return;
-    pm_node n = {0};
-    n.kind = PM_NODE_ALLREDUCE;
-    n.layer = layer;
-    n.dtype = b->s->workload.act_dtype;
-    name_node(b, &n, layer, what);
-    n.comm_bytes = b->rows * b->s->model.hidden * b->ea;
-    add(b, &n);
+    pm_node *n = node_new(b, PM_NODE_ALLREDUCE, layer, what);
+    n->dtype = b->s->workload.act_dtype;
+    n->comm_bytes = b->rows * b->s->model.hidden * b->ea;
+    node_commit(b);
 }
 
 /* The projection before an allreduce: fused with it in the fused baseline. */
@@ -244,29 +264,23 @@ static void add_matmul_allreduce(build_ctx *b, int layer, const char *what, cons
     pm_strlcpy(n->name, full, sizeof n->name);
 }
 
-static void attention_node(const build_ctx *b, int l, pm_node *out)
+/* The attention node's work at the build's context length. */
+static void attention_fill(const build_ctx *b, pm_node *a)
 {
     const double d = b->s->model.head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
-    const double rows = b->rows;
-    pm_node a = {0};
-    a.kind = PM_NODE_ATTENTION;
-    a.layer = l;
-    a.dtype = b->cdt;
-    name_node(b, &a, l, "Attention");
     const double batch = b->s->workload.batch;
     if (b->phase == PM_PHASE_DECODE) {
         /* QK^T and PV over the cached context: 4 flop per head, position and head dim. */
-        a.flop = 4.0 * batch * q * b->ctx * d + 5.0 * batch * q * b->ctx;
-        a.kv_bytes = 2.0 * batch * b->ctx * kv * d * b->ekv;
-        a.act_bytes = 2.0 * batch * q * d * b->ea;
-        a.kv_strided = kv > 1.0 + 1e-9;
+        a->flop = 4.0 * batch * q * b->ctx * d + 5.0 * batch * q * b->ctx;
+        a->kv_bytes = 2.0 * batch * b->ctx * kv * d * b->ekv;
+        a->act_bytes = 2.0 * batch * q * d * b->ea;
+        a->kv_strided = kv > 1.0 + 1e-9;
     } else {
         /* Causal attention over the prompt: half of the s x s score matrix. */
         const double sp = b->ctx;
-        a.flop = 2.0 * batch * q * sp * sp * d + 2.5 * batch * q * sp * sp;
-        a.act_bytes = rows * (2.0 * q + 2.0 * kv) * d * b->ea;
+        a->flop = 2.0 * batch * q * sp * sp * d + 2.5 * batch * q * sp * sp;
+        a->act_bytes = b->rows * (2.0 * q + 2.0 * kv) * d * b->ea;
     }
-    *out = a;
 }
 
 static void add_layer(build_ctx *b, int l)
@@ -277,19 +291,13 @@ static void add_layer(build_ctx *b, int l)
     add_vector(b, l, PM_NODE_NORM, "norm1", rows * h, 5.0, 2.0);
     add_matmul(b, l, "QKV", h, (q + 2.0 * kv) * d);
 
-    pm_node r = {0};
-    r.kind = PM_NODE_ROPE;
-    r.layer = l;
-    r.dtype = b->cdt;
-    name_node(b, &r, l, "RoPE");
-    r.flop = 6.0 * rows * (q + kv) * d;
+    pm_node *r = node_new(b, PM_NODE_ROPE, l, "RoPE");
+    r->flop = 6.0 * rows * (q + kv) * d;
     /* Reads Q and K, writes them back, appends this step's K and V to the cache. */
-    r.act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
-    add(b, &r);
-
-    pm_node a;
-    attention_node(b, l, &a);
-    add(b, &a);
+    r->act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
+    node_commit(b);
+    attention_fill(b, node_new(b, PM_NODE_ATTENTION, l, "Attention"));
+    node_commit(b);
     add_matmul_allreduce(b, l, "O", "AR.attn", q * d, h);
     add_vector(b, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
     if (m->gated_mlp) {
@@ -343,14 +351,10 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, pm_phase phase, 
 
 static void add_head(build_ctx *b)
 {
-    pm_node e = {0};
-    e.kind = PM_NODE_EMBEDDING;
-    e.layer = -1;
-    e.dtype = b->cdt;
-    name_node(b, &e, -1, "Embedding");
+    pm_node *e = node_new(b, PM_NODE_EMBEDDING, -1, "Embedding");
     /* A row gather: data-dependent, so not prefetchable. */
-    e.act_bytes = b->rows * b->s->model.hidden * (b->ew + b->ea);
-    add(b, &e);
+    e->act_bytes = b->rows * b->s->model.hidden * (b->ew + b->ea);
+    node_commit(b);
 }
 
 static void add_tail(build_ctx *b)
@@ -419,7 +423,10 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
 {
     build_ctx b = {0};
     pm_status st = build_init(&b, s, phase, context_len, false, err);
-    if (st == PM_OK)
-        attention_node(&b, 0, out);
-    return st;
+    if (st != PM_OK)
+        return st;
+    b.arr = out;
+    b.cap_arr = 1;
+    attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, 0, "Attention"));
+    return PM_OK;
 }

@@ -184,6 +184,12 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
 /* The cost of one node (pm_op_cost_compute without the graph); ar may be NULL. */
 void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
                      pm_op_cost *out);
+/* The same with l2_bytes of the node served from L2 instead of n->l2_bytes. */
+void pm_op_cost_node_l2(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
+                        double l2_bytes, pm_op_cost *out);
+
+/* The cost of prefetching bytes from HBM into L2 (a PREFETCH node). */
+void pm_prefetch_cost(const pm_scenario *s, double bytes, pm_op_cost *out);
 
 /* One operation of the compact two-stream schedule. */
 typedef struct pm_sim_op {
@@ -220,6 +226,8 @@ typedef struct pm_step_plan {
     pm_template tmpl;
     pm_step_node layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     double head_s;        /* the nodes before the layers, in sequence */
+    double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
+    double tail_s;        /* the nodes after the layers, from HBM */
     int attn, first_comm; /* layer indices, -1 when absent */
     int chunks;           /* fused: chunks of the first fused node */
     double attn_dflop, attn_dkv; /* attention per unit of context (decode) */

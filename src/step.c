@@ -31,16 +31,6 @@ static bool is_comm(pm_node_kind k)
     return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE;
 }
 
-static void prefetch_cost(const pm_scenario *s, const pm_node *consumer, pm_op_cost *out)
-{
-    pm_node p = {0};
-    p.kind = PM_NODE_PREFETCH;
-    p.stream = PM_STREAM_PREFETCH;
-    p.weight_bytes = consumer->kind == PM_NODE_MATMUL ? consumer->weight_bytes : 0.0;
-    p.kv_bytes = consumer->kind == PM_NODE_ATTENTION ? consumer->kv_bytes : 0.0;
-    pm_op_cost_node(s, NULL, &p, out);
-}
-
 /* The costs of one node served from HBM, served from L2 after a prefetch, and of its
  * prefetch. */
 static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
@@ -49,10 +39,8 @@ static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_nod
     pm_op_cost_node(s, ar, n, &out->hbm);
     out->bytes = pm_node_prefetchable_bytes(n);
     if (prefetching && out->bytes > 0) {
-        pm_node l2 = *n;
-        l2.l2_bytes = out->bytes;
-        pm_op_cost_node(s, ar, &l2, &out->l2);
-        prefetch_cost(s, n, &out->pf);
+        pm_op_cost_node_l2(s, ar, n, out->bytes, &out->l2);
+        pm_prefetch_cost(s, out->bytes, &out->pf);
     }
     out->is_ar = n->kind == PM_NODE_ALLREDUCE;
     out->is_comm = is_comm(n->kind);
@@ -96,8 +84,15 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
             p->chunks = p->layer[i].hbm.chunks;
     }
-    for (int i = 0; i < t->n_tail; i++)
+    p->layer_rest_s = 0.0;
+    for (int i = 0; i < t->n_layer; i++)
+        if (i != p->attn)
+            p->layer_rest_s += p->layer[i].hbm.total_s;
+    p->tail_s = 0.0;
+    for (int i = 0; i < t->n_tail; i++) {
         node_costs(s, &p->ar, &t->tail[i], p->prefetching, &p->tail[i]);
+        p->tail_s += p->tail[i].hbm.total_s;
+    }
     p->attn_dflop = p->attn_dkv = 0.0;
     if (p->attn >= 0 && phase == PM_PHASE_DECODE) {
         pm_node a1;
@@ -113,13 +108,19 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
  * and stops at the first node that would reach the capacity. pf[] marks the layer nodes
  * prefetched (for nodes before the first communication node: in every layer but the first),
  * pft[] the tail nodes. Returns a signature of the decisions. */
-static unsigned decide(const pm_step_plan *p, const pm_step_node *L, bool *pf, bool *pft)
+static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool *pft)
 {
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
     memset(pf, 0, (size_t)n * sizeof *pf);
     memset(pft, 0, (size_t)nt * sizeof *pft);
     if (!p->prefetching || p->first_comm < 0)
         return 0;
+    double bytes[MAXN];
+    for (int i = 0; i < n; i++)
+        bytes[i] = p->layer[i].bytes;
+    if (p->attn >= 0)
+        bytes[p->attn] = attn_bytes;
+    const pm_step_node *L = p->layer;
     for (int j = p->first_comm; j < n; j++) {
         if (!L[j].is_comm)
             continue;
@@ -127,7 +128,7 @@ static unsigned decide(const pm_step_plan *p, const pm_step_node *L, bool *pf, b
         bool stop = false;
         int i = j + 1;
         for (; i < n && !L[i].is_comm && !stop; i++) {
-            const double m = L[i].bytes;
+            const double m = bytes[i];
             if (m > 0) {
                 if (!(sum + m < p->cap))
                     stop = true;
@@ -142,7 +143,7 @@ static unsigned decide(const pm_step_plan *p, const pm_step_node *L, bool *pf, b
         /* The layer's last window continues into the next layer... */
         double sum_next = sum;
         for (int k = 0; k < p->first_comm; k++) {
-            const double m = L[k].bytes;
+            const double m = bytes[k];
             if (m > 0) {
                 if (!(sum_next + m < p->cap))
                     break;
@@ -246,33 +247,38 @@ static pm_status seg_run(const seg *g, bool sharing, int until, double *out)
     return PM_OK;
 }
 
+/* The attention node at ctx (decode), into *out; returns out, or the plan's node at ctx0. */
+static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, pm_step_node *out)
+{
+    if (ctx == p->ctx0)
+        return &p->layer[p->attn];
+    pm_node a = p->tmpl.layer[p->attn];
+    const double dc = (double)(ctx - p->ctx0);
+    a.flop += p->attn_dflop * dc;
+    a.kv_bytes += p->attn_dkv * dc;
+    node_costs(p->s, &p->ar, &a, p->prefetching, out);
+    return out;
+}
+
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
                             unsigned *signature)
 {
-    const pm_template *t = &p->tmpl;
-    const int n = t->n_layer, nt = t->n_tail;
-    pm_step_node L[MAXN];
-    memcpy(L, p->layer, (size_t)n * sizeof *L);
-    if (p->attn >= 0 && ctx != p->ctx0) {
-        pm_node a = t->layer[p->attn];
-        const double dc = (double)(ctx - p->ctx0);
-        a.flop += p->attn_dflop * dc;
-        a.kv_bytes += p->attn_dkv * dc;
-        node_costs(p->s, &p->ar, &a, p->prefetching, &L[p->attn]);
-    }
-    double layer_s = 0.0, tail_s = 0.0;
+    const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
+    const pm_step_node *L[MAXN];
+    pm_step_node attn;
     for (int i = 0; i < n; i++)
-        layer_s += L[i].hbm.total_s;
-    for (int i = 0; i < nt; i++)
-        tail_s += p->tail[i].hbm.total_s;
+        L[i] = &p->layer[i];
+    if (p->attn >= 0)
+        L[p->attn] = attention_at(p, ctx, &attn);
     if (signature)
         *signature = 0;
     if (!preserve || !p->prefetching || p->first_comm < 0) {
-        *time_s = p->head_s + p->layers * layer_s + tail_s;
+        const double layer_s = p->layer_rest_s + (p->attn >= 0 ? L[p->attn]->hbm.total_s : 0.0);
+        *time_s = p->head_s + p->layers * layer_s + p->tail_s;
         return PM_OK;
     }
     bool pf[MAXN], pft[MAXN];
-    const unsigned sig = decide(p, L, pf, pft);
+    const unsigned sig = decide(p, p->attn >= 0 ? L[p->attn]->bytes : 0.0, pf, pft);
     if (signature)
         *signature = sig;
     const int fc = p->first_comm;
@@ -280,25 +286,27 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched. */
     double prefix = p->head_s;
     for (int i = 0; i < fc; i++)
-        prefix += L[i].hbm.total_s;
+        prefix += L[i]->hbm.total_s;
     /* Period: from a layer's first communication to the next layer's. */
     double period = 0.0;
     pm_status st;
     if (p->layers > 1) {
-        seg g = {.n = 0};
+        seg g;
+        g.n = g.n_pf = 0;
         int trig = -1;
         for (int i = fc; i < n; i++)
-            seg_add(&g, &L[i], pf[i], &trig);
+            seg_add(&g, L[i], pf[i], &trig);
         for (int i = 0; i <= fc; i++)
-            seg_add(&g, &L[i], i < fc && pf[i], &trig);
+            seg_add(&g, L[i], i < fc && pf[i], &trig);
         if ((st = seg_run(&g, sharing, g.n - 1, &period)) != PM_OK)
             return st;
     }
     /* The last layer from its first communication, and the tail. */
-    seg g = {.n = 0};
+    seg g;
+    g.n = g.n_pf = 0;
     int trig = -1;
     for (int i = fc; i < n; i++)
-        seg_add(&g, &L[i], pf[i], &trig);
+        seg_add(&g, L[i], pf[i], &trig);
     for (int i = 0; i < nt; i++)
         seg_add(&g, &p->tail[i], pft[i], &trig);
     double last = 0.0;
@@ -312,10 +320,9 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
 {
     if (!p->prefetching || p->first_comm < 0)
         return 0;
-    pm_step_node L[MAXN];
-    memcpy(L, p->layer, (size_t)p->tmpl.n_layer * sizeof *L);
-    if (p->attn >= 0)
-        L[p->attn].bytes = p->tmpl.layer[p->attn].kv_bytes + p->attn_dkv * (double)(ctx - p->ctx0);
+    const double kv = p->attn >= 0 ? p->tmpl.layer[p->attn].kv_bytes +
+                                         p->attn_dkv * (double)(ctx - p->ctx0)
+                                   : 0.0;
     bool pf[MAXN], pft[MAXN];
-    return decide(p, L, pf, pft);
+    return decide(p, kv, pf, pft);
 }
