@@ -52,7 +52,8 @@ typedef enum pm_status {
     PM_ERR_INVALID_ARG = 11,  /* API misuse: NULL where not allowed, bad enum */
     PM_ERR_UNIT = 12,         /* unknown unit suffix, or a unit of the wrong dimension */
     PM_ERR_UNSUPPORTED = 13,  /* the accelerator lacks the datatype, or similar */
-    PM_ERR_VALUE = 14         /* a string value not among the allowed ones */
+    PM_ERR_VALUE = 14,        /* a string value not among the allowed ones */
+    PM_ERR_CANCELLED = 15     /* a callback asked to stop (pm_sweep_run) */
 } pm_status;
 
 /** Where and what went wrong. Caller-owned, fixed buffers: filling it never allocates. */
@@ -576,6 +577,15 @@ typedef struct pm_estimate {
 PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err);
 
 /**
+ * The graph one mode runs: the plain graph (serial), the graph with O and Down fused with their
+ * allreduces (fused), or the plain graph after the insertion pass (preserve). layers <= 0 or
+ * above the model's: all layers. g is overwritten. Errors as pm_graph_build and
+ * pm_insert_prefetch.
+ */
+PM_API pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase,
+                                     int64_t context_len, int layers, pm_graph *g, pm_error *err);
+
+/**
  * Time of one decode step at context length context_len in one mode (the per-token latency).
  */
 PM_API pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
@@ -660,6 +670,55 @@ PM_API pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind kind, double 
 
 /** Throughput density of one mode: tokens/s / (devices x die mm2). */
 PM_API double pm_density(const pm_estimate *e, pm_mode mode, int devices, double die_mm2);
+
+/* The sweep engine: evaluates the grid of up to PM_SWEEP_MAX_AXES axes on worker threads and
+ * hands the points to a callback in grid order, a block at a time, so memory stays bounded
+ * whatever the grid size. */
+
+#define PM_SWEEP_MAX_AXES 4
+
+/** One evaluated point. */
+typedef struct pm_sweep_point {
+    size_t index;                          /* row-major position in the grid (last axis fastest) */
+    double axis_value[PM_SWEEP_MAX_AXES];  /* SI, in the order of the axes */
+    pm_status status;                      /* PM_OK, or why the point is invalid */
+    char error[240];                       /* the message when status != PM_OK */
+    pm_estimate estimate;                  /* when status == PM_OK */
+    double die_mm2;                        /* NaN when the accelerator has no area data */
+    double density[PM_MODE_COUNT];         /* tokens/s/mm2 per mode, NaN likewise */
+} pm_sweep_point;
+
+/** How to run a sweep. Zero-initialised options: all CPUs, the whole grid. */
+typedef struct pm_sweep_opts {
+    int threads;          /* worker threads; 0: the online CPUs; 1: the calling thread only */
+    size_t shard_index;   /* with shard_count > 1: evaluate only slice shard_index (0-based)... */
+    size_t shard_count;   /* ...of shard_count contiguous slices of the row-major order */
+    size_t block_points;  /* points per block (per callback call); 0: 1024 */
+} pm_sweep_opts;
+
+/**
+ * Receives n consecutive points of the slice, in grid order; the array is valid only during
+ * the call. Runs on the calling thread of pm_sweep_run. Return non-zero to stop the sweep.
+ */
+typedef int (*pm_sweep_fn)(const pm_sweep_point *points, size_t n, void *user);
+
+/** Number of points of the grid (the product of the axis lengths); 0 when empty. */
+PM_API size_t pm_sweep_size(const pm_axis *axes, size_t n_axes);
+
+/** The row-major index range [*first, *last) of slice k of count (count >= 1, k < count):
+ * consecutive slices differ in size by at most one point and cover the grid in order. */
+PM_API void pm_sweep_slice(size_t total, size_t k, size_t count, size_t *first, size_t *last);
+
+/**
+ * Evaluates base with each combination of axis values (the axes must be different kinds).
+ * Invalid points are reported in their point (status, error), not as a failure of the sweep.
+ * Results are identical whatever the thread count. Returns PM_OK, PM_ERR_INVALID_ARG (NULL
+ * arguments, no or too many axes, repeated axes, a bad slice), PM_ERR_NOMEM, or
+ * PM_ERR_CANCELLED when the callback stopped the sweep.
+ */
+PM_API pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
+                              const pm_sweep_opts *opts, pm_sweep_fn fn, void *user,
+                              pm_error *err);
 
 /** Result of an optimum search. */
 typedef struct pm_optimum {

@@ -13,7 +13,7 @@ const char *pm_status_name(pm_status status)
         "PM_OK",          "PM_ERR_NOMEM",         "PM_ERR_IO",           "PM_ERR_SYNTAX",
         "PM_ERR_TYPE",    "PM_ERR_MISSING",       "PM_ERR_UNKNOWN_KEY",  "PM_ERR_DUPLICATE_KEY",
         "PM_ERR_RANGE",   "PM_ERR_INCONSISTENT",  "PM_ERR_NOT_FOUND",    "PM_ERR_INVALID_ARG",
-        "PM_ERR_UNIT",    "PM_ERR_UNSUPPORTED",   "PM_ERR_VALUE",
+        "PM_ERR_UNIT",    "PM_ERR_UNSUPPORTED",   "PM_ERR_VALUE",         "PM_ERR_CANCELLED",
     };
     if ((int)status < 0 || (size_t)status >= PM_ARRAY_LEN(names))
         return "PM_ERR_UNKNOWN_STATUS";

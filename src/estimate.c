@@ -119,6 +119,23 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
     return PM_OK;
 }
 
+pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase,
+                              int64_t context_len, int layers, pm_graph *g, pm_error *err)
+{
+    if (!s || !g || (int)mode < 0 || mode >= PM_MODE_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build_mode");
+    if (mode != PM_MODE_PRESERVE)
+        return pm_graph_build_ex(s, phase, context_len, layers, mode == PM_MODE_FUSED, g, err);
+    pm_graph base = {0};
+    pm_status st = pm_graph_build_ex(s, phase, context_len, layers, false, &base, err);
+    if (st == PM_OK)
+        st = pm_insert_prefetch(&base, s->accel.l2_capacity_bytes * s->accel.l2_usable_frac, g,
+                                err);
+    free(base.nodes);
+    free(base.edges);
+    return st;
+}
+
 pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
                              double *time_s, int *signature, pm_error *err)
 {

@@ -242,6 +242,23 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
 /* The insertion decisions' signature alone (cheap: no costs, no schedule). */
 unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx);
 
+/* ---- the optimum search (sweep.c) ---- */
+
+/* An objective of x > 0; NaN means the evaluation failed (the search stops). */
+typedef double (*pm_objective_fn)(double x, void *user);
+typedef struct pm_maximum {
+    double best_x, best_f; /* the best point found and its value */
+    double lo, hi;         /* the final bracket */
+    int iterations;        /* Brent iterations */
+    int evaluations;       /* objective evaluations, grid included */
+} pm_maximum;
+/* Maximises f over [lo, hi] (0 < lo < hi): a grid of grid_points log-spaced points brackets the
+ * best one (robust to a piecewise objective), then GSL's Brent minimiser refines it in log(x)
+ * until the bracket is narrower than rel_tol or max_iter. Returns PM_OK, PM_ERR_NOMEM, or
+ * PM_ERR_CANCELLED when f returned NaN. */
+pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, int grid_points,
+                          double rel_tol, int max_iter, pm_maximum *out);
+
 /* The graph-based step evaluation (the reference the fast path is tested against). */
 pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
                              double *time_s, int *signature, pm_error *err);

@@ -268,7 +268,7 @@ typedef struct objective {
 static double density_at(objective *o, double v)
 {
     if (o->st != PM_OK)
-        return 0.0;
+        return NAN;
     (*o->evals)++;
     pm_scenario t = o->s;
     pm_estimate e;
@@ -276,14 +276,97 @@ static double density_at(objective *o, double v)
     if ((o->st = pm_scenario_set_axis(&t, o->kind, v, o->err)) != PM_OK ||
         (o->st = pm_estimate_compute(&t, &e, o->err)) != PM_OK ||
         (o->st = pm_area_compute(&t.accel, &a, o->err)) != PM_OK)
-        return 0.0;
+        return NAN;
     return pm_density(&e, o->mode, t.cluster.devices, a.die_mm2);
 }
 
-/* GSL minimises: the objective is -density as a function of log(value). */
-static double neg_density_log(double x, void *p)
+static double density_fn(double v, void *user)
 {
-    return -density_at(p, exp(x));
+    return density_at(user, v);
+}
+
+typedef struct log_objective {
+    pm_objective_fn f;
+    void *user;
+    bool failed;
+} log_objective;
+
+/* GSL minimises: the objective is -f as a function of log(x). */
+static double neg_log(double x, void *p)
+{
+    log_objective *lo = p;
+    const double v = lo->failed ? NAN : lo->f(exp(x), lo->user);
+    if (isnan(v))
+        lo->failed = true;
+    return lo->failed ? 0.0 : -v;
+}
+
+pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, int grid_points,
+                          double rel_tol, int max_iter, pm_maximum *out)
+{
+    memset(out, 0, sizeof *out);
+    log_objective o = {f, user, false};
+    const double llo = log(lo), lhi = log(hi), dx = (lhi - llo) / (grid_points - 1);
+    double *d = malloc((size_t)grid_points * sizeof *d);
+    if (!d)
+        return PM_ERR_NOMEM;
+    int best = 0;
+    double best_d = -INFINITY;
+    for (int i = 0; i < grid_points; i++) {
+        d[i] = -neg_log(llo + i * dx, &o);
+        out->evaluations++;
+        if (o.failed) {
+            free(d);
+            return PM_ERR_CANCELLED;
+        }
+        if (d[i] > best_d) {
+            best_d = d[i];
+            best = i;
+        }
+    }
+    double xb = llo + best * dx, xl = xb - dx, xh = xb + dx;
+    out->best_x = exp(xb);
+    out->best_f = best_d;
+    out->lo = exp(xl < llo ? llo : xl);
+    out->hi = exp(xh > lhi ? lhi : xh);
+    /* Refine inside the bracket when the best grid point is interior and strictly better than
+     * its neighbours (what Brent needs); at an edge the optimum is the edge. GSL's error
+     * handler stays the host's business (the CLI turns it off); every call below is made with
+     * its preconditions checked and its status tested. */
+    pm_status st = PM_OK;
+    if (best > 0 && best < grid_points - 1 && d[best] > d[best - 1] && d[best] > d[best + 1]) {
+        gsl_min_fminimizer *fm = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
+        gsl_function F = {neg_log, &o};
+        if (!fm) {
+            st = PM_ERR_NOMEM;
+        } else if (gsl_min_fminimizer_set_with_values(fm, &F, xb, -d[best], xl, -d[best - 1], xh,
+                                                      -d[best + 1]) == GSL_SUCCESS) {
+            int it = 0, status = GSL_CONTINUE;
+            while (status == GSL_CONTINUE && it < max_iter && !o.failed) {
+                it++;
+                out->evaluations++;
+                if (gsl_min_fminimizer_iterate(fm) != GSL_SUCCESS)
+                    break;
+                status = gsl_min_test_interval(gsl_min_fminimizer_x_lower(fm),
+                                               gsl_min_fminimizer_x_upper(fm), rel_tol, 0.0);
+            }
+            if (o.failed) {
+                st = PM_ERR_CANCELLED;
+            } else {
+                const double fmv = -gsl_min_fminimizer_f_minimum(fm);
+                if (fmv >= best_d) {
+                    out->best_x = exp(gsl_min_fminimizer_x_minimum(fm));
+                    out->best_f = fmv;
+                }
+                out->lo = exp(gsl_min_fminimizer_x_lower(fm));
+                out->hi = exp(gsl_min_fminimizer_x_upper(fm));
+                out->iterations = it;
+            }
+        }
+        gsl_min_fminimizer_free(fm);
+    }
+    free(d);
+    return st;
 }
 
 pm_status pm_optimize_axis(const pm_scenario *s, pm_axis_kind kind, double lo, double hi,
@@ -298,70 +381,23 @@ pm_status pm_optimize_axis(const pm_scenario *s, pm_axis_kind kind, double lo, d
     memset(out, 0, sizeof *out);
     pm_area a;
     pm_status st = pm_area_compute(&s->accel, &a, err);
-    if (st != PM_OK)
-        return st;
-    /* GSL's handler stays the host's business (the CLI turns it off); every call below is
-     * made with its preconditions checked and its status tested. */
-    gsl_min_fminimizer *fm = gsl_min_fminimizer_alloc(gsl_min_fminimizer_brent);
-    if (!fm) {
-        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-    }
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
-        objective o = {*s, kind, (pm_mode)m, PM_OK, err, &out->evaluations};
-        const double llo = log(lo), lhi = log(hi), dx = (lhi - llo) / (grid_points - 1);
-        int best = 0;
-        double best_d = -1.0;
-        double *d = malloc((size_t)grid_points * sizeof *d);
-        if (!d) {
-            st = pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+        int evals = 0;
+        objective o = {*s, kind, (pm_mode)m, PM_OK, err, &evals};
+        pm_maximum r;
+        st = pm_maximize_log(density_fn, &o, lo, hi, grid_points, rel_tol, max_iter, &r);
+        out->evaluations += evals;
+        if (st == PM_ERR_CANCELLED)
+            st = o.st; /* the evaluation's own error, already in err */
+        else if (st == PM_ERR_NOMEM)
+            st = pm_fail(err, st, NULL, NULL, "out of memory");
+        if (st != PM_OK)
             break;
-        }
-        for (int i = 0; i < grid_points; i++) {
-            d[i] = density_at(&o, exp(llo + i * dx));
-            if (d[i] > best_d) {
-                best_d = d[i];
-                best = i;
-            }
-        }
-        if ((st = o.st) != PM_OK) {
-            free(d);
-            break;
-        }
-        double xb = llo + best * dx, xl = xb - dx, xh = xb + dx;
-        out->best_value[m] = exp(xb);
-        out->best_density[m] = best_d;
-        out->bracket_lo[m] = exp(xl < llo ? llo : xl);
-        out->bracket_hi[m] = exp(xh > lhi ? lhi : xh);
-        /* Refine inside the bracket when the best grid point is interior and strictly better
-         * than its neighbours (what Brent needs); at an edge the optimum is the edge. */
-        if (best > 0 && best < grid_points - 1 && d[best] > d[best - 1] && d[best] > d[best + 1]) {
-            gsl_function F = {neg_density_log, &o};
-            if (gsl_min_fminimizer_set_with_values(fm, &F, xb, -d[best], xl, -d[best - 1], xh,
-                                                   -d[best + 1]) == GSL_SUCCESS) {
-                int it = 0, status = GSL_CONTINUE;
-                while (status == GSL_CONTINUE && it < max_iter && o.st == PM_OK) {
-                    it++;
-                    if (gsl_min_fminimizer_iterate(fm) != GSL_SUCCESS)
-                        break;
-                    const double a_ = gsl_min_fminimizer_x_lower(fm);
-                    const double b_ = gsl_min_fminimizer_x_upper(fm);
-                    status = gsl_min_test_interval(a_, b_, rel_tol, 0.0);
-                }
-                if ((st = o.st) == PM_OK) {
-                    const double xm = gsl_min_fminimizer_x_minimum(fm);
-                    const double fmv = -gsl_min_fminimizer_f_minimum(fm);
-                    if (fmv >= best_d) {
-                        out->best_value[m] = exp(xm);
-                        out->best_density[m] = fmv;
-                    }
-                    out->bracket_lo[m] = exp(gsl_min_fminimizer_x_lower(fm));
-                    out->bracket_hi[m] = exp(gsl_min_fminimizer_x_upper(fm));
-                    out->iterations[m] = it;
-                }
-            }
-        }
-        free(d);
+        out->best_value[m] = r.best_x;
+        out->best_density[m] = r.best_f;
+        out->bracket_lo[m] = r.lo;
+        out->bracket_hi[m] = r.hi;
+        out->iterations[m] = r.iterations;
     }
-    gsl_min_fminimizer_free(fm);
     return st;
 }

@@ -80,5 +80,27 @@ check directory 1 "not a regular file" "$pm" validate adir
 : >empty.json
 check empty-file 1 "empty file" "$pm" validate empty.json
 
+# Shards joined by merge are the single run, byte for byte, whatever the thread count.
+"$pm" --sweep l2=8MiB:64MiB:8MiB --sweep batch=1,4,16 >single.csv 2>/dev/null
+for k in 1 2 3 4 5; do
+    "$pm" --sweep l2=8MiB:64MiB:8MiB --sweep batch=1,4,16 --shard $k/5 --threads 1 >shard$k.csv 2>/dev/null
+done
+check shard-line 0 "# shard 2/5: rows" cat shard2.csv
+check merge-equals-single 0 "" bash -c "'$pm' merge shard5.csv shard2.csv shard1.csv shard4.csv shard3.csv | cmp - single.csv"
+check merge-missing 1 "shard 3/5 is missing" "$pm" merge shard1.csv shard2.csv shard4.csv shard5.csv
+check merge-twice 1 "given twice" "$pm" merge shard1.csv shard1.csv shard2.csv shard3.csv shard4.csv shard5.csv
+"$pm" --sweep l2=8MiB:16MiB:8MiB --shard 2/5 >other.csv 2>/dev/null
+check merge-different 1 "different sweeps" "$pm" merge shard1.csv other.csv
+check merge-not-shard 1 "no '# shard K/N' line" "$pm" merge single.csv
+check shard-bad 2 "expected K/N" "$pm" --sweep l2 --shard 6/5
+check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
+check threads-same 0 "" bash -c "'$pm' --sweep l2=8MiB:64MiB:8MiB --sweep batch=1,4,16 --threads 3 | cmp - single.csv"
+
+# The timeline of one layer: both streams, relative times, the layer's length.
+check timeline-csv 0 "2,prefetch,PF.L1.Gate,Prefetch," "$pm" timeline --config llama70b
+check timeline-serial 0 "1,allreduce,L1.AR.attn,AllReduce," "$pm" timeline --mode serial
+check timeline-fused 0 "L1.O+AR.attn,FusedMatMulAllReduce" "$pm" timeline --mode fused
+check timeline-bad-plot 2 "--plot" "$pm" timeline --plot out.gif
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -15,35 +15,9 @@
 #include <gsl/gsl_errno.h>
 #include <unistd.h>
 
-#include "preserve_model.h"
+#include "cli.h"
 
-#define EXIT_CONFIG 1
-#define EXIT_USAGE 2
-#define MAX_SETS 256
-#define MIB (1024.0 * 1024.0)
-
-typedef enum fmt { FMT_TABLE, FMT_JSON, FMT_CSV, FMT_DOT } fmt;
-
-typedef struct cli {
-    const char *config;
-    const char *data_dir;
-    const char *sets[MAX_SETS];
-    char owned[MAX_SETS][288];
-    size_t n_sets;
-    fmt format;
-    bool format_given;
-    int64_t context;   /* -1: the default for the command */
-    int layers;
-    pm_phase phase;
-    pm_mode mode;
-    const char *devices_list;
-    const char *sweeps[2];
-    int n_sweeps;
-    const char *optimize;
-    const char *plot;
-} cli;
-
-static const char *prog = "preserve-model";
+const char *prog = "preserve-model";
 
 static void usage(FILE *f)
 {
@@ -63,6 +37,9 @@ static void usage(FILE *f)
             "  resolve              every resolved input in SI units with its source\n"
             "  validate [PATH...]   check config files (default: every shipped data file)\n"
             "  list KIND            bundled models|accelerators|clusters|workloads|scenarios\n"
+            "  merge FILE...        join the CSVs of --shard K/N runs into the single-run CSV\n"
+            "  timeline             the two-stream schedule of one decode layer (--plot FILE\n"
+            "                       draws it as a Gantt chart; otherwise CSV)\n"
             "\n"
             "Options:\n"
             "  -c, --config REF       scenario name or path (default: llama70b)\n"
@@ -84,7 +61,10 @@ static void usage(FILE *f)
             "                         seq; R is START:STOP:STEP (units ok: 8MiB:256MiB:8MiB; STEP\n"
             "                         xF is geometric) or a list 1,4,16; twice for a 2-D grid\n"
             "      --optimize AXIS[=LO:HI]  the value maximising tokens/s/mm2 per mode\n"
-            "      --plot FILE        draw the sweep with gnuplot (.png, .svg or .pdf)\n"
+            "      --plot FILE        draw the sweep with gnuplot (.png, .svg or .pdf); with\n"
+            "                         timeline: the two-stream schedule of one layer\n"
+            "      --shard K/N        evaluate only the K-th of N slices of the sweep (1 <= K <= N)\n"
+            "      --threads N        sweep threads (default: every CPU)\n"
             "  -h, --help             this help\n"
             "  -V, --version          the version\n"
             "\n"
@@ -96,9 +76,7 @@ static void usage(FILE *f)
             prog, pm_default_data_dir());
 }
 
-static int usage_error(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt_, ...)
+int usage_error(const char *fmt_, ...)
 {
     fprintf(stderr, "%s: ", prog);
     va_list ap;
@@ -109,7 +87,7 @@ static int usage_error(const char *fmt_, ...)
     return EXIT_USAGE;
 }
 
-static int config_error(const pm_error *err)
+int config_error(const pm_error *err)
 {
     char buf[1200];
     pm_error_format(err, buf, sizeof buf);
@@ -160,7 +138,7 @@ static pm_load_opts load_opts(const cli *c)
     return o;
 }
 
-static int load(const cli *c, pm_scenario *s)
+int load(const cli *c, pm_scenario *s)
 {
     pm_load_opts o = load_opts(c);
     pm_error err;
@@ -588,282 +566,12 @@ static int cmd_list(const cli *c, int argc, char **argv)
 }
 
 
-/* ---------------------------------------------------------------- sweeps */
-
-static void print_header_comments(const cli *c, FILE *f)
-{
-    fprintf(f, "# preserve-model %s --config %s", pm_version(), c->config);
-    for (int i = 0; i < c->n_sweeps; i++)
-        fprintf(f, " --sweep %s", c->sweeps[i]);
-    fprintf(f, "\n");
-    for (size_t i = 0; i < c->n_sets; i++)
-        fprintf(f, "# --set %s\n", c->sets[i]);
-}
-
-static const char *const sweep_cols[] = {
-    "serial_request_s", "fused_request_s", "preserve_request_s", "serial_tpot_s",
-    "fused_tpot_s", "preserve_tpot_s", "serial_tokens_per_s", "fused_tokens_per_s",
-    "preserve_tokens_per_s", "speedup_preserve_vs_serial", "speedup_preserve_vs_fused",
-    "speedup_fused_vs_serial", "die_mm2", "density_serial_tokens_per_s_per_mm2",
-    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2"};
-#define N_SWEEP_COLS (sizeof sweep_cols / sizeof sweep_cols[0])
-
-/* Evaluates one point into vals; returns false (vals NaN, msg set) when it is invalid. */
-static bool sweep_point(const pm_scenario *base, const pm_axis *ax, const size_t *idx, int n_ax,
-                        double *vals, char *msg, size_t msg_len)
-{
-    pm_scenario t = *base;
-    pm_error err;
-    for (size_t i = 0; i < N_SWEEP_COLS; i++)
-        vals[i] = NAN;
-    msg[0] = '\0';
-    for (int a = 0; a < n_ax; a++) {
-        if (pm_scenario_set_axis(&t, ax[a].kind, ax[a].values[idx[a]], &err) != PM_OK) {
-            pm_error_format(&err, msg, msg_len);
-            return false;
-        }
-    }
-    pm_estimate e;
-    if (pm_estimate_compute(&t, &e, &err) != PM_OK) {
-        pm_error_format(&err, msg, msg_len);
-        return false;
-    }
-    const pm_mode_result *r = e.modes;
-    double v[] = {r[0].request_s, r[1].request_s, r[2].request_s, r[0].tpot_s, r[1].tpot_s,
-                  r[2].tpot_s, r[0].tokens_per_s, r[1].tokens_per_s, r[2].tokens_per_s,
-                  e.speedup_preserve_vs_serial, e.speedup_preserve_vs_fused,
-                  e.speedup_fused_vs_serial};
-    memcpy(vals, v, sizeof v);
-    pm_area area;
-    if (pm_area_compute(&t.accel, &area, NULL) == PM_OK) {
-        vals[12] = area.die_mm2;
-        for (int m = 0; m < PM_MODE_COUNT; m++)
-            vals[13 + m] = pm_density(&e, (pm_mode)m, t.cluster.devices, area.die_mm2);
-    }
-    return true;
-}
-
-static int draw(const cli *c, const char *csv, const pm_axis *ax, int n_ax)
-{
-    const char *ext = strrchr(c->plot, '.');
-    const char *term = !ext ? NULL
-                       : strcmp(ext, ".png") == 0 ? "pngcairo size 1000,800 font 'Helvetica,11'"
-                       : strcmp(ext, ".svg") == 0 ? "svg size 1000,800"
-                       : strcmp(ext, ".pdf") == 0 ? "pdfcairo size 8in,6.4in"
-                                                  : NULL;
-    if (!term) {
-        fprintf(stderr, "%s: --plot: the file must end in .png, .svg or .pdf (got '%s')\n", prog,
-                c->plot);
-        return EXIT_USAGE;
-    }
-    const char *dir = getenv("PRESERVE_MODEL_PLOTS");
-    char script[1200];
-    snprintf(script, sizeof script, "%s/%s", dir && dir[0] ? dir : PM_PLOTS_DIR,
-             n_ax == 1 ? "sweep.gp" : "heatmap.gp");
-    if (access(script, R_OK) != 0) {
-        fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s\n", prog, script);
-        return EXIT_CONFIG;
-    }
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "gnuplot -e \"csv='%s'; out='%s'; term=\\\"%s\\\"; xcol='%s'; ycol='%s'\" '%s'", csv,
-             c->plot, term, pm_axis_column(ax[0].kind),
-             n_ax > 1 ? pm_axis_column(ax[1].kind) : "", script);
-    int rc = system(cmd);
-    if (rc != 0) {
-        fprintf(stderr, "%s: --plot: gnuplot failed or is not installed (exit %d); the CSV is in %s\n",
-                prog, rc, csv);
-        return EXIT_CONFIG;
-    }
-    fprintf(stderr, "%s: wrote %s\n", prog, c->plot);
-    return 0;
-}
-
-static int cmd_sweep(const cli *c)
-{
-    pm_axis ax[2] = {{0}, {0}};
-    pm_error err;
-    for (int i = 0; i < c->n_sweeps; i++) {
-        if (pm_axis_parse(c->sweeps[i], 10000000, &ax[i], &err) != PM_OK) {
-            pm_axis_release(&ax[0]);
-            char buf[800];
-            pm_error_format(&err, buf, sizeof buf);
-            fprintf(stderr, "%s: %s\n", prog, buf);
-            return EXIT_USAGE;
-        }
-    }
-    if (c->n_sweeps == 2 && ax[0].kind == ax[1].kind) {
-        pm_axis_release(&ax[0]);
-        pm_axis_release(&ax[1]);
-        return usage_error("--sweep: the two axes must differ");
-    }
-    pm_scenario s;
-    int rc = load(c, &s);
-    if (rc) {
-        pm_axis_release(&ax[0]);
-        pm_axis_release(&ax[1]);
-        return rc;
-    }
-    /* With --plot the CSV goes to a file beside the figure as well as stdout. */
-    FILE *csv = NULL;
-    char csv_path[1100] = "";
-    if (c->plot) {
-        snprintf(csv_path, sizeof csv_path, "%s.csv", c->plot);
-        csv = fopen(csv_path, "w");
-        if (!csv) {
-            fprintf(stderr, "%s: cannot write %s: %s\n", prog, csv_path, strerror(errno));
-            pm_scenario_free(&s);
-            pm_axis_release(&ax[0]);
-            pm_axis_release(&ax[1]);
-            return EXIT_CONFIG;
-        }
-    }
-    FILE *outs[2] = {stdout, csv};
-    pm_area area;
-    bool has_area = pm_area_compute(&s.accel, &area, NULL) == PM_OK;
-    for (int o = 0; o < 2; o++) {
-        if (!outs[o] || (o == 0 && c->format == FMT_JSON))
-            continue;
-        print_header_comments(c, outs[o]);
-        if (!has_area)
-            fprintf(outs[o], "# note: accelerator %s has no area coefficients: die_mm2 and "
-                             "densities are NaN\n", s.accel.name);
-        for (int a = 0; a < c->n_sweeps; a++)
-            fprintf(outs[o], "%s,", pm_axis_column(ax[a].kind));
-        for (size_t i = 0; i < N_SWEEP_COLS; i++)
-            fprintf(outs[o], "%s,", sweep_cols[i]);
-        fprintf(outs[o], "error\n");
-    }
-    if (c->format == FMT_JSON)
-        printf("{\"tool\": \"preserve-model %s\", \"points\": [\n", pm_version());
-    const size_t n0 = ax[0].n_values, n1 = c->n_sweeps > 1 ? ax[1].n_values : 1;
-    const bool tty = isatty(fileno(stderr));
-    size_t done = 0, total = n0 * n1;
-    for (size_t i = 0; i < n0; i++) {
-        for (size_t j = 0; j < n1; j++) {
-            size_t idx[2] = {i, j};
-            double vals[N_SWEEP_COLS];
-            char msg[600];
-            bool ok = sweep_point(&s, ax, idx, c->n_sweeps, vals, msg, sizeof msg);
-            for (int o = 0; o < 2; o++) {
-                FILE *f = outs[o];
-                if (!f)
-                    continue;
-                if (o == 0 && c->format == FMT_JSON) {
-                    printf("%s{", done ? ",\n" : "");
-                    for (int a = 0; a < c->n_sweeps; a++)
-                        printf("\"%s\": %.9g, ", pm_axis_column(ax[a].kind),
-                               pm_axis_display_value(ax[a].kind, ax[a].values[idx[a]]));
-                    for (size_t k = 0; k < N_SWEEP_COLS; k++)
-                        if (isfinite(vals[k]))
-                            printf("\"%s\": %.9g, ", sweep_cols[k], vals[k]);
-                    printf("\"error\": \"%s\"}", ok ? "" : "invalid point");
-                    continue;
-                }
-                for (int a = 0; a < c->n_sweeps; a++)
-                    fprintf(f, "%.9g,", pm_axis_display_value(ax[a].kind, ax[a].values[idx[a]]));
-                for (size_t k = 0; k < N_SWEEP_COLS; k++)
-                    fprintf(f, isfinite(vals[k]) ? "%.9g," : "NaN,", vals[k]);
-                if (ok) {
-                    fprintf(f, "\n");
-                } else {
-                    fputc('"', f);
-                    for (const char *q = msg; *q; q++)
-                        fputs(*q == '"' ? "'" : (char[2]){*q, 0}, f);
-                    fprintf(f, "\"\n");
-                }
-            }
-            done++;
-            if (tty && (done % 64 == 0 || done == total))
-                fprintf(stderr, "\r%s: %zu/%zu points", prog, done, total);
-        }
-        if (c->n_sweeps == 2 && csv)
-            fprintf(csv, "\n"); /* blank line between rows: gnuplot's grid format */
-    }
-    if (tty)
-        fprintf(stderr, "\n");
-    if (c->format == FMT_JSON)
-        printf("\n]}\n");
-    rc = 0;
-    if (csv) {
-        fclose(csv);
-        rc = draw(c, csv_path, ax, c->n_sweeps);
-    }
-    pm_scenario_free(&s);
-    pm_axis_release(&ax[0]);
-    pm_axis_release(&ax[1]);
-    return rc;
-}
-
-static int cmd_optimize(const cli *c)
-{
-    char spec[256];
-    snprintf(spec, sizeof spec, "%s", c->optimize);
-    pm_axis ax;
-    pm_error err;
-    /* The range defaults to the axis's default sweep range. */
-    char *eq = strchr(spec, '=');
-    char axis_only[64];
-    snprintf(axis_only, sizeof axis_only, "%.*s", eq ? (int)(eq - spec) : (int)strlen(spec), spec);
-    char full[300];
-    if (eq)
-        snprintf(full, sizeof full, "%s=%s:x2", axis_only, eq + 1);
-    else
-        snprintf(full, sizeof full, "%s", axis_only);
-    if (pm_axis_parse(full, 0, &ax, &err) != PM_OK) {
-        char buf[800];
-        pm_error_format(&err, buf, sizeof buf);
-        fprintf(stderr, "%s: --optimize: %s\n", prog, buf);
-        return EXIT_USAGE;
-    }
-    double lo = ax.values[0], hi = ax.values[ax.n_values - 1];
-    if (eq) { /* LO:HI exactly, not the last geometric point */
-        char *colon = strchr(eq + 1, ':');
-        if (!colon || strchr(colon + 1, ':')) {
-            pm_axis_release(&ax);
-            return usage_error("--optimize: expected AXIS or AXIS=LO:HI (got '%s')", c->optimize);
-        }
-        pm_axis hi_ax;
-        char hs[300];
-        snprintf(hs, sizeof hs, "%s=%s", axis_only, colon + 1);
-        if (pm_axis_parse(hs, 0, &hi_ax, &err) == PM_OK) {
-            hi = hi_ax.values[0];
-            pm_axis_release(&hi_ax);
-        }
-    }
-    pm_axis_kind kind = ax.kind;
-    pm_axis_release(&ax);
-    pm_scenario s;
-    int rc = load(c, &s);
-    if (rc)
-        return rc;
-    pm_optimum opt;
-    if (pm_optimize_axis(&s, kind, lo, hi, 33, 1e-3, 100, &opt, &err) != PM_OK) {
-        pm_scenario_free(&s);
-        return config_error(&err);
-    }
-    printf("# preserve-model %s --config %s --optimize %s\n", pm_version(), c->config, c->optimize);
-    for (size_t i = 0; i < c->n_sets; i++)
-        printf("# --set %s\n", c->sets[i]);
-    printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
-           pm_axis_column(kind), pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),
-           opt.evaluations);
-    printf("mode,best_%s,density_tokens_per_s_per_mm2,bracket_lo,bracket_hi,brent_iterations\n",
-           pm_axis_column(kind));
-    for (int m = 0; m < PM_MODE_COUNT; m++)
-        printf("%s,%.6g,%.6g,%.6g,%.6g,%d\n", pm_mode_name((pm_mode)m),
-               pm_axis_display_value(kind, opt.best_value[m]), opt.best_density[m],
-               pm_axis_display_value(kind, opt.bracket_lo[m]),
-               pm_axis_display_value(kind, opt.bracket_hi[m]), opt.iterations[m]);
-    pm_scenario_free(&s);
-    return 0;
-}
-
 /* ---------------------------------------------------------------- main */
 
 enum {
     OPT_MODEL = 256, OPT_ACCEL, OPT_DEVICES, OPT_BATCH, OPT_SEQ, OPT_CONTEXT, OPT_PHASE,
-    OPT_MODE, OPT_LAYERS, OPT_DEVLIST, OPT_DATADIR, OPT_SWEEP, OPT_OPTIMIZE, OPT_PLOT
+    OPT_MODE, OPT_LAYERS, OPT_DEVLIST, OPT_DATADIR, OPT_SWEEP, OPT_OPTIMIZE, OPT_PLOT, OPT_SHARD,
+    OPT_THREADS
 };
 
 int main(int argc, char **argv)
@@ -885,6 +593,8 @@ int main(int argc, char **argv)
         {"sweep", required_argument, NULL, OPT_SWEEP},
         {"optimize", required_argument, NULL, OPT_OPTIMIZE},
         {"plot", required_argument, NULL, OPT_PLOT},
+        {"shard", required_argument, NULL, OPT_SHARD},
+        {"threads", required_argument, NULL, OPT_THREADS},
         {NULL, 0, NULL, 0}};
     static cli c;
     gsl_set_error_handler_off();
@@ -979,6 +689,12 @@ int main(int argc, char **argv)
             break;
         case OPT_OPTIMIZE: c.optimize = optarg; break;
         case OPT_PLOT: c.plot = optarg; break;
+        case OPT_SHARD: c.shard = optarg; break;
+        case OPT_THREADS:
+            if (!parse_count("--threads", optarg, 0, 256, &v))
+                return EXIT_USAGE;
+            c.threads = (int)v;
+            break;
         case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return usage_error("unknown option '%s'", argv[optind - 1]);
         }
@@ -990,10 +706,14 @@ int main(int argc, char **argv)
         return cmd_validate(&c, rest, args);
     if (strcmp(cmd, "list") == 0)
         return cmd_list(&c, rest, args);
+    if (strcmp(cmd, "merge") == 0)
+        return cmd_merge(rest, args);
     if (rest > 0)
         return usage_error("unexpected argument '%s'", args[0]);
     if (strcmp(cmd, "run") == 0 && c.optimize)
         return cmd_optimize(&c);
+    if (c.shard && (strcmp(cmd, "run") != 0 || c.n_sweeps == 0))
+        return usage_error("--shard: only with --sweep");
     if (strcmp(cmd, "run") == 0 && c.n_sweeps > 0) {
         if (!c.format_given)
             c.format = FMT_CSV;
@@ -1015,6 +735,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "explain") == 0)
         return cmd_explain(&c);
+    if (strcmp(cmd, "timeline") == 0)
+        return cmd_timeline(&c);
     if (strcmp(cmd, "footprint") == 0)
         return cmd_footprint(&c);
     if (strcmp(cmd, "resolve") == 0)

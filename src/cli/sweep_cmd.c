@@ -1,0 +1,476 @@
+/*
+ * sweep_cmd.c - the design-space commands of the tool: --sweep (CSV or JSON streamed from the
+ * library's sweep engine, a figure with --plot, one slice with --shard K/N), `merge` (joins
+ * shard outputs into the CSV a single run gives) and --optimize.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char *const sweep_cols[] = {
+    "serial_request_s", "fused_request_s", "preserve_request_s", "serial_tpot_s",
+    "fused_tpot_s", "preserve_tpot_s", "serial_tokens_per_s", "fused_tokens_per_s",
+    "preserve_tokens_per_s", "speedup_preserve_vs_serial", "speedup_preserve_vs_fused",
+    "speedup_fused_vs_serial", "die_mm2", "density_serial_tokens_per_s_per_mm2",
+    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2"};
+#define N_SWEEP_COLS (sizeof sweep_cols / sizeof sweep_cols[0])
+
+/* The columns of one point (NaN where the point is invalid or has no area data). */
+static void point_values(const pm_sweep_point *p, double *v)
+{
+    if (p->status != PM_OK) {
+        for (size_t i = 0; i < N_SWEEP_COLS; i++)
+            v[i] = NAN;
+        return;
+    }
+    const pm_estimate *e = &p->estimate;
+    const pm_mode_result *r = e->modes;
+    const double vals[N_SWEEP_COLS] = {
+        r[0].request_s, r[1].request_s, r[2].request_s, r[0].tpot_s, r[1].tpot_s, r[2].tpot_s,
+        r[0].tokens_per_s, r[1].tokens_per_s, r[2].tokens_per_s, e->speedup_preserve_vs_serial,
+        e->speedup_preserve_vs_fused, e->speedup_fused_vs_serial, p->die_mm2, p->density[0],
+        p->density[1], p->density[2]};
+    memcpy(v, vals, sizeof vals);
+}
+
+static int draw(const cli *c, const char *csv, const pm_axis *ax, int n_ax)
+{
+    const char *ext = strrchr(c->plot, '.');
+    const char *term = !ext ? NULL
+                       : strcmp(ext, ".png") == 0 ? "pngcairo size 1000,800 font 'Helvetica,11'"
+                       : strcmp(ext, ".svg") == 0 ? "svg size 1000,800"
+                       : strcmp(ext, ".pdf") == 0 ? "pdfcairo size 8in,6.4in"
+                                                  : NULL;
+    if (!term) {
+        fprintf(stderr, "%s: --plot: the file must end in .png, .svg or .pdf (got '%s')\n", prog,
+                c->plot);
+        return EXIT_USAGE;
+    }
+    const char *dir = getenv("PRESERVE_MODEL_PLOTS");
+    char script[1200];
+    snprintf(script, sizeof script, "%s/%s", dir && dir[0] ? dir : PM_PLOTS_DIR,
+             n_ax == 1 ? "sweep.gp" : "heatmap.gp");
+    if (access(script, R_OK) != 0) {
+        fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s\n", prog, script);
+        return EXIT_CONFIG;
+    }
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "gnuplot -e \"csv='%s'; out='%s'; term=\\\"%s\\\"; xcol='%s'; ycol='%s'\" '%s'", csv,
+             c->plot, term, pm_axis_column(ax[0].kind),
+             n_ax > 1 ? pm_axis_column(ax[1].kind) : "", script);
+    int rc = system(cmd);
+    if (rc != 0) {
+        fprintf(stderr, "%s: --plot: gnuplot failed or is not installed (exit %d); the CSV is in %s\n",
+                prog, rc, csv);
+        return EXIT_CONFIG;
+    }
+    fprintf(stderr, "%s: wrote %s\n", prog, c->plot);
+    return 0;
+}
+
+/* What the callback needs. */
+typedef struct sink {
+    const cli *c;
+    const pm_axis *ax;
+    int n_ax;
+    FILE *csv;          /* the --plot CSV, or NULL */
+    size_t done, total;
+    bool tty, json;
+    char *buf;          /* one block of formatted rows */
+    size_t cap;
+} sink;
+
+/* Appends to the sink's buffer (grown as needed). */
+static bool put(sink *k, size_t *len, const char *fmt_, ...) __attribute__((format(printf, 3, 4)));
+static bool put(sink *k, size_t *len, const char *fmt_, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt_);
+        const int n = vsnprintf(k->buf + *len, k->cap - *len, fmt_, ap);
+        va_end(ap);
+        if (n < 0)
+            return false;
+        if ((size_t)n < k->cap - *len) {
+            *len += (size_t)n;
+            return true;
+        }
+        char *nb = realloc(k->buf, k->cap * 2 + (size_t)n);
+        if (!nb)
+            return false;
+        k->buf = nb;
+        k->cap = k->cap * 2 + (size_t)n;
+    }
+}
+
+static int on_points(const pm_sweep_point *pts, size_t n, void *user)
+{
+    sink *k = user;
+    size_t len = 0;
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        const pm_sweep_point *p = &pts[i];
+        double v[N_SWEEP_COLS];
+        point_values(p, v);
+        if (k->json) {
+            ok = put(k, &len, "%s{", k->done + i ? ",\n" : "");
+            for (int a = 0; a < k->n_ax && ok; a++)
+                ok = put(k, &len, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
+                         pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
+            for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
+                if (isfinite(v[j]))
+                    ok = put(k, &len, "\"%s\": %.9g, ", sweep_cols[j], v[j]);
+            if (ok) {
+                ok = put(k, &len, "\"error\": \"");
+                for (const char *q = p->error; *q && ok; q++)
+                    ok = put(k, &len, *q == '"' || *q == '\\' ? "\\%c" : "%c", *q);
+                ok = ok && put(k, &len, "\"}");
+            }
+            continue;
+        }
+        for (int a = 0; a < k->n_ax && ok; a++)
+            ok = put(k, &len, "%.9g,", pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
+        for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
+            ok = isfinite(v[j]) ? put(k, &len, "%.9g,", v[j]) : put(k, &len, "NaN,");
+        if (!ok)
+            break;
+        if (p->status == PM_OK) {
+            ok = put(k, &len, "\n");
+        } else {
+            ok = put(k, &len, "\"");
+            for (const char *q = p->error; *q && ok; q++)
+                ok = put(k, &len, "%c", *q == '"' ? '\'' : *q);
+            ok = ok && put(k, &len, "\"\n");
+        }
+    }
+    if (!ok) {
+        fprintf(stderr, "%s: out of memory formatting the sweep\n", prog);
+        return 1;
+    }
+    if (fwrite(k->buf, 1, len, stdout) != len) {
+        fprintf(stderr, "%s: cannot write the output: %s\n", prog, strerror(errno));
+        return 1;
+    }
+    if (k->csv) {
+        if (k->n_ax == 2) {
+            /* gnuplot's grid format: a blank line after each row of the first axis. */
+            const char *q = k->buf;
+            for (size_t i = 0; i < n; i++) {
+                const char *eol = strchr(q, '\n');
+                fwrite(q, 1, (size_t)(eol - q) + 1, k->csv);
+                q = eol + 1;
+                if ((pts[i].index + 1) % k->ax[1].n_values == 0)
+                    fputc('\n', k->csv);
+            }
+        } else {
+            fwrite(k->buf, 1, len, k->csv);
+        }
+    }
+    k->done += n;
+    if (k->tty)
+        fprintf(stderr, "\r%s: %zu/%zu points", prog, k->done, k->total);
+    return 0;
+}
+
+static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_ax, FILE *f)
+{
+    fprintf(f, "# preserve-model %s --config %s", pm_version(), c->config);
+    for (int i = 0; i < c->n_sweeps; i++)
+        fprintf(f, " --sweep %s", c->sweeps[i]);
+    fprintf(f, "\n");
+    for (size_t i = 0; i < c->n_sets; i++)
+        fprintf(f, "# --set %s\n", c->sets[i]);
+    pm_area area;
+    if (pm_area_compute(&s->accel, &area, NULL) != PM_OK)
+        fprintf(f, "# note: accelerator %s has no area coefficients: die_mm2 and densities are "
+                   "NaN\n",
+                s->accel.name);
+    for (int a = 0; a < n_ax; a++)
+        fprintf(f, "%s,", pm_axis_column(ax[a].kind));
+    for (size_t i = 0; i < N_SWEEP_COLS; i++)
+        fprintf(f, "%s,", sweep_cols[i]);
+    fprintf(f, "error\n");
+}
+
+/* "K/N" with 1 <= K <= N. */
+static bool parse_shard(const char *text, size_t *k, size_t *n)
+{
+    char *end;
+    errno = 0;
+    unsigned long long kk = strtoull(text, &end, 10);
+    if (end == text || *end != '/' || errno)
+        return false;
+    const char *q = end + 1;
+    unsigned long long nn = strtoull(q, &end, 10);
+    if (end == q || *end || errno || nn < 1 || kk < 1 || kk > nn || nn > 1000000)
+        return false;
+    *k = (size_t)kk;
+    *n = (size_t)nn;
+    return true;
+}
+
+int cmd_sweep(const cli *c)
+{
+    size_t shard_k = 1, shard_n = 1;
+    if (c->shard) {
+        if (!parse_shard(c->shard, &shard_k, &shard_n))
+            return usage_error("--shard: expected K/N with 1 <= K <= N (got '%s')", c->shard);
+        if (c->format != FMT_CSV)
+            return usage_error("--shard: shards are CSV (merge them with '%s merge')", prog);
+        if (c->plot)
+            return usage_error("--shard: draw the merged CSV, not a shard (no --plot)");
+    }
+    pm_axis ax[2] = {{0}, {0}};
+    pm_error err;
+    for (int i = 0; i < c->n_sweeps; i++) {
+        if (pm_axis_parse(c->sweeps[i], 10000000, &ax[i], &err) != PM_OK) {
+            pm_axis_release(&ax[0]);
+            char buf[800];
+            pm_error_format(&err, buf, sizeof buf);
+            fprintf(stderr, "%s: %s\n", prog, buf);
+            return EXIT_USAGE;
+        }
+    }
+    if (c->n_sweeps == 2 && ax[0].kind == ax[1].kind) {
+        pm_axis_release(&ax[0]);
+        pm_axis_release(&ax[1]);
+        return usage_error("--sweep: the two axes must differ");
+    }
+    pm_scenario s;
+    int rc = load(c, &s);
+    if (rc) {
+        pm_axis_release(&ax[0]);
+        pm_axis_release(&ax[1]);
+        return rc;
+    }
+    /* With --plot the CSV goes to a file beside the figure as well as stdout. */
+    sink k = {.c = c, .ax = ax, .n_ax = c->n_sweeps, .tty = isatty(fileno(stderr)),
+              .json = c->format == FMT_JSON};
+    char csv_path[1100] = "";
+    if (c->plot) {
+        snprintf(csv_path, sizeof csv_path, "%s.csv", c->plot);
+        k.csv = fopen(csv_path, "w");
+        if (!k.csv) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", prog, csv_path, strerror(errno));
+            pm_scenario_free(&s);
+            pm_axis_release(&ax[0]);
+            pm_axis_release(&ax[1]);
+            return EXIT_CONFIG;
+        }
+        header(c, &s, ax, c->n_sweeps, k.csv);
+    }
+    const size_t total = pm_sweep_size(ax, (size_t)c->n_sweeps);
+    size_t first, last;
+    pm_sweep_slice(total, shard_k - 1, shard_n, &first, &last);
+    k.total = last - first;
+    if (k.json) {
+        printf("{\"tool\": \"preserve-model %s\", \"points\": [\n", pm_version());
+    } else {
+        header(c, &s, ax, c->n_sweeps, stdout);
+        if (c->shard)
+            printf("# shard %zu/%zu: rows %zu to %zu of %zu\n", shard_k, shard_n, first + 1, last,
+                   total);
+    }
+    k.cap = 1 << 16;
+    k.buf = malloc(k.cap);
+    pm_sweep_opts o = {.threads = c->threads, .shard_index = shard_k - 1,
+                       .shard_count = shard_n};
+    pm_status st = k.buf ? pm_sweep_run(&s, ax, (size_t)c->n_sweeps, &o, on_points, &k, &err)
+                         : PM_ERR_NOMEM;
+    free(k.buf);
+    if (k.tty)
+        fprintf(stderr, "\n");
+    if (k.json)
+        printf("\n]}\n");
+    rc = st == PM_OK ? 0 : st == PM_ERR_NOMEM ? config_error(&err) : EXIT_CONFIG;
+    if (k.csv) {
+        fclose(k.csv);
+        if (rc == 0)
+            rc = draw(c, csv_path, ax, c->n_sweeps);
+    }
+    pm_scenario_free(&s);
+    pm_axis_release(&ax[0]);
+    pm_axis_release(&ax[1]);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- merge */
+
+typedef struct shard_file {
+    const char *path;
+    char *text;
+    size_t k, n;
+    const char *body;   /* after the shard line */
+    size_t head_len;    /* bytes of header before the shard line */
+} shard_file;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *t = malloc(cap);
+    size_t got;
+    while (t && (got = fread(t + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len - 1 == 0) {
+            char *nt = realloc(t, cap * 2);
+            if (!nt) {
+                free(t);
+                t = NULL;
+                break;
+            }
+            t = nt;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (t)
+        t[len] = '\0';
+    return t;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    if (argc < 1)
+        return usage_error("merge: give the shard files (the CSVs of --shard K/N runs)");
+    shard_file *sf = calloc((size_t)argc, sizeof *sf);
+    if (!sf)
+        return EXIT_CONFIG;
+    int rc = 0;
+    size_t n = 0;
+    for (int i = 0; i < argc && rc == 0; i++) {
+        shard_file *f = &sf[i];
+        f->path = argv[i];
+        f->text = slurp(argv[i]);
+        if (!f->text) {
+            fprintf(stderr, "%s: merge: cannot read %s: %s\n", prog, argv[i], strerror(errno));
+            rc = EXIT_CONFIG;
+            break;
+        }
+        const char *line = strstr(f->text, "# shard ");
+        if (!line || (line != f->text && line[-1] != '\n') ||
+            sscanf(line, "# shard %zu/%zu:", &f->k, &f->n) != 2 || f->k < 1 || f->k > f->n) {
+            fprintf(stderr, "%s: merge: %s: no '# shard K/N' line (was it written with --shard?)\n",
+                    prog, argv[i]);
+            rc = EXIT_CONFIG;
+            break;
+        }
+        f->head_len = (size_t)(line - f->text);
+        const char *eol = strchr(line, '\n');
+        f->body = eol ? eol + 1 : line + strlen(line);
+        if (i == 0)
+            n = f->n;
+        if (f->n != n) {
+            fprintf(stderr, "%s: merge: %s is shard %zu/%zu but %s is of %zu shards\n", prog,
+                    argv[i], f->k, f->n, argv[0], n);
+            rc = EXIT_CONFIG;
+        } else if (f->head_len != sf[0].head_len ||
+                   memcmp(f->text, sf[0].text, f->head_len) != 0) {
+            fprintf(stderr, "%s: merge: %s and %s come from different sweeps (their headers "
+                            "differ)\n",
+                    prog, argv[i], argv[0]);
+            rc = EXIT_CONFIG;
+        }
+    }
+    /* Every shard exactly once, then the rows in shard order. */
+    const shard_file **order = rc == 0 ? calloc(n + 1, sizeof *order) : NULL;
+    if (rc == 0 && !order)
+        rc = EXIT_CONFIG;
+    for (int i = 0; i < argc && rc == 0; i++) {
+        if (order[sf[i].k]) {
+            fprintf(stderr, "%s: merge: shard %zu/%zu given twice (%s and %s)\n", prog, sf[i].k, n,
+                    order[sf[i].k]->path, sf[i].path);
+            rc = EXIT_CONFIG;
+        }
+        order[sf[i].k] = &sf[i];
+    }
+    for (size_t k = 1; k <= n && rc == 0; k++)
+        if (!order[k]) {
+            fprintf(stderr, "%s: merge: shard %zu/%zu is missing\n", prog, k, n);
+            rc = EXIT_CONFIG;
+        }
+    if (rc == 0) {
+        fwrite(sf[0].text, 1, sf[0].head_len, stdout);
+        for (size_t k = 1; k <= n; k++)
+            fputs(order[k]->body, stdout);
+    }
+    free(order);
+    for (int i = 0; i < argc; i++)
+        free(sf[i].text);
+    free(sf);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- optimize */
+
+int cmd_optimize(const cli *c)
+{
+    char spec[256];
+    snprintf(spec, sizeof spec, "%s", c->optimize);
+    pm_axis ax;
+    pm_error err;
+    /* The range defaults to the axis's default sweep range. */
+    char *eq = strchr(spec, '=');
+    char axis_only[64];
+    snprintf(axis_only, sizeof axis_only, "%.*s", eq ? (int)(eq - spec) : (int)strlen(spec), spec);
+    char full[300];
+    if (eq)
+        snprintf(full, sizeof full, "%s=%s:x2", axis_only, eq + 1);
+    else
+        snprintf(full, sizeof full, "%s", axis_only);
+    if (pm_axis_parse(full, 0, &ax, &err) != PM_OK) {
+        char buf[800];
+        pm_error_format(&err, buf, sizeof buf);
+        fprintf(stderr, "%s: --optimize: %s\n", prog, buf);
+        return EXIT_USAGE;
+    }
+    double lo = ax.values[0], hi = ax.values[ax.n_values - 1];
+    if (eq) { /* LO:HI exactly, not the last geometric point */
+        char *colon = strchr(eq + 1, ':');
+        if (!colon || strchr(colon + 1, ':')) {
+            pm_axis_release(&ax);
+            return usage_error("--optimize: expected AXIS or AXIS=LO:HI (got '%s')", c->optimize);
+        }
+        pm_axis hi_ax;
+        char hs[300];
+        snprintf(hs, sizeof hs, "%s=%s", axis_only, colon + 1);
+        if (pm_axis_parse(hs, 0, &hi_ax, &err) == PM_OK) {
+            hi = hi_ax.values[0];
+            pm_axis_release(&hi_ax);
+        }
+    }
+    pm_axis_kind kind = ax.kind;
+    pm_axis_release(&ax);
+    pm_scenario s;
+    int rc = load(c, &s);
+    if (rc)
+        return rc;
+    pm_optimum opt;
+    if (pm_optimize_axis(&s, kind, lo, hi, 33, 1e-3, 100, &opt, &err) != PM_OK) {
+        pm_scenario_free(&s);
+        return config_error(&err);
+    }
+    printf("# preserve-model %s --config %s --optimize %s\n", pm_version(), c->config, c->optimize);
+    for (size_t i = 0; i < c->n_sets; i++)
+        printf("# --set %s\n", c->sets[i]);
+    printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
+           pm_axis_column(kind), pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),
+           opt.evaluations);
+    printf("mode,best_%s,density_tokens_per_s_per_mm2,bracket_lo,bracket_hi,brent_iterations\n",
+           pm_axis_column(kind));
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        printf("%s,%.6g,%.6g,%.6g,%.6g,%d\n", pm_mode_name((pm_mode)m),
+               pm_axis_display_value(kind, opt.best_value[m]), opt.best_density[m],
+               pm_axis_display_value(kind, opt.bracket_lo[m]),
+               pm_axis_display_value(kind, opt.bracket_hi[m]), opt.iterations[m]);
+    pm_scenario_free(&s);
+    return 0;
+}

@@ -1,0 +1,143 @@
+/*
+ * timeline.c - `preserve-model timeline`: the two-stream schedule of one decoder layer, so a
+ * reviewer sees what overlaps what. It schedules a three-layer graph of the chosen mode (layer
+ * 0 has no allreduce before it; from layer 1 on every layer repeats) and prints every node that
+ * overlaps layer 1, from the start of its first node to the start of layer 2's, with times
+ * relative to that start: prefetches issued under layer 0's last allreduce begin before it.
+ * With --plot FILE it draws them with plots/timeline.gp (lanes: compute, allreduce, prefetch);
+ * the CSV is written beside the figure.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int lane_of(const pm_node *n)
+{
+    if (n->stream == PM_STREAM_PREFETCH)
+        return 2;
+    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? 1 : 0;
+}
+
+static const char *const lane_names[] = {"compute", "allreduce", "prefetch"};
+
+/* First main-stream node of a layer, or -1. */
+static int first_of_layer(const pm_graph *g, int layer)
+{
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].layer == layer && g->nodes[i].stream == PM_STREAM_MAIN)
+            return (int)i;
+    return -1;
+}
+
+static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_graph *g,
+                      const pm_schedule *sc, double t0, double t1, int64_t ctx)
+{
+    fprintf(f, "# preserve-model %s timeline --config %s --mode %s --phase %s --context %lld\n",
+            pm_version(), c->config, pm_mode_name(c->mode),
+            c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)ctx);
+    for (size_t i = 0; i < c->n_sets; i++)
+        fprintf(f, "# --set %s\n", c->sets[i]);
+    fprintf(f, "# %s on %s x %d; one layer lasts %.3f us\n", s->model.name, s->accel.name,
+            s->cluster.devices, (t1 - t0) * 1e6);
+    fprintf(f, "lane_index,lane,node,kind,start_us,end_us,bytes\n");
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        const pm_slot *sl = &sc->slots[i];
+        if (!(sl->end_s > t0 && sl->start_s < t1))
+            continue;
+        const double bytes = n->kind == PM_NODE_ALLREDUCE ? n->comm_bytes
+                             : n->stream == PM_STREAM_PREFETCH ? n->weight_bytes + n->kv_bytes
+                                                               : n->weight_bytes + n->kv_bytes +
+                                                                     n->act_bytes;
+        const int lane = lane_of(n);
+        fprintf(f, "%d,%s,%s,%s,%.6f,%.6f,%.0f\n", lane, lane_names[lane], n->name,
+                pm_node_kind_name(n->kind), (sl->start_s - t0) * 1e6, (sl->end_s - t0) * 1e6,
+                bytes);
+    }
+}
+
+int cmd_timeline(const cli *c)
+{
+    pm_scenario s;
+    int rc = load(c, &s);
+    if (rc)
+        return rc;
+    pm_error err;
+    int64_t ctx = c->context >= 0 ? c->context : s.workload.seq_len - 1;
+    if (c->phase == PM_PHASE_PREFILL && c->context < 0)
+        ctx = (int64_t)llround((double)s.workload.seq_len * s.workload.prefill_frac);
+    pm_graph *g = pm_graph_alloc();
+    pm_schedule sc = {0};
+    if (!g) {
+        pm_scenario_free(&s);
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return EXIT_CONFIG;
+    }
+    const int layers = s.model.layers < 3 ? s.model.layers : 3;
+    if (pm_graph_build_mode(&s, c->mode, c->phase, ctx, layers, g, &err) != PM_OK ||
+        pm_schedule_compute(&s, g, &sc, &err) != PM_OK) {
+        rc = config_error(&err);
+        goto done;
+    }
+    /* The layer shown: layer 1 when there are three, else the last. */
+    const int shown = layers >= 2 ? 1 : 0;
+    const int a = first_of_layer(g, shown), b = first_of_layer(g, shown + 1);
+    const double t0 = a >= 0 ? sc.slots[a].start_s : 0.0;
+    const double t1 = b >= 0 ? sc.slots[b].start_s : sc.makespan_s;
+    if (!c->plot) {
+        write_csv(stdout, c, &s, g, &sc, t0, t1, ctx);
+        goto done;
+    }
+    const char *ext = strrchr(c->plot, '.');
+    const char *term = !ext ? NULL
+                       : strcmp(ext, ".png") == 0 ? "pngcairo size 1200,420 font 'Helvetica,11'"
+                       : strcmp(ext, ".svg") == 0 ? "svg size 1200,420"
+                       : strcmp(ext, ".pdf") == 0 ? "pdfcairo size 10in,3.5in"
+                                                  : NULL;
+    if (!term) {
+        rc = usage_error("--plot: the file must end in .png, .svg or .pdf (got '%s')", c->plot);
+        goto done;
+    }
+    char csv[1100];
+    snprintf(csv, sizeof csv, "%s.csv", c->plot);
+    FILE *f = fopen(csv, "w");
+    if (!f) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, csv, strerror(errno));
+        rc = EXIT_CONFIG;
+        goto done;
+    }
+    write_csv(f, c, &s, g, &sc, t0, t1, ctx);
+    fclose(f);
+    const char *dir = getenv("PRESERVE_MODEL_PLOTS");
+    char script[1200];
+    snprintf(script, sizeof script, "%s/timeline.gp", dir && dir[0] ? dir : PM_PLOTS_DIR);
+    if (access(script, R_OK) != 0) {
+        fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s\n", prog, script);
+        rc = EXIT_CONFIG;
+        goto done;
+    }
+    char title[256];
+    snprintf(title, sizeof title, "%s, %s x %d, batch %d, context %lld: %s, one layer %.1f us",
+             s.model.name, s.accel.name, s.cluster.devices, s.workload.batch, (long long)ctx,
+             pm_mode_name(c->mode), (t1 - t0) * 1e6);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "gnuplot -e \"csv='%s'; out='%s'; term=\\\"%s\\\"; ttl='%s'; t_end=%.6f\" '%s'", csv,
+             c->plot, term, title, (t1 - t0) * 1e6, script);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "%s: --plot: gnuplot failed or is not installed; the CSV is in %s\n",
+                prog, csv);
+        rc = EXIT_CONFIG;
+        goto done;
+    }
+    fprintf(stderr, "%s: wrote %s\n", prog, c->plot);
+done:
+    pm_schedule_release(&sc);
+    pm_graph_free(g);
+    pm_scenario_free(&s);
+    return rc;
+}

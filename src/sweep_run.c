@@ -1,0 +1,233 @@
+/*
+ * sweep_run.c - the sweep engine. The grid (up to four axes, row-major, last axis fastest) or
+ * one contiguous slice of it is cut into blocks; worker threads claim blocks in order and
+ * evaluate them into a ring of 2 x threads block buffers; the calling thread hands finished
+ * blocks to the callback strictly in order, so the output is identical whatever the thread
+ * count, and memory is bounded by the ring, not by the grid. A worker waits when the ring is
+ * full (the callback is slower than the evaluation); the callback's thread waits for the next
+ * block in order.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+size_t pm_sweep_size(const pm_axis *axes, size_t n_axes)
+{
+    if (!axes || n_axes == 0)
+        return 0;
+    size_t total = 1;
+    for (size_t a = 0; a < n_axes; a++) {
+        if (axes[a].n_values == 0)
+            return 0;
+        if (total > SIZE_MAX / axes[a].n_values)
+            return SIZE_MAX;
+        total *= axes[a].n_values;
+    }
+    return total;
+}
+
+void pm_sweep_slice(size_t total, size_t k, size_t count, size_t *first, size_t *last)
+{
+    if (count == 0 || k >= count) {
+        *first = *last = 0;
+        return;
+    }
+    /* k * total / count without overflow: total < 2^64 and count small in practice, but be
+     * exact anyway. */
+    const size_t q = total / count, r = total % count;
+    *first = k * q + (k < r ? k : r);
+    *last = *first + q + (k < r ? 1 : 0);
+}
+
+/* Evaluates one point of the grid. */
+static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_axes, size_t index,
+                       pm_sweep_point *pt)
+{
+    pt->index = index;
+    pt->die_mm2 = NAN;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        pt->density[m] = NAN;
+    pt->error[0] = '\0';
+    size_t rest = index;
+    size_t idx[PM_SWEEP_MAX_AXES];
+    for (size_t a = n_axes; a-- > 0;) {
+        idx[a] = rest % axes[a].n_values;
+        rest /= axes[a].n_values;
+    }
+    pm_scenario t = *base;
+    t.provenance = NULL; /* read-only use; never freed here */
+    pm_error err;
+    pt->status = PM_OK;
+    for (size_t a = 0; a < n_axes; a++) {
+        pt->axis_value[a] = axes[a].values[idx[a]];
+        if (pt->status == PM_OK)
+            pt->status = pm_scenario_set_axis(&t, axes[a].kind, pt->axis_value[a], &err);
+    }
+    for (size_t a = n_axes; a < PM_SWEEP_MAX_AXES; a++)
+        pt->axis_value[a] = NAN;
+    if (pt->status == PM_OK)
+        pt->status = pm_estimate_compute(&t, &pt->estimate, &err);
+    if (pt->status != PM_OK) {
+        pm_error_format(&err, pt->error, sizeof pt->error);
+        memset(&pt->estimate, 0, sizeof pt->estimate);
+        return;
+    }
+    pm_area area;
+    if (pm_area_compute(&t.accel, &area, NULL) == PM_OK) {
+        pt->die_mm2 = area.die_mm2;
+        for (int m = 0; m < PM_MODE_COUNT; m++)
+            pt->density[m] = pm_density(&pt->estimate, (pm_mode)m, t.cluster.devices,
+                                        area.die_mm2);
+    }
+}
+
+typedef struct engine {
+    const pm_scenario *base;
+    const pm_axis *axes;
+    size_t n_axes;
+    size_t first, last, block, n_blocks, ring;
+    pm_sweep_point *buf;   /* ring x block points */
+    size_t *ready;         /* per ring slot: 1 + the block it holds, 0 when free */
+    size_t next;           /* next block to claim */
+    size_t delivered;      /* blocks handed to the callback */
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_ready, cv_space;
+} engine;
+
+static void eval_block(engine *e, size_t b)
+{
+    pm_sweep_point *pts = &e->buf[(b % e->ring) * e->block];
+    const size_t lo = e->first + b * e->block;
+    const size_t hi = lo + e->block < e->last ? lo + e->block : e->last;
+    for (size_t i = lo; i < hi; i++)
+        eval_point(e->base, e->axes, e->n_axes, i, &pts[i - lo]);
+}
+
+static void *worker(void *arg)
+{
+    engine *e = arg;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        while (!e->stop && e->next < e->n_blocks && e->next >= e->delivered + e->ring)
+            pthread_cond_wait(&e->cv_space, &e->mu);
+        if (e->stop || e->next >= e->n_blocks)
+            break;
+        const size_t b = e->next++;
+        pthread_mutex_unlock(&e->mu);
+        eval_block(e, b);
+        pthread_mutex_lock(&e->mu);
+        e->ready[b % e->ring] = b + 1;
+        pthread_cond_broadcast(&e->cv_ready);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
+                       const pm_sweep_opts *opts, pm_sweep_fn fn, void *user, pm_error *err)
+{
+    if (!base || !axes || !fn || n_axes == 0 || n_axes > PM_SWEEP_MAX_AXES)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "pm_sweep_run needs a scenario, 1 to %d axes and a callback",
+                       PM_SWEEP_MAX_AXES);
+    for (size_t a = 0; a < n_axes; a++) {
+        if ((int)axes[a].kind < 0 || axes[a].kind >= PM_AXIS_COUNT || !axes[a].values)
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "axis %zu is not parsed", a + 1);
+        for (size_t b = 0; b < a; b++)
+            if (axes[a].kind == axes[b].kind)
+                return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                               "the axis \"%s\" appears twice", pm_axis_name(axes[a].kind));
+    }
+    const pm_sweep_opts o = opts ? *opts : (pm_sweep_opts){0};
+    const size_t count = o.shard_count ? o.shard_count : 1;
+    if (o.shard_index >= count)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "slice %zu of %zu does not exist (slices count from 0)", o.shard_index,
+                       count);
+    const size_t total = pm_sweep_size(axes, n_axes);
+    if (total == SIZE_MAX)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "the grid has too many points");
+    engine e = {.base = base, .axes = axes, .n_axes = n_axes};
+    pm_sweep_slice(total, o.shard_index, count, &e.first, &e.last);
+    e.block = o.block_points ? o.block_points : 1024;
+    e.n_blocks = (e.last - e.first + e.block - 1) / e.block;
+    int threads = o.threads > 0 ? o.threads : online_cpus();
+    if ((size_t)threads > e.n_blocks)
+        threads = e.n_blocks ? (int)e.n_blocks : 1;
+    e.ring = threads > 1 ? 2 * (size_t)threads : 1;
+    e.buf = malloc(e.ring * e.block * sizeof *e.buf);
+    e.ready = calloc(e.ring, sizeof *e.ready);
+    if (!e.buf || !e.ready) {
+        free(e.buf);
+        free(e.ready);
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory for the sweep buffers");
+    }
+    pm_status st = PM_OK;
+    if (threads <= 1) {
+        for (size_t b = 0; b < e.n_blocks && st == PM_OK; b++) {
+            eval_block(&e, b);
+            const size_t lo = e.first + b * e.block;
+            const size_t n = lo + e.block < e.last ? e.block : e.last - lo;
+            if (fn(e.buf, n, user) != 0)
+                st = PM_ERR_CANCELLED;
+        }
+    } else {
+        pthread_mutex_init(&e.mu, NULL);
+        pthread_cond_init(&e.cv_ready, NULL);
+        pthread_cond_init(&e.cv_space, NULL);
+        pthread_t tid[256];
+        int started = 0;
+        for (; started < threads; started++)
+            if (pthread_create(&tid[started], NULL, worker, &e) != 0)
+                break;
+        if (started == 0) {
+            /* No thread could start: evaluate on this one. */
+            e.ring = 1;
+            e.stop = true;
+        }
+        for (size_t d = 0; d < e.n_blocks && st == PM_OK; d++) {
+            const size_t slot = d % e.ring;
+            if (started == 0) {
+                eval_block(&e, d);
+            } else {
+                pthread_mutex_lock(&e.mu);
+                while (e.ready[slot] != d + 1)
+                    pthread_cond_wait(&e.cv_ready, &e.mu);
+                pthread_mutex_unlock(&e.mu);
+            }
+            const size_t lo = e.first + d * e.block;
+            const size_t n = lo + e.block < e.last ? e.block : e.last - lo;
+            const int rc = fn(&e.buf[slot * e.block], n, user);
+            pthread_mutex_lock(&e.mu);
+            e.ready[slot] = 0;
+            e.delivered = d + 1;
+            if (rc != 0) {
+                e.stop = true;
+                st = PM_ERR_CANCELLED;
+            }
+            pthread_cond_broadcast(&e.cv_space);
+            pthread_mutex_unlock(&e.mu);
+        }
+        for (int i = 0; i < started; i++)
+            pthread_join(tid[i], NULL);
+        pthread_cond_destroy(&e.cv_space);
+        pthread_cond_destroy(&e.cv_ready);
+        pthread_mutex_destroy(&e.mu);
+    }
+    free(e.buf);
+    free(e.ready);
+    if (st == PM_ERR_CANCELLED)
+        return pm_fail(err, st, NULL, NULL, "the sweep was stopped by its callback");
+    return PM_OK;
+}

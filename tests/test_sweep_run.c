@@ -1,0 +1,278 @@
+/*
+ * test_sweep_run.c - the sweep engine and the optimum search: grid order and slices, identical
+ * results whatever the thread count and block size, shards that join into the whole grid,
+ * invalid points reported in place, a callback that stops the sweep, sweeps run from several
+ * threads at once (the library keeps no mutable global state), and the maximiser on functions
+ * whose maximum is known in closed form.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "testutil.h"
+#include "internal.h"
+
+static pm_scenario load(const char *name)
+{
+    pm_scenario s;
+    pm_error err;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    if (pm_scenario_load(name, &opts, &s, &err) != PM_OK)
+        fail_msg("pm_scenario_load(%s): %s", name, err.message);
+    return s;
+}
+
+static pm_axis axis(const char *spec)
+{
+    pm_axis a;
+    pm_error err;
+    if (pm_axis_parse(spec, 0, &a, &err) != PM_OK)
+        fail_msg("pm_axis_parse(%s): %s", spec, err.message);
+    return a;
+}
+
+/* Collects what the callback receives. */
+typedef struct collect {
+    pm_sweep_point *pts;
+    size_t n, cap;
+    size_t calls;
+    size_t stop_after; /* 0: never stop */
+} collect;
+
+static int on_points(const pm_sweep_point *p, size_t n, void *user)
+{
+    collect *c = user;
+    c->calls++;
+    if (c->n + n > c->cap) {
+        c->cap = (c->n + n) * 2;
+        c->pts = realloc(c->pts, c->cap * sizeof *c->pts);
+        assert_non_null(c->pts);
+    }
+    memcpy(c->pts + c->n, p, n * sizeof *p);
+    c->n += n;
+    return c->stop_after && c->calls >= c->stop_after;
+}
+
+static collect run(const pm_scenario *s, const pm_axis *ax, size_t n_ax, int threads,
+                   size_t block, size_t shard, size_t shards)
+{
+    collect c = {0};
+    pm_sweep_opts o = {threads, shard, shards, block};
+    pm_error err;
+    pm_status st = pm_sweep_run(s, ax, n_ax, &o, on_points, &c, &err);
+    if (st != PM_OK)
+        fail_msg("pm_sweep_run: %s", err.message);
+    return c;
+}
+
+/* Same points, bit for bit, in the same order. */
+static void assert_same_points(const collect *a, const pm_sweep_point *b, size_t n)
+{
+    assert_int_equal(a->n, n);
+    for (size_t i = 0; i < n; i++) {
+        const pm_sweep_point *p = &a->pts[i], *q = &b[i];
+        assert_int_equal(p->index, q->index);
+        assert_int_equal(p->status, q->status);
+        assert_string_equal(p->error, q->error);
+        assert_memory_equal(&p->estimate, &q->estimate, sizeof p->estimate);
+        for (int m = 0; m < PM_MODE_COUNT; m++)
+            assert_memory_equal(&p->density[m], &q->density[m], sizeof(double));
+    }
+}
+
+static void test_grid_order_slices_and_threads(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama8b");
+    /* 5 x 3 = 15 points; devices 64 is invalid for Llama3-8B's 32 heads. */
+    pm_axis ax[2] = {axis("l2=8MiB:40MiB:8MiB"), axis("devices=2,8,64")};
+    assert_int_equal(pm_sweep_size(ax, 2), 15);
+    collect ref = run(&s, ax, 2, 1, 0, 0, 0);
+    assert_int_equal(ref.n, 15);
+    for (size_t i = 0; i < ref.n; i++) {
+        const pm_sweep_point *p = &ref.pts[i];
+        /* Row-major, the last axis fastest. */
+        assert_int_equal(p->index, i);
+        assert_rel(p->axis_value[0], (8.0 + 8.0 * (double)(i / 3)) * 1048576.0, 0.0);
+        assert_rel(p->axis_value[1], (double)(i % 3 == 0 ? 2 : i % 3 == 1 ? 8 : 64), 0.0);
+        if (i % 3 == 2) {
+            assert_int_equal(p->status, PM_ERR_INCONSISTENT);
+            assert_non_null(strstr(p->error, "attention heads"));
+        } else {
+            assert_int_equal(p->status, PM_OK);
+            /* Each point equals the estimate of its own scenario. */
+            pm_scenario t = s;
+            t.provenance = NULL;
+            t.accel.l2_capacity_bytes = p->axis_value[0];
+            t.cluster.devices = (int)p->axis_value[1];
+            pm_estimate e;
+            assert_int_equal(pm_estimate_compute(&t, &e, NULL), PM_OK);
+            assert_memory_equal(&e, &p->estimate, sizeof e);
+            assert_true(p->die_mm2 > 0 && p->density[PM_MODE_PRESERVE] > 0);
+        }
+    }
+    /* Any thread count and block size: the same points in the same order. */
+    const int threads[] = {2, 3, 8};
+    const size_t blocks[] = {1, 4, 1024};
+    for (size_t t = 0; t < 3; t++)
+        for (size_t b = 0; b < 3; b++) {
+            collect c = run(&s, ax, 2, threads[t], blocks[b], 0, 0);
+            assert_same_points(&c, ref.pts, ref.n);
+            assert_int_equal(c.calls, (ref.n + blocks[b] - 1) / blocks[b]);
+            free(c.pts);
+        }
+    /* Shards: contiguous, in order, joined they are the grid. */
+    for (size_t shards = 1; shards <= 16; shards += 5) {
+        size_t at = 0;
+        for (size_t k = 0; k < shards; k++) {
+            size_t first, last;
+            pm_sweep_slice(ref.n, k, shards, &first, &last);
+            assert_int_equal(first, at);
+            assert_true(last - first == ref.n / shards || last - first == ref.n / shards + 1);
+            collect c = run(&s, ax, 2, 2, 2, k, shards);
+            assert_same_points(&c, ref.pts + first, last - first);
+            free(c.pts);
+            at = last;
+        }
+        assert_int_equal(at, ref.n);
+    }
+    free(ref.pts);
+    pm_axis_release(&ax[0]);
+    pm_axis_release(&ax[1]);
+    pm_scenario_free(&s);
+}
+
+static void test_callback_stops_and_bad_arguments(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama8b");
+    pm_axis ax[2] = {axis("l2=8MiB:256MiB:8MiB"), axis("l2=8MiB")};
+    for (int threads = 1; threads <= 4; threads += 3) {
+        collect c = {.stop_after = 2};
+        pm_sweep_opts o = {threads, 0, 0, 3};
+        pm_error err;
+        assert_int_equal(pm_sweep_run(&s, ax, 1, &o, on_points, &c, &err), PM_ERR_CANCELLED);
+        assert_int_equal(c.calls, 2);
+        assert_int_equal(c.n, 6);
+        free(c.pts);
+    }
+    pm_error err;
+    collect c = {0};
+    pm_sweep_opts bad_shard = {1, 3, 3, 0};
+    assert_int_equal(pm_sweep_run(&s, ax, 1, &bad_shard, on_points, &c, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_sweep_run(&s, ax, 2, NULL, on_points, &c, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "twice"));
+    assert_int_equal(pm_sweep_run(&s, ax, 0, NULL, on_points, &c, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_sweep_run(&s, ax, 1, NULL, NULL, &c, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(c.calls, 0);
+    pm_axis_release(&ax[0]);
+    pm_axis_release(&ax[1]);
+    pm_scenario_free(&s);
+}
+
+/* ---------------------------------------------------------------- reentrancy */
+
+typedef struct job {
+    const pm_scenario *s;
+    const pm_axis *ax;
+    collect out;
+} job;
+
+static void *sweep_job(void *arg)
+{
+    job *j = arg;
+    pm_sweep_opts o = {2, 0, 0, 7};
+    if (pm_sweep_run(j->s, j->ax, 2, &o, on_points, &j->out, NULL) != PM_OK)
+        j->out.n = (size_t)-1;
+    return NULL;
+}
+
+static void test_sweeps_from_several_threads(void **state)
+{
+    (void)state;
+    const char *names[] = {"llama70b", "llama8b", "qwen2-7b", "phi3-medium"};
+    pm_scenario s[4];
+    pm_axis ax[2] = {axis("batch=1,4,16"), axis("seq=1k:16k:x2")};
+    collect ref[4];
+    for (int i = 0; i < 4; i++) {
+        s[i] = load(names[i]);
+        ref[i] = run(&s[i], ax, 2, 1, 0, 0, 0);
+    }
+    pthread_t tid[4];
+    job jobs[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (job){&s[i], ax, {0}};
+        assert_int_equal(pthread_create(&tid[i], NULL, sweep_job, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(tid[i], NULL);
+        assert_same_points(&jobs[i].out, ref[i].pts, ref[i].n);
+        free(jobs[i].out.pts);
+        free(ref[i].pts);
+        pm_scenario_free(&s[i]);
+    }
+    pm_axis_release(&ax[0]);
+    pm_axis_release(&ax[1]);
+}
+
+/* ---------------------------------------------------------------- maximiser */
+
+static double smooth(double x, void *u)
+{
+    (void)u; /* maximum 0 at x = 37, a parabola in log x */
+    const double d = log(x) - log(37.0);
+    return -d * d;
+}
+
+static double kinked(double x, void *u)
+{
+    (void)u; /* maximum 3 at x = 5.5, not differentiable there: like density at a spill */
+    return 3.0 - fabs(log(x) - log(5.5));
+}
+
+static double rising(double x, void *u)
+{
+    (void)u;
+    return x;
+}
+
+static double fails(double x, void *u)
+{
+    int *calls = u;
+    return ++*calls > 5 ? NAN : x;
+}
+
+static void test_maximiser_finds_known_maxima(void **state)
+{
+    (void)state;
+    pm_maximum r;
+    assert_int_equal(pm_maximize_log(smooth, NULL, 1.0, 1000.0, 33, 1e-6, 100, &r), PM_OK);
+    /* Brent on a parabola in log x: within the requested relative bracket. */
+    assert_rel(r.best_x, 37.0, 1e-5);
+    assert_true(r.best_f <= 0.0 && r.best_f > -1e-9);
+    assert_true(r.lo <= 37.0 * (1 + 1e-5) && r.hi >= 37.0 * (1 - 1e-5));
+    assert_true(r.iterations > 0 && r.evaluations > 33);
+    assert_int_equal(pm_maximize_log(kinked, NULL, 1.0, 100.0, 33, 1e-6, 200, &r), PM_OK);
+    assert_rel(r.best_x, 5.5, 1e-4);
+    assert_rel(r.best_f, 3.0, 1e-4);
+    /* The maximum at the upper edge: the edge, no refinement. */
+    assert_int_equal(pm_maximize_log(rising, NULL, 2.0, 64.0, 9, 1e-6, 100, &r), PM_OK);
+    assert_rel(r.best_x, 64.0, 1e-12);
+    assert_int_equal(r.iterations, 0);
+    int calls = 0;
+    assert_int_equal(pm_maximize_log(fails, &calls, 2.0, 64.0, 9, 1e-6, 100, &r),
+                     PM_ERR_CANCELLED);
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_grid_order_slices_and_threads),
+        cmocka_unit_test(test_callback_stops_and_bad_arguments),
+        cmocka_unit_test(test_sweeps_from_several_threads),
+        cmocka_unit_test(test_maximiser_finds_known_maxima),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
