@@ -592,6 +592,21 @@ PM_API pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t
                                      double *time_s, pm_error *err);
 
 
+/**
+ * A prepared per-step model of one scenario and mode, for tools that ask for many step times
+ * (a serving simulator, a scheduler): preparing costs about one estimate's share of work, then
+ * each decode step time is a few hundred nanoseconds at most. Owns a copy of the scenario.
+ */
+typedef struct pm_step_model pm_step_model;
+
+/** Prepares; *out is freed with pm_step_model_free. Errors as pm_decode_step_time. */
+PM_API pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **out,
+                                   pm_error *err);
+/** Time (s) of one decode step at context_len (>= 0), as pm_decode_step_time gives it.
+ * Returns NaN for a negative context. Thread-safe: the model is not modified. */
+PM_API double pm_step_model_decode_time(const pm_step_model *m, int64_t context_len);
+PM_API void pm_step_model_free(pm_step_model *m);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Die area and throughput density                                                             */
 /* ------------------------------------------------------------------------------------------ */

@@ -250,8 +250,15 @@ pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t contex
     pm_step_plan plan;
     st = pm_step_plan_build(s, PM_PHASE_DECODE, context_len, mode == PM_MODE_FUSED,
                             mode == PM_MODE_PRESERVE, &plan, err);
-    if (st == PM_OK)
-        st = pm_step_plan_eval(&plan, mode == PM_MODE_PRESERVE, context_len, time_s, NULL);
+    if (st != PM_OK)
+        return st;
+    st = pm_step_plan_eval(&plan, mode == PM_MODE_PRESERVE, context_len, time_s, NULL);
+    if (st == PM_OK && !(*time_s > 0 && *time_s < INFINITY))
+        st = PM_ERR_RANGE;
+    if (st == PM_ERR_RANGE)
+        return pm_fail(err, st, NULL, NULL, "the step time is not finite and positive: a "
+                                           "bandwidth, peak, latency or size is too small or "
+                                           "too large for double precision");
     if (st != PM_OK)
         return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
     return PM_OK;
@@ -310,8 +317,24 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         r->allreduce_decode_s = pm_ar_model_time(&ar, msg, &r->allreduce);
     }
     free(plans);
+    if (st == PM_ERR_RANGE)
+        return pm_fail(err, st, NULL, "$.accelerator",
+                       "an operation's time is not finite: a bandwidth, peak or latency is too "
+                       "small or too large for double precision");
     if (st != PM_OK)
         return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
+    /* A silently wrong number is worse than an error: every time must be finite and > 0. */
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_mode_result *r = &out->modes[m];
+        if (!(r->request_s > 0 && r->request_s < INFINITY && r->prefill_s > 0 &&
+              r->decode_s > 0 && r->tpot_s > 0 && r->tpot_s < INFINITY &&
+              r->tokens_per_s > 0 && r->tokens_per_s < INFINITY))
+            return pm_fail(err, PM_ERR_RANGE, NULL, NULL,
+                           "the %s estimate is not finite and positive (request %g s, prefill %g "
+                           "s): a bandwidth, peak, latency or size is too small or too large "
+                           "for double precision",
+                           pm_mode_name((pm_mode)m), r->request_s, r->prefill_s);
+    }
     const pm_mode_result *M = out->modes;
     out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;
@@ -338,4 +361,50 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     else
         out->kv_spill_context = (int64_t)ceil((cap - w_qkv) / kv_per_token);
     return PM_OK;
+}
+
+struct pm_step_model {
+    pm_scenario s;
+    pm_mode mode;
+    pm_step_plan plan;
+};
+
+pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **out,
+                            pm_error *err)
+{
+    if (!s || !out || (int)mode < 0 || mode >= PM_MODE_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_step_model_new");
+    *out = NULL;
+    pm_status st = pm_scenario_check(s, err);
+    if (st != PM_OK)
+        return st;
+    pm_step_model *m = malloc(sizeof *m);
+    if (!m)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    m->s = *s;
+    m->s.provenance = NULL; /* not needed to evaluate, and owned by the caller */
+    m->mode = mode;
+    /* The plan points at the model's own copy of the scenario. */
+    st = pm_step_plan_build(&m->s, PM_PHASE_DECODE, 0, mode == PM_MODE_FUSED,
+                            mode == PM_MODE_PRESERVE, &m->plan, err);
+    if (st != PM_OK) {
+        free(m);
+        return st;
+    }
+    *out = m;
+    return PM_OK;
+}
+
+double pm_step_model_decode_time(const pm_step_model *m, int64_t context_len)
+{
+    double t = NAN;
+    if (!m || context_len < 0 ||
+        pm_step_plan_eval(&m->plan, m->mode == PM_MODE_PRESERVE, context_len, &t, NULL) != PM_OK)
+        return NAN;
+    return t;
+}
+
+void pm_step_model_free(pm_step_model *m)
+{
+    free(m);
 }

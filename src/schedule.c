@@ -63,6 +63,8 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
         const double rm = cm ? main_left * dm : INFINITY;
         const double rp = cp ? pf_left * dp : INFINITY;
         const double dt = rm < rp ? rm : rp;
+        if (!(dt >= 0.0 && dt < INFINITY))
+            return PM_ERR_RANGE; /* an infinite or NaN duration: would never finish */
         t += dt;
         if (cm) {
             main_busy += dt;
@@ -133,6 +135,14 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
     pm_schedule tot = {0};
     if (st == PM_OK)
         st = pm_sim_run(ops, n_main, ops + n_main, n_pf, hbm_sharing, tmp, tmp + n_main, &tot);
+    if (st == PM_ERR_RANGE) {
+        free(ops);
+        free(pos);
+        free(tmp);
+        return pm_fail(err, st, NULL, NULL,
+                       "an operation's time is not finite (a bandwidth or peak too small for "
+                       "double precision?)");
+    }
     if (st != PM_OK) {
         /* Name the first main node that never started. */
         if (who[0] == '?')

@@ -366,6 +366,30 @@ static void test_fast_path_equals_graph_path(void **state)
     }
 }
 
+static void test_step_model_equals_decode_step_time(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    for (int share = 0; share <= 1; share++) {
+        s.options.hbm_sharing = share;
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            pm_step_model *sm = NULL;
+            assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
+            /* Across the KV spill at 512 (see the top of this file). */
+            for (int64_t ctx = 0; ctx <= 700; ctx += 50)
+                assert_rel(pm_step_model_decode_time(sm, ctx), step_time(&s, (pm_mode)m, ctx),
+                           1e-12);
+            assert_true(isnan(pm_step_model_decode_time(sm, -1)));
+            pm_step_model_free(sm);
+        }
+    }
+    pm_step_model *sm = NULL;
+    pm_error err;
+    s.cluster.devices = 64; /* more devices than heads */
+    assert_int_equal(pm_step_model_new(&s, PM_MODE_SERIAL, &sm, &err), PM_ERR_INCONSISTENT);
+    assert_null(sm);
+}
+
 /* ---------------------------------------------------------------- properties */
 
 static void assert_sane(const pm_scenario *s, const pm_estimate *e)
@@ -568,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_decode_sum_matches_brute_force_bundled),
         cmocka_unit_test(test_layer_extrapolation_matches_full_depth),
         cmocka_unit_test(test_fast_path_equals_graph_path),
+        cmocka_unit_test(test_step_model_equals_decode_step_time),
         cmocka_unit_test(test_properties_finite_and_preserve_no_slower),
         cmocka_unit_test(test_properties_more_resources_never_slower),
         cmocka_unit_test(test_properties_larger_l2_never_slower),
