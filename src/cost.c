@@ -19,13 +19,36 @@ typedef struct roof {
     double compute_s, hbm_s, l2_s, hbm_bytes;
 } roof;
 
-static roof roofline(const pm_scenario *s, const pm_node *n, double l2)
+/* The terms of a node that do not depend on what is served from L2. */
+typedef struct roof_in {
+    double compute_s;
+    double tiling_bytes; /* off-chip traffic beyond the compulsory bytes (tiling bound) */
+    double bw, kv_bw, l2_bw;
+} roof_in;
+
+static roof_in roof_prepare(const pm_scenario *s, const pm_node *n)
 {
     const pm_accelerator *a = &s->accel;
-    roof r = {0};
+    roof_in ri = {0};
     const double peak = pm_peak_compute(a, n->dtype) * a->compute_efficiency_frac;
-    r.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
-    const double bw = pm_effective_hbm_bw(a);
+    ri.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
+    if ((n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) && n->m > 0) {
+        const double e = pm_dtype_bytes(n->dtype) > 0 ? pm_dtype_bytes(n->dtype) : 1.0;
+        const double tiled = 2.0 * n->m * n->n * n->k * e / sqrt(a->l2_capacity_bytes / e);
+        const double compulsory = n->act_bytes + n->weight_bytes;
+        if (tiled > compulsory)
+            ri.tiling_bytes = tiled - compulsory;
+    }
+    ri.bw = pm_effective_hbm_bw(a);
+    ri.kv_bw = n->kv_strided ? ri.bw * a->kv_strided_efficiency_frac : ri.bw;
+    ri.l2_bw = a->l2_bandwidth_bytes_per_s;
+    return ri;
+}
+
+static roof roof_at(const roof_in *ri, const pm_node *n, double l2)
+{
+    roof r = {0};
+    r.compute_s = ri->compute_s;
     double weight_hbm = n->weight_bytes, kv_hbm = n->kv_bytes;
     /* What was prefetched is served from L2: weights first for a MatMul, KV for attention. */
     if (n->kind == PM_NODE_ATTENTION) {
@@ -35,19 +58,38 @@ static roof roofline(const pm_scenario *s, const pm_node *n, double l2)
         double from = l2 < weight_hbm ? l2 : weight_hbm;
         weight_hbm -= from;
     }
-    double hbm = n->act_bytes + weight_hbm;
-    if ((n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) && n->m > 0) {
-        const double e = pm_dtype_bytes(n->dtype) > 0 ? pm_dtype_bytes(n->dtype) : 1.0;
-        const double tiled = 2.0 * n->m * n->n * n->k * e / sqrt(a->l2_capacity_bytes / e);
-        const double compulsory = n->act_bytes + n->weight_bytes;
-        if (tiled > compulsory)
-            hbm += tiled - compulsory;
-    }
-    const double kv_bw = n->kv_strided ? bw * a->kv_strided_efficiency_frac : bw;
-    r.hbm_s = hbm / bw + (kv_hbm > 0 ? kv_hbm / kv_bw : 0.0);
+    const double hbm = n->act_bytes + weight_hbm + ri->tiling_bytes;
+    r.hbm_s = hbm / ri->bw + (kv_hbm > 0 ? kv_hbm / ri->kv_bw : 0.0);
     r.hbm_bytes = hbm + kv_hbm;
-    r.l2_s = l2 > 0 ? l2 / a->l2_bandwidth_bytes_per_s : 0.0;
+    r.l2_s = l2 > 0 ? l2 / ri->l2_bw : 0.0;
     return r;
+}
+
+static roof roofline(const pm_scenario *s, const pm_node *n, double l2)
+{
+    const roof_in ri = roof_prepare(s, n);
+    return roof_at(&ri, n, l2);
+}
+
+static void plain_cost(const pm_scenario *s, const roof *r, pm_op_cost *out)
+{
+    *out = (pm_op_cost){0};
+    out->compute_s = r->compute_s;
+    out->hbm_s = r->hbm_s;
+    out->l2_s = r->l2_s;
+    out->hbm_bytes = r->hbm_bytes;
+    out->launch_s = s->accel.kernel_launch_s;
+    const double mem = r->hbm_s + r->l2_s;
+    out->total_s = (r->compute_s > mem ? r->compute_s : mem) + out->launch_s;
+}
+
+void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
+                     pm_op_cost *l2)
+{
+    const roof_in ri = roof_prepare(s, n);
+    const roof a = roof_at(&ri, n, n->l2_bytes), b = roof_at(&ri, n, l2_bytes);
+    plain_cost(s, &a, hbm);
+    plain_cost(s, &b, l2);
 }
 
 /* The chunk-independent terms of a fused node. */
@@ -146,14 +188,8 @@ void pm_op_cost_node_l2(const pm_scenario *s, const pm_ar_model *ar, const pm_no
     }
     default: break;
     }
-    roof r = roofline(s, n, l2_bytes);
-    out->compute_s = r.compute_s;
-    out->hbm_s = r.hbm_s;
-    out->l2_s = r.l2_s;
-    out->hbm_bytes = r.hbm_bytes;
-    out->launch_s = launch;
-    const double mem = r.hbm_s + r.l2_s;
-    out->total_s = (r.compute_s > mem ? r.compute_s : mem) + launch;
+    const roof r = roofline(s, n, l2_bytes);
+    plain_cost(s, &r, out);
 }
 
 pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, pm_op_cost *out,

@@ -285,12 +285,12 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     pm_step_plan *dec = &plans[0], *dec_f = &plans[1], *pre = &plans[2], *pre_f = &plans[3];
     if ((st = pm_step_plan_build(s, PM_PHASE_DECODE, sp, false, true, dec, err)) != PM_OK ||
-        (st = pm_step_plan_build(s, PM_PHASE_DECODE, sp, true, false, dec_f, err)) != PM_OK ||
-        (st = pm_step_plan_build(s, PM_PHASE_PREFILL, sp, false, true, pre, err)) != PM_OK ||
-        (st = pm_step_plan_build(s, PM_PHASE_PREFILL, sp, true, false, pre_f, err)) != PM_OK) {
+        (st = pm_step_plan_build(s, PM_PHASE_PREFILL, sp, false, true, pre, err)) != PM_OK) {
         free(plans);
         return st;
     }
+    pm_step_plan_fuse(dec, dec_f);
+    pm_step_plan_fuse(pre, pre_f);
     pm_ar_model ar;
     pm_ar_model_init(&s->cluster, s->cluster.algorithm, &ar);
     const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(wl->act_dtype);

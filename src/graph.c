@@ -244,6 +244,15 @@ static void add_allreduce(build_ctx *b, int layer, const char *what)
     node_commit(b);
 }
 
+/* The fused baseline's node: a MatMul that pipelines its output into the allreduce of
+ * comm_bytes in chunks. */
+static void fuse(pm_node *mm, double comm_bytes, int chunks)
+{
+    mm->kind = PM_NODE_FUSED_MATMUL_ALLREDUCE;
+    mm->comm_bytes = comm_bytes;
+    mm->chunks = chunks;
+}
+
 /* The projection before an allreduce: fused with it in the fused baseline. */
 static void add_matmul_allreduce(build_ctx *b, int layer, const char *what, const char *ar,
                                  double k, double n_cols)
@@ -254,9 +263,7 @@ static void add_matmul_allreduce(build_ctx *b, int layer, const char *what, cons
         return;
     }
     pm_node *n = b->g ? &b->g->nodes[b->prev] : &b->arr[b->prev];
-    n->kind = PM_NODE_FUSED_MATMUL_ALLREDUCE;
-    n->comm_bytes = b->rows * b->s->model.hidden * b->ea;
-    n->chunks = b->s->options.fused_chunks;
+    fuse(n, b->rows * b->s->model.hidden * b->ea, b->s->options.fused_chunks);
     if (!b->g)
         return;
     char full[40];
@@ -429,4 +436,20 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
     b.cap_arr = 1;
     attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, 0, "Attention"));
     return PM_OK;
+}
+
+void pm_template_fuse_layer(const pm_template *in, int chunks, pm_node *out, int *n_out, int *map)
+{
+    int n = 0;
+    for (int i = 0; i < in->n_layer; i++) {
+        out[n] = in->layer[i];
+        map[i] = n;
+        if (in->layer[i].kind == PM_NODE_MATMUL && i + 1 < in->n_layer &&
+            in->layer[i + 1].kind == PM_NODE_ALLREDUCE) {
+            fuse(&out[n], in->layer[i + 1].comm_bytes, chunks);
+            map[++i] = -1;
+        }
+        n++;
+    }
+    *n_out = n;
 }

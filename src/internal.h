@@ -177,6 +177,11 @@ typedef struct pm_template {
 } pm_template;
 pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
                             pm_template *t, pm_error *err);
+/* The fused baseline's layer from an unfused template, as the builder makes it: every MatMul
+ * followed by an allreduce becomes one fused node. map[i] is the output index of input node i
+ * (-1 for the allreduces absorbed). */
+void pm_template_fuse_layer(const pm_template *in, int chunks, pm_node *out, int *n_out,
+                            int *map);
 /* The attention node of a layer at a context length (as in the template). */
 pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
                             pm_node *out, pm_error *err);
@@ -188,6 +193,10 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
 void pm_op_cost_node_l2(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
                         double l2_bytes, pm_op_cost *out);
 
+/* A plain operation (not communication or prefetch) costed twice at once: as the node is, and
+ * with l2_bytes served from L2. */
+void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
+                     pm_op_cost *l2);
 /* The cost of prefetching bytes from HBM into L2 (a PREFETCH node). */
 void pm_prefetch_cost(const pm_scenario *s, double bytes, pm_op_cost *out);
 
@@ -235,6 +244,9 @@ typedef struct pm_step_plan {
 
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
                              bool prefetching, pm_step_plan *p, pm_error *err);
+/* The fused plan of the same scenario, phase and context from an unfused plan (cheaper than
+ * pm_step_plan_build: only the fused nodes are costed). */
+void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f);
 /* Time of one step at ctx (decode; prefill only at ctx0) in serial/fused (preserve false) or
  * PRESERVE. signature (may be NULL) changes when the insertion decisions change. */
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,

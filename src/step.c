@@ -36,11 +36,13 @@ static bool is_comm(pm_node_kind k)
 static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
                        bool prefetching, pm_step_node *out)
 {
-    pm_op_cost_node(s, ar, n, &out->hbm);
     out->bytes = pm_node_prefetchable_bytes(n);
     if (prefetching && out->bytes > 0) {
-        pm_op_cost_node_l2(s, ar, n, out->bytes, &out->l2);
+        /* MatMul or attention: plain operations, both variants from one roofline. */
+        pm_op_cost_pair(s, n, out->bytes, &out->hbm, &out->l2);
         pm_prefetch_cost(s, out->bytes, &out->pf);
+    } else {
+        pm_op_cost_node(s, ar, n, &out->hbm);
     }
     out->is_ar = n->kind == PM_NODE_ALLREDUCE;
     out->is_comm = is_comm(n->kind);
@@ -102,6 +104,49 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
         p->attn_dkv = a1.kv_bytes - t->layer[p->attn].kv_bytes;
     }
     return PM_OK;
+}
+
+void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
+{
+    f->s = u->s;
+    f->phase = u->phase;
+    f->ctx0 = u->ctx0;
+    f->layers = u->layers;
+    f->cap = u->cap;
+    f->prefetching = false;
+    f->ar = u->ar;
+    f->head_s = u->head_s;
+    f->tail_s = u->tail_s;
+    f->attn_dflop = u->attn_dflop;
+    f->attn_dkv = u->attn_dkv;
+    f->tmpl.n_head = u->tmpl.n_head;
+    f->tmpl.n_tail = u->tmpl.n_tail;
+    for (int i = 0; i < u->tmpl.n_tail; i++)
+        f->tail[i] = u->tail[i];
+    int map[MAXN];
+    pm_template_fuse_layer(&u->tmpl, u->s->options.fused_chunks, f->tmpl.layer,
+                           &f->tmpl.n_layer, map);
+    f->attn = u->attn >= 0 ? map[u->attn] : -1;
+    f->first_comm = -1;
+    f->chunks = 0;
+    f->layer_rest_s = 0.0;
+    for (int i = 0; i < u->tmpl.n_layer; i++) {
+        const int j = map[i];
+        if (j < 0)
+            continue;
+        const pm_node *n = &f->tmpl.layer[j];
+        if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+            node_costs(f->s, &f->ar, n, false, &f->layer[j]);
+            if (f->chunks == 0)
+                f->chunks = f->layer[j].hbm.chunks;
+        } else {
+            f->layer[j] = u->layer[i];
+        }
+        if (f->layer[j].is_comm && f->first_comm < 0)
+            f->first_comm = j;
+        if (j != f->attn)
+            f->layer_rest_s += f->layer[j].hbm.total_s;
+    }
 }
 
 /* Algorithm 1 over the chain: each window walks from its communication node to the next one
