@@ -708,7 +708,8 @@ typedef struct pm_sweep_opts {
     int threads;          /* worker threads; 0: the online CPUs; 1: the calling thread only */
     size_t shard_index;   /* with shard_count > 1: evaluate only slice shard_index (0-based)... */
     size_t shard_count;   /* ...of shard_count contiguous slices of the row-major order */
-    size_t block_points;  /* points per block (per callback call); 0: 1024 */
+    size_t block_points;  /* points per block (per callback call); 0: up to 1024, fewer for
+                             small grids so that every thread has work */
 } pm_sweep_opts;
 
 /**

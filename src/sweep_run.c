@@ -160,9 +160,16 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "the grid has too many points");
     engine e = {.base = base, .axes = axes, .n_axes = n_axes};
     pm_sweep_slice(total, o.shard_index, count, &e.first, &e.last);
-    e.block = o.block_points ? o.block_points : 1024;
-    e.n_blocks = (e.last - e.first + e.block - 1) / e.block;
     int threads = o.threads > 0 ? o.threads : online_cpus();
+    /* Default blocks: 1024 points, fewer when that would leave threads idle (8 blocks per
+     * thread at least), never under 16 points (the hand-over costs a lock). */
+    const size_t n_pts = e.last - e.first;
+    e.block = o.block_points;
+    if (!e.block) {
+        e.block = n_pts / (8 * (size_t)threads);
+        e.block = e.block < 16 ? 16 : e.block > 1024 ? 1024 : e.block;
+    }
+    e.n_blocks = (n_pts + e.block - 1) / e.block;
     if ((size_t)threads > e.n_blocks)
         threads = e.n_blocks ? (int)e.n_blocks : 1;
     e.ring = threads > 1 ? 2 * (size_t)threads : 1;
