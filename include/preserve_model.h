@@ -131,7 +131,9 @@ typedef struct pm_accelerator {
     double compute_efficiency_frac;         /* (0, 1] */
     double hbm_capacity_bytes;
     double hbm_bandwidth_bytes_per_s;       /* nominal peak */
-    double hbm_efficiency_frac;             /* (0, 1], contiguous streams */
+    double hbm_efficiency_frac;             /* (0, 1], contiguous bulk streams (the prefetcher) */
+    double kernel_hbm_efficiency_frac;      /* [0, 1], what operators' own reads achieve
+                                               (decode GEMV, attention); 0: hbm_efficiency_frac */
     double l2_capacity_bytes;
     double l2_bandwidth_bytes_per_s;
     double l2_usable_frac;                  /* (0, 1], share of L2 the prefetcher may fill */
@@ -168,6 +170,8 @@ typedef struct pm_cluster {
     pm_allreduce_algo algorithm;
     double link_bandwidth_bytes_per_s;    /* per link, per direction, > 0 */
     double link_latency_s;                /* start-up latency alpha per step, >= 0 */
+    double fused_latency_s;               /* alpha of the fused GEMM+allreduce kernel's own
+                                             communication (device-initiated); 0: link_latency_s */
     int devices_per_node;                 /* hierarchical only; divides devices */
     double inter_node_bandwidth_bytes_per_s;
     double inter_node_latency_s;

@@ -91,6 +91,14 @@ void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *
     }
 }
 
+void pm_ar_model_init_fused(const pm_cluster *c, pm_ar_model *m)
+{
+    pm_cluster f = *c;
+    if (c->fused_latency_s > 0)
+        f.link_latency_s = c->fused_latency_s;
+    pm_ar_model_init(&f, c->algorithm, m);
+}
+
 double pm_ar_model_time(const pm_ar_model *m, double bytes, pm_allreduce_algo *used)
 {
     double best = INFINITY;

@@ -39,7 +39,11 @@ static roof_in roof_prepare(const pm_scenario *s, const pm_node *n)
         if (tiled > compulsory)
             ri.tiling_bytes = tiled - compulsory;
     }
-    ri.bw = pm_effective_hbm_bw(a);
+    /* Operators read HBM at their own efficiency; the prefetcher's bulk streams at
+     * hbm_efficiency_frac (pm_prefetch_cost). */
+    ri.bw = a->kernel_hbm_efficiency_frac > 0
+                ? a->hbm_bandwidth_bytes_per_s * a->kernel_hbm_efficiency_frac
+                : pm_effective_hbm_bw(a);
     ri.kv_bw = n->kv_strided ? ri.bw * a->kv_strided_efficiency_frac : ri.bw;
     ri.l2_bw = a->l2_bandwidth_bytes_per_s;
     return ri;
@@ -148,8 +152,11 @@ void pm_op_cost_node_l2(const pm_scenario *s, const pm_ar_model *ar, const pm_no
     *out = (pm_op_cost){0};
     const double launch = s->accel.kernel_launch_s;
     pm_ar_model local;
-    if (!ar && (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)) {
+    if (!ar && n->kind == PM_NODE_ALLREDUCE) {
         pm_ar_model_init(&s->cluster, s->cluster.algorithm, &local);
+        ar = &local;
+    } else if (!ar && n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+        pm_ar_model_init_fused(&s->cluster, &local);
         ar = &local;
     }
     switch (n->kind) {

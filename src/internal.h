@@ -165,6 +165,8 @@ typedef struct pm_ar_model {
 } pm_ar_model;
 void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *m);
 double pm_ar_model_time(const pm_ar_model *m, double bytes, pm_allreduce_algo *used);
+/* The model of the fused GEMM+allreduce kernel's communication: fused_latency_s as alpha. */
+void pm_ar_model_init_fused(const pm_cluster *c, pm_ar_model *m);
 
 /* One decoder layer's nodes, and the nodes before and after the layers, as the graph builder
  * makes them (without names or edges): layers repeat exactly, so this is all the fast path
@@ -231,7 +233,7 @@ typedef struct pm_step_plan {
     int layers;
     double cap;           /* the insertion capacity */
     bool prefetching;     /* costs of the prefetched variants are present */
-    pm_ar_model ar;
+    pm_ar_model ar, ar_fused;
     pm_template tmpl;
     pm_step_node layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     double head_s;        /* the nodes before the layers, in sequence */
@@ -274,5 +276,23 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
 /* The graph-based step evaluation (the reference the fast path is tested against). */
 pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
                              double *time_s, int *signature, pm_error *err);
+
+/* ---- allocation (alloc.c) -------------------------------------------------------------- */
+/* Every allocation of the library goes through these, so that tests can inject failures. The
+ * blocks are malloc blocks (free() releases them). pm_realloc leaves p intact on failure. */
+void *pm_malloc(size_t size);
+void *pm_calloc(size_t count, size_t size);
+void *pm_realloc(void *p, size_t size);
+char *pm_strdup(const char *s);
+void pm_free(void *p);
+/* Test hook: the n-th allocation from now on (n >= 1; 0 acts as 1) fails, and every one after
+ * it, on the calling thread only; n < 0 turns injection off. */
+void pm_alloc_fail_after(long n);
+/* Test hook: only the n-th allocation from now on fails; the ones after it succeed again (finds
+ * callers that drop a failure and carry on). n < 0 turns injection off. */
+void pm_alloc_fail_once(long n);
+/* Allocations attempted on the calling thread so far, failed ones included. */
+long pm_alloc_count(void);
+/* ---- end of allocation ------------------------------------------------------------------ */
 
 #endif

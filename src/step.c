@@ -33,8 +33,8 @@ static bool is_comm(pm_node_kind k)
 
 /* The costs of one node served from HBM, served from L2 after a prefetch, and of its
  * prefetch. */
-static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
-                       bool prefetching, pm_step_node *out)
+static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                       const pm_node *n, bool prefetching, pm_step_node *out)
 {
     out->bytes = pm_node_prefetchable_bytes(n);
     if (prefetching && out->bytes > 0) {
@@ -42,7 +42,8 @@ static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_nod
         pm_op_cost_pair(s, n, out->bytes, &out->hbm, &out->l2);
         pm_prefetch_cost(s, out->bytes, &out->pf);
     } else {
-        pm_op_cost_node(s, ar, n, &out->hbm);
+        pm_op_cost_node(s, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
+                        &out->hbm);
     }
     out->is_ar = n->kind == PM_NODE_ALLREDUCE;
     out->is_comm = is_comm(n->kind);
@@ -62,6 +63,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     p->cap = s->accel.l2_capacity_bytes * s->accel.l2_usable_frac;
     p->prefetching = prefetching && s->cluster.devices > 1;
     pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
+    pm_ar_model_init_fused(&s->cluster, &p->ar_fused);
     if (p->ar.n == 0)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
                        "algorithm \"%s\" cannot run on topology \"%s\"",
@@ -80,7 +82,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
         const pm_node *n = &t->layer[i];
         if (n->kind == PM_NODE_ATTENTION)
             p->attn = i;
-        node_costs(s, &p->ar, n, p->prefetching, &p->layer[i]);
+        node_costs(s, &p->ar, &p->ar_fused, n, p->prefetching, &p->layer[i]);
         if (is_comm(n->kind) && p->first_comm < 0)
             p->first_comm = i;
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
@@ -92,7 +94,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
             p->layer_rest_s += p->layer[i].hbm.total_s;
     p->tail_s = 0.0;
     for (int i = 0; i < t->n_tail; i++) {
-        node_costs(s, &p->ar, &t->tail[i], p->prefetching, &p->tail[i]);
+        node_costs(s, &p->ar, &p->ar_fused, &t->tail[i], p->prefetching, &p->tail[i]);
         p->tail_s += p->tail[i].hbm.total_s;
     }
     p->attn_dflop = p->attn_dkv = 0.0;
@@ -115,6 +117,7 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->cap = u->cap;
     f->prefetching = false;
     f->ar = u->ar;
+    f->ar_fused = u->ar_fused;
     f->head_s = u->head_s;
     f->tail_s = u->tail_s;
     f->attn_dflop = u->attn_dflop;
@@ -136,7 +139,7 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
             continue;
         const pm_node *n = &f->tmpl.layer[j];
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
-            node_costs(f->s, &f->ar, n, false, &f->layer[j]);
+            node_costs(f->s, &f->ar, &f->ar_fused, n, false, &f->layer[j]);
             if (f->chunks == 0)
                 f->chunks = f->layer[j].hbm.chunks;
         } else {
@@ -301,7 +304,7 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, pm_s
     const double dc = (double)(ctx - p->ctx0);
     a.flop += p->attn_dflop * dc;
     a.kv_bytes += p->attn_dkv * dc;
-    node_costs(p->s, &p->ar, &a, p->prefetching, out);
+    node_costs(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, out);
     return out;
 }
 

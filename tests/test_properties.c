@@ -1,0 +1,361 @@
+/*
+ * test_properties.c - properties of the model over many generated valid scenarios (a seeded,
+ * deterministic generator: a failure prints the seed and the scenario's index, which reproduce
+ * it exactly):
+ *
+ *   - every output is finite and positive, and the bookkeeping identities hold;
+ *   - no mode gets slower with more HBM, L2 or link bandwidth or more compute (the schedule is
+ *     sums and maxima of operation times, each non-increasing in every rate; the fused chunk
+ *     count is a minimum), without HBM sharing, whose fluid model is not max-plus;
+ *   - Algorithm 1 never fills a window to the capacity (strict sum < C);
+ *   - the fast evaluator equals the graph path on each scenario;
+ *   - where every window's prefetches fit within its allreduce (so no consumer waits longer
+ *     than its own reads would take) and L2 is faster than HBM, PRESERVE is never slower than
+ *     the serial baseline and never slower with more L2. Outside that regime it can be (the
+ *     paper's insertion rule has no profitability check; EXPERIMENTS.md shows measured cases);
+ *   - repeated evaluations and evaluations on other threads give identical bits.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "internal.h"
+
+#define SEED 0x5EED2026ULL
+#define N_SCENARIOS 400
+
+typedef struct rng {
+    uint64_t s;
+} rng;
+
+static uint64_t next(rng *r)
+{
+    /* xorshift64*: deterministic on every platform. */
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return r->s * 0x2545F4914F6CDD1DULL;
+}
+
+static double uniform(rng *r, double lo, double hi)
+{
+    return lo + (hi - lo) * (double)(next(r) >> 11) / 9007199254740992.0;
+}
+
+/* Log-uniform in [lo, hi]. */
+static double logu(rng *r, double lo, double hi)
+{
+    return exp(uniform(r, log(lo), log(hi)));
+}
+
+static int pick(rng *r, int n)
+{
+    return (int)(next(r) % (uint64_t)n);
+}
+
+/* A valid scenario: every range the loaders accept, datatypes the accelerator supports,
+ * devices within the heads under Megatron sharding. */
+static pm_scenario generate(rng *r)
+{
+    pm_scenario s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "generated");
+    pm_model *m = &s.model;
+    m->head_dim = pick(r, 2) ? 128 : 64;
+    const int kv_opts[] = {1, 2, 4, 8, 10, 16};
+    m->kv_heads = kv_opts[pick(r, 6)];
+    m->heads = m->kv_heads * (1 + pick(r, 8));
+    m->hidden = m->heads * m->head_dim;
+    m->layers = 1 + pick(r, 96);
+    m->intermediate = (int)logu(r, m->hidden, 4.0 * m->hidden);
+    m->vocab = (int)logu(r, 1000, 260000);
+    m->gated_mlp = pick(r, 2);
+    m->tied_embeddings = pick(r, 2);
+    pm_accelerator *a = &s.accel;
+    a->peak_flop_per_s[PM_DTYPE_INT8] = logu(r, 2e13, 4e15);
+    a->peak_flop_per_s[PM_DTYPE_BF16] = a->peak_flop_per_s[PM_DTYPE_INT8] / 2;
+    a->compute_efficiency_frac = uniform(r, 0.3, 1.0);
+    a->hbm_capacity_bytes = 1e15;
+    a->hbm_bandwidth_bytes_per_s = logu(r, 3e11, 8e12);
+    a->hbm_efficiency_frac = uniform(r, 0.5, 1.0);
+    a->kernel_hbm_efficiency_frac = pick(r, 2) ? 0.0 : uniform(r, 0.3, 1.0);
+    a->l2_capacity_bytes = logu(r, 1e6, 6e8);
+    a->l2_bandwidth_bytes_per_s = a->hbm_bandwidth_bytes_per_s * uniform(r, 1.5, 10.0);
+    a->l2_usable_frac = uniform(r, 0.25, 1.0);
+    a->kv_strided_efficiency_frac = uniform(r, 0.3, 1.0);
+    a->kernel_launch_s = uniform(r, 0.0, 1e-5);
+    a->chunk_half_efficiency_bytes = logu(r, 1e3, 1e6);
+    pm_cluster *c = &s.cluster;
+    const int dev_opts[] = {1, 2, 4, 8, 16};
+    do
+        c->devices = dev_opts[pick(r, 5)];
+    while (c->devices > m->heads);
+    const pm_topology topo[] = {PM_TOPO_FULL_MESH, PM_TOPO_SWITCH, PM_TOPO_RING};
+    c->topology = topo[pick(r, 3)];
+    c->algorithm = PM_AR_AUTO;
+    c->link_bandwidth_bytes_per_s = logu(r, 1e10, 9e11);
+    c->link_latency_s = logu(r, 1e-7, 5e-5);
+    c->fused_latency_s = pick(r, 2) ? 0.0 : logu(r, 1e-7, 5e-5);
+    pm_workload *w = &s.workload;
+    w->batch = (int)logu(r, 1, 256);
+    w->seq_len = (int64_t)logu(r, 16, 131072);
+    w->prefill_frac = uniform(r, 0.1, 0.9);
+    w->weight_dtype = pick(r, 2) ? PM_DTYPE_INT8 : PM_DTYPE_BF16;
+    w->kv_dtype = pick(r, 2) ? PM_DTYPE_INT8 : PM_DTYPE_BF16;
+    w->act_dtype = pick(r, 2) ? PM_DTYPE_INT8 : PM_DTYPE_BF16;
+    s.options.sharding = pick(r, 4) == 0 ? PM_SHARDING_IDEAL : PM_SHARDING_MEGATRON;
+    s.options.hbm_sharing = pick(r, 3) == 0;
+    s.options.fused_chunks = pick(r, 3) == 0 ? 1 + pick(r, 8) : 0;
+    return s;
+}
+
+static pm_scenario *scenarios(size_t *n)
+{
+    static pm_scenario all[N_SCENARIOS];
+    static size_t count;
+    if (!count) {
+        rng r = {SEED};
+        for (; count < N_SCENARIOS;) {
+            pm_scenario s = generate(&r);
+            if (pm_scenario_check(&s, NULL) == PM_OK)
+                all[count++] = s;
+        }
+    }
+    *n = count;
+    return all;
+}
+
+static pm_estimate estimate(const pm_scenario *s, size_t i)
+{
+    pm_estimate e;
+    pm_error err;
+    pm_status st = pm_estimate_compute(s, &e, &err);
+    if (st != PM_OK)
+        fail_msg("scenario %zu (seed %#llx): %s: %s", i, (unsigned long long)SEED,
+                 pm_status_name(st), err.message);
+    return e;
+}
+
+static void test_outputs_finite_positive_and_consistent(void **state)
+{
+    (void)state;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    for (size_t i = 0; i < n; i++) {
+        const pm_estimate e = estimate(&all[i], i);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const pm_mode_result *r = &e.modes[m];
+            const double v[] = {r->request_s, r->prefill_s, r->decode_s, r->tpot_s,
+                                r->tpot_mean_s, r->tokens_per_s};
+            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+                if (!(v[k] > 0 && v[k] < INFINITY))
+                    fail_msg("scenario %zu mode %s: value %zu is %g", i, pm_mode_name((pm_mode)m),
+                             k, v[k]);
+            assert_rel(r->request_s, r->prefill_s + r->decode_s, 1e-12);
+            assert_rel(r->tpot_mean_s * (double)e.decode_steps, r->decode_s, 1e-12);
+            assert_true(r->allreduce_decode_s >= 0);
+        }
+        assert_true(e.speedup_preserve_vs_serial > 0 && isfinite(e.speedup_preserve_vs_serial));
+        assert_int_equal(e.prefill_tokens + e.decode_steps, all[i].workload.seq_len);
+        /* One device: nothing to overlap, all three modes are the same. */
+        if (all[i].cluster.devices == 1) {
+            assert_rel(e.speedup_preserve_vs_serial, 1.0, 1e-12);
+            assert_rel(e.speedup_fused_vs_serial, 1.0, 1e-12);
+        }
+    }
+}
+
+/* Scales one resource of s by f > 1. */
+static void more(pm_scenario *s, int which, double f)
+{
+    switch (which) {
+    case 0: s->accel.hbm_bandwidth_bytes_per_s *= f; break;
+    case 1: s->accel.l2_bandwidth_bytes_per_s *= f; break;
+    case 2: s->cluster.link_bandwidth_bytes_per_s *= f; break;
+    default:
+        for (int d = 0; d < PM_DTYPE_COUNT; d++)
+            s->accel.peak_flop_per_s[d] *= f;
+        break;
+    }
+}
+
+static void test_more_resources_never_slower(void **state)
+{
+    (void)state;
+    static const char *const what[] = {"HBM bandwidth", "L2 bandwidth", "link bandwidth",
+                                       "compute"};
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (all[i].options.hbm_sharing)
+            continue;
+        const pm_estimate base = estimate(&all[i], i);
+        for (int k = 0; k < 4; k++) {
+            pm_scenario t = all[i];
+            more(&t, k, 1.7);
+            const pm_estimate e = estimate(&t, i);
+            for (int m = 0; m < PM_MODE_COUNT; m++)
+                if (!(e.modes[m].request_s <= base.modes[m].request_s * (1 + 1e-12)))
+                    fail_msg("scenario %zu: more %s made %s slower: %.17g -> %.17g s", i,
+                             what[k], pm_mode_name((pm_mode)m), base.modes[m].request_s,
+                             e.modes[m].request_s);
+            checked++;
+        }
+    }
+    assert_true(checked > 3 * N_SCENARIOS / 2); /* most scenarios took part */
+}
+
+static void test_insertion_never_reaches_capacity_and_fast_equals_graph(void **state)
+{
+    (void)state;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    for (size_t i = 0; i < n; i += 4) {
+        const pm_scenario *s = &all[i];
+        const double cap = s->accel.l2_capacity_bytes * s->accel.l2_usable_frac;
+        const int64_t ctx = s->workload.seq_len - 1;
+        pm_graph *g = pm_graph_alloc();
+        assert_non_null(g);
+        assert_int_equal(pm_graph_build_mode(s, PM_MODE_PRESERVE, PM_PHASE_DECODE, ctx, 3, g,
+                                             NULL),
+                         PM_OK);
+        for (size_t k = 0; k < g->n_nodes; k++) {
+            const pm_node *nd = &g->nodes[k];
+            if (nd->kind == PM_NODE_ALLREDUCE)
+                assert_true(nd->window_bytes < cap);
+        }
+        pm_graph_free(g);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double fast, graph;
+            assert_int_equal(pm_decode_step_time(s, (pm_mode)m, ctx, &fast, NULL), PM_OK);
+            assert_int_equal(pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctx, &graph,
+                                                 NULL, NULL),
+                             PM_OK);
+            assert_rel(fast, graph, 1e-10);
+        }
+    }
+}
+
+/* The longest window's prefetch time (bytes at the bulk rate plus one launch per prefetch),
+ * over the decode graph at the first and the last context, and the prefill graph. */
+static double longest_window_s(const pm_scenario *s, int64_t sp)
+{
+    const double bw = s->accel.hbm_bandwidth_bytes_per_s * s->accel.hbm_efficiency_frac;
+    double longest = 0.0;
+    const pm_phase ph[3] = {PM_PHASE_DECODE, PM_PHASE_DECODE, PM_PHASE_PREFILL};
+    const int64_t ctx[3] = {sp, s->workload.seq_len - 1, sp};
+    for (int k = 0; k < 3; k++) {
+        pm_graph *g = pm_graph_alloc();
+        assert_int_equal(pm_graph_build_mode(s, PM_MODE_PRESERVE, ph[k], ctx[k], 3, g, NULL),
+                         PM_OK);
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            if (g->nodes[i].kind != PM_NODE_ALLREDUCE)
+                continue;
+            double t = g->nodes[i].window_bytes / bw;
+            for (size_t j = 0; j < g->n_nodes; j++)
+                if (g->nodes[j].kind == PM_NODE_PREFETCH && g->nodes[j].trigger == (int)i)
+                    t += s->accel.kernel_launch_s;
+            if (t > longest)
+                longest = t;
+        }
+        pm_graph_free(g);
+    }
+    return longest;
+}
+
+static void test_hidden_prefetches_never_hurt(void **state)
+{
+    (void)state;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        pm_scenario s = all[i];
+        if (s.cluster.devices == 1 || s.options.hbm_sharing)
+            continue;
+        /* The regime: operators read HBM no faster than the prefetcher, and every window's
+         * prefetch fits within its allreduce (the latency is raised until it does). The
+         * largest L2 of the check below is the one whose windows must fit. */
+        s.accel.kernel_hbm_efficiency_frac = 0.0;
+        const double l2 = s.accel.l2_capacity_bytes;
+        s.accel.l2_capacity_bytes = 2.0 * l2;
+        const int64_t sp = estimate(&s, i).prefill_tokens;
+        s.cluster.link_latency_s += longest_window_s(&s, sp);
+        s.cluster.topology = PM_TOPO_FULL_MESH; /* one alpha per allreduce */
+        s.cluster.algorithm = PM_AR_ONESHOT;
+        s.accel.l2_capacity_bytes = l2;
+        const pm_estimate small = estimate(&s, i);
+        s.accel.l2_capacity_bytes = 2.0 * l2;
+        const pm_estimate big = estimate(&s, i);
+        const double ps = small.modes[PM_MODE_PRESERVE].request_s;
+        const double pb = big.modes[PM_MODE_PRESERVE].request_s;
+        if (!(ps <= small.modes[PM_MODE_SERIAL].request_s * (1 + 1e-12)))
+            fail_msg("scenario %zu: preserve %.17g s slower than serial %.17g s", i, ps,
+                     small.modes[PM_MODE_SERIAL].request_s);
+        if (!(pb <= ps * (1 + 1e-12)))
+            fail_msg("scenario %zu: twice the L2 made preserve slower: %.17g -> %.17g s", i, ps,
+                     pb);
+        checked++;
+    }
+    assert_true(checked > N_SCENARIOS / 3);
+}
+
+/* ---------------------------------------------------------------- determinism */
+
+typedef struct job {
+    size_t first, step;
+    pm_estimate *out;
+} job;
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    for (size_t i = j->first; i < n; i += j->step)
+        pm_estimate_compute(&all[i], &j->out[i], NULL);
+    return NULL;
+}
+
+static void test_repeatable_across_runs_and_threads(void **state)
+{
+    (void)state;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    pm_estimate *ref = calloc(n, sizeof *ref), *par = calloc(n, sizeof *par);
+    assert_non_null(ref);
+    assert_non_null(par);
+    for (size_t i = 0; i < n; i++)
+        ref[i] = estimate(&all[i], i);
+    for (size_t i = 0; i < n; i++) {
+        const pm_estimate again = estimate(&all[i], i);
+        assert_memory_equal(&again, &ref[i], sizeof again);
+    }
+    pthread_t t[3];
+    job jobs[3];
+    for (int k = 0; k < 3; k++) {
+        jobs[k] = (job){(size_t)k, 3, par};
+        assert_int_equal(pthread_create(&t[k], NULL, run_job, &jobs[k]), 0);
+    }
+    for (int k = 0; k < 3; k++)
+        pthread_join(t[k], NULL);
+    for (size_t i = 0; i < n; i++)
+        assert_memory_equal(&par[i], &ref[i], sizeof par[i]);
+    free(ref);
+    free(par);
+}
+
+int main(void)
+{
+    size_t n;
+    scenarios(&n); /* generated once, before any thread starts */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_outputs_finite_positive_and_consistent),
+        cmocka_unit_test(test_more_resources_never_slower),
+        cmocka_unit_test(test_insertion_never_reaches_capacity_and_fast_equals_graph),
+        cmocka_unit_test(test_hidden_prefetches_never_hurt),
+        cmocka_unit_test(test_repeatable_across_runs_and_threads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
