@@ -156,7 +156,9 @@ typedef enum pm_allreduce_algo {
     PM_AR_ONESHOT = 2,     /* every device reads all peers' buffers and reduces */
     PM_AR_TWOSHOT = 3,     /* reduce-scatter then all-gather on dedicated links */
     PM_AR_TREE = 4,        /* recursive doubling: 2 ceil(log2 p) steps of alpha + n/B */
-    PM_AR_HIERARCHICAL = 5 /* intra-node reduce-scatter, inter-node ring, intra all-gather */
+    PM_AR_HIERARCHICAL = 5, /* intra-node reduce-scatter, inter-node ring, intra all-gather */
+    PM_AR_RING_PIPELINED = 6 /* alpha once + the ring's bandwidth term 2(p-1)n/(pB): the
+                                PRESERVE paper's design-space model; only when named */
 } pm_allreduce_algo;
 
 PM_API const char *pm_topology_name(pm_topology topology);

@@ -9,6 +9,9 @@
  *                2 (alpha + (p-1)n/(pB)) on a switch
  *   tree         2 ceil(log2 p) (alpha + n/B)
  *   hierarchical intra-node reduce-scatter + inter-node ring allreduce + intra-node all-gather
+ *   ring_pipelined  alpha + 2(p-1) n/(pB): one start-up, the ring's bandwidth term (the
+ *                paper's design-space model, "start-up latency + bytes / link bandwidth" on a
+ *                ring; also aiconfigurator's and llm-analysis's form); never chosen by auto
  *
  * Decode messages are small, so alpha dominates: it is a first-class input.
  */
@@ -49,6 +52,9 @@ static affine algo_coeffs(const pm_cluster *c, pm_allreduce_algo a)
         return (affine){2.0 * (q - 1) * alpha + ring.fixed,
                         2.0 * (q - 1) / ((double)q * bw) + ring.per_byte / q};
     }
+    case PM_AR_RING_PIPELINED:
+        /* One start-up for the whole collective (the steps are pipelined), the ring's bytes. */
+        return p <= 1 ? (affine){0.0, 0.0} : (affine){alpha, 2.0 * (p - 1) / (p * bw)};
     case PM_AR_AUTO: break;
     }
     return (affine){INFINITY, 0.0};
@@ -59,10 +65,11 @@ static int candidates(const pm_cluster *c, pm_allreduce_algo algo, pm_allreduce_
 {
     int n = 0;
     if (algo != PM_AR_AUTO) {
-        bool ok = c->topology == PM_TOPO_RING           ? algo == PM_AR_RING
+        bool ok = c->topology == PM_TOPO_RING
+                      ? algo == PM_AR_RING || algo == PM_AR_RING_PIPELINED
                   : c->topology == PM_TOPO_HIERARCHICAL ? algo == PM_AR_HIERARCHICAL
                                                         : algo != PM_AR_HIERARCHICAL;
-        if (!ok || (int)algo < 0 || algo > PM_AR_HIERARCHICAL)
+        if (!ok || (int)algo < 0 || algo > PM_AR_RING_PIPELINED)
             return 0;
         cands[n++] = algo;
     } else if (c->topology == PM_TOPO_RING) {

@@ -52,6 +52,28 @@ static void test_ring_formula(void **state)
     assert_rel(ar(&r8, PM_AR_RING, 1e6, NULL), 1.575e-4, TOL);
 }
 
+static void test_ring_pipelined(void **state)
+{
+    (void)state;
+    pm_cluster r = make_cluster(PM_TOPO_RING, 4);
+    /* alpha + 2(p-1) n/(pB) = 1e-5 + 6 * 2.5e-6 = 2.5e-5 s: one start-up, not 2(p-1) */
+    assert_rel(ar(&r, PM_AR_RING_PIPELINED, 1e6, NULL), 2.5e-5, TOL);
+    /* p = 128: 1e-5 + 254 * 1e6 / 1.28e13 = 1e-5 + 1.984375e-5 s */
+    pm_cluster r128 = make_cluster(PM_TOPO_RING, 128);
+    assert_rel(ar(&r128, PM_AR_RING_PIPELINED, 1e6, NULL), 2.984375e-5, TOL);
+    /* Never chosen by auto (it is the paper's DSE model, not an algorithm of a library). */
+    pm_allreduce_algo used;
+    ar(&r, PM_AR_AUTO, 1e6, &used);
+    assert_int_equal(used, PM_AR_RING);
+    /* Not on a hierarchical cluster. */
+    pm_cluster h = make_cluster(PM_TOPO_HIERARCHICAL, 8);
+    h.devices_per_node = 4;
+    h.inter_node_bandwidth_bytes_per_s = 1e10;
+    double t;
+    assert_int_equal(pm_allreduce_time(&h, PM_AR_RING_PIPELINED, 1e6, &t, NULL, NULL),
+                     PM_ERR_INCONSISTENT);
+}
+
 static void test_oneshot_full_mesh_and_switch(void **state)
 {
     (void)state;
@@ -275,6 +297,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_formula),
+        cmocka_unit_test(test_ring_pipelined),
         cmocka_unit_test(test_oneshot_full_mesh_and_switch),
         cmocka_unit_test(test_twoshot_full_mesh_and_switch),
         cmocka_unit_test(test_tree_non_power_of_two),

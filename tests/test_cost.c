@@ -335,6 +335,24 @@ static void test_fused_chunked_pipeline_formula(void **state)
     }
 }
 
+static void test_fused_kernel_has_its_own_latency(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.chunk_half_efficiency_bytes = 1e6;
+    s.cluster.fused_latency_s = 2e-6; /* device-initiated; the standalone allreduce keeps 1e-5 */
+    pm_node f = fused_node(4);
+    /* As in the pipeline test but with alpha 2e-6: t_ar = 2e-6 + 1e-6 = 3e-6 s per chunk,
+     * t_gemm = 1.6e-6 s: 1.6e-6 + 3 * 3e-6 + 3e-6 = 1.36e-5 s */
+    pm_op_cost c = cost(&s, &f);
+    assert_rel(c.total_s, 1.36e-5, TOL);
+    assert_rel(c.comm_s, 4.0 * 3e-6, TOL);
+    /* The standalone allreduce node is unchanged: 1e-5 + 4e5/1e11 = 1.4e-5 s */
+    pm_node a = node(PM_NODE_ALLREDUCE);
+    a.comm_bytes = 4e5;
+    assert_rel(cost(&s, &a).total_s, 1.4e-5, TOL);
+}
+
 static void test_fused_chunking_wins_for_large_gemms(void **state)
 {
     (void)state;
@@ -363,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_tiling_bound_raises_prefill_gemm_traffic),
         cmocka_unit_test(test_fused_one_chunk_equals_matmul_plus_allreduce),
         cmocka_unit_test(test_fused_chunked_pipeline_formula),
+        cmocka_unit_test(test_fused_kernel_has_its_own_latency),
         cmocka_unit_test(test_fused_chunking_wins_for_large_gemms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
