@@ -13,11 +13,92 @@ static const pm_range POSITIVE = {0.0, INFINITY, true, false};
 static const pm_range NONNEGATIVE = {0.0, INFINITY, false, false};
 static const pm_range FRACTION = {0.0, 1.0, true, false};
 
+/*
+ * The magnitudes the model is defined for, per dimension, in SI. They lie far outside any real
+ * part (a kilobyte per second to an exabyte per second, a megaflop to a zettaflop per second),
+ * and they exist so that every number the model derives stays a finite, positive double: times
+ * are bytes / bandwidth and flop / peak summed over up to 2^62 layer-steps, so a denormal
+ * bandwidth (5e-324 GBps) makes a time infinite, an infinite launch cost makes a speedup NaN, and
+ * a bandwidth of 1e300 makes a time underflow to zero. Zero stays allowed where a key's own range
+ * allows it (a launch cost of 0); every other value must lie in [lo, hi].
+ */
+typedef struct magnitude {
+    pm_dimension dim;
+    double lo, hi;
+} magnitude;
+
+static const magnitude magnitudes[] = {
+    {PM_DIM_BYTES, 1.0, 1e18},                /* 1 B .. 1 EB */
+    {PM_DIM_BANDWIDTH, 1e3, 1e18},            /* 1 kB/s .. 1 EB/s */
+    {PM_DIM_TIME, 1e-12, 1e3},                /* 1 ps .. 1000 s */
+    {PM_DIM_COMPUTE, 1e6, 1e21},              /* 1 Mflop/s .. 1 Zflop/s */
+    {PM_DIM_AREA, 1e-6, 1e6},                 /* mm2 */
+    {PM_DIM_AREA_PER_COMPUTE, 1e-30, 1e-6},   /* mm2 per flop/s: 1e-18 .. 1e6 mm2 per TOPS */
+    {PM_DIM_AREA_PER_BYTE, 1e-30, 1.0},       /* mm2 per byte */
+    {PM_DIM_AREA_PER_ITEM, 1e-6, 1e6},        /* mm2 per stack or link */
+    {PM_DIM_LENGTH, 1e-3, 1e6},               /* process node, nm */
+};
+
+static const magnitude *magnitude_of(pm_dimension dim)
+{
+    for (size_t i = 0; i < PM_ARRAY_LEN(magnitudes); i++)
+        if (magnitudes[i].dim == dim)
+            return &magnitudes[i];
+    return NULL; /* fractions and counts have their own ranges */
+}
+
+/* Whether x is 0 or within the model's magnitudes for dim. NaN fails. */
+static bool magnitude_ok(double x, pm_dimension dim)
+{
+    const magnitude *m = magnitude_of(dim);
+    if (!m)
+        return isfinite(x);
+    return (x >= m->lo && x <= m->hi) || fabs(x) <= 0.0;
+}
+
+/* The number written under key c: plain, or the "value" of a sourced number. */
+static double written_value(const cJSON *c)
+{
+    if (cJSON_IsObject(c))
+        c = cJSON_GetObjectItemCaseSensitive(c, "value");
+    return cJSON_IsNumber(c) ? c->valuedouble : NAN;
+}
+
+/* pm_obj_quantity, then the magnitude check, failing at the key the value was written under
+ * and in its unit, so that "5e-324 GBps" is answered in GBps. The written value is checked too:
+ * 5e-324 us is 0 s once converted, but nobody writes a zero that way. */
+static pm_status quantity(pm_obj *o, const char *base, pm_dimension dim, bool required,
+                          pm_range r, double *out)
+{
+    double v = -INFINITY; /* every range used here excludes it: still there means "absent" */
+    pm_status st = pm_obj_quantity(o, base, dim, required, r, &v);
+    if (st != PM_OK || (isinf(v) && v < 0))
+        return st;
+    const magnitude *m = magnitude_of(dim);
+    for (const cJSON *c = o->json->child; m && c; c = c->next) {
+        char b[128];
+        const char *unit = NULL;
+        double f = 1.0;
+        if (!pm_unit_split_key(c->string, b, sizeof b, &unit) || strcmp(b, base) != 0 ||
+            !pm_unit_lookup(unit, &f, NULL))
+            continue;
+        double written = written_value(c);
+        if (magnitude_ok(v, dim) && (fabs(v) > 0.0 || !(fabs(written) > 0.0)))
+            break;
+        return pm_obj_fail(o, c->string, PM_ERR_RANGE,
+                           "must be %sin [%g, %g] %s, the range the model is defined for "
+                           "(got %g)",
+                           r.lo_open ? "" : "0 or ", m->lo / f, m->hi / f, unit, written);
+    }
+    *out = v;
+    return PM_OK;
+}
+
 static const char *const dtype_names[PM_DTYPE_COUNT] = {"int8", "fp8", "bf16", "fp16", "fp32"};
 static const double dtype_bytes[PM_DTYPE_COUNT] = {1, 1, 2, 2, 4};
 static const char *const topo_names[] = {"ring", "full_mesh", "switch", "hierarchical"};
 static const char *const algo_names[] = {"auto", "ring", "oneshot", "twoshot", "tree",
-                                         "hierarchical"};
+                                         "hierarchical", "ring_pipelined"};
 
 double pm_dtype_bytes(pm_dtype d)
 {
@@ -178,18 +259,18 @@ static pm_status read_area(pm_obj *o, pm_area_params *a)
     c.n_origins = 0;
     a->present = true;
     long stacks = 0, links = 0;
-    if ((st = pm_obj_quantity(&c, "process", PM_DIM_LENGTH, true, POSITIVE, &a->process_nm)) ||
-        (st = pm_obj_quantity(&c, "compute", PM_DIM_AREA_PER_COMPUTE, true, NONNEGATIVE,
+    if ((st = quantity(&c, "process", PM_DIM_LENGTH, true, POSITIVE, &a->process_nm)) ||
+        (st = quantity(&c, "compute", PM_DIM_AREA_PER_COMPUTE, true, NONNEGATIVE,
                               &a->compute_mm2_per_flop_per_s)) ||
-        (st = pm_obj_quantity(&c, "l2", PM_DIM_AREA_PER_BYTE, true, NONNEGATIVE,
+        (st = quantity(&c, "l2", PM_DIM_AREA_PER_BYTE, true, NONNEGATIVE,
                               &a->l2_mm2_per_byte)) ||
-        (st = pm_obj_quantity(&c, "hbm_phy", PM_DIM_AREA_PER_ITEM, true, NONNEGATIVE,
+        (st = quantity(&c, "hbm_phy", PM_DIM_AREA_PER_ITEM, true, NONNEGATIVE,
                               &a->hbm_phy_mm2_per_stack)) ||
         (st = pm_obj_int(&c, "hbm_stacks", true, 0, 64, &stacks)) ||
-        (st = pm_obj_quantity(&c, "link_phy", PM_DIM_AREA_PER_ITEM, true, NONNEGATIVE,
+        (st = quantity(&c, "link_phy", PM_DIM_AREA_PER_ITEM, true, NONNEGATIVE,
                               &a->link_phy_mm2_per_link)) ||
         (st = pm_obj_int(&c, "links", true, 0, 1024, &links)) ||
-        (st = pm_obj_quantity(&c, "other", PM_DIM_AREA, true, NONNEGATIVE, &a->other_mm2)))
+        (st = quantity(&c, "other", PM_DIM_AREA, true, NONNEGATIVE, &a->other_mm2)))
         return st;
     a->hbm_stacks = (int)stacks;
     a->links = (int)links;
@@ -220,7 +301,7 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
     pc.n_origins = o->n_origins;
     bool any = false;
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
-        if ((st = pm_obj_quantity(&pc, dtype_names[d], PM_DIM_COMPUTE, false, POSITIVE,
+        if ((st = quantity(&pc, dtype_names[d], PM_DIM_COMPUTE, false, POSITIVE,
                                   &a->peak_flop_per_s[d])) != PM_OK)
             return st;
         any = any || a->peak_flop_per_s[d] > 0;
@@ -232,25 +313,27 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                        "no datatype given (expected keys like \"int8_TOPS\", \"bf16_TFLOPS\")");
 
     a->l2_usable_frac = 1.0;
-    if ((st = pm_obj_quantity(o, "compute_efficiency", PM_DIM_FRACTION, true, FRACTION,
+    if ((st = quantity(o, "compute_efficiency", PM_DIM_FRACTION, true, FRACTION,
                               &a->compute_efficiency_frac)) ||
-        (st = pm_obj_quantity(o, "hbm_capacity", PM_DIM_BYTES, true, POSITIVE,
+        (st = quantity(o, "hbm_capacity", PM_DIM_BYTES, true, POSITIVE,
                               &a->hbm_capacity_bytes)) ||
-        (st = pm_obj_quantity(o, "hbm_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
+        (st = quantity(o, "hbm_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
                               &a->hbm_bandwidth_bytes_per_s)) ||
-        (st = pm_obj_quantity(o, "hbm_efficiency", PM_DIM_FRACTION, true, FRACTION,
+        (st = quantity(o, "hbm_efficiency", PM_DIM_FRACTION, true, FRACTION,
                               &a->hbm_efficiency_frac)) ||
-        (st = pm_obj_quantity(o, "l2_capacity", PM_DIM_BYTES, true, POSITIVE,
+        (st = quantity(o, "kernel_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
+                              &a->kernel_hbm_efficiency_frac)) ||
+        (st = quantity(o, "l2_capacity", PM_DIM_BYTES, true, POSITIVE,
                               &a->l2_capacity_bytes)) ||
-        (st = pm_obj_quantity(o, "l2_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
+        (st = quantity(o, "l2_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
                               &a->l2_bandwidth_bytes_per_s)) ||
-        (st = pm_obj_quantity(o, "l2_usable", PM_DIM_FRACTION, false, FRACTION,
+        (st = quantity(o, "l2_usable", PM_DIM_FRACTION, false, FRACTION,
                               &a->l2_usable_frac)) ||
-        (st = pm_obj_quantity(o, "kv_strided_efficiency", PM_DIM_FRACTION, true, FRACTION,
+        (st = quantity(o, "kv_strided_efficiency", PM_DIM_FRACTION, true, FRACTION,
                               &a->kv_strided_efficiency_frac)) ||
-        (st = pm_obj_quantity(o, "kernel_launch", PM_DIM_TIME, true, NONNEGATIVE,
+        (st = quantity(o, "kernel_launch", PM_DIM_TIME, true, NONNEGATIVE,
                               &a->kernel_launch_s)) ||
-        (st = pm_obj_quantity(o, "chunk_half_efficiency", PM_DIM_BYTES, true, NONNEGATIVE,
+        (st = quantity(o, "chunk_half_efficiency", PM_DIM_BYTES, true, NONNEGATIVE,
                               &a->chunk_half_efficiency_bytes)))
         return st;
     if ((st = read_area(o, &a->area)) != PM_OK)
@@ -281,10 +364,12 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     if ((st = pm_obj_int(o, "devices", true, 1, 1L << 20, &devices)) ||
         (st = pm_obj_enum(o, "topology", true, topo_names, PM_ARRAY_LEN(topo_names), &topo)) ||
         (st = pm_obj_enum(o, "allreduce", false, algo_names, PM_ARRAY_LEN(algo_names), &algo)) ||
-        (st = pm_obj_quantity(o, "link_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
+        (st = quantity(o, "link_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
                               &c->link_bandwidth_bytes_per_s)) ||
-        (st = pm_obj_quantity(o, "link_latency", PM_DIM_TIME, true, NONNEGATIVE,
-                              &c->link_latency_s)))
+        (st = quantity(o, "link_latency", PM_DIM_TIME, true, NONNEGATIVE,
+                              &c->link_latency_s)) ||
+        (st = quantity(o, "fused_latency", PM_DIM_TIME, false, NONNEGATIVE,
+                              &c->fused_latency_s)))
         return st;
     c->devices = (int)devices;
     c->topology = (pm_topology)topo;
@@ -292,9 +377,9 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     bool hier = c->topology == PM_TOPO_HIERARCHICAL;
     long per_node = c->devices;
     if ((st = pm_obj_int(o, "devices_per_node", hier, 1, 1L << 20, &per_node)) ||
-        (st = pm_obj_quantity(o, "inter_node_bandwidth", PM_DIM_BANDWIDTH, hier, POSITIVE,
+        (st = quantity(o, "inter_node_bandwidth", PM_DIM_BANDWIDTH, hier, POSITIVE,
                               &c->inter_node_bandwidth_bytes_per_s)) ||
-        (st = pm_obj_quantity(o, "inter_node_latency", PM_DIM_TIME, hier, NONNEGATIVE,
+        (st = quantity(o, "inter_node_latency", PM_DIM_TIME, hier, NONNEGATIVE,
                               &c->inter_node_latency_s)))
         return st;
     c->devices_per_node = (int)per_node;
@@ -380,7 +465,8 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
                        "must divide num_attention_heads (got %d KV heads, %d attention heads)",
                        m->kv_heads, m->heads);
     if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
-        !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac))
+        !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac) ||
+        !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "efficiency fractions must be in (0, 1]");
     if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
@@ -391,11 +477,12 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
     if (c->devices < 1)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1 (got %d)",
                        c->devices);
-    if (!finite_pos(c->link_bandwidth_bytes_per_s) || !finite_nonneg(c->link_latency_s))
+    if (!finite_pos(c->link_bandwidth_bytes_per_s) || !finite_nonneg(c->link_latency_s) ||
+        !finite_nonneg(c->fused_latency_s))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                        "link bandwidth must be > 0 and latency >= 0");
     if ((int)c->topology < 0 || c->topology > PM_TOPO_HIERARCHICAL || (int)c->algorithm < 0 ||
-        c->algorithm > PM_AR_HIERARCHICAL)
+        c->algorithm > PM_AR_RING_PIPELINED)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.cluster", "bad topology or algorithm");
     if (c->topology == PM_TOPO_HIERARCHICAL) {
         if (c->devices_per_node < 1 || c->devices % c->devices_per_node != 0)
@@ -407,9 +494,49 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                            "inter-node bandwidth must be > 0 and latency >= 0");
     }
+    /* The loaders enforce the same magnitudes key by key; this catches scenarios built or
+     * changed by hand (a sweep point, say). */
+    const struct {
+        const char *path;
+        double v;
+        pm_dimension dim;
+    } q[] = {
+        {"$.accelerator.hbm_bandwidth", a->hbm_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
+        {"$.accelerator.l2_bandwidth", a->l2_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
+        {"$.accelerator.l2_capacity", a->l2_capacity_bytes, PM_DIM_BYTES},
+        {"$.accelerator.hbm_capacity", a->hbm_capacity_bytes, PM_DIM_BYTES},
+        {"$.accelerator.kernel_launch", a->kernel_launch_s, PM_DIM_TIME},
+        {"$.accelerator.chunk_half_efficiency", a->chunk_half_efficiency_bytes, PM_DIM_BYTES},
+        {"$.accelerator.peak_compute.int8", a->peak_flop_per_s[PM_DTYPE_INT8], PM_DIM_COMPUTE},
+        {"$.accelerator.peak_compute.fp8", a->peak_flop_per_s[PM_DTYPE_FP8], PM_DIM_COMPUTE},
+        {"$.accelerator.peak_compute.bf16", a->peak_flop_per_s[PM_DTYPE_BF16], PM_DIM_COMPUTE},
+        {"$.accelerator.peak_compute.fp16", a->peak_flop_per_s[PM_DTYPE_FP16], PM_DIM_COMPUTE},
+        {"$.accelerator.peak_compute.fp32", a->peak_flop_per_s[PM_DTYPE_FP32], PM_DIM_COMPUTE},
+        {"$.cluster.link_bandwidth", c->link_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
+        {"$.cluster.link_latency", c->link_latency_s, PM_DIM_TIME},
+        {"$.cluster.fused_latency", c->fused_latency_s, PM_DIM_TIME},
+        {"$.cluster.inter_node_bandwidth", c->inter_node_bandwidth_bytes_per_s,
+         PM_DIM_BANDWIDTH},
+        {"$.cluster.inter_node_latency", c->inter_node_latency_s, PM_DIM_TIME},
+    };
+    for (size_t i = 0; i < PM_ARRAY_LEN(q); i++) {
+        if (!magnitude_ok(q[i].v, q[i].dim)) {
+            const magnitude *mg = magnitude_of(q[i].dim);
+            return pm_fail(err, PM_ERR_RANGE, NULL, q[i].path,
+                           "must be %sin [%g, %g] %s, the range the model is defined for "
+                           "(got %g)",
+                           q[i].dim == PM_DIM_BANDWIDTH || strstr(q[i].path, "capacity")
+                               ? ""
+                               : "0 or ",
+                           mg->lo, mg->hi, pm_unit_si_name(q[i].dim), q[i].v);
+        }
+    }
     bool algo_ok;
     switch (c->topology) {
-    case PM_TOPO_RING: algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_RING; break;
+    case PM_TOPO_RING:
+        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_RING ||
+                  c->algorithm == PM_AR_RING_PIPELINED;
+        break;
     case PM_TOPO_HIERARCHICAL:
         algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_HIERARCHICAL;
         break;

@@ -62,8 +62,8 @@ void pm_names_free(char **names, size_t count)
     if (!names)
         return;
     for (size_t i = 0; i < count; i++)
-        free(names[i]);
-    free(names);
+        pm_free(names[i]);
+    pm_free(names);
 }
 
 pm_status pm_data_list(const char *data_dir, pm_file_kind kind, char ***names_out,
@@ -88,13 +88,13 @@ pm_status pm_data_list(const char *data_dir, pm_file_kind kind, char ***names_ou
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
-            char **nn = realloc(names, cap * sizeof *nn);
+            char **nn = pm_realloc(names, cap * sizeof *nn);
             if (!nn)
                 goto nomem;
             names = nn;
         }
         size_t len = strlen(e->d_name) - 5;
-        names[n] = malloc(len + 1);
+        names[n] = pm_malloc(len + 1);
         if (!names[n])
             goto nomem;
         memcpy(names[n], e->d_name, len);
@@ -124,6 +124,9 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
         pm_strlcpy(out, ref, n);
         return PM_OK;
     }
+    struct stat st;
+    if (looks_like_path && stat(ref, &st) == 0)
+        return pm_fail(err, PM_ERR_IO, NULL, NULL, "\"%s\" is not a regular file", ref);
     if (strchr(ref, '/') != NULL)
         return pm_fail(err, PM_ERR_NOT_FOUND, ref, NULL, "no such file");
     const char *dd = data_dir ? data_dir : pm_default_data_dir();
@@ -218,6 +221,29 @@ static pm_status load_named(const char *data_dir, pm_file_kind kind, const char 
     return check_kind(c->json, path, kind, err);
 }
 
+/* Sets obj[key] = item, replacing an existing member in place. cJSON copies the key, which can
+ * fail: then item is freed and false returned, rather than the value silently left out. cJSON
+ * 1.7.15's replace does not check its copy and reports success with a member whose key is
+ * NULL (found by tests/test_alloc.c), so the key is checked here. */
+static bool put_item(cJSON *obj, const char *key, cJSON *item)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(obj, key)) {
+        if (cJSON_AddItemToObject(obj, key, item))
+            return true;
+        cJSON_Delete(item);
+        return false;
+    }
+    if (!cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item)) {
+        cJSON_Delete(item);
+        return false;
+    }
+    if (!item->string) {
+        cJSON_Delete(cJSON_DetachItemViaPointer(obj, item));
+        return false;
+    }
+    return true;
+}
+
 /* Resolves the scenario's key `key` (a name, a path, an inline object, or "from" + overrides)
  * into c. */
 static pm_status resolve_component(const char *data_dir, cJSON *scenario, const char *sfile,
@@ -232,7 +258,8 @@ static pm_status resolve_component(const char *data_dir, cJSON *scenario, const 
                        "missing required key \"%s\" (a name, a path or an object)", key);
     if (cJSON_IsString(it)) {
         pm_status st = load_named(data_dir, kind, it->valuestring, c, err);
-        if (st == PM_ERR_NOT_FOUND && err && !err->file[0]) {
+        /* A name that resolves to nothing is the scenario's error, at its key. */
+        if (st != PM_OK && err && !err->file[0]) {
             pm_strlcpy(err->file, sfile, sizeof err->file);
             pm_strlcpy(err->path, path, sizeof err->path);
         }
@@ -278,10 +305,8 @@ static pm_status resolve_component(const char *data_dir, cJSON *scenario, const 
                 e = next;
             }
         }
-        if (cJSON_GetObjectItemCaseSensitive(c->json, k->string))
-            cJSON_ReplaceItemInObjectCaseSensitive(c->json, k->string, copy);
-        else
-            cJSON_AddItemToObject(c->json, k->string, copy);
+        if (!put_item(c->json, k->string, copy))
+            return pm_fail(err, PM_ERR_NOMEM, sfile, path, "out of memory");
         add_origin(c, k->string, sfile, path);
     }
     return PM_OK;
@@ -289,18 +314,34 @@ static pm_status resolve_component(const char *data_dir, cJSON *scenario, const 
 
 /* ---------------------------------------------------------------- overrides */
 
-/* Parses the value of "path=value": JSON when it is JSON, a count with a multiplier ("16k"),
- * else a string. */
-static cJSON *override_value(const char *text)
+/* Parses the value of "path=value" into *out: a JSON scalar when it is one, a count with a
+ * multiplier ("16k" is not the JSON number 16), else a string. The strict parser tells a value
+ * that is not JSON from an allocation failure and from a JSON number out of range (1e999). */
+static pm_status override_value(const char *text, const char *label, const char *jpath,
+                                cJSON **out, pm_error *err)
 {
-    cJSON *v = cJSON_ParseWithOpts(text, NULL, true); /* "16k" is not the JSON number 16 */
-    if (v && !cJSON_IsObject(v) && !cJSON_IsArray(v))
-        return v;
+    *out = NULL;
+    cJSON *v = NULL;
+    pm_error perr;
+    pm_status st = pm_json_parse(text, strlen(text), "--set", &v, &perr);
+    if (st == PM_ERR_NOMEM)
+        return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+    if (st == PM_ERR_RANGE && perr.line == 0) { /* not a position: a number, not finite */
+        char where[300];
+        snprintf(where, sizeof where, "--set %s", label);
+        return pm_fail(err, PM_ERR_RANGE, where, jpath, "%s", perr.message);
+    }
+    if (st == PM_OK && !cJSON_IsObject(v) && !cJSON_IsArray(v)) {
+        *out = v;
+        return PM_OK;
+    }
     cJSON_Delete(v);
     double x;
     if (pm_quantity_parse(text, PM_DIM_NONE, &x, NULL) == PM_OK)
-        return cJSON_CreateNumber(x);
-    return cJSON_CreateString(text);
+        *out = cJSON_CreateNumber(x);
+    else
+        *out = cJSON_CreateString(text);
+    return *out ? PM_OK : pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
 }
 
 /* Sets obj.<dotted path> = value, creating intermediate objects. */
@@ -331,9 +372,12 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
     }
     if (!seg[0])
         return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL, "empty key in \"%s\"", label);
-    cJSON *v = override_value(value);
-    if (!v)
-        return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+    cJSON *v = NULL;
+    char jpath[256];
+    snprintf(jpath, sizeof jpath, "%s.%s", comp_path, dotted);
+    pm_status st = override_value(value, label, jpath, &v, err);
+    if (st != PM_OK)
+        return st;
     char base[128], b2[128];
     const char *u;
     if (pm_unit_split_key(seg, base, sizeof base, &u)) {
@@ -345,10 +389,8 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
             e = next;
         }
     }
-    if (cJSON_GetObjectItemCaseSensitive(cur, seg))
-        cJSON_ReplaceItemInObjectCaseSensitive(cur, seg, v);
-    else
-        cJSON_AddItemToObject(cur, seg, v);
+    if (!put_item(cur, seg, v))
+        return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
     if (comp && cur == obj) {
         char lbl[300];
         snprintf(lbl, sizeof lbl, "--set %s", label);
@@ -427,9 +469,13 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
             return st;
         if (strchr(key, '.'))
             continue;
-        for (int k = 0; k < PM_KIND_SCENARIO; k++)
-            if (strcmp(key, kind_names[k]) == 0)
-                cJSON_ReplaceItemInObjectCaseSensitive(root, key, cJSON_CreateString(val));
+        for (int k = 0; k < PM_KIND_SCENARIO; k++) {
+            if (strcmp(key, kind_names[k]) != 0)
+                continue;
+            cJSON *name = cJSON_CreateString(val);
+            if (!name || !put_item(root, key, name))
+                return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+        }
     }
     component comps[4];
     memset(comps, 0, sizeof comps);
@@ -470,7 +516,7 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
             return st;
         }
     }
-    pm_provenance *prov = calloc(1, sizeof *prov);
+    pm_provenance *prov = pm_calloc(1, sizeof *prov);
     if (!prov) {
         components_free(comps, 4);
         return pm_fail(err, PM_ERR_NOMEM, sfile, NULL, "out of memory");
@@ -546,6 +592,8 @@ pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_scenari
         return st;
     st = scenario_from_json(root, path, opts, out, err);
     cJSON_Delete(root);
+    if (st != PM_OK)
+        memset(out, 0, sizeof *out); /* nothing half-read for a caller to trust */
     return st;
 }
 
@@ -572,7 +620,7 @@ const pm_param_info *pm_scenario_param(const pm_scenario *s, size_t i)
 /* ---------------------------------------------------------------- single components */
 
 static pm_status component_load(pm_file_kind kind, const char *ref, const pm_load_opts *opts,
-                                void *out, pm_error *err)
+                                void *out, size_t out_size, pm_error *err)
 {
     pm_error_clear(err);
     if (!ref || !out)
@@ -590,30 +638,32 @@ static pm_status component_load(pm_file_kind kind, const char *ref, const pm_loa
     if (st == PM_OK)
         st = read_component(&c, kind, NULL, out, err);
     cJSON_Delete(c.json);
+    if (st != PM_OK)
+        memset(out, 0, out_size); /* nothing half-read for a caller to trust */
     return st;
 }
 
 pm_status pm_model_load(const char *ref, const pm_load_opts *opts, pm_model *out, pm_error *err)
 {
-    return component_load(PM_KIND_MODEL, ref, opts, out, err);
+    return component_load(PM_KIND_MODEL, ref, opts, out, sizeof(pm_model), err);
 }
 
 pm_status pm_accelerator_load(const char *ref, const pm_load_opts *opts, pm_accelerator *out,
                               pm_error *err)
 {
-    return component_load(PM_KIND_ACCELERATOR, ref, opts, out, err);
+    return component_load(PM_KIND_ACCELERATOR, ref, opts, out, sizeof(pm_accelerator), err);
 }
 
 pm_status pm_cluster_load(const char *ref, const pm_load_opts *opts, pm_cluster *out,
                           pm_error *err)
 {
-    return component_load(PM_KIND_CLUSTER, ref, opts, out, err);
+    return component_load(PM_KIND_CLUSTER, ref, opts, out, sizeof(pm_cluster), err);
 }
 
 pm_status pm_workload_load(const char *ref, const pm_load_opts *opts, pm_workload *out,
                            pm_error *err)
 {
-    return component_load(PM_KIND_WORKLOAD, ref, opts, out, err);
+    return component_load(PM_KIND_WORKLOAD, ref, opts, out, sizeof(pm_workload), err);
 }
 
 pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_kind *kind_out,

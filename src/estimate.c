@@ -41,12 +41,12 @@ typedef struct workspace {
 
 static void ws_free(workspace *w)
 {
-    free(w->base.nodes);
-    free(w->base.edges);
-    free(w->ins.nodes);
-    free(w->ins.edges);
-    free(w->costs);
-    free(w->slots);
+    pm_free(w->base.nodes);
+    pm_free(w->base.edges);
+    pm_free(w->ins.nodes);
+    pm_free(w->ins.edges);
+    pm_free(w->costs);
+    pm_free(w->slots);
 }
 
 static int find_o_node(const pm_graph *g, int layer)
@@ -86,10 +86,10 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
     }
     if (g->n_nodes > w->cap) {
         size_t cap = g->n_nodes * 2;
-        pm_op_cost *c = realloc(w->costs, cap * sizeof *c);
+        pm_op_cost *c = pm_realloc(w->costs, cap * sizeof *c);
         if (c)
             w->costs = c;
-        pm_slot *sl = realloc(w->slots, cap * sizeof *sl);
+        pm_slot *sl = pm_realloc(w->slots, cap * sizeof *sl);
         if (sl)
             w->slots = sl;
         if (!c || !sl)
@@ -131,8 +131,8 @@ pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase
     if (st == PM_OK)
         st = pm_insert_prefetch(&base, s->accel.l2_capacity_bytes * s->accel.l2_usable_frac, g,
                                 err);
-    free(base.nodes);
-    free(base.edges);
+    pm_free(base.nodes);
+    pm_free(base.edges);
     return st;
 }
 
@@ -280,13 +280,13 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     out->prefill_tokens = sp;
     out->decode_steps = wl->seq_len - sp;
     /* Plans: decode and prefill, unfused (serial and PRESERVE) and fused. */
-    pm_step_plan *plans = malloc(4 * sizeof *plans);
+    pm_step_plan *plans = pm_malloc(4 * sizeof *plans);
     if (!plans)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     pm_step_plan *dec = &plans[0], *dec_f = &plans[1], *pre = &plans[2], *pre_f = &plans[3];
     if ((st = pm_step_plan_build(s, PM_PHASE_DECODE, sp, false, true, dec, err)) != PM_OK ||
         (st = pm_step_plan_build(s, PM_PHASE_PREFILL, sp, false, true, pre, err)) != PM_OK) {
-        free(plans);
+        pm_free(plans);
         return st;
     }
     pm_step_plan_fuse(dec, dec_f);
@@ -316,7 +316,7 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         r->tokens_per_s = (double)wl->batch * (double)out->decode_steps / r->request_s;
         r->allreduce_decode_s = pm_ar_model_time(&ar, msg, &r->allreduce);
     }
-    free(plans);
+    pm_free(plans);
     if (st == PM_ERR_RANGE)
         return pm_fail(err, st, NULL, "$.accelerator",
                        "an operation's time is not finite: a bandwidth, peak or latency is too "
@@ -378,7 +378,7 @@ pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **
     pm_status st = pm_scenario_check(s, err);
     if (st != PM_OK)
         return st;
-    pm_step_model *m = malloc(sizeof *m);
+    pm_step_model *m = pm_malloc(sizeof *m);
     if (!m)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     m->s = *s;
@@ -388,7 +388,7 @@ pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **
     st = pm_step_plan_build(&m->s, PM_PHASE_DECODE, 0, mode == PM_MODE_FUSED,
                             mode == PM_MODE_PRESERVE, &m->plan, err);
     if (st != PM_OK) {
-        free(m);
+        pm_free(m);
         return st;
     }
     *out = m;
@@ -406,5 +406,5 @@ double pm_step_model_decode_time(const pm_step_model *m, int64_t context_len)
 
 void pm_step_model_free(pm_step_model *m)
 {
-    free(m);
+    pm_free(m);
 }

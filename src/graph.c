@@ -23,16 +23,16 @@ const char *pm_node_kind_name(pm_node_kind k)
 
 pm_graph *pm_graph_alloc(void)
 {
-    return calloc(1, sizeof(pm_graph));
+    return pm_calloc(1, sizeof(pm_graph));
 }
 
 void pm_graph_free(pm_graph *g)
 {
     if (!g)
         return;
-    free(g->nodes);
-    free(g->edges);
-    free(g);
+    pm_free(g->nodes);
+    pm_free(g->edges);
+    pm_free(g);
 }
 
 void pm_graph_clear(pm_graph *g)
@@ -44,14 +44,14 @@ void pm_graph_clear(pm_graph *g)
 pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges)
 {
     if (nodes > g->cap_nodes) {
-        pm_node *nn = realloc(g->nodes, nodes * sizeof *nn);
+        pm_node *nn = pm_realloc(g->nodes, nodes * sizeof *nn);
         if (!nn)
             return PM_ERR_NOMEM;
         g->nodes = nn;
         g->cap_nodes = nodes;
     }
     if (edges > g->cap_edges) {
-        pm_edge *ne = realloc(g->edges, edges * sizeof *ne);
+        pm_edge *ne = pm_realloc(g->edges, edges * sizeof *ne);
         if (!ne)
             return PM_ERR_NOMEM;
         g->edges = ne;

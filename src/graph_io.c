@@ -13,40 +13,44 @@
 static const char *const edge_names[] = {"data", "trigger"};
 static const char *const stream_names[] = {"main", "prefetch"};
 
+/* The node as a JSON object, or NULL when an allocation failed: every member is checked, so
+ * that a failure never leaves a node silently missing a field. */
 static cJSON *node_json(const pm_node *n)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "name", n->name);
-    cJSON_AddStringToObject(o, "op", pm_node_kind_name(n->kind));
-    cJSON_AddNumberToObject(o, "layer", n->layer);
-    cJSON_AddStringToObject(o, "stream", stream_names[n->stream == PM_STREAM_PREFETCH]);
-    cJSON_AddStringToObject(o, "dtype", pm_dtype_name(n->dtype));
-    cJSON_AddNumberToObject(o, "flop", n->flop);
-    cJSON_AddNumberToObject(o, "act_bytes", n->act_bytes);
-    cJSON_AddNumberToObject(o, "weight_bytes", n->weight_bytes);
-    cJSON_AddNumberToObject(o, "kv_bytes", n->kv_bytes);
-    cJSON_AddBoolToObject(o, "kv_strided", n->kv_strided);
-    cJSON_AddNumberToObject(o, "l2_bytes", n->l2_bytes);
-    cJSON_AddNumberToObject(o, "comm_bytes", n->comm_bytes);
-    if (n->m > 0) {
-        cJSON_AddNumberToObject(o, "m", n->m);
-        cJSON_AddNumberToObject(o, "k", n->k);
-        cJSON_AddNumberToObject(o, "n", n->n);
+    bool ok = cJSON_AddStringToObject(o, "name", n->name) &&
+              cJSON_AddStringToObject(o, "op", pm_node_kind_name(n->kind)) &&
+              cJSON_AddNumberToObject(o, "layer", n->layer) &&
+              cJSON_AddStringToObject(o, "stream", stream_names[n->stream == PM_STREAM_PREFETCH]) &&
+              cJSON_AddStringToObject(o, "dtype", pm_dtype_name(n->dtype)) &&
+              cJSON_AddNumberToObject(o, "flop", n->flop) &&
+              cJSON_AddNumberToObject(o, "act_bytes", n->act_bytes) &&
+              cJSON_AddNumberToObject(o, "weight_bytes", n->weight_bytes) &&
+              cJSON_AddNumberToObject(o, "kv_bytes", n->kv_bytes) &&
+              cJSON_AddBoolToObject(o, "kv_strided", n->kv_strided) &&
+              cJSON_AddNumberToObject(o, "l2_bytes", n->l2_bytes) &&
+              cJSON_AddNumberToObject(o, "comm_bytes", n->comm_bytes);
+    if (ok && n->m > 0)
+        ok = cJSON_AddNumberToObject(o, "m", n->m) && cJSON_AddNumberToObject(o, "k", n->k) &&
+             cJSON_AddNumberToObject(o, "n", n->n);
+    if (ok && n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)
+        ok = cJSON_AddNumberToObject(o, "chunks", n->chunks) != NULL;
+    if (ok && n->prefetch >= 0)
+        ok = cJSON_AddNumberToObject(o, "prefetch", n->prefetch) != NULL;
+    if (ok && n->consumer >= 0)
+        ok = cJSON_AddNumberToObject(o, "consumer", n->consumer) != NULL;
+    if (ok && n->trigger >= 0)
+        ok = cJSON_AddNumberToObject(o, "trigger", n->trigger) != NULL;
+    if (ok && (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)) {
+        ok = cJSON_AddNumberToObject(o, "window_bytes", n->window_bytes) != NULL;
+        if (ok && n->overflow >= 0)
+            ok = cJSON_AddNumberToObject(o, "overflow", n->overflow) != NULL;
     }
-    if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)
-        cJSON_AddNumberToObject(o, "chunks", n->chunks);
-    if (n->prefetch >= 0)
-        cJSON_AddNumberToObject(o, "prefetch", n->prefetch);
-    if (n->consumer >= 0)
-        cJSON_AddNumberToObject(o, "consumer", n->consumer);
-    if (n->trigger >= 0)
-        cJSON_AddNumberToObject(o, "trigger", n->trigger);
-    if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
-        cJSON_AddNumberToObject(o, "window_bytes", n->window_bytes);
-        if (n->overflow >= 0)
-            cJSON_AddNumberToObject(o, "overflow", n->overflow);
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
     }
     return o;
 }
@@ -63,23 +67,28 @@ pm_status pm_graph_to_json(const pm_graph *g, char **text_out, pm_error *err)
     for (size_t i = 0; ok && i < g->n_nodes; i++) {
         cJSON *o = node_json(&g->nodes[i]);
         ok = o && cJSON_AddItemToArray(nodes, o);
+        if (o && !ok)
+            cJSON_Delete(o);
     }
     for (size_t i = 0; ok && i < g->n_edges; i++) {
         cJSON *e = cJSON_CreateObject();
         ok = e && cJSON_AddItemToArray(edges, e);
-        if (ok) {
-            cJSON_AddNumberToObject(e, "from", g->edges[i].from);
-            cJSON_AddNumberToObject(e, "to", g->edges[i].to);
-            cJSON_AddStringToObject(e, "kind", edge_names[g->edges[i].kind == PM_EDGE_TRIGGER]);
-        }
+        if (e && !ok)
+            cJSON_Delete(e);
+        if (ok)
+            ok = cJSON_AddNumberToObject(e, "from", g->edges[i].from) &&
+                 cJSON_AddNumberToObject(e, "to", g->edges[i].to) &&
+                 cJSON_AddStringToObject(e, "kind",
+                                         edge_names[g->edges[i].kind == PM_EDGE_TRIGGER]);
     }
     char *text = ok ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     if (!text)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the graph");
-    /* cJSON allocates with malloc by default; hand back a plain malloc'd copy regardless. */
+    /* cJSON allocates through its hooks (a test may set them): hand back our own copy, a
+     * malloc block as documented. */
     size_t len = strlen(text);
-    char *copy = malloc(len + 2);
+    char *copy = pm_malloc(len + 2);
     if (!copy) {
         cJSON_free(text);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the graph");
@@ -123,7 +132,7 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
             return;
         }
         size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-        char *np = realloc(b->p, cap);
+        char *np = pm_realloc(b->p, cap);
         if (!np) {
             b->failed = true;
             return;
@@ -161,7 +170,7 @@ pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
     }
     sb_printf(&b, "}\n");
     if (b.failed) {
-        free(b.p);
+        pm_free(b.p);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the graph");
     }
     *text_out = b.p;

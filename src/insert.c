@@ -85,14 +85,14 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
     pm_status st = PM_ERR_NOMEM;
     plan pl = {0};
     char *fresh = NULL;
-    size_t *first_edge = calloc(n + 1, sizeof *first_edge);
-    int *succ = malloc((in->n_edges + 1) * sizeof *succ);
-    int *map = malloc(n * sizeof *map);
-    pl.trigger_of = malloc(n * sizeof *pl.trigger_of);
-    pl.overflow_of = malloc(n * sizeof *pl.overflow_of);
-    pl.window = calloc(n, sizeof *pl.window);
-    pl.queue = malloc(n * sizeof *pl.queue);
-    pl.seen = malloc(n);
+    size_t *first_edge = pm_calloc(n + 1, sizeof *first_edge);
+    int *succ = pm_malloc((in->n_edges + 1) * sizeof *succ);
+    int *map = pm_malloc(n * sizeof *map);
+    pl.trigger_of = pm_malloc(n * sizeof *pl.trigger_of);
+    pl.overflow_of = pm_malloc(n * sizeof *pl.overflow_of);
+    pl.window = pm_calloc(n, sizeof *pl.window);
+    pl.queue = pm_malloc(n * sizeof *pl.queue);
+    pl.seen = pm_malloc(n);
     if (!first_edge || !succ || !map || !pl.trigger_of || !pl.overflow_of || !pl.window ||
         !pl.queue || !pl.seen)
         goto done;
@@ -103,7 +103,7 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
     for (size_t i = 0; i < n; i++)
         first_edge[i + 1] += first_edge[i];
     {
-        size_t *fill = calloc(n, sizeof *fill);
+        size_t *fill = pm_calloc(n, sizeof *fill);
         if (!fill)
             goto done;
         for (size_t e = 0; e < in->n_edges; e++) {
@@ -111,7 +111,7 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
             if (ed->kind == PM_EDGE_DATA)
                 succ[first_edge[ed->from] + fill[ed->from]++] = ed->to;
         }
-        free(fill);
+        pm_free(fill);
     }
     for (size_t i = 0; i < n; i++) {
         pl.trigger_of[i] = -1;
@@ -129,7 +129,7 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
     if ((st = pm_graph_reserve(out, n + n_prefetch, in->n_edges + 2 * n_prefetch)) != PM_OK)
         goto done;
     st = PM_ERR_NOMEM;
-    fresh = calloc(n + n_prefetch, 1);
+    fresh = pm_calloc(n + n_prefetch, 1);
     if (!fresh)
         goto done;
     for (size_t i = 0; i < n; i++) {
@@ -193,15 +193,15 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
     }
     st = PM_OK;
 done:
-    free(first_edge);
-    free(succ);
-    free(map);
-    free(pl.trigger_of);
-    free(pl.overflow_of);
-    free(pl.window);
-    free(pl.queue);
-    free(pl.seen);
-    free(fresh);
+    pm_free(first_edge);
+    pm_free(succ);
+    pm_free(map);
+    pm_free(pl.trigger_of);
+    pm_free(pl.overflow_of);
+    pm_free(pl.window);
+    pm_free(pl.queue);
+    pm_free(pl.seen);
+    pm_free(fresh);
     if (st != PM_OK) {
         pm_graph_clear(out);
         return pm_fail(err, st, NULL, NULL, "out of memory in the insertion pass");

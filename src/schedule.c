@@ -99,13 +99,13 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
 {
     /* Splits the graph into its two streams (program order) and maps the waits. */
     const size_t n = g->n_nodes, n1 = n ? n : 1;
-    pm_sim_op *ops = calloc(n1, sizeof *ops);
-    int *pos = calloc(n1, sizeof *pos); /* node -> index within its stream */
-    pm_slot *tmp = calloc(n1, sizeof *tmp);
+    pm_sim_op *ops = pm_calloc(n1, sizeof *ops);
+    int *pos = pm_calloc(n1, sizeof *pos); /* node -> index within its stream */
+    pm_slot *tmp = pm_calloc(n1, sizeof *tmp);
     if (!ops || !pos || !tmp) {
-        free(ops);
-        free(pos);
-        free(tmp);
+        pm_free(ops);
+        pm_free(pos);
+        pm_free(tmp);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory scheduling");
     }
     size_t n_main = 0, n_pf = 0;
@@ -136,9 +136,9 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
     if (st == PM_OK)
         st = pm_sim_run(ops, n_main, ops + n_main, n_pf, hbm_sharing, tmp, tmp + n_main, &tot);
     if (st == PM_ERR_RANGE) {
-        free(ops);
-        free(pos);
-        free(tmp);
+        pm_free(ops);
+        pm_free(pos);
+        pm_free(tmp);
         return pm_fail(err, st, NULL, NULL,
                        "an operation's time is not finite (a bandwidth or peak too small for "
                        "double precision?)");
@@ -151,9 +151,9 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
                     who = g->nodes[i].name;
                     break;
                 }
-        free(ops);
-        free(pos);
-        free(tmp);
+        pm_free(ops);
+        pm_free(pos);
+        pm_free(tmp);
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL,
                        "the schedule is stuck: node \"%s\" waits for a prefetch that can never "
                        "start (its trigger comes after it)",
@@ -162,9 +162,9 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
     for (size_t i = 0; i < n; i++)
         slots[i] = tmp[g->nodes[i].stream == PM_STREAM_MAIN ? (size_t)pos[i]
                                                             : n_main + (size_t)pos[i]];
-    free(ops);
-    free(pos);
-    free(tmp);
+    pm_free(ops);
+    pm_free(pos);
+    pm_free(tmp);
     *sched = tot;
     sched->slots = slots;
     sched->n_slots = n;
@@ -178,11 +178,11 @@ pm_status pm_schedule_compute(const pm_scenario *s, const pm_graph *g, pm_schedu
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_schedule_compute");
     *sched = (pm_schedule){0};
     const size_t n = g->n_nodes;
-    pm_op_cost *costs = malloc((n ? n : 1) * sizeof *costs);
-    pm_slot *slots = malloc((n ? n : 1) * sizeof *slots);
+    pm_op_cost *costs = pm_malloc((n ? n : 1) * sizeof *costs);
+    pm_slot *slots = pm_malloc((n ? n : 1) * sizeof *slots);
     if (!costs || !slots) {
-        free(costs);
-        free(slots);
+        pm_free(costs);
+        pm_free(slots);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory scheduling");
     }
     pm_status st = PM_OK;
@@ -190,9 +190,9 @@ pm_status pm_schedule_compute(const pm_scenario *s, const pm_graph *g, pm_schedu
         st = pm_op_cost_compute(s, g, i, &costs[i], err);
     if (st == PM_OK)
         st = pm_schedule_run(g, costs, s->options.hbm_sharing, slots, sched, err);
-    free(costs);
+    pm_free(costs);
     if (st != PM_OK) {
-        free(slots);
+        pm_free(slots);
         *sched = (pm_schedule){0};
     }
     return st;
@@ -202,6 +202,6 @@ void pm_schedule_release(pm_schedule *sched)
 {
     if (!sched)
         return;
-    free(sched->slots);
+    pm_free(sched->slots);
     *sched = (pm_schedule){0};
 }

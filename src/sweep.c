@@ -53,7 +53,7 @@ void pm_axis_release(pm_axis *a)
 {
     if (!a)
         return;
-    free(a->values);
+    pm_free(a->values);
     a->values = NULL;
     a->n_values = 0;
 }
@@ -70,7 +70,7 @@ static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, cons
         return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "more than %zu points", max_points);
     if (a->n_values == *cap) {
         size_t nc = *cap ? *cap * 2 : 16;
-        double *nv = realloc(a->values, nc * sizeof *nv);
+        double *nv = pm_realloc(a->values, nc * sizeof *nv);
         if (!nv)
             return pm_fail(err, PM_ERR_NOMEM, "--sweep", spec, "out of memory");
         a->values = nv;
@@ -307,7 +307,7 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
     memset(out, 0, sizeof *out);
     log_objective o = {f, user, false};
     const double llo = log(lo), lhi = log(hi), dx = (lhi - llo) / (grid_points - 1);
-    double *d = malloc((size_t)grid_points * sizeof *d);
+    double *d = pm_malloc((size_t)grid_points * sizeof *d);
     if (!d)
         return PM_ERR_NOMEM;
     int best = 0;
@@ -316,7 +316,7 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
         d[i] = -neg_log(llo + i * dx, &o);
         out->evaluations++;
         if (o.failed) {
-            free(d);
+            pm_free(d);
             return PM_ERR_CANCELLED;
         }
         if (d[i] > best_d) {
@@ -365,7 +365,7 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
         }
         gsl_min_fminimizer_free(fm);
     }
-    free(d);
+    pm_free(d);
     return st;
 }
 

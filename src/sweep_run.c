@@ -92,6 +92,7 @@ typedef struct engine {
     size_t first, last, block, n_blocks, ring;
     pm_sweep_point *buf;   /* ring x block points */
     size_t *ready;         /* per ring slot: 1 + the block it holds, 0 when free */
+    bool *nomem;           /* per ring slot: its block ran out of memory */
     size_t next;           /* next block to claim */
     size_t delivered;      /* blocks handed to the callback */
     bool stop;
@@ -99,13 +100,19 @@ typedef struct engine {
     pthread_cond_t cv_ready, cv_space;
 } engine;
 
-static void eval_block(engine *e, size_t b)
+/* Evaluates block b into its ring slot; false when memory ran out (a failure of the sweep, not
+ * an invalid point). */
+static bool eval_block(engine *e, size_t b)
 {
     pm_sweep_point *pts = &e->buf[(b % e->ring) * e->block];
     const size_t lo = e->first + b * e->block;
     const size_t hi = lo + e->block < e->last ? lo + e->block : e->last;
-    for (size_t i = lo; i < hi; i++)
+    bool ok = true;
+    for (size_t i = lo; i < hi && ok; i++) {
         eval_point(e->base, e->axes, e->n_axes, i, &pts[i - lo]);
+        ok = pts[i - lo].status != PM_ERR_NOMEM;
+    }
+    return ok;
 }
 
 static void *worker(void *arg)
@@ -119,8 +126,9 @@ static void *worker(void *arg)
             break;
         const size_t b = e->next++;
         pthread_mutex_unlock(&e->mu);
-        eval_block(e, b);
+        const bool ok = eval_block(e, b);
         pthread_mutex_lock(&e->mu);
+        e->nomem[b % e->ring] = !ok;
         e->ready[b % e->ring] = b + 1;
         pthread_cond_broadcast(&e->cv_ready);
     }
@@ -173,17 +181,22 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     if ((size_t)threads > e.n_blocks)
         threads = e.n_blocks ? (int)e.n_blocks : 1;
     e.ring = threads > 1 ? 2 * (size_t)threads : 1;
-    e.buf = malloc(e.ring * e.block * sizeof *e.buf);
-    e.ready = calloc(e.ring, sizeof *e.ready);
-    if (!e.buf || !e.ready) {
-        free(e.buf);
-        free(e.ready);
+    e.buf = pm_malloc(e.ring * e.block * sizeof *e.buf);
+    e.ready = pm_calloc(e.ring, sizeof *e.ready);
+    e.nomem = pm_calloc(e.ring, sizeof *e.nomem);
+    if (!e.buf || !e.ready || !e.nomem) {
+        pm_free(e.buf);
+        pm_free(e.ready);
+        pm_free(e.nomem);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory for the sweep buffers");
     }
     pm_status st = PM_OK;
     if (threads <= 1) {
         for (size_t b = 0; b < e.n_blocks && st == PM_OK; b++) {
-            eval_block(&e, b);
+            if (!eval_block(&e, b)) {
+                st = PM_ERR_NOMEM;
+                break;
+            }
             const size_t lo = e.first + b * e.block;
             const size_t n = lo + e.block < e.last ? e.block : e.last - lo;
             if (fn(e.buf, n, user) != 0)
@@ -206,7 +219,7 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
         for (size_t d = 0; d < e.n_blocks && st == PM_OK; d++) {
             const size_t slot = d % e.ring;
             if (started == 0) {
-                eval_block(&e, d);
+                e.nomem[slot] = !eval_block(&e, d);
             } else {
                 pthread_mutex_lock(&e.mu);
                 while (e.ready[slot] != d + 1)
@@ -215,13 +228,14 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
             }
             const size_t lo = e.first + d * e.block;
             const size_t n = lo + e.block < e.last ? e.block : e.last - lo;
-            const int rc = fn(&e.buf[slot * e.block], n, user);
+            const bool nomem = e.nomem[slot];
+            const int rc = nomem ? 0 : fn(&e.buf[slot * e.block], n, user);
             pthread_mutex_lock(&e.mu);
             e.ready[slot] = 0;
             e.delivered = d + 1;
-            if (rc != 0) {
+            if (nomem || rc != 0) {
                 e.stop = true;
-                st = PM_ERR_CANCELLED;
+                st = nomem ? PM_ERR_NOMEM : PM_ERR_CANCELLED;
             }
             pthread_cond_broadcast(&e.cv_space);
             pthread_mutex_unlock(&e.mu);
@@ -232,8 +246,11 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
         pthread_cond_destroy(&e.cv_ready);
         pthread_mutex_destroy(&e.mu);
     }
-    free(e.buf);
-    free(e.ready);
+    pm_free(e.buf);
+    pm_free(e.ready);
+    pm_free(e.nomem);
+    if (st == PM_ERR_NOMEM)
+        return pm_fail(err, st, NULL, NULL, "out of memory evaluating the sweep");
     if (st == PM_ERR_CANCELLED)
         return pm_fail(err, st, NULL, NULL, "the sweep was stopped by its callback");
     return PM_OK;

@@ -131,8 +131,12 @@ pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out, pm
     errno = 0;
     char *end = NULL;
     double v = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(v))
+    if (end == text || !isfinite(v))
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "expected a finite number, got '%s'", text);
+    /* strtod flags both overflow and results too small for a normal double (5e-324). */
+    if (errno == ERANGE)
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "'%s' is out of the range of a double",
+                       text);
     while (*end && isspace((unsigned char)*end))
         end++;
     if (!*end) {
@@ -146,6 +150,9 @@ pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out, pm
         };
         for (size_t i = 0; i < PM_ARRAY_LEN(mult); i++) {
             if (strcmp(end, mult[i].s) == 0) {
+                /* "1e308Ki" is a finite number times a finite factor, and still infinite. */
+                if (!isfinite(v * mult[i].f))
+                    return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "'%s' overflows", text);
                 *out = v * mult[i].f;
                 return PM_OK;
             }
@@ -159,8 +166,8 @@ pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out, pm
     if (!pm_unit_lookup(end, &f, &d) || d != want)
         return pm_fail(err, PM_ERR_UNIT, NULL, NULL, "unknown unit '%s' in '%s' (expected one of %s)",
                        end, text, pm_unit_names(want));
-    *out = v * f;
-    if (!isfinite(*out))
+    if (!isfinite(v * f))
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "'%s' overflows", text);
+    *out = v * f;
     return PM_OK;
 }

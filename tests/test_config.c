@@ -729,9 +729,14 @@ static void test_non_finite_number_is_rejected(void **state)
     variant("workload-bf16.json", "\"batch\": 4", "\"batch\": -1e999", "inf2.json", path,
             sizeof path);
     assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.batch", "not finite");
-    /* Passing: a large finite number. */
+    /* A finite number whose SI value is not (1e300 TBps = 1e312 bytes/s). */
     variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": 1e300", "big.json", path, sizeof path);
+            "\"hbm_bandwidth_TBps\": 1e300", "huge.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
+                 "1e+300 TBps is not a finite number of bytes/s");
+    /* Passing: a large finite number, at the top of the modelled range (1 EB/s). */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": 1e6", "big.json", path, sizeof path);
     assert_ok(validate(path, &err), &err);
 }
 
@@ -1477,6 +1482,57 @@ static void test_scenario_check_rejects_bad_model(void **state)
     assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.model", ">= 1");
 }
 
+/* The magnitudes the model is defined for keep every derived time finite and positive; a
+ * value beyond them is refused by the loaders at its key and by pm_scenario_check for
+ * scenarios built or changed by hand. */
+static void test_quantities_beyond_the_modelled_magnitudes_are_rejected(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    /* A denormal bandwidth would make a time infinite. */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": 5e-324", "denormal.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
+                 "must be in [1e-09, 1e+06] TBps");
+    /* 5e-324 us is 0 s once converted, which a zero written as 0 is allowed to be. */
+    variant("accelerator-minimal.json", "\"kernel_launch_us\": 5",
+            "\"kernel_launch_us\": 5e-324", "launch.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.kernel_launch_us",
+                 "must be 0 or in [1e-06, 1e+09] us");
+    /* A sourced number is checked the same way. */
+    variant("accelerator-minimal.json", "\"l2_capacity_MiB\": 192",
+            "\"l2_capacity_MiB\": {\"value\": 1e15, \"source\": \"x\"}", "l2.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.l2_capacity_MiB",
+                 "(got 1e+15)");
+    /* Passing: the bounds themselves, and zero where zero is allowed. */
+    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
+            "\"hbm_bandwidth_TBps\": 1e-9", "low.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+    variant("accelerator-minimal.json", "\"kernel_launch_us\": 5", "\"kernel_launch_us\": 0",
+            "zero.json", path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+
+    pm_scenario s;
+    hand_scenario(&s);
+    s.accel.l2_capacity_bytes = 1e30;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "",
+                 "$.accelerator.l2_capacity", "must be in [1, 1e+18] bytes");
+    hand_scenario(&s);
+    s.cluster.link_latency_s = 1e-300;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.cluster.link_latency",
+                 "must be 0 or in [1e-12, 1000] s");
+    hand_scenario(&s);
+    s.accel.peak_flop_per_s[PM_DTYPE_FP32] = 1e30;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "",
+                 "$.accelerator.peak_compute.fp32", "1e+21");
+    hand_scenario(&s);
+    s.accel.l2_capacity_bytes = 1e18;
+    s.cluster.link_latency_s = 0;
+    assert_ok(pm_scenario_check(&s, &err), &err);
+}
+
 static void test_scenario_check_rejects_bad_accelerator(void **state)
 {
     (void)state;
@@ -1854,6 +1910,7 @@ int main(void)
         cmocka_unit_test(test_hf_config_without_tie_key_ties_embeddings),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),
+        cmocka_unit_test(test_quantities_beyond_the_modelled_magnitudes_are_rejected),
         cmocka_unit_test(test_scenario_check_rejects_bad_accelerator),
         cmocka_unit_test(test_scenario_check_rejects_bad_cluster),
         cmocka_unit_test(test_scenario_check_rejects_bad_workload),

@@ -349,7 +349,8 @@ static void test_paper_platform_cluster_and_workload(void **state)
     assert_int_equal(c.devices, 8);
     assert_int_equal(c.topology, PM_TOPO_FULL_MESH);
     assert_rel(c.link_bandwidth_bytes_per_s, 56e9, EXACT); /* 56 GBps */
-    assert_rel(c.link_latency_s, 10e-6, EXACT);
+    assert_rel(c.link_latency_s, 22.5e-6, EXACT); /* 22.5 us */
+    assert_rel(c.fused_latency_s, 5e-6, EXACT);   /* fused_latency_us 5 */
     assert_ok(pm_workload_load("paper-default", &g_opts, &w, &err), &err);
     assert_int_equal(w.batch, 4);
     assert_int_equal(w.seq_len, 16384);

@@ -298,6 +298,26 @@ static void test_quantity_rejects_overflow_after_conversion(void **state)
     check_quantity_fails("1e300 TB", PM_DIM_BYTES, PM_ERR_RANGE, NULL);
 }
 
+static void test_quantity_rejects_overflow_after_a_count_multiplier(void **state)
+{
+    (void)state;
+    /* 1e308 is finite, 1e308 x 1024 is not; *out must stay untouched. */
+    check_quantity_fails("1e308Ki", PM_DIM_NONE, PM_ERR_RANGE, "overflows");
+    check_quantity_fails("1e306k", PM_DIM_NONE, PM_ERR_RANGE, "overflows");
+    /* Passing: the largest that fits. */
+    check_quantity("1e305k", PM_DIM_NONE, 1e308);
+}
+
+static void test_quantity_rejects_numbers_below_a_normal_double(void **state)
+{
+    (void)state;
+    /* strtod flags a denormal result: no quantity is meant to be written that way. */
+    check_quantity_fails("5e-324", PM_DIM_NONE, PM_ERR_RANGE, "out of the range of a double");
+    check_quantity_fails("1e-310 GBps", PM_DIM_BANDWIDTH, PM_ERR_RANGE, "1e-310");
+    /* Passing: the smallest normal double. */
+    check_quantity("2.2250738585072014e-308", PM_DIM_NONE, 2.2250738585072014e-308);
+}
+
 static void test_quantity_rejects_unknown_units(void **state)
 {
     (void)state;
@@ -346,6 +366,8 @@ int main(void)
         cmocka_unit_test(test_quantity_rejects_text_that_is_not_a_number),
         cmocka_unit_test(test_quantity_rejects_non_finite_numbers),
         cmocka_unit_test(test_quantity_rejects_overflow_after_conversion),
+        cmocka_unit_test(test_quantity_rejects_overflow_after_a_count_multiplier),
+        cmocka_unit_test(test_quantity_rejects_numbers_below_a_normal_double),
         cmocka_unit_test(test_quantity_rejects_unknown_units),
         cmocka_unit_test(test_quantity_rejects_a_unit_of_another_dimension),
         cmocka_unit_test(test_quantity_rejects_null_arguments),
