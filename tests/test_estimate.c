@@ -75,13 +75,7 @@ static const char *const bundled[] = {"llama70b", "llama70b-h100", "llama8b", "p
 
 static pm_scenario load(const char *name, const char *const *ov, size_t n_ov)
 {
-    pm_scenario s;
-    pm_error err;
-    const pm_load_opts opts = {PM_TEST_DATA_DIR, ov, n_ov};
-    pm_status st = pm_scenario_load(name, &opts, &s, &err);
-    if (st != PM_OK)
-        fail_msg("pm_scenario_load(%s): %s: %s", name, pm_status_name(st), err.message);
-    return s;
+    return pm_test_load(name, ov, n_ov);
 }
 
 /* ---------------------------------------------------------------- bookkeeping */

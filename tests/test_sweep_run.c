@@ -15,12 +15,7 @@
 
 static pm_scenario load(const char *name)
 {
-    pm_scenario s;
-    pm_error err;
-    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
-    if (pm_scenario_load(name, &opts, &s, &err) != PM_OK)
-        fail_msg("pm_scenario_load(%s): %s", name, err.message);
-    return s;
+    return pm_test_load(name, NULL, 0);
 }
 
 static pm_axis axis(const char *spec)

@@ -42,4 +42,16 @@ static inline void pm_assert_rel(double a, double e, double rel, const char *wha
 #define PM_TEST_CONFIG_DIR "tests/configs"
 #endif
 
+/* Loads a bundled scenario (with optional overrides) or fails the test with the message. */
+static inline pm_scenario pm_test_load(const char *name, const char *const *ov, size_t n_ov)
+{
+    pm_scenario s;
+    pm_error err;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, ov, n_ov};
+    pm_status st = pm_scenario_load(name, &opts, &s, &err);
+    if (st != PM_OK)
+        fail_msg("pm_scenario_load(%s): %s: %s", name, pm_status_name(st), err.message);
+    return s;
+}
+
 #endif

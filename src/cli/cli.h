@@ -47,6 +47,11 @@ int config_error(const pm_error *err);
 int load(const cli *c, pm_scenario *s);
 
 /* sweep_cmd.c */
+/* The gnuplot terminal for a figure file (.png, .svg, .pdf; wide: a timeline), or NULL. */
+const char *plot_terminal(const char *file, bool wide);
+/* The path of a script of plots/ (PRESERVE_MODEL_PLOTS overrides); false, said on stderr,
+ * when it cannot be read. */
+bool plot_script(const char *name, char *path, size_t n);
 int cmd_sweep(const cli *c);
 int cmd_optimize(const cli *c);
 int cmd_merge(int argc, char **argv);

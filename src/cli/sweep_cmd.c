@@ -38,27 +38,43 @@ static void point_values(const pm_sweep_point *p, double *v)
     memcpy(v, vals, sizeof vals);
 }
 
+const char *plot_terminal(const char *file, bool wide)
+{
+    const char *ext = strrchr(file, '.');
+    if (!ext || strpbrk(file, "'\"\\$`")) /* the name goes into a shell command */
+        return NULL;
+    if (strcmp(ext, ".png") == 0)
+        return wide ? "pngcairo size 1200,420 font 'Helvetica,11'"
+                    : "pngcairo size 1000,800 font 'Helvetica,11'";
+    if (strcmp(ext, ".svg") == 0)
+        return wide ? "svg size 1200,420" : "svg size 1000,800";
+    if (strcmp(ext, ".pdf") == 0)
+        return wide ? "pdfcairo size 10in,3.5in" : "pdfcairo size 8in,6.4in";
+    return NULL;
+}
+
+bool plot_script(const char *name, char *path, size_t n)
+{
+    const char *dir = getenv("PRESERVE_MODEL_PLOTS");
+    snprintf(path, n, "%s/%s", dir && dir[0] ? dir : PM_PLOTS_DIR, name);
+    if (access(path, R_OK) == 0)
+        return true;
+    fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s\n", prog, path);
+    return false;
+}
+
 static int draw(const cli *c, const char *csv, const pm_axis *ax, int n_ax)
 {
-    const char *ext = strrchr(c->plot, '.');
-    const char *term = !ext ? NULL
-                       : strcmp(ext, ".png") == 0 ? "pngcairo size 1000,800 font 'Helvetica,11'"
-                       : strcmp(ext, ".svg") == 0 ? "svg size 1000,800"
-                       : strcmp(ext, ".pdf") == 0 ? "pdfcairo size 8in,6.4in"
-                                                  : NULL;
+    const char *term = plot_terminal(c->plot, false);
     if (!term) {
-        fprintf(stderr, "%s: --plot: the file must end in .png, .svg or .pdf (got '%s')\n", prog,
-                c->plot);
+        fprintf(stderr, "%s: --plot: expected a file ending in .png, .svg or .pdf, without quotes, "
+                        "backslashes, $ or ` (got '%s')\n",
+                prog, c->plot);
         return EXIT_USAGE;
     }
-    const char *dir = getenv("PRESERVE_MODEL_PLOTS");
     char script[1200];
-    snprintf(script, sizeof script, "%s/%s", dir && dir[0] ? dir : PM_PLOTS_DIR,
-             n_ax == 1 ? "sweep.gp" : "heatmap.gp");
-    if (access(script, R_OK) != 0) {
-        fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s\n", prog, script);
+    if (!plot_script(n_ax == 1 ? "sweep.gp" : "heatmap.gp", script, sizeof script))
         return EXIT_CONFIG;
-    }
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
              "gnuplot -e \"csv='%s'; out='%s'; term=\\\"%s\\\"; xcol='%s'; ycol='%s'\" '%s'", csv,
@@ -217,6 +233,10 @@ static bool parse_shard(const char *text, size_t *k, size_t *n)
 
 int cmd_sweep(const cli *c)
 {
+    if (c->plot && !plot_terminal(c->plot, false))
+        return usage_error("--plot: expected a file ending in .png, .svg or .pdf, without quotes, "
+                           "backslashes, $ or ` (got '%s')",
+                           c->plot);
     size_t shard_k = 1, shard_n = 1;
     if (c->shard) {
         if (!parse_shard(c->shard, &shard_k, &shard_n))

@@ -92,14 +92,11 @@ int cmd_timeline(const cli *c)
         write_csv(stdout, c, &s, g, &sc, t0, t1, ctx);
         goto done;
     }
-    const char *ext = strrchr(c->plot, '.');
-    const char *term = !ext ? NULL
-                       : strcmp(ext, ".png") == 0 ? "pngcairo size 1200,420 font 'Helvetica,11'"
-                       : strcmp(ext, ".svg") == 0 ? "svg size 1200,420"
-                       : strcmp(ext, ".pdf") == 0 ? "pdfcairo size 10in,3.5in"
-                                                  : NULL;
+    const char *term = plot_terminal(c->plot, true);
     if (!term) {
-        rc = usage_error("--plot: the file must end in .png, .svg or .pdf (got '%s')", c->plot);
+        rc = usage_error("--plot: expected a file ending in .png, .svg or .pdf, without quotes, "
+                         "backslashes, $ or ` (got '%s')",
+                         c->plot);
         goto done;
     }
     char csv[1100];
@@ -112,11 +109,8 @@ int cmd_timeline(const cli *c)
     }
     write_csv(f, c, &s, g, &sc, t0, t1, ctx);
     fclose(f);
-    const char *dir = getenv("PRESERVE_MODEL_PLOTS");
     char script[1200];
-    snprintf(script, sizeof script, "%s/timeline.gp", dir && dir[0] ? dir : PM_PLOTS_DIR);
-    if (access(script, R_OK) != 0) {
-        fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s\n", prog, script);
+    if (!plot_script("timeline.gp", script, sizeof script)) {
         rc = EXIT_CONFIG;
         goto done;
     }
