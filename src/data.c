@@ -337,7 +337,16 @@ static pm_status override_value(const char *text, const char *label, const char 
     }
     cJSON_Delete(v);
     double x;
-    if (pm_quantity_parse(text, PM_DIM_NONE, &x, NULL) == PM_OK)
+    st = pm_quantity_parse(text, PM_DIM_NONE, &x, &perr);
+    char *end = NULL;
+    double lead = strtod(text, &end);
+    if (st == PM_ERR_RANGE && end != text && isfinite(lead)) {
+        /* A number whose multiplier overflows ("1e308Ki"), not a string. */
+        char where[300];
+        snprintf(where, sizeof where, "--set %s", label);
+        return pm_fail(err, PM_ERR_RANGE, where, jpath, "%s", perr.message);
+    }
+    if (st == PM_OK)
         *out = cJSON_CreateNumber(x);
     else
         *out = cJSON_CreateString(text);

@@ -13,6 +13,29 @@
 static const char *const edge_names[] = {"data", "trigger"};
 static const char *const stream_names[] = {"main", "prefetch"};
 
+/* Adds a double that reads back bit for bit. cJSON prints 15 significant digits whenever they
+ * come within a relative DBL_EPSILON of the value, which can lose the last bit (6.288...e+50
+ * came back one unit in the last place off, found by fuzz/fuzz_graph.c); here the shortest of
+ * 15, 16 and 17 digits that parses back exactly is written. Not-a-number and infinities, which
+ * JSON cannot hold, are written as null, as cJSON does. */
+static bool add_double(cJSON *o, const char *key, double v)
+{
+    if (!isfinite(v))
+        return cJSON_AddNullToObject(o, key) != NULL;
+    char buf[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        double back = strtod(buf, NULL);
+        if (memcmp(&back, &v, sizeof v) == 0)
+            break;
+    }
+    /* JSON's decimal point is '.', whatever the locale of the host program says. */
+    for (char *p = buf; *p; p++)
+        if (!strchr("0123456789+-eE", *p))
+            *p = '.';
+    return cJSON_AddRawToObject(o, key, buf) != NULL;
+}
+
 /* The node as a JSON object, or NULL when an allocation failed: every member is checked, so
  * that a failure never leaves a node silently missing a field. */
 static cJSON *node_json(const pm_node *n)
@@ -25,16 +48,15 @@ static cJSON *node_json(const pm_node *n)
               cJSON_AddNumberToObject(o, "layer", n->layer) &&
               cJSON_AddStringToObject(o, "stream", stream_names[n->stream == PM_STREAM_PREFETCH]) &&
               cJSON_AddStringToObject(o, "dtype", pm_dtype_name(n->dtype)) &&
-              cJSON_AddNumberToObject(o, "flop", n->flop) &&
-              cJSON_AddNumberToObject(o, "act_bytes", n->act_bytes) &&
-              cJSON_AddNumberToObject(o, "weight_bytes", n->weight_bytes) &&
-              cJSON_AddNumberToObject(o, "kv_bytes", n->kv_bytes) &&
+              add_double(o, "flop", n->flop) &&
+              add_double(o, "act_bytes", n->act_bytes) &&
+              add_double(o, "weight_bytes", n->weight_bytes) &&
+              add_double(o, "kv_bytes", n->kv_bytes) &&
               cJSON_AddBoolToObject(o, "kv_strided", n->kv_strided) &&
-              cJSON_AddNumberToObject(o, "l2_bytes", n->l2_bytes) &&
-              cJSON_AddNumberToObject(o, "comm_bytes", n->comm_bytes);
+              add_double(o, "l2_bytes", n->l2_bytes) &&
+              add_double(o, "comm_bytes", n->comm_bytes);
     if (ok && n->m > 0)
-        ok = cJSON_AddNumberToObject(o, "m", n->m) && cJSON_AddNumberToObject(o, "k", n->k) &&
-             cJSON_AddNumberToObject(o, "n", n->n);
+        ok = add_double(o, "m", n->m) && add_double(o, "k", n->k) && add_double(o, "n", n->n);
     if (ok && n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)
         ok = cJSON_AddNumberToObject(o, "chunks", n->chunks) != NULL;
     if (ok && n->prefetch >= 0)
@@ -44,7 +66,7 @@ static cJSON *node_json(const pm_node *n)
     if (ok && n->trigger >= 0)
         ok = cJSON_AddNumberToObject(o, "trigger", n->trigger) != NULL;
     if (ok && (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)) {
-        ok = cJSON_AddNumberToObject(o, "window_bytes", n->window_bytes) != NULL;
+        ok = add_double(o, "window_bytes", n->window_bytes);
         if (ok && n->overflow >= 0)
             ok = cJSON_AddNumberToObject(o, "overflow", n->overflow) != NULL;
     }

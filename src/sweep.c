@@ -194,8 +194,9 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
                 st = pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
                 goto fail;
             }
-            if (!(step > 0)) {
-                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "the step must be > 0 (got '%s')",
+            if (!(step > 0) || !isfinite(step)) {
+                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                             "the step must be finite and > 0 (got '%s')",
                              buf[2]);
                 goto fail;
             }
@@ -230,9 +231,17 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     if (!(v > 0) || !isfinite(v))
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s must be > 0 (got %g)", pm_axis_name(k),
                        v);
-    if (is_count_axis(k) && (fabs(v - round(v)) > 0.0 || v > 4294967296.0))
+    if (is_count_axis(k) && fabs(v - round(v)) > 0.0)
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s takes integers (got %g)",
                        pm_axis_name(k), v);
+    /* The loaders' bounds (devices 2^20, batch 2^24, sequence 2^32): beyond them the int
+     * fields would overflow. */
+    const double count_max = k == PM_AXIS_DEVICES ? 1048576.0
+                             : k == PM_AXIS_BATCH ? 16777216.0
+                                                  : 4294967296.0;
+    if (is_count_axis(k) && v > count_max)
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s must be at most %.0f (got %g)",
+                       pm_axis_name(k), count_max, v);
     switch (k) {
     case PM_AXIS_L2: s->accel.l2_capacity_bytes = v; break;
     case PM_AXIS_L2_BW: s->accel.l2_bandwidth_bytes_per_s = v; break;

@@ -406,6 +406,49 @@ static void test_json_round_trip(void **state)
     pm_graph_free(back);
 }
 
+/* cJSON prints 15 digits when they come within a relative epsilon of the value, which loses
+ * the last bit of numbers like these (found by fuzz/fuzz_graph.c): the graph's JSON must carry
+ * every double exactly. */
+static void test_json_round_trip_is_exact_to_the_bit(void **state)
+{
+    (void)state;
+    static const double values[] = {6.288888888888889e+50, 0.1, 1.0 / 3.0, 5e-324,
+                                    1.7976931348623157e308, 123456789012345678.0};
+    pm_graph *g = pm_graph_alloc(), *back = pm_graph_alloc();
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        pm_node n = {0};
+        n.kind = PM_NODE_MATMUL;
+        snprintf(n.name, sizeof n.name, "N%zu", i);
+        n.prefetch = n.consumer = n.trigger = n.overflow = -1;
+        n.flop = values[i];
+        n.weight_bytes = values[i];
+        n.act_bytes = values[i];
+        n.m = values[i];
+        n.k = 1.0 + values[i];
+        n.n = 2.0;
+        assert_int_equal(pm_graph_add_node(g, &n, NULL), PM_OK);
+    }
+    char *text = NULL;
+    pm_error err;
+    assert_int_equal(pm_graph_to_json(g, &text, &err), PM_OK);
+    pm_status st = pm_graph_from_json(text, strlen(text), "mem.json", back, &err);
+    if (st != PM_OK)
+        fail_msg("pm_graph_from_json: %s: %s\n%s", err.path, err.message, text);
+    assert_int_equal(back->n_nodes, g->n_nodes);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *a = &g->nodes[i], *b = &back->nodes[i];
+        if (memcmp(&a->flop, &b->flop, sizeof a->flop) != 0 ||
+            memcmp(&a->weight_bytes, &b->weight_bytes, sizeof a->weight_bytes) != 0 ||
+            memcmp(&a->act_bytes, &b->act_bytes, sizeof a->act_bytes) != 0 ||
+            memcmp(&a->m, &b->m, sizeof a->m) != 0 || memcmp(&a->k, &b->k, sizeof a->k) != 0)
+            fail_msg("node %zu: wrote %.17g, read back %.17g", i, a->weight_bytes,
+                     b->weight_bytes);
+    }
+    free(text);
+    pm_graph_free(g);
+    pm_graph_free(back);
+}
+
 static void test_dot_contains_nodes(void **state)
 {
     (void)state;
@@ -487,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_prefill_graph),
         cmocka_unit_test(test_build_rejects_bad_arguments),
         cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_json_round_trip_is_exact_to_the_bit),
         cmocka_unit_test(test_dot_contains_nodes),
         cmocka_unit_test(test_from_json_rejects_bad_graphs),
     };

@@ -102,7 +102,9 @@ static void test_axis_rejects_bad_ranges(void **state)
     (void)state;
     check_bad("l2=", PM_ERR_RANGE, "empty");
     check_bad("l2=256MiB:8MiB:8MiB", PM_ERR_RANGE, "reversed");
-    check_bad("l2=8MiB:256MiB:0", PM_ERR_RANGE, "step must be > 0");
+    check_bad("l2=8MiB:256MiB:0", PM_ERR_RANGE, "step must be finite and > 0");
+    /* A step whose SI value overflows (1e308 Gbit/s) would make every point NaN. */
+    check_bad("link_bw=100Gbps:1600Gbps:1e308", PM_ERR_RANGE, "step must be finite and > 0");
     check_bad("l2=8MiB:256MiB:x1", PM_ERR_RANGE, "geometric");
     check_bad("l2=8MiB:256MiB", PM_ERR_RANGE, "START:STOP:STEP");
     check_bad("frobnicate=1,2", PM_ERR_VALUE, "unknown axis");
@@ -130,6 +132,13 @@ static void test_set_axis_changes_the_scenario(void **state)
     assert_int_equal(s.cluster.devices, 8);
     assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_BATCH, 2.5, NULL), PM_ERR_RANGE);
     assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_L2, NAN, NULL), PM_ERR_RANGE);
+    /* Counts stay within the loaders' bounds, where the int fields cannot overflow: devices
+     * 2^20, batch 2^24. */
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_DEVICES, 1048576, NULL), PM_OK);
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_DEVICES, 1048577, NULL), PM_ERR_RANGE);
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_DEVICES, 3e9, NULL), PM_ERR_RANGE);
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_BATCH, 16777217, NULL), PM_ERR_RANGE);
+    assert_int_equal(s.cluster.devices, 1048576);
 }
 
 static void test_optimum_is_at_least_the_best_grid_point(void **state)

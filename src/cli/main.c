@@ -121,12 +121,18 @@ static bool add_set(cli *c, const char *key, const char *value, int64_t n)
         return false;
     }
     char *dst = c->owned[c->n_sets];
+    int len;
     if (!key)
-        snprintf(dst, sizeof c->owned[0], "%s", value);
+        len = snprintf(dst, sizeof c->owned[0], "%s", value);
     else if (value)
-        snprintf(dst, sizeof c->owned[0], "%s=%s", key, value);
+        len = snprintf(dst, sizeof c->owned[0], "%s=%s", key, value);
     else
-        snprintf(dst, sizeof c->owned[0], "%s=%lld", key, (long long)n);
+        len = snprintf(dst, sizeof c->owned[0], "%s=%lld", key, (long long)n);
+    if (len < 0 || (size_t)len >= sizeof c->owned[0]) {
+        fprintf(stderr, "%s: an override is longer than %zu bytes: '%.40s...'\n", prog,
+                sizeof c->owned[0] - 1, dst);
+        return false;
+    }
     c->sets[c->n_sets] = dst;
     c->n_sets++;
     return true;

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Hostile inputs the fixtures in tests/configs/invalid/ cannot hold: generated files too large
+# to ship (100000 levels of nesting, a 1 MB key, 100000 keys), files that are not files
+# (a directory, an unreadable file), and command-line values at integer limits (--set,
+# --devices, --seq, --batch). Every case must end in its documented exit code with a message
+# that names the file (or option) and the JSON path; none may crash, hang or print NaN (unless
+# the command line itself spelled "nan" or "inf", which a message may quote).
+# Usage: test_hostile.sh PATH/TO/preserve-model DATA_DIR
+# PM_WRAPPER (e.g. "valgrind --error-exitcode=99 ...") runs the tool under a checker, and
+# PM_TIME_LIMIT (seconds per case, default 20) gives it the time (scripts/valgrind.sh).
+set -u
+pm="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" # the cases run in a scratch directory
+export PRESERVE_MODEL_DATA="$(cd "$2" && pwd)"
+fail=0
+pass=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Seconds any one case may take: the largest input here is a few MB, parsed in milliseconds.
+limit="${PM_TIME_LIMIT:-20}"
+read -r -a wrapper <<<"${PM_WRAPPER:-}"
+
+check() { # name, expected exit code, substring expected in stdout+stderr, command...
+    local name="$1" code="$2" want="$3"
+    shift 3
+    local out rc
+    out=$(timeout "$limit" "${wrapper[@]}" "$@" 2>&1)
+    rc=$?
+    local why=""
+    if [ "$rc" -eq 124 ]; then
+        why="hung (killed after $limit s)"
+    elif [ "$rc" -ge 128 ]; then
+        why="crashed (signal $((rc - 128)))"
+    elif [ "$rc" -ne "$code" ]; then
+        why="exit $rc, want $code"
+    elif ! grep -qF -- "$want" <<<"$out"; then
+        why="output lacks '$want'"
+    elif ! grep -qiE 'nan|inf' <<<"$*" && grep -qiwE -- '-?(nan|inf|infinity)' <<<"$out"; then
+        why="a non-finite number in the output"
+    elif [ "${#out}" -gt 100000 ]; then
+        why="${#out} bytes of output (an input echoed whole?)"
+    fi
+    if [ -n "$why" ]; then
+        echo "FAIL $name: $why:"
+        head -c 2000 <<<"$out"
+        echo
+        fail=$((fail + 1))
+    else
+        pass=$((pass + 1))
+    fi
+}
+
+cd "$tmp" || exit 1
+
+# ---- nesting: our limit is 64, cJSON's 1000 -----------------------------------------------
+nest() { # count, opener, closer, inner -> file on stdout
+    head -c "$1" </dev/zero | tr '\0' "$2"
+    printf '%s' "$4"
+    head -c "$1" </dev/zero | tr '\0' "$3"
+}
+nest 100000 '[' ']' '' >deep-arrays.json
+check deep-arrays-100000 1 'deep-arrays.json:1:65: JSON nested deeper than 64 levels' \
+    "$pm" validate deep-arrays.json
+nest 999 '[' ']' '' >deep-999.json
+check deep-arrays-999 1 'nested deeper than 64 levels' "$pm" validate deep-999.json
+nest 1000 '[' ']' '' >deep-1000.json
+check deep-arrays-1000 1 'nested deeper than 64 levels' "$pm" validate deep-1000.json
+# Unclosed: the depth is found before the missing end.
+head -c 100000 </dev/zero | tr '\0' '[' >deep-unclosed.json
+check deep-arrays-unclosed 1 'nested deeper than 64 levels' "$pm" validate deep-unclosed.json
+{
+    printf '{"kind": "scenario", "name": "x", "model": '
+    for _ in $(seq 100000); do printf '{"a": '; done
+    printf '1'
+    head -c 100000 </dev/zero | tr '\0' '}'
+    printf '}\n'
+} >deep-objects.json
+check deep-objects-100000 1 'deep-objects.json:1:' "$pm" validate deep-objects.json
+check deep-objects-message 1 'nested deeper than 64 levels' "$pm" validate deep-objects.json
+# Passing: 64 levels are allowed (a valid array, but not an object: a type error at $).
+nest 64 '[' ']' '1' >deep-64.json
+check deep-arrays-64 1 '$: expected a JSON object (got an array)' "$pm" validate deep-64.json
+
+# ---- long strings ------------------------------------------------------------------------
+key=$(head -c 1048576 </dev/zero | tr '\0' 'k')
+printf '{"kind": "workload", "name": "w", "batch": 4, "seq_len": 1024, "prefill_frac": 0.5,
+ "weight_dtype": "bf16", "kv_dtype": "bf16", "act_dtype": "bf16", "%s": 1}\n' "$key" >long-key.json
+check long-key-1mb 1 'long-key.json: $.kkkk' "$pm" validate long-key.json
+check long-key-1mb-message 1 'unknown key "kkkk' "$pm" validate long-key.json
+key=$(head -c 1048576 </dev/zero | tr '\0' '_')
+printf '{"kind": "workload", "name": "w", "batch": 4, "seq_len": 1024, "prefill_frac": 0.5,
+ "weight_dtype": "bf16", "kv_dtype": "bf16", "act_dtype": "bf16", "%s_MiB": 1}\n' "$key" \
+    >long-underscores.json
+check long-key-of-underscores 1 'long-underscores.json: $.____' "$pm" validate long-underscores.json
+printf '{"kind": "model", "name": "%s", "num_hidden_layers": 2, "hidden_size": 64,
+ "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "source": "t"}\n' \
+    "$(head -c 1048576 </dev/zero | tr '\0' 'n')" >long-name.json
+check long-name-1mb-is-valid 0 '1 files checked, 0 invalid' "$pm" validate long-name.json
+
+# ---- many keys: the duplicate check must not be quadratic --------------------------------
+{
+    printf '{"kind": "workload"'
+    for i in $(seq 0 99999); do printf ', "k%d": 0' "$i"; done
+    printf ', "k5": 1}\n'
+} >many-keys.json
+check many-keys-duplicate 1 'many-keys.json: $.k5: duplicate key "k5"' "$pm" validate many-keys.json
+
+# ---- files that are not JSON, or not files ----------------------------------------------
+: >empty.json
+check empty-file 1 'empty.json: empty file' "$pm" validate empty.json
+head -c 65536 /dev/urandom >random.json
+check random-bytes 1 'random.json' "$pm" validate random.json
+printf '\x01\x02\x03binary\xff\xfe' >garbage.json
+check binary-garbage 1 'garbage.json:1:1: JSON syntax error' "$pm" validate garbage.json
+printf '{"kind": "model", "name": "\xff"}' >latin.json
+check non-utf8-string 1 'latin.json:1:28: JSON syntax error: invalid UTF-8' "$pm" validate latin.json
+printf '{"kind": "model", "\xc3\x28": 1}' >badkey.json
+check non-utf8-key 1 'badkey.json:1:20: JSON syntax error: invalid UTF-8' "$pm" validate badkey.json
+mkdir dir.json
+check directory 1 'dir.json: not a regular file' "$pm" validate dir.json
+check directory-as-config 1 'not a regular file' "$pm" --config ./dir.json
+printf '{"kind": "scenario", "name": "s", "model": "./dir.json", "accelerator": "ascend-910b",
+ "cluster": "hccs-full-mesh", "workload": "paper-default"}\n' >names-dir.json
+check directory-as-component 1 'names-dir.json: $.model: "./dir.json" is not a regular file' \
+    "$pm" --config ./names-dir.json
+check missing-file 1 'no such file' "$pm" --config ./nothing-here.json
+if [ "$(id -u)" -ne 0 ]; then
+    printf '{"kind": "model"}' >unreadable.json
+    chmod 000 unreadable.json
+    check unreadable 1 'unreadable.json: cannot open' "$pm" validate unreadable.json
+    chmod 600 unreadable.json
+fi
+longpath=$(head -c 5000 </dev/zero | tr '\0' 'p')
+check path-too-long 1 'cannot open' "$pm" validate "$longpath.json"
+
+# ---- numbers in files at the limits of their types ---------------------------------------
+printf '{"kind": "scenario", "name": "s", "model": "llama3-70b", "accelerator": "ascend-910b",
+ "cluster": {"from": "hccs-full-mesh", "devices": 2147483647}, "workload": "paper-default"}\n' \
+    >devices-max.json
+check file-devices-int-max 1 'devices-max.json: $.cluster.devices: must be in [1, 1048576]' \
+    "$pm" --config ./devices-max.json
+printf '{"kind": "scenario", "name": "s", "model": "llama3-70b", "accelerator": "ascend-910b",
+ "cluster": "hccs-full-mesh", "workload": {"from": "paper-default", "seq_len": 9223372036854775807}}\n' \
+    >seq-max.json
+check file-seq-int64-max 1 'seq-max.json: $.workload.seq_len: must be in [2, 4294967296]' \
+    "$pm" --config ./seq-max.json
+printf '{"kind": "scenario", "name": "s", "model": "llama3-70b", "accelerator": {"from": "ascend-910b",
+ "hbm_bandwidth_TBps": 5e-324}, "cluster": "hccs-full-mesh", "workload": "paper-default"}\n' \
+    >denormal.json
+check file-bandwidth-denormal 1 'denormal.json: $.accelerator.hbm_bandwidth_TBps: must be in' \
+    "$pm" --config ./denormal.json
+
+# ---- --set at the limits ------------------------------------------------------------------
+for v in 2147483647 2147483648 9223372036854775807 -1 0 1e308 5e-324 -9223372036854775808; do
+    check "set-batch=$v" 1 "--set workload.batch=$v: \$.workload.batch:" \
+        "$pm" --config llama70b --set "workload.batch=$v"
+    check "set-devices=$v" 1 "--set cluster.devices=$v: \$.cluster.devices:" \
+        "$pm" --config llama70b --set "cluster.devices=$v"
+done
+for v in 9223372036854775807 4294967297 -1 1 1e308 5e-324; do
+    check "set-seq=$v" 1 "--set workload.seq_len=$v: \$.workload.seq_len:" \
+        "$pm" --config llama70b --set "workload.seq_len=$v"
+done
+for v in 2147483647 1073741825 -1; do
+    check "set-layers=$v" 1 "--set model.num_hidden_layers=$v: \$.model.num_hidden_layers:" \
+        "$pm" --config llama70b --set "model.num_hidden_layers=$v"
+done
+check set-bandwidth-1e308 1 '$.accelerator.hbm_bandwidth_TBps: out of range: 1e+308 TBps' \
+    "$pm" --config llama70b --set accelerator.hbm_bandwidth_TBps=1e308
+check set-bandwidth-denormal 1 '$.accelerator.hbm_bandwidth_TBps: must be in [1e-09, 1e+06] TBps' \
+    "$pm" --config llama70b --set accelerator.hbm_bandwidth_TBps=5e-324
+check set-link-latency-huge 1 '$.cluster.link_latency_us: must be 0 or in' \
+    "$pm" --config llama70b --set cluster.link_latency_us=1e308
+check set-launch-denormal 1 '$.accelerator.kernel_launch_us: must be 0 or in' \
+    "$pm" --config llama70b --set accelerator.kernel_launch_us=5e-324
+check set-prefill-denormal 1 '$.workload.prefill_frac' \
+    "$pm" --config llama70b --set workload.prefill_frac=5e-324
+check set-not-finite 1 '--set workload.batch=1e999: $.workload.batch: number out of range (not finite)' \
+    "$pm" --config llama70b --set workload.batch=1e999
+check set-multiplier-overflow 1 '--set workload.seq_len=1e308Ki: $.workload.seq_len: '"'"'1e308Ki'"'"' overflows' \
+    "$pm" --config llama70b --set workload.seq_len=1e308Ki
+check set-nan-text 1 '$.accelerator.hbm_bandwidth_TBps: expected a number (got a string)' \
+    "$pm" --config llama70b --set accelerator.hbm_bandwidth_TBps=NaN
+# The tool refuses overrides over 287 bytes (a usage error); the library refuses keys over 255.
+check set-deep-value 2 'longer than 287 bytes' \
+    "$pm" --config llama70b --set "workload.batch=$(head -c 100000 </dev/zero | tr '\0' '[')"
+check set-deep-value-short 1 '$.workload.batch' \
+    "$pm" --config llama70b --set "workload.batch=$(head -c 200 </dev/zero | tr '\0' '[')"
+check set-huge-override 2 'longer than 287 bytes' "$pm" --config llama70b \
+    --set "$(head -c 100000 </dev/zero | tr '\0' 'k')=1"
+check set-long-key 1 'key too long' "$pm" --config llama70b \
+    --set "workload.$(head -c 260 </dev/zero | tr '\0' 'k')=1"
+
+# ---- options at the limits (usage errors, exit 2) ----------------------------------------
+for v in 2147483647 9223372036854775807 -1 0 1e308 5e-324 nan; do
+    check "devices-option=$v" 2 '--devices' "$pm" --config llama70b --devices "$v"
+    check "batch-option=$v" 2 '--batch' "$pm" --config llama70b --batch "$v"
+done
+for v in 9223372036854775807 4294967297 -1 1 1e308 5e-324 nan; do
+    check "seq-option=$v" 2 '--seq' "$pm" --config llama70b --seq "$v"
+done
+# Passing: the largest values the options take give finite numbers (or a model error).
+check devices-option-max 1 'exceed the model' "$pm" --config llama70b --devices 1048576
+check seq-option-max 0 'sequence 4294967296' "$pm" --config llama8b --seq 4294967296
+check batch-option-max 0 'batch 16777216' "$pm" --config llama8b --batch 16777216
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
