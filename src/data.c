@@ -77,9 +77,10 @@ pm_status pm_data_list(const char *data_dir, pm_file_kind kind, char ***names_ou
     snprintf(dir, sizeof dir, "%s/%s", data_dir ? data_dir : pm_default_data_dir(),
              kind_dirs[kind]);
     DIR *d = opendir(dir);
+    char why[128];
     if (!d)
         return pm_fail(err, PM_ERR_IO, dir, NULL, "cannot open the data directory: %s",
-                       strerror(errno));
+                       pm_errno_text(errno, why, sizeof why));
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;

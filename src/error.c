@@ -98,3 +98,12 @@ int pm_edit_distance(const char *a, const char *b)
     }
     return prev[lb] > 255 ? 255 : prev[lb];
 }
+
+const char *pm_errno_text(int errnum, char *buf, size_t n)
+{
+    /* The XSI strerror_r (_POSIX_C_SOURCE 200809L): strerror may share one buffer between
+     * threads, and the library promises reentrancy. */
+    if (strerror_r(errnum, buf, n) != 0)
+        snprintf(buf, n, "error %d", errnum);
+    return buf;
+}

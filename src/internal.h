@@ -19,6 +19,8 @@ pm_status pm_fail(pm_error *err, pm_status status, const char *file, const char 
     __attribute__((format(printf, 5, 6)))
 #endif
     ;
+/* The text of an errno value, into buf (thread-safe strerror). Returns buf. */
+const char *pm_errno_text(int errnum, char *buf, size_t n);
 /* Clears err to PM_OK. */
 void pm_error_clear(pm_error *err);
 

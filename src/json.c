@@ -18,13 +18,16 @@
 pm_status pm_read_file(const char *path, char **text, size_t *len, pm_error *err)
 {
     struct stat st;
+    char why[128];
     if (stat(path, &st) != 0)
-        return pm_fail(err, PM_ERR_IO, path, NULL, "cannot open: %s", strerror(errno));
+        return pm_fail(err, PM_ERR_IO, path, NULL, "cannot open: %s",
+                       pm_errno_text(errno, why, sizeof why));
     if (!S_ISREG(st.st_mode))
         return pm_fail(err, PM_ERR_IO, path, NULL, "not a regular file");
     FILE *f = fopen(path, "rb");
     if (!f)
-        return pm_fail(err, PM_ERR_IO, path, NULL, "cannot open: %s", strerror(errno));
+        return pm_fail(err, PM_ERR_IO, path, NULL, "cannot open: %s",
+                       pm_errno_text(errno, why, sizeof why));
     size_t cap = (size_t)st.st_size + 1, n = 0;
     char *buf = pm_malloc(cap);
     if (!buf) {
