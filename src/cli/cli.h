@@ -31,7 +31,7 @@ typedef struct cli {
     pm_phase phase;
     pm_mode mode;
     const char *devices_list;
-    const char *sweeps[2];
+    const char *sweeps[PM_SWEEP_MAX_AXES];
     int n_sweeps;
     const char *optimize;
     const char *plot;

@@ -59,7 +59,7 @@ static void usage(FILE *f)
             "      --data-dir DIR     bundled data directory (default: %s)\n"
             "      --sweep AXIS[=R]   sweep l2, l2_bw, compute, hbm_bw, link_bw, devices, batch or\n"
             "                         seq; R is START:STOP:STEP (units ok: 8MiB:256MiB:8MiB; STEP\n"
-            "                         xF is geometric) or a list 1,4,16; twice for a 2-D grid\n"
+            "                         xF is geometric) or a list 1,4,16; up to 4 times for a grid\n"
             "      --optimize AXIS[=LO:HI]  the value maximising tokens/s/mm2 per mode\n"
             "      --plot FILE        draw the sweep with gnuplot (.png, .svg or .pdf); with\n"
             "                         timeline: the two-stream schedule of one layer\n"
@@ -689,8 +689,8 @@ int main(int argc, char **argv)
         case OPT_DEVLIST: c.devices_list = optarg; break;
         case OPT_DATADIR: c.data_dir = optarg; break;
         case OPT_SWEEP:
-            if (c.n_sweeps >= 2)
-                return usage_error("--sweep: at most two axes (a 2-D grid)");
+            if (c.n_sweeps >= PM_SWEEP_MAX_AXES)
+                return usage_error("--sweep: at most %d axes", PM_SWEEP_MAX_AXES);
             c.sweeps[c.n_sweeps++] = optarg;
             break;
         case OPT_OPTIMIZE: c.optimize = optarg; break;

@@ -231,6 +231,12 @@ static bool parse_shard(const char *text, size_t *k, size_t *n)
     return true;
 }
 
+static void release_axes(pm_axis *ax)
+{
+    for (int i = 0; i < PM_SWEEP_MAX_AXES; i++)
+        pm_axis_release(&ax[i]);
+}
+
 int cmd_sweep(const cli *c)
 {
     if (c->plot && !plot_terminal(c->plot, false))
@@ -246,27 +252,30 @@ int cmd_sweep(const cli *c)
         if (c->plot)
             return usage_error("--shard: draw the merged CSV, not a shard (no --plot)");
     }
-    pm_axis ax[2] = {{0}, {0}};
+    if (c->plot && c->n_sweeps > 2)
+        return usage_error("--plot: a figure shows one or two axes (got %d --sweep)", c->n_sweeps);
+    pm_axis ax[PM_SWEEP_MAX_AXES];
+    memset(ax, 0, sizeof ax);
     pm_error err;
     for (int i = 0; i < c->n_sweeps; i++) {
         if (pm_axis_parse(c->sweeps[i], 10000000, &ax[i], &err) != PM_OK) {
-            pm_axis_release(&ax[0]);
+            release_axes(ax);
             char buf[800];
             pm_error_format(&err, buf, sizeof buf);
             fprintf(stderr, "%s: %s\n", prog, buf);
             return EXIT_USAGE;
         }
-    }
-    if (c->n_sweeps == 2 && ax[0].kind == ax[1].kind) {
-        pm_axis_release(&ax[0]);
-        pm_axis_release(&ax[1]);
-        return usage_error("--sweep: the two axes must differ");
+        for (int j = 0; j < i; j++)
+            if (ax[j].kind == ax[i].kind) {
+                release_axes(ax);
+                return usage_error("--sweep: the axes must differ (%s twice)",
+                                   pm_axis_name(ax[i].kind));
+            }
     }
     pm_scenario s;
     int rc = load(c, &s);
     if (rc) {
-        pm_axis_release(&ax[0]);
-        pm_axis_release(&ax[1]);
+        release_axes(ax);
         return rc;
     }
     /* With --plot the CSV goes to a file beside the figure as well as stdout. */
@@ -279,8 +288,7 @@ int cmd_sweep(const cli *c)
         if (!k.csv) {
             fprintf(stderr, "%s: cannot write %s: %s\n", prog, csv_path, strerror(errno));
             pm_scenario_free(&s);
-            pm_axis_release(&ax[0]);
-            pm_axis_release(&ax[1]);
+            release_axes(ax);
             return EXIT_CONFIG;
         }
         header(c, &s, ax, c->n_sweeps, k.csv);
@@ -315,8 +323,7 @@ int cmd_sweep(const cli *c)
             rc = draw(c, csv_path, ax, c->n_sweeps);
     }
     pm_scenario_free(&s);
-    pm_axis_release(&ax[0]);
-    pm_axis_release(&ax[1]);
+    release_axes(ax);
     return rc;
 }
 
