@@ -15,7 +15,9 @@
 #   and writes OUTDIR/fig7.csv (the sweep), OUTDIR/fig7-optimize.csv (the optimum per mode),
 #   OUTDIR/fig7.png (plots/fig7.gp) and OUTDIR/fig7-summary.txt: optimum_l2_mib_serial,
 #   optimum_l2_mib_preserve, density_serial_opt, density_preserve_opt (tokens/s/mm^2, from the
-#   optimiser) and density_ratio (preserve optimum / serial optimum).
+#   optimiser) and density_ratio (preserve optimum / serial optimum) for the default model, and the
+#   same five keys suffixed _<model> for each of the six paper models (`--model`), since the
+#   paper does not say which model its Fig 7 uses.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -26,18 +28,29 @@ pm_setup "${1:-}"
 
 gp fig7.gp "$out/fig7.png" 1000,650 csv="$out/fig7.csv" opt="$out/fig7-optimize.csv"
 
-csv_awk '
-ok("density_tokens_per_s_per_mm2") && ok("best_l2_capacity_MiB") {
-    l2[v("mode")] = v("best_l2_capacity_MiB"); d[v("mode")] = v("density_tokens_per_s_per_mm2")
-}
-END {
-    for (i = 1; i <= 2; i++) {
-        m = i == 1 ? "serial" : "preserve"
-        printf "optimum_l2_mib_%s %s\n", m, (m in l2) ? l2[m] : "none"
+# The optimum per mode, as summary lines with a key suffix.
+optimum_keys() { # CSV SUFFIX
+    csv_awk -v sfx="$2" '
+    ok("density_tokens_per_s_per_mm2") && ok("best_l2_capacity_MiB") {
+        l2[v("mode")] = v("best_l2_capacity_MiB"); d[v("mode")] = v("density_tokens_per_s_per_mm2")
     }
-    printf "density_serial_opt %s\n", ("serial" in d) ? d["serial"] : "none"
-    printf "density_preserve_opt %s\n", ("preserve" in d) ? d["preserve"] : "none"
-    if (("serial" in d) && ("preserve" in d) && d["serial"] + 0 > 0)
-        printf "density_ratio %.4f\n", d["preserve"] / d["serial"]
-    else print "density_ratio none"
-}' "$out/fig7-optimize.csv" >"$out/fig7-summary.txt"
+    END {
+        for (i = 1; i <= 2; i++) {
+            m = i == 1 ? "serial" : "preserve"
+            printf "optimum_l2_mib_%s%s %s\n", m, sfx, (m in l2) ? l2[m] : "none"
+        }
+        printf "density_serial_opt%s %s\n", sfx, ("serial" in d) ? d["serial"] : "none"
+        printf "density_preserve_opt%s %s\n", sfx, ("preserve" in d) ? d["preserve"] : "none"
+        if (("serial" in d) && ("preserve" in d) && d["serial"] + 0 > 0)
+            printf "density_ratio%s %.4f\n", sfx, d["preserve"] / d["serial"]
+        else printf "density_ratio%s none\n", sfx
+    }' "$1"
+}
+
+{
+    optimum_keys "$out/fig7-optimize.csv" ""
+    for m in "${MODELS[@]}"; do
+        "$pm" --config paper-dse --model "$m" --optimize l2=1MiB:512MiB >"$out/fig7-optimize-$m.csv"
+        optimum_keys "$out/fig7-optimize-$m.csv" "_$m"
+    done
+} >"$out/fig7-summary.txt"
