@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 
     /* A 1,000-point l2 sweep. */
     pm_axis l2 = axis("l2=1MiB:1000MiB:1MiB");
-    pm_sweep_opts so = {threads, 0, 0, 0};
+    pm_sweep_opts so = {.threads = threads};
     const int sweep_reps = quick ? 3 : 11;
     for (int r = -1; r < sweep_reps; r++) {
         best b = {0};

@@ -716,6 +716,11 @@ typedef struct pm_sweep_opts {
     size_t shard_count;   /* ...of shard_count contiguous slices of the row-major order */
     size_t block_points;  /* points per block (per callback call); 0: up to 1024, fewer for
                              small grids so that every thread has work */
+    /* Optional: called with each block on the worker thread that evaluated it, before the block
+     * reaches the in-order callback, concurrently with other workers and with that callback
+     * (so it must be thread-safe): for work that may run out of order, such as formatting.
+     * Non-zero stops the sweep as the callback's does. */
+    int (*prepare)(const struct pm_sweep_point *points, size_t n, void *user);
 } pm_sweep_opts;
 
 /**

@@ -93,6 +93,9 @@ typedef struct engine {
     pm_sweep_point *buf;   /* ring x block points */
     size_t *ready;         /* per ring slot: 1 + the block it holds, 0 when free */
     bool *nomem;           /* per ring slot: its block ran out of memory */
+    bool *stopped;         /* per ring slot: prepare asked to stop */
+    int (*prepare)(const pm_sweep_point *, size_t, void *);
+    void *user;
     size_t next;           /* next block to claim */
     size_t delivered;      /* blocks handed to the callback */
     bool stop;
@@ -112,6 +115,7 @@ static bool eval_block(engine *e, size_t b)
         eval_point(e->base, e->axes, e->n_axes, i, &pts[i - lo]);
         ok = pts[i - lo].status != PM_ERR_NOMEM;
     }
+    e->stopped[b % e->ring] = ok && e->prepare && e->prepare(pts, hi - lo, e->user) != 0;
     return ok;
 }
 
@@ -184,10 +188,14 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     e.buf = pm_malloc(e.ring * e.block * sizeof *e.buf);
     e.ready = pm_calloc(e.ring, sizeof *e.ready);
     e.nomem = pm_calloc(e.ring, sizeof *e.nomem);
-    if (!e.buf || !e.ready || !e.nomem) {
+    e.stopped = pm_calloc(e.ring, sizeof *e.stopped);
+    e.prepare = o.prepare;
+    e.user = user;
+    if (!e.buf || !e.ready || !e.nomem || !e.stopped) {
         pm_free(e.buf);
         pm_free(e.ready);
         pm_free(e.nomem);
+        pm_free(e.stopped);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory for the sweep buffers");
     }
     pm_status st = PM_OK;
@@ -199,7 +207,7 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
             }
             const size_t lo = e.first + b * e.block;
             const size_t n = lo + e.block < e.last ? e.block : e.last - lo;
-            if (fn(e.buf, n, user) != 0)
+            if (e.stopped[0] || fn(e.buf, n, user) != 0)
                 st = PM_ERR_CANCELLED;
         }
     } else {
@@ -229,7 +237,7 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
             const size_t lo = e.first + d * e.block;
             const size_t n = lo + e.block < e.last ? e.block : e.last - lo;
             const bool nomem = e.nomem[slot];
-            const int rc = nomem ? 0 : fn(&e.buf[slot * e.block], n, user);
+            const int rc = nomem ? 0 : e.stopped[slot] ? 1 : fn(&e.buf[slot * e.block], n, user);
             pthread_mutex_lock(&e.mu);
             e.ready[slot] = 0;
             e.delivered = d + 1;
@@ -249,6 +257,7 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     pm_free(e.buf);
     pm_free(e.ready);
     pm_free(e.nomem);
+    pm_free(e.stopped);
     if (st == PM_ERR_NOMEM)
         return pm_fail(err, st, NULL, NULL, "out of memory evaluating the sweep");
     if (st == PM_ERR_CANCELLED)

@@ -100,7 +100,7 @@ static pm_status do_sweep(const pm_scenario *s, void *scratch)
     pm_axis ax = {0};
     pm_status st = pm_axis_parse("l2=8MiB:64MiB:8MiB", 0, &ax, NULL);
     size_t n = 0;
-    pm_sweep_opts o = {1, 0, 0, 3}; /* the calling thread: the hook is per thread */
+    pm_sweep_opts o = {.threads = 1, .block_points = 3}; /* the calling thread: the hook is per thread */
     if (st == PM_OK)
         st = pm_sweep_run(s, &ax, 1, &o, count_points, &n, NULL);
     if (st == PM_OK)

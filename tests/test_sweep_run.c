@@ -53,7 +53,8 @@ static collect run(const pm_scenario *s, const pm_axis *ax, size_t n_ax, int thr
                    size_t block, size_t shard, size_t shards)
 {
     collect c = {0};
-    pm_sweep_opts o = {threads, shard, shards, block};
+    pm_sweep_opts o = {.threads = threads, .shard_index = shard, .shard_count = shards,
+                       .block_points = block};
     pm_error err;
     pm_status st = pm_sweep_run(s, ax, n_ax, &o, on_points, &c, &err);
     if (st != PM_OK)
@@ -145,7 +146,7 @@ static void test_callback_stops_and_bad_arguments(void **state)
     pm_axis ax[2] = {axis("l2=8MiB:256MiB:8MiB"), axis("l2=8MiB")};
     for (int threads = 1; threads <= 4; threads += 3) {
         collect c = {.stop_after = 2};
-        pm_sweep_opts o = {threads, 0, 0, 3};
+        pm_sweep_opts o = {.threads = threads, .block_points = 3};
         pm_error err;
         assert_int_equal(pm_sweep_run(&s, ax, 1, &o, on_points, &c, &err), PM_ERR_CANCELLED);
         assert_int_equal(c.calls, 2);
@@ -154,7 +155,7 @@ static void test_callback_stops_and_bad_arguments(void **state)
     }
     pm_error err;
     collect c = {0};
-    pm_sweep_opts bad_shard = {1, 3, 3, 0};
+    pm_sweep_opts bad_shard = {.threads = 1, .shard_index = 3, .shard_count = 3};
     assert_int_equal(pm_sweep_run(&s, ax, 1, &bad_shard, on_points, &c, &err), PM_ERR_INVALID_ARG);
     assert_int_equal(pm_sweep_run(&s, ax, 2, NULL, on_points, &c, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "twice"));
@@ -163,6 +164,51 @@ static void test_callback_stops_and_bad_arguments(void **state)
     assert_int_equal(c.calls, 0);
     pm_axis_release(&ax[0]);
     pm_axis_release(&ax[1]);
+    pm_scenario_free(&s);
+}
+
+/* The prepare hook: called on every block, before the in-order callback sees it. */
+typedef struct prep {
+    unsigned char seen[64];   /* by block start: prepared */
+    size_t delivered, stop_from;
+    bool order_ok;
+} prep;
+
+static int prep_block(const pm_sweep_point *p, size_t n, void *user)
+{
+    prep *q = user;
+    (void)n;
+    q->seen[p[0].index] = 1; /* distinct elements per block: no race */
+    return q->stop_from && p[0].index >= q->stop_from;
+}
+
+static int after_prep(const pm_sweep_point *p, size_t n, void *user)
+{
+    prep *q = user;
+    if (!q->seen[p[0].index] || p[0].index != q->delivered)
+        q->order_ok = false;
+    q->delivered += n;
+    return 0;
+}
+
+static void test_prepare_hook(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama8b");
+    pm_axis ax = axis("l2=8MiB:256MiB:8MiB"); /* 32 points */
+    for (int threads = 1; threads <= 3; threads += 2) {
+        prep q = {.order_ok = true};
+        pm_sweep_opts o = {.threads = threads, .block_points = 3, .prepare = prep_block};
+        assert_int_equal(pm_sweep_run(&s, &ax, 1, &o, after_prep, &q, NULL), PM_OK);
+        assert_true(q.order_ok);
+        assert_int_equal(q.delivered, 32);
+        /* Non-zero from prepare stops the sweep: nothing from block 6 on is delivered. */
+        prep r = {.order_ok = true, .stop_from = 6};
+        assert_int_equal(pm_sweep_run(&s, &ax, 1, &o, after_prep, &r, NULL), PM_ERR_CANCELLED);
+        assert_true(r.order_ok);
+        assert_int_equal(r.delivered, 6);
+    }
+    pm_axis_release(&ax);
     pm_scenario_free(&s);
 }
 
@@ -177,7 +223,7 @@ typedef struct job {
 static void *sweep_job(void *arg)
 {
     job *j = arg;
-    pm_sweep_opts o = {2, 0, 0, 7};
+    pm_sweep_opts o = {.threads = 2, .block_points = 7};
     if (pm_sweep_run(j->s, j->ax, 2, &o, on_points, &j->out, NULL) != PM_OK)
         j->out.n = (size_t)-1;
     return NULL;
@@ -266,6 +312,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid_order_slices_and_threads),
         cmocka_unit_test(test_callback_stops_and_bad_arguments),
+        cmocka_unit_test(test_prepare_hook),
         cmocka_unit_test(test_sweeps_from_several_threads),
         cmocka_unit_test(test_maximiser_finds_known_maxima),
     };

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,108 +91,164 @@ static int draw(const cli *c, const char *csv, const pm_axis *ax, int n_ax)
     return 0;
 }
 
-/* What the callback needs. */
+/* Text of one block, formatted on the worker that evaluated it (pm_sweep_opts.prepare) and
+ * written, in grid order, by the callback. */
+typedef struct rows_text {
+    char *buf;
+    size_t len, cap;
+    size_t key;  /* index of the block's first point */
+    bool used;
+    bool failed; /* out of memory while formatting */
+} rows_text;
+
+/* What the callbacks need. */
 typedef struct sink {
     const cli *c;
     const pm_axis *ax;
     int n_ax;
     FILE *csv;          /* the --plot CSV, or NULL */
+    size_t first;       /* index of the slice's first point */
     size_t done, total;
     bool tty, json;
-    char *buf;          /* one block of formatted rows */
-    size_t cap;
+    pthread_mutex_t mu; /* guards texts[] (not their contents) */
+    rows_text *texts;
+    size_t n_texts;
 } sink;
 
-/* Appends to the sink's buffer (grown as needed). */
-static bool put(sink *k, size_t *len, const char *fmt_, ...) __attribute__((format(printf, 3, 4)));
-static bool put(sink *k, size_t *len, const char *fmt_, ...)
+/* Appends to a text (grown as needed). */
+static bool put(rows_text *t, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
+static bool put(rows_text *t, const char *fmt_, ...)
 {
     for (;;) {
         va_list ap;
         va_start(ap, fmt_);
-        const int n = vsnprintf(k->buf + *len, k->cap - *len, fmt_, ap);
+        const int n = t->buf ? vsnprintf(t->buf + t->len, t->cap - t->len, fmt_, ap) : 0;
         va_end(ap);
         if (n < 0)
             return false;
-        if ((size_t)n < k->cap - *len) {
-            *len += (size_t)n;
+        if (t->buf && (size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
             return true;
         }
-        char *nb = realloc(k->buf, k->cap * 2 + (size_t)n);
+        const size_t cap = t->cap * 2 + (size_t)n + 4096;
+        char *nb = realloc(t->buf, cap);
         if (!nb)
             return false;
-        k->buf = nb;
-        k->cap = k->cap * 2 + (size_t)n;
+        t->buf = nb;
+        t->cap = cap;
     }
 }
 
-static int on_points(const pm_sweep_point *pts, size_t n, void *user)
+static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, rows_text *t)
 {
-    sink *k = user;
-    size_t len = 0;
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
         const pm_sweep_point *p = &pts[i];
         double v[N_SWEEP_COLS];
         point_values(p, v);
         if (k->json) {
-            ok = put(k, &len, "%s{", k->done + i ? ",\n" : "");
+            ok = put(t, "%s{", p->index != k->first ? ",\n" : "");
             for (int a = 0; a < k->n_ax && ok; a++)
-                ok = put(k, &len, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
+                ok = put(t, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
                          pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
             for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
                 if (isfinite(v[j]))
-                    ok = put(k, &len, "\"%s\": %.9g, ", sweep_cols[j], v[j]);
+                    ok = put(t, "\"%s\": %.9g, ", sweep_cols[j], v[j]);
             if (ok) {
-                ok = put(k, &len, "\"error\": \"");
+                ok = put(t, "\"error\": \"");
                 for (const char *q = p->error; *q && ok; q++)
-                    ok = put(k, &len, *q == '"' || *q == '\\' ? "\\%c" : "%c", *q);
-                ok = ok && put(k, &len, "\"}");
+                    ok = put(t, *q == '"' || *q == '\\' ? "\\%c" : "%c", *q);
+                ok = ok && put(t, "\"}");
             }
             continue;
         }
         for (int a = 0; a < k->n_ax && ok; a++)
-            ok = put(k, &len, "%.9g,", pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
+            ok = put(t, "%.9g,", pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
         for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
-            ok = isfinite(v[j]) ? put(k, &len, "%.9g,", v[j]) : put(k, &len, "NaN,");
+            ok = isfinite(v[j]) ? put(t, "%.9g,", v[j]) : put(t, "NaN,");
         if (!ok)
             break;
         if (p->status == PM_OK) {
-            ok = put(k, &len, "\n");
+            ok = put(t, "\n");
         } else {
-            ok = put(k, &len, "\"");
+            ok = put(t, "\"");
             for (const char *q = p->error; *q && ok; q++)
-                ok = put(k, &len, "%c", *q == '"' ? '\'' : *q);
-            ok = ok && put(k, &len, "\"\n");
+                ok = put(t, "%c", *q == '"' || *q == '\n' ? '\'' : *q);
+            ok = ok && put(t, "\"\n");
         }
     }
-    if (!ok) {
+    return ok;
+}
+
+/* On a worker: formats the block into a free text, keyed by its first point. */
+static int prepare_rows(const pm_sweep_point *pts, size_t n, void *user)
+{
+    sink *k = user;
+    pthread_mutex_lock(&k->mu);
+    size_t i = 0;
+    while (i < k->n_texts && k->texts[i].used)
+        i++;
+    if (i == k->n_texts) {
+        rows_text *nt = realloc(k->texts, (k->n_texts + 1) * sizeof *nt);
+        if (!nt) {
+            pthread_mutex_unlock(&k->mu);
+            return 1;
+        }
+        k->texts = nt;
+        k->texts[k->n_texts++] = (rows_text){0};
+    }
+    k->texts[i].used = true;
+    k->texts[i].key = pts[0].index;
+    k->texts[i].len = 0;
+    /* Formats outside the lock, into a copy: texts[] may move when another worker grows it. */
+    rows_text local = k->texts[i];
+    pthread_mutex_unlock(&k->mu);
+    local.failed = !format_rows(k, pts, n, &local);
+    pthread_mutex_lock(&k->mu);
+    k->texts[i] = local;
+    pthread_mutex_unlock(&k->mu);
+    return 0;
+}
+
+/* In grid order: writes the block's text. */
+static int on_points(const pm_sweep_point *pts, size_t n, void *user)
+{
+    sink *k = user;
+    pthread_mutex_lock(&k->mu);
+    size_t i = 0;
+    while (i < k->n_texts && !(k->texts[i].used && k->texts[i].key == pts[0].index))
+        i++;
+    rows_text t = i < k->n_texts ? k->texts[i] : (rows_text){0};
+    pthread_mutex_unlock(&k->mu);
+    int rc = 0;
+    if (i == k->n_texts || t.failed) {
         fprintf(stderr, "%s: out of memory formatting the sweep\n", prog);
-        return 1;
-    }
-    if (fwrite(k->buf, 1, len, stdout) != len) {
+        rc = 1;
+    } else if (fwrite(t.buf, 1, t.len, stdout) != t.len) {
         fprintf(stderr, "%s: cannot write the output: %s\n", prog, strerror(errno));
-        return 1;
-    }
-    if (k->csv) {
-        if (k->n_ax == 2) {
-            /* gnuplot's grid format: a blank line after each row of the first axis. */
-            const char *q = k->buf;
-            for (size_t i = 0; i < n; i++) {
-                const char *eol = strchr(q, '\n');
-                fwrite(q, 1, (size_t)(eol - q) + 1, k->csv);
-                q = eol + 1;
-                if ((pts[i].index + 1) % k->ax[1].n_values == 0)
-                    fputc('\n', k->csv);
-            }
-        } else {
-            fwrite(k->buf, 1, len, k->csv);
+        rc = 1;
+    } else if (k->csv && k->n_ax == 2) {
+        /* gnuplot's grid format: a blank line after each row of the first axis. */
+        const char *q = t.buf;
+        for (size_t j = 0; j < n; j++) {
+            const char *eol = memchr(q, '\n', (size_t)(t.buf + t.len - q));
+            fwrite(q, 1, (size_t)(eol - q) + 1, k->csv);
+            q = eol + 1;
+            if ((pts[j].index + 1) % k->ax[1].n_values == 0)
+                fputc('\n', k->csv);
         }
+    } else if (k->csv) {
+        fwrite(t.buf, 1, t.len, k->csv);
+    }
+    if (i < k->n_texts) {
+        pthread_mutex_lock(&k->mu);
+        k->texts[i].used = false;
+        pthread_mutex_unlock(&k->mu);
     }
     k->done += n;
-    if (k->tty)
+    if (k->tty && rc == 0)
         fprintf(stderr, "\r%s: %zu/%zu points", prog, k->done, k->total);
-    return 0;
+    return rc;
 }
 
 static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_ax, FILE *f)
@@ -305,13 +362,15 @@ int cmd_sweep(const cli *c)
             printf("# shard %zu/%zu: rows %zu to %zu of %zu\n", shard_k, shard_n, first + 1, last,
                    total);
     }
-    k.cap = 1 << 16;
-    k.buf = malloc(k.cap);
+    k.first = first;
+    pthread_mutex_init(&k.mu, NULL);
     pm_sweep_opts o = {.threads = c->threads, .shard_index = shard_k - 1,
-                       .shard_count = shard_n};
-    pm_status st = k.buf ? pm_sweep_run(&s, ax, (size_t)c->n_sweeps, &o, on_points, &k, &err)
-                         : PM_ERR_NOMEM;
-    free(k.buf);
+                       .shard_count = shard_n, .prepare = prepare_rows};
+    pm_status st = pm_sweep_run(&s, ax, (size_t)c->n_sweeps, &o, on_points, &k, &err);
+    for (size_t i = 0; i < k.n_texts; i++)
+        free(k.texts[i].buf);
+    free(k.texts);
+    pthread_mutex_destroy(&k.mu);
     if (k.tty)
         fprintf(stderr, "\n");
     if (k.json)
