@@ -1,0 +1,104 @@
+/*
+ * test_fmt.c - the tool's fast "%.9g" (src/cli/fmt.c) against snprintf, byte for byte: values
+ * spread over every magnitude and sign, integers, powers of ten and their neighbours, the
+ * rounding boundaries of nine digits (where the fast path must defer), and the model's own
+ * outputs.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "../src/cli/fmt.h"
+
+static void check(double v)
+{
+    char fast[FMT_G9_MAX], ref[FMT_G9_MAX];
+    const int n = fmt_g9(v, fast);
+    snprintf(ref, sizeof ref, "%.9g", v);
+    if (strcmp(fast, ref) != 0 || n != (int)strlen(ref))
+        fail_msg("%.17g: fast '%s' (%d), printf '%s'", v, fast, n, ref);
+}
+
+static uint64_t next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static void test_matches_printf(void **state)
+{
+    (void)state;
+    const double special[] = {0.0, -0.0, 1.0, -1.0, 0.1, 0.5, 1e-5, 1e-4, 9.99999999e-5,
+                              123456789.0, 999999999.0, 999999999.5, 1e9, 1e9 - 1, 1e9 + 1,
+                              0.000123456789, 1.5e-300, 2.5e300, NAN, INFINITY, -INFINITY,
+                              1.0 / 3.0, 2.0 / 3.0, 100.0, 1e22, 1e23, 1e-22, 1e-23, 4.5,
+                              0.000099999999995, 12345.6789012345, 5e-324};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        check(special[i]);
+    for (int e = -30; e <= 30; e++) {
+        const double p = pow(10.0, e);
+        check(p);
+        check(nextafter(p, 0.0));
+        check(nextafter(p, INFINITY));
+        check(p * 0.5);
+        check(-p * 1.5);
+    }
+    /* Nine-digit ties and their neighbours: d.dddddddd5 x 10^e */
+    uint64_t s = 0x1234567887654321ULL;
+    for (int i = 0; i < 20000; i++) {
+        const double d = (double)(100000000 + next(&s) % 900000000) + 0.5;
+        const int e = (int)(next(&s) % 40) - 20;
+        const double v = d * pow(10.0, e - 8);
+        check(v);
+        check(nextafter(v, 0.0));
+        check(nextafter(v, INFINITY));
+    }
+    /* Random magnitudes, mantissas and signs. */
+    for (int i = 0; i < 2000000; i++) {
+        const double mant = (double)(next(&s) >> 11) / 9007199254740992.0;
+        const int e = (int)(next(&s) % 80) - 40;
+        double v = (0.1 + mant) * pow(10.0, e);
+        if (next(&s) & 1)
+            v = -v;
+        check(v);
+    }
+    /* Random bit patterns: every double, finite or not. */
+    for (int i = 0; i < 500000; i++) {
+        uint64_t bits = next(&s);
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        check(v);
+    }
+}
+
+static void test_matches_printf_on_model_outputs(void **state)
+{
+    (void)state;
+    pm_scenario sc = pm_test_load("llama70b", NULL, 0);
+    for (int b = 1; b <= 256; b *= 2) {
+        pm_scenario t = sc;
+        t.provenance = NULL;
+        t.workload.batch = b;
+        pm_estimate e;
+        assert_int_equal(pm_estimate_compute(&t, &e, NULL), PM_OK);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            check(e.modes[m].request_s);
+            check(e.modes[m].tpot_s);
+            check(e.modes[m].tokens_per_s);
+        }
+        check(e.speedup_preserve_vs_serial);
+        check(e.speedup_preserve_vs_fused);
+    }
+    pm_scenario_free(&sc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_matches_printf),
+        cmocka_unit_test(test_matches_printf_on_model_outputs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
