@@ -143,12 +143,7 @@ void pm_prefetch_cost(const pm_scenario *s, double bytes, pm_op_cost *out)
 void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
                      pm_op_cost *out)
 {
-    pm_op_cost_node_l2(s, ar, n, n->l2_bytes, out);
-}
-
-void pm_op_cost_node_l2(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
-                        double l2_bytes, pm_op_cost *out)
-{
+    const double l2_bytes = n->l2_bytes;
     *out = (pm_op_cost){0};
     const double launch = s->accel.kernel_launch_s;
     pm_ar_model local;

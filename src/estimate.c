@@ -291,8 +291,6 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     }
     pm_step_plan_fuse(dec, dec_f);
     pm_step_plan_fuse(pre, pre_f);
-    pm_ar_model ar;
-    pm_ar_model_init(&s->cluster, s->cluster.algorithm, &ar);
     const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(wl->act_dtype);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         pm_mode_result *r = &out->modes[m];
@@ -314,7 +312,7 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         r->request_s = r->prefill_s + r->decode_s;
         r->tpot_mean_s = r->decode_s / (double)out->decode_steps;
         r->tokens_per_s = (double)wl->batch * (double)out->decode_steps / r->request_s;
-        r->allreduce_decode_s = pm_ar_model_time(&ar, msg, &r->allreduce);
+        r->allreduce_decode_s = pm_ar_model_time(&dec->ar, msg, &r->allreduce);
     }
     pm_free(plans);
     if (st == PM_ERR_RANGE)

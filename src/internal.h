@@ -177,7 +177,6 @@ void pm_ar_model_init_fused(const pm_cluster *c, pm_ar_model *m);
 typedef struct pm_template {
     pm_node head[PM_TEMPLATE_MAX], layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     int n_head, n_layer, n_tail;
-    pm_shard shard;
 } pm_template;
 pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
                             pm_template *t, pm_error *err);
@@ -193,9 +192,6 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
 /* The cost of one node (pm_op_cost_compute without the graph); ar may be NULL. */
 void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
                      pm_op_cost *out);
-/* The same with l2_bytes of the node served from L2 instead of n->l2_bytes. */
-void pm_op_cost_node_l2(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
-                        double l2_bytes, pm_op_cost *out);
 
 /* A plain operation (not communication or prefetch) costed twice at once: as the node is, and
  * with l2_bytes served from L2. */
@@ -230,7 +226,6 @@ typedef struct pm_step_node {
 
 typedef struct pm_step_plan {
     const pm_scenario *s;
-    pm_phase phase;
     int64_t ctx0;
     int layers;
     double cap;           /* the insertion capacity */

@@ -57,7 +57,6 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     if (st != PM_OK)
         return st;
     p->s = s;
-    p->phase = phase;
     p->ctx0 = ctx0;
     p->layers = s->model.layers;
     p->cap = s->accel.l2_capacity_bytes * s->accel.l2_usable_frac;
@@ -111,7 +110,6 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
 void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
 {
     f->s = u->s;
-    f->phase = u->phase;
     f->ctx0 = u->ctx0;
     f->layers = u->layers;
     f->cap = u->cap;
@@ -122,7 +120,6 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->tail_s = u->tail_s;
     f->attn_dflop = u->attn_dflop;
     f->attn_dkv = u->attn_dkv;
-    f->tmpl.n_head = u->tmpl.n_head;
     f->tmpl.n_tail = u->tmpl.n_tail;
     for (int i = 0; i < u->tmpl.n_tail; i++)
         f->tail[i] = u->tail[i];

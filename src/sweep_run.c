@@ -103,13 +103,19 @@ typedef struct engine {
     pthread_cond_t cv_ready, cv_space;
 } engine;
 
+/* Points in block b (the last one may be short). */
+static size_t block_len(const engine *e, size_t b)
+{
+    const size_t lo = e->first + b * e->block;
+    return lo + e->block < e->last ? e->block : e->last - lo;
+}
+
 /* Evaluates block b into its ring slot; false when memory ran out (a failure of the sweep, not
  * an invalid point). */
 static bool eval_block(engine *e, size_t b)
 {
     pm_sweep_point *pts = &e->buf[(b % e->ring) * e->block];
-    const size_t lo = e->first + b * e->block;
-    const size_t hi = lo + e->block < e->last ? lo + e->block : e->last;
+    const size_t lo = e->first + b * e->block, hi = lo + block_len(e, b);
     bool ok = true;
     for (size_t i = lo; i < hi && ok; i++) {
         eval_point(e->base, e->axes, e->n_axes, i, &pts[i - lo]);
@@ -205,8 +211,7 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
                 st = PM_ERR_NOMEM;
                 break;
             }
-            const size_t lo = e.first + b * e.block;
-            const size_t n = lo + e.block < e.last ? e.block : e.last - lo;
+            const size_t n = block_len(&e, b);
             if (e.stopped[0] || fn(e.buf, n, user) != 0)
                 st = PM_ERR_CANCELLED;
         }
@@ -234,8 +239,7 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
                     pthread_cond_wait(&e.cv_ready, &e.mu);
                 pthread_mutex_unlock(&e.mu);
             }
-            const size_t lo = e.first + d * e.block;
-            const size_t n = lo + e.block < e.last ? e.block : e.last - lo;
+            const size_t n = block_len(&e, d);
             const bool nomem = e.nomem[slot];
             const int rc = nomem ? 0 : e.stopped[slot] ? 1 : fn(&e.buf[slot * e.block], n, user);
             pthread_mutex_lock(&e.mu);
