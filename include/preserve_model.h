@@ -125,6 +125,17 @@ typedef struct pm_area_params {
 } pm_area_params;
 
 /** One accelerator (device). */
+/** How a consumer uses the data its prefetch brings into L2. */
+typedef enum pm_prefetch_consumer {
+    PM_CONSUMER_WAIT = 0,  /* waits for its prefetch's end event, then reads L2 (the paper's
+                              events; DESIGN.md section 7) */
+    PM_CONSUMER_STREAM = 1 /* starts when the main stream reaches it: the lines already
+                              prefetched are L2 hits, the rest arrive with the prefetch or are
+                              fetched by the consumer's own misses, whichever is sooner */
+} pm_prefetch_consumer;
+
+PM_API const char *pm_prefetch_consumer_name(pm_prefetch_consumer c);
+
 typedef struct pm_accelerator {
     char name[64];
     double peak_flop_per_s[PM_DTYPE_COUNT]; /* dense peak per datatype; 0 = unsupported */
@@ -140,6 +151,7 @@ typedef struct pm_accelerator {
     double kv_strided_efficiency_frac;      /* (0, 1], strided KV reads vs contiguous */
     double kernel_launch_s;                 /* >= 0 */
     double chunk_half_efficiency_bytes;     /* >= 0, Hockney n_1/2 of chunked transfers */
+    pm_prefetch_consumer prefetch_consumer; /* default PM_CONSUMER_WAIT */
     pm_area_params area;
 } pm_accelerator;
 
@@ -185,6 +197,11 @@ typedef struct pm_workload {
     int64_t seq_len;       /* total sequence length (prefill + decode), >= 2 */
     double prefill_frac;   /* (0, 1): prompt share of seq_len */
     pm_dtype weight_dtype, kv_dtype, act_dtype;
+    /* The allreduce payload's type, when allreduce_dtype_given (JSON "allreduce_dtype");
+     * otherwise act_dtype. W8A8 GEMMs' int32 partial sums are dequantised before the
+     * allreduce (they cannot be summed in int8), so W8A8 inference reduces fp16. */
+    bool allreduce_dtype_given;
+    pm_dtype allreduce_dtype;
 } pm_workload;
 
 typedef enum pm_sharding {

@@ -96,6 +96,7 @@ static pm_status quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
 
 static const char *const dtype_names[PM_DTYPE_COUNT] = {"int8", "fp8", "bf16", "fp16", "fp32"};
 static const double dtype_bytes[PM_DTYPE_COUNT] = {1, 1, 2, 2, 4};
+static const char *const consumer_names[] = {"wait", "stream"};
 static const char *const topo_names[] = {"ring", "full_mesh", "switch", "hierarchical"};
 static const char *const algo_names[] = {"auto", "ring", "oneshot", "twoshot", "tree",
                                          "hierarchical", "ring_pipelined"};
@@ -108,6 +109,11 @@ double pm_dtype_bytes(pm_dtype d)
 const char *pm_dtype_name(pm_dtype d)
 {
     return (int)d >= 0 && d < PM_DTYPE_COUNT ? dtype_names[d] : "?";
+}
+
+const char *pm_prefetch_consumer_name(pm_prefetch_consumer c)
+{
+    return (int)c >= 0 && (size_t)c < PM_ARRAY_LEN(consumer_names) ? consumer_names[c] : "?";
 }
 
 const char *pm_topology_name(pm_topology t)
@@ -336,6 +342,11 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
         (st = quantity(o, "chunk_half_efficiency", PM_DIM_BYTES, true, NONNEGATIVE,
                               &a->chunk_half_efficiency_bytes)))
         return st;
+    int consumer = PM_CONSUMER_WAIT;
+    if ((st = pm_obj_enum(o, "prefetch_consumer", false, consumer_names,
+                          PM_ARRAY_LEN(consumer_names), &consumer)) != PM_OK)
+        return st;
+    a->prefetch_consumer = (pm_prefetch_consumer)consumer;
     if ((st = read_area(o, &a->area)) != PM_OK)
         return st;
     return pm_obj_finish(o);
@@ -415,24 +426,32 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
     if (src)
         o->file_source = src;
     long batch = 0, seq = 0;
-    int wd = 0, kd = 0, ad = 0;
+    int wd = 0, kd = 0, ad = 0, rd = -1;
     if ((st = pm_obj_int(o, "batch", true, 1, 1L << 24, &batch)) ||
         (st = pm_obj_int(o, "seq_len", true, 2, 1L << 32, &seq)) ||
         (st = pm_obj_number(o, "prefill_frac", true, (pm_range){0.0, 1.0, true, true},
                             &w->prefill_frac)) ||
         (st = pm_obj_enum(o, "weight_dtype", true, dtype_names, PM_DTYPE_COUNT, &wd)) ||
         (st = pm_obj_enum(o, "kv_dtype", true, dtype_names, PM_DTYPE_COUNT, &kd)) ||
-        (st = pm_obj_enum(o, "act_dtype", true, dtype_names, PM_DTYPE_COUNT, &ad)))
+        (st = pm_obj_enum(o, "act_dtype", true, dtype_names, PM_DTYPE_COUNT, &ad)) ||
+        (st = pm_obj_enum(o, "allreduce_dtype", false, dtype_names, PM_DTYPE_COUNT, &rd)))
         return st;
     w->batch = (int)batch;
     w->seq_len = seq;
     w->weight_dtype = (pm_dtype)wd;
     w->kv_dtype = (pm_dtype)kd;
     w->act_dtype = (pm_dtype)ad;
+    w->allreduce_dtype_given = rd >= 0;
+    w->allreduce_dtype = rd >= 0 ? (pm_dtype)rd : w->act_dtype;
     return pm_obj_finish(o);
 }
 
 /* ---------------------------------------------------------------- consistency */
+
+pm_dtype pm_allreduce_dtype(const pm_workload *w)
+{
+    return w->allreduce_dtype_given ? w->allreduce_dtype : w->act_dtype;
+}
 
 double pm_peak_compute(const pm_accelerator *a, pm_dtype d)
 {
@@ -559,8 +578,11 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
     if (w->batch < 1 || w->seq_len < 2 || !(w->prefill_frac > 0 && w->prefill_frac < 1))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload",
                        "batch >= 1, seq_len >= 2 and 0 < prefill_frac < 1 are required");
-    pm_dtype ds[3] = {w->weight_dtype, w->kv_dtype, w->act_dtype};
-    for (int i = 0; i < 3; i++)
+    if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
+                       "bad prefetch_consumer value");
+    pm_dtype ds[4] = {w->weight_dtype, w->kv_dtype, w->act_dtype, pm_allreduce_dtype(w)};
+    for (int i = 0; i < 4; i++)
         if ((int)ds[i] < 0 || ds[i] >= PM_DTYPE_COUNT)
             return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.workload", "bad datatype");
     int64_t prefill = (int64_t)llround((double)w->seq_len * w->prefill_frac);

@@ -104,7 +104,7 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
             out->chunks = w->costs[i].chunks;
     }
     pm_schedule sched;
-    if ((st = pm_schedule_run(g, w->costs, s->options.hbm_sharing, w->slots, &sched, err)) !=
+    if ((st = pm_schedule_run(s, g, w->costs, w->slots, &sched, err)) !=
         PM_OK)
         return st;
     double t = sched.makespan_s;
@@ -291,13 +291,16 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     }
     pm_step_plan_fuse(dec, dec_f);
     pm_step_plan_fuse(pre, pre_f);
-    const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(wl->act_dtype);
+    const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         pm_mode_result *r = &out->modes[m];
         const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
-        /* Without HBM sharing a step is sums and maxima of linear functions of the context:
-         * convex. The fluid sharing model multiplies terms; there the midpoint is checked. */
-        summer sm = {fused ? dec_f : dec, preserve, !s->options.hbm_sharing, PM_OK, 0, {0}, {0},
+        /* Without HBM sharing and with waiting consumers a step is sums and maxima of linear
+         * functions of the context: convex. The fluid sharing model multiplies terms, and a
+         * streaming consumer's end takes a minimum; there the midpoint is checked. */
+        const bool convex = !s->options.hbm_sharing &&
+                            s->accel.prefetch_consumer == PM_CONSUMER_WAIT;
+        summer sm = {fused ? dec_f : dec, preserve, convex, PM_OK, 0, {0}, {0},
                      0};
         for (int i = 0; i < MEMO; i++)
             sm.memo_c[i] = -1;

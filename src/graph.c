@@ -140,7 +140,7 @@ typedef struct build_ctx {
     double ctx;         /* cached tokens read by attention (decode) */
     pm_phase phase;
     pm_dtype cdt;       /* compute datatype */
-    double ew, ekv, ea; /* bytes per element */
+    double ew, ekv, ea, er; /* bytes per element (er: the allreduce payload) */
     int prev;           /* last main-stream node */
     bool fused;         /* O and Down fused with the following allreduce */
     pm_status st;
@@ -239,8 +239,8 @@ static void add_allreduce(build_ctx *b, int layer, const char *what)
     if (b->s->cluster.devices <= 1)
         return;
     pm_node *n = node_new(b, PM_NODE_ALLREDUCE, layer, what);
-    n->dtype = b->s->workload.act_dtype;
-    n->comm_bytes = b->rows * b->s->model.hidden * b->ea;
+    n->dtype = pm_allreduce_dtype(&b->s->workload);
+    n->comm_bytes = b->rows * b->s->model.hidden * b->er;
     node_commit(b);
 }
 
@@ -263,7 +263,7 @@ static void add_matmul_allreduce(build_ctx *b, int layer, const char *what, cons
         return;
     }
     pm_node *n = b->g ? &b->g->nodes[b->prev] : &b->arr[b->prev];
-    fuse(n, b->rows * b->s->model.hidden * b->ea, b->s->options.fused_chunks);
+    fuse(n, b->rows * b->s->model.hidden * b->er, b->s->options.fused_chunks);
     if (!b->g)
         return;
     char full[40];
@@ -351,6 +351,7 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, pm_phase phase, 
     b->ew = pm_dtype_bytes(w->weight_dtype);
     b->ekv = pm_dtype_bytes(w->kv_dtype);
     b->ea = pm_dtype_bytes(w->act_dtype);
+    b->er = pm_dtype_bytes(pm_allreduce_dtype(w));
     b->prev = -1;
     b->fused = fused;
     return PM_OK;

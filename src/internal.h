@@ -149,11 +149,13 @@ pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t contex
                             bool fused, pm_graph *g, pm_error *err);
 /* Time of a prefetch op given share (0, 1] of the HBM bandwidth (processor sharing). */
 double pm_op_time_shared(const pm_op_cost *c, double share);
-/* Schedules with caller-provided costs and slots (no allocation). Returns PM_ERR_INCONSISTENT
- * when a consumer's prefetch can never start. */
-pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_sharing,
+/* Schedules with caller-provided costs and slots (s gives the HBM sharing option and the
+ * consumer semantics). Returns PM_ERR_INCONSISTENT when a consumer's prefetch can never start. */
+pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_cost *costs,
                           pm_slot *slots, pm_schedule *sched, pm_error *err);
 double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
+/* The allreduce payload type of a workload: allreduce_dtype when given, else act_dtype. */
+pm_dtype pm_allreduce_dtype(const pm_workload *w);
 
 /* ---- the fast evaluator (collective.c, graph.c, cost.c, schedule.c, step.c) ---- */
 
@@ -206,6 +208,8 @@ typedef struct pm_sim_op {
     int wait;     /* main: index of its prefetch among the prefetch ops, or -1;
                      prefetch: index of its trigger among the main ops, or -1 */
     bool is_comm; /* main: an ALLREDUCE node (counted in comm_s) */
+    const pm_op_cost *hbm; /* main, streaming consumer (PM_CONSUMER_STREAM): its cost with
+                              nothing prefetched; NULL: it waits for its prefetch */
 } pm_sim_op;
 /* Schedules main ops in order and prefetch ops in order (schedule.c documents the rules).
  * main_slots and pf_slots receive the times. Returns PM_ERR_INCONSISTENT when stuck. */

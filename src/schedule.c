@@ -2,7 +2,11 @@
  * schedule.c - the two-stream schedule (DESIGN.md section 7). The main stream runs its nodes in
  * program order; a prefetch node starts when its trigger (a communication node) starts and the
  * previous prefetch has ended, and streams from HBM back to back; a consumer waits for its
- * prefetch's end event. By default the two streams do not interfere (the paper's model). With
+ * prefetch's end event, or, with PM_CONSUMER_STREAM, starts when the main stream reaches it and
+ * ends at max(its start + its cost from L2, min(its prefetch's end, its start + its cost from
+ * HBM)): the lines already in L2 are hits, the others arrive with the prefetch or through the
+ * consumer's own misses, whichever is sooner, so a prefetch never makes its consumer slower
+ * (without sharing). By default the two streams do not interfere (the paper's model). With
  * hbm_sharing, the streams share HBM bandwidth max-min fairly while they overlap: a main-stream
  * operation that needs a fraction u of the bandwidth (its HBM time over its unconstrained
  * duration) keeps it when u <= 1/2 and the prefetch gets the rest, 1 - u; otherwise each gets
@@ -26,14 +30,26 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
     size_t mi = 0, pj = 0; /* next operation of each stream */
     int main_op = -1, pf_op = -1;
     double main_left = 0.0, pf_left = 0.0; /* fraction of the operation still to do */
+    /* A streaming consumer whose own work is done but whose prefetch is not: it ends when the
+     * prefetch does or at main_deadline (its start plus its cost from HBM: by then its own
+     * misses have fetched the rest), whichever comes first. */
+    bool main_tail = false;
+    double main_deadline = 0.0;
     double t = 0.0, main_busy = 0.0, pf_busy = 0.0, comm = 0.0;
     for (;;) {
         /* Start whatever can start now. */
         if (main_op < 0 && mi < n_main &&
-            !(mo[mi].wait >= 0 && !(ps[mo[mi].wait].end_s >= 0))) {
+            !(mo[mi].wait >= 0 && !mo[mi].hbm && !(ps[mo[mi].wait].end_s >= 0))) {
             main_op = (int)mi++;
             ms[main_op].start_s = t;
             main_left = 1.0;
+            main_tail = false;
+        }
+        /* A prefetch whose streaming consumer has already finished is skipped. */
+        while (pf_op < 0 && pj < n_pf && ps[pj].end_s >= 0 &&
+               !(po[pj].wait >= 0 && !(ms[po[pj].wait].start_s >= 0))) {
+            ps[pj].start_s = ps[pj].end_s = t;
+            pj++;
         }
         if (pf_op < 0 && pj < n_pf && !(po[pj].wait >= 0 && !(ms[po[pj].wait].start_s >= 0))) {
             pf_op = (int)pj++;
@@ -45,7 +61,7 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
                 break;
             return PM_ERR_INCONSISTENT; /* a consumer waits for a prefetch that cannot start */
         }
-        const pm_op_cost *cm = main_op >= 0 ? mo[main_op].cost : NULL;
+        const pm_op_cost *cm = main_op >= 0 && !main_tail ? mo[main_op].cost : NULL;
         const pm_op_cost *cp = pf_op >= 0 ? po[pf_op].cost : NULL;
         double dm = cm ? cm->total_s : INFINITY;
         double dp = cp ? cp->total_s : INFINITY;
@@ -60,23 +76,14 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
                 dp = pm_op_time_shared(cp, 0.5);
             }
         }
-        const double rm = cm ? main_left * dm : INFINITY;
+        double rm = cm ? main_left * dm : INFINITY;
+        if (main_op >= 0 && main_tail)
+            rm = main_deadline > t ? main_deadline - t : 0.0;
         const double rp = cp ? pf_left * dp : INFINITY;
         const double dt = rm < rp ? rm : rp;
         if (!(dt >= 0.0 && dt < INFINITY))
             return PM_ERR_RANGE; /* an infinite or NaN duration: would never finish */
         t += dt;
-        if (cm) {
-            main_busy += dt;
-            if (mo[main_op].is_comm)
-                comm += dt;
-            if (rm <= dt) {
-                ms[main_op].end_s = t;
-                main_op = -1;
-            } else {
-                main_left -= dt / dm;
-            }
-        }
         if (cp) {
             pf_busy += dt;
             if (rp <= dt) {
@@ -84,6 +91,40 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
                 pf_op = -1;
             } else {
                 pf_left -= dt / dp;
+            }
+        }
+        if (main_op >= 0) {
+            main_busy += dt;
+            if (mo[main_op].is_comm)
+                comm += dt;
+            const int w = mo[main_op].wait;
+            const bool data_in = w < 0 || ps[w].end_s >= 0;
+            bool done = false;
+            if (main_tail) {
+                done = rm <= dt || data_in;
+            } else if (rm <= dt) {
+                done = true;
+                if (!data_in && mo[main_op].hbm) {
+                    main_deadline = ms[main_op].start_s + mo[main_op].hbm->total_s;
+                    if (main_deadline > t) {
+                        main_tail = true;
+                        done = false;
+                    }
+                }
+            } else {
+                main_left -= dt / dm;
+            }
+            if (done) {
+                ms[main_op].end_s = t;
+                if (!(w < 0 || ps[w].end_s >= 0)) {
+                    /* Finished before its prefetch (its own misses fetched the rest): the
+                     * prefetch ends here; the rest of it would be L2 hits. */
+                    ps[w].end_s = t;
+                    if (pf_op == w)
+                        pf_op = -1;
+                }
+                main_op = -1;
+                main_tail = false;
             }
         }
     }
@@ -94,18 +135,21 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
     return PM_OK;
 }
 
-pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_sharing,
+pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_cost *costs,
                           pm_slot *slots, pm_schedule *sched, pm_error *err)
 {
     /* Splits the graph into its two streams (program order) and maps the waits. */
     const size_t n = g->n_nodes, n1 = n ? n : 1;
+    const bool stream = s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
     pm_sim_op *ops = pm_calloc(n1, sizeof *ops);
     int *pos = pm_calloc(n1, sizeof *pos); /* node -> index within its stream */
     pm_slot *tmp = pm_calloc(n1, sizeof *tmp);
-    if (!ops || !pos || !tmp) {
+    pm_op_cost *hbm = stream ? pm_calloc(n1, sizeof *hbm) : NULL; /* consumers from HBM */
+    if (!ops || !pos || !tmp || (stream && !hbm)) {
         pm_free(ops);
         pm_free(pos);
         pm_free(tmp);
+        pm_free(hbm);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory scheduling");
     }
     size_t n_main = 0, n_pf = 0;
@@ -122,6 +166,12 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
         op->cost = &costs[i];
         op->is_comm = nd->kind == PM_NODE_ALLREDUCE;
         op->wait = -1;
+        if (stream && main && dep >= 0 && nd->l2_bytes > 0) {
+            pm_node plain = *nd;
+            plain.l2_bytes = 0.0;
+            pm_op_cost_node(s, NULL, &plain, &hbm[i]);
+            op->hbm = &hbm[i];
+        }
         if (dep < 0 || (size_t)dep >= n)
             continue;
         if ((g->nodes[dep].stream == PM_STREAM_MAIN) != main)
@@ -134,11 +184,13 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
     }
     pm_schedule tot = {0};
     if (st == PM_OK)
-        st = pm_sim_run(ops, n_main, ops + n_main, n_pf, hbm_sharing, tmp, tmp + n_main, &tot);
+        st = pm_sim_run(ops, n_main, ops + n_main, n_pf, s->options.hbm_sharing, tmp, tmp + n_main,
+                        &tot);
     if (st == PM_ERR_RANGE) {
         pm_free(ops);
         pm_free(pos);
         pm_free(tmp);
+        pm_free(hbm);
         return pm_fail(err, st, NULL, NULL,
                        "an operation's time is not finite (a bandwidth or peak too small for "
                        "double precision?)");
@@ -154,6 +206,7 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
         pm_free(ops);
         pm_free(pos);
         pm_free(tmp);
+        pm_free(hbm);
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL,
                        "the schedule is stuck: node \"%s\" waits for a prefetch that can never "
                        "start (its trigger comes after it)",
@@ -165,6 +218,7 @@ pm_status pm_schedule_run(const pm_graph *g, const pm_op_cost *costs, bool hbm_s
     pm_free(ops);
     pm_free(pos);
     pm_free(tmp);
+    pm_free(hbm);
     *sched = tot;
     sched->slots = slots;
     sched->n_slots = n;
@@ -189,7 +243,7 @@ pm_status pm_schedule_compute(const pm_scenario *s, const pm_graph *g, pm_schedu
     for (size_t i = 0; i < n && st == PM_OK; i++)
         st = pm_op_cost_compute(s, g, i, &costs[i], err);
     if (st == PM_OK)
-        st = pm_schedule_run(g, costs, s->options.hbm_sharing, slots, sched, err);
+        st = pm_schedule_run(s, g, costs, slots, sched, err);
     pm_free(costs);
     if (st != PM_OK) {
         pm_free(slots);

@@ -9,14 +9,16 @@
  *  2. The graph is a chain, so Algorithm 1's breadth-first walk of a window is the program
  *     order from a communication node to the next one.
  *  3. When the first communication node of a layer starts, the prefetch stream is idle and
- *     nothing is pending (everything prefetched before it was consumed before it), so a step
+ *     nothing is pending (everything prefetched before it was consumed before it; a streaming
+ *     consumer that finishes before its prefetch ends it: the rest would be L2 hits), so a step
  *     is: a prefix without prefetches (the embedding and layer 0 up to its first allreduce),
  *     L - 1 identical periods from one layer's first allreduce to the next layer's, and the
  *     last layer from its first allreduce through the LM head. Each is scheduled on its own.
  *
  * Without HBM sharing the two-stream schedule reduces to a recurrence over the main stream in
  * order (a prefetch starts at max(its trigger's start, the previous prefetch's end); a consumer
- * at max(its predecessor's end, its prefetch's end)); with sharing the segments go through the
+ * at max(its predecessor's end, its prefetch's end), or, streaming, at its predecessor's end,
+ * ending as schedule.c says); with sharing the segments go through the
  * same event loop as graphs (pm_sim_run).
  */
 #include <math.h>
@@ -222,6 +224,7 @@ typedef struct seg {
     int pf[2 * MAXN + 1];        /* index into pf_cost, -1 */
     int trig[2 * MAXN + 1];      /* index of the main op triggering prefetch k */
     const pm_op_cost *pf_cost[2 * MAXN + 1];
+    const pm_op_cost *hbm_cost[2 * MAXN + 1]; /* consumers: their cost with nothing in L2 */
     bool is_ar[2 * MAXN + 1];
     int n, n_pf;
 } seg;
@@ -231,6 +234,7 @@ static void seg_add(seg *g, const pm_step_node *nd, bool prefetched, int *trigge
     const int k = g->n++;
     g->is_ar[k] = nd->is_ar;
     g->pf[k] = -1;
+    g->hbm_cost[k] = &nd->hbm;
     if (prefetched && *trigger >= 0) {
         g->trig[g->n_pf] = *trigger;
         g->pf_cost[g->n_pf] = &nd->pf;
@@ -244,27 +248,44 @@ static void seg_add(seg *g, const pm_step_node *nd, bool prefetched, int *trigge
 }
 
 /* Start of main op `until` (or, if until < 0, the makespan). */
-static pm_status seg_run(const seg *g, bool sharing, int until, double *out)
+static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, double *out)
 {
     if (!sharing) {
         double t = 0.0, pf_free = 0.0;
-        double pf_end[2 * MAXN + 1];
-        int next_pf = 0;
+        double op_start[2 * MAXN + 1], pf_end[2 * MAXN + 1];
+        int next_pf = 0; /* prefetches are placed when their consumer is reached */
         for (int k = 0; k < g->n; k++) {
-            double start = t;
-            if (g->pf[k] >= 0 && pf_end[g->pf[k]] > start)
-                start = pf_end[g->pf[k]];
+            double start = t, pe = 0.0;
+            const int w = g->pf[k];
+            if (w >= 0) {
+                for (; next_pf <= w; next_pf++) {
+                    const double trig = op_start[g->trig[next_pf]];
+                    const double s0 = pf_free > trig ? pf_free : trig;
+                    pf_free = pf_end[next_pf] = s0 + g->pf_cost[next_pf]->total_s;
+                }
+                pe = pf_end[w];
+                if (!stream && pe > start)
+                    start = pe;
+            }
             if (k == until) {
                 *out = start;
                 return PM_OK;
             }
-            /* Prefetches triggered by this op start with it. */
-            while (next_pf < g->n_pf && g->trig[next_pf] == k) {
-                const double s0 = pf_free > start ? pf_free : start;
-                pf_free = pf_end[next_pf] = s0 + g->pf_cost[next_pf]->total_s;
-                next_pf++;
+            op_start[k] = start;
+            double end = start + g->cost[k]->total_s;
+            if (stream && w >= 0) {
+                const double own = start + g->hbm_cost[k]->total_s;
+                const double data = pe < own ? pe : own;
+                if (data > end)
+                    end = data;
+                if (pe > end) /* done before its prefetch: the rest of it would be L2 hits */
+                    pf_free = pf_end[w] = end;
             }
-            t = start + g->cost[k]->total_s;
+            t = end;
+        }
+        for (; next_pf < g->n_pf; next_pf++) { /* prefetches without a consumer here */
+            const double trig = op_start[g->trig[next_pf]];
+            pf_free = (pf_free > trig ? pf_free : trig) + g->pf_cost[next_pf]->total_s;
         }
         *out = t > pf_free ? t : pf_free;
         return PM_OK;
@@ -272,9 +293,10 @@ static pm_status seg_run(const seg *g, bool sharing, int until, double *out)
     pm_sim_op mo[2 * MAXN + 1], po[2 * MAXN + 1];
     pm_slot ms[2 * MAXN + 1], ps[2 * MAXN + 1];
     for (int k = 0; k < g->n; k++)
-        mo[k] = (pm_sim_op){g->cost[k], g->pf[k], g->is_ar[k]};
+        mo[k] = (pm_sim_op){g->cost[k], g->pf[k], g->is_ar[k],
+                            stream && g->pf[k] >= 0 ? g->hbm_cost[k] : NULL};
     for (int k = 0; k < g->n_pf; k++)
-        po[k] = (pm_sim_op){g->pf_cost[k], g->trig[k], false};
+        po[k] = (pm_sim_op){g->pf_cost[k], g->trig[k], false, NULL};
     pm_schedule tot;
     const int n = until >= 0 ? until : g->n;
     pm_status st = pm_sim_run(mo, (size_t)n, po, (size_t)g->n_pf, true, ms, ps, &tot);
@@ -283,7 +305,7 @@ static pm_status seg_run(const seg *g, bool sharing, int until, double *out)
     if (until >= 0) {
         /* The op `until` starts when its predecessor ends and its prefetch is done. */
         double start = n > 0 ? ms[n - 1].end_s : 0.0;
-        if (g->pf[until] >= 0 && ps[g->pf[until]].end_s > start)
+        if (!stream && g->pf[until] >= 0 && ps[g->pf[until]].end_s > start)
             start = ps[g->pf[until]].end_s;
         *out = start;
     } else {
@@ -328,6 +350,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
         *signature = sig;
     const int fc = p->first_comm;
     const bool sharing = p->s->options.hbm_sharing;
+    const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
     /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched. */
     double prefix = p->head_s;
     for (int i = 0; i < fc; i++)
@@ -343,7 +366,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
             seg_add(&g, L[i], pf[i], &trig);
         for (int i = 0; i <= fc; i++)
             seg_add(&g, L[i], i < fc && pf[i], &trig);
-        if ((st = seg_run(&g, sharing, g.n - 1, &period)) != PM_OK)
+        if ((st = seg_run(&g, sharing, stream, g.n - 1, &period)) != PM_OK)
             return st;
     }
     /* The last layer from its first communication, and the tail. */
@@ -355,7 +378,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     for (int i = 0; i < nt; i++)
         seg_add(&g, &p->tail[i], pft[i], &trig);
     double last = 0.0;
-    if ((st = seg_run(&g, sharing, -1, &last)) != PM_OK)
+    if ((st = seg_run(&g, sharing, stream, -1, &last)) != PM_OK)
         return st;
     *time_s = prefix + (p->layers - 1) * period + last;
     return PM_OK;

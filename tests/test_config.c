@@ -685,6 +685,51 @@ static void test_accel_rejects_efficiency_above_one(void **state)
     assert_ok(validate(path, &err), &err);
 }
 
+static void test_accel_prefetch_consumer(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    pm_accelerator a;
+    /* Absent: consumers wait for their prefetch (the paper's events). */
+    assert_ok(pm_accelerator_load(VALID_DIR "/accelerator-minimal.json", &g_opts, &a, &err),
+              &err);
+    assert_int_equal(a.prefetch_consumer, PM_CONSUMER_WAIT);
+    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
+            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": \"stream\"", "pc.json",
+            path, sizeof path);
+    assert_ok(pm_accelerator_load(path, &g_opts, &a, &err), &err);
+    assert_int_equal(a.prefetch_consumer, PM_CONSUMER_STREAM);
+    assert_string_equal(pm_prefetch_consumer_name(a.prefetch_consumer), "stream");
+    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
+            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": \"eager\"", "pc2.json",
+            path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_VALUE, path, "$.prefetch_consumer",
+                 "expected one of wait, stream (got \"eager\")");
+}
+
+static void test_workload_allreduce_dtype(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_error err;
+    pm_workload w;
+    /* Absent: the allreduce carries the activation type. */
+    assert_ok(pm_workload_load(VALID_DIR "/workload-bf16.json", &g_opts, &w, &err), &err);
+    assert_false(w.allreduce_dtype_given);
+    variant("workload-bf16.json", "\"kv_dtype\": \"bf16\"",
+            "\"kv_dtype\": \"bf16\", \"allreduce_dtype\": \"fp32\"", "ar.json", path,
+            sizeof path);
+    assert_ok(pm_workload_load(path, &g_opts, &w, &err), &err);
+    assert_true(w.allreduce_dtype_given);
+    assert_int_equal(w.allreduce_dtype, PM_DTYPE_FP32);
+    variant("workload-bf16.json", "\"kv_dtype\": \"bf16\"",
+            "\"kv_dtype\": \"bf16\", \"allreduce_dtype\": \"int4\"", "ar2.json", path,
+            sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_VALUE, path, "$.allreduce_dtype",
+                 "expected one of int8, fp8, bf16, fp16, fp32 (got \"int4\")");
+}
+
 static void test_accel_rejects_negative_launch_time(void **state)
 {
     (void)state;
@@ -1870,6 +1915,8 @@ int main(void)
         cmocka_unit_test(test_accel_rejects_negative_bandwidth),
         cmocka_unit_test(test_accel_rejects_efficiency_above_one),
         cmocka_unit_test(test_accel_rejects_negative_launch_time),
+        cmocka_unit_test(test_accel_prefetch_consumer),
+        cmocka_unit_test(test_workload_allreduce_dtype),
         cmocka_unit_test(test_workload_rejects_batch_zero),
         cmocka_unit_test(test_non_finite_number_is_rejected),
         cmocka_unit_test(test_workload_rejects_fractional_batch),

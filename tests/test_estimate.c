@@ -217,6 +217,12 @@ static void test_decode_sum_matches_brute_force_across_spill(void **state)
     /* with HBM sharing, and with strided KV (one device: no prefetch at all) */
     s.options.hbm_sharing = true;
     check_decode_sum(&s);
+    /* with streaming consumers, whose step time is not convex in the context */
+    s = hand_scenario();
+    s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
+    check_decode_sum(&s);
+    s.options.hbm_sharing = true;
+    check_decode_sum(&s);
     s = hand_scenario();
     s.cluster.devices = 1;
     check_decode_sum(&s);
@@ -235,6 +241,8 @@ static void test_decode_sum_matches_brute_force_bundled(void **state)
     pm_estimate e = estimate(&s);
     assert_int_equal(e.prefill_tokens, 2731);
     assert_int_equal(e.kv_spill_context, 3072);
+    check_decode_sum(&s);
+    s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
     check_decode_sum(&s);
     pm_scenario_free(&s);
 }

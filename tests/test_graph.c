@@ -297,6 +297,33 @@ static void test_fused_graph_replaces_o_and_down(void **state)
     pm_graph_free(g);
 }
 
+/* The allreduce payload: batch 2 x hidden 1024 x 1 byte (int8 activations) = 2048 bytes; with
+ * "allreduce_dtype": "fp16" (W8A8: partial sums dequantised before the sum) 4096 bytes, in
+ * the plain allreduces and in the fused nodes alike; the activations' own traffic unchanged. */
+static void test_allreduce_dtype_sets_the_payload(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.workload.allreduce_dtype_given = true;
+    s.workload.allreduce_dtype = PM_DTYPE_FP16;
+    for (int fused = 0; fused < 2; fused++) {
+        pm_graph *g = pm_graph_alloc();
+        assert_int_equal(pm_graph_build_ex(&s, PM_PHASE_DECODE, 100, 0, fused, g, NULL), PM_OK);
+        int n_ar = 0;
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            const pm_node *n = &g->nodes[i];
+            if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+                assert_rel(n->comm_bytes, 4096.0, EXACT);
+                n_ar++;
+            }
+            if (n->kind == PM_NODE_ALLREDUCE)
+                assert_int_equal(n->dtype, PM_DTYPE_FP16);
+        }
+        assert_int_equal(n_ar, 4);
+        pm_graph_free(g);
+    }
+}
+
 static void test_prefill_graph(void **state)
 {
     (void)state;
@@ -527,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_decode_graph_strided_kv_with_two_heads),
         cmocka_unit_test(test_no_allreduce_on_one_device),
         cmocka_unit_test(test_fused_graph_replaces_o_and_down),
+        cmocka_unit_test(test_allreduce_dtype_sets_the_payload),
         cmocka_unit_test(test_prefill_graph),
         cmocka_unit_test(test_build_rejects_bad_arguments),
         cmocka_unit_test(test_json_round_trip),

@@ -13,6 +13,9 @@
  *     than its own reads would take) and L2 is faster than HBM, PRESERVE is never slower than
  *     the serial baseline and never slower with more L2. Outside that regime it can be (the
  *     paper's insertion rule has no profitability check; EXPERIMENTS.md shows measured cases);
+ *   - with streaming consumers (PM_CONSUMER_STREAM), no HBM sharing and L2 faster than the
+ *     operators' HBM reads, PRESERVE is never slower than serial and never slower with more
+ *     L2, whatever the prefetch and allreduce times;
  *   - repeated evaluations and evaluations on other threads give identical bits.
  */
 #include <pthread.h>
@@ -117,6 +120,9 @@ static pm_scenario *scenarios(size_t *n)
         rng r = {SEED};
         for (; count < N_SCENARIOS;) {
             pm_scenario s = generate(&r);
+            /* Every other scenario has streaming consumers (outside the generator, so
+             * the sequence of random draws is unchanged). */
+            s.accel.prefetch_consumer = count % 2 ? PM_CONSUMER_STREAM : PM_CONSUMER_WAIT;
             if (pm_scenario_check(&s, NULL) == PM_OK)
                 all[count++] = s;
         }
@@ -301,6 +307,40 @@ static void test_hidden_prefetches_never_hurt(void **state)
     assert_true(checked > N_SCENARIOS / 3);
 }
 
+/* A streaming consumer ends by max(start + its L2 cost, min(its prefetch's end, start + its
+ * HBM cost)) <= start + its HBM cost when L2 is the faster, and a prefetch never outlives its
+ * consumer; by induction over the main stream no operation ends later than in serial, and an
+ * L2 twice as large (each window's prefetches extended at their end) ends nothing later. */
+static void test_streaming_prefetches_never_hurt(void **state)
+{
+    (void)state;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        pm_scenario s = all[i];
+        if (s.accel.prefetch_consumer != PM_CONSUMER_STREAM || s.options.hbm_sharing)
+            continue;
+        const double hbm = s.accel.hbm_bandwidth_bytes_per_s;
+        if (s.accel.l2_bandwidth_bytes_per_s < hbm)
+            s.accel.l2_bandwidth_bytes_per_s = 1.5 * hbm;
+        const pm_estimate small = estimate(&s, i);
+        s.accel.l2_capacity_bytes *= 2.0;
+        const pm_estimate big = estimate(&s, i);
+        const double ps = small.modes[PM_MODE_PRESERVE].request_s;
+        const double pb = big.modes[PM_MODE_PRESERVE].request_s;
+        if (!(ps <= small.modes[PM_MODE_SERIAL].request_s * (1 + 1e-12)))
+            fail_msg("scenario %zu: streaming preserve %.17g s slower than serial %.17g s", i,
+                     ps, small.modes[PM_MODE_SERIAL].request_s);
+        if (!(pb <= ps * (1 + 1e-12)))
+            fail_msg("scenario %zu: twice the L2 made streaming preserve slower: %.17g -> "
+                     "%.17g s",
+                     i, ps, pb);
+        checked++;
+    }
+    assert_true(checked > N_SCENARIOS / 4);
+}
+
 /* ---------------------------------------------------------------- determinism */
 
 typedef struct job {
@@ -354,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_outputs_finite_positive_and_consistent),
         cmocka_unit_test(test_more_resources_never_slower),
         cmocka_unit_test(test_insertion_never_reaches_capacity_and_fast_equals_graph),
+        cmocka_unit_test(test_streaming_prefetches_never_hurt),
         cmocka_unit_test(test_hidden_prefetches_never_hurt),
         cmocka_unit_test(test_repeatable_across_runs_and_threads),
     };

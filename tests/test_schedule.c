@@ -280,6 +280,65 @@ static void test_prefetch_longer_than_allreduce_costs_its_l2_read(void **state)
     pm_graph_free(g);
 }
 
+/* The same graph with streaming consumers (PM_CONSUMER_STREAM): C starts when the allreduce
+ * ends (1 us), reads what has arrived at L2 speed (its own work: 2 us, to 3 us), and its last
+ * byte arrives with the prefetch at 4 us, before its own misses would have fetched the rest
+ * (1 + 4 = 5 us). Makespan 4 us: faster than serial (5) and than waiting (6). */
+static void test_streaming_consumer_ends_with_its_prefetch(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.cluster.link_latency_s = 0.0;
+    s.accel.l2_bandwidth_bytes_per_s = 2e12;
+    s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
+    const spec sp[] = {{"AR", PM_NODE_ALLREDUCE, 1e5}, {"C", PM_NODE_MATMUL, 4e6}};
+    pm_graph *in = chain(sp, 2), *g = pm_graph_alloc();
+    assert_int_equal(pm_insert_prefetch(in, 1e7, g, NULL), PM_OK);
+    pm_schedule sc = schedule(&s, g);
+    assert_slot(g, &sc, "AR", 0, 1 * US);
+    assert_slot(g, &sc, "PF.C", 0, 4 * US);
+    assert_slot(g, &sc, "C", 1 * US, 4 * US);
+    assert_rel(sc.makespan_s, 4 * US, TOL);
+    pm_schedule_release(&sc);
+    pm_graph_free(in);
+    pm_graph_free(g);
+}
+
+/* A prefetcher slower than the operators' own reads (bulk 0.5 x 1e12, kernels 1e12 B/s), so
+ * the consumers' misses win and each prefetch is cut at its consumer's end:
+ *   AR   1e5 bytes: 1 us                         [0, 1]
+ *   PF.A 4e6 bytes at 0.5e12: would end at 8     [0, 5]  cut when A ends
+ *   A    starts at 1, own work from L2 1 us, own misses done at 1 + 4 = 5 < 8   [1, 5]
+ *   PF.B 1e6 bytes: 2 us from 5, would end at 7  [5, 6]  cut when B ends
+ *   B    starts at 5, 0.25 us from L2, own misses at 5 + 1 = 6 < 7              [5, 6]
+ * Makespan 6 us: the serial time (1 + 4 + 1), never more. */
+static void test_streaming_consumer_misses_beat_a_slow_prefetch(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.cluster.link_latency_s = 0.0;
+    s.accel.hbm_efficiency_frac = 0.5;
+    s.accel.kernel_hbm_efficiency_frac = 1.0;
+    s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
+    const spec sp[] = {{"AR", PM_NODE_ALLREDUCE, 1e5}, {"A", PM_NODE_MATMUL, 4e6},
+                       {"B", PM_NODE_MATMUL, 1e6}};
+    pm_graph *in = chain(sp, 3), *g = pm_graph_alloc();
+    pm_schedule sc = schedule(&s, in);
+    assert_rel(sc.makespan_s, 6 * US, TOL);
+    pm_schedule_release(&sc);
+    assert_int_equal(pm_insert_prefetch(in, 1e7, g, NULL), PM_OK);
+    sc = schedule(&s, g);
+    assert_slot(g, &sc, "AR", 0, 1 * US);
+    assert_slot(g, &sc, "PF.A", 0, 5 * US);
+    assert_slot(g, &sc, "A", 1 * US, 5 * US);
+    assert_slot(g, &sc, "PF.B", 5 * US, 6 * US);
+    assert_slot(g, &sc, "B", 5 * US, 6 * US);
+    assert_rel(sc.makespan_s, 6 * US, TOL);
+    pm_schedule_release(&sc);
+    pm_graph_free(in);
+    pm_graph_free(g);
+}
+
 static void test_no_prefetch_makespan_is_sum_on_built_graph(void **state)
 {
     (void)state;
@@ -358,6 +417,8 @@ int main(void)
         cmocka_unit_test(test_allreduce_longer_than_prefetch_hides_it),
         cmocka_unit_test(test_hbm_sharing_splits_bandwidth),
         cmocka_unit_test(test_prefetch_longer_than_allreduce_costs_its_l2_read),
+        cmocka_unit_test(test_streaming_consumer_ends_with_its_prefetch),
+        cmocka_unit_test(test_streaming_consumer_misses_beat_a_slow_prefetch),
         cmocka_unit_test(test_no_prefetch_makespan_is_sum_on_built_graph),
         cmocka_unit_test(test_stuck_schedule_is_reported),
     };

@@ -164,10 +164,15 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
             pm_topology_name(s->cluster.topology), s->cluster.link_bandwidth_bytes_per_s / 1e9,
             s->cluster.link_latency_s * 1e6);
     fprintf(f, "# batch %d, sequence %lld = %lld prompt + %lld decode steps; weights %s, KV %s, "
-               "activations %s\n",
+               "activations %s, allreduce %s\n",
             w->batch, (long long)w->seq_len, (long long)e->prefill_tokens,
             (long long)e->decode_steps, pm_dtype_name(w->weight_dtype),
-            pm_dtype_name(w->kv_dtype), pm_dtype_name(w->act_dtype));
+            pm_dtype_name(w->kv_dtype), pm_dtype_name(w->act_dtype),
+            pm_dtype_name(w->allreduce_dtype_given ? w->allreduce_dtype : w->act_dtype));
+    fprintf(f, "# prefetch consumers: %s\n",
+            s->accel.prefetch_consumer == PM_CONSUMER_STREAM
+                ? "stream (read what has arrived, never wait longer than their own reads)"
+                : "wait for their prefetch's end (the paper's events)");
     fprintf(f, "# per device: %.4g query heads, %.4g KV heads%s%s, %.1f GiB weights + %.1f GiB KV%s\n",
             e->shard.q_heads, e->shard.kv_heads,
             e->shard.kv_replicated ? " (replicated)" : "",
