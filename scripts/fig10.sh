@@ -4,7 +4,7 @@
 #   - the speedup rises up to 32 devices and falls beyond;
 #   - at 8 and 16 devices the FFN prefetch time exceeds the allreduce time; the two match at 32.
 #   (The models and the axis grid are NOT FOUND; the six paper models are used on the bundled
-#   paper-dse scenario: an Ascend 910B-like device on a ring, batch 4, sequence 16K, int8, ideal
+#   paper-dse scenario: an Ascend 910B-like device on a ring, batch 2, sequence 32K, W8A8, ideal
 #   sharding so that the device count may exceed the head count.)
 # Usage: scripts/fig10.sh [OUTDIR]   (default $root/out; the tool is $PM). Runs, per model,
 #   preserve-model --config paper-dse --model <m> --sweep devices=1:128:x2

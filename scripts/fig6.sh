@@ -5,8 +5,9 @@
 #   - latency falls by 20% to 36% (average 25%) as L2 grows;
 #   - the maximum speedup for most models is reached at 136-144 MB of L2, with no gain beyond.
 #   (The DSE's model, batch and sequence and its x-axis grid are NOT FOUND; the bundled
-#   paper-dse scenario is an Ascend 910B-like device on a ring, batch 4, sequence 16K, int8,
-#   4 devices, ideal sharding. The sweep is in MiB, the paper's axis in MB.)
+#   paper-dse scenario is an Ascend 910B-like device (L2 at 5x HBM) on a ring of 8, batch 2,
+#   sequence 32K, W8A8, ideal sharding, calibrated once by scripts/calibrate-dse.sh. The sweep
+#   is in MiB, the paper's axis in MB.)
 # Usage: scripts/fig6.sh [OUTDIR]   (default $root/out; the tool is $PM). Runs, per model,
 #   preserve-model --config paper-dse --model <m> --sweep l2=8MiB:256MiB:8MiB
 #   and writes OUTDIR/fig6-<m>.csv, OUTDIR/fig6.csv (l2_capacity_MiB and, per model,

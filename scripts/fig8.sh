@@ -4,7 +4,7 @@
 #   - at 128 devices, raising the link bandwidth from 200 Gbps to 1000 Gbps raises the mean
 #     speedup from 1.18x to 1.27x.
 #   (Which models the mean covers is NOT FOUND; the six paper models are used, on the bundled
-#   paper-dse scenario: an Ascend 910B-like device on a ring, batch 4, sequence 16K, int8, ideal
+#   paper-dse scenario: an Ascend 910B-like device on a ring, batch 2, sequence 32K, W8A8, ideal
 #   sharding so that 128 devices are allowed. The link bandwidth is per device-to-device link.)
 # Usage: scripts/fig8.sh [OUTDIR]   (default $root/out; the tool is $PM). Runs, per model,
 #   preserve-model --config paper-dse --model <m> --devices 128 \

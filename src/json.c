@@ -754,6 +754,31 @@ pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **
             return obj_fail(o, key, PM_ERR_MISSING, "missing required key \"%s\" (a string)", key);
         return PM_OK;
     }
+    if (cJSON_IsObject(it)) {
+        /* A sourced choice: {"value": string, "source": string}. */
+        const cJSON *val = NULL;
+        for (const cJSON *c = it->child; c; c = c->next) {
+            if (strcmp(c->string, "value") == 0) {
+                val = c;
+            } else if (strcmp(c->string, "source") == 0) {
+                if (!cJSON_IsString(c))
+                    return obj_fail(o, key, PM_ERR_TYPE, "\"source\" must be a string (got %s)",
+                                    pm_json_type_name(c));
+            } else {
+                return obj_fail(o, key, PM_ERR_UNKNOWN_KEY,
+                                "unknown key \"%s\" in a sourced string (expected \"value\" and "
+                                "\"source\")",
+                                c->string);
+            }
+        }
+        if (!val)
+            return obj_fail(o, key, PM_ERR_MISSING,
+                            "a sourced string needs \"value\" (got an object without it)");
+        it = val;
+        if (!cJSON_IsString(it))
+            return obj_fail(o, key, PM_ERR_TYPE, "\"value\" must be a string (got %s)",
+                            pm_json_type_name(it));
+    }
     if (!cJSON_IsString(it))
         return obj_fail(o, key, PM_ERR_TYPE, "expected a string (got %s)", pm_json_type_name(it));
     *out = it->valuestring;

@@ -706,6 +706,29 @@ static void test_accel_prefetch_consumer(void **state)
             path, sizeof path);
     assert_fails(validate(path, &err), &err, PM_ERR_VALUE, path, "$.prefetch_consumer",
                  "expected one of wait, stream (got \"eager\")");
+    /* A sourced choice, and its errors. */
+    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
+            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"value\": \"stream\", "
+            "\"source\": \"a cache\"}",
+            "pc3.json", path, sizeof path);
+    assert_ok(pm_accelerator_load(path, &g_opts, &a, &err), &err);
+    assert_int_equal(a.prefetch_consumer, PM_CONSUMER_STREAM);
+    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
+            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"value\": 1}", "pc4.json",
+            path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.prefetch_consumer",
+                 "\"value\" must be a string (got a number)");
+    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
+            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"source\": \"x\"}",
+            "pc5.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.prefetch_consumer",
+                 "a sourced string needs \"value\"");
+    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
+            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"value\": \"wait\", "
+            "\"why\": \"x\"}",
+            "pc6.json", path, sizeof path);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.prefetch_consumer",
+                 "unknown key \"why\" in a sourced string");
 }
 
 static void test_workload_allreduce_dtype(void **state)

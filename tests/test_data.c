@@ -189,10 +189,11 @@ static void walk_sources(const cJSON *item, const char *file, const char *path, 
     const cJSON *value = cJSON_GetObjectItemCaseSensitive(item, "value");
     if (value) {
         const cJSON *source = cJSON_GetObjectItemCaseSensitive(item, "source");
-        if (!cJSON_IsNumber(value) || !cJSON_IsString(source) || !source->valuestring[0] ||
-            cJSON_GetArraySize(item) != 2) {
+        /* A sourced number, or a sourced choice ({"value": "stream", "source": ...}). */
+        if (!(cJSON_IsNumber(value) || cJSON_IsString(value)) || !cJSON_IsString(source) ||
+            !source->valuestring[0] || cJSON_GetArraySize(item) != 2) {
             if (verbose)
-                print_error("%s: %s: a sourced number needs exactly a numeric \"value\" and a "
+                print_error("%s: %s: a sourced value needs exactly a numeric or string \"value\" and a "
                         "non-empty \"source\"\n",
                         file, path);
             (*bad)++;
@@ -335,6 +336,7 @@ static void test_ascend_910b_l2_is_192_mib_and_hbm_1_6_tbps(void **state)
     assert_rel(a.peak_flop_per_s[PM_DTYPE_FP32], 0, 0);          /* no fp32 peak given */
     assert_rel(a.kernel_launch_s, 5e-6, EXACT);
     assert_rel(a.chunk_half_efficiency_bytes, 262144.0, EXACT);  /* 256 KiB */
+    assert_int_equal(a.prefetch_consumer, PM_CONSUMER_STREAM);    /* a sourced choice */
     assert_true(a.area.present);
     assert_int_equal(a.area.links, 7);
 }
@@ -349,8 +351,8 @@ static void test_paper_platform_cluster_and_workload(void **state)
     assert_int_equal(c.devices, 8);
     assert_int_equal(c.topology, PM_TOPO_FULL_MESH);
     assert_rel(c.link_bandwidth_bytes_per_s, 56e9, EXACT); /* 56 GBps */
-    assert_rel(c.link_latency_s, 22.5e-6, EXACT); /* 22.5 us */
-    assert_rel(c.fused_latency_s, 5e-6, EXACT);   /* fused_latency_us 5 */
+    assert_rel(c.link_latency_s, 14e-6, EXACT);   /* 14 us, calibrated */
+    assert_rel(c.fused_latency_s, 11e-6, EXACT);  /* fused_latency_us 11, calibrated */
     assert_ok(pm_workload_load("paper-default", &g_opts, &w, &err), &err);
     assert_int_equal(w.batch, 4);
     assert_int_equal(w.seq_len, 16384);
@@ -358,6 +360,8 @@ static void test_paper_platform_cluster_and_workload(void **state)
     assert_int_equal(w.weight_dtype, PM_DTYPE_INT8);
     assert_int_equal(w.kv_dtype, PM_DTYPE_INT8);
     assert_int_equal(w.act_dtype, PM_DTYPE_INT8);
+    assert_true(w.allreduce_dtype_given); /* W8A8: the allreduce sums fp16 */
+    assert_int_equal(w.allreduce_dtype, PM_DTYPE_FP16);
 }
 
 static void test_bundled_llama70b_scenario_resolves(void **state)
