@@ -12,7 +12,7 @@ set datafile commentschars "#"
 set termoption noenhanced
 set xlabel "L2 capacity (MiB)"
 set ylabel "throughput density (tokens/s per mm^2)"
-set title "Fig 7: throughput density vs L2 capacity (paper-dse); points: each mode's optimum over 1-512 MiB\npaper: without prefetch the density peaks at 8 MB; with prefetch it rises up to 104 MB; 11.8 -> 14.8 tokens/s/mm^2 (1.25x)"
+set title "Fig 7: throughput density vs L2 capacity (paper-dse); points: each mode's optimum over 8-512 MiB\npaper: without prefetch the density peaks at 8 MB; with prefetch it rises up to 104 MB; 11.8 -> 14.8 tokens/s/mm^2 (1.25x)"
 set grid
 set key top right
 set xrange [0:*]
