@@ -691,6 +691,34 @@ static pm_status record(pm_obj *o, const char *key, double v, const char *unit,
     return PM_OK;
 }
 
+/* A sourced value {"value": ..., "source": string} (what: "number" or "string", for messages):
+ * *val is its value item (of any type: the caller checks), *source its source or NULL. */
+static pm_status unwrap_sourced(const pm_obj *o, const char *key, const cJSON *item,
+                                const char *what, const cJSON **val, const char **source)
+{
+    const cJSON *src = NULL;
+    *val = NULL;
+    for (const cJSON *c = item->child; c; c = c->next) {
+        if (strcmp(c->string, "value") == 0)
+            *val = c;
+        else if (strcmp(c->string, "source") == 0)
+            src = c;
+        else
+            return obj_fail(o, key, PM_ERR_UNKNOWN_KEY,
+                            "unknown key \"%s\" in a sourced %s (expected \"value\" and "
+                            "\"source\")",
+                            c->string, what);
+    }
+    if (!*val)
+        return obj_fail(o, key, PM_ERR_MISSING,
+                        "a sourced %s needs \"value\" (got an object without it)", what);
+    if (src && !cJSON_IsString(src))
+        return obj_fail(o, key, PM_ERR_TYPE, "\"source\" must be a string (got %s)",
+                        pm_json_type_name(src));
+    *source = src ? src->valuestring : NULL;
+    return PM_OK;
+}
+
 /* A number, or {"value": number, "source": string}. */
 static pm_status read_number(const pm_obj *o, const char *key, const cJSON *item, double *v,
                              const char **source)
@@ -701,29 +729,14 @@ static pm_status read_number(const pm_obj *o, const char *key, const cJSON *item
         return PM_OK;
     }
     if (cJSON_IsObject(item)) {
-        const cJSON *val = NULL, *src = NULL;
-        for (const cJSON *c = item->child; c; c = c->next) {
-            if (strcmp(c->string, "value") == 0)
-                val = c;
-            else if (strcmp(c->string, "source") == 0)
-                src = c;
-            else
-                return obj_fail(o, key, PM_ERR_UNKNOWN_KEY,
-                                "unknown key \"%s\" in a sourced number (expected \"value\" and "
-                                "\"source\")",
-                                c->string);
-        }
-        if (!val)
-            return obj_fail(o, key, PM_ERR_MISSING,
-                            "a sourced number needs \"value\" (got an object without it)");
+        const cJSON *val;
+        pm_status st = unwrap_sourced(o, key, item, "number", &val, source);
+        if (st != PM_OK)
+            return st;
         if (!cJSON_IsNumber(val))
             return obj_fail(o, key, PM_ERR_TYPE, "\"value\" must be a number (got %s)",
                             pm_json_type_name(val));
-        if (src && !cJSON_IsString(src))
-            return obj_fail(o, key, PM_ERR_TYPE, "\"source\" must be a string (got %s)",
-                            pm_json_type_name(src));
         *v = val->valuedouble;
-        *source = src ? src->valuestring : NULL;
         return PM_OK;
     }
     return obj_fail(o, key, PM_ERR_TYPE, "expected a number (got %s)", pm_json_type_name(item));
@@ -754,27 +767,11 @@ pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **
             return obj_fail(o, key, PM_ERR_MISSING, "missing required key \"%s\" (a string)", key);
         return PM_OK;
     }
-    if (cJSON_IsObject(it)) {
-        /* A sourced choice: {"value": string, "source": string}. */
-        const cJSON *val = NULL;
-        for (const cJSON *c = it->child; c; c = c->next) {
-            if (strcmp(c->string, "value") == 0) {
-                val = c;
-            } else if (strcmp(c->string, "source") == 0) {
-                if (!cJSON_IsString(c))
-                    return obj_fail(o, key, PM_ERR_TYPE, "\"source\" must be a string (got %s)",
-                                    pm_json_type_name(c));
-            } else {
-                return obj_fail(o, key, PM_ERR_UNKNOWN_KEY,
-                                "unknown key \"%s\" in a sourced string (expected \"value\" and "
-                                "\"source\")",
-                                c->string);
-            }
-        }
-        if (!val)
-            return obj_fail(o, key, PM_ERR_MISSING,
-                            "a sourced string needs \"value\" (got an object without it)");
-        it = val;
+    if (cJSON_IsObject(it)) { /* a sourced choice: {"value": string, "source": string} */
+        const char *source;
+        pm_status st = unwrap_sourced(o, key, it, "string", &it, &source);
+        if (st != PM_OK)
+            return st;
         if (!cJSON_IsString(it))
             return obj_fail(o, key, PM_ERR_TYPE, "\"value\" must be a string (got %s)",
                             pm_json_type_name(it));
