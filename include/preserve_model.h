@@ -548,7 +548,10 @@ typedef struct pm_schedule {
 /**
  * Schedules g on two streams: the main stream runs its nodes in order, each after its data
  * predecessors end; a prefetch node starts when its trigger starts (and after the previous
- * prefetch); a consumer waits for its prefetch's end. With s->options.hbm_sharing, concurrent
+ * prefetch); a consumer waits for its prefetch's end, or, with s->accel.prefetch_consumer ==
+ * PM_CONSUMER_STREAM, starts when the main stream reaches it and ends at max(start + its cost
+ * from L2, min(its prefetch's end, start + its cost from HBM)), cutting the prefetch if it ends
+ * first. With s->options.hbm_sharing, concurrent
  * HBM traffic of the two streams shares the bandwidth (processor sharing).
  * sched is overwritten; free its slots with pm_schedule_release.
  * Returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG.
