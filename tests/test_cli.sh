@@ -72,6 +72,11 @@ check unknown-scenario 1 "no bundled scenario" "$pm" --config nosuch
 check devices-over-heads 1 "exceed the model's 32 attention heads" "$pm" --config llama8b --devices 64
 check set-bad-value 1 "--set workload.batch=0" "$pm" --config llama70b --set workload.batch=0
 check set-unknown-key 1 "did you mean" "$pm" --config llama70b --set accelerator.hbm_bandwith_TBps=2
+check consumer-wait 0 "wait for their prefetch's end" "$pm" --config llama70b --set accelerator.prefetch_consumer=wait
+check consumer-stream 0 "prefetch consumers: stream" "$pm" --config llama70b
+check consumer-bad 1 '--set accelerator.prefetch_consumer=eager: $.accelerator.prefetch_consumer: expected one of wait, stream (got "eager")' \
+    "$pm" --config llama70b --set accelerator.prefetch_consumer=eager
+check allreduce-dtype 0 "allreduce fp32" "$pm" --config llama70b --set workload.allreduce_dtype=fp32
 
 printf '{"kind": "workload", "batch": 4,\n "seq_len": 16384 "prefill_frac": 0.5}\n' >bad.json
 check syntax-error 1 "bad.json:2:" "$pm" validate bad.json
