@@ -204,6 +204,9 @@ typedef struct pm_workload {
     pm_dtype allreduce_dtype;
 } pm_workload;
 
+/** The allreduce payload type of w: allreduce_dtype when given, else act_dtype. */
+PM_API pm_dtype pm_allreduce_dtype(const pm_workload *w);
+
 typedef enum pm_sharding {
     PM_SHARDING_MEGATRON = 0, /* whole heads per device; KV heads replicated when p > kv_heads */
     PM_SHARDING_IDEAL = 1     /* everything divided evenly by p, fractional heads allowed */

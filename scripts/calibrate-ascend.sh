@@ -24,8 +24,8 @@
 # Usage: scripts/calibrate-ascend.sh [ALPHAS_US] [STRIDED_FRACS] [FUSED_US]
 #   -> each grid sorted, best last
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-pm=${PM:-$root/build/src/cli/preserve-model}
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh" # root, pm, csv_awk
 alphas=${1:-"10 12 14 16 18 20 25 30"}
 fracs=${2:-"0.4 0.45 0.5 0.55 0.6"}
 fused=${3:-"5 8 9 10 11 12 15 20"}
@@ -40,8 +40,7 @@ for a in $alphas; do
               --set cluster.link_latency_us="$a" \
               --set accelerator.kv_strided_efficiency_frac="$k" \
               --set accelerator.prefetch_consumer="$mode" |
-            awk -F, '/^#/ { next } NR > 0 && !h { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
-                     { print $c["speedup_preserve_vs_serial"] }')
+            csv_awk '{ print v("speedup_preserve_vs_serial") }')
         row="$row $v"
       done
     done
@@ -53,12 +52,11 @@ for a in $alphas; do
                  --format csv --set cluster.link_latency_us="$a" \
                  --set accelerator.kv_strided_efficiency_frac="$k" \
                  --set accelerator.prefetch_consumer="$mode" |
-             awk -F, -v prev="$f4" '
+             csv_awk -v prev="$f4" '
                  BEGIN { split(prev, p, " "); m = p[1]; d = p[2] }
-                 /^#/ { next } !h { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
-                 { x = $c["speedup_preserve_vs_serial"]; if (x > m) m = x
-                   if ($c["batch"] == 4 && $c["seq_len"] == 16384) s16 = x
-                   if ($c["batch"] == 4 && $c["seq_len"] == 32768) s32 = x }
+                 { x = v("speedup_preserve_vs_serial"); if (x > m) m = x
+                   if (v("batch") == 4 && v("seq_len") == 16384) s16 = x
+                   if (v("batch") == 4 && v("seq_len") == 32768) s32 = x }
                  END { print m, (d || s32 < s16) ? 1 : 0 }')
     done
     echo "$row $f4"
@@ -90,8 +88,7 @@ for f in $fused; do
     for sc in llama70b qwen2-72b; do
         row="$row $("$pm" --config "$sc" --devices 4 --seq 1Ki --sweep batch=1:1024:x2 --format csv \
                       --set cluster.fused_latency_us="$f" |
-            awk -F, '/^#/ { next } !h { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
-                     { x = $c["speedup_preserve_vs_fused"]; b = $c["batch"]
+            csv_awk '{ x = v("speedup_preserve_vs_fused"); b = v("batch")
                        if (b < 512 && x > mx) mx = x
                        if (mn == "" || x < mn) mn = x
                        if (x >= 1) last = b }

@@ -17,16 +17,13 @@
 # 100 MB, 0.01 for a Fig 10 peak elsewhere).
 # Usage: scripts/calibrate-dse.sh [DEVICES] [BATCHES] [SEQS]   -> one line per candidate, best last
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-pm=${PM:-$root/build/src/cli/preserve-model}
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh" # root, pm, csv_awk
 devs=${1:-"4 8"}
 batches=${2:-"2 4 8 16"}
 seqs=${3:-"8192 16384 32768"}
 models="llama3-8b llama3-70b qwen2-7b qwen2-72b phi3-small phi3-medium"
-col() { # col NAME: the named column of the data rows of a CLI CSV on stdin
-    awk -F, -v n="$1" '/^#/ { next } !h { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
-                       { print $c[n] }'
-}
+col() { csv_awk -v n="$1" '{ print v(n) }'; } # the named column of a CLI CSV on stdin
 for d in $devs; do
   for b in $batches; do
     for s in $seqs; do
@@ -44,15 +41,13 @@ for d in $devs; do
         f8b+=("$(echo "$sp" | sed -n 2p)")
       done
       pk=$("$pm" --config paper-dse "${set[@]}" --sweep devices=1:128:x2 --format csv |
-           awk -F, '/^#/ { next } !h { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
-                    $c["speedup_preserve_vs_serial"] > best { best = $c["speedup_preserve_vs_serial"]; at = $c["devices"] }
+           csv_awk 'v("speedup_preserve_vs_serial") > best { best = v("speedup_preserve_vs_serial"); at = v("devices") }
                     END { print at }')
       g9=$("$pm" --config paper-dse "${set[@]}" --sweep compute=100TFLOPS:1600TFLOPS:x2 \
                --sweep l2_bw=8TBps,16TBps --format csv | col speedup_preserve_vs_serial |
            awk 'NR % 2 { lo = $1; next } { g = $1 / lo - 1; if (g > m) m = g } END { print m + 0 }')
       f7=$("$pm" --config paper-dse "${set[@]}" --optimize l2=8MiB:512MiB --format csv |
-           awk -F, '/^#/ { next } !h { for (i = 1; i <= NF; i++) c[$i] = i; h = 1; next }
-                    { l[$c["mode"]] = $c["best_l2_capacity_MiB"]; x[$c["mode"]] = $c["density_tokens_per_s_per_mm2"] }
+           csv_awk '{ l[v("mode")] = v("best_l2_capacity_MiB"); x[v("mode")] = v("density_tokens_per_s_per_mm2") }
                     END { printf "%s %s", l["preserve"] * 1.048576, x["preserve"] / x["serial"] }')
       echo "$d $b $s $a $pk $g9 $f7 ${red[*]} ${f8a[*]} ${f8b[*]}"
     done

@@ -442,7 +442,8 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
     w->kv_dtype = (pm_dtype)kd;
     w->act_dtype = (pm_dtype)ad;
     w->allreduce_dtype_given = rd >= 0;
-    w->allreduce_dtype = rd >= 0 ? (pm_dtype)rd : w->act_dtype;
+    if (rd >= 0)
+        w->allreduce_dtype = (pm_dtype)rd;
     return pm_obj_finish(o);
 }
 

@@ -154,8 +154,6 @@ double pm_op_time_shared(const pm_op_cost *c, double share);
 pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_cost *costs,
                           pm_slot *slots, pm_schedule *sched, pm_error *err);
 double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
-/* The allreduce payload type of a workload: allreduce_dtype when given, else act_dtype. */
-pm_dtype pm_allreduce_dtype(const pm_workload *w);
 
 /* ---- the fast evaluator (collective.c, graph.c, cost.c, schedule.c, step.c) ---- */
 

@@ -45,13 +45,14 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
             main_left = 1.0;
             main_tail = false;
         }
-        /* A prefetch whose streaming consumer has already finished is skipped. */
-        while (pf_op < 0 && pj < n_pf && ps[pj].end_s >= 0 &&
-               !(po[pj].wait >= 0 && !(ms[po[pj].wait].start_s >= 0))) {
-            ps[pj].start_s = ps[pj].end_s = t;
-            pj++;
-        }
-        if (pf_op < 0 && pj < n_pf && !(po[pj].wait >= 0 && !(ms[po[pj].wait].start_s >= 0))) {
+        /* The next prefetch starts once its trigger has; one whose streaming consumer has
+         * already finished (ended early, never started) is skipped. */
+        while (pf_op < 0 && pj < n_pf && !(po[pj].wait >= 0 && !(ms[po[pj].wait].start_s >= 0))) {
+            if (ps[pj].end_s >= 0) {
+                ps[pj].start_s = ps[pj].end_s = t;
+                pj++;
+                continue;
+            }
             pf_op = (int)pj++;
             ps[pf_op].start_s = t;
             pf_left = 1.0;
@@ -116,7 +117,7 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
             }
             if (done) {
                 ms[main_op].end_s = t;
-                if (!(w < 0 || ps[w].end_s >= 0)) {
+                if (!data_in) {
                     /* Finished before its prefetch (its own misses fetched the rest): the
                      * prefetch ends here; the rest of it would be L2 hits. */
                     ps[w].end_s = t;
@@ -145,17 +146,14 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
     int *pos = pm_calloc(n1, sizeof *pos); /* node -> index within its stream */
     pm_slot *tmp = pm_calloc(n1, sizeof *tmp);
     pm_op_cost *hbm = stream ? pm_calloc(n1, sizeof *hbm) : NULL; /* consumers from HBM */
+    pm_status st = PM_OK;
     if (!ops || !pos || !tmp || (stream && !hbm)) {
-        pm_free(ops);
-        pm_free(pos);
-        pm_free(tmp);
-        pm_free(hbm);
-        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory scheduling");
+        st = pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory scheduling");
+        goto out;
     }
     size_t n_main = 0, n_pf = 0;
     for (size_t i = 0; i < n; i++)
         pos[i] = g->nodes[i].stream == PM_STREAM_MAIN ? (int)n_main++ : (int)n_pf++;
-    pm_status st = PM_OK;
     const char *who = "?";
     /* Main ops first, then prefetch ops, in one array. */
     for (size_t i = 0; i < n; i++) {
@@ -187,15 +185,10 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
         st = pm_sim_run(ops, n_main, ops + n_main, n_pf, s->options.hbm_sharing, tmp, tmp + n_main,
                         &tot);
     if (st == PM_ERR_RANGE) {
-        pm_free(ops);
-        pm_free(pos);
-        pm_free(tmp);
-        pm_free(hbm);
-        return pm_fail(err, st, NULL, NULL,
-                       "an operation's time is not finite (a bandwidth or peak too small for "
-                       "double precision?)");
-    }
-    if (st != PM_OK) {
+        st = pm_fail(err, st, NULL, NULL,
+                     "an operation's time is not finite (a bandwidth or peak too small for "
+                     "double precision?)");
+    } else if (st != PM_OK) {
         /* Name the first main node that never started. */
         if (who[0] == '?')
             for (size_t i = 0; i < n; i++)
@@ -203,26 +196,24 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
                     who = g->nodes[i].name;
                     break;
                 }
-        pm_free(ops);
-        pm_free(pos);
-        pm_free(tmp);
-        pm_free(hbm);
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL,
-                       "the schedule is stuck: node \"%s\" waits for a prefetch that can never "
-                       "start (its trigger comes after it)",
-                       who);
+        st = pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL,
+                     "the schedule is stuck: node \"%s\" waits for a prefetch that can never "
+                     "start (its trigger comes after it)",
+                     who);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            slots[i] = tmp[g->nodes[i].stream == PM_STREAM_MAIN ? (size_t)pos[i]
+                                                                : n_main + (size_t)pos[i]];
+        *sched = tot;
+        sched->slots = slots;
+        sched->n_slots = n;
     }
-    for (size_t i = 0; i < n; i++)
-        slots[i] = tmp[g->nodes[i].stream == PM_STREAM_MAIN ? (size_t)pos[i]
-                                                            : n_main + (size_t)pos[i]];
+out:
     pm_free(ops);
     pm_free(pos);
     pm_free(tmp);
     pm_free(hbm);
-    *sched = tot;
-    sched->slots = slots;
-    sched->n_slots = n;
-    return PM_OK;
+    return st;
 }
 
 pm_status pm_schedule_compute(const pm_scenario *s, const pm_graph *g, pm_schedule *sched,

@@ -283,10 +283,8 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
             }
             t = end;
         }
-        for (; next_pf < g->n_pf; next_pf++) { /* prefetches without a consumer here */
-            const double trig = op_start[g->trig[next_pf]];
-            pf_free = (pf_free > trig ? pf_free : trig) + g->pf_cost[next_pf]->total_s;
-        }
+        /* Every prefetch's consumer is in the segment (seg_add adds them together), so all
+         * were placed, and none ends after its consumer. */
         *out = t > pf_free ? t : pf_free;
         return PM_OK;
     }

@@ -168,7 +168,7 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
             w->batch, (long long)w->seq_len, (long long)e->prefill_tokens,
             (long long)e->decode_steps, pm_dtype_name(w->weight_dtype),
             pm_dtype_name(w->kv_dtype), pm_dtype_name(w->act_dtype),
-            pm_dtype_name(w->allreduce_dtype_given ? w->allreduce_dtype : w->act_dtype));
+            pm_dtype_name(pm_allreduce_dtype(w)));
     fprintf(f, "# prefetch consumers: %s\n",
             s->accel.prefetch_consumer == PM_CONSUMER_STREAM
                 ? "stream (read what has arrived, never wait longer than their own reads)"
