@@ -109,7 +109,28 @@ typedef struct pm_model {
     int vocab;           /* vocab_size, >= 1 */
     bool gated_mlp;      /* gate, up and down matrices (SwiGLU) rather than up and down */
     bool tied_embeddings;
+    /* Zero-initialised, the fields below describe a Llama-style decoder (sequential attention
+     * and MLP blocks, no biases, full attention in every layer, multi-head or grouped-query
+     * attention): a hand-built pm_model that fills only the fields above stays valid. */
+    bool parallel_block; /* attention and MLP both read the layer's input and their outputs are
+                            summed: one allreduce per layer (GPT-J, Falcon parallel_attn,
+                            GPT-NeoX use_parallel_residual, Cohere) */
+    bool qkv_bias;       /* biases on the Q, K and V projections */
+    bool o_bias;         /* a bias on the attention output projection */
+    bool mlp_bias;       /* biases on the MLP projections */
+    int sliding_window;  /* tokens a local (windowed) layer attends to, >= 1; 0: no local layers */
+    int window_period;   /* local and global layers repeat with this period, 1..64 (0 acts as
+                            1); only with sliding_window */
+    uint64_t local_mask; /* bit i set: layer l with l % window_period == i is local; only with
+                            sliding_window (0 with a window acts as every layer local) */
+    int max_position_embeddings; /* the context the model was trained for; 0: not given */
 } pm_model;
+
+/** Whether layer `layer` (0-based) of m attends through its sliding window. */
+PM_API bool pm_model_layer_is_local(const pm_model *m, int layer);
+
+/** Number of local (windowed) layers of m: 0 without a window. */
+PM_API int pm_model_local_layers(const pm_model *m);
 
 /** Die-area coefficients of the accelerator (process node as data). All >= 0. */
 typedef struct pm_area_params {
@@ -310,6 +331,11 @@ typedef struct pm_param_info {
     double value_si;     /* converted value */
     const char *unit_si; /* "bytes/s", "bytes", "s", "flop/s", "mm2", "1" */
     const char *source;  /* the per-number source, else the file's source, else "" */
+    const char *origin;  /* "given" (written in the file or --set), "defaulted" (absent: the
+                            format's default), "derived" (computed from other values, e.g. the
+                            head dim from hidden_size / num_attention_heads) or "ignored" (a
+                            HuggingFace key read and known not to change cost, or not
+                            recognised; value_si is NaN when it is not a number) */
 } pm_param_info;
 
 /** Number of resolved numeric inputs recorded by pm_scenario_load (0 when none). */

@@ -58,11 +58,15 @@ struct pm_provenance {
 };
 pm_status pm_provenance_add(pm_provenance *p, const char *path, const char *file, double value,
                             const char *unit_si, const char *source);
+/* pm_provenance_add with an origin other than "given" (a static string, see pm_param_info). */
+pm_status pm_provenance_add_origin(pm_provenance *p, const char *path, const char *file,
+                                   double value, const char *unit_si, const char *source,
+                                   const char *origin);
 void pm_provenance_free(pm_provenance *p);
 
 /* ---- the strict object reader ---- */
 
-#define PM_OBJ_MAX_KEYS 48
+#define PM_OBJ_MAX_KEYS 96
 
 typedef struct pm_range {
     double lo, hi;
@@ -121,6 +125,12 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
     ;
 /* Rejects keys never read or declared, with "did you mean". */
 pm_status pm_obj_finish(pm_obj *o);
+/* The known key of o nearest to key within the "did you mean" distance, or NULL. */
+const char *pm_obj_nearest_known(const pm_obj *o, const char *key);
+/* Records a value of key in o's provenance (a no-op without provenance) with an origin:
+ * "defaulted", "derived" or "ignored" (values read by pm_obj_* are recorded as "given"). */
+pm_status pm_obj_record(pm_obj *o, const char *key, double value, const char *unit_si,
+                        const char *source, const char *origin);
 
 /* ---- component readers (config.c), on an already-resolved JSON object ---- */
 

@@ -1476,6 +1476,150 @@ static void test_hf_config_without_tie_key_ties_embeddings(void **state)
     assert_true(m.tied_embeddings);
 }
 
+/* The resolved input at path of s with its origin, or NULL. */
+static const pm_param_info *param_at(const pm_scenario *s, const char *path)
+{
+    for (size_t i = 0; i < pm_scenario_param_count(s); i++)
+        if (strcmp(pm_scenario_param(s, i)->path, path) == 0)
+            return pm_scenario_param(s, i);
+    return NULL;
+}
+
+static void assert_origin(const pm_scenario *s, const char *path, const char *origin)
+{
+    const pm_param_info *p = param_at(s, path);
+    if (!p) {
+        print_error("%s is not among the resolved inputs\n", path);
+        fail();
+    }
+    if (strcmp(p->origin, origin) != 0) {
+        print_error("%s: origin \"%s\", expected \"%s\"\n", path, p->origin, origin);
+        fail();
+    }
+}
+
+/* A scenario with a HuggingFace file as its model. */
+static pm_scenario load_with_model(const char *model_path)
+{
+    char ov[700];
+    snprintf(ov, sizeof ov, "model=%s", model_path);
+    const char *ovs[] = {ov};
+    return pm_test_load("llama8b", ovs, 1);
+}
+
+static void test_hf_resolve_marks_given_defaulted_derived_and_ignored(void **state)
+{
+    (void)state;
+    pm_scenario s = load_with_model(HF_DIR "/gpt2-config.json");
+    assert_origin(&s, "$.model.n_embd", "given");
+    assert_origin(&s, "$.model.num_key_value_heads", "defaulted"); /* multi-head */
+    assert_origin(&s, "$.model.head_dim", "derived");              /* 768 / 12 */
+    assert_origin(&s, "$.model.intermediate_size", "defaulted");   /* n_inner null */
+    assert_origin(&s, "$.model.mlp_gated", "derived");             /* model_type gpt2 */
+    assert_origin(&s, "$.model.tie_word_embeddings", "defaulted");
+    assert_origin(&s, "$.model.layer_norm_epsilon", "ignored");
+    assert_origin(&s, "$.model.summary_type", "ignored");
+    assert_origin(&s, "$.model.bos_token_id", "ignored");
+    assert_rel(param_at(&s, "$.model.head_dim")->value_si, 64.0, 0.0);
+    pm_scenario_free(&s);
+    s = load_with_model(HF_DIR "/llama3.1-8b-config.json");
+    assert_origin(&s, "$.model.head_dim", "given");
+    assert_origin(&s, "$.model.rope_scaling", "ignored");
+    assert_origin(&s, "$.model.torch_dtype", "ignored");
+    pm_scenario_free(&s);
+}
+
+static void test_hf_moe_keys_are_refused_naming_the_key(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"num_local_experts", "n_routed_experts", "num_experts",
+                                       "moe_intermediate_size"};
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++) {
+        char to[160], path[600], want[64];
+        snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  \"%s\": 8", keys[i]);
+        char *text = subst(base, "\"vocab_size\": 128256", to);
+        write_tmp("hf-moe.json", text, path, sizeof path);
+        free(text);
+        pm_model m;
+        pm_error err;
+        snprintf(want, sizeof want, "$.%s", keys[i]);
+        assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, PM_ERR_UNSUPPORTED, path, want,
+                     "MoE is not modelled yet");
+        assert_non_null(strstr(err.message, keys[i]));
+    }
+    /* Dense configs write some of them as null or 0: not MoE. */
+    char path[600];
+    char *text = subst(base, "\"vocab_size\": 128256",
+                       "\"vocab_size\": 128256, \"num_experts\": null, \"num_local_experts\": 0");
+    write_tmp("hf-dense.json", text, path, sizeof path);
+    free(text);
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    check_llama3_8b(&m);
+    free(base);
+}
+
+static void test_hf_misspelt_cost_key_suggests_the_key(void **state)
+{
+    (void)state;
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    char path[600];
+    char *text = subst(base, "\"intermediate_size\"", "\"intermediate_sise\"");
+    write_tmp("hf-typo.json", text, path, sizeof path);
+    free(text);
+    pm_model m;
+    pm_error err;
+    assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, PM_ERR_UNKNOWN_KEY, path,
+                 "$.intermediate_sise", "did you mean \"intermediate_size\"");
+    /* A key far from every known one is accepted, listed as not recognised. */
+    text = subst(base, "\"use_cache\": true", "\"use_cache\": true, \"zzz_flavour\": 3");
+    write_tmp("hf-unknown.json", text, path, sizeof path);
+    free(text);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    pm_scenario s = load_with_model(path);
+    assert_origin(&s, "$.model.zzz_flavour", "ignored");
+    assert_non_null(strstr(param_at(&s, "$.model.zzz_flavour")->source, "not recognised"));
+    pm_scenario_free(&s);
+    free(base);
+}
+
+static void test_hf_text_config_is_unwrapped(void **state)
+{
+    (void)state;
+    /* Llama-4's layout with a dense text model (Scout's MoE and chunked keys left out). */
+    static const char text[] =
+        "{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"model_type\": \"llama4\",\n"
+        " \"text_config\": {\"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 5120,\n"
+        "  \"intermediate_size\": 8192, \"model_type\": \"llama4_text\",\n"
+        "  \"num_attention_heads\": 40, \"num_hidden_layers\": 48, \"num_key_value_heads\": 8,\n"
+        "  \"rope_theta\": 500000.0, \"vocab_size\": 202048, \"tie_word_embeddings\": false},\n"
+        " \"vision_config\": {\"hidden_size\": 1408, \"num_hidden_layers\": 34},\n"
+        " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.51.0\"}\n";
+    char path[600];
+    write_tmp("hf-wrapped.json", text, path, sizeof path);
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 48);
+    assert_int_equal(m.hidden, 5120);
+    assert_int_equal(m.heads, 40);
+    assert_int_equal(m.kv_heads, 8);
+    assert_int_equal(m.head_dim, 128);
+    assert_int_equal(m.intermediate, 8192);
+    assert_int_equal(m.vocab, 202048);
+    assert_true(m.gated_mlp);
+    assert_false(m.tied_embeddings);
+    assert_ok(pm_file_validate(path, &g_opts, NULL, &err), &err);
+    pm_scenario s = load_with_model(path);
+    assert_origin(&s, "$.model.text_config.hidden_size", "given");
+    assert_origin(&s, "$.model.vision_config", "ignored");
+    assert_non_null(strstr(param_at(&s, "$.model.vision_config")->source,
+                           "the vision tower is not"));
+    pm_scenario_free(&s);
+}
+
 /* ---------------------------------------------------------------- pm_scenario_check */
 
 static void hand_scenario(pm_scenario *s)
@@ -1977,6 +2121,10 @@ int main(void)
         cmocka_unit_test(test_hf_config_is_still_checked_for_duplicates_and_ranges),
         cmocka_unit_test(test_hf_gpt2_config_loads_as_is),
         cmocka_unit_test(test_hf_config_without_tie_key_ties_embeddings),
+        cmocka_unit_test(test_hf_resolve_marks_given_defaulted_derived_and_ignored),
+        cmocka_unit_test(test_hf_moe_keys_are_refused_naming_the_key),
+        cmocka_unit_test(test_hf_misspelt_cost_key_suggests_the_key),
+        cmocka_unit_test(test_hf_text_config_is_unwrapped),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),
         cmocka_unit_test(test_quantities_beyond_the_modelled_magnitudes_are_rejected),
