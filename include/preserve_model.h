@@ -554,7 +554,8 @@ typedef struct pm_footprint {
     double mlp_weight_bytes;   /* one layer's MLP matrices (3 gated, 2 plain) */
     double layer_weight_bytes; /* attention + MLP */
     double lm_head_bytes;      /* the LM head's rows on this device */
-    double embedding_bytes;    /* the input embedding, whole (0 when tied to the LM head) */
+    double embedding_bytes;    /* the input embedding's rows on this device, vocabulary-parallel
+                                  like the LM head (0 when tied to it) */
     double weight_bytes;       /* layers x layer + LM head + embedding */
     double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one
                                   layer */

@@ -552,12 +552,23 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
     if (new_arch)
         par = true; /* Falcon-40B/180B: parallel attention with two norms */
     m->parallel_block = par;
-    if (par)
-        return pm_obj_fail(o, pm_obj_has(o, "parallel_attn") ? "parallel_attn"
-                           : pm_obj_has(o, "use_parallel_residual") ? "use_parallel_residual"
-                                                                     : "model_type",
-                           PM_ERR_UNSUPPORTED,
-                           "parallel attention and MLP blocks are not modelled yet");
+    static const char *const k_par[] = {"parallel_attn", "use_parallel_residual"};
+    if (!first_present(o, k_par, 2) &&
+        ((st = note_value(o, "parallel_attn", par, hf ? "derived" : "defaulted",
+                          new_arch ? "new_decoder_architecture: parallel attention and MLP"
+                          : par    ? "model_type: this family runs attention and MLP in parallel"
+                                   : "sequential attention and MLP blocks")) != PM_OK))
+        return st;
+    if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
+         (st = note_value(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
+                          all_bias ? "bias" : "the family's default")) != PM_OK) ||
+        (!pm_obj_has(o, "attention_bias") &&
+         (st = note_value(o, "attention_bias", m->o_bias, hf ? "derived" : "defaulted",
+                          all_bias ? "bias" : "the family's default")) != PM_OK) ||
+        (!pm_obj_has(o, "mlp_bias") &&
+         (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
+                          all_bias ? "bias" : "the family's default")) != PM_OK))
+        return st;
     if ((st = read_window(o, m, hf, mt)) != PM_OK)
         return st;
 

@@ -26,15 +26,34 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
     const double ew = pm_dtype_bytes(wl->weight_dtype), ekv = pm_dtype_bytes(wl->kv_dtype);
     const double d = md->head_dim, h = md->hidden;
     memset(out, 0, sizeof *out);
-    out->qkv_weight_bytes = h * (shard->q_heads + 2.0 * shard->kv_heads) * d * ew;
-    out->attn_weight_bytes = out->qkv_weight_bytes + shard->q_heads * d * h * ew;
-    out->mlp_weight_bytes = (md->gated_mlp ? 3.0 : 2.0) * h * shard->mlp_cols * ew;
+    const double qkv_cols = (shard->q_heads + 2.0 * shard->kv_heads) * d;
+    const double mlp_in = md->gated_mlp ? 2.0 : 1.0; /* gate and up, or up */
+    /* Biases: one element per output column of a projection; O and Down are row-parallel, so
+     * their bias (h) is whole on every device. */
+    const double eb = pm_bias_bytes(wl);
+    const double qkv_bias = pm_model_role_has_bias(md, PM_ROLE_QKV) ? qkv_cols * eb : 0.0;
+    const double o_bias = pm_model_role_has_bias(md, PM_ROLE_O) ? h * eb : 0.0;
+    const double mlp_bias = pm_model_role_has_bias(md, PM_ROLE_DOWN)
+                                ? (mlp_in * shard->mlp_cols + h) * eb
+                                : 0.0;
+    out->qkv_weight_bytes = h * qkv_cols * ew + qkv_bias;
+    out->attn_weight_bytes = out->qkv_weight_bytes + shard->q_heads * d * h * ew + o_bias;
+    out->mlp_weight_bytes = (mlp_in + 1.0) * h * shard->mlp_cols * ew + mlp_bias;
     out->layer_weight_bytes = out->attn_weight_bytes + out->mlp_weight_bytes;
     out->lm_head_bytes = shard->vocab_cols * h * ew;
-    out->embedding_bytes = md->tied_embeddings ? 0.0 : (double)md->vocab * h * ew;
+    /* The embedding is vocabulary-parallel like the LM head (Megatron's and vLLM's
+     * VocabParallelEmbedding): each device holds its rows. */
+    out->embedding_bytes = md->tied_embeddings ? 0.0 : shard->vocab_cols * h * ew;
     out->weight_bytes = md->layers * out->layer_weight_bytes + out->lm_head_bytes +
                         out->embedding_bytes;
     out->kv_bytes_per_token = 2.0 * wl->batch * shard->kv_heads * d * ekv;
     out->kv_bytes = md->layers * out->kv_bytes_per_token * (double)context_len;
     return PM_OK;
+}
+
+double pm_bias_bytes(const pm_workload *w)
+{
+    /* Biases are added to the GEMM's output, in the activations' type (int8 GEMMs add them
+     * after dequantisation). */
+    return pm_dtype_bytes(w->act_dtype);
 }

@@ -224,6 +224,18 @@ static void node_commit(build_ctx *b)
     b->prev = idx;
 }
 
+bool pm_model_role_has_bias(const pm_model *m, pm_node_role role)
+{
+    switch (role) {
+    case PM_ROLE_QKV: return m->qkv_bias;
+    case PM_ROLE_O: return m->o_bias;
+    case PM_ROLE_GATE:
+    case PM_ROLE_UP:
+    case PM_ROLE_DOWN: return m->mlp_bias;
+    default: return false;
+    }
+}
+
 static void add_matmul(build_ctx *b, pm_node_role role, int layer, const char *what, double k,
                        double n_cols)
 {
@@ -234,6 +246,11 @@ static void add_matmul(build_ctx *b, pm_node_role role, int layer, const char *w
     n->flop = 2.0 * b->rows * k * n_cols;
     n->weight_bytes = k * n_cols * b->ew;
     n->act_bytes = (b->rows * k + b->rows * n_cols) * b->ea;
+    if (pm_model_role_has_bias(&b->s->model, role)) {
+        /* One bias per output column, added to every row; read like the weights. */
+        n->flop += b->rows * n_cols;
+        n->weight_bytes += n_cols * pm_bias_bytes(&b->s->workload);
+    }
     node_commit(b);
 }
 
@@ -318,8 +335,13 @@ static void add_layer(build_ctx *b, int l)
     node_commit(b);
     attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"));
     node_commit(b);
-    add_matmul_allreduce(b, PM_ROLE_O, PM_ROLE_ATTN_ALLREDUCE, l, "O", "AR.attn", q * d, h);
-    add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+    if (m->parallel_block) {
+        /* The MLP reads the layer's input too; both outputs are summed by one allreduce. */
+        add_matmul(b, PM_ROLE_O, l, "O", q * d, h);
+    } else {
+        add_matmul_allreduce(b, PM_ROLE_O, PM_ROLE_ATTN_ALLREDUCE, l, "O", "AR.attn", q * d, h);
+        add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+    }
     if (m->gated_mlp) {
         add_matmul(b, PM_ROLE_GATE, l, "Gate", h, b->sh.mlp_cols);
         add_matmul(b, PM_ROLE_UP, l, "Up", h, b->sh.mlp_cols);

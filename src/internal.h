@@ -155,6 +155,10 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
 /* ---- model internals shared by graph, cost, schedule, estimate ---- */
 
 double pm_effective_hbm_bw(const pm_accelerator *a);
+/* Whether the projection of role has a bias in m (graph.c); its bias has one element per
+ * output column, of pm_bias_bytes each (footprint.c). */
+bool pm_model_role_has_bias(const pm_model *m, pm_node_role role);
+double pm_bias_bytes(const pm_workload *w);
 pm_dtype pm_compute_dtype(const pm_workload *w);
 void pm_graph_clear(pm_graph *g);
 pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);

@@ -1,0 +1,274 @@
+/*
+ * test_architectures.c - the dense architectures beyond Llama (issue 14), each against numbers
+ * worked out by hand in the test: multi-query attention and the KV-head keys of each family,
+ * parallel attention and MLP blocks (one allreduce per layer, Algorithm 1's window across both
+ * branches), biases, the vocabulary-parallel embedding, attention windows per layer class; and
+ * the real config.json files, which either load with those numbers or are refused naming the
+ * key that is not modelled.
+ *
+ * The hand scenario is test_graph.c's: hidden 1024, 8 heads, 2 KV heads, head_dim 128,
+ * intermediate 4096, vocab 8192, gated MLP, 2 layers, int8 everywhere, batch 2; on each of
+ * p = 2 devices 4 query heads, 1 KV head, 2048 MLP columns, 4096 vocabulary rows.
+ */
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "internal.h"
+
+#define HF_DIR PM_TEST_CONFIG_DIR "/hf"
+
+/* Byte and flop counts are products of small integers, exact in a double. */
+#define EXACT 1e-12
+
+static const pm_load_opts g_opts = {PM_TEST_DATA_DIR, NULL, 0};
+
+static pm_scenario hand_scenario(int devices)
+{
+    pm_scenario s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "hand");
+    pm_model *m = &s.model;
+    snprintf(m->name, sizeof m->name, "hand-model");
+    m->layers = 2;
+    m->hidden = 1024;
+    m->heads = 8;
+    m->kv_heads = 2;
+    m->head_dim = 128;
+    m->intermediate = 4096;
+    m->vocab = 8192;
+    m->gated_mlp = true;
+    pm_accelerator *a = &s.accel;
+    snprintf(a->name, sizeof a->name, "hand-accel");
+    a->peak_flop_per_s[PM_DTYPE_INT8] = 1e15;
+    a->compute_efficiency_frac = 1.0;
+    a->hbm_capacity_bytes = 64e9;
+    a->hbm_bandwidth_bytes_per_s = 1e12;
+    a->hbm_efficiency_frac = 1.0;
+    a->l2_capacity_bytes = 64.0 * 1048576.0;
+    a->l2_bandwidth_bytes_per_s = 4e12;
+    a->l2_usable_frac = 1.0;
+    a->kv_strided_efficiency_frac = 0.5;
+    pm_cluster *c = &s.cluster;
+    c->devices = devices;
+    c->topology = PM_TOPO_FULL_MESH;
+    c->algorithm = PM_AR_AUTO;
+    c->link_bandwidth_bytes_per_s = 1e11;
+    c->link_latency_s = 1e-5;
+    pm_workload *w = &s.workload;
+    w->batch = 2;
+    w->seq_len = 600;
+    w->prefill_frac = 0.5;
+    w->weight_dtype = w->kv_dtype = w->act_dtype = PM_DTYPE_INT8;
+    return s;
+}
+
+static pm_graph *build(const pm_scenario *s, int64_t ctx)
+{
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    pm_error err;
+    pm_status st = pm_graph_build(s, PM_PHASE_DECODE, ctx, 0, g, &err);
+    if (st != PM_OK)
+        fail_msg("pm_graph_build: %s", err.message);
+    return g;
+}
+
+static int count_kind(const pm_graph *g, pm_node_kind kind)
+{
+    int n = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        n += g->nodes[i].kind == kind;
+    return n;
+}
+
+static const pm_node *find_role(const pm_graph *g, int layer, pm_node_role role)
+{
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].layer == layer && g->nodes[i].role == role)
+            return &g->nodes[i];
+    fail_msg("no node of role %s in layer %d", pm_node_role_name(role), layer);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- parallel blocks */
+
+static void test_parallel_block_has_one_allreduce_per_layer(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.model.parallel_block = true;
+    pm_graph *g = build(&s, 100);
+    /* Per layer: norm, QKV, RoPE, Attention, O, Gate, Up, SiLUxMul, Down, AllReduce = 10;
+     * plus the embedding, the final norm and the LM head. */
+    assert_int_equal(g->n_nodes, 1 + 2 * 10 + 2);
+    assert_int_equal(count_kind(g, PM_NODE_ALLREDUCE), 2);
+    assert_int_equal(count_kind(g, PM_NODE_NORM), 2 + 1);
+    for (int l = 0; l < 2; l++) {
+        const pm_node *ar = find_role(g, l, PM_ROLE_MLP_ALLREDUCE);
+        assert_rel(ar->comm_bytes, 2.0 * 1024, 0.0); /* batch x hidden x 1 byte */
+        /* The allreduce follows Down and sums both branches: O is a plain MatMul. */
+        const pm_node *o = find_role(g, l, PM_ROLE_O);
+        assert_int_equal(o->kind, PM_NODE_MATMUL);
+        assert_rel(o->weight_bytes, 4.0 * 128 * 1024, 0.0);
+    }
+    pm_graph_free(g);
+    /* The sequential layer has two. */
+    s.model.parallel_block = false;
+    g = build(&s, 100);
+    assert_int_equal(count_kind(g, PM_NODE_ALLREDUCE), 4);
+    pm_graph_free(g);
+}
+
+static void test_parallel_block_window_spans_both_branches(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.model.parallel_block = true;
+    pm_graph *g = build(&s, 100), *ins = pm_graph_alloc();
+    assert_int_equal(pm_insert_prefetch(g, 64.0 * 1048576.0, ins, NULL), PM_OK);
+    /* Under layer 0's allreduce: layer 1's QKV (1024 x 768), Attention (2 x 100 x 1 x 128 x 2
+     * = 51,200 KV bytes), O (512 x 1024), Gate, Up (1024 x 2048 each), Down (2048 x 1024);
+     * under layer 1's: the LM head (1024 x 4096). 7 prefetches, all below 64 MiB. */
+    int pf_layer1 = 0, pf_head = 0;
+    for (size_t i = 0; i < ins->n_nodes; i++) {
+        const pm_node *n = &ins->nodes[i];
+        if (n->kind != PM_NODE_PREFETCH)
+            continue;
+        const pm_node *c = &ins->nodes[n->consumer];
+        pf_layer1 += c->layer == 1;
+        pf_head += c->role == PM_ROLE_LM_HEAD;
+    }
+    assert_int_equal(pf_layer1, 6);
+    assert_int_equal(pf_head, 1);
+    const pm_node *ar0 = find_role(ins, 0, PM_ROLE_MLP_ALLREDUCE);
+    const double window = 1024.0 * 768 + 51200 + 512.0 * 1024 + 3.0 * 1024 * 2048;
+    assert_rel(ar0->window_bytes, window, EXACT);
+    pm_graph_free(ins);
+    pm_graph_free(g);
+}
+
+static void test_parallel_block_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.model.parallel_block = true;
+    s.model.layers = 5;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double fast, ref;
+        assert_int_equal(pm_decode_step_time(&s, (pm_mode)m, 300, &fast, NULL), PM_OK);
+        assert_int_equal(pm_step_time_graph(&s, (pm_mode)m, PM_PHASE_DECODE, 300, &ref, NULL,
+                                            NULL),
+                         PM_OK);
+        assert_rel(fast, ref, 1e-12);
+    }
+}
+
+/* ---------------------------------------------------------------- biases */
+
+static void test_biases_add_one_element_per_output_column(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.workload.act_dtype = PM_DTYPE_FP16; /* biases are in the activations' type: 2 bytes */
+    s.accel.peak_flop_per_s[PM_DTYPE_FP16] = 1e15;
+    pm_graph *g = build(&s, 100);
+    const double qkv_plain = find_role(g, 0, PM_ROLE_QKV)->weight_bytes;
+    const double qkv_flop = find_role(g, 0, PM_ROLE_QKV)->flop;
+    pm_graph_free(g);
+    s.model.qkv_bias = s.model.o_bias = s.model.mlp_bias = true;
+    g = build(&s, 100);
+    /* QKV: (4 + 2) heads x 128 = 768 columns; O and Down: 1024 (whole on each device); Gate
+     * and Up: 2048 columns each. */
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->weight_bytes, qkv_plain + 768.0 * 2, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->flop, qkv_flop + 2.0 * 768, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_O)->weight_bytes, 512.0 * 1024 + 1024.0 * 2, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_GATE)->weight_bytes, 1024.0 * 2048 + 2048.0 * 2, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_UP)->weight_bytes, 1024.0 * 2048 + 2048.0 * 2, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_DOWN)->weight_bytes, 2048.0 * 1024 + 1024.0 * 2, 0.0);
+    pm_graph_free(g);
+    /* The footprint holds the same bytes. */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    const double attn = 1024.0 * 768 + 768 * 2 + 512.0 * 1024 + 1024 * 2;
+    const double mlp = 3.0 * 1024 * 2048 + (2.0 * 2048 + 1024) * 2;
+    assert_rel(f.attn_weight_bytes, attn, 0.0);
+    assert_rel(f.mlp_weight_bytes, mlp, 0.0);
+}
+
+/* ---------------------------------------------------------------- embedding */
+
+static void test_embedding_is_vocabulary_parallel(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.model.tied_embeddings = false;
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    /* 8192 rows over 2 devices: 4096 x 1024 bytes each, like the LM head. */
+    assert_rel(f.embedding_bytes, 4096.0 * 1024, 0.0);
+    assert_rel(f.lm_head_bytes, 4096.0 * 1024, 0.0);
+    s.model.tied_embeddings = true;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    assert_rel(f.embedding_bytes, 0.0, 0.0);
+}
+
+/* ---------------------------------------------------------------- real configs */
+
+/* Falcon-7B (tiiuae/falcon-7b's config.json): 71 heads of 64, one KV head (multi_query; its
+ * num_kv_heads 71 counts only with new_decoder_architecture), parallel attention and MLP,
+ * intermediate 4 x 4544, no biases, tied embeddings. */
+static void test_falcon7b_is_multi_query_and_parallel(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_int_equal(pm_model_load(HF_DIR "/falcon-7b-config.json", &g_opts, &m, &err), PM_OK);
+    assert_int_equal(m.layers, 32);
+    assert_int_equal(m.hidden, 4544);
+    assert_int_equal(m.heads, 71);
+    assert_int_equal(m.kv_heads, 1);
+    assert_int_equal(m.head_dim, 64);
+    assert_int_equal(m.intermediate, 18176);
+    assert_false(m.gated_mlp);
+    assert_true(m.parallel_block);
+    assert_false(m.qkv_bias || m.o_bias || m.mlp_bias);
+    assert_true(m.tied_embeddings);
+
+    /* On 4 devices with int8 weights and KV, batch 4: 18 query heads (ceil 71/4), the KV head
+     * replicated, 4544 MLP columns, 16256 vocabulary rows. */
+    pm_scenario s = pm_test_load("llama8b", NULL, 0);
+    s.model = m;
+    assert_int_equal(s.cluster.devices, 4);
+    assert_int_equal(s.workload.batch, 4);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 16384, &f, NULL), PM_OK);
+    const double qkv = 4544.0 * (18 + 2) * 64; /* 5,816,320 */
+    const double o = 18.0 * 64 * 4544;         /* 5,234,688 */
+    const double mlp = 2.0 * 4544 * 4544;      /* up and down: 41,295,872 */
+    const double lm_head = 16256.0 * 4544;     /* 73,867,264; the embedding is tied to it */
+    assert_rel(f.qkv_weight_bytes, qkv, 0.0);
+    assert_rel(f.attn_weight_bytes, qkv + o, 0.0);
+    assert_rel(f.mlp_weight_bytes, mlp, 0.0);
+    assert_rel(f.weight_bytes, 32 * (qkv + o + mlp) + lm_head, 1e-15);
+    assert_rel(f.weight_bytes, 1748967424.0, 1e-15);
+    /* One KV head of 64: 2 x 4 x 64 bytes per position and layer (71 heads would be 18x). */
+    assert_rel(f.kv_bytes_per_token, 512.0, 0.0);
+    assert_rel(f.kv_bytes, 32 * 512.0 * 16384, 0.0);
+    pm_graph *g = build(&s, 1000);
+    assert_int_equal(count_kind(g, PM_NODE_ALLREDUCE), 32); /* one per layer */
+    pm_graph_free(g);
+    pm_scenario_free(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parallel_block_has_one_allreduce_per_layer),
+        cmocka_unit_test(test_parallel_block_window_spans_both_branches),
+        cmocka_unit_test(test_parallel_block_fast_path_matches_graph_path),
+        cmocka_unit_test(test_biases_add_one_element_per_output_column),
+        cmocka_unit_test(test_embedding_is_vocabulary_parallel),
+        cmocka_unit_test(test_falcon7b_is_multi_query_and_parallel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
