@@ -559,7 +559,11 @@ typedef struct pm_footprint {
     double weight_bytes;       /* layers x layer + LM head + embedding */
     double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one
                                   layer */
-    double kv_bytes;           /* the KV cache of all layers at context_len */
+    double kv_bytes;           /* the KV cache of all layers at context_len: a local layer
+                                  holds min(context_len, sliding_window) positions */
+    int local_layers;          /* layers attending through the sliding window */
+    double kv_bytes_global_layer; /* one global layer's KV cache at context_len */
+    double kv_bytes_local_layer;  /* one local layer's (0 when there are none) */
 } pm_footprint;
 
 /**
@@ -695,7 +699,8 @@ typedef struct pm_estimate {
     int64_t decode_steps;
     pm_shard shard;
     int64_t kv_spill_context; /* first decode context length whose KV cache no longer fits the
-                                 prefetch window (0: never prefetched, e.g. one device) */
+                                 prefetch window (0: never prefetched, e.g. one device; -1:
+                                 every layer is local and its window's KV cache always fits) */
     double l2_window_bytes;   /* the insertion capacity: L2 capacity x usable fraction */
     double weight_bytes_per_device; /* all weights held by one device */
     double kv_bytes_per_device;     /* KV cache at the final context length */

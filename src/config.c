@@ -378,33 +378,131 @@ static const char *const parallel_families[] = {"gptj", "cohere", "cohere2", "ph
 static const char *const biased_families[] = {"gpt2", "gpt_neox", "opt", "bloom", "phi",
                                               "gpt_bigcode", "starcoder2"};
 
-/* Reads the attention window keys: sliding_window with use_sliding_window (Qwen2),
- * sliding_window_pattern (Gemma-3), layer_types, or the family's alternation (Gemma-2). */
+/* Sets m's local-layer pattern from layer_types (a list of "sliding_attention" and
+ * "full_attention", one per layer): the list must repeat with a period of at most 64 layers. */
+static pm_status window_from_layer_types(pm_obj *o, const cJSON *lt, pm_model *m)
+{
+    if (!cJSON_IsArray(lt))
+        return pm_obj_fail(o, "layer_types", PM_ERR_TYPE, "expected a list of strings (got %s)",
+                           pm_json_type_name(lt));
+    const int n = cJSON_GetArraySize(lt);
+    if (n != m->layers)
+        return pm_obj_fail(o, "layer_types", PM_ERR_INCONSISTENT,
+                           "must list one type per layer (got %d types, %d layers)", n,
+                           m->layers);
+    bool local[64] = {false};
+    int period = 0;
+    for (int p = 1; p <= 64 && p <= n && period == 0; p++) {
+        bool ok = true;
+        int l = 0;
+        for (const cJSON *c = lt->child; c && ok; c = c->next, l++)
+            ok = cJSON_IsString(c) && strcmp(c->valuestring,
+                                             cJSON_GetArrayItem(lt, l % p)->valuestring) == 0;
+        if (ok)
+            period = p;
+    }
+    int l = 0;
+    for (const cJSON *c = lt->child; c; c = c->next, l++) {
+        if (!cJSON_IsString(c))
+            return pm_obj_fail(o, "layer_types", PM_ERR_TYPE,
+                               "expected a list of strings (item %d is %s)", l,
+                               pm_json_type_name(c));
+        const bool sliding = strcmp(c->valuestring, "sliding_attention") == 0;
+        if (!sliding && strcmp(c->valuestring, "full_attention") != 0)
+            return pm_obj_fail(o, "layer_types", PM_ERR_UNSUPPORTED,
+                               "layer type \"%s\" (layer %d) is not modelled (expected "
+                               "\"sliding_attention\" or \"full_attention\")",
+                               c->valuestring, l);
+        if (period && l < period)
+            local[l] = sliding;
+    }
+    if (period == 0)
+        return pm_obj_fail(o, "layer_types", PM_ERR_UNSUPPORTED,
+                           "the layer types do not repeat with a period of at most 64 layers: "
+                           "such a pattern is not modelled");
+    m->window_period = period;
+    m->local_mask = 0;
+    for (int i = 0; i < period; i++)
+        if (local[i])
+            m->local_mask |= (uint64_t)1 << i;
+    return PM_OK;
+}
+
+/* Reads the attention window keys: sliding_window, switched off by use_sliding_window false
+ * (Qwen2), with the layers it applies to from layer_types, sliding_window_pattern (Gemma-3:
+ * every P-th layer global), the family (Gemma-2 alternates, Gemma-3 defaults to 6), or every
+ * layer (Mistral, Phi-3). */
 static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
 {
     pm_status st;
+    static const char *const k_pattern[] = {"sliding_window_pattern", "_sliding_window_pattern"};
     pm_obj_declare(o, "sliding_window", PM_DIM_NONE);
     pm_obj_declare(o, "use_sliding_window", PM_DIM_NONE);
     pm_obj_declare(o, "max_window_layers", PM_DIM_NONE);
-    pm_obj_declare(o, "sliding_window_pattern", PM_DIM_NONE);
-    pm_obj_declare(o, "_sliding_window_pattern", PM_DIM_NONE);
     pm_obj_declare(o, "layer_types", PM_DIM_NONE);
+    for (size_t i = 0; i < PM_ARRAY_LEN(k_pattern); i++)
+        pm_obj_declare(o, k_pattern[i], PM_DIM_NONE);
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(o->json, "sliding_window");
-    bool use = sw && !cJSON_IsNull(sw);
+    const bool given = sw && !cJSON_IsNull(sw);
+    bool use = given;
     if ((st = pm_obj_bool(o, "use_sliding_window", false, &use)) != PM_OK)
         return st;
-    if (!use || !sw || cJSON_IsNull(sw)) {
-        if (sw && !cJSON_IsNull(sw))
+    if (!given || !use) {
+        if (given)
             return note_value(o, "sliding_window", NAN, "ignored",
                               "ignored: use_sliding_window is false");
         return PM_OK;
     }
-    (void)hf;
-    (void)mt;
-    (void)m;
-    return pm_obj_fail(o, "sliding_window", PM_ERR_UNSUPPORTED,
-                       "attention windows are not modelled yet (the config sets "
-                       "\"sliding_window\")");
+    if ((st = int_field(o, "sliding_window", true, 1, 1L << 30, &m->sliding_window)) != PM_OK)
+        return st;
+    m->window_period = 1;
+    m->local_mask = 1;
+    const char *how = "every layer";
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(o->json, "layer_types");
+    const char *pk = first_present(o, k_pattern, 2);
+    int pattern = 0;
+    if (pk && (st = int_field(o, pk, true, 1, 64, &pattern)) != PM_OK)
+        return st;
+    const bool gemma2 = hf && mt && strcmp(mt, "gemma2") == 0;
+    const bool gemma3 = hf && mt && (strcmp(mt, "gemma3") == 0 || strcmp(mt, "gemma3_text") == 0);
+    if (lt && !cJSON_IsNull(lt)) {
+        if ((st = window_from_layer_types(o, lt, m)) != PM_OK)
+            return st;
+        how = "layer_types";
+    } else if (pk || gemma2 || gemma3) {
+        /* Layer l is global when (l + 1) % P == 0 (Gemma-3's rule; Gemma-2's alternation,
+         * layer 0 local, is P = 2; Gemma3TextConfig's default P is 6). */
+        const int p = pk ? pattern : gemma2 ? 2 : 6;
+        m->window_period = p;
+        m->local_mask = p == 1 ? 0 : (((uint64_t)1 << (p - 1)) - 1);
+        how = pk ? pk : gemma2 ? "model_type gemma2: even layers local, odd layers global"
+                               : "model_type gemma3: sliding_window_pattern 6 by default";
+        if (p == 1) {
+            m->sliding_window = 0; /* every layer global */
+            how = "the pattern makes every layer global";
+        }
+    } else if (pm_obj_has(o, "use_sliding_window") && pm_obj_has(o, "max_window_layers")) {
+        /* Qwen2: the layers from max_window_layers on are local. */
+        long first = 0;
+        if ((st = pm_obj_int(o, "max_window_layers", true, 0, 1L << 30, &first)) != PM_OK)
+            return st;
+        if (first >= m->layers) {
+            m->sliding_window = 0;
+            how = "max_window_layers: no layer is local";
+        } else if (first > 0) {
+            return pm_obj_fail(o, "max_window_layers", PM_ERR_UNSUPPORTED,
+                               "full attention in the first %ld layers and a window in the "
+                               "other %ld is not modelled (only patterns that repeat)",
+                               first, (long)m->layers - first);
+        }
+    }
+    /* The window per layer class, as the model uses it. */
+    const int local = pm_model_local_layers(m);
+    if ((st = note_value(o, "local_layers", local, "derived", how)) != PM_OK ||
+        (st = note_value(o, "global_layers", m->layers - local, "derived", how)) != PM_OK ||
+        (st = note_value(o, "window_period", m->window_period, "derived", how)) != PM_OK)
+        return st;
+    return PM_OK;
 }
 
 static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
@@ -887,6 +985,12 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.model.num_key_value_heads",
                        "must divide num_attention_heads (got %d KV heads, %d attention heads)",
                        m->kv_heads, m->heads);
+    if (m->sliding_window < 0 || m->window_period < 0 || m->window_period > 64 ||
+        m->max_position_embeddings < 0)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.sliding_window",
+                       "the window must be >= 0 tokens and its period in [0, 64] layers (got %d "
+                       "tokens, period %d)",
+                       m->sliding_window, m->window_period);
     if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
         !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac) ||
         !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0))

@@ -185,7 +185,13 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
             break;
         r->tpot_s = eval_t(&sm, last);
         r->fused_chunks = fused ? dec_f->chunks : 0;
-        r->decode_s = sum_range(&sm, sp, last, 0);
+        /* A window caps the local layers' attention at min(context, window): the step is
+         * linear on each side of the window, so the two sides are summed apart. */
+        const int64_t w = pm_model_local_layers(&s->model) > 0 ? s->model.sliding_window : 0;
+        if (w >= sp && w < last)
+            r->decode_s = sum_range(&sm, sp, w, 0) + sum_range(&sm, w + 1, last, 0);
+        else
+            r->decode_s = sum_range(&sm, sp, last, 0);
         if ((st = sm.st) != PM_OK)
             break;
         r->request_s = r->prefill_s + r->decode_s;
@@ -227,10 +233,16 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
                     s->accel.hbm_capacity_bytes;
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
     out->l2_window_bytes = cap;
-    if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap))
+    if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap)) {
         out->kv_spill_context = 0;
-    else
+    } else {
         out->kv_spill_context = (int64_t)ceil((cap - fp.qkv_weight_bytes) / fp.kv_bytes_per_token);
+        /* Local layers hold at most the window: with no global layer the cache may never
+         * outgrow the prefetch window. */
+        if (fp.local_layers == s->model.layers &&
+            out->kv_spill_context > (int64_t)s->model.sliding_window)
+            out->kv_spill_context = -1;
+    }
     return PM_OK;
 }
 

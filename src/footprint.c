@@ -47,8 +47,30 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
     out->weight_bytes = md->layers * out->layer_weight_bytes + out->lm_head_bytes +
                         out->embedding_bytes;
     out->kv_bytes_per_token = 2.0 * wl->batch * shard->kv_heads * d * ekv;
-    out->kv_bytes = md->layers * out->kv_bytes_per_token * (double)context_len;
+    out->local_layers = pm_model_local_layers(md);
+    out->kv_bytes_global_layer = out->kv_bytes_per_token * pm_kv_tokens(md, false, context_len);
+    out->kv_bytes_local_layer =
+        out->local_layers ? out->kv_bytes_per_token * pm_kv_tokens(md, true, context_len) : 0.0;
+    out->kv_bytes = (md->layers - out->local_layers) * out->kv_bytes_global_layer +
+                    out->local_layers * out->kv_bytes_local_layer;
     return PM_OK;
+}
+
+double pm_kv_tokens(const pm_model *m, bool local, int64_t ctx)
+{
+    const double c = (double)ctx;
+    if (!local || m->sliding_window < 1)
+        return c;
+    return c < m->sliding_window ? c : (double)m->sliding_window;
+}
+
+double pm_causal_pairs(const pm_model *m, bool local, int64_t n)
+{
+    const double sn = (double)n;
+    if (!local || m->sliding_window < 1 || n <= m->sliding_window)
+        return sn * sn / 2.0;
+    const double w = m->sliding_window;
+    return w * w / 2.0 + (sn - w) * w;
 }
 
 double pm_bias_bytes(const pm_workload *w)

@@ -301,26 +301,31 @@ static void add_matmul_allreduce(build_ctx *b, pm_node_role role, pm_node_role a
     pm_strlcpy(n->name, full, sizeof n->name);
 }
 
-/* The attention node's work at the build's context length. */
-static void attention_fill(const build_ctx *b, pm_node *a)
+/* The attention node's work at the build's context length, in a local (windowed) layer or a
+ * global one. */
+static void attention_fill(const build_ctx *b, pm_node *a, bool local)
 {
-    const double d = b->s->model.head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
+    const pm_model *m = &b->s->model;
+    const double d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
     const double batch = b->s->workload.batch;
     if (b->phase == PM_PHASE_DECODE) {
-        /* QK^T and PV over the cached context: 4 flop per head, position and head dim. */
-        a->flop = 4.0 * batch * q * b->ctx * d + 5.0 * batch * q * b->ctx;
-        a->kv_bytes = 2.0 * batch * b->ctx * kv * d * b->ekv;
+        /* QK^T and PV over the cached context (or the window): 4 flop per head, position and
+         * head dim. */
+        const double c = pm_kv_tokens(m, local, (int64_t)b->ctx);
+        a->flop = 4.0 * batch * q * c * d + 5.0 * batch * q * c;
+        a->kv_bytes = 2.0 * batch * c * kv * d * b->ekv;
         a->act_bytes = 2.0 * batch * q * d * b->ea;
         a->kv_strided = kv > 1.0 + 1e-9;
     } else {
-        /* Causal attention over the prompt: half of the s x s score matrix. */
-        const double sp = b->ctx;
-        a->flop = 2.0 * batch * q * sp * sp * d + 2.5 * batch * q * sp * sp;
+        /* Causal attention over the prompt: the query-key pairs of the lower triangle (s^2 / 2
+         * without a window), 4 d + 5 flop each per head. */
+        const double pairs = pm_causal_pairs(m, local, (int64_t)b->ctx);
+        a->flop = 4.0 * batch * q * pairs * d + 5.0 * batch * q * pairs;
         a->act_bytes = b->rows * (2.0 * q + 2.0 * kv) * d * b->ea;
     }
 }
 
-static void add_layer(build_ctx *b, int l)
+static void add_layer(build_ctx *b, int l, bool local)
 {
     const pm_model *m = &b->s->model;
     const double h = m->hidden, d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
@@ -333,7 +338,7 @@ static void add_layer(build_ctx *b, int l)
     /* Reads Q and K, writes them back, appends this step's K and V to the cache. */
     r->act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
     node_commit(b);
-    attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"));
+    attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"), local);
     node_commit(b);
     if (m->parallel_block) {
         /* The MLP reads the layer's input too; both outputs are summed by one allreduce. */
@@ -427,7 +432,7 @@ pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t contex
         return pm_fail(err, st, NULL, NULL, "out of memory building the graph");
     add_head(&b);
     for (int l = 0; l < L; l++)
-        add_layer(&b, l);
+        add_layer(&b, l, pm_model_layer_is_local(&s->model, l));
     add_tail(&b);
     if (b.st != PM_OK)
         return pm_fail(err, b.st, NULL, NULL, "out of memory building the graph");
@@ -448,7 +453,7 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
     b.arr = t->layer;
     b.n_arr = 0;
     b.prev = -1;
-    add_layer(&b, 0);
+    add_layer(&b, 0, false); /* the global layer: step.c derives the local one from it */
     t->n_layer = b.n_arr;
     b.arr = t->tail;
     b.n_arr = 0;
@@ -461,7 +466,7 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
 }
 
 pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
-                            pm_node *out, pm_error *err)
+                            bool local, pm_node *out, pm_error *err)
 {
     build_ctx b = {0};
     pm_status st = build_init(&b, s, phase, context_len, false, err);
@@ -469,7 +474,7 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
         return st;
     b.arr = out;
     b.cap_arr = 1;
-    attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"));
+    attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"), local);
     return PM_OK;
 }
 

@@ -203,9 +203,16 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
  * (-1 for the allreduces absorbed). */
 void pm_template_fuse_layer(const pm_template *in, int chunks, pm_node *out, int *n_out,
                             int *map);
-/* The attention node of a layer at a context length (as in the template). */
+/* The attention node of a global or local layer at a context length (the template's layer is
+ * global). */
 pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
-                            pm_node *out, pm_error *err);
+                            bool local, pm_node *out, pm_error *err);
+/* The one home of the window rules (footprint.c): the positions a layer holds in its KV cache
+ * and a decode step reads, at context ctx: ctx, or min(ctx, window) in a local layer; and the
+ * query-key pairs of causal attention over a prompt of n tokens: n^2 / 2, or with a window W
+ * and n > W, W^2 / 2 + (n - W) W. */
+double pm_kv_tokens(const pm_model *m, bool local, int64_t ctx);
+double pm_causal_pairs(const pm_model *m, bool local, int64_t n);
 
 /* The cost of one node (pm_op_cost_compute without the graph); ar may be NULL. */
 void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
@@ -259,6 +266,13 @@ typedef struct pm_step_plan {
     int attn, first_comm; /* layer indices, -1 when absent */
     int chunks;           /* fused: chunks of the first fused node */
     double attn_dflop, attn_dkv; /* attention per unit of context (decode) */
+    /* Layer classes: [0] global, [1] local (windowed). The template's layer is global; the
+     * local attention node at ctx0 and its costs are kept beside it. */
+    pm_node attn_local;
+    pm_step_node attn_local_cost;
+    int n_class[2];       /* layers 1..L-1 of each class (the periods) */
+    int all_class[2];     /* all L layers of each class */
+    int class0;           /* layer 0's class */
 } pm_step_plan;
 
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,

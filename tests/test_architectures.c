@@ -212,6 +212,155 @@ static void test_embedding_is_vocabulary_parallel(void **state)
     assert_rel(f.embedding_bytes, 0.0, 0.0);
 }
 
+/* ---------------------------------------------------------------- windows */
+
+/* The hand model with 4 layers and a 64-token window on layers 0 and 2 (period 2, Gemma-2's
+ * alternation). */
+static pm_scenario windowed(int layers, int window, int period, uint64_t mask)
+{
+    pm_scenario s = hand_scenario(2);
+    s.model.layers = layers;
+    s.model.sliding_window = window;
+    s.model.window_period = period;
+    s.model.local_mask = mask;
+    return s;
+}
+
+static void test_window_caps_the_kv_read_of_local_layers(void **state)
+{
+    (void)state;
+    pm_scenario s = windowed(4, 64, 2, 0x1);
+    assert_true(pm_model_layer_is_local(&s.model, 0));
+    assert_false(pm_model_layer_is_local(&s.model, 1));
+    assert_true(pm_model_layer_is_local(&s.model, 2));
+    assert_int_equal(pm_model_local_layers(&s.model), 2);
+    pm_graph *g = build(&s, 100);
+    /* Decode at context 100, batch 2, one KV head of 128 per device, int8: a global layer
+     * reads 2 x 2 x 100 x 128 = 51,200 bytes, a local one 2 x 2 x 64 x 128 = 32,768. */
+    for (int l = 0; l < 4; l++) {
+        const pm_node *a = find_role(g, l, PM_ROLE_ATTENTION);
+        const double c = l % 2 == 0 ? 64.0 : 100.0;
+        assert_rel(a->kv_bytes, 2.0 * 2 * c * 128, 0.0);
+        assert_rel(a->flop, 4.0 * 2 * 4 * c * 128 + 5.0 * 2 * 4 * c, 0.0);
+    }
+    pm_graph_free(g);
+    /* Below the window both classes read the whole context. */
+    g = build(&s, 50);
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 50 * 128, 0.0);
+    pm_graph_free(g);
+}
+
+static void test_window_bounds_prefill_attention_pairs(void **state)
+{
+    (void)state;
+    pm_scenario s = windowed(2, 64, 2, 0x1);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, 300, 0, g, NULL), PM_OK);
+    /* 300 prompt tokens: 300^2 / 2 = 45,000 query-key pairs in the global layer; with the
+     * window 64^2 / 2 + (300 - 64) x 64 = 2,048 + 15,104 = 17,152 in the local one. */
+    const double global = 45000.0, local = 17152.0;
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->flop,
+               4.0 * 2 * 4 * local * 128 + 5.0 * 2 * 4 * local, 0.0);
+    assert_rel(find_role(g, 1, PM_ROLE_ATTENTION)->flop,
+               4.0 * 2 * 4 * global * 128 + 5.0 * 2 * 4 * global, 0.0);
+    pm_graph_free(g);
+}
+
+static void test_footprint_holds_the_window_in_local_layers(void **state)
+{
+    (void)state;
+    pm_scenario s = windowed(4, 64, 2, 0x1);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 1000, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 2);
+    assert_rel(f.kv_bytes_per_token, 2.0 * 2 * 128, 0.0);
+    assert_rel(f.kv_bytes_global_layer, 512.0 * 1000, 0.0);
+    assert_rel(f.kv_bytes_local_layer, 512.0 * 64, 0.0);
+    assert_rel(f.kv_bytes, 2 * 512.0 * 1000 + 2 * 512.0 * 64, 0.0);
+    /* Every layer local (Mistral): the cache stops growing at the window. */
+    s.model.local_mask = 0;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 1000, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 4);
+    assert_rel(f.kv_bytes, 4 * 512.0 * 64, 0.0);
+}
+
+/* The fast path (one template, a period per class) against the graph of every layer. */
+static void check_fast_matches_graph(const pm_scenario *s, const int64_t *ctxs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double fast, ref;
+            pm_error err;
+            if (pm_decode_step_time(s, (pm_mode)m, ctxs[i], &fast, &err) != PM_OK)
+                fail_msg("pm_decode_step_time: %s", err.message);
+            if (pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctxs[i], &ref, NULL, &err) !=
+                PM_OK)
+                fail_msg("pm_step_time_graph: %s", err.message);
+            if (!(fabs(fast - ref) <= 1e-12 * ref))
+                fail_msg("%s at context %lld: fast %.17g, graph %.17g", pm_mode_name((pm_mode)m),
+                         (long long)ctxs[i], fast, ref);
+        }
+}
+
+static void test_window_patterns_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 30, 63, 64, 65, 300, 5000};
+    /* Small L2 (the KV stops fitting at some contexts) and large; alternating, 2 of 3 local,
+     * every layer local; sequential and parallel blocks. */
+    static const struct {
+        int layers, period;
+        uint64_t mask;
+        bool parallel;
+    } cases[] = {{5, 2, 0x1, false}, {7, 3, 0x3, false}, {4, 1, 0x1, false},
+                 {6, 2, 0x2, true},  {5, 6, 0x1f, false}};
+    for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
+        for (int big = 0; big < 2; big++) {
+            pm_scenario s = windowed(cases[c].layers, 64, cases[c].period, cases[c].mask);
+            s.model.parallel_block = cases[c].parallel;
+            s.accel.l2_capacity_bytes = big ? 64.0 * 1048576.0 : 1.5 * 1048576.0;
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+        }
+}
+
+static void test_window_estimate_sums_every_decode_step(void **state)
+{
+    (void)state;
+    /* The decode sum is split at the window (linear on each side): it must equal the sum of
+     * every step, 300 of them here, with the window (200) inside the decode range. */
+    pm_scenario s = windowed(5, 200, 2, 0x1);
+    s.accel.l2_capacity_bytes = 2.5 * 1048576.0;
+    pm_estimate e;
+    pm_error err;
+    assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_step_model *sm;
+        assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
+        double sum = 0.0;
+        for (int64_t c = e.prefill_tokens; c < s.workload.seq_len; c++)
+            sum += pm_step_model_decode_time(sm, c);
+        pm_step_model_free(sm);
+        assert_rel(e.modes[m].decode_s, sum, 1e-12);
+    }
+}
+
+static void test_window_that_fits_l2_never_spills(void **state)
+{
+    (void)state;
+    /* Every layer local, window 64: QKV 1024 x 768 = 786,432 bytes plus 64 positions of 512
+     * bytes fit 8 MiB at any context. */
+    pm_scenario s = windowed(4, 64, 1, 0x1);
+    s.accel.l2_capacity_bytes = 8.0 * 1048576.0;
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(e.kv_spill_context, -1);
+    /* With a global layer it spills where the full context does:
+     * ceil((8 MiB - 786,432) / 512) = 14,848. */
+    s.model.window_period = 2;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(e.kv_spill_context, 14848);
+}
+
 /* ---------------------------------------------------------------- real configs */
 
 /* Falcon-7B (tiiuae/falcon-7b's config.json): 71 heads of 64, one KV head (multi_query; its
@@ -268,6 +417,12 @@ int main(void)
         cmocka_unit_test(test_parallel_block_fast_path_matches_graph_path),
         cmocka_unit_test(test_biases_add_one_element_per_output_column),
         cmocka_unit_test(test_embedding_is_vocabulary_parallel),
+        cmocka_unit_test(test_window_caps_the_kv_read_of_local_layers),
+        cmocka_unit_test(test_window_bounds_prefill_attention_pairs),
+        cmocka_unit_test(test_footprint_holds_the_window_in_local_layers),
+        cmocka_unit_test(test_window_patterns_fast_path_matches_graph_path),
+        cmocka_unit_test(test_window_estimate_sums_every_decode_step),
+        cmocka_unit_test(test_window_that_fits_l2_never_spills),
         cmocka_unit_test(test_falcon7b_is_multi_query_and_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -194,6 +194,10 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
     if (e->kv_spill_context > 0)
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache stops fitting it at context %lld\n",
                 e->l2_window_bytes / MIB, (long long)e->kv_spill_context);
+    else if (e->kv_spill_context < 0)
+        fprintf(f, "# L2 prefetch window %.0f MiB; the %d-token attention window's KV cache fits "
+                   "it at every context\n",
+                e->l2_window_bytes / MIB, s->model.sliding_window);
     else
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache is never prefetched%s\n",
                 e->l2_window_bytes / MIB, s->cluster.devices <= 1 ? " (one device: no allreduce)" : "");
@@ -452,18 +456,22 @@ static int cmd_footprint(const cli *c)
         devs[nd++] = (int)v;
     }
     const pm_workload *w = &s.workload;
-    const double ew = pm_dtype_bytes(w->weight_dtype), ekv = pm_dtype_bytes(w->kv_dtype);
-    const double h = s.model.hidden, d = s.model.head_dim;
     const int64_t ctx = s.workload.seq_len;
     printf("# preserve-model %s footprint: %s, batch %d, context %lld, weights %s, KV %s\n",
            pm_version(), s.model.name, w->batch, (long long)ctx, pm_dtype_name(w->weight_dtype),
            pm_dtype_name(w->kv_dtype));
     printf("# per layer and device; KV heads are replicated when devices exceed KV heads\n");
+    const int local = pm_model_local_layers(&s.model);
+    if (local > 0)
+        printf("# %d of %d layers attend through a %d-token window: kv is a global layer's, "
+               "kv_local a local layer's\n",
+               local, s.model.layers, s.model.sliding_window);
     if (c->format == FMT_TABLE)
-        printf("%8s %14s %14s %16s %14s\n", "devices", "attn_W_MiB", "kv_MiB", "attn_W+kv_MiB",
-               "mlp_W_MiB");
+        printf("%8s %14s %14s %16s %14s %14s\n", "devices", "attn_W_MiB", "kv_MiB",
+               "attn_W+kv_MiB", "mlp_W_MiB", "kv_local_MiB");
     else
-        printf("devices,attn_weights_MiB,kv_MiB,attn_weights_plus_kv_MiB,mlp_weights_MiB\n");
+        printf("devices,attn_weights_MiB,kv_MiB,attn_weights_plus_kv_MiB,mlp_weights_MiB,"
+               "kv_local_MiB\n");
     for (int i = 0; i < nd; i++) {
         pm_scenario t = s;
         t.provenance = NULL;
@@ -475,14 +483,19 @@ static int cmd_footprint(const cli *c)
             pm_shard_compute(&t, &sh, NULL);
             sh.kv_heads = sh.kv_heads < 1 ? 1 : sh.kv_heads; /* a KV head cannot be split */
         }
-        const double attn = h * (2.0 * sh.q_heads + 2.0 * sh.kv_heads) * d * ew / MIB;
-        const double kv = 2.0 * w->batch * (double)ctx * sh.kv_heads * d * ekv / MIB;
-        const double mlp = (s.model.gated_mlp ? 3.0 : 2.0) * h * sh.mlp_cols * ew / MIB;
+        pm_footprint f;
+        if (pm_footprint_compute(&t, &sh, ctx, &f, NULL) != PM_OK)
+            continue;
+        const double attn = f.attn_weight_bytes / MIB;
+        /* The largest layer's KV cache: a global layer's, or the window's when all are local. */
+        const double kv = (local < s.model.layers ? f.kv_bytes_global_layer
+                                                  : f.kv_bytes_local_layer) / MIB;
+        const double mlp = f.mlp_weight_bytes / MIB, kv_local = f.kv_bytes_local_layer / MIB;
         if (c->format == FMT_TABLE)
-            printf("%8d %14.2f %14.2f %16.2f %14.2f%s\n", devs[i], attn, kv, attn + kv, mlp,
-                   ok ? "" : "  (more devices than heads: ideal split)");
+            printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devs[i], attn, kv, attn + kv,
+                   mlp, kv_local, ok ? "" : "  (more devices than heads: ideal split)");
         else
-            printf("%d,%.6g,%.6g,%.6g,%.6g\n", devs[i], attn, kv, attn + kv, mlp);
+            printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", devs[i], attn, kv, attn + kv, mlp, kv_local);
     }
     /* The bundled accelerators' L2 beside it. */
     char **names = NULL;
