@@ -451,7 +451,8 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
         if (given)
             return note_value(o, "sliding_window", NAN, "ignored",
                               "ignored: use_sliding_window is false");
-        return PM_OK;
+        return note_value(o, "sliding_window", 0, "defaulted",
+                          "no window: full attention in every layer");
     }
     if ((st = int_field(o, "sliding_window", true, 1, 1L << 30, &m->sliding_window)) != PM_OK)
         return st;
@@ -634,6 +635,7 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
         return st;
     if (pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias"))
         qkv_bias = attn_bias;
+    const char *bias_why = hf ? "the family's default" : "none (the native format's default)";
     m->qkv_bias = qkv_bias;
     m->o_bias = attn_bias;
     m->mlp_bias = mlp_bias;
@@ -659,13 +661,13 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
         return st;
     if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
          (st = note_value(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : "the family's default")) != PM_OK) ||
+                          all_bias ? "bias" : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "attention_bias") &&
          (st = note_value(o, "attention_bias", m->o_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : "the family's default")) != PM_OK) ||
+                          all_bias ? "bias" : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "mlp_bias") &&
          (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : "the family's default")) != PM_OK))
+                          all_bias ? "bias" : bias_why)) != PM_OK))
         return st;
     if ((st = read_window(o, m, hf, mt)) != PM_OK)
         return st;
