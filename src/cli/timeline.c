@@ -7,13 +7,10 @@
  * With --plot FILE it draws them with plots/timeline.gp (lanes: compute, allreduce, prefetch);
  * the CSV is written beside the figure.
  */
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include <stdio.h>
 
-#include "cli.h"
+#include "commands.h"
+#include "plot.h"
 
 static int lane_of(const pm_node *n)
 {
@@ -39,8 +36,7 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_grap
     fprintf(f, "# preserve-model %s timeline --config %s --mode %s --phase %s --context %lld\n",
             pm_version(), c->config, pm_mode_name(c->mode),
             c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)ctx);
-    for (size_t i = 0; i < c->n_sets; i++)
-        fprintf(f, "# --set %s\n", c->sets[i]);
+    print_sets(f, c);
     fprintf(f, "# %s on %s x %d; one layer lasts %.3f us\n", s->model.name, s->accel.name,
             s->cluster.devices, (t1 - t0) * 1e6);
     fprintf(f, "lane_index,lane,node,kind,start_us,end_us,bytes\n");
@@ -67,15 +63,12 @@ int cmd_timeline(const cli *c)
     if (rc)
         return rc;
     pm_error err;
-    int64_t ctx = c->context >= 0 ? c->context : s.workload.seq_len - 1;
-    if (c->phase == PM_PHASE_PREFILL && c->context < 0)
-        ctx = (int64_t)llround((double)s.workload.seq_len * s.workload.prefill_frac);
+    const int64_t ctx = context_of(c, &s);
     pm_graph *g = pm_graph_alloc();
     pm_schedule sc = {0};
     if (!g) {
         pm_scenario_free(&s);
-        fprintf(stderr, "%s: out of memory\n", prog);
-        return EXIT_CONFIG;
+        return out_of_memory();
     }
     const int layers = s.model.layers < 3 ? s.model.layers : 3;
     if (pm_graph_build_mode(&s, c->mode, c->phase, ctx, layers, g, &err) != PM_OK ||
@@ -92,43 +85,25 @@ int cmd_timeline(const cli *c)
         write_csv(stdout, c, &s, g, &sc, t0, t1, ctx);
         goto done;
     }
-    const char *term = plot_terminal(c->plot, true);
-    if (!term) {
-        rc = usage_error("--plot: expected a file ending in .png, .svg or .pdf, without quotes, "
-                         "backslashes, $ or ` (got '%s')",
-                         c->plot);
+    if (!plot_terminal(c->plot, true)) {
+        rc = plot_usage_error(c->plot);
         goto done;
     }
     char csv[1100];
-    snprintf(csv, sizeof csv, "%s.csv", c->plot);
-    FILE *f = fopen(csv, "w");
+    FILE *f = plot_csv_open(c->plot, csv, sizeof csv);
     if (!f) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", prog, csv, strerror(errno));
         rc = EXIT_CONFIG;
         goto done;
     }
     write_csv(f, c, &s, g, &sc, t0, t1, ctx);
     fclose(f);
-    char script[1200];
-    if (!plot_script("timeline.gp", script, sizeof script)) {
-        rc = EXIT_CONFIG;
-        goto done;
-    }
-    char title[256];
+    char title[256], t_end[64];
     snprintf(title, sizeof title, "%s, %s x %d, batch %d, context %lld: %s, one layer %.1f us",
              s.model.name, s.accel.name, s.cluster.devices, s.workload.batch, (long long)ctx,
              pm_mode_name(c->mode), (t1 - t0) * 1e6);
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "gnuplot -e \"csv='%s'; out='%s'; term=\\\"%s\\\"; ttl='%s'; t_end=%.6f\" '%s'", csv,
-             c->plot, term, title, (t1 - t0) * 1e6, script);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "%s: --plot: gnuplot failed or is not installed; the CSV is in %s\n",
-                prog, csv);
-        rc = EXIT_CONFIG;
-        goto done;
-    }
-    fprintf(stderr, "%s: wrote %s\n", prog, c->plot);
+    snprintf(t_end, sizeof t_end, "%.6f", (t1 - t0) * 1e6);
+    const plot_var vars[] = {{"ttl", title, false}, {"t_end", t_end, true}};
+    rc = plot_draw("timeline.gp", csv, c->plot, true, vars, 2);
 done:
     pm_schedule_release(&sc);
     pm_graph_free(g);
