@@ -27,11 +27,7 @@ int cmd_graph(const cli *c)
     if (rc)
         return rc;
     pm_graph *g = pm_graph_alloc();
-    rc = build_graph(c, &s, c->mode == PM_MODE_FUSED ? PM_MODE_SERIAL : c->mode, c->layers, g);
-    if (!rc && c->mode == PM_MODE_FUSED)
-        fprintf(stderr, "%s: note: the fused mode's graph is the serial graph with O/Down "
-                        "MatMuls merged into their allreduces; printing the serial graph\n",
-                prog);
+    rc = build_graph(c, &s, c->mode, c->layers, g);
     char *text = NULL;
     if (!rc) {
         pm_error err;

@@ -93,7 +93,7 @@ static char *assignment(const plot_var *v)
     return a;
 }
 
-/* Runs argv[0] (found on PATH) and waits: the wait status as system() gives it (0: success; exit
+/* Runs argv[0] (found on PATH) and waits: the wait status, as the C library's system gives it (0: success; exit
  * 127: it could not be started), or -1 when no process could be made. */
 static int spawn_wait(char *const argv[])
 {
