@@ -155,6 +155,11 @@ typedef struct pm_accelerator {
     pm_area_params area;
 } pm_accelerator;
 
+/** The insertion capacity C of Algorithm 1, the "L2 prefetch window": l2_capacity_bytes x
+ * l2_usable_frac. The one rule the estimate, the fast evaluator and every view use. a may not
+ * be NULL. */
+PM_API double pm_accelerator_l2_window_bytes(const pm_accelerator *a);
+
 typedef enum pm_topology {
     PM_TOPO_RING = 0,
     PM_TOPO_FULL_MESH = 1,
@@ -206,6 +211,31 @@ typedef struct pm_workload {
 
 /** The allreduce payload type of w: allreduce_dtype when given, else act_dtype. */
 PM_API pm_dtype pm_allreduce_dtype(const pm_workload *w);
+
+/** The bounds of the integer inputs, one home for the loaders, pm_scenario_check, the sweeps
+ * and the CLI: beyond them the int fields (or the int64 token counts they multiply) could
+ * overflow. */
+#define PM_MAX_DEVICES 1048576        /* 2^20 devices in the tensor-parallel group */
+#define PM_MAX_BATCH 16777216         /* 2^24 sequences per step */
+#define PM_MAX_SEQ_LEN 4294967296LL   /* 2^32 tokens per sequence */
+#define PM_MAX_LAYERS 1048576         /* 2^20 decoder layers (graph and timeline views) */
+
+/** Phase of inference a graph or a step describes. */
+typedef enum pm_phase { PM_PHASE_DECODE = 0, PM_PHASE_PREFILL = 1 } pm_phase;
+
+/** Prompt tokens per sequence: round(seq_len x prefill_frac), half away from zero. The one
+ * rule every prefill cost, decode range and report uses. w may not be NULL. */
+PM_API int64_t pm_workload_prompt_tokens(const pm_workload *w);
+
+/** Generated tokens (decode steps) per sequence: seq_len - pm_workload_prompt_tokens(w). */
+PM_API int64_t pm_workload_decode_steps(const pm_workload *w);
+
+/**
+ * The context length a single-step view of the workload shows by default: the last decode step
+ * (seq_len - 1 cached tokens) for PM_PHASE_DECODE, the whole prompt for PM_PHASE_PREFILL.
+ * These are the steps pm_estimate_compute reports as tpot_s and prefill_s.
+ */
+PM_API int64_t pm_default_context(const pm_workload *w, pm_phase phase);
 
 typedef enum pm_sharding {
     PM_SHARDING_MEGATRON = 0, /* whole heads per device; KV heads replicated when p > kv_heads */
@@ -394,12 +424,40 @@ typedef enum pm_node_kind {
 
 PM_API const char *pm_node_kind_name(pm_node_kind kind);
 
+/** What a node is in the decoder, set by the graph builder (pm_graph_build) so that passes and
+ * evaluators find a layer's operations by role, never by name. Graphs built by hand or read
+ * with pm_graph_from_json carry PM_ROLE_NONE unless their author sets one (the JSON format does
+ * not record roles). Values are pinned. */
+typedef enum pm_node_role {
+    PM_ROLE_NONE = 0,        /* unknown: a hand-built node, or a prefetch */
+    PM_ROLE_EMBEDDING = 1,
+    PM_ROLE_ATTN_NORM = 2,   /* the norm before attention */
+    PM_ROLE_QKV = 3,         /* the Q, K and V projections */
+    PM_ROLE_ROPE = 4,        /* RoPE and the KV-cache append */
+    PM_ROLE_ATTENTION = 5,   /* the attention core, reading the KV cache */
+    PM_ROLE_O = 6,           /* the output projection (fused with its allreduce in fused mode) */
+    PM_ROLE_ATTN_ALLREDUCE = 7,
+    PM_ROLE_MLP_NORM = 8,    /* the norm before the MLP */
+    PM_ROLE_GATE = 9,
+    PM_ROLE_UP = 10,
+    PM_ROLE_ACTIVATION = 11, /* SiLU x mul (gated) or the activation (plain MLP) */
+    PM_ROLE_DOWN = 12,       /* the down projection (fused with its allreduce in fused mode) */
+    PM_ROLE_MLP_ALLREDUCE = 13,
+    PM_ROLE_FINAL_NORM = 14,
+    PM_ROLE_LM_HEAD = 15,
+    PM_ROLE_COUNT = 16
+} pm_node_role;
+
+/** "o", "qkv", "lm_head"...; "?" for an invalid value. */
+PM_API const char *pm_node_role_name(pm_node_role role);
+
 /** Streams of the two-stream schedule. */
 enum { PM_STREAM_MAIN = 0, PM_STREAM_PREFETCH = 1 };
 
 /** One operation on one device. Bytes are per device. */
 typedef struct pm_node {
     pm_node_kind kind;
+    pm_node_role role;      /* what it is in the decoder (PM_ROLE_NONE when unknown) */
     char name[32];          /* "L3.QKV", "L3.AR.attn" */
     int layer;              /* -1 for embedding / head */
     int stream;             /* PM_STREAM_MAIN or PM_STREAM_PREFETCH */
@@ -437,9 +495,6 @@ typedef struct pm_graph {
     size_t n_edges, cap_edges;
 } pm_graph;
 
-/** Phase of inference a graph describes. */
-typedef enum pm_phase { PM_PHASE_DECODE = 0, PM_PHASE_PREFILL = 1 } pm_phase;
-
 /** Allocates an empty graph; NULL on allocation failure. Free with pm_graph_free. */
 PM_API pm_graph *pm_graph_alloc(void);
 PM_API void pm_graph_free(pm_graph *g);
@@ -464,6 +519,29 @@ typedef struct pm_shard {
 /** Computes the per-device split. Returns PM_OK or PM_ERR_INCONSISTENT (devices > heads
  * without ideal sharding) or PM_ERR_INVALID_ARG. */
 PM_API pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err);
+
+/** What the busiest device holds (bytes): the one home of the per-device weight and KV rules
+ * (pm_estimate_compute's memory figures and the CLI's footprint both read it). */
+typedef struct pm_footprint {
+    double qkv_weight_bytes;   /* one layer's Q, K and V projections */
+    double attn_weight_bytes;  /* one layer's attention weights: Q, K, V and O */
+    double mlp_weight_bytes;   /* one layer's MLP matrices (3 gated, 2 plain) */
+    double layer_weight_bytes; /* attention + MLP */
+    double lm_head_bytes;      /* the LM head's rows on this device */
+    double embedding_bytes;    /* the input embedding, whole (0 when tied to the LM head) */
+    double weight_bytes;       /* layers x layer + LM head + embedding */
+    double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one
+                                  layer */
+    double kv_bytes;           /* the KV cache of all layers at context_len */
+} pm_footprint;
+
+/**
+ * The per-device footprint of s at context_len cached tokens, under shard (NULL: the
+ * scenario's own split, pm_shard_compute). out is overwritten. Returns PM_OK,
+ * PM_ERR_INVALID_ARG (s or out NULL, context_len < 0) or an error of pm_shard_compute.
+ */
+PM_API pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard,
+                                      int64_t context_len, pm_footprint *out, pm_error *err);
 
 /**
  * Builds the per-device graph of a whole forward pass: embedding, `layers` decoder layers

@@ -372,7 +372,7 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     pm_obj_declare(o, "description", PM_DIM_NONE);
     long devices = 0;
     int topo = 0, algo = PM_AR_AUTO;
-    if ((st = pm_obj_int(o, "devices", true, 1, 1L << 20, &devices)) ||
+    if ((st = pm_obj_int(o, "devices", true, 1, PM_MAX_DEVICES, &devices)) ||
         (st = pm_obj_enum(o, "topology", true, topo_names, PM_ARRAY_LEN(topo_names), &topo)) ||
         (st = pm_obj_enum(o, "allreduce", false, algo_names, PM_ARRAY_LEN(algo_names), &algo)) ||
         (st = quantity(o, "link_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
@@ -387,7 +387,7 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     c->algorithm = (pm_allreduce_algo)algo;
     bool hier = c->topology == PM_TOPO_HIERARCHICAL;
     long per_node = c->devices;
-    if ((st = pm_obj_int(o, "devices_per_node", hier, 1, 1L << 20, &per_node)) ||
+    if ((st = pm_obj_int(o, "devices_per_node", hier, 1, PM_MAX_DEVICES, &per_node)) ||
         (st = quantity(o, "inter_node_bandwidth", PM_DIM_BANDWIDTH, hier, POSITIVE,
                               &c->inter_node_bandwidth_bytes_per_s)) ||
         (st = quantity(o, "inter_node_latency", PM_DIM_TIME, hier, NONNEGATIVE,
@@ -427,8 +427,8 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
         o->file_source = src;
     long batch = 0, seq = 0;
     int wd = 0, kd = 0, ad = 0, rd = -1;
-    if ((st = pm_obj_int(o, "batch", true, 1, 1L << 24, &batch)) ||
-        (st = pm_obj_int(o, "seq_len", true, 2, 1L << 32, &seq)) ||
+    if ((st = pm_obj_int(o, "batch", true, 1, PM_MAX_BATCH, &batch)) ||
+        (st = pm_obj_int(o, "seq_len", true, 2, PM_MAX_SEQ_LEN, &seq)) ||
         (st = pm_obj_number(o, "prefill_frac", true, (pm_range){0.0, 1.0, true, true},
                             &w->prefill_frac)) ||
         (st = pm_obj_enum(o, "weight_dtype", true, dtype_names, PM_DTYPE_COUNT, &wd)) ||
@@ -448,11 +448,6 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
 }
 
 /* ---------------------------------------------------------------- consistency */
-
-pm_dtype pm_allreduce_dtype(const pm_workload *w)
-{
-    return w->allreduce_dtype_given ? w->allreduce_dtype : w->act_dtype;
-}
 
 double pm_peak_compute(const pm_accelerator *a, pm_dtype d)
 {
@@ -586,7 +581,7 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
     for (int i = 0; i < 4; i++)
         if ((int)ds[i] < 0 || ds[i] >= PM_DTYPE_COUNT)
             return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.workload", "bad datatype");
-    int64_t prefill = (int64_t)llround((double)w->seq_len * w->prefill_frac);
+    int64_t prefill = pm_workload_prompt_tokens(w);
     if (prefill < 1 || prefill >= w->seq_len)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.prefill_frac",
                        "leaves %lld prompt tokens of %lld: need at least one prompt token and one "

@@ -1,19 +1,16 @@
 /*
- * estimate.c - end-to-end time of a request in the three modes (DESIGN.md section 8).
- *
- * One step is scheduled on a graph of at most three decoder layers: the first layer has no
- * allreduce before it, and from the second on every layer repeats exactly (at the start of each
- * O projection the prefetch stream is idle), so the time of an L-layer step is the three-layer
- * makespan plus (L - 3) periods measured between the O projections of layers 1 and 2. The cost
- * of a step therefore does not grow with the number of layers.
+ * estimate.c - end-to-end time of a request in the three modes (DESIGN.md section 8), on the
+ * fast path: pm_estimate_compute, pm_decode_step_time and pm_step_model evaluate steps with the
+ * step plans of step.c; the graph path (reference.c) is the reference the tests compare them
+ * against, and serves no estimate.
  *
  * A request is the prefill plus one decode step per generated token, the context growing from
  * the prompt length to seq_len - 1. Within a range of contexts where the insertion decisions do
- * not change, the step time is a convex piecewise-linear function of the context (sums and
- * maxima of linear terms), so its sum over the integers is found exactly by splitting at the
- * intersections of the end slopes; ranges are split where the decisions change (found by
- * bisection, since the KV cache only grows). The number of evaluations depends on the number of
- * kinks, not on the sequence length.
+ * not change, the step time is a piecewise-linear function of the context (sums and maxima of
+ * linear terms, convex with waiting consumers and no HBM sharing), so its sum over the integers
+ * is found exactly by splitting at the intersections of the end slopes; ranges are split where
+ * the decisions change (found by bisection, since the KV cache only grows). The number of
+ * evaluations depends on the number of kinks, not on the sequence length.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -28,128 +25,7 @@ const char *pm_mode_name(pm_mode m)
     return (int)m >= 0 && m < PM_MODE_COUNT ? mode_names[m] : "?";
 }
 
-#define BUILD_LAYERS 3
 #define EVAL_BUDGET 4096
-
-typedef struct workspace {
-    pm_graph base, ins;
-    pm_op_cost *costs;
-    pm_slot *slots;
-    size_t cap;
-    int evals;
-} workspace;
-
-static void ws_free(workspace *w)
-{
-    pm_free(w->base.nodes);
-    pm_free(w->base.edges);
-    pm_free(w->ins.nodes);
-    pm_free(w->ins.edges);
-    pm_free(w->costs);
-    pm_free(w->slots);
-}
-
-static int find_o_node(const pm_graph *g, int layer)
-{
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const pm_node *n = &g->nodes[i];
-        if (n->layer == layer && n->stream == PM_STREAM_MAIN &&
-            (n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) &&
-            n->name[0] == 'L' && strstr(n->name, ".O") != NULL)
-            return (int)i;
-    }
-    return -1;
-}
-
-typedef struct step_info {
-    double time_s;
-    int signature;       /* prefetch nodes inserted: changes when decisions change */
-    int chunks;          /* fused: chunks of the first fused node */
-} step_info;
-
-static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
-                      workspace *w, step_info *out, pm_error *err)
-{
-    w->evals++;
-    const int L = s->model.layers;
-    const int built = L < BUILD_LAYERS ? L : BUILD_LAYERS;
-    pm_status st = pm_graph_build_ex(s, phase, ctx, built, mode == PM_MODE_FUSED, &w->base, err);
-    if (st != PM_OK)
-        return st;
-    const pm_graph *g = &w->base;
-    if (mode == PM_MODE_PRESERVE) {
-        st = pm_insert_prefetch(&w->base, s->accel.l2_capacity_bytes * s->accel.l2_usable_frac,
-                                &w->ins, err);
-        if (st != PM_OK)
-            return st;
-        g = &w->ins;
-    }
-    if (g->n_nodes > w->cap) {
-        size_t cap = g->n_nodes * 2;
-        pm_op_cost *c = pm_realloc(w->costs, cap * sizeof *c);
-        if (c)
-            w->costs = c;
-        pm_slot *sl = pm_realloc(w->slots, cap * sizeof *sl);
-        if (sl)
-            w->slots = sl;
-        if (!c || !sl)
-            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-        w->cap = cap;
-    }
-    out->chunks = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        if ((st = pm_op_cost_compute(s, g, i, &w->costs[i], err)) != PM_OK)
-            return st;
-        if (g->nodes[i].kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && out->chunks == 0)
-            out->chunks = w->costs[i].chunks;
-    }
-    pm_schedule sched;
-    if ((st = pm_schedule_run(s, g, w->costs, w->slots, &sched, err)) !=
-        PM_OK)
-        return st;
-    double t = sched.makespan_s;
-    if (L > BUILD_LAYERS) {
-        const int a = find_o_node(g, 1), b = find_o_node(g, 2);
-        if (a < 0 || b < 0)
-            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL, "layer markers not found");
-        t += (double)(L - BUILD_LAYERS) * (w->slots[b].start_s - w->slots[a].start_s);
-    }
-    out->time_s = t;
-    out->signature = (int)(g->n_nodes - w->base.n_nodes);
-    return PM_OK;
-}
-
-pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase,
-                              int64_t context_len, int layers, pm_graph *g, pm_error *err)
-{
-    if (!s || !g || (int)mode < 0 || mode >= PM_MODE_COUNT)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build_mode");
-    if (mode != PM_MODE_PRESERVE)
-        return pm_graph_build_ex(s, phase, context_len, layers, mode == PM_MODE_FUSED, g, err);
-    pm_graph base = {0};
-    pm_status st = pm_graph_build_ex(s, phase, context_len, layers, false, &base, err);
-    if (st == PM_OK)
-        st = pm_insert_prefetch(&base, s->accel.l2_capacity_bytes * s->accel.l2_usable_frac, g,
-                                err);
-    pm_free(base.nodes);
-    pm_free(base.edges);
-    return st;
-}
-
-pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
-                             double *time_s, int *signature, pm_error *err)
-{
-    workspace w = {0};
-    step_info si = {0};
-    pm_status st = step(s, mode, phase, ctx, &w, &si, err);
-    ws_free(&w);
-    if (st == PM_OK) {
-        *time_s = si.time_s;
-        if (signature)
-            *signature = si.signature;
-    }
-    return st;
-}
 
 /* Sum of T(c) over integers c in [a, b] for one mode, on the fast path. */
 #define MEMO 8
@@ -275,10 +151,10 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     if ((st = pm_shard_compute(s, &out->shard, err)) != PM_OK)
         return st;
     const pm_workload *wl = &s->workload;
-    const int64_t sp = (int64_t)llround((double)wl->seq_len * wl->prefill_frac);
-    const int64_t last = wl->seq_len - 1;
+    const int64_t sp = pm_workload_prompt_tokens(wl);
+    const int64_t last = pm_default_context(wl, PM_PHASE_DECODE);
     out->prefill_tokens = sp;
-    out->decode_steps = wl->seq_len - sp;
+    out->decode_steps = pm_workload_decode_steps(wl);
     /* Plans: decode and prefill, unfused (serial and PRESERVE) and fused. */
     pm_step_plan *plans = pm_malloc(4 * sizeof *plans);
     if (!plans)
@@ -342,25 +218,19 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     out->speedup_fused_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_FUSED].request_s;
 
     /* Footprint and where the KV cache stops fitting the attention window. */
-    const pm_model *md = &s->model;
-    const pm_shard *sh = &out->shard;
-    const double ew = pm_dtype_bytes(wl->weight_dtype), ekv = pm_dtype_bytes(wl->kv_dtype);
-    const double d = md->head_dim, h = md->hidden;
-    const double w_qkv = h * (sh->q_heads + 2.0 * sh->kv_heads) * d * ew;
-    const double w_layer = w_qkv + sh->q_heads * d * h * ew +
-                           (md->gated_mlp ? 3.0 : 2.0) * h * sh->mlp_cols * ew;
-    out->weight_bytes_per_device = md->layers * w_layer + sh->vocab_cols * h * ew +
-                                   (md->tied_embeddings ? 0.0 : (double)md->vocab * h * ew);
-    const double kv_per_token = 2.0 * wl->batch * sh->kv_heads * d * ekv;
-    out->kv_bytes_per_device = md->layers * kv_per_token * (double)wl->seq_len;
+    pm_footprint fp;
+    if ((st = pm_footprint_compute(s, &out->shard, wl->seq_len, &fp, err)) != PM_OK)
+        return st;
+    out->weight_bytes_per_device = fp.weight_bytes;
+    out->kv_bytes_per_device = fp.kv_bytes;
     out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
                     s->accel.hbm_capacity_bytes;
-    const double cap = s->accel.l2_capacity_bytes * s->accel.l2_usable_frac;
+    const double cap = pm_accelerator_l2_window_bytes(&s->accel);
     out->l2_window_bytes = cap;
-    if (s->cluster.devices <= 1 || !(w_qkv < cap))
+    if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap))
         out->kv_spill_context = 0;
     else
-        out->kv_spill_context = (int64_t)ceil((cap - w_qkv) / kv_per_token);
+        out->kv_spill_context = (int64_t)ceil((cap - fp.qkv_weight_bytes) / fp.kv_bytes_per_token);
     return PM_OK;
 }
 

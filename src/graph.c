@@ -21,6 +21,15 @@ const char *pm_node_kind_name(pm_node_kind k)
     return (int)k >= 0 && k < PM_NODE_KIND_COUNT ? node_kind_names[k] : "?";
 }
 
+static const char *const node_role_names[PM_ROLE_COUNT] = {
+    "none", "embedding", "attn_norm", "qkv", "rope", "attention", "o", "attn_allreduce",
+    "mlp_norm", "gate", "up", "activation", "down", "mlp_allreduce", "final_norm", "lm_head"};
+
+const char *pm_node_role_name(pm_node_role r)
+{
+    return (int)r >= 0 && r < PM_ROLE_COUNT ? node_role_names[r] : "?";
+}
+
 pm_graph *pm_graph_alloc(void)
 {
     return pm_calloc(1, sizeof(pm_graph));
@@ -160,7 +169,8 @@ static void name_node(const build_ctx *b, pm_node *n, int layer, const char *wha
 /* A new main-stream node, zeroed but for its identity, written in place (the fast path builds
  * templates for every evaluation: no copies); node_commit appends it after the previous one.
  * After a failure both work on a scratch node. */
-static pm_node *node_new(build_ctx *b, pm_node_kind kind, int layer, const char *what)
+static pm_node *node_new(build_ctx *b, pm_node_kind kind, pm_node_role role, int layer,
+                         const char *what)
 {
     pm_node *n = &b->scratch;
     if (b->st != PM_OK)
@@ -191,6 +201,7 @@ static pm_node *node_new(build_ctx *b, pm_node_kind kind, int layer, const char 
         n->chunks = 0;
     }
     n->kind = kind;
+    n->role = role;
     n->layer = layer;
     n->dtype = b->cdt;
     n->stream = PM_STREAM_MAIN;
@@ -213,9 +224,10 @@ static void node_commit(build_ctx *b)
     b->prev = idx;
 }
 
-static void add_matmul(build_ctx *b, int layer, const char *what, double k, double n_cols)
+static void add_matmul(build_ctx *b, pm_node_role role, int layer, const char *what, double k,
+                       double n_cols)
 {
-    pm_node *n = node_new(b, PM_NODE_MATMUL, layer, what);
+    pm_node *n = node_new(b, PM_NODE_MATMUL, role, layer, what);
     n->m = b->rows;
     n->k = k;
     n->n = n_cols;
@@ -225,20 +237,20 @@ static void add_matmul(build_ctx *b, int layer, const char *what, double k, doub
     node_commit(b);
 }
 
-static void add_vector(build_ctx *b, int layer, pm_node_kind kind, const char *what, double elems,
-                       double flop_per_elem, double passes)
+static void add_vector(build_ctx *b, pm_node_role role, int layer, pm_node_kind kind,
+                       const char *what, double elems, double flop_per_elem, double passes)
 {
-    pm_node *n = node_new(b, kind, layer, what);
+    pm_node *n = node_new(b, kind, role, layer, what);
     n->flop = flop_per_elem * elems;
     n->act_bytes = passes * elems * b->ea;
     node_commit(b);
 }
 
-static void add_allreduce(build_ctx *b, int layer, const char *what)
+static void add_allreduce(build_ctx *b, pm_node_role role, int layer, const char *what)
 {
     if (b->s->cluster.devices <= 1)
         return;
-    pm_node *n = node_new(b, PM_NODE_ALLREDUCE, layer, what);
+    pm_node *n = node_new(b, PM_NODE_ALLREDUCE, role, layer, what);
     n->dtype = pm_allreduce_dtype(&b->s->workload);
     n->comm_bytes = b->rows * b->s->model.hidden * b->er;
     node_commit(b);
@@ -254,12 +266,13 @@ static void fuse(pm_node *mm, double comm_bytes, int chunks)
 }
 
 /* The projection before an allreduce: fused with it in the fused baseline. */
-static void add_matmul_allreduce(build_ctx *b, int layer, const char *what, const char *ar,
-                                 double k, double n_cols)
+static void add_matmul_allreduce(build_ctx *b, pm_node_role role, pm_node_role ar_role,
+                                 int layer, const char *what, const char *ar, double k,
+                                 double n_cols)
 {
-    add_matmul(b, layer, what, k, n_cols);
+    add_matmul(b, role, layer, what, k, n_cols);
     if (!b->fused || b->s->cluster.devices <= 1 || b->st != PM_OK) {
-        add_allreduce(b, layer, ar);
+        add_allreduce(b, ar_role, layer, ar);
         return;
     }
     pm_node *n = b->g ? &b->g->nodes[b->prev] : &b->arr[b->prev];
@@ -295,27 +308,27 @@ static void add_layer(build_ctx *b, int l)
     const pm_model *m = &b->s->model;
     const double h = m->hidden, d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
     const double rows = b->rows;
-    add_vector(b, l, PM_NODE_NORM, "norm1", rows * h, 5.0, 2.0);
-    add_matmul(b, l, "QKV", h, (q + 2.0 * kv) * d);
+    add_vector(b, PM_ROLE_ATTN_NORM, l, PM_NODE_NORM, "norm1", rows * h, 5.0, 2.0);
+    add_matmul(b, PM_ROLE_QKV, l, "QKV", h, (q + 2.0 * kv) * d);
 
-    pm_node *r = node_new(b, PM_NODE_ROPE, l, "RoPE");
+    pm_node *r = node_new(b, PM_NODE_ROPE, PM_ROLE_ROPE, l, "RoPE");
     r->flop = 6.0 * rows * (q + kv) * d;
     /* Reads Q and K, writes them back, appends this step's K and V to the cache. */
     r->act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
     node_commit(b);
-    attention_fill(b, node_new(b, PM_NODE_ATTENTION, l, "Attention"));
+    attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"));
     node_commit(b);
-    add_matmul_allreduce(b, l, "O", "AR.attn", q * d, h);
-    add_vector(b, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+    add_matmul_allreduce(b, PM_ROLE_O, PM_ROLE_ATTN_ALLREDUCE, l, "O", "AR.attn", q * d, h);
+    add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
     if (m->gated_mlp) {
-        add_matmul(b, l, "Gate", h, b->sh.mlp_cols);
-        add_matmul(b, l, "Up", h, b->sh.mlp_cols);
-        add_vector(b, l, PM_NODE_ELEMENTWISE, "SiLUxMul", rows * b->sh.mlp_cols, 6.0, 3.0);
+        add_matmul(b, PM_ROLE_GATE, l, "Gate", h, b->sh.mlp_cols);
+        add_matmul(b, PM_ROLE_UP, l, "Up", h, b->sh.mlp_cols);
+        add_vector(b, PM_ROLE_ACTIVATION, l, PM_NODE_ELEMENTWISE, "SiLUxMul", rows * b->sh.mlp_cols, 6.0, 3.0);
     } else {
-        add_matmul(b, l, "Up", h, b->sh.mlp_cols);
-        add_vector(b, l, PM_NODE_ELEMENTWISE, "Act", rows * b->sh.mlp_cols, 8.0, 2.0);
+        add_matmul(b, PM_ROLE_UP, l, "Up", h, b->sh.mlp_cols);
+        add_vector(b, PM_ROLE_ACTIVATION, l, PM_NODE_ELEMENTWISE, "Act", rows * b->sh.mlp_cols, 8.0, 2.0);
     }
-    add_matmul_allreduce(b, l, "Down", "AR.mlp", b->sh.mlp_cols, h);
+    add_matmul_allreduce(b, PM_ROLE_DOWN, PM_ROLE_MLP_ALLREDUCE, l, "Down", "AR.mlp", b->sh.mlp_cols, h);
 }
 
 pm_dtype pm_compute_dtype(const pm_workload *w)
@@ -359,7 +372,7 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, pm_phase phase, 
 
 static void add_head(build_ctx *b)
 {
-    pm_node *e = node_new(b, PM_NODE_EMBEDDING, -1, "Embedding");
+    pm_node *e = node_new(b, PM_NODE_EMBEDDING, PM_ROLE_EMBEDDING, -1, "Embedding");
     /* A row gather: data-dependent, so not prefetchable. */
     e->act_bytes = b->rows * b->s->model.hidden * (b->ew + b->ea);
     node_commit(b);
@@ -368,11 +381,11 @@ static void add_head(build_ctx *b)
 static void add_tail(build_ctx *b)
 {
     const double h = b->s->model.hidden;
-    add_vector(b, -1, PM_NODE_NORM, "FinalNorm", b->rows * h, 5.0, 2.0);
+    add_vector(b, PM_ROLE_FINAL_NORM, -1, PM_NODE_NORM, "FinalNorm", b->rows * h, 5.0, 2.0);
     /* Decode computes logits for the new token only; prefill for the last prompt position. */
     const double saved_rows = b->rows;
     b->rows = b->s->workload.batch;
-    add_matmul(b, -1, "LMHead", h, b->sh.vocab_cols);
+    add_matmul(b, PM_ROLE_LM_HEAD, -1, "LMHead", h, b->sh.vocab_cols);
     b->rows = saved_rows;
 }
 
@@ -434,7 +447,7 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
         return st;
     b.arr = out;
     b.cap_arr = 1;
-    attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, 0, "Attention"));
+    attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"));
     return PM_OK;
 }
 

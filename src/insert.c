@@ -18,6 +18,11 @@ static bool is_comm(pm_node_kind k)
     return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE;
 }
 
+double pm_accelerator_l2_window_bytes(const pm_accelerator *a)
+{
+    return a->l2_capacity_bytes * a->l2_usable_frac;
+}
+
 double pm_node_prefetchable_bytes(const pm_node *n)
 {
     if (n->stream != PM_STREAM_MAIN)

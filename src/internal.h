@@ -5,6 +5,10 @@
 #ifndef PM_INTERNAL_H
 #define PM_INTERNAL_H
 
+#ifdef PM_PROGRAM
+#error "src/internal.h is private to the library: programs use only include/preserve_model.h"
+#endif
+
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 

@@ -1,6 +1,6 @@
 /*
  * step.c - the fast evaluation of one step (decode or prefill) in one mode, without building a
- * graph. It computes exactly what the graph path computes (estimate.c keeps that path as the
+ * graph. It computes exactly what the graph path computes (reference.c keeps that path as the
  * reference the tests compare against), using three facts:
  *
  *  1. Layers repeat exactly, so one layer's nodes (pm_template) and their costs are computed
@@ -20,6 +20,9 @@
  * at max(its predecessor's end, its prefetch's end), or, streaming, at its predecessor's end,
  * ending as schedule.c says); with sharing the segments go through the
  * same event loop as graphs (pm_sim_run).
+ *
+ * This is the path that serves pm_estimate_compute, pm_decode_step_time and pm_step_model; the
+ * table of the rules it shares with the graph path is at the top of reference.c.
  */
 #include <math.h>
 #include <string.h>
@@ -61,7 +64,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     p->s = s;
     p->ctx0 = ctx0;
     p->layers = s->model.layers;
-    p->cap = s->accel.l2_capacity_bytes * s->accel.l2_usable_frac;
+    p->cap = pm_accelerator_l2_window_bytes(&s->accel);
     p->prefetching = prefetching && s->cluster.devices > 1;
     pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
     pm_ar_model_init_fused(&s->cluster, &p->ar_fused);

@@ -234,11 +234,10 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     if (is_count_axis(k) && fabs(v - round(v)) > 0.0)
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s takes integers (got %g)",
                        pm_axis_name(k), v);
-    /* The loaders' bounds (devices 2^20, batch 2^24, sequence 2^32): beyond them the int
-     * fields would overflow. */
-    const double count_max = k == PM_AXIS_DEVICES ? 1048576.0
-                             : k == PM_AXIS_BATCH ? 16777216.0
-                                                  : 4294967296.0;
+    /* The loaders' bounds: beyond them the int fields would overflow. */
+    const double count_max = k == PM_AXIS_DEVICES ? (double)PM_MAX_DEVICES
+                             : k == PM_AXIS_BATCH ? (double)PM_MAX_BATCH
+                                                  : (double)PM_MAX_SEQ_LEN;
     if (is_count_axis(k) && v > count_max)
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s must be at most %.0f (got %g)",
                        pm_axis_name(k), count_max, v);

@@ -1,0 +1,150 @@
+/*
+ * reference.c - the graph path: the graphs each mode runs (pm_graph_build_mode) and the time of
+ * one step computed on them, the reference the fast path (step.c, which serves every estimate)
+ * is tested against (tests/test_estimate.c, tests/test_properties.c).
+ *
+ * One step is scheduled on a graph of at most three decoder layers: the first layer has no
+ * allreduce before it, and from the second on every layer repeats exactly (at the start of each
+ * O projection the prefetch stream is idle), so the time of an L-layer step is the three-layer
+ * makespan plus (L - 3) periods measured between the O projections of layers 1 and 2 (found by
+ * the role the builder gives them). The cost of a step therefore does not grow with the number
+ * of layers.
+ *
+ * The twin rules, each written once per path (a change to one needs the same change to the
+ * other, and the property tests catch a difference):
+ *
+ *   rule                         graph path (reference)            fast path (estimates)
+ *   the prefetch window          insert.c, pm_insert_prefetch      step.c, walk of the chain
+ *                                (Algorithm 1, breadth first)      from a communication node
+ *   the two-stream schedule      schedule.c, pm_schedule_run       step.c, the segment
+ *                                (events, any graph)               recurrence (pm_sim_run when
+ *                                                                  HBM is shared)
+ *   layers beyond the third      this file: (L - 3) O-to-O periods step.c: L - 1 periods from
+ *                                                                  a first allreduce
+ *   the fused baseline           graph.c, builder with fused=true  graph.c, pm_template_fuse_layer
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#define BUILD_LAYERS 3
+
+typedef struct workspace {
+    pm_graph base, ins;
+    pm_op_cost *costs;
+    pm_slot *slots;
+    size_t cap;
+    int evals;
+} workspace;
+
+static void ws_free(workspace *w)
+{
+    pm_free(w->base.nodes);
+    pm_free(w->base.edges);
+    pm_free(w->ins.nodes);
+    pm_free(w->ins.edges);
+    pm_free(w->costs);
+    pm_free(w->slots);
+}
+
+/* The O projection of a layer (the builder marks it; fused or not): the layer marker. */
+static int find_o_node(const pm_graph *g, int layer)
+{
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        if (n->layer == layer && n->role == PM_ROLE_O)
+            return (int)i;
+    }
+    return -1;
+}
+
+typedef struct step_info {
+    double time_s;
+    int signature;       /* prefetch nodes inserted: changes when decisions change */
+    int chunks;          /* fused: chunks of the first fused node */
+} step_info;
+
+static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
+                      workspace *w, step_info *out, pm_error *err)
+{
+    w->evals++;
+    const int L = s->model.layers;
+    const int built = L < BUILD_LAYERS ? L : BUILD_LAYERS;
+    pm_status st = pm_graph_build_ex(s, phase, ctx, built, mode == PM_MODE_FUSED, &w->base, err);
+    if (st != PM_OK)
+        return st;
+    const pm_graph *g = &w->base;
+    if (mode == PM_MODE_PRESERVE) {
+        st = pm_insert_prefetch(&w->base, pm_accelerator_l2_window_bytes(&s->accel),
+                                &w->ins, err);
+        if (st != PM_OK)
+            return st;
+        g = &w->ins;
+    }
+    if (g->n_nodes > w->cap) {
+        size_t cap = g->n_nodes * 2;
+        pm_op_cost *c = pm_realloc(w->costs, cap * sizeof *c);
+        if (c)
+            w->costs = c;
+        pm_slot *sl = pm_realloc(w->slots, cap * sizeof *sl);
+        if (sl)
+            w->slots = sl;
+        if (!c || !sl)
+            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+        w->cap = cap;
+    }
+    out->chunks = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        if ((st = pm_op_cost_compute(s, g, i, &w->costs[i], err)) != PM_OK)
+            return st;
+        if (g->nodes[i].kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && out->chunks == 0)
+            out->chunks = w->costs[i].chunks;
+    }
+    pm_schedule sched;
+    if ((st = pm_schedule_run(s, g, w->costs, w->slots, &sched, err)) !=
+        PM_OK)
+        return st;
+    double t = sched.makespan_s;
+    if (L > BUILD_LAYERS) {
+        const int a = find_o_node(g, 1), b = find_o_node(g, 2);
+        if (a < 0 || b < 0)
+            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL, "layer markers not found");
+        t += (double)(L - BUILD_LAYERS) * (w->slots[b].start_s - w->slots[a].start_s);
+    }
+    out->time_s = t;
+    out->signature = (int)(g->n_nodes - w->base.n_nodes);
+    return PM_OK;
+}
+
+pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase,
+                              int64_t context_len, int layers, pm_graph *g, pm_error *err)
+{
+    if (!s || !g || (int)mode < 0 || mode >= PM_MODE_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build_mode");
+    if (mode != PM_MODE_PRESERVE)
+        return pm_graph_build_ex(s, phase, context_len, layers, mode == PM_MODE_FUSED, g, err);
+    pm_graph base = {0};
+    pm_status st = pm_graph_build_ex(s, phase, context_len, layers, false, &base, err);
+    if (st == PM_OK)
+        st = pm_insert_prefetch(&base, pm_accelerator_l2_window_bytes(&s->accel), g,
+                                err);
+    pm_free(base.nodes);
+    pm_free(base.edges);
+    return st;
+}
+
+pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
+                             double *time_s, int *signature, pm_error *err)
+{
+    workspace w = {0};
+    step_info si = {0};
+    pm_status st = step(s, mode, phase, ctx, &w, &si, err);
+    ws_free(&w);
+    if (st == PM_OK) {
+        *time_s = si.time_s;
+        if (signature)
+            *signature = si.signature;
+    }
+    return st;
+}
+
