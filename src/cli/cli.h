@@ -68,10 +68,8 @@ pm_load_opts load_opts(const cli *c);
 /* Loads the scenario of the options; prints the error and returns EXIT_CONFIG on failure. */
 int load(const cli *c, pm_scenario *s);
 
-/* The prompt tokens of a workload (the prefill's context). */
-int64_t prompt_tokens(const pm_workload *w);
-/* --context, or the phase's default when it is not given (decode: seq_len - 1, the last step;
- * prefill: the prompt). */
+/* --context, or the library's default for the phase (pm_default_context) when it is not
+ * given. */
 int64_t context_of(const cli *c, const pm_scenario *s);
 
 #endif

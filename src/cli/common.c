@@ -108,14 +108,9 @@ int load(const cli *c, pm_scenario *s)
     return 0;
 }
 
-int64_t prompt_tokens(const pm_workload *w)
-{
-    return (int64_t)llround((double)w->seq_len * w->prefill_frac);
-}
-
 int64_t context_of(const cli *c, const pm_scenario *s)
 {
     if (c->context >= 0)
         return c->context;
-    return c->phase == PM_PHASE_PREFILL ? prompt_tokens(&s->workload) : s->workload.seq_len - 1;
+    return pm_default_context(&s->workload, c->phase);
 }

@@ -105,10 +105,10 @@ int cmd_explain(const cli *c)
     if (!rc && pm_schedule_compute(&s, g, &sched, &err) != PM_OK)
         rc = config_error(&err);
     if (!rc) {
-        const double cap = s.accel.l2_capacity_bytes * s.accel.l2_usable_frac;
+        const double cap = pm_accelerator_l2_window_bytes(&s.accel);
         /* The prefill header names the prompt length, even with --context. */
         const int64_t ctx = c->phase == PM_PHASE_DECODE ? context_of(c, &s)
-                                                        : prompt_tokens(&s.workload);
+                                                        : pm_workload_prompt_tokens(&s.workload);
         printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s.name,
                c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)ctx, cap / MIB,
                s.accel.name);

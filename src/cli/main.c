@@ -105,9 +105,9 @@ static const struct count_shortcut {
     double lo, hi;
     const char *path;
 } count_shortcuts[] = {
-    {OPT_DEVICES, "--devices", 1, 1 << 20, "cluster.devices"},
-    {OPT_BATCH, "--batch", 1, 1 << 24, "workload.batch"},
-    {OPT_SEQ, "--seq", 2, 4294967296.0, "workload.seq_len"},
+    {OPT_DEVICES, "--devices", 1, PM_MAX_DEVICES, "cluster.devices"},
+    {OPT_BATCH, "--batch", 1, PM_MAX_BATCH, "workload.batch"},
+    {OPT_SEQ, "--seq", 2, (double)PM_MAX_SEQ_LEN, "workload.seq_len"},
 };
 
 /* What apply_option returns to keep parsing; any other value is the exit status. */
@@ -152,9 +152,9 @@ static int parse_field(cli *c, int opt, const char *arg)
 {
     int64_t v;
     if (opt == OPT_CONTEXT)
-        return parse_count("--context", arg, 0, 4294967296.0, &c->context) ? PARSE_ON : EXIT_USAGE;
+        return parse_count("--context", arg, 0, (double)PM_MAX_SEQ_LEN, &c->context) ? PARSE_ON : EXIT_USAGE;
     if (opt == OPT_LAYERS) {
-        if (!parse_count("--layers", arg, 1, 1 << 20, &v))
+        if (!parse_count("--layers", arg, 1, PM_MAX_LAYERS, &v))
             return EXIT_USAGE;
         c->layers = (int)v;
     } else {

@@ -72,7 +72,8 @@ static void write_json(const pm_scenario *s, const pm_estimate *e)
            s->model.name, s->accel.name, s->cluster.devices, s->workload.batch,
            (long long)s->workload.seq_len, (long long)e->prefill_tokens,
            (long long)e->decode_steps);
-    printf("  \"tpot_context_len\": %lld,\n", (long long)(s->workload.seq_len - 1));
+    printf("  \"tpot_context_len\": %lld,\n",
+           (long long)pm_default_context(&s->workload, PM_PHASE_DECODE));
     printf("  \"modes\": {\n");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         const pm_mode_result *r = &e->modes[m];
@@ -120,7 +121,7 @@ static void write_table(const pm_scenario *s, const pm_estimate *e)
     }
     printf("\n(tpot_ms: one decode step at the final context length %lld; tpot_mean_ms: "
            "mean over all decode steps)\n",
-           (long long)(s->workload.seq_len - 1));
+           (long long)pm_default_context(&s->workload, PM_PHASE_DECODE));
     printf("speedup: preserve vs serial %.3fx, preserve vs fused %.3fx, fused vs serial %.3fx\n",
            e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
            e->speedup_fused_vs_serial);
