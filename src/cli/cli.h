@@ -50,6 +50,9 @@ void cli_init(cli *c);
 int usage_error(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the library's error on stderr; returns EXIT_CONFIG. */
 int config_error(const pm_error *err);
+/* Prints the library's error about an option value ("prog: OPT: message", or without OPT when it
+ * is NULL) with no hint; returns EXIT_USAGE. */
+int usage_pm_error(const char *opt, const pm_error *err);
 /* Prints that memory ran out; returns EXIT_CONFIG. */
 int out_of_memory(void);
 

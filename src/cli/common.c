@@ -40,6 +40,14 @@ int config_error(const pm_error *err)
     return EXIT_CONFIG;
 }
 
+int usage_pm_error(const char *opt, const pm_error *err)
+{
+    char buf[800];
+    pm_error_format(err, buf, sizeof buf);
+    fprintf(stderr, "%s: %s%s%s\n", prog, opt ? opt : "", opt ? ": " : "", buf);
+    return EXIT_USAGE;
+}
+
 int out_of_memory(void)
 {
     fprintf(stderr, "%s: out of memory\n", prog);

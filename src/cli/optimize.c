@@ -22,12 +22,8 @@ int cmd_optimize(const cli *c)
         snprintf(full, sizeof full, "%s=%s:x2", axis_only, eq + 1);
     else
         snprintf(full, sizeof full, "%s", axis_only);
-    if (pm_axis_parse(full, 0, &ax, &err) != PM_OK) {
-        char buf[800];
-        pm_error_format(&err, buf, sizeof buf);
-        fprintf(stderr, "%s: --optimize: %s\n", prog, buf);
-        return EXIT_USAGE;
-    }
+    if (pm_axis_parse(full, 0, &ax, &err) != PM_OK)
+        return usage_pm_error("--optimize", &err);
     double lo = ax.values[0], hi = ax.values[ax.n_values - 1];
     if (eq) { /* LO:HI exactly, not the last geometric point */
         char *colon = strchr(eq + 1, ':');
@@ -55,8 +51,7 @@ int cmd_optimize(const cli *c)
         return config_error(&err);
     }
     printf("# preserve-model %s --config %s --optimize %s\n", pm_version(), c->config, c->optimize);
-    for (size_t i = 0; i < c->n_sets; i++)
-        printf("# --set %s\n", c->sets[i]);
+    print_sets(stdout, c);
     printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
            pm_axis_column(kind), pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),
            opt.evaluations);

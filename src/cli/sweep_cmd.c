@@ -277,13 +277,15 @@ static void release_axes(pm_axis *ax)
         pm_axis_release(&ax[i]);
 }
 
-int cmd_sweep(const cli *c)
+/* The rules of --plot and --shard with --sweep; 0 or EXIT_USAGE, with the shard K/N (1/1 when
+ * there is none). */
+static int check_options(const cli *c, size_t *shard_k, size_t *shard_n)
 {
     if (c->plot && !plot_terminal(c->plot, false))
         return plot_usage_error(c->plot);
-    size_t shard_k = 1, shard_n = 1;
+    *shard_k = *shard_n = 1;
     if (c->shard) {
-        if (!parse_shard(c->shard, &shard_k, &shard_n))
+        if (!parse_shard(c->shard, shard_k, shard_n))
             return usage_error("--shard: expected K/N with 1 <= K <= N (got '%s')", c->shard);
         if (c->format != FMT_CSV)
             return usage_error("--shard: shards are CSV (merge them with '%s merge')", prog);
@@ -292,16 +294,18 @@ int cmd_sweep(const cli *c)
     }
     if (c->plot && c->n_sweeps > 2)
         return usage_error("--plot: a figure shows one or two axes (got %d --sweep)", c->n_sweeps);
-    pm_axis ax[PM_SWEEP_MAX_AXES];
-    memset(ax, 0, sizeof ax);
-    pm_error err;
+    return 0;
+}
+
+/* The axes of --sweep, each different; 0 or EXIT_USAGE (ax released). */
+static int parse_axes(const cli *c, pm_axis *ax)
+{
+    memset(ax, 0, PM_SWEEP_MAX_AXES * sizeof *ax);
     for (int i = 0; i < c->n_sweeps; i++) {
+        pm_error err;
         if (pm_axis_parse(c->sweeps[i], 10000000, &ax[i], &err) != PM_OK) {
             release_axes(ax);
-            char buf[800];
-            pm_error_format(&err, buf, sizeof buf);
-            fprintf(stderr, "%s: %s\n", prog, buf);
-            return EXIT_USAGE;
+            return usage_pm_error(NULL, &err);
         }
         for (int j = 0; j < i; j++)
             if (ax[j].kind == ax[i].kind) {
@@ -310,25 +314,16 @@ int cmd_sweep(const cli *c)
                                    pm_axis_name(ax[i].kind));
             }
     }
-    pm_scenario s;
-    int rc = load(c, &s);
-    if (rc) {
-        release_axes(ax);
-        return rc;
-    }
-    /* With --plot the CSV goes to a file beside the figure as well as stdout. */
-    sink k = {.c = c, .ax = ax, .n_ax = c->n_sweeps, .tty = isatty(fileno(stderr)),
+    return 0;
+}
+
+/* Streams the slice shard_k/shard_n of the sweep to stdout (and to csv when not NULL); the exit
+ * status. */
+static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size_t shard_k,
+                     size_t shard_n, FILE *csv)
+{
+    sink k = {.c = c, .ax = ax, .n_ax = c->n_sweeps, .csv = csv, .tty = isatty(fileno(stderr)),
               .json = c->format == FMT_JSON};
-    char csv_path[1100] = "";
-    if (c->plot) {
-        k.csv = plot_csv_open(c->plot, csv_path, sizeof csv_path);
-        if (!k.csv) {
-            pm_scenario_free(&s);
-            release_axes(ax);
-            return EXIT_CONFIG;
-        }
-        header(c, &s, ax, c->n_sweeps, k.csv);
-    }
     const size_t total = pm_sweep_size(ax, (size_t)c->n_sweeps);
     size_t first, last;
     pm_sweep_slice(total, shard_k - 1, shard_n, &first, &last);
@@ -336,7 +331,7 @@ int cmd_sweep(const cli *c)
     if (k.json) {
         printf("{\"tool\": \"preserve-model %s\", \"points\": [\n", pm_version());
     } else {
-        header(c, &s, ax, c->n_sweeps, stdout);
+        header(c, s, ax, c->n_sweeps, stdout);
         if (c->shard)
             printf("# shard %zu/%zu: rows %zu to %zu of %zu\n", shard_k, shard_n, first + 1, last,
                    total);
@@ -345,7 +340,8 @@ int cmd_sweep(const cli *c)
     pthread_mutex_init(&k.mu, NULL);
     pm_sweep_opts o = {.threads = c->threads, .shard_index = shard_k - 1,
                        .shard_count = shard_n, .prepare = prepare_rows};
-    pm_status st = pm_sweep_run(&s, ax, (size_t)c->n_sweeps, &o, on_points, &k, &err);
+    pm_error err;
+    pm_status st = pm_sweep_run(s, ax, (size_t)c->n_sweeps, &o, on_points, &k, &err);
     for (size_t i = 0; i < k.n_texts; i++)
         free(k.texts[i].buf);
     free(k.texts);
@@ -354,9 +350,40 @@ int cmd_sweep(const cli *c)
         fprintf(stderr, "\n");
     if (k.json)
         printf("\n]}\n");
-    rc = st == PM_OK ? 0 : st == PM_ERR_NOMEM ? config_error(&err) : EXIT_CONFIG;
-    if (k.csv) {
-        fclose(k.csv);
+    return st == PM_OK ? 0 : st == PM_ERR_NOMEM ? config_error(&err) : EXIT_CONFIG;
+}
+
+int cmd_sweep(const cli *c)
+{
+    size_t shard_k, shard_n;
+    int rc = check_options(c, &shard_k, &shard_n);
+    if (rc)
+        return rc;
+    pm_axis ax[PM_SWEEP_MAX_AXES];
+    rc = parse_axes(c, ax);
+    if (rc)
+        return rc;
+    pm_scenario s;
+    rc = load(c, &s);
+    if (rc) {
+        release_axes(ax);
+        return rc;
+    }
+    /* With --plot the CSV goes to a file beside the figure as well as stdout. */
+    FILE *csv = NULL;
+    char csv_path[1100] = "";
+    if (c->plot) {
+        csv = plot_csv_open(c->plot, csv_path, sizeof csv_path);
+        if (!csv) {
+            pm_scenario_free(&s);
+            release_axes(ax);
+            return EXIT_CONFIG;
+        }
+        header(c, &s, ax, c->n_sweeps, csv);
+    }
+    rc = run_sweep(c, &s, ax, shard_k, shard_n, csv);
+    if (csv) {
+        fclose(csv);
         if (rc == 0)
             rc = draw(c, csv_path, ax, c->n_sweeps);
     }
