@@ -75,4 +75,20 @@ int load(const cli *c, pm_scenario *s);
  * given. */
 int64_t context_of(const cli *c, const pm_scenario *s);
 
+/* One step as the views show it (graph, explain, timeline): the scenario, the graph of one mode
+ * with at most `layers` decoder layers at the options' context, and, when asked for, its
+ * two-stream schedule. */
+typedef struct view {
+    pm_scenario s;
+    int64_t context;
+    int layers;          /* the layers built: the request, at most the model's */
+    pm_graph *g;
+    pm_schedule sched;   /* zero unless scheduled */
+} view;
+
+/* Loads the scenario of the options and builds its view; on failure prints the error, releases
+ * what it made and returns EXIT_CONFIG. Release with view_close. */
+int view_open(const cli *c, pm_mode mode, int layers, bool schedule, view *v);
+void view_close(view *v);
+
 #endif

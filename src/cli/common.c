@@ -122,3 +122,32 @@ int64_t context_of(const cli *c, const pm_scenario *s)
         return c->context;
     return pm_default_context(&s->workload, c->phase);
 }
+
+int view_open(const cli *c, pm_mode mode, int layers, bool schedule, view *v)
+{
+    memset(v, 0, sizeof *v);
+    int rc = load(c, &v->s);
+    if (rc)
+        return rc;
+    v->context = context_of(c, &v->s);
+    v->layers = layers < v->s.model.layers ? layers : v->s.model.layers;
+    v->g = pm_graph_alloc();
+    pm_error err;
+    if (!v->g)
+        rc = out_of_memory();
+    else if (pm_graph_build_mode(&v->s, mode, c->phase, v->context, v->layers, v->g, &err) !=
+                 PM_OK ||
+             (schedule && pm_schedule_compute(&v->s, v->g, &v->sched, &err) != PM_OK))
+        rc = config_error(&err);
+    if (rc)
+        view_close(v);
+    return rc;
+}
+
+void view_close(view *v)
+{
+    pm_schedule_release(&v->sched);
+    pm_graph_free(v->g);
+    v->g = NULL;
+    pm_scenario_free(&v->s);
+}

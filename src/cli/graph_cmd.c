@@ -9,38 +9,22 @@
 
 #include "commands.h"
 
-/* The graph the options' mode runs, layers of it, at the options' context. */
-static int build_graph(const cli *c, const pm_scenario *s, pm_mode mode, int layers, pm_graph *g)
-{
-    if (!g)
-        return out_of_memory();
-    pm_error err;
-    if (pm_graph_build_mode(s, mode, c->phase, context_of(c, s), layers, g, &err) != PM_OK)
-        return config_error(&err);
-    return 0;
-}
-
 int cmd_graph(const cli *c)
 {
-    pm_scenario s;
-    int rc = load(c, &s);
+    view v;
+    int rc = view_open(c, c->mode, c->layers, false, &v);
     if (rc)
         return rc;
-    pm_graph *g = pm_graph_alloc();
-    rc = build_graph(c, &s, c->mode, c->layers, g);
     char *text = NULL;
-    if (!rc) {
-        pm_error err;
-        pm_status st = c->format == FMT_DOT ? pm_graph_to_dot(g, &text, &err)
-                                            : pm_graph_to_json(g, &text, &err);
-        if (st != PM_OK)
-            rc = config_error(&err);
-        else
-            fputs(text, stdout);
-    }
+    pm_error err;
+    pm_status st = c->format == FMT_DOT ? pm_graph_to_dot(v.g, &text, &err)
+                                        : pm_graph_to_json(v.g, &text, &err);
+    if (st != PM_OK)
+        rc = config_error(&err);
+    else
+        fputs(text, stdout);
     free(text);
-    pm_graph_free(g);
-    pm_scenario_free(&s);
+    view_close(&v);
     return rc;
 }
 
@@ -93,38 +77,28 @@ static void explain_window(const pm_graph *g, const pm_schedule *sched, size_t i
 
 int cmd_explain(const cli *c)
 {
-    pm_scenario s;
-    int rc = load(c, &s);
+    view v;
+    int rc = view_open(c, PM_MODE_PRESERVE, 2, true, &v);
     if (rc)
         return rc;
-    pm_graph *g = pm_graph_alloc();
-    int layers = s.model.layers < 2 ? s.model.layers : 2;
-    rc = build_graph(c, &s, PM_MODE_PRESERVE, layers, g);
-    pm_schedule sched = {0};
-    pm_error err;
-    if (!rc && pm_schedule_compute(&s, g, &sched, &err) != PM_OK)
-        rc = config_error(&err);
-    if (!rc) {
-        const double cap = pm_accelerator_l2_window_bytes(&s.accel);
-        /* The prefill header names the prompt length, even with --context. */
-        const int64_t ctx = c->phase == PM_PHASE_DECODE ? context_of(c, &s)
-                                                        : pm_workload_prompt_tokens(&s.workload);
-        printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s.name,
-               c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)ctx, cap / MIB,
-               s.accel.name);
-        printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n\n");
-        int windows = 0;
-        for (size_t i = 0; i < g->n_nodes; i++) {
-            if (g->nodes[i].kind != PM_NODE_ALLREDUCE)
-                continue;
-            windows++;
-            explain_window(g, &sched, i, cap);
-        }
-        if (!windows)
-            printf("no allreduce in the graph (one device): nothing can be prefetched\n");
+    const pm_scenario *s = &v.s;
+    const double cap = pm_accelerator_l2_window_bytes(&s->accel);
+    /* The prefill header names the prompt length, even with --context. */
+    const int64_t ctx = c->phase == PM_PHASE_DECODE ? v.context
+                                                    : pm_workload_prompt_tokens(&s->workload);
+    printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
+           c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)ctx, cap / MIB,
+           s->accel.name);
+    printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n\n");
+    int windows = 0;
+    for (size_t i = 0; i < v.g->n_nodes; i++) {
+        if (v.g->nodes[i].kind != PM_NODE_ALLREDUCE)
+            continue;
+        windows++;
+        explain_window(v.g, &v.sched, i, cap);
     }
-    pm_schedule_release(&sched);
-    pm_graph_free(g);
-    pm_scenario_free(&s);
-    return rc;
+    if (!windows)
+        printf("no allreduce in the graph (one device): nothing can be prefetched\n");
+    view_close(&v);
+    return 0;
 }

@@ -56,57 +56,41 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_grap
     }
 }
 
-int cmd_timeline(const cli *c)
+/* Writes the CSV beside the figure and draws it with plots/timeline.gp. */
+static int draw(const cli *c, const view *v, double t0, double t1)
 {
-    pm_scenario s;
-    int rc = load(c, &s);
-    if (rc)
-        return rc;
-    pm_error err;
-    const int64_t ctx = context_of(c, &s);
-    pm_graph *g = pm_graph_alloc();
-    pm_schedule sc = {0};
-    if (!g) {
-        pm_scenario_free(&s);
-        return out_of_memory();
-    }
-    const int layers = s.model.layers < 3 ? s.model.layers : 3;
-    if (pm_graph_build_mode(&s, c->mode, c->phase, ctx, layers, g, &err) != PM_OK ||
-        pm_schedule_compute(&s, g, &sc, &err) != PM_OK) {
-        rc = config_error(&err);
-        goto done;
-    }
-    /* The layer shown: layer 1 when there are three, else the last. */
-    const int shown = layers >= 2 ? 1 : 0;
-    const int a = first_of_layer(g, shown), b = first_of_layer(g, shown + 1);
-    const double t0 = a >= 0 ? sc.slots[a].start_s : 0.0;
-    const double t1 = b >= 0 ? sc.slots[b].start_s : sc.makespan_s;
-    if (!c->plot) {
-        write_csv(stdout, c, &s, g, &sc, t0, t1, ctx);
-        goto done;
-    }
-    if (!plot_terminal(c->plot, true)) {
-        rc = plot_usage_error(c->plot);
-        goto done;
-    }
+    if (!plot_terminal(c->plot, true))
+        return plot_usage_error(c->plot);
     char csv[1100];
     FILE *f = plot_csv_open(c->plot, csv, sizeof csv);
-    if (!f) {
-        rc = EXIT_CONFIG;
-        goto done;
-    }
-    write_csv(f, c, &s, g, &sc, t0, t1, ctx);
+    if (!f)
+        return EXIT_CONFIG;
+    write_csv(f, c, &v->s, v->g, &v->sched, t0, t1, v->context);
     fclose(f);
     char title[256], t_end[64];
     snprintf(title, sizeof title, "%s, %s x %d, batch %d, context %lld: %s, one layer %.1f us",
-             s.model.name, s.accel.name, s.cluster.devices, s.workload.batch, (long long)ctx,
-             pm_mode_name(c->mode), (t1 - t0) * 1e6);
+             v->s.model.name, v->s.accel.name, v->s.cluster.devices, v->s.workload.batch,
+             (long long)v->context, pm_mode_name(c->mode), (t1 - t0) * 1e6);
     snprintf(t_end, sizeof t_end, "%.6f", (t1 - t0) * 1e6);
     const plot_var vars[] = {{"ttl", title, false}, {"t_end", t_end, true}};
-    rc = plot_draw("timeline.gp", csv, c->plot, true, vars, 2);
-done:
-    pm_schedule_release(&sc);
-    pm_graph_free(g);
-    pm_scenario_free(&s);
+    return plot_draw("timeline.gp", csv, c->plot, true, vars, 2);
+}
+
+int cmd_timeline(const cli *c)
+{
+    view v;
+    int rc = view_open(c, c->mode, 3, true, &v);
+    if (rc)
+        return rc;
+    /* The layer shown: layer 1 when there are three, else the last. */
+    const int shown = v.layers >= 2 ? 1 : 0;
+    const int a = first_of_layer(v.g, shown), b = first_of_layer(v.g, shown + 1);
+    const double t0 = a >= 0 ? v.sched.slots[a].start_s : 0.0;
+    const double t1 = b >= 0 ? v.sched.slots[b].start_s : v.sched.makespan_s;
+    if (c->plot)
+        rc = draw(c, &v, t0, t1);
+    else
+        write_csv(stdout, c, &v.s, v.g, &v.sched, t0, t1, v.context);
+    view_close(&v);
     return rc;
 }
