@@ -192,7 +192,7 @@ static void test_one_device_speedups_are_exactly_one(void **state)
         e = estimate(&b);
         assert_rel(e.speedup_preserve_vs_serial, 1.0, 0.0);
         assert_rel(e.speedup_fused_vs_serial, 1.0, 0.0);
-        pm_scenario_free(&b);
+        pm_scenario_release(&b);
     }
 }
 
@@ -253,7 +253,7 @@ static void test_decode_sum_matches_brute_force_bundled(void **state)
     check_decode_sum(&s);
     s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
     check_decode_sum(&s);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* ---------------------------------------------------------------- layer extrapolation */
@@ -373,7 +373,7 @@ static void test_fast_path_equals_graph_path(void **state)
         check_fast_equals_graph(&b);
         b.options.hbm_sharing = true;
         check_fast_equals_graph(&b);
-        pm_scenario_free(&b);
+        pm_scenario_release(&b);
     }
 }
 
@@ -466,7 +466,7 @@ static size_t property_scenarios(pm_scenario *out, size_t cap)
 static void free_all(pm_scenario *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        pm_scenario_free(&s[i]);
+        pm_scenario_release(&s[i]);
 }
 
 static void test_properties_finite_and_preserve_no_slower(void **state)
