@@ -463,14 +463,9 @@ static bool finite_pos(double x) { return isfinite(x) && x > 0; }
 static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
 static bool frac_ok(double x) { return x > 0 && x <= 1; }
 
-pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
+/* Dimensions of the model, alone. */
+static pm_status check_model(const pm_model *m, pm_error *err)
 {
-    if (!s)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "scenario is NULL");
-    const pm_model *m = &s->model;
-    const pm_accelerator *a = &s->accel;
-    const pm_cluster *c = &s->cluster;
-    const pm_workload *w = &s->workload;
     if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 || m->head_dim < 1 ||
         m->intermediate < 1 || m->vocab < 1)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.model",
@@ -479,6 +474,12 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.model.num_key_value_heads",
                        "must divide num_attention_heads (got %d KV heads, %d attention heads)",
                        m->kv_heads, m->heads);
+    return PM_OK;
+}
+
+/* Fractions, bandwidths, capacities and times of the accelerator, alone. */
+static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
+{
     if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
         !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac) ||
         !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0))
@@ -489,6 +490,16 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "bandwidths and capacities must be finite and > 0, times >= 0");
+    if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
+                       "bad prefetch_consumer value");
+    return PM_OK;
+}
+
+/* The cluster alone: devices, links, the hierarchical parameters, and an algorithm the
+ * topology can run. */
+static pm_status check_cluster(const pm_cluster *c, pm_error *err)
+{
     if (c->devices < 1)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1 (got %d)",
                        c->devices);
@@ -509,8 +520,28 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                            "inter-node bandwidth must be > 0 and latency >= 0");
     }
-    /* The loaders enforce the same magnitudes key by key; this catches scenarios built or
-     * changed by hand (a sweep point, say). */
+    bool algo_ok;
+    switch (c->topology) {
+    case PM_TOPO_RING:
+        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_RING ||
+                  c->algorithm == PM_AR_RING_PIPELINED;
+        break;
+    case PM_TOPO_HIERARCHICAL:
+        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_HIERARCHICAL;
+        break;
+    default: algo_ok = c->algorithm != PM_AR_HIERARCHICAL; break;
+    }
+    if (!algo_ok)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
+                       "algorithm \"%s\" cannot run on topology \"%s\"",
+                       pm_allreduce_algo_name(c->algorithm), pm_topology_name(c->topology));
+    return PM_OK;
+}
+
+/* The magnitudes the model is defined for. The loaders enforce the same key by key; this
+ * catches scenarios built or changed by hand (a sweep point, say). */
+static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, pm_error *err)
+{
     const struct {
         const char *path;
         double v;
@@ -546,37 +577,15 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
                            mg->lo, mg->hi, pm_unit_si_name(q[i].dim), q[i].v);
         }
     }
-    bool algo_ok;
-    switch (c->topology) {
-    case PM_TOPO_RING:
-        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_RING ||
-                  c->algorithm == PM_AR_RING_PIPELINED;
-        break;
-    case PM_TOPO_HIERARCHICAL:
-        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_HIERARCHICAL;
-        break;
-    default: algo_ok = c->algorithm != PM_AR_HIERARCHICAL; break;
-    }
-    if (!algo_ok)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
-                       "algorithm \"%s\" cannot run on topology \"%s\"",
-                       pm_allreduce_algo_name(c->algorithm), pm_topology_name(c->topology));
-    if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
-                       "%d devices exceed the model's %d attention heads: use fewer devices or "
-                       "\"sharding\": \"ideal\"",
-                       c->devices, m->heads);
-    if ((int)s->options.sharding < 0 || s->options.sharding > PM_SHARDING_IDEAL)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.sharding", "bad sharding value");
-    if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)
-        return pm_fail(err, PM_ERR_RANGE, NULL, "$.options.fused_chunks",
-                       "must be in [0, 1024] (got %d)", s->options.fused_chunks);
+    return PM_OK;
+}
+
+/* The workload alone: sizes, the prompt it leaves, valid datatypes. */
+static pm_status check_workload(const pm_workload *w, pm_error *err)
+{
     if (w->batch < 1 || w->seq_len < 2 || !(w->prefill_frac > 0 && w->prefill_frac < 1))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload",
                        "batch >= 1, seq_len >= 2 and 0 < prefill_frac < 1 are required");
-    if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
-                       "bad prefetch_consumer value");
     pm_dtype ds[4] = {w->weight_dtype, w->kv_dtype, w->act_dtype, pm_allreduce_dtype(w)};
     for (int i = 0; i < 4; i++)
         if ((int)ds[i] < 0 || ds[i] >= PM_DTYPE_COUNT)
@@ -587,6 +596,27 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
                        "leaves %lld prompt tokens of %lld: need at least one prompt token and one "
                        "decode step",
                        (long long)prefill, (long long)w->seq_len);
+    return PM_OK;
+}
+
+/* The combinations: heads vs devices under the sharding, options, and a peak for the
+ * compute datatype. */
+static pm_status check_together(const pm_scenario *s, pm_error *err)
+{
+    const pm_model *m = &s->model;
+    const pm_accelerator *a = &s->accel;
+    const pm_cluster *c = &s->cluster;
+    const pm_workload *w = &s->workload;
+    if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
+                       "%d devices exceed the model's %d attention heads: use fewer devices or "
+                       "\"sharding\": \"ideal\"",
+                       c->devices, m->heads);
+    if ((int)s->options.sharding < 0 || s->options.sharding > PM_SHARDING_IDEAL)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.sharding", "bad sharding value");
+    if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.options.fused_chunks",
+                       "must be in [0, 1024] (got %d)", s->options.fused_chunks);
     /* The GEMMs compute in the wider of the weight and activation types. */
     pm_dtype cd = pm_dtype_bytes(w->weight_dtype) > pm_dtype_bytes(w->act_dtype) ? w->weight_dtype
                                                                                  : w->act_dtype;
@@ -603,4 +633,18 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
                        dtype_names[cd], have);
     }
     return PM_OK;
+}
+
+pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
+{
+    if (!s)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "scenario is NULL");
+    pm_status st;
+    if ((st = check_model(&s->model, err)) != PM_OK ||
+        (st = check_accelerator(&s->accel, err)) != PM_OK ||
+        (st = check_cluster(&s->cluster, err)) != PM_OK ||
+        (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
+        (st = check_workload(&s->workload, err)) != PM_OK)
+        return st;
+    return check_together(s, err);
 }

@@ -607,7 +607,7 @@ pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_scenari
     return st;
 }
 
-void pm_scenario_free(pm_scenario *s)
+void pm_scenario_release(pm_scenario *s)
 {
     if (!s)
         return;
@@ -717,7 +717,7 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
             pm_scenario s;
             st = scenario_from_json(root, path, opts, &s, err);
             if (st == PM_OK)
-                pm_scenario_free(&s);
+                pm_scenario_release(&s);
         } else if (kind == PM_KIND_GRAPH) {
             char *text = cJSON_PrintUnformatted(root);
             pm_graph *g = pm_graph_alloc();

@@ -102,7 +102,8 @@ check merge-not-shard 1 "no '# shard K/N' line" "$pm" merge single.csv
 check shard-bad 2 "expected K/N" "$pm" --sweep l2 --shard 6/5
 check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
 check sweep-4d 0 "l2_capacity_MiB,link_bandwidth_Gbps,batch,seq_len,serial_request_s" "$pm" --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k
-check sweep-4d-rows 0 "17" bash -c "'$pm' --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k | grep -vc '^#'"
+# 2 x 2 x 2 x 2 = 16 rows and the header: exactly 17 lines that are not comments.
+check sweep-4d-rows 0 "lines=17." bash -c "echo lines=\$('$pm' --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k | grep -vc '^#')."
 check sweep-5-axes 2 "at most 4 axes" "$pm" --sweep l2 --sweep batch --sweep seq --sweep link_bw --sweep hbm_bw
 check sweep-same-axis 2 "the axes must differ" "$pm" --sweep l2 --sweep batch --sweep l2
 check plot-3d 2 "one or two axes" "$pm" --sweep l2 --sweep batch --sweep seq --plot x.png

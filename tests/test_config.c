@@ -347,7 +347,7 @@ static void test_scenario_resolves_bundled_names(void **state)
     assert_false(s.options.hbm_sharing);
     assert_int_equal(s.options.fused_chunks, 0);
     assert_true(pm_scenario_param_count(&s) > 0);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_reads_inline_objects(void **state)
@@ -360,7 +360,7 @@ static void test_scenario_reads_inline_objects(void **state)
     assert_int_equal(s.model.vocab, 32000);
     assert_int_equal(s.workload.batch, 2);
     assert_int_equal(s.workload.seq_len, 3000);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_from_overrides_some_keys(void **state)
@@ -377,7 +377,7 @@ static void test_scenario_from_overrides_some_keys(void **state)
     assert_rel(s.cluster.link_bandwidth_bytes_per_s, 56e9, EXACT); /* inherited, 56 GBps */
     assert_int_equal(s.workload.batch, 8);
     assert_int_equal(s.workload.seq_len, 16384); /* inherited */
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_component_may_be_a_path(void **state)
@@ -397,7 +397,7 @@ static void test_scenario_component_may_be_a_path(void **state)
     assert_int_equal(s.model.vocab, 32000);
     assert_int_equal(s.cluster.devices, 8);
     assert_rel(s.cluster.link_bandwidth_bytes_per_s, 50e9, EXACT);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_reads_sharding_and_options(void **state)
@@ -411,7 +411,7 @@ static void test_scenario_reads_sharding_and_options(void **state)
     assert_true(s.options.hbm_sharing);
     assert_int_equal(s.options.fused_chunks, 4);
     assert_int_equal(s.cluster.devices, 64);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_file_validate_reports_the_kind(void **state)
@@ -534,10 +534,6 @@ static void test_duplicate_key_is_rejected(void **state)
     (void)state;
     char path[600];
     pm_error err;
-    variant("workload-bf16.json", "\"batch\": 4,", "\"batch\": 4,\n  \"batch\": 8,", "dup.json",
-            path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_DUPLICATE_KEY, path, "$.batch",
-                 "duplicate key \"batch\"");
     /* Nested objects too. */
     variant("accelerator-minimal.json", "\"int8_TOPS\": 800,",
             "\"int8_TOPS\": 800,\n    \"int8_TOPS\": 700,", "dup2.json", path, sizeof path);
@@ -545,26 +541,6 @@ static void test_duplicate_key_is_rejected(void **state)
                  "$.peak_compute.int8_TOPS", "duplicate key \"int8_TOPS\"");
     /* Passing: the same key in two different objects is fine. */
     assert_ok(validate(VALID_DIR "/accelerator-with-area.json", &err), &err);
-}
-
-static void test_unknown_key_suggests_the_nearest_known_key(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6,",
-            "\"hbm_bandwidth_TBps\": 1.6,\n  \"hbm_bandwith_TBps\": 1.6,", "typo.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.hbm_bandwith_TBps",
-                 "did you mean \"hbm_bandwidth_TBps\"?");
-    variant("workload-bf16.json", "\"batch\": 4,", "\"batch\": 4,\n  \"btach\": 4,", "typo2.json",
-            path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.btach",
-                 "did you mean \"batch\"?");
-    /* Passing: optional keys the format defines are known. */
-    variant("workload-bf16.json", "\"batch\": 4,", "\"batch\": 4,\n  \"description\": \"d\",",
-            "desc.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
 }
 
 static void test_unknown_key_far_from_every_known_key_has_no_suggestion(void **state)
@@ -579,55 +555,11 @@ static void test_unknown_key_far_from_every_known_key_has_no_suggestion(void **s
     assert_null(strstr(err.message, "did you mean"));
 }
 
-static void test_native_model_rejects_huggingface_extra_keys(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    /* HuggingFace configs are read leniently; a file with "kind" is strict. */
-    variant("model-tiny-gqa.json", "\"vocab_size\": 32000", "\"vocab_size\": 32000,\n  \"rope_theta\": 500000",
-            "rope.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.rope_theta",
-                 "unknown key \"rope_theta\"");
-}
-
-static void test_wrong_type_is_rejected(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    variant("model-tiny-gqa.json", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": \"2\"",
-            "type.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.num_hidden_layers",
-                 "expected a number (got a string)");
-    variant("workload-bf16.json", "\"weight_dtype\": \"bf16\"", "\"weight_dtype\": 16",
-            "type2.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.weight_dtype",
-                 "expected a string (got a number)");
-    variant("model-tiny-gqa.json", "\"vocab_size\": 32000",
-            "\"vocab_size\": 32000,\n  \"mlp_gated\": 1", "type3.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.mlp_gated",
-                 "expected true or false");
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": {\"value\": \"1.6\", \"source\": \"s\"}", "type4.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.hbm_bandwidth_TBps",
-                 "\"value\" must be a number");
-    /* Passing: a number with its source. */
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": {\"value\": 1.6, \"source\": \"s\"}", "type5.json", path,
-            sizeof path);
-    assert_ok(validate(path, &err), &err);
-}
-
 static void test_missing_key_is_rejected(void **state)
 {
     (void)state;
     char path[600];
     pm_error err;
-    variant("workload-bf16.json", "  \"seq_len\": 1024,\n", "", "miss.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.seq_len",
-                 "missing required key \"seq_len\"");
     /* A quantity: the message names the key with a unit placeholder. */
     variant("accelerator-minimal.json", "  \"hbm_bandwidth_TBps\": 1.6,\n", "", "miss2.json",
             path, sizeof path);
@@ -655,34 +587,6 @@ static void test_accel_rejects_negative_bandwidth(void **state)
     char buf[1200];
     pm_error_format(&err, buf, sizeof buf);
     assert_non_null(strstr(buf, "$.hbm_bandwidth_TBps: must be > 0"));
-    /* Zero is out of range too: the range is open. */
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": 0", "zero.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
-                 "must be > 0");
-    /* Passing: a small positive bandwidth. */
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": 0.001", "small.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
-}
-
-static void test_accel_rejects_efficiency_above_one(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
-            "\"compute_efficiency_frac\": 1.5", "eff.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.compute_efficiency_frac",
-                 "must be in (0, 1]");
-    variant("accelerator-minimal.json", "\"hbm_efficiency_frac\": 0.8",
-            "\"hbm_efficiency_frac\": 0", "eff0.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_efficiency_frac",
-                 "must be in (0, 1]");
-    /* Passing: exactly 1 is allowed. */
-    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
-            "\"compute_efficiency_frac\": 1", "eff1.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
 }
 
 static void test_accel_prefetch_consumer(void **state)
@@ -701,11 +605,6 @@ static void test_accel_prefetch_consumer(void **state)
     assert_ok(pm_accelerator_load(path, &g_opts, &a, &err), &err);
     assert_int_equal(a.prefetch_consumer, PM_CONSUMER_STREAM);
     assert_string_equal(pm_prefetch_consumer_name(a.prefetch_consumer), "stream");
-    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
-            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": \"eager\"", "pc2.json",
-            path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_VALUE, path, "$.prefetch_consumer",
-                 "expected one of wait, stream (got \"eager\")");
     /* A sourced choice, and its errors. */
     variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
             "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"value\": \"stream\", "
@@ -713,22 +612,6 @@ static void test_accel_prefetch_consumer(void **state)
             "pc3.json", path, sizeof path);
     assert_ok(pm_accelerator_load(path, &g_opts, &a, &err), &err);
     assert_int_equal(a.prefetch_consumer, PM_CONSUMER_STREAM);
-    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
-            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"value\": 1}", "pc4.json",
-            path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, "$.prefetch_consumer",
-                 "\"value\" must be a string (got a number)");
-    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
-            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"source\": \"x\"}",
-            "pc5.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.prefetch_consumer",
-                 "a sourced string needs \"value\"");
-    variant("accelerator-minimal.json", "\"compute_efficiency_frac\": 0.7",
-            "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"value\": \"wait\", "
-            "\"why\": \"x\"}",
-            "pc6.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, "$.prefetch_consumer",
-                 "unknown key \"why\" in a sourced string");
 }
 
 static void test_workload_allreduce_dtype(void **state)
@@ -746,65 +629,6 @@ static void test_workload_allreduce_dtype(void **state)
     assert_ok(pm_workload_load(path, &g_opts, &w, &err), &err);
     assert_true(w.allreduce_dtype_given);
     assert_int_equal(w.allreduce_dtype, PM_DTYPE_FP32);
-    variant("workload-bf16.json", "\"kv_dtype\": \"bf16\"",
-            "\"kv_dtype\": \"bf16\", \"allreduce_dtype\": \"int4\"", "ar2.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_VALUE, path, "$.allreduce_dtype",
-                 "expected one of int8, fp8, bf16, fp16, fp32 (got \"int4\")");
-}
-
-static void test_accel_rejects_negative_launch_time(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    variant("accelerator-minimal.json", "\"kernel_launch_us\": 5", "\"kernel_launch_us\": -1",
-            "launch.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.kernel_launch_us",
-                 "must be >= 0");
-    /* Passing: zero launch cost. */
-    variant("accelerator-minimal.json", "\"kernel_launch_us\": 5", "\"kernel_launch_us\": 0",
-            "launch0.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
-}
-
-static void test_workload_rejects_batch_zero(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": 0", "b0.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.batch", "must be in [1, ");
-    variant("workload-bf16.json", "\"seq_len\": 1024", "\"seq_len\": 1", "s1.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.seq_len", "must be in [2, ");
-    /* Passing: batch 1. */
-    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": 1", "b1.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
-}
-
-static void test_non_finite_number_is_rejected(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": 1e999", "inf.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
-                 "not finite");
-    /* Anywhere in the tree, even under a key the reader would ignore. */
-    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": -1e999", "inf2.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.batch", "not finite");
-    /* A finite number whose SI value is not (1e300 TBps = 1e312 bytes/s). */
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": 1e300", "huge.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
-                 "1e+300 TBps is not a finite number of bytes/s");
-    /* Passing: a large finite number, at the top of the modelled range (1 EB/s). */
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": 1e6", "big.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
 }
 
 static void test_workload_rejects_fractional_batch(void **state)
@@ -812,14 +636,6 @@ static void test_workload_rejects_fractional_batch(void **state)
     (void)state;
     char path[600];
     pm_error err;
-    variant("workload-bf16.json", "\"batch\": 4", "\"batch\": 4.5", "frac.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.batch",
-                 "expected an integer (got 4.5)");
-    variant("model-tiny-gqa.json", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 1e20",
-            "huge.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.num_hidden_layers",
-                 "must be in [1, ");
     /* Passing: an integral value written with a decimal point. */
     variant("workload-bf16.json", "\"batch\": 4", "\"batch\": 4.0", "int.json", path,
             sizeof path);
@@ -828,34 +644,11 @@ static void test_workload_rejects_fractional_batch(void **state)
     assert_int_equal(w.batch, 4);
 }
 
-static void test_workload_rejects_prefill_frac_zero_and_one(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    variant("workload-bf16.json", "\"prefill_frac\": 0.5", "\"prefill_frac\": 0", "p0.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.prefill_frac",
-                 "must be in (0, 1) (got 0)");
-    variant("workload-bf16.json", "\"prefill_frac\": 0.5", "\"prefill_frac\": 1", "p1.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.prefill_frac",
-                 "must be in (0, 1) (got 1)");
-    /* Passing: values just inside the open interval. */
-    variant("workload-bf16.json", "\"prefill_frac\": 0.5", "\"prefill_frac\": 0.999", "p9.json",
-            path, sizeof path);
-    assert_ok(validate(path, &err), &err);
-}
-
 static void test_workload_rejects_unknown_dtype(void **state)
 {
     (void)state;
     char path[600];
     pm_error err;
-    variant("workload-bf16.json", "\"kv_dtype\": \"bf16\"", "\"kv_dtype\": \"fp4\"", "dt.json",
-            path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_VALUE, path, "$.kv_dtype",
-                 "expected one of int8, fp8, bf16, fp16, fp32 (got \"fp4\")");
     /* Passing: every listed datatype. */
     const char *names[] = {"int8", "fp8", "bf16", "fp16", "fp32"};
     for (int d = 0; d < 5; d++) {
@@ -894,14 +687,6 @@ static void test_quantity_with_unit_of_wrong_dimension_is_rejected(void **state)
     (void)state;
     char path[600];
     pm_error err;
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_GiB\": 1.6", "dim.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_UNIT, path, "$.hbm_bandwidth_GiB",
-                 "unit \"GiB\" does not measure this quantity");
-    variant("accelerator-minimal.json", "\"int8_TOPS\": 800", "\"int8_TBps\": 800", "dim2.json",
-            path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_UNIT, path, "$.peak_compute.int8_TBps",
-                 "unit \"TBps\" does not measure");
     /* Passing: a bit rate is a bandwidth (12.8 Tbps = 1.6 TB/s). */
     variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
             "\"hbm_bandwidth_Tbps\": 12.8", "tbit.json", path, sizeof path);
@@ -915,11 +700,6 @@ static void test_same_quantity_in_two_units_is_rejected(void **state)
     (void)state;
     char path[600];
     pm_error err;
-    variant("accelerator-minimal.json", "\"l2_capacity_MiB\": 192,",
-            "\"l2_capacity_MiB\": 192,\n  \"l2_capacity_MB\": 201,", "twice.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_DUPLICATE_KEY, path, "$.l2_capacity_MB",
-                 "\"l2_capacity_MiB\" and \"l2_capacity_MB\" give the same quantity twice");
     /* Passing: only the decimal one. */
     variant("accelerator-minimal.json", "\"l2_capacity_MiB\": 192", "\"l2_capacity_MB\": 201",
             "once.json", path, sizeof path);
@@ -933,10 +713,6 @@ static void test_accelerator_needs_at_least_one_peak(void **state)
     (void)state;
     char path[600];
     pm_error err;
-    variant("accelerator-minimal.json", "{\n    \"int8_TOPS\": 800,\n    \"bf16_TFLOPS\": 400\n  }",
-            "{}", "nopeak.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.peak_compute",
-                 "no datatype given");
     /* Passing: one datatype is enough. */
     variant("accelerator-minimal.json", "{\n    \"int8_TOPS\": 800,\n    \"bf16_TFLOPS\": 400\n  }",
             "{\"fp8_TFLOPS\": 990}", "onepeak.json", path, sizeof path);
@@ -947,33 +723,11 @@ static void test_accelerator_needs_at_least_one_peak(void **state)
 
 /* ---------------------------------------------------------------- consistency */
 
-static void test_model_rejects_kv_heads_not_dividing_heads(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    variant("model-tiny-gqa.json", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 6",
-            "kv.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_INCONSISTENT, path, "$.num_key_value_heads",
-                 "got 6 KV heads, 32 attention heads");
-    /* Passing: 1 (MQA) and 32 (MHA) both divide 32. */
-    variant("model-tiny-gqa.json", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 1",
-            "mqa.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
-    variant("model-tiny-gqa.json", "\"num_key_value_heads\": 8", "\"num_key_value_heads\": 32",
-            "mha2.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
-}
-
 static void test_model_needs_head_dim_when_hidden_is_not_a_multiple(void **state)
 {
     (void)state;
     char path[600];
     pm_error err;
-    variant("model-tiny-gqa.json", "\"hidden_size\": 4096", "\"hidden_size\": 4100", "hd.json",
-            path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_INCONSISTENT, path, "$.head_dim",
-                 "hidden_size 4100 is not a multiple of num_attention_heads 32");
     /* Passing: the same with head_dim given. */
     variant("model-tiny-gqa.json", "\"hidden_size\": 4096",
             "\"hidden_size\": 4100,\n  \"head_dim\": 128", "hd2.json", path, sizeof path);
@@ -999,7 +753,7 @@ static void test_scenario_rejects_more_devices_than_heads(void **state)
                                  "{\"from\": \"hccs-full-mesh\", \"devices\": 32}",
                                  "\"paper-default\"", NULL, path, sizeof path, &s, &err),
               &err);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_accepts_more_devices_than_heads_with_ideal_sharding(void **state)
@@ -1015,7 +769,7 @@ static void test_scenario_accepts_more_devices_than_heads_with_ideal_sharding(vo
               &err);
     assert_int_equal(s.cluster.devices, 64);
     assert_int_equal(s.options.sharding, PM_SHARDING_IDEAL);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     /* An unknown sharding is a value error. */
     pm_status st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
                                       "\"paper-default\"", ",\n  \"sharding\": \"even\"", path,
@@ -1044,7 +798,7 @@ static void test_scenario_rejects_dtype_the_accelerator_lacks(void **state)
                                  "\"kv_dtype\": \"bf16\", \"act_dtype\": \"bf16\"}",
                                  NULL, path, sizeof path, &s, &err),
               &err);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_hierarchical_cluster_requires_devices_per_node(void **state)
@@ -1052,10 +806,6 @@ static void test_hierarchical_cluster_requires_devices_per_node(void **state)
     (void)state;
     char path[600];
     pm_error err;
-    variant("cluster-hierarchical.json", "  \"devices_per_node\": 8,\n", "", "h.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, "$.devices_per_node",
-                 "missing required key \"devices_per_node\"");
     variant("cluster-hierarchical.json", "  \"inter_node_latency_us\": 20", "  \"x_us\": 20",
             "h2.json", path, sizeof path);
     assert_fails(validate(path, &err), &err, PM_ERR_MISSING, path, NULL,
@@ -1094,20 +844,7 @@ static void test_scenario_rejects_devices_per_node_not_dividing_devices(void **s
                                  "\"paper-default\"", NULL, path, sizeof path, &s, &err),
               &err);
     assert_int_equal(s.cluster.devices_per_node, 8);
-    pm_scenario_free(&s);
-}
-
-static void test_cluster_rejects_devices_per_node_not_dividing_devices(void **state)
-{
-    (void)state;
-    char path[600];
-    pm_error err;
-    /* The cluster alone has everything needed to see this: pm_cluster says devices_per_node
-     * "divides devices", and pm_scenario_check rejects it for every model. */
-    variant("cluster-hierarchical.json", "\"devices_per_node\": 8", "\"devices_per_node\": 5",
-            "dpn5.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_INCONSISTENT, path, "$.devices_per_node",
-                 "divide");
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state)
@@ -1127,7 +864,7 @@ static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state
                                  "\"paper-default\"", NULL, path, sizeof path, &s, &err),
               &err);
     assert_int_equal(s.cluster.algorithm, PM_AR_ONESHOT);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_rejects_prefill_that_leaves_no_prompt(void **state)
@@ -1149,7 +886,7 @@ static void test_scenario_rejects_prefill_that_leaves_no_prompt(void **state)
                                  "\"prefill_frac\": 0.5}",
                                  NULL, path, sizeof path, &s, &err),
               &err);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_options_are_range_checked(void **state)
@@ -1174,7 +911,7 @@ static void test_scenario_options_are_range_checked(void **state)
                                  path, sizeof path, &s, &err),
               &err);
     assert_int_equal(s.options.fused_chunks, 1024);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* ---------------------------------------------------------------- resolution */
@@ -1301,11 +1038,11 @@ static void test_set_override_changes_batch(void **state)
     assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
     assert_int_equal(s.workload.batch, 8);
     assert_int_equal(s.workload.seq_len, 16384); /* untouched */
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     /* Passing without the override: the bundled batch 4. */
     assert_ok(pm_scenario_load("llama70b", &g_opts, &s, &err), &err);
     assert_int_equal(s.workload.batch, 4);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_set_override_in_another_unit_replaces_the_quantity(void **state)
@@ -1318,7 +1055,7 @@ static void test_set_override_in_another_unit_replaces_the_quantity(void **state
     assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
     assert_rel(s.accel.l2_capacity_bytes, 104e6, EXACT); /* not 192 MiB, no duplicate */
     assert_int_equal(s.cluster.devices, 8);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_set_override_accepts_count_multipliers(void **state)
@@ -1331,13 +1068,13 @@ static void test_set_override_accepts_count_multipliers(void **state)
     pm_error err;
     assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
     int64_t seq_len = s.workload.seq_len;
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     assert_int_equal(seq_len, 16000);
     const char *ov2[] = {"workload.seq_len=16Ki"};
     pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
     assert_ok(pm_scenario_load("llama70b", &opts2, &s, &err), &err);
     seq_len = s.workload.seq_len;
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     assert_int_equal(seq_len, 16384);
 }
 
@@ -1531,7 +1268,7 @@ static void test_scenario_check_accepts_hand_built_scenario(void **state)
     assert_int_equal(pm_scenario_check(&s, NULL), PM_OK);
     assert_int_equal(pm_scenario_param_count(&s), 0); /* built by hand: no provenance */
     assert_null(pm_scenario_param(&s, 0));
-    pm_scenario_free(&s); /* no provenance: nothing to free, must not crash */
+    pm_scenario_release(&s); /* no provenance: nothing to free, must not crash */
     assert_int_equal(pm_scenario_check(NULL, &err), PM_ERR_INVALID_ARG);
 }
 
@@ -1555,31 +1292,7 @@ static void test_scenario_check_rejects_bad_model(void **state)
 static void test_quantities_beyond_the_modelled_magnitudes_are_rejected(void **state)
 {
     (void)state;
-    char path[600];
     pm_error err;
-    /* A denormal bandwidth would make a time infinite. */
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": 5e-324", "denormal.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.hbm_bandwidth_TBps",
-                 "must be in [1e-09, 1e+06] TBps");
-    /* 5e-324 us is 0 s once converted, which a zero written as 0 is allowed to be. */
-    variant("accelerator-minimal.json", "\"kernel_launch_us\": 5",
-            "\"kernel_launch_us\": 5e-324", "launch.json", path, sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.kernel_launch_us",
-                 "must be 0 or in [1e-06, 1e+09] us");
-    /* A sourced number is checked the same way. */
-    variant("accelerator-minimal.json", "\"l2_capacity_MiB\": 192",
-            "\"l2_capacity_MiB\": {\"value\": 1e15, \"source\": \"x\"}", "l2.json", path,
-            sizeof path);
-    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, "$.l2_capacity_MiB",
-                 "(got 1e+15)");
-    /* Passing: the bounds themselves, and zero where zero is allowed. */
-    variant("accelerator-minimal.json", "\"hbm_bandwidth_TBps\": 1.6",
-            "\"hbm_bandwidth_TBps\": 1e-9", "low.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
-    variant("accelerator-minimal.json", "\"kernel_launch_us\": 5", "\"kernel_launch_us\": 0",
-            "zero.json", path, sizeof path);
-    assert_ok(validate(path, &err), &err);
 
     pm_scenario s;
     hand_scenario(&s);
@@ -1905,9 +1618,252 @@ static void test_every_valid_fixture_validates(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* ---------------------------------------------------------------- variants
+ *
+ * One rule a row: a shipped fixture with one substitution, and what validating the variant must
+ * give: PM_OK (the passing case beside each failing one), or the status, the JSON path and a
+ * substring of the message, with the file checked to be the variant written. Rows keep the
+ * name of the rule they check; checks that need more than the status and message stay in the
+ * functions above. */
+
+typedef struct variant_case {
+    const char *rule;    /* what the row checks */
+    const char *fixture; /* under tests/configs/valid/ */
+    const char *from, *to;
+    pm_status want;
+    const char *path, *msg; /* when want != PM_OK */
+} variant_case;
+
+static const variant_case variant_cases[] = {
+    {"duplicate_key_is_rejected", "workload-bf16.json",
+     "\"batch\": 4,",
+     "\"batch\": 4,\n  \"batch\": 8,",
+     PM_ERR_DUPLICATE_KEY, "$.batch", "duplicate key \"batch\""},
+    {"unknown_key_suggests_the_nearest_known_key", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6,",
+     "\"hbm_bandwidth_TBps\": 1.6,\n  \"hbm_bandwith_TBps\": 1.6,",
+     PM_ERR_UNKNOWN_KEY, "$.hbm_bandwith_TBps", "did you mean \"hbm_bandwidth_TBps\"?"},
+    {"unknown_key_suggests_the_nearest_known_key", "workload-bf16.json",
+     "\"batch\": 4,",
+     "\"batch\": 4,\n  \"btach\": 4,",
+     PM_ERR_UNKNOWN_KEY, "$.btach", "did you mean \"batch\"?"},
+    {"unknown_key_suggests_the_nearest_known_key", "workload-bf16.json",
+     "\"batch\": 4,",
+     "\"batch\": 4,\n  \"description\": \"d\",",
+     PM_OK, NULL, NULL},
+    {"native_model_rejects_huggingface_extra_keys", "model-tiny-gqa.json",
+     "\"vocab_size\": 32000",
+     "\"vocab_size\": 32000,\n  \"rope_theta\": 500000",
+     PM_ERR_UNKNOWN_KEY, "$.rope_theta", "unknown key \"rope_theta\""},
+    {"wrong_type_is_rejected", "model-tiny-gqa.json",
+     "\"num_hidden_layers\": 2",
+     "\"num_hidden_layers\": \"2\"",
+     PM_ERR_TYPE, "$.num_hidden_layers", "expected a number (got a string)"},
+    {"wrong_type_is_rejected", "workload-bf16.json",
+     "\"weight_dtype\": \"bf16\"",
+     "\"weight_dtype\": 16",
+     PM_ERR_TYPE, "$.weight_dtype", "expected a string (got a number)"},
+    {"wrong_type_is_rejected", "model-tiny-gqa.json",
+     "\"vocab_size\": 32000",
+     "\"vocab_size\": 32000,\n  \"mlp_gated\": 1",
+     PM_ERR_TYPE, "$.mlp_gated", "expected true or false"},
+    {"wrong_type_is_rejected", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": {\"value\": \"1.6\", \"source\": \"s\"}",
+     PM_ERR_TYPE, "$.hbm_bandwidth_TBps", "\"value\" must be a number"},
+    {"wrong_type_is_rejected", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": {\"value\": 1.6, \"source\": \"s\"}",
+     PM_OK, NULL, NULL},
+    {"missing_key_is_rejected", "workload-bf16.json",
+     "  \"seq_len\": 1024,\n",
+     "",
+     PM_ERR_MISSING, "$.seq_len", "missing required key \"seq_len\""},
+    {"accel_rejects_negative_bandwidth", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": 0",
+     PM_ERR_RANGE, "$.hbm_bandwidth_TBps", "must be > 0"},
+    {"accel_rejects_negative_bandwidth", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": 0.001",
+     PM_OK, NULL, NULL},
+    {"accel_rejects_efficiency_above_one", "accelerator-minimal.json",
+     "\"compute_efficiency_frac\": 0.7",
+     "\"compute_efficiency_frac\": 1.5",
+     PM_ERR_RANGE, "$.compute_efficiency_frac", "must be in (0, 1]"},
+    {"accel_rejects_efficiency_above_one", "accelerator-minimal.json",
+     "\"hbm_efficiency_frac\": 0.8",
+     "\"hbm_efficiency_frac\": 0",
+     PM_ERR_RANGE, "$.hbm_efficiency_frac", "must be in (0, 1]"},
+    {"accel_rejects_efficiency_above_one", "accelerator-minimal.json",
+     "\"compute_efficiency_frac\": 0.7",
+     "\"compute_efficiency_frac\": 1",
+     PM_OK, NULL, NULL},
+    {"accel_prefetch_consumer", "accelerator-minimal.json",
+     "\"compute_efficiency_frac\": 0.7",
+     "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": \"eager\"",
+     PM_ERR_VALUE, "$.prefetch_consumer", "expected one of wait, stream (got \"eager\")"},
+    {"accel_prefetch_consumer", "accelerator-minimal.json",
+     "\"compute_efficiency_frac\": 0.7",
+     "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"value\": 1}",
+     PM_ERR_TYPE, "$.prefetch_consumer", "\"value\" must be a string (got a number)"},
+    {"accel_prefetch_consumer", "accelerator-minimal.json",
+     "\"compute_efficiency_frac\": 0.7",
+     "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"source\": \"x\"}",
+     PM_ERR_MISSING, "$.prefetch_consumer", "a sourced string needs \"value\""},
+    {"accel_prefetch_consumer", "accelerator-minimal.json",
+     "\"compute_efficiency_frac\": 0.7",
+     "\"compute_efficiency_frac\": 0.7, \"prefetch_consumer\": {\"value\": \"wait\", " "\"why\": \"x\"}",
+     PM_ERR_UNKNOWN_KEY, "$.prefetch_consumer", "unknown key \"why\" in a sourced string"},
+    {"workload_allreduce_dtype", "workload-bf16.json",
+     "\"kv_dtype\": \"bf16\"",
+     "\"kv_dtype\": \"bf16\", \"allreduce_dtype\": \"int4\"",
+     PM_ERR_VALUE, "$.allreduce_dtype", "expected one of int8, fp8, bf16, fp16, fp32 (got \"int4\")"},
+    {"accel_rejects_negative_launch_time", "accelerator-minimal.json",
+     "\"kernel_launch_us\": 5",
+     "\"kernel_launch_us\": -1",
+     PM_ERR_RANGE, "$.kernel_launch_us", "must be >= 0"},
+    {"accel_rejects_negative_launch_time", "accelerator-minimal.json",
+     "\"kernel_launch_us\": 5",
+     "\"kernel_launch_us\": 0",
+     PM_OK, NULL, NULL},
+    {"workload_rejects_batch_zero", "workload-bf16.json",
+     "\"batch\": 4",
+     "\"batch\": 0",
+     PM_ERR_RANGE, "$.batch", "must be in [1, "},
+    {"workload_rejects_batch_zero", "workload-bf16.json",
+     "\"seq_len\": 1024",
+     "\"seq_len\": 1",
+     PM_ERR_RANGE, "$.seq_len", "must be in [2, "},
+    {"workload_rejects_batch_zero", "workload-bf16.json",
+     "\"batch\": 4",
+     "\"batch\": 1",
+     PM_OK, NULL, NULL},
+    {"non_finite_number_is_rejected", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": 1e999",
+     PM_ERR_RANGE, "$.hbm_bandwidth_TBps", "not finite"},
+    {"non_finite_number_is_rejected", "workload-bf16.json",
+     "\"batch\": 4",
+     "\"batch\": -1e999",
+     PM_ERR_RANGE, "$.batch", "not finite"},
+    {"non_finite_number_is_rejected", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": 1e300",
+     PM_ERR_RANGE, "$.hbm_bandwidth_TBps", "1e+300 TBps is not a finite number of bytes/s"},
+    {"non_finite_number_is_rejected", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": 1e6",
+     PM_OK, NULL, NULL},
+    {"workload_rejects_fractional_batch", "workload-bf16.json",
+     "\"batch\": 4",
+     "\"batch\": 4.5",
+     PM_ERR_RANGE, "$.batch", "expected an integer (got 4.5)"},
+    {"workload_rejects_fractional_batch", "model-tiny-gqa.json",
+     "\"num_hidden_layers\": 2",
+     "\"num_hidden_layers\": 1e20",
+     PM_ERR_RANGE, "$.num_hidden_layers", "must be in [1, "},
+    {"workload_rejects_prefill_frac_zero_and_one", "workload-bf16.json",
+     "\"prefill_frac\": 0.5",
+     "\"prefill_frac\": 0",
+     PM_ERR_RANGE, "$.prefill_frac", "must be in (0, 1) (got 0)"},
+    {"workload_rejects_prefill_frac_zero_and_one", "workload-bf16.json",
+     "\"prefill_frac\": 0.5",
+     "\"prefill_frac\": 1",
+     PM_ERR_RANGE, "$.prefill_frac", "must be in (0, 1) (got 1)"},
+    {"workload_rejects_prefill_frac_zero_and_one", "workload-bf16.json",
+     "\"prefill_frac\": 0.5",
+     "\"prefill_frac\": 0.999",
+     PM_OK, NULL, NULL},
+    {"workload_rejects_unknown_dtype", "workload-bf16.json",
+     "\"kv_dtype\": \"bf16\"",
+     "\"kv_dtype\": \"fp4\"",
+     PM_ERR_VALUE, "$.kv_dtype", "expected one of int8, fp8, bf16, fp16, fp32 (got \"fp4\")"},
+    {"quantity_with_unit_of_wrong_dimension_is_rejected", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_GiB\": 1.6",
+     PM_ERR_UNIT, "$.hbm_bandwidth_GiB", "unit \"GiB\" does not measure this quantity"},
+    {"quantity_with_unit_of_wrong_dimension_is_rejected", "accelerator-minimal.json",
+     "\"int8_TOPS\": 800",
+     "\"int8_TBps\": 800",
+     PM_ERR_UNIT, "$.peak_compute.int8_TBps", "unit \"TBps\" does not measure"},
+    {"same_quantity_in_two_units_is_rejected", "accelerator-minimal.json",
+     "\"l2_capacity_MiB\": 192,",
+     "\"l2_capacity_MiB\": 192,\n  \"l2_capacity_MB\": 201,",
+     PM_ERR_DUPLICATE_KEY, "$.l2_capacity_MB", "\"l2_capacity_MiB\" and \"l2_capacity_MB\" give the same quantity twice"},
+    {"accelerator_needs_at_least_one_peak", "accelerator-minimal.json",
+     "{\n    \"int8_TOPS\": 800,\n    \"bf16_TFLOPS\": 400\n  }",
+     "{}",
+     PM_ERR_MISSING, "$.peak_compute", "no datatype given"},
+    {"model_rejects_kv_heads_not_dividing_heads", "model-tiny-gqa.json",
+     "\"num_key_value_heads\": 8",
+     "\"num_key_value_heads\": 6",
+     PM_ERR_INCONSISTENT, "$.num_key_value_heads", "got 6 KV heads, 32 attention heads"},
+    {"model_rejects_kv_heads_not_dividing_heads", "model-tiny-gqa.json",
+     "\"num_key_value_heads\": 8",
+     "\"num_key_value_heads\": 1",
+     PM_OK, NULL, NULL},
+    {"model_rejects_kv_heads_not_dividing_heads", "model-tiny-gqa.json",
+     "\"num_key_value_heads\": 8",
+     "\"num_key_value_heads\": 32",
+     PM_OK, NULL, NULL},
+    {"model_needs_head_dim_when_hidden_is_not_a_multiple", "model-tiny-gqa.json",
+     "\"hidden_size\": 4096",
+     "\"hidden_size\": 4100",
+     PM_ERR_INCONSISTENT, "$.head_dim", "hidden_size 4100 is not a multiple of num_attention_heads 32"},
+    {"hierarchical_cluster_requires_devices_per_node", "cluster-hierarchical.json",
+     "  \"devices_per_node\": 8,\n",
+     "",
+     PM_ERR_MISSING, "$.devices_per_node", "missing required key \"devices_per_node\""},
+    {"cluster_rejects_devices_per_node_not_dividing_devices", "cluster-hierarchical.json",
+     "\"devices_per_node\": 8",
+     "\"devices_per_node\": 5",
+     PM_ERR_INCONSISTENT, "$.devices_per_node", "divide"},
+    {"quantities_beyond_the_modelled_magnitudes_are_rejected", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": 5e-324",
+     PM_ERR_RANGE, "$.hbm_bandwidth_TBps", "must be in [1e-09, 1e+06] TBps"},
+    {"quantities_beyond_the_modelled_magnitudes_are_rejected", "accelerator-minimal.json",
+     "\"kernel_launch_us\": 5",
+     "\"kernel_launch_us\": 5e-324",
+     PM_ERR_RANGE, "$.kernel_launch_us", "must be 0 or in [1e-06, 1e+09] us"},
+    {"quantities_beyond_the_modelled_magnitudes_are_rejected", "accelerator-minimal.json",
+     "\"l2_capacity_MiB\": 192",
+     "\"l2_capacity_MiB\": {\"value\": 1e15, \"source\": \"x\"}",
+     PM_ERR_RANGE, "$.l2_capacity_MiB", "(got 1e+15)"},
+    {"quantities_beyond_the_modelled_magnitudes_are_rejected", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TBps\": 1e-9",
+     PM_OK, NULL, NULL},
+    {"quantities_beyond_the_modelled_magnitudes_are_rejected", "accelerator-minimal.json",
+     "\"kernel_launch_us\": 5",
+     "\"kernel_launch_us\": 0",
+     PM_OK, NULL, NULL},
+};
+
+static void test_variant_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof variant_cases / sizeof variant_cases[0]; i++) {
+        const variant_case *c = &variant_cases[i];
+        char path[600], name[64];
+        pm_error err;
+        snprintf(name, sizeof name, "variant%zu.json", i);
+        variant(c->fixture, c->from, c->to, name, path, sizeof path);
+        const pm_status st = validate(path, &err);
+        if (st != c->want)
+            print_error("row %zu (%s): %s -> %s\n", i, c->rule, c->from, c->to);
+        if (c->want == PM_OK)
+            assert_ok(st, &err);
+        else
+            assert_fails(st, &err, c->want, path, c->path, c->msg);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_variant_table),
         cmocka_unit_test(test_model_loads_from_native_file),
         cmocka_unit_test(test_model_reads_optional_keys_and_sourced_numbers),
         cmocka_unit_test(test_model_kv_heads_default_to_attention_heads),
@@ -1930,26 +1886,17 @@ int main(void)
         cmocka_unit_test(test_empty_file_is_a_syntax_error),
         cmocka_unit_test(test_non_object_top_level_is_rejected),
         cmocka_unit_test(test_duplicate_key_is_rejected),
-        cmocka_unit_test(test_unknown_key_suggests_the_nearest_known_key),
         cmocka_unit_test(test_unknown_key_far_from_every_known_key_has_no_suggestion),
-        cmocka_unit_test(test_native_model_rejects_huggingface_extra_keys),
-        cmocka_unit_test(test_wrong_type_is_rejected),
         cmocka_unit_test(test_missing_key_is_rejected),
         cmocka_unit_test(test_accel_rejects_negative_bandwidth),
-        cmocka_unit_test(test_accel_rejects_efficiency_above_one),
-        cmocka_unit_test(test_accel_rejects_negative_launch_time),
         cmocka_unit_test(test_accel_prefetch_consumer),
         cmocka_unit_test(test_workload_allreduce_dtype),
-        cmocka_unit_test(test_workload_rejects_batch_zero),
-        cmocka_unit_test(test_non_finite_number_is_rejected),
         cmocka_unit_test(test_workload_rejects_fractional_batch),
-        cmocka_unit_test(test_workload_rejects_prefill_frac_zero_and_one),
         cmocka_unit_test(test_workload_rejects_unknown_dtype),
         cmocka_unit_test(test_quantity_key_without_unit_is_rejected),
         cmocka_unit_test(test_quantity_with_unit_of_wrong_dimension_is_rejected),
         cmocka_unit_test(test_same_quantity_in_two_units_is_rejected),
         cmocka_unit_test(test_accelerator_needs_at_least_one_peak),
-        cmocka_unit_test(test_model_rejects_kv_heads_not_dividing_heads),
         cmocka_unit_test(test_model_needs_head_dim_when_hidden_is_not_a_multiple),
         cmocka_unit_test(test_scenario_rejects_more_devices_than_heads),
         cmocka_unit_test(test_scenario_accepts_more_devices_than_heads_with_ideal_sharding),
@@ -1957,7 +1904,6 @@ int main(void)
         cmocka_unit_test(test_hierarchical_cluster_requires_devices_per_node),
         cmocka_unit_test(test_devices_per_node_requires_hierarchical_topology),
         cmocka_unit_test(test_scenario_rejects_devices_per_node_not_dividing_devices),
-        cmocka_unit_test(test_cluster_rejects_devices_per_node_not_dividing_devices),
         cmocka_unit_test(test_scenario_rejects_allreduce_the_topology_cannot_run),
         cmocka_unit_test(test_scenario_rejects_prefill_that_leaves_no_prompt),
         cmocka_unit_test(test_scenario_options_are_range_checked),
