@@ -149,5 +149,5 @@ void view_close(view *v)
     pm_schedule_release(&v->sched);
     pm_graph_free(v->g);
     v->g = NULL;
-    pm_scenario_free(&v->s);
+    pm_scenario_release(&v->s);
 }

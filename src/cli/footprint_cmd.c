@@ -80,7 +80,7 @@ int cmd_footprint(const cli *c)
     int devs[MAX_DEVICE_COUNTS];
     const int nd = parse_devices(c, devs);
     if (nd < 0) {
-        pm_scenario_free(&s);
+        pm_scenario_release(&s);
         return EXIT_USAGE;
     }
     const pm_workload *w = &s.workload;
@@ -97,6 +97,6 @@ int cmd_footprint(const cli *c)
     for (int i = 0; i < nd; i++)
         write_row(c, &s, devs[i], ctx);
     write_l2_sizes(c);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     return 0;
 }

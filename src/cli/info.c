@@ -22,7 +22,7 @@ int cmd_resolve(const cli *c)
             fputs(*q == '"' ? "\"\"" : (char[2]){*q, 0}, stdout);
         printf("\"\n");
     }
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     return 0;
 }
 

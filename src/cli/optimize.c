@@ -47,7 +47,7 @@ int cmd_optimize(const cli *c)
         return rc;
     pm_optimum opt;
     if (pm_optimize_axis(&s, kind, lo, hi, 33, 1e-3, 100, &opt, &err) != PM_OK) {
-        pm_scenario_free(&s);
+        pm_scenario_release(&s);
         return config_error(&err);
     }
     printf("# preserve-model %s --config %s --optimize %s\n", pm_version(), c->config, c->optimize);
@@ -62,6 +62,6 @@ int cmd_optimize(const cli *c)
                pm_axis_display_value(kind, opt.best_value[m]), opt.best_density[m],
                pm_axis_display_value(kind, opt.bracket_lo[m]),
                pm_axis_display_value(kind, opt.bracket_hi[m]), opt.iterations[m]);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     return 0;
 }

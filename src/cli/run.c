@@ -136,7 +136,7 @@ int cmd_run(const cli *c)
     pm_estimate e;
     pm_error err;
     if (pm_estimate_compute(&s, &e, &err) != PM_OK) {
-        pm_scenario_free(&s);
+        pm_scenario_release(&s);
         return config_error(&err);
     }
     if (c->format == FMT_CSV)
@@ -145,6 +145,6 @@ int cmd_run(const cli *c)
         write_json(&s, &e);
     else
         write_table(&s, &e);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     return 0;
 }

@@ -375,7 +375,7 @@ int cmd_sweep(const cli *c)
     if (c->plot) {
         csv = plot_csv_open(c->plot, csv_path, sizeof csv_path);
         if (!csv) {
-            pm_scenario_free(&s);
+            pm_scenario_release(&s);
             release_axes(ax);
             return EXIT_CONFIG;
         }
@@ -387,7 +387,7 @@ int cmd_sweep(const cli *c)
         if (rc == 0)
             rc = draw(c, csv_path, ax, c->n_sweeps);
     }
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     release_axes(ax);
     return rc;
 }
