@@ -152,7 +152,9 @@ static int parse_field(cli *c, int opt, const char *arg)
 {
     int64_t v;
     if (opt == OPT_CONTEXT)
-        return parse_count("--context", arg, 0, (double)PM_MAX_SEQ_LEN, &c->context) ? PARSE_ON : EXIT_USAGE;
+        return parse_count("--context", arg, 0, (double)PM_MAX_SEQ_LEN, &c->context)
+                   ? PARSE_ON
+                   : EXIT_USAGE;
     if (opt == OPT_LAYERS) {
         if (!parse_count("--layers", arg, 1, PM_MAX_LAYERS, &v))
             return EXIT_USAGE;

@@ -93,8 +93,10 @@ static char *assignment(const plot_var *v)
     return a;
 }
 
-/* Runs argv[0] (found on PATH) and waits: the wait status, as the C library's system gives it (0: success; exit
- * 127: it could not be started), or -1 when no process could be made. */
+/* Runs argv[0] (found on PATH) and waits. Returns the wait status as the C library's system
+ * would (0: success; exit 127: it could not be started), so the message reads as it always has,
+ * or -1 when no process could be made. The sweep's workers have ended by then: the child of fork
+ * is a one-thread copy that only calls execvp and _exit. */
 static int spawn_wait(char *const argv[])
 {
     const pid_t pid = fork();
@@ -154,7 +156,8 @@ int plot_draw(const char *script, const char *csv, const char *figure, bool wide
     }
     const int status = run_gnuplot(all, 3 + n_vars, path);
     if (status != 0) {
-        fprintf(stderr, "%s: --plot: gnuplot failed or is not installed (exit %d); the CSV is in %s\n",
+        fprintf(stderr,
+                "%s: --plot: gnuplot failed or is not installed (exit %d); the CSV is in %s\n",
                 prog, status, csv);
         return EXIT_CONFIG;
     }
