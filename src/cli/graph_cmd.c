@@ -83,9 +83,8 @@ int cmd_explain(const cli *c)
         return rc;
     const pm_scenario *s = &v.s;
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
-    /* The prefill header names the prompt length, even with --context. */
-    const int64_t ctx = c->phase == PM_PHASE_DECODE ? v.context
-                                                    : pm_workload_prompt_tokens(&s->workload);
+    /* The context the graph was built at (--context, else the phase's default). */
+    const int64_t ctx = v.context;
     printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
            c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)ctx, cap / MIB,
            s->accel.name);
