@@ -1,6 +1,8 @@
 /*
- * internal.h - private helpers shared by the library's modules: error filling, the strict JSON
- * object reader, unit conversion and provenance. Never installed; the CLI cannot include it.
+ * internal.h - private helpers shared by the library's modules, grouped by the file that
+ * defines them: error filling, unit conversion, JSON text, provenance, the strict JSON object
+ * reader, the datatype table, the cost and collective models, the fast evaluator. Never
+ * installed; the CLI cannot include it.
  */
 #ifndef PM_INTERNAL_H
 #define PM_INTERNAL_H
@@ -36,7 +38,7 @@ bool pm_unit_split_key(const char *key, char *base, size_t n, const char **unit)
 const char *pm_unit_names(pm_dimension dim);
 const char *pm_unit_si_name(pm_dimension dim);
 
-/* ---- files and JSON ---- */
+/* ---- files and JSON text (json_syntax.c) ---- */
 
 /* Reads a whole file into a new NUL-terminated buffer (free()). */
 pm_status pm_read_file(const char *path, char **text, size_t *len, pm_error *err);
@@ -45,10 +47,8 @@ pm_status pm_json_parse(const char *text, size_t len, const char *file, cJSON **
                         pm_error *err);
 /* Reads and parses a file. */
 pm_status pm_json_load_file(const char *path, cJSON **out, pm_error *err);
-/* A JSON type's name for messages ("string", "number", ...). */
-const char *pm_json_type_name(const cJSON *item);
 
-/* ---- provenance ---- */
+/* ---- provenance (provenance.c) ---- */
 
 struct pm_provenance {
     pm_param_info *items;
@@ -60,7 +60,12 @@ pm_status pm_provenance_add(pm_provenance *p, const char *path, const char *file
                             const char *unit_si, const char *source);
 void pm_provenance_free(pm_provenance *p);
 
-/* ---- the strict object reader ---- */
+/* ---- the strict object reader (json.c) ---- */
+
+/* A JSON type's name for messages ("string", "number", ...). */
+const char *pm_json_type_name(const cJSON *item);
+/* Writes "base.key" into dst of size n (cut to fit: paths only serve messages). */
+void pm_json_path_key(char *dst, size_t n, const char *base, const char *key);
 
 #define PM_OBJ_MAX_KEYS 48
 
