@@ -19,6 +19,32 @@
 
 #include "internal.h"
 
+static const char *const topo_names[] = {"ring", "full_mesh", "switch", "hierarchical"};
+static const char *const algo_names[] = {"auto", "ring", "oneshot", "twoshot", "tree",
+                                         "hierarchical", "ring_pipelined"};
+
+const char *pm_topology_name(pm_topology t)
+{
+    return (int)t >= 0 && (size_t)t < PM_ARRAY_LEN(topo_names) ? topo_names[t] : "?";
+}
+
+const char *pm_allreduce_algo_name(pm_allreduce_algo a)
+{
+    return (int)a >= 0 && (size_t)a < PM_ARRAY_LEN(algo_names) ? algo_names[a] : "?";
+}
+
+const char *const *pm_topology_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(topo_names);
+    return topo_names;
+}
+
+const char *const *pm_allreduce_algo_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(algo_names);
+    return algo_names;
+}
+
 /* Every algorithm's time is affine in the message size: t(n) = fixed + per_byte * n. */
 typedef struct affine {
     double fixed, per_byte;

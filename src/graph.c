@@ -318,12 +318,6 @@ static void add_layer(build_ctx *b, int l)
     add_matmul_allreduce(b, l, "Down", "AR.mlp", b->sh.mlp_cols, h);
 }
 
-pm_dtype pm_compute_dtype(const pm_workload *w)
-{
-    return pm_dtype_bytes(w->weight_dtype) > pm_dtype_bytes(w->act_dtype) ? w->weight_dtype
-                                                                         : w->act_dtype;
-}
-
 pm_status pm_graph_build(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
                          pm_graph *g, pm_error *err)
 {

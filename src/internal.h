@@ -143,10 +143,31 @@ const char *pm_kind_dir(pm_file_kind kind);
 pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *ref, char *out,
                          size_t n, pm_error *err);
 
+/* ---- the datatype table (dtype.c) ---- */
+
+/* The datatypes' names, indexed by pm_dtype (for pm_obj_enum); *count receives their number. */
+const char *const *pm_dtype_names(size_t *count);
+/* The type the GEMMs compute in: the wider of the weight and activation types. */
+pm_dtype pm_compute_dtype(const pm_workload *w);
+
+/* ---- names of the cluster's and the schedule's choices (collective.c, schedule.c) ---- */
+
+/* The topologies' and allreduce algorithms' names, indexed by their enums (for pm_obj_enum);
+ * *count receives their number. */
+const char *const *pm_topology_names(size_t *count);
+const char *const *pm_allreduce_algo_names(size_t *count);
+/* The prefetch consumer semantics' names (schedule.c), indexed by pm_prefetch_consumer. */
+const char *const *pm_prefetch_consumer_names(size_t *count);
+
+/* ---- cost helpers (cost.c) ---- */
+
+/* The HBM bandwidth a bulk stream achieves (nominal x hbm_efficiency_frac), bytes/s. */
+double pm_effective_hbm_bw(const pm_accelerator *a);
+/* The dense peak of a datatype, flop/s; 0 when unsupported or dtype is invalid. */
+double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
+
 /* ---- model internals shared by graph, cost, schedule, estimate ---- */
 
-double pm_effective_hbm_bw(const pm_accelerator *a);
-pm_dtype pm_compute_dtype(const pm_workload *w);
 void pm_graph_clear(pm_graph *g);
 pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
 /* pm_graph_build with the fused baseline's O+AllReduce and Down+AllReduce nodes. */
@@ -158,7 +179,6 @@ double pm_op_time_shared(const pm_op_cost *c, double share);
  * consumer semantics). Returns PM_ERR_INCONSISTENT when a consumer's prefetch can never start. */
 pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_cost *costs,
                           pm_slot *slots, pm_schedule *sched, pm_error *err);
-double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
 
 /* ---- the fast evaluator (collective.c, graph.c, cost.c, schedule.c, step.c) ---- */
 

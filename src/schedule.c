@@ -12,13 +12,27 @@
  * duration) keeps it when u <= 1/2 and the prefetch gets the rest, 1 - u; otherwise each gets
  * half, the main operation stretching by u / (1/2). The loop below advances from one completion
  * to the next, progressing each running operation at the rate its current share allows, so both
- * cases are one mechanism.
+ * cases are one mechanism. The consumer semantics' names live here too.
  */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "internal.h"
+
+/* The consumer semantics' names, as the accelerator files spell them. */
+static const char *const consumer_names[] = {"wait", "stream"};
+
+const char *pm_prefetch_consumer_name(pm_prefetch_consumer c)
+{
+    return (int)c >= 0 && (size_t)c < PM_ARRAY_LEN(consumer_names) ? consumer_names[c] : "?";
+}
+
+const char *const *pm_prefetch_consumer_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(consumer_names);
+    return consumer_names;
+}
 
 pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, size_t n_pf,
                      bool hbm_sharing, pm_slot *ms, pm_slot *ps, pm_schedule *totals)
