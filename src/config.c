@@ -511,18 +511,7 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
                            mg->lo, mg->hi, pm_unit_si_name(q[i].dim), q[i].v);
         }
     }
-    bool algo_ok;
-    switch (c->topology) {
-    case PM_TOPO_RING:
-        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_RING ||
-                  c->algorithm == PM_AR_RING_PIPELINED;
-        break;
-    case PM_TOPO_HIERARCHICAL:
-        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_HIERARCHICAL;
-        break;
-    default: algo_ok = c->algorithm != PM_AR_HIERARCHICAL; break;
-    }
-    if (!algo_ok)
+    if (!pm_allreduce_algo_allowed(c->topology, c->algorithm))
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
                        "algorithm \"%s\" cannot run on topology \"%s\"",
                        pm_allreduce_algo_name(c->algorithm), pm_topology_name(c->topology));

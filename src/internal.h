@@ -156,6 +156,8 @@ pm_dtype pm_compute_dtype(const pm_workload *w);
  * *count receives their number. */
 const char *const *pm_topology_names(size_t *count);
 const char *const *pm_allreduce_algo_names(size_t *count);
+/* Whether algo can run on topology (PM_AR_AUTO: on every topology); false for an invalid algo. */
+bool pm_allreduce_algo_allowed(pm_topology topology, pm_allreduce_algo algo);
 /* The prefetch consumer semantics' names (schedule.c), indexed by pm_prefetch_consumer. */
 const char *const *pm_prefetch_consumer_names(size_t *count);
 
