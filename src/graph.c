@@ -21,6 +21,12 @@ const char *pm_node_kind_name(pm_node_kind k)
     return (int)k >= 0 && k < PM_NODE_KIND_COUNT ? node_kind_names[k] : "?";
 }
 
+const char *const *pm_node_kind_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(node_kind_names);
+    return node_kind_names;
+}
+
 pm_graph *pm_graph_alloc(void)
 {
     return pm_calloc(1, sizeof(pm_graph));

@@ -170,6 +170,9 @@ double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
 
 /* ---- model internals shared by graph, cost, schedule, estimate ---- */
 
+/* The node kinds' names (graph.c), indexed by pm_node_kind (for pm_obj_enum); *count receives
+ * their number. */
+const char *const *pm_node_kind_names(size_t *count);
 void pm_graph_clear(pm_graph *g);
 pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
 /* pm_graph_build with the fused baseline's O+AllReduce and Down+AllReduce nodes. */
