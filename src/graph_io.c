@@ -242,6 +242,20 @@ static pm_status read_top(const cJSON *root, const char *f, pm_error *err, const
     return PM_OK;
 }
 
+/* Element i of the array $.<array> ("nodes" or "edges"): an object, opened for reading into o
+ * (o->path is its JSON path). */
+static pm_status open_element(const cJSON *it, const char *f, const char *array, size_t i,
+                              pm_error *err, pm_obj *o)
+{
+    char path[64];
+    snprintf(path, sizeof path, "$.%s[%zu]", array, i);
+    if (!cJSON_IsObject(it))
+        return pm_fail(err, PM_ERR_TYPE, f, path, "expected an object (got %s)",
+                       pm_json_type_name(it));
+    pm_obj_init(o, it, f, path, err);
+    return PM_OK;
+}
+
 /* Node i of n_nodes, added to g. */
 static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char *f, pm_graph *g,
                            pm_error *err)
@@ -250,19 +264,15 @@ static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char
     const char *const *kinds = pm_node_kind_names(&n_kinds);
     const char *const *dtypes = pm_dtype_names(&n_dtypes);
     const pm_range nonneg = {0.0, INFINITY, false, false};
-    char path[64];
-    snprintf(path, sizeof path, "$.nodes[%zu]", i);
-    if (!cJSON_IsObject(it))
-        return pm_fail(err, PM_ERR_TYPE, f, path, "expected an object (got %s)",
-                       pm_json_type_name(it));
     pm_obj no;
-    pm_obj_init(&no, it, f, path, err);
+    pm_status st = open_element(it, f, "nodes", i, err, &no);
+    if (st != PM_OK)
+        return st;
     pm_node n = {0};
     n.prefetch = n.consumer = n.trigger = n.overflow = -1;
     const char *name = "";
     int kd = 0, dt = 0, stream = 0;
     long layer = -1;
-    pm_status st;
     if ((st = pm_obj_string(&no, "name", true, &name)) ||
         (st = pm_obj_enum(&no, "op", true, kinds, n_kinds, &kd)) ||
         (st = pm_obj_int(&no, "layer", false, -1, 1L << 20, &layer)) ||
@@ -295,14 +305,14 @@ static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char
     n.stream = stream;
     pm_strlcpy(n.name, name, sizeof n.name);
     if (n.l2_bytes > n.weight_bytes + n.kv_bytes)
-        return pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+        return pm_fail(err, PM_ERR_INCONSISTENT, f, no.path,
                        "l2_bytes %g exceeds the node's weight and KV bytes %g", n.l2_bytes,
                        n.weight_bytes + n.kv_bytes);
     if ((n.kind == PM_NODE_PREFETCH) != (stream == PM_STREAM_PREFETCH))
-        return pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+        return pm_fail(err, PM_ERR_INCONSISTENT, f, no.path,
                        "Prefetch nodes, and only they, run on the prefetch stream");
     if ((st = pm_graph_add_node(g, &n, NULL)) != PM_OK)
-        pm_fail(err, st, f, path, "out of memory");
+        pm_fail(err, st, f, no.path, "out of memory");
     return st;
 }
 
@@ -310,26 +320,22 @@ static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char
 static pm_status read_edge(const cJSON *it, size_t i, size_t n_nodes, const char *f, pm_graph *g,
                            pm_error *err)
 {
-    char path[64];
-    snprintf(path, sizeof path, "$.edges[%zu]", i);
-    if (!cJSON_IsObject(it))
-        return pm_fail(err, PM_ERR_TYPE, f, path, "expected an object (got %s)",
-                       pm_json_type_name(it));
     pm_obj eo;
-    pm_obj_init(&eo, it, f, path, err);
+    pm_status st = open_element(it, f, "edges", i, err, &eo);
+    if (st != PM_OK)
+        return st;
     long from = 0, to = 0;
     int ek = 0;
-    pm_status st;
     if ((st = pm_obj_int(&eo, "from", true, 0, (long)n_nodes - 1, &from)) ||
         (st = pm_obj_int(&eo, "to", true, 0, (long)n_nodes - 1, &to)) ||
         (st = pm_obj_enum(&eo, "kind", false, edge_names, 2, &ek)) ||
         (st = pm_obj_finish(&eo)))
         return st;
     if (ek == PM_EDGE_DATA && from >= to)
-        return pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+        return pm_fail(err, PM_ERR_INCONSISTENT, f, eo.path,
                        "data edges must go forward in program order (got %ld -> %ld)", from, to);
     if ((st = pm_graph_add_edge(g, (int)from, (int)to, (pm_edge_kind)ek)) != PM_OK)
-        pm_fail(err, st, f, path, "out of memory");
+        pm_fail(err, st, f, eo.path, "out of memory");
     return st;
 }
 
