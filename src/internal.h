@@ -150,7 +150,7 @@ const char *const *pm_dtype_names(size_t *count);
 /* The type the GEMMs compute in: the wider of the weight and activation types. */
 pm_dtype pm_compute_dtype(const pm_workload *w);
 
-/* ---- names of the cluster's and the schedule's choices (collective.c, schedule.c) ---- */
+/* ---- topologies and allreduce algorithms (collective.c) ---- */
 
 /* The topologies' and allreduce algorithms' names, indexed by their enums (for pm_obj_enum);
  * *count receives their number. */
@@ -158,7 +158,11 @@ const char *const *pm_topology_names(size_t *count);
 const char *const *pm_allreduce_algo_names(size_t *count);
 /* Whether algo can run on topology (PM_AR_AUTO: on every topology); false for an invalid algo. */
 bool pm_allreduce_algo_allowed(pm_topology topology, pm_allreduce_algo algo);
-/* The prefetch consumer semantics' names (schedule.c), indexed by pm_prefetch_consumer. */
+
+/* ---- prefetch consumer semantics (schedule.c) ---- */
+
+/* Their names, indexed by pm_prefetch_consumer (for pm_obj_enum); *count receives their
+ * number. */
 const char *const *pm_prefetch_consumer_names(size_t *count);
 
 /* ---- cost helpers (cost.c) ---- */
