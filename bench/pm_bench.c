@@ -212,7 +212,7 @@ int main(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     const double rss = (double)ru.ru_maxrss * 1024.0;
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     free(v);
 
     if (json) {

@@ -27,7 +27,7 @@ int main(int argc, char **argv)
         char msg[1024];
         pm_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "example-estimate: %s\n", msg);
-        pm_scenario_free(&s);
+        pm_scenario_release(&s);
         return 1;
     }
     printf("scenario %s: %s on %d x %s, batch %d, sequence %lld\n", name, s.model.name,
@@ -40,6 +40,6 @@ int main(int argc, char **argv)
     }
     printf("  speedup preserve vs serial %.3fx, vs fused %.3fx\n", e.speedup_preserve_vs_serial,
            e.speedup_preserve_vs_fused);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     return 0;
 }

@@ -37,6 +37,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(p && isfinite(p->value_si), "parameter %zu not finite", i);
     }
     fz_evaluate(&s, data, size);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     return 0;
 }

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   pm_status_name(st), err.message);
     } else {
         fz_evaluate(&s, data, size);
-        pm_scenario_free(&s);
+        pm_scenario_release(&s);
     }
     free(text);
     return 0;

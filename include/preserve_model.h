@@ -11,7 +11,11 @@
  *  - Every fallible function returns a pm_status and fills an optional (NULL allowed) caller-owned
  *    pm_error. The library never prints, exits or aborts, and keeps no global mutable state: calls
  *    on different objects may run in parallel threads.
- *  - Ownership is stated per function. Objects from pm_X_alloc/pm_X_load are freed with pm_X_free.
+ *  - Ownership is stated per function, with one naming convention (GSL's): pm_X_free frees an
+ *    object the library allocated (pm_graph_alloc, pm_step_model_new, pm_data_list's array) and
+ *    the object itself; pm_X_release frees what the library attached to a caller-owned struct
+ *    (pm_scenario_load's provenance, a schedule's slots, an axis's values) and leaves the struct
+ *    to its owner. Both accept NULL.
  */
 #ifndef PRESERVE_MODEL_H
 #define PRESERVE_MODEL_H
@@ -155,6 +159,7 @@ typedef enum pm_prefetch_consumer {
                               fetched by the consumer's own misses, whichever is sooner */
 } pm_prefetch_consumer;
 
+/** "wait" or "stream" (the JSON spelling); "?" for an invalid value. */
 PM_API const char *pm_prefetch_consumer_name(pm_prefetch_consumer c);
 
 typedef struct pm_accelerator {
@@ -199,7 +204,10 @@ typedef enum pm_allreduce_algo {
                                 PRESERVE paper's design-space model; only when named */
 } pm_allreduce_algo;
 
+/** "ring", "full_mesh", "switch", "hierarchical" (the JSON spelling); "?" when invalid. */
 PM_API const char *pm_topology_name(pm_topology topology);
+/** "auto", "ring", "oneshot", "twoshot", "tree", "hierarchical", "ring_pipelined"; "?" when
+ * invalid. */
 PM_API const char *pm_allreduce_algo_name(pm_allreduce_algo algo);
 
 /** The tensor-parallel group and its interconnect. */
@@ -301,6 +309,7 @@ typedef enum pm_file_kind {
     PM_KIND_COUNT = 6
 } pm_file_kind;
 
+/** "model", "accelerator", "cluster", "workload", "scenario", "graph"; "?" when invalid. */
 PM_API const char *pm_file_kind_name(pm_file_kind kind);
 
 /**
@@ -317,7 +326,7 @@ PM_API const char *pm_default_data_dir(void);
  * the same way under data/models, data/accelerators, data/clusters, data/workloads. Overrides
  * are applied after names are resolved and before validation.
  *
- * out is overwritten; on success the caller frees it with pm_scenario_free. On failure out holds
+ * out is overwritten; on success the caller frees it with pm_scenario_release. On failure out holds
  * nothing to free. opts and err may be NULL.
  * Returns PM_OK or any PM_ERR_* of a loader (IO, SYNTAX, TYPE, MISSING, UNKNOWN_KEY,
  * DUPLICATE_KEY, RANGE, INCONSISTENT, NOT_FOUND, UNIT, UNSUPPORTED, VALUE, NOMEM).
@@ -325,8 +334,9 @@ PM_API const char *pm_default_data_dir(void);
 PM_API pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_scenario *out,
                                   pm_error *err);
 
-/** Frees what pm_scenario_load attached to s (its provenance). s may be NULL. */
-PM_API void pm_scenario_free(pm_scenario *s);
+/** Frees what pm_scenario_load attached to s (its provenance), not s itself: s stays usable as
+ * plain data without provenance. s may be NULL. */
+PM_API void pm_scenario_release(pm_scenario *s);
 
 /**
  * Checks a scenario built by hand (or modified after loading) for ranges and consistency:
@@ -339,10 +349,13 @@ PM_API pm_status pm_scenario_check(const pm_scenario *s, pm_error *err);
 /** Loaders for one component. Same resolution, overrides and errors as pm_scenario_load. */
 PM_API pm_status pm_model_load(const char *ref, const pm_load_opts *opts, pm_model *out,
                                pm_error *err);
+/** The accelerator of ref (data/accelerators/); as pm_model_load. */
 PM_API pm_status pm_accelerator_load(const char *ref, const pm_load_opts *opts,
                                      pm_accelerator *out, pm_error *err);
+/** The cluster of ref (data/clusters/); as pm_model_load. */
 PM_API pm_status pm_cluster_load(const char *ref, const pm_load_opts *opts, pm_cluster *out,
                                  pm_error *err);
+/** The workload of ref (data/workloads/); as pm_model_load. */
 PM_API pm_status pm_workload_load(const char *ref, const pm_load_opts *opts, pm_workload *out,
                                   pm_error *err);
 
@@ -370,7 +383,7 @@ typedef struct pm_param_info {
 
 /** Number of resolved numeric inputs recorded by pm_scenario_load (0 when none). */
 PM_API size_t pm_scenario_param_count(const pm_scenario *s);
-/** The i-th resolved input, or NULL when out of range. Valid until pm_scenario_free. */
+/** The i-th resolved input, or NULL when out of range. Valid until pm_scenario_release. */
 PM_API const pm_param_info *pm_scenario_param(const pm_scenario *s, size_t i);
 
 /**
@@ -380,6 +393,7 @@ PM_API const pm_param_info *pm_scenario_param(const pm_scenario *s, size_t i);
  */
 PM_API pm_status pm_data_list(const char *data_dir, pm_file_kind kind, char ***names_out,
                               size_t *count_out, pm_error *err);
+/** Frees the array of pm_data_list and its count strings. names may be NULL. */
 PM_API void pm_names_free(char **names, size_t count);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -448,6 +462,8 @@ typedef enum pm_node_kind {
     PM_NODE_KIND_COUNT = 9
 } pm_node_kind;
 
+/** "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
+ * "Prefetch", "FusedMatMulAllReduce" (the graph JSON spelling); "?" when invalid. */
 PM_API const char *pm_node_kind_name(pm_node_kind kind);
 
 /** What a node is in the decoder, set by the graph builder (pm_graph_build) so that passes and
@@ -523,6 +539,7 @@ typedef struct pm_graph {
 
 /** Allocates an empty graph; NULL on allocation failure. Free with pm_graph_free. */
 PM_API pm_graph *pm_graph_alloc(void);
+/** Frees a graph of pm_graph_alloc, its nodes and edges. g may be NULL. */
 PM_API void pm_graph_free(pm_graph *g);
 
 /**
@@ -530,6 +547,8 @@ PM_API void pm_graph_free(pm_graph *g);
  * (may be NULL) receives its index.
  */
 PM_API pm_status pm_graph_add_node(pm_graph *g, const pm_node *node, int *index_out);
+/** Appends an edge from node from to node to (indices of nodes already added). Returns PM_OK,
+ * PM_ERR_NOMEM or PM_ERR_INVALID_ARG. */
 PM_API pm_status pm_graph_add_edge(pm_graph *g, int from, int to, pm_edge_kind kind);
 
 /** How a scenario splits over its devices (busiest device). */
@@ -603,6 +622,8 @@ PM_API double pm_node_prefetchable_bytes(const pm_node *n);
 /** Writes the graph as JSON (nodes and edges) or Graphviz DOT into a new NUL-terminated
  * string; the caller frees it with free(). Returns PM_OK, PM_ERR_NOMEM, PM_ERR_INVALID_ARG. */
 PM_API pm_status pm_graph_to_json(const pm_graph *g, char **text_out, pm_error *err);
+/** As pm_graph_to_json, in Graphviz DOT (prefetches and communication filled in colour, trigger
+ * edges dashed). */
 PM_API pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err);
 
 /**
@@ -640,6 +661,7 @@ typedef enum pm_mode {
     PM_MODE_COUNT = 3
 } pm_mode;
 
+/** "serial", "fused", "preserve"; "?" for an invalid value. */
 PM_API const char *pm_mode_name(pm_mode mode);
 
 /** Start and end of one node in a schedule. */
@@ -670,6 +692,7 @@ typedef struct pm_schedule {
  */
 PM_API pm_status pm_schedule_compute(const pm_scenario *s, const pm_graph *g, pm_schedule *sched,
                                      pm_error *err);
+/** Frees the slots of a schedule of pm_schedule_compute (not sched itself). sched may be NULL. */
 PM_API void pm_schedule_release(pm_schedule *sched);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -744,6 +767,7 @@ PM_API pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_m
 /** Time (s) of one decode step at context_len (>= 0), as pm_decode_step_time gives it.
  * Returns NaN for a negative context. Thread-safe: the model is not modified. */
 PM_API double pm_step_model_decode_time(const pm_step_model *m, int64_t context_len);
+/** Frees a model of pm_step_model_new. m may be NULL. */
 PM_API void pm_step_model_free(pm_step_model *m);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -812,6 +836,7 @@ typedef struct pm_axis {
  * range, zero or negative step, non-integer count), PM_ERR_NOMEM. err->path names the option.
  */
 PM_API pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_error *err);
+/** Frees the values of an axis of pm_axis_parse (not axis itself). axis may be NULL. */
 PM_API void pm_axis_release(pm_axis *axis);
 
 /**

@@ -95,38 +95,6 @@ static pm_status quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
     return PM_OK;
 }
 
-static const char *const dtype_names[PM_DTYPE_COUNT] = {"int8", "fp8", "bf16", "fp16", "fp32"};
-static const double dtype_bytes[PM_DTYPE_COUNT] = {1, 1, 2, 2, 4};
-static const char *const consumer_names[] = {"wait", "stream"};
-static const char *const topo_names[] = {"ring", "full_mesh", "switch", "hierarchical"};
-static const char *const algo_names[] = {"auto", "ring", "oneshot", "twoshot", "tree",
-                                         "hierarchical", "ring_pipelined"};
-
-double pm_dtype_bytes(pm_dtype d)
-{
-    return (int)d >= 0 && d < PM_DTYPE_COUNT ? dtype_bytes[d] : 0.0;
-}
-
-const char *pm_dtype_name(pm_dtype d)
-{
-    return (int)d >= 0 && d < PM_DTYPE_COUNT ? dtype_names[d] : "?";
-}
-
-const char *pm_prefetch_consumer_name(pm_prefetch_consumer c)
-{
-    return (int)c >= 0 && (size_t)c < PM_ARRAY_LEN(consumer_names) ? consumer_names[c] : "?";
-}
-
-const char *pm_topology_name(pm_topology t)
-{
-    return (int)t >= 0 && (size_t)t < PM_ARRAY_LEN(topo_names) ? topo_names[t] : "?";
-}
-
-const char *pm_allreduce_algo_name(pm_allreduce_algo a)
-{
-    return (int)a >= 0 && (size_t)a < PM_ARRAY_LEN(algo_names) ? algo_names[a] : "?";
-}
-
 /* ---------------------------------------------------------------- model */
 
 static pm_status int_field(pm_obj *o, const char *key, bool required, long lo, long hi, int *out)
@@ -815,7 +783,7 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
     pc.n_origins = o->n_origins;
     bool any = false;
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
-        if ((st = quantity(&pc, dtype_names[d], PM_DIM_COMPUTE, false, POSITIVE,
+        if ((st = quantity(&pc, pm_dtype_name((pm_dtype)d), PM_DIM_COMPUTE, false, POSITIVE,
                                   &a->peak_flop_per_s[d])) != PM_OK)
             return st;
         any = any || a->peak_flop_per_s[d] > 0;
@@ -851,8 +819,10 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                               &a->chunk_half_efficiency_bytes)))
         return st;
     int consumer = PM_CONSUMER_WAIT;
-    if ((st = pm_obj_enum(o, "prefetch_consumer", false, consumer_names,
-                          PM_ARRAY_LEN(consumer_names), &consumer)) != PM_OK)
+    size_t n_consumers;
+    const char *const *consumer_names = pm_prefetch_consumer_names(&n_consumers);
+    if ((st = pm_obj_enum(o, "prefetch_consumer", false, consumer_names, n_consumers,
+                          &consumer)) != PM_OK)
         return st;
     a->prefetch_consumer = (pm_prefetch_consumer)consumer;
     if ((st = read_area(o, &a->area)) != PM_OK)
@@ -880,9 +850,12 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     pm_obj_declare(o, "description", PM_DIM_NONE);
     long devices = 0;
     int topo = 0, algo = PM_AR_AUTO;
+    size_t n_topo, n_algo;
+    const char *const *topo_names = pm_topology_names(&n_topo);
+    const char *const *algo_names = pm_allreduce_algo_names(&n_algo);
     if ((st = pm_obj_int(o, "devices", true, 1, PM_MAX_DEVICES, &devices)) ||
-        (st = pm_obj_enum(o, "topology", true, topo_names, PM_ARRAY_LEN(topo_names), &topo)) ||
-        (st = pm_obj_enum(o, "allreduce", false, algo_names, PM_ARRAY_LEN(algo_names), &algo)) ||
+        (st = pm_obj_enum(o, "topology", true, topo_names, n_topo, &topo)) ||
+        (st = pm_obj_enum(o, "allreduce", false, algo_names, n_algo, &algo)) ||
         (st = quantity(o, "link_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
                               &c->link_bandwidth_bytes_per_s)) ||
         (st = quantity(o, "link_latency", PM_DIM_TIME, true, NONNEGATIVE,
@@ -935,14 +908,16 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
         o->file_source = src;
     long batch = 0, seq = 0;
     int wd = 0, kd = 0, ad = 0, rd = -1;
+    size_t n_dtypes;
+    const char *const *dtype_names = pm_dtype_names(&n_dtypes);
     if ((st = pm_obj_int(o, "batch", true, 1, PM_MAX_BATCH, &batch)) ||
         (st = pm_obj_int(o, "seq_len", true, 2, PM_MAX_SEQ_LEN, &seq)) ||
         (st = pm_obj_number(o, "prefill_frac", true, (pm_range){0.0, 1.0, true, true},
                             &w->prefill_frac)) ||
-        (st = pm_obj_enum(o, "weight_dtype", true, dtype_names, PM_DTYPE_COUNT, &wd)) ||
-        (st = pm_obj_enum(o, "kv_dtype", true, dtype_names, PM_DTYPE_COUNT, &kd)) ||
-        (st = pm_obj_enum(o, "act_dtype", true, dtype_names, PM_DTYPE_COUNT, &ad)) ||
-        (st = pm_obj_enum(o, "allreduce_dtype", false, dtype_names, PM_DTYPE_COUNT, &rd)))
+        (st = pm_obj_enum(o, "weight_dtype", true, dtype_names, n_dtypes, &wd)) ||
+        (st = pm_obj_enum(o, "kv_dtype", true, dtype_names, n_dtypes, &kd)) ||
+        (st = pm_obj_enum(o, "act_dtype", true, dtype_names, n_dtypes, &ad)) ||
+        (st = pm_obj_enum(o, "allreduce_dtype", false, dtype_names, n_dtypes, &rd)))
         return st;
     w->batch = (int)batch;
     w->seq_len = seq;
@@ -957,28 +932,13 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
 
 /* ---------------------------------------------------------------- consistency */
 
-double pm_peak_compute(const pm_accelerator *a, pm_dtype d)
-{
-    return (int)d >= 0 && d < PM_DTYPE_COUNT ? a->peak_flop_per_s[d] : 0.0;
-}
-
-double pm_effective_hbm_bw(const pm_accelerator *a)
-{
-    return a->hbm_bandwidth_bytes_per_s * a->hbm_efficiency_frac;
-}
-
 static bool finite_pos(double x) { return isfinite(x) && x > 0; }
 static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
 static bool frac_ok(double x) { return x > 0 && x <= 1; }
 
-pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
+/* Dimensions of the model, alone. */
+static pm_status check_model(const pm_model *m, pm_error *err)
 {
-    if (!s)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "scenario is NULL");
-    const pm_model *m = &s->model;
-    const pm_accelerator *a = &s->accel;
-    const pm_cluster *c = &s->cluster;
-    const pm_workload *w = &s->workload;
     if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 || m->head_dim < 1 ||
         m->intermediate < 1 || m->vocab < 1)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.model",
@@ -993,6 +953,12 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
                        "the window must be >= 0 tokens and its period in [0, 64] layers (got %d "
                        "tokens, period %d)",
                        m->sliding_window, m->window_period);
+    return PM_OK;
+}
+
+/* Fractions, bandwidths, capacities and times of the accelerator, alone. */
+static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
+{
     if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
         !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac) ||
         !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0))
@@ -1003,6 +969,16 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "bandwidths and capacities must be finite and > 0, times >= 0");
+    if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
+                       "bad prefetch_consumer value");
+    return PM_OK;
+}
+
+/* The cluster alone: devices, links, the hierarchical parameters, and an algorithm the
+ * topology can run. */
+static pm_status check_cluster(const pm_cluster *c, pm_error *err)
+{
     if (c->devices < 1)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1 (got %d)",
                        c->devices);
@@ -1023,8 +999,17 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                            "inter-node bandwidth must be > 0 and latency >= 0");
     }
-    /* The loaders enforce the same magnitudes key by key; this catches scenarios built or
-     * changed by hand (a sweep point, say). */
+    if (!pm_allreduce_algo_allowed(c->topology, c->algorithm))
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
+                       "algorithm \"%s\" cannot run on topology \"%s\"",
+                       pm_allreduce_algo_name(c->algorithm), pm_topology_name(c->topology));
+    return PM_OK;
+}
+
+/* The magnitudes the model is defined for. The loaders enforce the same key by key; this
+ * catches scenarios built or changed by hand (a sweep point, say). */
+static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, pm_error *err)
+{
     const struct {
         const char *path;
         double v;
@@ -1060,37 +1045,15 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
                            mg->lo, mg->hi, pm_unit_si_name(q[i].dim), q[i].v);
         }
     }
-    bool algo_ok;
-    switch (c->topology) {
-    case PM_TOPO_RING:
-        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_RING ||
-                  c->algorithm == PM_AR_RING_PIPELINED;
-        break;
-    case PM_TOPO_HIERARCHICAL:
-        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_HIERARCHICAL;
-        break;
-    default: algo_ok = c->algorithm != PM_AR_HIERARCHICAL; break;
-    }
-    if (!algo_ok)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
-                       "algorithm \"%s\" cannot run on topology \"%s\"",
-                       pm_allreduce_algo_name(c->algorithm), pm_topology_name(c->topology));
-    if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
-                       "%d devices exceed the model's %d attention heads: use fewer devices or "
-                       "\"sharding\": \"ideal\"",
-                       c->devices, m->heads);
-    if ((int)s->options.sharding < 0 || s->options.sharding > PM_SHARDING_IDEAL)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.sharding", "bad sharding value");
-    if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)
-        return pm_fail(err, PM_ERR_RANGE, NULL, "$.options.fused_chunks",
-                       "must be in [0, 1024] (got %d)", s->options.fused_chunks);
+    return PM_OK;
+}
+
+/* The workload alone: sizes, the prompt it leaves, valid datatypes. */
+static pm_status check_workload(const pm_workload *w, pm_error *err)
+{
     if (w->batch < 1 || w->seq_len < 2 || !(w->prefill_frac > 0 && w->prefill_frac < 1))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload",
                        "batch >= 1, seq_len >= 2 and 0 < prefill_frac < 1 are required");
-    if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
-                       "bad prefetch_consumer value");
     pm_dtype ds[4] = {w->weight_dtype, w->kv_dtype, w->act_dtype, pm_allreduce_dtype(w)};
     for (int i = 0; i < 4; i++)
         if ((int)ds[i] < 0 || ds[i] >= PM_DTYPE_COUNT)
@@ -1101,20 +1064,53 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
                        "leaves %lld prompt tokens of %lld: need at least one prompt token and one "
                        "decode step",
                        (long long)prefill, (long long)w->seq_len);
-    /* The GEMMs compute in the wider of the weight and activation types. */
-    pm_dtype cd = pm_dtype_bytes(w->weight_dtype) > pm_dtype_bytes(w->act_dtype) ? w->weight_dtype
-                                                                                 : w->act_dtype;
+    return PM_OK;
+}
+
+/* The combinations: heads vs devices under the sharding, options, and a peak for the
+ * compute datatype. */
+static pm_status check_together(const pm_scenario *s, pm_error *err)
+{
+    const pm_model *m = &s->model;
+    const pm_accelerator *a = &s->accel;
+    const pm_cluster *c = &s->cluster;
+    const pm_workload *w = &s->workload;
+    if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
+                       "%d devices exceed the model's %d attention heads: use fewer devices or "
+                       "\"sharding\": \"ideal\"",
+                       c->devices, m->heads);
+    if ((int)s->options.sharding < 0 || s->options.sharding > PM_SHARDING_IDEAL)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.sharding", "bad sharding value");
+    if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.options.fused_chunks",
+                       "must be in [0, 1024] (got %d)", s->options.fused_chunks);
+    pm_dtype cd = pm_compute_dtype(w);
     if (!(pm_peak_compute(a, cd) > 0)) {
         char have[64] = "";
         for (int d = 0; d < PM_DTYPE_COUNT; d++) {
             if (a->peak_flop_per_s[d] > 0) {
                 strncat(have, have[0] ? ", " : "", sizeof have - strlen(have) - 1);
-                strncat(have, dtype_names[d], sizeof have - strlen(have) - 1);
+                strncat(have, pm_dtype_name((pm_dtype)d), sizeof have - strlen(have) - 1);
             }
         }
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
                        "accelerator \"%s\" has no %s peak (it lists %s)", a->name,
-                       dtype_names[cd], have);
+                       pm_dtype_name(cd), have);
     }
     return PM_OK;
+}
+
+pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
+{
+    if (!s)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "scenario is NULL");
+    pm_status st;
+    if ((st = check_model(&s->model, err)) != PM_OK ||
+        (st = check_accelerator(&s->accel, err)) != PM_OK ||
+        (st = check_cluster(&s->cluster, err)) != PM_OK ||
+        (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
+        (st = check_workload(&s->workload, err)) != PM_OK)
+        return st;
+    return check_together(s, err);
 }

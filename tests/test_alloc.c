@@ -110,7 +110,7 @@ static void test_scenario_load_reports_every_allocation_failure(void **state)
             /* It only succeeds once the failing allocation is never reached. */
             assert_true(used < n);
             check_same_scenario(&s, &ref, n);
-            pm_scenario_free(&s);
+            pm_scenario_release(&s);
             break;
         }
         check_nomem(st, &err, "pm_scenario_load", n);
@@ -121,7 +121,7 @@ static void test_scenario_load_reports_every_allocation_failure(void **state)
         }
     }
     assert_int_equal(n, total + 1);
-    pm_scenario_free(&ref);
+    pm_scenario_release(&ref);
 }
 
 static void test_scenario_load_never_drops_a_failed_allocation(void **state)
@@ -135,13 +135,13 @@ static void test_scenario_load_never_drops_a_failed_allocation(void **state)
         pm_status st = load_failing(n, true, &s, &err, &used);
         if (st == PM_OK) {
             check_same_scenario(&s, &ref, n);
-            pm_scenario_free(&s);
+            pm_scenario_release(&s);
         } else {
             check_nomem(st, &err, "pm_scenario_load (one failure)", n);
             assert_true(all_zero(&s, sizeof s));
         }
     }
-    pm_scenario_free(&ref);
+    pm_scenario_release(&ref);
 }
 
 /* A graph of llama70b (one layer, after insertion) as JSON text, built without injection. */
@@ -161,7 +161,7 @@ static char *graph_text(void)
     assert_int_equal(pm_graph_to_json(ins, &text, &err), PM_OK);
     pm_graph_free(g);
     pm_graph_free(ins);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     return text;
 }
 

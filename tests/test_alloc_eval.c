@@ -133,7 +133,7 @@ static void test_evaluate_path_reports_every_failure(void **state)
     pm_estimate again;
     assert_int_equal(pm_estimate_compute(&s, &again, NULL), PM_OK);
     assert_memory_equal(&again, &e, sizeof e);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 int main(void)

@@ -406,7 +406,7 @@ static void test_falcon7b_is_multi_query_and_parallel(void **state)
     pm_graph *g = build(&s, 1000);
     assert_int_equal(count_kind(g, PM_NODE_ALLREDUCE), 32); /* one per layer */
     pm_graph_free(g);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 int main(void)

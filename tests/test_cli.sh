@@ -39,8 +39,11 @@ check set-unit-replace 0 "window 99 MiB" "$pm" --config llama70b --set accelerat
 check model-shortcut 0 "model llama3-8b" "$pm" --config llama70b --model llama3-8b
 check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
 check explain-stop 0 "stopped at" "$pm" explain --config llama70b --seq 64k --batch 16
+check explain-prefill-context 0 "prefill, context 100:" "$pm" explain --config llama70b --phase prefill --context 100
 check graph-json 0 '"PF.L0.Gate"' "$pm" graph --config llama70b
 check graph-dot 0 "digraph preserve" "$pm" graph --config llama70b --format dot
+check graph-fused 0 '"L0.O+AR.attn"' "$pm" graph --config llama70b --mode fused
+check graph-fused-dot 0 "L1.O+AR.attn" "$pm" graph --config llama70b --mode fused --format dot
 check footprint 0 "attn_W+kv_MiB" "$pm" footprint --config llama70b
 check footprint-csv 0 "devices,attn_weights_MiB" "$pm" footprint --config llama70b --format csv
 check resolve 0 "hbm_bandwidth_TBps" "$pm" resolve --config llama70b
@@ -100,7 +103,8 @@ check merge-not-shard 1 "no '# shard K/N' line" "$pm" merge single.csv
 check shard-bad 2 "expected K/N" "$pm" --sweep l2 --shard 6/5
 check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
 check sweep-4d 0 "l2_capacity_MiB,link_bandwidth_Gbps,batch,seq_len,serial_request_s" "$pm" --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k
-check sweep-4d-rows 0 "17" bash -c "'$pm' --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k | grep -vc '^#'"
+# 2 x 2 x 2 x 2 = 16 rows and the header: exactly 17 lines that are not comments.
+check sweep-4d-rows 0 "lines=17." bash -c "echo lines=\$('$pm' --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k | grep -vc '^#')."
 check sweep-5-axes 2 "at most 4 axes" "$pm" --sweep l2 --sweep batch --sweep seq --sweep link_bw --sweep hbm_bw
 check sweep-same-axis 2 "the axes must differ" "$pm" --sweep l2 --sweep batch --sweep l2
 check plot-3d 2 "one or two axes" "$pm" --sweep l2 --sweep batch --sweep seq --plot x.png

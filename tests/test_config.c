@@ -347,7 +347,7 @@ static void test_scenario_resolves_bundled_names(void **state)
     assert_false(s.options.hbm_sharing);
     assert_int_equal(s.options.fused_chunks, 0);
     assert_true(pm_scenario_param_count(&s) > 0);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_reads_inline_objects(void **state)
@@ -360,7 +360,7 @@ static void test_scenario_reads_inline_objects(void **state)
     assert_int_equal(s.model.vocab, 32000);
     assert_int_equal(s.workload.batch, 2);
     assert_int_equal(s.workload.seq_len, 3000);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_from_overrides_some_keys(void **state)
@@ -377,7 +377,7 @@ static void test_scenario_from_overrides_some_keys(void **state)
     assert_rel(s.cluster.link_bandwidth_bytes_per_s, 56e9, EXACT); /* inherited, 56 GBps */
     assert_int_equal(s.workload.batch, 8);
     assert_int_equal(s.workload.seq_len, 16384); /* inherited */
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_component_may_be_a_path(void **state)
@@ -397,7 +397,7 @@ static void test_scenario_component_may_be_a_path(void **state)
     assert_int_equal(s.model.vocab, 32000);
     assert_int_equal(s.cluster.devices, 8);
     assert_rel(s.cluster.link_bandwidth_bytes_per_s, 50e9, EXACT);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_reads_sharding_and_options(void **state)
@@ -411,7 +411,7 @@ static void test_scenario_reads_sharding_and_options(void **state)
     assert_true(s.options.hbm_sharing);
     assert_int_equal(s.options.fused_chunks, 4);
     assert_int_equal(s.cluster.devices, 64);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_file_validate_reports_the_kind(void **state)
@@ -753,7 +753,7 @@ static void test_scenario_rejects_more_devices_than_heads(void **state)
                                  "{\"from\": \"hccs-full-mesh\", \"devices\": 32}",
                                  "\"paper-default\"", NULL, path, sizeof path, &s, &err),
               &err);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_accepts_more_devices_than_heads_with_ideal_sharding(void **state)
@@ -769,7 +769,7 @@ static void test_scenario_accepts_more_devices_than_heads_with_ideal_sharding(vo
               &err);
     assert_int_equal(s.cluster.devices, 64);
     assert_int_equal(s.options.sharding, PM_SHARDING_IDEAL);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     /* An unknown sharding is a value error. */
     pm_status st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
                                       "\"paper-default\"", ",\n  \"sharding\": \"even\"", path,
@@ -798,7 +798,7 @@ static void test_scenario_rejects_dtype_the_accelerator_lacks(void **state)
                                  "\"kv_dtype\": \"bf16\", \"act_dtype\": \"bf16\"}",
                                  NULL, path, sizeof path, &s, &err),
               &err);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_hierarchical_cluster_requires_devices_per_node(void **state)
@@ -844,7 +844,7 @@ static void test_scenario_rejects_devices_per_node_not_dividing_devices(void **s
                                  "\"paper-default\"", NULL, path, sizeof path, &s, &err),
               &err);
     assert_int_equal(s.cluster.devices_per_node, 8);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state)
@@ -864,7 +864,7 @@ static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state
                                  "\"paper-default\"", NULL, path, sizeof path, &s, &err),
               &err);
     assert_int_equal(s.cluster.algorithm, PM_AR_ONESHOT);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_rejects_prefill_that_leaves_no_prompt(void **state)
@@ -886,7 +886,7 @@ static void test_scenario_rejects_prefill_that_leaves_no_prompt(void **state)
                                  "\"prefill_frac\": 0.5}",
                                  NULL, path, sizeof path, &s, &err),
               &err);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_options_are_range_checked(void **state)
@@ -911,7 +911,7 @@ static void test_scenario_options_are_range_checked(void **state)
                                  path, sizeof path, &s, &err),
               &err);
     assert_int_equal(s.options.fused_chunks, 1024);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* ---------------------------------------------------------------- resolution */
@@ -1038,11 +1038,11 @@ static void test_set_override_changes_batch(void **state)
     assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
     assert_int_equal(s.workload.batch, 8);
     assert_int_equal(s.workload.seq_len, 16384); /* untouched */
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     /* Passing without the override: the bundled batch 4. */
     assert_ok(pm_scenario_load("llama70b", &g_opts, &s, &err), &err);
     assert_int_equal(s.workload.batch, 4);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_set_override_in_another_unit_replaces_the_quantity(void **state)
@@ -1055,7 +1055,7 @@ static void test_set_override_in_another_unit_replaces_the_quantity(void **state
     assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
     assert_rel(s.accel.l2_capacity_bytes, 104e6, EXACT); /* not 192 MiB, no duplicate */
     assert_int_equal(s.cluster.devices, 8);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_set_override_accepts_count_multipliers(void **state)
@@ -1068,13 +1068,13 @@ static void test_set_override_accepts_count_multipliers(void **state)
     pm_error err;
     assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
     int64_t seq_len = s.workload.seq_len;
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     assert_int_equal(seq_len, 16000);
     const char *ov2[] = {"workload.seq_len=16Ki"};
     pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
     assert_ok(pm_scenario_load("llama70b", &opts2, &s, &err), &err);
     seq_len = s.workload.seq_len;
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     assert_int_equal(seq_len, 16384);
 }
 
@@ -1258,12 +1258,12 @@ static void test_hf_resolve_marks_given_defaulted_derived_and_ignored(void **sta
     assert_origin(&s, "$.model.summary_type", "ignored");
     assert_origin(&s, "$.model.bos_token_id", "ignored");
     assert_rel(param_at(&s, "$.model.head_dim")->value_si, 64.0, 0.0);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     s = load_with_model(HF_DIR "/llama3.1-8b-config.json");
     assert_origin(&s, "$.model.head_dim", "given");
     assert_origin(&s, "$.model.rope_scaling", "ignored");
     assert_origin(&s, "$.model.torch_dtype", "ignored");
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_hf_moe_keys_are_refused_naming_the_key(void **state)
@@ -1318,7 +1318,7 @@ static void test_hf_misspelt_cost_key_suggests_the_key(void **state)
     pm_scenario s = load_with_model(path);
     assert_origin(&s, "$.model.zzz_flavour", "ignored");
     assert_non_null(strstr(param_at(&s, "$.model.zzz_flavour")->source, "not recognised"));
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
     free(base);
 }
 
@@ -1354,7 +1354,7 @@ static void test_hf_text_config_is_unwrapped(void **state)
     assert_origin(&s, "$.model.vision_config", "ignored");
     assert_non_null(strstr(param_at(&s, "$.model.vision_config")->source,
                            "the vision tower is not"));
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* ---------------------------------------------------------------- pm_scenario_check */
@@ -1412,7 +1412,7 @@ static void test_scenario_check_accepts_hand_built_scenario(void **state)
     assert_int_equal(pm_scenario_check(&s, NULL), PM_OK);
     assert_int_equal(pm_scenario_param_count(&s), 0); /* built by hand: no provenance */
     assert_null(pm_scenario_param(&s, 0));
-    pm_scenario_free(&s); /* no provenance: nothing to free, must not crash */
+    pm_scenario_release(&s); /* no provenance: nothing to free, must not crash */
     assert_int_equal(pm_scenario_check(NULL, &err), PM_ERR_INVALID_ARG);
 }
 

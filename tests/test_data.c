@@ -108,7 +108,7 @@ static void test_every_bundled_scenario_loads_by_name(void **state)
         pm_error err;
         assert_ok(pm_scenario_load(names[i], &g_opts, &s, &err), &err);
         assert_ok(pm_scenario_check(&s, &err), &err);
-        pm_scenario_free(&s);
+        pm_scenario_release(&s);
     }
     pm_names_free(names, n);
 }
@@ -381,7 +381,7 @@ static void test_bundled_llama70b_scenario_resolves(void **state)
     assert_string_equal(s.accel.name, "ascend-910b");
     assert_rel(s.accel.l2_capacity_bytes, 201326592.0, EXACT);
     assert_int_equal(s.options.sharding, PM_SHARDING_MEGATRON);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* ---------------------------------------------------------------- provenance */
@@ -418,7 +418,7 @@ static void test_every_scenario_param_has_a_source(void **state)
             }
         }
         assert_null(pm_scenario_param(&s, count));
-        pm_scenario_free(&s);
+        pm_scenario_release(&s);
     }
     pm_names_free(names, n);
     assert_int_equal(bad, 0);
@@ -442,14 +442,14 @@ static void test_scenario_param_paths_name_the_component(void **state)
         print_error("no param with path \"$.accelerator.hbm_bandwidth_TBps\"; paths are:\n");
         for (size_t j = 0; j < pm_scenario_param_count(&s) && j < 12; j++)
             print_error("  %s\n", pm_scenario_param(&s, j)->path);
-        pm_scenario_free(&s);
+        pm_scenario_release(&s);
         fail();
     }
     assert_rel(found->value_si, 1.6e12, EXACT);
     assert_string_equal(found->unit_si, "bytes/s");
     assert_non_null(strstr(found->file, "ascend-910b.json"));
     assert_non_null(strstr(found->source, "1.6 TB/s"));
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_scenario_params_record_si_values(void **state)
@@ -471,7 +471,7 @@ static void test_scenario_params_record_si_values(void **state)
         }
     }
     assert_int_equal(seen, 1);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 int main(void)

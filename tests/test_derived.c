@@ -75,7 +75,7 @@ static void test_footprint_llama70b_by_hand(void **state)
     assert_int_equal(e.kv_spill_context, 88064);
     assert_int_equal(e.prefill_tokens, pm_workload_prompt_tokens(&s.workload));
     assert_int_equal(e.decode_steps, pm_workload_decode_steps(&s.workload));
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_footprint_takes_a_given_shard(void **state)
@@ -95,7 +95,7 @@ static void test_footprint_takes_a_given_shard(void **state)
     pm_error err;
     assert_int_equal(pm_footprint_compute(&s, NULL, -1, &f, &err), PM_ERR_INVALID_ARG);
     assert_int_equal(pm_footprint_compute(NULL, NULL, 0, &f, &err), PM_ERR_INVALID_ARG);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* The graph's nodes carry the footprint's bytes: one layer's MatMuls sum to the layer's
@@ -124,7 +124,7 @@ static void test_graph_nodes_agree_with_footprint(void **state)
     assert_rel(lm, f.lm_head_bytes, 0.0);
     assert_rel(kv0, f.kv_bytes_per_token * (double)ctx, 1e-15);
     pm_graph_free(g);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* Roles: every node of a layer has the role its position gives it, in both graph kinds, and the
@@ -169,7 +169,7 @@ static void test_builder_sets_roles(void **state)
     assert_string_equal(pm_node_role_name(PM_ROLE_LM_HEAD), "lm_head");
     assert_string_equal(pm_node_role_name((pm_node_role)99), "?");
     pm_graph_free(g);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 int main(void)

@@ -91,7 +91,7 @@ static void test_matches_printf_on_model_outputs(void **state)
         check(e.speedup_preserve_vs_serial);
         check(e.speedup_preserve_vs_fused);
     }
-    pm_scenario_free(&sc);
+    pm_scenario_release(&sc);
 }
 
 int main(void)

@@ -166,7 +166,7 @@ static void test_optimum_is_at_least_the_best_grid_point(void **state)
     }
     for (int m = 0; m < PM_MODE_COUNT; m++)
         assert_true(opt.bracket_lo[m] <= opt.best_value[m] && opt.best_value[m] <= opt.bracket_hi[m]);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 int main(void)

@@ -136,7 +136,7 @@ static void test_grid_order_slices_and_threads(void **state)
     free(ref.pts);
     pm_axis_release(&ax[0]);
     pm_axis_release(&ax[1]);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 static void test_callback_stops_and_bad_arguments(void **state)
@@ -164,7 +164,7 @@ static void test_callback_stops_and_bad_arguments(void **state)
     assert_int_equal(c.calls, 0);
     pm_axis_release(&ax[0]);
     pm_axis_release(&ax[1]);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* The prepare hook: called on every block, before the in-order callback sees it. */
@@ -209,7 +209,7 @@ static void test_prepare_hook(void **state)
         assert_int_equal(r.delivered, 6);
     }
     pm_axis_release(&ax);
-    pm_scenario_free(&s);
+    pm_scenario_release(&s);
 }
 
 /* ---------------------------------------------------------------- reentrancy */
@@ -251,7 +251,7 @@ static void test_sweeps_from_several_threads(void **state)
         assert_same_points(&jobs[i].out, ref[i].pts, ref[i].n);
         free(jobs[i].out.pts);
         free(ref[i].pts);
-        pm_scenario_free(&s[i]);
+        pm_scenario_release(&s[i]);
     }
     pm_axis_release(&ax[0]);
     pm_axis_release(&ax[1]);
