@@ -128,6 +128,14 @@ typedef struct pm_model {
     uint64_t local_mask; /* bit i set: layer l with l % window_period == i is local; only with
                             sliding_window (0 with a window acts as every layer local) */
     int max_position_embeddings; /* the context the model was trained for; 0: not given */
+    /* Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank >= 1: each layer caches
+     * one latent of kv_lora_rank + qk_rope_head_dim elements per position, shared by every
+     * head and so replicated on every tensor-parallel rank; decode runs the absorbed form. */
+    int kv_lora_rank;     /* 0: not MLA */
+    int q_lora_rank;      /* the query's low-rank dimension; 0: a full-rank query projection */
+    int qk_nope_head_dim; /* per head, the query/key part without position encoding */
+    int qk_rope_head_dim; /* per head (and once in the latent), the part with RoPE */
+    int v_head_dim;       /* per head, the value dimension */
 } pm_model;
 
 /** Whether layer `layer` (0-based) of m attends through its sliding window. */
@@ -474,7 +482,8 @@ typedef enum pm_node_role {
     PM_ROLE_NONE = 0,        /* unknown: a hand-built node, or a prefetch */
     PM_ROLE_EMBEDDING = 1,
     PM_ROLE_ATTN_NORM = 2,   /* the norm before attention */
-    PM_ROLE_QKV = 3,         /* the Q, K and V projections */
+    PM_ROLE_QKV = 3,         /* the Q, K and V projections (MLA: the query's and the latent's
+                                down-projections from the hidden state) */
     PM_ROLE_ROPE = 4,        /* RoPE and the KV-cache append */
     PM_ROLE_ATTENTION = 5,   /* the attention core, reading the KV cache */
     PM_ROLE_O = 6,           /* the output projection (fused with its allreduce in fused mode) */
@@ -487,7 +496,11 @@ typedef enum pm_node_role {
     PM_ROLE_MLP_ALLREDUCE = 13,
     PM_ROLE_FINAL_NORM = 14,
     PM_ROLE_LM_HEAD = 15,
-    PM_ROLE_COUNT = 16
+    PM_ROLE_Q_UP = 16,       /* MLA: the query's up-projection from its low rank */
+    PM_ROLE_K_UP = 17,       /* MLA: the latent's key up-projection (decode: absorbed into the
+                                query; prefill: the keys decompressed) */
+    PM_ROLE_V_UP = 18,       /* MLA: the latent's value up-projection */
+    PM_ROLE_COUNT = 19
 } pm_node_role;
 
 /** "o", "qkv", "lm_head"...; "?" for an invalid value. */

@@ -158,7 +158,6 @@ typedef struct hf_key_note {
 } hf_key_note;
 
 #define MOE "MoE is not modelled yet: expert weights, routing and all-to-all are missing"
-#define MLA "multi-head latent attention (MLA) is not modelled yet"
 static const hf_key_note hf_refused[] = {
     {"num_local_experts", MOE},
     {"n_routed_experts", MOE},
@@ -173,11 +172,6 @@ static const hf_key_note hf_refused[] = {
     {"decoder_sparse_step", MOE},
     {"interleave_moe_layer_step", MOE},
     {"intermediate_size_mlp", MOE},
-    {"kv_lora_rank", MLA},
-    {"q_lora_rank", MLA},
-    {"qk_rope_head_dim", MLA},
-    {"qk_nope_head_dim", MLA},
-    {"v_head_dim", MLA},
     {"attention_chunk_size", "chunked local attention (Llama-4) is not modelled yet"},
     {"num_nextn_predict_layers", "multi-token prediction layers are not modelled"},
     {"cross_attention_layers", "cross-attention layers are not modelled"},
@@ -187,7 +181,6 @@ static const hf_key_note hf_refused[] = {
     {"ssm_cfg", "hybrid state-space layers are not modelled"},
 };
 #undef MOE
-#undef MLA
 
 /* HuggingFace keys known not to change the cost the model computes: accepted, and listed as
  * ignored by `resolve`. */
@@ -474,6 +467,42 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     return PM_OK;
 }
 
+/* Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank turns it on, and then the head
+ * dimensions are required (their defaults differ between families); q_lora_rank null or absent
+ * is a full-rank query projection. */
+static pm_status read_mla(pm_obj *o, pm_model *m)
+{
+    static const char *const dims[] = {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+    pm_obj_declare(o, "kv_lora_rank", PM_DIM_NONE);
+    pm_obj_declare(o, "q_lora_rank", PM_DIM_NONE);
+    for (size_t i = 0; i < PM_ARRAY_LEN(dims); i++)
+        pm_obj_declare(o, dims[i], PM_DIM_NONE);
+    const cJSON *kl = cJSON_GetObjectItemCaseSensitive(o->json, "kv_lora_rank");
+    if (!kl || cJSON_IsNull(kl))
+        return PM_OK;
+    pm_status st;
+    int *out[] = {&m->qk_nope_head_dim, &m->qk_rope_head_dim, &m->v_head_dim};
+    if ((st = int_field(o, "kv_lora_rank", true, 1, 1L << 20, &m->kv_lora_rank)) != PM_OK)
+        return st;
+    const cJSON *ql = cJSON_GetObjectItemCaseSensitive(o->json, "q_lora_rank");
+    if (ql && !cJSON_IsNull(ql) &&
+        (st = int_field(o, "q_lora_rank", true, 1, 1L << 20, &m->q_lora_rank)) != PM_OK)
+        return st;
+    if ((!ql || cJSON_IsNull(ql)) &&
+        (st = note_value(o, "q_lora_rank", 0, "defaulted",
+                         "a full-rank query projection")) != PM_OK)
+        return st;
+    for (size_t i = 0; i < PM_ARRAY_LEN(dims); i++) {
+        /* qk_rope_head_dim may be 0 (no position part); the others carry the heads. */
+        if ((st = int_field(o, dims[i], true, i == 1 ? 0 : 1, 1L << 20, out[i])) != PM_OK)
+            return st;
+    }
+    return note_value(o, "kv_bytes_per_position_elements",
+                      m->kv_lora_rank + m->qk_rope_head_dim, "derived",
+                      "MLA: kv_lora_rank + qk_rope_head_dim per layer, replicated on every "
+                      "tensor-parallel rank");
+}
+
 static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
 {
     pm_status st;
@@ -523,11 +552,23 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
                        PM_OK)
         return st;
 
+    if ((st = read_mla(o, m)) != PM_OK)
+        return st;
+    const bool mla = m->kv_lora_rank > 0;
     if (m->hidden % m->heads == 0)
         m->head_dim = m->hidden / m->heads;
+    if (mla)
+        m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
     bool has_head_dim = pm_obj_has(o, "head_dim");
     if ((st = int_field(o, "head_dim", false, 1, 1L << 30, &m->head_dim)) != PM_OK)
         return st;
+    if (!has_head_dim && mla &&
+        (st = note_value(o, "head_dim", m->head_dim, "derived",
+                         "MLA: qk_nope_head_dim + qk_rope_head_dim (the query/key head)")) !=
+            PM_OK)
+        return st;
+    if (mla)
+        has_head_dim = true;
     if (!has_head_dim && m->hidden % m->heads != 0)
         return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.head_dim",
                        "hidden_size %d is not a multiple of num_attention_heads %d: give "

@@ -38,6 +38,25 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
                                 : 0.0;
     out->qkv_weight_bytes = h * qkv_cols * ew + qkv_bias;
     out->attn_weight_bytes = out->qkv_weight_bytes + shard->q_heads * d * h * ew + o_bias;
+    out->kv_bytes_per_token = 2.0 * wl->batch * shard->kv_heads * d * ekv;
+    if (md->kv_lora_rank > 0) {
+        /* MLA: the down-projections (whole on every rank), the query's up-projection, the key
+         * up-projection (what precedes the attention core in decode), then the value
+         * up-projection and O; one latent per position. */
+        const double n = shard->q_heads, r = md->kv_lora_rank, rope = md->qk_rope_head_dim;
+        const double nope = md->qk_nope_head_dim, v = md->v_head_dim;
+        const double q_cols = n * (nope + rope);
+        const double down = md->q_lora_rank > 0 ? h * (md->q_lora_rank + r + rope) +
+                                                      md->q_lora_rank * q_cols
+                                                : h * (q_cols + r + rope);
+        const double qkv_node_cols = md->q_lora_rank > 0 ? md->q_lora_rank + r + rope
+                                                         : q_cols + r + rope;
+        const double mla_bias =
+            pm_model_role_has_bias(md, PM_ROLE_QKV) ? qkv_node_cols * eb : 0.0;
+        out->qkv_weight_bytes = (down + n * nope * r) * ew + mla_bias;
+        out->attn_weight_bytes = out->qkv_weight_bytes + (n * r * v + n * v * h) * ew + o_bias;
+        out->kv_bytes_per_token = wl->batch * (r + rope) * ekv;
+    }
     out->mlp_weight_bytes = (mlp_in + 1.0) * h * shard->mlp_cols * ew + mlp_bias;
     out->layer_weight_bytes = out->attn_weight_bytes + out->mlp_weight_bytes;
     out->lm_head_bytes = shard->vocab_cols * h * ew;
@@ -46,7 +65,6 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
     out->embedding_bytes = md->tied_embeddings ? 0.0 : shard->vocab_cols * h * ew;
     out->weight_bytes = md->layers * out->layer_weight_bytes + out->lm_head_bytes +
                         out->embedding_bytes;
-    out->kv_bytes_per_token = 2.0 * wl->batch * shard->kv_heads * d * ekv;
     out->local_layers = pm_model_local_layers(md);
     out->kv_bytes_global_layer = out->kv_bytes_per_token * pm_kv_tokens(md, false, context_len);
     out->kv_bytes_local_layer =

@@ -368,11 +368,12 @@ static pm_status period_of(const pm_step_plan *p, const pm_step_node *const *L, 
     return seg_run(&g, sharing, stream, g.n - 1, out);
 }
 
-/* Combines the decisions of the two classes into one signature (decide's signatures have at
- * most PM_TEMPLATE_MAX bits each). */
+/* Combines the decisions of the two classes into one signature: the global one alone when
+ * there are no local layers (local 0), else mixed by a multiplicative hash (a plan has a few
+ * distinct decision sets, so a collision is very unlikely). */
 static unsigned class_signature(unsigned global, unsigned local)
 {
-    return global ^ (local << PM_TEMPLATE_MAX) ^ (local >> (32 - PM_TEMPLATE_MAX));
+    return global ^ (local * 2654435761u);
 }
 
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,

@@ -361,6 +361,108 @@ static void test_window_that_fits_l2_never_spills(void **state)
     assert_int_equal(e.kv_spill_context, 14848);
 }
 
+/* ---------------------------------------------------------------- MLA */
+
+/* DeepSeek-V3's attention (hidden 7168, 128 heads, q_lora 1536, kv_lora 512, nope 128, rope 64,
+ * v 128) over a dense MLP of 18432 (its first three layers), bf16, batch 1, 8 devices: 16
+ * heads per device. */
+static pm_scenario mla_scenario(int devices)
+{
+    pm_scenario s = hand_scenario(devices);
+    pm_model *m = &s.model;
+    m->layers = 3;
+    m->hidden = 7168;
+    m->heads = 128;
+    m->kv_heads = 128;
+    m->head_dim = 192;
+    m->intermediate = 18432;
+    m->vocab = 129280;
+    m->kv_lora_rank = 512;
+    m->q_lora_rank = 1536;
+    m->qk_nope_head_dim = 128;
+    m->qk_rope_head_dim = 64;
+    m->v_head_dim = 128;
+    s.workload.batch = 1;
+    s.workload.weight_dtype = s.workload.kv_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
+    s.accel.peak_flop_per_s[PM_DTYPE_BF16] = 1e15;
+    return s;
+}
+
+static void test_mla_weights_and_latent_cache_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = mla_scenario(8);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 4096, &f, NULL), PM_OK);
+    /* Elements per device: the down-projections q_a + kv_a, whole on every rank,
+     * 7168 x (1536 + 512 + 64) = 15,138,816; q_b 1536 x 16 x 192 = 4,718,592; the key and
+     * value up-projections 16 x 128 x 512 = 1,048,576 each; O 16 x 128 x 7168 = 14,680,064.
+     * (All 8 ranks: q_a 11,010,048 + kv_a 4,128,768 + (q_b 37,748,736 + kv_b 16,777,216 +
+     * o 117,440,512) / 8: DeepSeek-V3's 187.1 M attention parameters per layer.) */
+    const double before_core = 15138816.0 + 4718592 + 1048576;
+    assert_rel(f.qkv_weight_bytes, 2.0 * before_core, 0.0);
+    assert_rel(f.attn_weight_bytes, 2.0 * (before_core + 1048576 + 14680064), 0.0);
+    assert_rel(f.attn_weight_bytes, 2.0 * 36634624, 0.0);
+    /* The latent: (512 + 64) x 2 bytes per position and layer, on every rank. */
+    assert_rel(f.kv_bytes_per_token, 1152.0, 0.0);
+    assert_rel(f.kv_bytes, 3 * 1152.0 * 4096, 0.0);
+    pm_shard sh;
+    assert_int_equal(pm_shard_compute(&s, &sh, NULL), PM_OK);
+    assert_rel(sh.q_heads, 16.0, 0.0);
+    assert_rel(sh.kv_heads, 1.0, 0.0);
+    assert_true(sh.kv_replicated);
+    /* Tensor parallelism does not shrink it (unlike GQA). */
+    pm_scenario one = mla_scenario(1);
+    pm_footprint f1;
+    assert_int_equal(pm_footprint_compute(&one, NULL, 4096, &f1, NULL), PM_OK);
+    assert_rel(f1.kv_bytes_per_token, f.kv_bytes_per_token, 0.0);
+}
+
+static void test_mla_decode_runs_the_absorbed_form(void **state)
+{
+    (void)state;
+    pm_scenario s = mla_scenario(8);
+    pm_graph *g = build(&s, 1000);
+    /* Per layer: norm, QKV_A, Q_B, K_UP, RoPE, Attention, V_UP, O, AR, norm, Gate, Up,
+     * SiLUxMul, Down, AR. */
+    assert_int_equal(g->n_nodes, 1 + 3 * 15 + 2);
+    const pm_node *a = find_role(g, 0, PM_ROLE_ATTENTION);
+    /* Scores over the latent and its rope part, output in the latent: 2 x 16 x (2 x 512 + 64)
+     * = 34,816 flop per position, plus 5 x 16 for the softmax; 1000 positions of 1152 bytes,
+     * contiguous. */
+    assert_rel(a->flop, (34816.0 + 80.0) * 1000, 0.0);
+    assert_rel(a->kv_bytes, 1152.0 * 1000, 0.0);
+    assert_false(a->kv_strided);
+    /* The absorbed key up-projection: q_nope (16 x 128) times W_UK, 2 x 16 x 128 x 512 flop. */
+    const pm_node *k = find_role(g, 0, PM_ROLE_K_UP);
+    assert_rel(k->flop, 2.0 * 16 * 128 * 512, 0.0);
+    assert_rel(k->weight_bytes, 2.0 * 16 * 128 * 512, 0.0);
+    const pm_node *v = find_role(g, 0, PM_ROLE_V_UP);
+    assert_true(v > a); /* after the core in decode */
+    assert_rel(v->flop, 2.0 * 16 * 512 * 128, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_O)->weight_bytes, 2.0 * 16 * 128 * 7168, 0.0);
+    pm_graph_free(g);
+}
+
+static void test_mla_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 100, 4096, 20000};
+    for (int q_lora = 0; q_lora < 2; q_lora++)
+        for (int big = 0; big < 2; big++) {
+            pm_scenario s = mla_scenario(8);
+            s.model.layers = 5;
+            s.model.q_lora_rank = q_lora ? 1536 : 0;
+            s.accel.l2_capacity_bytes = big ? 256.0 * 1048576.0 : 40.0 * 1048576.0;
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+            /* ...and with a window on every other layer. */
+            s.model.sliding_window = 2048;
+            s.model.window_period = 2;
+            s.model.local_mask = 0x1;
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+        }
+}
+
 /* ---------------------------------------------------------------- real configs */
 
 /* Falcon-7B (tiiuae/falcon-7b's config.json): 71 heads of 64, one KV head (multi_query; its
@@ -423,6 +525,9 @@ int main(void)
         cmocka_unit_test(test_window_patterns_fast_path_matches_graph_path),
         cmocka_unit_test(test_window_estimate_sums_every_decode_step),
         cmocka_unit_test(test_window_that_fits_l2_never_spills),
+        cmocka_unit_test(test_mla_weights_and_latent_cache_by_hand),
+        cmocka_unit_test(test_mla_decode_runs_the_absorbed_form),
+        cmocka_unit_test(test_mla_fast_path_matches_graph_path),
         cmocka_unit_test(test_falcon7b_is_multi_query_and_parallel),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
