@@ -1357,6 +1357,156 @@ static void test_hf_text_config_is_unwrapped(void **state)
     pm_scenario_release(&s);
 }
 
+/* A HuggingFace model from the Llama 3 config with extra keys after vocab_size. */
+static pm_status load_llama_with(const char *extra, pm_model *m, pm_error *err, char *path,
+                                 size_t n)
+{
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    char to[2048];
+    snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  %s", extra);
+    char *text = subst(base, "\"vocab_size\": 128256", to);
+    write_tmp("hf-extra.json", text, path, n);
+    free(text);
+    free(base);
+    return pm_model_load(path, &g_opts, m, err);
+}
+
+static void test_hf_sliding_window_of_every_family(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    /* Mistral, Phi-3: every layer. */
+    assert_ok(load_llama_with("\"sliding_window\": 4096", &m, &err, path, sizeof path), &err);
+    assert_int_equal(m.sliding_window, 4096);
+    assert_int_equal(pm_model_local_layers(&m), 32);
+    /* Qwen2: switched off. */
+    assert_ok(load_llama_with("\"sliding_window\": 4096, \"use_sliding_window\": false", &m, &err,
+                              path, sizeof path),
+              &err);
+    assert_int_equal(pm_model_local_layers(&m), 0);
+    /* ...and on from layer 28 of 32: not a repeating pattern, refused. */
+    assert_fails(load_llama_with("\"sliding_window\": 4096, \"use_sliding_window\": true, "
+                                 "\"max_window_layers\": 28",
+                                 &m, &err, path, sizeof path),
+                 &err, PM_ERR_UNSUPPORTED, path, "$.max_window_layers", "is not modelled");
+    /* Gemma-3's pattern: layers 5, 11, 17, 23, 29 global, 27 of 32 local. */
+    assert_ok(load_llama_with("\"sliding_window\": 1024, \"sliding_window_pattern\": 6", &m, &err,
+                              path, sizeof path),
+              &err);
+    assert_int_equal(m.window_period, 6);
+    assert_int_equal(pm_model_local_layers(&m), 27);
+    assert_true(pm_model_layer_is_local(&m, 4));
+    assert_false(pm_model_layer_is_local(&m, 5));
+    /* layer_types: the smallest period is found (3: local, local, global). */
+    char lt[1024] = "\"sliding_window\": 512, \"layer_types\": [";
+    for (int l = 0; l < 32; l++)
+        strcat(lt, l % 3 == 2 ? "\"full_attention\"," : "\"sliding_attention\",");
+    lt[strlen(lt) - 1] = ']';
+    assert_ok(load_llama_with(lt, &m, &err, path, sizeof path), &err);
+    assert_int_equal(m.window_period, 3);
+    assert_int_equal(pm_model_local_layers(&m), 22); /* 10 full periods x 2 + layers 30, 31 */
+    /* A list of the wrong length. */
+    assert_fails(load_llama_with("\"sliding_window\": 512, \"layer_types\": [\"full_attention\"]",
+                                 &m, &err, path, sizeof path),
+                 &err, PM_ERR_INCONSISTENT, path, "$.layer_types", "one type per layer");
+    /* Gemma-2's family default: even layers local. */
+    char *g2 = slurp(HF_DIR "/llama3-8b-config.json");
+    char *text = subst(g2, "\"model_type\": \"llama\"",
+                       "\"model_type\": \"gemma2\", \"sliding_window\": 4096");
+    write_tmp("hf-gemma2.json", text, path, sizeof path);
+    free(text);
+    free(g2);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.window_period, 2);
+    assert_true(pm_model_layer_is_local(&m, 0));
+    assert_false(pm_model_layer_is_local(&m, 1));
+    assert_int_equal(pm_model_local_layers(&m), 16);
+    /* Llama-4's chunked attention is refused naming the key. */
+    assert_fails(load_llama_with("\"attention_chunk_size\": 8192", &m, &err, path, sizeof path),
+                 &err, PM_ERR_UNSUPPORTED, path, "$.attention_chunk_size",
+                 "chunked local attention");
+}
+
+static void test_hf_kv_head_keys_of_every_family(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    /* multi_query with num_key_value_heads given: the key wins. */
+    assert_ok(load_llama_with("\"multi_query\": true", &m, &err, path, sizeof path), &err);
+    assert_int_equal(m.kv_heads, 8);
+    /* GPT-BigCode-style multi_query without a KV-head key: one KV head. */
+    char *llama = slurp(HF_DIR "/llama3-8b-config.json");
+    char *mq = subst(llama, "\"num_key_value_heads\": 8", "\"multi_query\": true");
+    write_tmp("hf-mqa.json", mq, path, sizeof path);
+    free(mq);
+    free(llama);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.kv_heads, 1);
+    char *base = slurp(HF_DIR "/falcon-7b-config.json");
+    /* new_decoder_architecture (Falcon-40B/180B): num_kv_heads counts, and the block is
+     * parallel. */
+    char *text = subst(base, "\"new_decoder_architecture\": false",
+                       "\"new_decoder_architecture\": true");
+    write_tmp("hf-falcon-new.json", text, path, sizeof path);
+    free(text);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.kv_heads, 71);
+    assert_true(m.parallel_block);
+    free(base);
+}
+
+static void test_hf_activation_keys_decide_the_gate(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    /* An unknown family: SiLU is gated, GELU plain, whichever key names it. */
+    static const struct {
+        const char *act;
+        bool gated;
+    } cases[] = {{"\"hidden_act\": \"gelu\"", false},
+                 {"\"hidden_activation\": \"silu\"", true},
+                 {"\"activation_function\": \"relu\"", false}};
+    for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
+        char *t1 = subst(base, "\"model_type\": \"llama\"", "\"model_type\": \"acme\"");
+        char *t2 = subst(t1, "\"hidden_act\": \"silu\"", cases[i].act);
+        write_tmp("hf-act.json", t2, path, sizeof path);
+        free(t1);
+        free(t2);
+        assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+        assert_int_equal(m.gated_mlp, cases[i].gated);
+    }
+    free(base);
+}
+
+static void test_hf_mla_keys_are_read(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    assert_ok(load_llama_with("\"kv_lora_rank\": 512, \"q_lora_rank\": null, "
+                              "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, "
+                              "\"v_head_dim\": 128",
+                              &m, &err, path, sizeof path),
+              &err);
+    assert_int_equal(m.kv_lora_rank, 512);
+    assert_int_equal(m.q_lora_rank, 0);
+    assert_int_equal(m.qk_nope_head_dim, 128);
+    assert_int_equal(m.qk_rope_head_dim, 64);
+    assert_int_equal(m.v_head_dim, 128);
+    /* The head dims are required: their defaults differ between families. */
+    assert_fails(load_llama_with("\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128", &m, &err,
+                                 path, sizeof path),
+                 &err, PM_ERR_MISSING, path, "$.qk_rope_head_dim", "missing required key");
+}
+
 /* ---------------------------------------------------------------- pm_scenario_check */
 
 static void hand_scenario(pm_scenario *s)
@@ -2071,6 +2221,10 @@ int main(void)
         cmocka_unit_test(test_hf_moe_keys_are_refused_naming_the_key),
         cmocka_unit_test(test_hf_misspelt_cost_key_suggests_the_key),
         cmocka_unit_test(test_hf_text_config_is_unwrapped),
+        cmocka_unit_test(test_hf_sliding_window_of_every_family),
+        cmocka_unit_test(test_hf_kv_head_keys_of_every_family),
+        cmocka_unit_test(test_hf_activation_keys_decide_the_gate),
+        cmocka_unit_test(test_hf_mla_keys_are_read),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),
         cmocka_unit_test(test_quantities_beyond_the_modelled_magnitudes_are_rejected),
