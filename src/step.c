@@ -3,9 +3,14 @@
  * graph. It computes exactly what the graph path computes (reference.c keeps that path as the
  * reference the tests compare against), using three facts:
  *
- *  1. Layers repeat exactly, so one layer's nodes (pm_template) and their costs are computed
- *     once per plan; in decode only the attention node depends on the context length, and
- *     linearly, so an evaluation recomputes one node.
+ *  1. Layers repeat exactly, or in a pattern of two classes (global and local, windowed) that
+ *     differ only in their attention node, so one layer's nodes (pm_template) and their costs
+ *     are computed once per plan, plus the local attention; in decode only the attention
+ *     depends on the context length, linearly in the positions it reads (the window caps them),
+ *     so an evaluation recomputes one node per class. A period (from a layer's first
+ *     communication to the next layer's) depends only on the class of the next layer: the
+ *     nodes from the first communication on hold no attention. So a step is the prefix, one
+ *     period per class times its count, and the last layer.
  *  2. The graph is a chain, so Algorithm 1's breadth-first walk of a window is the program
  *     order from a communication node to the next one.
  *  3. When the first communication node of a layer starts, the prefetch stream is idle and
