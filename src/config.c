@@ -994,6 +994,14 @@ static pm_status check_model(const pm_model *m, pm_error *err)
                        "the window must be >= 0 tokens and its period in [0, 64] layers (got %d "
                        "tokens, period %d)",
                        m->sliding_window, m->window_period);
+    if (m->kv_lora_rank < 0 || m->q_lora_rank < 0 || m->qk_rope_head_dim < 0 ||
+        (m->kv_lora_rank > 0 && (m->qk_nope_head_dim < 1 || m->v_head_dim < 1)))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.kv_lora_rank",
+                       "MLA needs qk_nope_head_dim and v_head_dim >= 1 and no negative rank "
+                       "(got kv_lora_rank %d, q_lora_rank %d, qk_nope_head_dim %d, "
+                       "qk_rope_head_dim %d, v_head_dim %d)",
+                       m->kv_lora_rank, m->q_lora_rank, m->qk_nope_head_dim,
+                       m->qk_rope_head_dim, m->v_head_dim);
     return PM_OK;
 }
 

@@ -479,6 +479,28 @@ static void test_falcon7b_is_multi_query_and_parallel(void **state)
     pm_scenario_release(&s);
 }
 
+/* Gemma-2-9B as bundled, in its scenario (4 devices, batch 4, int8, 8192 tokens): 4 query
+ * heads and 2 KV heads of 256 per device, 21 local layers (4096 positions) and 21 global. */
+static void test_bundled_gemma2_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("gemma2-9b", NULL, 0);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 8192, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 21);
+    const double qkv = 3584.0 * (4 + 2 * 2) * 256, o = 4.0 * 256 * 3584;
+    assert_rel(f.attn_weight_bytes, qkv + o, 0.0);         /* 11,010,048 */
+    assert_rel(f.mlp_weight_bytes, 3.0 * 3584 * 3584, 0.0); /* 14336 / 4 columns */
+    assert_rel(f.kv_bytes_per_token, 2.0 * 4 * 2 * 256, 0.0);
+    assert_rel(f.kv_bytes, 21 * 4096.0 * 8192 + 21 * 4096.0 * 4096, 0.0); /* 1008 MiB */
+    /* A hand-built scenario with a bad MLA is refused, not modelled. */
+    s.model.kv_lora_rank = 512;
+    pm_error err;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_RANGE);
+    assert_string_equal(err.path, "$.model.kv_lora_rank");
+    pm_scenario_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -497,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_mla_decode_runs_the_absorbed_form),
         cmocka_unit_test(test_mla_fast_path_matches_graph_path),
         cmocka_unit_test(test_falcon7b_is_multi_query_and_parallel),
+        cmocka_unit_test(test_bundled_gemma2_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
