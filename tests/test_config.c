@@ -1429,6 +1429,23 @@ static void test_hf_sliding_window_of_every_family(void **state)
                  "chunked local attention");
 }
 
+static void test_hf_gemma3_wrapper_reads_its_text_model_and_pattern(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(HF_DIR "/gemma-3-27b-it-config.json", &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 62);
+    assert_int_equal(m.hidden, 5376);
+    assert_int_equal(m.head_dim, 128);
+    assert_int_equal(m.sliding_window, 1024);
+    assert_int_equal(m.window_period, 6); /* gemma3_text's default pattern */
+    /* Global at layers 5, 11, ..., 59: 10 of 62. */
+    assert_int_equal(pm_model_local_layers(&m), 52);
+    assert_true(m.gated_mlp);
+    assert_true(m.tied_embeddings);
+}
+
 static void test_hf_kv_head_keys_of_every_family(void **state)
 {
     (void)state;
@@ -2222,6 +2239,7 @@ int main(void)
         cmocka_unit_test(test_hf_misspelt_cost_key_suggests_the_key),
         cmocka_unit_test(test_hf_text_config_is_unwrapped),
         cmocka_unit_test(test_hf_sliding_window_of_every_family),
+        cmocka_unit_test(test_hf_gemma3_wrapper_reads_its_text_model_and_pattern),
         cmocka_unit_test(test_hf_kv_head_keys_of_every_family),
         cmocka_unit_test(test_hf_activation_keys_decide_the_gate),
         cmocka_unit_test(test_hf_mla_keys_are_read),
