@@ -501,6 +501,44 @@ static void test_bundled_gemma2_by_hand(void **state)
     pm_scenario_release(&s);
 }
 
+/* Phi-3-medium as bundled (its 2047-token window on every layer) in the Table 1 setting
+ * (4 devices, batch 4, int8, 16384 tokens): 10 KV heads over 4 devices, 3 on the busiest. */
+static void test_bundled_phi3_medium_window_by_hand(void **state)
+{
+    (void)state;
+    const char *ov[] = {"model=phi3-medium"};
+    pm_scenario s = pm_test_load("phi3-medium", ov, 1);
+    assert_int_equal(s.model.sliding_window, 2047);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 16384, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 40);
+    assert_rel(f.kv_bytes_per_token, 2.0 * 4 * 3 * 128, 0.0);  /* 3072 */
+    assert_rel(f.kv_bytes, 40 * 3072.0 * 2047, 0.0);            /* 251,535,360 */
+    pm_scenario_release(&s);
+    /* The paper's scenario leaves the window out (full attention, EXPERIMENTS.md). */
+    s = pm_test_load("phi3-medium", NULL, 0);
+    assert_int_equal(s.model.sliding_window, 0);
+    pm_scenario_release(&s);
+}
+
+/* Llama-3.1-405B on 8 H200s in bf16: 16 query heads and 1 KV head per device, 6656 MLP
+ * columns, 16032 vocabulary rows for the LM head and (untied) the embedding. */
+static void test_bundled_llama405b_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama405b-h200", NULL, 0);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 4096, &f, NULL), PM_OK);
+    const double qkv = 16384.0 * (16 + 2) * 128 * 2; /* 75,497,472 */
+    const double o = 16.0 * 128 * 16384 * 2;        /* 67,108,864 */
+    const double mlp = 3.0 * 16384 * 6656 * 2;      /* 654,311,424 */
+    const double rows = 16032.0 * 16384 * 2;        /* 525,336,576 */
+    assert_rel(f.weight_bytes, 126 * (qkv + o + mlp) + 2 * rows, 1e-15);
+    assert_rel(f.weight_bytes, 101462310912.0, 1e-15); /* 94.5 GiB */
+    assert_rel(f.kv_bytes_per_token, 2.0 * 1 * 1 * 128 * 2, 0.0);
+    pm_scenario_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +558,8 @@ int main(void)
         cmocka_unit_test(test_mla_fast_path_matches_graph_path),
         cmocka_unit_test(test_falcon7b_is_multi_query_and_parallel),
         cmocka_unit_test(test_bundled_gemma2_by_hand),
+        cmocka_unit_test(test_bundled_phi3_medium_window_by_hand),
+        cmocka_unit_test(test_bundled_llama405b_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
