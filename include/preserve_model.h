@@ -127,6 +127,10 @@ typedef struct pm_model {
                             1); only with sliding_window */
     uint64_t local_mask; /* bit i set: layer l with l % window_period == i is local; only with
                             sliding_window (0 with a window acts as every layer local) */
+    bool chunked_attention; /* local layers attend within fixed chunks of sliding_window
+                               tokens (Llama-4's attention_chunk_size: a query sees the
+                               positions of its own chunk) rather than through a window that
+                               slides */
     int max_position_embeddings; /* the context the model was trained for; 0: not given */
     /* Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank >= 1: each layer caches
      * one latent of kv_lora_rank + qk_rope_head_dim elements per position, shared by every

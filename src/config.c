@@ -172,7 +172,6 @@ static const hf_key_note hf_refused[] = {
     {"decoder_sparse_step", MOE},
     {"interleave_moe_layer_step", MOE},
     {"intermediate_size_mlp", MOE},
-    {"attention_chunk_size", "chunked local attention (Llama-4) is not modelled yet"},
     {"num_nextn_predict_layers", "multi-token prediction layers are not modelled"},
     {"cross_attention_layers", "cross-attention layers are not modelled"},
     {"is_encoder_decoder", "encoder-decoder models are not modelled"},
@@ -339,53 +338,114 @@ static const char *const parallel_families[] = {"gptj", "cohere", "cohere2", "ph
 static const char *const biased_families[] = {"gpt2", "gpt_neox", "opt", "bloom", "phi",
                                               "gpt_bigcode", "starcoder2"};
 
-/* Sets m's local-layer pattern from layer_types (a list of "sliding_attention" and
- * "full_attention", one per layer): the list must repeat with a period of at most 64 layers. */
-static pm_status window_from_layer_types(pm_obj *o, const cJSON *lt, pm_model *m)
+/* Sets m's local-layer pattern from a list with one item per layer: layer_types
+ * ("sliding_attention" or "chunked_attention" local, "full_attention" global) or Llama-4's
+ * no_rope_layers (1: a chunked layer with RoPE, 0: a global one without). The list must repeat
+ * with a period of at most 64 layers. */
+static pm_status pattern_from_list(pm_obj *o, const char *key, const cJSON *list, pm_model *m)
 {
-    if (!cJSON_IsArray(lt))
-        return pm_obj_fail(o, "layer_types", PM_ERR_TYPE, "expected a list of strings (got %s)",
-                           pm_json_type_name(lt));
-    const int n = cJSON_GetArraySize(lt);
+    if (!cJSON_IsArray(list))
+        return pm_obj_fail(o, key, PM_ERR_TYPE, "expected a list (got %s)",
+                           pm_json_type_name(list));
+    const int n = cJSON_GetArraySize(list);
     if (n != m->layers)
-        return pm_obj_fail(o, "layer_types", PM_ERR_INCONSISTENT,
+        return pm_obj_fail(o, key, PM_ERR_INCONSISTENT,
                            "must list one type per layer (got %d types, %d layers)", n,
                            m->layers);
-    bool local[64] = {false};
+    const bool types = strcmp(key, "layer_types") == 0;
+    const char *want = m->chunked_attention ? "chunked_attention" : "sliding_attention";
+    bool *local = pm_calloc((size_t)n, sizeof *local);
+    if (!local)
+        return pm_obj_fail(o, key, PM_ERR_NOMEM, "out of memory");
+    pm_status st = PM_OK;
+    int l = 0;
+    for (const cJSON *c = list->child; c && st == PM_OK; c = c->next, l++) {
+        if (types && cJSON_IsString(c) && strcmp(c->valuestring, want) == 0)
+            local[l] = true;
+        else if (types && cJSON_IsString(c) && strcmp(c->valuestring, "full_attention") == 0)
+            local[l] = false;
+        else if (!types && cJSON_IsNumber(c) && (c->valueint == 0 || c->valueint == 1) &&
+                 fabs(c->valuedouble - c->valueint) <= 0.0)
+            local[l] = c->valueint == 1;
+        else if (types && cJSON_IsString(c))
+            st = pm_obj_fail(o, key, PM_ERR_UNSUPPORTED,
+                             "layer type \"%s\" (layer %d) is not modelled here (expected \"%s\" "
+                             "or \"full_attention\")",
+                             c->valuestring, l, want);
+        else
+            st = pm_obj_fail(o, key, PM_ERR_TYPE, "item %d: expected %s (got %s)", l,
+                             types ? "a layer type" : "0 or 1", pm_json_type_name(c));
+    }
     int period = 0;
-    for (int p = 1; p <= 64 && p <= n && period == 0; p++) {
+    for (int p = 1; st == PM_OK && p <= 64 && p <= n && period == 0; p++) {
         bool ok = true;
-        int l = 0;
-        for (const cJSON *c = lt->child; c && ok; c = c->next, l++)
-            ok = cJSON_IsString(c) && strcmp(c->valuestring,
-                                             cJSON_GetArrayItem(lt, l % p)->valuestring) == 0;
+        for (int i = p; i < n && ok; i++)
+            ok = local[i] == local[i % p];
         if (ok)
             period = p;
     }
-    int l = 0;
-    for (const cJSON *c = lt->child; c; c = c->next, l++) {
-        if (!cJSON_IsString(c))
-            return pm_obj_fail(o, "layer_types", PM_ERR_TYPE,
-                               "expected a list of strings (item %d is %s)", l,
-                               pm_json_type_name(c));
-        const bool sliding = strcmp(c->valuestring, "sliding_attention") == 0;
-        if (!sliding && strcmp(c->valuestring, "full_attention") != 0)
-            return pm_obj_fail(o, "layer_types", PM_ERR_UNSUPPORTED,
-                               "layer type \"%s\" (layer %d) is not modelled (expected "
-                               "\"sliding_attention\" or \"full_attention\")",
-                               c->valuestring, l);
-        if (period && l < period)
-            local[l] = sliding;
+    if (st == PM_OK && period == 0)
+        st = pm_obj_fail(o, key, PM_ERR_UNSUPPORTED,
+                         "the layer types do not repeat with a period of at most 64 layers: "
+                         "such a pattern is not modelled");
+    if (st == PM_OK) {
+        m->window_period = period;
+        m->local_mask = 0;
+        for (int i = 0; i < period; i++)
+            if (local[i])
+                m->local_mask |= (uint64_t)1 << i;
     }
-    if (period == 0)
-        return pm_obj_fail(o, "layer_types", PM_ERR_UNSUPPORTED,
-                           "the layer types do not repeat with a period of at most 64 layers: "
-                           "such a pattern is not modelled");
-    m->window_period = period;
-    m->local_mask = 0;
-    for (int i = 0; i < period; i++)
-        if (local[i])
-            m->local_mask |= (uint64_t)1 << i;
+    pm_free(local);
+    return st;
+}
+
+/* Records the layer classes the model uses (how: where the pattern came from). */
+static pm_status note_windows(pm_obj *o, const pm_model *m, const char *how)
+{
+    pm_status st;
+    const int local = pm_model_local_layers(m);
+    if ((st = note_value(o, "local_layers", local, "derived", how)) != PM_OK ||
+        (st = note_value(o, "global_layers", m->layers - local, "derived", how)) != PM_OK ||
+        (st = note_value(o, "window_period", m->window_period, "derived", how)) != PM_OK)
+        return st;
+    return PM_OK;
+}
+
+/* Llama-4's chunked local attention: attention_chunk_size C, on the layers no_rope_layers (or
+ * layer_types) marks, else every no_rope_layer_interval-th layer global (Llama4TextConfig's
+ * rule, interval 4 by default for llama4_text), else every layer chunked. */
+static pm_status read_chunks(pm_obj *o, pm_model *m, bool hf, const char *mt, const char **how)
+{
+    pm_status st;
+    pm_obj_declare(o, "no_rope_layers", PM_DIM_NONE);
+    pm_obj_declare(o, "no_rope_layer_interval", PM_DIM_NONE);
+    if ((st = int_field(o, "attention_chunk_size", true, 1, 1L << 30, &m->sliding_window)) !=
+        PM_OK)
+        return st;
+    m->chunked_attention = true;
+    m->window_period = 1;
+    m->local_mask = 1;
+    *how = "every layer chunked";
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(o->json, "layer_types");
+    const cJSON *nr = cJSON_GetObjectItemCaseSensitive(o->json, "no_rope_layers");
+    if (lt && !cJSON_IsNull(lt)) {
+        *how = "layer_types";
+        return pattern_from_list(o, "layer_types", lt, m);
+    }
+    if (nr && !cJSON_IsNull(nr) && hf_feature_on(nr)) {
+        *how = "no_rope_layers: 1 chunked, 0 global";
+        return pattern_from_list(o, "no_rope_layers", nr, m);
+    }
+    int interval = hf && mt && strcmp(mt, "llama4_text") == 0 ? 4 : 0;
+    if ((st = int_field(o, "no_rope_layer_interval", false, 1, 64, &interval)) != PM_OK)
+        return st;
+    if (interval > 0) {
+        m->window_period = interval;
+        m->local_mask = interval == 1 ? 0 : (((uint64_t)1 << (interval - 1)) - 1);
+        *how = "no_rope_layer_interval: every interval-th layer global";
+        if (interval == 1)
+            m->sliding_window = 0;
+    }
     return PM_OK;
 }
 
@@ -403,11 +463,22 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     pm_obj_declare(o, "layer_types", PM_DIM_NONE);
     for (size_t i = 0; i < PM_ARRAY_LEN(k_pattern); i++)
         pm_obj_declare(o, k_pattern[i], PM_DIM_NONE);
+    pm_obj_declare(o, "attention_chunk_size", PM_DIM_NONE);
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(o->json, "sliding_window");
     const bool given = sw && !cJSON_IsNull(sw);
     bool use = given;
     if ((st = pm_obj_bool(o, "use_sliding_window", false, &use)) != PM_OK)
         return st;
+    if (hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, "attention_chunk_size"))) {
+        if (given && use)
+            return pm_obj_fail(o, "attention_chunk_size", PM_ERR_UNSUPPORTED,
+                               "a sliding window and chunked attention in one model are not "
+                               "modelled (the config sets both)");
+        const char *how = NULL;
+        if ((st = read_chunks(o, m, hf, mt, &how)) != PM_OK)
+            return st;
+        return note_windows(o, m, how);
+    }
     if (!given || !use) {
         if (given)
             return note_value(o, "sliding_window", NAN, "ignored",
@@ -428,7 +499,7 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     const bool gemma2 = hf && mt && strcmp(mt, "gemma2") == 0;
     const bool gemma3 = hf && mt && (strcmp(mt, "gemma3") == 0 || strcmp(mt, "gemma3_text") == 0);
     if (lt && !cJSON_IsNull(lt)) {
-        if ((st = window_from_layer_types(o, lt, m)) != PM_OK)
+        if ((st = pattern_from_list(o, "layer_types", lt, m)) != PM_OK)
             return st;
         how = "layer_types";
     } else if (pk || gemma2 || gemma3) {
@@ -458,13 +529,7 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
                                first, (long)m->layers - first);
         }
     }
-    /* The window per layer class, as the model uses it. */
-    const int local = pm_model_local_layers(m);
-    if ((st = note_value(o, "local_layers", local, "derived", how)) != PM_OK ||
-        (st = note_value(o, "global_layers", m->layers - local, "derived", how)) != PM_OK ||
-        (st = note_value(o, "window_period", m->window_period, "derived", how)) != PM_OK)
-        return st;
-    return PM_OK;
+    return note_windows(o, m, how);
 }
 
 /* Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank turns it on, and then the head

@@ -68,7 +68,8 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
     out->local_layers = pm_model_local_layers(md);
     out->kv_bytes_global_layer = out->kv_bytes_per_token * pm_kv_tokens(md, false, context_len);
     out->kv_bytes_local_layer =
-        out->local_layers ? out->kv_bytes_per_token * pm_kv_tokens(md, true, context_len) : 0.0;
+        out->local_layers ? out->kv_bytes_per_token * pm_kv_held_tokens(md, true, context_len)
+                          : 0.0;
     out->kv_bytes = (md->layers - out->local_layers) * out->kv_bytes_global_layer +
                     out->local_layers * out->kv_bytes_local_layer;
     return PM_OK;
@@ -79,7 +80,17 @@ double pm_kv_tokens(const pm_model *m, bool local, int64_t ctx)
     const double c = (double)ctx;
     if (!local || m->sliding_window < 1)
         return c;
+    if (m->chunked_attention)
+        return (double)(ctx % m->sliding_window); /* the positions of the query's own chunk */
     return c < m->sliding_window ? c : (double)m->sliding_window;
+}
+
+double pm_kv_held_tokens(const pm_model *m, bool local, int64_t ctx)
+{
+    const double c = (double)ctx;
+    if (!local || m->sliding_window < 1)
+        return c;
+    return c < m->sliding_window ? c : (double)m->sliding_window; /* the window, or a chunk */
 }
 
 double pm_causal_pairs(const pm_model *m, bool local, int64_t n)
@@ -88,6 +99,10 @@ double pm_causal_pairs(const pm_model *m, bool local, int64_t n)
     if (!local || m->sliding_window < 1 || n <= m->sliding_window)
         return sn * sn / 2.0;
     const double w = m->sliding_window;
+    if (m->chunked_attention) {
+        const double rest = (double)(n % m->sliding_window);
+        return (double)(n / m->sliding_window) * w * w / 2.0 + rest * rest / 2.0;
+    }
     return w * w / 2.0 + (sn - w) * w;
 }
 

@@ -244,11 +244,13 @@ void pm_template_fuse_layer(const pm_template *in, int chunks, pm_node *out, int
  * global). */
 pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
                             bool local, pm_node *out, pm_error *err);
-/* The one home of the window rules (footprint.c): the positions a layer holds in its KV cache
- * and a decode step reads, at context ctx: ctx, or min(ctx, window) in a local layer; and the
- * query-key pairs of causal attention over a prompt of n tokens: n^2 / 2, or with a window W
- * and n > W, W^2 / 2 + (n - W) W. */
+/* The one home of the window rules (footprint.c): the positions a decode step reads at
+ * context ctx: ctx, min(ctx, window) in a local layer, or ctx mod chunk with chunked attention;
+ * the positions a layer's cache holds (for the footprint): ctx, or min(ctx, window or chunk);
+ * and the query-key pairs of causal attention over a prompt of n tokens: n^2 / 2, with a
+ * window W and n > W W^2 / 2 + (n - W) W, with chunks of C (n / C) C^2 / 2 + (n mod C)^2 / 2. */
 double pm_kv_tokens(const pm_model *m, bool local, int64_t ctx);
+double pm_kv_held_tokens(const pm_model *m, bool local, int64_t ctx);
 double pm_causal_pairs(const pm_model *m, bool local, int64_t n);
 
 /* The cost of one node (pm_op_cost_compute without the graph); ar may be NULL. */

@@ -329,6 +329,62 @@ static void test_window_that_fits_l2_never_spills(void **state)
     assert_int_equal(e.kv_spill_context, 14848);
 }
 
+/* ---------------------------------------------------------------- chunked attention */
+
+static void test_chunked_attention_reads_its_own_chunk(void **state)
+{
+    (void)state;
+    /* Chunks of 64 on layers 0 and 2 (Llama-4 style: the others global). */
+    pm_scenario s = windowed(4, 64, 2, 0x1);
+    s.model.chunked_attention = true;
+    pm_graph *g = build(&s, 100);
+    /* At context 100 the query is in the chunk starting at 64: it reads 100 mod 64 = 36
+     * positions; a global layer all 100. */
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 36 * 128, 0.0);
+    assert_rel(find_role(g, 1, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 100 * 128, 0.0);
+    pm_graph_free(g);
+    /* Prefill of 300: 4 whole chunks of 64^2 / 2 = 2,048 pairs and 44^2 / 2 = 968. */
+    g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, 300, 0, g, NULL), PM_OK);
+    const double pairs = 4 * 2048.0 + 968.0;
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->flop,
+               4.0 * 2 * 4 * pairs * 128 + 5.0 * 2 * 4 * pairs, 0.0);
+    pm_graph_free(g);
+    /* The cache holds a chunk at most. */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 1000, &f, NULL), PM_OK);
+    assert_rel(f.kv_bytes_local_layer, 512.0 * 64, 0.0);
+    assert_rel(f.kv_bytes, 2 * 512.0 * 1000 + 2 * 512.0 * 64, 0.0);
+}
+
+static void test_chunked_attention_fast_path_and_estimate(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 63, 64, 65, 127, 128, 300, 5000};
+    for (int big = 0; big < 2; big++) {
+        pm_scenario s = windowed(5, 64, 4, 0x7);
+        s.model.chunked_attention = true;
+        s.accel.l2_capacity_bytes = big ? 64.0 * 1048576.0 : 1.5 * 1048576.0;
+        check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+    }
+    /* The decode sum restarts at every chunk (300 steps over 5 chunks of 64): it must equal
+     * the sum of every step. */
+    pm_scenario s = windowed(5, 64, 4, 0x7);
+    s.model.chunked_attention = true;
+    s.accel.l2_capacity_bytes = 2.5 * 1048576.0;
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_step_model *sm;
+        assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
+        double sum = 0.0;
+        for (int64_t c = e.prefill_tokens; c < s.workload.seq_len; c++)
+            sum += pm_step_model_decode_time(sm, c);
+        pm_step_model_free(sm);
+        assert_rel(e.modes[m].decode_s, sum, 1e-12);
+    }
+}
+
 /* ---------------------------------------------------------------- MLA */
 
 /* DeepSeek-V3's attention (hidden 7168, 128 heads, q_lora 1536, kv_lora 512, nope 128, rope 64,
@@ -553,6 +609,8 @@ int main(void)
         cmocka_unit_test(test_window_patterns_fast_path_matches_graph_path),
         cmocka_unit_test(test_window_estimate_sums_every_decode_step),
         cmocka_unit_test(test_window_that_fits_l2_never_spills),
+        cmocka_unit_test(test_chunked_attention_reads_its_own_chunk),
+        cmocka_unit_test(test_chunked_attention_fast_path_and_estimate),
         cmocka_unit_test(test_mla_weights_and_latent_cache_by_hand),
         cmocka_unit_test(test_mla_decode_runs_the_absorbed_form),
         cmocka_unit_test(test_mla_fast_path_matches_graph_path),

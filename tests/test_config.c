@@ -1423,10 +1423,30 @@ static void test_hf_sliding_window_of_every_family(void **state)
     assert_true(pm_model_layer_is_local(&m, 0));
     assert_false(pm_model_layer_is_local(&m, 1));
     assert_int_equal(pm_model_local_layers(&m), 16);
-    /* Llama-4's chunked attention is refused naming the key. */
-    assert_fails(load_llama_with("\"attention_chunk_size\": 8192", &m, &err, path, sizeof path),
-                 &err, PM_ERR_UNSUPPORTED, path, "$.attention_chunk_size",
-                 "chunked local attention");
+    /* Llama-4's chunked attention: every layer, or every 4th global (no_rope_layer_interval,
+     * llama4_text's default), or as no_rope_layers says (1 chunked, 0 global). */
+    assert_ok(load_llama_with("\"attention_chunk_size\": 8192", &m, &err, path, sizeof path),
+              &err);
+    assert_true(m.chunked_attention);
+    assert_int_equal(m.sliding_window, 8192);
+    assert_int_equal(pm_model_local_layers(&m), 32);
+    assert_ok(load_llama_with("\"attention_chunk_size\": 8192, \"no_rope_layer_interval\": 4",
+                              &m, &err, path, sizeof path),
+              &err);
+    assert_int_equal(m.window_period, 4);
+    assert_false(pm_model_layer_is_local(&m, 3));
+    assert_int_equal(pm_model_local_layers(&m), 24);
+    char nr[512] = "\"attention_chunk_size\": 8192, \"no_rope_layers\": [";
+    for (int l = 0; l < 32; l++)
+        strcat(nr, l % 2 ? "0," : "1,");
+    nr[strlen(nr) - 1] = ']';
+    assert_ok(load_llama_with(nr, &m, &err, path, sizeof path), &err);
+    assert_int_equal(m.window_period, 2);
+    assert_int_equal(pm_model_local_layers(&m), 16);
+    /* Both a window and chunks: refused. */
+    assert_fails(load_llama_with("\"attention_chunk_size\": 8192, \"sliding_window\": 4096", &m,
+                                 &err, path, sizeof path),
+                 &err, PM_ERR_UNSUPPORTED, path, "$.attention_chunk_size", "not modelled");
 }
 
 static void test_hf_gemma3_wrapper_reads_its_text_model_and_pattern(void **state)

@@ -9,8 +9,8 @@
  *     count is a minimum), without HBM sharing, whose fluid model is not max-plus;
  *   - Algorithm 1 never fills a window to the capacity (strict sum < C);
  *   - the fast evaluator equals the graph path on each scenario, for every architecture variant
- *     (Llama-style, parallel blocks with biases, windowed layer patterns, MLA, MLA with a
- *     window);
+ *     (Llama-style, parallel blocks with biases, windowed or chunked layer patterns, MLA, MLA
+ *     with a window);
  *   - where every window's prefetches fit within its allreduce (so no consumer waits longer
  *     than its own reads would take) and L2 is faster than HBM, PRESERVE is never slower than
  *     the serial baseline and never slower with more L2. Outside that regime it can be (the
@@ -130,6 +130,7 @@ static void vary(pm_scenario *s, size_t count)
         m->sliding_window = (int)logu(&r, 8, (double)s->workload.seq_len);
         m->window_period = 1 + pick(&r, 6);
         m->local_mask = 1 + (uint64_t)pick(&r, (1 << m->window_period) - 1);
+        m->chunked_attention = pick(&r, 2); /* Llama-4's chunks instead of a sliding window */
         break;
     case 4:
         m->sliding_window = (int)logu(&r, 8, (double)s->workload.seq_len);
