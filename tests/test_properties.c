@@ -15,7 +15,8 @@
  *     paper's insertion rule has no profitability check; EXPERIMENTS.md shows measured cases);
  *   - with streaming consumers (PM_CONSUMER_STREAM), no HBM sharing and L2 faster than the
  *     operators' HBM reads, PRESERVE is never slower than serial and never slower with more
- *     L2, whatever the prefetch and allreduce times;
+ *     L2, whatever the prefetch and allreduce times; with an L2 slower than HBM it is still
+ *     never slower than serial (a streaming consumer never waits longer than its own reads);
  *   - repeated evaluations and evaluations on other threads give identical bits.
  */
 #include <pthread.h>
@@ -341,6 +342,40 @@ static void test_streaming_prefetches_never_hurt(void **state)
     assert_true(checked > N_SCENARIOS / 4);
 }
 
+/* Whatever the L2 bandwidth, a streaming consumer ends by start + its HBM cost: one whose L2
+ * reads would be slower than its HBM reads ignores the prefetch (pm_stream_consumer_cost). So
+ * with L2 anywhere from 5 % of HBM's bandwidth to HBM's own, PRESERVE is still never slower
+ * than serial, and the fast path still equals the graph path step by step. */
+static void test_streaming_never_slower_than_hbm_with_slow_l2(void **state)
+{
+    (void)state;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        pm_scenario s = all[i];
+        if (s.accel.prefetch_consumer != PM_CONSUMER_STREAM || s.options.hbm_sharing)
+            continue;
+        /* 0.05 ... 1.0 of the HBM bandwidth, spread over the scenarios. */
+        const double f = 0.05 + 0.95 * (double)(i % 20) / 19.0;
+        s.accel.l2_bandwidth_bytes_per_s = f * s.accel.hbm_bandwidth_bytes_per_s;
+        const pm_estimate e = estimate(&s, i);
+        const double p = e.modes[PM_MODE_PRESERVE].request_s;
+        if (!(p <= e.modes[PM_MODE_SERIAL].request_s * (1 + 1e-12)))
+            fail_msg("scenario %zu (L2 at %.2f of HBM): streaming preserve %.17g s slower than "
+                     "serial %.17g s", i, f, p, e.modes[PM_MODE_SERIAL].request_s);
+        const int64_t ctx = s.workload.seq_len - 1;
+        double fast = 0.0, graph = 0.0;
+        assert_int_equal(pm_decode_step_time(&s, PM_MODE_PRESERVE, ctx, &fast, NULL), PM_OK);
+        assert_int_equal(pm_step_time_graph(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, ctx, &graph,
+                                            NULL, NULL),
+                         PM_OK);
+        assert_rel(fast, graph, 1e-9);
+        checked++;
+    }
+    assert_true(checked > N_SCENARIOS / 4);
+}
+
 /* ---------------------------------------------------------------- determinism */
 
 typedef struct job {
@@ -395,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_more_resources_never_slower),
         cmocka_unit_test(test_insertion_never_reaches_capacity_and_fast_equals_graph),
         cmocka_unit_test(test_streaming_prefetches_never_hurt),
+        cmocka_unit_test(test_streaming_never_slower_than_hbm_with_slow_l2),
         cmocka_unit_test(test_hidden_prefetches_never_hurt),
         cmocka_unit_test(test_repeatable_across_runs_and_threads),
     };
