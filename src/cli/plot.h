@@ -21,7 +21,7 @@ int plot_usage_error(const char *file);
  * on stderr, when it cannot be written. */
 FILE *plot_csv_open(const char *figure, char *path, size_t n);
 
-#define PLOT_MAX_VARS 8
+#define PLOT_MAX_VARS 12
 
 /* One variable of a plots/ script: a string (text, quoted for gnuplot here) or, with number, a
  * numeric literal the tool formatted itself (checked to be one). At most PLOT_MAX_VARS. */
