@@ -135,7 +135,7 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
                                  {"xlog", is_geometric(&ax[0]) ? "1" : "0", true},
                                  {"base", base, true},
                                  {"baselabel", base_label, false}};
-        return plot_draw("sweep.gp", csv, c->plot, false, vars, sizeof vars / sizeof vars[0]);
+        return plot_draw("sweep.gp", csv, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     }
     /* A tick at every grid value up to 12, then at every k-th; the values in the cells up to
      * 12 x 12. */
@@ -154,7 +154,7 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
                              {"yevery", every[1], true},
                              {"nx", count[0], true},
                              {"ny", count[1], true}};
-    return plot_draw("heatmap.gp", csv, c->plot, false, vars, sizeof vars / sizeof vars[0]);
+    return plot_draw("heatmap.gp", csv, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
 }
 
 /* Text of one block, formatted on the worker that evaluated it (pm_sweep_opts.prepare) and
@@ -390,7 +390,7 @@ static void release_axes(pm_axis *ax)
  * there is none). */
 static int check_options(const cli *c, size_t *shard_k, size_t *shard_n)
 {
-    if (c->plot && !plot_terminal(c->plot, false))
+    if (c->plot && !plot_terminal(c->plot, PLOT_PAGE))
         return plot_usage_error(c->plot);
     *shard_k = *shard_n = 1;
     if (c->shard) {
