@@ -14,7 +14,8 @@ set datafile missing "NaN"
 set datafile commentschars "#"
 set datafile columnheaders
 set termoption noenhanced
-set title ttl."\nPRESERVE speedup over the serial baseline (grey: not a valid point, see the CSV)"
+set title ttl."\nPRESERVE speedup over the serial baseline"
+set label 2 "grey: not a valid point (the CSV says why)" at screen 0.99, screen 0.015 right font ',10' tc rgb '#555555'
 set xlabel xtitle
 set ylabel ytitle
 set cblabel "speedup, PRESERVE vs serial (x)"

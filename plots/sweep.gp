@@ -12,7 +12,7 @@ set datafile missing "NaN"
 set datafile commentschars "#"
 set datafile columnheaders
 set termoption noenhanced
-set grid
+set grid lt 1 lw 1 lc rgb '#dddddd'
 set key outside right top
 # A geometric axis: a log scale with a tick at each grid value (XT adds them to each plot).
 XT = ""
@@ -21,7 +21,7 @@ set autoscale xfix
 set offsets graph 0.02, graph 0.02, 0, 0
 # Fixed margins, so the three panels share their x axis.
 set lmargin 12
-set rmargin 34
+set rmargin 36
 if (baselabel ne "") {
     set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
 }

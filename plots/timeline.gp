@@ -14,7 +14,7 @@ set xrange [xmin:xmax]
 set ytics ('compute' 0, 'allreduce' 1, 'prefetch (HBM to L2)' 2)
 # Room above the prefetch lane for the marker's label.
 set yrange [-0.6:2.95]
-set grid xtics lt 0 lw 1 lc rgb '#aaaaaa'
+set grid xtics lt 1 lw 1 lc rgb '#dddddd'
 set key off
 set style fill solid 0.85 border rgb '#333333'
 set palette defined (0 '#4C72B0', 1 '#DD8452', 2 '#55A868')
