@@ -278,7 +278,8 @@ typedef struct pm_scenario {
 /** Where a loader finds bundled files and which overrides it applies. */
 typedef struct pm_load_opts {
     const char *data_dir;             /* NULL: the installed data directory */
-    const char *const *overrides;     /* "dotted.path=value" strings, may be NULL */
+    const char *const *overrides;     /* "dotted.path=value" strings; NULL only with
+                                         n_overrides 0 (else PM_ERR_INVALID_ARG) */
     size_t n_overrides;
 } pm_load_opts;
 
