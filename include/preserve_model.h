@@ -646,7 +646,9 @@ typedef struct pm_op_cost {
     int chunks;         /* FUSED: chunk count used */
 } pm_op_cost;
 
-/** Roofline cost of node i of g for scenario s. Returns PM_OK or PM_ERR_INVALID_ARG. */
+/** Roofline cost of node i of g for scenario s. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, i out
+ * of range, a malformed node), PM_ERR_INCONSISTENT (an allreduce the cluster cannot run) or
+ * PM_ERR_RANGE (a time that is not finite: never PM_OK with one). */
 PM_API pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i,
                                     pm_op_cost *out, pm_error *err);
 

@@ -228,6 +228,10 @@ pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, 
             return st;
     }
     pm_op_cost_node(s, NULL, n, out);
+    if (!(out->total_s >= 0 && out->total_s < INFINITY))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
+                       "node \"%.32s\": its time is not finite (a bandwidth, peak or latency is "
+                       "zero, negative or too small)", n->name);
     return PM_OK;
 }
 
