@@ -327,7 +327,7 @@ static const char *first_present(const pm_obj *o, const char *const *keys, size_
 static const char *const gated_families[] = {
     "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text",
     "phi3", "cohere", "cohere2", "olmo", "olmo2", "internlm2", "granite", "stablelm",
-    "llama4_text", "exaone", "starcoder2_gated"};
+    "llama4_text", "exaone"};
 static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom",
                                              "gptj", "gpt_bigcode", "starcoder2"};
 static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
@@ -657,8 +657,8 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
 
     /* Gated MLP: explicit in native files; told by the family or the activation in
      * HuggingFace files. */
-    const char *act = NULL, *act_key = first_present(o, k_act, 3);
-    for (size_t i = 0; i < PM_ARRAY_LEN(k_act); i++) {
+    const char *act = NULL;
+    for (size_t i = 0; hf && i < PM_ARRAY_LEN(k_act); i++) {
         const char *a = NULL;
         if ((st = pm_obj_string(o, k_act[i], false, &a)) != PM_OK)
             return st;
@@ -679,7 +679,6 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
                                      : "the activation is not SiLU: two plain matrices";
         }
     }
-    (void)act_key;
     const bool has_gated = pm_obj_has(o, "mlp_gated");
     m->tied_embeddings = hf; /* HuggingFace's default when the key is absent */
     const bool has_tied = pm_obj_has(o, "tie_word_embeddings");
