@@ -292,11 +292,21 @@ typedef enum pm_file_kind {
 PM_API const char *pm_file_kind_name(pm_file_kind kind);
 
 /**
- * The data directory compiled into the library (where `data/` was installed or, in a build
- * tree, the source's data/), unless the environment variable PRESERVE_MODEL_DATA names another.
+ * The bundled data directory: the environment variable PRESERVE_MODEL_DATA when set and not
+ * empty; else, for a library loaded from its build directory (the tool, the tests and the
+ * Python module before `meson install`), the source tree's data/; else, installed, the
+ * datadir beside the library's libdir (PREFIX/share/preserve-model, found relative to the
+ * library file, so a moved prefix still works), or the one configured at build time.
  * Never NULL. The returned string is static or from the environment: do not free it.
  */
 PM_API const char *pm_default_data_dir(void);
+
+/**
+ * The folder of the gnuplot scripts (plots/), chosen as pm_default_data_dir chooses the data:
+ * PRESERVE_MODEL_PLOTS when set and not empty, else the source tree's plots/ from a build tree,
+ * else the installed datadir's plots/. Never NULL; do not free it.
+ */
+PM_API const char *pm_default_plots_dir(void);
 
 /**
  * Loads a scenario. ref is a path to a file (contains '/' or ends in ".json" and exists) or the
