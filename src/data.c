@@ -69,9 +69,10 @@ pm_status pm_data_list(const char *data_dir, pm_file_kind kind, char ***names_ou
     DIR *d = opendir(dir);
     char why[128];
     if (!d)
-        return pm_fail(err, PM_ERR_IO, dir, NULL, "cannot open the data directory: %s%s",
+        return pm_fail(err, PM_ERR_IO, dir, NULL, "cannot open the data directory: %s%s%s%s",
                        pm_errno_text(errno, why, sizeof why),
-                       data_dir ? "" : " (PRESERVE_MODEL_DATA names another)");
+                       data_dir ? "" : " (set PRESERVE_MODEL_DATA to the folder that holds ",
+                       data_dir ? "" : kind_dirs[kind], data_dir ? "" : "/)");
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;

@@ -84,8 +84,9 @@ static void locate(void)
         if (slash) {
             char dir[sizeof data_dir];
             snprintf(dir, sizeof dir, "%.*s/%s", (int)(slash - file), file, PM_LIB_TO_DATA);
-            if (is_dir(dir))
-                pm_strlcpy(data_dir, dir, sizeof data_dir);
+            char resolved[PATH_MAX];
+            if (is_dir(dir) && realpath(dir, resolved)) /* without the "../.." */
+                pm_strlcpy(data_dir, resolved, sizeof data_dir);
         }
     }
     snprintf(plots_dir, sizeof plots_dir, "%s/plots", data_dir);
