@@ -26,9 +26,10 @@ fail() { echo "check-install.sh: FAIL: $*" >&2; exit 1; }
 rm -rf "$work/src" "$work/moved" "$prefix"
 git clone -q "$root" "$work/src"
 git -C "$work/src" checkout -q "$(git -C "$root" rev-parse HEAD)"
-meson setup --prefix="$prefix" "$work/src/build" "$work/src" >/dev/null
-meson compile -C "$work/src/build" >/dev/null
-meson install -C "$work/src/build" >/dev/null
+quiet() { "$@" >"$work/log" 2>&1 || { cat "$work/log" >&2; fail "$*"; }; }
+quiet meson setup --prefix="$prefix" "$work/src/build" "$work/src"
+quiet meson compile -C "$work/src/build"
+quiet meson install -C "$work/src/build"
 mv "$work/src" "$work/moved"
 mkdir -p "$work/elsewhere"
 cd "$work/elsewhere"
