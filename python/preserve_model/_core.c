@@ -225,7 +225,7 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_NoMemory();
         goto done;
     }
-    c.values = PyMem_RawMalloc(n_points * c.width * sizeof *c.values);
+    c.values = PyMem_RawMalloc((n_points ? n_points : 1) * c.width * sizeof *c.values);
     c.errors = PyMem_RawCalloc(n_points ? n_points : 1, sizeof *c.errors);
     if (!c.values || !c.errors) {
         PyErr_NoMemory();
