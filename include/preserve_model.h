@@ -272,7 +272,7 @@ typedef struct pm_scenario {
 
 /** Where a loader finds bundled files and which overrides it applies. */
 typedef struct pm_load_opts {
-    const char *data_dir;             /* NULL: the installed data directory */
+    const char *data_dir;             /* NULL: pm_default_data_dir() */
     const char *const *overrides;     /* "dotted.path=value" strings, may be NULL */
     size_t n_overrides;
 } pm_load_opts;

@@ -66,10 +66,14 @@ def _text(value):
 
 
 def _overrides(overrides, shortcuts):
-    """The "path=value" strings of a dict of paths and of the keyword shortcuts, in order."""
-    out = []
-    for key, value in (overrides or {}).items():
-        out.append(f"{key}={_text(value)}")
+    """The "path=value" strings of overrides (a dict of paths, or "path=value" strings as
+    --set takes them) and of the keyword shortcuts, in order."""
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    if isinstance(overrides, (list, tuple)):
+        out = [str(o) for o in overrides]
+    else:
+        out = [f"{key}={_text(value)}" for key, value in (overrides or {}).items()]
     for key, value in shortcuts.items():
         if key not in SHORTCUTS:
             raise TypeError(
@@ -82,7 +86,8 @@ def _overrides(overrides, shortcuts):
 def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
     """Evaluates a scenario in the three modes: the report of `preserve-model --format json`.
 
-    config: a bundled scenario name or a path. overrides: {dotted path: value}, as --set.
+    config: a bundled scenario name or a path. overrides: {dotted path: value}, or a list of
+    "path=value" strings, as --set.
     shortcuts: model, accelerator, devices, batch, seq. data_dir: the bundled data (default:
     data_dir()). Returns a dict with the keys tool, scenario, inputs, tpot_context_len, modes
     (serial, fused, preserve: request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,

@@ -78,6 +78,9 @@ def test_a_quote_in_a_name_still_gives_json():
 def test_override_values_are_written_as_the_cli_takes_them():
     assert pm._overrides({"a.b": True, "c": 2, "d": 0.5, "e": "x"}, {"batch": 8}) == [
         "a.b=true", "c=2", "d=0.5", "e=x", "workload.batch=8"]
+    assert pm._overrides(["workload.batch=8", "model=qwen2-7b"], {}) == [
+        "workload.batch=8", "model=qwen2-7b"]
+    assert pm.estimate("llama70b", ["workload.batch=8"]) == pm.estimate("llama70b", batch=8)
     with pytest.raises(TypeError, match="unknown keyword 'btach'"):
         pm.estimate("llama70b", btach=8)
     with pytest.raises(TypeError):
