@@ -180,6 +180,34 @@ static void test_default_dirs_in_the_build_tree_are_the_sources(void **state)
         assert_int_equal(setenv("PRESERVE_MODEL_DATA", keep, 1), 0);
 }
 
+/* Where no data is found, the message names the variable that points the library at it. */
+static void test_missing_data_names_the_variable(void **state)
+{
+    (void)state;
+    pm_load_opts o = {"/nonexistent", NULL, 0};
+    pm_scenario s;
+    pm_error err;
+    assert_int_equal(pm_scenario_load("llama70b", &o, &s, &err), PM_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.message, "none found in /nonexistent: set PRESERVE_MODEL_DATA"));
+    const char *saved = getenv("PRESERVE_MODEL_DATA");
+    char keep[1024] = "";
+    if (saved)
+        snprintf(keep, sizeof keep, "%s", saved);
+    assert_int_equal(setenv("PRESERVE_MODEL_DATA", "/nonexistent", 1), 0);
+    char **names = NULL;
+    size_t n = 0;
+    assert_int_equal(pm_data_list(NULL, PM_KIND_MODEL, &names, &n, &err), PM_ERR_IO);
+    assert_string_equal(err.file, "/nonexistent/models");
+    assert_non_null(strstr(err.message, "set PRESERVE_MODEL_DATA to the folder that holds models/"));
+    /* a directory the caller named is not the variable's business */
+    assert_int_equal(pm_data_list("/nonexistent", PM_KIND_MODEL, &names, &n, &err), PM_ERR_IO);
+    assert_null(strstr(err.message, "PRESERVE_MODEL_DATA"));
+    if (saved)
+        assert_int_equal(setenv("PRESERVE_MODEL_DATA", keep, 1), 0);
+    else
+        assert_int_equal(unsetenv("PRESERVE_MODEL_DATA"), 0);
+}
+
 static void test_default_data_dir_follows_the_environment(void **state)
 {
     (void)state;
@@ -511,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_data_list_is_sorted_and_names_the_paper_models),
         cmocka_unit_test(test_data_list_reports_a_missing_directory),
         cmocka_unit_test(test_default_dirs_in_the_build_tree_are_the_sources),
+        cmocka_unit_test(test_missing_data_names_the_variable),
         cmocka_unit_test(test_default_data_dir_follows_the_environment),
         cmocka_unit_test(test_every_number_in_accelerator_and_cluster_files_has_a_source),
         cmocka_unit_test(test_walk_sources_catches_an_unsourced_number),
