@@ -109,7 +109,7 @@ check sweep-5-axes 2 "at most 4 axes" "$pm" --sweep l2 --sweep batch --sweep seq
 check sweep-same-axis 2 "the axes must differ" "$pm" --sweep l2 --sweep batch --sweep l2
 check plot-3d 2 "one or two axes" "$pm" --sweep l2 --sweep batch --sweep seq --plot x.png
 # Without gnuplot: a clear error, and the CSV is still written.
-check plot-no-gnuplot 1 "gnuplot failed or is not installed" env PATH=/nonexistent "$pm" --sweep l2=8MiB:16MiB:8MiB --plot nognu.png
+check plot-no-gnuplot 1 "gnuplot was not found or could not be started (exit status 127)" env PATH=/nonexistent "$pm" --sweep l2=8MiB:16MiB:8MiB --plot nognu.png
 check plot-no-gnuplot-csv 0 "l2_capacity_MiB,serial_request_s" cat nognu.png.csv
 check threads-same 0 "" bash -c "'$pm' --sweep l2=8MiB:64MiB:8MiB --sweep batch=1,4,16 --threads 3 | cmp - single.csv"
 

@@ -203,5 +203,34 @@ check devices-option-max 1 'exceed the model' "$pm" --config llama70b --devices 
 check seq-option-max 0 'sequence 4294967296' "$pm" --config llama8b --seq 4294967296
 check batch-option-max 0 'batch 16777216' "$pm" --config llama8b --batch 16777216
 
+# ---- outputs that cannot be written (issue 13) --------------------------------------------
+# A full device: every command's stdout is checked when it ends.
+if [ -w /dev/full ]; then
+    for args in "--config llama70b" "--format json" "--format csv" "--sweep l2" \
+        "--sweep l2=8MiB:16MiB:8MiB --format json" "graph" "graph --format dot" "explain" \
+        "footprint" "resolve" "timeline" "list models" "validate" "--help" "--version" \
+        "--optimize l2=8MiB:64MiB"; do
+        # shellcheck disable=SC2086
+        check "full-stdout: $args" 1 'cannot write stdout: No space left on device' \
+            bash -c '"$0" "$@" >/dev/full' "$pm" $args
+    done
+fi
+# A file-size limit: an error (EFBIG), not a kill by SIGXFSZ with a partial file.
+check file-size-limit-stdout 1 'cannot write stdout: File too large' \
+    bash -c 'ulimit -f 4; exec "$0" --sweep l2 --sweep batch >limited.csv' "$pm"
+check file-size-limit-plot-csv 1 'cannot write lim.png.csv: File too large' \
+    bash -c 'ulimit -f 4; exec "$0" --sweep l2 --sweep batch=1,2 --plot lim.png >/dev/null' "$pm"
+check file-size-limit-plot-nothing-left 0 'none' bash -c 'ls lim.png* 2>/dev/null || echo none'
+check file-size-limit-plot-no-wrote 1 'File too large' \
+    bash -c 'o=$(ulimit -f 4; "$0" --sweep l2 --sweep batch=1,2 --plot lim.png 2>&1 >/dev/null)
+        case $o in *wrote*) exit 3 ;; esac; echo "$o"; exit 1' "$pm"
+# gnuplot's figure under a limit: it is killed, the figure is not renamed into place, and the
+# tool says why in words (never a raw wait status, never "wrote").
+if command -v gnuplot >/dev/null; then
+    check figure-size-limit 1 'gnuplot was killed by signal 25' \
+        bash -c 'ulimit -f 8; exec "$0" --sweep l2=8MiB:16MiB:8MiB --plot fig.png >/dev/null' "$pm"
+    check figure-size-limit-no-figure 0 'no figure' bash -c 'ls fig.png fig.png.tmp* 2>/dev/null || echo no figure'
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -5,12 +5,14 @@
  * (with the library's message), 2 a usage error.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
 
 #include "commands.h"
+#include "output.h"
 
 static void usage(FILE *f)
 {
@@ -278,14 +280,17 @@ int main(int argc, char **argv)
 {
     static cli c;
     gsl_set_error_handler_off();
+    /* A file-size limit (ulimit -f) makes a write fail with EFBIG, reported like any failed
+     * write, instead of killing the tool with a partial file. */
+    signal(SIGXFSZ, SIG_IGN);
     cli_init(&c);
-    int opt;
+    int opt, rc = PARSE_ON;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":c:s:f:hV", longopts, NULL)) != -1) {
-        const int rc = apply_option(&c, opt, optarg, argv);
-        if (rc != PARSE_ON)
-            return rc;
+    while (rc == PARSE_ON && (opt = getopt_long(argc, argv, ":c:s:f:hV", longopts, NULL)) != -1)
+        rc = apply_option(&c, opt, optarg, argv);
+    if (rc == PARSE_ON) {
+        const char *cmd = optind < argc ? argv[optind++] : "run";
+        rc = dispatch(&c, cmd, argc - optind, argv + optind);
     }
-    const char *cmd = optind < argc ? argv[optind++] : "run";
-    return dispatch(&c, cmd, argc - optind, argv + optind);
+    return finish_output(rc);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "output.h"
 
 static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 {
@@ -51,8 +52,13 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
                mn, mn);
     }
     printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial\n");
-    printf("%s,%s,%s,%d,%d,%lld,%.6g", s->name, s->model.name, s->accel.name, s->cluster.devices,
-           s->workload.batch, (long long)s->workload.seq_len, e->shard.kv_heads);
+    const char *names[] = {s->name, s->model.name, s->accel.name};
+    for (int i = 0; i < 3; i++) {
+        fput_csv_field(stdout, names[i]);
+        putchar(',');
+    }
+    printf("%d,%d,%lld,%.6g", s->cluster.devices, s->workload.batch,
+           (long long)s->workload.seq_len, e->shard.kv_heads);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         const pm_mode_result *r = &e->modes[m];
         printf(",%.9g,%.9g,%.9g,%.9g,%.9g", r->request_s, r->prefill_s, r->decode_s,
@@ -64,12 +70,15 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
 
 static void write_json(const pm_scenario *s, const pm_estimate *e)
 {
-    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": \"%s\",\n", pm_version(),
-           s->name);
-    printf("  \"inputs\": {\"model\": \"%s\", \"accelerator\": \"%s\", \"devices\": %d, "
-           "\"batch\": %d, \"seq_len\": %lld, \"prefill_tokens\": %lld, \"decode_steps\": "
-           "%lld},\n",
-           s->model.name, s->accel.name, s->cluster.devices, s->workload.batch,
+    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
+    fput_json_string(stdout, s->name);
+    printf(",\n  \"inputs\": {\"model\": ");
+    fput_json_string(stdout, s->model.name);
+    printf(", \"accelerator\": ");
+    fput_json_string(stdout, s->accel.name);
+    printf(", \"devices\": %d, \"batch\": %d, \"seq_len\": %lld, \"prefill_tokens\": %lld, "
+           "\"decode_steps\": %lld},\n",
+           s->cluster.devices, s->workload.batch,
            (long long)s->workload.seq_len, (long long)e->prefill_tokens,
            (long long)e->decode_steps);
     printf("  \"tpot_context_len\": %lld,\n",

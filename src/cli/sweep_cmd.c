@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "fmt.h"
+#include "output.h"
 #include "plot.h"
 
 static const char *const sweep_cols[] = {
@@ -52,8 +53,7 @@ static int draw(const cli *c, const char *csv, const pm_axis *ax, int n_ax)
 /* Text of one block, formatted on the worker that evaluated it (pm_sweep_opts.prepare) and
  * written, in grid order, by the callback. */
 typedef struct rows_text {
-    char *buf;
-    size_t len, cap;
+    sbuf t;
     size_t key;  /* index of the block's first point */
     bool used;
     bool failed; /* out of memory while formatting */
@@ -73,57 +73,28 @@ typedef struct sink {
     size_t n_texts;
 } sink;
 
-/* Appends to a text (grown as needed). */
-static bool put(rows_text *t, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
-static bool put(rows_text *t, const char *fmt_, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt_);
-        const int n = t->buf ? vsnprintf(t->buf + t->len, t->cap - t->len, fmt_, ap) : 0;
-        va_end(ap);
-        if (n < 0)
-            return false;
-        if (t->buf && (size_t)n < t->cap - t->len) {
-            t->len += (size_t)n;
-            return true;
-        }
-        const size_t cap = t->cap * 2 + (size_t)n + 4096;
-        char *nb = realloc(t->buf, cap);
-        if (!nb)
-            return false;
-        t->buf = nb;
-        t->cap = cap;
-    }
-}
-
-/* Appends n bytes to t. */
-static bool append(rows_text *t, const char *src, size_t n)
-{
-    if (t->cap - t->len <= n) {
-        const size_t cap = t->cap * 2 + n + 4096;
-        char *nb = realloc(t->buf, cap);
-        if (!nb)
-            return false;
-        t->buf = nb;
-        t->cap = cap;
-    }
-    memcpy(t->buf + t->len, src, n);
-    t->len += n;
-    t->buf[t->len] = '\0';
-    return true;
-}
-
 /* Appends v as "%.9g" (fmt_g9: printf's bytes without printf's cost) and a comma. */
-static bool put_g9(rows_text *t, double v)
+static bool put_g9(sbuf *t, double v)
 {
     char num[FMT_G9_MAX + 1];
     const int n = fmt_g9(v, num);
     num[n] = ',';
-    return append(t, num, (size_t)n + 1);
+    return sbuf_append(t, num, (size_t)n + 1);
 }
 
-static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, rows_text *t)
+/* The error column: always quoted, quotes doubled (RFC 4180); a line break becomes ' so that
+ * every row stays one line for merge and gnuplot. */
+static bool put_error_field(sbuf *t, const char *error)
+{
+    bool ok = sbuf_append(t, "\"", 1);
+    for (const char *q = error; *q && ok; q++)
+        ok = *q == '"'                ? sbuf_append(t, "\"\"", 2)
+             : *q == '\n' || *q == '\r' ? sbuf_append(t, "'", 1)
+                                      : sbuf_append(t, q, 1);
+    return ok && sbuf_append(t, "\"", 1);
+}
+
+static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, sbuf *t)
 {
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
@@ -131,35 +102,24 @@ static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, rows
         double v[N_SWEEP_COLS];
         point_values(p, v);
         if (k->json) {
-            ok = put(t, "%s{", p->index != k->first ? ",\n" : "");
+            ok = sbuf_printf(t, "%s{", p->index != k->first ? ",\n" : "");
             for (int a = 0; a < k->n_ax && ok; a++)
-                ok = put(t, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
-                         pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
+                ok = sbuf_printf(t, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
+                                 pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
             for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
                 if (isfinite(v[j]))
-                    ok = put(t, "\"%s\": %.9g, ", sweep_cols[j], v[j]);
-            if (ok) {
-                ok = put(t, "\"error\": \"");
-                for (const char *q = p->error; *q && ok; q++)
-                    ok = put(t, *q == '"' || *q == '\\' ? "\\%c" : "%c", *q);
-                ok = ok && put(t, "\"}");
-            }
+                    ok = sbuf_printf(t, "\"%s\": %.9g, ", sweep_cols[j], v[j]);
+            ok = ok && sbuf_printf(t, "\"error\": ") && sbuf_json_string(t, p->error) &&
+                 sbuf_append(t, "}", 1);
             continue;
         }
         for (int a = 0; a < k->n_ax && ok; a++)
             ok = put_g9(t, pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
         for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
-            ok = isfinite(v[j]) ? put_g9(t, v[j]) : append(t, "NaN,", 4);
-        if (!ok)
-            break;
-        if (p->status == PM_OK) {
-            ok = put(t, "\n");
-        } else {
-            ok = put(t, "\"");
-            for (const char *q = p->error; *q && ok; q++)
-                ok = put(t, "%c", *q == '"' || *q == '\n' ? '\'' : *q);
-            ok = ok && put(t, "\"\n");
-        }
+            ok = isfinite(v[j]) ? put_g9(t, v[j]) : sbuf_append(t, "NaN,", 4);
+        if (ok && p->status != PM_OK)
+            ok = put_error_field(t, p->error);
+        ok = ok && sbuf_append(t, "\n", 1);
     }
     return ok;
 }
@@ -183,11 +143,11 @@ static int prepare_rows(const pm_sweep_point *pts, size_t n, void *user)
     }
     k->texts[i].used = true;
     k->texts[i].key = pts[0].index;
-    k->texts[i].len = 0;
+    k->texts[i].t.len = 0;
     /* Formats outside the lock, into a copy: texts[] may move when another worker grows it. */
     rows_text local = k->texts[i];
     pthread_mutex_unlock(&k->mu);
-    local.failed = !format_rows(k, pts, n, &local);
+    local.failed = !format_rows(k, pts, n, &local.t);
     pthread_mutex_lock(&k->mu);
     k->texts[i] = local;
     pthread_mutex_unlock(&k->mu);
@@ -208,21 +168,23 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
     if (i == k->n_texts || t.failed) {
         fprintf(stderr, "%s: out of memory formatting the sweep\n", prog);
         rc = 1;
-    } else if (fwrite(t.buf, 1, t.len, stdout) != t.len) {
-        fprintf(stderr, "%s: cannot write the output: %s\n", prog, strerror(errno));
+    } else if (fwrite(t.t.buf, 1, t.t.len, stdout) != t.t.len) {
+        stdout_failed(errno); /* finish_output says that stdout could not be written */
         rc = 1;
     } else if (k->csv && k->n_ax == 2) {
-        /* gnuplot's grid format: a blank line after each row of the first axis. */
-        const char *q = t.buf;
-        for (size_t j = 0; j < n; j++) {
-            const char *eol = memchr(q, '\n', (size_t)(t.buf + t.len - q));
-            fwrite(q, 1, (size_t)(eol - q) + 1, k->csv);
-            q = eol + 1;
+        /* gnuplot's grid format: a blank line after each row of the first axis (the rows are
+         * CSV, one line each: --plot refuses JSON). */
+        const char *q = t.t.buf, *end = t.t.buf + t.t.len;
+        for (size_t j = 0; j < n && q < end; j++) {
+            const char *eol = memchr(q, '\n', (size_t)(end - q));
+            const size_t len = eol ? (size_t)(eol - q) + 1 : (size_t)(end - q);
+            fwrite(q, 1, len, k->csv);
+            q += len;
             if ((pts[j].index + 1) % k->ax[1].n_values == 0)
                 fputc('\n', k->csv);
         }
     } else if (k->csv) {
-        fwrite(t.buf, 1, t.len, k->csv);
+        fwrite(t.t.buf, 1, t.t.len, k->csv);
     }
     if (i < k->n_texts) {
         pthread_mutex_lock(&k->mu);
@@ -292,6 +254,8 @@ static int check_options(const cli *c, size_t *shard_k, size_t *shard_n)
         if (c->plot)
             return usage_error("--shard: draw the merged CSV, not a shard (no --plot)");
     }
+    if (c->plot && c->format != FMT_CSV)
+        return usage_error("--plot: the figure is drawn from CSV (no --format json)");
     if (c->plot && c->n_sweeps > 2)
         return usage_error("--plot: a figure shows one or two axes (got %d --sweep)", c->n_sweeps);
     return 0;
@@ -343,7 +307,7 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
     pm_error err;
     pm_status st = pm_sweep_run(s, ax, (size_t)c->n_sweeps, &o, on_points, &k, &err);
     for (size_t i = 0; i < k.n_texts; i++)
-        free(k.texts[i].buf);
+        sbuf_free(&k.texts[i].t);
     free(k.texts);
     pthread_mutex_destroy(&k.mu);
     if (k.tty)
@@ -370,22 +334,31 @@ int cmd_sweep(const cli *c)
         return rc;
     }
     /* With --plot the CSV goes to a file beside the figure as well as stdout. */
-    FILE *csv = NULL;
-    char csv_path[1100] = "";
+    out_file csv = {0};
     if (c->plot) {
-        csv = plot_csv_open(c->plot, csv_path, sizeof csv_path);
-        if (!csv) {
+        if (!plot_csv_open(c->plot, &csv)) {
             pm_scenario_release(&s);
             release_axes(ax);
             return EXIT_CONFIG;
         }
-        header(c, &s, ax, c->n_sweeps, csv);
+        header(c, &s, ax, c->n_sweeps, csv.f);
     }
-    rc = run_sweep(c, &s, ax, shard_k, shard_n, csv);
-    if (csv) {
-        fclose(csv);
+    rc = run_sweep(c, &s, ax, shard_k, shard_n, csv.f);
+    if (c->plot) {
+        /* The CSV is kept only whole, and the figure drawn only from a whole CSV of a sweep
+         * whose stdout was written. */
+        if (rc == 0 && fflush(stdout) != 0)
+            rc = EXIT_CONFIG;
+        char *path = rc == 0 ? str_printf("%s", csv.path) : NULL;
+        if (rc == 0 && !path)
+            rc = out_of_memory();
         if (rc == 0)
-            rc = draw(c, csv_path, ax, c->n_sweeps);
+            rc = out_file_commit(&csv);
+        else
+            out_file_abort(&csv);
+        if (rc == 0)
+            rc = draw(c, path, ax, c->n_sweeps);
+        free(path);
     }
     pm_scenario_release(&s);
     release_axes(ax);

@@ -9,7 +9,10 @@
  */
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "commands.h"
+#include "output.h"
 #include "plot.h"
 
 static int lane_of(const pm_node *n)
@@ -50,9 +53,10 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_grap
                                                                : n->weight_bytes + n->kv_bytes +
                                                                      n->act_bytes;
         const int lane = lane_of(n);
-        fprintf(f, "%d,%s,%s,%s,%.6f,%.6f,%.0f\n", lane, lane_names[lane], n->name,
-                pm_node_kind_name(n->kind), (sl->start_s - t0) * 1e6, (sl->end_s - t0) * 1e6,
-                bytes);
+        fprintf(f, "%d,%s,", lane, lane_names[lane]);
+        fput_csv_field(f, n->name);
+        fprintf(f, ",%s,%.6f,%.6f,%.0f\n", pm_node_kind_name(n->kind), (sl->start_s - t0) * 1e6,
+                (sl->end_s - t0) * 1e6, bytes);
     }
 }
 
@@ -61,19 +65,28 @@ static int draw(const cli *c, const view *v, double t0, double t1)
 {
     if (!plot_terminal(c->plot, true))
         return plot_usage_error(c->plot);
-    char csv[1100];
-    FILE *f = plot_csv_open(c->plot, csv, sizeof csv);
-    if (!f)
+    out_file csv;
+    if (!plot_csv_open(c->plot, &csv))
         return EXIT_CONFIG;
-    write_csv(f, c, &v->s, v->g, &v->sched, t0, t1, v->context);
-    fclose(f);
-    char title[256], t_end[64];
-    snprintf(title, sizeof title, "%s, %s x %d, batch %d, context %lld: %s, one layer %.1f us",
-             v->s.model.name, v->s.accel.name, v->s.cluster.devices, v->s.workload.batch,
-             (long long)v->context, pm_mode_name(c->mode), (t1 - t0) * 1e6);
+    write_csv(csv.f, c, &v->s, v->g, &v->sched, t0, t1, v->context);
+    char *path = str_printf("%s", csv.path);
+    char *title = str_printf("%s, %s x %d, batch %d, context %lld: %s, one layer %.1f us",
+                             v->s.model.name, v->s.accel.name, v->s.cluster.devices,
+                             v->s.workload.batch, (long long)v->context, pm_mode_name(c->mode),
+                             (t1 - t0) * 1e6);
+    int rc = !path || !title ? out_of_memory() : 0;
+    if (rc == 0)
+        rc = out_file_commit(&csv);
+    else
+        out_file_abort(&csv);
+    char t_end[64];
     snprintf(t_end, sizeof t_end, "%.6f", (t1 - t0) * 1e6);
     const plot_var vars[] = {{"ttl", title, false}, {"t_end", t_end, true}};
-    return plot_draw("timeline.gp", csv, c->plot, true, vars, 2);
+    if (rc == 0)
+        rc = plot_draw("timeline.gp", path, c->plot, true, vars, 2);
+    free(path);
+    free(title);
+    return rc;
 }
 
 int cmd_timeline(const cli *c)
