@@ -135,19 +135,31 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
             st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty range after '='");
             goto fail;
         }
-        if (!strchr(r, ':')) { /* a list */
-            char buf[1024];
-            pm_strlcpy(buf, r, sizeof buf);
-            char *save = NULL;
-            for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!strchr(r, ':')) { /* a list: every item read, none empty, none cut */
+            for (const char *p = r;;) {
+                const char *c = strchr(p, ',');
+                const size_t len = c ? (size_t)(c - p) : strlen(p);
+                char item[128];
+                if (len == 0) {
+                    st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                                 "empty item %zu in the list", out->n_values + 1);
+                    goto fail;
+                }
+                if (len >= sizeof item) {
+                    st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                                 "list item %zu is longer than %zu characters",
+                                 out->n_values + 1, sizeof item - 1);
+                    goto fail;
+                }
+                memcpy(item, p, len);
+                item[len] = '\0';
                 double v;
-                if ((st = parse_value(tok, out->kind, spec, &v, err)) != PM_OK ||
+                if ((st = parse_value(item, out->kind, spec, &v, err)) != PM_OK ||
                     (st = push(out, &cap, v, max_points, spec, err)) != PM_OK)
                     goto fail;
-            }
-            if (out->n_values == 0) {
-                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty list");
-                goto fail;
+                if (!c)
+                    break;
+                p = c + 1;
             }
             return PM_OK;
         }

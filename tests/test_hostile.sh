@@ -232,5 +232,33 @@ if command -v gnuplot >/dev/null; then
     check figure-size-limit-no-figure 0 'no figure' bash -c 'ls fig.png fig.png.tmp* 2>/dev/null || echo no figure'
 fi
 
+# ---- no fixed buffer cuts silently (issue 13) --------------------------------------------
+# A --sweep list of 1,500 characters: the last value evaluated is the one given.
+long=$(printf '1,%.0s' $(seq 700))7
+check sweep-long-list 0 'last=7.' bash -c 'echo "last=$("$0" --config llama8b --sweep "batch=$1" |
+    tail -1 | cut -d, -f1)."' "$pm" "$long"
+check sweep-long-list-rows 0 'rows=701.' bash -c 'echo "rows=$("$0" --config llama8b --sweep "batch=$1" |
+    grep -vc "^[#b]")."' "$pm" "$long"
+check sweep-empty-item 2 'batch=1,,2: empty item 2 in the list' "$pm" --sweep batch=1,,2
+check sweep-trailing-comma 2 'empty item 3 in the list' "$pm" --sweep batch=1,2,
+check sweep-long-item 2 'list item 1 is longer than 127 characters' \
+    "$pm" --sweep "batch=$(head -c 200 </dev/zero | tr '\0' '1')"
+# --devices-list of 40 counts: 40 rows, the last one the last given.
+devs=$(printf '1,%.0s' $(seq 39))16
+check devices-list-40 0 'rows=40 last=16.' bash -c 'o=$("$0" footprint --format csv --devices-list "$1" |
+    grep -E "^[0-9]+,"); echo "rows=$(wc -l <<<"$o") last=$(tail -1 <<<"$o" | cut -d, -f1)."' \
+    "$pm" "$devs"
+check devices-list-empty-item 2 '--devices-list: empty item 2' "$pm" footprint --devices-list 1,,2
+# A model name of 40 two-byte characters (80 bytes) is cut to fit the name field between
+# characters: the JSON of run and of the graph stays valid UTF-8.
+name=$(printf '\xc3\xa9%.0s' $(seq 40))
+check utf8-name-json 0 'valid' bash -c '"$0" --set "model.name=$1" --format json |
+    python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
+check utf8-name-graph 0 'valid' bash -c '"$0" graph --set "model.name=$1" --layers 1 |
+    python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
+check utf8-name-cut-between 0 'whole characters' bash -c '"$0" --set "model.name=$1" --format csv |
+    python3 -c "import csv,sys; r=list(csv.reader(l for l in sys.stdin if not l.startswith(\"#\")));
+m=r[1][1]; assert set(m) == {\"\u00e9\"}, m; print(\"whole characters\")"' "$pm" "$name"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

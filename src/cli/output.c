@@ -125,10 +125,10 @@ void fput_json_string(FILE *f, const char *s)
     fput_sbuf(f, &b, sbuf_json_string(&b, s));
 }
 
-void fput_csv_field(FILE *f, const char *s)
+void fput_csv_field(FILE *f, const char *s, bool always_quote)
 {
     sbuf b = {0};
-    fput_sbuf(f, &b, sbuf_csv_field(&b, s, false));
+    fput_sbuf(f, &b, sbuf_csv_field(&b, s, always_quote));
 }
 
 int tmp_create(char *template_)

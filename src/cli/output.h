@@ -31,9 +31,9 @@ void sbuf_free(sbuf *b);
 /* printf into a new string (free()); NULL when out of memory. */
 char *str_printf(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
 
-/* Writes s to f as a JSON string, or as a CSV field (quoted only when it must be). */
+/* Writes s to f as a JSON string, or as a CSV field (sbuf_csv_field). */
 void fput_json_string(FILE *f, const char *s);
-void fput_csv_field(FILE *f, const char *s);
+void fput_csv_field(FILE *f, const char *s, bool always_quote);
 
 /* mkstemp with the mode fopen gives a new file (0666 less the umask); the descriptor, or -1
  * with errno set. */

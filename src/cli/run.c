@@ -54,7 +54,7 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
     printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial\n");
     const char *names[] = {s->name, s->model.name, s->accel.name};
     for (int i = 0; i < 3; i++) {
-        fput_csv_field(stdout, names[i]);
+        fput_csv_field(stdout, names[i], false);
         putchar(',');
     }
     printf("%d,%d,%lld,%.6g", s->cluster.devices, s->workload.batch,

@@ -54,7 +54,7 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_grap
                                                                      n->act_bytes;
         const int lane = lane_of(n);
         fprintf(f, "%d,%s,", lane, lane_names[lane]);
-        fput_csv_field(f, n->name);
+        fput_csv_field(f, n->name, false);
         fprintf(f, ",%s,%.6f,%.6f,%.0f\n", pm_node_kind_name(n->kind), (sl->start_s - t0) * 1e6,
                 (sl->end_s - t0) * 1e6, bytes);
     }
