@@ -13,11 +13,39 @@
  *                paper's design-space model, "start-up latency + bytes / link bandwidth" on a
  *                ring; also aiconfigurator's and llm-analysis's form); never chosen by auto
  *
- * Decode messages are small, so alpha dominates: it is a first-class input.
+ * Decode messages are small, so alpha dominates: it is a first-class input. This file also owns
+ * the topologies' and algorithms' names and the rule of which algorithm a topology can run
+ * (pm_allreduce_algo_allowed), which the cluster check in config.c applies.
  */
 #include <math.h>
 
 #include "internal.h"
+
+static const char *const topo_names[] = {"ring", "full_mesh", "switch", "hierarchical"};
+static const char *const algo_names[] = {"auto", "ring", "oneshot", "twoshot", "tree",
+                                         "hierarchical", "ring_pipelined"};
+
+const char *pm_topology_name(pm_topology t)
+{
+    return (int)t >= 0 && (size_t)t < PM_ARRAY_LEN(topo_names) ? topo_names[t] : "?";
+}
+
+const char *pm_allreduce_algo_name(pm_allreduce_algo a)
+{
+    return (int)a >= 0 && (size_t)a < PM_ARRAY_LEN(algo_names) ? algo_names[a] : "?";
+}
+
+const char *const *pm_topology_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(topo_names);
+    return topo_names;
+}
+
+const char *const *pm_allreduce_algo_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(algo_names);
+    return algo_names;
+}
 
 /* Every algorithm's time is affine in the message size: t(n) = fixed + per_byte * n. */
 typedef struct affine {
@@ -60,16 +88,38 @@ static affine algo_coeffs(const pm_cluster *c, pm_allreduce_algo a)
     return (affine){INFINITY, 0.0};
 }
 
+bool pm_allreduce_algo_allowed(pm_topology topology, pm_allreduce_algo algo)
+{
+    if ((int)algo < 0 || algo > PM_AR_RING_PIPELINED)
+        return false;
+    switch (topology) {
+    case PM_TOPO_RING:
+        return algo == PM_AR_AUTO || algo == PM_AR_RING || algo == PM_AR_RING_PIPELINED;
+    case PM_TOPO_HIERARCHICAL: return algo == PM_AR_AUTO || algo == PM_AR_HIERARCHICAL;
+    case PM_TOPO_FULL_MESH:
+    case PM_TOPO_SWITCH: return algo != PM_AR_HIERARCHICAL;
+    }
+    return false; /* not a topology */
+}
+
+pm_status pm_allreduce_algo_check(pm_topology topology, pm_allreduce_algo algo, pm_error *err)
+{
+    if ((int)topology < 0 || topology > PM_TOPO_HIERARCHICAL || (int)algo < 0 ||
+        algo > PM_AR_RING_PIPELINED)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.cluster", "bad topology or algorithm");
+    if (!pm_allreduce_algo_allowed(topology, algo))
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
+                       "algorithm \"%s\" cannot run on topology \"%s\"",
+                       pm_allreduce_algo_name(algo), pm_topology_name(topology));
+    return PM_OK;
+}
+
 /* Candidate algorithms for a requested one on the cluster's topology; 0 when it cannot run. */
 static int candidates(const pm_cluster *c, pm_allreduce_algo algo, pm_allreduce_algo *cands)
 {
     int n = 0;
     if (algo != PM_AR_AUTO) {
-        bool ok = c->topology == PM_TOPO_RING
-                      ? algo == PM_AR_RING || algo == PM_AR_RING_PIPELINED
-                  : c->topology == PM_TOPO_HIERARCHICAL ? algo == PM_AR_HIERARCHICAL
-                                                        : algo != PM_AR_HIERARCHICAL;
-        if (!ok || (int)algo < 0 || algo > PM_AR_RING_PIPELINED)
+        if (!pm_allreduce_algo_allowed(c->topology, algo))
             return 0;
         cands[n++] = algo;
     } else if (c->topology == PM_TOPO_RING) {
@@ -129,15 +179,27 @@ pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double 
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL cluster or output");
     if (!(message_bytes >= 0) || !isfinite(message_bytes))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "message size must be finite and >= 0");
+    pm_status st = pm_allreduce_algo_check(c->topology, algo, err);
+    if (st != PM_OK)
+        return st;
     if (c->devices < 1 || (c->topology == PM_TOPO_HIERARCHICAL &&
                            (c->devices_per_node < 1 || c->devices % c->devices_per_node)))
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster", "bad device counts");
+    const bool hier = c->topology == PM_TOPO_HIERARCHICAL;
+    if (c->devices > 1 &&
+        (!(c->link_bandwidth_bytes_per_s > 0 && c->link_bandwidth_bytes_per_s < INFINITY) ||
+         !(c->link_latency_s >= 0 && c->link_latency_s < INFINITY) ||
+         (hier && (!(c->inter_node_bandwidth_bytes_per_s > 0 &&
+                     c->inter_node_bandwidth_bytes_per_s < INFINITY) ||
+                   !(c->inter_node_latency_s >= 0 && c->inter_node_latency_s < INFINITY)))))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                       "link bandwidths must be finite and > 0 and latencies finite and >= 0");
     pm_ar_model m;
     pm_ar_model_init(c, algo, &m);
-    if (m.n == 0)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
-                       "algorithm \"%s\" cannot run on topology \"%s\"",
-                       pm_allreduce_algo_name(algo), pm_topology_name(c->topology));
-    *time_s = pm_ar_model_time(&m, message_bytes, used);
+    const double t = pm_ar_model_time(&m, message_bytes, used);
+    if (!(t >= 0 && t < INFINITY))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                       "the allreduce time of %g bytes is not finite", message_bytes);
+    *time_s = t;
     return PM_OK;
 }
