@@ -260,5 +260,37 @@ check utf8-name-cut-between 0 'whole characters' bash -c '"$0" --set "model.name
     python3 -c "import csv,sys; r=list(csv.reader(l for l in sys.stdin if not l.startswith(\"#\")));
 m=r[1][1]; assert set(m) == {\"\u00e9\"}, m; print(\"whole characters\")"' "$pm" "$name"
 
+# ---- merge verifies its shards (issue 13) -------------------------------------------------
+for k in 1 2 3; do
+    "$pm" --config llama8b --sweep batch=1:12:1 --shard $k/3 >m$k.csv 2>/dev/null
+done
+check merge-whole 0 '' "$pm" merge m1.csv m2.csv m3.csv
+head -c -20 m1.csv >cut.csv
+check merge-cut-mid-line 1 'cut.csv:' "$pm" merge cut.csv m2.csv m3.csv
+check merge-cut-mid-line-message 1 'the shard is incomplete' "$pm" merge cut.csv m2.csv m3.csv
+head -n -2 m1.csv >short.csv
+check merge-cut-at-a-row 1 "short.csv:6: no '# shard K/N end' line: the shard is incomplete" \
+    "$pm" merge short.csv m2.csv m3.csv
+sed '6p' m1.csv >extra.csv
+check merge-extra-row 1 'extra.csv:9: 5 rows, but the shard line says 4 and the end line 4' \
+    "$pm" merge extra.csv m2.csv m3.csv
+sed '4s/^1,/9,/' m1.csv >relabel.csv
+check merge-relabelled-row 1 'relabel.csv:8: the rows differ from those the shard wrote' \
+    "$pm" merge relabel.csv m2.csv m3.csv
+sed '7s/,[^,]*$//' m1.csv >fields.csv
+check merge-short-row 1 'fields.csv:7: 17 fields, the header has 18' "$pm" merge fields.csv m2.csv m3.csv
+# Same command line, other inputs (a data directory with another intermediate size): refused.
+cp -r "$PRESERVE_MODEL_DATA" otherdata
+sed -i 's/"intermediate_size": 14336/"intermediate_size": 14208/' otherdata/models/llama3-8b.json
+"$pm" --data-dir otherdata --config llama8b --sweep batch=1:12:1 --shard 2/3 >other2.csv 2>/dev/null
+check merge-other-inputs 1 'other2.csv and m1.csv come from different sweeps (their resolved inputs or grids differ)' \
+    "$pm" merge m1.csv other2.csv m3.csv
+check merge-dev-zero 1 '/dev/zero: not a regular file' "$pm" merge /dev/zero
+check merge-directory 1 'otherdata: not a regular file' "$pm" merge otherdata
+truncate -s 5G huge.csv
+check merge-too-large 1 'huge.csv: 5368709120 bytes, more than the 4294967296 a shard may hold' \
+    "$pm" merge huge.csv
+rm -f huge.csv
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

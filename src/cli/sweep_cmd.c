@@ -4,6 +4,7 @@
  * shards; optimize.c searches one axis.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include "commands.h"
 #include "fmt.h"
+#include "merge.h"
 #include "output.h"
 #include "plot.h"
 
@@ -71,6 +73,7 @@ typedef struct sink {
     pthread_mutex_t mu; /* guards texts[] (not their contents) */
     rows_text *texts;
     size_t n_texts;
+    uint64_t rows_digest; /* of the bytes written to stdout (a shard's end line) */
 } sink;
 
 /* Appends v as "%.9g" (fmt_g9: printf's bytes without printf's cost) and a comma. */
@@ -168,7 +171,8 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
     if (i == k->n_texts || t.failed) {
         fprintf(stderr, "%s: out of memory formatting the sweep\n", prog);
         rc = 1;
-    } else if (fwrite(t.t.buf, 1, t.t.len, stdout) != t.t.len) {
+    } else if ((k->rows_digest = fnv1a64(k->rows_digest, t.t.buf, t.t.len)),
+               fwrite(t.t.buf, 1, t.t.len, stdout) != t.t.len) {
         stdout_failed(errno); /* finish_output says that stdout could not be written */
         rc = 1;
     } else if (k->csv && k->n_ax == 2) {
@@ -281,6 +285,32 @@ static int parse_axes(const cli *c, pm_axis *ax)
     return 0;
 }
 
+/* What a shard records of the sweep it is a slice of: a digest of the resolved inputs (names,
+ * every numeric input with its path and unit, the value's bits) and of the grid (each axis's
+ * kind and values), so that merge refuses shards of different sweeps whatever their command
+ * lines say. */
+static uint64_t inputs_digest(const pm_scenario *s, const pm_axis *ax, int n_ax)
+{
+    uint64_t h = FNV1A64_INIT;
+    const char *names[] = {s->name, s->model.name, s->accel.name};
+    for (size_t i = 0; i < 3; i++)
+        h = fnv1a64(h, names[i], strlen(names[i]) + 1);
+    for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
+        const pm_param_info *p = pm_scenario_param(s, i);
+        h = fnv1a64(h, p->path, strlen(p->path) + 1);
+        h = fnv1a64(h, p->unit_si, strlen(p->unit_si) + 1);
+        h = fnv1a64(h, &p->value_si, sizeof p->value_si);
+    }
+    for (int a = 0; a < n_ax; a++) {
+        const int kind = (int)ax[a].kind;
+        const uint64_t n = ax[a].n_values;
+        h = fnv1a64(h, &kind, sizeof kind);
+        h = fnv1a64(h, &n, sizeof n);
+        h = fnv1a64(h, ax[a].values, ax[a].n_values * sizeof ax[a].values[0]);
+    }
+    return h;
+}
+
 /* Streams the slice shard_k/shard_n of the sweep to stdout (and to csv when not NULL); the exit
  * status. */
 static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size_t shard_k,
@@ -297,10 +327,11 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
     } else {
         header(c, s, ax, c->n_sweeps, stdout);
         if (c->shard)
-            printf("# shard %zu/%zu: rows %zu to %zu of %zu\n", shard_k, shard_n, first + 1, last,
-                   total);
+            printf("# shard %zu/%zu: rows %zu to %zu of %zu; inputs fnv1a64 %016" PRIx64 "\n",
+                   shard_k, shard_n, first + 1, last, total, inputs_digest(s, ax, c->n_sweeps));
     }
     k.first = first;
+    k.rows_digest = FNV1A64_INIT;
     pthread_mutex_init(&k.mu, NULL);
     pm_sweep_opts o = {.threads = c->threads, .shard_index = shard_k - 1,
                        .shard_count = shard_n, .prepare = prepare_rows};
@@ -314,6 +345,9 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
         fprintf(stderr, "\n");
     if (k.json)
         printf("\n]}\n");
+    else if (c->shard && st == PM_OK)
+        printf("# shard %zu/%zu end: %zu rows, fnv1a64 %016" PRIx64 "\n", shard_k, shard_n,
+               last - first, k.rows_digest);
     return st == PM_OK ? 0 : st == PM_ERR_NOMEM ? config_error(&err) : EXIT_CONFIG;
 }
 
