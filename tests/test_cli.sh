@@ -119,5 +119,36 @@ check timeline-serial 0 "1,allreduce,L1.AR.attn,AllReduce," "$pm" timeline --mod
 check timeline-fused 0 "L1.O+AR.attn,FusedMatMulAllReduce" "$pm" timeline --mode fused
 check timeline-bad-plot 2 "--plot" "$pm" timeline --plot out.gif
 
+# Strict option values (issue 13): decimal only, no wraparound, no empty list items.
+check batch-hex 2 "--batch: expected a decimal integer in [1, 16777216] (got '0x10')" "$pm" --batch 0x10
+check devices-hex 2 "--devices: expected a decimal integer" "$pm" --devices 0X4
+check context-space 2 "--context: expected a decimal integer" "$pm" explain --context " 5"
+check batch-plus 2 "--batch: expected a decimal integer" "$pm" --batch +4
+check batch-exponent-ok 0 "batch 10," "$pm" --batch 1e1
+check shard-negative 2 "--shard: expected K/N in decimal" "$pm" --sweep l2 --shard -18446744073709551615/2
+check shard-wraps 2 "--shard: expected K/N in decimal" "$pm" --sweep l2 --shard 18446744073709551617/18446744073709551618
+check shard-plus 2 "--shard: expected K/N in decimal" "$pm" --sweep l2 --shard +1/2
+check shard-over-max 2 "N <= 1000000" "$pm" --sweep l2 --shard 1/1000001
+check sweep-empty-item 2 "empty item 2 in the list" "$pm" --sweep batch=1,,2
+# Options a command does not use are errors, not silently ignored.
+check optimize-shard 2 "--shard: --optimize does not use it" "$pm" --optimize l2 --shard 1/2
+check optimize-sweep 2 "--sweep: --optimize does not use it" "$pm" --optimize l2 --sweep batch
+check optimize-plot 2 "--plot: --optimize does not use it" "$pm" --optimize l2 --plot x.png
+check optimize-json 2 "--optimize: --format must be csv" "$pm" --optimize l2 --format json
+check run-plot 2 "--plot: only with --sweep" "$pm" --plot x.png
+check run-threads 2 "--threads: only with --sweep" "$pm" --threads 2
+check run-layers 2 "--layers: run does not use it" "$pm" --layers 3
+check explain-json 2 "explain: --format must be table" "$pm" explain --format json
+check explain-mode 2 "--mode: explain does not use it" "$pm" explain --mode serial
+check timeline-json 2 "timeline: --format must be csv" "$pm" timeline --format json
+check timeline-layers 2 "--layers: timeline does not use it" "$pm" timeline --layers 2
+check footprint-json 2 "footprint: --format must be table or csv" "$pm" footprint --format json
+check resolve-json 2 "resolve: --format must be csv" "$pm" resolve --format json
+check list-config 2 "--config: list does not use it" "$pm" list models --config llama8b
+check merge-format 2 "--format: merge does not use it" "$pm" merge --format json x.csv
+check validate-format 2 "--format: validate does not use it" "$pm" validate --format json
+check graph-devlist 2 "--devices-list: graph does not use it" "$pm" graph --devices-list 1,2
+check sweep-phase 2 "--phase: --sweep does not use it" "$pm" --sweep l2 --phase prefill
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -220,23 +220,6 @@ static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_
     fprintf(f, "error\n");
 }
 
-/* "K/N" with 1 <= K <= N. */
-static bool parse_shard(const char *text, size_t *k, size_t *n)
-{
-    char *end;
-    errno = 0;
-    unsigned long long kk = strtoull(text, &end, 10);
-    if (end == text || *end != '/' || errno)
-        return false;
-    const char *q = end + 1;
-    unsigned long long nn = strtoull(q, &end, 10);
-    if (end == q || *end || errno || nn < 1 || kk < 1 || kk > nn || nn > 1000000)
-        return false;
-    *k = (size_t)kk;
-    *n = (size_t)nn;
-    return true;
-}
-
 static void release_axes(pm_axis *ax)
 {
     for (int i = 0; i < PM_SWEEP_MAX_AXES; i++)
@@ -252,7 +235,9 @@ static int check_options(const cli *c, size_t *shard_k, size_t *shard_n)
     *shard_k = *shard_n = 1;
     if (c->shard) {
         if (!parse_shard(c->shard, shard_k, shard_n))
-            return usage_error("--shard: expected K/N with 1 <= K <= N (got '%s')", c->shard);
+            return usage_error("--shard: expected K/N in decimal with 1 <= K <= N <= %d (got "
+                               "'%s')",
+                               SHARD_MAX, c->shard);
         if (c->format != FMT_CSV)
             return usage_error("--shard: shards are CSV (merge them with '%s merge')", prog);
         if (c->plot)
