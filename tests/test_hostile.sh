@@ -292,5 +292,37 @@ check merge-too-large 1 'huge.csv: 5368709120 bytes, more than the 4294967296 a 
     "$pm" merge huge.csv
 rm -f huge.csv
 
+# ---- messages name the real cause (issue 13) ----------------------------------------------
+ln -s loop-b.json loop-a.json
+ln -s loop-a.json loop-b.json
+check symlink-loop-config 1 './loop-a.json: too many levels of symbolic links' "$pm" --config ./loop-a.json
+check symlink-loop-bare 1 'loop-a.json: too many levels of symbolic links' "$pm" --config loop-a.json
+check symlink-loop-set 1 '--set model=./loop-a.json: $.model: too many levels of symbolic links' \
+    "$pm" --config llama8b --set model=./loop-a.json
+check set-bad-component 1 '--set model=nosuch: $.model: no file "nosuch" and no bundled model' \
+    "$pm" --config llama8b --set model=nosuch
+cp -r "$PRESERVE_MODEL_DATA" msgdata
+rm msgdata/models/llama3-8b.json
+mkdir msgdata/models/llama3-8b.json
+check bundled-not-regular 1 'msgdata/models/llama3-8b.json: not a regular file' \
+    "$pm" --data-dir msgdata --config llama8b
+rmdir msgdata/models/llama3-8b.json
+ln -s llama3-8b.json msgdata/models/llama3-8b.json
+check bundled-symlink-loop 1 'msgdata/models/llama3-8b.json: too many levels of symbolic links' \
+    "$pm" --data-dir msgdata --config llama8b
+# gnuplot's end in words: a gnuplot that exits 3, and one killed by a signal.
+mkdir fakebin
+printf '#!/bin/sh\nexit 3\n' >fakebin/gnuplot
+chmod +x fakebin/gnuplot
+check gnuplot-exit-status 1 'gnuplot exited with status 3; the CSV is in g3.png.csv' \
+    env PATH="$PWD/fakebin:$PATH" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot g3.png
+printf '#!/bin/sh\nkill -SEGV $$\n' >fakebin/gnuplot
+check gnuplot-signal 1 'gnuplot was killed by signal 11 (Segmentation fault)' \
+    env PATH="$PWD/fakebin:$PATH" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot g11.png
+printf '#!/bin/sh\n: >"$(echo "$4" | sed "s/^out=.\\(.*\\).$/\\1/")"\n' >fakebin/gnuplot
+check gnuplot-empty-figure 1 'gnuplot left g0.png incomplete' \
+    env PATH="$PWD/fakebin:$PATH" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot g0.png
+check gnuplot-empty-figure-gone 0 'no figure' bash -c 'ls g0.png g0.png.tmp* 2>/dev/null || echo no figure'
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
