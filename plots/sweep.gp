@@ -1,34 +1,54 @@
-# A 1-D sweep written by `preserve-model --sweep AXIS --plot FILE`: request time and throughput
-# density per mode against the swept axis. Draws only; every number comes from the CSV.
-# Variables (gnuplot -e): csv, out, term, xcol (the axis column name, with its unit).
+# A 1-D sweep written by `preserve-model --sweep AXIS --plot FILE`: request time, speedup and
+# throughput density per mode against the swept axis. Draws only; every number comes from the
+# CSV (the speedups are its speedup_* columns).
+# Variables (gnuplot -e): csv, out, term, xcol (the axis column name), xtitle (its title, with
+# its unit), ttl (the scenario), xlog (1: a geometric axis, drawn on a log scale), base (the
+# scenario's own value of the axis, marked by a dashed line) and baselabel (its label; empty:
+# no marker).
 set terminal @term
 set output out
 set datafile separator ","
 set datafile missing "NaN"
 set datafile commentschars "#"
+set datafile columnheaders
 set termoption noenhanced
-set key autotitle columnhead
-set grid
+set grid lt 1 lw 1 lc rgb '#dddddd'
 set key outside right top
-xlabel = xcol
-xlabel = (xlabel eq "l2_capacity_MiB") ? "L2 capacity (MiB)" : \
-         (xlabel eq "l2_bandwidth_TBps") ? "L2 bandwidth (TB/s)" : \
-         (xlabel eq "compute_TFLOPS") ? "peak compute (TFLOP/s)" : \
-         (xlabel eq "hbm_bandwidth_TBps") ? "HBM bandwidth (TB/s)" : \
-         (xlabel eq "link_bandwidth_Gbps") ? "link bandwidth (Gbit/s)" : \
-         (xlabel eq "devices") ? "devices (tensor parallel)" : \
-         (xlabel eq "batch") ? "batch (sequences)" : \
-         (xlabel eq "seq_len") ? "sequence length (tokens)" : xlabel
-set multiplot layout 2,1
-set xlabel xlabel
+# A geometric axis: a log scale with a tick at each grid value (XT adds them to each plot).
+XT = ""
+if (xlog) { set logscale x 2; XT = ":xtic(strcol(xcol))" }
+set autoscale xfix
+set offsets graph 0.02, graph 0.02, 0, 0
+# Fixed margins, so the three panels share their x axis.
+set lmargin 12
+set rmargin 36
+if (baselabel ne "") {
+    set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
+}
+set style line 1 lw 2 pt 7 ps 0.6 lc rgb '#4C72B0'
+set style line 2 lw 2 pt 5 ps 0.6 lc rgb '#DD8452'
+set style line 3 lw 2 pt 9 ps 0.7 lc rgb '#55A868'
+set multiplot layout 3,1 title ttl
 set ylabel "request time (s)"
 set title "End-to-end request time"
-plot csv using (column(xcol)):(column("serial_request_s")) with linespoints lw 2 title "serial", \
-     '' using (column(xcol)):(column("fused_request_s")) with linespoints lw 2 title "fused GEMM+allreduce", \
-     '' using (column(xcol)):(column("preserve_request_s")) with linespoints lw 2 title "PRESERVE"
-set ylabel "tokens/s per mm^2"
-set title "Throughput density (generated tokens/s / (devices x die mm^2))"
-plot csv using (column(xcol)):(column("density_serial_tokens_per_s_per_mm2")) with linespoints lw 2 title "serial", \
-     '' using (column(xcol)):(column("density_fused_tokens_per_s_per_mm2")) with linespoints lw 2 title "fused GEMM+allreduce", \
-     '' using (column(xcol)):(column("density_preserve_tokens_per_s_per_mm2")) with linespoints lw 2 title "PRESERVE"
+# The marker's entry in the key: a line with no points.
+plot csv using (column(xcol)):(column("serial_request_s"))@XT with linespoints ls 1 title "serial", \
+     '' using (column(xcol)):(column("fused_request_s"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
+     '' using (column(xcol)):(column("preserve_request_s"))@XT with linespoints ls 3 title "PRESERVE", \
+     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title baselabel
+set ylabel "speedup (x)"
+set title "PRESERVE's speedup"
+# The scale reaches down to 1 (no speedup), marked by a grey line.
+set yrange [*<1:*]
+set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#999999'
+plot csv using (column(xcol)):(column("speedup_preserve_vs_serial"))@XT with linespoints ls 1 title "vs serial", \
+     '' using (column(xcol)):(column("speedup_preserve_vs_fused"))@XT with linespoints ls 2 title "vs fused GEMM+allreduce"
+unset arrow 2
+set autoscale y
+set ylabel "tokens/s per mm²"
+set title "Throughput density (generated tokens/s / (devices x die mm²))"
+set xlabel xtitle
+plot csv using (column(xcol)):(column("density_serial_tokens_per_s_per_mm2"))@XT with linespoints ls 1 title "serial", \
+     '' using (column(xcol)):(column("density_fused_tokens_per_s_per_mm2"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
+     '' using (column(xcol)):(column("density_preserve_tokens_per_s_per_mm2"))@XT with linespoints ls 3 title "PRESERVE"
 unset multiplot

@@ -251,6 +251,16 @@ typedef struct pm_sim_op {
     const pm_op_cost *hbm; /* main, streaming consumer (PM_CONSUMER_STREAM): its cost with
                               nothing prefetched; NULL: it waits for its prefetch */
 } pm_sim_op;
+/* The cost a streaming consumer runs at: served from L2 (l2, the prefetched variant) unless
+ * reading HBM itself is faster (L2 bandwidth below the effective HBM bandwidth), when it
+ * ignores the prefetch and reads HBM (hbm): a streaming consumer is never slower than its own
+ * HBM reads. The one home of that rule for the event loop and the fast recurrence. */
+static inline const pm_op_cost *pm_stream_consumer_cost(const pm_op_cost *l2,
+                                                        const pm_op_cost *hbm)
+{
+    return hbm->total_s < l2->total_s ? hbm : l2;
+}
+
 /* Schedules main ops in order and prefetch ops in order (schedule.c documents the rules).
  * main_slots and pf_slots receive the times. Returns PM_ERR_INCONSISTENT when stuck. */
 pm_status pm_sim_run(const pm_sim_op *main_ops, size_t n_main, const pm_sim_op *pf_ops,
