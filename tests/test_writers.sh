@@ -123,5 +123,16 @@ head, body = table(sys.stdin)
 assert open("single.csv").read() == open("merged.csv").read()
 assert len(body) == 4' bash -c '"$0" merge s3.csv s1.csv s2.csv | tee merged.csv' "$pm"
 
+# A line break in an option or a name never starts a line of data: the comment lines write it
+# as \n, and every CSV still parses to its header's width.
+nl='a'$'\n''b,c'
+for args in "--sweep batch=1" "--format csv" "timeline" "footprint --format csv" \
+    "--optimize l2=8MiB:64MiB"; do
+    # shellcheck disable=SC2086
+    check "comment-line-break: $args" "$py_csv"'
+head, body = table(sys.stdin)
+assert body, "no rows"' "$pm" $args --set "model.name=$nl"
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

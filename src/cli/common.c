@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "output.h"
 
 const char *prog = "preserve-model";
 
@@ -142,8 +143,11 @@ bool add_set(cli *c, const char *key, const char *value, int64_t n)
 
 void print_sets(FILE *f, const cli *c)
 {
-    for (size_t i = 0; i < c->n_sets; i++)
-        fprintf(f, "# --set %s\n", c->sets[i]);
+    for (size_t i = 0; i < c->n_sets; i++) {
+        fputs("# --set ", f);
+        fput_comment_text(f, c->sets[i]);
+        fputc('\n', f);
+    }
 }
 
 pm_load_opts load_opts(const cli *c)

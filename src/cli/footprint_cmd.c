@@ -108,9 +108,10 @@ int cmd_footprint(const cli *c)
     }
     const pm_workload *w = &s.workload;
     const int64_t ctx = w->seq_len; /* the whole sequence cached: the largest KV cache */
-    printf("# preserve-model %s footprint: %s, batch %d, context %lld, weights %s, KV %s\n",
-           pm_version(), s.model.name, w->batch, (long long)ctx, pm_dtype_name(w->weight_dtype),
-           pm_dtype_name(w->kv_dtype));
+    printf("# preserve-model %s footprint: ", pm_version());
+    fput_comment_text(stdout, s.model.name);
+    printf(", batch %d, context %lld, weights %s, KV %s\n", w->batch, (long long)ctx,
+           pm_dtype_name(w->weight_dtype), pm_dtype_name(w->kv_dtype));
     printf("# per layer and device; KV heads are replicated when devices exceed KV heads\n");
     if (c->format == FMT_TABLE)
         printf("%8s %14s %14s %16s %14s\n", "devices", "attn_W_MiB", "kv_MiB", "attn_W+kv_MiB",

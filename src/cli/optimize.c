@@ -62,7 +62,11 @@ int cmd_optimize(const cli *c)
         pm_scenario_release(&s);
         return config_error(&err);
     }
-    printf("# preserve-model %s --config %s --optimize %s\n", pm_version(), c->config, c->optimize);
+    printf("# preserve-model %s --config ", pm_version());
+    fput_comment_text(stdout, c->config);
+    printf(" --optimize ");
+    fput_comment_text(stdout, c->optimize);
+    putchar('\n');
     print_sets(stdout, c);
     printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
            pm_axis_column(kind), pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),

@@ -131,6 +131,15 @@ void fput_csv_field(FILE *f, const char *s, bool always_quote)
     fput_sbuf(f, &b, sbuf_csv_field(&b, s, always_quote));
 }
 
+void fput_comment_text(FILE *f, const char *s)
+{
+    for (const char *q = s; *q; q++)
+        if (*q == '\n' || *q == '\r')
+            fputs(*q == '\n' ? "\\n" : "\\r", f);
+        else
+            fputc(*q, f);
+}
+
 int tmp_create(char *template_)
 {
     const int fd = mkstemp(template_);

@@ -35,6 +35,10 @@ char *str_printf(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
 void fput_json_string(FILE *f, const char *s);
 void fput_csv_field(FILE *f, const char *s, bool always_quote);
 
+/* Writes s on a '#' comment line of a CSV: a line break written as \n (and CR as \r), so no
+ * name or option text can start a line of data. */
+void fput_comment_text(FILE *f, const char *s);
+
 /* mkstemp with the mode fopen gives a new file (0666 less the umask); the descriptor, or -1
  * with errno set. */
 int tmp_create(char *template_);

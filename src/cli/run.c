@@ -43,7 +43,9 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 /* One CSV row, under the command and its overrides. */
 static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
 {
-    printf("# preserve-model %s run --config %s\n", pm_version(), c->config);
+    printf("# preserve-model %s run --config ", pm_version());
+    fput_comment_text(stdout, c->config);
+    putchar('\n');
     print_sets(stdout, c);
     printf("scenario,model,accelerator,devices,batch,seq_len,kv_heads_per_device");
     for (int m = 0; m < PM_MODE_COUNT; m++) {

@@ -312,16 +312,20 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
 
 static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_ax, FILE *f)
 {
-    fprintf(f, "# preserve-model %s --config %s", pm_version(), c->config);
-    for (int i = 0; i < c->n_sweeps; i++)
-        fprintf(f, " --sweep %s", c->sweeps[i]);
+    fprintf(f, "# preserve-model %s --config ", pm_version());
+    fput_comment_text(f, c->config);
+    for (int i = 0; i < c->n_sweeps; i++) {
+        fputs(" --sweep ", f);
+        fput_comment_text(f, c->sweeps[i]);
+    }
     fprintf(f, "\n");
     print_sets(f, c);
     pm_area area;
-    if (pm_area_compute(&s->accel, &area, NULL) != PM_OK)
-        fprintf(f, "# note: accelerator %s has no area coefficients: die_mm2 and densities are "
-                   "NaN\n",
-                s->accel.name);
+    if (pm_area_compute(&s->accel, &area, NULL) != PM_OK) {
+        fputs("# note: accelerator ", f);
+        fput_comment_text(f, s->accel.name);
+        fputs(" has no area coefficients: die_mm2 and densities are NaN\n", f);
+    }
     for (int a = 0; a < n_ax; a++)
         fprintf(f, "%s,", pm_axis_column(ax[a].kind));
     for (size_t i = 0; i < N_SWEEP_COLS; i++)

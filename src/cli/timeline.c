@@ -53,12 +53,16 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
     const pm_graph *g = sh->v.g;
     const pm_schedule *sc = &sh->v.sched;
     const double t0 = sh->t0, t1 = sh->t1;
-    fprintf(f, "# preserve-model %s timeline --config %s --mode %s --phase %s --context %lld\n",
-            pm_version(), c->config, pm_mode_name(sh->mode),
+    fprintf(f, "# preserve-model %s timeline --config ", pm_version());
+    fput_comment_text(f, c->config);
+    fprintf(f, " --mode %s --phase %s --context %lld\n", pm_mode_name(sh->mode),
             c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)sh->v.context);
     print_sets(f, c);
-    fprintf(f, "# %s on %s x %d; one layer lasts %.3f us\n", s->model.name, s->accel.name,
-            s->cluster.devices, (t1 - t0) * 1e6);
+    fputs("# ", f);
+    fput_comment_text(f, s->model.name);
+    fputs(" on ", f);
+    fput_comment_text(f, s->accel.name);
+    fprintf(f, " x %d; one layer lasts %.3f us\n", s->cluster.devices, (t1 - t0) * 1e6);
     fprintf(f, "lane_index,lane,node,kind,start_us,end_us,bytes\n");
     for (size_t i = 0; i < g->n_nodes; i++) {
         const pm_node *n = &g->nodes[i];
