@@ -279,8 +279,7 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
     if (i == k->n_texts || t.failed) {
         fprintf(stderr, "%s: out of memory formatting the sweep\n", prog);
         rc = 1;
-    } else if ((k->rows_digest = fnv1a64(k->rows_digest, t.t.buf, t.t.len)),
-               fwrite(t.t.buf, 1, t.t.len, stdout) != t.t.len) {
+    } else if (fwrite(t.t.buf, 1, t.t.len, stdout) != t.t.len) {
         stdout_failed(errno); /* finish_output says that stdout could not be written */
         rc = 1;
     } else if (k->csv && k->n_ax == 2) {
@@ -299,6 +298,8 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
     } else if (k->csv) {
         fwrite(t.t.buf, 1, t.t.len, k->csv);
     }
+    if (rc == 0 && k->c->shard) /* only a shard records it: FNV-1a costs a byte at a time */
+        k->rows_digest = fnv1a64(k->rows_digest, t.t.buf, t.t.len);
     if (i < k->n_texts) {
         pthread_mutex_lock(&k->mu);
         k->texts[i].used = false;
