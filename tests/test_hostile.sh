@@ -18,6 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 # Seconds any one case may take: the largest input here is a few MB, parsed in milliseconds.
 limit="${PM_TIME_LIMIT:-20}"
 read -r -a wrapper <<<"${PM_WRAPPER:-}"
+# The tool under the wrapper, for the cases that run it from a shell of their own (bash -c):
+# those run the shell unwrapped (check_sh), so the checker sees the tool and not bash.
+export PMW="${wrapper[*]} $pm"
 
 check() { # name, expected exit code, substring expected in stdout+stderr, command...
     local name="$1" code="$2" want="$3"
@@ -47,6 +50,13 @@ check() { # name, expected exit code, substring expected in stdout+stderr, comma
     else
         pass=$((pass + 1))
     fi
+}
+
+check_sh() { # as check, for a command that runs $PMW itself
+    local saved=("${wrapper[@]}")
+    wrapper=()
+    check "$@"
+    wrapper=("${saved[@]}")
 }
 
 cd "$tmp" || exit 1
@@ -211,33 +221,33 @@ if [ -w /dev/full ]; then
         "footprint" "resolve" "timeline" "list models" "validate" "--help" "--version" \
         "--optimize l2=8MiB:64MiB"; do
         # shellcheck disable=SC2086
-        check "full-stdout: $args" 1 'cannot write stdout: No space left on device' \
-            bash -c '"$0" "$@" >/dev/full' "$pm" $args
+        check_sh "full-stdout: $args" 1 'cannot write stdout: No space left on device' \
+            bash -c '$PMW "$@" >/dev/full' "$pm" $args
     done
 fi
 # A file-size limit: an error (EFBIG), not a kill by SIGXFSZ with a partial file.
-check file-size-limit-stdout 1 'cannot write stdout: File too large' \
-    bash -c 'ulimit -f 4; exec "$0" --sweep l2 --sweep batch >limited.csv' "$pm"
-check file-size-limit-plot-csv 1 'cannot write lim.png.csv: File too large' \
-    bash -c 'ulimit -f 4; exec "$0" --sweep l2 --sweep batch=1,2 --plot lim.png >/dev/null' "$pm"
-check file-size-limit-plot-nothing-left 0 'none' bash -c 'ls lim.png* 2>/dev/null || echo none'
-check file-size-limit-plot-no-wrote 1 'File too large' \
-    bash -c 'o=$(ulimit -f 4; "$0" --sweep l2 --sweep batch=1,2 --plot lim.png 2>&1 >/dev/null)
+check_sh file-size-limit-stdout 1 'cannot write stdout: File too large' \
+    bash -c 'ulimit -f 4; exec $PMW --sweep l2 --sweep batch >limited.csv' "$pm"
+check_sh file-size-limit-plot-csv 1 'cannot write lim.png.csv: File too large' \
+    bash -c 'ulimit -f 4; exec $PMW --sweep l2 --sweep batch=1,2 --plot lim.png >/dev/null' "$pm"
+check_sh file-size-limit-plot-nothing-left 0 'none' bash -c 'ls lim.png* 2>/dev/null || echo none'
+check_sh file-size-limit-plot-no-wrote 1 'File too large' \
+    bash -c 'o=$(ulimit -f 4; $PMW --sweep l2 --sweep batch=1,2 --plot lim.png 2>&1 >/dev/null)
         case $o in *wrote*) exit 3 ;; esac; echo "$o"; exit 1' "$pm"
 # gnuplot's figure under a limit: it is killed, the figure is not renamed into place, and the
 # tool says why in words (never a raw wait status, never "wrote").
 if command -v gnuplot >/dev/null; then
-    check figure-size-limit 1 'gnuplot was killed by signal 25' \
-        bash -c 'ulimit -f 8; exec "$0" --sweep l2=8MiB:16MiB:8MiB --plot fig.png >/dev/null' "$pm"
-    check figure-size-limit-no-figure 0 'no figure' bash -c 'ls fig.png fig.png.tmp* 2>/dev/null || echo no figure'
+    check_sh figure-size-limit 1 'gnuplot was killed by signal 25' \
+        bash -c 'ulimit -f 8; exec $PMW --sweep l2=8MiB:16MiB:8MiB --plot fig.png >/dev/null' "$pm"
+    check_sh figure-size-limit-no-figure 0 'no figure' bash -c 'ls fig.png fig.png.tmp* 2>/dev/null || echo no figure'
 fi
 
 # ---- no fixed buffer cuts silently (issue 13) --------------------------------------------
 # A --sweep list of 1,500 characters: the last value evaluated is the one given.
 long=$(printf '1,%.0s' $(seq 700))7
-check sweep-long-list 0 'last=7.' bash -c 'echo "last=$("$0" --config llama8b --sweep "batch=$1" |
+check_sh sweep-long-list 0 'last=7.' bash -c 'echo "last=$($PMW --config llama8b --sweep "batch=$1" |
     tail -1 | cut -d, -f1)."' "$pm" "$long"
-check sweep-long-list-rows 0 'rows=701.' bash -c 'echo "rows=$("$0" --config llama8b --sweep "batch=$1" |
+check_sh sweep-long-list-rows 0 'rows=701.' bash -c 'echo "rows=$($PMW --config llama8b --sweep "batch=$1" |
     grep -vc "^[#b]")."' "$pm" "$long"
 check sweep-empty-item 2 'batch=1,,2: empty item 2 in the list' "$pm" --sweep batch=1,,2
 check sweep-trailing-comma 2 'empty item 3 in the list' "$pm" --sweep batch=1,2,
@@ -245,18 +255,18 @@ check sweep-long-item 2 'list item 1 is longer than 127 characters' \
     "$pm" --sweep "batch=$(head -c 200 </dev/zero | tr '\0' '1')"
 # --devices-list of 40 counts: 40 rows, the last one the last given.
 devs=$(printf '1,%.0s' $(seq 39))16
-check devices-list-40 0 'rows=40 last=16.' bash -c 'o=$("$0" footprint --format csv --devices-list "$1" |
+check_sh devices-list-40 0 'rows=40 last=16.' bash -c 'o=$($PMW footprint --format csv --devices-list "$1" |
     grep -E "^[0-9]+,"); echo "rows=$(wc -l <<<"$o") last=$(tail -1 <<<"$o" | cut -d, -f1)."' \
     "$pm" "$devs"
 check devices-list-empty-item 2 '--devices-list: empty item 2' "$pm" footprint --devices-list 1,,2
 # A model name of 40 two-byte characters (80 bytes) is cut to fit the name field between
 # characters: the JSON of run and of the graph stays valid UTF-8.
 name=$(printf '\xc3\xa9%.0s' $(seq 40))
-check utf8-name-json 0 'valid' bash -c '"$0" --set "model.name=$1" --format json |
+check_sh utf8-name-json 0 'valid' bash -c '$PMW --set "model.name=$1" --format json |
     python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
-check utf8-name-graph 0 'valid' bash -c '"$0" graph --set "model.name=$1" --layers 1 |
+check_sh utf8-name-graph 0 'valid' bash -c '$PMW graph --set "model.name=$1" --layers 1 |
     python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
-check utf8-name-cut-between 0 'whole characters' bash -c '"$0" --set "model.name=$1" --format csv |
+check_sh utf8-name-cut-between 0 'whole characters' bash -c '$PMW --set "model.name=$1" --format csv |
     python3 -c "import csv,sys; r=list(csv.reader(l for l in sys.stdin if not l.startswith(\"#\")));
 m=r[1][1]; assert set(m) == {\"\u00e9\"}, m; print(\"whole characters\")"' "$pm" "$name"
 
@@ -314,15 +324,15 @@ check bundled-symlink-loop 1 'msgdata/models/llama3-8b.json: too many levels of 
 mkdir fakebin
 printf '#!/bin/sh\nexit 3\n' >fakebin/gnuplot
 chmod +x fakebin/gnuplot
-check gnuplot-exit-status 1 'gnuplot exited with status 3; the CSV is in g3.png.csv' \
-    env PATH="$PWD/fakebin:$PATH" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot g3.png
+check_sh gnuplot-exit-status 1 'gnuplot exited with status 3; the CSV is in g3.png.csv' \
+    env PATH="$PWD/fakebin:$PATH" $PMW --sweep l2=8MiB:16MiB:8MiB --plot g3.png
 printf '#!/bin/sh\nkill -SEGV $$\n' >fakebin/gnuplot
-check gnuplot-signal 1 'gnuplot was killed by signal 11 (Segmentation fault)' \
-    env PATH="$PWD/fakebin:$PATH" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot g11.png
+check_sh gnuplot-signal 1 'gnuplot was killed by signal 11 (Segmentation fault)' \
+    env PATH="$PWD/fakebin:$PATH" $PMW --sweep l2=8MiB:16MiB:8MiB --plot g11.png
 printf '#!/bin/sh\n: >"$(echo "$4" | sed "s/^out=.\\(.*\\).$/\\1/")"\n' >fakebin/gnuplot
-check gnuplot-empty-figure 1 'gnuplot left g0.png incomplete' \
-    env PATH="$PWD/fakebin:$PATH" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot g0.png
-check gnuplot-empty-figure-gone 0 'no figure' bash -c 'ls g0.png g0.png.tmp* 2>/dev/null || echo no figure'
+check_sh gnuplot-empty-figure 1 'gnuplot left g0.png incomplete' \
+    env PATH="$PWD/fakebin:$PATH" $PMW --sweep l2=8MiB:16MiB:8MiB --plot g0.png
+check_sh gnuplot-empty-figure-gone 0 'no figure' bash -c 'ls g0.png g0.png.tmp* 2>/dev/null || echo no figure'
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
