@@ -51,10 +51,12 @@ static void check_shard(const char *text)
     FZ_ASSERT(k >= 1 && k <= n && n <= SHARD_MAX, "'%s' gave %zu/%zu", text, k, n);
     const char *slash = strchr(text, '/');
     FZ_ASSERT(slash, "no slash in accepted '%s'", text);
-    char kpart[64];
-    snprintf(kpart, sizeof kpart, "%.*s", (int)(slash - text), text);
+    /* K as its own string, however long (leading zeros are decimal too). */
+    char *kpart = strndup(text, (size_t)(slash - text));
+    FZ_ASSERT(kpart, "strndup");
     FZ_ASSERT(digits_value(kpart) == (double)k && digits_value(slash + 1) == (double)n,
               "'%s' read as %zu/%zu", text, k, n);
+    free(kpart);
 }
 
 static void check_list(const char *text)
