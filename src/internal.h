@@ -186,6 +186,10 @@ double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
  * their number. */
 const char *const *pm_node_kind_names(size_t *count);
 void pm_graph_clear(pm_graph *g);
+/* The node alone, as pm_graph_add_node checks it: NULL when fine, else the name of the field at
+ * fault ("kind", "trigger", "weight_bytes"...). Index fields are checked against the graph by
+ * pm_graph_check. */
+const char *pm_node_fault(const pm_node *n);
 pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
 /* pm_graph_build with the fused baseline's O+AllReduce and Down+AllReduce nodes. */
 pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,

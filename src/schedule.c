@@ -270,6 +270,9 @@ pm_status pm_schedule_compute(const pm_scenario *s, const pm_graph *g, pm_schedu
     if (!s || !g || !sched)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_schedule_compute");
     *sched = (pm_schedule){0};
+    pm_status ck = pm_graph_check(g, err);
+    if (ck != PM_OK)
+        return ck;
     const size_t n = g->n_nodes;
     pm_op_cost *costs = pm_malloc((n ? n : 1) * sizeof *costs);
     pm_slot *slots = pm_malloc((n ? n : 1) * sizeof *slots);
