@@ -148,6 +148,9 @@ check shard-wraps 2 "--shard: expected K/N in decimal" "$pm" --sweep l2 --shard 
 check shard-plus 2 "--shard: expected K/N in decimal" "$pm" --sweep l2 --shard +1/2
 check shard-over-max 2 "N <= 1000000" "$pm" --sweep l2 --shard 1/1000001
 check sweep-empty-item 2 "empty item 2 in the list" "$pm" --sweep batch=1,,2
+# --optimize searches [LO, HI] inclusive: at the bounds of the range the model is defined for
+# (HBM bandwidth 1e3 to 1e18 bytes/s) its own end points are accepted.
+check optimize-inclusive-bounds 0 "searched hbm_bandwidth_TBps in [1e-09, 1e+06]" "$pm" --optimize hbm_bw=1e3Bps:1e18Bps
 # Options a command does not use are errors, not silently ignored.
 check optimize-shard 2 "--shard: --optimize does not use it" "$pm" --optimize l2 --shard 1/2
 check optimize-sweep 2 "--sweep: --optimize does not use it" "$pm" --optimize l2 --sweep batch
