@@ -246,7 +246,7 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
     pl.overflow_of = pm_malloc(n * sizeof *pl.overflow_of);
     pl.window = pm_calloc(n, sizeof *pl.window);
     pl.queue = pm_malloc(n * sizeof *pl.queue);
-    pl.seen = pm_malloc(n * sizeof *pl.seen);
+    pl.seen = pm_calloc(n, sizeof *pl.seen); /* no stamp yet: every window sees 0 */
     if (!first_edge || !succ || !map || !pl.trigger_of || !pl.overflow_of || !pl.window ||
         !pl.queue || !pl.seen)
         goto done;
