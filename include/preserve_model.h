@@ -277,7 +277,7 @@ typedef struct pm_scenario {
 
 /** Where a loader finds bundled files and which overrides it applies. */
 typedef struct pm_load_opts {
-    const char *data_dir;             /* NULL: the installed data directory */
+    const char *data_dir;             /* NULL: pm_default_data_dir() */
     const char *const *overrides;     /* "dotted.path=value" strings; NULL only with
                                          n_overrides 0 (else PM_ERR_INVALID_ARG) */
     size_t n_overrides;
@@ -298,11 +298,21 @@ typedef enum pm_file_kind {
 PM_API const char *pm_file_kind_name(pm_file_kind kind);
 
 /**
- * The data directory compiled into the library (where `data/` was installed or, in a build
- * tree, the source's data/), unless the environment variable PRESERVE_MODEL_DATA names another.
+ * The bundled data directory: the environment variable PRESERVE_MODEL_DATA when set and not
+ * empty; else, for a library loaded from its build directory (the tool, the tests and the
+ * Python module before `meson install`), the source tree's data/; else, installed, the
+ * datadir beside the library's libdir (PREFIX/share/preserve-model, found relative to the
+ * library file, so a moved prefix still works), or the one configured at build time.
  * Never NULL. The returned string is static or from the environment: do not free it.
  */
 PM_API const char *pm_default_data_dir(void);
+
+/**
+ * The folder of the gnuplot scripts (plots/), chosen as pm_default_data_dir chooses the data:
+ * PRESERVE_MODEL_PLOTS when set and not empty, else the source tree's plots/ from a build tree,
+ * else the installed datadir's plots/. Never NULL; do not free it.
+ */
+PM_API const char *pm_default_plots_dir(void);
 
 /**
  * Loads a scenario. ref is a path to a file (contains '/' or ends in ".json" and exists) or the
@@ -737,6 +747,19 @@ typedef struct pm_estimate {
 PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err);
 
 /**
+ * The run report of `preserve-model --format json`, byte for byte: the tool and scenario, the
+ * inputs (model, accelerator, devices, batch, seq_len, prefill_tokens, decode_steps),
+ * tpot_context_len, per mode the request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
+ * tokens_per_s, allreduce_algorithm and allreduce_decode_s (and fused_chunks for fused), the
+ * speedups, the shard and the memory figures; times to 9 significant digits, the rest to 6.
+ * Names are JSON-escaped. s and e (the estimate of s by pm_estimate_compute) may not be NULL.
+ * On success *text_out is a new NUL-terminated string ending in a newline; the caller frees it
+ * with free(). Returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG (a NULL argument).
+ */
+PM_API pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e,
+                                     char **text_out, pm_error *err);
+
+/**
  * The graph one mode runs: the plain graph (serial), the graph with O and Down fused with their
  * allreduces (fused), or the plain graph after the insertion pass (preserve). layers <= 0 or
  * above the model's: all layers. g is overwritten. Errors as pm_graph_build and
@@ -884,6 +907,17 @@ typedef struct pm_sweep_opts {
  * the call. Runs on the calling thread of pm_sweep_run. Return non-zero to stop the sweep.
  */
 typedef int (*pm_sweep_fn)(const pm_sweep_point *points, size_t n, void *user);
+
+/** Number of result columns of a sweep point: the sweep CSV's columns after the axis columns
+ * and before "error" (16 today; more may be added at the end). */
+PM_API size_t pm_sweep_column_count(void);
+/** The name of result column i with its unit ("serial_request_s", "die_mm2",
+ * "density_preserve_tokens_per_s_per_mm2"...); NULL when i >= pm_sweep_column_count(). */
+PM_API const char *pm_sweep_column_name(size_t i);
+/** Writes the first n result columns of point p into values (NaN for every column of an invalid
+ * point, or for die_mm2 and the densities without area data) and returns
+ * pm_sweep_column_count(). values may be NULL (n is then ignored); p NULL gives NaNs. */
+PM_API size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n);
 
 /** Number of points of the grid (the product of the axis lengths); 0 when empty. */
 PM_API size_t pm_sweep_size(const pm_axis *axes, size_t n_axes);

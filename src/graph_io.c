@@ -123,61 +123,20 @@ pm_status pm_graph_to_json(const pm_graph *g, char **text_out, pm_error *err)
     return PM_OK;
 }
 
-/* A growing string for DOT output. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = true;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-        char *np = pm_realloc(b->p, cap);
-        if (!np) {
-            b->failed = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-}
-
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 /* Appends text for a DOT quoted string: a quote and a backslash escaped (\" and \\, so that no
  * name ends the string or becomes a label escape such as \l), a line break as DOT's \n, and any
  * other control character dropped (DOT has no escape for it). */
-static void sb_dot_text(sbuf *b, const char *text)
+static void sb_dot_text(pm_sbuf *b, const char *text)
 {
     for (const unsigned char *q = (const unsigned char *)text; *q; q++) {
         if (*q == '"' || *q == '\\')
-            sb_printf(b, "\\%c", *q);
+            pm_sb_printf(b, "\\%c", *q);
         else if (*q == '\n')
-            sb_printf(b, "\\n");
+            pm_sb_printf(b, "\\n");
         else if (*q >= 0x20 && *q != 0x7f)
-            sb_printf(b, "%c", *q);
+            pm_sb_printf(b, "%c", *q);
     }
 }
 
@@ -185,8 +144,8 @@ pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
 {
     if (!g || !text_out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL graph or output");
-    sbuf b = {0};
-    sb_printf(&b, "digraph preserve {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n");
+    pm_sbuf b = {0};
+    pm_sb_printf(&b, "digraph preserve {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n");
     for (size_t i = 0; i < g->n_nodes; i++) {
         const pm_node *n = &g->nodes[i];
         const char *style = n->kind == PM_NODE_PREFETCH   ? ", style=filled, fillcolor=\"#cfe8ff\""
@@ -197,17 +156,17 @@ pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
         double bytes = n->weight_bytes + n->kv_bytes;
         if (n->kind == PM_NODE_ALLREDUCE)
             bytes = n->comm_bytes;
-        sb_printf(&b, "  n%zu [label=\"", i);
+        pm_sb_printf(&b, "  n%zu [label=\"", i);
         sb_dot_text(&b, n->name);
-        sb_printf(&b, "\\n%s %.2f MiB%s\"%s];\n", pm_node_kind_name(n->kind), mib(bytes),
-                  n->l2_bytes > 0 ? " (L2)" : "", style);
+        pm_sb_printf(&b, "\\n%s %.2f MiB%s\"%s];\n", pm_node_kind_name(n->kind), mib(bytes),
+                     n->l2_bytes > 0 ? " (L2)" : "", style);
     }
     for (size_t i = 0; i < g->n_edges; i++) {
         const pm_edge *e = &g->edges[i];
-        sb_printf(&b, "  n%d -> n%d%s;\n", e->from, e->to,
+        pm_sb_printf(&b, "  n%d -> n%d%s;\n", e->from, e->to,
                   e->kind == PM_EDGE_TRIGGER ? " [style=dashed, label=\"start\"]" : "");
     }
-    sb_printf(&b, "}\n");
+    pm_sb_printf(&b, "}\n");
     if (b.failed) {
         pm_free(b.p);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the graph");

@@ -332,6 +332,23 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
 pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
                              double *time_s, int *signature, pm_error *err);
 
+/* ---- text (text.c) ---------------------------------------------------------------------- */
+/* A growing NUL-terminated string; zero-initialised it is empty. After an allocation failure
+ * (failed) appends do nothing; the writer checks failed once and frees p either way on error. */
+typedef struct pm_sbuf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} pm_sbuf;
+/* Appends printf-formatted text. */
+void pm_sb_printf(pm_sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Appends s as a JSON string literal, quotes included, escaping '"', '\\' and control bytes. */
+void pm_sb_json_string(pm_sbuf *b, const char *s);
+
 /* ---- allocation (alloc.c) -------------------------------------------------------------- */
 /* Every allocation of the library goes through these, so that tests can inject failures. The
  * blocks are malloc blocks (free() releases them). pm_realloc leaves p intact on failure. */

@@ -5,6 +5,7 @@ set -u
 pm="$1"
 root="$2"
 export PRESERVE_MODEL_DATA="$root/data"
+export PRESERVE_MODEL_PLOTS="$root/plots"
 fail=0
 pass=0
 tmp=$(mktemp -d)

@@ -66,11 +66,10 @@ bool plot_csv_open(const char *figure, out_file *csv)
     return ok;
 }
 
-/* The path of a script of plots/ (free()); NULL, said on stderr, when it cannot be read. */
+/* The path of a script of pm_default_plots_dir() (free()); NULL, said on stderr, when it cannot be read. */
 static char *plot_script(const char *name)
 {
-    const char *dir = getenv("PRESERVE_MODEL_PLOTS");
-    char *path = str_printf("%s/%s", dir && dir[0] ? dir : PM_PLOTS_DIR, name);
+    char *path = str_printf("%s/%s", pm_default_plots_dir(), name);
     if (!path)
         out_of_memory();
     else if (access(path, R_OK) != 0) {

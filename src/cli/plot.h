@@ -37,8 +37,8 @@ typedef struct plot_var {
     bool number;
 } plot_var;
 
-/* Draws figure with the gnuplot script plots/<script> (PRESERVE_MODEL_PLOTS overrides the
- * directory), setting csv, out and term, then vars. gnuplot writes a temporary file in the
+/* Draws figure with the gnuplot script <script> of pm_default_plots_dir() (PRESERVE_MODEL_PLOTS
+ * overrides it), setting csv, out and term, then vars. gnuplot writes a temporary file in the
  * figure's directory, renamed to figure once gnuplot succeeded and the file ends as its format
  * ends (a PNG's IEND chunk, an SVG's </svg>, a PDF's %%EOF). Says on stderr what it wrote, or
  * why it could not (gnuplot's exit status or signal in words) and where the CSV is. Returns 0,
