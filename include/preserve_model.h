@@ -113,7 +113,40 @@ typedef struct pm_model {
     int vocab;           /* vocab_size, >= 1 */
     bool gated_mlp;      /* gate, up and down matrices (SwiGLU) rather than up and down */
     bool tied_embeddings;
+    /* Zero-initialised, the fields below describe a Llama-style decoder (sequential attention
+     * and MLP blocks, no biases, full attention in every layer, multi-head or grouped-query
+     * attention): a hand-built pm_model that fills only the fields above stays valid. */
+    bool parallel_block; /* attention and MLP both read the layer's input and their outputs are
+                            summed: one allreduce per layer (GPT-J, Falcon parallel_attn,
+                            GPT-NeoX use_parallel_residual, Cohere) */
+    bool qkv_bias;       /* biases on the Q, K and V projections */
+    bool o_bias;         /* a bias on the attention output projection */
+    bool mlp_bias;       /* biases on the MLP projections */
+    int sliding_window;  /* tokens a local (windowed) layer attends to, >= 1; 0: no local layers */
+    int window_period;   /* local and global layers repeat with this period, 1..64 (0 acts as
+                            1); only with sliding_window */
+    uint64_t local_mask; /* bit i set: layer l with l % window_period == i is local; only with
+                            sliding_window (0 with a window acts as every layer local) */
+    bool chunked_attention; /* local layers attend within fixed chunks of sliding_window
+                               tokens (Llama-4's attention_chunk_size: a query sees the
+                               positions of its own chunk) rather than through a window that
+                               slides */
+    int max_position_embeddings; /* the context the model was trained for; 0: not given */
+    /* Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank >= 1: each layer caches
+     * one latent of kv_lora_rank + qk_rope_head_dim elements per position, shared by every
+     * head and so replicated on every tensor-parallel rank; decode runs the absorbed form. */
+    int kv_lora_rank;     /* 0: not MLA */
+    int q_lora_rank;      /* the query's low-rank dimension; 0: a full-rank query projection */
+    int qk_nope_head_dim; /* per head, the query/key part without position encoding */
+    int qk_rope_head_dim; /* per head (and once in the latent), the part with RoPE */
+    int v_head_dim;       /* per head, the value dimension */
 } pm_model;
+
+/** Whether layer `layer` (0-based) of m attends through its sliding window. */
+PM_API bool pm_model_layer_is_local(const pm_model *m, int layer);
+
+/** Number of local (windowed) layers of m: 0 without a window. */
+PM_API int pm_model_local_layers(const pm_model *m);
 
 /** Die-area coefficients of the accelerator (process node as data). All >= 0. */
 typedef struct pm_area_params {
@@ -369,6 +402,11 @@ typedef struct pm_param_info {
     double value_si;     /* converted value */
     const char *unit_si; /* "bytes/s", "bytes", "s", "flop/s", "mm2", "1" */
     const char *source;  /* the per-number source, else the file's source, else "" */
+    const char *origin;  /* "given" (written in the file or --set), "defaulted" (absent: the
+                            format's default), "derived" (computed from other values, e.g. the
+                            head dim from hidden_size / num_attention_heads) or "ignored" (a
+                            HuggingFace key read and known not to change cost, or not
+                            recognised; value_si is NaN when it is not a number) */
 } pm_param_info;
 
 /** Number of resolved numeric inputs recorded by pm_scenario_load (0 when none). */
@@ -467,7 +505,8 @@ typedef enum pm_node_role {
     PM_ROLE_NONE = 0,        /* unknown: a hand-built node, or a prefetch */
     PM_ROLE_EMBEDDING = 1,
     PM_ROLE_ATTN_NORM = 2,   /* the norm before attention */
-    PM_ROLE_QKV = 3,         /* the Q, K and V projections */
+    PM_ROLE_QKV = 3,         /* the Q, K and V projections (MLA: the query's and the latent's
+                                down-projections from the hidden state) */
     PM_ROLE_ROPE = 4,        /* RoPE and the KV-cache append */
     PM_ROLE_ATTENTION = 5,   /* the attention core, reading the KV cache */
     PM_ROLE_O = 6,           /* the output projection (fused with its allreduce in fused mode) */
@@ -480,7 +519,11 @@ typedef enum pm_node_role {
     PM_ROLE_MLP_ALLREDUCE = 13,
     PM_ROLE_FINAL_NORM = 14,
     PM_ROLE_LM_HEAD = 15,
-    PM_ROLE_COUNT = 16
+    PM_ROLE_Q_UP = 16,       /* MLA: the query's up-projection from its low rank */
+    PM_ROLE_K_UP = 17,       /* MLA: the latent's key up-projection (decode: absorbed into the
+                                query; prefill: the keys decompressed) */
+    PM_ROLE_V_UP = 18,       /* MLA: the latent's value up-projection */
+    PM_ROLE_COUNT = 19
 } pm_node_role;
 
 /** "o", "qkv", "lm_head"...; "?" for an invalid value. */
@@ -585,11 +628,16 @@ typedef struct pm_footprint {
     double mlp_weight_bytes;   /* one layer's MLP matrices (3 gated, 2 plain) */
     double layer_weight_bytes; /* attention + MLP */
     double lm_head_bytes;      /* the LM head's rows on this device */
-    double embedding_bytes;    /* the input embedding, whole (0 when tied to the LM head) */
+    double embedding_bytes;    /* the input embedding's rows on this device, vocabulary-parallel
+                                  like the LM head (0 when tied to it) */
     double weight_bytes;       /* layers x layer + LM head + embedding */
     double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one
                                   layer */
-    double kv_bytes;           /* the KV cache of all layers at context_len */
+    double kv_bytes;           /* the KV cache of all layers at context_len: a local layer
+                                  holds min(context_len, sliding_window) positions */
+    int local_layers;          /* layers attending through the sliding window */
+    double kv_bytes_global_layer; /* one global layer's KV cache at context_len */
+    double kv_bytes_local_layer;  /* one local layer's (0 when there are none) */
 } pm_footprint;
 
 /**
@@ -731,7 +779,8 @@ typedef struct pm_estimate {
     int64_t decode_steps;
     pm_shard shard;
     int64_t kv_spill_context; /* first decode context length whose KV cache no longer fits the
-                                 prefetch window (0: never prefetched, e.g. one device) */
+                                 prefetch window (0: never prefetched, e.g. one device; -1:
+                                 every layer is local and its window's KV cache always fits) */
     double l2_window_bytes;   /* the insertion capacity: L2 capacity x usable fraction */
     double weight_bytes_per_device; /* all weights held by one device */
     double kv_bytes_per_device;     /* KV cache at the final context length */

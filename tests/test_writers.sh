@@ -80,9 +80,9 @@ assert "\"" in pts[2]["error"] or "heads" in pts[2]["error"], pts[2]["error"]' \
 
 check resolve-csv "$py_csv"'
 head, body = table(sys.stdin)
-assert head == ["path", "value_si", "unit_si", "file", "source"], head
-mine = [r for r in body if r[3] == "./dir,1/m.json"]
-assert mine and all(r[4] == "a \"quoted\", source" for r in mine), mine[:1]
+assert head == ["path", "value_si", "unit_si", "origin", "file", "source"], head
+mine = [r for r in body if r[4] == "./dir,1/m.json" and r[3] == "given"]
+assert mine and all(r[5] == "a \"quoted\", source" for r in mine), mine[:1]
 assert any(r[0] == "$.model.hidden_size" and float(r[1]) == 64 for r in mine)' \
     "$pm" resolve --model './dir,1/m.json'
 

@@ -16,12 +16,14 @@ int cmd_resolve(const cli *c)
     if (rc)
         return rc;
     printf("# preserve-model %s: scenario %s resolved to SI units\n", pm_version(), s.name);
-    printf("path,value_si,unit_si,file,source\n");
+    printf("path,value_si,unit_si,origin,file,source\n");
     for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
         const pm_param_info *p = pm_scenario_param(&s, i);
         fput_csv_field(stdout, p->path, false);
         printf(",%.9g,", p->value_si);
         fput_csv_field(stdout, p->unit_si, false);
+        putchar(',');
+        fput_csv_field(stdout, p->origin, false);
         putchar(',');
         fput_csv_field(stdout, p->file, false);
         putchar(',');

@@ -38,6 +38,10 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
     if (e->kv_spill_context > 0)
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache stops fitting it at context %lld\n",
                 e->l2_window_bytes / MIB, (long long)e->kv_spill_context);
+    else if (e->kv_spill_context < 0)
+        fprintf(f, "# L2 prefetch window %.0f MiB; the %d-token attention window's KV cache fits "
+                   "it at every context\n",
+                e->l2_window_bytes / MIB, s->model.sliding_window);
     else
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache is never prefetched%s\n",
                 e->l2_window_bytes / MIB, s->cluster.devices <= 1 ? " (one device: no allreduce)" : "");
