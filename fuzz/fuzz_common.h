@@ -203,6 +203,23 @@ static inline const pm_scenario *fz_base(void)
     return &base;
 }
 
+/* Sends stderr to /dev/null (on) or back (off): the CLI's messages are its product in the
+ * harnesses that call it, not the fuzzer's output. An oracle asserts with stderr back. */
+static inline void fz_quiet(bool on)
+{
+    static int saved = -1, null = -1;
+    fflush(stderr);
+    if (on && saved < 0) {
+        saved = dup(2);
+        null = null >= 0 ? null : open("/dev/null", O_WRONLY);
+        dup2(null, 2);
+    } else if (!on && saved >= 0) {
+        dup2(saved, 2);
+        close(saved);
+        saved = -1;
+    }
+}
+
 /* Writes the input to this process's scratch file and returns its path. The loaders that only
  * read files (scenario resolution, pm_file_validate) are fuzzed through it. name is the file
  * name inside a per-process directory, e.g. "config.json". */
@@ -219,6 +236,9 @@ static inline const char *fz_write_file(const char *name, const uint8_t *data, s
         }
     }
     snprintf(path, sizeof path, "%s/%s", dir, name);
+    /* A new file each time: truncating one makes ext4 (auto_da_alloc) flush it at close, which
+     * costs milliseconds per execution. */
+    unlink(path);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0) {
         perror(path);

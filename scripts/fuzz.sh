@@ -7,7 +7,7 @@
 #   SECONDS_PER_HARNESS  default 60
 #   OUTDIR               default build-fuzz (binaries, scratch corpora, logs, crash artifacts)
 #   HARNESS              any of: model accelerator cluster workload hf scenario graph axis set
-#                        quantity (default: all)
+#                        quantity merge args writers (default: all)
 # Needs clang with the fuzzer runtime (Debian: clang libclang-rt-14-dev), pkg-config, GSL and
 # cJSON. Exits 1 if any harness crashed, leaked, hung or failed an oracle: reproduce with
 #   OUTDIR/bin/fuzz_NAME OUTDIR/artifacts/NAME/crash-...
@@ -17,7 +17,7 @@ set -euo pipefail
 secs="${1:-60}"
 out="${2:-build-fuzz}"
 shift $(($# < 2 ? $# : 2))
-all=(model accelerator cluster workload hf scenario graph axis set quantity)
+all=(model accelerator cluster workload hf scenario graph axis set quantity merge args writers)
 if [ $# -gt 0 ]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -56,10 +56,14 @@ harness_src() { # name -> source file and extra flags
     cluster) echo "fuzz_component.c -DFZ_KIND=PM_KIND_CLUSTER" ;;
     workload) echo "fuzz_component.c -DFZ_KIND=PM_KIND_WORKLOAD" ;;
     hf | scenario | graph | axis | set | quantity) echo "fuzz_$1.c" ;;
+    # The CLI's own readers and writers: its sources compiled into the harness.
+    merge | args | writers) echo "fuzz_$1.c $cli_srcs" ;;
     *) echo "fuzz.sh: unknown harness '$1' (expected one of ${all[*]})" >&2; return 1 ;;
     esac
 }
 
+cli="$root/src/cli"
+cli_srcs="-I$cli $cli/common.c $cli/output.c $cli/merge.c $cli/fmt.c"
 for h in "${harnesses[@]}"; do
     read -r src extra <<<"$(harness_src "$h")"
     # shellcheck disable=SC2086
@@ -72,7 +76,7 @@ seed() { # harness, corpus dir: copy the seeds, named by content so that equal f
     local h="$1" dir="$2" f
     local -a files=()
     case "$h" in
-    axis | set | quantity) files=("$root/fuzz/corpus/$h"/*) ;;
+    axis | set | quantity | merge | args | writers) files=("$root/fuzz/corpus/$h"/*) ;;
     graph) files=("$root/fuzz/corpus/graph"/* "$root"/tests/configs/valid/*.json) ;;
     *) mapfile -t files < <(find "$root/data" "$root/tests/configs" -name '*.json' | sort) ;;
     esac
@@ -88,6 +92,12 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 mkdir -p "$out/tmp" "$out/logs"
 export TMPDIR="$out/tmp"
+# The harnesses that read files (hf, scenario, merge) write one per execution: in memory when
+# the machine has /dev/shm, a disk costs them most of their time.
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+    TMPDIR="$(mktemp -d /dev/shm/pm-fuzz.XXXXXX)"
+    trap 'rm -rf "$TMPDIR"' EXIT
+fi
 
 failed=0
 total=0

@@ -3,6 +3,7 @@
  * their components (with "from" inheritance), --set overrides on the resolved JSON tree, listing
  * and validating the shipped files, and the provenance accessors.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -34,6 +35,16 @@ static bool is_file(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* strerror's text in a message's case ("too many levels of symbolic links"); a static buffer:
+ * the caller copies it into the error at once. */
+static const char *errno_words(int errnum)
+{
+    static _Thread_local char buf[128];
+    pm_errno_text(errnum, buf, sizeof buf);
+    buf[0] = (char)tolower((unsigned char)buf[0]);
+    return buf;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -120,6 +131,11 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
     struct stat st;
     if (looks_like_path && stat(ref, &st) == 0)
         return pm_fail(err, PM_ERR_IO, NULL, NULL, "\"%s\" is not a regular file", ref);
+    /* The real cause when there is something at the path: a symlink loop, a denied directory,
+     * a name too long; only a missing file is "no such file". */
+    const int why = errno;
+    if (looks_like_path && why != ENOENT && why != ENOTDIR)
+        return pm_fail(err, PM_ERR_IO, ref, NULL, "%s", errno_words(why));
     if (strchr(ref, '/') != NULL)
         return pm_fail(err, PM_ERR_NOT_FOUND, ref, NULL, "no such file");
     const char *dd = data_dir ? data_dir : pm_default_data_dir();
@@ -130,6 +146,11 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
     snprintf(out, n, "%s/%s/%s.json", dd, kind_dirs[kind], stem);
     if (is_file(out))
         return PM_OK;
+    /* A bundled file that exists but cannot be used is that, not a missing name. */
+    if (stat(out, &st) == 0)
+        return pm_fail(err, PM_ERR_IO, out, NULL, "not a regular file");
+    if (errno != ENOENT && errno != ENOTDIR)
+        return pm_fail(err, PM_ERR_IO, out, NULL, "%s", errno_words(errno));
     char avail[400] = "";
     char **names = NULL;
     size_t count = 0;
@@ -475,6 +496,16 @@ static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts
         for (int k = 0; k < PM_KIND_SCENARIO; k++) {
             if (strcmp(key, kind_names[k]) != 0)
                 continue;
+            /* A name that resolves to nothing is the override's error, not the scenario's. */
+            char path[1024];
+            if ((st = pm_resolve_ref(opts->data_dir, (pm_file_kind)k, val, path, sizeof path,
+                                     err)) != PM_OK) {
+                if (err) {
+                    snprintf(err->file, sizeof err->file, "--set %s", opts->overrides[i]);
+                    snprintf(err->path, sizeof err->path, "$.%s", key);
+                }
+                return st;
+            }
             cJSON *name = cJSON_CreateString(val);
             if (!name || !put_item(root, key, name))
                 return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");

@@ -27,8 +27,13 @@ void pm_strlcpy(char *dst, const char *src, size_t n)
     if (n == 0)
         return;
     size_t len = src ? strlen(src) : 0;
-    if (len >= n)
+    if (len >= n) {
         len = n - 1;
+        /* Cut only between characters: never leave the lead bytes of a UTF-8 sequence without
+         * its continuation bytes (10xxxxxx), which would make the copy invalid UTF-8. */
+        while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+            len--;
+    }
     if (len)
         memcpy(dst, src, len);
     dst[len] = '\0';

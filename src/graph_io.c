@@ -125,6 +125,21 @@ pm_status pm_graph_to_json(const pm_graph *g, char **text_out, pm_error *err)
 
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
+/* Appends text for a DOT quoted string: a quote and a backslash escaped (\" and \\, so that no
+ * name ends the string or becomes a label escape such as \l), a line break as DOT's \n, and any
+ * other control character dropped (DOT has no escape for it). */
+static void sb_dot_text(pm_sbuf *b, const char *text)
+{
+    for (const unsigned char *q = (const unsigned char *)text; *q; q++) {
+        if (*q == '"' || *q == '\\')
+            pm_sb_printf(b, "\\%c", *q);
+        else if (*q == '\n')
+            pm_sb_printf(b, "\\n");
+        else if (*q >= 0x20 && *q != 0x7f)
+            pm_sb_printf(b, "%c", *q);
+    }
+}
+
 pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
 {
     if (!g || !text_out)
@@ -141,8 +156,10 @@ pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
         double bytes = n->weight_bytes + n->kv_bytes;
         if (n->kind == PM_NODE_ALLREDUCE)
             bytes = n->comm_bytes;
-        pm_sb_printf(&b, "  n%zu [label=\"%s\\n%s %.2f MiB%s\"%s];\n", i, n->name,
-                  pm_node_kind_name(n->kind), mib(bytes), n->l2_bytes > 0 ? " (L2)" : "", style);
+        pm_sb_printf(&b, "  n%zu [label=\"", i);
+        sb_dot_text(&b, n->name);
+        pm_sb_printf(&b, "\\n%s %.2f MiB%s\"%s];\n", pm_node_kind_name(n->kind), mib(bytes),
+                     n->l2_bytes > 0 ? " (L2)" : "", style);
     }
     for (size_t i = 0; i < g->n_edges; i++) {
         const pm_edge *e = &g->edges[i];

@@ -30,7 +30,8 @@ const char *pm_errno_text(int errnum, char *buf, size_t n);
 /* Clears err to PM_OK. */
 void pm_error_clear(pm_error *err);
 
-/* Copies src into dst of size n, always NUL-terminated, truncating. */
+/* Copies src into dst of size n, always NUL-terminated, truncating at a UTF-8 character
+ * boundary (a multibyte character is dropped whole rather than split). */
 void pm_strlcpy(char *dst, const char *src, size_t n);
 /* Levenshtein distance, capped at 255; for "did you mean". */
 int pm_edit_distance(const char *a, const char *b);

@@ -107,19 +107,29 @@ static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec,
 static pm_status parse_list(const char *r, const char *spec, size_t max_points, pm_axis *out,
                             size_t *cap, pm_error *err)
 {
-    char buf[1024];
-    pm_strlcpy(buf, r, sizeof buf);
-    char *save = NULL;
-    pm_status st;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    /* Every item read, none empty, none cut: no line buffer, one bounded item at a time. */
+    for (const char *p = r;;) {
+        const char *c = strchr(p, ',');
+        const size_t len = c ? (size_t)(c - p) : strlen(p);
+        char item[128];
+        if (len == 0)
+            return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty item %zu in the list",
+                           out->n_values + 1);
+        if (len >= sizeof item)
+            return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                           "list item %zu is longer than %zu characters", out->n_values + 1,
+                           sizeof item - 1);
+        memcpy(item, p, len);
+        item[len] = '\0';
         double v;
-        if ((st = parse_value(tok, out->kind, spec, &v, err)) != PM_OK ||
+        pm_status st;
+        if ((st = parse_value(item, out->kind, spec, &v, err)) != PM_OK ||
             (st = push(out, cap, v, max_points, spec, err)) != PM_OK)
             return st;
+        if (!c)
+            return PM_OK;
+        p = c + 1;
     }
-    if (out->n_values == 0)
-        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty list");
-    return PM_OK;
 }
 
 /* The STEP of a range: "xF" (geometric, *step = -F) or an increment in the axis's units. */

@@ -117,7 +117,7 @@ check merge-missing 1 "shard 3/5 is missing" "$pm" merge shard1.csv shard2.csv s
 check merge-twice 1 "given twice" "$pm" merge shard1.csv shard1.csv shard2.csv shard3.csv shard4.csv shard5.csv
 "$pm" --sweep l2=8MiB:16MiB:8MiB --shard 2/5 >other.csv 2>/dev/null
 check merge-different 1 "different sweeps" "$pm" merge shard1.csv other.csv
-check merge-not-shard 1 "no '# shard K/N' line" "$pm" merge single.csv
+check merge-not-shard 1 "single.csv:3: a row before any '# shard K/N' line" "$pm" merge single.csv
 check shard-bad 2 "expected K/N" "$pm" --sweep l2 --shard 6/5
 check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
 check sweep-4d 0 "l2_capacity_MiB,link_bandwidth_Gbps,batch,seq_len,serial_request_s" "$pm" --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k
@@ -127,7 +127,7 @@ check sweep-5-axes 2 "at most 4 axes" "$pm" --sweep l2 --sweep batch --sweep seq
 check sweep-same-axis 2 "the axes must differ" "$pm" --sweep l2 --sweep batch --sweep l2
 check plot-3d 2 "one or two axes" "$pm" --sweep l2 --sweep batch --sweep seq --plot x.png
 # Without gnuplot: a clear error, and the CSV is still written.
-check plot-no-gnuplot 1 "gnuplot failed or is not installed" env PATH=/nonexistent "$pm" --sweep l2=8MiB:16MiB:8MiB --plot nognu.png
+check plot-no-gnuplot 1 "gnuplot was not found or could not be started (exit status 127)" env PATH=/nonexistent "$pm" --sweep l2=8MiB:16MiB:8MiB --plot nognu.png
 check plot-no-gnuplot-csv 0 "l2_capacity_MiB,serial_request_s" cat nognu.png.csv
 check threads-same 0 "" bash -c "'$pm' --sweep l2=8MiB:64MiB:8MiB --sweep batch=1,4,16 --threads 3 | cmp - single.csv"
 
@@ -154,6 +154,40 @@ if command -v gnuplot >/dev/null; then
     check plot-timeline 0 "wrote tl.pdf" "$pm" timeline --plot tl.pdf
     check plot-timeline-compare 0 "wrote cmp.svg" "$pm" timeline --compare --plot cmp.svg
 fi
+
+# Strict option values (issue 13): decimal only, no wraparound, no empty list items.
+check batch-hex 2 "--batch: expected a decimal integer in [1, 16777216] (got '0x10')" "$pm" --batch 0x10
+check devices-hex 2 "--devices: expected a decimal integer" "$pm" --devices 0X4
+check context-space 2 "--context: expected a decimal integer" "$pm" explain --context " 5"
+check batch-plus 2 "--batch: expected a decimal integer" "$pm" --batch +4
+check batch-exponent-ok 0 "batch 10," "$pm" --batch 1e1
+check shard-negative 2 "--shard: expected K/N in decimal" "$pm" --sweep l2 --shard -18446744073709551615/2
+check shard-wraps 2 "--shard: expected K/N in decimal" "$pm" --sweep l2 --shard 18446744073709551617/18446744073709551618
+check shard-plus 2 "--shard: expected K/N in decimal" "$pm" --sweep l2 --shard +1/2
+check shard-over-max 2 "N <= 1000000" "$pm" --sweep l2 --shard 1/1000001
+check sweep-empty-item 2 "empty item 2 in the list" "$pm" --sweep batch=1,,2
+# --optimize searches [LO, HI] inclusive: at the bounds of the range the model is defined for
+# (HBM bandwidth 1e3 to 1e18 bytes/s) its own end points are accepted.
+check optimize-inclusive-bounds 0 "searched hbm_bandwidth_TBps in [1e-09, 1e+06]" "$pm" --optimize hbm_bw=1e3Bps:1e18Bps
+# Options a command does not use are errors, not silently ignored.
+check optimize-shard 2 "--shard: --optimize does not use it" "$pm" --optimize l2 --shard 1/2
+check optimize-sweep 2 "--sweep: --optimize does not use it" "$pm" --optimize l2 --sweep batch
+check optimize-plot 2 "--plot: --optimize does not use it" "$pm" --optimize l2 --plot x.png
+check optimize-json 2 "--optimize: --format must be csv" "$pm" --optimize l2 --format json
+check run-plot 2 "--plot: only with --sweep" "$pm" --plot x.png
+check run-threads 2 "--threads: only with --sweep" "$pm" --threads 2
+check run-layers 2 "--layers: run does not use it" "$pm" --layers 3
+check explain-json 2 "explain: --format must be table" "$pm" explain --format json
+check explain-mode 2 "--mode: explain does not use it" "$pm" explain --mode serial
+check timeline-json 2 "timeline: --format must be csv" "$pm" timeline --format json
+check timeline-layers 2 "--layers: timeline does not use it" "$pm" timeline --layers 2
+check footprint-json 2 "footprint: --format must be table or csv" "$pm" footprint --format json
+check resolve-json 2 "resolve: --format must be csv" "$pm" resolve --format json
+check list-config 2 "--config: list does not use it" "$pm" list models --config llama8b
+check merge-format 2 "--format: merge does not use it" "$pm" merge --format json x.csv
+check validate-format 2 "--format: validate does not use it" "$pm" validate --format json
+check graph-devlist 2 "--devices-list: graph does not use it" "$pm" graph --devices-list 1,2
+check sweep-phase 2 "--phase: --sweep does not use it" "$pm" --sweep l2 --phase prefill
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -456,6 +456,28 @@ static void test_dot_contains_nodes(void **state)
     pm_graph_free(ins);
 }
 
+/* A name with a quote, a backslash and a line break stays inside its DOT label. */
+static void test_dot_escapes_labels(void **state)
+{
+    (void)state;
+    pm_graph *g = pm_graph_alloc();
+    pm_node n = {.kind = PM_NODE_MATMUL, .layer = 0, .prefetch = -1, .consumer = -1,
+                 .trigger = -1, .overflow = -1, .weight_bytes = 1048576.0};
+    strcpy(n.name, "a\"b\\l\nc\x01");
+    assert_int_equal(pm_graph_add_node(g, &n, NULL), PM_OK);
+    char *dot = NULL;
+    assert_int_equal(pm_graph_to_dot(g, &dot, NULL), PM_OK);
+    assert_non_null(strstr(dot, "[label=\"a\\\"b\\\\l\\nc\\nMatMul 1.00 MiB\"]"));
+    /* Outside the escapes, every quote of the label line is one of its two delimiters. */
+    const char *line = strstr(dot, "  n0 [");
+    int quotes = 0;
+    for (const char *q = line; *q && *q != '\n'; q++)
+        quotes += *q == '"' && q[-1] != '\\';
+    assert_int_equal(quotes, 2);
+    free(dot);
+    pm_graph_free(g);
+}
+
 static void expect_reject(const char *text, pm_status want, const char *path_prefix)
 {
     pm_graph *g = pm_graph_alloc();
@@ -521,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_round_trip_is_exact_to_the_bit),
         cmocka_unit_test(test_dot_contains_nodes),
+        cmocka_unit_test(test_dot_escapes_labels),
         cmocka_unit_test(test_from_json_rejects_bad_graphs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

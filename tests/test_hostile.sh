@@ -18,6 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 # Seconds any one case may take: the largest input here is a few MB, parsed in milliseconds.
 limit="${PM_TIME_LIMIT:-20}"
 read -r -a wrapper <<<"${PM_WRAPPER:-}"
+# The tool under the wrapper, for the cases that run it from a shell of their own (bash -c):
+# those run the shell unwrapped (check_sh), so the checker sees the tool and not bash.
+export PMW="${wrapper[*]} $pm"
 
 check() { # name, expected exit code, substring expected in stdout+stderr, command...
     local name="$1" code="$2" want="$3"
@@ -47,6 +50,13 @@ check() { # name, expected exit code, substring expected in stdout+stderr, comma
     else
         pass=$((pass + 1))
     fi
+}
+
+check_sh() { # as check, for a command that runs $PMW itself
+    local saved=("${wrapper[@]}")
+    wrapper=()
+    check "$@"
+    wrapper=("${saved[@]}")
 }
 
 cd "$tmp" || exit 1
@@ -213,6 +223,127 @@ done
 check devices-option-max 1 'exceed the model' "$pm" --config llama70b --devices 1048576
 check seq-option-max 0 'sequence 4294967296' "$pm" --config llama8b --seq 4294967296
 check batch-option-max 0 'batch 16777216' "$pm" --config llama8b --batch 16777216
+
+# ---- outputs that cannot be written (issue 13) --------------------------------------------
+# A full device: every command's stdout is checked when it ends.
+if [ -w /dev/full ]; then
+    for args in "--config llama70b" "--format json" "--format csv" "--sweep l2" \
+        "--sweep l2=8MiB:16MiB:8MiB --format json" "graph" "graph --format dot" "explain" \
+        "footprint" "resolve" "timeline" "list models" "validate" "--help" "--version" \
+        "--optimize l2=8MiB:64MiB"; do
+        # shellcheck disable=SC2086
+        check_sh "full-stdout: $args" 1 'cannot write stdout: No space left on device' \
+            bash -c '$PMW "$@" >/dev/full' "$pm" $args
+    done
+fi
+# A file-size limit: an error (EFBIG), not a kill by SIGXFSZ with a partial file.
+check_sh file-size-limit-stdout 1 'cannot write stdout: File too large' \
+    bash -c 'ulimit -f 4; exec $PMW --sweep l2 --sweep batch >limited.csv' "$pm"
+check_sh file-size-limit-plot-csv 1 'cannot write lim.png.csv: File too large' \
+    bash -c 'ulimit -f 4; exec $PMW --sweep l2 --sweep batch=1,2 --plot lim.png >/dev/null' "$pm"
+check_sh file-size-limit-plot-nothing-left 0 'none' bash -c 'ls lim.png* 2>/dev/null || echo none'
+check_sh file-size-limit-plot-no-wrote 1 'File too large' \
+    bash -c 'o=$(ulimit -f 4; $PMW --sweep l2 --sweep batch=1,2 --plot lim.png 2>&1 >/dev/null)
+        case $o in *wrote*) exit 3 ;; esac; echo "$o"; exit 1' "$pm"
+# gnuplot's figure under a limit: it is killed, the figure is not renamed into place, and the
+# tool says why in words (never a raw wait status, never "wrote").
+if command -v gnuplot >/dev/null; then
+    check_sh figure-size-limit 1 'gnuplot was killed by signal 25' \
+        bash -c 'ulimit -f 8; exec $PMW --sweep l2=8MiB:16MiB:8MiB --plot fig.png >/dev/null' "$pm"
+    check_sh figure-size-limit-no-figure 0 'no figure' bash -c 'ls fig.png fig.png.tmp* 2>/dev/null || echo no figure'
+fi
+
+# ---- no fixed buffer cuts silently (issue 13) --------------------------------------------
+# A --sweep list of 1,500 characters: the last value evaluated is the one given.
+long=$(printf '1,%.0s' $(seq 700))7
+check_sh sweep-long-list 0 'last=7.' bash -c 'echo "last=$($PMW --config llama8b --sweep "batch=$1" |
+    tail -1 | cut -d, -f1)."' "$pm" "$long"
+check_sh sweep-long-list-rows 0 'rows=701.' bash -c 'echo "rows=$($PMW --config llama8b --sweep "batch=$1" |
+    grep -vc "^[#b]")."' "$pm" "$long"
+check sweep-empty-item 2 'batch=1,,2: empty item 2 in the list' "$pm" --sweep batch=1,,2
+check sweep-trailing-comma 2 'empty item 3 in the list' "$pm" --sweep batch=1,2,
+check sweep-long-item 2 'list item 1 is longer than 127 characters' \
+    "$pm" --sweep "batch=$(head -c 200 </dev/zero | tr '\0' '1')"
+# --devices-list of 40 counts: 40 rows, the last one the last given.
+devs=$(printf '1,%.0s' $(seq 39))16
+check_sh devices-list-40 0 'rows=40 last=16.' bash -c 'o=$($PMW footprint --format csv --devices-list "$1" |
+    grep -E "^[0-9]+,"); echo "rows=$(wc -l <<<"$o") last=$(tail -1 <<<"$o" | cut -d, -f1)."' \
+    "$pm" "$devs"
+check devices-list-empty-item 2 '--devices-list: empty item 2' "$pm" footprint --devices-list 1,,2
+# A model name of 40 two-byte characters (80 bytes) is cut to fit the name field between
+# characters: the JSON of run and of the graph stays valid UTF-8.
+name=$(printf '\xc3\xa9%.0s' $(seq 40))
+check_sh utf8-name-json 0 'valid' bash -c '$PMW --set "model.name=$1" --format json |
+    python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
+check_sh utf8-name-graph 0 'valid' bash -c '$PMW graph --set "model.name=$1" --layers 1 |
+    python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
+check_sh utf8-name-cut-between 0 'whole characters' bash -c '$PMW --set "model.name=$1" --format csv |
+    python3 -c "import csv,sys; r=list(csv.reader(l for l in sys.stdin if not l.startswith(\"#\")));
+m=r[1][1]; assert set(m) == {\"\u00e9\"}, m; print(\"whole characters\")"' "$pm" "$name"
+
+# ---- merge verifies its shards (issue 13) -------------------------------------------------
+for k in 1 2 3; do
+    "$pm" --config llama8b --sweep batch=1:12:1 --shard $k/3 >m$k.csv 2>/dev/null
+done
+check merge-whole 0 '' "$pm" merge m1.csv m2.csv m3.csv
+head -c -20 m1.csv >cut.csv
+check merge-cut-mid-line 1 'cut.csv:' "$pm" merge cut.csv m2.csv m3.csv
+check merge-cut-mid-line-message 1 'the shard is incomplete' "$pm" merge cut.csv m2.csv m3.csv
+head -n -2 m1.csv >short.csv
+check merge-cut-at-a-row 1 "short.csv:6: no '# shard K/N end' line: the shard is incomplete" \
+    "$pm" merge short.csv m2.csv m3.csv
+sed '6p' m1.csv >extra.csv
+check merge-extra-row 1 'extra.csv:9: 5 rows, but the shard line says 4 and the end line 4' \
+    "$pm" merge extra.csv m2.csv m3.csv
+sed '4s/^1,/9,/' m1.csv >relabel.csv
+check merge-relabelled-row 1 'relabel.csv:8: the rows differ from those the shard wrote' \
+    "$pm" merge relabel.csv m2.csv m3.csv
+sed '7s/,[^,]*$//' m1.csv >fields.csv
+check merge-short-row 1 'fields.csv:7: 17 fields, the header has 18' "$pm" merge fields.csv m2.csv m3.csv
+# Same command line, other inputs (a data directory with another intermediate size): refused.
+cp -r "$PRESERVE_MODEL_DATA" otherdata
+sed -i 's/"intermediate_size": 14336/"intermediate_size": 14208/' otherdata/models/llama3-8b.json
+"$pm" --data-dir otherdata --config llama8b --sweep batch=1:12:1 --shard 2/3 >other2.csv 2>/dev/null
+check merge-other-inputs 1 'other2.csv and m1.csv come from different sweeps (their resolved inputs or grids differ)' \
+    "$pm" merge m1.csv other2.csv m3.csv
+check merge-dev-zero 1 '/dev/zero: not a regular file' "$pm" merge /dev/zero
+check merge-directory 1 'otherdata: not a regular file' "$pm" merge otherdata
+truncate -s 5G huge.csv
+check merge-too-large 1 'huge.csv: 5368709120 bytes, more than the 4294967296 a shard may hold' \
+    "$pm" merge huge.csv
+rm -f huge.csv
+
+# ---- messages name the real cause (issue 13) ----------------------------------------------
+ln -s loop-b.json loop-a.json
+ln -s loop-a.json loop-b.json
+check symlink-loop-config 1 './loop-a.json: too many levels of symbolic links' "$pm" --config ./loop-a.json
+check symlink-loop-bare 1 'loop-a.json: too many levels of symbolic links' "$pm" --config loop-a.json
+check symlink-loop-set 1 '--set model=./loop-a.json: $.model: too many levels of symbolic links' \
+    "$pm" --config llama8b --set model=./loop-a.json
+check set-bad-component 1 '--set model=nosuch: $.model: no file "nosuch" and no bundled model' \
+    "$pm" --config llama8b --set model=nosuch
+cp -r "$PRESERVE_MODEL_DATA" msgdata
+rm msgdata/models/llama3-8b.json
+mkdir msgdata/models/llama3-8b.json
+check bundled-not-regular 1 'msgdata/models/llama3-8b.json: not a regular file' \
+    "$pm" --data-dir msgdata --config llama8b
+rmdir msgdata/models/llama3-8b.json
+ln -s llama3-8b.json msgdata/models/llama3-8b.json
+check bundled-symlink-loop 1 'msgdata/models/llama3-8b.json: too many levels of symbolic links' \
+    "$pm" --data-dir msgdata --config llama8b
+# gnuplot's end in words: a gnuplot that exits 3, and one killed by a signal.
+mkdir fakebin
+printf '#!/bin/sh\nexit 3\n' >fakebin/gnuplot
+chmod +x fakebin/gnuplot
+check_sh gnuplot-exit-status 1 'gnuplot exited with status 3; the CSV is in g3.png.csv' \
+    env PATH="$PWD/fakebin:$PATH" $PMW --sweep l2=8MiB:16MiB:8MiB --plot g3.png
+printf '#!/bin/sh\nkill -SEGV $$\n' >fakebin/gnuplot
+check_sh gnuplot-signal 1 'gnuplot was killed by signal 11 (Segmentation fault)' \
+    env PATH="$PWD/fakebin:$PATH" $PMW --sweep l2=8MiB:16MiB:8MiB --plot g11.png
+printf '#!/bin/sh\n: >"$(echo "$4" | sed "s/^out=.\\(.*\\).$/\\1/")"\n' >fakebin/gnuplot
+check_sh gnuplot-empty-figure 1 'gnuplot left g0.png incomplete' \
+    env PATH="$PWD/fakebin:$PATH" $PMW --sweep l2=8MiB:16MiB:8MiB --plot g0.png
+check_sh gnuplot-empty-figure-gone 0 'no figure' bash -c 'ls g0.png g0.png.tmp* 2>/dev/null || echo no figure'
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

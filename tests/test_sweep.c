@@ -111,10 +111,34 @@ static void test_axis_rejects_bad_ranges(void **state)
     check_bad("l2=8GBps:16GBps:1GBps", PM_ERR_UNIT, "unknown unit");
     check_bad("batch=1.5,2", PM_ERR_RANGE, "integers");
     check_bad("hbm_bw=-1,2", PM_ERR_RANGE, "> 0");
+    check_bad("batch=1,,2", PM_ERR_RANGE, "empty item 2 in the list");
+    check_bad("batch=1,2,", PM_ERR_RANGE, "empty item 3 in the list");
+    check_bad("batch=,1", PM_ERR_RANGE, "empty item 1 in the list");
     pm_axis ax;
     pm_error err;
     assert_int_equal(pm_axis_parse("batch=1:1000:1", 10, &ax, &err), PM_ERR_RANGE);
     assert_non_null(strstr(err.message, "more than 10 points"));
+}
+
+/* A list is read whole: 600 items (2,399 characters, beyond any line buffer) keep their last. */
+static void test_axis_list_is_never_cut(void **state)
+{
+    (void)state;
+    char spec[4096] = "batch=";
+    for (int i = 0; i < 599; i++)
+        strcat(spec, "1,");
+    strcat(spec, "7");
+    pm_axis ax;
+    pm_error err;
+    assert_int_equal(pm_axis_parse(spec, 1000, &ax, &err), PM_OK);
+    assert_int_equal(ax.n_values, 600);
+    assert_int_equal((int)ax.values[599], 7); /* a count axis holds whole numbers */
+    pm_axis_release(&ax);
+    char item[200] = "batch=1,";
+    memset(item + 8, '1', 150);
+    item[158] = '\0';
+    assert_int_equal(pm_axis_parse(item, 1000, &ax, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "list item 2 is longer than 127 characters"));
 }
 
 static void test_set_axis_changes_the_scenario(void **state)
@@ -178,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_density_divides_by_devices_and_die),
         cmocka_unit_test(test_axis_ranges_units_steps_and_lists),
         cmocka_unit_test(test_axis_rejects_bad_ranges),
+        cmocka_unit_test(test_axis_list_is_never_cut),
         cmocka_unit_test(test_set_axis_changes_the_scenario),
         cmocka_unit_test(test_optimum_is_at_least_the_best_grid_point),
     };

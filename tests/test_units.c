@@ -186,6 +186,26 @@ static void test_split_key_rejects_keys_without_units(void **state)
     }
 }
 
+/* A copy that must be cut is cut between UTF-8 characters: "\xc3\xa9" (e acute) and
+ * "\xe2\x82\xac" (euro) are never split. */
+static void test_strlcpy_cuts_at_character_boundaries(void **state)
+{
+    (void)state;
+    char dst[4];
+    pm_strlcpy(dst, "ab\xc3\xa9", sizeof dst); /* 4 bytes into 3: the e acute would be split */
+    assert_string_equal(dst, "ab");
+    pm_strlcpy(dst, "a\xc3\xa9x", sizeof dst); /* fits exactly: kept */
+    assert_string_equal(dst, "a\xc3\xa9");
+    pm_strlcpy(dst, "\xe2\x82\xac", sizeof dst); /* 3 bytes fit in 4 */
+    assert_string_equal(dst, "\xe2\x82\xac");
+    pm_strlcpy(dst, "a\xe2\x82\xac", sizeof dst); /* cut inside the euro: dropped whole */
+    assert_string_equal(dst, "a");
+    pm_strlcpy(dst, "abcdef", sizeof dst); /* ASCII: cut at n - 1 as before */
+    assert_string_equal(dst, "abc");
+    pm_strlcpy(dst, NULL, sizeof dst);
+    assert_string_equal(dst, "");
+}
+
 static void test_split_key_truncates_the_base_to_the_buffer(void **state)
 {
     (void)state;
@@ -359,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_split_key_prefers_the_longest_unit),
         cmocka_unit_test(test_split_key_rejects_keys_without_units),
         cmocka_unit_test(test_split_key_truncates_the_base_to_the_buffer),
+        cmocka_unit_test(test_strlcpy_cuts_at_character_boundaries),
         cmocka_unit_test(test_quantity_parses_binary_bytes),
         cmocka_unit_test(test_quantity_parses_decimal_units),
         cmocka_unit_test(test_quantity_without_unit_is_taken_as_si),

@@ -19,6 +19,15 @@
 
 typedef enum fmt { FMT_TABLE, FMT_JSON, FMT_CSV, FMT_DOT } fmt;
 
+/* The options given, one bit each (the overrides --set, --model, --accelerator, --devices,
+ * --batch and --seq share one): a command refuses what it does not use. */
+enum {
+    GIVEN_CONFIG = 1 << 0, GIVEN_SET = 1 << 1, GIVEN_FORMAT = 1 << 2, GIVEN_CONTEXT = 1 << 3,
+    GIVEN_PHASE = 1 << 4, GIVEN_MODE = 1 << 5, GIVEN_LAYERS = 1 << 6, GIVEN_DEVLIST = 1 << 7,
+    GIVEN_DATADIR = 1 << 8, GIVEN_SWEEP = 1 << 9, GIVEN_OPTIMIZE = 1 << 10, GIVEN_PLOT = 1 << 11,
+    GIVEN_SHARD = 1 << 12, GIVEN_THREADS = 1 << 13, GIVEN_COMPARE = 1 << 14
+};
+
 typedef struct cli {
     const char *config;
     const char *data_dir;
@@ -39,6 +48,7 @@ typedef struct cli {
     const char *shard;   /* "K/N" */
     int threads;         /* 0: all CPUs */
     bool compare;        /* timeline: serial and preserve, one above the other */
+    unsigned given;      /* GIVEN_* bits */
 } cli;
 
 /* The program name in every diagnostic. */
@@ -57,9 +67,15 @@ int usage_pm_error(const char *opt, const pm_error *err);
 /* Prints that memory ran out; returns EXIT_CONFIG. */
 int out_of_memory(void);
 
-/* Parses an integer option value ("8", "16k", "32Ki") in [lo, hi]; false, said on stderr, when it
- * is not one. opt names the option in the message. */
+/* Parses an integer option value ("8", "16k", "32Ki", "1e3") in [lo, hi], written in decimal
+ * (no sign, hexadecimal, inf or nan); false, said on stderr, when it is not one. opt names the
+ * option in the message. */
 bool parse_count(const char *opt, const char *text, double lo, double hi, int64_t *out);
+/* The most shards a sweep may be cut into. */
+#define SHARD_MAX 1000000
+/* --shard "K/N": decimal digits only (no sign, space or hexadecimal), 1 <= K <= N <= SHARD_MAX;
+ * false when text is not one. */
+bool parse_shard(const char *text, size_t *k, size_t *n);
 /* Adds the override "key=value", "key=number" when value is NULL, or value itself (already
  * "PATH=VALUE") when key is NULL; false, said on stderr, when there are too many or it is too
  * long. */

@@ -3,12 +3,14 @@
  * errors exit 2, model and config errors 1 with the library's message), the parsing of numeric
  * option values and overrides, and loading the scenario the options describe.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "output.h"
 
 const char *prog = "preserve-model";
 
@@ -54,10 +56,25 @@ int out_of_memory(void)
     return EXIT_CONFIG;
 }
 
+/* Whether text starts as a decimal number does: a digit, or a point and a digit (no sign,
+ * space, hexadecimal "0x", "inf" or "nan", which strtod would all take). */
+static bool starts_decimal(const char *text)
+{
+    const char *d = text[0] == '.' ? text + 1 : text;
+    if (!isdigit((unsigned char)d[0]))
+        return false;
+    return !(d[0] == '0' && (d[1] == 'x' || d[1] == 'X'));
+}
+
 bool parse_count(const char *opt, const char *text, double lo, double hi, int64_t *out)
 {
     double v;
     pm_error err;
+    if (!starts_decimal(text)) {
+        fprintf(stderr, "%s: %s: expected a decimal integer in [%.0f, %.0f] (got '%s')\n", prog,
+                opt, lo, hi, text);
+        return false;
+    }
     if (pm_quantity_parse(text, PM_DIM_NONE, &v, &err) != PM_OK) {
         fprintf(stderr, "%s: %s: %s\n", prog, opt, err.message);
         return false;
@@ -68,6 +85,35 @@ bool parse_count(const char *opt, const char *text, double lo, double hi, int64_
         return false;
     }
     *out = (int64_t)v;
+    return true;
+}
+
+/* A whole decimal number without sign or space, at most max; false when it is not one. */
+static bool parse_decimal(const char *text, const char **end, unsigned long long max,
+                          unsigned long long *out)
+{
+    unsigned long long v = 0;
+    const char *p = text;
+    for (; isdigit((unsigned char)*p); p++) {
+        const unsigned d = (unsigned)(*p - '0');
+        if (v > (max - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *end = p;
+    *out = v;
+    return p != text;
+}
+
+bool parse_shard(const char *text, size_t *k, size_t *n)
+{
+    const char *end;
+    unsigned long long kk, nn;
+    if (!parse_decimal(text, &end, SHARD_MAX, &kk) || *end != '/' ||
+        !parse_decimal(end + 1, &end, SHARD_MAX, &nn) || *end || kk < 1 || kk > nn)
+        return false;
+    *k = (size_t)kk;
+    *n = (size_t)nn;
     return true;
 }
 
@@ -97,8 +143,11 @@ bool add_set(cli *c, const char *key, const char *value, int64_t n)
 
 void print_sets(FILE *f, const cli *c)
 {
-    for (size_t i = 0; i < c->n_sets; i++)
-        fprintf(f, "# --set %s\n", c->sets[i]);
+    for (size_t i = 0; i < c->n_sets; i++) {
+        fputs("# --set ", f);
+        fput_comment_text(f, c->sets[i]);
+        fputc('\n', f);
+    }
 }
 
 pm_load_opts load_opts(const cli *c)

@@ -3,28 +3,50 @@
  * (weights and KV cache) and MLP (weights) against the device count, beside the L2 sizes of the
  * bundled accelerators (the paper's Fig 2).
  */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "output.h"
 
-#define MAX_DEVICE_COUNTS 32
-
-/* --devices-list (default 1,2,4,8,16): up to MAX_DEVICE_COUNTS counts; -1, said on stderr, when
- * one is not a device count. */
-static int parse_devices(const cli *c, int *devs)
+/* --devices-list (default 1,2,4,8,16), as many counts as it holds (devs: free()); -1, said on
+ * stderr, when one is not a device count or an item is empty. */
+static int parse_devices(const cli *c, int **devs)
 {
     const char *list = c->devices_list ? c->devices_list : "1,2,4,8,16";
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", list);
-    int nd = 0;
-    for (char *tok = strtok(buf, ","); tok && nd < MAX_DEVICE_COUNTS; tok = strtok(NULL, ",")) {
-        int64_t v;
-        if (!parse_count("--devices-list", tok, 1, PM_MAX_DEVICES, &v))
-            return -1;
-        devs[nd++] = (int)v;
+    size_t n = 1;
+    for (const char *q = list; *q; q++)
+        n += *q == ',';
+    *devs = calloc(n, sizeof **devs);
+    if (!*devs || n > INT_MAX) {
+        out_of_memory();
+        return -1;
     }
-    return nd;
+    int nd = 0;
+    for (const char *p = list;; nd++) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char *tok = str_printf("%.*s", (int)(len < 64 ? len : 64), p);
+        int64_t v;
+        const bool ok = tok && len > 0 && len < 64 &&
+                        parse_count("--devices-list", tok, 1, PM_MAX_DEVICES, &v);
+        if (!tok)
+            out_of_memory();
+        else if (len == 0)
+            fprintf(stderr, "%s: --devices-list: empty item %d in '%s'\n", prog, nd + 1, list);
+        else if (len >= 64)
+            fprintf(stderr, "%s: --devices-list: item %d is longer than 63 characters\n", prog,
+                    nd + 1);
+        free(tok);
+        if (!ok)
+            return -1;
+        (*devs)[nd] = (int)v;
+        if (!comma)
+            return nd + 1;
+        p = comma + 1;
+    }
 }
 
 /* One row: s on devices devices at context ctx. Beyond the heads Megatron sharding cannot split,
@@ -79,17 +101,19 @@ int cmd_footprint(const cli *c)
     int rc = load(c, &s);
     if (rc)
         return rc;
-    int devs[MAX_DEVICE_COUNTS];
-    const int nd = parse_devices(c, devs);
+    int *devs = NULL;
+    const int nd = parse_devices(c, &devs);
     if (nd < 0) {
+        free(devs);
         pm_scenario_release(&s);
         return EXIT_USAGE;
     }
     const pm_workload *w = &s.workload;
     const int64_t ctx = w->seq_len; /* the whole sequence cached: the largest KV cache */
-    printf("# preserve-model %s footprint: %s, batch %d, context %lld, weights %s, KV %s\n",
-           pm_version(), s.model.name, w->batch, (long long)ctx, pm_dtype_name(w->weight_dtype),
-           pm_dtype_name(w->kv_dtype));
+    printf("# preserve-model %s footprint: ", pm_version());
+    fput_comment_text(stdout, s.model.name);
+    printf(", batch %d, context %lld, weights %s, KV %s\n", w->batch, (long long)ctx,
+           pm_dtype_name(w->weight_dtype), pm_dtype_name(w->kv_dtype));
     printf("# per layer and device; KV heads are replicated when devices exceed KV heads\n");
     const int local = pm_model_local_layers(&s.model);
     if (local > 0 && local < s.model.layers)
@@ -108,6 +132,7 @@ int cmd_footprint(const cli *c)
     for (int i = 0; i < nd; i++)
         write_row(c, &s, devs[i], ctx);
     write_l2_sizes(c);
+    free(devs);
     pm_scenario_release(&s);
     return 0;
 }

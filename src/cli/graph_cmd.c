@@ -3,11 +3,13 @@
  * the preserve graph's allreduces and says what each prefetches, how many bytes, and why the
  * window stops where it does.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "output.h"
 
 int cmd_graph(const cli *c)
 {
@@ -21,8 +23,8 @@ int cmd_graph(const cli *c)
                                         : pm_graph_to_json(v.g, &text, &err);
     if (st != PM_OK)
         rc = config_error(&err);
-    else
-        fputs(text, stdout);
+    else if (fputs(text, stdout) == EOF)
+        stdout_failed(errno);
     free(text);
     view_close(&v);
     return rc;

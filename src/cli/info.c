@@ -3,9 +3,11 @@
  * in SI units with its source), `validate` (config files checked) and `list` (bundled names).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "output.h"
 
 int cmd_resolve(const cli *c)
 {
@@ -17,10 +19,16 @@ int cmd_resolve(const cli *c)
     printf("path,value_si,unit_si,origin,file,source\n");
     for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
         const pm_param_info *p = pm_scenario_param(&s, i);
-        printf("%s,%.9g,%s,%s,%s,\"", p->path, p->value_si, p->unit_si, p->origin, p->file);
-        for (const char *q = p->source; *q; q++)
-            fputs(*q == '"' ? "\"\"" : (char[2]){*q, 0}, stdout);
-        printf("\"\n");
+        fput_csv_field(stdout, p->path, false);
+        printf(",%.9g,", p->value_si);
+        fput_csv_field(stdout, p->unit_si, false);
+        putchar(',');
+        fput_csv_field(stdout, p->origin, false);
+        putchar(',');
+        fput_csv_field(stdout, p->file, false);
+        putchar(',');
+        fput_csv_field(stdout, p->source, true); /* always quoted, as it always was */
+        putchar('\n');
     }
     pm_scenario_release(&s);
     return 0;
@@ -57,9 +65,13 @@ int cmd_validate(const cli *c, int argc, char **argv)
             for (size_t i = 0; i < n; i++, total++) {
                 static const char *const dirs[] = {"models", "accelerators", "clusters",
                                                    "workloads", "scenarios"};
-                char path[1024];
-                snprintf(path, sizeof path, "%s/%s/%s.json", dd, dirs[k], names[i]);
+                char *path = str_printf("%s/%s/%s.json", dd, dirs[k], names[i]);
+                if (!path) {
+                    pm_names_free(names, n);
+                    return out_of_memory();
+                }
                 validate_one(c, path, &bad);
+                free(path);
             }
             pm_names_free(names, n);
         }

@@ -5,12 +5,14 @@
  * (with the library's message), 2 a usage error.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
 
 #include "commands.h"
+#include "output.h"
 
 static void usage(FILE *f)
 {
@@ -193,9 +195,39 @@ static int parse_override(cli *c, int opt, const char *arg)
     return PARSE_ON;
 }
 
+/* The GIVEN_* bit of each option. */
+static const struct given_bit {
+    int opt;
+    unsigned bit;
+    const char *name;
+} given_bits[] = {
+    {'c', GIVEN_CONFIG, "--config"},      {'s', GIVEN_SET, "--set"},
+    {OPT_MODEL, GIVEN_SET, "--model"},    {OPT_ACCEL, GIVEN_SET, "--accelerator"},
+    {OPT_DEVICES, GIVEN_SET, "--devices"}, {OPT_BATCH, GIVEN_SET, "--batch"},
+    {OPT_SEQ, GIVEN_SET, "--seq"},        {'f', GIVEN_FORMAT, "--format"},
+    {OPT_CONTEXT, GIVEN_CONTEXT, "--context"}, {OPT_PHASE, GIVEN_PHASE, "--phase"},
+    {OPT_MODE, GIVEN_MODE, "--mode"},     {OPT_LAYERS, GIVEN_LAYERS, "--layers"},
+    {OPT_DEVLIST, GIVEN_DEVLIST, "--devices-list"}, {OPT_DATADIR, GIVEN_DATADIR, "--data-dir"},
+    {OPT_SWEEP, GIVEN_SWEEP, "--sweep"},  {OPT_OPTIMIZE, GIVEN_OPTIMIZE, "--optimize"},
+    {OPT_PLOT, GIVEN_PLOT, "--plot"},     {OPT_SHARD, GIVEN_SHARD, "--shard"},
+    {OPT_THREADS, GIVEN_THREADS, "--threads"}, {OPT_COMPARE, GIVEN_COMPARE, "--compare"},
+};
+
+/* The name of the first option given among bits (the table's first, for overrides "--set"). */
+static const char *given_name(unsigned bits)
+{
+    for (size_t i = 0; i < sizeof given_bits / sizeof given_bits[0]; i++)
+        if (bits & given_bits[i].bit)
+            return given_bits[i].name;
+    return "?";
+}
+
 /* Applies one option of getopt_long; PARSE_ON or the exit status. */
 static int apply_option(cli *c, int opt, const char *arg, char **argv)
 {
+    for (size_t i = 0; i < sizeof given_bits / sizeof given_bits[0]; i++)
+        if (given_bits[i].opt == opt)
+            c->given |= given_bits[i].bit;
     switch (opt) {
     case 'c': c->config = arg; return PARSE_ON;
     case 's': case OPT_MODEL: case OPT_ACCEL: case OPT_DEVICES: case OPT_BATCH: case OPT_SEQ:
@@ -224,58 +256,98 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
 
 /* ---------------------------------------------------------------- dispatch */
 
-/* The commands that take no arguments and have no rules of their own about the options. */
-static const struct plain_command {
+#define GIVEN_INPUTS (GIVEN_CONFIG | GIVEN_SET | GIVEN_DATADIR | GIVEN_FORMAT)
+#define FORMATS(a, b) ((1u << (a)) | (1u << (b)))
+
+/* What a command uses: the options (GIVEN_* bits) and the formats (1 << fmt). */
+typedef struct uses {
     const char *name;
-    int (*run)(const cli *c);
-} plain_commands[] = {
-    {"explain", cmd_explain},     {"timeline", cmd_timeline},
-    {"footprint", cmd_footprint}, {"resolve", cmd_resolve},
-};
+    unsigned options, formats;
+} uses;
+
+/* The options a command does not use are an error, and so is a --format it does not write;
+ * 0 or EXIT_USAGE. */
+static int check_uses(const cli *c, const uses *u)
+{
+    const unsigned extra = c->given & ~u->options;
+    if (extra & (GIVEN_PLOT | GIVEN_SHARD | GIVEN_THREADS) && strcmp(u->name, "run") == 0)
+        return usage_error("%s: only with --sweep", given_name(extra));
+    if (extra)
+        return usage_error("%s: %s does not use it", given_name(extra), u->name);
+    if (c->format_given && !(u->formats & (1u << c->format)))
+        return usage_error("%s: --format must be %s", u->name,
+                           u->formats == (1u << FMT_CSV) ? "csv (the only format it writes)"
+                           : u->formats == FORMATS(FMT_TABLE, FMT_CSV) ? "table or csv"
+                           : u->formats == FORMATS(FMT_JSON, FMT_DOT) ? "json or dot"
+                           : u->formats == FORMATS(FMT_CSV, FMT_JSON) ? "csv or json"
+                           : u->formats ? "table, json or csv"
+                                        : "left out (it has one output)");
+    return 0;
+}
 
 /* `run`, which is a sweep with --sweep and a search with --optimize. */
 static int dispatch_run(cli *c)
 {
-    if (c->optimize)
-        return cmd_optimize(c);
-    if (c->shard && c->n_sweeps == 0)
-        return usage_error("--shard: only with --sweep");
+    if (c->optimize) {
+        const uses u = {"--optimize", GIVEN_INPUTS | GIVEN_OPTIMIZE, 1u << FMT_CSV};
+        return check_uses(c, &u) ? EXIT_USAGE : cmd_optimize(c);
+    }
     if (c->n_sweeps > 0) {
+        const uses u = {"--sweep", GIVEN_INPUTS | GIVEN_SWEEP | GIVEN_PLOT | GIVEN_SHARD |
+                                       GIVEN_THREADS,
+                        FORMATS(FMT_CSV, FMT_JSON)};
+        if (check_uses(c, &u))
+            return EXIT_USAGE;
         if (!c->format_given)
             c->format = FMT_CSV;
-        if (c->format != FMT_CSV && c->format != FMT_JSON)
-            return usage_error("--sweep: --format must be csv or json");
         return cmd_sweep(c);
     }
-    if (c->format == FMT_DOT)
-        return usage_error("run: --format must be table, json or csv");
-    return cmd_run(c);
+    const uses u = {"run", GIVEN_INPUTS, (1u << FMT_TABLE) | FORMATS(FMT_JSON, FMT_CSV)};
+    return check_uses(c, &u) ? EXIT_USAGE : cmd_run(c);
 }
+
+/* The commands that take no arguments, with what each uses. */
+static const struct plain_command {
+    uses u;
+    int (*run)(const cli *c);
+} plain_commands[] = {
+    {{"explain", GIVEN_INPUTS | GIVEN_CONTEXT | GIVEN_PHASE, 1u << FMT_TABLE}, cmd_explain},
+    {{"timeline",
+      GIVEN_INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_PLOT | GIVEN_COMPARE,
+      1u << FMT_CSV},
+     cmd_timeline},
+    {{"footprint", GIVEN_INPUTS | GIVEN_DEVLIST, FORMATS(FMT_TABLE, FMT_CSV)}, cmd_footprint},
+    {{"resolve", GIVEN_INPUTS, 1u << FMT_CSV}, cmd_resolve},
+    {{"graph", GIVEN_INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_LAYERS,
+      FORMATS(FMT_JSON, FMT_DOT)},
+     cmd_graph},
+};
 
 static int dispatch(cli *c, const char *cmd, int rest, char **args)
 {
+    /* validate and list read no scenario; merge reads only its files. */
+    const uses validate = {"validate", GIVEN_SET | GIVEN_DATADIR, 0},
+               list = {"list", GIVEN_DATADIR, 0}, merge = {"merge", 0, 0};
     if (strcmp(cmd, "validate") == 0)
-        return cmd_validate(c, rest, args);
+        return check_uses(c, &validate) ? EXIT_USAGE : cmd_validate(c, rest, args);
     if (strcmp(cmd, "list") == 0)
-        return cmd_list(c, rest, args);
+        return check_uses(c, &list) ? EXIT_USAGE : cmd_list(c, rest, args);
     if (strcmp(cmd, "merge") == 0)
-        return cmd_merge(rest, args);
+        return check_uses(c, &merge) ? EXIT_USAGE : cmd_merge(rest, args);
     if (rest > 0)
         return usage_error("unexpected argument '%s'", args[0]);
     if (strcmp(cmd, "run") == 0)
         return dispatch_run(c);
-    if (c->shard)
-        return usage_error("--shard: only with --sweep");
-    if (strcmp(cmd, "graph") == 0) {
-        if (!c->format_given)
+    for (size_t i = 0; i < sizeof plain_commands / sizeof plain_commands[0]; i++) {
+        const struct plain_command *p = &plain_commands[i];
+        if (strcmp(cmd, p->u.name) != 0)
+            continue;
+        if (check_uses(c, &p->u))
+            return EXIT_USAGE;
+        if (strcmp(cmd, "graph") == 0 && !c->format_given)
             c->format = FMT_JSON;
-        if (c->format != FMT_JSON && c->format != FMT_DOT)
-            return usage_error("graph: --format must be json or dot");
-        return cmd_graph(c);
+        return p->run(c);
     }
-    for (size_t i = 0; i < sizeof plain_commands / sizeof plain_commands[0]; i++)
-        if (strcmp(cmd, plain_commands[i].name) == 0)
-            return plain_commands[i].run(c);
     return usage_error("unknown command '%s'", cmd);
 }
 
@@ -283,14 +355,17 @@ int main(int argc, char **argv)
 {
     static cli c;
     gsl_set_error_handler_off();
+    /* A file-size limit (ulimit -f) makes a write fail with EFBIG, reported like any failed
+     * write, instead of killing the tool with a partial file. */
+    signal(SIGXFSZ, SIG_IGN);
     cli_init(&c);
-    int opt;
+    int opt, rc = PARSE_ON;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":c:s:f:hV", longopts, NULL)) != -1) {
-        const int rc = apply_option(&c, opt, optarg, argv);
-        if (rc != PARSE_ON)
-            return rc;
+    while (rc == PARSE_ON && (opt = getopt_long(argc, argv, ":c:s:f:hV", longopts, NULL)) != -1)
+        rc = apply_option(&c, opt, optarg, argv);
+    if (rc == PARSE_ON) {
+        const char *cmd = optind < argc ? argv[optind++] : "run";
+        rc = dispatch(&c, cmd, argc - optind, argv + optind);
     }
-    const char *cmd = optind < argc ? argv[optind++] : "run";
-    return dispatch(&c, cmd, argc - optind, argv + optind);
+    return finish_output(rc);
 }

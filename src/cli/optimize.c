@@ -2,55 +2,77 @@
  * optimize.c - --optimize AXIS[=LO:HI]: per mode, the value of one design axis that maximises
  * tokens/s/mm2 (the library's log-grid bracket refined with GSL's Brent minimiser).
  */
+#include <float.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "output.h"
+
+/* The axis and the range of --optimize AXIS[=LO:HI] (the axis's default sweep range without
+ * one); 0 or EXIT_USAGE, said on stderr. LO and HI are parsed as the axis parses its values. */
+static int parse_spec(const char *spec, pm_axis_kind *kind, double *lo, double *hi)
+{
+    const char *eq = strchr(spec, '=');
+    const char *colon = eq ? strchr(eq + 1, ':') : NULL;
+    if (eq && (!colon || strchr(colon + 1, ':')))
+        return usage_error("--optimize: expected AXIS or AXIS=LO:HI (got '%s')", spec);
+    const int name_len = eq ? (int)(eq - spec) : (int)strlen(spec);
+    /* One axis of LO's value and one of HI's: each is then exactly what was given. */
+    char *lo_spec = eq ? str_printf("%.*s", (int)(colon - spec), spec) : str_printf("%s", spec);
+    char *hi_spec = eq ? str_printf("%.*s=%s", name_len, spec, colon + 1) : NULL;
+    pm_axis ax = {0}, hi_ax = {0};
+    pm_error err;
+    int rc = 0;
+    if (!lo_spec || (eq && !hi_spec))
+        rc = out_of_memory();
+    else if (pm_axis_parse(lo_spec, 0, &ax, &err) != PM_OK ||
+             (hi_spec && pm_axis_parse(hi_spec, 0, &hi_ax, &err) != PM_OK))
+        rc = usage_pm_error("--optimize", &err);
+    else if (eq && ax.n_values != 1)
+        rc = usage_error("--optimize: expected AXIS or AXIS=LO:HI (got '%s')", spec);
+    else if (eq && !(hi_ax.values[0] > ax.values[0]))
+        rc = usage_error("--optimize: HI must be greater than LO (got '%s')", spec);
+    else {
+        *kind = ax.kind;
+        *lo = ax.values[0];
+        *hi = eq ? hi_ax.values[0] : ax.values[ax.n_values - 1];
+    }
+    pm_axis_release(&ax);
+    pm_axis_release(&hi_ax);
+    free(lo_spec);
+    free(hi_spec);
+    return rc;
+}
 
 int cmd_optimize(const cli *c)
 {
-    char spec[256];
-    snprintf(spec, sizeof spec, "%s", c->optimize);
-    pm_axis ax;
-    pm_error err;
-    /* The range defaults to the axis's default sweep range. */
-    char *eq = strchr(spec, '=');
-    char axis_only[64];
-    snprintf(axis_only, sizeof axis_only, "%.*s", eq ? (int)(eq - spec) : (int)strlen(spec), spec);
-    char full[300];
-    if (eq)
-        snprintf(full, sizeof full, "%s=%s:x2", axis_only, eq + 1);
-    else
-        snprintf(full, sizeof full, "%s", axis_only);
-    if (pm_axis_parse(full, 0, &ax, &err) != PM_OK)
-        return usage_pm_error("--optimize", &err);
-    double lo = ax.values[0], hi = ax.values[ax.n_values - 1];
-    if (eq) { /* LO:HI exactly, not the last geometric point */
-        char *colon = strchr(eq + 1, ':');
-        if (!colon || strchr(colon + 1, ':')) {
-            pm_axis_release(&ax);
-            return usage_error("--optimize: expected AXIS or AXIS=LO:HI (got '%s')", c->optimize);
-        }
-        pm_axis hi_ax;
-        char hs[300];
-        snprintf(hs, sizeof hs, "%s=%s", axis_only, colon + 1);
-        if (pm_axis_parse(hs, 0, &hi_ax, &err) == PM_OK) {
-            hi = hi_ax.values[0];
-            pm_axis_release(&hi_ax);
-        }
-    }
-    pm_axis_kind kind = ax.kind;
-    pm_axis_release(&ax);
+    pm_axis_kind kind;
+    double lo, hi;
+    int rc = parse_spec(c->optimize, &kind, &lo, &hi);
+    if (rc)
+        return rc;
     pm_scenario s;
-    int rc = load(c, &s);
+    rc = load(c, &s);
     if (rc)
         return rc;
     pm_optimum opt;
-    if (pm_optimize_axis(&s, kind, lo, hi, 33, 1e-3, 100, &opt, &err) != PM_OK) {
+    pm_error err;
+    /* The library's log grid evaluates exp(log(x)) at its ends, which can land an ulp outside
+     * [LO, HI] (exp(log(1000)) is 999.9999999999998): at a bound of the range the model is
+     * defined for (hbm_bw=1e3Bps:1e18Bps) the end point itself was refused. Narrowing the
+     * interval by a few ulps keeps both ends inside and changes no printed digit. */
+    const double in_lo = lo * (1 + 8 * DBL_EPSILON), in_hi = hi * (1 - 8 * DBL_EPSILON);
+    if (pm_optimize_axis(&s, kind, in_lo, in_hi, 33, 1e-3, 100, &opt, &err) != PM_OK) {
         pm_scenario_release(&s);
         return config_error(&err);
     }
-    printf("# preserve-model %s --config %s --optimize %s\n", pm_version(), c->config, c->optimize);
+    printf("# preserve-model %s --config ", pm_version());
+    fput_comment_text(stdout, c->config);
+    printf(" --optimize ");
+    fput_comment_text(stdout, c->optimize);
+    putchar('\n');
     print_sets(stdout, c);
     printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
            pm_axis_column(kind), pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),

@@ -7,7 +7,9 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
 #include "plot.h"
 
 const char *plot_terminal(const char *file, plot_shape shape)
@@ -51,23 +54,31 @@ int plot_usage_error(const char *file)
                        file);
 }
 
-FILE *plot_csv_open(const char *figure, char *path, size_t n)
+bool plot_csv_open(const char *figure, out_file *csv)
 {
-    snprintf(path, n, "%s.csv", figure);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(stderr, "%s: cannot write %s: %s\n", prog, path, strerror(errno));
-    return f;
+    char *path = str_printf("%s.csv", figure);
+    if (!path) {
+        out_of_memory();
+        return false;
+    }
+    const bool ok = out_file_open(csv, path);
+    free(path);
+    return ok;
 }
 
-/* The path of a script of plots/; false, said on stderr, when it cannot be read. */
-static bool plot_script(const char *name, char *path, size_t n)
+/* The path of a script of pm_default_plots_dir() (free()); NULL, said on stderr, when it cannot be read. */
+static char *plot_script(const char *name)
 {
-    snprintf(path, n, "%s/%s", pm_default_plots_dir(), name);
-    if (access(path, R_OK) == 0)
-        return true;
-    fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s\n", prog, path);
-    return false;
+    char *path = str_printf("%s/%s", pm_default_plots_dir(), name);
+    if (!path)
+        out_of_memory();
+    else if (access(path, R_OK) != 0) {
+        fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s: %s\n", prog, path,
+                strerror(errno));
+        free(path);
+        path = NULL;
+    }
+    return path;
 }
 
 /* A complete, finite number, as strtod reads it. */
@@ -112,6 +123,9 @@ static int spawn_wait(char *const argv[])
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        /* The tool ignores SIGXFSZ to report EFBIG; gnuplot gets the default, so a file-size
+         * limit ends it with a signal that plot_draw names. */
+        signal(SIGXFSZ, SIG_DFL);
         execvp(argv[0], argv);
         _exit(127);
     }
@@ -142,16 +156,69 @@ static int run_gnuplot(const plot_var *vars, size_t n, char *script)
     return status;
 }
 
-int plot_draw(const char *script, const char *csv, const char *figure, plot_shape shape,
-              const plot_var *vars, size_t n_vars)
+/* Whether the file ends as a complete figure of its type ends (plot_terminal's endings). */
+static bool figure_complete(const char *path, const char *figure)
 {
-    const char *term = plot_terminal(figure, shape);
-    if (!term)
-        return plot_usage_error(figure);
-    char path[1200];
-    if (!plot_script(script, path, sizeof path))
-        return EXIT_CONFIG;
-    plot_var all[3 + PLOT_MAX_VARS] = {{"csv", csv, false}, {"out", figure, false},
+    const char *ext = strrchr(figure, '.');
+    const char *tail = strcmp(ext, ".png") == 0   ? "IEND\xae\x42\x60\x82"
+                       : strcmp(ext, ".svg") == 0 ? "</svg>"
+                                                  : "%%EOF";
+    char buf[64];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t got = 0;
+    if (fseek(f, -(long)sizeof buf, SEEK_END) != 0)
+        rewind(f);
+    got = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    const size_t m = strlen(tail);
+    for (size_t i = 0; i + m <= got; i++)
+        if (memcmp(buf + i, tail, m) == 0)
+            return true;
+    return false;
+}
+
+/* What a wait status says, in words: "exited with status N", "was not found", "was killed by
+ * signal N (NAME)". */
+static void say_status(int status, char *buf, size_t n)
+{
+    if (status < 0)
+        snprintf(buf, n, "could not be started: %s", strerror(errno));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+        snprintf(buf, n, "was not found or could not be started (exit status 127)");
+    else if (WIFEXITED(status))
+        snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, n, "was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, n, "ended with wait status %d", status);
+}
+
+/* A temporary file beside figure for gnuplot to write (free()); NULL, said on stderr. */
+static char *figure_tmp(const char *figure)
+{
+    char *tmp = str_printf("%s.tmpXXXXXX", figure);
+    if (!tmp) {
+        out_of_memory();
+        return NULL;
+    }
+    const int fd = tmp_create(tmp);
+    if (fd < 0) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, figure, strerror(errno));
+        free(tmp);
+        return NULL;
+    }
+    close(fd);
+    return tmp;
+}
+
+/* Runs gnuplot writing tmp, then checks it and renames it to figure; the exit status. */
+static int draw_into(char *script, const char *tmp, const char *csv, const char *figure,
+                     const char *term, const plot_var *vars, size_t n_vars)
+{
+    plot_var all[3 + PLOT_MAX_VARS] = {{"csv", csv, false}, {"out", tmp, false},
                                        {"term", term, false}};
     assert(n_vars <= PLOT_MAX_VARS); /* the callers pass their fixed lists */
     for (size_t i = 0; i < n_vars; i++) {
@@ -163,13 +230,44 @@ int plot_draw(const char *script, const char *csv, const char *figure, plot_shap
         }
         all[3 + i] = vars[i];
     }
-    const int status = run_gnuplot(all, 3 + n_vars, path);
+    const int status = run_gnuplot(all, 3 + n_vars, script);
+    char why[160];
     if (status != 0) {
-        fprintf(stderr,
-                "%s: --plot: gnuplot failed or is not installed (exit %d); the CSV is in %s\n",
-                prog, status, csv);
+        say_status(status, why, sizeof why);
+        fprintf(stderr, "%s: --plot: gnuplot %s; the CSV is in %s\n", prog, why, csv);
+        return EXIT_CONFIG;
+    }
+    if (!figure_complete(tmp, figure)) {
+        fprintf(stderr, "%s: --plot: gnuplot left %s incomplete (a full disk or a file-size "
+                        "limit?); the CSV is in %s\n",
+                prog, figure, csv);
+        return EXIT_CONFIG;
+    }
+    if (rename(tmp, figure) != 0) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", prog, figure, strerror(errno));
         return EXIT_CONFIG;
     }
     fprintf(stderr, "%s: wrote %s\n", prog, figure);
     return 0;
+}
+
+int plot_draw(const char *script, const char *csv, const char *figure, plot_shape shape,
+              const plot_var *vars, size_t n_vars)
+{
+    const char *term = plot_terminal(figure, shape);
+    if (!term)
+        return plot_usage_error(figure);
+    char *path = plot_script(script);
+    if (!path)
+        return EXIT_CONFIG;
+    char *tmp = figure_tmp(figure);
+    if (!tmp) {
+        free(path);
+        return EXIT_CONFIG;
+    }
+    const int rc = draw_into(path, tmp, csv, figure, term, vars, n_vars);
+    unlink(tmp); /* renamed away when it succeeded */
+    free(tmp);
+    free(path);
+    return rc;
 }

@@ -22,9 +22,10 @@ const char *plot_terminal(const char *file, plot_shape shape);
 /* The usage error for a --plot FILE that plot_terminal refuses; returns EXIT_USAGE. */
 int plot_usage_error(const char *file);
 
-/* Opens FIGURE.csv, the data beside a figure, for writing; its path goes to path[n]. NULL, said
- * on stderr, when it cannot be written. */
-FILE *plot_csv_open(const char *figure, char *path, size_t n);
+struct out_file;
+/* Opens FIGURE.csv, the data beside a figure, as an output file (output.h: a temporary name
+ * until out_file_commit); false, said on stderr, when it cannot be written. */
+bool plot_csv_open(const char *figure, struct out_file *csv);
 
 #define PLOT_MAX_VARS 12
 
@@ -37,9 +38,12 @@ typedef struct plot_var {
 } plot_var;
 
 /* Draws figure with the gnuplot script <script> of pm_default_plots_dir() (PRESERVE_MODEL_PLOTS
- * overrides it), setting csv, out and term, then vars. Says on stderr what it wrote, or why it could
- * not and where the CSV is. Returns 0, or EXIT_CONFIG when the script cannot be read or gnuplot
- * fails or is not installed. */
+ * overrides it), setting csv, out and term, then vars. gnuplot writes a temporary file in the
+ * figure's directory, renamed to figure once gnuplot succeeded and the file ends as its format
+ * ends (a PNG's IEND chunk, an SVG's </svg>, a PDF's %%EOF). Says on stderr what it wrote, or
+ * why it could not (gnuplot's exit status or signal in words) and where the CSV is. Returns 0,
+ * or EXIT_CONFIG when the script cannot be read, gnuplot fails or is not installed, or the
+ * figure is incomplete. */
 int plot_draw(const char *script, const char *csv, const char *figure, plot_shape shape,
               const plot_var *vars, size_t n_vars);
 

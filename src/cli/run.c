@@ -1,11 +1,15 @@
 /*
  * run.c - `preserve-model run`, the default command: the estimate of one scenario in the three
- * modes (serial, fused, preserve), as a table with the inputs it used, as JSON or as one CSV row.
+ * modes (serial, fused, preserve), as a table with the inputs it used, as JSON (the library's
+ * pm_estimate_to_json) or as one CSV row.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "output.h"
 
 static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 {
@@ -46,7 +50,9 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 /* One CSV row, under the command and its overrides. */
 static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
 {
-    printf("# preserve-model %s run --config %s\n", pm_version(), c->config);
+    printf("# preserve-model %s run --config ", pm_version());
+    fput_comment_text(stdout, c->config);
+    putchar('\n');
     print_sets(stdout, c);
     printf("scenario,model,accelerator,devices,batch,seq_len,kv_heads_per_device");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
@@ -55,8 +61,13 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
                mn, mn);
     }
     printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial\n");
-    printf("%s,%s,%s,%d,%d,%lld,%.6g", s->name, s->model.name, s->accel.name, s->cluster.devices,
-           s->workload.batch, (long long)s->workload.seq_len, e->shard.kv_heads);
+    const char *names[] = {s->name, s->model.name, s->accel.name};
+    for (int i = 0; i < 3; i++) {
+        fput_csv_field(stdout, names[i], false);
+        putchar(',');
+    }
+    printf("%d,%d,%lld,%.6g", s->cluster.devices, s->workload.batch,
+           (long long)s->workload.seq_len, e->shard.kv_heads);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         const pm_mode_result *r = &e->modes[m];
         printf(",%.9g,%.9g,%.9g,%.9g,%.9g", r->request_s, r->prefill_s, r->decode_s,
@@ -64,45 +75,6 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
     }
     printf(",%.6g,%.6g,%.6g\n", e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
            e->speedup_fused_vs_serial);
-}
-
-static void write_json(const pm_scenario *s, const pm_estimate *e)
-{
-    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": \"%s\",\n", pm_version(),
-           s->name);
-    printf("  \"inputs\": {\"model\": \"%s\", \"accelerator\": \"%s\", \"devices\": %d, "
-           "\"batch\": %d, \"seq_len\": %lld, \"prefill_tokens\": %lld, \"decode_steps\": "
-           "%lld},\n",
-           s->model.name, s->accel.name, s->cluster.devices, s->workload.batch,
-           (long long)s->workload.seq_len, (long long)e->prefill_tokens,
-           (long long)e->decode_steps);
-    printf("  \"tpot_context_len\": %lld,\n",
-           (long long)pm_default_context(&s->workload, PM_PHASE_DECODE));
-    printf("  \"modes\": {\n");
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const pm_mode_result *r = &e->modes[m];
-        printf("    \"%s\": {\"request_s\": %.9g, \"prefill_s\": %.9g, \"decode_s\": %.9g, "
-               "\"tpot_s\": %.9g, \"tpot_mean_s\": %.9g, \"tokens_per_s\": %.9g, "
-               "\"allreduce_algorithm\": \"%s\", \"allreduce_decode_s\": %.9g",
-               pm_mode_name((pm_mode)m), r->request_s, r->prefill_s, r->decode_s, r->tpot_s,
-               r->tpot_mean_s, r->tokens_per_s, pm_allreduce_algo_name(r->allreduce),
-               r->allreduce_decode_s);
-        if (m == PM_MODE_FUSED)
-            printf(", \"fused_chunks\": %d", r->fused_chunks);
-        printf("}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
-    }
-    printf("  },\n  \"speedup\": {\"preserve_vs_serial\": %.6g, \"preserve_vs_fused\": %.6g, "
-           "\"fused_vs_serial\": %.6g},\n",
-           e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
-           e->speedup_fused_vs_serial);
-    printf("  \"shard\": {\"q_heads\": %.6g, \"kv_heads\": %.6g, \"kv_replicated\": %s, "
-           "\"uneven\": %s},\n",
-           e->shard.q_heads, e->shard.kv_heads, e->shard.kv_replicated ? "true" : "false",
-           e->shard.uneven ? "true" : "false");
-    printf("  \"memory\": {\"weight_bytes_per_device\": %.6g, \"kv_bytes_per_device\": %.6g, "
-           "\"fits_hbm\": %s, \"l2_window_bytes\": %.6g, \"kv_spill_context\": %lld}\n}\n",
-           e->weight_bytes_per_device, e->kv_bytes_per_device, e->fits_hbm ? "true" : "false",
-           e->l2_window_bytes, (long long)e->kv_spill_context);
 }
 
 /* The inputs, then one line per mode. */
@@ -143,12 +115,19 @@ int cmd_run(const cli *c)
         pm_scenario_release(&s);
         return config_error(&err);
     }
-    if (c->format == FMT_CSV)
+    if (c->format == FMT_CSV) {
         write_csv(c, &s, &e);
-    else if (c->format == FMT_JSON)
-        write_json(&s, &e);
-    else
+    } else if (c->format == FMT_JSON) {
+        /* The library's report, the one the Python module gives (its strings escaped). */
+        char *text = NULL;
+        if (pm_estimate_to_json(&s, &e, &text, &err) != PM_OK)
+            rc = config_error(&err);
+        else if (fputs(text, stdout) == EOF)
+            stdout_failed(errno);
+        free(text);
+    } else {
         write_table(&s, &e);
+    }
     pm_scenario_release(&s);
-    return 0;
+    return rc;
 }

@@ -4,6 +4,7 @@
  * shards; optimize.c searches one axis.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -13,6 +14,8 @@
 
 #include "commands.h"
 #include "fmt.h"
+#include "merge.h"
+#include "output.h"
 #include "plot.h"
 
 static const char *const sweep_cols[] = {
@@ -160,8 +163,7 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
 /* Text of one block, formatted on the worker that evaluated it (pm_sweep_opts.prepare) and
  * written, in grid order, by the callback. */
 typedef struct rows_text {
-    char *buf;
-    size_t len, cap;
+    sbuf t;
     size_t key;  /* index of the block's first point */
     bool used;
     bool failed; /* out of memory while formatting */
@@ -179,59 +181,31 @@ typedef struct sink {
     pthread_mutex_t mu; /* guards texts[] (not their contents) */
     rows_text *texts;
     size_t n_texts;
+    uint64_t rows_digest; /* of the bytes written to stdout (a shard's end line) */
 } sink;
 
-/* Appends to a text (grown as needed). */
-static bool put(rows_text *t, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
-static bool put(rows_text *t, const char *fmt_, ...)
-{
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt_);
-        const int n = t->buf ? vsnprintf(t->buf + t->len, t->cap - t->len, fmt_, ap) : 0;
-        va_end(ap);
-        if (n < 0)
-            return false;
-        if (t->buf && (size_t)n < t->cap - t->len) {
-            t->len += (size_t)n;
-            return true;
-        }
-        const size_t cap = t->cap * 2 + (size_t)n + 4096;
-        char *nb = realloc(t->buf, cap);
-        if (!nb)
-            return false;
-        t->buf = nb;
-        t->cap = cap;
-    }
-}
-
-/* Appends n bytes to t. */
-static bool append(rows_text *t, const char *src, size_t n)
-{
-    if (t->cap - t->len <= n) {
-        const size_t cap = t->cap * 2 + n + 4096;
-        char *nb = realloc(t->buf, cap);
-        if (!nb)
-            return false;
-        t->buf = nb;
-        t->cap = cap;
-    }
-    memcpy(t->buf + t->len, src, n);
-    t->len += n;
-    t->buf[t->len] = '\0';
-    return true;
-}
-
 /* Appends v as "%.9g" (fmt_g9: printf's bytes without printf's cost) and a comma. */
-static bool put_g9(rows_text *t, double v)
+static bool put_g9(sbuf *t, double v)
 {
     char num[FMT_G9_MAX + 1];
     const int n = fmt_g9(v, num);
     num[n] = ',';
-    return append(t, num, (size_t)n + 1);
+    return sbuf_append(t, num, (size_t)n + 1);
 }
 
-static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, rows_text *t)
+/* The error column: always quoted, quotes doubled (RFC 4180); a line break becomes ' so that
+ * every row stays one line for merge and gnuplot. */
+static bool put_error_field(sbuf *t, const char *error)
+{
+    bool ok = sbuf_append(t, "\"", 1);
+    for (const char *q = error; *q && ok; q++)
+        ok = *q == '"'                ? sbuf_append(t, "\"\"", 2)
+             : *q == '\n' || *q == '\r' ? sbuf_append(t, "'", 1)
+                                      : sbuf_append(t, q, 1);
+    return ok && sbuf_append(t, "\"", 1);
+}
+
+static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, sbuf *t)
 {
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
@@ -239,35 +213,24 @@ static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, rows
         double v[N_SWEEP_COLS];
         point_values(p, v);
         if (k->json) {
-            ok = put(t, "%s{", p->index != k->first ? ",\n" : "");
+            ok = sbuf_printf(t, "%s{", p->index != k->first ? ",\n" : "");
             for (int a = 0; a < k->n_ax && ok; a++)
-                ok = put(t, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
-                         pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
+                ok = sbuf_printf(t, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
+                                 pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
             for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
                 if (isfinite(v[j]))
-                    ok = put(t, "\"%s\": %.9g, ", sweep_cols[j], v[j]);
-            if (ok) {
-                ok = put(t, "\"error\": \"");
-                for (const char *q = p->error; *q && ok; q++)
-                    ok = put(t, *q == '"' || *q == '\\' ? "\\%c" : "%c", *q);
-                ok = ok && put(t, "\"}");
-            }
+                    ok = sbuf_printf(t, "\"%s\": %.9g, ", sweep_cols[j], v[j]);
+            ok = ok && sbuf_printf(t, "\"error\": ") && sbuf_json_string(t, p->error) &&
+                 sbuf_append(t, "}", 1);
             continue;
         }
         for (int a = 0; a < k->n_ax && ok; a++)
             ok = put_g9(t, pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
         for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
-            ok = isfinite(v[j]) ? put_g9(t, v[j]) : append(t, "NaN,", 4);
-        if (!ok)
-            break;
-        if (p->status == PM_OK) {
-            ok = put(t, "\n");
-        } else {
-            ok = put(t, "\"");
-            for (const char *q = p->error; *q && ok; q++)
-                ok = put(t, "%c", *q == '"' || *q == '\n' ? '\'' : *q);
-            ok = ok && put(t, "\"\n");
-        }
+            ok = isfinite(v[j]) ? put_g9(t, v[j]) : sbuf_append(t, "NaN,", 4);
+        if (ok && p->status != PM_OK)
+            ok = put_error_field(t, p->error);
+        ok = ok && sbuf_append(t, "\n", 1);
     }
     return ok;
 }
@@ -291,11 +254,11 @@ static int prepare_rows(const pm_sweep_point *pts, size_t n, void *user)
     }
     k->texts[i].used = true;
     k->texts[i].key = pts[0].index;
-    k->texts[i].len = 0;
+    k->texts[i].t.len = 0;
     /* Formats outside the lock, into a copy: texts[] may move when another worker grows it. */
     rows_text local = k->texts[i];
     pthread_mutex_unlock(&k->mu);
-    local.failed = !format_rows(k, pts, n, &local);
+    local.failed = !format_rows(k, pts, n, &local.t);
     pthread_mutex_lock(&k->mu);
     k->texts[i] = local;
     pthread_mutex_unlock(&k->mu);
@@ -316,23 +279,27 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
     if (i == k->n_texts || t.failed) {
         fprintf(stderr, "%s: out of memory formatting the sweep\n", prog);
         rc = 1;
-    } else if (fwrite(t.buf, 1, t.len, stdout) != t.len) {
-        fprintf(stderr, "%s: cannot write the output: %s\n", prog, strerror(errno));
+    } else if (fwrite(t.t.buf, 1, t.t.len, stdout) != t.t.len) {
+        stdout_failed(errno); /* finish_output says that stdout could not be written */
         rc = 1;
     } else if (k->csv && k->n_ax == 2) {
         /* Two blank lines after each value of the first axis: gnuplot's data blocks, so
-         * heatmap.gp finds a point's grid position in its block index and point index. */
-        const char *q = t.buf;
-        for (size_t j = 0; j < n; j++) {
-            const char *eol = memchr(q, '\n', (size_t)(t.buf + t.len - q));
-            fwrite(q, 1, (size_t)(eol - q) + 1, k->csv);
-            q = eol + 1;
+         * heatmap.gp finds a point's grid position in its block index and point index (the
+         * rows are CSV, one line each: --plot refuses JSON). */
+        const char *q = t.t.buf, *end = t.t.buf + t.t.len;
+        for (size_t j = 0; j < n && q < end; j++) {
+            const char *eol = memchr(q, '\n', (size_t)(end - q));
+            const size_t len = eol ? (size_t)(eol - q) + 1 : (size_t)(end - q);
+            fwrite(q, 1, len, k->csv);
+            q += len;
             if ((pts[j].index + 1) % k->ax[1].n_values == 0)
                 fputs("\n\n", k->csv);
         }
     } else if (k->csv) {
-        fwrite(t.buf, 1, t.len, k->csv);
+        fwrite(t.t.buf, 1, t.t.len, k->csv);
     }
+    if (rc == 0 && k->c->shard) /* only a shard records it: FNV-1a costs a byte at a time */
+        k->rows_digest = fnv1a64(k->rows_digest, t.t.buf, t.t.len);
     if (i < k->n_texts) {
         pthread_mutex_lock(&k->mu);
         k->texts[i].used = false;
@@ -346,38 +313,25 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
 
 static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_ax, FILE *f)
 {
-    fprintf(f, "# preserve-model %s --config %s", pm_version(), c->config);
-    for (int i = 0; i < c->n_sweeps; i++)
-        fprintf(f, " --sweep %s", c->sweeps[i]);
+    fprintf(f, "# preserve-model %s --config ", pm_version());
+    fput_comment_text(f, c->config);
+    for (int i = 0; i < c->n_sweeps; i++) {
+        fputs(" --sweep ", f);
+        fput_comment_text(f, c->sweeps[i]);
+    }
     fprintf(f, "\n");
     print_sets(f, c);
     pm_area area;
-    if (pm_area_compute(&s->accel, &area, NULL) != PM_OK)
-        fprintf(f, "# note: accelerator %s has no area coefficients: die_mm2 and densities are "
-                   "NaN\n",
-                s->accel.name);
+    if (pm_area_compute(&s->accel, &area, NULL) != PM_OK) {
+        fputs("# note: accelerator ", f);
+        fput_comment_text(f, s->accel.name);
+        fputs(" has no area coefficients: die_mm2 and densities are NaN\n", f);
+    }
     for (int a = 0; a < n_ax; a++)
         fprintf(f, "%s,", pm_axis_column(ax[a].kind));
     for (size_t i = 0; i < N_SWEEP_COLS; i++)
         fprintf(f, "%s,", sweep_cols[i]);
     fprintf(f, "error\n");
-}
-
-/* "K/N" with 1 <= K <= N. */
-static bool parse_shard(const char *text, size_t *k, size_t *n)
-{
-    char *end;
-    errno = 0;
-    unsigned long long kk = strtoull(text, &end, 10);
-    if (end == text || *end != '/' || errno)
-        return false;
-    const char *q = end + 1;
-    unsigned long long nn = strtoull(q, &end, 10);
-    if (end == q || *end || errno || nn < 1 || kk < 1 || kk > nn || nn > 1000000)
-        return false;
-    *k = (size_t)kk;
-    *n = (size_t)nn;
-    return true;
 }
 
 static void release_axes(pm_axis *ax)
@@ -395,12 +349,16 @@ static int check_options(const cli *c, size_t *shard_k, size_t *shard_n)
     *shard_k = *shard_n = 1;
     if (c->shard) {
         if (!parse_shard(c->shard, shard_k, shard_n))
-            return usage_error("--shard: expected K/N with 1 <= K <= N (got '%s')", c->shard);
+            return usage_error("--shard: expected K/N in decimal with 1 <= K <= N <= %d (got "
+                               "'%s')",
+                               SHARD_MAX, c->shard);
         if (c->format != FMT_CSV)
             return usage_error("--shard: shards are CSV (merge them with '%s merge')", prog);
         if (c->plot)
             return usage_error("--shard: draw the merged CSV, not a shard (no --plot)");
     }
+    if (c->plot && c->format != FMT_CSV)
+        return usage_error("--plot: the figure is drawn from CSV (no --format json)");
     if (c->plot && c->n_sweeps > 2)
         return usage_error("--plot: a figure shows one or two axes (got %d --sweep)", c->n_sweeps);
     return 0;
@@ -426,6 +384,32 @@ static int parse_axes(const cli *c, pm_axis *ax)
     return 0;
 }
 
+/* What a shard records of the sweep it is a slice of: a digest of the resolved inputs (names,
+ * every numeric input with its path and unit, the value's bits) and of the grid (each axis's
+ * kind and values), so that merge refuses shards of different sweeps whatever their command
+ * lines say. */
+static uint64_t inputs_digest(const pm_scenario *s, const pm_axis *ax, int n_ax)
+{
+    uint64_t h = FNV1A64_INIT;
+    const char *names[] = {s->name, s->model.name, s->accel.name};
+    for (size_t i = 0; i < 3; i++)
+        h = fnv1a64(h, names[i], strlen(names[i]) + 1);
+    for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
+        const pm_param_info *p = pm_scenario_param(s, i);
+        h = fnv1a64(h, p->path, strlen(p->path) + 1);
+        h = fnv1a64(h, p->unit_si, strlen(p->unit_si) + 1);
+        h = fnv1a64(h, &p->value_si, sizeof p->value_si);
+    }
+    for (int a = 0; a < n_ax; a++) {
+        const int kind = (int)ax[a].kind;
+        const uint64_t n = ax[a].n_values;
+        h = fnv1a64(h, &kind, sizeof kind);
+        h = fnv1a64(h, &n, sizeof n);
+        h = fnv1a64(h, ax[a].values, ax[a].n_values * sizeof ax[a].values[0]);
+    }
+    return h;
+}
+
 /* Streams the slice shard_k/shard_n of the sweep to stdout (and to csv when not NULL); the exit
  * status. */
 static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size_t shard_k,
@@ -442,23 +426,27 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
     } else {
         header(c, s, ax, c->n_sweeps, stdout);
         if (c->shard)
-            printf("# shard %zu/%zu: rows %zu to %zu of %zu\n", shard_k, shard_n, first + 1, last,
-                   total);
+            printf("# shard %zu/%zu: rows %zu to %zu of %zu; inputs fnv1a64 %016" PRIx64 "\n",
+                   shard_k, shard_n, first + 1, last, total, inputs_digest(s, ax, c->n_sweeps));
     }
     k.first = first;
+    k.rows_digest = FNV1A64_INIT;
     pthread_mutex_init(&k.mu, NULL);
     pm_sweep_opts o = {.threads = c->threads, .shard_index = shard_k - 1,
                        .shard_count = shard_n, .prepare = prepare_rows};
     pm_error err;
     pm_status st = pm_sweep_run(s, ax, (size_t)c->n_sweeps, &o, on_points, &k, &err);
     for (size_t i = 0; i < k.n_texts; i++)
-        free(k.texts[i].buf);
+        sbuf_free(&k.texts[i].t);
     free(k.texts);
     pthread_mutex_destroy(&k.mu);
     if (k.tty)
         fprintf(stderr, "\n");
     if (k.json)
         printf("\n]}\n");
+    else if (c->shard && st == PM_OK)
+        printf("# shard %zu/%zu end: %zu rows, fnv1a64 %016" PRIx64 "\n", shard_k, shard_n,
+               last - first, k.rows_digest);
     return st == PM_OK ? 0 : st == PM_ERR_NOMEM ? config_error(&err) : EXIT_CONFIG;
 }
 
@@ -479,22 +467,31 @@ int cmd_sweep(const cli *c)
         return rc;
     }
     /* With --plot the CSV goes to a file beside the figure as well as stdout. */
-    FILE *csv = NULL;
-    char csv_path[1100] = "";
+    out_file csv = {0};
     if (c->plot) {
-        csv = plot_csv_open(c->plot, csv_path, sizeof csv_path);
-        if (!csv) {
+        if (!plot_csv_open(c->plot, &csv)) {
             pm_scenario_release(&s);
             release_axes(ax);
             return EXIT_CONFIG;
         }
-        header(c, &s, ax, c->n_sweeps, csv);
+        header(c, &s, ax, c->n_sweeps, csv.f);
     }
-    rc = run_sweep(c, &s, ax, shard_k, shard_n, csv);
-    if (csv) {
-        fclose(csv);
+    rc = run_sweep(c, &s, ax, shard_k, shard_n, csv.f);
+    if (c->plot) {
+        /* The CSV is kept only whole, and the figure drawn only from a whole CSV of a sweep
+         * whose stdout was written. */
+        if (rc == 0 && fflush(stdout) != 0)
+            rc = EXIT_CONFIG;
+        char *path = rc == 0 ? str_printf("%s", csv.path) : NULL;
+        if (rc == 0 && !path)
+            rc = out_of_memory();
         if (rc == 0)
-            rc = draw(c, &s, csv_path, ax, c->n_sweeps);
+            rc = out_file_commit(&csv);
+        else
+            out_file_abort(&csv);
+        if (rc == 0)
+            rc = draw(c, &s, path, ax, c->n_sweeps);
+        free(path);
     }
     pm_scenario_release(&s);
     release_axes(ax);

@@ -9,9 +9,11 @@
  * modes' CSVs one after the other, two blank lines between them (gnuplot's data blocks).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "output.h"
 #include "plot.h"
 
 static int lane_of(const pm_node *n)
@@ -51,12 +53,16 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
     const pm_graph *g = sh->v.g;
     const pm_schedule *sc = &sh->v.sched;
     const double t0 = sh->t0, t1 = sh->t1;
-    fprintf(f, "# preserve-model %s timeline --config %s --mode %s --phase %s --context %lld\n",
-            pm_version(), c->config, pm_mode_name(sh->mode),
+    fprintf(f, "# preserve-model %s timeline --config ", pm_version());
+    fput_comment_text(f, c->config);
+    fprintf(f, " --mode %s --phase %s --context %lld\n", pm_mode_name(sh->mode),
             c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)sh->v.context);
     print_sets(f, c);
-    fprintf(f, "# %s on %s x %d; one layer lasts %.3f us\n", s->model.name, s->accel.name,
-            s->cluster.devices, (t1 - t0) * 1e6);
+    fputs("# ", f);
+    fput_comment_text(f, s->model.name);
+    fputs(" on ", f);
+    fput_comment_text(f, s->accel.name);
+    fprintf(f, " x %d; one layer lasts %.3f us\n", s->cluster.devices, (t1 - t0) * 1e6);
     fprintf(f, "lane_index,lane,node,kind,start_us,end_us,bytes\n");
     for (size_t i = 0; i < g->n_nodes; i++) {
         const pm_node *n = &g->nodes[i];
@@ -68,9 +74,10 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
                                                                : n->weight_bytes + n->kv_bytes +
                                                                      n->act_bytes;
         const int lane = lane_of(n);
-        fprintf(f, "%d,%s,%s,%s,%.6f,%.6f,%.0f\n", lane, lane_names[lane], n->name,
-                pm_node_kind_name(n->kind), (sl->start_s - t0) * 1e6, (sl->end_s - t0) * 1e6,
-                bytes);
+        fprintf(f, "%d,%s,", lane, lane_names[lane]);
+        fput_csv_field(f, n->name, false);
+        fprintf(f, ",%s,%.6f,%.6f,%.0f\n", pm_node_kind_name(n->kind), (sl->start_s - t0) * 1e6,
+                (sl->end_s - t0) * 1e6, bytes);
     }
 }
 
@@ -94,24 +101,28 @@ static int draw(const cli *c, const shown *sh, int n)
     const plot_shape shape = n > 1 ? PLOT_WIDE_TALL : PLOT_WIDE;
     if (!plot_terminal(c->plot, shape))
         return plot_usage_error(c->plot);
-    char csv[1100];
-    FILE *f = plot_csv_open(c->plot, csv, sizeof csv);
-    if (!f)
+    out_file csv;
+    if (!plot_csv_open(c->plot, &csv))
         return EXIT_CONFIG;
     double lo = 0, hi = 0;
     for (int i = 0; i < n; i++) {
         if (i > 0)
-            fputs("\n\n", f);
-        write_csv(f, c, &sh[i]);
+            fputs("\n\n", csv.f);
+        write_csv(csv.f, c, &sh[i]);
         widen_span(&sh[i], &lo, &hi);
     }
-    fclose(f);
     const pm_scenario *s = &sh[0].v.s;
-    char title[256], prefix[16], panel[2][128], t_end[2][64], x_lo[64], x_hi[64], panels[8];
-    snprintf(title, sizeof title, "%s, %s x %d, batch %d, %s at context %lld", s->model.name,
-             s->accel.name, s->cluster.devices, s->workload.batch,
-             c->phase == PM_PHASE_DECODE ? "decode step" : "prefill",
-             (long long)sh[0].v.context);
+    char *path = str_printf("%s", csv.path);
+    char *title = str_printf("%s, %s x %d, batch %d, %s at context %lld", s->model.name,
+                             s->accel.name, s->cluster.devices, s->workload.batch,
+                             c->phase == PM_PHASE_DECODE ? "decode step" : "prefill",
+                             (long long)sh[0].v.context);
+    int rc = !path || !title ? out_of_memory() : 0;
+    if (rc == 0)
+        rc = out_file_commit(&csv);
+    else
+        out_file_abort(&csv);
+    char prefix[16], panel[2][128], t_end[2][64], x_lo[64], x_hi[64], panels[8];
     for (int i = 0; i < 2; i++) {
         const shown *p = &sh[i < n ? i : 0];
         snprintf(panel[i], sizeof panel[i], "%s: one layer %.1f us", pm_mode_name(p->mode),
@@ -129,7 +140,11 @@ static int draw(const cli *c, const shown *sh, int n)
                              {"prefix", prefix, false},    {"ttl0", panel[0], false},
                              {"t_end0", t_end[0], true},   {"ttl1", panel[1], false},
                              {"t_end1", t_end[1], true}};
-    return plot_draw("timeline.gp", csv, c->plot, shape, vars, sizeof vars / sizeof vars[0]);
+    if (rc == 0)
+        rc = plot_draw("timeline.gp", path, c->plot, shape, vars, sizeof vars / sizeof vars[0]);
+    free(path);
+    free(title);
+    return rc;
 }
 
 /* Schedules the mode's three-layer graph and finds the shown layer: layer 1 when there are
