@@ -320,13 +320,22 @@ typedef struct log_objective {
     pm_objective_fn f;
     void *user;
     bool failed;
+    double lo, hi; /* the interval: exp(log(x)) may land an ulp outside it */
 } log_objective;
+
+/* x = exp(lx) inside [o->lo, o->hi]: exp(log(1000)) is 999.9999999999998, which a bound of
+ * the model's range (hbm_bw=1e3Bps) refuses; the interval is inclusive at both ends. */
+static double from_log(const log_objective *o, double lx)
+{
+    const double x = exp(lx);
+    return x < o->lo ? o->lo : x > o->hi ? o->hi : x;
+}
 
 /* GSL minimises: the objective is -f as a function of log(x). */
 static double neg_log(double x, void *p)
 {
     log_objective *lo = p;
-    const double v = lo->failed ? NAN : lo->f(exp(x), lo->user);
+    const double v = lo->failed ? NAN : lo->f(from_log(lo, x), lo->user);
     if (isnan(v))
         lo->failed = true;
     return lo->failed ? 0.0 : -v;
@@ -336,7 +345,7 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
                           double rel_tol, int max_iter, pm_maximum *out)
 {
     memset(out, 0, sizeof *out);
-    log_objective o = {f, user, false};
+    log_objective o = {f, user, false, lo, hi};
     const double llo = log(lo), lhi = log(hi), dx = (lhi - llo) / (grid_points - 1);
     double *d = pm_malloc((size_t)grid_points * sizeof *d);
     if (!d)
@@ -356,10 +365,10 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
         }
     }
     double xb = llo + best * dx, xl = xb - dx, xh = xb + dx;
-    out->best_x = exp(xb);
+    out->best_x = from_log(&o, xb);
     out->best_f = best_d;
-    out->lo = exp(xl < llo ? llo : xl);
-    out->hi = exp(xh > lhi ? lhi : xh);
+    out->lo = from_log(&o, xl);
+    out->hi = from_log(&o, xh);
     /* Refine inside the bracket when the best grid point is interior and strictly better than
      * its neighbours (what Brent needs); at an edge the optimum is the edge. GSL's error
      * handler stays the host's business (the CLI turns it off); every call below is made with
@@ -386,11 +395,11 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
             } else {
                 const double fmv = -gsl_min_fminimizer_f_minimum(fm);
                 if (fmv >= best_d) {
-                    out->best_x = exp(gsl_min_fminimizer_x_minimum(fm));
+                    out->best_x = from_log(&o, gsl_min_fminimizer_x_minimum(fm));
                     out->best_f = fmv;
                 }
-                out->lo = exp(gsl_min_fminimizer_x_lower(fm));
-                out->hi = exp(gsl_min_fminimizer_x_upper(fm));
+                out->lo = from_log(&o, gsl_min_fminimizer_x_lower(fm));
+                out->hi = from_log(&o, gsl_min_fminimizer_x_upper(fm));
                 out->iterations = it;
             }
         }
