@@ -173,6 +173,9 @@ void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *
 double pm_ar_model_time(const pm_ar_model *m, double bytes, pm_allreduce_algo *used);
 /* The model of the fused GEMM+allreduce kernel's communication: fused_latency_s as alpha. */
 void pm_ar_model_init_fused(const pm_cluster *c, pm_ar_model *m);
+/* Bytes one device sends over its links in one allreduce of n bytes, for the algorithm m picks
+ * (collective.c). */
+double pm_ar_link_bytes(const pm_cluster *c, const pm_ar_model *m, double n);
 
 /* One decoder layer's nodes, and the nodes before and after the layers, as the graph builder
  * makes them (without names or edges): layers repeat exactly, so this is all the fast path
@@ -228,6 +231,8 @@ typedef struct pm_step_node {
     pm_op_cost pf;    /* its prefetch on the prefetch stream */
     double bytes;     /* prefetchable bytes (Algorithm 1's M(n)) */
     bool is_comm, is_ar;
+    pm_traffic tr;    /* what it moves served from HBM */
+    pm_traffic tr_pf; /* what it and its prefetch move when prefetched */
 } pm_step_node;
 
 typedef struct pm_step_plan {
@@ -240,6 +245,7 @@ typedef struct pm_step_plan {
     pm_template tmpl;
     pm_step_node layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     double head_s;        /* the nodes before the layers, in sequence */
+    pm_traffic head_tr;   /* what the nodes before the layers move */
     double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
     double tail_s;        /* the nodes after the layers, from HBM */
     int attn, first_comm; /* layer indices, -1 when absent */
@@ -258,6 +264,18 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
                             unsigned *signature);
 /* The insertion decisions' signature alone (cheap: no costs, no schedule). */
 unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx);
+/* What one step at ctx moves (as pm_step_plan_eval times it): the fast path's twin of
+ * pm_graph_traffic. */
+void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out);
+
+/* ---- energy (energy.c) ---- */
+
+/* Adds weight x what node n moves, with cost c (its pm_op_cost as scheduled), to acc: the one
+ * counting rule of both paths. ar and ar_fused are the scenario's allreduce models. */
+void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                     const pm_node *n, const pm_op_cost *c, double weight, pm_traffic *acc);
+/* acc += weight x t. */
+void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double weight);
 
 /* ---- the optimum search (sweep.c) ---- */
 

@@ -42,14 +42,23 @@ static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_
                        const pm_node *n, bool prefetching, pm_step_node *out)
 {
     out->bytes = pm_node_prefetchable_bytes(n);
+    out->tr = out->tr_pf = (pm_traffic){0};
     if (prefetching && out->bytes > 0) {
         /* MatMul or attention: plain operations, both variants from one roofline. */
         pm_op_cost_pair(s, n, out->bytes, &out->hbm, &out->l2);
         pm_prefetch_cost(s, out->bytes, &out->pf);
+        /* Prefetched: the consumer reads its bytes from L2, the prefetch wrote them there. */
+        pm_node cons = *n, pf = {0};
+        cons.l2_bytes = out->bytes;
+        pf.kind = PM_NODE_PREFETCH;
+        pf.weight_bytes = out->bytes;
+        pm_node_traffic(s, ar, ar_fused, &cons, &out->l2, 1.0, &out->tr_pf);
+        pm_node_traffic(s, ar, ar_fused, &pf, &out->pf, 1.0, &out->tr_pf);
     } else {
         pm_op_cost_node(s, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
                         &out->hbm);
     }
+    pm_node_traffic(s, ar, ar_fused, n, &out->hbm, 1.0, &out->tr);
     out->is_ar = n->kind == PM_NODE_ALLREDUCE;
     out->is_comm = is_comm(n->kind);
 }
@@ -74,10 +83,12 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
                        pm_allreduce_algo_name(s->cluster.algorithm),
                        pm_topology_name(s->cluster.topology));
     p->head_s = 0.0;
+    p->head_tr = (pm_traffic){0};
     for (int i = 0; i < t->n_head; i++) {
         pm_op_cost c;
         pm_op_cost_node(s, &p->ar, &t->head[i], &c);
         p->head_s += c.total_s;
+        pm_node_traffic(s, &p->ar, &p->ar_fused, &t->head[i], &c, 1.0, &p->head_tr);
     }
     p->attn = -1;
     p->first_comm = -1;
@@ -122,6 +133,7 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->ar = u->ar;
     f->ar_fused = u->ar_fused;
     f->head_s = u->head_s;
+    f->head_tr = u->head_tr;
     f->tail_s = u->tail_s;
     f->attn_dflop = u->attn_dflop;
     f->attn_dkv = u->attn_dkv;
@@ -394,4 +406,38 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
                                    : 0.0;
     bool pf[MAXN], pft[MAXN];
     return decide(p, kv, pf, pft);
+}
+
+void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
+{
+    const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
+    const pm_step_node *L[MAXN];
+    pm_step_node attn;
+    for (int i = 0; i < n; i++)
+        L[i] = &p->layer[i];
+    if (p->attn >= 0)
+        L[p->attn] = attention_at(p, ctx, &attn);
+    *out = p->head_tr;
+    bool pf[MAXN], pft[MAXN];
+    const bool pre = preserve && p->prefetching && p->first_comm >= 0;
+    if (pre)
+        decide(p, p->attn >= 0 ? L[p->attn]->bytes : 0.0, pf, pft);
+    else {
+        memset(pf, 0, sizeof pf);
+        memset(pft, 0, sizeof pft);
+    }
+    /* As pm_step_plan_eval schedules them: a node before the first communication is
+     * prefetched in every layer but the first (no allreduce precedes it there); the others in
+     * every layer; tail nodes by the last layer's window. */
+    for (int i = 0; i < n; i++) {
+        const double others = i < p->first_comm ? p->layers - 1.0 : p->layers;
+        if (pf[i]) {
+            pm_traffic_add(out, &L[i]->tr_pf, others);
+            pm_traffic_add(out, &L[i]->tr, p->layers - others);
+        } else {
+            pm_traffic_add(out, &L[i]->tr, p->layers);
+        }
+    }
+    for (int i = 0; i < nt; i++)
+        pm_traffic_add(out, pft[i] ? &p->tail[i].tr_pf : &p->tail[i].tr, 1.0);
 }
