@@ -358,8 +358,6 @@ PM_API pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_
 /** Frees what pm_scenario_load attached to s (its provenance), not s itself: s stays usable as
  * plain data without provenance. s may be NULL. */
 PM_API void pm_scenario_release(pm_scenario *s);
-/* TRANSITION: the old name, until the CLI branch is merged (removed before release). */
-#define pm_scenario_free pm_scenario_release
 
 /**
  * Checks a scenario built by hand (or modified after loading) for ranges and consistency:

@@ -39,8 +39,11 @@ check set-unit-replace 0 "window 99 MiB" "$pm" --config llama70b --set accelerat
 check model-shortcut 0 "model llama3-8b" "$pm" --config llama70b --model llama3-8b
 check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
 check explain-stop 0 "stopped at" "$pm" explain --config llama70b --seq 64k --batch 16
+check explain-prefill-context 0 "prefill, context 100:" "$pm" explain --config llama70b --phase prefill --context 100
 check graph-json 0 '"PF.L0.Gate"' "$pm" graph --config llama70b
 check graph-dot 0 "digraph preserve" "$pm" graph --config llama70b --format dot
+check graph-fused 0 '"L0.O+AR.attn"' "$pm" graph --config llama70b --mode fused
+check graph-fused-dot 0 "L1.O+AR.attn" "$pm" graph --config llama70b --mode fused --format dot
 check footprint 0 "attn_W+kv_MiB" "$pm" footprint --config llama70b
 check footprint-csv 0 "devices,attn_weights_MiB" "$pm" footprint --config llama70b --format csv
 check resolve 0 "hbm_bandwidth_TBps" "$pm" resolve --config llama70b

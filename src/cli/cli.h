@@ -1,6 +1,7 @@
 /*
- * cli.h - what the command-line tool's files share: the parsed options and the helpers that
- * report errors and load the scenario. The tool uses only the library's public header.
+ * cli.h - what every file of the command-line tool shares: the parsed options and the helpers of
+ * common.c that report errors, parse option values and load the scenario. The tool uses only the
+ * library's public header. The commands themselves are declared in commands.h, for main.c.
  */
 #ifndef PM_CLI_H
 #define PM_CLI_H
@@ -39,23 +40,55 @@ typedef struct cli {
     int threads;         /* 0: all CPUs */
 } cli;
 
+/* The program name in every diagnostic. */
 extern const char *prog;
 
+/* The options before any is parsed: scenario llama70b, two graph layers, preserve mode. */
+void cli_init(cli *c);
+
+/* Prints "prog: MESSAGE" and the --help hint on stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
+/* Prints the library's error on stderr; returns EXIT_CONFIG. */
 int config_error(const pm_error *err);
+/* Prints the library's error about an option value ("prog: OPT: message", or without OPT when it
+ * is NULL) with no hint; returns EXIT_USAGE. */
+int usage_pm_error(const char *opt, const pm_error *err);
+/* Prints that memory ran out; returns EXIT_CONFIG. */
+int out_of_memory(void);
+
+/* Parses an integer option value ("8", "16k", "32Ki") in [lo, hi]; false, said on stderr, when it
+ * is not one. opt names the option in the message. */
+bool parse_count(const char *opt, const char *text, double lo, double hi, int64_t *out);
+/* Adds the override "key=value", "key=number" when value is NULL, or value itself (already
+ * "PATH=VALUE") when key is NULL; false, said on stderr, when there are too many or it is too
+ * long. */
+bool add_set(cli *c, const char *key, const char *value, int64_t n);
+/* Writes one "# --set PATH=VALUE" line per override (the inputs a CSV records). */
+void print_sets(FILE *f, const cli *c);
+
+/* The load options of the command line (data directory and overrides). */
+pm_load_opts load_opts(const cli *c);
 /* Loads the scenario of the options; prints the error and returns EXIT_CONFIG on failure. */
 int load(const cli *c, pm_scenario *s);
 
-/* sweep_cmd.c */
-/* The gnuplot terminal for a figure file (.png, .svg, .pdf; wide: a timeline), or NULL. */
-const char *plot_terminal(const char *file, bool wide);
-/* The path of a script of plots/ (PRESERVE_MODEL_PLOTS overrides); false, said on stderr,
- * when it cannot be read. */
-bool plot_script(const char *name, char *path, size_t n);
-int cmd_sweep(const cli *c);
-int cmd_optimize(const cli *c);
-int cmd_merge(int argc, char **argv);
-/* timeline.c */
-int cmd_timeline(const cli *c);
+/* --context, or the library's default for the phase (pm_default_context) when it is not
+ * given. */
+int64_t context_of(const cli *c, const pm_scenario *s);
+
+/* One step as the views show it (graph, explain, timeline): the scenario, the graph of one mode
+ * with at most `layers` decoder layers at the options' context, and, when asked for, its
+ * two-stream schedule. */
+typedef struct view {
+    pm_scenario s;
+    int64_t context;
+    int layers;          /* the layers built: the request, at most the model's */
+    pm_graph *g;
+    pm_schedule sched;   /* zero unless scheduled */
+} view;
+
+/* Loads the scenario of the options and builds its view; on failure prints the error, releases
+ * what it made and returns EXIT_CONFIG. Release with view_close. */
+int view_open(const cli *c, pm_mode mode, int layers, bool schedule, view *v);
+void view_close(view *v);
 
 #endif

@@ -7,13 +7,10 @@
  * With --plot FILE it draws them with plots/timeline.gp (lanes: compute, allreduce, prefetch);
  * the CSV is written beside the figure.
  */
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include <stdio.h>
 
-#include "cli.h"
+#include "commands.h"
+#include "plot.h"
 
 static int lane_of(const pm_node *n)
 {
@@ -39,8 +36,7 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_grap
     fprintf(f, "# preserve-model %s timeline --config %s --mode %s --phase %s --context %lld\n",
             pm_version(), c->config, pm_mode_name(c->mode),
             c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)ctx);
-    for (size_t i = 0; i < c->n_sets; i++)
-        fprintf(f, "# --set %s\n", c->sets[i]);
+    print_sets(f, c);
     fprintf(f, "# %s on %s x %d; one layer lasts %.3f us\n", s->model.name, s->accel.name,
             s->cluster.devices, (t1 - t0) * 1e6);
     fprintf(f, "lane_index,lane,node,kind,start_us,end_us,bytes\n");
@@ -60,78 +56,41 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_grap
     }
 }
 
+/* Writes the CSV beside the figure and draws it with plots/timeline.gp. */
+static int draw(const cli *c, const view *v, double t0, double t1)
+{
+    if (!plot_terminal(c->plot, true))
+        return plot_usage_error(c->plot);
+    char csv[1100];
+    FILE *f = plot_csv_open(c->plot, csv, sizeof csv);
+    if (!f)
+        return EXIT_CONFIG;
+    write_csv(f, c, &v->s, v->g, &v->sched, t0, t1, v->context);
+    fclose(f);
+    char title[256], t_end[64];
+    snprintf(title, sizeof title, "%s, %s x %d, batch %d, context %lld: %s, one layer %.1f us",
+             v->s.model.name, v->s.accel.name, v->s.cluster.devices, v->s.workload.batch,
+             (long long)v->context, pm_mode_name(c->mode), (t1 - t0) * 1e6);
+    snprintf(t_end, sizeof t_end, "%.6f", (t1 - t0) * 1e6);
+    const plot_var vars[] = {{"ttl", title, false}, {"t_end", t_end, true}};
+    return plot_draw("timeline.gp", csv, c->plot, true, vars, 2);
+}
+
 int cmd_timeline(const cli *c)
 {
-    pm_scenario s;
-    int rc = load(c, &s);
+    view v;
+    int rc = view_open(c, c->mode, 3, true, &v);
     if (rc)
         return rc;
-    pm_error err;
-    int64_t ctx = c->context >= 0 ? c->context : s.workload.seq_len - 1;
-    if (c->phase == PM_PHASE_PREFILL && c->context < 0)
-        ctx = (int64_t)llround((double)s.workload.seq_len * s.workload.prefill_frac);
-    pm_graph *g = pm_graph_alloc();
-    pm_schedule sc = {0};
-    if (!g) {
-        pm_scenario_free(&s);
-        fprintf(stderr, "%s: out of memory\n", prog);
-        return EXIT_CONFIG;
-    }
-    const int layers = s.model.layers < 3 ? s.model.layers : 3;
-    if (pm_graph_build_mode(&s, c->mode, c->phase, ctx, layers, g, &err) != PM_OK ||
-        pm_schedule_compute(&s, g, &sc, &err) != PM_OK) {
-        rc = config_error(&err);
-        goto done;
-    }
     /* The layer shown: layer 1 when there are three, else the last. */
-    const int shown = layers >= 2 ? 1 : 0;
-    const int a = first_of_layer(g, shown), b = first_of_layer(g, shown + 1);
-    const double t0 = a >= 0 ? sc.slots[a].start_s : 0.0;
-    const double t1 = b >= 0 ? sc.slots[b].start_s : sc.makespan_s;
-    if (!c->plot) {
-        write_csv(stdout, c, &s, g, &sc, t0, t1, ctx);
-        goto done;
-    }
-    const char *term = plot_terminal(c->plot, true);
-    if (!term) {
-        rc = usage_error("--plot: expected a file ending in .png, .svg or .pdf, without quotes, "
-                         "backslashes, $ or ` (got '%s')",
-                         c->plot);
-        goto done;
-    }
-    char csv[1100];
-    snprintf(csv, sizeof csv, "%s.csv", c->plot);
-    FILE *f = fopen(csv, "w");
-    if (!f) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", prog, csv, strerror(errno));
-        rc = EXIT_CONFIG;
-        goto done;
-    }
-    write_csv(f, c, &s, g, &sc, t0, t1, ctx);
-    fclose(f);
-    char script[1200];
-    if (!plot_script("timeline.gp", script, sizeof script)) {
-        rc = EXIT_CONFIG;
-        goto done;
-    }
-    char title[256];
-    snprintf(title, sizeof title, "%s, %s x %d, batch %d, context %lld: %s, one layer %.1f us",
-             s.model.name, s.accel.name, s.cluster.devices, s.workload.batch, (long long)ctx,
-             pm_mode_name(c->mode), (t1 - t0) * 1e6);
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "gnuplot -e \"csv='%s'; out='%s'; term=\\\"%s\\\"; ttl='%s'; t_end=%.6f\" '%s'", csv,
-             c->plot, term, title, (t1 - t0) * 1e6, script);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "%s: --plot: gnuplot failed or is not installed; the CSV is in %s\n",
-                prog, csv);
-        rc = EXIT_CONFIG;
-        goto done;
-    }
-    fprintf(stderr, "%s: wrote %s\n", prog, c->plot);
-done:
-    pm_schedule_release(&sc);
-    pm_graph_free(g);
-    pm_scenario_free(&s);
+    const int shown = v.layers >= 2 ? 1 : 0;
+    const int a = first_of_layer(v.g, shown), b = first_of_layer(v.g, shown + 1);
+    const double t0 = a >= 0 ? v.sched.slots[a].start_s : 0.0;
+    const double t1 = b >= 0 ? v.sched.slots[b].start_s : v.sched.makespan_s;
+    if (c->plot)
+        rc = draw(c, &v, t0, t1);
+    else
+        write_csv(stdout, c, &v.s, v.g, &v.sched, t0, t1, v.context);
+    view_close(&v);
     return rc;
 }

@@ -1,0 +1,30 @@
+/*
+ * commands.h - the commands of the tool, one file per concept, each called only by main.c's
+ * dispatch. Each returns the exit status: 0, EXIT_CONFIG or EXIT_USAGE.
+ */
+#ifndef PM_CLI_COMMANDS_H
+#define PM_CLI_COMMANDS_H
+
+#include "cli.h"
+
+/* run.c: the estimate of one scenario (table, JSON or CSV). */
+int cmd_run(const cli *c);
+/* graph_cmd.c: the graph of one mode (JSON or DOT), and what each allreduce prefetches. */
+int cmd_graph(const cli *c);
+int cmd_explain(const cli *c);
+/* footprint_cmd.c: per-device memory of one layer against the device count. */
+int cmd_footprint(const cli *c);
+/* info.c: the resolved inputs, checks of config files, and the bundled names. */
+int cmd_resolve(const cli *c);
+int cmd_validate(const cli *c, int argc, char **argv);
+int cmd_list(const cli *c, int argc, char **argv);
+/* sweep_cmd.c: --sweep (with --plot and --shard). */
+int cmd_sweep(const cli *c);
+/* optimize.c: --optimize. */
+int cmd_optimize(const cli *c);
+/* merge.c: the CSVs of --shard runs joined. */
+int cmd_merge(int argc, char **argv);
+/* timeline.c: the two-stream schedule of one layer. */
+int cmd_timeline(const cli *c);
+
+#endif

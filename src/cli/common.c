@@ -1,0 +1,153 @@
+/*
+ * common.c - what every command of the tool shares: the program name, error reporting (usage
+ * errors exit 2, model and config errors 1 with the library's message), the parsing of numeric
+ * option values and overrides, and loading the scenario the options describe.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+const char *prog = "preserve-model";
+
+void cli_init(cli *c)
+{
+    memset(c, 0, sizeof *c);
+    c->config = "llama70b";
+    c->context = -1;
+    c->layers = 2;
+    c->mode = PM_MODE_PRESERVE;
+}
+
+int usage_error(const char *fmt_, ...)
+{
+    fprintf(stderr, "%s: ", prog);
+    va_list ap;
+    va_start(ap, fmt_);
+    vfprintf(stderr, fmt_, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s --help'.\n", prog);
+    return EXIT_USAGE;
+}
+
+int config_error(const pm_error *err)
+{
+    char buf[1200];
+    pm_error_format(err, buf, sizeof buf);
+    fprintf(stderr, "%s: error: %s\n", prog, buf);
+    return EXIT_CONFIG;
+}
+
+int usage_pm_error(const char *opt, const pm_error *err)
+{
+    char buf[800];
+    pm_error_format(err, buf, sizeof buf);
+    fprintf(stderr, "%s: %s%s%s\n", prog, opt ? opt : "", opt ? ": " : "", buf);
+    return EXIT_USAGE;
+}
+
+int out_of_memory(void)
+{
+    fprintf(stderr, "%s: out of memory\n", prog);
+    return EXIT_CONFIG;
+}
+
+bool parse_count(const char *opt, const char *text, double lo, double hi, int64_t *out)
+{
+    double v;
+    pm_error err;
+    if (pm_quantity_parse(text, PM_DIM_NONE, &v, &err) != PM_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, opt, err.message);
+        return false;
+    }
+    if (!(v >= lo && v <= hi) || fabs(v - floor(v)) > 0.0) {
+        fprintf(stderr, "%s: %s: expected an integer in [%.0f, %.0f] (got '%s')\n", prog, opt, lo,
+                hi, text);
+        return false;
+    }
+    *out = (int64_t)v;
+    return true;
+}
+
+bool add_set(cli *c, const char *key, const char *value, int64_t n)
+{
+    if (c->n_sets >= MAX_SETS) {
+        fprintf(stderr, "%s: too many overrides (at most %d)\n", prog, MAX_SETS);
+        return false;
+    }
+    char *dst = c->owned[c->n_sets];
+    int len;
+    if (!key)
+        len = snprintf(dst, sizeof c->owned[0], "%s", value);
+    else if (value)
+        len = snprintf(dst, sizeof c->owned[0], "%s=%s", key, value);
+    else
+        len = snprintf(dst, sizeof c->owned[0], "%s=%lld", key, (long long)n);
+    if (len < 0 || (size_t)len >= sizeof c->owned[0]) {
+        fprintf(stderr, "%s: an override is longer than %zu bytes: '%.40s...'\n", prog,
+                sizeof c->owned[0] - 1, dst);
+        return false;
+    }
+    c->sets[c->n_sets] = dst;
+    c->n_sets++;
+    return true;
+}
+
+void print_sets(FILE *f, const cli *c)
+{
+    for (size_t i = 0; i < c->n_sets; i++)
+        fprintf(f, "# --set %s\n", c->sets[i]);
+}
+
+pm_load_opts load_opts(const cli *c)
+{
+    pm_load_opts o = {c->data_dir, c->sets, c->n_sets};
+    return o;
+}
+
+int load(const cli *c, pm_scenario *s)
+{
+    pm_load_opts o = load_opts(c);
+    pm_error err;
+    if (pm_scenario_load(c->config, &o, s, &err) != PM_OK)
+        return config_error(&err);
+    return 0;
+}
+
+int64_t context_of(const cli *c, const pm_scenario *s)
+{
+    if (c->context >= 0)
+        return c->context;
+    return pm_default_context(&s->workload, c->phase);
+}
+
+int view_open(const cli *c, pm_mode mode, int layers, bool schedule, view *v)
+{
+    memset(v, 0, sizeof *v);
+    int rc = load(c, &v->s);
+    if (rc)
+        return rc;
+    v->context = context_of(c, &v->s);
+    v->layers = layers < v->s.model.layers ? layers : v->s.model.layers;
+    v->g = pm_graph_alloc();
+    pm_error err;
+    if (!v->g)
+        rc = out_of_memory();
+    else if (pm_graph_build_mode(&v->s, mode, c->phase, v->context, v->layers, v->g, &err) !=
+                 PM_OK ||
+             (schedule && pm_schedule_compute(&v->s, v->g, &v->sched, &err) != PM_OK))
+        rc = config_error(&err);
+    if (rc)
+        view_close(v);
+    return rc;
+}
+
+void view_close(view *v)
+{
+    pm_schedule_release(&v->sched);
+    pm_graph_free(v->g);
+    v->g = NULL;
+    pm_scenario_release(&v->s);
+}

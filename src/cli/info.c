@@ -1,0 +1,93 @@
+/*
+ * info.c - the commands about the inputs rather than the model: `resolve` (every resolved input
+ * in SI units with its source), `validate` (config files checked) and `list` (bundled names).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+int cmd_resolve(const cli *c)
+{
+    pm_scenario s;
+    int rc = load(c, &s);
+    if (rc)
+        return rc;
+    printf("# preserve-model %s: scenario %s resolved to SI units\n", pm_version(), s.name);
+    printf("path,value_si,unit_si,file,source\n");
+    for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
+        const pm_param_info *p = pm_scenario_param(&s, i);
+        printf("%s,%.9g,%s,%s,\"", p->path, p->value_si, p->unit_si, p->file);
+        for (const char *q = p->source; *q; q++)
+            fputs(*q == '"' ? "\"\"" : (char[2]){*q, 0}, stdout);
+        printf("\"\n");
+    }
+    pm_scenario_release(&s);
+    return 0;
+}
+
+static int validate_one(const cli *c, const char *path, int *bad)
+{
+    pm_load_opts o = load_opts(c);
+    pm_error err;
+    pm_file_kind kind;
+    if (pm_file_validate(path, &o, &kind, &err) != PM_OK) {
+        config_error(&err);
+        (*bad)++;
+        return 1;
+    }
+    printf("ok  %-12s %s\n", pm_file_kind_name(kind), path);
+    return 0;
+}
+
+int cmd_validate(const cli *c, int argc, char **argv)
+{
+    int bad = 0, total = 0;
+    if (argc > 0) {
+        for (int i = 0; i < argc; i++, total++)
+            validate_one(c, argv[i], &bad);
+    } else {
+        const char *dd = c->data_dir ? c->data_dir : pm_default_data_dir();
+        for (int k = 0; k < PM_KIND_GRAPH; k++) {
+            char **names = NULL;
+            size_t n = 0;
+            pm_error err;
+            if (pm_data_list(dd, (pm_file_kind)k, &names, &n, &err) != PM_OK)
+                continue; /* a kind with no directory ships no files */
+            for (size_t i = 0; i < n; i++, total++) {
+                static const char *const dirs[] = {"models", "accelerators", "clusters",
+                                                   "workloads", "scenarios"};
+                char path[1024];
+                snprintf(path, sizeof path, "%s/%s/%s.json", dd, dirs[k], names[i]);
+                validate_one(c, path, &bad);
+            }
+            pm_names_free(names, n);
+        }
+    }
+    printf("%d files checked, %d invalid\n", total, bad);
+    return bad ? EXIT_CONFIG : 0;
+}
+
+int cmd_list(const cli *c, int argc, char **argv)
+{
+    static const char *const kinds[] = {"models", "accelerators", "clusters", "workloads",
+                                        "scenarios"};
+    if (argc != 1)
+        return usage_error("list needs one of %s", "models, accelerators, clusters, workloads, scenarios");
+    for (int k = 0; k < 5; k++) {
+        if (strcmp(argv[0], kinds[k]) != 0)
+            continue;
+        char **names = NULL;
+        size_t n = 0;
+        pm_error err;
+        if (pm_data_list(c->data_dir, (pm_file_kind)k, &names, &n, &err) != PM_OK)
+            return config_error(&err);
+        for (size_t i = 0; i < n; i++)
+            printf("%s\n", names[i]);
+        pm_names_free(names, n);
+        return 0;
+    }
+    return usage_error("unknown list '%s' (expected models, accelerators, clusters, workloads or scenarios)",
+                       argv[0]);
+}
+
