@@ -1042,10 +1042,24 @@ PM_API pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size
                               const pm_sweep_opts *opts, pm_sweep_fn fn, void *user,
                               pm_error *err);
 
+/** What an optimum search maximises. Values are pinned. */
+typedef enum pm_objective {
+    PM_OBJECTIVE_MM2 = 0,   /* throughput density, tokens/s / (devices x die mm2) */
+    PM_OBJECTIVE_USD = 1,   /* tokens/s / (devices x device usd): needs the "cost" object */
+    PM_OBJECTIVE_JOULE = 2, /* generated tokens per joule: needs the "energy" object */
+    PM_OBJECTIVE_COUNT = 3
+} pm_objective;
+
+/** "mm2", "usd", "joule" (the --objective spelling); "?" when invalid. */
+PM_API const char *pm_objective_name(pm_objective objective);
+/** The column of the objective's value with its unit: "density_tokens_per_s_per_mm2",
+ * "tokens_per_s_per_usd", "tokens_per_J"; "?" when invalid. */
+PM_API const char *pm_objective_column(pm_objective objective);
+
 /** Result of an optimum search. */
 typedef struct pm_optimum {
-    double best_value[PM_MODE_COUNT];    /* axis value (SI) maximising density per mode */
-    double best_density[PM_MODE_COUNT];  /* tokens/s/mm2 there */
+    double best_value[PM_MODE_COUNT];    /* axis value (SI) maximising the objective per mode */
+    double best_density[PM_MODE_COUNT];  /* the objective there (tokens/s/mm2 for the density) */
     double bracket_lo[PM_MODE_COUNT], bracket_hi[PM_MODE_COUNT]; /* final bracket (SI) */
     int iterations[PM_MODE_COUNT];       /* Brent iterations after the grid scan */
     int evaluations;                     /* scenario evaluations in total */
@@ -1062,6 +1076,19 @@ typedef struct pm_optimum {
 PM_API pm_status pm_optimize_axis(const pm_scenario *s, pm_axis_kind kind, double lo, double hi,
                                   int grid_points, double rel_tol, int max_iter, pm_optimum *out,
                                   pm_error *err);
+
+/**
+ * pm_optimize_axis for any objective: throughput density per mm2 (PM_OBJECTIVE_MM2, what
+ * pm_optimize_axis maximises), tokens/s per dollar of the devices (PM_OBJECTIVE_USD) or tokens
+ * per joule (PM_OBJECTIVE_JOULE). A larger L2 costs area, dollars (the die cost grows faster
+ * than its area) and static power (leakage per mm2), so each objective has its own optimum.
+ * Returns the errors of pm_optimize_axis, and PM_ERR_MISSING with the path of the object the
+ * objective needs ("$.accelerator.cost", "$.accelerator.energy") when the accelerator lacks it.
+ */
+PM_API pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind,
+                                      pm_objective goal, double lo, double hi,
+                                      int grid_points, double rel_tol, int max_iter,
+                                      pm_optimum *out, pm_error *err);
 
 #ifdef __cplusplus
 }

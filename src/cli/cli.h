@@ -38,6 +38,8 @@ typedef struct cli {
     const char *plot;
     const char *shard;   /* "K/N" */
     int threads;         /* 0: all CPUs */
+    pm_objective objective; /* what --optimize maximises (default PM_OBJECTIVE_MM2) */
+    bool objective_given;
 } cli;
 
 /* The program name in every diagnostic. */

@@ -2,6 +2,7 @@
  * run.c - `preserve-model run`, the default command: the estimate of one scenario in the three
  * modes (serial, fused, preserve), as a table with the inputs it used, as JSON or as one CSV row.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,7 +51,14 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         printf(",%s_request_s,%s_prefill_s,%s_decode_s,%s_tpot_s,%s_tokens_per_s", mn, mn, mn,
                mn, mn);
     }
-    printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial\n");
+    printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial");
+    printf(",device_usd");
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const char *mn = pm_mode_name((pm_mode)m);
+        printf(",%s_J_per_token,%s_avg_power_W,%s_tokens_per_J,%s_tokens_per_s_per_usd", mn, mn,
+               mn, mn);
+    }
+    printf("\n");
     printf("%s,%s,%s,%d,%d,%lld,%.6g", s->name, s->model.name, s->accel.name, s->cluster.devices,
            s->workload.batch, (long long)s->workload.seq_len, e->shard.kv_heads);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
@@ -58,8 +66,32 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         printf(",%.9g,%.9g,%.9g,%.9g,%.9g", r->request_s, r->prefill_s, r->decode_s,
                r->tpot_s, r->tokens_per_s);
     }
-    printf(",%.6g,%.6g,%.6g\n", e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
+    printf(",%.6g,%.6g,%.6g", e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
            e->speedup_fused_vs_serial);
+    /* Figures the accelerator has no data for are NaN, as in the sweeps. */
+    const double nan = e->cost_present && e->energy_present ? 0.0 : (double)NAN;
+    printf(",%.9g", e->cost_present ? e->cost.device_usd : nan);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_mode_result *r = &e->modes[m];
+        if (e->energy_present)
+            printf(",%.9g,%.9g,%.9g", r->energy_per_token_J, r->avg_power_W, r->tokens_per_J);
+        else
+            printf(",NaN,NaN,NaN");
+        if (e->cost_present)
+            printf(",%.9g", r->tokens_per_s_per_usd);
+        else
+            printf(",NaN");
+    }
+    printf("\n");
+}
+
+/* A JSON number, or null when the accelerator has no data for it. */
+static void json_num(const char *key, double v, bool present, const char *sep)
+{
+    if (present)
+        printf("\"%s\": %.9g%s", key, v, sep);
+    else
+        printf("\"%s\": null%s", key, sep);
 }
 
 static void write_json(const pm_scenario *s, const pm_estimate *e)
@@ -85,6 +117,22 @@ static void write_json(const pm_scenario *s, const pm_estimate *e)
                r->allreduce_decode_s);
         if (m == PM_MODE_FUSED)
             printf(", \"fused_chunks\": %d", r->fused_chunks);
+        printf(", ");
+        json_num("energy_per_token_J", r->energy_per_token_J, e->energy_present, ", ");
+        json_num("avg_power_W", r->avg_power_W, e->energy_present, ", ");
+        json_num("tokens_per_J", r->tokens_per_J, e->energy_present, ", ");
+        json_num("tokens_per_s_per_usd", r->tokens_per_s_per_usd, e->cost_present, ", ");
+        const pm_traffic *t = &r->traffic;
+        printf("\"traffic_per_device\": {\"hbm_bytes\": %.9g, \"l2_write_bytes\": %.9g, "
+               "\"l2_read_bytes\": %.9g, \"link_bytes\": %.9g}, ",
+               t->hbm_bytes, t->l2_write_bytes, t->l2_read_bytes, t->link_bytes);
+        if (e->energy_present)
+            printf("\"energy_per_device_J\": {\"hbm\": %.9g, \"l2\": %.9g, \"link\": %.9g, "
+                   "\"mac\": %.9g, \"static\": %.9g, \"total\": %.9g}",
+                   r->energy.hbm_J, r->energy.l2_J, r->energy.link_J, r->energy.mac_J,
+                   r->energy.static_J, r->energy.total_J);
+        else
+            printf("\"energy_per_device_J\": null");
         printf("}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
     }
     printf("  },\n  \"speedup\": {\"preserve_vs_serial\": %.6g, \"preserve_vs_fused\": %.6g, "
@@ -96,9 +144,61 @@ static void write_json(const pm_scenario *s, const pm_estimate *e)
            e->shard.q_heads, e->shard.kv_heads, e->shard.kv_replicated ? "true" : "false",
            e->shard.uneven ? "true" : "false");
     printf("  \"memory\": {\"weight_bytes_per_device\": %.6g, \"kv_bytes_per_device\": %.6g, "
-           "\"fits_hbm\": %s, \"l2_window_bytes\": %.6g, \"kv_spill_context\": %lld}\n}\n",
+           "\"fits_hbm\": %s, \"l2_window_bytes\": %.6g, \"kv_spill_context\": %lld},\n",
            e->weight_bytes_per_device, e->kv_bytes_per_device, e->fits_hbm ? "true" : "false",
            e->l2_window_bytes, (long long)e->kv_spill_context);
+    const pm_device_cost *k = &e->cost;
+    if (e->cost_present)
+        printf("  \"cost\": {\"die_mm2\": %.9g, \"die_usd\": %.9g, \"dies_per_wafer\": %.9g, "
+               "\"yield_frac\": %.9g, \"yield_model\": \"%s\", \"hbm_usd\": %.9g, "
+               "\"package_usd\": %.9g, \"device_usd\": %.9g},\n",
+               k->die_mm2, k->die_usd, k->dies_per_wafer, k->yield_frac,
+               pm_yield_model_name(s->accel.cost.yield_model), k->hbm_usd, k->package_usd,
+               k->device_usd);
+    else
+        printf("  \"cost\": null,\n");
+    double p_static = 0.0, p_full = 0.0;
+    if (e->energy_present && pm_static_power(&s->accel, &p_static, NULL) == PM_OK &&
+        pm_full_bandwidth_power(&s->accel, &p_full, NULL) == PM_OK) {
+        printf("  \"power\": {\"static_W\": %.9g, \"full_bandwidth_W\": %.9g, ", p_static,
+               p_full);
+        json_num("board_power_W", s->accel.energy.board_power_W,
+                 s->accel.energy.board_power_W > 0, "}\n}\n");
+    } else {
+        printf("  \"power\": null\n}\n");
+    }
+}
+
+/* The headline energy and dollar figures, after the time table. */
+static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
+{
+    if (!e->energy_present && !e->cost_present) {
+        printf("(accelerator %s has no energy or cost coefficients)\n", s->accel.name);
+        return;
+    }
+    printf("\n%-9s %12s %12s %12s %14s %14s\n", "mode", "J/token", "avg_W/dev", "tokens/J",
+           "static_J/dev", "L2_J/dev");
+    for (int m = 0; m < PM_MODE_COUNT && e->energy_present; m++) {
+        const pm_mode_result *r = &e->modes[m];
+        printf("%-9s %12.4f %12.1f %12.4f %14.1f %14.1f\n", pm_mode_name((pm_mode)m),
+               r->energy_per_token_J, r->avg_power_W, r->tokens_per_J, r->energy.static_J,
+               r->energy.l2_J);
+    }
+    if (!e->energy_present)
+        printf("(no energy coefficients: an \"energy\" object in accelerator %s)\n",
+               s->accel.name);
+    if (e->cost_present) {
+        const pm_device_cost *k = &e->cost;
+        printf("cost per device: $%.0f = die $%.0f (%.1f mm2, %.1f dies/wafer, yield %.1f%%) + "
+               "HBM $%.0f + package $%.0f\n",
+               k->device_usd, k->die_usd, k->die_mm2, k->dies_per_wafer, k->yield_frac * 100,
+               k->hbm_usd, k->package_usd);
+        printf("tokens/s per $1000 of devices: serial %.4f, fused %.4f, preserve %.4f\n",
+               e->modes[0].tokens_per_s_per_usd * 1e3, e->modes[1].tokens_per_s_per_usd * 1e3,
+               e->modes[2].tokens_per_s_per_usd * 1e3);
+    } else {
+        printf("(no cost coefficients: a \"cost\" object in accelerator %s)\n", s->accel.name);
+    }
 }
 
 /* The inputs, then one line per mode. */
@@ -125,6 +225,7 @@ static void write_table(const pm_scenario *s, const pm_estimate *e)
     printf("speedup: preserve vs serial %.3fx, preserve vs fused %.3fx, fused vs serial %.3fx\n",
            e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
            e->speedup_fused_vs_serial);
+    write_energy_cost(s, e);
 }
 
 int cmd_run(const cli *c)
