@@ -56,11 +56,15 @@ static void point_values(const pm_sweep_point *p, double *v)
 }
 
 /* Draws the sweep's CSV: a line plot of one axis, a heat map of two. */
-static int draw(const cli *c, const char *csv, const pm_axis *ax, int n_ax)
+static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_axis *ax,
+                int n_ax)
 {
+    /* The per-dollar and per-joule panels say so when the accelerator has no data for them. */
     const plot_var vars[] = {{"xcol", pm_axis_column(ax[0].kind), false},
-                             {"ycol", n_ax > 1 ? pm_axis_column(ax[1].kind) : "", false}};
-    return plot_draw(n_ax == 1 ? "sweep.gp" : "heatmap.gp", csv, c->plot, false, vars, 2);
+                             {"ycol", n_ax > 1 ? pm_axis_column(ax[1].kind) : "", false},
+                             {"have_cost", s->accel.cost.present ? "1" : "0", true},
+                             {"have_energy", s->accel.energy.present ? "1" : "0", true}};
+    return plot_draw(n_ax == 1 ? "sweep.gp" : "heatmap.gp", csv, c->plot, false, vars, 4);
 }
 
 /* Text of one block, formatted on the worker that evaluated it (pm_sweep_opts.prepare) and
@@ -407,7 +411,7 @@ int cmd_sweep(const cli *c)
     if (csv) {
         fclose(csv);
         if (rc == 0)
-            rc = draw(c, csv_path, ax, c->n_sweeps);
+            rc = draw(c, &s, csv_path, ax, c->n_sweeps);
     }
     pm_scenario_release(&s);
     release_axes(ax);
