@@ -13,11 +13,39 @@
  *                paper's design-space model, "start-up latency + bytes / link bandwidth" on a
  *                ring; also aiconfigurator's and llm-analysis's form); never chosen by auto
  *
- * Decode messages are small, so alpha dominates: it is a first-class input.
+ * Decode messages are small, so alpha dominates: it is a first-class input. This file also owns
+ * the topologies' and algorithms' names and the rule of which algorithm a topology can run
+ * (pm_allreduce_algo_allowed), which the cluster check in config.c applies.
  */
 #include <math.h>
 
 #include "internal.h"
+
+static const char *const topo_names[] = {"ring", "full_mesh", "switch", "hierarchical"};
+static const char *const algo_names[] = {"auto", "ring", "oneshot", "twoshot", "tree",
+                                         "hierarchical", "ring_pipelined"};
+
+const char *pm_topology_name(pm_topology t)
+{
+    return (int)t >= 0 && (size_t)t < PM_ARRAY_LEN(topo_names) ? topo_names[t] : "?";
+}
+
+const char *pm_allreduce_algo_name(pm_allreduce_algo a)
+{
+    return (int)a >= 0 && (size_t)a < PM_ARRAY_LEN(algo_names) ? algo_names[a] : "?";
+}
+
+const char *const *pm_topology_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(topo_names);
+    return topo_names;
+}
+
+const char *const *pm_allreduce_algo_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(algo_names);
+    return algo_names;
+}
 
 /* Every algorithm's time is affine in the message size: t(n) = fixed + per_byte * n. */
 typedef struct affine {
@@ -60,16 +88,24 @@ static affine algo_coeffs(const pm_cluster *c, pm_allreduce_algo a)
     return (affine){INFINITY, 0.0};
 }
 
+bool pm_allreduce_algo_allowed(pm_topology topology, pm_allreduce_algo algo)
+{
+    if ((int)algo < 0 || algo > PM_AR_RING_PIPELINED)
+        return false;
+    switch (topology) {
+    case PM_TOPO_RING:
+        return algo == PM_AR_AUTO || algo == PM_AR_RING || algo == PM_AR_RING_PIPELINED;
+    case PM_TOPO_HIERARCHICAL: return algo == PM_AR_AUTO || algo == PM_AR_HIERARCHICAL;
+    default: return algo != PM_AR_HIERARCHICAL;
+    }
+}
+
 /* Candidate algorithms for a requested one on the cluster's topology; 0 when it cannot run. */
 static int candidates(const pm_cluster *c, pm_allreduce_algo algo, pm_allreduce_algo *cands)
 {
     int n = 0;
     if (algo != PM_AR_AUTO) {
-        bool ok = c->topology == PM_TOPO_RING
-                      ? algo == PM_AR_RING || algo == PM_AR_RING_PIPELINED
-                  : c->topology == PM_TOPO_HIERARCHICAL ? algo == PM_AR_HIERARCHICAL
-                                                        : algo != PM_AR_HIERARCHICAL;
-        if (!ok || (int)algo < 0 || algo > PM_AR_RING_PIPELINED)
+        if (!pm_allreduce_algo_allowed(c->topology, algo))
             return 0;
         cands[n++] = algo;
     } else if (c->topology == PM_TOPO_RING) {

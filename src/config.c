@@ -103,45 +103,6 @@ static pm_status quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
     return PM_OK;
 }
 
-static const char *const dtype_names[PM_DTYPE_COUNT] = {"int8", "fp8", "bf16", "fp16", "fp32"};
-static const double dtype_bytes[PM_DTYPE_COUNT] = {1, 1, 2, 2, 4};
-static const char *const consumer_names[] = {"wait", "stream"};
-static const char *const yield_names[PM_YIELD_COUNT] = {"negative_binomial", "murphy",
-                                                        "poisson"};
-static const char *const topo_names[] = {"ring", "full_mesh", "switch", "hierarchical"};
-static const char *const algo_names[] = {"auto", "ring", "oneshot", "twoshot", "tree",
-                                         "hierarchical", "ring_pipelined"};
-
-double pm_dtype_bytes(pm_dtype d)
-{
-    return (int)d >= 0 && d < PM_DTYPE_COUNT ? dtype_bytes[d] : 0.0;
-}
-
-const char *pm_dtype_name(pm_dtype d)
-{
-    return (int)d >= 0 && d < PM_DTYPE_COUNT ? dtype_names[d] : "?";
-}
-
-const char *pm_prefetch_consumer_name(pm_prefetch_consumer c)
-{
-    return (int)c >= 0 && (size_t)c < PM_ARRAY_LEN(consumer_names) ? consumer_names[c] : "?";
-}
-
-const char *pm_yield_model_name(pm_yield_model m)
-{
-    return (int)m >= 0 && m < PM_YIELD_COUNT ? yield_names[m] : "?";
-}
-
-const char *pm_topology_name(pm_topology t)
-{
-    return (int)t >= 0 && (size_t)t < PM_ARRAY_LEN(topo_names) ? topo_names[t] : "?";
-}
-
-const char *pm_allreduce_algo_name(pm_allreduce_algo a)
-{
-    return (int)a >= 0 && (size_t)a < PM_ARRAY_LEN(algo_names) ? algo_names[a] : "?";
-}
-
 /* ---------------------------------------------------------------- model */
 
 static pm_status int_field(pm_obj *o, const char *key, bool required, long lo, long hi, int *out)
@@ -329,7 +290,7 @@ static pm_status read_energy(pm_obj *o, const pm_accelerator *acc, pm_energy_par
     mc.n_origins = 0;
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
         e->mac_J[d] = -1.0; /* absent */
-        if ((st = quantity(&mc, dtype_names[d], PM_DIM_ENERGY, false, NONNEGATIVE,
+        if ((st = quantity(&mc, pm_dtype_name((pm_dtype)d), PM_DIM_ENERGY, false, NONNEGATIVE,
                            &e->mac_J[d])) != PM_OK)
             return st;
     }
@@ -338,11 +299,11 @@ static pm_status read_energy(pm_obj *o, const pm_accelerator *acc, pm_energy_par
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
         if (e->mac_J[d] < 0 && acc->peak_flop_per_s[d] > 0) {
             char key[32];
-            snprintf(key, sizeof key, "%s_pJ", dtype_names[d]);
+            snprintf(key, sizeof key, "%s_pJ", pm_dtype_name((pm_dtype)d));
             return pm_obj_fail(&mc, key, PM_ERR_MISSING,
                                "missing the energy of one %s MAC: every datatype of "
                                "peak_compute needs one",
-                               dtype_names[d]);
+                               pm_dtype_name((pm_dtype)d));
         }
         if (e->mac_J[d] < 0)
             e->mac_J[d] = 0.0;
@@ -366,12 +327,14 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
     c.n_origins = 0;
     k->present = true;
     int model = PM_YIELD_NEGATIVE_BINOMIAL;
+    size_t n_yield = 0;
+    const char *const *yield_names = pm_yield_model_names(&n_yield);
     if ((st = quantity(&c, "wafer", PM_DIM_MONEY, true, POSITIVE, &k->wafer_usd)) ||
         (st = quantity(&c, "wafer_diameter", PM_DIM_LENGTH_MM, true, POSITIVE,
                        &k->wafer_diameter_mm)) ||
         (st = quantity(&c, "defect_density", PM_DIM_PER_AREA, true, NONNEGATIVE,
                        &k->defect_density_per_mm2)) ||
-        (st = pm_obj_enum(&c, "yield_model", false, yield_names, PM_YIELD_COUNT, &model)) ||
+        (st = pm_obj_enum(&c, "yield_model", false, yield_names, n_yield, &model)) ||
         (st = quantity(&c, "hbm", PM_DIM_MONEY_PER_BYTE, true, NONNEGATIVE,
                        &k->hbm_usd_per_byte)) ||
         (st = quantity(&c, "package", PM_DIM_MONEY, true, NONNEGATIVE, &k->package_usd)))
@@ -417,7 +380,7 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
     pc.n_origins = o->n_origins;
     bool any = false;
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
-        if ((st = quantity(&pc, dtype_names[d], PM_DIM_COMPUTE, false, POSITIVE,
+        if ((st = quantity(&pc, pm_dtype_name((pm_dtype)d), PM_DIM_COMPUTE, false, POSITIVE,
                                   &a->peak_flop_per_s[d])) != PM_OK)
             return st;
         any = any || a->peak_flop_per_s[d] > 0;
@@ -453,8 +416,10 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                               &a->chunk_half_efficiency_bytes)))
         return st;
     int consumer = PM_CONSUMER_WAIT;
-    if ((st = pm_obj_enum(o, "prefetch_consumer", false, consumer_names,
-                          PM_ARRAY_LEN(consumer_names), &consumer)) != PM_OK)
+    size_t n_consumers;
+    const char *const *consumer_names = pm_prefetch_consumer_names(&n_consumers);
+    if ((st = pm_obj_enum(o, "prefetch_consumer", false, consumer_names, n_consumers,
+                          &consumer)) != PM_OK)
         return st;
     a->prefetch_consumer = (pm_prefetch_consumer)consumer;
     if ((st = read_area(o, &a->area)) != PM_OK || (st = read_energy(o, a, &a->energy)) != PM_OK ||
@@ -483,9 +448,12 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     pm_obj_declare(o, "description", PM_DIM_NONE);
     long devices = 0;
     int topo = 0, algo = PM_AR_AUTO;
+    size_t n_topo, n_algo;
+    const char *const *topo_names = pm_topology_names(&n_topo);
+    const char *const *algo_names = pm_allreduce_algo_names(&n_algo);
     if ((st = pm_obj_int(o, "devices", true, 1, PM_MAX_DEVICES, &devices)) ||
-        (st = pm_obj_enum(o, "topology", true, topo_names, PM_ARRAY_LEN(topo_names), &topo)) ||
-        (st = pm_obj_enum(o, "allreduce", false, algo_names, PM_ARRAY_LEN(algo_names), &algo)) ||
+        (st = pm_obj_enum(o, "topology", true, topo_names, n_topo, &topo)) ||
+        (st = pm_obj_enum(o, "allreduce", false, algo_names, n_algo, &algo)) ||
         (st = quantity(o, "link_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
                               &c->link_bandwidth_bytes_per_s)) ||
         (st = quantity(o, "link_latency", PM_DIM_TIME, true, NONNEGATIVE,
@@ -538,14 +506,16 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
         o->file_source = src;
     long batch = 0, seq = 0;
     int wd = 0, kd = 0, ad = 0, rd = -1;
+    size_t n_dtypes;
+    const char *const *dtype_names = pm_dtype_names(&n_dtypes);
     if ((st = pm_obj_int(o, "batch", true, 1, PM_MAX_BATCH, &batch)) ||
         (st = pm_obj_int(o, "seq_len", true, 2, PM_MAX_SEQ_LEN, &seq)) ||
         (st = pm_obj_number(o, "prefill_frac", true, (pm_range){0.0, 1.0, true, true},
                             &w->prefill_frac)) ||
-        (st = pm_obj_enum(o, "weight_dtype", true, dtype_names, PM_DTYPE_COUNT, &wd)) ||
-        (st = pm_obj_enum(o, "kv_dtype", true, dtype_names, PM_DTYPE_COUNT, &kd)) ||
-        (st = pm_obj_enum(o, "act_dtype", true, dtype_names, PM_DTYPE_COUNT, &ad)) ||
-        (st = pm_obj_enum(o, "allreduce_dtype", false, dtype_names, PM_DTYPE_COUNT, &rd)))
+        (st = pm_obj_enum(o, "weight_dtype", true, dtype_names, n_dtypes, &wd)) ||
+        (st = pm_obj_enum(o, "kv_dtype", true, dtype_names, n_dtypes, &kd)) ||
+        (st = pm_obj_enum(o, "act_dtype", true, dtype_names, n_dtypes, &ad)) ||
+        (st = pm_obj_enum(o, "allreduce_dtype", false, dtype_names, n_dtypes, &rd)))
         return st;
     w->batch = (int)batch;
     w->seq_len = seq;
@@ -559,16 +529,6 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
 }
 
 /* ---------------------------------------------------------------- consistency */
-
-double pm_peak_compute(const pm_accelerator *a, pm_dtype d)
-{
-    return (int)d >= 0 && d < PM_DTYPE_COUNT ? a->peak_flop_per_s[d] : 0.0;
-}
-
-double pm_effective_hbm_bw(const pm_accelerator *a)
-{
-    return a->hbm_bandwidth_bytes_per_s * a->hbm_efficiency_frac;
-}
 
 static bool finite_pos(double x) { return isfinite(x) && x > 0; }
 static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
@@ -631,18 +591,7 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                            "inter-node bandwidth must be > 0 and latency >= 0");
     }
-    bool algo_ok;
-    switch (c->topology) {
-    case PM_TOPO_RING:
-        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_RING ||
-                  c->algorithm == PM_AR_RING_PIPELINED;
-        break;
-    case PM_TOPO_HIERARCHICAL:
-        algo_ok = c->algorithm == PM_AR_AUTO || c->algorithm == PM_AR_HIERARCHICAL;
-        break;
-    default: algo_ok = c->algorithm != PM_AR_HIERARCHICAL; break;
-    }
-    if (!algo_ok)
+    if (!pm_allreduce_algo_allowed(c->topology, c->algorithm))
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
                        "algorithm \"%s\" cannot run on topology \"%s\"",
                        pm_allreduce_algo_name(c->algorithm), pm_topology_name(c->topology));
@@ -728,20 +677,18 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.options.fused_chunks",
                        "must be in [0, 1024] (got %d)", s->options.fused_chunks);
-    /* The GEMMs compute in the wider of the weight and activation types. */
-    pm_dtype cd = pm_dtype_bytes(w->weight_dtype) > pm_dtype_bytes(w->act_dtype) ? w->weight_dtype
-                                                                                 : w->act_dtype;
+    pm_dtype cd = pm_compute_dtype(w);
     if (!(pm_peak_compute(a, cd) > 0)) {
         char have[64] = "";
         for (int d = 0; d < PM_DTYPE_COUNT; d++) {
             if (a->peak_flop_per_s[d] > 0) {
                 strncat(have, have[0] ? ", " : "", sizeof have - strlen(have) - 1);
-                strncat(have, dtype_names[d], sizeof have - strlen(have) - 1);
+                strncat(have, pm_dtype_name((pm_dtype)d), sizeof have - strlen(have) - 1);
             }
         }
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
                        "accelerator \"%s\" has no %s peak (it lists %s)", a->name,
-                       dtype_names[cd], have);
+                       pm_dtype_name(cd), have);
     }
     return PM_OK;
 }

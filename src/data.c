@@ -463,15 +463,11 @@ static void components_free(component *cs, size_t n)
 
 static const char *const sharding_names[] = {"megatron", "ideal"};
 
-static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_load_opts *opts,
-                                    pm_scenario *out, pm_error *err)
+/* Overrides that replace a whole component go first: "--set model=llama3-8b". */
+static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts, size_t n_ov,
+                                           pm_error *err)
 {
-    const char *dd = opts && opts->data_dir ? opts->data_dir : pm_default_data_dir();
-    size_t n_ov = opts ? opts->n_overrides : 0;
-    pm_status st = check_kind(root, sfile, PM_KIND_SCENARIO, err);
-    if (st != PM_OK)
-        return st;
-    /* Overrides that replace a whole component go first: "--set model=llama3-8b". */
+    pm_status st;
     for (size_t i = 0; i < n_ov; i++) {
         char key[256];
         const char *val;
@@ -487,15 +483,14 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
                 return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
         }
     }
-    component comps[4];
-    memset(comps, 0, sizeof comps);
-    for (int k = 0; k < 4; k++) {
-        st = resolve_component(dd, root, sfile, (pm_file_kind)k, &comps[k], err);
-        if (st != PM_OK) {
-            components_free(comps, 4);
-            return st;
-        }
-    }
+    return PM_OK;
+}
+
+/* Then the overrides of single keys, in a component ("--set cluster.devices=4") or in the
+ * scenario itself. */
+static pm_status apply_key_overrides(cJSON *root, component *comps, const pm_load_opts *opts,
+                                     size_t n_ov, pm_error *err)
+{
     for (size_t i = 0; i < n_ov; i++) {
         char key[256];
         const char *val;
@@ -518,29 +513,19 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
         }
         char cpath[64];
         snprintf(cpath, sizeof cpath, "$.%s", target >= 0 ? kind_names[target] : "");
-        st = target >= 0 ? set_path(comps[target].json, dot + 1, val, opts->overrides[i],
-                                    &comps[target], cpath, err)
-                         : set_path(root, key, val, opts->overrides[i], NULL, "$", err);
-        if (st != PM_OK) {
-            components_free(comps, 4);
+        pm_status st = target >= 0 ? set_path(comps[target].json, dot + 1, val,
+                                              opts->overrides[i], &comps[target], cpath, err)
+                                   : set_path(root, key, val, opts->overrides[i], NULL, "$", err);
+        if (st != PM_OK)
             return st;
-        }
     }
-    pm_provenance *prov = pm_calloc(1, sizeof *prov);
-    if (!prov) {
-        components_free(comps, 4);
-        return pm_fail(err, PM_ERR_NOMEM, sfile, NULL, "out of memory");
-    }
-    memset(out, 0, sizeof *out);
-    void *targets[4] = {&out->model, &out->accel, &out->cluster, &out->workload};
-    for (int k = 0; k < 4 && st == PM_OK; k++)
-        st = read_component(&comps[k], (pm_file_kind)k, prov, targets[k], err);
-    components_free(comps, 4);
-    if (st != PM_OK) {
-        pm_provenance_free(prov);
-        return st;
-    }
-    /* The scenario's own keys. */
+    return PM_OK;
+}
+
+/* The scenario's own keys: name, sharding and options. */
+static pm_status read_scenario_keys(const cJSON *root, const char *sfile, pm_provenance *prov,
+                                    pm_scenario *out, pm_error *err)
+{
     pm_obj o;
     pm_obj_init(&o, root, sfile, "$", err);
     o.prov = prov;
@@ -550,7 +535,7 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     pm_obj_declare(&o, "description", PM_DIM_NONE);
     const char *name = NULL;
     int sharding = PM_SHARDING_MEGATRON;
-    st = pm_obj_string(&o, "name", true, &name);
+    pm_status st = pm_obj_string(&o, "name", true, &name);
     if (st == PM_OK)
         st = pm_obj_enum(&o, "sharding", false, sharding_names, 2, &sharding);
     pm_obj opt;
@@ -568,12 +553,52 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     }
     if (st == PM_OK)
         st = pm_obj_finish(&o);
+    if (st != PM_OK)
+        return st;
+    pm_strlcpy(out->name, name, sizeof out->name);
+    out->options.sharding = (pm_sharding)sharding;
+    return PM_OK;
+}
+
+static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_load_opts *opts,
+                                    pm_scenario *out, pm_error *err)
+{
+    const char *dd = opts && opts->data_dir ? opts->data_dir : pm_default_data_dir();
+    size_t n_ov = opts ? opts->n_overrides : 0;
+    pm_status st = check_kind(root, sfile, PM_KIND_SCENARIO, err);
+    if (st != PM_OK)
+        return st;
+    if ((st = apply_component_overrides(root, opts, n_ov, err)) != PM_OK)
+        return st;
+    component comps[4];
+    memset(comps, 0, sizeof comps);
+    for (int k = 0; k < 4; k++) {
+        st = resolve_component(dd, root, sfile, (pm_file_kind)k, &comps[k], err);
+        if (st != PM_OK) {
+            components_free(comps, 4);
+            return st;
+        }
+    }
+    if ((st = apply_key_overrides(root, comps, opts, n_ov, err)) != PM_OK) {
+        components_free(comps, 4);
+        return st;
+    }
+    pm_provenance *prov = pm_calloc(1, sizeof *prov);
+    if (!prov) {
+        components_free(comps, 4);
+        return pm_fail(err, PM_ERR_NOMEM, sfile, NULL, "out of memory");
+    }
+    memset(out, 0, sizeof *out);
+    void *targets[4] = {&out->model, &out->accel, &out->cluster, &out->workload};
+    for (int k = 0; k < 4 && st == PM_OK; k++)
+        st = read_component(&comps[k], (pm_file_kind)k, prov, targets[k], err);
+    components_free(comps, 4);
+    if (st == PM_OK)
+        st = read_scenario_keys(root, sfile, prov, out, err);
     if (st != PM_OK) {
         pm_provenance_free(prov);
         return st;
     }
-    pm_strlcpy(out->name, name, sizeof out->name);
-    out->options.sharding = (pm_sharding)sharding;
     out->provenance = prov;
     st = pm_scenario_check(out, err);
     if (st != PM_OK) {

@@ -11,6 +11,20 @@
 
 #define PI 3.14159265358979323846
 
+static const char *const yield_names[PM_YIELD_COUNT] = {"negative_binomial", "murphy",
+                                                        "poisson"};
+
+const char *pm_yield_model_name(pm_yield_model m)
+{
+    return (int)m >= 0 && m < PM_YIELD_COUNT ? yield_names[m] : "?";
+}
+
+const char *const *pm_yield_model_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(yield_names);
+    return yield_names;
+}
+
 double pm_dies_per_wafer(double wafer_diameter_mm, double die_mm2)
 {
     if (!(wafer_diameter_mm > 0) || !(die_mm2 > 0) || !isfinite(wafer_diameter_mm) ||

@@ -21,6 +21,12 @@ const char *pm_node_kind_name(pm_node_kind k)
     return (int)k >= 0 && k < PM_NODE_KIND_COUNT ? node_kind_names[k] : "?";
 }
 
+const char *const *pm_node_kind_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(node_kind_names);
+    return node_kind_names;
+}
+
 static const char *const node_role_names[PM_ROLE_COUNT] = {
     "none", "embedding", "attn_norm", "qkv", "rope", "attention", "o", "attn_allreduce",
     "mlp_norm", "gate", "up", "activation", "down", "mlp_allreduce", "final_norm", "lm_head"};
@@ -329,12 +335,6 @@ static void add_layer(build_ctx *b, int l)
         add_vector(b, PM_ROLE_ACTIVATION, l, PM_NODE_ELEMENTWISE, "Act", rows * b->sh.mlp_cols, 8.0, 2.0);
     }
     add_matmul_allreduce(b, PM_ROLE_DOWN, PM_ROLE_MLP_ALLREDUCE, l, "Down", "AR.mlp", b->sh.mlp_cols, h);
-}
-
-pm_dtype pm_compute_dtype(const pm_workload *w)
-{
-    return pm_dtype_bytes(w->weight_dtype) > pm_dtype_bytes(w->act_dtype) ? w->weight_dtype
-                                                                         : w->act_dtype;
 }
 
 pm_status pm_graph_build(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,

@@ -209,6 +209,156 @@ static pm_status read_index(pm_obj *o, const char *key, size_t n, int *out)
     return st;
 }
 
+/* The top level: an object of kind "graph" with an array "nodes" and an optional array
+ * "edges". */
+static pm_status read_top(const cJSON *root, const char *f, pm_error *err, const cJSON **nodes,
+                          const cJSON **edges)
+{
+    pm_obj o;
+    pm_obj_init(&o, root, f, "$", err);
+    const char *kind = NULL;
+    pm_obj_declare(&o, "nodes", PM_DIM_NONE);
+    pm_obj_declare(&o, "edges", PM_DIM_NONE);
+    pm_obj_declare(&o, "name", PM_DIM_NONE);
+    pm_obj_declare(&o, "description", PM_DIM_NONE);
+    if (!cJSON_IsObject(root))
+        return pm_fail(err, PM_ERR_TYPE, f, "$", "expected a JSON object (got %s)",
+                       pm_json_type_name(root));
+    pm_status st;
+    if ((st = pm_obj_string(&o, "kind", false, &kind)) != PM_OK)
+        return st;
+    if (kind && strcmp(kind, "graph") != 0)
+        return pm_fail(err, PM_ERR_VALUE, f, "$.kind", "expected \"graph\" (got \"%s\")", kind);
+    if ((st = pm_obj_finish(&o)) != PM_OK)
+        return st;
+    *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
+    *edges = cJSON_GetObjectItemCaseSensitive(root, "edges");
+    if (!cJSON_IsArray(*nodes))
+        return pm_fail(err, *nodes ? PM_ERR_TYPE : PM_ERR_MISSING, f, "$.nodes",
+                       "expected an array of nodes (got %s)", pm_json_type_name(*nodes));
+    if (*edges && !cJSON_IsArray(*edges))
+        return pm_fail(err, PM_ERR_TYPE, f, "$.edges", "expected an array (got %s)",
+                       pm_json_type_name(*edges));
+    return PM_OK;
+}
+
+/* Element i of the array $.<array> ("nodes" or "edges"): an object, opened for reading into o
+ * (o->path is its JSON path). */
+static pm_status open_element(const cJSON *it, const char *f, const char *array, size_t i,
+                              pm_error *err, pm_obj *o)
+{
+    char path[64];
+    snprintf(path, sizeof path, "$.%s[%zu]", array, i);
+    if (!cJSON_IsObject(it))
+        return pm_fail(err, PM_ERR_TYPE, f, path, "expected an object (got %s)",
+                       pm_json_type_name(it));
+    pm_obj_init(o, it, f, path, err);
+    return PM_OK;
+}
+
+/* Node i of n_nodes, added to g. */
+static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char *f, pm_graph *g,
+                           pm_error *err)
+{
+    size_t n_kinds, n_dtypes;
+    const char *const *kinds = pm_node_kind_names(&n_kinds);
+    const char *const *dtypes = pm_dtype_names(&n_dtypes);
+    const pm_range nonneg = {0.0, INFINITY, false, false};
+    pm_obj no;
+    pm_status st = open_element(it, f, "nodes", i, err, &no);
+    if (st != PM_OK)
+        return st;
+    pm_node n = {0};
+    n.prefetch = n.consumer = n.trigger = n.overflow = -1;
+    const char *name = "";
+    int kd = 0, dt = 0, stream = 0;
+    long layer = -1;
+    if ((st = pm_obj_string(&no, "name", true, &name)) ||
+        (st = pm_obj_enum(&no, "op", true, kinds, n_kinds, &kd)) ||
+        (st = pm_obj_int(&no, "layer", false, -1, 1L << 20, &layer)) ||
+        (st = pm_obj_enum(&no, "stream", false, stream_names, 2, &stream)) ||
+        (st = pm_obj_enum(&no, "dtype", false, dtypes, n_dtypes, &dt)) ||
+        (st = pm_obj_number(&no, "flop", false, nonneg, &n.flop)) ||
+        (st = pm_obj_number(&no, "act_bytes", false, nonneg, &n.act_bytes)) ||
+        (st = pm_obj_number(&no, "weight_bytes", false, nonneg, &n.weight_bytes)) ||
+        (st = pm_obj_number(&no, "kv_bytes", false, nonneg, &n.kv_bytes)) ||
+        (st = pm_obj_bool(&no, "kv_strided", false, &n.kv_strided)) ||
+        (st = pm_obj_number(&no, "l2_bytes", false, nonneg, &n.l2_bytes)) ||
+        (st = pm_obj_number(&no, "comm_bytes", false, nonneg, &n.comm_bytes)) ||
+        (st = pm_obj_number(&no, "m", false, nonneg, &n.m)) ||
+        (st = pm_obj_number(&no, "k", false, nonneg, &n.k)) ||
+        (st = pm_obj_number(&no, "n", false, nonneg, &n.n)) ||
+        (st = pm_obj_number(&no, "window_bytes", false, nonneg, &n.window_bytes)) ||
+        (st = read_index(&no, "prefetch", n_nodes, &n.prefetch)) ||
+        (st = read_index(&no, "consumer", n_nodes, &n.consumer)) ||
+        (st = read_index(&no, "trigger", n_nodes, &n.trigger)) ||
+        (st = read_index(&no, "overflow", n_nodes, &n.overflow)))
+        return st;
+    long chunks = 0;
+    if ((st = pm_obj_int(&no, "chunks", false, 0, 1024, &chunks)) != PM_OK ||
+        (st = pm_obj_finish(&no)) != PM_OK)
+        return st;
+    n.chunks = (int)chunks;
+    n.kind = (pm_node_kind)kd;
+    n.dtype = (pm_dtype)dt;
+    n.layer = (int)layer;
+    n.stream = stream;
+    pm_strlcpy(n.name, name, sizeof n.name);
+    if (n.l2_bytes > n.weight_bytes + n.kv_bytes)
+        return pm_fail(err, PM_ERR_INCONSISTENT, f, no.path,
+                       "l2_bytes %g exceeds the node's weight and KV bytes %g", n.l2_bytes,
+                       n.weight_bytes + n.kv_bytes);
+    if ((n.kind == PM_NODE_PREFETCH) != (stream == PM_STREAM_PREFETCH))
+        return pm_fail(err, PM_ERR_INCONSISTENT, f, no.path,
+                       "Prefetch nodes, and only they, run on the prefetch stream");
+    if ((st = pm_graph_add_node(g, &n, NULL)) != PM_OK)
+        pm_fail(err, st, f, no.path, "out of memory");
+    return st;
+}
+
+/* Edge i between two of the n_nodes nodes, added to g. */
+static pm_status read_edge(const cJSON *it, size_t i, size_t n_nodes, const char *f, pm_graph *g,
+                           pm_error *err)
+{
+    pm_obj eo;
+    pm_status st = open_element(it, f, "edges", i, err, &eo);
+    if (st != PM_OK)
+        return st;
+    long from = 0, to = 0;
+    int ek = 0;
+    if ((st = pm_obj_int(&eo, "from", true, 0, (long)n_nodes - 1, &from)) ||
+        (st = pm_obj_int(&eo, "to", true, 0, (long)n_nodes - 1, &to)) ||
+        (st = pm_obj_enum(&eo, "kind", false, edge_names, 2, &ek)) ||
+        (st = pm_obj_finish(&eo)))
+        return st;
+    if (ek == PM_EDGE_DATA && from >= to)
+        return pm_fail(err, PM_ERR_INCONSISTENT, f, eo.path,
+                       "data edges must go forward in program order (got %ld -> %ld)", from, to);
+    if ((st = pm_graph_add_edge(g, (int)from, (int)to, (pm_edge_kind)ek)) != PM_OK)
+        pm_fail(err, st, f, eo.path, "out of memory");
+    return st;
+}
+
+/* Cross-references must agree, or the scheduler could wait forever. */
+static pm_status check_references(const pm_graph *g, const char *f, pm_error *err)
+{
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        const pm_node *n = &g->nodes[k];
+        char path[64];
+        snprintf(path, sizeof path, "$.nodes[%zu]", k);
+        if (n->kind == PM_NODE_PREFETCH &&
+            (n->trigger < 0 || (size_t)n->trigger >= k || n->consumer <= (int)k))
+            return pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+                           "a Prefetch node needs a \"trigger\" before it and a \"consumer\" "
+                           "after it");
+        if (n->prefetch >= 0 && (g->nodes[n->prefetch].kind != PM_NODE_PREFETCH ||
+                                 (size_t)n->prefetch >= k))
+            return pm_fail(err, PM_ERR_INCONSISTENT, f, path,
+                           "\"prefetch\" must name an earlier Prefetch node");
+    }
+    return PM_OK;
+}
+
 pm_status pm_graph_from_json(const char *text, size_t len, const char *file, pm_graph *g,
                              pm_error *err)
 {
@@ -220,155 +370,19 @@ pm_status pm_graph_from_json(const char *text, size_t len, const char *file, pm_
     if (st != PM_OK)
         return st;
     pm_graph_clear(g);
-    pm_obj o;
-    pm_obj_init(&o, root, f, "$", err);
-    const char *kind = NULL;
-    pm_obj_declare(&o, "nodes", PM_DIM_NONE);
-    pm_obj_declare(&o, "edges", PM_DIM_NONE);
-    pm_obj_declare(&o, "name", PM_DIM_NONE);
-    pm_obj_declare(&o, "description", PM_DIM_NONE);
-    if (!cJSON_IsObject(root)) {
-        st = pm_fail(err, PM_ERR_TYPE, f, "$", "expected a JSON object (got %s)",
-                     pm_json_type_name(root));
+    const cJSON *nodes = NULL, *edges = NULL;
+    if ((st = read_top(root, f, err, &nodes, &edges)) != PM_OK)
         goto out;
-    }
-    if ((st = pm_obj_string(&o, "kind", false, &kind)) != PM_OK)
-        goto out;
-    if (kind && strcmp(kind, "graph") != 0) {
-        st = pm_fail(err, PM_ERR_VALUE, f, "$.kind", "expected \"graph\" (got \"%s\")", kind);
-        goto out;
-    }
-    if ((st = pm_obj_finish(&o)) != PM_OK)
-        goto out;
-    const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(root, "nodes");
-    const cJSON *edges = cJSON_GetObjectItemCaseSensitive(root, "edges");
-    if (!cJSON_IsArray(nodes)) {
-        st = pm_fail(err, nodes ? PM_ERR_TYPE : PM_ERR_MISSING, f, "$.nodes",
-                     "expected an array of nodes (got %s)", pm_json_type_name(nodes));
-        goto out;
-    }
-    if (edges && !cJSON_IsArray(edges)) {
-        st = pm_fail(err, PM_ERR_TYPE, f, "$.edges", "expected an array (got %s)",
-                     pm_json_type_name(edges));
-        goto out;
-    }
     const size_t n_nodes = (size_t)cJSON_GetArraySize(nodes);
-    static const char *const kinds[PM_NODE_KIND_COUNT] = {
-        "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
-        "Prefetch", "FusedMatMulAllReduce"};
-    static const char *const dtypes[PM_DTYPE_COUNT] = {"int8", "fp8", "bf16", "fp16", "fp32"};
-    const pm_range nonneg = {0.0, INFINITY, false, false};
     size_t i = 0;
-    for (const cJSON *it = nodes->child; it; it = it->next, i++) {
-        char path[64];
-        snprintf(path, sizeof path, "$.nodes[%zu]", i);
-        if (!cJSON_IsObject(it)) {
-            st = pm_fail(err, PM_ERR_TYPE, f, path, "expected an object (got %s)",
-                         pm_json_type_name(it));
+    for (const cJSON *it = nodes->child; it; it = it->next, i++)
+        if ((st = read_node(it, i, n_nodes, f, g, err)) != PM_OK)
             goto out;
-        }
-        pm_obj no;
-        pm_obj_init(&no, it, f, path, err);
-        pm_node n = {0};
-        n.prefetch = n.consumer = n.trigger = n.overflow = -1;
-        const char *name = "";
-        int kd = 0, dt = 0, stream = 0;
-        long layer = -1;
-        if ((st = pm_obj_string(&no, "name", true, &name)) ||
-            (st = pm_obj_enum(&no, "op", true, kinds, PM_NODE_KIND_COUNT, &kd)) ||
-            (st = pm_obj_int(&no, "layer", false, -1, 1L << 20, &layer)) ||
-            (st = pm_obj_enum(&no, "stream", false, stream_names, 2, &stream)) ||
-            (st = pm_obj_enum(&no, "dtype", false, dtypes, PM_DTYPE_COUNT, &dt)) ||
-            (st = pm_obj_number(&no, "flop", false, nonneg, &n.flop)) ||
-            (st = pm_obj_number(&no, "act_bytes", false, nonneg, &n.act_bytes)) ||
-            (st = pm_obj_number(&no, "weight_bytes", false, nonneg, &n.weight_bytes)) ||
-            (st = pm_obj_number(&no, "kv_bytes", false, nonneg, &n.kv_bytes)) ||
-            (st = pm_obj_bool(&no, "kv_strided", false, &n.kv_strided)) ||
-            (st = pm_obj_number(&no, "l2_bytes", false, nonneg, &n.l2_bytes)) ||
-            (st = pm_obj_number(&no, "comm_bytes", false, nonneg, &n.comm_bytes)) ||
-            (st = pm_obj_number(&no, "m", false, nonneg, &n.m)) ||
-            (st = pm_obj_number(&no, "k", false, nonneg, &n.k)) ||
-            (st = pm_obj_number(&no, "n", false, nonneg, &n.n)) ||
-            (st = pm_obj_number(&no, "window_bytes", false, nonneg, &n.window_bytes)) ||
-            (st = read_index(&no, "prefetch", n_nodes, &n.prefetch)) ||
-            (st = read_index(&no, "consumer", n_nodes, &n.consumer)) ||
-            (st = read_index(&no, "trigger", n_nodes, &n.trigger)) ||
-            (st = read_index(&no, "overflow", n_nodes, &n.overflow)))
-            goto out;
-        long chunks = 0;
-        if ((st = pm_obj_int(&no, "chunks", false, 0, 1024, &chunks)) != PM_OK ||
-            (st = pm_obj_finish(&no)) != PM_OK)
-            goto out;
-        n.chunks = (int)chunks;
-        n.kind = (pm_node_kind)kd;
-        n.dtype = (pm_dtype)dt;
-        n.layer = (int)layer;
-        n.stream = stream;
-        pm_strlcpy(n.name, name, sizeof n.name);
-        if (n.l2_bytes > n.weight_bytes + n.kv_bytes) {
-            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
-                         "l2_bytes %g exceeds the node's weight and KV bytes %g", n.l2_bytes,
-                         n.weight_bytes + n.kv_bytes);
-            goto out;
-        }
-        if ((n.kind == PM_NODE_PREFETCH) != (stream == PM_STREAM_PREFETCH)) {
-            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
-                         "Prefetch nodes, and only they, run on the prefetch stream");
-            goto out;
-        }
-        if ((st = pm_graph_add_node(g, &n, NULL)) != PM_OK) {
-            pm_fail(err, st, f, path, "out of memory");
-            goto out;
-        }
-    }
     i = 0;
-    for (const cJSON *it = edges ? edges->child : NULL; it; it = it->next, i++) {
-        char path[64];
-        snprintf(path, sizeof path, "$.edges[%zu]", i);
-        if (!cJSON_IsObject(it)) {
-            st = pm_fail(err, PM_ERR_TYPE, f, path, "expected an object (got %s)",
-                         pm_json_type_name(it));
+    for (const cJSON *it = edges ? edges->child : NULL; it; it = it->next, i++)
+        if ((st = read_edge(it, i, n_nodes, f, g, err)) != PM_OK)
             goto out;
-        }
-        pm_obj eo;
-        pm_obj_init(&eo, it, f, path, err);
-        long from = 0, to = 0;
-        int ek = 0;
-        if ((st = pm_obj_int(&eo, "from", true, 0, (long)n_nodes - 1, &from)) ||
-            (st = pm_obj_int(&eo, "to", true, 0, (long)n_nodes - 1, &to)) ||
-            (st = pm_obj_enum(&eo, "kind", false, edge_names, 2, &ek)) ||
-            (st = pm_obj_finish(&eo)))
-            goto out;
-        if (ek == PM_EDGE_DATA && from >= to) {
-            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
-                         "data edges must go forward in program order (got %ld -> %ld)", from,
-                         to);
-            goto out;
-        }
-        if ((st = pm_graph_add_edge(g, (int)from, (int)to, (pm_edge_kind)ek)) != PM_OK) {
-            pm_fail(err, st, f, path, "out of memory");
-            goto out;
-        }
-    }
-    /* Cross-references must agree, or the scheduler could wait forever. */
-    for (size_t k = 0; k < g->n_nodes; k++) {
-        const pm_node *n = &g->nodes[k];
-        char path[64];
-        snprintf(path, sizeof path, "$.nodes[%zu]", k);
-        if (n->kind == PM_NODE_PREFETCH &&
-            (n->trigger < 0 || (size_t)n->trigger >= k || n->consumer <= (int)k)) {
-            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
-                         "a Prefetch node needs a \"trigger\" before it and a \"consumer\" after "
-                         "it");
-            goto out;
-        }
-        if (n->prefetch >= 0 && (g->nodes[n->prefetch].kind != PM_NODE_PREFETCH ||
-                                 (size_t)n->prefetch >= k)) {
-            st = pm_fail(err, PM_ERR_INCONSISTENT, f, path,
-                         "\"prefetch\" must name an earlier Prefetch node");
-            goto out;
-        }
-    }
+    st = check_references(g, f, err);
 out:
     cJSON_Delete(root);
     if (st != PM_OK)

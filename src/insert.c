@@ -78,6 +78,123 @@ static pm_status visit_window(const pm_graph *in, size_t c, double cap, const si
     return PM_OK;
 }
 
+/* Successor lists of the data edges, compressed, in edge order: the successors of node u are
+ * succ[first_edge[u] .. first_edge[u + 1]). first_edge (n + 1 entries) comes zeroed. */
+static pm_status build_successors(const pm_graph *in, size_t *first_edge, int *succ)
+{
+    const size_t n = in->n_nodes;
+    for (size_t e = 0; e < in->n_edges; e++)
+        if (in->edges[e].kind == PM_EDGE_DATA)
+            first_edge[in->edges[e].from + 1]++;
+    for (size_t i = 0; i < n; i++)
+        first_edge[i + 1] += first_edge[i];
+    size_t *fill = pm_calloc(n, sizeof *fill);
+    if (!fill)
+        return PM_ERR_NOMEM;
+    for (size_t e = 0; e < in->n_edges; e++) {
+        const pm_edge *ed = &in->edges[e];
+        if (ed->kind == PM_EDGE_DATA)
+            succ[first_edge[ed->from] + fill[ed->from]++] = ed->to;
+    }
+    pm_free(fill);
+    return PM_OK;
+}
+
+/* Algorithm 1 over every communication node's window; returns the prefetches to insert. */
+static size_t plan_windows(const pm_graph *in, double cap, const size_t *first_edge,
+                           const int *succ, plan *pl)
+{
+    const size_t n = in->n_nodes;
+    for (size_t i = 0; i < n; i++) {
+        pl->trigger_of[i] = -1;
+        pl->overflow_of[i] = -1;
+    }
+    size_t n_prefetch = 0;
+    for (size_t i = 0; i < n; i++)
+        if (in->nodes[i].stream == PM_STREAM_MAIN && is_comm(in->nodes[i].kind))
+            visit_window(in, i, cap, first_edge, succ, pl);
+    for (size_t i = 0; i < n; i++)
+        n_prefetch += pl->trigger_of[i] >= 0;
+    return n_prefetch;
+}
+
+/* The nodes in their new order: every prefetch node right after its trigger, so that a trigger
+ * precedes its prefetches and a prefetch its consumer. map[i] receives the output index of
+ * input node i, fresh[j] is set for the prefetch nodes added. Index fields still hold input
+ * indices. */
+static void emit_nodes(const pm_graph *in, const plan *pl, int *map, char *fresh, pm_graph *out)
+{
+    const size_t n = in->n_nodes;
+    for (size_t i = 0; i < n; i++) {
+        map[i] = (int)out->n_nodes;
+        out->nodes[out->n_nodes++] = in->nodes[i];
+        if (!(in->nodes[i].stream == PM_STREAM_MAIN && is_comm(in->nodes[i].kind)))
+            continue;
+        pm_node *c = &out->nodes[map[i]];
+        c->window_bytes = pl->window[i];
+        c->overflow = pl->overflow_of[i]; /* remapped below */
+        (void)c;
+        for (size_t v = i + 1; v < n; v++) {
+            if (pl->trigger_of[v] != (int)i)
+                continue;
+            pm_node p = {0};
+            p.kind = PM_NODE_PREFETCH;
+            p.stream = PM_STREAM_PREFETCH;
+            p.layer = in->nodes[v].layer;
+            p.dtype = in->nodes[v].dtype;
+            snprintf(p.name, sizeof p.name, "PF.%.28s", in->nodes[v].name);
+            p.weight_bytes = in->nodes[v].weight_bytes;
+            p.kv_bytes = in->nodes[v].kv_bytes;
+            p.prefetch = -1;
+            p.consumer = (int)v; /* remapped below */
+            p.trigger = (int)i; /* remapped below */
+            p.overflow = -1;
+            fresh[out->n_nodes] = 1;
+            out->nodes[out->n_nodes++] = p;
+        }
+    }
+}
+
+/* Every index field still holds input indices: remap them all, then link consumers. */
+static void link_nodes(const int *map, pm_graph *out)
+{
+    for (size_t i = 0; i < out->n_nodes; i++) {
+        pm_node *nd = &out->nodes[i];
+        if (nd->prefetch >= 0)
+            nd->prefetch = map[nd->prefetch];
+        if (nd->consumer >= 0)
+            nd->consumer = map[nd->consumer];
+        if (nd->trigger >= 0)
+            nd->trigger = map[nd->trigger];
+        if (nd->overflow >= 0)
+            nd->overflow = map[nd->overflow];
+    }
+    for (size_t i = 0; i < out->n_nodes; i++) {
+        const pm_node *nd = &out->nodes[i];
+        if (nd->kind == PM_NODE_PREFETCH && nd->consumer >= 0 && out->nodes[nd->consumer].prefetch < 0) {
+            pm_node *cons = &out->nodes[nd->consumer];
+            cons->prefetch = (int)i;
+            cons->l2_bytes = pm_node_prefetchable_bytes(cons);
+        }
+    }
+}
+
+/* The input's edges, remapped, then each new prefetch's trigger and data edges. */
+static void emit_edges(const pm_graph *in, const int *map, const char *fresh, pm_graph *out)
+{
+    for (size_t e = 0; e < in->n_edges; e++) {
+        pm_edge ed = in->edges[e];
+        out->edges[out->n_edges++] = (pm_edge){map[ed.from], map[ed.to], ed.kind};
+    }
+    for (size_t i = 0; i < out->n_nodes; i++) {
+        const pm_node *nd = &out->nodes[i];
+        if (nd->kind != PM_NODE_PREFETCH || nd->trigger < 0 || !fresh[i])
+            continue;
+        out->edges[out->n_edges++] = (pm_edge){nd->trigger, (int)i, PM_EDGE_TRIGGER};
+        out->edges[out->n_edges++] = (pm_edge){(int)i, nd->consumer, PM_EDGE_DATA};
+    }
+}
+
 pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph *out,
                              pm_error *err)
 {
@@ -101,101 +218,18 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
     if (!first_edge || !succ || !map || !pl.trigger_of || !pl.overflow_of || !pl.window ||
         !pl.queue || !pl.seen)
         goto done;
-    /* Successor lists of the data edges (compressed, in edge order). */
-    for (size_t e = 0; e < in->n_edges; e++)
-        if (in->edges[e].kind == PM_EDGE_DATA)
-            first_edge[in->edges[e].from + 1]++;
-    for (size_t i = 0; i < n; i++)
-        first_edge[i + 1] += first_edge[i];
-    {
-        size_t *fill = pm_calloc(n, sizeof *fill);
-        if (!fill)
-            goto done;
-        for (size_t e = 0; e < in->n_edges; e++) {
-            const pm_edge *ed = &in->edges[e];
-            if (ed->kind == PM_EDGE_DATA)
-                succ[first_edge[ed->from] + fill[ed->from]++] = ed->to;
-        }
-        pm_free(fill);
-    }
-    for (size_t i = 0; i < n; i++) {
-        pl.trigger_of[i] = -1;
-        pl.overflow_of[i] = -1;
-    }
-    size_t n_prefetch = 0;
-    for (size_t i = 0; i < n; i++)
-        if (in->nodes[i].stream == PM_STREAM_MAIN && is_comm(in->nodes[i].kind))
-            visit_window(in, i, capacity_bytes, first_edge, succ, &pl);
-    for (size_t i = 0; i < n; i++)
-        n_prefetch += pl.trigger_of[i] >= 0;
-
-    /* New order: every prefetch node right after its trigger, so that a trigger precedes its
-     * prefetches and a prefetch its consumer. */
+    if (build_successors(in, first_edge, succ) != PM_OK)
+        goto done;
+    const size_t n_prefetch = plan_windows(in, capacity_bytes, first_edge, succ, &pl);
     if ((st = pm_graph_reserve(out, n + n_prefetch, in->n_edges + 2 * n_prefetch)) != PM_OK)
         goto done;
     st = PM_ERR_NOMEM;
     fresh = pm_calloc(n + n_prefetch, 1);
     if (!fresh)
         goto done;
-    for (size_t i = 0; i < n; i++) {
-        map[i] = (int)out->n_nodes;
-        out->nodes[out->n_nodes++] = in->nodes[i];
-        if (!(in->nodes[i].stream == PM_STREAM_MAIN && is_comm(in->nodes[i].kind)))
-            continue;
-        pm_node *c = &out->nodes[map[i]];
-        c->window_bytes = pl.window[i];
-        c->overflow = pl.overflow_of[i]; /* remapped below */
-        (void)c;
-        for (size_t v = i + 1; v < n; v++) {
-            if (pl.trigger_of[v] != (int)i)
-                continue;
-            pm_node p = {0};
-            p.kind = PM_NODE_PREFETCH;
-            p.stream = PM_STREAM_PREFETCH;
-            p.layer = in->nodes[v].layer;
-            p.dtype = in->nodes[v].dtype;
-            snprintf(p.name, sizeof p.name, "PF.%.28s", in->nodes[v].name);
-            p.weight_bytes = in->nodes[v].weight_bytes;
-            p.kv_bytes = in->nodes[v].kv_bytes;
-            p.prefetch = -1;
-            p.consumer = (int)v; /* remapped below */
-            p.trigger = (int)i; /* remapped below */
-            p.overflow = -1;
-            fresh[out->n_nodes] = 1;
-            out->nodes[out->n_nodes++] = p;
-        }
-    }
-    /* Every index field still holds input indices: remap them all, then link consumers. */
-    for (size_t i = 0; i < out->n_nodes; i++) {
-        pm_node *nd = &out->nodes[i];
-        if (nd->prefetch >= 0)
-            nd->prefetch = map[nd->prefetch];
-        if (nd->consumer >= 0)
-            nd->consumer = map[nd->consumer];
-        if (nd->trigger >= 0)
-            nd->trigger = map[nd->trigger];
-        if (nd->overflow >= 0)
-            nd->overflow = map[nd->overflow];
-    }
-    for (size_t i = 0; i < out->n_nodes; i++) {
-        const pm_node *nd = &out->nodes[i];
-        if (nd->kind == PM_NODE_PREFETCH && nd->consumer >= 0 && out->nodes[nd->consumer].prefetch < 0) {
-            pm_node *cons = &out->nodes[nd->consumer];
-            cons->prefetch = (int)i;
-            cons->l2_bytes = pm_node_prefetchable_bytes(cons);
-        }
-    }
-    for (size_t e = 0; e < in->n_edges; e++) {
-        pm_edge ed = in->edges[e];
-        out->edges[out->n_edges++] = (pm_edge){map[ed.from], map[ed.to], ed.kind};
-    }
-    for (size_t i = 0; i < out->n_nodes; i++) {
-        const pm_node *nd = &out->nodes[i];
-        if (nd->kind != PM_NODE_PREFETCH || nd->trigger < 0 || !fresh[i])
-            continue;
-        out->edges[out->n_edges++] = (pm_edge){nd->trigger, (int)i, PM_EDGE_TRIGGER};
-        out->edges[out->n_edges++] = (pm_edge){(int)i, nd->consumer, PM_EDGE_DATA};
-    }
+    emit_nodes(in, &pl, map, fresh, out);
+    link_nodes(map, out);
+    emit_edges(in, map, fresh, out);
     st = PM_OK;
 done:
     pm_free(first_edge);

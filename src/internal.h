@@ -1,6 +1,8 @@
 /*
- * internal.h - private helpers shared by the library's modules: error filling, the strict JSON
- * object reader, unit conversion and provenance. Never installed; the CLI cannot include it.
+ * internal.h - private helpers shared by the library's modules, grouped by the file that
+ * defines them: error filling, unit conversion, JSON text, provenance, the strict JSON object
+ * reader, the datatype table, the cost and collective models, the fast evaluator. Never
+ * installed; the CLI cannot include it.
  */
 #ifndef PM_INTERNAL_H
 #define PM_INTERNAL_H
@@ -40,7 +42,7 @@ bool pm_unit_split_key(const char *key, char *base, size_t n, const char **unit)
 const char *pm_unit_names(pm_dimension dim);
 const char *pm_unit_si_name(pm_dimension dim);
 
-/* ---- files and JSON ---- */
+/* ---- files and JSON text (json_syntax.c) ---- */
 
 /* Reads a whole file into a new NUL-terminated buffer (free()). */
 pm_status pm_read_file(const char *path, char **text, size_t *len, pm_error *err);
@@ -49,10 +51,8 @@ pm_status pm_json_parse(const char *text, size_t len, const char *file, cJSON **
                         pm_error *err);
 /* Reads and parses a file. */
 pm_status pm_json_load_file(const char *path, cJSON **out, pm_error *err);
-/* A JSON type's name for messages ("string", "number", ...). */
-const char *pm_json_type_name(const cJSON *item);
 
-/* ---- provenance ---- */
+/* ---- provenance (provenance.c) ---- */
 
 struct pm_provenance {
     pm_param_info *items;
@@ -64,7 +64,12 @@ pm_status pm_provenance_add(pm_provenance *p, const char *path, const char *file
                             const char *unit_si, const char *source);
 void pm_provenance_free(pm_provenance *p);
 
-/* ---- the strict object reader ---- */
+/* ---- the strict object reader (json.c) ---- */
+
+/* A JSON type's name for messages ("string", "number", ...). */
+const char *pm_json_type_name(const cJSON *item);
+/* Writes "base.key" into dst of size n (cut to fit: paths only serve messages). */
+void pm_json_path_key(char *dst, size_t n, const char *base, const char *key);
 
 #define PM_OBJ_MAX_KEYS 48
 
@@ -142,10 +147,46 @@ const char *pm_kind_dir(pm_file_kind kind);
 pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *ref, char *out,
                          size_t n, pm_error *err);
 
+/* ---- the datatype table (dtype.c) ---- */
+
+/* The datatypes' names, indexed by pm_dtype (for pm_obj_enum); *count receives their number. */
+const char *const *pm_dtype_names(size_t *count);
+/* The type the GEMMs compute in: the wider of the weight and activation types. */
+pm_dtype pm_compute_dtype(const pm_workload *w);
+
+/* ---- topologies and allreduce algorithms (collective.c) ---- */
+
+/* The topologies' and allreduce algorithms' names, indexed by their enums (for pm_obj_enum);
+ * *count receives their number. */
+const char *const *pm_topology_names(size_t *count);
+const char *const *pm_allreduce_algo_names(size_t *count);
+/* Whether algo can run on topology (PM_AR_AUTO: on every topology); false for an invalid algo. */
+bool pm_allreduce_algo_allowed(pm_topology topology, pm_allreduce_algo algo);
+
+/* ---- prefetch consumer semantics (schedule.c) ---- */
+
+/* Their names, indexed by pm_prefetch_consumer (for pm_obj_enum); *count receives their
+ * number. */
+const char *const *pm_prefetch_consumer_names(size_t *count);
+
+/* ---- the die-cost model (die_cost.c) ---- */
+
+/* The yield models' names, indexed by pm_yield_model (for pm_obj_enum); *count receives their
+ * number. */
+const char *const *pm_yield_model_names(size_t *count);
+
+/* ---- cost helpers (cost.c) ---- */
+
+/* The HBM bandwidth a bulk stream achieves (nominal x hbm_efficiency_frac), bytes/s. */
+double pm_effective_hbm_bw(const pm_accelerator *a);
+/* The dense peak of a datatype, flop/s; 0 when unsupported or dtype is invalid. */
+double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
+
 /* ---- model internals shared by graph, cost, schedule, estimate ---- */
 
-double pm_effective_hbm_bw(const pm_accelerator *a);
-pm_dtype pm_compute_dtype(const pm_workload *w);
+/* The node kinds' names (graph.c), indexed by pm_node_kind (for pm_obj_enum); *count receives
+ * their number. */
+const char *const *pm_node_kind_names(size_t *count);
 void pm_graph_clear(pm_graph *g);
 pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
 /* pm_graph_build with the fused baseline's O+AllReduce and Down+AllReduce nodes. */
@@ -157,7 +198,6 @@ double pm_op_time_shared(const pm_op_cost *c, double share);
  * consumer semantics). Returns PM_ERR_INCONSISTENT when a consumer's prefetch can never start. */
 pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_cost *costs,
                           pm_slot *slots, pm_schedule *sched, pm_error *err);
-double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
 
 /* ---- the fast evaluator (collective.c, graph.c, cost.c, schedule.c, step.c) ---- */
 

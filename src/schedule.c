@@ -12,13 +12,127 @@
  * duration) keeps it when u <= 1/2 and the prefetch gets the rest, 1 - u; otherwise each gets
  * half, the main operation stretching by u / (1/2). The loop below advances from one completion
  * to the next, progressing each running operation at the rate its current share allows, so both
- * cases are one mechanism.
+ * cases are one mechanism. The consumer semantics' names live here too.
  */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "internal.h"
+
+/* The consumer semantics' names, as the accelerator files spell them. */
+static const char *const consumer_names[] = {"wait", "stream"};
+
+const char *pm_prefetch_consumer_name(pm_prefetch_consumer c)
+{
+    return (int)c >= 0 && (size_t)c < PM_ARRAY_LEN(consumer_names) ? consumer_names[c] : "?";
+}
+
+const char *const *pm_prefetch_consumer_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(consumer_names);
+    return consumer_names;
+}
+
+/* The state of pm_sim_run between two completions. */
+typedef struct sim {
+    const pm_sim_op *mo, *po;
+    size_t n_main, n_pf;
+    pm_slot *ms, *ps;
+    size_t mi, pj; /* next operation of each stream */
+    int main_op, pf_op;
+    double main_left, pf_left; /* fraction of the operation still to do */
+    /* A streaming consumer whose own work is done but whose prefetch is not: it ends when the
+     * prefetch does or at main_deadline (its start plus its cost from HBM: by then its own
+     * misses have fetched the rest), whichever comes first. */
+    bool main_tail;
+    double main_deadline;
+    double t, main_busy, pf_busy, comm;
+} sim;
+
+/* Starts whatever can start at s->t. */
+static void sim_start(sim *s)
+{
+    const pm_sim_op *mo = s->mo, *po = s->po;
+    if (s->main_op < 0 && s->mi < s->n_main &&
+        !(mo[s->mi].wait >= 0 && !mo[s->mi].hbm && !(s->ps[mo[s->mi].wait].end_s >= 0))) {
+        s->main_op = (int)s->mi++;
+        s->ms[s->main_op].start_s = s->t;
+        s->main_left = 1.0;
+        s->main_tail = false;
+    }
+    /* The next prefetch starts once its trigger has; one whose streaming consumer has
+     * already finished (ended early, never started) is skipped. */
+    while (s->pf_op < 0 && s->pj < s->n_pf &&
+           !(po[s->pj].wait >= 0 && !(s->ms[po[s->pj].wait].start_s >= 0))) {
+        if (s->ps[s->pj].end_s >= 0) {
+            s->ps[s->pj].start_s = s->ps[s->pj].end_s = s->t;
+            s->pj++;
+            continue;
+        }
+        s->pf_op = (int)s->pj++;
+        s->ps[s->pf_op].start_s = s->t;
+        s->pf_left = 1.0;
+    }
+}
+
+/* The durations *dm and *dp that the running main operation cm and prefetch cp (either may be
+ * NULL) would take at their current shares of HBM. */
+static void sim_durations(const pm_op_cost *cm, const pm_op_cost *cp, bool hbm_sharing,
+                          double *dm, double *dp)
+{
+    *dm = cm ? cm->total_s : INFINITY;
+    *dp = cp ? cp->total_s : INFINITY;
+    if (hbm_sharing && cm && cp && cm->hbm_s > 0 && cm->comm_s <= 0) {
+        const double mem = cm->hbm_s + cm->l2_s;
+        const double t0 = cm->compute_s > mem ? cm->compute_s : mem;
+        const double u = t0 > 0 ? cm->hbm_s / t0 : 0.0;
+        if (u <= 0.5) {
+            *dp = pm_op_time_shared(cp, 1.0 - u);
+        } else {
+            *dm = cm->launch_s + t0 * (u / 0.5);
+            *dp = pm_op_time_shared(cp, 0.5);
+        }
+    }
+}
+
+/* Advances the running main operation by dt (rm: the time it had left, dm: its duration). */
+static void sim_advance_main(sim *s, double rm, double dt, double dm)
+{
+    const pm_sim_op *mo = s->mo;
+    s->main_busy += dt;
+    if (mo[s->main_op].is_comm)
+        s->comm += dt;
+    const int w = mo[s->main_op].wait;
+    const bool data_in = w < 0 || s->ps[w].end_s >= 0;
+    bool done = false;
+    if (s->main_tail) {
+        done = rm <= dt || data_in;
+    } else if (rm <= dt) {
+        done = true;
+        if (!data_in && mo[s->main_op].hbm) {
+            s->main_deadline = s->ms[s->main_op].start_s + mo[s->main_op].hbm->total_s;
+            if (s->main_deadline > s->t) {
+                s->main_tail = true;
+                done = false;
+            }
+        }
+    } else {
+        s->main_left -= dt / dm;
+    }
+    if (done) {
+        s->ms[s->main_op].end_s = s->t;
+        if (!data_in) {
+            /* Finished before its prefetch (its own misses fetched the rest): the prefetch
+             * ends here; the rest of it would be L2 hits. */
+            s->ps[w].end_s = s->t;
+            if (s->pf_op == w)
+                s->pf_op = -1;
+        }
+        s->main_op = -1;
+        s->main_tail = false;
+    }
+}
 
 pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, size_t n_pf,
                      bool hbm_sharing, pm_slot *ms, pm_slot *ps, pm_schedule *totals)
@@ -27,112 +141,43 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
         ms[i] = (pm_slot){-1.0, -1.0};
     for (size_t i = 0; i < n_pf; i++)
         ps[i] = (pm_slot){-1.0, -1.0};
-    size_t mi = 0, pj = 0; /* next operation of each stream */
-    int main_op = -1, pf_op = -1;
-    double main_left = 0.0, pf_left = 0.0; /* fraction of the operation still to do */
-    /* A streaming consumer whose own work is done but whose prefetch is not: it ends when the
-     * prefetch does or at main_deadline (its start plus its cost from HBM: by then its own
-     * misses have fetched the rest), whichever comes first. */
-    bool main_tail = false;
-    double main_deadline = 0.0;
-    double t = 0.0, main_busy = 0.0, pf_busy = 0.0, comm = 0.0;
+    sim s = {mo, po, n_main, n_pf, ms, ps, 0, 0, -1, -1, 0.0, 0.0, false, 0.0,
+             0.0, 0.0, 0.0, 0.0};
     for (;;) {
-        /* Start whatever can start now. */
-        if (main_op < 0 && mi < n_main &&
-            !(mo[mi].wait >= 0 && !mo[mi].hbm && !(ps[mo[mi].wait].end_s >= 0))) {
-            main_op = (int)mi++;
-            ms[main_op].start_s = t;
-            main_left = 1.0;
-            main_tail = false;
-        }
-        /* The next prefetch starts once its trigger has; one whose streaming consumer has
-         * already finished (ended early, never started) is skipped. */
-        while (pf_op < 0 && pj < n_pf && !(po[pj].wait >= 0 && !(ms[po[pj].wait].start_s >= 0))) {
-            if (ps[pj].end_s >= 0) {
-                ps[pj].start_s = ps[pj].end_s = t;
-                pj++;
-                continue;
-            }
-            pf_op = (int)pj++;
-            ps[pf_op].start_s = t;
-            pf_left = 1.0;
-        }
-        if (main_op < 0 && pf_op < 0) {
-            if (mi >= n_main && pj >= n_pf)
+        sim_start(&s);
+        if (s.main_op < 0 && s.pf_op < 0) {
+            if (s.mi >= n_main && s.pj >= n_pf)
                 break;
             return PM_ERR_INCONSISTENT; /* a consumer waits for a prefetch that cannot start */
         }
-        const pm_op_cost *cm = main_op >= 0 && !main_tail ? mo[main_op].cost : NULL;
-        const pm_op_cost *cp = pf_op >= 0 ? po[pf_op].cost : NULL;
-        double dm = cm ? cm->total_s : INFINITY;
-        double dp = cp ? cp->total_s : INFINITY;
-        if (hbm_sharing && cm && cp && cm->hbm_s > 0 && cm->comm_s <= 0) {
-            const double mem = cm->hbm_s + cm->l2_s;
-            const double t0 = cm->compute_s > mem ? cm->compute_s : mem;
-            const double u = t0 > 0 ? cm->hbm_s / t0 : 0.0;
-            if (u <= 0.5) {
-                dp = pm_op_time_shared(cp, 1.0 - u);
-            } else {
-                dm = cm->launch_s + t0 * (u / 0.5);
-                dp = pm_op_time_shared(cp, 0.5);
-            }
-        }
-        double rm = cm ? main_left * dm : INFINITY;
-        if (main_op >= 0 && main_tail)
-            rm = main_deadline > t ? main_deadline - t : 0.0;
-        const double rp = cp ? pf_left * dp : INFINITY;
+        const pm_op_cost *cm = s.main_op >= 0 && !s.main_tail ? mo[s.main_op].cost : NULL;
+        const pm_op_cost *cp = s.pf_op >= 0 ? po[s.pf_op].cost : NULL;
+        double dm, dp;
+        sim_durations(cm, cp, hbm_sharing, &dm, &dp);
+        double rm = cm ? s.main_left * dm : INFINITY;
+        if (s.main_op >= 0 && s.main_tail)
+            rm = s.main_deadline > s.t ? s.main_deadline - s.t : 0.0;
+        const double rp = cp ? s.pf_left * dp : INFINITY;
         const double dt = rm < rp ? rm : rp;
         if (!(dt >= 0.0 && dt < INFINITY))
             return PM_ERR_RANGE; /* an infinite or NaN duration: would never finish */
-        t += dt;
+        s.t += dt;
         if (cp) {
-            pf_busy += dt;
+            s.pf_busy += dt;
             if (rp <= dt) {
-                ps[pf_op].end_s = t;
-                pf_op = -1;
+                ps[s.pf_op].end_s = s.t;
+                s.pf_op = -1;
             } else {
-                pf_left -= dt / dp;
+                s.pf_left -= dt / dp;
             }
         }
-        if (main_op >= 0) {
-            main_busy += dt;
-            if (mo[main_op].is_comm)
-                comm += dt;
-            const int w = mo[main_op].wait;
-            const bool data_in = w < 0 || ps[w].end_s >= 0;
-            bool done = false;
-            if (main_tail) {
-                done = rm <= dt || data_in;
-            } else if (rm <= dt) {
-                done = true;
-                if (!data_in && mo[main_op].hbm) {
-                    main_deadline = ms[main_op].start_s + mo[main_op].hbm->total_s;
-                    if (main_deadline > t) {
-                        main_tail = true;
-                        done = false;
-                    }
-                }
-            } else {
-                main_left -= dt / dm;
-            }
-            if (done) {
-                ms[main_op].end_s = t;
-                if (!data_in) {
-                    /* Finished before its prefetch (its own misses fetched the rest): the
-                     * prefetch ends here; the rest of it would be L2 hits. */
-                    ps[w].end_s = t;
-                    if (pf_op == w)
-                        pf_op = -1;
-                }
-                main_op = -1;
-                main_tail = false;
-            }
-        }
+        if (s.main_op >= 0)
+            sim_advance_main(&s, rm, dt, dm);
     }
-    totals->makespan_s = t;
-    totals->main_busy_s = main_busy;
-    totals->prefetch_busy_s = pf_busy;
-    totals->comm_s = comm;
+    totals->makespan_s = s.t;
+    totals->main_busy_s = s.main_busy;
+    totals->prefetch_busy_s = s.pf_busy;
+    totals->comm_s = s.comm;
     return PM_OK;
 }
 

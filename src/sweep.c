@@ -103,6 +103,83 @@ static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec,
     return PM_OK;
 }
 
+/* The values of a list "V1,V2,...", pushed onto out. */
+static pm_status parse_list(const char *r, const char *spec, size_t max_points, pm_axis *out,
+                            size_t *cap, pm_error *err)
+{
+    char buf[1024];
+    pm_strlcpy(buf, r, sizeof buf);
+    char *save = NULL;
+    pm_status st;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        double v;
+        if ((st = parse_value(tok, out->kind, spec, &v, err)) != PM_OK ||
+            (st = push(out, cap, v, max_points, spec, err)) != PM_OK)
+            return st;
+    }
+    if (out->n_values == 0)
+        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty list");
+    return PM_OK;
+}
+
+/* The STEP of a range: "xF" (geometric, *step = -F) or an increment in the axis's units. */
+static pm_status parse_step(const char *text, const axis_info *ai, const char *spec,
+                            double *step, pm_error *err)
+{
+    if (text[0] == 'x') {
+        char *end;
+        double f = strtod(text + 1, &end);
+        if (*end || !(f > 1) || !isfinite(f))
+            return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                           "a geometric step is xF with F > 1 (got '%s')", text);
+        *step = -f;
+        return PM_OK;
+    }
+    pm_error e2;
+    char *end;
+    double v = strtod(text, &end);
+    if (end != text && *end == '\0' && isfinite(v))
+        *step = v * ai->display;
+    else if (pm_quantity_parse(text, ai->dim, step, &e2) != PM_OK)
+        return pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
+    if (!(*step > 0) || !isfinite(*step))
+        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                       "the step must be finite and > 0 (got '%s')", text);
+    return PM_OK;
+}
+
+/* A range "START:STOP:STEP" into *lo, *hi and *step (as in axis_info). */
+static pm_status parse_range(const char *r, pm_axis_kind kind, const char *spec, double *lo,
+                             double *hi, double *step, pm_error *err)
+{
+    char buf[3][128] = {"", "", ""};
+    int parts = 0;
+    const char *p = r;
+    while (parts < 3) {
+        const char *c = strchr(p, ':');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len >= sizeof buf[0])
+            return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "range part too long");
+        memcpy(buf[parts], p, len);
+        buf[parts][len] = '\0';
+        parts++;
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    if (parts != 3 || strchr(p, ':'))
+        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "expected START:STOP:STEP");
+    pm_status st;
+    if ((st = parse_value(buf[0], kind, spec, lo, err)) != PM_OK ||
+        (st = parse_value(buf[1], kind, spec, hi, err)) != PM_OK ||
+        (st = parse_step(buf[2], &axes[kind], spec, step, err)) != PM_OK)
+        return st;
+    if (!(*hi >= *lo))
+        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+                       "reversed range: STOP must be >= START");
+    return PM_OK;
+}
+
 pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_error *err)
 {
     if (!spec || !out)
@@ -136,76 +213,12 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
             goto fail;
         }
         if (!strchr(r, ':')) { /* a list */
-            char buf[1024];
-            pm_strlcpy(buf, r, sizeof buf);
-            char *save = NULL;
-            for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-                double v;
-                if ((st = parse_value(tok, out->kind, spec, &v, err)) != PM_OK ||
-                    (st = push(out, &cap, v, max_points, spec, err)) != PM_OK)
-                    goto fail;
-            }
-            if (out->n_values == 0) {
-                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty list");
+            if ((st = parse_list(r, spec, max_points, out, &cap, err)) != PM_OK)
                 goto fail;
-            }
             return PM_OK;
         }
-        char buf[3][128] = {"", "", ""};
-        int parts = 0;
-        const char *p = r;
-        while (parts < 3) {
-            const char *c = strchr(p, ':');
-            size_t len = c ? (size_t)(c - p) : strlen(p);
-            if (len >= sizeof buf[0]) {
-                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "range part too long");
-                goto fail;
-            }
-            memcpy(buf[parts], p, len);
-            buf[parts][len] = '\0';
-            parts++;
-            if (!c)
-                break;
-            p = c + 1;
-        }
-        if (parts != 3 || strchr(p, ':')) {
-            st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "expected START:STOP:STEP");
+        if ((st = parse_range(r, out->kind, spec, &lo, &hi, &step, err)) != PM_OK)
             goto fail;
-        }
-        if ((st = parse_value(buf[0], out->kind, spec, &lo, err)) != PM_OK ||
-            (st = parse_value(buf[1], out->kind, spec, &hi, err)) != PM_OK)
-            goto fail;
-        if (buf[2][0] == 'x') {
-            char *end;
-            double f = strtod(buf[2] + 1, &end);
-            if (*end || !(f > 1) || !isfinite(f)) {
-                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
-                             "a geometric step is xF with F > 1 (got '%s')", buf[2]);
-                goto fail;
-            }
-            step = -f;
-        } else {
-            pm_error e2;
-            char *end;
-            double v = strtod(buf[2], &end);
-            if (end != buf[2] && *end == '\0' && isfinite(v))
-                step = v * ai->display;
-            else if (pm_quantity_parse(buf[2], ai->dim, &step, &e2) != PM_OK) {
-                st = pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
-                goto fail;
-            }
-            if (!(step > 0) || !isfinite(step)) {
-                st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
-                             "the step must be finite and > 0 (got '%s')",
-                             buf[2]);
-                goto fail;
-            }
-        }
-        if (!(hi >= lo)) {
-            st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
-                         "reversed range: STOP must be >= START");
-            goto fail;
-        }
     }
     /* Points lo, lo+step, ... up to hi (inclusive within a rounding tolerance). */
     const double tol = 1e-9 * hi;

@@ -152,8 +152,10 @@ static int online_cpus(void)
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
-pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
-                       const pm_sweep_opts *opts, pm_sweep_fn fn, void *user, pm_error *err)
+/* The arguments' checks: a scenario, a callback, 1 to PM_SWEEP_MAX_AXES parsed axes, each
+ * kind once. */
+static pm_status check_args(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
+                            pm_sweep_fn fn, pm_error *err)
 {
     if (!base || !axes || !fn || n_axes == 0 || n_axes > PM_SWEEP_MAX_AXES)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
@@ -167,6 +169,106 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
                 return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                                "the axis \"%s\" appears twice", pm_axis_name(axes[a].kind));
     }
+    return PM_OK;
+}
+
+/* Cuts e's slice [first, last) into blocks and sizes the ring; returns the threads to run. */
+static int plan_blocks(engine *e, const pm_sweep_opts *o)
+{
+    int threads = o->threads > 0 ? o->threads : online_cpus();
+    /* Default blocks: 1024 points, fewer when that would leave threads idle (8 blocks per
+     * thread at least), never under 16 points (the hand-over costs a lock). */
+    const size_t n_pts = e->last - e->first;
+    e->block = o->block_points;
+    if (!e->block) {
+        e->block = n_pts / (8 * (size_t)threads);
+        e->block = e->block < 16 ? 16 : e->block > 1024 ? 1024 : e->block;
+    }
+    e->n_blocks = (n_pts + e->block - 1) / e->block;
+    if ((size_t)threads > e->n_blocks)
+        threads = e->n_blocks ? (int)e->n_blocks : 1;
+    e->ring = threads > 1 ? 2 * (size_t)threads : 1;
+    return threads;
+}
+
+static void engine_free(engine *e)
+{
+    pm_free(e->buf);
+    pm_free(e->ready);
+    pm_free(e->nomem);
+    pm_free(e->stopped);
+}
+
+/* One thread: each block evaluated, then handed over. */
+static pm_status run_serial(engine *e, pm_sweep_fn fn, void *user)
+{
+    pm_status st = PM_OK;
+    for (size_t b = 0; b < e->n_blocks && st == PM_OK; b++) {
+        if (!eval_block(e, b)) {
+            st = PM_ERR_NOMEM;
+            break;
+        }
+        const size_t n = block_len(e, b);
+        if (e->stopped[0] || fn(e->buf, n, user) != 0)
+            st = PM_ERR_CANCELLED;
+    }
+    return st;
+}
+
+/* Worker threads evaluate; this thread hands the blocks over in order. */
+static pm_status run_threaded(engine *e, int threads, pm_sweep_fn fn, void *user)
+{
+    pm_status st = PM_OK;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv_ready, NULL);
+    pthread_cond_init(&e->cv_space, NULL);
+    pthread_t tid[256];
+    int started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&tid[started], NULL, worker, e) != 0)
+            break;
+    if (started == 0) {
+        /* No thread could start: evaluate on this one. */
+        e->ring = 1;
+        e->stop = true;
+    }
+    for (size_t d = 0; d < e->n_blocks && st == PM_OK; d++) {
+        const size_t slot = d % e->ring;
+        if (started == 0) {
+            e->nomem[slot] = !eval_block(e, d);
+        } else {
+            pthread_mutex_lock(&e->mu);
+            while (e->ready[slot] != d + 1)
+                pthread_cond_wait(&e->cv_ready, &e->mu);
+            pthread_mutex_unlock(&e->mu);
+        }
+        const size_t n = block_len(e, d);
+        const bool nomem = e->nomem[slot];
+        const int rc = nomem ? 0 : e->stopped[slot] ? 1 : fn(&e->buf[slot * e->block], n, user);
+        pthread_mutex_lock(&e->mu);
+        e->ready[slot] = 0;
+        e->delivered = d + 1;
+        if (nomem || rc != 0) {
+            e->stop = true;
+            st = nomem ? PM_ERR_NOMEM : PM_ERR_CANCELLED;
+        }
+        pthread_cond_broadcast(&e->cv_space);
+        pthread_mutex_unlock(&e->mu);
+    }
+    for (int i = 0; i < started; i++)
+        pthread_join(tid[i], NULL);
+    pthread_cond_destroy(&e->cv_space);
+    pthread_cond_destroy(&e->cv_ready);
+    pthread_mutex_destroy(&e->mu);
+    return st;
+}
+
+pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
+                       const pm_sweep_opts *opts, pm_sweep_fn fn, void *user, pm_error *err)
+{
+    pm_status st = check_args(base, axes, n_axes, fn, err);
+    if (st != PM_OK)
+        return st;
     const pm_sweep_opts o = opts ? *opts : (pm_sweep_opts){0};
     const size_t count = o.shard_count ? o.shard_count : 1;
     if (o.shard_index >= count)
@@ -178,19 +280,7 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "the grid has too many points");
     engine e = {.base = base, .axes = axes, .n_axes = n_axes};
     pm_sweep_slice(total, o.shard_index, count, &e.first, &e.last);
-    int threads = o.threads > 0 ? o.threads : online_cpus();
-    /* Default blocks: 1024 points, fewer when that would leave threads idle (8 blocks per
-     * thread at least), never under 16 points (the hand-over costs a lock). */
-    const size_t n_pts = e.last - e.first;
-    e.block = o.block_points;
-    if (!e.block) {
-        e.block = n_pts / (8 * (size_t)threads);
-        e.block = e.block < 16 ? 16 : e.block > 1024 ? 1024 : e.block;
-    }
-    e.n_blocks = (n_pts + e.block - 1) / e.block;
-    if ((size_t)threads > e.n_blocks)
-        threads = e.n_blocks ? (int)e.n_blocks : 1;
-    e.ring = threads > 1 ? 2 * (size_t)threads : 1;
+    const int threads = plan_blocks(&e, &o);
     e.buf = pm_malloc(e.ring * e.block * sizeof *e.buf);
     e.ready = pm_calloc(e.ring, sizeof *e.ready);
     e.nomem = pm_calloc(e.ring, sizeof *e.nomem);
@@ -198,70 +288,11 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     e.prepare = o.prepare;
     e.user = user;
     if (!e.buf || !e.ready || !e.nomem || !e.stopped) {
-        pm_free(e.buf);
-        pm_free(e.ready);
-        pm_free(e.nomem);
-        pm_free(e.stopped);
+        engine_free(&e);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory for the sweep buffers");
     }
-    pm_status st = PM_OK;
-    if (threads <= 1) {
-        for (size_t b = 0; b < e.n_blocks && st == PM_OK; b++) {
-            if (!eval_block(&e, b)) {
-                st = PM_ERR_NOMEM;
-                break;
-            }
-            const size_t n = block_len(&e, b);
-            if (e.stopped[0] || fn(e.buf, n, user) != 0)
-                st = PM_ERR_CANCELLED;
-        }
-    } else {
-        pthread_mutex_init(&e.mu, NULL);
-        pthread_cond_init(&e.cv_ready, NULL);
-        pthread_cond_init(&e.cv_space, NULL);
-        pthread_t tid[256];
-        int started = 0;
-        for (; started < threads; started++)
-            if (pthread_create(&tid[started], NULL, worker, &e) != 0)
-                break;
-        if (started == 0) {
-            /* No thread could start: evaluate on this one. */
-            e.ring = 1;
-            e.stop = true;
-        }
-        for (size_t d = 0; d < e.n_blocks && st == PM_OK; d++) {
-            const size_t slot = d % e.ring;
-            if (started == 0) {
-                e.nomem[slot] = !eval_block(&e, d);
-            } else {
-                pthread_mutex_lock(&e.mu);
-                while (e.ready[slot] != d + 1)
-                    pthread_cond_wait(&e.cv_ready, &e.mu);
-                pthread_mutex_unlock(&e.mu);
-            }
-            const size_t n = block_len(&e, d);
-            const bool nomem = e.nomem[slot];
-            const int rc = nomem ? 0 : e.stopped[slot] ? 1 : fn(&e.buf[slot * e.block], n, user);
-            pthread_mutex_lock(&e.mu);
-            e.ready[slot] = 0;
-            e.delivered = d + 1;
-            if (nomem || rc != 0) {
-                e.stop = true;
-                st = nomem ? PM_ERR_NOMEM : PM_ERR_CANCELLED;
-            }
-            pthread_cond_broadcast(&e.cv_space);
-            pthread_mutex_unlock(&e.mu);
-        }
-        for (int i = 0; i < started; i++)
-            pthread_join(tid[i], NULL);
-        pthread_cond_destroy(&e.cv_space);
-        pthread_cond_destroy(&e.cv_ready);
-        pthread_mutex_destroy(&e.mu);
-    }
-    pm_free(e.buf);
-    pm_free(e.ready);
-    pm_free(e.nomem);
-    pm_free(e.stopped);
+    st = threads <= 1 ? run_serial(&e, fn, user) : run_threaded(&e, threads, fn, user);
+    engine_free(&e);
     if (st == PM_ERR_NOMEM)
         return pm_fail(err, st, NULL, NULL, "out of memory evaluating the sweep");
     if (st == PM_ERR_CANCELLED)
