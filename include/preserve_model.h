@@ -166,6 +166,8 @@ typedef struct pm_cost_params {
     double yield_alpha;             /* > 0, the negative binomial's clustering (default 3) */
     double hbm_usd_per_byte;        /* >= 0, HBM price, times hbm_capacity_bytes */
     double package_usd;             /* >= 0, package, interposer, assembly and test */
+    int dies_per_package;           /* >= 1 (0 is read as 1): the modelled die area is split into
+                                       this many equal dies (chiplets), each yielded alone */
 } pm_cost_params;
 
 /** One accelerator (device). */
@@ -741,10 +743,13 @@ typedef struct pm_energy {
 
 /** Cost of one device (usd), and the die-cost terms. */
 typedef struct pm_device_cost {
-    double die_mm2;         /* the modelled die (pm_area_compute) */
-    double dies_per_wafer;  /* gross dies per wafer (pm_dies_per_wafer; fractional) */
-    double yield_frac;      /* good dies / dies (pm_die_yield) */
-    double die_usd;         /* wafer_usd / (dies_per_wafer x yield_frac): one good die */
+    double die_mm2;         /* the modelled die (pm_area_compute), all chiplets together */
+    int dies_per_package;   /* chiplets the die area is split into (1: one monolithic die) */
+    double dies_per_wafer;  /* gross dies (chiplets) of die_mm2 / dies_per_package per wafer
+                               (pm_dies_per_wafer; fractional) */
+    double yield_frac;      /* good dies / dies, for one chiplet (pm_die_yield) */
+    double die_usd;         /* dies_per_package x wafer_usd / (dies_per_wafer x yield_frac):
+                               the good silicon of one device */
     double hbm_usd;         /* hbm_usd_per_byte x hbm_capacity_bytes */
     double package_usd;
     double device_usd;      /* die + HBM + package */
@@ -925,7 +930,8 @@ PM_API double pm_die_yield(pm_yield_model model, double die_mm2, double d0_per_m
                            double alpha);
 
 /**
- * Cost of one device: the die (wafer_usd / (dies per wafer x yield) for the modelled die), HBM
+ * Cost of one device: the die (wafer_usd / (dies per wafer x yield) for the modelled die, per
+ * chiplet times dies_per_package when it is split), HBM
  * (usd per byte x hbm_capacity_bytes) and package. out is overwritten. Returns PM_OK,
  * PM_ERR_INVALID_ARG (NULL), PM_ERR_MISSING (no cost object or no area coefficients, the path
  * says which) or PM_ERR_RANGE (the die leaves no whole die on the wafer, or a coefficient out of

@@ -339,6 +339,10 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
                        &k->hbm_usd_per_byte)) ||
         (st = quantity(&c, "package", PM_DIM_MONEY, true, NONNEGATIVE, &k->package_usd)))
         return st;
+    long dies = 1;
+    if ((st = pm_obj_int(&c, "dies_per_package", false, 1, 1024, &dies)) != PM_OK)
+        return st;
+    k->dies_per_package = (int)dies;
     k->yield_model = (pm_yield_model)model;
     const bool nb = k->yield_model == PM_YIELD_NEGATIVE_BINOMIAL;
     if ((st = pm_obj_number(&c, "yield_alpha", nb, (pm_range){0.0, 1e6, true, false},

@@ -3,7 +3,9 @@
  * price over the good dies of a wafer (gross dies per wafer x yield, the ttm-cas model), plus
  * the HBM it carries and its package. The die is the area model's (area.c), so a larger L2
  * costs dollars as well as mm2. The coefficients are data (the accelerator's "cost" object,
- * each number sourced); the yield model is a choice among the three the literature uses.
+ * each number sourced); the yield model is a choice among the three the literature uses. A
+ * multi-die part (chiplets) splits its modelled area into equal dies, each yielded alone: a
+ * defect then scraps one chiplet, not the whole device (ttm-cas's dies_per_package).
  */
 #include <math.h>
 
@@ -76,22 +78,25 @@ pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, p
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
                        "the wafer price must be finite and > 0, the HBM and package prices "
                        "finite and >= 0");
-    const double dpw = pm_dies_per_wafer(k->wafer_diameter_mm, area.die_mm2);
-    const double y = pm_die_yield(k->yield_model, area.die_mm2, k->defect_density_per_mm2,
+    const int n = k->dies_per_package > 0 ? k->dies_per_package : 1;
+    const double chiplet_mm2 = area.die_mm2 / n;
+    const double dpw = pm_dies_per_wafer(k->wafer_diameter_mm, chiplet_mm2);
+    const double y = pm_die_yield(k->yield_model, chiplet_mm2, k->defect_density_per_mm2,
                                   k->yield_alpha);
     if (!(dpw >= 1.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost.wafer_diameter_mm",
                        "a %g mm wafer holds no whole die of %g mm2 (got %g dies per wafer)",
-                       k->wafer_diameter_mm, area.die_mm2, dpw);
+                       k->wafer_diameter_mm, chiplet_mm2, dpw);
     if (!(y > 0 && y <= 1.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
                        "the yield of a %g mm2 die is not in (0, 1] (got %g): check "
                        "defect_density and yield_alpha",
-                       area.die_mm2, y);
+                       chiplet_mm2, y);
     out->die_mm2 = area.die_mm2;
+    out->dies_per_package = n;
     out->dies_per_wafer = dpw;
     out->yield_frac = y;
-    out->die_usd = k->wafer_usd / (dpw * y);
+    out->die_usd = n * k->wafer_usd / (dpw * y);
     out->hbm_usd = k->hbm_usd_per_byte * a->hbm_capacity_bytes;
     out->package_usd = k->package_usd;
     out->device_usd = out->die_usd + out->hbm_usd + out->package_usd;

@@ -232,7 +232,8 @@ static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
     a.hbm_capacity_bytes = 80.0 * 1073741824.0;
     a.area.present = true;
     a.area.other_mm2 = 826.0;
-    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750};
+    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750,
+                              1};
     pm_device_cost c;
     assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
     assert_rel(c.die_mm2, 826, 0);
@@ -242,6 +243,16 @@ static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
     assert_rel(c.hbm_usd, 601.2954, 1e-6);
     assert_rel(c.package_usd, 750, 0);
     assert_rel(c.device_usd, 422.6217 + 601.2954 + 750, 1e-6);
+    /* The same area as two chiplets of 413 mm2: pi 150^2 / 413 - pi 300 / sqrt(826) = 171.1521
+     * - 32.79300 = 138.3591 dies per wafer, yield (1 + 0.6195 / 3)^-3 = 0.5694007, two good
+     * dies $2 x 9346 / (138.3591 x 0.5694007) = $237.26: a defect scraps half the silicon. */
+    a.cost.dies_per_package = 2;
+    assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+    assert_int_equal(c.dies_per_package, 2);
+    assert_rel(c.dies_per_wafer, 138.3591, 1e-6);
+    assert_rel(c.yield_frac, 0.5694007, 1e-6);
+    assert_rel(c.die_usd, 237.2629, 1e-6);
+    a.cost.dies_per_package = 1;
     /* A die larger than the wafer leaves no die. */
     a.area.other_mm2 = 80000.0;
     pm_error err;
@@ -273,7 +284,7 @@ static void test_cost_and_energy_need_their_blocks(void **state)
     assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.accelerator.cost");
     /* Cost without area coefficients names the area object. */
-    s.accel.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750};
+    s.accel.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750, 1};
     assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.accelerator.area");
     /* Leakage needs the die; a NaN coefficient is refused. */

@@ -149,10 +149,10 @@ static void write_json(const pm_scenario *s, const pm_estimate *e)
            e->l2_window_bytes, (long long)e->kv_spill_context);
     const pm_device_cost *k = &e->cost;
     if (e->cost_present)
-        printf("  \"cost\": {\"die_mm2\": %.9g, \"die_usd\": %.9g, \"dies_per_wafer\": %.9g, "
-               "\"yield_frac\": %.9g, \"yield_model\": \"%s\", \"hbm_usd\": %.9g, "
-               "\"package_usd\": %.9g, \"device_usd\": %.9g},\n",
-               k->die_mm2, k->die_usd, k->dies_per_wafer, k->yield_frac,
+        printf("  \"cost\": {\"die_mm2\": %.9g, \"dies_per_package\": %d, \"die_usd\": %.9g, "
+               "\"dies_per_wafer\": %.9g, \"yield_frac\": %.9g, \"yield_model\": \"%s\", "
+               "\"hbm_usd\": %.9g, \"package_usd\": %.9g, \"device_usd\": %.9g},\n",
+               k->die_mm2, k->dies_per_package, k->die_usd, k->dies_per_wafer, k->yield_frac,
                pm_yield_model_name(s->accel.cost.yield_model), k->hbm_usd, k->package_usd,
                k->device_usd);
     else
@@ -189,10 +189,13 @@ static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
                s->accel.name);
     if (e->cost_present) {
         const pm_device_cost *k = &e->cost;
-        printf("cost per device: $%.0f = die $%.0f (%.1f mm2, %.1f dies/wafer, yield %.1f%%) + "
+        char split[48] = "";
+        if (k->dies_per_package > 1)
+            snprintf(split, sizeof split, " as %d dies", k->dies_per_package);
+        printf("cost per device: $%.0f = die $%.0f (%.1f mm2%s, %.1f dies/wafer, yield %.1f%%) + "
                "HBM $%.0f + package $%.0f\n",
-               k->device_usd, k->die_usd, k->die_mm2, k->dies_per_wafer, k->yield_frac * 100,
-               k->hbm_usd, k->package_usd);
+               k->device_usd, k->die_usd, k->die_mm2, split, k->dies_per_wafer,
+               k->yield_frac * 100, k->hbm_usd, k->package_usd);
         printf("tokens/s per $1000 of devices: serial %.4f, fused %.4f, preserve %.4f\n",
                e->modes[0].tokens_per_s_per_usd * 1e3, e->modes[1].tokens_per_s_per_usd * 1e3,
                e->modes[2].tokens_per_s_per_usd * 1e3);
