@@ -464,8 +464,11 @@ PM_API pm_status pm_quantity_parse(const char *text, pm_dimension want, double *
  * Time of one allreduce of message_bytes (the full vector each device holds) over the cluster
  * with algorithm algo (PM_AR_AUTO picks the fastest that the topology allows; *used, may be
  * NULL, tells which). Returns 0 for one device or an empty message.
- * Returns PM_OK, PM_ERR_INVALID_ARG (NULL cluster or time) or PM_ERR_INCONSISTENT (an
- * algorithm the topology cannot run, e.g. oneshot on a ring).
+ * Returns PM_OK, PM_ERR_INVALID_ARG (NULL cluster or time, a negative or non-finite message, a
+ * topology or algorithm outside its enum), PM_ERR_INCONSISTENT (an algorithm the topology cannot
+ * run, e.g. oneshot on a ring; bad device counts) or PM_ERR_RANGE (a link bandwidth not finite
+ * and > 0, a latency not finite and >= 0, or a time that is not finite): never PM_OK with an
+ * infinite time.
  */
 PM_API pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo,
                                    double message_bytes, double *time_s, pm_allreduce_algo *used,

@@ -96,8 +96,22 @@ bool pm_allreduce_algo_allowed(pm_topology topology, pm_allreduce_algo algo)
     case PM_TOPO_RING:
         return algo == PM_AR_AUTO || algo == PM_AR_RING || algo == PM_AR_RING_PIPELINED;
     case PM_TOPO_HIERARCHICAL: return algo == PM_AR_AUTO || algo == PM_AR_HIERARCHICAL;
-    default: return algo != PM_AR_HIERARCHICAL;
+    case PM_TOPO_FULL_MESH:
+    case PM_TOPO_SWITCH: return algo != PM_AR_HIERARCHICAL;
     }
+    return false; /* not a topology */
+}
+
+pm_status pm_allreduce_algo_check(pm_topology topology, pm_allreduce_algo algo, pm_error *err)
+{
+    if ((int)topology < 0 || topology > PM_TOPO_HIERARCHICAL || (int)algo < 0 ||
+        algo > PM_AR_RING_PIPELINED)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.cluster", "bad topology or algorithm");
+    if (!pm_allreduce_algo_allowed(topology, algo))
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
+                       "algorithm \"%s\" cannot run on topology \"%s\"",
+                       pm_allreduce_algo_name(algo), pm_topology_name(topology));
+    return PM_OK;
 }
 
 /* Candidate algorithms for a requested one on the cluster's topology; 0 when it cannot run. */
@@ -189,15 +203,27 @@ pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double 
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL cluster or output");
     if (!(message_bytes >= 0) || !isfinite(message_bytes))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "message size must be finite and >= 0");
+    pm_status st = pm_allreduce_algo_check(c->topology, algo, err);
+    if (st != PM_OK)
+        return st;
     if (c->devices < 1 || (c->topology == PM_TOPO_HIERARCHICAL &&
                            (c->devices_per_node < 1 || c->devices % c->devices_per_node)))
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster", "bad device counts");
+    const bool hier = c->topology == PM_TOPO_HIERARCHICAL;
+    if (c->devices > 1 &&
+        (!(c->link_bandwidth_bytes_per_s > 0 && c->link_bandwidth_bytes_per_s < INFINITY) ||
+         !(c->link_latency_s >= 0 && c->link_latency_s < INFINITY) ||
+         (hier && (!(c->inter_node_bandwidth_bytes_per_s > 0 &&
+                     c->inter_node_bandwidth_bytes_per_s < INFINITY) ||
+                   !(c->inter_node_latency_s >= 0 && c->inter_node_latency_s < INFINITY)))))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                       "link bandwidths must be finite and > 0 and latencies finite and >= 0");
     pm_ar_model m;
     pm_ar_model_init(c, algo, &m);
-    if (m.n == 0)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
-                       "algorithm \"%s\" cannot run on topology \"%s\"",
-                       pm_allreduce_algo_name(algo), pm_topology_name(c->topology));
-    *time_s = pm_ar_model_time(&m, message_bytes, used);
+    const double t = pm_ar_model_time(&m, message_bytes, used);
+    if (!(t >= 0 && t < INFINITY))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                       "the allreduce time of %g bytes is not finite", message_bytes);
+    *time_s = t;
     return PM_OK;
 }

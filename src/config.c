@@ -595,10 +595,9 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                            "inter-node bandwidth must be > 0 and latency >= 0");
     }
-    if (!pm_allreduce_algo_allowed(c->topology, c->algorithm))
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
-                       "algorithm \"%s\" cannot run on topology \"%s\"",
-                       pm_allreduce_algo_name(c->algorithm), pm_topology_name(c->topology));
+    pm_status st = pm_allreduce_algo_check(c->topology, c->algorithm, err);
+    if (st != PM_OK)
+        return st;
     return PM_OK;
 }
 

@@ -162,6 +162,9 @@ const char *const *pm_topology_names(size_t *count);
 const char *const *pm_allreduce_algo_names(size_t *count);
 /* Whether algo can run on topology (PM_AR_AUTO: on every topology); false for an invalid algo. */
 bool pm_allreduce_algo_allowed(pm_topology topology, pm_allreduce_algo algo);
+/* PM_OK when algo can run on topology; PM_ERR_INVALID_ARG for values outside the enums,
+ * PM_ERR_INCONSISTENT (at $.cluster.allreduce) when the topology cannot run it. */
+pm_status pm_allreduce_algo_check(pm_topology topology, pm_allreduce_algo algo, pm_error *err);
 
 /* ---- prefetch consumer semantics (schedule.c) ---- */
 

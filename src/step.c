@@ -75,13 +75,10 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     p->layers = s->model.layers;
     p->cap = pm_accelerator_l2_window_bytes(&s->accel);
     p->prefetching = prefetching && s->cluster.devices > 1;
+    if ((st = pm_allreduce_algo_check(s->cluster.topology, s->cluster.algorithm, err)) != PM_OK)
+        return st;
     pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
     pm_ar_model_init_fused(&s->cluster, &p->ar_fused);
-    if (p->ar.n == 0)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.allreduce",
-                       "algorithm \"%s\" cannot run on topology \"%s\"",
-                       pm_allreduce_algo_name(s->cluster.algorithm),
-                       pm_topology_name(s->cluster.topology));
     p->head_s = 0.0;
     p->head_tr = (pm_traffic){0};
     for (int i = 0; i < t->n_head; i++) {

@@ -262,6 +262,35 @@ static void test_rejects_null_and_bad_message(void **state)
     assert_int_equal(pm_allreduce_time(&c, PM_AR_AUTO, NAN, &t, NULL, NULL), PM_ERR_INVALID_ARG);
 }
 
+static void test_rejects_bad_bandwidth_and_enums(void **state)
+{
+    (void)state;
+    pm_cluster c = make_cluster(PM_TOPO_FULL_MESH, 4);
+    double t = -1.0;
+    pm_error err;
+    /* A zero, negative, infinite or NaN bandwidth would give an infinite or NaN time. */
+    const double bad_bw[] = {0.0, -1e11, INFINITY, NAN};
+    for (size_t i = 0; i < sizeof bad_bw / sizeof bad_bw[0]; i++) {
+        c.link_bandwidth_bytes_per_s = bad_bw[i];
+        assert_int_equal(pm_allreduce_time(&c, PM_AR_AUTO, 1e6, &t, NULL, &err), PM_ERR_RANGE);
+        assert_string_equal(err.path, "$.cluster");
+    }
+    c = make_cluster(PM_TOPO_FULL_MESH, 4);
+    c.link_latency_s = NAN;
+    assert_int_equal(pm_allreduce_time(&c, PM_AR_ONESHOT, 1e6, &t, NULL, &err), PM_ERR_RANGE);
+    /* Values outside the enums are argument errors, not an infinite time. */
+    c = make_cluster((pm_topology)99, 4);
+    assert_int_equal(pm_allreduce_time(&c, PM_AR_AUTO, 1e6, &t, NULL, &err), PM_ERR_INVALID_ARG);
+    c = make_cluster(PM_TOPO_RING, 4);
+    assert_int_equal(pm_allreduce_time(&c, (pm_allreduce_algo)42, 1e6, &t, NULL, &err),
+                     PM_ERR_INVALID_ARG);
+    /* One device needs no link: any bandwidth is fine, the time is 0. */
+    c = make_cluster(PM_TOPO_FULL_MESH, 1);
+    c.link_bandwidth_bytes_per_s = 0.0;
+    assert_int_equal(pm_allreduce_time(&c, PM_AR_AUTO, 1e6, &t, NULL, &err), PM_OK);
+    assert_rel(t, 0.0, 0.0);
+}
+
 static void test_more_bandwidth_never_slower(void **state)
 {
     (void)state;
@@ -309,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_one_device_and_empty_message_take_no_time),
         cmocka_unit_test(test_algorithm_not_allowed_on_topology),
         cmocka_unit_test(test_rejects_null_and_bad_message),
+        cmocka_unit_test(test_rejects_bad_bandwidth_and_enums),
         cmocka_unit_test(test_more_bandwidth_never_slower),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
