@@ -231,15 +231,26 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
 
 /* ---------------------------------------------------------------- accelerator */
 
+/* An optional object of the accelerator ("area", "energy", "cost"): *present says whether it is
+ * there; c is opened on it, knowing where o's keys came from. */
+static pm_status open_block(pm_obj *o, const char *key, pm_obj *c, bool *present)
+{
+    *present = false;
+    pm_status st = pm_obj_child(o, key, false, c, present);
+    if (st == PM_OK && *present) {
+        c->origins = o->origins;
+        c->n_origins = 0;
+    }
+    return st;
+}
+
 static pm_status read_area(pm_obj *o, pm_area_params *a)
 {
     pm_obj c;
-    bool present = false;
-    pm_status st = pm_obj_child(o, "area", false, &c, &present);
+    bool present;
+    pm_status st = open_block(o, "area", &c, &present);
     if (st != PM_OK || !present)
         return st;
-    c.origins = o->origins;
-    c.n_origins = 0;
     a->present = true;
     long stacks = 0, links = 0;
     if ((st = quantity(&c, "process", PM_DIM_LENGTH, true, POSITIVE, &a->process_nm)) ||
@@ -265,12 +276,10 @@ static pm_status read_area(pm_obj *o, pm_area_params *a)
 static pm_status read_energy(pm_obj *o, const pm_accelerator *acc, pm_energy_params *e)
 {
     pm_obj c, mc;
-    bool present = false;
-    pm_status st = pm_obj_child(o, "energy", false, &c, &present);
+    bool present;
+    pm_status st = open_block(o, "energy", &c, &present);
     if (st != PM_OK || !present)
         return st;
-    c.origins = o->origins;
-    c.n_origins = 0;
     e->present = true;
     if ((st = quantity(&c, "hbm", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
                        &e->hbm_J_per_byte)) ||
@@ -319,12 +328,10 @@ static pm_status read_energy(pm_obj *o, const pm_accelerator *acc, pm_energy_par
 static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params *k)
 {
     pm_obj c;
-    bool present = false;
-    pm_status st = pm_obj_child(o, "cost", false, &c, &present);
+    bool present;
+    pm_status st = open_block(o, "cost", &c, &present);
     if (st != PM_OK || !present)
         return st;
-    c.origins = o->origins;
-    c.n_origins = 0;
     k->present = true;
     int model = PM_YIELD_NEGATIVE_BINOMIAL;
     size_t n_yield = 0;

@@ -66,9 +66,7 @@ pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, p
     *out = (pm_device_cost){0};
     const pm_cost_params *k = &a->cost;
     if (!k->present)
-        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.cost",
-                       "accelerator \"%s\" has no cost coefficients (a \"cost\" object)",
-                       a->name);
+        return pm_block_missing(err, a, "cost");
     pm_area area;
     pm_status st = pm_area_compute(a, &area, err);
     if (st != PM_OK)

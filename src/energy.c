@@ -86,9 +86,7 @@ pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_error *er
     *power_W = 0.0;
     const pm_energy_params *e = &a->energy;
     if (!e->present)
-        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.energy",
-                       "accelerator \"%s\" has no energy coefficients (an \"energy\" object)",
-                       a->name);
+        return pm_block_missing(err, a, "energy");
     bool ok = coeff_ok(e->hbm_J_per_byte) && coeff_ok(e->l2_write_J_per_byte) &&
               coeff_ok(e->l2_read_J_per_byte) && coeff_ok(e->link_J_per_byte) &&
               coeff_ok(e->static_W) && coeff_ok(e->leakage_W_per_mm2);

@@ -131,17 +131,24 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
     return sum_region(sm, a, lo) + sum_range(sm, hi, b, depth + 1);
 }
 
+/* The checked scenario's plan of one decode step at context_len in one mode. */
+static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context_len,
+                             pm_step_plan *plan, pm_error *err)
+{
+    pm_status st = pm_scenario_check(s, err);
+    if (st != PM_OK)
+        return st;
+    return pm_step_plan_build(s, PM_PHASE_DECODE, context_len, mode == PM_MODE_FUSED,
+                              mode == PM_MODE_PRESERVE, plan, err);
+}
+
 pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
                               double *time_s, pm_error *err)
 {
     if (!s || !time_s || (int)mode < 0 || mode >= PM_MODE_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_decode_step_time");
-    pm_status st = pm_scenario_check(s, err);
-    if (st != PM_OK)
-        return st;
     pm_step_plan plan;
-    st = pm_step_plan_build(s, PM_PHASE_DECODE, context_len, mode == PM_MODE_FUSED,
-                            mode == PM_MODE_PRESERVE, &plan, err);
+    pm_status st = decode_plan(s, mode, context_len, &plan, err);
     if (st != PM_OK)
         return st;
     st = pm_step_plan_eval(&plan, mode == PM_MODE_PRESERVE, context_len, time_s, NULL);
@@ -194,12 +201,8 @@ pm_status pm_decode_step_traffic(const pm_scenario *s, pm_mode mode, int64_t con
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "bad argument to pm_decode_step_traffic");
     memset(out, 0, sizeof *out);
-    pm_status st = pm_scenario_check(s, err);
-    if (st != PM_OK)
-        return st;
     pm_step_plan plan;
-    st = pm_step_plan_build(s, PM_PHASE_DECODE, context_len, mode == PM_MODE_FUSED,
-                            mode == PM_MODE_PRESERVE, &plan, err);
+    pm_status st = decode_plan(s, mode, context_len, &plan, err);
     if (st != PM_OK)
         return st;
     pm_step_plan_traffic(&plan, mode == PM_MODE_PRESERVE, context_len, out);

@@ -172,6 +172,12 @@ pm_status pm_allreduce_algo_check(pm_topology topology, pm_allreduce_algo algo, 
  * number. */
 const char *const *pm_prefetch_consumer_names(size_t *count);
 
+/* ---- the die-area model (area.c) ---- */
+
+/* Fails with PM_ERR_MISSING at $.accelerator.<block>: the accelerator has no such object
+ * ("area", "energy", "cost"). */
+pm_status pm_block_missing(pm_error *err, const pm_accelerator *a, const char *block);
+
 /* ---- the die-cost model (die_cost.c) ---- */
 
 /* The yield models' names, indexed by pm_yield_model (for pm_obj_enum); *count receives their

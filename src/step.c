@@ -337,16 +337,23 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, pm_s
     return out;
 }
 
+/* The layer's nodes at ctx into L[] (the attention node, recomputed, into *attn). */
+static void layer_at(const pm_step_plan *p, int64_t ctx, const pm_step_node **L,
+                     pm_step_node *attn)
+{
+    for (int i = 0; i < p->tmpl.n_layer; i++)
+        L[i] = &p->layer[i];
+    if (p->attn >= 0)
+        L[p->attn] = attention_at(p, ctx, attn);
+}
+
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
                             unsigned *signature)
 {
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
     const pm_step_node *L[MAXN];
     pm_step_node attn;
-    for (int i = 0; i < n; i++)
-        L[i] = &p->layer[i];
-    if (p->attn >= 0)
-        L[p->attn] = attention_at(p, ctx, &attn);
+    layer_at(p, ctx, L, &attn);
     if (signature)
         *signature = 0;
     if (!preserve || !p->prefetching || p->first_comm < 0) {
@@ -410,10 +417,7 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
     const pm_step_node *L[MAXN];
     pm_step_node attn;
-    for (int i = 0; i < n; i++)
-        L[i] = &p->layer[i];
-    if (p->attn >= 0)
-        L[p->attn] = attention_at(p, ctx, &attn);
+    layer_at(p, ctx, L, &attn);
     *out = p->head_tr;
     bool pf[MAXN], pft[MAXN];
     const bool pre = preserve && p->prefetching && p->first_comm >= 0;
