@@ -452,6 +452,67 @@ static void test_property_cost_grows_with_die_area(void **state)
     }
 }
 
+static void test_optimum_per_objective(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("paper-dse", NULL, 0);
+    pm_optimum mm2, mm2_for, usd, joule;
+    const double lo = 1048576.0, hi = 1024.0 * 1048576.0;
+    assert_int_equal(pm_optimize_axis(&s, PM_AXIS_L2, lo, hi, 33, 1e-3, 100, &mm2, NULL), PM_OK);
+    assert_int_equal(pm_optimize_axis_for(&s, PM_AXIS_L2, PM_OBJECTIVE_MM2, lo, hi, 33, 1e-3, 100,
+                                          &mm2_for, NULL),
+                     PM_OK);
+    assert_memory_equal(&mm2, &mm2_for, sizeof mm2);
+    assert_int_equal(pm_optimize_axis_for(&s, PM_AXIS_L2, PM_OBJECTIVE_USD, lo, hi, 33, 1e-3, 100,
+                                          &usd, NULL),
+                     PM_OK);
+    assert_int_equal(pm_optimize_axis_for(&s, PM_AXIS_L2, PM_OBJECTIVE_JOULE, lo, hi, 33, 1e-3,
+                                          100, &joule, NULL),
+                     PM_OK);
+    /* The objective at the optimum is the estimate's figure there. */
+    const pm_mode P = PM_MODE_PRESERVE;
+    pm_scenario t = s;
+    pm_estimate e;
+    assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, usd.best_value[P], NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&t, &e, NULL), PM_OK);
+    assert_rel(usd.best_density[P], e.modes[P].tokens_per_s_per_usd, 1e-12);
+    assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, joule.best_value[P], NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&t, &e, NULL), PM_OK);
+    assert_rel(joule.best_density[P], e.modes[P].tokens_per_J, 1e-12);
+    /* The fixed share of a device's price (HBM, package) puts the per-dollar optimum at a larger
+     * L2 than the per-mm2 one; leakage and L2 energy put the per-joule one at a smaller L2. */
+    assert_true(usd.best_value[P] > mm2.best_value[P]);
+    assert_true(joule.best_value[P] < mm2.best_value[P]);
+    /* Each objective needs its object, and names it. */
+    pm_error err;
+    t = s;
+    t.accel.cost.present = false;
+    t.accel.energy.present = false;
+    assert_int_equal(pm_optimize_axis_for(&t, PM_AXIS_L2, PM_OBJECTIVE_USD, lo, hi, 33, 1e-3, 100,
+                                          &usd, &err),
+                     PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.cost");
+    assert_int_equal(pm_optimize_axis_for(&t, PM_AXIS_L2, PM_OBJECTIVE_JOULE, lo, hi, 33, 1e-3,
+                                          100, &joule, &err),
+                     PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.energy");
+    assert_int_equal(pm_optimize_axis_for(&t, PM_AXIS_L2, PM_OBJECTIVE_COUNT, lo, hi, 33, 1e-3,
+                                          100, &joule, &err),
+                     PM_ERR_INVALID_ARG);
+    assert_string_equal(pm_objective_name(PM_OBJECTIVE_JOULE), "joule");
+    assert_string_equal(pm_objective_column(PM_OBJECTIVE_USD), "tokens_per_s_per_usd");
+    assert_string_equal(pm_objective_name(PM_OBJECTIVE_COUNT), "?");
+    /* Bad arguments of the traffic and power calls. */
+    pm_traffic tr;
+    double w;
+    assert_int_equal(pm_decode_step_traffic(&s, PM_MODE_COUNT, 10, &tr, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_decode_step_traffic(&s, PM_MODE_SERIAL, -1, &tr, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_graph_traffic(&s, NULL, &tr, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_full_bandwidth_power(&t.accel, &w, &err), PM_ERR_MISSING);
+    assert_int_equal(pm_full_bandwidth_power(&t.accel, NULL, &err), PM_ERR_INVALID_ARG);
+    pm_scenario_release(&s);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -465,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_modelled_power_below_board_power),
         cmocka_unit_test(test_property_energy_grows_with_bytes_moved),
         cmocka_unit_test(test_property_cost_grows_with_die_area),
+        cmocka_unit_test(test_optimum_per_objective),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
