@@ -7,7 +7,7 @@
  *
  * Conventions
  *  - Every quantity is a double in SI base units, and its name says which: _s, _bytes, _flop,
- *    _flop_per_s, _bytes_per_s, _mm2, _frac.
+ *    _flop_per_s, _bytes_per_s, _mm2, _frac, _J, _W, _usd (energy, power and dollars).
  *  - Every fallible function returns a pm_status and fills an optional (NULL allowed) caller-owned
  *    pm_error. The library never prints, exits or aborts, and keeps no global mutable state: calls
  *    on different objects may run in parallel threads.

@@ -72,6 +72,8 @@ check table-energy 0 "J/token" "$pm"
 check table-cost 0 "cost per device: \$" "$pm"
 check table-no-blocks 0 "has no energy or cost coefficients" "$pm" --accelerator "$noblocks"
 check csv-energy 0 "preserve_J_per_token,preserve_avg_power_W,preserve_tokens_per_J,preserve_tokens_per_s_per_usd" "$pm" --format csv
+check set-yield-model 0 "yield 14.7%" "$pm" --set accelerator.cost.yield_model=poisson
+check set-energy 0 '"hbm": 3363' "$pm" --set accelerator.energy.hbm_pJ_per_bit=3.9 --format json
 check sweep-energy-cols 0 "device_usd,serial_J_per_token" "$pm" --sweep l2=8MiB:16MiB:8MiB
 check sweep-no-blocks-note 0 "has no energy coefficients" "$pm" --accelerator "$noblocks" --sweep l2=8MiB:16MiB:8MiB
 check sweep-bad-range 2 "reversed range" "$pm" --sweep l2=256MiB:8MiB:8MiB
