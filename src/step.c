@@ -37,16 +37,28 @@ static bool is_comm(pm_node_kind k)
 }
 
 /* The costs of one node served from HBM, served from L2 after a prefetch, and of its
- * prefetch. */
-static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
-                       const pm_node *n, bool prefetching, pm_step_node *out)
+ * prefetch; with traffic, what it moves in both cases too (the time path leaves it out). */
+static void node_costs_ex(const pm_scenario *s, const pm_ar_model *ar,
+                          const pm_ar_model *ar_fused, const pm_node *n, bool prefetching,
+                          bool traffic, pm_step_node *out)
 {
     out->bytes = pm_node_prefetchable_bytes(n);
-    out->tr = out->tr_pf = (pm_traffic){0};
-    if (prefetching && out->bytes > 0) {
+    const bool pre = prefetching && out->bytes > 0;
+    if (pre) {
         /* MatMul or attention: plain operations, both variants from one roofline. */
         pm_op_cost_pair(s, n, out->bytes, &out->hbm, &out->l2);
         pm_prefetch_cost(s, out->bytes, &out->pf);
+    } else {
+        pm_op_cost_node(s, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
+                        &out->hbm);
+    }
+    out->is_ar = n->kind == PM_NODE_ALLREDUCE;
+    out->is_comm = is_comm(n->kind);
+    if (!traffic)
+        return;
+    out->tr = out->tr_pf = (pm_traffic){0};
+    pm_node_traffic(s, ar, ar_fused, n, &out->hbm, 1.0, &out->tr);
+    if (pre) {
         /* Prefetched: the consumer reads its bytes from L2, the prefetch wrote them there. */
         pm_node cons = *n, pf = {0};
         cons.l2_bytes = out->bytes;
@@ -54,13 +66,13 @@ static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_
         pf.weight_bytes = out->bytes;
         pm_node_traffic(s, ar, ar_fused, &cons, &out->l2, 1.0, &out->tr_pf);
         pm_node_traffic(s, ar, ar_fused, &pf, &out->pf, 1.0, &out->tr_pf);
-    } else {
-        pm_op_cost_node(s, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
-                        &out->hbm);
     }
-    pm_node_traffic(s, ar, ar_fused, n, &out->hbm, 1.0, &out->tr);
-    out->is_ar = n->kind == PM_NODE_ALLREDUCE;
-    out->is_comm = is_comm(n->kind);
+}
+
+static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                       const pm_node *n, bool prefetching, pm_step_node *out)
+{
+    node_costs_ex(s, ar, ar_fused, n, prefetching, true, out);
 }
 
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
@@ -324,8 +336,10 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
     return PM_OK;
 }
 
-/* The attention node at ctx (decode), into *out; returns out, or the plan's node at ctx0. */
-static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, pm_step_node *out)
+/* The attention node at ctx (decode), into *out (what it moves too, with traffic); returns
+ * out, or the plan's node at ctx0. */
+static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, bool traffic,
+                                        pm_step_node *out)
 {
     if (ctx == p->ctx0)
         return &p->layer[p->attn];
@@ -333,18 +347,18 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, pm_s
     const double dc = (double)(ctx - p->ctx0);
     a.flop += p->attn_dflop * dc;
     a.kv_bytes += p->attn_dkv * dc;
-    node_costs(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, out);
+    node_costs_ex(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, traffic, out);
     return out;
 }
 
 /* The layer's nodes at ctx into L[] (the attention node, recomputed, into *attn). */
-static void layer_at(const pm_step_plan *p, int64_t ctx, const pm_step_node **L,
+static void layer_at(const pm_step_plan *p, int64_t ctx, bool traffic, const pm_step_node **L,
                      pm_step_node *attn)
 {
     for (int i = 0; i < p->tmpl.n_layer; i++)
         L[i] = &p->layer[i];
     if (p->attn >= 0)
-        L[p->attn] = attention_at(p, ctx, attn);
+        L[p->attn] = attention_at(p, ctx, traffic, attn);
 }
 
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
@@ -353,7 +367,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
     const pm_step_node *L[MAXN];
     pm_step_node attn;
-    layer_at(p, ctx, L, &attn);
+    layer_at(p, ctx, false, L, &attn);
     if (signature)
         *signature = 0;
     if (!preserve || !p->prefetching || p->first_comm < 0) {
@@ -417,7 +431,7 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
     const pm_step_node *L[MAXN];
     pm_step_node attn;
-    layer_at(p, ctx, L, &attn);
+    layer_at(p, ctx, true, L, &attn);
     *out = p->head_tr;
     bool pf[MAXN], pft[MAXN];
     const bool pre = preserve && p->prefetching && p->first_comm >= 0;
