@@ -120,6 +120,13 @@ pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double
     pm_status st = pm_static_power(a, &p_static, err);
     if (st != PM_OK)
         return st;
+    pm_energy_of(a, p_static, t, time_s, out);
+    return PM_OK;
+}
+
+void pm_energy_of(const pm_accelerator *a, double p_static, const pm_traffic *t, double time_s,
+                  pm_energy *out)
+{
     const pm_energy_params *e = &a->energy;
     out->hbm_J = t->hbm_bytes * e->hbm_J_per_byte;
     out->l2_J = t->l2_write_bytes * e->l2_write_J_per_byte + t->l2_read_bytes * e->l2_read_J_per_byte;
@@ -128,7 +135,6 @@ pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double
         out->mac_J += t->mac[d] * e->mac_J[d];
     out->static_J = p_static * time_s;
     out->total_J = out->hbm_J + out->l2_J + out->link_J + out->mac_J + out->static_J;
-    return PM_OK;
 }
 
 pm_status pm_full_bandwidth_power(const pm_accelerator *a, double *power_W, pm_error *err)

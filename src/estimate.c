@@ -39,6 +39,8 @@ typedef struct summer {
     double memo_t[MEMO];
     int memo_next;
     pm_traffic traffic; /* the sum of what the steps move, region by region */
+    int64_t end_c;      /* the last region's end, and what its step moves */
+    pm_traffic end_t;
 } summer;
 
 static double eval_t(summer *sm, int64_t c)
@@ -110,6 +112,8 @@ static double sum_region(summer *sm, int64_t a, int64_t b)
     const double half = (double)(b - a + 1) / 2.0;
     pm_traffic_add(&sm->traffic, &ta, half);
     pm_traffic_add(&sm->traffic, &tb, half);
+    sm->end_c = b;
+    sm->end_t = tb;
     return sum_linear_region(sm, a, b, 0);
 }
 
@@ -176,16 +180,18 @@ static pm_status energy_and_cost(const pm_scenario *s, const pm_traffic *tpot_tr
     out->cost_present = a->cost.present;
     if (out->cost_present && (st = pm_device_cost_compute(a, &out->cost, err)) != PM_OK)
         return st;
+    double p_static = 0.0;
+    if (out->energy_present && (st = pm_static_power(a, &p_static, err)) != PM_OK)
+        return st;
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         pm_mode_result *r = &out->modes[m];
         if (out->cost_present)
             r->tokens_per_s_per_usd = r->tokens_per_s / (devices * out->cost.device_usd);
         if (!out->energy_present)
             continue;
-        pm_energy tpot;
-        if ((st = pm_energy_compute(a, &r->traffic, r->request_s, &r->energy, err)) != PM_OK ||
-            (st = pm_energy_compute(a, &tpot_traffic[m], r->tpot_s, &tpot, err)) != PM_OK)
-            return st;
+        pm_energy tpot; /* the times are finite and positive: checked above */
+        pm_energy_of(a, p_static, &r->traffic, r->request_s, &r->energy);
+        pm_energy_of(a, p_static, &tpot_traffic[m], r->tpot_s, &tpot);
         r->tpot_energy_J = tpot.total_J;
         r->energy_per_token_J = devices * r->energy.total_J / tokens;
         r->avg_power_W = r->energy.total_J / r->request_s;
@@ -205,6 +211,7 @@ pm_status pm_decode_step_traffic(const pm_scenario *s, pm_mode mode, int64_t con
     pm_status st = decode_plan(s, mode, context_len, &plan, err);
     if (st != PM_OK)
         return st;
+    pm_step_plan_count(&plan);
     pm_step_plan_traffic(&plan, mode == PM_MODE_PRESERVE, context_len, out);
     return PM_OK;
 }
@@ -234,6 +241,8 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         pm_free(plans);
         return st;
     }
+    pm_step_plan_count(dec);
+    pm_step_plan_count(pre);
     pm_step_plan_fuse(dec, dec_f);
     pm_step_plan_fuse(pre, pre_f);
     const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
@@ -247,7 +256,7 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         const bool convex = !s->options.hbm_sharing &&
                             s->accel.prefetch_consumer == PM_CONSUMER_WAIT;
         summer sm = {fused ? dec_f : dec, preserve, convex, PM_OK, 0, {0}, {0},
-                     0, {0, 0, 0, 0, {0}}};
+                     0, {0, 0, 0, 0, {0}}, -1, {0, 0, 0, 0, {0}}};
         for (int i = 0; i < MEMO; i++)
             sm.memo_c[i] = -1;
         if ((st = pm_step_plan_eval(fused ? pre_f : pre, preserve, sp, &r->prefill_s, NULL)) !=
@@ -264,7 +273,10 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         r->allreduce_decode_s = pm_ar_model_time(&dec->ar, msg, &r->allreduce);
         pm_step_plan_traffic(fused ? pre_f : pre, preserve, sp, &r->traffic);
         pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
-        pm_step_plan_traffic(fused ? dec_f : dec, preserve, last, &tpot_traffic[m]);
+        if (sm.end_c == last)
+            tpot_traffic[m] = sm.end_t;
+        else
+            pm_step_plan_traffic(fused ? dec_f : dec, preserve, last, &tpot_traffic[m]);
     }
     pm_free(plans);
     if (st == PM_ERR_RANGE)

@@ -280,9 +280,13 @@ typedef struct pm_step_node {
     pm_op_cost pf;    /* its prefetch on the prefetch stream */
     double bytes;     /* prefetchable bytes (Algorithm 1's M(n)) */
     bool is_comm, is_ar;
-    pm_traffic tr;    /* what it moves served from HBM */
-    pm_traffic tr_pf; /* what it and its prefetch move when prefetched */
 } pm_step_node;
+
+/* What one node of a plan moves (kept apart from its costs, which the time path reads). */
+typedef struct pm_step_traffic {
+    pm_traffic tr;    /* served from HBM */
+    pm_traffic tr_pf; /* prefetched: it and its prefetch */
+} pm_step_traffic;
 
 typedef struct pm_step_plan {
     const pm_scenario *s;
@@ -294,7 +298,11 @@ typedef struct pm_step_plan {
     pm_template tmpl;
     pm_step_node layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     double head_s;        /* the nodes before the layers, in sequence */
-    pm_traffic head_tr;   /* what the nodes before the layers move */
+    pm_traffic head_tr;   /* what the nodes before the layers move (once counted) */
+    bool counted;         /* pm_step_plan_count filled the nodes' traffic */
+    pm_traffic attn_dtr, attn_dtr_pf; /* the attention's traffic per unit of context (decode) */
+    pm_traffic plain_tr;  /* a step at ctx0 with nothing prefetched */
+    pm_step_traffic layer_tr[PM_TEMPLATE_MAX], tail_tr[PM_TEMPLATE_MAX]; /* once counted */
     double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
     double tail_s;        /* the nodes after the layers, from HBM */
     int attn, first_comm; /* layer indices, -1 when absent */
@@ -313,8 +321,11 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
                             unsigned *signature);
 /* The insertion decisions' signature alone (cheap: no costs, no schedule). */
 unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx);
-/* What one step at ctx moves (as pm_step_plan_eval times it): the fast path's twin of
- * pm_graph_traffic. */
+/* Fills what each node of the plan moves (pm_step_plan_build leaves it out: the time path does
+ * not need it); a fused plan made afterwards by pm_step_plan_fuse inherits it. */
+void pm_step_plan_count(pm_step_plan *p);
+/* What one step at ctx moves (as pm_step_plan_eval times it), for a counted plan: the fast
+ * path's twin of pm_graph_traffic. */
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out);
 
 /* ---- energy (energy.c) ---- */
@@ -325,6 +336,10 @@ void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_mo
                      const pm_node *n, const pm_op_cost *c, double weight, pm_traffic *acc);
 /* acc += weight x t. */
 void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double weight);
+/* pm_energy_compute with the static power p_static_W already found (pm_static_power) and
+ * time_s checked. */
+void pm_energy_of(const pm_accelerator *a, double p_static_W, const pm_traffic *t, double time_s,
+                  pm_energy *out);
 
 /* ---- the optimum search (sweep.c) ---- */
 

@@ -37,14 +37,12 @@ static bool is_comm(pm_node_kind k)
 }
 
 /* The costs of one node served from HBM, served from L2 after a prefetch, and of its
- * prefetch; with traffic, what it moves in both cases too (the time path leaves it out). */
-static void node_costs_ex(const pm_scenario *s, const pm_ar_model *ar,
-                          const pm_ar_model *ar_fused, const pm_node *n, bool prefetching,
-                          bool traffic, pm_step_node *out)
+ * prefetch. */
+static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                       const pm_node *n, bool prefetching, pm_step_node *out)
 {
     out->bytes = pm_node_prefetchable_bytes(n);
-    const bool pre = prefetching && out->bytes > 0;
-    if (pre) {
+    if (prefetching && out->bytes > 0) {
         /* MatMul or attention: plain operations, both variants from one roofline. */
         pm_op_cost_pair(s, n, out->bytes, &out->hbm, &out->l2);
         pm_prefetch_cost(s, out->bytes, &out->pf);
@@ -54,25 +52,69 @@ static void node_costs_ex(const pm_scenario *s, const pm_ar_model *ar,
     }
     out->is_ar = n->kind == PM_NODE_ALLREDUCE;
     out->is_comm = is_comm(n->kind);
-    if (!traffic)
-        return;
+}
+
+/* What a node with its costs (node_costs) moves, served from HBM and, when its prefetched
+ * variant is costed, prefetched. Only estimates need it: the time path leaves it out. */
+static void node_traffic(const pm_step_plan *p, const pm_node *n, const pm_step_node *c,
+                         pm_step_traffic *out)
+{
+    const pm_scenario *s = p->s;
     out->tr = out->tr_pf = (pm_traffic){0};
-    pm_node_traffic(s, ar, ar_fused, n, &out->hbm, 1.0, &out->tr);
-    if (pre) {
-        /* Prefetched: the consumer reads its bytes from L2, the prefetch wrote them there. */
-        pm_node cons = *n, pf = {0};
-        cons.l2_bytes = out->bytes;
-        pf.kind = PM_NODE_PREFETCH;
-        pf.weight_bytes = out->bytes;
-        pm_node_traffic(s, ar, ar_fused, &cons, &out->l2, 1.0, &out->tr_pf);
-        pm_node_traffic(s, ar, ar_fused, &pf, &out->pf, 1.0, &out->tr_pf);
+    pm_node_traffic(s, &p->ar, &p->ar_fused, n, &c->hbm, 1.0, &out->tr);
+    if (p->prefetching && c->bytes > 0) {
+        /* Prefetched, as pm_node_traffic counts a consumer with l2_bytes and its prefetch node:
+         * the consumer's own HBM bytes and the prefetch's read, the bytes written to L2 and
+         * read back (tests/test_energy.c compares the two paths). */
+        out->tr_pf = out->tr;
+        out->tr_pf.hbm_bytes = c->l2.hbm_bytes + c->pf.hbm_bytes;
+        out->tr_pf.l2_write_bytes += c->bytes;
+        out->tr_pf.l2_read_bytes += c->bytes;
     }
 }
 
-static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
-                       const pm_node *n, bool prefetching, pm_step_node *out)
+/* What a step at ctx0 moves with nothing prefetched. */
+static void plain_total(pm_step_plan *p)
 {
-    node_costs_ex(s, ar, ar_fused, n, prefetching, true, out);
+    p->plain_tr = p->head_tr;
+    for (int i = 0; i < p->tmpl.n_layer; i++)
+        pm_traffic_add(&p->plain_tr, &p->layer_tr[i].tr, p->layers);
+    for (int i = 0; i < p->tmpl.n_tail; i++)
+        pm_traffic_add(&p->plain_tr, &p->tail_tr[i].tr, 1.0);
+}
+
+void pm_step_plan_count(pm_step_plan *p)
+{
+    const pm_template *t = &p->tmpl;
+    p->head_tr = (pm_traffic){0};
+    for (int i = 0; i < t->n_head; i++) {
+        pm_op_cost c;
+        pm_op_cost_node(p->s, &p->ar, &t->head[i], &c);
+        pm_node_traffic(p->s, &p->ar, &p->ar_fused, &t->head[i], &c, 1.0, &p->head_tr);
+    }
+    for (int i = 0; i < t->n_layer; i++)
+        node_traffic(p, &t->layer[i], &p->layer[i], &p->layer_tr[i]);
+    for (int i = 0; i < t->n_tail; i++)
+        node_traffic(p, &t->tail[i], &p->tail[i], &p->tail_tr[i]);
+    /* What the attention moves is affine in the context (its KV bytes and flops are), so its
+     * slope, measured one position on, gives it at any context without costing the node. */
+    p->attn_dtr = p->attn_dtr_pf = (pm_traffic){0};
+    if (p->attn >= 0 && (p->attn_dkv > 0 || p->attn_dflop > 0)) {
+        pm_node a = t->layer[p->attn];
+        a.flop += p->attn_dflop;
+        a.kv_bytes += p->attn_dkv;
+        pm_step_node one;
+        pm_step_traffic one_tr;
+        node_costs(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
+        node_traffic(p, &a, &one, &one_tr);
+        const pm_step_traffic *at0 = &p->layer_tr[p->attn];
+        p->attn_dtr = one_tr.tr;
+        pm_traffic_add(&p->attn_dtr, &at0->tr, -1.0);
+        p->attn_dtr_pf = one_tr.tr_pf;
+        pm_traffic_add(&p->attn_dtr_pf, &at0->tr_pf, -1.0);
+    }
+    plain_total(p);
+    p->counted = true;
 }
 
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
@@ -92,12 +134,11 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
     pm_ar_model_init_fused(&s->cluster, &p->ar_fused);
     p->head_s = 0.0;
-    p->head_tr = (pm_traffic){0};
+    p->counted = false;
     for (int i = 0; i < t->n_head; i++) {
         pm_op_cost c;
         pm_op_cost_node(s, &p->ar, &t->head[i], &c);
         p->head_s += c.total_s;
-        pm_node_traffic(s, &p->ar, &p->ar_fused, &t->head[i], &c, 1.0, &p->head_tr);
     }
     p->attn = -1;
     p->first_comm = -1;
@@ -143,12 +184,18 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->ar_fused = u->ar_fused;
     f->head_s = u->head_s;
     f->head_tr = u->head_tr;
+    f->counted = u->counted;
+    f->attn_dtr = u->attn_dtr;
+    f->attn_dtr_pf = u->attn_dtr_pf;
     f->tail_s = u->tail_s;
     f->attn_dflop = u->attn_dflop;
     f->attn_dkv = u->attn_dkv;
     f->tmpl.n_tail = u->tmpl.n_tail;
-    for (int i = 0; i < u->tmpl.n_tail; i++)
+    for (int i = 0; i < u->tmpl.n_tail; i++) {
         f->tail[i] = u->tail[i];
+        if (f->counted)
+            f->tail_tr[i] = u->tail_tr[i];
+    }
     int map[MAXN];
     pm_template_fuse_layer(&u->tmpl, u->s->options.fused_chunks, f->tmpl.layer,
                            &f->tmpl.n_layer, map);
@@ -163,16 +210,22 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
         const pm_node *n = &f->tmpl.layer[j];
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
             node_costs(f->s, &f->ar, &f->ar_fused, n, false, &f->layer[j]);
+            if (f->counted)
+                node_traffic(f, n, &f->layer[j], &f->layer_tr[j]);
             if (f->chunks == 0)
                 f->chunks = f->layer[j].hbm.chunks;
         } else {
             f->layer[j] = u->layer[i];
+            if (f->counted)
+                f->layer_tr[j] = u->layer_tr[i];
         }
         if (f->layer[j].is_comm && f->first_comm < 0)
             f->first_comm = j;
         if (j != f->attn)
             f->layer_rest_s += f->layer[j].hbm.total_s;
     }
+    if (f->counted)
+        plain_total(f);
 }
 
 /* Algorithm 1 over the chain: each window walks from its communication node to the next one
@@ -336,10 +389,8 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
     return PM_OK;
 }
 
-/* The attention node at ctx (decode), into *out (what it moves too, with traffic); returns
- * out, or the plan's node at ctx0. */
-static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, bool traffic,
-                                        pm_step_node *out)
+/* The attention node at ctx (decode), into *out; returns out, or the plan's node at ctx0. */
+static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, pm_step_node *out)
 {
     if (ctx == p->ctx0)
         return &p->layer[p->attn];
@@ -347,18 +398,18 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, bool
     const double dc = (double)(ctx - p->ctx0);
     a.flop += p->attn_dflop * dc;
     a.kv_bytes += p->attn_dkv * dc;
-    node_costs_ex(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, traffic, out);
+    node_costs(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, out);
     return out;
 }
 
 /* The layer's nodes at ctx into L[] (the attention node, recomputed, into *attn). */
-static void layer_at(const pm_step_plan *p, int64_t ctx, bool traffic, const pm_step_node **L,
+static void layer_at(const pm_step_plan *p, int64_t ctx, const pm_step_node **L,
                      pm_step_node *attn)
 {
     for (int i = 0; i < p->tmpl.n_layer; i++)
         L[i] = &p->layer[i];
     if (p->attn >= 0)
-        L[p->attn] = attention_at(p, ctx, traffic, attn);
+        L[p->attn] = attention_at(p, ctx, attn);
 }
 
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
@@ -367,7 +418,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
     const pm_step_node *L[MAXN];
     pm_step_node attn;
-    layer_at(p, ctx, false, L, &attn);
+    layer_at(p, ctx, L, &attn);
     if (signature)
         *signature = 0;
     if (!preserve || !p->prefetching || p->first_comm < 0) {
@@ -429,30 +480,45 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
 {
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
-    const pm_step_node *L[MAXN];
-    pm_step_node attn;
-    layer_at(p, ctx, true, L, &attn);
+    const double dc = (double)(ctx - p->ctx0);
+    if (!(preserve && p->prefetching && p->first_comm >= 0)) {
+        /* Nothing prefetched: every layer's attention grows by the same slope. */
+        *out = p->plain_tr;
+        pm_traffic_add(out, &p->attn_dtr, p->layers * dc);
+        return;
+    }
+    const pm_traffic *tr[MAXN], *tr_pf[MAXN];
+    for (int i = 0; i < n; i++) {
+        tr[i] = &p->layer_tr[i].tr;
+        tr_pf[i] = &p->layer_tr[i].tr_pf;
+    }
+    /* The attention at ctx, from its slope (pm_step_plan_count). */
+    pm_traffic at = {0}, at_pf = {0};
+    double attn_bytes = 0.0;
+    if (p->attn >= 0) {
+        at = p->layer_tr[p->attn].tr;
+        pm_traffic_add(&at, &p->attn_dtr, dc);
+        at_pf = p->layer_tr[p->attn].tr_pf;
+        pm_traffic_add(&at_pf, &p->attn_dtr_pf, dc);
+        tr[p->attn] = &at;
+        tr_pf[p->attn] = &at_pf;
+        attn_bytes = p->layer[p->attn].bytes + p->attn_dkv * dc;
+    }
     *out = p->head_tr;
     bool pf[MAXN], pft[MAXN];
-    const bool pre = preserve && p->prefetching && p->first_comm >= 0;
-    if (pre)
-        decide(p, p->attn >= 0 ? L[p->attn]->bytes : 0.0, pf, pft);
-    else {
-        memset(pf, 0, sizeof pf);
-        memset(pft, 0, sizeof pft);
-    }
+    decide(p, attn_bytes, pf, pft);
     /* As pm_step_plan_eval schedules them: a node before the first communication is
      * prefetched in every layer but the first (no allreduce precedes it there); the others in
      * every layer; tail nodes by the last layer's window. */
     for (int i = 0; i < n; i++) {
         const double others = i < p->first_comm ? p->layers - 1.0 : p->layers;
         if (pf[i]) {
-            pm_traffic_add(out, &L[i]->tr_pf, others);
-            pm_traffic_add(out, &L[i]->tr, p->layers - others);
+            pm_traffic_add(out, tr_pf[i], others);
+            pm_traffic_add(out, tr[i], p->layers - others);
         } else {
-            pm_traffic_add(out, &L[i]->tr, p->layers);
+            pm_traffic_add(out, tr[i], p->layers);
         }
     }
     for (int i = 0; i < nt; i++)
-        pm_traffic_add(out, pft[i] ? &p->tail[i].tr_pf : &p->tail[i].tr, 1.0);
+        pm_traffic_add(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
 }
