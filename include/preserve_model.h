@@ -314,10 +314,16 @@ typedef struct pm_scenario {
     pm_provenance *provenance; /* owned; NULL for scenarios built by hand */
 } pm_scenario;
 
+/** The largest input file any loader reads (JSON data files, HuggingFace configs, graphs):
+ * larger files are refused from their size, before a byte is read. The largest real input
+ * (a graph of a whole 126-layer model) is a few MB. */
+#define PM_MAX_INPUT_FILE_BYTES 67108864 /* 64 MiB */
+
 /** Where a loader finds bundled files and which overrides it applies. */
 typedef struct pm_load_opts {
     const char *data_dir;             /* NULL: the installed data directory */
-    const char *const *overrides;     /* "dotted.path=value" strings, may be NULL */
+    const char *const *overrides;     /* "dotted.path=value" strings; NULL only with
+                                         n_overrides 0 (else PM_ERR_INVALID_ARG) */
     size_t n_overrides;
 } pm_load_opts;
 
@@ -571,13 +577,32 @@ PM_API pm_graph *pm_graph_alloc(void);
 /** Frees a graph of pm_graph_alloc, its nodes and edges. g may be NULL. */
 PM_API void pm_graph_free(pm_graph *g);
 
+/** The largest graphs the library builds, reads or accepts through pm_graph_add_node and
+ * pm_graph_add_edge (indices stay within int; a whole model is a few thousand nodes). */
+#define PM_MAX_GRAPH_NODES 4194304   /* 2^22 */
+#define PM_MAX_GRAPH_EDGES 16777216  /* 2^24 */
+
 /**
- * Appends a node (copied) and returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG. index_out
- * (may be NULL) receives its index.
+ * Appends a node (copied). index_out (may be NULL) receives its index. Returns PM_OK,
+ * PM_ERR_NOMEM, or PM_ERR_INVALID_ARG: g or node NULL, the graph already holds
+ * PM_MAX_GRAPH_NODES nodes, or the node itself is malformed (kind, role, stream or dtype
+ * outside its enum; an index field prefetch, consumer, trigger or overflow below -1 or at
+ * least PM_MAX_GRAPH_NODES; a byte count, flop count or GEMM dimension negative or not finite;
+ * chunks negative). Index fields may name nodes added later: pm_graph_check, which every pass
+ * runs first, checks them against the finished graph.
  */
 PM_API pm_status pm_graph_add_node(pm_graph *g, const pm_node *node, int *index_out);
+
+/**
+ * Checks a whole graph as the passes need it: every node as pm_graph_add_node does, every index
+ * field -1 or the index of a node of g (a consumer's prefetch a PREFETCH node, a prefetch's
+ * consumer a main-stream node, its trigger a communication node), every edge between nodes of
+ * g. err names the node ("$.nodes[7].trigger") or edge. Returns PM_OK or PM_ERR_INVALID_ARG.
+ */
+PM_API pm_status pm_graph_check(const pm_graph *g, pm_error *err);
 /** Appends an edge from node from to node to (indices of nodes already added). Returns PM_OK,
- * PM_ERR_NOMEM or PM_ERR_INVALID_ARG. */
+ * PM_ERR_NOMEM or PM_ERR_INVALID_ARG (g NULL, an index out of range, kind not an edge kind, or
+ * PM_MAX_GRAPH_EDGES edges already). */
 PM_API pm_status pm_graph_add_edge(pm_graph *g, int from, int to, pm_edge_kind kind);
 
 /** How a scenario splits over its devices (busiest device). */
@@ -673,7 +698,9 @@ typedef struct pm_op_cost {
     int chunks;         /* FUSED: chunk count used */
 } pm_op_cost;
 
-/** Roofline cost of node i of g for scenario s. Returns PM_OK or PM_ERR_INVALID_ARG. */
+/** Roofline cost of node i of g for scenario s. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, i out
+ * of range, a malformed node), PM_ERR_INCONSISTENT (an allreduce the cluster cannot run) or
+ * PM_ERR_RANGE (a time that is not finite: never PM_OK with one). */
 PM_API pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i,
                                     pm_op_cost *out, pm_error *err);
 

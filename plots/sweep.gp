@@ -1,60 +1,82 @@
-# A 1-D sweep written by `preserve-model --sweep AXIS --plot FILE`: request time, throughput
-# density per mm2, tokens/s per dollar and tokens per joule per mode against the swept axis.
-# Draws only; every number comes from the CSV.
-# Variables (gnuplot -e): csv, out, term, xcol (the axis column name, with its unit),
-# have_cost and have_energy (0 when the accelerator has no cost or energy data: the panel says so).
+# A 1-D sweep written by `preserve-model --sweep AXIS --plot FILE`: request time, speedup and
+# throughput density per mode against the swept axis (left), tokens/s per dollar and tokens
+# per joule (right). Draws only; every number comes from the CSV (the speedups are its
+# speedup_* columns).
+# Variables (gnuplot -e): csv, out, term, xcol (the axis column name), xtitle (its title, with
+# its unit), ttl (the scenario), xlog (1: a geometric axis, drawn on a log scale), base (the
+# scenario's own value of the axis, marked by a dashed line) and baselabel (its label; empty:
+# no marker), have_cost and have_energy (0: the accelerator has no cost or energy data, and the
+# panel says so).
 set terminal @term
 set output out
 set datafile separator ","
 set datafile missing "NaN"
 set datafile commentschars "#"
+set datafile columnheaders
 set termoption noenhanced
-set key autotitle columnhead
-set grid
-set key below horizontal font ",9"
-xlabel = xcol
-xlabel = (xlabel eq "l2_capacity_MiB") ? "L2 capacity (MiB)" : \
-         (xlabel eq "l2_bandwidth_TBps") ? "L2 bandwidth (TB/s)" : \
-         (xlabel eq "compute_TFLOPS") ? "peak compute (TFLOP/s)" : \
-         (xlabel eq "hbm_bandwidth_TBps") ? "HBM bandwidth (TB/s)" : \
-         (xlabel eq "link_bandwidth_Gbps") ? "link bandwidth (Gbit/s)" : \
-         (xlabel eq "devices") ? "devices (tensor parallel)" : \
-         (xlabel eq "batch") ? "batch (sequences)" : \
-         (xlabel eq "seq_len") ? "sequence length (tokens)" : xlabel
+set grid lt 1 lw 1 lc rgb '#dddddd'
+set key inside top right font ",9" opaque box
+# A geometric axis: a log scale with a tick at each grid value (XT adds them to each plot).
+XT = ""
+if (xlog) { set logscale x 2; XT = ":xtic(strcol(xcol))" }
+set autoscale xfix
+set offsets graph 0.02, graph 0.02, 0, 0
 if (!exists("have_cost")) have_cost = 1
 if (!exists("have_energy")) have_energy = 1
-set multiplot layout 2,2
-set xlabel xlabel
+# Fixed margins, so the panels of a column share their x axis.
+set lmargin 12
+set rmargin 3
+if (baselabel ne "") {
+    set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
+}
+set style line 1 lw 2 pt 7 ps 0.6 lc rgb '#4C72B0'
+set style line 2 lw 2 pt 5 ps 0.6 lc rgb '#DD8452'
+set style line 3 lw 2 pt 9 ps 0.7 lc rgb '#55A868'
+set multiplot layout 3,2 columnsfirst title ttl
 set ylabel "request time (s)"
 set title "End-to-end request time"
-plot csv using (column(xcol)):(column("serial_request_s")) with linespoints lw 2 title "serial", \
-     '' using (column(xcol)):(column("fused_request_s")) with linespoints lw 2 title "fused GEMM+allreduce", \
-     '' using (column(xcol)):(column("preserve_request_s")) with linespoints lw 2 title "PRESERVE"
-set ylabel "tokens/s per mm^2"
-set title "Per mm^2 (generated tokens/s / (devices x die mm^2))"
-plot csv using (column(xcol)):(column("density_serial_tokens_per_s_per_mm2")) with linespoints lw 2 title "serial", \
-     '' using (column(xcol)):(column("density_fused_tokens_per_s_per_mm2")) with linespoints lw 2 title "fused GEMM+allreduce", \
-     '' using (column(xcol)):(column("density_preserve_tokens_per_s_per_mm2")) with linespoints lw 2 title "PRESERVE"
+# The marker's entry in the key: a line with no points.
+plot csv using (column(xcol)):(column("serial_request_s"))@XT with linespoints ls 1 title "serial", \
+     '' using (column(xcol)):(column("fused_request_s"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
+     '' using (column(xcol)):(column("preserve_request_s"))@XT with linespoints ls 3 title "PRESERVE", \
+     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title baselabel
+set ylabel "speedup (x)"
+set title "PRESERVE's speedup"
+# The scale reaches down to 1 (no speedup), marked by a grey line.
+set yrange [*<1:*]
+set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#999999'
+plot csv using (column(xcol)):(column("speedup_preserve_vs_serial"))@XT with linespoints ls 1 title "vs serial", \
+     '' using (column(xcol)):(column("speedup_preserve_vs_fused"))@XT with linespoints ls 2 title "vs fused GEMM+allreduce"
+unset arrow 2
+set autoscale y
+set ylabel "tokens/s per mm²"
+set title "Per mm² (generated tokens/s / (devices x die mm²))"
+set xlabel xtitle
+plot csv using (column(xcol)):(column("density_serial_tokens_per_s_per_mm2"))@XT with linespoints ls 1 title "serial", \
+     '' using (column(xcol)):(column("density_fused_tokens_per_s_per_mm2"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
+     '' using (column(xcol)):(column("density_preserve_tokens_per_s_per_mm2"))@XT with linespoints ls 3 title "PRESERVE"
+unset xlabel
 set ylabel "tokens/s per USD"
 set title "Per dollar (generated tokens/s / (devices x device USD))"
 if (have_cost) {
-plot csv using (column(xcol)):(column("serial_tokens_per_s_per_usd")) with linespoints lw 2 title "serial", \
-     '' using (column(xcol)):(column("fused_tokens_per_s_per_usd")) with linespoints lw 2 title "fused GEMM+allreduce", \
-     '' using (column(xcol)):(column("preserve_tokens_per_s_per_usd")) with linespoints lw 2 title "PRESERVE"
+    plot csv using (column(xcol)):(column("serial_tokens_per_s_per_usd"))@XT with linespoints ls 1 title "serial", \
+         '' using (column(xcol)):(column("fused_tokens_per_s_per_usd"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
+         '' using (column(xcol)):(column("preserve_tokens_per_s_per_usd"))@XT with linespoints ls 3 title "PRESERVE"
 } else {
-set label 1 "no cost coefficients in the accelerator" at graph 0.5, 0.5 center
-plot [0:1] [0:1] -1 notitle
-unset label 1
+    set label 1 "no cost coefficients in the accelerator" at graph 0.5, 0.5 center
+    plot [0:1] [0:1] -1 notitle
+    unset label 1
 }
 set ylabel "tokens per J"
 set title "Per joule (generated tokens / energy of all devices)"
+set xlabel xtitle
 if (have_energy) {
-plot csv using (column(xcol)):(column("serial_tokens_per_J")) with linespoints lw 2 title "serial", \
-     '' using (column(xcol)):(column("fused_tokens_per_J")) with linespoints lw 2 title "fused GEMM+allreduce", \
-     '' using (column(xcol)):(column("preserve_tokens_per_J")) with linespoints lw 2 title "PRESERVE"
+    plot csv using (column(xcol)):(column("serial_tokens_per_J"))@XT with linespoints ls 1 title "serial", \
+         '' using (column(xcol)):(column("fused_tokens_per_J"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
+         '' using (column(xcol)):(column("preserve_tokens_per_J"))@XT with linespoints ls 3 title "PRESERVE"
 } else {
-set label 1 "no energy coefficients in the accelerator" at graph 0.5, 0.5 center
-plot [0:1] [0:1] -1 notitle
-unset label 1
+    set label 1 "no energy coefficients in the accelerator" at graph 0.5, 0.5 center
+    plot [0:1] [0:1] -1 notitle
+    unset label 1
 }
 unset multiplot

@@ -13,6 +13,7 @@
  * its achievable bulk HBM bandwidth, which other modules use too, are defined here.
  */
 #include <math.h>
+#include <stdio.h>
 
 #include "internal.h"
 
@@ -208,9 +209,16 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
 pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, pm_op_cost *out,
                              pm_error *err)
 {
-    if (!s || !g || !out || i >= g->n_nodes)
+    if (!s || !g || !out || i >= g->n_nodes || !g->nodes)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_op_cost_compute");
     const pm_node *n = &g->nodes[i];
+    const char *bad = pm_node_fault(n);
+    if (bad) {
+        char path[64];
+        snprintf(path, sizeof path, "$.nodes[%zu].%s", i, bad);
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, path, "node \"%.32s\": bad %s", n->name,
+                       bad);
+    }
     if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
         /* Reports a cluster the allreduce cannot run on. */
         double t;
@@ -220,6 +228,10 @@ pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, 
             return st;
     }
     pm_op_cost_node(s, NULL, n, out);
+    if (!(out->total_s >= 0 && out->total_s < INFINITY))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
+                       "node \"%.32s\": its time is not finite (a bandwidth, peak or latency is "
+                       "zero, negative or too small)", n->name);
     return PM_OK;
 }
 

@@ -610,6 +610,23 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     return st;
 }
 
+/* The load options as the header states them: overrides NULL only with a count of 0, and no
+ * NULL string among them. */
+static pm_status check_opts(const pm_load_opts *opts, pm_error *err)
+{
+    if (!opts || opts->n_overrides == 0)
+        return PM_OK;
+    if (!opts->overrides)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "pm_load_opts: overrides is NULL with n_overrides %zu",
+                       opts->n_overrides);
+    for (size_t i = 0; i < opts->n_overrides; i++)
+        if (!opts->overrides[i])
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                           "pm_load_opts: override %zu is NULL", i);
+    return PM_OK;
+}
+
 pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_scenario *out,
                            pm_error *err)
 {
@@ -617,6 +634,9 @@ pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_scenari
     if (!ref || !out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario reference or output");
     memset(out, 0, sizeof *out);
+    pm_status ck = check_opts(opts, err);
+    if (ck != PM_OK)
+        return ck;
     char path[1024];
     pm_status st = pm_resolve_ref(opts ? opts->data_dir : NULL, PM_KIND_SCENARIO, ref, path,
                                   sizeof path, err);
@@ -660,6 +680,9 @@ static pm_status component_load(pm_file_kind kind, const char *ref, const pm_loa
     pm_error_clear(err);
     if (!ref || !out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL reference or output");
+    pm_status ck = check_opts(opts, err);
+    if (ck != PM_OK)
+        return ck;
     component c;
     memset(&c, 0, sizeof c);
     pm_status st = load_named(opts ? opts->data_dir : NULL, kind, ref, &c, err);
@@ -707,6 +730,9 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
     pm_error_clear(err);
     if (!path)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL path");
+    pm_status ck = check_opts(opts, err);
+    if (ck != PM_OK)
+        return ck;
     cJSON *root = NULL;
     pm_status st = pm_json_load_file(path, &root, err);
     if (st != PM_OK)

@@ -374,6 +374,13 @@ pm_status pm_graph_from_json(const char *text, size_t len, const char *file, pm_
     if ((st = read_top(root, f, err, &nodes, &edges)) != PM_OK)
         goto out;
     const size_t n_nodes = (size_t)cJSON_GetArraySize(nodes);
+    const size_t n_edges = edges ? (size_t)cJSON_GetArraySize(edges) : 0;
+    if (n_nodes > PM_MAX_GRAPH_NODES || n_edges > PM_MAX_GRAPH_EDGES) {
+        st = pm_fail(err, PM_ERR_RANGE, f, n_nodes > PM_MAX_GRAPH_NODES ? "$.nodes" : "$.edges",
+                     "%zu nodes and %zu edges: a graph may have at most %d nodes and %d edges",
+                     n_nodes, n_edges, PM_MAX_GRAPH_NODES, PM_MAX_GRAPH_EDGES);
+        goto out;
+    }
     size_t i = 0;
     for (const cJSON *it = nodes->child; it; it = it->next, i++)
         if ((st = read_node(it, i, n_nodes, f, g, err)) != PM_OK)

@@ -40,24 +40,26 @@ typedef struct plan {
     int *overflow_of;  /* per communication node: first node that did not fit */
     double *window;    /* per communication node: bytes prefetched */
     int *queue;
-    char *seen;
+    int *seen;         /* per node: 1 + the communication node whose window visited it */
 } plan;
 
 static pm_status visit_window(const pm_graph *in, size_t c, double cap, const size_t *first_edge,
                               const int *succ, plan *pl)
 {
-    size_t n = in->n_nodes, head = 0, tail = 0;
-    memset(pl->seen, 0, n);
+    size_t head = 0, tail = 0;
+    /* Visited marks carry the window's stamp, so nothing is cleared between windows: the pass
+     * costs the nodes and edges the windows visit, linear in the graph for a chain. */
+    const int stamp = (int)c + 1;
     double sum = 0.0;
     pl->queue[tail++] = (int)c;
-    pl->seen[c] = 1;
+    pl->seen[c] = stamp;
     while (head < tail) {
         int u = pl->queue[head++];
         for (size_t e = first_edge[u]; e < first_edge[u + 1]; e++) {
             int v = succ[e];
-            if (pl->seen[v])
+            if (pl->seen[v] == stamp)
                 continue;
-            pl->seen[v] = 1;
+            pl->seen[v] = stamp;
             const pm_node *nv = &in->nodes[v];
             if (nv->stream != PM_STREAM_MAIN || is_comm(nv->kind))
                 continue; /* the window ends at the next communication node */
@@ -125,6 +127,26 @@ static size_t plan_windows(const pm_graph *in, double cap, const size_t *first_e
 static void emit_nodes(const pm_graph *in, const plan *pl, int *map, char *fresh, pm_graph *out)
 {
     const size_t n = in->n_nodes;
+    /* The prefetched nodes grouped by trigger, in node order within a group (a counting sort:
+     * first[c] .. first[c + 1] in `order`), so emitting them costs one pass. The arrays are
+     * borrowed: queue holds `order`, seen the group starts (n + 1 entries are not needed: a
+     * group ends where the next non-empty one starts). */
+    int *order = pl->queue, *first = pl->seen;
+    for (size_t i = 0; i < n; i++)
+        first[i] = 0;
+    for (size_t v = 0; v < n; v++)
+        if (pl->trigger_of[v] >= 0)
+            first[pl->trigger_of[v]]++;
+    int acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int k = first[i];
+        first[i] = acc;
+        acc += k;
+    }
+    for (size_t v = 0; v < n; v++)
+        if (pl->trigger_of[v] >= 0)
+            order[first[pl->trigger_of[v]]++] = (int)v;
+    /* first[c] now holds the end of group c; its start is the end of the previous group. */
     for (size_t i = 0; i < n; i++) {
         map[i] = (int)out->n_nodes;
         out->nodes[out->n_nodes++] = in->nodes[i];
@@ -134,9 +156,12 @@ static void emit_nodes(const pm_graph *in, const plan *pl, int *map, char *fresh
         c->window_bytes = pl->window[i];
         c->overflow = pl->overflow_of[i]; /* remapped below */
         (void)c;
-        for (size_t v = i + 1; v < n; v++) {
-            if (pl->trigger_of[v] != (int)i)
-                continue;
+        const int end = first[i];
+        int start = end;
+        while (start > 0 && pl->trigger_of[order[start - 1]] == (int)i)
+            start--;
+        for (int k = start; k < end; k++) {
+            const size_t v = (size_t)order[k];
             pm_node p = {0};
             p.kind = PM_NODE_PREFETCH;
             p.stream = PM_STREAM_PREFETCH;
@@ -200,6 +225,13 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
 {
     if (!in || !out || in == out || !(capacity_bytes >= 0))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_insert_prefetch");
+    pm_status ck = pm_graph_check(in, err);
+    if (ck != PM_OK)
+        return ck;
+    if (in->n_nodes + in->n_nodes > PM_MAX_GRAPH_NODES)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "%zu nodes: the graph with its prefetches could exceed %d nodes",
+                       in->n_nodes, PM_MAX_GRAPH_NODES);
     const size_t n = in->n_nodes;
     pm_graph_clear(out);
     if (n == 0)
@@ -214,7 +246,7 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
     pl.overflow_of = pm_malloc(n * sizeof *pl.overflow_of);
     pl.window = pm_calloc(n, sizeof *pl.window);
     pl.queue = pm_malloc(n * sizeof *pl.queue);
-    pl.seen = pm_malloc(n);
+    pl.seen = pm_calloc(n, sizeof *pl.seen); /* no stamp yet: every window sees 0 */
     if (!first_edge || !succ || !map || !pl.trigger_of || !pl.overflow_of || !pl.window ||
         !pl.queue || !pl.seen)
         goto done;

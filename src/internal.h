@@ -197,6 +197,10 @@ double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
  * their number. */
 const char *const *pm_node_kind_names(size_t *count);
 void pm_graph_clear(pm_graph *g);
+/* The node alone, as pm_graph_add_node checks it: NULL when fine, else the name of the field at
+ * fault ("kind", "trigger", "weight_bytes"...). Index fields are checked against the graph by
+ * pm_graph_check. */
+const char *pm_node_fault(const pm_node *n);
 pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
 /* pm_graph_build with the fused baseline's O+AllReduce and Down+AllReduce nodes. */
 pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
@@ -265,6 +269,16 @@ typedef struct pm_sim_op {
     const pm_op_cost *hbm; /* main, streaming consumer (PM_CONSUMER_STREAM): its cost with
                               nothing prefetched; NULL: it waits for its prefetch */
 } pm_sim_op;
+/* The cost a streaming consumer runs at: served from L2 (l2, the prefetched variant) unless
+ * reading HBM itself is faster (L2 bandwidth below the effective HBM bandwidth), when it
+ * ignores the prefetch and reads HBM (hbm): a streaming consumer is never slower than its own
+ * HBM reads. The one home of that rule for the event loop and the fast recurrence. */
+static inline const pm_op_cost *pm_stream_consumer_cost(const pm_op_cost *l2,
+                                                        const pm_op_cost *hbm)
+{
+    return hbm->total_s < l2->total_s ? hbm : l2;
+}
+
 /* Schedules main ops in order and prefetch ops in order (schedule.c documents the rules).
  * main_slots and pf_slots receive the times. Returns PM_ERR_INCONSISTENT when stuck. */
 pm_status pm_sim_run(const pm_sim_op *main_ops, size_t n_main, const pm_sim_op *pf_ops,

@@ -24,6 +24,10 @@ pm_status pm_read_file(const char *path, char **text, size_t *len, pm_error *err
                        pm_errno_text(errno, why, sizeof why));
     if (!S_ISREG(st.st_mode))
         return pm_fail(err, PM_ERR_IO, path, NULL, "not a regular file");
+    if (st.st_size > PM_MAX_INPUT_FILE_BYTES)
+        return pm_fail(err, PM_ERR_IO, path, NULL,
+                       "%lld bytes: input files are limited to %d bytes (64 MiB)",
+                       (long long)st.st_size, PM_MAX_INPUT_FILE_BYTES);
     FILE *f = fopen(path, "rb");
     if (!f)
         return pm_fail(err, PM_ERR_IO, path, NULL, "cannot open: %s",
@@ -49,6 +53,13 @@ pm_status pm_read_file(const char *path, char **text, size_t *len, pm_error *err
         n += got;
         if (got == 0)
             break;
+        if (n > PM_MAX_INPUT_FILE_BYTES) { /* grew while being read */
+            pm_free(buf);
+            fclose(f);
+            return pm_fail(err, PM_ERR_IO, path, NULL,
+                           "more than %d bytes: input files are limited to 64 MiB",
+                           PM_MAX_INPUT_FILE_BYTES);
+        }
     }
     int bad = ferror(f);
     fclose(f);

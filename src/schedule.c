@@ -5,8 +5,10 @@
  * prefetch's end event, or, with PM_CONSUMER_STREAM, starts when the main stream reaches it and
  * ends at max(its start + its cost from L2, min(its prefetch's end, its start + its cost from
  * HBM)): the lines already in L2 are hits, the others arrive with the prefetch or through the
- * consumer's own misses, whichever is sooner, so a prefetch never makes its consumer slower
- * (without sharing). By default the two streams do not interfere (the paper's model). With
+ * consumer's own misses, whichever is sooner. When its cost from L2 exceeds its cost from HBM
+ * (an L2 slower than HBM) it reads HBM and ends at start + its cost from HBM
+ * (pm_stream_consumer_cost), so a prefetch never makes a streaming consumer slower than its own
+ * reads (without sharing). By default the two streams do not interfere (the paper's model). With
  * hbm_sharing, the streams share HBM bandwidth max-min fairly while they overlap: a main-stream
  * operation that needs a fraction u of the bandwidth (its HBM time over its unconstrained
  * duration) keeps it when u <= 1/2 and the prefetch gets the rest, 1 - u; otherwise each gets
@@ -214,6 +216,7 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
             plain.l2_bytes = 0.0;
             pm_op_cost_node(s, NULL, &plain, &hbm[i]);
             op->hbm = &hbm[i];
+            op->cost = pm_stream_consumer_cost(&costs[i], &hbm[i]);
         }
         if (dep < 0 || (size_t)dep >= n)
             continue;
@@ -267,6 +270,9 @@ pm_status pm_schedule_compute(const pm_scenario *s, const pm_graph *g, pm_schedu
     if (!s || !g || !sched)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_schedule_compute");
     *sched = (pm_schedule){0};
+    pm_status ck = pm_graph_check(g, err);
+    if (ck != PM_OK)
+        return ck;
     const size_t n = g->n_nodes;
     pm_op_cost *costs = pm_malloc((n ? n : 1) * sizeof *costs);
     pm_slot *slots = pm_malloc((n ? n : 1) * sizeof *slots);

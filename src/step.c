@@ -349,7 +349,9 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
                 return PM_OK;
             }
             op_start[k] = start;
-            double end = start + g->cost[k]->total_s;
+            double end = start + (stream && w >= 0
+                                      ? pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k])
+                                      : g->cost[k])->total_s;
             if (stream && w >= 0) {
                 const double own = start + g->hbm_cost[k]->total_s;
                 const double data = pe < own ? pe : own;
@@ -368,8 +370,10 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
     pm_sim_op mo[2 * MAXN + 1], po[2 * MAXN + 1];
     pm_slot ms[2 * MAXN + 1], ps[2 * MAXN + 1];
     for (int k = 0; k < g->n; k++)
-        mo[k] = (pm_sim_op){g->cost[k], g->pf[k], g->is_ar[k],
-                            stream && g->pf[k] >= 0 ? g->hbm_cost[k] : NULL};
+        mo[k] = stream && g->pf[k] >= 0
+                    ? (pm_sim_op){pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k]), g->pf[k],
+                                  g->is_ar[k], g->hbm_cost[k]}
+                    : (pm_sim_op){g->cost[k], g->pf[k], g->is_ar[k], NULL};
     for (int k = 0; k < g->n_pf; k++)
         po[k] = (pm_sim_op){g->pf_cost[k], g->trig[k], false, NULL};
     pm_schedule tot;

@@ -137,6 +137,24 @@ check timeline-csv 0 "2,prefetch,PF.L1.Gate,Prefetch," "$pm" timeline --config l
 check timeline-serial 0 "1,allreduce,L1.AR.attn,AllReduce," "$pm" timeline --mode serial
 check timeline-fused 0 "L1.O+AR.attn,FusedMatMulAllReduce" "$pm" timeline --mode fused
 check timeline-bad-plot 2 "--plot" "$pm" timeline --plot out.gif
+# --compare: the serial layer's CSV, two blank lines, the preserve layer's.
+check timeline-compare 0 "modes=serial,preserve." bash -c "echo modes=\$('$pm' timeline --compare | sed -n 's/^# preserve-model .* --mode \\([a-z]*\\) .*/\\1/p' | paste -sd,)."
+check timeline-compare-blocks 0 "blank=2." bash -c "echo blank=\$('$pm' timeline --compare | grep -c '^\$')."
+check timeline-compare-bad-plot 2 "--plot" "$pm" timeline --compare --plot out.gif
+
+# Figures, where gnuplot is installed: each kind draws, and a grid's CSV is stdout's rows with
+# its values of the first axis in gnuplot data blocks (two blank lines after each).
+if command -v gnuplot >/dev/null; then
+    check plot-sweep 0 "wrote l2.svg" "$pm" --sweep l2=8MiB:64MiB:8MiB --plot l2.svg
+    check plot-sweep-geometric 0 "wrote seq.pdf" "$pm" --sweep seq=1Ki:8Ki:x2 --plot seq.pdf
+    check plot-sweep-compute 0 "wrote compute.png" "$pm" --sweep compute=100TFLOPS:400TFLOPS:x2 --plot compute.png
+    check plot-heatmap 0 "wrote grid.png" "$pm" --sweep batch=1,4,16 --sweep seq=1Ki,2Ki --plot grid.png
+    check plot-heatmap-one-row 0 "wrote row.png" "$pm" --sweep batch=4 --sweep seq=1Ki,2Ki --plot row.png
+    check plot-heatmap-csv 0 "same" bash -c "'$pm' --sweep batch=1,4,16 --sweep seq=1Ki,2Ki | cmp - <(grep -v '^\$' grid.png.csv) && echo same"
+    check plot-heatmap-blocks 0 "blank=6." bash -c "echo blank=\$(grep -c '^\$' grid.png.csv)."
+    check plot-timeline 0 "wrote tl.pdf" "$pm" timeline --plot tl.pdf
+    check plot-timeline-compare 0 "wrote cmp.svg" "$pm" timeline --compare --plot cmp.svg
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -368,6 +368,28 @@ static void test_fused_chunking_wins_for_large_gemms(void **state)
     assert_rel(c.total_s, 4.25e-6, TOL);
 }
 
+/* A scenario built by hand with a zero HBM bandwidth gives an infinite time: an error, never
+ * PM_OK with it. A malformed node is refused with its field named. */
+static void test_cost_non_finite_is_an_error(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.hbm_bandwidth_bytes_per_s = 0.0;
+    pm_graph *g = pm_graph_alloc();
+    pm_node n = node(PM_NODE_MATMUL);
+    n.weight_bytes = 1e6;
+    assert_int_equal(pm_graph_add_node(g, &n, NULL), PM_OK);
+    pm_op_cost c;
+    pm_error err;
+    assert_int_equal(pm_op_cost_compute(&s, g, 0, &c, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "not finite"));
+    s = hand_scenario();
+    g->nodes[0].kind = (pm_node_kind)40; /* written past the API, as a caller could */
+    assert_int_equal(pm_op_cost_compute(&s, g, 0, &c, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "$.nodes[0].op");
+    pm_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_fused_chunked_pipeline_formula),
         cmocka_unit_test(test_fused_kernel_has_its_own_latency),
         cmocka_unit_test(test_fused_chunking_wins_for_large_gemms),
+        cmocka_unit_test(test_cost_non_finite_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

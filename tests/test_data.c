@@ -474,6 +474,29 @@ static void test_scenario_params_record_si_values(void **state)
     pm_scenario_release(&s);
 }
 
+/* NULL overrides with a count, or a NULL string among them, are argument errors (they crashed). */
+static void test_load_opts_null_overrides_with_a_count(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_model m;
+    pm_error err;
+    pm_load_opts o = {PM_TEST_DATA_DIR, NULL, 3};
+    assert_int_equal(pm_scenario_load("llama70b", &o, &s, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "overrides is NULL with n_overrides 3"));
+    assert_int_equal(pm_model_load("llama3-8b", &o, &m, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_file_validate(PM_TEST_DATA_DIR "/models/llama3-8b.json", &o, NULL, &err),
+                     PM_ERR_INVALID_ARG);
+    const char *const ov[] = {"workload.batch=8", NULL};
+    pm_load_opts o2 = {PM_TEST_DATA_DIR, ov, 2};
+    assert_int_equal(pm_scenario_load("llama70b", &o2, &s, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "override 1 is NULL"));
+    /* NULL with a count of 0 is no overrides. */
+    pm_load_opts o3 = {PM_TEST_DATA_DIR, NULL, 0};
+    assert_int_equal(pm_scenario_load("llama70b", &o3, &s, &err), PM_OK);
+    pm_scenario_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +516,7 @@ int main(void)
         cmocka_unit_test(test_every_scenario_param_has_a_source),
         cmocka_unit_test(test_scenario_param_paths_name_the_component),
         cmocka_unit_test(test_scenario_params_record_si_values),
+        cmocka_unit_test(test_load_opts_null_overrides_with_a_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,6 +115,11 @@ printf '{"kind": "model", "name": "\xff"}' >latin.json
 check non-utf8-string 1 'latin.json:1:28: JSON syntax error: invalid UTF-8' "$pm" validate latin.json
 printf '{"kind": "model", "\xc3\x28": 1}' >badkey.json
 check non-utf8-key 1 'badkey.json:1:20: JSON syntax error: invalid UTF-8' "$pm" validate badkey.json
+# A 2 GB file (sparse: no disk used) is refused from its size before a byte is read.
+truncate -s 2G huge.json
+check huge-file-refused-unread 1 'huge.json: 2147483648 bytes: input files are limited to 67108864 bytes' \
+    "$pm" validate huge.json
+rm -f huge.json
 mkdir dir.json
 check directory 1 'dir.json: not a regular file' "$pm" validate dir.json
 check directory-as-config 1 'not a regular file' "$pm" --config ./dir.json

@@ -5,6 +5,7 @@
  * Hand graphs are chains (node i -> node i+1, data edges) written as a list of
  * (kind, prefetchable bytes). Capacities are round numbers of bytes.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "testutil.h"
@@ -309,6 +310,62 @@ static void test_insert_on_built_decode_graph(void **state)
     pm_graph_free(big);
 }
 
+/* The public entry points check what the header says: a malformed node is refused by
+ * pm_graph_add_node; index fields that point outside the finished graph (or at the wrong kind
+ * of node) are refused by pm_graph_check, which pm_insert_prefetch and pm_schedule_compute run
+ * first, with the node and field named. Before these checks such graphs read out of bounds. */
+static void test_hand_built_graphs_are_checked(void **state)
+{
+    (void)state;
+    const spec sp[] = {{PM_NODE_ALLREDUCE, 64}, {PM_NODE_MATMUL, 100}, {PM_NODE_MATMUL, 100}};
+    pm_graph *g = chain(sp, 3);
+    pm_node bad;
+    memset(&bad, 0, sizeof bad);
+    bad.prefetch = bad.consumer = bad.trigger = bad.overflow = -1;
+    pm_node t = bad;
+    t.kind = (pm_node_kind)77;
+    assert_int_equal(pm_graph_add_node(g, &t, NULL), PM_ERR_INVALID_ARG);
+    t = bad;
+    t.trigger = -2;
+    assert_int_equal(pm_graph_add_node(g, &t, NULL), PM_ERR_INVALID_ARG);
+    t = bad;
+    t.weight_bytes = -1.0;
+    assert_int_equal(pm_graph_add_node(g, &t, NULL), PM_ERR_INVALID_ARG);
+    t = bad;
+    t.flop = NAN;
+    assert_int_equal(pm_graph_add_node(g, &t, NULL), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_graph_add_edge(g, 0, 3, PM_EDGE_DATA), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_graph_add_edge(g, 0, 1, (pm_edge_kind)5), PM_ERR_INVALID_ARG);
+    assert_int_equal(g->n_nodes, 3);
+    assert_int_equal(pm_graph_check(g, NULL), PM_OK);
+
+    /* A forward index is accepted node by node, and checked on the whole graph. */
+    pm_error err;
+    g->nodes[1].prefetch = 1000;
+    pm_graph *out = pm_graph_alloc();
+    assert_int_equal(pm_insert_prefetch(g, 1e6, out, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "$.nodes[1].prefetch");
+    /* An index in range but of the wrong kind: a consumer's prefetch must be a PREFETCH. */
+    g->nodes[1].prefetch = 2;
+    assert_int_equal(pm_graph_check(g, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "$.nodes[1].prefetch");
+    g->nodes[1].prefetch = -1;
+    g->nodes[2].trigger = 1; /* a MatMul cannot trigger */
+    assert_int_equal(pm_graph_check(g, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "$.nodes[2].trigger");
+    g->nodes[2].trigger = -1;
+    g->edges[0].to = 99;
+    pm_scenario s;
+    memset(&s, 0, sizeof s);
+    pm_schedule sched;
+    assert_int_equal(pm_schedule_compute(&s, g, &sched, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "$.edges[0]");
+    g->edges[0].to = 1;
+    assert_int_equal(pm_insert_prefetch(g, 1e6, out, &err), PM_OK);
+    pm_graph_free(out);
+    pm_graph_free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_insert_capacity_zero_inserts_nothing),
         cmocka_unit_test(test_insert_leaves_input_unchanged_and_rejects_bad_args),
         cmocka_unit_test(test_insert_on_built_decode_graph),
+        cmocka_unit_test(test_hand_built_graphs_are_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

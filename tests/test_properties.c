@@ -15,7 +15,10 @@
  *     paper's insertion rule has no profitability check; EXPERIMENTS.md shows measured cases);
  *   - with streaming consumers (PM_CONSUMER_STREAM), no HBM sharing and L2 faster than the
  *     operators' HBM reads, PRESERVE is never slower than serial and never slower with more
- *     L2, whatever the prefetch and allreduce times;
+ *     L2, whatever the prefetch and allreduce times; with an L2 slower than HBM it is still
+ *     never slower than serial (a streaming consumer never waits longer than its own reads);
+ *   - with HBM sharing, PRESERVE is slower than serial (or than itself with more L2) only when
+ *     a window's prefetches outlast their allreduce;
  *   - repeated evaluations and evaluations on other threads give identical bits.
  */
 #include <pthread.h>
@@ -341,6 +344,98 @@ static void test_streaming_prefetches_never_hurt(void **state)
     assert_true(checked > N_SCENARIOS / 4);
 }
 
+/* Whatever the L2 bandwidth, a streaming consumer ends by start + its HBM cost: one whose L2
+ * reads would be slower than its HBM reads ignores the prefetch (pm_stream_consumer_cost). So
+ * with L2 anywhere from 5 % of HBM's bandwidth to HBM's own, PRESERVE is still never slower
+ * than serial, and the fast path still equals the graph path step by step. */
+static void test_streaming_never_slower_than_hbm_with_slow_l2(void **state)
+{
+    (void)state;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        pm_scenario s = all[i];
+        if (s.accel.prefetch_consumer != PM_CONSUMER_STREAM || s.options.hbm_sharing)
+            continue;
+        /* 0.05 ... 1.0 of the HBM bandwidth, spread over the scenarios. */
+        const double f = 0.05 + 0.95 * (double)(i % 20) / 19.0;
+        s.accel.l2_bandwidth_bytes_per_s = f * s.accel.hbm_bandwidth_bytes_per_s;
+        const pm_estimate e = estimate(&s, i);
+        const double p = e.modes[PM_MODE_PRESERVE].request_s;
+        if (!(p <= e.modes[PM_MODE_SERIAL].request_s * (1 + 1e-12)))
+            fail_msg("scenario %zu (L2 at %.2f of HBM): streaming preserve %.17g s slower than "
+                     "serial %.17g s", i, f, p, e.modes[PM_MODE_SERIAL].request_s);
+        const int64_t ctx = s.workload.seq_len - 1;
+        double fast = 0.0, graph = 0.0;
+        assert_int_equal(pm_decode_step_time(&s, PM_MODE_PRESERVE, ctx, &fast, NULL), PM_OK);
+        assert_int_equal(pm_step_time_graph(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, ctx, &graph,
+                                            NULL, NULL),
+                         PM_OK);
+        assert_rel(fast, graph, 1e-9);
+        checked++;
+    }
+    assert_true(checked > N_SCENARIOS / 4);
+}
+
+/* HBM sharing (options.hbm_sharing) slows a main-stream operation only while a prefetch runs
+ * beside it, and communication does not share HBM. So the statement: PRESERVE with HBM sharing
+ * can be slower than serial, or slower with more L2 bandwidth or capacity, only when some
+ * window's prefetches outlast their allreduce. Inside that regime (every window's prefetch time
+ * at most its allreduce's, operators reading HBM no faster than the prefetcher) it is never
+ * slower, for both consumer semantics; outside it, generated streaming scenarios exist where
+ * sharing makes it slower than serial (the second count), so the condition is needed. README.md says the same. */
+static void test_sharing_slower_only_when_prefetches_outlast_the_allreduce(void **state)
+{
+    (void)state;
+    size_t n;
+    const pm_scenario *all = scenarios(&n);
+    size_t checked = 0, slower_outside = 0;
+    for (size_t i = 0; i < n; i++) {
+        pm_scenario s = all[i];
+        if (s.cluster.devices == 1)
+            continue;
+        s.options.hbm_sharing = true;
+        s.accel.kernel_hbm_efficiency_frac = 0.0;
+        const pm_estimate out = estimate(&s, i);
+        /* Streaming consumers are never slower than serial without sharing (above), so a
+         * slowdown here is sharing's. */
+        if (s.accel.prefetch_consumer == PM_CONSUMER_STREAM &&
+            s.accel.l2_bandwidth_bytes_per_s > s.accel.hbm_bandwidth_bytes_per_s &&
+            out.modes[PM_MODE_PRESERVE].request_s >
+                out.modes[PM_MODE_SERIAL].request_s * (1 + 1e-9))
+            slower_outside++;
+        /* Into the regime: the allreduce start-up raised by the longest window's prefetch time
+         * (at twice the L2, the largest checked). */
+        const double l2 = s.accel.l2_capacity_bytes;
+        s.accel.l2_capacity_bytes = 2.0 * l2;
+        s.cluster.link_latency_s += longest_window_s(&s, out.prefill_tokens);
+        s.cluster.topology = PM_TOPO_FULL_MESH;
+        s.cluster.algorithm = PM_AR_ONESHOT;
+        s.accel.l2_capacity_bytes = l2;
+        const pm_estimate base = estimate(&s, i);
+        s.accel.l2_capacity_bytes = 2.0 * l2;
+        const pm_estimate big = estimate(&s, i);
+        s.accel.l2_capacity_bytes = l2;
+        s.accel.l2_bandwidth_bytes_per_s *= 2.0;
+        const pm_estimate fast_l2 = estimate(&s, i);
+        const double p = base.modes[PM_MODE_PRESERVE].request_s;
+        if (!(p <= base.modes[PM_MODE_SERIAL].request_s * (1 + 1e-12)))
+            fail_msg("scenario %zu: with sharing, hidden prefetches made preserve %.17g s slower "
+                     "than serial %.17g s", i, p, base.modes[PM_MODE_SERIAL].request_s);
+        if (!(big.modes[PM_MODE_PRESERVE].request_s <= p * (1 + 1e-12)))
+            fail_msg("scenario %zu: with sharing, twice the L2 made preserve slower", i);
+        if (!(fast_l2.modes[PM_MODE_PRESERVE].request_s <= p * (1 + 1e-12)))
+            fail_msg("scenario %zu: with sharing, twice the L2 bandwidth made preserve slower",
+                     i);
+        checked++;
+    }
+    assert_true(checked > N_SCENARIOS / 2);
+    assert_true(slower_outside > 0);
+    print_message("sharing: %zu scenarios in the regime; outside it, %zu streaming ones slower than serial\n",
+                  checked, slower_outside);
+}
+
 /* ---------------------------------------------------------------- determinism */
 
 typedef struct job {
@@ -395,6 +490,8 @@ int main(void)
         cmocka_unit_test(test_more_resources_never_slower),
         cmocka_unit_test(test_insertion_never_reaches_capacity_and_fast_equals_graph),
         cmocka_unit_test(test_streaming_prefetches_never_hurt),
+        cmocka_unit_test(test_streaming_never_slower_than_hbm_with_slow_l2),
+        cmocka_unit_test(test_sharing_slower_only_when_prefetches_outlast_the_allreduce),
         cmocka_unit_test(test_hidden_prefetches_never_hurt),
         cmocka_unit_test(test_repeatable_across_runs_and_threads),
     };

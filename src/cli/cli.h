@@ -38,6 +38,7 @@ typedef struct cli {
     const char *plot;
     const char *shard;   /* "K/N" */
     int threads;         /* 0: all CPUs */
+    bool compare;        /* timeline: serial and preserve, one above the other */
     pm_objective objective; /* what --optimize maximises (default PM_OBJECTIVE_MM2) */
     bool objective_given;
 } cli;

@@ -32,7 +32,8 @@ static void usage(FILE *f)
             "  list KIND            bundled models|accelerators|clusters|workloads|scenarios\n"
             "  merge FILE...        join the CSVs of --shard K/N runs into the single-run CSV\n"
             "  timeline             the two-stream schedule of one decode layer (--plot FILE\n"
-            "                       draws it as a Gantt chart; otherwise CSV)\n"
+            "                       draws it as a Gantt chart; otherwise CSV; --compare: serial\n"
+            "                       above preserve)\n"
             "\n"
             "Options:\n"
             "  -c, --config REF       scenario name or path (default: llama70b)\n"
@@ -58,6 +59,8 @@ static void usage(FILE *f)
             "                         usd (tokens/s per dollar) or joule (tokens per joule)\n"
             "      --plot FILE        draw the sweep with gnuplot (.png, .svg or .pdf); with\n"
             "                         timeline: the two-stream schedule of one layer\n"
+            "      --compare          timeline: serial and preserve, one above the other (the\n"
+            "                         CSV: the serial block, two blank lines, the preserve block)\n"
             "      --shard K/N        evaluate only the K-th of N slices of the sweep (1 <= K <= N)\n"
             "      --threads N        sweep threads (default: every CPU)\n"
             "  -h, --help             this help\n"
@@ -76,7 +79,7 @@ static void usage(FILE *f)
 enum {
     OPT_MODEL = 256, OPT_ACCEL, OPT_DEVICES, OPT_BATCH, OPT_SEQ, OPT_CONTEXT, OPT_PHASE,
     OPT_MODE, OPT_LAYERS, OPT_DEVLIST, OPT_DATADIR, OPT_SWEEP, OPT_OPTIMIZE, OPT_PLOT, OPT_SHARD,
-    OPT_THREADS, OPT_OBJECTIVE
+    OPT_THREADS, OPT_COMPARE, OPT_OBJECTIVE
 };
 
 static const struct option longopts[] = {
@@ -98,6 +101,7 @@ static const struct option longopts[] = {
     {"plot", required_argument, NULL, OPT_PLOT},
     {"shard", required_argument, NULL, OPT_SHARD},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"compare", no_argument, NULL, OPT_COMPARE},
     {"objective", required_argument, NULL, OPT_OBJECTIVE},
     {NULL, 0, NULL, 0}};
 
@@ -227,6 +231,7 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case OPT_OBJECTIVE: return parse_objective(c, arg);
     case OPT_PLOT: c->plot = arg; return PARSE_ON;
     case OPT_SHARD: c->shard = arg; return PARSE_ON;
+    case OPT_COMPARE: c->compare = true; return PARSE_ON;
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default: return usage_error("unknown option '%s'", argv[optind - 1]);
     }

@@ -17,20 +17,30 @@
 #include "cli.h"
 #include "plot.h"
 
-const char *plot_terminal(const char *file, bool wide)
+const char *plot_terminal(const char *file, plot_shape shape)
 {
     /* Names with quotes, backslashes, $ or ` were refused while the command went through a
      * shell; the message promises it, so they still are. */
     const char *ext = strrchr(file, '.');
     if (!ext || strpbrk(file, "'\"\\$`"))
         return NULL;
+    /* The same font size for every terminal relative to its canvas, so labels that fit in the
+     * PNG fit in the SVG and PDF: pngcairo draws a point as 4/3 pixel, the SVG's fontscale
+     * does the same for its pixels, and the PDF's fontscale is its width in points over the
+     * PNG's width in pixels (576/1000, 720/1200). A script's own sizes (',9') scale alike. */
     if (strcmp(ext, ".png") == 0)
-        return wide ? "pngcairo size 1200,420 font 'Helvetica,11'"
-                    : "pngcairo size 1000,800 font 'Helvetica,11'";
+        return shape == PLOT_WIDE_TALL ? "pngcairo size 1200,760 font 'Helvetica,12'"
+               : shape == PLOT_WIDE    ? "pngcairo size 1200,420 font 'Helvetica,12'"
+                                       : "pngcairo size 1000,800 font 'Helvetica,12'";
     if (strcmp(ext, ".svg") == 0)
-        return wide ? "svg size 1200,420" : "svg size 1000,800";
+        return shape == PLOT_WIDE_TALL ? "svg size 1200,760 font 'Helvetica,12' fontscale 1.333"
+               : shape == PLOT_WIDE    ? "svg size 1200,420 font 'Helvetica,12' fontscale 1.333"
+                                       : "svg size 1000,800 font 'Helvetica,12' fontscale 1.333";
     if (strcmp(ext, ".pdf") == 0)
-        return wide ? "pdfcairo size 10in,3.5in" : "pdfcairo size 8in,6.4in";
+        return shape == PLOT_WIDE_TALL
+                   ? "pdfcairo size 10in,6.333in font 'Helvetica,12' fontscale 0.6"
+               : shape == PLOT_WIDE ? "pdfcairo size 10in,3.5in font 'Helvetica,12' fontscale 0.6"
+                                    : "pdfcairo size 8in,6.4in font 'Helvetica,12' fontscale 0.576";
     return NULL;
 }
 
@@ -133,10 +143,10 @@ static int run_gnuplot(const plot_var *vars, size_t n, char *script)
     return status;
 }
 
-int plot_draw(const char *script, const char *csv, const char *figure, bool wide,
+int plot_draw(const char *script, const char *csv, const char *figure, plot_shape shape,
               const plot_var *vars, size_t n_vars)
 {
-    const char *term = plot_terminal(figure, wide);
+    const char *term = plot_terminal(figure, shape);
     if (!term)
         return plot_usage_error(figure);
     char path[1200];

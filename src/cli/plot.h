@@ -10,9 +10,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* The gnuplot terminal for a figure file (.png, .svg, .pdf; wide: a timeline), or NULL for another
- * ending or a name with a quote, backslash, $ or `. */
-const char *plot_terminal(const char *file, bool wide);
+/* The canvas of a figure: a page (sweeps), a wide strip (one timeline) or a wide page (two
+ * timelines, one above the other). */
+typedef enum plot_shape { PLOT_PAGE = 0, PLOT_WIDE = 1, PLOT_WIDE_TALL = 2 } plot_shape;
+
+/* The gnuplot terminal for a figure file (.png, .svg, .pdf) of that shape, or NULL for another
+ * ending or a name with a quote, backslash, $ or `. Every terminal gets the same font size
+ * relative to its canvas, so labels that fit in the PNG fit in the SVG and PDF too. */
+const char *plot_terminal(const char *file, plot_shape shape);
 
 /* The usage error for a --plot FILE that plot_terminal refuses; returns EXIT_USAGE. */
 int plot_usage_error(const char *file);
@@ -21,7 +26,7 @@ int plot_usage_error(const char *file);
  * on stderr, when it cannot be written. */
 FILE *plot_csv_open(const char *figure, char *path, size_t n);
 
-#define PLOT_MAX_VARS 8
+#define PLOT_MAX_VARS 12
 
 /* One variable of a plots/ script: a string (text, quoted for gnuplot here) or, with number, a
  * numeric literal the tool formatted itself (checked to be one). At most PLOT_MAX_VARS. */
@@ -35,7 +40,7 @@ typedef struct plot_var {
  * directory), setting csv, out and term, then vars. Says on stderr what it wrote, or why it could
  * not and where the CSV is. Returns 0, or EXIT_CONFIG when the script cannot be read or gnuplot
  * fails or is not installed. */
-int plot_draw(const char *script, const char *csv, const char *figure, bool wide,
+int plot_draw(const char *script, const char *csv, const char *figure, plot_shape shape,
               const plot_var *vars, size_t n_vars);
 
 #endif

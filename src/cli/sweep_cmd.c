@@ -55,16 +55,122 @@ static void point_values(const pm_sweep_point *p, double *v)
     }
 }
 
-/* Draws the sweep's CSV: a line plot of one axis, a heat map of two. */
-static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_axis *ax,
-                int n_ax)
+/* The axes' titles in a figure, with their units (those of pm_axis_column). */
+static const char *const axis_titles[PM_AXIS_COUNT] = {
+    [PM_AXIS_L2] = "L2 capacity (MiB)",
+    [PM_AXIS_L2_BW] = "L2 bandwidth (TB/s)",
+    [PM_AXIS_COMPUTE] = "peak compute (TFLOP/s)",
+    [PM_AXIS_HBM_BW] = "HBM bandwidth (TB/s)",
+    [PM_AXIS_LINK_BW] = "link bandwidth per direction (Gbit/s)",
+    [PM_AXIS_DEVICES] = "devices (tensor parallel)",
+    [PM_AXIS_BATCH] = "batch (sequences)",
+    [PM_AXIS_SEQ] = "sequence length (tokens)",
+};
+
+/* Whether an axis steps by a constant factor (STEP xF, or a list such as 1,4,16,64): drawn on a
+ * log axis. */
+static bool is_geometric(const pm_axis *a)
 {
-    /* The per-dollar and per-joule panels say so when the accelerator has no data for them. */
+    if (a->n_values < 3 || !(a->values[0] > 0))
+        return false;
+    const double r = a->values[1] / a->values[0];
+    const double d = a->values[1] - a->values[0];
+    bool same_ratio = true, same_step = true;
+    for (size_t i = 2; i < a->n_values; i++) {
+        same_ratio = same_ratio && fabs(a->values[i] / a->values[i - 1] - r) <= 1e-9 * r;
+        same_step = same_step && fabs(a->values[i] - a->values[i - 1] - d) <= 1e-9 * fabs(d);
+    }
+    return same_ratio && !same_step;
+}
+
+/* The scenario's own value of the axis (in the unit of its column) and its label, for the
+ * marker of a 1-D figure; false for the compute axis, whose base depends on the datatype. */
+static bool base_value(const pm_scenario *s, pm_axis_kind k, double *v, char *label, size_t n)
+{
+    const pm_accelerator *a = &s->accel;
+    const char *who = a->name, *what, *unit;
+    switch (k) {
+    case PM_AXIS_L2:
+        *v = pm_axis_display_value(k, a->l2_capacity_bytes), what = "L2", unit = "MiB";
+        break;
+    case PM_AXIS_L2_BW:
+        *v = pm_axis_display_value(k, a->l2_bandwidth_bytes_per_s), what = "L2", unit = "TB/s";
+        break;
+    case PM_AXIS_HBM_BW:
+        *v = pm_axis_display_value(k, a->hbm_bandwidth_bytes_per_s), what = "HBM", unit = "TB/s";
+        break;
+    case PM_AXIS_LINK_BW:
+        *v = pm_axis_display_value(k, s->cluster.link_bandwidth_bytes_per_s);
+        who = s->cluster.name, what = "link", unit = "Gbit/s";
+        break;
+    case PM_AXIS_DEVICES:
+        *v = s->cluster.devices, who = "scenario", what = "", unit = "devices";
+        break;
+    case PM_AXIS_BATCH:
+        *v = s->workload.batch, who = "scenario", what = "batch", unit = "";
+        break;
+    case PM_AXIS_SEQ:
+        *v = (double)s->workload.seq_len, who = "scenario", what = "", unit = "tokens";
+        break;
+    default: return false;
+    }
+    snprintf(label, n, "%s%s%s: %g%s%s", who, what[0] ? " " : "", what, *v, unit[0] ? " " : "",
+             unit);
+    return true;
+}
+
+/* "model, accelerator x devices, batch B, sequence S", leaving out what the figure sweeps. */
+static void scenario_title(const pm_scenario *s, const pm_axis *ax, int n_ax, char *t, size_t n)
+{
+    bool swept[PM_AXIS_COUNT] = {false};
+    for (int i = 0; i < n_ax; i++)
+        swept[ax[i].kind] = true;
+    int len = snprintf(t, n, "%s, %s", s->model.name, s->accel.name);
+    if (!swept[PM_AXIS_DEVICES] && len >= 0 && (size_t)len < n)
+        len += snprintf(t + len, n - (size_t)len, " x %d", s->cluster.devices);
+    if (!swept[PM_AXIS_BATCH] && len >= 0 && (size_t)len < n)
+        len += snprintf(t + len, n - (size_t)len, ", batch %d", s->workload.batch);
+    if (!swept[PM_AXIS_SEQ] && len >= 0 && (size_t)len < n)
+        snprintf(t + len, n - (size_t)len, ", sequence %lld", (long long)s->workload.seq_len);
+}
+
+/* Draws the sweep's CSV: a line plot of one axis, a heat map of two. */
+static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_axis *ax, int n_ax)
+{
+    char title[320], base[64] = "0", base_label[160] = "", every[2][32], count[2][32];
+    scenario_title(s, ax, n_ax, title, sizeof title);
+    if (n_ax == 1) {
+        double v;
+        if (base_value(s, ax[0].kind, &v, base_label, sizeof base_label))
+            snprintf(base, sizeof base, "%.9g", v);
+        const plot_var vars[] = {{"xcol", pm_axis_column(ax[0].kind), false},
+                                 {"xtitle", axis_titles[ax[0].kind], false},
+                                 {"ttl", title, false},
+                                 {"xlog", is_geometric(&ax[0]) ? "1" : "0", true},
+                                 {"base", base, true},
+                                 {"baselabel", base_label, false},
+                                 {"have_cost", s->accel.cost.present ? "1" : "0", true},
+                                 {"have_energy", s->accel.energy.present ? "1" : "0", true}};
+        return plot_draw("sweep.gp", csv, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
+    }
+    /* A tick at every grid value up to 12, then at every k-th; the values in the cells up to
+     * 12 x 12. */
+    for (int i = 0; i < 2; i++) {
+        snprintf(every[i], sizeof every[i], "%zu", (ax[i].n_values + 11) / 12);
+        snprintf(count[i], sizeof count[i], "%zu", ax[i].n_values);
+    }
     const plot_var vars[] = {{"xcol", pm_axis_column(ax[0].kind), false},
-                             {"ycol", n_ax > 1 ? pm_axis_column(ax[1].kind) : "", false},
-                             {"have_cost", s->accel.cost.present ? "1" : "0", true},
-                             {"have_energy", s->accel.energy.present ? "1" : "0", true}};
-    return plot_draw(n_ax == 1 ? "sweep.gp" : "heatmap.gp", csv, c->plot, false, vars, 4);
+                             {"ycol", pm_axis_column(ax[1].kind), false},
+                             {"xtitle", axis_titles[ax[0].kind], false},
+                             {"ytitle", axis_titles[ax[1].kind], false},
+                             {"ttl", title, false},
+                             {"cells", ax[0].n_values <= 12 && ax[1].n_values <= 12 ? "1" : "0",
+                              true},
+                             {"xevery", every[0], true},
+                             {"yevery", every[1], true},
+                             {"nx", count[0], true},
+                             {"ny", count[1], true}};
+    return plot_draw("heatmap.gp", csv, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
 }
 
 /* Text of one block, formatted on the worker that evaluated it (pm_sweep_opts.prepare) and
@@ -230,14 +336,15 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
         fprintf(stderr, "%s: cannot write the output: %s\n", prog, strerror(errno));
         rc = 1;
     } else if (k->csv && k->n_ax == 2) {
-        /* gnuplot's grid format: a blank line after each row of the first axis. */
+        /* Two blank lines after each value of the first axis: gnuplot's data blocks, so
+         * heatmap.gp finds a point's grid position in its block index and point index. */
         const char *q = t.buf;
         for (size_t j = 0; j < n; j++) {
             const char *eol = memchr(q, '\n', (size_t)(t.buf + t.len - q));
             fwrite(q, 1, (size_t)(eol - q) + 1, k->csv);
             q = eol + 1;
             if ((pts[j].index + 1) % k->ax[1].n_values == 0)
-                fputc('\n', k->csv);
+                fputs("\n\n", k->csv);
         }
     } else if (k->csv) {
         fwrite(t.buf, 1, t.len, k->csv);
@@ -307,7 +414,7 @@ static void release_axes(pm_axis *ax)
  * there is none). */
 static int check_options(const cli *c, size_t *shard_k, size_t *shard_n)
 {
-    if (c->plot && !plot_terminal(c->plot, false))
+    if (c->plot && !plot_terminal(c->plot, PLOT_PAGE))
         return plot_usage_error(c->plot);
     *shard_k = *shard_n = 1;
     if (c->shard) {

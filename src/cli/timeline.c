@@ -5,9 +5,11 @@
  * overlaps layer 1, from the start of its first node to the start of layer 2's, with times
  * relative to that start: prefetches issued under layer 0's last allreduce begin before it.
  * With --plot FILE it draws them with plots/timeline.gp (lanes: compute, allreduce, prefetch);
- * the CSV is written beside the figure.
+ * the CSV is written beside the figure. --compare shows serial above preserve: the CSV is the two
+ * modes' CSVs one after the other, two blank lines between them (gnuplot's data blocks).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 #include "plot.h"
@@ -30,12 +32,28 @@ static int first_of_layer(const pm_graph *g, int layer)
     return -1;
 }
 
-static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_graph *g,
-                      const pm_schedule *sc, double t0, double t1, int64_t ctx)
+/* One mode's layer as shown: its view and the layer's start and end (s). */
+typedef struct shown {
+    pm_mode mode;
+    view v;
+    double t0, t1;
+} shown;
+
+/* Whether a node's slot overlaps the shown layer. */
+static bool in_layer(const pm_slot *sl, double t0, double t1)
 {
+    return sl->end_s > t0 && sl->start_s < t1;
+}
+
+static void write_csv(FILE *f, const cli *c, const shown *sh)
+{
+    const pm_scenario *s = &sh->v.s;
+    const pm_graph *g = sh->v.g;
+    const pm_schedule *sc = &sh->v.sched;
+    const double t0 = sh->t0, t1 = sh->t1;
     fprintf(f, "# preserve-model %s timeline --config %s --mode %s --phase %s --context %lld\n",
-            pm_version(), c->config, pm_mode_name(c->mode),
-            c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)ctx);
+            pm_version(), c->config, pm_mode_name(sh->mode),
+            c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)sh->v.context);
     print_sets(f, c);
     fprintf(f, "# %s on %s x %d; one layer lasts %.3f us\n", s->model.name, s->accel.name,
             s->cluster.devices, (t1 - t0) * 1e6);
@@ -43,7 +61,7 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_grap
     for (size_t i = 0; i < g->n_nodes; i++) {
         const pm_node *n = &g->nodes[i];
         const pm_slot *sl = &sc->slots[i];
-        if (!(sl->end_s > t0 && sl->start_s < t1))
+        if (!in_layer(sl, t0, t1))
             continue;
         const double bytes = n->kind == PM_NODE_ALLREDUCE ? n->comm_bytes
                              : n->stream == PM_STREAM_PREFETCH ? n->weight_bytes + n->kv_bytes
@@ -56,41 +74,97 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_grap
     }
 }
 
-/* Writes the CSV beside the figure and draws it with plots/timeline.gp. */
-static int draw(const cli *c, const view *v, double t0, double t1)
+/* Widens [lo, hi] (us from the layer's start) to every node of the shown layer. */
+static void widen_span(const shown *sh, double *lo, double *hi)
 {
-    if (!plot_terminal(c->plot, true))
+    for (size_t i = 0; i < sh->v.g->n_nodes; i++) {
+        const pm_slot *sl = &sh->v.sched.slots[i];
+        if (!in_layer(sl, sh->t0, sh->t1))
+            continue;
+        const double a = (sl->start_s - sh->t0) * 1e6, b = (sl->end_s - sh->t0) * 1e6;
+        *lo = a < *lo ? a : *lo;
+        *hi = b > *hi ? b : *hi;
+    }
+}
+
+/* Writes the CSV beside the figure and draws it with plots/timeline.gp: one panel per mode, on
+ * one time axis that holds every bar. */
+static int draw(const cli *c, const shown *sh, int n)
+{
+    const plot_shape shape = n > 1 ? PLOT_WIDE_TALL : PLOT_WIDE;
+    if (!plot_terminal(c->plot, shape))
         return plot_usage_error(c->plot);
     char csv[1100];
     FILE *f = plot_csv_open(c->plot, csv, sizeof csv);
     if (!f)
         return EXIT_CONFIG;
-    write_csv(f, c, &v->s, v->g, &v->sched, t0, t1, v->context);
+    double lo = 0, hi = 0;
+    for (int i = 0; i < n; i++) {
+        if (i > 0)
+            fputs("\n\n", f);
+        write_csv(f, c, &sh[i]);
+        widen_span(&sh[i], &lo, &hi);
+    }
     fclose(f);
-    char title[256], t_end[64];
-    snprintf(title, sizeof title, "%s, %s x %d, batch %d, context %lld: %s, one layer %.1f us",
-             v->s.model.name, v->s.accel.name, v->s.cluster.devices, v->s.workload.batch,
-             (long long)v->context, pm_mode_name(c->mode), (t1 - t0) * 1e6);
-    snprintf(t_end, sizeof t_end, "%.6f", (t1 - t0) * 1e6);
-    const plot_var vars[] = {{"ttl", title, false}, {"t_end", t_end, true}};
-    return plot_draw("timeline.gp", csv, c->plot, true, vars, 2);
+    const pm_scenario *s = &sh[0].v.s;
+    char title[256], prefix[16], panel[2][128], t_end[2][64], x_lo[64], x_hi[64], panels[8];
+    snprintf(title, sizeof title, "%s, %s x %d, batch %d, %s at context %lld", s->model.name,
+             s->accel.name, s->cluster.devices, s->workload.batch,
+             c->phase == PM_PHASE_DECODE ? "decode step" : "prefill",
+             (long long)sh[0].v.context);
+    for (int i = 0; i < 2; i++) {
+        const shown *p = &sh[i < n ? i : 0];
+        snprintf(panel[i], sizeof panel[i], "%s: one layer %.1f us", pm_mode_name(p->mode),
+                 (p->t1 - p->t0) * 1e6);
+        snprintf(t_end[i], sizeof t_end[i], "%.6f", (p->t1 - p->t0) * 1e6);
+    }
+    /* The layer's own nodes are named "L<k>.": the labels leave that out. */
+    snprintf(prefix, sizeof prefix, "L%d.", sh[0].v.layers >= 2 ? 1 : 0);
+    const double pad = (hi - lo) * 0.02;
+    snprintf(x_lo, sizeof x_lo, "%.6f", lo - pad);
+    snprintf(x_hi, sizeof x_hi, "%.6f", hi + pad);
+    snprintf(panels, sizeof panels, "%d", n);
+    const plot_var vars[] = {{"ttl", title, false},        {"panels", panels, true},
+                             {"xmin", x_lo, true},         {"xmax", x_hi, true},
+                             {"prefix", prefix, false},    {"ttl0", panel[0], false},
+                             {"t_end0", t_end[0], true},   {"ttl1", panel[1], false},
+                             {"t_end1", t_end[1], true}};
+    return plot_draw("timeline.gp", csv, c->plot, shape, vars, sizeof vars / sizeof vars[0]);
+}
+
+/* Schedules the mode's three-layer graph and finds the shown layer: layer 1 when there are
+ * three, else the last. */
+static int open_shown(const cli *c, pm_mode mode, shown *sh)
+{
+    sh->mode = mode;
+    const int rc = view_open(c, mode, 3, true, &sh->v);
+    if (rc)
+        return rc;
+    const int layer = sh->v.layers >= 2 ? 1 : 0;
+    const int a = first_of_layer(sh->v.g, layer), b = first_of_layer(sh->v.g, layer + 1);
+    sh->t0 = a >= 0 ? sh->v.sched.slots[a].start_s : 0.0;
+    sh->t1 = b >= 0 ? sh->v.sched.slots[b].start_s : sh->v.sched.makespan_s;
+    return 0;
 }
 
 int cmd_timeline(const cli *c)
 {
-    view v;
-    int rc = view_open(c, c->mode, 3, true, &v);
-    if (rc)
-        return rc;
-    /* The layer shown: layer 1 when there are three, else the last. */
-    const int shown = v.layers >= 2 ? 1 : 0;
-    const int a = first_of_layer(v.g, shown), b = first_of_layer(v.g, shown + 1);
-    const double t0 = a >= 0 ? v.sched.slots[a].start_s : 0.0;
-    const double t1 = b >= 0 ? v.sched.slots[b].start_s : v.sched.makespan_s;
-    if (c->plot)
-        rc = draw(c, &v, t0, t1);
-    else
-        write_csv(stdout, c, &v.s, v.g, &v.sched, t0, t1, v.context);
-    view_close(&v);
+    shown sh[2];
+    const pm_mode modes[2] = {c->compare ? PM_MODE_SERIAL : c->mode, PM_MODE_PRESERVE};
+    const int n = c->compare ? 2 : 1;
+    int opened = 0, rc = 0;
+    while (opened < n && (rc = open_shown(c, modes[opened], &sh[opened])) == 0)
+        opened++;
+    if (rc == 0 && c->plot) {
+        rc = draw(c, sh, n);
+    } else if (rc == 0) {
+        for (int i = 0; i < n; i++) {
+            if (i > 0)
+                fputs("\n\n", stdout);
+            write_csv(stdout, c, &sh[i]);
+        }
+    }
+    for (int i = 0; i < opened; i++)
+        view_close(&sh[i].v);
     return rc;
 }

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Regenerates the README's figures (docs/img/) with the tool's own --plot and the scripts of
+# plots/, so they always show the current model and calibration:
+#   l2-sweep.png          preserve-model --config llama70b --sweep l2=8MiB:256MiB:8MiB --plot FILE
+#   batch-seq.png         preserve-model --config llama70b --sweep batch=1,4,16,64
+#                             --sweep seq=2Ki:64Ki:x2 --plot FILE
+#   timeline.png          preserve-model timeline --config llama70b --plot FILE
+#   timeline-compare.png  preserve-model timeline --config llama70b --compare --plot FILE
+# Usage: scripts/readme-figures.sh [OUTDIR]   (default $root/docs/img; the tool is $PM, default
+#   build/src/cli/preserve-model). The data and plot scripts are this tree's (data/, plots/).
+#   Only the PNGs go to OUTDIR: the CSV the tool writes beside each figure stays in a temporary
+#   folder, removed at the end (rerun the command above to get it).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+pm_setup "${1:-$root/docs/img}"
+export PRESERVE_MODEL_DATA="$root/data" PRESERVE_MODEL_PLOTS="$root/plots"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$pm" --config llama70b --sweep l2=8MiB:256MiB:8MiB --plot "$tmp/l2-sweep.png" >/dev/null
+"$pm" --config llama70b --sweep batch=1,4,16,64 --sweep seq=2Ki:64Ki:x2 \
+    --plot "$tmp/batch-seq.png" >/dev/null
+"$pm" timeline --config llama70b --plot "$tmp/timeline.png" >/dev/null
+"$pm" timeline --config llama70b --compare --plot "$tmp/timeline-compare.png" >/dev/null
+for f in l2-sweep batch-seq timeline timeline-compare; do
+    cp "$tmp/$f.png" "$out/$f.png"
+    echo "$out/$f.png"
+done
