@@ -15,7 +15,9 @@ set datafile commentschars "#"
 set datafile columnheaders
 set termoption noenhanced
 set grid lt 1 lw 1 lc rgb '#dddddd'
-set key inside top right font ",9" opaque box
+# One key for the modes (the first panel's: the others use the same styles), one for the
+# speedups.
+set key inside top right font ",9"
 # A geometric axis: a log scale with a tick at each grid value (XT adds them to each plot).
 XT = ""
 if (xlog) { set logscale x 2; XT = ":xtic(strcol(xcol))" }
@@ -29,6 +31,8 @@ set rmargin 3
 if (baselabel ne "") {
     set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
 }
+# An empty panel says why (an accelerator without cost or energy data), on linear axes.
+no_data(what) = sprintf("no %s coefficients in the accelerator", what)
 set style line 1 lw 2 pt 7 ps 0.6 lc rgb '#4C72B0'
 set style line 2 lw 2 pt 5 ps 0.6 lc rgb '#DD8452'
 set style line 3 lw 2 pt 9 ps 0.7 lc rgb '#55A868'
@@ -42,6 +46,7 @@ plot csv using (column(xcol)):(column("serial_request_s"))@XT with linespoints l
      NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title baselabel
 set ylabel "speedup (x)"
 set title "PRESERVE's speedup"
+set key top left
 # The scale reaches down to 1 (no speedup), marked by a grey line.
 set yrange [*<1:*]
 set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#999999'
@@ -49,6 +54,7 @@ plot csv using (column(xcol)):(column("speedup_preserve_vs_serial"))@XT with lin
      '' using (column(xcol)):(column("speedup_preserve_vs_fused"))@XT with linespoints ls 2 title "vs fused GEMM+allreduce"
 unset arrow 2
 set autoscale y
+unset key
 set ylabel "tokens/s per mm²"
 set title "Per mm² (generated tokens/s / (devices x die mm²))"
 set xlabel xtitle
@@ -57,26 +63,38 @@ plot csv using (column(xcol)):(column("density_serial_tokens_per_s_per_mm2"))@XT
      '' using (column(xcol)):(column("density_preserve_tokens_per_s_per_mm2"))@XT with linespoints ls 3 title "PRESERVE"
 unset xlabel
 set ylabel "tokens/s per USD"
-set title "Per dollar (generated tokens/s / (devices x device USD))"
+set title "Per dollar (tokens/s / (devices x device USD))"
 if (have_cost) {
     plot csv using (column(xcol)):(column("serial_tokens_per_s_per_usd"))@XT with linespoints ls 1 title "serial", \
          '' using (column(xcol)):(column("fused_tokens_per_s_per_usd"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
          '' using (column(xcol)):(column("preserve_tokens_per_s_per_usd"))@XT with linespoints ls 3 title "PRESERVE"
 } else {
-    set label 1 "no cost coefficients in the accelerator" at graph 0.5, 0.5 center
+    unset logscale x
+    unset arrow 1
+    set label 1 no_data("cost") at graph 0.5, 0.5 center
     plot [0:1] [0:1] -1 notitle
     unset label 1
+    if (xlog) { set logscale x 2 }
+    if (baselabel ne "") {
+        set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
+    }
 }
 set ylabel "tokens per J"
-set title "Per joule (generated tokens / energy of all devices)"
+set title "Per joule (tokens / energy of all devices)"
 set xlabel xtitle
 if (have_energy) {
     plot csv using (column(xcol)):(column("serial_tokens_per_J"))@XT with linespoints ls 1 title "serial", \
          '' using (column(xcol)):(column("fused_tokens_per_J"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
          '' using (column(xcol)):(column("preserve_tokens_per_J"))@XT with linespoints ls 3 title "PRESERVE"
 } else {
-    set label 1 "no energy coefficients in the accelerator" at graph 0.5, 0.5 center
+    unset logscale x
+    unset arrow 1
+    set label 1 no_data("energy") at graph 0.5, 0.5 center
     plot [0:1] [0:1] -1 notitle
     unset label 1
+    if (xlog) { set logscale x 2 }
+    if (baselabel ne "") {
+        set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
+    }
 }
 unset multiplot
