@@ -131,6 +131,7 @@ void pm_energy_of(const pm_accelerator *a, double p_static, const pm_traffic *t,
     out->hbm_J = t->hbm_bytes * e->hbm_J_per_byte;
     out->l2_J = t->l2_write_bytes * e->l2_write_J_per_byte + t->l2_read_bytes * e->l2_read_J_per_byte;
     out->link_J = t->link_bytes * e->link_J_per_byte;
+    out->mac_J = 0.0;
     for (int d = 0; d < PM_DTYPE_COUNT; d++)
         out->mac_J += t->mac[d] * e->mac_J[d];
     out->static_J = p_static * time_s;

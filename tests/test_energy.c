@@ -202,6 +202,11 @@ static void test_request_traffic_matches_brute_force(void **state)
         assert_int_equal(pm_energy_compute(&s.accel, &sum, r->request_s, &want, NULL), PM_OK);
         assert_rel(r->energy.total_J, want.total_J, SUM);
         assert_rel(r->decode_s, decode_s, SUM);
+        /* The tpot step's energy: that step's traffic over its time. */
+        const pm_traffic tl = step_traffic(&s, (pm_mode)m, last);
+        pm_energy et;
+        assert_int_equal(pm_energy_compute(&s.accel, &tl, r->tpot_s, &et, NULL), PM_OK);
+        assert_rel(r->tpot_energy_J, et.total_J, HAND);
         /* Per token: 2 devices x the request's energy over 1 x 600 generated tokens. */
         assert_rel(r->energy_per_token_J, 2.0 * r->energy.total_J / 600.0, HAND);
         assert_rel(r->tokens_per_J, 1.0 / r->energy_per_token_J, HAND);
