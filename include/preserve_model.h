@@ -113,7 +113,40 @@ typedef struct pm_model {
     int vocab;           /* vocab_size, >= 1 */
     bool gated_mlp;      /* gate, up and down matrices (SwiGLU) rather than up and down */
     bool tied_embeddings;
+    /* Zero-initialised, the fields below describe a Llama-style decoder (sequential attention
+     * and MLP blocks, no biases, full attention in every layer, multi-head or grouped-query
+     * attention): a hand-built pm_model that fills only the fields above stays valid. */
+    bool parallel_block; /* attention and MLP both read the layer's input and their outputs are
+                            summed: one allreduce per layer (GPT-J, Falcon parallel_attn,
+                            GPT-NeoX use_parallel_residual, Cohere) */
+    bool qkv_bias;       /* biases on the Q, K and V projections */
+    bool o_bias;         /* a bias on the attention output projection */
+    bool mlp_bias;       /* biases on the MLP projections */
+    int sliding_window;  /* tokens a local (windowed) layer attends to, >= 1; 0: no local layers */
+    int window_period;   /* local and global layers repeat with this period, 1..64 (0 acts as
+                            1); only with sliding_window */
+    uint64_t local_mask; /* bit i set: layer l with l % window_period == i is local; only with
+                            sliding_window (0 with a window acts as every layer local) */
+    bool chunked_attention; /* local layers attend within fixed chunks of sliding_window
+                               tokens (Llama-4's attention_chunk_size: a query sees the
+                               positions of its own chunk) rather than through a window that
+                               slides */
+    int max_position_embeddings; /* the context the model was trained for; 0: not given */
+    /* Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank >= 1: each layer caches
+     * one latent of kv_lora_rank + qk_rope_head_dim elements per position, shared by every
+     * head and so replicated on every tensor-parallel rank; decode runs the absorbed form. */
+    int kv_lora_rank;     /* 0: not MLA */
+    int q_lora_rank;      /* the query's low-rank dimension; 0: a full-rank query projection */
+    int qk_nope_head_dim; /* per head, the query/key part without position encoding */
+    int qk_rope_head_dim; /* per head (and once in the latent), the part with RoPE */
+    int v_head_dim;       /* per head, the value dimension */
 } pm_model;
+
+/** Whether layer `layer` (0-based) of m attends through its sliding window. */
+PM_API bool pm_model_layer_is_local(const pm_model *m, int layer);
+
+/** Number of local (windowed) layers of m: 0 without a window. */
+PM_API int pm_model_local_layers(const pm_model *m);
 
 /** Die-area coefficients of the accelerator (process node as data). All >= 0. */
 typedef struct pm_area_params {
@@ -321,7 +354,7 @@ typedef struct pm_scenario {
 
 /** Where a loader finds bundled files and which overrides it applies. */
 typedef struct pm_load_opts {
-    const char *data_dir;             /* NULL: the installed data directory */
+    const char *data_dir;             /* NULL: pm_default_data_dir() */
     const char *const *overrides;     /* "dotted.path=value" strings; NULL only with
                                          n_overrides 0 (else PM_ERR_INVALID_ARG) */
     size_t n_overrides;
@@ -342,11 +375,21 @@ typedef enum pm_file_kind {
 PM_API const char *pm_file_kind_name(pm_file_kind kind);
 
 /**
- * The data directory compiled into the library (where `data/` was installed or, in a build
- * tree, the source's data/), unless the environment variable PRESERVE_MODEL_DATA names another.
+ * The bundled data directory: the environment variable PRESERVE_MODEL_DATA when set and not
+ * empty; else, for a library loaded from its build directory (the tool, the tests and the
+ * Python module before `meson install`), the source tree's data/; else, installed, the
+ * datadir beside the library's libdir (PREFIX/share/preserve-model, found relative to the
+ * library file, so a moved prefix still works), or the one configured at build time.
  * Never NULL. The returned string is static or from the environment: do not free it.
  */
 PM_API const char *pm_default_data_dir(void);
+
+/**
+ * The folder of the gnuplot scripts (plots/), chosen as pm_default_data_dir chooses the data:
+ * PRESERVE_MODEL_PLOTS when set and not empty, else the source tree's plots/ from a build tree,
+ * else the installed datadir's plots/. Never NULL; do not free it.
+ */
+PM_API const char *pm_default_plots_dir(void);
 
 /**
  * Loads a scenario. ref is a path to a file (contains '/' or ends in ".json" and exists) or the
@@ -403,6 +446,11 @@ typedef struct pm_param_info {
     double value_si;     /* converted value */
     const char *unit_si; /* "bytes/s", "bytes", "s", "flop/s", "mm2", "1" */
     const char *source;  /* the per-number source, else the file's source, else "" */
+    const char *origin;  /* "given" (written in the file or --set), "defaulted" (absent: the
+                            format's default), "derived" (computed from other values, e.g. the
+                            head dim from hidden_size / num_attention_heads) or "ignored" (a
+                            HuggingFace key read and known not to change cost, or not
+                            recognised; value_si is NaN when it is not a number) */
 } pm_param_info;
 
 /** Number of resolved numeric inputs recorded by pm_scenario_load (0 when none). */
@@ -509,7 +557,8 @@ typedef enum pm_node_role {
     PM_ROLE_NONE = 0,        /* unknown: a hand-built node, or a prefetch */
     PM_ROLE_EMBEDDING = 1,
     PM_ROLE_ATTN_NORM = 2,   /* the norm before attention */
-    PM_ROLE_QKV = 3,         /* the Q, K and V projections */
+    PM_ROLE_QKV = 3,         /* the Q, K and V projections (MLA: the query's and the latent's
+                                down-projections from the hidden state) */
     PM_ROLE_ROPE = 4,        /* RoPE and the KV-cache append */
     PM_ROLE_ATTENTION = 5,   /* the attention core, reading the KV cache */
     PM_ROLE_O = 6,           /* the output projection (fused with its allreduce in fused mode) */
@@ -522,7 +571,11 @@ typedef enum pm_node_role {
     PM_ROLE_MLP_ALLREDUCE = 13,
     PM_ROLE_FINAL_NORM = 14,
     PM_ROLE_LM_HEAD = 15,
-    PM_ROLE_COUNT = 16
+    PM_ROLE_Q_UP = 16,       /* MLA: the query's up-projection from its low rank */
+    PM_ROLE_K_UP = 17,       /* MLA: the latent's key up-projection (decode: absorbed into the
+                                query; prefill: the keys decompressed) */
+    PM_ROLE_V_UP = 18,       /* MLA: the latent's value up-projection */
+    PM_ROLE_COUNT = 19
 } pm_node_role;
 
 /** "o", "qkv", "lm_head"...; "?" for an invalid value. */
@@ -627,11 +680,16 @@ typedef struct pm_footprint {
     double mlp_weight_bytes;   /* one layer's MLP matrices (3 gated, 2 plain) */
     double layer_weight_bytes; /* attention + MLP */
     double lm_head_bytes;      /* the LM head's rows on this device */
-    double embedding_bytes;    /* the input embedding, whole (0 when tied to the LM head) */
+    double embedding_bytes;    /* the input embedding's rows on this device, vocabulary-parallel
+                                  like the LM head (0 when tied to it) */
     double weight_bytes;       /* layers x layer + LM head + embedding */
     double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one
                                   layer */
-    double kv_bytes;           /* the KV cache of all layers at context_len */
+    double kv_bytes;           /* the KV cache of all layers at context_len: a local layer
+                                  holds min(context_len, sliding_window) positions */
+    int local_layers;          /* layers attending through the sliding window */
+    double kv_bytes_global_layer; /* one global layer's KV cache at context_len */
+    double kv_bytes_local_layer;  /* one local layer's (0 when there are none) */
 } pm_footprint;
 
 /**
@@ -816,7 +874,8 @@ typedef struct pm_estimate {
     int64_t decode_steps;
     pm_shard shard;
     int64_t kv_spill_context; /* first decode context length whose KV cache no longer fits the
-                                 prefetch window (0: never prefetched, e.g. one device) */
+                                 prefetch window (0: never prefetched, e.g. one device; -1:
+                                 every layer is local and its window's KV cache always fits) */
     double l2_window_bytes;   /* the insertion capacity: L2 capacity x usable fraction */
     double weight_bytes_per_device; /* all weights held by one device */
     double kv_bytes_per_device;     /* KV cache at the final context length */
@@ -834,6 +893,19 @@ typedef struct pm_estimate {
  * PM_ERR_UNSUPPORTED, PM_ERR_RANGE or PM_ERR_INVALID_ARG. err may be NULL.
  */
 PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err);
+
+/**
+ * The run report of `preserve-model --format json`, byte for byte: the tool and scenario, the
+ * inputs (model, accelerator, devices, batch, seq_len, prefill_tokens, decode_steps),
+ * tpot_context_len, per mode the request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
+ * tokens_per_s, allreduce_algorithm and allreduce_decode_s (and fused_chunks for fused), the
+ * speedups, the shard and the memory figures; times to 9 significant digits, the rest to 6.
+ * Names are JSON-escaped. s and e (the estimate of s by pm_estimate_compute) may not be NULL.
+ * On success *text_out is a new NUL-terminated string ending in a newline; the caller frees it
+ * with free(). Returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG (a NULL argument).
+ */
+PM_API pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e,
+                                     char **text_out, pm_error *err);
 
 /**
  * The graph one mode runs: the plain graph (serial), the graph with O and Down fused with their
@@ -1059,6 +1131,17 @@ typedef struct pm_sweep_opts {
  * the call. Runs on the calling thread of pm_sweep_run. Return non-zero to stop the sweep.
  */
 typedef int (*pm_sweep_fn)(const pm_sweep_point *points, size_t n, void *user);
+
+/** Number of result columns of a sweep point: the sweep CSV's columns after the axis columns
+ * and before "error" (16 today; more may be added at the end). */
+PM_API size_t pm_sweep_column_count(void);
+/** The name of result column i with its unit ("serial_request_s", "die_mm2",
+ * "density_preserve_tokens_per_s_per_mm2"...); NULL when i >= pm_sweep_column_count(). */
+PM_API const char *pm_sweep_column_name(size_t i);
+/** Writes the first n result columns of point p into values (NaN for every column of an invalid
+ * point, or for die_mm2 and the densities without area data) and returns
+ * pm_sweep_column_count(). values may be NULL (n is then ignored); p NULL gives NaNs. */
+PM_API size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n);
 
 /** Number of points of the grid (the product of the axis lengths); 0 when empty. */
 PM_API size_t pm_sweep_size(const pm_axis *axes, size_t n_axes);

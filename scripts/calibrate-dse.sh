@@ -33,9 +33,9 @@ for d in $devs; do
            --set "cluster.link_latency_us=$a")
       red=() f8a=() f8b=()
       for m in $models; do
-        red+=("$("$pm" --config paper-dse --model "$m" "${set[@]}" --sweep l2=8MiB:256MiB:8MiB \
+        red+=("$("$pm" --config paper-dse --model "$m" "${PAPER_MODEL[@]}" "${set[@]}" --sweep l2=8MiB:256MiB:8MiB \
                   --format csv | col preserve_request_s | awk 'NR == 1 { f = $1 } { l = $1 } END { print 1 - l / f }')")
-        sp=$("$pm" --config paper-dse --model "$m" "${set[@]}" --devices 128 \
+        sp=$("$pm" --config paper-dse --model "$m" "${PAPER_MODEL[@]}" "${set[@]}" --devices 128 \
                   --sweep link_bw=200Gbps,1000Gbps --format csv | col speedup_preserve_vs_serial)
         f8a+=("$(echo "$sp" | sed -n 1p)")
         f8b+=("$(echo "$sp" | sed -n 2p)")

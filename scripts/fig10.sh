@@ -18,7 +18,7 @@ pm_setup "${1:-}"
 
 files=()
 for m in "${MODELS[@]}"; do
-    "$pm" --config paper-dse --model "$m" --sweep devices=1:128:x2 >"$out/fig10-$m.csv"
+    "$pm" --config paper-dse --model "$m" "${PAPER_MODEL[@]}" --sweep devices=1:128:x2 >"$out/fig10-$m.csv"
     files+=("$out/fig10-$m.csv")
 done
 

@@ -22,7 +22,7 @@ pm_setup "${1:-}"
 
 files=()
 for m in "${MODELS[@]}"; do
-    "$pm" --config paper-dse --model "$m" --sweep l2=8MiB:256MiB:8MiB >"$out/fig6-$m.csv"
+    "$pm" --config paper-dse --model "$m" "${PAPER_MODEL[@]}" --sweep l2=8MiB:256MiB:8MiB >"$out/fig6-$m.csv"
     files+=("$out/fig6-$m.csv")
 done
 

@@ -53,7 +53,7 @@ optimum_keys() { # CSV SUFFIX
 {
     optimum_keys "$out/fig7-optimize.csv" ""
     for m in "${MODELS[@]}"; do
-        "$pm" --config paper-dse --model "$m" --optimize l2=8MiB:512MiB >"$out/fig7-optimize-$m.csv"
+        "$pm" --config paper-dse --model "$m" "${PAPER_MODEL[@]}" --optimize l2=8MiB:512MiB >"$out/fig7-optimize-$m.csv"
         optimum_keys "$out/fig7-optimize-$m.csv" "_$m"
     done
 } >"$out/fig7-summary.txt"

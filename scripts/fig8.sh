@@ -19,7 +19,7 @@ pm_setup "${1:-}"
 
 files=()
 for m in "${MODELS[@]}"; do
-    "$pm" --config paper-dse --model "$m" --devices 128 \
+    "$pm" --config paper-dse --model "$m" "${PAPER_MODEL[@]}" --devices 128 \
         --sweep link_bw=200Gbps:1000Gbps:100Gbps >"$out/fig8-$m.csv"
     files+=("$out/fig8-$m.csv")
 done

@@ -18,10 +18,11 @@ memcheck="valgrind --quiet --tool=memcheck --leak-check=full --show-leak-kinds=d
   --errors-for-leak-kinds=definite,indirect --track-origins=yes"
 
 # The C tests of the fast suite (and the benchmark's smoke test): everything but the shell
-# scripts. `meson test --list` prints "project:suite / name" when there are several suites and
-# plain names otherwise.
+# scripts and the Python ones (pytest and examples/notebook.py would check the interpreter).
+# `meson test --list` prints "project:suite / name" when there are several suites and plain
+# names otherwise.
 mapfile -t tests < <(meson test -C "$build" --list 2>/dev/null |
-    sed -n -e '/^ninja:/d' -e '/ \/ /{s/^.*:fast \/ //p;d;}' -e p | grep -vx -e cli -e hostile)
+    sed -n -e '/^ninja:/d' -e '/ \/ /{s/^.*:fast \/ //p;d;}' -e p | grep -vx -e cli -e hostile -e python -e notebook)
 [ "${#tests[@]}" -gt 0 ] || { echo "valgrind.sh: no tests found in $build" >&2; exit 2; }
 echo "valgrind.sh: ${#tests[@]} tests under memcheck: ${tests[*]}"
 # valgrind runs code 20 to 50 times slower; the suites' timeouts are for native runs.

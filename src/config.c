@@ -143,6 +143,623 @@ static const char *json_string(const cJSON *obj, const char *key)
     return cJSON_IsString(it) ? it->valuestring : NULL;
 }
 
+/* Whether a HuggingFace key is given with a value that turns its feature on: not null, false,
+ * 0 or an empty list (configs of dense models write "num_experts": null, say). */
+static bool hf_feature_on(const cJSON *it)
+{
+    if (!it || cJSON_IsNull(it) || cJSON_IsFalse(it))
+        return false;
+    if (cJSON_IsNumber(it))
+        return !(fabs(it->valuedouble) <= 0.0);
+    if (cJSON_IsArray(it) || cJSON_IsObject(it))
+        return it->child != NULL;
+    return true;
+}
+
+/*
+ * HuggingFace keys that change cost in a way the model does not implement: a config that turns
+ * one on is refused with an error naming it, never modelled as a dense Llama (a silently wrong
+ * number is the worst outcome of this tool).
+ */
+typedef struct hf_key_note {
+    const char *key, *why;
+} hf_key_note;
+
+#define MOE "MoE is not modelled yet: expert weights, routing and all-to-all are missing"
+static const hf_key_note hf_refused[] = {
+    {"num_local_experts", MOE},
+    {"n_routed_experts", MOE},
+    {"num_experts", MOE},
+    {"moe_num_experts", MOE},
+    {"moe_intermediate_size", MOE},
+    {"num_experts_per_tok", MOE},
+    {"n_shared_experts", MOE},
+    {"shared_expert_intermediate_size", MOE},
+    {"first_k_dense_replace", MOE},
+    {"moe_layer_freq", MOE},
+    {"decoder_sparse_step", MOE},
+    {"interleave_moe_layer_step", MOE},
+    {"intermediate_size_mlp", MOE},
+    {"num_nextn_predict_layers", "multi-token prediction layers are not modelled"},
+    {"cross_attention_layers", "cross-attention layers are not modelled"},
+    {"is_encoder_decoder", "encoder-decoder models are not modelled"},
+    {"layers_block_type", "hybrid state-space layers are not modelled"},
+    {"attn_layer_indices", "hybrid state-space layers are not modelled"},
+    {"ssm_cfg", "hybrid state-space layers are not modelled"},
+};
+#undef MOE
+
+/* HuggingFace keys known not to change the cost the model computes: accepted, and listed as
+ * ignored by `resolve`. */
+#define NOCOST "does not change the cost modelled"
+static const hf_key_note hf_ignored[] = {
+    {"rope_theta", "position encoding: " NOCOST},
+    {"rope_scaling", "position encoding: " NOCOST},
+    {"rope_type", "position encoding: " NOCOST},
+    {"rope_local_base_freq", "position encoding: " NOCOST},
+    {"partial_rotary_factor", "position encoding: " NOCOST},
+    {"rotary_pct", "position encoding: " NOCOST},
+    {"rotary_emb_base", "position encoding: " NOCOST},
+    {"rotary_dim", "position encoding: " NOCOST},
+    {"alibi", "position encoding: " NOCOST},
+    {"rms_norm_eps", "numerics: " NOCOST},
+    {"layer_norm_eps", "numerics: " NOCOST},
+    {"layer_norm_epsilon", "numerics: " NOCOST},
+    {"norm_eps", "numerics: " NOCOST},
+    {"initializer_range", "training only"},
+    {"init_std", "training only"},
+    {"use_cache", "inference always caches K and V"},
+    {"attention_dropout", "training only"},
+    {"hidden_dropout", "training only"},
+    {"hidden_dropout_prob", "training only"},
+    {"attention_probs_dropout_prob", "training only"},
+    {"embd_pdrop", "training only"},
+    {"resid_pdrop", "training only"},
+    {"attn_pdrop", "training only"},
+    {"dropout", "training only"},
+    {"classifier_dropout", "training only"},
+    {"summary_activation", "classification head, not served"},
+    {"summary_first_dropout", "classification head, not served"},
+    {"summary_proj_to_labels", "classification head, not served"},
+    {"summary_type", "classification head, not served"},
+    {"summary_use_proj", "classification head, not served"},
+    {"task_specific_params", "generation defaults"},
+    {"bos_token_id", "token ids: " NOCOST},
+    {"eos_token_id", "token ids: " NOCOST},
+    {"pad_token_id", "token ids: " NOCOST},
+    {"sep_token_id", "token ids: " NOCOST},
+    {"decoder_start_token_id", "token ids: " NOCOST},
+    {"image_token_index", "token ids: " NOCOST},
+    {"boi_token_index", "token ids: " NOCOST},
+    {"eoi_token_index", "token ids: " NOCOST},
+    {"mm_tokens_per_image", "image tokens: the vision tower is not modelled"},
+    {"torch_dtype", "the datatypes come from the workload"},
+    {"dtype", "the datatypes come from the workload"},
+    {"quantization_config", "the weight datatype comes from the workload"},
+    {"transformers_version", "metadata"},
+    {"architectures", "metadata"},
+    {"model_type", "metadata (the family sets defaults)"},
+    {"_name_or_path", "metadata"},
+    {"auto_map", "metadata"},
+    {"tokenizer_class", "metadata"},
+    {"use_bfloat16", "the datatypes come from the workload"},
+    {"pretraining_tp", "training only (tensor-parallel slicing of the checkpoint)"},
+    {"n_ctx", "the context the model was trained for (n_positions)"},
+    {"vision_config", "the vision tower is not modelled (only the text model is)"},
+    {"final_logit_softcapping", "a tanh on the logits: " NOCOST},
+    {"attn_logit_softcapping", "a tanh on the scores: " NOCOST},
+    {"query_pre_attn_scalar", "a scale of the scores: " NOCOST},
+    {"logit_scale", "a scale of the logits: " NOCOST},
+    {"cache_implementation", "how the engine lays out the KV cache"},
+    {"scale_attn_weights", "a scale of the scores: " NOCOST},
+    {"scale_attn_by_inverse_layer_idx", "a scale of the scores: " NOCOST},
+    {"reorder_and_upcast_attn", "numerics: " NOCOST},
+    {"apply_residual_connection_post_layernorm", "residual placement: " NOCOST},
+    {"use_qk_norm", "a norm of Q and K: " NOCOST},
+    {"router_aux_loss_coef", "training only"},
+    {"output_router_logits", "training only"},
+};
+#undef NOCOST
+
+static const hf_key_note *find_note(const hf_key_note *list, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(list[i].key, key) == 0)
+            return &list[i];
+    return NULL;
+}
+
+/* Refuses the unsupported keys of a HuggingFace object (the model, or its text_config). */
+static pm_status hf_refuse(pm_obj *o)
+{
+    /* In the table's order, so that a MoE model is told it is MoE first. */
+    for (size_t i = 0; i < PM_ARRAY_LEN(hf_refused); i++) {
+        const hf_key_note *n = &hf_refused[i];
+        if (hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, n->key)))
+            return pm_obj_fail(o, n->key, PM_ERR_UNSUPPORTED, "%s (the config sets \"%s\")",
+                               n->why, n->key);
+    }
+    return PM_OK;
+}
+
+/* After a HuggingFace object is read: a key that was not read is either known not to matter,
+ * a likely misspelling of a key that does (an error with "did you mean"), or not recognised;
+ * the first and the last are listed as ignored. note, when not NULL, is the reason recorded
+ * for every key of the object (a multimodal wrapper's keys). */
+static pm_status hf_finish(pm_obj *o, const char *note)
+{
+    for (const cJSON *c = o->json->child; c; c = c->next) {
+        bool read = false;
+        for (size_t i = 0; i < o->n_known && !read; i++)
+            read = strcmp(o->known[i], c->string) == 0;
+        if (read)
+            continue;
+        const hf_key_note *n = find_note(hf_ignored, PM_ARRAY_LEN(hf_ignored), c->string);
+        const char *why = note ? note : n ? n->why : NULL;
+        const char *near = why ? NULL : pm_obj_nearest_known(o, c->string);
+        if (near)
+            return pm_obj_fail(o, c->string, PM_ERR_UNKNOWN_KEY,
+                               "unknown key \"%s\" (did you mean \"%s\"?)", c->string, near);
+        char src[160];
+        snprintf(src, sizeof src, "ignored: %s",
+                 why ? why : "not recognised, assumed not to change cost");
+        pm_status st = pm_obj_record(o, c->string,
+                                     cJSON_IsNumber(c) ? c->valuedouble : NAN, "1", src,
+                                     "ignored");
+        if (st != PM_OK)
+            return st;
+    }
+    return PM_OK;
+}
+
+/* Records a value the model uses that the file did not give. */
+static pm_status note_value(pm_obj *o, const char *key, double v, const char *origin,
+                            const char *why)
+{
+    return pm_obj_record(o, key, v, "1", why, origin);
+}
+
+/* The first of keys present (not null) in o, or NULL. */
+static const char *first_present(const pm_obj *o, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, keys[i]);
+        if (it && !cJSON_IsNull(it))
+            return keys[i];
+    }
+    return NULL;
+}
+
+/* The model families whose MLP is gated (SwiGLU, GeGLU) and those whose MLP is two plain
+ * matrices, when the config does not say (HuggingFace files never do). */
+static const char *const gated_families[] = {
+    "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text",
+    "phi3", "cohere", "cohere2", "olmo", "olmo2", "internlm2", "granite", "stablelm",
+    "llama4_text", "exaone"};
+static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom",
+                                             "gptj", "gpt_bigcode", "starcoder2"};
+static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
+/* Families whose attention and MLP run in parallel from one input (one allreduce per layer)
+ * without a key that says so; Falcon and GPT-NeoX have keys. */
+static const char *const parallel_families[] = {"gptj", "cohere", "cohere2", "phi"};
+/* Families with biases on every projection (unless a key says otherwise). */
+static const char *const biased_families[] = {"gpt2", "gpt_neox", "opt", "bloom", "phi",
+                                              "gpt_bigcode", "starcoder2"};
+
+/* Sets m's local-layer pattern from a list with one item per layer: layer_types
+ * ("sliding_attention" or "chunked_attention" local, "full_attention" global) or Llama-4's
+ * no_rope_layers (1: a chunked layer with RoPE, 0: a global one without). The list must repeat
+ * with a period of at most 64 layers. */
+static pm_status pattern_from_list(pm_obj *o, const char *key, const cJSON *list, pm_model *m)
+{
+    if (!cJSON_IsArray(list))
+        return pm_obj_fail(o, key, PM_ERR_TYPE, "expected a list (got %s)",
+                           pm_json_type_name(list));
+    const int n = cJSON_GetArraySize(list);
+    if (n != m->layers)
+        return pm_obj_fail(o, key, PM_ERR_INCONSISTENT,
+                           "must list one type per layer (got %d types, %d layers)", n,
+                           m->layers);
+    const bool types = strcmp(key, "layer_types") == 0;
+    const char *want = m->chunked_attention ? "chunked_attention" : "sliding_attention";
+    bool *local = pm_calloc((size_t)n, sizeof *local);
+    if (!local)
+        return pm_obj_fail(o, key, PM_ERR_NOMEM, "out of memory");
+    pm_status st = PM_OK;
+    int l = 0;
+    for (const cJSON *c = list->child; c && st == PM_OK; c = c->next, l++) {
+        if (types && cJSON_IsString(c) && strcmp(c->valuestring, want) == 0)
+            local[l] = true;
+        else if (types && cJSON_IsString(c) && strcmp(c->valuestring, "full_attention") == 0)
+            local[l] = false;
+        else if (!types && cJSON_IsNumber(c) && (c->valueint == 0 || c->valueint == 1) &&
+                 fabs(c->valuedouble - c->valueint) <= 0.0)
+            local[l] = c->valueint == 1;
+        else if (types && cJSON_IsString(c))
+            st = pm_obj_fail(o, key, PM_ERR_UNSUPPORTED,
+                             "layer type \"%s\" (layer %d) is not modelled here (expected \"%s\" "
+                             "or \"full_attention\")",
+                             c->valuestring, l, want);
+        else
+            st = pm_obj_fail(o, key, PM_ERR_TYPE, "item %d: expected %s (got %s)", l,
+                             types ? "a layer type" : "0 or 1", pm_json_type_name(c));
+    }
+    int period = 0;
+    for (int p = 1; st == PM_OK && p <= 64 && p <= n && period == 0; p++) {
+        bool ok = true;
+        for (int i = p; i < n && ok; i++)
+            ok = local[i] == local[i % p];
+        if (ok)
+            period = p;
+    }
+    if (st == PM_OK && period == 0)
+        st = pm_obj_fail(o, key, PM_ERR_UNSUPPORTED,
+                         "the layer types do not repeat with a period of at most 64 layers: "
+                         "such a pattern is not modelled");
+    if (st == PM_OK) {
+        m->window_period = period;
+        m->local_mask = 0;
+        for (int i = 0; i < period; i++)
+            if (local[i])
+                m->local_mask |= (uint64_t)1 << i;
+    }
+    pm_free(local);
+    return st;
+}
+
+/* Records the layer classes the model uses (how: where the pattern came from). */
+static pm_status note_windows(pm_obj *o, const pm_model *m, const char *how)
+{
+    pm_status st;
+    const int local = pm_model_local_layers(m);
+    if ((st = note_value(o, "local_layers", local, "derived", how)) != PM_OK ||
+        (st = note_value(o, "global_layers", m->layers - local, "derived", how)) != PM_OK ||
+        (st = note_value(o, "window_period", m->window_period, "derived", how)) != PM_OK)
+        return st;
+    return PM_OK;
+}
+
+/* Llama-4's chunked local attention: attention_chunk_size C, on the layers no_rope_layers (or
+ * layer_types) marks, else every no_rope_layer_interval-th layer global (Llama4TextConfig's
+ * rule, interval 4 by default for llama4_text), else every layer chunked. */
+static pm_status read_chunks(pm_obj *o, pm_model *m, bool hf, const char *mt, const char **how)
+{
+    pm_status st;
+    pm_obj_declare(o, "no_rope_layers", PM_DIM_NONE);
+    pm_obj_declare(o, "no_rope_layer_interval", PM_DIM_NONE);
+    if ((st = int_field(o, "attention_chunk_size", true, 1, 1L << 30, &m->sliding_window)) !=
+        PM_OK)
+        return st;
+    m->chunked_attention = true;
+    m->window_period = 1;
+    m->local_mask = 1;
+    *how = "every layer chunked";
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(o->json, "layer_types");
+    const cJSON *nr = cJSON_GetObjectItemCaseSensitive(o->json, "no_rope_layers");
+    if (lt && !cJSON_IsNull(lt)) {
+        *how = "layer_types";
+        return pattern_from_list(o, "layer_types", lt, m);
+    }
+    if (nr && !cJSON_IsNull(nr) && hf_feature_on(nr)) {
+        *how = "no_rope_layers: 1 chunked, 0 global";
+        return pattern_from_list(o, "no_rope_layers", nr, m);
+    }
+    int interval = hf && mt && strcmp(mt, "llama4_text") == 0 ? 4 : 0;
+    if ((st = int_field(o, "no_rope_layer_interval", false, 1, 64, &interval)) != PM_OK)
+        return st;
+    if (interval > 0) {
+        m->window_period = interval;
+        m->local_mask = interval == 1 ? 0 : (((uint64_t)1 << (interval - 1)) - 1);
+        *how = "no_rope_layer_interval: every interval-th layer global";
+        if (interval == 1)
+            m->sliding_window = 0;
+    }
+    return PM_OK;
+}
+
+/* Reads the attention window keys: sliding_window, switched off by use_sliding_window false
+ * (Qwen2), with the layers it applies to from layer_types, sliding_window_pattern (Gemma-3:
+ * every P-th layer global), the family (Gemma-2 alternates, Gemma-3 defaults to 6), or every
+ * layer (Mistral, Phi-3). */
+static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
+{
+    pm_status st;
+    static const char *const k_pattern[] = {"sliding_window_pattern", "_sliding_window_pattern"};
+    pm_obj_declare(o, "sliding_window", PM_DIM_NONE);
+    pm_obj_declare(o, "use_sliding_window", PM_DIM_NONE);
+    pm_obj_declare(o, "max_window_layers", PM_DIM_NONE);
+    pm_obj_declare(o, "layer_types", PM_DIM_NONE);
+    for (size_t i = 0; i < PM_ARRAY_LEN(k_pattern); i++)
+        pm_obj_declare(o, k_pattern[i], PM_DIM_NONE);
+    pm_obj_declare(o, "attention_chunk_size", PM_DIM_NONE);
+    const cJSON *sw = cJSON_GetObjectItemCaseSensitive(o->json, "sliding_window");
+    const bool given = sw && !cJSON_IsNull(sw);
+    bool use = given;
+    if ((st = pm_obj_bool(o, "use_sliding_window", false, &use)) != PM_OK)
+        return st;
+    if (hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, "attention_chunk_size"))) {
+        if (given && use)
+            return pm_obj_fail(o, "attention_chunk_size", PM_ERR_UNSUPPORTED,
+                               "a sliding window and chunked attention in one model are not "
+                               "modelled (the config sets both)");
+        const char *how = NULL;
+        if ((st = read_chunks(o, m, hf, mt, &how)) != PM_OK)
+            return st;
+        return note_windows(o, m, how);
+    }
+    if (!given || !use) {
+        if (given)
+            return note_value(o, "sliding_window", NAN, "ignored",
+                              "ignored: use_sliding_window is false");
+        return note_value(o, "sliding_window", 0, "defaulted",
+                          "no window: full attention in every layer");
+    }
+    if ((st = int_field(o, "sliding_window", true, 1, 1L << 30, &m->sliding_window)) != PM_OK)
+        return st;
+    m->window_period = 1;
+    m->local_mask = 1;
+    const char *how = "every layer";
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(o->json, "layer_types");
+    const char *pk = first_present(o, k_pattern, 2);
+    int pattern = 0;
+    if (pk && (st = int_field(o, pk, true, 1, 64, &pattern)) != PM_OK)
+        return st;
+    const bool gemma2 = hf && mt && strcmp(mt, "gemma2") == 0;
+    const bool gemma3 = hf && mt && (strcmp(mt, "gemma3") == 0 || strcmp(mt, "gemma3_text") == 0);
+    if (lt && !cJSON_IsNull(lt)) {
+        if ((st = pattern_from_list(o, "layer_types", lt, m)) != PM_OK)
+            return st;
+        how = "layer_types";
+    } else if (pk || gemma2 || gemma3) {
+        /* Layer l is global when (l + 1) % P == 0 (Gemma-3's rule; Gemma-2's alternation,
+         * layer 0 local, is P = 2; Gemma3TextConfig's default P is 6). */
+        const int p = pk ? pattern : gemma2 ? 2 : 6;
+        m->window_period = p;
+        m->local_mask = p == 1 ? 0 : (((uint64_t)1 << (p - 1)) - 1);
+        how = pk ? pk : gemma2 ? "model_type gemma2: even layers local, odd layers global"
+                               : "model_type gemma3: sliding_window_pattern 6 by default";
+        if (p == 1) {
+            m->sliding_window = 0; /* every layer global */
+            how = "the pattern makes every layer global";
+        }
+    } else if (pm_obj_has(o, "use_sliding_window") && pm_obj_has(o, "max_window_layers")) {
+        /* Qwen2: the layers from max_window_layers on are local. */
+        long first = 0;
+        if ((st = pm_obj_int(o, "max_window_layers", true, 0, 1L << 30, &first)) != PM_OK)
+            return st;
+        if (first >= m->layers) {
+            m->sliding_window = 0;
+            how = "max_window_layers: no layer is local";
+        } else if (first > 0) {
+            return pm_obj_fail(o, "max_window_layers", PM_ERR_UNSUPPORTED,
+                               "full attention in the first %ld layers and a window in the "
+                               "other %ld is not modelled (only patterns that repeat)",
+                               first, (long)m->layers - first);
+        }
+    }
+    return note_windows(o, m, how);
+}
+
+/* Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank turns it on, and then the head
+ * dimensions are required (their defaults differ between families); q_lora_rank null or absent
+ * is a full-rank query projection. */
+static pm_status read_mla(pm_obj *o, pm_model *m)
+{
+    static const char *const dims[] = {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+    pm_obj_declare(o, "kv_lora_rank", PM_DIM_NONE);
+    pm_obj_declare(o, "q_lora_rank", PM_DIM_NONE);
+    for (size_t i = 0; i < PM_ARRAY_LEN(dims); i++)
+        pm_obj_declare(o, dims[i], PM_DIM_NONE);
+    const cJSON *kl = cJSON_GetObjectItemCaseSensitive(o->json, "kv_lora_rank");
+    if (!kl || cJSON_IsNull(kl))
+        return PM_OK;
+    pm_status st;
+    int *out[] = {&m->qk_nope_head_dim, &m->qk_rope_head_dim, &m->v_head_dim};
+    if ((st = int_field(o, "kv_lora_rank", true, 1, 1L << 20, &m->kv_lora_rank)) != PM_OK)
+        return st;
+    const cJSON *ql = cJSON_GetObjectItemCaseSensitive(o->json, "q_lora_rank");
+    if (ql && !cJSON_IsNull(ql) &&
+        (st = int_field(o, "q_lora_rank", true, 1, 1L << 20, &m->q_lora_rank)) != PM_OK)
+        return st;
+    if ((!ql || cJSON_IsNull(ql)) &&
+        (st = note_value(o, "q_lora_rank", 0, "defaulted",
+                         "a full-rank query projection")) != PM_OK)
+        return st;
+    for (size_t i = 0; i < PM_ARRAY_LEN(dims); i++) {
+        /* qk_rope_head_dim may be 0 (no position part); the others carry the heads. */
+        if ((st = int_field(o, dims[i], true, i == 1 ? 0 : 1, 1L << 20, out[i])) != PM_OK)
+            return st;
+    }
+    return note_value(o, "kv_bytes_per_position_elements",
+                      m->kv_lora_rank + m->qk_rope_head_dim, "derived",
+                      "MLA: kv_lora_rank + qk_rope_head_dim per layer, replicated on every "
+                      "tensor-parallel rank");
+}
+
+static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
+{
+    pm_status st;
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers"};
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model"};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head"};
+    static const char *const k_kv[] = {"num_key_value_heads", "num_kv_heads", "n_head_kv"};
+    static const char *const k_inter[] = {"intermediate_size", "ff_intermediate_size", "n_inner",
+                                          "ffn_hidden_size"};
+    static const char *const k_act[] = {"hidden_act", "hidden_activation",
+                                        "activation_function"};
+    static const char *const k_pos[] = {"max_position_embeddings", "n_positions"};
+    /* Native files use the canonical names only. */
+    const size_t n_alias = hf ? 3 : 1;
+    if ((st = int_alias(o, k_layers, n_alias, true, &m->layers)) != PM_OK ||
+        (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
+        (st = int_alias(o, k_heads, hf ? 2 : 1, true, &m->heads)) != PM_OK)
+        return st;
+    const char *mt = hf ? json_string(o->json, "model_type") : NULL;
+
+    /* KV heads: the key of the family, multi_query (one KV head: Falcon, GPT-BigCode), or
+     * multi-head attention. Falcon's num_kv_heads counts only with new_decoder_architecture. */
+    m->kv_heads = m->heads;
+    bool mqa = false, new_arch = false;
+    if (hf) {
+        if ((st = pm_obj_bool(o, "multi_query", false, &mqa)) != PM_OK ||
+            (st = pm_obj_bool(o, "new_decoder_architecture", false, &new_arch)) != PM_OK)
+            return st;
+    }
+    const char *kv_key = first_present(o, k_kv, hf ? 3 : 1);
+    if ((st = int_alias(o, k_kv, hf ? 3 : 1, false, &m->kv_heads)) != PM_OK)
+        return st;
+    if (hf && mt && strcmp(mt, "falcon") == 0 && !new_arch) {
+        m->kv_heads = mqa ? 1 : m->heads;
+        if (kv_key && (st = note_value(o, kv_key, NAN, "ignored",
+                                       "ignored: Falcon reads it only with "
+                                       "new_decoder_architecture")) != PM_OK)
+            return st;
+        kv_key = NULL;
+    } else if (mqa && !kv_key) {
+        m->kv_heads = 1;
+    }
+    if (!kv_key && (st = note_value(o, "num_key_value_heads", m->kv_heads,
+                                    mqa ? "derived" : "defaulted",
+                                    mqa ? "multi_query: one KV head"
+                                        : "= num_attention_heads (multi-head attention)")) !=
+                       PM_OK)
+        return st;
+
+    if ((st = read_mla(o, m)) != PM_OK)
+        return st;
+    const bool mla = m->kv_lora_rank > 0;
+    if (m->hidden % m->heads == 0)
+        m->head_dim = m->hidden / m->heads;
+    if (mla)
+        m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
+    bool has_head_dim = pm_obj_has(o, "head_dim");
+    if ((st = int_field(o, "head_dim", false, 1, 1L << 30, &m->head_dim)) != PM_OK)
+        return st;
+    if (!has_head_dim && mla &&
+        (st = note_value(o, "head_dim", m->head_dim, "derived",
+                         "MLA: qk_nope_head_dim + qk_rope_head_dim (the query/key head)")) !=
+            PM_OK)
+        return st;
+    if (mla)
+        has_head_dim = true;
+    if (!has_head_dim && m->hidden % m->heads != 0)
+        return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.head_dim",
+                       "hidden_size %d is not a multiple of num_attention_heads %d: give "
+                       "\"head_dim\" explicitly",
+                       m->hidden, m->heads);
+    if (!has_head_dim &&
+        (st = note_value(o, "head_dim", m->head_dim, "derived",
+                         "hidden_size / num_attention_heads")) != PM_OK)
+        return st;
+    m->intermediate = 4 * m->hidden;
+    const bool has_inter = first_present(o, k_inter, hf ? 4 : 1) != NULL;
+    if ((st = int_alias(o, k_inter, hf ? 4 : 1, !hf, &m->intermediate)) != PM_OK)
+        return st;
+    if (!has_inter && (st = note_value(o, "intermediate_size", m->intermediate, "defaulted",
+                                       "4 x hidden_size")) != PM_OK)
+        return st;
+    if ((st = int_field(o, "vocab_size", true, 1, 1L << 30, &m->vocab)) != PM_OK)
+        return st;
+    if ((st = int_alias(o, k_pos, hf ? 2 : 1, false, &m->max_position_embeddings)) != PM_OK)
+        return st;
+
+    /* Gated MLP: explicit in native files; told by the family or the activation in
+     * HuggingFace files. */
+    const char *act = NULL;
+    for (size_t i = 0; hf && i < PM_ARRAY_LEN(k_act); i++) {
+        const char *a = NULL;
+        if ((st = pm_obj_string(o, k_act[i], false, &a)) != PM_OK)
+            return st;
+        if (!act)
+            act = a;
+    }
+    m->gated_mlp = true;
+    const char *gated_why = "the native format's default";
+    if (hf) {
+        if (in_list(mt, plain_families, PM_ARRAY_LEN(plain_families))) {
+            m->gated_mlp = false;
+            gated_why = "model_type: this family's MLP has two plain matrices";
+        } else if (in_list(mt, gated_families, PM_ARRAY_LEN(gated_families))) {
+            gated_why = "model_type: this family's MLP is gated";
+        } else if (act) {
+            m->gated_mlp = in_list(act, gated_acts, PM_ARRAY_LEN(gated_acts));
+            gated_why = m->gated_mlp ? "the activation is SiLU: gated (SwiGLU)"
+                                     : "the activation is not SiLU: two plain matrices";
+        }
+    }
+    const bool has_gated = pm_obj_has(o, "mlp_gated");
+    m->tied_embeddings = hf; /* HuggingFace's default when the key is absent */
+    const bool has_tied = pm_obj_has(o, "tie_word_embeddings");
+    if ((st = pm_obj_bool(o, "mlp_gated", false, &m->gated_mlp)) != PM_OK ||
+        (st = pm_obj_bool(o, "tie_word_embeddings", false, &m->tied_embeddings)) != PM_OK)
+        return st;
+    if (!has_gated && (st = note_value(o, "mlp_gated", m->gated_mlp, hf ? "derived" : "defaulted",
+                                       gated_why)) != PM_OK)
+        return st;
+    if (!has_tied && (st = note_value(o, "tie_word_embeddings", m->tied_embeddings, "defaulted",
+                                      hf ? "HuggingFace's default (tied)" : "untied")) != PM_OK)
+        return st;
+
+    /* Biases: HuggingFace keys, else the family. Falcon's "bias" covers every projection. */
+    bool fam_bias = hf && in_list(mt, biased_families, PM_ARRAY_LEN(biased_families));
+    bool attn_bias = fam_bias, qkv_bias = fam_bias || (mt && strcmp(mt, "qwen2") == 0);
+    bool mlp_bias = fam_bias, all_bias = false;
+    if (mt && strcmp(mt, "gptj") == 0)
+        mlp_bias = true; /* GPT-J: fc_in and fc_out have biases, attention has none */
+    if (hf && (st = pm_obj_bool(o, "bias", false, &all_bias)) != PM_OK)
+        return st;
+    if (all_bias)
+        attn_bias = qkv_bias = mlp_bias = true;
+    if ((st = pm_obj_bool(o, "attention_bias", false, &attn_bias)) != PM_OK ||
+        (st = pm_obj_bool(o, "qkv_bias", false, &qkv_bias)) != PM_OK ||
+        (st = pm_obj_bool(o, "mlp_bias", false, &mlp_bias)) != PM_OK)
+        return st;
+    if (pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias"))
+        qkv_bias = attn_bias;
+    const char *bias_why = hf ? "the family's default" : "none (the native format's default)";
+    m->qkv_bias = qkv_bias;
+    m->o_bias = attn_bias;
+    m->mlp_bias = mlp_bias;
+
+    /* Parallel attention and MLP blocks. */
+    bool par = hf && in_list(mt, parallel_families, PM_ARRAY_LEN(parallel_families));
+    if (hf && mt && strcmp(mt, "gpt_neox") == 0)
+        par = true; /* GPTNeoXConfig's use_parallel_residual defaults to true */
+    if (hf && mt && strcmp(mt, "falcon") == 0)
+        par = true; /* FalconConfig's parallel_attn defaults to true */
+    if ((st = pm_obj_bool(o, "parallel_attn", false, &par)) != PM_OK ||
+        (hf && (st = pm_obj_bool(o, "use_parallel_residual", false, &par)) != PM_OK))
+        return st;
+    if (new_arch)
+        par = true; /* Falcon-40B/180B: parallel attention with two norms */
+    m->parallel_block = par;
+    static const char *const k_par[] = {"parallel_attn", "use_parallel_residual"};
+    if (!first_present(o, k_par, 2) &&
+        ((st = note_value(o, "parallel_attn", par, hf ? "derived" : "defaulted",
+                          new_arch ? "new_decoder_architecture: parallel attention and MLP"
+                          : par    ? "model_type: this family runs attention and MLP in parallel"
+                                   : "sequential attention and MLP blocks")) != PM_OK))
+        return st;
+    if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
+         (st = note_value(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
+                          all_bias ? "bias" : bias_why)) != PM_OK) ||
+        (!pm_obj_has(o, "attention_bias") &&
+         (st = note_value(o, "attention_bias", m->o_bias, hf ? "derived" : "defaulted",
+                          all_bias ? "bias" : bias_why)) != PM_OK) ||
+        (!pm_obj_has(o, "mlp_bias") &&
+         (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
+                          all_bias ? "bias" : bias_why)) != PM_OK))
+        return st;
+    if ((st = read_window(o, m, hf, mt)) != PM_OK)
+        return st;
+
+    if (m->heads % m->kv_heads != 0)
+        return pm_obj_fail(o, kv_key ? kv_key : "num_key_value_heads", PM_ERR_INCONSISTENT,
+                           "must divide num_attention_heads (got %d KV heads, %d attention heads)",
+                           m->kv_heads, m->heads);
+    return PM_OK;
+}
+
 pm_status pm_model_read(pm_obj *o, pm_model *m)
 {
     memset(m, 0, sizeof *m);
@@ -172,61 +789,56 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
         o->file_source = src;
     pm_obj_declare(o, "description", PM_DIM_NONE);
     pm_obj_declare(o, "notes", PM_DIM_NONE);
-
-    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers"};
-    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model"};
-    static const char *const k_heads[] = {"num_attention_heads", "n_head"};
-    static const char *const k_inter[] = {"intermediate_size", "ff_intermediate_size", "n_inner"};
-    const size_t n_alias = hf ? 3 : 1; /* native files use the canonical names only */
-    if ((st = int_alias(o, k_layers, n_alias, true, &m->layers)) != PM_OK ||
-        (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
-        (st = int_alias(o, k_heads, hf ? 2 : 1, true, &m->heads)) != PM_OK)
-        return st;
-    m->kv_heads = m->heads;
-    if ((st = int_field(o, "num_key_value_heads", false, 1, 1L << 30, &m->kv_heads)) != PM_OK)
-        return st;
-    if (m->hidden % m->heads == 0)
-        m->head_dim = m->hidden / m->heads;
-    bool has_head_dim = pm_obj_has(o, "head_dim");
-    if ((st = int_field(o, "head_dim", false, 1, 1L << 30, &m->head_dim)) != PM_OK)
-        return st;
-    if (!has_head_dim && m->hidden % m->heads != 0)
-        return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.head_dim",
-                       "hidden_size %d is not a multiple of num_attention_heads %d: give "
-                       "\"head_dim\" explicitly",
-                       m->hidden, m->heads);
-    m->intermediate = 4 * m->hidden;
-    if ((st = int_alias(o, k_inter, n_alias, !hf, &m->intermediate)) != PM_OK)
-        return st;
-    if ((st = int_field(o, "vocab_size", true, 1, 1L << 30, &m->vocab)) != PM_OK)
-        return st;
-
-    /* Gated MLP: explicit in native files; told by the family in HuggingFace files. */
-    static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
-    static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi",
-                                                 "bloom", "gptj", "gpt_bigcode"};
-    m->gated_mlp = true;
-    if (hf) {
-        const char *mt = json_string(o->json, "model_type");
-        const char *act = json_string(o->json, "hidden_act");
-        if (!act)
-            act = json_string(o->json, "activation_function");
-        if (in_list(mt, plain_families, PM_ARRAY_LEN(plain_families)))
-            m->gated_mlp = false;
-        else if (act && !in_list(act, gated_acts, PM_ARRAY_LEN(gated_acts)) && !mt)
-            m->gated_mlp = false;
+    if (!hf) {
+        if ((st = read_model_fields(o, m, false)) != PM_OK)
+            return st;
+        return pm_obj_finish(o);
     }
-    m->tied_embeddings = hf; /* HuggingFace's default when the key is absent */
-    if ((st = pm_obj_bool(o, "mlp_gated", false, &m->gated_mlp)) != PM_OK)
+    /* A multimodal wrapper (Llama-4, Gemma-3, LLaVA): the text model is under text_config; the
+     * vision tower is not modelled. */
+    pm_obj text;
+    bool wrapped = false;
+    if ((st = pm_obj_child(o, "text_config", false, &text, &wrapped)) != PM_OK)
         return st;
-    if ((st = pm_obj_bool(o, "tie_word_embeddings", false, &m->tied_embeddings)) != PM_OK)
+    pm_obj *mo = o;
+    if (wrapped) {
+        text.origins = o->origins;
+        text.n_origins = 0;
+        text.lenient = true;
+        mo = &text;
+    }
+    if ((st = hf_refuse(o)) != PM_OK || (wrapped && (st = hf_refuse(mo)) != PM_OK) ||
+        (st = read_model_fields(mo, m, true)) != PM_OK)
         return st;
+    if (wrapped && (st = hf_finish(mo, NULL)) != PM_OK)
+        return st;
+    return hf_finish(o, wrapped ? "a multimodal wrapper's key: only the text model "
+                                  "(text_config) is modelled, the vision tower is not"
+                                : NULL);
+}
 
-    if (m->heads % m->kv_heads != 0)
-        return pm_obj_fail(o, "num_key_value_heads", PM_ERR_INCONSISTENT,
-                       "must divide num_attention_heads (got %d KV heads, %d attention heads)",
-                       m->kv_heads, m->heads);
-    return pm_obj_finish(o);
+bool pm_model_layer_is_local(const pm_model *m, int layer)
+{
+    if (!m || m->sliding_window < 1 || layer < 0)
+        return false;
+    const int period = m->window_period >= 1 && m->window_period <= 64 ? m->window_period : 1;
+    if (m->local_mask == 0)
+        return true;
+    return (m->local_mask >> (layer % period)) & 1u;
+}
+
+int pm_model_local_layers(const pm_model *m)
+{
+    if (!m || m->sliding_window < 1)
+        return 0;
+    const int period = m->window_period >= 1 && m->window_period <= 64 ? m->window_period : 1;
+    int per_period = 0, rest = 0;
+    for (int i = 0; i < period; i++) {
+        const bool local = pm_model_layer_is_local(m, i);
+        per_period += local;
+        rest += local && i < m->layers % period;
+    }
+    return (m->layers / period) * per_period + rest;
 }
 
 /* ---------------------------------------------------------------- accelerator */
@@ -553,6 +1165,20 @@ static pm_status check_model(const pm_model *m, pm_error *err)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.model.num_key_value_heads",
                        "must divide num_attention_heads (got %d KV heads, %d attention heads)",
                        m->kv_heads, m->heads);
+    if (m->sliding_window < 0 || m->window_period < 0 || m->window_period > 64 ||
+        m->max_position_embeddings < 0)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.sliding_window",
+                       "the window must be >= 0 tokens and its period in [0, 64] layers (got %d "
+                       "tokens, period %d)",
+                       m->sliding_window, m->window_period);
+    if (m->kv_lora_rank < 0 || m->q_lora_rank < 0 || m->qk_rope_head_dim < 0 ||
+        (m->kv_lora_rank > 0 && (m->qk_nope_head_dim < 1 || m->v_head_dim < 1)))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.kv_lora_rank",
+                       "MLA needs qk_nope_head_dim and v_head_dim >= 1 and no negative rank "
+                       "(got kv_lora_rank %d, q_lora_rank %d, qk_nope_head_dim %d, "
+                       "qk_rope_head_dim %d, v_head_dim %d)",
+                       m->kv_lora_rank, m->q_lora_rank, m->qk_nope_head_dim,
+                       m->qk_rope_head_dim, m->v_head_dim);
     return PM_OK;
 }
 

@@ -13,10 +13,6 @@
 
 #include "internal.h"
 
-#ifndef PM_DATA_DIR
-#define PM_DATA_DIR "data"
-#endif
-
 #define MAX_ORIGINS 64
 
 static const char *const kind_names[PM_KIND_COUNT] = {"model", "accelerator", "cluster",
@@ -32,12 +28,6 @@ const char *pm_file_kind_name(pm_file_kind k)
 const char *pm_kind_dir(pm_file_kind k)
 {
     return (int)k >= 0 && k < PM_KIND_COUNT ? kind_dirs[k] : "?";
-}
-
-const char *pm_default_data_dir(void)
-{
-    const char *env = getenv("PRESERVE_MODEL_DATA");
-    return env && env[0] ? env : PM_DATA_DIR;
 }
 
 static bool is_file(const char *path)
@@ -79,8 +69,10 @@ pm_status pm_data_list(const char *data_dir, pm_file_kind kind, char ***names_ou
     DIR *d = opendir(dir);
     char why[128];
     if (!d)
-        return pm_fail(err, PM_ERR_IO, dir, NULL, "cannot open the data directory: %s",
-                       pm_errno_text(errno, why, sizeof why));
+        return pm_fail(err, PM_ERR_IO, dir, NULL, "cannot open the data directory: %s%s%s%s",
+                       pm_errno_text(errno, why, sizeof why),
+                       data_dir ? "" : " (set PRESERVE_MODEL_DATA to the folder that holds ",
+                       data_dir ? "" : kind_dirs[kind], data_dir ? "" : "/)");
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
@@ -148,9 +140,14 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
         }
         pm_names_free(names, count);
     }
+    if (!avail[0])
+        return pm_fail(err, PM_ERR_NOT_FOUND, NULL, NULL,
+                       "no file \"%s\" and no bundled %s of that name (none found in %s: set "
+                       "PRESERVE_MODEL_DATA to the folder that holds %s/)",
+                       ref, pm_file_kind_name(kind), dd, kind_dirs[kind]);
     return pm_fail(err, PM_ERR_NOT_FOUND, NULL, NULL,
                    "no file \"%s\" and no bundled %s of that name (bundled: %s)", ref,
-                   pm_file_kind_name(kind), avail[0] ? avail : "none found");
+                   pm_file_kind_name(kind), avail);
 }
 
 /* ---------------------------------------------------------------- components */

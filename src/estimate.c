@@ -146,6 +146,33 @@ static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context
                               mode == PM_MODE_PRESERVE, plan, err);
 }
 
+/* The decode steps from context a to b. A window caps the local layers' attention at
+ * min(context, window): the step is linear on each side of the window, so the two sides are
+ * summed apart. Chunked attention restarts at every chunk: each chunk is summed apart (the
+ * cost grows with the chunks the request crosses, not with its tokens). */
+static double sum_decode(summer *sm, const pm_model *m, int64_t a, int64_t b)
+{
+    const int64_t w = pm_model_local_layers(m) > 0 ? m->sliding_window : 0;
+    if (w < 1)
+        return sum_range(sm, a, b, 0);
+    if (!m->chunked_attention) {
+        if (w >= a && w < b)
+            return sum_range(sm, a, w, 0) + sum_range(sm, w + 1, b, 0);
+        return sum_range(sm, a, b, 0);
+    }
+    double acc = 0.0;
+    const int evals = sm->evals;
+    for (int64_t lo = a; lo <= b && sm->st == PM_OK;) {
+        const int64_t end = (lo / w + 1) * w - 1; /* the last context of lo's chunk */
+        const int64_t hi = end < b ? end : b;
+        sm->evals = 0; /* the evaluation budget is per chunk: each is summed exactly */
+        acc += sum_range(sm, lo, hi, 0);
+        lo = hi + 1;
+    }
+    sm->evals += evals;
+    return acc;
+}
+
 pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
                               double *time_s, pm_error *err)
 {
@@ -264,7 +291,7 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
             break;
         r->tpot_s = eval_t(&sm, last);
         r->fused_chunks = fused ? dec_f->chunks : 0;
-        r->decode_s = sum_range(&sm, sp, last, 0);
+        r->decode_s = sum_decode(&sm, &s->model, sp, last);
         if ((st = sm.st) != PM_OK)
             break;
         r->request_s = r->prefill_s + r->decode_s;
@@ -314,10 +341,16 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
                     s->accel.hbm_capacity_bytes;
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
     out->l2_window_bytes = cap;
-    if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap))
+    if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap)) {
         out->kv_spill_context = 0;
-    else
+    } else {
         out->kv_spill_context = (int64_t)ceil((cap - fp.qkv_weight_bytes) / fp.kv_bytes_per_token);
+        /* Local layers hold at most the window: with no global layer the cache may never
+         * outgrow the prefetch window. */
+        if (fp.local_layers == s->model.layers &&
+            out->kv_spill_context > (int64_t)s->model.sliding_window)
+            out->kv_spill_context = -1;
+    }
     return PM_OK;
 }
 

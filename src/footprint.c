@@ -26,15 +26,89 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
     const double ew = pm_dtype_bytes(wl->weight_dtype), ekv = pm_dtype_bytes(wl->kv_dtype);
     const double d = md->head_dim, h = md->hidden;
     memset(out, 0, sizeof *out);
-    out->qkv_weight_bytes = h * (shard->q_heads + 2.0 * shard->kv_heads) * d * ew;
-    out->attn_weight_bytes = out->qkv_weight_bytes + shard->q_heads * d * h * ew;
-    out->mlp_weight_bytes = (md->gated_mlp ? 3.0 : 2.0) * h * shard->mlp_cols * ew;
+    const double qkv_cols = (shard->q_heads + 2.0 * shard->kv_heads) * d;
+    const double mlp_in = md->gated_mlp ? 2.0 : 1.0; /* gate and up, or up */
+    /* Biases: one element per output column of a projection; O and Down are row-parallel, so
+     * their bias (h) is whole on every device. */
+    const double eb = pm_bias_bytes(wl);
+    const double qkv_bias = pm_model_role_has_bias(md, PM_ROLE_QKV) ? qkv_cols * eb : 0.0;
+    const double o_bias = pm_model_role_has_bias(md, PM_ROLE_O) ? h * eb : 0.0;
+    const double mlp_bias = pm_model_role_has_bias(md, PM_ROLE_DOWN)
+                                ? (mlp_in * shard->mlp_cols + h) * eb
+                                : 0.0;
+    out->qkv_weight_bytes = h * qkv_cols * ew + qkv_bias;
+    out->attn_weight_bytes = out->qkv_weight_bytes + shard->q_heads * d * h * ew + o_bias;
+    out->kv_bytes_per_token = 2.0 * wl->batch * shard->kv_heads * d * ekv;
+    if (md->kv_lora_rank > 0) {
+        /* MLA: the down-projections (whole on every rank), the query's up-projection, the key
+         * up-projection (what precedes the attention core in decode), then the value
+         * up-projection and O; one latent per position. */
+        const double n = shard->q_heads, r = md->kv_lora_rank, rope = md->qk_rope_head_dim;
+        const double nope = md->qk_nope_head_dim, v = md->v_head_dim;
+        const double q_cols = n * (nope + rope);
+        const double down = md->q_lora_rank > 0 ? h * (md->q_lora_rank + r + rope) +
+                                                      md->q_lora_rank * q_cols
+                                                : h * (q_cols + r + rope);
+        const double qkv_node_cols = md->q_lora_rank > 0 ? md->q_lora_rank + r + rope
+                                                         : q_cols + r + rope;
+        const double mla_bias =
+            pm_model_role_has_bias(md, PM_ROLE_QKV) ? qkv_node_cols * eb : 0.0;
+        out->qkv_weight_bytes = (down + n * nope * r) * ew + mla_bias;
+        out->attn_weight_bytes = out->qkv_weight_bytes + (n * r * v + n * v * h) * ew + o_bias;
+        out->kv_bytes_per_token = wl->batch * (r + rope) * ekv;
+    }
+    out->mlp_weight_bytes = (mlp_in + 1.0) * h * shard->mlp_cols * ew + mlp_bias;
     out->layer_weight_bytes = out->attn_weight_bytes + out->mlp_weight_bytes;
     out->lm_head_bytes = shard->vocab_cols * h * ew;
-    out->embedding_bytes = md->tied_embeddings ? 0.0 : (double)md->vocab * h * ew;
+    /* The embedding is vocabulary-parallel like the LM head (Megatron's and vLLM's
+     * VocabParallelEmbedding): each device holds its rows. */
+    out->embedding_bytes = md->tied_embeddings ? 0.0 : shard->vocab_cols * h * ew;
     out->weight_bytes = md->layers * out->layer_weight_bytes + out->lm_head_bytes +
                         out->embedding_bytes;
-    out->kv_bytes_per_token = 2.0 * wl->batch * shard->kv_heads * d * ekv;
-    out->kv_bytes = md->layers * out->kv_bytes_per_token * (double)context_len;
+    out->local_layers = pm_model_local_layers(md);
+    out->kv_bytes_global_layer = out->kv_bytes_per_token * pm_kv_tokens(md, false, context_len);
+    out->kv_bytes_local_layer =
+        out->local_layers ? out->kv_bytes_per_token * pm_kv_held_tokens(md, true, context_len)
+                          : 0.0;
+    out->kv_bytes = (md->layers - out->local_layers) * out->kv_bytes_global_layer +
+                    out->local_layers * out->kv_bytes_local_layer;
     return PM_OK;
+}
+
+double pm_kv_tokens(const pm_model *m, bool local, int64_t ctx)
+{
+    const double c = (double)ctx;
+    if (!local || m->sliding_window < 1)
+        return c;
+    if (m->chunked_attention)
+        return (double)(ctx % m->sliding_window); /* the positions of the query's own chunk */
+    return c < m->sliding_window ? c : (double)m->sliding_window;
+}
+
+double pm_kv_held_tokens(const pm_model *m, bool local, int64_t ctx)
+{
+    const double c = (double)ctx;
+    if (!local || m->sliding_window < 1)
+        return c;
+    return c < m->sliding_window ? c : (double)m->sliding_window; /* the window, or a chunk */
+}
+
+double pm_causal_pairs(const pm_model *m, bool local, int64_t n)
+{
+    const double sn = (double)n;
+    if (!local || m->sliding_window < 1 || n <= m->sliding_window)
+        return sn * sn / 2.0;
+    const double w = m->sliding_window;
+    if (m->chunked_attention) {
+        const double rest = (double)(n % m->sliding_window);
+        return (double)(n / m->sliding_window) * w * w / 2.0 + rest * rest / 2.0;
+    }
+    return w * w / 2.0 + (sn - w) * w;
+}
+
+double pm_bias_bytes(const pm_workload *w)
+{
+    /* Biases are added to the GEMM's output, in the activations' type (int8 GEMMs add them
+     * after dequantisation). */
+    return pm_dtype_bytes(w->act_dtype);
 }

@@ -29,7 +29,8 @@ const char *const *pm_node_kind_names(size_t *count)
 
 static const char *const node_role_names[PM_ROLE_COUNT] = {
     "none", "embedding", "attn_norm", "qkv", "rope", "attention", "o", "attn_allreduce",
-    "mlp_norm", "gate", "up", "activation", "down", "mlp_allreduce", "final_norm", "lm_head"};
+    "mlp_norm", "gate", "up", "activation", "down", "mlp_allreduce", "final_norm", "lm_head",
+    "q_up", "k_up", "v_up"};
 
 const char *pm_node_role_name(pm_node_role r)
 {
@@ -206,6 +207,10 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
         out->kv_heads = (double)m->kv_heads / p;
         out->mlp_cols = (double)m->intermediate / p;
         out->vocab_cols = (double)m->vocab / p;
+        if (m->kv_lora_rank > 0) {
+            out->kv_heads = 1.0; /* the MLA latent is shared by every head: not split */
+            out->kv_replicated = p > 1;
+        }
         return PM_OK;
     }
     if (p > m->heads)
@@ -222,6 +227,12 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
     } else {
         out->kv_heads = (m->kv_heads + p - 1) / p;
         out->uneven = m->kv_heads % p != 0;
+    }
+    if (m->kv_lora_rank > 0) {
+        /* MLA: one latent per position, shared by every head, so every rank holds it whole. */
+        out->kv_heads = 1;
+        out->kv_replicated = p > 1;
+        out->uneven = false;
     }
     out->uneven = out->uneven || m->heads % p != 0 || m->intermediate % p != 0;
     out->mlp_cols = ceil((double)m->intermediate / p);
@@ -316,6 +327,18 @@ static void node_commit(build_ctx *b)
     b->prev = idx;
 }
 
+bool pm_model_role_has_bias(const pm_model *m, pm_node_role role)
+{
+    switch (role) {
+    case PM_ROLE_QKV: return m->qkv_bias;
+    case PM_ROLE_O: return m->o_bias;
+    case PM_ROLE_GATE:
+    case PM_ROLE_UP:
+    case PM_ROLE_DOWN: return m->mlp_bias;
+    default: return false;
+    }
+}
+
 static void add_matmul(build_ctx *b, pm_node_role role, int layer, const char *what, double k,
                        double n_cols)
 {
@@ -326,6 +349,11 @@ static void add_matmul(build_ctx *b, pm_node_role role, int layer, const char *w
     n->flop = 2.0 * b->rows * k * n_cols;
     n->weight_bytes = k * n_cols * b->ew;
     n->act_bytes = (b->rows * k + b->rows * n_cols) * b->ea;
+    if (pm_model_role_has_bias(&b->s->model, role)) {
+        /* One bias per output column, added to every row; read like the weights. */
+        n->flop += b->rows * n_cols;
+        n->weight_bytes += n_cols * pm_bias_bytes(&b->s->workload);
+    }
     node_commit(b);
 }
 
@@ -376,42 +404,133 @@ static void add_matmul_allreduce(build_ctx *b, pm_node_role role, pm_node_role a
     pm_strlcpy(n->name, full, sizeof n->name);
 }
 
-/* The attention node's work at the build's context length. */
-static void attention_fill(const build_ctx *b, pm_node *a)
+/* The attention node's work at the build's context length, in a local (windowed) layer or a
+ * global one. */
+static void attention_fill(const build_ctx *b, pm_node *a, bool local)
 {
-    const double d = b->s->model.head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
+    const pm_model *m = &b->s->model;
+    const double d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
     const double batch = b->s->workload.batch;
+    if (m->kv_lora_rank > 0) {
+        const double r = m->kv_lora_rank, rope = m->qk_rope_head_dim;
+        const double nope = m->qk_nope_head_dim, v = m->v_head_dim;
+        if (b->phase == PM_PHASE_DECODE) {
+            /* Absorbed: scores over the latent and its rope part (2 (r + rope) flop per head
+             * and position), the output in the latent space (2 r); the latent is read once
+             * for every head, contiguously. */
+            const double c = pm_kv_tokens(m, local, (int64_t)b->ctx);
+            a->flop = 2.0 * batch * q * (2.0 * r + rope) * c + 5.0 * batch * q * c;
+            a->kv_bytes = batch * c * (r + rope) * b->ekv;
+            a->act_bytes = batch * q * (2.0 * r + rope) * b->ea;
+            a->kv_strided = false;
+        } else {
+            /* Per head over the decompressed prompt: scores in nope + rope, values in v. */
+            const double pairs = pm_causal_pairs(m, local, (int64_t)b->ctx);
+            a->flop = 2.0 * batch * q * pairs * (nope + rope + v) + 5.0 * batch * q * pairs;
+            a->act_bytes = b->rows * q * (2.0 * (nope + rope) + 2.0 * v) * b->ea;
+        }
+        return;
+    }
     if (b->phase == PM_PHASE_DECODE) {
-        /* QK^T and PV over the cached context: 4 flop per head, position and head dim. */
-        a->flop = 4.0 * batch * q * b->ctx * d + 5.0 * batch * q * b->ctx;
-        a->kv_bytes = 2.0 * batch * b->ctx * kv * d * b->ekv;
+        /* QK^T and PV over the cached context (or the window): 4 flop per head, position and
+         * head dim. */
+        const double c = pm_kv_tokens(m, local, (int64_t)b->ctx);
+        a->flop = 4.0 * batch * q * c * d + 5.0 * batch * q * c;
+        a->kv_bytes = 2.0 * batch * c * kv * d * b->ekv;
         a->act_bytes = 2.0 * batch * q * d * b->ea;
         a->kv_strided = kv > 1.0 + 1e-9;
     } else {
-        /* Causal attention over the prompt: half of the s x s score matrix. */
-        const double sp = b->ctx;
-        a->flop = 2.0 * batch * q * sp * sp * d + 2.5 * batch * q * sp * sp;
+        /* Causal attention over the prompt: the query-key pairs of the lower triangle (s^2 / 2
+         * without a window), 4 d + 5 flop each per head. */
+        const double pairs = pm_causal_pairs(m, local, (int64_t)b->ctx);
+        a->flop = 4.0 * batch * q * pairs * d + 5.0 * batch * q * pairs;
         a->act_bytes = b->rows * (2.0 * q + 2.0 * kv) * d * b->ea;
     }
 }
 
-static void add_layer(build_ctx *b, int l)
+/* The last node committed (to adjust what add_matmul made). */
+static pm_node *last_node(build_ctx *b)
+{
+    if (b->st != PM_OK || b->prev < 0)
+        return &b->scratch;
+    return b->g ? &b->g->nodes[b->prev] : &b->arr[b->prev];
+}
+
+/* A per-head up-projection of MLA, a batched GEMM over the local heads (weights
+ * heads x in x out): its activations are per head. */
+static void add_head_matmul(build_ctx *b, pm_node_role role, int layer, const char *what,
+                            double in, double out)
+{
+    const double n = b->sh.q_heads;
+    add_matmul(b, role, layer, what, in, n * out);
+    last_node(b)->act_bytes = b->rows * n * (in + out) * b->ea;
+}
+
+/* Multi-head latent attention, up to the attention core's output (per head, v_head_dim).
+ * Decode runs the absorbed form: the key up-projection is folded into the query (the query's
+ * nope part times W_UK gives a query in the latent space), attention reads the latent cache, and
+ * the value up-projection turns the latent output into each head's values. Prefill decompresses
+ * the prompt's keys and values (both up-projections before the core) and attends per head. */
+static void add_mla_attention(build_ctx *b, int l, bool local)
+{
+    const pm_model *m = &b->s->model;
+    const double h = m->hidden, n = b->sh.q_heads, rows = b->rows;
+    const double nope = m->qk_nope_head_dim, rope = m->qk_rope_head_dim, v = m->v_head_dim;
+    const double r = m->kv_lora_rank, latent = r + rope;
+    if (m->q_lora_rank > 0) {
+        /* The query's and the latent's down-projections read the hidden state: one GEMM. */
+        add_matmul(b, PM_ROLE_QKV, l, "QKV_A", h, m->q_lora_rank + latent);
+        add_matmul(b, PM_ROLE_Q_UP, l, "Q_B", m->q_lora_rank, n * (nope + rope));
+    } else {
+        add_matmul(b, PM_ROLE_QKV, l, "Q+KV_A", h, n * (nope + rope) + latent);
+    }
+    const bool decode = b->phase == PM_PHASE_DECODE;
+    if (decode)
+        add_head_matmul(b, PM_ROLE_K_UP, l, "K_UP", nope, r); /* q_nope x W_UK */
+    else
+        add_head_matmul(b, PM_ROLE_K_UP, l, "K_UP", r, nope); /* the prompt's keys */
+    if (!decode)
+        add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v); /* the prompt's values */
+    pm_node *rp = node_new(b, PM_NODE_ROPE, PM_ROLE_ROPE, l, "RoPE");
+    rp->flop = 6.0 * rows * (n + 1.0) * rope;
+    /* Rotates the query's and the shared key's rope parts, appends the latent to the cache. */
+    rp->act_bytes = 2.0 * rows * (n + 1.0) * rope * b->ea + rows * latent * b->ekv;
+    node_commit(b);
+    attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"), local);
+    node_commit(b);
+    if (decode)
+        add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v); /* latent output x W_UV */
+}
+
+static void add_layer(build_ctx *b, int l, bool local)
 {
     const pm_model *m = &b->s->model;
     const double h = m->hidden, d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
     const double rows = b->rows;
     add_vector(b, PM_ROLE_ATTN_NORM, l, PM_NODE_NORM, "norm1", rows * h, 5.0, 2.0);
-    add_matmul(b, PM_ROLE_QKV, l, "QKV", h, (q + 2.0 * kv) * d);
-
-    pm_node *r = node_new(b, PM_NODE_ROPE, PM_ROLE_ROPE, l, "RoPE");
-    r->flop = 6.0 * rows * (q + kv) * d;
-    /* Reads Q and K, writes them back, appends this step's K and V to the cache. */
-    r->act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
-    node_commit(b);
-    attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"));
-    node_commit(b);
-    add_matmul_allreduce(b, PM_ROLE_O, PM_ROLE_ATTN_ALLREDUCE, l, "O", "AR.attn", q * d, h);
-    add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+    /* The attention output's width per head: the value dimension. */
+    double o_in = q * d;
+    if (m->kv_lora_rank > 0) {
+        add_mla_attention(b, l, local);
+        o_in = q * m->v_head_dim;
+    } else {
+        add_matmul(b, PM_ROLE_QKV, l, "QKV", h, (q + 2.0 * kv) * d);
+        pm_node *r = node_new(b, PM_NODE_ROPE, PM_ROLE_ROPE, l, "RoPE");
+        r->flop = 6.0 * rows * (q + kv) * d;
+        /* Reads Q and K, writes them back, appends this step's K and V to the cache. */
+        r->act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
+        node_commit(b);
+        attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"),
+                       local);
+        node_commit(b);
+    }
+    if (m->parallel_block) {
+        /* The MLP reads the layer's input too; both outputs are summed by one allreduce. */
+        add_matmul(b, PM_ROLE_O, l, "O", o_in, h);
+    } else {
+        add_matmul_allreduce(b, PM_ROLE_O, PM_ROLE_ATTN_ALLREDUCE, l, "O", "AR.attn", o_in, h);
+        add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+    }
     if (m->gated_mlp) {
         add_matmul(b, PM_ROLE_GATE, l, "Gate", h, b->sh.mlp_cols);
         add_matmul(b, PM_ROLE_UP, l, "Up", h, b->sh.mlp_cols);
@@ -491,7 +610,7 @@ pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t contex
         return pm_fail(err, st, NULL, NULL, "out of memory building the graph");
     add_head(&b);
     for (int l = 0; l < L; l++)
-        add_layer(&b, l);
+        add_layer(&b, l, pm_model_layer_is_local(&s->model, l));
     add_tail(&b);
     if (b.st != PM_OK)
         return pm_fail(err, b.st, NULL, NULL, "out of memory building the graph");
@@ -512,7 +631,7 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
     b.arr = t->layer;
     b.n_arr = 0;
     b.prev = -1;
-    add_layer(&b, 0);
+    add_layer(&b, 0, false); /* the global layer: step.c derives the local one from it */
     t->n_layer = b.n_arr;
     b.arr = t->tail;
     b.n_arr = 0;
@@ -525,7 +644,7 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
 }
 
 pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
-                            pm_node *out, pm_error *err)
+                            bool local, pm_node *out, pm_error *err)
 {
     build_ctx b = {0};
     pm_status st = build_init(&b, s, phase, context_len, false, err);
@@ -533,7 +652,7 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
         return st;
     b.arr = out;
     b.cap_arr = 1;
-    attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"));
+    attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"), local);
     return PM_OK;
 }
 

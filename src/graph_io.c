@@ -123,55 +123,14 @@ pm_status pm_graph_to_json(const pm_graph *g, char **text_out, pm_error *err)
     return PM_OK;
 }
 
-/* A growing string for DOT output. */
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    bool failed;
-} sbuf;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = true;
-            return;
-        }
-        if (b->p && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-        char *np = pm_realloc(b->p, cap);
-        if (!np) {
-            b->failed = true;
-            return;
-        }
-        b->p = np;
-        b->cap = cap;
-    }
-}
-
 static double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
 pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
 {
     if (!g || !text_out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL graph or output");
-    sbuf b = {0};
-    sb_printf(&b, "digraph preserve {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n");
+    pm_sbuf b = {0};
+    pm_sb_printf(&b, "digraph preserve {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\"];\n");
     for (size_t i = 0; i < g->n_nodes; i++) {
         const pm_node *n = &g->nodes[i];
         const char *style = n->kind == PM_NODE_PREFETCH   ? ", style=filled, fillcolor=\"#cfe8ff\""
@@ -182,15 +141,15 @@ pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
         double bytes = n->weight_bytes + n->kv_bytes;
         if (n->kind == PM_NODE_ALLREDUCE)
             bytes = n->comm_bytes;
-        sb_printf(&b, "  n%zu [label=\"%s\\n%s %.2f MiB%s\"%s];\n", i, n->name,
+        pm_sb_printf(&b, "  n%zu [label=\"%s\\n%s %.2f MiB%s\"%s];\n", i, n->name,
                   pm_node_kind_name(n->kind), mib(bytes), n->l2_bytes > 0 ? " (L2)" : "", style);
     }
     for (size_t i = 0; i < g->n_edges; i++) {
         const pm_edge *e = &g->edges[i];
-        sb_printf(&b, "  n%d -> n%d%s;\n", e->from, e->to,
+        pm_sb_printf(&b, "  n%d -> n%d%s;\n", e->from, e->to,
                   e->kind == PM_EDGE_TRIGGER ? " [style=dashed, label=\"start\"]" : "");
     }
-    sb_printf(&b, "}\n");
+    pm_sb_printf(&b, "}\n");
     if (b.failed) {
         pm_free(b.p);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the graph");

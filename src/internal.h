@@ -62,6 +62,10 @@ struct pm_provenance {
 };
 pm_status pm_provenance_add(pm_provenance *p, const char *path, const char *file, double value,
                             const char *unit_si, const char *source);
+/* pm_provenance_add with an origin other than "given" (a static string, see pm_param_info). */
+pm_status pm_provenance_add_origin(pm_provenance *p, const char *path, const char *file,
+                                   double value, const char *unit_si, const char *source,
+                                   const char *origin);
 void pm_provenance_free(pm_provenance *p);
 
 /* ---- the strict object reader (json.c) ---- */
@@ -71,7 +75,7 @@ const char *pm_json_type_name(const cJSON *item);
 /* Writes "base.key" into dst of size n (cut to fit: paths only serve messages). */
 void pm_json_path_key(char *dst, size_t n, const char *base, const char *key);
 
-#define PM_OBJ_MAX_KEYS 48
+#define PM_OBJ_MAX_KEYS 96
 
 typedef struct pm_range {
     double lo, hi;
@@ -130,6 +134,12 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
     ;
 /* Rejects keys never read or declared, with "did you mean". */
 pm_status pm_obj_finish(pm_obj *o);
+/* The known key of o nearest to key within the "did you mean" distance, or NULL. */
+const char *pm_obj_nearest_known(const pm_obj *o, const char *key);
+/* Records a value of key in o's provenance (a no-op without provenance) with an origin:
+ * "defaulted", "derived" or "ignored" (values read by pm_obj_* are recorded as "given"). */
+pm_status pm_obj_record(pm_obj *o, const char *key, double value, const char *unit_si,
+                        const char *source, const char *origin);
 
 /* ---- component readers (config.c), on an already-resolved JSON object ---- */
 
@@ -193,6 +203,10 @@ double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
 
 /* ---- model internals shared by graph, cost, schedule, estimate ---- */
 
+/* Whether the projection of role has a bias in m (graph.c); its bias has one element per
+ * output column, of pm_bias_bytes each (footprint.c). */
+bool pm_model_role_has_bias(const pm_model *m, pm_node_role role);
+double pm_bias_bytes(const pm_workload *w);
 /* The node kinds' names (graph.c), indexed by pm_node_kind (for pm_obj_enum); *count receives
  * their number. */
 const char *const *pm_node_kind_names(size_t *count);
@@ -245,9 +259,18 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
  * (-1 for the allreduces absorbed). */
 void pm_template_fuse_layer(const pm_template *in, int chunks, pm_node *out, int *n_out,
                             int *map);
-/* The attention node of a layer at a context length (as in the template). */
+/* The attention node of a global or local layer at a context length (the template's layer is
+ * global). */
 pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
-                            pm_node *out, pm_error *err);
+                            bool local, pm_node *out, pm_error *err);
+/* The one home of the window rules (footprint.c): the positions a decode step reads at
+ * context ctx: ctx, min(ctx, window) in a local layer, or ctx mod chunk with chunked attention;
+ * the positions a layer's cache holds (for the footprint): ctx, or min(ctx, window or chunk);
+ * and the query-key pairs of causal attention over a prompt of n tokens: n^2 / 2, with a
+ * window W and n > W W^2 / 2 + (n - W) W, with chunks of C (n / C) C^2 / 2 + (n mod C)^2 / 2. */
+double pm_kv_tokens(const pm_model *m, bool local, int64_t ctx);
+double pm_kv_held_tokens(const pm_model *m, bool local, int64_t ctx);
+double pm_causal_pairs(const pm_model *m, bool local, int64_t n);
 
 /* The cost of one node (pm_op_cost_compute without the graph); ar may be NULL. */
 void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
@@ -314,14 +337,23 @@ typedef struct pm_step_plan {
     double head_s;        /* the nodes before the layers, in sequence */
     pm_traffic head_tr;   /* what the nodes before the layers move (once counted) */
     bool counted;         /* pm_step_plan_count filled the nodes' traffic */
-    pm_traffic attn_dtr, attn_dtr_pf; /* the attention's traffic per unit of context (decode) */
-    pm_traffic plain_tr;  /* a step at ctx0 with nothing prefetched */
+    pm_traffic attn_dtr, attn_dtr_pf; /* the attention's traffic per position it reads */
+    pm_traffic plain_rest_tr; /* head, tail and every layer's nodes but the attention, nothing
+                                 prefetched */
     pm_step_traffic layer_tr[PM_TEMPLATE_MAX], tail_tr[PM_TEMPLATE_MAX]; /* once counted */
+    pm_step_traffic attn_local_tr; /* the local attention at ctx0, once counted */
     double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
     double tail_s;        /* the nodes after the layers, from HBM */
     int attn, first_comm; /* layer indices, -1 when absent */
     int chunks;           /* fused: chunks of the first fused node */
     double attn_dflop, attn_dkv; /* attention per unit of context (decode) */
+    /* Layer classes: [0] global, [1] local (windowed). The template's layer is global; the
+     * local attention node at ctx0 and its costs are kept beside it. */
+    pm_node attn_local;
+    pm_step_node attn_local_cost;
+    int n_class[2];       /* layers 1..L-1 of each class (the periods) */
+    int all_class[2];     /* all L layers of each class */
+    int class0;           /* layer 0's class */
 } pm_step_plan;
 
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
@@ -375,6 +407,23 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
 /* The graph-based step evaluation (the reference the fast path is tested against). */
 pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
                              double *time_s, int *signature, pm_error *err);
+
+/* ---- text (text.c) ---------------------------------------------------------------------- */
+/* A growing NUL-terminated string; zero-initialised it is empty. After an allocation failure
+ * (failed) appends do nothing; the writer checks failed once and frees p either way on error. */
+typedef struct pm_sbuf {
+    char *p;
+    size_t len, cap;
+    bool failed;
+} pm_sbuf;
+/* Appends printf-formatted text. */
+void pm_sb_printf(pm_sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Appends s as a JSON string literal, quotes included, escaping '"', '\\' and control bytes. */
+void pm_sb_json_string(pm_sbuf *b, const char *s);
 
 /* ---- allocation (alloc.c) -------------------------------------------------------------- */
 /* Every allocation of the library goes through these, so that tests can inject failures. The

@@ -103,6 +103,12 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
 static pm_status record(pm_obj *o, const char *key, double v, const char *unit,
                         const char *source)
 {
+    return pm_obj_record(o, key, v, unit, source, "given");
+}
+
+pm_status pm_obj_record(pm_obj *o, const char *key, double v, const char *unit,
+                        const char *source, const char *origin)
+{
     if (!o->prov)
         return PM_OK;
     char path[256], base[256];
@@ -112,7 +118,7 @@ static pm_status record(pm_obj *o, const char *key, double v, const char *unit,
         pm_strlcpy(base, o->path, sizeof base);
     pm_json_path_key(path, sizeof path, base, key);
     const char *src = source && source[0] ? source : (o->file_source ? o->file_source : "");
-    if (pm_provenance_add(o->prov, path, key_file(o, key), v, unit, src) != PM_OK)
+    if (pm_provenance_add_origin(o->prov, path, key_file(o, key), v, unit, src, origin) != PM_OK)
         return obj_fail(o, key, PM_ERR_NOMEM, "out of memory recording provenance");
     return PM_OK;
 }
@@ -385,6 +391,37 @@ pm_status pm_obj_child(pm_obj *o, const char *key, bool required, pm_obj *child,
     return PM_OK;
 }
 
+/* The index of the known key nearest to key (comparing bases for quantities) within the "did
+ * you mean" distance, or -1. */
+static int nearest_known(const pm_obj *o, const char *key)
+{
+    char b[128];
+    const char *unit;
+    bool has_unit = pm_unit_split_key(key, b, sizeof b, &unit);
+    const char *probe = has_unit ? b : key;
+    int best = 1 << 20;
+    size_t bi = 0;
+    for (size_t i = 0; i < o->n_known; i++) {
+        int d = pm_edit_distance(probe, o->known[i]);
+        int d2 = pm_edit_distance(key, o->known[i]);
+        if (d2 < d)
+            d = d2;
+        if (d < best) {
+            best = d;
+            bi = i;
+        }
+    }
+    size_t plen = strlen(probe);
+    int limit = plen > 9 ? (int)(plen / 3) : 2;
+    return o->n_known && best <= limit ? (int)bi : -1;
+}
+
+const char *pm_obj_nearest_known(const pm_obj *o, const char *key)
+{
+    int i = nearest_known(o, key);
+    return i >= 0 ? o->known[i] : NULL;
+}
+
 pm_status pm_obj_finish(pm_obj *o)
 {
     if (o->lenient)
@@ -402,23 +439,8 @@ pm_status pm_obj_finish(pm_obj *o)
         }
         if (ok)
             continue;
-        /* Suggest the nearest known key, comparing bases for quantities. */
-        const char *probe = has_unit ? b : c->string;
-        int best = 1 << 20;
-        size_t bi = 0;
-        for (size_t i = 0; i < o->n_known; i++) {
-            int d = pm_edit_distance(probe, o->known[i]);
-            int d2 = pm_edit_distance(c->string, o->known[i]);
-            if (d2 < d)
-                d = d2;
-            if (d < best) {
-                best = d;
-                bi = i;
-            }
-        }
-        size_t plen = strlen(probe);
-        int limit = plen > 9 ? (int)(plen / 3) : 2;
-        if (o->n_known && best <= limit) {
+        const int bi = nearest_known(o, c->string);
+        if (bi >= 0) {
             if (o->known_dim[bi] != PM_DIM_NONE)
                 return obj_fail(o, c->string, PM_ERR_UNKNOWN_KEY,
                                 "unknown key \"%s\" (did you mean \"%s_%s\"?)", c->string,

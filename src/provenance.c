@@ -31,6 +31,13 @@ static char *keep_string(pm_provenance *p, const char *s)
 pm_status pm_provenance_add(pm_provenance *p, const char *path, const char *file, double value,
                             const char *unit_si, const char *source)
 {
+    return pm_provenance_add_origin(p, path, file, value, unit_si, source, "given");
+}
+
+pm_status pm_provenance_add_origin(pm_provenance *p, const char *path, const char *file,
+                                   double value, const char *unit_si, const char *source,
+                                   const char *origin)
+{
     if (!p)
         return PM_OK;
     if (p->n == p->cap) {
@@ -47,6 +54,7 @@ pm_status pm_provenance_add(pm_provenance *p, const char *path, const char *file
     it->source = keep_string(p, source);
     it->unit_si = unit_si;
     it->value_si = value;
+    it->origin = origin;
     if (!it->path || !it->file || !it->source)
         return PM_ERR_NOMEM;
     p->n++;

@@ -8,7 +8,8 @@
  * O projection the prefetch stream is idle), so the time of an L-layer step is the three-layer
  * makespan plus (L - 3) periods measured between the O projections of layers 1 and 2 (found by
  * the role the builder gives them). The cost of a step therefore does not grow with the number
- * of layers.
+ * of layers, except for models whose local (windowed) and global layers alternate in a
+ * pattern: those are built whole.
  *
  * The twin rules, each written once per path (a change to one needs the same change to the
  * other, and the property tests catch a difference):
@@ -20,7 +21,10 @@
  *                                (events, any graph)               recurrence (pm_sim_run when
  *                                                                  HBM is shared)
  *   layers beyond the third      this file: (L - 3) O-to-O periods step.c: L - 1 periods from
- *                                                                  a first allreduce
+ *                                (all layers built when local and  a first allreduce, one per
+ *                                global ones alternate)            class of the next layer
+ *   the window per layer         graph.c, attention_fill           step.c, attention_at (both
+ *                                                                  from footprint.c's rule)
  *   the fused baseline           graph.c, builder with fused=true  graph.c, pm_template_fuse_layer
  */
 #include <string.h>
@@ -69,7 +73,11 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
 {
     w->evals++;
     const int L = s->model.layers;
-    const int built = L < BUILD_LAYERS ? L : BUILD_LAYERS;
+    /* Local and global layers in a pattern do not repeat exactly: the reference builds them
+     * all (its cost grows with the layers; the fast path's does not). */
+    const int local = pm_model_local_layers(&s->model);
+    const bool mixed = local > 0 && local < L;
+    const int built = mixed || L < BUILD_LAYERS ? L : BUILD_LAYERS;
     pm_status st = pm_graph_build_ex(s, phase, ctx, built, mode == PM_MODE_FUSED, &w->base, err);
     if (st != PM_OK)
         return st;
@@ -105,7 +113,7 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
         PM_OK)
         return st;
     double t = sched.makespan_s;
-    if (L > BUILD_LAYERS) {
+    if (built < L) {
         const int a = find_o_node(g, 1), b = find_o_node(g, 2);
         if (a < 0 || b < 0)
             return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL, "layer markers not found");

@@ -3,9 +3,14 @@
  * graph. It computes exactly what the graph path computes (reference.c keeps that path as the
  * reference the tests compare against), using three facts:
  *
- *  1. Layers repeat exactly, so one layer's nodes (pm_template) and their costs are computed
- *     once per plan; in decode only the attention node depends on the context length, and
- *     linearly, so an evaluation recomputes one node.
+ *  1. Layers repeat exactly, or in a pattern of two classes (global and local, windowed) that
+ *     differ only in their attention node, so one layer's nodes (pm_template) and their costs
+ *     are computed once per plan, plus the local attention; in decode only the attention
+ *     depends on the context length, linearly in the positions it reads (the window caps them),
+ *     so an evaluation recomputes one node per class. A period (from a layer's first
+ *     communication to the next layer's) depends only on the class of the next layer: the
+ *     nodes from the first communication on hold no attention. So a step is the prefix, one
+ *     period per class times its count, and the last layer.
  *  2. The graph is a chain, so Algorithm 1's breadth-first walk of a window is the program
  *     order from a communication node to the next one.
  *  3. When the first communication node of a layer starts, the prefetch stream is idle and
@@ -59,9 +64,8 @@ static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_
 static void node_traffic(const pm_step_plan *p, const pm_node *n, const pm_step_node *c,
                          pm_step_traffic *out)
 {
-    const pm_scenario *s = p->s;
     out->tr = out->tr_pf = (pm_traffic){0};
-    pm_node_traffic(s, &p->ar, &p->ar_fused, n, &c->hbm, 1.0, &out->tr);
+    pm_node_traffic(p->s, &p->ar, &p->ar_fused, n, &c->hbm, 1.0, &out->tr);
     if (p->prefetching && c->bytes > 0) {
         /* Prefetched, as pm_node_traffic counts a consumer with l2_bytes and its prefetch node:
          * the consumer's own HBM bytes and the prefetch's read, the bytes written to L2 and
@@ -73,14 +77,15 @@ static void node_traffic(const pm_step_plan *p, const pm_node *n, const pm_step_
     }
 }
 
-/* What a step at ctx0 moves with nothing prefetched. */
+/* Head, tail and every layer's nodes but the attention, nothing prefetched. */
 static void plain_total(pm_step_plan *p)
 {
-    p->plain_tr = p->head_tr;
+    p->plain_rest_tr = p->head_tr;
     for (int i = 0; i < p->tmpl.n_layer; i++)
-        pm_traffic_add(&p->plain_tr, &p->layer_tr[i].tr, p->layers);
+        if (i != p->attn)
+            pm_traffic_add(&p->plain_rest_tr, &p->layer_tr[i].tr, p->layers);
     for (int i = 0; i < p->tmpl.n_tail; i++)
-        pm_traffic_add(&p->plain_tr, &p->tail_tr[i].tr, 1.0);
+        pm_traffic_add(&p->plain_rest_tr, &p->tail_tr[i].tr, 1.0);
 }
 
 void pm_step_plan_count(pm_step_plan *p)
@@ -96,8 +101,12 @@ void pm_step_plan_count(pm_step_plan *p)
         node_traffic(p, &t->layer[i], &p->layer[i], &p->layer_tr[i]);
     for (int i = 0; i < t->n_tail; i++)
         node_traffic(p, &t->tail[i], &p->tail[i], &p->tail_tr[i]);
-    /* What the attention moves is affine in the context (its KV bytes and flops are), so its
-     * slope, measured one position on, gives it at any context without costing the node. */
+    p->attn_local_tr = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
+    if (p->attn >= 0 && p->all_class[1] > 0)
+        node_traffic(p, &p->attn_local, &p->attn_local_cost, &p->attn_local_tr);
+    /* What the attention moves is affine in the positions it reads (its KV bytes and flops
+     * are), the same in both classes, so its slope, measured one position on, gives it at any
+     * context without costing the node. */
     p->attn_dtr = p->attn_dtr_pf = (pm_traffic){0};
     if (p->attn >= 0 && (p->attn_dkv > 0 || p->attn_dflop > 0)) {
         pm_node a = t->layer[p->attn];
@@ -165,10 +174,21 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     p->attn_dflop = p->attn_dkv = 0.0;
     if (p->attn >= 0 && phase == PM_PHASE_DECODE) {
         pm_node a1;
-        if ((st = pm_attention_node(s, phase, ctx0 + 1, &a1, err)) != PM_OK)
+        if ((st = pm_attention_node(s, phase, ctx0 + 1, false, &a1, err)) != PM_OK)
             return st;
         p->attn_dflop = a1.flop - t->layer[p->attn].flop;
         p->attn_dkv = a1.kv_bytes - t->layer[p->attn].kv_bytes;
+    }
+    const int local = pm_model_local_layers(&s->model);
+    p->class0 = pm_model_layer_is_local(&s->model, 0) ? 1 : 0;
+    p->all_class[1] = local;
+    p->all_class[0] = p->layers - local;
+    p->n_class[0] = p->all_class[0] - (p->class0 == 0);
+    p->n_class[1] = p->all_class[1] - (p->class0 == 1);
+    if (p->attn >= 0 && local > 0) {
+        if ((st = pm_attention_node(s, phase, ctx0, true, &p->attn_local, err)) != PM_OK)
+            return st;
+        node_costs(s, &p->ar, &p->ar_fused, &p->attn_local, p->prefetching, &p->attn_local_cost);
     }
     return PM_OK;
 }
@@ -183,13 +203,21 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->ar = u->ar;
     f->ar_fused = u->ar_fused;
     f->head_s = u->head_s;
-    f->head_tr = u->head_tr;
-    f->counted = u->counted;
-    f->attn_dtr = u->attn_dtr;
-    f->attn_dtr_pf = u->attn_dtr_pf;
     f->tail_s = u->tail_s;
     f->attn_dflop = u->attn_dflop;
     f->attn_dkv = u->attn_dkv;
+    f->attn_local = u->attn_local;
+    f->attn_local_cost = u->attn_local_cost;
+    for (int c = 0; c < 2; c++) {
+        f->n_class[c] = u->n_class[c];
+        f->all_class[c] = u->all_class[c];
+    }
+    f->class0 = u->class0;
+    f->counted = u->counted;
+    f->head_tr = u->head_tr;
+    f->attn_dtr = u->attn_dtr;
+    f->attn_dtr_pf = u->attn_dtr_pf;
+    f->attn_local_tr = u->attn_local_tr;
     f->tmpl.n_tail = u->tmpl.n_tail;
     for (int i = 0; i < u->tmpl.n_tail; i++) {
         f->tail[i] = u->tail[i];
@@ -393,80 +421,114 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
     return PM_OK;
 }
 
-/* The attention node at ctx (decode), into *out; returns out, or the plan's node at ctx0. */
-static const pm_step_node *attention_at(const pm_step_plan *p, int64_t ctx, pm_step_node *out)
+/* The attention node of a class (0 global, 1 local) at ctx (decode), into *out; returns out, or
+ * the plan's node at ctx0. Attention is linear in the positions it reads, which the window
+ * caps: the local node is the global one at min(ctx, window) positions. */
+static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t ctx,
+                                        pm_step_node *out)
 {
-    if (ctx == p->ctx0)
-        return &p->layer[p->attn];
-    pm_node a = p->tmpl.layer[p->attn];
-    const double dc = (double)(ctx - p->ctx0);
-    a.flop += p->attn_dflop * dc;
-    a.kv_bytes += p->attn_dkv * dc;
+    const pm_model *m = &p->s->model;
+    const double c = pm_kv_tokens(m, cls == 1, ctx), c0 = pm_kv_tokens(m, cls == 1, p->ctx0);
+    const pm_step_node *at0 = cls == 1 ? &p->attn_local_cost : &p->layer[p->attn];
+    if (!(fabs(c - c0) > 0.0))
+        return at0;
+    pm_node a = cls == 1 ? p->attn_local : p->tmpl.layer[p->attn];
+    a.flop += p->attn_dflop * (c - c0);
+    a.kv_bytes += p->attn_dkv * (c - c0);
     node_costs(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, out);
     return out;
 }
 
-/* The layer's nodes at ctx into L[] (the attention node, recomputed, into *attn). */
-static void layer_at(const pm_step_plan *p, int64_t ctx, const pm_step_node **L,
-                     pm_step_node *attn)
+/* The period from a layer's first communication to the next layer's, the next layer being of
+ * the class whose nodes are L (with its insertion decisions pf). The nodes from the first
+ * communication on hold no attention: they are the same in every class. */
+static pm_status period_of(const pm_step_plan *p, const pm_step_node *const *L, const bool *pf,
+                           bool sharing, bool stream, double *out)
 {
-    for (int i = 0; i < p->tmpl.n_layer; i++)
-        L[i] = &p->layer[i];
-    if (p->attn >= 0)
-        L[p->attn] = attention_at(p, ctx, attn);
+    const int n = p->tmpl.n_layer, fc = p->first_comm;
+    seg g;
+    g.n = g.n_pf = 0;
+    int trig = -1;
+    for (int i = fc; i < n; i++)
+        seg_add(&g, L[i], pf[i], &trig);
+    for (int i = 0; i <= fc; i++)
+        seg_add(&g, L[i], i < fc && pf[i], &trig);
+    return seg_run(&g, sharing, stream, g.n - 1, out);
+}
+
+/* Combines the decisions of the two classes into one signature: the global one alone when
+ * there are no local layers (local 0), else mixed by a multiplicative hash (a plan has a few
+ * distinct decision sets, so a collision is very unlikely). */
+static unsigned class_signature(unsigned global, unsigned local)
+{
+    return global ^ (local * 2654435761u);
 }
 
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
                             unsigned *signature)
 {
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
-    const pm_step_node *L[MAXN];
-    pm_step_node attn;
-    layer_at(p, ctx, L, &attn);
+    const pm_step_node *L[2][MAXN];
+    pm_step_node attn[2];
+    for (int c = 0; c < 2; c++) {
+        for (int i = 0; i < n; i++)
+            L[c][i] = &p->layer[i];
+        if (p->attn >= 0 && p->all_class[c] > 0)
+            L[c][p->attn] = attention_at(p, c, ctx, &attn[c]);
+    }
     if (signature)
         *signature = 0;
     if (!preserve || !p->prefetching || p->first_comm < 0) {
-        const double layer_s = p->layer_rest_s + (p->attn >= 0 ? L[p->attn]->hbm.total_s : 0.0);
-        *time_s = p->head_s + p->layers * layer_s + p->tail_s;
+        double t = p->head_s + p->tail_s;
+        for (int c = 0; c < 2; c++)
+            if (p->all_class[c] > 0)
+                t += p->all_class[c] *
+                     (p->layer_rest_s + (p->attn >= 0 ? L[c][p->attn]->hbm.total_s : 0.0));
+        *time_s = t;
         return PM_OK;
     }
-    bool pf[MAXN], pft[MAXN];
-    const unsigned sig = decide(p, p->attn >= 0 ? L[p->attn]->bytes : 0.0, pf, pft);
+    bool pf[2][MAXN], pft[MAXN], pft_l[MAXN];
+    unsigned sig[2] = {0, 0};
+    for (int c = 0; c < 2; c++)
+        if (p->all_class[c] > 0)
+            sig[c] = decide(p, p->attn >= 0 ? L[c][p->attn]->bytes : 0.0, pf[c],
+                            c == 0 ? pft : pft_l);
+    if (p->all_class[0] == 0)
+        memcpy(pft, pft_l, sizeof pft); /* the tail's decisions do not depend on the class */
     if (signature)
-        *signature = sig;
-    const int fc = p->first_comm;
+        *signature = class_signature(sig[0], sig[1]);
+    const int fc = p->first_comm, c0 = p->class0;
     const bool sharing = p->s->options.hbm_sharing;
     const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
     /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched. */
     double prefix = p->head_s;
     for (int i = 0; i < fc; i++)
-        prefix += L[i]->hbm.total_s;
-    /* Period: from a layer's first communication to the next layer's. */
-    double period = 0.0;
+        prefix += L[c0][i]->hbm.total_s;
+    /* Periods: from a layer's first communication to the next layer's, one per class of the
+     * next layer. */
+    double periods = 0.0;
     pm_status st;
-    if (p->layers > 1) {
-        seg g;
-        g.n = g.n_pf = 0;
-        int trig = -1;
-        for (int i = fc; i < n; i++)
-            seg_add(&g, L[i], pf[i], &trig);
-        for (int i = 0; i <= fc; i++)
-            seg_add(&g, L[i], i < fc && pf[i], &trig);
-        if ((st = seg_run(&g, sharing, stream, g.n - 1, &period)) != PM_OK)
+    for (int c = 0; c < 2; c++) {
+        if (p->n_class[c] == 0)
+            continue;
+        double period = 0.0;
+        if ((st = period_of(p, L[c], pf[c], sharing, stream, &period)) != PM_OK)
             return st;
+        periods += p->n_class[c] * period;
     }
     /* The last layer from its first communication, and the tail. */
+    const int cl = p->all_class[0] > 0 ? 0 : 1;
     seg g;
     g.n = g.n_pf = 0;
     int trig = -1;
     for (int i = fc; i < n; i++)
-        seg_add(&g, L[i], pf[i], &trig);
+        seg_add(&g, L[cl][i], pf[cl][i], &trig);
     for (int i = 0; i < nt; i++)
         seg_add(&g, &p->tail[i], pft[i], &trig);
     double last = 0.0;
     if ((st = seg_run(&g, sharing, stream, -1, &last)) != PM_OK)
         return st;
-    *time_s = prefix + (p->layers - 1) * period + last;
+    *time_s = prefix + periods + last;
     return PM_OK;
 }
 
@@ -474,53 +536,71 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
 {
     if (!p->prefetching || p->first_comm < 0)
         return 0;
-    const double kv = p->attn >= 0 ? p->tmpl.layer[p->attn].kv_bytes +
-                                         p->attn_dkv * (double)(ctx - p->ctx0)
-                                   : 0.0;
-    bool pf[MAXN], pft[MAXN];
-    return decide(p, kv, pf, pft);
+    unsigned sig[2] = {0, 0};
+    for (int c = 0; c < 2; c++) {
+        if (p->all_class[c] == 0)
+            continue;
+        const pm_model *m = &p->s->model;
+        double kv = 0.0;
+        if (p->attn >= 0) {
+            const double kv0 =
+                c == 1 ? p->attn_local.kv_bytes : p->tmpl.layer[p->attn].kv_bytes;
+            kv = kv0 + p->attn_dkv * (pm_kv_tokens(m, c == 1, ctx) -
+                                      pm_kv_tokens(m, c == 1, p->ctx0));
+        }
+        bool pf[MAXN], pft[MAXN];
+        sig[c] = decide(p, kv, pf, pft);
+    }
+    return class_signature(sig[0], sig[1]);
 }
 
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
 {
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
-    const double dc = (double)(ctx - p->ctx0);
+    const pm_model *m = &p->s->model;
+    /* Each class's attention at ctx, from its slope per position read (pm_step_plan_count). */
+    pm_step_traffic at[2] = {{{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}},
+                             {{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}}};
+    double attn_bytes[2] = {0.0, 0.0};
+    for (int c = 0; c < 2 && p->attn >= 0; c++) {
+        if (p->all_class[c] == 0)
+            continue;
+        const double d = pm_kv_tokens(m, c == 1, ctx) - pm_kv_tokens(m, c == 1, p->ctx0);
+        at[c] = c == 1 ? p->attn_local_tr : p->layer_tr[p->attn];
+        pm_traffic_add(&at[c].tr, &p->attn_dtr, d);
+        pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, d);
+        attn_bytes[c] = (c == 1 ? p->attn_local_cost.bytes : p->layer[p->attn].bytes) +
+                        p->attn_dkv * d;
+    }
+    *out = p->plain_rest_tr;
     if (!(preserve && p->prefetching && p->first_comm >= 0)) {
-        /* Nothing prefetched: every layer's attention grows by the same slope. */
-        *out = p->plain_tr;
-        pm_traffic_add(out, &p->attn_dtr, p->layers * dc);
+        for (int c = 0; c < 2 && p->attn >= 0; c++)
+            pm_traffic_add(out, &at[c].tr, p->all_class[c]);
         return;
     }
-    const pm_traffic *tr[MAXN], *tr_pf[MAXN];
-    for (int i = 0; i < n; i++) {
-        tr[i] = &p->layer_tr[i].tr;
-        tr_pf[i] = &p->layer_tr[i].tr_pf;
-    }
-    /* The attention at ctx, from its slope (pm_step_plan_count). */
-    pm_traffic at = {0}, at_pf = {0};
-    double attn_bytes = 0.0;
-    if (p->attn >= 0) {
-        at = p->layer_tr[p->attn].tr;
-        pm_traffic_add(&at, &p->attn_dtr, dc);
-        at_pf = p->layer_tr[p->attn].tr_pf;
-        pm_traffic_add(&at_pf, &p->attn_dtr_pf, dc);
-        tr[p->attn] = &at;
-        tr_pf[p->attn] = &at_pf;
-        attn_bytes = p->layer[p->attn].bytes + p->attn_dkv * dc;
-    }
-    *out = p->head_tr;
-    bool pf[MAXN], pft[MAXN];
-    decide(p, attn_bytes, pf, pft);
     /* As pm_step_plan_eval schedules them: a node before the first communication is
-     * prefetched in every layer but the first (no allreduce precedes it there); the others in
-     * every layer; tail nodes by the last layer's window. */
+     * prefetched in every layer but the first (no allreduce precedes it there), by the
+     * decisions of its layer's class; the nodes from the first communication on (no attention
+     * among them: the same in every class) in every layer; the tail by the last layer's
+     * window. */
+    bool pf[2][MAXN], pft[MAXN], pft_l[MAXN];
+    for (int c = 0; c < 2; c++)
+        if (p->all_class[c] > 0)
+            decide(p, attn_bytes[c], pf[c], c == 0 ? pft : pft_l);
+    if (p->all_class[0] == 0)
+        memcpy(pft, pft_l, sizeof pft);
+    const int fc = p->first_comm, cl = p->all_class[0] > 0 ? 0 : 1;
+    *out = p->head_tr;
     for (int i = 0; i < n; i++) {
-        const double others = i < p->first_comm ? p->layers - 1.0 : p->layers;
-        if (pf[i]) {
-            pm_traffic_add(out, tr_pf[i], others);
-            pm_traffic_add(out, tr[i], p->layers - others);
-        } else {
-            pm_traffic_add(out, tr[i], p->layers);
+        for (int c = 0; c < 2; c++) {
+            if (p->all_class[c] == 0 || (i >= fc && c != cl))
+                continue;
+            const pm_step_traffic *t = i == p->attn ? &at[c] : &p->layer_tr[i];
+            /* Layers of this node's kind: from fc on, all of them (class cl's decisions). */
+            const double layers = i >= fc ? p->layers : p->all_class[c];
+            const double prefetched = !pf[c][i] ? 0.0 : i >= fc ? layers : p->n_class[c];
+            pm_traffic_add(out, &t->tr_pf, prefetched);
+            pm_traffic_add(out, &t->tr, layers - prefetched);
         }
     }
     for (int i = 0; i < nt; i++)

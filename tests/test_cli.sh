@@ -5,6 +5,7 @@ set -u
 pm="$1"
 root="$2"
 export PRESERVE_MODEL_DATA="$root/data"
+export PRESERVE_MODEL_PLOTS="$root/plots"
 fail=0
 pass=0
 tmp=$(mktemp -d)
@@ -47,6 +48,23 @@ check graph-fused-dot 0 "L1.O+AR.attn" "$pm" graph --config llama70b --mode fuse
 check footprint 0 "attn_W+kv_MiB" "$pm" footprint --config llama70b
 check footprint-csv 0 "devices,attn_weights_MiB" "$pm" footprint --config llama70b --format csv
 check resolve 0 "hbm_bandwidth_TBps" "$pm" resolve --config llama70b
+# Issue 14: windows in the footprint (Fig 2) and the estimate, origins, warnings, refusals.
+# Mistral-7B on 4 devices, batch 4, int8, context 16384: a layer holds min(16384, 4096)
+# positions of 2 KV heads x 128 x (K, V) x 4 sequences = 8 MiB; attention weights
+# 4096 x (8 + 4) x 128 + 8 x 128 x 4096 = 10 MiB, MLP 3 x 4096 x 3584 = 42 MiB.
+check footprint-window 0 "4,10,8,18,42,8" "$pm" footprint --config mistral7b --format csv
+# Gemma-2-9B at 8192: a global layer 2 x 4 x 8192 x 2 x 256 = 32 MiB, a local one 16 MiB;
+# attention 3584 x 8 x 256 + 4 x 256 x 3584 = 10.5 MiB, MLP 3 x 3584 x 3584 = 36.75 MiB.
+check footprint-pattern 0 "4,10.5,32,42.5,36.75,16" "$pm" footprint --config gemma2-9b --format csv
+check estimate-window 0 "attention window's KV cache fits it at every context" "$pm" --config mistral7b
+check resolve-origin 0 "head_dim,64,1,derived" "$pm" resolve --config llama8b \
+    --set model="$root/tests/configs/hf/gpt2-config.json"
+check resolve-ignored 0 "rope_theta,500000,1,ignored" "$pm" resolve --config llama8b \
+    --set model="$root/tests/configs/hf/llama3-8b-config.json"
+check max-position-warning 0 "exceeds the model's max_position_embeddings 2048" "$pm" \
+    --config falcon7b --seq 4096
+check refuse-moe 1 "num_local_experts: MoE is not modelled yet" "$pm" validate \
+    "$root/tests/configs/invalid/hf-moe-mixtral/input.json"
 check list-models 0 "llama3-70b" "$pm" list models
 check list-scenarios 0 "qwen2-7b" "$pm" list scenarios
 check validate-shipped 0 "0 invalid" "$pm" validate

@@ -955,7 +955,7 @@ static void test_scenario_reports_unknown_component_name_at_its_key(void **state
     pm_status st = load_scenario_text("\"llama4-400b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
                                       "\"paper-default\"", NULL, path, sizeof path, &s, &err);
     assert_fails(st, &err, PM_ERR_NOT_FOUND, path, "$.model",
-                 "no bundled model of that name (bundled: llama3-70b");
+                 "no bundled model of that name (bundled: falcon-7b, gemma2-9b");
     st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
                             "{\"from\": \"nvlink9\", \"devices\": 4}", "\"paper-default\"", NULL,
                             path, sizeof path, &s, &err);
@@ -1211,6 +1211,337 @@ static void test_hf_config_without_tie_key_ties_embeddings(void **state)
     assert_int_equal(m.kv_heads, 2);
     assert_int_equal(m.head_dim, 64);
     assert_true(m.tied_embeddings);
+}
+
+/* The resolved input at path of s with its origin, or NULL. */
+static const pm_param_info *param_at(const pm_scenario *s, const char *path)
+{
+    for (size_t i = 0; i < pm_scenario_param_count(s); i++)
+        if (strcmp(pm_scenario_param(s, i)->path, path) == 0)
+            return pm_scenario_param(s, i);
+    return NULL;
+}
+
+static void assert_origin(const pm_scenario *s, const char *path, const char *origin)
+{
+    const pm_param_info *p = param_at(s, path);
+    if (!p) {
+        print_error("%s is not among the resolved inputs\n", path);
+        fail();
+    }
+    if (strcmp(p->origin, origin) != 0) {
+        print_error("%s: origin \"%s\", expected \"%s\"\n", path, p->origin, origin);
+        fail();
+    }
+}
+
+/* A scenario with a HuggingFace file as its model. */
+static pm_scenario load_with_model(const char *model_path)
+{
+    char ov[700];
+    snprintf(ov, sizeof ov, "model=%s", model_path);
+    const char *ovs[] = {ov};
+    return pm_test_load("llama8b", ovs, 1);
+}
+
+static void test_hf_resolve_marks_given_defaulted_derived_and_ignored(void **state)
+{
+    (void)state;
+    pm_scenario s = load_with_model(HF_DIR "/gpt2-config.json");
+    assert_origin(&s, "$.model.n_embd", "given");
+    assert_origin(&s, "$.model.num_key_value_heads", "defaulted"); /* multi-head */
+    assert_origin(&s, "$.model.head_dim", "derived");              /* 768 / 12 */
+    assert_origin(&s, "$.model.intermediate_size", "defaulted");   /* n_inner null */
+    assert_origin(&s, "$.model.mlp_gated", "derived");             /* model_type gpt2 */
+    assert_origin(&s, "$.model.tie_word_embeddings", "defaulted");
+    assert_origin(&s, "$.model.layer_norm_epsilon", "ignored");
+    assert_origin(&s, "$.model.summary_type", "ignored");
+    assert_origin(&s, "$.model.bos_token_id", "ignored");
+    assert_rel(param_at(&s, "$.model.head_dim")->value_si, 64.0, 0.0);
+    pm_scenario_release(&s);
+    s = load_with_model(HF_DIR "/llama3.1-8b-config.json");
+    assert_origin(&s, "$.model.head_dim", "given");
+    assert_origin(&s, "$.model.rope_scaling", "ignored");
+    assert_origin(&s, "$.model.torch_dtype", "ignored");
+    pm_scenario_release(&s);
+}
+
+static void test_hf_moe_keys_are_refused_naming_the_key(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"num_local_experts", "n_routed_experts", "num_experts",
+                                       "moe_intermediate_size"};
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++) {
+        char to[160], path[600], want[64];
+        snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  \"%s\": 8", keys[i]);
+        char *text = subst(base, "\"vocab_size\": 128256", to);
+        write_tmp("hf-moe.json", text, path, sizeof path);
+        free(text);
+        pm_model m;
+        pm_error err;
+        snprintf(want, sizeof want, "$.%s", keys[i]);
+        assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, PM_ERR_UNSUPPORTED, path, want,
+                     "MoE is not modelled yet");
+        assert_non_null(strstr(err.message, keys[i]));
+    }
+    /* Dense configs write some of them as null or 0: not MoE. */
+    char path[600];
+    char *text = subst(base, "\"vocab_size\": 128256",
+                       "\"vocab_size\": 128256, \"num_experts\": null, \"num_local_experts\": 0");
+    write_tmp("hf-dense.json", text, path, sizeof path);
+    free(text);
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    check_llama3_8b(&m);
+    free(base);
+}
+
+static void test_hf_misspelt_cost_key_suggests_the_key(void **state)
+{
+    (void)state;
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    char path[600];
+    char *text = subst(base, "\"intermediate_size\"", "\"intermediate_sise\"");
+    write_tmp("hf-typo.json", text, path, sizeof path);
+    free(text);
+    pm_model m;
+    pm_error err;
+    assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, PM_ERR_UNKNOWN_KEY, path,
+                 "$.intermediate_sise", "did you mean \"intermediate_size\"");
+    /* A key far from every known one is accepted, listed as not recognised. */
+    text = subst(base, "\"use_cache\": true", "\"use_cache\": true, \"zzz_flavour\": 3");
+    write_tmp("hf-unknown.json", text, path, sizeof path);
+    free(text);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    pm_scenario s = load_with_model(path);
+    assert_origin(&s, "$.model.zzz_flavour", "ignored");
+    assert_non_null(strstr(param_at(&s, "$.model.zzz_flavour")->source, "not recognised"));
+    pm_scenario_release(&s);
+    free(base);
+}
+
+static void test_hf_text_config_is_unwrapped(void **state)
+{
+    (void)state;
+    /* Llama-4's layout with a dense text model (Scout's MoE and chunked keys left out). */
+    static const char text[] =
+        "{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"model_type\": \"llama4\",\n"
+        " \"text_config\": {\"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 5120,\n"
+        "  \"intermediate_size\": 8192, \"model_type\": \"llama4_text\",\n"
+        "  \"num_attention_heads\": 40, \"num_hidden_layers\": 48, \"num_key_value_heads\": 8,\n"
+        "  \"rope_theta\": 500000.0, \"vocab_size\": 202048, \"tie_word_embeddings\": false},\n"
+        " \"vision_config\": {\"hidden_size\": 1408, \"num_hidden_layers\": 34},\n"
+        " \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.51.0\"}\n";
+    char path[600];
+    write_tmp("hf-wrapped.json", text, path, sizeof path);
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 48);
+    assert_int_equal(m.hidden, 5120);
+    assert_int_equal(m.heads, 40);
+    assert_int_equal(m.kv_heads, 8);
+    assert_int_equal(m.head_dim, 128);
+    assert_int_equal(m.intermediate, 8192);
+    assert_int_equal(m.vocab, 202048);
+    assert_true(m.gated_mlp);
+    assert_false(m.tied_embeddings);
+    assert_ok(pm_file_validate(path, &g_opts, NULL, &err), &err);
+    pm_scenario s = load_with_model(path);
+    assert_origin(&s, "$.model.text_config.hidden_size", "given");
+    assert_origin(&s, "$.model.vision_config", "ignored");
+    assert_non_null(strstr(param_at(&s, "$.model.vision_config")->source,
+                           "the vision tower is not"));
+    pm_scenario_release(&s);
+}
+
+/* A HuggingFace model from the Llama 3 config with extra keys after vocab_size. */
+static pm_status load_llama_with(const char *extra, pm_model *m, pm_error *err, char *path,
+                                 size_t n)
+{
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    char to[2048];
+    snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  %s", extra);
+    char *text = subst(base, "\"vocab_size\": 128256", to);
+    write_tmp("hf-extra.json", text, path, n);
+    free(text);
+    free(base);
+    return pm_model_load(path, &g_opts, m, err);
+}
+
+static void test_hf_sliding_window_of_every_family(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    /* Mistral, Phi-3: every layer. */
+    assert_ok(load_llama_with("\"sliding_window\": 4096", &m, &err, path, sizeof path), &err);
+    assert_int_equal(m.sliding_window, 4096);
+    assert_int_equal(pm_model_local_layers(&m), 32);
+    /* Qwen2: switched off. */
+    assert_ok(load_llama_with("\"sliding_window\": 4096, \"use_sliding_window\": false", &m, &err,
+                              path, sizeof path),
+              &err);
+    assert_int_equal(pm_model_local_layers(&m), 0);
+    /* ...and on from layer 28 of 32: not a repeating pattern, refused. */
+    assert_fails(load_llama_with("\"sliding_window\": 4096, \"use_sliding_window\": true, "
+                                 "\"max_window_layers\": 28",
+                                 &m, &err, path, sizeof path),
+                 &err, PM_ERR_UNSUPPORTED, path, "$.max_window_layers", "is not modelled");
+    /* Gemma-3's pattern: layers 5, 11, 17, 23, 29 global, 27 of 32 local. */
+    assert_ok(load_llama_with("\"sliding_window\": 1024, \"sliding_window_pattern\": 6", &m, &err,
+                              path, sizeof path),
+              &err);
+    assert_int_equal(m.window_period, 6);
+    assert_int_equal(pm_model_local_layers(&m), 27);
+    assert_true(pm_model_layer_is_local(&m, 4));
+    assert_false(pm_model_layer_is_local(&m, 5));
+    /* layer_types: the smallest period is found (3: local, local, global). */
+    char lt[1024] = "\"sliding_window\": 512, \"layer_types\": [";
+    for (int l = 0; l < 32; l++)
+        strcat(lt, l % 3 == 2 ? "\"full_attention\"," : "\"sliding_attention\",");
+    lt[strlen(lt) - 1] = ']';
+    assert_ok(load_llama_with(lt, &m, &err, path, sizeof path), &err);
+    assert_int_equal(m.window_period, 3);
+    assert_int_equal(pm_model_local_layers(&m), 22); /* 10 full periods x 2 + layers 30, 31 */
+    /* A list of the wrong length. */
+    assert_fails(load_llama_with("\"sliding_window\": 512, \"layer_types\": [\"full_attention\"]",
+                                 &m, &err, path, sizeof path),
+                 &err, PM_ERR_INCONSISTENT, path, "$.layer_types", "one type per layer");
+    /* Gemma-2's family default: even layers local. */
+    char *g2 = slurp(HF_DIR "/llama3-8b-config.json");
+    char *text = subst(g2, "\"model_type\": \"llama\"",
+                       "\"model_type\": \"gemma2\", \"sliding_window\": 4096");
+    write_tmp("hf-gemma2.json", text, path, sizeof path);
+    free(text);
+    free(g2);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.window_period, 2);
+    assert_true(pm_model_layer_is_local(&m, 0));
+    assert_false(pm_model_layer_is_local(&m, 1));
+    assert_int_equal(pm_model_local_layers(&m), 16);
+    /* Llama-4's chunked attention: every layer, or every 4th global (no_rope_layer_interval,
+     * llama4_text's default), or as no_rope_layers says (1 chunked, 0 global). */
+    assert_ok(load_llama_with("\"attention_chunk_size\": 8192", &m, &err, path, sizeof path),
+              &err);
+    assert_true(m.chunked_attention);
+    assert_int_equal(m.sliding_window, 8192);
+    assert_int_equal(pm_model_local_layers(&m), 32);
+    assert_ok(load_llama_with("\"attention_chunk_size\": 8192, \"no_rope_layer_interval\": 4",
+                              &m, &err, path, sizeof path),
+              &err);
+    assert_int_equal(m.window_period, 4);
+    assert_false(pm_model_layer_is_local(&m, 3));
+    assert_int_equal(pm_model_local_layers(&m), 24);
+    char nr[512] = "\"attention_chunk_size\": 8192, \"no_rope_layers\": [";
+    for (int l = 0; l < 32; l++)
+        strcat(nr, l % 2 ? "0," : "1,");
+    nr[strlen(nr) - 1] = ']';
+    assert_ok(load_llama_with(nr, &m, &err, path, sizeof path), &err);
+    assert_int_equal(m.window_period, 2);
+    assert_int_equal(pm_model_local_layers(&m), 16);
+    /* Both a window and chunks: refused. */
+    assert_fails(load_llama_with("\"attention_chunk_size\": 8192, \"sliding_window\": 4096", &m,
+                                 &err, path, sizeof path),
+                 &err, PM_ERR_UNSUPPORTED, path, "$.attention_chunk_size", "not modelled");
+}
+
+static void test_hf_gemma3_wrapper_reads_its_text_model_and_pattern(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(HF_DIR "/gemma-3-27b-it-config.json", &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 62);
+    assert_int_equal(m.hidden, 5376);
+    assert_int_equal(m.head_dim, 128);
+    assert_int_equal(m.sliding_window, 1024);
+    assert_int_equal(m.window_period, 6); /* gemma3_text's default pattern */
+    /* Global at layers 5, 11, ..., 59: 10 of 62. */
+    assert_int_equal(pm_model_local_layers(&m), 52);
+    assert_true(m.gated_mlp);
+    assert_true(m.tied_embeddings);
+}
+
+static void test_hf_kv_head_keys_of_every_family(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    /* multi_query with num_key_value_heads given: the key wins. */
+    assert_ok(load_llama_with("\"multi_query\": true", &m, &err, path, sizeof path), &err);
+    assert_int_equal(m.kv_heads, 8);
+    /* GPT-BigCode-style multi_query without a KV-head key: one KV head. */
+    char *llama = slurp(HF_DIR "/llama3-8b-config.json");
+    char *mq = subst(llama, "\"num_key_value_heads\": 8", "\"multi_query\": true");
+    write_tmp("hf-mqa.json", mq, path, sizeof path);
+    free(mq);
+    free(llama);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.kv_heads, 1);
+    char *base = slurp(HF_DIR "/falcon-7b-config.json");
+    /* new_decoder_architecture (Falcon-40B/180B): num_kv_heads counts, and the block is
+     * parallel. */
+    char *text = subst(base, "\"new_decoder_architecture\": false",
+                       "\"new_decoder_architecture\": true");
+    write_tmp("hf-falcon-new.json", text, path, sizeof path);
+    free(text);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.kv_heads, 71);
+    assert_true(m.parallel_block);
+    free(base);
+}
+
+static void test_hf_activation_keys_decide_the_gate(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    /* An unknown family: SiLU is gated, GELU plain, whichever key names it. */
+    static const struct {
+        const char *act;
+        bool gated;
+    } cases[] = {{"\"hidden_act\": \"gelu\"", false},
+                 {"\"hidden_activation\": \"silu\"", true},
+                 {"\"activation_function\": \"relu\"", false}};
+    for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
+        char *t1 = subst(base, "\"model_type\": \"llama\"", "\"model_type\": \"acme\"");
+        char *t2 = subst(t1, "\"hidden_act\": \"silu\"", cases[i].act);
+        write_tmp("hf-act.json", t2, path, sizeof path);
+        free(t1);
+        free(t2);
+        assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+        assert_int_equal(m.gated_mlp, cases[i].gated);
+    }
+    free(base);
+}
+
+static void test_hf_mla_keys_are_read(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    assert_ok(load_llama_with("\"kv_lora_rank\": 512, \"q_lora_rank\": null, "
+                              "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, "
+                              "\"v_head_dim\": 128",
+                              &m, &err, path, sizeof path),
+              &err);
+    assert_int_equal(m.kv_lora_rank, 512);
+    assert_int_equal(m.q_lora_rank, 0);
+    assert_int_equal(m.qk_nope_head_dim, 128);
+    assert_int_equal(m.qk_rope_head_dim, 64);
+    assert_int_equal(m.v_head_dim, 128);
+    /* The head dims are required: their defaults differ between families. */
+    assert_fails(load_llama_with("\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128", &m, &err,
+                                 path, sizeof path),
+                 &err, PM_ERR_MISSING, path, "$.qk_rope_head_dim", "missing required key");
 }
 
 /* ---------------------------------------------------------------- pm_scenario_check */
@@ -1923,6 +2254,15 @@ int main(void)
         cmocka_unit_test(test_hf_config_is_still_checked_for_duplicates_and_ranges),
         cmocka_unit_test(test_hf_gpt2_config_loads_as_is),
         cmocka_unit_test(test_hf_config_without_tie_key_ties_embeddings),
+        cmocka_unit_test(test_hf_resolve_marks_given_defaulted_derived_and_ignored),
+        cmocka_unit_test(test_hf_moe_keys_are_refused_naming_the_key),
+        cmocka_unit_test(test_hf_misspelt_cost_key_suggests_the_key),
+        cmocka_unit_test(test_hf_text_config_is_unwrapped),
+        cmocka_unit_test(test_hf_sliding_window_of_every_family),
+        cmocka_unit_test(test_hf_gemma3_wrapper_reads_its_text_model_and_pattern),
+        cmocka_unit_test(test_hf_kv_head_keys_of_every_family),
+        cmocka_unit_test(test_hf_activation_keys_decide_the_gate),
+        cmocka_unit_test(test_hf_mla_keys_are_read),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),
         cmocka_unit_test(test_quantities_beyond_the_modelled_magnitudes_are_rejected),

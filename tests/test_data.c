@@ -4,6 +4,8 @@
  * their HuggingFace config.json (as quoted in the reference notes, section 6), and the numbers
  * the paper's results hinge on (Ascend 910B L2 and HBM) come out in SI as worked out by hand.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -149,6 +151,61 @@ static void test_data_list_reports_a_missing_directory(void **state)
                      PM_ERR_INVALID_ARG);
     assert_int_equal(pm_data_list(PM_TEST_DATA_DIR, (pm_file_kind)42, &names, &n, &err),
                      PM_ERR_INVALID_ARG);
+}
+
+/* Inside the build tree (this test is built there) the library reads the source's data/ and
+ * plots/; PRESERVE_MODEL_DATA and PRESERVE_MODEL_PLOTS override them. */
+static void test_default_dirs_in_the_build_tree_are_the_sources(void **state)
+{
+    (void)state;
+    const char *saved = getenv("PRESERVE_MODEL_DATA");
+    char keep[1024] = "";
+    if (saved)
+        snprintf(keep, sizeof keep, "%s", saved);
+    assert_int_equal(unsetenv("PRESERVE_MODEL_DATA"), 0);
+    assert_int_equal(unsetenv("PRESERVE_MODEL_PLOTS"), 0);
+    char want[PATH_MAX], got[PATH_MAX];
+    assert_non_null(realpath(PM_TEST_DATA_DIR, want));
+    assert_non_null(realpath(pm_default_data_dir(), got));
+    assert_string_equal(got, want);
+    char plots[PATH_MAX];
+    snprintf(plots, sizeof plots, "%s/../plots", PM_TEST_DATA_DIR);
+    assert_non_null(realpath(plots, want));
+    assert_non_null(realpath(pm_default_plots_dir(), got));
+    assert_string_equal(got, want);
+    assert_int_equal(setenv("PRESERVE_MODEL_PLOTS", "/some/plots", 1), 0);
+    assert_string_equal(pm_default_plots_dir(), "/some/plots");
+    assert_int_equal(unsetenv("PRESERVE_MODEL_PLOTS"), 0);
+    if (saved)
+        assert_int_equal(setenv("PRESERVE_MODEL_DATA", keep, 1), 0);
+}
+
+/* Where no data is found, the message names the variable that points the library at it. */
+static void test_missing_data_names_the_variable(void **state)
+{
+    (void)state;
+    pm_load_opts o = {"/nonexistent", NULL, 0};
+    pm_scenario s;
+    pm_error err;
+    assert_int_equal(pm_scenario_load("llama70b", &o, &s, &err), PM_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.message, "none found in /nonexistent: set PRESERVE_MODEL_DATA"));
+    const char *saved = getenv("PRESERVE_MODEL_DATA");
+    char keep[1024] = "";
+    if (saved)
+        snprintf(keep, sizeof keep, "%s", saved);
+    assert_int_equal(setenv("PRESERVE_MODEL_DATA", "/nonexistent", 1), 0);
+    char **names = NULL;
+    size_t n = 0;
+    assert_int_equal(pm_data_list(NULL, PM_KIND_MODEL, &names, &n, &err), PM_ERR_IO);
+    assert_string_equal(err.file, "/nonexistent/models");
+    assert_non_null(strstr(err.message, "set PRESERVE_MODEL_DATA to the folder that holds models/"));
+    /* a directory the caller named is not the variable's business */
+    assert_int_equal(pm_data_list("/nonexistent", PM_KIND_MODEL, &names, &n, &err), PM_ERR_IO);
+    assert_null(strstr(err.message, "PRESERVE_MODEL_DATA"));
+    if (saved)
+        assert_int_equal(setenv("PRESERVE_MODEL_DATA", keep, 1), 0);
+    else
+        assert_int_equal(unsetenv("PRESERVE_MODEL_DATA"), 0);
 }
 
 static void test_default_data_dir_follows_the_environment(void **state)
@@ -504,6 +561,8 @@ int main(void)
         cmocka_unit_test(test_every_bundled_scenario_loads_by_name),
         cmocka_unit_test(test_data_list_is_sorted_and_names_the_paper_models),
         cmocka_unit_test(test_data_list_reports_a_missing_directory),
+        cmocka_unit_test(test_default_dirs_in_the_build_tree_are_the_sources),
+        cmocka_unit_test(test_missing_data_names_the_variable),
         cmocka_unit_test(test_default_data_dir_follows_the_environment),
         cmocka_unit_test(test_every_number_in_accelerator_and_cluster_files_has_a_source),
         cmocka_unit_test(test_walk_sources_catches_an_unsourced_number),

@@ -52,7 +52,8 @@ static void test_footprint_llama70b_by_hand(void **state)
     const double o = 16.0 * 128 * 8192;                  /* 16,777,216 */
     const double mlp = 3.0 * 8192 * 7168;                /* gate, up, down: 176,160,768 */
     const double lm_head = 32064.0 * 8192;               /* 262,668,288 */
-    const double embedding = 128256.0 * 8192;            /* untied, whole: 1,050,673,152 */
+    const double embedding = 32064.0 * 8192;             /* untied, vocabulary-parallel like
+                                                            the LM head: 262,668,288 */
     assert_rel(f.qkv_weight_bytes, qkv, 0.0);
     assert_rel(f.attn_weight_bytes, qkv + o, 0.0);
     assert_rel(f.mlp_weight_bytes, mlp, 0.0);
@@ -60,7 +61,7 @@ static void test_footprint_llama70b_by_hand(void **state)
     assert_rel(f.lm_head_bytes, lm_head, 0.0);
     assert_rel(f.embedding_bytes, embedding, 0.0);
     assert_rel(f.weight_bytes, 80 * (qkv + o + mlp) + lm_head + embedding, 1e-15);
-    assert_rel(f.weight_bytes, 18426101760.0, 1e-15);
+    assert_rel(f.weight_bytes, 17638096896.0, 1e-15); /* 80 x 213,909,504 + 2 x 262,668,288 */
     assert_rel(f.kv_bytes_per_token, 2.0 * 4 * 2 * 128, 0.0); /* K and V, 4 sequences */
     assert_rel(f.kv_bytes, 80 * 2048.0 * 16384, 0.0);          /* 2.5 GiB */
 

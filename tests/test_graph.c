@@ -16,45 +16,6 @@
  * needed is for the few operations the library may order differently (ulps). */
 #define EXACT 1e-12
 
-static pm_scenario hand_scenario(int devices)
-{
-    pm_scenario s;
-    memset(&s, 0, sizeof s);
-    snprintf(s.name, sizeof s.name, "hand");
-    pm_model *m = &s.model;
-    snprintf(m->name, sizeof m->name, "hand-model");
-    m->layers = 2;
-    m->hidden = 1024;
-    m->heads = 8;
-    m->kv_heads = 2;
-    m->head_dim = 128;
-    m->intermediate = 4096;
-    m->vocab = 8192;
-    m->gated_mlp = true;
-    pm_accelerator *a = &s.accel;
-    snprintf(a->name, sizeof a->name, "hand-accel");
-    a->peak_flop_per_s[PM_DTYPE_INT8] = 1e15;
-    a->compute_efficiency_frac = 1.0;
-    a->hbm_capacity_bytes = 64e9;
-    a->hbm_bandwidth_bytes_per_s = 1e12;
-    a->hbm_efficiency_frac = 1.0;
-    a->l2_capacity_bytes = 8.0 * 1048576.0;
-    a->l2_bandwidth_bytes_per_s = 4e12;
-    a->l2_usable_frac = 1.0;
-    a->kv_strided_efficiency_frac = 0.5;
-    pm_cluster *c = &s.cluster;
-    c->devices = devices;
-    c->topology = PM_TOPO_FULL_MESH;
-    c->algorithm = PM_AR_AUTO;
-    c->link_bandwidth_bytes_per_s = 1e11;
-    c->link_latency_s = 1e-5;
-    pm_workload *w = &s.workload;
-    w->batch = 2;
-    w->seq_len = 600;
-    w->prefill_frac = 0.5;
-    w->weight_dtype = w->kv_dtype = w->act_dtype = PM_DTYPE_INT8;
-    return s;
-}
 
 static pm_shard shard_of(const pm_scenario *s)
 {
@@ -71,7 +32,7 @@ static pm_shard shard_of(const pm_scenario *s)
 static void test_shard_llama_like_on_4_devices(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(4);
+    pm_scenario s = pm_test_hand_scenario(4);
     s.model.heads = 64;
     s.model.kv_heads = 8;
     s.model.hidden = 8192;
@@ -89,7 +50,7 @@ static void test_shard_llama_like_on_4_devices(void **state)
 static void test_shard_llama_like_on_16_devices_replicates_kv(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(16);
+    pm_scenario s = pm_test_hand_scenario(16);
     s.model.heads = 64;
     s.model.kv_heads = 8;
     s.model.intermediate = 28672;
@@ -106,7 +67,7 @@ static void test_shard_ten_kv_heads_on_4_devices_is_uneven(void **state)
     (void)state;
     /* Phi-3-medium: 40 heads, 10 KV heads, 4 devices: 10 query heads each, but the KV heads
      * split 3/3/2/2 and the busiest device holds 3. */
-    pm_scenario s = hand_scenario(4);
+    pm_scenario s = pm_test_hand_scenario(4);
     s.model.heads = 40;
     s.model.kv_heads = 10;
     s.model.hidden = 5120;
@@ -121,7 +82,7 @@ static void test_shard_ten_kv_heads_on_4_devices_is_uneven(void **state)
 static void test_shard_devices_beyond_heads(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(16); /* 8 heads, 16 devices */
+    pm_scenario s = pm_test_hand_scenario(16); /* 8 heads, 16 devices */
     pm_shard sh;
     pm_error err;
     memset(&err, 0, sizeof err);
@@ -158,7 +119,7 @@ static const pm_node_kind layer_kinds[] = {
 static void test_decode_graph_node_list(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(2);
+    pm_scenario s = pm_test_hand_scenario(2);
     pm_graph *g = pm_graph_alloc();
     assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
     /* Embedding + 2 layers x 12 + FinalNorm + LMHead = 27 nodes, a chain of 26 data edges */
@@ -197,7 +158,7 @@ static void test_decode_graph_node_list(void **state)
 static void test_decode_graph_bytes_and_flops(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(2);
+    pm_scenario s = pm_test_hand_scenario(2);
     pm_graph *g = pm_graph_alloc();
     const double b = 2, ctx = 100, h = 1024, d = 128, q = 4, kv = 1, I = 2048, V = 4096;
     assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, (int64_t)ctx, 0, g, NULL), PM_OK);
@@ -245,7 +206,7 @@ static void test_decode_graph_strided_kv_with_two_heads(void **state)
 {
     (void)state;
     /* One device holds both KV heads: its KV reads are strided. */
-    pm_scenario s = hand_scenario(1);
+    pm_scenario s = pm_test_hand_scenario(1);
     pm_graph *g = pm_graph_alloc();
     assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
     const pm_node *att = &g->nodes[4];
@@ -259,7 +220,7 @@ static void test_decode_graph_strided_kv_with_two_heads(void **state)
 static void test_no_allreduce_on_one_device(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(1);
+    pm_scenario s = pm_test_hand_scenario(1);
     pm_graph *g = pm_graph_alloc();
     assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
     /* 27 nodes minus the 4 allreduces */
@@ -279,7 +240,7 @@ static void test_no_allreduce_on_one_device(void **state)
 static void test_fused_graph_replaces_o_and_down(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(2);
+    pm_scenario s = pm_test_hand_scenario(2);
     pm_graph *g = pm_graph_alloc();
     assert_int_equal(pm_graph_build_ex(&s, PM_PHASE_DECODE, 100, 0, true, g, NULL), PM_OK);
     /* Each layer loses its two separate allreduces: 1 + 2 * 10 + 2 = 23 nodes */
@@ -303,7 +264,7 @@ static void test_fused_graph_replaces_o_and_down(void **state)
 static void test_allreduce_dtype_sets_the_payload(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(2);
+    pm_scenario s = pm_test_hand_scenario(2);
     s.workload.allreduce_dtype_given = true;
     s.workload.allreduce_dtype = PM_DTYPE_FP16;
     for (int fused = 0; fused < 2; fused++) {
@@ -327,7 +288,7 @@ static void test_allreduce_dtype_sets_the_payload(void **state)
 static void test_prefill_graph(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(2);
+    pm_scenario s = pm_test_hand_scenario(2);
     pm_graph *g = pm_graph_alloc();
     const double b = 2, sp = 64, h = 1024, d = 128, q = 4;
     assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, (int64_t)sp, 0, g, NULL), PM_OK);
@@ -357,7 +318,7 @@ static void test_prefill_graph(void **state)
 static void test_build_rejects_bad_arguments(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(2);
+    pm_scenario s = pm_test_hand_scenario(2);
     pm_graph *g = pm_graph_alloc();
     assert_int_equal(pm_graph_build(NULL, PM_PHASE_DECODE, 10, 0, g, NULL), PM_ERR_INVALID_ARG);
     assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 10, 0, NULL, NULL), PM_ERR_INVALID_ARG);
@@ -407,7 +368,7 @@ static void assert_same_graph(const pm_graph *a, const pm_graph *b)
 static void test_json_round_trip(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(2);
+    pm_scenario s = pm_test_hand_scenario(2);
     pm_graph *g = pm_graph_alloc(), *ins = pm_graph_alloc(), *back = pm_graph_alloc();
     assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
     /* With prefetch nodes, so that streams, triggers, consumers and windows travel too. */
@@ -479,7 +440,7 @@ static void test_json_round_trip_is_exact_to_the_bit(void **state)
 static void test_dot_contains_nodes(void **state)
 {
     (void)state;
-    pm_scenario s = hand_scenario(2);
+    pm_scenario s = pm_test_hand_scenario(2);
     pm_graph *g = pm_graph_alloc(), *ins = pm_graph_alloc();
     assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 0, g, NULL), PM_OK);
     assert_int_equal(pm_insert_prefetch(g, 2.0 * 1048576.0, ins, NULL), PM_OK);

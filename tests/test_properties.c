@@ -8,7 +8,9 @@
  *     sums and maxima of operation times, each non-increasing in every rate; the fused chunk
  *     count is a minimum), without HBM sharing, whose fluid model is not max-plus;
  *   - Algorithm 1 never fills a window to the capacity (strict sum < C);
- *   - the fast evaluator equals the graph path on each scenario;
+ *   - the fast evaluator equals the graph path on each scenario, for every architecture variant
+ *     (Llama-style, parallel blocks with biases, windowed or chunked layer patterns, MLA, MLA
+ *     with a window);
  *   - where every window's prefetches fit within its allreduce (so no consumer waits longer
  *     than its own reads would take) and L2 is faster than HBM, PRESERVE is never slower than
  *     the serial baseline and never slower with more L2. Outside that regime it can be (the
@@ -115,6 +117,40 @@ static pm_scenario generate(rng *r)
     return s;
 }
 
+/* The architecture variants of issue 14, in turn: Llama-style (as generated), parallel
+ * attention and MLP with biases, a sliding window on a pattern of layers, MLA, and MLA with a
+ * window on every layer. Drawn from their own stream, so the generator's draws are unchanged. */
+static void vary(pm_scenario *s, size_t count)
+{
+    rng r = {SEED ^ (0x9E3779B97F4A7C15ULL * (count + 1))};
+    pm_model *m = &s->model;
+    switch (count % 5) {
+    case 1:
+        m->parallel_block = true;
+        m->qkv_bias = m->o_bias = m->mlp_bias = true;
+        break;
+    case 2:
+        m->sliding_window = (int)logu(&r, 8, (double)s->workload.seq_len);
+        m->window_period = 1 + pick(&r, 6);
+        m->local_mask = 1 + (uint64_t)pick(&r, (1 << m->window_period) - 1);
+        m->chunked_attention = pick(&r, 2); /* Llama-4's chunks instead of a sliding window */
+        break;
+    case 4:
+        m->sliding_window = (int)logu(&r, 8, (double)s->workload.seq_len);
+        m->window_period = 1;
+        m->local_mask = 1;
+        /* fall through */
+    case 3:
+        m->kv_lora_rank = pick(&r, 2) ? 512 : 128;
+        m->q_lora_rank = pick(&r, 2) ? 0 : 256;
+        m->qk_nope_head_dim = m->head_dim;
+        m->qk_rope_head_dim = pick(&r, 2) ? 64 : 32;
+        m->v_head_dim = m->head_dim;
+        break;
+    default: break;
+    }
+}
+
 static pm_scenario *scenarios(size_t *n)
 {
     static pm_scenario all[N_SCENARIOS];
@@ -126,6 +162,7 @@ static pm_scenario *scenarios(size_t *n)
             /* Every other scenario has streaming consumers (outside the generator, so
              * the sequence of random draws is unchanged). */
             s.accel.prefetch_consumer = count % 2 ? PM_CONSUMER_STREAM : PM_CONSUMER_WAIT;
+            vary(&s, count);
             if (pm_scenario_check(&s, NULL) == PM_OK)
                 all[count++] = s;
         }
@@ -220,8 +257,12 @@ static void test_insertion_never_reaches_capacity_and_fast_equals_graph(void **s
     (void)state;
     size_t n;
     const pm_scenario *all = scenarios(&n);
+    int windowed = 0, mla = 0, parallel = 0;
     for (size_t i = 0; i < n; i += 4) {
         const pm_scenario *s = &all[i];
+        windowed += pm_model_local_layers(&s->model) > 0;
+        mla += s->model.kv_lora_rank > 0;
+        parallel += s->model.parallel_block;
         const double cap = s->accel.l2_capacity_bytes * s->accel.l2_usable_frac;
         const int64_t ctx = s->workload.seq_len - 1;
         pm_graph *g = pm_graph_alloc();
@@ -235,15 +276,23 @@ static void test_insertion_never_reaches_capacity_and_fast_equals_graph(void **s
                 assert_true(nd->window_bytes < cap);
         }
         pm_graph_free(g);
-        for (int m = 0; m < PM_MODE_COUNT; m++) {
-            double fast, graph;
-            assert_int_equal(pm_decode_step_time(s, (pm_mode)m, ctx, &fast, NULL), PM_OK);
-            assert_int_equal(pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctx, &graph,
-                                                 NULL, NULL),
-                             PM_OK);
-            assert_rel(fast, graph, 1e-10);
-        }
+        /* At the last context and at the prompt's (on the other side of a window). */
+        const int64_t ctxs[2] = {ctx, pm_workload_prompt_tokens(&s->workload)};
+        for (int m = 0; m < PM_MODE_COUNT; m++)
+            for (int k = 0; k < 2; k++) {
+                double fast, graph;
+                assert_int_equal(pm_decode_step_time(s, (pm_mode)m, ctxs[k], &fast, NULL), PM_OK);
+                assert_int_equal(pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctxs[k],
+                                                    &graph, NULL, NULL),
+                                 PM_OK);
+                if (!(fabs(fast - graph) <= 1e-10 * graph))
+                    fail_msg("scenario %zu (variant %zu) at context %lld, %s: fast %.17g, "
+                             "graph %.17g",
+                             i, i % 5, (long long)ctxs[k], pm_mode_name((pm_mode)m), fast, graph);
+            }
     }
+    /* Every variant is among the scenarios compared (a fifth each). */
+    assert_true(windowed >= 20 && mla >= 20 && parallel >= 10);
 }
 
 /* The longest window's prefetch time (bytes at the bulk rate plus one launch per prefetch),

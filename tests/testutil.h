@@ -54,4 +54,48 @@ static inline pm_scenario pm_test_load(const char *name, const char *const *ov, 
     return s;
 }
 
+/* test_graph.c's hand scenario: hidden 1024, 8 heads, 2 KV heads, head_dim 128, intermediate
+ * 4096, vocab 8192, gated MLP, 2 layers, int8 everywhere, batch 2, sequence 600 (half prompt),
+ * 8 MiB of L2, a full mesh of `devices`: the numbers test_graph.c and test_architectures.c
+ * work out by hand. */
+static inline pm_scenario pm_test_hand_scenario(int devices)
+{
+    pm_scenario s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "hand");
+    pm_model *m = &s.model;
+    snprintf(m->name, sizeof m->name, "hand-model");
+    m->layers = 2;
+    m->hidden = 1024;
+    m->heads = 8;
+    m->kv_heads = 2;
+    m->head_dim = 128;
+    m->intermediate = 4096;
+    m->vocab = 8192;
+    m->gated_mlp = true;
+    pm_accelerator *a = &s.accel;
+    snprintf(a->name, sizeof a->name, "hand-accel");
+    a->peak_flop_per_s[PM_DTYPE_INT8] = 1e15;
+    a->compute_efficiency_frac = 1.0;
+    a->hbm_capacity_bytes = 64e9;
+    a->hbm_bandwidth_bytes_per_s = 1e12;
+    a->hbm_efficiency_frac = 1.0;
+    a->l2_capacity_bytes = 8.0 * 1048576.0;
+    a->l2_bandwidth_bytes_per_s = 4e12;
+    a->l2_usable_frac = 1.0;
+    a->kv_strided_efficiency_frac = 0.5;
+    pm_cluster *c = &s.cluster;
+    c->devices = devices;
+    c->topology = PM_TOPO_FULL_MESH;
+    c->algorithm = PM_AR_AUTO;
+    c->link_bandwidth_bytes_per_s = 1e11;
+    c->link_latency_s = 1e-5;
+    pm_workload *w = &s.workload;
+    w->batch = 2;
+    w->seq_len = 600;
+    w->prefill_frac = 0.5;
+    w->weight_dtype = w->kv_dtype = w->act_dtype = PM_DTYPE_INT8;
+    return s;
+}
+
 #endif

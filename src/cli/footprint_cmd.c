@@ -44,13 +44,15 @@ static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t c
     pm_footprint fp;
     pm_footprint_compute(&t, &sh, ctx, &fp, NULL);
     const double attn = fp.attn_weight_bytes / MIB;
-    const double kv = fp.kv_bytes_per_token * (double)ctx / MIB; /* one layer's */
-    const double mlp = fp.mlp_weight_bytes / MIB;
+    /* One layer's: the largest, a global layer's, or the window's when every layer is local. */
+    const double kv = (fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
+                                                         : fp.kv_bytes_local_layer) / MIB;
+    const double mlp = fp.mlp_weight_bytes / MIB, kv_local = fp.kv_bytes_local_layer / MIB;
     if (c->format == FMT_TABLE)
-        printf("%8d %14.2f %14.2f %16.2f %14.2f%s\n", devices, attn, kv, attn + kv, mlp,
-               ok ? "" : "  (more devices than heads: ideal split)");
+        printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, attn, kv, attn + kv, mlp,
+               kv_local, ok ? "" : "  (more devices than heads: ideal split)");
     else
-        printf("%d,%.6g,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv, mlp);
+        printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv, mlp, kv_local);
 }
 
 /* The bundled accelerators' L2 beside it, as comments. */
@@ -89,11 +91,20 @@ int cmd_footprint(const cli *c)
            pm_version(), s.model.name, w->batch, (long long)ctx, pm_dtype_name(w->weight_dtype),
            pm_dtype_name(w->kv_dtype));
     printf("# per layer and device; KV heads are replicated when devices exceed KV heads\n");
+    const int local = pm_model_local_layers(&s.model);
+    if (local > 0 && local < s.model.layers)
+        printf("# %d of %d layers attend through a %d-token window: kv is a global layer's, "
+               "kv_local a local layer's\n",
+               local, s.model.layers, s.model.sliding_window);
+    else if (local > 0)
+        printf("# every layer attends through a %d-token window: kv holds the window\n",
+               s.model.sliding_window);
     if (c->format == FMT_TABLE)
-        printf("%8s %14s %14s %16s %14s\n", "devices", "attn_W_MiB", "kv_MiB", "attn_W+kv_MiB",
-               "mlp_W_MiB");
+        printf("%8s %14s %14s %16s %14s %14s\n", "devices", "attn_W_MiB", "kv_MiB",
+               "attn_W+kv_MiB", "mlp_W_MiB", "kv_local_MiB");
     else
-        printf("devices,attn_weights_MiB,kv_MiB,attn_weights_plus_kv_MiB,mlp_weights_MiB\n");
+        printf("devices,attn_weights_MiB,kv_MiB,attn_weights_plus_kv_MiB,mlp_weights_MiB,"
+               "kv_local_MiB\n");
     for (int i = 0; i < nd; i++)
         write_row(c, &s, devs[i], ctx);
     write_l2_sizes(c);

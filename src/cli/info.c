@@ -14,10 +14,10 @@ int cmd_resolve(const cli *c)
     if (rc)
         return rc;
     printf("# preserve-model %s: scenario %s resolved to SI units\n", pm_version(), s.name);
-    printf("path,value_si,unit_si,file,source\n");
+    printf("path,value_si,unit_si,origin,file,source\n");
     for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
         const pm_param_info *p = pm_scenario_param(&s, i);
-        printf("%s,%.9g,%s,%s,\"", p->path, p->value_si, p->unit_si, p->file);
+        printf("%s,%.9g,%s,%s,%s,\"", p->path, p->value_si, p->unit_si, p->origin, p->file);
         for (const char *q = p->source; *q; q++)
             fputs(*q == '"' ? "\"\"" : (char[2]){*q, 0}, stdout);
         printf("\"\n");

@@ -63,8 +63,7 @@ FILE *plot_csv_open(const char *figure, char *path, size_t n)
 /* The path of a script of plots/; false, said on stderr, when it cannot be read. */
 static bool plot_script(const char *name, char *path, size_t n)
 {
-    const char *dir = getenv("PRESERVE_MODEL_PLOTS");
-    snprintf(path, n, "%s/%s", dir && dir[0] ? dir : PM_PLOTS_DIR, name);
+    snprintf(path, n, "%s/%s", pm_default_plots_dir(), name);
     if (access(path, R_OK) == 0)
         return true;
     fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s\n", prog, path);

@@ -36,8 +36,8 @@ typedef struct plot_var {
     bool number;
 } plot_var;
 
-/* Draws figure with the gnuplot script plots/<script> (PRESERVE_MODEL_PLOTS overrides the
- * directory), setting csv, out and term, then vars. Says on stderr what it wrote, or why it could
+/* Draws figure with the gnuplot script <script> of pm_default_plots_dir() (PRESERVE_MODEL_PLOTS
+ * overrides it), setting csv, out and term, then vars. Says on stderr what it wrote, or why it could
  * not and where the CSV is. Returns 0, or EXIT_CONFIG when the script cannot be read or gnuplot
  * fails or is not installed. */
 int plot_draw(const char *script, const char *csv, const char *figure, plot_shape shape,

@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -35,6 +36,10 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
     if (e->kv_spill_context > 0)
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache stops fitting it at context %lld\n",
                 e->l2_window_bytes / MIB, (long long)e->kv_spill_context);
+    else if (e->kv_spill_context < 0)
+        fprintf(f, "# L2 prefetch window %.0f MiB; the %d-token attention window's KV cache fits "
+                   "it at every context\n",
+                e->l2_window_bytes / MIB, s->model.sliding_window);
     else
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache is never prefetched%s\n",
                 e->l2_window_bytes / MIB, s->cluster.devices <= 1 ? " (one device: no allreduce)" : "");
@@ -85,88 +90,16 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
     printf("\n");
 }
 
-/* A JSON number, or null when the accelerator has no data for it. */
-static void json_num(const char *key, double v, bool present, const char *sep)
+/* The library's run report (pm_estimate_to_json): one text for every front end. */
+static int write_json(const pm_scenario *s, const pm_estimate *e)
 {
-    if (present)
-        printf("\"%s\": %.9g%s", key, v, sep);
-    else
-        printf("\"%s\": null%s", key, sep);
-}
-
-static void write_json(const pm_scenario *s, const pm_estimate *e)
-{
-    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": \"%s\",\n", pm_version(),
-           s->name);
-    printf("  \"inputs\": {\"model\": \"%s\", \"accelerator\": \"%s\", \"devices\": %d, "
-           "\"batch\": %d, \"seq_len\": %lld, \"prefill_tokens\": %lld, \"decode_steps\": "
-           "%lld},\n",
-           s->model.name, s->accel.name, s->cluster.devices, s->workload.batch,
-           (long long)s->workload.seq_len, (long long)e->prefill_tokens,
-           (long long)e->decode_steps);
-    printf("  \"tpot_context_len\": %lld,\n",
-           (long long)pm_default_context(&s->workload, PM_PHASE_DECODE));
-    printf("  \"modes\": {\n");
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const pm_mode_result *r = &e->modes[m];
-        printf("    \"%s\": {\"request_s\": %.9g, \"prefill_s\": %.9g, \"decode_s\": %.9g, "
-               "\"tpot_s\": %.9g, \"tpot_mean_s\": %.9g, \"tokens_per_s\": %.9g, "
-               "\"allreduce_algorithm\": \"%s\", \"allreduce_decode_s\": %.9g",
-               pm_mode_name((pm_mode)m), r->request_s, r->prefill_s, r->decode_s, r->tpot_s,
-               r->tpot_mean_s, r->tokens_per_s, pm_allreduce_algo_name(r->allreduce),
-               r->allreduce_decode_s);
-        if (m == PM_MODE_FUSED)
-            printf(", \"fused_chunks\": %d", r->fused_chunks);
-        printf(", ");
-        json_num("energy_per_token_J", r->energy_per_token_J, e->energy_present, ", ");
-        json_num("avg_power_W", r->avg_power_W, e->energy_present, ", ");
-        json_num("tokens_per_J", r->tokens_per_J, e->energy_present, ", ");
-        json_num("tokens_per_s_per_usd", r->tokens_per_s_per_usd, e->cost_present, ", ");
-        const pm_traffic *t = &r->traffic;
-        printf("\"traffic_per_device\": {\"hbm_bytes\": %.9g, \"l2_write_bytes\": %.9g, "
-               "\"l2_read_bytes\": %.9g, \"link_bytes\": %.9g}, ",
-               t->hbm_bytes, t->l2_write_bytes, t->l2_read_bytes, t->link_bytes);
-        if (e->energy_present)
-            printf("\"energy_per_device_J\": {\"hbm\": %.9g, \"l2\": %.9g, \"link\": %.9g, "
-                   "\"mac\": %.9g, \"static\": %.9g, \"total\": %.9g}",
-                   r->energy.hbm_J, r->energy.l2_J, r->energy.link_J, r->energy.mac_J,
-                   r->energy.static_J, r->energy.total_J);
-        else
-            printf("\"energy_per_device_J\": null");
-        printf("}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
-    }
-    printf("  },\n  \"speedup\": {\"preserve_vs_serial\": %.6g, \"preserve_vs_fused\": %.6g, "
-           "\"fused_vs_serial\": %.6g},\n",
-           e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
-           e->speedup_fused_vs_serial);
-    printf("  \"shard\": {\"q_heads\": %.6g, \"kv_heads\": %.6g, \"kv_replicated\": %s, "
-           "\"uneven\": %s},\n",
-           e->shard.q_heads, e->shard.kv_heads, e->shard.kv_replicated ? "true" : "false",
-           e->shard.uneven ? "true" : "false");
-    printf("  \"memory\": {\"weight_bytes_per_device\": %.6g, \"kv_bytes_per_device\": %.6g, "
-           "\"fits_hbm\": %s, \"l2_window_bytes\": %.6g, \"kv_spill_context\": %lld},\n",
-           e->weight_bytes_per_device, e->kv_bytes_per_device, e->fits_hbm ? "true" : "false",
-           e->l2_window_bytes, (long long)e->kv_spill_context);
-    const pm_device_cost *k = &e->cost;
-    if (e->cost_present)
-        printf("  \"cost\": {\"die_mm2\": %.9g, \"dies_per_package\": %d, \"die_usd\": %.9g, "
-               "\"dies_per_wafer\": %.9g, \"yield_frac\": %.9g, \"yield_model\": \"%s\", "
-               "\"hbm_usd\": %.9g, \"package_usd\": %.9g, \"device_usd\": %.9g},\n",
-               k->die_mm2, k->dies_per_package, k->die_usd, k->dies_per_wafer, k->yield_frac,
-               pm_yield_model_name(s->accel.cost.yield_model), k->hbm_usd, k->package_usd,
-               k->device_usd);
-    else
-        printf("  \"cost\": null,\n");
-    double p_static = 0.0, p_full = 0.0;
-    if (e->energy_present && pm_static_power(&s->accel, &p_static, NULL) == PM_OK &&
-        pm_full_bandwidth_power(&s->accel, &p_full, NULL) == PM_OK) {
-        printf("  \"power\": {\"static_W\": %.9g, \"full_bandwidth_W\": %.9g, ", p_static,
-               p_full);
-        json_num("board_power_W", s->accel.energy.board_power_W,
-                 s->accel.energy.board_power_W > 0, "}\n}\n");
-    } else {
-        printf("  \"power\": null\n}\n");
-    }
+    char *text = NULL;
+    pm_error err;
+    if (pm_estimate_to_json(s, e, &text, &err) != PM_OK)
+        return config_error(&err);
+    fputs(text, stdout);
+    free(text);
+    return 0;
 }
 
 /* The headline energy and dollar figures, after the time table. */
@@ -246,9 +179,9 @@ int cmd_run(const cli *c)
     if (c->format == FMT_CSV)
         write_csv(c, &s, &e);
     else if (c->format == FMT_JSON)
-        write_json(&s, &e);
+        rc = write_json(&s, &e);
     else
         write_table(&s, &e);
     pm_scenario_release(&s);
-    return 0;
+    return rc;
 }

@@ -1,0 +1,161 @@
+"""preserve_model: the PRESERVE performance model (libpreserve_model) from Python.
+
+An analytical model of tensor-parallel LLM inference: for a model, an accelerator, a device
+count, a batch and a sequence length, how long inference takes serially, with a fused
+GEMM+allreduce, and with PRESERVE prefetching weights and the KV cache into L2 during the
+allreduces. A thin layer over the C library's public API; every number comes from it.
+
+    >>> import preserve_model as pm
+    >>> r = pm.estimate("llama70b", batch=8)
+    >>> r["speedup"]["preserve_vs_serial"]
+    >>> s = pm.sweep("llama70b", l2="8MiB:256MiB:8MiB")
+    >>> s["l2_capacity_MiB"], s["preserve_request_s"]          # numpy arrays
+    >>> step = pm.StepModel("llama70b", mode="preserve")
+    >>> step.decode_time(16383)                                # seconds
+
+Scenarios are named as the CLI names them (a bundled name such as "llama70b", or a path to a
+JSON file). Overrides are the CLI's: the shortcuts model, accelerator, devices, batch and seq
+(--model, --accelerator, --devices, --batch, --seq) as keyword arguments, and any field by its
+dotted path in a dict, as --set: overrides={"accelerator.l2_capacity_MiB": 104}.
+
+Load and model errors raise preserve_model.Error, whose attributes file, path (the JSON path),
+line, column, status and message say where and what.
+"""
+
+import json
+import numbers
+
+import numpy as np
+
+from . import _core
+from ._core import Error
+
+__all__ = ["Error", "StepModel", "estimate", "sweep", "data_dir", "version", "SHORTCUTS"]
+
+#: The keyword shortcuts and the path each one sets (the CLI's --model, --batch ...).
+SHORTCUTS = {
+    "model": "model",
+    "accelerator": "accelerator",
+    "devices": "cluster.devices",
+    "batch": "workload.batch",
+    "seq": "workload.seq_len",
+}
+
+
+def data_dir():
+    """The bundled data directory the library reads (PRESERVE_MODEL_DATA overrides it)."""
+    return _core.data_dir()
+
+
+def version():
+    """The library version, e.g. "0.1.0"."""
+    return _core.version()
+
+
+def _text(value):
+    """An override's value as the CLI's --set takes it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"override values are str, int, float or bool (got {type(value).__name__})")
+
+
+def _overrides(overrides, shortcuts):
+    """The "path=value" strings of overrides (a dict of paths, or "path=value" strings as
+    --set takes them) and of the keyword shortcuts, in order."""
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    if isinstance(overrides, (list, tuple)):
+        out = [str(o) for o in overrides]
+    else:
+        out = [f"{key}={_text(value)}" for key, value in (overrides or {}).items()]
+    for key, value in shortcuts.items():
+        if key not in SHORTCUTS:
+            raise TypeError(
+                f"unknown keyword '{key}' (shortcuts: {', '.join(SHORTCUTS)}; any other field "
+                f"goes in overrides={{'path': value}}, e.g. 'accelerator.l2_capacity_MiB')")
+        out.append(f"{SHORTCUTS[key]}={_text(value)}")
+    return out
+
+
+def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
+    """Evaluates a scenario in the three modes: the report of `preserve-model --format json`.
+
+    config: a bundled scenario name or a path. overrides: {dotted path: value}, or a list of
+    "path=value" strings, as --set.
+    shortcuts: model, accelerator, devices, batch, seq. data_dir: the bundled data (default:
+    data_dir()). Returns a dict with the keys tool, scenario, inputs, tpot_context_len, modes
+    (serial, fused, preserve: request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
+    tokens_per_s, allreduce_algorithm, allreduce_decode_s), speedup, shard, memory.
+    Raises Error for a load or model error.
+    """
+    return json.loads(_core.estimate_json(config, _overrides(overrides, shortcuts), data_dir))
+
+
+def _axis_spec(name, value):
+    """The --sweep text of one axis: True or None for its default range, a range string
+    ("8MiB:256MiB:8MiB", "2k:64k:x2", "1,4,16"), or numbers in the column's unit."""
+    if value is None or value is True:
+        return name
+    if isinstance(value, str):
+        return f"{name}={value}"
+    values = np.atleast_1d(np.asarray(value, dtype=float))
+    if values.ndim != 1 or not values.size or not np.all(np.isfinite(values)):
+        raise ValueError(f"{name}: expected a range string or finite numbers (got {value!r})")
+    return f"{name}=" + ",".join(repr(float(v)) if not float(v).is_integer() else str(int(v))
+                                for v in values)
+
+
+def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes):
+    """Evaluates a grid of up to four axes with the library's sweep engine.
+
+    axes: l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, each a range string as
+    --sweep takes it ("8MiB:256MiB:8MiB", "1,4,16", "2k:64k:x2"), a sequence of numbers in the
+    column's unit (MiB for l2, GB/s for the bandwidths...), or True for the default range; in
+    keyword order, the last varying fastest. overrides and data_dir as for estimate();
+    threads: 0 for every CPU.
+
+    Returns a dict of numpy arrays named as the sweep CSV's columns (the axis columns such as
+    l2_capacity_MiB, then serial_request_s ... density_preserve_tokens_per_s_per_mm2, then
+    error), one element per grid point in grid order: with two axes,
+    a.reshape(len(first), len(second)) is the grid. Invalid points hold NaN and their message
+    in error ("" for valid points).
+    """
+    if not axes:
+        raise TypeError("sweep: name at least one axis, e.g. l2='8MiB:256MiB:8MiB'")
+    specs = [_axis_spec(name, value) for name, value in axes.items()]
+    names, data, errors = _core.sweep(config, specs, _overrides(overrides, {}), data_dir,
+                                      threads)
+    table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
+    out = {name: table[:, i].copy() for i, name in enumerate(names)}
+    out["error"] = np.array(errors, dtype=object)
+    return out
+
+
+class StepModel(_core.StepModel):
+    """One scenario and mode prepared for many decode-step times (a serving simulator's query):
+    preparing costs about one estimate, then a step costs well under a microsecond.
+
+    StepModel(config="llama70b", mode="preserve", overrides=None, data_dir=None, **shortcuts)
+    with overrides and shortcuts as for estimate(). decode_time(context_len) gives the seconds
+    of one decode step with context_len cached tokens; decode_times(array) a numpy array.
+    """
+
+    def __init__(self, config="llama70b", mode="preserve", overrides=None, *, data_dir=None,
+                 **shortcuts):
+        super().__init__(config, mode, _overrides(overrides, shortcuts), data_dir)
+        self.mode = mode
+
+    def decode_times(self, contexts):
+        """The decode_time of each context length, as a numpy array of the same shape."""
+        arr = np.asarray(contexts)
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            raise TypeError("contexts: expected integers")
+        flat = super().decode_times(arr.ravel().tolist())
+        return np.array(flat, dtype=np.float64).reshape(arr.shape)
+

@@ -1,0 +1,443 @@
+/*
+ * _core.c - the C half of the Python module preserve_model, over the library's public API only
+ * (include/preserve_model.h, like the CLI). It loads scenarios, returns the run report as the
+ * library writes it (pm_estimate_to_json: one home for the JSON that --format json prints),
+ * runs sweeps on the library's engine with the interpreter lock released, and wraps a prepared
+ * step model. Library errors become preserve_model.Error with the file, JSON path, line,
+ * column, status and message of the pm_error. The Python half (__init__.py) turns keyword
+ * arguments into overrides and the sweep's columns into numpy arrays.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preserve_model.h"
+
+static PyObject *Error; /* preserve_model.Error */
+
+/* Raises Error from a library error; returns NULL for the caller to return. */
+static PyObject *raise_error(const pm_error *err)
+{
+    char text[1200];
+    pm_error_format(err, text, sizeof text);
+    PyObject *e = PyObject_CallFunction(Error, "s", text);
+    if (!e)
+        return NULL;
+    PyObject *status = PyUnicode_FromString(pm_status_name(err->status));
+    PyObject *file = PyUnicode_DecodeUTF8(err->file, (Py_ssize_t)strlen(err->file), "replace");
+    PyObject *path = PyUnicode_DecodeUTF8(err->path, (Py_ssize_t)strlen(err->path), "replace");
+    PyObject *message =
+        PyUnicode_DecodeUTF8(err->message, (Py_ssize_t)strlen(err->message), "replace");
+    PyObject *line = PyLong_FromLong(err->line), *column = PyLong_FromLong(err->column);
+    int rc = status && file && path && message && line && column &&
+                     PyObject_SetAttrString(e, "status", status) == 0 &&
+                     PyObject_SetAttrString(e, "file", file) == 0 &&
+                     PyObject_SetAttrString(e, "path", path) == 0 &&
+                     PyObject_SetAttrString(e, "message", message) == 0 &&
+                     PyObject_SetAttrString(e, "line", line) == 0 &&
+                     PyObject_SetAttrString(e, "column", column) == 0
+                 ? 0
+                 : -1;
+    Py_XDECREF(status);
+    Py_XDECREF(file);
+    Py_XDECREF(path);
+    Py_XDECREF(message);
+    Py_XDECREF(line);
+    Py_XDECREF(column);
+    if (rc == 0)
+        PyErr_SetObject(Error, e);
+    Py_DECREF(e);
+    return NULL;
+}
+
+/* The strings of a sequence of str, borrowed from their objects (kept alive by *keep, a new
+ * list the caller releases, with *out, by release_strings). */
+typedef struct strings {
+    const char **v;
+    size_t n;
+    PyObject *keep;
+} strings;
+
+static void release_strings(strings *s)
+{
+    PyMem_Free((void *)s->v);
+    Py_XDECREF(s->keep);
+    *s = (strings){0};
+}
+
+static int get_strings(PyObject *seq, const char *what, strings *out)
+{
+    *out = (strings){0};
+    if (seq == Py_None)
+        return 0;
+    out->keep = PySequence_List(seq);
+    if (!out->keep)
+        return -1;
+    const Py_ssize_t n = PyList_GET_SIZE(out->keep);
+    out->v = PyMem_Calloc((size_t)n + 1, sizeof *out->v);
+    if (!out->v) {
+        release_strings(out);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(out->keep, i);
+        const char *s = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item) : NULL;
+        if (!s) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "%s: expected str items (got %.80s)", what,
+                             Py_TYPE(item)->tp_name);
+            release_strings(out);
+            return -1;
+        }
+        out->v[i] = s;
+    }
+    out->n = (size_t)n;
+    return 0;
+}
+
+/* Loads config with overrides (a sequence of "path=value" or None) from data_dir (NULL: the
+ * library's default). Returns 0, or -1 with a Python exception set. */
+static int load(const char *config, PyObject *overrides, const char *data_dir, pm_scenario *s)
+{
+    strings ov;
+    if (get_strings(overrides, "overrides", &ov) != 0)
+        return -1;
+    pm_load_opts o = {data_dir, ov.v, ov.n};
+    pm_error err;
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_scenario_load(config, &o, s, &err);
+    Py_END_ALLOW_THREADS
+    release_strings(&ov);
+    if (st != PM_OK) {
+        raise_error(&err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Keyword names for PyArg_ParseTupleAndKeywords, which takes char * (not const). */
+static char k_config[] = "config", k_overrides[] = "overrides", k_data_dir[] = "data_dir",
+            k_axes[] = "axes", k_threads[] = "threads", k_mode[] = "mode";
+static char *load_kwlist[] = {k_config, k_overrides, k_data_dir, NULL};
+
+static PyObject *estimate_json(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    const char *config, *data_dir = NULL;
+    PyObject *overrides = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|Oz", load_kwlist, &config, &overrides,
+                                     &data_dir))
+        return NULL;
+    pm_scenario s;
+    if (load(config, overrides, data_dir, &s) != 0)
+        return NULL;
+    pm_estimate e;
+    pm_error err;
+    char *text = NULL;
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_estimate_compute(&s, &e, &err);
+    if (st == PM_OK)
+        st = pm_estimate_to_json(&s, &e, &text, &err);
+    Py_END_ALLOW_THREADS
+    pm_scenario_release(&s);
+    if (st != PM_OK)
+        return raise_error(&err);
+    PyObject *r = PyUnicode_FromString(text);
+    free(text);
+    return r;
+}
+
+/* ---------------------------------------------------------------- sweep */
+
+/* Where the sweep callback puts the points (no Python objects: it runs without the lock). */
+typedef struct collected {
+    size_t n_axes, n_cols, width; /* width = n_axes + n_cols doubles per point */
+    const pm_axis *axes;
+    double *values;               /* n_points x width, row-major in grid order */
+    char **errors;                /* per point: NULL, or the message of an invalid point */
+    bool nomem;
+} collected;
+
+static int collect(const pm_sweep_point *pts, size_t n, void *user)
+{
+    collected *c = user;
+    for (size_t i = 0; i < n; i++) {
+        const pm_sweep_point *p = &pts[i];
+        double *row = c->values + p->index * c->width;
+        for (size_t a = 0; a < c->n_axes; a++)
+            row[a] = pm_axis_display_value(c->axes[a].kind, p->axis_value[a]);
+        pm_sweep_point_values(p, row + c->n_axes, c->n_cols);
+        if (p->status != PM_OK) {
+            c->errors[p->index] = strdup(p->error);
+            if (!c->errors[p->index]) {
+                c->nomem = true;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* sweep(config, axes, overrides=None, data_dir=None, threads=0) ->
+ * (column names, bytes of float64 rows, list of error strings ("" for valid points)) */
+static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *kwlist[] = {k_config, k_axes, k_overrides, k_data_dir, k_threads, NULL};
+    const char *config, *data_dir = NULL;
+    PyObject *axes_obj, *overrides = Py_None;
+    int threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|Ozi", kwlist, &config, &axes_obj,
+                                     &overrides, &data_dir, &threads))
+        return NULL;
+    strings specs;
+    if (get_strings(axes_obj, "axes", &specs) != 0)
+        return NULL;
+    if (specs.n < 1 || specs.n > PM_SWEEP_MAX_AXES) {
+        release_strings(&specs);
+        return PyErr_Format(PyExc_ValueError, "sweep: expected 1 to %d axes (got %zu)",
+                            PM_SWEEP_MAX_AXES, specs.n);
+    }
+    pm_axis axes[PM_SWEEP_MAX_AXES] = {{0}};
+    pm_error err;
+    PyObject *result = NULL;
+    pm_scenario s;
+    bool loaded = false;
+    collected c = {0};
+    for (size_t a = 0; a < specs.n; a++)
+        if (pm_axis_parse(specs.v[a], 0, &axes[a], &err) != PM_OK) {
+            raise_error(&err);
+            goto done;
+        }
+    if (load(config, overrides, data_dir, &s) != 0)
+        goto done;
+    loaded = true;
+    const size_t n_points = pm_sweep_size(axes, specs.n);
+    c = (collected){.n_axes = specs.n, .n_cols = pm_sweep_column_count(), .axes = axes};
+    c.width = c.n_axes + c.n_cols;
+    if (n_points > PY_SSIZE_T_MAX / sizeof(double) / c.width) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    c.values = PyMem_RawMalloc((n_points ? n_points : 1) * c.width * sizeof *c.values);
+    c.errors = PyMem_RawCalloc(n_points ? n_points : 1, sizeof *c.errors);
+    if (!c.values || !c.errors) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    pm_sweep_opts opts = {.threads = threads};
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_sweep_run(&s, axes, specs.n, &opts, collect, &c, &err);
+    Py_END_ALLOW_THREADS
+    if (c.nomem) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (st != PM_OK) {
+        raise_error(&err);
+        goto done;
+    }
+    PyObject *names = PyTuple_New((Py_ssize_t)c.width);
+    PyObject *data = PyBytes_FromStringAndSize((const char *)c.values,
+                                               (Py_ssize_t)(n_points * c.width * sizeof(double)));
+    PyObject *errors = PyList_New((Py_ssize_t)n_points);
+    bool ok = names && data && errors;
+    for (size_t i = 0; ok && i < c.width; i++) {
+        PyObject *name = PyUnicode_FromString(i < c.n_axes ? pm_axis_column(axes[i].kind)
+                                                           : pm_sweep_column_name(i - c.n_axes));
+        ok = name != NULL;
+        if (ok)
+            PyTuple_SET_ITEM(names, (Py_ssize_t)i, name);
+    }
+    for (size_t i = 0; ok && i < n_points; i++) {
+        const char *m = c.errors[i] ? c.errors[i] : "";
+        PyObject *text = PyUnicode_DecodeUTF8(m, (Py_ssize_t)strlen(m), "replace");
+        ok = text != NULL;
+        if (ok)
+            PyList_SET_ITEM(errors, (Py_ssize_t)i, text);
+    }
+    if (ok)
+        result = Py_BuildValue("(NNN)", names, data, errors);
+    else {
+        Py_XDECREF(names);
+        Py_XDECREF(data);
+        Py_XDECREF(errors);
+    }
+done:
+    if (c.errors)
+        for (size_t i = 0, n = pm_sweep_size(axes, specs.n); i < n; i++)
+            free(c.errors[i]);
+    PyMem_RawFree(c.errors);
+    PyMem_RawFree(c.values);
+    if (loaded)
+        pm_scenario_release(&s);
+    for (size_t a = 0; a < PM_SWEEP_MAX_AXES; a++)
+        pm_axis_release(&axes[a]);
+    release_strings(&specs);
+    return result;
+}
+
+/* ---------------------------------------------------------------- step model */
+
+typedef struct {
+    PyObject_HEAD
+    pm_step_model *model;
+} StepModel;
+
+static int step_init(StepModel *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {k_config, k_mode, k_overrides, k_data_dir, NULL};
+    const char *config, *mode_name = "preserve", *data_dir = NULL;
+    PyObject *overrides = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|sOz", kwlist, &config, &mode_name,
+                                     &overrides, &data_dir))
+        return -1;
+    int mode = -1;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        if (strcmp(mode_name, pm_mode_name((pm_mode)m)) == 0)
+            mode = m;
+    if (mode < 0) {
+        PyErr_Format(PyExc_ValueError, "mode: expected serial, fused or preserve (got '%s')",
+                     mode_name);
+        return -1;
+    }
+    pm_scenario s;
+    if (load(config, overrides, data_dir, &s) != 0)
+        return -1;
+    pm_step_model *m = NULL;
+    pm_error err;
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_step_model_new(&s, (pm_mode)mode, &m, &err);
+    Py_END_ALLOW_THREADS
+    pm_scenario_release(&s);
+    if (st != PM_OK) {
+        raise_error(&err);
+        return -1;
+    }
+    pm_step_model_free(self->model);
+    self->model = m;
+    return 0;
+}
+
+static void step_dealloc(StepModel *self)
+{
+    pm_step_model_free(self->model);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *step_decode_time(StepModel *self, PyObject *arg)
+{
+    if (!self->model)
+        return PyErr_Format(PyExc_ValueError, "StepModel was not initialised");
+    long long ctx = PyLong_AsLongLong(arg);
+    if (ctx == -1 && PyErr_Occurred())
+        return NULL;
+    if (ctx < 0)
+        return PyErr_Format(PyExc_ValueError, "context_len: expected >= 0 (got %lld)", ctx);
+    return PyFloat_FromDouble(pm_step_model_decode_time(self->model, (int64_t)ctx));
+}
+
+/* decode_times(contexts) -> list of float, for a sequence of context lengths. */
+static PyObject *step_decode_times(StepModel *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "contexts: expected a sequence of ints");
+    if (!seq)
+        return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out && i < n; i++) {
+        PyObject *t = step_decode_time(self, PySequence_Fast_GET_ITEM(seq, i));
+        if (!t) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, t);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyMethodDef step_methods[] = {
+    {"decode_time", (PyCFunction)step_decode_time, METH_O,
+     "decode_time(context_len) -> seconds of one decode step with context_len cached tokens"},
+    {"decode_times", (PyCFunction)step_decode_times, METH_O,
+     "decode_times(contexts) -> list of the decode_time of each context length"},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject StepModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "preserve_model._core.StepModel",
+    .tp_basicsize = sizeof(StepModel),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "StepModel(config, mode='preserve', overrides=None, data_dir=None): one scenario "
+              "and mode prepared for many decode-step times (pm_step_model_new)",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)step_init,
+    .tp_dealloc = (destructor)step_dealloc,
+    .tp_methods = step_methods,
+};
+
+/* ---------------------------------------------------------------- module */
+
+static PyObject *data_dir(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyUnicode_DecodeFSDefault(pm_default_data_dir());
+}
+
+static PyObject *version(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    return PyUnicode_FromString(pm_version());
+}
+
+static PyMethodDef methods[] = {
+    {"estimate_json", (PyCFunction)(void (*)(void))estimate_json, METH_VARARGS | METH_KEYWORDS,
+     "estimate_json(config, overrides=None, data_dir=None) -> the run report (JSON text)"},
+    {"sweep", (PyCFunction)(void (*)(void))sweep, METH_VARARGS | METH_KEYWORDS,
+     "sweep(config, axes, overrides=None, data_dir=None, threads=0) -> (names, float64 rows "
+     "as bytes, errors)"},
+    {"data_dir", data_dir, METH_NOARGS, "the bundled data directory the library uses"},
+    {"version", version, METH_NOARGS, "the library version"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_core",
+                                    "The C half of preserve_model (see preserve_model).", -1,
+                                    methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__core(void);
+PyMODINIT_FUNC PyInit__core(void)
+{
+    if (PyType_Ready(&StepModelType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    Error = PyErr_NewExceptionWithDoc(
+        "preserve_model.Error",
+        "A load or model error of the library: str(e) is the compiler-style message; the "
+        "attributes status, file, path (JSON path), line, column and message give its parts.",
+        NULL, NULL);
+    if (!Error || PyModule_AddObject(m, "Error", Error) < 0) {
+        Py_XDECREF(Error);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(Error); /* the module's reference was stolen; keep ours for raise_error */
+    Py_INCREF(&StepModelType);
+    if (PyModule_AddObject(m, "StepModel", (PyObject *)&StepModelType) < 0) {
+        Py_DECREF(&StepModelType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,211 @@
+"""Tests of the Python module against the tool: the same report, the same sweep columns and
+values, the step model against the estimate, and errors that say where and what.
+
+meson test runs them with PYTHONPATH at the build's python/ folder, PRESERVE_MODEL_TOOL the
+build's preserve-model and PRESERVE_MODEL_SOURCE the source tree.
+"""
+
+import csv
+import io
+import json
+import math
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import preserve_model as pm
+from preserve_model import _core
+
+TOOL = os.environ.get("PRESERVE_MODEL_TOOL", "preserve-model")
+SOURCE = os.environ.get("PRESERVE_MODEL_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
+DATA = os.path.join(SOURCE, "data")
+
+
+def tool(*args):
+    """stdout of the tool run over the source tree's data."""
+    env = dict(os.environ, PRESERVE_MODEL_DATA=DATA)
+    return subprocess.run([TOOL, *args], env=env, check=True, capture_output=True, text=True).stdout
+
+
+def tool_csv(*args):
+    """The tool's CSV without its # lines: (header, rows)."""
+    lines = [l for l in tool(*args).splitlines() if l and not l.startswith("#")]
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    return rows[0], rows[1:]
+
+
+# ---------------------------------------------------------------- estimate
+
+CASES = [
+    ("llama70b", {}, {}, []),
+    ("llama8b", {"devices": 8}, {}, ["--devices", "8"]),
+    ("qwen2-7b", {"batch": 16, "seq": 4096}, {}, ["--batch", "16", "--seq", "4096"]),
+    ("llama70b", {"accelerator": "h100-sxm"}, {}, ["--accelerator", "h100-sxm"]),
+    ("paper-dse", {}, {"accelerator.l2_capacity_MiB": 104},
+     ["--set", "accelerator.l2_capacity_MiB=104"]),
+    ("llama70b", {"seq": "32Ki"}, {"workload.batch": 2}, ["--seq", "32Ki", "--set", "workload.batch=2"]),
+]
+
+
+@pytest.mark.parametrize("config,shortcuts,overrides,args", CASES)
+def test_estimate_is_the_tools_json(config, shortcuts, overrides, args):
+    want = tool("--config", config, "--format", "json", *args)
+    got = pm.estimate(config, overrides, data_dir=DATA, **shortcuts)
+    assert got == json.loads(want)
+    # the text itself, byte for byte: the library writes the tool's report
+    ov = pm._overrides(overrides, shortcuts)
+    assert _core.estimate_json(config, ov, DATA) == want
+
+
+def test_estimate_has_the_report_keys():
+    r = pm.estimate("llama70b")
+    assert set(r) == {"tool", "scenario", "inputs", "tpot_context_len", "modes", "speedup",
+                      "shard", "memory", "cost", "power"}
+    assert set(r["modes"]) == {"serial", "fused", "preserve"}
+    assert r["inputs"]["batch"] == 4 and r["inputs"]["seq_len"] == 16384
+    serial, preserve = r["modes"]["serial"], r["modes"]["preserve"]
+    assert r["speedup"]["preserve_vs_serial"] == pytest.approx(
+        serial["request_s"] / preserve["request_s"], rel=1e-5)  # 6 digits in the report
+
+
+def test_a_quote_in_a_name_still_gives_json():
+    r = pm.estimate("llama70b", {"model.name": 'say "hi" \\ now'})
+    assert r["inputs"]["model"] == 'say "hi" \\ now'
+
+
+def test_override_values_are_written_as_the_cli_takes_them():
+    assert pm._overrides({"a.b": True, "c": 2, "d": 0.5, "e": "x"}, {"batch": 8}) == [
+        "a.b=true", "c=2", "d=0.5", "e=x", "workload.batch=8"]
+    assert pm._overrides(["workload.batch=8", "model=qwen2-7b"], {}) == [
+        "workload.batch=8", "model=qwen2-7b"]
+    assert pm.estimate("llama70b", ["workload.batch=8"]) == pm.estimate("llama70b", batch=8)
+    with pytest.raises(TypeError, match="unknown keyword 'btach'"):
+        pm.estimate("llama70b", btach=8)
+    with pytest.raises(TypeError):
+        pm.estimate("llama70b", {"workload.batch": [8]})
+
+
+# ---------------------------------------------------------------- sweep
+
+def test_sweep_columns_and_values_are_the_tools_csv():
+    header, rows = tool_csv("--config", "llama70b", "--sweep", "l2=8MiB:64MiB:8MiB",
+                            "--threads", "1")
+    s = pm.sweep("llama70b", l2="8MiB:64MiB:8MiB", data_dir=DATA)
+    assert list(s) == header
+    assert all(isinstance(s[c], np.ndarray) and len(s[c]) == len(rows) for c in header)
+    for j, column in enumerate(header[:-1]):
+        want = np.array([float(r[j]) for r in rows])
+        # the CSV holds 9 significant digits
+        np.testing.assert_allclose(s[column], want, rtol=1e-8, err_msg=column)
+    assert list(s["l2_capacity_MiB"]) == [8, 16, 24, 32, 40, 48, 56, 64]
+    assert all(e == "" for e in s["error"])
+
+
+def test_sweep_grid_order_and_invalid_points():
+    # llama3-70b has 64 heads: 128 devices is not a valid point
+    s = pm.sweep("llama70b", devices=[2, 128], batch="1,4", threads=2)
+    assert list(s["devices"]) == [2, 2, 128, 128]
+    assert list(s["batch"]) == [1, 4, 1, 4]
+    assert np.isfinite(s["preserve_request_s"][:2]).all()
+    assert np.isnan(s["preserve_request_s"][2:]).all()
+    assert "128 devices exceed" in s["error"][2] and s["error"][0] == ""
+    grid = s["preserve_tokens_per_s"].reshape(2, 2)
+    assert grid[0, 1] > grid[0, 0]  # batch 4 generates more tokens/s than batch 1
+
+
+def test_sweep_same_whatever_the_thread_count():
+    a = pm.sweep("llama70b", l2="8MiB:256MiB:8MiB", seq="2k:16k:x2", threads=1)
+    b = pm.sweep("llama70b", l2="8MiB:256MiB:8MiB", seq="2k:16k:x2", threads=4)
+    for c in a:
+        if c != "error":
+            np.testing.assert_array_equal(a[c], b[c])
+
+
+def test_sweep_rejects_bad_axes():
+    with pytest.raises(TypeError):
+        pm.sweep("llama70b")
+    with pytest.raises(pm.Error) as e:
+        pm.sweep("llama70b", l3="1:2:1")
+    assert e.value.status == "PM_ERR_VALUE"
+    with pytest.raises(pm.Error):
+        pm.sweep("llama70b", l2="64MiB:8MiB:8MiB")  # reversed range
+    with pytest.raises(ValueError):
+        pm.sweep("llama70b", l2=[float("nan")])
+
+
+# ---------------------------------------------------------------- step model
+
+def test_step_model_gives_the_estimates_tpot():
+    r = pm.estimate("llama70b", batch=8)
+    for mode in ("serial", "fused", "preserve"):
+        m = pm.StepModel("llama70b", mode, batch=8)
+        assert m.decode_time(r["tpot_context_len"]) == pytest.approx(
+            r["modes"][mode]["tpot_s"], rel=1e-8)  # the report's 9 digits
+
+
+def test_step_model_vectorised_and_growing_with_context():
+    m = pm.StepModel("llama70b")
+    ctx = np.array([[1024, 2048], [4096, 8192]])
+    t = m.decode_times(ctx)
+    assert t.shape == (2, 2)
+    assert t[0, 0] == m.decode_time(1024)
+    assert np.all(np.diff(t.ravel()) >= 0)
+    with pytest.raises(ValueError):
+        m.decode_time(-1)
+    with pytest.raises(TypeError):
+        m.decode_times([1.5])
+    with pytest.raises(ValueError, match="mode"):
+        pm.StepModel("llama70b", "fastest")
+
+
+# ---------------------------------------------------------------- errors
+
+def test_errors_carry_file_path_and_message():
+    assert issubclass(pm.Error, Exception)
+    with pytest.raises(pm.Error) as e:
+        pm.estimate("llama70b", batch=0)
+    assert e.value.path == "$.workload.batch"
+    assert e.value.status == "PM_ERR_RANGE"
+    assert "must be in [1, 16777216] (got 0)" in e.value.message
+    assert "$.workload.batch" in str(e.value)
+
+    with pytest.raises(pm.Error) as e:
+        pm.estimate("llama70b", devices=128)
+    assert e.value.path == "$.cluster.devices"
+    assert e.value.file.endswith("llama70b.json")
+
+    with pytest.raises(pm.Error) as e:
+        pm.estimate("no-such-scenario")
+    assert e.value.status == "PM_ERR_NOT_FOUND"
+    assert "no bundled scenario" in e.value.message
+
+
+def test_syntax_errors_give_line_and_column(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{\n  "kind": "scenario",\n  "name": oops\n}\n')
+    with pytest.raises(pm.Error) as e:
+        pm.estimate(str(bad))
+    assert e.value.file == str(bad)
+    assert e.value.status == "PM_ERR_SYNTAX"
+    assert (e.value.line, e.value.column) == (3, 11)
+    with pytest.raises(pm.Error):
+        pm.StepModel(str(bad))
+    with pytest.raises(pm.Error):
+        pm.sweep(str(bad), l2=True)
+
+
+def test_a_missing_data_directory_names_the_variable():
+    with pytest.raises(pm.Error, match="PRESERVE_MODEL_DATA"):
+        pm.estimate("llama70b", data_dir="/nonexistent")
+
+
+# ---------------------------------------------------------------- where the data is
+
+def test_data_dir_in_the_build_tree_is_the_sources(monkeypatch):
+    monkeypatch.delenv("PRESERVE_MODEL_DATA", raising=False)
+    assert os.path.realpath(pm.data_dir()) == os.path.realpath(DATA)
+    monkeypatch.setenv("PRESERVE_MODEL_DATA", "/some/where")
+    assert pm.data_dir() == "/some/where"
+    assert pm.version() == json.loads(tool("--format", "json"))["tool"].split()[-1]

@@ -1,0 +1,623 @@
+/*
+ * test_architectures.c - the dense architectures beyond Llama (issue 14), each against numbers
+ * worked out by hand in the test: multi-query attention and the KV-head keys of each family,
+ * parallel attention and MLP blocks (one allreduce per layer, Algorithm 1's window across both
+ * branches), biases, the vocabulary-parallel embedding, attention windows per layer class; and
+ * the real config.json files, which either load with those numbers or are refused naming the
+ * key that is not modelled.
+ *
+ * The hand scenario is test_graph.c's: hidden 1024, 8 heads, 2 KV heads, head_dim 128,
+ * intermediate 4096, vocab 8192, gated MLP, 2 layers, int8 everywhere, batch 2; on each of
+ * p = 2 devices 4 query heads, 1 KV head, 2048 MLP columns, 4096 vocabulary rows.
+ */
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "internal.h"
+
+#define HF_DIR PM_TEST_CONFIG_DIR "/hf"
+
+/* Byte and flop counts are products of small integers, exact in a double. */
+#define EXACT 1e-12
+
+static const pm_load_opts g_opts = {PM_TEST_DATA_DIR, NULL, 0};
+
+/* The hand scenario with 64 MiB of L2. */
+static pm_scenario hand_scenario(int devices)
+{
+    pm_scenario s = pm_test_hand_scenario(devices);
+    s.accel.l2_capacity_bytes = 64.0 * 1048576.0;
+    return s;
+}
+
+static pm_graph *build(const pm_scenario *s, int64_t ctx)
+{
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    pm_error err;
+    pm_status st = pm_graph_build(s, PM_PHASE_DECODE, ctx, 0, g, &err);
+    if (st != PM_OK)
+        fail_msg("pm_graph_build: %s", err.message);
+    return g;
+}
+
+static int count_kind(const pm_graph *g, pm_node_kind kind)
+{
+    int n = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        n += g->nodes[i].kind == kind;
+    return n;
+}
+
+static const pm_node *find_role(const pm_graph *g, int layer, pm_node_role role)
+{
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].layer == layer && g->nodes[i].role == role)
+            return &g->nodes[i];
+    fail_msg("no node of role %s in layer %d", pm_node_role_name(role), layer);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- parallel blocks */
+
+static void test_parallel_block_has_one_allreduce_per_layer(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.model.parallel_block = true;
+    pm_graph *g = build(&s, 100);
+    /* Per layer: norm, QKV, RoPE, Attention, O, Gate, Up, SiLUxMul, Down, AllReduce = 10;
+     * plus the embedding, the final norm and the LM head. */
+    assert_int_equal(g->n_nodes, 1 + 2 * 10 + 2);
+    assert_int_equal(count_kind(g, PM_NODE_ALLREDUCE), 2);
+    assert_int_equal(count_kind(g, PM_NODE_NORM), 2 + 1);
+    for (int l = 0; l < 2; l++) {
+        const pm_node *ar = find_role(g, l, PM_ROLE_MLP_ALLREDUCE);
+        assert_rel(ar->comm_bytes, 2.0 * 1024, 0.0); /* batch x hidden x 1 byte */
+        /* The allreduce follows Down and sums both branches: O is a plain MatMul. */
+        const pm_node *o = find_role(g, l, PM_ROLE_O);
+        assert_int_equal(o->kind, PM_NODE_MATMUL);
+        assert_rel(o->weight_bytes, 4.0 * 128 * 1024, 0.0);
+    }
+    pm_graph_free(g);
+    /* The sequential layer has two. */
+    s.model.parallel_block = false;
+    g = build(&s, 100);
+    assert_int_equal(count_kind(g, PM_NODE_ALLREDUCE), 4);
+    pm_graph_free(g);
+}
+
+static void test_parallel_block_window_spans_both_branches(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.model.parallel_block = true;
+    pm_graph *g = build(&s, 100), *ins = pm_graph_alloc();
+    assert_int_equal(pm_insert_prefetch(g, 64.0 * 1048576.0, ins, NULL), PM_OK);
+    /* Under layer 0's allreduce: layer 1's QKV (1024 x 768), Attention (2 x 100 x 1 x 128 x 2
+     * = 51,200 KV bytes), O (512 x 1024), Gate, Up (1024 x 2048 each), Down (2048 x 1024);
+     * under layer 1's: the LM head (1024 x 4096). 7 prefetches, all below 64 MiB. */
+    int pf_layer1 = 0, pf_head = 0;
+    for (size_t i = 0; i < ins->n_nodes; i++) {
+        const pm_node *n = &ins->nodes[i];
+        if (n->kind != PM_NODE_PREFETCH)
+            continue;
+        const pm_node *c = &ins->nodes[n->consumer];
+        pf_layer1 += c->layer == 1;
+        pf_head += c->role == PM_ROLE_LM_HEAD;
+    }
+    assert_int_equal(pf_layer1, 6);
+    assert_int_equal(pf_head, 1);
+    const pm_node *ar0 = find_role(ins, 0, PM_ROLE_MLP_ALLREDUCE);
+    const double window = 1024.0 * 768 + 51200 + 512.0 * 1024 + 3.0 * 1024 * 2048;
+    assert_rel(ar0->window_bytes, window, EXACT);
+    pm_graph_free(ins);
+    pm_graph_free(g);
+}
+
+static void test_parallel_block_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.model.parallel_block = true;
+    s.model.layers = 5;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double fast, ref;
+        assert_int_equal(pm_decode_step_time(&s, (pm_mode)m, 300, &fast, NULL), PM_OK);
+        assert_int_equal(pm_step_time_graph(&s, (pm_mode)m, PM_PHASE_DECODE, 300, &ref, NULL,
+                                            NULL),
+                         PM_OK);
+        assert_rel(fast, ref, 1e-12);
+    }
+}
+
+/* ---------------------------------------------------------------- biases */
+
+static void test_biases_add_one_element_per_output_column(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.workload.act_dtype = PM_DTYPE_FP16; /* biases are in the activations' type: 2 bytes */
+    s.accel.peak_flop_per_s[PM_DTYPE_FP16] = 1e15;
+    pm_graph *g = build(&s, 100);
+    const double qkv_plain = find_role(g, 0, PM_ROLE_QKV)->weight_bytes;
+    const double qkv_flop = find_role(g, 0, PM_ROLE_QKV)->flop;
+    pm_graph_free(g);
+    s.model.qkv_bias = s.model.o_bias = s.model.mlp_bias = true;
+    g = build(&s, 100);
+    /* QKV: (4 + 2) heads x 128 = 768 columns; O and Down: 1024 (whole on each device); Gate
+     * and Up: 2048 columns each. */
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->weight_bytes, qkv_plain + 768.0 * 2, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->flop, qkv_flop + 2.0 * 768, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_O)->weight_bytes, 512.0 * 1024 + 1024.0 * 2, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_GATE)->weight_bytes, 1024.0 * 2048 + 2048.0 * 2, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_UP)->weight_bytes, 1024.0 * 2048 + 2048.0 * 2, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_DOWN)->weight_bytes, 2048.0 * 1024 + 1024.0 * 2, 0.0);
+    pm_graph_free(g);
+    /* The footprint holds the same bytes. */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    const double attn = 1024.0 * 768 + 768 * 2 + 512.0 * 1024 + 1024 * 2;
+    const double mlp = 3.0 * 1024 * 2048 + (2.0 * 2048 + 1024) * 2;
+    assert_rel(f.attn_weight_bytes, attn, 0.0);
+    assert_rel(f.mlp_weight_bytes, mlp, 0.0);
+}
+
+/* ---------------------------------------------------------------- embedding */
+
+static void test_embedding_is_vocabulary_parallel(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario(2);
+    s.model.tied_embeddings = false;
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    /* 8192 rows over 2 devices: 4096 x 1024 bytes each, like the LM head. */
+    assert_rel(f.embedding_bytes, 4096.0 * 1024, 0.0);
+    assert_rel(f.lm_head_bytes, 4096.0 * 1024, 0.0);
+    s.model.tied_embeddings = true;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    assert_rel(f.embedding_bytes, 0.0, 0.0);
+}
+
+/* ---------------------------------------------------------------- windows */
+
+/* The hand model with 4 layers and a 64-token window on layers 0 and 2 (period 2, Gemma-2's
+ * alternation). */
+static pm_scenario windowed(int layers, int window, int period, uint64_t mask)
+{
+    pm_scenario s = hand_scenario(2);
+    s.model.layers = layers;
+    s.model.sliding_window = window;
+    s.model.window_period = period;
+    s.model.local_mask = mask;
+    return s;
+}
+
+static void test_window_caps_the_kv_read_of_local_layers(void **state)
+{
+    (void)state;
+    pm_scenario s = windowed(4, 64, 2, 0x1);
+    assert_true(pm_model_layer_is_local(&s.model, 0));
+    assert_false(pm_model_layer_is_local(&s.model, 1));
+    assert_true(pm_model_layer_is_local(&s.model, 2));
+    assert_int_equal(pm_model_local_layers(&s.model), 2);
+    pm_graph *g = build(&s, 100);
+    /* Decode at context 100, batch 2, one KV head of 128 per device, int8: a global layer
+     * reads 2 x 2 x 100 x 128 = 51,200 bytes, a local one 2 x 2 x 64 x 128 = 32,768. */
+    for (int l = 0; l < 4; l++) {
+        const pm_node *a = find_role(g, l, PM_ROLE_ATTENTION);
+        const double c = l % 2 == 0 ? 64.0 : 100.0;
+        assert_rel(a->kv_bytes, 2.0 * 2 * c * 128, 0.0);
+        assert_rel(a->flop, 4.0 * 2 * 4 * c * 128 + 5.0 * 2 * 4 * c, 0.0);
+    }
+    pm_graph_free(g);
+    /* Below the window both classes read the whole context. */
+    g = build(&s, 50);
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 50 * 128, 0.0);
+    pm_graph_free(g);
+}
+
+static void test_window_bounds_prefill_attention_pairs(void **state)
+{
+    (void)state;
+    pm_scenario s = windowed(2, 64, 2, 0x1);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, 300, 0, g, NULL), PM_OK);
+    /* 300 prompt tokens: 300^2 / 2 = 45,000 query-key pairs in the global layer; with the
+     * window 64^2 / 2 + (300 - 64) x 64 = 2,048 + 15,104 = 17,152 in the local one. */
+    const double global = 45000.0, local = 17152.0;
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->flop,
+               4.0 * 2 * 4 * local * 128 + 5.0 * 2 * 4 * local, 0.0);
+    assert_rel(find_role(g, 1, PM_ROLE_ATTENTION)->flop,
+               4.0 * 2 * 4 * global * 128 + 5.0 * 2 * 4 * global, 0.0);
+    pm_graph_free(g);
+}
+
+static void test_footprint_holds_the_window_in_local_layers(void **state)
+{
+    (void)state;
+    pm_scenario s = windowed(4, 64, 2, 0x1);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 1000, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 2);
+    assert_rel(f.kv_bytes_per_token, 2.0 * 2 * 128, 0.0);
+    assert_rel(f.kv_bytes_global_layer, 512.0 * 1000, 0.0);
+    assert_rel(f.kv_bytes_local_layer, 512.0 * 64, 0.0);
+    assert_rel(f.kv_bytes, 2 * 512.0 * 1000 + 2 * 512.0 * 64, 0.0);
+    /* Every layer local (Mistral): the cache stops growing at the window. */
+    s.model.local_mask = 0;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 1000, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 4);
+    assert_rel(f.kv_bytes, 4 * 512.0 * 64, 0.0);
+}
+
+/* The fast path (one template, a period per class) against the graph of every layer. */
+static void check_fast_matches_graph(const pm_scenario *s, const int64_t *ctxs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double fast, ref;
+            pm_error err;
+            if (pm_decode_step_time(s, (pm_mode)m, ctxs[i], &fast, &err) != PM_OK)
+                fail_msg("pm_decode_step_time: %s", err.message);
+            if (pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctxs[i], &ref, NULL, &err) !=
+                PM_OK)
+                fail_msg("pm_step_time_graph: %s", err.message);
+            if (!(fabs(fast - ref) <= 1e-12 * ref))
+                fail_msg("%s at context %lld: fast %.17g, graph %.17g", pm_mode_name((pm_mode)m),
+                         (long long)ctxs[i], fast, ref);
+        }
+}
+
+static void test_window_patterns_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 30, 63, 64, 65, 300, 5000};
+    /* Small L2 (the KV stops fitting at some contexts) and large; alternating, 2 of 3 local,
+     * every layer local; sequential and parallel blocks. */
+    static const struct {
+        int layers, period;
+        uint64_t mask;
+        bool parallel;
+    } cases[] = {{5, 2, 0x1, false}, {7, 3, 0x3, false}, {4, 1, 0x1, false},
+                 {6, 2, 0x2, true},  {5, 6, 0x1f, false}};
+    for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
+        for (int big = 0; big < 2; big++) {
+            pm_scenario s = windowed(cases[c].layers, 64, cases[c].period, cases[c].mask);
+            s.model.parallel_block = cases[c].parallel;
+            s.accel.l2_capacity_bytes = big ? 64.0 * 1048576.0 : 1.5 * 1048576.0;
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+        }
+}
+
+static void test_window_estimate_sums_every_decode_step(void **state)
+{
+    (void)state;
+    /* The decode sum is split at the window (linear on each side): it must equal the sum of
+     * every step, 300 of them here, with the window (200) inside the decode range. */
+    pm_scenario s = windowed(5, 200, 2, 0x1);
+    s.accel.l2_capacity_bytes = 2.5 * 1048576.0;
+    pm_estimate e;
+    pm_error err;
+    assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_step_model *sm;
+        assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
+        double sum = 0.0;
+        for (int64_t c = e.prefill_tokens; c < s.workload.seq_len; c++)
+            sum += pm_step_model_decode_time(sm, c);
+        pm_step_model_free(sm);
+        assert_rel(e.modes[m].decode_s, sum, 1e-12);
+    }
+}
+
+static void test_window_that_fits_l2_never_spills(void **state)
+{
+    (void)state;
+    /* Every layer local, window 64: QKV 1024 x 768 = 786,432 bytes plus 64 positions of 512
+     * bytes fit 8 MiB at any context. */
+    pm_scenario s = windowed(4, 64, 1, 0x1);
+    s.accel.l2_capacity_bytes = 8.0 * 1048576.0;
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(e.kv_spill_context, -1);
+    /* With a global layer it spills where the full context does:
+     * ceil((8 MiB - 786,432) / 512) = 14,848. */
+    s.model.window_period = 2;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(e.kv_spill_context, 14848);
+}
+
+/* ---------------------------------------------------------------- chunked attention */
+
+static void test_chunked_attention_reads_its_own_chunk(void **state)
+{
+    (void)state;
+    /* Chunks of 64 on layers 0 and 2 (Llama-4 style: the others global). */
+    pm_scenario s = windowed(4, 64, 2, 0x1);
+    s.model.chunked_attention = true;
+    pm_graph *g = build(&s, 100);
+    /* At context 100 the query is in the chunk starting at 64: it reads 100 mod 64 = 36
+     * positions; a global layer all 100. */
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 36 * 128, 0.0);
+    assert_rel(find_role(g, 1, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 100 * 128, 0.0);
+    pm_graph_free(g);
+    /* Prefill of 300: 4 whole chunks of 64^2 / 2 = 2,048 pairs and 44^2 / 2 = 968. */
+    g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, 300, 0, g, NULL), PM_OK);
+    const double pairs = 4 * 2048.0 + 968.0;
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->flop,
+               4.0 * 2 * 4 * pairs * 128 + 5.0 * 2 * 4 * pairs, 0.0);
+    pm_graph_free(g);
+    /* The cache holds a chunk at most. */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 1000, &f, NULL), PM_OK);
+    assert_rel(f.kv_bytes_local_layer, 512.0 * 64, 0.0);
+    assert_rel(f.kv_bytes, 2 * 512.0 * 1000 + 2 * 512.0 * 64, 0.0);
+}
+
+static void test_chunked_attention_fast_path_and_estimate(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 63, 64, 65, 127, 128, 300, 5000};
+    for (int big = 0; big < 2; big++) {
+        pm_scenario s = windowed(5, 64, 4, 0x7);
+        s.model.chunked_attention = true;
+        s.accel.l2_capacity_bytes = big ? 64.0 * 1048576.0 : 1.5 * 1048576.0;
+        check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+    }
+    /* The decode sum restarts at every chunk (300 steps over 5 chunks of 64): it must equal
+     * the sum of every step. */
+    pm_scenario s = windowed(5, 64, 4, 0x7);
+    s.model.chunked_attention = true;
+    s.accel.l2_capacity_bytes = 2.5 * 1048576.0;
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_step_model *sm;
+        assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
+        double sum = 0.0;
+        for (int64_t c = e.prefill_tokens; c < s.workload.seq_len; c++)
+            sum += pm_step_model_decode_time(sm, c);
+        pm_step_model_free(sm);
+        assert_rel(e.modes[m].decode_s, sum, 1e-12);
+    }
+}
+
+/* ---------------------------------------------------------------- MLA */
+
+/* DeepSeek-V3's attention (hidden 7168, 128 heads, q_lora 1536, kv_lora 512, nope 128, rope 64,
+ * v 128) over a dense MLP of 18432 (its first three layers), bf16, batch 1, 8 devices: 16
+ * heads per device. */
+static pm_scenario mla_scenario(int devices)
+{
+    pm_scenario s = hand_scenario(devices);
+    pm_model *m = &s.model;
+    m->layers = 3;
+    m->hidden = 7168;
+    m->heads = 128;
+    m->kv_heads = 128;
+    m->head_dim = 192;
+    m->intermediate = 18432;
+    m->vocab = 129280;
+    m->kv_lora_rank = 512;
+    m->q_lora_rank = 1536;
+    m->qk_nope_head_dim = 128;
+    m->qk_rope_head_dim = 64;
+    m->v_head_dim = 128;
+    s.workload.batch = 1;
+    s.workload.weight_dtype = s.workload.kv_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
+    s.accel.peak_flop_per_s[PM_DTYPE_BF16] = 1e15;
+    return s;
+}
+
+static void test_mla_weights_and_latent_cache_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = mla_scenario(8);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 4096, &f, NULL), PM_OK);
+    /* Elements per device: the down-projections q_a + kv_a, whole on every rank,
+     * 7168 x (1536 + 512 + 64) = 15,138,816; q_b 1536 x 16 x 192 = 4,718,592; the key and
+     * value up-projections 16 x 128 x 512 = 1,048,576 each; O 16 x 128 x 7168 = 14,680,064.
+     * (All 8 ranks: q_a 11,010,048 + kv_a 4,128,768 + (q_b 37,748,736 + kv_b 16,777,216 +
+     * o 117,440,512) / 8: DeepSeek-V3's 187.1 M attention parameters per layer.) */
+    const double before_core = 15138816.0 + 4718592 + 1048576;
+    assert_rel(f.qkv_weight_bytes, 2.0 * before_core, 0.0);
+    assert_rel(f.attn_weight_bytes, 2.0 * (before_core + 1048576 + 14680064), 0.0);
+    assert_rel(f.attn_weight_bytes, 2.0 * 36634624, 0.0);
+    /* The latent: (512 + 64) x 2 bytes per position and layer, on every rank. */
+    assert_rel(f.kv_bytes_per_token, 1152.0, 0.0);
+    assert_rel(f.kv_bytes, 3 * 1152.0 * 4096, 0.0);
+    pm_shard sh;
+    assert_int_equal(pm_shard_compute(&s, &sh, NULL), PM_OK);
+    assert_rel(sh.q_heads, 16.0, 0.0);
+    assert_rel(sh.kv_heads, 1.0, 0.0);
+    assert_true(sh.kv_replicated);
+    /* Tensor parallelism does not shrink it (unlike GQA). */
+    pm_scenario one = mla_scenario(1);
+    pm_footprint f1;
+    assert_int_equal(pm_footprint_compute(&one, NULL, 4096, &f1, NULL), PM_OK);
+    assert_rel(f1.kv_bytes_per_token, f.kv_bytes_per_token, 0.0);
+}
+
+static void test_mla_decode_runs_the_absorbed_form(void **state)
+{
+    (void)state;
+    pm_scenario s = mla_scenario(8);
+    pm_graph *g = build(&s, 1000);
+    /* Per layer: norm, QKV_A, Q_B, K_UP, RoPE, Attention, V_UP, O, AR, norm, Gate, Up,
+     * SiLUxMul, Down, AR. */
+    assert_int_equal(g->n_nodes, 1 + 3 * 15 + 2);
+    const pm_node *a = find_role(g, 0, PM_ROLE_ATTENTION);
+    /* Scores over the latent and its rope part, output in the latent: 2 x 16 x (2 x 512 + 64)
+     * = 34,816 flop per position, plus 5 x 16 for the softmax; 1000 positions of 1152 bytes,
+     * contiguous. */
+    assert_rel(a->flop, (34816.0 + 80.0) * 1000, 0.0);
+    assert_rel(a->kv_bytes, 1152.0 * 1000, 0.0);
+    assert_false(a->kv_strided);
+    /* The absorbed key up-projection: q_nope (16 x 128) times W_UK, 2 x 16 x 128 x 512 flop. */
+    const pm_node *k = find_role(g, 0, PM_ROLE_K_UP);
+    assert_rel(k->flop, 2.0 * 16 * 128 * 512, 0.0);
+    assert_rel(k->weight_bytes, 2.0 * 16 * 128 * 512, 0.0);
+    const pm_node *v = find_role(g, 0, PM_ROLE_V_UP);
+    assert_true(v > a); /* after the core in decode */
+    assert_rel(v->flop, 2.0 * 16 * 512 * 128, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_O)->weight_bytes, 2.0 * 16 * 128 * 7168, 0.0);
+    pm_graph_free(g);
+}
+
+static void test_mla_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 100, 4096, 20000};
+    for (int q_lora = 0; q_lora < 2; q_lora++)
+        for (int big = 0; big < 2; big++) {
+            pm_scenario s = mla_scenario(8);
+            s.model.layers = 5;
+            s.model.q_lora_rank = q_lora ? 1536 : 0;
+            s.accel.l2_capacity_bytes = big ? 256.0 * 1048576.0 : 40.0 * 1048576.0;
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+            /* ...and with a window on every other layer. */
+            s.model.sliding_window = 2048;
+            s.model.window_period = 2;
+            s.model.local_mask = 0x1;
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+        }
+}
+
+/* ---------------------------------------------------------------- real configs */
+
+/* Falcon-7B (tiiuae/falcon-7b's config.json): 71 heads of 64, one KV head (multi_query; its
+ * num_kv_heads 71 counts only with new_decoder_architecture), parallel attention and MLP,
+ * intermediate 4 x 4544, no biases, tied embeddings. */
+static void test_falcon7b_is_multi_query_and_parallel(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    assert_int_equal(pm_model_load(HF_DIR "/falcon-7b-config.json", &g_opts, &m, &err), PM_OK);
+    assert_int_equal(m.layers, 32);
+    assert_int_equal(m.hidden, 4544);
+    assert_int_equal(m.heads, 71);
+    assert_int_equal(m.kv_heads, 1);
+    assert_int_equal(m.head_dim, 64);
+    assert_int_equal(m.intermediate, 18176);
+    assert_false(m.gated_mlp);
+    assert_true(m.parallel_block);
+    assert_false(m.qkv_bias || m.o_bias || m.mlp_bias);
+    assert_true(m.tied_embeddings);
+
+    /* On 4 devices with int8 weights and KV, batch 4: 18 query heads (ceil 71/4), the KV head
+     * replicated, 4544 MLP columns, 16256 vocabulary rows. */
+    pm_scenario s = pm_test_load("llama8b", NULL, 0);
+    s.model = m;
+    assert_int_equal(s.cluster.devices, 4);
+    assert_int_equal(s.workload.batch, 4);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 16384, &f, NULL), PM_OK);
+    const double qkv = 4544.0 * (18 + 2) * 64; /* 5,816,320 */
+    const double o = 18.0 * 64 * 4544;         /* 5,234,688 */
+    const double mlp = 2.0 * 4544 * 4544;      /* up and down: 41,295,872 */
+    const double lm_head = 16256.0 * 4544;     /* 73,867,264; the embedding is tied to it */
+    assert_rel(f.qkv_weight_bytes, qkv, 0.0);
+    assert_rel(f.attn_weight_bytes, qkv + o, 0.0);
+    assert_rel(f.mlp_weight_bytes, mlp, 0.0);
+    assert_rel(f.weight_bytes, 32 * (qkv + o + mlp) + lm_head, 1e-15);
+    assert_rel(f.weight_bytes, 1748967424.0, 1e-15);
+    /* One KV head of 64: 2 x 4 x 64 bytes per position and layer (71 heads would be 18x). */
+    assert_rel(f.kv_bytes_per_token, 512.0, 0.0);
+    assert_rel(f.kv_bytes, 32 * 512.0 * 16384, 0.0);
+    pm_graph *g = build(&s, 1000);
+    assert_int_equal(count_kind(g, PM_NODE_ALLREDUCE), 32); /* one per layer */
+    pm_graph_free(g);
+    pm_scenario_release(&s);
+}
+
+/* Gemma-2-9B as bundled, in its scenario (4 devices, batch 4, int8, 8192 tokens): 4 query
+ * heads and 2 KV heads of 256 per device, 21 local layers (4096 positions) and 21 global. */
+static void test_bundled_gemma2_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("gemma2-9b", NULL, 0);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 8192, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 21);
+    const double qkv = 3584.0 * (4 + 2 * 2) * 256, o = 4.0 * 256 * 3584;
+    assert_rel(f.attn_weight_bytes, qkv + o, 0.0);         /* 11,010,048 */
+    assert_rel(f.mlp_weight_bytes, 3.0 * 3584 * 3584, 0.0); /* 14336 / 4 columns */
+    assert_rel(f.kv_bytes_per_token, 2.0 * 4 * 2 * 256, 0.0);
+    assert_rel(f.kv_bytes, 21 * 4096.0 * 8192 + 21 * 4096.0 * 4096, 0.0); /* 1008 MiB */
+    /* A hand-built scenario with a bad MLA is refused, not modelled. */
+    s.model.kv_lora_rank = 512;
+    pm_error err;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_RANGE);
+    assert_string_equal(err.path, "$.model.kv_lora_rank");
+    pm_scenario_release(&s);
+}
+
+/* Phi-3-medium as bundled (its 2047-token window on every layer) in the Table 1 setting
+ * (4 devices, batch 4, int8, 16384 tokens): 10 KV heads over 4 devices, 3 on the busiest. */
+static void test_bundled_phi3_medium_window_by_hand(void **state)
+{
+    (void)state;
+    const char *ov[] = {"model=phi3-medium"};
+    pm_scenario s = pm_test_load("phi3-medium", ov, 1);
+    assert_int_equal(s.model.sliding_window, 2047);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 16384, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 40);
+    assert_rel(f.kv_bytes_per_token, 2.0 * 4 * 3 * 128, 0.0);  /* 3072 */
+    assert_rel(f.kv_bytes, 40 * 3072.0 * 2047, 0.0);            /* 251,535,360 */
+    pm_scenario_release(&s);
+    /* The paper's scenario leaves the window out (full attention, EXPERIMENTS.md). */
+    s = pm_test_load("phi3-medium", NULL, 0);
+    assert_int_equal(s.model.sliding_window, 0);
+    pm_scenario_release(&s);
+}
+
+/* Llama-3.1-405B on 8 H200s in bf16: 16 query heads and 1 KV head per device, 6656 MLP
+ * columns, 16032 vocabulary rows for the LM head and (untied) the embedding. */
+static void test_bundled_llama405b_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama405b-h200", NULL, 0);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 4096, &f, NULL), PM_OK);
+    const double qkv = 16384.0 * (16 + 2) * 128 * 2; /* 75,497,472 */
+    const double o = 16.0 * 128 * 16384 * 2;        /* 67,108,864 */
+    const double mlp = 3.0 * 16384 * 6656 * 2;      /* 654,311,424 */
+    const double rows = 16032.0 * 16384 * 2;        /* 525,336,576 */
+    assert_rel(f.weight_bytes, 126 * (qkv + o + mlp) + 2 * rows, 1e-15);
+    assert_rel(f.weight_bytes, 101462310912.0, 1e-15); /* 94.5 GiB */
+    assert_rel(f.kv_bytes_per_token, 2.0 * 1 * 1 * 128 * 2, 0.0);
+    pm_scenario_release(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parallel_block_has_one_allreduce_per_layer),
+        cmocka_unit_test(test_parallel_block_window_spans_both_branches),
+        cmocka_unit_test(test_parallel_block_fast_path_matches_graph_path),
+        cmocka_unit_test(test_biases_add_one_element_per_output_column),
+        cmocka_unit_test(test_embedding_is_vocabulary_parallel),
+        cmocka_unit_test(test_window_caps_the_kv_read_of_local_layers),
+        cmocka_unit_test(test_window_bounds_prefill_attention_pairs),
+        cmocka_unit_test(test_footprint_holds_the_window_in_local_layers),
+        cmocka_unit_test(test_window_patterns_fast_path_matches_graph_path),
+        cmocka_unit_test(test_window_estimate_sums_every_decode_step),
+        cmocka_unit_test(test_window_that_fits_l2_never_spills),
+        cmocka_unit_test(test_chunked_attention_reads_its_own_chunk),
+        cmocka_unit_test(test_chunked_attention_fast_path_and_estimate),
+        cmocka_unit_test(test_mla_weights_and_latent_cache_by_hand),
+        cmocka_unit_test(test_mla_decode_runs_the_absorbed_form),
+        cmocka_unit_test(test_mla_fast_path_matches_graph_path),
+        cmocka_unit_test(test_falcon7b_is_multi_query_and_parallel),
+        cmocka_unit_test(test_bundled_gemma2_by_hand),
+        cmocka_unit_test(test_bundled_phi3_medium_window_by_hand),
+        cmocka_unit_test(test_bundled_llama405b_by_hand),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
