@@ -151,8 +151,10 @@ static void test_one_step_energy_by_hand(void **state)
 static void test_fast_traffic_equals_graph_traffic_bundled(void **state)
 {
     (void)state;
+    /* gemma2-9b alternates windowed and global layers, gemma3-27b has five windowed layers to
+     * one global: both classes of attention. */
     static const char *const names[] = {"llama70b", "llama70b-h100", "llama8b", "phi3-medium",
-                                        "qwen2-7b", "paper-dse"};
+                                        "qwen2-7b", "paper-dse", "gemma2-9b", "gemma3-27b"};
     for (size_t i = 0; i < (sizeof names / sizeof names[0]); i++) {
         pm_scenario s = pm_test_load(names[i], NULL, 0);
         const int64_t sp = pm_workload_prompt_tokens(&s.workload);
@@ -170,13 +172,9 @@ static void test_fast_traffic_equals_graph_traffic_bundled(void **state)
 
 /* The request's traffic in closed form equals the prefill (graph path) plus every decode step
  * summed one at a time, across the context where the KV cache stops fitting the window. */
-static void test_request_traffic_matches_brute_force(void **state)
+static void check_request_traffic(const pm_scenario *sc)
 {
-    (void)state;
-    pm_scenario s = tiny();
-    s.model.layers = 3;
-    s.accel.l2_capacity_bytes = 40000.0; /* the KV cache (64 bytes per position) spills */
-    s.workload.seq_len = 1200;
+    pm_scenario s = *sc;
     pm_estimate e;
     pm_error err;
     assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
@@ -212,6 +210,22 @@ static void test_request_traffic_matches_brute_force(void **state)
         assert_rel(r->tokens_per_J, 1.0 / r->energy_per_token_J, HAND);
         assert_rel(r->avg_power_W, r->energy.total_J / r->request_s, HAND);
     }
+}
+
+static void test_request_traffic_matches_brute_force(void **state)
+{
+    (void)state;
+    pm_scenario s = tiny();
+    s.model.layers = 3;
+    s.accel.l2_capacity_bytes = 40000.0; /* the KV cache (64 bytes per position) spills */
+    s.workload.seq_len = 1200;
+    check_request_traffic(&s);
+    /* Every other layer windowed at 700 positions, inside the decode range (600..1199): the
+     * local layers' traffic stops growing there. */
+    s.model.sliding_window = 700;
+    s.model.window_period = 2;
+    s.model.local_mask = 1;
+    check_request_traffic(&s);
 }
 
 static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
@@ -376,7 +390,9 @@ static void test_modelled_power_below_board_power(void **state)
     assert_true(checked >= 6);
     pm_names_free(names, n);
     static const char *const scen[] = {"llama70b", "llama70b-h100", "llama8b", "phi3-medium",
-                                       "phi3-small", "qwen2-72b", "qwen2-7b", "paper-dse"};
+                                       "phi3-small", "qwen2-72b", "qwen2-7b", "paper-dse",
+                                       "gemma2-9b", "gemma3-27b", "mistral7b", "falcon7b",
+                                       "llama405b-h200"};
     for (size_t i = 0; i < (sizeof scen / sizeof scen[0]); i++) {
         pm_scenario s = pm_test_load(scen[i], NULL, 0);
         pm_estimate e;
