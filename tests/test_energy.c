@@ -15,43 +15,34 @@
 #define HAND 1e-12
 #define SUM 1e-9
 
-/* A one-layer model small enough to count every byte by hand, on 2 devices. */
+/* A one-layer model small enough to count every byte by hand, on 2 devices in a ring (the
+ * shared hand scenario, shrunk). */
 static pm_scenario tiny(void)
 {
-    pm_scenario s;
-    memset(&s, 0, sizeof s);
+    pm_scenario s = pm_test_hand_scenario(2);
     snprintf(s.name, sizeof s.name, "tiny");
-    s.model = (pm_model){.layers = 1, .hidden = 64, .heads = 2, .kv_heads = 2, .head_dim = 32,
-                         .intermediate = 128, .vocab = 256, .gated_mlp = true,
-                         .tied_embeddings = true};
+    s.model.layers = 1;
+    s.model.hidden = 64;
+    s.model.heads = s.model.kv_heads = 2;
+    s.model.head_dim = 32;
+    s.model.intermediate = 128;
+    s.model.vocab = 256;
+    s.model.tied_embeddings = true;
     pm_accelerator *a = &s.accel;
-    snprintf(a->name, sizeof a->name, "tiny-npu");
-    a->peak_flop_per_s[PM_DTYPE_INT8] = 1e15;
-    a->compute_efficiency_frac = 1.0;
-    a->hbm_capacity_bytes = 64e9;
-    a->hbm_bandwidth_bytes_per_s = 1e12;
-    a->hbm_efficiency_frac = 1.0;
     a->l2_capacity_bytes = 64.0 * 1048576.0;
-    a->l2_bandwidth_bytes_per_s = 4e12;
-    a->l2_usable_frac = 1.0;
     a->kv_strided_efficiency_frac = 1.0;
     a->kernel_launch_s = 1e-6;
     a->energy.present = true;
-    a->energy.hbm_J_per_byte = 48e-12;      /* 6 pJ/bit */
+    a->energy.hbm_J_per_byte = 48e-12;        /* 6 pJ/bit */
     a->energy.l2_write_J_per_byte = 11.6e-12; /* 1.45 pJ/bit */
     a->energy.l2_read_J_per_byte = 5e-12;
-    a->energy.link_J_per_byte = 10.4e-12;   /* 1.3 pJ/bit */
+    a->energy.link_J_per_byte = 10.4e-12;     /* 1.3 pJ/bit */
     a->energy.mac_J[PM_DTYPE_INT8] = 0.23e-12;
     a->energy.static_W = 100.0;
-    pm_cluster *c = &s.cluster;
-    c->devices = 2;
-    c->topology = PM_TOPO_RING;
-    c->algorithm = PM_AR_AUTO;
-    c->link_bandwidth_bytes_per_s = 1e11;
-    c->link_latency_s = 1e-6;
-    s.workload = (pm_workload){.batch = 1, .seq_len = 200, .prefill_frac = 0.5,
-                               .weight_dtype = PM_DTYPE_INT8, .kv_dtype = PM_DTYPE_INT8,
-                               .act_dtype = PM_DTYPE_INT8};
+    s.cluster.topology = PM_TOPO_RING;
+    s.cluster.link_latency_s = 1e-6;
+    s.workload.batch = 1;
+    s.workload.seq_len = 200;
     return s;
 }
 
