@@ -304,6 +304,9 @@ PM_API pm_dtype pm_allreduce_dtype(const pm_workload *w);
 #define PM_MAX_BATCH 16777216         /* 2^24 sequences per step */
 #define PM_MAX_SEQ_LEN 4294967296LL   /* 2^32 tokens per sequence */
 #define PM_MAX_LAYERS 1048576         /* 2^20 decoder layers (graph and timeline views) */
+#define PM_MAX_MODEL_DIM 1073741824   /* 2^30: any model dimension (hidden size, heads, head dim,
+                                         MLP width, vocabulary, window); products of them are
+                                         computed in 64 bits or in double */
 
 /** Phase of inference a graph or a step describes. */
 typedef enum pm_phase { PM_PHASE_DECODE = 0, PM_PHASE_PREFILL = 1 } pm_phase;

@@ -122,10 +122,10 @@ static pm_status int_alias(pm_obj *o, const char *const *keys, size_t n, bool re
     for (size_t i = 0; i < n; i++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, keys[i]);
         if (it && !cJSON_IsNull(it))
-            return int_field(o, keys[i], true, 1, 1L << 30, out);
+            return int_field(o, keys[i], true, 1, PM_MAX_MODEL_DIM, out);
     }
     if (required)
-        return int_field(o, keys[0], true, 1, 1L << 30, out);
+        return int_field(o, keys[0], true, 1, PM_MAX_MODEL_DIM, out);
     return PM_OK;
 }
 
@@ -427,7 +427,7 @@ static pm_status read_chunks(pm_obj *o, pm_model *m, bool hf, const char *mt, co
     pm_status st;
     pm_obj_declare(o, "no_rope_layers", PM_DIM_NONE);
     pm_obj_declare(o, "no_rope_layer_interval", PM_DIM_NONE);
-    if ((st = int_field(o, "attention_chunk_size", true, 1, 1L << 30, &m->sliding_window)) !=
+    if ((st = int_field(o, "attention_chunk_size", true, 1, PM_MAX_MODEL_DIM, &m->sliding_window)) !=
         PM_OK)
         return st;
     m->chunked_attention = true;
@@ -494,7 +494,7 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
         return note_value(o, "sliding_window", 0, "defaulted",
                           "no window: full attention in every layer");
     }
-    if ((st = int_field(o, "sliding_window", true, 1, 1L << 30, &m->sliding_window)) != PM_OK)
+    if ((st = int_field(o, "sliding_window", true, 1, PM_MAX_MODEL_DIM, &m->sliding_window)) != PM_OK)
         return st;
     m->window_period = 1;
     m->local_mask = 1;
@@ -525,7 +525,7 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     } else if (pm_obj_has(o, "use_sliding_window") && pm_obj_has(o, "max_window_layers")) {
         /* Qwen2: the layers from max_window_layers on are local. */
         long first = 0;
-        if ((st = pm_obj_int(o, "max_window_layers", true, 0, 1L << 30, &first)) != PM_OK)
+        if ((st = pm_obj_int(o, "max_window_layers", true, 0, PM_MAX_MODEL_DIM, &first)) != PM_OK)
             return st;
         if (first >= m->layers) {
             m->sliding_window = 0;
@@ -633,7 +633,7 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
     if (mla)
         m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
     bool has_head_dim = pm_obj_has(o, "head_dim");
-    if ((st = int_field(o, "head_dim", false, 1, 1L << 30, &m->head_dim)) != PM_OK)
+    if ((st = int_field(o, "head_dim", false, 1, PM_MAX_MODEL_DIM, &m->head_dim)) != PM_OK)
         return st;
     if (!has_head_dim && mla &&
         (st = note_value(o, "head_dim", m->head_dim, "derived",
@@ -651,14 +651,21 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
         (st = note_value(o, "head_dim", m->head_dim, "derived",
                          "hidden_size / num_attention_heads")) != PM_OK)
         return st;
-    m->intermediate = 4 * m->hidden;
+    /* The default 4 x hidden_size in 64 bits: hidden_size may be up to PM_MAX_MODEL_DIM. */
+    const int64_t four_h = 4 * (int64_t)m->hidden;
+    m->intermediate = four_h <= PM_MAX_MODEL_DIM ? (int)four_h : 0;
     const bool has_inter = first_present(o, k_inter, hf ? 4 : 1) != NULL;
+    if (!has_inter && four_h > PM_MAX_MODEL_DIM)
+        return pm_obj_fail(o, "intermediate_size", PM_ERR_RANGE,
+                           "the default 4 x hidden_size = %lld exceeds %d: give "
+                           "\"intermediate_size\" explicitly",
+                           (long long)four_h, PM_MAX_MODEL_DIM);
     if ((st = int_alias(o, k_inter, hf ? 4 : 1, !hf, &m->intermediate)) != PM_OK)
         return st;
     if (!has_inter && (st = note_value(o, "intermediate_size", m->intermediate, "defaulted",
                                        "4 x hidden_size")) != PM_OK)
         return st;
-    if ((st = int_field(o, "vocab_size", true, 1, 1L << 30, &m->vocab)) != PM_OK)
+    if ((st = int_field(o, "vocab_size", true, 1, PM_MAX_MODEL_DIM, &m->vocab)) != PM_OK)
         return st;
     if ((st = int_alias(o, k_pos, hf ? 2 : 1, false, &m->max_position_embeddings)) != PM_OK)
         return st;

@@ -120,6 +120,12 @@ truncate -s 2G huge.json
 check huge-file-refused-unread 1 'huge.json: 2147483648 bytes: input files are limited to 67108864 bytes' \
     "$pm" validate huge.json
 rm -f huge.json
+# Dimensions at the limit: the default MLP width 4 x hidden_size is computed in 64 bits and
+# refused when it exceeds the limit (it overflowed an int).
+printf '{"kind": "model", "name": "x", "source": "s", "num_hidden_layers": 2,
+ "hidden_size": 1073741824, "num_attention_heads": 8, "vocab_size": 100}\n' >wide.json
+check dim-default-overflow 1 'wide.json: $.intermediate_size: the default 4 x hidden_size = 4294967296 exceeds 1073741824' \
+    "$pm" validate wide.json
 mkdir dir.json
 check directory 1 'dir.json: not a regular file' "$pm" validate dir.json
 check directory-as-config 1 'not a regular file' "$pm" --config ./dir.json
