@@ -7,7 +7,7 @@
  *
  * Conventions
  *  - Every quantity is a double in SI base units, and its name says which: _s, _bytes, _flop,
- *    _flop_per_s, _bytes_per_s, _mm2, _frac.
+ *    _flop_per_s, _bytes_per_s, _mm2, _frac, _J, _W, _usd (energy, power and dollars).
  *  - Every fallible function returns a pm_status and fills an optional (NULL allowed) caller-owned
  *    pm_error. The library never prints, exits or aborts, and keeps no global mutable state: calls
  *    on different objects may run in parallel threads.
@@ -161,6 +161,48 @@ typedef struct pm_area_params {
     double other_mm2;
 } pm_area_params;
 
+/** Energy coefficients of the accelerator (the file's "energy" object, each number sourced).
+ * All >= 0; the energy of a step is bytes x energy per byte at each level, MACs x energy per
+ * MAC, plus static power x time (src/energy.c). */
+typedef struct pm_energy_params {
+    bool present;                          /* false when the file gave no "energy" object */
+    double hbm_J_per_byte;                 /* an HBM read or write */
+    double l2_write_J_per_byte;            /* a prefetched byte written into L2 */
+    double l2_read_J_per_byte;             /* a prefetched byte read back from L2 */
+    double link_J_per_byte;                /* a byte a device sends over its links */
+    double mac_J[PM_DTYPE_COUNT];          /* one multiply-accumulate per datatype; given for
+                                              every datatype with a peak */
+    double static_W;                       /* static power independent of the die */
+    double leakage_W_per_mm2;              /* static power per mm2 of modelled die (needs the
+                                              "area" object) */
+    double board_power_W;                  /* the part's board power, for checks; 0: unknown */
+} pm_energy_params;
+
+/** Yield models of the die-cost model. Values are pinned. */
+typedef enum pm_yield_model {
+    PM_YIELD_NEGATIVE_BINOMIAL = 0, /* Y = (1 + A D0 / alpha)^-alpha (ttm-cas, alpha = 3) */
+    PM_YIELD_MURPHY = 1,            /* Y = ((1 - e^(-A D0)) / (A D0))^2 */
+    PM_YIELD_POISSON = 2,           /* Y = e^(-A D0) */
+    PM_YIELD_COUNT = 3
+} pm_yield_model;
+
+/** "negative_binomial", "murphy", "poisson" (the JSON spelling); "?" when invalid. */
+PM_API const char *pm_yield_model_name(pm_yield_model model);
+
+/** Dollar-cost coefficients of the accelerator (the file's "cost" object, each sourced). */
+typedef struct pm_cost_params {
+    bool present;                   /* false when the file gave no "cost" object */
+    double wafer_usd;               /* > 0, foundry sale price of one wafer */
+    double wafer_diameter_mm;       /* > 0, 300 for today's wafers */
+    double defect_density_per_mm2;  /* >= 0, D0 */
+    pm_yield_model yield_model;     /* default PM_YIELD_NEGATIVE_BINOMIAL */
+    double yield_alpha;             /* > 0, the negative binomial's clustering (default 3) */
+    double hbm_usd_per_byte;        /* >= 0, HBM price, times hbm_capacity_bytes */
+    double package_usd;             /* >= 0, package, interposer, assembly and test */
+    int dies_per_package;           /* >= 1 (0 is read as 1): the modelled die area is split into
+                                       this many equal dies (chiplets), each yielded alone */
+} pm_cost_params;
+
 /** One accelerator (device). */
 /** How a consumer uses the data its prefetch brings into L2. */
 typedef enum pm_prefetch_consumer {
@@ -191,6 +233,8 @@ typedef struct pm_accelerator {
     double chunk_half_efficiency_bytes;     /* >= 0, Hockney n_1/2 of chunked transfers */
     pm_prefetch_consumer prefetch_consumer; /* default PM_CONSUMER_WAIT */
     pm_area_params area;
+    pm_energy_params energy;
+    pm_cost_params cost;
 } pm_accelerator;
 
 /** The insertion capacity C of Algorithm 1, the "L2 prefetch window": l2_capacity_bytes x
@@ -443,7 +487,15 @@ typedef enum pm_dimension {
     PM_DIM_AREA_PER_BYTE = 7,
     PM_DIM_AREA_PER_ITEM = 8,    /* mm2 per stack, per link */
     PM_DIM_LENGTH = 9,    /* nm (kept in nm) */
-    PM_DIM_FRACTION = 10
+    PM_DIM_FRACTION = 10,
+    PM_DIM_ENERGY = 11,          /* J (pJ, nJ, J): energy per operation */
+    PM_DIM_ENERGY_PER_BYTE = 12, /* J/byte (pJ_per_bit, pJ_per_byte) */
+    PM_DIM_POWER = 13,           /* W */
+    PM_DIM_POWER_PER_AREA = 14,  /* W/mm2 */
+    PM_DIM_MONEY = 15,           /* usd */
+    PM_DIM_MONEY_PER_BYTE = 16,  /* usd/byte (usd_per_GB, usd_per_GiB) */
+    PM_DIM_PER_AREA = 17,        /* 1/mm2 (per_cm2, per_mm2): defect density */
+    PM_DIM_LENGTH_MM = 18        /* mm (kept in mm, the unit of the area model): wafer sizes */
 } pm_dimension;
 
 /**
@@ -759,6 +811,41 @@ PM_API void pm_schedule_release(pm_schedule *sched);
 /* End-to-end estimate                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
+/** What one device moves and computes over a step, or over a sum of steps (src/energy.c
+ * documents the counting rules). */
+typedef struct pm_traffic {
+    double hbm_bytes;       /* HBM traffic: operators' own reads and writes (the tiling bound
+                               included) and the prefetches' reads */
+    double l2_write_bytes;  /* bytes prefetched into L2 */
+    double l2_read_bytes;   /* prefetched bytes read back from L2 by their consumers */
+    double link_bytes;      /* bytes the device sends over its links in allreduces */
+    double mac[PM_DTYPE_COUNT]; /* multiply-accumulates (flop / 2) per compute datatype */
+} pm_traffic;
+
+/** Energy of one device by component (J). */
+typedef struct pm_energy {
+    double hbm_J;     /* hbm_bytes x energy per HBM byte */
+    double l2_J;      /* L2 writes and reads x their energies per byte */
+    double link_J;    /* link_bytes x energy per link byte */
+    double mac_J;     /* MACs x energy per MAC of their datatype */
+    double static_J;  /* static power x time */
+    double total_J;   /* the sum */
+} pm_energy;
+
+/** Cost of one device (usd), and the die-cost terms. */
+typedef struct pm_device_cost {
+    double die_mm2;         /* the modelled die (pm_area_compute), all chiplets together */
+    int dies_per_package;   /* chiplets the die area is split into (1: one monolithic die) */
+    double dies_per_wafer;  /* gross dies (chiplets) of die_mm2 / dies_per_package per wafer
+                               (pm_dies_per_wafer; fractional) */
+    double yield_frac;      /* good dies / dies, for one chiplet (pm_die_yield) */
+    double die_usd;         /* dies_per_package x wafer_usd / (dies_per_wafer x yield_frac):
+                               the good silicon of one device */
+    double hbm_usd;         /* hbm_usd_per_byte x hbm_capacity_bytes */
+    double package_usd;
+    double device_usd;      /* die + HBM + package */
+} pm_device_cost;
+
 /** Results of one mode. */
 typedef struct pm_mode_result {
     double request_s;       /* prefill + all decode steps */
@@ -770,6 +857,14 @@ typedef struct pm_mode_result {
     pm_allreduce_algo allreduce; /* the algorithm used for decode allreduces */
     double allreduce_decode_s;   /* one decode allreduce */
     int fused_chunks;       /* FUSED: chunk count used */
+    pm_traffic traffic;     /* one device over the request (prefill + every decode step) */
+    /* The following are 0 unless pm_estimate.energy_present (resp. cost_present). */
+    pm_energy energy;            /* one device over the request */
+    double tpot_energy_J;        /* one device, the decode step of tpot_s */
+    double energy_per_token_J;   /* devices x energy.total_J / generated tokens */
+    double avg_power_W;          /* energy.total_J / request_s: one device's average power */
+    double tokens_per_J;         /* 1 / energy_per_token_J */
+    double tokens_per_s_per_usd; /* tokens_per_s / (devices x cost.device_usd) */
 } pm_mode_result;
 
 /** Everything an evaluation reports. */
@@ -788,6 +883,10 @@ typedef struct pm_estimate {
     double weight_bytes_per_device; /* all weights held by one device */
     double kv_bytes_per_device;     /* KV cache at the final context length */
     bool fits_hbm;            /* weights + KV fit the HBM capacity */
+    bool energy_present;      /* the accelerator has energy coefficients: energy figures set */
+    bool cost_present;        /* the accelerator has cost coefficients: cost and per-dollar
+                                 figures set */
+    pm_device_cost cost;      /* when cost_present */
 } pm_estimate;
 
 /**
@@ -869,6 +968,82 @@ PM_API double pm_int8_equivalent_peak(const pm_accelerator *a);
  * coefficients).
  */
 PM_API pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Energy and dollar cost                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * What one decode step at context_len moves and computes on one device in one mode, counted on
+ * the fast path that serves pm_estimate_compute (pm_graph_traffic counts the same on a graph).
+ * out is overwritten. Errors as pm_decode_step_time.
+ */
+PM_API pm_status pm_decode_step_traffic(const pm_scenario *s, pm_mode mode, int64_t context_len,
+                                        pm_traffic *out, pm_error *err);
+
+/**
+ * What graph g (built for scenario s, e.g. by pm_graph_build_mode) moves and computes, summed
+ * over its nodes: each node's HBM bytes as pm_op_cost_compute counts them; a prefetch node's
+ * bytes written to L2, a consumer's l2_bytes read from it; an allreduce's bytes sent per
+ * device for the algorithm it runs (ring and twoshot 2(p-1)/p n, oneshot (p-1) n, tree
+ * 2 ceil(log2 p) n, hierarchical per phase); flop / 2 MACs per operation (an allreduce's
+ * additions are not counted). out is overwritten. Returns PM_OK, PM_ERR_INVALID_ARG or an
+ * error of pm_op_cost_compute.
+ */
+PM_API pm_status pm_graph_traffic(const pm_scenario *s, const pm_graph *g, pm_traffic *out,
+                                  pm_error *err);
+
+/**
+ * Static power of one device: energy.static_W + energy.leakage_W_per_mm2 x the modelled die
+ * (pm_area_compute). Returns PM_OK, PM_ERR_INVALID_ARG (NULL), PM_ERR_MISSING (no energy
+ * object, or leakage without area coefficients) or PM_ERR_RANGE (a coefficient that is not
+ * finite and >= 0: hand-built accelerators). err may be NULL.
+ */
+PM_API pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_error *err);
+
+/**
+ * Energy of traffic t moved in time_s (>= 0) on one device: HBM bytes x hbm_J_per_byte + L2
+ * writes and reads x their energies + link bytes x link_J_per_byte + MACs x mac_J of their
+ * datatype + static power x time_s. out is overwritten. Returns PM_OK, PM_ERR_INVALID_ARG,
+ * PM_ERR_RANGE (time_s negative or not finite) or an error of pm_static_power.
+ */
+PM_API pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double time_s,
+                                   pm_energy *out, pm_error *err);
+
+/**
+ * Power of one device streaming HBM at its nominal bandwidth, every byte prefetched through
+ * L2 (written and read back), with static power: the check against board power (a part whose
+ * model exceeds its board power has energy coefficients too high). Errors as pm_static_power.
+ */
+PM_API pm_status pm_full_bandwidth_power(const pm_accelerator *a, double *power_W,
+                                         pm_error *err);
+
+/**
+ * Gross dies of die_mm2 on a round wafer of wafer_diameter_mm: pi (d/2)^2 / A - pi d / sqrt(2 A)
+ * (ttm-cas dies_per_wafer_area), fractional. Returns 0 when either argument is not > 0 or when
+ * the edge loss leaves no die (the die is too large for the wafer).
+ */
+PM_API double pm_dies_per_wafer(double wafer_diameter_mm, double die_mm2);
+
+/**
+ * Yield of a die of die_mm2 at defect density d0_per_mm2: negative binomial (1 + A D0 /
+ * alpha)^-alpha, Murphy ((1 - e^-AD0) / AD0)^2 (1 at AD0 = 0) or Poisson e^-AD0. alpha is read
+ * by the negative binomial only. Returns NaN for an invalid model or negative, non-finite
+ * arguments (alpha must be > 0 for the negative binomial).
+ */
+PM_API double pm_die_yield(pm_yield_model model, double die_mm2, double d0_per_mm2,
+                           double alpha);
+
+/**
+ * Cost of one device: the die (wafer_usd / (dies per wafer x yield) for the modelled die, per
+ * chiplet times dies_per_package when it is split), HBM
+ * (usd per byte x hbm_capacity_bytes) and package. out is overwritten. Returns PM_OK,
+ * PM_ERR_INVALID_ARG (NULL), PM_ERR_MISSING (no cost object or no area coefficients, the path
+ * says which) or PM_ERR_RANGE (the die leaves no whole die on the wafer, or a coefficient out of
+ * range in a hand-built accelerator). err may be NULL.
+ */
+PM_API pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out,
+                                        pm_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Design-space sweeps                                                                         */
@@ -989,10 +1164,24 @@ PM_API pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size
                               const pm_sweep_opts *opts, pm_sweep_fn fn, void *user,
                               pm_error *err);
 
+/** What an optimum search maximises. Values are pinned. */
+typedef enum pm_objective {
+    PM_OBJECTIVE_MM2 = 0,   /* throughput density, tokens/s / (devices x die mm2) */
+    PM_OBJECTIVE_USD = 1,   /* tokens/s / (devices x device usd): needs the "cost" object */
+    PM_OBJECTIVE_JOULE = 2, /* generated tokens per joule: needs the "energy" object */
+    PM_OBJECTIVE_COUNT = 3
+} pm_objective;
+
+/** "mm2", "usd", "joule" (the --objective spelling); "?" when invalid. */
+PM_API const char *pm_objective_name(pm_objective objective);
+/** The column of the objective's value with its unit: "density_tokens_per_s_per_mm2",
+ * "tokens_per_s_per_usd", "tokens_per_J"; "?" when invalid. */
+PM_API const char *pm_objective_column(pm_objective objective);
+
 /** Result of an optimum search. */
 typedef struct pm_optimum {
-    double best_value[PM_MODE_COUNT];    /* axis value (SI) maximising density per mode */
-    double best_density[PM_MODE_COUNT];  /* tokens/s/mm2 there */
+    double best_value[PM_MODE_COUNT];    /* axis value (SI) maximising the objective per mode */
+    double best_density[PM_MODE_COUNT];  /* the objective there (tokens/s/mm2 for the density) */
     double bracket_lo[PM_MODE_COUNT], bracket_hi[PM_MODE_COUNT]; /* final bracket (SI) */
     int iterations[PM_MODE_COUNT];       /* Brent iterations after the grid scan */
     int evaluations;                     /* scenario evaluations in total */
@@ -1009,6 +1198,19 @@ typedef struct pm_optimum {
 PM_API pm_status pm_optimize_axis(const pm_scenario *s, pm_axis_kind kind, double lo, double hi,
                                   int grid_points, double rel_tol, int max_iter, pm_optimum *out,
                                   pm_error *err);
+
+/**
+ * pm_optimize_axis for any objective: throughput density per mm2 (PM_OBJECTIVE_MM2, what
+ * pm_optimize_axis maximises), tokens/s per dollar of the devices (PM_OBJECTIVE_USD) or tokens
+ * per joule (PM_OBJECTIVE_JOULE). A larger L2 costs area, dollars (the die cost grows faster
+ * than its area) and static power (leakage per mm2), so each objective has its own optimum.
+ * Returns the errors of pm_optimize_axis, and PM_ERR_MISSING with the path of the object the
+ * objective needs ("$.accelerator.cost", "$.accelerator.energy") when the accelerator lacks it.
+ */
+PM_API pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind,
+                                      pm_objective goal, double lo, double hi,
+                                      int grid_points, double rel_tol, int max_iter,
+                                      pm_optimum *out, pm_error *err);
 
 #ifdef __cplusplus
 }

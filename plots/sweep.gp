@@ -1,10 +1,12 @@
 # A 1-D sweep written by `preserve-model --sweep AXIS --plot FILE`: request time, speedup and
-# throughput density per mode against the swept axis. Draws only; every number comes from the
-# CSV (the speedups are its speedup_* columns).
+# throughput density per mode against the swept axis (left), tokens/s per dollar and tokens
+# per joule (right). Draws only; every number comes from the CSV (the speedups are its
+# speedup_* columns).
 # Variables (gnuplot -e): csv, out, term, xcol (the axis column name), xtitle (its title, with
 # its unit), ttl (the scenario), xlog (1: a geometric axis, drawn on a log scale), base (the
 # scenario's own value of the axis, marked by a dashed line) and baselabel (its label; empty:
-# no marker).
+# no marker), have_cost and have_energy (0: the accelerator has no cost or energy data, and the
+# panel says so).
 set terminal @term
 set output out
 set datafile separator ","
@@ -13,22 +15,28 @@ set datafile commentschars "#"
 set datafile columnheaders
 set termoption noenhanced
 set grid lt 1 lw 1 lc rgb '#dddddd'
-set key outside right top
+# One key for the modes (the first panel's: the others use the same styles), one for the
+# speedups.
+set key inside top right font ",9"
 # A geometric axis: a log scale with a tick at each grid value (XT adds them to each plot).
 XT = ""
 if (xlog) { set logscale x 2; XT = ":xtic(strcol(xcol))" }
 set autoscale xfix
 set offsets graph 0.02, graph 0.02, 0, 0
-# Fixed margins, so the three panels share their x axis.
+if (!exists("have_cost")) have_cost = 1
+if (!exists("have_energy")) have_energy = 1
+# Fixed margins, so the panels of a column share their x axis.
 set lmargin 12
-set rmargin 36
+set rmargin 3
 if (baselabel ne "") {
     set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
 }
+# An empty panel says why (an accelerator without cost or energy data), on linear axes.
+no_data(what) = sprintf("no %s coefficients in the accelerator", what)
 set style line 1 lw 2 pt 7 ps 0.6 lc rgb '#4C72B0'
 set style line 2 lw 2 pt 5 ps 0.6 lc rgb '#DD8452'
 set style line 3 lw 2 pt 9 ps 0.7 lc rgb '#55A868'
-set multiplot layout 3,1 title ttl
+set multiplot layout 3,2 columnsfirst title ttl
 set ylabel "request time (s)"
 set title "End-to-end request time"
 # The marker's entry in the key: a line with no points.
@@ -38,6 +46,7 @@ plot csv using (column(xcol)):(column("serial_request_s"))@XT with linespoints l
      NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title baselabel
 set ylabel "speedup (x)"
 set title "PRESERVE's speedup"
+set key top left
 # The scale reaches down to 1 (no speedup), marked by a grey line.
 set yrange [*<1:*]
 set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#999999'
@@ -45,10 +54,47 @@ plot csv using (column(xcol)):(column("speedup_preserve_vs_serial"))@XT with lin
      '' using (column(xcol)):(column("speedup_preserve_vs_fused"))@XT with linespoints ls 2 title "vs fused GEMM+allreduce"
 unset arrow 2
 set autoscale y
+unset key
 set ylabel "tokens/s per mm²"
-set title "Throughput density (generated tokens/s / (devices x die mm²))"
+set title "Per mm² (generated tokens/s / (devices x die mm²))"
 set xlabel xtitle
 plot csv using (column(xcol)):(column("density_serial_tokens_per_s_per_mm2"))@XT with linespoints ls 1 title "serial", \
      '' using (column(xcol)):(column("density_fused_tokens_per_s_per_mm2"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
      '' using (column(xcol)):(column("density_preserve_tokens_per_s_per_mm2"))@XT with linespoints ls 3 title "PRESERVE"
+unset xlabel
+set ylabel "tokens/s per USD"
+set title "Per dollar (tokens/s / (devices x device USD))"
+if (have_cost) {
+    plot csv using (column(xcol)):(column("serial_tokens_per_s_per_usd"))@XT with linespoints ls 1 title "serial", \
+         '' using (column(xcol)):(column("fused_tokens_per_s_per_usd"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
+         '' using (column(xcol)):(column("preserve_tokens_per_s_per_usd"))@XT with linespoints ls 3 title "PRESERVE"
+} else {
+    unset logscale x
+    unset arrow 1
+    set label 1 no_data("cost") at graph 0.5, 0.5 center
+    plot [0:1] [0:1] -1 notitle
+    unset label 1
+    if (xlog) { set logscale x 2 }
+    if (baselabel ne "") {
+        set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
+    }
+}
+set ylabel "tokens per J"
+set title "Per joule (tokens / energy of all devices)"
+set xlabel xtitle
+if (have_energy) {
+    plot csv using (column(xcol)):(column("serial_tokens_per_J"))@XT with linespoints ls 1 title "serial", \
+         '' using (column(xcol)):(column("fused_tokens_per_J"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
+         '' using (column(xcol)):(column("preserve_tokens_per_J"))@XT with linespoints ls 3 title "PRESERVE"
+} else {
+    unset logscale x
+    unset arrow 1
+    set label 1 no_data("energy") at graph 0.5, 0.5 center
+    plot [0:1] [0:1] -1 notitle
+    unset label 1
+    if (xlog) { set logscale x 2 }
+    if (baselabel ne "") {
+        set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
+    }
+}
 unset multiplot

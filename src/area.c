@@ -4,6 +4,9 @@
  * per link, and the rest. The coefficients are data (the accelerator file's "area" object, each
  * sourced), so another process node is another set of numbers, not code.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include "internal.h"
 
 double pm_int8_equivalent_peak(const pm_accelerator *a)
@@ -20,15 +23,23 @@ double pm_int8_equivalent_peak(const pm_accelerator *a)
     return best;
 }
 
+pm_status pm_block_missing(pm_error *err, const pm_accelerator *a, const char *block)
+{
+    const bool vowel = strchr("aeiou", block[0]) != NULL;
+    char path[64];
+    snprintf(path, sizeof path, "$.accelerator.%s", block);
+    return pm_fail(err, PM_ERR_MISSING, NULL, path,
+                   "accelerator \"%s\" has no %s coefficients (a%s \"%s\" object)", a->name,
+                   block, vowel ? "n" : "", block);
+}
+
 pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
 {
     if (!a || !out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL accelerator or output");
     *out = (pm_area){0};
     if (!a->area.present)
-        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.area",
-                       "accelerator \"%s\" has no area coefficients (an \"area\" object)",
-                       a->name);
+        return pm_block_missing(err, a, "area");
     const pm_area_params *p = &a->area;
     out->compute_mm2 = p->compute_mm2_per_flop_per_s * pm_int8_equivalent_peak(a);
     out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes;

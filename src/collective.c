@@ -172,6 +172,30 @@ double pm_ar_model_time(const pm_ar_model *m, double bytes, pm_allreduce_algo *u
     return m->single_device || !(bytes > 0) ? 0.0 : best;
 }
 
+/* The bytes one device sends in one allreduce of n bytes with the algorithm the model m picks
+ * for n: the data each algorithm's bandwidth term moves, per device. */
+double pm_ar_link_bytes(const pm_cluster *c, const pm_ar_model *m, double n)
+{
+    pm_allreduce_algo used = PM_AR_AUTO;
+    if (m->single_device || m->n == 0 || !(n > 0))
+        return 0.0;
+    pm_ar_model_time(m, n, &used);
+    const double p = c->devices;
+    switch (used) {
+    case PM_AR_RING:
+    case PM_AR_RING_PIPELINED:
+    case PM_AR_TWOSHOT: return 2.0 * (p - 1.0) / p * n;
+    case PM_AR_ONESHOT: return (p - 1.0) * n;
+    case PM_AR_TREE: return 2.0 * ceil(log2(p)) * n;
+    case PM_AR_HIERARCHICAL: {
+        const double q = c->devices_per_node, nodes = p / q;
+        return 2.0 * (q - 1.0) / q * n + 2.0 * (nodes - 1.0) / nodes * (n / q);
+    }
+    case PM_AR_AUTO: break;
+    }
+    return 0.0;
+}
+
 pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double message_bytes,
                             double *time_s, pm_allreduce_algo *used, pm_error *err)
 {

@@ -38,6 +38,14 @@ static const magnitude magnitudes[] = {
     {PM_DIM_AREA_PER_BYTE, 1e-30, 1.0},       /* mm2 per byte */
     {PM_DIM_AREA_PER_ITEM, 1e-6, 1e6},        /* mm2 per stack or link */
     {PM_DIM_LENGTH, 1e-3, 1e6},               /* process node, nm */
+    {PM_DIM_ENERGY, 1e-18, 1e-6},             /* 1 aJ .. 1 uJ per operation */
+    {PM_DIM_ENERGY_PER_BYTE, 1e-18, 1e-6},    /* 1 aJ .. 1 uJ per byte */
+    {PM_DIM_POWER, 1e-3, 1e6},                /* 1 mW .. 1 MW */
+    {PM_DIM_POWER_PER_AREA, 1e-9, 1e3},       /* W per mm2 */
+    {PM_DIM_MONEY, 1e-3, 1e9},                /* usd */
+    {PM_DIM_MONEY_PER_BYTE, 1e-18, 1e-3},     /* 1e-9 .. 1e6 usd per GB */
+    {PM_DIM_PER_AREA, 1e-12, 1.0},            /* defects per mm2 */
+    {PM_DIM_LENGTH_MM, 1.0, 1e4},             /* wafer diameter, mm */
 };
 
 static const magnitude *magnitude_of(pm_dimension dim)
@@ -842,15 +850,26 @@ int pm_model_local_layers(const pm_model *m)
 
 /* ---------------------------------------------------------------- accelerator */
 
+/* An optional object of the accelerator ("area", "energy", "cost"): *present says whether it is
+ * there; c is opened on it, knowing where o's keys came from. */
+static pm_status open_block(pm_obj *o, const char *key, pm_obj *c, bool *present)
+{
+    *present = false;
+    pm_status st = pm_obj_child(o, key, false, c, present);
+    if (st == PM_OK && *present) {
+        c->origins = o->origins;
+        c->n_origins = 0;
+    }
+    return st;
+}
+
 static pm_status read_area(pm_obj *o, pm_area_params *a)
 {
     pm_obj c;
-    bool present = false;
-    pm_status st = pm_obj_child(o, "area", false, &c, &present);
+    bool present;
+    pm_status st = open_block(o, "area", &c, &present);
     if (st != PM_OK || !present)
         return st;
-    c.origins = o->origins;
-    c.n_origins = 0;
     a->present = true;
     long stacks = 0, links = 0;
     if ((st = quantity(&c, "process", PM_DIM_LENGTH, true, POSITIVE, &a->process_nm)) ||
@@ -868,6 +887,99 @@ static pm_status read_area(pm_obj *o, pm_area_params *a)
         return st;
     a->hbm_stacks = (int)stacks;
     a->links = (int)links;
+    return pm_obj_finish(&c);
+}
+
+/* The "energy" object: energy per byte at each level, per MAC for every datatype the
+ * accelerator has a peak for, and static power (fixed, and per mm2 of the modelled die). */
+static pm_status read_energy(pm_obj *o, const pm_accelerator *acc, pm_energy_params *e)
+{
+    pm_obj c, mc;
+    bool present;
+    pm_status st = open_block(o, "energy", &c, &present);
+    if (st != PM_OK || !present)
+        return st;
+    e->present = true;
+    if ((st = quantity(&c, "hbm", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
+                       &e->hbm_J_per_byte)) ||
+        (st = quantity(&c, "l2_write", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
+                       &e->l2_write_J_per_byte)) ||
+        (st = quantity(&c, "l2_read", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
+                       &e->l2_read_J_per_byte)) ||
+        (st = quantity(&c, "link", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
+                       &e->link_J_per_byte)) ||
+        (st = quantity(&c, "static", PM_DIM_POWER, false, NONNEGATIVE, &e->static_W)) ||
+        (st = quantity(&c, "leakage", PM_DIM_POWER_PER_AREA, false, NONNEGATIVE,
+                       &e->leakage_W_per_mm2)) ||
+        (st = quantity(&c, "board_power", PM_DIM_POWER, false, POSITIVE, &e->board_power_W)) ||
+        (st = pm_obj_child(&c, "mac", true, &mc, NULL)))
+        return st;
+    mc.origins = o->origins;
+    mc.n_origins = 0;
+    for (int d = 0; d < PM_DTYPE_COUNT; d++) {
+        e->mac_J[d] = -1.0; /* absent */
+        if ((st = quantity(&mc, pm_dtype_name((pm_dtype)d), PM_DIM_ENERGY, false, NONNEGATIVE,
+                           &e->mac_J[d])) != PM_OK)
+            return st;
+    }
+    if ((st = pm_obj_finish(&mc)) != PM_OK)
+        return st;
+    for (int d = 0; d < PM_DTYPE_COUNT; d++) {
+        if (e->mac_J[d] < 0 && acc->peak_flop_per_s[d] > 0) {
+            char key[32];
+            snprintf(key, sizeof key, "%s_pJ", pm_dtype_name((pm_dtype)d));
+            return pm_obj_fail(&mc, key, PM_ERR_MISSING,
+                               "missing the energy of one %s MAC: every datatype of "
+                               "peak_compute needs one",
+                               pm_dtype_name((pm_dtype)d));
+        }
+        if (e->mac_J[d] < 0)
+            e->mac_J[d] = 0.0;
+    }
+    if (e->leakage_W_per_mm2 > 0 && !acc->area.present)
+        return pm_obj_fail(&c, "leakage_W_per_mm2", PM_ERR_INCONSISTENT,
+                           "needs the accelerator's \"area\" object (leakage scales with the "
+                           "modelled die)");
+    return pm_obj_finish(&c);
+}
+
+/* The "cost" object: wafer price and size, defect density and yield model, HBM and package. */
+static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params *k)
+{
+    pm_obj c;
+    bool present;
+    pm_status st = open_block(o, "cost", &c, &present);
+    if (st != PM_OK || !present)
+        return st;
+    k->present = true;
+    int model = PM_YIELD_NEGATIVE_BINOMIAL;
+    size_t n_yield = 0;
+    const char *const *yield_names = pm_yield_model_names(&n_yield);
+    if ((st = quantity(&c, "wafer", PM_DIM_MONEY, true, POSITIVE, &k->wafer_usd)) ||
+        (st = quantity(&c, "wafer_diameter", PM_DIM_LENGTH_MM, true, POSITIVE,
+                       &k->wafer_diameter_mm)) ||
+        (st = quantity(&c, "defect_density", PM_DIM_PER_AREA, true, NONNEGATIVE,
+                       &k->defect_density_per_mm2)) ||
+        (st = pm_obj_enum(&c, "yield_model", false, yield_names, n_yield, &model)) ||
+        (st = quantity(&c, "hbm", PM_DIM_MONEY_PER_BYTE, true, NONNEGATIVE,
+                       &k->hbm_usd_per_byte)) ||
+        (st = quantity(&c, "package", PM_DIM_MONEY, true, NONNEGATIVE, &k->package_usd)))
+        return st;
+    long dies = 1;
+    if ((st = pm_obj_int(&c, "dies_per_package", false, 1, 1024, &dies)) != PM_OK)
+        return st;
+    k->dies_per_package = (int)dies;
+    k->yield_model = (pm_yield_model)model;
+    /* Read by the negative binomial only; kept (and checked) with the others, so that
+     * --set accelerator.cost.yield_model=poisson works on a file that gives it. */
+    const bool nb = k->yield_model == PM_YIELD_NEGATIVE_BINOMIAL;
+    if ((st = pm_obj_number(&c, "yield_alpha", nb, (pm_range){0.0, 1e6, true, false},
+                            &k->yield_alpha)) != PM_OK)
+        return st;
+    if (!acc->area.present)
+        return pm_obj_fail(o, "cost", PM_ERR_INCONSISTENT,
+                           "needs the accelerator's \"area\" object (the die cost follows the "
+                           "modelled die area)");
     return pm_obj_finish(&c);
 }
 
@@ -937,7 +1049,8 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                           &consumer)) != PM_OK)
         return st;
     a->prefetch_consumer = (pm_prefetch_consumer)consumer;
-    if ((st = read_area(o, &a->area)) != PM_OK)
+    if ((st = read_area(o, &a->area)) != PM_OK || (st = read_energy(o, a, &a->energy)) != PM_OK ||
+        (st = read_cost(o, a, &a->cost)) != PM_OK)
         return st;
     return pm_obj_finish(o);
 }

@@ -38,6 +38,9 @@ typedef struct summer {
     int64_t memo_c[MEMO];
     double memo_t[MEMO];
     int memo_next;
+    pm_traffic traffic; /* the sum of what the steps move, region by region */
+    int64_t end_c;      /* the last region's end, and what its step moves */
+    pm_traffic end_t;
 } summer;
 
 static double eval_t(summer *sm, int64_t c)
@@ -97,13 +100,30 @@ static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
     return sum_linear_region(sm, a, k, depth + 1) + sum_linear_region(sm, k + 1, b, depth + 1);
 }
 
+/* One range of contexts with the same insertion decisions: what a step moves is affine in the
+ * context there (the KV bytes grow linearly; which bytes are prefetched does not change), so
+ * the trapezoid of its ends is its exact sum; the time may have kinks, found by
+ * sum_linear_region. */
+static double sum_region(summer *sm, int64_t a, int64_t b)
+{
+    pm_traffic ta, tb;
+    pm_step_plan_traffic(sm->plan, sm->preserve, a, &ta);
+    pm_step_plan_traffic(sm->plan, sm->preserve, b, &tb);
+    const double half = (double)(b - a + 1) / 2.0;
+    pm_traffic_add(&sm->traffic, &ta, half);
+    pm_traffic_add(&sm->traffic, &tb, half);
+    sm->end_c = b;
+    sm->end_t = tb;
+    return sum_linear_region(sm, a, b, 0);
+}
+
 static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
 {
     if (sm->st != PM_OK || a > b)
         return 0.0;
     const unsigned sa = sig_at(sm, a), sb = sig_at(sm, b);
     if (sa == sb || depth > 40)
-        return sum_linear_region(sm, a, b, 0);
+        return sum_region(sm, a, b);
     int64_t lo = a, hi = b; /* sig(lo) == sa, sig(hi) != sa */
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -112,7 +132,18 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
         else
             hi = mid;
     }
-    return sum_linear_region(sm, a, lo, 0) + sum_range(sm, hi, b, depth + 1);
+    return sum_region(sm, a, lo) + sum_range(sm, hi, b, depth + 1);
+}
+
+/* The checked scenario's plan of one decode step at context_len in one mode. */
+static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context_len,
+                             pm_step_plan *plan, pm_error *err)
+{
+    pm_status st = pm_scenario_check(s, err);
+    if (st != PM_OK)
+        return st;
+    return pm_step_plan_build(s, PM_PHASE_DECODE, context_len, mode == PM_MODE_FUSED,
+                              mode == PM_MODE_PRESERVE, plan, err);
 }
 
 /* The decode steps from context a to b. A window caps the local layers' attention at
@@ -147,12 +178,8 @@ pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t contex
 {
     if (!s || !time_s || (int)mode < 0 || mode >= PM_MODE_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_decode_step_time");
-    pm_status st = pm_scenario_check(s, err);
-    if (st != PM_OK)
-        return st;
     pm_step_plan plan;
-    st = pm_step_plan_build(s, PM_PHASE_DECODE, context_len, mode == PM_MODE_FUSED,
-                            mode == PM_MODE_PRESERVE, &plan, err);
+    pm_status st = decode_plan(s, mode, context_len, &plan, err);
     if (st != PM_OK)
         return st;
     st = pm_step_plan_eval(&plan, mode == PM_MODE_PRESERVE, context_len, time_s, NULL);
@@ -164,6 +191,55 @@ pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t contex
                                            "too large for double precision");
     if (st != PM_OK)
         return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
+    return PM_OK;
+}
+
+/* The energy and per-dollar figures of every mode, from the traffic and times already in out,
+ * when the accelerator has the coefficients. */
+static pm_status energy_and_cost(const pm_scenario *s, const pm_traffic *tpot_traffic,
+                                 pm_estimate *out, pm_error *err)
+{
+    const pm_accelerator *a = &s->accel;
+    const double devices = s->cluster.devices;
+    const double tokens = (double)s->workload.batch * (double)out->decode_steps;
+    pm_status st;
+    out->energy_present = a->energy.present;
+    out->cost_present = a->cost.present;
+    if (out->cost_present && (st = pm_device_cost_compute(a, &out->cost, err)) != PM_OK)
+        return st;
+    double p_static = 0.0;
+    if (out->energy_present && (st = pm_static_power(a, &p_static, err)) != PM_OK)
+        return st;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_mode_result *r = &out->modes[m];
+        if (out->cost_present)
+            r->tokens_per_s_per_usd = r->tokens_per_s / (devices * out->cost.device_usd);
+        if (!out->energy_present)
+            continue;
+        pm_energy tpot; /* the times are finite and positive: checked above */
+        pm_energy_of(a, p_static, &r->traffic, r->request_s, &r->energy);
+        pm_energy_of(a, p_static, &tpot_traffic[m], r->tpot_s, &tpot);
+        r->tpot_energy_J = tpot.total_J;
+        r->energy_per_token_J = devices * r->energy.total_J / tokens;
+        r->avg_power_W = r->energy.total_J / r->request_s;
+        r->tokens_per_J = r->energy_per_token_J > 0 ? 1.0 / r->energy_per_token_J : 0.0;
+    }
+    return PM_OK;
+}
+
+pm_status pm_decode_step_traffic(const pm_scenario *s, pm_mode mode, int64_t context_len,
+                                 pm_traffic *out, pm_error *err)
+{
+    if (!s || !out || (int)mode < 0 || mode >= PM_MODE_COUNT || context_len < 0)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "bad argument to pm_decode_step_traffic");
+    memset(out, 0, sizeof *out);
+    pm_step_plan plan;
+    pm_status st = decode_plan(s, mode, context_len, &plan, err);
+    if (st != PM_OK)
+        return st;
+    pm_step_plan_count(&plan);
+    pm_step_plan_traffic(&plan, mode == PM_MODE_PRESERVE, context_len, out);
     return PM_OK;
 }
 
@@ -192,9 +268,12 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         pm_free(plans);
         return st;
     }
+    pm_step_plan_count(dec);
+    pm_step_plan_count(pre);
     pm_step_plan_fuse(dec, dec_f);
     pm_step_plan_fuse(pre, pre_f);
     const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
+    pm_traffic tpot_traffic[PM_MODE_COUNT];
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         pm_mode_result *r = &out->modes[m];
         const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
@@ -204,7 +283,7 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         const bool convex = !s->options.hbm_sharing &&
                             s->accel.prefetch_consumer == PM_CONSUMER_WAIT;
         summer sm = {fused ? dec_f : dec, preserve, convex, PM_OK, 0, {0}, {0},
-                     0};
+                     0, {0, 0, 0, 0, {0}}, -1, {0, 0, 0, 0, {0}}};
         for (int i = 0; i < MEMO; i++)
             sm.memo_c[i] = -1;
         if ((st = pm_step_plan_eval(fused ? pre_f : pre, preserve, sp, &r->prefill_s, NULL)) !=
@@ -219,6 +298,12 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
         r->tpot_mean_s = r->decode_s / (double)out->decode_steps;
         r->tokens_per_s = (double)wl->batch * (double)out->decode_steps / r->request_s;
         r->allreduce_decode_s = pm_ar_model_time(&dec->ar, msg, &r->allreduce);
+        pm_step_plan_traffic(fused ? pre_f : pre, preserve, sp, &r->traffic);
+        pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
+        if (sm.end_c == last)
+            tpot_traffic[m] = sm.end_t;
+        else
+            pm_step_plan_traffic(fused ? dec_f : dec, preserve, last, &tpot_traffic[m]);
     }
     pm_free(plans);
     if (st == PM_ERR_RANGE)
@@ -239,6 +324,8 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
                            "for double precision",
                            pm_mode_name((pm_mode)m), r->request_s, r->prefill_s);
     }
+    if ((st = energy_and_cost(s, tpot_traffic, out, err)) != PM_OK)
+        return st;
     const pm_mode_result *M = out->modes;
     out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;

@@ -183,6 +183,18 @@ pm_status pm_allreduce_algo_check(pm_topology topology, pm_allreduce_algo algo, 
  * number. */
 const char *const *pm_prefetch_consumer_names(size_t *count);
 
+/* ---- the die-area model (area.c) ---- */
+
+/* Fails with PM_ERR_MISSING at $.accelerator.<block>: the accelerator has no such object
+ * ("area", "energy", "cost"). */
+pm_status pm_block_missing(pm_error *err, const pm_accelerator *a, const char *block);
+
+/* ---- the die-cost model (die_cost.c) ---- */
+
+/* The yield models' names, indexed by pm_yield_model (for pm_obj_enum); *count receives their
+ * number. */
+const char *const *pm_yield_model_names(size_t *count);
+
 /* ---- cost helpers (cost.c) ---- */
 
 /* The HBM bandwidth a bulk stream achieves (nominal x hbm_efficiency_frac), bytes/s. */
@@ -229,6 +241,9 @@ void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *
 double pm_ar_model_time(const pm_ar_model *m, double bytes, pm_allreduce_algo *used);
 /* The model of the fused GEMM+allreduce kernel's communication: fused_latency_s as alpha. */
 void pm_ar_model_init_fused(const pm_cluster *c, pm_ar_model *m);
+/* Bytes one device sends over its links in one allreduce of n bytes, for the algorithm m picks
+ * (collective.c). */
+double pm_ar_link_bytes(const pm_cluster *c, const pm_ar_model *m, double n);
 
 /* One decoder layer's nodes, and the nodes before and after the layers, as the graph builder
  * makes them (without names or edges): layers repeat exactly, so this is all the fast path
@@ -305,6 +320,12 @@ typedef struct pm_step_node {
     bool is_comm, is_ar;
 } pm_step_node;
 
+/* What one node of a plan moves (kept apart from its costs, which the time path reads). */
+typedef struct pm_step_traffic {
+    pm_traffic tr;    /* served from HBM */
+    pm_traffic tr_pf; /* prefetched: it and its prefetch */
+} pm_step_traffic;
+
 typedef struct pm_step_plan {
     const pm_scenario *s;
     int64_t ctx0;
@@ -315,6 +336,13 @@ typedef struct pm_step_plan {
     pm_template tmpl;
     pm_step_node layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     double head_s;        /* the nodes before the layers, in sequence */
+    pm_traffic head_tr;   /* what the nodes before the layers move (once counted) */
+    bool counted;         /* pm_step_plan_count filled the nodes' traffic */
+    pm_traffic attn_dtr, attn_dtr_pf; /* the attention's traffic per position it reads */
+    pm_traffic plain_rest_tr; /* head, tail and every layer's nodes but the attention, nothing
+                                 prefetched */
+    pm_step_traffic layer_tr[PM_TEMPLATE_MAX], tail_tr[PM_TEMPLATE_MAX]; /* once counted */
+    pm_step_traffic attn_local_tr; /* the local attention at ctx0, once counted */
     double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
     double tail_s;        /* the nodes after the layers, from HBM */
     int attn, first_comm; /* layer indices, -1 when absent */
@@ -340,6 +368,25 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
                             unsigned *signature);
 /* The insertion decisions' signature alone (cheap: no costs, no schedule). */
 unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx);
+/* Fills what each node of the plan moves (pm_step_plan_build leaves it out: the time path does
+ * not need it); a fused plan made afterwards by pm_step_plan_fuse inherits it. */
+void pm_step_plan_count(pm_step_plan *p);
+/* What one step at ctx moves (as pm_step_plan_eval times it), for a counted plan: the fast
+ * path's twin of pm_graph_traffic. */
+void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out);
+
+/* ---- energy (energy.c) ---- */
+
+/* Adds weight x what node n moves, with cost c (its pm_op_cost as scheduled), to acc: the one
+ * counting rule of both paths. ar and ar_fused are the scenario's allreduce models. */
+void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                     const pm_node *n, const pm_op_cost *c, double weight, pm_traffic *acc);
+/* acc += weight x t. */
+void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double weight);
+/* pm_energy_compute with the static power p_static_W already found (pm_static_power) and
+ * time_s checked. */
+void pm_energy_of(const pm_accelerator *a, double p_static_W, const pm_traffic *t, double time_s,
+                  pm_energy *out);
 
 /* ---- the optimum search (sweep.c) ---- */
 

@@ -9,6 +9,65 @@
 
 #include "internal.h"
 
+/* A JSON number, or null when the accelerator has no data for it. */
+static void json_num(pm_sbuf *b, const char *key, double v, bool present, const char *sep)
+{
+    if (present)
+        pm_sb_printf(b, "\"%s\": %.9g%s", key, v, sep);
+    else
+        pm_sb_printf(b, "\"%s\": null%s", key, sep);
+}
+
+/* A mode's energy and dollar figures, after its times. */
+static void json_energy(pm_sbuf *b, const pm_estimate *e, const pm_mode_result *r)
+{
+    pm_sb_printf(b, ", ");
+    json_num(b, "energy_per_token_J", r->energy_per_token_J, e->energy_present, ", ");
+    json_num(b, "avg_power_W", r->avg_power_W, e->energy_present, ", ");
+    json_num(b, "tokens_per_J", r->tokens_per_J, e->energy_present, ", ");
+    json_num(b, "tokens_per_s_per_usd", r->tokens_per_s_per_usd, e->cost_present, ", ");
+    const pm_traffic *t = &r->traffic;
+    pm_sb_printf(b,
+                 "\"traffic_per_device\": {\"hbm_bytes\": %.9g, \"l2_write_bytes\": %.9g, "
+                 "\"l2_read_bytes\": %.9g, \"link_bytes\": %.9g}, ",
+                 t->hbm_bytes, t->l2_write_bytes, t->l2_read_bytes, t->link_bytes);
+    if (e->energy_present)
+        pm_sb_printf(b,
+                     "\"energy_per_device_J\": {\"hbm\": %.9g, \"l2\": %.9g, \"link\": %.9g, "
+                     "\"mac\": %.9g, \"static\": %.9g, \"total\": %.9g}",
+                     r->energy.hbm_J, r->energy.l2_J, r->energy.link_J, r->energy.mac_J,
+                     r->energy.static_J, r->energy.total_J);
+    else
+        pm_sb_printf(b, "\"energy_per_device_J\": null");
+}
+
+/* The top-level cost and power objects, last. */
+static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
+{
+    const pm_device_cost *k = &e->cost;
+    if (e->cost_present)
+        pm_sb_printf(b,
+                     "  \"cost\": {\"die_mm2\": %.9g, \"dies_per_package\": %d, \"die_usd\": "
+                     "%.9g, \"dies_per_wafer\": %.9g, \"yield_frac\": %.9g, \"yield_model\": "
+                     "\"%s\", \"hbm_usd\": %.9g, \"package_usd\": %.9g, \"device_usd\": "
+                     "%.9g},\n",
+                     k->die_mm2, k->dies_per_package, k->die_usd, k->dies_per_wafer,
+                     k->yield_frac, pm_yield_model_name(s->accel.cost.yield_model), k->hbm_usd,
+                     k->package_usd, k->device_usd);
+    else
+        pm_sb_printf(b, "  \"cost\": null,\n");
+    double p_static = 0.0, p_full = 0.0;
+    if (e->energy_present && pm_static_power(&s->accel, &p_static, NULL) == PM_OK &&
+        pm_full_bandwidth_power(&s->accel, &p_full, NULL) == PM_OK) {
+        pm_sb_printf(b, "  \"power\": {\"static_W\": %.9g, \"full_bandwidth_W\": %.9g, ",
+                     p_static, p_full);
+        json_num(b, "board_power_W", s->accel.energy.board_power_W,
+                 s->accel.energy.board_power_W > 0, "}\n}\n");
+    } else {
+        pm_sb_printf(b, "  \"power\": null\n}\n");
+    }
+}
+
 pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char **text_out,
                               pm_error *err)
 {
@@ -39,6 +98,7 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                      pm_allreduce_algo_name(r->allreduce), r->allreduce_decode_s);
         if (m == PM_MODE_FUSED)
             pm_sb_printf(&b, ", \"fused_chunks\": %d", r->fused_chunks);
+        json_energy(&b, e, r);
         pm_sb_printf(&b, "}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
     }
     pm_sb_printf(&b,
@@ -54,10 +114,11 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
     pm_sb_printf(&b,
                  "  \"memory\": {\"weight_bytes_per_device\": %.6g, \"kv_bytes_per_device\": "
                  "%.6g, \"fits_hbm\": %s, \"l2_window_bytes\": %.6g, \"kv_spill_context\": "
-                 "%lld}\n}\n",
+                 "%lld},\n",
                  e->weight_bytes_per_device, e->kv_bytes_per_device,
                  e->fits_hbm ? "true" : "false", e->l2_window_bytes,
                  (long long)e->kv_spill_context);
+    json_cost_power(&b, s, e);
     if (b.failed) {
         pm_free(b.p);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the report");
@@ -71,7 +132,11 @@ static const char *const sweep_columns[] = {
     "fused_tpot_s", "preserve_tpot_s", "serial_tokens_per_s", "fused_tokens_per_s",
     "preserve_tokens_per_s", "speedup_preserve_vs_serial", "speedup_preserve_vs_fused",
     "speedup_fused_vs_serial", "die_mm2", "density_serial_tokens_per_s_per_mm2",
-    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2"};
+    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2", "device_usd",
+    "serial_J_per_token", "fused_J_per_token", "preserve_J_per_token", "serial_avg_power_W",
+    "fused_avg_power_W", "preserve_avg_power_W", "serial_tokens_per_J", "fused_tokens_per_J",
+    "preserve_tokens_per_J", "serial_tokens_per_s_per_usd", "fused_tokens_per_s_per_usd",
+    "preserve_tokens_per_s_per_usd"};
 
 size_t pm_sweep_column_count(void) { return PM_ARRAY_LEN(sweep_columns); }
 
@@ -94,8 +159,19 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
             r[2].tpot_s, r[0].tokens_per_s, r[1].tokens_per_s, r[2].tokens_per_s,
             e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
             e->speedup_fused_vs_serial, p->die_mm2, p->density[0], p->density[1],
-            p->density[2]};
+            p->density[2], e->cost.device_usd, r[0].energy_per_token_J,
+            r[1].energy_per_token_J, r[2].energy_per_token_J, r[0].avg_power_W,
+            r[1].avg_power_W, r[2].avg_power_W, r[0].tokens_per_J, r[1].tokens_per_J,
+            r[2].tokens_per_J, r[0].tokens_per_s_per_usd, r[1].tokens_per_s_per_usd,
+            r[2].tokens_per_s_per_usd};
         memcpy(v, ok, sizeof v);
+        /* From device_usd on: energy columns NaN without energy data, cost ones without cost
+         * data. */
+        for (size_t i = 16; i < N; i++) {
+            const bool is_cost = i == 16 || i >= 26;
+            if (is_cost ? !e->cost_present : !e->energy_present)
+                v[i] = NAN;
+        }
     }
     if (values)
         memcpy(values, v, (n < N ? n : N) * sizeof *values);

@@ -59,6 +59,73 @@ static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_
     out->is_comm = is_comm(n->kind);
 }
 
+/* What a node with its costs (node_costs) moves, served from HBM and, when its prefetched
+ * variant is costed, prefetched. Only estimates need it: the time path leaves it out. */
+static void node_traffic(const pm_step_plan *p, const pm_node *n, const pm_step_node *c,
+                         pm_step_traffic *out)
+{
+    out->tr = out->tr_pf = (pm_traffic){0};
+    pm_node_traffic(p->s, &p->ar, &p->ar_fused, n, &c->hbm, 1.0, &out->tr);
+    if (p->prefetching && c->bytes > 0) {
+        /* Prefetched, as pm_node_traffic counts a consumer with l2_bytes and its prefetch node:
+         * the consumer's own HBM bytes and the prefetch's read, the bytes written to L2 and
+         * read back (tests/test_energy.c compares the two paths). */
+        out->tr_pf = out->tr;
+        out->tr_pf.hbm_bytes = c->l2.hbm_bytes + c->pf.hbm_bytes;
+        out->tr_pf.l2_write_bytes += c->bytes;
+        out->tr_pf.l2_read_bytes += c->bytes;
+    }
+}
+
+/* Head, tail and every layer's nodes but the attention, nothing prefetched. */
+static void plain_total(pm_step_plan *p)
+{
+    p->plain_rest_tr = p->head_tr;
+    for (int i = 0; i < p->tmpl.n_layer; i++)
+        if (i != p->attn)
+            pm_traffic_add(&p->plain_rest_tr, &p->layer_tr[i].tr, p->layers);
+    for (int i = 0; i < p->tmpl.n_tail; i++)
+        pm_traffic_add(&p->plain_rest_tr, &p->tail_tr[i].tr, 1.0);
+}
+
+void pm_step_plan_count(pm_step_plan *p)
+{
+    const pm_template *t = &p->tmpl;
+    p->head_tr = (pm_traffic){0};
+    for (int i = 0; i < t->n_head; i++) {
+        pm_op_cost c;
+        pm_op_cost_node(p->s, &p->ar, &t->head[i], &c);
+        pm_node_traffic(p->s, &p->ar, &p->ar_fused, &t->head[i], &c, 1.0, &p->head_tr);
+    }
+    for (int i = 0; i < t->n_layer; i++)
+        node_traffic(p, &t->layer[i], &p->layer[i], &p->layer_tr[i]);
+    for (int i = 0; i < t->n_tail; i++)
+        node_traffic(p, &t->tail[i], &p->tail[i], &p->tail_tr[i]);
+    p->attn_local_tr = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
+    if (p->attn >= 0 && p->all_class[1] > 0)
+        node_traffic(p, &p->attn_local, &p->attn_local_cost, &p->attn_local_tr);
+    /* What the attention moves is affine in the positions it reads (its KV bytes and flops
+     * are), the same in both classes, so its slope, measured one position on, gives it at any
+     * context without costing the node. */
+    p->attn_dtr = p->attn_dtr_pf = (pm_traffic){0};
+    if (p->attn >= 0 && (p->attn_dkv > 0 || p->attn_dflop > 0)) {
+        pm_node a = t->layer[p->attn];
+        a.flop += p->attn_dflop;
+        a.kv_bytes += p->attn_dkv;
+        pm_step_node one;
+        pm_step_traffic one_tr;
+        node_costs(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
+        node_traffic(p, &a, &one, &one_tr);
+        const pm_step_traffic *at0 = &p->layer_tr[p->attn];
+        p->attn_dtr = one_tr.tr;
+        pm_traffic_add(&p->attn_dtr, &at0->tr, -1.0);
+        p->attn_dtr_pf = one_tr.tr_pf;
+        pm_traffic_add(&p->attn_dtr_pf, &at0->tr_pf, -1.0);
+    }
+    plain_total(p);
+    p->counted = true;
+}
+
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
                              bool prefetching, pm_step_plan *p, pm_error *err)
 {
@@ -76,6 +143,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
     pm_ar_model_init_fused(&s->cluster, &p->ar_fused);
     p->head_s = 0.0;
+    p->counted = false;
     for (int i = 0; i < t->n_head; i++) {
         pm_op_cost c;
         pm_op_cost_node(s, &p->ar, &t->head[i], &c);
@@ -145,9 +213,17 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
         f->all_class[c] = u->all_class[c];
     }
     f->class0 = u->class0;
+    f->counted = u->counted;
+    f->head_tr = u->head_tr;
+    f->attn_dtr = u->attn_dtr;
+    f->attn_dtr_pf = u->attn_dtr_pf;
+    f->attn_local_tr = u->attn_local_tr;
     f->tmpl.n_tail = u->tmpl.n_tail;
-    for (int i = 0; i < u->tmpl.n_tail; i++)
+    for (int i = 0; i < u->tmpl.n_tail; i++) {
         f->tail[i] = u->tail[i];
+        if (f->counted)
+            f->tail_tr[i] = u->tail_tr[i];
+    }
     int map[MAXN];
     pm_template_fuse_layer(&u->tmpl, u->s->options.fused_chunks, f->tmpl.layer,
                            &f->tmpl.n_layer, map);
@@ -162,16 +238,22 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
         const pm_node *n = &f->tmpl.layer[j];
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
             node_costs(f->s, &f->ar, &f->ar_fused, n, false, &f->layer[j]);
+            if (f->counted)
+                node_traffic(f, n, &f->layer[j], &f->layer_tr[j]);
             if (f->chunks == 0)
                 f->chunks = f->layer[j].hbm.chunks;
         } else {
             f->layer[j] = u->layer[i];
+            if (f->counted)
+                f->layer_tr[j] = u->layer_tr[i];
         }
         if (f->layer[j].is_comm && f->first_comm < 0)
             f->first_comm = j;
         if (j != f->attn)
             f->layer_rest_s += f->layer[j].hbm.total_s;
     }
+    if (f->counted)
+        plain_total(f);
 }
 
 /* Algorithm 1 over the chain: each window walks from its communication node to the next one
@@ -470,4 +552,57 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
         sig[c] = decide(p, kv, pf, pft);
     }
     return class_signature(sig[0], sig[1]);
+}
+
+void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
+{
+    const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
+    const pm_model *m = &p->s->model;
+    /* Each class's attention at ctx, from its slope per position read (pm_step_plan_count). */
+    pm_step_traffic at[2] = {{{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}},
+                             {{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}}};
+    double attn_bytes[2] = {0.0, 0.0};
+    for (int c = 0; c < 2 && p->attn >= 0; c++) {
+        if (p->all_class[c] == 0)
+            continue;
+        const double d = pm_kv_tokens(m, c == 1, ctx) - pm_kv_tokens(m, c == 1, p->ctx0);
+        at[c] = c == 1 ? p->attn_local_tr : p->layer_tr[p->attn];
+        pm_traffic_add(&at[c].tr, &p->attn_dtr, d);
+        pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, d);
+        attn_bytes[c] = (c == 1 ? p->attn_local_cost.bytes : p->layer[p->attn].bytes) +
+                        p->attn_dkv * d;
+    }
+    *out = p->plain_rest_tr;
+    if (!(preserve && p->prefetching && p->first_comm >= 0)) {
+        for (int c = 0; c < 2 && p->attn >= 0; c++)
+            pm_traffic_add(out, &at[c].tr, p->all_class[c]);
+        return;
+    }
+    /* As pm_step_plan_eval schedules them: a node before the first communication is
+     * prefetched in every layer but the first (no allreduce precedes it there), by the
+     * decisions of its layer's class; the nodes from the first communication on (no attention
+     * among them: the same in every class) in every layer; the tail by the last layer's
+     * window. */
+    bool pf[2][MAXN], pft[MAXN], pft_l[MAXN];
+    for (int c = 0; c < 2; c++)
+        if (p->all_class[c] > 0)
+            decide(p, attn_bytes[c], pf[c], c == 0 ? pft : pft_l);
+    if (p->all_class[0] == 0)
+        memcpy(pft, pft_l, sizeof pft);
+    const int fc = p->first_comm, cl = p->all_class[0] > 0 ? 0 : 1;
+    *out = p->head_tr;
+    for (int i = 0; i < n; i++) {
+        for (int c = 0; c < 2; c++) {
+            if (p->all_class[c] == 0 || (i >= fc && c != cl))
+                continue;
+            const pm_step_traffic *t = i == p->attn ? &at[c] : &p->layer_tr[i];
+            /* Layers of this node's kind: from fc on, all of them (class cl's decisions). */
+            const double layers = i >= fc ? p->layers : p->all_class[c];
+            const double prefetched = !pf[c][i] ? 0.0 : i >= fc ? layers : p->n_class[c];
+            pm_traffic_add(out, &t->tr_pf, prefetched);
+            pm_traffic_add(out, &t->tr, layers - prefetched);
+        }
+    }
+    for (int i = 0; i < nt; i++)
+        pm_traffic_add(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
 }

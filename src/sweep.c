@@ -287,9 +287,24 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
 
 /* ---------------------------------------------------------------- optimum */
 
+static const char *const objective_names[PM_OBJECTIVE_COUNT] = {"mm2", "usd", "joule"};
+static const char *const objective_columns[PM_OBJECTIVE_COUNT] = {
+    "density_tokens_per_s_per_mm2", "tokens_per_s_per_usd", "tokens_per_J"};
+
+const char *pm_objective_name(pm_objective o)
+{
+    return (int)o >= 0 && o < PM_OBJECTIVE_COUNT ? objective_names[o] : "?";
+}
+
+const char *pm_objective_column(pm_objective o)
+{
+    return (int)o >= 0 && o < PM_OBJECTIVE_COUNT ? objective_columns[o] : "?";
+}
+
 typedef struct objective {
     pm_scenario s;
     pm_axis_kind kind;
+    pm_objective obj;
     pm_mode mode;
     pm_status st;
     pm_error *err;
@@ -308,7 +323,11 @@ static double density_at(objective *o, double v)
         (o->st = pm_estimate_compute(&t, &e, o->err)) != PM_OK ||
         (o->st = pm_area_compute(&t.accel, &a, o->err)) != PM_OK)
         return NAN;
-    return pm_density(&e, o->mode, t.cluster.devices, a.die_mm2);
+    switch (o->obj) {
+    case PM_OBJECTIVE_USD: return e.modes[o->mode].tokens_per_s_per_usd;
+    case PM_OBJECTIVE_JOULE: return e.modes[o->mode].tokens_per_J;
+    default: return pm_density(&e, o->mode, t.cluster.devices, a.die_mm2);
+    }
 }
 
 static double density_fn(double v, void *user)
@@ -413,17 +432,36 @@ pm_status pm_optimize_axis(const pm_scenario *s, pm_axis_kind kind, double lo, d
                            int grid_points, double rel_tol, int max_iter, pm_optimum *out,
                            pm_error *err)
 {
+    return pm_optimize_axis_for(s, kind, PM_OBJECTIVE_MM2, lo, hi, grid_points, rel_tol,
+                                max_iter, out, err);
+}
+
+pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind, pm_objective goal,
+                               double lo, double hi, int grid_points, double rel_tol,
+                               int max_iter, pm_optimum *out, pm_error *err)
+{
     if (!s || !out || is_count_axis(kind) || (int)kind < 0 || kind >= PM_AXIS_COUNT ||
-        !(lo > 0) || !(hi > lo) || grid_points < 3 || !(rel_tol > 0) || max_iter < 1)
+        !(lo > 0) || !(hi > lo) || grid_points < 3 || !(rel_tol > 0) || max_iter < 1 ||
+        (int)goal < 0 || goal >= PM_OBJECTIVE_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
-                       "optimize needs a continuous axis, 0 < lo < hi, >= 3 grid points, "
-                       "rel_tol > 0 and max_iter >= 1");
+                       "optimize needs a continuous axis, an objective, 0 < lo < hi, >= 3 grid "
+                       "points, rel_tol > 0 and max_iter >= 1");
     memset(out, 0, sizeof *out);
+    if (goal == PM_OBJECTIVE_USD && !s->accel.cost.present)
+        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.cost",
+                       "the usd objective needs the accelerator's \"cost\" object, and "
+                       "accelerator \"%s\" has none",
+                       s->accel.name);
+    if (goal == PM_OBJECTIVE_JOULE && !s->accel.energy.present)
+        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.energy",
+                       "the joule objective needs the accelerator's \"energy\" object, and "
+                       "accelerator \"%s\" has none",
+                       s->accel.name);
     pm_area a;
     pm_status st = pm_area_compute(&s->accel, &a, err);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         int evals = 0;
-        objective o = {*s, kind, (pm_mode)m, PM_OK, err, &evals};
+        objective o = {*s, kind, goal, (pm_mode)m, PM_OK, err, &evals};
         pm_maximum r;
         st = pm_maximize_log(density_fn, &o, lo, hi, grid_points, rel_tol, max_iter, &r);
         out->evaluations += evals;

@@ -48,6 +48,17 @@ static const unit_row units[] = {
     {"mm2_per_link", PM_DIM_AREA_PER_ITEM, 1.0},
     {"nm", PM_DIM_LENGTH, 1.0},
     {"frac", PM_DIM_FRACTION, 1.0},
+    {"pJ", PM_DIM_ENERGY, 1e-12},      {"nJ", PM_DIM_ENERGY, 1e-9},
+    {"J", PM_DIM_ENERGY, 1.0},
+    {"pJ_per_bit", PM_DIM_ENERGY_PER_BYTE, 8e-12},
+    {"pJ_per_byte", PM_DIM_ENERGY_PER_BYTE, 1e-12},
+    {"W", PM_DIM_POWER, 1.0},          {"kW", PM_DIM_POWER, 1e3},
+    {"W_per_mm2", PM_DIM_POWER_PER_AREA, 1.0},
+    {"usd", PM_DIM_MONEY, 1.0},
+    {"usd_per_GB", PM_DIM_MONEY_PER_BYTE, 1e-9},
+    {"usd_per_GiB", PM_DIM_MONEY_PER_BYTE, 1.0 / GI},
+    {"per_cm2", PM_DIM_PER_AREA, 1e-2}, {"per_mm2", PM_DIM_PER_AREA, 1.0},
+    {"mm", PM_DIM_LENGTH_MM, 1.0},
 };
 
 bool pm_unit_lookup(const char *unit, double *to_si, pm_dimension *dim)
@@ -79,6 +90,14 @@ const char *pm_unit_names(pm_dimension dim)
     case PM_DIM_AREA_PER_ITEM: return "mm2_per_stack, mm2_per_link";
     case PM_DIM_LENGTH: return "nm";
     case PM_DIM_FRACTION: return "frac";
+    case PM_DIM_ENERGY: return "pJ, nJ, J";
+    case PM_DIM_ENERGY_PER_BYTE: return "pJ_per_bit, pJ_per_byte";
+    case PM_DIM_POWER: return "W, kW";
+    case PM_DIM_POWER_PER_AREA: return "W_per_mm2";
+    case PM_DIM_MONEY: return "usd";
+    case PM_DIM_MONEY_PER_BYTE: return "usd_per_GB, usd_per_GiB";
+    case PM_DIM_PER_AREA: return "per_cm2, per_mm2";
+    case PM_DIM_LENGTH_MM: return "mm";
     case PM_DIM_NONE: break;
     }
     return "(none)";
@@ -96,6 +115,14 @@ const char *pm_unit_si_name(pm_dimension dim)
     case PM_DIM_AREA_PER_BYTE: return "mm2/byte";
     case PM_DIM_AREA_PER_ITEM: return "mm2/item";
     case PM_DIM_LENGTH: return "nm";
+    case PM_DIM_ENERGY: return "J";
+    case PM_DIM_ENERGY_PER_BYTE: return "J/byte";
+    case PM_DIM_POWER: return "W";
+    case PM_DIM_POWER_PER_AREA: return "W/mm2";
+    case PM_DIM_MONEY: return "usd";
+    case PM_DIM_MONEY_PER_BYTE: return "usd/byte";
+    case PM_DIM_PER_AREA: return "1/mm2";
+    case PM_DIM_LENGTH_MM: return "mm";
     case PM_DIM_FRACTION:
     case PM_DIM_NONE: break;
     }

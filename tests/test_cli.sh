@@ -75,6 +75,25 @@ check sweep-density 0 "density_preserve_tokens_per_s_per_mm2" "$pm" --sweep l2=8
 check sweep-2d 0 "batch,seq_len," "$pm" --sweep batch=1,4 --sweep seq=2k:8k:x2
 check sweep-invalid-point 0 "exceed the model" "$pm" --config llama8b --sweep devices=16,64
 check optimize 0 "best_l2_capacity_MiB" "$pm" --config llama8b --optimize l2=8MiB:256MiB
+check optimize-usd 0 "best_l2_capacity_MiB,tokens_per_s_per_usd" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective usd
+check optimize-joule 0 "best_l2_capacity_MiB,tokens_per_J" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective joule
+check objective-bad 2 "--objective: expected mm2, usd or joule (got 'watt')" "$pm" --optimize l2 --objective watt
+check objective-alone 2 "--objective: run does not use it" "$pm" --objective usd
+noblocks="$root/tests/configs/valid/accelerator-with-area.json"
+check objective-usd-needs-cost 1 '$.accelerator.cost: the usd objective needs the accelerator'"'"'s "cost" object' "$pm" --accelerator "$noblocks" --optimize l2 --objective usd
+check objective-joule-needs-energy 1 '$.accelerator.energy: the joule objective needs' "$pm" --accelerator "$noblocks" --optimize l2 --objective joule
+check json-energy 0 '"energy_per_token_J": ' "$pm" --format json
+check json-cost 0 '"cost": {"die_mm2": ' "$pm" --format json
+check json-energy-null 0 '"energy_per_token_J": null, "avg_power_W": null, "tokens_per_J": null, "tokens_per_s_per_usd": null' "$pm" --accelerator "$noblocks" --format json
+check json-cost-null 0 '"cost": null' "$pm" --accelerator "$noblocks" --format json
+check table-energy 0 "J/token" "$pm"
+check table-cost 0 "cost per device: \$" "$pm"
+check table-no-blocks 0 "has no energy or cost coefficients" "$pm" --accelerator "$noblocks"
+check csv-energy 0 "preserve_J_per_token,preserve_avg_power_W,preserve_tokens_per_J,preserve_tokens_per_s_per_usd" "$pm" --format csv
+check set-yield-model 0 "yield 14.7%" "$pm" --set accelerator.cost.yield_model=poisson
+check set-energy 0 '"hbm": 3363' "$pm" --set accelerator.energy.hbm_pJ_per_bit=3.9 --format json
+check sweep-energy-cols 0 "device_usd,serial_J_per_token" "$pm" --sweep l2=8MiB:16MiB:8MiB
+check sweep-no-blocks-note 0 "has no energy coefficients" "$pm" --accelerator "$noblocks" --sweep l2=8MiB:16MiB:8MiB
 check sweep-bad-range 2 "reversed range" "$pm" --sweep l2=256MiB:8MiB:8MiB
 check sweep-bad-axis 2 "unknown axis" "$pm" --sweep frob=1
 check plot-bad-ext 2 "--plot" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot out.gif

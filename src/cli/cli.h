@@ -25,7 +25,8 @@ enum {
     GIVEN_CONFIG = 1 << 0, GIVEN_SET = 1 << 1, GIVEN_FORMAT = 1 << 2, GIVEN_CONTEXT = 1 << 3,
     GIVEN_PHASE = 1 << 4, GIVEN_MODE = 1 << 5, GIVEN_LAYERS = 1 << 6, GIVEN_DEVLIST = 1 << 7,
     GIVEN_DATADIR = 1 << 8, GIVEN_SWEEP = 1 << 9, GIVEN_OPTIMIZE = 1 << 10, GIVEN_PLOT = 1 << 11,
-    GIVEN_SHARD = 1 << 12, GIVEN_THREADS = 1 << 13, GIVEN_COMPARE = 1 << 14
+    GIVEN_SHARD = 1 << 12, GIVEN_THREADS = 1 << 13, GIVEN_COMPARE = 1 << 14,
+    GIVEN_OBJECTIVE = 1 << 15
 };
 
 typedef struct cli {
@@ -49,6 +50,8 @@ typedef struct cli {
     int threads;         /* 0: all CPUs */
     bool compare;        /* timeline: serial and preserve, one above the other */
     unsigned given;      /* GIVEN_* bits */
+    pm_objective objective; /* what --optimize maximises (default PM_OBJECTIVE_MM2) */
+    bool objective_given;
 } cli;
 
 /* The program name in every diagnostic. */

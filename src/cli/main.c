@@ -57,6 +57,8 @@ static void usage(FILE *f)
             "                         seq; R is START:STOP:STEP (units ok: 8MiB:256MiB:8MiB; STEP\n"
             "                         xF is geometric) or a list 1,4,16; up to 4 times for a grid\n"
             "      --optimize AXIS[=LO:HI]  the value maximising tokens/s/mm2 per mode\n"
+            "      --objective O      what --optimize maximises: mm2 (tokens/s/mm2, default),\n"
+            "                         usd (tokens/s per dollar) or joule (tokens per joule)\n"
             "      --plot FILE        draw the sweep with gnuplot (.png, .svg or .pdf); with\n"
             "                         timeline: the two-stream schedule of one layer\n"
             "      --compare          timeline: serial and preserve, one above the other (the\n"
@@ -79,7 +81,7 @@ static void usage(FILE *f)
 enum {
     OPT_MODEL = 256, OPT_ACCEL, OPT_DEVICES, OPT_BATCH, OPT_SEQ, OPT_CONTEXT, OPT_PHASE,
     OPT_MODE, OPT_LAYERS, OPT_DEVLIST, OPT_DATADIR, OPT_SWEEP, OPT_OPTIMIZE, OPT_PLOT, OPT_SHARD,
-    OPT_THREADS, OPT_COMPARE
+    OPT_THREADS, OPT_COMPARE, OPT_OBJECTIVE
 };
 
 static const struct option longopts[] = {
@@ -102,6 +104,7 @@ static const struct option longopts[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"compare", no_argument, NULL, OPT_COMPARE},
+    {"objective", required_argument, NULL, OPT_OBJECTIVE},
     {NULL, 0, NULL, 0}};
 
 /* The shortcuts that are one numeric override each. */
@@ -130,6 +133,17 @@ static int parse_format(cli *c, const char *arg)
             return PARSE_ON;
         }
     return usage_error("--format: expected table, json, csv or dot (got '%s')", arg);
+}
+
+static int parse_objective(cli *c, const char *arg)
+{
+    for (int o = 0; o < PM_OBJECTIVE_COUNT; o++)
+        if (strcmp(arg, pm_objective_name((pm_objective)o)) == 0) {
+            c->objective = (pm_objective)o;
+            c->objective_given = true;
+            return PARSE_ON;
+        }
+    return usage_error("--objective: expected mm2, usd or joule (got '%s')", arg);
 }
 
 static int parse_phase(cli *c, const char *arg)
@@ -211,6 +225,7 @@ static const struct given_bit {
     {OPT_SWEEP, GIVEN_SWEEP, "--sweep"},  {OPT_OPTIMIZE, GIVEN_OPTIMIZE, "--optimize"},
     {OPT_PLOT, GIVEN_PLOT, "--plot"},     {OPT_SHARD, GIVEN_SHARD, "--shard"},
     {OPT_THREADS, GIVEN_THREADS, "--threads"}, {OPT_COMPARE, GIVEN_COMPARE, "--compare"},
+    {OPT_OBJECTIVE, GIVEN_OBJECTIVE, "--objective"},
 };
 
 /* The name of the first option given among bits (the table's first, for overrides "--set"). */
@@ -246,6 +261,7 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
         c->sweeps[c->n_sweeps++] = arg;
         return PARSE_ON;
     case OPT_OPTIMIZE: c->optimize = arg; return PARSE_ON;
+    case OPT_OBJECTIVE: return parse_objective(c, arg);
     case OPT_PLOT: c->plot = arg; return PARSE_ON;
     case OPT_SHARD: c->shard = arg; return PARSE_ON;
     case OPT_COMPARE: c->compare = true; return PARSE_ON;
@@ -289,7 +305,8 @@ static int check_uses(const cli *c, const uses *u)
 static int dispatch_run(cli *c)
 {
     if (c->optimize) {
-        const uses u = {"--optimize", GIVEN_INPUTS | GIVEN_OPTIMIZE, 1u << FMT_CSV};
+        const uses u = {"--optimize", GIVEN_INPUTS | GIVEN_OPTIMIZE | GIVEN_OBJECTIVE,
+                        1u << FMT_CSV};
         return check_uses(c, &u) ? EXIT_USAGE : cmd_optimize(c);
     }
     if (c->n_sweeps > 0) {

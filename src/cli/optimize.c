@@ -1,6 +1,7 @@
 /*
  * optimize.c - --optimize AXIS[=LO:HI]: per mode, the value of one design axis that maximises
- * tokens/s/mm2 (the library's log-grid bracket refined with GSL's Brent minimiser).
+ * tokens/s/mm2, tokens/s per dollar or tokens per joule (--objective; the library's log-grid
+ * bracket refined with GSL's Brent minimiser).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,8 @@ int cmd_optimize(const cli *c)
         return rc;
     pm_optimum opt;
     pm_error err;
-    if (pm_optimize_axis(&s, kind, lo, hi, 33, 1e-3, 100, &opt, &err) != PM_OK) {
+    if (pm_optimize_axis_for(&s, kind, c->objective, lo, hi, 33, 1e-3, 100, &opt, &err) !=
+        PM_OK) {
         pm_scenario_release(&s);
         return config_error(&err);
     }
@@ -71,8 +73,11 @@ int cmd_optimize(const cli *c)
     printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
            pm_axis_column(kind), pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),
            opt.evaluations);
-    printf("mode,best_%s,density_tokens_per_s_per_mm2,bracket_lo,bracket_hi,brent_iterations\n",
-           pm_axis_column(kind));
+    if (c->objective != PM_OBJECTIVE_MM2)
+        printf("# objective %s: the value maximising %s\n", pm_objective_name(c->objective),
+               pm_objective_column(c->objective));
+    printf("mode,best_%s,%s,bracket_lo,bracket_hi,brent_iterations\n", pm_axis_column(kind),
+           pm_objective_column(c->objective));
     for (int m = 0; m < PM_MODE_COUNT; m++)
         printf("%s,%.6g,%.6g,%.6g,%.6g,%d\n", pm_mode_name((pm_mode)m),
                pm_axis_display_value(kind, opt.best_value[m]), opt.best_density[m],

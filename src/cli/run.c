@@ -4,6 +4,7 @@
  * pm_estimate_to_json) or as one CSV row.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,14 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         printf(",%s_request_s,%s_prefill_s,%s_decode_s,%s_tpot_s,%s_tokens_per_s", mn, mn, mn,
                mn, mn);
     }
-    printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial\n");
+    printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial");
+    printf(",device_usd");
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const char *mn = pm_mode_name((pm_mode)m);
+        printf(",%s_J_per_token,%s_avg_power_W,%s_tokens_per_J,%s_tokens_per_s_per_usd", mn, mn,
+               mn, mn);
+    }
+    printf("\n");
     const char *names[] = {s->name, s->model.name, s->accel.name};
     for (int i = 0; i < 3; i++) {
         fput_csv_field(stdout, names[i], false);
@@ -73,8 +81,58 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         printf(",%.9g,%.9g,%.9g,%.9g,%.9g", r->request_s, r->prefill_s, r->decode_s,
                r->tpot_s, r->tokens_per_s);
     }
-    printf(",%.6g,%.6g,%.6g\n", e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
+    printf(",%.6g,%.6g,%.6g", e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
            e->speedup_fused_vs_serial);
+    /* Figures the accelerator has no data for are NaN, as in the sweeps. */
+    const double nan = e->cost_present && e->energy_present ? 0.0 : (double)NAN;
+    printf(",%.9g", e->cost_present ? e->cost.device_usd : nan);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_mode_result *r = &e->modes[m];
+        if (e->energy_present)
+            printf(",%.9g,%.9g,%.9g", r->energy_per_token_J, r->avg_power_W, r->tokens_per_J);
+        else
+            printf(",NaN,NaN,NaN");
+        if (e->cost_present)
+            printf(",%.9g", r->tokens_per_s_per_usd);
+        else
+            printf(",NaN");
+    }
+    printf("\n");
+}
+
+/* The headline energy and dollar figures, after the time table. */
+static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
+{
+    if (!e->energy_present && !e->cost_present) {
+        printf("(accelerator %s has no energy or cost coefficients)\n", s->accel.name);
+        return;
+    }
+    printf("\n%-9s %12s %12s %12s %14s %14s\n", "mode", "J/token", "avg_W/dev", "tokens/J",
+           "static_J/dev", "L2_J/dev");
+    for (int m = 0; m < PM_MODE_COUNT && e->energy_present; m++) {
+        const pm_mode_result *r = &e->modes[m];
+        printf("%-9s %12.4f %12.1f %12.4f %14.1f %14.1f\n", pm_mode_name((pm_mode)m),
+               r->energy_per_token_J, r->avg_power_W, r->tokens_per_J, r->energy.static_J,
+               r->energy.l2_J);
+    }
+    if (!e->energy_present)
+        printf("(no energy coefficients: an \"energy\" object in accelerator %s)\n",
+               s->accel.name);
+    if (e->cost_present) {
+        const pm_device_cost *k = &e->cost;
+        char split[48] = "";
+        if (k->dies_per_package > 1)
+            snprintf(split, sizeof split, " as %d dies", k->dies_per_package);
+        printf("cost per device: $%.0f = die $%.0f (%.1f mm2%s, %.1f dies/wafer, yield %.1f%%) + "
+               "HBM $%.0f + package $%.0f\n",
+               k->device_usd, k->die_usd, k->die_mm2, split, k->dies_per_wafer,
+               k->yield_frac * 100, k->hbm_usd, k->package_usd);
+        printf("tokens/s per $1000 of devices: serial %.4f, fused %.4f, preserve %.4f\n",
+               e->modes[0].tokens_per_s_per_usd * 1e3, e->modes[1].tokens_per_s_per_usd * 1e3,
+               e->modes[2].tokens_per_s_per_usd * 1e3);
+    } else {
+        printf("(no cost coefficients: a \"cost\" object in accelerator %s)\n", s->accel.name);
+    }
 }
 
 /* The inputs, then one line per mode. */
@@ -101,6 +159,7 @@ static void write_table(const pm_scenario *s, const pm_estimate *e)
     printf("speedup: preserve vs serial %.3fx, preserve vs fused %.3fx, fused vs serial %.3fx\n",
            e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
            e->speedup_fused_vs_serial);
+    write_energy_cost(s, e);
 }
 
 int cmd_run(const cli *c)

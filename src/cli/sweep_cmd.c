@@ -23,10 +23,15 @@ static const char *const sweep_cols[] = {
     "fused_tpot_s", "preserve_tpot_s", "serial_tokens_per_s", "fused_tokens_per_s",
     "preserve_tokens_per_s", "speedup_preserve_vs_serial", "speedup_preserve_vs_fused",
     "speedup_fused_vs_serial", "die_mm2", "density_serial_tokens_per_s_per_mm2",
-    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2"};
+    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2", "device_usd",
+    "serial_J_per_token", "fused_J_per_token", "preserve_J_per_token", "serial_avg_power_W",
+    "fused_avg_power_W", "preserve_avg_power_W", "serial_tokens_per_J", "fused_tokens_per_J",
+    "preserve_tokens_per_J", "serial_tokens_per_s_per_usd", "fused_tokens_per_s_per_usd",
+    "preserve_tokens_per_s_per_usd"};
 #define N_SWEEP_COLS (sizeof sweep_cols / sizeof sweep_cols[0])
 
-/* The columns of one point (NaN where the point is invalid or has no area data). */
+/* The columns of one point (NaN where the point is invalid or the accelerator has no area,
+ * energy or cost data). */
 static void point_values(const pm_sweep_point *p, double *v)
 {
     if (p->status != PM_OK) {
@@ -40,8 +45,17 @@ static void point_values(const pm_sweep_point *p, double *v)
         r[0].request_s, r[1].request_s, r[2].request_s, r[0].tpot_s, r[1].tpot_s, r[2].tpot_s,
         r[0].tokens_per_s, r[1].tokens_per_s, r[2].tokens_per_s, e->speedup_preserve_vs_serial,
         e->speedup_preserve_vs_fused, e->speedup_fused_vs_serial, p->die_mm2, p->density[0],
-        p->density[1], p->density[2]};
+        p->density[1], p->density[2], e->cost.device_usd, r[0].energy_per_token_J,
+        r[1].energy_per_token_J, r[2].energy_per_token_J, r[0].avg_power_W, r[1].avg_power_W,
+        r[2].avg_power_W, r[0].tokens_per_J, r[1].tokens_per_J, r[2].tokens_per_J,
+        r[0].tokens_per_s_per_usd, r[1].tokens_per_s_per_usd, r[2].tokens_per_s_per_usd};
     memcpy(v, vals, sizeof vals);
+    /* Columns 16..28: device_usd, then J/token, W and tokens/J (energy), tokens/s/usd (cost). */
+    for (size_t i = 16; i < N_SWEEP_COLS; i++) {
+        const bool is_cost = i == 16 || i >= 26;
+        if (is_cost ? !e->cost_present : !e->energy_present)
+            v[i] = NAN;
+    }
 }
 
 /* The axes' titles in a figure, with their units (those of pm_axis_column). */
@@ -137,7 +151,9 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
                                  {"ttl", title, false},
                                  {"xlog", is_geometric(&ax[0]) ? "1" : "0", true},
                                  {"base", base, true},
-                                 {"baselabel", base_label, false}};
+                                 {"baselabel", base_label, false},
+                                 {"have_cost", s->accel.cost.present ? "1" : "0", true},
+                                 {"have_energy", s->accel.energy.present ? "1" : "0", true}};
         return plot_draw("sweep.gp", csv, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     }
     /* A tick at every grid value up to 12, then at every k-th; the values in the cells up to
@@ -326,6 +342,17 @@ static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_
         fputs("# note: accelerator ", f);
         fput_comment_text(f, s->accel.name);
         fputs(" has no area coefficients: die_mm2 and densities are NaN\n", f);
+    }
+    if (!s->accel.energy.present) {
+        fputs("# note: accelerator ", f);
+        fput_comment_text(f, s->accel.name);
+        fputs(" has no energy coefficients: the J_per_token, avg_power_W and tokens_per_J "
+              "columns are NaN\n", f);
+    }
+    if (!s->accel.cost.present) {
+        fputs("# note: accelerator ", f);
+        fput_comment_text(f, s->accel.name);
+        fputs(" has no cost coefficients: device_usd and tokens_per_s_per_usd are NaN\n", f);
     }
     for (int a = 0; a < n_ax; a++)
         fprintf(f, "%s,", pm_axis_column(ax[a].kind));

@@ -1,0 +1,102 @@
+/*
+ * die_cost.c - the dollar cost of one device (DESIGN.md section 14): a good die costs the wafer
+ * price over the good dies of a wafer (gross dies per wafer x yield, the ttm-cas model), plus
+ * the HBM it carries and its package. The die is the area model's (area.c), so a larger L2
+ * costs dollars as well as mm2. The coefficients are data (the accelerator's "cost" object,
+ * each number sourced); the yield model is a choice among the three the literature uses. A
+ * multi-die part (chiplets) splits its modelled area into equal dies, each yielded alone: a
+ * defect then scraps one chiplet, not the whole device (ttm-cas's dies_per_package).
+ */
+#include <math.h>
+
+#include "internal.h"
+
+#define PI 3.14159265358979323846
+
+static const char *const yield_names[PM_YIELD_COUNT] = {"negative_binomial", "murphy",
+                                                        "poisson"};
+
+const char *pm_yield_model_name(pm_yield_model m)
+{
+    return (int)m >= 0 && m < PM_YIELD_COUNT ? yield_names[m] : "?";
+}
+
+const char *const *pm_yield_model_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(yield_names);
+    return yield_names;
+}
+
+double pm_dies_per_wafer(double wafer_diameter_mm, double die_mm2)
+{
+    if (!(wafer_diameter_mm > 0) || !(die_mm2 > 0) || !isfinite(wafer_diameter_mm) ||
+        !isfinite(die_mm2))
+        return 0.0;
+    const double d = wafer_diameter_mm, r = d / 2.0;
+    const double dpw = PI * r * r / die_mm2 - PI * d / sqrt(2.0 * die_mm2);
+    return dpw > 0 ? dpw : 0.0;
+}
+
+double pm_die_yield(pm_yield_model model, double die_mm2, double d0_per_mm2, double alpha)
+{
+    if (!(die_mm2 >= 0) || !(d0_per_mm2 >= 0) || !isfinite(die_mm2) || !isfinite(d0_per_mm2))
+        return NAN;
+    const double ad = die_mm2 * d0_per_mm2;
+    switch (model) {
+    case PM_YIELD_NEGATIVE_BINOMIAL:
+        if (!(alpha > 0) || !isfinite(alpha))
+            return NAN;
+        return pow(1.0 + ad / alpha, -alpha);
+    case PM_YIELD_MURPHY: {
+        if (!(ad > 0))
+            return 1.0; /* the limit of (1 - e^-x) / x at 0 */
+        const double f = -expm1(-ad) / ad;
+        return f * f;
+    }
+    case PM_YIELD_POISSON: return exp(-ad);
+    case PM_YIELD_COUNT: break;
+    }
+    return NAN;
+}
+
+pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, pm_error *err)
+{
+    if (!a || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL accelerator or output");
+    *out = (pm_device_cost){0};
+    const pm_cost_params *k = &a->cost;
+    if (!k->present)
+        return pm_block_missing(err, a, "cost");
+    pm_area area;
+    pm_status st = pm_area_compute(a, &area, err);
+    if (st != PM_OK)
+        return st;
+    if (!(k->wafer_usd > 0) || !isfinite(k->wafer_usd) || !(k->hbm_usd_per_byte >= 0) ||
+        !isfinite(k->hbm_usd_per_byte) || !(k->package_usd >= 0) || !isfinite(k->package_usd))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
+                       "the wafer price must be finite and > 0, the HBM and package prices "
+                       "finite and >= 0");
+    const int n = k->dies_per_package > 0 ? k->dies_per_package : 1;
+    const double chiplet_mm2 = area.die_mm2 / n;
+    const double dpw = pm_dies_per_wafer(k->wafer_diameter_mm, chiplet_mm2);
+    const double y = pm_die_yield(k->yield_model, chiplet_mm2, k->defect_density_per_mm2,
+                                  k->yield_alpha);
+    if (!(dpw >= 1.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost.wafer_diameter_mm",
+                       "a %g mm wafer holds no whole die of %g mm2 (got %g dies per wafer)",
+                       k->wafer_diameter_mm, chiplet_mm2, dpw);
+    if (!(y > 0 && y <= 1.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
+                       "the yield of a %g mm2 die is not in (0, 1] (got %g): check "
+                       "defect_density and yield_alpha",
+                       chiplet_mm2, y);
+    out->die_mm2 = area.die_mm2;
+    out->dies_per_package = n;
+    out->dies_per_wafer = dpw;
+    out->yield_frac = y;
+    out->die_usd = n * k->wafer_usd / (dpw * y);
+    out->hbm_usd = k->hbm_usd_per_byte * a->hbm_capacity_bytes;
+    out->package_usd = k->package_usd;
+    out->device_usd = out->die_usd + out->hbm_usd + out->package_usd;
+    return PM_OK;
+}

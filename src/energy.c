@@ -1,0 +1,152 @@
+/*
+ * energy.c - the energy of a step (DESIGN.md section 14): bytes moved at each level times the
+ * energy per byte, MACs times the energy per MAC of their datatype, plus static power times
+ * time. The coefficients are data (the accelerator's "energy" object, each sourced).
+ *
+ * Counting rules, one home for both paths (pm_node_traffic, called by the graph path's
+ * pm_graph_traffic and by step.c's plans):
+ *  - HBM: each operation's own HBM bytes as its roofline counts them (activations, weights and
+ *    KV not served from L2, the tiling bound's extra traffic), and each prefetch's read.
+ *  - L2: a prefetched byte is written into L2 once and read back once by its consumer. Bytes
+ *    an operator streams from HBM are not counted again at L2: the roofline has no L2 term for
+ *    them, so neither has the energy (a limitation shared with the time model).
+ *  - Links: the bytes a device sends in an allreduce, for the algorithm it runs.
+ *  - MACs: flop / 2 of every operation in its compute datatype; an allreduce's additions are
+ *    not counted (b x hidden adds per allreduce, negligible beside the GEMMs).
+ * PRESERVE moves the same HBM bytes as the serial baseline (the prefetch reads what the
+ * consumer would have read) and adds the L2 write and read of each prefetched byte; it saves
+ * static energy by shortening the step. Which wins is the energy account of EXPERIMENTS.md.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double w)
+{
+    acc->hbm_bytes += w * t->hbm_bytes;
+    acc->l2_write_bytes += w * t->l2_write_bytes;
+    acc->l2_read_bytes += w * t->l2_read_bytes;
+    acc->link_bytes += w * t->link_bytes;
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        acc->mac[d] += w * t->mac[d];
+}
+
+void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                     const pm_node *n, const pm_op_cost *c, double w, pm_traffic *acc)
+{
+    switch (n->kind) {
+    case PM_NODE_ALLREDUCE: acc->link_bytes += w * pm_ar_link_bytes(&s->cluster, ar, n->comm_bytes); return;
+    case PM_NODE_PREFETCH:
+        acc->hbm_bytes += w * c->hbm_bytes;
+        acc->l2_write_bytes += w * (n->weight_bytes + n->kv_bytes);
+        return;
+    case PM_NODE_FUSED_MATMUL_ALLREDUCE: {
+        /* k chunks of n/k bytes: the algorithm is the one each chunk runs. */
+        const int k = c->chunks > 0 ? c->chunks : 1;
+        acc->link_bytes += w * k * pm_ar_link_bytes(&s->cluster, ar_fused, n->comm_bytes / k);
+        break;
+    }
+    default: break;
+    }
+    acc->hbm_bytes += w * c->hbm_bytes;
+    acc->l2_read_bytes += w * n->l2_bytes;
+    if ((int)n->dtype >= 0 && n->dtype < PM_DTYPE_COUNT)
+        acc->mac[n->dtype] += w * n->flop / 2.0;
+}
+
+pm_status pm_graph_traffic(const pm_scenario *s, const pm_graph *g, pm_traffic *out,
+                           pm_error *err)
+{
+    if (!s || !g || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_traffic");
+    memset(out, 0, sizeof *out);
+    pm_ar_model ar, arf;
+    pm_ar_model_init(&s->cluster, s->cluster.algorithm, &ar);
+    pm_ar_model_init_fused(&s->cluster, &arf);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        pm_op_cost c;
+        pm_status st = pm_op_cost_compute(s, g, i, &c, err);
+        if (st != PM_OK)
+            return st;
+        pm_node_traffic(s, &ar, &arf, &g->nodes[i], &c, 1.0, out);
+    }
+    return PM_OK;
+}
+
+static bool coeff_ok(double x)
+{
+    return x >= 0 && isfinite(x);
+}
+
+pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_error *err)
+{
+    if (!a || !power_W)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL accelerator or output");
+    *power_W = 0.0;
+    const pm_energy_params *e = &a->energy;
+    if (!e->present)
+        return pm_block_missing(err, a, "energy");
+    bool ok = coeff_ok(e->hbm_J_per_byte) && coeff_ok(e->l2_write_J_per_byte) &&
+              coeff_ok(e->l2_read_J_per_byte) && coeff_ok(e->link_J_per_byte) &&
+              coeff_ok(e->static_W) && coeff_ok(e->leakage_W_per_mm2);
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        ok = ok && coeff_ok(e->mac_J[d]);
+    if (!ok)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.energy",
+                       "every energy coefficient must be finite and >= 0");
+    double leak = 0.0;
+    if (e->leakage_W_per_mm2 > 0) {
+        pm_area area;
+        pm_status st = pm_area_compute(a, &area, err);
+        if (st != PM_OK)
+            return st;
+        leak = e->leakage_W_per_mm2 * area.die_mm2;
+    }
+    *power_W = e->static_W + leak;
+    return PM_OK;
+}
+
+pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double time_s,
+                            pm_energy *out, pm_error *err)
+{
+    if (!a || !t || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_energy_compute");
+    *out = (pm_energy){0};
+    if (!(time_s >= 0) || !isfinite(time_s))
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "time must be finite and >= 0 (got %g s)",
+                       time_s);
+    double p_static;
+    pm_status st = pm_static_power(a, &p_static, err);
+    if (st != PM_OK)
+        return st;
+    pm_energy_of(a, p_static, t, time_s, out);
+    return PM_OK;
+}
+
+void pm_energy_of(const pm_accelerator *a, double p_static, const pm_traffic *t, double time_s,
+                  pm_energy *out)
+{
+    const pm_energy_params *e = &a->energy;
+    out->hbm_J = t->hbm_bytes * e->hbm_J_per_byte;
+    out->l2_J = t->l2_write_bytes * e->l2_write_J_per_byte + t->l2_read_bytes * e->l2_read_J_per_byte;
+    out->link_J = t->link_bytes * e->link_J_per_byte;
+    out->mac_J = 0.0;
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        out->mac_J += t->mac[d] * e->mac_J[d];
+    out->static_J = p_static * time_s;
+    out->total_J = out->hbm_J + out->l2_J + out->link_J + out->mac_J + out->static_J;
+}
+
+pm_status pm_full_bandwidth_power(const pm_accelerator *a, double *power_W, pm_error *err)
+{
+    if (!power_W)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL output");
+    pm_status st = pm_static_power(a, power_W, err);
+    if (st != PM_OK)
+        return st;
+    const pm_energy_params *e = &a->energy;
+    *power_W += a->hbm_bandwidth_bytes_per_s *
+                (e->hbm_J_per_byte + e->l2_write_J_per_byte + e->l2_read_J_per_byte);
+    return PM_OK;
+}

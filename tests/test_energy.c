@@ -1,0 +1,544 @@
+/*
+ * test_energy.c - energy and dollar cost: the bytes and MACs of one decode step and its energy
+ * by hand, the fast path's traffic against the graph path's, the decode sum against brute
+ * force, the die cost of an 826 mm2 7 nm die by hand (dies per wafer and the three yield
+ * models), the bundled parts' modelled power against their board power, accelerators without
+ * the blocks, and properties (energy grows with bytes moved; cost grows with die area).
+ */
+#include <gsl/gsl_errno.h>
+
+#include "testutil.h"
+
+/* Tolerances: sums of a few dozen exact products of small integers and decimal coefficients;
+ * 1e-12 leaves room for the order of the sums. The decode sum adds thousands of steps in closed
+ * form against one at a time: 1e-9. */
+#define HAND 1e-12
+#define SUM 1e-9
+
+/* A one-layer model small enough to count every byte by hand, on 2 devices in a ring (the
+ * shared hand scenario, shrunk). */
+static pm_scenario tiny(void)
+{
+    pm_scenario s = pm_test_hand_scenario(2);
+    snprintf(s.name, sizeof s.name, "tiny");
+    s.model.layers = 1;
+    s.model.hidden = 64;
+    s.model.heads = s.model.kv_heads = 2;
+    s.model.head_dim = 32;
+    s.model.intermediate = 128;
+    s.model.vocab = 256;
+    s.model.tied_embeddings = true;
+    pm_accelerator *a = &s.accel;
+    a->l2_capacity_bytes = 64.0 * 1048576.0;
+    a->kv_strided_efficiency_frac = 1.0;
+    a->kernel_launch_s = 1e-6;
+    a->energy.present = true;
+    a->energy.hbm_J_per_byte = 48e-12;        /* 6 pJ/bit */
+    a->energy.l2_write_J_per_byte = 11.6e-12; /* 1.45 pJ/bit */
+    a->energy.l2_read_J_per_byte = 5e-12;
+    a->energy.link_J_per_byte = 10.4e-12;     /* 1.3 pJ/bit */
+    a->energy.mac_J[PM_DTYPE_INT8] = 0.23e-12;
+    a->energy.static_W = 100.0;
+    s.cluster.topology = PM_TOPO_RING;
+    s.cluster.link_latency_s = 1e-6;
+    s.workload.batch = 1;
+    s.workload.seq_len = 200;
+    return s;
+}
+
+static pm_traffic step_traffic(const pm_scenario *s, pm_mode m, int64_t ctx)
+{
+    pm_traffic t;
+    pm_error err;
+    pm_status st = pm_decode_step_traffic(s, m, ctx, &t, &err);
+    if (st != PM_OK)
+        fail_msg("pm_decode_step_traffic: %s", err.message);
+    return t;
+}
+
+static pm_traffic graph_traffic(const pm_scenario *s, pm_mode m, pm_phase ph, int64_t ctx)
+{
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    pm_traffic t;
+    pm_error err;
+    pm_status st = pm_graph_build_mode(s, m, ph, ctx, 0, g, &err);
+    if (st == PM_OK)
+        st = pm_graph_traffic(s, g, &t, &err);
+    pm_graph_free(g);
+    if (st != PM_OK)
+        fail_msg("graph traffic: %s", err.message);
+    return t;
+}
+
+static void assert_traffic_rel(const pm_traffic *a, const pm_traffic *b, double rel)
+{
+    assert_rel(a->hbm_bytes, b->hbm_bytes, rel);
+    assert_rel(a->l2_write_bytes, b->l2_write_bytes, rel);
+    assert_rel(a->l2_read_bytes, b->l2_read_bytes, rel);
+    assert_rel(a->link_bytes, b->link_bytes, rel);
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        assert_rel(a->mac[d], b->mac[d], rel);
+}
+
+static double step_time(const pm_scenario *s, pm_mode m, int64_t ctx)
+{
+    double t;
+    assert_int_equal(pm_decode_step_time(s, m, ctx, &t, NULL), PM_OK);
+    return t;
+}
+
+static void test_one_step_energy_by_hand(void **state)
+{
+    (void)state;
+    const pm_scenario s = tiny();
+    /* Per device: 1 query and 1 KV head of 32, 64 MLP columns, 128 LM-head rows; batch 1,
+     * int8 everywhere (1 byte per element), context 100. Node by node (act + weight + KV):
+     *   Embedding   act 64 x (1 + 1) = 128
+     *   norm1       act 2 x 64 = 128                         flop 5 x 64 = 320
+     *   QKV 64x96   act 64 + 96 = 160, weights 6144          flop 2 x 64 x 96 = 12288
+     *   RoPE        act 2 x 2 x 32 + 2 x 32 = 192            flop 6 x 2 x 32 = 384
+     *   Attention   act 2 x 32 = 64, KV 2 x 100 x 32 = 6400  flop 4x100x32 + 5x100 = 13300
+     *   O 32x64     act 32 + 64 = 96, weights 2048           flop 4096
+     *   AR.attn     64 bytes
+     *   norm2       act 128                                  flop 320
+     *   Gate, Up    act 128 each, weights 4096 each          flop 8192 each
+     *   SiLUxMul    act 3 x 64 = 192                         flop 6 x 64 = 384
+     *   Down 64x64  act 128, weights 4096                    flop 8192
+     *   AR.mlp      64 bytes
+     *   FinalNorm   act 128                                  flop 320
+     *   LMHead      act 64 + 128 = 192, weights 8192         flop 16384
+     * HBM = 1792 act + 28672 weights + 6400 KV = 36864 bytes (no tiling traffic: 64 MiB of
+     * L2); MACs = 72372 / 2 = 36186; link: a ring of 2 sends 2 (p - 1) / p x 64 = 64 bytes per
+     * allreduce, 128. PRESERVE: AR.attn's window prefetches Gate, Up and Down (12288 bytes),
+     * AR.mlp's the LM head (8192): 20480 bytes written to L2 and read back, the same HBM. */
+    const double hbm = 36864, macs = 36186, link = 128, l2 = 20480;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_traffic t = step_traffic(&s, (pm_mode)m, 100);
+        assert_rel(t.hbm_bytes, hbm, HAND);
+        assert_rel(t.mac[PM_DTYPE_INT8], macs, HAND);
+        assert_rel(t.link_bytes, link, HAND);
+        const double want_l2 = m == PM_MODE_PRESERVE ? l2 : 0.0;
+        assert_rel(t.l2_write_bytes, want_l2, HAND);
+        assert_rel(t.l2_read_bytes, want_l2, HAND);
+        /* The graph path counts the same. */
+        const pm_traffic g = graph_traffic(&s, (pm_mode)m, PM_PHASE_DECODE, 100);
+        assert_traffic_rel(&t, &g, HAND);
+        /* Energy: 36864 x 48 pJ + 128 x 10.4 pJ + 36186 x 0.23 pJ (+ L2: 20480 x (11.6 + 5)
+         * pJ) + 100 W x the step time. */
+        const double dt = step_time(&s, (pm_mode)m, 100);
+        pm_energy e;
+        assert_int_equal(pm_energy_compute(&s.accel, &t, dt, &e, NULL), PM_OK);
+        assert_rel(e.hbm_J, 36864 * 48e-12, HAND);
+        assert_rel(e.link_J, 128 * 10.4e-12, HAND);
+        assert_rel(e.mac_J, 36186 * 0.23e-12, HAND);
+        assert_rel(e.l2_J, want_l2 * 16.6e-12, HAND);
+        assert_rel(e.static_J, 100.0 * dt, HAND);
+        assert_rel(e.total_J, 1769472e-12 + 1331.2e-12 + 8322.78e-12 + want_l2 * 16.6e-12 +
+                                  100.0 * dt, HAND);
+    }
+}
+
+static void test_fast_traffic_equals_graph_traffic_bundled(void **state)
+{
+    (void)state;
+    /* gemma2-9b alternates windowed and global layers, gemma3-27b has five windowed layers to
+     * one global: both classes of attention. */
+    static const char *const names[] = {"llama70b", "llama70b-h100", "llama8b", "phi3-medium",
+                                        "qwen2-7b", "paper-dse", "gemma2-9b", "gemma3-27b"};
+    for (size_t i = 0; i < (sizeof names / sizeof names[0]); i++) {
+        pm_scenario s = pm_test_load(names[i], NULL, 0);
+        const int64_t sp = pm_workload_prompt_tokens(&s.workload);
+        const int64_t ctxs[] = {sp, s.workload.seq_len - 1, 200000};
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            for (size_t k = 0; k < 3; k++) {
+                const pm_traffic f = step_traffic(&s, (pm_mode)m, ctxs[k]);
+                const pm_traffic g = graph_traffic(&s, (pm_mode)m, PM_PHASE_DECODE, ctxs[k]);
+                assert_traffic_rel(&f, &g, 1e-10);
+            }
+        }
+        pm_scenario_release(&s);
+    }
+}
+
+/* The request's traffic in closed form equals the prefill (graph path) plus every decode step
+ * summed one at a time, across the context where the KV cache stops fitting the window. */
+static void check_request_traffic(const pm_scenario *sc)
+{
+    pm_scenario s = *sc;
+    pm_estimate e;
+    pm_error err;
+    assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
+    assert_true(e.energy_present);
+    const int64_t sp = e.prefill_tokens, last = s.workload.seq_len - 1;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_traffic sum = graph_traffic(&s, (pm_mode)m, PM_PHASE_PREFILL, sp);
+        double decode_s = 0.0;
+        for (int64_t c = sp; c <= last; c++) {
+            const pm_traffic t = step_traffic(&s, (pm_mode)m, c);
+            sum.hbm_bytes += t.hbm_bytes;
+            sum.l2_write_bytes += t.l2_write_bytes;
+            sum.l2_read_bytes += t.l2_read_bytes;
+            sum.link_bytes += t.link_bytes;
+            sum.mac[PM_DTYPE_INT8] += t.mac[PM_DTYPE_INT8];
+            decode_s += step_time(&s, (pm_mode)m, c);
+        }
+        const pm_mode_result *r = &e.modes[m];
+        assert_traffic_rel(&r->traffic, &sum, SUM);
+        if (m == PM_MODE_PRESERVE)
+            assert_true(r->traffic.l2_write_bytes > 0);
+        pm_energy want;
+        assert_int_equal(pm_energy_compute(&s.accel, &sum, r->request_s, &want, NULL), PM_OK);
+        assert_rel(r->energy.total_J, want.total_J, SUM);
+        assert_rel(r->decode_s, decode_s, SUM);
+        /* The tpot step's energy: that step's traffic over its time. */
+        const pm_traffic tl = step_traffic(&s, (pm_mode)m, last);
+        pm_energy et;
+        assert_int_equal(pm_energy_compute(&s.accel, &tl, r->tpot_s, &et, NULL), PM_OK);
+        assert_rel(r->tpot_energy_J, et.total_J, HAND);
+        /* Per token: 2 devices x the request's energy over 1 x 600 generated tokens. */
+        assert_rel(r->energy_per_token_J, 2.0 * r->energy.total_J / 600.0, HAND);
+        assert_rel(r->tokens_per_J, 1.0 / r->energy_per_token_J, HAND);
+        assert_rel(r->avg_power_W, r->energy.total_J / r->request_s, HAND);
+    }
+}
+
+static void test_request_traffic_matches_brute_force(void **state)
+{
+    (void)state;
+    pm_scenario s = tiny();
+    s.model.layers = 3;
+    s.accel.l2_capacity_bytes = 40000.0; /* the KV cache (64 bytes per position) spills */
+    s.workload.seq_len = 1200;
+    check_request_traffic(&s);
+    /* Every other layer windowed at 700 positions, inside the decode range (600..1199): the
+     * local layers' traffic stops growing there. */
+    s.model.sliding_window = 700;
+    s.model.window_period = 2;
+    s.model.local_mask = 1;
+    check_request_traffic(&s);
+}
+
+static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
+{
+    (void)state;
+    /* GA100, 826 mm2 on a 300 mm wafer: pi 150^2 / 826 = 85.57607 gross, minus the edge loss
+     * pi 300 / sqrt(2 x 826) = 942.4778 / 40.64480 = 23.18815: 62.38792 dies. D0 0.15 /cm2 =
+     * 0.0015 /mm2, A D0 = 1.239: negative binomial (1 + 1.239 / 3)^-3 = 1.413^-3 = 0.3544651;
+     * Murphy ((1 - e^-1.239) / 1.239)^2 = 0.3286799; Poisson e^-1.239 = 0.2896737. One good
+     * die: $9346 / (62.38792 x 0.3544651) = $422.62, "a few hundred dollars" (reference §4.3:
+     * $423). Tolerance: the hand values carry 7 digits. */
+    assert_rel(pm_dies_per_wafer(300, 826), 62.38792, 1e-6);
+    assert_rel(pm_die_yield(PM_YIELD_NEGATIVE_BINOMIAL, 826, 0.0015, 3), 0.3544651, 1e-6);
+    assert_rel(pm_die_yield(PM_YIELD_MURPHY, 826, 0.0015, 0), 0.3286799, 1e-6);
+    assert_rel(pm_die_yield(PM_YIELD_POISSON, 826, 0.0015, 0), 0.2896737, 1e-6);
+    assert_rel(pm_die_yield(PM_YIELD_MURPHY, 826, 0.0, 0), 1.0, 0.0);
+    assert_true(isnan(pm_die_yield(PM_YIELD_NEGATIVE_BINOMIAL, 826, 0.0015, 0)));
+    assert_true(isnan(pm_die_yield(PM_YIELD_COUNT, 826, 0.0015, 3)));
+    /* The same through an accelerator whose area model gives exactly 826 mm2 (other_mm2), with
+     * 80 GiB of HBM at $7/GB = 85.899 GB x 7 = $601.30 and a $750 package. */
+    pm_accelerator a;
+    memset(&a, 0, sizeof a);
+    a.hbm_capacity_bytes = 80.0 * 1073741824.0;
+    a.area.present = true;
+    a.area.other_mm2 = 826.0;
+    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750,
+                              1};
+    pm_device_cost c;
+    assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+    assert_rel(c.die_mm2, 826, 0);
+    assert_rel(c.dies_per_wafer, 62.38792, 1e-6);
+    assert_rel(c.yield_frac, 0.3544651, 1e-6);
+    assert_rel(c.die_usd, 422.6217, 1e-6);
+    assert_rel(c.hbm_usd, 601.2954, 1e-6);
+    assert_rel(c.package_usd, 750, 0);
+    assert_rel(c.device_usd, 422.6217 + 601.2954 + 750, 1e-6);
+    /* The same area as two chiplets of 413 mm2: pi 150^2 / 413 - pi 300 / sqrt(826) = 171.1521
+     * - 32.79300 = 138.3591 dies per wafer, yield (1 + 0.6195 / 3)^-3 = 0.5694007, two good
+     * dies $2 x 9346 / (138.3591 x 0.5694007) = $237.26: a defect scraps half the silicon. */
+    a.cost.dies_per_package = 2;
+    assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+    assert_int_equal(c.dies_per_package, 2);
+    assert_rel(c.dies_per_wafer, 138.3591, 1e-6);
+    assert_rel(c.yield_frac, 0.5694007, 1e-6);
+    assert_rel(c.die_usd, 237.2629, 1e-6);
+    a.cost.dies_per_package = 1;
+    /* A die larger than the wafer leaves no die. */
+    a.area.other_mm2 = 80000.0;
+    pm_error err;
+    assert_int_equal(pm_device_cost_compute(&a, &c, &err), PM_ERR_RANGE);
+    assert_string_equal(err.path, "$.accelerator.cost.wafer_diameter_mm");
+    assert_rel(pm_dies_per_wafer(300, 80000.0), 0.0, 0.0);
+    assert_rel(pm_dies_per_wafer(0, 826), 0.0, 0.0);
+}
+
+static void test_cost_and_energy_need_their_blocks(void **state)
+{
+    (void)state;
+    pm_scenario s = tiny();
+    s.accel.energy.present = false;
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_false(e.energy_present);
+    assert_false(e.cost_present);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_rel(e.modes[m].energy.total_J, 0.0, 0.0);
+        assert_rel(e.modes[m].tokens_per_s_per_usd, 0.0, 0.0);
+        assert_true(e.modes[m].traffic.hbm_bytes > 0); /* counted all the same */
+    }
+    pm_error err;
+    double w;
+    pm_device_cost c;
+    assert_int_equal(pm_static_power(&s.accel, &w, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.energy");
+    assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.cost");
+    /* Cost without area coefficients names the area object. */
+    s.accel.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750, 1};
+    assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.area");
+    /* Leakage needs the die; a NaN coefficient is refused. */
+    s.accel.energy.present = true;
+    s.accel.energy.leakage_W_per_mm2 = 0.1;
+    assert_int_equal(pm_static_power(&s.accel, &w, &err), PM_ERR_MISSING);
+    s.accel.energy.leakage_W_per_mm2 = NAN;
+    assert_int_equal(pm_static_power(&s.accel, &w, &err), PM_ERR_RANGE);
+    s.accel.cost.present = false;
+    assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_ERR_RANGE);
+    assert_string_equal(err.path, "$.accelerator.energy");
+    s.accel.energy.leakage_W_per_mm2 = 0.0;
+    pm_energy en;
+    pm_traffic t = {0};
+    assert_int_equal(pm_energy_compute(&s.accel, &t, -1.0, &en, &err), PM_ERR_RANGE);
+    assert_int_equal(pm_energy_compute(&s.accel, NULL, 1.0, &en, &err), PM_ERR_INVALID_ARG);
+}
+
+static void test_loads_energy_and_cost_blocks(void **state)
+{
+    (void)state;
+    pm_accelerator a;
+    pm_error err;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    assert_int_equal(pm_accelerator_load(PM_TEST_CONFIG_DIR "/valid/accelerator-with-energy-cost.json",
+                                         &opts, &a, &err),
+                     PM_OK);
+    assert_true(a.energy.present && a.cost.present);
+    /* Units converted once: 6 pJ/bit = 48 pJ/byte; 11.6 pJ/byte as written; 0.15 /cm2 =
+     * 0.0015 /mm2; $7/GB = 7e-9 $/byte. */
+    assert_rel(a.energy.hbm_J_per_byte, 48e-12, HAND);
+    assert_rel(a.energy.l2_write_J_per_byte, 11.6e-12, HAND);
+    assert_rel(a.energy.l2_read_J_per_byte, 11.6e-12, HAND);
+    assert_rel(a.energy.link_J_per_byte, 10.4e-12, HAND);
+    assert_rel(a.energy.mac_J[PM_DTYPE_INT8], 0.23e-12, HAND);
+    assert_rel(a.energy.mac_J[PM_DTYPE_BF16], 1.5e-12, HAND);
+    assert_rel(a.energy.mac_J[PM_DTYPE_FP32], 0.0, 0.0);
+    assert_rel(a.energy.static_W, 20, 0);
+    assert_rel(a.energy.leakage_W_per_mm2, 0.15, 0);
+    assert_rel(a.energy.board_power_W, 400, 0);
+    assert_rel(a.cost.wafer_usd, 9346, 0);
+    assert_rel(a.cost.wafer_diameter_mm, 300, 0);
+    assert_rel(a.cost.defect_density_per_mm2, 0.0015, HAND);
+    assert_int_equal(a.cost.yield_model, PM_YIELD_NEGATIVE_BINOMIAL);
+    assert_rel(a.cost.yield_alpha, 3, 0);
+    assert_rel(a.cost.hbm_usd_per_byte, 7e-9, HAND);
+    assert_rel(a.cost.package_usd, 750, 0);
+    /* Static power: 20 W + 0.15 W/mm2 x the modelled die (0.76 x 800 + 2.5 x 192 + 15 x 4 +
+     * 1.7 x 7 + 116 = 1275.9 mm2) = 211.385 W. */
+    double w;
+    assert_int_equal(pm_static_power(&a, &w, NULL), PM_OK);
+    assert_rel(w, 20 + 0.15 * 1275.9, 1e-12);
+    assert_string_equal(pm_yield_model_name(PM_YIELD_MURPHY), "murphy");
+    assert_string_equal(pm_yield_model_name(PM_YIELD_COUNT), "?");
+}
+
+/* Every bundled part with a board power: streaming HBM at its nominal bandwidth through L2,
+ * with static power, stays below it, and so does every mode's average power on the bundled
+ * scenarios. The H100 by name: below its 700 W. */
+static void test_modelled_power_below_board_power(void **state)
+{
+    (void)state;
+    char **names = NULL;
+    size_t n = 0;
+    assert_int_equal(pm_data_list(PM_TEST_DATA_DIR, PM_KIND_ACCELERATOR, &names, &n, NULL), PM_OK);
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    int checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        pm_accelerator a;
+        assert_int_equal(pm_accelerator_load(names[i], &opts, &a, NULL), PM_OK);
+        assert_true(a.energy.present); /* every bundled part has the blocks */
+        assert_true(a.cost.present);
+        if (!(a.energy.board_power_W > 0))
+            continue;
+        double w;
+        assert_int_equal(pm_full_bandwidth_power(&a, &w, NULL), PM_OK);
+        if (!(w < a.energy.board_power_W))
+            fail_msg("%s: %g W at full HBM bandwidth, board power %g W", names[i], w,
+                     a.energy.board_power_W);
+        if (strcmp(names[i], "h100-sxm") == 0)
+            assert_true(w < 700.0);
+        checked++;
+    }
+    assert_true(checked >= 6);
+    pm_names_free(names, n);
+    static const char *const scen[] = {"llama70b", "llama70b-h100", "llama8b", "phi3-medium",
+                                       "phi3-small", "qwen2-72b", "qwen2-7b", "paper-dse",
+                                       "gemma2-9b", "gemma3-27b", "mistral7b", "falcon7b",
+                                       "llama405b-h200"};
+    for (size_t i = 0; i < (sizeof scen / sizeof scen[0]); i++) {
+        pm_scenario s = pm_test_load(scen[i], NULL, 0);
+        pm_estimate e;
+        assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+        assert_true(e.energy_present && e.cost_present);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const double p = e.modes[m].avg_power_W;
+            if (!(p > 0) || (s.accel.energy.board_power_W > 0 && !(p < s.accel.energy.board_power_W)))
+                fail_msg("%s %s: average power %g W, board power %g W", scen[i],
+                         pm_mode_name((pm_mode)m), p, s.accel.energy.board_power_W);
+        }
+        pm_scenario_release(&s);
+    }
+}
+
+static void test_property_energy_grows_with_bytes_moved(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    pm_traffic t = step_traffic(&s, PM_MODE_PRESERVE, 4096);
+    pm_energy base, more;
+    assert_int_equal(pm_energy_compute(&s.accel, &t, 0.01, &base, NULL), PM_OK);
+    double *fields[] = {&t.hbm_bytes, &t.l2_write_bytes, &t.l2_read_bytes, &t.link_bytes,
+                        &t.mac[PM_DTYPE_INT8]};
+    for (size_t i = 0; i < (sizeof fields / sizeof fields[0]); i++) {
+        *fields[i] += 1e6;
+        assert_int_equal(pm_energy_compute(&s.accel, &t, 0.01, &more, NULL), PM_OK);
+        assert_true(more.total_J > base.total_J);
+        base = more;
+    }
+    /* A longer context moves more KV bytes: each step's energy grows, in every mode. */
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double prev = 0.0;
+        for (int64_t c = 1024; c <= 262144; c *= 4) {
+            const pm_traffic tc = step_traffic(&s, (pm_mode)m, c);
+            pm_energy ec;
+            assert_int_equal(pm_energy_compute(&s.accel, &tc, step_time(&s, (pm_mode)m, c), &ec,
+                                               NULL),
+                             PM_OK);
+            assert_true(ec.total_J > prev);
+            prev = ec.total_J;
+            /* PRESERVE reads the same HBM bytes as the baseline, plus its L2 traffic. */
+            const pm_traffic ts = step_traffic(&s, PM_MODE_SERIAL, c);
+            if (m == PM_MODE_PRESERVE) {
+                assert_rel(tc.hbm_bytes, ts.hbm_bytes, 1e-12);
+                assert_rel(tc.l2_write_bytes, tc.l2_read_bytes, 0.0);
+            }
+        }
+    }
+    pm_scenario_release(&s);
+}
+
+static void test_property_cost_grows_with_die_area(void **state)
+{
+    (void)state;
+    pm_accelerator a;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    assert_int_equal(pm_accelerator_load("a100-sxm-80gb", &opts, &a, NULL), PM_OK);
+    for (int y = 0; y < PM_YIELD_COUNT; y++) {
+        a.cost.yield_model = (pm_yield_model)y;
+        double prev_usd = 0.0, prev_mm2 = 0.0;
+        for (double mib = 1; mib <= 1024; mib *= 2) {
+            a.l2_capacity_bytes = mib * 1048576.0;
+            pm_device_cost c;
+            assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+            assert_true(c.die_mm2 > prev_mm2);
+            assert_true(c.die_usd > prev_usd);
+            prev_usd = c.die_usd;
+            prev_mm2 = c.die_mm2;
+        }
+    }
+    /* Yield and dies per wafer both fall as the die grows. */
+    for (double mm2 = 50; mm2 < 800; mm2 += 50) {
+        assert_true(pm_dies_per_wafer(300, mm2 + 50) < pm_dies_per_wafer(300, mm2));
+        for (int y = 0; y < PM_YIELD_COUNT; y++)
+            assert_true(pm_die_yield((pm_yield_model)y, mm2 + 50, 0.0015, 3) <
+                        pm_die_yield((pm_yield_model)y, mm2, 0.0015, 3));
+    }
+}
+
+static void test_optimum_per_objective(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("paper-dse", NULL, 0);
+    pm_optimum mm2, mm2_for, usd, joule;
+    const double lo = 1048576.0, hi = 1024.0 * 1048576.0;
+    assert_int_equal(pm_optimize_axis(&s, PM_AXIS_L2, lo, hi, 33, 1e-3, 100, &mm2, NULL), PM_OK);
+    assert_int_equal(pm_optimize_axis_for(&s, PM_AXIS_L2, PM_OBJECTIVE_MM2, lo, hi, 33, 1e-3, 100,
+                                          &mm2_for, NULL),
+                     PM_OK);
+    assert_memory_equal(&mm2, &mm2_for, sizeof mm2);
+    assert_int_equal(pm_optimize_axis_for(&s, PM_AXIS_L2, PM_OBJECTIVE_USD, lo, hi, 33, 1e-3, 100,
+                                          &usd, NULL),
+                     PM_OK);
+    assert_int_equal(pm_optimize_axis_for(&s, PM_AXIS_L2, PM_OBJECTIVE_JOULE, lo, hi, 33, 1e-3,
+                                          100, &joule, NULL),
+                     PM_OK);
+    /* The objective at the optimum is the estimate's figure there. */
+    const pm_mode P = PM_MODE_PRESERVE;
+    pm_scenario t = s;
+    pm_estimate e;
+    assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, usd.best_value[P], NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&t, &e, NULL), PM_OK);
+    assert_rel(usd.best_density[P], e.modes[P].tokens_per_s_per_usd, 1e-12);
+    assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, joule.best_value[P], NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&t, &e, NULL), PM_OK);
+    assert_rel(joule.best_density[P], e.modes[P].tokens_per_J, 1e-12);
+    /* The fixed share of a device's price (HBM, package) puts the per-dollar optimum at a larger
+     * L2 than the per-mm2 one; leakage and L2 energy put the per-joule one at a smaller L2. */
+    assert_true(usd.best_value[P] > mm2.best_value[P]);
+    assert_true(joule.best_value[P] < mm2.best_value[P]);
+    /* Each objective needs its object, and names it. */
+    pm_error err;
+    t = s;
+    t.accel.cost.present = false;
+    t.accel.energy.present = false;
+    assert_int_equal(pm_optimize_axis_for(&t, PM_AXIS_L2, PM_OBJECTIVE_USD, lo, hi, 33, 1e-3, 100,
+                                          &usd, &err),
+                     PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.cost");
+    assert_int_equal(pm_optimize_axis_for(&t, PM_AXIS_L2, PM_OBJECTIVE_JOULE, lo, hi, 33, 1e-3,
+                                          100, &joule, &err),
+                     PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.energy");
+    assert_int_equal(pm_optimize_axis_for(&t, PM_AXIS_L2, PM_OBJECTIVE_COUNT, lo, hi, 33, 1e-3,
+                                          100, &joule, &err),
+                     PM_ERR_INVALID_ARG);
+    assert_string_equal(pm_objective_name(PM_OBJECTIVE_JOULE), "joule");
+    assert_string_equal(pm_objective_column(PM_OBJECTIVE_USD), "tokens_per_s_per_usd");
+    assert_string_equal(pm_objective_name(PM_OBJECTIVE_COUNT), "?");
+    /* Bad arguments of the traffic and power calls. */
+    pm_traffic tr;
+    double w;
+    assert_int_equal(pm_decode_step_traffic(&s, PM_MODE_COUNT, 10, &tr, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_decode_step_traffic(&s, PM_MODE_SERIAL, -1, &tr, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_graph_traffic(&s, NULL, &tr, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_full_bandwidth_power(&t.accel, &w, &err), PM_ERR_MISSING);
+    assert_int_equal(pm_full_bandwidth_power(&t.accel, NULL, &err), PM_ERR_INVALID_ARG);
+    pm_scenario_release(&s);
+}
+
+int main(void)
+{
+    gsl_set_error_handler_off();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_step_energy_by_hand),
+        cmocka_unit_test(test_fast_traffic_equals_graph_traffic_bundled),
+        cmocka_unit_test(test_request_traffic_matches_brute_force),
+        cmocka_unit_test(test_die_cost_of_826mm2_7nm_by_hand),
+        cmocka_unit_test(test_cost_and_energy_need_their_blocks),
+        cmocka_unit_test(test_loads_energy_and_cost_blocks),
+        cmocka_unit_test(test_modelled_power_below_board_power),
+        cmocka_unit_test(test_property_energy_grows_with_bytes_moved),
+        cmocka_unit_test(test_property_cost_grows_with_die_area),
+        cmocka_unit_test(test_optimum_per_objective),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
