@@ -18,44 +18,13 @@
 #include "output.h"
 #include "plot.h"
 
-static const char *const sweep_cols[] = {
-    "serial_request_s", "fused_request_s", "preserve_request_s", "serial_tpot_s",
-    "fused_tpot_s", "preserve_tpot_s", "serial_tokens_per_s", "fused_tokens_per_s",
-    "preserve_tokens_per_s", "speedup_preserve_vs_serial", "speedup_preserve_vs_fused",
-    "speedup_fused_vs_serial", "die_mm2", "density_serial_tokens_per_s_per_mm2",
-    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2", "device_usd",
-    "serial_J_per_token", "fused_J_per_token", "preserve_J_per_token", "serial_avg_power_W",
-    "fused_avg_power_W", "preserve_avg_power_W", "serial_tokens_per_J", "fused_tokens_per_J",
-    "preserve_tokens_per_J", "serial_tokens_per_s_per_usd", "fused_tokens_per_s_per_usd",
-    "preserve_tokens_per_s_per_usd"};
-#define N_SWEEP_COLS (sizeof sweep_cols / sizeof sweep_cols[0])
+/* The result columns are the library's (pm_sweep_column_name, pm_sweep_point_values): one
+ * home for the sweep's columns, which the Python module reads too. */
+#define MAX_SWEEP_COLS 64 /* room for pm_sweep_column_count() (checked before a sweep) */
 
-/* The columns of one point (NaN where the point is invalid or the accelerator has no area,
- * energy or cost data). */
 static void point_values(const pm_sweep_point *p, double *v)
 {
-    if (p->status != PM_OK) {
-        for (size_t i = 0; i < N_SWEEP_COLS; i++)
-            v[i] = NAN;
-        return;
-    }
-    const pm_estimate *e = &p->estimate;
-    const pm_mode_result *r = e->modes;
-    const double vals[N_SWEEP_COLS] = {
-        r[0].request_s, r[1].request_s, r[2].request_s, r[0].tpot_s, r[1].tpot_s, r[2].tpot_s,
-        r[0].tokens_per_s, r[1].tokens_per_s, r[2].tokens_per_s, e->speedup_preserve_vs_serial,
-        e->speedup_preserve_vs_fused, e->speedup_fused_vs_serial, p->die_mm2, p->density[0],
-        p->density[1], p->density[2], e->cost.device_usd, r[0].energy_per_token_J,
-        r[1].energy_per_token_J, r[2].energy_per_token_J, r[0].avg_power_W, r[1].avg_power_W,
-        r[2].avg_power_W, r[0].tokens_per_J, r[1].tokens_per_J, r[2].tokens_per_J,
-        r[0].tokens_per_s_per_usd, r[1].tokens_per_s_per_usd, r[2].tokens_per_s_per_usd};
-    memcpy(v, vals, sizeof vals);
-    /* Columns 16..28: device_usd, then J/token, W and tokens/J (energy), tokens/s/usd (cost). */
-    for (size_t i = 16; i < N_SWEEP_COLS; i++) {
-        const bool is_cost = i == 16 || i >= 26;
-        if (is_cost ? !e->cost_present : !e->energy_present)
-            v[i] = NAN;
-    }
+    pm_sweep_point_values(p, v, MAX_SWEEP_COLS);
 }
 
 /* The axes' titles in a figure, with their units (those of pm_axis_column). */
@@ -226,23 +195,23 @@ static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, sbuf
     bool ok = true;
     for (size_t i = 0; i < n && ok; i++) {
         const pm_sweep_point *p = &pts[i];
-        double v[N_SWEEP_COLS];
+        double v[MAX_SWEEP_COLS];
         point_values(p, v);
         if (k->json) {
             ok = sbuf_printf(t, "%s{", p->index != k->first ? ",\n" : "");
             for (int a = 0; a < k->n_ax && ok; a++)
                 ok = sbuf_printf(t, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
                                  pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
-            for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
+            for (size_t j = 0; j < pm_sweep_column_count() && ok; j++)
                 if (isfinite(v[j]))
-                    ok = sbuf_printf(t, "\"%s\": %.9g, ", sweep_cols[j], v[j]);
+                    ok = sbuf_printf(t, "\"%s\": %.9g, ", pm_sweep_column_name(j), v[j]);
             ok = ok && sbuf_printf(t, "\"error\": ") && sbuf_json_string(t, p->error) &&
                  sbuf_append(t, "}", 1);
             continue;
         }
         for (int a = 0; a < k->n_ax && ok; a++)
             ok = put_g9(t, pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
-        for (size_t j = 0; j < N_SWEEP_COLS && ok; j++)
+        for (size_t j = 0; j < pm_sweep_column_count() && ok; j++)
             ok = isfinite(v[j]) ? put_g9(t, v[j]) : sbuf_append(t, "NaN,", 4);
         if (ok && p->status != PM_OK)
             ok = put_error_field(t, p->error);
@@ -356,8 +325,8 @@ static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_
     }
     for (int a = 0; a < n_ax; a++)
         fprintf(f, "%s,", pm_axis_column(ax[a].kind));
-    for (size_t i = 0; i < N_SWEEP_COLS; i++)
-        fprintf(f, "%s,", sweep_cols[i]);
+    for (size_t i = 0; i < pm_sweep_column_count(); i++)
+        fprintf(f, "%s,", pm_sweep_column_name(i));
     fprintf(f, "error\n");
 }
 
@@ -479,6 +448,11 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
 
 int cmd_sweep(const cli *c)
 {
+    if (pm_sweep_column_count() > MAX_SWEEP_COLS) { /* a library newer than this tool */
+        fprintf(stderr, "%s: the library has %zu sweep columns, this tool room for %d\n", prog,
+                pm_sweep_column_count(), MAX_SWEEP_COLS);
+        return EXIT_CONFIG;
+    }
     size_t shard_k, shard_n;
     int rc = check_options(c, &shard_k, &shard_n);
     if (rc)
