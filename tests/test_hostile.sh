@@ -130,6 +130,11 @@ truncate -s 2G huge.json
 check huge-file-refused-unread 1 'huge.json: 2147483648 bytes: input files are limited to 67108864 bytes' \
     "$pm" validate huge.json
 rm -f huge.json
+# An ignored HuggingFace key whose value is not a number: resolve leaves its value empty (it
+# printed nan).
+printf '{"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+ "intermediate_size": 128, "vocab_size": 100, "rope_scaling": {"type": "linear"}}\n' >hf-ignored.json
+check resolve-ignored-object 0 '$.model.rope_scaling,,1,ignored,' "$pm" resolve --model ./hf-ignored.json
 # Dimensions at the limit: the default MLP width 4 x hidden_size is computed in 64 bits and
 # refused when it exceeds the limit (it overflowed an int).
 printf '{"kind": "model", "name": "x", "source": "s", "num_hidden_layers": 2,

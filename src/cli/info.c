@@ -2,6 +2,7 @@
  * info.c - the commands about the inputs rather than the model: `resolve` (every resolved input
  * in SI units with its source), `validate` (config files checked) and `list` (bundled names).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,10 @@ int cmd_resolve(const cli *c)
     for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
         const pm_param_info *p = pm_scenario_param(&s, i);
         fput_csv_field(stdout, p->path, false);
-        printf(",%.9g,", p->value_si);
+        if (isnan(p->value_si)) /* an ignored key whose value is not a number */
+            fputs(",,", stdout);
+        else
+            printf(",%.9g,", p->value_si);
         fput_csv_field(stdout, p->unit_si, false);
         putchar(',');
         fput_csv_field(stdout, p->origin, false);
