@@ -127,10 +127,9 @@ static size_t plan_windows(const pm_graph *in, double cap, const size_t *first_e
 static void emit_nodes(const pm_graph *in, const plan *pl, int *map, char *fresh, pm_graph *out)
 {
     const size_t n = in->n_nodes;
-    /* The prefetched nodes grouped by trigger, in node order within a group (a counting sort:
-     * first[c] .. first[c + 1] in `order`), so emitting them costs one pass. The arrays are
-     * borrowed: queue holds `order`, seen the group starts (n + 1 entries are not needed: a
-     * group ends where the next non-empty one starts). */
+    /* The prefetched nodes grouped by trigger, in node order within a group (a counting sort
+     * into `order`), so emitting them costs one pass. The arrays are borrowed: queue holds
+     * `order`, seen the group bounds. */
     int *order = pl->queue, *first = pl->seen;
     for (size_t i = 0; i < n; i++)
         first[i] = 0;
@@ -146,7 +145,7 @@ static void emit_nodes(const pm_graph *in, const plan *pl, int *map, char *fresh
     for (size_t v = 0; v < n; v++)
         if (pl->trigger_of[v] >= 0)
             order[first[pl->trigger_of[v]]++] = (int)v;
-    /* first[c] now holds the end of group c; its start is the end of the previous group. */
+    /* first[c] now holds the end of group c, which is where group c + 1 starts. */
     for (size_t i = 0; i < n; i++) {
         map[i] = (int)out->n_nodes;
         out->nodes[out->n_nodes++] = in->nodes[i];
@@ -155,12 +154,7 @@ static void emit_nodes(const pm_graph *in, const plan *pl, int *map, char *fresh
         pm_node *c = &out->nodes[map[i]];
         c->window_bytes = pl->window[i];
         c->overflow = pl->overflow_of[i]; /* remapped below */
-        (void)c;
-        const int end = first[i];
-        int start = end;
-        while (start > 0 && pl->trigger_of[order[start - 1]] == (int)i)
-            start--;
-        for (int k = start; k < end; k++) {
+        for (int k = i > 0 ? first[i - 1] : 0; k < first[i]; k++) {
             const size_t v = (size_t)order[k];
             pm_node p = {0};
             p.kind = PM_NODE_PREFETCH;
