@@ -15,9 +15,9 @@ set datafile commentschars "#"
 set datafile columnheaders
 set termoption noenhanced
 set grid lt 1 lw 1 lc rgb '#dddddd'
-# One key for the modes (the first panel's: the others use the same styles), one for the
-# speedups.
-set key inside top right font ",9"
+# The key has a panel of its own (the sixth, empty otherwise): inside a panel it would cover
+# curves whose place depends on the sweep.
+unset key
 # A geometric axis: a log scale with a tick at each grid value (XT adds them to each plot).
 XT = ""
 if (xlog) { set logscale x 2; XT = ":xtic(strcol(xcol))" }
@@ -43,10 +43,9 @@ set title "End-to-end request time"
 plot csv using (column(xcol)):(column("serial_request_s"))@XT with linespoints ls 1 title "serial", \
      '' using (column(xcol)):(column("fused_request_s"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
      '' using (column(xcol)):(column("preserve_request_s"))@XT with linespoints ls 3 title "PRESERVE", \
-     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title baselabel
+     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' notitle
 set ylabel "speedup (x)"
 set title "PRESERVE's speedup"
-set key top left
 # The scale reaches down to 1 (no speedup), marked by a grey line.
 set yrange [*<1:*]
 set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#999999'
@@ -97,4 +96,14 @@ if (have_energy) {
         set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
     }
 }
+# The key panel: the modes, the speedups' two curves, and the scenario's own value.
+unset border; unset tics; unset xlabel; unset ylabel; unset title; unset arrow; unset grid
+unset logscale x
+set key center center font ",10" spacing 1.3
+plot [0:1] [0:1] NaN with linespoints ls 1 title "serial", \
+     NaN with linespoints ls 2 title "fused GEMM+allreduce", \
+     NaN with linespoints ls 3 title "PRESERVE", \
+     NaN with linespoints ls 1 title "speedup panel: PRESERVE vs serial", \
+     NaN with linespoints ls 2 title "speedup panel: PRESERVE vs fused", \
+     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title (baselabel ne "" ? baselabel : " ")
 unset multiplot
