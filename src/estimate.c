@@ -194,22 +194,83 @@ pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t contex
     return PM_OK;
 }
 
+/* What an estimate builds before it evaluates. The decode plans are built at a fixed context
+ * (DECODE_CTX0) rather than at the prompt length, so that they do not depend on the sequence
+ * length: a decode evaluation costs the attention at its own context from its slope, which is
+ * exact for the integer-valued flop and byte counts (tests/test_sweep_run.c checks a sweep's
+ * points against pm_estimate_compute bit for bit). A sweep keeps one cache per block: when the
+ * next point differs from the last only in the sequence length the decode plans are reused, and
+ * the accelerator's area and dollar figures whenever the accelerator is unchanged. */
+#define DECODE_CTX0 1
+struct pm_estimate_cache {
+    bool valid;
+    int decode_builds, accel_builds; /* how often each part was built (for the tests) */
+    pm_scenario key;  /* the scenario the plans were built for, seq_len 0, no provenance */
+    pm_scenario scen; /* the same with the current seq_len: the plans point at it */
+    pm_step_plan dec, dec_f, pre, pre_f;
+    bool accel_valid; /* the accelerator's per-device figures below, for accel_key */
+    pm_accelerator accel_key;
+    pm_device_cost cost;
+    double p_static;
+};
+
+pm_estimate_cache *pm_estimate_cache_new(void)
+{
+    pm_estimate_cache *c = pm_malloc(sizeof *c);
+    if (c) {
+        c->valid = false;
+        c->accel_valid = false;
+        c->decode_builds = c->accel_builds = 0;
+    }
+    return c;
+}
+
+void pm_estimate_cache_builds(const pm_estimate_cache *c, int *decode, int *accel)
+{
+    *decode = c->decode_builds;
+    *accel = c->accel_builds;
+}
+
+void pm_estimate_cache_free(pm_estimate_cache *c)
+{
+    pm_free(c);
+}
+
+/* The accelerator's dollar figures and static power (when it has the coefficients), from c
+ * when c holds them for the same accelerator; failures are not kept (they fill err). */
+static pm_status accel_figures(pm_estimate_cache *c, const pm_accelerator *a, pm_error *err)
+{
+    if (c->accel_valid && memcmp(a, &c->accel_key, sizeof *a) == 0)
+        return PM_OK;
+    c->accel_valid = false;
+    c->accel_builds++;
+    c->p_static = 0.0;
+    pm_status st;
+    if (a->cost.present && (st = pm_device_cost_compute(a, &c->cost, err)) != PM_OK)
+        return st;
+    if (a->energy.present && (st = pm_static_power(a, &c->p_static, err)) != PM_OK)
+        return st;
+    c->accel_key = *a;
+    c->accel_valid = true;
+    return PM_OK;
+}
+
 /* The energy and per-dollar figures of every mode, from the traffic and times already in out,
  * when the accelerator has the coefficients. */
-static pm_status energy_and_cost(const pm_scenario *s, const pm_traffic *tpot_traffic,
-                                 pm_estimate *out, pm_error *err)
+static pm_status energy_and_cost(const pm_scenario *s, pm_estimate_cache *c,
+                                 const pm_traffic *tpot_traffic, pm_estimate *out, pm_error *err)
 {
     const pm_accelerator *a = &s->accel;
     const double devices = s->cluster.devices;
     const double tokens = (double)s->workload.batch * (double)out->decode_steps;
-    pm_status st;
     out->energy_present = a->energy.present;
     out->cost_present = a->cost.present;
-    if (out->cost_present && (st = pm_device_cost_compute(a, &out->cost, err)) != PM_OK)
+    pm_status st = accel_figures(c, a, err);
+    if (st != PM_OK)
         return st;
-    double p_static = 0.0;
-    if (out->energy_present && (st = pm_static_power(a, &p_static, err)) != PM_OK)
-        return st;
+    if (out->cost_present)
+        out->cost = c->cost;
+    const double p_static = c->p_static;
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         pm_mode_result *r = &out->modes[m];
         if (out->cost_present)
@@ -243,10 +304,90 @@ pm_status pm_decode_step_traffic(const pm_scenario *s, pm_mode mode, int64_t con
     return PM_OK;
 }
 
+/* The decode plans for s, reused when c holds them for s up to the sequence length; the
+ * prefill plans, built for s. The plans point at c->scen. */
+static pm_status cache_plans(pm_estimate_cache *c, const pm_scenario *s, int64_t sp,
+                             pm_error *err)
+{
+    pm_scenario key = *s;
+    key.workload.seq_len = 0;
+    key.provenance = NULL;
+    c->scen = *s;
+    c->scen.provenance = NULL;
+    pm_status st;
+    if (!c->valid || memcmp(&key, &c->key, sizeof key) != 0) {
+        c->valid = false;
+        c->key = key;
+        c->decode_builds++;
+        if ((st = pm_step_plan_build(&c->scen, PM_PHASE_DECODE, DECODE_CTX0, false, true, &c->dec,
+                                     err)) != PM_OK)
+            return st;
+        pm_step_plan_count(&c->dec);
+        pm_step_plan_fuse(&c->dec, &c->dec_f);
+        c->valid = true;
+    }
+    if ((st = pm_step_plan_build(&c->scen, PM_PHASE_PREFILL, sp, false, true, &c->pre, err)) !=
+        PM_OK)
+        return st;
+    pm_step_plan_count(&c->pre);
+    pm_step_plan_fuse(&c->pre, &c->pre_f);
+    return PM_OK;
+}
+
+/* One mode's prefill, decode sum and traffic into r and *tpot_tr. */
+static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c, pm_mode m,
+                               int64_t sp, int64_t last, double steps, pm_mode_result *r,
+                               pm_traffic *tpot_tr)
+{
+    const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
+    const pm_step_plan *dec = fused ? &c->dec_f : &c->dec, *pre = fused ? &c->pre_f : &c->pre;
+    const pm_workload *wl = &s->workload;
+    /* Without HBM sharing and with waiting consumers a step is sums and maxima of linear
+     * functions of the context: convex. The fluid sharing model multiplies terms, and a
+     * streaming consumer's end takes a minimum; there the midpoint is checked. */
+    const bool convex = !s->options.hbm_sharing && s->accel.prefetch_consumer == PM_CONSUMER_WAIT;
+    summer sm = {dec, preserve, convex, PM_OK, 0, {0}, {0},
+                 0, {0, 0, 0, 0, {0}}, -1, {0, 0, 0, 0, {0}}};
+    for (int i = 0; i < MEMO; i++)
+        sm.memo_c[i] = -1;
+    pm_status st = pm_step_plan_eval(pre, preserve, sp, &r->prefill_s, NULL);
+    if (st != PM_OK)
+        return st;
+    r->tpot_s = eval_t(&sm, last);
+    r->fused_chunks = fused ? dec->chunks : 0;
+    r->decode_s = sum_decode(&sm, &s->model, sp, last);
+    if ((st = sm.st) != PM_OK)
+        return st;
+    r->request_s = r->prefill_s + r->decode_s;
+    r->tpot_mean_s = r->decode_s / steps;
+    r->tokens_per_s = (double)wl->batch * steps / r->request_s;
+    const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
+    r->allreduce_decode_s = pm_ar_model_time(&c->dec.ar, msg, &r->allreduce);
+    pm_step_plan_traffic(pre, preserve, sp, &r->traffic);
+    pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
+    if (sm.end_c == last)
+        *tpot_tr = sm.end_t;
+    else
+        pm_step_plan_traffic(dec, preserve, last, tpot_tr);
+    return PM_OK;
+}
+
 pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err)
 {
     if (!s || !out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario or output");
+    memset(out, 0, sizeof *out);
+    pm_estimate_cache *c = pm_estimate_cache_new();
+    if (!c)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    const pm_status st = pm_estimate_compute_cached(s, c, out, err);
+    pm_estimate_cache_free(c);
+    return st;
+}
+
+pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
+                                     pm_estimate *out, pm_error *err)
+{
     memset(out, 0, sizeof *out);
     pm_status st = pm_scenario_check(s, err);
     if (st != PM_OK)
@@ -259,53 +400,12 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     out->prefill_tokens = sp;
     out->decode_steps = pm_workload_decode_steps(wl);
     /* Plans: decode and prefill, unfused (serial and PRESERVE) and fused. */
-    pm_step_plan *plans = pm_malloc(4 * sizeof *plans);
-    if (!plans)
-        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-    pm_step_plan *dec = &plans[0], *dec_f = &plans[1], *pre = &plans[2], *pre_f = &plans[3];
-    if ((st = pm_step_plan_build(s, PM_PHASE_DECODE, sp, false, true, dec, err)) != PM_OK ||
-        (st = pm_step_plan_build(s, PM_PHASE_PREFILL, sp, false, true, pre, err)) != PM_OK) {
-        pm_free(plans);
+    if ((st = cache_plans(c, s, sp, err)) != PM_OK)
         return st;
-    }
-    pm_step_plan_count(dec);
-    pm_step_plan_count(pre);
-    pm_step_plan_fuse(dec, dec_f);
-    pm_step_plan_fuse(pre, pre_f);
-    const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
     pm_traffic tpot_traffic[PM_MODE_COUNT];
-    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
-        pm_mode_result *r = &out->modes[m];
-        const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
-        /* Without HBM sharing and with waiting consumers a step is sums and maxima of linear
-         * functions of the context: convex. The fluid sharing model multiplies terms, and a
-         * streaming consumer's end takes a minimum; there the midpoint is checked. */
-        const bool convex = !s->options.hbm_sharing &&
-                            s->accel.prefetch_consumer == PM_CONSUMER_WAIT;
-        summer sm = {fused ? dec_f : dec, preserve, convex, PM_OK, 0, {0}, {0},
-                     0, {0, 0, 0, 0, {0}}, -1, {0, 0, 0, 0, {0}}};
-        for (int i = 0; i < MEMO; i++)
-            sm.memo_c[i] = -1;
-        if ((st = pm_step_plan_eval(fused ? pre_f : pre, preserve, sp, &r->prefill_s, NULL)) !=
-            PM_OK)
-            break;
-        r->tpot_s = eval_t(&sm, last);
-        r->fused_chunks = fused ? dec_f->chunks : 0;
-        r->decode_s = sum_decode(&sm, &s->model, sp, last);
-        if ((st = sm.st) != PM_OK)
-            break;
-        r->request_s = r->prefill_s + r->decode_s;
-        r->tpot_mean_s = r->decode_s / (double)out->decode_steps;
-        r->tokens_per_s = (double)wl->batch * (double)out->decode_steps / r->request_s;
-        r->allreduce_decode_s = pm_ar_model_time(&dec->ar, msg, &r->allreduce);
-        pm_step_plan_traffic(fused ? pre_f : pre, preserve, sp, &r->traffic);
-        pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
-        if (sm.end_c == last)
-            tpot_traffic[m] = sm.end_t;
-        else
-            pm_step_plan_traffic(fused ? dec_f : dec, preserve, last, &tpot_traffic[m]);
-    }
-    pm_free(plans);
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
+        st = estimate_mode(s, c, (pm_mode)m, sp, last, (double)out->decode_steps, &out->modes[m],
+                           &tpot_traffic[m]);
     if (st == PM_ERR_RANGE)
         return pm_fail(err, st, NULL, "$.accelerator",
                        "an operation's time is not finite: a bandwidth, peak or latency is too "
@@ -324,7 +424,7 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
                            "for double precision",
                            pm_mode_name((pm_mode)m), r->request_s, r->prefill_s);
     }
-    if ((st = energy_and_cost(s, tpot_traffic, out, err)) != PM_OK)
+    if ((st = energy_and_cost(s, c, tpot_traffic, out, err)) != PM_OK)
         return st;
     const pm_mode_result *M = out->modes;
     out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;

@@ -375,6 +375,24 @@ void pm_step_plan_count(pm_step_plan *p);
  * path's twin of pm_graph_traffic. */
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out);
 
+/* ---- estimates (estimate.c) ---- */
+
+/* What pm_estimate_compute builds before it evaluates (the decode plans, the accelerator's
+ * per-device figures), kept between calls: pm_estimate_compute_cached reuses what the scenario
+ * it is given shares with the previous one (the decode plans when only the sequence length
+ * differs, the accelerator's figures when the accelerator is the same), with the same results
+ * to the last bit as pm_estimate_compute. One cache per thread. */
+typedef struct pm_estimate_cache pm_estimate_cache;
+/* A new, empty cache; NULL when out of memory. */
+pm_estimate_cache *pm_estimate_cache_new(void);
+void pm_estimate_cache_free(pm_estimate_cache *c);
+/* How many times c built the decode plans and the accelerator's figures (what the tests check
+ * a sweep reuses). */
+void pm_estimate_cache_builds(const pm_estimate_cache *c, int *decode, int *accel);
+/* pm_estimate_compute through cache c (not NULL; s and out not NULL). */
+pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
+                                     pm_estimate *out, pm_error *err);
+
 /* ---- energy (energy.c) ---- */
 
 /* Adds weight x what node n moves, with cost c (its pm_op_cost as scheduled), to acc: the one
