@@ -344,8 +344,11 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     const pm_workload *wl = &s->workload;
     /* Without HBM sharing and with waiting consumers a step is sums and maxima of linear
      * functions of the context: convex. The fluid sharing model multiplies terms, and a
-     * streaming consumer's end takes a minimum; there the midpoint is checked. */
-    const bool convex = !s->options.hbm_sharing && s->accel.prefetch_consumer == PM_CONSUMER_WAIT;
+     * streaming consumer's end takes a minimum; there the midpoint is checked. Without
+     * prefetches (serial, fused) neither applies: a step is a sum of node times, the attention's
+     * a maximum of linear terms. */
+    const bool convex = !preserve || (!s->options.hbm_sharing &&
+                                      s->accel.prefetch_consumer == PM_CONSUMER_WAIT);
     summer sm = {dec, preserve, convex, PM_OK, 0, {0}, {0},
                  0, {0, 0, 0, 0, {0}}, -1, {0, 0, 0, 0, {0}}};
     for (int i = 0; i < MEMO; i++)

@@ -468,24 +468,27 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
                             unsigned *signature)
 {
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
-    const pm_step_node *L[2][MAXN];
+    const pm_step_node *at[2] = {NULL, NULL};
     pm_step_node attn[2];
-    for (int c = 0; c < 2; c++) {
-        for (int i = 0; i < n; i++)
-            L[c][i] = &p->layer[i];
+    for (int c = 0; c < 2; c++)
         if (p->attn >= 0 && p->all_class[c] > 0)
-            L[c][p->attn] = attention_at(p, c, ctx, &attn[c]);
-    }
+            at[c] = attention_at(p, c, ctx, &attn[c]);
     if (signature)
         *signature = 0;
     if (!preserve || !p->prefetching || p->first_comm < 0) {
         double t = p->head_s + p->tail_s;
         for (int c = 0; c < 2; c++)
             if (p->all_class[c] > 0)
-                t += p->all_class[c] *
-                     (p->layer_rest_s + (p->attn >= 0 ? L[c][p->attn]->hbm.total_s : 0.0));
+                t += p->all_class[c] * (p->layer_rest_s + (at[c] ? at[c]->hbm.total_s : 0.0));
         *time_s = t;
         return PM_OK;
+    }
+    const pm_step_node *L[2][MAXN];
+    for (int c = 0; c < 2; c++) {
+        for (int i = 0; i < n; i++)
+            L[c][i] = &p->layer[i];
+        if (at[c])
+            L[c][p->attn] = at[c];
     }
     bool pf[2][MAXN], pft[MAXN], pft_l[MAXN];
     unsigned sig[2] = {0, 0};
