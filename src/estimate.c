@@ -60,7 +60,7 @@ static double eval_t(summer *sm, int64_t c)
 
 static unsigned sig_at(const summer *sm, int64_t c)
 {
-    return sm->preserve ? pm_step_plan_signature(sm->plan, c) : 0u;
+    return sm->preserve ? pm_step_plan_signature(sm->plan, c, NULL) : 0u;
 }
 
 static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
@@ -121,10 +121,23 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
 {
     if (sm->st != PM_OK || a > b)
         return 0.0;
-    const unsigned sa = sig_at(sm, a), sb = sig_at(sm, b);
+    int64_t next = -1;
+    const unsigned sa = sm->preserve ? pm_step_plan_signature(sm->plan, a, &next) : 0u;
+    const unsigned sb = sig_at(sm, b);
     if (sa == sb || depth > 40)
         return sum_region(sm, a, b);
     int64_t lo = a, hi = b; /* sig(lo) == sa, sig(hi) != sa */
+    /* The decisions only change one way as the cache grows, so the last context with sa is
+     * unique: the two contexts around where the signature says they change next narrow the
+     * bracket (to those two when it is right), and the bisection finds that context from it. */
+    for (int64_t g = next - 1; next > a && g <= next; g++) {
+        if (g <= lo || g >= hi)
+            continue;
+        if (sig_at(sm, g) == sa)
+            lo = g;
+        else
+            hi = g;
+    }
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
         if (sig_at(sm, mid) == sa)
@@ -375,6 +388,33 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     return PM_OK;
 }
 
+/* The footprint, and where the KV cache stops fitting the attention window. */
+static pm_status footprint_and_spill(const pm_scenario *s, pm_estimate *out, pm_error *err)
+{
+    const pm_workload *wl = &s->workload;
+    pm_status st;
+    pm_footprint fp;
+    if ((st = pm_footprint_compute(s, &out->shard, wl->seq_len, &fp, err)) != PM_OK)
+        return st;
+    out->weight_bytes_per_device = fp.weight_bytes;
+    out->kv_bytes_per_device = fp.kv_bytes;
+    out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
+                    s->accel.hbm_capacity_bytes;
+    const double cap = pm_accelerator_l2_window_bytes(&s->accel);
+    out->l2_window_bytes = cap;
+    if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap)) {
+        out->kv_spill_context = 0;
+    } else {
+        out->kv_spill_context = (int64_t)ceil((cap - fp.qkv_weight_bytes) / fp.kv_bytes_per_token);
+        /* Local layers hold at most the window: with no global layer the cache may never
+         * outgrow the prefetch window. */
+        if (fp.local_layers == s->model.layers &&
+            out->kv_spill_context > (int64_t)s->model.sliding_window)
+            out->kv_spill_context = -1;
+    }
+    return PM_OK;
+}
+
 pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err)
 {
     if (!s || !out)
@@ -433,28 +473,7 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
     out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_fused_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_FUSED].request_s;
-
-    /* Footprint and where the KV cache stops fitting the attention window. */
-    pm_footprint fp;
-    if ((st = pm_footprint_compute(s, &out->shard, wl->seq_len, &fp, err)) != PM_OK)
-        return st;
-    out->weight_bytes_per_device = fp.weight_bytes;
-    out->kv_bytes_per_device = fp.kv_bytes;
-    out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
-                    s->accel.hbm_capacity_bytes;
-    const double cap = pm_accelerator_l2_window_bytes(&s->accel);
-    out->l2_window_bytes = cap;
-    if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap)) {
-        out->kv_spill_context = 0;
-    } else {
-        out->kv_spill_context = (int64_t)ceil((cap - fp.qkv_weight_bytes) / fp.kv_bytes_per_token);
-        /* Local layers hold at most the window: with no global layer the cache may never
-         * outgrow the prefetch window. */
-        if (fp.local_layers == s->model.layers &&
-            out->kv_spill_context > (int64_t)s->model.sliding_window)
-            out->kv_spill_context = -1;
-    }
-    return PM_OK;
+    return footprint_and_spill(s, out, err);
 }
 
 struct pm_step_model {

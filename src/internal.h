@@ -366,8 +366,11 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f);
  * PRESERVE. signature (may be NULL) changes when the insertion decisions change. */
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
                             unsigned *signature);
-/* The insertion decisions' signature alone (cheap: no costs, no schedule). */
-unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx);
+/* The insertion decisions' signature alone (cheap: no costs, no schedule). next (may be NULL)
+ * receives about where they change next (within a few contexts of the first context after ctx
+ * with other decisions: found from the room the decisions leave under the capacity, for plans
+ * with full attention in every layer), or -1 when not found; callers check it. */
+unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *next);
 /* Fills what each node of the plan moves (pm_step_plan_build leaves it out: the time path does
  * not need it); a fused plan made afterwards by pm_step_plan_fuse inherits it. */
 void pm_step_plan_count(pm_step_plan *p);

@@ -256,12 +256,26 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
         plain_total(f);
 }
 
+/* The room left under the capacity by a comparison that passed with the attention's bytes in
+ * its sum (has_a): how much they may grow before it fails. */
+static void note_slack(double *slack, bool has_a, double room)
+{
+    if (slack && has_a && room < *slack)
+        *slack = room;
+}
+
 /* Algorithm 1 over the chain: each window walks from its communication node to the next one
  * and stops at the first node that would reach the capacity. pf[] marks the layer nodes
  * prefetched (for nodes before the first communication node: in every layer but the first),
- * pft[] the tail nodes. Returns a signature of the decisions. */
-static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool *pft)
+ * pft[] the tail nodes. Returns a signature of the decisions. slack (may be NULL) receives how
+ * far the attention's bytes may grow before a decision changes (the least room of the
+ * comparisons whose sums hold them; INFINITY when none does): the bytes only add to sums, so a
+ * larger attention only turns prefetches off. */
+static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool *pft,
+                       double *slack)
 {
+    if (slack)
+        *slack = INFINITY;
     const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
     memset(pf, 0, (size_t)n * sizeof *pf);
     memset(pft, 0, (size_t)nt * sizeof *pft);
@@ -277,7 +291,7 @@ static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool 
         if (!L[j].is_comm)
             continue;
         double sum = 0.0;
-        bool stop = false;
+        bool stop = false, has_a = false;
         int i = j + 1;
         for (; i < n && !L[i].is_comm && !stop; i++) {
             const double m = bytes[i];
@@ -285,6 +299,8 @@ static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool 
                 if (!(sum + m < p->cap))
                     stop = true;
                 else {
+                    has_a = has_a || i == p->attn;
+                    note_slack(slack, has_a, p->cap - (sum + m));
                     sum += m;
                     pf[i] = true;
                 }
@@ -294,11 +310,14 @@ static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool 
             continue; /* the window ended inside the layer */
         /* The layer's last window continues into the next layer... */
         double sum_next = sum;
+        bool has_next = has_a;
         for (int k = 0; k < p->first_comm; k++) {
             const double m = bytes[k];
             if (m > 0) {
                 if (!(sum_next + m < p->cap))
                     break;
+                has_next = has_next || k == p->attn;
+                note_slack(slack, has_next, p->cap - (sum_next + m));
                 sum_next += m;
                 pf[k] = true;
             }
@@ -309,6 +328,7 @@ static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool 
             if (m > 0) {
                 if (!(sum + m < p->cap))
                     break;
+                note_slack(slack, has_a, p->cap - (sum + m));
                 sum += m;
                 pft[k] = true;
             }
@@ -495,7 +515,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     for (int c = 0; c < 2; c++)
         if (p->all_class[c] > 0)
             sig[c] = decide(p, p->attn >= 0 ? L[c][p->attn]->bytes : 0.0, pf[c],
-                            c == 0 ? pft : pft_l);
+                            c == 0 ? pft : pft_l, NULL);
     if (p->all_class[0] == 0)
         memcpy(pft, pft_l, sizeof pft); /* the tail's decisions do not depend on the class */
     if (signature)
@@ -535,15 +555,20 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     return PM_OK;
 }
 
-unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
+unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *next)
 {
+    if (next)
+        *next = -1;
     if (!p->prefetching || p->first_comm < 0)
         return 0;
     unsigned sig[2] = {0, 0};
+    const pm_model *m = &p->s->model;
+    /* The next change is found for full attention in every layer: the attention's bytes then
+     * grow by attn_dkv per position. */
+    const bool guess = next && p->attn >= 0 && p->all_class[1] == 0 && p->attn_dkv > 0;
     for (int c = 0; c < 2; c++) {
         if (p->all_class[c] == 0)
             continue;
-        const pm_model *m = &p->s->model;
         double kv = 0.0;
         if (p->attn >= 0) {
             const double kv0 =
@@ -552,7 +577,10 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
                                       pm_kv_tokens(m, c == 1, p->ctx0));
         }
         bool pf[MAXN], pft[MAXN];
-        sig[c] = decide(p, kv, pf, pft);
+        double slack = INFINITY;
+        sig[c] = decide(p, kv, pf, pft, guess ? &slack : NULL);
+        if (guess && slack < INFINITY && slack / p->attn_dkv < 4e18)
+            *next = ctx + (int64_t)ceil(slack / p->attn_dkv);
     }
     return class_signature(sig[0], sig[1]);
 }
@@ -589,7 +617,7 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
     bool pf[2][MAXN], pft[MAXN], pft_l[MAXN];
     for (int c = 0; c < 2; c++)
         if (p->all_class[c] > 0)
-            decide(p, attn_bytes[c], pf[c], c == 0 ? pft : pft_l);
+            decide(p, attn_bytes[c], pf[c], c == 0 ? pft : pft_l, NULL);
     if (p->all_class[0] == 0)
         memcpy(pft, pft_l, sizeof pft);
     const int fc = p->first_comm, cl = p->all_class[0] > 0 ? 0 : 1;
