@@ -63,8 +63,8 @@ check resolve-ignored 0 "rope_theta,500000,1,ignored" "$pm" resolve --config lla
     --set model="$root/tests/configs/hf/llama3-8b-config.json"
 check max-position-warning 0 "exceeds the model's max_position_embeddings 2048" "$pm" \
     --config falcon7b --seq 4096
-check refuse-moe 1 "num_local_experts: MoE is not modelled yet" "$pm" validate \
-    "$root/tests/configs/invalid/hf-moe-mixtral/input.json"
+check refuse-moe 1 "mlp_only_layers: dense layers listed one by one are not modelled" "$pm" validate \
+    "$root/tests/configs/invalid/hf-moe-mlp-only-layers/input.json"
 check list-models 0 "llama3-70b" "$pm" list models
 check list-scenarios 0 "qwen2-7b" "$pm" list scenarios
 check validate-shipped 0 "0 invalid" "$pm" validate

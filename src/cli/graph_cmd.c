@@ -78,8 +78,9 @@ static void explain_window(const pm_scenario *s, const pm_graph *g, const pm_sch
         const pm_node *cn = &g->nodes[p->consumer];
         char what[64];
         what_of(s, cn, what, sizeof what);
-        printf("%s prefetch %s %s %.1f MiB", count ? "," : "",
-               cn->kind == PM_NODE_ATTENTION ? "" : short_name(cn), what,
+        printf("%s prefetch %s%s%s %.1f MiB", count ? "," : "",
+               cn->kind == PM_NODE_ATTENTION ? "" : short_name(cn),
+               cn->kind == PM_NODE_ATTENTION ? "" : " ", what,
                (p->weight_bytes + p->kv_bytes) / MIB);
         pf_end = sched->slots[j].end_s;
         count++;
