@@ -28,6 +28,9 @@ static void describe_moe(const pm_scenario *s, const pm_estimate *e, FILE *f)
             e->shard.ep, e->shard.moe_tp, e->shard.experts_local,
             fp.moe_weight_bytes / (MIB * 1024), fp.experts_read_per_step, s->workload.batch,
             r.experts_touched, fp.moe_read_bytes / (MIB * 1024));
+    if (e->shard.ep > 1)
+        fprintf(f, "# MoE: dispatch and combine are all-to-alls; the fused mode fuses the "
+                   "GEMM+allreduce pairs only (no fused GEMM+all-to-all: not applicable)\n");
 }
 
 
