@@ -397,6 +397,7 @@ static pm_status footprint_and_spill(const pm_scenario *s, pm_estimate *out, pm_
     if ((st = pm_footprint_compute(s, &out->shard, wl->seq_len, &fp, err)) != PM_OK)
         return st;
     out->weight_bytes_per_device = fp.weight_bytes;
+    out->experts_read_per_step = fp.experts_read_per_step;
     out->kv_bytes_per_device = fp.kv_bytes;
     out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
                     s->accel.hbm_capacity_bytes;
