@@ -344,7 +344,8 @@ static void check_fast_equals_graph(const pm_scenario *s)
 static void test_signature_guesses_the_next_change(void **state)
 {
     (void)state;
-    const char *names[] = {"llama70b", "qwen2-7b", "llama8b", "paper-dse"};
+    const char *names[] = {"llama70b", "qwen2-7b", "llama8b", "paper-dse", "mixtral8x7b",
+                           "qwen3-30b-a3b"};
     int found = 0;
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         for (int batch = 1; batch <= 16; batch *= 4) {

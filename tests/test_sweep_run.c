@@ -187,7 +187,8 @@ static void test_sweeps_reuse_with_identical_numbers(void **state)
     const char *seq_batch[] = {"seq=4k:80k:19k", "batch=1,3,16,64"};
     const char *batch_seq[] = {"batch=1,4,32", "seq=1k:90k:7k"};
     const char *link_seq[] = {"link_bw=100Gbps:900Gbps:400Gbps", "seq=8k:72k:16k"};
-    const char *scenarios[] = {"llama70b", "gemma2-9b", "llama70b-h100"};
+    const char *scenarios[] = {"llama70b", "gemma2-9b", "llama70b-h100", "qwen3-30b-a3b",
+                               "llama4-scout-h100"};
     for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
         check_sweep_matches_points(scenarios[k], seq, 1);
         check_sweep_matches_points(scenarios[k], batch, 1);
