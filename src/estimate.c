@@ -207,14 +207,25 @@ pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t contex
     return PM_OK;
 }
 
-/* What an estimate builds before it evaluates. The decode plans are built at a fixed context
- * (DECODE_CTX0) rather than at the prompt length, so that they do not depend on the sequence
- * length: a decode evaluation costs the attention at its own context from its slope, which is
- * exact for the integer-valued flop and byte counts (tests/test_sweep_run.c checks a sweep's
- * points against pm_estimate_compute bit for bit). A sweep keeps one cache per block: when the
- * next point differs from the last only in the sequence length the decode plans are reused, and
- * the accelerator's area and dollar figures whenever the accelerator is unchanged. */
-#define DECODE_CTX0 1
+/* What an estimate builds before it evaluates. The decode plans are built at a context that
+ * does not depend on the sequence length (decode_ctx0), so that a sweep can keep them: a decode
+ * evaluation costs the attention at its own context from its slope, which is exact for the
+ * integer-valued flop and byte counts (tests/test_sweep_run.c checks a sweep's points against
+ * pm_estimate_compute bit for bit). A sweep keeps one cache per block: when the next point
+ * differs from the last only in the sequence length the decode plans are reused, and the
+ * accelerator's area and dollar figures whenever the accelerator is unchanged. */
+
+/* The decode plans' context: the window with sliding-window layers (their attention then reads
+ * the window at every later context, and the plan's node serves it without costing), else 1.
+ * Never a context where a layer reads no position (0, or a whole number of chunks): the
+ * attention's prefetched traffic would then be counted without its constant part. */
+static int64_t decode_ctx0(const pm_model *m)
+{
+    if (pm_model_local_layers(m) > 0 && !m->chunked_attention && m->sliding_window > 1)
+        return m->sliding_window;
+    return 1;
+}
+
 struct pm_estimate_cache {
     bool valid;
     int decode_builds, accel_builds; /* how often each part was built (for the tests) */
@@ -332,8 +343,8 @@ static pm_status cache_plans(pm_estimate_cache *c, const pm_scenario *s, int64_t
         c->valid = false;
         c->key = key;
         c->decode_builds++;
-        if ((st = pm_step_plan_build(&c->scen, PM_PHASE_DECODE, DECODE_CTX0, false, true, &c->dec,
-                                     err)) != PM_OK)
+        if ((st = pm_step_plan_build(&c->scen, PM_PHASE_DECODE, decode_ctx0(&s->model), false,
+                                     true, &c->dec, err)) != PM_OK)
             return st;
         pm_step_plan_count(&c->dec);
         pm_step_plan_fuse(&c->dec, &c->dec_f);
