@@ -337,6 +337,23 @@ typedef struct pm_options {
     int fused_chunks;   /* chunks of the fused GEMM+allreduce; 0 = best of 1..16 */
 } pm_options;
 
+/** The serving runtime (DESIGN.md section 13; data/runtimes/, docs/data-format.md "Runtime"):
+ * the time an engine adds that no roofline has. Each overhead is serial with the device's work
+ * (the host prepares step n + 1 after step n's outputs are back). All zero and `present` false
+ * when the scenario names no runtime: the accelerator's kernel_launch_s applies and nothing is
+ * added (the paper's setting). */
+typedef struct pm_runtime {
+    char name[64];
+    bool present;                  /* the scenario named or inlined a runtime */
+    double step_overhead_s;        /* host work per step: schedule, prepare inputs, sample */
+    double sequence_overhead_s;    /* more host work per sequence of the batch, per step */
+    double multi_device_overhead_s;/* per step when devices > 1: worker RPC (Ray) and its sync */
+    double kernel_launch_s;        /* per kernel, replacing the accelerator's: CUDA graphs or
+                                      eager launches */
+    double allreduce_overhead_s;   /* per allreduce beyond the cluster's alpha-beta time: the
+                                      collective library's own start-up (0: custom allreduce) */
+} pm_runtime;
+
 typedef struct pm_provenance pm_provenance;
 
 /** A complete scenario: the four inputs plus options. Plain data, may be filled by hand. */
@@ -348,6 +365,7 @@ typedef struct pm_scenario {
     pm_workload workload;
     pm_options options;
     pm_provenance *provenance; /* owned; NULL for scenarios built by hand */
+    pm_runtime runtime;        /* the optional "runtime" key; zero: none */
 } pm_scenario;
 
 /** The largest input file any loader reads (JSON data files, HuggingFace configs, graphs):
@@ -371,10 +389,12 @@ typedef enum pm_file_kind {
     PM_KIND_WORKLOAD = 3,
     PM_KIND_SCENARIO = 4,
     PM_KIND_GRAPH = 5,
-    PM_KIND_COUNT = 6
+    PM_KIND_RUNTIME = 6,
+    PM_KIND_COUNT = 7
 } pm_file_kind;
 
-/** "model", "accelerator", "cluster", "workload", "scenario", "graph"; "?" when invalid. */
+/** "model", "accelerator", "cluster", "workload", "scenario", "graph", "runtime"; "?" when
+ * invalid. */
 PM_API const char *pm_file_kind_name(pm_file_kind kind);
 
 /**

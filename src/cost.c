@@ -94,7 +94,7 @@ static void plain_cost(const pm_scenario *s, const roof *r, pm_op_cost *out)
     out->hbm_s = r->hbm_s;
     out->l2_s = r->l2_s;
     out->hbm_bytes = r->hbm_bytes;
-    out->launch_s = s->accel.kernel_launch_s;
+    out->launch_s = pm_launch_s(s);
     const double mem = r->hbm_s + r->l2_s;
     out->total_s = (r->compute_s > mem ? r->compute_s : mem) + out->launch_s;
 }
@@ -148,7 +148,7 @@ void pm_prefetch_cost(const pm_scenario *s, double bytes, pm_op_cost *out)
     *out = (pm_op_cost){0};
     out->hbm_bytes = bytes;
     out->hbm_s = bytes / pm_effective_hbm_bw(&s->accel);
-    out->launch_s = s->accel.kernel_launch_s;
+    out->launch_s = pm_launch_s(s);
     out->total_s = out->hbm_s + out->launch_s;
 }
 
@@ -157,7 +157,7 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
 {
     const double l2_bytes = n->l2_bytes;
     *out = (pm_op_cost){0};
-    const double launch = s->accel.kernel_launch_s;
+    const double launch = pm_launch_s(s);
     pm_ar_model local;
     if (!ar && n->kind == PM_NODE_ALLREDUCE) {
         pm_ar_model_init(&s->cluster, s->cluster.algorithm, &local);
@@ -168,7 +168,8 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
     }
     switch (n->kind) {
     case PM_NODE_ALLREDUCE: {
-        const double t = pm_ar_model_time(ar, n->comm_bytes, NULL);
+        /* The runtime's collective library adds its start-up (runtime.c). */
+        const double t = pm_ar_model_time(ar, n->comm_bytes, NULL) + pm_runtime_allreduce_s(s);
         out->comm_s = t;
         out->total_s = t;
         return;
@@ -204,6 +205,12 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
     }
     const roof r = roofline(s, n, l2_bytes);
     plain_cost(s, &r, out);
+    if (n->kind == PM_NODE_EMBEDDING) {
+        /* The runtime's host work of the step precedes its first kernel (runtime.c). */
+        const double host = pm_runtime_step_s(s);
+        out->launch_s += host;
+        out->total_s += host;
+    }
 }
 
 pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, pm_op_cost *out,

@@ -148,6 +148,15 @@ pm_status pm_model_read(pm_obj *o, pm_model *m);
 pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a);
 pm_status pm_cluster_read(pm_obj *o, pm_cluster *c);
 pm_status pm_workload_read(pm_obj *o, pm_workload *w);
+/* runtime.c: a runtime file (kind "runtime") into *r (present = true on success). */
+pm_status pm_runtime_read(pm_obj *o, pm_runtime *r);
+/* The per-kernel launch cost: the runtime's when the scenario has one, else the
+ * accelerator's. */
+double pm_launch_s(const pm_scenario *s);
+/* What the runtime adds to one step (the embedding node carries it), seconds; 0 without one. */
+double pm_runtime_step_s(const pm_scenario *s);
+/* What the runtime adds to each allreduce, seconds; 0 without one. */
+double pm_runtime_allreduce_s(const pm_scenario *s);
 
 /* ---- file resolution (data.c) ---- */
 

@@ -955,7 +955,7 @@ static void test_scenario_reports_unknown_component_name_at_its_key(void **state
     pm_status st = load_scenario_text("\"llama4-400b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
                                       "\"paper-default\"", NULL, path, sizeof path, &s, &err);
     assert_fails(st, &err, PM_ERR_NOT_FOUND, path, "$.model",
-                 "no bundled model of that name (bundled: falcon-7b, gemma2-9b");
+                 "no bundled model of that name (bundled: ");
     st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
                             "{\"from\": \"nvlink9\", \"devices\": 4}", "\"paper-default\"", NULL,
                             path, sizeof path, &s, &err);

@@ -49,10 +49,11 @@ check() {
             }
         }')
         if [ -z "$why" ]; then
-            IFS=, read -r _s model acc cluster dev _p _e runtime _rest <<<"$row"
+            IFS=, read -r _s model acc cluster dev _p _e runtime wd ad kd _rest <<<"$row"
             local status=${row%,*}
             status=${status##*,}
-            local -a cmd=("$pm" resolve --config llama8b --accelerator "$acc" --set cluster="$cluster" --devices "$dev")
+            local -a cmd=("$pm" resolve --config llama8b --accelerator "$acc" --set cluster="$cluster" --devices "$dev"
+                          --set workload.weight_dtype="$wd" --set workload.act_dtype="$ad" --set workload.kv_dtype="$kd")
             [ "$model" != - ] && cmd+=(--model "$model")
             [ "$runtime" != kernel ] && cmd+=(--set runtime="$runtime")
             local msg
