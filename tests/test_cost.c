@@ -203,6 +203,37 @@ static void test_launch_overhead_added(void **state)
     assert_rel(c.total_s, 3e-6, TOL);
 }
 
+/* The serving runtime (issue 16): host work per step on the embedding, its launch cost in place
+ * of the accelerator's, its collective library's start-up on each allreduce. */
+static void test_runtime_adds_step_launch_and_allreduce_overheads(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.kernel_launch_s = 1e-6;
+    pm_node e = node(PM_NODE_EMBEDDING);
+    e.act_bytes = 2e6; /* 2e-6 s at 1e12 B/s */
+    pm_node n = node(PM_NODE_NORM);
+    n.act_bytes = 2e6;
+    pm_node ar = node(PM_NODE_ALLREDUCE);
+    ar.comm_bytes = 1e6;
+    /* Without a runtime: 2e-6 + 1e-6 each; the allreduce 1e-5 + 1e6 / 1e11 = 2e-5. */
+    assert_rel(cost(&s, &e).total_s, 3e-6, TOL);
+    assert_rel(cost(&s, &ar).total_s, 2e-5, TOL);
+    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6};
+    /* The embedding: 2e-6 + launch 8e-6 + step 800e-6 + batch 2 x 40e-6 + 4 devices > 1, so
+     * 5e-3: 2e-6 + 8e-6 + 8e-4 + 8e-5 + 5e-3 = 5.89e-3 s; its launch_s holds all but 2e-6. */
+    pm_op_cost c = cost(&s, &e);
+    assert_rel(c.total_s, 5.89e-3, TOL);
+    assert_rel(c.launch_s, 5.888e-3, TOL);
+    /* Any other node: only the runtime's launch, 2e-6 + 8e-6 = 1e-5. */
+    assert_rel(cost(&s, &n).total_s, 1e-5, TOL);
+    /* The allreduce: 2e-5 + 20e-6 = 4e-5. */
+    assert_rel(cost(&s, &ar).total_s, 4e-5, TOL);
+    /* One device: no multi-device RPC, 5.89e-3 - 5e-3 = 8.9e-4. */
+    s.cluster.devices = 1;
+    assert_rel(cost(&s, &e).total_s, 8.9e-4, TOL);
+}
+
 static void test_allreduce_node_costs_its_algorithm(void **state)
 {
     (void)state;
@@ -406,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_fused_kernel_has_its_own_latency),
         cmocka_unit_test(test_fused_chunking_wins_for_large_gemms),
         cmocka_unit_test(test_cost_non_finite_is_an_error),
+        cmocka_unit_test(test_runtime_adds_step_launch_and_allreduce_overheads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
