@@ -225,6 +225,9 @@ typedef struct pm_accelerator {
     double hbm_efficiency_frac;             /* (0, 1], contiguous bulk streams (the prefetcher) */
     double kernel_hbm_efficiency_frac;      /* [0, 1], what operators' own reads achieve
                                                (decode GEMV, attention); 0: hbm_efficiency_frac */
+    double attention_latency_s;             /* >= 0, the fixed time of a decode attention
+                                               kernel beyond its roofline (split-KV reduction,
+                                               ramp and tail); 0: none (the paper's NPU) */
     double l2_capacity_bytes;
     double l2_bandwidth_bytes_per_s;
     double l2_usable_frac;                  /* (0, 1], share of L2 the prefetcher may fill */

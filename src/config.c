@@ -1029,6 +1029,8 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                               &a->hbm_efficiency_frac)) ||
         (st = quantity(o, "kernel_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
                               &a->kernel_hbm_efficiency_frac)) ||
+        (st = quantity(o, "attention_latency", PM_DIM_TIME, false, NONNEGATIVE,
+                              &a->attention_latency_s)) ||
         (st = quantity(o, "l2_capacity", PM_DIM_BYTES, true, POSITIVE,
                               &a->l2_capacity_bytes)) ||
         (st = quantity(o, "l2_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
@@ -1199,7 +1201,8 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
                        "efficiency fractions must be in (0, 1]");
     if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
         !finite_pos(a->l2_capacity_bytes) || !finite_pos(a->hbm_capacity_bytes) ||
-        !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes))
+        !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes) ||
+        !finite_nonneg(a->attention_latency_s))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "bandwidths and capacities must be finite and > 0, times >= 0");
     if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
@@ -1252,6 +1255,7 @@ static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, 
         {"$.accelerator.l2_capacity", a->l2_capacity_bytes, PM_DIM_BYTES},
         {"$.accelerator.hbm_capacity", a->hbm_capacity_bytes, PM_DIM_BYTES},
         {"$.accelerator.kernel_launch", a->kernel_launch_s, PM_DIM_TIME},
+        {"$.accelerator.attention_latency", a->attention_latency_s, PM_DIM_TIME},
         {"$.accelerator.chunk_half_efficiency", a->chunk_half_efficiency_bytes, PM_DIM_BYTES},
         {"$.accelerator.peak_compute.int8", a->peak_flop_per_s[PM_DTYPE_INT8], PM_DIM_COMPUTE},
         {"$.accelerator.peak_compute.fp8", a->peak_flop_per_s[PM_DTYPE_FP8], PM_DIM_COMPUTE},

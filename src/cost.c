@@ -87,7 +87,15 @@ static roof roofline(const pm_scenario *s, const pm_node *n, double l2)
     return roof_at(&ri, n, l2);
 }
 
-static void plain_cost(const pm_scenario *s, const roof *r, pm_op_cost *out)
+/* An attention kernel's fixed time beyond its roofline (the accelerator's attention_latency;
+ * 0 on the paper's NPU): in decode its effective bandwidth kv / (t0 + kv / BW) rises with
+ * batch x context towards BW, as the GPU kernels of data/validation/gpu.csv (section 6) do. */
+static double fixed_s(const pm_scenario *s, const pm_node *n)
+{
+    return n->kind == PM_NODE_ATTENTION ? s->accel.attention_latency_s : 0.0;
+}
+
+static void plain_cost(const pm_scenario *s, const pm_node *n, const roof *r, pm_op_cost *out)
 {
     *out = (pm_op_cost){0};
     out->compute_s = r->compute_s;
@@ -96,7 +104,7 @@ static void plain_cost(const pm_scenario *s, const roof *r, pm_op_cost *out)
     out->hbm_bytes = r->hbm_bytes;
     out->launch_s = pm_launch_s(s);
     const double mem = r->hbm_s + r->l2_s;
-    out->total_s = (r->compute_s > mem ? r->compute_s : mem) + out->launch_s;
+    out->total_s = (r->compute_s > mem ? r->compute_s : mem) + fixed_s(s, n) + out->launch_s;
 }
 
 void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
@@ -104,8 +112,8 @@ void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm
 {
     const roof_in ri = roof_prepare(s, n);
     const roof a = roof_at(&ri, n, n->l2_bytes), b = roof_at(&ri, n, l2_bytes);
-    plain_cost(s, &a, hbm);
-    plain_cost(s, &b, l2);
+    plain_cost(s, n, &a, hbm);
+    plain_cost(s, n, &b, l2);
 }
 
 /* The chunk-independent terms of a fused node. */
@@ -204,7 +212,7 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
     default: break;
     }
     const roof r = roofline(s, n, l2_bytes);
-    plain_cost(s, &r, out);
+    plain_cost(s, n, &r, out);
     if (n->kind == PM_NODE_EMBEDDING) {
         /* The runtime's host work of the step precedes its first kernel (runtime.c). */
         const double host = pm_runtime_step_s(s);

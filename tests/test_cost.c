@@ -234,6 +234,32 @@ static void test_runtime_adds_step_launch_and_allreduce_overheads(void **state)
     assert_rel(cost(&s, &e).total_s, 8.9e-4, TOL);
 }
 
+/* The attention kernel's fixed time (issue 16): t = max(compute, KV / BW) + t0 + launch, so the
+ * effective bandwidth rises with the KV read; on a GPU preset (kv_strided_efficiency 1) the
+ * strided penalty is gone, on the paper's NPU (0.5 here) it stays. */
+static void test_attention_latency_and_strided_gate(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.attention_latency_s = 14e-6;
+    pm_node a = node(PM_NODE_ATTENTION);
+    a.kv_bytes = 4e6; /* 4e6 / 1e12 = 4e-6 s */
+    /* 4e-6 + 14e-6 = 1.8e-5 s: an effective 4e6 / 1.8e-5 = 0.22 TB/s at a small read... */
+    assert_rel(cost(&s, &a).total_s, 1.8e-5, TOL);
+    a.kv_bytes = 5.36e8; /* ...and 5.36e-4 + 1.4e-5 = 5.5e-4 s, 0.97 TB/s, at a large one */
+    assert_rel(cost(&s, &a).total_s, 5.5e-4, TOL);
+    /* Strided (kv_loc >= 2) on the NPU-like preset: 5.36e8 / (1e12 x 0.5) + 1.4e-5 = 1.086e-3 */
+    a.kv_strided = true;
+    assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
+    /* On a GPU preset, kv_strided_efficiency 1: the same read as contiguous, 5.5e-4. */
+    s.accel.kv_strided_efficiency_frac = 1.0;
+    assert_rel(cost(&s, &a).total_s, 5.5e-4, TOL);
+    /* Other kernels pay no attention latency: a norm of 2e6 bytes takes 2e-6 s. */
+    pm_node n = node(PM_NODE_NORM);
+    n.act_bytes = 2e6;
+    assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
+}
+
 static void test_allreduce_node_costs_its_algorithm(void **state)
 {
     (void)state;
@@ -438,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_fused_chunking_wins_for_large_gemms),
         cmocka_unit_test(test_cost_non_finite_is_an_error),
         cmocka_unit_test(test_runtime_adds_step_launch_and_allreduce_overheads),
+        cmocka_unit_test(test_attention_latency_and_strided_gate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

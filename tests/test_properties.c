@@ -166,8 +166,10 @@ static pm_scenario *scenarios(size_t *n)
             /* Every third scenario runs under a serving runtime (issue 16): host work per step
              * and per sequence, multi-device RPC, eager launches, a collective library's
              * start-up; both paths must apply them alike. */
-            if (count % 3 == 1)
+            if (count % 3 == 1) {
                 s.runtime = (pm_runtime){"prop-runtime", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6};
+                s.accel.attention_latency_s = 14e-6; /* and a GPU's attention kernel latency */
+            }
             if (pm_scenario_check(&s, NULL) == PM_OK)
                 all[count++] = s;
         }
