@@ -203,6 +203,19 @@ typedef struct pm_cost_params {
                                        this many equal dies (chiplets), each yielded alone */
 } pm_cost_params;
 
+/** How a GEMM's time depends on its shape (the accelerator's optional "gemm" object;
+ * src/gemm_eff.c, docs/data-format.md). Absent (present false): the plain roofline
+ * max(compute, memory), every tile count ideal (the paper's NPU). */
+typedef struct pm_gemm_params {
+    bool present;
+    int compute_units;         /* >= 1, SMs or CUs: output tiles run in waves of this many */
+    int tile_m, tile_n;        /* >= 1, the kernels' output tile (rows x columns) */
+    double overlap_loss_frac;  /* [0, 1], share of the shorter of compute and memory time that
+                                  does not overlap the longer (the knee between the two) */
+    double latency_s;          /* >= 0, a GEMM kernel's fixed time (prologue, first loads,
+                                  epilogue) */
+} pm_gemm_params;
+
 /** One accelerator (device). */
 /** How a consumer uses the data its prefetch brings into L2. */
 typedef enum pm_prefetch_consumer {
@@ -225,6 +238,9 @@ typedef struct pm_accelerator {
     double hbm_efficiency_frac;             /* (0, 1], contiguous bulk streams (the prefetcher) */
     double kernel_hbm_efficiency_frac;      /* [0, 1], what operators' own reads achieve
                                                (decode GEMV, attention); 0: hbm_efficiency_frac */
+    double dequant_elem_per_s;              /* >= 0, weight elements the vector units convert
+                                               per second in a weight-only GEMM (int8/fp8
+                                               weights, wider activations); 0: free */
     double attention_latency_s;             /* >= 0, the fixed time of a decode attention
                                                kernel beyond its roofline (split-KV reduction,
                                                ramp and tail); 0: none (the paper's NPU) */
@@ -238,6 +254,7 @@ typedef struct pm_accelerator {
     pm_area_params area;
     pm_energy_params energy;
     pm_cost_params cost;
+    pm_gemm_params gemm;
 } pm_accelerator;
 
 /** The insertion capacity C of Algorithm 1, the "L2 prefetch window": l2_capacity_bytes x

@@ -26,7 +26,8 @@
 # refused) and OUTDIR/validate-gpu.png (plots/validate-gpu.gp: log-log, the +-25 % band).
 # Percentiles are nearest-rank: the p-th of n sorted values is the ceil(p n)-th.
 # Usage: scripts/validate-gpu.sh [OUTDIR]   (the tool is $PM, default build/src/cli/preserve-model;
-#   VALIDATION_CSV=FILE validates another file of the same format, e.g. a subset)
+#   VALIDATION_CSV=FILE validates another file of the same format, e.g. a subset; VALIDATE_SET="K=V
+#   ..." adds --set K=V to every row, e.g. a calibration candidate)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -44,6 +45,9 @@ predict() {
                  --set workload.kv_dtype="$kd")
     # fp8 and int8 engines reduce their partial sums in 16 bits.
     case "$ad" in fp8 | int8) dt+=(--set workload.allreduce_dtype=fp16) ;; esac
+    # VALIDATE_SET: more overrides for every row (scripts/calibrate-gpu.sh's candidates).
+    local kv
+    for kv in ${VALIDATE_SET:-}; do dt+=(--set "$kv"); done
     local -a rt=()
     [ "${PM_NO_RUNTIME:-0}" = 0 ] && [ "$runtime" != kernel ] && rt=(--set runtime="$runtime")
     case "$metric" in

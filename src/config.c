@@ -1031,6 +1031,8 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                               &a->kernel_hbm_efficiency_frac)) ||
         (st = quantity(o, "attention_latency", PM_DIM_TIME, false, NONNEGATIVE,
                               &a->attention_latency_s)) ||
+        (st = quantity(o, "dequant_rate", PM_DIM_COMPUTE, false, NONNEGATIVE,
+                              &a->dequant_elem_per_s)) ||
         (st = quantity(o, "l2_capacity", PM_DIM_BYTES, true, POSITIVE,
                               &a->l2_capacity_bytes)) ||
         (st = quantity(o, "l2_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
@@ -1051,6 +1053,8 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                           &consumer)) != PM_OK)
         return st;
     a->prefetch_consumer = (pm_prefetch_consumer)consumer;
+    if ((st = pm_gemm_read(o, &a->gemm)) != PM_OK)
+        return st;
     if ((st = read_area(o, &a->area)) != PM_OK || (st = read_energy(o, a, &a->energy)) != PM_OK ||
         (st = read_cost(o, a, &a->cost)) != PM_OK)
         return st;
@@ -1202,7 +1206,7 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
     if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
         !finite_pos(a->l2_capacity_bytes) || !finite_pos(a->hbm_capacity_bytes) ||
         !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes) ||
-        !finite_nonneg(a->attention_latency_s))
+        !finite_nonneg(a->attention_latency_s) || !finite_nonneg(a->dequant_elem_per_s))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "bandwidths and capacities must be finite and > 0, times >= 0");
     if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)

@@ -45,6 +45,10 @@ static roof_in roof_prepare(const pm_scenario *s, const pm_node *n)
     const double peak = pm_peak_compute(a, n->dtype) * a->compute_efficiency_frac;
     ri.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
     if ((n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) && n->m > 0) {
+        /* The last wave of output tiles leaves compute units idle (gemm_eff.c). */
+        ri.compute_s /= pm_gemm_wave_frac(a, n->m, n->n);
+        /* Weight-only quantisation converts the weights on the vector units (gemm_eff.c). */
+        ri.compute_s += pm_gemm_dequant_s(s, n);
         const double e = pm_dtype_bytes(n->dtype) > 0 ? pm_dtype_bytes(n->dtype) : 1.0;
         const double tiled = 2.0 * n->m * n->n * n->k * e / sqrt(a->l2_capacity_bytes / e);
         const double compulsory = n->act_bytes + n->weight_bytes;
@@ -104,7 +108,10 @@ static void plain_cost(const pm_scenario *s, const pm_node *n, const roof *r, pm
     out->hbm_bytes = r->hbm_bytes;
     out->launch_s = pm_launch_s(s);
     const double mem = r->hbm_s + r->l2_s;
-    out->total_s = (r->compute_s > mem ? r->compute_s : mem) + fixed_s(s, n) + out->launch_s;
+    /* A MatMul's knee and fixed time follow its shape (gemm_eff.c). */
+    const double t = n->kind == PM_NODE_MATMUL ? pm_gemm_time(&s->accel, r->compute_s, mem)
+                                                : (r->compute_s > mem ? r->compute_s : mem);
+    out->total_s = t + fixed_s(s, n) + out->launch_s;
 }
 
 void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
