@@ -372,6 +372,9 @@ typedef struct pm_runtime {
                                       eager launches */
     double allreduce_overhead_s;   /* per allreduce beyond the cluster's alpha-beta time: the
                                       collective library's own start-up (0: custom allreduce) */
+    bool allreduce_given;          /* the runtime fixes the allreduce algorithm: the loader sets
+                                      the cluster's algorithm to `allreduce` */
+    pm_allreduce_algo allreduce;   /* e.g. PM_AR_RING for NCCL's ring on a small message */
 } pm_runtime;
 
 typedef struct pm_provenance pm_provenance;

@@ -640,6 +640,9 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
             st = read_component(&comps[k], k < 4 ? (pm_file_kind)k : PM_KIND_RUNTIME, prov,
                                 targets[k], err);
     components_free(comps, 5);
+    /* A runtime that fixes the allreduce implementation decides the cluster's algorithm. */
+    if (st == PM_OK && out->runtime.present && out->runtime.allreduce_given)
+        out->cluster.algorithm = out->runtime.allreduce;
     if (st == PM_OK)
         st = read_scenario_keys(root, sfile, prov, out, err);
     if (st != PM_OK) {

@@ -11,7 +11,10 @@
  *   - per kernel: kernel_launch (CUDA graphs replay kernels a few us apart; eager launches
  *     cost the host's launch path per kernel), replacing the accelerator's;
  *   - per allreduce: allreduce_overhead, the collective library's start-up beyond the
- *     cluster's alpha-beta time (NCCL launched from the host, vs a custom allreduce: 0).
+ *     cluster's alpha-beta time (NCCL launched from the host, vs a custom allreduce: 0), and
+ *     the algorithm when the runtime fixes it (`allreduce`: NCCL's ring for the small decode
+ *     messages of a stack without a custom allreduce); the loader (data.c) puts it in the
+ *     cluster, so every path uses it.
  */
 #include <math.h>
 #include <string.h>
@@ -48,6 +51,13 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
         (st = pm_obj_quantity(o, "allreduce_overhead", PM_DIM_TIME, false, TIME_RANGE,
                               &r->allreduce_overhead_s)))
         return st;
+    int algo = PM_AR_AUTO;
+    size_t n_algo;
+    const char *const *names = pm_allreduce_algo_names(&n_algo);
+    r->allreduce_given = pm_obj_has(o, "allreduce");
+    if ((st = pm_obj_enum(o, "allreduce", false, names, n_algo, &algo)) != PM_OK)
+        return st;
+    r->allreduce = (pm_allreduce_algo)algo;
     r->present = true;
     return pm_obj_finish(o);
 }

@@ -167,8 +167,11 @@ static pm_scenario *scenarios(size_t *n)
              * and per sequence, multi-device RPC, eager launches, a collective library's
              * start-up; both paths must apply them alike. */
             if (count % 3 == 1) {
-                s.runtime = (pm_runtime){"prop-runtime", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6};
-                s.accel.attention_latency_s = 14e-6; /* and a GPU's attention kernel latency */
+                s.runtime = (pm_runtime){"prop-runtime", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO};
+                /* and a GPU's attention latency, GEMM shape model and dequantisation rate */
+                s.accel.attention_latency_s = 14e-6;
+                s.accel.gemm = (pm_gemm_params){true, 108, 128, 128, 0.2, 5e-6};
+                s.accel.dequant_elem_per_s = 2.4e12;
             }
             if (pm_scenario_check(&s, NULL) == PM_OK)
                 all[count++] = s;
