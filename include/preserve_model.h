@@ -241,6 +241,8 @@ typedef struct pm_accelerator {
     double dequant_elem_per_s;              /* >= 0, weight elements the vector units convert
                                                per second in a weight-only GEMM (int8/fp8
                                                weights, wider activations); 0: free */
+    double attention_hbm_efficiency_frac;   /* [0, 1], what the attention kernel's KV reads
+                                               achieve; 0: kernel_hbm_efficiency_frac */
     double attention_latency_s;             /* >= 0, the fixed time of a decode attention
                                                kernel beyond its roofline (split-KV reduction,
                                                ramp and tail); 0: none (the paper's NPU) */

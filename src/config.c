@@ -1029,6 +1029,8 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                               &a->hbm_efficiency_frac)) ||
         (st = quantity(o, "kernel_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
                               &a->kernel_hbm_efficiency_frac)) ||
+        (st = quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
+                              &a->attention_hbm_efficiency_frac)) ||
         (st = quantity(o, "attention_latency", PM_DIM_TIME, false, NONNEGATIVE,
                               &a->attention_latency_s)) ||
         (st = quantity(o, "dequant_rate", PM_DIM_COMPUTE, false, NONNEGATIVE,
@@ -1200,7 +1202,8 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
 {
     if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
         !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac) ||
-        !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0))
+        !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0) ||
+        !(a->attention_hbm_efficiency_frac >= 0.0 && a->attention_hbm_efficiency_frac <= 1.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "efficiency fractions must be in (0, 1]");
     if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||

@@ -60,7 +60,13 @@ static roof_in roof_prepare(const pm_scenario *s, const pm_node *n)
     ri.bw = a->kernel_hbm_efficiency_frac > 0
                 ? a->hbm_bandwidth_bytes_per_s * a->kernel_hbm_efficiency_frac
                 : pm_effective_hbm_bw(a);
-    ri.kv_bw = n->kv_strided ? ri.bw * a->kv_strided_efficiency_frac : ri.bw;
+    /* The attention kernel's KV reads: at its own measured efficiency where the accelerator
+     * gives one (the GPU presets: the slope of their decode-attention points), times the
+     * strided penalty where it reads more than one KV head with strides (the paper's NPU). */
+    const double kv_base = a->attention_hbm_efficiency_frac > 0
+                               ? a->hbm_bandwidth_bytes_per_s * a->attention_hbm_efficiency_frac
+                               : ri.bw;
+    ri.kv_bw = n->kv_strided ? kv_base * a->kv_strided_efficiency_frac : kv_base;
     ri.l2_bw = a->l2_bandwidth_bytes_per_s;
     return ri;
 }
