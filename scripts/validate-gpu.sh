@@ -135,9 +135,10 @@ END {
     printf "refused %d\n", refused + 0
     for (k in bym) stats("metric." k ".", bym[k])
     for (k in byg) stats("gpu." k ".", byg[k])
-}' "$csv" | sort -s -t' ' -k1,1 >"$summary.tmp"
-# points, medians and p90 first, then the per-metric and per-GPU lines in name order
-{ grep -v '\.' "$summary.tmp" | sort -r; grep '\.' "$summary.tmp"; } >"$summary"
+}' "$csv" >"$summary.tmp"
+# The overall lines first (in the order above), then per metric and per GPU in name order.
+{ awk '$1 !~ /\./' "$summary.tmp"; awk '$1 ~ /^metric\./' "$summary.tmp" | sort -s -k1,1
+  awk '$1 ~ /^gpu\./' "$summary.tmp" | sort -s -k1,1; } >"$summary"
 rm -f "$summary.tmp"
 gp validate-gpu.gp "$out/validate-gpu.png" 900,800 data="$csv"
 echo "$n rows; $csv, $summary, $out/validate-gpu.png"
