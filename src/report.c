@@ -68,6 +68,32 @@ static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate 
     }
 }
 
+/* The MoE object (null for a dense model): the expert split, the experts read per step beside
+ * the bytes each MoE layer holds and reads. */
+static void json_moe(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
+{
+    pm_footprint fp;
+    pm_moe_reads r;
+    if (s->model.experts < 1 ||
+        pm_footprint_compute(s, &e->shard, s->workload.seq_len, &fp, NULL) != PM_OK ||
+        pm_moe_reads_compute(s, s->workload.batch, &r, NULL) != PM_OK) {
+        pm_sb_printf(b, "  \"moe\": null,\n");
+        return;
+    }
+    pm_sb_printf(b,
+                 "  \"moe\": {\"experts\": %d, \"experts_per_token\": %d, \"shared_experts\": "
+                 "%d, \"moe_layers\": %d, \"expert_parallel\": %d, \"expert_tensor_parallel\": "
+                 "%d, \"experts_per_device\": %.6g, \"experts_touched_per_step\": %.6g, "
+                 "\"experts_read_per_step\": %.6g, \"experts_read_upper_bound\": %.6g, "
+                 "\"routing_skew_alpha\": %.6g, \"expert_weight_bytes\": %.6g, "
+                 "\"moe_weight_bytes_per_layer\": %.6g, \"moe_read_bytes_per_layer\": %.6g},\n",
+                 s->model.experts, s->model.experts_per_token, s->model.shared_experts,
+                 fp.moe_layers, e->shard.ep, e->shard.moe_tp, e->shard.experts_local,
+                 r.experts_touched, fp.experts_read_per_step, r.upper_bound,
+                 s->workload.routing_skew_alpha, fp.expert_weight_bytes, fp.moe_weight_bytes,
+                 fp.moe_read_bytes);
+}
+
 pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char **text_out,
                               pm_error *err)
 {
@@ -118,6 +144,7 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                  e->weight_bytes_per_device, e->kv_bytes_per_device,
                  e->fits_hbm ? "true" : "false", e->l2_window_bytes,
                  (long long)e->kv_spill_context);
+    json_moe(&b, s, e);
     json_cost_power(&b, s, e);
     if (b.failed) {
         pm_free(b.p);
@@ -136,7 +163,7 @@ static const char *const sweep_columns[] = {
     "serial_J_per_token", "fused_J_per_token", "preserve_J_per_token", "serial_avg_power_W",
     "fused_avg_power_W", "preserve_avg_power_W", "serial_tokens_per_J", "fused_tokens_per_J",
     "preserve_tokens_per_J", "serial_tokens_per_s_per_usd", "fused_tokens_per_s_per_usd",
-    "preserve_tokens_per_s_per_usd"};
+    "preserve_tokens_per_s_per_usd", "experts_read_per_step", "weight_bytes_per_device"};
 
 size_t pm_sweep_column_count(void) { return PM_ARRAY_LEN(sweep_columns); }
 
@@ -163,11 +190,11 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
             r[1].energy_per_token_J, r[2].energy_per_token_J, r[0].avg_power_W,
             r[1].avg_power_W, r[2].avg_power_W, r[0].tokens_per_J, r[1].tokens_per_J,
             r[2].tokens_per_J, r[0].tokens_per_s_per_usd, r[1].tokens_per_s_per_usd,
-            r[2].tokens_per_s_per_usd};
+            r[2].tokens_per_s_per_usd, e->experts_read_per_step, e->weight_bytes_per_device};
         memcpy(v, ok, sizeof v);
         /* From device_usd on: energy columns NaN without energy data, cost ones without cost
          * data. */
-        for (size_t i = 16; i < N; i++) {
+        for (size_t i = 16; i < 29; i++) {
             const bool is_cost = i == 16 || i >= 26;
             if (is_cost ? !e->cost_present : !e->energy_present)
                 v[i] = NAN;

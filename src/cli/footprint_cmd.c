@@ -56,6 +56,11 @@ static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t c
     pm_scenario t = *s;
     t.provenance = NULL;
     t.cluster.devices = devices;
+    const bool moe = s->model.experts > 0;
+    /* MoE: experts over every device (EP = devices) when the scenario uses expert parallelism
+     * and the experts divide, else tensor-parallel experts. */
+    t.cluster.expert_parallel =
+        moe && pm_cluster_ep(&s->cluster) > 1 && s->model.experts % devices == 0 ? devices : 1;
     pm_shard sh;
     const bool ok = pm_shard_compute(&t, &sh, NULL) == PM_OK;
     if (!ok) {
@@ -70,9 +75,19 @@ static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t c
     const double kv = (fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
                                                          : fp.kv_bytes_local_layer) / MIB;
     const double mlp = fp.mlp_weight_bytes / MIB, kv_local = fp.kv_bytes_local_layer / MIB;
-    if (c->format == FMT_TABLE)
+    const char *note = ok ? "" : "  (more devices than heads: ideal split)";
+    if (moe && c->format == FMT_TABLE)
+        printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f %6d %14.2f %14.2f %10.3g%s\n", devices,
+               attn, kv, attn + kv, mlp, kv_local, pm_cluster_ep(&t.cluster),
+               fp.moe_weight_bytes / MIB, fp.moe_read_bytes / MIB, fp.experts_read_per_step,
+               note);
+    else if (moe)
+        printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv,
+               mlp, kv_local, pm_cluster_ep(&t.cluster), fp.moe_weight_bytes / MIB,
+               fp.moe_read_bytes / MIB, fp.experts_read_per_step);
+    else if (c->format == FMT_TABLE)
         printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, attn, kv, attn + kv, mlp,
-               kv_local, ok ? "" : "  (more devices than heads: ideal split)");
+               kv_local, note);
     else
         printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv, mlp, kv_local);
 }
@@ -123,12 +138,22 @@ int cmd_footprint(const cli *c)
     else if (local > 0)
         printf("# every layer attends through a %d-token window: kv holds the window\n",
                s.model.sliding_window);
+    const bool moe = s.model.experts > 0;
+    if (moe)
+        printf("# MoE: %d experts (top-%d) + %d shared in %d of %d layers; mlp_W is a dense "
+               "layer's; moe_W one MoE layer's experts, shared experts and router, moe_read what "
+               "a decode step reads of them at batch %d (experts_read distinct experts on the "
+               "busiest device), with experts over ep ranks\n",
+               s.model.experts, s.model.experts_per_token, s.model.shared_experts,
+               pm_model_moe_layers(&s.model), s.model.layers, w->batch);
     if (c->format == FMT_TABLE)
-        printf("%8s %14s %14s %16s %14s %14s\n", "devices", "attn_W_MiB", "kv_MiB",
-               "attn_W+kv_MiB", "mlp_W_MiB", "kv_local_MiB");
+        printf("%8s %14s %14s %16s %14s %14s%s\n", "devices", "attn_W_MiB", "kv_MiB",
+               "attn_W+kv_MiB", "mlp_W_MiB", "kv_local_MiB",
+               moe ? "     ep      moe_W_MiB   moe_read_MiB experts_read" : "");
     else
         printf("devices,attn_weights_MiB,kv_MiB,attn_weights_plus_kv_MiB,mlp_weights_MiB,"
-               "kv_local_MiB\n");
+               "kv_local_MiB%s\n",
+               moe ? ",expert_parallel,moe_weights_MiB,moe_read_MiB,experts_read_per_step" : "");
     for (int i = 0; i < nd; i++)
         write_row(c, &s, devs[i], ctx);
     write_l2_sizes(c);

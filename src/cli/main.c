@@ -44,6 +44,8 @@ static void usage(FILE *f)
             "      --model REF        shortcut for --set model=REF\n"
             "      --accelerator REF  shortcut for --set accelerator=REF\n"
             "      --devices N        tensor-parallel degree (cluster.devices)\n"
+            "      --ep N             expert-parallel ranks of a MoE model: experts split over\n"
+            "                         N ranks, each over devices/N (cluster.expert_parallel)\n"
             "      --batch N          workload.batch\n"
             "      --seq N            total sequence length, accepts 16k, 32Ki (workload.seq_len)\n"
             "  -f, --format FMT       table (default), json, csv; graph: json or dot\n"
@@ -53,8 +55,8 @@ static void usage(FILE *f)
             "      --layers N         layers in the printed graph (default 2)\n"
             "      --devices-list L   device counts for footprint (default 1,2,4,8,16)\n"
             "      --data-dir DIR     bundled data directory (default: %s)\n"
-            "      --sweep AXIS[=R]   sweep l2, l2_bw, compute, hbm_bw, link_bw, devices, batch or\n"
-            "                         seq; R is START:STOP:STEP (units ok: 8MiB:256MiB:8MiB; STEP\n"
+            "      --sweep AXIS[=R]   sweep l2, l2_bw, compute, hbm_bw, link_bw, devices, batch,\n"
+            "                         seq or ep; R is START:STOP:STEP (units ok: 8MiB:256MiB:8MiB; STEP\n"
             "                         xF is geometric) or a list 1,4,16; up to 4 times for a grid\n"
             "      --optimize AXIS[=LO:HI]  the value maximising tokens/s/mm2 per mode\n"
             "      --objective O      what --optimize maximises: mm2 (tokens/s/mm2, default),\n"
@@ -81,7 +83,7 @@ static void usage(FILE *f)
 enum {
     OPT_MODEL = 256, OPT_ACCEL, OPT_DEVICES, OPT_BATCH, OPT_SEQ, OPT_CONTEXT, OPT_PHASE,
     OPT_MODE, OPT_LAYERS, OPT_DEVLIST, OPT_DATADIR, OPT_SWEEP, OPT_OPTIMIZE, OPT_PLOT, OPT_SHARD,
-    OPT_THREADS, OPT_COMPARE, OPT_OBJECTIVE
+    OPT_THREADS, OPT_COMPARE, OPT_OBJECTIVE, OPT_EP
 };
 
 static const struct option longopts[] = {
@@ -90,6 +92,7 @@ static const struct option longopts[] = {
     {"version", no_argument, NULL, 'V'},        {"model", required_argument, NULL, OPT_MODEL},
     {"accelerator", required_argument, NULL, OPT_ACCEL},
     {"devices", required_argument, NULL, OPT_DEVICES},
+    {"ep", required_argument, NULL, OPT_EP},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"seq", required_argument, NULL, OPT_SEQ},
     {"context", required_argument, NULL, OPT_CONTEXT},
@@ -115,6 +118,7 @@ static const struct count_shortcut {
     const char *path;
 } count_shortcuts[] = {
     {OPT_DEVICES, "--devices", 1, PM_MAX_DEVICES, "cluster.devices"},
+    {OPT_EP, "--ep", 1, PM_MAX_DEVICES, "cluster.expert_parallel"},
     {OPT_BATCH, "--batch", 1, PM_MAX_BATCH, "workload.batch"},
     {OPT_SEQ, "--seq", 2, (double)PM_MAX_SEQ_LEN, "workload.seq_len"},
 };
@@ -218,6 +222,7 @@ static const struct given_bit {
     {'c', GIVEN_CONFIG, "--config"},      {'s', GIVEN_SET, "--set"},
     {OPT_MODEL, GIVEN_SET, "--model"},    {OPT_ACCEL, GIVEN_SET, "--accelerator"},
     {OPT_DEVICES, GIVEN_SET, "--devices"}, {OPT_BATCH, GIVEN_SET, "--batch"},
+    {OPT_EP, GIVEN_SET, "--ep"},
     {OPT_SEQ, GIVEN_SET, "--seq"},        {'f', GIVEN_FORMAT, "--format"},
     {OPT_CONTEXT, GIVEN_CONTEXT, "--context"}, {OPT_PHASE, GIVEN_PHASE, "--phase"},
     {OPT_MODE, GIVEN_MODE, "--mode"},     {OPT_LAYERS, GIVEN_LAYERS, "--layers"},
@@ -246,6 +251,7 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     switch (opt) {
     case 'c': c->config = arg; return PARSE_ON;
     case 's': case OPT_MODEL: case OPT_ACCEL: case OPT_DEVICES: case OPT_BATCH: case OPT_SEQ:
+    case OPT_EP:
         return parse_override(c, opt, arg);
     case 'f': return parse_format(c, arg);
     case 'h': usage(stdout); return 0;
