@@ -3,6 +3,7 @@
  * in SI units with its source), `validate` (config files checked) and `list` (bundled names).
  */
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,11 @@ static int validate_one(const cli *c, const char *path, int *bad)
         (*bad)++;
         return 1;
     }
-    printf("ok  %-12s %s\n", pm_file_kind_name(kind), path);
+    /* The listing outgrows stdout's buffer: a write that fails mid-way keeps its errno for
+     * finish_output (errno is gone by the final flush); so does the last line below. */
+    errno = 0;
+    if (printf("ok  %-12s %s\n", pm_file_kind_name(kind), path) < 0 || ferror(stdout))
+        stdout_failed(errno);
     return 0;
 }
 
@@ -80,7 +85,9 @@ int cmd_validate(const cli *c, int argc, char **argv)
             pm_names_free(names, n);
         }
     }
-    printf("%d files checked, %d invalid\n", total, bad);
+    errno = 0;
+    if (printf("%d files checked, %d invalid\n", total, bad) < 0 || ferror(stdout))
+        stdout_failed(errno);
     return bad ? EXIT_CONFIG : 0;
 }
 
