@@ -27,7 +27,8 @@
 # Percentiles are nearest-rank: the p-th of n sorted values is the ceil(p n)-th.
 # Usage: scripts/validate-gpu.sh [OUTDIR]   (the tool is $PM, default build/src/cli/preserve-model;
 #   VALIDATION_CSV=FILE validates another file of the same format, e.g. a subset; VALIDATE_SET="K=V
-#   ..." adds --set K=V to every row, e.g. a calibration candidate)
+#   ..." adds --set K=V to every row, e.g. a calibration candidate; PM_NO_RUNTIME=1 runs the rows
+#   without their runtimes, to measure what the runtime component is worth)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -99,5 +99,33 @@ if ! check "$tmp/ok.csv" >/dev/null; then
     echo "FAIL: the checker rejects the first row alone"
     fail=1
 fi
+# The script on three rows (a GEMM, a decode step, a request): one output line each, the error
+# is predicted / measured - 1, and the summary counts and ranks them (nearest rank: the median
+# of 3 is the 2nd smallest |error|, the 90th percentile the 3rd).
+if command -v gnuplot >/dev/null; then
+    { head -n 1 "$csv"; grep -m 1 ',gemm_us,' "$csv"; grep -m 1 ',tpot_ms,' "$csv"
+      grep -m 1 ',e2e_s,.*,ok,' "$csv"; } >"$tmp/three.csv"
+    if ! PM="$pm" VALIDATION_CSV="$tmp/three.csv" "$root/scripts/validate-gpu.sh" "$tmp/out" \
+        >"$tmp/script.log" 2>&1; then
+        echo "FAIL: scripts/validate-gpu.sh on three rows:"; tail -5 "$tmp/script.log"; fail=1
+    elif ! awk -F, '
+        FNR == 1 && FILENAME ~ /csv$/ { next }
+        FILENAME ~ /csv$/ && $1 != "section" {
+            n++; e = $9 / $8 - 1; if (e - $10 > 1e-4 || $10 - e > 1e-4) bad = 1
+            a[n] = e < 0 ? -e : e }
+        FILENAME ~ /txt$/ { split($0, kv, " "); s[kv[1]] = kv[2] }
+        END {
+            for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+            if (n != 3 || bad || s["points"] != 3) exit 1
+            if (s["median_abs_error"] - a[2] > 1e-4 || a[2] - s["median_abs_error"] > 1e-4) exit 1
+            if (s["p90_abs_error"] - a[3] > 1e-4 || a[3] - s["p90_abs_error"] > 1e-4) exit 1
+            if (s["metric.gemm_us.points"] != 1 || s["refused"] != 0) exit 1
+        }' "$tmp/out/validate-gpu.csv" "$tmp/out/validate-gpu-summary.txt"; then
+        echo "FAIL: scripts/validate-gpu.sh: its CSV or summary do not add up:"
+        cat "$tmp/out/validate-gpu.csv" "$tmp/out/validate-gpu-summary.txt"; fail=1
+    elif [ ! -s "$tmp/out/validate-gpu.png" ]; then
+        echo "FAIL: scripts/validate-gpu.sh drew no figure"; fail=1
+    fi
+fi
 [ "$fail" -eq 0 ] && echo "ok: $rows validation rows"
 exit "$fail"
