@@ -797,7 +797,18 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
                             bool local, pm_node *out, pm_error *err)
 {
     build_ctx b = {0};
-    pm_status st = build_init(&b, s, phase, context_len, false, err);
+    /* The attention node alone: a MoE model's expert reads (build_init computes them) are not
+     * needed, so it is built as the dense model with the same attention. */
+    const pm_scenario *src = s;
+    pm_scenario dense;
+    if (s && s->model.experts > 0) {
+        dense = *s;
+        dense.model.experts = 0;
+        dense.cluster.expert_parallel = 1;
+        dense.provenance = NULL;
+        src = &dense;
+    }
+    pm_status st = build_init(&b, src, phase, context_len, false, err);
     if (st != PM_OK)
         return st;
     b.arr = out;
