@@ -808,7 +808,8 @@ typedef struct pm_footprint {
     double lm_head_bytes;      /* the LM head's rows on this device */
     double embedding_bytes;    /* the input embedding's rows on this device, vocabulary-parallel
                                   like the LM head (0 when tied to it) */
-    double weight_bytes;       /* layers x layer + LM head + embedding */
+    double weight_bytes;       /* layers x layer + LM head + embedding (MoE: the dense layers x
+                                  layer_weight_bytes + moe_layers x moe_layer_weight_bytes) */
     double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one
                                   layer */
     double kv_bytes;           /* the KV cache of all layers at context_len: a local layer

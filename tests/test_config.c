@@ -1357,6 +1357,12 @@ static void test_hf_moe_configs_are_read_like_the_bundled_models(void **state)
     pm_error err;
     assert_ok(pm_model_load("llama-4-scout", &g_opts, &m, &err), &err);
     assert_int_equal(m.intermediate, 16384);
+    /* Qwen1.5-MoE-A2.7B (the reference's section 1.6 values): 60 experts of 1408, top-4, one
+     * shared expert of shared_expert_intermediate_size 5632, Q/K/V biases (qwen2_moe). */
+    assert_ok(pm_model_load(HF_DIR "/qwen1.5-moe-a2.7b-config.json", &g_opts, &m, &err), &err);
+    check_moe(&m, 60, 4, 1408, 1, 5632, 0, 1, 0, 24);
+    assert_true(m.qkv_bias);
+    assert_int_equal(m.sliding_window, 0); /* use_sliding_window false */
     /* Qwen's rule: MoE when (l + 1) % decoder_sparse_step == 0. */
     char *base = slurp(HF_DIR "/mixtral-8x7b-config.json");
     char path[600];
