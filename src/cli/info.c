@@ -3,6 +3,7 @@
  * in SI units with its source), `validate` (config files checked) and `list` (bundled names).
  */
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,11 @@ static int validate_one(const cli *c, const char *path, int *bad)
         (*bad)++;
         return 1;
     }
-    printf("ok  %-12s %s\n", pm_file_kind_name(kind), path);
+    /* The listing outgrows stdout's buffer: a write that fails mid-way keeps its errno for
+     * finish_output (errno is gone by the final flush); so does the last line below. */
+    errno = 0;
+    if (printf("ok  %-12s %s\n", pm_file_kind_name(kind), path) < 0 || ferror(stdout))
+        stdout_failed(errno);
     return 0;
 }
 
@@ -60,15 +65,15 @@ int cmd_validate(const cli *c, int argc, char **argv)
             validate_one(c, argv[i], &bad);
     } else {
         const char *dd = c->data_dir ? c->data_dir : pm_default_data_dir();
-        for (int k = 0; k < PM_KIND_GRAPH; k++) {
+        static const char *const dirs[] = {"models",    "accelerators", "clusters", "workloads",
+                                           "scenarios", NULL,           "runtimes"};
+        for (int k = 0; k < PM_KIND_COUNT; k++) {
             char **names = NULL;
             size_t n = 0;
             pm_error err;
-            if (pm_data_list(dd, (pm_file_kind)k, &names, &n, &err) != PM_OK)
-                continue; /* a kind with no directory ships no files */
+            if (!dirs[k] || pm_data_list(dd, (pm_file_kind)k, &names, &n, &err) != PM_OK)
+                continue; /* graphs are not shipped; a kind with no directory ships no files */
             for (size_t i = 0; i < n; i++, total++) {
-                static const char *const dirs[] = {"models", "accelerators", "clusters",
-                                                   "workloads", "scenarios"};
                 char *path = str_printf("%s/%s/%s.json", dd, dirs[k], names[i]);
                 if (!path) {
                     pm_names_free(names, n);
@@ -80,18 +85,21 @@ int cmd_validate(const cli *c, int argc, char **argv)
             pm_names_free(names, n);
         }
     }
-    printf("%d files checked, %d invalid\n", total, bad);
+    errno = 0;
+    if (printf("%d files checked, %d invalid\n", total, bad) < 0 || ferror(stdout))
+        stdout_failed(errno);
     return bad ? EXIT_CONFIG : 0;
 }
 
 int cmd_list(const cli *c, int argc, char **argv)
 {
-    static const char *const kinds[] = {"models", "accelerators", "clusters", "workloads",
-                                        "scenarios"};
+    static const char *const kinds[] = {"models",    "accelerators", "clusters", "workloads",
+                                        "scenarios", "",             "runtimes"};
     if (argc != 1)
-        return usage_error("list needs one of %s", "models, accelerators, clusters, workloads, scenarios");
-    for (int k = 0; k < 5; k++) {
-        if (strcmp(argv[0], kinds[k]) != 0)
+        return usage_error("list needs one of %s",
+                           "models, accelerators, clusters, workloads, scenarios, runtimes");
+    for (int k = 0; k < PM_KIND_COUNT; k++) {
+        if (!kinds[k][0] || strcmp(argv[0], kinds[k]) != 0)
             continue;
         char **names = NULL;
         size_t n = 0;
@@ -103,7 +111,8 @@ int cmd_list(const cli *c, int argc, char **argv)
         pm_names_free(names, n);
         return 0;
     }
-    return usage_error("unknown list '%s' (expected models, accelerators, clusters, workloads or scenarios)",
+    return usage_error("unknown list '%s' (expected models, accelerators, clusters, workloads, "
+                       "scenarios or runtimes)",
                        argv[0]);
 }
 
