@@ -883,6 +883,8 @@ typedef struct pm_estimate {
     double weight_bytes_per_device; /* all weights held by one device */
     double kv_bytes_per_device;     /* KV cache at the final context length */
     bool fits_hbm;            /* weights + KV fit the HBM capacity */
+    int allreduces_per_step;  /* allreduces of one decode step (0 on one device); each takes
+                                 modes[m].allreduce_decode_s in serial and preserve */
     bool energy_present;      /* the accelerator has energy coefficients: energy figures set */
     bool cost_present;        /* the accelerator has cost coefficients: cost and per-dollar
                                  figures set */
@@ -1136,7 +1138,11 @@ typedef struct pm_sweep_opts {
 typedef int (*pm_sweep_fn)(const pm_sweep_point *points, size_t n, void *user);
 
 /** Number of result columns of a sweep point: the sweep CSV's columns after the axis columns
- * and before "error" (16 today; more may be added at the end). */
+ * and before "error" (41 today; more may be added at the end, so that a column's position
+ * stays). The last twelve: weight_bytes_per_device and kv_bytes_per_device (the estimate's),
+ * fits_hbm (1 or 0), allreduce_decode_s (one decode allreduce), allreduces_per_step,
+ * allreduce_per_step_s (their product: a decode step's allreduce time, serial), and the
+ * prefill/decode split serial_prefill_s ... preserve_decode_s. */
 PM_API size_t pm_sweep_column_count(void);
 /** The name of result column i with its unit ("serial_request_s", "die_mm2",
  * "density_preserve_tokens_per_s_per_mm2"...); NULL when i >= pm_sweep_column_count(). */

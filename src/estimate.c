@@ -243,6 +243,21 @@ pm_status pm_decode_step_traffic(const pm_scenario *s, pm_mode mode, int64_t con
     return PM_OK;
 }
 
+/* The allreduces of one step of a plan: its head's and tail's, and each layer's (every layer
+ * has the template layer's communication; only its attention differs). */
+static int step_allreduces(const pm_step_plan *p, int layers)
+{
+    const pm_template *t = &p->tmpl;
+    int head = 0, layer = 0, tail = 0;
+    for (int i = 0; i < t->n_head; i++)
+        head += t->head[i].kind == PM_NODE_ALLREDUCE;
+    for (int i = 0; i < t->n_layer; i++)
+        layer += t->layer[i].kind == PM_NODE_ALLREDUCE;
+    for (int i = 0; i < t->n_tail; i++)
+        tail += t->tail[i].kind == PM_NODE_ALLREDUCE;
+    return head + layers * layer + tail;
+}
+
 pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err)
 {
     if (!s || !out)
@@ -270,6 +285,7 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     }
     pm_step_plan_count(dec);
     pm_step_plan_count(pre);
+    out->allreduces_per_step = step_allreduces(dec, s->model.layers);
     pm_step_plan_fuse(dec, dec_f);
     pm_step_plan_fuse(pre, pre_f);
     const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));

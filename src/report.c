@@ -127,22 +127,41 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
     return PM_OK;
 }
 
-static const char *const sweep_columns[] = {
-    "serial_request_s", "fused_request_s", "preserve_request_s", "serial_tpot_s",
-    "fused_tpot_s", "preserve_tpot_s", "serial_tokens_per_s", "fused_tokens_per_s",
-    "preserve_tokens_per_s", "speedup_preserve_vs_serial", "speedup_preserve_vs_fused",
-    "speedup_fused_vs_serial", "die_mm2", "density_serial_tokens_per_s_per_mm2",
-    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2", "device_usd",
-    "serial_J_per_token", "fused_J_per_token", "preserve_J_per_token", "serial_avg_power_W",
-    "fused_avg_power_W", "preserve_avg_power_W", "serial_tokens_per_J", "fused_tokens_per_J",
-    "preserve_tokens_per_J", "serial_tokens_per_s_per_usd", "fused_tokens_per_s_per_usd",
-    "preserve_tokens_per_s_per_usd"};
+/* A column's figure exists only with the accelerator's energy (E) or cost (C) coefficients;
+ * without them it is NaN. */
+enum { ALWAYS, E, C };
+
+/* The columns: their names, what they need, and (pm_sweep_point_values) their values, in one
+ * order. New columns go at the end: the plots and scripts read the earlier ones by position. */
+static const struct sweep_column {
+    const char *name;
+    int needs;
+} sweep_columns[] = {
+    {"serial_request_s", ALWAYS}, {"fused_request_s", ALWAYS}, {"preserve_request_s", ALWAYS},
+    {"serial_tpot_s", ALWAYS}, {"fused_tpot_s", ALWAYS}, {"preserve_tpot_s", ALWAYS},
+    {"serial_tokens_per_s", ALWAYS}, {"fused_tokens_per_s", ALWAYS},
+    {"preserve_tokens_per_s", ALWAYS}, {"speedup_preserve_vs_serial", ALWAYS},
+    {"speedup_preserve_vs_fused", ALWAYS}, {"speedup_fused_vs_serial", ALWAYS},
+    {"die_mm2", ALWAYS}, {"density_serial_tokens_per_s_per_mm2", ALWAYS},
+    {"density_fused_tokens_per_s_per_mm2", ALWAYS},
+    {"density_preserve_tokens_per_s_per_mm2", ALWAYS}, {"device_usd", C},
+    {"serial_J_per_token", E}, {"fused_J_per_token", E}, {"preserve_J_per_token", E},
+    {"serial_avg_power_W", E}, {"fused_avg_power_W", E}, {"preserve_avg_power_W", E},
+    {"serial_tokens_per_J", E}, {"fused_tokens_per_J", E}, {"preserve_tokens_per_J", E},
+    {"serial_tokens_per_s_per_usd", C}, {"fused_tokens_per_s_per_usd", C},
+    {"preserve_tokens_per_s_per_usd", C},
+    /* Memory, communication and the prefill/decode split (the run JSON's figures). */
+    {"weight_bytes_per_device", ALWAYS}, {"kv_bytes_per_device", ALWAYS},
+    {"fits_hbm", ALWAYS}, {"allreduce_decode_s", ALWAYS}, {"allreduces_per_step", ALWAYS},
+    {"allreduce_per_step_s", ALWAYS}, {"serial_prefill_s", ALWAYS},
+    {"fused_prefill_s", ALWAYS}, {"preserve_prefill_s", ALWAYS}, {"serial_decode_s", ALWAYS},
+    {"fused_decode_s", ALWAYS}, {"preserve_decode_s", ALWAYS}};
 
 size_t pm_sweep_column_count(void) { return PM_ARRAY_LEN(sweep_columns); }
 
 const char *pm_sweep_column_name(size_t i)
 {
-    return i < PM_ARRAY_LEN(sweep_columns) ? sweep_columns[i] : NULL;
+    return i < PM_ARRAY_LEN(sweep_columns) ? sweep_columns[i].name : NULL;
 }
 
 size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
@@ -154,6 +173,8 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
     if (p && p->status == PM_OK) {
         const pm_estimate *e = &p->estimate;
         const pm_mode_result *r = e->modes;
+        /* The allreduce is the same in every mode's decode step (pm_mode_result). */
+        const double ar = r[PM_MODE_SERIAL].allreduce_decode_s;
         const double ok[N] = {
             r[0].request_s, r[1].request_s, r[2].request_s, r[0].tpot_s, r[1].tpot_s,
             r[2].tpot_s, r[0].tokens_per_s, r[1].tokens_per_s, r[2].tokens_per_s,
@@ -163,13 +184,15 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
             r[1].energy_per_token_J, r[2].energy_per_token_J, r[0].avg_power_W,
             r[1].avg_power_W, r[2].avg_power_W, r[0].tokens_per_J, r[1].tokens_per_J,
             r[2].tokens_per_J, r[0].tokens_per_s_per_usd, r[1].tokens_per_s_per_usd,
-            r[2].tokens_per_s_per_usd};
+            r[2].tokens_per_s_per_usd, e->weight_bytes_per_device, e->kv_bytes_per_device,
+            e->fits_hbm ? 1.0 : 0.0, e->allreduces_per_step > 0 ? ar : 0.0,
+            e->allreduces_per_step, e->allreduces_per_step > 0 ? e->allreduces_per_step * ar : 0.0,
+            r[0].prefill_s, r[1].prefill_s, r[2].prefill_s, r[0].decode_s, r[1].decode_s,
+            r[2].decode_s};
         memcpy(v, ok, sizeof v);
-        /* From device_usd on: energy columns NaN without energy data, cost ones without cost
-         * data. */
-        for (size_t i = 16; i < N; i++) {
-            const bool is_cost = i == 16 || i >= 26;
-            if (is_cost ? !e->cost_present : !e->energy_present)
+        for (size_t i = 0; i < N; i++) {
+            const int needs = sweep_columns[i].needs;
+            if ((needs == C && !e->cost_present) || (needs == E && !e->energy_present))
                 v[i] = NAN;
         }
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "merge.h"
 #include "output.h"
 
 int cmd_resolve(const cli *c)
@@ -17,6 +18,7 @@ int cmd_resolve(const cli *c)
     if (rc)
         return rc;
     printf("# preserve-model %s: scenario %s resolved to SI units\n", pm_version(), s.name);
+    print_resolved(stdout, c, &s);
     printf("path,value_si,unit_si,origin,file,source\n");
     for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
         const pm_param_info *p = pm_scenario_param(&s, i);
