@@ -904,13 +904,26 @@ PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_
  * inputs (model, accelerator, devices, batch, seq_len, prefill_tokens, decode_steps),
  * tpot_context_len, per mode the request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
  * tokens_per_s, allreduce_algorithm and allreduce_decode_s (and fused_chunks for fused), the
- * speedups, the shard and the memory figures; times to 9 significant digits, the rest to 6.
- * Names are JSON-escaped. s and e (the estimate of s by pm_estimate_compute) may not be NULL.
+ * speedups, the shard and the memory figures (with allreduces_per_step), energy, cost and power;
+ * every number as pm_json_number writes it (byte counts exact, the rest round-trippable).
+ * Names are JSON-escaped; the keys are documented in docs/output-format.md. s and e (the estimate of s by pm_estimate_compute) may not be NULL.
  * On success *text_out is a new NUL-terminated string ending in a newline; the caller frees it
  * with free(). Returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG (a NULL argument).
  */
 PM_API pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e,
                                      char **text_out, pm_error *err);
+
+/** Room for any text of pm_json_number, its NUL included. */
+#define PM_JSON_NUMBER_MAX 32
+/**
+ * Writes v as a JSON number: the shortest of 15, 16 or 17 significant digits ("%.*g") that
+ * reads back (strtod) as exactly v, so that an integral value below 2^53 (a byte count) is
+ * written whole in digits and every other value round-trips; "null" when v is not finite.
+ * Writes at most n bytes into buf, NUL included (buf may be NULL when n is 0); returns the
+ * length of the whole text (less than PM_JSON_NUMBER_MAX). The one number format of the JSON
+ * the library and the tool write.
+ */
+PM_API int pm_json_number(double v, char *buf, size_t n);
 
 /**
  * The graph one mode runs: the plain graph (serial), the graph with O and Down fused with their
@@ -1136,6 +1149,15 @@ typedef struct pm_sweep_opts {
  * the call. Runs on the calling thread of pm_sweep_run. Return non-zero to stop the sweep.
  */
 typedef int (*pm_sweep_fn)(const pm_sweep_point *points, size_t n, void *user);
+
+/**
+ * The name among names[0..n) nearest to word by edit distance (Levenshtein) when it is near
+ * enough to suggest ("did you mean"): at most 2 edits, or a third of word's length when word is
+ * longer than 9 bytes (the rule of the library's own suggestions for unknown JSON keys). The
+ * first of equally near names; NULL when none is near, or word or names is NULL (a NULL name
+ * is skipped). For front ends that suggest options, commands or values.
+ */
+PM_API const char *pm_suggest(const char *word, const char *const *names, size_t n);
 
 /** Number of result columns of a sweep point: the sweep CSV's columns after the axis columns
  * and before "error" (41 today; more may be added at the end, so that a column's position

@@ -5,17 +5,44 @@
  * columns between the axes and "error").
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+int pm_json_number(double v, char *buf, size_t n)
+{
+    char t[PM_JSON_NUMBER_MAX];
+    int len = 4;
+    if (!isfinite(v)) {
+        memcpy(t, "null", 5);
+    } else {
+        /* The fewest digits that read back as v: an integer below 2^53 comes out whole. */
+        for (int digits = 15; digits <= 17; digits++) {
+            len = snprintf(t, sizeof t, "%.*g", digits, v);
+            const double back = strtod(t, NULL);
+            if (!(back < v) && !(back > v)) /* read back exactly (no -Wfloat-equal) */
+                break;
+        }
+    }
+    if (buf && n > 0)
+        snprintf(buf, n, "%s", t);
+    return len;
+}
+
+/* v as pm_json_number writes it, in the compound literal of the call (one per argument). */
+#define NUM(v) num_text((char[PM_JSON_NUMBER_MAX]){0}, (v))
+static const char *num_text(char *buf, double v)
+{
+    pm_json_number(v, buf, PM_JSON_NUMBER_MAX);
+    return buf;
+}
+
 /* A JSON number, or null when the accelerator has no data for it. */
 static void json_num(pm_sbuf *b, const char *key, double v, bool present, const char *sep)
 {
-    if (present)
-        pm_sb_printf(b, "\"%s\": %.9g%s", key, v, sep);
-    else
-        pm_sb_printf(b, "\"%s\": null%s", key, sep);
+    pm_sb_printf(b, "\"%s\": %s%s", key, present ? NUM(v) : "null", sep);
 }
 
 /* A mode's energy and dollar figures, after its times. */
@@ -28,15 +55,16 @@ static void json_energy(pm_sbuf *b, const pm_estimate *e, const pm_mode_result *
     json_num(b, "tokens_per_s_per_usd", r->tokens_per_s_per_usd, e->cost_present, ", ");
     const pm_traffic *t = &r->traffic;
     pm_sb_printf(b,
-                 "\"traffic_per_device\": {\"hbm_bytes\": %.9g, \"l2_write_bytes\": %.9g, "
-                 "\"l2_read_bytes\": %.9g, \"link_bytes\": %.9g}, ",
-                 t->hbm_bytes, t->l2_write_bytes, t->l2_read_bytes, t->link_bytes);
+                 "\"traffic_per_device\": {\"hbm_bytes\": %s, \"l2_write_bytes\": %s, "
+                 "\"l2_read_bytes\": %s, \"link_bytes\": %s}, ",
+                 NUM(t->hbm_bytes), NUM(t->l2_write_bytes), NUM(t->l2_read_bytes),
+                 NUM(t->link_bytes));
     if (e->energy_present)
         pm_sb_printf(b,
-                     "\"energy_per_device_J\": {\"hbm\": %.9g, \"l2\": %.9g, \"link\": %.9g, "
-                     "\"mac\": %.9g, \"static\": %.9g, \"total\": %.9g}",
-                     r->energy.hbm_J, r->energy.l2_J, r->energy.link_J, r->energy.mac_J,
-                     r->energy.static_J, r->energy.total_J);
+                     "\"energy_per_device_J\": {\"hbm\": %s, \"l2\": %s, \"link\": %s, "
+                     "\"mac\": %s, \"static\": %s, \"total\": %s}",
+                     NUM(r->energy.hbm_J), NUM(r->energy.l2_J), NUM(r->energy.link_J),
+                     NUM(r->energy.mac_J), NUM(r->energy.static_J), NUM(r->energy.total_J));
     else
         pm_sb_printf(b, "\"energy_per_device_J\": null");
 }
@@ -47,25 +75,48 @@ static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate 
     const pm_device_cost *k = &e->cost;
     if (e->cost_present)
         pm_sb_printf(b,
-                     "  \"cost\": {\"die_mm2\": %.9g, \"dies_per_package\": %d, \"die_usd\": "
-                     "%.9g, \"dies_per_wafer\": %.9g, \"yield_frac\": %.9g, \"yield_model\": "
-                     "\"%s\", \"hbm_usd\": %.9g, \"package_usd\": %.9g, \"device_usd\": "
-                     "%.9g},\n",
-                     k->die_mm2, k->dies_per_package, k->die_usd, k->dies_per_wafer,
-                     k->yield_frac, pm_yield_model_name(s->accel.cost.yield_model), k->hbm_usd,
-                     k->package_usd, k->device_usd);
+                     "  \"cost\": {\"die_mm2\": %s, \"dies_per_package\": %d, \"die_usd\": "
+                     "%s, \"dies_per_wafer\": %s, \"yield_frac\": %s, \"yield_model\": "
+                     "\"%s\", \"hbm_usd\": %s, \"package_usd\": %s, \"device_usd\": "
+                     "%s},\n",
+                     NUM(k->die_mm2), k->dies_per_package, NUM(k->die_usd),
+                     NUM(k->dies_per_wafer), NUM(k->yield_frac),
+                     pm_yield_model_name(s->accel.cost.yield_model), NUM(k->hbm_usd),
+                     NUM(k->package_usd), NUM(k->device_usd));
     else
         pm_sb_printf(b, "  \"cost\": null,\n");
     double p_static = 0.0, p_full = 0.0;
     if (e->energy_present && pm_static_power(&s->accel, &p_static, NULL) == PM_OK &&
         pm_full_bandwidth_power(&s->accel, &p_full, NULL) == PM_OK) {
-        pm_sb_printf(b, "  \"power\": {\"static_W\": %.9g, \"full_bandwidth_W\": %.9g, ",
-                     p_static, p_full);
+        pm_sb_printf(b, "  \"power\": {\"static_W\": %s, \"full_bandwidth_W\": %s, ",
+                     NUM(p_static), NUM(p_full));
         json_num(b, "board_power_W", s->accel.energy.board_power_W,
                  s->accel.energy.board_power_W > 0, "}\n}\n");
     } else {
         pm_sb_printf(b, "  \"power\": null\n}\n");
     }
+}
+
+/* The per-mode objects. */
+static void json_modes(pm_sbuf *b, const pm_estimate *e)
+{
+    pm_sb_printf(b, "  \"modes\": {\n");
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_mode_result *r = &e->modes[m];
+        pm_sb_printf(b,
+                     "    \"%s\": {\"request_s\": %s, \"prefill_s\": %s, \"decode_s\": %s, "
+                     "\"tpot_s\": %s, \"tpot_mean_s\": %s, \"tokens_per_s\": %s, "
+                     "\"allreduce_algorithm\": \"%s\", \"allreduce_decode_s\": %s",
+                     pm_mode_name((pm_mode)m), NUM(r->request_s), NUM(r->prefill_s),
+                     NUM(r->decode_s), NUM(r->tpot_s), NUM(r->tpot_mean_s),
+                     NUM(r->tokens_per_s), pm_allreduce_algo_name(r->allreduce),
+                     NUM(r->allreduce_decode_s));
+        if (m == PM_MODE_FUSED)
+            pm_sb_printf(b, ", \"fused_chunks\": %d", r->fused_chunks);
+        json_energy(b, e, r);
+        pm_sb_printf(b, "}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
+    }
+    pm_sb_printf(b, "  },\n");
 }
 
 pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char **text_out,
@@ -80,44 +131,32 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
     pm_sb_json_string(&b, s->model.name);
     pm_sb_printf(&b, ", \"accelerator\": ");
     pm_sb_json_string(&b, s->accel.name);
+    pm_sb_printf(&b, ", \"cluster\": ");
+    pm_sb_json_string(&b, s->cluster.name);
     pm_sb_printf(&b,
                  ", \"devices\": %d, \"batch\": %d, \"seq_len\": %lld, \"prefill_tokens\": %lld, "
                  "\"decode_steps\": %lld},\n",
                  s->cluster.devices, s->workload.batch, (long long)s->workload.seq_len,
                  (long long)e->prefill_tokens, (long long)e->decode_steps);
     pm_sb_printf(&b, "  \"tpot_context_len\": %lld,\n", (long long)(s->workload.seq_len - 1));
-    pm_sb_printf(&b, "  \"modes\": {\n");
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const pm_mode_result *r = &e->modes[m];
-        pm_sb_printf(&b,
-                     "    \"%s\": {\"request_s\": %.9g, \"prefill_s\": %.9g, \"decode_s\": %.9g, "
-                     "\"tpot_s\": %.9g, \"tpot_mean_s\": %.9g, \"tokens_per_s\": %.9g, "
-                     "\"allreduce_algorithm\": \"%s\", \"allreduce_decode_s\": %.9g",
-                     pm_mode_name((pm_mode)m), r->request_s, r->prefill_s, r->decode_s,
-                     r->tpot_s, r->tpot_mean_s, r->tokens_per_s,
-                     pm_allreduce_algo_name(r->allreduce), r->allreduce_decode_s);
-        if (m == PM_MODE_FUSED)
-            pm_sb_printf(&b, ", \"fused_chunks\": %d", r->fused_chunks);
-        json_energy(&b, e, r);
-        pm_sb_printf(&b, "}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
-    }
+    json_modes(&b, e);
     pm_sb_printf(&b,
-                 "  },\n  \"speedup\": {\"preserve_vs_serial\": %.6g, \"preserve_vs_fused\": "
-                 "%.6g, \"fused_vs_serial\": %.6g},\n",
-                 e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
-                 e->speedup_fused_vs_serial);
+                 "  \"speedup\": {\"preserve_vs_serial\": %s, \"preserve_vs_fused\": %s, "
+                 "\"fused_vs_serial\": %s},\n",
+                 NUM(e->speedup_preserve_vs_serial), NUM(e->speedup_preserve_vs_fused),
+                 NUM(e->speedup_fused_vs_serial));
     pm_sb_printf(&b,
-                 "  \"shard\": {\"q_heads\": %.6g, \"kv_heads\": %.6g, \"kv_replicated\": %s, "
+                 "  \"shard\": {\"q_heads\": %s, \"kv_heads\": %s, \"kv_replicated\": %s, "
                  "\"uneven\": %s},\n",
-                 e->shard.q_heads, e->shard.kv_heads, e->shard.kv_replicated ? "true" : "false",
-                 e->shard.uneven ? "true" : "false");
+                 NUM(e->shard.q_heads), NUM(e->shard.kv_heads),
+                 e->shard.kv_replicated ? "true" : "false", e->shard.uneven ? "true" : "false");
     pm_sb_printf(&b,
-                 "  \"memory\": {\"weight_bytes_per_device\": %.6g, \"kv_bytes_per_device\": "
-                 "%.6g, \"fits_hbm\": %s, \"l2_window_bytes\": %.6g, \"kv_spill_context\": "
-                 "%lld},\n",
-                 e->weight_bytes_per_device, e->kv_bytes_per_device,
-                 e->fits_hbm ? "true" : "false", e->l2_window_bytes,
-                 (long long)e->kv_spill_context);
+                 "  \"memory\": {\"weight_bytes_per_device\": %s, \"kv_bytes_per_device\": %s, "
+                 "\"fits_hbm\": %s, \"l2_window_bytes\": %s, \"kv_spill_context\": %lld, "
+                 "\"allreduces_per_step\": %d},\n",
+                 NUM(e->weight_bytes_per_device), NUM(e->kv_bytes_per_device),
+                 e->fits_hbm ? "true" : "false", NUM(e->l2_window_bytes),
+                 (long long)e->kv_spill_context, e->allreduces_per_step);
     json_cost_power(&b, s, e);
     if (b.failed) {
         pm_free(b.p);

@@ -206,11 +206,17 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
     for (int i = 0; i < PM_AXIS_COUNT; i++)
         if (strcmp(name, axes[i].name) == 0)
             k = i;
-    if (k < 0)
+    if (k < 0) {
+        const char *names[PM_AXIS_COUNT];
+        for (int i = 0; i < PM_AXIS_COUNT; i++)
+            names[i] = axes[i].name;
+        const char *near = pm_suggest(name, names, PM_AXIS_COUNT);
         return pm_fail(err, PM_ERR_VALUE, "--sweep", spec,
-                       "unknown axis \"%s\" (expected l2, l2_bw, compute, hbm_bw, link_bw, "
-                       "devices, batch or seq)",
-                       name);
+                       "unknown axis \"%s\" (%s%s%sexpected l2, l2_bw, compute, hbm_bw, "
+                       "link_bw, devices, batch or seq)",
+                       name, near ? "did you mean \"" : "", near ? near : "",
+                       near ? "\"? " : "");
+    }
     out->kind = (pm_axis_kind)k;
     const axis_info *ai = &axes[k];
     size_t cap = 0;

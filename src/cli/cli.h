@@ -52,6 +52,8 @@ typedef struct cli {
     unsigned given;      /* GIVEN_* bits */
     pm_objective objective; /* what --optimize maximises (default PM_OBJECTIVE_MM2) */
     bool objective_given;
+    bool help;           /* --help: the command's help instead of the command */
+    bool help_command;   /* a command was named (not the default run) */
 } cli;
 
 /* The program name in every diagnostic. */
