@@ -506,12 +506,22 @@ PM_API bool pm_unit_lookup(const char *unit, double *to_si, pm_dimension *dim);
 
 /**
  * Parses a quantity with an optional unit, "192MiB", "1.6 TBps", "16k" (k = 1e3... for
- * dimensionless, "Ki" = 1024), into SI. want is the expected dimension (PM_DIM_NONE for counts:
+ * dimensionless, "Ki" = 1024; token counts: pm_token_count_parse), into SI. want is the expected dimension (PM_DIM_NONE for counts:
  * accepts k, M, G and Ki, Mi, Gi multipliers). Returns PM_OK, PM_ERR_RANGE (not a finite
  * number) or PM_ERR_UNIT (unknown unit, or a unit of another dimension).
  */
 PM_API pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out,
                                    pm_error *err);
+
+/**
+ * Parses a token count (a sequence or context length): as pm_quantity_parse for a count, except
+ * that the multipliers k (or K), M and G are 1024, 1024^2 and 1024^3, as context lengths are
+ * named ("16k" = 16384, the paper's 16K); Ki, Mi, Gi and plain numbers read as there. The
+ * count shortcuts --seq and --context, the seq sweep axis and the overrides of workload.seq_len,
+ * sliding_window and max_position_embeddings read token counts. Returns the errors of
+ * pm_quantity_parse. Bytes and bandwidths keep their units (MB = 1e6 bytes, MiB = 2^20).
+ */
+PM_API pm_status pm_token_count_parse(const char *text, double *out, pm_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Allreduce                                                                                   */

@@ -90,7 +90,8 @@ static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec,
     double v = strtod(text, &end);
     if (end != text && *end == '\0' && isfinite(v)) {
         *out = v * ai->display;
-    } else if (pm_quantity_parse(text, ai->dim, out, &e2) != PM_OK) {
+    } else if ((k == PM_AXIS_SEQ ? pm_token_count_parse(text, out, &e2)
+                                 : pm_quantity_parse(text, ai->dim, out, &e2)) != PM_OK) {
         return pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
     }
     if (!(*out > 0) || !isfinite(*out))
@@ -150,7 +151,8 @@ static pm_status parse_step(const char *text, const axis_info *ai, const char *s
     double v = strtod(text, &end);
     if (end != text && *end == '\0' && isfinite(v))
         *step = v * ai->display;
-    else if (pm_quantity_parse(text, ai->dim, step, &e2) != PM_OK)
+    else if ((ai == &axes[PM_AXIS_SEQ] ? pm_token_count_parse(text, step, &e2)
+                               : pm_quantity_parse(text, ai->dim, step, &e2)) != PM_OK)
         return pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
     if (!(*step > 0) || !isfinite(*step))
         return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,

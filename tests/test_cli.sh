@@ -192,16 +192,16 @@ check optimize-inclusive-bounds 0 "searched hbm_bandwidth_TBps in [1e-09, 1e+06]
 check optimize-shard 2 "--shard: --optimize does not use it" "$pm" --optimize l2 --shard 1/2
 check optimize-sweep 2 "--sweep: --optimize does not use it" "$pm" --optimize l2 --sweep batch
 check optimize-plot 2 "--plot: --optimize does not use it" "$pm" --optimize l2 --plot x.png
-check optimize-json 2 "--optimize: --format must be csv" "$pm" --optimize l2 --format json
+check optimize-table 2 "--optimize: --format must be json or csv" "$pm" --optimize l2 --format table
 check run-plot 2 "--plot: only with --sweep" "$pm" --plot x.png
 check run-threads 2 "--threads: only with --sweep" "$pm" --threads 2
 check run-layers 2 "--layers: run does not use it" "$pm" --layers 3
-check explain-json 2 "explain: --format must be table" "$pm" explain --format json
+check explain-csv 2 "explain: --format must be table or json" "$pm" explain --format csv
 check explain-mode 2 "--mode: explain does not use it" "$pm" explain --mode serial
 check timeline-json 2 "timeline: --format must be csv" "$pm" timeline --format json
 check timeline-layers 2 "--layers: timeline does not use it" "$pm" timeline --layers 2
-check footprint-json 2 "footprint: --format must be table or csv" "$pm" footprint --format json
-check resolve-json 2 "resolve: --format must be csv" "$pm" resolve --format json
+check footprint-dot 2 "footprint: --format must be table, json or csv" "$pm" footprint --format dot
+check resolve-table 2 "resolve: --format must be json or csv" "$pm" resolve --format table
 check list-config 2 "--config: list does not use it" "$pm" list models --config llama8b
 check merge-format 2 "--format: merge does not use it" "$pm" merge --format json x.csv
 check validate-format 2 "--format: validate does not use it" "$pm" validate --format json

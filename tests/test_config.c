@@ -1061,7 +1061,8 @@ static void test_set_override_in_another_unit_replaces_the_quantity(void **state
 static void test_set_override_accepts_count_multipliers(void **state)
 {
     (void)state;
-    /* A count with a multiplier: "16k" = 16000, "16Ki" = 16384 (pm_quantity_parse). */
+    /* A token count with a multiplier: "16k" = 16 x 1024 = 16384, as "16Ki" (a token count's
+     * k is 1024, pm_token_count_parse); a batch's k is 1000. */
     const char *ov[] = {"workload.seq_len=16k"};
     pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
     pm_scenario s;
@@ -1069,7 +1070,13 @@ static void test_set_override_accepts_count_multipliers(void **state)
     assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
     int64_t seq_len = s.workload.seq_len;
     pm_scenario_release(&s);
-    assert_int_equal(seq_len, 16000);
+    assert_int_equal(seq_len, 16384);
+    const char *ov3[] = {"workload.batch=2k"};
+    pm_load_opts opts3 = {PM_TEST_DATA_DIR, ov3, 1};
+    assert_ok(pm_scenario_load("llama70b", &opts3, &s, &err), &err);
+    const int batch = s.workload.batch;
+    pm_scenario_release(&s);
+    assert_int_equal(batch, 2000);
     const char *ov2[] = {"workload.seq_len=16Ki"};
     pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
     assert_ok(pm_scenario_load("llama70b", &opts2, &s, &err), &err);

@@ -49,9 +49,17 @@ static int parse_devices(const cli *c, int **devs)
     }
 }
 
-/* One row: s on devices devices at context ctx. Beyond the heads Megatron sharding cannot split,
- * the ideal split is shown instead, with whole KV heads. */
-static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t ctx)
+/* One row's figures, in bytes: one layer's attention weights, KV cache (the largest layer's),
+ * MLP weights and a local layer's KV cache; ideal when Megatron sharding could not split the
+ * heads and the ideal split is shown. */
+typedef struct fp_row {
+    double attn, kv, mlp, kv_local;
+    bool ideal;
+} fp_row;
+
+/* s on devices devices at context ctx. Beyond the heads Megatron sharding cannot split, the
+ * ideal split is shown instead, with whole KV heads. */
+static fp_row row_of(const pm_scenario *s, int devices, int64_t ctx)
 {
     pm_scenario t = *s;
     t.provenance = NULL;
@@ -65,34 +73,81 @@ static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t c
     }
     pm_footprint fp;
     pm_footprint_compute(&t, &sh, ctx, &fp, NULL);
-    const double attn = fp.attn_weight_bytes / MIB;
     /* One layer's: the largest, a global layer's, or the window's when every layer is local. */
-    const double kv = (fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
-                                                         : fp.kv_bytes_local_layer) / MIB;
-    const double mlp = fp.mlp_weight_bytes / MIB, kv_local = fp.kv_bytes_local_layer / MIB;
-    if (c->format == FMT_TABLE)
-        printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, attn, kv, attn + kv, mlp,
-               kv_local, ok ? "" : "  (more devices than heads: ideal split)");
-    else
-        printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv, mlp, kv_local);
+    const double kv = fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
+                                                        : fp.kv_bytes_local_layer;
+    return (fp_row){fp.attn_weight_bytes, kv, fp.mlp_weight_bytes, fp.kv_bytes_local_layer, !ok};
 }
 
-/* The bundled accelerators' L2 beside it, as comments. */
+static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t ctx, bool first)
+{
+    const fp_row r = row_of(s, devices, ctx);
+    if (c->format == FMT_JSON) {
+        printf("%s    {\"devices\": %d, \"attn_weight_bytes\": ", first ? "" : ",\n", devices);
+        fput_json_number(stdout, r.attn);
+        printf(", \"kv_bytes\": ");
+        fput_json_number(stdout, r.kv);
+        printf(", \"attn_weight_plus_kv_bytes\": ");
+        fput_json_number(stdout, r.attn + r.kv);
+        printf(", \"mlp_weight_bytes\": ");
+        fput_json_number(stdout, r.mlp);
+        printf(", \"kv_local_bytes\": ");
+        fput_json_number(stdout, r.kv_local);
+        printf(", \"ideal_split\": %s}", r.ideal ? "true" : "false");
+    } else if (c->format == FMT_TABLE) {
+        printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, r.attn / MIB, r.kv / MIB,
+               (r.attn + r.kv) / MIB, r.mlp / MIB, r.kv_local / MIB,
+               r.ideal ? "  (more devices than heads: ideal split)" : "");
+    } else {
+        printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", devices, r.attn / MIB, r.kv / MIB,
+               (r.attn + r.kv) / MIB, r.mlp / MIB, r.kv_local / MIB);
+    }
+}
+
+/* The bundled accelerators' L2 beside it: as comments, or the JSON's "l2" array. */
 static void write_l2_sizes(const cli *c)
 {
     char **names = NULL;
     size_t n = 0;
     pm_error err;
+    const bool json = c->format == FMT_JSON;
     if (pm_data_list(c->data_dir, PM_KIND_ACCELERATOR, &names, &n, &err) != PM_OK)
-        return;
-    printf("\n# on-chip L2 / last-level SRAM of the bundled accelerators\n");
+        n = 0;
+    printf(json ? ",\n  \"l2\": [" : "\n# on-chip L2 / last-level SRAM of the bundled accelerators\n");
+    int shown = 0;
     for (size_t i = 0; i < n; i++) {
         pm_accelerator a;
         pm_load_opts o = {c->data_dir, NULL, 0};
-        if (pm_accelerator_load(names[i], &o, &a, NULL) == PM_OK)
+        if (pm_accelerator_load(names[i], &o, &a, NULL) != PM_OK)
+            continue;
+        if (json) {
+            printf("%s{\"accelerator\": ", shown++ ? ", " : "");
+            fput_json_string(stdout, a.name);
+            printf(", \"l2_capacity_bytes\": ");
+            fput_json_number(stdout, a.l2_capacity_bytes);
+            printf("}");
+        } else {
             printf("# %-16s %8.1f MiB\n", a.name, a.l2_capacity_bytes / MIB);
+        }
     }
+    if (json)
+        printf("]\n}\n");
     pm_names_free(names, n);
+}
+
+/* The JSON's head: what the table's comment lines say. */
+static void write_json_head(const pm_scenario *s, int64_t ctx)
+{
+    const pm_workload *w = &s->workload;
+    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
+    fput_json_string(stdout, s->name);
+    printf(",\n  \"model\": ");
+    fput_json_string(stdout, s->model.name);
+    printf(",\n  \"batch\": %d,\n  \"context\": %lld,\n  \"weight_dtype\": \"%s\",\n"
+           "  \"kv_dtype\": \"%s\",\n  \"layers\": %d,\n  \"local_layers\": %d,\n"
+           "  \"sliding_window\": %d,\n  \"rows\": [\n",
+           w->batch, (long long)ctx, pm_dtype_name(w->weight_dtype), pm_dtype_name(w->kv_dtype),
+           s->model.layers, pm_model_local_layers(&s->model), s->model.sliding_window);
 }
 
 int cmd_footprint(const cli *c)
@@ -110,6 +165,16 @@ int cmd_footprint(const cli *c)
     }
     const pm_workload *w = &s.workload;
     const int64_t ctx = w->seq_len; /* the whole sequence cached: the largest KV cache */
+    if (c->format == FMT_JSON) {
+        write_json_head(&s, ctx);
+        for (int i = 0; i < nd; i++)
+            write_row(c, &s, devs[i], ctx, i == 0);
+        printf("\n  ]");
+        write_l2_sizes(c);
+        free(devs);
+        pm_scenario_release(&s);
+        return 0;
+    }
     printf("# preserve-model %s footprint: ", pm_version());
     fput_comment_text(stdout, s.model.name);
     printf(", batch %d, context %lld, weights %s, KV %s\n", w->batch, (long long)ctx,
@@ -130,7 +195,7 @@ int cmd_footprint(const cli *c)
         printf("devices,attn_weights_MiB,kv_MiB,attn_weights_plus_kv_MiB,mlp_weights_MiB,"
                "kv_local_MiB\n");
     for (int i = 0; i < nd; i++)
-        write_row(c, &s, devs[i], ctx);
+        write_row(c, &s, devs[i], ctx, i == 0);
     write_l2_sizes(c);
     free(devs);
     pm_scenario_release(&s);

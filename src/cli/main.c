@@ -98,7 +98,7 @@ static int parse_field(cli *c, int opt, const char *arg)
 {
     int64_t v;
     if (opt == OPT_CONTEXT)
-        return parse_count("--context", arg, 0, (double)PM_MAX_SEQ_LEN, &c->context)
+        return parse_tokens("--context", arg, 0, (double)PM_MAX_SEQ_LEN, &c->context)
                    ? PARSE_ON
                    : EXIT_USAGE;
     if (opt == OPT_LAYERS) {
@@ -128,7 +128,9 @@ static int parse_override(cli *c, int opt, const char *arg)
         const struct count_shortcut *k = &count_shortcuts[i];
         int64_t v;
         if (k->opt == opt)
-            return parse_count(k->name, arg, k->lo, k->hi, &v) && add_set(c, k->path, NULL, v)
+            return (k->opt == OPT_SEQ ? parse_tokens(k->name, arg, k->lo, k->hi, &v)
+                                      : parse_count(k->name, arg, k->lo, k->hi, &v)) &&
+                           add_set(c, k->path, NULL, v)
                        ? PARSE_ON
                        : EXIT_USAGE;
     }

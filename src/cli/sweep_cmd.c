@@ -200,11 +200,14 @@ static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, sbuf
         if (k->json) {
             ok = sbuf_printf(t, "%s{", p->index != k->first ? ",\n" : "");
             for (int a = 0; a < k->n_ax && ok; a++)
-                ok = sbuf_printf(t, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
-                                 pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
+                ok = sbuf_printf(t, "\"%s\": ", pm_axis_column(k->ax[a].kind)) &&
+                     sbuf_json_number(t, pm_axis_display_value(k->ax[a].kind,
+                                                               p->axis_value[a])) &&
+                     sbuf_append(t, ", ", 2);
             for (size_t j = 0; j < pm_sweep_column_count() && ok; j++)
                 if (isfinite(v[j]))
-                    ok = sbuf_printf(t, "\"%s\": %.9g, ", pm_sweep_column_name(j), v[j]);
+                    ok = sbuf_printf(t, "\"%s\": ", pm_sweep_column_name(j)) &&
+                         sbuf_json_number(t, v[j]) && sbuf_append(t, ", ", 2);
             ok = ok && sbuf_printf(t, "\"error\": ") && sbuf_json_string(t, p->error) &&
                  sbuf_append(t, "}", 1);
             continue;
