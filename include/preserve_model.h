@@ -218,6 +218,8 @@ PM_API const char *pm_prefetch_consumer_name(pm_prefetch_consumer c);
 
 typedef struct pm_accelerator {
     char name[64];
+    char platform[32];        /* the hardware family ("ascend", "nvidia-hopper"); "" not given */
+    char default_cluster[64]; /* the bundled cluster it is built into; "" not given */
     double peak_flop_per_s[PM_DTYPE_COUNT]; /* dense peak per datatype; 0 = unsupported */
     double compute_efficiency_frac;         /* (0, 1] */
     double hbm_capacity_bytes;
@@ -269,6 +271,8 @@ PM_API const char *pm_allreduce_algo_name(pm_allreduce_algo algo);
 /** The tensor-parallel group and its interconnect. */
 typedef struct pm_cluster {
     char name[64];
+    char platform[32];                    /* the family of accelerators it connects; "" not
+                                             given (pm_scenario_platform_mismatch) */
     int devices;                          /* tensor-parallel degree p, >= 1 */
     pm_topology topology;
     pm_allreduce_algo algorithm;
@@ -412,6 +416,16 @@ PM_API pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_
 /** Frees what pm_scenario_load attached to s (its provenance), not s itself: s stays usable as
  * plain data without provenance. s may be NULL. */
 PM_API void pm_scenario_release(pm_scenario *s);
+
+/**
+ * Whether s's cluster belongs to another platform than its accelerator (both name a "platform"
+ * and the names differ), as when `--accelerator h100-sxm` keeps a scenario's Ascend HCCS
+ * cluster: the estimate is then of hardware that does not exist. When it does and note is not
+ * NULL, writes (at most n bytes, NUL included) a line naming both platforms and the
+ * accelerator's default_cluster ("set cluster=NAME" to use it). False when either names no
+ * platform or s is NULL. Front ends warn with it; the model itself computes either way.
+ */
+PM_API bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n);
 
 /**
  * Checks a scenario built by hand (or modified after loading) for ranges and consistency:

@@ -838,3 +838,19 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
     cJSON_Delete(root);
     return st;
 }
+
+bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n)
+{
+    if (!s || !s->accel.platform[0] || !s->cluster.platform[0] ||
+        strcmp(s->accel.platform, s->cluster.platform) == 0)
+        return false;
+    if (note && n > 0) {
+        const char *own = s->accel.default_cluster;
+        snprintf(note, n,
+                 "cluster %s is of platform %s, accelerator %s of %s: the links modelled are "
+                 "not this accelerator's%s%s%s",
+                 s->cluster.name, s->cluster.platform, s->accel.name, s->accel.platform,
+                 own[0] ? " (its own: --set cluster=" : "", own, own[0] ? ")" : "");
+    }
+    return true;
+}

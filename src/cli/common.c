@@ -182,6 +182,9 @@ int load(const cli *c, pm_scenario *s)
         fprintf(stderr,
                 "warning: sequence length %lld exceeds the model's max_position_embeddings %d\n",
                 (long long)s->workload.seq_len, max_pos);
+    char note[400];
+    if (pm_scenario_platform_mismatch(s, note, sizeof note))
+        fprintf(stderr, "warning: %s\n", note);
     for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
         const pm_param_info *p = pm_scenario_param(s, i);
         if (strcmp(p->origin, "ignored") == 0 && strstr(p->source, "not recognised"))
