@@ -260,7 +260,9 @@ static int dispatch(cli *c, const char *cmd, int rest, char **args)
     }
     if (strcmp(cmd, "merge") == 0)
         return check_uses(c, cmd, cmd) ? EXIT_USAGE : cmd_merge(rest, args);
-    const bool known = strcmp(cmd, "run") == 0 || cli_command_find(cmd);
+    /* sweep and optimize are options (--sweep, --optimize), named as commands only in help. */
+    const bool pseudo = strcmp(cmd, "sweep") == 0 || strcmp(cmd, "optimize") == 0;
+    const bool known = strcmp(cmd, "run") == 0 || (cli_command_find(cmd) && !pseudo);
     if (rest > 0 && known)
         return usage_error("unexpected argument '%s'", args[0]);
     if (strcmp(cmd, "run") == 0)
