@@ -533,7 +533,7 @@ PM_API pm_status pm_quantity_parse(const char *text, pm_dimension want, double *
  * named ("16k" = 16384, the paper's 16K); Ki, Mi, Gi and plain numbers read as there. The
  * count shortcuts --seq and --context, the seq sweep axis and the overrides of workload.seq_len,
  * sliding_window and max_position_embeddings read token counts. Returns the errors of
- * pm_quantity_parse. Bytes and bandwidths keep their units (MB = 1e6 bytes, MiB = 2^20).
+ * pm_quantity_parse, or PM_ERR_NOMEM. Bytes and bandwidths keep their units (MB = 1e6 bytes, MiB = 2^20).
  */
 PM_API pm_status pm_token_count_parse(const char *text, double *out, pm_error *err);
 

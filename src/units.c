@@ -207,11 +207,17 @@ pm_status pm_token_count_parse(const char *text, double *out, pm_error *err)
     /* "16k" is read as "16Ki": a decimal multiplier of a token count is the binary one. */
     const size_t len = strlen(text);
     const char last = len > 1 ? text[len - 1] : '\0';
-    if ((last == 'k' || last == 'K' || last == 'M' || last == 'G') && len < 64 &&
+    if ((last == 'k' || last == 'K' || last == 'M' || last == 'G') &&
         !isalpha((unsigned char)text[len - 2])) {
-        char bin[80];
-        snprintf(bin, sizeof bin, "%.*s%ci", (int)(len - 1), text, last == 'k' ? 'K' : last);
+        char *bin = pm_malloc(len + 2);
+        if (!bin)
+            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+        memcpy(bin, text, len - 1);
+        bin[len - 1] = last == 'k' ? 'K' : last;
+        bin[len] = 'i';
+        bin[len + 1] = '\0';
         pm_status st = pm_quantity_parse(bin, PM_DIM_NONE, out, err);
+        pm_free(bin);
         if (st == PM_ERR_RANGE)
             return pm_fail(err, st, NULL, NULL, "'%s' is out of range", text);
         if (st != PM_OK)
