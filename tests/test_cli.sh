@@ -198,7 +198,7 @@ check run-threads 2 "--threads: only with --sweep" "$pm" --threads 2
 check run-layers 2 "--layers: run does not use it" "$pm" --layers 3
 check explain-csv 2 "explain: --format must be table or json" "$pm" explain --format csv
 check explain-mode 2 "--mode: explain does not use it" "$pm" explain --mode serial
-check timeline-json 2 "timeline: --format must be csv" "$pm" timeline --format json
+check timeline-table 2 "timeline: --format must be json or csv" "$pm" timeline --format table
 check timeline-layers 2 "--layers: timeline does not use it" "$pm" timeline --layers 2
 check footprint-dot 2 "footprint: --format must be table, json or csv" "$pm" footprint --format dot
 check resolve-table 2 "resolve: --format must be json or csv" "$pm" resolve --format table

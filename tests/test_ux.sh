@@ -130,6 +130,7 @@ walk(d, "")
 kc() { python3 -c "$keycheck" "$doc" "$@"; }
 for args in "run" "explain" "explain --phase prefill --context 100" "footprint" \
     "footprint --config gemma2-9b --devices-list 1,64" "resolve" "list accelerators" "graph" \
+    "timeline" "timeline --compare --phase prefill" \
     "--optimize l2=8MiB:64MiB" "--config llama8b --devices 1" "--accelerator $root/tests/configs/valid/accelerator-with-area.json"; do
     # shellcheck disable=SC2086
     if ! "$pm" $args --format json 2>/dev/null | kc; then
@@ -146,8 +147,9 @@ if ! "$pm" --sweep devices=2,64 --sweep batch=1,4 --config llama8b --format json
 else
     pass=$((pass + 1))
 fi
-check json-timeline-refused 2 "timeline: --format must be csv (the only format it writes)" \
-    "$pm" timeline --format json
+check json-timeline-plot 2 "--plot: the figure is drawn from CSV (no --format json)" \
+    "$pm" timeline --format json --plot x.png
+check json-resolve-table 2 "resolve: --format must be json or csv" "$pm" resolve --format table
 
 # ---- exact integers in JSON ----------------------------------------------------------------
 # llama3-70b, int8, batch 4, sequence 16384, 4 devices (the llama70b scenario): the KV cache

@@ -96,8 +96,10 @@ static const cli_command commands[] = {
      "every resolved input in SI units with its origin, file and source", NULL,
      "preserve-model resolve --config llama70b --set workload.batch=8"},
     {"timeline", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_PLOT | GIVEN_COMPARE,
-     F(FMT_CSV), NULL,
-     "the two-stream schedule of one decode layer (CSV; --plot draws it as a Gantt chart)", NULL,
+     F(FMT_CSV) | F(FMT_JSON), NULL,
+     "the two-stream schedule of one decode layer (CSV or JSON; --plot draws it as a Gantt "
+     "chart)",
+     NULL,
      "preserve-model timeline --config llama70b --compare --plot layer.svg"},
     {"validate", GIVEN_SET | GIVEN_DATADIR, 0, "[PATH...]",
      "check config files (default: every shipped data file)", NULL,
