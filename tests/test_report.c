@@ -197,6 +197,42 @@ static void test_sweep_columns_name_the_point_values(void **state)
     assert_int_equal(pm_sweep_point_values(NULL, NULL, 0), n);
 }
 
+/* pm_json_number: integers whole, the fewest digits that read back, null for what is not finite. */
+static void test_json_numbers_are_exact(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *text;
+    } cases[] = {
+        {2684354560.0, "2684354560"},             /* a byte count: every digit */
+        {17638096896.0, "17638096896"},           /* %.6g wrote 1.76381e+10 */
+        {9007199254740992.0, "9007199254740992"}, /* 2^53, 16 digits */
+        {0.1, "0.1"},                             /* 15 digits read back: no 0.10000000000000001 */
+        {1.5e-5, "1.5e-05"},
+        {0.0, "0"},
+        {(double)NAN, "null"},
+        {(double)INFINITY, "null"},
+        {-(double)INFINITY, "null"},
+    };
+    char buf[PM_JSON_NUMBER_MAX];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int n = pm_json_number(cases[i].v, buf, sizeof buf);
+        assert_string_equal(buf, cases[i].text);
+        assert_int_equal(n, (int)strlen(cases[i].text));
+    }
+    /* A double that needs all 17 digits reads back exactly: 0.1 + 0.2 is not 0.3. */
+    const double third = 0.1 + 0.2;
+    pm_json_number(third, buf, sizeof buf);
+    const double back = strtod(buf, NULL);
+    assert_memory_equal(&back, &third, sizeof back); /* the same bits */
+    assert_string_equal(buf, "0.30000000000000004");
+    /* The length of the whole text, whatever the room; NUL-terminated within it. */
+    assert_int_equal(pm_json_number(2684354560.0, NULL, 0), 10);
+    assert_int_equal(pm_json_number(2684354560.0, buf, 4), 10);
+    assert_string_equal(buf, "268");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -210,6 +246,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_report_rejects_null_arguments),
         cmocka_unit_test(test_report_reports_allocation_failure),
         cmocka_unit_test(test_sweep_columns_name_the_point_values),
+        cmocka_unit_test(test_json_numbers_are_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

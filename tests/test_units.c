@@ -293,6 +293,27 @@ static void test_quantity_count_multipliers(void **state)
     check_quantity("1Gi", PM_DIM_NONE, 1073741824.0);
 }
 
+/* pm_suggest: the nearest name within 2 edits (a third of a word longer than 9), or NULL. */
+static void test_suggest_finds_the_near_name(void **state)
+{
+    (void)state;
+    const char *const opts[] = {"batch", "seq", "devices", "devices-list", "accelerator"};
+    assert_string_equal(pm_suggest("bach", opts, 5), "batch");      /* 1 edit */
+    assert_string_equal(pm_suggest("sqe", opts, 5), "seq");         /* 2 edits */
+    assert_null(pm_suggest("frobnicate", opts, 5));                 /* none near */
+    assert_null(pm_suggest("xyz", opts, 5));                        /* 3 edits from seq */
+    /* "acceleratorrr" is 13 bytes: 13 / 3 = 4 edits allowed, it takes 2. */
+    assert_string_equal(pm_suggest("acceleratorrr", opts, 5), "accelerator");
+    assert_string_equal(pm_suggest("devices-lst", opts, 5), "devices-list");
+    const char *const with_null[] = {NULL, "models"};
+    assert_string_equal(pm_suggest("model", with_null, 2), "models");
+    const char *const ties[] = {"ab", "ba"};
+    assert_string_equal(pm_suggest("aa", ties, 2), "ab");           /* the first of equals */
+    assert_null(pm_suggest(NULL, opts, 5));
+    assert_null(pm_suggest("bach", NULL, 5));
+    assert_null(pm_suggest("bach", opts, 0));
+}
+
 /* Token counts (pm_token_count_parse): k, M, G are 1024-based, as context lengths are named. */
 static void test_token_counts_count_k_as_1024(void **state)
 {
@@ -430,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_quantity_rejects_a_unit_of_another_dimension),
         cmocka_unit_test(test_quantity_rejects_null_arguments),
         cmocka_unit_test(test_token_counts_count_k_as_1024),
+        cmocka_unit_test(test_suggest_finds_the_near_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
