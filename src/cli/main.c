@@ -1,7 +1,8 @@
 /*
  * preserve-model - the command-line tool. It uses only the public header: everything it
  * computes comes from libpreserve_model, and it adds only argument parsing and formatting.
- * Data goes to stdout, diagnostics to stderr. Exit codes: 0 success, 1 a model or config error
+ * What it accepts (options, commands, their helps) is options.c's tables; this file parses the
+ * command line with them and dispatches. Data goes to stdout, diagnostics to stderr. Exit codes: 0 success, 1 a model or config error
  * (with the library's message), 2 a usage error.
  */
 #include <getopt.h>
