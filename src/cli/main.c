@@ -37,61 +37,47 @@ static int parse_format(cli *c, const char *arg)
 {
     static const char *const names[] = {"table", "json", "csv", "dot"};
     static const fmt formats[] = {FMT_TABLE, FMT_JSON, FMT_CSV, FMT_DOT};
+    int i;
     c->format_given = true;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(arg, names[i]) == 0) {
-            c->format = formats[i];
-            return PARSE_ON;
-        }
-    char hint[96];
-    return usage_error("--format: expected table, json, csv or dot (got '%s')%s", arg,
-                       cli_suggest(arg, names, 4, "", hint, sizeof hint));
+    if (cli_choice("--format", arg, names, 4, &i))
+        return EXIT_USAGE;
+    c->format = formats[i];
+    return PARSE_ON;
 }
 
 static int parse_objective(cli *c, const char *arg)
 {
-    for (int o = 0; o < PM_OBJECTIVE_COUNT; o++)
-        if (strcmp(arg, pm_objective_name((pm_objective)o)) == 0) {
-            c->objective = (pm_objective)o;
-            c->objective_given = true;
-            return PARSE_ON;
-        }
     const char *names[PM_OBJECTIVE_COUNT];
     for (int o = 0; o < PM_OBJECTIVE_COUNT; o++)
         names[o] = pm_objective_name((pm_objective)o);
-    char hint[96];
-    return usage_error("--objective: expected mm2, usd or joule (got '%s')%s", arg,
-                       cli_suggest(arg, names, PM_OBJECTIVE_COUNT, "", hint, sizeof hint));
+    int i;
+    if (cli_choice("--objective", arg, names, PM_OBJECTIVE_COUNT, &i))
+        return EXIT_USAGE;
+    c->objective = (pm_objective)i;
+    c->objective_given = true;
+    return PARSE_ON;
 }
 
 static int parse_phase(cli *c, const char *arg)
 {
-    if (strcmp(arg, "decode") == 0)
-        c->phase = PM_PHASE_DECODE;
-    else if (strcmp(arg, "prefill") == 0)
-        c->phase = PM_PHASE_PREFILL;
-    else {
-        char hint[96];
-        return usage_error("--phase: expected decode or prefill (got '%s')%s", arg,
-                           cli_suggest(arg, (const char *const[]){"decode", "prefill"}, 2, "",
-                                       hint, sizeof hint));
-    }
+    static const char *const names[] = {"decode", "prefill"};
+    int i;
+    if (cli_choice("--phase", arg, names, 2, &i))
+        return EXIT_USAGE;
+    c->phase = i == 0 ? PM_PHASE_DECODE : PM_PHASE_PREFILL;
     return PARSE_ON;
 }
 
 static int parse_mode(cli *c, const char *arg)
 {
-    for (int m = 0; m < PM_MODE_COUNT; m++)
-        if (strcmp(arg, pm_mode_name((pm_mode)m)) == 0) {
-            c->mode = (pm_mode)m;
-            return PARSE_ON;
-        }
     const char *names[PM_MODE_COUNT];
     for (int m = 0; m < PM_MODE_COUNT; m++)
         names[m] = pm_mode_name((pm_mode)m);
-    char hint[96];
-    return usage_error("--mode: expected serial, fused or preserve (got '%s')%s", arg,
-                       cli_suggest(arg, names, PM_MODE_COUNT, "", hint, sizeof hint));
+    int i;
+    if (cli_choice("--mode", arg, names, PM_MODE_COUNT, &i))
+        return EXIT_USAGE;
+    c->mode = (pm_mode)i;
+    return PARSE_ON;
 }
 
 /* --context, --layers and --threads: a count kept in the options. */

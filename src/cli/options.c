@@ -168,19 +168,25 @@ unsigned cli_given_bit(int id)
     return 0;
 }
 
+/* names[0..k) as words: "a, b or c". */
+static void join_words(const char *const *names, size_t k, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < k; i++) {
+        const size_t len = strlen(buf);
+        snprintf(buf + len, n - len, "%s%s", i == 0 ? "" : i + 1 == k ? " or " : ", ", names[i]);
+    }
+}
+
 void cli_formats_text(unsigned formats, char *buf, size_t n)
 {
     static const char *const names[] = {"table", "json", "csv", "dot"};
     const char *got[4];
-    int k = 0;
+    size_t k = 0;
     for (int i = 0; i < 4; i++)
         if (formats & F(i))
             got[k++] = names[i];
-    buf[0] = '\0';
-    for (int i = 0; i < k; i++) {
-        const size_t len = strlen(buf);
-        snprintf(buf + len, n - len, "%s%s", i == 0 ? "" : i + 1 == k ? " or " : ", ", got[i]);
-    }
+    join_words(got, k, buf, n);
 }
 
 /* text from column `indent` on (the cursor is there), wrapped at 94 columns, and a line end. */
@@ -294,6 +300,19 @@ const char *cli_suggest(const char *word, const char *const *names, size_t n, co
     else if (size)
         buf[0] = '\0';
     return buf;
+}
+
+int cli_choice(const char *opt, const char *arg, const char *const *names, size_t n, int *out)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(arg, names[i]) == 0) {
+            *out = (int)i;
+            return 0;
+        }
+    char list[200], hint[96];
+    join_words(names, n, list, sizeof list);
+    return usage_error("%s: expected %s (got '%s')%s", opt, list, arg,
+                       cli_suggest(arg, names, n, "", hint, sizeof hint));
 }
 
 int cli_unknown_option(const char *arg)

@@ -67,6 +67,9 @@ void cli_help(FILE *f, const cli_command *cmd);
 const char *cli_suggest(const char *word, const char *const *names, size_t n, const char *prefix,
                         char *buf, size_t size);
 
+/* The index of arg among names[0..n) into *out and 0, or the usage error "OPT: expected a, b or
+ * c (got 'ARG')" with the nearest name suggested, EXIT_USAGE. */
+int cli_choice(const char *opt, const char *arg, const char *const *names, size_t n, int *out);
 /* The usage error for a long option getopt did not know (argv text arg: "--bach=8"), with the
  * nearest option's name; EXIT_USAGE. */
 int cli_unknown_option(const char *arg);
