@@ -59,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       a->dtype == b->dtype && strcmp(a->name, b->name) == 0 &&
                       a->prefetch == b->prefetch && a->consumer == b->consumer &&
                       a->trigger == b->trigger && a->kv_strided == b->kv_strided &&
+                      a->routed == b->routed &&
                       memcmp(&a->flop, &b->flop, sizeof a->flop) == 0 &&
                       memcmp(&a->weight_bytes, &b->weight_bytes, sizeof a->weight_bytes) == 0 &&
                       memcmp(&a->kv_bytes, &b->kv_bytes, sizeof a->kv_bytes) == 0,

@@ -140,6 +140,21 @@ typedef struct pm_model {
     int qk_nope_head_dim; /* per head, the query/key part without position encoding */
     int qk_rope_head_dim; /* per head (and once in the latent), the part with RoPE */
     int v_head_dim;       /* per head, the value dimension */
+    /* Mixture of experts, when experts >= 1 (src/moe.c): a MoE layer's MLP is a router (hidden
+     * x experts, whole on every device), experts_per_token of `experts` routed experts chosen
+     * per token, and shared_experts experts every token runs. Layer l is a MoE layer when
+     * l >= moe_first_layer and l % moe_period == moe_phase (moe_period 0 acts as 1); the
+     * others are dense with `intermediate` columns. Zero: a dense model. */
+    int experts;              /* routed experts per MoE layer (num_local_experts, num_experts,
+                                 n_routed_experts); 0: dense */
+    int experts_per_token;    /* top-k (num_experts_per_tok), 1..experts */
+    int expert_intermediate;  /* one routed expert's MLP width per matrix */
+    int shared_experts;       /* experts every token runs (n_shared_experts), >= 0 */
+    int shared_intermediate;  /* one shared expert's MLP width per matrix */
+    int moe_first_layer;      /* layers before it are dense (first_k_dense_replace) */
+    int moe_period;           /* MoE every moe_period-th layer (moe_layer_freq,
+                                 decoder_sparse_step, interleave_moe_layer_step); 0 acts as 1 */
+    int moe_phase;            /* which layer of the period is MoE, 0..moe_period - 1 */
 } pm_model;
 
 /** Whether layer `layer` (0-based) of m attends through its sliding window. */
@@ -147,6 +162,13 @@ PM_API bool pm_model_layer_is_local(const pm_model *m, int layer);
 
 /** Number of local (windowed) layers of m: 0 without a window. */
 PM_API int pm_model_local_layers(const pm_model *m);
+
+/** Whether layer `layer` (0-based) of m is a mixture-of-experts layer (m->experts >= 1 and the
+ * layer in the MoE pattern). */
+PM_API bool pm_model_layer_is_moe(const pm_model *m, int layer);
+
+/** Number of MoE layers of m: 0 for a dense model. */
+PM_API int pm_model_moe_layers(const pm_model *m);
 
 /** Die-area coefficients of the accelerator (process node as data). All >= 0. */
 typedef struct pm_area_params {
@@ -283,7 +305,35 @@ typedef struct pm_cluster {
     int devices_per_node;                 /* hierarchical only; divides devices */
     double inter_node_bandwidth_bytes_per_s;
     double inter_node_latency_s;
+    /* Expert parallelism (MoE models): the routed experts split over expert_parallel ranks,
+     * each expert's matrices over the devices / expert_parallel devices of its rank; attention
+     * stays tensor parallel over all devices. 0 acts as 1 (tensor-parallel experts). */
+    int expert_parallel;
+    double a2a_latency_s;                 /* alpha of one all-to-all (dispatch or combine);
+                                             0: link_latency_s (inter_node_latency_s across
+                                             nodes) */
+    double a2a_efficiency_frac;           /* (0, 1], share of the link bandwidth an all-to-all
+                                             achieves (DeepEP's calibration); 0 acts as 1 */
 } pm_cluster;
+
+/** The expert-parallel degree of c: expert_parallel, or 1 when it is 0. */
+PM_API int pm_cluster_ep(const pm_cluster *c);
+
+/**
+ * Time of one all-to-all (MoE dispatch or combine) in which every device holds message_bytes
+ * for the ep ranks (an even share for each, its own share staying local), alpha-beta per
+ * topology over r = pm_cluster_ep(c) ranks, with B = link bandwidth x a2a_efficiency_frac:
+ *   ring          (r - 1) alpha + n (r - 1) / (2 B)   (shares cross (r - 1) / 2 links on average)
+ *   full_mesh     alpha + n / (r B)                   (one dedicated link per peer)
+ *   switch        alpha + n (r - 1) / (r B)           (one port per device)
+ *   hierarchical  alpha + max(n (q - 1) / (r B), n (r - q) / (r B_inter)) with q ranks per node
+ *                 (NVLink and the NIC carry their shares concurrently; alpha is the inter-node
+ *                 one when the ranks span nodes)
+ * 0 for one rank or an empty message. Returns PM_OK or PM_ERR_INVALID_ARG (NULL, a negative or
+ * non-finite message).
+ */
+PM_API pm_status pm_alltoall_time(const pm_cluster *c, double message_bytes, double *time_s,
+                                  pm_error *err);
 
 /** What is being served. */
 typedef struct pm_workload {
@@ -296,6 +346,10 @@ typedef struct pm_workload {
      * allreduce (they cannot be summed in int8), so W8A8 inference reduces fp16. */
     bool allreduce_dtype_given;
     pm_dtype allreduce_dtype;
+    /* MoE routing skew (JSON "routing_skew_alpha"): expert i (0-based, by popularity) is chosen
+     * with a weight proportional to (i + 1)^-alpha; 0 (the default) is uniform routing. The
+     * experts are placed on the EP ranks in that order (rank 0 holds the most popular ones). */
+    double routing_skew_alpha;
 } pm_workload;
 
 /** The allreduce payload type of w: allreduce_dtype when given, else act_dtype. */
@@ -311,6 +365,7 @@ PM_API pm_dtype pm_allreduce_dtype(const pm_workload *w);
 #define PM_MAX_MODEL_DIM 1073741824   /* 2^30: any model dimension (hidden size, heads, head dim,
                                          MLP width, vocabulary, window); products of them are
                                          computed in 64 bits or in double */
+#define PM_MAX_EXPERTS 1024           /* routed experts per MoE layer (today's largest: 384) */
 
 /** Phase of inference a graph or a step describes. */
 typedef enum pm_phase { PM_PHASE_DECODE = 0, PM_PHASE_PREFILL = 1 } pm_phase;
@@ -569,11 +624,12 @@ typedef enum pm_node_kind {
     PM_NODE_ALLREDUCE = 6,   /* a communication node */
     PM_NODE_PREFETCH = 7,    /* HBM -> L2 on the prefetch stream */
     PM_NODE_FUSED_MATMUL_ALLREDUCE = 8, /* the fused baseline's chunked GEMM + allreduce */
-    PM_NODE_KIND_COUNT = 9
+    PM_NODE_ALLTOALL = 9,    /* a communication node: MoE dispatch or combine over the EP ranks */
+    PM_NODE_KIND_COUNT = 10
 } pm_node_kind;
 
 /** "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
- * "Prefetch", "FusedMatMulAllReduce" (the graph JSON spelling); "?" when invalid. */
+ * "Prefetch", "FusedMatMulAllReduce", "AllToAll" (the graph JSON spelling); "?" when invalid. */
 PM_API const char *pm_node_kind_name(pm_node_kind kind);
 
 /** What a node is in the decoder, set by the graph builder (pm_graph_build) so that passes and
@@ -602,7 +658,18 @@ typedef enum pm_node_role {
     PM_ROLE_K_UP = 17,       /* MLA: the latent's key up-projection (decode: absorbed into the
                                 query; prefill: the keys decompressed) */
     PM_ROLE_V_UP = 18,       /* MLA: the latent's value up-projection */
-    PM_ROLE_COUNT = 19
+    PM_ROLE_ROUTER = 19,     /* MoE: the router's scores (hidden x experts, whole) */
+    PM_ROLE_DISPATCH = 20,   /* MoE: the all-to-all sending tokens to their experts' ranks */
+    PM_ROLE_EXPERT_GATE = 21, /* MoE: the routed experts' gate matrices on the device */
+    PM_ROLE_EXPERT_UP = 22,
+    PM_ROLE_EXPERT_ACTIVATION = 23,
+    PM_ROLE_EXPERT_DOWN = 24,
+    PM_ROLE_COMBINE = 25,    /* MoE: the all-to-all returning the experts' outputs */
+    PM_ROLE_SHARED_GATE = 26, /* MoE: the shared experts (every token runs them) */
+    PM_ROLE_SHARED_UP = 27,
+    PM_ROLE_SHARED_ACTIVATION = 28,
+    PM_ROLE_SHARED_DOWN = 29,
+    PM_ROLE_COUNT = 30
 } pm_node_role;
 
 /** "o", "qkv", "lm_head"...; "?" for an invalid value. */
@@ -624,8 +691,12 @@ typedef struct pm_node {
     double weight_bytes;    /* read-only weights: prefetchable (MatMul) */
     double kv_bytes;        /* read-only KV cache: prefetchable (Attention) */
     bool kv_strided;        /* KV read with more than one KV head per device */
+    bool routed;            /* its weights are the experts the router chose: known only after
+                               the router runs, so prefetchable only under an all-to-all (the
+                               dispatch), never under an earlier allreduce */
     double l2_bytes;        /* of weight_bytes + kv_bytes, what is served from L2 */
-    double comm_bytes;      /* allreduce message (ALLREDUCE, FUSED) */
+    double comm_bytes;      /* allreduce message (ALLREDUCE, FUSED); what each device holds for
+                               an all-to-all (ALLTOALL) */
     double m, k, n;         /* GEMM shape (MatMul, FUSED) for the tiling bound; 0 otherwise */
     int chunks;             /* FUSED: pipeline chunks, 0 = the best of 1..16 */
     int prefetch;           /* consumers: index of the prefetch node serving it, or -1 */
@@ -693,6 +764,13 @@ typedef struct pm_shard {
     bool uneven;            /* heads do not divide evenly: the busiest device is reported */
     double mlp_cols;        /* intermediate columns per device */
     double vocab_cols;      /* LM-head rows per device */
+    /* MoE (0 for a dense model): */
+    int ep;                 /* expert-parallel ranks */
+    int moe_tp;             /* devices per EP rank: each expert's matrices split over them */
+    double experts_local;   /* routed experts the busiest device holds: experts / ep */
+    double expert_cols;     /* one routed expert's columns per device: width / moe_tp */
+    double shared_cols;     /* all shared experts' columns per device: split over every
+                               device when ep = 1, whole on every device when ep > 1 */
 } pm_shard;
 
 /** Computes the per-device split. Returns PM_OK or PM_ERR_INCONSISTENT (devices > heads
@@ -717,7 +795,44 @@ typedef struct pm_footprint {
     int local_layers;          /* layers attending through the sliding window */
     double kv_bytes_global_layer; /* one global layer's KV cache at context_len */
     double kv_bytes_local_layer;  /* one local layer's (0 when there are none) */
+    /* MoE (0 for a dense model); layer_weight_bytes and mlp_weight_bytes are a dense layer's. */
+    int moe_layers;               /* layers with a MoE block */
+    double expert_weight_bytes;   /* one routed expert's matrices on this device */
+    double moe_weight_bytes;      /* one MoE layer's MoE block: local experts, shared experts
+                                     and the router */
+    double moe_layer_weight_bytes; /* attention + MoE block */
+    double experts_read_per_step; /* distinct local experts the busiest device reads per MoE
+                                     layer per decode step (pm_moe_reads_compute at batch) */
+    double moe_read_bytes;        /* one MoE block's weights read per decode step: the experts
+                                     read, the shared experts and the router */
 } pm_footprint;
+
+/** Expected expert reads of one MoE layer for a step of `tokens` tokens (src/moe.c). */
+typedef struct pm_moe_reads {
+    double experts_touched;  /* distinct routed experts the tokens touch over all devices:
+                                E (1 - (1 - k/E)^T) under uniform routing */
+    double experts_local;    /* routed experts each device holds: E / ep */
+    double experts_mean;     /* distinct local experts of a rank, the mean over ranks */
+    double experts_read;     /* distinct local experts the busiest rank reads (expected
+                                maximum over the ranks) */
+    double token_slots;      /* (token, expert) pairs the busiest rank computes, expected */
+    double upper_bound;      /* min(E / ep, T k): every pick a new expert (aiconfigurator) */
+} pm_moe_reads;
+
+/**
+ * The expected expert reads of a MoE layer of s at `tokens` (> 0) tokens per step, under the
+ * workload's routing skew. Each expert's chance to be touched is p_i = 1 - (1 - pi_i)^T with
+ * pi_i = min(1, k w_i) its chance per token (w_i = 1/E uniform); a rank's distinct count is
+ * the sum of its experts' indicators, taken as independent (a Poisson binomial; binomial
+ * when uniform), and the busiest rank's expectation is sum_d (1 - prod_r F_r(d - 1)) over the
+ * ranks' distributions F_r taken as independent, floored at ceil(k / ep) (a token's k distinct
+ * picks reach some rank k / ep times). tests/test_moe.c checks it against a Monte-Carlo
+ * table within 2%. out is overwritten (zero for a dense model). Returns PM_OK or
+ * PM_ERR_INVALID_ARG (NULL, tokens not > 0, more than PM_MAX_EXPERTS experts, an expert-
+ * parallel degree that does not divide them).
+ */
+PM_API pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads *out,
+                                      pm_error *err);
 
 /**
  * The per-device footprint of s at context_len cached tokens, under shard (NULL: the
@@ -905,6 +1020,8 @@ typedef struct pm_estimate {
                                  every layer is local and its window's KV cache always fits) */
     double l2_window_bytes;   /* the insertion capacity: L2 capacity x usable fraction */
     double weight_bytes_per_device; /* all weights held by one device */
+    double experts_read_per_step;   /* MoE: distinct experts the busiest device reads per MoE
+                                       layer per decode step (0 for a dense model) */
     double kv_bytes_per_device;     /* KV cache at the final context length */
     bool fits_hbm;            /* weights + KV fit the HBM capacity */
     int allreduces_per_step;  /* allreduces of one decode step (0 on one device); each takes
@@ -1098,10 +1215,11 @@ typedef enum pm_axis_kind {
     PM_AXIS_DEVICES = 5,
     PM_AXIS_BATCH = 6,
     PM_AXIS_SEQ = 7,      /* total sequence length */
-    PM_AXIS_COUNT = 8
+    PM_AXIS_EP = 8,       /* expert-parallel degree (cluster.expert_parallel) */
+    PM_AXIS_COUNT = 9
 } pm_axis_kind;
 
-/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq". */
+/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep". */
 PM_API const char *pm_axis_name(pm_axis_kind kind);
 /** The CSV column name with its unit: "l2_capacity_MiB", "hbm_bandwidth_GBps", "devices"... */
 PM_API const char *pm_axis_column(pm_axis_kind kind);

@@ -227,3 +227,72 @@ pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double 
     *time_s = t;
     return PM_OK;
 }
+
+/* ---------------------------------------------------------------- all-to-all (MoE) */
+
+void pm_a2a_model_init(const pm_cluster *c, pm_a2a_model *m)
+{
+    const int r = pm_cluster_ep(c);
+    m->ranks = r;
+    m->fixed = m->per_byte = 0.0;
+    if (r <= 1)
+        return;
+    const double eff = c->a2a_efficiency_frac > 0 ? c->a2a_efficiency_frac : 1.0;
+    const double bw = c->link_bandwidth_bytes_per_s * eff;
+    const double alpha = c->a2a_latency_s > 0 ? c->a2a_latency_s : c->link_latency_s;
+    switch (c->topology) {
+    case PM_TOPO_RING:
+        /* Shares travel (r - 1) / 2 hops on average: each link carries n (r - 1) / 2. */
+        m->fixed = (r - 1) * alpha;
+        m->per_byte = (r - 1) / (2.0 * bw);
+        return;
+    case PM_TOPO_FULL_MESH:
+        m->fixed = alpha;
+        m->per_byte = 1.0 / (r * bw);
+        return;
+    case PM_TOPO_SWITCH:
+        m->fixed = alpha;
+        m->per_byte = (r - 1.0) / (r * bw);
+        return;
+    case PM_TOPO_HIERARCHICAL: {
+        /* q ranks share a node (a rank's devices / devices per node); the intra-node and the
+         * inter-node shares go over different links at the same time. */
+        const int tp = c->devices / r > 0 ? c->devices / r : 1;
+        int q = c->devices_per_node > tp ? c->devices_per_node / tp : 1;
+        if (q > r)
+            q = r;
+        const double bw_inter = c->inter_node_bandwidth_bytes_per_s * eff;
+        const double intra = (q - 1.0) / (r * bw), inter = (double)(r - q) / (r * bw_inter);
+        m->per_byte = intra > inter ? intra : inter;
+        m->fixed = r > q ? (c->a2a_latency_s > 0 ? c->a2a_latency_s : c->inter_node_latency_s)
+                         : alpha;
+        return;
+    }
+    }
+}
+
+double pm_a2a_model_time(const pm_a2a_model *m, double bytes)
+{
+    return m->ranks <= 1 || !(bytes > 0) ? 0.0 : m->fixed + m->per_byte * bytes;
+}
+
+double pm_a2a_link_bytes(const pm_cluster *c, double n)
+{
+    const int r = pm_cluster_ep(c);
+    return r <= 1 || !(n > 0) ? 0.0 : n * (r - 1.0) / r;
+}
+
+pm_status pm_alltoall_time(const pm_cluster *c, double message_bytes, double *time_s,
+                           pm_error *err)
+{
+    if (!c || !time_s || !(message_bytes >= 0) || !isfinite(message_bytes) ||
+        (int)c->topology < 0 || c->topology > PM_TOPO_HIERARCHICAL)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_alltoall_time");
+    pm_a2a_model m;
+    pm_a2a_model_init(c, &m);
+    *time_s = pm_a2a_model_time(&m, message_bytes);
+    if (!(*time_s >= 0 && *time_s < INFINITY))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                       "the all-to-all time of %g bytes is not finite", message_bytes);
+    return PM_OK;
+}

@@ -165,29 +165,17 @@ typedef struct hf_key_note {
     const char *key, *why;
 } hf_key_note;
 
-#define MOE "MoE is not modelled yet: expert weights, routing and all-to-all are missing"
 static const hf_key_note hf_refused[] = {
-    {"num_local_experts", MOE},
-    {"n_routed_experts", MOE},
-    {"num_experts", MOE},
-    {"moe_num_experts", MOE},
-    {"moe_intermediate_size", MOE},
-    {"num_experts_per_tok", MOE},
-    {"n_shared_experts", MOE},
-    {"shared_expert_intermediate_size", MOE},
-    {"first_k_dense_replace", MOE},
-    {"moe_layer_freq", MOE},
-    {"decoder_sparse_step", MOE},
-    {"interleave_moe_layer_step", MOE},
-    {"intermediate_size_mlp", MOE},
-    {"num_nextn_predict_layers", "multi-token prediction layers are not modelled"},
     {"cross_attention_layers", "cross-attention layers are not modelled"},
     {"is_encoder_decoder", "encoder-decoder models are not modelled"},
     {"layers_block_type", "hybrid state-space layers are not modelled"},
     {"attn_layer_indices", "hybrid state-space layers are not modelled"},
     {"ssm_cfg", "hybrid state-space layers are not modelled"},
+    {"moe_num_experts", "this family's MoE layout (moe_num_experts) is not modelled: give "
+                        "num_experts and its keys"},
+    {"num_experts_per_layer", "a per-layer expert count is not modelled"},
+    {"moe_shared_expert_intermediate_size", "this family's shared-expert key is not modelled"},
 };
-#undef MOE
 
 /* HuggingFace keys known not to change the cost the model computes: accepted, and listed as
  * ignored by `resolve`. */
@@ -258,6 +246,24 @@ static const hf_key_note hf_ignored[] = {
     {"use_qk_norm", "a norm of Q and K: " NOCOST},
     {"router_aux_loss_coef", "training only"},
     {"output_router_logits", "training only"},
+    {"router_jitter_noise", "training only"},
+    {"router_z_loss_coef", "training only"},
+    {"aux_loss_alpha", "training only"},
+    {"seq_aux", "training only"},
+    {"moe_aux_loss_coeff", "training only"},
+    {"norm_topk_prob", "MoE routing weights' normalisation: " NOCOST},
+    {"routed_scaling_factor", "a scale of the routed output: " NOCOST},
+    {"scoring_func", "MoE router scores (softmax or sigmoid): " NOCOST},
+    {"topk_method", "MoE expert selection: affects which experts, modelled as uniform routing "
+                    "over all experts (the workload's routing_skew_alpha skews it)"},
+    {"n_group", "group-limited routing: affects which experts (quality), modelled as uniform "
+                "routing over all experts (each expert's marginal chance k/E is unchanged)"},
+    {"topk_group", "group-limited routing: affects which experts (quality), modelled as uniform "
+                   "routing over all experts (each expert's marginal chance k/E is unchanged)"},
+    {"ep_size", "the checkpoint's expert-parallel layout: the cluster's expert_parallel "
+                "decides"},
+    {"num_nextn_predict_layers", "the multi-token-prediction module serves only speculative "
+                                 "decoding (not modelled): neither loaded nor run here"},
 };
 #undef NOCOST
 
@@ -335,7 +341,7 @@ static const char *first_present(const pm_obj *o, const char *const *keys, size_
 static const char *const gated_families[] = {
     "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text",
     "phi3", "cohere", "cohere2", "olmo", "olmo2", "internlm2", "granite", "stablelm",
-    "llama4_text", "exaone"};
+    "llama4_text", "exaone", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"};
 static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom",
                                              "gptj", "gpt_bigcode", "starcoder2"};
 static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
@@ -576,6 +582,119 @@ static pm_status read_mla(pm_obj *o, pm_model *m)
                       "tensor-parallel rank");
 }
 
+/* The layer pattern of a MoE model: DeepSeek's first_k_dense_replace and moe_layer_freq (layer
+ * l is MoE when l >= first and l % freq == 0), or Qwen's decoder_sparse_step and Llama-4's
+ * interleave_moe_layer_step (MoE when (l + 1) % step == 0); mlp_only_layers must be empty and
+ * Llama-4's moe_layers, when given, must be the list its step gives. */
+static pm_status read_moe_pattern(pm_obj *o, pm_model *m)
+{
+    static const char *const k_step[] = {"decoder_sparse_step", "interleave_moe_layer_step"};
+    pm_status st;
+    pm_obj_declare(o, "mlp_only_layers", PM_DIM_NONE);
+    pm_obj_declare(o, "moe_layers", PM_DIM_NONE);
+    int first = 0, freq = 0, step = 0;
+    const char *step_key = first_present(o, k_step, 2);
+    if ((st = int_field(o, "first_k_dense_replace", false, 0, PM_MAX_LAYERS, &first)) != PM_OK ||
+        (st = int_field(o, "moe_layer_freq", false, 1, 64, &freq)) != PM_OK)
+        return st;
+    for (size_t i = 0; i < 2; i++)
+        pm_obj_declare(o, k_step[i], PM_DIM_NONE);
+    if (step_key && (st = int_field(o, step_key, true, 1, 64, &step)) != PM_OK)
+        return st;
+    if (freq > 0 && step > 0)
+        return pm_obj_fail(o, step_key, PM_ERR_INCONSISTENT,
+                           "moe_layer_freq and %s both set the MoE layers: give one", step_key);
+    m->moe_first_layer = first;
+    m->moe_period = freq > 0 ? freq : step > 0 ? step : 1;
+    m->moe_phase = step > 0 ? step - 1 : 0;
+    if (hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, "mlp_only_layers")))
+        return pm_obj_fail(o, "mlp_only_layers", PM_ERR_UNSUPPORTED,
+                           "dense layers listed one by one are not modelled (only "
+                           "first_k_dense_replace and a period)");
+    const cJSON *ml = cJSON_GetObjectItemCaseSensitive(o->json, "moe_layers");
+    if (ml && !cJSON_IsNull(ml)) {
+        bool same = cJSON_IsArray(ml) && cJSON_GetArraySize(ml) == pm_model_moe_layers(m);
+        int l = 0;
+        for (const cJSON *c = same ? ml->child : NULL; c && same; c = c->next, l++) {
+            while (l < m->layers && !pm_model_layer_is_moe(m, l))
+                l++;
+            same = cJSON_IsNumber(c) && fabs(c->valuedouble - l) <= 0.0;
+        }
+        if (!same)
+            return pm_obj_fail(o, "moe_layers", PM_ERR_UNSUPPORTED,
+                               "a list of MoE layers other than every %d-th is not modelled",
+                               m->moe_period);
+    }
+    return note_value(o, "moe_layers_count", pm_model_moe_layers(m), "derived",
+                      "layers with a MoE block (first_k_dense_replace and the period)");
+}
+
+/* Mixture of experts: the routed experts (num_experts, num_local_experts, n_routed_experts),
+ * top-k, each expert's width (moe_intermediate_size, else intermediate_size: Mixtral,
+ * Llama-4), the shared experts (DeepSeek's n_shared_experts of moe_intermediate_size, Qwen2's
+ * shared_expert_intermediate_size, Llama-4's one of intermediate_size) and the layer pattern.
+ * Llama-4's dense layers are intermediate_size_mlp wide. */
+static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt)
+{
+    static const char *const k_experts[] = {"num_experts", "num_local_experts", "n_routed_experts"};
+    static const char *const keys[] = {"num_experts_per_tok", "moe_intermediate_size",
+                                       "n_shared_experts", "shared_expert_intermediate_size",
+                                       "intermediate_size_mlp", "first_k_dense_replace",
+                                       "moe_layer_freq"};
+    pm_status st;
+    for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++)
+        pm_obj_declare(o, keys[i], PM_DIM_NONE);
+    const char *ek = first_present(o, k_experts, 3);
+    const cJSON *ev = ek ? cJSON_GetObjectItemCaseSensitive(o->json, ek) : NULL;
+    for (size_t i = 0; i < 3; i++)
+        pm_obj_declare(o, k_experts[i], PM_DIM_NONE);
+    if (!ek || !hf_feature_on(ev))
+        return PM_OK; /* dense: "num_experts": 0 or null */
+    const int expert_width = m->intermediate;
+    if ((st = int_field(o, ek, true, 1, PM_MAX_EXPERTS, &m->experts)) != PM_OK ||
+        (st = int_field(o, "num_experts_per_tok", true, 1, m->experts, &m->experts_per_token)) !=
+            PM_OK)
+        return st;
+    m->expert_intermediate = expert_width;
+    const bool has_moe_width = pm_obj_has(o, "moe_intermediate_size");
+    if ((st = int_field(o, "moe_intermediate_size", false, 1, PM_MAX_MODEL_DIM,
+                        &m->expert_intermediate)) != PM_OK)
+        return st;
+    if (!has_moe_width &&
+        (st = note_value(o, "moe_intermediate_size", m->expert_intermediate, "derived",
+                         "intermediate_size: each expert is as wide as the config's MLP")) !=
+            PM_OK)
+        return st;
+    const bool llama4 = mt && strcmp(mt, "llama4_text") == 0;
+    if ((st = int_field(o, "n_shared_experts", false, 0, 64, &m->shared_experts)) != PM_OK)
+        return st;
+    m->shared_intermediate = m->shared_experts > 0 ? m->expert_intermediate : 0;
+    if (pm_obj_has(o, "shared_expert_intermediate_size") &&
+        hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, "shared_expert_intermediate_size"))) {
+        if ((st = int_field(o, "shared_expert_intermediate_size", true, 1, PM_MAX_MODEL_DIM,
+                            &m->shared_intermediate)) != PM_OK)
+            return st;
+        if (m->shared_experts == 0)
+            m->shared_experts = 1;
+    }
+    if (llama4 && m->shared_experts == 0) {
+        /* Llama4TextMoe always has one shared expert of intermediate_size. */
+        m->shared_experts = 1;
+        m->shared_intermediate = expert_width;
+        if ((st = note_value(o, "n_shared_experts", 1, "derived",
+                             "model_type llama4_text: one shared expert of "
+                             "intermediate_size")) != PM_OK)
+            return st;
+    }
+    if ((st = int_field(o, "intermediate_size_mlp", false, 1, PM_MAX_MODEL_DIM,
+                        &m->intermediate)) != PM_OK)
+        return st;
+    if (m->parallel_block)
+        return pm_obj_fail(o, ek, PM_ERR_UNSUPPORTED,
+                           "experts with parallel attention and MLP blocks are not modelled");
+    return read_moe_pattern(o, m);
+}
+
 static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
 {
     pm_status st;
@@ -709,7 +828,8 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
 
     /* Biases: HuggingFace keys, else the family. Falcon's "bias" covers every projection. */
     bool fam_bias = hf && in_list(mt, biased_families, PM_ARRAY_LEN(biased_families));
-    bool attn_bias = fam_bias, qkv_bias = fam_bias || (mt && strcmp(mt, "qwen2") == 0);
+    bool attn_bias = fam_bias,
+         qkv_bias = fam_bias || (mt && (strcmp(mt, "qwen2") == 0 || strcmp(mt, "qwen2_moe") == 0));
     bool mlp_bias = fam_bias, all_bias = false;
     if (mt && strcmp(mt, "gptj") == 0)
         mlp_bias = true; /* GPT-J: fc_in and fc_out have biases, attention has none */
@@ -757,7 +877,7 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
          (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
                           all_bias ? "bias" : bias_why)) != PM_OK))
         return st;
-    if ((st = read_window(o, m, hf, mt)) != PM_OK)
+    if ((st = read_window(o, m, hf, mt)) != PM_OK || (st = read_moe(o, m, mt)) != PM_OK)
         return st;
 
     if (m->heads % m->kv_heads != 0)
@@ -1122,6 +1242,17 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                               &c->inter_node_latency_s)))
         return st;
     c->devices_per_node = (int)per_node;
+    long ep = 1;
+    if ((st = pm_obj_int(o, "expert_parallel", false, 1, PM_MAX_DEVICES, &ep)) ||
+        (st = quantity(o, "a2a_latency", PM_DIM_TIME, false, NONNEGATIVE, &c->a2a_latency_s)) ||
+        (st = quantity(o, "a2a_efficiency", PM_DIM_FRACTION, false, FRACTION,
+                       &c->a2a_efficiency_frac)))
+        return st;
+    c->expert_parallel = (int)ep;
+    if (c->devices % c->expert_parallel != 0)
+        return pm_obj_fail(o, "expert_parallel", PM_ERR_INCONSISTENT,
+                           "must divide devices (got %d ranks, %d devices)",
+                           c->expert_parallel, c->devices);
     if (hier && c->devices % c->devices_per_node != 0)
         return pm_obj_fail(o, "devices_per_node", PM_ERR_INCONSISTENT,
                        "must divide devices (got %d per node, %d devices)", c->devices_per_node,
@@ -1171,6 +1302,9 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
     w->weight_dtype = (pm_dtype)wd;
     w->kv_dtype = (pm_dtype)kd;
     w->act_dtype = (pm_dtype)ad;
+    if ((st = pm_obj_number(o, "routing_skew_alpha", false, (pm_range){0.0, 16.0, false, false},
+                            &w->routing_skew_alpha)) != PM_OK)
+        return st;
     w->allreduce_dtype_given = rd >= 0;
     if (rd >= 0)
         w->allreduce_dtype = (pm_dtype)rd;
@@ -1208,6 +1342,22 @@ static pm_status check_model(const pm_model *m, pm_error *err)
                        "qk_rope_head_dim %d, v_head_dim %d)",
                        m->kv_lora_rank, m->q_lora_rank, m->qk_nope_head_dim,
                        m->qk_rope_head_dim, m->v_head_dim);
+    if (m->experts < 0 || m->experts > PM_MAX_EXPERTS ||
+        (m->experts > 0 &&
+         (m->experts_per_token < 1 || m->experts_per_token > m->experts ||
+          m->expert_intermediate < 1 || m->shared_experts < 0 || m->shared_intermediate < 0 ||
+          (m->shared_experts > 0 && m->shared_intermediate < 1) || m->moe_first_layer < 0 ||
+          m->moe_period < 0 || m->moe_period > 64 || m->moe_phase < 0 ||
+          m->moe_phase >= (m->moe_period > 0 ? m->moe_period : 1))))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.num_experts",
+                       "a MoE model needs 1 <= num_experts <= %d, 1 <= num_experts_per_tok <= "
+                       "num_experts, expert widths >= 1 and a layer period in [1, 64] (got %d "
+                       "experts, top-%d, width %d, period %d, phase %d)",
+                       PM_MAX_EXPERTS, m->experts, m->experts_per_token,
+                       m->expert_intermediate, m->moe_period, m->moe_phase);
+    if (m->experts > 0 && m->parallel_block)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.model.num_experts",
+                       "experts with parallel attention and MLP blocks are not modelled");
     return PM_OK;
 }
 
@@ -1254,6 +1404,13 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                            "inter-node bandwidth must be > 0 and latency >= 0");
     }
+    if (c->expert_parallel < 0 || c->devices % pm_cluster_ep(c) != 0 ||
+        !finite_nonneg(c->a2a_latency_s) ||
+        !(c->a2a_efficiency_frac >= 0.0 && c->a2a_efficiency_frac <= 1.0))
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "must divide devices, with an all-to-all latency >= 0 and efficiency in "
+                       "(0, 1] (got %d ranks, %d devices)",
+                       c->expert_parallel, c->devices);
     pm_status st = pm_allreduce_algo_check(c->topology, c->algorithm, err);
     if (st != PM_OK)
         return st;
@@ -1334,6 +1491,19 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
                        "%d devices exceed the model's %d attention heads: use fewer devices or "
                        "\"sharding\": \"ideal\"",
                        c->devices, m->heads);
+    const int ep = pm_cluster_ep(c);
+    if (ep > 1 && m->experts < 1)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "expert parallelism (%d ranks) needs a mixture-of-experts model (%s has "
+                       "no experts)",
+                       ep, m->name);
+    if (m->experts > 0 && m->experts % ep != 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "must divide the model's %d routed experts (got %d ranks)", m->experts,
+                       ep);
+    if (!(w->routing_skew_alpha >= 0.0 && w->routing_skew_alpha <= 16.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload.routing_skew_alpha",
+                       "must be in [0, 16] (got %g)", w->routing_skew_alpha);
     if ((int)s->options.sharding < 0 || s->options.sharding > PM_SHARDING_IDEAL)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.sharding", "bad sharding value");
     if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)

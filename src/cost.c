@@ -176,6 +176,14 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
     case PM_NODE_PREFETCH:
         pm_prefetch_cost(s, n->weight_bytes + n->kv_bytes, out);
         return;
+    case PM_NODE_ALLTOALL: {
+        pm_a2a_model a2a;
+        pm_a2a_model_init(&s->cluster, &a2a);
+        const double t = pm_a2a_model_time(&a2a, n->comm_bytes);
+        out->comm_s = t;
+        out->total_s = t;
+        return;
+    }
     case PM_NODE_FUSED_MATMUL_ALLREDUCE: {
         roof r = roofline(s, n, l2_bytes);
         const fused_terms f = fused_init(s, n, &r);

@@ -352,6 +352,7 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     if ((st = pm_footprint_compute(s, &out->shard, wl->seq_len, &fp, err)) != PM_OK)
         return st;
     out->weight_bytes_per_device = fp.weight_bytes;
+    out->experts_read_per_step = fp.experts_read_per_step;
     out->kv_bytes_per_device = fp.kv_bytes;
     out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
                     s->accel.hbm_capacity_bytes;

@@ -65,6 +65,28 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
     out->embedding_bytes = md->tied_embeddings ? 0.0 : shard->vocab_cols * h * ew;
     out->weight_bytes = md->layers * out->layer_weight_bytes + out->lm_head_bytes +
                         out->embedding_bytes;
+    if (md->experts > 0) {
+        /* MoE layers: the local routed experts, the shared experts and the router (whole on
+         * every device) in place of the dense MLP; one expert as the graph's routed nodes
+         * count it (a bias per output column, as in the dense MLP). */
+        const double ex = shard->expert_cols, sc = shard->shared_cols;
+        const bool bias = pm_model_role_has_bias(md, PM_ROLE_DOWN);
+        const double shared = (mlp_in + 1.0) * h * sc * ew + (bias && sc > 0 ? (mlp_in * sc + h) * eb : 0.0);
+        const double router = h * md->experts * ew;
+        pm_moe_reads r;
+        pm_status st = pm_moe_reads_compute(s, wl->batch, &r, err);
+        if (st != PM_OK)
+            return st;
+        out->moe_layers = pm_model_moe_layers(md);
+        out->expert_weight_bytes = (mlp_in + 1.0) * h * ex * ew + (bias ? (mlp_in * ex + h) * eb : 0.0);
+        out->moe_weight_bytes = shard->experts_local * out->expert_weight_bytes + shared + router;
+        out->moe_layer_weight_bytes = out->attn_weight_bytes + out->moe_weight_bytes;
+        out->experts_read_per_step = r.experts_read;
+        out->moe_read_bytes = r.experts_read * out->expert_weight_bytes + shared + router;
+        out->weight_bytes = (md->layers - out->moe_layers) * out->layer_weight_bytes +
+                            out->moe_layers * out->moe_layer_weight_bytes + out->lm_head_bytes +
+                            out->embedding_bytes;
+    }
     out->local_layers = pm_model_local_layers(md);
     out->kv_bytes_global_layer = out->kv_bytes_per_token * pm_kv_tokens(md, false, context_len);
     out->kv_bytes_local_layer =

@@ -14,7 +14,7 @@
 
 static const char *const node_kind_names[PM_NODE_KIND_COUNT] = {
     "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
-    "Prefetch", "FusedMatMulAllReduce"};
+    "Prefetch", "FusedMatMulAllReduce", "AllToAll"};
 
 const char *pm_node_kind_name(pm_node_kind k)
 {
@@ -30,7 +30,9 @@ const char *const *pm_node_kind_names(size_t *count)
 static const char *const node_role_names[PM_ROLE_COUNT] = {
     "none", "embedding", "attn_norm", "qkv", "rope", "attention", "o", "attn_allreduce",
     "mlp_norm", "gate", "up", "activation", "down", "mlp_allreduce", "final_norm", "lm_head",
-    "q_up", "k_up", "v_up"};
+    "q_up", "k_up", "v_up", "router", "dispatch", "expert_gate", "expert_up",
+    "expert_activation", "expert_down", "combine", "shared_gate", "shared_up",
+    "shared_activation", "shared_down"};
 
 const char *pm_node_role_name(pm_node_role r)
 {
@@ -135,6 +137,7 @@ pm_status pm_graph_check(const pm_graph *g, pm_error *err)
         if (!bad && (nd->trigger >= n ||
                      (nd->trigger >= 0 &&
                       g->nodes[nd->trigger].kind != PM_NODE_ALLREDUCE &&
+                      g->nodes[nd->trigger].kind != PM_NODE_ALLTOALL &&
                       g->nodes[nd->trigger].kind != PM_NODE_FUSED_MATMUL_ALLREDUCE)))
             bad = "trigger";
         if (!bad && nd->overflow >= n)
@@ -193,6 +196,40 @@ pm_status pm_graph_add_edge(pm_graph *g, int from, int to, pm_edge_kind kind)
 
 /* ---------------------------------------------------------------- sharding */
 
+/* The MoE split: routed experts over the EP ranks, each expert's matrices over a rank's
+ * devices; shared experts tensor parallel over every device without EP, whole on every device
+ * with it (their output is added where the token lives, no reduction needed). */
+static pm_status moe_shard(const pm_scenario *s, pm_shard *out, pm_error *err)
+{
+    const pm_model *m = &s->model;
+    const int p = s->cluster.devices, ep = pm_cluster_ep(&s->cluster);
+    out->ep = 1;
+    out->moe_tp = p;
+    if (m->experts < 1) {
+        if (ep > 1)
+            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                           "expert parallelism (%d ranks) needs a mixture-of-experts model "
+                           "(%s has no experts)",
+                           ep, m->name);
+        return PM_OK;
+    }
+    if (p % ep != 0 || m->experts % ep != 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "must divide the devices and the routed experts (got %d ranks, %d "
+                       "devices, %d experts)",
+                       ep, p, m->experts);
+    const bool ideal = s->options.sharding == PM_SHARDING_IDEAL;
+    const int tp = p / ep;
+    out->ep = ep;
+    out->moe_tp = tp;
+    out->experts_local = (double)m->experts / ep;
+    out->expert_cols = ideal ? (double)m->expert_intermediate / tp
+                             : ceil((double)m->expert_intermediate / tp);
+    const double shared = (double)m->shared_experts * m->shared_intermediate;
+    out->shared_cols = ep > 1 ? shared : ideal ? shared / p : ceil(shared / p);
+    return PM_OK;
+}
+
 pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
 {
     if (!s || !out)
@@ -202,6 +239,9 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
     memset(out, 0, sizeof *out);
     if (p < 1)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1");
+    pm_status st = moe_shard(s, out, err);
+    if (st != PM_OK)
+        return st;
     if (s->options.sharding == PM_SHARDING_IDEAL) {
         out->q_heads = (double)m->heads / p;
         out->kv_heads = (double)m->kv_heads / p;
@@ -234,7 +274,8 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
         out->kv_replicated = p > 1;
         out->uneven = false;
     }
-    out->uneven = out->uneven || m->heads % p != 0 || m->intermediate % p != 0;
+    out->uneven = out->uneven || m->heads % p != 0 || m->intermediate % p != 0 ||
+                  (m->experts > 0 && m->expert_intermediate % out->moe_tp != 0);
     out->mlp_cols = ceil((double)m->intermediate / p);
     out->vocab_cols = ceil((double)m->vocab / p);
     return PM_OK;
@@ -255,6 +296,7 @@ typedef struct build_ctx {
     double ew, ekv, ea, er; /* bytes per element (er: the allreduce payload) */
     int prev;           /* last main-stream node */
     bool fused;         /* O and Down fused with the following allreduce */
+    pm_moe_reads moe;   /* MoE: the expert reads at this step's tokens (moe.c) */
     pm_status st;
     pm_node scratch;
 } build_ctx;
@@ -300,7 +342,7 @@ static pm_node *node_new(build_ctx *b, pm_node_kind kind, pm_node_role role, int
         n->name[0] = '\0';
         n->flop = n->act_bytes = n->weight_bytes = n->kv_bytes = n->l2_bytes = 0.0;
         n->comm_bytes = n->m = n->k = n->n = n->window_bytes = 0.0;
-        n->kv_strided = false;
+        n->kv_strided = n->routed = false;
         n->chunks = 0;
     }
     n->kind = kind;
@@ -385,12 +427,20 @@ static void fuse(pm_node *mm, double comm_bytes, int chunks)
     mm->chunks = chunks;
 }
 
+static void allreduce_after(build_ctx *b, pm_node_role ar_role, int layer, const char *ar);
+
 /* The projection before an allreduce: fused with it in the fused baseline. */
 static void add_matmul_allreduce(build_ctx *b, pm_node_role role, pm_node_role ar_role,
                                  int layer, const char *what, const char *ar, double k,
                                  double n_cols)
 {
     add_matmul(b, role, layer, what, k, n_cols);
+    allreduce_after(b, ar_role, layer, ar);
+}
+
+/* The allreduce of the MatMul just added: fused with it in the fused baseline. */
+static void allreduce_after(build_ctx *b, pm_node_role ar_role, int layer, const char *ar)
+{
     if (!b->fused || b->s->cluster.devices <= 1 || b->st != PM_OK) {
         add_allreduce(b, ar_role, layer, ar);
         return;
@@ -502,7 +552,75 @@ static void add_mla_attention(build_ctx *b, int l, bool local)
         add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v); /* latent output x W_UV */
 }
 
-static void add_layer(build_ctx *b, int l, bool local)
+/* Routed experts' projection: the experts the busiest device reads (their expected count),
+ * one GEMM of (token slots / experts) rows each; its weights are known after the router. */
+static void add_routed(build_ctx *b, pm_node_role role, int l, const char *what, double k,
+                       double n_cols)
+{
+    const double d = b->moe.experts_read, slots = b->moe.token_slots;
+    pm_node *n = node_new(b, PM_NODE_MATMUL, role, l, what);
+    n->m = d > 0 ? slots / d : 0.0;
+    n->k = k;
+    n->n = d * n_cols;
+    n->flop = 2.0 * slots * k * n_cols;
+    n->weight_bytes = d * k * n_cols * b->ew;
+    n->act_bytes = slots * (k + n_cols) * b->ea;
+    n->routed = true;
+    if (pm_model_role_has_bias(&b->s->model, role)) {
+        n->flop += slots * n_cols;
+        n->weight_bytes += d * n_cols * pm_bias_bytes(&b->s->workload);
+    }
+    node_commit(b);
+}
+
+static void add_alltoall(build_ctx *b, pm_node_role role, int l, const char *what, double bytes,
+                         pm_dtype dtype)
+{
+    pm_node *n = node_new(b, PM_NODE_ALLTOALL, role, l, what);
+    n->dtype = dtype;
+    n->comm_bytes = bytes;
+    node_commit(b);
+}
+
+/* A MoE block after the MLP norm: the shared experts (known before routing: prefetchable under
+ * the attention's allreduce), the router, the dispatch, the routed experts (prefetchable only
+ * under the dispatch), and the combine; without expert parallelism the experts are tensor
+ * parallel and one allreduce sums them, as after a dense MLP. */
+static void add_moe_block(build_ctx *b, int l)
+{
+    const pm_model *m = &b->s->model;
+    const double h = m->hidden, rows = b->rows, ex = b->sh.expert_cols;
+    const bool ep = b->sh.ep > 1;
+    if (m->shared_experts > 0) {
+        const double sc = b->sh.shared_cols;
+        if (m->gated_mlp)
+            add_matmul(b, PM_ROLE_SHARED_GATE, l, "SharedGate", h, sc);
+        add_matmul(b, PM_ROLE_SHARED_UP, l, "SharedUp", h, sc);
+        add_vector(b, PM_ROLE_SHARED_ACTIVATION, l, PM_NODE_ELEMENTWISE, "SharedAct", rows * sc,
+                   m->gated_mlp ? 6.0 : 8.0, m->gated_mlp ? 3.0 : 2.0);
+        add_matmul(b, PM_ROLE_SHARED_DOWN, l, "SharedDown", sc, h);
+    }
+    add_matmul(b, PM_ROLE_ROUTER, l, "Router", h, m->experts);
+    /* Dispatch in the activations' type; combine in the reduction's (W8A8 sums fp16). */
+    const double slots_all = rows * m->experts_per_token * h;
+    if (ep)
+        add_alltoall(b, PM_ROLE_DISPATCH, l, "A2A.dispatch", slots_all * b->ea,
+                     b->s->workload.act_dtype);
+    const double slots = b->moe.token_slots;
+    if (m->gated_mlp)
+        add_routed(b, PM_ROLE_EXPERT_GATE, l, "ExpertGate", h, ex);
+    add_routed(b, PM_ROLE_EXPERT_UP, l, "ExpertUp", h, ex);
+    add_vector(b, PM_ROLE_EXPERT_ACTIVATION, l, PM_NODE_ELEMENTWISE, "ExpertAct", slots * ex,
+               m->gated_mlp ? 6.0 : 8.0, m->gated_mlp ? 3.0 : 2.0);
+    add_routed(b, PM_ROLE_EXPERT_DOWN, l, "ExpertDown", ex, h);
+    if (ep)
+        add_alltoall(b, PM_ROLE_COMBINE, l, "A2A.combine", slots_all * b->er,
+                     pm_allreduce_dtype(&b->s->workload));
+    else
+        allreduce_after(b, PM_ROLE_MLP_ALLREDUCE, l, "AR.mlp");
+}
+
+static void add_layer(build_ctx *b, int l, bool local, bool moe)
 {
     const pm_model *m = &b->s->model;
     const double h = m->hidden, d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
@@ -530,6 +648,10 @@ static void add_layer(build_ctx *b, int l, bool local)
     } else {
         add_matmul_allreduce(b, PM_ROLE_O, PM_ROLE_ATTN_ALLREDUCE, l, "O", "AR.attn", o_in, h);
         add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+    }
+    if (moe) {
+        add_moe_block(b, l);
+        return;
     }
     if (m->gated_mlp) {
         add_matmul(b, PM_ROLE_GATE, l, "Gate", h, b->sh.mlp_cols);
@@ -572,6 +694,8 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, pm_phase phase, 
     b->er = pm_dtype_bytes(pm_allreduce_dtype(w));
     b->prev = -1;
     b->fused = fused;
+    if (s->model.experts > 0 && (st = pm_moe_reads_compute(s, b->rows, &b->moe, err)) != PM_OK)
+        return st;
     return PM_OK;
 }
 
@@ -606,11 +730,12 @@ pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t contex
         return st;
     const int L = layers <= 0 || layers > s->model.layers ? s->model.layers : layers;
     pm_graph_clear(g);
-    if ((st = pm_graph_reserve(g, (size_t)L * 14 + 8, (size_t)L * 14 + 8)) != PM_OK)
+    if ((st = pm_graph_reserve(g, (size_t)L * 24 + 8, (size_t)L * 24 + 8)) != PM_OK)
         return pm_fail(err, st, NULL, NULL, "out of memory building the graph");
     add_head(&b);
     for (int l = 0; l < L; l++)
-        add_layer(&b, l, pm_model_layer_is_local(&s->model, l));
+        add_layer(&b, l, pm_model_layer_is_local(&s->model, l),
+                  pm_model_layer_is_moe(&s->model, l));
     add_tail(&b);
     if (b.st != PM_OK)
         return pm_fail(err, b.st, NULL, NULL, "out of memory building the graph");
@@ -631,8 +756,16 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
     b.arr = t->layer;
     b.n_arr = 0;
     b.prev = -1;
-    add_layer(&b, 0, false); /* the global layer: step.c derives the local one from it */
+    add_layer(&b, 0, false, false); /* the global layer: step.c derives the local one from it */
     t->n_layer = b.n_arr;
+    t->n_moe = 0;
+    if (pm_model_moe_layers(&s->model) > 0) {
+        b.arr = t->moe;
+        b.n_arr = 0;
+        b.prev = -1;
+        add_layer(&b, 0, false, true);
+        t->n_moe = b.n_arr;
+    }
     b.arr = t->tail;
     b.n_arr = 0;
     b.prev = -1;
@@ -656,15 +789,15 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
     return PM_OK;
 }
 
-void pm_template_fuse_layer(const pm_template *in, int chunks, pm_node *out, int *n_out, int *map)
+void pm_template_fuse_layer(const pm_node *in, int n_in, int chunks, pm_node *out, int *n_out,
+                            int *map)
 {
     int n = 0;
-    for (int i = 0; i < in->n_layer; i++) {
-        out[n] = in->layer[i];
+    for (int i = 0; i < n_in; i++) {
+        out[n] = in[i];
         map[i] = n;
-        if (in->layer[i].kind == PM_NODE_MATMUL && i + 1 < in->n_layer &&
-            in->layer[i + 1].kind == PM_NODE_ALLREDUCE) {
-            fuse(&out[n], in->layer[i + 1].comm_bytes, chunks);
+        if (in[i].kind == PM_NODE_MATMUL && i + 1 < n_in && in[i + 1].kind == PM_NODE_ALLREDUCE) {
+            fuse(&out[n], in[i + 1].comm_bytes, chunks);
             map[++i] = -1;
         }
         n++;

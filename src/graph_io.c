@@ -59,13 +59,16 @@ static cJSON *node_json(const pm_node *n)
         ok = add_double(o, "m", n->m) && add_double(o, "k", n->k) && add_double(o, "n", n->n);
     if (ok && n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)
         ok = cJSON_AddNumberToObject(o, "chunks", n->chunks) != NULL;
+    if (ok && n->routed)
+        ok = cJSON_AddBoolToObject(o, "routed", true) != NULL;
     if (ok && n->prefetch >= 0)
         ok = cJSON_AddNumberToObject(o, "prefetch", n->prefetch) != NULL;
     if (ok && n->consumer >= 0)
         ok = cJSON_AddNumberToObject(o, "consumer", n->consumer) != NULL;
     if (ok && n->trigger >= 0)
         ok = cJSON_AddNumberToObject(o, "trigger", n->trigger) != NULL;
-    if (ok && (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)) {
+    if (ok && (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ||
+               n->kind == PM_NODE_ALLTOALL)) {
         ok = add_double(o, "window_bytes", n->window_bytes);
         if (ok && n->overflow >= 0)
             ok = cJSON_AddNumberToObject(o, "overflow", n->overflow) != NULL;
@@ -150,11 +153,12 @@ pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
         const pm_node *n = &g->nodes[i];
         const char *style = n->kind == PM_NODE_PREFETCH   ? ", style=filled, fillcolor=\"#cfe8ff\""
                             : n->kind == PM_NODE_ALLREDUCE ? ", style=filled, fillcolor=\"#ffd9b3\""
+                            : n->kind == PM_NODE_ALLTOALL  ? ", style=filled, fillcolor=\"#d9f2d0\""
                             : n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE
                                 ? ", style=filled, fillcolor=\"#ffe9b3\""
                                 : "";
         double bytes = n->weight_bytes + n->kv_bytes;
-        if (n->kind == PM_NODE_ALLREDUCE)
+        if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL)
             bytes = n->comm_bytes;
         pm_sb_printf(&b, "  n%zu [label=\"", i);
         sb_dot_text(&b, n->name);
@@ -259,6 +263,7 @@ static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char
         (st = pm_obj_number(&no, "weight_bytes", false, nonneg, &n.weight_bytes)) ||
         (st = pm_obj_number(&no, "kv_bytes", false, nonneg, &n.kv_bytes)) ||
         (st = pm_obj_bool(&no, "kv_strided", false, &n.kv_strided)) ||
+        (st = pm_obj_bool(&no, "routed", false, &n.routed)) ||
         (st = pm_obj_number(&no, "l2_bytes", false, nonneg, &n.l2_bytes)) ||
         (st = pm_obj_number(&no, "comm_bytes", false, nonneg, &n.comm_bytes)) ||
         (st = pm_obj_number(&no, "m", false, nonneg, &n.m)) ||

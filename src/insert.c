@@ -6,6 +6,13 @@
  * prefetch stream, triggered by the communication node's start. At the first node that would
  * reach C, the pass stops visiting for that communication node. Each window has its own budget:
  * everything prefetched under one allreduce is consumed before the next one starts.
+ *
+ * Generalised to mixture-of-experts layers (DESIGN.md section 12): every collective, allreduce
+ * or all-to-all, is a communication node, with the same strict invariant. A prefetch may fetch
+ * only what is known when its collective starts: a routed expert's weights (pm_node.routed)
+ * are known once the router has run, so only a window opened by an all-to-all (the dispatch,
+ * which follows the router) may prefetch them; a window opened by an allreduce stops at a
+ * routed node, which is recorded as its overflow (explain says why).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +22,7 @@
 
 static bool is_comm(pm_node_kind k)
 {
-    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE;
+    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE || k == PM_NODE_ALLTOALL;
 }
 
 double pm_accelerator_l2_window_bytes(const pm_accelerator *a)
@@ -65,7 +72,7 @@ static pm_status visit_window(const pm_graph *in, size_t c, double cap, const si
                 continue; /* the window ends at the next communication node */
             double m = pm_node_prefetchable_bytes(nv);
             if (m > 0 && pl->trigger_of[v] < 0) {
-                if (!(sum + m < cap)) {
+                if (!(sum + m < cap) || (nv->routed && in->nodes[c].kind != PM_NODE_ALLTOALL)) {
                     pl->overflow_of[c] = v;
                     pl->window[c] = sum;
                     return PM_OK;

@@ -248,20 +248,32 @@ void pm_ar_model_init_fused(const pm_cluster *c, pm_ar_model *m);
  * (collective.c). */
 double pm_ar_link_bytes(const pm_cluster *c, const pm_ar_model *m, double n);
 
+/* The all-to-all (MoE dispatch and combine) over the EP ranks: affine in the message. */
+typedef struct pm_a2a_model {
+    double fixed, per_byte;
+    int ranks; /* <= 1: every all-to-all takes 0 */
+} pm_a2a_model;
+void pm_a2a_model_init(const pm_cluster *c, pm_a2a_model *m);
+double pm_a2a_model_time(const pm_a2a_model *m, double bytes);
+/* Bytes one device sends in an all-to-all of n bytes: the shares for the other ranks. */
+double pm_a2a_link_bytes(const pm_cluster *c, double n);
+
 /* One decoder layer's nodes, and the nodes before and after the layers, as the graph builder
  * makes them (without names or edges): layers repeat exactly, so this is all the fast path
  * needs. */
-#define PM_TEMPLATE_MAX 16
+#define PM_TEMPLATE_MAX 24
 typedef struct pm_template {
     pm_node head[PM_TEMPLATE_MAX], layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     int n_head, n_layer, n_tail;
+    pm_node moe[PM_TEMPLATE_MAX]; /* a MoE layer (global attention), when the model has one */
+    int n_moe;                    /* 0: no MoE layers */
 } pm_template;
 pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
                             pm_template *t, pm_error *err);
-/* The fused baseline's layer from an unfused template, as the builder makes it: every MatMul
- * followed by an allreduce becomes one fused node. map[i] is the output index of input node i
- * (-1 for the allreduces absorbed). */
-void pm_template_fuse_layer(const pm_template *in, int chunks, pm_node *out, int *n_out,
+/* The fused baseline's layer from an unfused template layer (n_in nodes), as the builder makes
+ * it: every MatMul followed by an allreduce becomes one fused node (the MoE all-to-alls are not
+ * fused). map[i] is the output index of input node i (-1 for the allreduces absorbed). */
+void pm_template_fuse_layer(const pm_node *in, int n_in, int chunks, pm_node *out, int *n_out,
                             int *map);
 /* The attention node of a global or local layer at a context length (the template's layer is
  * global). */
@@ -321,6 +333,8 @@ typedef struct pm_step_node {
     pm_op_cost pf;    /* its prefetch on the prefetch stream */
     double bytes;     /* prefetchable bytes (Algorithm 1's M(n)) */
     bool is_comm, is_ar;
+    bool is_a2a;      /* an all-to-all: its window may prefetch routed experts */
+    bool routed;      /* routed experts: prefetchable only under an all-to-all */
 } pm_step_node;
 
 /* What one node of a plan moves (kept apart from its costs, which the time path reads). */
@@ -358,6 +372,14 @@ typedef struct pm_step_plan {
     int n_class[2];       /* layers 1..L-1 of each class (the periods) */
     int all_class[2];     /* all L layers of each class */
     int class0;           /* layer 0's class */
+    /* MLP classes: [0] dense (tmpl.layer, layer[]), [1] MoE (tmpl.moe, moe[]); their nodes
+     * before the first communication (the attention part) are the same. */
+    pm_step_node moe[PM_TEMPLATE_MAX];
+    pm_step_traffic moe_tr[PM_TEMPLATE_MAX];
+    double moe_rest_s;    /* a MoE layer's nodes but the attention, in sequence */
+    int all_mlp[2];       /* all L layers of each MLP class */
+    int n_pair[2][2];     /* periods: [MLP class of layer l][attention class of layer l + 1] */
+    int mlp0, mlp_last;   /* the MLP classes of the first and the last layer */
 } pm_step_plan;
 
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,

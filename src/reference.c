@@ -22,7 +22,11 @@
  *                                                                  HBM is shared)
  *   layers beyond the third      this file: (L - 3) O-to-O periods step.c: L - 1 periods from
  *                                (all layers built when local and  a first allreduce, one per
- *                                global ones alternate)            class of the next layer
+ *                                global or dense and MoE ones      (MLP class, next attention
+ *                                alternate)                        class) pair
+ *   routed experts' windows      insert.c, visit_window            step.c, decide (only an
+ *                                                                  all-to-all's window)
+ *   the MoE block                graph.c, add_moe_block            the same template
  *   the window per layer         graph.c, attention_fill           step.c, attention_at (both
  *                                                                  from footprint.c's rule)
  *   the fused baseline           graph.c, builder with fused=true  graph.c, pm_template_fuse_layer
@@ -76,7 +80,8 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
     /* Local and global layers in a pattern do not repeat exactly: the reference builds them
      * all (its cost grows with the layers; the fast path's does not). */
     const int local = pm_model_local_layers(&s->model);
-    const bool mixed = local > 0 && local < L;
+    const int moe = pm_model_moe_layers(&s->model);
+    const bool mixed = (local > 0 && local < L) || (moe > 0 && moe < L);
     const int built = mixed || L < BUILD_LAYERS ? L : BUILD_LAYERS;
     pm_status st = pm_graph_build_ex(s, phase, ctx, built, mode == PM_MODE_FUSED, &w->base, err);
     if (st != PM_OK)

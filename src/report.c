@@ -97,6 +97,32 @@ static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate 
     }
 }
 
+/* The MoE object (null for a dense model): the expert split, the experts read per step beside
+ * the bytes each MoE layer holds and reads. */
+static void json_moe(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
+{
+    pm_footprint fp;
+    pm_moe_reads r;
+    if (s->model.experts < 1 ||
+        pm_footprint_compute(s, &e->shard, s->workload.seq_len, &fp, NULL) != PM_OK ||
+        pm_moe_reads_compute(s, s->workload.batch, &r, NULL) != PM_OK) {
+        pm_sb_printf(b, "  \"moe\": null,\n");
+        return;
+    }
+    pm_sb_printf(b,
+                 "  \"moe\": {\"experts\": %d, \"experts_per_token\": %d, \"shared_experts\": "
+                 "%d, \"moe_layers\": %d, \"expert_parallel\": %d, \"expert_tensor_parallel\": "
+                 "%d, \"experts_per_device\": %s, \"experts_touched_per_step\": %s, "
+                 "\"experts_read_per_step\": %s, \"experts_read_upper_bound\": %s, "
+                 "\"routing_skew_alpha\": %s, \"expert_weight_bytes\": %s, "
+                 "\"moe_weight_bytes_per_layer\": %s, \"moe_read_bytes_per_layer\": %s},\n",
+                 s->model.experts, s->model.experts_per_token, s->model.shared_experts,
+                 fp.moe_layers, e->shard.ep, e->shard.moe_tp, NUM(e->shard.experts_local),
+                 NUM(r.experts_touched), NUM(fp.experts_read_per_step), NUM(r.upper_bound),
+                 NUM(s->workload.routing_skew_alpha), NUM(fp.expert_weight_bytes),
+                 NUM(fp.moe_weight_bytes), NUM(fp.moe_read_bytes));
+}
+
 /* The per-mode objects. */
 static void json_modes(pm_sbuf *b, const pm_estimate *e)
 {
@@ -157,6 +183,7 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                  NUM(e->weight_bytes_per_device), NUM(e->kv_bytes_per_device),
                  e->fits_hbm ? "true" : "false", NUM(e->l2_window_bytes),
                  (long long)e->kv_spill_context, e->allreduces_per_step);
+    json_moe(&b, s, e);
     json_cost_power(&b, s, e);
     if (b.failed) {
         pm_free(b.p);
@@ -188,7 +215,7 @@ static const struct sweep_column {
     {"serial_avg_power_W", E}, {"fused_avg_power_W", E}, {"preserve_avg_power_W", E},
     {"serial_tokens_per_J", E}, {"fused_tokens_per_J", E}, {"preserve_tokens_per_J", E},
     {"serial_tokens_per_s_per_usd", C}, {"fused_tokens_per_s_per_usd", C},
-    {"preserve_tokens_per_s_per_usd", C},
+    {"preserve_tokens_per_s_per_usd", C}, {"experts_read_per_step", ALWAYS},
     /* Memory, communication and the prefill/decode split (the run JSON's figures). */
     {"weight_bytes_per_device", ALWAYS}, {"kv_bytes_per_device", ALWAYS},
     {"fits_hbm", ALWAYS}, {"allreduce_decode_s", ALWAYS}, {"allreduces_per_step", ALWAYS},
@@ -223,7 +250,8 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
             r[1].energy_per_token_J, r[2].energy_per_token_J, r[0].avg_power_W,
             r[1].avg_power_W, r[2].avg_power_W, r[0].tokens_per_J, r[1].tokens_per_J,
             r[2].tokens_per_J, r[0].tokens_per_s_per_usd, r[1].tokens_per_s_per_usd,
-            r[2].tokens_per_s_per_usd, e->weight_bytes_per_device, e->kv_bytes_per_device,
+            r[2].tokens_per_s_per_usd, e->experts_read_per_step, e->weight_bytes_per_device,
+            e->kv_bytes_per_device,
             e->fits_hbm ? 1.0 : 0.0, e->allreduces_per_step > 0 ? ar : 0.0,
             e->allreduces_per_step, e->allreduces_per_step > 0 ? e->allreduces_per_step * ar : 0.0,
             r[0].prefill_s, r[1].prefill_s, r[2].prefill_s, r[0].decode_s, r[1].decode_s,

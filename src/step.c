@@ -26,6 +26,11 @@
  * ending as schedule.c says); with sharing the segments go through the
  * same event loop as graphs (pm_sim_run).
  *
+ * Mixture-of-experts models add a second dimension of classes, the MLP (dense or MoE): the
+ * nodes from the first communication on differ between them, so a period depends on the MLP
+ * class of its layer and the attention class of the next one (n_pair counts the L - 1 periods
+ * of each kind, once per plan); dense models have one MLP class and the pairs are the classes.
+ *
  * This is the path that serves pm_estimate_compute, pm_decode_step_time and pm_step_model; the
  * table of the rules it shares with the graph path is at the top of reference.c.
  */
@@ -38,7 +43,25 @@
 
 static bool is_comm(pm_node_kind k)
 {
-    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE;
+    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE || k == PM_NODE_ALLTOALL;
+}
+
+/* The nodes and costs of MLP class m (0 dense, 1 MoE). */
+static const pm_node *tmpl_of(const pm_step_plan *p, int m)
+{
+    return m ? p->tmpl.moe : p->tmpl.layer;
+}
+static int n_of(const pm_step_plan *p, int m)
+{
+    return m ? p->tmpl.n_moe : p->tmpl.n_layer;
+}
+static const pm_step_node *costs_of(const pm_step_plan *p, int m)
+{
+    return m ? p->moe : p->layer;
+}
+static const pm_step_traffic *traffic_of(const pm_step_plan *p, int m)
+{
+    return m ? p->moe_tr : p->layer_tr;
 }
 
 /* The costs of one node served from HBM, served from L2 after a prefetch, and of its
@@ -55,8 +78,10 @@ static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_
         pm_op_cost_node(s, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
                         &out->hbm);
     }
-    out->is_ar = n->kind == PM_NODE_ALLREDUCE;
+    out->is_ar = n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL;
     out->is_comm = is_comm(n->kind);
+    out->is_a2a = n->kind == PM_NODE_ALLTOALL;
+    out->routed = n->routed;
 }
 
 /* What a node with its costs (node_costs) moves, served from HBM and, when its prefetched
@@ -81,9 +106,10 @@ static void node_traffic(const pm_step_plan *p, const pm_node *n, const pm_step_
 static void plain_total(pm_step_plan *p)
 {
     p->plain_rest_tr = p->head_tr;
-    for (int i = 0; i < p->tmpl.n_layer; i++)
-        if (i != p->attn)
-            pm_traffic_add(&p->plain_rest_tr, &p->layer_tr[i].tr, p->layers);
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < n_of(p, m) && p->all_mlp[m] > 0; i++)
+            if (i != p->attn)
+                pm_traffic_add(&p->plain_rest_tr, &traffic_of(p, m)[i].tr, p->all_mlp[m]);
     for (int i = 0; i < p->tmpl.n_tail; i++)
         pm_traffic_add(&p->plain_rest_tr, &p->tail_tr[i].tr, 1.0);
 }
@@ -99,6 +125,8 @@ void pm_step_plan_count(pm_step_plan *p)
     }
     for (int i = 0; i < t->n_layer; i++)
         node_traffic(p, &t->layer[i], &p->layer[i], &p->layer_tr[i]);
+    for (int i = 0; i < t->n_moe; i++)
+        node_traffic(p, &t->moe[i], &p->moe[i], &p->moe_tr[i]);
     for (int i = 0; i < t->n_tail; i++)
         node_traffic(p, &t->tail[i], &p->tail[i], &p->tail_tr[i]);
     p->attn_local_tr = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
@@ -124,6 +152,49 @@ void pm_step_plan_count(pm_step_plan *p)
     }
     plain_total(p);
     p->counted = true;
+}
+
+/* The periods of each (MLP class of a layer, attention class of the next) pair: for a dense
+ * model the attention classes of layers 1..L-1; for a MoE model counted layer by layer (once
+ * per plan, O(L)). */
+static void count_pairs(pm_step_plan *p)
+{
+    const pm_model *m = &p->s->model;
+    memset(p->n_pair, 0, sizeof p->n_pair);
+    if (p->tmpl.n_moe == 0) {
+        p->all_mlp[0] = p->layers;
+        p->all_mlp[1] = 0;
+        p->mlp0 = p->mlp_last = 0;
+        p->n_pair[0][0] = p->n_class[0];
+        p->n_pair[0][1] = p->n_class[1];
+        return;
+    }
+    p->all_mlp[1] = pm_model_moe_layers(m);
+    p->all_mlp[0] = p->layers - p->all_mlp[1];
+    p->mlp0 = pm_model_layer_is_moe(m, 0);
+    p->mlp_last = pm_model_layer_is_moe(m, p->layers - 1);
+    int mlp = p->mlp0;
+    for (int l = 0; l + 1 < p->layers; l++) {
+        const int next = pm_model_layer_is_moe(m, l + 1);
+        p->n_pair[mlp][pm_model_layer_is_local(m, l + 1)]++;
+        mlp = next;
+    }
+}
+
+/* The MoE layer's attention part must be the dense layer's, node for node (they come from one
+ * builder): the periods rely on it. */
+static pm_status moe_check(const pm_step_plan *p, pm_error *err)
+{
+    if (p->tmpl.n_moe == 0)
+        return PM_OK;
+    int fc = -1;
+    for (int i = 0; i < p->tmpl.n_moe && fc < 0; i++)
+        if (p->moe[i].is_comm)
+            fc = i;
+    if (fc != p->first_comm || (p->attn >= 0 && p->tmpl.moe[p->attn].kind != PM_NODE_ATTENTION))
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.model",
+                       "the MoE layer's attention part differs from the dense layer's");
+    return PM_OK;
 }
 
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
@@ -166,6 +237,15 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     for (int i = 0; i < t->n_layer; i++)
         if (i != p->attn)
             p->layer_rest_s += p->layer[i].hbm.total_s;
+    p->moe_rest_s = 0.0;
+    for (int i = 0; i < t->n_moe; i++) {
+        const pm_node *n = &t->moe[i];
+        node_costs(s, &p->ar, &p->ar_fused, n, p->prefetching, &p->moe[i]);
+        if (i != p->attn)
+            p->moe_rest_s += p->moe[i].hbm.total_s;
+    }
+    if ((st = moe_check(p, err)) != PM_OK)
+        return st;
     p->tail_s = 0.0;
     for (int i = 0; i < t->n_tail; i++) {
         node_costs(s, &p->ar, &p->ar_fused, &t->tail[i], p->prefetching, &p->tail[i]);
@@ -190,6 +270,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
             return st;
         node_costs(s, &p->ar, &p->ar_fused, &p->attn_local, p->prefetching, &p->attn_local_cost);
     }
+    count_pairs(p);
     return PM_OK;
 }
 
@@ -224,55 +305,69 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
         if (f->counted)
             f->tail_tr[i] = u->tail_tr[i];
     }
-    int map[MAXN];
-    pm_template_fuse_layer(&u->tmpl, u->s->options.fused_chunks, f->tmpl.layer,
-                           &f->tmpl.n_layer, map);
-    f->attn = u->attn >= 0 ? map[u->attn] : -1;
+    f->all_mlp[0] = u->all_mlp[0];
+    f->all_mlp[1] = u->all_mlp[1];
+    memcpy(f->n_pair, u->n_pair, sizeof f->n_pair);
+    f->mlp0 = u->mlp0;
+    f->mlp_last = u->mlp_last;
     f->first_comm = -1;
     f->chunks = 0;
-    f->layer_rest_s = 0.0;
-    for (int i = 0; i < u->tmpl.n_layer; i++) {
-        const int j = map[i];
-        if (j < 0)
-            continue;
-        const pm_node *n = &f->tmpl.layer[j];
-        if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
-            node_costs(f->s, &f->ar, &f->ar_fused, n, false, &f->layer[j]);
-            if (f->counted)
-                node_traffic(f, n, &f->layer[j], &f->layer_tr[j]);
-            if (f->chunks == 0)
-                f->chunks = f->layer[j].hbm.chunks;
-        } else {
-            f->layer[j] = u->layer[i];
-            if (f->counted)
-                f->layer_tr[j] = u->layer_tr[i];
+    f->tmpl.n_moe = 0;
+    for (int m = 0; m < 2; m++) {
+        int map[MAXN];
+        pm_node *out = m ? f->tmpl.moe : f->tmpl.layer;
+        pm_step_node *cost = m ? f->moe : f->layer;
+        pm_step_traffic *tr = m ? f->moe_tr : f->layer_tr;
+        int *n_out = m ? &f->tmpl.n_moe : &f->tmpl.n_layer;
+        double *rest = m ? &f->moe_rest_s : &f->layer_rest_s;
+        const int n_in = n_of(u, m);
+        *rest = 0.0;
+        if (m == 1 && n_in == 0)
+            break;
+        pm_template_fuse_layer(tmpl_of(u, m), n_in, u->s->options.fused_chunks, out, n_out, map);
+        if (m == 0)
+            f->attn = u->attn >= 0 ? map[u->attn] : -1;
+        for (int i = 0; i < n_in; i++) {
+            const int j = map[i];
+            if (j < 0)
+                continue;
+            const pm_node *n = &out[j];
+            if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+                node_costs(f->s, &f->ar, &f->ar_fused, n, false, &cost[j]);
+                if (f->counted)
+                    node_traffic(f, n, &cost[j], &tr[j]);
+                if (f->chunks == 0)
+                    f->chunks = cost[j].hbm.chunks;
+            } else {
+                cost[j] = costs_of(u, m)[i];
+                if (f->counted)
+                    tr[j] = traffic_of(u, m)[i];
+            }
+            if (m == 0 && cost[j].is_comm && f->first_comm < 0)
+                f->first_comm = j;
+            if (j != f->attn)
+                *rest += cost[j].hbm.total_s;
         }
-        if (f->layer[j].is_comm && f->first_comm < 0)
-            f->first_comm = j;
-        if (j != f->attn)
-            f->layer_rest_s += f->layer[j].hbm.total_s;
     }
     if (f->counted)
         plain_total(f);
 }
 
-/* Algorithm 1 over the chain: each window walks from its communication node to the next one
- * and stops at the first node that would reach the capacity. pf[] marks the layer nodes
- * prefetched (for nodes before the first communication node: in every layer but the first),
- * pft[] the tail nodes. Returns a signature of the decisions. */
-static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool *pft)
+/* Algorithm 1 over the chain of a layer of MLP class m whose node i has bytes[i] (the
+ * attention's at the step's context): each window walks from its communication node to the
+ * next one and stops at the first node that would reach the capacity, or at a routed expert
+ * under a window not opened by an all-to-all (insert.c's rule). pf[] marks the layer nodes
+ * prefetched (for nodes before the first communication node: in every layer but the first, by
+ * the previous layer's last window), pft[] the tail nodes. Returns a signature of the
+ * decisions. */
+static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *pf, bool *pft)
 {
-    const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
+    const int n = n_of(p, m), nt = p->tmpl.n_tail;
     memset(pf, 0, (size_t)n * sizeof *pf);
     memset(pft, 0, (size_t)nt * sizeof *pft);
     if (!p->prefetching || p->first_comm < 0)
         return 0;
-    double bytes[MAXN];
-    for (int i = 0; i < n; i++)
-        bytes[i] = p->layer[i].bytes;
-    if (p->attn >= 0)
-        bytes[p->attn] = attn_bytes;
-    const pm_step_node *L = p->layer;
+    const pm_step_node *L = costs_of(p, m);
     for (int j = p->first_comm; j < n; j++) {
         if (!L[j].is_comm)
             continue;
@@ -280,12 +375,12 @@ static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool 
         bool stop = false;
         int i = j + 1;
         for (; i < n && !L[i].is_comm && !stop; i++) {
-            const double m = bytes[i];
-            if (m > 0) {
-                if (!(sum + m < p->cap))
+            const double b = bytes[i];
+            if (b > 0) {
+                if (!(sum + b < p->cap) || (L[i].routed && !L[j].is_a2a))
                     stop = true;
                 else {
-                    sum += m;
+                    sum += b;
                     pf[i] = true;
                 }
             }
@@ -295,21 +390,21 @@ static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool 
         /* The layer's last window continues into the next layer... */
         double sum_next = sum;
         for (int k = 0; k < p->first_comm; k++) {
-            const double m = bytes[k];
-            if (m > 0) {
-                if (!(sum_next + m < p->cap))
+            const double b = bytes[k];
+            if (b > 0) {
+                if (!(sum_next + b < p->cap))
                     break;
-                sum_next += m;
+                sum_next += b;
                 pf[k] = true;
             }
         }
         /* ...and, after the last layer, into the tail. */
         for (int k = 0; k < nt; k++) {
-            const double m = p->tail[k].bytes;
-            if (m > 0) {
-                if (!(sum + m < p->cap))
+            const double b = p->tail[k].bytes;
+            if (b > 0) {
+                if (!(sum + b < p->cap))
                     break;
-                sum += m;
+                sum += b;
                 pft[k] = true;
             }
         }
@@ -320,6 +415,16 @@ static unsigned decide(const pm_step_plan *p, double attn_bytes, bool *pf, bool 
     for (int i = 0; i < nt; i++)
         sig = sig * 2u + pft[i];
     return sig;
+}
+
+/* The prefetchable bytes of a layer of MLP class m with attention bytes attn_bytes. */
+static void layer_bytes(const pm_step_plan *p, int m, double attn_bytes, double *bytes)
+{
+    const pm_step_node *L = costs_of(p, m);
+    for (int i = 0; i < n_of(p, m); i++)
+        bytes[i] = L[i].bytes;
+    if (p->attn >= 0)
+        bytes[p->attn] = attn_bytes;
 }
 
 /* One segment of the schedule: main ops in order, each with its cost, its prefetch (or NULL)
@@ -439,13 +544,14 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t 
     return out;
 }
 
-/* The period from a layer's first communication to the next layer's, the next layer being of
- * the class whose nodes are L (with its insertion decisions pf). The nodes from the first
- * communication on hold no attention: they are the same in every class. */
-static pm_status period_of(const pm_step_plan *p, const pm_step_node *const *L, const bool *pf,
-                           bool sharing, bool stream, double *out)
+/* The period from a layer's first communication to the next layer's: the nodes L (n of them)
+ * are the layer's MLP class from the first communication on and the next layer's attention
+ * class before it (the nodes before the first communication are the same in both MLP
+ * classes), with the insertion decisions pf. */
+static pm_status period_of(const pm_step_plan *p, const pm_step_node *const *L, int n,
+                           const bool *pf, bool sharing, bool stream, double *out)
 {
-    const int n = p->tmpl.n_layer, fc = p->first_comm;
+    const int fc = p->first_comm;
     seg g;
     g.n = g.n_pf = 0;
     int trig = -1;
@@ -464,65 +570,91 @@ static unsigned class_signature(unsigned global, unsigned local)
     return global ^ (local * 2654435761u);
 }
 
+/* The signature of the decisions of every (attention, MLP) class pair: the dense pairs alone
+ * for a dense model (as before MoE), the MoE pairs mixed in otherwise. */
+static unsigned pairs_signature(unsigned sig[2][2])
+{
+    const unsigned dense = class_signature(sig[0][0], sig[1][0]);
+    const unsigned moe = class_signature(sig[0][1], sig[1][1]);
+    return dense ^ (moe * 0x9E3779B1u);
+}
+
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
                             unsigned *signature)
 {
-    const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
-    const pm_step_node *L[2][MAXN];
+    const int nt = p->tmpl.n_tail;
+    const pm_step_node *at[2] = {NULL, NULL};
     pm_step_node attn[2];
-    for (int c = 0; c < 2; c++) {
-        for (int i = 0; i < n; i++)
-            L[c][i] = &p->layer[i];
+    for (int c = 0; c < 2; c++)
         if (p->attn >= 0 && p->all_class[c] > 0)
-            L[c][p->attn] = attention_at(p, c, ctx, &attn[c]);
-    }
+            at[c] = attention_at(p, c, ctx, &attn[c]);
     if (signature)
         *signature = 0;
     if (!preserve || !p->prefetching || p->first_comm < 0) {
         double t = p->head_s + p->tail_s;
         for (int c = 0; c < 2; c++)
-            if (p->all_class[c] > 0)
-                t += p->all_class[c] *
-                     (p->layer_rest_s + (p->attn >= 0 ? L[c][p->attn]->hbm.total_s : 0.0));
+            if (p->all_class[c] > 0 && at[c])
+                t += p->all_class[c] * at[c]->hbm.total_s;
+        t += p->all_mlp[0] * p->layer_rest_s + p->all_mlp[1] * p->moe_rest_s;
         *time_s = t;
         return PM_OK;
     }
-    bool pf[2][MAXN], pft[MAXN], pft_l[MAXN];
-    unsigned sig[2] = {0, 0};
-    for (int c = 0; c < 2; c++)
-        if (p->all_class[c] > 0)
-            sig[c] = decide(p, p->attn >= 0 ? L[c][p->attn]->bytes : 0.0, pf[c],
-                            c == 0 ? pft : pft_l);
-    if (p->all_class[0] == 0)
-        memcpy(pft, pft_l, sizeof pft); /* the tail's decisions do not depend on the class */
+    /* L[c][m]: a layer of attention class c and MLP class m. */
+    const pm_step_node *L[2][2][MAXN];
+    bool pf[2][2][MAXN], pft[MAXN], pft_any[MAXN];
+    unsigned sig[2][2] = {{0, 0}, {0, 0}};
+    const int cl = p->all_class[0] > 0 ? 0 : 1;
+    bool tail_done = false;
+    for (int m = 0; m < 2; m++) {
+        if (p->all_mlp[m] == 0)
+            continue;
+        const pm_step_node *base = costs_of(p, m);
+        for (int c = 0; c < 2; c++) {
+            if (p->all_class[c] == 0)
+                continue;
+            for (int i = 0; i < n_of(p, m); i++)
+                L[c][m][i] = &base[i];
+            if (p->attn >= 0)
+                L[c][m][p->attn] = at[c];
+            double bytes[MAXN];
+            layer_bytes(p, m, p->attn >= 0 ? at[c]->bytes : 0.0, bytes);
+            const bool last = m == p->mlp_last && c == cl;
+            sig[c][m] = decide(p, m, bytes, pf[c][m], last ? pft : pft_any);
+            tail_done = tail_done || last;
+        }
+    }
+    (void)tail_done;
     if (signature)
-        *signature = class_signature(sig[0], sig[1]);
+        *signature = pairs_signature(sig);
     const int fc = p->first_comm, c0 = p->class0;
     const bool sharing = p->s->options.hbm_sharing;
     const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
     /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched. */
     double prefix = p->head_s;
     for (int i = 0; i < fc; i++)
-        prefix += L[c0][i]->hbm.total_s;
-    /* Periods: from a layer's first communication to the next layer's, one per class of the
-     * next layer. */
+        prefix += L[c0][p->mlp0][i]->hbm.total_s;
+    /* Periods: from a layer's first communication to the next layer's, one per pair of the
+     * layer's MLP class and the next layer's attention class. */
     double periods = 0.0;
     pm_status st;
-    for (int c = 0; c < 2; c++) {
-        if (p->n_class[c] == 0)
-            continue;
-        double period = 0.0;
-        if ((st = period_of(p, L[c], pf[c], sharing, stream, &period)) != PM_OK)
-            return st;
-        periods += p->n_class[c] * period;
+    for (int m = 0; m < 2; m++) {
+        for (int c = 0; c < 2; c++) {
+            if (p->n_pair[m][c] == 0)
+                continue;
+            double period = 0.0;
+            if ((st = period_of(p, L[c][m], n_of(p, m), pf[c][m], sharing, stream, &period)) !=
+                PM_OK)
+                return st;
+            periods += p->n_pair[m][c] * period;
+        }
     }
     /* The last layer from its first communication, and the tail. */
-    const int cl = p->all_class[0] > 0 ? 0 : 1;
+    const int ml = p->mlp_last;
     seg g;
     g.n = g.n_pf = 0;
     int trig = -1;
-    for (int i = fc; i < n; i++)
-        seg_add(&g, L[cl][i], pf[cl][i], &trig);
+    for (int i = fc; i < n_of(p, ml); i++)
+        seg_add(&g, L[cl][ml][i], pf[cl][ml][i], &trig);
     for (int i = 0; i < nt; i++)
         seg_add(&g, &p->tail[i], pft[i], &trig);
     double last = 0.0;
@@ -536,11 +668,11 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
 {
     if (!p->prefetching || p->first_comm < 0)
         return 0;
-    unsigned sig[2] = {0, 0};
+    unsigned sig[2][2] = {{0, 0}, {0, 0}};
+    const pm_model *m = &p->s->model;
     for (int c = 0; c < 2; c++) {
         if (p->all_class[c] == 0)
             continue;
-        const pm_model *m = &p->s->model;
         double kv = 0.0;
         if (p->attn >= 0) {
             const double kv0 =
@@ -548,15 +680,21 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
             kv = kv0 + p->attn_dkv * (pm_kv_tokens(m, c == 1, ctx) -
                                       pm_kv_tokens(m, c == 1, p->ctx0));
         }
-        bool pf[MAXN], pft[MAXN];
-        sig[c] = decide(p, kv, pf, pft);
+        for (int k = 0; k < 2; k++) {
+            if (p->all_mlp[k] == 0)
+                continue;
+            bool pf[MAXN], pft[MAXN];
+            double bytes[MAXN];
+            layer_bytes(p, k, kv, bytes);
+            sig[c][k] = decide(p, k, bytes, pf, pft);
+        }
     }
-    return class_signature(sig[0], sig[1]);
+    return pairs_signature(sig);
 }
 
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
 {
-    const int n = p->tmpl.n_layer, nt = p->tmpl.n_tail;
+    const int nt = p->tmpl.n_tail;
     const pm_model *m = &p->s->model;
     /* Each class's attention at ctx, from its slope per position read (pm_step_plan_count). */
     pm_step_traffic at[2] = {{{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}},
@@ -579,28 +717,45 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
         return;
     }
     /* As pm_step_plan_eval schedules them: a node before the first communication is
-     * prefetched in every layer but the first (no allreduce precedes it there), by the
-     * decisions of its layer's class; the nodes from the first communication on (no attention
-     * among them: the same in every class) in every layer; the tail by the last layer's
-     * window. */
-    bool pf[2][MAXN], pft[MAXN], pft_l[MAXN];
-    for (int c = 0; c < 2; c++)
-        if (p->all_class[c] > 0)
-            decide(p, attn_bytes[c], pf[c], c == 0 ? pft : pft_l);
-    if (p->all_class[0] == 0)
-        memcpy(pft, pft_l, sizeof pft);
-    const int fc = p->first_comm, cl = p->all_class[0] > 0 ? 0 : 1;
+     * prefetched in every layer but the first (no collective precedes it there), by the
+     * decisions of the pair (previous layer's MLP class, its own attention class); the nodes
+     * from the first communication on (no attention among them) by their MLP class's
+     * decisions, in every layer of that class; the tail by the last layer's window. */
+    bool pf[2][2][MAXN], pft[MAXN], pft_any[MAXN];
+    const int cl = p->all_class[0] > 0 ? 0 : 1;
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < 2; c++)
+            if (p->all_class[c] > 0 && p->all_mlp[k] > 0) {
+                double bytes[MAXN];
+                layer_bytes(p, k, attn_bytes[c], bytes);
+                decide(p, k, bytes, pf[c][k], k == p->mlp_last && c == cl ? pft : pft_any);
+            }
+    const int fc = p->first_comm;
     *out = p->head_tr;
-    for (int i = 0; i < n; i++) {
+    /* The attention part (before the first communication), per attention class; the nodes are
+     * the same in both MLP classes (the dense template's traffic). */
+    for (int i = 0; i < fc; i++) {
         for (int c = 0; c < 2; c++) {
-            if (p->all_class[c] == 0 || (i >= fc && c != cl))
+            if (p->all_class[c] == 0)
                 continue;
             const pm_step_traffic *t = i == p->attn ? &at[c] : &p->layer_tr[i];
-            /* Layers of this node's kind: from fc on, all of them (class cl's decisions). */
-            const double layers = i >= fc ? p->layers : p->all_class[c];
-            const double prefetched = !pf[c][i] ? 0.0 : i >= fc ? layers : p->n_class[c];
+            double prefetched = 0.0;
+            for (int k = 0; k < 2; k++)
+                if (p->all_mlp[k] > 0 && pf[c][k][i])
+                    prefetched += p->n_pair[k][c];
             pm_traffic_add(out, &t->tr_pf, prefetched);
-            pm_traffic_add(out, &t->tr, layers - prefetched);
+            pm_traffic_add(out, &t->tr, p->all_class[c] - prefetched);
+        }
+    }
+    /* The MLP part, per MLP class. */
+    for (int k = 0; k < 2; k++) {
+        if (p->all_mlp[k] == 0)
+            continue;
+        const pm_step_traffic *tr = traffic_of(p, k);
+        for (int i = fc; i < n_of(p, k); i++) {
+            const double prefetched = pf[cl][k][i] ? p->all_mlp[k] : 0.0;
+            pm_traffic_add(out, &tr[i].tr_pf, prefetched);
+            pm_traffic_add(out, &tr[i].tr, p->all_mlp[k] - prefetched);
         }
     }
     for (int i = 0; i < nt; i++)

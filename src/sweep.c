@@ -32,6 +32,7 @@ static const axis_info axes[PM_AXIS_COUNT] = {
     {"devices", "devices", PM_DIM_NONE, 1, 1, 64, -2.0},
     {"batch", "batch", PM_DIM_NONE, 1, 1, 256, -2.0},
     {"seq", "seq_len", PM_DIM_NONE, 1, 1024, 65536, -2.0},
+    {"ep", "expert_parallel", PM_DIM_NONE, 1, 1, 64, -2.0},
 };
 
 const char *pm_axis_name(pm_axis_kind k)
@@ -60,7 +61,7 @@ void pm_axis_release(pm_axis *a)
 
 static bool is_count_axis(pm_axis_kind k)
 {
-    return k == PM_AXIS_DEVICES || k == PM_AXIS_BATCH || k == PM_AXIS_SEQ;
+    return k == PM_AXIS_DEVICES || k == PM_AXIS_BATCH || k == PM_AXIS_SEQ || k == PM_AXIS_EP;
 }
 
 static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, const char *spec,
@@ -266,7 +267,7 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s takes integers (got %g)",
                        pm_axis_name(k), v);
     /* The loaders' bounds: beyond them the int fields would overflow. */
-    const double count_max = k == PM_AXIS_DEVICES ? (double)PM_MAX_DEVICES
+    const double count_max = k == PM_AXIS_DEVICES || k == PM_AXIS_EP ? (double)PM_MAX_DEVICES
                              : k == PM_AXIS_BATCH ? (double)PM_MAX_BATCH
                                                   : (double)PM_MAX_SEQ_LEN;
     if (is_count_axis(k) && v > count_max)
@@ -288,6 +289,7 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     case PM_AXIS_DEVICES: s->cluster.devices = (int)v; break;
     case PM_AXIS_BATCH: s->workload.batch = (int)v; break;
     case PM_AXIS_SEQ: s->workload.seq_len = (int64_t)v; break;
+    case PM_AXIS_EP: s->cluster.expert_parallel = (int)v; break;
     default: return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad axis");
     }
     return PM_OK;

@@ -39,6 +39,23 @@ check set-override 0 "batch 8," "$pm" --config llama70b --set workload.batch=8
 check set-unit-replace 0 "window 99 MiB" "$pm" --config llama70b --set accelerator.l2_capacity_MB=104
 check model-shortcut 0 "model llama3-8b" "$pm" --config llama70b --model llama3-8b
 check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
+# MoE (issue 15): the done-when figures, the dispatch window, --ep and its validation.
+# Mixtral-8x7B int8 on 4 devices: 32 x ((4096 x 48 x 128 + 4096 x 4096 + 8 x 3 x 4096 x 14336) / 4
+# + the router 4096 x 8) + the embedding and LM head 2 x 32000 x 4096 / 4 = 11676418048 bytes
+# (exact in the JSON).
+check moe-mixtral-bytes 0 '"weight_bytes_per_device": 11676418048,' "$pm" --model mixtral-8x7b --format json
+check moe-mixtral-reads 0 '"experts_read_per_step": 5.46875' "$pm" --model mixtral-8x7b --format json
+check moe-table-line 0 "5.47 read per step at batch 4" "$pm" --model mixtral-8x7b
+check moe-deepseek-fits 0 '"fits_hbm": true' "$pm" --config deepseek-v3-h200 --format json
+check moe-explain-dispatch 0 "during L0.A2A.dispatch" "$pm" explain --config qwen3-30b-a3b
+check moe-explain-routed 0 "routed experts are known only after the router runs" "$pm" explain --config mixtral8x7b
+check moe-ep-option 0 "EP 8 x 1 devices per expert" "$pm" --config mixtral8x7b --devices 8 --ep 8
+check moe-ep-divides 1 "expert_parallel: must divide devices (got 3 ranks, 4 devices)" "$pm" --config mixtral8x7b --ep 3
+check moe-ep-dense 1 "needs a mixture-of-experts model" "$pm" --config llama70b --ep 2
+check moe-sweep-ep 0 "expert_parallel,serial_request_s" "$pm" --config qwen3-30b-a3b --sweep ep=1,2,4 --format csv
+check moe-graph-a2a 0 '"op":	"AllToAll"' "$pm" graph --config qwen3-30b-a3b --layers 1
+check moe-dot-a2a 0 "AllToAll" "$pm" graph --config qwen3-30b-a3b --layers 1 --format dot
+check moe-timeline 0 "A2A.dispatch,AllToAll" "$pm" timeline --config deepseek-v3-h200
 check explain-stop 0 "stopped at" "$pm" explain --config llama70b --seq 64k --batch 16
 check explain-prefill-context 0 "prefill, context 100:" "$pm" explain --config llama70b --phase prefill --context 100
 check graph-json 0 '"PF.L0.Gate"' "$pm" graph --config llama70b
@@ -63,8 +80,8 @@ check resolve-ignored 0 "rope_theta,500000,1,ignored" "$pm" resolve --config lla
     --set model="$root/tests/configs/hf/llama3-8b-config.json"
 check max-position-warning 0 "exceeds the model's max_position_embeddings 2048" "$pm" \
     --config falcon7b --seq 4096
-check refuse-moe 1 "num_local_experts: MoE is not modelled yet" "$pm" validate \
-    "$root/tests/configs/invalid/hf-moe-mixtral/input.json"
+check refuse-moe 1 "mlp_only_layers: dense layers listed one by one are not modelled" "$pm" validate \
+    "$root/tests/configs/invalid/hf-moe-mlp-only-layers/input.json"
 check list-models 0 "llama3-70b" "$pm" list models
 check list-scenarios 0 "qwen2-7b" "$pm" list scenarios
 check validate-shipped 0 "0 invalid" "$pm" validate

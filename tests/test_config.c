@@ -955,7 +955,7 @@ static void test_scenario_reports_unknown_component_name_at_its_key(void **state
     pm_status st = load_scenario_text("\"llama4-400b\"", "\"ascend-910b\"", "\"hccs-full-mesh\"",
                                       "\"paper-default\"", NULL, path, sizeof path, &s, &err);
     assert_fails(st, &err, PM_ERR_NOT_FOUND, path, "$.model",
-                 "no bundled model of that name (bundled: falcon-7b, gemma2-9b");
+                 "no bundled model of that name (bundled: deepseek-v3, falcon-7b, gemma2-9b");
     st = load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
                             "{\"from\": \"nvlink9\", \"devices\": 4}", "\"paper-default\"", NULL,
                             path, sizeof path, &s, &err);
@@ -1314,35 +1314,129 @@ static void test_hf_resolve_marks_given_defaulted_derived_and_ignored(void **sta
     pm_scenario_release(&s);
 }
 
-static void test_hf_moe_keys_are_refused_naming_the_key(void **state)
+/* The MoE fields of a model, for the comparisons below. */
+static void check_moe(const pm_model *m, int experts, int k, int width, int shared,
+                      int shared_width, int first, int period, int phase, int moe_layers)
+{
+    assert_int_equal(m->experts, experts);
+    assert_int_equal(m->experts_per_token, k);
+    assert_int_equal(m->expert_intermediate, width);
+    assert_int_equal(m->shared_experts, shared);
+    assert_int_equal(m->shared_intermediate, shared_width);
+    assert_int_equal(m->moe_first_layer, first);
+    assert_int_equal(m->moe_period, period);
+    assert_int_equal(m->moe_phase, phase);
+    assert_int_equal(pm_model_moe_layers(m), moe_layers);
+}
+
+static void test_hf_moe_configs_are_read_like_the_bundled_models(void **state)
 {
     (void)state;
-    static const char *const keys[] = {"num_local_experts", "n_routed_experts", "num_experts",
-                                       "moe_intermediate_size"};
-    char *base = slurp(HF_DIR "/llama3-8b-config.json");
-    for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++) {
-        char to[160], path[600], want[64];
-        snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  \"%s\": 8", keys[i]);
-        char *text = subst(base, "\"vocab_size\": 128256", to);
-        write_tmp("hf-moe.json", text, path, sizeof path);
+    /* The published configs (shared/reference/moe-attention-energy-cost.md section 1.6) and
+     * the bundled native files written from them must give the same model. */
+    static const struct {
+        const char *hf, *bundled;
+        int experts, k, width, shared, shared_width, first, period, phase, moe_layers, dense_w;
+    } cases[] = {
+        /* Mixtral: every layer MoE, each expert intermediate_size wide. */
+        {"mixtral-8x7b-config.json", "mixtral-8x7b", 8, 2, 14336, 0, 0, 0, 1, 0, 32, 14336},
+        /* DeepSeek-V3: 3 dense layers of 18432, then 58 MoE layers; one shared expert of
+         * moe_intermediate_size. */
+        {"deepseek-v3-config.json", "deepseek-v3", 256, 8, 2048, 1, 2048, 3, 1, 0, 58, 18432},
+        /* Llama-4 Scout: every layer MoE (step 1: phase 0), one shared expert of
+         * intermediate_size (the family's rule); the text model under text_config. */
+        {"llama4-scout-config.json", "llama-4-scout", 16, 1, 8192, 1, 8192, 0, 1, 0, 48, 8192},
+    };
+    for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", HF_DIR, cases[i].hf);
+        pm_model hf, nat;
+        pm_error err;
+        assert_ok(pm_model_load(path, &g_opts, &hf, &err), &err);
+        assert_ok(pm_model_load(cases[i].bundled, &g_opts, &nat, &err), &err);
+        check_moe(&hf, cases[i].experts, cases[i].k, cases[i].width, cases[i].shared,
+                  cases[i].shared_width, cases[i].first, cases[i].period, cases[i].phase,
+                  cases[i].moe_layers);
+        check_moe(&nat, cases[i].experts, cases[i].k, cases[i].width, cases[i].shared,
+                  cases[i].shared_width, cases[i].first, cases[i].period, cases[i].phase,
+                  cases[i].moe_layers);
+        assert_int_equal(hf.intermediate, cases[i].dense_w);
+        assert_true(hf.gated_mlp && nat.gated_mlp);
+        assert_int_equal(hf.layers, nat.layers);
+        assert_int_equal(hf.kv_lora_rank, nat.kv_lora_rank);
+    }
+    /* The bundled Llama-4 gives intermediate_size_mlp for its (absent) dense layers. */
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load("llama-4-scout", &g_opts, &m, &err), &err);
+    assert_int_equal(m.intermediate, 16384);
+    /* Qwen's rule: MoE when (l + 1) % decoder_sparse_step == 0. */
+    char *base = slurp(HF_DIR "/mixtral-8x7b-config.json");
+    char path[600];
+    char *text = subst(base, "\"num_local_experts\": 8",
+                       "\"num_experts\": 8, \"decoder_sparse_step\": 2, \"mlp_only_layers\": []");
+    write_tmp("hf-qwen-step.json", text, path, sizeof path);
+    free(text);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    check_moe(&m, 8, 2, 14336, 0, 0, 0, 2, 1, 16);
+    assert_false(pm_model_layer_is_moe(&m, 0));
+    assert_true(pm_model_layer_is_moe(&m, 1));
+    /* Dense configs write the keys as null or 0: not MoE. */
+    free(base);
+    base = slurp(HF_DIR "/llama3-8b-config.json");
+    text = subst(base, "\"vocab_size\": 128256",
+                 "\"vocab_size\": 128256, \"num_experts\": null, \"num_local_experts\": 0");
+    write_tmp("hf-dense.json", text, path, sizeof path);
+    free(text);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    check_llama3_8b(&m);
+    assert_int_equal(m.experts, 0);
+    free(base);
+}
+
+static void test_hf_moe_keys_not_modelled_are_refused_naming_the_key(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *to, *path, *msg;
+        pm_status st;
+    } cases[] = {
+        /* Dense layers listed one by one: not a pattern the model has. */
+        {"\"num_local_experts\": 8, \"mlp_only_layers\": [0, 5]", "$.mlp_only_layers",
+         "dense layers listed one by one are not modelled", PM_ERR_UNSUPPORTED},
+        /* A list of MoE layers other than the step's. */
+        {"\"num_local_experts\": 8, \"moe_layers\": [0, 2]", "$.moe_layers",
+         "a list of MoE layers other than every 1-th is not modelled", PM_ERR_UNSUPPORTED},
+        /* Two keys setting the period. */
+        {"\"num_local_experts\": 8, \"moe_layer_freq\": 2, \"decoder_sparse_step\": 2",
+         "$.decoder_sparse_step", "both set the MoE layers", PM_ERR_INCONSISTENT},
+        /* Experts without top-k. */
+        {"\"num_local_experts\": 8, \"num_experts_per_tk\": 2", "$.num_experts_per_tok",
+         "missing required key", PM_ERR_MISSING},
+        /* Top-k above the experts. */
+        {"\"num_local_experts\": 8, \"num_experts_per_tok\": 9", "$.num_experts_per_tok",
+         "", PM_ERR_RANGE},
+        /* Another family's layout. */
+        {"\"num_local_experts\": 8, \"moe_num_experts\": 8", "$.moe_num_experts",
+         "moe_num_experts", PM_ERR_UNSUPPORTED},
+    };
+    char *base = slurp(HF_DIR "/mixtral-8x7b-config.json");
+    /* The fixture's top-k goes so that each case says its own. */
+    char *no_k = subst(base, "\"num_experts_per_tok\": 2,", "");
+    for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
+        char path[600];
+        const bool own_k = strstr(cases[i].to, "num_experts_per_t") != NULL;
+        char to[256];
+        snprintf(to, sizeof to, "%s%s", cases[i].to, own_k ? "" : ", \"num_experts_per_tok\": 2");
+        char *text = subst(no_k, "\"num_local_experts\": 8", to);
+        write_tmp("hf-moe-bad.json", text, path, sizeof path);
         free(text);
         pm_model m;
         pm_error err;
-        snprintf(want, sizeof want, "$.%s", keys[i]);
-        assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, PM_ERR_UNSUPPORTED, path, want,
-                     "MoE is not modelled yet");
-        assert_non_null(strstr(err.message, keys[i]));
+        assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, cases[i].st, path,
+                     cases[i].path, cases[i].msg);
     }
-    /* Dense configs write some of them as null or 0: not MoE. */
-    char path[600];
-    char *text = subst(base, "\"vocab_size\": 128256",
-                       "\"vocab_size\": 128256, \"num_experts\": null, \"num_local_experts\": 0");
-    write_tmp("hf-dense.json", text, path, sizeof path);
-    free(text);
-    pm_model m;
-    pm_error err;
-    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
-    check_llama3_8b(&m);
+    free(no_k);
     free(base);
 }
 
@@ -2304,7 +2398,8 @@ int main(void)
         cmocka_unit_test(test_hf_gpt2_config_loads_as_is),
         cmocka_unit_test(test_hf_config_without_tie_key_ties_embeddings),
         cmocka_unit_test(test_hf_resolve_marks_given_defaulted_derived_and_ignored),
-        cmocka_unit_test(test_hf_moe_keys_are_refused_naming_the_key),
+        cmocka_unit_test(test_hf_moe_configs_are_read_like_the_bundled_models),
+        cmocka_unit_test(test_hf_moe_keys_not_modelled_are_refused_naming_the_key),
         cmocka_unit_test(test_hf_misspelt_cost_key_suggests_the_key),
         cmocka_unit_test(test_hf_text_config_is_unwrapped),
         cmocka_unit_test(test_hf_sliding_window_of_every_family),

@@ -130,7 +130,8 @@ walk(d, "")
 kc() { python3 -c "$keycheck" "$doc" "$@"; }
 for args in "run" "explain" "explain --phase prefill --context 100" "footprint" \
     "footprint --config gemma2-9b --devices-list 1,64" "resolve" "list accelerators" "graph" \
-    "timeline" "timeline --compare --phase prefill" \
+    "timeline" "timeline --compare --phase prefill" "--config mixtral8x7b" \
+    "explain --config deepseek-v3-h200" "footprint --config qwen3-30b-a3b" \
     "--optimize l2=8MiB:64MiB" "--config llama8b --devices 1" "--accelerator $root/tests/configs/valid/accelerator-with-area.json"; do
     # shellcheck disable=SC2086
     if ! "$pm" $args --format json 2>/dev/null | kc; then
@@ -226,8 +227,10 @@ head = lines[0].strip().split(",")
 new = ["weight_bytes_per_device", "kv_bytes_per_device", "fits_hbm", "allreduce_decode_s",
        "allreduces_per_step", "allreduce_per_step_s", "serial_prefill_s", "fused_prefill_s",
        "preserve_prefill_s", "serial_decode_s", "fused_decode_s", "preserve_decode_s"]
-# appended after the 29 earlier columns (their positions unchanged) and before error
-assert head[1 + 29:] == new + ["error"], head
+# appended after the 29 earlier columns and the MoE column experts_read_per_step (positions
+# unchanged) and before error
+assert head[1 + 30:] == new + ["error"], head
+assert head[1 + 29] == "experts_read_per_step", head
 assert head[1] == "serial_request_s" and head[29] == "preserve_tokens_per_s_per_usd", head
 want = {"1": (70552387584, 10737418240, 0, 0, 0, 0),
         "2": (35276193792, 5368709120, 1, 15.1702857e-6, 160, 2.42724571e-3),

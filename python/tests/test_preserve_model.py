@@ -62,7 +62,7 @@ def test_estimate_is_the_tools_json(config, shortcuts, overrides, args):
 def test_estimate_has_the_report_keys():
     r = pm.estimate("llama70b")
     assert set(r) == {"tool", "scenario", "inputs", "tpot_context_len", "modes", "speedup",
-                      "shard", "memory", "cost", "power"}
+                      "shard", "memory", "moe", "cost", "power"}
     assert set(r["modes"]) == {"serial", "fused", "preserve"}
     assert r["inputs"]["batch"] == 4 and r["inputs"]["seq_len"] == 16384
     serial, preserve = r["modes"]["serial"], r["modes"]["preserve"]

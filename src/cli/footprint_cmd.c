@@ -50,10 +50,13 @@ static int parse_devices(const cli *c, int **devs)
 }
 
 /* One row's figures, in bytes: one layer's attention weights, KV cache (the largest layer's),
- * MLP weights and a local layer's KV cache; ideal when Megatron sharding could not split the
- * heads and the ideal split is shown. */
+ * MLP weights and a local layer's KV cache; for MoE the expert-parallel degree, one MoE layer's
+ * expert weights and what a decode step reads of them; ideal when Megatron sharding could not
+ * split the heads and the ideal split is shown. */
 typedef struct fp_row {
     double attn, kv, mlp, kv_local;
+    int ep;
+    double moe_w, moe_read, experts_read;
     bool ideal;
 } fp_row;
 
@@ -64,6 +67,11 @@ static fp_row row_of(const pm_scenario *s, int devices, int64_t ctx)
     pm_scenario t = *s;
     t.provenance = NULL;
     t.cluster.devices = devices;
+    const bool moe = s->model.experts > 0;
+    /* MoE: experts over every device (EP = devices) when the scenario uses expert parallelism
+     * and the experts divide, else tensor-parallel experts. */
+    t.cluster.expert_parallel =
+        moe && pm_cluster_ep(&s->cluster) > 1 && s->model.experts % devices == 0 ? devices : 1;
     pm_shard sh;
     const bool ok = pm_shard_compute(&t, &sh, NULL) == PM_OK;
     if (!ok) {
@@ -76,32 +84,54 @@ static fp_row row_of(const pm_scenario *s, int devices, int64_t ctx)
     /* One layer's: the largest, a global layer's, or the window's when every layer is local. */
     const double kv = fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
                                                         : fp.kv_bytes_local_layer;
-    return (fp_row){fp.attn_weight_bytes, kv, fp.mlp_weight_bytes, fp.kv_bytes_local_layer, !ok};
+    return (fp_row){fp.attn_weight_bytes, kv, fp.mlp_weight_bytes, fp.kv_bytes_local_layer,
+                    pm_cluster_ep(&t.cluster), fp.moe_weight_bytes, fp.moe_read_bytes,
+                    fp.experts_read_per_step, !ok};
+}
+
+/* A row as a JSON object (keys in docs/output-format.md), bytes exact. */
+static void write_row_json(const fp_row *r, int devices, bool moe, bool first)
+{
+    printf("%s    {\"devices\": %d", first ? "" : ",\n", devices);
+    const char *keys[] = {"attn_weight_bytes", "kv_bytes", "attn_weight_plus_kv_bytes",
+                          "mlp_weight_bytes", "kv_local_bytes"};
+    const double vals[] = {r->attn, r->kv, r->attn + r->kv, r->mlp, r->kv_local};
+    for (int k = 0; k < 5; k++) {
+        printf(", \"%s\": ", keys[k]);
+        fput_json_number(stdout, vals[k]);
+    }
+    if (moe) {
+        printf(", \"expert_parallel\": %d, \"moe_weight_bytes\": ", r->ep);
+        fput_json_number(stdout, r->moe_w);
+        printf(", \"moe_read_bytes\": ");
+        fput_json_number(stdout, r->moe_read);
+        printf(", \"experts_read_per_step\": ");
+        fput_json_number(stdout, r->experts_read);
+    }
+    printf(", \"ideal_split\": %s}", r->ideal ? "true" : "false");
 }
 
 static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t ctx, bool first)
 {
     const fp_row r = row_of(s, devices, ctx);
-    if (c->format == FMT_JSON) {
-        printf("%s    {\"devices\": %d, \"attn_weight_bytes\": ", first ? "" : ",\n", devices);
-        fput_json_number(stdout, r.attn);
-        printf(", \"kv_bytes\": ");
-        fput_json_number(stdout, r.kv);
-        printf(", \"attn_weight_plus_kv_bytes\": ");
-        fput_json_number(stdout, r.attn + r.kv);
-        printf(", \"mlp_weight_bytes\": ");
-        fput_json_number(stdout, r.mlp);
-        printf(", \"kv_local_bytes\": ");
-        fput_json_number(stdout, r.kv_local);
-        printf(", \"ideal_split\": %s}", r.ideal ? "true" : "false");
-    } else if (c->format == FMT_TABLE) {
-        printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, r.attn / MIB, r.kv / MIB,
-               (r.attn + r.kv) / MIB, r.mlp / MIB, r.kv_local / MIB,
-               r.ideal ? "  (more devices than heads: ideal split)" : "");
-    } else {
-        printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", devices, r.attn / MIB, r.kv / MIB,
-               (r.attn + r.kv) / MIB, r.mlp / MIB, r.kv_local / MIB);
-    }
+    const bool moe = s->model.experts > 0;
+    const double attn = r.attn / MIB, kv = r.kv / MIB, mlp = r.mlp / MIB,
+                 kv_local = r.kv_local / MIB;
+    const char *note = r.ideal ? "  (more devices than heads: ideal split)" : "";
+    if (c->format == FMT_JSON)
+        write_row_json(&r, devices, moe, first);
+    else if (moe && c->format == FMT_TABLE)
+        printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f %6d %14.2f %14.2f %10.3g%s\n", devices,
+               attn, kv, attn + kv, mlp, kv_local, r.ep, r.moe_w / MIB, r.moe_read / MIB,
+               r.experts_read, note);
+    else if (moe)
+        printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv,
+               mlp, kv_local, r.ep, r.moe_w / MIB, r.moe_read / MIB, r.experts_read);
+    else if (c->format == FMT_TABLE)
+        printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, attn, kv, attn + kv, mlp,
+               kv_local, note);
+    else
+        printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv, mlp, kv_local);
 }
 
 /* The bundled accelerators' L2 beside it: as comments, or the JSON's "l2" array. */
@@ -135,8 +165,8 @@ static void write_l2_sizes(const cli *c)
     pm_names_free(names, n);
 }
 
-/* The JSON's head: what the table's comment lines say. */
-static void write_json_head(const pm_scenario *s, int64_t ctx)
+/* footprint --format json: what the table's comment lines say, the rows and the L2 sizes. */
+static void write_json(const cli *c, const pm_scenario *s, const int *devs, int nd, int64_t ctx)
 {
     const pm_workload *w = &s->workload;
     printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
@@ -145,9 +175,15 @@ static void write_json_head(const pm_scenario *s, int64_t ctx)
     fput_json_string(stdout, s->model.name);
     printf(",\n  \"batch\": %d,\n  \"context\": %lld,\n  \"weight_dtype\": \"%s\",\n"
            "  \"kv_dtype\": \"%s\",\n  \"layers\": %d,\n  \"local_layers\": %d,\n"
-           "  \"sliding_window\": %d,\n  \"rows\": [\n",
+           "  \"sliding_window\": %d,\n  \"experts\": %d,\n  \"moe_layers\": %d,\n"
+           "  \"rows\": [\n",
            w->batch, (long long)ctx, pm_dtype_name(w->weight_dtype), pm_dtype_name(w->kv_dtype),
-           s->model.layers, pm_model_local_layers(&s->model), s->model.sliding_window);
+           s->model.layers, pm_model_local_layers(&s->model), s->model.sliding_window,
+           s->model.experts, s->model.experts > 0 ? pm_model_moe_layers(&s->model) : 0);
+    for (int i = 0; i < nd; i++)
+        write_row(c, s, devs[i], ctx, i == 0);
+    printf("\n  ]");
+    write_l2_sizes(c);
 }
 
 int cmd_footprint(const cli *c)
@@ -166,11 +202,7 @@ int cmd_footprint(const cli *c)
     const pm_workload *w = &s.workload;
     const int64_t ctx = w->seq_len; /* the whole sequence cached: the largest KV cache */
     if (c->format == FMT_JSON) {
-        write_json_head(&s, ctx);
-        for (int i = 0; i < nd; i++)
-            write_row(c, &s, devs[i], ctx, i == 0);
-        printf("\n  ]");
-        write_l2_sizes(c);
+        write_json(c, &s, devs, nd, ctx);
         free(devs);
         pm_scenario_release(&s);
         return 0;
@@ -188,12 +220,22 @@ int cmd_footprint(const cli *c)
     else if (local > 0)
         printf("# every layer attends through a %d-token window: kv holds the window\n",
                s.model.sliding_window);
+    const bool moe = s.model.experts > 0;
+    if (moe)
+        printf("# MoE: %d experts (top-%d) + %d shared in %d of %d layers; mlp_W is a dense "
+               "layer's; moe_W one MoE layer's experts, shared experts and router, moe_read what "
+               "a decode step reads of them at batch %d (experts_read distinct experts on the "
+               "busiest device), with experts over ep ranks\n",
+               s.model.experts, s.model.experts_per_token, s.model.shared_experts,
+               pm_model_moe_layers(&s.model), s.model.layers, w->batch);
     if (c->format == FMT_TABLE)
-        printf("%8s %14s %14s %16s %14s %14s\n", "devices", "attn_W_MiB", "kv_MiB",
-               "attn_W+kv_MiB", "mlp_W_MiB", "kv_local_MiB");
+        printf("%8s %14s %14s %16s %14s %14s%s\n", "devices", "attn_W_MiB", "kv_MiB",
+               "attn_W+kv_MiB", "mlp_W_MiB", "kv_local_MiB",
+               moe ? "     ep      moe_W_MiB   moe_read_MiB experts_read" : "");
     else
         printf("devices,attn_weights_MiB,kv_MiB,attn_weights_plus_kv_MiB,mlp_weights_MiB,"
-               "kv_local_MiB\n");
+               "kv_local_MiB%s\n",
+               moe ? ",expert_parallel,moe_weights_MiB,moe_read_MiB,experts_read_per_step" : "");
     for (int i = 0; i < nd; i++)
         write_row(c, &s, devs[i], ctx, i == 0);
     write_l2_sizes(c);

@@ -1,7 +1,8 @@
 /*
  * graph_cmd.c - `graph` prints the per-device graph one mode runs (JSON or DOT); `explain` walks
- * the preserve graph's allreduces and says what each prefetches, how many bytes, and why the
- * window stops where it does.
+ * the preserve graph's collectives (allreduces and MoE all-to-alls) and says what each
+ * prefetches, how many bytes (for routed experts, how many experts), and why the window stops
+ * where it does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,14 +37,40 @@ static const char *short_name(const pm_node *n)
     return dot ? dot + 1 : n->name;
 }
 
-/* What one allreduce's window holds: the figures both formats print. */
+static bool is_collective(const pm_node *n)
+{
+    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL;
+}
+
+/* "KV cache", "routed experts (5.5 experts)" or "weights" for a prefetch's consumer. */
+static void what_of(const pm_scenario *s, const pm_node *cn, char *buf, size_t n)
+{
+    if (cn->kind == PM_NODE_ATTENTION) {
+        snprintf(buf, n, "KV cache");
+        return;
+    }
+    if (cn->routed && cn->k * cn->n > 0 && s->model.experts > 0) {
+        /* The node's weights are experts x k x (n / experts): n = experts x columns. */
+        pm_footprint fp;
+        pm_error e;
+        double count = 0;
+        if (pm_footprint_compute(s, NULL, 0, &fp, &e) == PM_OK)
+            count = fp.experts_read_per_step;
+        snprintf(buf, n, "weights of %.2f routed experts", count);
+        return;
+    }
+    snprintf(buf, n, "weights");
+}
+
+/* What one collective's window holds: the figures both formats print. */
 typedef struct window {
-    const pm_node *ar;
-    double ar_s;       /* the allreduce's time */
-    double pf_s;       /* the prefetch stream's busy time from the allreduce's start */
-    int count;         /* prefetches it triggers */
+    const pm_node *ar;   /* the collective */
+    double ar_s;         /* its time */
+    double pf_s;         /* the prefetch stream's busy time from the collective's start */
+    int count;           /* prefetches it triggers */
     const pm_node *stop; /* the node that did not fit (NULL: the window ended) */
     double stop_bytes;
+    bool stop_routed;    /* stopped at routed experts, which only the dispatch may prefetch */
 } window;
 
 static window window_of(const pm_graph *g, const pm_schedule *sched, size_t i)
@@ -63,12 +90,14 @@ static window window_of(const pm_graph *g, const pm_schedule *sched, size_t i)
         w.stop = &g->nodes[w.ar->overflow];
         w.stop_bytes = w.stop->kind == PM_NODE_ATTENTION ? w.stop->kv_bytes
                                                          : w.stop->weight_bytes;
+        w.stop_routed = w.stop->routed && w.ar->kind != PM_NODE_ALLTOALL;
     }
     return w;
 }
 
-/* What the prefetches triggered by allreduce i of g carry and why its window stops. */
-static void explain_window(const pm_graph *g, const pm_schedule *sched, size_t i, double cap)
+/* What the prefetches triggered by collective i of g carry and why its window stops. */
+static void explain_window(const pm_scenario *s, const pm_graph *g, const pm_schedule *sched,
+                           size_t i, double cap)
 {
     const window w = window_of(g, sched, i);
     const pm_node *n = w.ar;
@@ -79,37 +108,45 @@ static void explain_window(const pm_graph *g, const pm_schedule *sched, size_t i
         if (p->kind != PM_NODE_PREFETCH || p->trigger != (int)i)
             continue;
         const pm_node *cn = &g->nodes[p->consumer];
-        printf("%s prefetch %s %s %.1f MiB", count ? "," : "",
-               cn->kind == PM_NODE_ATTENTION ? "KV" : short_name(cn),
-               cn->kind == PM_NODE_ATTENTION ? "cache" : "weights",
+        char what[64];
+        what_of(s, cn, what, sizeof what);
+        printf("%s prefetch %s%s%s %.1f MiB", count ? "," : "",
+               cn->kind == PM_NODE_ATTENTION ? "" : short_name(cn),
+               cn->kind == PM_NODE_ATTENTION ? "" : " ", what,
                (p->weight_bytes + p->kv_bytes) / MIB);
         count++;
     }
     if (!count)
         printf(" nothing prefetched");
     printf(" = %.1f MiB < %.0f MiB\n", n->window_bytes / MIB, cap / MIB);
-    if (w.stop)
+    if (w.stop_routed)
+        printf("  stopped at %s: routed experts are known only after the router runs, so only "
+               "the dispatch all-to-all may prefetch them\n",
+               w.stop->name);
+    else if (w.stop)
         printf("  stopped at %s: %s %.1f MiB would make %.1f MiB >= %.0f MiB\n", w.stop->name,
                w.stop->kind == PM_NODE_ATTENTION ? "KV" : "weights", w.stop_bytes / MIB,
                (n->window_bytes + w.stop_bytes) / MIB, cap / MIB);
     else
-        printf("  window ended at the next allreduce (or the end of the graph)\n");
-    if (count)
-        printf("  prefetch stream busy %.1f us vs allreduce %.1f us: %s\n", w.pf_s * 1e6,
-               w.ar_s * 1e6,
-               w.pf_s > w.ar_s ? "the prefetch outlasts the allreduce"
-                               : "fully hidden behind the allreduce");
+        printf("  window ended at the next collective (or the end of the graph)\n");
+    if (count) {
+        const char *what = n->kind == PM_NODE_ALLTOALL ? "all-to-all" : "allreduce";
+        printf("  prefetch stream busy %.1f us vs %s %.1f us: %s the %s\n", w.pf_s * 1e6, what,
+               w.ar_s * 1e6, w.pf_s > w.ar_s ? "the prefetch outlasts" : "fully hidden behind",
+               what);
+    }
 }
 
-/* One allreduce's window as a JSON object (keys in docs/output-format.md). */
+/* One collective's window as a JSON object (keys in docs/output-format.md). */
 static void explain_window_json(const pm_graph *g, const pm_schedule *sched, size_t i)
 {
     const window w = window_of(g, sched, i);
-    printf("    {\"allreduce\": ");
+    printf("    {\"collective\": ");
     fput_json_string(stdout, w.ar->name);
-    printf(", \"comm_bytes\": ");
+    printf(", \"kind\": \"%s\", \"comm_bytes\": ",
+           w.ar->kind == PM_NODE_ALLTOALL ? "all_to_all" : "allreduce");
     fput_json_number(stdout, w.ar->comm_bytes);
-    printf(", \"allreduce_s\": ");
+    printf(", \"collective_s\": ");
     fput_json_number(stdout, w.ar_s);
     printf(", \"prefetches\": [");
     int count = 0;
@@ -121,7 +158,9 @@ static void explain_window_json(const pm_graph *g, const pm_schedule *sched, siz
         printf("%s{\"consumer\": ", count++ ? ", " : "");
         fput_json_string(stdout, cn->name);
         printf(", \"what\": \"%s\", \"bytes\": ",
-               cn->kind == PM_NODE_ATTENTION ? "kv_cache" : "weights");
+               cn->kind == PM_NODE_ATTENTION ? "kv_cache"
+               : cn->routed                  ? "routed_experts"
+                                             : "weights");
         fput_json_number(stdout, p->weight_bytes + p->kv_bytes);
         printf("}");
     }
@@ -135,53 +174,70 @@ static void explain_window_json(const pm_graph *g, const pm_schedule *sched, siz
     } else {
         printf("null, \"stopped_bytes\": null");
     }
-    printf(", \"prefetch_busy_s\": ");
-    fput_json_number(stdout, count ? w.pf_s : 0.0);
-    printf(", \"hidden\": %s}", count && w.pf_s > w.ar_s ? "false" : "true");
+    printf(", \"stopped_routed\": %s, \"prefetch_busy_s\": ", w.stop_routed ? "true" : "false");
+    fput_json_number(stdout, w.count ? w.pf_s : 0.0);
+    printf(", \"hidden\": %s}", w.count && w.pf_s > w.ar_s ? "false" : "true");
 }
 
-int cmd_explain(const cli *c)
+/* explain's first lines: the scenario, the phase, the L2 window and the layers shown. */
+static void explain_head(const cli *c, const view *v, double cap, int shown)
 {
-    view v;
-    int rc = view_open(c, PM_MODE_PRESERVE, 2, true, &v);
-    if (rc)
-        return rc;
-    const pm_scenario *s = &v.s;
-    const double cap = pm_accelerator_l2_window_bytes(&s->accel);
-    /* The context the graph was built at (--context, else the phase's default). */
-    const int64_t ctx = v.context;
-    const bool json = c->format == FMT_JSON;
-    if (json) {
+    const pm_scenario *s = &v->s;
+    if (c->format == FMT_JSON) {
         printf("{\"tool\": \"preserve-model %s\", \"scenario\": ", pm_version());
         fput_json_string(stdout, s->name);
         printf(", \"accelerator\": ");
         fput_json_string(stdout, s->accel.name);
         printf(", \"phase\": \"%s\", \"context\": %lld, \"l2_window_bytes\": ",
-               c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)ctx);
+               c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)v->context);
         fput_json_number(stdout, cap);
-        printf(", \"layers_shown\": %d, \"windows\": [\n", v.layers);
-    } else {
-        printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
-               c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)ctx,
-               cap / MIB, s->accel.name);
-        printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n\n");
+        printf(", \"layers_shown\": %d, \"windows\": [\n", v->layers);
+        return;
     }
+    printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
+           c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)v->context,
+           cap / MIB, s->accel.name);
+    if (shown == 2)
+        printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n\n");
+    else
+        printf("Layers 0 to %d shown (the dense layers, then MoE layers).\n\n", shown - 1);
+}
+
+int cmd_explain(const cli *c)
+{
+    view v;
+    /* Layers 0 and 1, or, when the first MoE layer comes later, up to the one after it. */
+    int shown = 2;
+    pm_scenario probe;
+    int rc = load(c, &probe);
+    if (rc)
+        return rc;
+    if (probe.model.experts > 0 && probe.model.moe_first_layer > 0)
+        shown = probe.model.moe_first_layer + 2;
+    pm_scenario_release(&probe);
+    rc = view_open(c, PM_MODE_PRESERVE, shown, true, &v);
+    if (rc)
+        return rc;
+    const pm_scenario *s = &v.s;
+    const double cap = pm_accelerator_l2_window_bytes(&s->accel);
+    const bool json = c->format == FMT_JSON;
+    explain_head(c, &v, cap, shown);
     int windows = 0;
     for (size_t i = 0; i < v.g->n_nodes; i++) {
-        if (v.g->nodes[i].kind != PM_NODE_ALLREDUCE)
+        if (!is_collective(&v.g->nodes[i]))
             continue;
         if (json) {
             printf("%s", windows ? ",\n" : "");
             explain_window_json(v.g, &v.sched, i);
         } else {
-            explain_window(v.g, &v.sched, i, cap);
+            explain_window(s, v.g, &v.sched, i, cap);
         }
         windows++;
     }
     if (json)
         printf("%s]}\n", windows ? "\n" : "");
     else if (!windows)
-        printf("no allreduce in the graph (one device): nothing can be prefetched\n");
+        printf("no collective in the graph (one device): nothing can be prefetched\n");
     view_close(&v);
     return 0;
 }

@@ -21,6 +21,9 @@ const cli_option cli_options[] = {
      "accelerator's own when the cluster is of another platform)"},
     {"devices", required_argument, OPT_DEVICES, GIVEN_SET, "N",
      "tensor-parallel degree (cluster.devices)"},
+    {"ep", required_argument, OPT_EP, GIVEN_SET, "N",
+     "expert-parallel ranks of a MoE model: experts split over N ranks, each over devices/N "
+     "(cluster.expert_parallel)"},
     {"batch", required_argument, OPT_BATCH, GIVEN_SET, "N", "workload.batch"},
     {"seq", required_argument, OPT_SEQ, GIVEN_SET, "N",
      "total sequence length in tokens (workload.seq_len); k = 1024 here: 16k = 16384, 1M = "
@@ -39,7 +42,7 @@ const cli_option cli_options[] = {
     {"data-dir", required_argument, OPT_DATADIR, GIVEN_DATADIR, "DIR",
      "bundled data directory (default: $PRESERVE_MODEL_DATA, else the installed data)"},
     {"sweep", required_argument, OPT_SWEEP, GIVEN_SWEEP, "AXIS[=R]",
-     "sweep l2, l2_bw, compute, hbm_bw, link_bw, devices, batch or seq; R is START:STOP:STEP "
+     "sweep l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq or ep; R is START:STOP:STEP "
      "(units ok: 8MiB:256MiB:8MiB; STEP xF is geometric) or a list 1,4,16; up to 4 times for "
      "a grid"},
     {"optimize", required_argument, OPT_OPTIMIZE, GIVEN_OPTIMIZE, "AXIS[=LO:HI]",

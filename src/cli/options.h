@@ -15,7 +15,7 @@
 enum {
     OPT_MODEL = 256, OPT_ACCEL, OPT_DEVICES, OPT_BATCH, OPT_SEQ, OPT_CONTEXT, OPT_PHASE,
     OPT_MODE, OPT_LAYERS, OPT_DEVLIST, OPT_DATADIR, OPT_SWEEP, OPT_OPTIMIZE, OPT_PLOT, OPT_SHARD,
-    OPT_THREADS, OPT_COMPARE, OPT_OBJECTIVE
+    OPT_THREADS, OPT_COMPARE, OPT_OBJECTIVE, OPT_EP
 };
 
 /* One option: its long name, whether it takes a value, getopt's value (the short letter or an

@@ -12,6 +12,28 @@
 #include "commands.h"
 #include "output.h"
 
+/* The MoE split and the experts a decode step reads (nothing for a dense model). */
+static void describe_moe(const pm_scenario *s, const pm_estimate *e, FILE *f)
+{
+    const pm_model *m = &s->model;
+    pm_footprint fp;
+    pm_moe_reads r;
+    if (m->experts < 1 || pm_footprint_compute(s, &e->shard, 0, &fp, NULL) != PM_OK ||
+        pm_moe_reads_compute(s, s->workload.batch, &r, NULL) != PM_OK)
+        return;
+    fprintf(f, "# MoE: %d experts (top-%d) + %d shared in %d of %d layers; EP %d x %d devices "
+               "per expert; per device %.4g experts (%.2f GiB per layer), %.3g read per step at "
+               "batch %d (%.3g touched over all devices, %.2f GiB read per layer)\n",
+            m->experts, m->experts_per_token, m->shared_experts, fp.moe_layers, m->layers,
+            e->shard.ep, e->shard.moe_tp, e->shard.experts_local,
+            fp.moe_weight_bytes / (MIB * 1024), fp.experts_read_per_step, s->workload.batch,
+            r.experts_touched, fp.moe_read_bytes / (MIB * 1024));
+    if (e->shard.ep > 1)
+        fprintf(f, "# MoE: dispatch and combine are all-to-alls; the fused mode fuses the "
+                   "GEMM+allreduce pairs only (no fused GEMM+all-to-all: not applicable)\n");
+}
+
+
 static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 {
     const pm_workload *w = &s->workload;
@@ -36,6 +58,7 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
             e->shard.kv_heads > 1.0 + 1e-9 ? " (strided KV reads)" : " (contiguous KV reads)",
             e->weight_bytes_per_device / (MIB * 1024), e->kv_bytes_per_device / (MIB * 1024),
             e->fits_hbm ? "" : "  ** exceeds HBM capacity **");
+    describe_moe(s, e, f);
     if (e->kv_spill_context > 0)
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache stops fitting it at context %lld\n",
                 e->l2_window_bytes / MIB, (long long)e->kv_spill_context);

@@ -37,6 +37,7 @@ static const char *const axis_titles[PM_AXIS_COUNT] = {
     [PM_AXIS_DEVICES] = "devices (tensor parallel)",
     [PM_AXIS_BATCH] = "batch (sequences)",
     [PM_AXIS_SEQ] = "sequence length (tokens)",
+    [PM_AXIS_EP] = "expert-parallel ranks",
 };
 
 /* Whether an axis steps by a constant factor (STEP xF, or a list such as 1,4,16,64): drawn on a

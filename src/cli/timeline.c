@@ -20,10 +20,16 @@ static int lane_of(const pm_node *n)
 {
     if (n->stream == PM_STREAM_PREFETCH)
         return 2;
-    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? 1 : 0;
+    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ||
+                   n->kind == PM_NODE_ALLTOALL
+               ? 1
+               : 0;
 }
 
 static const char *const lane_names[] = {"compute", "allreduce", "prefetch"};
+
+/* Lane 1 ("allreduce") carries every collective: allreduces, fused GEMM+allreduces and the MoE
+ * all-to-alls (their kind column says which). */
 
 /* First main-stream node of a layer, or -1. */
 static int first_of_layer(const pm_graph *g, int layer)
@@ -38,6 +44,7 @@ static int first_of_layer(const pm_graph *g, int layer)
 typedef struct shown {
     pm_mode mode;
     view v;
+    int layer; /* the layer shown */
     double t0, t1;
 } shown;
 
@@ -47,11 +54,11 @@ static bool in_layer(const pm_slot *sl, double t0, double t1)
     return sl->end_s > t0 && sl->start_s < t1;
 }
 
-/* What a bar's bytes are: an allreduce's payload, a prefetch's weights and KV, an operation's
+/* What a bar's bytes are: a collective's payload, a prefetch's weights and KV, an operation's
  * weights, KV and activations. */
 static double bytes_of(const pm_node *n)
 {
-    return n->kind == PM_NODE_ALLREDUCE ? n->comm_bytes
+    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL ? n->comm_bytes
            : n->stream == PM_STREAM_PREFETCH ? n->weight_bytes + n->kv_bytes
                                              : n->weight_bytes + n->kv_bytes + n->act_bytes;
 }
@@ -183,7 +190,7 @@ static int draw(const cli *c, const shown *sh, int n)
         snprintf(t_end[i], sizeof t_end[i], "%.6f", (p->t1 - p->t0) * 1e6);
     }
     /* The layer's own nodes are named "L<k>.": the labels leave that out. */
-    snprintf(prefix, sizeof prefix, "L%d.", sh[0].v.layers >= 2 ? 1 : 0);
+    snprintf(prefix, sizeof prefix, "L%d.", sh[0].layer);
     const double pad = (hi - lo) * 0.02;
     snprintf(x_lo, sizeof x_lo, "%.6f", lo - pad);
     snprintf(x_hi, sizeof x_hi, "%.6f", hi + pad);
@@ -201,14 +208,21 @@ static int draw(const cli *c, const shown *sh, int n)
 }
 
 /* Schedules the mode's three-layer graph and finds the shown layer: layer 1 when there are
- * three, else the last. */
+ * three, else the last; a MoE model whose first layers are dense (DeepSeek-V3) shows the
+ * layer after its first MoE layer, so that the all-to-alls appear. */
 static int open_shown(const cli *c, pm_mode mode, shown *sh)
 {
     sh->mode = mode;
-    const int rc = view_open(c, mode, 3, true, &sh->v);
+    pm_scenario probe;
+    int rc = load(c, &probe);
     if (rc)
         return rc;
-    const int layer = sh->v.layers >= 2 ? 1 : 0;
+    const int first = probe.model.experts > 0 ? probe.model.moe_first_layer : 0;
+    pm_scenario_release(&probe);
+    if ((rc = view_open(c, mode, 3 + first, true, &sh->v)) != 0)
+        return rc;
+    const int layer = sh->v.layers >= 2 + first ? 1 + first : sh->v.layers - 1;
+    sh->layer = layer;
     const int a = first_of_layer(sh->v.g, layer), b = first_of_layer(sh->v.g, layer + 1);
     sh->t0 = a >= 0 ? sh->v.sched.slots[a].start_s : 0.0;
     sh->t1 = b >= 0 ? sh->v.sched.slots[b].start_s : sh->v.sched.makespan_s;

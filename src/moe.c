@@ -1,0 +1,146 @@
+/*
+ * moe.c - the mixture-of-experts rules that are not graph structure: which layers are MoE
+ * layers, and how many distinct experts a step's tokens touch, over all devices and on the
+ * busiest expert-parallel rank (shared/reference/moe-attention-energy-cost.md section 1.3).
+ *
+ * Under top-k routing each token picks k distinct experts out of E; an expert i with chance
+ * pi_i per token (k / E when routing is uniform, min(1, k w_i) under the power-law skew) is
+ * touched by T independent tokens with probability p_i = 1 - (1 - pi_i)^T, so the expected
+ * number of distinct experts is sum_i p_i = E (1 - (1 - k/E)^T) when uniform. A step lasts as
+ * long as its slowest device, so what sets the expert reads is the busiest rank's count, which
+ * has no closed form. The approximation used, deterministic and cheap (O(E x E/ep) once per
+ * plan): a rank's count is the sum of its experts' indicators taken as independent (binomial
+ * when uniform, Poisson binomial under skew), the ranks taken as independent of each other,
+ * and the expectation of their maximum is sum_d (1 - prod_r F_r(d - 1)). Two errors cancel:
+ * one token's picks are negatively correlated within a rank and across ranks. Checked against
+ * the Monte-Carlo table of the reference (2000 trials) in tests/test_moe.c: within 2%, except
+ * where a rank holds a single expert and the picks spread deterministically (Mixtral at EP8:
+ * the two picks of one token always reach two ranks), which the pigeonhole floor ceil(k / ep)
+ * fixes exactly.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+bool pm_model_layer_is_moe(const pm_model *m, int layer)
+{
+    if (!m || m->experts < 1 || layer < 0 || layer < m->moe_first_layer)
+        return false;
+    const int period = m->moe_period >= 1 ? m->moe_period : 1;
+    return layer % period == m->moe_phase % period;
+}
+
+int pm_model_moe_layers(const pm_model *m)
+{
+    if (!m || m->experts < 1)
+        return 0;
+    const int period = m->moe_period >= 1 ? m->moe_period : 1;
+    const int phase = m->moe_phase % period;
+    /* Layers l in [first, layers) with l % period == phase. */
+    const int first = m->moe_first_layer > 0 ? m->moe_first_layer : 0;
+    if (first >= m->layers)
+        return 0;
+    const int lo = first + ((phase - first % period) % period + period) % period;
+    return lo >= m->layers ? 0 : (m->layers - 1 - lo) / period + 1;
+}
+
+/* Each expert's chance to be picked by one token (pi_i) under the skew, in popularity order. */
+static void pick_chances(int E, int k, double alpha, double *pi)
+{
+    if (!(alpha > 0)) {
+        for (int i = 0; i < E; i++)
+            pi[i] = (double)k / E;
+        return;
+    }
+    double sum = 0.0;
+    for (int i = 0; i < E; i++)
+        sum += pi[i] = pow(i + 1.0, -alpha);
+    for (int i = 0; i < E; i++) {
+        const double c = k * pi[i] / sum;
+        pi[i] = c < 1.0 ? c : 1.0;
+    }
+}
+
+/* The CDF of the number of indicators set among n with probabilities p[0..n), independent
+ * (a Poisson binomial, by the usual O(n^2) recurrence), into cdf[0..n]. */
+static void poisson_binomial_cdf(const double *p, int n, double *pmf, double *cdf)
+{
+    pmf[0] = 1.0;
+    for (int i = 0; i < n; i++) {
+        pmf[i + 1] = 0.0;
+        for (int j = i + 1; j >= 1; j--)
+            pmf[j] = pmf[j] * (1.0 - p[i]) + pmf[j - 1] * p[i];
+        pmf[0] *= 1.0 - p[i];
+    }
+    double acc = 0.0;
+    for (int j = 0; j <= n; j++) {
+        acc += pmf[j];
+        cdf[j] = acc < 1.0 ? acc : 1.0;
+    }
+}
+
+int pm_cluster_ep(const pm_cluster *c)
+{
+    return c && c->expert_parallel > 1 ? c->expert_parallel : 1;
+}
+
+pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads *out,
+                               pm_error *err)
+{
+    if (!s || !out || !(tokens > 0) || !(tokens < INFINITY))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "bad argument to pm_moe_reads_compute");
+    memset(out, 0, sizeof *out);
+    const pm_model *m = &s->model;
+    if (m->experts < 1)
+        return PM_OK;
+    const int E = m->experts, k = m->experts_per_token, ep = pm_cluster_ep(&s->cluster);
+    if (E > PM_MAX_EXPERTS || k < 1 || k > E || E % ep != 0)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.model.num_experts",
+                       "%d experts, top-%d, %d expert-parallel ranks: not a valid MoE split",
+                       E, k, ep);
+    const int El = E / ep;
+    double pi[PM_MAX_EXPERTS], p[PM_MAX_EXPERTS];
+    pick_chances(E, k, s->workload.routing_skew_alpha, pi);
+    double touched = 0.0, slots = 0.0;
+    for (int i = 0; i < E; i++) {
+        p[i] = pi[i] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[i]));
+        touched += p[i];
+    }
+    for (int r = 0; r < ep; r++) {
+        double sl = 0.0;
+        for (int i = r * El; i < (r + 1) * El; i++)
+            sl += pi[i];
+        if (sl > slots)
+            slots = sl;
+    }
+    out->experts_touched = touched;
+    out->experts_local = El;
+    out->experts_mean = touched / ep;
+    out->token_slots = tokens * slots;
+    out->upper_bound = El < tokens * k ? El : tokens * k;
+    if (ep == 1) {
+        out->experts_read = touched; /* one rank: its count's expectation */
+        return PM_OK;
+    }
+    /* prod_r F_r(d), accumulated rank by rank (uniform: every rank alike, one power). */
+    double prod[PM_MAX_EXPERTS + 1], pmf[PM_MAX_EXPERTS + 1], cdf[PM_MAX_EXPERTS + 1];
+    const bool uniform = !(s->workload.routing_skew_alpha > 0);
+    for (int d = 0; d <= El; d++)
+        prod[d] = 1.0;
+    for (int r = 0; r < (uniform ? 1 : ep); r++) {
+        poisson_binomial_cdf(&p[r * El], El, pmf, cdf);
+        for (int d = 0; d <= El; d++)
+            prod[d] *= uniform ? pow(cdf[d], ep) : cdf[d];
+    }
+    double emax = 0.0;
+    for (int d = 1; d <= El; d++)
+        emax += 1.0 - prod[d - 1];
+    /* A token's k distinct picks put ceil(k / ep) on some rank (capped by what a rank holds). */
+    double floor_d = tokens >= 1.0 ? ceil((double)k / ep) : 0.0;
+    if (floor_d > El)
+        floor_d = El;
+    out->experts_read = emax > floor_d ? emax : floor_d;
+    return PM_OK;
+}

@@ -1,0 +1,601 @@
+/*
+ * test_moe.c - mixture of experts (issue 15), each number worked out by hand in the test: the
+ * expected experts a decode step touches, the busiest expert-parallel rank against the
+ * Monte-Carlo table of shared/reference/moe-attention-energy-cost.md section 1.3, the bytes per
+ * device of the bundled Mixtral (TP4, int8) and DeepSeek-V3 (EP8, fp8), the all-to-all times
+ * per topology, the MoE graph (routed experts prefetched only under the dispatch), the fast
+ * path against the graph path on generated MoE scenarios, and properties.
+ */
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "internal.h"
+
+static const pm_load_opts g_opts = {PM_TEST_DATA_DIR, NULL, 0};
+
+/* Byte counts are products of small integers, exact in a double. */
+#define EXACT 1e-12
+
+static pm_scenario load(const char *ref, const char *const *sets, size_t n)
+{
+    pm_load_opts o = g_opts;
+    o.overrides = sets;
+    o.n_overrides = n;
+    pm_scenario s;
+    pm_error err;
+    if (pm_scenario_load(ref, &o, &s, &err) != PM_OK)
+        fail_msg("%s: %s", ref, err.message);
+    return s;
+}
+
+/* A scenario of model E experts, top-k, ep ranks over `devices` (the hand scenario's). */
+static pm_scenario moe_scenario(int devices, int ep, int experts, int k)
+{
+    pm_scenario s = pm_test_hand_scenario(devices);
+    pm_model *m = &s.model;
+    m->layers = 4;
+    m->experts = experts;
+    m->experts_per_token = k;
+    m->expert_intermediate = 512;
+    s.cluster.expert_parallel = ep;
+    s.accel.l2_capacity_bytes = 64.0 * 1048576.0;
+    return s;
+}
+
+static pm_moe_reads reads(const pm_scenario *s, double tokens)
+{
+    pm_moe_reads r;
+    pm_error err;
+    if (pm_moe_reads_compute(s, tokens, &r, &err) != PM_OK)
+        fail_msg("pm_moe_reads_compute: %s", err.message);
+    return r;
+}
+
+/* ---------------------------------------------------------------- expert reads */
+
+static void test_experts_touched_by_hand(void **state)
+{
+    (void)state;
+    /* Mixtral (E 8, k 2): one token touches its 2 experts; 4 tokens 8 (1 - (3/4)^4) =
+     * 8 (1 - 81/256) = 8 x 175/256 = 5.46875 (the issue's 5.47); 64 tokens
+     * 8 (1 - 0.75^64) = 8 - 8 x 1.00451e-8. */
+    pm_scenario s = moe_scenario(4, 1, 8, 2);
+    assert_rel(reads(&s, 1).experts_touched, 2.0, 1e-15);
+    assert_rel(reads(&s, 4).experts_touched, 5.46875, 1e-15);
+    assert_rel(reads(&s, 64).experts_touched, 8.0 - 8.0 * pow(0.75, 64), 1e-15);
+    /* One EP rank (tensor-parallel experts): the busiest device reads them all. */
+    assert_rel(reads(&s, 4).experts_read, 5.46875, 1e-15);
+    assert_rel(reads(&s, 4).token_slots, 8.0, 1e-15); /* 4 tokens x 2 picks */
+    assert_rel(reads(&s, 4).upper_bound, 8.0, 0.0);   /* min(8 / 1, 4 x 2) */
+    /* DeepSeek-V3 (E 256, k 8) at batch 64: 256 (1 - (31/32)^64) = 222.44 (reference). */
+    pm_scenario d = moe_scenario(8, 8, 256, 8);
+    /* moe.c computes 1 - (1 - p)^T as -expm1(T log1p(-p)), exact to a few ulps of pow. */
+    assert_rel(reads(&d, 64).experts_touched, 256.0 * (1.0 - pow(31.0 / 32.0, 64)), 1e-13);
+    assert_rel(reads(&d, 64).experts_touched, 222.44, 1e-4);
+    assert_rel(reads(&d, 64).experts_mean, 222.44 / 8, 1e-4);
+    assert_rel(reads(&d, 64).token_slots, 64.0 * 8 / 8, 1e-15); /* balanced: T k / ep */
+}
+
+static void test_busiest_rank_matches_the_monte_carlo_table(void **state)
+{
+    (void)state;
+    /* Section 1.3's table (2000 trials each, so about +-1% of noise of its own): the expected
+     * maximum over the EP ranks of the distinct local experts. The approximation
+     * (independent experts and ranks, moe.c) stays within 2% of every entry. */
+    static const struct {
+        int experts, k, ep, tokens;
+        double mc;
+    } rows[] = {
+        {8, 2, 8, 1, 1.00},     {8, 2, 8, 4, 1.00},     {8, 2, 8, 16, 1.00},
+        {8, 2, 2, 1, 1.44},     {8, 2, 2, 4, 3.26},     {8, 2, 2, 8, 3.91},
+        {8, 2, 2, 16, 4.00},    {128, 8, 8, 1, 2.53},   {128, 8, 8, 4, 6.13},
+        {128, 8, 8, 16, 12.91}, {128, 8, 8, 32, 15.62}, {128, 8, 8, 64, 16.00},
+        {256, 8, 8, 1, 2.55},   {256, 8, 8, 4, 6.60},   {256, 8, 8, 16, 16.72},
+        {256, 8, 8, 32, 24.21}, {256, 8, 8, 64, 30.26}, {256, 8, 8, 128, 32.00},
+        {256, 8, 32, 1, 1.60},  {256, 8, 32, 4, 3.20},  {256, 8, 32, 16, 6.06},
+        {256, 8, 32, 32, 7.57}, {256, 8, 32, 64, 8.00},
+    };
+    for (size_t i = 0; i < PM_ARRAY_LEN(rows); i++) {
+        pm_scenario s = moe_scenario(rows[i].ep, rows[i].ep, rows[i].experts, rows[i].k);
+        s.model.heads = s.model.kv_heads = 32;
+        const pm_moe_reads r = reads(&s, rows[i].tokens);
+        if (!(fabs(r.experts_read - rows[i].mc) <= 0.02 * rows[i].mc))
+            fail_msg("E %d k %d ep %d T %d: %.4f, Monte Carlo %.2f", rows[i].experts, rows[i].k,
+                     rows[i].ep, rows[i].tokens, r.experts_read, rows[i].mc);
+        /* Between the mean and what a rank holds, and below the every-pick-new bound. */
+        assert_true(r.experts_read >= r.experts_mean - 1e-12);
+        assert_true(r.experts_read <= r.experts_local + 1e-12);
+        assert_true(r.experts_read <= r.upper_bound + 1e-12);
+    }
+}
+
+static void test_routing_skew_concentrates_the_reads(void **state)
+{
+    (void)state;
+    /* alpha 0 is uniform; with skew the popular experts are touched by most batches and the
+     * rare ones by few: fewer distinct experts overall, and rank 0 (the popular experts) takes
+     * more token slots. */
+    pm_scenario s = moe_scenario(8, 8, 256, 8);
+    const pm_moe_reads u = reads(&s, 16);
+    s.workload.routing_skew_alpha = 1.2;
+    const pm_moe_reads k = reads(&s, 16);
+    assert_true(k.experts_touched < u.experts_touched);
+    assert_true(k.token_slots > u.token_slots);
+    /* By hand for two experts, k 1, alpha 1: weights 1 and 1/2, so picks 2/3 and 1/3; two
+     * tokens touch expert 0 with 1 - (1/3)^2 = 8/9 and expert 1 with 1 - (2/3)^2 = 5/9. */
+    pm_scenario two = moe_scenario(2, 1, 2, 1);
+    two.workload.routing_skew_alpha = 1.0;
+    assert_rel(reads(&two, 2).experts_touched, 8.0 / 9 + 5.0 / 9, 1e-15);
+}
+
+static void test_reads_reject_bad_arguments(void **state)
+{
+    (void)state;
+    pm_scenario s = moe_scenario(4, 1, 8, 2);
+    pm_moe_reads r;
+    pm_error err;
+    assert_int_equal(pm_moe_reads_compute(&s, 0, &r, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_moe_reads_compute(NULL, 1, &r, &err), PM_ERR_INVALID_ARG);
+    s.cluster.expert_parallel = 3; /* does not divide 8 experts */
+    assert_int_equal(pm_moe_reads_compute(&s, 1, &r, &err), PM_ERR_INVALID_ARG);
+    /* A dense model reads no experts. */
+    pm_scenario d = pm_test_hand_scenario(2);
+    assert_int_equal(pm_moe_reads_compute(&d, 4, &r, &err), PM_OK);
+    assert_rel(r.experts_read, 0.0, 0.0);
+}
+
+/* ---------------------------------------------------------------- bytes per device */
+
+static void test_mixtral_int8_tp4_bytes_by_hand(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"model=mixtral-8x7b"};
+    pm_scenario s = load("llama70b", sets, 1); /* 4x Ascend 910B, int8, batch 4 */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    /* Per device at TP4: 8 query heads, 2 KV heads of 128: QKV 4096 x (8 + 4) x 128 =
+     * 6,291,456, O 1024 x 4096 = 4,194,304: attention 10,485,760 bytes. Every expert split
+     * over the 4 devices, 14336 / 4 = 3584 columns: 3 x 4096 x 3584 = 44,040,192 bytes each,
+     * 8 of them 352,321,536; the router 4096 x 8 = 32,768. */
+    assert_rel(f.expert_weight_bytes, 44040192.0, EXACT);
+    assert_rel(f.moe_weight_bytes, 352321536.0 + 32768.0, EXACT);
+    assert_rel(f.moe_layer_weight_bytes, 10485760.0 + 352321536.0 + 32768.0, EXACT);
+    /* 32 layers = 11,610,882,048, with the LM head and the embedding (32000 / 4 x 4096 =
+     * 32,768,000 each): 11,676,418,048 bytes, the issue's ~11.7 GB. */
+    assert_int_equal(f.moe_layers, 32);
+    assert_rel(f.weight_bytes, 11676418048.0, EXACT);
+    /* Batch 4: 5.47 experts read per step, 5.46875 x 44,040,192 + the router. */
+    assert_rel(f.experts_read_per_step, 5.46875, 1e-15);
+    assert_rel(f.moe_read_bytes, 5.46875 * 44040192.0 + 32768.0, 1e-15);
+    pm_estimate e;
+    pm_error err;
+    assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
+    assert_rel(e.weight_bytes_per_device, 11676418048.0, EXACT);
+    assert_rel(e.experts_read_per_step, 5.46875, 1e-15);
+    pm_scenario_release(&s);
+    /* Batch 1 and 64: 2 and 8 (1 - 0.75^64). */
+    static const char *const b1[] = {"model=mixtral-8x7b", "workload.batch=1"};
+    s = load("llama70b", b1, 2);
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    assert_rel(f.experts_read_per_step, 2.0, 1e-15);
+    pm_scenario_release(&s);
+    static const char *const b64[] = {"model=mixtral-8x7b", "workload.batch=64"};
+    s = load("llama70b", b64, 2);
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    assert_rel(f.experts_read_per_step, 8.0 - 8.0 * pow(0.75, 64), 1e-15);
+    pm_scenario_release(&s);
+}
+
+static void test_deepseek_v3_fp8_ep8_fits_an_h200(void **state)
+{
+    (void)state;
+    pm_scenario s = load("deepseek-v3-h200", NULL, 0);
+    assert_int_equal(pm_cluster_ep(&s.cluster), 8);
+    assert_int_equal(s.workload.weight_dtype, PM_DTYPE_FP8);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    /* One byte per weight. Attention per device (test_architectures.c's MLA count):
+     * 36,634,624 per layer, x 61 = 2,234,712,064. The 3 dense layers: 3 x 7168 x 18432 / 8 =
+     * 49,545,216 each, 148,635,648. A MoE layer: 256 / 8 = 32 whole experts of
+     * 3 x 7168 x 2048 = 44,040,192 (1,409,286,144), the shared expert whole on every rank
+     * (44,040,192) and the router 7168 x 256 = 1,835,008: 1,455,161,344, x 58 =
+     * 84,399,357,952. LM head and embedding: 129280 / 8 x 7168 = 115,834,880 each. */
+    assert_rel(f.moe_weight_bytes, 1455161344.0, EXACT);
+    assert_rel(f.weight_bytes,
+               2234712064.0 + 148635648.0 + 84399357952.0 + 2 * 115834880.0, EXACT);
+    /* 87.0 GB: fits the H200's 141 GiB with the KV cache. */
+    pm_estimate e;
+    pm_error err;
+    assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
+    assert_true(e.fits_hbm);
+    assert_true(e.weight_bytes_per_device < 0.65 * s.accel.hbm_capacity_bytes);
+    /* EP1 (tensor-parallel experts) holds the same experts split 8 ways: the same bytes but
+     * for the shared expert (split too: 44,040,192 x 7/8 less per layer). */
+    pm_scenario tp = s;
+    tp.provenance = NULL;
+    tp.cluster.expert_parallel = 1;
+    pm_footprint ft;
+    assert_int_equal(pm_footprint_compute(&tp, NULL, 0, &ft, NULL), PM_OK);
+    assert_rel(ft.moe_weight_bytes, 1455161344.0 - 44040192.0 * 7 / 8, EXACT);
+    pm_scenario_release(&s);
+}
+
+/* ---------------------------------------------------------------- all-to-all */
+
+static void test_alltoall_times_by_hand(void **state)
+{
+    (void)state;
+    pm_cluster c = {0};
+    c.devices = 8;
+    c.expert_parallel = 8;
+    c.link_bandwidth_bytes_per_s = 100e9;
+    c.link_latency_s = 2e-6;
+    const double n = 8e6; /* each device holds 8 MB, 1 MB for each rank */
+    double t;
+    /* Switch: one port sends the 7 MB for the others: 2 us + 7e6 / 100e9 = 72 us. */
+    c.topology = PM_TOPO_SWITCH;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 2e-6 + 7e6 / 100e9, 1e-15);
+    /* Full mesh: 1 MB over each dedicated link at once: 2 us + 1e6 / 100e9 = 12 us. */
+    c.topology = PM_TOPO_FULL_MESH;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 2e-6 + 1e6 / 100e9, 1e-15);
+    /* Ring: 7 start-ups, each link carries n (r - 1) / 2 = 28 MB: 14 + 280 us. */
+    c.topology = PM_TOPO_RING;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 7 * 2e-6 + 28e6 / 100e9, 1e-15);
+    /* Hierarchical, 16 devices in 2 nodes of 8, EP16 (one device per rank): of the 16 shares
+     * of 0.5 MB, 7 go to the node's other ranks (3.5 MB over NVLink at 100 GB/s: 35 us) and 8
+     * leave it (4 MB over a 25 GB/s NIC: 160 us), at once: the inter-node start-up 5 us +
+     * 160 us. The efficiency scales both links: at 0.8, 5 + 200 us. */
+    c.topology = PM_TOPO_HIERARCHICAL;
+    c.devices = 16;
+    c.expert_parallel = 16;
+    c.devices_per_node = 8;
+    c.inter_node_bandwidth_bytes_per_s = 25e9;
+    c.inter_node_latency_s = 5e-6;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 5e-6 + 4e6 / 25e9, 1e-15);
+    c.a2a_efficiency_frac = 0.8;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 5e-6 + 4e6 / (0.8 * 25e9), 1e-15);
+    /* EP8 of 16 devices, 2 devices per rank, 4 ranks a node: of the 8 shares of 1 MB, 3 go
+     * to the node's other ranks and 4 leave it: max(3 MB / 80 GB/s, 4 MB / 20 GB/s) = 200 us,
+     * + 5 us. */
+    c.expert_parallel = 8;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 5e-6 + 4e6 / (0.8 * 25e9), 1e-15);
+    /* One rank: nothing to exchange. */
+    c.expert_parallel = 1;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 0.0, 0.0);
+    assert_int_equal(pm_alltoall_time(NULL, n, &t, NULL), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_alltoall_time(&c, -1, &t, NULL), PM_ERR_INVALID_ARG);
+}
+
+static void test_alltoall_calibration_reproduces_deepep(void **state)
+{
+    (void)state;
+    /* DeepEP's normal intranode kernels on H800 (docs/legacy.md @dd758ca, reference section
+     * 1.4): 4096 tokens, hidden 7168, top-8, EP8 over NVLink, 153 GB/s dispatch (FP8) and
+     * 158 GB/s combine (BF16) against ~160 GB/s of NVLink. The bundled h800-deepep cluster
+     * carries that efficiency; DeepEP's "bandwidth" counts a rank's bytes over the time. */
+    pm_cluster c;
+    pm_error err;
+    if (pm_cluster_load("h800-deepep", &g_opts, &c, &err) != PM_OK)
+        fail_msg("h800-deepep: %s", err.message);
+    c.expert_parallel = 8;
+    c.devices = 8;
+    c.topology = PM_TOPO_SWITCH;
+    const double dispatch = 4096.0 * 8 * 7168; /* fp8: 235 MB */
+    double t;
+    assert_int_equal(pm_alltoall_time(&c, dispatch, &t, NULL), PM_OK);
+    const double gbps = dispatch * 7 / 8 / t / 1e9;
+    if (!(fabs(gbps - 153.0) <= 0.05 * 153.0))
+        fail_msg("dispatch %.1f GB/s, DeepEP 153 GB/s", gbps);
+    assert_int_equal(pm_alltoall_time(&c, 2 * dispatch, &t, NULL), PM_OK);
+    const double comb = 2 * dispatch * 7 / 8 / t / 1e9;
+    if (!(fabs(comb - 158.0) <= 0.05 * 158.0))
+        fail_msg("combine %.1f GB/s, DeepEP 158 GB/s", comb);
+}
+
+/* ---------------------------------------------------------------- graph */
+
+static pm_graph *build_mode(const pm_scenario *s, pm_mode mode, int64_t ctx)
+{
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    pm_error err;
+    if (pm_graph_build_mode(s, mode, PM_PHASE_DECODE, ctx, 0, g, &err) != PM_OK)
+        fail_msg("pm_graph_build_mode: %s", err.message);
+    return g;
+}
+
+static const pm_node *find_role(const pm_graph *g, int layer, pm_node_role role)
+{
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].layer == layer && g->nodes[i].role == role)
+            return &g->nodes[i];
+    return NULL;
+}
+
+static void test_moe_graph_by_hand(void **state)
+{
+    (void)state;
+    /* 4 devices, EP2: each rank 4 of 8 experts, each expert's 512 columns over 2 devices
+     * (256); batch 2, top-2: 4 token slots, 2 of them on the busiest rank's... (balanced:
+     * T k / ep = 2). */
+    pm_scenario s = moe_scenario(4, 2, 8, 2);
+    s.model.shared_experts = 1;
+    s.model.shared_intermediate = 1024;
+    pm_graph *g = build_mode(&s, PM_MODE_SERIAL, 100);
+    const pm_node *d = find_role(g, 0, PM_ROLE_DISPATCH), *c = find_role(g, 0, PM_ROLE_COMBINE);
+    assert_non_null(d);
+    assert_non_null(c);
+    assert_int_equal(d->kind, PM_NODE_ALLTOALL);
+    /* Every device holds the batch's 2 x 2 token slots of 1024 int8 elements: 4096 bytes to
+     * dispatch; the combine in the reduction's type (int8 here, no allreduce_dtype). */
+    assert_rel(d->comm_bytes, 2.0 * 2 * 1024, EXACT);
+    assert_rel(c->comm_bytes, 2.0 * 2 * 1024, EXACT);
+    const pm_moe_reads r = reads(&s, 2);
+    const pm_node *up = find_role(g, 0, PM_ROLE_EXPERT_UP);
+    assert_true(up->routed);
+    assert_rel(up->weight_bytes, r.experts_read * 1024 * 256, EXACT);
+    assert_rel(up->flop, 2.0 * 2 * 1024 * 256, EXACT); /* 2 slots x 2 x k x n */
+    /* The shared expert whole on every device under EP (1024 columns), not routed. */
+    const pm_node *sh = find_role(g, 0, PM_ROLE_SHARED_UP);
+    assert_false(sh->routed);
+    assert_rel(sh->weight_bytes, 1024.0 * 1024, EXACT);
+    /* The router: hidden x experts, whole. */
+    assert_rel(find_role(g, 0, PM_ROLE_ROUTER)->weight_bytes, 1024.0 * 8, EXACT);
+    /* No MLP allreduce with EP: the combine ends the block. */
+    assert_null(find_role(g, 0, PM_ROLE_MLP_ALLREDUCE));
+    /* The footprint's read bytes are the graph's MoE block weights. */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 100, &f, NULL), PM_OK);
+    double block = 0.0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        if (n->layer == 0 && n->kind == PM_NODE_MATMUL &&
+            (n->routed || n->role == PM_ROLE_ROUTER || n->role == PM_ROLE_SHARED_GATE ||
+             n->role == PM_ROLE_SHARED_UP || n->role == PM_ROLE_SHARED_DOWN))
+            block += n->weight_bytes;
+    }
+    assert_rel(block, f.moe_read_bytes, 1e-14);
+    pm_graph_free(g);
+}
+
+static void test_routed_experts_prefetched_only_under_the_dispatch(void **state)
+{
+    (void)state;
+    pm_scenario s = moe_scenario(4, 2, 8, 2);
+    pm_graph *g = build_mode(&s, PM_MODE_PRESERVE, 100);
+    int routed_pf = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *p = &g->nodes[i];
+        if (p->kind != PM_NODE_PREFETCH || !g->nodes[p->consumer].routed)
+            continue;
+        routed_pf++;
+        assert_int_equal(g->nodes[p->trigger].kind, PM_NODE_ALLTOALL);
+        assert_int_equal(g->nodes[p->trigger].role, PM_ROLE_DISPATCH);
+    }
+    assert_int_equal(routed_pf, 3 * 4); /* gate, up, down in each of the 4 layers */
+    pm_graph_free(g);
+    /* Without EP no collective follows the router: the attention allreduce's window stops at
+     * the first routed expert, which is never prefetched. */
+    s.cluster.expert_parallel = 1;
+    g = build_mode(&s, PM_MODE_PRESERVE, 100);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        if (n->kind == PM_NODE_PREFETCH)
+            assert_false(g->nodes[n->consumer].routed);
+        if (n->role == PM_ROLE_ATTN_ALLREDUCE) {
+            assert_true(n->overflow >= 0);
+            assert_true(g->nodes[n->overflow].routed);
+        }
+    }
+    pm_graph_free(g);
+}
+
+static void test_moe_graph_json_round_trip(void **state)
+{
+    (void)state;
+    pm_scenario s = moe_scenario(4, 2, 8, 2);
+    pm_graph *g = build_mode(&s, PM_MODE_PRESERVE, 100);
+    char *text = NULL;
+    pm_error err;
+    assert_int_equal(pm_graph_to_json(g, &text, &err), PM_OK);
+    assert_non_null(strstr(text, "\"op\":\t\"AllToAll\""));
+    assert_non_null(strstr(text, "\"routed\":\ttrue"));
+    pm_graph *back = pm_graph_alloc();
+    if (pm_graph_from_json(text, strlen(text), "moe.json", back, &err) != PM_OK)
+        fail_msg("round trip: %s", err.message);
+    assert_int_equal(back->n_nodes, g->n_nodes);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        assert_int_equal(back->nodes[i].kind, g->nodes[i].kind);
+        assert_int_equal(back->nodes[i].routed, g->nodes[i].routed);
+        assert_int_equal(back->nodes[i].trigger, g->nodes[i].trigger);
+    }
+    free(text);
+    /* The kind's value and spelling are pinned. */
+    assert_int_equal(PM_NODE_ALLTOALL, 9);
+    assert_string_equal(pm_node_kind_name(PM_NODE_ALLTOALL), "AllToAll");
+    assert_int_equal(PM_ROLE_DISPATCH, 20);
+    assert_string_equal(pm_node_role_name(PM_ROLE_COMBINE), "combine");
+    assert_int_equal(pm_graph_to_dot(g, &text, &err), PM_OK);
+    assert_non_null(strstr(text, "AllToAll"));
+    free(text);
+    pm_graph_free(back);
+    pm_graph_free(g);
+}
+
+/* ---------------------------------------------------------------- fast path == graph path */
+
+static void check_fast_matches_graph(const pm_scenario *s, const int64_t *ctxs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double fast, ref;
+            pm_error err;
+            if (pm_decode_step_time(s, (pm_mode)m, ctxs[i], &fast, &err) != PM_OK)
+                fail_msg("pm_decode_step_time: %s", err.message);
+            if (pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctxs[i], &ref, NULL, &err) !=
+                PM_OK)
+                fail_msg("pm_step_time_graph: %s", err.message);
+            if (!(fabs(fast - ref) <= 1e-12 * ref))
+                fail_msg("layers %d first %d period %d phase %d ep %d L2 %.0f MiB, %s at "
+                         "context %lld: fast %.17g, graph %.17g",
+                         s->model.layers, s->model.moe_first_layer, s->model.moe_period,
+                         s->model.moe_phase, s->cluster.expert_parallel,
+                         s->accel.l2_capacity_bytes / 1048576, pm_mode_name((pm_mode)m),
+                         (long long)ctxs[i], fast, ref);
+        }
+}
+
+static void test_moe_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 50, 300, 5000};
+    /* Dense layers first, interleaved MoE, shared experts or not, EP or TP experts, small L2
+     * (windows stop inside the experts) and large, windows on some layers, both consumer
+     * semantics and HBM sharing. */
+    static const struct {
+        int layers, first, period, phase, shared, ep;
+    } cases[] = {{4, 0, 1, 0, 0, 1}, {4, 0, 1, 0, 0, 2}, {5, 2, 1, 0, 1, 2},
+                 {6, 0, 2, 1, 1, 1}, {7, 1, 3, 0, 0, 4}, {5, 0, 2, 0, 2, 2}};
+    for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
+        for (int variant = 0; variant < 6; variant++) {
+            pm_scenario s = moe_scenario(4, cases[c].ep, 8, 2);
+            pm_model *m = &s.model;
+            m->layers = cases[c].layers;
+            m->moe_first_layer = cases[c].first;
+            m->moe_period = cases[c].period;
+            m->moe_phase = cases[c].phase;
+            m->shared_experts = cases[c].shared;
+            m->shared_intermediate = cases[c].shared ? 768 : 0;
+            s.accel.l2_capacity_bytes = variant & 1 ? 64.0 * 1048576.0 : 2.5 * 1048576.0;
+            if (variant >= 2) {
+                m->sliding_window = 100;
+                m->window_period = 2;
+                m->local_mask = 0x1;
+            }
+            if (variant >= 4) {
+                s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
+                s.options.hbm_sharing = variant == 5;
+            }
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+        }
+}
+
+static void test_bundled_moe_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    static const char *const refs[] = {"mixtral8x7b", "qwen3-30b-a3b", "deepseek-v3-h200",
+                                       "llama4-scout-h100"};
+    static const int64_t ctxs[] = {100, 4000};
+    for (size_t i = 0; i < PM_ARRAY_LEN(refs); i++) {
+        pm_scenario s = load(refs[i], NULL, 0);
+        check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+        pm_scenario_release(&s);
+    }
+}
+
+/* ---------------------------------------------------------------- properties */
+
+static void test_reads_never_exceed_resident_bytes(void **state)
+{
+    (void)state;
+    static const int batches[] = {1, 2, 4, 16, 64, 512, 4096};
+    static const int eps[] = {1, 2, 4, 8};
+    static const double skews[] = {0.0, 0.8, 2.0};
+    for (size_t b = 0; b < PM_ARRAY_LEN(batches); b++)
+        for (size_t e = 0; e < PM_ARRAY_LEN(eps); e++)
+            for (size_t k = 0; k < PM_ARRAY_LEN(skews); k++) {
+                pm_scenario s = moe_scenario(8, eps[e], 64, 4);
+                s.model.shared_experts = 1;
+                s.model.shared_intermediate = 512;
+                s.workload.batch = batches[b];
+                s.workload.routing_skew_alpha = skews[k];
+                pm_footprint f;
+                assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+                assert_true(f.moe_read_bytes <= f.moe_weight_bytes * (1 + 1e-12));
+                assert_true(f.experts_read_per_step <= 64.0 / eps[e] + 1e-12);
+                const pm_moe_reads r = reads(&s, batches[b]);
+                assert_true(r.experts_touched <= 64.0 + 1e-12);
+                /* More tokens never touch fewer experts. */
+                const pm_moe_reads r2 = reads(&s, 2.0 * batches[b]);
+                assert_true(r2.experts_read >= r.experts_read - 1e-12);
+            }
+}
+
+static void test_more_l2_never_slower_with_streaming_consumers(void **state)
+{
+    (void)state;
+    for (int ep = 1; ep <= 4; ep *= 2) {
+        pm_scenario s = moe_scenario(4, ep, 8, 2);
+        s.model.shared_experts = 1;
+        s.model.shared_intermediate = 768;
+        s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
+        double prev = INFINITY;
+        for (double mib = 0.25; mib <= 256; mib *= 1.5) {
+            s.accel.l2_capacity_bytes = mib * 1048576.0;
+            double t;
+            pm_error err;
+            assert_int_equal(pm_decode_step_time(&s, PM_MODE_PRESERVE, 300, &t, &err), PM_OK);
+            if (!(t <= prev * (1 + 1e-12)))
+                fail_msg("ep %d, L2 %.2f MiB: %.9g s after %.9g s", ep, mib, t, prev);
+            prev = t;
+        }
+    }
+}
+
+static void test_expert_parallel_is_validated(void **state)
+{
+    (void)state;
+    pm_error err;
+    pm_scenario s = moe_scenario(4, 3, 8, 2); /* 3 does not divide 4 devices */
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_INCONSISTENT);
+    assert_string_equal(err.path, "$.cluster.expert_parallel");
+    s = moe_scenario(8, 8, 12, 2); /* 8 does not divide 12 experts */
+    s.model.heads = s.model.kv_heads = 8;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_INCONSISTENT);
+    assert_non_null(strstr(err.message, "12 routed experts"));
+    pm_scenario d = pm_test_hand_scenario(2);
+    d.cluster.expert_parallel = 2; /* a dense model */
+    assert_int_equal(pm_scenario_check(&d, &err), PM_ERR_INCONSISTENT);
+    assert_non_null(strstr(err.message, "needs a mixture-of-experts model"));
+    s = moe_scenario(4, 2, 8, 2);
+    s.model.parallel_block = true;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_UNSUPPORTED);
+    /* The cluster file's key. */
+    static const char *const sets[] = {"model=mixtral-8x7b", "cluster.expert_parallel=3"};
+    pm_load_opts o = g_opts;
+    o.overrides = sets;
+    o.n_overrides = 2;
+    pm_scenario bad;
+    assert_int_equal(pm_scenario_load("llama70b", &o, &bad, &err), PM_ERR_INCONSISTENT);
+    assert_non_null(strstr(err.path, "expert_parallel"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_experts_touched_by_hand),
+        cmocka_unit_test(test_busiest_rank_matches_the_monte_carlo_table),
+        cmocka_unit_test(test_routing_skew_concentrates_the_reads),
+        cmocka_unit_test(test_reads_reject_bad_arguments),
+        cmocka_unit_test(test_mixtral_int8_tp4_bytes_by_hand),
+        cmocka_unit_test(test_deepseek_v3_fp8_ep8_fits_an_h200),
+        cmocka_unit_test(test_alltoall_times_by_hand),
+        cmocka_unit_test(test_alltoall_calibration_reproduces_deepep),
+        cmocka_unit_test(test_moe_graph_by_hand),
+        cmocka_unit_test(test_routed_experts_prefetched_only_under_the_dispatch),
+        cmocka_unit_test(test_moe_graph_json_round_trip),
+        cmocka_unit_test(test_moe_fast_path_matches_graph_path),
+        cmocka_unit_test(test_bundled_moe_fast_path_matches_graph_path),
+        cmocka_unit_test(test_reads_never_exceed_resident_bytes),
+        cmocka_unit_test(test_more_l2_never_slower_with_streaming_consumers),
+        cmocka_unit_test(test_expert_parallel_is_validated),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
