@@ -225,6 +225,19 @@ typedef struct pm_cost_params {
                                        this many equal dies (chiplets), each yielded alone */
 } pm_cost_params;
 
+/** How a GEMM's time depends on its shape (the accelerator's optional "gemm" object;
+ * src/gemm_eff.c, docs/data-format.md). Absent (present false): the plain roofline
+ * max(compute, memory), every tile count ideal (the paper's NPU). */
+typedef struct pm_gemm_params {
+    bool present;
+    int compute_units;         /* >= 1, SMs or CUs: output tiles run in waves of this many */
+    int tile_m, tile_n;        /* >= 1, the kernels' output tile (rows x columns) */
+    double overlap_loss_frac;  /* [0, 1], share of the shorter of compute and memory time that
+                                  does not overlap the longer (the knee between the two) */
+    double latency_s;          /* >= 0, a GEMM kernel's fixed time (prologue, first loads,
+                                  epilogue) */
+} pm_gemm_params;
+
 /** One accelerator (device). */
 /** How a consumer uses the data its prefetch brings into L2. */
 typedef enum pm_prefetch_consumer {
@@ -249,6 +262,14 @@ typedef struct pm_accelerator {
     double hbm_efficiency_frac;             /* (0, 1], contiguous bulk streams (the prefetcher) */
     double kernel_hbm_efficiency_frac;      /* [0, 1], what operators' own reads achieve
                                                (decode GEMV, attention); 0: hbm_efficiency_frac */
+    double dequant_elem_per_s;              /* >= 0, weight elements the vector units convert
+                                               per second in a weight-only GEMM (int8/fp8
+                                               weights, wider activations); 0: free */
+    double attention_hbm_efficiency_frac;   /* [0, 1], what the attention kernel's KV reads
+                                               achieve; 0: kernel_hbm_efficiency_frac */
+    double attention_latency_s;             /* >= 0, the fixed time of a decode attention
+                                               kernel beyond its roofline (split-KV reduction,
+                                               ramp and tail); 0: none (the paper's NPU) */
     double l2_capacity_bytes;
     double l2_bandwidth_bytes_per_s;
     double l2_usable_frac;                  /* (0, 1], share of L2 the prefetcher may fill */
@@ -259,6 +280,7 @@ typedef struct pm_accelerator {
     pm_area_params area;
     pm_energy_params energy;
     pm_cost_params cost;
+    pm_gemm_params gemm;
 } pm_accelerator;
 
 /** The insertion capacity C of Algorithm 1, the "L2 prefetch window": l2_capacity_bytes x
@@ -396,6 +418,26 @@ typedef struct pm_options {
     int fused_chunks;   /* chunks of the fused GEMM+allreduce; 0 = best of 1..16 */
 } pm_options;
 
+/** The serving runtime (DESIGN.md section 13; data/runtimes/, docs/data-format.md "Runtime"):
+ * the time an engine adds that no roofline has. Each overhead is serial with the device's work
+ * (the host prepares step n + 1 after step n's outputs are back). All zero and `present` false
+ * when the scenario names no runtime: the accelerator's kernel_launch_s applies and nothing is
+ * added (the paper's setting). */
+typedef struct pm_runtime {
+    char name[64];
+    bool present;                  /* the scenario named or inlined a runtime */
+    double step_overhead_s;        /* host work per step: schedule, prepare inputs, sample */
+    double sequence_overhead_s;    /* more host work per sequence of the batch, per step */
+    double multi_device_overhead_s;/* per step when devices > 1: worker RPC (Ray) and its sync */
+    double kernel_launch_s;        /* per kernel, replacing the accelerator's: CUDA graphs or
+                                      eager launches */
+    double allreduce_overhead_s;   /* per allreduce beyond the cluster's alpha-beta time: the
+                                      collective library's own start-up (0: custom allreduce) */
+    bool allreduce_given;          /* the runtime fixes the allreduce algorithm: the loader sets
+                                      the cluster's algorithm to `allreduce` */
+    pm_allreduce_algo allreduce;   /* e.g. PM_AR_RING for NCCL's ring on a small message */
+} pm_runtime;
+
 typedef struct pm_provenance pm_provenance;
 
 /** A complete scenario: the four inputs plus options. Plain data, may be filled by hand. */
@@ -407,6 +449,7 @@ typedef struct pm_scenario {
     pm_workload workload;
     pm_options options;
     pm_provenance *provenance; /* owned; NULL for scenarios built by hand */
+    pm_runtime runtime;        /* the optional "runtime" key; zero: none */
 } pm_scenario;
 
 /** The largest input file any loader reads (JSON data files, HuggingFace configs, graphs):
@@ -430,10 +473,12 @@ typedef enum pm_file_kind {
     PM_KIND_WORKLOAD = 3,
     PM_KIND_SCENARIO = 4,
     PM_KIND_GRAPH = 5,
-    PM_KIND_COUNT = 6
+    PM_KIND_RUNTIME = 6,
+    PM_KIND_COUNT = 7
 } pm_file_kind;
 
-/** "model", "accelerator", "cluster", "workload", "scenario", "graph"; "?" when invalid. */
+/** "model", "accelerator", "cluster", "workload", "scenario", "graph", "runtime"; "?" when
+ * invalid. */
 PM_API const char *pm_file_kind_name(pm_file_kind kind);
 
 /**
@@ -787,7 +832,8 @@ typedef struct pm_footprint {
     double lm_head_bytes;      /* the LM head's rows on this device */
     double embedding_bytes;    /* the input embedding's rows on this device, vocabulary-parallel
                                   like the LM head (0 when tied to it) */
-    double weight_bytes;       /* layers x layer + LM head + embedding */
+    double weight_bytes;       /* layers x layer + LM head + embedding (MoE: the dense layers x
+                                  layer_weight_bytes + moe_layers x moe_layer_weight_bytes) */
     double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one
                                   layer */
     double kv_bytes;           /* the KV cache of all layers at context_len: a local layer

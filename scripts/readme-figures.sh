@@ -6,6 +6,7 @@
 #                             --sweep seq=2Ki:64Ki:x2 --plot FILE
 #   timeline.png          preserve-model timeline --config llama70b --plot FILE
 #   timeline-compare.png  preserve-model timeline --config llama70b --compare --plot FILE
+#   validate-gpu.png      scripts/validate-gpu.sh (predicted vs measured on data/validation/gpu.csv)
 # Usage: scripts/readme-figures.sh [OUTDIR]   (default $root/docs/img; the tool is $PM, default
 #   build/src/cli/preserve-model). The data and plot scripts are this tree's (data/, plots/).
 #   Only the PNGs go to OUTDIR: the CSV the tool writes beside each figure stays in a temporary
@@ -23,7 +24,8 @@ trap 'rm -rf "$tmp"' EXIT
     --plot "$tmp/batch-seq.png" >/dev/null
 "$pm" timeline --config llama70b --plot "$tmp/timeline.png" >/dev/null
 "$pm" timeline --config llama70b --compare --plot "$tmp/timeline-compare.png" >/dev/null
-for f in l2-sweep batch-seq timeline timeline-compare; do
+PM="$pm" "$root/scripts/validate-gpu.sh" "$tmp" >/dev/null
+for f in l2-sweep batch-seq timeline timeline-compare validate-gpu; do
     cp "$tmp/$f.png" "$out/$f.png"
     echo "$out/$f.png"
 done

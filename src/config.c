@@ -1169,6 +1169,12 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                               &a->hbm_efficiency_frac)) ||
         (st = quantity(o, "kernel_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
                               &a->kernel_hbm_efficiency_frac)) ||
+        (st = quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
+                              &a->attention_hbm_efficiency_frac)) ||
+        (st = quantity(o, "attention_latency", PM_DIM_TIME, false, NONNEGATIVE,
+                              &a->attention_latency_s)) ||
+        (st = quantity(o, "dequant_rate", PM_DIM_COMPUTE, false, NONNEGATIVE,
+                              &a->dequant_elem_per_s)) ||
         (st = quantity(o, "l2_capacity", PM_DIM_BYTES, true, POSITIVE,
                               &a->l2_capacity_bytes)) ||
         (st = quantity(o, "l2_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
@@ -1189,6 +1195,8 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                           &consumer)) != PM_OK)
         return st;
     a->prefetch_consumer = (pm_prefetch_consumer)consumer;
+    if ((st = pm_gemm_read(o, &a->gemm)) != PM_OK)
+        return st;
     if ((st = read_area(o, &a->area)) != PM_OK || (st = read_energy(o, a, &a->energy)) != PM_OK ||
         (st = read_cost(o, a, &a->cost)) != PM_OK)
         return st;
@@ -1366,12 +1374,14 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
 {
     if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
         !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac) ||
-        !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0))
+        !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0) ||
+        !(a->attention_hbm_efficiency_frac >= 0.0 && a->attention_hbm_efficiency_frac <= 1.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "efficiency fractions must be in (0, 1]");
     if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
         !finite_pos(a->l2_capacity_bytes) || !finite_pos(a->hbm_capacity_bytes) ||
-        !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes))
+        !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes) ||
+        !finite_nonneg(a->attention_latency_s) || !finite_nonneg(a->dequant_elem_per_s))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "bandwidths and capacities must be finite and > 0, times >= 0");
     if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
@@ -1431,6 +1441,7 @@ static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, 
         {"$.accelerator.l2_capacity", a->l2_capacity_bytes, PM_DIM_BYTES},
         {"$.accelerator.hbm_capacity", a->hbm_capacity_bytes, PM_DIM_BYTES},
         {"$.accelerator.kernel_launch", a->kernel_launch_s, PM_DIM_TIME},
+        {"$.accelerator.attention_latency", a->attention_latency_s, PM_DIM_TIME},
         {"$.accelerator.chunk_half_efficiency", a->chunk_half_efficiency_bytes, PM_DIM_BYTES},
         {"$.accelerator.peak_compute.int8", a->peak_flop_per_s[PM_DTYPE_INT8], PM_DIM_COMPUTE},
         {"$.accelerator.peak_compute.fp8", a->peak_flop_per_s[PM_DTYPE_FP8], PM_DIM_COMPUTE},

@@ -45,6 +45,10 @@ static roof_in roof_prepare(const pm_scenario *s, const pm_node *n)
     const double peak = pm_peak_compute(a, n->dtype) * a->compute_efficiency_frac;
     ri.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
     if ((n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) && n->m > 0) {
+        /* The last wave of output tiles leaves compute units idle (gemm_eff.c). */
+        ri.compute_s /= pm_gemm_wave_frac(a, n->m, n->n);
+        /* Weight-only quantisation converts the weights on the vector units (gemm_eff.c). */
+        ri.compute_s += pm_gemm_dequant_s(s, n);
         const double e = pm_dtype_bytes(n->dtype) > 0 ? pm_dtype_bytes(n->dtype) : 1.0;
         const double tiled = 2.0 * n->m * n->n * n->k * e / sqrt(a->l2_capacity_bytes / e);
         const double compulsory = n->act_bytes + n->weight_bytes;
@@ -56,7 +60,13 @@ static roof_in roof_prepare(const pm_scenario *s, const pm_node *n)
     ri.bw = a->kernel_hbm_efficiency_frac > 0
                 ? a->hbm_bandwidth_bytes_per_s * a->kernel_hbm_efficiency_frac
                 : pm_effective_hbm_bw(a);
-    ri.kv_bw = n->kv_strided ? ri.bw * a->kv_strided_efficiency_frac : ri.bw;
+    /* The attention kernel's KV reads: at its own measured efficiency where the accelerator
+     * gives one (the GPU presets: the slope of their decode-attention points), times the
+     * strided penalty where it reads more than one KV head with strides (the paper's NPU). */
+    const double kv_base = a->attention_hbm_efficiency_frac > 0
+                               ? a->hbm_bandwidth_bytes_per_s * a->attention_hbm_efficiency_frac
+                               : ri.bw;
+    ri.kv_bw = n->kv_strided ? kv_base * a->kv_strided_efficiency_frac : kv_base;
     ri.l2_bw = a->l2_bandwidth_bytes_per_s;
     return ri;
 }
@@ -87,16 +97,27 @@ static roof roofline(const pm_scenario *s, const pm_node *n, double l2)
     return roof_at(&ri, n, l2);
 }
 
-static void plain_cost(const pm_scenario *s, const roof *r, pm_op_cost *out)
+/* An attention kernel's fixed time beyond its roofline (the accelerator's attention_latency;
+ * 0 on the paper's NPU): in decode its effective bandwidth kv / (t0 + kv / BW) rises with
+ * batch x context towards BW, as the GPU kernels of data/validation/gpu.csv (section 6) do. */
+static double fixed_s(const pm_scenario *s, const pm_node *n)
+{
+    return n->kind == PM_NODE_ATTENTION ? s->accel.attention_latency_s : 0.0;
+}
+
+static void plain_cost(const pm_scenario *s, const pm_node *n, const roof *r, pm_op_cost *out)
 {
     *out = (pm_op_cost){0};
     out->compute_s = r->compute_s;
     out->hbm_s = r->hbm_s;
     out->l2_s = r->l2_s;
     out->hbm_bytes = r->hbm_bytes;
-    out->launch_s = s->accel.kernel_launch_s;
+    out->launch_s = pm_launch_s(s);
     const double mem = r->hbm_s + r->l2_s;
-    out->total_s = (r->compute_s > mem ? r->compute_s : mem) + out->launch_s;
+    /* A MatMul's knee and fixed time follow its shape (gemm_eff.c). */
+    const double t = n->kind == PM_NODE_MATMUL ? pm_gemm_time(&s->accel, r->compute_s, mem)
+                                                : (r->compute_s > mem ? r->compute_s : mem);
+    out->total_s = t + fixed_s(s, n) + out->launch_s;
 }
 
 void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
@@ -104,8 +125,8 @@ void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm
 {
     const roof_in ri = roof_prepare(s, n);
     const roof a = roof_at(&ri, n, n->l2_bytes), b = roof_at(&ri, n, l2_bytes);
-    plain_cost(s, &a, hbm);
-    plain_cost(s, &b, l2);
+    plain_cost(s, n, &a, hbm);
+    plain_cost(s, n, &b, l2);
 }
 
 /* The chunk-independent terms of a fused node. */
@@ -148,7 +169,7 @@ void pm_prefetch_cost(const pm_scenario *s, double bytes, pm_op_cost *out)
     *out = (pm_op_cost){0};
     out->hbm_bytes = bytes;
     out->hbm_s = bytes / pm_effective_hbm_bw(&s->accel);
-    out->launch_s = s->accel.kernel_launch_s;
+    out->launch_s = pm_launch_s(s);
     out->total_s = out->hbm_s + out->launch_s;
 }
 
@@ -157,7 +178,7 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
 {
     const double l2_bytes = n->l2_bytes;
     *out = (pm_op_cost){0};
-    const double launch = s->accel.kernel_launch_s;
+    const double launch = pm_launch_s(s);
     pm_ar_model local;
     if (!ar && n->kind == PM_NODE_ALLREDUCE) {
         pm_ar_model_init(&s->cluster, s->cluster.algorithm, &local);
@@ -168,7 +189,8 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
     }
     switch (n->kind) {
     case PM_NODE_ALLREDUCE: {
-        const double t = pm_ar_model_time(ar, n->comm_bytes, NULL);
+        /* The runtime's collective library adds its start-up (runtime.c). */
+        const double t = pm_ar_model_time(ar, n->comm_bytes, NULL) + pm_runtime_allreduce_s(s);
         out->comm_s = t;
         out->total_s = t;
         return;
@@ -211,7 +233,13 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
     default: break;
     }
     const roof r = roofline(s, n, l2_bytes);
-    plain_cost(s, &r, out);
+    plain_cost(s, n, &r, out);
+    if (n->kind == PM_NODE_EMBEDDING) {
+        /* The runtime's host work of the step precedes its first kernel (runtime.c). */
+        const double host = pm_runtime_step_s(s);
+        out->launch_s += host;
+        out->total_s += host;
+    }
 }
 
 pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, pm_op_cost *out,

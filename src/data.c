@@ -16,10 +16,10 @@
 
 #define MAX_ORIGINS 64
 
-static const char *const kind_names[PM_KIND_COUNT] = {"model", "accelerator", "cluster",
-                                                      "workload", "scenario", "graph"};
-static const char *const kind_dirs[PM_KIND_COUNT] = {"models", "accelerators", "clusters",
-                                                     "workloads", "scenarios", "graphs"};
+static const char *const kind_names[PM_KIND_COUNT] = {
+    "model", "accelerator", "cluster", "workload", "scenario", "graph", "runtime"};
+static const char *const kind_dirs[PM_KIND_COUNT] = {
+    "models", "accelerators", "clusters", "workloads", "scenarios", "graphs", "runtimes"};
 
 const char *pm_file_kind_name(pm_file_kind k)
 {
@@ -466,8 +466,12 @@ static pm_status read_accel_v(pm_obj *o, void *out) { return pm_accelerator_read
 static pm_status read_cluster_v(pm_obj *o, void *out) { return pm_cluster_read(o, out); }
 static pm_status read_workload_v(pm_obj *o, void *out) { return pm_workload_read(o, out); }
 
-static const reader_fn readers[4] = {read_model_v, read_accel_v, read_cluster_v,
-                                     read_workload_v};
+static pm_status read_runtime_v(pm_obj *o, void *out) { return pm_runtime_read(o, out); }
+
+/* By kind; the scenario and the graph have readers of their own. */
+static const reader_fn readers[PM_KIND_COUNT] = {read_model_v,    read_accel_v, read_cluster_v,
+                                                 read_workload_v, NULL,         NULL,
+                                                 read_runtime_v};
 
 static pm_status read_component(component *c, pm_file_kind kind, pm_provenance *prov, void *out,
                                 pm_error *err)
@@ -507,8 +511,8 @@ static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts
             return st;
         if (strchr(key, '.'))
             continue;
-        for (int k = 0; k < PM_KIND_SCENARIO; k++) {
-            if (strcmp(key, kind_names[k]) != 0)
+        for (int k = 0; k < PM_KIND_COUNT; k++) {
+            if (k == PM_KIND_SCENARIO || k == PM_KIND_GRAPH || strcmp(key, kind_names[k]) != 0)
                 continue;
             /* A name that resolves to nothing is the override's error, not the scenario's. */
             char path[1024];
@@ -544,17 +548,25 @@ static pm_status apply_key_overrides(cJSON *root, component *comps, const pm_loa
             for (int k = 0; k < 4; k++)
                 if (strcmp(key, kind_names[k]) == 0)
                     target = k;
+            if (strcmp(key, kind_names[PM_KIND_RUNTIME]) == 0) {
+                if (!comps[4].json)
+                    return pm_fail(err, PM_ERR_MISSING, "--set", "$.runtime",
+                                   "%s: the scenario names no runtime (set runtime=NAME first)",
+                                   opts->overrides[i]);
+                target = 4; /* the runtime's slot in comps (scenario_from_json) */
+            }
             if (target < 0)
                 *dot = '.';
         } else {
-            bool whole = false;
+            bool whole = strcmp(key, kind_names[PM_KIND_RUNTIME]) == 0;
             for (int k = 0; k < 4; k++)
                 whole = whole || strcmp(key, kind_names[k]) == 0;
             if (whole)
                 continue;
         }
         char cpath[64];
-        snprintf(cpath, sizeof cpath, "$.%s", target >= 0 ? kind_names[target] : "");
+        snprintf(cpath, sizeof cpath, "$.%s",
+                 target == 4 ? kind_names[PM_KIND_RUNTIME] : target >= 0 ? kind_names[target] : "");
         pm_status st = target >= 0 ? set_path(comps[target].json, dot + 1, val,
                                               opts->overrides[i], &comps[target], cpath, err)
                                    : set_path(root, key, val, opts->overrides[i], NULL, "$", err);
@@ -573,6 +585,7 @@ static pm_status read_scenario_keys(const cJSON *root, const char *sfile, pm_pro
     o.prov = prov;
     for (int k = 0; k < 4; k++)
         pm_obj_declare(&o, kind_names[k], PM_DIM_NONE);
+    pm_obj_declare(&o, kind_names[PM_KIND_RUNTIME], PM_DIM_NONE);
     pm_obj_declare(&o, "kind", PM_DIM_NONE);
     pm_obj_declare(&o, "description", PM_DIM_NONE);
     const char *name = NULL;
@@ -612,29 +625,38 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
         return st;
     if ((st = apply_component_overrides(root, opts, n_ov, err)) != PM_OK)
         return st;
-    component comps[4];
+    /* The four required components, then the optional runtime in slot 4. */
+    component comps[5];
     memset(comps, 0, sizeof comps);
-    for (int k = 0; k < 4; k++) {
-        st = resolve_component(dd, root, sfile, (pm_file_kind)k, &comps[k], err);
+    for (int k = 0; k < 5; k++) {
+        const pm_file_kind kind = k < 4 ? (pm_file_kind)k : PM_KIND_RUNTIME;
+        if (k == 4 && !cJSON_GetObjectItemCaseSensitive(root, kind_names[kind]))
+            break;
+        st = resolve_component(dd, root, sfile, kind, &comps[k], err);
         if (st != PM_OK) {
-            components_free(comps, 4);
+            components_free(comps, 5);
             return st;
         }
     }
     if ((st = apply_key_overrides(root, comps, opts, n_ov, err)) != PM_OK) {
-        components_free(comps, 4);
+        components_free(comps, 5);
         return st;
     }
     pm_provenance *prov = pm_calloc(1, sizeof *prov);
     if (!prov) {
-        components_free(comps, 4);
+        components_free(comps, 5);
         return pm_fail(err, PM_ERR_NOMEM, sfile, NULL, "out of memory");
     }
     memset(out, 0, sizeof *out);
-    void *targets[4] = {&out->model, &out->accel, &out->cluster, &out->workload};
-    for (int k = 0; k < 4 && st == PM_OK; k++)
-        st = read_component(&comps[k], (pm_file_kind)k, prov, targets[k], err);
-    components_free(comps, 4);
+    void *targets[5] = {&out->model, &out->accel, &out->cluster, &out->workload, &out->runtime};
+    for (int k = 0; k < 5 && st == PM_OK; k++)
+        if (comps[k].json)
+            st = read_component(&comps[k], k < 4 ? (pm_file_kind)k : PM_KIND_RUNTIME, prov,
+                                targets[k], err);
+    components_free(comps, 5);
+    /* A runtime that fixes the allreduce implementation decides the cluster's algorithm. */
+    if (st == PM_OK && out->runtime.present && out->runtime.allreduce_given)
+        out->cluster.algorithm = out->runtime.allreduce;
     if (st == PM_OK)
         st = read_scenario_keys(root, sfile, prov, out, err);
     if (st != PM_OK) {
@@ -790,8 +812,8 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
                 kind = (pm_file_kind)i;
         if (kind == PM_KIND_COUNT)
             st = pm_fail(err, PM_ERR_VALUE, path, "$.kind",
-                         "expected one of model, accelerator, cluster, workload, scenario, graph "
-                         "(got \"%s\")",
+                         "expected one of model, accelerator, cluster, workload, scenario, graph, "
+                         "runtime (got \"%s\")",
                          k->valuestring);
     } else if (k) {
         st = pm_fail(err, PM_ERR_TYPE, path, "$.kind", "expected a string (got %s)",
@@ -831,6 +853,7 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
                 pm_accelerator a;
                 pm_cluster c;
                 pm_workload w;
+                pm_runtime r;
             } tmp;
             st = read_component(&c, kind, NULL, &tmp, err);
         }

@@ -582,6 +582,31 @@ static void add_alltoall(build_ctx *b, pm_node_role role, int l, const char *wha
     node_commit(b);
 }
 
+/* The names of an MLP's input projections and activation (act NULL: "SiLUxMul" gated, "Act"
+ * plain, the dense MLP's). */
+typedef struct mlp_names {
+    pm_node_role gate, up, act;
+    const char *g, *u, *a;
+} mlp_names;
+
+typedef void (*matmul_fn)(build_ctx *b, pm_node_role role, int l, const char *what, double k,
+                          double n_cols);
+
+/* An MLP up to its down projection: gate (when gated) and up of n_cols columns, made by mm
+ * (add_matmul, or add_routed for the routed experts), then the activation over rows x n_cols:
+ * SiLU x mul, 6 flop and 3 passes per element, or a plain activation, 8 flop and 2 passes. */
+static void add_mlp_in(build_ctx *b, int l, const mlp_names *nm, matmul_fn mm, double n_cols,
+                       double rows)
+{
+    const bool gated = b->s->model.gated_mlp;
+    const double h = b->s->model.hidden;
+    if (gated)
+        mm(b, nm->gate, l, nm->g, h, n_cols);
+    mm(b, nm->up, l, nm->u, h, n_cols);
+    add_vector(b, nm->act, l, PM_NODE_ELEMENTWISE, nm->a ? nm->a : gated ? "SiLUxMul" : "Act",
+               rows * n_cols, gated ? 6.0 : 8.0, gated ? 3.0 : 2.0);
+}
+
 /* A MoE block after the MLP norm: the shared experts (known before routing: prefetchable under
  * the attention's allreduce), the router, the dispatch, the routed experts (prefetchable only
  * under the dispatch), and the combine; without expert parallelism the experts are tensor
@@ -591,13 +616,15 @@ static void add_moe_block(build_ctx *b, int l)
     const pm_model *m = &b->s->model;
     const double h = m->hidden, rows = b->rows, ex = b->sh.expert_cols;
     const bool ep = b->sh.ep > 1;
+    static const mlp_names shared = {PM_ROLE_SHARED_GATE, PM_ROLE_SHARED_UP,
+                                     PM_ROLE_SHARED_ACTIVATION, "SharedGate", "SharedUp",
+                                     "SharedAct"};
+    static const mlp_names routed = {PM_ROLE_EXPERT_GATE, PM_ROLE_EXPERT_UP,
+                                     PM_ROLE_EXPERT_ACTIVATION, "ExpertGate", "ExpertUp",
+                                     "ExpertAct"};
     if (m->shared_experts > 0) {
         const double sc = b->sh.shared_cols;
-        if (m->gated_mlp)
-            add_matmul(b, PM_ROLE_SHARED_GATE, l, "SharedGate", h, sc);
-        add_matmul(b, PM_ROLE_SHARED_UP, l, "SharedUp", h, sc);
-        add_vector(b, PM_ROLE_SHARED_ACTIVATION, l, PM_NODE_ELEMENTWISE, "SharedAct", rows * sc,
-                   m->gated_mlp ? 6.0 : 8.0, m->gated_mlp ? 3.0 : 2.0);
+        add_mlp_in(b, l, &shared, add_matmul, sc, rows);
         add_matmul(b, PM_ROLE_SHARED_DOWN, l, "SharedDown", sc, h);
     }
     add_matmul(b, PM_ROLE_ROUTER, l, "Router", h, m->experts);
@@ -606,12 +633,7 @@ static void add_moe_block(build_ctx *b, int l)
     if (ep)
         add_alltoall(b, PM_ROLE_DISPATCH, l, "A2A.dispatch", slots_all * b->ea,
                      b->s->workload.act_dtype);
-    const double slots = b->moe.token_slots;
-    if (m->gated_mlp)
-        add_routed(b, PM_ROLE_EXPERT_GATE, l, "ExpertGate", h, ex);
-    add_routed(b, PM_ROLE_EXPERT_UP, l, "ExpertUp", h, ex);
-    add_vector(b, PM_ROLE_EXPERT_ACTIVATION, l, PM_NODE_ELEMENTWISE, "ExpertAct", slots * ex,
-               m->gated_mlp ? 6.0 : 8.0, m->gated_mlp ? 3.0 : 2.0);
+    add_mlp_in(b, l, &routed, add_routed, ex, b->moe.token_slots);
     add_routed(b, PM_ROLE_EXPERT_DOWN, l, "ExpertDown", ex, h);
     if (ep)
         add_alltoall(b, PM_ROLE_COMBINE, l, "A2A.combine", slots_all * b->er,
@@ -653,14 +675,9 @@ static void add_layer(build_ctx *b, int l, bool local, bool moe)
         add_moe_block(b, l);
         return;
     }
-    if (m->gated_mlp) {
-        add_matmul(b, PM_ROLE_GATE, l, "Gate", h, b->sh.mlp_cols);
-        add_matmul(b, PM_ROLE_UP, l, "Up", h, b->sh.mlp_cols);
-        add_vector(b, PM_ROLE_ACTIVATION, l, PM_NODE_ELEMENTWISE, "SiLUxMul", rows * b->sh.mlp_cols, 6.0, 3.0);
-    } else {
-        add_matmul(b, PM_ROLE_UP, l, "Up", h, b->sh.mlp_cols);
-        add_vector(b, PM_ROLE_ACTIVATION, l, PM_NODE_ELEMENTWISE, "Act", rows * b->sh.mlp_cols, 8.0, 2.0);
-    }
+    static const mlp_names dense = {PM_ROLE_GATE, PM_ROLE_UP, PM_ROLE_ACTIVATION, "Gate", "Up",
+                                    NULL};
+    add_mlp_in(b, l, &dense, add_matmul, b->sh.mlp_cols, rows);
     add_matmul_allreduce(b, PM_ROLE_DOWN, PM_ROLE_MLP_ALLREDUCE, l, "Down", "AR.mlp", b->sh.mlp_cols, h);
 }
 
@@ -780,7 +797,18 @@ pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t contex
                             bool local, pm_node *out, pm_error *err)
 {
     build_ctx b = {0};
-    pm_status st = build_init(&b, s, phase, context_len, false, err);
+    /* The attention node alone: a MoE model's expert reads (build_init computes them) are not
+     * needed, so it is built as the dense model with the same attention. */
+    const pm_scenario *src = s;
+    pm_scenario dense;
+    if (s && s->model.experts > 0) {
+        dense = *s;
+        dense.model.experts = 0;
+        dense.cluster.expert_parallel = 1;
+        dense.provenance = NULL;
+        src = &dense;
+    }
+    pm_status st = build_init(&b, src, phase, context_len, false, err);
     if (st != PM_OK)
         return st;
     b.arr = out;

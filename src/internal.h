@@ -151,6 +151,26 @@ pm_status pm_model_read(pm_obj *o, pm_model *m);
 pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a);
 pm_status pm_cluster_read(pm_obj *o, pm_cluster *c);
 pm_status pm_workload_read(pm_obj *o, pm_workload *w);
+/* gemm_eff.c: the accelerator's optional "gemm" object into *g (present false when absent). */
+pm_status pm_gemm_read(pm_obj *o, pm_gemm_params *g);
+/* The share of the compute units an m x n GEMM's last wave leaves busy, (0, 1]; 1 without a
+ * "gemm" object. */
+double pm_gemm_wave_frac(const pm_accelerator *a, double m, double n);
+/* The vector units' time converting a weight-only MatMul's weights (accelerator dequant_rate;
+ * 0 when the weights are as wide as the compute type or no rate is given). */
+double pm_gemm_dequant_s(const pm_scenario *s, const pm_node *n);
+/* A GEMM's time from its compute and memory times, without the launch: max(c, m) +
+ * overlap_loss min(c, m) + latency; max(c, m) without a "gemm" object. */
+double pm_gemm_time(const pm_accelerator *a, double compute_s, double mem_s);
+/* runtime.c: a runtime file (kind "runtime") into *r (present = true on success). */
+pm_status pm_runtime_read(pm_obj *o, pm_runtime *r);
+/* The per-kernel launch cost: the runtime's when the scenario has one, else the
+ * accelerator's. */
+double pm_launch_s(const pm_scenario *s);
+/* What the runtime adds to one step (the embedding node carries it), seconds; 0 without one. */
+double pm_runtime_step_s(const pm_scenario *s);
+/* What the runtime adds to each allreduce, seconds; 0 without one. */
+double pm_runtime_allreduce_s(const pm_scenario *s);
 
 /* ---- file resolution (data.c) ---- */
 

@@ -12,8 +12,8 @@
  */
 #include <stdlib.h>
 
-#include "testutil.h"
 #include "internal.h"
+#include "testutil.h"
 
 #define HF_DIR PM_TEST_CONFIG_DIR "/hf"
 
@@ -255,19 +255,7 @@ static void test_footprint_holds_the_window_in_local_layers(void **state)
 /* The fast path (one template, a period per class) against the graph of every layer. */
 static void check_fast_matches_graph(const pm_scenario *s, const int64_t *ctxs, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        for (int m = 0; m < PM_MODE_COUNT; m++) {
-            double fast, ref;
-            pm_error err;
-            if (pm_decode_step_time(s, (pm_mode)m, ctxs[i], &fast, &err) != PM_OK)
-                fail_msg("pm_decode_step_time: %s", err.message);
-            if (pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctxs[i], &ref, NULL, &err) !=
-                PM_OK)
-                fail_msg("pm_step_time_graph: %s", err.message);
-            if (!(fabs(fast - ref) <= 1e-12 * ref))
-                fail_msg("%s at context %lld: fast %.17g, graph %.17g", pm_mode_name((pm_mode)m),
-                         (long long)ctxs[i], fast, ref);
-        }
+    pm_test_fast_matches_graph(s, ctxs, n);
 }
 
 static void test_window_patterns_fast_path_matches_graph_path(void **state)

@@ -46,6 +46,7 @@ check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
 check moe-mixtral-bytes 0 '"weight_bytes_per_device": 11676418048,' "$pm" --model mixtral-8x7b --format json
 check moe-mixtral-reads 0 '"experts_read_per_step": 5.46875' "$pm" --model mixtral-8x7b --format json
 check moe-table-line 0 "5.47 read per step at batch 4" "$pm" --model mixtral-8x7b
+check moe-table-bytes 0 "11.68 GB of weights per device" "$pm" --model mixtral-8x7b
 check moe-deepseek-fits 0 '"fits_hbm": true' "$pm" --config deepseek-v3-h200 --format json
 check moe-explain-dispatch 0 "during L0.A2A.dispatch" "$pm" explain --config qwen3-30b-a3b
 check moe-explain-routed 0 "routed experts are known only after the router runs" "$pm" explain --config mixtral8x7b

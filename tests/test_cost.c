@@ -203,6 +203,108 @@ static void test_launch_overhead_added(void **state)
     assert_rel(c.total_s, 3e-6, TOL);
 }
 
+/* The serving runtime (issue 16): host work per step on the embedding, its launch cost in place
+ * of the accelerator's, its collective library's start-up on each allreduce. */
+static void test_runtime_adds_step_launch_and_allreduce_overheads(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.kernel_launch_s = 1e-6;
+    pm_node e = node(PM_NODE_EMBEDDING);
+    e.act_bytes = 2e6; /* 2e-6 s at 1e12 B/s */
+    pm_node n = node(PM_NODE_NORM);
+    n.act_bytes = 2e6;
+    pm_node ar = node(PM_NODE_ALLREDUCE);
+    ar.comm_bytes = 1e6;
+    /* Without a runtime: 2e-6 + 1e-6 each; the allreduce 1e-5 + 1e6 / 1e11 = 2e-5. */
+    assert_rel(cost(&s, &e).total_s, 3e-6, TOL);
+    assert_rel(cost(&s, &ar).total_s, 2e-5, TOL);
+    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO};
+    /* The embedding: 2e-6 + launch 8e-6 + step 800e-6 + batch 2 x 40e-6 + 4 devices > 1, so
+     * 5e-3: 2e-6 + 8e-6 + 8e-4 + 8e-5 + 5e-3 = 5.89e-3 s; its launch_s holds all but 2e-6. */
+    pm_op_cost c = cost(&s, &e);
+    assert_rel(c.total_s, 5.89e-3, TOL);
+    assert_rel(c.launch_s, 5.888e-3, TOL);
+    /* Any other node: only the runtime's launch, 2e-6 + 8e-6 = 1e-5. */
+    assert_rel(cost(&s, &n).total_s, 1e-5, TOL);
+    /* The allreduce: 2e-5 + 20e-6 = 4e-5. */
+    assert_rel(cost(&s, &ar).total_s, 4e-5, TOL);
+    /* One device: no multi-device RPC, 5.89e-3 - 5e-3 = 8.9e-4. */
+    s.cluster.devices = 1;
+    assert_rel(cost(&s, &e).total_s, 8.9e-4, TOL);
+}
+
+/* The attention kernel's fixed time (issue 16): t = max(compute, KV / BW) + t0 + launch, so the
+ * effective bandwidth rises with the KV read; on a GPU preset (kv_strided_efficiency 1) the
+ * strided penalty is gone, on the paper's NPU (0.5 here) it stays. */
+static void test_attention_latency_and_strided_gate(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.attention_latency_s = 14e-6;
+    pm_node a = node(PM_NODE_ATTENTION);
+    a.kv_bytes = 4e6; /* 4e6 / 1e12 = 4e-6 s */
+    /* 4e-6 + 14e-6 = 1.8e-5 s: an effective 4e6 / 1.8e-5 = 0.22 TB/s at a small read... */
+    assert_rel(cost(&s, &a).total_s, 1.8e-5, TOL);
+    a.kv_bytes = 5.36e8; /* ...and 5.36e-4 + 1.4e-5 = 5.5e-4 s, 0.97 TB/s, at a large one */
+    assert_rel(cost(&s, &a).total_s, 5.5e-4, TOL);
+    /* Strided (kv_loc >= 2) on the NPU-like preset: 5.36e8 / (1e12 x 0.5) + 1.4e-5 = 1.086e-3 */
+    a.kv_strided = true;
+    assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
+    /* On a GPU preset, kv_strided_efficiency 1: the same read as contiguous, 5.5e-4. */
+    s.accel.kv_strided_efficiency_frac = 1.0;
+    assert_rel(cost(&s, &a).total_s, 5.5e-4, TOL);
+    /* Other kernels pay no attention latency: a norm of 2e6 bytes takes 2e-6 s. */
+    pm_node n = node(PM_NODE_NORM);
+    n.act_bytes = 2e6;
+    assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
+}
+
+/* GEMM efficiency by shape (issue 16, src/gemm_eff.c), each number by hand. The hand
+ * accelerator: bf16 5e14 flop/s at efficiency 1, HBM 1e12 B/s, launch 0. */
+static void test_gemm_waves_knee_latency_and_dequant(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
+    pm_node n = node(PM_NODE_MATMUL);
+    n.dtype = PM_DTYPE_BF16;
+    n.m = 256;
+    n.n = 1280;
+    n.k = 1024;
+    n.flop = 2.0 * 256 * 1280 * 1024; /* 671088640 flop: 1.34217728e-6 s at 5e14 */
+    n.weight_bytes = 1e6;             /* 1e-6 s at 1e12 B/s */
+    /* No gemm object: the plain roofline, max(1.34217728e-6, 1e-6). (The tiling bound adds no
+     * traffic: 2 m n k e / sqrt(C / e) = 1.34e9 / 2048 = 655360 < compulsory 1e6 bytes.) */
+    assert_rel(cost(&s, &n).total_s, 1.34217728e-6, TOL);
+    /* 128 x 128 tiles on 8 units: ceil(256 / 128) ceil(1280 / 128) = 2 x 10 = 20 tiles, 3 waves
+     * of 8 = 24 slots, 20 / 24 busy: compute 1.34217728e-6 x 24 / 20 = 1.610612736e-6 s. */
+    s.accel.gemm = (pm_gemm_params){true, 8, 128, 128, 0.0, 0.0};
+    assert_rel(cost(&s, &n).compute_s, 1.610612736e-6, TOL);
+    assert_rel(cost(&s, &n).total_s, 1.610612736e-6, TOL);
+    /* The knee: + 0.25 x min(1.610612736e-6, 1e-6) = + 2.5e-7; the fixed time + 2e-6:
+     * 1.610612736e-6 + 2.5e-7 + 2e-6 = 3.860612736e-6 s. */
+    s.accel.gemm.overlap_loss_frac = 0.25;
+    s.accel.gemm.latency_s = 2e-6;
+    assert_rel(cost(&s, &n).total_s, 3.860612736e-6, TOL);
+    /* Fewer tiles than units (32 units): split K, no quantisation: compute 1.34217728e-6,
+     * total 1.34217728e-6 + 0.25 x 1e-6 + 2e-6 = 3.59217728e-6 s. */
+    s.accel.gemm.compute_units = 32;
+    assert_rel(cost(&s, &n).total_s, 3.59217728e-6, TOL);
+    /* Weight-only int8 (int8 weights, bf16 compute) at 1e12 conversions/s: k n ceil(m / 128) =
+     * 1024 x 1280 x 2 = 2621440 conversions, 2.62144e-6 s more compute: 3.96361728e-6 s of
+     * compute, total 3.96361728e-6 + 0.25 x 1e-6 + 2e-6 = 6.21361728e-6 s. */
+    s.accel.dequant_elem_per_s = 1e12;
+    assert_rel(cost(&s, &n).total_s, 3.59217728e-6, TOL); /* bf16 weights: nothing to convert */
+    s.workload.weight_dtype = PM_DTYPE_INT8;
+    assert_rel(cost(&s, &n).compute_s, 3.96361728e-6, TOL);
+    assert_rel(cost(&s, &n).total_s, 6.21361728e-6, TOL);
+    /* Other nodes keep the plain roofline: a norm of 2e6 bytes, 2e-6 s. */
+    pm_node nm = node(PM_NODE_NORM);
+    nm.act_bytes = 2e6;
+    assert_rel(cost(&s, &nm).total_s, 2e-6, TOL);
+}
+
 static void test_allreduce_node_costs_its_algorithm(void **state)
 {
     (void)state;
@@ -406,6 +508,9 @@ int main(void)
         cmocka_unit_test(test_fused_kernel_has_its_own_latency),
         cmocka_unit_test(test_fused_chunking_wins_for_large_gemms),
         cmocka_unit_test(test_cost_non_finite_is_an_error),
+        cmocka_unit_test(test_runtime_adds_step_launch_and_allreduce_overheads),
+        cmocka_unit_test(test_attention_latency_and_strided_gate),
+        cmocka_unit_test(test_gemm_waves_knee_latency_and_dequant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

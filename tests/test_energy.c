@@ -143,9 +143,13 @@ static void test_fast_traffic_equals_graph_traffic_bundled(void **state)
 {
     (void)state;
     /* gemma2-9b alternates windowed and global layers, gemma3-27b has five windowed layers to
-     * one global: both classes of attention. */
+     * one global: both classes of attention; the MoE scenarios add the MLP classes (DeepSeek-V3:
+     * 3 dense then 58 MoE layers; Llama-4-Scout: chunked and global layers, all MoE), the
+     * all-to-alls (EP) and the tensor-parallel experts (Mixtral). */
     static const char *const names[] = {"llama70b", "llama70b-h100", "llama8b", "phi3-medium",
-                                        "qwen2-7b", "paper-dse", "gemma2-9b", "gemma3-27b"};
+                                        "qwen2-7b", "paper-dse", "gemma2-9b", "gemma3-27b",
+                                        "mixtral8x7b", "qwen3-30b-a3b", "deepseek-v3-h200",
+                                        "llama4-scout-h100"};
     for (size_t i = 0; i < (sizeof names / sizeof names[0]); i++) {
         pm_scenario s = pm_test_load(names[i], NULL, 0);
         const int64_t sp = pm_workload_prompt_tokens(&s.workload);

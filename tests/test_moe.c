@@ -8,8 +8,8 @@
  */
 #include <stdlib.h>
 
-#include "testutil.h"
 #include "internal.h"
+#include "testutil.h"
 
 static const pm_load_opts g_opts = {PM_TEST_DATA_DIR, NULL, 0};
 
@@ -433,23 +433,7 @@ static void test_moe_graph_json_round_trip(void **state)
 
 static void check_fast_matches_graph(const pm_scenario *s, const int64_t *ctxs, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        for (int m = 0; m < PM_MODE_COUNT; m++) {
-            double fast, ref;
-            pm_error err;
-            if (pm_decode_step_time(s, (pm_mode)m, ctxs[i], &fast, &err) != PM_OK)
-                fail_msg("pm_decode_step_time: %s", err.message);
-            if (pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctxs[i], &ref, NULL, &err) !=
-                PM_OK)
-                fail_msg("pm_step_time_graph: %s", err.message);
-            if (!(fabs(fast - ref) <= 1e-12 * ref))
-                fail_msg("layers %d first %d period %d phase %d ep %d L2 %.0f MiB, %s at "
-                         "context %lld: fast %.17g, graph %.17g",
-                         s->model.layers, s->model.moe_first_layer, s->model.moe_period,
-                         s->model.moe_phase, s->cluster.expert_parallel,
-                         s->accel.l2_capacity_bytes / 1048576, pm_mode_name((pm_mode)m),
-                         (long long)ctxs[i], fast, ref);
-        }
+    pm_test_fast_matches_graph(s, ctxs, n);
 }
 
 static void test_moe_fast_path_matches_graph_path(void **state)

@@ -163,6 +163,16 @@ static pm_scenario *scenarios(size_t *n)
              * the sequence of random draws is unchanged). */
             s.accel.prefetch_consumer = count % 2 ? PM_CONSUMER_STREAM : PM_CONSUMER_WAIT;
             vary(&s, count);
+            /* Every third scenario runs under a serving runtime (issue 16): host work per step
+             * and per sequence, multi-device RPC, eager launches, a collective library's
+             * start-up; both paths must apply them alike. */
+            if (count % 3 == 1) {
+                s.runtime = (pm_runtime){"prop-runtime", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO};
+                /* and a GPU's attention latency, GEMM shape model and dequantisation rate */
+                s.accel.attention_latency_s = 14e-6;
+                s.accel.gemm = (pm_gemm_params){true, 108, 128, 128, 0.2, 5e-6};
+                s.accel.dequant_elem_per_s = 2.4e12;
+            }
             if (pm_scenario_check(&s, NULL) == PM_OK)
                 all[count++] = s;
         }
@@ -313,7 +323,8 @@ static double longest_window_s(const pm_scenario *s, int64_t sp)
             double t = g->nodes[i].window_bytes / bw;
             for (size_t j = 0; j < g->n_nodes; j++)
                 if (g->nodes[j].kind == PM_NODE_PREFETCH && g->nodes[j].trigger == (int)i)
-                    t += s->accel.kernel_launch_s;
+                    t += s->runtime.present ? s->runtime.kernel_launch_s
+                                            : s->accel.kernel_launch_s;
             if (t > longest)
                 longest = t;
         }

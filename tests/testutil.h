@@ -98,4 +98,27 @@ static inline pm_scenario pm_test_hand_scenario(int devices)
     return s;
 }
 
+#ifdef PM_INTERNAL_H
+/* Fails unless the fast path (pm_decode_step_time) and the graph path (pm_step_time_graph) give
+ * the same decode step time, within 1e-12 (they sum the same terms in another order), in every
+ * mode at each of the n contexts. Needs src/internal.h included first. */
+static inline void pm_test_fast_matches_graph(const pm_scenario *s, const int64_t *ctxs,
+                                              size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double fast, ref;
+            pm_error err;
+            if (pm_decode_step_time(s, (pm_mode)m, ctxs[i], &fast, &err) != PM_OK)
+                fail_msg("pm_decode_step_time: %s", err.message);
+            if (pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, ctxs[i], &ref, NULL, &err) !=
+                PM_OK)
+                fail_msg("pm_step_time_graph: %s", err.message);
+            if (!(fabs(fast - ref) <= 1e-12 * ref))
+                fail_msg("%s: %s at context %lld: fast %.17g, graph %.17g", s->model.name,
+                         pm_mode_name((pm_mode)m), (long long)ctxs[i], fast, ref);
+        }
+}
+#endif
+
 #endif

@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,11 @@ static int validate_one(const cli *c, const char *path, int *bad)
         (*bad)++;
         return 1;
     }
-    printf("ok  %-12s %s\n", pm_file_kind_name(kind), path);
+    /* The listing outgrows stdout's buffer: a write that fails mid-way keeps its errno for
+     * finish_output (errno is gone by the final flush); so does the last line below. */
+    errno = 0;
+    if (printf("ok  %-12s %s\n", pm_file_kind_name(kind), path) < 0 || ferror(stdout))
+        stdout_failed(errno);
     return 0;
 }
 
@@ -94,15 +99,15 @@ int cmd_validate(const cli *c, int argc, char **argv)
             validate_one(c, argv[i], &bad);
     } else {
         const char *dd = c->data_dir ? c->data_dir : pm_default_data_dir();
-        for (int k = 0; k < PM_KIND_GRAPH; k++) {
+        static const char *const dirs[] = {"models",    "accelerators", "clusters", "workloads",
+                                           "scenarios", NULL,           "runtimes"};
+        for (int k = 0; k < PM_KIND_COUNT; k++) {
             char **names = NULL;
             size_t n = 0;
             pm_error err;
-            if (pm_data_list(dd, (pm_file_kind)k, &names, &n, &err) != PM_OK)
-                continue; /* a kind with no directory ships no files */
+            if (!dirs[k] || pm_data_list(dd, (pm_file_kind)k, &names, &n, &err) != PM_OK)
+                continue; /* graphs are not shipped; a kind with no directory ships no files */
             for (size_t i = 0; i < n; i++, total++) {
-                static const char *const dirs[] = {"models", "accelerators", "clusters",
-                                                   "workloads", "scenarios"};
                 char *path = str_printf("%s/%s/%s.json", dd, dirs[k], names[i]);
                 if (!path) {
                     pm_names_free(names, n);
@@ -114,22 +119,24 @@ int cmd_validate(const cli *c, int argc, char **argv)
             pm_names_free(names, n);
         }
     }
-    printf("%d files checked, %d invalid\n", total, bad);
+    errno = 0;
+    if (printf("%d files checked, %d invalid\n", total, bad) < 0 || ferror(stdout))
+        stdout_failed(errno);
     return bad ? EXIT_CONFIG : 0;
 }
 
 int cmd_list(const cli *c, int argc, char **argv)
 {
-    static const char *const kinds[] = {"models", "accelerators", "clusters", "workloads",
-                                        "scenarios"};
+    static const char *const kinds[] = {"models",    "accelerators", "clusters", "workloads",
+                                        "scenarios", "",             "runtimes"};
     if (argc != 1)
         return usage_error("list needs one of %s",
-                           "models, accelerators, clusters, workloads, scenarios");
-    for (int k = 0; k < 5; k++) {
+                           "models, accelerators, clusters, workloads, scenarios, runtimes");
+    for (int k = 0; k < PM_KIND_COUNT; k++) {
         /* The singular ("model") names the kind too. */
-        const size_t len = strlen(kinds[k]) - 1;
-        if (strcmp(argv[0], kinds[k]) != 0 &&
-            !(strlen(argv[0]) == len && strncmp(argv[0], kinds[k], len) == 0))
+        const size_t len = kinds[k][0] ? strlen(kinds[k]) - 1 : 0;
+        if (!kinds[k][0] || (strcmp(argv[0], kinds[k]) != 0 &&
+                             !(strlen(argv[0]) == len && strncmp(argv[0], kinds[k], len) == 0)))
             continue;
         char **names = NULL;
         size_t n = 0;
@@ -151,8 +158,10 @@ int cmd_list(const cli *c, int argc, char **argv)
         pm_names_free(names, n);
         return 0;
     }
+    const char *const names[] = {"models", "accelerators", "clusters", "workloads", "scenarios",
+                                 "runtimes"};
     char hint[96];
-    return usage_error("unknown list '%s' (expected models, accelerators, clusters, workloads or "
-                       "scenarios)%s",
-                       argv[0], cli_suggest(argv[0], kinds, 5, "", hint, sizeof hint));
+    return usage_error("unknown list '%s' (expected models, accelerators, clusters, workloads, "
+                       "scenarios or runtimes)%s",
+                       argv[0], cli_suggest(argv[0], names, 6, "", hint, sizeof hint));
 }

@@ -86,7 +86,8 @@ static const cli_command commands[] = {
      "then Brent)",
      NULL, "preserve-model --config paper-dse --optimize l2=8MiB:512MiB --objective usd"},
     {"explain", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE, F(FMT_TABLE) | F(FMT_JSON), NULL,
-     "per allreduce of the preserve graph: what is prefetched, how many bytes, why it stops",
+     "per collective (allreduce, MoE all-to-all) of the preserve graph: what is prefetched, how "
+     "many bytes (and routed experts), why it stops",
      NULL, "preserve-model explain --config llama70b --seq 64k --batch 16"},
     {"graph", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_LAYERS,
      F(FMT_JSON) | F(FMT_DOT), NULL, "the per-device graph of one mode after insertion", NULL,
@@ -108,7 +109,8 @@ static const cli_command commands[] = {
      "check config files (default: every shipped data file)", NULL,
      "preserve-model validate my-accelerator.json"},
     {"list", GIVEN_DATADIR | GIVEN_FORMAT, F(FMT_TABLE) | F(FMT_JSON), "KIND",
-     "the bundled names of a kind: models, accelerators, clusters, workloads or scenarios",
+     "the bundled names of a kind: models, accelerators, clusters, workloads, scenarios or "
+     "runtimes",
      NULL, "preserve-model list accelerators"},
     {"merge", 0, 0, "FILE...", "join the CSVs of --shard K/N runs into the single run's CSV",
      "The shards must come from one sweep (their digests are checked) and each be whole.",

@@ -23,11 +23,12 @@ static void describe_moe(const pm_scenario *s, const pm_estimate *e, FILE *f)
         return;
     fprintf(f, "# MoE: %d experts (top-%d) + %d shared in %d of %d layers; EP %d x %d devices "
                "per expert; per device %.4g experts (%.2f GiB per layer), %.3g read per step at "
-               "batch %d (%.3g touched over all devices, %.2f GiB read per layer)\n",
+               "batch %d (%.3g touched over all devices, %.2f GiB read per layer); %.2f GB of "
+               "weights per device\n",
             m->experts, m->experts_per_token, m->shared_experts, fp.moe_layers, m->layers,
             e->shard.ep, e->shard.moe_tp, e->shard.experts_local,
             fp.moe_weight_bytes / (MIB * 1024), fp.experts_read_per_step, s->workload.batch,
-            r.experts_touched, fp.moe_read_bytes / (MIB * 1024));
+            r.experts_touched, fp.moe_read_bytes / (MIB * 1024), e->weight_bytes_per_device / 1e9);
     if (e->shard.ep > 1)
         fprintf(f, "# MoE: dispatch and combine are all-to-alls; the fused mode fuses the "
                    "GEMM+allreduce pairs only (no fused GEMM+all-to-all: not applicable)\n");

@@ -1,0 +1,32 @@
+# GPU validation: predicted against measured, log-log, one point type per metric, with the
+# y = x line and the +-25 % band. Draws only; every number comes from the CSV written by
+# scripts/validate-gpu.sh (metric, measured_s, predicted_s, status; refused rows have no
+# prediction and are not drawn).
+# Variables (gnuplot -e): data (the CSV), out, term.
+set terminal @term
+set output out
+set datafile separator ","
+set datafile missing ""
+set datafile commentschars "#"
+set termoption noenhanced
+set logscale xy
+set format x "10^{%T}"
+set format y "10^{%T}"
+set termoption enhanced
+set xlabel "measured (s)"
+set ylabel "predicted (s)"
+set title "preserve-model vs published GPU measurements (data/validation/gpu.csv)"
+set grid
+set key top left box opaque
+set xrange [5e-6:300]
+set yrange [5e-6:300]
+set size square
+sel(m) = (strcol("metric") eq m && strcol("status") ne "refused") ? column("predicted_s") : NaN
+plot x with lines lc rgb "black" lw 1.5 title "predicted = measured", \
+     1.25 * x with lines lc rgb "gray50" dt 2 title "+-25 %", \
+     0.75 * x with lines lc rgb "gray50" dt 2 notitle, \
+     data using (column("measured_s")):(sel("gemm_us")) with points pt 6 ps 1.1 lc rgb "#1b9e77" title "GEMM kernel", \
+     data using (column("measured_s")):(sel("attention_us")) with points pt 4 ps 1.1 lc rgb "#d95f02" title "decode attention kernel", \
+     data using (column("measured_s")):(sel("tpot_ms")) with points pt 7 ps 1.0 lc rgb "#7570b3" title "decode step (TPOT)", \
+     data using (column("measured_s")):(sel("ttft_ms")) with points pt 5 ps 1.0 lc rgb "#e7298a" title "prefill (TTFT)", \
+     data using (column("measured_s")):(sel("e2e_s")) with points pt 9 ps 1.2 lc rgb "#66a61e" title "request (static batch)"

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Calibration of the GPU presets' unmeasured physical parameters against the published
+# measurements of data/validation/gpu.csv (issue 16): once per platform, over all of the
+# platform's points jointly (GEMM and attention kernels, decode steps, prefills, requests),
+# never per point. What is derived from the shape data with a formula (the GEMV line's
+# kernel_hbm_efficiency and gemm.latency, the attention kernel's attention_latency) and what the
+# runtimes' overhead points give (data/runtimes/) is fixed; the grid spans the two parameters no
+# point isolates:
+#   - accelerator.compute_efficiency_frac: the sustained fraction of the dense peak in GEMMs;
+#   - accelerator.gemm.overlap_loss_frac: the share of the shorter of compute and memory time a
+#     GEMM does not overlap (the knee between memory- and compute-bound), on the platforms whose
+#     GEMV points fix the operators' HBM efficiency (A100, H100); on the others (MI300X, Gaudi 2,
+#     no GEMV point) accelerator.kernel_hbm_efficiency_frac instead, the knee staying as given;
+#     Gaudi 2 (8 points, 2 sources) gets compute_efficiency_frac alone: with two parameters its
+#     leave-one-source-out median is 2.8x the in-sample one.
+# The objective is the median |error| over the platform's points (ties: the 90th percentile).
+# Then leave-one-source-out: for each source (the repository or page of the point, the field
+# after "validation-gpu.md §S #N; " in the source column), the best candidate without the
+# source's points, and the errors of the source's points under it; their median against the
+# in-sample one shows over-fitting (issue 16's target: within 1.5x).
+#
+# Platforms: a100 (a100-sxm-80gb and a100-sxm-40gb: one die, one set of values), h100-sxm,
+# mi300x, gaudi2. The H200 is the H100's die (same
+# SMs, clocks and kernels, more and faster HBM): it takes the H100's values, and its three points
+# (one source) stay out of sample; `h200-sxm` may still be named to fit it alone.
+# Usage: scripts/calibrate-gpu.sh [OUTDIR] [PLATFORMS] [EFFS] [LOSSES] [KERNEL_HBM_EFFS]
+#   -> OUTDIR/calibrate-gpu-summary.txt (`key value` lines per platform: the best candidate, its
+#   in-sample median and p90, the leave-one-source-out median and p90, points and sources) and
+#   OUTDIR/calibrate-gpu-<platform>.txt (every candidate's median and p90).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+pm_setup "${1:-}"
+platforms=${2:-"a100 h100-sxm mi300x gaudi2"}
+effs=${3:-"0.45 0.5 0.55 0.6 0.65 0.7 0.75 0.8 0.85"}
+losses=${4:-"0 0.1 0.2 0.3 0.4 0.5"}
+hbms=${5:-"0.4 0.5 0.6 0.7 0.8 0.9"}
+data=$root/data/validation/gpu.csv
+summary=$out/calibrate-gpu-summary.txt
+: >"$summary"
+work=$(mktemp -d)
+: >"$work/side.txt"
+trap 'rm -rf "$work"' EXIT
+
+for plat in $platforms; do
+    case $plat in
+    a100) accs="a100-sxm-80gb a100-sxm-40gb" ;;
+    *) accs=$plat ;;
+    esac
+    rm -f "$out/calibrate-gpu-$plat.txt"
+    sub=$work/$plat.csv
+    head -n 1 "$data" >"$sub"
+    for a in $accs; do awk -F, -v a="$a" '$3 == a && $20 == "ok"' "$data" >>"$sub"; done
+    # The second axis: the knee where GEMV points fix the GEMV bandwidth (A100, H100), else the
+    # operators' HBM efficiency, which no kernel point of the platform isolates.
+    case $plat in
+    a100 | h100-sxm | h200-sxm) key2=gemm.overlap_loss_frac grid2=$losses ;;
+    gaudi2) key2=none grid2=none ;; # 8 points of 2 sources: one parameter (two over-fit: LOSO 2.8x)
+    *) key2=kernel_hbm_efficiency_frac grid2=$hbms ;;
+    esac
+    # One validation run per candidate: per row, the candidate, the row's source and |error|.
+    : >"$work/$plat.err"
+    for e in $effs; do
+        for l in $grid2; do
+            set_kv="accelerator.compute_efficiency_frac=$e"
+            [ "$key2" != none ] && set_kv="$set_kv accelerator.$key2=$l"
+            VALIDATION_CSV=$sub VALIDATE_SET="$set_kv" "$root/scripts/validate-gpu.sh" "$work/run" \
+                >/dev/null
+            paste -d, <(tail -n +2 "$sub" | awk -F, '{ split($21, p, "; "); print p[2] }' |
+                          awk '{ print $1 }') \
+                      <(csv_awk '{ print (v("status") == "refused" ? "nan" : v("error")) }' \
+                          "$work/run/validate-gpu.csv") |
+                awk -F, -v c="$e/$l" '$2 != "nan" { e = $2 < 0 ? -$2 : $2; print c "," $1 "," e }' \
+                    >>"$work/$plat.err"
+        done
+    done
+    # Candidates ranked in-sample, and leave-one-source-out.
+    awk -F, -v plat="$plat" -v key2="$key2" -v all="$out/calibrate-gpu-$plat.txt" -v side="$work/side.txt" '
+    function pct(list, p,   a, c, i, j, t, k) {
+        c = split(list, a, " ")
+        for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+        k = int(c * p + 0.999999); if (k < 1) k = 1
+        return a[k]
+    }
+    { err[$1] = err[$1] " " $3; n[$1]++; src[$2] = 1
+      by[$1, $2] = by[$1, $2] " " $3 }
+    END {
+        best = ""
+        for (c in err) {
+            m = pct(err[c], 0.5); q = pct(err[c], 0.9)
+            printf "candidate %s median %.4f p90 %.4f points %d\n", c, m, q, n[c] >> all
+            if (best == "" || m < bm || (m == bm && q < bq)) { best = c; bm = m; bq = q }
+        }
+        ns = 0; loso = ""
+        for (s in src) {
+            ns++
+            hb = ""
+            for (c in err) {
+                l = ""
+                for (s2 in src) if (s2 != s) l = l by[c, s2]
+                if (split(l, _t, " ") == 0) continue
+                m = pct(l, 0.5); q = pct(l, 0.9)
+                if (hb == "" || m < hm || (m == hm && q < hq)) { hb = c; hm = m; hq = q }
+            }
+            if (hb != "") loso = loso by[hb, s]
+            else one = 1
+        }
+        c = split(err[best], a, " "); for (i = 1; i <= c; i++) print "in " a[i] >> side
+        c = split(loso, a, " "); for (i = 1; i <= c; i++) print "loso " a[i] >> side
+        split(best, bv, "/")
+        printf "%s.compute_efficiency_frac %s\n", plat, bv[1]
+        if (key2 != "none") printf "%s.%s %s\n", plat, key2, bv[2]
+        printf "%s.points %d\n%s.sources %d\n", plat, n[best], plat, ns
+        printf "%s.median_abs_error %.4f\n%s.p90_abs_error %.4f\n", plat, bm, plat, bq
+        if (ns > 1) {
+            lm = pct(loso, 0.5)
+            printf "%s.loso_median_abs_error %.4f\n%s.loso_p90_abs_error %.4f\n", plat, lm, plat, pct(loso, 0.9)
+            printf "%s.loso_over_in_sample %.3f\n", plat, (bm > 0 ? lm / bm : 0)
+        } else
+            printf "%s.loso_median_abs_error n/a (one source)\n", plat
+    }' "$work/$plat.err" >>"$summary"
+    sort -k4 -g "$out/calibrate-gpu-$plat.txt" -o "$out/calibrate-gpu-$plat.txt"
+done
+# Over every platform: the in-sample and the leave-one-source-out errors together.
+sort -k2 -g "$work/side.txt" | awk '
+    { v[$1, ++n[$1]] = $2 }
+    END {
+        for (k = 1; k <= 2; k++) {
+            w = k == 1 ? "in" : "loso"
+            m = v[w, int(n[w] * 0.5 + 0.999999)]; q = v[w, int(n[w] * 0.9 + 0.999999)]
+            printf "all.%s_points %d\nall.%s_median_abs_error %.4f\nall.%s_p90_abs_error %.4f\n", w, n[w], w, m, w, q
+            if (k == 1) im = m
+        }
+        printf "all.loso_over_in_sample %.3f\n", (im > 0 ? m / im : 0)
+    }' >>"$summary"
+cat "$summary"

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Validation of the GPU presets against published measurements of real engines (issue 16):
+# every row of data/validation/gpu.csv (docs/data-format.md, "Validation points") goes through
+# the CLI, and the prediction is set beside the measurement.
+#
+#   tpot_ms, ttft_ms, e2e_s   `run --format csv`, serial mode (engines do not prefetch into L2):
+#                             the scenario is the row's model, accelerator, cluster, devices,
+#                             runtime, datatypes, batch B, and a sequence of I + O - 1 tokens of
+#                             which I are prompt (the prefill emits the first output token, so
+#                             O tokens take O - 1 decode steps). tpot_ms = serial_decode_s /
+#                             (O - 1), ttft_ms = serial_prefill_s, e2e_s = serial_request_s.
+#   gemm_us                   `timeline --phase prefill`: one synthetic ungated layer with
+#                             hidden K and intermediate N at M prompt tokens, batch 1, 1 device;
+#                             the Up MatMul is the M x N x K GEMM. Launch cost 0: the sources
+#                             time the kernel alone (CUDA events, Kineto).
+#   attention_us              `timeline --phase decode --context I`: the row's model at batch B;
+#                             the Attention node. Launch cost 0, as above.
+#
+# Rows marked `moe` in the status column run too: until the model supports MoE the CLI refuses
+# their model (or does not know it) and the row is recorded as `refused` with the message; the
+# summary counts only the rows that ran.
+#
+# Writes OUTDIR/validate-gpu.csv (one line per row: predicted, measured, signed relative error
+# predicted / measured - 1, and both in seconds for the figure), OUTDIR/validate-gpu-summary.txt
+# (`key value` lines: points, median_abs_error, p90_abs_error overall, per metric and per GPU,
+# refused) and OUTDIR/validate-gpu.png (plots/validate-gpu.gp: log-log, the +-25 % band).
+# Percentiles are nearest-rank: the p-th of n sorted values is the ceil(p n)-th.
+# Usage: scripts/validate-gpu.sh [OUTDIR]   (the tool is $PM, default build/src/cli/preserve-model;
+#   VALIDATION_CSV=FILE validates another file of the same format, e.g. a subset; VALIDATE_SET="K=V
+#   ..." adds --set K=V to every row, e.g. a calibration candidate; PM_NO_RUNTIME=1 runs the rows
+#   without their runtimes, to measure what the runtime component is worth)
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+pm_setup "${1:-}"
+data=${VALIDATION_CSV:-$root/data/validation/gpu.csv}
+csv=$out/validate-gpu.csv
+summary=$out/validate-gpu-summary.txt
+
+# predict ROW-FIELDS...: prints the predicted value in the metric's unit, or fails with the CLI's
+# message on stderr.
+predict() {
+    local model=$1 acc=$2 cluster=$3 dev=$4 runtime=$5 wd=$6 ad=$7 kd=$8 b=$9 i=${10} o=${11}
+    local gm=${12} gn=${13} gk=${14} metric=${15}
+    local -a dt=(--set workload.weight_dtype="$wd" --set workload.act_dtype="$ad"
+                 --set workload.kv_dtype="$kd")
+    # fp8 and int8 engines reduce their partial sums in 16 bits.
+    case "$ad" in fp8 | int8) dt+=(--set workload.allreduce_dtype=fp16) ;; esac
+    # VALIDATE_SET: more overrides for every row (scripts/calibrate-gpu.sh's candidates).
+    local kv
+    for kv in ${VALIDATE_SET:-}; do dt+=(--set "$kv"); done
+    local -a rt=()
+    [ "${PM_NO_RUNTIME:-0}" = 0 ] && [ "$runtime" != kernel ] && rt=(--set runtime="$runtime")
+    case "$metric" in
+    gemm_us)
+        "$pm" timeline --config llama8b --accelerator "$acc" --devices 1 --batch 1 \
+            --seq $((gm + 2)) --phase prefill --context "$gm" --mode serial \
+            --set model.num_hidden_layers=2 --set model.hidden_size="$gk" \
+            --set model.num_attention_heads=$((gk / 128)) \
+            --set model.num_key_value_heads=$((gk / 128)) --set model.head_dim=128 \
+            --set model.intermediate_size="$gn" --set model.mlp_gated=false \
+            --set accelerator.kernel_launch_us=0 "${dt[@]}" |
+            csv_awk '$3 ~ /\.Up$/ { printf "%.6g\n", v("end_us") - v("start_us") }'
+        ;;
+    attention_us)
+        "$pm" timeline --config llama8b --model "$model" --accelerator "$acc" \
+            --set cluster="$cluster" --devices "$dev" --batch "$b" --seq $((i + 2)) \
+            --phase decode --context "$i" --mode serial --set accelerator.kernel_launch_us=0 \
+            "${dt[@]}" |
+            csv_awk '$3 ~ /\.Attention$/ { printf "%.6g\n", v("end_us") - v("start_us") }'
+        ;;
+    tpot_ms | ttft_ms | e2e_s)
+        local seq=$((i + o - 1)) steps=$((o - 1))
+        [ "$steps" -lt 1 ] && seq=$((i + 1)) steps=1
+        "$pm" --config llama8b --model "$model" --accelerator "$acc" --set cluster="$cluster" \
+            --devices "$dev" --batch "$b" --seq "$seq" \
+            --set workload.prefill_frac="$(awk -v i="$i" -v s="$seq" 'BEGIN { printf "%.15g", i / s }')" \
+            "${dt[@]}" "${rt[@]}" --format csv |
+            csv_awk -v metric="$metric" -v steps="$steps" '{
+                if (metric == "tpot_ms") printf "%.6g\n", v("serial_decode_s") / steps * 1e3
+                else if (metric == "ttft_ms") printf "%.6g\n", v("serial_prefill_s") * 1e3
+                else printf "%.6g\n", v("serial_request_s") }'
+        ;;
+    *)
+        echo "unknown metric $metric" >&2
+        return 1
+        ;;
+    esac
+}
+
+echo "# preserve-model GPU validation: $("$pm" --version 2>/dev/null || echo "$pm"), rows of $data" >"$csv"
+echo "section,model,accelerator,devices,engine,runtime,metric,measured,predicted,error,measured_s,predicted_s,status,note" >>"$csv"
+n=0
+while IFS=, read -r section model acc cluster dev _par engine runtime wd ad kd b i o gm gn gk metric measured status _src; do
+    [ "$section" = section ] && continue
+    n=$((n + 1))
+    errf=$(mktemp)
+    if pred=$(predict "$model" "$acc" "$cluster" "$dev" "$runtime" "$wd" "$ad" "$kd" "$b" "$i" "$o" \
+        "$gm" "$gn" "$gk" "$metric" 2>"$errf") && [ -n "$pred" ]; then
+        st=$status
+        [ "$st" = moe ] && st=ok-moe
+        note=""
+    else
+        pred="" st=refused
+        note=$(head -n 1 "$errf" | tr ',"' ';'"'"'')
+    fi
+    rm -f "$errf"
+    awk -v s="$section" -v mo="$model" -v a="$acc" -v d="$dev" -v e="$engine" -v r="$runtime" \
+        -v m="$metric" -v x="$measured" -v p="$pred" -v st="$st" -v note="$note" 'BEGIN {
+        u = m ~ /_ms$/ ? 1e-3 : m ~ /_us$/ ? 1e-6 : 1
+        if (p == "") printf "%s,%s,%s,%s,%s,%s,%s,%s,,,%.6g,,%s,\"%s\"\n", s, mo, a, d, e, r, m, x, x * u, st, note
+        else printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.6g,%.6g,%s,\n", s, mo, a, d, e, r, m, x, p, p / x - 1, x * u, p * u, st
+    }' >>"$csv"
+done <"$data"
+
+# The summary: nearest-rank percentiles of |error| over the rows that ran (status ok or ok-moe).
+csv_awk '
+function stats(key, list,   k, a, c, i, j, t) {
+    c = split(list, a, " ")
+    for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    printf "%spoints %d\n", key, c
+    printf "%smedian_abs_error %.4f\n", key, a[int(c * 0.5 + 0.999999) < 1 ? 1 : int(c * 0.5 + 0.999999)]
+    printf "%sp90_abs_error %.4f\n", key, a[int(c * 0.9 + 0.999999) < 1 ? 1 : int(c * 0.9 + 0.999999)]
+}
+{
+    if (v("status") == "refused") { refused++; next }
+    e = v("error") < 0 ? -v("error") : v("error")
+    all = all " " e
+    bym[v("metric")] = bym[v("metric")] " " e
+    byg[v("accelerator")] = byg[v("accelerator")] " " e
+    if (e <= 0.25) inside++
+}
+END {
+    stats("", all)
+    printf "within_25pct_frac %.4f\n", inside / (split(all, _x, " "))
+    printf "refused %d\n", refused + 0
+    for (k in bym) stats("metric." k ".", bym[k])
+    for (k in byg) stats("gpu." k ".", byg[k])
+}' "$csv" >"$summary.tmp"
+# The overall lines first (in the order above), then per metric and per GPU in name order.
+{ awk '$1 !~ /\./' "$summary.tmp"; awk '$1 ~ /^metric\./' "$summary.tmp" | sort -s -k1,1
+  awk '$1 ~ /^gpu\./' "$summary.tmp" | sort -s -k1,1; } >"$summary"
+rm -f "$summary.tmp"
+gp validate-gpu.gp "$out/validate-gpu.png" 900,800 data="$csv"
+echo "$n rows; $csv, $summary, $out/validate-gpu.png"
+cat "$summary"

@@ -1,0 +1,91 @@
+/*
+ * gemm_eff.c - the GEMM efficiency as a function of the shape (issue 16), measured against the
+ * GEMM points of data/validation/gpu.csv (section 5) before it was modelled:
+ *
+ *  - wave quantisation: an M x N GEMM has T = ceil(M / tile_m) ceil(N / tile_n) output tiles,
+ *    run in ceil(T / U) waves on U compute units, so the compute time is the ideal one divided
+ *    by T / (U ceil(T / U)) (a 4096 x 2112 fp8 GEMM on H100, 128 x 128 tiles: 544 tiles, 5 waves
+ *    of 132, 82 %; DeepGEMM measures 51 % of peak there against 72 % at 4096 x 7168); with
+ *    fewer tiles than units the kernels split K over the idle units (split-K, stream-K: the
+ *    128 x 2112 decode shapes reach 352 TFLOPS, not the 17 / 132 a single wave would give), 1;
+ *  - the knee between memory- and compute-bound: around M = 64-256, where the two times meet,
+ *    the kernels are slower than max(compute, memory) (vidur A100 up projection, M = 128:
+ *    157 us against max(105, 105) us), because the software pipeline does not hide all of the
+ *    shorter phase: t = max(c, m) + overlap_loss x min(c, m);
+ *  - a fixed time per GEMM (prologue, first loads, epilogue): the memory-bound GEMVs lie on a line
+ *    t = t0 + bytes / BW (vidur A100 M = 1: 58.7 MB in 41 us, 100.7 MB in 65 us).
+ *
+ *  - weight-only quantisation (int8 or fp8 weights, wider activations): the weights are read
+ *    narrow but multiplied wide, so every weight element is converted (and scaled) on the vector
+ *    units, once per M tile of the kernel: k n ceil(m / tile_m) / dequant_rate more compute
+ *    time. A decode GEMV then becomes bound by the conversion rather than by HBM when the
+ *    rate is below twice the HBM bandwidth in elements (no point of the validation set measures
+ *    a weight-only GEMM: the rate is the accelerator's conversion throughput).
+ *
+ * The reader of the accelerator's "gemm" object is here too. cost.c applies these to every
+ * MatMul node, so the graph path and the fast evaluator agree.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+double pm_gemm_wave_frac(const pm_accelerator *a, double m, double n)
+{
+    const pm_gemm_params *g = &a->gemm;
+    if (!g->present || !(m >= 1) || !(n >= 1))
+        return 1.0;
+    const double tiles = ceil(m / g->tile_m) * ceil(n / g->tile_n);
+    /* Fewer tiles than units: the kernels split K over the idle units (split-K, stream-K). */
+    if (tiles < g->compute_units)
+        return 1.0;
+    const double waves = ceil(tiles / g->compute_units);
+    return tiles / (waves * g->compute_units);
+}
+
+double pm_gemm_dequant_s(const pm_scenario *s, const pm_node *n)
+{
+    const pm_accelerator *a = &s->accel;
+    const pm_dtype w = s->workload.weight_dtype;
+    if (!(a->dequant_elem_per_s > 0) || !(n->m >= 1) ||
+        !(pm_dtype_bytes(w) < pm_dtype_bytes(n->dtype)))
+        return 0.0;
+    /* Each M tile of the kernel converts its own copy of the weights it multiplies. */
+    const double m_tiles = a->gemm.present ? ceil(n->m / a->gemm.tile_m) : 1.0;
+    return n->k * n->n * m_tiles / a->dequant_elem_per_s;
+}
+
+double pm_gemm_time(const pm_accelerator *a, double compute_s, double mem_s)
+{
+    const double hi = compute_s > mem_s ? compute_s : mem_s;
+    if (!a->gemm.present)
+        return hi;
+    const double lo = compute_s > mem_s ? mem_s : compute_s;
+    return hi + a->gemm.overlap_loss_frac * lo + a->gemm.latency_s;
+}
+
+pm_status pm_gemm_read(pm_obj *o, pm_gemm_params *g)
+{
+    memset(g, 0, sizeof *g);
+    pm_obj c;
+    bool present = false;
+    pm_status st = pm_obj_child(o, "gemm", false, &c, &present);
+    if (st != PM_OK || !present)
+        return st;
+    c.origins = o->origins;
+    c.n_origins = o->n_origins;
+    long units = 0, tm = 0, tn = 0;
+    if ((st = pm_obj_int(&c, "compute_units", true, 1, 1000000, &units)) ||
+        (st = pm_obj_int(&c, "tile_m", true, 1, 65536, &tm)) ||
+        (st = pm_obj_int(&c, "tile_n", true, 1, 65536, &tn)) ||
+        (st = pm_obj_quantity(&c, "overlap_loss", PM_DIM_FRACTION, true,
+                              (pm_range){0.0, 1.0, false, false}, &g->overlap_loss_frac)) ||
+        (st = pm_obj_quantity(&c, "latency", PM_DIM_TIME, true, (pm_range){0.0, 1.0, false, false},
+                              &g->latency_s)))
+        return st;
+    g->compute_units = (int)units;
+    g->tile_m = (int)tm;
+    g->tile_n = (int)tn;
+    g->present = true;
+    return pm_obj_finish(&c);
+}

@@ -1,0 +1,82 @@
+/*
+ * runtime.c - the serving runtime as a component of its own (DESIGN.md section 13): the file
+ * reader for data/runtimes/ and the times the runtime adds to a step, used by cost.c (so the
+ * graph path and the fast evaluator, which both cost nodes there, add them identically).
+ *
+ * What a runtime adds, each serial with the device's work (an engine without asynchronous
+ * scheduling prepares step n + 1 after step n's tokens are back on the host):
+ *   - per step: step_overhead + batch x sequence_overhead (+ multi_device_overhead when the
+ *     step runs on more than one device: the RPC to the worker processes), charged to the
+ *     step's first node, the embedding, so that it precedes the step's first kernel;
+ *   - per kernel: kernel_launch (CUDA graphs replay kernels a few us apart; eager launches
+ *     cost the host's launch path per kernel), replacing the accelerator's;
+ *   - per allreduce: allreduce_overhead, the collective library's start-up beyond the
+ *     cluster's alpha-beta time (NCCL launched from the host, vs a custom allreduce: 0), and
+ *     the algorithm when the runtime fixes it (`allreduce`: NCCL's ring for the small decode
+ *     messages of a stack without a custom allreduce); the loader (data.c) puts it in the
+ *     cluster, so every path uses it.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const pm_range TIME_RANGE = {0.0, 1.0, false, false}; /* 0 to 1 s: a host overhead */
+
+pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
+{
+    memset(r, 0, sizeof *r);
+    pm_status st;
+    const char *s = NULL, *name = NULL, *src = NULL;
+    if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
+        return st;
+    if (s && strcmp(s, "runtime") != 0)
+        return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
+                       "expected \"runtime\" here (got \"%s\")", s);
+    if ((st = pm_obj_string(o, "name", true, &name)) != PM_OK ||
+        (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
+        return st;
+    o->file_source = src;
+    pm_strlcpy(r->name, name, sizeof r->name);
+    pm_obj_declare(o, "description", PM_DIM_NONE);
+    pm_obj_declare(o, "engine", PM_DIM_NONE);
+    if ((st = pm_obj_quantity(o, "step_overhead", PM_DIM_TIME, true, TIME_RANGE,
+                              &r->step_overhead_s)) ||
+        (st = pm_obj_quantity(o, "sequence_overhead", PM_DIM_TIME, true, TIME_RANGE,
+                              &r->sequence_overhead_s)) ||
+        (st = pm_obj_quantity(o, "multi_device_overhead", PM_DIM_TIME, false, TIME_RANGE,
+                              &r->multi_device_overhead_s)) ||
+        (st = pm_obj_quantity(o, "kernel_launch", PM_DIM_TIME, true, TIME_RANGE,
+                              &r->kernel_launch_s)) ||
+        (st = pm_obj_quantity(o, "allreduce_overhead", PM_DIM_TIME, false, TIME_RANGE,
+                              &r->allreduce_overhead_s)))
+        return st;
+    int algo = PM_AR_AUTO;
+    size_t n_algo;
+    const char *const *names = pm_allreduce_algo_names(&n_algo);
+    r->allreduce_given = pm_obj_has(o, "allreduce");
+    if ((st = pm_obj_enum(o, "allreduce", false, names, n_algo, &algo)) != PM_OK)
+        return st;
+    r->allreduce = (pm_allreduce_algo)algo;
+    r->present = true;
+    return pm_obj_finish(o);
+}
+
+double pm_launch_s(const pm_scenario *s)
+{
+    return s->runtime.present ? s->runtime.kernel_launch_s : s->accel.kernel_launch_s;
+}
+
+double pm_runtime_step_s(const pm_scenario *s)
+{
+    const pm_runtime *r = &s->runtime;
+    if (!r->present)
+        return 0.0;
+    return r->step_overhead_s + (double)s->workload.batch * r->sequence_overhead_s +
+           (s->cluster.devices > 1 ? r->multi_device_overhead_s : 0.0);
+}
+
+double pm_runtime_allreduce_s(const pm_scenario *s)
+{
+    return s->runtime.present ? s->runtime.allreduce_overhead_s : 0.0;
+}
