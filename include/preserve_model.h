@@ -253,6 +253,8 @@ PM_API const char *pm_prefetch_consumer_name(pm_prefetch_consumer c);
 
 typedef struct pm_accelerator {
     char name[64];
+    char platform[32];        /* the hardware family ("ascend", "nvidia-hopper"); "" not given */
+    char default_cluster[64]; /* the bundled cluster it is built into; "" not given */
     double peak_flop_per_s[PM_DTYPE_COUNT]; /* dense peak per datatype; 0 = unsupported */
     double compute_efficiency_frac;         /* (0, 1] */
     double hbm_capacity_bytes;
@@ -313,6 +315,8 @@ PM_API const char *pm_allreduce_algo_name(pm_allreduce_algo algo);
 /** The tensor-parallel group and its interconnect. */
 typedef struct pm_cluster {
     char name[64];
+    char platform[32];                    /* the family of accelerators it connects; "" not
+                                             given (pm_scenario_platform_mismatch) */
     int devices;                          /* tensor-parallel degree p, >= 1 */
     pm_topology topology;
     pm_allreduce_algo algorithm;
@@ -514,6 +518,16 @@ PM_API pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_
 PM_API void pm_scenario_release(pm_scenario *s);
 
 /**
+ * Whether s's cluster belongs to another platform than its accelerator (both name a "platform"
+ * and the names differ), as when `--accelerator h100-sxm` keeps a scenario's Ascend HCCS
+ * cluster: the estimate is then of hardware that does not exist. When it does and note is not
+ * NULL, writes (at most n bytes, NUL included) a line naming both platforms and the
+ * accelerator's default_cluster ("set cluster=NAME" to use it). False when either names no
+ * platform or s is NULL. Front ends warn with it; the model itself computes either way.
+ */
+PM_API bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n);
+
+/**
  * Checks a scenario built by hand (or modified after loading) for ranges and consistency:
  * heads vs devices under the sharding, datatypes the accelerator supports, hierarchical
  * parameters. Returns PM_OK, PM_ERR_RANGE, PM_ERR_INCONSISTENT, PM_ERR_UNSUPPORTED or
@@ -606,12 +620,22 @@ PM_API bool pm_unit_lookup(const char *unit, double *to_si, pm_dimension *dim);
 
 /**
  * Parses a quantity with an optional unit, "192MiB", "1.6 TBps", "16k" (k = 1e3... for
- * dimensionless, "Ki" = 1024), into SI. want is the expected dimension (PM_DIM_NONE for counts:
+ * dimensionless, "Ki" = 1024; token counts: pm_token_count_parse), into SI. want is the expected dimension (PM_DIM_NONE for counts:
  * accepts k, M, G and Ki, Mi, Gi multipliers). Returns PM_OK, PM_ERR_RANGE (not a finite
  * number) or PM_ERR_UNIT (unknown unit, or a unit of another dimension).
  */
 PM_API pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out,
                                    pm_error *err);
+
+/**
+ * Parses a token count (a sequence or context length): as pm_quantity_parse for a count, except
+ * that the multipliers k (or K), M and G are 1024, 1024^2 and 1024^3, as context lengths are
+ * named ("16k" = 16384, the paper's 16K); Ki, Mi, Gi and plain numbers read as there. The
+ * count shortcuts --seq and --context, the seq sweep axis and the overrides of workload.seq_len,
+ * sliding_window and max_position_embeddings read token counts. Returns the errors of
+ * pm_quantity_parse, or PM_ERR_NOMEM. Bytes and bandwidths keep their units (MB = 1e6 bytes, MiB = 2^20).
+ */
+PM_API pm_status pm_token_count_parse(const char *text, double *out, pm_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Allreduce                                                                                   */
@@ -1046,6 +1070,8 @@ typedef struct pm_estimate {
                                        layer per decode step (0 for a dense model) */
     double kv_bytes_per_device;     /* KV cache at the final context length */
     bool fits_hbm;            /* weights + KV fit the HBM capacity */
+    int allreduces_per_step;  /* allreduces of one decode step (0 on one device); each takes
+                                 modes[m].allreduce_decode_s in serial and preserve */
     bool energy_present;      /* the accelerator has energy coefficients: energy figures set */
     bool cost_present;        /* the accelerator has cost coefficients: cost and per-dollar
                                  figures set */
@@ -1065,13 +1091,26 @@ PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_
  * inputs (model, accelerator, devices, batch, seq_len, prefill_tokens, decode_steps),
  * tpot_context_len, per mode the request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
  * tokens_per_s, allreduce_algorithm and allreduce_decode_s (and fused_chunks for fused), the
- * speedups, the shard and the memory figures; times to 9 significant digits, the rest to 6.
- * Names are JSON-escaped. s and e (the estimate of s by pm_estimate_compute) may not be NULL.
+ * speedups, the shard and the memory figures (with allreduces_per_step), energy, cost and power;
+ * every number as pm_json_number writes it (byte counts exact, the rest round-trippable).
+ * Names are JSON-escaped; the keys are documented in docs/output-format.md. s and e (the estimate of s by pm_estimate_compute) may not be NULL.
  * On success *text_out is a new NUL-terminated string ending in a newline; the caller frees it
  * with free(). Returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG (a NULL argument).
  */
 PM_API pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e,
                                      char **text_out, pm_error *err);
+
+/** Room for any text of pm_json_number, its NUL included. */
+#define PM_JSON_NUMBER_MAX 32
+/**
+ * Writes v as a JSON number: the shortest of 15, 16 or 17 significant digits ("%.*g") that
+ * reads back (strtod) as exactly v, so that an integral value below 2^53 (a byte count) is
+ * written whole in digits and every other value round-trips; "null" when v is not finite.
+ * Writes at most n bytes into buf, NUL included (buf may be NULL when n is 0); returns the
+ * length of the whole text (less than PM_JSON_NUMBER_MAX). The one number format of the JSON
+ * the library and the tool write.
+ */
+PM_API int pm_json_number(double v, char *buf, size_t n);
 
 /**
  * The graph one mode runs: the plain graph (serial), the graph with O and Down fused with their
@@ -1299,8 +1338,21 @@ typedef struct pm_sweep_opts {
  */
 typedef int (*pm_sweep_fn)(const pm_sweep_point *points, size_t n, void *user);
 
+/**
+ * The name among names[0..n) nearest to word by edit distance (Levenshtein) when it is near
+ * enough to suggest ("did you mean"): at most 2 edits, or a third of word's length when word is
+ * longer than 9 bytes (the rule of the library's own suggestions for unknown JSON keys). The
+ * first of equally near names; NULL when none is near, or word or names is NULL (a NULL name
+ * is skipped). For front ends that suggest options, commands or values.
+ */
+PM_API const char *pm_suggest(const char *word, const char *const *names, size_t n);
+
 /** Number of result columns of a sweep point: the sweep CSV's columns after the axis columns
- * and before "error" (16 today; more may be added at the end). */
+ * and before "error" (41 today; more may be added at the end, so that a column's position
+ * stays). The last twelve: weight_bytes_per_device and kv_bytes_per_device (the estimate's),
+ * fits_hbm (1 or 0), allreduce_decode_s (one decode allreduce), allreduces_per_step,
+ * allreduce_per_step_s (their product: a decode step's allreduce time, serial), and the
+ * prefill/decode split serial_prefill_s ... preserve_decode_s. */
 PM_API size_t pm_sweep_column_count(void);
 /** The name of result column i with its unit ("serial_request_s", "die_mm2",
  * "density_preserve_tokens_per_s_per_mm2"...); NULL when i >= pm_sweep_column_count(). */

@@ -23,7 +23,7 @@ memcheck="valgrind --quiet --tool=memcheck --leak-check=full --show-leak-kinds=d
 # names otherwise.
 mapfile -t tests < <(meson test -C "$build" --list 2>/dev/null |
     sed -n -e '/^ninja:/d' -e '/ \/ /{s/^.*:fast \/ //p;d;}' -e p |
-    grep -vx -e cli -e hostile -e writers -e python -e notebook)
+    grep -vx -e cli -e hostile -e writers -e ux -e python -e notebook)
 [ "${#tests[@]}" -gt 0 ] || { echo "valgrind.sh: no tests found in $build" >&2; exit 2; }
 echo "valgrind.sh: ${#tests[@]} tests under memcheck: ${tests[*]}"
 # valgrind runs code 20 to 50 times slower; the suites' timeouts are for native runs.

@@ -1103,6 +1103,23 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
     return pm_obj_finish(&c);
 }
 
+/* The optional "platform" of an accelerator or a cluster (the hardware family they belong to)
+ * and, for an accelerator, the cluster it names as its own (other_key). */
+static pm_status read_platform(pm_obj *o, char *platform, size_t n, const char *other_key,
+                               char *other, size_t n_other)
+{
+    const char *p = NULL, *q = NULL;
+    pm_status st = pm_obj_string(o, "platform", false, &p);
+    if (st == PM_OK && other_key)
+        st = pm_obj_string(o, other_key, false, &q);
+    if (st != PM_OK)
+        return st;
+    pm_strlcpy(platform, p ? p : "", n);
+    if (other)
+        pm_strlcpy(other, q ? q : "", n_other);
+    return PM_OK;
+}
+
 pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
 {
     memset(a, 0, sizeof *a);
@@ -1119,6 +1136,9 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
     o->file_source = src;
     pm_strlcpy(a->name, name, sizeof a->name);
     pm_obj_declare(o, "description", PM_DIM_NONE);
+    if ((st = read_platform(o, a->platform, sizeof a->platform, "default_cluster",
+                            a->default_cluster, sizeof a->default_cluster)) != PM_OK)
+        return st;
 
     pm_obj pc;
     if ((st = pm_obj_child(o, "peak_compute", true, &pc, NULL)) != PM_OK)
@@ -1201,6 +1221,8 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     o->file_source = src;
     pm_strlcpy(c->name, name, sizeof c->name);
     pm_obj_declare(o, "description", PM_DIM_NONE);
+    if ((st = read_platform(o, c->platform, sizeof c->platform, NULL, NULL, 0)) != PM_OK)
+        return st;
     long devices = 0;
     int topo = 0, algo = PM_AR_AUTO;
     size_t n_topo, n_algo;

@@ -333,8 +333,21 @@ static pm_status resolve_component(const char *data_dir, cJSON *scenario, const 
 
 /* ---------------------------------------------------------------- overrides */
 
+/* Whether the key at the end of jpath is a token count, whose k is 1024 (pm_token_count_parse). */
+static bool is_token_key(const char *jpath)
+{
+    static const char *const keys[] = {"seq_len", "sliding_window", "max_position_embeddings"};
+    const char *dot = strrchr(jpath, '.');
+    const char *key = dot ? dot + 1 : jpath;
+    for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++)
+        if (strcmp(key, keys[i]) == 0)
+            return true;
+    return false;
+}
+
 /* Parses the value of "path=value" into *out: a JSON scalar when it is one, a count with a
- * multiplier ("16k" is not the JSON number 16), else a string. The strict parser tells a value
+ * multiplier ("16k" is not the JSON number 16; a token count's k is 1024), else a string. The
+ * strict parser tells a value
  * that is not JSON from an allocation failure and from a JSON number out of range (1e999). */
 static pm_status override_value(const char *text, const char *label, const char *jpath,
                                 cJSON **out, pm_error *err)
@@ -356,7 +369,8 @@ static pm_status override_value(const char *text, const char *label, const char 
     }
     cJSON_Delete(v);
     double x;
-    st = pm_quantity_parse(text, PM_DIM_NONE, &x, &perr);
+    st = is_token_key(jpath) ? pm_token_count_parse(text, &x, &perr)
+                             : pm_quantity_parse(text, PM_DIM_NONE, &x, &perr);
     char *end = NULL;
     double lead = strtod(text, &end);
     if (st == PM_ERR_RANGE && end != text && isfinite(lead)) {
@@ -846,4 +860,20 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
     }
     cJSON_Delete(root);
     return st;
+}
+
+bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n)
+{
+    if (!s || !s->accel.platform[0] || !s->cluster.platform[0] ||
+        strcmp(s->accel.platform, s->cluster.platform) == 0)
+        return false;
+    if (note && n > 0) {
+        const char *own = s->accel.default_cluster;
+        snprintf(note, n,
+                 "cluster %s is of platform %s, accelerator %s of %s: the links modelled are "
+                 "not this accelerator's%s%s%s",
+                 s->cluster.name, s->cluster.platform, s->accel.name, s->accel.platform,
+                 own[0] ? " (its own: --set cluster=" : "", own, own[0] ? ")" : "");
+    }
+    return true;
 }

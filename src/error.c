@@ -104,6 +104,24 @@ int pm_edit_distance(const char *a, const char *b)
     return prev[lb] > 255 ? 255 : prev[lb];
 }
 
+int pm_suggest_limit(size_t len) { return len > 9 ? (int)(len / 3) : 2; }
+
+const char *pm_suggest(const char *word, const char *const *names, size_t n)
+{
+    if (!word || !names)
+        return NULL;
+    int best = 1 << 20;
+    const char *near = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const int d = names[i] ? pm_edit_distance(word, names[i]) : 1 << 20;
+        if (d < best) {
+            best = d;
+            near = names[i];
+        }
+    }
+    return near && best <= pm_suggest_limit(strlen(word)) ? near : NULL;
+}
+
 const char *pm_errno_text(int errnum, char *buf, size_t n)
 {
     /* The XSI strerror_r (_POSIX_C_SOURCE 200809L): strerror may share one buffer between

@@ -328,6 +328,26 @@ pm_status pm_decode_step_traffic(const pm_scenario *s, pm_mode mode, int64_t con
     return PM_OK;
 }
 
+/* The allreduces of one decode step of a plan: its head's and tail's, and each layer's (a dense
+ * layer has the template layer's communication, a MoE layer the MoE template's; only the
+ * attention differs between the layers of a class). */
+static int count_allreduces(const pm_node *nodes, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        k += nodes[i].kind == PM_NODE_ALLREDUCE;
+    return k;
+}
+
+static int step_allreduces(const pm_step_plan *p, const pm_model *m)
+{
+    const pm_template *t = &p->tmpl;
+    const int moe = t->n_moe > 0 ? pm_model_moe_layers(m) : 0;
+    return count_allreduces(t->head, t->n_head) + count_allreduces(t->tail, t->n_tail) +
+           (m->layers - moe) * count_allreduces(t->layer, t->n_layer) +
+           moe * count_allreduces(t->moe, t->n_moe);
+}
+
 /* The decode plans for s, reused when c holds them for s up to the sequence length; the
  * prefill plans, built for s. The plans point at c->scen. */
 static pm_status cache_plans(pm_estimate_cache *c, const pm_scenario *s, int64_t sp,
@@ -457,6 +477,7 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
     /* Plans: decode and prefill, unfused (serial and PRESERVE) and fused. */
     if ((st = cache_plans(c, s, sp, err)) != PM_OK)
         return st;
+    out->allreduces_per_step = step_allreduces(&c->dec, &s->model);
     pm_traffic tpot_traffic[PM_MODE_COUNT];
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
         st = estimate_mode(s, c, (pm_mode)m, sp, last, (double)out->decode_steps, &out->modes[m],

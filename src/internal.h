@@ -35,6 +35,9 @@ void pm_error_clear(pm_error *err);
 void pm_strlcpy(char *dst, const char *src, size_t n);
 /* Levenshtein distance, capped at 255; for "did you mean". */
 int pm_edit_distance(const char *a, const char *b);
+/* The most edits a "did you mean" accepts for a word of len bytes: 2, or a third of the length
+ * beyond 9 (the one rule of pm_suggest and of the unknown JSON keys). */
+int pm_suggest_limit(size_t len);
 
 /* Splits a key "base_UNIT" at the longest known unit suffix. Returns false when the key has no
  * unit suffix. base receives the part before the unit (NUL-terminated, at most n bytes). */

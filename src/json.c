@@ -411,9 +411,7 @@ static int nearest_known(const pm_obj *o, const char *key)
             bi = i;
         }
     }
-    size_t plen = strlen(probe);
-    int limit = plen > 9 ? (int)(plen / 3) : 2;
-    return o->n_known && best <= limit ? (int)bi : -1;
+    return o->n_known && best <= pm_suggest_limit(strlen(probe)) ? (int)bi : -1;
 }
 
 const char *pm_obj_nearest_known(const pm_obj *o, const char *key)

@@ -5,17 +5,44 @@
  * columns between the axes and "error").
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+int pm_json_number(double v, char *buf, size_t n)
+{
+    char t[PM_JSON_NUMBER_MAX];
+    int len = 4;
+    if (!isfinite(v)) {
+        memcpy(t, "null", 5);
+    } else {
+        /* The fewest digits that read back as v: an integer below 2^53 comes out whole. */
+        for (int digits = 15; digits <= 17; digits++) {
+            len = snprintf(t, sizeof t, "%.*g", digits, v);
+            const double back = strtod(t, NULL);
+            if (!(back < v) && !(back > v)) /* read back exactly (no -Wfloat-equal) */
+                break;
+        }
+    }
+    if (buf && n > 0)
+        snprintf(buf, n, "%s", t);
+    return len;
+}
+
+/* v as pm_json_number writes it, in the compound literal of the call (one per argument). */
+#define NUM(v) num_text((char[PM_JSON_NUMBER_MAX]){0}, (v))
+static const char *num_text(char *buf, double v)
+{
+    pm_json_number(v, buf, PM_JSON_NUMBER_MAX);
+    return buf;
+}
+
 /* A JSON number, or null when the accelerator has no data for it. */
 static void json_num(pm_sbuf *b, const char *key, double v, bool present, const char *sep)
 {
-    if (present)
-        pm_sb_printf(b, "\"%s\": %.9g%s", key, v, sep);
-    else
-        pm_sb_printf(b, "\"%s\": null%s", key, sep);
+    pm_sb_printf(b, "\"%s\": %s%s", key, present ? NUM(v) : "null", sep);
 }
 
 /* A mode's energy and dollar figures, after its times. */
@@ -28,15 +55,16 @@ static void json_energy(pm_sbuf *b, const pm_estimate *e, const pm_mode_result *
     json_num(b, "tokens_per_s_per_usd", r->tokens_per_s_per_usd, e->cost_present, ", ");
     const pm_traffic *t = &r->traffic;
     pm_sb_printf(b,
-                 "\"traffic_per_device\": {\"hbm_bytes\": %.9g, \"l2_write_bytes\": %.9g, "
-                 "\"l2_read_bytes\": %.9g, \"link_bytes\": %.9g}, ",
-                 t->hbm_bytes, t->l2_write_bytes, t->l2_read_bytes, t->link_bytes);
+                 "\"traffic_per_device\": {\"hbm_bytes\": %s, \"l2_write_bytes\": %s, "
+                 "\"l2_read_bytes\": %s, \"link_bytes\": %s}, ",
+                 NUM(t->hbm_bytes), NUM(t->l2_write_bytes), NUM(t->l2_read_bytes),
+                 NUM(t->link_bytes));
     if (e->energy_present)
         pm_sb_printf(b,
-                     "\"energy_per_device_J\": {\"hbm\": %.9g, \"l2\": %.9g, \"link\": %.9g, "
-                     "\"mac\": %.9g, \"static\": %.9g, \"total\": %.9g}",
-                     r->energy.hbm_J, r->energy.l2_J, r->energy.link_J, r->energy.mac_J,
-                     r->energy.static_J, r->energy.total_J);
+                     "\"energy_per_device_J\": {\"hbm\": %s, \"l2\": %s, \"link\": %s, "
+                     "\"mac\": %s, \"static\": %s, \"total\": %s}",
+                     NUM(r->energy.hbm_J), NUM(r->energy.l2_J), NUM(r->energy.link_J),
+                     NUM(r->energy.mac_J), NUM(r->energy.static_J), NUM(r->energy.total_J));
     else
         pm_sb_printf(b, "\"energy_per_device_J\": null");
 }
@@ -47,20 +75,21 @@ static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate 
     const pm_device_cost *k = &e->cost;
     if (e->cost_present)
         pm_sb_printf(b,
-                     "  \"cost\": {\"die_mm2\": %.9g, \"dies_per_package\": %d, \"die_usd\": "
-                     "%.9g, \"dies_per_wafer\": %.9g, \"yield_frac\": %.9g, \"yield_model\": "
-                     "\"%s\", \"hbm_usd\": %.9g, \"package_usd\": %.9g, \"device_usd\": "
-                     "%.9g},\n",
-                     k->die_mm2, k->dies_per_package, k->die_usd, k->dies_per_wafer,
-                     k->yield_frac, pm_yield_model_name(s->accel.cost.yield_model), k->hbm_usd,
-                     k->package_usd, k->device_usd);
+                     "  \"cost\": {\"die_mm2\": %s, \"dies_per_package\": %d, \"die_usd\": "
+                     "%s, \"dies_per_wafer\": %s, \"yield_frac\": %s, \"yield_model\": "
+                     "\"%s\", \"hbm_usd\": %s, \"package_usd\": %s, \"device_usd\": "
+                     "%s},\n",
+                     NUM(k->die_mm2), k->dies_per_package, NUM(k->die_usd),
+                     NUM(k->dies_per_wafer), NUM(k->yield_frac),
+                     pm_yield_model_name(s->accel.cost.yield_model), NUM(k->hbm_usd),
+                     NUM(k->package_usd), NUM(k->device_usd));
     else
         pm_sb_printf(b, "  \"cost\": null,\n");
     double p_static = 0.0, p_full = 0.0;
     if (e->energy_present && pm_static_power(&s->accel, &p_static, NULL) == PM_OK &&
         pm_full_bandwidth_power(&s->accel, &p_full, NULL) == PM_OK) {
-        pm_sb_printf(b, "  \"power\": {\"static_W\": %.9g, \"full_bandwidth_W\": %.9g, ",
-                     p_static, p_full);
+        pm_sb_printf(b, "  \"power\": {\"static_W\": %s, \"full_bandwidth_W\": %s, ",
+                     NUM(p_static), NUM(p_full));
         json_num(b, "board_power_W", s->accel.energy.board_power_W,
                  s->accel.energy.board_power_W > 0, "}\n}\n");
     } else {
@@ -83,15 +112,37 @@ static void json_moe(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
     pm_sb_printf(b,
                  "  \"moe\": {\"experts\": %d, \"experts_per_token\": %d, \"shared_experts\": "
                  "%d, \"moe_layers\": %d, \"expert_parallel\": %d, \"expert_tensor_parallel\": "
-                 "%d, \"experts_per_device\": %.6g, \"experts_touched_per_step\": %.6g, "
-                 "\"experts_read_per_step\": %.6g, \"experts_read_upper_bound\": %.6g, "
-                 "\"routing_skew_alpha\": %.6g, \"expert_weight_bytes\": %.6g, "
-                 "\"moe_weight_bytes_per_layer\": %.6g, \"moe_read_bytes_per_layer\": %.6g},\n",
+                 "%d, \"experts_per_device\": %s, \"experts_touched_per_step\": %s, "
+                 "\"experts_read_per_step\": %s, \"experts_read_upper_bound\": %s, "
+                 "\"routing_skew_alpha\": %s, \"expert_weight_bytes\": %s, "
+                 "\"moe_weight_bytes_per_layer\": %s, \"moe_read_bytes_per_layer\": %s},\n",
                  s->model.experts, s->model.experts_per_token, s->model.shared_experts,
-                 fp.moe_layers, e->shard.ep, e->shard.moe_tp, e->shard.experts_local,
-                 r.experts_touched, fp.experts_read_per_step, r.upper_bound,
-                 s->workload.routing_skew_alpha, fp.expert_weight_bytes, fp.moe_weight_bytes,
-                 fp.moe_read_bytes);
+                 fp.moe_layers, e->shard.ep, e->shard.moe_tp, NUM(e->shard.experts_local),
+                 NUM(r.experts_touched), NUM(fp.experts_read_per_step), NUM(r.upper_bound),
+                 NUM(s->workload.routing_skew_alpha), NUM(fp.expert_weight_bytes),
+                 NUM(fp.moe_weight_bytes), NUM(fp.moe_read_bytes));
+}
+
+/* The per-mode objects. */
+static void json_modes(pm_sbuf *b, const pm_estimate *e)
+{
+    pm_sb_printf(b, "  \"modes\": {\n");
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_mode_result *r = &e->modes[m];
+        pm_sb_printf(b,
+                     "    \"%s\": {\"request_s\": %s, \"prefill_s\": %s, \"decode_s\": %s, "
+                     "\"tpot_s\": %s, \"tpot_mean_s\": %s, \"tokens_per_s\": %s, "
+                     "\"allreduce_algorithm\": \"%s\", \"allreduce_decode_s\": %s",
+                     pm_mode_name((pm_mode)m), NUM(r->request_s), NUM(r->prefill_s),
+                     NUM(r->decode_s), NUM(r->tpot_s), NUM(r->tpot_mean_s),
+                     NUM(r->tokens_per_s), pm_allreduce_algo_name(r->allreduce),
+                     NUM(r->allreduce_decode_s));
+        if (m == PM_MODE_FUSED)
+            pm_sb_printf(b, ", \"fused_chunks\": %d", r->fused_chunks);
+        json_energy(b, e, r);
+        pm_sb_printf(b, "}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
+    }
+    pm_sb_printf(b, "  },\n");
 }
 
 pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char **text_out,
@@ -106,44 +157,32 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
     pm_sb_json_string(&b, s->model.name);
     pm_sb_printf(&b, ", \"accelerator\": ");
     pm_sb_json_string(&b, s->accel.name);
+    pm_sb_printf(&b, ", \"cluster\": ");
+    pm_sb_json_string(&b, s->cluster.name);
     pm_sb_printf(&b,
                  ", \"devices\": %d, \"batch\": %d, \"seq_len\": %lld, \"prefill_tokens\": %lld, "
                  "\"decode_steps\": %lld},\n",
                  s->cluster.devices, s->workload.batch, (long long)s->workload.seq_len,
                  (long long)e->prefill_tokens, (long long)e->decode_steps);
     pm_sb_printf(&b, "  \"tpot_context_len\": %lld,\n", (long long)(s->workload.seq_len - 1));
-    pm_sb_printf(&b, "  \"modes\": {\n");
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const pm_mode_result *r = &e->modes[m];
-        pm_sb_printf(&b,
-                     "    \"%s\": {\"request_s\": %.9g, \"prefill_s\": %.9g, \"decode_s\": %.9g, "
-                     "\"tpot_s\": %.9g, \"tpot_mean_s\": %.9g, \"tokens_per_s\": %.9g, "
-                     "\"allreduce_algorithm\": \"%s\", \"allreduce_decode_s\": %.9g",
-                     pm_mode_name((pm_mode)m), r->request_s, r->prefill_s, r->decode_s,
-                     r->tpot_s, r->tpot_mean_s, r->tokens_per_s,
-                     pm_allreduce_algo_name(r->allreduce), r->allreduce_decode_s);
-        if (m == PM_MODE_FUSED)
-            pm_sb_printf(&b, ", \"fused_chunks\": %d", r->fused_chunks);
-        json_energy(&b, e, r);
-        pm_sb_printf(&b, "}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
-    }
+    json_modes(&b, e);
     pm_sb_printf(&b,
-                 "  },\n  \"speedup\": {\"preserve_vs_serial\": %.6g, \"preserve_vs_fused\": "
-                 "%.6g, \"fused_vs_serial\": %.6g},\n",
-                 e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
-                 e->speedup_fused_vs_serial);
+                 "  \"speedup\": {\"preserve_vs_serial\": %s, \"preserve_vs_fused\": %s, "
+                 "\"fused_vs_serial\": %s},\n",
+                 NUM(e->speedup_preserve_vs_serial), NUM(e->speedup_preserve_vs_fused),
+                 NUM(e->speedup_fused_vs_serial));
     pm_sb_printf(&b,
-                 "  \"shard\": {\"q_heads\": %.6g, \"kv_heads\": %.6g, \"kv_replicated\": %s, "
+                 "  \"shard\": {\"q_heads\": %s, \"kv_heads\": %s, \"kv_replicated\": %s, "
                  "\"uneven\": %s},\n",
-                 e->shard.q_heads, e->shard.kv_heads, e->shard.kv_replicated ? "true" : "false",
-                 e->shard.uneven ? "true" : "false");
+                 NUM(e->shard.q_heads), NUM(e->shard.kv_heads),
+                 e->shard.kv_replicated ? "true" : "false", e->shard.uneven ? "true" : "false");
     pm_sb_printf(&b,
-                 "  \"memory\": {\"weight_bytes_per_device\": %.6g, \"kv_bytes_per_device\": "
-                 "%.6g, \"fits_hbm\": %s, \"l2_window_bytes\": %.6g, \"kv_spill_context\": "
-                 "%lld},\n",
-                 e->weight_bytes_per_device, e->kv_bytes_per_device,
-                 e->fits_hbm ? "true" : "false", e->l2_window_bytes,
-                 (long long)e->kv_spill_context);
+                 "  \"memory\": {\"weight_bytes_per_device\": %s, \"kv_bytes_per_device\": %s, "
+                 "\"fits_hbm\": %s, \"l2_window_bytes\": %s, \"kv_spill_context\": %lld, "
+                 "\"allreduces_per_step\": %d},\n",
+                 NUM(e->weight_bytes_per_device), NUM(e->kv_bytes_per_device),
+                 e->fits_hbm ? "true" : "false", NUM(e->l2_window_bytes),
+                 (long long)e->kv_spill_context, e->allreduces_per_step);
     json_moe(&b, s, e);
     json_cost_power(&b, s, e);
     if (b.failed) {
@@ -154,22 +193,41 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
     return PM_OK;
 }
 
-static const char *const sweep_columns[] = {
-    "serial_request_s", "fused_request_s", "preserve_request_s", "serial_tpot_s",
-    "fused_tpot_s", "preserve_tpot_s", "serial_tokens_per_s", "fused_tokens_per_s",
-    "preserve_tokens_per_s", "speedup_preserve_vs_serial", "speedup_preserve_vs_fused",
-    "speedup_fused_vs_serial", "die_mm2", "density_serial_tokens_per_s_per_mm2",
-    "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2", "device_usd",
-    "serial_J_per_token", "fused_J_per_token", "preserve_J_per_token", "serial_avg_power_W",
-    "fused_avg_power_W", "preserve_avg_power_W", "serial_tokens_per_J", "fused_tokens_per_J",
-    "preserve_tokens_per_J", "serial_tokens_per_s_per_usd", "fused_tokens_per_s_per_usd",
-    "preserve_tokens_per_s_per_usd", "experts_read_per_step", "weight_bytes_per_device"};
+/* A column's figure exists only with the accelerator's energy (E) or cost (C) coefficients;
+ * without them it is NaN. */
+enum { ALWAYS, E, C };
+
+/* The columns: their names, what they need, and (pm_sweep_point_values) their values, in one
+ * order. New columns go at the end: the plots and scripts read the earlier ones by position. */
+static const struct sweep_column {
+    const char *name;
+    int needs;
+} sweep_columns[] = {
+    {"serial_request_s", ALWAYS}, {"fused_request_s", ALWAYS}, {"preserve_request_s", ALWAYS},
+    {"serial_tpot_s", ALWAYS}, {"fused_tpot_s", ALWAYS}, {"preserve_tpot_s", ALWAYS},
+    {"serial_tokens_per_s", ALWAYS}, {"fused_tokens_per_s", ALWAYS},
+    {"preserve_tokens_per_s", ALWAYS}, {"speedup_preserve_vs_serial", ALWAYS},
+    {"speedup_preserve_vs_fused", ALWAYS}, {"speedup_fused_vs_serial", ALWAYS},
+    {"die_mm2", ALWAYS}, {"density_serial_tokens_per_s_per_mm2", ALWAYS},
+    {"density_fused_tokens_per_s_per_mm2", ALWAYS},
+    {"density_preserve_tokens_per_s_per_mm2", ALWAYS}, {"device_usd", C},
+    {"serial_J_per_token", E}, {"fused_J_per_token", E}, {"preserve_J_per_token", E},
+    {"serial_avg_power_W", E}, {"fused_avg_power_W", E}, {"preserve_avg_power_W", E},
+    {"serial_tokens_per_J", E}, {"fused_tokens_per_J", E}, {"preserve_tokens_per_J", E},
+    {"serial_tokens_per_s_per_usd", C}, {"fused_tokens_per_s_per_usd", C},
+    {"preserve_tokens_per_s_per_usd", C}, {"experts_read_per_step", ALWAYS},
+    /* Memory, communication and the prefill/decode split (the run JSON's figures). */
+    {"weight_bytes_per_device", ALWAYS}, {"kv_bytes_per_device", ALWAYS},
+    {"fits_hbm", ALWAYS}, {"allreduce_decode_s", ALWAYS}, {"allreduces_per_step", ALWAYS},
+    {"allreduce_per_step_s", ALWAYS}, {"serial_prefill_s", ALWAYS},
+    {"fused_prefill_s", ALWAYS}, {"preserve_prefill_s", ALWAYS}, {"serial_decode_s", ALWAYS},
+    {"fused_decode_s", ALWAYS}, {"preserve_decode_s", ALWAYS}};
 
 size_t pm_sweep_column_count(void) { return PM_ARRAY_LEN(sweep_columns); }
 
 const char *pm_sweep_column_name(size_t i)
 {
-    return i < PM_ARRAY_LEN(sweep_columns) ? sweep_columns[i] : NULL;
+    return i < PM_ARRAY_LEN(sweep_columns) ? sweep_columns[i].name : NULL;
 }
 
 size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
@@ -181,6 +239,8 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
     if (p && p->status == PM_OK) {
         const pm_estimate *e = &p->estimate;
         const pm_mode_result *r = e->modes;
+        /* The allreduce is the same in every mode's decode step (pm_mode_result). */
+        const double ar = r[PM_MODE_SERIAL].allreduce_decode_s;
         const double ok[N] = {
             r[0].request_s, r[1].request_s, r[2].request_s, r[0].tpot_s, r[1].tpot_s,
             r[2].tpot_s, r[0].tokens_per_s, r[1].tokens_per_s, r[2].tokens_per_s,
@@ -190,13 +250,16 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
             r[1].energy_per_token_J, r[2].energy_per_token_J, r[0].avg_power_W,
             r[1].avg_power_W, r[2].avg_power_W, r[0].tokens_per_J, r[1].tokens_per_J,
             r[2].tokens_per_J, r[0].tokens_per_s_per_usd, r[1].tokens_per_s_per_usd,
-            r[2].tokens_per_s_per_usd, e->experts_read_per_step, e->weight_bytes_per_device};
+            r[2].tokens_per_s_per_usd, e->experts_read_per_step, e->weight_bytes_per_device,
+            e->kv_bytes_per_device,
+            e->fits_hbm ? 1.0 : 0.0, e->allreduces_per_step > 0 ? ar : 0.0,
+            e->allreduces_per_step, e->allreduces_per_step > 0 ? e->allreduces_per_step * ar : 0.0,
+            r[0].prefill_s, r[1].prefill_s, r[2].prefill_s, r[0].decode_s, r[1].decode_s,
+            r[2].decode_s};
         memcpy(v, ok, sizeof v);
-        /* From device_usd on: energy columns NaN without energy data, cost ones without cost
-         * data. */
-        for (size_t i = 16; i < 29; i++) {
-            const bool is_cost = i == 16 || i >= 26;
-            if (is_cost ? !e->cost_present : !e->energy_present)
+        for (size_t i = 0; i < N; i++) {
+            const int needs = sweep_columns[i].needs;
+            if ((needs == C && !e->cost_present) || (needs == E && !e->energy_present))
                 v[i] = NAN;
         }
     }

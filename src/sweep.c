@@ -91,7 +91,8 @@ static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec,
     double v = strtod(text, &end);
     if (end != text && *end == '\0' && isfinite(v)) {
         *out = v * ai->display;
-    } else if (pm_quantity_parse(text, ai->dim, out, &e2) != PM_OK) {
+    } else if ((k == PM_AXIS_SEQ ? pm_token_count_parse(text, out, &e2)
+                                 : pm_quantity_parse(text, ai->dim, out, &e2)) != PM_OK) {
         return pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
     }
     if (!(*out > 0) || !isfinite(*out))
@@ -151,7 +152,8 @@ static pm_status parse_step(const char *text, const axis_info *ai, const char *s
     double v = strtod(text, &end);
     if (end != text && *end == '\0' && isfinite(v))
         *step = v * ai->display;
-    else if (pm_quantity_parse(text, ai->dim, step, &e2) != PM_OK)
+    else if ((ai == &axes[PM_AXIS_SEQ] ? pm_token_count_parse(text, step, &e2)
+                               : pm_quantity_parse(text, ai->dim, step, &e2)) != PM_OK)
         return pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
     if (!(*step > 0) || !isfinite(*step))
         return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
@@ -207,11 +209,17 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
     for (int i = 0; i < PM_AXIS_COUNT; i++)
         if (strcmp(name, axes[i].name) == 0)
             k = i;
-    if (k < 0)
+    if (k < 0) {
+        const char *names[PM_AXIS_COUNT];
+        for (int i = 0; i < PM_AXIS_COUNT; i++)
+            names[i] = axes[i].name;
+        const char *near = pm_suggest(name, names, PM_AXIS_COUNT);
         return pm_fail(err, PM_ERR_VALUE, "--sweep", spec,
-                       "unknown axis \"%s\" (expected l2, l2_bw, compute, hbm_bw, link_bw, "
-                       "devices, batch or seq)",
-                       name);
+                       "unknown axis \"%s\" (%s%s%sexpected l2, l2_bw, compute, hbm_bw, "
+                       "link_bw, devices, batch or seq)",
+                       name, near ? "did you mean \"" : "", near ? near : "",
+                       near ? "\"? " : "");
+    }
     out->kind = (pm_axis_kind)k;
     const axis_info *ai = &axes[k];
     size_t cap = 0;

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -224,4 +225,33 @@ pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out, pm
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "'%s' overflows", text);
     *out = v * f;
     return PM_OK;
+}
+
+pm_status pm_token_count_parse(const char *text, double *out, pm_error *err)
+{
+    if (!text || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL argument");
+    /* "16k" is read as "16Ki": a decimal multiplier of a token count is the binary one. */
+    const size_t len = strlen(text);
+    const char last = len > 1 ? text[len - 1] : '\0';
+    if ((last == 'k' || last == 'K' || last == 'M' || last == 'G') &&
+        !isalpha((unsigned char)text[len - 2])) {
+        char *bin = pm_malloc(len + 2);
+        if (!bin)
+            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+        memcpy(bin, text, len - 1);
+        bin[len - 1] = last == 'k' ? 'K' : last;
+        bin[len] = 'i';
+        bin[len + 1] = '\0';
+        pm_status st = pm_quantity_parse(bin, PM_DIM_NONE, out, err);
+        pm_free(bin);
+        if (st == PM_ERR_RANGE)
+            return pm_fail(err, st, NULL, NULL, "'%s' is out of range", text);
+        if (st != PM_OK)
+            return pm_fail(err, st, NULL, NULL,
+                           "expected a token count such as 4096, 16k or 1M (k = 1024), got '%s'",
+                           text);
+        return PM_OK;
+    }
+    return pm_quantity_parse(text, PM_DIM_NONE, out, err);
 }

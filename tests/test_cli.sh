@@ -40,7 +40,10 @@ check set-unit-replace 0 "window 99 MiB" "$pm" --config llama70b --set accelerat
 check model-shortcut 0 "model llama3-8b" "$pm" --config llama70b --model llama3-8b
 check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
 # MoE (issue 15): the done-when figures, the dispatch window, --ep and its validation.
-check moe-mixtral-bytes 0 '"weight_bytes_per_device": 1.16764e+10' "$pm" --model mixtral-8x7b --format json
+# Mixtral-8x7B int8 on 4 devices: 32 x ((4096 x 48 x 128 + 4096 x 4096 + 8 x 3 x 4096 x 14336) / 4
+# + the router 4096 x 8) + the embedding and LM head 2 x 32000 x 4096 / 4 = 11676418048 bytes
+# (exact in the JSON).
+check moe-mixtral-bytes 0 '"weight_bytes_per_device": 11676418048,' "$pm" --model mixtral-8x7b --format json
 check moe-mixtral-reads 0 '"experts_read_per_step": 5.46875' "$pm" --model mixtral-8x7b --format json
 check moe-table-line 0 "5.47 read per step at batch 4" "$pm" --model mixtral-8x7b
 check moe-table-bytes 0 "11.68 GB of weights per device" "$pm" --model mixtral-8x7b
@@ -151,7 +154,7 @@ check merge-missing 1 "shard 3/5 is missing" "$pm" merge shard1.csv shard2.csv s
 check merge-twice 1 "given twice" "$pm" merge shard1.csv shard1.csv shard2.csv shard3.csv shard4.csv shard5.csv
 "$pm" --sweep l2=8MiB:16MiB:8MiB --shard 2/5 >other.csv 2>/dev/null
 check merge-different 1 "different sweeps" "$pm" merge shard1.csv other.csv
-check merge-not-shard 1 "single.csv:3: a row before any '# shard K/N' line" "$pm" merge single.csv
+check merge-not-shard 1 "single.csv:5: a row before any '# shard K/N' line" "$pm" merge single.csv
 check shard-bad 2 "expected K/N" "$pm" --sweep l2 --shard 6/5
 check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
 check sweep-4d 0 "l2_capacity_MiB,link_bandwidth_Gbps,batch,seq_len,serial_request_s" "$pm" --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k
@@ -207,16 +210,16 @@ check optimize-inclusive-bounds 0 "searched hbm_bandwidth_TBps in [1e-09, 1e+06]
 check optimize-shard 2 "--shard: --optimize does not use it" "$pm" --optimize l2 --shard 1/2
 check optimize-sweep 2 "--sweep: --optimize does not use it" "$pm" --optimize l2 --sweep batch
 check optimize-plot 2 "--plot: --optimize does not use it" "$pm" --optimize l2 --plot x.png
-check optimize-json 2 "--optimize: --format must be csv" "$pm" --optimize l2 --format json
+check optimize-table 2 "--optimize: --format must be json or csv" "$pm" --optimize l2 --format table
 check run-plot 2 "--plot: only with --sweep" "$pm" --plot x.png
 check run-threads 2 "--threads: only with --sweep" "$pm" --threads 2
 check run-layers 2 "--layers: run does not use it" "$pm" --layers 3
-check explain-json 2 "explain: --format must be table" "$pm" explain --format json
+check explain-csv 2 "explain: --format must be table or json" "$pm" explain --format csv
 check explain-mode 2 "--mode: explain does not use it" "$pm" explain --mode serial
-check timeline-json 2 "timeline: --format must be csv" "$pm" timeline --format json
+check timeline-table 2 "timeline: --format must be json or csv" "$pm" timeline --format table
 check timeline-layers 2 "--layers: timeline does not use it" "$pm" timeline --layers 2
-check footprint-json 2 "footprint: --format must be table or csv" "$pm" footprint --format json
-check resolve-json 2 "resolve: --format must be csv" "$pm" resolve --format json
+check footprint-dot 2 "footprint: --format must be table, json or csv" "$pm" footprint --format dot
+check resolve-table 2 "resolve: --format must be json or csv" "$pm" resolve --format table
 check list-config 2 "--config: list does not use it" "$pm" list models --config llama8b
 check merge-format 2 "--format: merge does not use it" "$pm" merge --format json x.csv
 check validate-format 2 "--format: validate does not use it" "$pm" validate --format json

@@ -1093,10 +1093,52 @@ static void test_set_override_in_another_unit_replaces_the_quantity(void **state
     pm_scenario_release(&s);
 }
 
+/* The bundled accelerators and clusters name their platform: the llama70b scenario with the
+ * H100 keeps its Ascend HCCS cluster and is flagged, with the H100's own cluster named. */
+static void test_platform_mismatch_is_flagged(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    char note[400];
+    const char *h100[] = {"accelerator=h100-sxm"};
+    pm_load_opts o1 = {PM_TEST_DATA_DIR, h100, 1};
+    assert_ok(pm_scenario_load("llama70b", &o1, &s, &err), &err);
+    assert_string_equal(s.accel.platform, "nvidia-hopper");
+    assert_string_equal(s.accel.default_cluster, "nvlink4-nvswitch");
+    assert_string_equal(s.cluster.platform, "ascend");
+    assert_true(pm_scenario_platform_mismatch(&s, note, sizeof note));
+    assert_non_null(strstr(note, "cluster hccs-full-mesh is of platform ascend"));
+    assert_non_null(strstr(note, "--set cluster=nvlink4-nvswitch"));
+    assert_true(pm_scenario_platform_mismatch(&s, NULL, 0)); /* no note asked for */
+    pm_scenario_release(&s);
+    /* Its own cluster, or the scenario as shipped: nothing to flag. */
+    const char *own[] = {"accelerator=h100-sxm", "cluster=nvlink4-nvswitch"};
+    pm_load_opts o2 = {PM_TEST_DATA_DIR, own, 2};
+    assert_ok(pm_scenario_load("llama70b", &o2, &s, &err), &err);
+    assert_false(pm_scenario_platform_mismatch(&s, note, sizeof note));
+    pm_scenario_release(&s);
+    assert_ok(pm_scenario_load("llama70b", &(pm_load_opts){PM_TEST_DATA_DIR, NULL, 0}, &s, &err),
+              &err);
+    assert_false(pm_scenario_platform_mismatch(&s, note, sizeof note));
+    /* A cluster that names no platform is never flagged. */
+    s.cluster.platform[0] = '\0';
+    snprintf(s.accel.platform, sizeof s.accel.platform, "other");
+    assert_false(pm_scenario_platform_mismatch(&s, note, sizeof note));
+    pm_scenario_release(&s);
+    assert_false(pm_scenario_platform_mismatch(NULL, note, sizeof note));
+    /* A platform that is not a string is refused at its key. */
+    const char *bad[] = {"accelerator.platform=5"};
+    pm_load_opts o3 = {PM_TEST_DATA_DIR, bad, 1};
+    assert_int_equal(pm_scenario_load("llama70b", &o3, &s, &err), PM_ERR_TYPE);
+    assert_string_equal(err.path, "$.accelerator.platform");
+}
+
 static void test_set_override_accepts_count_multipliers(void **state)
 {
     (void)state;
-    /* A count with a multiplier: "16k" = 16000, "16Ki" = 16384 (pm_quantity_parse). */
+    /* A token count with a multiplier: "16k" = 16 x 1024 = 16384, as "16Ki" (a token count's
+     * k is 1024, pm_token_count_parse); a batch's k is 1000. */
     const char *ov[] = {"workload.seq_len=16k"};
     pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
     pm_scenario s;
@@ -1104,7 +1146,13 @@ static void test_set_override_accepts_count_multipliers(void **state)
     assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
     int64_t seq_len = s.workload.seq_len;
     pm_scenario_release(&s);
-    assert_int_equal(seq_len, 16000);
+    assert_int_equal(seq_len, 16384);
+    const char *ov3[] = {"workload.batch=2k"};
+    pm_load_opts opts3 = {PM_TEST_DATA_DIR, ov3, 1};
+    assert_ok(pm_scenario_load("llama70b", &opts3, &s, &err), &err);
+    const int batch = s.workload.batch;
+    pm_scenario_release(&s);
+    assert_int_equal(batch, 2000);
     const char *ov2[] = {"workload.seq_len=16Ki"};
     pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
     assert_ok(pm_scenario_load("llama70b", &opts2, &s, &err), &err);
@@ -2383,6 +2431,7 @@ int main(void)
         cmocka_unit_test(test_set_override_changes_batch),
         cmocka_unit_test(test_set_override_in_another_unit_replaces_the_quantity),
         cmocka_unit_test(test_set_override_accepts_count_multipliers),
+        cmocka_unit_test(test_platform_mismatch_is_flagged),
         cmocka_unit_test(test_set_override_with_invalid_value_names_the_override),
         cmocka_unit_test(test_set_override_without_equals_is_rejected),
         cmocka_unit_test(test_set_override_applies_to_component_loads),

@@ -295,13 +295,13 @@ head -c -20 m1.csv >cut.csv
 check merge-cut-mid-line 1 'cut.csv:' "$pm" merge cut.csv m2.csv m3.csv
 check merge-cut-mid-line-message 1 'the shard is incomplete' "$pm" merge cut.csv m2.csv m3.csv
 head -n -2 m1.csv >short.csv
-check merge-cut-at-a-row 1 "short.csv:6: no '# shard K/N end' line: the shard is incomplete" \
+check merge-cut-at-a-row 1 "short.csv:8: no '# shard K/N end' line: the shard is incomplete" \
     "$pm" merge short.csv m2.csv m3.csv
-sed '6p' m1.csv >extra.csv
-check merge-extra-row 1 'extra.csv:9: 5 rows, but the shard line says 4 and the end line 4' \
+sed '8p' m1.csv >extra.csv
+check merge-extra-row 1 'extra.csv:11: 5 rows, but the shard line says 4 and the end line 4' \
     "$pm" merge extra.csv m2.csv m3.csv
-sed '4s/^1,/9,/' m1.csv >relabel.csv
-check merge-relabelled-row 1 'relabel.csv:8: the rows differ from those the shard wrote' \
+sed '6s/^1,/9,/' m1.csv >relabel.csv
+check merge-relabelled-row 1 'relabel.csv:10: the rows differ from those the shard wrote' \
     "$pm" merge relabel.csv m2.csv m3.csv
 sed '7s/,[^,]*$//' m1.csv >fields.csv
 ncols=$(grep -v '^#' m1.csv | head -1 | awk -F, '{print NF}') # the header's field count

@@ -132,7 +132,7 @@ static void test_sweep_columns_name_the_point_values(void **state)
 {
     (void)state;
     const size_t n = pm_sweep_column_count();
-    assert_int_equal(n, 31);
+    assert_int_equal(n, 42);
     assert_string_equal(pm_sweep_column_name(0), "serial_request_s");
     assert_string_equal(pm_sweep_column_name(9), "speedup_preserve_vs_serial");
     assert_string_equal(pm_sweep_column_name(15), "density_preserve_tokens_per_s_per_mm2");
@@ -141,7 +141,12 @@ static void test_sweep_columns_name_the_point_values(void **state)
     assert_string_equal(pm_sweep_column_name(28), "preserve_tokens_per_s_per_usd");
     assert_string_equal(pm_sweep_column_name(29), "experts_read_per_step");
     assert_string_equal(pm_sweep_column_name(30), "weight_bytes_per_device");
-    assert_null(pm_sweep_column_name(31));
+    assert_string_equal(pm_sweep_column_name(31), "kv_bytes_per_device");
+    assert_string_equal(pm_sweep_column_name(32), "fits_hbm");
+    assert_string_equal(pm_sweep_column_name(35), "allreduce_per_step_s");
+    assert_string_equal(pm_sweep_column_name(36), "serial_prefill_s");
+    assert_string_equal(pm_sweep_column_name(41), "preserve_decode_s");
+    assert_null(pm_sweep_column_name(42));
 
     pm_sweep_point p;
     memset(&p, 0, sizeof p);
@@ -157,22 +162,35 @@ static void test_sweep_columns_name_the_point_values(void **state)
     p.estimate.speedup_fused_vs_serial = 42;
     p.die_mm2 = 45;
     p.estimate.experts_read_per_step = 5.5;
-    p.estimate.weight_bytes_per_device = 7e9;
-    double v[32];
-    v[31] = -1;
-    assert_int_equal(pm_sweep_point_values(&p, v, 32), n);
+    double v[43];
+    v[42] = -1;
+    assert_int_equal(pm_sweep_point_values(&p, v, 43), n);
     const double want[16] = {10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41, 42, 45, 50, 51, 52};
     for (size_t i = 0; i < 16; i++)
         assert_rel(v[i], want[i], 0); /* copied, not computed: exact */
     for (size_t i = 16; i < 29; i++)
         assert_true(isnan(v[i]));     /* no energy or cost data in the estimate */
-    assert_rel(v[29], 5.5, 0);        /* the MoE reads and the weights: always there */
-    assert_rel(v[30], 7e9, 0);
-    assert_rel(v[31], -1, 0);         /* nothing written past the columns */
+    assert_rel(v[29], 5.5, 0);        /* the MoE reads: always there */
+    assert_rel(v[42], -1, 0);         /* nothing written past the columns */
+    for (size_t i = 30; i < n; i++)   /* memory and the split need neither */
+        assert_false(isnan(v[i]));
     p.estimate.energy_present = p.estimate.cost_present = true;
     p.estimate.cost.device_usd = 1000;
     p.estimate.modes[PM_MODE_PRESERVE].tokens_per_J = 0.25;
-    assert_int_equal(pm_sweep_point_values(&p, v, 32), n);
+    p.estimate.weight_bytes_per_device = 70552387584.0;
+    p.estimate.kv_bytes_per_device = 3;
+    p.estimate.fits_hbm = true;
+    p.estimate.allreduces_per_step = 160;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        p.estimate.modes[m].allreduce_decode_s = 0.5; /* the same in every mode */
+        p.estimate.modes[m].prefill_s = 60.0 + m;
+        p.estimate.modes[m].decode_s = 70.0 + m;
+    }
+    assert_int_equal(pm_sweep_point_values(&p, v, 43), n);
+    /* weights, KV, fits, one allreduce, 160 of them, 160 x 0.5 = 80 s, prefill, decode */
+    const double mem[12] = {70552387584.0, 3, 1, 0.5, 160, 80, 60, 61, 62, 70, 71, 72};
+    for (size_t i = 0; i < 12; i++)
+        assert_rel(v[30 + i], mem[i], 0);
     assert_rel(v[16], 1000, 0);
     assert_rel(v[25], 0.25, 0);
 
@@ -181,6 +199,42 @@ static void test_sweep_columns_name_the_point_values(void **state)
     assert_true(isnan(v[0]) && isnan(v[2]));
     assert_rel(v[3], 20, 0); /* only the 3 asked for */
     assert_int_equal(pm_sweep_point_values(NULL, NULL, 0), n);
+}
+
+/* pm_json_number: integers whole, the fewest digits that read back, null for what is not finite. */
+static void test_json_numbers_are_exact(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *text;
+    } cases[] = {
+        {2684354560.0, "2684354560"},             /* a byte count: every digit */
+        {17638096896.0, "17638096896"},           /* %.6g wrote 1.76381e+10 */
+        {9007199254740992.0, "9007199254740992"}, /* 2^53, 16 digits */
+        {0.1, "0.1"},                             /* 15 digits read back: no 0.10000000000000001 */
+        {1.5e-5, "1.5e-05"},
+        {0.0, "0"},
+        {(double)NAN, "null"},
+        {(double)INFINITY, "null"},
+        {-(double)INFINITY, "null"},
+    };
+    char buf[PM_JSON_NUMBER_MAX];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const int n = pm_json_number(cases[i].v, buf, sizeof buf);
+        assert_string_equal(buf, cases[i].text);
+        assert_int_equal(n, (int)strlen(cases[i].text));
+    }
+    /* A double that needs all 17 digits reads back exactly: 0.1 + 0.2 is not 0.3. */
+    const double third = 0.1 + 0.2;
+    pm_json_number(third, buf, sizeof buf);
+    const double back = strtod(buf, NULL);
+    assert_memory_equal(&back, &third, sizeof back); /* the same bits */
+    assert_string_equal(buf, "0.30000000000000004");
+    /* The length of the whole text, whatever the room; NUL-terminated within it. */
+    assert_int_equal(pm_json_number(2684354560.0, NULL, 0), 10);
+    assert_int_equal(pm_json_number(2684354560.0, buf, 4), 10);
+    assert_string_equal(buf, "268");
 }
 
 int main(int argc, char **argv)
@@ -196,6 +250,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_report_rejects_null_arguments),
         cmocka_unit_test(test_report_reports_allocation_failure),
         cmocka_unit_test(test_sweep_columns_name_the_point_values),
+        cmocka_unit_test(test_json_numbers_are_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

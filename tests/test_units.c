@@ -321,6 +321,64 @@ static void test_quantity_count_multipliers(void **state)
     check_quantity("1Gi", PM_DIM_NONE, 1073741824.0);
 }
 
+/* pm_suggest: the nearest name within 2 edits (a third of a word longer than 9), or NULL. */
+static void test_suggest_finds_the_near_name(void **state)
+{
+    (void)state;
+    const char *const opts[] = {"batch", "seq", "devices", "devices-list", "accelerator"};
+    assert_string_equal(pm_suggest("bach", opts, 5), "batch");      /* 1 edit */
+    assert_string_equal(pm_suggest("sqe", opts, 5), "seq");         /* 2 edits */
+    assert_null(pm_suggest("frobnicate", opts, 5));                 /* none near */
+    assert_null(pm_suggest("xyz", opts, 5));                        /* 3 edits from seq */
+    /* "acceleratorrr" is 13 bytes: 13 / 3 = 4 edits allowed, it takes 2. */
+    assert_string_equal(pm_suggest("acceleratorrr", opts, 5), "accelerator");
+    assert_string_equal(pm_suggest("devices-lst", opts, 5), "devices-list");
+    const char *const with_null[] = {NULL, "models"};
+    assert_string_equal(pm_suggest("model", with_null, 2), "models");
+    const char *const ties[] = {"ab", "ba"};
+    assert_string_equal(pm_suggest("aa", ties, 2), "ab");           /* the first of equals */
+    assert_null(pm_suggest(NULL, opts, 5));
+    assert_null(pm_suggest("bach", NULL, 5));
+    assert_null(pm_suggest("bach", opts, 0));
+}
+
+/* Token counts (pm_token_count_parse): k, M, G are 1024-based, as context lengths are named. */
+static void test_token_counts_count_k_as_1024(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        double want;
+    } ok[] = {
+        {"16k", 16 * 1024.0},        /* 16384, the paper's "16K" */
+        {"16K", 16384.0},
+        {"1.5k", 1536.0},            /* 1.5 x 1024 */
+        {"2M", 2 * 1048576.0},       /* 2 x 1024^2 = 2097152 */
+        {"1G", 1073741824.0},        /* 1024^3 */
+        {"32Ki", 32768.0},           /* the binary spelling reads the same */
+        {"4096", 4096.0},
+        {"1e3", 1000.0},             /* no multiplier: the number itself */
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        double v = -1;
+        pm_error err;
+        assert_int_equal(pm_token_count_parse(ok[i].text, &v, &err), PM_OK);
+        assert_rel(v, ok[i].want, EXACT);
+    }
+    static const char *const bad[] = {"16kk", "16kB", "k", "16 tokens", "1e308k"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        double v = -1;
+        pm_error err;
+        assert_int_not_equal(pm_token_count_parse(bad[i], &v, &err), PM_OK);
+        assert_rel(v, -1, EXACT); /* nothing written */
+    }
+    /* Plain counts and bytes keep their meaning: k = 1000, MB = 1e6, MiB = 2^20. */
+    check_quantity("16k", PM_DIM_NONE, 16000.0);
+    check_quantity("1MB", PM_DIM_BYTES, 1e6);
+    check_quantity("1MiB", PM_DIM_BYTES, 1048576.0);
+    assert_int_equal(pm_token_count_parse(NULL, NULL, NULL), PM_ERR_INVALID_ARG);
+}
+
 static void test_quantity_rejects_text_that_is_not_a_number(void **state)
 {
     (void)state;
@@ -421,6 +479,8 @@ int main(void)
         cmocka_unit_test(test_quantity_rejects_unknown_units),
         cmocka_unit_test(test_quantity_rejects_a_unit_of_another_dimension),
         cmocka_unit_test(test_quantity_rejects_null_arguments),
+        cmocka_unit_test(test_token_counts_count_k_as_1024),
+        cmocka_unit_test(test_suggest_finds_the_near_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

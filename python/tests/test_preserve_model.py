@@ -66,8 +66,23 @@ def test_estimate_has_the_report_keys():
     assert set(r["modes"]) == {"serial", "fused", "preserve"}
     assert r["inputs"]["batch"] == 4 and r["inputs"]["seq_len"] == 16384
     serial, preserve = r["modes"]["serial"], r["modes"]["preserve"]
+    # every digit in the report (pm_json_number): the ratio of the printed times, to rounding
     assert r["speedup"]["preserve_vs_serial"] == pytest.approx(
-        serial["request_s"] / preserve["request_s"], rel=1e-5)  # 6 digits in the report
+        serial["request_s"] / preserve["request_s"], rel=1e-14)
+    # byte counts are exact integers: llama3-70b's int8 KV cache at 16384 tokens, batch 4, on
+    # 4 devices: 80 layers x 2 KV heads x 128 x 2 (K, V) x 4 x 16384 = 2684354560 bytes
+    assert r["memory"]["kv_bytes_per_device"] == 80 * 2 * 128 * 2 * 4 * 16384
+    assert r["memory"]["allreduces_per_step"] == 2 * 80  # attention's and MLP's, per layer
+
+
+def test_a_cluster_of_another_platform_warns():
+    with pytest.warns(UserWarning, match="cluster hccs-full-mesh is of platform ascend.*"
+                      "--set cluster=nvlink4-nvswitch"):
+        pm.estimate("llama70b", accelerator="h100-sxm")
+
+
+def test_seq_counts_k_as_1024():
+    assert pm.estimate("llama70b", seq="16k")["inputs"]["seq_len"] == 16384
 
 
 def test_a_quote_in_a_name_still_gives_json():
@@ -101,6 +116,17 @@ def test_sweep_columns_and_values_are_the_tools_csv():
         np.testing.assert_allclose(s[column], want, rtol=1e-8, err_msg=column)
     assert list(s["l2_capacity_MiB"]) == [8, 16, 24, 32, 40, 48, 56, 64]
     assert all(e == "" for e in s["error"])
+
+
+def test_sweep_memory_and_split_columns():
+    s = pm.sweep("llama70b", devices=[2, 4])
+    # 2684354560 KV bytes on 4 devices (above), twice that on 2
+    assert list(s["kv_bytes_per_device"]) == [2 * 2684354560, 2684354560]
+    assert list(s["fits_hbm"]) == [1, 1] and list(s["allreduces_per_step"]) == [160, 160]
+    np.testing.assert_allclose(s["allreduce_per_step_s"], 160 * s["allreduce_decode_s"], rtol=1e-15)
+    for m in ("serial", "fused", "preserve"):
+        np.testing.assert_allclose(s[m + "_prefill_s"] + s[m + "_decode_s"], s[m + "_request_s"],
+                                   rtol=1e-12)
 
 
 def test_sweep_grid_order_and_invalid_points():

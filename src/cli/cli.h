@@ -52,6 +52,8 @@ typedef struct cli {
     unsigned given;      /* GIVEN_* bits */
     pm_objective objective; /* what --optimize maximises (default PM_OBJECTIVE_MM2) */
     bool objective_given;
+    bool help;           /* --help: the command's help instead of the command */
+    bool help_command;   /* a command was named (not the default run) */
 } cli;
 
 /* The program name in every diagnostic. */
@@ -74,6 +76,9 @@ int out_of_memory(void);
  * (no sign, hexadecimal, inf or nan); false, said on stderr, when it is not one. opt names the
  * option in the message. */
 bool parse_count(const char *opt, const char *text, double lo, double hi, int64_t *out);
+/* parse_count for a token count (--seq, --context): k, M and G are 1024, 1024^2 and 1024^3
+ * (pm_token_count_parse: "16k" = 16384). */
+bool parse_tokens(const char *opt, const char *text, double lo, double hi, int64_t *out);
 /* The most shards a sweep may be cut into. */
 #define SHARD_MAX 1000000
 /* --shard "K/N": decimal digits only (no sign, space or hexadecimal), 1 <= K <= N <= SHARD_MAX;

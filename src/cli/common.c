@@ -66,7 +66,10 @@ static bool starts_decimal(const char *text)
     return !(d[0] == '0' && (d[1] == 'x' || d[1] == 'X'));
 }
 
-bool parse_count(const char *opt, const char *text, double lo, double hi, int64_t *out)
+/* parse_count and parse_tokens: the multipliers of pm_quantity_parse, or of
+ * pm_token_count_parse (k = 1024) when tokens. */
+static bool parse_integer(const char *opt, const char *text, double lo, double hi, bool tokens,
+                          int64_t *out)
 {
     double v;
     pm_error err;
@@ -75,7 +78,8 @@ bool parse_count(const char *opt, const char *text, double lo, double hi, int64_
                 opt, lo, hi, text);
         return false;
     }
-    if (pm_quantity_parse(text, PM_DIM_NONE, &v, &err) != PM_OK) {
+    if ((tokens ? pm_token_count_parse(text, &v, &err)
+                : pm_quantity_parse(text, PM_DIM_NONE, &v, &err)) != PM_OK) {
         fprintf(stderr, "%s: %s: %s\n", prog, opt, err.message);
         return false;
     }
@@ -86,6 +90,16 @@ bool parse_count(const char *opt, const char *text, double lo, double hi, int64_
     }
     *out = (int64_t)v;
     return true;
+}
+
+bool parse_count(const char *opt, const char *text, double lo, double hi, int64_t *out)
+{
+    return parse_integer(opt, text, lo, hi, false, out);
+}
+
+bool parse_tokens(const char *opt, const char *text, double lo, double hi, int64_t *out)
+{
+    return parse_integer(opt, text, lo, hi, true, out);
 }
 
 /* A whole decimal number without sign or space, at most max; false when it is not one. */
@@ -168,6 +182,9 @@ int load(const cli *c, pm_scenario *s)
         fprintf(stderr,
                 "warning: sequence length %lld exceeds the model's max_position_embeddings %d\n",
                 (long long)s->workload.seq_len, max_pos);
+    char note[400];
+    if (pm_scenario_platform_mismatch(s, note, sizeof note))
+        fprintf(stderr, "warning: %s\n", note);
     for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
         const pm_param_info *p = pm_scenario_param(s, i);
         if (strcmp(p->origin, "ignored") == 0 && strstr(p->source, "not recognised"))

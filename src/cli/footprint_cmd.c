@@ -49,9 +49,20 @@ static int parse_devices(const cli *c, int **devs)
     }
 }
 
-/* One row: s on devices devices at context ctx. Beyond the heads Megatron sharding cannot split,
- * the ideal split is shown instead, with whole KV heads. */
-static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t ctx)
+/* One row's figures, in bytes: one layer's attention weights, KV cache (the largest layer's),
+ * MLP weights and a local layer's KV cache; for MoE the expert-parallel degree, one MoE layer's
+ * expert weights and what a decode step reads of them; ideal when Megatron sharding could not
+ * split the heads and the ideal split is shown. */
+typedef struct fp_row {
+    double attn, kv, mlp, kv_local;
+    int ep;
+    double moe_w, moe_read, experts_read;
+    bool ideal;
+} fp_row;
+
+/* s on devices devices at context ctx. Beyond the heads Megatron sharding cannot split, the
+ * ideal split is shown instead, with whole KV heads. */
+static fp_row row_of(const pm_scenario *s, int devices, int64_t ctx)
 {
     pm_scenario t = *s;
     t.provenance = NULL;
@@ -70,21 +81,52 @@ static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t c
     }
     pm_footprint fp;
     pm_footprint_compute(&t, &sh, ctx, &fp, NULL);
-    const double attn = fp.attn_weight_bytes / MIB;
     /* One layer's: the largest, a global layer's, or the window's when every layer is local. */
-    const double kv = (fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
-                                                         : fp.kv_bytes_local_layer) / MIB;
-    const double mlp = fp.mlp_weight_bytes / MIB, kv_local = fp.kv_bytes_local_layer / MIB;
-    const char *note = ok ? "" : "  (more devices than heads: ideal split)";
-    if (moe && c->format == FMT_TABLE)
+    const double kv = fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
+                                                        : fp.kv_bytes_local_layer;
+    return (fp_row){fp.attn_weight_bytes, kv, fp.mlp_weight_bytes, fp.kv_bytes_local_layer,
+                    pm_cluster_ep(&t.cluster), fp.moe_weight_bytes, fp.moe_read_bytes,
+                    fp.experts_read_per_step, !ok};
+}
+
+/* A row as a JSON object (keys in docs/output-format.md), bytes exact. */
+static void write_row_json(const fp_row *r, int devices, bool moe, bool first)
+{
+    printf("%s    {\"devices\": %d", first ? "" : ",\n", devices);
+    const char *keys[] = {"attn_weight_bytes", "kv_bytes", "attn_weight_plus_kv_bytes",
+                          "mlp_weight_bytes", "kv_local_bytes"};
+    const double vals[] = {r->attn, r->kv, r->attn + r->kv, r->mlp, r->kv_local};
+    for (int k = 0; k < 5; k++) {
+        printf(", \"%s\": ", keys[k]);
+        fput_json_number(stdout, vals[k]);
+    }
+    if (moe) {
+        printf(", \"expert_parallel\": %d, \"moe_weight_bytes\": ", r->ep);
+        fput_json_number(stdout, r->moe_w);
+        printf(", \"moe_read_bytes\": ");
+        fput_json_number(stdout, r->moe_read);
+        printf(", \"experts_read_per_step\": ");
+        fput_json_number(stdout, r->experts_read);
+    }
+    printf(", \"ideal_split\": %s}", r->ideal ? "true" : "false");
+}
+
+static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t ctx, bool first)
+{
+    const fp_row r = row_of(s, devices, ctx);
+    const bool moe = s->model.experts > 0;
+    const double attn = r.attn / MIB, kv = r.kv / MIB, mlp = r.mlp / MIB,
+                 kv_local = r.kv_local / MIB;
+    const char *note = r.ideal ? "  (more devices than heads: ideal split)" : "";
+    if (c->format == FMT_JSON)
+        write_row_json(&r, devices, moe, first);
+    else if (moe && c->format == FMT_TABLE)
         printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f %6d %14.2f %14.2f %10.3g%s\n", devices,
-               attn, kv, attn + kv, mlp, kv_local, pm_cluster_ep(&t.cluster),
-               fp.moe_weight_bytes / MIB, fp.moe_read_bytes / MIB, fp.experts_read_per_step,
-               note);
+               attn, kv, attn + kv, mlp, kv_local, r.ep, r.moe_w / MIB, r.moe_read / MIB,
+               r.experts_read, note);
     else if (moe)
         printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv,
-               mlp, kv_local, pm_cluster_ep(&t.cluster), fp.moe_weight_bytes / MIB,
-               fp.moe_read_bytes / MIB, fp.experts_read_per_step);
+               mlp, kv_local, r.ep, r.moe_w / MIB, r.moe_read / MIB, r.experts_read);
     else if (c->format == FMT_TABLE)
         printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, attn, kv, attn + kv, mlp,
                kv_local, note);
@@ -92,22 +134,56 @@ static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t c
         printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv, mlp, kv_local);
 }
 
-/* The bundled accelerators' L2 beside it, as comments. */
+/* The bundled accelerators' L2 beside it: as comments, or the JSON's "l2" array. */
 static void write_l2_sizes(const cli *c)
 {
     char **names = NULL;
     size_t n = 0;
     pm_error err;
+    const bool json = c->format == FMT_JSON;
     if (pm_data_list(c->data_dir, PM_KIND_ACCELERATOR, &names, &n, &err) != PM_OK)
-        return;
-    printf("\n# on-chip L2 / last-level SRAM of the bundled accelerators\n");
+        n = 0;
+    printf(json ? ",\n  \"l2\": [" : "\n# on-chip L2 / last-level SRAM of the bundled accelerators\n");
+    int shown = 0;
     for (size_t i = 0; i < n; i++) {
         pm_accelerator a;
         pm_load_opts o = {c->data_dir, NULL, 0};
-        if (pm_accelerator_load(names[i], &o, &a, NULL) == PM_OK)
+        if (pm_accelerator_load(names[i], &o, &a, NULL) != PM_OK)
+            continue;
+        if (json) {
+            printf("%s{\"accelerator\": ", shown++ ? ", " : "");
+            fput_json_string(stdout, a.name);
+            printf(", \"l2_capacity_bytes\": ");
+            fput_json_number(stdout, a.l2_capacity_bytes);
+            printf("}");
+        } else {
             printf("# %-16s %8.1f MiB\n", a.name, a.l2_capacity_bytes / MIB);
+        }
     }
+    if (json)
+        printf("]\n}\n");
     pm_names_free(names, n);
+}
+
+/* footprint --format json: what the table's comment lines say, the rows and the L2 sizes. */
+static void write_json(const cli *c, const pm_scenario *s, const int *devs, int nd, int64_t ctx)
+{
+    const pm_workload *w = &s->workload;
+    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
+    fput_json_string(stdout, s->name);
+    printf(",\n  \"model\": ");
+    fput_json_string(stdout, s->model.name);
+    printf(",\n  \"batch\": %d,\n  \"context\": %lld,\n  \"weight_dtype\": \"%s\",\n"
+           "  \"kv_dtype\": \"%s\",\n  \"layers\": %d,\n  \"local_layers\": %d,\n"
+           "  \"sliding_window\": %d,\n  \"experts\": %d,\n  \"moe_layers\": %d,\n"
+           "  \"rows\": [\n",
+           w->batch, (long long)ctx, pm_dtype_name(w->weight_dtype), pm_dtype_name(w->kv_dtype),
+           s->model.layers, pm_model_local_layers(&s->model), s->model.sliding_window,
+           s->model.experts, s->model.experts > 0 ? pm_model_moe_layers(&s->model) : 0);
+    for (int i = 0; i < nd; i++)
+        write_row(c, s, devs[i], ctx, i == 0);
+    printf("\n  ]");
+    write_l2_sizes(c);
 }
 
 int cmd_footprint(const cli *c)
@@ -125,6 +201,12 @@ int cmd_footprint(const cli *c)
     }
     const pm_workload *w = &s.workload;
     const int64_t ctx = w->seq_len; /* the whole sequence cached: the largest KV cache */
+    if (c->format == FMT_JSON) {
+        write_json(c, &s, devs, nd, ctx);
+        free(devs);
+        pm_scenario_release(&s);
+        return 0;
+    }
     printf("# preserve-model %s footprint: ", pm_version());
     fput_comment_text(stdout, s.model.name);
     printf(", batch %d, context %lld, weights %s, KV %s\n", w->batch, (long long)ctx,
@@ -155,7 +237,7 @@ int cmd_footprint(const cli *c)
                "kv_local_MiB%s\n",
                moe ? ",expert_parallel,moe_weights_MiB,moe_read_MiB,experts_read_per_step" : "");
     for (int i = 0; i < nd; i++)
-        write_row(c, &s, devs[i], ctx);
+        write_row(c, &s, devs[i], ctx, i == 0);
     write_l2_sizes(c);
     free(devs);
     pm_scenario_release(&s);

@@ -62,14 +62,46 @@ static void what_of(const pm_scenario *s, const pm_node *cn, char *buf, size_t n
     snprintf(buf, n, "weights");
 }
 
+/* What one collective's window holds: the figures both formats print. */
+typedef struct window {
+    const pm_node *ar;   /* the collective */
+    double ar_s;         /* its time */
+    double pf_s;         /* the prefetch stream's busy time from the collective's start */
+    int count;           /* prefetches it triggers */
+    const pm_node *stop; /* the node that did not fit (NULL: the window ended) */
+    double stop_bytes;
+    bool stop_routed;    /* stopped at routed experts, which only the dispatch may prefetch */
+} window;
+
+static window window_of(const pm_graph *g, const pm_schedule *sched, size_t i)
+{
+    window w = {.ar = &g->nodes[i]};
+    w.ar_s = sched->slots[i].end_s - sched->slots[i].start_s;
+    double pf_end = sched->slots[i].start_s;
+    for (size_t j = 0; j < g->n_nodes; j++) {
+        const pm_node *p = &g->nodes[j];
+        if (p->kind == PM_NODE_PREFETCH && p->trigger == (int)i) {
+            pf_end = sched->slots[j].end_s;
+            w.count++;
+        }
+    }
+    w.pf_s = pf_end - sched->slots[i].start_s;
+    if (w.ar->overflow >= 0) {
+        w.stop = &g->nodes[w.ar->overflow];
+        w.stop_bytes = w.stop->kind == PM_NODE_ATTENTION ? w.stop->kv_bytes
+                                                         : w.stop->weight_bytes;
+        w.stop_routed = w.stop->routed && w.ar->kind != PM_NODE_ALLTOALL;
+    }
+    return w;
+}
+
 /* What the prefetches triggered by collective i of g carry and why its window stops. */
 static void explain_window(const pm_scenario *s, const pm_graph *g, const pm_schedule *sched,
                            size_t i, double cap)
 {
-    const pm_node *n = &g->nodes[i];
-    const double ar_s = sched->slots[i].end_s - sched->slots[i].start_s;
-    printf("during %s (%.1f KiB, %.1f us):", n->name, n->comm_bytes / 1024.0, ar_s * 1e6);
-    double pf_end = sched->slots[i].start_s;
+    const window w = window_of(g, sched, i);
+    const pm_node *n = w.ar;
+    printf("during %s (%.1f KiB, %.1f us):", n->name, n->comm_bytes / 1024.0, w.ar_s * 1e6);
     int count = 0;
     for (size_t j = 0; j < g->n_nodes; j++) {
         const pm_node *p = &g->nodes[j];
@@ -82,31 +114,93 @@ static void explain_window(const pm_scenario *s, const pm_graph *g, const pm_sch
                cn->kind == PM_NODE_ATTENTION ? "" : short_name(cn),
                cn->kind == PM_NODE_ATTENTION ? "" : " ", what,
                (p->weight_bytes + p->kv_bytes) / MIB);
-        pf_end = sched->slots[j].end_s;
         count++;
     }
     if (!count)
         printf(" nothing prefetched");
     printf(" = %.1f MiB < %.0f MiB\n", n->window_bytes / MIB, cap / MIB);
-    if (n->overflow >= 0 && g->nodes[n->overflow].routed && n->kind != PM_NODE_ALLTOALL) {
+    if (w.stop_routed)
         printf("  stopped at %s: routed experts are known only after the router runs, so only "
                "the dispatch all-to-all may prefetch them\n",
-               g->nodes[n->overflow].name);
-    } else if (n->overflow >= 0) {
-        const pm_node *o = &g->nodes[n->overflow];
-        double m = o->kind == PM_NODE_ATTENTION ? o->kv_bytes : o->weight_bytes;
-        printf("  stopped at %s: %s %.1f MiB would make %.1f MiB >= %.0f MiB\n", o->name,
-               o->kind == PM_NODE_ATTENTION ? "KV" : "weights", m / MIB,
-               (n->window_bytes + m) / MIB, cap / MIB);
-    } else {
+               w.stop->name);
+    else if (w.stop)
+        printf("  stopped at %s: %s %.1f MiB would make %.1f MiB >= %.0f MiB\n", w.stop->name,
+               w.stop->kind == PM_NODE_ATTENTION ? "KV" : "weights", w.stop_bytes / MIB,
+               (n->window_bytes + w.stop_bytes) / MIB, cap / MIB);
+    else
         printf("  window ended at the next collective (or the end of the graph)\n");
-    }
     if (count) {
-        const double pf_s = pf_end - sched->slots[i].start_s;
         const char *what = n->kind == PM_NODE_ALLTOALL ? "all-to-all" : "allreduce";
-        printf("  prefetch stream busy %.1f us vs %s %.1f us: %s the %s\n", pf_s * 1e6, what,
-               ar_s * 1e6, pf_s > ar_s ? "the prefetch outlasts" : "fully hidden behind", what);
+        printf("  prefetch stream busy %.1f us vs %s %.1f us: %s the %s\n", w.pf_s * 1e6, what,
+               w.ar_s * 1e6, w.pf_s > w.ar_s ? "the prefetch outlasts" : "fully hidden behind",
+               what);
     }
+}
+
+/* One collective's window as a JSON object (keys in docs/output-format.md). */
+static void explain_window_json(const pm_graph *g, const pm_schedule *sched, size_t i)
+{
+    const window w = window_of(g, sched, i);
+    printf("    {\"collective\": ");
+    fput_json_string(stdout, w.ar->name);
+    printf(", \"kind\": \"%s\", \"comm_bytes\": ",
+           w.ar->kind == PM_NODE_ALLTOALL ? "all_to_all" : "allreduce");
+    fput_json_number(stdout, w.ar->comm_bytes);
+    printf(", \"collective_s\": ");
+    fput_json_number(stdout, w.ar_s);
+    printf(", \"prefetches\": [");
+    int count = 0;
+    for (size_t j = 0; j < g->n_nodes; j++) {
+        const pm_node *p = &g->nodes[j];
+        if (p->kind != PM_NODE_PREFETCH || p->trigger != (int)i)
+            continue;
+        const pm_node *cn = &g->nodes[p->consumer];
+        printf("%s{\"consumer\": ", count++ ? ", " : "");
+        fput_json_string(stdout, cn->name);
+        printf(", \"what\": \"%s\", \"bytes\": ",
+               cn->kind == PM_NODE_ATTENTION ? "kv_cache"
+               : cn->routed                  ? "routed_experts"
+                                             : "weights");
+        fput_json_number(stdout, p->weight_bytes + p->kv_bytes);
+        printf("}");
+    }
+    printf("], \"window_bytes\": ");
+    fput_json_number(stdout, w.ar->window_bytes);
+    printf(", \"stopped_at\": ");
+    if (w.stop) {
+        fput_json_string(stdout, w.stop->name);
+        printf(", \"stopped_bytes\": ");
+        fput_json_number(stdout, w.stop_bytes);
+    } else {
+        printf("null, \"stopped_bytes\": null");
+    }
+    printf(", \"stopped_routed\": %s, \"prefetch_busy_s\": ", w.stop_routed ? "true" : "false");
+    fput_json_number(stdout, w.count ? w.pf_s : 0.0);
+    printf(", \"hidden\": %s}", w.count && w.pf_s > w.ar_s ? "false" : "true");
+}
+
+/* explain's first lines: the scenario, the phase, the L2 window and the layers shown. */
+static void explain_head(const cli *c, const view *v, double cap, int shown)
+{
+    const pm_scenario *s = &v->s;
+    if (c->format == FMT_JSON) {
+        printf("{\"tool\": \"preserve-model %s\", \"scenario\": ", pm_version());
+        fput_json_string(stdout, s->name);
+        printf(", \"accelerator\": ");
+        fput_json_string(stdout, s->accel.name);
+        printf(", \"phase\": \"%s\", \"context\": %lld, \"l2_window_bytes\": ",
+               c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)v->context);
+        fput_json_number(stdout, cap);
+        printf(", \"layers_shown\": %d, \"windows\": [\n", v->layers);
+        return;
+    }
+    printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
+           c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)v->context,
+           cap / MIB, s->accel.name);
+    if (shown == 2)
+        printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n\n");
+    else
+        printf("Layers 0 to %d shown (the dense layers, then MoE layers).\n\n", shown - 1);
 }
 
 int cmd_explain(const cli *c)
@@ -126,23 +220,23 @@ int cmd_explain(const cli *c)
         return rc;
     const pm_scenario *s = &v.s;
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
-    /* The context the graph was built at (--context, else the phase's default). */
-    const int64_t ctx = v.context;
-    printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
-           c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)ctx, cap / MIB,
-           s->accel.name);
-    if (shown == 2)
-        printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n\n");
-    else
-        printf("Layers 0 to %d shown (the dense layers, then MoE layers).\n\n", shown - 1);
+    const bool json = c->format == FMT_JSON;
+    explain_head(c, &v, cap, shown);
     int windows = 0;
     for (size_t i = 0; i < v.g->n_nodes; i++) {
         if (!is_collective(&v.g->nodes[i]))
             continue;
+        if (json) {
+            printf("%s", windows ? ",\n" : "");
+            explain_window_json(v.g, &v.sched, i);
+        } else {
+            explain_window(s, v.g, &v.sched, i, cap);
+        }
         windows++;
-        explain_window(s, v.g, &v.sched, i, cap);
     }
-    if (!windows)
+    if (json)
+        printf("%s]}\n", windows ? "\n" : "");
+    else if (!windows)
         printf("no collective in the graph (one device): nothing can be prefetched\n");
     view_close(&v);
     return 0;

@@ -2,6 +2,7 @@
  * info.c - the commands about the inputs rather than the model: `resolve` (every resolved input
  * in SI units with its source), `validate` (config files checked) and `list` (bundled names).
  */
+#include <inttypes.h>
 #include <math.h>
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +10,34 @@
 #include <string.h>
 
 #include "commands.h"
+#include "merge.h"
+#include "options.h"
 #include "output.h"
+
+/* resolve --format json: the inputs as an array of objects, the CSV's columns as keys. */
+static void resolve_json(const cli *c, const pm_scenario *s)
+{
+    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
+    fput_json_string(stdout, s->name);
+    printf(",\n  \"inputs_fnv1a64\": \"%016" PRIx64 "\",\n  \"data_dir\": ", scenario_digest(s));
+    fput_json_string(stdout, c->data_dir ? c->data_dir : pm_default_data_dir());
+    printf(",\n  \"params\": [");
+    for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
+        const pm_param_info *p = pm_scenario_param(s, i);
+        printf("%s\n    {\"path\": ", i ? "," : "");
+        fput_json_string(stdout, p->path);
+        printf(", \"value_si\": ");
+        fput_json_number(stdout, p->value_si); /* null: an ignored key that is no number */
+        const char *keys[] = {"unit_si", "origin", "file", "source"};
+        const char *vals[] = {p->unit_si, p->origin, p->file, p->source};
+        for (int k = 0; k < 4; k++) {
+            printf(", \"%s\": ", keys[k]);
+            fput_json_string(stdout, vals[k]);
+        }
+        printf("}");
+    }
+    printf("\n  ]\n}\n");
+}
 
 int cmd_resolve(const cli *c)
 {
@@ -17,7 +45,13 @@ int cmd_resolve(const cli *c)
     int rc = load(c, &s);
     if (rc)
         return rc;
+    if (c->format == FMT_JSON) {
+        resolve_json(c, &s);
+        pm_scenario_release(&s);
+        return 0;
+    }
     printf("# preserve-model %s: scenario %s resolved to SI units\n", pm_version(), s.name);
+    print_resolved(stdout, c, &s);
     printf("path,value_si,unit_si,origin,file,source\n");
     for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
         const pm_param_info *p = pm_scenario_param(&s, i);
@@ -99,20 +133,35 @@ int cmd_list(const cli *c, int argc, char **argv)
         return usage_error("list needs one of %s",
                            "models, accelerators, clusters, workloads, scenarios, runtimes");
     for (int k = 0; k < PM_KIND_COUNT; k++) {
-        if (!kinds[k][0] || strcmp(argv[0], kinds[k]) != 0)
+        /* The singular ("model") names the kind too. */
+        const size_t len = kinds[k][0] ? strlen(kinds[k]) - 1 : 0;
+        if (!kinds[k][0] || (strcmp(argv[0], kinds[k]) != 0 &&
+                             !(strlen(argv[0]) == len && strncmp(argv[0], kinds[k], len) == 0)))
             continue;
         char **names = NULL;
         size_t n = 0;
         pm_error err;
         if (pm_data_list(c->data_dir, (pm_file_kind)k, &names, &n, &err) != PM_OK)
             return config_error(&err);
-        for (size_t i = 0; i < n; i++)
-            printf("%s\n", names[i]);
+        if (c->format == FMT_JSON)
+            printf("{\"kind\": \"%s\", \"names\": [", kinds[k]);
+        for (size_t i = 0; i < n; i++) {
+            if (c->format == FMT_JSON) {
+                fputs(i ? ", " : "", stdout);
+                fput_json_string(stdout, names[i]);
+            } else {
+                printf("%s\n", names[i]);
+            }
+        }
+        if (c->format == FMT_JSON)
+            printf("]}\n");
         pm_names_free(names, n);
         return 0;
     }
+    const char *const names[] = {"models", "accelerators", "clusters", "workloads", "scenarios",
+                                 "runtimes"};
+    char hint[96];
     return usage_error("unknown list '%s' (expected models, accelerators, clusters, workloads, "
-                       "scenarios or runtimes)",
-                       argv[0]);
+                       "scenarios or runtimes)%s",
+                       argv[0], cli_suggest(argv[0], names, 6, "", hint, sizeof hint));
 }
-

@@ -38,6 +38,37 @@ uint64_t fnv1a64(uint64_t h, const void *data, size_t n)
     return h;
 }
 
+uint64_t scenario_digest(const pm_scenario *s)
+{
+    uint64_t h = FNV1A64_INIT;
+    const char *names[] = {s->name, s->model.name, s->accel.name};
+    for (size_t i = 0; i < 3; i++)
+        h = fnv1a64(h, names[i], strlen(names[i]) + 1);
+    for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
+        const pm_param_info *p = pm_scenario_param(s, i);
+        h = fnv1a64(h, p->path, strlen(p->path) + 1);
+        h = fnv1a64(h, p->unit_si, strlen(p->unit_si) + 1);
+        h = fnv1a64(h, &p->value_si, sizeof p->value_si);
+    }
+    return h;
+}
+
+void print_resolved(FILE *f, const cli *c, const pm_scenario *s)
+{
+    fputs("# resolved: model ", f);
+    fput_comment_text(f, s->model.name);
+    fputs(", accelerator ", f);
+    fput_comment_text(f, s->accel.name);
+    fputs(", cluster ", f);
+    fput_comment_text(f, s->cluster.name);
+    fprintf(f, " x %d, batch %d, seq_len %lld; %zu inputs fnv1a64 %016" PRIx64 " (as '%s resolve' "
+               "lists them)\n# data directory ",
+            s->cluster.devices, s->workload.batch, (long long)s->workload.seq_len,
+            pm_scenario_param_count(s), scenario_digest(s), prog);
+    fput_comment_text(f, c->data_dir ? c->data_dir : pm_default_data_dir());
+    fputc('\n', f);
+}
+
 /* Fields of one CSV line (RFC 4180 quoting); -1 when a quote is left open. */
 static long csv_fields(const char *line, size_t len)
 {

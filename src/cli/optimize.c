@@ -46,6 +46,59 @@ static int parse_spec(const char *spec, pm_axis_kind *kind, double *lo, double *
     return rc;
 }
 
+/* The CSV: the command, the search, one row per mode. */
+static void write_csv(const cli *c, pm_axis_kind kind, double lo, double hi,
+                      const pm_optimum *opt)
+{
+    printf("# preserve-model %s --config ", pm_version());
+    fput_comment_text(stdout, c->config);
+    printf(" --optimize ");
+    fput_comment_text(stdout, c->optimize);
+    putchar('\n');
+    print_sets(stdout, c);
+    printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
+           pm_axis_column(kind), pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),
+           opt->evaluations);
+    if (c->objective != PM_OBJECTIVE_MM2)
+        printf("# objective %s: the value maximising %s\n", pm_objective_name(c->objective),
+               pm_objective_column(c->objective));
+    printf("mode,best_%s,%s,bracket_lo,bracket_hi,brent_iterations\n", pm_axis_column(kind),
+           pm_objective_column(c->objective));
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        printf("%s,%.6g,%.6g,%.6g,%.6g,%d\n", pm_mode_name((pm_mode)m),
+               pm_axis_display_value(kind, opt->best_value[m]), opt->best_density[m],
+               pm_axis_display_value(kind, opt->bracket_lo[m]),
+               pm_axis_display_value(kind, opt->bracket_hi[m]), opt->iterations[m]);
+}
+
+/* The JSON: the search and an object per mode (keys in docs/output-format.md). */
+static void write_json(const cli *c, pm_axis_kind kind, double lo, double hi,
+                       const pm_optimum *opt)
+{
+    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"config\": ", pm_version());
+    fput_json_string(stdout, c->config);
+    printf(",\n  \"axis\": \"%s\",\n  \"column\": \"%s\",\n  \"objective\": \"%s\",\n"
+           "  \"objective_column\": \"%s\",\n  \"lo\": ",
+           pm_axis_name(kind), pm_axis_column(kind), pm_objective_name(c->objective),
+           pm_objective_column(c->objective));
+    fput_json_number(stdout, pm_axis_display_value(kind, lo));
+    printf(",\n  \"hi\": ");
+    fput_json_number(stdout, pm_axis_display_value(kind, hi));
+    printf(",\n  \"evaluations\": %d,\n  \"modes\": {", opt->evaluations);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        printf("%s\n    \"%s\": {\"best\": ", m ? "," : "", pm_mode_name((pm_mode)m));
+        fput_json_number(stdout, pm_axis_display_value(kind, opt->best_value[m]));
+        printf(", \"objective\": ");
+        fput_json_number(stdout, opt->best_density[m]);
+        printf(", \"bracket_lo\": ");
+        fput_json_number(stdout, pm_axis_display_value(kind, opt->bracket_lo[m]));
+        printf(", \"bracket_hi\": ");
+        fput_json_number(stdout, pm_axis_display_value(kind, opt->bracket_hi[m]));
+        printf(", \"brent_iterations\": %d}", opt->iterations[m]);
+    }
+    printf("\n  }\n}\n");
+}
+
 int cmd_optimize(const cli *c)
 {
     pm_axis_kind kind;
@@ -64,25 +117,10 @@ int cmd_optimize(const cli *c)
         pm_scenario_release(&s);
         return config_error(&err);
     }
-    printf("# preserve-model %s --config ", pm_version());
-    fput_comment_text(stdout, c->config);
-    printf(" --optimize ");
-    fput_comment_text(stdout, c->optimize);
-    putchar('\n');
-    print_sets(stdout, c);
-    printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
-           pm_axis_column(kind), pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),
-           opt.evaluations);
-    if (c->objective != PM_OBJECTIVE_MM2)
-        printf("# objective %s: the value maximising %s\n", pm_objective_name(c->objective),
-               pm_objective_column(c->objective));
-    printf("mode,best_%s,%s,bracket_lo,bracket_hi,brent_iterations\n", pm_axis_column(kind),
-           pm_objective_column(c->objective));
-    for (int m = 0; m < PM_MODE_COUNT; m++)
-        printf("%s,%.6g,%.6g,%.6g,%.6g,%d\n", pm_mode_name((pm_mode)m),
-               pm_axis_display_value(kind, opt.best_value[m]), opt.best_density[m],
-               pm_axis_display_value(kind, opt.bracket_lo[m]),
-               pm_axis_display_value(kind, opt.bracket_hi[m]), opt.iterations[m]);
+    if (c->format == FMT_JSON)
+        write_json(c, kind, lo, hi, &opt);
+    else
+        write_csv(c, kind, lo, hi, &opt);
     pm_scenario_release(&s);
     return 0;
 }

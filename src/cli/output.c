@@ -66,6 +66,13 @@ bool sbuf_json_string(sbuf *b, const char *s)
     return ok && sbuf_append(b, "\"", 1);
 }
 
+bool sbuf_json_number(sbuf *b, double v)
+{
+    char t[PM_JSON_NUMBER_MAX];
+    const int n = pm_json_number(v, t, sizeof t);
+    return sbuf_append(b, t, (size_t)n);
+}
+
 bool sbuf_csv_field(sbuf *b, const char *s, bool always_quote)
 {
     if (!always_quote && !strpbrk(s, ",\"\r\n"))
@@ -123,6 +130,14 @@ void fput_json_string(FILE *f, const char *s)
 {
     sbuf b = {0};
     fput_sbuf(f, &b, sbuf_json_string(&b, s));
+}
+
+void fput_json_number(FILE *f, double v)
+{
+    char t[PM_JSON_NUMBER_MAX];
+    pm_json_number(v, t, sizeof t);
+    if (fputs(t, f) == EOF && f == stdout)
+        stdout_failed(errno);
 }
 
 void fput_csv_field(FILE *f, const char *s, bool always_quote)

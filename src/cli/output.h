@@ -23,6 +23,9 @@ bool sbuf_append(sbuf *b, const char *src, size_t n);
 bool sbuf_printf(sbuf *b, const char *fmt_, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s as a JSON string: quoted, with ", \ and every control character escaped. */
 bool sbuf_json_string(sbuf *b, const char *s);
+/* Appends v as a JSON number (pm_json_number: integers whole, doubles round-trip, null when
+ * not finite). */
+bool sbuf_json_number(sbuf *b, double v);
 /* Appends s as one CSV field (RFC 4180): quoted, quotes doubled, when it holds a comma, a quote,
  * CR or LF, or always when always_quote. */
 bool sbuf_csv_field(sbuf *b, const char *s, bool always_quote);
@@ -34,6 +37,8 @@ char *str_printf(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
 /* Writes s to f as a JSON string, or as a CSV field (sbuf_csv_field). */
 void fput_json_string(FILE *f, const char *s);
 void fput_csv_field(FILE *f, const char *s, bool always_quote);
+/* Writes v to f as a JSON number (sbuf_json_number). */
+void fput_json_number(FILE *f, double v);
 
 /* Writes s on a '#' comment line of a CSV: a line break written as \n (and CR as \r), so no
  * name or option text can start a line of data. */

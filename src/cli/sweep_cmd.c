@@ -201,11 +201,14 @@ static bool format_rows(const sink *k, const pm_sweep_point *pts, size_t n, sbuf
         if (k->json) {
             ok = sbuf_printf(t, "%s{", p->index != k->first ? ",\n" : "");
             for (int a = 0; a < k->n_ax && ok; a++)
-                ok = sbuf_printf(t, "\"%s\": %.9g, ", pm_axis_column(k->ax[a].kind),
-                                 pm_axis_display_value(k->ax[a].kind, p->axis_value[a]));
+                ok = sbuf_printf(t, "\"%s\": ", pm_axis_column(k->ax[a].kind)) &&
+                     sbuf_json_number(t, pm_axis_display_value(k->ax[a].kind,
+                                                               p->axis_value[a])) &&
+                     sbuf_append(t, ", ", 2);
             for (size_t j = 0; j < pm_sweep_column_count() && ok; j++)
                 if (isfinite(v[j]))
-                    ok = sbuf_printf(t, "\"%s\": %.9g, ", pm_sweep_column_name(j), v[j]);
+                    ok = sbuf_printf(t, "\"%s\": ", pm_sweep_column_name(j)) &&
+                         sbuf_json_number(t, v[j]) && sbuf_append(t, ", ", 2);
             ok = ok && sbuf_printf(t, "\"error\": ") && sbuf_json_string(t, p->error) &&
                  sbuf_append(t, "}", 1);
             continue;
@@ -307,6 +310,7 @@ static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_
     }
     fprintf(f, "\n");
     print_sets(f, c);
+    print_resolved(f, c, s);
     pm_area area;
     if (pm_area_compute(&s->accel, &area, NULL) != PM_OK) {
         fputs("# note: accelerator ", f);
@@ -381,22 +385,12 @@ static int parse_axes(const cli *c, pm_axis *ax)
     return 0;
 }
 
-/* What a shard records of the sweep it is a slice of: a digest of the resolved inputs (names,
- * every numeric input with its path and unit, the value's bits) and of the grid (each axis's
- * kind and values), so that merge refuses shards of different sweeps whatever their command
- * lines say. */
+/* What a shard records of the sweep it is a slice of: the digest of the resolved inputs
+ * (scenario_digest) and of the grid (each axis's kind and values), so that merge refuses shards
+ * of different sweeps whatever their command lines say. */
 static uint64_t inputs_digest(const pm_scenario *s, const pm_axis *ax, int n_ax)
 {
-    uint64_t h = FNV1A64_INIT;
-    const char *names[] = {s->name, s->model.name, s->accel.name};
-    for (size_t i = 0; i < 3; i++)
-        h = fnv1a64(h, names[i], strlen(names[i]) + 1);
-    for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
-        const pm_param_info *p = pm_scenario_param(s, i);
-        h = fnv1a64(h, p->path, strlen(p->path) + 1);
-        h = fnv1a64(h, p->unit_si, strlen(p->unit_si) + 1);
-        h = fnv1a64(h, &p->value_si, sizeof p->value_si);
-    }
+    uint64_t h = scenario_digest(s);
     for (int a = 0; a < n_ax; a++) {
         const int kind = (int)ax[a].kind;
         const uint64_t n = ax[a].n_values;

@@ -54,6 +54,62 @@ static bool in_layer(const pm_slot *sl, double t0, double t1)
     return sl->end_s > t0 && sl->start_s < t1;
 }
 
+/* What a bar's bytes are: a collective's payload, a prefetch's weights and KV, an operation's
+ * weights, KV and activations. */
+static double bytes_of(const pm_node *n)
+{
+    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL ? n->comm_bytes
+           : n->stream == PM_STREAM_PREFETCH ? n->weight_bytes + n->kv_bytes
+                                             : n->weight_bytes + n->kv_bytes + n->act_bytes;
+}
+
+/* One mode's layer as a JSON object (keys in docs/output-format.md); times in seconds from the
+ * layer's start. */
+static void write_json_mode(const shown *sh, bool first)
+{
+    const pm_graph *g = sh->v.g;
+    printf("%s    {\"mode\": \"%s\", \"layer_s\": ", first ? "" : ",\n", pm_mode_name(sh->mode));
+    fput_json_number(stdout, sh->t1 - sh->t0);
+    printf(", \"ops\": [");
+    int k = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        const pm_slot *sl = &sh->v.sched.slots[i];
+        if (!in_layer(sl, sh->t0, sh->t1))
+            continue;
+        const int lane = lane_of(n);
+        printf("%s\n      {\"lane_index\": %d, \"lane\": \"%s\", \"node\": ", k++ ? "," : "",
+               lane, lane_names[lane]);
+        fput_json_string(stdout, n->name);
+        printf(", \"kind\": \"%s\", \"start_s\": ", pm_node_kind_name(n->kind));
+        fput_json_number(stdout, sl->start_s - sh->t0);
+        printf(", \"end_s\": ");
+        fput_json_number(stdout, sl->end_s - sh->t0);
+        printf(", \"bytes\": ");
+        fput_json_number(stdout, bytes_of(n));
+        printf("}");
+    }
+    printf("\n    ]}");
+}
+
+static void write_json(const cli *c, const shown *sh, int n)
+{
+    const pm_scenario *s = &sh[0].v.s;
+    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
+    fput_json_string(stdout, s->name);
+    printf(",\n  \"model\": ");
+    fput_json_string(stdout, s->model.name);
+    printf(",\n  \"accelerator\": ");
+    fput_json_string(stdout, s->accel.name);
+    printf(",\n  \"devices\": %d,\n  \"phase\": \"%s\",\n  \"context\": %lld,\n"
+           "  \"modes\": [\n",
+           s->cluster.devices, c->phase == PM_PHASE_DECODE ? "decode" : "prefill",
+           (long long)sh[0].v.context);
+    for (int i = 0; i < n; i++)
+        write_json_mode(&sh[i], i == 0);
+    printf("\n  ]\n}\n");
+}
+
 static void write_csv(FILE *f, const cli *c, const shown *sh)
 {
     const pm_scenario *s = &sh->v.s;
@@ -76,11 +132,7 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
         const pm_slot *sl = &sc->slots[i];
         if (!in_layer(sl, t0, t1))
             continue;
-        const double bytes = n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL
-                                 ? n->comm_bytes
-                             : n->stream == PM_STREAM_PREFETCH ? n->weight_bytes + n->kv_bytes
-                                                               : n->weight_bytes + n->kv_bytes +
-                                                                     n->act_bytes;
+        const double bytes = bytes_of(n);
         const int lane = lane_of(n);
         fprintf(f, "%d,%s,", lane, lane_names[lane]);
         fput_csv_field(f, n->name, false);
@@ -180,6 +232,8 @@ static int open_shown(const cli *c, pm_mode mode, shown *sh)
 int cmd_timeline(const cli *c)
 {
     shown sh[2];
+    if (c->plot && c->format == FMT_JSON)
+        return usage_error("--plot: the figure is drawn from CSV (no --format json)");
     const pm_mode modes[2] = {c->compare ? PM_MODE_SERIAL : c->mode, PM_MODE_PRESERVE};
     const int n = c->compare ? 2 : 1;
     int opened = 0, rc = 0;
@@ -187,6 +241,8 @@ int cmd_timeline(const cli *c)
         opened++;
     if (rc == 0 && c->plot) {
         rc = draw(c, sh, n);
+    } else if (rc == 0 && c->format == FMT_JSON) {
+        write_json(c, sh, n);
     } else if (rc == 0) {
         for (int i = 0; i < n; i++) {
             if (i > 0)
