@@ -172,6 +172,9 @@ static void test_mixtral_int8_tp4_bytes_by_hand(void **state)
     assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
     assert_rel(e.weight_bytes_per_device, 11676418048.0, EXACT);
     assert_rel(e.experts_read_per_step, 5.46875, 1e-15);
+    /* Tensor-parallel experts end with the MLP's allreduce like a dense layer: 2 per layer,
+     * 2 x 32 = 64 per decode step. */
+    assert_int_equal(e.allreduces_per_step, 64);
     pm_scenario_release(&s);
     /* Batch 1 and 64: 2 and 8 (1 - 0.75^64). */
     static const char *const b1[] = {"model=mixtral-8x7b", "workload.batch=1"};
@@ -209,6 +212,10 @@ static void test_deepseek_v3_fp8_ep8_fits_an_h200(void **state)
     assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
     assert_true(e.fits_hbm);
     assert_true(e.weight_bytes_per_device < 0.65 * s.accel.hbm_capacity_bytes);
+    /* Allreduces per decode step: the 3 dense layers have the attention's and the MLP's (2
+     * each), the 58 MoE layers only the attention's (their MLP communicates by all-to-all):
+     * 3 x 2 + 58 = 64. */
+    assert_int_equal(e.allreduces_per_step, 64);
     /* EP1 (tensor-parallel experts) holds the same experts split 8 ways: the same bytes but
      * for the shared expert (split too: 44,040,192 x 7/8 less per layer). */
     pm_scenario tp = s;
