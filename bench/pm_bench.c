@@ -14,6 +14,24 @@
  *
  * Usage: pm-bench [--format text|json] [--quick] [--threads N] [--data-dir DIR]
  * --quick shrinks repeats and the grid (10,000 points) so the test suite can check it runs.
+ * The report starts with the CPU model (/proc/cpuinfo): speed figures mean nothing without it.
+ *
+ * Counting mode, for instruction counts (scripts/bench-instructions.sh runs it under
+ * valgrind --tool=callgrind, once with N iterations and once with 0, and divides the difference
+ * by N, so that loading and start-up cancel out):
+ *
+ *   pm-bench --count FIGURE --iterations N [--scenario NAME] [--seq N] [--layers N]
+ *            [--axis SPEC] [--data-dir DIR]
+ *
+ * FIGURE is one of
+ *   step        pm_step_model_decode_time (PRESERVE, context 16383, prepared once)
+ *   step_cold   pm_decode_step_time (PRESERVE, context 16383)
+ *   e2e         pm_estimate_compute of the scenario (default llama70b; --seq and --layers
+ *               override its sequence length and layer count)
+ *   sweep       one pm_sweep_run over --axis SPEC on the calling thread (one iteration is the
+ *               whole sweep: divide by its points for a per-point figure)
+ * It prints the points per iteration and the wall time per iteration in ns (meaningless under
+ * valgrind; the script takes the times from a native run).
  */
 #include <getopt.h>
 #include <math.h>
@@ -88,6 +106,91 @@ static pm_axis axis(const char *spec)
     return a;
 }
 
+static const char *cpu_model(char *buf, size_t n)
+{
+    snprintf(buf, n, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return buf;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(buf, n, "%s", colon + 1 + (colon[1] == ' '));
+            buf[strcspn(buf, "\n")] = '\0';
+            break;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
+typedef struct count_opts {
+    const char *figure, *scenario, *axis, *data_dir;
+    long iterations, seq, layers;
+} count_opts;
+
+/* The counting mode (see the top of the file). */
+static int count_mode(const count_opts *c)
+{
+    pm_load_opts lo = {c->data_dir, NULL, 0};
+    pm_scenario s;
+    pm_error err;
+    if (pm_scenario_load(c->scenario, &lo, &s, &err) != PM_OK)
+        return fail(c->scenario, &err);
+    if (c->seq > 0)
+        s.workload.seq_len = c->seq;
+    if (c->layers > 0)
+        s.model.layers = (int)c->layers;
+    size_t points = 1;
+    double acc = 0.0, t0 = now();
+    if (strcmp(c->figure, "step") == 0) {
+        pm_step_model *sm;
+        if (pm_step_model_new(&s, PM_MODE_PRESERVE, &sm, &err) != PM_OK)
+            return fail("pm_step_model_new", &err);
+        t0 = now();
+        for (long i = 0; i < c->iterations; i++)
+            acc += pm_step_model_decode_time(sm, 16383 - (i & 1));
+        pm_step_model_free(sm);
+    } else if (strcmp(c->figure, "step_cold") == 0) {
+        for (long i = 0; i < c->iterations; i++) {
+            double t;
+            if (pm_decode_step_time(&s, PM_MODE_PRESERVE, 16383, &t, &err) != PM_OK)
+                return fail("pm_decode_step_time", &err);
+            acc += t;
+        }
+    } else if (strcmp(c->figure, "e2e") == 0) {
+        pm_estimate e;
+        for (long i = 0; i < c->iterations; i++) {
+            if (pm_estimate_compute(&s, &e, &err) != PM_OK)
+                return fail("pm_estimate_compute", &err);
+            acc += e.modes[PM_MODE_PRESERVE].request_s;
+        }
+    } else if (strcmp(c->figure, "sweep") == 0 && c->axis) {
+        pm_axis a = axis(c->axis);
+        pm_sweep_opts so = {.threads = 1};
+        points = a.n_values;
+        t0 = now();
+        for (long i = 0; i < c->iterations; i++) {
+            best b = {0};
+            if (pm_sweep_run(&s, &a, 1, &so, consume, &b, &err) != PM_OK)
+                return fail("pm_sweep_run", &err);
+            acc += b.density;
+        }
+        pm_axis_release(&a);
+    } else {
+        fprintf(stderr, "pm-bench: --count: expected step, step_cold, e2e or sweep (with "
+                        "--axis)\n");
+        return 2;
+    }
+    const double dt = now() - t0;
+    sink = acc;
+    printf("points %zu\nns_per_iteration %.1f\n", points,
+           c->iterations > 0 ? dt / (double)c->iterations * 1e9 : 0.0);
+    pm_scenario_release(&s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     bool json = false, quick = false;
@@ -98,9 +201,16 @@ int main(int argc, char **argv)
                                          {"threads", required_argument, NULL, 't'},
                                          {"data-dir", required_argument, NULL, 'd'},
                                          {"help", no_argument, NULL, 'h'},
+                                         {"count", required_argument, NULL, 'c'},
+                                         {"iterations", required_argument, NULL, 'n'},
+                                         {"scenario", required_argument, NULL, 's'},
+                                         {"seq", required_argument, NULL, 'S'},
+                                         {"layers", required_argument, NULL, 'L'},
+                                         {"axis", required_argument, NULL, 'a'},
                                          {NULL, 0, NULL, 0}};
+    count_opts co = {NULL, "llama70b", NULL, NULL, 1, 0, 0};
     int o;
-    while ((o = getopt_long(argc, argv, "f:qt:d:h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "f:qt:d:hc:n:s:S:L:a:", opts, NULL)) != -1) {
         switch (o) {
         case 'f':
             if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0) {
@@ -112,13 +222,25 @@ int main(int argc, char **argv)
         case 'q': quick = true; break;
         case 't': threads = atoi(optarg); break;
         case 'd': data_dir = optarg; break;
+        case 'c': co.figure = optarg; break;
+        case 'n': co.iterations = atol(optarg); break;
+        case 's': co.scenario = optarg; break;
+        case 'S': co.seq = atol(optarg); break;
+        case 'L': co.layers = atol(optarg); break;
+        case 'a': co.axis = optarg; break;
         case 'h':
-            printf("Usage: pm-bench [--format text|json] [--quick] [--threads N] [--data-dir DIR]\n");
+            printf("Usage: pm-bench [--format text|json] [--quick] [--threads N] [--data-dir DIR]\n"
+                   "       pm-bench --count step|step_cold|e2e|sweep --iterations N "
+                   "[--scenario NAME] [--seq N] [--layers N] [--axis SPEC]\n");
             return 0;
         default: return 2;
         }
     }
     gsl_set_error_handler_off();
+    if (co.figure) {
+        co.data_dir = data_dir;
+        return count_mode(&co);
+    }
     pm_load_opts lo = {data_dir, NULL, 0};
     pm_scenario s;
     pm_error err;
@@ -215,9 +337,12 @@ int main(int argc, char **argv)
     pm_scenario_release(&s);
     free(v);
 
+    char cpu[256];
+    cpu_model(cpu, sizeof cpu);
     if (json) {
         printf("{\n  \"tool\": \"pm-bench %s\",\n  \"quick\": %s,\n", pm_version(),
                quick ? "true" : "false");
+        printf("  \"cpu\": \"%s\",\n", cpu);
         printf("  \"decode_step_ns\": %.1f,\n  \"decode_step_cold_ns\": %.1f,\n", step_ns,
                step_cold_ns);
         printf("  \"e2e_ns_16k\": %.1f,\n  \"e2e_ns_64k\": %.1f,\n", e2e[0], e2e[1]);
@@ -230,6 +355,7 @@ int main(int argc, char **argv)
         printf("  \"peak_rss_bytes\": %.0f\n}\n", rss);
     } else {
         printf("pm-bench %s%s (medians)\n", pm_version(), quick ? " --quick" : "");
+        printf("CPU                         %s\n", cpu);
         printf("decode step (prepared)      %10.1f ns\n", step_ns);
         printf("decode step (cold)          %10.1f ns\n", step_cold_ns);
         printf("end to end, 16K             %10.1f ns\n", e2e[0]);

@@ -151,7 +151,8 @@ static fused_terms fused_init(const pm_scenario *s, const pm_node *n, const roof
  * (X+h)/(X+kh), so its memory time is hbm/k / eff = hbm/k x (X+kh)/(X+h) = hbm/k x
  * (base + k grow). The chunks pipeline: GEMM of the first, then k-1 stages of the slower of
  * GEMM and allreduce, then the last allreduce. */
-static double fused_time(const pm_ar_model *arm, const fused_terms *f, int k, double *ar_s)
+static double fused_time(const pm_ar_model *arm, const fused_terms *f, int k, double *ar_s,
+                         double *bound)
 {
     const double inv_k = 1.0 / k;
     const double mem = f->hbm_s * inv_k * (f->base + k * f->grow);
@@ -160,6 +161,10 @@ static double fused_time(const pm_ar_model *arm, const fused_terms *f, int k, do
     const double tar = pm_ar_model_time(arm, f->comm_bytes * inv_k, NULL);
     *ar_s = tar * k;
     const double stage = tg > tar ? tg : tar;
+    /* A lower bound of this and every larger k's time: the time is at least k stages, and k tg
+     * = max(compute, hbm (base + k grow)) and k tar = min over algorithms of (k fixed +
+     * per_byte bytes) never fall as k grows. */
+    *bound = k * stage;
     return tg + (k - 1) * stage + tar;
 }
 
@@ -210,11 +215,13 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
         roof r = roofline(s, n, l2_bytes);
         const fused_terms f = fused_init(s, n, &r);
         int best_k = n->chunks > 0 ? n->chunks : 1;
-        double tar = 0.0;
-        double best = fused_time(ar, &f, best_k, &tar);
-        for (int k = 2; n->chunks <= 0 && k <= 16; k++) {
+        double tar = 0.0, bound;
+        double best = fused_time(ar, &f, best_k, &tar, &bound);
+        /* The search stops where the bound of every larger k reaches the best time (with a
+         * margin for rounding far above it): the same choice as trying all 16. */
+        for (int k = 2; n->chunks <= 0 && k <= 16 && bound * (1.0 - 1e-9) < best; k++) {
             double ar_k;
-            double t = fused_time(ar, &f, k, &ar_k);
+            double t = fused_time(ar, &f, k, &ar_k, &bound);
             if (t < best) {
                 best = t;
                 best_k = k;

@@ -60,7 +60,7 @@ static double eval_t(summer *sm, int64_t c)
 
 static unsigned sig_at(const summer *sm, int64_t c)
 {
-    return sm->preserve ? pm_step_plan_signature(sm->plan, c) : 0u;
+    return sm->preserve ? pm_step_plan_signature(sm->plan, c, NULL) : 0u;
 }
 
 static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
@@ -121,10 +121,23 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
 {
     if (sm->st != PM_OK || a > b)
         return 0.0;
-    const unsigned sa = sig_at(sm, a), sb = sig_at(sm, b);
+    int64_t next = -1;
+    const unsigned sa = sm->preserve ? pm_step_plan_signature(sm->plan, a, &next) : 0u;
+    const unsigned sb = sig_at(sm, b);
     if (sa == sb || depth > 40)
         return sum_region(sm, a, b);
     int64_t lo = a, hi = b; /* sig(lo) == sa, sig(hi) != sa */
+    /* The decisions only change one way as the cache grows, so the last context with sa is
+     * unique: the two contexts around where the signature says they change next narrow the
+     * bracket (to those two when it is right), and the bisection finds that context from it. */
+    for (int64_t g = next - 1; next > a && g <= next; g++) {
+        if (g <= lo || g >= hi)
+            continue;
+        if (sig_at(sm, g) == sa)
+            lo = g;
+        else
+            hi = g;
+    }
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
         if (sig_at(sm, mid) == sa)
@@ -194,22 +207,94 @@ pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t contex
     return PM_OK;
 }
 
+/* What an estimate builds before it evaluates. The decode plans are built at a context that
+ * does not depend on the sequence length (decode_ctx0), so that a sweep can keep them: a decode
+ * evaluation costs the attention at its own context from its slope, which is exact for the
+ * integer-valued flop and byte counts (tests/test_sweep_run.c checks a sweep's points against
+ * pm_estimate_compute bit for bit). A sweep keeps one cache per block: when the next point
+ * differs from the last only in the sequence length the decode plans are reused, and the
+ * accelerator's area and dollar figures whenever the accelerator is unchanged. */
+
+/* The decode plans' context: the window with sliding-window layers (their attention then reads
+ * the window at every later context, and the plan's node serves it without costing), else 1.
+ * Never a context where a layer reads no position (0, or a whole number of chunks): the
+ * attention's prefetched traffic would then be counted without its constant part. */
+static int64_t decode_ctx0(const pm_model *m)
+{
+    if (pm_model_local_layers(m) > 0 && !m->chunked_attention && m->sliding_window > 1)
+        return m->sliding_window;
+    return 1;
+}
+
+struct pm_estimate_cache {
+    bool valid;
+    int decode_builds, accel_builds; /* how often each part was built (for the tests) */
+    pm_scenario key;  /* the scenario the plans were built for, seq_len 0, no provenance */
+    pm_scenario scen; /* the same with the current seq_len: the plans point at it */
+    pm_step_plan dec, dec_f, pre, pre_f;
+    bool accel_valid; /* the accelerator's per-device figures below, for accel_key */
+    pm_accelerator accel_key;
+    pm_device_cost cost;
+    double p_static;
+};
+
+pm_estimate_cache *pm_estimate_cache_new(void)
+{
+    pm_estimate_cache *c = pm_malloc(sizeof *c);
+    if (c) {
+        c->valid = false;
+        c->accel_valid = false;
+        c->decode_builds = c->accel_builds = 0;
+    }
+    return c;
+}
+
+void pm_estimate_cache_builds(const pm_estimate_cache *c, int *decode, int *accel)
+{
+    *decode = c->decode_builds;
+    *accel = c->accel_builds;
+}
+
+void pm_estimate_cache_free(pm_estimate_cache *c)
+{
+    pm_free(c);
+}
+
+/* The accelerator's dollar figures and static power (when it has the coefficients), from c
+ * when c holds them for the same accelerator; failures are not kept (they fill err). */
+static pm_status accel_figures(pm_estimate_cache *c, const pm_accelerator *a, pm_error *err)
+{
+    if (c->accel_valid && memcmp(a, &c->accel_key, sizeof *a) == 0)
+        return PM_OK;
+    c->accel_valid = false;
+    c->accel_builds++;
+    c->p_static = 0.0;
+    pm_status st;
+    if (a->cost.present && (st = pm_device_cost_compute(a, &c->cost, err)) != PM_OK)
+        return st;
+    if (a->energy.present && (st = pm_static_power(a, &c->p_static, err)) != PM_OK)
+        return st;
+    c->accel_key = *a;
+    c->accel_valid = true;
+    return PM_OK;
+}
+
 /* The energy and per-dollar figures of every mode, from the traffic and times already in out,
  * when the accelerator has the coefficients. */
-static pm_status energy_and_cost(const pm_scenario *s, const pm_traffic *tpot_traffic,
-                                 pm_estimate *out, pm_error *err)
+static pm_status energy_and_cost(const pm_scenario *s, pm_estimate_cache *c,
+                                 const pm_traffic *tpot_traffic, pm_estimate *out, pm_error *err)
 {
     const pm_accelerator *a = &s->accel;
     const double devices = s->cluster.devices;
     const double tokens = (double)s->workload.batch * (double)out->decode_steps;
-    pm_status st;
     out->energy_present = a->energy.present;
     out->cost_present = a->cost.present;
-    if (out->cost_present && (st = pm_device_cost_compute(a, &out->cost, err)) != PM_OK)
+    pm_status st = accel_figures(c, a, err);
+    if (st != PM_OK)
         return st;
-    double p_static = 0.0;
-    if (out->energy_present && (st = pm_static_power(a, &p_static, err)) != PM_OK)
-        return st;
+    if (out->cost_present)
+        out->cost = c->cost;
+    const double p_static = c->p_static;
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         pm_mode_result *r = &out->modes[m];
         if (out->cost_present)
@@ -243,95 +328,82 @@ pm_status pm_decode_step_traffic(const pm_scenario *s, pm_mode mode, int64_t con
     return PM_OK;
 }
 
-pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err)
+/* The decode plans for s, reused when c holds them for s up to the sequence length; the
+ * prefill plans, built for s. The plans point at c->scen. */
+static pm_status cache_plans(pm_estimate_cache *c, const pm_scenario *s, int64_t sp,
+                             pm_error *err)
 {
-    if (!s || !out)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario or output");
-    memset(out, 0, sizeof *out);
-    pm_status st = pm_scenario_check(s, err);
-    if (st != PM_OK)
-        return st;
-    if ((st = pm_shard_compute(s, &out->shard, err)) != PM_OK)
-        return st;
-    const pm_workload *wl = &s->workload;
-    const int64_t sp = pm_workload_prompt_tokens(wl);
-    const int64_t last = pm_default_context(wl, PM_PHASE_DECODE);
-    out->prefill_tokens = sp;
-    out->decode_steps = pm_workload_decode_steps(wl);
-    /* Plans: decode and prefill, unfused (serial and PRESERVE) and fused. */
-    pm_step_plan *plans = pm_malloc(4 * sizeof *plans);
-    if (!plans)
-        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-    pm_step_plan *dec = &plans[0], *dec_f = &plans[1], *pre = &plans[2], *pre_f = &plans[3];
-    if ((st = pm_step_plan_build(s, PM_PHASE_DECODE, sp, false, true, dec, err)) != PM_OK ||
-        (st = pm_step_plan_build(s, PM_PHASE_PREFILL, sp, false, true, pre, err)) != PM_OK) {
-        pm_free(plans);
-        return st;
+    pm_scenario key = *s;
+    key.workload.seq_len = 0;
+    key.provenance = NULL;
+    c->scen = *s;
+    c->scen.provenance = NULL;
+    pm_status st;
+    if (!c->valid || memcmp(&key, &c->key, sizeof key) != 0) {
+        c->valid = false;
+        c->key = key;
+        c->decode_builds++;
+        if ((st = pm_step_plan_build(&c->scen, PM_PHASE_DECODE, decode_ctx0(&s->model), false,
+                                     true, &c->dec, err)) != PM_OK)
+            return st;
+        pm_step_plan_count(&c->dec);
+        pm_step_plan_fuse(&c->dec, &c->dec_f);
+        c->valid = true;
     }
-    pm_step_plan_count(dec);
-    pm_step_plan_count(pre);
-    pm_step_plan_fuse(dec, dec_f);
-    pm_step_plan_fuse(pre, pre_f);
-    const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
-    pm_traffic tpot_traffic[PM_MODE_COUNT];
-    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
-        pm_mode_result *r = &out->modes[m];
-        const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
-        /* Without HBM sharing and with waiting consumers a step is sums and maxima of linear
-         * functions of the context: convex. The fluid sharing model multiplies terms, and a
-         * streaming consumer's end takes a minimum; there the midpoint is checked. */
-        const bool convex = !s->options.hbm_sharing &&
-                            s->accel.prefetch_consumer == PM_CONSUMER_WAIT;
-        summer sm = {fused ? dec_f : dec, preserve, convex, PM_OK, 0, {0}, {0},
-                     0, {0, 0, 0, 0, {0}}, -1, {0, 0, 0, 0, {0}}};
-        for (int i = 0; i < MEMO; i++)
-            sm.memo_c[i] = -1;
-        if ((st = pm_step_plan_eval(fused ? pre_f : pre, preserve, sp, &r->prefill_s, NULL)) !=
-            PM_OK)
-            break;
-        r->tpot_s = eval_t(&sm, last);
-        r->fused_chunks = fused ? dec_f->chunks : 0;
-        r->decode_s = sum_decode(&sm, &s->model, sp, last);
-        if ((st = sm.st) != PM_OK)
-            break;
-        r->request_s = r->prefill_s + r->decode_s;
-        r->tpot_mean_s = r->decode_s / (double)out->decode_steps;
-        r->tokens_per_s = (double)wl->batch * (double)out->decode_steps / r->request_s;
-        r->allreduce_decode_s = pm_ar_model_time(&dec->ar, msg, &r->allreduce);
-        pm_step_plan_traffic(fused ? pre_f : pre, preserve, sp, &r->traffic);
-        pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
-        if (sm.end_c == last)
-            tpot_traffic[m] = sm.end_t;
-        else
-            pm_step_plan_traffic(fused ? dec_f : dec, preserve, last, &tpot_traffic[m]);
-    }
-    pm_free(plans);
-    if (st == PM_ERR_RANGE)
-        return pm_fail(err, st, NULL, "$.accelerator",
-                       "an operation's time is not finite: a bandwidth, peak or latency is too "
-                       "small or too large for double precision");
-    if (st != PM_OK)
-        return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
-    /* A silently wrong number is worse than an error: every time must be finite and > 0. */
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const pm_mode_result *r = &out->modes[m];
-        if (!(r->request_s > 0 && r->request_s < INFINITY && r->prefill_s > 0 &&
-              r->decode_s > 0 && r->tpot_s > 0 && r->tpot_s < INFINITY &&
-              r->tokens_per_s > 0 && r->tokens_per_s < INFINITY))
-            return pm_fail(err, PM_ERR_RANGE, NULL, NULL,
-                           "the %s estimate is not finite and positive (request %g s, prefill %g "
-                           "s): a bandwidth, peak, latency or size is too small or too large "
-                           "for double precision",
-                           pm_mode_name((pm_mode)m), r->request_s, r->prefill_s);
-    }
-    if ((st = energy_and_cost(s, tpot_traffic, out, err)) != PM_OK)
+    if ((st = pm_step_plan_build(&c->scen, PM_PHASE_PREFILL, sp, false, true, &c->pre, err)) !=
+        PM_OK)
         return st;
-    const pm_mode_result *M = out->modes;
-    out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
-    out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;
-    out->speedup_fused_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_FUSED].request_s;
+    pm_step_plan_count(&c->pre);
+    pm_step_plan_fuse(&c->pre, &c->pre_f);
+    return PM_OK;
+}
 
-    /* Footprint and where the KV cache stops fitting the attention window. */
+/* One mode's prefill, decode sum and traffic into r and *tpot_tr. */
+static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c, pm_mode m,
+                               int64_t sp, int64_t last, double steps, pm_mode_result *r,
+                               pm_traffic *tpot_tr)
+{
+    const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
+    const pm_step_plan *dec = fused ? &c->dec_f : &c->dec, *pre = fused ? &c->pre_f : &c->pre;
+    const pm_workload *wl = &s->workload;
+    /* Without HBM sharing and with waiting consumers a step is sums and maxima of linear
+     * functions of the context: convex. The fluid sharing model multiplies terms, and a
+     * streaming consumer's end takes a minimum; there the midpoint is checked. Without
+     * prefetches (serial, fused) neither applies: a step is a sum of node times, the attention's
+     * a maximum of linear terms. */
+    const bool convex = !preserve || (!s->options.hbm_sharing &&
+                                      s->accel.prefetch_consumer == PM_CONSUMER_WAIT);
+    summer sm = {dec, preserve, convex, PM_OK, 0, {0}, {0},
+                 0, {0, 0, 0, 0, {0}}, -1, {0, 0, 0, 0, {0}}};
+    for (int i = 0; i < MEMO; i++)
+        sm.memo_c[i] = -1;
+    pm_status st = pm_step_plan_eval(pre, preserve, sp, &r->prefill_s, NULL);
+    if (st != PM_OK)
+        return st;
+    r->tpot_s = eval_t(&sm, last);
+    r->fused_chunks = fused ? dec->chunks : 0;
+    r->decode_s = sum_decode(&sm, &s->model, sp, last);
+    if ((st = sm.st) != PM_OK)
+        return st;
+    r->request_s = r->prefill_s + r->decode_s;
+    r->tpot_mean_s = r->decode_s / steps;
+    r->tokens_per_s = (double)wl->batch * steps / r->request_s;
+    const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
+    r->allreduce_decode_s = pm_ar_model_time(&c->dec.ar, msg, &r->allreduce);
+    pm_step_plan_traffic(pre, preserve, sp, &r->traffic);
+    pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
+    if (sm.end_c == last)
+        *tpot_tr = sm.end_t;
+    else
+        pm_step_plan_traffic(dec, preserve, last, tpot_tr);
+    return PM_OK;
+}
+
+/* The footprint, and where the KV cache stops fitting the attention window. */
+static pm_status footprint_and_spill(const pm_scenario *s, pm_estimate *out, pm_error *err)
+{
+    const pm_workload *wl = &s->workload;
+    pm_status st;
     pm_footprint fp;
     if ((st = pm_footprint_compute(s, &out->shard, wl->seq_len, &fp, err)) != PM_OK)
         return st;
@@ -353,6 +425,67 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
             out->kv_spill_context = -1;
     }
     return PM_OK;
+}
+
+pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *err)
+{
+    if (!s || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario or output");
+    memset(out, 0, sizeof *out);
+    pm_estimate_cache *c = pm_estimate_cache_new();
+    if (!c)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    const pm_status st = pm_estimate_compute_cached(s, c, out, err);
+    pm_estimate_cache_free(c);
+    return st;
+}
+
+pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
+                                     pm_estimate *out, pm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    pm_status st = pm_scenario_check(s, err);
+    if (st != PM_OK)
+        return st;
+    if ((st = pm_shard_compute(s, &out->shard, err)) != PM_OK)
+        return st;
+    const pm_workload *wl = &s->workload;
+    const int64_t sp = pm_workload_prompt_tokens(wl);
+    const int64_t last = pm_default_context(wl, PM_PHASE_DECODE);
+    out->prefill_tokens = sp;
+    out->decode_steps = pm_workload_decode_steps(wl);
+    /* Plans: decode and prefill, unfused (serial and PRESERVE) and fused. */
+    if ((st = cache_plans(c, s, sp, err)) != PM_OK)
+        return st;
+    pm_traffic tpot_traffic[PM_MODE_COUNT];
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
+        st = estimate_mode(s, c, (pm_mode)m, sp, last, (double)out->decode_steps, &out->modes[m],
+                           &tpot_traffic[m]);
+    if (st == PM_ERR_RANGE)
+        return pm_fail(err, st, NULL, "$.accelerator",
+                       "an operation's time is not finite: a bandwidth, peak or latency is too "
+                       "small or too large for double precision");
+    if (st != PM_OK)
+        return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
+    /* A silently wrong number is worse than an error: every time must be finite and > 0. */
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_mode_result *r = &out->modes[m];
+        if (!(r->request_s > 0 && r->request_s < INFINITY && r->prefill_s > 0 &&
+              r->decode_s > 0 && r->tpot_s > 0 && r->tpot_s < INFINITY &&
+              r->tokens_per_s > 0 && r->tokens_per_s < INFINITY))
+            return pm_fail(err, PM_ERR_RANGE, NULL, NULL,
+                           "the %s estimate is not finite and positive (request %g s, prefill %g "
+                           "s): a bandwidth, peak, latency or size is too small or too large "
+                           "for double precision",
+                           pm_mode_name((pm_mode)m), r->request_s, r->prefill_s);
+    }
+    if ((st = energy_and_cost(s, c, tpot_traffic, out, err)) != PM_OK)
+        return st;
+    const pm_mode_result *M = out->modes;
+    out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
+    out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;
+    out->speedup_fused_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_FUSED].request_s;
+    return footprint_and_spill(s, out, err);
 }
 
 struct pm_step_model {

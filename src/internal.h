@@ -408,14 +408,35 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f);
  * PRESERVE. signature (may be NULL) changes when the insertion decisions change. */
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
                             unsigned *signature);
-/* The insertion decisions' signature alone (cheap: no costs, no schedule). */
-unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx);
+/* The insertion decisions' signature alone (cheap: no costs, no schedule). next (may be NULL)
+ * receives about where they change next (within a few contexts of the first context after ctx
+ * with other decisions: found from the room the decisions leave under the capacity, for plans
+ * with full attention in every layer), or -1 when not found; callers check it. */
+unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *next);
 /* Fills what each node of the plan moves (pm_step_plan_build leaves it out: the time path does
  * not need it); a fused plan made afterwards by pm_step_plan_fuse inherits it. */
 void pm_step_plan_count(pm_step_plan *p);
 /* What one step at ctx moves (as pm_step_plan_eval times it), for a counted plan: the fast
  * path's twin of pm_graph_traffic. */
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out);
+
+/* ---- estimates (estimate.c) ---- */
+
+/* What pm_estimate_compute builds before it evaluates (the decode plans, the accelerator's
+ * per-device figures), kept between calls: pm_estimate_compute_cached reuses what the scenario
+ * it is given shares with the previous one (the decode plans when only the sequence length
+ * differs, the accelerator's figures when the accelerator is the same), with the same results
+ * to the last bit as pm_estimate_compute. One cache per thread. */
+typedef struct pm_estimate_cache pm_estimate_cache;
+/* A new, empty cache; NULL when out of memory. */
+pm_estimate_cache *pm_estimate_cache_new(void);
+void pm_estimate_cache_free(pm_estimate_cache *c);
+/* How many times c built the decode plans and the accelerator's figures (what the tests check
+ * a sweep reuses). */
+void pm_estimate_cache_builds(const pm_estimate_cache *c, int *decode, int *accel);
+/* pm_estimate_compute through cache c (not NULL; s and out not NULL). */
+pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
+                                     pm_estimate *out, pm_error *err);
 
 /* ---- energy (energy.c) ---- */
 

@@ -353,15 +353,28 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
         plain_total(f);
 }
 
+/* The room left under the capacity by a comparison that passed with the attention's bytes in
+ * its sum (has_a): how much they may grow before it fails. */
+static void note_slack(double *slack, bool has_a, double room)
+{
+    if (slack && has_a && room < *slack)
+        *slack = room;
+}
+
 /* Algorithm 1 over the chain of a layer of MLP class m whose node i has bytes[i] (the
  * attention's at the step's context): each window walks from its communication node to the
  * next one and stops at the first node that would reach the capacity, or at a routed expert
  * under a window not opened by an all-to-all (insert.c's rule). pf[] marks the layer nodes
  * prefetched (for nodes before the first communication node: in every layer but the first, by
  * the previous layer's last window), pft[] the tail nodes. Returns a signature of the
- * decisions. */
-static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *pf, bool *pft)
+ * decisions. slack (may be NULL) receives how far the attention's bytes may grow before a
+ * decision changes (the least room of the comparisons whose sums hold them; INFINITY when none
+ * does): the bytes only add to sums, so a larger attention only turns prefetches off. */
+static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *pf, bool *pft,
+                       double *slack)
 {
+    if (slack)
+        *slack = INFINITY;
     const int n = n_of(p, m), nt = p->tmpl.n_tail;
     memset(pf, 0, (size_t)n * sizeof *pf);
     memset(pft, 0, (size_t)nt * sizeof *pft);
@@ -372,7 +385,7 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
         if (!L[j].is_comm)
             continue;
         double sum = 0.0;
-        bool stop = false;
+        bool stop = false, has_a = false;
         int i = j + 1;
         for (; i < n && !L[i].is_comm && !stop; i++) {
             const double b = bytes[i];
@@ -380,6 +393,8 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
                 if (!(sum + b < p->cap) || (L[i].routed && !L[j].is_a2a))
                     stop = true;
                 else {
+                    has_a = has_a || i == p->attn;
+                    note_slack(slack, has_a, p->cap - (sum + b));
                     sum += b;
                     pf[i] = true;
                 }
@@ -389,11 +404,14 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
             continue; /* the window ended inside the layer */
         /* The layer's last window continues into the next layer... */
         double sum_next = sum;
+        bool has_next = has_a;
         for (int k = 0; k < p->first_comm; k++) {
             const double b = bytes[k];
             if (b > 0) {
                 if (!(sum_next + b < p->cap))
                     break;
+                has_next = has_next || k == p->attn;
+                note_slack(slack, has_next, p->cap - (sum_next + b));
                 sum_next += b;
                 pf[k] = true;
             }
@@ -404,6 +422,7 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
             if (b > 0) {
                 if (!(sum + b < p->cap))
                     break;
+                note_slack(slack, has_a, p->cap - (sum + b));
                 sum += b;
                 pft[k] = true;
             }
@@ -619,7 +638,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
             double bytes[MAXN];
             layer_bytes(p, m, p->attn >= 0 ? at[c]->bytes : 0.0, bytes);
             const bool last = m == p->mlp_last && c == cl;
-            sig[c][m] = decide(p, m, bytes, pf[c][m], last ? pft : pft_any);
+            sig[c][m] = decide(p, m, bytes, pf[c][m], last ? pft : pft_any, NULL);
             tail_done = tail_done || last;
         }
     }
@@ -664,12 +683,18 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     return PM_OK;
 }
 
-unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
+unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *next)
 {
+    if (next)
+        *next = -1;
     if (!p->prefetching || p->first_comm < 0)
         return 0;
     unsigned sig[2][2] = {{0, 0}, {0, 0}};
     const pm_model *m = &p->s->model;
+    /* The next change is found for full attention in every layer: the attention's bytes then
+     * grow by attn_dkv per position. */
+    const bool guess = next && p->attn >= 0 && p->all_class[1] == 0 && p->attn_dkv > 0;
+    double slack = INFINITY;
     for (int c = 0; c < 2; c++) {
         if (p->all_class[c] == 0)
             continue;
@@ -684,11 +709,15 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx)
             if (p->all_mlp[k] == 0)
                 continue;
             bool pf[MAXN], pft[MAXN];
-            double bytes[MAXN];
+            double bytes[MAXN], room = INFINITY;
             layer_bytes(p, k, kv, bytes);
-            sig[c][k] = decide(p, k, bytes, pf, pft);
+            sig[c][k] = decide(p, k, bytes, pf, pft, guess ? &room : NULL);
+            if (room < slack)
+                slack = room;
         }
     }
+    if (guess && slack < INFINITY && slack / p->attn_dkv < 4e18)
+        *next = ctx + (int64_t)ceil(slack / p->attn_dkv);
     return pairs_signature(sig);
 }
 
@@ -728,7 +757,7 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
             if (p->all_class[c] > 0 && p->all_mlp[k] > 0) {
                 double bytes[MAXN];
                 layer_bytes(p, k, attn_bytes[c], bytes);
-                decide(p, k, bytes, pf[c][k], k == p->mlp_last && c == cl ? pft : pft_any);
+                decide(p, k, bytes, pf[c][k], k == p->mlp_last && c == cl ? pft : pft_any, NULL);
             }
     const int fc = p->first_comm;
     *out = p->head_tr;

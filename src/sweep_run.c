@@ -43,9 +43,31 @@ void pm_sweep_slice(size_t total, size_t k, size_t count, size_t *first, size_t 
     *last = *first + q + (k < r ? 1 : 0);
 }
 
+/* What a block's consecutive points share: the estimate's plans (reused when only the
+ * sequence length changes) and the die area (reused while the accelerator is unchanged), so a
+ * sweep re-evaluates only what its axes change, with the same numbers as a point alone. */
+typedef struct point_cache {
+    pm_estimate_cache *estimate;
+    bool area_valid;
+    pm_accelerator area_key;
+    pm_status area_st;
+    pm_area area;
+} point_cache;
+
+static const pm_area *area_of(point_cache *pc, const pm_accelerator *a, pm_status *st)
+{
+    if (!pc->area_valid || memcmp(a, &pc->area_key, sizeof *a) != 0) {
+        pc->area_st = pm_area_compute(a, &pc->area, NULL);
+        pc->area_key = *a;
+        pc->area_valid = true;
+    }
+    *st = pc->area_st;
+    return &pc->area;
+}
+
 /* Evaluates one point of the grid. */
 static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_axes, size_t index,
-                       pm_sweep_point *pt)
+                       point_cache *pc, pm_sweep_point *pt)
 {
     pt->index = index;
     pt->die_mm2 = NAN;
@@ -70,18 +92,19 @@ static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     for (size_t a = n_axes; a < PM_SWEEP_MAX_AXES; a++)
         pt->axis_value[a] = NAN;
     if (pt->status == PM_OK)
-        pt->status = pm_estimate_compute(&t, &pt->estimate, &err);
+        pt->status = pm_estimate_compute_cached(&t, pc->estimate, &pt->estimate, &err);
     if (pt->status != PM_OK) {
         pm_error_format(&err, pt->error, sizeof pt->error);
         memset(&pt->estimate, 0, sizeof pt->estimate);
         return;
     }
-    pm_area area;
-    if (pm_area_compute(&t.accel, &area, NULL) == PM_OK) {
-        pt->die_mm2 = area.die_mm2;
+    pm_status ast;
+    const pm_area *area = area_of(pc, &t.accel, &ast);
+    if (ast == PM_OK) {
+        pt->die_mm2 = area->die_mm2;
         for (int m = 0; m < PM_MODE_COUNT; m++)
             pt->density[m] = pm_density(&pt->estimate, (pm_mode)m, t.cluster.devices,
-                                        area.die_mm2);
+                                        area->die_mm2);
     }
 }
 
@@ -116,11 +139,13 @@ static bool eval_block(engine *e, size_t b)
 {
     pm_sweep_point *pts = &e->buf[(b % e->ring) * e->block];
     const size_t lo = e->first + b * e->block, hi = lo + block_len(e, b);
-    bool ok = true;
+    point_cache pc = {.estimate = pm_estimate_cache_new()};
+    bool ok = pc.estimate != NULL;
     for (size_t i = lo; i < hi && ok; i++) {
-        eval_point(e->base, e->axes, e->n_axes, i, &pts[i - lo]);
+        eval_point(e->base, e->axes, e->n_axes, i, &pc, &pts[i - lo]);
         ok = pts[i - lo].status != PM_ERR_NOMEM;
     }
+    pm_estimate_cache_free(pc.estimate);
     e->stopped[b % e->ring] = ok && e->prepare && e->prepare(pts, hi - lo, e->user) != 0;
     return ok;
 }

@@ -22,57 +22,84 @@ typedef struct unit_row {
 #define GI (1024.0 * 1024.0 * 1024.0)
 #define TI (1024.0 * 1024.0 * 1024.0 * 1024.0)
 
+/* Sorted by strcmp (byte order: upper case before "_" before lower case) for bsearch;
+ * tests/test_units.c looks every unit of every dimension up, which fails if a row is out of
+ * order. */
 static const unit_row units[] = {
-    {"B", PM_DIM_BYTES, 1.0},          {"KB", PM_DIM_BYTES, 1e3},
-    {"MB", PM_DIM_BYTES, 1e6},         {"GB", PM_DIM_BYTES, 1e9},
-    {"TB", PM_DIM_BYTES, 1e12},        {"KiB", PM_DIM_BYTES, KI},
-    {"MiB", PM_DIM_BYTES, MI},         {"GiB", PM_DIM_BYTES, GI},
-    {"TiB", PM_DIM_BYTES, TI},
-    {"Bps", PM_DIM_BANDWIDTH, 1.0},    {"KBps", PM_DIM_BANDWIDTH, 1e3},
-    {"MBps", PM_DIM_BANDWIDTH, 1e6},   {"GBps", PM_DIM_BANDWIDTH, 1e9},
-    {"TBps", PM_DIM_BANDWIDTH, 1e12},  {"GiBps", PM_DIM_BANDWIDTH, GI},
-    {"Mbps", PM_DIM_BANDWIDTH, 1e6 / 8}, {"Gbps", PM_DIM_BANDWIDTH, 1e9 / 8},
-    {"Tbps", PM_DIM_BANDWIDTH, 1e12 / 8},
-    {"s", PM_DIM_TIME, 1.0},           {"ms", PM_DIM_TIME, 1e-3},
-    {"us", PM_DIM_TIME, 1e-6},         {"ns", PM_DIM_TIME, 1e-9},
-    {"FLOPS", PM_DIM_COMPUTE, 1.0},    {"GFLOPS", PM_DIM_COMPUTE, 1e9},
-    {"TFLOPS", PM_DIM_COMPUTE, 1e12},  {"PFLOPS", PM_DIM_COMPUTE, 1e15},
-    {"OPS", PM_DIM_COMPUTE, 1.0},      {"GOPS", PM_DIM_COMPUTE, 1e9},
-    {"TOPS", PM_DIM_COMPUTE, 1e12},    {"POPS", PM_DIM_COMPUTE, 1e15},
-    {"mm2", PM_DIM_AREA, 1.0},
-    {"mm2_per_TOPS", PM_DIM_AREA_PER_COMPUTE, 1e-12},
-    {"mm2_per_TFLOPS", PM_DIM_AREA_PER_COMPUTE, 1e-12},
-    {"mm2_per_MiB", PM_DIM_AREA_PER_BYTE, 1.0 / MI},
-    {"mm2_per_MB", PM_DIM_AREA_PER_BYTE, 1e-6},
-    {"mm2_per_stack", PM_DIM_AREA_PER_ITEM, 1.0},
-    {"mm2_per_link", PM_DIM_AREA_PER_ITEM, 1.0},
-    {"nm", PM_DIM_LENGTH, 1.0},
-    {"frac", PM_DIM_FRACTION, 1.0},
-    {"pJ", PM_DIM_ENERGY, 1e-12},      {"nJ", PM_DIM_ENERGY, 1e-9},
+    {"B", PM_DIM_BYTES, 1.0},
+    {"Bps", PM_DIM_BANDWIDTH, 1.0},
+    {"FLOPS", PM_DIM_COMPUTE, 1.0},
+    {"GB", PM_DIM_BYTES, 1e9},
+    {"GBps", PM_DIM_BANDWIDTH, 1e9},
+    {"GFLOPS", PM_DIM_COMPUTE, 1e9},
+    {"GOPS", PM_DIM_COMPUTE, 1e9},
+    {"Gbps", PM_DIM_BANDWIDTH, 1e9 / 8},
+    {"GiB", PM_DIM_BYTES, GI},
+    {"GiBps", PM_DIM_BANDWIDTH, GI},
     {"J", PM_DIM_ENERGY, 1.0},
+    {"KB", PM_DIM_BYTES, 1e3},
+    {"KBps", PM_DIM_BANDWIDTH, 1e3},
+    {"KiB", PM_DIM_BYTES, KI},
+    {"MB", PM_DIM_BYTES, 1e6},
+    {"MBps", PM_DIM_BANDWIDTH, 1e6},
+    {"Mbps", PM_DIM_BANDWIDTH, 1e6 / 8},
+    {"MiB", PM_DIM_BYTES, MI},
+    {"OPS", PM_DIM_COMPUTE, 1.0},
+    {"PFLOPS", PM_DIM_COMPUTE, 1e15},
+    {"POPS", PM_DIM_COMPUTE, 1e15},
+    {"TB", PM_DIM_BYTES, 1e12},
+    {"TBps", PM_DIM_BANDWIDTH, 1e12},
+    {"TFLOPS", PM_DIM_COMPUTE, 1e12},
+    {"TOPS", PM_DIM_COMPUTE, 1e12},
+    {"Tbps", PM_DIM_BANDWIDTH, 1e12 / 8},
+    {"TiB", PM_DIM_BYTES, TI},
+    {"W", PM_DIM_POWER, 1.0},
+    {"W_per_mm2", PM_DIM_POWER_PER_AREA, 1.0},
+    {"frac", PM_DIM_FRACTION, 1.0},
+    {"kW", PM_DIM_POWER, 1e3},
+    {"mm", PM_DIM_LENGTH_MM, 1.0},
+    {"mm2", PM_DIM_AREA, 1.0},
+    {"mm2_per_MB", PM_DIM_AREA_PER_BYTE, 1e-6},
+    {"mm2_per_MiB", PM_DIM_AREA_PER_BYTE, 1.0 / MI},
+    {"mm2_per_TFLOPS", PM_DIM_AREA_PER_COMPUTE, 1e-12},
+    {"mm2_per_TOPS", PM_DIM_AREA_PER_COMPUTE, 1e-12},
+    {"mm2_per_link", PM_DIM_AREA_PER_ITEM, 1.0},
+    {"mm2_per_stack", PM_DIM_AREA_PER_ITEM, 1.0},
+    {"ms", PM_DIM_TIME, 1e-3},
+    {"nJ", PM_DIM_ENERGY, 1e-9},
+    {"nm", PM_DIM_LENGTH, 1.0},
+    {"ns", PM_DIM_TIME, 1e-9},
+    {"pJ", PM_DIM_ENERGY, 1e-12},
     {"pJ_per_bit", PM_DIM_ENERGY_PER_BYTE, 8e-12},
     {"pJ_per_byte", PM_DIM_ENERGY_PER_BYTE, 1e-12},
-    {"W", PM_DIM_POWER, 1.0},          {"kW", PM_DIM_POWER, 1e3},
-    {"W_per_mm2", PM_DIM_POWER_PER_AREA, 1.0},
+    {"per_cm2", PM_DIM_PER_AREA, 1e-2},
+    {"per_mm2", PM_DIM_PER_AREA, 1.0},
+    {"s", PM_DIM_TIME, 1.0},
+    {"us", PM_DIM_TIME, 1e-6},
     {"usd", PM_DIM_MONEY, 1.0},
     {"usd_per_GB", PM_DIM_MONEY_PER_BYTE, 1e-9},
     {"usd_per_GiB", PM_DIM_MONEY_PER_BYTE, 1.0 / GI},
-    {"per_cm2", PM_DIM_PER_AREA, 1e-2}, {"per_mm2", PM_DIM_PER_AREA, 1.0},
-    {"mm", PM_DIM_LENGTH_MM, 1.0},
 };
 
 bool pm_unit_lookup(const char *unit, double *to_si, pm_dimension *dim)
 {
     if (!unit)
         return false;
-    for (size_t i = 0; i < PM_ARRAY_LEN(units); i++) {
-        if (strcmp(units[i].name, unit) == 0) {
+    size_t lo = 0, hi = PM_ARRAY_LEN(units); /* binary search of the sorted table */
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        const int c = strcmp(units[mid].name, unit);
+        if (c == 0) {
             if (to_si)
-                *to_si = units[i].to_si;
+                *to_si = units[mid].to_si;
             if (dim)
-                *dim = units[i].dim;
+                *dim = units[mid].dim;
             return true;
         }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return false;
 }

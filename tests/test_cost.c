@@ -470,6 +470,54 @@ static void test_fused_chunking_wins_for_large_gemms(void **state)
     assert_rel(c.total_s, 4.25e-6, TOL);
 }
 
+/* The chunk search stops early where a lower bound of every larger count reaches the best time
+ * (cost.c): over latencies, chunk penalties, GEMM sizes, messages, device counts and
+ * topologies its choice is the first minimum of all 16 counts tried one by one, to the bit. */
+static void test_fused_search_equals_trying_every_count(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    const double lat[] = {0.0, 1e-7, 2e-6, 1e-5, 1e-4};
+    const double half[] = {0.0, 1e4, 1e6, 1e8};
+    const double flop[] = {0.0, 1e8, 1e9, 1e12};
+    const double comm[] = {1e3, 4e5, 1e7, 1e9};
+    const int devices[] = {1, 2, 8, 64};
+    const pm_topology topo[] = {PM_TOPO_RING, PM_TOPO_FULL_MESH, PM_TOPO_SWITCH};
+    int cases = 0, chunked = 0;
+    for (size_t a = 0; a < (sizeof lat / sizeof lat[0]); a++)
+        for (size_t b = 0; b < (sizeof half / sizeof half[0]); b++)
+            for (size_t c = 0; c < (sizeof flop / sizeof flop[0]); c++)
+                for (size_t d = 0; d < (sizeof comm / sizeof comm[0]); d++)
+                    for (size_t e = 0; e < (sizeof devices / sizeof devices[0]); e++)
+                        for (size_t t = 0; t < (sizeof topo / sizeof topo[0]); t++) {
+                            s.cluster.link_latency_s = lat[a];
+                            s.accel.chunk_half_efficiency_bytes = half[b];
+                            s.cluster.devices = devices[e];
+                            s.cluster.topology = topo[t];
+                            s.cluster.algorithm = PM_AR_AUTO;
+                            pm_node f = fused_node(0);
+                            f.flop = flop[c];
+                            f.comm_bytes = comm[d];
+                            const pm_op_cost got = cost(&s, &f);
+                            int best_k = 1;
+                            double best = INFINITY;
+                            for (int k = 1; k <= 16; k++) {
+                                f.chunks = k;
+                                const double tk = cost(&s, &f).total_s;
+                                if (tk < best) {
+                                    best = tk;
+                                    best_k = k;
+                                }
+                            }
+                            assert_int_equal(got.chunks, best_k);
+                            assert_memory_equal(&got.total_s, &best, sizeof best);
+                            cases++;
+                            chunked += best_k > 1;
+                        }
+    assert_int_equal(cases, 5 * 4 * 4 * 4 * 4 * 3);
+    assert_true(chunked > 100 && chunked < cases - 100); /* both outcomes are exercised */
+}
+
 /* A scenario built by hand with a zero HBM bandwidth gives an infinite time: an error, never
  * PM_OK with it. A malformed node is refused with its field named. */
 static void test_cost_non_finite_is_an_error(void **state)
@@ -507,6 +555,7 @@ int main(void)
         cmocka_unit_test(test_fused_chunked_pipeline_formula),
         cmocka_unit_test(test_fused_kernel_has_its_own_latency),
         cmocka_unit_test(test_fused_chunking_wins_for_large_gemms),
+        cmocka_unit_test(test_fused_search_equals_trying_every_count),
         cmocka_unit_test(test_cost_non_finite_is_an_error),
         cmocka_unit_test(test_runtime_adds_step_launch_and_allreduce_overheads),
         cmocka_unit_test(test_attention_latency_and_strided_gate),

@@ -223,6 +223,35 @@ static void test_request_traffic_matches_brute_force(void **state)
     check_request_traffic(&s);
 }
 
+/* Llama 4 Scout: chunked attention (8192) in three layers of four, MoE; a 16K request has a
+ * prompt of exactly one chunk (llround(16384 x 1/2) = 8192), so its first decode step's chunked
+ * layers read no position; every mode's request traffic is still the prefill's plus each
+ * decode step's, counted one by one. */
+static void test_request_traffic_from_a_chunk_boundary(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama4-scout-h100", NULL, 0);
+    s.workload.seq_len = 16384;
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(e.prefill_tokens, 8192);
+    assert_true(s.model.chunked_attention && s.model.sliding_window == 8192);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_traffic sum = graph_traffic(&s, (pm_mode)m, PM_PHASE_PREFILL, 8192);
+        for (int64_t c = 8192; c < 16384; c++) {
+            const pm_traffic t = step_traffic(&s, (pm_mode)m, c);
+            sum.hbm_bytes += t.hbm_bytes;
+            sum.l2_write_bytes += t.l2_write_bytes;
+            sum.l2_read_bytes += t.l2_read_bytes;
+            sum.link_bytes += t.link_bytes;
+            for (int d = 0; d < PM_DTYPE_COUNT; d++)
+                sum.mac[d] += t.mac[d];
+        }
+        assert_traffic_rel(&e.modes[m].traffic, &sum, SUM);
+    }
+    pm_scenario_release(&s);
+}
+
 static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
 {
     (void)state;
@@ -536,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_one_step_energy_by_hand),
         cmocka_unit_test(test_fast_traffic_equals_graph_traffic_bundled),
         cmocka_unit_test(test_request_traffic_matches_brute_force),
+        cmocka_unit_test(test_request_traffic_from_a_chunk_boundary),
         cmocka_unit_test(test_die_cost_of_826mm2_7nm_by_hand),
         cmocka_unit_test(test_cost_and_energy_need_their_blocks),
         cmocka_unit_test(test_loads_energy_and_cost_blocks),

@@ -337,6 +337,48 @@ static void check_fast_equals_graph(const pm_scenario *s)
     }
 }
 
+/* The signature's guess of where the insertion decisions change next (from the room they leave
+ * under the capacity) is the first context with other decisions, found here by walking every
+ * context, or the walk finds no change (guess -1 or beyond it), for the bundled full-attention
+ * scenarios at several batches. */
+static void test_signature_guesses_the_next_change(void **state)
+{
+    (void)state;
+    const char *names[] = {"llama70b", "qwen2-7b", "llama8b", "paper-dse", "mixtral8x7b",
+                           "qwen3-30b-a3b"};
+    int found = 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        for (int batch = 1; batch <= 16; batch *= 4) {
+            pm_scenario s = load(names[k], NULL, 0);
+            s.workload.batch = batch;
+            pm_step_plan *p = malloc(sizeof *p);
+            assert_non_null(p);
+            assert_int_equal(pm_step_plan_build(&s, PM_PHASE_DECODE, 1, false, true, p, NULL),
+                             PM_OK);
+            const int64_t end = 400000;
+            int64_t ctx = 1;
+            while (ctx < end) {
+                int64_t next = -2;
+                const unsigned sa = pm_step_plan_signature(p, ctx, &next);
+                int64_t c = ctx + 1;
+                while (c < end && pm_step_plan_signature(p, c, NULL) == sa)
+                    c += c < next - 4 ? next - 4 - c : 1; /* jump to near the guess, then walk */
+                if (c >= end) {
+                    assert_true(next == -1 || next >= end);
+                    break;
+                }
+                /* the first change at or after the jump target is the guess */
+                assert_int_equal(c, next);
+                found++;
+                ctx = c;
+            }
+            free(p);
+            pm_scenario_release(&s);
+        }
+    }
+    assert_true(found >= 8);
+}
+
 static void test_fast_path_equals_graph_path(void **state)
 {
     (void)state;
@@ -602,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_decode_sum_matches_brute_force_across_spill),
         cmocka_unit_test(test_decode_sum_matches_brute_force_bundled),
         cmocka_unit_test(test_layer_extrapolation_matches_full_depth),
+        cmocka_unit_test(test_signature_guesses_the_next_change),
         cmocka_unit_test(test_fast_path_equals_graph_path),
         cmocka_unit_test(test_step_model_equals_decode_step_time),
         cmocka_unit_test(test_properties_finite_and_preserve_no_slower),

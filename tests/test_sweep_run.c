@@ -139,6 +139,104 @@ static void test_grid_order_slices_and_threads(void **state)
     pm_scenario_release(&s);
 }
 
+/* A sweep reuses what its axes do not change (the decode plans across sequence lengths, the
+ * accelerator's figures and area across sequence lengths and batches) with the numbers of each
+ * point's own pm_estimate_compute to the last bit, over single axes and grids, for a dense
+ * model, a windowed one (local layers) and one with energy and cost data. */
+static void check_sweep_matches_points(const char *scenario, const char *const *specs,
+                                       size_t n_ax)
+{
+    pm_scenario s = load(scenario);
+    pm_axis ax[PM_SWEEP_MAX_AXES];
+    for (size_t a = 0; a < n_ax; a++)
+        ax[a] = axis(specs[a]);
+    collect c = run(&s, ax, n_ax, 1, 0, 0, 0);
+    assert_int_equal(c.n, pm_sweep_size(ax, n_ax));
+    size_t valid = 0;
+    for (size_t i = 0; i < c.n; i++) {
+        const pm_sweep_point *p = &c.pts[i];
+        pm_scenario t = s;
+        t.provenance = NULL;
+        pm_status st = PM_OK;
+        for (size_t a = 0; a < n_ax && st == PM_OK; a++)
+            st = pm_scenario_set_axis(&t, ax[a].kind, p->axis_value[a], NULL);
+        pm_estimate e;
+        if (st == PM_OK)
+            st = pm_estimate_compute(&t, &e, NULL);
+        assert_int_equal(p->status, st);
+        if (st != PM_OK)
+            continue;
+        valid++;
+        if (memcmp(&e, &p->estimate, sizeof e) != 0)
+            fail_msg("%s, %s: point %zu differs from its own estimate (preserve %.17g vs %.17g)",
+                     scenario, specs[0], i, p->estimate.modes[PM_MODE_PRESERVE].request_s,
+                     e.modes[PM_MODE_PRESERVE].request_s);
+    }
+    assert_true(valid > c.n / 2);
+    free(c.pts);
+    for (size_t a = 0; a < n_ax; a++)
+        pm_axis_release(&ax[a]);
+    pm_scenario_release(&s);
+}
+
+static void test_sweeps_reuse_with_identical_numbers(void **state)
+{
+    (void)state;
+    const char *seq[] = {"seq=1k:100k:3k"}, *batch[] = {"batch=1:256:x2"};
+    const char *l2_seq[] = {"l2=16MiB:256MiB:48MiB", "seq=2k:96k:8k"};
+    const char *seq_batch[] = {"seq=4k:80k:19k", "batch=1,3,16,64"};
+    const char *batch_seq[] = {"batch=1,4,32", "seq=1k:90k:7k"};
+    const char *link_seq[] = {"link_bw=100Gbps:900Gbps:400Gbps", "seq=8k:72k:16k"};
+    const char *scenarios[] = {"llama70b", "gemma2-9b", "llama70b-h100", "qwen3-30b-a3b",
+                               "llama4-scout-h100"};
+    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
+        check_sweep_matches_points(scenarios[k], seq, 1);
+        check_sweep_matches_points(scenarios[k], batch, 1);
+        check_sweep_matches_points(scenarios[k], l2_seq, 2);
+        check_sweep_matches_points(scenarios[k], seq_batch, 2);
+        check_sweep_matches_points(scenarios[k], batch_seq, 2);
+        check_sweep_matches_points(scenarios[k], link_seq, 2);
+    }
+}
+
+/* What is reused: a sequence sweep builds the decode plans and the accelerator's figures once,
+ * a batch sweep the accelerator's figures once and the decode plans per batch, an l2 sweep
+ * both per point. */
+static void test_cache_rebuilds_only_what_changes(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    pm_estimate_cache *c = pm_estimate_cache_new();
+    assert_non_null(c);
+    pm_estimate e;
+    int dec = -1, acc = -1;
+    for (int64_t seq = 2048; seq <= 65536; seq *= 2) {
+        pm_scenario t = s;
+        t.workload.seq_len = seq;
+        assert_int_equal(pm_estimate_compute_cached(&t, c, &e, NULL), PM_OK);
+    }
+    pm_estimate_cache_builds(c, &dec, &acc);
+    assert_int_equal(dec, 1); /* 6 sequence lengths, one decode build */
+    assert_int_equal(acc, 1);
+    assert_true(s.workload.batch % 3 != 0); /* so that every batch below differs from it */
+    for (int b = 3; b <= 24; b *= 2) {
+        pm_scenario t = s;
+        t.workload.batch = b;
+        assert_int_equal(pm_estimate_compute_cached(&t, c, &e, NULL), PM_OK);
+    }
+    pm_estimate_cache_builds(c, &dec, &acc);
+    assert_int_equal(dec, 1 + 4); /* batch 3, 6, 12, 24: each differs from the last point */
+    assert_int_equal(acc, 1);
+    pm_scenario t = s;
+    t.accel.l2_capacity_bytes *= 2.0;
+    assert_int_equal(pm_estimate_compute_cached(&t, c, &e, NULL), PM_OK);
+    pm_estimate_cache_builds(c, &dec, &acc);
+    assert_int_equal(dec, 6);
+    assert_int_equal(acc, 2);
+    pm_estimate_cache_free(c);
+    pm_scenario_release(&s);
+}
+
 static void test_callback_stops_and_bad_arguments(void **state)
 {
     (void)state;
@@ -311,6 +409,8 @@ int main(void)
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid_order_slices_and_threads),
+        cmocka_unit_test(test_sweeps_reuse_with_identical_numbers),
+        cmocka_unit_test(test_cache_rebuilds_only_what_changes),
         cmocka_unit_test(test_callback_stops_and_bad_arguments),
         cmocka_unit_test(test_prepare_hook),
         cmocka_unit_test(test_sweeps_from_several_threads),

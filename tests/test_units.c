@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "testutil.h"
 
@@ -80,6 +81,33 @@ static void test_every_unit_row_converts_to_si(void **state)
         }
         assert_rel(f, u->to_si, EXACT);
     }
+}
+
+/* The table is searched by bisection: a row out of order is not found. Every unit that the
+ * messages list for every dimension (pm_unit_names) must be found with that dimension, and a
+ * name between two rows must not. */
+static void test_every_listed_unit_is_found_with_its_dimension(void **state)
+{
+    (void)state;
+    int found = 0;
+    for (int dim = PM_DIM_NONE + 1; dim <= PM_DIM_LENGTH_MM; dim++) {
+        char list[256];
+        snprintf(list, sizeof list, "%s", pm_unit_names((pm_dimension)dim));
+        for (char *name = strtok(list, ", "); name; name = strtok(NULL, ", ")) {
+            double f = 0.0;
+            pm_dimension d = PM_DIM_NONE;
+            if (!pm_unit_lookup(name, &f, &d) || d != (pm_dimension)dim || !(f > 0)) {
+                print_error("unit \"%s\" of dimension %d not found\n", name, dim);
+                fail();
+            }
+            found++;
+        }
+    }
+    assert_int_equal(found, 53); /* the table's rows: 9 + 9 + 4 + 8 + 1 + 2 + 2 + 2 + 1 + 1 +
+                                    3 + 2 + 2 + 1 + 1 + 2 + 2 + 1 */
+    const char *between[] = {"A", "Ba", "GBpt", "mm2_per_M", "usd_per_GiBx", "zz", ""};
+    for (size_t i = 0; i < PM_ARRAY_LEN(between); i++)
+        assert_false(pm_unit_lookup(between[i], NULL, NULL));
 }
 
 static void test_decimal_and_binary_prefixes_differ(void **state)
@@ -374,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_decimal_and_binary_prefixes_differ),
         cmocka_unit_test(test_bits_per_second_are_an_eighth_of_bytes),
         cmocka_unit_test(test_unit_lookup_rejects_unknown_units),
+        cmocka_unit_test(test_every_listed_unit_is_found_with_its_dimension),
         cmocka_unit_test(test_unit_lookup_accepts_null_outputs),
         cmocka_unit_test(test_split_key_takes_the_unit_suffix),
         cmocka_unit_test(test_split_key_prefers_the_longest_unit),
