@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses in fuzz/ (the library's sources compiled with clang under
 # AddressSanitizer and UndefinedBehaviorSanitizer) and runs each for SECONDS, starting from the
-# shipped data as seed corpus, then prints one line per harness: executions, time, crashes.
+# shipped data as seed corpus (data/**, data/runtimes/ among them, and tests/configs/**), then
+# prints one line per harness: executions, time, crashes.
 #
 # Usage: scripts/fuzz.sh [SECONDS_PER_HARNESS] [OUTDIR] [HARNESS...]
 #   SECONDS_PER_HARNESS  default 60
 #   OUTDIR               default build-fuzz (binaries, scratch corpora, logs, crash artifacts)
-#   HARNESS              any of: model accelerator cluster workload hf scenario graph axis set
+#   HARNESS              any of: model accelerator cluster workload runtime hf scenario graph
+#                        axis set
 #                        quantity merge args writers (default: all)
 # Needs clang with the fuzzer runtime (Debian: clang libclang-rt-14-dev), pkg-config, GSL and
 # cJSON. Exits 1 if any harness crashed, leaked, hung or failed an oracle: reproduce with
@@ -17,7 +19,8 @@ set -euo pipefail
 secs="${1:-60}"
 out="${2:-build-fuzz}"
 shift $(($# < 2 ? $# : 2))
-all=(model accelerator cluster workload hf scenario graph axis set quantity merge args writers)
+all=(model accelerator cluster workload runtime hf scenario graph axis set quantity merge args
+    writers)
 if [ $# -gt 0 ]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,6 +58,7 @@ harness_src() { # name -> source file and extra flags
     accelerator) echo "fuzz_component.c -DFZ_KIND=PM_KIND_ACCELERATOR" ;;
     cluster) echo "fuzz_component.c -DFZ_KIND=PM_KIND_CLUSTER" ;;
     workload) echo "fuzz_component.c -DFZ_KIND=PM_KIND_WORKLOAD" ;;
+    runtime) echo "fuzz_component.c -DFZ_KIND=PM_KIND_RUNTIME" ;;
     hf | scenario | graph | axis | set | quantity) echo "fuzz_$1.c" ;;
     # The CLI's own readers and writers: its sources compiled into the harness.
     merge | args | writers) echo "fuzz_$1.c $cli_srcs" ;;

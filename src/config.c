@@ -325,6 +325,24 @@ static pm_status note_value(pm_obj *o, const char *key, double v, const char *or
     return pm_obj_record(o, key, v, "1", why, origin);
 }
 
+/* An optional quantity: read into *out when the file gives it (under any unit), else *out is
+ * left as it is (0: the fallback the struct documents) and the value that stands in for it,
+ * dflt in unit_si, is recorded as defaulted under key (the documented spelling) with why. */
+static pm_status optional_quantity(pm_obj *o, const char *base, pm_dimension dim, pm_range r,
+                                   double *out, const char *key, double dflt,
+                                   const char *unit_si, const char *why)
+{
+    double v = -INFINITY; /* quantity leaves it when the key is absent */
+    pm_status st = quantity(o, base, dim, false, r, &v);
+    if (st != PM_OK)
+        return st;
+    if (!(isinf(v) && v < 0)) {
+        *out = v;
+        return PM_OK;
+    }
+    return pm_obj_record(o, key, dflt, unit_si, why, "defaulted");
+}
+
 /* The first of keys present (not null) in o, or NULL. */
 static const char *first_present(const pm_obj *o, const char *const *keys, size_t n)
 {
@@ -1235,8 +1253,9 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                               &c->link_bandwidth_bytes_per_s)) ||
         (st = quantity(o, "link_latency", PM_DIM_TIME, true, NONNEGATIVE,
                               &c->link_latency_s)) ||
-        (st = quantity(o, "fused_latency", PM_DIM_TIME, false, NONNEGATIVE,
-                              &c->fused_latency_s)))
+        (st = optional_quantity(o, "fused_latency", PM_DIM_TIME, NONNEGATIVE,
+                                &c->fused_latency_s, "fused_latency_us", c->link_latency_s, "s",
+                                "= link_latency_us (no separate start-up for the fused kernel)")))
         return st;
     c->devices = (int)devices;
     c->topology = (pm_topology)topo;
@@ -1252,9 +1271,16 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     c->devices_per_node = (int)per_node;
     long ep = 1;
     if ((st = pm_obj_int(o, "expert_parallel", false, 1, PM_MAX_DEVICES, &ep)) ||
-        (st = quantity(o, "a2a_latency", PM_DIM_TIME, false, NONNEGATIVE, &c->a2a_latency_s)) ||
-        (st = quantity(o, "a2a_efficiency", PM_DIM_FRACTION, false, FRACTION,
-                       &c->a2a_efficiency_frac)))
+        (!pm_obj_has(o, "expert_parallel") &&
+         (st = note_value(o, "expert_parallel", 1, "defaulted",
+                          "1: the experts tensor parallel over every device"))) ||
+        (st = optional_quantity(o, "a2a_latency", PM_DIM_TIME, NONNEGATIVE, &c->a2a_latency_s,
+                                "a2a_latency_us", c->link_latency_s, "s",
+                                hier ? "= link_latency_us (inter_node_latency_us across nodes)"
+                                     : "= link_latency_us")) ||
+        (st = optional_quantity(o, "a2a_efficiency", PM_DIM_FRACTION, FRACTION,
+                                &c->a2a_efficiency_frac, "a2a_efficiency_frac", 1.0, "1",
+                                "1: an all-to-all reaches the whole link bandwidth")))
         return st;
     c->expert_parallel = (int)ep;
     if (c->devices % c->expert_parallel != 0)

@@ -124,7 +124,13 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "empty %s name",
                        pm_file_kind_name(kind));
     bool looks_like_path = strchr(ref, '/') != NULL || ends_with(ref, ".json");
+    const size_t ref_len = strlen(ref);
     if (looks_like_path && is_file(ref)) {
+        if (ref_len >= n)
+            return pm_fail(err, PM_ERR_IO, NULL, NULL,
+                           "the %s path \"%.40s...\" is %zu bytes long, more than the %zu "
+                           "this reader handles",
+                           pm_file_kind_name(kind), ref, ref_len, n - 1);
         pm_strlcpy(out, ref, n);
         return PM_OK;
     }
@@ -139,11 +145,17 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
     if (strchr(ref, '/') != NULL)
         return pm_fail(err, PM_ERR_NOT_FOUND, ref, NULL, "no such file");
     const char *dd = data_dir ? data_dir : pm_default_data_dir();
-    char stem[256];
-    pm_strlcpy(stem, ref, sizeof stem);
-    if (ends_with(stem, ".json"))
-        stem[strlen(stem) - 5] = '\0';
-    snprintf(out, n, "%s/%s/%s.json", dd, kind_dirs[kind], stem);
+    /* The bundled file's path must fit out whole: a cut path would name another file. */
+    const size_t stem_len = ends_with(ref, ".json") ? ref_len - 5 : ref_len;
+    const int w = stem_len < n ? snprintf(out, n, "%s/%s/%.*s.json", dd, kind_dirs[kind],
+                                          (int)stem_len, ref)
+                               : -1;
+    if (w < 0 || (size_t)w >= n)
+        return pm_fail(err, PM_ERR_IO, NULL, NULL,
+                       "the path of the bundled %s \"%.40s\" under the data folder \"%.40s...\" "
+                       "(%zu bytes) is longer than the %zu bytes this reader handles: use a "
+                       "shorter data folder (PRESERVE_MODEL_DATA) or name",
+                       pm_file_kind_name(kind), ref, dd, strlen(dd), n - 1);
     if (is_file(out))
         return PM_OK;
     /* A bundled file that exists but cannot be used is that, not a missing name. */
@@ -520,7 +532,7 @@ static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts
                                      err)) != PM_OK) {
                 if (err) {
                     snprintf(err->file, sizeof err->file, "--set %s", opts->overrides[i]);
-                    snprintf(err->path, sizeof err->path, "$.%s", key);
+                    snprintf(err->path, sizeof err->path, "$.%s", kind_names[k]); /* = key */
                 }
                 return st;
             }

@@ -45,7 +45,7 @@
 
 static pthread_once_t located = PTHREAD_ONCE_INIT;
 static char data_dir[PATH_MAX + 64];
-static char plots_dir[PATH_MAX + 64];
+static char plots_dir[sizeof data_dir + sizeof "/plots"]; /* data_dir + "/plots" fits */
 
 /* An object of this library, whose address dladdr maps to the file the library came from. */
 static const char anchor = 0;
@@ -83,9 +83,12 @@ static void locate(void)
         char *slash = strrchr(file, '/');
         if (slash) {
             char dir[sizeof data_dir];
-            snprintf(dir, sizeof dir, "%.*s/%s", (int)(slash - file), file, PM_LIB_TO_DATA);
+            const int w = snprintf(dir, sizeof dir, "%.*s/%s", (int)(slash - file), file,
+                                   PM_LIB_TO_DATA);
             char resolved[PATH_MAX];
-            if (is_dir(dir) && realpath(dir, resolved)) /* without the "../.." */
+            /* A cut path would be another folder: then the install prefix's data_dir stays. */
+            if (w >= 0 && (size_t)w < sizeof dir && is_dir(dir) &&
+                realpath(dir, resolved)) /* without the "../.." */
                 pm_strlcpy(data_dir, resolved, sizeof data_dir);
         }
     }

@@ -39,6 +39,18 @@ check set-override 0 "batch 8," "$pm" --config llama70b --set workload.batch=8
 check set-unit-replace 0 "window 99 MiB" "$pm" --config llama70b --set accelerator.l2_capacity_MB=104
 check model-shortcut 0 "model llama3-8b" "$pm" --config llama70b --model llama3-8b
 check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
+# KV reads: 70 heads / 8 KV heads over 4 devices = 2 KV heads per device. On ascend-910b
+# (kv_strided_efficiency_frac 0.5) they are strided at 0.5 x 100 = 50 %; on h100-sxm (1) the
+# strided penalty does not apply and the table must not say strided; 8 devices: 1 head each.
+check kv-strided-npu 0 "2 KV heads (strided KV reads at 50 % of the HBM bandwidth)" "$pm" --config llama70b
+check kv-full-gpu 0 "2 KV heads (KV reads at full bandwidth: no strided penalty)" "$pm" --config llama70b --accelerator h100-sxm
+check kv-contiguous 0 "1 KV heads (contiguous KV reads)" "$pm" --config llama70b --devices 8
+if "$pm" --config llama70b --accelerator h100-sxm 2>&1 | grep -qF "strided KV reads"; then
+    echo "FAIL kv-gpu-not-strided: the h100-sxm table says strided KV reads"
+    fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
 # MoE (issue 15): the done-when figures, the dispatch window, --ep and its validation.
 # Mixtral-8x7B int8 on 4 devices: 32 x ((4096 x 48 x 128 + 4096 x 4096 + 8 x 3 x 4096 x 14336) / 4
 # + the router 4096 x 8) + the embedding and LM head 2 x 32000 x 4096 / 4 = 11676418048 bytes

@@ -1318,6 +1318,35 @@ static void assert_origin(const pm_scenario *s, const char *path, const char *or
     }
 }
 
+/* The optional cluster keys a file leaves out are resolved inputs too, at the value that stands
+ * in for them: hccs-full-mesh gives link_latency_us 14 and fused_latency_us 11 but no
+ * expert_parallel or a2a keys; nvlink4-nvswitch gives link_latency_us 1.5 and
+ * a2a_efficiency_frac 0.956 but no fused_latency_us or a2a_latency_us. */
+static void test_cluster_resolve_marks_defaulted_optional_keys(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    assert_origin(&s, "$.cluster.fused_latency_us", "given");
+    assert_origin(&s, "$.cluster.expert_parallel", "defaulted");
+    assert_origin(&s, "$.cluster.a2a_latency_us", "defaulted");
+    assert_origin(&s, "$.cluster.a2a_efficiency_frac", "defaulted");
+    assert_rel(param_at(&s, "$.cluster.expert_parallel")->value_si, 1.0, 0.0);
+    assert_rel(param_at(&s, "$.cluster.a2a_latency_us")->value_si, 14e-6, 1e-12); /* = link */
+    assert_rel(param_at(&s, "$.cluster.a2a_efficiency_frac")->value_si, 1.0, 0.0);
+    assert_rel(s.cluster.a2a_latency_s, 0.0, 0.0); /* the struct keeps its 0 = fallback */
+    assert_rel(s.cluster.a2a_efficiency_frac, 0.0, 0.0);
+    pm_scenario_release(&s);
+    const char *ovs[] = {"cluster=nvlink4-nvswitch"};
+    s = pm_test_load("llama70b", ovs, 1);
+    assert_origin(&s, "$.cluster.fused_latency_us", "defaulted");
+    assert_rel(param_at(&s, "$.cluster.fused_latency_us")->value_si, 1.5e-6, 1e-12);
+    assert_origin(&s, "$.cluster.a2a_latency_us", "defaulted");
+    assert_rel(param_at(&s, "$.cluster.a2a_latency_us")->value_si, 1.5e-6, 1e-12);
+    assert_origin(&s, "$.cluster.a2a_efficiency_frac", "given");
+    assert_rel(param_at(&s, "$.cluster.a2a_efficiency_frac")->value_si, 0.956, 1e-12);
+    pm_scenario_release(&s);
+}
+
 /* A scenario with a HuggingFace file as its model. */
 static pm_scenario load_with_model(const char *model_path)
 {
@@ -2440,6 +2469,7 @@ int main(void)
         cmocka_unit_test(test_hf_gpt2_config_loads_as_is),
         cmocka_unit_test(test_hf_config_without_tie_key_ties_embeddings),
         cmocka_unit_test(test_hf_resolve_marks_given_defaulted_derived_and_ignored),
+        cmocka_unit_test(test_cluster_resolve_marks_defaulted_optional_keys),
         cmocka_unit_test(test_hf_moe_configs_are_read_like_the_bundled_models),
         cmocka_unit_test(test_hf_moe_keys_not_modelled_are_refused_naming_the_key),
         cmocka_unit_test(test_hf_misspelt_cost_key_suggests_the_key),

@@ -180,6 +180,34 @@ static void test_default_dirs_in_the_build_tree_are_the_sources(void **state)
         assert_int_equal(setenv("PRESERVE_MODEL_DATA", keep, 1), 0);
 }
 
+/* A data folder whose bundled paths do not fit the resolver's 1024-byte buffer is refused with
+ * an error saying so, not looked up under a cut path (which would name another file): 1100
+ * bytes of folder + "/scenarios/llama70b.json" (24) > 1023; the component of a scenario given
+ * as a path meets the same limit at "/models/llama3-70b.json". */
+static void test_long_data_dir_is_a_clear_error(void **state)
+{
+    (void)state;
+    char dir[1101];
+    memset(dir, 'd', sizeof dir - 1);
+    dir[0] = '/';
+    dir[sizeof dir - 1] = '\0';
+    pm_load_opts o = {dir, NULL, 0};
+    pm_scenario s;
+    pm_error err;
+    assert_int_equal(pm_scenario_load("llama70b", &o, &s, &err), PM_ERR_IO);
+    assert_non_null(strstr(err.message, "bundled scenario \"llama70b\""));
+    assert_non_null(strstr(err.message, "(1100 bytes) is longer than the 1023 bytes"));
+    assert_int_equal(pm_scenario_load(PM_TEST_DATA_DIR "/scenarios/llama70b.json", &o, &s, &err),
+                     PM_ERR_IO);
+    assert_non_null(strstr(err.message, "bundled model \"llama3-70b\""));
+    assert_string_equal(err.path, "$.model");
+    /* 999 bytes + 24 = 1023 fit: then the file system answers (its own name limit), not the
+     * length check. */
+    dir[999] = '\0';
+    assert_int_equal(pm_scenario_load("llama70b", &o, &s, &err), PM_ERR_IO);
+    assert_null(strstr(err.message, "longer than"));
+}
+
 /* Where no data is found, the message names the variable that points the library at it. */
 static void test_missing_data_names_the_variable(void **state)
 {
@@ -576,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_scenario_param_paths_name_the_component),
         cmocka_unit_test(test_scenario_params_record_si_values),
         cmocka_unit_test(test_load_opts_null_overrides_with_a_count),
+        cmocka_unit_test(test_long_data_dir_is_a_clear_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
