@@ -11,20 +11,8 @@ pass=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-check() { # name, expected exit code, substring expected in stdout+stderr, command...
-    local name="$1" code="$2" want="$3"
-    shift 3
-    local out rc
-    out=$("$@" 2>&1)
-    rc=$?
-    if [ "$rc" -ne "$code" ] || ! grep -qF -- "$want" <<<"$out"; then
-        echo "FAIL $name: exit $rc (want $code), output lacks '$want':"
-        echo "$out" | head -20
-        fail=$((fail + 1))
-    else
-        pass=$((pass + 1))
-    fi
-}
+# shellcheck source=tests/check.sh
+. "$root/tests/check.sh"
 
 cd "$tmp"
 check help 0 "Usage: preserve-model" "$pm" --help
