@@ -19,8 +19,12 @@ set key top right box opaque font ",8"
 set multiplot layout 1,3 title "PRESERVE on mixture-of-experts models: speedup, expert union and the L2 it needs"
 set title "speedup of preserve over serial"
 set ylabel "speedup (x)"
+# Headroom above the curves for the key (it would cover the peaks).
+set offsets 0, 0, graph 0.55, 0
 plot for [i = 1:words(configs)] data using (strcol(1) eq word(configs, i) ? column("batch") : NaN):(column("speedup_preserve_vs_serial")) \
      with linespoints lw 2 dt i pt (3 + i) title word(configs, i)
+set offsets 0, 0, 0, 0
+unset key
 set title "experts read per MoE layer (busiest device)"
 set ylabel "experts"
 set logscale y 2
