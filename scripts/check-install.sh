@@ -35,12 +35,16 @@ mkdir -p "$work/elsewhere"
 cd "$work/elsewhere"
 
 pm="$prefix/bin/preserve-model"
-"$pm" --config llama70b.json | grep -q '^speedup: preserve vs serial' || fail "$pm --config llama70b.json"
+# Outputs are captured before grep -q reads them: under pipefail, grep leaving at its first match
+# would hand a longer output's writer SIGPIPE and fail the pipeline (the help is over 4 KiB).
+out="$("$pm" --config llama70b.json)" || fail "$pm --config llama70b.json"
+grep -q '^speedup: preserve vs serial' <<<"$out" || fail "$pm --config llama70b.json: no speedup line"
 say "ok: $pm --config llama70b.json"
 "$pm" --sweep l2=8MiB:64MiB:8MiB --plot "$work/l2.png" >/dev/null 2>&1 || fail "--plot"
 [ -s "$work/l2.png" ] || fail "--plot wrote no figure"
 say "ok: $pm --sweep l2=8MiB:64MiB:8MiB --plot $work/l2.png"
-"$pm" --help | grep -q -- "--data-dir DIR .*(default: $prefix/" || fail "the default data directory is not under $prefix"
+help="$("$pm" --help)" || fail "$pm --help"
+grep -q -- "--data-dir DIR .*(default: $prefix/" <<<"$help" || fail "the default data directory is not under $prefix"
 msg="$(PRESERVE_MODEL_DATA="$work/none" "$pm" --config nosuch 2>&1 || true)"
 case "$msg" in *PRESERVE_MODEL_DATA*) ;; *) fail "the not-found message does not name PRESERVE_MODEL_DATA: $msg" ;; esac
 say "ok: the not-found message names PRESERVE_MODEL_DATA"
