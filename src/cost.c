@@ -38,26 +38,19 @@ typedef struct roof_in {
     double bw, kv_bw, l2_bw;
 } roof_in;
 
-static roof_in roof_prepare(const pm_scenario *s, const pm_node *n)
+void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
 {
     const pm_accelerator *a = &s->accel;
-    roof_in ri = {0};
-    const double peak = pm_peak_compute(a, n->dtype) * a->compute_efficiency_frac;
-    ri.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
-    if ((n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) && n->m > 0) {
-        /* The last wave of output tiles leaves compute units idle (gemm_eff.c). */
-        ri.compute_s /= pm_gemm_wave_frac(a, n->m, n->n);
-        /* Weight-only quantisation converts the weights on the vector units (gemm_eff.c). */
-        ri.compute_s += pm_gemm_dequant_s(s, n);
-        const double e = pm_dtype_bytes(n->dtype) > 0 ? pm_dtype_bytes(n->dtype) : 1.0;
-        const double tiled = 2.0 * n->m * n->n * n->k * e / sqrt(a->l2_capacity_bytes / e);
-        const double compulsory = n->act_bytes + n->weight_bytes;
-        if (tiled > compulsory)
-            ri.tiling_bytes = tiled - compulsory;
+    k->s = s;
+    for (int d = 0; d < PM_DTYPE_COUNT; d++) {
+        k->peak[d] = pm_peak_compute(a, (pm_dtype)d) * a->compute_efficiency_frac;
+        const double e = pm_dtype_bytes((pm_dtype)d) > 0 ? pm_dtype_bytes((pm_dtype)d) : 1.0;
+        k->elem[d] = e;
+        k->tile_root[d] = sqrt(a->l2_capacity_bytes / e);
     }
     /* Operators read HBM at their own efficiency; the prefetcher's bulk streams at
      * hbm_efficiency_frac (pm_prefetch_cost). */
-    ri.bw = a->kernel_hbm_efficiency_frac > 0
+    k->bw = a->kernel_hbm_efficiency_frac > 0
                 ? a->hbm_bandwidth_bytes_per_s * a->kernel_hbm_efficiency_frac
                 : pm_effective_hbm_bw(a);
     /* The attention kernel's KV reads: at its own measured efficiency where the accelerator
@@ -65,9 +58,36 @@ static roof_in roof_prepare(const pm_scenario *s, const pm_node *n)
      * strided penalty where it reads more than one KV head with strides (the paper's NPU). */
     const double kv_base = a->attention_hbm_efficiency_frac > 0
                                ? a->hbm_bandwidth_bytes_per_s * a->attention_hbm_efficiency_frac
-                               : ri.bw;
-    ri.kv_bw = n->kv_strided ? kv_base * a->kv_strided_efficiency_frac : kv_base;
-    ri.l2_bw = a->l2_bandwidth_bytes_per_s;
+                               : k->bw;
+    k->kv_bw = kv_base;
+    k->kv_strided_bw = kv_base * a->kv_strided_efficiency_frac;
+    k->l2_bw = a->l2_bandwidth_bytes_per_s;
+    k->pf_bw = pm_effective_hbm_bw(a);
+    k->launch_s = pm_launch_s(s);
+}
+
+static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
+{
+    const pm_scenario *s = k->s;
+    roof_in ri = {0};
+    const bool dt = (int)n->dtype >= 0 && n->dtype < PM_DTYPE_COUNT;
+    const double peak = dt ? k->peak[n->dtype] : 0.0;
+    ri.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
+    if ((n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) && n->m > 0) {
+        /* The last wave of output tiles leaves compute units idle (gemm_eff.c). */
+        ri.compute_s /= pm_gemm_wave_frac(&s->accel, n->m, n->n);
+        /* Weight-only quantisation converts the weights on the vector units (gemm_eff.c). */
+        ri.compute_s += pm_gemm_dequant_s(s, n);
+        const double e = dt ? k->elem[n->dtype] : 1.0;
+        const double root = dt ? k->tile_root[n->dtype] : sqrt(s->accel.l2_capacity_bytes);
+        const double tiled = 2.0 * n->m * n->n * n->k * e / root;
+        const double compulsory = n->act_bytes + n->weight_bytes;
+        if (tiled > compulsory)
+            ri.tiling_bytes = tiled - compulsory;
+    }
+    ri.bw = k->bw;
+    ri.kv_bw = n->kv_strided ? k->kv_strided_bw : k->kv_bw;
+    ri.l2_bw = k->l2_bw;
     return ri;
 }
 
@@ -91,9 +111,9 @@ static roof roof_at(const roof_in *ri, const pm_node *n, double l2)
     return r;
 }
 
-static roof roofline(const pm_scenario *s, const pm_node *n, double l2)
+static roof roofline(const pm_cost_ctx *k, const pm_node *n, double l2)
 {
-    const roof_in ri = roof_prepare(s, n);
+    const roof_in ri = roof_prepare(k, n);
     return roof_at(&ri, n, l2);
 }
 
@@ -105,14 +125,15 @@ static double fixed_s(const pm_scenario *s, const pm_node *n)
     return n->kind == PM_NODE_ATTENTION ? s->accel.attention_latency_s : 0.0;
 }
 
-static void plain_cost(const pm_scenario *s, const pm_node *n, const roof *r, pm_op_cost *out)
+static void plain_cost(const pm_cost_ctx *k, const pm_node *n, const roof *r, pm_op_cost *out)
 {
+    const pm_scenario *s = k->s;
     *out = (pm_op_cost){0};
     out->compute_s = r->compute_s;
     out->hbm_s = r->hbm_s;
     out->l2_s = r->l2_s;
     out->hbm_bytes = r->hbm_bytes;
-    out->launch_s = pm_launch_s(s);
+    out->launch_s = k->launch_s;
     const double mem = r->hbm_s + r->l2_s;
     /* A MatMul's knee and fixed time follow its shape (gemm_eff.c). */
     const double t = n->kind == PM_NODE_MATMUL ? pm_gemm_time(&s->accel, r->compute_s, mem)
@@ -120,13 +141,13 @@ static void plain_cost(const pm_scenario *s, const pm_node *n, const roof *r, pm
     out->total_s = t + fixed_s(s, n) + out->launch_s;
 }
 
-void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
+void pm_op_cost_pair(const pm_cost_ctx *k, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
                      pm_op_cost *l2)
 {
-    const roof_in ri = roof_prepare(s, n);
+    const roof_in ri = roof_prepare(k, n);
     const roof a = roof_at(&ri, n, n->l2_bytes), b = roof_at(&ri, n, l2_bytes);
-    plain_cost(s, n, &a, hbm);
-    plain_cost(s, n, &b, l2);
+    plain_cost(k, n, &a, hbm);
+    plain_cost(k, n, &b, l2);
 }
 
 /* The chunk-independent terms of a fused node. */
@@ -168,22 +189,51 @@ static double fused_time(const pm_ar_model *arm, const fused_terms *f, int k, do
     return tg + (k - 1) * stage + tar;
 }
 
-void pm_prefetch_cost(const pm_scenario *s, double bytes, pm_op_cost *out)
+void pm_prefetch_cost(const pm_cost_ctx *k, double bytes, pm_op_cost *out)
 {
     /* A bulk HBM -> L2 stream: contiguous, at the achievable HBM bandwidth. */
     *out = (pm_op_cost){0};
     out->hbm_bytes = bytes;
-    out->hbm_s = bytes / pm_effective_hbm_bw(&s->accel);
-    out->launch_s = pm_launch_s(s);
+    out->hbm_s = bytes / k->pf_bw;
+    out->launch_s = k->launch_s;
     out->total_s = out->hbm_s + out->launch_s;
 }
 
-void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
+/* A fused GEMM + allreduce node: the chunk count given, or the best of 1 to 16. */
+static void fused_cost(const pm_cost_ctx *cx, const pm_ar_model *ar, const pm_node *n,
+                       pm_op_cost *out)
+{
+    const roof r = roofline(cx, n, n->l2_bytes);
+    const fused_terms f = fused_init(cx->s, n, &r);
+    int best_k = n->chunks > 0 ? n->chunks : 1;
+    double tar = 0.0, bound;
+    double best = fused_time(ar, &f, best_k, &tar, &bound);
+    /* The search stops where the bound of every larger k reaches the best time (with a
+     * margin for rounding far above it): the same choice as trying all 16. */
+    for (int k = 2; n->chunks <= 0 && k <= 16 && bound * (1.0 - 1e-9) < best; k++) {
+        double ar_k;
+        double t = fused_time(ar, &f, k, &ar_k, &bound);
+        if (t < best) {
+            best = t;
+            best_k = k;
+            tar = ar_k;
+        }
+    }
+    out->compute_s = r.compute_s;
+    out->hbm_s = r.hbm_s;
+    out->hbm_bytes = r.hbm_bytes;
+    out->comm_s = tar;
+    out->launch_s = cx->launch_s;
+    out->chunks = best_k;
+    out->total_s = best + cx->launch_s;
+}
+
+void pm_op_cost_node(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
                      pm_op_cost *out)
 {
+    const pm_scenario *s = k->s;
     const double l2_bytes = n->l2_bytes;
     *out = (pm_op_cost){0};
-    const double launch = pm_launch_s(s);
     pm_ar_model local;
     if (!ar && n->kind == PM_NODE_ALLREDUCE) {
         pm_ar_model_init(&s->cluster, s->cluster.algorithm, &local);
@@ -201,7 +251,7 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
         return;
     }
     case PM_NODE_PREFETCH:
-        pm_prefetch_cost(s, n->weight_bytes + n->kv_bytes, out);
+        pm_prefetch_cost(k, n->weight_bytes + n->kv_bytes, out);
         return;
     case PM_NODE_ALLTOALL: {
         pm_a2a_model a2a;
@@ -211,36 +261,13 @@ void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node 
         out->total_s = t;
         return;
     }
-    case PM_NODE_FUSED_MATMUL_ALLREDUCE: {
-        roof r = roofline(s, n, l2_bytes);
-        const fused_terms f = fused_init(s, n, &r);
-        int best_k = n->chunks > 0 ? n->chunks : 1;
-        double tar = 0.0, bound;
-        double best = fused_time(ar, &f, best_k, &tar, &bound);
-        /* The search stops where the bound of every larger k reaches the best time (with a
-         * margin for rounding far above it): the same choice as trying all 16. */
-        for (int k = 2; n->chunks <= 0 && k <= 16 && bound * (1.0 - 1e-9) < best; k++) {
-            double ar_k;
-            double t = fused_time(ar, &f, k, &ar_k, &bound);
-            if (t < best) {
-                best = t;
-                best_k = k;
-                tar = ar_k;
-            }
-        }
-        out->compute_s = r.compute_s;
-        out->hbm_s = r.hbm_s;
-        out->hbm_bytes = r.hbm_bytes;
-        out->comm_s = tar;
-        out->launch_s = launch;
-        out->chunks = best_k;
-        out->total_s = best + launch;
+    case PM_NODE_FUSED_MATMUL_ALLREDUCE:
+        fused_cost(k, ar, n, out);
         return;
-    }
     default: break;
     }
-    const roof r = roofline(s, n, l2_bytes);
-    plain_cost(s, n, &r, out);
+    const roof r = roofline(k, n, l2_bytes);
+    plain_cost(k, n, &r, out);
     if (n->kind == PM_NODE_EMBEDDING) {
         /* The runtime's host work of the step precedes its first kernel (runtime.c). */
         const double host = pm_runtime_step_s(s);
@@ -270,7 +297,9 @@ pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, 
         if (st != PM_OK)
             return st;
     }
-    pm_op_cost_node(s, NULL, n, out);
+    pm_cost_ctx k;
+    pm_cost_ctx_init(s, &k);
+    pm_op_cost_node(&k, NULL, n, out);
     if (!(out->total_s >= 0 && out->total_s < INFINITY))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "node \"%.32s\": its time is not finite (a bandwidth, peak or latency is "

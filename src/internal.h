@@ -308,16 +308,29 @@ double pm_kv_tokens(const pm_model *m, bool local, int64_t ctx);
 double pm_kv_held_tokens(const pm_model *m, bool local, int64_t ctx);
 double pm_causal_pairs(const pm_model *m, bool local, int64_t n);
 
+/* What the roofline of every node of one scenario shares (cost.c): computed once (per plan,
+ * per graph schedule), not per node, since a design point's estimate costs dozens of nodes. */
+typedef struct pm_cost_ctx {
+    const pm_scenario *s;
+    double peak[PM_DTYPE_COUNT];      /* the peak per datatype x compute efficiency */
+    double elem[PM_DTYPE_COUNT];      /* an element's bytes (1 for a datatype without) */
+    double tile_root[PM_DTYPE_COUNT]; /* sqrt(L2 capacity / element bytes): the tiling bound */
+    double bw, kv_bw, kv_strided_bw;  /* operators' HBM bandwidths: own, KV, strided KV */
+    double l2_bw, pf_bw;              /* L2, and the prefetcher's bulk HBM stream */
+    double launch_s;                  /* per kernel (pm_launch_s) */
+} pm_cost_ctx;
+void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k);
+
 /* The cost of one node (pm_op_cost_compute without the graph); ar may be NULL. */
-void pm_op_cost_node(const pm_scenario *s, const pm_ar_model *ar, const pm_node *n,
+void pm_op_cost_node(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
                      pm_op_cost *out);
 
 /* A plain operation (not communication or prefetch) costed twice at once: as the node is, and
  * with l2_bytes served from L2. */
-void pm_op_cost_pair(const pm_scenario *s, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
+void pm_op_cost_pair(const pm_cost_ctx *k, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
                      pm_op_cost *l2);
 /* The cost of prefetching bytes from HBM into L2 (a PREFETCH node). */
-void pm_prefetch_cost(const pm_scenario *s, double bytes, pm_op_cost *out);
+void pm_prefetch_cost(const pm_cost_ctx *k, double bytes, pm_op_cost *out);
 
 /* One operation of the compact two-stream schedule. */
 typedef struct pm_sim_op {
@@ -365,6 +378,7 @@ typedef struct pm_step_traffic {
 
 typedef struct pm_step_plan {
     const pm_scenario *s;
+    pm_cost_ctx cost;     /* the scenario's roofline terms */
     int64_t ctx0;
     int layers;
     double cap;           /* the insertion capacity */

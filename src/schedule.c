@@ -202,6 +202,8 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
     for (size_t i = 0; i < n; i++)
         pos[i] = g->nodes[i].stream == PM_STREAM_MAIN ? (int)n_main++ : (int)n_pf++;
     const char *who = "?";
+    pm_cost_ctx k;
+    pm_cost_ctx_init(s, &k);
     /* Main ops first, then prefetch ops, in one array. */
     for (size_t i = 0; i < n; i++) {
         const pm_node *nd = &g->nodes[i];
@@ -214,7 +216,7 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
         if (stream && main && dep >= 0 && nd->l2_bytes > 0) {
             pm_node plain = *nd;
             plain.l2_bytes = 0.0;
-            pm_op_cost_node(s, NULL, &plain, &hbm[i]);
+            pm_op_cost_node(&k, NULL, &plain, &hbm[i]);
             op->hbm = &hbm[i];
             op->cost = pm_stream_consumer_cost(&costs[i], &hbm[i]);
         }

@@ -66,16 +66,16 @@ static const pm_step_traffic *traffic_of(const pm_step_plan *p, int m)
 
 /* The costs of one node served from HBM, served from L2 after a prefetch, and of its
  * prefetch. */
-static void node_costs(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+static void node_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
                        const pm_node *n, bool prefetching, pm_step_node *out)
 {
     out->bytes = pm_node_prefetchable_bytes(n);
     if (prefetching && out->bytes > 0) {
         /* MatMul or attention: plain operations, both variants from one roofline. */
-        pm_op_cost_pair(s, n, out->bytes, &out->hbm, &out->l2);
-        pm_prefetch_cost(s, out->bytes, &out->pf);
+        pm_op_cost_pair(k, n, out->bytes, &out->hbm, &out->l2);
+        pm_prefetch_cost(k, out->bytes, &out->pf);
     } else {
-        pm_op_cost_node(s, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
+        pm_op_cost_node(k, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
                         &out->hbm);
     }
     out->is_ar = n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL;
@@ -120,7 +120,7 @@ void pm_step_plan_count(pm_step_plan *p)
     p->head_tr = (pm_traffic){0};
     for (int i = 0; i < t->n_head; i++) {
         pm_op_cost c;
-        pm_op_cost_node(p->s, &p->ar, &t->head[i], &c);
+        pm_op_cost_node(&p->cost, &p->ar, &t->head[i], &c);
         pm_node_traffic(p->s, &p->ar, &p->ar_fused, &t->head[i], &c, 1.0, &p->head_tr);
     }
     for (int i = 0; i < t->n_layer; i++)
@@ -142,7 +142,7 @@ void pm_step_plan_count(pm_step_plan *p)
         a.kv_bytes += p->attn_dkv;
         pm_step_node one;
         pm_step_traffic one_tr;
-        node_costs(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
         node_traffic(p, &a, &one, &one_tr);
         const pm_step_traffic *at0 = &p->layer_tr[p->attn];
         p->attn_dtr = one_tr.tr;
@@ -205,6 +205,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     if (st != PM_OK)
         return st;
     p->s = s;
+    pm_cost_ctx_init(s, &p->cost);
     p->ctx0 = ctx0;
     p->layers = s->model.layers;
     p->cap = pm_accelerator_l2_window_bytes(&s->accel);
@@ -217,7 +218,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     p->counted = false;
     for (int i = 0; i < t->n_head; i++) {
         pm_op_cost c;
-        pm_op_cost_node(s, &p->ar, &t->head[i], &c);
+        pm_op_cost_node(&p->cost, &p->ar, &t->head[i], &c);
         p->head_s += c.total_s;
     }
     p->attn = -1;
@@ -227,7 +228,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
         const pm_node *n = &t->layer[i];
         if (n->kind == PM_NODE_ATTENTION)
             p->attn = i;
-        node_costs(s, &p->ar, &p->ar_fused, n, p->prefetching, &p->layer[i]);
+        node_costs(&p->cost, &p->ar, &p->ar_fused, n, p->prefetching, &p->layer[i]);
         if (is_comm(n->kind) && p->first_comm < 0)
             p->first_comm = i;
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
@@ -240,7 +241,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     p->moe_rest_s = 0.0;
     for (int i = 0; i < t->n_moe; i++) {
         const pm_node *n = &t->moe[i];
-        node_costs(s, &p->ar, &p->ar_fused, n, p->prefetching, &p->moe[i]);
+        node_costs(&p->cost, &p->ar, &p->ar_fused, n, p->prefetching, &p->moe[i]);
         if (i != p->attn)
             p->moe_rest_s += p->moe[i].hbm.total_s;
     }
@@ -248,7 +249,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
         return st;
     p->tail_s = 0.0;
     for (int i = 0; i < t->n_tail; i++) {
-        node_costs(s, &p->ar, &p->ar_fused, &t->tail[i], p->prefetching, &p->tail[i]);
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &t->tail[i], p->prefetching, &p->tail[i]);
         p->tail_s += p->tail[i].hbm.total_s;
     }
     p->attn_dflop = p->attn_dkv = 0.0;
@@ -268,7 +269,8 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
     if (p->attn >= 0 && local > 0) {
         if ((st = pm_attention_node(s, phase, ctx0, true, &p->attn_local, err)) != PM_OK)
             return st;
-        node_costs(s, &p->ar, &p->ar_fused, &p->attn_local, p->prefetching, &p->attn_local_cost);
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_local, p->prefetching,
+                   &p->attn_local_cost);
     }
     count_pairs(p);
     return PM_OK;
@@ -277,6 +279,7 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
 void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
 {
     f->s = u->s;
+    f->cost = u->cost;
     f->ctx0 = u->ctx0;
     f->layers = u->layers;
     f->cap = u->cap;
@@ -333,7 +336,7 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
                 continue;
             const pm_node *n = &out[j];
             if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
-                node_costs(f->s, &f->ar, &f->ar_fused, n, false, &cost[j]);
+                node_costs(&f->cost, &f->ar, &f->ar_fused, n, false, &cost[j]);
                 if (f->counted)
                     node_traffic(f, n, &cost[j], &tr[j]);
                 if (f->chunks == 0)
@@ -547,9 +550,10 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
 
 /* The attention node of a class (0 global, 1 local) at ctx (decode), into *out; returns out, or
  * the plan's node at ctx0. Attention is linear in the positions it reads, which the window
- * caps: the local node is the global one at min(ctx, window) positions. */
+ * caps: the local node is the global one at min(ctx, window) positions. With variants false
+ * only its cost from HBM is filled (serial and fused steps read nothing else). */
 static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t ctx,
-                                        pm_step_node *out)
+                                        bool variants, pm_step_node *out)
 {
     const pm_model *m = &p->s->model;
     const double c = pm_kv_tokens(m, cls == 1, ctx), c0 = pm_kv_tokens(m, cls == 1, p->ctx0);
@@ -559,7 +563,7 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t 
     pm_node a = cls == 1 ? p->attn_local : p->tmpl.layer[p->attn];
     a.flop += p->attn_dflop * (c - c0);
     a.kv_bytes += p->attn_dkv * (c - c0);
-    node_costs(p->s, &p->ar, &p->ar_fused, &a, p->prefetching, out);
+    node_costs(&p->cost, &p->ar, &p->ar_fused, &a, variants && p->prefetching, out);
     return out;
 }
 
@@ -604,12 +608,13 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     const int nt = p->tmpl.n_tail;
     const pm_step_node *at[2] = {NULL, NULL};
     pm_step_node attn[2];
+    const bool prefetches = preserve && p->prefetching && p->first_comm >= 0;
     for (int c = 0; c < 2; c++)
         if (p->attn >= 0 && p->all_class[c] > 0)
-            at[c] = attention_at(p, c, ctx, &attn[c]);
+            at[c] = attention_at(p, c, ctx, prefetches, &attn[c]);
     if (signature)
         *signature = 0;
-    if (!preserve || !p->prefetching || p->first_comm < 0) {
+    if (!prefetches) {
         double t = p->head_s + p->tail_s;
         for (int c = 0; c < 2; c++)
             if (p->all_class[c] > 0 && at[c])
