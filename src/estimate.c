@@ -41,6 +41,8 @@ typedef struct summer {
     pm_traffic traffic; /* the sum of what the steps move, region by region */
     int64_t end_c;      /* the last region's end, and what its step moves */
     pm_traffic end_t;
+    bool in_region;         /* PRESERVE, summing a range with one set of decisions: */
+    pm_step_region region;  /* their compiled step serves its evaluations */
 } summer;
 
 static double eval_t(summer *sm, int64_t c)
@@ -50,7 +52,8 @@ static double eval_t(summer *sm, int64_t c)
             return sm->memo_t[i];
     double t = 0.0;
     if (sm->st == PM_OK)
-        sm->st = pm_step_plan_eval(sm->plan, sm->preserve, c, &t, NULL);
+        sm->st = sm->in_region ? pm_step_region_eval(&sm->region, c, &t)
+                               : pm_step_plan_eval(sm->plan, sm->preserve, c, &t, NULL);
     sm->evals++;
     sm->memo_c[sm->memo_next] = c;
     sm->memo_t[sm->memo_next] = t;
@@ -114,7 +117,13 @@ static double sum_region(summer *sm, int64_t a, int64_t b)
     pm_traffic_add(&sm->traffic, &tb, half);
     sm->end_c = b;
     sm->end_t = tb;
-    return sum_linear_region(sm, a, b, 0);
+    /* The decisions hold from a to b (their signatures agree at both ends). */
+    sm->in_region = sm->preserve;
+    if (sm->preserve)
+        pm_step_region_init(sm->plan, a, &sm->region);
+    const double sum = sum_linear_region(sm, a, b, 0);
+    sm->in_region = false;
+    return sum;
 }
 
 static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
@@ -393,8 +402,15 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
      * a maximum of linear terms. */
     const bool convex = !preserve || (!s->options.hbm_sharing &&
                                       s->accel.prefetch_consumer == PM_CONSUMER_WAIT);
-    summer sm = {dec, preserve, convex, PM_OK, 0, {0}, {0},
-                 0, {0, 0, 0, 0, {0}}, -1, {0, 0, 0, 0, {0}}};
+    summer sm;
+    sm.plan = dec;
+    sm.preserve = preserve;
+    sm.convex = convex;
+    sm.st = PM_OK;
+    sm.evals = sm.memo_next = 0;
+    sm.traffic = sm.end_t = (pm_traffic){0};
+    sm.end_c = -1;
+    sm.in_region = false;
     for (int i = 0; i < MEMO; i++)
         sm.memo_c[i] = -1;
     pm_status st = pm_step_plan_eval(pre, preserve, sp, &r->prefill_s, NULL);

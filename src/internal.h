@@ -421,6 +421,39 @@ pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0,
 /* The fused plan of the same scenario, phase and context from an unfused plan (cheaper than
  * pm_step_plan_build: only the fused nodes are costed). */
 void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f);
+/* One segment of a step's schedule (step.c): main ops in order, each with its cost, its
+ * prefetch (or -1) and, per prefetch, the main op that triggers it. */
+typedef struct pm_step_seg {
+    const pm_op_cost *cost[2 * PM_TEMPLATE_MAX + 1];
+    int pf[2 * PM_TEMPLATE_MAX + 1];   /* index into pf_cost, -1 */
+    int trig[2 * PM_TEMPLATE_MAX + 1]; /* index of the main op triggering prefetch k */
+    const pm_op_cost *pf_cost[2 * PM_TEMPLATE_MAX + 1];
+    const pm_op_cost *hbm_cost[2 * PM_TEMPLATE_MAX + 1]; /* consumers: with nothing in L2 */
+    bool is_ar[2 * PM_TEMPLATE_MAX + 1];
+    int n, n_pf;
+} pm_step_seg;
+
+/* A PRESERVE step of a plan compiled for one set of insertion decisions: the decisions, the
+ * attention nodes and the schedule's segments, which point at the region's own attention, so
+ * a region is evaluated where it was made (not copied). Within a range of contexts whose ends
+ * have the same signature the decisions hold throughout (they change one way only as the
+ * cache grows), so one region serves every evaluation of the range: an evaluation then costs
+ * the attention and runs the segments, without Algorithm 1 or building the segments. */
+typedef struct pm_step_region {
+    const pm_step_plan *p;
+    bool prefetches; /* false: the plan prefetches nothing, evaluations are sums of nodes */
+    unsigned sig;    /* pm_step_plan_signature's value at the context it was made at */
+    pm_step_node attn[2]; /* each class's attention at the context last evaluated */
+    const pm_step_node *L[2][2][PM_TEMPLATE_MAX]; /* [attention class][MLP class] */
+    bool pf[2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
+    pm_step_seg period[2][2], last; /* [MLP class][next layer's attention class] */
+} pm_step_region;
+/* Compiles p's PRESERVE step with the insertion decisions at ctx into *r. */
+void pm_step_region_init(const pm_step_plan *p, int64_t ctx, pm_step_region *r);
+/* The PRESERVE step time at ctx with r's decisions: pm_step_plan_eval's where they are the
+ * decisions at ctx. */
+pm_status pm_step_region_eval(pm_step_region *r, int64_t ctx, double *time_s);
+
 /* Time of one step at ctx (decode; prefill only at ctx0) in serial/fused (preserve false) or
  * PRESERVE. signature (may be NULL) changes when the insertion decisions change. */
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,

@@ -449,17 +449,7 @@ static void layer_bytes(const pm_step_plan *p, int m, double attn_bytes, double 
         bytes[p->attn] = attn_bytes;
 }
 
-/* One segment of the schedule: main ops in order, each with its cost, its prefetch (or NULL)
- * and whether it triggers the prefetches that follow it in pfs. */
-typedef struct seg {
-    const pm_op_cost *cost[2 * MAXN + 1];
-    int pf[2 * MAXN + 1];        /* index into pf_cost, -1 */
-    int trig[2 * MAXN + 1];      /* index of the main op triggering prefetch k */
-    const pm_op_cost *pf_cost[2 * MAXN + 1];
-    const pm_op_cost *hbm_cost[2 * MAXN + 1]; /* consumers: their cost with nothing in L2 */
-    bool is_ar[2 * MAXN + 1];
-    int n, n_pf;
-} seg;
+typedef pm_step_seg seg;
 
 static void seg_add(seg *g, const pm_step_node *nd, bool prefetched, int *trigger)
 {
@@ -570,19 +560,17 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t 
 /* The period from a layer's first communication to the next layer's: the nodes L (n of them)
  * are the layer's MLP class from the first communication on and the next layer's attention
  * class before it (the nodes before the first communication are the same in both MLP
- * classes), with the insertion decisions pf. */
-static pm_status period_of(const pm_step_plan *p, const pm_step_node *const *L, int n,
-                           const bool *pf, bool sharing, bool stream, double *out)
+ * classes), with the insertion decisions pf. Its time is the start of its last op. */
+static void period_seg(const pm_step_plan *p, const pm_step_node *const *L, int n,
+                       const bool *pf, seg *g)
 {
     const int fc = p->first_comm;
-    seg g;
-    g.n = g.n_pf = 0;
+    g->n = g->n_pf = 0;
     int trig = -1;
     for (int i = fc; i < n; i++)
-        seg_add(&g, L[i], pf[i], &trig);
+        seg_add(g, L[i], pf[i], &trig);
     for (int i = 0; i <= fc; i++)
-        seg_add(&g, L[i], i < fc && pf[i], &trig);
-    return seg_run(&g, sharing, stream, g.n - 1, out);
+        seg_add(g, L[i], i < fc && pf[i], &trig);
 }
 
 /* Combines the decisions of the two classes into one signature: the global one alone when
@@ -602,33 +590,32 @@ static unsigned pairs_signature(unsigned sig[2][2])
     return dense ^ (moe * 0x9E3779B1u);
 }
 
-pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
-                            unsigned *signature)
+/* The attention of each class at ctx into the region's own nodes (the segments point at
+ * them). */
+static void region_attention(pm_step_region *r, int64_t ctx)
 {
-    const int nt = p->tmpl.n_tail;
-    const pm_step_node *at[2] = {NULL, NULL};
-    pm_step_node attn[2];
-    const bool prefetches = preserve && p->prefetching && p->first_comm >= 0;
-    for (int c = 0; c < 2; c++)
-        if (p->attn >= 0 && p->all_class[c] > 0)
-            at[c] = attention_at(p, c, ctx, prefetches, &attn[c]);
-    if (signature)
-        *signature = 0;
-    if (!prefetches) {
-        double t = p->head_s + p->tail_s;
-        for (int c = 0; c < 2; c++)
-            if (p->all_class[c] > 0 && at[c])
-                t += p->all_class[c] * at[c]->hbm.total_s;
-        t += p->all_mlp[0] * p->layer_rest_s + p->all_mlp[1] * p->moe_rest_s;
-        *time_s = t;
-        return PM_OK;
+    const pm_step_plan *p = r->p;
+    for (int c = 0; c < 2; c++) {
+        if (p->attn < 0 || p->all_class[c] == 0)
+            continue;
+        const pm_step_node *a = attention_at(p, c, ctx, true, &r->attn[c]);
+        if (a != &r->attn[c])
+            r->attn[c] = *a;
     }
+}
+
+void pm_step_region_init(const pm_step_plan *p, int64_t ctx, pm_step_region *r)
+{
+    r->p = p;
+    r->sig = 0;
+    r->prefetches = p->prefetching && p->first_comm >= 0;
+    if (!r->prefetches)
+        return;
+    region_attention(r, ctx);
     /* L[c][m]: a layer of attention class c and MLP class m. */
-    const pm_step_node *L[2][2][MAXN];
-    bool pf[2][2][MAXN], pft[MAXN], pft_any[MAXN];
+    bool pft_any[MAXN];
     unsigned sig[2][2] = {{0, 0}, {0, 0}};
     const int cl = p->all_class[0] > 0 ? 0 : 1;
-    bool tail_done = false;
     for (int m = 0; m < 2; m++) {
         if (p->all_mlp[m] == 0)
             continue;
@@ -637,26 +624,41 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
             if (p->all_class[c] == 0)
                 continue;
             for (int i = 0; i < n_of(p, m); i++)
-                L[c][m][i] = &base[i];
+                r->L[c][m][i] = &base[i];
             if (p->attn >= 0)
-                L[c][m][p->attn] = at[c];
+                r->L[c][m][p->attn] = &r->attn[c];
             double bytes[MAXN];
-            layer_bytes(p, m, p->attn >= 0 ? at[c]->bytes : 0.0, bytes);
+            layer_bytes(p, m, p->attn >= 0 ? r->attn[c].bytes : 0.0, bytes);
             const bool last = m == p->mlp_last && c == cl;
-            sig[c][m] = decide(p, m, bytes, pf[c][m], last ? pft : pft_any, NULL);
-            tail_done = tail_done || last;
+            sig[c][m] = decide(p, m, bytes, r->pf[c][m], last ? r->pft : pft_any, NULL);
+            if (p->n_pair[m][c] > 0)
+                period_seg(p, r->L[c][m], n_of(p, m), r->pf[c][m], &r->period[m][c]);
         }
     }
-    (void)tail_done;
-    if (signature)
-        *signature = pairs_signature(sig);
+    r->sig = pairs_signature(sig);
+    /* The last layer from its first communication, and the tail. */
+    const int ml = p->mlp_last, fc = p->first_comm;
+    seg *g = &r->last;
+    g->n = g->n_pf = 0;
+    int trig = -1;
+    for (int i = fc; i < n_of(p, ml); i++)
+        seg_add(g, r->L[cl][ml][i], r->pf[cl][ml][i], &trig);
+    for (int i = 0; i < p->tmpl.n_tail; i++)
+        seg_add(g, &p->tail[i], r->pft[i], &trig);
+}
+
+/* The PRESERVE step of a compiled region with its attention as costed: the prefix, the
+ * periods and the last layer (step.c's header). */
+static pm_status region_time(const pm_step_region *r, double *time_s)
+{
+    const pm_step_plan *p = r->p;
     const int fc = p->first_comm, c0 = p->class0;
     const bool sharing = p->s->options.hbm_sharing;
     const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
     /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched. */
     double prefix = p->head_s;
     for (int i = 0; i < fc; i++)
-        prefix += L[c0][p->mlp0][i]->hbm.total_s;
+        prefix += r->L[c0][p->mlp0][i]->hbm.total_s;
     /* Periods: from a layer's first communication to the next layer's, one per pair of the
      * layer's MLP class and the next layer's attention class. */
     double periods = 0.0;
@@ -665,26 +667,52 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
         for (int c = 0; c < 2; c++) {
             if (p->n_pair[m][c] == 0)
                 continue;
+            const seg *g = &r->period[m][c];
             double period = 0.0;
-            if ((st = period_of(p, L[c][m], n_of(p, m), pf[c][m], sharing, stream, &period)) !=
-                PM_OK)
+            if ((st = seg_run(g, sharing, stream, g->n - 1, &period)) != PM_OK)
                 return st;
             periods += p->n_pair[m][c] * period;
         }
     }
-    /* The last layer from its first communication, and the tail. */
-    const int ml = p->mlp_last;
-    seg g;
-    g.n = g.n_pf = 0;
-    int trig = -1;
-    for (int i = fc; i < n_of(p, ml); i++)
-        seg_add(&g, L[cl][ml][i], pf[cl][ml][i], &trig);
-    for (int i = 0; i < nt; i++)
-        seg_add(&g, &p->tail[i], pft[i], &trig);
     double last = 0.0;
-    if ((st = seg_run(&g, sharing, stream, -1, &last)) != PM_OK)
+    if ((st = seg_run(&r->last, sharing, stream, -1, &last)) != PM_OK)
         return st;
     *time_s = prefix + periods + last;
+    return PM_OK;
+}
+
+pm_status pm_step_region_eval(pm_step_region *r, int64_t ctx, double *time_s)
+{
+    if (!r->prefetches)
+        return pm_step_plan_eval(r->p, false, ctx, time_s, NULL);
+    region_attention(r, ctx);
+    return region_time(r, time_s);
+}
+
+pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
+                            unsigned *signature)
+{
+    if (signature)
+        *signature = 0;
+    if (preserve && p->prefetching && p->first_comm >= 0) {
+        pm_step_region r;
+        pm_step_region_init(p, ctx, &r);
+        if (signature)
+            *signature = r.sig;
+        return region_time(&r, time_s);
+    }
+    /* Serial and fused: a sum of node times, the attention's at ctx. */
+    const pm_step_node *at[2] = {NULL, NULL};
+    pm_step_node attn[2];
+    for (int c = 0; c < 2; c++)
+        if (p->attn >= 0 && p->all_class[c] > 0)
+            at[c] = attention_at(p, c, ctx, false, &attn[c]);
+    double t = p->head_s + p->tail_s;
+    for (int c = 0; c < 2; c++)
+        if (p->all_class[c] > 0 && at[c])
+            t += p->all_class[c] * at[c]->hbm.total_s;
+    t += p->all_mlp[0] * p->layer_rest_s + p->all_mlp[1] * p->moe_rest_s;
+    *time_s = t;
     return PM_OK;
 }
 
