@@ -109,18 +109,22 @@ static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
  * sum_linear_region. */
 static double sum_region(summer *sm, int64_t a, int64_t b)
 {
+    /* The decisions hold from a to b (their signatures agree at both ends). */
     pm_traffic ta, tb;
-    pm_step_plan_traffic(sm->plan, sm->preserve, a, &ta);
-    pm_step_plan_traffic(sm->plan, sm->preserve, b, &tb);
+    if (sm->preserve) {
+        pm_step_region_init(sm->plan, a, &sm->region);
+        pm_step_region_traffic(&sm->region, a, &ta);
+        pm_step_region_traffic(&sm->region, b, &tb);
+    } else {
+        pm_step_plan_traffic(sm->plan, false, a, &ta);
+        pm_step_plan_traffic(sm->plan, false, b, &tb);
+    }
     const double half = (double)(b - a + 1) / 2.0;
     pm_traffic_add(&sm->traffic, &ta, half);
     pm_traffic_add(&sm->traffic, &tb, half);
     sm->end_c = b;
     sm->end_t = tb;
-    /* The decisions hold from a to b (their signatures agree at both ends). */
     sm->in_region = sm->preserve;
-    if (sm->preserve)
-        pm_step_region_init(sm->plan, a, &sm->region);
     const double sum = sum_linear_region(sm, a, b, 0);
     sm->in_region = false;
     return sum;

@@ -453,6 +453,9 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, pm_step_region *r);
 /* The PRESERVE step time at ctx with r's decisions: pm_step_plan_eval's where they are the
  * decisions at ctx. */
 pm_status pm_step_region_eval(pm_step_region *r, int64_t ctx, double *time_s);
+/* What the PRESERVE step at ctx moves with r's decisions (of a counted plan): as
+ * pm_step_plan_traffic, without Algorithm 1. */
+void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out);
 
 /* Time of one step at ctx (decode; prefill only at ctx0) in serial/fused (preserve false) or
  * PRESERVE. signature (may be NULL) changes when the insertion decisions change. */

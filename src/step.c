@@ -754,16 +754,16 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *nex
     return pairs_signature(sig);
 }
 
-void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
+/* Each class's attention at ctx, from its slope per position read (pm_step_plan_count), and
+ * its prefetchable bytes (as attention_at's node has them). */
+static void traffic_attention(const pm_step_plan *p, int64_t ctx, pm_step_traffic *at,
+                              double *attn_bytes)
 {
-    const int nt = p->tmpl.n_tail;
     const pm_model *m = &p->s->model;
-    /* Each class's attention at ctx, from its slope per position read (pm_step_plan_count). */
-    pm_step_traffic at[2] = {{{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}},
-                             {{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}}};
-    double attn_bytes[2] = {0.0, 0.0};
-    for (int c = 0; c < 2 && p->attn >= 0; c++) {
-        if (p->all_class[c] == 0)
+    for (int c = 0; c < 2; c++) {
+        at[c] = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
+        attn_bytes[c] = 0.0;
+        if (p->attn < 0 || p->all_class[c] == 0)
             continue;
         const double d = pm_kv_tokens(m, c == 1, ctx) - pm_kv_tokens(m, c == 1, p->ctx0);
         at[c] = c == 1 ? p->attn_local_tr : p->layer_tr[p->attn];
@@ -772,26 +772,15 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
         attn_bytes[c] = (c == 1 ? p->attn_local_cost.bytes : p->layer[p->attn].bytes) +
                         p->attn_dkv * d;
     }
-    *out = p->plain_rest_tr;
-    if (!(preserve && p->prefetching && p->first_comm >= 0)) {
-        for (int c = 0; c < 2 && p->attn >= 0; c++)
-            pm_traffic_add(out, &at[c].tr, p->all_class[c]);
-        return;
-    }
-    /* As pm_step_plan_eval schedules them: a node before the first communication is
-     * prefetched in every layer but the first (no collective precedes it there), by the
-     * decisions of the pair (previous layer's MLP class, its own attention class); the nodes
-     * from the first communication on (no attention among them) by their MLP class's
-     * decisions, in every layer of that class; the tail by the last layer's window. */
-    bool pf[2][2][MAXN], pft[MAXN], pft_any[MAXN];
+}
+
+/* What a PRESERVE step moves with the insertion decisions pf (per attention and MLP class)
+ * and pft (the tail), the attention's traffic at. */
+static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
+                               bool pf[2][2][MAXN], const bool *pft, pm_traffic *out)
+{
+    const int nt = p->tmpl.n_tail;
     const int cl = p->all_class[0] > 0 ? 0 : 1;
-    for (int k = 0; k < 2; k++)
-        for (int c = 0; c < 2; c++)
-            if (p->all_class[c] > 0 && p->all_mlp[k] > 0) {
-                double bytes[MAXN];
-                layer_bytes(p, k, attn_bytes[c], bytes);
-                decide(p, k, bytes, pf[c][k], k == p->mlp_last && c == cl ? pft : pft_any, NULL);
-            }
     const int fc = p->first_comm;
     *out = p->head_tr;
     /* The attention part (before the first communication), per attention class; the nodes are
@@ -822,4 +811,44 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
     }
     for (int i = 0; i < nt; i++)
         pm_traffic_add(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
+}
+
+void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
+{
+    pm_step_traffic at[2];
+    double attn_bytes[2];
+    traffic_attention(p, ctx, at, attn_bytes);
+    if (!(preserve && p->prefetching && p->first_comm >= 0)) {
+        *out = p->plain_rest_tr;
+        for (int c = 0; c < 2 && p->attn >= 0; c++)
+            pm_traffic_add(out, &at[c].tr, p->all_class[c]);
+        return;
+    }
+    /* As pm_step_plan_eval schedules them: a node before the first communication is
+     * prefetched in every layer but the first (no collective precedes it there), by the
+     * decisions of the pair (previous layer's MLP class, its own attention class); the nodes
+     * from the first communication on (no attention among them) by their MLP class's
+     * decisions, in every layer of that class; the tail by the last layer's window. */
+    bool pf[2][2][MAXN], pft[MAXN], pft_any[MAXN];
+    const int cl = p->all_class[0] > 0 ? 0 : 1;
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < 2; c++)
+            if (p->all_class[c] > 0 && p->all_mlp[k] > 0) {
+                double bytes[MAXN];
+                layer_bytes(p, k, attn_bytes[c], bytes);
+                decide(p, k, bytes, pf[c][k], k == p->mlp_last && c == cl ? pft : pft_any, NULL);
+            }
+    traffic_prefetched(p, at, pf, pft, out);
+}
+
+void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
+{
+    if (!r->prefetches) {
+        pm_step_plan_traffic(r->p, false, ctx, out);
+        return;
+    }
+    pm_step_traffic at[2];
+    double attn_bytes[2];
+    traffic_attention(r->p, ctx, at, attn_bytes);
+    traffic_prefetched(r->p, at, r->pf, r->pft, out);
 }
