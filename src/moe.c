@@ -104,8 +104,13 @@ pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads
     double pi[PM_MAX_EXPERTS], p[PM_MAX_EXPERTS];
     pick_chances(E, k, s->workload.routing_skew_alpha, pi);
     double touched = 0.0, slots = 0.0;
+    const bool uniform = !(s->workload.routing_skew_alpha > 0);
     for (int i = 0; i < E; i++) {
-        p[i] = pi[i] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[i]));
+        /* Uniform routing gives every expert the same chance: one evaluation serves all. */
+        if (uniform && i > 0)
+            p[i] = p[0];
+        else
+            p[i] = pi[i] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[i]));
         touched += p[i];
     }
     for (int r = 0; r < ep; r++) {
@@ -126,7 +131,6 @@ pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads
     }
     /* prod_r F_r(d), accumulated rank by rank (uniform: every rank alike, one power). */
     double prod[PM_MAX_EXPERTS + 1], pmf[PM_MAX_EXPERTS + 1], cdf[PM_MAX_EXPERTS + 1];
-    const bool uniform = !(s->workload.routing_skew_alpha > 0);
     for (int d = 0; d <= El; d++)
         prod[d] = 1.0;
     for (int r = 0; r < (uniform ? 1 : ep); r++) {
