@@ -439,13 +439,16 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     return PM_OK;
 }
 
-/* The footprint, and where the KV cache stops fitting the attention window. */
-static pm_status footprint_and_spill(const pm_scenario *s, pm_estimate *out, pm_error *err)
+/* The footprint, and where the KV cache stops fitting the attention window. The expert reads
+ * at the batch's tokens are the decode plans' (a decode step's tokens are the batch). */
+static pm_status footprint_and_spill(const pm_scenario *s, const pm_estimate_cache *c,
+                                     pm_estimate *out, pm_error *err)
 {
     const pm_workload *wl = &s->workload;
     pm_status st;
     pm_footprint fp;
-    if ((st = pm_footprint_compute(s, &out->shard, wl->seq_len, &fp, err)) != PM_OK)
+    const pm_moe_reads *reads = s->model.experts > 0 ? &c->dec.tmpl.moe_reads : NULL;
+    if ((st = pm_footprint_compute_reads(s, &out->shard, wl->seq_len, reads, &fp, err)) != PM_OK)
         return st;
     out->weight_bytes_per_device = fp.weight_bytes;
     out->experts_read_per_step = fp.experts_read_per_step;
@@ -526,7 +529,7 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
     out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_fused_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_FUSED].request_s;
-    return footprint_and_spill(s, out, err);
+    return footprint_and_spill(s, c, out, err);
 }
 
 struct pm_step_model {

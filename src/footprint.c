@@ -11,6 +11,13 @@
 pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int64_t context_len,
                                pm_footprint *out, pm_error *err)
 {
+    return pm_footprint_compute_reads(s, shard, context_len, NULL, out, err);
+}
+
+pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard,
+                                     int64_t context_len, const pm_moe_reads *reads,
+                                     pm_footprint *out, pm_error *err)
+{
     if (!s || !out || context_len < 0)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "bad argument to pm_footprint_compute");
@@ -74,9 +81,11 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
         const double shared = (mlp_in + 1.0) * h * sc * ew + (bias && sc > 0 ? (mlp_in * sc + h) * eb : 0.0);
         const double router = h * md->experts * ew;
         pm_moe_reads r;
-        pm_status st = pm_moe_reads_compute(s, wl->batch, &r, err);
+        pm_status st = reads ? PM_OK : pm_moe_reads_compute(s, wl->batch, &r, err);
         if (st != PM_OK)
             return st;
+        if (reads)
+            r = *reads;
         out->moe_layers = pm_model_moe_layers(md);
         out->expert_weight_bytes = (mlp_in + 1.0) * h * ex * ew + (bias ? (mlp_in * ex + h) * eb : 0.0);
         out->moe_weight_bytes = shard->experts_local * out->expert_weight_bytes + shared + router;

@@ -788,6 +788,7 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
     b.prev = -1;
     add_tail(&b);
     t->n_tail = b.n_arr;
+    t->moe_reads = b.moe;
     if (b.st != PM_OK)
         return pm_fail(err, b.st, NULL, NULL, "layer template overflow");
     return PM_OK;

@@ -287,9 +287,15 @@ typedef struct pm_template {
     int n_head, n_layer, n_tail;
     pm_node moe[PM_TEMPLATE_MAX]; /* a MoE layer (global attention), when the model has one */
     int n_moe;                    /* 0: no MoE layers */
+    pm_moe_reads moe_reads;       /* MoE models: the expert reads at the step's tokens */
 } pm_template;
 pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
                             pm_template *t, pm_error *err);
+/* pm_footprint_compute with the expert reads at the batch's tokens given (reads, e.g. a decode
+ * template's, which has them; NULL: computed here). */
+pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard,
+                                     int64_t context_len, const pm_moe_reads *reads,
+                                     pm_footprint *out, pm_error *err);
 /* The fused baseline's layer from an unfused template layer (n_in nodes), as the builder makes
  * it: every MatMul followed by an allreduce becomes one fused node (the MoE all-to-alls are not
  * fused). map[i] is the output index of input node i (-1 for the allreduces absorbed). */
