@@ -135,8 +135,8 @@ pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads
         prod[d] = 1.0;
     for (int r = 0; r < (uniform ? 1 : ep); r++) {
         poisson_binomial_cdf(&p[r * El], El, pmf, cdf);
-        for (int d = 0; d <= El; d++)
-            prod[d] *= uniform ? pow(cdf[d], ep) : cdf[d];
+        for (int d = 0; d <= El; d++) /* the CDF reaches 1 (clamped): pow(1, ep) is 1 */
+            prod[d] *= uniform && cdf[d] < 1.0 ? pow(cdf[d], ep) : cdf[d];
     }
     double emax = 0.0;
     for (int d = 1; d <= El; d++)
