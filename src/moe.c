@@ -64,14 +64,16 @@ static void pick_chances(int E, int k, double alpha, double *pi)
 
 /* The CDF of the number of indicators set among n with probabilities p[0..n), independent
  * (a Poisson binomial, by the usual O(n^2) recurrence), into cdf[0..n]. */
-static void poisson_binomial_cdf(const double *p, int n, double *pmf, double *cdf)
+static void poisson_binomial_cdf(const double *restrict p, int n, double *restrict pmf,
+                                 double *restrict cdf)
 {
     pmf[0] = 1.0;
     for (int i = 0; i < n; i++) {
+        const double on = p[i], off = 1.0 - on; /* locals: pmf cannot change them */
         pmf[i + 1] = 0.0;
         for (int j = i + 1; j >= 1; j--)
-            pmf[j] = pmf[j] * (1.0 - p[i]) + pmf[j - 1] * p[i];
-        pmf[0] *= 1.0 - p[i];
+            pmf[j] = pmf[j] * off + pmf[j - 1] * on;
+        pmf[0] *= off;
     }
     double acc = 0.0;
     for (int j = 0; j <= n; j++) {
@@ -105,12 +107,10 @@ pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads
     pick_chances(E, k, s->workload.routing_skew_alpha, pi);
     double touched = 0.0, slots = 0.0;
     const bool uniform = !(s->workload.routing_skew_alpha > 0);
+    /* Uniform routing gives every expert the same chance: one evaluation serves all. */
+    const double p0 = !uniform ? 0.0 : pi[0] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[0]));
     for (int i = 0; i < E; i++) {
-        /* Uniform routing gives every expert the same chance: one evaluation serves all. */
-        if (uniform && i > 0)
-            p[i] = p[0];
-        else
-            p[i] = pi[i] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[i]));
+        p[i] = uniform ? p0 : pi[i] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[i]));
         touched += p[i];
     }
     for (int r = 0; r < ep; r++) {
