@@ -278,6 +278,20 @@ static const hf_key_note hf_ignored[] = {
     {"num_logits_to_keep", "the engine computes the logits of the last token only"},
     {"attn_implementation", "the attention kernel the engine picks"},
     {"_attn_implementation_autoset", "the attention kernel the engine picks"},
+    {"qk_layernorm", "a norm of Q and K: " NOCOST},
+    {"use_mrope", "position encoding (multimodal RoPE): " NOCOST},
+    {"norm_type", "the kind of norm: " NOCOST},
+    {"norm_epsilon", "numerics: " NOCOST},
+    {"residual_dropout", "training only"},
+    {"embedding_dropout", "training only"},
+    {"attention_softmax_in_fp32", "numerics: " NOCOST},
+    {"bias_dropout_fusion", "a training kernel fusion"},
+    {"masked_softmax_fusion", "a training kernel fusion"},
+    {"offset_alibi", "position encoding: " NOCOST},
+    {"skip_bias_add", "a kernel fusion of the bias add"},
+    {"skip_bias_add_qkv", "a kernel fusion of the bias add"},
+    {"slow_but_exact", "numerics: " NOCOST},
+    {"unk_token_id", "token ids: " NOCOST},
     {"num_nextn_predict_layers", "the multi-token-prediction module serves only speculative "
                                  "decoding (not modelled): neither loaded nor run here"},
 };
@@ -937,10 +951,15 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
     bool mlp_bias = fam_bias, all_bias = false;
     if (mt && strcmp(mt, "gptj") == 0)
         mlp_bias = true; /* GPT-J: fc_in and fc_out have biases, attention has none */
-    if (hf && (st = pm_obj_bool(o, "bias", false, &all_bias)) != PM_OK)
+    /* One key for every projection: Falcon's "bias", StarCoder2's "use_bias" (true by its
+     * default, false removes them all). */
+    const char *all_key = hf && pm_obj_has(o, "bias")       ? "bias"
+                          : hf && pm_obj_has(o, "use_bias") ? "use_bias"
+                                                            : NULL;
+    if (all_key && (st = pm_obj_bool(o, all_key, false, &all_bias)) != PM_OK)
         return st;
-    if (all_bias)
-        attn_bias = qkv_bias = mlp_bias = true;
+    if (all_bias || (all_key && strcmp(all_key, "use_bias") == 0))
+        attn_bias = qkv_bias = mlp_bias = all_bias;
     if ((st = pm_obj_bool(o, "attention_bias", false, &attn_bias)) != PM_OK ||
         (st = pm_obj_bool(o, "qkv_bias", false, &qkv_bias)) != PM_OK ||
         (st = pm_obj_bool(o, "mlp_bias", false, &mlp_bias)) != PM_OK)
@@ -973,13 +992,13 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
         return st;
     if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
          (st = note_value(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : bias_why)) != PM_OK) ||
+                          all_key ? all_key : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "attention_bias") &&
          (st = note_value(o, "attention_bias", m->o_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : bias_why)) != PM_OK) ||
+                          all_key ? all_key : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "mlp_bias") &&
          (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : bias_why)) != PM_OK))
+                          all_key ? all_key : bias_why)) != PM_OK))
         return st;
     if ((st = read_window(o, m, hf, mt)) != PM_OK || (st = read_moe(o, m, mt)) != PM_OK)
         return st;

@@ -1797,6 +1797,32 @@ static void test_hf_alias_keys_must_agree(void **state)
     assert_true(m.gated_mlp);
 }
 
+/* StarCoder2's use_bias turns every projection's bias on (its default) or off. */
+static void test_hf_use_bias_sets_every_bias(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    char *t1 = subst(base, "\"model_type\": \"llama\"", "\"model_type\": \"starcoder2\"");
+    char *t2 = subst(t1, "\"attention_bias\": false,", "");
+    for (int on = 0; on <= 1; on++) {
+        char with[64];
+        snprintf(with, sizeof with, "\"use_bias\": %s, \"vocab_size\"", on ? "true" : "false");
+        char *t = subst(t2, "\"vocab_size\"", with);
+        write_tmp("hf-use-bias.json", t, path, sizeof path);
+        free(t);
+        assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+        assert_int_equal(m.qkv_bias, on);
+        assert_int_equal(m.o_bias, on);
+        assert_int_equal(m.mlp_bias, on);
+    }
+    free(t1);
+    free(t2);
+    free(base);
+}
+
 static void test_hf_mla_keys_are_read(void **state)
 {
     (void)state;
@@ -2543,6 +2569,7 @@ int main(void)
         cmocka_unit_test(test_hf_activation_keys_decide_the_gate),
         cmocka_unit_test(test_hf_unknown_family_is_refused),
         cmocka_unit_test(test_hf_alias_keys_must_agree),
+        cmocka_unit_test(test_hf_use_bias_sets_every_bias),
         cmocka_unit_test(test_hf_mla_keys_are_read),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),
