@@ -774,6 +774,15 @@ static void traffic_attention(const pm_step_plan *p, int64_t ctx, pm_step_traffi
     }
 }
 
+/* acc += w t for a count of nodes w >= 0: none adds nothing (the traffic is finite, so 0 t adds
+ * +0), which is half of the terms below, since a node is prefetched in all or none of its
+ * layers of a class. */
+static void add_nodes(pm_traffic *acc, const pm_traffic *t, double w)
+{
+    if (w > 0)
+        pm_traffic_add(acc, t, w);
+}
+
 /* What a PRESERVE step moves with the insertion decisions pf (per attention and MLP class)
  * and pft (the tail), the attention's traffic at. */
 static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
@@ -794,8 +803,8 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
             for (int k = 0; k < 2; k++)
                 if (p->all_mlp[k] > 0 && pf[c][k][i])
                     prefetched += p->n_pair[k][c];
-            pm_traffic_add(out, &t->tr_pf, prefetched);
-            pm_traffic_add(out, &t->tr, p->all_class[c] - prefetched);
+            add_nodes(out, &t->tr_pf, prefetched);
+            add_nodes(out, &t->tr, p->all_class[c] - prefetched);
         }
     }
     /* The MLP part, per MLP class. */
@@ -805,12 +814,12 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
         const pm_step_traffic *tr = traffic_of(p, k);
         for (int i = fc; i < n_of(p, k); i++) {
             const double prefetched = pf[cl][k][i] ? p->all_mlp[k] : 0.0;
-            pm_traffic_add(out, &tr[i].tr_pf, prefetched);
-            pm_traffic_add(out, &tr[i].tr, p->all_mlp[k] - prefetched);
+            add_nodes(out, &tr[i].tr_pf, prefetched);
+            add_nodes(out, &tr[i].tr, p->all_mlp[k] - prefetched);
         }
     }
     for (int i = 0; i < nt; i++)
-        pm_traffic_add(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
+        add_nodes(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
 }
 
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
