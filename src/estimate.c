@@ -106,13 +106,12 @@ static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
 /* One range of contexts with the same insertion decisions: what a step moves is affine in the
  * context there (the KV bytes grow linearly; which bytes are prefetched does not change), so
  * the trapezoid of its ends is its exact sum; the time may have kinks, found by
- * sum_linear_region. */
+ * sum_linear_region. For PRESERVE the caller made sm->region at a: its decisions hold from a
+ * to b (their signatures agree at both ends). */
 static double sum_region(summer *sm, int64_t a, int64_t b)
 {
-    /* The decisions hold from a to b (their signatures agree at both ends). */
     pm_traffic ta, tb;
     if (sm->preserve) {
-        pm_step_region_init(sm->plan, a, &sm->region);
         pm_step_region_traffic(&sm->region, a, &ta);
         pm_step_region_traffic(&sm->region, b, &tb);
     } else {
@@ -134,11 +133,17 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
 {
     if (sm->st != PM_OK || a > b)
         return 0.0;
-    int64_t next = -1;
-    const unsigned sa = sm->preserve ? pm_step_plan_signature(sm->plan, a, &next) : 0u;
+    /* The region at a: its signature is a's, and it serves the sum from a when b has it too. */
+    unsigned sa = 0u;
+    if (sm->preserve) {
+        pm_step_region_init(sm->plan, a, &sm->region);
+        sa = sm->region.sig;
+    }
     const unsigned sb = sig_at(sm, b);
     if (sa == sb || depth > 40)
         return sum_region(sm, a, b);
+    int64_t next = -1;
+    pm_step_plan_signature(sm->plan, a, &next);
     int64_t lo = a, hi = b; /* sig(lo) == sa, sig(hi) != sa */
     /* The decisions only change one way as the cache grows, so the last context with sa is
      * unique: the two contexts around where the signature says they change next narrow the
@@ -417,7 +422,16 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     sm.in_region = false;
     for (int i = 0; i < MEMO; i++)
         sm.memo_c[i] = -1;
-    pm_status st = pm_step_plan_eval(pre, preserve, sp, &r->prefill_s, NULL);
+    /* The prefill: for PRESERVE one region's decisions serve its time and its traffic. */
+    pm_status st;
+    if (preserve) {
+        pm_step_region_init(pre, sp, &sm.region);
+        st = pm_step_region_eval(&sm.region, sp, &r->prefill_s);
+        pm_step_region_traffic(&sm.region, sp, &r->traffic);
+    } else {
+        st = pm_step_plan_eval(pre, false, sp, &r->prefill_s, NULL);
+        pm_step_plan_traffic(pre, false, sp, &r->traffic);
+    }
     if (st != PM_OK)
         return st;
     r->tpot_s = eval_t(&sm, last);
@@ -430,7 +444,6 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     r->tokens_per_s = (double)wl->batch * steps / r->request_s;
     const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
     r->allreduce_decode_s = pm_ar_model_time(&c->dec.ar, msg, &r->allreduce);
-    pm_step_plan_traffic(pre, preserve, sp, &r->traffic);
     pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
     if (sm.end_c == last)
         *tpot_tr = sm.end_t;
