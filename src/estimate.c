@@ -41,6 +41,8 @@ typedef struct summer {
     pm_traffic traffic; /* the sum of what the steps move, region by region */
     int64_t end_c;      /* the last region's end, and what its step moves */
     pm_traffic end_t;
+    int64_t sig_c;          /* the last range's end, and its signature */
+    unsigned sig;
     bool in_region;         /* PRESERVE, summing a range with one set of decisions: */
     pm_step_region region;  /* their compiled step serves its evaluations */
 } summer;
@@ -64,6 +66,16 @@ static double eval_t(summer *sm, int64_t c)
 static unsigned sig_at(const summer *sm, int64_t c)
 {
     return sm->preserve ? pm_step_plan_signature(sm->plan, c, NULL) : 0u;
+}
+
+/* The signature at a range's end b, kept: the range after a change ends there too. */
+static unsigned sig_end(summer *sm, int64_t b)
+{
+    if (b != sm->sig_c) {
+        sm->sig_c = b;
+        sm->sig = sig_at(sm, b);
+    }
+    return sm->sig;
 }
 
 static double sum_linear_region(summer *sm, int64_t a, int64_t b, int depth)
@@ -136,14 +148,13 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
     /* The region at a: its signature is a's, and it serves the sum from a when b has it too. */
     unsigned sa = 0u;
     if (sm->preserve) {
-        pm_step_region_init(sm->plan, a, &sm->region);
+        pm_step_region_init(sm->plan, a, true, &sm->region);
         sa = sm->region.sig;
     }
-    const unsigned sb = sig_at(sm, b);
+    const unsigned sb = sig_end(sm, b);
     if (sa == sb || depth > 40)
         return sum_region(sm, a, b);
-    int64_t next = -1;
-    pm_step_plan_signature(sm->plan, a, &next);
+    const int64_t next = sm->region.next;
     int64_t lo = a, hi = b; /* sig(lo) == sa, sig(hi) != sa */
     /* The decisions only change one way as the cache grows, so the last context with sa is
      * unique: the two contexts around where the signature says they change next narrow the
@@ -418,14 +429,15 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     sm.st = PM_OK;
     sm.evals = sm.memo_next = 0;
     sm.traffic = sm.end_t = (pm_traffic){0};
-    sm.end_c = -1;
+    sm.end_c = sm.sig_c = -1;
+    sm.sig = 0u;
     sm.in_region = false;
     for (int i = 0; i < MEMO; i++)
         sm.memo_c[i] = -1;
     /* The prefill: for PRESERVE one region's decisions serve its time and its traffic. */
     pm_status st;
     if (preserve) {
-        pm_step_region_init(pre, sp, &sm.region);
+        pm_step_region_init(pre, sp, false, &sm.region);
         st = pm_step_region_eval(&sm.region, sp, &r->prefill_s);
         pm_step_region_traffic(&sm.region, sp, &r->traffic);
     } else {

@@ -449,13 +449,15 @@ typedef struct pm_step_region {
     const pm_step_plan *p;
     bool prefetches; /* false: the plan prefetches nothing, evaluations are sums of nodes */
     unsigned sig;    /* pm_step_plan_signature's value at the context it was made at */
+    int64_t next;    /* and about where the decisions change next, as it says (or -1) */
     pm_step_node attn[2]; /* each class's attention at the context last evaluated */
     const pm_step_node *L[2][2][PM_TEMPLATE_MAX]; /* [attention class][MLP class] */
     bool pf[2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
     pm_step_seg period[2][2], last; /* [MLP class][next layer's attention class] */
 } pm_step_region;
-/* Compiles p's PRESERVE step with the insertion decisions at ctx into *r. */
-void pm_step_region_init(const pm_step_plan *p, int64_t ctx, pm_step_region *r);
+/* Compiles p's PRESERVE step with the insertion decisions at ctx into *r; with_next: with
+ * r->next too (else -1). */
+void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_step_region *r);
 /* The PRESERVE step time at ctx with r's decisions: pm_step_plan_eval's where they are the
  * decisions at ctx. */
 pm_status pm_step_region_eval(pm_step_region *r, int64_t ctx, double *time_s);

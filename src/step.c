@@ -590,6 +590,17 @@ static unsigned pairs_signature(unsigned sig[2][2])
     return dense ^ (moe * 0x9E3779B1u);
 }
 
+/* About where the decisions at ctx change next, from the least room they leave under the
+ * capacity (decide's slack): found for full attention in every layer, whose bytes then grow
+ * by attn_dkv per position; -1 otherwise. */
+static int64_t next_change(const pm_step_plan *p, int64_t ctx, double slack)
+{
+    const bool guess = p->attn >= 0 && p->all_class[1] == 0 && p->attn_dkv > 0;
+    if (!guess || !(slack < INFINITY) || !(slack / p->attn_dkv < 4e18))
+        return -1;
+    return ctx + (int64_t)ceil(slack / p->attn_dkv);
+}
+
 /* The attention of each class at ctx into the region's own nodes (the segments point at
  * them). */
 static void region_attention(pm_step_region *r, int64_t ctx)
@@ -604,10 +615,11 @@ static void region_attention(pm_step_region *r, int64_t ctx)
     }
 }
 
-void pm_step_region_init(const pm_step_plan *p, int64_t ctx, pm_step_region *r)
+void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_step_region *r)
 {
     r->p = p;
     r->sig = 0;
+    r->next = -1;
     r->prefetches = p->prefetching && p->first_comm >= 0;
     if (!r->prefetches)
         return;
@@ -615,6 +627,7 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, pm_step_region *r)
     /* L[c][m]: a layer of attention class c and MLP class m. */
     bool pft_any[MAXN];
     unsigned sig[2][2] = {{0, 0}, {0, 0}};
+    double slack = INFINITY;
     const int cl = p->all_class[0] > 0 ? 0 : 1;
     for (int m = 0; m < 2; m++) {
         if (p->all_mlp[m] == 0)
@@ -630,12 +643,18 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, pm_step_region *r)
             double bytes[MAXN];
             layer_bytes(p, m, p->attn >= 0 ? r->attn[c].bytes : 0.0, bytes);
             const bool last = m == p->mlp_last && c == cl;
-            sig[c][m] = decide(p, m, bytes, r->pf[c][m], last ? r->pft : pft_any, NULL);
+            double room = INFINITY;
+            sig[c][m] = decide(p, m, bytes, r->pf[c][m], last ? r->pft : pft_any,
+                               with_next ? &room : NULL);
+            if (room < slack)
+                slack = room;
             if (p->n_pair[m][c] > 0)
                 period_seg(p, r->L[c][m], n_of(p, m), r->pf[c][m], &r->period[m][c]);
         }
     }
     r->sig = pairs_signature(sig);
+    if (with_next)
+        r->next = next_change(p, ctx, slack);
     /* The last layer from its first communication, and the tail. */
     const int ml = p->mlp_last, fc = p->first_comm;
     seg *g = &r->last;
@@ -696,7 +715,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
         *signature = 0;
     if (preserve && p->prefetching && p->first_comm >= 0) {
         pm_step_region r;
-        pm_step_region_init(p, ctx, &r);
+        pm_step_region_init(p, ctx, false, &r);
         if (signature)
             *signature = r.sig;
         return region_time(&r, time_s);
@@ -749,8 +768,8 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *nex
                 slack = room;
         }
     }
-    if (guess && slack < INFINITY && slack / p->attn_dkv < 4e18)
-        *next = ctx + (int64_t)ceil(slack / p->attn_dkv);
+    if (guess)
+        *next = next_change(p, ctx, slack);
     return pairs_signature(sig);
 }
 
