@@ -399,8 +399,9 @@ static pm_status cache_plans(pm_estimate_cache *c, const pm_scenario *s, int64_t
         pm_step_plan_fuse(&c->dec, &c->dec_f);
         c->valid = true;
     }
-    if ((st = pm_step_plan_build(&c->scen, PM_PHASE_PREFILL, sp, false, true, &c->pre, err)) !=
-        PM_OK)
+    /* The decode plans' scenario up to the sequence length: their roofline terms serve. */
+    if ((st = pm_step_plan_build_like(&c->scen, &c->dec, PM_PHASE_PREFILL, sp, false, true,
+                                      &c->pre, err)) != PM_OK)
         return st;
     pm_step_plan_count(&c->pre);
     pm_step_plan_fuse(&c->pre, &c->pre_f);

@@ -424,6 +424,11 @@ typedef struct pm_step_plan {
 
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
                              bool prefetching, pm_step_plan *p, pm_error *err);
+/* The same with the roofline terms and allreduce models of like (a plan built for the same
+ * scenario, e.g. the other phase's; NULL: computed). */
+pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
+                                  pm_phase phase, int64_t ctx0, bool fused, bool prefetching,
+                                  pm_step_plan *p, pm_error *err);
 /* The fused plan of the same scenario, phase and context from an unfused plan (cheaper than
  * pm_step_plan_build: only the fused nodes are costed). */
 void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f);

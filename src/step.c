@@ -197,23 +197,47 @@ static pm_status moe_check(const pm_step_plan *p, pm_error *err)
     return PM_OK;
 }
 
+/* The scenario's roofline terms and allreduce models, from like when it has them (a plan of
+ * the same scenario). */
+static pm_status plan_models(const pm_scenario *s, const pm_step_plan *like, pm_step_plan *p,
+                             pm_error *err)
+{
+    if (like) {
+        p->cost = like->cost;
+        p->ar = like->ar;
+        p->ar_fused = like->ar_fused;
+        return PM_OK;
+    }
+    pm_cost_ctx_init(s, &p->cost);
+    pm_status st = pm_allreduce_algo_check(s->cluster.topology, s->cluster.algorithm, err);
+    if (st != PM_OK)
+        return st;
+    pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
+    pm_ar_model_init_fused(&s->cluster, &p->ar_fused);
+    return PM_OK;
+}
+
 pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
                              bool prefetching, pm_step_plan *p, pm_error *err)
+{
+    return pm_step_plan_build_like(s, NULL, phase, ctx0, fused, prefetching, p, err);
+}
+
+pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
+                                  pm_phase phase, int64_t ctx0, bool fused, bool prefetching,
+                                  pm_step_plan *p, pm_error *err)
 {
     pm_template *t = &p->tmpl;
     pm_status st = pm_template_build(s, phase, ctx0, fused, t, err);
     if (st != PM_OK)
         return st;
     p->s = s;
-    pm_cost_ctx_init(s, &p->cost);
     p->ctx0 = ctx0;
     p->layers = s->model.layers;
     p->cap = pm_accelerator_l2_window_bytes(&s->accel);
     p->prefetching = prefetching && s->cluster.devices > 1;
-    if ((st = pm_allreduce_algo_check(s->cluster.topology, s->cluster.algorithm, err)) != PM_OK)
+    if ((st = plan_models(s, like, p, err)) != PM_OK)
         return st;
-    pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
-    pm_ar_model_init_fused(&s->cluster, &p->ar_fused);
     p->head_s = 0.0;
     p->counted = false;
     for (int i = 0; i < t->n_head; i++) {
