@@ -67,6 +67,16 @@ static void pick_chances(int E, int k, double alpha, double *pi)
 static void poisson_binomial_cdf(const double *restrict p, int n, double *restrict pmf,
                                  double *restrict cdf)
 {
+    /* Every indicator surely set (a prefill's many tokens touch every expert): the recurrence
+     * below would move the mass up one count per indicator, exactly, to all n. */
+    bool all = true;
+    for (int i = 0; i < n && all; i++)
+        all = p[i] >= 1.0;
+    if (all) {
+        for (int j = 0; j <= n; j++)
+            pmf[j] = cdf[j] = j < n ? 0.0 : 1.0;
+        return;
+    }
     pmf[0] = 1.0;
     for (int i = 0; i < n; i++) {
         const double on = p[i], off = 1.0 - on; /* locals: pmf cannot change them */
