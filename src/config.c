@@ -264,6 +264,28 @@ static const hf_key_note hf_ignored[] = {
                 "decides"},
     {"num_nextn_predict_layers", "the multi-token-prediction module serves only speculative "
                                  "decoding (not modelled): neither loaded nor run here"},
+    /* DBRX's nested attn_config and ffn_config (read_dbrx_layout). */
+    {"clip_qkv", "a clamp of Q, K and V: " NOCOST},
+    {"moe_jitter_eps", "training only"},
+    {"moe_loss_weight", "training only"},
+    {"emb_pdrop", "training only"},
+    {"moe_normalize_expert_weights", "MoE routing weights' normalisation: " NOCOST},
+    {"ffn_act_fn", "the experts' activation: DBRX's experts are GLUs (gate, up and down "
+                   "matrices) whatever it is"},
+    {"uniform_expert_assignment", "MoE expert selection: affects which experts, modelled as "
+                                  "uniform routing over all experts"},
+    {"quantization", "the weight datatype comes from the workload (mlx's quantization block)"},
+    /* PretrainedConfig's generic fields, which some exports write into nested configs. */
+    {"tie_word_embeddings", "a nested config's copy: the model's own key decides"},
+    {"return_dict", "output format, not served"},
+    {"output_hidden_states", "output format, not served"},
+    {"output_attentions", "output format, not served"},
+    {"id2label", "classification head, not served"},
+    {"label2id", "classification head, not served"},
+    {"max_length", "generation defaults"},
+    {"temperature", "generation defaults"},
+    {"top_k", "generation defaults"},
+    {"top_p", "generation defaults"},
 };
 #undef NOCOST
 
@@ -359,7 +381,8 @@ static const char *first_present(const pm_obj *o, const char *const *keys, size_
 static const char *const gated_families[] = {
     "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text",
     "phi3", "cohere", "cohere2", "olmo", "olmo2", "internlm2", "granite", "stablelm",
-    "llama4_text", "exaone", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"};
+    "llama4_text", "exaone", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
+    "dbrx"};
 static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom",
                                              "gptj", "gpt_bigcode", "starcoder2"};
 static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
@@ -652,26 +675,28 @@ static pm_status read_moe_pattern(pm_obj *o, pm_model *m)
  * Llama-4), the shared experts (DeepSeek's n_shared_experts of moe_intermediate_size, Qwen2's
  * shared_expert_intermediate_size, Llama-4's one of intermediate_size) and the layer pattern.
  * Llama-4's dense layers are intermediate_size_mlp wide. */
-static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt)
+static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
 {
     static const char *const k_experts[] = {"num_experts", "num_local_experts", "n_routed_experts"};
-    static const char *const keys[] = {"num_experts_per_tok", "moe_intermediate_size",
+    static const char *const keys[] = {"moe_intermediate_size",
                                        "n_shared_experts", "shared_expert_intermediate_size",
                                        "intermediate_size_mlp", "first_k_dense_replace",
                                        "moe_layer_freq"};
+    /* DBRX's ffn_config: moe_num_experts and moe_top_k, always MoE. */
+    const char *const top_k = dbrx ? "moe_top_k" : "num_experts_per_tok";
     pm_status st;
+    pm_obj_declare(o, top_k, PM_DIM_NONE);
     for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++)
         pm_obj_declare(o, keys[i], PM_DIM_NONE);
-    const char *ek = first_present(o, k_experts, 3);
+    const char *ek = dbrx ? "moe_num_experts" : first_present(o, k_experts, 3);
     const cJSON *ev = ek ? cJSON_GetObjectItemCaseSensitive(o->json, ek) : NULL;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 3 && !dbrx; i++)
         pm_obj_declare(o, k_experts[i], PM_DIM_NONE);
-    if (!ek || !hf_feature_on(ev))
+    if (!dbrx && (!ek || !hf_feature_on(ev)))
         return PM_OK; /* dense: "num_experts": 0 or null */
     const int expert_width = m->intermediate;
     if ((st = int_field(o, ek, true, 1, PM_MAX_EXPERTS, &m->experts)) != PM_OK ||
-        (st = int_field(o, "num_experts_per_tok", true, 1, m->experts, &m->experts_per_token)) !=
-            PM_OK)
+        (st = int_field(o, top_k, true, 1, m->experts, &m->experts_per_token)) != PM_OK)
         return st;
     m->expert_intermediate = expert_width;
     const bool has_moe_width = pm_obj_has(o, "moe_intermediate_size");
@@ -680,7 +705,8 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt)
         return st;
     if (!has_moe_width &&
         (st = note_value(o, "moe_intermediate_size", m->expert_intermediate, "derived",
-                         "intermediate_size: each expert is as wide as the config's MLP")) !=
+                         dbrx ? "ffn_hidden_size: each expert's width"
+                              : "intermediate_size: each expert is as wide as the config's MLP")) !=
             PM_OK)
         return st;
     const bool llama4 = mt && strcmp(mt, "llama4_text") == 0;
@@ -713,7 +739,25 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt)
     return read_moe_pattern(o, m);
 }
 
-static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
+/* Where a HuggingFace config keeps its keys: all in the model object, or (DBRX) the KV heads
+ * under attn_config and the MLP and its experts under ffn_config, some under DBRX's own names
+ * (n_layers, n_heads, max_seq_len, kv_n_heads, ffn_hidden_size, moe_num_experts, moe_top_k),
+ * read only for model_type dbrx: another family's n_layers may count otherwise. */
+typedef struct hf_layout {
+    pm_obj *attn, *ffn;
+    bool dbrx;
+} hf_layout;
+
+/* keys (the first n in a HuggingFace file, the first alone in a native one), or DBRX's key. */
+static pm_status int_names(pm_obj *o, const hf_layout *l, const char *const *keys, size_t n,
+                           const char *dbrx_key, bool required, int *out)
+{
+    if (l->dbrx)
+        return int_alias(o, &dbrx_key, 1, required, out);
+    return int_alias(o, keys, n, required, out);
+}
+
+static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, bool hf)
 {
     pm_status st;
     static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers"};
@@ -727,9 +771,9 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
     static const char *const k_pos[] = {"max_position_embeddings", "n_positions"};
     /* Native files use the canonical names only. */
     const size_t n_alias = hf ? 3 : 1;
-    if ((st = int_alias(o, k_layers, n_alias, true, &m->layers)) != PM_OK ||
+    if ((st = int_names(o, l, k_layers, n_alias, "n_layers", true, &m->layers)) != PM_OK ||
         (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
-        (st = int_alias(o, k_heads, hf ? 2 : 1, true, &m->heads)) != PM_OK)
+        (st = int_names(o, l, k_heads, hf ? 2 : 1, "n_heads", true, &m->heads)) != PM_OK)
         return st;
     const char *mt = hf ? json_string(o->json, "model_type") : NULL;
 
@@ -742,8 +786,12 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
             (st = pm_obj_bool(o, "new_decoder_architecture", false, &new_arch)) != PM_OK)
             return st;
     }
-    const char *kv_key = first_present(o, k_kv, hf ? 3 : 1);
-    if ((st = int_alias(o, k_kv, hf ? 3 : 1, false, &m->kv_heads)) != PM_OK)
+    /* DBRX's kv_n_heads is required: transformers' DbrxAttentionConfig defaults it to 1. */
+    static const char *const dbrx_kv[] = {"kv_n_heads"};
+    const char *kv_key = l->dbrx ? first_present(l->attn, dbrx_kv, 1)
+                                 : first_present(o, k_kv, hf ? 3 : 1);
+    if ((st = int_names(l->attn, l, k_kv, hf ? 3 : 1, "kv_n_heads", l->dbrx, &m->kv_heads)) !=
+        PM_OK)
         return st;
     if (hf && mt && strcmp(mt, "falcon") == 0 && !new_arch) {
         m->kv_heads = mqa ? 1 : m->heads;
@@ -791,20 +839,23 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
     /* The default 4 x hidden_size in 64 bits: hidden_size may be up to PM_MAX_MODEL_DIM. */
     const int64_t four_h = 4 * (int64_t)m->hidden;
     m->intermediate = four_h <= PM_MAX_MODEL_DIM ? (int)four_h : 0;
-    const bool has_inter = first_present(o, k_inter, hf ? 4 : 1) != NULL;
+    /* DBRX's ffn_hidden_size is required: DbrxFFNConfig's default is not 4 x d_model. */
+    const bool has_inter = first_present(l->ffn, k_inter, hf ? 4 : 1) != NULL || l->dbrx;
     if (!has_inter && four_h > PM_MAX_MODEL_DIM)
         return pm_obj_fail(o, "intermediate_size", PM_ERR_RANGE,
                            "the default 4 x hidden_size = %lld exceeds %d: give "
                            "\"intermediate_size\" explicitly",
                            (long long)four_h, PM_MAX_MODEL_DIM);
-    if ((st = int_alias(o, k_inter, hf ? 4 : 1, !hf, &m->intermediate)) != PM_OK)
+    if ((st = int_names(l->ffn, l, k_inter, hf ? 4 : 1, "ffn_hidden_size", !hf || l->dbrx,
+                        &m->intermediate)) != PM_OK)
         return st;
     if (!has_inter && (st = note_value(o, "intermediate_size", m->intermediate, "defaulted",
                                        "4 x hidden_size")) != PM_OK)
         return st;
     if ((st = int_field(o, "vocab_size", true, 1, PM_MAX_MODEL_DIM, &m->vocab)) != PM_OK)
         return st;
-    if ((st = int_alias(o, k_pos, hf ? 2 : 1, false, &m->max_position_embeddings)) != PM_OK)
+    if ((st = int_names(o, l, k_pos, hf ? 2 : 1, "max_seq_len", false,
+                        &m->max_position_embeddings)) != PM_OK)
         return st;
 
     /* Gated MLP: explicit in native files; told by the family or the activation in
@@ -895,14 +946,69 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
          (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
                           all_bias ? "bias" : bias_why)) != PM_OK))
         return st;
-    if ((st = read_window(o, m, hf, mt)) != PM_OK || (st = read_moe(o, m, mt)) != PM_OK)
+    if ((st = read_window(o, m, hf, mt)) != PM_OK ||
+        (st = read_moe(l->ffn, m, mt, l->dbrx)) != PM_OK)
         return st;
 
     if (m->heads % m->kv_heads != 0)
-        return pm_obj_fail(o, kv_key ? kv_key : "num_key_value_heads", PM_ERR_INCONSISTENT,
+        return pm_obj_fail(l->attn, kv_key ? kv_key : "num_key_value_heads", PM_ERR_INCONSISTENT,
                            "must divide num_attention_heads (got %d KV heads, %d attention heads)",
                            m->kv_heads, m->heads);
     return PM_OK;
+}
+
+/* Refuses what DBRX's nested configs may say that changes cost in a way not modelled: a window
+ * (attn_config.sliding_window_size above 0) and an MLP other than the dropless GLU experts
+ * (ffn_config.ffn_type other than "mb_dmoe", ffn_config.mlp_type other than "glu"). */
+static pm_status dbrx_refuse(pm_obj *attn, pm_obj *ffn)
+{
+    pm_obj_declare(attn, "sliding_window_size", PM_DIM_NONE);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(attn->json, "sliding_window_size");
+    if (cJSON_IsNumber(w) && w->valuedouble > 0)
+        return pm_obj_fail(attn, "sliding_window_size", PM_ERR_UNSUPPORTED,
+                           "a window in DBRX's attn_config is not modelled (-1: none)");
+    static const char *const keys[] = {"ffn_type", "mlp_type"};
+    static const char *const want[] = {"mb_dmoe", "glu"};
+    for (size_t i = 0; i < 2; i++) {
+        pm_obj_declare(ffn, keys[i], PM_DIM_NONE);
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(ffn->json, keys[i]);
+        if (it && !(cJSON_IsString(it) && strcmp(it->valuestring, want[i]) == 0))
+            return pm_obj_fail(ffn, keys[i], PM_ERR_UNSUPPORTED,
+                               "only DBRX's dropless GLU experts are modelled (%s \"%s\")",
+                               keys[i], want[i]);
+    }
+    return PM_OK;
+}
+
+/* The layout of the HuggingFace model object mo: DBRX's nested attn_config and ffn_config
+ * opened into attn and ffn (required), or mo itself for every other family, which may not
+ * have them (MPT's attn_config and ffn_config are another layout, not modelled). */
+static pm_status hf_open_layout(pm_obj *mo, pm_obj *attn, pm_obj *ffn, hf_layout *l)
+{
+    static const char *const nested[] = {"attn_config", "ffn_config"};
+    const char *mt = json_string(mo->json, "model_type");
+    l->attn = l->ffn = mo;
+    l->dbrx = mt && strcmp(mt, "dbrx") == 0;
+    for (size_t i = 0; i < 2 && !l->dbrx; i++)
+        if (hf_feature_on(cJSON_GetObjectItemCaseSensitive(mo->json, nested[i])))
+            return pm_obj_fail(mo, nested[i], PM_ERR_UNSUPPORTED,
+                               "a nested %s is read only for model_type \"dbrx\" (model_type "
+                               "\"%s\"'s is not modelled)",
+                               nested[i], mt ? mt : "");
+    if (!l->dbrx)
+        return PM_OK;
+    pm_obj *kids[] = {attn, ffn};
+    for (size_t i = 0; i < 2; i++) {
+        pm_status st = pm_obj_child(mo, nested[i], true, kids[i], NULL);
+        if (st != PM_OK)
+            return st;
+        kids[i]->origins = mo->origins;
+        kids[i]->n_origins = 0;
+        kids[i]->lenient = true;
+    }
+    l->attn = attn;
+    l->ffn = ffn;
+    return dbrx_refuse(attn, ffn);
 }
 
 pm_status pm_model_read(pm_obj *o, pm_model *m)
@@ -935,7 +1041,8 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
     pm_obj_declare(o, "description", PM_DIM_NONE);
     pm_obj_declare(o, "notes", PM_DIM_NONE);
     if (!hf) {
-        if ((st = read_model_fields(o, m, false)) != PM_OK)
+        const hf_layout native = {o, o, false};
+        if ((st = read_model_fields(o, &native, m, false)) != PM_OK)
             return st;
         return pm_obj_finish(o);
     }
@@ -952,8 +1059,13 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
         text.lenient = true;
         mo = &text;
     }
+    pm_obj attn, ffn;
+    hf_layout l;
     if ((st = hf_refuse(o)) != PM_OK || (wrapped && (st = hf_refuse(mo)) != PM_OK) ||
-        (st = read_model_fields(mo, m, true)) != PM_OK)
+        (st = hf_open_layout(mo, &attn, &ffn, &l)) != PM_OK ||
+        (st = read_model_fields(mo, &l, m, true)) != PM_OK)
+        return st;
+    if (l.dbrx && ((st = hf_finish(&attn, NULL)) != PM_OK || (st = hf_finish(&ffn, NULL)) != PM_OK))
         return st;
     if (wrapped && (st = hf_finish(mo, NULL)) != PM_OK)
         return st;
