@@ -555,7 +555,7 @@ static void test_bundled_moe_fast_path_matches_graph_path(void **state)
 {
     (void)state;
     static const char *const refs[] = {"mixtral8x7b", "qwen3-30b-a3b", "deepseek-v3-h200",
-                                       "llama4-scout-h100"};
+                                       "llama4-scout-h100", "mixtral8x22b-a100", "dbrx-h100"};
     static const int64_t ctxs[] = {100, 4000};
     for (size_t i = 0; i < PM_ARRAY_LEN(refs); i++) {
         pm_scenario s = load(refs[i], NULL, 0);
