@@ -262,10 +262,39 @@ static const hf_key_note hf_ignored[] = {
                    "routing over all experts (each expert's marginal chance k/E is unchanged)"},
     {"ep_size", "the checkpoint's expert-parallel layout: the cluster's expert_parallel "
                 "decides"},
+    {"original_max_position_embeddings", "position encoding (the context RoPE scaling "
+                                         "extends): " NOCOST},
+    {"initial_context_length", "position encoding (the context RoPE scaling extends): " NOCOST},
+    {"sliding_window_size", "an alias of sliding_window (checked equal)"},
+    {"experts_per_token", "an alias of num_experts_per_tok (checked equal)"},
+    {"swiglu_limit", "a clamp inside the gated MLP: " NOCOST},
+    {"clip_qkv", "a clamp of Q, K and V: " NOCOST},
+    {"attention_multiplier", "a scale of the scores: " NOCOST},
+    {"embedding_multiplier", "a scale of the embeddings: " NOCOST},
+    {"residual_multiplier", "a scale of the residual branches: " NOCOST},
+    {"logits_scaling", "a scale of the logits: " NOCOST},
+    {"lm_head_bias", "a bias vector on the logits: its vocab_size adds are not modelled"},
+    {"input_jitter_noise", "training only"},
+    {"num_logits_to_keep", "the engine computes the logits of the last token only"},
+    {"attn_implementation", "the attention kernel the engine picks"},
+    {"_attn_implementation_autoset", "the attention kernel the engine picks"},
+    {"qk_layernorm", "a norm of Q and K: " NOCOST},
+    {"use_mrope", "position encoding (multimodal RoPE): " NOCOST},
+    {"norm_type", "the kind of norm: " NOCOST},
+    {"norm_epsilon", "numerics: " NOCOST},
+    {"residual_dropout", "training only"},
+    {"embedding_dropout", "training only"},
+    {"attention_softmax_in_fp32", "numerics: " NOCOST},
+    {"bias_dropout_fusion", "a training kernel fusion"},
+    {"masked_softmax_fusion", "a training kernel fusion"},
+    {"offset_alibi", "position encoding: " NOCOST},
+    {"skip_bias_add", "a kernel fusion of the bias add"},
+    {"skip_bias_add_qkv", "a kernel fusion of the bias add"},
+    {"slow_but_exact", "numerics: " NOCOST},
+    {"unk_token_id", "token ids: " NOCOST},
     {"num_nextn_predict_layers", "the multi-token-prediction module serves only speculative "
                                  "decoding (not modelled): neither loaded nor run here"},
-    /* DBRX's nested attn_config and ffn_config (read_dbrx_layout). */
-    {"clip_qkv", "a clamp of Q, K and V: " NOCOST},
+    /* DBRX's nested attn_config and ffn_config (hf_open_layout); clip_qkv is above. */
     {"moe_jitter_eps", "training only"},
     {"moe_loss_weight", "training only"},
     {"emb_pdrop", "training only"},
@@ -295,6 +324,76 @@ static const hf_key_note *find_note(const hf_key_note *list, size_t n, const cha
         if (strcmp(list[i].key, key) == 0)
             return &list[i];
     return NULL;
+}
+
+/*
+ * The HuggingFace families (model_type) whose layers this model represents: decoder-only
+ * transformers made of attention and MLP (dense or MoE) blocks, each family's defaults and keys
+ * checked against its transformers configuration class. A config of any other family is
+ * refused by name: a hybrid (Mamba, linear attention, RWKV), an encoder or a family whose keys
+ * were never checked would otherwise be read as a Llama with some keys "not recognised"
+ * (Jamba as an all-attention Mixtral, Qwen3-Next as full attention in every layer). The family
+ * checked is the text model's: a multimodal wrapper's text_config model_type when it has one,
+ * else the wrapper's own (the wrappers whose text model this reader knows).
+ */
+static const char *const hf_families[] = {
+    /* dense, gated MLP */
+    "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "cohere",
+    "cohere2", "olmo", "olmo2", "internlm2", "granite", "stablelm", "exaone",
+    /* dense, plain MLP */
+    "gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom", "gptj", "gpt_bigcode", "starcoder2",
+    /* mixture of experts */
+    "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "llama4_text", "olmoe",
+    "granitemoe", "phimoe", "glm4_moe", "gpt_oss", "dbrx"};
+static const char *const hf_wrappers[] = {"llama4", "gemma3", "llava", "mllama", "mistral3"};
+
+/* Keys some families write twice under two names: both given must agree, and the second is
+ * then ignored (hf_ignored). */
+static const char *const hf_aliases[][2] = {{"sliding_window_size", "sliding_window"},
+                                            {"experts_per_token", "num_experts_per_tok"}};
+
+static pm_status hf_check_aliases(pm_obj *o)
+{
+    for (size_t i = 0; i < PM_ARRAY_LEN(hf_aliases); i++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o->json, hf_aliases[i][0]);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(o->json, hf_aliases[i][1]);
+        if (!a || !b || cJSON_IsNull(a) || cJSON_IsNull(b))
+            continue;
+        if (!cJSON_IsNumber(a))
+            return pm_obj_fail(o, hf_aliases[i][0], PM_ERR_TYPE, "expected a number (got %s)",
+                               pm_json_type_name(a));
+        if (cJSON_IsNumber(b) && (a->valuedouble < b->valuedouble || a->valuedouble > b->valuedouble))
+            return pm_obj_fail(o, hf_aliases[i][0], PM_ERR_INCONSISTENT,
+                               "an alias of \"%s\" must give the same value (got %g against "
+                               "%g)",
+                               hf_aliases[i][1], a->valuedouble, b->valuedouble);
+    }
+    return PM_OK;
+}
+
+/* Refuses a HuggingFace config whose family the model does not represent (hf_families). */
+static pm_status hf_check_family(pm_obj *o, pm_obj *text, bool wrapped)
+{
+    const char *tmt = wrapped ? json_string(text->json, "model_type") : NULL;
+    const char *mt = json_string(o->json, "model_type");
+    pm_obj *at = tmt ? text : o;
+    const char *family = tmt ? tmt : mt;
+    if (!family)
+        return pm_obj_fail(o, "model_type", PM_ERR_MISSING,
+                           "missing required key \"model_type\" in a HuggingFace config (the "
+                           "family decides what the config leaves out: gated MLP, biases, "
+                           "parallel blocks); or write the model in the native format "
+                           "(docs/data-format.md)");
+    if (in_list(family, hf_families, PM_ARRAY_LEN(hf_families)) ||
+        (!tmt && wrapped && in_list(family, hf_wrappers, PM_ARRAY_LEN(hf_wrappers))))
+        return PM_OK;
+    return pm_obj_fail(at, "model_type", PM_ERR_UNSUPPORTED,
+                       "the family \"%s\" is not one this model represents: its layers may "
+                       "not all be attention and MLP blocks (hybrid, linear-attention and "
+                       "state-space layers are not modelled); docs/data-format.md lists the "
+                       "supported families, and a decoder of attention and MLP blocks can be "
+                       "written in the native format",
+                       family);
 }
 
 /* Refuses the unsupported keys of a HuggingFace object (the model, or its text_config). */
@@ -902,10 +1001,15 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
     bool mlp_bias = fam_bias, all_bias = false;
     if (mt && strcmp(mt, "gptj") == 0)
         mlp_bias = true; /* GPT-J: fc_in and fc_out have biases, attention has none */
-    if (hf && (st = pm_obj_bool(o, "bias", false, &all_bias)) != PM_OK)
+    /* One key for every projection: Falcon's "bias", StarCoder2's "use_bias" (true by its
+     * default, false removes them all). */
+    const char *all_key = hf && pm_obj_has(o, "bias")       ? "bias"
+                          : hf && pm_obj_has(o, "use_bias") ? "use_bias"
+                                                            : NULL;
+    if (all_key && (st = pm_obj_bool(o, all_key, false, &all_bias)) != PM_OK)
         return st;
-    if (all_bias)
-        attn_bias = qkv_bias = mlp_bias = true;
+    if (all_bias || (all_key && strcmp(all_key, "use_bias") == 0))
+        attn_bias = qkv_bias = mlp_bias = all_bias;
     if ((st = pm_obj_bool(o, "attention_bias", false, &attn_bias)) != PM_OK ||
         (st = pm_obj_bool(o, "qkv_bias", false, &qkv_bias)) != PM_OK ||
         (st = pm_obj_bool(o, "mlp_bias", false, &mlp_bias)) != PM_OK)
@@ -938,13 +1042,13 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
         return st;
     if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
          (st = note_value(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : bias_why)) != PM_OK) ||
+                          all_key ? all_key : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "attention_bias") &&
          (st = note_value(o, "attention_bias", m->o_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : bias_why)) != PM_OK) ||
+                          all_key ? all_key : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "mlp_bias") &&
          (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
-                          all_bias ? "bias" : bias_why)) != PM_OK))
+                          all_key ? all_key : bias_why)) != PM_OK))
         return st;
     if ((st = read_window(o, m, hf, mt)) != PM_OK ||
         (st = read_moe(l->ffn, m, mt, l->dbrx)) != PM_OK)
@@ -1062,6 +1166,8 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
     pm_obj attn, ffn;
     hf_layout l;
     if ((st = hf_refuse(o)) != PM_OK || (wrapped && (st = hf_refuse(mo)) != PM_OK) ||
+        (st = hf_check_family(o, &text, wrapped)) != PM_OK ||
+        (st = hf_check_aliases(mo)) != PM_OK ||
         (st = hf_open_layout(mo, &attn, &ffn, &l)) != PM_OK ||
         (st = read_model_fields(mo, &l, m, true)) != PM_OK)
         return st;

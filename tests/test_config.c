@@ -1600,9 +1600,11 @@ static void test_hf_dbrx_bad_nested_keys_are_refused_naming_the_path(void **stat
         /* The block is not an object. */
         {"\"attn_config\": {", "\"attn_config\": 1, \"attn_config_v0\": {", "$.attn_config",
          "expected an object", PM_ERR_TYPE},
-        /* Another family's nested blocks (MPT's) are not DBRX's. */
-        {"\"model_type\": \"dbrx\"", "\"model_type\": \"mpt\"", "$.attn_config",
+        /* Another family's nested blocks are not DBRX's (MPT's family is refused first). */
+        {"\"model_type\": \"dbrx\"", "\"model_type\": \"mixtral\"", "$.attn_config",
          "read only for model_type \"dbrx\"", PM_ERR_UNSUPPORTED},
+        {"\"model_type\": \"dbrx\"", "\"model_type\": \"mpt\"", "$.model_type",
+         "not one this model represents", PM_ERR_UNSUPPORTED},
     };
     char *base = slurp(HF_DIR "/dbrx-instruct-config.json");
     for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
@@ -1833,7 +1835,8 @@ static void test_hf_activation_keys_decide_the_gate(void **state)
     pm_error err;
     char path[600];
     char *base = slurp(HF_DIR "/llama3-8b-config.json");
-    /* An unknown family: SiLU is gated, GELU plain, whichever key names it. */
+    /* A family whose MLP the reader does not fix (OLMoE's, like the other MoE families, is
+     * told by its activation): SiLU is gated, GELU plain, whichever key names it. */
     static const struct {
         const char *act;
         bool gated;
@@ -1841,7 +1844,7 @@ static void test_hf_activation_keys_decide_the_gate(void **state)
                  {"\"hidden_activation\": \"silu\"", true},
                  {"\"activation_function\": \"relu\"", false}};
     for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
-        char *t1 = subst(base, "\"model_type\": \"llama\"", "\"model_type\": \"acme\"");
+        char *t1 = subst(base, "\"model_type\": \"llama\"", "\"model_type\": \"olmoe\"");
         char *t2 = subst(t1, "\"hidden_act\": \"silu\"", cases[i].act);
         write_tmp("hf-act.json", t2, path, sizeof path);
         free(t1);
@@ -1849,6 +1852,94 @@ static void test_hf_activation_keys_decide_the_gate(void **state)
         assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
         assert_int_equal(m.gated_mlp, cases[i].gated);
     }
+    free(base);
+}
+
+/* A family the reader does not know is refused by name, never read as a Llama whose other keys
+ * are "not recognised": Jamba's Mamba layers would be modelled as attention. */
+static void test_hf_unknown_family_is_refused(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    static const char *const families[] = {"jamba", "qwen3_next", "mamba2", "acme"};
+    for (size_t i = 0; i < PM_ARRAY_LEN(families); i++) {
+        char with[64];
+        snprintf(with, sizeof with, "\"model_type\": \"%s\"", families[i]);
+        char *t = subst(base, "\"model_type\": \"llama\"", with);
+        write_tmp("hf-family.json", t, path, sizeof path);
+        free(t);
+        assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_UNSUPPORTED);
+        assert_string_equal(err.path, "$.model_type");
+        assert_non_null(strstr(err.message, families[i]));
+    }
+    /* Without model_type the family's defaults are unknown: refused too. */
+    char *t = subst(base, "\"model_type\": \"llama\",", "");
+    write_tmp("hf-family.json", t, path, sizeof path);
+    free(t);
+    assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.model_type");
+    free(base);
+}
+
+/* Keys written twice under two names (Gemma-2's sliding_window_size, gpt-oss's
+ * experts_per_token) load when they agree and are refused when they do not. */
+static void test_hf_alias_keys_must_agree(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    char *t = subst(base, "\"vocab_size\": 128256",
+                    "\"vocab_size\": 128256, \"sliding_window\": 4096, "
+                    "\"sliding_window_size\": 4096, \"original_max_position_embeddings\": 8192");
+    write_tmp("hf-alias.json", t, path, sizeof path);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.sliding_window, 4096);
+    char *bad = subst(t, "\"sliding_window_size\": 4096", "\"sliding_window_size\": 2048");
+    write_tmp("hf-alias.json", bad, path, sizeof path);
+    assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_INCONSISTENT);
+    assert_string_equal(err.path, "$.sliding_window_size");
+    free(bad);
+    free(t);
+    free(base);
+    /* Phi-3.5-MoE as published: its RoPE and router-noise keys cost nothing; 16 experts of
+     * 6400, top 2, in all 32 layers. */
+    assert_ok(pm_model_load(HF_DIR "/phi3.5-moe-instruct-config.json", &g_opts, &m, &err), &err);
+    assert_int_equal(m.layers, 32);
+    assert_int_equal(m.experts, 16);
+    assert_int_equal(m.experts_per_token, 2);
+    assert_int_equal(m.expert_intermediate, 6400);
+    assert_int_equal(m.kv_heads, 8);
+    assert_true(m.gated_mlp);
+}
+
+/* StarCoder2's use_bias turns every projection's bias on (its default) or off. */
+static void test_hf_use_bias_sets_every_bias(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    char *t1 = subst(base, "\"model_type\": \"llama\"", "\"model_type\": \"starcoder2\"");
+    char *t2 = subst(t1, "\"attention_bias\": false,", "");
+    for (int on = 0; on <= 1; on++) {
+        char with[64];
+        snprintf(with, sizeof with, "\"use_bias\": %s, \"vocab_size\"", on ? "true" : "false");
+        char *t = subst(t2, "\"vocab_size\"", with);
+        write_tmp("hf-use-bias.json", t, path, sizeof path);
+        free(t);
+        assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+        assert_int_equal(m.qkv_bias, on);
+        assert_int_equal(m.o_bias, on);
+        assert_int_equal(m.mlp_bias, on);
+    }
+    free(t1);
+    free(t2);
     free(base);
 }
 
@@ -2598,6 +2689,9 @@ int main(void)
         cmocka_unit_test(test_hf_gemma3_wrapper_reads_its_text_model_and_pattern),
         cmocka_unit_test(test_hf_kv_head_keys_of_every_family),
         cmocka_unit_test(test_hf_activation_keys_decide_the_gate),
+        cmocka_unit_test(test_hf_unknown_family_is_refused),
+        cmocka_unit_test(test_hf_alias_keys_must_agree),
+        cmocka_unit_test(test_hf_use_bias_sets_every_bias),
         cmocka_unit_test(test_hf_mla_keys_are_read),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),

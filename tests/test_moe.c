@@ -147,6 +147,37 @@ static void test_reads_reject_bad_arguments(void **state)
 
 /* ---------------------------------------------------------------- bytes per device */
 
+/* gpt-oss-20b's HuggingFace config (tests/configs/hf/gpt-oss-20b-config.json, as published):
+ * a MoE family with its own keys (experts_per_token beside num_experts_per_tok, layer_types
+ * alternating a 128-token window with full attention, swiglu_limit) read as what it is. */
+static void test_gpt_oss_20b_hf_config_by_hand(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"model=" PM_TEST_CONFIG_DIR "/hf/gpt-oss-20b-config.json"};
+    pm_scenario s = load("llama70b", sets, 1); /* 4x Ascend 910B, int8 weights, batch 4 */
+    const pm_model *m = &s.model;
+    assert_int_equal(m->layers, 24);
+    assert_int_equal(m->experts, 32);
+    assert_int_equal(m->experts_per_token, 4);
+    assert_int_equal(m->sliding_window, 128);
+    assert_int_equal(pm_model_local_layers(m), 12);
+    assert_int_equal(pm_model_moe_layers(m), 24);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    /* Per device at TP4, one byte a weight: 64 / 4 = 16 query heads and 8 / 4 = 2 KV heads of
+     * 64: Q 2880 x 1024 = 2,949,120, K and V 2 x 2880 x 128 = 737,280, O 1024 x 2880 =
+     * 2,949,120: attention 6,635,520. Each expert over the 4 devices, 2880 / 4 = 720 columns:
+     * 3 x 2880 x 720 = 6,220,800, 32 of them 199,065,600; the router 2880 x 32 = 92,160.
+     * 24 layers x 205,793,280 = 4,939,038,720; the embedding and the untied LM head
+     * 201088 / 4 x 2880 = 144,783,360 each: 5,228,605,440 bytes (the attention biases,
+     * 4,160 per layer and device, are within the 1e-4). */
+    assert_rel(f.expert_weight_bytes, 6220800.0, EXACT);
+    assert_rel(f.weight_bytes, 5228605440.0, 1e-4);
+    /* Batch 4: 32 (1 - (1 - 4/32)^4) = 32 (1 - 0.586181640625) = 13.2421875 experts. */
+    assert_rel(f.experts_read_per_step, 13.2421875, 1e-15);
+    pm_scenario_release(&s);
+}
+
 static void test_mixtral_int8_tp4_bytes_by_hand(void **state)
 {
     (void)state;
@@ -661,6 +692,7 @@ int main(void)
         cmocka_unit_test(test_reads_never_exceed_resident_bytes),
         cmocka_unit_test(test_more_l2_never_slower_with_streaming_consumers),
         cmocka_unit_test(test_expert_parallel_is_validated),
+        cmocka_unit_test(test_gpt_oss_20b_hf_config_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,8 @@ check platform-warning 0 "warning: cluster hccs-full-mesh is of platform ascend,
     "$pm" --accelerator h100-sxm
 check platform-own-cluster 0 "(its own: --set cluster=nvlink4-nvswitch)" "$pm" --accelerator h100-sxm
 lacks platform-matched "warning: cluster" "$pm" --accelerator h100-sxm --set cluster=nvlink4-nvswitch
+lacks platform-matched-shortcut "warning: cluster" "$pm" --accelerator h100-sxm --cluster nvlink4-nvswitch
+check cluster-shortcut 0 "on h100-sxm x 8 (switch" "$pm" --accelerator h100-sxm --cluster nvlink4-nvswitch
 for s in $("$pm" list scenarios); do
     lacks "platform-shipped-$s" "warning: cluster" "$pm" --config "$s"
 done

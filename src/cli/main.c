@@ -101,7 +101,8 @@ static int parse_field(cli *c, int opt, const char *arg)
     return PARSE_ON;
 }
 
-/* The options that are overrides: --set, --model, --accelerator and the count shortcuts. */
+/* The options that are overrides: --set, --model, --accelerator, --cluster and the count
+ * shortcuts. */
 static int parse_override(cli *c, int opt, const char *arg)
 {
     if (opt == 's') {
@@ -109,9 +110,11 @@ static int parse_override(cli *c, int opt, const char *arg)
             return usage_error("--set: expected PATH=VALUE (got '%s')", arg);
         return add_set(c, NULL, arg, 0) ? PARSE_ON : EXIT_USAGE;
     }
-    if (opt == OPT_MODEL || opt == OPT_ACCEL)
-        return add_set(c, opt == OPT_MODEL ? "model" : "accelerator", arg, 0) ? PARSE_ON
-                                                                              : EXIT_USAGE;
+    if (opt == OPT_MODEL || opt == OPT_ACCEL || opt == OPT_CLUSTER)
+        return add_set(c, opt == OPT_MODEL ? "model" : opt == OPT_ACCEL ? "accelerator" : "cluster",
+                       arg, 0)
+                   ? PARSE_ON
+                   : EXIT_USAGE;
     for (size_t i = 0; i < sizeof count_shortcuts / sizeof count_shortcuts[0]; i++) {
         const struct count_shortcut *k = &count_shortcuts[i];
         int64_t v;
@@ -131,7 +134,7 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     c->given |= cli_given_bit(opt);
     switch (opt) {
     case 'c': c->config = arg; return PARSE_ON;
-    case 's': case OPT_MODEL: case OPT_ACCEL: case OPT_DEVICES: case OPT_BATCH: case OPT_SEQ:
+    case 's': case OPT_MODEL: case OPT_ACCEL: case OPT_CLUSTER: case OPT_DEVICES: case OPT_BATCH: case OPT_SEQ:
     case OPT_EP:
         return parse_override(c, opt, arg);
     case 'f': return parse_format(c, arg);

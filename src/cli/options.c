@@ -19,6 +19,8 @@ const cli_option cli_options[] = {
     {"accelerator", required_argument, OPT_ACCEL, GIVEN_SET, "REF",
      "shortcut for --set accelerator=REF (the scenario's cluster stays: a warning names the "
      "accelerator's own when the cluster is of another platform)"},
+    {"cluster", required_argument, OPT_CLUSTER, GIVEN_SET, "REF",
+     "shortcut for --set cluster=REF (the interconnect; its devices count unless --devices)"},
     {"devices", required_argument, OPT_DEVICES, GIVEN_SET, "N",
      "tensor-parallel degree (cluster.devices)"},
     {"ep", required_argument, OPT_EP, GIVEN_SET, "N",
