@@ -344,7 +344,7 @@ static const char *const hf_families[] = {
     "gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom", "gptj", "gpt_bigcode", "starcoder2",
     /* mixture of experts */
     "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "llama4_text", "olmoe",
-    "granitemoe", "phimoe", "glm4_moe", "gpt_oss", "dbrx"};
+    "granitemoe", "phimoe", "glm4_moe", "gpt_oss", "deepseek", "dbrx"};
 static const char *const hf_wrappers[] = {"llama4", "gemma3", "llava", "mllama", "mistral3"};
 
 /* Keys some families write twice under two names: both given must agree, and the second is

@@ -1943,6 +1943,61 @@ static void test_hf_use_bias_sets_every_bias(void **state)
     free(base);
 }
 
+/* Published configs of the families the reader represents, beyond the bundled models
+ * (tests/configs/hf-families/, README there): each loads as what its transformers class
+ * builds. The values are read off the configs and the families' classes by hand: the defaults
+ * they leave out are Falcon's 4 x hidden MLP and tied embeddings, BLOOM's 4 x hidden, Cohere's
+ * and StarCoder2's tied embeddings, Gemma-2's alternating 4096-token window, Qwen2.5's window
+ * off (use_sliding_window false). */
+static void test_hf_family_configs_load_as_published(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        int layers, hidden, heads, kv, head_dim, inter, vocab, experts, k, expert_inter;
+        bool gated, parallel, tied;
+        int window;
+    } cases[] = {
+        {"olmoe-1b-7b", 16, 2048, 16, 16, 128, 1024, 50304, 64, 8, 1024, true, false, false, 0},
+        {"granite-3.0-3b-moe", 32, 1536, 24, 8, 64, 512, 49155, 40, 8, 512, true, false, true, 0},
+        {"glm4.5-air", 46, 4096, 96, 8, 128, 10944, 151552, 128, 8, 1408, true, false, false, 0},
+        {"deepseek-v2-lite", 27, 2048, 16, 16, 192, 10944, 102400, 64, 6, 1408, true, false, false,
+         0},
+        {"deepseek-moe-16b", 28, 2048, 16, 16, 128, 10944, 102400, 64, 6, 1408, true, false, false,
+         0},
+        {"command-r", 40, 8192, 64, 64, 128, 22528, 256000, 0, 0, 0, true, true, true, 0},
+        {"falcon-40b", 60, 8192, 128, 8, 64, 32768, 65024, 0, 0, 0, false, true, true, 0},
+        {"gpt-neox-20b", 44, 6144, 64, 64, 96, 24576, 50432, 0, 0, 0, false, true, false, 0},
+        {"phi-2", 32, 2560, 32, 32, 80, 10240, 51200, 0, 0, 0, false, true, false, 0},
+        {"starcoder2-15b", 40, 6144, 48, 4, 128, 24576, 49152, 0, 0, 0, false, false, true, 4096},
+        {"bloom-560m", 24, 1024, 16, 16, 64, 4096, 250880, 0, 0, 0, false, false, true, 0},
+        {"qwen2.5-7b", 28, 3584, 28, 4, 128, 18944, 152064, 0, 0, 0, true, false, false, 0},
+        {"mistral-nemo", 40, 5120, 32, 8, 128, 14336, 131072, 0, 0, 0, true, false, false, 0},
+        {"llama3.2-1b", 16, 2048, 32, 8, 64, 8192, 128256, 0, 0, 0, true, false, true, 0},
+        {"internlm2-7b", 32, 4096, 32, 8, 128, 14336, 92544, 0, 0, 0, true, false, false, 0},
+        {"olmo2-7b", 32, 4096, 32, 32, 128, 11008, 100352, 0, 0, 0, true, false, false, 0},
+        {"gemma2-9b", 42, 3584, 16, 8, 256, 14336, 256000, 0, 0, 0, true, false, true, 4096},
+    };
+    for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/hf-families/%s-config.json", PM_TEST_CONFIG_DIR,
+                 cases[i].file);
+        pm_model m;
+        pm_error err;
+        assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+        const int got[] = {m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.intermediate,
+                           m.vocab, m.experts, m.experts_per_token, m.expert_intermediate,
+                           m.gated_mlp, m.parallel_block, m.tied_embeddings, m.sliding_window};
+        const int want[] = {cases[i].layers, cases[i].hidden, cases[i].heads, cases[i].kv,
+                            cases[i].head_dim, cases[i].inter, cases[i].vocab, cases[i].experts,
+                            cases[i].k, cases[i].expert_inter, cases[i].gated, cases[i].parallel,
+                            cases[i].tied, cases[i].window};
+        for (size_t j = 0; j < PM_ARRAY_LEN(got); j++)
+            if (got[j] != want[j])
+                fail_msg("%s: field %zu is %d, expected %d", cases[i].file, j, got[j], want[j]);
+    }
+}
+
 static void test_hf_mla_keys_are_read(void **state)
 {
     (void)state;
@@ -2692,6 +2747,7 @@ int main(void)
         cmocka_unit_test(test_hf_unknown_family_is_refused),
         cmocka_unit_test(test_hf_alias_keys_must_agree),
         cmocka_unit_test(test_hf_use_bias_sets_every_bias),
+        cmocka_unit_test(test_hf_family_configs_load_as_published),
         cmocka_unit_test(test_hf_mla_keys_are_read),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),

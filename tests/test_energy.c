@@ -252,6 +252,28 @@ static void test_request_traffic_from_a_chunk_boundary(void **state)
     pm_scenario_release(&s);
 }
 
+/* The 4N parts' area coefficients are the A100's node-scaled, the compute one fitted to GH100's
+ * published die: the bundled H100 SXM models 814 mm2 (the A100's unscaled 7 nm coefficients
+ * made it 1851.5 mm2, more than two reticles), the H200 the same die with its sixth HBM PHY. */
+static void test_h100_die_is_gh100s_published_area(void **state)
+{
+    (void)state;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    pm_accelerator a;
+    pm_area area;
+    assert_int_equal(pm_accelerator_load("h100-sxm", &opts, &a, NULL), PM_OK);
+    assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
+    /* 0.27023 mm2/TOPS x 1978.9 TOPS = 534.7581; L2 50e6 B = 47.68372 MiB x 1.9268 = 91.87699;
+     * 5 HBM PHYs x 14.9617 = 74.8085; 18 NVLink PHYs x 1.7458 = 31.4244; other 81.14:
+     * 814.0080 mm2 (the coefficients carry 5 digits: within 0.01 mm2 of 814). */
+    assert_true(fabs(area.compute_mm2 - 534.7581) < 1e-3);
+    assert_true(fabs(area.l2_mm2 - 91.87699) < 1e-3);
+    assert_true(fabs(area.die_mm2 - 814.0) < 0.02);
+    assert_int_equal(pm_accelerator_load("h200-sxm", &opts, &a, NULL), PM_OK);
+    assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
+    assert_true(fabs(area.die_mm2 - (814.0080 + 14.9617)) < 0.02);
+}
+
 static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
 {
     (void)state;
@@ -567,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_request_traffic_matches_brute_force),
         cmocka_unit_test(test_request_traffic_from_a_chunk_boundary),
         cmocka_unit_test(test_die_cost_of_826mm2_7nm_by_hand),
+        cmocka_unit_test(test_h100_die_is_gh100s_published_area),
         cmocka_unit_test(test_cost_and_energy_need_their_blocks),
         cmocka_unit_test(test_loads_energy_and_cost_blocks),
         cmocka_unit_test(test_modelled_power_below_board_power),

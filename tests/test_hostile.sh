@@ -206,13 +206,18 @@ check set-multiplier-overflow 1 '--set workload.seq_len=1e308Ki: $.workload.seq_
     "$pm" --config llama70b --set workload.seq_len=1e308Ki
 check set-nan-text 1 '$.accelerator.hbm_bandwidth_TBps: expected a number (got a string)' \
     "$pm" --config llama70b --set accelerator.hbm_bandwidth_TBps=NaN
-# The tool refuses overrides over 287 bytes (a usage error); the library refuses keys over 255.
-check set-deep-value 2 'longer than 287 bytes' \
+# The tool refuses overrides over PATH_MAX + 63 = 4159 bytes (a usage error; a path of
+# PATH_MAX after model= fits); the library refuses keys over 255.
+check set-deep-value 2 'longer than 4159 bytes' \
     "$pm" --config llama70b --set "workload.batch=$(head -c 100000 </dev/zero | tr '\0' '[')"
 check set-deep-value-short 1 '$.workload.batch' \
     "$pm" --config llama70b --set "workload.batch=$(head -c 200 </dev/zero | tr '\0' '[')"
-check set-huge-override 2 'longer than 287 bytes' "$pm" --config llama70b \
+check set-huge-override 2 'longer than 4159 bytes' "$pm" --config llama70b \
     --set "$(head -c 100000 </dev/zero | tr '\0' 'k')=1"
+# A model file at a 300-character path loads through --model (overrides were cut at 287 bytes).
+long_dir="$tmp/$(head -c 150 </dev/zero | tr '\0' 'd')/$(head -c 150 </dev/zero | tr '\0' 'e')"
+mkdir -p "$long_dir" && cp "$PRESERVE_MODEL_DATA/models/llama3-8b.json" "$long_dir/m.json"
+check long-model-path 0 'speedup: preserve vs serial' "$pm" --config llama70b --model "$long_dir/m.json"
 check set-long-key 1 'key too long' "$pm" --config llama70b \
     --set "workload.$(head -c 260 </dev/zero | tr '\0' 'k')=1"
 

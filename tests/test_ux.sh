@@ -235,6 +235,9 @@ for r in rows:
         assert abs(total - float(r[m + "_request_s"])) <= 1e-8 * total, (m, r)
 ' "$pm" --sweep devices=1,2,4
 # The # header: the resolved inputs' names, their digest (the one resolve prints) and the data.
+# Byte counts above 10^9 are whole in the sweep CSV (Mixtral at TP4 int8: 11,676,418,048 bytes
+# per device, worked by hand in tests/test_moe.c), not rounded to nine digits.
+check sweep-bytes-exact 0 ",11676418048," "$pm" --model mixtral-8x7b --sweep batch=1,4
 check sweep-header-resolved 0 "# resolved: model llama3-70b, accelerator ascend-910b, cluster hccs-full-mesh x 4, batch 4, seq_len 16384;" \
     "$pm" --sweep l2=8MiB:16MiB:8MiB
 check sweep-header-data 0 "# data directory $root/data" "$pm" --sweep l2=8MiB:16MiB:8MiB

@@ -6,6 +6,7 @@
 #ifndef PM_CLI_H
 #define PM_CLI_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,7 +34,7 @@ typedef struct cli {
     const char *config;
     const char *data_dir;
     const char *sets[MAX_SETS];
-    char owned[MAX_SETS][288];
+    char owned[MAX_SETS][PATH_MAX + 64]; /* a key and a path; static storage (main's cli) */
     size_t n_sets;
     fmt format;
     bool format_given;
