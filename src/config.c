@@ -856,33 +856,20 @@ static pm_status int_names(pm_obj *o, const hf_layout *l, const char *const *key
     return int_alias(o, keys, n, required, out);
 }
 
-static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, bool hf)
+/* The KV heads: the key of the family, multi_query (one KV head: Falcon, GPT-BigCode), or
+ * multi-head attention. Falcon's num_kv_heads counts only with new_decoder_architecture.
+ * *kv_key_out is the key that gave them (NULL: derived), *new_arch Falcon's flag. */
+static pm_status read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool hf,
+                               const char *mt, bool *new_arch, const char **kv_key_out)
 {
     pm_status st;
-    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers"};
-    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model"};
-    static const char *const k_heads[] = {"num_attention_heads", "n_head"};
     static const char *const k_kv[] = {"num_key_value_heads", "num_kv_heads", "n_head_kv"};
-    static const char *const k_inter[] = {"intermediate_size", "ff_intermediate_size", "n_inner",
-                                          "ffn_hidden_size"};
-    static const char *const k_act[] = {"hidden_act", "hidden_activation",
-                                        "activation_function"};
-    static const char *const k_pos[] = {"max_position_embeddings", "n_positions"};
-    /* Native files use the canonical names only. */
-    const size_t n_alias = hf ? 3 : 1;
-    if ((st = int_names(o, l, k_layers, n_alias, "n_layers", true, &m->layers)) != PM_OK ||
-        (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
-        (st = int_names(o, l, k_heads, hf ? 2 : 1, "n_heads", true, &m->heads)) != PM_OK)
-        return st;
-    const char *mt = hf ? json_string(o->json, "model_type") : NULL;
-
-    /* KV heads: the key of the family, multi_query (one KV head: Falcon, GPT-BigCode), or
-     * multi-head attention. Falcon's num_kv_heads counts only with new_decoder_architecture. */
     m->kv_heads = m->heads;
-    bool mqa = false, new_arch = false;
+    bool mqa = false;
+    *new_arch = false;
     if (hf) {
         if ((st = pm_obj_bool(o, "multi_query", false, &mqa)) != PM_OK ||
-            (st = pm_obj_bool(o, "new_decoder_architecture", false, &new_arch)) != PM_OK)
+            (st = pm_obj_bool(o, "new_decoder_architecture", false, new_arch)) != PM_OK)
             return st;
     }
     /* DBRX's kv_n_heads is required: transformers' DbrxAttentionConfig defaults it to 1. */
@@ -892,7 +879,7 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
     if ((st = int_names(l->attn, l, k_kv, hf ? 3 : 1, "kv_n_heads", l->dbrx, &m->kv_heads)) !=
         PM_OK)
         return st;
-    if (hf && mt && strcmp(mt, "falcon") == 0 && !new_arch) {
+    if (hf && mt && strcmp(mt, "falcon") == 0 && !*new_arch) {
         m->kv_heads = mqa ? 1 : m->heads;
         if (kv_key && (st = note_value(o, kv_key, NAN, "ignored",
                                        "ignored: Falcon reads it only with "
@@ -908,7 +895,14 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
                                         : "= num_attention_heads (multi-head attention)")) !=
                        PM_OK)
         return st;
+    *kv_key_out = kv_key;
+    return PM_OK;
+}
 
+/* The head dim: MLA's query/key head, the file's head_dim, or hidden / heads. */
+static pm_status read_head_dim(pm_obj *o, pm_model *m)
+{
+    pm_status st;
     if ((st = read_mla(o, m)) != PM_OK)
         return st;
     const bool mla = m->kv_lora_rank > 0;
@@ -935,6 +929,16 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
         (st = note_value(o, "head_dim", m->head_dim, "derived",
                          "hidden_size / num_attention_heads")) != PM_OK)
         return st;
+    return PM_OK;
+}
+
+/* The MLP's width (4 x hidden by default), the vocabulary and the trained context. */
+static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool hf)
+{
+    pm_status st;
+    static const char *const k_inter[] = {"intermediate_size", "ff_intermediate_size", "n_inner",
+                                          "ffn_hidden_size"};
+    static const char *const k_pos[] = {"max_position_embeddings", "n_positions"};
     /* The default 4 x hidden_size in 64 bits: hidden_size may be up to PM_MAX_MODEL_DIM. */
     const int64_t four_h = 4 * (int64_t)m->hidden;
     m->intermediate = four_h <= PM_MAX_MODEL_DIM ? (int)four_h : 0;
@@ -956,9 +960,16 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
     if ((st = int_names(o, l, k_pos, hf ? 2 : 1, "max_seq_len", false,
                         &m->max_position_embeddings)) != PM_OK)
         return st;
+    return PM_OK;
+}
 
-    /* Gated MLP: explicit in native files; told by the family or the activation in
-     * HuggingFace files. */
+/* Gated MLP: explicit in native files; told by the family or the activation in HuggingFace
+ * files. And whether the embedding and the LM head are tied. */
+static pm_status read_gate_and_tie(pm_obj *o, pm_model *m, bool hf, const char *mt)
+{
+    pm_status st;
+    static const char *const k_act[] = {"hidden_act", "hidden_activation",
+                                        "activation_function"};
     const char *act = NULL;
     for (size_t i = 0; hf && i < PM_ARRAY_LEN(k_act); i++) {
         const char *a = NULL;
@@ -993,8 +1004,15 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
     if (!has_tied && (st = note_value(o, "tie_word_embeddings", m->tied_embeddings, "defaulted",
                                       hf ? "HuggingFace's default (tied)" : "untied")) != PM_OK)
         return st;
+    return PM_OK;
+}
 
-    /* Biases: HuggingFace keys, else the family. Falcon's "bias" covers every projection. */
+/* Biases: HuggingFace keys, else the family. *all_key_out is the key that set every
+ * projection's (Falcon's "bias", StarCoder2's "use_bias"), or NULL. */
+static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
+                             const char **all_key_out)
+{
+    pm_status st;
     bool fam_bias = hf && in_list(mt, biased_families, PM_ARRAY_LEN(biased_families));
     bool attn_bias = fam_bias,
          qkv_bias = fam_bias || (mt && (strcmp(mt, "qwen2") == 0 || strcmp(mt, "qwen2_moe") == 0));
@@ -1016,12 +1034,17 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
         return st;
     if (pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias"))
         qkv_bias = attn_bias;
-    const char *bias_why = hf ? "the family's default" : "none (the native format's default)";
     m->qkv_bias = qkv_bias;
     m->o_bias = attn_bias;
     m->mlp_bias = mlp_bias;
+    *all_key_out = all_key;
+    return PM_OK;
+}
 
-    /* Parallel attention and MLP blocks. */
+/* Parallel attention and MLP blocks: the family's default, or its key. */
+static pm_status read_parallel(pm_obj *o, pm_model *m, bool hf, const char *mt, bool new_arch)
+{
+    pm_status st;
     bool par = hf && in_list(mt, parallel_families, PM_ARRAY_LEN(parallel_families));
     if (hf && mt && strcmp(mt, "gpt_neox") == 0)
         par = true; /* GPTNeoXConfig's use_parallel_residual defaults to true */
@@ -1040,6 +1063,14 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
                           : par    ? "model_type: this family runs attention and MLP in parallel"
                                    : "sequential attention and MLP blocks")) != PM_OK))
         return st;
+    return PM_OK;
+}
+
+/* Records the biases the file did not give, with where they came from. */
+static pm_status note_biases(pm_obj *o, const pm_model *m, bool hf, const char *all_key)
+{
+    pm_status st;
+    const char *bias_why = hf ? "the family's default" : "none (the native format's default)";
     if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
          (st = note_value(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
                           all_key ? all_key : bias_why)) != PM_OK) ||
@@ -1049,6 +1080,32 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
         (!pm_obj_has(o, "mlp_bias") &&
          (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
                           all_key ? all_key : bias_why)) != PM_OK))
+        return st;
+    return PM_OK;
+}
+
+static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, bool hf)
+{
+    pm_status st;
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers"};
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model"};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head"};
+    /* Native files use the canonical names only. */
+    const size_t n_alias = hf ? 3 : 1;
+    if ((st = int_names(o, l, k_layers, n_alias, "n_layers", true, &m->layers)) != PM_OK ||
+        (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
+        (st = int_names(o, l, k_heads, hf ? 2 : 1, "n_heads", true, &m->heads)) != PM_OK)
+        return st;
+    const char *mt = hf ? json_string(o->json, "model_type") : NULL;
+
+    bool new_arch = false;
+    const char *kv_key = NULL, *all_key = NULL;
+    if ((st = read_kv_heads(o, l, m, hf, mt, &new_arch, &kv_key)) != PM_OK ||
+        (st = read_head_dim(o, m)) != PM_OK || (st = read_mlp_shape(o, l, m, hf)) != PM_OK ||
+        (st = read_gate_and_tie(o, m, hf, mt)) != PM_OK ||
+        (st = read_biases(o, m, hf, mt, &all_key)) != PM_OK ||
+        (st = read_parallel(o, m, hf, mt, new_arch)) != PM_OK ||
+        (st = note_biases(o, m, hf, all_key)) != PM_OK)
         return st;
     if ((st = read_window(o, m, hf, mt)) != PM_OK ||
         (st = read_moe(l->ffn, m, mt, l->dbrx)) != PM_OK)
