@@ -1558,6 +1558,10 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                                 "1: an all-to-all reaches the whole link bandwidth")))
         return st;
     c->expert_parallel = (int)ep;
+    long max_dev = 0;
+    if ((st = pm_obj_int(o, "max_devices", false, 1, PM_MAX_DEVICES, &max_dev)) != PM_OK)
+        return st;
+    c->max_devices = (int)max_dev;
     if (c->devices % c->expert_parallel != 0)
         return pm_obj_fail(o, "expert_parallel", PM_ERR_INCONSISTENT,
                            "must divide devices (got %d ranks, %d devices)",
@@ -1837,6 +1841,21 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     return PM_OK;
 }
 
+/* An NVSwitch baseboard or a full mesh joins a fixed number of devices: beyond it the traffic
+ * crosses another, slower network the cluster does not describe. Checked last, so that a
+ * device count the model cannot split says so first. */
+static pm_status check_cluster_size(const pm_cluster *c, pm_error *err)
+{
+    if (c->max_devices > 0 && c->devices > c->max_devices)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
+                       "cluster %s (%s) joins at most %d devices (its max_devices; got %d): "
+                       "more devices need a hierarchical cluster (devices_per_node, "
+                       "inter_node_bandwidth), e.g. ascend-multinode",
+                       c->name[0] ? c->name : "(inline)", pm_topology_name(c->topology),
+                       c->max_devices, c->devices);
+    return PM_OK;
+}
+
 pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
 {
     if (!s)
@@ -1846,7 +1865,8 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_accelerator(&s->accel, err)) != PM_OK ||
         (st = check_cluster(&s->cluster, err)) != PM_OK ||
         (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
-        (st = check_workload(&s->workload, err)) != PM_OK)
+        (st = check_workload(&s->workload, err)) != PM_OK ||
+        (st = check_together(s, err)) != PM_OK)
         return st;
-    return check_together(s, err);
+    return check_cluster_size(&s->cluster, err);
 }

@@ -748,11 +748,39 @@ static void test_scenario_rejects_more_devices_than_heads(void **state)
                                       "\"paper-default\"", NULL, path, sizeof path, &s, &err);
     assert_fails(st, &err, PM_ERR_INCONSISTENT, path, "$.cluster.devices",
                  "64 devices exceed the model's 32 attention heads");
-    /* Passing: 32 devices, one head each. */
+    /* Passing: 32 devices, one head each (a what-if mesh of 32: max_devices raised). */
     assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
-                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 32}",
+                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 32, "
+                                 "\"max_devices\": 32}",
                                  "\"paper-default\"", NULL, path, sizeof path, &s, &err),
               &err);
+    pm_scenario_release(&s);
+}
+
+/* An 8-GPU NVSwitch baseboard or an 8-NPU HCCS mesh joins 8 devices: 16 on it are refused
+ * (they would be modelled at the baseboard's bandwidth), naming the devices and the cluster. */
+static void test_scenario_rejects_more_devices_than_the_interconnect_joins(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    pm_status st = load_scenario_text("\"llama3-70b\"", "\"ascend-910b\"",
+                                      "{\"from\": \"hccs-full-mesh\", \"devices\": 16}",
+                                      "\"paper-default\"", NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_INCONSISTENT, path, "$.cluster.devices",
+                 "cluster hccs-full-mesh (full_mesh) joins at most 8 devices");
+    /* 8 load; a hierarchical cluster of 16 too. */
+    assert_ok(load_scenario_text("\"llama3-70b\"", "\"ascend-910b\"",
+                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 8}",
+                                 "\"paper-default\"", NULL, path, sizeof path, &s, &err),
+              &err);
+    assert_int_equal(s.cluster.max_devices, 8);
+    pm_scenario_release(&s);
+    assert_ok(load_scenario_text("\"llama3-70b\"", "\"ascend-910b\"", "\"ascend-multinode\"",
+                                 "\"paper-default\"", NULL, path, sizeof path, &s, &err),
+              &err);
+    assert_int_equal(s.cluster.devices, 16);
     pm_scenario_release(&s);
 }
 
@@ -763,7 +791,8 @@ static void test_scenario_accepts_more_devices_than_heads_with_ideal_sharding(vo
     pm_scenario s;
     pm_error err;
     assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
-                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 64}",
+                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 64, "
+                                 "\"max_devices\": 64}",
                                  "\"paper-default\"", ",\n  \"sharding\": \"ideal\"", path,
                                  sizeof path, &s, &err),
               &err);
@@ -2708,6 +2737,7 @@ int main(void)
         cmocka_unit_test(test_model_needs_head_dim_when_hidden_is_not_a_multiple),
         cmocka_unit_test(test_scenario_rejects_more_devices_than_heads),
         cmocka_unit_test(test_scenario_accepts_more_devices_than_heads_with_ideal_sharding),
+        cmocka_unit_test(test_scenario_rejects_more_devices_than_the_interconnect_joins),
         cmocka_unit_test(test_scenario_rejects_dtype_the_accelerator_lacks),
         cmocka_unit_test(test_hierarchical_cluster_requires_devices_per_node),
         cmocka_unit_test(test_devices_per_node_requires_hierarchical_topology),
