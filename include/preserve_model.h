@@ -336,6 +336,9 @@ typedef struct pm_cluster {
                                              nodes) */
     double a2a_efficiency_frac;           /* (0, 1], share of the link bandwidth an all-to-all
                                              achieves (DeepEP's calibration); 0 acts as 1 */
+    int max_devices;                      /* the most devices the interconnect joins (one
+                                             NVSwitch baseboard, one full mesh: 8); more are
+                                             refused; 0: no limit (a ring, a hierarchy) */
 } pm_cluster;
 
 /** The expert-parallel degree of c: expert_parallel, or 1 when it is 0. */

@@ -16,9 +16,10 @@
 #   attention_us              `timeline --phase decode --context I`: the row's model at batch B;
 #                             the Attention node. Launch cost 0, as above.
 #
-# Rows marked `moe` in the status column run too: until the model supports MoE the CLI refuses
-# their model (or does not know it) and the row is recorded as `refused` with the message; the
-# summary counts only the rows that ran.
+# Rows marked `moe` in the status column are MoE models: they run like the others (status
+# `ok-moe` in the output) and stay out of the calibration, which fits dense rows only. A row
+# the CLI refuses is recorded as `refused` with the message; the summary counts only the rows
+# that ran.
 #
 # Writes OUTDIR/validate-gpu.csv (one line per row: predicted, measured, signed relative error
 # predicted / measured - 1, and both in seconds for the figure), OUTDIR/validate-gpu-summary.txt

@@ -294,6 +294,27 @@ static const hf_key_note hf_ignored[] = {
     {"unk_token_id", "token ids: " NOCOST},
     {"num_nextn_predict_layers", "the multi-token-prediction module serves only speculative "
                                  "decoding (not modelled): neither loaded nor run here"},
+    /* DBRX's nested attn_config and ffn_config (hf_open_layout); clip_qkv is above. */
+    {"moe_jitter_eps", "training only"},
+    {"moe_loss_weight", "training only"},
+    {"emb_pdrop", "training only"},
+    {"moe_normalize_expert_weights", "MoE routing weights' normalisation: " NOCOST},
+    {"ffn_act_fn", "the experts' activation: DBRX's experts are GLUs (gate, up and down "
+                   "matrices) whatever it is"},
+    {"uniform_expert_assignment", "MoE expert selection: affects which experts, modelled as "
+                                  "uniform routing over all experts"},
+    {"quantization", "the weight datatype comes from the workload (mlx's quantization block)"},
+    /* PretrainedConfig's generic fields, which some exports write into nested configs. */
+    {"tie_word_embeddings", "a nested config's copy: the model's own key decides"},
+    {"return_dict", "output format, not served"},
+    {"output_hidden_states", "output format, not served"},
+    {"output_attentions", "output format, not served"},
+    {"id2label", "classification head, not served"},
+    {"label2id", "classification head, not served"},
+    {"max_length", "generation defaults"},
+    {"temperature", "generation defaults"},
+    {"top_k", "generation defaults"},
+    {"top_p", "generation defaults"},
 };
 #undef NOCOST
 
@@ -323,7 +344,7 @@ static const char *const hf_families[] = {
     "gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom", "gptj", "gpt_bigcode", "starcoder2",
     /* mixture of experts */
     "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "llama4_text", "olmoe",
-    "granitemoe", "phimoe", "glm4_moe", "gpt_oss", "deepseek"};
+    "granitemoe", "phimoe", "glm4_moe", "gpt_oss", "deepseek", "dbrx"};
 static const char *const hf_wrappers[] = {"llama4", "gemma3", "llava", "mllama", "mistral3"};
 
 /* Keys some families write twice under two names: both given must agree, and the second is
@@ -459,7 +480,8 @@ static const char *first_present(const pm_obj *o, const char *const *keys, size_
 static const char *const gated_families[] = {
     "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text",
     "phi3", "cohere", "cohere2", "olmo", "olmo2", "internlm2", "granite", "stablelm",
-    "llama4_text", "exaone", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3"};
+    "llama4_text", "exaone", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
+    "dbrx"};
 static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom",
                                              "gptj", "gpt_bigcode", "starcoder2"};
 static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
@@ -752,26 +774,28 @@ static pm_status read_moe_pattern(pm_obj *o, pm_model *m)
  * Llama-4), the shared experts (DeepSeek's n_shared_experts of moe_intermediate_size, Qwen2's
  * shared_expert_intermediate_size, Llama-4's one of intermediate_size) and the layer pattern.
  * Llama-4's dense layers are intermediate_size_mlp wide. */
-static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt)
+static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
 {
     static const char *const k_experts[] = {"num_experts", "num_local_experts", "n_routed_experts"};
-    static const char *const keys[] = {"num_experts_per_tok", "moe_intermediate_size",
+    static const char *const keys[] = {"moe_intermediate_size",
                                        "n_shared_experts", "shared_expert_intermediate_size",
                                        "intermediate_size_mlp", "first_k_dense_replace",
                                        "moe_layer_freq"};
+    /* DBRX's ffn_config: moe_num_experts and moe_top_k, always MoE. */
+    const char *const top_k = dbrx ? "moe_top_k" : "num_experts_per_tok";
     pm_status st;
+    pm_obj_declare(o, top_k, PM_DIM_NONE);
     for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++)
         pm_obj_declare(o, keys[i], PM_DIM_NONE);
-    const char *ek = first_present(o, k_experts, 3);
+    const char *ek = dbrx ? "moe_num_experts" : first_present(o, k_experts, 3);
     const cJSON *ev = ek ? cJSON_GetObjectItemCaseSensitive(o->json, ek) : NULL;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < 3 && !dbrx; i++)
         pm_obj_declare(o, k_experts[i], PM_DIM_NONE);
-    if (!ek || !hf_feature_on(ev))
+    if (!dbrx && (!ek || !hf_feature_on(ev)))
         return PM_OK; /* dense: "num_experts": 0 or null */
     const int expert_width = m->intermediate;
     if ((st = int_field(o, ek, true, 1, PM_MAX_EXPERTS, &m->experts)) != PM_OK ||
-        (st = int_field(o, "num_experts_per_tok", true, 1, m->experts, &m->experts_per_token)) !=
-            PM_OK)
+        (st = int_field(o, top_k, true, 1, m->experts, &m->experts_per_token)) != PM_OK)
         return st;
     m->expert_intermediate = expert_width;
     const bool has_moe_width = pm_obj_has(o, "moe_intermediate_size");
@@ -780,7 +804,8 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt)
         return st;
     if (!has_moe_width &&
         (st = note_value(o, "moe_intermediate_size", m->expert_intermediate, "derived",
-                         "intermediate_size: each expert is as wide as the config's MLP")) !=
+                         dbrx ? "ffn_hidden_size: each expert's width"
+                              : "intermediate_size: each expert is as wide as the config's MLP")) !=
             PM_OK)
         return st;
     const bool llama4 = mt && strcmp(mt, "llama4_text") == 0;
@@ -813,39 +838,48 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt)
     return read_moe_pattern(o, m);
 }
 
-static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
+/* Where a HuggingFace config keeps its keys: all in the model object, or (DBRX) the KV heads
+ * under attn_config and the MLP and its experts under ffn_config, some under DBRX's own names
+ * (n_layers, n_heads, max_seq_len, kv_n_heads, ffn_hidden_size, moe_num_experts, moe_top_k),
+ * read only for model_type dbrx: another family's n_layers may count otherwise. */
+typedef struct hf_layout {
+    pm_obj *attn, *ffn;
+    bool dbrx;
+} hf_layout;
+
+/* keys (the first n in a HuggingFace file, the first alone in a native one), or DBRX's key. */
+static pm_status int_names(pm_obj *o, const hf_layout *l, const char *const *keys, size_t n,
+                           const char *dbrx_key, bool required, int *out)
+{
+    if (l->dbrx)
+        return int_alias(o, &dbrx_key, 1, required, out);
+    return int_alias(o, keys, n, required, out);
+}
+
+/* The KV heads: the key of the family, multi_query (one KV head: Falcon, GPT-BigCode), or
+ * multi-head attention. Falcon's num_kv_heads counts only with new_decoder_architecture.
+ * *kv_key_out is the key that gave them (NULL: derived), *new_arch Falcon's flag. */
+static pm_status read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool hf,
+                               const char *mt, bool *new_arch, const char **kv_key_out)
 {
     pm_status st;
-    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers"};
-    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model"};
-    static const char *const k_heads[] = {"num_attention_heads", "n_head"};
     static const char *const k_kv[] = {"num_key_value_heads", "num_kv_heads", "n_head_kv"};
-    static const char *const k_inter[] = {"intermediate_size", "ff_intermediate_size", "n_inner",
-                                          "ffn_hidden_size"};
-    static const char *const k_act[] = {"hidden_act", "hidden_activation",
-                                        "activation_function"};
-    static const char *const k_pos[] = {"max_position_embeddings", "n_positions"};
-    /* Native files use the canonical names only. */
-    const size_t n_alias = hf ? 3 : 1;
-    if ((st = int_alias(o, k_layers, n_alias, true, &m->layers)) != PM_OK ||
-        (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
-        (st = int_alias(o, k_heads, hf ? 2 : 1, true, &m->heads)) != PM_OK)
-        return st;
-    const char *mt = hf ? json_string(o->json, "model_type") : NULL;
-
-    /* KV heads: the key of the family, multi_query (one KV head: Falcon, GPT-BigCode), or
-     * multi-head attention. Falcon's num_kv_heads counts only with new_decoder_architecture. */
     m->kv_heads = m->heads;
-    bool mqa = false, new_arch = false;
+    bool mqa = false;
+    *new_arch = false;
     if (hf) {
         if ((st = pm_obj_bool(o, "multi_query", false, &mqa)) != PM_OK ||
-            (st = pm_obj_bool(o, "new_decoder_architecture", false, &new_arch)) != PM_OK)
+            (st = pm_obj_bool(o, "new_decoder_architecture", false, new_arch)) != PM_OK)
             return st;
     }
-    const char *kv_key = first_present(o, k_kv, hf ? 3 : 1);
-    if ((st = int_alias(o, k_kv, hf ? 3 : 1, false, &m->kv_heads)) != PM_OK)
+    /* DBRX's kv_n_heads is required: transformers' DbrxAttentionConfig defaults it to 1. */
+    static const char *const dbrx_kv[] = {"kv_n_heads"};
+    const char *kv_key = l->dbrx ? first_present(l->attn, dbrx_kv, 1)
+                                 : first_present(o, k_kv, hf ? 3 : 1);
+    if ((st = int_names(l->attn, l, k_kv, hf ? 3 : 1, "kv_n_heads", l->dbrx, &m->kv_heads)) !=
+        PM_OK)
         return st;
-    if (hf && mt && strcmp(mt, "falcon") == 0 && !new_arch) {
+    if (hf && mt && strcmp(mt, "falcon") == 0 && !*new_arch) {
         m->kv_heads = mqa ? 1 : m->heads;
         if (kv_key && (st = note_value(o, kv_key, NAN, "ignored",
                                        "ignored: Falcon reads it only with "
@@ -861,7 +895,14 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
                                         : "= num_attention_heads (multi-head attention)")) !=
                        PM_OK)
         return st;
+    *kv_key_out = kv_key;
+    return PM_OK;
+}
 
+/* The head dim: MLA's query/key head, the file's head_dim, or hidden / heads. */
+static pm_status read_head_dim(pm_obj *o, pm_model *m)
+{
+    pm_status st;
     if ((st = read_mla(o, m)) != PM_OK)
         return st;
     const bool mla = m->kv_lora_rank > 0;
@@ -888,27 +929,47 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
         (st = note_value(o, "head_dim", m->head_dim, "derived",
                          "hidden_size / num_attention_heads")) != PM_OK)
         return st;
+    return PM_OK;
+}
+
+/* The MLP's width (4 x hidden by default), the vocabulary and the trained context. */
+static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool hf)
+{
+    pm_status st;
+    static const char *const k_inter[] = {"intermediate_size", "ff_intermediate_size", "n_inner",
+                                          "ffn_hidden_size"};
+    static const char *const k_pos[] = {"max_position_embeddings", "n_positions"};
     /* The default 4 x hidden_size in 64 bits: hidden_size may be up to PM_MAX_MODEL_DIM. */
     const int64_t four_h = 4 * (int64_t)m->hidden;
     m->intermediate = four_h <= PM_MAX_MODEL_DIM ? (int)four_h : 0;
-    const bool has_inter = first_present(o, k_inter, hf ? 4 : 1) != NULL;
+    /* DBRX's ffn_hidden_size is required: DbrxFFNConfig's default is not 4 x d_model. */
+    const bool has_inter = first_present(l->ffn, k_inter, hf ? 4 : 1) != NULL || l->dbrx;
     if (!has_inter && four_h > PM_MAX_MODEL_DIM)
         return pm_obj_fail(o, "intermediate_size", PM_ERR_RANGE,
                            "the default 4 x hidden_size = %lld exceeds %d: give "
                            "\"intermediate_size\" explicitly",
                            (long long)four_h, PM_MAX_MODEL_DIM);
-    if ((st = int_alias(o, k_inter, hf ? 4 : 1, !hf, &m->intermediate)) != PM_OK)
+    if ((st = int_names(l->ffn, l, k_inter, hf ? 4 : 1, "ffn_hidden_size", !hf || l->dbrx,
+                        &m->intermediate)) != PM_OK)
         return st;
     if (!has_inter && (st = note_value(o, "intermediate_size", m->intermediate, "defaulted",
                                        "4 x hidden_size")) != PM_OK)
         return st;
     if ((st = int_field(o, "vocab_size", true, 1, PM_MAX_MODEL_DIM, &m->vocab)) != PM_OK)
         return st;
-    if ((st = int_alias(o, k_pos, hf ? 2 : 1, false, &m->max_position_embeddings)) != PM_OK)
+    if ((st = int_names(o, l, k_pos, hf ? 2 : 1, "max_seq_len", false,
+                        &m->max_position_embeddings)) != PM_OK)
         return st;
+    return PM_OK;
+}
 
-    /* Gated MLP: explicit in native files; told by the family or the activation in
-     * HuggingFace files. */
+/* Gated MLP: explicit in native files; told by the family or the activation in HuggingFace
+ * files. And whether the embedding and the LM head are tied. */
+static pm_status read_gate_and_tie(pm_obj *o, pm_model *m, bool hf, const char *mt)
+{
+    pm_status st;
+    static const char *const k_act[] = {"hidden_act", "hidden_activation",
+                                        "activation_function"};
     const char *act = NULL;
     for (size_t i = 0; hf && i < PM_ARRAY_LEN(k_act); i++) {
         const char *a = NULL;
@@ -943,8 +1004,15 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
     if (!has_tied && (st = note_value(o, "tie_word_embeddings", m->tied_embeddings, "defaulted",
                                       hf ? "HuggingFace's default (tied)" : "untied")) != PM_OK)
         return st;
+    return PM_OK;
+}
 
-    /* Biases: HuggingFace keys, else the family. Falcon's "bias" covers every projection. */
+/* Biases: HuggingFace keys, else the family. *all_key_out is the key that set every
+ * projection's (Falcon's "bias", StarCoder2's "use_bias"), or NULL. */
+static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
+                             const char **all_key_out)
+{
+    pm_status st;
     bool fam_bias = hf && in_list(mt, biased_families, PM_ARRAY_LEN(biased_families));
     bool attn_bias = fam_bias,
          qkv_bias = fam_bias || (mt && (strcmp(mt, "qwen2") == 0 || strcmp(mt, "qwen2_moe") == 0));
@@ -966,12 +1034,17 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
         return st;
     if (pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias"))
         qkv_bias = attn_bias;
-    const char *bias_why = hf ? "the family's default" : "none (the native format's default)";
     m->qkv_bias = qkv_bias;
     m->o_bias = attn_bias;
     m->mlp_bias = mlp_bias;
+    *all_key_out = all_key;
+    return PM_OK;
+}
 
-    /* Parallel attention and MLP blocks. */
+/* Parallel attention and MLP blocks: the family's default, or its key. */
+static pm_status read_parallel(pm_obj *o, pm_model *m, bool hf, const char *mt, bool new_arch)
+{
+    pm_status st;
     bool par = hf && in_list(mt, parallel_families, PM_ARRAY_LEN(parallel_families));
     if (hf && mt && strcmp(mt, "gpt_neox") == 0)
         par = true; /* GPTNeoXConfig's use_parallel_residual defaults to true */
@@ -990,6 +1063,14 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
                           : par    ? "model_type: this family runs attention and MLP in parallel"
                                    : "sequential attention and MLP blocks")) != PM_OK))
         return st;
+    return PM_OK;
+}
+
+/* Records the biases the file did not give, with where they came from. */
+static pm_status note_biases(pm_obj *o, const pm_model *m, bool hf, const char *all_key)
+{
+    pm_status st;
+    const char *bias_why = hf ? "the family's default" : "none (the native format's default)";
     if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
          (st = note_value(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
                           all_key ? all_key : bias_why)) != PM_OK) ||
@@ -1000,14 +1081,95 @@ static pm_status read_model_fields(pm_obj *o, pm_model *m, bool hf)
          (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
                           all_key ? all_key : bias_why)) != PM_OK))
         return st;
-    if ((st = read_window(o, m, hf, mt)) != PM_OK || (st = read_moe(o, m, mt)) != PM_OK)
+    return PM_OK;
+}
+
+static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, bool hf)
+{
+    pm_status st;
+    static const char *const k_layers[] = {"num_hidden_layers", "n_layer", "num_layers"};
+    static const char *const k_hidden[] = {"hidden_size", "n_embd", "d_model"};
+    static const char *const k_heads[] = {"num_attention_heads", "n_head"};
+    /* Native files use the canonical names only. */
+    const size_t n_alias = hf ? 3 : 1;
+    if ((st = int_names(o, l, k_layers, n_alias, "n_layers", true, &m->layers)) != PM_OK ||
+        (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
+        (st = int_names(o, l, k_heads, hf ? 2 : 1, "n_heads", true, &m->heads)) != PM_OK)
+        return st;
+    const char *mt = hf ? json_string(o->json, "model_type") : NULL;
+
+    bool new_arch = false;
+    const char *kv_key = NULL, *all_key = NULL;
+    if ((st = read_kv_heads(o, l, m, hf, mt, &new_arch, &kv_key)) != PM_OK ||
+        (st = read_head_dim(o, m)) != PM_OK || (st = read_mlp_shape(o, l, m, hf)) != PM_OK ||
+        (st = read_gate_and_tie(o, m, hf, mt)) != PM_OK ||
+        (st = read_biases(o, m, hf, mt, &all_key)) != PM_OK ||
+        (st = read_parallel(o, m, hf, mt, new_arch)) != PM_OK ||
+        (st = note_biases(o, m, hf, all_key)) != PM_OK)
+        return st;
+    if ((st = read_window(o, m, hf, mt)) != PM_OK ||
+        (st = read_moe(l->ffn, m, mt, l->dbrx)) != PM_OK)
         return st;
 
     if (m->heads % m->kv_heads != 0)
-        return pm_obj_fail(o, kv_key ? kv_key : "num_key_value_heads", PM_ERR_INCONSISTENT,
+        return pm_obj_fail(l->attn, kv_key ? kv_key : "num_key_value_heads", PM_ERR_INCONSISTENT,
                            "must divide num_attention_heads (got %d KV heads, %d attention heads)",
                            m->kv_heads, m->heads);
     return PM_OK;
+}
+
+/* Refuses what DBRX's nested configs may say that changes cost in a way not modelled: a window
+ * (attn_config.sliding_window_size above 0) and an MLP other than the dropless GLU experts
+ * (ffn_config.ffn_type other than "mb_dmoe", ffn_config.mlp_type other than "glu"). */
+static pm_status dbrx_refuse(pm_obj *attn, pm_obj *ffn)
+{
+    pm_obj_declare(attn, "sliding_window_size", PM_DIM_NONE);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(attn->json, "sliding_window_size");
+    if (cJSON_IsNumber(w) && w->valuedouble > 0)
+        return pm_obj_fail(attn, "sliding_window_size", PM_ERR_UNSUPPORTED,
+                           "a window in DBRX's attn_config is not modelled (-1: none)");
+    static const char *const keys[] = {"ffn_type", "mlp_type"};
+    static const char *const want[] = {"mb_dmoe", "glu"};
+    for (size_t i = 0; i < 2; i++) {
+        pm_obj_declare(ffn, keys[i], PM_DIM_NONE);
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(ffn->json, keys[i]);
+        if (it && !(cJSON_IsString(it) && strcmp(it->valuestring, want[i]) == 0))
+            return pm_obj_fail(ffn, keys[i], PM_ERR_UNSUPPORTED,
+                               "only DBRX's dropless GLU experts are modelled (%s \"%s\")",
+                               keys[i], want[i]);
+    }
+    return PM_OK;
+}
+
+/* The layout of the HuggingFace model object mo: DBRX's nested attn_config and ffn_config
+ * opened into attn and ffn (required), or mo itself for every other family, which may not
+ * have them (MPT's attn_config and ffn_config are another layout, not modelled). */
+static pm_status hf_open_layout(pm_obj *mo, pm_obj *attn, pm_obj *ffn, hf_layout *l)
+{
+    static const char *const nested[] = {"attn_config", "ffn_config"};
+    const char *mt = json_string(mo->json, "model_type");
+    l->attn = l->ffn = mo;
+    l->dbrx = mt && strcmp(mt, "dbrx") == 0;
+    for (size_t i = 0; i < 2 && !l->dbrx; i++)
+        if (hf_feature_on(cJSON_GetObjectItemCaseSensitive(mo->json, nested[i])))
+            return pm_obj_fail(mo, nested[i], PM_ERR_UNSUPPORTED,
+                               "a nested %s is read only for model_type \"dbrx\" (model_type "
+                               "\"%s\"'s is not modelled)",
+                               nested[i], mt ? mt : "");
+    if (!l->dbrx)
+        return PM_OK;
+    pm_obj *kids[] = {attn, ffn};
+    for (size_t i = 0; i < 2; i++) {
+        pm_status st = pm_obj_child(mo, nested[i], true, kids[i], NULL);
+        if (st != PM_OK)
+            return st;
+        kids[i]->origins = mo->origins;
+        kids[i]->n_origins = 0;
+        kids[i]->lenient = true;
+    }
+    l->attn = attn;
+    l->ffn = ffn;
+    return dbrx_refuse(attn, ffn);
 }
 
 pm_status pm_model_read(pm_obj *o, pm_model *m)
@@ -1040,7 +1202,8 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
     pm_obj_declare(o, "description", PM_DIM_NONE);
     pm_obj_declare(o, "notes", PM_DIM_NONE);
     if (!hf) {
-        if ((st = read_model_fields(o, m, false)) != PM_OK)
+        const hf_layout native = {o, o, false};
+        if ((st = read_model_fields(o, &native, m, false)) != PM_OK)
             return st;
         return pm_obj_finish(o);
     }
@@ -1057,10 +1220,15 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
         text.lenient = true;
         mo = &text;
     }
+    pm_obj attn, ffn;
+    hf_layout l;
     if ((st = hf_refuse(o)) != PM_OK || (wrapped && (st = hf_refuse(mo)) != PM_OK) ||
         (st = hf_check_family(o, &text, wrapped)) != PM_OK ||
         (st = hf_check_aliases(mo)) != PM_OK ||
-        (st = read_model_fields(mo, m, true)) != PM_OK)
+        (st = hf_open_layout(mo, &attn, &ffn, &l)) != PM_OK ||
+        (st = read_model_fields(mo, &l, m, true)) != PM_OK)
+        return st;
+    if (l.dbrx && ((st = hf_finish(&attn, NULL)) != PM_OK || (st = hf_finish(&ffn, NULL)) != PM_OK))
         return st;
     if (wrapped && (st = hf_finish(mo, NULL)) != PM_OK)
         return st;
@@ -1390,6 +1558,10 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                                 "1: an all-to-all reaches the whole link bandwidth")))
         return st;
     c->expert_parallel = (int)ep;
+    long max_dev = 0;
+    if ((st = pm_obj_int(o, "max_devices", false, 1, PM_MAX_DEVICES, &max_dev)) != PM_OK)
+        return st;
+    c->max_devices = (int)max_dev;
     if (c->devices % c->expert_parallel != 0)
         return pm_obj_fail(o, "expert_parallel", PM_ERR_INCONSISTENT,
                            "must divide devices (got %d ranks, %d devices)",
@@ -1669,6 +1841,21 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     return PM_OK;
 }
 
+/* An NVSwitch baseboard or a full mesh joins a fixed number of devices: beyond it the traffic
+ * crosses another, slower network the cluster does not describe. Checked last, so that a
+ * device count the model cannot split says so first. */
+static pm_status check_cluster_size(const pm_cluster *c, pm_error *err)
+{
+    if (c->max_devices > 0 && c->devices > c->max_devices)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
+                       "cluster %s (%s) joins at most %d devices (its max_devices; got %d): "
+                       "more devices need a hierarchical cluster (devices_per_node, "
+                       "inter_node_bandwidth), e.g. ascend-multinode",
+                       c->name[0] ? c->name : "(inline)", pm_topology_name(c->topology),
+                       c->max_devices, c->devices);
+    return PM_OK;
+}
+
 pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
 {
     if (!s)
@@ -1678,7 +1865,8 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_accelerator(&s->accel, err)) != PM_OK ||
         (st = check_cluster(&s->cluster, err)) != PM_OK ||
         (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
-        (st = check_workload(&s->workload, err)) != PM_OK)
+        (st = check_workload(&s->workload, err)) != PM_OK ||
+        (st = check_together(s, err)) != PM_OK)
         return st;
-    return check_together(s, err);
+    return check_cluster_size(&s->cluster, err);
 }

@@ -748,11 +748,39 @@ static void test_scenario_rejects_more_devices_than_heads(void **state)
                                       "\"paper-default\"", NULL, path, sizeof path, &s, &err);
     assert_fails(st, &err, PM_ERR_INCONSISTENT, path, "$.cluster.devices",
                  "64 devices exceed the model's 32 attention heads");
-    /* Passing: 32 devices, one head each. */
+    /* Passing: 32 devices, one head each (a what-if mesh of 32: max_devices raised). */
     assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
-                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 32}",
+                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 32, "
+                                 "\"max_devices\": 32}",
                                  "\"paper-default\"", NULL, path, sizeof path, &s, &err),
               &err);
+    pm_scenario_release(&s);
+}
+
+/* An 8-GPU NVSwitch baseboard or an 8-NPU HCCS mesh joins 8 devices: 16 on it are refused
+ * (they would be modelled at the baseboard's bandwidth), naming the devices and the cluster. */
+static void test_scenario_rejects_more_devices_than_the_interconnect_joins(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    pm_status st = load_scenario_text("\"llama3-70b\"", "\"ascend-910b\"",
+                                      "{\"from\": \"hccs-full-mesh\", \"devices\": 16}",
+                                      "\"paper-default\"", NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_INCONSISTENT, path, "$.cluster.devices",
+                 "cluster hccs-full-mesh (full_mesh) joins at most 8 devices");
+    /* 8 load; a hierarchical cluster of 16 too. */
+    assert_ok(load_scenario_text("\"llama3-70b\"", "\"ascend-910b\"",
+                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 8}",
+                                 "\"paper-default\"", NULL, path, sizeof path, &s, &err),
+              &err);
+    assert_int_equal(s.cluster.max_devices, 8);
+    pm_scenario_release(&s);
+    assert_ok(load_scenario_text("\"llama3-70b\"", "\"ascend-910b\"", "\"ascend-multinode\"",
+                                 "\"paper-default\"", NULL, path, sizeof path, &s, &err),
+              &err);
+    assert_int_equal(s.cluster.devices, 16);
     pm_scenario_release(&s);
 }
 
@@ -763,7 +791,8 @@ static void test_scenario_accepts_more_devices_than_heads_with_ideal_sharding(vo
     pm_scenario s;
     pm_error err;
     assert_ok(load_scenario_text("\"llama3-8b\"", "\"ascend-910b\"",
-                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 64}",
+                                 "{\"from\": \"hccs-full-mesh\", \"devices\": 64, "
+                                 "\"max_devices\": 64}",
                                  "\"paper-default\"", ",\n  \"sharding\": \"ideal\"", path,
                                  sizeof path, &s, &err),
               &err);
@@ -1410,6 +1439,10 @@ static void test_hf_moe_configs_are_read_like_the_bundled_models(void **state)
         /* Llama-4 Scout: every layer MoE (step 1: phase 0), one shared expert of
          * intermediate_size (the family's rule); the text model under text_config. */
         {"llama4-scout-config.json", "llama-4-scout", 16, 1, 8192, 1, 8192, 0, 1, 0, 48, 8192},
+        /* Mixtral-8x22B: as 8x7B, 56 layers of 8 experts 16384 wide. */
+        {"mixtral-8x22b-config.json", "mixtral-8x22b", 8, 2, 16384, 0, 0, 0, 1, 0, 56, 16384},
+        /* DBRX: ffn_config's 16 experts of ffn_hidden_size 10752, top-4, every layer MoE. */
+        {"dbrx-instruct-config.json", "dbrx-instruct", 16, 4, 10752, 0, 0, 0, 1, 0, 40, 10752},
     };
     for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
         char path[600];
@@ -1507,6 +1540,122 @@ static void test_hf_moe_keys_not_modelled_are_refused_naming_the_key(void **stat
                      cases[i].path, cases[i].msg);
     }
     free(no_k);
+    free(base);
+}
+
+/* DBRX's config (the published layout, with the PretrainedConfig fields an export wrote into
+ * its nested blocks): the model's keys under DBRX's names, the KV heads under attn_config, the
+ * MLP and its experts under ffn_config; the same model as the bundled dbrx-instruct. */
+static void test_hf_dbrx_nested_configs_are_read(void **state)
+{
+    (void)state;
+    const char *path = HF_DIR "/dbrx-instruct-config.json";
+    pm_model hf, nat;
+    pm_error err;
+    assert_ok(pm_model_load(path, &g_opts, &hf, &err), &err);
+    assert_ok(pm_model_load("dbrx-instruct", &g_opts, &nat, &err), &err);
+    const pm_model *ms[] = {&hf, &nat};
+    for (size_t i = 0; i < 2; i++) {
+        const pm_model *m = ms[i];
+        /* d_model 6144, n_heads 48, n_layers 40, kv_n_heads 8: 6144 / 48 = 128 per head. */
+        assert_int_equal(m->layers, 40);
+        assert_int_equal(m->hidden, 6144);
+        assert_int_equal(m->heads, 48);
+        assert_int_equal(m->kv_heads, 8);
+        assert_int_equal(m->head_dim, 128);
+        assert_int_equal(m->vocab, 100352);
+        assert_int_equal(m->max_position_embeddings, 32768);
+        /* Wqkv and out_proj without bias, GLU experts (w1, v1, w2), untied LM head. */
+        assert_false(m->qkv_bias || m->o_bias || m->mlp_bias);
+        assert_true(m->gated_mlp);
+        assert_false(m->tied_embeddings);
+        assert_false(m->parallel_block);
+    }
+    pm_scenario s = load_with_model(path);
+    assert_origin(&s, "$.model.attn_config.kv_n_heads", "given");
+    assert_origin(&s, "$.model.ffn_config.moe_top_k", "given");
+    assert_origin(&s, "$.model.n_layers", "given");
+    /* The keys that do not change the cost, each with its reason. */
+    static const struct {
+        const char *path, *why;
+    } ignored[] = {
+        {"$.model.attn_config.clip_qkv", "a clamp"},
+        {"$.model.attn_config.rope_theta", "position encoding"},
+        {"$.model.ffn_config.moe_jitter_eps", "training only"},
+        {"$.model.ffn_config.moe_loss_weight", "training only"},
+        {"$.model.ffn_config.moe_normalize_expert_weights", "normalisation"},
+        {"$.model.ffn_config.ffn_act_fn", "GLUs"},
+        {"$.model.ffn_config.tie_word_embeddings", "the model's own key decides"},
+        {"$.model.attn_config.top_k", "generation defaults"},
+    };
+    for (size_t i = 0; i < PM_ARRAY_LEN(ignored); i++) {
+        assert_origin(&s, ignored[i].path, "ignored");
+        assert_non_null(strstr(param_at(&s, ignored[i].path)->source, ignored[i].why));
+    }
+    pm_scenario_release(&s);
+}
+
+/* Bad or unmodelled nested DBRX keys are refused naming the JSON path inside the block. */
+static void test_hf_dbrx_bad_nested_keys_are_refused_naming_the_path(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *from, *to, *path, *msg;
+        pm_status st;
+    } cases[] = {
+        /* 7 KV heads do not divide 48 query heads. */
+        {"\"kv_n_heads\": 8", "\"kv_n_heads\": 7", "$.attn_config.kv_n_heads",
+         "must divide num_attention_heads", PM_ERR_INCONSISTENT},
+        /* No KV heads: transformers would default to 1; refused, not guessed. */
+        {"\"kv_n_heads\": 8,", "", "$.attn_config.kv_n_heads", "missing required key",
+         PM_ERR_MISSING},
+        /* Top-4 of 16, not top-17. */
+        {"\"moe_top_k\": 4", "\"moe_top_k\": 17", "$.ffn_config.moe_top_k", "",
+         PM_ERR_RANGE},
+        {"\"moe_num_experts\": 16,", "", "$.ffn_config.moe_num_experts",
+         "missing required key", PM_ERR_MISSING},
+        {"\"ffn_hidden_size\": 10752", "\"ffn_hidden_size\": 0",
+         "$.ffn_config.ffn_hidden_size", "", PM_ERR_RANGE},
+        /* A misspelt cost key of the block. */
+        {"\"moe_top_k\": 4", "\"moe_top_k\": 4, \"moe_topk\": 4", "$.ffn_config.moe_topk",
+         "did you mean \"moe_top_k\"", PM_ERR_UNKNOWN_KEY},
+        /* Keys that change the cost in a way not modelled. */
+        {"\"kv_n_heads\": 8", "\"kv_n_heads\": 8, \"sliding_window_size\": 4096",
+         "$.attn_config.sliding_window_size", "not modelled", PM_ERR_UNSUPPORTED},
+        {"\"moe_top_k\": 4", "\"moe_top_k\": 4, \"ffn_type\": \"mptmlp\"",
+         "$.ffn_config.ffn_type", "dropless GLU experts", PM_ERR_UNSUPPORTED},
+        {"\"moe_top_k\": 4", "\"moe_top_k\": 4, \"mlp_type\": \"mlp\"",
+         "$.ffn_config.mlp_type", "dropless GLU experts", PM_ERR_UNSUPPORTED},
+        /* The block is not an object. */
+        {"\"attn_config\": {", "\"attn_config\": 1, \"attn_config_v0\": {", "$.attn_config",
+         "expected an object", PM_ERR_TYPE},
+        /* Another family's nested blocks are not DBRX's (MPT's family is refused first). */
+        {"\"model_type\": \"dbrx\"", "\"model_type\": \"mixtral\"", "$.attn_config",
+         "read only for model_type \"dbrx\"", PM_ERR_UNSUPPORTED},
+        {"\"model_type\": \"dbrx\"", "\"model_type\": \"mpt\"", "$.model_type",
+         "not one this model represents", PM_ERR_UNSUPPORTED},
+    };
+    char *base = slurp(HF_DIR "/dbrx-instruct-config.json");
+    for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
+        char path[600];
+        char *text = subst(base, cases[i].from, cases[i].to);
+        write_tmp("hf-dbrx-bad.json", text, path, sizeof path);
+        free(text);
+        pm_model m;
+        pm_error err;
+        assert_fails(pm_model_load(path, &g_opts, &m, &err), &err, cases[i].st, path,
+                     cases[i].path, cases[i].msg);
+    }
+    /* The accepted spellings of those keys load. */
+    char path[600];
+    char *text = subst(base, "\"moe_top_k\": 4",
+                       "\"moe_top_k\": 4, \"ffn_type\": \"mb_dmoe\", \"mlp_type\": \"glu\"");
+    write_tmp("hf-dbrx-ok.json", text, path, sizeof path);
+    free(text);
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.experts, 16);
     free(base);
 }
 
@@ -2588,6 +2737,7 @@ int main(void)
         cmocka_unit_test(test_model_needs_head_dim_when_hidden_is_not_a_multiple),
         cmocka_unit_test(test_scenario_rejects_more_devices_than_heads),
         cmocka_unit_test(test_scenario_accepts_more_devices_than_heads_with_ideal_sharding),
+        cmocka_unit_test(test_scenario_rejects_more_devices_than_the_interconnect_joins),
         cmocka_unit_test(test_scenario_rejects_dtype_the_accelerator_lacks),
         cmocka_unit_test(test_hierarchical_cluster_requires_devices_per_node),
         cmocka_unit_test(test_devices_per_node_requires_hierarchical_topology),
@@ -2616,6 +2766,8 @@ int main(void)
         cmocka_unit_test(test_cluster_resolve_marks_defaulted_optional_keys),
         cmocka_unit_test(test_hf_moe_configs_are_read_like_the_bundled_models),
         cmocka_unit_test(test_hf_moe_keys_not_modelled_are_refused_naming_the_key),
+        cmocka_unit_test(test_hf_dbrx_nested_configs_are_read),
+        cmocka_unit_test(test_hf_dbrx_bad_nested_keys_are_refused_naming_the_path),
         cmocka_unit_test(test_hf_misspelt_cost_key_suggests_the_key),
         cmocka_unit_test(test_hf_text_config_is_unwrapped),
         cmocka_unit_test(test_hf_sliding_window_of_every_family),

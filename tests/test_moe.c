@@ -2,7 +2,8 @@
  * test_moe.c - mixture of experts (issue 15), each number worked out by hand in the test: the
  * expected experts a decode step touches, the busiest expert-parallel rank against the
  * Monte-Carlo table of shared/reference/moe-attention-energy-cost.md section 1.3, the bytes per
- * device of the bundled Mixtral (TP4, int8) and DeepSeek-V3 (EP8, fp8), the all-to-all times
+ * device of the bundled Mixtral (TP4, int8), Mixtral-8x22B and DBRX (the parameter count, TP4 and
+ * TP8 in bf16) and DeepSeek-V3 (EP8, fp8), the all-to-all times
  * per topology, the MoE graph (routed experts prefetched only under the dispatch), the fast
  * path against the graph path on generated MoE scenarios, and properties.
  */
@@ -218,6 +219,78 @@ static void test_mixtral_int8_tp4_bytes_by_hand(void **state)
     assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
     assert_rel(f.experts_read_per_step, 8.0 - 8.0 * pow(0.75, 64), 1e-15);
     pm_scenario_release(&s);
+}
+
+/* The footprint of a bundled model in llama70b-h100 (8x H100, bf16) at `devices` tensor-parallel
+ * devices and the weight datatype wd. */
+static pm_footprint footprint_of(const char *model, int devices, const char *wd)
+{
+    char m[64], d[64], w[64];
+    snprintf(m, sizeof m, "model=%s", model);
+    snprintf(d, sizeof d, "cluster.devices=%d", devices);
+    snprintf(w, sizeof w, "workload.weight_dtype=%s", wd);
+    const char *const sets[] = {m, d, w};
+    pm_scenario s = load("llama70b-h100", sets, 3);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 0, &f, NULL), PM_OK);
+    pm_scenario_release(&s);
+    return f;
+}
+
+/* Mixtral-8x22B (hidden 6144, 48 heads, 8 KV heads of 128, 56 layers, 8 experts of 16384,
+ * vocab 32000) and DBRX (the same attention, 40 layers, 16 experts of 10752, vocab 100352). */
+static void test_mixtral_8x22b_and_dbrx_bytes_by_hand(void **state)
+{
+    (void)state;
+    /* The parameter count: one device, int8 (one byte a weight). Attention per layer: QKV
+     * 6144 x (48 + 2 x 8) x 128 = 50,331,648, O 6144 x 6144 = 37,748,736: 88,080,384 for both.
+     * Mixtral-8x22B: an expert 3 x 6144 x 16384 = 301,989,888, 8 of them 2,415,919,104, the
+     * router 6144 x 8 = 49,152: a layer 2,504,048,640, x 56 = 140,226,723,840; the embedding
+     * and the LM head 2 x 32000 x 6144 = 393,216,000: 140,619,939,840 (the name's 141B). */
+    pm_footprint f = footprint_of("mixtral-8x22b", 1, "int8");
+    assert_int_equal(f.moe_layers, 56);
+    assert_rel(f.expert_weight_bytes, 301989888.0, EXACT);
+    assert_rel(f.moe_layer_weight_bytes, 2504048640.0, EXACT);
+    assert_rel(f.weight_bytes, 140619939840.0, EXACT);
+    /* DBRX: an expert 3 x 6144 x 10752 = 198,180,864 (w1, v1, w2), 16 of them 3,170,893,824,
+     * the router 6144 x 16 = 98,304: a layer 3,259,072,512, x 40 = 130,362,900,480; 2 x 100352
+     * x 6144 = 1,233,125,376: 131,596,025,856 (the model card's 132B). */
+    f = footprint_of("dbrx-instruct", 1, "int8");
+    assert_int_equal(f.moe_layers, 40);
+    assert_rel(f.expert_weight_bytes, 198180864.0, EXACT);
+    assert_rel(f.moe_layer_weight_bytes, 3259072512.0, EXACT);
+    assert_rel(f.weight_bytes, 131596025856.0, EXACT);
+
+    /* bf16 (2 bytes) per device, tensor parallel (every expert split, the router whole).
+     * TP4: 12 query and 2 KV heads, QKV 6144 x 16 x 128 = 12,582,912, O 1536 x 6144 =
+     * 9,437,184: attention 22,020,096 weights. Mixtral-8x22B: 4096 columns an expert, 3 x
+     * 6144 x 4096 = 75,497,472, x 8 = 603,979,776, + router 49,152: a layer 626,049,024, x 56
+     * = 35,058,745,344, + 2 x 8000 x 6144 = 98,304,000: 35,157,049,344 weights,
+     * 70,314,098,688 bytes. */
+    f = footprint_of("mixtral-8x22b", 4, "bf16");
+    assert_rel(f.expert_weight_bytes, 2 * 75497472.0, EXACT);
+    assert_rel(f.moe_layer_weight_bytes, 2 * 626049024.0, EXACT);
+    assert_rel(f.weight_bytes, 70314098688.0, EXACT);
+    /* TP8: 6 and 1 heads, QKV 6144 x 8 x 128 = 6,291,456, O 768 x 6144 = 4,718,592:
+     * 11,010,048; experts 2048 columns, 37,748,736 each, x 8 = 301,989,888; a layer
+     * 313,049,088, x 56 = 17,530,748,928, + 2 x 4000 x 6144 = 49,152,000: 17,579,900,928
+     * weights, 35,159,801,856 bytes. */
+    f = footprint_of("mixtral-8x22b", 8, "bf16");
+    assert_rel(f.expert_weight_bytes, 2 * 37748736.0, EXACT);
+    assert_rel(f.weight_bytes, 35159801856.0, EXACT);
+    /* DBRX TP4: experts 2688 columns, 3 x 6144 x 2688 = 49,545,216, x 16 = 792,723,456, +
+     * router 98,304 + attention 22,020,096: a layer 814,841,856, x 40 = 32,593,674,240, + 2 x
+     * 25088 x 6144 = 308,281,344: 32,901,955,584 weights, 65,803,911,168 bytes. */
+    f = footprint_of("dbrx-instruct", 4, "bf16");
+    assert_rel(f.expert_weight_bytes, 2 * 49545216.0, EXACT);
+    assert_rel(f.moe_layer_weight_bytes, 2 * 814841856.0, EXACT);
+    assert_rel(f.weight_bytes, 65803911168.0, EXACT);
+    /* DBRX TP8: experts 1344 columns, 24,772,608, x 16 = 396,361,728; a layer 11,010,048 +
+     * 396,361,728 + 98,304 = 407,470,080, x 40 = 16,298,803,200, + 2 x 12544 x 6144 =
+     * 154,140,672: 16,452,943,872 weights, 32,905,887,744 bytes. */
+    f = footprint_of("dbrx-instruct", 8, "bf16");
+    assert_rel(f.expert_weight_bytes, 2 * 24772608.0, EXACT);
+    assert_rel(f.weight_bytes, 32905887744.0, EXACT);
 }
 
 static void test_deepseek_v3_fp8_ep8_fits_an_h200(void **state)
@@ -513,7 +586,7 @@ static void test_bundled_moe_fast_path_matches_graph_path(void **state)
 {
     (void)state;
     static const char *const refs[] = {"mixtral8x7b", "qwen3-30b-a3b", "deepseek-v3-h200",
-                                       "llama4-scout-h100"};
+                                       "llama4-scout-h100", "mixtral8x22b-a100", "dbrx-h100"};
     static const int64_t ctxs[] = {100, 4000};
     for (size_t i = 0; i < PM_ARRAY_LEN(refs); i++) {
         pm_scenario s = load(refs[i], NULL, 0);
@@ -607,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_routing_skew_concentrates_the_reads),
         cmocka_unit_test(test_reads_reject_bad_arguments),
         cmocka_unit_test(test_mixtral_int8_tp4_bytes_by_hand),
+        cmocka_unit_test(test_mixtral_8x22b_and_dbrx_bytes_by_hand),
         cmocka_unit_test(test_deepseek_v3_fp8_ep8_fits_an_h200),
         cmocka_unit_test(test_alltoall_times_by_hand),
         cmocka_unit_test(test_alltoall_calibration_reproduces_deepep),

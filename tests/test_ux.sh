@@ -237,6 +237,12 @@ for r in rows:
 # The # header: the resolved inputs' names, their digest (the one resolve prints) and the data.
 # Byte counts above 10^9 are whole in the sweep CSV (Mixtral at TP4 int8: 11,676,418,048 bytes
 # per device, worked by hand in tests/test_moe.c), not rounded to nine digits.
+# A compute-bound request on H100s: bf16 MACs at the 45 nm 1.5 pJ (989 TFLOPS = 494.5e12 MAC/s,
+# x 0.8 efficiency x 1.5 pJ = 593 W, + 210 W static = 803 W in the prefill) put the average above
+# the 700 W board power, which the run table says.
+check power-above-board 0 "exceeds the board power 700 W" \
+    "$pm" --config llama70b-h100 --batch 256 --seq 16384 --set workload.prefill_frac=0.9999
+lacks power-below-board "exceeds the board power" "$pm" --config llama70b-h100
 check sweep-bytes-exact 0 ",11676418048," "$pm" --model mixtral-8x7b --sweep batch=1,4
 check sweep-header-resolved 0 "# resolved: model llama3-70b, accelerator ascend-910b, cluster hccs-full-mesh x 4, batch 4, seq_len 16384;" \
     "$pm" --sweep l2=8MiB:16MiB:8MiB

@@ -154,6 +154,14 @@ static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
                r->energy_per_token_J, r->avg_power_W, r->tokens_per_J, r->energy.static_J,
                r->energy.l2_J);
     }
+    /* Beyond the board power the energies are not physical: say so beside the figures. */
+    const double board_W = s->accel.energy.board_power_W;
+    for (int m = 0; m < PM_MODE_COUNT && e->energy_present && board_W > 0; m++)
+        if (e->modes[m].avg_power_W > board_W)
+            printf("note: %s's average power %.0f W per device exceeds the board power %.0f W: "
+                   "the energies are upper bounds (45 nm MAC energies, docs/data-format.md) "
+                   "and a real part would lower its clocks\n",
+                   pm_mode_name((pm_mode)m), e->modes[m].avg_power_W, board_W);
     if (!e->energy_present)
         printf("(no energy coefficients: an \"energy\" object in accelerator %s)\n",
                s->accel.name);
