@@ -379,6 +379,58 @@ static void test_signature_guesses_the_next_change(void **state)
     assert_true(found >= 8);
 }
 
+/* A region compiled at a context (its insertion decisions and segments) times every later
+ * context with the same signature exactly as a PRESERVE evaluation there does, bit for bit,
+ * and counts the same traffic; its signature and next-change guess are the signature's. Over
+ * dense, windowed, chunked and MoE scenarios, with HBM sharing and both consumer kinds. */
+static void test_region_equals_step_eval(void **state)
+{
+    (void)state;
+    const char *names[] = {"llama70b", "gemma2-9b", "llama4-scout-h100", "qwen3-30b-a3b"};
+    const char *ov[][1] = {{"options.hbm_sharing=true"},
+                           {"accelerator.prefetch_consumer=wait"},
+                           {"accelerator.prefetch_consumer=stream"}};
+    const int64_t starts[] = {1, 4095, 16383, 70000, 90000};
+    int compared = 0;
+    pm_step_plan *p = malloc(sizeof *p);
+    pm_step_region *r = malloc(sizeof *r);
+    assert_non_null(p);
+    assert_non_null(r);
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        for (size_t o = 0; o <= sizeof ov / sizeof ov[0]; o++) {
+            pm_scenario s = load(names[k], o ? ov[o - 1] : NULL, o ? 1 : 0);
+            assert_int_equal(pm_step_plan_build(&s, PM_PHASE_DECODE, 1, false, true, p, NULL),
+                             PM_OK);
+            pm_step_plan_count(p);
+            for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+                const int64_t a = starts[i];
+                int64_t next = -2;
+                const unsigned sig = pm_step_plan_signature(p, a, &next);
+                pm_step_region_init(p, a, true, r);
+                assert_int_equal(r->sig, sig);
+                assert_int_equal(r->next, next);
+                for (int64_t c = a; c < a + 3000; c += c < a + 8 ? 1 : 97) {
+                    if (pm_step_plan_signature(p, c, NULL) != sig)
+                        break;
+                    double t_plan = -1.0, t_region = -2.0;
+                    assert_int_equal(pm_step_plan_eval(p, true, c, &t_plan, NULL), PM_OK);
+                    assert_int_equal(pm_step_region_eval(r, c, &t_region), PM_OK);
+                    assert_memory_equal(&t_plan, &t_region, sizeof t_plan);
+                    pm_traffic tr_plan, tr_region;
+                    pm_step_plan_traffic(p, true, c, &tr_plan);
+                    pm_step_region_traffic(r, c, &tr_region);
+                    assert_memory_equal(&tr_plan, &tr_region, sizeof tr_plan);
+                    compared++;
+                }
+            }
+            pm_scenario_release(&s);
+        }
+    }
+    free(r);
+    free(p);
+    assert_true(compared > 500);
+}
+
 static void test_fast_path_equals_graph_path(void **state)
 {
     (void)state;
@@ -647,6 +699,7 @@ int main(void)
         cmocka_unit_test(test_signature_guesses_the_next_change),
         cmocka_unit_test(test_fast_path_equals_graph_path),
         cmocka_unit_test(test_step_model_equals_decode_step_time),
+        cmocka_unit_test(test_region_equals_step_eval),
         cmocka_unit_test(test_properties_finite_and_preserve_no_slower),
         cmocka_unit_test(test_properties_more_resources_never_slower),
         cmocka_unit_test(test_properties_larger_l2_never_slower),
