@@ -77,7 +77,7 @@ def test_estimate_has_the_report_keys():
 
 def test_a_cluster_of_another_platform_warns():
     with pytest.warns(UserWarning, match="cluster hccs-full-mesh is of platform ascend.*"
-                      "--set cluster=nvlink4-nvswitch"):
+                      "its own cluster: nvlink4-nvswitch"):
         pm.estimate("llama70b", accelerator="h100-sxm")
 
 
