@@ -292,6 +292,10 @@ static const hf_key_note hf_ignored[] = {
     {"skip_bias_add_qkv", "a kernel fusion of the bias add"},
     {"slow_but_exact", "numerics: " NOCOST},
     {"unk_token_id", "token ids: " NOCOST},
+    {"word_embed_proj_dim", "OPT's embedding width (checked equal to hidden_size)"},
+    {"do_layer_norm_before", "norm placement: " NOCOST},
+    {"_remove_final_layer_norm", "norm placement: " NOCOST},
+    {"layerdrop", "training only"},
     {"num_nextn_predict_layers", "the multi-token-prediction module serves only speculative "
                                  "decoding (not modelled): neither loaded nor run here"},
     /* DBRX's nested attn_config and ffn_config (hf_open_layout); clip_qkv is above. */
@@ -347,26 +351,33 @@ static const char *const hf_families[] = {
     "granitemoe", "phimoe", "glm4_moe", "gpt_oss", "deepseek", "dbrx"};
 static const char *const hf_wrappers[] = {"llama4", "gemma3", "llava", "mllama", "mistral3"};
 
-/* Keys some families write twice under two names: both given must agree, and the second is
- * then ignored (hf_ignored). */
-static const char *const hf_aliases[][2] = {{"sliding_window_size", "sliding_window"},
-                                            {"experts_per_token", "num_experts_per_tok"}};
+/* Keys that must equal another when both are given: a family's second name for a key (then
+ * ignored: hf_ignored), or a width the model takes as the other (OPT's embedding projection). */
+static const struct {
+    const char *key, *other, *why;
+    pm_status status;
+} hf_equal[] = {
+    {"sliding_window_size", "sliding_window", "an alias", PM_ERR_INCONSISTENT},
+    {"experts_per_token", "num_experts_per_tok", "an alias", PM_ERR_INCONSISTENT},
+    {"word_embed_proj_dim", "hidden_size",
+     "a projection of the embeddings to another width is not modelled", PM_ERR_UNSUPPORTED},
+};
 
 static pm_status hf_check_aliases(pm_obj *o)
 {
-    for (size_t i = 0; i < PM_ARRAY_LEN(hf_aliases); i++) {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o->json, hf_aliases[i][0]);
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(o->json, hf_aliases[i][1]);
+    for (size_t i = 0; i < PM_ARRAY_LEN(hf_equal); i++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(o->json, hf_equal[i].key);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(o->json, hf_equal[i].other);
         if (!a || !b || cJSON_IsNull(a) || cJSON_IsNull(b))
             continue;
         if (!cJSON_IsNumber(a))
-            return pm_obj_fail(o, hf_aliases[i][0], PM_ERR_TYPE, "expected a number (got %s)",
+            return pm_obj_fail(o, hf_equal[i].key, PM_ERR_TYPE, "expected a number (got %s)",
                                pm_json_type_name(a));
-        if (cJSON_IsNumber(b) && (a->valuedouble < b->valuedouble || a->valuedouble > b->valuedouble))
-            return pm_obj_fail(o, hf_aliases[i][0], PM_ERR_INCONSISTENT,
-                               "an alias of \"%s\" must give the same value (got %g against "
-                               "%g)",
-                               hf_aliases[i][1], a->valuedouble, b->valuedouble);
+        if (cJSON_IsNumber(b) &&
+            (a->valuedouble < b->valuedouble || a->valuedouble > b->valuedouble))
+            return pm_obj_fail(o, hf_equal[i].key, hf_equal[i].status,
+                               "must equal \"%s\" (%s; got %g against %g)", hf_equal[i].other,
+                               hf_equal[i].why, a->valuedouble, b->valuedouble);
     }
     return PM_OK;
 }
@@ -937,19 +948,19 @@ static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool
 {
     pm_status st;
     static const char *const k_inter[] = {"intermediate_size", "ff_intermediate_size", "n_inner",
-                                          "ffn_hidden_size"};
+                                          "ffn_hidden_size", "ffn_dim"};
     static const char *const k_pos[] = {"max_position_embeddings", "n_positions"};
     /* The default 4 x hidden_size in 64 bits: hidden_size may be up to PM_MAX_MODEL_DIM. */
     const int64_t four_h = 4 * (int64_t)m->hidden;
     m->intermediate = four_h <= PM_MAX_MODEL_DIM ? (int)four_h : 0;
     /* DBRX's ffn_hidden_size is required: DbrxFFNConfig's default is not 4 x d_model. */
-    const bool has_inter = first_present(l->ffn, k_inter, hf ? 4 : 1) != NULL || l->dbrx;
+    const bool has_inter = first_present(l->ffn, k_inter, hf ? 5 : 1) != NULL || l->dbrx;
     if (!has_inter && four_h > PM_MAX_MODEL_DIM)
         return pm_obj_fail(o, "intermediate_size", PM_ERR_RANGE,
                            "the default 4 x hidden_size = %lld exceeds %d: give "
                            "\"intermediate_size\" explicitly",
                            (long long)four_h, PM_MAX_MODEL_DIM);
-    if ((st = int_names(l->ffn, l, k_inter, hf ? 4 : 1, "ffn_hidden_size", !hf || l->dbrx,
+    if ((st = int_names(l->ffn, l, k_inter, hf ? 5 : 1, "ffn_hidden_size", !hf || l->dbrx,
                         &m->intermediate)) != PM_OK)
         return st;
     if (!has_inter && (st = note_value(o, "intermediate_size", m->intermediate, "defaulted",
@@ -1019,14 +1030,15 @@ static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
     bool mlp_bias = fam_bias, all_bias = false;
     if (mt && strcmp(mt, "gptj") == 0)
         mlp_bias = true; /* GPT-J: fc_in and fc_out have biases, attention has none */
-    /* One key for every projection: Falcon's "bias", StarCoder2's "use_bias" (true by its
-     * default, false removes them all). */
-    const char *all_key = hf && pm_obj_has(o, "bias")       ? "bias"
-                          : hf && pm_obj_has(o, "use_bias") ? "use_bias"
-                                                            : NULL;
+    /* One key for every projection: Falcon's "bias", StarCoder2's "use_bias" and OPT's
+     * "enable_bias" (true by their families' defaults, false removes them all). */
+    const char *all_key = hf && pm_obj_has(o, "bias")          ? "bias"
+                          : hf && pm_obj_has(o, "use_bias")    ? "use_bias"
+                          : hf && pm_obj_has(o, "enable_bias") ? "enable_bias"
+                                                               : NULL;
     if (all_key && (st = pm_obj_bool(o, all_key, false, &all_bias)) != PM_OK)
         return st;
-    if (all_bias || (all_key && strcmp(all_key, "use_bias") == 0))
+    if (all_bias || (all_key && strcmp(all_key, "bias") != 0))
         attn_bias = qkv_bias = mlp_bias = all_bias;
     if ((st = pm_obj_bool(o, "attention_bias", false, &attn_bias)) != PM_OK ||
         (st = pm_obj_bool(o, "qkv_bias", false, &qkv_bias)) != PM_OK ||

@@ -885,7 +885,7 @@ bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n)
                  "cluster %s is of platform %s, accelerator %s of %s: the links modelled are "
                  "not this accelerator's%s%s%s",
                  s->cluster.name, s->cluster.platform, s->accel.name, s->accel.platform,
-                 own[0] ? " (its own: --set cluster=" : "", own, own[0] ? ")" : "");
+                 own[0] ? " (its own cluster: " : "", own, own[0] ? ")" : "");
     }
     return true;
 }

@@ -1138,7 +1138,7 @@ static void test_platform_mismatch_is_flagged(void **state)
     assert_string_equal(s.cluster.platform, "ascend");
     assert_true(pm_scenario_platform_mismatch(&s, note, sizeof note));
     assert_non_null(strstr(note, "cluster hccs-full-mesh is of platform ascend"));
-    assert_non_null(strstr(note, "--set cluster=nvlink4-nvswitch"));
+    assert_non_null(strstr(note, "its own cluster: nvlink4-nvswitch"));
     assert_true(pm_scenario_platform_mismatch(&s, NULL, 0)); /* no note asked for */
     pm_scenario_release(&s);
     /* Its own cluster, or the scenario as shipped: nothing to flag. */
@@ -1944,6 +1944,32 @@ static void test_hf_alias_keys_must_agree(void **state)
     assert_int_equal(m.expert_intermediate, 6400);
     assert_int_equal(m.kv_heads, 8);
     assert_true(m.gated_mlp);
+}
+
+/* OPT as published: its MLP width is ffn_dim, and word_embed_proj_dim must be the hidden size
+ * (OPT-350M projects 512-wide embeddings to 1024: not modelled, refused). */
+static void test_hf_opt_keys(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    static const char *const opt =
+        "{\"model_type\": \"opt\", \"architectures\": [\"OPTForCausalLM\"], "
+        "\"hidden_size\": 1024, \"num_attention_heads\": 16, \"num_hidden_layers\": 24, "
+        "\"ffn_dim\": 3000, \"vocab_size\": 50272, \"max_position_embeddings\": 2048, "
+        "\"do_layer_norm_before\": false, \"enable_bias\": false, "
+        "\"word_embed_proj_dim\": 1024}";
+    write_tmp("hf-opt.json", opt, path, sizeof path);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.intermediate, 3000); /* ffn_dim, not 4 x 1024 */
+    assert_false(m.gated_mlp);
+    assert_false(m.qkv_bias || m.o_bias || m.mlp_bias); /* enable_bias false */
+    char *t = subst(opt, "\"word_embed_proj_dim\": 1024", "\"word_embed_proj_dim\": 512");
+    write_tmp("hf-opt.json", t, path, sizeof path);
+    free(t);
+    assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.word_embed_proj_dim");
 }
 
 /* StarCoder2's use_bias turns every projection's bias on (its default) or off. */
@@ -2777,6 +2803,7 @@ int main(void)
         cmocka_unit_test(test_hf_unknown_family_is_refused),
         cmocka_unit_test(test_hf_alias_keys_must_agree),
         cmocka_unit_test(test_hf_use_bias_sets_every_bias),
+        cmocka_unit_test(test_hf_opt_keys),
         cmocka_unit_test(test_hf_family_configs_load_as_published),
         cmocka_unit_test(test_hf_mla_keys_are_read),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),

@@ -175,7 +175,7 @@ check plot-optimize 2 "--plot: --optimize does not use it" "$pm" --optimize l2 -
 # ---- a cluster of another platform ----------------------------------------------------------
 check platform-warning 0 "warning: cluster hccs-full-mesh is of platform ascend, accelerator h100-sxm of nvidia-hopper" \
     "$pm" --accelerator h100-sxm
-check platform-own-cluster 0 "(its own: --set cluster=nvlink4-nvswitch)" "$pm" --accelerator h100-sxm
+check platform-own-cluster 0 "(its own cluster: nvlink4-nvswitch)" "$pm" --accelerator h100-sxm
 lacks platform-matched "warning: cluster" "$pm" --accelerator h100-sxm --set cluster=nvlink4-nvswitch
 lacks platform-matched-shortcut "warning: cluster" "$pm" --accelerator h100-sxm --cluster nvlink4-nvswitch
 check cluster-shortcut 0 "on h100-sxm x 8 (switch" "$pm" --accelerator h100-sxm --cluster nvlink4-nvswitch

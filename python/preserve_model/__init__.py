@@ -14,8 +14,9 @@ allreduces. A thin layer over the C library's public API; every number comes fro
     >>> step.decode_time(16383)                                # seconds
 
 Scenarios are named as the CLI names them (a bundled name such as "llama70b", or a path to a
-JSON file). Overrides are the CLI's: the shortcuts model, accelerator, devices, batch and seq
-(--model, --accelerator, --devices, --batch, --seq) as keyword arguments, and any field by its
+JSON file). Overrides are the CLI's: the shortcuts model, accelerator, cluster, devices, ep,
+batch and seq (--model, --accelerator, --cluster, --devices, --ep, --batch, --seq) as keyword
+arguments, and any field by its
 dotted path in a dict, as --set: overrides={"accelerator.l2_capacity_MiB": 104}.
 
 Load and model errors raise preserve_model.Error, whose attributes file, path (the JSON path),
@@ -36,7 +37,9 @@ __all__ = ["Error", "StepModel", "estimate", "sweep", "data_dir", "version", "SH
 SHORTCUTS = {
     "model": "model",
     "accelerator": "accelerator",
+    "cluster": "cluster",
     "devices": "cluster.devices",
+    "ep": "cluster.expert_parallel",
     "batch": "workload.batch",
     "seq": "workload.seq_len",
 }
@@ -88,7 +91,7 @@ def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
 
     config: a bundled scenario name or a path. overrides: {dotted path: value}, or a list of
     "path=value" strings, as --set.
-    shortcuts: model, accelerator, devices, batch, seq. data_dir: the bundled data (default:
+    shortcuts: model, accelerator, cluster, devices, ep, batch, seq. data_dir: the bundled data (default:
     data_dir()). Returns a dict with the keys tool, scenario, inputs, tpot_context_len, modes
     (serial, fused, preserve: request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
     tokens_per_s, allreduce_algorithm, allreduce_decode_s), speedup, shard, memory.

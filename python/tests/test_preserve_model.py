@@ -77,8 +77,18 @@ def test_estimate_has_the_report_keys():
 
 def test_a_cluster_of_another_platform_warns():
     with pytest.warns(UserWarning, match="cluster hccs-full-mesh is of platform ascend.*"
-                      "--set cluster=nvlink4-nvswitch"):
+                      "its own cluster: nvlink4-nvswitch"):
         pm.estimate("llama70b", accelerator="h100-sxm")
+
+
+def test_cluster_and_ep_shortcuts_are_the_clis():
+    # --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4: no platform warning, and
+    # the cluster's own name in the inputs; ep as --ep on a MoE model.
+    r = pm.estimate("llama70b", accelerator="h100-sxm", cluster="nvlink4-nvswitch", devices=4)
+    assert r["inputs"]["cluster"] == "nvlink4-nvswitch" and r["inputs"]["devices"] == 4
+    m = pm.estimate("llama70b", model="mixtral-8x7b", ep=2)
+    assert pm._overrides(None, {"ep": 2}) == ["cluster.expert_parallel=2"]
+    assert m["moe"]["experts_read_per_step"] > 0
 
 
 def test_seq_counts_k_as_1024():
