@@ -1175,8 +1175,6 @@ static pm_status hf_open_layout(pm_obj *mo, pm_obj *attn, pm_obj *ffn, hf_layout
         pm_status st = pm_obj_child(mo, nested[i], true, kids[i], NULL);
         if (st != PM_OK)
             return st;
-        kids[i]->origins = mo->origins;
-        kids[i]->n_origins = 0;
         kids[i]->lenient = true;
     }
     l->attn = attn;
@@ -1227,8 +1225,6 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
         return st;
     pm_obj *mo = o;
     if (wrapped) {
-        text.origins = o->origins;
-        text.n_origins = 0;
         text.lenient = true;
         mo = &text;
     }
@@ -1281,10 +1277,6 @@ static pm_status open_block(pm_obj *o, const char *key, pm_obj *c, bool *present
 {
     *present = false;
     pm_status st = pm_obj_child(o, key, false, c, present);
-    if (st == PM_OK && *present) {
-        c->origins = o->origins;
-        c->n_origins = 0;
-    }
     return st;
 }
 
@@ -1339,8 +1331,6 @@ static pm_status read_energy(pm_obj *o, const pm_accelerator *acc, pm_energy_par
         (st = quantity(&c, "board_power", PM_DIM_POWER, false, POSITIVE, &e->board_power_W)) ||
         (st = pm_obj_child(&c, "mac", true, &mc, NULL)))
         return st;
-    mc.origins = o->origins;
-    mc.n_origins = 0;
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
         e->mac_J[d] = -1.0; /* absent */
         if ((st = quantity(&mc, pm_dtype_name((pm_dtype)d), PM_DIM_ENERGY, false, NONNEGATIVE,
@@ -1448,8 +1438,6 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
     pm_obj pc;
     if ((st = pm_obj_child(o, "peak_compute", true, &pc, NULL)) != PM_OK)
         return st;
-    pc.origins = o->origins;
-    pc.n_origins = o->n_origins;
     bool any = false;
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
         if ((st = quantity(&pc, pm_dtype_name((pm_dtype)d), PM_DIM_COMPUTE, false, POSITIVE,

@@ -445,10 +445,15 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
     }
     if (!put_item(cur, seg, v))
         return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
-    if (comp && cur == obj) {
-        char lbl[300];
+    if (comp) { /* a nested key under its dotted name, written in its parent object */
+        char lbl[300], parent[256];
         snprintf(lbl, sizeof lbl, "--set %s", label);
-        add_origin(comp, seg, lbl, comp_path);
+        const size_t lead = (size_t)(seg - buf); /* "outer." before the last segment */
+        if (lead > 0)
+            snprintf(parent, sizeof parent, "%s.%.*s", comp_path, (int)(lead - 1), dotted);
+        else
+            pm_strlcpy(parent, comp_path, sizeof parent);
+        add_origin(comp, cur == obj ? seg : dotted, lbl, parent);
     }
     return PM_OK;
 }

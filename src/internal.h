@@ -103,6 +103,7 @@ typedef struct pm_obj {
     pm_provenance *prov;      /* may be NULL */
     const struct pm_key_origin *origins; /* keys that came from elsewhere (--set, inline) */
     size_t n_origins;
+    char origin_prefix[96];   /* a nested object's keys are origins' "outer.key" ("" top) */
     pm_error *err;
     const char *known[PM_OBJ_MAX_KEYS];
     pm_dimension known_dim[PM_OBJ_MAX_KEYS]; /* PM_DIM_NONE for plain keys */

@@ -68,11 +68,16 @@ bool pm_obj_has(const pm_obj *o, const char *key)
     return cJSON_GetObjectItemCaseSensitive(o->json, key) != NULL;
 }
 
+/* Where key of o came from: an origin recorded under the key's dotted name within its
+ * component (a nested object's keys under "outer.key"), or NULL for o's file. */
 static const pm_key_origin *key_origin(const pm_obj *o, const char *key)
 {
-    for (size_t i = o->n_origins; i-- > 0;)
-        if (strcmp(o->origins[i].key, key) == 0)
+    const size_t np = strlen(o->origin_prefix);
+    for (size_t i = o->n_origins; i-- > 0;) {
+        const char *k = o->origins[i].key;
+        if (strncmp(k, o->origin_prefix, np) == 0 && strcmp(k + np, key) == 0)
             return &o->origins[i];
+    }
     return NULL;
 }
 
@@ -382,9 +387,18 @@ pm_status pm_obj_child(pm_obj *o, const char *key, bool required, pm_obj *child,
     }
     if (!cJSON_IsObject(it))
         return obj_fail(o, key, PM_ERR_TYPE, "expected an object (got %s)", pm_json_type_name(it));
+    /* The child's keys default to where the object itself came from, and keep the parent's
+     * origins under the prefix "key.". */
+    const pm_key_origin *whole = key_origin(o, key);
     char path[256];
-    pm_json_path_key(path, sizeof path, o->path, key);
-    pm_obj_init(child, it, o->file, path, o->err);
+    pm_json_path_key(path, sizeof path, whole ? whole->path : o->path, key);
+    pm_obj_init(child, it, whole ? whole->file : o->file, path, o->err);
+    child->origins = o->origins;
+    child->n_origins = o->n_origins;
+    const int w = snprintf(child->origin_prefix, sizeof child->origin_prefix, "%s%s.",
+                           o->origin_prefix, key);
+    if (w < 0 || (size_t)w >= sizeof child->origin_prefix)
+        child->n_origins = 0; /* nested too deep to name: its keys are its file's */
     child->prov = o->prov;
     pm_strlcpy(child->prov_root, o->prov_root, sizeof child->prov_root);
     child->file_source = o->file_source;

@@ -243,6 +243,14 @@ for r in rows:
 check power-above-board 0 "exceeds the board power 700 W" \
     "$pm" --config llama70b-h100 --batch 256 --seq 16384 --set workload.prefill_frac=0.9999
 lacks power-below-board "exceeds the board power" "$pm" --config llama70b-h100
+# A nested key set by --set is the override's, in errors and in resolve (they named the
+# accelerator file: the origin was kept for a component's top-level keys only).
+check set-nested-unknown 1 '--set accelerator.peak_compute.fp4_TFLOPS=9000: $.accelerator.peak_compute.fp4_TFLOPS: unknown key' \
+    "$pm" --set accelerator.peak_compute.fp4_TFLOPS=9000
+check set-nested-range 1 '--set accelerator.energy.mac.int8_pJ=-3: $.accelerator.energy.mac.int8_pJ: must be >= 0' \
+    "$pm" --set accelerator.energy.mac.int8_pJ=-3
+check resolve-nested-origin 0 '$.accelerator.peak_compute.int8_TOPS,9e+14,flop/s,given,--set accelerator.peak_compute.int8_TOPS=900,' \
+    "$pm" resolve --set accelerator.peak_compute.int8_TOPS=900
 check sweep-bytes-exact 0 ",11676418048," "$pm" --model mixtral-8x7b --sweep batch=1,4
 check sweep-header-resolved 0 "# resolved: model llama3-70b, accelerator ascend-910b, cluster hccs-full-mesh x 4, batch 4, seq_len 16384;" \
     "$pm" --sweep l2=8MiB:16MiB:8MiB
