@@ -330,26 +330,6 @@ static const hf_key_note *find_note(const hf_key_note *list, size_t n, const cha
     return NULL;
 }
 
-/*
- * The HuggingFace families (model_type) whose layers this model represents: decoder-only
- * transformers made of attention and MLP (dense or MoE) blocks, each family's defaults and keys
- * checked against its transformers configuration class. A config of any other family is
- * refused by name: a hybrid (Mamba, linear attention, RWKV), an encoder or a family whose keys
- * were never checked would otherwise be read as a Llama with some keys "not recognised"
- * (Jamba as an all-attention Mixtral, Qwen3-Next as full attention in every layer). The family
- * checked is the text model's: a multimodal wrapper's text_config model_type when it has one,
- * else the wrapper's own (the wrappers whose text model this reader knows).
- */
-static const char *const hf_families[] = {
-    /* dense, gated MLP */
-    "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "cohere",
-    "cohere2", "olmo", "olmo2", "internlm2", "granite", "stablelm", "exaone",
-    /* dense, plain MLP */
-    "gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom", "gptj", "gpt_bigcode", "starcoder2",
-    /* mixture of experts */
-    "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3", "llama4_text", "olmoe",
-    "granitemoe", "phimoe", "glm4_moe", "gpt_oss", "deepseek", "dbrx"};
-static const char *const hf_wrappers[] = {"llama4", "gemma3", "llava", "mllama", "mistral3"};
 
 /* Keys that must equal another when both are given: a family's second name for a key (then
  * ignored: hf_ignored), or a width the model takes as the other (OPT's embedding projection). */
@@ -380,31 +360,6 @@ static pm_status hf_check_aliases(pm_obj *o)
                                hf_equal[i].why, a->valuedouble, b->valuedouble);
     }
     return PM_OK;
-}
-
-/* Refuses a HuggingFace config whose family the model does not represent (hf_families). */
-static pm_status hf_check_family(pm_obj *o, pm_obj *text, bool wrapped)
-{
-    const char *tmt = wrapped ? json_string(text->json, "model_type") : NULL;
-    const char *mt = json_string(o->json, "model_type");
-    pm_obj *at = tmt ? text : o;
-    const char *family = tmt ? tmt : mt;
-    if (!family)
-        return pm_obj_fail(o, "model_type", PM_ERR_MISSING,
-                           "missing required key \"model_type\" in a HuggingFace config (the "
-                           "family decides what the config leaves out: gated MLP, biases, "
-                           "parallel blocks); or write the model in the native format "
-                           "(docs/data-format.md)");
-    if (in_list(family, hf_families, PM_ARRAY_LEN(hf_families)) ||
-        (!tmt && wrapped && in_list(family, hf_wrappers, PM_ARRAY_LEN(hf_wrappers))))
-        return PM_OK;
-    return pm_obj_fail(at, "model_type", PM_ERR_UNSUPPORTED,
-                       "the family \"%s\" is not one this model represents: its layers may "
-                       "not all be attention and MLP blocks (hybrid, linear-attention and "
-                       "state-space layers are not modelled); docs/data-format.md lists the "
-                       "supported families, and a decoder of attention and MLP blocks can be "
-                       "written in the native format",
-                       family);
 }
 
 /* Refuses the unsupported keys of a HuggingFace object (the model, or its text_config). */
@@ -496,6 +451,49 @@ static const char *const gated_families[] = {
 static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom",
                                              "gptj", "gpt_bigcode", "starcoder2"};
 static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
+/* The MoE families whose MLP's gate their activation tells (SiLU: gated). */
+static const char *const act_families[] = {"olmoe", "granitemoe", "phimoe", "glm4_moe", "gpt_oss",
+                                           "deepseek"};
+/* Multimodal wrappers whose text model this reader knows, when text_config has no model_type. */
+static const char *const hf_wrappers[] = {"llama4", "gemma3", "llava", "mllama", "mistral3"};
+
+/*
+ * The HuggingFace families (model_type) whose layers this model represents are those of the
+ * lists above (gated, plain, act_families): decoder-only transformers made of attention and MLP
+ * (dense or MoE) blocks, each family's defaults and keys checked against its transformers
+ * configuration class. A config of any other family is refused by name: a hybrid (Mamba, linear
+ * attention, RWKV), an encoder or a family whose keys were never checked would otherwise be read
+ * as a Llama with some keys "not recognised" (Jamba as an all-attention Mixtral, Qwen3-Next as
+ * full attention in every layer). The family checked is the text model's: a multimodal
+ * wrapper's text_config model_type when it has one, else the wrapper's own.
+ */
+static pm_status hf_check_family(pm_obj *o, pm_obj *text, bool wrapped)
+{
+    const char *tmt = wrapped ? json_string(text->json, "model_type") : NULL;
+    const char *mt = json_string(o->json, "model_type");
+    pm_obj *at = tmt ? text : o;
+    const char *family = tmt ? tmt : mt;
+    if (!family)
+        return pm_obj_fail(o, "model_type", PM_ERR_MISSING,
+                           "missing required key \"model_type\" in a HuggingFace config (the "
+                           "family decides what the config leaves out: gated MLP, biases, "
+                           "parallel blocks); or write the model in the native format "
+                           "(docs/data-format.md)");
+    const bool wrapper = in_list(family, hf_wrappers, PM_ARRAY_LEN(hf_wrappers));
+    if (wrapper ? !tmt && wrapped
+                : in_list(family, gated_families, PM_ARRAY_LEN(gated_families)) ||
+                      in_list(family, plain_families, PM_ARRAY_LEN(plain_families)) ||
+                      in_list(family, act_families, PM_ARRAY_LEN(act_families)))
+        return PM_OK;
+    return pm_obj_fail(at, "model_type", PM_ERR_UNSUPPORTED,
+                       "the family \"%s\" is not one this model represents: its layers may "
+                       "not all be attention and MLP blocks (hybrid, linear-attention and "
+                       "state-space layers are not modelled); docs/data-format.md lists the "
+                       "supported families, and a decoder of attention and MLP blocks can be "
+                       "written in the native format",
+                       family);
+}
+
 /* Families whose attention and MLP run in parallel from one input (one allreduce per layer)
  * without a key that says so; Falcon and GPT-NeoX have keys. */
 static const char *const parallel_families[] = {"gptj", "cohere", "cohere2", "phi"};

@@ -453,7 +453,7 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
             snprintf(parent, sizeof parent, "%s.%.*s", comp_path, (int)(lead - 1), dotted);
         else
             pm_strlcpy(parent, comp_path, sizeof parent);
-        add_origin(comp, cur == obj ? seg : dotted, lbl, parent);
+        add_origin(comp, dotted, lbl, parent); /* dotted is seg at the top level */
     }
     return PM_OK;
 }

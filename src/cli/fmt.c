@@ -95,3 +95,21 @@ int fmt_g9(double v, char *out)
     *p = '\0';
     return (int)(p - out);
 }
+
+int fmt_csv(double v, char *out)
+{
+    const double a = fabs(v);
+    if (!(a >= 1e9 && a < 9007199254740992.0) || floor(a) < a)
+        return fmt_g9(v, out);
+    char digits[20];
+    int nd = 0;
+    for (unsigned long long u = (unsigned long long)a; u; u /= 10)
+        digits[nd++] = (char)('0' + u % 10);
+    int n = 0;
+    if (v < 0)
+        out[n++] = '-';
+    while (nd)
+        out[n++] = digits[--nd];
+    out[n] = '\0';
+    return n;
+}

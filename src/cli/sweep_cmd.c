@@ -170,16 +170,12 @@ typedef struct sink {
     uint64_t rows_digest; /* of the bytes written to stdout (a shard's end line) */
 } sink;
 
-/* Appends v as "%.9g" (fmt_g9: printf's bytes without printf's cost) and a comma; an integral
- * value of 10 digits or more below 2^53 (a byte count) whole, so that nine digits do not round
- * it. */
+/* Appends v as fmt_csv writes it ("%.9g" without printf's cost, byte counts whole) and a
+ * comma. */
 static bool put_g9(sbuf *t, double v)
 {
-    char num[FMT_G9_MAX + 24];
-    const double a = fabs(v);
-    const int n = a >= 1e9 && a < 9007199254740992.0 && !(floor(a) < a)
-                      ? snprintf(num, sizeof num - 1, "%.0f", v)
-                      : fmt_g9(v, num);
+    char num[FMT_G9_MAX + 1];
+    const int n = fmt_csv(v, num);
     num[n] = ',';
     return sbuf_append(t, num, (size_t)n + 1);
 }
