@@ -150,6 +150,41 @@ void pm_op_cost_pair(const pm_cost_ctx *k, const pm_node *n, double l2_bytes, pm
     plain_cost(k, n, &b, l2);
 }
 
+/* The sum over i = 0..n-1 of the line through f0 (i = 0) and f1 (i = n - 1), over i0..i1. */
+static double line_sum(double f0, double f1, int64_t n, int64_t i0, int64_t i1)
+{
+    if (i1 < i0)
+        return 0.0;
+    const double slope = n > 1 ? (f1 - f0) / (double)(n - 1) : 0.0;
+    return (double)(i1 - i0 + 1) * (f0 + slope * ((double)i0 + (double)i1) / 2.0);
+}
+
+double pm_op_cost_sum_even(const pm_cost_ctx *k, const pm_node *first, const pm_node *last,
+                           int64_t n)
+{
+    if (n < 1)
+        return 0.0;
+    /* plain_cost's time, max(compute, memory) + fixed + launch, with both terms affine in i. */
+    const roof_in fa = roof_prepare(k, first), fb = roof_prepare(k, last);
+    const roof a = roof_at(&fa, first, first->l2_bytes), b = roof_at(&fb, last, last->l2_bytes);
+    const double u0 = a.compute_s, u1 = b.compute_s;
+    const double v0 = a.hbm_s + a.l2_s, v1 = b.hbm_s + b.l2_s;
+    const double g0 = u0 - v0, g1 = u1 - v1; /* compute's lead: affine, one sign change at most */
+    double sum;
+    if (g0 >= 0 && g1 >= 0) {
+        sum = line_sum(u0, u1, n, 0, n - 1);
+    } else if (g0 <= 0 && g1 <= 0) {
+        sum = line_sum(v0, v1, n, 0, n - 1);
+    } else {
+        /* The lead changes sign at x in (0, n - 1): up to floor(x) the first end's term leads. */
+        int64_t kx = (int64_t)floor(g0 / (g0 - g1) * (double)(n - 1));
+        kx = kx < 0 ? 0 : kx > n - 2 ? n - 2 : kx;
+        sum = g0 > 0 ? line_sum(u0, u1, n, 0, kx) + line_sum(v0, v1, n, kx + 1, n - 1)
+                     : line_sum(v0, v1, n, 0, kx) + line_sum(u0, u1, n, kx + 1, n - 1);
+    }
+    return sum + (double)n * (fixed_s(k->s, first) + k->launch_s);
+}
+
 /* The chunk-independent terms of a fused node. */
 typedef struct fused_terms {
     double compute_s, hbm_s, comm_bytes;

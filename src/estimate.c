@@ -135,8 +135,13 @@ static double sum_region(summer *sm, int64_t a, int64_t b)
     pm_traffic_add(&sm->traffic, &tb, half);
     sm->end_c = b;
     sm->end_t = tb;
+    /* Serial and fused steps (and PRESERVE's without prefetches) are sums of node times: their
+     * sum is closed-form (pm_step_plan_sum). */
+    double sum;
+    if (pm_step_plan_sum(sm->plan, sm->preserve, a, b, &sum))
+        return sum;
     sm->in_region = sm->preserve;
-    const double sum = sum_linear_region(sm, a, b, 0);
+    sum = sum_linear_region(sm, a, b, 0);
     sm->in_region = false;
     return sum;
 }

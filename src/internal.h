@@ -338,6 +338,16 @@ void pm_op_cost_pair(const pm_cost_ctx *k, const pm_node *n, double l2_bytes, pm
                      pm_op_cost *l2);
 /* The cost of prefetching bytes from HBM into L2 (a PREFETCH node). */
 void pm_prefetch_cost(const pm_cost_ctx *k, double bytes, pm_op_cost *out);
+/* The sum of the times from HBM of n operations (n >= 1) whose flops and bytes step evenly
+ * from first's to last's (attention nodes along the contexts of a decode range, where the
+ * positions read grow by one per step or not at all): plain_cost's time, the maximum of two
+ * affine terms plus constants, summed in closed form. Not for a MatMul (its knee is not
+ * affine), a communication or a prefetch. Equal to adding the n times one by one to within
+ * rounding (a few ulps relative; PM_CLOSED_FORM_REL_TOL in the header states what the tests
+ * assert). */
+double pm_op_cost_sum_even(const pm_cost_ctx *k, const pm_node *first, const pm_node *last,
+                           int64_t n);
+
 
 /* One operation of the compact two-stream schedule. */
 typedef struct pm_sim_op {
@@ -480,6 +490,12 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
  * with other decisions: found from the room the decisions leave under the capacity, for plans
  * with full attention in every layer), or -1 when not found; callers check it. */
 unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *next);
+/* The sum of pm_step_plan_eval's step times over the contexts a..b in closed form, where a step
+ * is a sum of node times (serial, fused, or PRESERVE without prefetches) and each class's
+ * attention reads positions that grow by one per context or not at all over a..b (the caller
+ * splits at a window and at chunk ends): into *sum, returning true; false (nothing written)
+ * where it does not apply. Within PM_CLOSED_FORM_REL_TOL of adding the steps one by one. */
+bool pm_step_plan_sum(const pm_step_plan *p, bool preserve, int64_t a, int64_t b, double *sum);
 /* Fills what each node of the plan moves (pm_step_plan_build leaves it out: the time path does
  * not need it); a fused plan made afterwards by pm_step_plan_fuse inherits it. */
 void pm_step_plan_count(pm_step_plan *p);

@@ -562,6 +562,21 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
     return PM_OK;
 }
 
+/* The attention node of a class (0 global, 1 local) at ctx (decode) into *a: the plan's node
+ * moved along its slope by the positions it reads beyond the plan's context (the window caps
+ * them: pm_kv_tokens). Returns false when it reads as many (*a is the plan's node). */
+static bool attention_node(const pm_step_plan *p, int cls, int64_t ctx, pm_node *a)
+{
+    const pm_model *m = &p->s->model;
+    const double c = pm_kv_tokens(m, cls == 1, ctx), c0 = pm_kv_tokens(m, cls == 1, p->ctx0);
+    *a = cls == 1 ? p->attn_local : p->tmpl.layer[p->attn];
+    if (!(fabs(c - c0) > 0.0))
+        return false;
+    a->flop += p->attn_dflop * (c - c0);
+    a->kv_bytes += p->attn_dkv * (c - c0);
+    return true;
+}
+
 /* The attention node of a class (0 global, 1 local) at ctx (decode), into *out; returns out, or
  * the plan's node at ctx0. Attention is linear in the positions it reads, which the window
  * caps: the local node is the global one at min(ctx, window) positions. With variants false
@@ -569,14 +584,9 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
 static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t ctx,
                                         bool variants, pm_step_node *out)
 {
-    const pm_model *m = &p->s->model;
-    const double c = pm_kv_tokens(m, cls == 1, ctx), c0 = pm_kv_tokens(m, cls == 1, p->ctx0);
-    const pm_step_node *at0 = cls == 1 ? &p->attn_local_cost : &p->layer[p->attn];
-    if (!(fabs(c - c0) > 0.0))
-        return at0;
-    pm_node a = cls == 1 ? p->attn_local : p->tmpl.layer[p->attn];
-    a.flop += p->attn_dflop * (c - c0);
-    a.kv_bytes += p->attn_dkv * (c - c0);
+    pm_node a;
+    if (!attention_node(p, cls, ctx, &a))
+        return cls == 1 ? &p->attn_local_cost : &p->layer[p->attn];
     node_costs(&p->cost, &p->ar, &p->ar_fused, &a, variants && p->prefetching, out);
     return out;
 }
@@ -757,6 +767,31 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
     t += p->all_mlp[0] * p->layer_rest_s + p->all_mlp[1] * p->moe_rest_s;
     *time_s = t;
     return PM_OK;
+}
+
+bool pm_step_plan_sum(const pm_step_plan *p, bool preserve, int64_t a, int64_t b, double *sum)
+{
+    if ((preserve && p->prefetching && p->first_comm >= 0) || b < a)
+        return false;
+    const pm_model *m = &p->s->model;
+    const int64_t n = b - a + 1;
+    /* pm_step_plan_eval's sum of node times, the attention's summed over the range. */
+    double t = (double)n * (p->head_s + p->tail_s + p->all_mlp[0] * p->layer_rest_s +
+                            p->all_mlp[1] * p->moe_rest_s);
+    for (int c = 0; c < 2; c++) {
+        if (p->attn < 0 || p->all_class[c] == 0)
+            continue;
+        /* The positions read must step evenly: by one per context, or not at all. */
+        const double grow = pm_kv_tokens(m, c == 1, b) - pm_kv_tokens(m, c == 1, a);
+        if (fabs(grow) > 0.0 && fabs(grow - (double)(b - a)) > 0.0)
+            return false;
+        pm_node first, last;
+        attention_node(p, c, a, &first);
+        attention_node(p, c, b, &last);
+        t += p->all_class[c] * pm_op_cost_sum_even(&p->cost, &first, &last, n);
+    }
+    *sum = t;
+    return true;
 }
 
 unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *next)

@@ -300,6 +300,36 @@ static void test_window_estimate_sums_every_decode_step(void **state)
     }
 }
 
+static void test_window_closed_form_sums_match_graph_path(void **state)
+{
+    (void)state;
+    /* The closed-form serial and fused sums against the graph path's steps, with the window
+     * (200) inside the decode range 300..599 and beyond it (the window 64 below the prompt),
+     * and with chunked attention (chunks of 64: the sum restarts at each), over the patterns of
+     * test_window_patterns_fast_path_matches_graph_path, small and large L2. */
+    static const struct {
+        int layers, period;
+        uint64_t mask;
+        bool parallel;
+    } cases[] = {{5, 2, 0x1, false}, {7, 3, 0x3, false}, {4, 1, 0x1, false},
+                 {6, 2, 0x2, true},  {5, 6, 0x1f, false}};
+    static const int windows[] = {200, 64, 400};
+    double worst = 0.0;
+    for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
+        for (size_t wi = 0; wi < PM_ARRAY_LEN(windows); wi++)
+            for (int variant = 0; variant < 4; variant++) {
+                pm_scenario s = windowed(cases[c].layers, windows[wi], cases[c].period,
+                                         cases[c].mask);
+                s.model.parallel_block = cases[c].parallel;
+                s.model.chunked_attention = variant & 2;
+                s.accel.l2_capacity_bytes = variant & 1 ? 64.0 * 1048576.0 : 1.5 * 1048576.0;
+                const double w = pm_test_closed_form_matches_graph(&s);
+                worst = w > worst ? w : worst;
+            }
+    print_message("closed-form decode sums (windows): largest relative difference %.3g\n",
+                  worst);
+}
+
 static void test_window_that_fits_l2_never_spills(void **state)
 {
     (void)state;
@@ -596,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_footprint_holds_the_window_in_local_layers),
         cmocka_unit_test(test_window_patterns_fast_path_matches_graph_path),
         cmocka_unit_test(test_window_estimate_sums_every_decode_step),
+        cmocka_unit_test(test_window_closed_form_sums_match_graph_path),
         cmocka_unit_test(test_window_that_fits_l2_never_spills),
         cmocka_unit_test(test_chunked_attention_reads_its_own_chunk),
         cmocka_unit_test(test_chunked_attention_fast_path_and_estimate),

@@ -595,6 +595,37 @@ static void test_bundled_moe_fast_path_matches_graph_path(void **state)
     }
 }
 
+static void test_moe_closed_form_sums_match_graph_path(void **state)
+{
+    (void)state;
+    /* The closed-form serial and fused decode sums (contexts 300..599) against the graph
+     * path's steps: dense layers first, interleaved MoE, shared experts, EP or TP experts,
+     * windows on some layers. */
+    static const struct {
+        int layers, first, period, phase, shared, ep;
+    } cases[] = {{4, 0, 1, 0, 0, 1}, {5, 2, 1, 0, 1, 2}, {7, 1, 3, 0, 0, 4}};
+    double worst = 0.0;
+    for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
+        for (int windows = 0; windows < 2; windows++) {
+            pm_scenario s = moe_scenario(4, cases[c].ep, 8, 2);
+            pm_model *m = &s.model;
+            m->layers = cases[c].layers;
+            m->moe_first_layer = cases[c].first;
+            m->moe_period = cases[c].period;
+            m->moe_phase = cases[c].phase;
+            m->shared_experts = cases[c].shared;
+            m->shared_intermediate = cases[c].shared ? 768 : 0;
+            if (windows) {
+                m->sliding_window = 400;
+                m->window_period = 2;
+                m->local_mask = 0x1;
+            }
+            const double w = pm_test_closed_form_matches_graph(&s);
+            worst = w > worst ? w : worst;
+        }
+    print_message("closed-form decode sums (MoE): largest relative difference %.3g\n", worst);
+}
+
 /* ---------------------------------------------------------------- properties */
 
 static void test_reads_never_exceed_resident_bytes(void **state)
@@ -689,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_moe_graph_json_round_trip),
         cmocka_unit_test(test_moe_fast_path_matches_graph_path),
         cmocka_unit_test(test_bundled_moe_fast_path_matches_graph_path),
+        cmocka_unit_test(test_moe_closed_form_sums_match_graph_path),
         cmocka_unit_test(test_reads_never_exceed_resident_bytes),
         cmocka_unit_test(test_more_l2_never_slower_with_streaming_consumers),
         cmocka_unit_test(test_expert_parallel_is_validated),

@@ -119,6 +119,37 @@ static inline void pm_test_fast_matches_graph(const pm_scenario *s, const int64_
                          pm_mode_name((pm_mode)m), (long long)ctxs[i], fast, ref);
         }
 }
+
+/* The closed-form decode sums of pm_estimate_compute (serial, fused, and PRESERVE where nothing
+ * is prefetched) against the graph path's step times at every decode context, added in long
+ * double: within PM_CLOSED_FORM_REL_TOL (the header's contract). Returns the largest relative
+ * difference seen. */
+static inline double pm_test_closed_form_matches_graph(const pm_scenario *s)
+{
+    pm_estimate e;
+    pm_error err;
+    if (pm_estimate_compute(s, &e, &err) != PM_OK)
+        fail_msg("pm_estimate_compute: %s", err.message);
+    double worst = 0.0;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        if (m == PM_MODE_PRESERVE && s->cluster.devices > 1)
+            continue; /* prefetches: summed by evaluations, not in closed form */
+        long double sum = 0.0L;
+        for (int64_t c = e.prefill_tokens; c < s->workload.seq_len; c++) {
+            double t;
+            if (pm_step_time_graph(s, (pm_mode)m, PM_PHASE_DECODE, c, &t, NULL, &err) != PM_OK)
+                fail_msg("pm_step_time_graph: %s", err.message);
+            sum += t;
+        }
+        const double ref = (double)sum, got = e.modes[m].decode_s;
+        const double rel = fabs(got - ref) / ref;
+        if (!(rel <= PM_CLOSED_FORM_REL_TOL))
+            fail_msg("%s: %s decode sum %.17g, graph path's steps %.17g (relative %.3g)",
+                     s->model.name, pm_mode_name((pm_mode)m), got, ref, rel);
+        worst = rel > worst ? rel : worst;
+    }
+    return worst;
+}
 #endif
 
 #endif
