@@ -452,9 +452,11 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     }
     if (st != PM_OK)
         return st;
-    r->tpot_s = eval_t(&sm, last);
     r->fused_chunks = fused ? dec->chunks : 0;
     r->decode_s = sum_decode(&sm, &s->model, sp, last);
+    /* The last step, from the sum's evaluations when it is among them (a region's evaluation
+     * is the step's, tests/test_estimate.c): PRESERVE's then needs no region of its own. */
+    r->tpot_s = eval_t(&sm, last);
     if ((st = sm.st) != PM_OK)
         return st;
     r->request_s = r->prefill_s + r->decode_s;
