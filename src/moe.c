@@ -145,8 +145,10 @@ pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads
         prod[d] = 1.0;
     for (int r = 0; r < (uniform ? 1 : ep); r++) {
         poisson_binomial_cdf(&p[r * El], El, pmf, cdf);
-        for (int d = 0; d <= El; d++) /* the CDF reaches 1 (clamped): pow(1, ep) is 1 */
-            prod[d] *= uniform && cdf[d] < 1.0 ? pow(cdf[d], ep) : cdf[d];
+        /* The CDF reaches 1 (clamped): pow(1, ep) is 1; below the counts a rank surely
+         * exceeds (a prefill) it is 0: pow(0, ep) is 0. */
+        for (int d = 0; d <= El; d++)
+            prod[d] *= uniform && cdf[d] < 1.0 && cdf[d] > 0.0 ? pow(cdf[d], ep) : cdf[d];
     }
     double emax = 0.0;
     for (int d = 1; d <= El; d++)
