@@ -296,7 +296,17 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
         node_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_local, p->prefetching,
                    &p->attn_local_cost);
     }
-    count_pairs(p);
+    /* The pairs depend on the model alone: a plan of the same scenario has them (O(L) to
+     * count for a MoE model). */
+    if (like && (like->tmpl.n_moe > 0) == (t->n_moe > 0)) {
+        memcpy(p->n_pair, like->n_pair, sizeof p->n_pair);
+        p->all_mlp[0] = like->all_mlp[0];
+        p->all_mlp[1] = like->all_mlp[1];
+        p->mlp0 = like->mlp0;
+        p->mlp_last = like->mlp_last;
+    } else {
+        count_pairs(p);
+    }
     return PM_OK;
 }
 
