@@ -44,7 +44,10 @@ typedef struct summer {
     int64_t sig_c;          /* the last range's end, and its signature */
     unsigned sig;
     bool in_region;         /* PRESERVE, summing a range with one set of decisions: */
-    pm_step_region region;  /* their compiled step serves its evaluations */
+    pm_step_region *region; /* their compiled step serves its evaluations */
+    pm_step_region *spare;  /* the next range's, made at spare_c by the bracket (or -1) */
+    int64_t spare_c;
+    pm_step_region regions[2];
 } summer;
 
 static double eval_t(summer *sm, int64_t c)
@@ -54,7 +57,7 @@ static double eval_t(summer *sm, int64_t c)
             return sm->memo_t[i];
     double t = 0.0;
     if (sm->st == PM_OK)
-        sm->st = sm->in_region ? pm_step_region_eval(&sm->region, c, &t)
+        sm->st = sm->in_region ? pm_step_region_eval(sm->region, c, &t)
                                : pm_step_plan_eval(sm->plan, sm->preserve, c, &t, NULL);
     sm->evals++;
     sm->memo_c[sm->memo_next] = c;
@@ -124,8 +127,8 @@ static double sum_region(summer *sm, int64_t a, int64_t b)
 {
     pm_traffic ta, tb;
     if (sm->preserve) {
-        pm_step_region_traffic(&sm->region, a, &ta);
-        pm_step_region_traffic(&sm->region, b, &tb);
+        pm_step_region_traffic(sm->region, a, &ta);
+        pm_step_region_traffic(sm->region, b, &tb);
     } else {
         pm_step_plan_traffic(sm->plan, false, a, &ta);
         pm_step_plan_traffic(sm->plan, false, b, &tb);
@@ -153,21 +156,37 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
     /* The region at a: its signature is a's, and it serves the sum from a when b has it too. */
     unsigned sa = 0u;
     if (sm->preserve) {
-        pm_step_region_init(sm->plan, a, true, &sm->region);
-        sa = sm->region.sig;
+        if (sm->spare_c == a) { /* the previous range's bracket made it */
+            pm_step_region *t = sm->region;
+            sm->region = sm->spare;
+            sm->spare = t;
+            sm->spare_c = -1;
+        } else {
+            pm_step_region_init(sm->plan, a, true, sm->region);
+        }
+        sa = sm->region->sig;
     }
     const unsigned sb = sig_end(sm, b);
     if (sa == sb || depth > 40)
         return sum_region(sm, a, b);
-    const int64_t next = sm->region.next;
+    const int64_t next = sm->preserve ? sm->region->next : -1;
     int64_t lo = a, hi = b; /* sig(lo) == sa, sig(hi) != sa */
     /* The decisions only change one way as the cache grows, so the last context with sa is
      * unique: the two contexts around where the signature says they change next narrow the
-     * bracket (to those two when it is right), and the bisection finds that context from it. */
+     * bracket (to those two when it is right), and the bisection finds that context from it.
+     * The region made at the guess serves the next range when the guess is right. */
     for (int64_t g = next - 1; next > a && g <= next; g++) {
         if (g <= lo || g >= hi)
             continue;
-        if (sig_at(sm, g) == sa)
+        unsigned sg;
+        if (g == next) {
+            pm_step_region_init(sm->plan, g, true, sm->spare);
+            sm->spare_c = g;
+            sg = sm->spare->sig;
+        } else {
+            sg = sig_at(sm, g);
+        }
+        if (sg == sa)
             lo = g;
         else
             hi = g;
@@ -438,14 +457,17 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     sm.end_c = sm.sig_c = -1;
     sm.sig = 0u;
     sm.in_region = false;
+    sm.region = &sm.regions[0];
+    sm.spare = &sm.regions[1];
+    sm.spare_c = -1;
     for (int i = 0; i < MEMO; i++)
         sm.memo_c[i] = -1;
     /* The prefill: for PRESERVE one region's decisions serve its time and its traffic. */
     pm_status st;
     if (preserve) {
-        pm_step_region_init(pre, sp, false, &sm.region);
-        st = pm_step_region_eval(&sm.region, sp, &r->prefill_s);
-        pm_step_region_traffic(&sm.region, sp, &r->traffic);
+        pm_step_region_init(pre, sp, false, sm.region);
+        st = pm_step_region_eval(sm.region, sp, &r->prefill_s);
+        pm_step_region_traffic(sm.region, sp, &r->traffic);
     } else {
         st = pm_step_plan_eval(pre, false, sp, &r->prefill_s, NULL);
         pm_step_plan_traffic(pre, false, sp, &r->traffic);

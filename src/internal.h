@@ -466,7 +466,8 @@ typedef struct pm_step_region {
     bool prefetches; /* false: the plan prefetches nothing, evaluations are sums of nodes */
     unsigned sig;    /* pm_step_plan_signature's value at the context it was made at */
     int64_t next;    /* and about where the decisions change next, as it says (or -1) */
-    pm_step_node attn[2]; /* each class's attention at the context last evaluated */
+    pm_step_node attn[2]; /* each class's attention at the context last evaluated, */
+    int64_t attn_ctx;     /* that context (-1: none yet) */
     const pm_step_node *L[2][2][PM_TEMPLATE_MAX]; /* [attention class][MLP class] */
     bool pf[2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
     pm_step_seg period[2][2], last; /* [MLP class][next layer's attention class] */

@@ -646,10 +646,14 @@ static int64_t next_change(const pm_step_plan *p, int64_t ctx, double slack)
 }
 
 /* The attention of each class at ctx into the region's own nodes (the segments point at
- * them). */
+ * them), unless they hold it already (a range's first evaluation is at the context the region
+ * was made at). */
 static void region_attention(pm_step_region *r, int64_t ctx)
 {
     const pm_step_plan *p = r->p;
+    if (r->attn_ctx == ctx)
+        return;
+    r->attn_ctx = ctx;
     for (int c = 0; c < 2; c++) {
         if (p->attn < 0 || p->all_class[c] == 0)
             continue;
@@ -664,6 +668,7 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
     r->p = p;
     r->sig = 0;
     r->next = -1;
+    r->attn_ctx = -1;
     r->prefetches = p->prefetching && p->first_comm >= 0;
     if (!r->prefetches)
         return;
