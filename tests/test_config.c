@@ -896,6 +896,40 @@ static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state
     pm_scenario_release(&s);
 }
 
+static void test_scenario_rejects_mixed_8bit_gemm_operands(void **state)
+{
+    (void)state;
+    char path[600];
+    pm_scenario s;
+    pm_error err;
+    /* h100-sxm lists both int8 and fp8 peaks: the pair is refused for the GEMM, not the part. */
+    pm_status st = load_scenario_text(
+        "\"llama3-8b\"", "\"h100-sxm\"", "\"nvlink4-nvswitch\"",
+        "{\"from\": \"paper-default\", \"weight_dtype\": \"fp8\", \"act_dtype\": \"int8\"}",
+        NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_UNSUPPORTED, path, "$.workload.act_dtype",
+                 "int8 activations with fp8 weights");
+    st = load_scenario_text(
+        "\"llama3-8b\"", "\"h100-sxm\"", "\"nvlink4-nvswitch\"",
+        "{\"from\": \"paper-default\", \"weight_dtype\": \"int8\", \"act_dtype\": \"fp8\"}",
+        NULL, path, sizeof path, &s, &err);
+    assert_fails(st, &err, PM_ERR_UNSUPPORTED, path, "$.workload.act_dtype",
+                 "fp8 activations with int8 weights");
+    /* Passing: fp8 x fp8 (W8A8) and fp8 weights with bf16 activations (weight-only). */
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"h100-sxm\"", "\"nvlink4-nvswitch\"",
+                                 "{\"from\": \"paper-default\", \"weight_dtype\": \"fp8\", "
+                                 "\"act_dtype\": \"fp8\"}",
+                                 NULL, path, sizeof path, &s, &err),
+              &err);
+    pm_scenario_release(&s);
+    assert_ok(load_scenario_text("\"llama3-8b\"", "\"h100-sxm\"", "\"nvlink4-nvswitch\"",
+                                 "{\"from\": \"paper-default\", \"weight_dtype\": \"fp8\", "
+                                 "\"act_dtype\": \"bf16\"}",
+                                 NULL, path, sizeof path, &s, &err),
+              &err);
+    pm_scenario_release(&s);
+}
+
 static void test_scenario_rejects_prefill_that_leaves_no_prompt(void **state)
 {
     (void)state;
@@ -2769,6 +2803,7 @@ int main(void)
         cmocka_unit_test(test_devices_per_node_requires_hierarchical_topology),
         cmocka_unit_test(test_scenario_rejects_devices_per_node_not_dividing_devices),
         cmocka_unit_test(test_scenario_rejects_allreduce_the_topology_cannot_run),
+        cmocka_unit_test(test_scenario_rejects_mixed_8bit_gemm_operands),
         cmocka_unit_test(test_scenario_rejects_prefill_that_leaves_no_prompt),
         cmocka_unit_test(test_scenario_options_are_range_checked),
         cmocka_unit_test(test_unknown_bundled_name_lists_the_available_names),
