@@ -191,6 +191,172 @@ static int count_mode(const count_opts *c)
     return 0;
 }
 
+/* The default mode's figures. */
+typedef struct figures {
+    double step_ns, step_cold_ns, e2e[2], sweep_pps, grid_s, rss;
+    size_t grid_points, grid_invalid;
+} figures;
+
+/* One decode step, prepared and cold; v holds reps samples. */
+static int time_steps(const pm_scenario *s, bool quick, int reps, double *v, figures *f)
+{
+    pm_error err;
+    pm_step_model *sm;
+    if (pm_step_model_new(s, PM_MODE_PRESERVE, &sm, &err) != PM_OK)
+        return fail("pm_step_model_new", &err);
+    const int inner_step = quick ? 2000 : 200000;
+    for (int r = -1; r < reps; r++) {
+        double t0 = now(), acc = 0.0;
+        for (int i = 0; i < inner_step; i++)
+            acc += pm_step_model_decode_time(sm, 16383 - (i & 1));
+        sink = acc;
+        if (r >= 0)
+            v[r] = (now() - t0) / inner_step * 1e9;
+    }
+    f->step_ns = median(v, reps);
+    pm_step_model_free(sm);
+    for (int r = -1; r < reps; r++) {
+        double t0 = now(), acc = 0.0, t;
+        for (int i = 0; i < inner_step / 4; i++) {
+            pm_decode_step_time(s, PM_MODE_PRESERVE, 16383, &t, NULL);
+            acc += t;
+        }
+        sink = acc;
+        if (r >= 0)
+            v[r] = (now() - t0) / (inner_step / 4) * 1e9;
+    }
+    f->step_cold_ns = median(v, reps);
+    return 0;
+}
+
+/* End to end at 16K and 64K. */
+static int time_e2e(const pm_scenario *s, bool quick, int reps, double *v, figures *f)
+{
+    pm_error err;
+    const int64_t seqs[2] = {16384, 65536};
+    const int inner_e2e = quick ? 200 : 20000;
+    for (int k = 0; k < 2; k++) {
+        pm_scenario t = *s;
+        t.workload.seq_len = seqs[k];
+        pm_estimate e;
+        for (int r = -1; r < reps; r++) {
+            double t0 = now();
+            for (int i = 0; i < inner_e2e; i++) {
+                if (pm_estimate_compute(&t, &e, &err) != PM_OK)
+                    return fail("pm_estimate_compute", &err);
+                sink = e.modes[PM_MODE_PRESERVE].request_s;
+            }
+            if (r >= 0)
+                v[r] = (now() - t0) / inner_e2e * 1e9;
+        }
+        f->e2e[k] = median(v, reps);
+    }
+    return 0;
+}
+
+/* A 1,000-point l2 sweep, then the million-point grid: 25 L2 sizes x 10 link bandwidths x 8
+ * batches x 500 sequence lengths (quick: 25 x 10 x 4 x 10). */
+static int time_sweeps(const pm_scenario *s, bool quick, int threads, double *v, figures *f)
+{
+    pm_error err;
+    pm_axis l2 = axis("l2=1MiB:1000MiB:1MiB");
+    pm_sweep_opts so = {.threads = threads};
+    const int sweep_reps = quick ? 3 : 11;
+    for (int r = -1; r < sweep_reps; r++) {
+        best b = {0};
+        double t0 = now();
+        if (pm_sweep_run(s, &l2, 1, &so, consume, &b, &err) != PM_OK)
+            return fail("pm_sweep_run", &err);
+        if (r >= 0)
+            v[r] = (double)b.points / (now() - t0);
+    }
+    f->sweep_pps = median(v, sweep_reps);
+    pm_axis_release(&l2);
+    pm_axis grid[4] = {axis("l2=8MiB:200MiB:8MiB"), axis("link_bw=100Gbps:1000Gbps:100Gbps"),
+                       axis(quick ? "batch=1,4,16,64" : "batch=1:128:x2"),
+                       axis(quick ? "seq=1k:10k:1k" : "seq=256:128000:256")};
+    f->grid_points = pm_sweep_size(grid, 4);
+    const int grid_reps = quick ? 1 : 3;
+    for (int r = 0; r < grid_reps; r++) {
+        best b = {0};
+        double t0 = now();
+        if (pm_sweep_run(s, grid, 4, &so, consume, &b, &err) != PM_OK)
+            return fail("pm_sweep_run", &err);
+        v[r] = now() - t0;
+        f->grid_invalid = b.invalid;
+    }
+    f->grid_s = median(v, grid_reps);
+    for (int a = 0; a < 4; a++)
+        pm_axis_release(&grid[a]);
+    return 0;
+}
+
+static void print_figures(const figures *f, bool json, bool quick)
+{
+    char cpu[256];
+    cpu_model(cpu, sizeof cpu);
+    const double pps = (double)f->grid_points / f->grid_s;
+    if (json) {
+        printf("{\n  \"tool\": \"pm-bench %s\",\n  \"quick\": %s,\n", pm_version(),
+               quick ? "true" : "false");
+        printf("  \"cpu\": \"%s\",\n", cpu);
+        printf("  \"decode_step_ns\": %.1f,\n  \"decode_step_cold_ns\": %.1f,\n", f->step_ns,
+               f->step_cold_ns);
+        printf("  \"e2e_ns_16k\": %.1f,\n  \"e2e_ns_64k\": %.1f,\n", f->e2e[0], f->e2e[1]);
+        printf("  \"e2e_64k_over_16k\": %.3f,\n", f->e2e[1] / f->e2e[0]);
+        printf("  \"sweep_points_per_s\": %.0f,\n", f->sweep_pps);
+        printf("  \"grid_points\": %zu,\n  \"grid_invalid_points\": %zu,\n", f->grid_points,
+               f->grid_invalid);
+        printf("  \"grid_s\": %.3f,\n  \"grid_points_per_s\": %.0f,\n", f->grid_s, pps);
+        printf("  \"peak_rss_bytes\": %.0f\n}\n", f->rss);
+    } else {
+        printf("pm-bench %s%s (medians)\n", pm_version(), quick ? " --quick" : "");
+        printf("CPU                         %s\n", cpu);
+        printf("decode step (prepared)      %10.1f ns\n", f->step_ns);
+        printf("decode step (cold)          %10.1f ns\n", f->step_cold_ns);
+        printf("end to end, 16K             %10.1f ns\n", f->e2e[0]);
+        printf("end to end, 64K             %10.1f ns  (%.2fx the 16K case)\n", f->e2e[1],
+               f->e2e[1] / f->e2e[0]);
+        printf("1,000-point l2 sweep        %10.0f points/s\n", f->sweep_pps);
+        printf("grid of %zu points      %10.3f s  (%.0f points/s, %zu invalid)\n",
+               f->grid_points, f->grid_s, pps, f->grid_invalid);
+        printf("peak RSS                    %10.1f MiB\n", f->rss / 1048576.0);
+    }
+}
+
+/* The default mode: every figure of the top of the file, on Llama3-70B. */
+static int figures_mode(const char *data_dir, bool json, bool quick, int threads)
+{
+    pm_load_opts lo = {data_dir, NULL, 0};
+    pm_scenario s;
+    pm_error err;
+    if (pm_scenario_load("llama70b", &lo, &s, &err) != PM_OK)
+        return fail("llama70b", &err);
+    const int reps = quick ? 5 : 31;
+    double *v = malloc((size_t)reps * sizeof *v);
+    figures f = {0};
+    int rc = 0;
+    if (!v) {
+        fprintf(stderr, "pm-bench: out of memory\n");
+        rc = 1;
+    }
+    if (rc == 0)
+        rc = time_steps(&s, quick, reps, v, &f);
+    if (rc == 0)
+        rc = time_e2e(&s, quick, reps, v, &f);
+    if (rc == 0)
+        rc = time_sweeps(&s, quick, threads, v, &f);
+    pm_scenario_release(&s);
+    free(v);
+    if (rc != 0)
+        return rc;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    f.rss = (double)ru.ru_maxrss * 1024.0;
+    print_figures(&f, json, quick);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     bool json = false, quick = false;
@@ -241,130 +407,5 @@ int main(int argc, char **argv)
         co.data_dir = data_dir;
         return count_mode(&co);
     }
-    pm_load_opts lo = {data_dir, NULL, 0};
-    pm_scenario s;
-    pm_error err;
-    if (pm_scenario_load("llama70b", &lo, &s, &err) != PM_OK)
-        return fail("llama70b", &err);
-    const int reps = quick ? 5 : 31;
-    double *v = malloc((size_t)reps * sizeof *v);
-
-    /* One decode step, prepared and cold. */
-    pm_step_model *sm;
-    if (pm_step_model_new(&s, PM_MODE_PRESERVE, &sm, &err) != PM_OK)
-        return fail("pm_step_model_new", &err);
-    const int inner_step = quick ? 2000 : 200000;
-    for (int r = -1; r < reps; r++) {
-        double t0 = now(), acc = 0.0;
-        for (int i = 0; i < inner_step; i++)
-            acc += pm_step_model_decode_time(sm, 16383 - (i & 1));
-        sink = acc;
-        if (r >= 0)
-            v[r] = (now() - t0) / inner_step * 1e9;
-    }
-    const double step_ns = median(v, reps);
-    pm_step_model_free(sm);
-    for (int r = -1; r < reps; r++) {
-        double t0 = now(), acc = 0.0, t;
-        for (int i = 0; i < inner_step / 4; i++) {
-            pm_decode_step_time(&s, PM_MODE_PRESERVE, 16383, &t, NULL);
-            acc += t;
-        }
-        sink = acc;
-        if (r >= 0)
-            v[r] = (now() - t0) / (inner_step / 4) * 1e9;
-    }
-    const double step_cold_ns = median(v, reps);
-
-    /* End to end at 16K and 64K. */
-    double e2e[2];
-    const int64_t seqs[2] = {16384, 65536};
-    const int inner_e2e = quick ? 200 : 20000;
-    for (int k = 0; k < 2; k++) {
-        pm_scenario t = s;
-        t.workload.seq_len = seqs[k];
-        pm_estimate e;
-        for (int r = -1; r < reps; r++) {
-            double t0 = now();
-            for (int i = 0; i < inner_e2e; i++) {
-                if (pm_estimate_compute(&t, &e, &err) != PM_OK)
-                    return fail("pm_estimate_compute", &err);
-                sink = e.modes[PM_MODE_PRESERVE].request_s;
-            }
-            if (r >= 0)
-                v[r] = (now() - t0) / inner_e2e * 1e9;
-        }
-        e2e[k] = median(v, reps);
-    }
-
-    /* A 1,000-point l2 sweep. */
-    pm_axis l2 = axis("l2=1MiB:1000MiB:1MiB");
-    pm_sweep_opts so = {.threads = threads};
-    const int sweep_reps = quick ? 3 : 11;
-    for (int r = -1; r < sweep_reps; r++) {
-        best b = {0};
-        double t0 = now();
-        if (pm_sweep_run(&s, &l2, 1, &so, consume, &b, &err) != PM_OK)
-            return fail("pm_sweep_run", &err);
-        if (r >= 0)
-            v[r] = (double)b.points / (now() - t0);
-    }
-    const double sweep_pps = median(v, sweep_reps);
-    pm_axis_release(&l2);
-
-    /* The million-point grid: 25 L2 sizes x 10 link bandwidths x 8 batches x 500 sequence
-     * lengths (quick: 25 x 10 x 4 x 10). */
-    pm_axis grid[4] = {axis("l2=8MiB:200MiB:8MiB"), axis("link_bw=100Gbps:1000Gbps:100Gbps"),
-                       axis(quick ? "batch=1,4,16,64" : "batch=1:128:x2"),
-                       axis(quick ? "seq=1k:10k:1k" : "seq=256:128000:256")};
-    const size_t grid_points = pm_sweep_size(grid, 4);
-    const int grid_reps = quick ? 1 : 3;
-    best gb = {0};
-    for (int r = 0; r < grid_reps; r++) {
-        best b = {0};
-        double t0 = now();
-        if (pm_sweep_run(&s, grid, 4, &so, consume, &b, &err) != PM_OK)
-            return fail("pm_sweep_run", &err);
-        v[r] = now() - t0;
-        gb = b;
-    }
-    const double grid_s = median(v, grid_reps);
-    for (int a = 0; a < 4; a++)
-        pm_axis_release(&grid[a]);
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    const double rss = (double)ru.ru_maxrss * 1024.0;
-    pm_scenario_release(&s);
-    free(v);
-
-    char cpu[256];
-    cpu_model(cpu, sizeof cpu);
-    if (json) {
-        printf("{\n  \"tool\": \"pm-bench %s\",\n  \"quick\": %s,\n", pm_version(),
-               quick ? "true" : "false");
-        printf("  \"cpu\": \"%s\",\n", cpu);
-        printf("  \"decode_step_ns\": %.1f,\n  \"decode_step_cold_ns\": %.1f,\n", step_ns,
-               step_cold_ns);
-        printf("  \"e2e_ns_16k\": %.1f,\n  \"e2e_ns_64k\": %.1f,\n", e2e[0], e2e[1]);
-        printf("  \"e2e_64k_over_16k\": %.3f,\n", e2e[1] / e2e[0]);
-        printf("  \"sweep_points_per_s\": %.0f,\n", sweep_pps);
-        printf("  \"grid_points\": %zu,\n  \"grid_invalid_points\": %zu,\n", grid_points,
-               gb.invalid);
-        printf("  \"grid_s\": %.3f,\n  \"grid_points_per_s\": %.0f,\n", grid_s,
-               (double)grid_points / grid_s);
-        printf("  \"peak_rss_bytes\": %.0f\n}\n", rss);
-    } else {
-        printf("pm-bench %s%s (medians)\n", pm_version(), quick ? " --quick" : "");
-        printf("CPU                         %s\n", cpu);
-        printf("decode step (prepared)      %10.1f ns\n", step_ns);
-        printf("decode step (cold)          %10.1f ns\n", step_cold_ns);
-        printf("end to end, 16K             %10.1f ns\n", e2e[0]);
-        printf("end to end, 64K             %10.1f ns  (%.2fx the 16K case)\n", e2e[1],
-               e2e[1] / e2e[0]);
-        printf("1,000-point l2 sweep        %10.0f points/s\n", sweep_pps);
-        printf("grid of %zu points      %10.3f s  (%.0f points/s, %zu invalid)\n", grid_points,
-               grid_s, (double)grid_points / grid_s, gb.invalid);
-        printf("peak RSS                    %10.1f MiB\n", rss / 1048576.0);
-    }
-    return 0;
+    return figures_mode(data_dir, json, quick, threads);
 }

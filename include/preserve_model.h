@@ -439,6 +439,9 @@ typedef struct pm_runtime {
     bool allreduce_given;          /* the runtime fixes the allreduce algorithm: the loader sets
                                       the cluster's algorithm to `allreduce` */
     pm_allreduce_algo allreduce;   /* e.g. PM_AR_RING for NCCL's ring on a small message */
+    double attention_hbm_efficiency_frac; /* (0, 1]: the engine's own decode-attention kernel's
+                                      KV read efficiency, replacing the accelerator's; 0: the
+                                      accelerator's (its presets measure FlashAttention's) */
 } pm_runtime;
 
 typedef struct pm_provenance pm_provenance;

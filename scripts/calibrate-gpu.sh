@@ -23,10 +23,15 @@
 # mi300x, gaudi2. The H200 is the H100's die (same
 # SMs, clocks and kernels, more and faster HBM): it takes the H100's values, and its three points
 # (one source) stay out of sample; `h200-sxm` may still be named to fit it alone.
+# Then per engine whose decode-attention kernel is not the one the accelerator presets measure
+# (FlashAttention's): the runtime's attention_hbm_efficiency_frac over the engine's dense rows on
+# every GPU jointly, the platforms' values as shipped (TensorRT-LLM's XQA/MMHA kernels).
 # Usage: scripts/calibrate-gpu.sh [OUTDIR] [PLATFORMS] [EFFS] [LOSSES] [KERNEL_HBM_EFFS]
-#   -> OUTDIR/calibrate-gpu-summary.txt (`key value` lines per platform: the best candidate, its
-#   in-sample median and p90, the leave-one-source-out median and p90, points and sources) and
-#   OUTDIR/calibrate-gpu-<platform>.txt (every candidate's median and p90).
+#                                 [RUNTIMES] [ATTENTION_EFFS]
+#   -> OUTDIR/calibrate-gpu-summary.txt (`key value` lines per platform and runtime: the best
+#   candidate, its in-sample median and p90, the leave-one-source-out median and p90, points and
+#   sources; all.*: the platforms together) and OUTDIR/calibrate-gpu-<platform or runtime>.txt
+#   (every candidate's median and p90). RUNTIMES "" skips the runtime stage.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +40,8 @@ platforms=${2:-"a100 h100-sxm mi300x gaudi2"}
 effs=${3:-"0.45 0.5 0.55 0.6 0.65 0.7 0.75 0.8 0.85"}
 losses=${4:-"0 0.1 0.2 0.3 0.4 0.5"}
 hbms=${5:-"0.4 0.5 0.6 0.7 0.8 0.9"}
+runtimes=${6-"trtllm"}
+atts=${7:-"0.55 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95"}
 data=$root/data/validation/gpu.csv
 summary=$out/calibrate-gpu-summary.txt
 : >"$summary"
@@ -42,28 +49,23 @@ work=$(mktemp -d)
 : >"$work/side.txt"
 trap 'rm -rf "$work"' EXIT
 
-for plat in $platforms; do
-    case $plat in
-    a100) accs="a100-sxm-80gb a100-sxm-40gb" ;;
-    *) accs=$plat ;;
-    esac
-    rm -f "$out/calibrate-gpu-$plat.txt"
-    sub=$work/$plat.csv
-    head -n 1 "$data" >"$sub"
-    for a in $accs; do awk -F, -v a="$a" '$3 == a && $20 == "ok"' "$data" >>"$sub"; done
-    # The second axis: the knee where GEMV points fix the GEMV bandwidth (A100, H100), else the
-    # operators' HBM efficiency, which no kernel point of the platform isolates.
-    case $plat in
-    a100 | h100-sxm | h200-sxm) key2=gemm.overlap_loss_frac grid2=$losses ;;
-    gaudi2) key2=none grid2=none ;; # 8 points of 2 sources: one parameter (two over-fit: LOSO 2.8x)
-    *) key2=kernel_hbm_efficiency_frac grid2=$hbms ;;
-    esac
+# fit NAME SUBSET SET1 GRID1 SET2 GRID2 SIDE: one validation run per candidate (SET1 x SET2,
+# full --set paths; SET2 none: one axis) over the rows of SUBSET; the best by the median |error|
+# (ties: the 90th percentile) and its leave-one-source-out figures appended to the summary as
+# NAME.* lines; every candidate in OUTDIR/calibrate-gpu-NAME.txt; the best candidate's in-sample
+# and leave-one-source-out errors appended to SIDE (none: not) for the all.* lines.
+fit() {
+    local name=$1 sub=$2 set1=$3 grid1=$4 set2=$5 grid2=$6 side=$7
+    local key1=${set1#*.} key2=${set2#*.} e l set_kv
+    [ "$set2" = none ] && key2=none
+    [ "$side" = none ] && side=
+    rm -f "$out/calibrate-gpu-$name.txt"
     # One validation run per candidate: per row, the candidate, the row's source and |error|.
-    : >"$work/$plat.err"
-    for e in $effs; do
+    : >"$work/$name.err"
+    for e in $grid1; do
         for l in $grid2; do
-            set_kv="accelerator.compute_efficiency_frac=$e"
-            [ "$key2" != none ] && set_kv="$set_kv accelerator.$key2=$l"
+            set_kv="$set1=$e"
+            [ "$set2" != none ] && set_kv="$set_kv $set2=$l"
             VALIDATION_CSV=$sub VALIDATE_SET="$set_kv" "$root/scripts/validate-gpu.sh" "$work/run" \
                 >/dev/null
             paste -d, <(tail -n +2 "$sub" | awk -F, '{ split($21, p, "; "); print p[2] }' |
@@ -71,11 +73,11 @@ for plat in $platforms; do
                       <(csv_awk '{ print (v("status") == "refused" ? "nan" : v("error")) }' \
                           "$work/run/validate-gpu.csv") |
                 awk -F, -v c="$e/$l" '$2 != "nan" { e = $2 < 0 ? -$2 : $2; print c "," $1 "," e }' \
-                    >>"$work/$plat.err"
+                    >>"$work/$name.err"
         done
     done
     # Candidates ranked in-sample, and leave-one-source-out.
-    awk -F, -v plat="$plat" -v key2="$key2" -v all="$out/calibrate-gpu-$plat.txt" -v side="$work/side.txt" '
+    awk -F, -v plat="$name" -v key1="$key1" -v key2="$key2" -v all="$out/calibrate-gpu-$name.txt" -v side="$side" '
     function pct(list, p,   a, c, i, j, t, k) {
         c = split(list, a, " ")
         for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
@@ -105,10 +107,12 @@ for plat in $platforms; do
             if (hb != "") loso = loso by[hb, s]
             else one = 1
         }
-        c = split(err[best], a, " "); for (i = 1; i <= c; i++) print "in " a[i] >> side
-        c = split(loso, a, " "); for (i = 1; i <= c; i++) print "loso " a[i] >> side
+        if (side != "") {
+            c = split(err[best], a, " "); for (i = 1; i <= c; i++) print "in " a[i] >> side
+            c = split(loso, a, " "); for (i = 1; i <= c; i++) print "loso " a[i] >> side
+        }
         split(best, bv, "/")
-        printf "%s.compute_efficiency_frac %s\n", plat, bv[1]
+        printf "%s.%s %s\n", plat, key1, bv[1]
         if (key2 != "none") printf "%s.%s %s\n", plat, key2, bv[2]
         printf "%s.points %d\n%s.sources %d\n", plat, n[best], plat, ns
         printf "%s.median_abs_error %.4f\n%s.p90_abs_error %.4f\n", plat, bm, plat, bq
@@ -118,8 +122,34 @@ for plat in $platforms; do
             printf "%s.loso_over_in_sample %.3f\n", plat, (bm > 0 ? lm / bm : 0)
         } else
             printf "%s.loso_median_abs_error n/a (one source)\n", plat
-    }' "$work/$plat.err" >>"$summary"
-    sort -k4 -g "$out/calibrate-gpu-$plat.txt" -o "$out/calibrate-gpu-$plat.txt"
+    }' "$work/$name.err" >>"$summary"
+    sort -k4 -g "$out/calibrate-gpu-$name.txt" -o "$out/calibrate-gpu-$name.txt"
+}
+
+for plat in $platforms; do
+    case $plat in
+    a100) accs="a100-sxm-80gb a100-sxm-40gb" ;;
+    *) accs=$plat ;;
+    esac
+    sub=$work/$plat.csv
+    head -n 1 "$data" >"$sub"
+    for a in $accs; do awk -F, -v a="$a" '$3 == a && $20 == "ok"' "$data" >>"$sub"; done
+    # The second axis: the knee where GEMV points fix the GEMV bandwidth (A100, H100), else the
+    # operators' HBM efficiency, which no kernel point of the platform isolates.
+    case $plat in
+    a100 | h100-sxm | h200-sxm) set2=accelerator.gemm.overlap_loss_frac grid2=$losses ;;
+    gaudi2) set2=none grid2=none ;; # 8 points of 2 sources: one parameter (two over-fit: LOSO 2.8x)
+    *) set2=accelerator.kernel_hbm_efficiency_frac grid2=$hbms ;;
+    esac
+    fit "$plat" "$sub" accelerator.compute_efficiency_frac "$effs" "$set2" "$grid2" "$work/side.txt"
+done
+# An engine's own decode-attention kernel (the runtime's attention_hbm_efficiency_frac), over
+# the engine's dense rows on every GPU jointly, the platforms' values as shipped.
+for rt in $runtimes; do
+    sub=$work/rt-$rt.csv
+    head -n 1 "$data" >"$sub"
+    awk -F, -v r="$rt" '$8 == r && $20 == "ok"' "$data" >>"$sub"
+    fit "$rt" "$sub" runtime.attention_hbm_efficiency_frac "$atts" none none none
 done
 # Over every platform: the in-sample and the leave-one-source-out errors together.
 sort -k2 -g "$work/side.txt" | awk '

@@ -76,7 +76,7 @@ predict() {
         "$pm" --config llama8b --model "$model" --accelerator "$acc" --set cluster="$cluster" \
             --devices "$dev" --batch "$b" --seq "$seq" \
             --set workload.prefill_frac="$(awk -v i="$i" -v s="$seq" 'BEGIN { printf "%.15g", i / s }')" \
-            "${dt[@]}" "${rt[@]}" --format csv |
+            "${rt[@]}" "${dt[@]}" --format csv |
             csv_awk -v metric="$metric" -v steps="$steps" '{
                 if (metric == "tpot_ms") printf "%.6g\n", v("serial_decode_s") / steps * 1e3
                 else if (metric == "ttft_ms") printf "%.6g\n", v("serial_prefill_s") * 1e3

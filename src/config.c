@@ -1783,6 +1783,16 @@ static pm_status check_workload(const pm_workload *w, pm_error *err)
     for (int i = 0; i < 4; i++)
         if ((int)ds[i] < 0 || ds[i] >= PM_DTYPE_COUNT)
             return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.workload", "bad datatype");
+    /* A W8A8 GEMM multiplies two operands of one 8-bit type: no kernel multiplies fp8 by
+     * int8, so the pair would be modelled as a GEMM that does not exist. */
+    const bool w8 = w->weight_dtype == PM_DTYPE_INT8 || w->weight_dtype == PM_DTYPE_FP8;
+    const bool a8 = w->act_dtype == PM_DTYPE_INT8 || w->act_dtype == PM_DTYPE_FP8;
+    if (w8 && a8 && w->weight_dtype != w->act_dtype)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
+                       "%s activations with %s weights: no GEMM multiplies an fp8 operand by "
+                       "an int8 one; use one 8-bit type for both (W8A8) or wider activations "
+                       "(weight-only quantisation)",
+                       pm_dtype_name(w->act_dtype), pm_dtype_name(w->weight_dtype));
     int64_t prefill = pm_workload_prompt_tokens(w);
     if (prefill < 1 || prefill >= w->seq_len)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.prefill_frac",

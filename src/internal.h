@@ -168,6 +168,9 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r);
 /* The per-kernel launch cost: the runtime's when the scenario has one, else the
  * accelerator's. */
 double pm_launch_s(const pm_scenario *s);
+/* The decode-attention kernel's KV read efficiency: the runtime's own kernel's when it gives
+ * one, else the accelerator's (0: the operators' HBM efficiency, cost.c). */
+double pm_attention_hbm_frac(const pm_scenario *s);
 /* What the runtime adds to one step (the embedding node carries it), seconds; 0 without one. */
 double pm_runtime_step_s(const pm_scenario *s);
 /* What the runtime adds to each allreduce, seconds; 0 without one. */

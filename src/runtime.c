@@ -15,6 +15,9 @@
  *     the algorithm when the runtime fixes it (`allreduce`: NCCL's ring for the small decode
  *     messages of a stack without a custom allreduce); the loader (data.c) puts it in the
  *     cluster, so every path uses it.
+ * And what its own kernels reach where they are not the accelerator's measured ones: the
+ * decode-attention kernel's KV read efficiency (`attention_hbm_efficiency_frac`), which
+ * replaces the accelerator's in the roofline (cost.c's context, so both paths use it).
  */
 #include <math.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 #include "internal.h"
 
 static const pm_range TIME_RANGE = {0.0, 1.0, false, false}; /* 0 to 1 s: a host overhead */
+static const pm_range FRACTION = {0.0, 1.0, true, false};    /* (0, 1] */
 
 pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 {
@@ -49,7 +53,9 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
         (st = pm_obj_quantity(o, "kernel_launch", PM_DIM_TIME, true, TIME_RANGE,
                               &r->kernel_launch_s)) ||
         (st = pm_obj_quantity(o, "allreduce_overhead", PM_DIM_TIME, false, TIME_RANGE,
-                              &r->allreduce_overhead_s)))
+                              &r->allreduce_overhead_s)) ||
+        (st = pm_obj_quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
+                              &r->attention_hbm_efficiency_frac)))
         return st;
     int algo = PM_AR_AUTO;
     size_t n_algo;
@@ -65,6 +71,13 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 double pm_launch_s(const pm_scenario *s)
 {
     return s->runtime.present ? s->runtime.kernel_launch_s : s->accel.kernel_launch_s;
+}
+
+double pm_attention_hbm_frac(const pm_scenario *s)
+{
+    return s->runtime.present && s->runtime.attention_hbm_efficiency_frac > 0
+               ? s->runtime.attention_hbm_efficiency_frac
+               : s->accel.attention_hbm_efficiency_frac;
 }
 
 double pm_runtime_step_s(const pm_scenario *s)

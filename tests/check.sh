@@ -1,5 +1,26 @@
-# check(): the shell tests' one assertion, sourced by test_cli.sh and test_ux.sh (they set
-# pass and fail to 0 first). The command runs with stdout and stderr together.
+# The shell tests' common parts, sourced by test_cli.sh, test_ux.sh and test_writers.sh:
+#   check_begin PM ROOT   sets pm and root, points the tool at ROOT's data and plots, zeroes
+#                         pass and fail, and enters a scratch directory ($tmp) removed on exit
+#   check ...             the one assertion (test_writers.sh defines its own after sourcing)
+#   check_end             prints the counts; its status is the script's (0: no failure)
+check_begin() {
+    pm="$1"
+    root="$2"
+    export PRESERVE_MODEL_DATA="$root/data"
+    export PRESERVE_MODEL_PLOTS="$root/plots"
+    fail=0
+    pass=0
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    cd "$tmp" || exit 1
+}
+
+check_end() {
+    echo "$pass passed, $fail failed"
+    [ "$fail" -eq 0 ]
+}
+
+# check(): the command runs with stdout and stderr together.
 check() { # name, expected exit code, substring expected in stdout+stderr, command...
     local name="$1" code="$2" want="$3"
     shift 3

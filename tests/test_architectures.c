@@ -553,6 +553,38 @@ static void test_falcon7b_is_multi_query_and_parallel(void **state)
     pm_scenario_release(&s);
 }
 
+/* The 13B GPT-style model of the FasterTransformer validation rows (data/models/gpt-13b-ft.json:
+ * 40 layers, hidden 5120, 40 heads of 128, MLP 20480 with GELU, vocab 50272, biases
+ * everywhere, tied embeddings) on 2 A100s in fp16, batch 1. */
+static void test_bundled_gpt_13b_ft_by_hand(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {
+        "model=gpt-13b-ft",          "accelerator=a100-sxm-40gb", "cluster=nvlink3-nvswitch",
+        "cluster.devices=2",         "workload.batch=1",          "workload.weight_dtype=fp16",
+        "workload.act_dtype=fp16",   "workload.kv_dtype=fp16"};
+    pm_scenario s = pm_test_load("llama8b", sets, sizeof sets / sizeof sets[0]);
+    assert_false(s.model.gated_mlp);
+    assert_true(s.model.qkv_bias && s.model.o_bias && s.model.mlp_bias);
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 512, &f, NULL), PM_OK);
+    /* Per device, 2 bytes a weight: 20 heads. QKV 5120 x 3 x 20 x 128 = 39,321,600 weights
+     * (78,643,200 bytes) + 7680 bias = 78,658,560; O 2560 x 5120 = 13,107,200 weights
+     * (26,214,400 bytes) + a whole 5120 bias = 26,224,640; up 5120 x 10240 and down 10240 x
+     * 5120 = 104,857,600 weights (209,715,200 bytes) + 10240 + 5120 bias = 209,745,920. */
+    const double attn = 78658560.0 + 26224640.0; /* 104,883,200 */
+    const double mlp = 209745920.0;
+    /* The tied LM head: 50272 / 2 = 25136 rows x 5120 x 2 = 257,392,640; no embedding. */
+    const double lm_head = 25136.0 * 5120 * 2;
+    assert_rel(f.attn_weight_bytes, attn, EXACT);
+    assert_rel(f.mlp_weight_bytes, mlp, EXACT);
+    assert_rel(f.weight_bytes, 40 * (attn + mlp) + lm_head, EXACT);
+    assert_rel(f.weight_bytes, 12842557440.0, EXACT); /* 25.7 GB over both: "13B" in fp16 */
+    /* K and V of 20 heads of 128 in fp16, per position and layer: 10,240 bytes. */
+    assert_rel(f.kv_bytes_per_token, 2.0 * 20 * 128 * 2, EXACT);
+    pm_scenario_release(&s);
+}
+
 /* Gemma-2-9B as bundled, in its scenario (4 devices, batch 4, int8, 8192 tokens): 4 query
  * heads and 2 KV heads of 256 per device, 21 local layers (4096 positions) and 21 global. */
 static void test_bundled_gemma2_by_hand(void **state)
@@ -634,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_mla_decode_runs_the_absorbed_form),
         cmocka_unit_test(test_mla_fast_path_matches_graph_path),
         cmocka_unit_test(test_falcon7b_is_multi_query_and_parallel),
+        cmocka_unit_test(test_bundled_gpt_13b_ft_by_hand),
         cmocka_unit_test(test_bundled_gemma2_by_hand),
         cmocka_unit_test(test_bundled_phi3_medium_window_by_hand),
         cmocka_unit_test(test_bundled_llama405b_by_hand),

@@ -2,19 +2,10 @@
 # CLI tests: the executable against the shipped data, exit codes and messages.
 # Usage: test_cli.sh PATH/TO/preserve-model SOURCE_ROOT
 set -u
-pm="$1"
-root="$2"
-export PRESERVE_MODEL_DATA="$root/data"
-export PRESERVE_MODEL_PLOTS="$root/plots"
-fail=0
-pass=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
 # shellcheck source=tests/check.sh
-. "$root/tests/check.sh"
+. "$2/tests/check.sh"
+check_begin "$1" "$2"
 
-cd "$tmp"
 check help 0 "Usage: preserve-model" "$pm" --help
 check version 0 "preserve-model 0." "$pm" --version
 check default-run 0 "speedup: preserve vs serial" "$pm"
@@ -226,5 +217,4 @@ check validate-format 2 "--format: validate does not use it" "$pm" validate --fo
 check graph-devlist 2 "--devices-list: graph does not use it" "$pm" graph --devices-list 1,2
 check sweep-phase 2 "--phase: --sweep does not use it" "$pm" --sweep l2 --phase prefill
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_end

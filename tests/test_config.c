@@ -896,6 +896,39 @@ static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state
     pm_scenario_release(&s);
 }
 
+static void test_scenario_rejects_mixed_8bit_gemm_operands(void **state)
+{
+    (void)state;
+    /* h100-sxm lists both int8 and fp8 peaks: the pair is refused for the GEMM, not the part.
+     * W8A8 of one type and 8-bit weights with wider activations (weight-only) load. */
+    static const struct {
+        const char *weights, *acts, *message; /* message NULL: loads */
+    } cases[] = {
+        {"fp8", "int8", "int8 activations with fp8 weights"},
+        {"int8", "fp8", "fp8 activations with int8 weights"},
+        {"fp8", "fp8", NULL},
+        {"fp8", "bf16", NULL},
+        {"int8", "fp16", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[600], workload[160];
+        pm_scenario s;
+        pm_error err;
+        snprintf(workload, sizeof workload,
+                 "{\"from\": \"paper-default\", \"weight_dtype\": \"%s\", \"act_dtype\": \"%s\"}",
+                 cases[i].weights, cases[i].acts);
+        pm_status st = load_scenario_text("\"llama3-8b\"", "\"h100-sxm\"", "\"nvlink4-nvswitch\"",
+                                          workload, NULL, path, sizeof path, &s, &err);
+        if (cases[i].message) {
+            assert_fails(st, &err, PM_ERR_UNSUPPORTED, path, "$.workload.act_dtype",
+                         cases[i].message);
+        } else {
+            assert_ok(st, &err);
+            pm_scenario_release(&s);
+        }
+    }
+}
+
 static void test_scenario_rejects_prefill_that_leaves_no_prompt(void **state)
 {
     (void)state;
@@ -2769,6 +2802,7 @@ int main(void)
         cmocka_unit_test(test_devices_per_node_requires_hierarchical_topology),
         cmocka_unit_test(test_scenario_rejects_devices_per_node_not_dividing_devices),
         cmocka_unit_test(test_scenario_rejects_allreduce_the_topology_cannot_run),
+        cmocka_unit_test(test_scenario_rejects_mixed_8bit_gemm_operands),
         cmocka_unit_test(test_scenario_rejects_prefill_that_leaves_no_prompt),
         cmocka_unit_test(test_scenario_options_are_range_checked),
         cmocka_unit_test(test_unknown_bundled_name_lists_the_available_names),

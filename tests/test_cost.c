@@ -16,32 +16,13 @@
  * at most. 1e-12 allows for that and nothing else. */
 #define TOL 1e-12
 
+/* testutil.h's hand scenario on 4 devices, with the one-shot allreduce the comment above
+ * works out by hand. */
 static pm_scenario hand_scenario(void)
 {
-    pm_scenario s;
-    memset(&s, 0, sizeof s);
-    s.model = (pm_model){.layers = 2, .hidden = 1024, .heads = 8, .kv_heads = 2,
-                         .head_dim = 128, .intermediate = 4096, .vocab = 8192,
-                         .gated_mlp = true};
-    pm_accelerator *a = &s.accel;
-    a->peak_flop_per_s[PM_DTYPE_INT8] = 1e15;
-    a->peak_flop_per_s[PM_DTYPE_BF16] = 5e14;
-    a->compute_efficiency_frac = 1.0;
-    a->hbm_capacity_bytes = 64e9;
-    a->hbm_bandwidth_bytes_per_s = 1e12;
-    a->hbm_efficiency_frac = 1.0;
-    a->l2_capacity_bytes = 8.0 * 1048576.0;
-    a->l2_bandwidth_bytes_per_s = 4e12;
-    a->l2_usable_frac = 1.0;
-    a->kv_strided_efficiency_frac = 0.5;
-    a->kernel_launch_s = 0.0;
-    pm_cluster *c = &s.cluster;
-    c->devices = 4;
-    c->topology = PM_TOPO_FULL_MESH;
-    c->algorithm = PM_AR_ONESHOT;
-    c->link_bandwidth_bytes_per_s = 1e11;
-    c->link_latency_s = 1e-5;
-    s.workload = (pm_workload){.batch = 2, .seq_len = 600, .prefill_frac = 0.5};
+    pm_scenario s = pm_test_hand_scenario(4);
+    s.accel.peak_flop_per_s[PM_DTYPE_BF16] = 5e14;
+    s.cluster.algorithm = PM_AR_ONESHOT;
     return s;
 }
 
@@ -219,7 +200,7 @@ static void test_runtime_adds_step_launch_and_allreduce_overheads(void **state)
     /* Without a runtime: 2e-6 + 1e-6 each; the allreduce 1e-5 + 1e6 / 1e11 = 2e-5. */
     assert_rel(cost(&s, &e).total_s, 3e-6, TOL);
     assert_rel(cost(&s, &ar).total_s, 2e-5, TOL);
-    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO};
+    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO, 0};
     /* The embedding: 2e-6 + launch 8e-6 + step 800e-6 + batch 2 x 40e-6 + 4 devices > 1, so
      * 5e-3: 2e-6 + 8e-6 + 8e-4 + 8e-5 + 5e-3 = 5.89e-3 s; its launch_s holds all but 2e-6. */
     pm_op_cost c = cost(&s, &e);
@@ -258,6 +239,17 @@ static void test_attention_latency_and_strided_gate(void **state)
     pm_node n = node(PM_NODE_NORM);
     n.act_bytes = 2e6;
     assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
+    /* The accelerator's attention kernel at 0.5 of the HBM bandwidth: 5.36e8 / 5e11 + 1.4e-5 =
+     * 1.086e-3 s; a runtime's own kernel at 0.8 replaces it: 5.36e8 / 8e11 + 1.4e-5 = 6.84e-4
+     * s; the other kernels keep the operators' bandwidth (the norm: 2e-6 s). */
+    s.accel.attention_hbm_efficiency_frac = 0.5;
+    assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
+    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0.8};
+    assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
+    assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
+    /* A runtime without its own figure (0) keeps the accelerator's: 1.086e-3 s again. */
+    s.runtime.attention_hbm_efficiency_frac = 0.0;
+    assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
 }
 
 /* GEMM efficiency by shape (issue 16, src/gemm_eff.c), each number by hand. The hand

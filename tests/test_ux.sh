@@ -5,18 +5,9 @@
 # counts with k = 1024, and the sweep CSV's memory, allreduce and prefill/decode columns.
 # Usage: test_ux.sh PATH/TO/preserve-model SOURCE_ROOT
 set -u
-pm="$1"
-root="$2"
-export PRESERVE_MODEL_DATA="$root/data"
-export PRESERVE_MODEL_PLOTS="$root/plots"
-fail=0
-pass=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-
 # shellcheck source=tests/check.sh
-. "$root/tests/check.sh"
+. "$2/tests/check.sh"
+check_begin "$1" "$2"
 
 lacks() { # name, substring that must not be in stdout+stderr, command...
     local name="$1" bad="$2"
@@ -266,5 +257,4 @@ else
     pass=$((pass + 1))
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_end

@@ -4,13 +4,9 @@
 # quotes, commas, backslashes, control characters and multibyte characters.
 # Usage: test_writers.sh PATH/TO/preserve-model SOURCE_ROOT
 set -u
-pm="$1"
-export PRESERVE_MODEL_DATA="$2/data"
-fail=0
-pass=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
+# shellcheck source=tests/check.sh
+. "$2/tests/check.sh"
+check_begin "$1" "$2"
 
 # name, python program reading the output on stdin (it raises on a mismatch), command...
 check() {
@@ -136,5 +132,4 @@ head, body = table(sys.stdin)
 assert body, "no rows"' "$pm" $args --set "model.name=$nl"
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_end
