@@ -351,7 +351,6 @@ void pm_prefetch_cost(const pm_cost_ctx *k, double bytes, pm_op_cost *out);
 double pm_op_cost_sum_even(const pm_cost_ctx *k, const pm_node *first, const pm_node *last,
                            int64_t n);
 
-
 /* One operation of the compact two-stream schedule. */
 typedef struct pm_sim_op {
     const pm_op_cost *cost;
