@@ -774,7 +774,7 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
 /* Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank turns it on, and then the head
  * dimensions are required (their defaults differ between families); q_lora_rank null or absent
  * is a full-rank query projection. */
-static pm_status read_mla(pm_obj *o, pm_model *m)
+static pm_status read_mla(pm_obj *o, pm_model *m, const char *mt)
 {
     static const char *const dims[] = {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
     pm_obj_declare(o, "kv_lora_rank", PM_DIM_NONE);
@@ -782,6 +782,11 @@ static pm_status read_mla(pm_obj *o, pm_model *m)
     for (size_t i = 0; i < PM_ARRAY_LEN(dims); i++)
         pm_obj_declare(o, dims[i], PM_DIM_NONE);
     const cJSON *kl = cJSON_GetObjectItemCaseSensitive(o->json, "kv_lora_rank");
+    if (!kl && mt && (strcmp(mt, "deepseek_v2") == 0 || strcmp(mt, "deepseek_v3") == 0))
+        return pm_obj_fail(o, "kv_lora_rank", PM_ERR_MISSING,
+                           "model_type \"%s\" builds multi-head latent attention: kv_lora_rank "
+                           "is required (transformers' default is not assumed)",
+                           mt);
     if (!kl || cJSON_IsNull(kl))
         return PM_OK;
     pm_status st;
@@ -876,6 +881,17 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
     const cJSON *ev = ek ? cJSON_GetObjectItemCaseSensitive(o->json, ek) : NULL;
     for (size_t i = 0; i < 3 && !dbrx; i++)
         pm_obj_declare(o, k_experts[i], PM_DIM_NONE);
+    /* A family that always builds experts: transformers would take its default count, a
+     * guess this reader does not make (nor model the layers dense). */
+    static const char *const always_moe[] = {"mixtral", "qwen2_moe", "qwen3_moe",
+                                             "olmoe", "granitemoe", "phimoe",
+                                             "glm4_moe", "gpt_oss", "llama4_text"};
+    if (!dbrx && !ek && mt && in_list(mt, always_moe, PM_ARRAY_LEN(always_moe)))
+        return pm_obj_fail(o, "num_experts", PM_ERR_MISSING,
+                           "model_type \"%s\" builds mixture-of-experts layers: its expert count "
+                           "(num_experts, num_local_experts or n_routed_experts) is required "
+                           "(transformers' default for the family is not assumed)",
+                           mt);
     if (!dbrx && (!ek || !hf_feature_on(ev)))
         return PM_OK; /* dense: "num_experts": 0 or null */
     const int expert_width = m->intermediate;
@@ -985,10 +1001,10 @@ static pm_status read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool 
 }
 
 /* The head dim: MLA's query/key head, the file's head_dim, or hidden / heads. */
-static pm_status read_head_dim(pm_obj *o, pm_model *m)
+static pm_status read_head_dim(pm_obj *o, pm_model *m, const char *mt)
 {
     pm_status st;
-    if ((st = read_mla(o, m)) != PM_OK)
+    if ((st = read_mla(o, m, mt)) != PM_OK)
         return st;
     const bool mla = m->kv_lora_rank > 0;
     if (m->hidden % m->heads == 0)
@@ -1187,7 +1203,7 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
     bool new_arch = false;
     const char *kv_key = NULL, *all_key = NULL;
     if ((st = read_kv_heads(o, l, m, hf, mt, &new_arch, &kv_key)) != PM_OK ||
-        (st = read_head_dim(o, m)) != PM_OK || (st = read_mlp_shape(o, l, m, hf)) != PM_OK ||
+        (st = read_head_dim(o, m, mt)) != PM_OK || (st = read_mlp_shape(o, l, m, hf)) != PM_OK ||
         (st = read_gate_and_tie(o, m, hf, mt)) != PM_OK ||
         (st = read_biases(o, m, hf, mt, &all_key)) != PM_OK ||
         (st = read_parallel(o, m, hf, mt, new_arch)) != PM_OK ||

@@ -1719,11 +1719,12 @@ static void test_hf_misspelt_cost_key_suggests_the_key(void **state)
 static void test_hf_text_config_is_unwrapped(void **state)
 {
     (void)state;
-    /* Llama-4's layout with a dense text model (Scout's MoE and chunked keys left out). */
+    /* Llama-4's layout (Scout's chunked keys left out; llama4_text always builds experts). */
     static const char text[] =
         "{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"model_type\": \"llama4\",\n"
         " \"text_config\": {\"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 5120,\n"
         "  \"intermediate_size\": 8192, \"model_type\": \"llama4_text\",\n"
+        "  \"num_local_experts\": 16, \"num_experts_per_tok\": 1,\n"
         "  \"num_attention_heads\": 40, \"num_hidden_layers\": 48, \"num_key_value_heads\": 8,\n"
         "  \"rope_theta\": 500000.0, \"vocab_size\": 202048, \"tie_word_embeddings\": false},\n"
         " \"vision_config\": {\"hidden_size\": 1408, \"num_hidden_layers\": 34},\n"
@@ -1752,13 +1753,18 @@ static void test_hf_text_config_is_unwrapped(void **state)
 }
 
 /* A HuggingFace model from the Llama 3 config as model_type family, with extra keys after
- * vocab_size (a feature key is read only in a family that builds the feature). */
+ * vocab_size (a feature key is read only in a family that builds the feature; llama4_text,
+ * which always builds experts, gets Scout's 16, top 1). */
 static pm_status load_family_with(const char *family, const char *extra, pm_model *m,
                                   pm_error *err, char *path, size_t n)
 {
     char *base = slurp(HF_DIR "/llama3-8b-config.json");
     char to[2048], mt[64];
-    snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  %s", extra);
+    snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  %s%s",
+             strcmp(family, "llama4_text") == 0
+                 ? "\"num_local_experts\": 16, \"num_experts_per_tok\": 1, "
+                 : "",
+             extra);
     snprintf(mt, sizeof mt, "\"model_type\": \"%s\"", family);
     char *typed = subst(base, "\"model_type\": \"llama\"", mt);
     char *text = subst(typed, "\"vocab_size\": 128256", to);
@@ -1926,7 +1932,9 @@ static void test_hf_activation_keys_decide_the_gate(void **state)
                  {"\"hidden_activation\": \"silu\"", true},
                  {"\"activation_function\": \"relu\"", false}};
     for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
-        char *t1 = subst(base, "\"model_type\": \"llama\"", "\"model_type\": \"olmoe\"");
+        char *t1 = subst(base, "\"model_type\": \"llama\"",
+                         "\"model_type\": \"olmoe\", \"num_experts\": 64, "
+                         "\"num_experts_per_tok\": 8");
         char *t2 = subst(t1, "\"hidden_act\": \"silu\"", cases[i].act);
         write_tmp("hf-act.json", t2, path, sizeof path);
         free(t1);
@@ -2136,6 +2144,20 @@ static void test_hf_feature_keys_of_another_family_are_refused(void **state)
          NULL},
         {"mixtral", "\"num_local_experts\": 8, \"num_experts_per_tok\": 2", NULL, NULL},
     };
+    /* A family that always builds experts, or MLA, without the count or the rank: not modelled
+     * dense or with full heads (transformers would take the family's default). */
+    static const struct {
+        const char *family, *path;
+    } missing[] = {{"mixtral", "$.num_experts"}, {"qwen3_moe", "$.num_experts"},
+                   {"deepseek_v3", "$.kv_lora_rank"}};
+    for (size_t i = 0; i < PM_ARRAY_LEN(missing); i++) {
+        pm_model m;
+        pm_error err;
+        char path[600];
+        pm_status st = load_family_with(missing[i].family, "\"max_window_layers\": 0", &m, &err,
+                                        path, sizeof path);
+        assert_fails(st, &err, PM_ERR_MISSING, path, missing[i].path, "is required");
+    }
     for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
         pm_model m;
         pm_error err;
