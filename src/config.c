@@ -458,6 +458,82 @@ static const char *const act_families[] = {"olmoe", "granitemoe", "phimoe", "glm
 static const char *const hf_wrappers[] = {"llama4", "gemma3", "llava", "mllama", "mistral3"};
 
 /*
+ * Features that only some families build, with the keys that set them: a family's
+ * transformers configuration class reads its own keys and ignores any other (LlamaConfig keeps
+ * "num_local_experts" or "sliding_window" as an attribute nothing reads), so a config that sets
+ * another family's feature key describes a model its family does not build. It is refused by
+ * the key, never modelled as the feature (the checkpoint has none) nor silently as the family
+ * (the user meant the feature). A key that is off (null, 0, false, empty) passes.
+ */
+typedef struct hf_feature {
+    const char *what;
+    const char *const *keys, *const *families;
+    size_t n_keys, n_families;
+} hf_feature;
+
+static const char *const moe_keys[] = {"num_experts", "num_local_experts", "n_routed_experts",
+                                       "num_experts_per_tok", "moe_intermediate_size",
+                                       "n_shared_experts", "shared_expert_intermediate_size",
+                                       "first_k_dense_replace", "decoder_sparse_step",
+                                       "interleave_moe_layer_step", "moe_layers"};
+static const char *const moe_families[] = {"mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2",
+                                           "deepseek_v3", "dbrx", "olmoe", "granitemoe",
+                                           "phimoe", "glm4_moe", "gpt_oss", "deepseek",
+                                           "llama4", "llama4_text"};
+static const char *const mla_keys[] = {"kv_lora_rank", "q_lora_rank", "qk_nope_head_dim",
+                                       "qk_rope_head_dim", "v_head_dim"};
+static const char *const mla_families[] = {"deepseek_v2", "deepseek_v3"};
+static const char *const chunk_keys[] = {"attention_chunk_size", "no_rope_layers"};
+static const char *const chunk_families[] = {"llama4", "llama4_text"};
+static const char *const window_keys[] = {"sliding_window", "sliding_window_pattern",
+                                          "_sliding_window_pattern", "sliding_window_size"};
+static const char *const window_families[] = {"mistral", "mixtral", "qwen2", "qwen2_moe",
+                                              "qwen3", "qwen3_moe", "gemma2", "gemma3",
+                                              "gemma3_text", "phi3", "phimoe", "starcoder2",
+                                              "cohere2", "gpt_oss"};
+#define HF_FEATURE(what, k, f) {what, k, f, PM_ARRAY_LEN(k), PM_ARRAY_LEN(f)}
+static const hf_feature hf_features[] = {
+    HF_FEATURE("mixture-of-experts layers", moe_keys, moe_families),
+    HF_FEATURE("multi-head latent attention", mla_keys, mla_families),
+    HF_FEATURE("chunked local attention", chunk_keys, chunk_families),
+    HF_FEATURE("sliding-window attention", window_keys, window_families),
+};
+
+/* Refuses a feature key of another family, and a layer type no family here builds. */
+static pm_status hf_check_features(pm_obj *o, const char *family)
+{
+    for (size_t f = 0; f < PM_ARRAY_LEN(hf_features); f++) {
+        const hf_feature *ft = &hf_features[f];
+        if (in_list(family, ft->families, ft->n_families))
+            continue;
+        for (size_t k = 0; k < ft->n_keys; k++)
+            if (hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, ft->keys[k])))
+                return pm_obj_fail(o, ft->keys[k], PM_ERR_UNSUPPORTED,
+                                   "model_type \"%s\" has no %s (its transformers configuration "
+                                   "does not read \"%s\", so the checkpoint is built without "
+                                   "it): remove the key, or give the family that builds it",
+                                   family, ft->what, ft->keys[k]);
+    }
+    /* layer_types: full attention, or a window where the family has one (read_window). */
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(o->json, "layer_types");
+    const bool windows = in_list(family, window_families, PM_ARRAY_LEN(window_families)) ||
+                         in_list(family, chunk_families, PM_ARRAY_LEN(chunk_families));
+    int l = 0;
+    for (const cJSON *c = cJSON_IsArray(lt) ? lt->child : NULL; c; c = c->next, l++) {
+        if (!cJSON_IsString(c) || strcmp(c->valuestring, "full_attention") == 0 ||
+            (windows && (strcmp(c->valuestring, "sliding_attention") == 0 ||
+                         strcmp(c->valuestring, "chunked_attention") == 0)))
+            continue; /* a non-string is read_window's to refuse */
+        return pm_obj_fail(o, "layer_types", PM_ERR_UNSUPPORTED,
+                           "layer %d is \"%s\": %s", l, c->valuestring,
+                           windows ? "only attention layers (full, sliding or chunked) are "
+                                     "modelled"
+                                   : "this family's layers are all full attention");
+    }
+    return PM_OK;
+}
+
+/*
  * The HuggingFace families (model_type) whose layers this model represents are those of the
  * lists above (gated, plain, act_families): decoder-only transformers made of attention and MLP
  * (dense or MoE) blocks, each family's defaults and keys checked against its transformers
@@ -484,7 +560,7 @@ static pm_status hf_check_family(pm_obj *o, pm_obj *text, bool wrapped)
                 : in_list(family, gated_families, PM_ARRAY_LEN(gated_families)) ||
                       in_list(family, plain_families, PM_ARRAY_LEN(plain_families)) ||
                       in_list(family, act_families, PM_ARRAY_LEN(act_families)))
-        return PM_OK;
+        return hf_check_features(at, family);
     return pm_obj_fail(at, "model_type", PM_ERR_UNSUPPORTED,
                        "the family \"%s\" is not one this model represents: its layers may "
                        "not all be attention and MLP blocks (hybrid, linear-attention and "
@@ -698,7 +774,7 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
 /* Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank turns it on, and then the head
  * dimensions are required (their defaults differ between families); q_lora_rank null or absent
  * is a full-rank query projection. */
-static pm_status read_mla(pm_obj *o, pm_model *m)
+static pm_status read_mla(pm_obj *o, pm_model *m, const char *mt)
 {
     static const char *const dims[] = {"qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
     pm_obj_declare(o, "kv_lora_rank", PM_DIM_NONE);
@@ -706,6 +782,11 @@ static pm_status read_mla(pm_obj *o, pm_model *m)
     for (size_t i = 0; i < PM_ARRAY_LEN(dims); i++)
         pm_obj_declare(o, dims[i], PM_DIM_NONE);
     const cJSON *kl = cJSON_GetObjectItemCaseSensitive(o->json, "kv_lora_rank");
+    if (!kl && mt && (strcmp(mt, "deepseek_v2") == 0 || strcmp(mt, "deepseek_v3") == 0))
+        return pm_obj_fail(o, "kv_lora_rank", PM_ERR_MISSING,
+                           "model_type \"%s\" builds multi-head latent attention: kv_lora_rank "
+                           "is required (transformers' default is not assumed)",
+                           mt);
     if (!kl || cJSON_IsNull(kl))
         return PM_OK;
     pm_status st;
@@ -800,6 +881,17 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
     const cJSON *ev = ek ? cJSON_GetObjectItemCaseSensitive(o->json, ek) : NULL;
     for (size_t i = 0; i < 3 && !dbrx; i++)
         pm_obj_declare(o, k_experts[i], PM_DIM_NONE);
+    /* A family that always builds experts: transformers would take its default count, a
+     * guess this reader does not make (nor model the layers dense). */
+    static const char *const always_moe[] = {"mixtral", "qwen2_moe", "qwen3_moe",
+                                             "olmoe", "granitemoe", "phimoe",
+                                             "glm4_moe", "gpt_oss", "llama4_text"};
+    if (!dbrx && !ek && mt && in_list(mt, always_moe, PM_ARRAY_LEN(always_moe)))
+        return pm_obj_fail(o, "num_experts", PM_ERR_MISSING,
+                           "model_type \"%s\" builds mixture-of-experts layers: its expert count "
+                           "(num_experts, num_local_experts or n_routed_experts) is required "
+                           "(transformers' default for the family is not assumed)",
+                           mt);
     if (!dbrx && (!ek || !hf_feature_on(ev)))
         return PM_OK; /* dense: "num_experts": 0 or null */
     const int expert_width = m->intermediate;
@@ -909,10 +1001,10 @@ static pm_status read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool 
 }
 
 /* The head dim: MLA's query/key head, the file's head_dim, or hidden / heads. */
-static pm_status read_head_dim(pm_obj *o, pm_model *m)
+static pm_status read_head_dim(pm_obj *o, pm_model *m, const char *mt)
 {
     pm_status st;
-    if ((st = read_mla(o, m)) != PM_OK)
+    if ((st = read_mla(o, m, mt)) != PM_OK)
         return st;
     const bool mla = m->kv_lora_rank > 0;
     if (m->hidden % m->heads == 0)
@@ -1111,7 +1203,7 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
     bool new_arch = false;
     const char *kv_key = NULL, *all_key = NULL;
     if ((st = read_kv_heads(o, l, m, hf, mt, &new_arch, &kv_key)) != PM_OK ||
-        (st = read_head_dim(o, m)) != PM_OK || (st = read_mlp_shape(o, l, m, hf)) != PM_OK ||
+        (st = read_head_dim(o, m, mt)) != PM_OK || (st = read_mlp_shape(o, l, m, hf)) != PM_OK ||
         (st = read_gate_and_tie(o, m, hf, mt)) != PM_OK ||
         (st = read_biases(o, m, hf, mt, &all_key)) != PM_OK ||
         (st = read_parallel(o, m, hf, mt, new_arch)) != PM_OK ||

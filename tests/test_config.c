@@ -1719,11 +1719,12 @@ static void test_hf_misspelt_cost_key_suggests_the_key(void **state)
 static void test_hf_text_config_is_unwrapped(void **state)
 {
     (void)state;
-    /* Llama-4's layout with a dense text model (Scout's MoE and chunked keys left out). */
+    /* Llama-4's layout (Scout's chunked keys left out; llama4_text always builds experts). */
     static const char text[] =
         "{\"architectures\": [\"Llama4ForConditionalGeneration\"], \"model_type\": \"llama4\",\n"
         " \"text_config\": {\"head_dim\": 128, \"hidden_act\": \"silu\", \"hidden_size\": 5120,\n"
         "  \"intermediate_size\": 8192, \"model_type\": \"llama4_text\",\n"
+        "  \"num_local_experts\": 16, \"num_experts_per_tok\": 1,\n"
         "  \"num_attention_heads\": 40, \"num_hidden_layers\": 48, \"num_key_value_heads\": 8,\n"
         "  \"rope_theta\": 500000.0, \"vocab_size\": 202048, \"tie_word_embeddings\": false},\n"
         " \"vision_config\": {\"hidden_size\": 1408, \"num_hidden_layers\": 34},\n"
@@ -1751,18 +1752,33 @@ static void test_hf_text_config_is_unwrapped(void **state)
     pm_scenario_release(&s);
 }
 
-/* A HuggingFace model from the Llama 3 config with extra keys after vocab_size. */
+/* A HuggingFace model from the Llama 3 config as model_type family, with extra keys after
+ * vocab_size (a feature key is read only in a family that builds the feature; llama4_text,
+ * which always builds experts, gets Scout's 16, top 1). */
+static pm_status load_family_with(const char *family, const char *extra, pm_model *m,
+                                  pm_error *err, char *path, size_t n)
+{
+    char *base = slurp(HF_DIR "/llama3-8b-config.json");
+    char to[2048], mt[64];
+    snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  %s%s",
+             strcmp(family, "llama4_text") == 0
+                 ? "\"num_local_experts\": 16, \"num_experts_per_tok\": 1, "
+                 : "",
+             extra);
+    snprintf(mt, sizeof mt, "\"model_type\": \"%s\"", family);
+    char *typed = subst(base, "\"model_type\": \"llama\"", mt);
+    char *text = subst(typed, "\"vocab_size\": 128256", to);
+    write_tmp("hf-extra.json", text, path, n);
+    free(text);
+    free(typed);
+    free(base);
+    return pm_model_load(path, &g_opts, m, err);
+}
+
 static pm_status load_llama_with(const char *extra, pm_model *m, pm_error *err, char *path,
                                  size_t n)
 {
-    char *base = slurp(HF_DIR "/llama3-8b-config.json");
-    char to[2048];
-    snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  %s", extra);
-    char *text = subst(base, "\"vocab_size\": 128256", to);
-    write_tmp("hf-extra.json", text, path, n);
-    free(text);
-    free(base);
-    return pm_model_load(path, &g_opts, m, err);
+    return load_family_with("llama", extra, m, err, path, n);
 }
 
 static void test_hf_sliding_window_of_every_family(void **state)
@@ -1772,22 +1788,24 @@ static void test_hf_sliding_window_of_every_family(void **state)
     pm_error err;
     char path[600];
     /* Mistral, Phi-3: every layer. */
-    assert_ok(load_llama_with("\"sliding_window\": 4096", &m, &err, path, sizeof path), &err);
+    assert_ok(load_family_with("mistral", "\"sliding_window\": 4096", &m, &err, path, sizeof path),
+              &err);
     assert_int_equal(m.sliding_window, 4096);
     assert_int_equal(pm_model_local_layers(&m), 32);
     /* Qwen2: switched off. */
-    assert_ok(load_llama_with("\"sliding_window\": 4096, \"use_sliding_window\": false", &m, &err,
-                              path, sizeof path),
+    assert_ok(load_family_with("qwen2", "\"sliding_window\": 4096, \"use_sliding_window\": false",
+                               &m, &err, path, sizeof path),
               &err);
     assert_int_equal(pm_model_local_layers(&m), 0);
     /* ...and on from layer 28 of 32: not a repeating pattern, refused. */
-    assert_fails(load_llama_with("\"sliding_window\": 4096, \"use_sliding_window\": true, "
-                                 "\"max_window_layers\": 28",
+    assert_fails(load_family_with("qwen2",
+                                  "\"sliding_window\": 4096, \"use_sliding_window\": true, "
+                                  "\"max_window_layers\": 28",
                                  &m, &err, path, sizeof path),
                  &err, PM_ERR_UNSUPPORTED, path, "$.max_window_layers", "is not modelled");
     /* Gemma-3's pattern: layers 5, 11, 17, 23, 29 global, 27 of 32 local. */
-    assert_ok(load_llama_with("\"sliding_window\": 1024, \"sliding_window_pattern\": 6", &m, &err,
-                              path, sizeof path),
+    assert_ok(load_family_with("gemma3_text", "\"sliding_window\": 1024, \"sliding_window_pattern\": 6",
+                               &m, &err, path, sizeof path),
               &err);
     assert_int_equal(m.window_period, 6);
     assert_int_equal(pm_model_local_layers(&m), 27);
@@ -1798,12 +1816,13 @@ static void test_hf_sliding_window_of_every_family(void **state)
     for (int l = 0; l < 32; l++)
         strcat(lt, l % 3 == 2 ? "\"full_attention\"," : "\"sliding_attention\",");
     lt[strlen(lt) - 1] = ']';
-    assert_ok(load_llama_with(lt, &m, &err, path, sizeof path), &err);
+    assert_ok(load_family_with("gemma3_text", lt, &m, &err, path, sizeof path), &err);
     assert_int_equal(m.window_period, 3);
     assert_int_equal(pm_model_local_layers(&m), 22); /* 10 full periods x 2 + layers 30, 31 */
     /* A list of the wrong length. */
-    assert_fails(load_llama_with("\"sliding_window\": 512, \"layer_types\": [\"full_attention\"]",
-                                 &m, &err, path, sizeof path),
+    assert_fails(load_family_with("gemma3_text",
+                                  "\"sliding_window\": 512, \"layer_types\": [\"full_attention\"]",
+                                  &m, &err, path, sizeof path),
                  &err, PM_ERR_INCONSISTENT, path, "$.layer_types", "one type per layer");
     /* Gemma-2's family default: even layers local. */
     char *g2 = slurp(HF_DIR "/llama3-8b-config.json");
@@ -1817,15 +1836,20 @@ static void test_hf_sliding_window_of_every_family(void **state)
     assert_true(pm_model_layer_is_local(&m, 0));
     assert_false(pm_model_layer_is_local(&m, 1));
     assert_int_equal(pm_model_local_layers(&m), 16);
-    /* Llama-4's chunked attention: every layer, or every 4th global (no_rope_layer_interval,
-     * llama4_text's default), or as no_rope_layers says (1 chunked, 0 global). */
-    assert_ok(load_llama_with("\"attention_chunk_size\": 8192", &m, &err, path, sizeof path),
-              &err);
+    /* Llama-4's chunked attention: every layer (no_rope_layers all 1), or every 4th global
+     * (no_rope_layer_interval, llama4_text's default), or as no_rope_layers says (1 chunked, 0
+     * global). */
+    char all[512] = "\"attention_chunk_size\": 8192, \"no_rope_layers\": [";
+    for (int l = 0; l < 32; l++)
+        strcat(all, "1,");
+    all[strlen(all) - 1] = ']';
+    assert_ok(load_family_with("llama4_text", all, &m, &err, path, sizeof path), &err);
     assert_true(m.chunked_attention);
     assert_int_equal(m.sliding_window, 8192);
     assert_int_equal(pm_model_local_layers(&m), 32);
-    assert_ok(load_llama_with("\"attention_chunk_size\": 8192, \"no_rope_layer_interval\": 4",
-                              &m, &err, path, sizeof path),
+    assert_ok(load_family_with("llama4_text",
+                               "\"attention_chunk_size\": 8192, \"no_rope_layer_interval\": 4",
+                               &m, &err, path, sizeof path),
               &err);
     assert_int_equal(m.window_period, 4);
     assert_false(pm_model_layer_is_local(&m, 3));
@@ -1834,13 +1858,15 @@ static void test_hf_sliding_window_of_every_family(void **state)
     for (int l = 0; l < 32; l++)
         strcat(nr, l % 2 ? "0," : "1,");
     nr[strlen(nr) - 1] = ']';
-    assert_ok(load_llama_with(nr, &m, &err, path, sizeof path), &err);
+    assert_ok(load_family_with("llama4_text", nr, &m, &err, path, sizeof path), &err);
     assert_int_equal(m.window_period, 2);
     assert_int_equal(pm_model_local_layers(&m), 16);
-    /* Both a window and chunks: refused. */
-    assert_fails(load_llama_with("\"attention_chunk_size\": 8192, \"sliding_window\": 4096", &m,
-                                 &err, path, sizeof path),
-                 &err, PM_ERR_UNSUPPORTED, path, "$.attention_chunk_size", "not modelled");
+    /* Both a window and chunks: refused (Llama 4 has no sliding window). */
+    assert_fails(load_family_with("llama4_text",
+                                  "\"attention_chunk_size\": 8192, \"sliding_window\": 4096", &m,
+                                  &err, path, sizeof path),
+                 &err, PM_ERR_UNSUPPORTED, path, "$.sliding_window",
+                 "model_type \"llama4_text\" has no sliding-window attention");
 }
 
 static void test_hf_gemma3_wrapper_reads_its_text_model_and_pattern(void **state)
@@ -1906,7 +1932,9 @@ static void test_hf_activation_keys_decide_the_gate(void **state)
                  {"\"hidden_activation\": \"silu\"", true},
                  {"\"activation_function\": \"relu\"", false}};
     for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
-        char *t1 = subst(base, "\"model_type\": \"llama\"", "\"model_type\": \"olmoe\"");
+        char *t1 = subst(base, "\"model_type\": \"llama\"",
+                         "\"model_type\": \"olmoe\", \"num_experts\": 64, "
+                         "\"num_experts_per_tok\": 8");
         char *t2 = subst(t1, "\"hidden_act\": \"silu\"", cases[i].act);
         write_tmp("hf-act.json", t2, path, sizeof path);
         free(t1);
@@ -1958,6 +1986,9 @@ static void test_hf_alias_keys_must_agree(void **state)
     char *t = subst(base, "\"vocab_size\": 128256",
                     "\"vocab_size\": 128256, \"sliding_window\": 4096, "
                     "\"sliding_window_size\": 4096, \"original_max_position_embeddings\": 8192");
+    char *typed = subst(t, "\"model_type\": \"llama\"", "\"model_type\": \"gemma2\"");
+    free(t);
+    t = typed;
     write_tmp("hf-alias.json", t, path, sizeof path);
     assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
     assert_int_equal(m.sliding_window, 4096);
@@ -2086,13 +2117,67 @@ static void test_hf_family_configs_load_as_published(void **state)
     }
 }
 
+/* A key of a feature another family builds is refused in a family that does not build it
+ * (transformers' LlamaConfig ignores "num_local_experts": the checkpoint is dense), by the key;
+ * set off (null, 0), it passes. A layer type that is not attention is refused everywhere. */
+static void test_hf_feature_keys_of_another_family_are_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *family, *extra, *path, *message; /* message NULL: loads */
+    } cases[] = {
+        {"llama", "\"num_local_experts\": 8, \"num_experts_per_tok\": 2", "$.num_local_experts",
+         "model_type \"llama\" has no mixture-of-experts layers"},
+        {"qwen2", "\"moe_intermediate_size\": 1408", "$.moe_intermediate_size",
+         "model_type \"qwen2\" has no mixture-of-experts layers"},
+        {"llama", "\"sliding_window\": 4096", "$.sliding_window",
+         "model_type \"llama\" has no sliding-window attention"},
+        {"mistral", "\"attention_chunk_size\": 8192", "$.attention_chunk_size",
+         "model_type \"mistral\" has no chunked local attention"},
+        {"llama", "\"q_lora_rank\": 1536", "$.q_lora_rank",
+         "model_type \"llama\" has no multi-head latent attention"},
+        {"llama", "\"layer_types\": [\"sliding_attention\"]", "$.layer_types",
+         "this family's layers are all full attention"},
+        {"gemma3_text", "\"sliding_window\": 1024, \"layer_types\": [\"linear_attention\"]",
+         "$.layer_types", "layer 0 is \"linear_attention\""},
+        {"llama", "\"sliding_window\": null, \"num_experts\": 0, \"kv_lora_rank\": null", NULL,
+         NULL},
+        {"mixtral", "\"num_local_experts\": 8, \"num_experts_per_tok\": 2", NULL, NULL},
+    };
+    /* A family that always builds experts, or MLA, without the count or the rank: not modelled
+     * dense or with full heads (transformers would take the family's default). */
+    static const struct {
+        const char *family, *path;
+    } missing[] = {{"mixtral", "$.num_experts"}, {"qwen3_moe", "$.num_experts"},
+                   {"deepseek_v3", "$.kv_lora_rank"}};
+    for (size_t i = 0; i < PM_ARRAY_LEN(missing); i++) {
+        pm_model m;
+        pm_error err;
+        char path[600];
+        pm_status st = load_family_with(missing[i].family, "\"max_window_layers\": 0", &m, &err,
+                                        path, sizeof path);
+        assert_fails(st, &err, PM_ERR_MISSING, path, missing[i].path, "is required");
+    }
+    for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
+        pm_model m;
+        pm_error err;
+        char path[600];
+        pm_status st = load_family_with(cases[i].family, cases[i].extra, &m, &err, path,
+                                        sizeof path);
+        if (cases[i].message)
+            assert_fails(st, &err, PM_ERR_UNSUPPORTED, path, cases[i].path, cases[i].message);
+        else
+            assert_ok(st, &err);
+    }
+}
+
 static void test_hf_mla_keys_are_read(void **state)
 {
     (void)state;
     pm_model m;
     pm_error err;
     char path[600];
-    assert_ok(load_llama_with("\"kv_lora_rank\": 512, \"q_lora_rank\": null, "
+    assert_ok(load_family_with("deepseek_v2", "\"kv_lora_rank\": 512, \"q_lora_rank\": null, "
                               "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, "
                               "\"v_head_dim\": 128",
                               &m, &err, path, sizeof path),
@@ -2103,8 +2188,8 @@ static void test_hf_mla_keys_are_read(void **state)
     assert_int_equal(m.qk_rope_head_dim, 64);
     assert_int_equal(m.v_head_dim, 128);
     /* The head dims are required: their defaults differ between families. */
-    assert_fails(load_llama_with("\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128", &m, &err,
-                                 path, sizeof path),
+    assert_fails(load_family_with("deepseek_v2", "\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128",
+                                  &m, &err, path, sizeof path),
                  &err, PM_ERR_MISSING, path, "$.qk_rope_head_dim", "missing required key");
 }
 
@@ -2839,6 +2924,7 @@ int main(void)
         cmocka_unit_test(test_hf_use_bias_sets_every_bias),
         cmocka_unit_test(test_hf_opt_keys),
         cmocka_unit_test(test_hf_family_configs_load_as_published),
+        cmocka_unit_test(test_hf_feature_keys_of_another_family_are_refused),
         cmocka_unit_test(test_hf_mla_keys_are_read),
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),
