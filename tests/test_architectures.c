@@ -258,19 +258,25 @@ static void check_fast_matches_graph(const pm_scenario *s, const int64_t *ctxs, 
     pm_test_fast_matches_graph(s, ctxs, n);
 }
 
+/* Window patterns: alternating, 2 of 3 local, every layer local; sequential and parallel
+ * blocks. */
+typedef struct window_case {
+    int layers, period;
+    uint64_t mask;
+    bool parallel;
+} window_case;
+static const window_case window_cases[] = {{5, 2, 0x1, false}, {7, 3, 0x3, false},
+                                           {4, 1, 0x1, false}, {6, 2, 0x2, true},
+                                           {5, 6, 0x1f, false}};
+
 static void test_window_patterns_fast_path_matches_graph_path(void **state)
 {
     (void)state;
     static const int64_t ctxs[] = {0, 30, 63, 64, 65, 300, 5000};
     /* Small L2 (the KV stops fitting at some contexts) and large; alternating, 2 of 3 local,
      * every layer local; sequential and parallel blocks. */
-    static const struct {
-        int layers, period;
-        uint64_t mask;
-        bool parallel;
-    } cases[] = {{5, 2, 0x1, false}, {7, 3, 0x3, false}, {4, 1, 0x1, false},
-                 {6, 2, 0x2, true},  {5, 6, 0x1f, false}};
-    for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
+    const window_case *cases = window_cases;
+    for (size_t c = 0; c < PM_ARRAY_LEN(window_cases); c++)
         for (int big = 0; big < 2; big++) {
             pm_scenario s = windowed(cases[c].layers, 64, cases[c].period, cases[c].mask);
             s.model.parallel_block = cases[c].parallel;
@@ -307,15 +313,10 @@ static void test_window_closed_form_sums_match_graph_path(void **state)
      * (200) inside the decode range 300..599 and beyond it (the window 64 below the prompt),
      * and with chunked attention (chunks of 64: the sum restarts at each), over the patterns of
      * test_window_patterns_fast_path_matches_graph_path, small and large L2. */
-    static const struct {
-        int layers, period;
-        uint64_t mask;
-        bool parallel;
-    } cases[] = {{5, 2, 0x1, false}, {7, 3, 0x3, false}, {4, 1, 0x1, false},
-                 {6, 2, 0x2, true},  {5, 6, 0x1f, false}};
+    const window_case *cases = window_cases;
     static const int windows[] = {200, 64, 400};
     double worst = 0.0;
-    for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
+    for (size_t c = 0; c < PM_ARRAY_LEN(window_cases); c++)
         for (size_t wi = 0; wi < PM_ARRAY_LEN(windows); wi++)
             for (int variant = 0; variant < 4; variant++) {
                 pm_scenario s = windowed(cases[c].layers, windows[wi], cases[c].period,

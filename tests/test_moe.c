@@ -547,6 +547,26 @@ static void check_fast_matches_graph(const pm_scenario *s, const int64_t *ctxs, 
     pm_test_fast_matches_graph(s, ctxs, n);
 }
 
+
+/* A MoE layer pattern of the hand MoE scenario (4 devices, 8 experts, top 2): layers, the first
+ * MoE layer, its period and phase, shared experts (of 768) and EP ranks. */
+typedef struct moe_pattern {
+    int layers, first, period, phase, shared, ep;
+} moe_pattern;
+
+static pm_scenario patterned(const moe_pattern *p)
+{
+    pm_scenario s = moe_scenario(4, p->ep, 8, 2);
+    pm_model *m = &s.model;
+    m->layers = p->layers;
+    m->moe_first_layer = p->first;
+    m->moe_period = p->period;
+    m->moe_phase = p->phase;
+    m->shared_experts = p->shared;
+    m->shared_intermediate = p->shared ? 768 : 0;
+    return s;
+}
+
 static void test_moe_fast_path_matches_graph_path(void **state)
 {
     (void)state;
@@ -554,20 +574,12 @@ static void test_moe_fast_path_matches_graph_path(void **state)
     /* Dense layers first, interleaved MoE, shared experts or not, EP or TP experts, small L2
      * (windows stop inside the experts) and large, windows on some layers, both consumer
      * semantics and HBM sharing. */
-    static const struct {
-        int layers, first, period, phase, shared, ep;
-    } cases[] = {{4, 0, 1, 0, 0, 1}, {4, 0, 1, 0, 0, 2}, {5, 2, 1, 0, 1, 2},
-                 {6, 0, 2, 1, 1, 1}, {7, 1, 3, 0, 0, 4}, {5, 0, 2, 0, 2, 2}};
+    static const moe_pattern cases[] = {{4, 0, 1, 0, 0, 1}, {4, 0, 1, 0, 0, 2}, {5, 2, 1, 0, 1, 2},
+                                        {6, 0, 2, 1, 1, 1}, {7, 1, 3, 0, 0, 4}, {5, 0, 2, 0, 2, 2}};
     for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
         for (int variant = 0; variant < 6; variant++) {
-            pm_scenario s = moe_scenario(4, cases[c].ep, 8, 2);
+            pm_scenario s = patterned(&cases[c]);
             pm_model *m = &s.model;
-            m->layers = cases[c].layers;
-            m->moe_first_layer = cases[c].first;
-            m->moe_period = cases[c].period;
-            m->moe_phase = cases[c].phase;
-            m->shared_experts = cases[c].shared;
-            m->shared_intermediate = cases[c].shared ? 768 : 0;
             s.accel.l2_capacity_bytes = variant & 1 ? 64.0 * 1048576.0 : 2.5 * 1048576.0;
             if (variant >= 2) {
                 m->sliding_window = 100;
@@ -601,20 +613,12 @@ static void test_moe_closed_form_sums_match_graph_path(void **state)
     /* The closed-form serial and fused decode sums (contexts 300..599) against the graph
      * path's steps: dense layers first, interleaved MoE, shared experts, EP or TP experts,
      * windows on some layers. */
-    static const struct {
-        int layers, first, period, phase, shared, ep;
-    } cases[] = {{4, 0, 1, 0, 0, 1}, {5, 2, 1, 0, 1, 2}, {7, 1, 3, 0, 0, 4}};
+    static const moe_pattern cases[] = {{4, 0, 1, 0, 0, 1}, {5, 2, 1, 0, 1, 2}, {7, 1, 3, 0, 0, 4}};
     double worst = 0.0;
     for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++)
         for (int windows = 0; windows < 2; windows++) {
-            pm_scenario s = moe_scenario(4, cases[c].ep, 8, 2);
+            pm_scenario s = patterned(&cases[c]);
             pm_model *m = &s.model;
-            m->layers = cases[c].layers;
-            m->moe_first_layer = cases[c].first;
-            m->moe_period = cases[c].period;
-            m->moe_phase = cases[c].phase;
-            m->shared_experts = cases[c].shared;
-            m->shared_intermediate = cases[c].shared ? 768 : 0;
             if (windows) {
                 m->sliding_window = 400;
                 m->window_period = 2;
