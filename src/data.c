@@ -523,7 +523,7 @@ static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts
     pm_status st;
     for (size_t i = 0; i < n_ov; i++) {
         char key[256];
-        const char *val;
+        const char *val = NULL;
         if ((st = split_override(opts->overrides[i], key, sizeof key, &val, err)) != PM_OK)
             return st;
         if (strchr(key, '.'))
@@ -556,7 +556,7 @@ static pm_status apply_key_overrides(cJSON *root, component *comps, const pm_loa
 {
     for (size_t i = 0; i < n_ov; i++) {
         char key[256];
-        const char *val;
+        const char *val = NULL;
         split_override(opts->overrides[i], key, sizeof key, &val, NULL);
         char *dot = strchr(key, '.');
         int target = -1;
@@ -769,7 +769,7 @@ static pm_status component_load(pm_file_kind kind, const char *ref, const pm_loa
     pm_status st = load_named(opts ? opts->data_dir : NULL, kind, ref, &c, err);
     for (size_t i = 0; st == PM_OK && opts && i < opts->n_overrides; i++) {
         char key[256];
-        const char *val;
+        const char *val = NULL;
         st = split_override(opts->overrides[i], key, sizeof key, &val, err);
         if (st == PM_OK)
             st = set_path(c.json, key, val, opts->overrides[i], &c, "$", err);

@@ -102,7 +102,7 @@ static void write_json(const cli *c, pm_axis_kind kind, double lo, double hi,
 int cmd_optimize(const cli *c)
 {
     pm_axis_kind kind;
-    double lo, hi;
+    double lo = 0.0, hi = 0.0;
     int rc = parse_spec(c->optimize, &kind, &lo, &hi);
     if (rc)
         return rc;
