@@ -101,7 +101,7 @@ static void write_json(const cli *c, pm_axis_kind kind, double lo, double hi,
 
 int cmd_optimize(const cli *c)
 {
-    pm_axis_kind kind;
+    pm_axis_kind kind = PM_AXIS_L2;
     double lo = 0.0, hi = 0.0;
     int rc = parse_spec(c->optimize, &kind, &lo, &hi);
     if (rc)
