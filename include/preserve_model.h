@@ -512,7 +512,9 @@ PM_API const char *pm_default_plots_dir(void);
  * are applied after names are resolved and before validation.
  *
  * out is overwritten; on success the caller frees it with pm_scenario_release. On failure out holds
- * nothing to free. opts and err may be NULL.
+ * nothing to free. opts and err may be NULL. An error of the final check (pm_scenario_check)
+ * names, as its file, where the value at its path came from: the component file, or "--set
+ * KEY=VALUE" for an override; the scenario's file when no one value is to blame.
  * Returns PM_OK or any PM_ERR_* of a loader (IO, SYNTAX, TYPE, MISSING, UNKNOWN_KEY,
  * DUPLICATE_KEY, RANGE, INCONSISTENT, NOT_FOUND, UNIT, UNSUPPORTED, VALUE, NOMEM).
  */

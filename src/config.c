@@ -1920,6 +1920,11 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     if (!(w->routing_skew_alpha >= 0.0 && w->routing_skew_alpha <= 16.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload.routing_skew_alpha",
                        "must be in [0, 16] (got %g)", w->routing_skew_alpha);
+    if (m->experts < 1 && w->routing_skew_alpha > 0.0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.routing_skew_alpha",
+                       "a routing skew (%g) needs a mixture-of-experts model (%s has no "
+                       "experts): it would change nothing",
+                       w->routing_skew_alpha, m->name);
     if ((int)s->options.sharding < 0 || s->options.sharding > PM_SHARDING_IDEAL)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.sharding", "bad sharding value");
     if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)

@@ -683,6 +683,11 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     out->provenance = prov;
     st = pm_scenario_check(out, err);
     if (st != PM_OK) {
+        /* The check names a path: the file (or --set) that gave its value, else the
+         * scenario's. */
+        for (size_t i = prov->n; err && !err->file[0] && i-- > 0;)
+            if (prov->items[i].file && strcmp(prov->items[i].path, err->path) == 0)
+                pm_strlcpy(err->file, prov->items[i].file, sizeof err->file);
         if (err && !err->file[0])
             pm_strlcpy(err->file, sfile, sizeof err->file);
         pm_provenance_free(prov);

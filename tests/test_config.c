@@ -896,6 +896,24 @@ static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state
     pm_scenario_release(&s);
 }
 
+/* A routing skew on a dense model would change nothing: refused, and the scenario check's
+ * error names the --set that gave the value (not the scenario's file); a MoE model takes it. */
+static void test_scenario_check_names_the_override_and_refuses_dense_skew(void **state)
+{
+    (void)state;
+    const char *ov[] = {"workload.routing_skew_alpha=1.2"};
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    pm_scenario s;
+    pm_error err;
+    assert_int_equal(pm_scenario_load("llama70b", &opts, &s, &err), PM_ERR_INCONSISTENT);
+    assert_string_equal(err.path, "$.workload.routing_skew_alpha");
+    assert_string_equal(err.file, "--set workload.routing_skew_alpha=1.2");
+    assert_non_null(strstr(err.message, "needs a mixture-of-experts model"));
+    assert_ok(pm_scenario_load("mixtral8x7b", &opts, &s, &err), &err);
+    assert_rel(s.workload.routing_skew_alpha, 1.2, 0.0);
+    pm_scenario_release(&s);
+}
+
 static void test_scenario_rejects_mixed_8bit_gemm_operands(void **state)
 {
     (void)state;
@@ -2887,6 +2905,7 @@ int main(void)
         cmocka_unit_test(test_devices_per_node_requires_hierarchical_topology),
         cmocka_unit_test(test_scenario_rejects_devices_per_node_not_dividing_devices),
         cmocka_unit_test(test_scenario_rejects_allreduce_the_topology_cannot_run),
+        cmocka_unit_test(test_scenario_check_names_the_override_and_refuses_dense_skew),
         cmocka_unit_test(test_scenario_rejects_mixed_8bit_gemm_operands),
         cmocka_unit_test(test_scenario_rejects_prefill_that_leaves_no_prompt),
         cmocka_unit_test(test_scenario_options_are_range_checked),
