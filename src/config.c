@@ -12,7 +12,6 @@
 
 static const pm_range POSITIVE = {0.0, INFINITY, true, false};
 static const pm_range NONNEGATIVE = {0.0, INFINITY, false, false};
-static const pm_range FRACTION = {0.0, 1.0, true, false};
 
 /*
  * The magnitudes the model is defined for, per dimension, in SI. They lie far outside any real
@@ -782,7 +781,7 @@ static pm_status read_mla(pm_obj *o, pm_model *m, const char *mt)
     for (size_t i = 0; i < PM_ARRAY_LEN(dims); i++)
         pm_obj_declare(o, dims[i], PM_DIM_NONE);
     const cJSON *kl = cJSON_GetObjectItemCaseSensitive(o->json, "kv_lora_rank");
-    if (!kl && mt && (strcmp(mt, "deepseek_v2") == 0 || strcmp(mt, "deepseek_v3") == 0))
+    if (!kl && mt && in_list(mt, mla_families, PM_ARRAY_LEN(mla_families)))
         return pm_obj_fail(o, "kv_lora_rank", PM_ERR_MISSING,
                            "model_type \"%s\" builds multi-head latent attention: kv_lora_rank "
                            "is required (transformers' default is not assumed)",
@@ -1542,17 +1541,17 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                        "no datatype given (expected keys like \"int8_TOPS\", \"bf16_TFLOPS\")");
 
     a->l2_usable_frac = 1.0;
-    if ((st = quantity(o, "compute_efficiency", PM_DIM_FRACTION, true, FRACTION,
+    if ((st = quantity(o, "compute_efficiency", PM_DIM_FRACTION, true, PM_RANGE_FRACTION,
                               &a->compute_efficiency_frac)) ||
         (st = quantity(o, "hbm_capacity", PM_DIM_BYTES, true, POSITIVE,
                               &a->hbm_capacity_bytes)) ||
         (st = quantity(o, "hbm_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
                               &a->hbm_bandwidth_bytes_per_s)) ||
-        (st = quantity(o, "hbm_efficiency", PM_DIM_FRACTION, true, FRACTION,
+        (st = quantity(o, "hbm_efficiency", PM_DIM_FRACTION, true, PM_RANGE_FRACTION,
                               &a->hbm_efficiency_frac)) ||
-        (st = quantity(o, "kernel_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
+        (st = quantity(o, "kernel_hbm_efficiency", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
                               &a->kernel_hbm_efficiency_frac)) ||
-        (st = quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
+        (st = quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
                               &a->attention_hbm_efficiency_frac)) ||
         (st = quantity(o, "attention_latency", PM_DIM_TIME, false, NONNEGATIVE,
                               &a->attention_latency_s)) ||
@@ -1562,9 +1561,9 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                               &a->l2_capacity_bytes)) ||
         (st = quantity(o, "l2_bandwidth", PM_DIM_BANDWIDTH, true, POSITIVE,
                               &a->l2_bandwidth_bytes_per_s)) ||
-        (st = quantity(o, "l2_usable", PM_DIM_FRACTION, false, FRACTION,
+        (st = quantity(o, "l2_usable", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
                               &a->l2_usable_frac)) ||
-        (st = quantity(o, "kv_strided_efficiency", PM_DIM_FRACTION, true, FRACTION,
+        (st = quantity(o, "kv_strided_efficiency", PM_DIM_FRACTION, true, PM_RANGE_FRACTION,
                               &a->kv_strided_efficiency_frac)) ||
         (st = quantity(o, "kernel_launch", PM_DIM_TIME, true, NONNEGATIVE,
                               &a->kernel_launch_s)) ||
@@ -1643,7 +1642,7 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                                 "a2a_latency_us", c->link_latency_s, "s",
                                 hier ? "= link_latency_us (inter_node_latency_us across nodes)"
                                      : "= link_latency_us")) ||
-        (st = optional_quantity(o, "a2a_efficiency", PM_DIM_FRACTION, FRACTION,
+        (st = optional_quantity(o, "a2a_efficiency", PM_DIM_FRACTION, PM_RANGE_FRACTION,
                                 &c->a2a_efficiency_frac, "a2a_efficiency_frac", 1.0, "1",
                                 "1: an all-to-all reaches the whole link bandwidth")))
         return st;

@@ -85,6 +85,8 @@ typedef struct pm_range {
     double lo, hi;
     bool lo_open, hi_open;
 } pm_range;
+/* (0, 1]: an efficiency or another fraction that must be positive (config.c, runtime.c). */
+static const pm_range PM_RANGE_FRACTION = {0.0, 1.0, true, false};
 
 /* A key of a merged object whose value came from another file, or from --set. */
 typedef struct pm_key_origin {

@@ -25,7 +25,6 @@
 #include "internal.h"
 
 static const pm_range TIME_RANGE = {0.0, 1.0, false, false}; /* 0 to 1 s: a host overhead */
-static const pm_range FRACTION = {0.0, 1.0, true, false};    /* (0, 1] */
 
 pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 {
@@ -54,7 +53,7 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
                               &r->kernel_launch_s)) ||
         (st = pm_obj_quantity(o, "allreduce_overhead", PM_DIM_TIME, false, TIME_RANGE,
                               &r->allreduce_overhead_s)) ||
-        (st = pm_obj_quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, FRACTION,
+        (st = pm_obj_quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
                               &r->attention_hbm_efficiency_frac)))
         return st;
     int algo = PM_AR_AUTO;

@@ -572,6 +572,13 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
     return PM_OK;
 }
 
+/* Whether the plan's PRESERVE step inserts prefetches (a communication to hide them behind);
+ * without, PRESERVE's step is the serial one. */
+static bool plan_prefetches(const pm_step_plan *p)
+{
+    return p->prefetching && p->first_comm >= 0;
+}
+
 /* The attention node of a class (0 global, 1 local) at ctx (decode) into *a: the plan's node
  * moved along its slope by the positions it reads beyond the plan's context (the window caps
  * them: pm_kv_tokens). Returns false when it reads as many (*a is the plan's node). */
@@ -669,7 +676,7 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
     r->sig = 0;
     r->next = -1;
     r->attn_ctx = -1;
-    r->prefetches = p->prefetching && p->first_comm >= 0;
+    r->prefetches = plan_prefetches(p);
     if (!r->prefetches)
         return;
     region_attention(r, ctx);
@@ -762,7 +769,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
 {
     if (signature)
         *signature = 0;
-    if (preserve && p->prefetching && p->first_comm >= 0) {
+    if (preserve && plan_prefetches(p)) {
         pm_step_region r;
         pm_step_region_init(p, ctx, false, &r);
         if (signature)
@@ -786,7 +793,7 @@ pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, d
 
 bool pm_step_plan_sum(const pm_step_plan *p, bool preserve, int64_t a, int64_t b, double *sum)
 {
-    if ((preserve && p->prefetching && p->first_comm >= 0) || b < a)
+    if ((preserve && plan_prefetches(p)) || b < a)
         return false;
     const pm_model *m = &p->s->model;
     const int64_t n = b - a + 1;
@@ -920,7 +927,7 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
     pm_step_traffic at[2];
     double attn_bytes[2];
     traffic_attention(p, ctx, at, attn_bytes);
-    if (!(preserve && p->prefetching && p->first_comm >= 0)) {
+    if (!(preserve && plan_prefetches(p))) {
         *out = p->plain_rest_tr;
         for (int c = 0; c < 2 && p->attn >= 0; c++)
             pm_traffic_add(out, &at[c].tr, p->all_class[c]);
