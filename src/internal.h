@@ -414,16 +414,18 @@ typedef struct pm_step_plan {
     pm_traffic plain_rest_tr; /* head, tail and every layer's nodes but the attention, nothing
                                  prefetched */
     pm_step_traffic layer_tr[PM_TEMPLATE_MAX], tail_tr[PM_TEMPLATE_MAX]; /* once counted */
-    pm_step_traffic attn_local_tr; /* the local attention at ctx0, once counted */
     double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
     double tail_s;        /* the nodes after the layers, from HBM */
     int attn, first_comm; /* layer indices, -1 when absent */
     int chunks;           /* fused: chunks of the first fused node */
     double attn_dflop, attn_dkv; /* attention per unit of context (decode) */
-    /* Layer classes: [0] global, [1] local (windowed). The template's layer is global; the
-     * local attention node at ctx0 and its costs are kept beside it. */
-    pm_node attn_local;
-    pm_step_node attn_local_cost;
+    /* Layer classes: [0] global, [1] local (windowed). The template's layer is global. Each
+     * class's attention node at ctx0, its costs and (once counted) its traffic are kept here
+     * ([0] a copy of the template layer's): evaluations at other contexts start from them, and
+     * a fused plan, which holds no layer nodes, has them. */
+    pm_node attn_node[2];
+    pm_step_node attn_cost[2];
+    pm_step_traffic attn_tr[2];
     int n_class[2];       /* layers 1..L-1 of each class (the periods) */
     int all_class[2];     /* all L layers of each class */
     int class0;           /* layer 0's class */
@@ -445,7 +447,10 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
                                   pm_phase phase, int64_t ctx0, bool fused, bool prefetching,
                                   pm_step_plan *p, pm_error *err);
 /* The fused plan of the same scenario, phase and context from an unfused plan (cheaper than
- * pm_step_plan_build: only the fused nodes are costed). */
+ * pm_step_plan_build: only the fused nodes are costed, the others' costs and traffic are u's).
+ * It holds the sums and the attention that serial evaluations read (pm_step_plan_eval, _sum,
+ * _traffic with preserve false), added in the order of pm_step_plan_build's fused plan, and no
+ * nodes: its template is empty. */
 void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f);
 /* One segment of a step's schedule (step.c): main ops in order, each with its cost, its
  * prefetch (or -1) and, per prefetch, the main op that triggers it. */

@@ -129,22 +129,24 @@ void pm_step_plan_count(pm_step_plan *p)
         node_traffic(p, &t->moe[i], &p->moe[i], &p->moe_tr[i]);
     for (int i = 0; i < t->n_tail; i++)
         node_traffic(p, &t->tail[i], &p->tail[i], &p->tail_tr[i]);
-    p->attn_local_tr = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
+    p->attn_tr[0] = p->attn_tr[1] = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
+    if (p->attn >= 0)
+        p->attn_tr[0] = p->layer_tr[p->attn];
     if (p->attn >= 0 && p->all_class[1] > 0)
-        node_traffic(p, &p->attn_local, &p->attn_local_cost, &p->attn_local_tr);
+        node_traffic(p, &p->attn_node[1], &p->attn_cost[1], &p->attn_tr[1]);
     /* What the attention moves is affine in the positions it reads (its KV bytes and flops
      * are), the same in both classes, so its slope, measured one position on, gives it at any
      * context without costing the node. */
     p->attn_dtr = p->attn_dtr_pf = (pm_traffic){0};
     if (p->attn >= 0 && (p->attn_dkv > 0 || p->attn_dflop > 0)) {
-        pm_node a = t->layer[p->attn];
+        pm_node a = p->attn_node[0];
         a.flop += p->attn_dflop;
         a.kv_bytes += p->attn_dkv;
         pm_step_node one;
         pm_step_traffic one_tr;
         node_costs(&p->cost, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
         node_traffic(p, &a, &one, &one_tr);
-        const pm_step_traffic *at0 = &p->layer_tr[p->attn];
+        const pm_step_traffic *at0 = &p->attn_tr[0];
         p->attn_dtr = one_tr.tr;
         pm_traffic_add(&p->attn_dtr, &at0->tr, -1.0);
         p->attn_dtr_pf = one_tr.tr_pf;
@@ -290,11 +292,15 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
     p->all_class[0] = p->layers - local;
     p->n_class[0] = p->all_class[0] - (p->class0 == 0);
     p->n_class[1] = p->all_class[1] - (p->class0 == 1);
+    if (p->attn >= 0) {
+        p->attn_node[0] = t->layer[p->attn];
+        p->attn_cost[0] = p->layer[p->attn];
+    }
     if (p->attn >= 0 && local > 0) {
-        if ((st = pm_attention_node(s, phase, ctx0, true, &p->attn_local, err)) != PM_OK)
+        if ((st = pm_attention_node(s, phase, ctx0, true, &p->attn_node[1], err)) != PM_OK)
             return st;
-        node_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_local, p->prefetching,
-                   &p->attn_local_cost);
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_node[1], p->prefetching,
+                   &p->attn_cost[1]);
     }
     /* The pairs depend on the model alone: a plan of the same scenario has them (O(L) to
      * count for a MoE model). */
@@ -310,6 +316,51 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
     return PM_OK;
 }
 
+/* One MLP class's layer of the fused plan f from u's (m 0 dense, 1 MoE): the nodes
+ * pm_template_fuse_layer makes, the fused ones costed (the chunk search) and counted here, the
+ * others read from u where they are. Adds their times but the attention's to the class's rest
+ * and, counted, their traffic times the class's layers to f->plain_rest_tr, node by node in
+ * layer order as plain_total adds a built plan's: the sums are those of the plan built fused. */
+static void fuse_class(const pm_step_plan *u, int m, pm_step_plan *f)
+{
+    pm_node out[MAXN];
+    int map[MAXN], n_out = 0;
+    const int n_in = n_of(u, m);
+    double *rest = m ? &f->moe_rest_s : &f->layer_rest_s;
+    *rest = 0.0;
+    if (n_in == 0)
+        return;
+    pm_template_fuse_layer(tmpl_of(u, m), n_in, u->s->options.fused_chunks, out, &n_out, map);
+    if (m == 0)
+        f->attn = u->attn >= 0 ? map[u->attn] : -1;
+    const bool add_tr = f->counted && f->all_mlp[m] > 0;
+    for (int i = 0; i < n_in; i++) {
+        const int j = map[i];
+        if (j < 0)
+            continue; /* an allreduce absorbed into the fused node before it */
+        const pm_step_node *c = &costs_of(u, m)[i];
+        const pm_step_traffic *t = &traffic_of(u, m)[i];
+        pm_step_node fc;
+        pm_step_traffic ft;
+        if (out[j].kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+            node_costs(&f->cost, &f->ar, &f->ar_fused, &out[j], false, &fc);
+            if (f->counted)
+                node_traffic(f, &out[j], &fc, &ft);
+            if (f->chunks == 0)
+                f->chunks = fc.hbm.chunks;
+            c = &fc;
+            t = &ft;
+        }
+        if (m == 0 && c->is_comm && f->first_comm < 0)
+            f->first_comm = j;
+        if (j == f->attn)
+            continue;
+        *rest += c->hbm.total_s;
+        if (add_tr)
+            pm_traffic_add(&f->plain_rest_tr, &t->tr, f->all_mlp[m]);
+    }
+}
+
 void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
 {
     f->s = u->s;
@@ -320,74 +371,37 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->prefetching = false;
     f->ar = u->ar;
     f->ar_fused = u->ar_fused;
+    /* No nodes: what reads them (Algorithm 1, the regions, the traffic of prefetched steps)
+     * serves PRESERVE only, which runs unfused. */
+    f->tmpl.n_head = f->tmpl.n_layer = f->tmpl.n_tail = f->tmpl.n_moe = 0;
     f->head_s = u->head_s;
     f->tail_s = u->tail_s;
     f->attn_dflop = u->attn_dflop;
     f->attn_dkv = u->attn_dkv;
-    f->attn_local = u->attn_local;
-    f->attn_local_cost = u->attn_local_cost;
     for (int c = 0; c < 2; c++) {
+        f->attn_node[c] = u->attn_node[c];
+        f->attn_cost[c] = u->attn_cost[c];
+        f->attn_tr[c] = u->attn_tr[c];
         f->n_class[c] = u->n_class[c];
         f->all_class[c] = u->all_class[c];
+        f->all_mlp[c] = u->all_mlp[c];
     }
     f->class0 = u->class0;
     f->counted = u->counted;
     f->head_tr = u->head_tr;
     f->attn_dtr = u->attn_dtr;
     f->attn_dtr_pf = u->attn_dtr_pf;
-    f->attn_local_tr = u->attn_local_tr;
-    f->tmpl.n_tail = u->tmpl.n_tail;
-    for (int i = 0; i < u->tmpl.n_tail; i++) {
-        f->tail[i] = u->tail[i];
-        if (f->counted)
-            f->tail_tr[i] = u->tail_tr[i];
-    }
-    f->all_mlp[0] = u->all_mlp[0];
-    f->all_mlp[1] = u->all_mlp[1];
     memcpy(f->n_pair, u->n_pair, sizeof f->n_pair);
     f->mlp0 = u->mlp0;
     f->mlp_last = u->mlp_last;
     f->first_comm = -1;
     f->chunks = 0;
-    f->tmpl.n_moe = 0;
-    for (int m = 0; m < 2; m++) {
-        int map[MAXN];
-        pm_node *out = m ? f->tmpl.moe : f->tmpl.layer;
-        pm_step_node *cost = m ? f->moe : f->layer;
-        pm_step_traffic *tr = m ? f->moe_tr : f->layer_tr;
-        int *n_out = m ? &f->tmpl.n_moe : &f->tmpl.n_layer;
-        double *rest = m ? &f->moe_rest_s : &f->layer_rest_s;
-        const int n_in = n_of(u, m);
-        *rest = 0.0;
-        if (m == 1 && n_in == 0)
-            break;
-        pm_template_fuse_layer(tmpl_of(u, m), n_in, u->s->options.fused_chunks, out, n_out, map);
-        if (m == 0)
-            f->attn = u->attn >= 0 ? map[u->attn] : -1;
-        for (int i = 0; i < n_in; i++) {
-            const int j = map[i];
-            if (j < 0)
-                continue;
-            const pm_node *n = &out[j];
-            if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
-                node_costs(&f->cost, &f->ar, &f->ar_fused, n, false, &cost[j]);
-                if (f->counted)
-                    node_traffic(f, n, &cost[j], &tr[j]);
-                if (f->chunks == 0)
-                    f->chunks = cost[j].hbm.chunks;
-            } else {
-                cost[j] = costs_of(u, m)[i];
-                if (f->counted)
-                    tr[j] = traffic_of(u, m)[i];
-            }
-            if (m == 0 && cost[j].is_comm && f->first_comm < 0)
-                f->first_comm = j;
-            if (j != f->attn)
-                *rest += cost[j].hbm.total_s;
-        }
-    }
+    f->plain_rest_tr = u->head_tr;
+    for (int m = 0; m < 2; m++)
+        fuse_class(u, m, f);
     if (f->counted)
-        plain_total(f);
+        for (int i = 0; i < u->tmpl.n_tail; i++)
+            pm_traffic_add(&f->plain_rest_tr, &u->tail_tr[i].tr, 1.0);
 }
 
 /* The room left under the capacity by a comparison that passed with the attention's bytes in
@@ -586,7 +600,7 @@ static bool attention_node(const pm_step_plan *p, int cls, int64_t ctx, pm_node 
 {
     const pm_model *m = &p->s->model;
     const double c = pm_kv_tokens(m, cls == 1, ctx), c0 = pm_kv_tokens(m, cls == 1, p->ctx0);
-    *a = cls == 1 ? p->attn_local : p->tmpl.layer[p->attn];
+    *a = p->attn_node[cls];
     if (!(fabs(c - c0) > 0.0))
         return false;
     a->flop += p->attn_dflop * (c - c0);
@@ -603,7 +617,7 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t 
 {
     pm_node a;
     if (!attention_node(p, cls, ctx, &a))
-        return cls == 1 ? &p->attn_local_cost : &p->layer[p->attn];
+        return &p->attn_cost[cls];
     node_costs(&p->cost, &p->ar, &p->ar_fused, &a, variants && p->prefetching, out);
     return out;
 }
@@ -833,9 +847,7 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *nex
             continue;
         double kv = 0.0;
         if (p->attn >= 0) {
-            const double kv0 =
-                c == 1 ? p->attn_local.kv_bytes : p->tmpl.layer[p->attn].kv_bytes;
-            kv = kv0 + p->attn_dkv * (pm_kv_tokens(m, c == 1, ctx) -
+            kv = p->attn_node[c].kv_bytes + p->attn_dkv * (pm_kv_tokens(m, c == 1, ctx) -
                                       pm_kv_tokens(m, c == 1, p->ctx0));
         }
         for (int k = 0; k < 2; k++) {
@@ -866,11 +878,10 @@ static void traffic_attention(const pm_step_plan *p, int64_t ctx, pm_step_traffi
         if (p->attn < 0 || p->all_class[c] == 0)
             continue;
         const double d = pm_kv_tokens(m, c == 1, ctx) - pm_kv_tokens(m, c == 1, p->ctx0);
-        at[c] = c == 1 ? p->attn_local_tr : p->layer_tr[p->attn];
+        at[c] = p->attn_tr[c];
         pm_traffic_add(&at[c].tr, &p->attn_dtr, d);
         pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, d);
-        attn_bytes[c] = (c == 1 ? p->attn_local_cost.bytes : p->layer[p->attn].bytes) +
-                        p->attn_dkv * d;
+        attn_bytes[c] = p->attn_cost[c].bytes + p->attn_dkv * d;
     }
 }
 
