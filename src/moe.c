@@ -117,13 +117,22 @@ pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads
     pick_chances(E, k, s->workload.routing_skew_alpha, pi);
     double touched = 0.0, slots = 0.0;
     const bool uniform = !(s->workload.routing_skew_alpha > 0);
-    /* Uniform routing gives every expert the same chance: one evaluation serves all. */
+    /* Uniform routing gives every expert the same chance: one evaluation serves all, and
+     * every rank's sums below are the same terms in the same order, so the first rank's serve
+     * (only its chances are filled in). */
     const double p0 = !uniform ? 0.0 : pi[0] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[0]));
-    for (int i = 0; i < E; i++) {
-        p[i] = uniform ? p0 : pi[i] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[i]));
-        touched += p[i];
+    if (uniform) {
+        for (int i = 0; i < El; i++)
+            p[i] = p0;
+        for (int i = 0; i < E; i++)
+            touched += p0;
+    } else {
+        for (int i = 0; i < E; i++) {
+            p[i] = pi[i] >= 1.0 ? 1.0 : -expm1(tokens * log1p(-pi[i]));
+            touched += p[i];
+        }
     }
-    for (int r = 0; r < ep; r++) {
+    for (int r = 0; r < (uniform ? 1 : ep); r++) {
         double sl = 0.0;
         for (int i = r * El; i < (r + 1) * El; i++)
             sl += pi[i];
