@@ -759,6 +759,28 @@ pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t contex
     return PM_OK;
 }
 
+/* The template's extra attention nodes (pm_template), each alone at its context from the
+ * build's own set-up (shard, datatypes): the attention rule is attention_fill's, as in every
+ * layer. */
+static void template_attention(build_ctx *b, pm_template *t)
+{
+    b->cap_arr = 1;
+    if (b->phase == PM_PHASE_DECODE) {
+        b->arr = &t->attn_next;
+        b->n_arr = 0;
+        b->ctx += 1.0;
+        attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"),
+                       false);
+        b->ctx -= 1.0;
+    }
+    if (pm_model_local_layers(&b->s->model) > 0) {
+        b->arr = &t->attn_local;
+        b->n_arr = 0;
+        attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"),
+                       true);
+    }
+}
+
 pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
                             pm_template *t, pm_error *err)
 {
@@ -789,32 +811,9 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
     add_tail(&b);
     t->n_tail = b.n_arr;
     t->moe_reads = b.moe;
+    template_attention(&b, t);
     if (b.st != PM_OK)
         return pm_fail(err, b.st, NULL, NULL, "layer template overflow");
-    return PM_OK;
-}
-
-pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
-                            bool local, pm_node *out, pm_error *err)
-{
-    build_ctx b = {0};
-    /* The attention node alone: a MoE model's expert reads (build_init computes them) are not
-     * needed, so it is built as the dense model with the same attention. */
-    const pm_scenario *src = s;
-    pm_scenario dense;
-    if (s && s->model.experts > 0) {
-        dense = *s;
-        dense.model.experts = 0;
-        dense.cluster.expert_parallel = 1;
-        dense.provenance = NULL;
-        src = &dense;
-    }
-    pm_status st = build_init(&b, src, phase, context_len, false, err);
-    if (st != PM_OK)
-        return st;
-    b.arr = out;
-    b.cap_arr = 1;
-    attention_fill(&b, node_new(&b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"), local);
     return PM_OK;
 }
 

@@ -294,6 +294,9 @@ typedef struct pm_template {
     pm_node moe[PM_TEMPLATE_MAX]; /* a MoE layer (global attention), when the model has one */
     int n_moe;                    /* 0: no MoE layers */
     pm_moe_reads moe_reads;       /* MoE models: the expert reads at the step's tokens */
+    /* The layer's attention node elsewhere: decode, one position on (the plans' slope per
+     * position); with windowed layers, a local layer's at the context. Unset otherwise. */
+    pm_node attn_next, attn_local;
 } pm_template;
 pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
                             pm_template *t, pm_error *err);
@@ -307,10 +310,6 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
  * fused). map[i] is the output index of input node i (-1 for the allreduces absorbed). */
 void pm_template_fuse_layer(const pm_node *in, int n_in, int chunks, pm_node *out, int *n_out,
                             int *map);
-/* The attention node of a global or local layer at a context length (the template's layer is
- * global). */
-pm_status pm_attention_node(const pm_scenario *s, pm_phase phase, int64_t context_len,
-                            bool local, pm_node *out, pm_error *err);
 /* The one home of the window rules (footprint.c): the positions a decode step reads at
  * context ctx: ctx, min(ctx, window) in a local layer, or ctx mod chunk with chunked attention;
  * the positions a layer's cache holds (for the footprint): ctx, or min(ctx, window or chunk);

@@ -280,11 +280,8 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
     }
     p->attn_dflop = p->attn_dkv = 0.0;
     if (p->attn >= 0 && phase == PM_PHASE_DECODE) {
-        pm_node a1;
-        if ((st = pm_attention_node(s, phase, ctx0 + 1, false, &a1, err)) != PM_OK)
-            return st;
-        p->attn_dflop = a1.flop - t->layer[p->attn].flop;
-        p->attn_dkv = a1.kv_bytes - t->layer[p->attn].kv_bytes;
+        p->attn_dflop = t->attn_next.flop - t->layer[p->attn].flop;
+        p->attn_dkv = t->attn_next.kv_bytes - t->layer[p->attn].kv_bytes;
     }
     const int local = pm_model_local_layers(&s->model);
     p->class0 = pm_model_layer_is_local(&s->model, 0) ? 1 : 0;
@@ -297,8 +294,7 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
         p->attn_cost[0] = p->layer[p->attn];
     }
     if (p->attn >= 0 && local > 0) {
-        if ((st = pm_attention_node(s, phase, ctx0, true, &p->attn_node[1], err)) != PM_OK)
-            return st;
+        p->attn_node[1] = t->attn_local;
         node_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_node[1], p->prefetching,
                    &p->attn_cost[1]);
     }
