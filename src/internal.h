@@ -479,6 +479,10 @@ typedef struct pm_step_region {
     const pm_step_node *L[2][2][PM_TEMPLATE_MAX]; /* [attention class][MLP class] */
     bool pf[2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
     pm_step_seg period[2][2], last; /* [MLP class][next layer's attention class] */
+    /* The last layer from its first communication and the tail hold no attention: their time
+     * is the same at every context of the region, scheduled once (last_s, once last_known). */
+    bool last_known;
+    double last_s;
 } pm_step_region;
 /* Compiles p's PRESERVE step with the insertion decisions at ctx into *r; with_next: with
  * r->next too (else -1). */

@@ -686,6 +686,7 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
     r->sig = 0;
     r->next = -1;
     r->attn_ctx = -1;
+    r->last_known = false;
     r->prefetches = plan_prefetches(p);
     if (!r->prefetches)
         return;
@@ -734,7 +735,7 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
 
 /* The PRESERVE step of a compiled region with its attention as costed: the prefix, the
  * periods and the last layer (step.c's header). */
-static pm_status region_time(const pm_step_region *r, double *time_s)
+static pm_status region_time(pm_step_region *r, double *time_s)
 {
     const pm_step_plan *p = r->p;
     const int fc = p->first_comm, c0 = p->class0;
@@ -759,10 +760,12 @@ static pm_status region_time(const pm_step_region *r, double *time_s)
             periods += p->n_pair[m][c] * period;
         }
     }
-    double last = 0.0;
-    if ((st = seg_run(&r->last, sharing, stream, -1, &last)) != PM_OK)
-        return st;
-    *time_s = prefix + periods + last;
+    if (!r->last_known) {
+        if ((st = seg_run(&r->last, sharing, stream, -1, &r->last_s)) != PM_OK)
+            return st;
+        r->last_known = true;
+    }
+    *time_s = prefix + periods + r->last_s;
     return PM_OK;
 }
 
