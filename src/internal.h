@@ -463,6 +463,17 @@ typedef struct pm_step_seg {
     int n, n_pf;
 } pm_step_seg;
 
+/* The two-stream recurrence's state (no HBM sharing) after the first k ops of a segment. */
+typedef struct pm_step_seg_pos {
+    int k, next_pf;    /* ops run, prefetches placed */
+    double t, pf_free; /* the main stream's end, the prefetch stream's */
+} pm_step_seg_pos;
+typedef struct pm_step_seg_state {
+    bool known; /* held for the region's decisions */
+    pm_step_seg_pos pos;
+    double op_start[2 * PM_TEMPLATE_MAX + 1], pf_end[2 * PM_TEMPLATE_MAX + 1];
+} pm_step_seg_state;
+
 /* A PRESERVE step of a plan compiled for one set of insertion decisions: the decisions, the
  * attention nodes and the schedule's segments, which point at the region's own attention, so
  * a region is evaluated where it was made (not copied). Within a range of contexts whose ends
@@ -479,6 +490,11 @@ typedef struct pm_step_region {
     const pm_step_node *L[2][2][PM_TEMPLATE_MAX]; /* [attention class][MLP class] */
     bool pf[2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
     pm_step_seg period[2][2], last; /* [MLP class][next layer's attention class] */
+    /* A period's ops before the next layer's attention (its first op whose cost changes with
+     * the context, at period_k0) are the same at every context of the region: the schedule's
+     * state there is kept after the first evaluation and each later one resumes from it. */
+    int period_k0[2][2];
+    pm_step_seg_state period_at[2][2];
     /* The last layer from its first communication and the tail hold no attention: their time
      * is the same at every context of the region, scheduled once (last_s, once last_known). */
     bool last_known;

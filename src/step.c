@@ -513,47 +513,79 @@ static void seg_add(seg *g, const pm_step_node *nd, bool prefetched, int *trigge
         *trigger = k;
 }
 
-/* Start of main op `until` (or, if until < 0, the makespan). */
-static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, double *out)
+/* The recurrence without HBM sharing (step.c's header) over the ops of g from pos->k on, the
+ * arrays holding the starts and prefetch ends of the ops before: stops before op `stop`
+ * (returning false; pos then holds the state there), or at the start of op `until` or after
+ * the last op (returning true, *out that start or the makespan). */
+static bool seg_walk(const seg *g, bool stream, int until, int stop, pm_step_seg_pos *pos,
+                     double *op_start, double *pf_end, double *out)
+{
+    double t = pos->t, pf_free = pos->pf_free;
+    int next_pf = pos->next_pf; /* prefetches are placed when their consumer is reached */
+    for (int k = pos->k; k < g->n; k++) {
+        if (k == stop) {
+            *pos = (pm_step_seg_pos){k, next_pf, t, pf_free};
+            return false;
+        }
+        double start = t, pe = 0.0;
+        const int w = g->pf[k];
+        if (w >= 0) {
+            for (; next_pf <= w; next_pf++) {
+                const double trig = op_start[g->trig[next_pf]];
+                const double s0 = pf_free > trig ? pf_free : trig;
+                pf_free = pf_end[next_pf] = s0 + g->pf_cost[next_pf]->total_s;
+            }
+            pe = pf_end[w];
+            if (!stream && pe > start)
+                start = pe;
+        }
+        if (k == until) {
+            *out = start;
+            return true;
+        }
+        op_start[k] = start;
+        double end = start + (stream && w >= 0
+                                  ? pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k])
+                                  : g->cost[k])->total_s;
+        if (stream && w >= 0) {
+            const double own = start + g->hbm_cost[k]->total_s;
+            const double data = pe < own ? pe : own;
+            if (data > end)
+                end = data;
+            if (pe > end) /* done before its prefetch: the rest of it would be L2 hits */
+                pf_free = pf_end[w] = end;
+        }
+        t = end;
+    }
+    /* Every prefetch's consumer is in the segment (seg_add adds them together), so all were
+     * placed, and none ends after its consumer. */
+    *out = t > pf_free ? t : pf_free;
+    return true;
+}
+
+/* Start of main op `until` (or, if until < 0, the makespan). at (may be NULL; not with
+ * sharing): the state before op k0, which the ops from k0 on do not change (they write past
+ * it): kept at the first call, resumed from at the later ones, to the same result. */
+static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, double *out,
+                         pm_step_seg_state *at, int k0)
 {
     if (!sharing) {
-        double t = 0.0, pf_free = 0.0;
-        double op_start[2 * MAXN + 1], pf_end[2 * MAXN + 1];
-        int next_pf = 0; /* prefetches are placed when their consumer is reached */
-        for (int k = 0; k < g->n; k++) {
-            double start = t, pe = 0.0;
-            const int w = g->pf[k];
-            if (w >= 0) {
-                for (; next_pf <= w; next_pf++) {
-                    const double trig = op_start[g->trig[next_pf]];
-                    const double s0 = pf_free > trig ? pf_free : trig;
-                    pf_free = pf_end[next_pf] = s0 + g->pf_cost[next_pf]->total_s;
-                }
-                pe = pf_end[w];
-                if (!stream && pe > start)
-                    start = pe;
-            }
-            if (k == until) {
-                *out = start;
-                return PM_OK;
-            }
-            op_start[k] = start;
-            double end = start + (stream && w >= 0
-                                      ? pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k])
-                                      : g->cost[k])->total_s;
-            if (stream && w >= 0) {
-                const double own = start + g->hbm_cost[k]->total_s;
-                const double data = pe < own ? pe : own;
-                if (data > end)
-                    end = data;
-                if (pe > end) /* done before its prefetch: the rest of it would be L2 hits */
-                    pf_free = pf_end[w] = end;
-            }
-            t = end;
+        pm_step_seg_pos pos = {0, 0, 0.0, 0.0};
+        if (!at) {
+            double op_start[2 * MAXN + 1], pf_end[2 * MAXN + 1];
+            seg_walk(g, stream, until, -1, &pos, op_start, pf_end, out);
+            return PM_OK;
         }
-        /* Every prefetch's consumer is in the segment (seg_add adds them together), so all
-         * were placed, and none ends after its consumer. */
-        *out = t > pf_free ? t : pf_free;
+        if (!at->known) {
+            at->pos = pos;
+            if (seg_walk(g, stream, until, k0, &at->pos, at->op_start, at->pf_end, out))
+                return PM_OK; /* `until` comes first: nothing to keep */
+            at->known = true;
+        }
+        /* In place: the walk writes the arrays only from op k0 and prefetch next_pf on, and
+         * the kept position is copied. */
+        pos = at->pos;
+        seg_walk(g, stream, until, -1, &pos, at->op_start, at->pf_end, out);
         return PM_OK;
     }
     pm_sim_op mo[2 * MAXN + 1], po[2 * MAXN + 1];
@@ -715,8 +747,13 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
                                with_next ? &room : NULL);
             if (room < slack)
                 slack = room;
-            if (p->n_pair[m][c] > 0)
+            if (p->n_pair[m][c] > 0) {
                 period_seg(p, r->L[c][m], n_of(p, m), r->pf[c][m], &r->period[m][c]);
+                /* The attention comes after the layer's ops from the first communication on
+                 * (period_seg's order); without one nothing changes: 0 keeps nothing. */
+                r->period_k0[m][c] = p->attn >= 0 ? n_of(p, m) - p->first_comm + p->attn : 0;
+                r->period_at[m][c].known = false;
+            }
         }
     }
     r->sig = pairs_signature(sig);
@@ -755,13 +792,14 @@ static pm_status region_time(pm_step_region *r, double *time_s)
                 continue;
             const seg *g = &r->period[m][c];
             double period = 0.0;
-            if ((st = seg_run(g, sharing, stream, g->n - 1, &period)) != PM_OK)
+            if ((st = seg_run(g, sharing, stream, g->n - 1, &period, &r->period_at[m][c],
+                              r->period_k0[m][c])) != PM_OK)
                 return st;
             periods += p->n_pair[m][c] * period;
         }
     }
     if (!r->last_known) {
-        if ((st = seg_run(&r->last, sharing, stream, -1, &r->last_s)) != PM_OK)
+        if ((st = seg_run(&r->last, sharing, stream, -1, &r->last_s, NULL, 0)) != PM_OK)
             return st;
         r->last_known = true;
     }
