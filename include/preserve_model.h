@@ -442,6 +442,10 @@ typedef struct pm_runtime {
     double attention_hbm_efficiency_frac; /* (0, 1]: the engine's own decode-attention kernel's
                                       KV read efficiency, replacing the accelerator's; 0: the
                                       accelerator's (its presets measure FlashAttention's) */
+    double moe_gemm_efficiency_frac; /* (0, 1]: the engine's routed-expert (grouped) GEMM kernel
+                                      against the dense GEMM of the same shape: the routed
+                                      experts' compute and memory times are divided by it;
+                                      0: as a dense GEMM (1) */
 } pm_runtime;
 
 typedef struct pm_provenance pm_provenance;

@@ -173,6 +173,9 @@ double pm_launch_s(const pm_scenario *s);
 /* The decode-attention kernel's KV read efficiency: the runtime's own kernel's when it gives
  * one, else the accelerator's (0: the operators' HBM efficiency, cost.c). */
 double pm_attention_hbm_frac(const pm_scenario *s);
+/* The routed experts' GEMM kernel against a dense GEMM of the same shape: the runtime's when it
+ * gives one, else 1. */
+double pm_moe_gemm_frac(const pm_scenario *s);
 /* What the runtime adds to one step (the embedding node carries it), seconds; 0 without one. */
 double pm_runtime_step_s(const pm_scenario *s);
 /* What the runtime adds to each allreduce, seconds; 0 without one. */
@@ -330,6 +333,7 @@ typedef struct pm_cost_ctx {
     double bw, kv_bw, kv_strided_bw;  /* operators' HBM bandwidths: own, KV, strided KV */
     double l2_bw, pf_bw;              /* L2, and the prefetcher's bulk HBM stream */
     double launch_s;                  /* per kernel (pm_launch_s) */
+    double moe_frac;                  /* routed experts' GEMM kernel (pm_moe_gemm_frac) */
 } pm_cost_ctx;
 void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k);
 
