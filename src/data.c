@@ -609,6 +609,8 @@ static pm_status read_scenario_keys(const cJSON *root, const char *sfile, pm_pro
     int sharding = PM_SHARDING_MEGATRON;
     pm_status st = pm_obj_string(&o, "name", true, &name);
     if (st == PM_OK)
+        st = pm_obj_name_fits(&o, "name", name, sizeof out->name);
+    if (st == PM_OK)
         st = pm_obj_enum(&o, "sharding", false, sharding_names, 2, &sharding);
     pm_obj opt;
     bool has_opt = false;

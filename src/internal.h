@@ -120,6 +120,13 @@ void pm_obj_init(pm_obj *o, const cJSON *json, const char *file, const char *pat
 void pm_obj_declare(pm_obj *o, const char *key, pm_dimension dim);
 bool pm_obj_has(const pm_obj *o, const char *key);
 pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **out);
+/* A string that names something into dst (n bytes with its terminator): refused at the key when
+ * it does not fit, never cut (a cut name is another name in every output). dst is untouched when
+ * the key is absent (and not required). */
+pm_status pm_obj_name(pm_obj *o, const char *key, bool required, char *dst, size_t n);
+/* The same check for a name that did not come from a key of o (e.g. a derived one): PM_OK when
+ * it fits n bytes, else the failure at key. */
+pm_status pm_obj_name_fits(pm_obj *o, const char *key, const char *name, size_t n);
 pm_status pm_obj_bool(pm_obj *o, const char *key, bool required, bool *out);
 /* Integer in [lo, hi]; *out unchanged when absent and not required. */
 pm_status pm_obj_int(pm_obj *o, const char *key, bool required, long lo, long hi, long *out);

@@ -35,17 +35,16 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 {
     memset(r, 0, sizeof *r);
     pm_status st;
-    const char *s = NULL, *name = NULL, *src = NULL;
+    const char *s = NULL, *src = NULL;
     if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
         return st;
     if (s && strcmp(s, "runtime") != 0)
         return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
                        "expected \"runtime\" here (got \"%s\")", s);
-    if ((st = pm_obj_string(o, "name", true, &name)) != PM_OK ||
+    if ((st = pm_obj_name(o, "name", true, r->name, sizeof r->name)) != PM_OK ||
         (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
         return st;
     o->file_source = src;
-    pm_strlcpy(r->name, name, sizeof r->name);
     pm_obj_declare(o, "description", PM_DIM_NONE);
     pm_obj_declare(o, "engine", PM_DIM_NONE);
     if ((st = pm_obj_quantity(o, "step_overhead", PM_DIM_TIME, true, TIME_RANGE,

@@ -104,7 +104,9 @@ check long-key-of-underscores 1 'long-underscores.json: $.____' "$pm" validate l
 printf '{"kind": "model", "name": "%s", "num_hidden_layers": 2, "hidden_size": 64,
  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "source": "t"}\n' \
     "$(head -c 1048576 </dev/zero | tr '\0' 'n')" >long-name.json
-check long-name-1mb-is-valid 0 '1 files checked, 0 invalid' "$pm" validate long-name.json
+# A name longer than its field is refused (a cut name would be another name), not cut.
+check long-name-1mb-is-refused 1 'long-name.json: $.name: expected a name of at most 63 bytes (got 1048576' \
+    "$pm" validate long-name.json
 
 # ---- many keys: the duplicate check must not be quadratic --------------------------------
 {
@@ -280,14 +282,17 @@ check_sh devices-list-40 0 'rows=40 last=16.' bash -c 'o=$($PMW footprint --form
     grep -E "^[0-9]+,"); echo "rows=$(wc -l <<<"$o") last=$(tail -1 <<<"$o" | cut -d, -f1)."' \
     "$pm" "$devs"
 check devices-list-empty-item 2 '--devices-list: empty item 2' "$pm" footprint --devices-list 1,,2
-# A model name of 40 two-byte characters (80 bytes) is cut to fit the name field between
-# characters: the JSON of run and of the graph stays valid UTF-8.
-name=$(printf '\xc3\xa9%.0s' $(seq 40))
+# A model name of 31 two-byte characters (62 bytes) fits the 63-byte name field whole: the JSON
+# of run and of the graph stays valid UTF-8 (the graph's prefetch labels are cut between
+# characters); 32 of them (64 bytes) are refused, not cut.
+name=$(printf '\xc3\xa9%.0s' $(seq 31))
+check_sh utf8-name-too-long 1 'at most 63 bytes (got 64' bash -c '$PMW --set "model.name=$1"' \
+    "$pm" "$(printf '\xc3\xa9%.0s' $(seq 32))"
 check_sh utf8-name-json 0 'valid' bash -c '$PMW --set "model.name=$1" --format json |
     python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
 check_sh utf8-name-graph 0 'valid' bash -c '$PMW graph --set "model.name=$1" --layers 1 |
     python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
-check_sh utf8-name-cut-between 0 'whole characters' bash -c '$PMW --set "model.name=$1" --format csv |
+check_sh utf8-name-whole 0 'whole characters' bash -c '$PMW --set "model.name=$1" --format csv |
     python3 -c "import csv,sys; r=list(csv.reader(l for l in sys.stdin if not l.startswith(\"#\")));
 m=r[1][1]; assert set(m) == {\"\u00e9\"}, m; print(\"whole characters\")"' "$pm" "$name"
 
