@@ -63,7 +63,8 @@ typedef enum pm_status {
 /** Where and what went wrong. Caller-owned, fixed buffers: filling it never allocates. */
 typedef struct pm_error {
     pm_status status;
-    char file[256];    /* the file, or "" when the input did not come from a file */
+    char file[1024];   /* the file (any path the loaders take fits whole), or "" when the input
+                          did not come from a file */
     char path[256];    /* the JSON path, "$.workload.batch", or "" */
     int line, column;  /* 1-based position for syntax errors, 0 when unknown */
     char message[512]; /* what was expected and what was found */

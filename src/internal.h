@@ -88,10 +88,16 @@ typedef struct pm_range {
 /* (0, 1]: an efficiency or another fraction that must be positive (config.c, runtime.c). */
 static const pm_range PM_RANGE_FRACTION = {0.0, 1.0, true, false};
 
+/* The longest file path the loaders take, with its terminator: every path they keep (an error's
+ * file, a component's, a key's origin) holds it whole; pm_resolve_ref refuses a longer one. */
+#define PM_PATH_BYTES 1024
+_Static_assert(PM_PATH_BYTES == sizeof(((pm_error *)0)->file), "pm_error.file holds a path");
+
 /* A key of a merged object whose value came from another file, or from --set. */
 typedef struct pm_key_origin {
     char key[64];
-    char file[256];
+    const char *file; /* the file (the scenario's path, alive while it loads) or the --set label */
+    char *owned;      /* the label when the origin made it (freed with its component) */
     char path[64]; /* the JSON path of the object the key was written in, there */
 } pm_key_origin;
 

@@ -107,6 +107,12 @@ printf '{"kind": "model", "name": "%s", "num_hidden_layers": 2, "hidden_size": 6
 # A name longer than its field is refused (a cut name would be another name), not cut.
 check long-name-1mb-is-refused 1 'long-name.json: $.name: expected a name of at most 63 bytes (got 1048576' \
     "$pm" validate long-name.json
+# More keys of one component from outside its file than the origin record holds: refused, not
+# recorded as the component file's.
+sets=()
+for i in $(seq 0 64); do sets+=(--set "model.extra_$i=1"); done
+check many-origins-refused 1 'more than 64 keys of one component are given outside its file' \
+    "$pm" resolve --config llama8b "${sets[@]}"
 
 # ---- many keys: the duplicate check must not be quadratic --------------------------------
 {
@@ -158,7 +164,10 @@ if [ "$(id -u)" -ne 0 ]; then
     chmod 600 unreadable.json
 fi
 longpath=$(head -c 5000 </dev/zero | tr '\0' 'p')
-check path-too-long 1 'cannot open' "$pm" validate "$longpath.json"
+# Longer than the 1023 bytes every kept path holds (errors and `resolve` name each input's file
+# whole): refused, not cut.
+check path-too-long 1 'is 5005 bytes long, more than the 1023 this reader handles' \
+    "$pm" validate "$longpath.json"
 
 # ---- numbers in files at the limits of their types ---------------------------------------
 printf '{"kind": "scenario", "name": "s", "model": "llama3-70b", "accelerator": "ascend-910b",
@@ -216,10 +225,14 @@ check set-deep-value-short 1 '$.workload.batch' \
     "$pm" --config llama70b --set "workload.batch=$(head -c 200 </dev/zero | tr '\0' '[')"
 check set-huge-override 2 'longer than 4159 bytes' "$pm" --config llama70b \
     --set "$(head -c 100000 </dev/zero | tr '\0' 'k')=1"
-# A model file at a 300-character path loads through --model (overrides were cut at 287 bytes).
+# A model file at a 300-character path loads through --model (overrides were cut at 287 bytes),
+# and `resolve` names it whole.
 long_dir="$tmp/$(head -c 150 </dev/zero | tr '\0' 'd')/$(head -c 150 </dev/zero | tr '\0' 'e')"
 mkdir -p "$long_dir" && cp "$PRESERVE_MODEL_DATA/models/llama3-8b.json" "$long_dir/m.json"
 check long-model-path 0 'speedup: preserve vs serial' "$pm" --config llama70b --model "$long_dir/m.json"
+check long-model-path-resolve 0 "$long_dir/m.json" "$pm" resolve --config llama70b --model "$long_dir/m.json"
+printf '{"kind": "model", "name": 1}' >"$long_dir/bad.json"
+check long-path-error-whole 1 "$long_dir/bad.json: \$.name: expected a string" "$pm" validate "$long_dir/bad.json"
 check set-long-key 1 'key too long' "$pm" --config llama70b \
     --set "workload.$(head -c 260 </dev/zero | tr '\0' 'k')=1"
 
