@@ -63,7 +63,8 @@ typedef enum pm_status {
 /** Where and what went wrong. Caller-owned, fixed buffers: filling it never allocates. */
 typedef struct pm_error {
     pm_status status;
-    char file[256];    /* the file, or "" when the input did not come from a file */
+    char file[1024];   /* the file (any path the loaders take fits whole), or "" when the input
+                          did not come from a file */
     char path[256];    /* the JSON path, "$.workload.batch", or "" */
     int line, column;  /* 1-based position for syntax errors, 0 when unknown */
     char message[512]; /* what was expected and what was found */
@@ -442,6 +443,10 @@ typedef struct pm_runtime {
     double attention_hbm_efficiency_frac; /* (0, 1]: the engine's own decode-attention kernel's
                                       KV read efficiency, replacing the accelerator's; 0: the
                                       accelerator's (its presets measure FlashAttention's) */
+    double moe_gemm_efficiency_frac; /* (0, 1]: the engine's routed-expert (grouped) GEMM kernel
+                                      against the dense GEMM of the same shape: the routed
+                                      experts' compute and memory times are divided by it;
+                                      0: as a dense GEMM (1) */
 } pm_runtime;
 
 typedef struct pm_provenance pm_provenance;

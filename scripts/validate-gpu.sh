@@ -17,7 +17,10 @@
 #                             the Attention node. Launch cost 0, as above.
 #
 # Rows marked `moe` in the status column are MoE models: they run like the others (status
-# `ok-moe` in the output) and stay out of the calibration, which fits dense rows only. A row
+# `ok-moe` in the output) and stay out of the platforms' calibration, which fits dense rows
+# only (scripts/calibrate-gpu.sh's MoE stage fits vLLM's expert kernel over them). The held-out
+# rows, data/validation/gpu-holdout.csv, which no calibration reads, run with
+# VALIDATION_CSV=data/validation/gpu-holdout.csv. A row
 # the CLI refuses is recorded as `refused` with the message; the summary counts only the rows
 # that ran.
 #

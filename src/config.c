@@ -1271,6 +1271,29 @@ static pm_status hf_open_layout(pm_obj *mo, pm_obj *attn, pm_obj *ffn, hf_layout
     return dbrx_refuse(attn, ffn);
 }
 
+/* The model's name: its "name"; in a HuggingFace file without one, the checkpoint's
+ * (_name_or_path: the last part of a path that does not fit, "meta-llama/Llama-3.1-8B" stays
+ * whole) or its model_type. A name that does not fit is refused, never cut. */
+static pm_status hf_model_name(pm_obj *o, bool hf, bool kind_given, pm_model *m)
+{
+    pm_strlcpy(m->name, "model", sizeof m->name);
+    if (!pm_obj_has(o, "name") && hf) {
+        const char *key = "_name_or_path", *name = json_string(o->json, key);
+        if (!name || !name[0])
+            name = json_string(o->json, key = "model_type");
+        if (!name || !name[0])
+            return PM_OK;
+        const char *slash = strrchr(name, '/');
+        if (strlen(name) >= sizeof m->name && slash && slash[1])
+            name = slash + 1;
+        pm_status st = pm_obj_name_fits(o, key, name, sizeof m->name);
+        if (st == PM_OK)
+            pm_strlcpy(m->name, name, sizeof m->name);
+        return st;
+    }
+    return pm_obj_name(o, "name", !hf && kind_given, m->name, sizeof m->name);
+}
+
 pm_status pm_model_read(pm_obj *o, pm_model *m)
 {
     memset(m, 0, sizeof *m);
@@ -1285,14 +1308,8 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
     if (s && strcmp(s, "model") != 0)
         return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
                        "expected \"model\" here (got \"%s\")", s);
-    const char *name = NULL;
-    if ((st = pm_obj_string(o, "name", !hf && s != NULL, &name)) != PM_OK)
+    if ((st = hf_model_name(o, hf, s != NULL, m)) != PM_OK)
         return st;
-    if (!name && hf)
-        name = json_string(o->json, "_name_or_path");
-    if (!name && hf)
-        name = json_string(o->json, "model_type");
-    pm_strlcpy(m->name, name ? name : "model", sizeof m->name);
     const char *src = NULL;
     if ((st = pm_obj_string(o, "source", !hf && s != NULL, &src)) != PM_OK)
         return st;
@@ -1492,33 +1509,29 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
 static pm_status read_platform(pm_obj *o, char *platform, size_t n, const char *other_key,
                                char *other, size_t n_other)
 {
-    const char *p = NULL, *q = NULL;
-    pm_status st = pm_obj_string(o, "platform", false, &p);
-    if (st == PM_OK && other_key)
-        st = pm_obj_string(o, other_key, false, &q);
-    if (st != PM_OK)
-        return st;
-    pm_strlcpy(platform, p ? p : "", n);
+    platform[0] = '\0';
     if (other)
-        pm_strlcpy(other, q ? q : "", n_other);
-    return PM_OK;
+        other[0] = '\0';
+    pm_status st = pm_obj_name(o, "platform", false, platform, n);
+    if (st == PM_OK && other_key)
+        st = pm_obj_name(o, other_key, false, other, n_other);
+    return st;
 }
 
 pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
 {
     memset(a, 0, sizeof *a);
     pm_status st;
-    const char *s = NULL, *name = NULL, *src = NULL;
+    const char *s = NULL, *src = NULL;
     if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
         return st;
     if (s && strcmp(s, "accelerator") != 0)
         return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
                        "expected \"accelerator\" here (got \"%s\")", s);
-    if ((st = pm_obj_string(o, "name", true, &name)) != PM_OK ||
+    if ((st = pm_obj_name(o, "name", true, a->name, sizeof a->name)) != PM_OK ||
         (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
         return st;
     o->file_source = src;
-    pm_strlcpy(a->name, name, sizeof a->name);
     pm_obj_declare(o, "description", PM_DIM_NONE);
     if ((st = read_platform(o, a->platform, sizeof a->platform, "default_cluster",
                             a->default_cluster, sizeof a->default_cluster)) != PM_OK)
@@ -1591,17 +1604,16 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
 {
     memset(c, 0, sizeof *c);
     pm_status st;
-    const char *s = NULL, *name = NULL, *src = NULL;
+    const char *s = NULL, *src = NULL;
     if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
         return st;
     if (s && strcmp(s, "cluster") != 0)
         return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
                        "expected \"cluster\" here (got \"%s\")", s);
-    if ((st = pm_obj_string(o, "name", true, &name)) != PM_OK ||
+    if ((st = pm_obj_name(o, "name", true, c->name, sizeof c->name)) != PM_OK ||
         (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
         return st;
     o->file_source = src;
-    pm_strlcpy(c->name, name, sizeof c->name);
     pm_obj_declare(o, "description", PM_DIM_NONE);
     if ((st = read_platform(o, c->platform, sizeof c->platform, NULL, NULL, 0)) != PM_OK)
         return st;

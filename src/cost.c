@@ -64,6 +64,7 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
     k->l2_bw = a->l2_bandwidth_bytes_per_s;
     k->pf_bw = pm_effective_hbm_bw(a);
     k->launch_s = pm_launch_s(s);
+    k->moe_frac = pm_moe_gemm_frac(s);
 }
 
 static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
@@ -73,7 +74,8 @@ static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
     const bool dt = (int)n->dtype >= 0 && n->dtype < PM_DTYPE_COUNT;
     const double peak = dt ? k->peak[n->dtype] : 0.0;
     ri.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
-    if ((n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) && n->m > 0) {
+    const bool gemm = n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE;
+    if (gemm && n->m > 0) {
         /* The last wave of output tiles leaves compute units idle (gemm_eff.c). */
         ri.compute_s /= pm_gemm_wave_frac(&s->accel, n->m, n->n);
         /* Weight-only quantisation converts the weights on the vector units (gemm_eff.c). */
@@ -88,6 +90,12 @@ static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
     ri.bw = k->bw;
     ri.kv_bw = n->kv_strided ? k->kv_strided_bw : k->kv_bw;
     ri.l2_bw = k->l2_bw;
+    if (gemm && n->routed && k->moe_frac < 1.0) {
+        /* The engine's grouped-expert kernel (runtime.c): slower at both compute and reads. */
+        ri.compute_s /= k->moe_frac;
+        ri.bw *= k->moe_frac;
+        ri.l2_bw *= k->moe_frac;
+    }
     return ri;
 }
 

@@ -188,20 +188,40 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
 /* One component of a scenario while it is assembled. */
 typedef struct component {
     cJSON *json;         /* owned */
-    char file[256];      /* where its keys come from by default */
+    char file[PM_PATH_BYTES]; /* where its keys come from by default */
     char path[64];       /* "$" in its own file, "$.cluster" inline */
     pm_key_origin origins[MAX_ORIGINS];
     size_t n_origins;
 } component;
 
-static void add_origin(component *c, const char *key, const char *file, const char *path)
+/* Records that key came from file (at path there). Refused rather than left out when the record
+ * is full: a key without its origin would be named as the component's file's in errors and in
+ * `resolve`. file fits (a path of at most PM_PATH_BYTES, or a --set label made to fit). */
+static pm_status add_origin(component *c, const char *key, const char *file, char *owned,
+                            const char *path, pm_error *err)
 {
-    if (c->n_origins < MAX_ORIGINS) {
-        pm_strlcpy(c->origins[c->n_origins].key, key, sizeof c->origins[0].key);
-        pm_strlcpy(c->origins[c->n_origins].file, file, sizeof c->origins[0].file);
-        pm_strlcpy(c->origins[c->n_origins].path, path, sizeof c->origins[0].path);
-        c->n_origins++;
+    if (c->n_origins >= MAX_ORIGINS) {
+        pm_free(owned);
+        return pm_fail(err, PM_ERR_UNSUPPORTED, file, path,
+                       "more than %d keys of one component are given outside its file (here "
+                       "\"%s\"): give them in a file of their own",
+                       MAX_ORIGINS, key);
     }
+    pm_key_origin *o = &c->origins[c->n_origins++];
+    pm_strlcpy(o->key, key, sizeof o->key);
+    o->file = owned ? owned : file;
+    o->owned = owned;
+    pm_strlcpy(o->path, path, sizeof o->path);
+    return PM_OK;
+}
+
+static void component_free(component *c)
+{
+    cJSON_Delete(c->json);
+    c->json = NULL;
+    for (size_t i = 0; i < c->n_origins; i++)
+        pm_free(c->origins[i].owned);
+    c->n_origins = 0;
 }
 
 /* A HuggingFace config.json has no "kind" but some of these keys. */
@@ -241,7 +261,7 @@ static pm_status check_kind(const cJSON *root, const char *file, pm_file_kind wa
 static pm_status load_named(const char *data_dir, pm_file_kind kind, const char *ref,
                             component *c, pm_error *err)
 {
-    char path[1024];
+    char path[PM_PATH_BYTES];
     pm_status st = pm_resolve_ref(data_dir, kind, ref, path, sizeof path, err);
     if (st != PM_OK)
         return st;
@@ -338,7 +358,8 @@ static pm_status resolve_component(const char *data_dir, cJSON *scenario, const 
         }
         if (!put_item(c->json, k->string, copy))
             return pm_fail(err, PM_ERR_NOMEM, sfile, path, "out of memory");
-        add_origin(c, k->string, sfile, path);
+        if ((st = add_origin(c, k->string, sfile, NULL, path, err)) != PM_OK)
+            return st;
     }
     return PM_OK;
 }
@@ -446,14 +467,19 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
     if (!put_item(cur, seg, v))
         return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
     if (comp) { /* a nested key under its dotted name, written in its parent object */
-        char lbl[300], parent[256];
-        snprintf(lbl, sizeof lbl, "--set %s", label);
+        /* The override names itself, whole. */
+        char parent[256];
+        char *lbl = pm_malloc(strlen(label) + sizeof "--set ");
+        if (!lbl)
+            return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+        memcpy(lbl, "--set ", 6);
+        memcpy(lbl + 6, label, strlen(label) + 1);
         const size_t lead = (size_t)(seg - buf); /* "outer." before the last segment */
         if (lead > 0)
             snprintf(parent, sizeof parent, "%s.%.*s", comp_path, (int)(lead - 1), dotted);
         else
             pm_strlcpy(parent, comp_path, sizeof parent);
-        add_origin(comp, dotted, lbl, parent); /* dotted is seg at the top level */
+        return add_origin(comp, dotted, NULL, lbl, parent, err); /* dotted: seg at the top */
     }
     return PM_OK;
 }
@@ -511,7 +537,7 @@ static pm_status read_component(component *c, pm_file_kind kind, pm_provenance *
 static void components_free(component *cs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        cJSON_Delete(cs[i].json);
+        component_free(&cs[i]);
 }
 
 static const char *const sharding_names[] = {"megatron", "ideal"};
@@ -532,7 +558,7 @@ static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts
             if (k == PM_KIND_SCENARIO || k == PM_KIND_GRAPH || strcmp(key, kind_names[k]) != 0)
                 continue;
             /* A name that resolves to nothing is the override's error, not the scenario's. */
-            char path[1024];
+            char path[PM_PATH_BYTES];
             if ((st = pm_resolve_ref(opts->data_dir, (pm_file_kind)k, val, path, sizeof path,
                                      err)) != PM_OK) {
                 if (err) {
@@ -608,6 +634,8 @@ static pm_status read_scenario_keys(const cJSON *root, const char *sfile, pm_pro
     const char *name = NULL;
     int sharding = PM_SHARDING_MEGATRON;
     pm_status st = pm_obj_string(&o, "name", true, &name);
+    if (st == PM_OK)
+        st = pm_obj_name_fits(&o, "name", name, sizeof out->name);
     if (st == PM_OK)
         st = pm_obj_enum(&o, "sharding", false, sharding_names, 2, &sharding);
     pm_obj opt;
@@ -723,7 +751,7 @@ pm_status pm_scenario_load(const char *ref, const pm_load_opts *opts, pm_scenari
     pm_status ck = check_opts(opts, err);
     if (ck != PM_OK)
         return ck;
-    char path[1024];
+    char path[PM_PATH_BYTES];
     pm_status st = pm_resolve_ref(opts ? opts->data_dir : NULL, PM_KIND_SCENARIO, ref, path,
                                   sizeof path, err);
     if (st != PM_OK)
@@ -781,7 +809,7 @@ static pm_status component_load(pm_file_kind kind, const char *ref, const pm_loa
     }
     if (st == PM_OK)
         st = read_component(&c, kind, NULL, out, err);
-    cJSON_Delete(c.json);
+    component_free(&c);
     if (st != PM_OK)
         memset(out, 0, out_size); /* nothing half-read for a caller to trust */
     return st;

@@ -67,16 +67,16 @@ size_t pm_error_format(const pm_error *err, char *buf, size_t size)
 {
     if (!err)
         return 0;
-    char where[300] = "";
-    if (err->file[0] && err->line > 0)
-        snprintf(where, sizeof where, "%s:%d:%d: ", err->file, err->line, err->column);
-    else if (err->file[0])
-        snprintf(where, sizeof where, "%s: ", err->file);
+    /* One snprintf, so that the length is the whole text's (a file of any length included). */
+    const char *sep = err->path[0] ? ": " : "";
     int n;
-    if (err->path[0])
-        n = snprintf(buf, size, "%s%s: %s", where, err->path, err->message);
+    if (err->file[0] && err->line > 0)
+        n = snprintf(buf, size, "%s:%d:%d: %s%s%s", err->file, err->line, err->column, err->path,
+                     sep, err->message);
+    else if (err->file[0])
+        n = snprintf(buf, size, "%s: %s%s%s", err->file, err->path, sep, err->message);
     else
-        n = snprintf(buf, size, "%s%s", where, err->message);
+        n = snprintf(buf, size, "%s%s%s", err->path, sep, err->message);
     return n < 0 ? 0 : (size_t)n;
 }
 

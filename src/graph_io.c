@@ -250,10 +250,9 @@ static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char
         return st;
     pm_node n = {0};
     n.prefetch = n.consumer = n.trigger = n.overflow = -1;
-    const char *name = "";
     int kd = 0, dt = 0, stream = 0;
     long layer = -1;
-    if ((st = pm_obj_string(&no, "name", true, &name)) ||
+    if ((st = pm_obj_name(&no, "name", true, n.name, sizeof n.name)) ||
         (st = pm_obj_enum(&no, "op", true, kinds, n_kinds, &kd)) ||
         (st = pm_obj_int(&no, "layer", false, -1, 1L << 20, &layer)) ||
         (st = pm_obj_enum(&no, "stream", false, stream_names, 2, &stream)) ||
@@ -284,7 +283,6 @@ static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char
     n.dtype = (pm_dtype)dt;
     n.layer = (int)layer;
     n.stream = stream;
-    pm_strlcpy(n.name, name, sizeof n.name);
     if (n.l2_bytes > n.weight_bytes + n.kv_bytes)
         return pm_fail(err, PM_ERR_INCONSISTENT, f, no.path,
                        "l2_bytes %g exceeds the node's weight and KV bytes %g", n.l2_bytes,

@@ -168,7 +168,10 @@ static void emit_nodes(const pm_graph *in, const plan *pl, int *map, char *fresh
             p.stream = PM_STREAM_PREFETCH;
             p.layer = in->nodes[v].layer;
             p.dtype = in->nodes[v].dtype;
-            snprintf(p.name, sizeof p.name, "PF.%.28s", in->nodes[v].name);
+            /* A label only (consumer links the two): cut between UTF-8 characters if long. */
+            char label[sizeof p.name + 8];
+            snprintf(label, sizeof label, "PF.%s", in->nodes[v].name);
+            pm_strlcpy(p.name, label, sizeof p.name);
             p.weight_bytes = in->nodes[v].weight_bytes;
             p.kv_bytes = in->nodes[v].kv_bytes;
             p.prefetch = -1;

@@ -88,10 +88,16 @@ typedef struct pm_range {
 /* (0, 1]: an efficiency or another fraction that must be positive (config.c, runtime.c). */
 static const pm_range PM_RANGE_FRACTION = {0.0, 1.0, true, false};
 
+/* The longest file path the loaders take, with its terminator: every path they keep (an error's
+ * file, a component's, a key's origin) holds it whole; pm_resolve_ref refuses a longer one. */
+#define PM_PATH_BYTES 1024
+_Static_assert(PM_PATH_BYTES == sizeof(((pm_error *)0)->file), "pm_error.file holds a path");
+
 /* A key of a merged object whose value came from another file, or from --set. */
 typedef struct pm_key_origin {
     char key[64];
-    char file[256];
+    const char *file; /* the file (the scenario's path, alive while it loads) or the --set label */
+    char *owned;      /* the label when the origin made it (freed with its component) */
     char path[64]; /* the JSON path of the object the key was written in, there */
 } pm_key_origin;
 
@@ -120,6 +126,13 @@ void pm_obj_init(pm_obj *o, const cJSON *json, const char *file, const char *pat
 void pm_obj_declare(pm_obj *o, const char *key, pm_dimension dim);
 bool pm_obj_has(const pm_obj *o, const char *key);
 pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **out);
+/* A string that names something into dst (n bytes with its terminator): refused at the key when
+ * it does not fit, never cut (a cut name is another name in every output). dst is untouched when
+ * the key is absent (and not required). */
+pm_status pm_obj_name(pm_obj *o, const char *key, bool required, char *dst, size_t n);
+/* The same check for a name that did not come from a key of o (e.g. a derived one): PM_OK when
+ * it fits n bytes, else the failure at key. */
+pm_status pm_obj_name_fits(pm_obj *o, const char *key, const char *name, size_t n);
 pm_status pm_obj_bool(pm_obj *o, const char *key, bool required, bool *out);
 /* Integer in [lo, hi]; *out unchanged when absent and not required. */
 pm_status pm_obj_int(pm_obj *o, const char *key, bool required, long lo, long hi, long *out);
@@ -173,6 +186,9 @@ double pm_launch_s(const pm_scenario *s);
 /* The decode-attention kernel's KV read efficiency: the runtime's own kernel's when it gives
  * one, else the accelerator's (0: the operators' HBM efficiency, cost.c). */
 double pm_attention_hbm_frac(const pm_scenario *s);
+/* The routed experts' GEMM kernel against a dense GEMM of the same shape: the runtime's when it
+ * gives one, else 1. */
+double pm_moe_gemm_frac(const pm_scenario *s);
 /* What the runtime adds to one step (the embedding node carries it), seconds; 0 without one. */
 double pm_runtime_step_s(const pm_scenario *s);
 /* What the runtime adds to each allreduce, seconds; 0 without one. */
@@ -329,6 +345,7 @@ typedef struct pm_cost_ctx {
     double bw, kv_bw, kv_strided_bw;  /* operators' HBM bandwidths: own, KV, strided KV */
     double l2_bw, pf_bw;              /* L2, and the prefetcher's bulk HBM stream */
     double launch_s;                  /* per kernel (pm_launch_s) */
+    double moe_frac;                  /* routed experts' GEMM kernel (pm_moe_gemm_frac) */
 } pm_cost_ctx;
 void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k);
 

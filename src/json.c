@@ -219,6 +219,29 @@ pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **
     return PM_OK;
 }
 
+pm_status pm_obj_name_fits(pm_obj *o, const char *key, const char *name, size_t n)
+{
+    const size_t len = strlen(name);
+    if (len < n)
+        return PM_OK;
+    return obj_fail(o, key, PM_ERR_VALUE,
+                    "expected a name of at most %zu bytes (got %zu: \"%.24s...\"): a shorter "
+                    "one, since a cut name would be another name in every output",
+                    n - 1, len, name);
+}
+
+pm_status pm_obj_name(pm_obj *o, const char *key, bool required, char *dst, size_t n)
+{
+    const char *s = NULL;
+    pm_status st = pm_obj_string(o, key, required, &s);
+    if (st != PM_OK || !s)
+        return st;
+    if ((st = pm_obj_name_fits(o, key, s, n)) != PM_OK)
+        return st;
+    memcpy(dst, s, strlen(s) + 1);
+    return PM_OK;
+}
+
 pm_status pm_obj_bool(pm_obj *o, const char *key, bool required, bool *out)
 {
     pm_obj_declare(o, key, PM_DIM_NONE);

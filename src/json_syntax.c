@@ -544,6 +544,13 @@ pm_status pm_json_parse(const char *text, size_t len, const char *file, cJSON **
 
 pm_status pm_json_load_file(const char *path, cJSON **out, pm_error *err)
 {
+    /* Errors and provenance name the file whole, or not at all. */
+    if (path && strlen(path) >= PM_PATH_BYTES)
+        return pm_fail(err, PM_ERR_IO, NULL, NULL,
+                       "the path \"%.40s...\" is %zu bytes long, more than the %d this reader "
+                       "handles: a shorter path (a link, or the file's folder as the current "
+                       "one)",
+                       path, strlen(path), PM_PATH_BYTES - 1);
     char *text = NULL;
     size_t len = 0;
     pm_status st = pm_read_file(path, &text, &len, err);

@@ -17,7 +17,12 @@
  *     cluster, so every path uses it.
  * And what its own kernels reach where they are not the accelerator's measured ones: the
  * decode-attention kernel's KV read efficiency (`attention_hbm_efficiency_frac`), which
- * replaces the accelerator's in the roofline (cost.c's context, so both paths use it).
+ * replaces the accelerator's in the roofline (cost.c's context, so both paths use it); and its
+ * routed-expert GEMM kernel (`moe_gemm_efficiency_frac`): vLLM's fused-MoE Triton kernel, one
+ * launch over every expert the step reads, with one tile configuration for all of their shapes,
+ * runs below the dense cuBLAS GEMM the accelerator presets calibrate (vLLM's own benchmark of
+ * it on H20: 1.3x to 2.5x slower than an optimised grouped kernel, validation-gpu.md section 4
+ * #33); the routed experts' compute and memory times are divided by it.
  */
 #include <math.h>
 #include <string.h>
@@ -30,17 +35,16 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 {
     memset(r, 0, sizeof *r);
     pm_status st;
-    const char *s = NULL, *name = NULL, *src = NULL;
+    const char *s = NULL, *src = NULL;
     if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
         return st;
     if (s && strcmp(s, "runtime") != 0)
         return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
                        "expected \"runtime\" here (got \"%s\")", s);
-    if ((st = pm_obj_string(o, "name", true, &name)) != PM_OK ||
+    if ((st = pm_obj_name(o, "name", true, r->name, sizeof r->name)) != PM_OK ||
         (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
         return st;
     o->file_source = src;
-    pm_strlcpy(r->name, name, sizeof r->name);
     pm_obj_declare(o, "description", PM_DIM_NONE);
     pm_obj_declare(o, "engine", PM_DIM_NONE);
     if ((st = pm_obj_quantity(o, "step_overhead", PM_DIM_TIME, true, TIME_RANGE,
@@ -54,7 +58,9 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
         (st = pm_obj_quantity(o, "allreduce_overhead", PM_DIM_TIME, false, TIME_RANGE,
                               &r->allreduce_overhead_s)) ||
         (st = pm_obj_quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
-                              &r->attention_hbm_efficiency_frac)))
+                              &r->attention_hbm_efficiency_frac)) ||
+        (st = pm_obj_quantity(o, "moe_gemm_efficiency", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
+                              &r->moe_gemm_efficiency_frac)))
         return st;
     int algo = PM_AR_AUTO;
     size_t n_algo;
@@ -77,6 +83,13 @@ double pm_attention_hbm_frac(const pm_scenario *s)
     return s->runtime.present && s->runtime.attention_hbm_efficiency_frac > 0
                ? s->runtime.attention_hbm_efficiency_frac
                : s->accel.attention_hbm_efficiency_frac;
+}
+
+double pm_moe_gemm_frac(const pm_scenario *s)
+{
+    return s->runtime.present && s->runtime.moe_gemm_efficiency_frac > 0
+               ? s->runtime.moe_gemm_efficiency_frac
+               : 1.0;
 }
 
 double pm_runtime_step_s(const pm_scenario *s)

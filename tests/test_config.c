@@ -1904,6 +1904,49 @@ static void test_hf_gemma3_wrapper_reads_its_text_model_and_pattern(void **state
     assert_true(m.tied_embeddings);
 }
 
+/* A name is refused when its field cannot hold it (a cut name is another name in every output);
+ * a HuggingFace file without "name" is named by its checkpoint, the last part of a path that
+ * does not fit, or its model_type. */
+static void test_names_that_do_not_fit_are_refused_not_cut(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[600];
+    /* A 75-byte local path: its last part, 40 bytes, names the model. */
+    assert_ok(load_llama_with("\"_name_or_path\": "
+                              "\"/home/someone/checkpoints/Meta-Llama-3-8B-Instruct-finetune-run42\"",
+                              &m, &err, path, sizeof path),
+              &err);
+    assert_string_equal(m.name, "Meta-Llama-3-8B-Instruct-finetune-run42");
+    /* A hub id that fits stays whole; an empty one gives the model_type. */
+    assert_ok(load_llama_with("\"_name_or_path\": \"meta-llama/Meta-Llama-3-8B\"", &m, &err, path,
+                              sizeof path),
+              &err);
+    assert_string_equal(m.name, "meta-llama/Meta-Llama-3-8B");
+    assert_ok(load_llama_with("\"_name_or_path\": \"\"", &m, &err, path, sizeof path), &err);
+    assert_string_equal(m.name, "llama");
+    /* A last part of 64 bytes does not fit 63: refused at the key. */
+    char extra[200];
+    snprintf(extra, sizeof extra, "\"_name_or_path\": \"/ckpt/%064d\"", 0);
+    assert_fails(load_llama_with(extra, &m, &err, path, sizeof path), &err, PM_ERR_VALUE, NULL,
+                 "$._name_or_path", "at most 63 bytes (got 64");
+    /* An explicit name wins, and is checked the same way. */
+    assert_ok(load_llama_with("\"name\": \"my-llama\"", &m, &err, path, sizeof path), &err);
+    assert_string_equal(m.name, "my-llama");
+    snprintf(extra, sizeof extra, "\"name\": \"%070d\"", 7);
+    assert_fails(load_llama_with(extra, &m, &err, path, sizeof path), &err, PM_ERR_VALUE, NULL,
+                 "$.name", "at most 63 bytes (got 70");
+    /* A graph node's name: 31 bytes. */
+    char graph[400];
+    snprintf(graph, sizeof graph, "{\"nodes\": [{\"name\": \"%032d\", \"op\": \"RMSNorm\"}]}", 1);
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    assert_fails(pm_graph_from_json(graph, strlen(graph), "g.json", g, &err), &err, PM_ERR_VALUE,
+                 "g.json", "$.nodes[0].name", "at most 31 bytes (got 32");
+    pm_graph_free(g);
+}
+
 static void test_hf_kv_head_keys_of_every_family(void **state)
 {
     (void)state;
@@ -2936,6 +2979,7 @@ int main(void)
         cmocka_unit_test(test_hf_text_config_is_unwrapped),
         cmocka_unit_test(test_hf_sliding_window_of_every_family),
         cmocka_unit_test(test_hf_gemma3_wrapper_reads_its_text_model_and_pattern),
+        cmocka_unit_test(test_names_that_do_not_fit_are_refused_not_cut),
         cmocka_unit_test(test_hf_kv_head_keys_of_every_family),
         cmocka_unit_test(test_hf_activation_keys_decide_the_gate),
         cmocka_unit_test(test_hf_unknown_family_is_refused),

@@ -200,7 +200,7 @@ static void test_runtime_adds_step_launch_and_allreduce_overheads(void **state)
     /* Without a runtime: 2e-6 + 1e-6 each; the allreduce 1e-5 + 1e6 / 1e11 = 2e-5. */
     assert_rel(cost(&s, &e).total_s, 3e-6, TOL);
     assert_rel(cost(&s, &ar).total_s, 2e-5, TOL);
-    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO, 0};
+    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO, 0, 0};
     /* The embedding: 2e-6 + launch 8e-6 + step 800e-6 + batch 2 x 40e-6 + 4 devices > 1, so
      * 5e-3: 2e-6 + 8e-6 + 8e-4 + 8e-5 + 5e-3 = 5.89e-3 s; its launch_s holds all but 2e-6. */
     pm_op_cost c = cost(&s, &e);
@@ -244,7 +244,7 @@ static void test_attention_latency_and_strided_gate(void **state)
      * s; the other kernels keep the operators' bandwidth (the norm: 2e-6 s). */
     s.accel.attention_hbm_efficiency_frac = 0.5;
     assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
-    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0.8};
+    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0.8, 0};
     assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
     assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
     /* A runtime without its own figure (0) keeps the accelerator's: 1.086e-3 s again. */
@@ -294,6 +294,55 @@ static void test_gemm_waves_knee_latency_and_dequant(void **state)
     /* Other nodes keep the plain roofline: a norm of 2e6 bytes, 2e-6 s. */
     pm_node nm = node(PM_NODE_NORM);
     nm.act_bytes = 2e6;
+    assert_rel(cost(&s, &nm).total_s, 2e-6, TOL);
+}
+
+/* The engine's routed-expert GEMM kernel (issue 16, runtime.c): a runtime's
+ * moe_gemm_efficiency divides a routed MatMul's compute and memory times (HBM and L2); dense
+ * MatMuls and a runtime without the figure keep the dense GEMM's. The hand accelerator: bf16
+ * 5e14 flop/s, HBM 1e12 B/s, L2 4e12 B/s, launch 0, no gemm object. */
+static void test_moe_gemm_efficiency_slows_routed_experts_only(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
+    pm_node n = node(PM_NODE_MATMUL);
+    n.dtype = PM_DTYPE_BF16;
+    n.m = 256;
+    n.n = 1280;
+    n.k = 1024;
+    n.flop = 2.0 * 256 * 1280 * 1024; /* 1.34217728e-6 s at 5e14 */
+    n.weight_bytes = 1e6;             /* 1e-6 s at 1e12 B/s */
+    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0.5};
+    /* Dense: max(1.34217728e-6, 1e-6) as without a runtime. */
+    assert_rel(cost(&s, &n).total_s, 1.34217728e-6, TOL);
+    /* Routed at 0.5: compute 2.68435456e-6, memory 2e-6: 2.68435456e-6 s. */
+    n.routed = true;
+    assert_rel(cost(&s, &n).compute_s, 2.68435456e-6, TOL);
+    assert_rel(cost(&s, &n).hbm_s, 2e-6, TOL);
+    assert_rel(cost(&s, &n).total_s, 2.68435456e-6, TOL);
+    /* Memory-bound (4e6 bytes): 4e-6 / 0.5 = 8e-6 s; with 2e6 of them from L2: 2e6 / 5e11 +
+     * 2e6 / 2e12 = 4e-6 + 1e-6 = 5e-6 s. */
+    n.weight_bytes = 4e6;
+    assert_rel(cost(&s, &n).total_s, 8e-6, TOL);
+    n.l2_bytes = 2e6;
+    assert_rel(cost(&s, &n).total_s, 5e-6, TOL);
+    n.l2_bytes = 0;
+    /* A fused GEMM + allreduce of routed experts (ExpertDown without EP): its GEMM part too. */
+    pm_node f = n;
+    f.kind = PM_NODE_FUSED_MATMUL_ALLREDUCE;
+    f.comm_bytes = 1e3;
+    f.chunks = 1;
+    assert_rel(cost(&s, &f).compute_s, 2.68435456e-6, TOL);
+    assert_rel(cost(&s, &f).hbm_s, 8e-6, TOL);
+    /* A runtime without the figure (0): the dense GEMM's, 4e-6 s. */
+    s.runtime.moe_gemm_efficiency_frac = 0.0;
+    assert_rel(cost(&s, &n).total_s, 4e-6, TOL);
+    /* Nor does a routed flag on a non-GEMM node change it: a norm of 2e6 bytes, 2e-6 s. */
+    s.runtime.moe_gemm_efficiency_frac = 0.5;
+    pm_node nm = node(PM_NODE_NORM);
+    nm.act_bytes = 2e6;
+    nm.routed = true;
     assert_rel(cost(&s, &nm).total_s, 2e-6, TOL);
 }
 
@@ -552,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_runtime_adds_step_launch_and_allreduce_overheads),
         cmocka_unit_test(test_attention_latency_and_strided_gate),
         cmocka_unit_test(test_gemm_waves_knee_latency_and_dequant),
+        cmocka_unit_test(test_moe_gemm_efficiency_slows_routed_experts_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,7 +104,15 @@ check long-key-of-underscores 1 'long-underscores.json: $.____' "$pm" validate l
 printf '{"kind": "model", "name": "%s", "num_hidden_layers": 2, "hidden_size": 64,
  "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "source": "t"}\n' \
     "$(head -c 1048576 </dev/zero | tr '\0' 'n')" >long-name.json
-check long-name-1mb-is-valid 0 '1 files checked, 0 invalid' "$pm" validate long-name.json
+# A name longer than its field is refused (a cut name would be another name), not cut.
+check long-name-1mb-is-refused 1 'long-name.json: $.name: expected a name of at most 63 bytes (got 1048576' \
+    "$pm" validate long-name.json
+# More keys of one component from outside its file than the origin record holds: refused, not
+# recorded as the component file's.
+sets=()
+for i in $(seq 0 64); do sets+=(--set "model.extra_$i=1"); done
+check many-origins-refused 1 'more than 64 keys of one component are given outside its file' \
+    "$pm" resolve --config llama8b "${sets[@]}"
 
 # ---- many keys: the duplicate check must not be quadratic --------------------------------
 {
@@ -156,7 +164,10 @@ if [ "$(id -u)" -ne 0 ]; then
     chmod 600 unreadable.json
 fi
 longpath=$(head -c 5000 </dev/zero | tr '\0' 'p')
-check path-too-long 1 'cannot open' "$pm" validate "$longpath.json"
+# Longer than the 1023 bytes every kept path holds (errors and `resolve` name each input's file
+# whole): refused, not cut.
+check path-too-long 1 'is 5005 bytes long, more than the 1023 this reader handles' \
+    "$pm" validate "$longpath.json"
 
 # ---- numbers in files at the limits of their types ---------------------------------------
 printf '{"kind": "scenario", "name": "s", "model": "llama3-70b", "accelerator": "ascend-910b",
@@ -214,10 +225,14 @@ check set-deep-value-short 1 '$.workload.batch' \
     "$pm" --config llama70b --set "workload.batch=$(head -c 200 </dev/zero | tr '\0' '[')"
 check set-huge-override 2 'longer than 4159 bytes' "$pm" --config llama70b \
     --set "$(head -c 100000 </dev/zero | tr '\0' 'k')=1"
-# A model file at a 300-character path loads through --model (overrides were cut at 287 bytes).
+# A model file at a 300-character path loads through --model (overrides were cut at 287 bytes),
+# and `resolve` names it whole.
 long_dir="$tmp/$(head -c 150 </dev/zero | tr '\0' 'd')/$(head -c 150 </dev/zero | tr '\0' 'e')"
 mkdir -p "$long_dir" && cp "$PRESERVE_MODEL_DATA/models/llama3-8b.json" "$long_dir/m.json"
 check long-model-path 0 'speedup: preserve vs serial' "$pm" --config llama70b --model "$long_dir/m.json"
+check long-model-path-resolve 0 "$long_dir/m.json" "$pm" resolve --config llama70b --model "$long_dir/m.json"
+printf '{"kind": "model", "name": 1}' >"$long_dir/bad.json"
+check long-path-error-whole 1 "$long_dir/bad.json: \$.name: expected a string" "$pm" validate "$long_dir/bad.json"
 check set-long-key 1 'key too long' "$pm" --config llama70b \
     --set "workload.$(head -c 260 </dev/zero | tr '\0' 'k')=1"
 
@@ -280,14 +295,17 @@ check_sh devices-list-40 0 'rows=40 last=16.' bash -c 'o=$($PMW footprint --form
     grep -E "^[0-9]+,"); echo "rows=$(wc -l <<<"$o") last=$(tail -1 <<<"$o" | cut -d, -f1)."' \
     "$pm" "$devs"
 check devices-list-empty-item 2 '--devices-list: empty item 2' "$pm" footprint --devices-list 1,,2
-# A model name of 40 two-byte characters (80 bytes) is cut to fit the name field between
-# characters: the JSON of run and of the graph stays valid UTF-8.
-name=$(printf '\xc3\xa9%.0s' $(seq 40))
+# A model name of 31 two-byte characters (62 bytes) fits the 63-byte name field whole: the JSON
+# of run and of the graph stays valid UTF-8 (the graph's prefetch labels are cut between
+# characters); 32 of them (64 bytes) are refused, not cut.
+name=$(printf '\xc3\xa9%.0s' $(seq 31))
+check_sh utf8-name-too-long 1 'at most 63 bytes (got 64' bash -c '$PMW --set "model.name=$1"' \
+    "$pm" "$(printf '\xc3\xa9%.0s' $(seq 32))"
 check_sh utf8-name-json 0 'valid' bash -c '$PMW --set "model.name=$1" --format json |
     python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
 check_sh utf8-name-graph 0 'valid' bash -c '$PMW graph --set "model.name=$1" --layers 1 |
     python3 -c "import json,sys; json.load(sys.stdin); print(\"valid\")"' "$pm" "$name"
-check_sh utf8-name-cut-between 0 'whole characters' bash -c '$PMW --set "model.name=$1" --format csv |
+check_sh utf8-name-whole 0 'whole characters' bash -c '$PMW --set "model.name=$1" --format csv |
     python3 -c "import csv,sys; r=list(csv.reader(l for l in sys.stdin if not l.startswith(\"#\")));
 m=r[1][1]; assert set(m) == {\"\u00e9\"}, m; print(\"whole characters\")"' "$pm" "$name"
 

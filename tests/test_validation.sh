@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The GPU validation points (data/validation/gpu.csv, issue 16): every row has the documented
-# columns with valid values (docs/data-format.md, "Validation points"), and names an accelerator,
-# a cluster, a runtime and (but for the GEMM rows, whose shape is in the row) a model that the
-# tool loads: the scenario of each row resolves. Rows marked `moe` must name a model that either
+# The GPU validation points (data/validation/gpu.csv and the held-out gpu-holdout.csv, issue
+# 16): every row has the documented columns with valid values (docs/data-format.md, "Validation
+# points"), and names an accelerator, a cluster, a runtime and (but for the GEMM rows, whose
+# shape is in the row) a model that the tool loads: the scenario of each row resolves. Rows marked `moe` must name a model that either
 # loads or is refused by the tool because MoE is not modelled or not bundled yet, never a malformed
 # row. Also checks that the checker fails: a row with a bad accelerator and a row with a bad
 # metric are reported.
@@ -29,7 +29,7 @@ check() {
             n = split(r, f, ",")
             if (n != 21) { print "expected 21 fields, got " n; exit }
             int_re = "^[1-9][0-9]*$"
-            if (f[1] !~ /^[1-8]\.[0-9]+$/) { print "section: expected S.N, got " f[1]; exit }
+            if (f[1] !~ /^[1-9]\.[0-9]+$/) { print "section: expected S.N, got " f[1]; exit }
             if (f[5] !~ int_re) { print "devices: expected an integer >= 1"; exit }
             if (f[12] !~ int_re) { print "batch: expected an integer >= 1"; exit }
             if (f[13] !~ /^[0-9]+$/ || f[14] !~ /^[0-9]+$/) { print "input_tokens/output_tokens: expected integers"; exit }
@@ -74,6 +74,16 @@ csv="$root/data/validation/gpu.csv"
 rows=$(($(wc -l <"$csv") - 1))
 if ! check "$csv"; then
     echo "FAIL: $csv has bad rows"
+    fail=1
+fi
+# The held-out rows (section 9: measurements outside the reference, read by no calibration).
+holdout="$root/data/validation/gpu-holdout.csv"
+if ! check "$holdout"; then
+    echo "FAIL: $holdout has bad rows"
+    fail=1
+fi
+if awk -F, 'NR > 1 && $1 !~ /^9\./ { exit 1 }' "$holdout" && ! grep -q '^9\.' "$csv"; then :; else
+    echo "FAIL: the held-out rows are section 9 and only there"
     fail=1
 fi
 if [ "$rows" -lt 80 ]; then

@@ -21,9 +21,17 @@ static PyObject *Error; /* preserve_model.Error */
 /* Raises Error from a library error; returns NULL for the caller to return. */
 static PyObject *raise_error(const pm_error *err)
 {
-    char text[1200];
-    pm_error_format(err, text, sizeof text);
+    /* The whole text, however long its file path (a cut could split a UTF-8 character). */
+    char small[1200];
+    const size_t need = pm_error_format(err, small, sizeof small) + 1;
+    char *text = need > sizeof small ? PyMem_Malloc(need) : small;
+    if (!text)
+        return PyErr_NoMemory();
+    if (text != small)
+        pm_error_format(err, text, need);
     PyObject *e = PyObject_CallFunction(Error, "s", text);
+    if (text != small)
+        PyMem_Free(text);
     if (!e)
         return NULL;
     PyObject *status = PyUnicode_FromString(pm_status_name(err->status));

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -34,19 +35,29 @@ int usage_error(const char *fmt_, ...)
     return EXIT_USAGE;
 }
 
+/* Prints err's whole text after the prefix (a long file path included: never cut). */
+static void print_pm_error(const char *prefix, const char *opt, const pm_error *err)
+{
+    char small[1200];
+    const size_t need = pm_error_format(err, small, sizeof small) + 1;
+    char *buf = need > sizeof small ? malloc(need) : small;
+    if (buf != small && buf)
+        pm_error_format(err, buf, need);
+    fprintf(stderr, "%s: %s%s%s%s\n", prog, prefix, opt ? opt : "", opt ? ": " : "",
+            buf ? buf : small);
+    if (buf != small)
+        free(buf);
+}
+
 int config_error(const pm_error *err)
 {
-    char buf[1200];
-    pm_error_format(err, buf, sizeof buf);
-    fprintf(stderr, "%s: error: %s\n", prog, buf);
+    print_pm_error("error: ", NULL, err);
     return EXIT_CONFIG;
 }
 
 int usage_pm_error(const char *opt, const pm_error *err)
 {
-    char buf[800];
-    pm_error_format(err, buf, sizeof buf);
-    fprintf(stderr, "%s: %s%s%s\n", prog, opt ? opt : "", opt ? ": " : "", buf);
+    print_pm_error("", opt, err);
     return EXIT_USAGE;
 }
 
