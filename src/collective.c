@@ -138,13 +138,24 @@ static int candidates(const pm_cluster *c, pm_allreduce_algo algo, pm_allreduce_
 void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *m)
 {
     pm_allreduce_algo cands[4];
-    m->n = candidates(c, algo, cands);
+    const int n = candidates(c, algo, cands);
     m->single_device = c->devices == 1;
-    for (int i = 0; i < m->n; i++) {
+    m->n = 0;
+    for (int i = 0; i < n; i++) {
         const affine f = algo_coeffs(c, cands[i]);
-        m->algo[i] = cands[i];
-        m->fixed[i] = f.fixed;
-        m->per_byte[i] = f.per_byte;
+        /* A candidate no faster in either term than an earlier one is never picked (for n >= 0
+         * bytes its time is no less, and ties go to the earlier): left out, the same algorithm
+         * and time come out of pm_ar_model_time, in fewer steps (it runs per chunk count of
+         * every fused node). */
+        bool dominated = false;
+        for (int j = 0; j < m->n && !dominated; j++)
+            dominated = m->fixed[j] <= f.fixed && m->per_byte[j] <= f.per_byte;
+        if (dominated)
+            continue;
+        m->algo[m->n] = cands[i];
+        m->fixed[m->n] = f.fixed;
+        m->per_byte[m->n] = f.per_byte;
+        m->n++;
     }
 }
 
