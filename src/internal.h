@@ -424,6 +424,7 @@ typedef struct pm_step_plan {
     pm_template tmpl;
     pm_step_node layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     double head_s;        /* the nodes before the layers, in sequence */
+    pm_op_cost head_cost[PM_TEMPLATE_MAX]; /* their costs (pm_step_plan_count reads them) */
     pm_traffic head_tr;   /* what the nodes before the layers move (once counted) */
     bool counted;         /* pm_step_plan_count filled the nodes' traffic */
     pm_traffic attn_dtr, attn_dtr_pf; /* the attention's traffic per position it reads */

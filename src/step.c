@@ -118,11 +118,9 @@ void pm_step_plan_count(pm_step_plan *p)
 {
     const pm_template *t = &p->tmpl;
     p->head_tr = (pm_traffic){0};
-    for (int i = 0; i < t->n_head; i++) {
-        pm_op_cost c;
-        pm_op_cost_node(&p->cost, &p->ar, &t->head[i], &c);
-        pm_node_traffic(p->s, &p->ar, &p->ar_fused, &t->head[i], &c, 1.0, &p->head_tr);
-    }
+    for (int i = 0; i < t->n_head; i++)
+        pm_node_traffic(p->s, &p->ar, &p->ar_fused, &t->head[i], &p->head_cost[i], 1.0,
+                        &p->head_tr);
     for (int i = 0; i < t->n_layer; i++)
         node_traffic(p, &t->layer[i], &p->layer[i], &p->layer_tr[i]);
     for (int i = 0; i < t->n_moe; i++)
@@ -243,9 +241,8 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
     p->head_s = 0.0;
     p->counted = false;
     for (int i = 0; i < t->n_head; i++) {
-        pm_op_cost c;
-        pm_op_cost_node(&p->cost, &p->ar, &t->head[i], &c);
-        p->head_s += c.total_s;
+        pm_op_cost_node(&p->cost, &p->ar, &t->head[i], &p->head_cost[i]);
+        p->head_s += p->head_cost[i].total_s;
     }
     p->attn = -1;
     p->first_comm = -1;
