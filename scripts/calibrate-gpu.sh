@@ -77,9 +77,11 @@ fit() {
             [ "$set2" != none ] && set_kv="$set_kv $set2=$l"
             VALIDATION_CSV=$sub VALIDATE_SET="$set_kv" "$root/scripts/validate-gpu.sh" "$work/run" \
                 >/dev/null
+            # A row the summary does not count (refused, beyond the HBM, below the weight-read
+            # bound) is not fitted either.
             paste -d, <(tail -n +2 "$sub" | awk -F, '{ split($21, p, "; "); print p[2] }' |
                           awk '{ print $1 }') \
-                      <(csv_awk '{ print (v("status") == "refused" ? "nan" : v("error")) }' \
+                      <(csv_awk '{ print (v("status") !~ /^ok/ ? "nan" : v("error")) }' \
                           "$work/run/validate-gpu.csv") |
                 awk -F, -v c="$e/$l" '$2 != "nan" { e = $2 < 0 ? -$2 : $2; print c "," $1 "," e }' \
                     >>"$work/$name.err"

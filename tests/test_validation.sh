@@ -145,6 +145,24 @@ if command -v gnuplot >/dev/null; then
     elif [ ! -s "$tmp/out/validate-gpu.png" ]; then
         echo "FAIL: scripts/validate-gpu.sh drew no figure"; fail=1
     fi
+    # A request faster than reading the weights once per step at the HBM's peak (Llama-3-8B,
+    # 15 GB over 1023 steps on an H100 take at least 1023 x 16.06e9 / 3.35e12 = 4.9 s: 1 s is
+    # below), and one whose KV cache cannot fit (batch 4096 x 2047 positions x 128 KiB = 1 TiB)
+    # are set apart from the statistics, each with its status.
+    row=$(grep -m 1 '^3\.2,' "$csv")
+    { head -n 1 "$csv"; sed 's/,e2e_s,[0-9.]*,/,e2e_s,1.0,/' <<<"$row"
+      sed 's/,1,1024,1024,/,4096,1024,1024,/' <<<"$row"; } >"$tmp/bounds.csv"
+    if ! PM="$pm" VALIDATION_CSV="$tmp/bounds.csv" "$root/scripts/validate-gpu.sh" "$tmp/out2" \
+        >"$tmp/script2.log" 2>&1; then
+        echo "FAIL: scripts/validate-gpu.sh on the bound rows:"; tail -5 "$tmp/script2.log"; fail=1
+    elif ! grep -q ',below-bound,' "$tmp/out2/validate-gpu.csv" ||
+        ! grep -q ',exceeds-hbm,' "$tmp/out2/validate-gpu.csv" ||
+        ! grep -qx 'below_bound 1' "$tmp/out2/validate-gpu-summary.txt" ||
+        ! grep -qx 'exceeds_hbm 1' "$tmp/out2/validate-gpu-summary.txt" ||
+        ! grep -qx 'median_abs_error n/a' "$tmp/out2/validate-gpu-summary.txt"; then
+        echo "FAIL: scripts/validate-gpu.sh does not set apart a row below the bound and one beyond the HBM:"
+        cat "$tmp/out2/validate-gpu.csv" "$tmp/out2/validate-gpu-summary.txt"; fail=1
+    fi
 fi
 [ "$fail" -eq 0 ] && echo "ok: $rows validation rows"
 exit "$fail"
