@@ -1,8 +1,8 @@
 # GPU validation: predicted against measured, log-log, one point type per metric, with the
 # y = x line and the +-25 % band. Draws only; every number comes from the CSV written by
-# scripts/validate-gpu.sh (metric, measured_s, predicted_s, status; refused rows have no
-# prediction and are not drawn).
-# Variables (gnuplot -e): data (the CSV), out, term.
+# scripts/validate-gpu.sh (metric, measured_s, predicted_s, status; only the rows the summary
+# counts are drawn: status ok or ok-moe, not refused, exceeds-hbm or below-bound).
+# Variables (gnuplot -e): data (the CSV), rows (the validated file, for the title), out, term.
 set terminal @term
 set output out
 set datafile separator ","
@@ -15,13 +15,13 @@ set format y "10^{%T}"
 set termoption enhanced
 set xlabel "measured (s)"
 set ylabel "predicted (s)"
-set title "preserve-model vs published GPU measurements (data/validation/gpu.csv)"
+set title sprintf("preserve-model vs published GPU measurements (%s)", rows)
 set grid
 set key top left box opaque
 set xrange [5e-6:300]
 set yrange [5e-6:300]
 set size square
-sel(m) = (strcol("metric") eq m && strcol("status") ne "refused") ? column("predicted_s") : NaN
+sel(m) = (strcol("metric") eq m && strcol("status")[1:2] eq "ok") ? column("predicted_s") : NaN
 plot x with lines lc rgb "black" lw 1.5 title "predicted = measured", \
      1.25 * x with lines lc rgb "gray50" dt 2 title "+-25 %", \
      0.75 * x with lines lc rgb "gray50" dt 2 notitle, \

@@ -21,13 +21,18 @@
 # only (scripts/calibrate-gpu.sh's MoE stage fits vLLM's expert kernel over them). The held-out
 # rows, data/validation/gpu-holdout.csv, which no calibration reads, run with
 # VALIDATION_CSV=data/validation/gpu-holdout.csv. A row
-# the CLI refuses is recorded as `refused` with the message; the summary counts only the rows
-# that ran.
+# the CLI refuses is recorded as `refused` with the message, and a request whose batch's weights
+# and KV cache (the model's own footprint, at the last context) exceed the HBM as `exceeds-hbm`
+# with its prediction: the engine then preempts, swaps or fails, which a static batch does not
+# model. A dense model's decode measured faster than reading its weights once per step at the
+# accelerator's nominal HBM bandwidth is `below-bound`: not the stated setup (fewer tokens
+# generated than stated, or other weights). The summary counts only the other rows (and how many
+# of each kind there were).
 #
 # Writes OUTDIR/validate-gpu.csv (one line per row: predicted, measured, signed relative error
 # predicted / measured - 1, and both in seconds for the figure), OUTDIR/validate-gpu-summary.txt
 # (`key value` lines: points, median_abs_error, p90_abs_error overall, per metric and per GPU,
-# refused) and OUTDIR/validate-gpu.png (plots/validate-gpu.gp: log-log, the +-25 % band).
+# refused, exceeds_hbm, below_bound) and OUTDIR/validate-gpu.png (plots/validate-gpu.gp: log-log, the +-25 % band).
 # Percentiles are nearest-rank: the p-th of n sorted values is the ceil(p n)-th.
 # Usage: scripts/validate-gpu.sh [OUTDIR]   (the tool is $PM, default build/src/cli/preserve-model;
 #   VALIDATION_CSV=FILE validates another file of the same format, e.g. a subset; VALIDATE_SET="K=V
@@ -81,15 +86,36 @@ predict() {
             --set workload.prefill_frac="$(awk -v i="$i" -v s="$seq" 'BEGIN { printf "%.15g", i / s }')" \
             "${rt[@]}" "${dt[@]}" --format csv |
             csv_awk -v metric="$metric" -v steps="$steps" '{
-                if (metric == "tpot_ms") printf "%.6g\n", v("serial_decode_s") / steps * 1e3
-                else if (metric == "ttft_ms") printf "%.6g\n", v("serial_prefill_s") * 1e3
-                else printf "%.6g\n", v("serial_request_s") }'
+                if (metric == "tpot_ms") p = v("serial_decode_s") / steps * 1e3
+                else if (metric == "ttft_ms") p = v("serial_prefill_s") * 1e3
+                else p = v("serial_request_s")
+                # The fewest bytes a decode step of a dense model reads: its weights, once.
+                printf "%.6g %s %.6g\n", p, v("fits_hbm") == 0 ? "exceeds-hbm" : "fits",
+                    v("weight_bytes_per_device") }'
         ;;
     *)
         echo "unknown metric $metric" >&2
         return 1
         ;;
     esac
+}
+
+# below_bound ACC METRIC MEASURED O WEIGHT_BYTES: true when a dense model's measured decode
+# (tpot_ms: one step; e2e_s: O - 1 steps) is shorter than reading its weights once per step at
+# the accelerator's nominal HBM bandwidth, the least any engine can do.
+declare -A hbm_peak=()
+below_bound() {
+    local acc=$1 metric=$2 measured=$3 o=$4 wbytes=$5
+    if [ -z "${hbm_peak[$acc]+x}" ]; then
+        hbm_peak[$acc]=$("$pm" resolve --config llama8b --accelerator "$acc" 2>/dev/null |
+            awk -F, '$1 ~ /^\$\.accelerator\.hbm_bandwidth_/ { print $2; exit }')
+    fi
+    awk -v m="$metric" -v x="$measured" -v o="$o" -v w="$wbytes" -v bw="${hbm_peak[$acc]}" 'BEGIN {
+        if (!(bw > 0)) exit 1
+        steps = m == "tpot_ms" ? 1 : o - 1
+        t = m == "tpot_ms" ? x * 1e-3 : x
+        exit !(t < steps * w / bw)
+    }'
 }
 
 echo "# preserve-model GPU validation: $("$pm" --version 2>/dev/null || echo "$pm"), rows of $data" >"$csv"
@@ -104,6 +130,15 @@ while IFS=, read -r section model acc cluster dev _par engine runtime wd ad kd b
         st=$status
         [ "$st" = moe ] && st=ok-moe
         note=""
+        read -r pred fit wbytes <<<"$pred"
+        if [ "$fit" = exceeds-hbm ]; then
+            st=exceeds-hbm
+            note="the batch's weights and KV cache exceed the HBM: the engine preempts or swaps"
+        elif [ -n "$wbytes" ] && [ "$status" = ok ] && [ "$metric" != ttft_ms ] &&
+            below_bound "$acc" "$metric" "$measured" "$o" "$wbytes"; then
+            st=below-bound
+            note="faster than reading the weights once per decode step at the HBM's peak: not the stated setup"
+        fi
     else
         pred="" st=refused
         note=$(head -n 1 "$errf" | tr ',"' ';'"'"'')
@@ -113,7 +148,7 @@ while IFS=, read -r section model acc cluster dev _par engine runtime wd ad kd b
         -v m="$metric" -v x="$measured" -v p="$pred" -v st="$st" -v note="$note" 'BEGIN {
         u = m ~ /_ms$/ ? 1e-3 : m ~ /_us$/ ? 1e-6 : 1
         if (p == "") printf "%s,%s,%s,%s,%s,%s,%s,%s,,,%.6g,,%s,\"%s\"\n", s, mo, a, d, e, r, m, x, x * u, st, note
-        else printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.6g,%.6g,%s,\n", s, mo, a, d, e, r, m, x, p, p / x - 1, x * u, p * u, st
+        else printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%.4f,%.6g,%.6g,%s,%s\n", s, mo, a, d, e, r, m, x, p, p / x - 1, x * u, p * u, st, note == "" ? "" : "\"" note "\""
     }' >>"$csv"
 done <"$data"
 
@@ -123,11 +158,17 @@ function stats(key, list,   k, a, c, i, j, t) {
     c = split(list, a, " ")
     for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
     printf "%spoints %d\n", key, c
+    if (c == 0) { # no row to rank: no number, rather than a 0 that reads as a perfect fit
+        printf "%smedian_abs_error n/a\n%sp90_abs_error n/a\n", key, key
+        return
+    }
     printf "%smedian_abs_error %.4f\n", key, a[int(c * 0.5 + 0.999999) < 1 ? 1 : int(c * 0.5 + 0.999999)]
     printf "%sp90_abs_error %.4f\n", key, a[int(c * 0.9 + 0.999999) < 1 ? 1 : int(c * 0.9 + 0.999999)]
 }
 {
     if (v("status") == "refused") { refused++; next }
+    if (v("status") == "exceeds-hbm") { exceeds++; next }
+    if (v("status") == "below-bound") { below++; next }
     e = v("error") < 0 ? -v("error") : v("error")
     all = all " " e
     bym[v("metric")] = bym[v("metric")] " " e
@@ -136,8 +177,12 @@ function stats(key, list,   k, a, c, i, j, t) {
 }
 END {
     stats("", all)
-    printf "within_25pct_frac %.4f\n", inside / (split(all, _x, " "))
+    n_all = split(all, _x, " ")
+    if (n_all > 0) printf "within_25pct_frac %.4f\n", inside / n_all
+    else print "within_25pct_frac n/a"
     printf "refused %d\n", refused + 0
+    printf "exceeds_hbm %d\n", exceeds + 0
+    printf "below_bound %d\n", below + 0
     for (k in bym) stats("metric." k ".", bym[k])
     for (k in byg) stats("gpu." k ".", byg[k])
 }' "$csv" >"$summary.tmp"
@@ -145,6 +190,7 @@ END {
 { awk '$1 !~ /\./' "$summary.tmp"; awk '$1 ~ /^metric\./' "$summary.tmp" | sort -s -k1,1
   awk '$1 ~ /^gpu\./' "$summary.tmp" | sort -s -k1,1; } >"$summary"
 rm -f "$summary.tmp"
-gp validate-gpu.gp "$out/validate-gpu.png" 900,800 data="$csv"
+gp validate-gpu.gp "$out/validate-gpu.png" 900,800 data="$csv" \
+    rows="${data#"$root"/}"
 echo "$n rows; $csv, $summary, $out/validate-gpu.png"
 cat "$summary"

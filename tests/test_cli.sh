@@ -98,6 +98,10 @@ check json-cost-null 0 '"cost": null' "$pm" --accelerator "$noblocks" --format j
 check table-energy 0 "J/token" "$pm"
 check table-cost 0 "cost per device: \$" "$pm"
 check table-no-blocks 0 "has no energy or cost coefficients" "$pm" --accelerator "$noblocks"
+# The run's CSV says when the batch does not fit the HBM, as the sweeps do: llama70b at batch
+# 512 and 128K positions holds 2560 GiB of KV cache per device (the text's "exceeds HBM").
+check csv-fits-hbm 0 "weight_bytes_per_device,kv_bytes_per_device,fits_hbm" "$pm" --format csv
+check csv-exceeds-hbm 0 ",2748779069440,0" "$pm" --batch 512 --seq 128k --format csv
 check csv-energy 0 "preserve_J_per_token,preserve_avg_power_W,preserve_tokens_per_J,preserve_tokens_per_s_per_usd" "$pm" --format csv
 check set-yield-model 0 "yield 14.7%" "$pm" --set accelerator.cost.yield_model=poisson
 check set-energy 0 '"hbm": 3363' "$pm" --set accelerator.energy.hbm_pJ_per_bit=3.9 --format json

@@ -252,6 +252,20 @@ static void test_attention_latency_and_strided_gate(void **state)
     assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
 }
 
+/* A bf16 256 x 1280 x 1024 GEMM: 671088640 flop, 1.34217728e-6 s at 5e14; 1e6 weight bytes,
+ * 1e-6 s at 1e12 B/s. */
+static pm_node bf16_gemm(void)
+{
+    pm_node n = node(PM_NODE_MATMUL);
+    n.dtype = PM_DTYPE_BF16;
+    n.m = 256;
+    n.n = 1280;
+    n.k = 1024;
+    n.flop = 2.0 * 256 * 1280 * 1024;
+    n.weight_bytes = 1e6;
+    return n;
+}
+
 /* GEMM efficiency by shape (issue 16, src/gemm_eff.c), each number by hand. The hand
  * accelerator: bf16 5e14 flop/s at efficiency 1, HBM 1e12 B/s, launch 0. */
 static void test_gemm_waves_knee_latency_and_dequant(void **state)
@@ -259,13 +273,7 @@ static void test_gemm_waves_knee_latency_and_dequant(void **state)
     (void)state;
     pm_scenario s = hand_scenario();
     s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
-    pm_node n = node(PM_NODE_MATMUL);
-    n.dtype = PM_DTYPE_BF16;
-    n.m = 256;
-    n.n = 1280;
-    n.k = 1024;
-    n.flop = 2.0 * 256 * 1280 * 1024; /* 671088640 flop: 1.34217728e-6 s at 5e14 */
-    n.weight_bytes = 1e6;             /* 1e-6 s at 1e12 B/s */
+    pm_node n = bf16_gemm();
     /* No gemm object: the plain roofline, max(1.34217728e-6, 1e-6). (The tiling bound adds no
      * traffic: 2 m n k e / sqrt(C / e) = 1.34e9 / 2048 = 655360 < compulsory 1e6 bytes.) */
     assert_rel(cost(&s, &n).total_s, 1.34217728e-6, TOL);
@@ -306,13 +314,7 @@ static void test_moe_gemm_efficiency_slows_routed_experts_only(void **state)
     (void)state;
     pm_scenario s = hand_scenario();
     s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
-    pm_node n = node(PM_NODE_MATMUL);
-    n.dtype = PM_DTYPE_BF16;
-    n.m = 256;
-    n.n = 1280;
-    n.k = 1024;
-    n.flop = 2.0 * 256 * 1280 * 1024; /* 1.34217728e-6 s at 5e14 */
-    n.weight_bytes = 1e6;             /* 1e-6 s at 1e12 B/s */
+    pm_node n = bf16_gemm();
     s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0.5};
     /* Dense: max(1.34217728e-6, 1e-6) as without a runtime. */
     assert_rel(cost(&s, &n).total_s, 1.34217728e-6, TOL);

@@ -107,7 +107,7 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         printf(",%s_J_per_token,%s_avg_power_W,%s_tokens_per_J,%s_tokens_per_s_per_usd", mn, mn,
                mn, mn);
     }
-    printf("\n");
+    printf(",weight_bytes_per_device,kv_bytes_per_device,fits_hbm\n");
     const char *names[] = {s->name, s->model.name, s->accel.name};
     for (int i = 0; i < 3; i++) {
         fput_csv_field(stdout, names[i], false);
@@ -136,7 +136,9 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         else
             printf(",NaN");
     }
-    printf("\n");
+    /* As the sweeps write them: a point whose weights and KV cache exceed HBM says so. */
+    printf(",%.0f,%.0f,%d\n", e->weight_bytes_per_device, e->kv_bytes_per_device,
+           e->fits_hbm ? 1 : 0);
 }
 
 /* The headline energy and dollar figures, after the time table. */
