@@ -26,18 +26,18 @@
 # Then per engine whose decode-attention kernel is not the one the accelerator presets measure
 # (FlashAttention's): the runtime's attention_hbm_efficiency_frac over the engine's dense rows on
 # every GPU jointly, the platforms' values as shipped (TensorRT-LLM's XQA/MMHA kernels).
-# Then per engine whose multi-device step and routed-expert kernel are its own (vLLM: the
-# driver's per-step broadcast to its TP workers, which vidur's TP1 CPU costs leave out; its
-# fused-MoE Triton kernel): the runtime's multi_device_overhead and moe_gemm_efficiency_frac
-# jointly over all of the engine's rows (dense and MoE: the MoE rows run at TP > 1 too, so the
-# two are fitted together) on every GPU, everything else as shipped.
+# Then per engine whose routed-expert GEMM kernel is its own (vLLM's fused-MoE Triton kernel):
+# the runtime's moe_gemm_efficiency_frac over the engine's MoE rows (status "moe", which no
+# platform fit uses) on every GPU jointly, everything else as shipped (its multi-device step
+# among them, which the MoE rows at TP 2-8 include: derived from vidur's TP4 CPU costs, not
+# fitted).
 # Usage: scripts/calibrate-gpu.sh [OUTDIR] [PLATFORMS] [EFFS] [LOSSES] [KERNEL_HBM_EFFS]
-#                                 [RUNTIMES] [ATTENTION_EFFS] [HOST_RUNTIMES] [MULTI_US] [MOE_EFFS]
+#                                 [RUNTIMES] [ATTENTION_EFFS] [MOE_RUNTIMES] [MOE_EFFS]
 #   -> OUTDIR/calibrate-gpu-summary.txt (`key value` lines per platform and runtime: the best
 #   candidate, its in-sample median and p90, the leave-one-source-out median and p90, points and
 #   sources; all.*: the platforms together) and OUTDIR/calibrate-gpu-<platform or runtime>.txt
-#   (every candidate's median and p90; the last stage's as calibrate-gpu-<runtime>-host.txt).
-#   PLATFORMS "", RUNTIMES "" and HOST_RUNTIMES "" skip those stages.
+#   (every candidate's median and p90; the MoE stage's as calibrate-gpu-<runtime>-moe.txt).
+#   PLATFORMS "", RUNTIMES "" and MOE_RUNTIMES "" skip those stages.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -48,9 +48,8 @@ losses=${4:-"0 0.1 0.2 0.3 0.4 0.5"}
 hbms=${5:-"0.4 0.5 0.6 0.7 0.8 0.9"}
 runtimes=${6-"trtllm"}
 atts=${7:-"0.55 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95"}
-host_runtimes=${8-"vllm"}
-multis=${9:-"0 250 500 750 1000 1250 1500 1750 2000 2500"}
-moe_effs=${10:-"0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95 1"}
+moe_runtimes=${8-"vllm"}
+moe_effs=${9:-"0.5 0.55 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95 1"}
 data=$root/data/validation/gpu.csv
 summary=$out/calibrate-gpu-summary.txt
 : >"$summary"
@@ -162,14 +161,13 @@ for rt in $runtimes; do
     awk -F, -v r="$rt" '$8 == r && $20 == "ok"' "$data" >>"$sub"
     fit "$rt" "$sub" runtime.attention_hbm_efficiency_frac "$atts" none none none
 done
-# An engine's own multi-device step cost and routed-expert kernel (the runtime's
-# multi_device_overhead and moe_gemm_efficiency_frac), over all of the engine's rows jointly.
-for rt in $host_runtimes; do
-    sub=$work/host-$rt.csv
+# An engine's own routed-expert GEMM kernel (the runtime's moe_gemm_efficiency_frac), over the
+# engine's MoE rows on every GPU jointly.
+for rt in $moe_runtimes; do
+    sub=$work/moe-$rt.csv
     head -n 1 "$data" >"$sub"
-    awk -F, -v r="$rt" '$8 == r' "$data" >>"$sub"
-    fit "$rt-host" "$sub" runtime.multi_device_overhead_us "$multis" \
-        runtime.moe_gemm_efficiency_frac "$moe_effs" none
+    awk -F, -v r="$rt" '$8 == r && $20 == "moe"' "$data" >>"$sub"
+    fit "$rt-moe" "$sub" runtime.moe_gemm_efficiency_frac "$moe_effs" none none none
 done
 # Over every platform: the in-sample and the leave-one-source-out errors together.
 [ -s "$work/side.txt" ] && sort -k2 -g "$work/side.txt" | awk '
