@@ -447,6 +447,10 @@ typedef struct pm_runtime {
                                       against the dense GEMM of the same shape: the routed
                                       experts' compute and memory times are divided by it;
                                       0: as a dense GEMM (1) */
+    double hbm_usable_frac;        /* (0, 1]: the share of the HBM the engine lets weights and the
+                                      KV cache take (vLLM's gpu_memory_utilization, 0.9 by
+                                      default: the rest is its activations and workspace); 0:
+                                      all of it */
 } pm_runtime;
 
 typedef struct pm_provenance pm_provenance;
@@ -1082,7 +1086,8 @@ typedef struct pm_estimate {
     double experts_read_per_step;   /* MoE: distinct experts the busiest device reads per MoE
                                        layer per decode step (0 for a dense model) */
     double kv_bytes_per_device;     /* KV cache at the final context length */
-    bool fits_hbm;            /* weights + KV fit the HBM capacity */
+    bool fits_hbm;            /* weights + KV fit the HBM capacity (the runtime's usable share
+                                 of it, when it gives one: pm_runtime.hbm_usable_frac) */
     int allreduces_per_step;  /* allreduces of one decode step (0 on one device); each takes
                                  modes[m].allreduce_decode_s in serial and preserve */
     bool energy_present;      /* the accelerator has energy coefficients: energy figures set */

@@ -509,7 +509,7 @@ static pm_status footprint_and_spill(const pm_scenario *s, const pm_estimate_cac
     out->experts_read_per_step = fp.experts_read_per_step;
     out->kv_bytes_per_device = fp.kv_bytes;
     out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
-                    s->accel.hbm_capacity_bytes;
+                    pm_hbm_usable_bytes(s);
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
     out->l2_window_bytes = cap;
     if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap)) {

@@ -189,6 +189,9 @@ double pm_attention_hbm_frac(const pm_scenario *s);
 /* The routed experts' GEMM kernel against a dense GEMM of the same shape: the runtime's when it
  * gives one, else 1. */
 double pm_moe_gemm_frac(const pm_scenario *s);
+/* The HBM the weights and the KV cache may take: the accelerator's capacity, times the runtime's
+ * usable share when it gives one. */
+double pm_hbm_usable_bytes(const pm_scenario *s);
 /* What the runtime adds to one step (the embedding node carries it), seconds; 0 without one. */
 double pm_runtime_step_s(const pm_scenario *s);
 /* What the runtime adds to each allreduce, seconds; 0 without one. */

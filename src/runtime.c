@@ -22,7 +22,9 @@
  * launch over every expert the step reads, with one tile configuration for all of their shapes,
  * runs below the dense cuBLAS GEMM the accelerator presets calibrate (vLLM's own benchmark of
  * it on H20: 1.3x to 2.5x slower than an optimised grouped kernel, validation-gpu.md section 4
- * #33); the routed experts' compute and memory times are divided by it.
+ * #33); the routed experts' compute and memory times are divided by it. And the share of the
+ * HBM it leaves to the weights and the KV cache (`hbm_usable_frac`, e.g. vLLM's
+ * gpu_memory_utilization): the footprint check's capacity (estimate.c).
  */
 #include <math.h>
 #include <string.h>
@@ -60,7 +62,9 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
         (st = pm_obj_quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
                               &r->attention_hbm_efficiency_frac)) ||
         (st = pm_obj_quantity(o, "moe_gemm_efficiency", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
-                              &r->moe_gemm_efficiency_frac)))
+                              &r->moe_gemm_efficiency_frac)) ||
+        (st = pm_obj_quantity(o, "hbm_usable", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
+                              &r->hbm_usable_frac)))
         return st;
     int algo = PM_AR_AUTO;
     size_t n_algo;
@@ -90,6 +94,14 @@ double pm_moe_gemm_frac(const pm_scenario *s)
     return s->runtime.present && s->runtime.moe_gemm_efficiency_frac > 0
                ? s->runtime.moe_gemm_efficiency_frac
                : 1.0;
+}
+
+double pm_hbm_usable_bytes(const pm_scenario *s)
+{
+    const double frac = s->runtime.present && s->runtime.hbm_usable_frac > 0
+                            ? s->runtime.hbm_usable_frac
+                            : 1.0;
+    return frac * s->accel.hbm_capacity_bytes;
 }
 
 double pm_runtime_step_s(const pm_scenario *s)

@@ -200,7 +200,7 @@ static void test_runtime_adds_step_launch_and_allreduce_overheads(void **state)
     /* Without a runtime: 2e-6 + 1e-6 each; the allreduce 1e-5 + 1e6 / 1e11 = 2e-5. */
     assert_rel(cost(&s, &e).total_s, 3e-6, TOL);
     assert_rel(cost(&s, &ar).total_s, 2e-5, TOL);
-    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO, 0, 0};
+    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO, 0, 0, 0};
     /* The embedding: 2e-6 + launch 8e-6 + step 800e-6 + batch 2 x 40e-6 + 4 devices > 1, so
      * 5e-3: 2e-6 + 8e-6 + 8e-4 + 8e-5 + 5e-3 = 5.89e-3 s; its launch_s holds all but 2e-6. */
     pm_op_cost c = cost(&s, &e);
@@ -244,7 +244,7 @@ static void test_attention_latency_and_strided_gate(void **state)
      * s; the other kernels keep the operators' bandwidth (the norm: 2e-6 s). */
     s.accel.attention_hbm_efficiency_frac = 0.5;
     assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
-    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0.8, 0};
+    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0.8, 0, 0};
     assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
     assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
     /* A runtime without its own figure (0) keeps the accelerator's: 1.086e-3 s again. */
@@ -315,7 +315,7 @@ static void test_moe_gemm_efficiency_slows_routed_experts_only(void **state)
     pm_scenario s = hand_scenario();
     s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
     pm_node n = bf16_gemm();
-    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0.5};
+    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0.5, 0};
     /* Dense: max(1.34217728e-6, 1e-6) as without a runtime. */
     assert_rel(cost(&s, &n).total_s, 1.34217728e-6, TOL);
     /* Routed at 0.5: compute 2.68435456e-6, memory 2e-6: 2.68435456e-6 s. */

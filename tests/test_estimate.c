@@ -129,6 +129,14 @@ static void test_estimate_bookkeeping(void **state)
     assert_true(e.fits_hbm);
     s.accel.hbm_capacity_bytes = 34603008.0 + 3686400.0 - 1.0;
     assert_false(estimate(&s).fits_hbm);
+    /* A runtime that leaves 0.9 of the HBM to weights and KV: 38289408 bytes need a capacity of
+     * 38289408 / 0.9 = 42543786.7; 42543787 fits, 42543786 does not. */
+    s.runtime.present = true;
+    s.runtime.hbm_usable_frac = 0.9;
+    s.accel.hbm_capacity_bytes = 42543787.0;
+    assert_true(estimate(&s).fits_hbm);
+    s.accel.hbm_capacity_bytes = 42543786.0;
+    assert_false(estimate(&s).fits_hbm);
 }
 
 static void test_kv_spill_context_closed_form(void **state)
