@@ -153,21 +153,21 @@ for plat in $platforms; do
     esac
     fit "$plat" "$sub" accelerator.compute_efficiency_frac "$effs" "$set2" "$grid2" "$work/side.txt"
 done
-# An engine's own decode-attention kernel (the runtime's attention_hbm_efficiency_frac), over
-# the engine's dense rows on every GPU jointly, the platforms' values as shipped.
+# runtime_stage NAME RUNTIME STATUS KEY GRID: one runtime value (runtime.KEY over GRID) fitted
+# over the runtime's rows of STATUS on every GPU jointly, everything else as shipped.
+runtime_stage() {
+    local name=$1 rt=$2 status=$3 key=$4 grid=$5 sub=$work/$1.csv
+    head -n 1 "$data" >"$sub"
+    awk -F, -v r="$rt" -v st="$status" '$8 == r && $20 == st' "$data" >>"$sub"
+    fit "$name" "$sub" "runtime.$key" "$grid" none none none
+}
+# An engine's own decode-attention kernel, over its dense rows.
 for rt in $runtimes; do
-    sub=$work/rt-$rt.csv
-    head -n 1 "$data" >"$sub"
-    awk -F, -v r="$rt" '$8 == r && $20 == "ok"' "$data" >>"$sub"
-    fit "$rt" "$sub" runtime.attention_hbm_efficiency_frac "$atts" none none none
+    runtime_stage "$rt" "$rt" ok attention_hbm_efficiency_frac "$atts"
 done
-# An engine's own routed-expert GEMM kernel (the runtime's moe_gemm_efficiency_frac), over the
-# engine's MoE rows on every GPU jointly.
+# An engine's own routed-expert GEMM kernel, over its MoE rows.
 for rt in $moe_runtimes; do
-    sub=$work/moe-$rt.csv
-    head -n 1 "$data" >"$sub"
-    awk -F, -v r="$rt" '$8 == r && $20 == "moe"' "$data" >>"$sub"
-    fit "$rt-moe" "$sub" runtime.moe_gemm_efficiency_frac "$moe_effs" none none none
+    runtime_stage "$rt-moe" "$rt" moe moe_gemm_efficiency_frac "$moe_effs"
 done
 # Over every platform: the in-sample and the leave-one-source-out errors together.
 [ -s "$work/side.txt" ] && sort -k2 -g "$work/side.txt" | awk '

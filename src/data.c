@@ -194,9 +194,10 @@ typedef struct component {
     size_t n_origins;
 } component;
 
-/* Records that key came from file (at path there). Refused rather than left out when the record
- * is full: a key without its origin would be named as the component's file's in errors and in
- * `resolve`. file fits (a path of at most PM_PATH_BYTES, or a --set label made to fit). */
+/* Records that key came from file (at path there), or from owned, a label the origin then owns
+ * (freed by component_free). Refused rather than left out when the record is full: a key
+ * without its origin would be named as the component's file's in errors and in `resolve`.
+ * file is borrowed: the scenario's path, alive while it loads. */
 static pm_status add_origin(component *c, const char *key, const char *file, char *owned,
                             const char *path, pm_error *err)
 {
@@ -469,11 +470,11 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
     if (comp) { /* a nested key under its dotted name, written in its parent object */
         /* The override names itself, whole. */
         char parent[256];
-        char *lbl = pm_malloc(strlen(label) + sizeof "--set ");
+        const size_t len = strlen(label) + sizeof "--set ";
+        char *lbl = pm_malloc(len);
         if (!lbl)
             return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
-        memcpy(lbl, "--set ", 6);
-        memcpy(lbl + 6, label, strlen(label) + 1);
+        snprintf(lbl, len, "--set %s", label);
         const size_t lead = (size_t)(seg - buf); /* "outer." before the last segment */
         if (lead > 0)
             snprintf(parent, sizeof parent, "%s.%.*s", comp_path, (int)(lead - 1), dotted);

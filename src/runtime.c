@@ -82,26 +82,27 @@ double pm_launch_s(const pm_scenario *s)
     return s->runtime.present ? s->runtime.kernel_launch_s : s->accel.kernel_launch_s;
 }
 
+/* A runtime's optional fraction (0: not given) where the scenario has a runtime, else
+ * otherwise. */
+static double runtime_frac(const pm_scenario *s, double frac, double otherwise)
+{
+    return s->runtime.present && frac > 0 ? frac : otherwise;
+}
+
 double pm_attention_hbm_frac(const pm_scenario *s)
 {
-    return s->runtime.present && s->runtime.attention_hbm_efficiency_frac > 0
-               ? s->runtime.attention_hbm_efficiency_frac
-               : s->accel.attention_hbm_efficiency_frac;
+    return runtime_frac(s, s->runtime.attention_hbm_efficiency_frac,
+                        s->accel.attention_hbm_efficiency_frac);
 }
 
 double pm_moe_gemm_frac(const pm_scenario *s)
 {
-    return s->runtime.present && s->runtime.moe_gemm_efficiency_frac > 0
-               ? s->runtime.moe_gemm_efficiency_frac
-               : 1.0;
+    return runtime_frac(s, s->runtime.moe_gemm_efficiency_frac, 1.0);
 }
 
 double pm_hbm_usable_bytes(const pm_scenario *s)
 {
-    const double frac = s->runtime.present && s->runtime.hbm_usable_frac > 0
-                            ? s->runtime.hbm_usable_frac
-                            : 1.0;
-    return frac * s->accel.hbm_capacity_bytes;
+    return runtime_frac(s, s->runtime.hbm_usable_frac, 1.0) * s->accel.hbm_capacity_bytes;
 }
 
 double pm_runtime_step_s(const pm_scenario *s)
