@@ -427,6 +427,18 @@ typedef struct pm_options {
  * (the host prepares step n + 1 after step n's outputs are back). All zero and `present` false
  * when the scenario names no runtime: the accelerator's kernel_launch_s applies and nothing is
  * added (the paper's setting). */
+/** Where a runtime decodes with a PagedAttention-style kernel (pm_runtime.paged_attention):
+ * one thread block per query head reading its KV head's blocks, below the FlashAttention-class
+ * kernels the accelerator presets measure. */
+typedef enum pm_paged_attention {
+    PM_PAGED_NONE = 0,           /* "none": never (the accelerator's or the runtime's kernel) */
+    PM_PAGED_ALL,                /* "all": every model (vLLM 0.2's decode) */
+    PM_PAGED_SLIDING_WINDOW      /* "sliding_window": models whose every layer attends through
+                                    a sliding window (vLLM 0.5-0.6 falls back from
+                                    FlashAttention to XFormers for them; an interleaved window,
+                                    Gemma 2's, it disables instead) */
+} pm_paged_attention;
+
 typedef struct pm_runtime {
     char name[64];
     bool present;                  /* the scenario named or inlined a runtime */
@@ -451,6 +463,11 @@ typedef struct pm_runtime {
                                       KV cache take (vLLM's gpu_memory_utilization, 0.9 by
                                       default: the rest is its activations and workspace); 0:
                                       all of it */
+    pm_paged_attention paged_attention; /* the models it decodes with its PagedAttention kernel */
+    double paged_attention_efficiency_frac; /* (0, 1]: that kernel's KV read efficiency relative
+                                      to the one the scenario uses otherwise (the runtime's
+                                      attention_hbm_efficiency_frac or the accelerator's);
+                                      given exactly when paged_attention is not PM_PAGED_NONE */
 } pm_runtime;
 
 typedef struct pm_provenance pm_provenance;

@@ -55,10 +55,12 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
                 : pm_effective_hbm_bw(a);
     /* The attention kernel's KV reads: at its own measured efficiency where the runtime (its
      * own kernel) or the accelerator gives one (the GPU presets: the slope of their
-     * decode-attention points), times the strided penalty where it reads more than one KV
-     * head with strides (the paper's NPU). */
+     * decode-attention points), slower where the runtime decodes the model with its
+     * PagedAttention kernel (runtime.c), times the strided penalty where it reads more than one
+     * KV head with strides (the paper's NPU). */
     const double att = pm_attention_hbm_frac(s);
-    const double kv_base = att > 0 ? a->hbm_bandwidth_bytes_per_s * att : k->bw;
+    const double kv_base = (att > 0 ? a->hbm_bandwidth_bytes_per_s * att : k->bw) *
+                           pm_paged_attention_frac(s);
     k->kv_bw = kv_base;
     k->kv_strided_bw = kv_base * a->kv_strided_efficiency_frac;
     k->l2_bw = a->l2_bandwidth_bytes_per_s;

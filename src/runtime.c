@@ -24,7 +24,13 @@
  * it on H20: 1.3x to 2.5x slower than an optimised grouped kernel, validation-gpu.md section 4
  * #33); the routed experts' compute and memory times are divided by it. And the share of the
  * HBM it leaves to the weights and the KV cache (`hbm_usable_frac`, e.g. vLLM's
- * gpu_memory_utilization): the footprint check's capacity (estimate.c).
+ * gpu_memory_utilization): the footprint check's capacity (estimate.c). And where it decodes
+ * with a PagedAttention-style kernel (`paged_attention`: vLLM 0.2 for every model; vLLM 0.5-0.6
+ * for a model with a sliding window in every layer, for which its attention-backend selector
+ * falls back from FlashAttention to XFormers, whose decode is that kernel): one thread block
+ * per query head, the KV reads at `paged_attention_efficiency_frac` of the efficiency the
+ * scenario uses otherwise (FlashInfer's measurement: GQA decode at batch 64 3x faster than
+ * vLLM's PagedAttention, validation-gpu.md section 6 #14).
  */
 #include <math.h>
 #include <string.h>
@@ -32,6 +38,31 @@
 #include "internal.h"
 
 static const pm_range TIME_RANGE = {0.0, 1.0, false, false}; /* 0 to 1 s: a host overhead */
+
+/* The PagedAttention kernel and its efficiency come together: a kernel without its figure
+ * would be costed at a guess, a figure without the kernel would change nothing. */
+static pm_status read_paged_attention(pm_obj *o, pm_runtime *r)
+{
+    static const char *const names[] = {"none", "all", "sliding_window"};
+    int which = PM_PAGED_NONE;
+    pm_status st = pm_obj_enum(o, "paged_attention", false, names, 3, &which);
+    if (st == PM_OK)
+        st = pm_obj_quantity(o, "paged_attention_efficiency", PM_DIM_FRACTION, false,
+                             PM_RANGE_FRACTION, &r->paged_attention_efficiency_frac);
+    if (st != PM_OK)
+        return st;
+    r->paged_attention = (pm_paged_attention)which;
+    const bool frac = r->paged_attention_efficiency_frac > 0;
+    if (which != PM_PAGED_NONE && !frac)
+        return pm_obj_fail(o, "paged_attention_efficiency_frac", PM_ERR_MISSING,
+                           "missing: the PagedAttention kernel's efficiency, in (0, 1], is "
+                           "required with \"paged_attention\": \"%s\"", names[which]);
+    if (which == PM_PAGED_NONE && frac)
+        return pm_obj_fail(o, "paged_attention_efficiency_frac", PM_ERR_VALUE,
+                           "given without \"paged_attention\" (\"all\" or \"sliding_window\"): "
+                           "it would change nothing");
+    return PM_OK;
+}
 
 pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 {
@@ -73,6 +104,8 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
     if ((st = pm_obj_enum(o, "allreduce", false, names, n_algo, &algo)) != PM_OK)
         return st;
     r->allreduce = (pm_allreduce_algo)algo;
+    if ((st = read_paged_attention(o, r)) != PM_OK)
+        return st;
     r->present = true;
     return pm_obj_finish(o);
 }
@@ -93,6 +126,19 @@ double pm_attention_hbm_frac(const pm_scenario *s)
 {
     return runtime_frac(s, s->runtime.attention_hbm_efficiency_frac,
                         s->accel.attention_hbm_efficiency_frac);
+}
+
+double pm_paged_attention_frac(const pm_scenario *s)
+{
+    const pm_runtime *r = &s->runtime;
+    if (!r->present || r->paged_attention == PM_PAGED_NONE)
+        return 1.0;
+    const pm_model *m = &s->model;
+    const bool every_layer_windowed = m->sliding_window > 0 && !m->chunked_attention &&
+                                      pm_model_local_layers(m) == m->layers;
+    return r->paged_attention == PM_PAGED_ALL || every_layer_windowed
+               ? r->paged_attention_efficiency_frac
+               : 1.0;
 }
 
 double pm_moe_gemm_frac(const pm_scenario *s)

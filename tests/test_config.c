@@ -1160,6 +1160,40 @@ static void test_runtime_is_a_component_with_its_allreduce(void **state)
                  "--set", "$.runtime", "names no runtime");
 }
 
+/* A runtime's PagedAttention kernel (data/runtimes/vllm.json: for models with a window in every
+ * layer, at 1/3 of FlashAttention's efficiency; vllm-2023: for every model) comes with its
+ * efficiency: the one without the other is refused at the efficiency's key. */
+static void test_runtime_paged_attention_and_its_efficiency_come_together(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    const char *ov[] = {"runtime=vllm", "runtime.paged_attention=none",
+                        "runtime.paged_attention_efficiency_frac=0.5"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    assert_ok(pm_scenario_load("llama8b", &opts, &s, &err), &err);
+    assert_int_equal(s.runtime.paged_attention, PM_PAGED_SLIDING_WINDOW);
+    assert_rel(s.runtime.paged_attention_efficiency_frac, 0.33, 1e-12);
+    pm_scenario_release(&s);
+    ov[0] = "runtime=vllm-2023";
+    assert_ok(pm_scenario_load("llama8b", &opts, &s, &err), &err);
+    assert_int_equal(s.runtime.paged_attention, PM_PAGED_ALL);
+    pm_scenario_release(&s);
+    /* Turned off with its efficiency left: it would change nothing. */
+    opts.n_overrides = 2;
+    assert_fails(pm_scenario_load("llama8b", &opts, &s, &err), &err, PM_ERR_VALUE, NULL,
+                 "$.paged_attention_efficiency_frac", "change nothing");
+    /* vllm-v1 has no PagedAttention kernel: turned on without an efficiency, it is missing. */
+    const char *ov2[] = {"runtime=vllm-v1", "runtime.paged_attention=all"};
+    pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 2};
+    assert_fails(pm_scenario_load("llama8b", &opts2, &s, &err), &err, PM_ERR_MISSING,
+                 NULL, "$.paged_attention_efficiency_frac", "required with");
+    /* A value outside the enumeration names the choices. */
+    ov2[1] = "runtime.paged_attention=sometimes";
+    assert_fails(pm_scenario_load("llama8b", &opts2, &s, &err), &err, PM_ERR_VALUE, NULL,
+                 "$.runtime.paged_attention", "sliding_window");
+}
+
 static void test_set_override_in_another_unit_replaces_the_quantity(void **state)
 {
     (void)state;
@@ -2919,6 +2953,7 @@ int main(void)
         cmocka_unit_test(test_scenario_reads_inline_objects),
         cmocka_unit_test(test_scenario_from_overrides_some_keys),
         cmocka_unit_test(test_runtime_is_a_component_with_its_allreduce),
+        cmocka_unit_test(test_runtime_paged_attention_and_its_efficiency_come_together),
         cmocka_unit_test(test_scenario_component_may_be_a_path),
         cmocka_unit_test(test_scenario_reads_sharding_and_options),
         cmocka_unit_test(test_file_validate_reports_the_kind),

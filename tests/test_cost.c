@@ -200,7 +200,7 @@ static void test_runtime_adds_step_launch_and_allreduce_overheads(void **state)
     /* Without a runtime: 2e-6 + 1e-6 each; the allreduce 1e-5 + 1e6 / 1e11 = 2e-5. */
     assert_rel(cost(&s, &e).total_s, 3e-6, TOL);
     assert_rel(cost(&s, &ar).total_s, 2e-5, TOL);
-    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO, 0, 0, 0};
+    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO, 0, 0, 0, PM_PAGED_NONE, 0};
     /* The embedding: 2e-6 + launch 8e-6 + step 800e-6 + batch 2 x 40e-6 + 4 devices > 1, so
      * 5e-3: 2e-6 + 8e-6 + 8e-4 + 8e-5 + 5e-3 = 5.89e-3 s; its launch_s holds all but 2e-6. */
     pm_op_cost c = cost(&s, &e);
@@ -244,11 +244,62 @@ static void test_attention_latency_and_strided_gate(void **state)
      * s; the other kernels keep the operators' bandwidth (the norm: 2e-6 s). */
     s.accel.attention_hbm_efficiency_frac = 0.5;
     assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
-    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0.8, 0, 0};
+    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0.8, 0, 0, PM_PAGED_NONE, 0};
     assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
     assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
     /* A runtime without its own figure (0) keeps the accelerator's: 1.086e-3 s again. */
     s.runtime.attention_hbm_efficiency_frac = 0.0;
+    assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
+}
+
+/* A runtime's PagedAttention decode (runtime.c): the KV reads at paged_attention_efficiency of
+ * the efficiency used otherwise, for every model ("all") or only for a model whose every
+ * layer attends through a sliding window ("sliding_window"); other kernels unchanged. The hand
+ * accelerator: HBM 1e12 B/s, attention latency 14 us, the attention reading 5.36e8 KV bytes. */
+static void test_paged_attention_slows_the_kv_reads_of_the_models_it_serves(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.attention_latency_s = 14e-6;
+    s.accel.kv_strided_efficiency_frac = 1.0;
+    s.accel.attention_hbm_efficiency_frac = 0.5;
+    pm_node a = node(PM_NODE_ATTENTION);
+    a.kv_bytes = 5.36e8;
+    pm_node n = node(PM_NODE_NORM);
+    n.act_bytes = 2e6;
+    /* "all" at 0.5 of the accelerator's 0.5: 5.36e8 / (1e12 x 0.5 x 0.5) + 1.4e-5 = 2.158e-3 s;
+     * the norm keeps the operators' bandwidth, 2e6 / 1e12 = 2e-6 s. */
+    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0, 0,
+                             PM_PAGED_ALL, 0.5};
+    assert_rel(cost(&s, &a).total_s, 2.158e-3, TOL);
+    assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
+    /* On top of the runtime's own attention figure, 0.8: 5.36e8 / (1e12 x 0.8 x 0.5) + 1.4e-5 =
+     * 1.354e-3 s. */
+    s.runtime.attention_hbm_efficiency_frac = 0.8;
+    assert_rel(cost(&s, &a).total_s, 1.354e-3, TOL);
+    /* "sliding_window": the hand model has no window, so the runtime's 0.8 alone: 5.36e8 / 8e11
+     * + 1.4e-5 = 6.84e-4 s... */
+    s.runtime.paged_attention = PM_PAGED_SLIDING_WINDOW;
+    assert_int_equal(s.model.sliding_window, 0);
+    assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
+    /* ...a window in every layer (Mistral 7B: local_mask 0 is every layer local): 1.354e-3 s... */
+    s.model.sliding_window = 4096;
+    assert_rel(cost(&s, &a).total_s, 1.354e-3, TOL);
+    /* ...but not an interleaved window (one local layer in two, Gemma 2's) nor chunked
+     * attention (Llama 4's): 6.84e-4 s. */
+    s.model.window_period = 2;
+    s.model.local_mask = 1;
+    assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
+    s.model.window_period = 0;
+    s.model.local_mask = 0;
+    s.model.chunked_attention = true;
+    assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
+    /* Without the runtime's figure and without the accelerator's (0: the operators' HBM
+     * bandwidth, 1e12 here), "all" at 0.5: 5.36e8 / 5e11 + 1.4e-5 = 1.086e-3 s. */
+    s.model.chunked_attention = false;
+    s.runtime.paged_attention = PM_PAGED_ALL;
+    s.runtime.attention_hbm_efficiency_frac = 0.0;
+    s.accel.attention_hbm_efficiency_frac = 0.0;
     assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
 }
 
@@ -315,7 +366,7 @@ static void test_moe_gemm_efficiency_slows_routed_experts_only(void **state)
     pm_scenario s = hand_scenario();
     s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
     pm_node n = bf16_gemm();
-    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0.5, 0};
+    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0.5, 0, PM_PAGED_NONE, 0};
     /* Dense: max(1.34217728e-6, 1e-6) as without a runtime. */
     assert_rel(cost(&s, &n).total_s, 1.34217728e-6, TOL);
     /* Routed at 0.5: compute 2.68435456e-6, memory 2e-6: 2.68435456e-6 s. */
@@ -604,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_attention_latency_and_strided_gate),
         cmocka_unit_test(test_gemm_waves_knee_latency_and_dequant),
         cmocka_unit_test(test_moe_gemm_efficiency_slows_routed_experts_only),
+        cmocka_unit_test(test_paged_attention_slows_the_kv_reads_of_the_models_it_serves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
