@@ -562,6 +562,15 @@ PM_API void pm_scenario_release(pm_scenario *s);
 PM_API bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n);
 
 /**
+ * The factor s's runtime puts on the decode-attention kernel's KV read efficiency where it
+ * decodes s's model with its PagedAttention kernel (pm_runtime.paged_attention: every model, or
+ * a model with a sliding window in every layer, not chunked): its
+ * paged_attention_efficiency_frac; 1 where it does not (no runtime, PM_PAGED_NONE, another
+ * model) or s is NULL. The roofline applies it (both evaluation paths); front ends report it.
+ */
+PM_API double pm_scenario_paged_attention_frac(const pm_scenario *s);
+
+/**
  * Checks a scenario built by hand (or modified after loading) for ranges and consistency:
  * heads vs devices under the sharding, datatypes the accelerator supports, hierarchical
  * parameters. Returns PM_OK, PM_ERR_RANGE, PM_ERR_INCONSISTENT, PM_ERR_UNSUPPORTED or

@@ -60,7 +60,7 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
      * KV head with strides (the paper's NPU). */
     const double att = pm_attention_hbm_frac(s);
     const double kv_base = (att > 0 ? a->hbm_bandwidth_bytes_per_s * att : k->bw) *
-                           pm_paged_attention_frac(s);
+                           pm_scenario_paged_attention_frac(s);
     k->kv_bw = kv_base;
     k->kv_strided_bw = kv_base * a->kv_strided_efficiency_frac;
     k->l2_bw = a->l2_bandwidth_bytes_per_s;

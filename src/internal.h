@@ -186,9 +186,6 @@ double pm_launch_s(const pm_scenario *s);
 /* The decode-attention kernel's KV read efficiency: the runtime's own kernel's when it gives
  * one, else the accelerator's (0: the operators' HBM efficiency, cost.c). */
 double pm_attention_hbm_frac(const pm_scenario *s);
-/* The factor on that efficiency where the runtime decodes this model with its PagedAttention
- * kernel (pm_runtime.paged_attention), else 1. */
-double pm_paged_attention_frac(const pm_scenario *s);
 /* The routed experts' GEMM kernel against a dense GEMM of the same shape: the runtime's when it
  * gives one, else 1. */
 double pm_moe_gemm_frac(const pm_scenario *s);

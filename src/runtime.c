@@ -128,8 +128,10 @@ double pm_attention_hbm_frac(const pm_scenario *s)
                         s->accel.attention_hbm_efficiency_frac);
 }
 
-double pm_paged_attention_frac(const pm_scenario *s)
+double pm_scenario_paged_attention_frac(const pm_scenario *s)
 {
+    if (!s)
+        return 1.0;
     const pm_runtime *r = &s->runtime;
     if (!r->present || r->paged_attention == PM_PAGED_NONE)
         return 1.0;

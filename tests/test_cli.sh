@@ -30,6 +30,18 @@ if "$pm" --config llama70b --accelerator h100-sxm 2>&1 | grep -qF "strided KV re
 else
     pass=$((pass + 1))
 fi
+# The serving runtime's line (issue 16): its overheads, and where it decodes with its
+# PagedAttention kernel: vllm for Mistral 7B (a window in every layer), not for Llama 3 8B;
+# vllm-2023 for every model; at 0.33 of the efficiency otherwise used.
+check runtime-line 0 "# runtime vllm: 843 us per step + 42.1 us per sequence (+ 590 us at more than one device), 3 us per kernel" "$pm" --config llama8b --set runtime=vllm
+check runtime-paged-windowed 0 "PagedAttention kernel (the model has a sliding window in every layer), KV reads at 33 %" "$pm" --config llama8b --model mistral-7b --set runtime=vllm
+check runtime-paged-all 0 "PagedAttention kernel (every model)" "$pm" --config llama8b --set runtime=vllm-2023
+if "$pm" --config llama8b --set runtime=vllm 2>&1 | grep -qF "PagedAttention"; then
+    echo "FAIL runtime-not-paged: vllm reports PagedAttention for Llama 3 8B (no window)"
+    fail=$((fail + 1))
+else
+    pass=$((pass + 1))
+fi
 # MoE (issue 15): the done-when figures, the dispatch window, --ep and its validation.
 # Mixtral-8x7B int8 on 4 devices: 32 x ((4096 x 48 x 128 + 4096 x 4096 + 8 x 3 x 4096 x 14336) / 4
 # + the router 4096 x 8) + the embedding and LM head 2 x 32000 x 4096 / 4 = 11676418048 bytes

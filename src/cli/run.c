@@ -49,6 +49,37 @@ static const char *kv_reads(const pm_scenario *s, const pm_estimate *e, char *bu
     return buf;
 }
 
+/* The serving runtime's overheads and kernels, as the roofline applies them to this scenario
+ * (nothing without a runtime). */
+static void describe_runtime(const pm_scenario *s, FILE *f)
+{
+    const pm_runtime *r = &s->runtime;
+    if (!r->present)
+        return;
+    fprintf(f, "# runtime %s: %.4g us per step + %.4g us per sequence", r->name,
+            r->step_overhead_s * 1e6, r->sequence_overhead_s * 1e6);
+    if (r->multi_device_overhead_s > 0)
+        fprintf(f, " (+ %.4g us at more than one device)", r->multi_device_overhead_s * 1e6);
+    fprintf(f, ", %.3g us per kernel, %.3g us per allreduce%s%s", r->kernel_launch_s * 1e6,
+            r->allreduce_overhead_s * 1e6, r->allreduce_given ? ", allreduce " : "",
+            r->allreduce_given ? pm_allreduce_algo_name(r->allreduce) : "");
+    if (r->attention_hbm_efficiency_frac > 0)
+        fprintf(f, "; its decode attention at %.3g %% of the HBM bandwidth",
+                r->attention_hbm_efficiency_frac * 100.0);
+    const double paged = pm_scenario_paged_attention_frac(s);
+    if (paged < 1.0)
+        fprintf(f, "; decode attention by its PagedAttention kernel (%s), KV reads at %.3g %% of "
+                   "the efficiency otherwise used",
+                r->paged_attention == PM_PAGED_ALL ? "every model"
+                                                   : "the model has a sliding window in every layer",
+                paged * 100.0);
+    if (s->model.experts > 0 && r->moe_gemm_efficiency_frac > 0)
+        fprintf(f, "; routed experts at %.3g %% of a dense GEMM", r->moe_gemm_efficiency_frac * 100.0);
+    if (r->hbm_usable_frac > 0)
+        fprintf(f, "; %.3g %% of the HBM for weights and KV", r->hbm_usable_frac * 100.0);
+    fputc('\n', f);
+}
+
 static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 {
     char kv[80];
@@ -75,6 +106,7 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
             e->weight_bytes_per_device / (MIB * 1024), e->kv_bytes_per_device / (MIB * 1024),
             e->fits_hbm ? "" : "  ** exceeds HBM capacity **");
     describe_moe(s, e, f);
+    describe_runtime(s, f);
     if (e->kv_spill_context > 0)
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache stops fitting it at context %lld\n",
                 e->l2_window_bytes / MIB, (long long)e->kv_spill_context);
