@@ -159,11 +159,17 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
     pm_sb_json_string(&b, s->accel.name);
     pm_sb_printf(&b, ", \"cluster\": ");
     pm_sb_json_string(&b, s->cluster.name);
+    pm_sb_printf(&b, ", \"runtime\": ");
+    if (s->runtime.present)
+        pm_sb_json_string(&b, s->runtime.name);
+    else
+        pm_sb_printf(&b, "null");
     pm_sb_printf(&b,
-                 ", \"devices\": %d, \"batch\": %d, \"seq_len\": %lld, \"prefill_tokens\": %lld, "
-                 "\"decode_steps\": %lld},\n",
-                 s->cluster.devices, s->workload.batch, (long long)s->workload.seq_len,
-                 (long long)e->prefill_tokens, (long long)e->decode_steps);
+                 ", \"paged_attention_frac\": %s, \"devices\": %d, \"batch\": %d, \"seq_len\": "
+                 "%lld, \"prefill_tokens\": %lld, \"decode_steps\": %lld},\n",
+                 NUM(pm_scenario_paged_attention_frac(s)), s->cluster.devices, s->workload.batch,
+                 (long long)s->workload.seq_len, (long long)e->prefill_tokens,
+                 (long long)e->decode_steps);
     pm_sb_printf(&b, "  \"tpot_context_len\": %lld,\n", (long long)(s->workload.seq_len - 1));
     json_modes(&b, e);
     pm_sb_printf(&b,

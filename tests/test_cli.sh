@@ -36,6 +36,8 @@ fi
 check runtime-line 0 "# runtime vllm: 843 us per step + 42.1 us per sequence (+ 590 us at more than one device), 3 us per kernel" "$pm" --config llama8b --set runtime=vllm
 check runtime-paged-windowed 0 "PagedAttention kernel (the model has a sliding window in every layer), KV reads at 33 %" "$pm" --config llama8b --model mistral-7b --set runtime=vllm
 check runtime-paged-all 0 "PagedAttention kernel (every model)" "$pm" --config llama8b --set runtime=vllm-2023
+check runtime-json 0 '"runtime": "vllm", "paged_attention_frac": 0.33,' "$pm" --config llama8b --model mistral-7b --set runtime=vllm --format json
+check runtime-json-none 0 '"runtime": null, "paged_attention_frac": 1,' "$pm" --config llama8b --format json
 if "$pm" --config llama8b --set runtime=vllm 2>&1 | grep -qF "PagedAttention"; then
     echo "FAIL runtime-not-paged: vllm reports PagedAttention for Llama 3 8B (no window)"
     fail=$((fail + 1))
