@@ -433,10 +433,10 @@ typedef struct pm_options {
 typedef enum pm_paged_attention {
     PM_PAGED_NONE = 0,           /* "none": never (the accelerator's or the runtime's kernel) */
     PM_PAGED_ALL,                /* "all": every model (vLLM 0.2's decode) */
-    PM_PAGED_SLIDING_WINDOW      /* "sliding_window": models whose every layer attends through
-                                    a sliding window (vLLM 0.5-0.6 falls back from
-                                    FlashAttention to XFormers for them; an interleaved window,
-                                    Gemma 2's, it disables instead) */
+    PM_PAGED_FALLBACK            /* "fallback": where vLLM 0.4-0.6's attention-backend selector
+                                    falls back from FlashAttention to XFormers: a model whose
+                                    every layer attends through a sliding window (an interleaved
+                                    window, Gemma 2's, it disables instead), or an fp8 KV cache */
 } pm_paged_attention;
 
 typedef struct pm_runtime {
@@ -564,11 +564,18 @@ PM_API bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size
 /**
  * The factor s's runtime puts on the decode-attention kernel's KV read efficiency where it
  * decodes s's model with its PagedAttention kernel (pm_runtime.paged_attention: every model, or
- * a model with a sliding window in every layer, not chunked): its
+ * the fall-backs: a sliding window in every layer, not chunked, or an fp8 KV cache): its
  * paged_attention_efficiency_frac; 1 where it does not (no runtime, PM_PAGED_NONE, another
  * model) or s is NULL. The roofline applies it (both evaluation paths); front ends report it.
  */
 PM_API double pm_scenario_paged_attention_frac(const pm_scenario *s);
+
+/**
+ * Where a runtime with paged_attention PM_PAGED_FALLBACK decodes s with its PagedAttention
+ * kernel, why (whatever s's runtime is): a static string, "a sliding window in every layer" or
+ * "an fp8 KV cache"; NULL when neither holds or s is NULL.
+ */
+PM_API const char *pm_scenario_attention_fallback(const pm_scenario *s);
 
 /**
  * Checks a scenario built by hand (or modified after loading) for ranges and consistency:

@@ -25,9 +25,9 @@
  * #33); the routed experts' compute and memory times are divided by it. And the share of the
  * HBM it leaves to the weights and the KV cache (`hbm_usable_frac`, e.g. vLLM's
  * gpu_memory_utilization): the footprint check's capacity (estimate.c). And where it decodes
- * with a PagedAttention-style kernel (`paged_attention`: vLLM 0.2 for every model; vLLM 0.5-0.6
- * for a model with a sliding window in every layer, for which its attention-backend selector
- * falls back from FlashAttention to XFormers, whose decode is that kernel): one thread block
+ * with a PagedAttention-style kernel (`paged_attention`: vLLM 0.2 for every model; vLLM 0.4-0.6
+ * where its attention-backend selector falls back from FlashAttention to XFormers, whose decode
+ * is that kernel: a model with a sliding window in every layer, or an fp8 KV cache): one thread block
  * per query head, the KV reads at `paged_attention_efficiency_frac` of the efficiency the
  * scenario uses otherwise (FlashInfer's measurement: GQA decode at batch 64 3x faster than
  * vLLM's PagedAttention, validation-gpu.md section 6 #14).
@@ -43,7 +43,7 @@ static const pm_range TIME_RANGE = {0.0, 1.0, false, false}; /* 0 to 1 s: a host
  * would be costed at a guess, a figure without the kernel would change nothing. */
 static pm_status read_paged_attention(pm_obj *o, pm_runtime *r)
 {
-    static const char *const names[] = {"none", "all", "sliding_window"};
+    static const char *const names[] = {"none", "all", "fallback"};
     int which = PM_PAGED_NONE;
     pm_status st = pm_obj_enum(o, "paged_attention", false, names, 3, &which);
     if (st == PM_OK)
@@ -59,7 +59,7 @@ static pm_status read_paged_attention(pm_obj *o, pm_runtime *r)
                            "required with \"paged_attention\": \"%s\"", names[which]);
     if (which == PM_PAGED_NONE && frac)
         return pm_obj_fail(o, "paged_attention_efficiency_frac", PM_ERR_VALUE,
-                           "given without \"paged_attention\" (\"all\" or \"sliding_window\"): "
+                           "given without \"paged_attention\" (\"all\" or \"fallback\"): "
                            "it would change nothing");
     return PM_OK;
 }
@@ -128,6 +128,18 @@ double pm_attention_hbm_frac(const pm_scenario *s)
                         s->accel.attention_hbm_efficiency_frac);
 }
 
+const char *pm_scenario_attention_fallback(const pm_scenario *s)
+{
+    if (!s)
+        return NULL;
+    const pm_model *m = &s->model;
+    if (m->sliding_window > 0 && !m->chunked_attention && pm_model_local_layers(m) == m->layers)
+        return "a sliding window in every layer";
+    if (s->workload.kv_dtype == PM_DTYPE_FP8)
+        return "an fp8 KV cache";
+    return NULL;
+}
+
 double pm_scenario_paged_attention_frac(const pm_scenario *s)
 {
     if (!s)
@@ -135,10 +147,7 @@ double pm_scenario_paged_attention_frac(const pm_scenario *s)
     const pm_runtime *r = &s->runtime;
     if (!r->present || r->paged_attention == PM_PAGED_NONE)
         return 1.0;
-    const pm_model *m = &s->model;
-    const bool every_layer_windowed = m->sliding_window > 0 && !m->chunked_attention &&
-                                      pm_model_local_layers(m) == m->layers;
-    return r->paged_attention == PM_PAGED_ALL || every_layer_windowed
+    return r->paged_attention == PM_PAGED_ALL || pm_scenario_attention_fallback(s)
                ? r->paged_attention_efficiency_frac
                : 1.0;
 }

@@ -1160,8 +1160,8 @@ static void test_runtime_is_a_component_with_its_allreduce(void **state)
                  "--set", "$.runtime", "names no runtime");
 }
 
-/* A runtime's PagedAttention kernel (data/runtimes/vllm.json: for models with a window in every
- * layer, at 1/3 of FlashAttention's efficiency; vllm-2023: for every model) comes with its
+/* A runtime's PagedAttention kernel (data/runtimes/vllm.json: where vLLM 0.4-0.6 falls back to
+ * it, at 1/3 of FlashAttention's efficiency; vllm-2023: for every model) comes with its
  * efficiency: the one without the other is refused at the efficiency's key. */
 static void test_runtime_paged_attention_and_its_efficiency_come_together(void **state)
 {
@@ -1172,7 +1172,7 @@ static void test_runtime_paged_attention_and_its_efficiency_come_together(void *
                         "runtime.paged_attention_efficiency_frac=0.5"};
     pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
     assert_ok(pm_scenario_load("llama8b", &opts, &s, &err), &err);
-    assert_int_equal(s.runtime.paged_attention, PM_PAGED_SLIDING_WINDOW);
+    assert_int_equal(s.runtime.paged_attention, PM_PAGED_FALLBACK);
     assert_rel(s.runtime.paged_attention_efficiency_frac, 0.33, 1e-12);
     pm_scenario_release(&s);
     ov[0] = "runtime=vllm-2023";
@@ -1191,7 +1191,7 @@ static void test_runtime_paged_attention_and_its_efficiency_come_together(void *
     /* A value outside the enumeration names the choices. */
     ov2[1] = "runtime.paged_attention=sometimes";
     assert_fails(pm_scenario_load("llama8b", &opts2, &s, &err), &err, PM_ERR_VALUE, NULL,
-                 "$.runtime.paged_attention", "sliding_window");
+                 "$.runtime.paged_attention", "fallback");
 }
 
 static void test_set_override_in_another_unit_replaces_the_quantity(void **state)

@@ -253,8 +253,9 @@ static void test_attention_latency_and_strided_gate(void **state)
 }
 
 /* A runtime's PagedAttention decode (runtime.c): the KV reads at paged_attention_efficiency of
- * the efficiency used otherwise, for every model ("all") or only for a model whose every
- * layer attends through a sliding window ("sliding_window"); other kernels unchanged. The hand
+ * the efficiency used otherwise, for every model ("all") or where vLLM 0.4-0.6 falls back to it
+ * ("fallback": a model whose every layer attends through a sliding window, or an fp8 KV
+ * cache); other kernels unchanged. The hand
  * accelerator: HBM 1e12 B/s, attention latency 14 us, the attention reading 5.36e8 KV bytes. */
 static void test_paged_attention_slows_the_kv_reads_of_the_models_it_serves(void **state)
 {
@@ -277,14 +278,21 @@ static void test_paged_attention_slows_the_kv_reads_of_the_models_it_serves(void
      * 1.354e-3 s. */
     s.runtime.attention_hbm_efficiency_frac = 0.8;
     assert_rel(cost(&s, &a).total_s, 1.354e-3, TOL);
-    /* "sliding_window": the hand model has no window, so the runtime's 0.8 alone: 5.36e8 / 8e11
-     * + 1.4e-5 = 6.84e-4 s... */
-    s.runtime.paged_attention = PM_PAGED_SLIDING_WINDOW;
+    /* "fallback": the hand model has no window and an int8 KV cache, so the runtime's 0.8
+     * alone: 5.36e8 / 8e11 + 1.4e-5 = 6.84e-4 s; an fp8 KV cache falls back: 1.354e-3 s... */
+    s.runtime.paged_attention = PM_PAGED_FALLBACK;
     assert_int_equal(s.model.sliding_window, 0);
+    assert_int_equal(s.workload.kv_dtype, PM_DTYPE_INT8);
     assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
+    assert_null(pm_scenario_attention_fallback(&s));
+    s.workload.kv_dtype = PM_DTYPE_FP8;
+    assert_rel(cost(&s, &a).total_s, 1.354e-3, TOL);
+    assert_string_equal(pm_scenario_attention_fallback(&s), "an fp8 KV cache");
+    s.workload.kv_dtype = PM_DTYPE_INT8;
     /* ...a window in every layer (Mistral 7B: local_mask 0 is every layer local): 1.354e-3 s... */
     s.model.sliding_window = 4096;
     assert_rel(cost(&s, &a).total_s, 1.354e-3, TOL);
+    assert_string_equal(pm_scenario_attention_fallback(&s), "a sliding window in every layer");
     /* ...but not an interleaved window (one local layer in two, Gemma 2's) nor chunked
      * attention (Llama 4's): 6.84e-4 s. */
     s.model.window_period = 2;

@@ -71,7 +71,7 @@ static void describe_runtime(const pm_scenario *s, FILE *f)
         fprintf(f, "; decode attention by its PagedAttention kernel (%s), KV reads at %.3g %% of "
                    "the efficiency otherwise used",
                 r->paged_attention == PM_PAGED_ALL ? "every model"
-                                                   : "the model has a sliding window in every layer",
+                                                   : pm_scenario_attention_fallback(s),
                 paged * 100.0);
     if (s->model.experts > 0 && r->moe_gemm_efficiency_frac > 0)
         fprintf(f, "; routed experts at %.3g %% of a dense GEMM", r->moe_gemm_efficiency_frac * 100.0);
