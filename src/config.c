@@ -891,6 +891,18 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
                            "(num_experts, num_local_experts or n_routed_experts) is required "
                            "(transformers' default for the family is not assumed)",
                            mt);
+    /* DeepSeek-V2/V3 without the count: transformers' own classes build routed experts (their
+     * defaults, 64 and 256) and DeepSeek's remote code dense layers; neither is assumed. */
+    static const char *const count_ambiguous[] = {"deepseek_v2", "deepseek_v3"};
+    const bool any_count = cJSON_GetObjectItemCaseSensitive(o->json, k_experts[0]) ||
+                           cJSON_GetObjectItemCaseSensitive(o->json, k_experts[1]) ||
+                           cJSON_GetObjectItemCaseSensitive(o->json, k_experts[2]);
+    if (!dbrx && !any_count && mt && in_list(mt, count_ambiguous, PM_ARRAY_LEN(count_ambiguous)))
+        return pm_obj_fail(o, "n_routed_experts", PM_ERR_MISSING,
+                           "model_type \"%s\": the routed expert count is required: without it "
+                           "transformers' class builds %s routed experts per layer and DeepSeek's "
+                           "remote code dense layers (null: dense layers)",
+                           mt, strcmp(mt, "deepseek_v2") == 0 ? "64" : "256");
     if (!dbrx && (!ek || !hf_feature_on(ev)))
         return PM_OK; /* dense: "num_experts": 0 or null */
     const int expert_width = m->intermediate;

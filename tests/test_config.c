@@ -2245,6 +2245,23 @@ static void test_hf_feature_keys_of_another_family_are_refused(void **state)
         const char *family, *path;
     } missing[] = {{"mixtral", "$.num_experts"}, {"qwen3_moe", "$.num_experts"},
                    {"deepseek_v3", "$.kv_lora_rank"}};
+    /* DeepSeek-V2/V3 without the routed expert count: transformers' class builds 64 / 256
+     * experts, DeepSeek's remote code dense layers; refused, and null reads dense. */
+    {
+        pm_model m;
+        pm_error err;
+        char path[600];
+        const char *mla = "\"kv_lora_rank\": 512, \"q_lora_rank\": null, \"qk_nope_head_dim\": 128, "
+                          "\"qk_rope_head_dim\": 64, \"v_head_dim\": 128";
+        assert_fails(load_family_with("deepseek_v2", mla, &m, &err, path, sizeof path), &err,
+                     PM_ERR_MISSING, path, "$.n_routed_experts", "builds 64 routed experts");
+        assert_fails(load_family_with("deepseek_v3", mla, &m, &err, path, sizeof path), &err,
+                     PM_ERR_MISSING, path, "$.n_routed_experts", "builds 256 routed experts");
+        char dense[400];
+        snprintf(dense, sizeof dense, "%s, \"n_routed_experts\": null", mla);
+        assert_ok(load_family_with("deepseek_v3", dense, &m, &err, path, sizeof path), &err);
+        assert_int_equal(m.experts, 0);
+    }
     for (size_t i = 0; i < PM_ARRAY_LEN(missing); i++) {
         pm_model m;
         pm_error err;
@@ -2274,7 +2291,7 @@ static void test_hf_mla_keys_are_read(void **state)
     char path[600];
     assert_ok(load_family_with("deepseek_v2", "\"kv_lora_rank\": 512, \"q_lora_rank\": null, "
                               "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, "
-                              "\"v_head_dim\": 128",
+                              "\"v_head_dim\": 128, \"n_routed_experts\": null",
                               &m, &err, path, sizeof path),
               &err);
     assert_int_equal(m.kv_lora_rank, 512);
@@ -2283,7 +2300,8 @@ static void test_hf_mla_keys_are_read(void **state)
     assert_int_equal(m.qk_rope_head_dim, 64);
     assert_int_equal(m.v_head_dim, 128);
     /* The head dims are required: their defaults differ between families. */
-    assert_fails(load_family_with("deepseek_v2", "\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128",
+    assert_fails(load_family_with("deepseek_v2", "\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, "
+                                  "\"n_routed_experts\": null",
                                   &m, &err, path, sizeof path),
                  &err, PM_ERR_MISSING, path, "$.qk_rope_head_dim", "missing required key");
 }
