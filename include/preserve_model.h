@@ -439,6 +439,14 @@ typedef enum pm_paged_attention {
                                     window, Gemma 2's, it disables instead), or an fp8 KV cache */
 } pm_paged_attention;
 
+/** How a runtime caches a multi-head latent attention model's keys and values
+ * (pm_runtime.mla_kv_cache). */
+typedef enum pm_mla_kv_cache {
+    PM_MLA_CACHE_LATENT = 0,     /* "latent": one latent per position, as the model computes */
+    PM_MLA_CACHE_PER_HEAD        /* "per_head": expanded keys and values per head (vLLM before
+                                    0.7.1): not modelled, the scenario is refused */
+} pm_mla_kv_cache;
+
 typedef struct pm_runtime {
     char name[64];
     bool present;                  /* the scenario named or inlined a runtime */
@@ -468,6 +476,8 @@ typedef struct pm_runtime {
                                       to the one the scenario uses otherwise (the runtime's
                                       attention_hbm_efficiency_frac or the accelerator's);
                                       given exactly when paged_attention is not PM_PAGED_NONE */
+    pm_mla_kv_cache mla_kv_cache;  /* an MLA model's cache: the latent (the model's), or per head
+                                      (pm_scenario_check refuses an MLA model then) */
 } pm_runtime;
 
 typedef struct pm_provenance pm_provenance;

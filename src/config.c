@@ -1925,6 +1925,13 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     const pm_accelerator *a = &s->accel;
     const pm_cluster *c = &s->cluster;
     const pm_workload *w = &s->workload;
+    if (s->runtime.present && s->runtime.mla_kv_cache == PM_MLA_CACHE_PER_HEAD &&
+        m->kv_lora_rank > 0)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.runtime.mla_kv_cache",
+                       "runtime \"%s\" does not cache %s's latent (\"per_head\": that engine "
+                       "expands multi-head latent attention's keys and values per head), which "
+                       "is not modelled: use a runtime that caches the latent (e.g. vllm-v1)",
+                       s->runtime.name, m->name);
     if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
                        "%d devices exceed the model's %d attention heads: use fewer devices or "

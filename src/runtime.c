@@ -27,10 +27,12 @@
  * gpu_memory_utilization): the footprint check's capacity (estimate.c). And where it decodes
  * with a PagedAttention-style kernel (`paged_attention`: vLLM 0.2 for every model; vLLM 0.4-0.6
  * where its attention-backend selector falls back from FlashAttention to XFormers, whose decode
- * is that kernel: a model with a sliding window in every layer, or an fp8 KV cache): one thread block
- * per query head, the KV reads at `paged_attention_efficiency_frac` of the efficiency the
+ * is that kernel: a model with a sliding window in every layer, or an fp8 KV cache): one thread
+ * block per query head, the KV reads at `paged_attention_efficiency_frac` of the efficiency the
  * scenario uses otherwise (FlashInfer's measurement: GQA decode at batch 64 3x faster than
- * vLLM's PagedAttention, validation-gpu.md section 6 #14).
+ * vLLM's PagedAttention, validation-gpu.md section 6 #14). And how it caches a multi-head
+ * latent attention model (`mla_kv_cache`): the latent, or keys and values expanded per head
+ * (vLLM before 0.7.1), which is not modelled: pm_scenario_check refuses the pair.
  */
 #include <math.h>
 #include <string.h>
@@ -106,6 +108,11 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
     r->allreduce = (pm_allreduce_algo)algo;
     if ((st = read_paged_attention(o, r)) != PM_OK)
         return st;
+    static const char *const mla_names[] = {"latent", "per_head"};
+    int mla = PM_MLA_CACHE_LATENT;
+    if ((st = pm_obj_enum(o, "mla_kv_cache", false, mla_names, 2, &mla)) != PM_OK)
+        return st;
+    r->mla_kv_cache = (pm_mla_kv_cache)mla;
     r->present = true;
     return pm_obj_finish(o);
 }

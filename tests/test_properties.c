@@ -169,7 +169,8 @@ static pm_scenario *scenarios(size_t *n)
              * efficiency); both paths must apply them alike. */
             if (count % 3 == 1) {
                 s.runtime = (pm_runtime){"prop-runtime", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6,
-                                         false, PM_AR_AUTO, 0.9, 0.7, 0.9, PM_PAGED_ALL, 0.4};
+                                         false, PM_AR_AUTO, 0.9, 0.7, 0.9, PM_PAGED_ALL, 0.4,
+                                         PM_MLA_CACHE_LATENT};
                 /* and a GPU's attention latency, GEMM shape model and dequantisation rate */
                 s.accel.attention_latency_s = 14e-6;
                 s.accel.gemm = (pm_gemm_params){true, 108, 128, 128, 0.2, 5e-6};
