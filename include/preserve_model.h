@@ -376,6 +376,13 @@ typedef struct pm_workload {
      * with a weight proportional to (i + 1)^-alpha; 0 (the default) is uniform routing. The
      * experts are placed on the EP ranks in that order (rank 0 holds the most popular ones). */
     double routing_skew_alpha;
+    /* Distinct sequences in the batch (JSON "distinct_sequences"), 1..batch; 0: all of them.
+     * A benchmark that replicates one prompt over the batch (greedy decoding keeps the copies
+     * identical) routes every copy's tokens to the same experts: a MoE step's expert reads
+     * follow distinct_sequences x (tokens per sequence) independent tokens, while the GEMMs
+     * still compute every token (src/moe.c). Refused with expert parallelism (the busiest
+     * rank's load of identical tokens is not modelled). No effect on a dense model. */
+    int distinct_sequences;
 } pm_workload;
 
 /** The allreduce payload type of w: allreduce_dtype when given, else act_dtype. */

@@ -50,7 +50,7 @@ summary=$out/validate-gpu-summary.txt
 # message on stderr.
 predict() {
     local model=$1 acc=$2 cluster=$3 dev=$4 runtime=$5 wd=$6 ad=$7 kd=$8 b=$9 i=${10} o=${11}
-    local gm=${12} gn=${13} gk=${14} metric=${15}
+    local gm=${12} gn=${13} gk=${14} metric=${15} distinct=${16}
     local -a dt=(--set workload.weight_dtype="$wd" --set workload.act_dtype="$ad"
                  --set workload.kv_dtype="$kd")
     # fp8 and int8 engines reduce their partial sums in 16 bits.
@@ -60,6 +60,9 @@ predict() {
     for kv in ${VALIDATE_SET:-}; do dt+=(--set "$kv"); done
     local -a rt=()
     [ "${PM_NO_RUNTIME:-0}" = 0 ] && [ "$runtime" != kernel ] && rt=(--set runtime="$runtime")
+    # A benchmark that copies one prompt over the batch (distinct_sequences 1): its MoE steps
+    # route every copy alike.
+    [ -n "$distinct" ] && rt+=(--set workload.distinct_sequences="$distinct")
     case "$metric" in
     gemm_us)
         "$pm" timeline --config llama8b --accelerator "$acc" --devices 1 --batch 1 \
@@ -121,12 +124,12 @@ below_bound() {
 echo "# preserve-model GPU validation: $("$pm" --version 2>/dev/null || echo "$pm"), rows of $data" >"$csv"
 echo "section,model,accelerator,devices,engine,runtime,metric,measured,predicted,error,measured_s,predicted_s,status,note" >>"$csv"
 n=0
-while IFS=, read -r section model acc cluster dev _par engine runtime wd ad kd b i o gm gn gk metric measured status _src; do
+while IFS=, read -r section model acc cluster dev _par engine runtime wd ad kd b i o gm gn gk metric measured status _src distinct; do
     [ "$section" = section ] && continue
     n=$((n + 1))
     errf=$(mktemp)
     if pred=$(predict "$model" "$acc" "$cluster" "$dev" "$runtime" "$wd" "$ad" "$kd" "$b" "$i" "$o" \
-        "$gm" "$gn" "$gk" "$metric" 2>"$errf") && [ -n "$pred" ]; then
+        "$gm" "$gn" "$gk" "$metric" "$distinct" 2>"$errf") && [ -n "$pred" ]; then
         st=$status
         [ "$st" = moe ] && st=ok-moe
         note=""

@@ -1731,6 +1731,10 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
     if ((st = pm_obj_number(o, "routing_skew_alpha", false, (pm_range){0.0, 16.0, false, false},
                             &w->routing_skew_alpha)) != PM_OK)
         return st;
+    long distinct = 0;
+    if ((st = pm_obj_int(o, "distinct_sequences", false, 1, PM_MAX_BATCH, &distinct)) != PM_OK)
+        return st;
+    w->distinct_sequences = (int)distinct;
     w->allreduce_dtype_given = rd >= 0;
     if (rd >= 0)
         w->allreduce_dtype = (pm_dtype)rd;
@@ -1950,6 +1954,14 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     if (!(w->routing_skew_alpha >= 0.0 && w->routing_skew_alpha <= 16.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload.routing_skew_alpha",
                        "must be in [0, 16] (got %g)", w->routing_skew_alpha);
+    if (w->distinct_sequences < 0 || w->distinct_sequences > w->batch)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.distinct_sequences",
+                       "must be in [1, batch = %d] (got %d)", w->batch, w->distinct_sequences);
+    if (w->distinct_sequences > 0 && w->distinct_sequences < w->batch && ep > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.distinct_sequences",
+                       "%d distinct sequences in a batch of %d under expert parallelism (%d "
+                       "ranks): the busiest rank's load of identical tokens is not modelled",
+                       w->distinct_sequences, w->batch, ep);
     if (m->experts < 1 && w->routing_skew_alpha > 0.0)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.routing_skew_alpha",
                        "a routing skew (%g) needs a mixture-of-experts model (%s has no "

@@ -113,6 +113,12 @@ pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads
                        "%d experts, top-%d, %d expert-parallel ranks: not a valid MoE split",
                        E, k, ep);
     const int El = E / ep;
+    /* Copies of a sequence route alike: the draws are the distinct sequences' tokens; every
+     * token still takes its k slots (token_slots below). */
+    const pm_workload *w = &s->workload;
+    const double slot_tokens = tokens;
+    if (w->distinct_sequences > 0 && w->distinct_sequences < w->batch)
+        tokens *= (double)w->distinct_sequences / (double)w->batch;
     double pi[PM_MAX_EXPERTS], p[PM_MAX_EXPERTS];
     pick_chances(E, k, s->workload.routing_skew_alpha, pi);
     double touched = 0.0, slots = 0.0;
@@ -142,7 +148,7 @@ pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads
     out->experts_touched = touched;
     out->experts_local = El;
     out->experts_mean = touched / ep;
-    out->token_slots = tokens * slots;
+    out->token_slots = slot_tokens * slots;
     out->upper_bound = El < tokens * k ? El : tokens * k;
     if (ep == 1) {
         out->experts_read = touched; /* one rank: its count's expectation */

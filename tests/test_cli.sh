@@ -54,6 +54,11 @@ check moe-mixtral-bytes 0 '"weight_bytes_per_device": 11676418048,' "$pm" --mode
 check moe-mixtral-reads 0 '"experts_read_per_step": 5.46875' "$pm" --model mixtral-8x7b --format json
 check moe-table-line 0 "5.47 read per step at batch 4" "$pm" --model mixtral-8x7b
 check moe-table-bytes 0 "11.68 GB of weights per device" "$pm" --model mixtral-8x7b
+# One prompt copied over a batch of 16: a decode step reads the experts of 1 token, 8 (1 - (6/8)^1)
+# = 2 (16 independent tokens: 8 (1 - 0.75^16) = 7.92).
+check moe-identical-sequences 0 "2 read per step at batch 16" "$pm" --model mixtral-8x7b --batch 16 --set workload.distinct_sequences=1
+check moe-identical-note 0 "1 distinct sequence in the batch of 16" "$pm" --model mixtral-8x7b --batch 16 --set workload.distinct_sequences=1
+check moe-distinct-over-batch 1 "distinct_sequences" "$pm" --model mixtral-8x7b --batch 4 --set workload.distinct_sequences=5
 check moe-deepseek-fits 0 '"fits_hbm": true' "$pm" --config deepseek-v3-h200 --format json
 check moe-explain-dispatch 0 "during L0.A2A.dispatch" "$pm" explain --config qwen3-30b-a3b
 check moe-explain-routed 0 "routed experts are known only after the router runs" "$pm" explain --config mixtral8x7b

@@ -77,6 +77,44 @@ static void test_experts_touched_by_hand(void **state)
     assert_rel(reads(&d, 64).token_slots, 64.0 * 8 / 8, 1e-15); /* balanced: T k / ep */
 }
 
+/* Identical sequences (workload distinct_sequences, src/moe.c): copies of one prompt route
+ * alike, so the reads follow the distinct sequences' tokens while every token keeps its k
+ * slots. Mixtral (E 8, k 2), one EP rank, batch 16. */
+static void test_identical_sequences_route_alike(void **state)
+{
+    (void)state;
+    pm_scenario s = moe_scenario(4, 1, 8, 2);
+    s.workload.batch = 16;
+    /* All distinct (0, or 16): 16 tokens touch 8 (1 - 0.75^16) = 7.91983 experts. */
+    assert_rel(reads(&s, 16).experts_read, 8.0 * (1.0 - pow(0.75, 16)), 1e-13);
+    s.workload.distinct_sequences = 16;
+    assert_rel(reads(&s, 16).experts_read, 8.0 * (1.0 - pow(0.75, 16)), 1e-13);
+    /* One prompt copied 16 times: a decode step's 16 tokens are 1 draw, its 2 experts; the
+     * GEMMs still run 16 x 2 = 32 token slots. */
+    s.workload.distinct_sequences = 1;
+    assert_rel(reads(&s, 16).experts_read, 2.0, 1e-15);
+    assert_rel(reads(&s, 16).token_slots, 32.0, 1e-15);
+    /* 4 distinct of 16: 4 draws, 8 (1 - 0.75^4) = 5.46875; a prefill of 16 x 3 tokens is 4 x 3
+     * = 12 draws: 8 (1 - 0.75^12) = 7.7466. */
+    s.workload.distinct_sequences = 4;
+    assert_rel(reads(&s, 16).experts_read, 5.46875, 1e-14);
+    assert_rel(reads(&s, 48).experts_read, 8.0 * (1.0 - pow(0.75, 12)), 1e-13);
+    assert_rel(reads(&s, 48).token_slots, 96.0, 1e-15);
+    /* The scenario check: at most the batch, and not under expert parallelism. */
+    pm_error err;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_OK);
+    s.workload.distinct_sequences = 17;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_INCONSISTENT);
+    assert_string_equal(err.path, "$.workload.distinct_sequences");
+    pm_scenario e = moe_scenario(4, 2, 8, 2);
+    e.workload.batch = 16;
+    e.workload.distinct_sequences = 1;
+    assert_int_equal(pm_scenario_check(&e, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.workload.distinct_sequences");
+    e.workload.distinct_sequences = 16; /* all distinct: nothing to refuse */
+    assert_int_equal(pm_scenario_check(&e, &err), PM_OK);
+}
+
 static void test_busiest_rank_matches_the_monte_carlo_table(void **state)
 {
     (void)state;
@@ -591,6 +629,11 @@ static void test_moe_fast_path_matches_graph_path(void **state)
                 s.options.hbm_sharing = variant == 5;
             }
             check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+            if (s.cluster.expert_parallel <= 1) {
+                /* One prompt over the batch: both paths read the same experts. */
+                s.workload.distinct_sequences = 1;
+                check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+            }
         }
 }
 
@@ -711,6 +754,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_experts_touched_by_hand),
+        cmocka_unit_test(test_identical_sequences_route_alike),
         cmocka_unit_test(test_busiest_rank_matches_the_monte_carlo_table),
         cmocka_unit_test(test_routing_skew_concentrates_the_reads),
         cmocka_unit_test(test_reads_reject_bad_arguments),

@@ -13,7 +13,7 @@ root="$2"
 export PRESERVE_MODEL_DATA="$root/data"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-header="section,model,accelerator,cluster,devices,parallel,engine,runtime,weight_dtype,act_dtype,kv_dtype,batch,input_tokens,output_tokens,gemm_m,gemm_n,gemm_k,metric,measured,status,source"
+header="section,model,accelerator,cluster,devices,parallel,engine,runtime,weight_dtype,act_dtype,kv_dtype,batch,input_tokens,output_tokens,gemm_m,gemm_n,gemm_k,metric,measured,status,source,distinct_sequences"
 
 # check FILE: prints one line per bad row, returns the number of bad rows (capped at 255). The
 # fields are checked in one awk pass; each distinct scenario (model, accelerator, cluster,
@@ -29,7 +29,7 @@ check() {
     checked=$(awk -F, 'NR > 1 {
         why = ""
         int_re = "^[1-9][0-9]*$"
-        if (NF != 21) why = "expected 21 fields, got " NF
+        if (NF != 22) why = "expected 22 fields, got " NF
         else if ($1 !~ /^[1-9]\.[0-9]+$/) why = "section: expected S.N, got " $1
         else if ($5 !~ int_re) why = "devices: expected an integer >= 1"
         else if ($12 !~ int_re) why = "batch: expected an integer >= 1"
@@ -41,6 +41,8 @@ check() {
         else if ($19 !~ /^[0-9]+(\.[0-9]+)?$/ || !($19 > 0)) why = "measured: expected a positive number"
         else if ($20 !~ /^(ok|moe)$/) why = "status: expected ok or moe, got " $20
         else if (length($21) < 20) why = "source: too short"
+        else if ($22 != "" && ($22 !~ int_re || $22 > $12)) why = "distinct_sequences: expected empty or an integer in [1, batch]"
+        else if ($22 != "" && $8 == "kernel") why = "distinct_sequences: not for kernel rows"
         else if ($18 == "gemm_us") {
             if ($15 !~ int_re || $16 !~ int_re || $17 !~ int_re || $17 % 128 != 0) why = "gemm_m/n/k: expected integers, k a multiple of 128"
             else if ($2 != "-" || $8 != "kernel") why = "a GEMM row has model - and runtime kernel"

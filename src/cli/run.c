@@ -29,6 +29,12 @@ static void describe_moe(const pm_scenario *s, const pm_estimate *e, FILE *f)
             e->shard.ep, e->shard.moe_tp, e->shard.experts_local,
             fp.moe_weight_bytes / (MIB * 1024), fp.experts_read_per_step, s->workload.batch,
             r.experts_touched, fp.moe_read_bytes / (MIB * 1024), e->weight_bytes_per_device / 1e9);
+    const int distinct = s->workload.distinct_sequences;
+    if (distinct > 0 && distinct < s->workload.batch)
+        fprintf(f, "# MoE: %d distinct sequence%s in the batch of %d: the copies route alike "
+                   "(the reads follow %d token%s per decode step)\n",
+                distinct, distinct == 1 ? "" : "s", s->workload.batch, distinct,
+                distinct == 1 ? "" : "s");
     if (e->shard.ep > 1)
         fprintf(f, "# MoE: dispatch and combine are all-to-alls; the fused mode fuses the "
                    "GEMM+allreduce pairs only (no fused GEMM+all-to-all: not applicable)\n");
