@@ -258,6 +258,11 @@ typedef struct pm_accelerator {
     char default_cluster[64]; /* the bundled cluster it is built into; "" not given */
     double peak_flop_per_s[PM_DTYPE_COUNT]; /* dense peak per datatype; 0 = unsupported */
     double compute_efficiency_frac;         /* (0, 1] */
+    /* Per datatype, where a measurement gives one (JSON "compute_efficiency_by_dtype": {"fp8_frac":
+     * ...}): the sustained fraction of that datatype's peak, in (0, 1], replacing
+     * compute_efficiency_frac for its GEMMs; 0: compute_efficiency_frac (H100: fp8 0.70 against
+     * bf16 0.80, the MAMF searches' 0.709 and 0.803). */
+    double compute_efficiency_dtype_frac[PM_DTYPE_COUNT];
     double hbm_capacity_bytes;
     double hbm_bandwidth_bytes_per_s;       /* nominal peak */
     double hbm_efficiency_frac;             /* (0, 1], contiguous bulk streams (the prefetcher) */

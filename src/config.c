@@ -1565,6 +1565,26 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
         return pm_fail(o->err, PM_ERR_MISSING, o->file, "$.peak_compute",
                        "no datatype given (expected keys like \"int8_TOPS\", \"bf16_TFLOPS\")");
 
+    bool by_dtype = false;
+    pm_obj ce;
+    if ((st = pm_obj_child(o, "compute_efficiency_by_dtype", false, &ce, &by_dtype)) != PM_OK)
+        return st;
+    for (int d = 0; by_dtype && d < PM_DTYPE_COUNT; d++) {
+        double *f = &a->compute_efficiency_dtype_frac[d];
+        if ((st = quantity(&ce, pm_dtype_name((pm_dtype)d), PM_DIM_FRACTION, false,
+                           PM_RANGE_FRACTION, f)) != PM_OK)
+            return st;
+        if (*f > 0 && !(a->peak_flop_per_s[d] > 0)) {
+            char key[16];
+            snprintf(key, sizeof key, "%s_frac", pm_dtype_name((pm_dtype)d));
+            return pm_obj_fail(&ce, key, PM_ERR_INCONSISTENT,
+                               "an efficiency for %s, which has no peak in peak_compute: it "
+                               "would change nothing", pm_dtype_name((pm_dtype)d));
+        }
+    }
+    if (by_dtype && (st = pm_obj_finish(&ce)) != PM_OK)
+        return st;
+
     a->l2_usable_frac = 1.0;
     if ((st = quantity(o, "compute_efficiency", PM_DIM_FRACTION, true, PM_RANGE_FRACTION,
                               &a->compute_efficiency_frac)) ||
@@ -1800,6 +1820,12 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
         !(a->attention_hbm_efficiency_frac >= 0.0 && a->attention_hbm_efficiency_frac <= 1.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "efficiency fractions must be in (0, 1]");
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        if (!(a->compute_efficiency_dtype_frac[d] >= 0.0 &&
+              a->compute_efficiency_dtype_frac[d] <= 1.0))
+            return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.compute_efficiency_by_dtype",
+                           "%s: must be in (0, 1], or 0 for compute_efficiency_frac (got %g)",
+                           pm_dtype_name((pm_dtype)d), a->compute_efficiency_dtype_frac[d]);
     if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
         !finite_pos(a->l2_capacity_bytes) || !finite_pos(a->hbm_capacity_bytes) ||
         !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes) ||

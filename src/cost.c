@@ -43,7 +43,10 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
     const pm_accelerator *a = &s->accel;
     k->s = s;
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
-        k->peak[d] = pm_peak_compute(a, (pm_dtype)d) * a->compute_efficiency_frac;
+        const double eff = a->compute_efficiency_dtype_frac[d] > 0
+                               ? a->compute_efficiency_dtype_frac[d]
+                               : a->compute_efficiency_frac;
+        k->peak[d] = pm_peak_compute(a, (pm_dtype)d) * eff;
         const double e = pm_dtype_bytes((pm_dtype)d) > 0 ? pm_dtype_bytes((pm_dtype)d) : 1.0;
         k->elem[d] = e;
         k->tile_root[d] = sqrt(a->l2_capacity_bytes / e);

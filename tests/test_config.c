@@ -1160,6 +1160,28 @@ static void test_runtime_is_a_component_with_its_allreduce(void **state)
                  "--set", "$.runtime", "names no runtime");
 }
 
+/* The H100's fp8 GEMMs sustain 0.70 of their peak, its bf16 ones 0.80 (MAMF searches); an
+ * efficiency for a datatype without a peak is refused at its key. */
+static void test_compute_efficiency_by_dtype(void **state)
+{
+    (void)state;
+    pm_accelerator a;
+    pm_error err;
+    assert_ok(pm_accelerator_load("h100-sxm", &g_opts, &a, &err), &err);
+    assert_rel(a.compute_efficiency_frac, 0.8, 1e-12);
+    assert_rel(a.compute_efficiency_dtype_frac[PM_DTYPE_FP8], 0.7, 1e-12);
+    assert_rel(a.compute_efficiency_dtype_frac[PM_DTYPE_BF16], 0.0, 0.0);
+    const char *ov[] = {"accelerator.compute_efficiency_by_dtype.fp8_frac=0.6"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    pm_scenario s;
+    assert_ok(pm_scenario_load("llama70b-h100", &opts, &s, &err), &err);
+    assert_rel(s.accel.compute_efficiency_dtype_frac[PM_DTYPE_FP8], 0.6, 1e-12);
+    pm_scenario_release(&s);
+    /* The Ascend 910B lists no fp8 peak. */
+    assert_fails(pm_scenario_load("llama8b", &opts, &s, &err), &err, PM_ERR_INCONSISTENT, NULL,
+                 "$.accelerator.compute_efficiency_by_dtype.fp8_frac", "no peak");
+}
+
 /* A runtime's PagedAttention kernel (data/runtimes/vllm.json: where vLLM 0.4-0.6 falls back to
  * it, at 1/3 of FlashAttention's efficiency; vllm-2023: for every model) comes with its
  * efficiency: the one without the other is refused at the efficiency's key. */
@@ -2982,6 +3004,7 @@ int main(void)
         cmocka_unit_test(test_scenario_from_overrides_some_keys),
         cmocka_unit_test(test_runtime_is_a_component_with_its_allreduce),
         cmocka_unit_test(test_runtime_paged_attention_and_its_efficiency_come_together),
+        cmocka_unit_test(test_compute_efficiency_by_dtype),
         cmocka_unit_test(test_scenario_component_may_be_a_path),
         cmocka_unit_test(test_scenario_reads_sharding_and_options),
         cmocka_unit_test(test_file_validate_reports_the_kind),

@@ -70,6 +70,12 @@ static void test_compute_bound_matmul(void **state)
     s.accel.compute_efficiency_frac = 1.0;
     n.dtype = PM_DTYPE_BF16;
     assert_rel(cost(&s, &n).compute_s, 2e-3, TOL);
+    /* A datatype's own efficiency (compute_efficiency_by_dtype) replaces the common one for its
+     * GEMMs only: int8 at 0.8, 1e12 / (1e15 x 0.8) = 1.25e-3 s; bf16 keeps 1.0, 2e-3 s. */
+    s.accel.compute_efficiency_dtype_frac[PM_DTYPE_INT8] = 0.8;
+    assert_rel(cost(&s, &n).compute_s, 2e-3, TOL);
+    n.dtype = PM_DTYPE_INT8;
+    assert_rel(cost(&s, &n).compute_s, 1.25e-3, TOL);
 }
 
 static void test_memory_bound_matmul(void **state)
