@@ -468,7 +468,8 @@ typedef struct pm_runtime {
     double kernel_launch_s;        /* per kernel, replacing the accelerator's: CUDA graphs or
                                       eager launches */
     double allreduce_overhead_s;   /* per allreduce beyond the cluster's alpha-beta time: the
-                                      collective library's own start-up (0: custom allreduce) */
+                                      collective library's own start-up, or a custom
+                                      allreduce kernel's launch */
     bool allreduce_given;          /* the runtime fixes the allreduce algorithm: the loader sets
                                       the cluster's algorithm to `allreduce` */
     pm_allreduce_algo allreduce;   /* e.g. PM_AR_RING for NCCL's ring on a small message */

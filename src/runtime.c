@@ -11,7 +11,8 @@
  *   - per kernel: kernel_launch (CUDA graphs replay kernels a few us apart; eager launches
  *     cost the host's launch path per kernel), replacing the accelerator's;
  *   - per allreduce: allreduce_overhead, the collective library's start-up beyond the
- *     cluster's alpha-beta time (NCCL launched from the host, vs a custom allreduce: 0), and
+ *     cluster's alpha-beta time (NCCL launched from the host; a custom allreduce kernel's
+ *     launch, as any kernel's), and
  *     the algorithm when the runtime fixes it (`allreduce`: NCCL's ring for the small decode
  *     messages of a stack without a custom allreduce); the loader (data.c) puts it in the
  *     cluster, so every path uses it.
