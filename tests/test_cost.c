@@ -26,6 +26,18 @@ static pm_scenario hand_scenario(void)
     return s;
 }
 
+/* A runtime that adds nothing (every overhead 0, no kernel of its own): tests set what they
+ * check. */
+static pm_runtime hand_runtime(void)
+{
+    pm_runtime r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "hand");
+    r.present = true;
+    r.allreduce = PM_AR_AUTO;
+    return r;
+}
+
 static pm_node node(pm_node_kind kind)
 {
     pm_node n;
@@ -206,8 +218,12 @@ static void test_runtime_adds_step_launch_and_allreduce_overheads(void **state)
     /* Without a runtime: 2e-6 + 1e-6 each; the allreduce 1e-5 + 1e6 / 1e11 = 2e-5. */
     assert_rel(cost(&s, &e).total_s, 3e-6, TOL);
     assert_rel(cost(&s, &ar).total_s, 2e-5, TOL);
-    s.runtime = (pm_runtime){"hand", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6, false, PM_AR_AUTO,
-                             0, 0, 0, PM_PAGED_NONE, 0, PM_MLA_CACHE_LATENT};
+    s.runtime = hand_runtime();
+    s.runtime.step_overhead_s = 800e-6;
+    s.runtime.sequence_overhead_s = 40e-6;
+    s.runtime.multi_device_overhead_s = 5e-3;
+    s.runtime.kernel_launch_s = 8e-6;
+    s.runtime.allreduce_overhead_s = 20e-6;
     /* The embedding: 2e-6 + launch 8e-6 + step 800e-6 + batch 2 x 40e-6 + 4 devices > 1, so
      * 5e-3: 2e-6 + 8e-6 + 8e-4 + 8e-5 + 5e-3 = 5.89e-3 s; its launch_s holds all but 2e-6. */
     pm_op_cost c = cost(&s, &e);
@@ -251,8 +267,8 @@ static void test_attention_latency_and_strided_gate(void **state)
      * s; the other kernels keep the operators' bandwidth (the norm: 2e-6 s). */
     s.accel.attention_hbm_efficiency_frac = 0.5;
     assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
-    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0.8, 0, 0,
-                             PM_PAGED_NONE, 0, PM_MLA_CACHE_LATENT};
+    s.runtime = hand_runtime();
+    s.runtime.attention_hbm_efficiency_frac = 0.8;
     assert_rel(cost(&s, &a).total_s, 6.84e-4, TOL);
     assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
     /* A runtime without its own figure (0) keeps the accelerator's: 1.086e-3 s again. */
@@ -272,14 +288,14 @@ static void test_paged_attention_slows_the_kv_reads_of_the_models_it_serves(void
     s.accel.attention_latency_s = 14e-6;
     s.accel.kv_strided_efficiency_frac = 1.0;
     s.accel.attention_hbm_efficiency_frac = 0.5;
-    pm_node a = node(PM_NODE_ATTENTION);
+    pm_node a = node(PM_NODE_ATTENTION), n = node(PM_NODE_NORM);
     a.kv_bytes = 5.36e8;
-    pm_node n = node(PM_NODE_NORM);
     n.act_bytes = 2e6;
     /* "all" at 0.5 of the accelerator's 0.5: 5.36e8 / (1e12 x 0.5 x 0.5) + 1.4e-5 = 2.158e-3 s;
      * the norm keeps the operators' bandwidth, 2e6 / 1e12 = 2e-6 s. */
-    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0, 0,
-                             PM_PAGED_ALL, 0.5, PM_MLA_CACHE_LATENT};
+    s.runtime = hand_runtime();
+    s.runtime.paged_attention = PM_PAGED_ALL;
+    s.runtime.paged_attention_efficiency_frac = 0.5;
     assert_rel(cost(&s, &a).total_s, 2.158e-3, TOL);
     assert_rel(cost(&s, &n).total_s, 2e-6, TOL);
     /* On top of the runtime's own attention figure, 0.8: 5.36e8 / (1e12 x 0.8 x 0.5) + 1.4e-5 =
@@ -382,8 +398,8 @@ static void test_moe_gemm_efficiency_slows_routed_experts_only(void **state)
     pm_scenario s = hand_scenario();
     s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
     pm_node n = bf16_gemm();
-    s.runtime = (pm_runtime){"hand", true, 0, 0, 0, 0, 0, false, PM_AR_AUTO, 0, 0.5, 0,
-                             PM_PAGED_NONE, 0, PM_MLA_CACHE_LATENT};
+    s.runtime = hand_runtime();
+    s.runtime.moe_gemm_efficiency_frac = 0.5;
     /* Dense: max(1.34217728e-6, 1e-6) as without a runtime. */
     assert_rel(cost(&s, &n).total_s, 1.34217728e-6, TOL);
     /* Routed at 0.5: compute 2.68435456e-6, memory 2e-6: 2.68435456e-6 s. */
