@@ -491,6 +491,9 @@ typedef struct pm_runtime {
                                       given exactly when paged_attention is not PM_PAGED_NONE */
     pm_mla_kv_cache mla_kv_cache;  /* an MLA model's cache: the latent (the model's), or per head
                                       (pm_scenario_check refuses an MLA model then) */
+    unsigned kv_dtype_mask;        /* bit d set: the engine can cache keys and values as pm_dtype
+                                      d (JSON "kv_dtypes": "fp16 bf16 fp8"); 0: any.
+                                      pm_scenario_check refuses another workload kv_dtype */
 } pm_runtime;
 
 typedef struct pm_provenance pm_provenance;

@@ -1955,6 +1955,19 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     const pm_accelerator *a = &s->accel;
     const pm_cluster *c = &s->cluster;
     const pm_workload *w = &s->workload;
+    const unsigned kv_mask = s->runtime.kv_dtype_mask;
+    if (s->runtime.present && kv_mask != 0 && (int)w->kv_dtype >= 0 &&
+        w->kv_dtype < PM_DTYPE_COUNT && !(kv_mask & (1u << w->kv_dtype))) {
+        char have[64] = "";
+        for (int d = 0; d < PM_DTYPE_COUNT; d++)
+            if (kv_mask & (1u << d)) {
+                strncat(have, have[0] ? ", " : "", sizeof have - strlen(have) - 1);
+                strncat(have, pm_dtype_name((pm_dtype)d), sizeof have - strlen(have) - 1);
+            }
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.kv_dtype",
+                       "runtime \"%s\" caches keys and values as %s (its kv_dtypes), not %s",
+                       s->runtime.name, have, pm_dtype_name(w->kv_dtype));
+    }
     if (s->runtime.present && s->runtime.mla_kv_cache == PM_MLA_CACHE_PER_HEAD &&
         m->kv_lora_rank > 0)
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.runtime.mla_kv_cache",

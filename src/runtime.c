@@ -67,6 +67,36 @@ static pm_status read_paged_attention(pm_obj *o, pm_runtime *r)
     return PM_OK;
 }
 
+/* The KV cache types the engine has ("kv_dtypes": datatype names separated by spaces). */
+static pm_status read_kv_dtypes(pm_obj *o, pm_runtime *r)
+{
+    const char *list = NULL;
+    pm_status st = pm_obj_string(o, "kv_dtypes", false, &list);
+    if (st != PM_OK || !list)
+        return st;
+    size_t n_names;
+    const char *const *names = pm_dtype_names(&n_names);
+    for (const char *p = list; *p;) {
+        while (*p == ' ')
+            p++;
+        const size_t len = strcspn(p, " ");
+        if (len == 0)
+            break;
+        size_t d = 0;
+        while (d < n_names && !(strlen(names[d]) == len && strncmp(p, names[d], len) == 0))
+            d++;
+        if (d == n_names)
+            return pm_obj_fail(o, "kv_dtypes", PM_ERR_VALUE,
+                               "expected datatype names separated by spaces (int8, fp8, bf16, "
+                               "fp16, fp32), got \"%.*s\"", (int)len, p);
+        r->kv_dtype_mask |= 1u << d;
+        p += len;
+    }
+    if (r->kv_dtype_mask == 0)
+        return pm_obj_fail(o, "kv_dtypes", PM_ERR_VALUE, "names no datatype");
+    return PM_OK;
+}
+
 pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 {
     memset(r, 0, sizeof *r);
@@ -114,6 +144,8 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
     if ((st = pm_obj_enum(o, "mla_kv_cache", false, mla_names, 2, &mla)) != PM_OK)
         return st;
     r->mla_kv_cache = (pm_mla_kv_cache)mla;
+    if ((st = read_kv_dtypes(o, r)) != PM_OK)
+        return st;
     r->present = true;
     return pm_obj_finish(o);
 }

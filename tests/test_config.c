@@ -1193,22 +1193,28 @@ static void test_runtime_paged_attention_and_its_efficiency_come_together(void *
     const char *ov[] = {"runtime=vllm", "runtime.paged_attention=none",
                         "runtime.paged_attention_efficiency_frac=0.5"};
     pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
-    assert_ok(pm_scenario_load("llama8b", &opts, &s, &err), &err);
+    assert_ok(pm_scenario_load("llama70b-h100", &opts, &s, &err), &err);
     assert_int_equal(s.runtime.paged_attention, PM_PAGED_FALLBACK);
     assert_rel(s.runtime.paged_attention_efficiency_frac, 0.33, 1e-12);
     pm_scenario_release(&s);
     ov[0] = "runtime=vllm-2023";
-    assert_ok(pm_scenario_load("llama8b", &opts, &s, &err), &err);
+    assert_ok(pm_scenario_load("llama70b-h100", &opts, &s, &err), &err);
     assert_int_equal(s.runtime.paged_attention, PM_PAGED_ALL);
     pm_scenario_release(&s);
     /* Turned off with its efficiency left: it would change nothing. */
     opts.n_overrides = 2;
-    assert_fails(pm_scenario_load("llama8b", &opts, &s, &err), &err, PM_ERR_VALUE, NULL,
+    assert_fails(pm_scenario_load("llama70b-h100", &opts, &s, &err), &err, PM_ERR_VALUE, NULL,
                  "$.paged_attention_efficiency_frac", "change nothing");
+    /* vLLM caches keys and values in 16 bits or fp8 (kv_dtypes): the paper's int8 KV cache
+     * (scenario llama8b) is refused under it, by the workload's key. */
+    opts.n_overrides = 1;
+    ov[0] = "runtime=vllm";
+    assert_fails(pm_scenario_load("llama8b", &opts, &s, &err), &err, PM_ERR_UNSUPPORTED, NULL,
+                 "$.workload.kv_dtype", "not int8");
     /* vllm-v1 has no PagedAttention kernel: turned on without an efficiency, it is missing. */
     const char *ov2[] = {"runtime=vllm-v1", "runtime.paged_attention=all"};
     pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 2};
-    assert_fails(pm_scenario_load("llama8b", &opts2, &s, &err), &err, PM_ERR_MISSING,
+    assert_fails(pm_scenario_load("llama70b-h100", &opts2, &s, &err), &err, PM_ERR_MISSING,
                  NULL, "$.paged_attention_efficiency_frac", "required with");
     /* vLLM before 0.7.1 caches an MLA model's keys and values per head: not modelled, so
      * DeepSeek-V3 under vllm is refused at the runtime's key, and loads under vllm-v1. */
@@ -1222,7 +1228,7 @@ static void test_runtime_paged_attention_and_its_efficiency_come_together(void *
     pm_scenario_release(&s);
     /* A value outside the enumeration names the choices. */
     ov2[1] = "runtime.paged_attention=sometimes";
-    assert_fails(pm_scenario_load("llama8b", &opts2, &s, &err), &err, PM_ERR_VALUE, NULL,
+    assert_fails(pm_scenario_load("llama70b-h100", &opts2, &s, &err), &err, PM_ERR_VALUE, NULL,
                  "$.runtime.paged_attention", "fallback");
 }
 

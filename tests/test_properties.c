@@ -168,9 +168,21 @@ static pm_scenario *scenarios(size_t *n)
              * start-up, its PagedAttention decode (every model, at 0.4 of the attention
              * efficiency); both paths must apply them alike. */
             if (count % 3 == 1) {
-                s.runtime = (pm_runtime){"prop-runtime", true, 800e-6, 40e-6, 5e-3, 8e-6, 20e-6,
-                                         false, PM_AR_AUTO, 0.9, 0.7, 0.9, PM_PAGED_ALL, 0.4,
-                                         PM_MLA_CACHE_LATENT};
+                pm_runtime *rt = &s.runtime;
+                memset(rt, 0, sizeof *rt);
+                snprintf(rt->name, sizeof rt->name, "prop-runtime");
+                rt->present = true;
+                rt->step_overhead_s = 800e-6;
+                rt->sequence_overhead_s = 40e-6;
+                rt->multi_device_overhead_s = 5e-3;
+                rt->kernel_launch_s = 8e-6;
+                rt->allreduce_overhead_s = 20e-6;
+                rt->allreduce = PM_AR_AUTO;
+                rt->attention_hbm_efficiency_frac = 0.9;
+                rt->moe_gemm_efficiency_frac = 0.7;
+                rt->hbm_usable_frac = 0.9;
+                rt->paged_attention = PM_PAGED_ALL;
+                rt->paged_attention_efficiency_frac = 0.4;
                 /* and a GPU's attention latency, GEMM shape model and dequantisation rate */
                 s.accel.attention_latency_s = 14e-6;
                 s.accel.gemm = (pm_gemm_params){true, 108, 128, 128, 0.2, 5e-6};
