@@ -33,7 +33,8 @@
  * scenario uses otherwise (FlashInfer's measurement: GQA decode at batch 64 3x faster than
  * vLLM's PagedAttention, validation-gpu.md section 6 #14). And how it caches a multi-head
  * latent attention model (`mla_kv_cache`): the latent, or keys and values expanded per head
- * (vLLM before 0.7.1), which is not modelled: pm_scenario_check refuses the pair.
+ * (vLLM before 0.7.1), which is not modelled; and the KV cache types it has (`kv_dtypes`):
+ * pm_scenario_check refuses an MLA model under the first, and another kv_dtype.
  */
 #include <math.h>
 #include <string.h>
@@ -48,7 +49,7 @@ static pm_status read_paged_attention(pm_obj *o, pm_runtime *r)
 {
     static const char *const names[] = {"none", "all", "fallback"};
     int which = PM_PAGED_NONE;
-    pm_status st = pm_obj_enum(o, "paged_attention", false, names, 3, &which);
+    pm_status st = pm_obj_enum(o, "paged_attention", false, names, PM_ARRAY_LEN(names), &which);
     if (st == PM_OK)
         st = pm_obj_quantity(o, "paged_attention_efficiency", PM_DIM_FRACTION, false,
                              PM_RANGE_FRACTION, &r->paged_attention_efficiency_frac);
@@ -141,7 +142,8 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
         return st;
     static const char *const mla_names[] = {"latent", "per_head"};
     int mla = PM_MLA_CACHE_LATENT;
-    if ((st = pm_obj_enum(o, "mla_kv_cache", false, mla_names, 2, &mla)) != PM_OK)
+    if ((st = pm_obj_enum(o, "mla_kv_cache", false, mla_names, PM_ARRAY_LEN(mla_names), &mla)) !=
+        PM_OK)
         return st;
     r->mla_kv_cache = (pm_mla_kv_cache)mla;
     if ((st = read_kv_dtypes(o, r)) != PM_OK)
