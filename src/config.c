@@ -1958,15 +1958,11 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     const unsigned kv_mask = s->runtime.kv_dtype_mask;
     if (s->runtime.present && kv_mask != 0 && (int)w->kv_dtype >= 0 &&
         w->kv_dtype < PM_DTYPE_COUNT && !(kv_mask & (1u << w->kv_dtype))) {
-        char have[64] = "";
-        for (int d = 0; d < PM_DTYPE_COUNT; d++)
-            if (kv_mask & (1u << d)) {
-                strncat(have, have[0] ? ", " : "", sizeof have - strlen(have) - 1);
-                strncat(have, pm_dtype_name((pm_dtype)d), sizeof have - strlen(have) - 1);
-            }
+        char have[64];
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.kv_dtype",
                        "runtime \"%s\" caches keys and values as %s (its kv_dtypes), not %s",
-                       s->runtime.name, have, pm_dtype_name(w->kv_dtype));
+                       s->runtime.name, pm_dtype_list(kv_mask, have, sizeof have),
+                       pm_dtype_name(w->kv_dtype));
     }
     if (s->runtime.present && s->runtime.mla_kv_cache == PM_MLA_CACHE_PER_HEAD &&
         m->kv_lora_rank > 0)
@@ -2013,16 +2009,14 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
                        "must be in [0, 1024] (got %d)", s->options.fused_chunks);
     pm_dtype cd = pm_compute_dtype(w);
     if (!(pm_peak_compute(a, cd) > 0)) {
-        char have[64] = "";
-        for (int d = 0; d < PM_DTYPE_COUNT; d++) {
-            if (a->peak_flop_per_s[d] > 0) {
-                strncat(have, have[0] ? ", " : "", sizeof have - strlen(have) - 1);
-                strncat(have, pm_dtype_name((pm_dtype)d), sizeof have - strlen(have) - 1);
-            }
-        }
+        unsigned peaks = 0;
+        for (int d = 0; d < PM_DTYPE_COUNT; d++)
+            if (a->peak_flop_per_s[d] > 0)
+                peaks |= 1u << d;
+        char have[64];
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
                        "accelerator \"%s\" has no %s peak (it lists %s)", a->name,
-                       pm_dtype_name(cd), have);
+                       pm_dtype_name(cd), pm_dtype_list(peaks, have, sizeof have));
     }
     return PM_OK;
 }

@@ -4,6 +4,8 @@
  * workload: the GEMMs compute in the wider of the weight and activation types, and the
  * allreduce carries allreduce_dtype when given, else the activation type.
  */
+#include <string.h>
+
 #include "internal.h"
 
 static const char *const dtype_names[PM_DTYPE_COUNT] = {"int8", "fp8", "bf16", "fp16", "fp32"};
@@ -23,6 +25,20 @@ const char *const *pm_dtype_names(size_t *count)
 {
     *count = PM_ARRAY_LEN(dtype_names);
     return dtype_names;
+}
+
+const char *pm_dtype_list(unsigned mask, char *buf, size_t n)
+{
+    if (n == 0)
+        return buf;
+    buf[0] = '\0';
+    for (int d = 0; d < PM_DTYPE_COUNT; d++) {
+        if (!(mask & (1u << d)))
+            continue;
+        strncat(buf, buf[0] ? ", " : "", n - strlen(buf) - 1);
+        strncat(buf, dtype_names[d], n - strlen(buf) - 1);
+    }
+    return buf;
 }
 
 pm_dtype pm_compute_dtype(const pm_workload *w)

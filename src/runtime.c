@@ -86,10 +86,12 @@ static pm_status read_kv_dtypes(pm_obj *o, pm_runtime *r)
         size_t d = 0;
         while (d < n_names && !(strlen(names[d]) == len && strncmp(p, names[d], len) == 0))
             d++;
-        if (d == n_names)
+        if (d == n_names) {
+            char all[64];
             return pm_obj_fail(o, "kv_dtypes", PM_ERR_VALUE,
-                               "expected datatype names separated by spaces (int8, fp8, bf16, "
-                               "fp16, fp32), got \"%.*s\"", (int)len, p);
+                               "expected datatype names separated by spaces (%s), got \"%.*s\"",
+                               pm_dtype_list((1u << n_names) - 1, all, sizeof all), (int)len, p);
+        }
         r->kv_dtype_mask |= 1u << d;
         p += len;
     }
