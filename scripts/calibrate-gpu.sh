@@ -3,7 +3,8 @@
 # measurements of data/validation/gpu.csv (issue 16): once per platform, over all of the
 # platform's points jointly (GEMM and attention kernels, decode steps, prefills, requests),
 # never per point. What is derived from the shape data with a formula (the GEMV line's
-# kernel_hbm_efficiency and gemm.latency, the attention kernel's attention_latency) and what the
+# kernel_hbm_efficiency and gemm.latency; the attention kernel's line, t0 and bandwidth, by the
+# attention_line stage below, a least-squares fit over the platform's attention points) and what the
 # runtimes' overhead points give (data/runtimes/) is fixed; the grid spans the parameters no
 # point isolates:
 #   - accelerator.compute_efficiency_frac: the sustained fraction of the dense peak in GEMMs,
@@ -44,7 +45,8 @@
 #   candidate, its in-sample median and p90, the leave-one-source-out median and p90, points and
 #   sources; all.*: the platforms together) and OUTDIR/calibrate-gpu-<platform or runtime>.txt
 #   (every candidate's median and p90; the MoE stage's as calibrate-gpu-<runtime>-moe.txt).
-#   PLATFORMS "", RUNTIMES "" and MOE_RUNTIMES "" skip those stages.
+#   PLATFORMS "", RUNTIMES "" and MOE_RUNTIMES "" skip those stages. CALIBRATION_CSV=FILE fits
+#   another file of data/validation/gpu.csv's format (the tests' synthetic rows).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -58,7 +60,7 @@ runtimes=${6-"trtllm"}
 atts=${7:-"0.55 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95"}
 moe_runtimes=${8-"vllm"}
 moe_effs=${9:-"0.5 0.55 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95 1"}
-data=$root/data/validation/gpu.csv
+data=${CALIBRATION_CSV:-$root/data/validation/gpu.csv}
 summary=$out/calibrate-gpu-summary.txt
 : >"$summary"
 work=$(mktemp -d)
@@ -144,11 +146,45 @@ fit() {
     sort -k4 -g "$out/calibrate-gpu-$name.txt" -o "$out/calibrate-gpu-$name.txt"
 }
 
+# attention_line PLAT ACCS: the decode-attention kernel's line t = t0 + kv / (e x peak HBM
+# bandwidth) over all of the platform's attention_us rows, by least squares of the relative
+# errors (closed form: the residual (t0 + x u) / m - 1 is linear in t0 and u = 1 / e, with x the
+# row's KV read time at the peak bandwidth, which a run with t0 = 0 and e = 1 gives). Prints the
+# PLAT.attention_* lines; nothing when the platform has no attention row. The A100 presets ship
+# this line; the H100's keeps the line through its two long-context points (its source says why).
+attention_line() {
+    local plat=$1 accs=$2 sub=$work/$1-attention.csv a
+    head -n 1 "$data" >"$sub"
+    for a in $accs; do awk -F, -v a="$a" '$3 == a && $18 == "attention_us" && $20 == "ok"' "$data" >>"$sub"; done
+    [ "$(wc -l <"$sub")" -gt 1 ] || return 0
+    VALIDATION_CSV=$sub VALIDATE_SET="accelerator.attention_latency_us=0 accelerator.attention_hbm_efficiency_frac=1" \
+        "$root/scripts/validate-gpu.sh" "$work/att" >/dev/null
+    csv_awk -v plat="$plat" '
+        { n++; m[n] = v("measured") + 0; x[n] = v("predicted") + 0 }
+        END {
+            for (i = 1; i <= n; i++) {
+                a = 1 / m[i]; b = x[i] / m[i]
+                saa += a * a; sab += a * b; sbb += b * b; sa += a; sb += b
+            }
+            det = saa * sbb - sab * sab
+            t0 = (sa * sbb - sb * sab) / det; u = (saa * sb - sab * sa) / det
+            for (i = 1; i <= n; i++) {
+                e = (t0 + x[i] * u) / m[i] - 1; e = e < 0 ? -e : e; err[i] = e
+                if (e > mx) mx = e
+            }
+            for (i = 2; i <= n; i++) { t = err[i]; for (j = i - 1; j >= 1 && err[j] > t; j--) err[j + 1] = err[j]; err[j + 1] = t }
+            printf "%s.attention_latency_us %.1f\n%s.attention_hbm_efficiency_frac %.3f\n", plat, t0, plat, 1 / u
+            printf "%s.attention_points %d\n%s.attention_median_abs_error %.4f\n", plat, n, plat, err[int(n * 0.5 + 0.999999)]
+            printf "%s.attention_max_abs_error %.4f\n", plat, mx
+        }' "$work/att/validate-gpu.csv" >>"$summary"
+}
+
 for plat in $platforms; do
     case $plat in
     a100) accs="a100-sxm-80gb a100-sxm-40gb" ;;
     *) accs=$plat ;;
     esac
+    attention_line "$plat" "$accs"
     sub=$work/$plat.csv
     head -n 1 "$data" >"$sub"
     for a in $accs; do awk -F, -v a="$a" '$3 == a && $20 == "ok"' "$data" >>"$sub"; done

@@ -166,5 +166,48 @@ if command -v gnuplot >/dev/null; then
         cat "$tmp/out2/validate-gpu.csv" "$tmp/out2/validate-gpu-summary.txt"; fail=1
     fi
 fi
+# scripts/calibrate-gpu.sh's attention stage: the least-squares line t = t0 + x / e, with x a
+# row's KV read time at the peak bandwidth. First x by hand for one row: Llama-2-70B at TP2 holds
+# 4 of its 8 KV heads per A100, so batch 1 x 2048 positions read 2048 x 2 (K, V) x 4 x 128 x 2 B
+# = 4,194,304 B of KV, and the query and output, 2 x 32 heads x 128 x 2 B = 16,384 B: 4,210,688
+# B / 2.039 TB/s = 2.0651 us (the stage's run with t0 = 0 and e = 1 gives the same within 0.5 %).
+# Then the A100's eight rows with their measured times replaced by a line chosen here, 12 us +
+# x / 0.6: the stage must give back 12.0 us and 0.600, every row within 1e-4; and on the shipped
+# rows it must give the values the A100 presets ship.
+if command -v gnuplot >/dev/null; then
+    att=$tmp/att.csv
+    { head -n 1 "$csv"; awk -F, '$3 == "a100-sxm-80gb" && $18 == "attention_us"' "$csv"; } >"$att"
+    if ! PM="$pm" VALIDATION_CSV="$att" \
+        VALIDATE_SET="accelerator.attention_latency_us=0 accelerator.attention_hbm_efficiency_frac=1" \
+        "$root/scripts/validate-gpu.sh" "$tmp/att-x" >"$tmp/att.log" 2>&1; then
+        echo "FAIL: scripts/validate-gpu.sh on the attention rows:"; tail -5 "$tmp/att.log"; fail=1
+    else
+        x65=$(awk -F, '$1 == "6.5" { print $9 }' "$tmp/att-x/validate-gpu.csv")
+        if ! awk -v x="$x65" 'BEGIN { h = 4210688 / 2.039e12 * 1e6; exit !(x / h - 1 < 0.005 && h / x - 1 < 0.005) }'; then
+            echo "FAIL: the attention row 6.5 reads $x65 us of KV at the peak, not 2.0651 by hand"; fail=1
+        fi
+        # The synthetic rows: measured = 12 + x / 0.6.
+        awk -F, -v OFS=, 'NR == FNR { if ($1 ~ /^6\./) x[$1] = $9; next }
+            FNR == 1 { print; next } { $19 = sprintf("%.9g", 12 + x[$1] / 0.6); print }' \
+            "$tmp/att-x/validate-gpu.csv" "$att" >"$tmp/att-line.csv"
+        for f in att-line att; do
+            PM="$pm" CALIBRATION_CSV="$tmp/$f.csv" "$root/scripts/calibrate-gpu.sh" "$tmp/cal-$f" a100 \
+                "" 0 "" "" "" "" >"$tmp/cal-$f.log" 2>&1 || { echo "FAIL: calibrate-gpu.sh on $f.csv"; tail -5 "$tmp/cal-$f.log"; fail=1; }
+        done
+        want_t0=$(awk -F'"' '/"attention_latency_us"/ { getline; sub(/.*: /, ""); sub(/,.*/, ""); print; exit }' "$root/data/accelerators/a100-sxm-80gb.json")
+        want_e=$(awk -F'"' '/"attention_hbm_efficiency_frac"/ { getline; sub(/.*: /, ""); sub(/,.*/, ""); print; exit }' "$root/data/accelerators/a100-sxm-80gb.json")
+        if ! grep -qx 'a100.attention_latency_us 12.0' "$tmp/cal-att-line/calibrate-gpu-summary.txt" ||
+            ! grep -qx 'a100.attention_hbm_efficiency_frac 0.600' "$tmp/cal-att-line/calibrate-gpu-summary.txt" ||
+            ! grep -qx 'a100.attention_points 8' "$tmp/cal-att-line/calibrate-gpu-summary.txt" ||
+            ! grep -qx 'a100.attention_max_abs_error 0.0000' "$tmp/cal-att-line/calibrate-gpu-summary.txt"; then
+            echo "FAIL: calibrate-gpu.sh's attention stage does not give back the line 12 us + x / 0.6:"
+            grep attention "$tmp/cal-att-line/calibrate-gpu-summary.txt"; fail=1
+        elif ! grep -qx "a100.attention_latency_us $want_t0" "$tmp/cal-att/calibrate-gpu-summary.txt" ||
+            ! grep -qx "a100.attention_hbm_efficiency_frac $want_e" "$tmp/cal-att/calibrate-gpu-summary.txt"; then
+            echo "FAIL: the A100 presets ship an attention line ($want_t0 us, $want_e) that is not calibrate-gpu.sh's:"
+            grep attention "$tmp/cal-att/calibrate-gpu-summary.txt"; fail=1
+        fi
+    fi
+fi
 [ "$fail" -eq 0 ] && echo "ok: $rows validation rows"
 exit "$fail"
