@@ -2,12 +2,16 @@
  * test_data.c - the shipped data files: every one validates, every number in the accelerator
  * and cluster files carries its own source, the paper's six models have the architectures of
  * their HuggingFace config.json (as quoted in the reference notes, section 6), and the numbers
- * the paper's results hinge on (Ascend 910B L2 and HBM) come out in SI as worked out by hand.
+ * the paper's results hinge on (Ascend 910B L2 and HBM) come out in SI as worked out by hand, and
+ * the values one preset copies from another (the H200 from the H100, vLLM on ROCm from vLLM) equal
+ * their originals.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -329,6 +333,106 @@ static void test_walk_sources_catches_an_unsourced_number(void **state)
     cJSON_Delete(json);
 }
 
+/*
+ * The values one preset takes from another (a die's second memory configuration, an engine's
+ * port to another platform), each stated in its source as a copy: they must stay equal, so a
+ * recalibration of the original that forgets the copy fails here instead of drifting silently.
+ */
+typedef struct {
+    const char *dir, *copy, *original;
+    const char *keys[16]; /* dotted paths to {"value": ...} objects; NULL-terminated */
+} preset_copy;
+
+static const preset_copy g_copies[] = {
+    /* The H200 is the H100's GH100 die with more and faster HBM: its kernels and the values
+     * calibrate-gpu.sh fits for the H100. */
+    {"accelerators", "h200-sxm", "h100-sxm",
+     {"peak_compute.bf16_TFLOPS", "peak_compute.fp16_TFLOPS", "peak_compute.fp8_TFLOPS",
+      "peak_compute.int8_TOPS", "compute_efficiency_frac", "compute_efficiency_by_dtype.fp8_frac",
+      "attention_hbm_efficiency_frac", "attention_latency_us", "dequant_rate_TOPS",
+      "gemm.compute_units", "gemm.tile_m", "gemm.tile_n", "gemm.overlap_loss_frac",
+      "gemm.latency_us", "kernel_launch_us", NULL}},
+    /* The A100 40 GB is the 80 GB part's GA100 die with HBM2: one platform in calibrate-gpu.sh. */
+    {"accelerators", "a100-sxm-40gb", "a100-sxm-80gb",
+     {"peak_compute.bf16_TFLOPS", "peak_compute.fp16_TFLOPS", "peak_compute.int8_TOPS",
+      "compute_efficiency_frac", "attention_hbm_efficiency_frac", "attention_latency_us",
+      "dequant_rate_TOPS", "gemm.compute_units", "gemm.tile_m", "gemm.tile_n",
+      "gemm.overlap_loss_frac", "gemm.latency_us", "kernel_launch_us", NULL}},
+    /* vLLM on ROCm: vLLM's host costs (vidur's measurements) and kernels' figures. */
+    {"runtimes", "vllm-rocm", "vllm",
+     {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",
+      "hbm_usable_frac", "paged_attention_efficiency_frac", "moe_gemm_efficiency_frac", NULL}},
+    {"runtimes", "vllm-v1", "vllm",
+     {"step_overhead_us", "sequence_overhead_us", "hbm_usable_frac", NULL}},
+    {"runtimes", "vllm-2023", "vllm",
+     {"step_overhead_us", "sequence_overhead_us", "hbm_usable_frac",
+      "paged_attention_efficiency_frac", NULL}},
+    {"runtimes", "optimum-habana", "vllm", {"step_overhead_us", "sequence_overhead_us", NULL}},
+};
+
+/* The "value" at a dotted path, or NULL. */
+static cJSON *value_at(const cJSON *json, const char *path)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    const cJSON *o = json;
+    for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save))
+        o = cJSON_GetObjectItemCaseSensitive(o, k);
+    return o ? cJSON_GetObjectItemCaseSensitive(o, "value") : NULL;
+}
+
+/* Counts the keys of c whose values differ (or are missing) between its two files. */
+static int copy_mismatches(const preset_copy *c, cJSON *copy, cJSON *orig)
+{
+    int bad = 0;
+    for (int i = 0; c->keys[i]; i++) {
+        const cJSON *a = value_at(copy, c->keys[i]), *b = value_at(orig, c->keys[i]);
+        if (!a || !b || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble < b->valuedouble ||
+            a->valuedouble > b->valuedouble) {
+            print_error("%s/%s: %s is %g, not %s's %g\n", c->dir, c->copy, c->keys[i],
+                        a && cJSON_IsNumber(a) ? a->valuedouble : NAN, c->original,
+                        b && cJSON_IsNumber(b) ? b->valuedouble : NAN);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+static cJSON *load_preset(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s/%s.json", PM_TEST_DATA_DIR, dir, name);
+    return load_json(path);
+}
+
+static void test_copied_preset_values_equal_their_originals(void **state)
+{
+    (void)state;
+    int bad = 0;
+    for (size_t i = 0; i < sizeof g_copies / sizeof g_copies[0]; i++) {
+        cJSON *copy = load_preset(g_copies[i].dir, g_copies[i].copy);
+        cJSON *orig = load_preset(g_copies[i].dir, g_copies[i].original);
+        bad += copy_mismatches(&g_copies[i], copy, orig);
+        cJSON_Delete(copy);
+        cJSON_Delete(orig);
+    }
+    assert_int_equal(bad, 0);
+}
+
+static void test_copy_check_catches_a_drifted_value(void **state)
+{
+    (void)state;
+    /* The check above must be able to fail: the A100 40 GB with its attention line moved. */
+    cJSON *copy = load_preset("accelerators", "a100-sxm-40gb");
+    cJSON *orig = load_preset("accelerators", "a100-sxm-80gb");
+    cJSON *v = value_at(copy, "attention_latency_us");
+    assert_non_null(v);
+    cJSON_SetNumberValue(v, v->valuedouble + 1.0);
+    assert_int_equal(copy_mismatches(&g_copies[1], copy, orig), 1);
+    cJSON_Delete(copy);
+    cJSON_Delete(orig);
+}
+
 static void test_model_accelerator_and_cluster_files_have_a_source(void **state)
 {
     (void)state;
@@ -595,6 +699,8 @@ int main(void)
         cmocka_unit_test(test_every_number_in_accelerator_and_cluster_files_has_a_source),
         cmocka_unit_test(test_walk_sources_catches_an_unsourced_number),
         cmocka_unit_test(test_model_accelerator_and_cluster_files_have_a_source),
+        cmocka_unit_test(test_copied_preset_values_equal_their_originals),
+        cmocka_unit_test(test_copy_check_catches_a_drifted_value),
         cmocka_unit_test(test_paper_models_match_their_configs),
         cmocka_unit_test(test_llama3_70b_has_8_kv_heads_and_28672_intermediate),
         cmocka_unit_test(test_ascend_910b_l2_is_192_mib_and_hbm_1_6_tbps),
