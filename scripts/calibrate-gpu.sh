@@ -160,13 +160,15 @@ attention_line() {
     VALIDATION_CSV=$sub VALIDATE_SET="accelerator.attention_latency_us=0 accelerator.attention_hbm_efficiency_frac=1" \
         "$root/scripts/validate-gpu.sh" "$work/att" >/dev/null
     csv_awk -v plat="$plat" '
-        { n++; m[n] = v("measured") + 0; x[n] = v("predicted") + 0 }
+        v("status") ~ /^ok/ { n++; m[n] = v("measured") + 0; x[n] = v("predicted") + 0 }
         END {
+            if (n < 2) { printf "%s.attention_points %d (a line needs two)\n", plat, n; exit }
             for (i = 1; i <= n; i++) {
                 a = 1 / m[i]; b = x[i] / m[i]
                 saa += a * a; sab += a * b; sbb += b * b; sa += a; sb += b
             }
             det = saa * sbb - sab * sab
+            if (det == 0) { printf "%s.attention_points %d (one KV size: no line)\n", plat, n; exit }
             t0 = (sa * sbb - sb * sab) / det; u = (saa * sb - sab * sa) / det
             for (i = 1; i <= n; i++) {
                 e = (t0 + x[i] * u) / m[i] - 1; e = e < 0 ? -e : e; err[i] = e
