@@ -339,35 +339,36 @@ static void test_walk_sources_catches_an_unsourced_number(void **state)
  * recalibration of the original that forgets the copy fails here instead of drifting silently.
  */
 typedef struct {
-    const char *dir, *copy, *original;
+    pm_file_kind kind;
+    const char *copy, *original;
     const char *keys[16]; /* dotted paths to {"value": ...} objects; NULL-terminated */
 } preset_copy;
 
 static const preset_copy g_copies[] = {
     /* The H200 is the H100's GH100 die with more and faster HBM: its kernels and the values
      * calibrate-gpu.sh fits for the H100. */
-    {"accelerators", "h200-sxm", "h100-sxm",
+    {PM_KIND_ACCELERATOR, "h200-sxm", "h100-sxm",
      {"peak_compute.bf16_TFLOPS", "peak_compute.fp16_TFLOPS", "peak_compute.fp8_TFLOPS",
       "peak_compute.int8_TOPS", "compute_efficiency_frac", "compute_efficiency_by_dtype.fp8_frac",
       "attention_hbm_efficiency_frac", "attention_latency_us", "dequant_rate_TOPS",
       "gemm.compute_units", "gemm.tile_m", "gemm.tile_n", "gemm.overlap_loss_frac",
       "gemm.latency_us", "kernel_launch_us", NULL}},
     /* The A100 40 GB is the 80 GB part's GA100 die with HBM2: one platform in calibrate-gpu.sh. */
-    {"accelerators", "a100-sxm-40gb", "a100-sxm-80gb",
+    {PM_KIND_ACCELERATOR, "a100-sxm-40gb", "a100-sxm-80gb",
      {"peak_compute.bf16_TFLOPS", "peak_compute.fp16_TFLOPS", "peak_compute.int8_TOPS",
       "compute_efficiency_frac", "attention_hbm_efficiency_frac", "attention_latency_us",
       "dequant_rate_TOPS", "gemm.compute_units", "gemm.tile_m", "gemm.tile_n",
       "gemm.overlap_loss_frac", "gemm.latency_us", "kernel_launch_us", NULL}},
     /* vLLM on ROCm: vLLM's host costs (vidur's measurements) and kernels' figures. */
-    {"runtimes", "vllm-rocm", "vllm",
+    {PM_KIND_RUNTIME, "vllm-rocm", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",
       "hbm_usable_frac", "paged_attention_efficiency_frac", "moe_gemm_efficiency_frac", NULL}},
-    {"runtimes", "vllm-v1", "vllm",
+    {PM_KIND_RUNTIME, "vllm-v1", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "hbm_usable_frac", NULL}},
-    {"runtimes", "vllm-2023", "vllm",
+    {PM_KIND_RUNTIME, "vllm-2023", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "hbm_usable_frac",
       "paged_attention_efficiency_frac", NULL}},
-    {"runtimes", "optimum-habana", "vllm", {"step_overhead_us", "sequence_overhead_us", NULL}},
+    {PM_KIND_RUNTIME, "optimum-habana", "vllm", {"step_overhead_us", "sequence_overhead_us", NULL}},
 };
 
 /* The "value" at a dotted path, or NULL. */
@@ -387,21 +388,22 @@ static int copy_mismatches(const preset_copy *c, cJSON *copy, cJSON *orig)
     int bad = 0;
     for (int i = 0; c->keys[i]; i++) {
         const cJSON *a = value_at(copy, c->keys[i]), *b = value_at(orig, c->keys[i]);
-        if (!a || !b || !cJSON_IsNumber(a) || !cJSON_IsNumber(b) || a->valuedouble < b->valuedouble ||
-            a->valuedouble > b->valuedouble) {
-            print_error("%s/%s: %s is %g, not %s's %g\n", c->dir, c->copy, c->keys[i],
-                        a && cJSON_IsNumber(a) ? a->valuedouble : NAN, c->original,
-                        b && cJSON_IsNumber(b) ? b->valuedouble : NAN);
+        /* cJSON_IsNumber(NULL) is false: a missing value is NaN, which equals nothing. */
+        const double va = cJSON_IsNumber(a) ? a->valuedouble : NAN;
+        const double vb = cJSON_IsNumber(b) ? b->valuedouble : NAN;
+        if (!(va <= vb && va >= vb)) {
+            print_error("%s/%s: %s is %g, not %s's %g\n", pm_kind_dir(c->kind), c->copy,
+                        c->keys[i], va, c->original, vb);
             bad++;
         }
     }
     return bad;
 }
 
-static cJSON *load_preset(const char *dir, const char *name)
+static cJSON *load_preset(pm_file_kind kind, const char *name)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/%s/%s.json", PM_TEST_DATA_DIR, dir, name);
+    data_path(kind, name, path, sizeof path);
     return load_json(path);
 }
 
@@ -410,8 +412,8 @@ static void test_copied_preset_values_equal_their_originals(void **state)
     (void)state;
     int bad = 0;
     for (size_t i = 0; i < sizeof g_copies / sizeof g_copies[0]; i++) {
-        cJSON *copy = load_preset(g_copies[i].dir, g_copies[i].copy);
-        cJSON *orig = load_preset(g_copies[i].dir, g_copies[i].original);
+        cJSON *copy = load_preset(g_copies[i].kind, g_copies[i].copy);
+        cJSON *orig = load_preset(g_copies[i].kind, g_copies[i].original);
         bad += copy_mismatches(&g_copies[i], copy, orig);
         cJSON_Delete(copy);
         cJSON_Delete(orig);
@@ -423,8 +425,8 @@ static void test_copy_check_catches_a_drifted_value(void **state)
 {
     (void)state;
     /* The check above must be able to fail: the A100 40 GB with its attention line moved. */
-    cJSON *copy = load_preset("accelerators", "a100-sxm-40gb");
-    cJSON *orig = load_preset("accelerators", "a100-sxm-80gb");
+    cJSON *copy = load_preset(PM_KIND_ACCELERATOR, "a100-sxm-40gb");
+    cJSON *orig = load_preset(PM_KIND_ACCELERATOR, "a100-sxm-80gb");
     cJSON *v = value_at(copy, "attention_latency_us");
     assert_non_null(v);
     cJSON_SetNumberValue(v, v->valuedouble + 1.0);

@@ -194,8 +194,11 @@ if command -v gnuplot >/dev/null; then
             PM="$pm" CALIBRATION_CSV="$tmp/$f.csv" "$root/scripts/calibrate-gpu.sh" "$tmp/cal-$f" a100 \
                 "" 0 "" "" "" "" >"$tmp/cal-$f.log" 2>&1 || { echo "FAIL: calibrate-gpu.sh on $f.csv"; tail -5 "$tmp/cal-$f.log"; fail=1; }
         done
-        want_t0=$(awk -F'"' '/"attention_latency_us"/ { getline; sub(/.*: /, ""); sub(/,.*/, ""); print; exit }' "$root/data/accelerators/a100-sxm-80gb.json")
-        want_e=$(awk -F'"' '/"attention_hbm_efficiency_frac"/ { getline; sub(/.*: /, ""); sub(/,.*/, ""); print; exit }' "$root/data/accelerators/a100-sxm-80gb.json")
+        # The A100 80 GB preset's value of KEY (the "value" line after the key's).
+        shipped() { awk -v k="\"$1\"" 'index($0, k) { getline; sub(/.*: /, ""); sub(/,.*/, ""); print; exit }' \
+            "$root/data/accelerators/a100-sxm-80gb.json"; }
+        want_t0=$(shipped attention_latency_us)
+        want_e=$(shipped attention_hbm_efficiency_frac)
         if ! grep -qx 'a100.attention_latency_us 12.0' "$tmp/cal-att-line/calibrate-gpu-summary.txt" ||
             ! grep -qx 'a100.attention_hbm_efficiency_frac 0.600' "$tmp/cal-att-line/calibrate-gpu-summary.txt" ||
             ! grep -qx 'a100.attention_points 8' "$tmp/cal-att-line/calibrate-gpu-summary.txt" ||
