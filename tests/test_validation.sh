@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU validation points (data/validation/gpu.csv and the held-out gpu-holdout.csv, issue
-# 16): every row has the documented columns with valid values (docs/data-format.md, "Validation
+# The GPU validation points (data/validation/gpu.csv, the held-out gpu-holdout.csv and the
+# Splitwise grid splitwise-grid.csv, issue 16): every row has the documented columns with valid values (docs/data-format.md, "Validation
 # points"), and names an accelerator, a cluster, a runtime and (but for the GEMM rows, whose
 # shape is in the row) a model that the tool loads: the scenario of each row resolves. Rows marked `moe` must name a model that either
 # loads or is refused by the tool because MoE is not modelled or not bundled yet, never a malformed
@@ -100,6 +100,17 @@ if ! check "$holdout"; then
 fi
 if awk -F, 'NR > 1 && $1 !~ /^9\./ { exit 1 }' "$holdout" && ! grep -q '^9\.' "$csv"; then :; else
     echo "FAIL: the held-out rows are section 9 and only there"
+    fail=1
+fi
+# The Splitwise grid (section 8: every configuration of that source's file, to show how its
+# misses depend on the tokens per pass and the tensor-parallel degree; read by no calibration).
+grid="$root/data/validation/splitwise-grid.csv"
+if ! check "$grid"; then
+    echo "FAIL: $grid has bad rows"
+    fail=1
+fi
+if awk -F, 'NR > 1 && $1 !~ /^8\./ { exit 1 }' "$grid" && ! grep -q '^8\.' "$csv" "$holdout"; then :; else
+    echo "FAIL: the Splitwise grid's rows are section 8 and only there"
     fail=1
 fi
 if [ "$rows" -lt 80 ]; then
