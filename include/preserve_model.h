@@ -1145,8 +1145,12 @@ typedef struct pm_estimate {
     double experts_read_per_step;   /* MoE: distinct experts the busiest device reads per MoE
                                        layer per decode step (0 for a dense model) */
     double kv_bytes_per_device;     /* KV cache at the final context length */
-    bool fits_hbm;            /* weights + KV fit the HBM capacity (the runtime's usable share
-                                 of it, when it gives one: pm_runtime.hbm_usable_frac) */
+    double hbm_usable_bytes_per_device; /* the HBM the weights and the KV cache may take: the
+                                           capacity, times the runtime's usable share when it
+                                           gives one (pm_runtime.hbm_usable_frac); what is left
+                                           beyond them holds the engine's activations and
+                                           workspace, which are not modelled */
+    bool fits_hbm;            /* weights + KV <= hbm_usable_bytes_per_device */
     int allreduces_per_step;  /* allreduces of one decode step (0 on one device); each takes
                                  modes[m].allreduce_decode_s in serial and preserve */
     bool energy_present;      /* the accelerator has energy coefficients: energy figures set */

@@ -508,8 +508,9 @@ static pm_status footprint_and_spill(const pm_scenario *s, const pm_estimate_cac
     out->weight_bytes_per_device = fp.weight_bytes;
     out->experts_read_per_step = fp.experts_read_per_step;
     out->kv_bytes_per_device = fp.kv_bytes;
+    out->hbm_usable_bytes_per_device = pm_hbm_usable_bytes(s);
     out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
-                    pm_hbm_usable_bytes(s);
+                    out->hbm_usable_bytes_per_device;
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
     out->l2_window_bytes = cap;
     if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap)) {

@@ -184,10 +184,11 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                  e->shard.kv_replicated ? "true" : "false", e->shard.uneven ? "true" : "false");
     pm_sb_printf(&b,
                  "  \"memory\": {\"weight_bytes_per_device\": %s, \"kv_bytes_per_device\": %s, "
-                 "\"fits_hbm\": %s, \"l2_window_bytes\": %s, \"kv_spill_context\": %lld, "
+                 "\"hbm_usable_bytes_per_device\": %s, \"fits_hbm\": %s, "
+                 "\"l2_window_bytes\": %s, \"kv_spill_context\": %lld, "
                  "\"allreduces_per_step\": %d},\n",
                  NUM(e->weight_bytes_per_device), NUM(e->kv_bytes_per_device),
-                 e->fits_hbm ? "true" : "false", NUM(e->l2_window_bytes),
+                 NUM(e->hbm_usable_bytes_per_device), e->fits_hbm ? "true" : "false", NUM(e->l2_window_bytes),
                  (long long)e->kv_spill_context, e->allreduces_per_step);
     json_moe(&b, s, e);
     json_cost_power(&b, s, e);

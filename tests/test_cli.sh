@@ -61,6 +61,10 @@ check moe-identical-sequences 0 "2 read per step at batch 16" "$pm" --model mixt
 check moe-identical-note 0 "1 distinct sequence in the batch of 16" "$pm" --model mixtral-8x7b --batch 16 --set workload.distinct_sequences=1
 check moe-distinct-over-batch 1 "distinct_sequences" "$pm" --model mixtral-8x7b --batch 4 --set workload.distinct_sequences=5
 check moe-deepseek-fits 0 '"fits_hbm": true' "$pm" --config deepseek-v3-h200 --format json
+# The HBM weights and KV may take: the H100's 80 GiB = 85899345920 B without a runtime, 0.9 of it
+# (72.0 GiB) under vLLM; what is left is the capacity less 16.4 GiB of weights and 0.1 GiB of KV.
+check memory-usable-json 0 '"hbm_usable_bytes_per_device": 85899345920' "$pm" --config llama70b-h100 --format json
+check memory-usable-text 0 "of 72.0 GiB usable (55.5 GiB left)" "$pm" --config llama70b-h100 --set runtime=vllm --set workload.kv_dtype=fp8
 check moe-explain-dispatch 0 "during L0.A2A.dispatch" "$pm" explain --config qwen3-30b-a3b
 check moe-explain-routed 0 "routed experts are known only after the router runs" "$pm" explain --config mixtral8x7b
 check moe-ep-option 0 "EP 8 x 1 devices per expert" "$pm" --config mixtral8x7b --devices 8 --ep 8
@@ -124,6 +128,7 @@ check table-no-blocks 0 "has no energy or cost coefficients" "$pm" --accelerator
 # 512 and 128K positions holds 2560 GiB of KV cache per device (the text's "exceeds HBM").
 check csv-fits-hbm 0 "weight_bytes_per_device,kv_bytes_per_device,fits_hbm" "$pm" --format csv
 check csv-exceeds-hbm 0 ",2748779069440,0" "$pm" --batch 512 --seq 128k --format csv
+check table-exceeds-hbm 0 "2560.0 GiB KV of 64.0 GiB usable  ** exceeds HBM capacity **" "$pm" --batch 512 --seq 128k
 check csv-energy 0 "preserve_J_per_token,preserve_avg_power_W,preserve_tokens_per_J,preserve_tokens_per_s_per_usd" "$pm" --format csv
 check set-yield-model 0 "yield 14.7%" "$pm" --set accelerator.cost.yield_model=poisson
 check set-energy 0 '"hbm": 3363' "$pm" --set accelerator.energy.hbm_pJ_per_bit=3.9 --format json

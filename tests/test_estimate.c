@@ -127,6 +127,8 @@ static void test_estimate_bookkeeping(void **state)
     /* KV cache at the end: 4 layers * 1536 bytes * 600 tokens = 3686400 bytes */
     assert_rel(e.kv_bytes_per_device, 3686400.0, 1e-15);
     assert_true(e.fits_hbm);
+    /* Without a runtime the weights and KV may take the whole capacity. */
+    assert_rel(e.hbm_usable_bytes_per_device, s.accel.hbm_capacity_bytes, 0.0);
     s.accel.hbm_capacity_bytes = 34603008.0 + 3686400.0 - 1.0;
     assert_false(estimate(&s).fits_hbm);
     /* A runtime that leaves 0.9 of the HBM to weights and KV: 38289408 bytes need a capacity of
@@ -135,6 +137,8 @@ static void test_estimate_bookkeeping(void **state)
     s.runtime.hbm_usable_frac = 0.9;
     s.accel.hbm_capacity_bytes = 42543787.0;
     assert_true(estimate(&s).fits_hbm);
+    /* 0.9 x 42543787 = 38289408.3 bytes usable: 0.3 bytes beyond the 38289408 needed. */
+    assert_rel(estimate(&s).hbm_usable_bytes_per_device, 38289408.3, 1e-15);
     s.accel.hbm_capacity_bytes = 42543786.0;
     assert_false(estimate(&s).fits_hbm);
 }

@@ -72,6 +72,8 @@ def test_estimate_has_the_report_keys():
     # byte counts are exact integers: llama3-70b's int8 KV cache at 16384 tokens, batch 4, on
     # 4 devices: 80 layers x 2 KV heads x 128 x 2 (K, V) x 4 x 16384 = 2684354560 bytes
     assert r["memory"]["kv_bytes_per_device"] == 80 * 2 * 128 * 2 * 4 * 16384
+    # no runtime: the weights and KV may take the Ascend 910B's whole 64 GiB
+    assert r["memory"]["hbm_usable_bytes_per_device"] == 64 * 2**30
     assert r["memory"]["allreduces_per_step"] == 2 * 80  # attention's and MLP's, per layer
 
 

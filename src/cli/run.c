@@ -105,12 +105,23 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
             s->accel.prefetch_consumer == PM_CONSUMER_STREAM
                 ? "stream (read what has arrived, never wait longer than their own reads)"
                 : "wait for their prefetch's end (the paper's events)");
-    fprintf(f, "# per device: %.4g query heads, %.4g KV heads%s%s, %.1f GiB weights + %.1f GiB KV%s\n",
+    /* What the usable HBM leaves beyond weights and KV holds the engine's activations and
+     * workspace, which the model does not count: a small rest is where a real engine holds
+     * fewer sequences at once than the batch (README, "What is not modelled"). */
+    const double gib = MIB * 1024;
+    fprintf(f, "# per device: %.4g query heads, %.4g KV heads%s%s, %.1f GiB weights + %.1f GiB KV "
+               "of %.1f GiB usable",
             e->shard.q_heads, e->shard.kv_heads,
             e->shard.kv_replicated ? " (replicated)" : "",
             kv_reads(s, e, kv, sizeof kv),
-            e->weight_bytes_per_device / (MIB * 1024), e->kv_bytes_per_device / (MIB * 1024),
-            e->fits_hbm ? "" : "  ** exceeds HBM capacity **");
+            e->weight_bytes_per_device / gib, e->kv_bytes_per_device / gib,
+            e->hbm_usable_bytes_per_device / gib);
+    if (e->fits_hbm)
+        fprintf(f, " (%.1f GiB left)\n",
+                (e->hbm_usable_bytes_per_device - e->weight_bytes_per_device -
+                 e->kv_bytes_per_device) / gib);
+    else
+        fputs("  ** exceeds HBM capacity **\n", f);
     describe_moe(s, e, f);
     describe_runtime(s, f);
     if (e->kv_spill_context > 0)
