@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The GPU validation points (data/validation/gpu.csv, the held-out gpu-holdout.csv and the
-# Splitwise grid splitwise-grid.csv, issue 16): every row has the documented columns with valid values (docs/data-format.md, "Validation
+# The GPU validation points (data/validation/gpu.csv, the held-out gpu-holdout.csv, the
+# Splitwise grid splitwise-grid.csv and the vidur GEMM grid vidur-gemm.csv, issue 16): every row has the documented columns with valid values (docs/data-format.md, "Validation
 # points"), and names an accelerator, a cluster, a runtime and (but for the GEMM rows, whose
 # shape is in the row) a model that the tool loads: the scenario of each row resolves. Rows marked `moe` must name a model that either
 # loads or is refused by the tool because MoE is not modelled or not bundled yet, never a malformed
@@ -111,6 +111,23 @@ if ! check "$grid"; then
 fi
 if awk -F, 'NR > 1 && $1 !~ /^8\./ { exit 1 }' "$grid" && ! grep -q '^8\.' "$csv" "$holdout"; then :; else
     echo "FAIL: the Splitwise grid's rows are section 8 and only there"
+    fail=1
+fi
+# The vidur GEMM grid (section 7: the held-out GEMM shapes of vidur's profiling tables,
+# scripts/vidur-gemm-rows.py; read by no calibration), none of them a shape gpu.csv holds.
+gemms="$root/data/validation/vidur-gemm.csv"
+if ! check "$gemms"; then
+    echo "FAIL: $gemms has bad rows"
+    fail=1
+fi
+if awk -F, 'NR > 1 && ($1 !~ /^7\./ || $18 != "gemm_us") { exit 1 }' "$gemms" &&
+    ! grep -q '^7\.' "$csv" "$holdout" "$grid"; then :; else
+    echo "FAIL: the vidur GEMM rows are section 7, GEMMs, and only there"
+    fail=1
+fi
+if [ -n "$(awk -F, 'FNR > 1 && $18 == "gemm_us" { k = $3 "," $15 "," $16 "," $17
+        if (FILENAME ~ /vidur/ && (k in seen)) print k; else seen[k] = 1 }' "$csv" "$gemms")" ]; then
+    echo "FAIL: a vidur GEMM row repeats a shape of $csv: it is not held out"
     fail=1
 fi
 if [ "$rows" -lt 80 ]; then
