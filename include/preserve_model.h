@@ -328,6 +328,10 @@ typedef struct pm_cluster {
     pm_allreduce_algo algorithm;
     double link_bandwidth_bytes_per_s;    /* per link, per direction, > 0 */
     double link_latency_s;                /* start-up latency alpha per step, >= 0 */
+    double allreduce_efficiency_frac;     /* (0, 1], share of the link bandwidth an allreduce's
+                                             transfers reach (its bus bandwidth, nccl-tests'
+                                             busbw, over the link's): every algorithm's bytes
+                                             term runs at link x this; 0 acts as 1 */
     double fused_latency_s;               /* alpha of the fused GEMM+allreduce kernel's own
                                              communication (device-initiated); 0: link_latency_s */
     int devices_per_node;                 /* hierarchical only; divides devices */

@@ -13,7 +13,9 @@
  *                paper's design-space model, "start-up latency + bytes / link bandwidth" on a
  *                ring; also aiconfigurator's and llm-analysis's form); never chosen by auto
  *
- * Decode messages are small, so alpha dominates: it is a first-class input. This file also owns
+ * B is the link bandwidth times the cluster's allreduce_efficiency_frac (the bus bandwidth a
+ * large allreduce measures, over the link's). Decode messages are small, so alpha dominates: it
+ * is a first-class input. This file also owns
  * the topologies' and algorithms' names and the rule of which algorithm a topology can run
  * (pm_allreduce_algo_allowed), which the cluster check in config.c applies.
  */
@@ -62,7 +64,10 @@ static affine ring_coeffs(int p, double bw, double alpha)
 static affine algo_coeffs(const pm_cluster *c, pm_allreduce_algo a)
 {
     const int p = c->devices;
-    const double bw = c->link_bandwidth_bytes_per_s, alpha = c->link_latency_s;
+    /* The bytes move at the share of the link an allreduce reaches (its measured bus
+     * bandwidth); across nodes at the inter-node bandwidth as given. */
+    const double eff = c->allreduce_efficiency_frac > 0 ? c->allreduce_efficiency_frac : 1.0;
+    const double bw = c->link_bandwidth_bytes_per_s * eff, alpha = c->link_latency_s;
     const bool mesh = c->topology == PM_TOPO_FULL_MESH;
     switch (a) {
     case PM_AR_RING: return ring_coeffs(p, bw, alpha);
@@ -229,6 +234,9 @@ pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double 
                    !(c->inter_node_latency_s >= 0 && c->inter_node_latency_s < INFINITY)))))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                        "link bandwidths must be finite and > 0 and latencies finite and >= 0");
+    if (!(c->allreduce_efficiency_frac >= 0.0 && c->allreduce_efficiency_frac <= 1.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.allreduce_efficiency",
+                       "must be in (0, 1] (0 acts as 1; got %g)", c->allreduce_efficiency_frac);
     pm_ar_model m;
     pm_ar_model_init(c, algo, &m);
     const double t = pm_ar_model_time(&m, message_bytes, used);

@@ -1663,7 +1663,10 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                               &c->link_latency_s)) ||
         (st = optional_quantity(o, "fused_latency", PM_DIM_TIME, NONNEGATIVE,
                                 &c->fused_latency_s, "fused_latency_us", c->link_latency_s, "s",
-                                "= link_latency_us (no separate start-up for the fused kernel)")))
+                                "= link_latency_us (no separate start-up for the fused kernel)")) ||
+        (st = optional_quantity(o, "allreduce_efficiency", PM_DIM_FRACTION, PM_RANGE_FRACTION,
+                                &c->allreduce_efficiency_frac, "allreduce_efficiency_frac", 1.0,
+                                "1", "1: an allreduce's bytes move at the whole link bandwidth")))
         return st;
     c->devices = (int)devices;
     c->topology = (pm_topology)topo;
@@ -1849,6 +1852,9 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
         !finite_nonneg(c->fused_latency_s))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                        "link bandwidth must be > 0 and latency >= 0");
+    if (!(c->allreduce_efficiency_frac >= 0.0 && c->allreduce_efficiency_frac <= 1.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.allreduce_efficiency",
+                       "must be in (0, 1] (0 acts as 1; got %g)", c->allreduce_efficiency_frac);
     if ((int)c->topology < 0 || c->topology > PM_TOPO_HIERARCHICAL || (int)c->algorithm < 0 ||
         c->algorithm > PM_AR_RING_PIPELINED)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.cluster", "bad topology or algorithm");

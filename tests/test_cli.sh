@@ -128,6 +128,11 @@ check table-no-blocks 0 "has no energy or cost coefficients" "$pm" --accelerator
 # 512 and 128K positions holds 2560 GiB of KV cache per device (the text's "exceeds HBM").
 check csv-fits-hbm 0 "weight_bytes_per_device,kv_bytes_per_device,fits_hbm" "$pm" --format csv
 check csv-exceeds-hbm 0 ",2748779069440,0" "$pm" --batch 512 --seq 128k --format csv
+# A100 NVLink3 allreduces move their bytes at NCCL's measured 0.772 of the 300 GB/s link: a
+# 8192 x 8192 x 2 B = 134217728 B message on 8 devices takes twoshot's 2 x 2 us + 2 x 7 x
+# 134217728 / (8 x 300e9 x 0.772) = 1.0181667702936e-3 s.
+check allreduce-efficiency 0 '"allreduce_decode_s": 0.00101816677029' "$pm" --config llama8b --model llama2-70b --accelerator a100-sxm-80gb --set cluster=nvlink3-nvswitch --devices 8 --batch 8192 --seq 2 --set workload.weight_dtype=fp16 --set workload.act_dtype=fp16 --set workload.kv_dtype=fp16 --format json
+check allreduce-efficiency-range 1 '$.cluster.allreduce_efficiency_frac: must be in (0, 1]' "$pm" --set cluster=nvlink3-nvswitch --set cluster.allreduce_efficiency_frac=1.5
 check table-exceeds-hbm 0 "2560.0 GiB KV of 64.0 GiB usable  ** exceeds HBM capacity **" "$pm" --batch 512 --seq 128k
 check csv-energy 0 "preserve_J_per_token,preserve_avg_power_W,preserve_tokens_per_J,preserve_tokens_per_s_per_usd" "$pm" --format csv
 check set-yield-model 0 "yield 14.7%" "$pm" --set accelerator.cost.yield_model=poisson

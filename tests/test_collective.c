@@ -249,6 +249,39 @@ static void test_algorithm_not_allowed_on_topology(void **state)
     expect_inconsistent(PM_TOPO_HIERARCHICAL, PM_AR_ONESHOT);
 }
 
+/* The allreduce efficiency scales every algorithm's bytes term, never its start-ups: at
+ * eff = 0.8 the bytes move at 0.8e11 bytes/s, so n/(pB) = 1e6 / (4 * 0.8e11) = 3.125e-6 s and
+ * n/B = 1.25e-5 s. */
+static void test_allreduce_efficiency_scales_the_bytes_term(void **state)
+{
+    (void)state;
+    pm_cluster mesh = make_cluster(PM_TOPO_FULL_MESH, 4);
+    mesh.allreduce_efficiency_frac = 0.8;
+    /* ring 2(p-1)(alpha + n/(pB)) = 6 * (1e-5 + 3.125e-6) = 7.875e-5 s (7.5e-5 at eff 1) */
+    assert_rel(ar(&mesh, PM_AR_RING, 1e6, NULL), 7.875e-5, TOL);
+    /* oneshot alpha + n/B = 1e-5 + 1.25e-5 = 2.25e-5 s */
+    assert_rel(ar(&mesh, PM_AR_ONESHOT, 1e6, NULL), 2.25e-5, TOL);
+    /* tree 4 steps of (alpha + n/B) = 4 * 2.25e-5 = 9e-5 s */
+    assert_rel(ar(&mesh, PM_AR_TREE, 1e6, NULL), 9e-5, TOL);
+    pm_cluster sw = make_cluster(PM_TOPO_SWITCH, 4);
+    sw.allreduce_efficiency_frac = 0.8;
+    /* twoshot on a switch 2(alpha + (p-1) n/(pB)) = 2 * (1e-5 + 9.375e-6) = 3.875e-5 s */
+    assert_rel(ar(&sw, PM_AR_TWOSHOT, 1e6, NULL), 3.875e-5, TOL);
+    /* 0 stands for 1: the formulas of the tests above. */
+    mesh.allreduce_efficiency_frac = 0.0;
+    assert_rel(ar(&mesh, PM_AR_RING, 1e6, NULL), 7.5e-5, TOL);
+    /* Outside [0, 1] (NaN included) it is refused, not turned into a faster link. */
+    const double bad[] = {1.5, -0.1, NAN};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        mesh.allreduce_efficiency_frac = bad[i];
+        double t = -1.0;
+        pm_error err;
+        assert_int_equal(pm_allreduce_time(&mesh, PM_AR_AUTO, 1e6, &t, NULL, &err),
+                         PM_ERR_RANGE);
+        assert_string_equal(err.path, "$.cluster.allreduce_efficiency");
+    }
+}
+
 static void test_rejects_null_and_bad_message(void **state)
 {
     (void)state;
@@ -337,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_auto_is_the_minimum),
         cmocka_unit_test(test_one_device_and_empty_message_take_no_time),
         cmocka_unit_test(test_algorithm_not_allowed_on_topology),
+        cmocka_unit_test(test_allreduce_efficiency_scales_the_bytes_term),
         cmocka_unit_test(test_rejects_null_and_bad_message),
         cmocka_unit_test(test_rejects_bad_bandwidth_and_enums),
         cmocka_unit_test(test_more_bandwidth_never_slower),

@@ -1496,6 +1496,16 @@ static void test_cluster_resolve_marks_defaulted_optional_keys(void **state)
     assert_rel(param_at(&s, "$.cluster.a2a_latency_us")->value_si, 1.5e-6, 1e-12);
     assert_origin(&s, "$.cluster.a2a_efficiency_frac", "given");
     assert_rel(param_at(&s, "$.cluster.a2a_efficiency_frac")->value_si, 0.956, 1e-12);
+    /* nvlink4-nvswitch gives no allreduce efficiency: its bytes move at the whole link. */
+    assert_origin(&s, "$.cluster.allreduce_efficiency_frac", "defaulted");
+    assert_rel(param_at(&s, "$.cluster.allreduce_efficiency_frac")->value_si, 1.0, 0.0);
+    assert_rel(s.cluster.allreduce_efficiency_frac, 0.0, 0.0);
+    pm_scenario_release(&s);
+    /* nvlink3-nvswitch gives NCCL's measured 231.58 of its 300 GB/s. */
+    const char *a100[] = {"cluster=nvlink3-nvswitch"};
+    s = pm_test_load("llama70b", a100, 1);
+    assert_origin(&s, "$.cluster.allreduce_efficiency_frac", "given");
+    assert_rel(s.cluster.allreduce_efficiency_frac, 0.772, 1e-15);
     pm_scenario_release(&s);
 }
 
