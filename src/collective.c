@@ -212,6 +212,14 @@ double pm_ar_link_bytes(const pm_cluster *c, const pm_ar_model *m, double n)
     return 0.0;
 }
 
+pm_status pm_allreduce_efficiency_check(const pm_cluster *c, pm_error *err)
+{
+    if (!(c->allreduce_efficiency_frac >= 0.0 && c->allreduce_efficiency_frac <= 1.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.allreduce_efficiency",
+                       "must be in (0, 1] (0 acts as 1; got %g)", c->allreduce_efficiency_frac);
+    return PM_OK;
+}
+
 pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double message_bytes,
                             double *time_s, pm_allreduce_algo *used, pm_error *err)
 {
@@ -234,9 +242,8 @@ pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double 
                    !(c->inter_node_latency_s >= 0 && c->inter_node_latency_s < INFINITY)))))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                        "link bandwidths must be finite and > 0 and latencies finite and >= 0");
-    if (!(c->allreduce_efficiency_frac >= 0.0 && c->allreduce_efficiency_frac <= 1.0))
-        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.allreduce_efficiency",
-                       "must be in (0, 1] (0 acts as 1; got %g)", c->allreduce_efficiency_frac);
+    if ((st = pm_allreduce_efficiency_check(c, err)) != PM_OK)
+        return st;
     pm_ar_model m;
     pm_ar_model_init(c, algo, &m);
     const double t = pm_ar_model_time(&m, message_bytes, used);

@@ -1852,9 +1852,9 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
         !finite_nonneg(c->fused_latency_s))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                        "link bandwidth must be > 0 and latency >= 0");
-    if (!(c->allreduce_efficiency_frac >= 0.0 && c->allreduce_efficiency_frac <= 1.0))
-        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.allreduce_efficiency",
-                       "must be in (0, 1] (0 acts as 1; got %g)", c->allreduce_efficiency_frac);
+    pm_status st = pm_allreduce_efficiency_check(c, err);
+    if (st != PM_OK)
+        return st;
     if ((int)c->topology < 0 || c->topology > PM_TOPO_HIERARCHICAL || (int)c->algorithm < 0 ||
         c->algorithm > PM_AR_RING_PIPELINED)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.cluster", "bad topology or algorithm");
@@ -1875,7 +1875,7 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
                        "must divide devices, with an all-to-all latency >= 0 and efficiency in "
                        "(0, 1] (got %d ranks, %d devices)",
                        c->expert_parallel, c->devices);
-    pm_status st = pm_allreduce_algo_check(c->topology, c->algorithm, err);
+    st = pm_allreduce_algo_check(c->topology, c->algorithm, err);
     if (st != PM_OK)
         return st;
     return PM_OK;

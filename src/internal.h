@@ -227,6 +227,8 @@ bool pm_allreduce_algo_allowed(pm_topology topology, pm_allreduce_algo algo);
 /* PM_OK when algo can run on topology; PM_ERR_INVALID_ARG for values outside the enums,
  * PM_ERR_INCONSISTENT (at $.cluster.allreduce) when the topology cannot run it. */
 pm_status pm_allreduce_algo_check(pm_topology topology, pm_allreduce_algo algo, pm_error *err);
+/* Refuses an allreduce efficiency outside [0, 1] (0 acts as 1), NaN included. */
+pm_status pm_allreduce_efficiency_check(const pm_cluster *c, pm_error *err);
 
 /* ---- prefetch consumer semantics (schedule.c) ---- */
 
