@@ -463,6 +463,16 @@ typedef enum pm_mla_kv_cache {
                                     0.7.1): not modelled, the scenario is refused */
 } pm_mla_kv_cache;
 
+/** How a runtime runs expert parallelism inside one tensor-parallel group
+ * (pm_runtime.expert_parallel). */
+typedef enum pm_ep_layout {
+    PM_EP_ALL_TO_ALL = 0, /* "all_to_all": tokens dispatched to their experts' ranks and combined
+                             by all-to-alls, shared experts whole on every rank (the model's) */
+    PM_EP_ALLREDUCE,      /* "allreduce": every rank keeps every token, runs its local experts
+                             and the tensor-parallel shared experts, and one allreduce sums
+                             them (vLLM without data-parallel attention): not modelled */
+} pm_ep_layout;
+
 typedef struct pm_runtime {
     char name[64];
     bool present;                  /* the scenario named or inlined a runtime */
@@ -495,6 +505,9 @@ typedef struct pm_runtime {
                                       given exactly when paged_attention is not PM_PAGED_NONE */
     pm_mla_kv_cache mla_kv_cache;  /* an MLA model's cache: the latent (the model's), or per head
                                       (pm_scenario_check refuses an MLA model then) */
+    pm_ep_layout expert_parallel;  /* how its expert parallelism moves tokens: only all-to-all
+                                      is modelled (pm_scenario_check refuses the others with
+                                      more than one expert-parallel rank) */
     unsigned kv_dtype_mask;        /* bit d set: the engine can cache keys and values as pm_dtype
                                       d (JSON "kv_dtypes": "fp16 bf16 fp8"); 0: any.
                                       pm_scenario_check refuses another workload kv_dtype */

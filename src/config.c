@@ -1983,6 +1983,14 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
                        "\"sharding\": \"ideal\"",
                        c->devices, m->heads);
     const int ep = pm_cluster_ep(c);
+    if (s->runtime.present && ep > 1 && m->experts >= 1 &&
+        s->runtime.expert_parallel == PM_EP_ALLREDUCE)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.runtime.expert_parallel",
+                       "runtime \"%s\" runs expert parallelism over %d ranks with every "
+                       "token on every rank and one allreduce (\"allreduce\": vLLM without "
+                       "data-parallel attention), which is not modelled (only all-to-all "
+                       "dispatch and combine are): use expert_parallel 1, or no runtime",
+                       s->runtime.name, ep);
     if (ep > 1 && m->experts < 1)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
                        "expert parallelism (%d ranks) needs a mixture-of-experts model (%s has "

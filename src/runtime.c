@@ -148,6 +148,12 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
         PM_OK)
         return st;
     r->mla_kv_cache = (pm_mla_kv_cache)mla;
+    static const char *const ep_names[] = {"all_to_all", "allreduce"};
+    int ep = PM_EP_ALL_TO_ALL;
+    if ((st = pm_obj_enum(o, "expert_parallel", false, ep_names, PM_ARRAY_LEN(ep_names), &ep)) !=
+        PM_OK)
+        return st;
+    r->expert_parallel = (pm_ep_layout)ep;
     if ((st = read_kv_dtypes(o, r)) != PM_OK)
         return st;
     r->present = true;

@@ -1217,14 +1217,31 @@ static void test_runtime_paged_attention_and_its_efficiency_come_together(void *
     assert_fails(pm_scenario_load("llama70b-h100", &opts2, &s, &err), &err, PM_ERR_MISSING,
                  NULL, "$.paged_attention_efficiency_frac", "required with");
     /* vLLM before 0.7.1 caches an MLA model's keys and values per head: not modelled, so
-     * DeepSeek-V3 under vllm is refused at the runtime's key, and loads under vllm-v1. */
-    const char *ov3[] = {"runtime=vllm"};
-    pm_load_opts opts3 = {PM_TEST_DATA_DIR, ov3, 1};
+     * DeepSeek-V3 under vllm is refused at the runtime's key, and loads under vllm-v1 (at EP 1:
+     * vLLM's expert parallelism is refused, below). */
+    const char *ov3[] = {"runtime=vllm", "cluster.expert_parallel=1"};
+    pm_load_opts opts3 = {PM_TEST_DATA_DIR, ov3, 2};
     assert_fails(pm_scenario_load("deepseek-v3-h200", &opts3, &s, &err), &err,
                  PM_ERR_UNSUPPORTED, NULL, "$.runtime.mla_kv_cache", "is not modelled");
     ov3[0] = "runtime=vllm-v1";
     assert_ok(pm_scenario_load("deepseek-v3-h200", &opts3, &s, &err), &err);
     assert_int_equal(s.runtime.mla_kv_cache, PM_MLA_CACHE_LATENT);
+    assert_int_equal(s.runtime.expert_parallel, PM_EP_ALLREDUCE);
+    pm_scenario_release(&s);
+    /* vLLM's expert parallelism inside one tensor-parallel group keeps every token on every
+     * rank and sums by an allreduce, which is not modelled: Mixtral at EP 2 is refused at the
+     * runtime's key, at EP 1 it loads; without a runtime EP 2 is the modelled all-to-all. */
+    const char *ov4[] = {"runtime=vllm", "workload.kv_dtype=fp16", "cluster.expert_parallel=2"};
+    pm_load_opts opts4 = {PM_TEST_DATA_DIR, ov4, 3};
+    assert_fails(pm_scenario_load("mixtral8x7b", &opts4, &s, &err), &err, PM_ERR_UNSUPPORTED,
+                 NULL, "$.runtime.expert_parallel", "not modelled");
+    ov4[2] = "cluster.expert_parallel=1";
+    assert_ok(pm_scenario_load("mixtral8x7b", &opts4, &s, &err), &err);
+    pm_scenario_release(&s);
+    const char *ov5[] = {"cluster.expert_parallel=2"};
+    pm_load_opts opts5 = {PM_TEST_DATA_DIR, ov5, 1};
+    assert_ok(pm_scenario_load("mixtral8x7b", &opts5, &s, &err), &err);
+    assert_int_equal(s.runtime.expert_parallel, PM_EP_ALL_TO_ALL);
     pm_scenario_release(&s);
     /* A value outside the enumeration names the choices. */
     ov2[1] = "runtime.paged_attention=sometimes";
