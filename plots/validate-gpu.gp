@@ -29,4 +29,5 @@ plot x with lines lc rgb "black" lw 1.5 title "predicted = measured", \
      data using (column("measured_s")):(sel("attention_us")) with points pt 4 ps 1.1 lc rgb "#d95f02" title "decode attention kernel", \
      data using (column("measured_s")):(sel("tpot_ms")) with points pt 7 ps 1.0 lc rgb "#7570b3" title "decode step (TPOT)", \
      data using (column("measured_s")):(sel("ttft_ms")) with points pt 5 ps 1.0 lc rgb "#e7298a" title "prefill (TTFT)", \
-     data using (column("measured_s")):(sel("e2e_s")) with points pt 9 ps 1.2 lc rgb "#66a61e" title "request (static batch)"
+     data using (column("measured_s")):(sel("e2e_s")) with points pt 9 ps 1.2 lc rgb "#66a61e" title "request (static batch)", \
+     data using (column("measured_s")):(sel("allreduce_us")) with points pt 3 ps 1.1 lc rgb "#a6761d" title "allreduce"

@@ -15,6 +15,11 @@
 #                             time the kernel alone (CUDA events, Kineto).
 #   attention_us              `timeline --phase decode --context I`: the row's model at batch B;
 #                             the Attention node. Launch cost 0, as above.
+#   allreduce_us              `timeline --phase prefill`: a synthetic two-layer model of hidden
+#                             size K (gemm_k) at I prompt tokens on the row's devices, cluster and
+#                             runtime; the first AllReduce node, whose message is I x K elements of
+#                             the activation type (the runtime's start-up included, as in an
+#                             engine's step).
 #
 # Rows marked `moe` in the status column are MoE models: they run like the others (status
 # `ok-moe` in the output) and stay out of the platforms' calibration, which fits dense rows
@@ -80,6 +85,16 @@ predict() {
             --phase decode --context "$i" --mode serial --set accelerator.kernel_launch_us=0 \
             "${dt[@]}" |
             csv_awk '$3 ~ /\.Attention$/ { printf "%.6g\n", v("end_us") - v("start_us") }'
+        ;;
+    allreduce_us)
+        "$pm" timeline --config llama8b --accelerator "$acc" --set cluster="$cluster" \
+            --devices "$dev" --batch 1 --seq $((i + 2)) --phase prefill --context "$i" \
+            --mode serial --set model.num_hidden_layers=2 --set model.hidden_size="$gk" \
+            --set model.num_attention_heads=$((gk / 128)) \
+            --set model.num_key_value_heads=$((gk / 128)) --set model.head_dim=128 \
+            --set model.intermediate_size=$((4 * gk)) --set workload.allreduce_dtype="$ad" \
+            "${rt[@]}" "${dt[@]}" |
+            csv_awk 'v("kind") == "AllReduce" && !done { printf "%.6g\n", v("end_us") - v("start_us"); done = 1 }'
         ;;
     tpot_ms | ttft_ms | e2e_s)
         local seq=$((i + o - 1)) steps=$((o - 1))

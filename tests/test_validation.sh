@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU validation points (data/validation/gpu.csv, the held-out gpu-holdout.csv, the
-# Splitwise grid splitwise-grid.csv and the vidur GEMM grid vidur-gemm.csv, issue 16): every row has the documented columns with valid values (docs/data-format.md, "Validation
+# Splitwise grid splitwise-grid.csv, the vidur GEMM grid vidur-gemm.csv and the vidur allreduce
+# grid vidur-allreduce.csv, issue 16): every row has the documented columns with valid values (docs/data-format.md, "Validation
 # points"), and names an accelerator, a cluster, a runtime and (but for the GEMM rows, whose
 # shape is in the row) a model that the tool loads: the scenario of each row resolves. Rows marked `moe` must name a model that either
 # loads or is refused by the tool because MoE is not modelled or not bundled yet, never a malformed
@@ -18,6 +19,8 @@ header="section,model,accelerator,cluster,devices,parallel,engine,runtime,weight
 # check FILE: prints one line per bad row, returns the number of bad rows (capped at 255). The
 # fields are checked in one awk pass; each distinct scenario (model, accelerator, cluster,
 # devices, runtime, datatypes) is resolved once, for all the rows that share it.
+# The metrics a row may name (docs/data-format.md, `metric`).
+metrics="tpot_ms ttft_ms e2e_s gemm_us attention_us allreduce_us"
 check() {
     local file=$1 bad=0
     if [ "$(head -n 1 "$file")" != "$header" ]; then
@@ -26,18 +29,18 @@ check() {
     fi
     # Per row: "LINE<TAB>bad<TAB>WHY", or "LINE<TAB>ok<TAB>model,acc,cluster,dev,runtime,wd,ad,kd".
     local checked
-    checked=$(awk -F, 'NR > 1 {
+    checked=$(awk -F, -v metric_re="^(${metrics// /|})$" 'NR > 1 {
         why = ""
         int_re = "^[1-9][0-9]*$"
         if (NF != 22) why = "expected 22 fields, got " NF
-        else if ($1 !~ /^[1-9]\.[0-9]+$/) why = "section: expected S.N, got " $1
+        else if ($1 !~ /^[1-9][0-9]?\.[0-9]+$/) why = "section: expected S.N, got " $1
         else if ($5 !~ int_re) why = "devices: expected an integer >= 1"
         else if ($12 !~ int_re) why = "batch: expected an integer >= 1"
         else if ($13 !~ /^[0-9]+$/ || $14 !~ /^[0-9]+$/) why = "input_tokens/output_tokens: expected integers"
         else if ($9 !~ /^(int8|fp8|bf16|fp16|fp32)$/) why = "datatype: got " $9
         else if ($10 !~ /^(int8|fp8|bf16|fp16|fp32)$/) why = "datatype: got " $10
         else if ($11 !~ /^(int8|fp8|bf16|fp16|fp32)$/) why = "datatype: got " $11
-        else if ($18 !~ /^(tpot_ms|ttft_ms|e2e_s|gemm_us|attention_us)$/) why = "metric: unknown " $18
+        else if ($18 !~ metric_re) why = "metric: unknown " $18
         else if ($19 !~ /^[0-9]+(\.[0-9]+)?$/ || !($19 > 0)) why = "measured: expected a positive number"
         else if ($20 !~ /^(ok|moe)$/) why = "status: expected ok or moe, got " $20
         else if (length($21) < 20) why = "source: too short"
@@ -46,6 +49,10 @@ check() {
         else if ($18 == "gemm_us") {
             if ($15 !~ int_re || $16 !~ int_re || $17 !~ int_re || $17 % 128 != 0) why = "gemm_m/n/k: expected integers, k a multiple of 128"
             else if ($2 != "-" || $8 != "kernel") why = "a GEMM row has model - and runtime kernel"
+        } else if ($18 == "allreduce_us") {
+            if ($15 != "" || $16 != "" || $17 !~ int_re || $17 % 128 != 0) why = "gemm_k: an allreduce row gives its hidden size there (a multiple of 128), gemm_m/n empty"
+            else if ($2 != "-" || $8 == "kernel") why = "an allreduce row has model - and a runtime (its collective library)"
+            else if ($13 < 1) why = "input_tokens: expected >= 1"
         } else {
             if ($15 != "" || $16 != "" || $17 != "") why = "gemm_m/n/k: only for gemm_us"
             else if ($13 < 1) why = "input_tokens: expected >= 1"
@@ -130,6 +137,26 @@ if [ -n "$(awk -F, 'FNR > 1 && $18 == "gemm_us" { k = $3 "," $15 "," $16 "," $17
     echo "FAIL: a vidur GEMM row repeats a shape of $csv: it is not held out"
     fail=1
 fi
+# The vidur allreduce grid (section 10: the held-out allreduce times of vidur's network profiling
+# tables, scripts/vidur-allreduce-rows.py; read by no calibration), allreduces only.
+ars="$root/data/validation/vidur-allreduce.csv"
+if ! check "$ars"; then
+    echo "FAIL: $ars has bad rows"
+    fail=1
+fi
+if awk -F, 'NR > 1 && ($1 !~ /^10\./ || $18 != "allreduce_us") { exit 1 }' "$ars" &&
+    ! grep -q '^10\.' "$csv" "$holdout" "$grid" "$gemms"; then :; else
+    echo "FAIL: the vidur allreduce rows are section 10, allreduces, and only there"
+    fail=1
+fi
+# Every metric a row may name is drawn by the figure (a metric without its series would be
+# counted in the summary and silently missing from the plot).
+for m in $metrics; do
+    if ! grep -q "sel(\"$m\")" "$root/plots/validate-gpu.gp"; then
+        echo "FAIL: plots/validate-gpu.gp draws no $m series"
+        fail=1
+    fi
+done
 if [ "$rows" -lt 80 ]; then
     echo "FAIL: $csv has $rows rows, the issue asks for at least 80"
     fail=1
@@ -174,6 +201,20 @@ if command -v gnuplot >/dev/null; then
         cat "$tmp/out/validate-gpu.csv" "$tmp/out/validate-gpu-summary.txt"; fail=1
     elif [ ! -s "$tmp/out/validate-gpu.png" ]; then
         echo "FAIL: scripts/validate-gpu.sh drew no figure"; fail=1
+    fi
+    # An allreduce row (section 10), by hand: 64 MiB (32,768 tokens x 1,024 x 2 B) over 8 A100s
+    # under vllm-2023 (NCCL's ring, 10 us start-up), nvlink3-nvswitch (300 GB/s x 0.772, 2 us a
+    # step): 2 x 7 x 2 us + 2 x 7 / 8 x 67,108,864 B / (300e9 x 0.772 B/s) + 10 us
+    # = 28 + 507.08 + 10 = 545.08 us.
+    { head -n 1 "$ars"; awk -F, '$3 == "a100-sxm-80gb" && $5 == 8 && $13 == 32768' "$ars"; } >"$tmp/ar.csv"
+    if ! PM="$pm" VALIDATION_CSV="$tmp/ar.csv" "$root/scripts/validate-gpu.sh" "$tmp/out-ar" \
+        >"$tmp/script-ar.log" 2>&1; then
+        echo "FAIL: scripts/validate-gpu.sh on an allreduce row:"; tail -5 "$tmp/script-ar.log"; fail=1
+    elif ! awk -F, '$7 == "allreduce_us" { n++; p = $9 } END {
+            want = 28 + 14 / 8 * 67108864 / (300e9 * 0.772) * 1e6 + 10
+            exit !(n == 1 && p / want - 1 < 1e-5 && want / p - 1 < 1e-5) }' "$tmp/out-ar/validate-gpu.csv"; then
+        echo "FAIL: the 64 MiB allreduce on 8 A100s is not 545.08 us by hand:"
+        cat "$tmp/out-ar/validate-gpu.csv"; fail=1
     fi
     # A request faster than reading the weights once per step at the HBM's peak (Llama-3-8B,
     # 15 GB over 1023 steps on an H100 take at least 1023 x 16.06e9 / 3.35e12 = 4.9 s: 1 s is
