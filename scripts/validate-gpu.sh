@@ -36,8 +36,9 @@
 #
 # Writes OUTDIR/validate-gpu.csv (one line per row: predicted, measured, signed relative error
 # predicted / measured - 1, and both in seconds for the figure), OUTDIR/validate-gpu-summary.txt
-# (`key value` lines: points, median_abs_error, p90_abs_error overall, per metric and per GPU,
-# refused, exceeds_hbm, below_bound) and OUTDIR/validate-gpu.png (plots/validate-gpu.gp: log-log, the +-25 % band).
+# (`key value` lines: points, median_abs_error, p90_abs_error and median_error (the signed
+# median: below 0, the model is fast) overall, per metric and per GPU; refused, exceeds_hbm,
+# below_bound) and OUTDIR/validate-gpu.png (plots/validate-gpu.gp: log-log, the +-25 % band).
 # Percentiles are nearest-rank: the p-th of n sorted values is the ceil(p n)-th.
 # Usage: scripts/validate-gpu.sh [OUTDIR]   (the tool is $PM, default build/src/cli/preserve-model;
 #   VALIDATION_CSV=FILE validates another file of the same format, e.g. a subset; VALIDATE_SET="K=V
@@ -172,16 +173,24 @@ done <"$data"
 
 # The summary: nearest-rank percentiles of |error| over the rows that ran (status ok or ok-moe).
 csv_awk '
-function stats(key, list,   k, a, c, i, j, t) {
-    c = split(list, a, " ")
+function sort(a, c,   i, j, t) {
     for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+}
+function rank(c, p) { return int(c * p + 0.999999) < 1 ? 1 : int(c * p + 0.999999) }
+# One group: |errors| in list, the signed errors in signed (the same rows).
+function stats(key, list, signed,   a, b, c) {
+    c = split(list, a, " ")
+    split(signed, b, " ")
+    sort(a, c)
+    sort(b, c)
     printf "%spoints %d\n", key, c
     if (c == 0) { # no row to rank: no number, rather than a 0 that reads as a perfect fit
-        printf "%smedian_abs_error n/a\n%sp90_abs_error n/a\n", key, key
+        printf "%smedian_abs_error n/a\n%sp90_abs_error n/a\n%smedian_error n/a\n", key, key, key
         return
     }
-    printf "%smedian_abs_error %.4f\n", key, a[int(c * 0.5 + 0.999999) < 1 ? 1 : int(c * 0.5 + 0.999999)]
-    printf "%sp90_abs_error %.4f\n", key, a[int(c * 0.9 + 0.999999) < 1 ? 1 : int(c * 0.9 + 0.999999)]
+    printf "%smedian_abs_error %.4f\n", key, a[rank(c, 0.5)]
+    printf "%sp90_abs_error %.4f\n", key, a[rank(c, 0.9)]
+    printf "%smedian_error %.4f\n", key, b[rank(c, 0.5)]
 }
 {
     if (v("status") == "refused") { refused++; next }
@@ -189,20 +198,23 @@ function stats(key, list,   k, a, c, i, j, t) {
     if (v("status") == "below-bound") { below++; next }
     e = v("error") < 0 ? -v("error") : v("error")
     all = all " " e
+    sall = sall " " v("error")
     bym[v("metric")] = bym[v("metric")] " " e
+    sbym[v("metric")] = sbym[v("metric")] " " v("error")
     byg[v("accelerator")] = byg[v("accelerator")] " " e
+    sbyg[v("accelerator")] = sbyg[v("accelerator")] " " v("error")
     if (e <= 0.25) inside++
 }
 END {
-    stats("", all)
+    stats("", all, sall)
     n_all = split(all, _x, " ")
     if (n_all > 0) printf "within_25pct_frac %.4f\n", inside / n_all
     else print "within_25pct_frac n/a"
     printf "refused %d\n", refused + 0
     printf "exceeds_hbm %d\n", exceeds + 0
     printf "below_bound %d\n", below + 0
-    for (k in bym) stats("metric." k ".", bym[k])
-    for (k in byg) stats("gpu." k ".", byg[k])
+    for (k in bym) stats("metric." k ".", bym[k], sbym[k])
+    for (k in byg) stats("gpu." k ".", byg[k], sbyg[k])
 }' "$csv" >"$summary.tmp"
 # The overall lines first (in the order above), then per metric and per GPU in name order.
 { awk '$1 !~ /\./' "$summary.tmp"; awk '$1 ~ /^metric\./' "$summary.tmp" | sort -s -k1,1
