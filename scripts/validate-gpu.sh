@@ -177,10 +177,10 @@ function sort(a, c,   i, j, t) {
     for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
 }
 function rank(c, p) { return int(c * p + 0.999999) < 1 ? 1 : int(c * p + 0.999999) }
-# One group: |errors| in list, the signed errors in signed (the same rows).
-function stats(key, list, signed,   a, b, c) {
-    c = split(list, a, " ")
-    split(signed, b, " ")
+# One group: its signed errors in list; a holds their magnitudes, b the errors themselves.
+function stats(key, list,   a, b, c, i) {
+    c = split(list, b, " ")
+    for (i = 1; i <= c; i++) a[i] = b[i] < 0 ? -b[i] : b[i]
     sort(a, c)
     sort(b, c)
     printf "%spoints %d\n", key, c
@@ -196,25 +196,22 @@ function stats(key, list, signed,   a, b, c) {
     if (v("status") == "refused") { refused++; next }
     if (v("status") == "exceeds-hbm") { exceeds++; next }
     if (v("status") == "below-bound") { below++; next }
-    e = v("error") < 0 ? -v("error") : v("error")
+    e = v("error")
     all = all " " e
-    sall = sall " " v("error")
     bym[v("metric")] = bym[v("metric")] " " e
-    sbym[v("metric")] = sbym[v("metric")] " " v("error")
     byg[v("accelerator")] = byg[v("accelerator")] " " e
-    sbyg[v("accelerator")] = sbyg[v("accelerator")] " " v("error")
-    if (e <= 0.25) inside++
+    if (e <= 0.25 && e >= -0.25) inside++
 }
 END {
-    stats("", all, sall)
+    stats("", all)
     n_all = split(all, _x, " ")
     if (n_all > 0) printf "within_25pct_frac %.4f\n", inside / n_all
     else print "within_25pct_frac n/a"
     printf "refused %d\n", refused + 0
     printf "exceeds_hbm %d\n", exceeds + 0
     printf "below_bound %d\n", below + 0
-    for (k in bym) stats("metric." k ".", bym[k], sbym[k])
-    for (k in byg) stats("gpu." k ".", byg[k], sbyg[k])
+    for (k in bym) stats("metric." k ".", bym[k])
+    for (k in byg) stats("gpu." k ".", byg[k])
 }' "$csv" >"$summary.tmp"
 # The overall lines first (in the order above), then per metric and per GPU in name order.
 { awk '$1 !~ /\./' "$summary.tmp"; awk '$1 ~ /^metric\./' "$summary.tmp" | sort -s -k1,1

@@ -186,14 +186,17 @@ if command -v gnuplot >/dev/null; then
         >"$tmp/script.log" 2>&1; then
         echo "FAIL: scripts/validate-gpu.sh on three rows:"; tail -5 "$tmp/script.log"; fail=1
     elif ! awk -F, '
+        function isort(x, c,   i, j, t) {
+            for (i = 2; i <= c; i++) { t = x[i]; for (j = i - 1; j >= 1 && x[j] > t; j--) x[j + 1] = x[j]; x[j + 1] = t }
+        }
         FNR == 1 && FILENAME ~ /csv$/ { next }
         FILENAME ~ /csv$/ && $1 != "section" {
             n++; e = $9 / $8 - 1; if (e - $10 > 1e-4 || $10 - e > 1e-4) bad = 1
             a[n] = e < 0 ? -e : e; b[n] = e }
         FILENAME ~ /txt$/ { split($0, kv, " "); s[kv[1]] = kv[2] }
         END {
-            for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-            for (i = 2; i <= n; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }
+            isort(a, n)
+            isort(b, n)
             if (n != 3 || bad || s["points"] != 3) exit 1
             if (s["median_error"] - b[2] > 1e-4 || b[2] - s["median_error"] > 1e-4) exit 1
             if (s["median_abs_error"] - a[2] > 1e-4 || a[2] - s["median_abs_error"] > 1e-4) exit 1
