@@ -46,6 +46,9 @@ check help-sweep-option 0 "Usage: preserve-model --sweep AXIS[=R]" "$pm" --sweep
 check help-optimize 0 "Usage: preserve-model --optimize AXIS[=LO:HI]" "$pm" help optimize
 check help-optimize-option 0 "--objective O" "$pm" --optimize l2 --help
 check help-overview 0 "Commands ('preserve-model help COMMAND'" "$pm" --help
+# An option whose name and argument fill the column has its help on the next line (it was
+# glued to it: "--optimize AXIS[=LO:HI]the value ...").
+lacks help-wide-head "AXIS[=LO:HI]the" "$pm" --help
 # A command's help lists its own options, not the others'.
 check help-explain-context 0 "--context N" "$pm" explain --help
 lacks help-explain-no-devlist "--devices-list" "$pm" explain --help

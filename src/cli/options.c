@@ -237,7 +237,11 @@ static void print_option(FILE *f, const cli_option *o, const cli_command *cmd)
     } else {
         snprintf(help, sizeof help, "%s", o->help);
     }
-    fprintf(f, "  %-26s", head);
+    /* A head as wide as the column gets its help on the next line, not glued to it. */
+    if (strlen(head) >= 26)
+        fprintf(f, "  %s\n%28s", head, "");
+    else
+        fprintf(f, "  %-26s", head);
     print_wrapped(f, 28, help);
 }
 
