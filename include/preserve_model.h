@@ -156,6 +156,13 @@ typedef struct pm_model {
     int moe_period;           /* MoE every moe_period-th layer (moe_layer_freq,
                                  decoder_sparse_step, interleave_moe_layer_step); 0 acts as 1 */
     int moe_phase;            /* which layer of the period is MoE, 0..moe_period - 1 */
+    /* The checkpoint's weight format where a HuggingFace config states one (its
+     * quantization_config). It describes the published files, not the run: the workload's
+     * weight_dtype is what is modelled, and pm_scenario_warning says when the two differ. */
+    char quant_method[32]; /* quantization_config.quant_method ("fp8", "awq", "mxfp4"); "": none */
+    double quant_bits;     /* bits per stored weight the method states (4, 8); 0: not stated, or
+                              mixed across the config's groups */
+    bool quant_float;      /* those weights are floating point (fp8, fp4), not integers */
 } pm_model;
 
 /** Whether layer `layer` (0-based) of m attends through its sliding window. */
@@ -603,6 +610,18 @@ PM_API void pm_scenario_release(pm_scenario *s);
  * platform or s is NULL. Front ends warn with it; the model itself computes either way.
  */
 PM_API bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n);
+
+/**
+ * The i-th (from 0) of the warnings every front end gives about s: the model computes either
+ * way, but the estimate may not be of what the user meant. In order: the platform mismatch
+ * above; a sequence beyond the model's max_position_embeddings; a checkpoint whose
+ * quantization_config states a weight format other than the workload's weight_dtype (or one
+ * below 8 bits, which is not modelled); and each HuggingFace key that was not recognised
+ * (assumed not to change cost). Writes the i-th as one line (at most n bytes, NUL included;
+ * nothing when note is NULL) and returns true, or returns false when there are at most i
+ * warnings or s is NULL. Enumerate with `for (i = 0; pm_scenario_warning(s, i, buf, n); i++)`.
+ */
+PM_API bool pm_scenario_warning(const pm_scenario *s, size_t i, char *note, size_t n);
 
 /**
  * The factor s's runtime puts on the decode-attention kernel's KV read efficiency where it

@@ -222,7 +222,6 @@ static const hf_key_note hf_ignored[] = {
     {"mm_tokens_per_image", "image tokens: the vision tower is not modelled"},
     {"torch_dtype", "the datatypes come from the workload"},
     {"dtype", "the datatypes come from the workload"},
-    {"quantization_config", "the weight datatype comes from the workload"},
     {"transformers_version", "metadata"},
     {"architectures", "metadata"},
     {"model_type", "metadata (the family sets defaults)"},
@@ -1283,6 +1282,110 @@ static pm_status hf_open_layout(pm_obj *mo, pm_obj *attn, pm_obj *ffn, hf_layout
     return dbrx_refuse(attn, ffn);
 }
 
+/* The weights' bits and kind a quantization_config states by its method alone. */
+static const struct {
+    const char *method;
+    double bits;
+    bool is_float;
+} quant_fixed[] = {
+    {"fp8", 8, true},    /* transformers' FineGrainedFP8Config (DeepSeek-V3, Qwen3-FP8) */
+    {"fbgemm_fp8", 8, true},
+    {"mxfp4", 4, true},  /* gpt-oss: MXFP4 experts */
+    {"eetq", 8, false},
+    {"bitnet", 2, false}, /* ternary weights, four to a byte */
+};
+
+/* The bits and kind of compressed-tensors' weights: every group of config_groups that
+ * quantises weights must state the same num_bits and type, else the format is mixed (0). */
+static void quant_groups(const cJSON *q, pm_model *m)
+{
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(q, "config_groups");
+    double bits = 0.0;
+    bool is_float = false, first = true;
+    for (const cJSON *g = cJSON_IsObject(groups) ? groups->child : NULL; g; g = g->next) {
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(g, "weights");
+        if (!cJSON_IsObject(w))
+            continue; /* a group that quantises only activations or the KV cache */
+        const cJSON *nb = cJSON_GetObjectItemCaseSensitive(w, "num_bits");
+        const char *type = json_string(w, "type");
+        const double b = cJSON_IsNumber(nb) ? nb->valuedouble : 0.0;
+        const bool f = type && strcmp(type, "float") == 0;
+        if (first) {
+            bits = b;
+            is_float = f;
+            first = false;
+        } else if (b < bits || b > bits || f != is_float) {
+            bits = 0.0;
+        }
+    }
+    m->quant_bits = bits;
+    m->quant_float = bits > 0 && is_float;
+}
+
+/* The checkpoint's weight format from a HuggingFace quantization_config (of the config, or of
+ * its text_config): the method (transformers' quant_method) and, where the method or its keys
+ * state them, the stored weights' bits and kind. What is modelled stays the workload's
+ * weight_dtype; pm_scenario_warning compares the two. */
+static pm_status hf_read_quantization(pm_obj *o, pm_obj *text, bool wrapped, pm_model *m)
+{
+    pm_obj_declare(o, "quantization_config", PM_DIM_NONE); /* null: not quantised */
+    if (wrapped)
+        pm_obj_declare(text, "quantization_config", PM_DIM_NONE);
+    pm_obj *host = o;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, "quantization_config");
+    if ((!it || cJSON_IsNull(it)) && wrapped) {
+        host = text;
+        it = cJSON_GetObjectItemCaseSensitive(text->json, "quantization_config");
+    }
+    if (!it || cJSON_IsNull(it))
+        return PM_OK;
+    pm_obj q;
+    const char *method = NULL;
+    pm_status st = pm_obj_child(host, "quantization_config", true, &q, NULL);
+    if (st != PM_OK || (st = pm_obj_string(&q, "quant_method", true, &method)) != PM_OK ||
+        (st = pm_obj_name_fits(&q, "quant_method", method, sizeof m->quant_method)) != PM_OK)
+        return st;
+    pm_strlcpy(m->quant_method, method, sizeof m->quant_method);
+    for (size_t i = 0; i < PM_ARRAY_LEN(quant_fixed); i++)
+        if (strcmp(method, quant_fixed[i].method) == 0) {
+            m->quant_bits = quant_fixed[i].bits;
+            m->quant_float = quant_fixed[i].is_float;
+        }
+    long bits = 0;
+    bool b4 = false, b8 = false;
+    if (strcmp(method, "awq") == 0 || strcmp(method, "gptq") == 0) {
+        if ((st = pm_obj_int(&q, "bits", true, 1, 16, &bits)) != PM_OK)
+            return st;
+        m->quant_bits = (double)bits;
+    } else if (strcmp(method, "bitsandbytes") == 0) {
+        if ((st = pm_obj_bool(&q, "load_in_4bit", false, &b4)) != PM_OK ||
+            (st = pm_obj_bool(&q, "load_in_8bit", false, &b8)) != PM_OK)
+            return st;
+        m->quant_bits = b4 && !b8 ? 4.0 : b8 && !b4 ? 8.0 : 0.0;
+    } else if (strcmp(method, "compressed-tensors") == 0) {
+        quant_groups(q.json, m);
+    } else if (strcmp(method, "modelopt") == 0) { /* NVIDIA ModelOpt's quant_algo */
+        const char *algo = json_string(q.json, "quant_algo");
+        const bool fp8 = algo && strcmp(algo, "FP8") == 0, fp4 = algo && strcmp(algo, "NVFP4") == 0;
+        m->quant_bits = fp8 ? 8.0 : fp4 ? 4.0 : 0.0;
+        m->quant_float = fp8 || fp4;
+    }
+    char why[200];
+    if (m->quant_bits > 0)
+        snprintf(why, sizeof why,
+                 "the checkpoint's weights: %g-bit %s (quant_method \"%s\"); the workload's "
+                 "weight_dtype is what is modelled (a warning when they differ)",
+                 m->quant_bits, m->quant_float ? "floats" : "integers", method);
+    else
+        snprintf(why, sizeof why,
+                 "the checkpoint's weights: quantised by quant_method \"%s\", in a format the "
+                 "reader does not size; the workload's weight_dtype is what is modelled (a "
+                 "warning)",
+                 method);
+    return pm_obj_record(host, "quantization_config", m->quant_bits > 0 ? m->quant_bits : NAN,
+                         "1", why, "ignored");
+}
+
 /* The model's name: its "name"; in a HuggingFace file without one, the checkpoint's
  * (_name_or_path: the last part of a path that does not fit, "meta-llama/Llama-3.1-8B" stays
  * whole) or its model_type. A name that does not fit is refused, never cut. */
@@ -1352,7 +1455,8 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
         (st = hf_check_family(o, &text, wrapped)) != PM_OK ||
         (st = hf_check_aliases(mo)) != PM_OK ||
         (st = hf_open_layout(mo, &attn, &ffn, &l)) != PM_OK ||
-        (st = read_model_fields(mo, &l, m, true)) != PM_OK)
+        (st = read_model_fields(mo, &l, m, true)) != PM_OK ||
+        (st = hf_read_quantization(o, &text, wrapped, m)) != PM_OK)
         return st;
     if (l.dbrx && ((st = hf_finish(&attn, NULL)) != PM_OK || (st = hf_finish(&ffn, NULL)) != PM_OK))
         return st;

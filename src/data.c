@@ -928,3 +928,87 @@ bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n)
     }
     return true;
 }
+
+/* The weight datatype whose elements the checkpoint's quantization_config stores, or
+ * PM_DTYPE_COUNT when none does (below 8 bits, not sized, or no quantization_config). */
+static pm_dtype checkpoint_dtype(const pm_model *m)
+{
+    for (int d = 0; d < PM_DTYPE_COUNT; d++) {
+        const double bits = 8.0 * pm_dtype_bytes((pm_dtype)d);
+        if (m->quant_bits < bits || m->quant_bits > bits)
+            continue;
+        if (bits > 8.0 || (d == PM_DTYPE_FP8) == m->quant_float)
+            return (pm_dtype)d; /* 8 bits: integers or floats; wider: the first float type */
+    }
+    return PM_DTYPE_COUNT;
+}
+
+/* The checkpoint's warning: its quantization_config states weights other than the workload's
+ * (by bits and kind), or weights the model has no datatype for. */
+static bool checkpoint_warning(const pm_scenario *s, char *note, size_t n)
+{
+    const pm_model *m = &s->model;
+    if (!m->quant_method[0])
+        return false;
+    const pm_dtype d = checkpoint_dtype(m), w = s->workload.weight_dtype;
+    const bool wide = d == PM_DTYPE_BF16 || d == PM_DTYPE_FP16;
+    if (d == w || (wide && (w == PM_DTYPE_BF16 || w == PM_DTYPE_FP16)))
+        return false;
+    if (!note || n == 0)
+        return true;
+    const char *file = "";
+    for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
+        const pm_param_info *p = pm_scenario_param(s, i);
+        const size_t len = strlen(p->path), k = strlen("quantization_config");
+        if (strncmp(p->path, "$.model", 7) == 0 && len >= k &&
+            strcmp(p->path + len - k, "quantization_config") == 0)
+            file = p->file;
+    }
+    char what[96];
+    if (m->quant_bits > 0)
+        snprintf(what, sizeof what, "are %g-bit %s", m->quant_bits,
+                 m->quant_float ? "floats" : "integers");
+    else
+        snprintf(what, sizeof what, "are in a format the reader does not size");
+    char tail[96] = "";
+    if (d != PM_DTYPE_COUNT)
+        snprintf(tail, sizeof tail, " (weight_dtype %s models the checkpoint as published)",
+                 pm_dtype_name(d));
+    else if (m->quant_bits > 0)
+        snprintf(tail, sizeof tail, ": weights below 8 bits are not modelled");
+    snprintf(note, n,
+             "model %s%s%s%s: the checkpoint's weights %s (quantization_config's quant_method "
+             "\"%s\"); modelled as %s, the workload's weight_dtype%s",
+             m->name, file[0] ? " (" : "", file, file[0] ? ")" : "", what, m->quant_method,
+             pm_dtype_name(w), tail);
+    return true;
+}
+
+bool pm_scenario_warning(const pm_scenario *s, size_t i, char *note, size_t n)
+{
+    if (!s)
+        return false;
+    char *out = note && n > 0 ? note : NULL;
+    size_t k = 0; /* the warnings before the one looked at */
+    if (pm_scenario_platform_mismatch(s, i == k ? out : NULL, n) && k++ == i)
+        return true;
+    const int max_pos = s->model.max_position_embeddings;
+    if (max_pos > 0 && s->workload.seq_len > max_pos && k++ == i) {
+        if (out)
+            snprintf(out, n, "sequence length %lld exceeds the model's max_position_embeddings %d",
+                     (long long)s->workload.seq_len, max_pos);
+        return true;
+    }
+    if (checkpoint_warning(s, i == k ? out : NULL, n) && k++ == i)
+        return true;
+    for (size_t j = 0; j < pm_scenario_param_count(s); j++) {
+        const pm_param_info *p = pm_scenario_param(s, j);
+        if (strcmp(p->origin, "ignored") != 0 || !strstr(p->source, "not recognised") || k++ != i)
+            continue;
+        if (out)
+            snprintf(out, n, "%s: %s: key not recognised, assumed not to change cost", p->file,
+                     p->path);
+        return true;
+    }
+    return false;
+}

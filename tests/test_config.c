@@ -1262,6 +1262,161 @@ static void test_set_override_in_another_unit_replaces_the_quantity(void **state
     pm_scenario_release(&s);
 }
 
+/* Writes Llama-3.2-1B's published config with `extra` (keys and a trailing comma) added and
+ * loads the llama70b scenario (int8 weights) on it with the overrides sets (n of them). */
+static pm_status load_llama1b_with(const char *extra, const char *const *sets, size_t n,
+                                   pm_scenario *s, pm_error *err)
+{
+    char *base = slurp(PM_TEST_CONFIG_DIR "/hf-families/llama3.2-1b-config.json");
+    char with[512], model[600];
+    snprintf(with, sizeof with, "%s \"architectures\"", extra);
+    char *text = subst(base, "\"architectures\"", with);
+    char path[512];
+    write_tmp("quant-config.json", text, path, sizeof path);
+    free(text);
+    free(base);
+    const char *all[8];
+    snprintf(model, sizeof model, "model=%s", path);
+    all[0] = model;
+    for (size_t i = 0; i < n && i < 7; i++)
+        all[i + 1] = sets[i];
+    pm_load_opts o = {PM_TEST_DATA_DIR, all, n + 1};
+    return pm_scenario_load("llama70b", &o, s, err);
+}
+
+/* The checkpoint warning of s (the one warning these scenarios may have), or "". */
+static const char *checkpoint_note(const pm_scenario *s, char *note, size_t n)
+{
+    for (size_t i = 0; pm_scenario_warning(s, i, note, n); i++)
+        if (strstr(note, "quantization_config"))
+            return note;
+    return "";
+}
+
+/* A HuggingFace config's quantization_config describes the published checkpoint: its weights'
+ * bits and kind are read from transformers' quant_method and keys, the workload's weight_dtype
+ * stays what is modelled, and a difference is a warning, never silent. */
+static void test_checkpoint_quantization_is_read_and_warned(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    char note[512];
+    /* DeepSeek-V3's block-wise fp8 (FineGrainedFP8Config): 8-bit floats, modelled as int8. */
+    const char *fp8 = "\"quantization_config\": {\"quant_method\": \"fp8\", \"fmt\": \"e4m3\", "
+                      "\"activation_scheme\": \"dynamic\", \"weight_block_size\": [128, 128]},";
+    assert_ok(load_llama1b_with(fp8, NULL, 0, &s, &err), &err);
+    assert_string_equal(s.model.quant_method, "fp8");
+    assert_rel(s.model.quant_bits, 8.0, EXACT);
+    assert_true(s.model.quant_float);
+    assert_int_equal(s.workload.weight_dtype, PM_DTYPE_INT8);
+    checkpoint_note(&s, note, sizeof note);
+    assert_non_null(strstr(note, "the checkpoint's weights are 8-bit floats"));
+    assert_non_null(strstr(note, "quant_method \"fp8\"); modelled as int8"));
+    assert_non_null(strstr(note, "weight_dtype fp8 models the checkpoint as published"));
+    assert_non_null(strstr(note, "quant-config.json"));
+    pm_scenario_release(&s);
+    const char *as_fp8[] = {"workload.weight_dtype=fp8", "workload.act_dtype=fp8",
+                            "accelerator=h100-sxm", "cluster=nvlink4-nvswitch"};
+    assert_ok(load_llama1b_with(fp8, as_fp8, 4, &s, &err), &err);
+    assert_string_equal(checkpoint_note(&s, note, sizeof note), "");
+    pm_scenario_release(&s);
+    /* AWQ at 4 bits: integers the model has no datatype for. */
+    assert_ok(load_llama1b_with("\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": "
+                                "4, \"group_size\": 128, \"version\": \"gemm\"},",
+                                NULL, 0, &s, &err),
+              &err);
+    assert_rel(s.model.quant_bits, 4.0, EXACT);
+    assert_false(s.model.quant_float);
+    checkpoint_note(&s, note, sizeof note);
+    assert_non_null(strstr(note, "are 4-bit integers"));
+    assert_non_null(strstr(note, "weights below 8 bits are not modelled"));
+    pm_scenario_release(&s);
+    /* bitsandbytes 8-bit: int8 integers, the workload's own: no warning. */
+    assert_ok(load_llama1b_with("\"quantization_config\": {\"quant_method\": \"bitsandbytes\", "
+                                "\"load_in_8bit\": true, \"load_in_4bit\": false},",
+                                NULL, 0, &s, &err),
+              &err);
+    assert_rel(s.model.quant_bits, 8.0, EXACT);
+    assert_false(s.model.quant_float);
+    assert_string_equal(checkpoint_note(&s, note, sizeof note), "");
+    pm_scenario_release(&s);
+    /* compressed-tensors: one group of 8-bit float weights (its activations' group aside) ... */
+    assert_ok(load_llama1b_with(
+                  "\"quantization_config\": {\"quant_method\": \"compressed-tensors\", "
+                  "\"config_groups\": {\"group_0\": {\"weights\": {\"num_bits\": 8, \"type\": "
+                  "\"float\"}, \"input_activations\": {\"num_bits\": 8}}, \"group_1\": "
+                  "{\"input_activations\": {\"num_bits\": 8, \"type\": \"float\"}}}},",
+                  NULL, 0, &s, &err),
+              &err);
+    assert_rel(s.model.quant_bits, 8.0, EXACT);
+    assert_true(s.model.quant_float);
+    pm_scenario_release(&s);
+    /* ... and groups of 8-bit floats and 4-bit integers: mixed, not sized, still warned. */
+    assert_ok(load_llama1b_with(
+                  "\"quantization_config\": {\"quant_method\": \"compressed-tensors\", "
+                  "\"config_groups\": {\"group_0\": {\"weights\": {\"num_bits\": 8, \"type\": "
+                  "\"float\"}}, \"group_1\": {\"weights\": {\"num_bits\": 4, \"type\": "
+                  "\"int\"}}}},",
+                  NULL, 0, &s, &err),
+              &err);
+    assert_rel(s.model.quant_bits, 0.0, EXACT);
+    checkpoint_note(&s, note, sizeof note);
+    assert_non_null(strstr(note, "are in a format the reader does not size"));
+    pm_scenario_release(&s);
+    /* NVIDIA ModelOpt's NVFP4: 4-bit floats. */
+    assert_ok(load_llama1b_with("\"quantization_config\": {\"quant_method\": \"modelopt\", "
+                                "\"quant_algo\": \"NVFP4\"},",
+                                NULL, 0, &s, &err),
+              &err);
+    assert_rel(s.model.quant_bits, 4.0, EXACT);
+    assert_true(s.model.quant_float);
+    pm_scenario_release(&s);
+    /* null: not quantised; neither a warning nor an unrecognised key. */
+    assert_ok(load_llama1b_with("\"quantization_config\": null,", NULL, 0, &s, &err), &err);
+    assert_string_equal(s.model.quant_method, "");
+    assert_false(pm_scenario_warning(&s, 0, note, sizeof note));
+    pm_scenario_release(&s);
+    /* What transformers itself requires is required here: GPTQ's bits, a quant_method. */
+    assert_fails(load_llama1b_with("\"quantization_config\": {\"quant_method\": \"gptq\"},", NULL,
+                                   0, &s, &err),
+                 &err, PM_ERR_MISSING, NULL, "$.quantization_config.bits", "bits");
+    assert_fails(load_llama1b_with("\"quantization_config\": {\"bits\": 4},", NULL, 0, &s, &err),
+                 &err, PM_ERR_MISSING, NULL, "$.quantization_config.quant_method",
+                 "quant_method");
+    assert_fails(load_llama1b_with("\"quantization_config\": \"fp8\",", NULL, 0, &s, &err), &err,
+                 PM_ERR_TYPE, NULL, "$.quantization_config", "expected an object");
+}
+
+/* Every warning in one list, in its order: the platform, the trained context, the checkpoint,
+ * then each unrecognised key; the list ends, and a NULL note only counts. */
+static void test_scenario_warnings_are_listed_in_order(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    char note[512];
+    const char *sets[] = {"accelerator=h100-sxm", "workload.seq_len=200000"};
+    assert_ok(load_llama1b_with("\"zorblat_mode\": 3, \"quantization_config\": {\"quant_method\": "
+                                "\"mxfp4\"},",
+                                sets, 2, &s, &err),
+              &err);
+    const char *want[] = {"cluster hccs-full-mesh is of platform ascend",
+                          "sequence length 200000 exceeds the model's max_position_embeddings "
+                          "131072",
+                          "are 4-bit floats (quantization_config's quant_method \"mxfp4\")",
+                          "$.model.zorblat_mode: key not recognised, assumed not to change cost"};
+    for (size_t i = 0; i < PM_ARRAY_LEN(want); i++) {
+        assert_true(pm_scenario_warning(&s, i, note, sizeof note));
+        if (!strstr(note, want[i]))
+            fail_msg("warning %zu: \"%s\" lacks \"%s\"", i, note, want[i]);
+        assert_true(pm_scenario_warning(&s, i, NULL, 0));
+    }
+    assert_false(pm_scenario_warning(&s, PM_ARRAY_LEN(want), note, sizeof note));
+    pm_scenario_release(&s);
+    assert_false(pm_scenario_warning(NULL, 0, note, sizeof note));
+}
+
 /* The bundled accelerators and clusters name their platform: the llama70b scenario with the
  * H100 keeps its Ascend HCCS cluster and is flagged, with the H100's own cluster named. */
 static void test_platform_mismatch_is_flagged(void **state)
@@ -3081,6 +3236,8 @@ int main(void)
         cmocka_unit_test(test_set_override_in_another_unit_replaces_the_quantity),
         cmocka_unit_test(test_set_override_accepts_count_multipliers),
         cmocka_unit_test(test_platform_mismatch_is_flagged),
+        cmocka_unit_test(test_checkpoint_quantization_is_read_and_warned),
+        cmocka_unit_test(test_scenario_warnings_are_listed_in_order),
         cmocka_unit_test(test_set_override_with_invalid_value_names_the_override),
         cmocka_unit_test(test_set_override_without_equals_is_rejected),
         cmocka_unit_test(test_set_override_applies_to_component_loads),

@@ -177,6 +177,16 @@ for s in $("$pm" list scenarios); do
     lacks "platform-shipped-$s" "warning: cluster" "$pm" --config "$s"
 done
 
+# ---- a checkpoint quantised otherwise than the workload ----------------------------------------
+# gpt-oss's published config states MXFP4 experts; the llama70b scenario's workload is int8.
+oss="$root/tests/configs/hf/gpt-oss-20b-config.json"
+check checkpoint-warning 0 "warning: model gpt_oss ($oss): the checkpoint's weights are 4-bit floats (quantization_config's quant_method \"mxfp4\"); modelled as int8, the workload's weight_dtype: weights below 8 bits are not modelled" \
+    "$pm" --model "$oss" --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4
+check checkpoint-resolve 0 '$.model.quantization_config,4,1,ignored' "$pm" resolve --model "$oss"
+for s in $("$pm" list scenarios); do
+    lacks "checkpoint-shipped-$s" "quantization_config" "$pm" --config "$s"
+done
+
 # ---- token counts: k = 1024 ----------------------------------------------------------------
 check seq-16k 0 "sequence 16384 =" "$pm" --seq 16k                      # 16 x 1024
 check seq-1M 0 "sequence 1048576 =" "$pm" --config llama8b --seq 1M     # 1024^2

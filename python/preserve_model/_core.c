@@ -125,13 +125,14 @@ static int load(const char *config, PyObject *overrides, const char *data_dir, p
         raise_error(&err);
         return -1;
     }
-    /* The tool's warning, as a Python warning (an error when warnings are errors). */
-    char note[400];
-    if (pm_scenario_platform_mismatch(s, note, sizeof note) &&
-        PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0) {
-        pm_scenario_release(s);
-        return -1;
-    }
+    /* The tool's warnings (pm_scenario_warning), as Python warnings (errors when warnings are
+     * errors). */
+    char note[512];
+    for (size_t i = 0; pm_scenario_warning(s, i, note, sizeof note); i++)
+        if (PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0) {
+            pm_scenario_release(s);
+            return -1;
+        }
     return 0;
 }
 

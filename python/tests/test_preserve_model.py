@@ -83,6 +83,20 @@ def test_a_cluster_of_another_platform_warns():
         pm.estimate("llama70b", accelerator="h100-sxm")
 
 
+def test_the_tools_other_warnings_are_python_warnings():
+    # The CLI's list (pm_scenario_warning): a checkpoint's stated weights that the run does not
+    # model (gpt-oss's MXFP4 experts at the scenario's int8), and a sequence beyond the
+    # model's trained context.
+    gpt_oss = os.path.join(SOURCE, "tests", "configs", "hf", "gpt-oss-20b-config.json")
+    with pytest.warns(UserWarning, match=r'weights are 4-bit floats .*quant_method "mxfp4"'
+                      r".*modelled as int8.*below 8 bits are not modelled"):
+        pm.estimate("llama70b", model=gpt_oss, accelerator="h100-sxm",
+                    cluster="nvlink4-nvswitch", devices=4)
+    with pytest.warns(UserWarning, match="exceeds the model's max_position_embeddings 131072"):
+        pm.estimate("llama70b", model=gpt_oss, accelerator="h100-sxm",
+                    cluster="nvlink4-nvswitch", devices=4, seq="256k")
+
+
 def test_cluster_and_ep_shortcuts_are_the_clis():
     # --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4: no platform warning, and
     # the cluster's own name in the inputs; ep as --ep on a MoE model.

@@ -187,21 +187,11 @@ int load(const cli *c, pm_scenario *s)
     pm_error err;
     if (pm_scenario_load(c->config, &o, s, &err) != PM_OK)
         return config_error(&err);
-    /* What-ifs beyond the trained context stay possible, but not silently. */
-    const int max_pos = s->model.max_position_embeddings;
-    if (max_pos > 0 && s->workload.seq_len > max_pos)
-        fprintf(stderr,
-                "warning: sequence length %lld exceeds the model's max_position_embeddings %d\n",
-                (long long)s->workload.seq_len, max_pos);
-    char note[400];
-    if (pm_scenario_platform_mismatch(s, note, sizeof note))
+    /* What the estimate may not be of what the user meant (the library's list, which the Python
+     * module warns with too): computed either way, but not silently. */
+    char note[512];
+    for (size_t i = 0; pm_scenario_warning(s, i, note, sizeof note); i++)
         fprintf(stderr, "warning: %s\n", note);
-    for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
-        const pm_param_info *p = pm_scenario_param(s, i);
-        if (strcmp(p->origin, "ignored") == 0 && strstr(p->source, "not recognised"))
-            fprintf(stderr, "warning: %s: %s: key not recognised, assumed not to change cost\n",
-                    p->file, p->path);
-    }
     return 0;
 }
 
