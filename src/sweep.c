@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,11 +215,15 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
         for (int i = 0; i < PM_AXIS_COUNT; i++)
             names[i] = axes[i].name;
         const char *near = pm_suggest(name, names, PM_AXIS_COUNT);
+        char list[160] = ""; /* the axes' names from their table: "l2, l2_bw, ... or ep" */
+        for (int i = 0; i < PM_AXIS_COUNT; i++) {
+            const size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%s",
+                     i == 0 ? "" : i == PM_AXIS_COUNT - 1 ? " or " : ", ", names[i]);
+        }
         return pm_fail(err, PM_ERR_VALUE, "--sweep", spec,
-                       "unknown axis \"%s\" (%s%s%sexpected l2, l2_bw, compute, hbm_bw, "
-                       "link_bw, devices, batch or seq)",
-                       name, near ? "did you mean \"" : "", near ? near : "",
-                       near ? "\"? " : "");
+                       "unknown axis \"%s\" (%s%s%sexpected %s)", name,
+                       near ? "did you mean \"" : "", near ? near : "", near ? "\"? " : "", list);
     }
     out->kind = (pm_axis_kind)k;
     const axis_info *ai = &axes[k];

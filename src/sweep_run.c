@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +29,28 @@ size_t pm_sweep_size(const pm_axis *axes, size_t n_axes)
         total *= axes[a].n_values;
     }
     return total;
+}
+
+bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes, char *note,
+                      size_t n)
+{
+    const int max_pos = base ? base->model.max_position_embeddings : 0;
+    for (size_t a = 0; axes && max_pos > 0 && a < n_axes; a++) {
+        if (axes[a].kind != PM_AXIS_SEQ)
+            continue;
+        double top = 0.0;
+        for (size_t i = 0; i < axes[a].n_values; i++)
+            top = axes[a].values[i] > top ? axes[a].values[i] : top;
+        if (top <= (double)max_pos)
+            return false;
+        if (note && n > 0)
+            snprintf(note, n,
+                     "the seq axis reaches %.0f tokens, beyond the model's "
+                     "max_position_embeddings %d",
+                     top, max_pos);
+        return true;
+    }
+    return false;
 }
 
 void pm_sweep_slice(size_t total, size_t k, size_t count, size_t *first, size_t *last)

@@ -108,6 +108,9 @@ static void test_axis_rejects_bad_ranges(void **state)
     check_bad("l2=8MiB:256MiB:x1", PM_ERR_RANGE, "geometric");
     check_bad("l2=8MiB:256MiB", PM_ERR_RANGE, "START:STOP:STEP");
     check_bad("frobnicate=1,2", PM_ERR_VALUE, "unknown axis");
+    /* Every axis is listed, the last one too (the list once lacked ep). */
+    check_bad("frobnicate=1,2", PM_ERR_VALUE,
+              "expected l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq or ep)");
     check_bad("l2=8GBps:16GBps:1GBps", PM_ERR_UNIT, "unknown unit");
     check_bad("batch=1.5,2", PM_ERR_RANGE, "integers");
     check_bad("hbm_bw=-1,2", PM_ERR_RANGE, "> 0");

@@ -404,6 +404,32 @@ static void test_maximiser_finds_known_maxima(void **state)
                      PM_ERR_CANCELLED);
 }
 
+/* A seq axis beyond the trained context is warned with its largest value; one within it, other
+ * axes and a model without the figure are not. */
+static void test_seq_axis_beyond_trained_context_warns(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    s.model.max_position_embeddings = 131072;
+    pm_axis seq = axis("seq=64k,256k,128k"), within = axis("seq=2k:128k:x2"), l2 = axis("l2");
+    char note[200];
+    assert_true(pm_sweep_warning(&s, &seq, 1, note, sizeof note));
+    assert_string_equal(note, "the seq axis reaches 262144 tokens, beyond the model's "
+                              "max_position_embeddings 131072");
+    assert_true(pm_sweep_warning(&s, &seq, 1, NULL, 0));
+    const pm_axis both[] = {l2, seq};
+    assert_true(pm_sweep_warning(&s, both, 2, note, sizeof note));
+    assert_false(pm_sweep_warning(&s, &within, 1, note, sizeof note)); /* 131072 itself: no */
+    assert_false(pm_sweep_warning(&s, &l2, 1, note, sizeof note));
+    s.model.max_position_embeddings = 0;
+    assert_false(pm_sweep_warning(&s, &seq, 1, note, sizeof note));
+    assert_false(pm_sweep_warning(NULL, &seq, 1, note, sizeof note));
+    pm_axis_release(&seq);
+    pm_axis_release(&within);
+    pm_axis_release(&l2);
+    pm_scenario_release(&s);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
@@ -415,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_prepare_hook),
         cmocka_unit_test(test_sweeps_from_several_threads),
         cmocka_unit_test(test_maximiser_finds_known_maxima),
+        cmocka_unit_test(test_seq_axis_beyond_trained_context_warns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -186,6 +186,10 @@ check checkpoint-resolve 0 '$.model.quantization_config,4,1,ignored' "$pm" resol
 for s in $("$pm" list scenarios); do
     lacks "checkpoint-shipped-$s" "quantization_config" "$pm" --config "$s"
 done
+check sweep-seq-beyond-context 0 "warning: the seq axis reaches 262144 tokens, beyond the model's max_position_embeddings 131072" \
+    "$pm" --model "$oss" --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4 --sweep seq=64k,256k
+lacks sweep-seq-within-context "the seq axis reaches" \
+    "$pm" --model "$oss" --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4 --sweep seq=64k,128k
 
 # ---- token counts: k = 1024 ----------------------------------------------------------------
 check seq-16k 0 "sequence 16384 =" "$pm" --seq 16k                      # 16 x 1024

@@ -31,7 +31,8 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "data_dir", "version", "SHORTCUTS"]
+__all__ = ["Error", "StepModel", "estimate", "sweep", "data_dir", "version", "SHORTCUTS",
+           "SWEEP_SHORTCUTS"]
 
 #: The keyword shortcuts and the path each one sets (the CLI's --model, --batch ...).
 SHORTCUTS = {
@@ -114,14 +115,19 @@ def _axis_spec(name, value):
                                 for v in values)
 
 
+#: The shortcuts sweep() takes besides its axes (the others name axes there).
+SWEEP_SHORTCUTS = ("model", "accelerator", "cluster")
+
+
 def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes):
     """Evaluates a grid of up to four axes with the library's sweep engine.
 
-    axes: l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, each a range string as
+    axes: l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, each a range string as
     --sweep takes it ("8MiB:256MiB:8MiB", "1,4,16", "2k:64k:x2"), a sequence of numbers in the
     column's unit (MiB for l2, GB/s for the bandwidths...), or True for the default range; in
-    keyword order, the last varying fastest. overrides and data_dir as for estimate();
-    threads: 0 for every CPU.
+    keyword order, the last varying fastest. model, accelerator and cluster are estimate()'s
+    shortcuts (the other shortcuts' names are axes here: a fixed batch goes in overrides).
+    overrides and data_dir as for estimate(); threads: 0 for every CPU.
 
     Returns a dict of numpy arrays named as the sweep CSV's columns (the axis columns such as
     l2_capacity_MiB, then serial_request_s ... density_preserve_tokens_per_s_per_mm2, then
@@ -129,10 +135,11 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
     a.reshape(len(first), len(second)) is the grid. Invalid points hold NaN and their message
     in error ("" for valid points).
     """
+    shortcuts = {name: axes.pop(name) for name in list(axes) if name in SWEEP_SHORTCUTS}
     if not axes:
         raise TypeError("sweep: name at least one axis, e.g. l2='8MiB:256MiB:8MiB'")
     specs = [_axis_spec(name, value) for name, value in axes.items()]
-    names, data, errors = _core.sweep(config, specs, _overrides(overrides, {}), data_dir,
+    names, data, errors = _core.sweep(config, specs, _overrides(overrides, shortcuts), data_dir,
                                       threads)
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     out = {name: table[:, i].copy() for i, name in enumerate(names)}

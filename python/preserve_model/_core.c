@@ -216,9 +216,10 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     if (get_strings(axes_obj, "axes", &specs) != 0)
         return NULL;
     if (specs.n < 1 || specs.n > PM_SWEEP_MAX_AXES) {
+        const size_t got = specs.n; /* release_strings empties specs */
         release_strings(&specs);
         return PyErr_Format(PyExc_ValueError, "sweep: expected 1 to %d axes (got %zu)",
-                            PM_SWEEP_MAX_AXES, specs.n);
+                            PM_SWEEP_MAX_AXES, got);
     }
     pm_axis axes[PM_SWEEP_MAX_AXES] = {{0}};
     pm_error err;
@@ -234,6 +235,10 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     if (load(config, overrides, data_dir, &s) != 0)
         goto done;
     loaded = true;
+    char note[200];
+    if (pm_sweep_warning(&s, axes, specs.n, note, sizeof note) &&
+        PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0)
+        goto done;
     const size_t n_points = pm_sweep_size(axes, specs.n);
     c = (collected){.n_axes = specs.n, .n_cols = pm_sweep_column_count(), .axes = axes};
     c.width = c.n_axes + c.n_cols;

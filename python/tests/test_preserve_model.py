@@ -95,6 +95,24 @@ def test_the_tools_other_warnings_are_python_warnings():
     with pytest.warns(UserWarning, match="exceeds the model's max_position_embeddings 131072"):
         pm.estimate("llama70b", model=gpt_oss, accelerator="h100-sxm",
                     cluster="nvlink4-nvswitch", devices=4, seq="256k")
+    with pytest.warns(UserWarning, match="the seq axis reaches 262144 tokens"):
+        pm.sweep("llama70b", {"cluster.devices": 4}, model=gpt_oss, accelerator="h100-sxm",
+                 cluster="nvlink4-nvswitch", seq=[65536, 262144])
+
+
+def test_sweep_takes_the_shortcuts_that_are_not_axes():
+    # model, accelerator and cluster are estimate()'s shortcuts; the rest name axes.
+    a = pm.sweep("llama70b", model="mixtral-8x7b", accelerator="h100-sxm",
+                 cluster="nvlink4-nvswitch", l2=[32, 64])
+    b = pm.sweep("llama70b", {"model": "mixtral-8x7b", "accelerator": "h100-sxm",
+                              "cluster": "nvlink4-nvswitch"}, l2=[32, 64])
+    assert np.array_equal(a["preserve_request_s"], b["preserve_request_s"])
+    assert not np.array_equal(a["preserve_request_s"],
+                              pm.sweep("llama70b", accelerator="h100-sxm",
+                                       cluster="nvlink4-nvswitch", l2=[32, 64])["preserve_request_s"])
+    assert pm.sweep("llama70b", ep=[1, 2], model="mixtral-8x7b")["expert_parallel"].tolist() == [1, 2]
+    with pytest.raises(ValueError, match=r"expected 1 to 4 axes \(got 5\)"):
+        pm.sweep("llama70b", l2=True, seq=True, batch=True, devices=True, hbm_bw=True)
 
 
 def test_cluster_and_ep_shortcuts_are_the_clis():

@@ -463,6 +463,9 @@ int cmd_sweep(const cli *c)
         release_axes(ax);
         return rc;
     }
+    char note[200];
+    if (pm_sweep_warning(&s, ax, (size_t)c->n_sweeps, note, sizeof note))
+        fprintf(stderr, "warning: %s\n", note);
     /* With --plot the CSV goes to a file beside the figure as well as stdout. */
     out_file csv = {0};
     if (c->plot) {
