@@ -305,7 +305,6 @@ static const hf_key_note hf_ignored[] = {
                    "matrices) whatever it is"},
     {"uniform_expert_assignment", "MoE expert selection: affects which experts, modelled as "
                                   "uniform routing over all experts"},
-    {"quantization", "the weight datatype comes from the workload (mlx's quantization block)"},
     /* PretrainedConfig's generic fields, which some exports write into nested configs. */
     {"tie_word_embeddings", "a nested config's copy: the model's own key decides"},
     {"return_dict", "output format, not served"},
@@ -1323,26 +1322,35 @@ static void quant_groups(const cJSON *q, pm_model *m)
 }
 
 /* The checkpoint's weight format from a HuggingFace quantization_config (of the config, or of
- * its text_config): the method (transformers' quant_method) and, where the method or its keys
- * state them, the stored weights' bits and kind. What is modelled stays the workload's
- * weight_dtype; pm_scenario_warning compares the two. */
+ * its text_config), or mlx's quantization block: the method (transformers' quant_method; "mlx"
+ * for mlx-lm's block, which it also copies into quantization_config without a quant_method) and,
+ * where the method or its keys state them, the stored weights' bits and kind. What is modelled
+ * stays the workload's weight_dtype; pm_scenario_warning compares the two. */
 static pm_status hf_read_quantization(pm_obj *o, pm_obj *text, bool wrapped, pm_model *m)
 {
-    pm_obj_declare(o, "quantization_config", PM_DIM_NONE); /* null: not quantised */
-    if (wrapped)
-        pm_obj_declare(text, "quantization_config", PM_DIM_NONE);
-    pm_obj *host = o;
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, "quantization_config");
-    if ((!it || cJSON_IsNull(it)) && wrapped) {
-        host = text;
-        it = cJSON_GetObjectItemCaseSensitive(text->json, "quantization_config");
+    pm_obj *host = NULL;
+    const char *key = NULL;
+    for (int w = 0; w <= (int)wrapped && !host; w++) {
+        pm_obj *ob = w ? text : o;
+        pm_obj_declare(ob, "quantization_config", PM_DIM_NONE); /* null: not quantised */
+        for (int k = 0; k < 2 && !host; k++) {
+            const char *name = k ? "quantization" : "quantization_config";
+            const cJSON *it = cJSON_GetObjectItemCaseSensitive(ob->json, name);
+            if (it && !cJSON_IsNull(it)) {
+                host = ob;
+                key = name;
+            }
+        }
     }
-    if (!it || cJSON_IsNull(it))
+    if (!host)
         return PM_OK;
+    const bool mlx = pm_obj_has(host, "quantization");
+    if (mlx)
+        pm_obj_declare(host, "quantization", PM_DIM_NONE);
     pm_obj q;
-    const char *method = NULL;
-    pm_status st = pm_obj_child(host, "quantization_config", true, &q, NULL);
-    if (st != PM_OK || (st = pm_obj_string(&q, "quant_method", true, &method)) != PM_OK ||
+    const char *method = mlx ? "mlx" : NULL;
+    pm_status st = pm_obj_child(host, key, true, &q, NULL);
+    if (st != PM_OK || (st = pm_obj_string(&q, "quant_method", !mlx, &method)) != PM_OK ||
         (st = pm_obj_name_fits(&q, "quant_method", method, sizeof m->quant_method)) != PM_OK)
         return st;
     pm_strlcpy(m->quant_method, method, sizeof m->quant_method);
@@ -1353,10 +1361,13 @@ static pm_status hf_read_quantization(pm_obj *o, pm_obj *text, bool wrapped, pm_
         }
     long bits = 0;
     bool b4 = false, b8 = false;
-    if (strcmp(method, "awq") == 0 || strcmp(method, "gptq") == 0) {
+    if (strcmp(method, "awq") == 0 || strcmp(method, "gptq") == 0 || strcmp(method, "mlx") == 0) {
         if ((st = pm_obj_int(&q, "bits", true, 1, 16, &bits)) != PM_OK)
             return st;
         m->quant_bits = (double)bits;
+        /* mlx's mode: "affine" (integers, the default) or a float format ("mxfp4") */
+        const char *mode = json_string(q.json, "mode");
+        m->quant_float = mode && strstr(mode, "fp") != NULL;
     } else if (strcmp(method, "bitsandbytes") == 0) {
         if ((st = pm_obj_bool(&q, "load_in_4bit", false, &b4)) != PM_OK ||
             (st = pm_obj_bool(&q, "load_in_8bit", false, &b8)) != PM_OK)
@@ -1382,8 +1393,8 @@ static pm_status hf_read_quantization(pm_obj *o, pm_obj *text, bool wrapped, pm_
                  "reader does not size; the workload's weight_dtype is what is modelled (a "
                  "warning)",
                  method);
-    return pm_obj_record(host, "quantization_config", m->quant_bits > 0 ? m->quant_bits : NAN,
-                         "1", why, "ignored");
+    return pm_obj_record(host, key, m->quant_bits > 0 ? m->quant_bits : NAN, "1", why,
+                         "ignored");
 }
 
 /* The model's name: its "name"; in a HuggingFace file without one, the checkpoint's

@@ -959,9 +959,9 @@ static bool checkpoint_warning(const pm_scenario *s, char *note, size_t n)
     const char *file = "";
     for (size_t i = 0; i < pm_scenario_param_count(s); i++) {
         const pm_param_info *p = pm_scenario_param(s, i);
-        const size_t len = strlen(p->path), k = strlen("quantization_config");
-        if (strncmp(p->path, "$.model", 7) == 0 && len >= k &&
-            strcmp(p->path + len - k, "quantization_config") == 0)
+        const char *tail = strrchr(p->path, '.');
+        if (strncmp(p->path, "$.model", 7) == 0 && tail &&
+            (strcmp(tail, ".quantization_config") == 0 || strcmp(tail, ".quantization") == 0))
             file = p->file;
     }
     char what[96];
@@ -976,11 +976,15 @@ static bool checkpoint_warning(const pm_scenario *s, char *note, size_t n)
                  pm_dtype_name(d));
     else if (m->quant_bits > 0)
         snprintf(tail, sizeof tail, ": weights below 8 bits are not modelled");
-    snprintf(note, n,
-             "model %s%s%s%s: the checkpoint's weights %s (quantization_config's quant_method "
-             "\"%s\"); modelled as %s, the workload's weight_dtype%s",
-             m->name, file[0] ? " (" : "", file, file[0] ? ")" : "", what, m->quant_method,
-             pm_dtype_name(w), tail);
+    char by[80];
+    if (strcmp(m->quant_method, "mlx") == 0)
+        snprintf(by, sizeof by, "mlx's quantization block");
+    else
+        snprintf(by, sizeof by, "quantization_config's quant_method \"%s\"", m->quant_method);
+    snprintf(note, n, "model %s%s%s%s: the checkpoint's weights %s (%s); modelled as %s, the "
+             "workload's weight_dtype%s",
+             m->name, file[0] ? " (" : "", file, file[0] ? ")" : "", what, by, pm_dtype_name(w),
+             tail);
     return true;
 }
 

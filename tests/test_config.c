@@ -1372,6 +1372,25 @@ static void test_checkpoint_quantization_is_read_and_warned(void **state)
     assert_rel(s.model.quant_bits, 4.0, EXACT);
     assert_true(s.model.quant_float);
     pm_scenario_release(&s);
+    /* mlx-lm's block, also copied into quantization_config without a quant_method. */
+    assert_ok(load_llama1b_with("\"quantization\": {\"group_size\": 64, \"bits\": 4}, "
+                                "\"quantization_config\": {\"group_size\": 64, \"bits\": 4},",
+                                NULL, 0, &s, &err),
+              &err);
+    assert_string_equal(s.model.quant_method, "mlx");
+    assert_rel(s.model.quant_bits, 4.0, EXACT);
+    assert_false(s.model.quant_float);
+    checkpoint_note(&s, note, sizeof note);
+    assert_non_null(strstr(note, "are 4-bit integers (mlx's quantization block)"));
+    assert_false(pm_scenario_warning(&s, 1, note, sizeof note)); /* no unrecognised key */
+    pm_scenario_release(&s);
+    assert_ok(load_llama1b_with("\"quantization\": {\"group_size\": 32, \"bits\": 8, "
+                                "\"mode\": \"affine\"},",
+                                NULL, 0, &s, &err),
+              &err);
+    assert_rel(s.model.quant_bits, 8.0, EXACT);
+    assert_string_equal(checkpoint_note(&s, note, sizeof note), ""); /* int8, as the workload */
+    pm_scenario_release(&s);
     /* null: not quantised; neither a warning nor an unrecognised key. */
     assert_ok(load_llama1b_with("\"quantization_config\": null,", NULL, 0, &s, &err), &err);
     assert_string_equal(s.model.quant_method, "");
