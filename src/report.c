@@ -69,7 +69,7 @@ static void json_energy(pm_sbuf *b, const pm_estimate *e, const pm_mode_result *
         pm_sb_printf(b, "\"energy_per_device_J\": null");
 }
 
-/* The top-level cost and power objects, last. */
+/* The top-level cost and power objects. */
 static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
 {
     const pm_device_cost *k = &e->cost;
@@ -91,10 +91,23 @@ static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate 
         pm_sb_printf(b, "  \"power\": {\"static_W\": %s, \"full_bandwidth_W\": %s, ",
                      NUM(p_static), NUM(p_full));
         json_num(b, "board_power_W", s->accel.energy.board_power_W,
-                 s->accel.energy.board_power_W > 0, "}\n}\n");
+                 s->accel.energy.board_power_W > 0, "},\n");
     } else {
-        pm_sb_printf(b, "  \"power\": null\n}\n");
+        pm_sb_printf(b, "  \"power\": null,\n");
     }
+}
+
+/* The tool's warnings about s (pm_scenario_warning), last: a program that reads the report
+ * and not stderr still sees them. */
+static void json_warnings(pm_sbuf *b, const pm_scenario *s)
+{
+    char note[512];
+    pm_sb_printf(b, "  \"warnings\": [");
+    for (size_t i = 0; pm_scenario_warning(s, i, note, sizeof note); i++) {
+        pm_sb_printf(b, "%s", i ? ", " : "");
+        pm_sb_json_string(b, note);
+    }
+    pm_sb_printf(b, "]\n}\n");
 }
 
 /* The MoE object (null for a dense model): the expert split, the experts read per step beside
@@ -192,6 +205,7 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                  (long long)e->kv_spill_context, e->allreduces_per_step);
     json_moe(&b, s, e);
     json_cost_power(&b, s, e);
+    json_warnings(&b, s);
     if (b.failed) {
         pm_free(b.p);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the report");

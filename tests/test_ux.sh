@@ -183,6 +183,9 @@ oss="$root/tests/configs/hf/gpt-oss-20b-config.json"
 check checkpoint-warning 0 "warning: model gpt_oss ($oss): the checkpoint's weights are 4-bit floats (quantization_config's quant_method \"mxfp4\"); modelled as int8, the workload's weight_dtype: weights below 8 bits are not modelled" \
     "$pm" --model "$oss" --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4
 check checkpoint-resolve 0 '$.model.quantization_config,4,1,ignored' "$pm" resolve --model "$oss"
+check checkpoint-json 0 '"warnings": ["model gpt_oss (' \
+    "$pm" --model "$oss" --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4 --format json
+check no-warnings-json 0 '"warnings": []' "$pm" --format json
 for s in $("$pm" list scenarios); do
     lacks "checkpoint-shipped-$s" "quantization_config" "$pm" --config "$s"
 done

@@ -62,7 +62,8 @@ def test_estimate_is_the_tools_json(config, shortcuts, overrides, args):
 def test_estimate_has_the_report_keys():
     r = pm.estimate("llama70b")
     assert set(r) == {"tool", "scenario", "inputs", "tpot_context_len", "modes", "speedup",
-                      "shard", "memory", "moe", "cost", "power"}
+                      "shard", "memory", "moe", "cost", "power", "warnings"}
+    assert r["warnings"] == []  # the scenario as shipped
     assert set(r["modes"]) == {"serial", "fused", "preserve"}
     assert r["inputs"]["batch"] == 4 and r["inputs"]["seq_len"] == 16384
     serial, preserve = r["modes"]["serial"], r["modes"]["preserve"]
@@ -80,7 +81,10 @@ def test_estimate_has_the_report_keys():
 def test_a_cluster_of_another_platform_warns():
     with pytest.warns(UserWarning, match="cluster hccs-full-mesh is of platform ascend.*"
                       "its own cluster: nvlink4-nvswitch"):
-        pm.estimate("llama70b", accelerator="h100-sxm")
+        r = pm.estimate("llama70b", accelerator="h100-sxm")
+    # the report carries it too, for a program that reads no stderr
+    assert len(r["warnings"]) == 1 and r["warnings"][0].startswith(
+        "cluster hccs-full-mesh is of platform ascend")
 
 
 def test_the_tools_other_warnings_are_python_warnings():
