@@ -1005,6 +1005,18 @@ bool pm_scenario_warning(const pm_scenario *s, size_t i, char *note, size_t n)
     }
     if (checkpoint_warning(s, i == k ? out : NULL, n) && k++ == i)
         return true;
+    pm_shard sh;
+    if (pm_shard_compute(s, &sh, NULL) == PM_OK && sh.uneven && k++ == i) {
+        if (out)
+            snprintf(out, n,
+                     "model %s does not split evenly over %d devices (%d query heads, %d KV "
+                     "heads, MLP width %d): the busiest device's share is modelled (%g query "
+                     "heads, %g KV heads); engines that split evenly (vLLM, TensorRT-LLM) refuse "
+                     "it",
+                     s->model.name, s->cluster.devices, s->model.heads, s->model.kv_heads,
+                     s->model.intermediate, sh.q_heads, sh.kv_heads);
+        return true;
+    }
     for (size_t j = 0; j < pm_scenario_param_count(s); j++) {
         const pm_param_info *p = pm_scenario_param(s, j);
         if (strcmp(p->origin, "ignored") != 0 || !strstr(p->source, "not recognised") || k++ != i)

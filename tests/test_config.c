@@ -1434,6 +1434,27 @@ static void test_scenario_warnings_are_listed_in_order(void **state)
     assert_false(pm_scenario_warning(&s, PM_ARRAY_LEN(want), note, sizeof note));
     pm_scenario_release(&s);
     assert_false(pm_scenario_warning(NULL, 0, note, sizeof note));
+    /* Llama3-70B's 64 heads, 8 KV heads and 28672 MLP columns over 3 devices: the busiest holds
+     * ceil(64 / 3) = 22 query and ceil(8 / 3) = 3 KV heads, which is what is modelled. Over 4
+     * they divide; an ideal split is the hypothetical one and says so itself. */
+    const char *three[] = {"cluster.devices=3"};
+    pm_load_opts o3 = {PM_TEST_DATA_DIR, three, 1};
+    assert_ok(pm_scenario_load("llama70b", &o3, &s, &err), &err);
+    assert_true(pm_scenario_warning(&s, 0, note, sizeof note));
+    assert_string_equal(note, "model llama3-70b does not split evenly over 3 devices (64 query "
+                              "heads, 8 KV heads, MLP width 28672): the busiest device's share "
+                              "is modelled (22 query heads, 3 KV heads); engines that split "
+                              "evenly (vLLM, TensorRT-LLM) refuse it");
+    assert_false(pm_scenario_warning(&s, 1, note, sizeof note));
+    pm_scenario_release(&s);
+    const char *ideal[] = {"cluster.devices=3", "sharding=ideal"};
+    pm_load_opts oi = {PM_TEST_DATA_DIR, ideal, 2};
+    assert_ok(pm_scenario_load("llama70b", &oi, &s, &err), &err);
+    assert_false(pm_scenario_warning(&s, 0, note, sizeof note));
+    pm_scenario_release(&s);
+    assert_ok(pm_scenario_load("llama70b", &g_opts, &s, &err), &err);
+    assert_false(pm_scenario_warning(&s, 0, note, sizeof note));
+    pm_scenario_release(&s);
 }
 
 /* The bundled accelerators and clusters name their platform: the llama70b scenario with the
