@@ -1538,6 +1538,10 @@ typedef struct pm_optimum {
     double bracket_lo[PM_MODE_COUNT], bracket_hi[PM_MODE_COUNT]; /* final bracket (SI) */
     int iterations[PM_MODE_COUNT];       /* Brent iterations after the grid scan */
     int evaluations;                     /* scenario evaluations in total */
+    int at_edge[PM_MODE_COUNT];          /* -1 / +1: the best is the range's lower / upper end
+                                            and the objective still rises toward it, so the
+                                            optimum may lie beyond (widen the range); 0: an
+                                            optimum inside the range, or a flat objective */
 } pm_optimum;
 
 /**

@@ -598,6 +598,8 @@ typedef struct pm_maximum {
     double lo, hi;         /* the final bracket */
     int iterations;        /* Brent iterations */
     int evaluations;       /* objective evaluations, grid included */
+    int edge;              /* -1 / +1: the best grid point is lo / hi and strictly better than
+                              its neighbour (the maximum may lie beyond); 0: inside, or flat */
 } pm_maximum;
 /* Maximises f over [lo, hi] (0 < lo < hi): a grid of grid_points log-spaced points brackets the
  * best one (robust to a piecewise objective), then GSL's Brent minimiser refines it in log(x)

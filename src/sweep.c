@@ -398,6 +398,10 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
             best = i;
         }
     }
+    if (best == 0 && d[0] > d[1])
+        out->edge = -1;
+    else if (best == grid_points - 1 && d[best] > d[best - 1])
+        out->edge = 1;
     double xb = llo + best * dx, xl = xb - dx, xh = xb + dx;
     out->best_x = from_log(&o, xb);
     out->best_f = best_d;
@@ -491,6 +495,7 @@ pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind, pm_objec
         out->bracket_lo[m] = r.lo;
         out->bracket_hi[m] = r.hi;
         out->iterations[m] = r.iterations;
+        out->at_edge[m] = r.edge;
     }
     return st;
 }

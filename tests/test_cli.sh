@@ -110,6 +110,14 @@ check sweep-density 0 "density_preserve_tokens_per_s_per_mm2" "$pm" --sweep l2=8
 check sweep-2d 0 "batch,seq_len," "$pm" --sweep batch=1,4 --sweep seq=2k:8k:x2
 check sweep-invalid-point 0 "exceed the model" "$pm" --config llama8b --sweep devices=16,64
 check optimize 0 "best_l2_capacity_MiB" "$pm" --config llama8b --optimize l2=8MiB:256MiB
+# Serial and fused densities still rise toward the smallest L2 (less area, the same time): their
+# best is the range's end, said in the at_edge column and on stderr; PRESERVE's is inside.
+check optimize-edge-lo 0 "serial,8,0.0528399,8,8.91509,0,lo" "$pm" --optimize l2
+check optimize-edge-inside 0 "preserve,56.0213,0.0593946,55.9908,56.0401,12," "$pm" --optimize l2
+check optimize-edge-warning 0 "warning: serial: the best l2_capacity_MiB is the range's lower end (8) and density_tokens_per_s_per_mm2 still rises toward it" "$pm" --optimize l2
+check optimize-edge-json 0 '"brent_iterations": 0, "at_edge": "lo"}' "$pm" --optimize l2 --format json
+check optimize-edge-json-inside 0 '"brent_iterations": 12, "at_edge": null}' "$pm" --optimize l2 --format json
+lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
 check optimize-usd 0 "best_l2_capacity_MiB,tokens_per_s_per_usd" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective usd
 check optimize-joule 0 "best_l2_capacity_MiB,tokens_per_J" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective joule
 check objective-bad 2 "--objective: expected mm2, usd or joule (got 'watt')" "$pm" --optimize l2 --objective watt

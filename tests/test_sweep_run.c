@@ -376,6 +376,19 @@ static double rising(double x, void *u)
     return x;
 }
 
+static double falling(double x, void *u)
+{
+    (void)u;
+    return -x;
+}
+
+static double flat(double x, void *u)
+{
+    (void)u;
+    (void)x;
+    return 1.0;
+}
+
 static double fails(double x, void *u)
 {
     int *calls = u;
@@ -389,6 +402,7 @@ static void test_maximiser_finds_known_maxima(void **state)
     assert_int_equal(pm_maximize_log(smooth, NULL, 1.0, 1000.0, 33, 1e-6, 100, &r), PM_OK);
     /* Brent on a parabola in log x: within the requested relative bracket. */
     assert_rel(r.best_x, 37.0, 1e-5);
+    assert_int_equal(r.edge, 0);
     assert_true(r.best_f <= 0.0 && r.best_f > -1e-9);
     assert_true(r.lo <= 37.0 * (1 + 1e-5) && r.hi >= 37.0 * (1 - 1e-5));
     assert_true(r.iterations > 0 && r.evaluations > 33);
@@ -399,6 +413,14 @@ static void test_maximiser_finds_known_maxima(void **state)
     assert_int_equal(pm_maximize_log(rising, NULL, 2.0, 64.0, 9, 1e-6, 100, &r), PM_OK);
     assert_rel(r.best_x, 64.0, 1e-12);
     assert_int_equal(r.iterations, 0);
+    assert_int_equal(r.edge, 1); /* it still rises there: the maximum may lie beyond */
+    assert_int_equal(pm_maximize_log(falling, NULL, 2.0, 64.0, 9, 1e-6, 100, &r), PM_OK);
+    assert_rel(r.best_x, 2.0, 1e-12);
+    assert_int_equal(r.edge, -1);
+    /* Flat: every point is a maximum; the lower end is reported, not as an edge. */
+    assert_int_equal(pm_maximize_log(flat, NULL, 2.0, 64.0, 9, 1e-6, 100, &r), PM_OK);
+    assert_rel(r.best_x, 2.0, 1e-12);
+    assert_int_equal(r.edge, 0);
     int calls = 0;
     assert_int_equal(pm_maximize_log(fails, &calls, 2.0, 64.0, 9, 1e-6, 100, &r),
                      PM_ERR_CANCELLED);

@@ -9,17 +9,6 @@ set -u
 . "$2/tests/check.sh"
 check_begin "$1" "$2"
 
-lacks() { # name, substring that must not be in stdout+stderr, command...
-    local name="$1" bad="$2"
-    shift 2
-    if "$@" 2>&1 | grep -qF -- "$bad"; then
-        echo "FAIL $name: output has '$bad'"
-        fail=$((fail + 1))
-    else
-        pass=$((pass + 1))
-    fi
-}
-
 py() { # name, python code reading stdin (exit non-zero to fail), command...
     local name="$1" code="$2"
     shift 2

@@ -46,6 +46,13 @@ static int parse_spec(const char *spec, pm_axis_kind *kind, double *lo, double *
     return rc;
 }
 
+/* "lo" or "hi" where the best is that end of the range and the objective still rises toward
+ * it, else "". */
+static const char *edge_name(int edge)
+{
+    return edge < 0 ? "lo" : edge > 0 ? "hi" : "";
+}
+
 /* The CSV: the command, the search, one row per mode. */
 static void write_csv(const cli *c, pm_axis_kind kind, double lo, double hi,
                       const pm_optimum *opt)
@@ -62,13 +69,14 @@ static void write_csv(const cli *c, pm_axis_kind kind, double lo, double hi,
     if (c->objective != PM_OBJECTIVE_MM2)
         printf("# objective %s: the value maximising %s\n", pm_objective_name(c->objective),
                pm_objective_column(c->objective));
-    printf("mode,best_%s,%s,bracket_lo,bracket_hi,brent_iterations\n", pm_axis_column(kind),
-           pm_objective_column(c->objective));
+    printf("mode,best_%s,%s,bracket_lo,bracket_hi,brent_iterations,at_edge\n",
+           pm_axis_column(kind), pm_objective_column(c->objective));
     for (int m = 0; m < PM_MODE_COUNT; m++)
-        printf("%s,%.6g,%.6g,%.6g,%.6g,%d\n", pm_mode_name((pm_mode)m),
+        printf("%s,%.6g,%.6g,%.6g,%.6g,%d,%s\n", pm_mode_name((pm_mode)m),
                pm_axis_display_value(kind, opt->best_value[m]), opt->best_density[m],
                pm_axis_display_value(kind, opt->bracket_lo[m]),
-               pm_axis_display_value(kind, opt->bracket_hi[m]), opt->iterations[m]);
+               pm_axis_display_value(kind, opt->bracket_hi[m]), opt->iterations[m],
+               edge_name(opt->at_edge[m]));
 }
 
 /* The JSON: the search and an object per mode (keys in docs/output-format.md). */
@@ -94,7 +102,11 @@ static void write_json(const cli *c, pm_axis_kind kind, double lo, double hi,
         fput_json_number(stdout, pm_axis_display_value(kind, opt->bracket_lo[m]));
         printf(", \"bracket_hi\": ");
         fput_json_number(stdout, pm_axis_display_value(kind, opt->bracket_hi[m]));
-        printf(", \"brent_iterations\": %d}", opt->iterations[m]);
+        printf(", \"brent_iterations\": %d, \"at_edge\": ", opt->iterations[m]);
+        if (opt->at_edge[m])
+            printf("\"%s\"}", edge_name(opt->at_edge[m]));
+        else
+            printf("null}");
     }
     printf("\n  }\n}\n");
 }
@@ -117,6 +129,17 @@ int cmd_optimize(const cli *c)
         pm_scenario_release(&s);
         return config_error(&err);
     }
+    /* A best at the range's end where the objective still rises is the range's, not the
+     * axis's: said, never left to be read as the optimum. */
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        if (opt.at_edge[m])
+            fprintf(stderr,
+                    "warning: %s: the best %s is the range's %s end (%.6g) and %s still rises "
+                    "toward it: the optimum may lie beyond; widen --optimize %s=LO:HI\n",
+                    pm_mode_name((pm_mode)m), pm_axis_column(kind),
+                    opt.at_edge[m] < 0 ? "lower" : "upper",
+                    pm_axis_display_value(kind, opt.best_value[m]),
+                    pm_objective_column(c->objective), pm_axis_name(kind));
     if (c->format == FMT_JSON)
         write_json(c, kind, lo, hi, &opt);
     else
