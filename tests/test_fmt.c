@@ -94,9 +94,35 @@ static void test_matches_printf_on_model_outputs(void **state)
     pm_scenario_release(&sc);
 }
 
+/* The table's numbers: fixed decimals where they keep three significant digits, else four
+ * significant digits, never a small value printed as zero. */
+static void test_table_numbers_keep_their_digits(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        int decimals;
+        const char *want;
+    } cases[] = {
+        {126.19784, 4, "126.1978"}, {0.0123, 4, "0.0123"},   {0.00123, 4, "0.00123"},
+        {3.456e-5, 4, "3.456e-05"}, {-0.001, 4, "-0.001"},   {0.0, 4, "0.0000"},
+        {916.5777, 2, "916.58"},    {1.0, 2, "1.00"},        {0.5, 2, "0.5"},
+        {0.00244, 2, "0.00244"},    {24530.44, 1, "24530.4"}, {0.07, 1, "0.07"},
+        {INFINITY, 4, "inf"},       {NAN, 2, "nan"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[FMT_G9_MAX];
+        const int n = fmt_table(cases[i].v, cases[i].decimals, out);
+        if (strcmp(out, cases[i].want) != 0 || n != (int)strlen(cases[i].want))
+            fail_msg("fmt_table(%g, %d): '%s' (%d), want '%s'", cases[i].v, cases[i].decimals,
+                     out, n, cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_numbers_keep_their_digits),
         cmocka_unit_test(test_matches_printf),
         cmocka_unit_test(test_matches_printf_on_model_outputs),
     };

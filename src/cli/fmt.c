@@ -7,6 +7,7 @@
  * defers to snprintf. tests/test_fmt.c compares the two over millions of values.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -112,4 +113,13 @@ int fmt_csv(double v, char *out)
         out[n++] = digits[--nd];
     out[n] = '\0';
     return n;
+}
+
+int fmt_table(double v, int decimals, char *out)
+{
+    const double a = fabs(v); /* 0 and NaN fail a > 0 */
+    const bool fixed = !(a > 0.0) || isinf(a) || a >= pow(10.0, 2 - decimals);
+    const int n = fixed ? snprintf(out, FMT_G9_MAX, "%.*f", decimals, v)
+                        : snprintf(out, FMT_G9_MAX, "%.4g", v);
+    return n < FMT_G9_MAX ? n : FMT_G9_MAX - 1;
 }

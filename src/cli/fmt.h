@@ -1,5 +1,5 @@
 /*
- * fmt.h - fast "%.9g" for the tool's sweep rows (fmt.c).
+ * fmt.h - fast "%.9g" for the tool's sweep rows, and the table's numbers (fmt.c).
  */
 #ifndef PM_CLI_FMT_H
 #define PM_CLI_FMT_H
@@ -14,5 +14,10 @@ int fmt_g9(double v, char *out);
  * count) whole, so that nine digits do not round it, else as fmt_g9; returns the length (at
  * most FMT_G9_MAX - 1). */
 int fmt_csv(double v, char *out);
+
+/* Writes v for a table column of `decimals` decimals: "%.*f" where that shows at least three
+ * significant digits (|v| >= 10^(2 - decimals)) or v is 0, else "%.4g", so that a small value
+ * is never printed as 0.0000; returns the length (at most FMT_G9_MAX - 1). */
+int fmt_table(double v, int decimals, char *out);
 
 #endif

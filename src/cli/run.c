@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "fmt.h"
 #include "output.h"
 
 /* The MoE split and the experts a decode step reads (nothing for a dense model). */
@@ -201,9 +202,14 @@ static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
            "static_J/dev", "L2_J/dev");
     for (int m = 0; m < PM_MODE_COUNT && e->energy_present; m++) {
         const pm_mode_result *r = &e->modes[m];
-        printf("%-9s %12.4f %12.1f %12.4f %14.1f %14.1f\n", pm_mode_name((pm_mode)m),
-               r->energy_per_token_J, r->avg_power_W, r->tokens_per_J, r->energy.static_J,
-               r->energy.l2_J);
+        char v[5][FMT_G9_MAX];
+        fmt_table(r->energy_per_token_J, 4, v[0]);
+        fmt_table(r->avg_power_W, 1, v[1]);
+        fmt_table(r->tokens_per_J, 4, v[2]);
+        fmt_table(r->energy.static_J, 1, v[3]);
+        fmt_table(r->energy.l2_J, 1, v[4]);
+        printf("%-9s %12s %12s %12s %14s %14s\n", pm_mode_name((pm_mode)m), v[0], v[1], v[2],
+               v[3], v[4]);
     }
     /* Beyond the board power the energies are not physical: say so beside the figures. */
     const double board_W = s->accel.energy.board_power_W;
@@ -247,9 +253,15 @@ static void write_table(const pm_scenario *s, const pm_estimate *e)
         if (m == PM_MODE_FUSED)
             snprintf(ar + strlen(ar), sizeof ar - strlen(ar), ", %d chunks",
                      r->fused_chunks);
-        printf("%-9s %12.4f %12.4f %12.4f %14.4f %14.4f %12.2f  %s\n",
-               pm_mode_name((pm_mode)m), r->request_s, r->prefill_s, r->decode_s,
-               r->tpot_s * 1e3, r->tpot_mean_s * 1e3, r->tokens_per_s, ar);
+        char v[6][FMT_G9_MAX];
+        fmt_table(r->request_s, 4, v[0]);
+        fmt_table(r->prefill_s, 4, v[1]);
+        fmt_table(r->decode_s, 4, v[2]);
+        fmt_table(r->tpot_s * 1e3, 4, v[3]);
+        fmt_table(r->tpot_mean_s * 1e3, 4, v[4]);
+        fmt_table(r->tokens_per_s, 2, v[5]);
+        printf("%-9s %12s %12s %12s %14s %14s %12s  %s\n", pm_mode_name((pm_mode)m), v[0],
+               v[1], v[2], v[3], v[4], v[5], ar);
     }
     printf("\n(tpot_ms: one decode step at the final context length %lld; tpot_mean_ms: "
            "mean over all decode steps)\n",
