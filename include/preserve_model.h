@@ -1496,11 +1496,14 @@ PM_API size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, siz
 /** Number of points of the grid (the product of the axis lengths); 0 when empty. */
 PM_API size_t pm_sweep_size(const pm_axis *axes, size_t n_axes);
 
-/** The warning a sweep of base over axes adds to pm_scenario_warning's (which are of base
- * alone): a seq axis that reaches beyond the model's max_position_embeddings. Writes it (at
- * most n bytes, NUL included; nothing when note is NULL) and returns true, else false. */
+/** The i-th (from 0) of the warnings a sweep of base over axes adds to pm_scenario_warning's
+ * (which are of base alone), in axis order: a seq axis that reaches beyond the model's
+ * max_position_embeddings, and a devices axis with counts over which the model's heads, KV
+ * heads or MLP columns do not divide (under megatron sharding: the busiest device is modelled
+ * there). Writes it (at most n bytes, NUL included; nothing when note is NULL) and returns true,
+ * or returns false when there are at most i. */
 PM_API bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
-                             char *note, size_t n);
+                             size_t i, char *note, size_t n);
 
 /** The row-major index range [*first, *last) of slice k of count (count >= 1, k < count):
  * consecutive slices differ in size by at most one point and cover the grid in order. */

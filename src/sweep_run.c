@@ -31,24 +31,69 @@ size_t pm_sweep_size(const pm_axis *axes, size_t n_axes)
     return total;
 }
 
-bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes, char *note,
-                      size_t n)
+/* The seq axis's warning: its largest value beyond the model's trained context. */
+static bool seq_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n)
 {
-    const int max_pos = base ? base->model.max_position_embeddings : 0;
-    for (size_t a = 0; axes && max_pos > 0 && a < n_axes; a++) {
-        if (axes[a].kind != PM_AXIS_SEQ)
-            continue;
-        double top = 0.0;
-        for (size_t i = 0; i < axes[a].n_values; i++)
-            top = axes[a].values[i] > top ? axes[a].values[i] : top;
-        if (top <= (double)max_pos)
-            return false;
-        if (note && n > 0)
-            snprintf(note, n,
-                     "the seq axis reaches %.0f tokens, beyond the model's "
-                     "max_position_embeddings %d",
-                     top, max_pos);
-        return true;
+    const int max_pos = base->model.max_position_embeddings;
+    double top = 0.0;
+    for (size_t i = 0; i < ax->n_values; i++)
+        top = ax->values[i] > top ? ax->values[i] : top;
+    if (max_pos <= 0 || top <= (double)max_pos)
+        return false;
+    if (note)
+        snprintf(note, n,
+                 "the seq axis reaches %.0f tokens, beyond the model's max_position_embeddings %d",
+                 top, max_pos);
+    return true;
+}
+
+/* The devices axis's warning: the counts over which the model's heads, KV heads or MLP columns
+ * do not divide (pm_shard.uneven), where the busiest device's share is modelled. */
+static bool devices_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n)
+{
+    pm_scenario t = *base;
+    char list[160] = "";
+    size_t shown = 0, uneven = 0;
+    for (size_t i = 0; i < ax->n_values; i++) {
+        t.cluster.devices = (int)ax->values[i];
+        pm_shard sh;
+        if (pm_shard_compute(&t, &sh, NULL) != PM_OK || !sh.uneven)
+            continue; /* a count the model refuses fails at its own point */
+        uneven++;
+        const size_t used = strlen(list);
+        if (shown < 8 && used + 16 < sizeof list) {
+            snprintf(list + used, sizeof list - used, "%s%d", shown ? ", " : "",
+                     t.cluster.devices);
+            shown++;
+        }
+    }
+    if (uneven == 0)
+        return false;
+    if (note)
+        snprintf(note, n,
+                 "model %s does not split evenly over %zu of the devices axis's counts (%s%s): "
+                 "the busiest device's share is modelled there; engines that split evenly "
+                 "(vLLM, TensorRT-LLM) refuse them",
+                 base->model.name, uneven, list, uneven > shown ? ", ..." : "");
+    return true;
+}
+
+bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes, size_t i,
+                      char *note, size_t n)
+{
+    if (!base || !axes)
+        return false;
+    char *out = note && n > 0 ? note : NULL;
+    size_t k = 0; /* the warnings before the one looked at */
+    for (size_t a = 0; a < n_axes; a++) {
+        const bool ideal = base->options.sharding == PM_SHARDING_IDEAL;
+        bool w = false;
+        if (axes[a].kind == PM_AXIS_SEQ)
+            w = seq_warning(base, &axes[a], k == i ? out : NULL, n);
+        else if (axes[a].kind == PM_AXIS_DEVICES && !ideal)
+            w = devices_warning(base, &axes[a], k == i ? out : NULL, n);
+        if (w && k++ == i)
+            return true;
     }
     return false;
 }

@@ -435,17 +435,31 @@ static void test_seq_axis_beyond_trained_context_warns(void **state)
     s.model.max_position_embeddings = 131072;
     pm_axis seq = axis("seq=64k,256k,128k"), within = axis("seq=2k:128k:x2"), l2 = axis("l2");
     char note[200];
-    assert_true(pm_sweep_warning(&s, &seq, 1, note, sizeof note));
+    assert_true(pm_sweep_warning(&s, &seq, 1, 0, note, sizeof note));
     assert_string_equal(note, "the seq axis reaches 262144 tokens, beyond the model's "
                               "max_position_embeddings 131072");
-    assert_true(pm_sweep_warning(&s, &seq, 1, NULL, 0));
+    assert_true(pm_sweep_warning(&s, &seq, 1, 0, NULL, 0));
     const pm_axis both[] = {l2, seq};
-    assert_true(pm_sweep_warning(&s, both, 2, note, sizeof note));
-    assert_false(pm_sweep_warning(&s, &within, 1, note, sizeof note)); /* 131072 itself: no */
-    assert_false(pm_sweep_warning(&s, &l2, 1, note, sizeof note));
+    assert_true(pm_sweep_warning(&s, both, 2, 0, note, sizeof note));
+    assert_false(pm_sweep_warning(&s, &within, 1, 0, note, sizeof note)); /* 131072 itself: no */
+    assert_false(pm_sweep_warning(&s, &l2, 1, 0, note, sizeof note));
     s.model.max_position_embeddings = 0;
-    assert_false(pm_sweep_warning(&s, &seq, 1, note, sizeof note));
-    assert_false(pm_sweep_warning(NULL, &seq, 1, note, sizeof note));
+    assert_false(pm_sweep_warning(&s, &seq, 1, 0, note, sizeof note));
+    assert_false(pm_sweep_warning(NULL, &seq, 1, 0, note, sizeof note));
+    /* Llama3-70B's 64 heads, 8 KV heads and 28672 MLP columns divide over 1, 2, 4 and 8 devices,
+     * not over 3, 6 (8 KV heads) or 12 (28672 / 12 is not whole), nor 16 (8 KV heads, 16 % 8 = 0:
+     * replicated evenly; 28672 / 16 = 1792: even); after the seq axis's, in axis order. */
+    s.model.max_position_embeddings = 131072;
+    pm_axis dev = axis("devices=1,2,3,4,6,8,12,16");
+    const pm_axis seq_dev[] = {seq, dev};
+    assert_true(pm_sweep_warning(&s, seq_dev, 2, 1, note, sizeof note));
+    assert_string_equal(note, "model llama3-70b does not split evenly over 3 of the devices "
+                              "axis's counts (3, 6, 12): the busiest device's share is modelled "
+                              "there; engines that split evenly (vLLM, TensorRT-LLM) refuse them");
+    assert_false(pm_sweep_warning(&s, seq_dev, 2, 2, note, sizeof note));
+    s.options.sharding = PM_SHARDING_IDEAL; /* the hypothetical split says so itself */
+    assert_false(pm_sweep_warning(&s, &dev, 1, 0, note, sizeof note));
+    pm_axis_release(&dev);
     pm_axis_release(&seq);
     pm_axis_release(&within);
     pm_axis_release(&l2);

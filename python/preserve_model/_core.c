@@ -235,9 +235,12 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     if (load(config, overrides, data_dir, &s) != 0)
         goto done;
     loaded = true;
-    char note[200];
-    if (pm_sweep_warning(&s, axes, specs.n, note, sizeof note) &&
-        PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0)
+    char note[400];
+    bool warn_failed = false;
+    for (size_t i = 0; !warn_failed && pm_sweep_warning(&s, axes, specs.n, i, note, sizeof note);
+         i++)
+        warn_failed = PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0;
+    if (warn_failed)
         goto done;
     const size_t n_points = pm_sweep_size(axes, specs.n);
     c = (collected){.n_axes = specs.n, .n_cols = pm_sweep_column_count(), .axes = axes};

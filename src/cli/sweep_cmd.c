@@ -463,8 +463,8 @@ int cmd_sweep(const cli *c)
         release_axes(ax);
         return rc;
     }
-    char note[200];
-    if (pm_sweep_warning(&s, ax, (size_t)c->n_sweeps, note, sizeof note))
+    char note[400];
+    for (size_t i = 0; pm_sweep_warning(&s, ax, (size_t)c->n_sweeps, i, note, sizeof note); i++)
         fprintf(stderr, "warning: %s\n", note);
     /* With --plot the CSV goes to a file beside the figure as well as stdout. */
     out_file csv = {0};
