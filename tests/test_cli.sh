@@ -110,6 +110,11 @@ check sweep-density 0 "density_preserve_tokens_per_s_per_mm2" "$pm" --sweep l2=8
 check sweep-2d 0 "batch,seq_len," "$pm" --sweep batch=1,4 --sweep seq=2k:8k:x2
 check sweep-invalid-point 0 "exceed the model" "$pm" --config llama8b --sweep devices=16,64
 check optimize 0 "best_l2_capacity_MiB" "$pm" --config llama8b --optimize l2=8MiB:256MiB
+# validate: a valid scenario's warnings under its ok line (phi3-medium's 16K beyond its 4K
+# context, its 10 KV heads over 4 devices); a file that is only valid has none.
+check validate-warns 0 "    warning: sequence length 16384 exceeds the model's max_position_embeddings 4096" \
+    "$pm" validate "$root/data/scenarios/phi3-medium.json"
+lacks validate-no-warning "warning" "$pm" validate "$root/data/scenarios/llama70b.json"
 # Serial and fused densities still rise toward the smallest L2 (less area, the same time): their
 # best is the range's end, said in the at_edge column and on stderr; PRESERVE's is inside.
 check optimize-edge-lo 0 "serial,8,0.0528399,8,8.91509,0,lo" "$pm" --optimize l2

@@ -88,6 +88,16 @@ static int validate_one(const cli *c, const char *path, int *bad)
     errno = 0;
     if (printf("ok  %-12s %s\n", pm_file_kind_name(kind), path) < 0 || ferror(stdout))
         stdout_failed(errno);
+    /* A scenario that is valid may still not be what was meant: its warnings, as a run gives
+     * them (the other kinds are warned about in the scenario that uses them). */
+    pm_scenario s;
+    if (kind == PM_KIND_SCENARIO && pm_scenario_load(path, &o, &s, &err) == PM_OK) {
+        char note[512];
+        for (size_t i = 0; pm_scenario_warning(&s, i, note, sizeof note); i++)
+            if (printf("    warning: %s\n", note) < 0 || ferror(stdout))
+                stdout_failed(errno);
+        pm_scenario_release(&s);
+    }
     return 0;
 }
 
