@@ -1007,14 +1007,18 @@ bool pm_scenario_warning(const pm_scenario *s, size_t i, char *note, size_t n)
         return true;
     pm_shard sh;
     if (pm_shard_compute(s, &sh, NULL) == PM_OK && sh.uneven && k++ == i) {
+        char experts[64] = ""; /* a routed expert's columns split over moe_tp devices */
+        if (s->model.experts > 0)
+            snprintf(experts, sizeof experts, ", expert width %d over %d",
+                     s->model.expert_intermediate, sh.moe_tp);
         if (out)
             snprintf(out, n,
                      "model %s does not split evenly over %d devices (%d query heads, %d KV "
-                     "heads, MLP width %d): the busiest device's share is modelled (%g query "
+                     "heads, MLP width %d%s): the busiest device's share is modelled (%g query "
                      "heads, %g KV heads); engines that split evenly (vLLM, TensorRT-LLM) refuse "
                      "it",
                      s->model.name, s->cluster.devices, s->model.heads, s->model.kv_heads,
-                     s->model.intermediate, sh.q_heads, sh.kv_heads);
+                     s->model.intermediate, experts, sh.q_heads, sh.kv_heads);
         return true;
     }
     for (size_t j = 0; j < pm_scenario_param_count(s); j++) {
