@@ -22,6 +22,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "example-estimate: %s\n", msg);
         return 1;
     }
+    /* What the estimate may not be of what was meant (the library never prints: it lists). */
+    char note[512];
+    for (size_t i = 0; pm_scenario_warning(&s, i, note, sizeof note); i++)
+        fprintf(stderr, "example-estimate: warning: %s\n", note);
     pm_estimate e;
     if (pm_estimate_compute(&s, &e, &err) != PM_OK) {
         char msg[1024];
