@@ -23,7 +23,7 @@ check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
 # strided penalty does not apply and the table must not say strided; 8 devices: 1 head each.
 check kv-strided-npu 0 "2 KV heads (strided KV reads at 50 % of the HBM bandwidth)" "$pm" --config llama70b
 check kv-full-gpu 0 "2 KV heads (KV reads at full bandwidth: no strided penalty)" "$pm" --config llama70b --accelerator h100-sxm
-check kv-contiguous 0 "1 KV heads (contiguous KV reads)" "$pm" --config llama70b --devices 8
+check kv-contiguous 0 "1 KV head (contiguous KV reads)" "$pm" --config llama70b --devices 8
 if "$pm" --config llama70b --accelerator h100-sxm 2>&1 | grep -qF "strided KV reads"; then
     echo "FAIL kv-gpu-not-strided: the h100-sxm table says strided KV reads"
     fail=$((fail + 1))

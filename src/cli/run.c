@@ -110,9 +110,11 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
      * workspace, which the model does not count: a small rest is where a real engine holds
      * fewer sequences at once than the batch (README, "What is not modelled"). */
     const double gib = MIB * 1024;
-    fprintf(f, "# per device: %.4g query heads, %.4g KV heads%s%s, %.1f GiB weights + %.1f GiB KV "
-               "of %.1f GiB usable",
-            e->shard.q_heads, e->shard.kv_heads,
+    const bool one_q = !(e->shard.q_heads < 1 || e->shard.q_heads > 1);
+    const bool one_kv = !(e->shard.kv_heads < 1 || e->shard.kv_heads > 1);
+    fprintf(f, "# per device: %.4g query head%s, %.4g KV head%s%s%s, %.1f GiB weights + %.1f GiB "
+               "KV of %.1f GiB usable",
+            e->shard.q_heads, one_q ? "" : "s", e->shard.kv_heads, one_kv ? "" : "s",
             e->shard.kv_replicated ? " (replicated)" : "",
             kv_reads(s, e, kv, sizeof kv),
             e->weight_bytes_per_device / gib, e->kv_bytes_per_device / gib,
@@ -251,8 +253,8 @@ static void write_table(const pm_scenario *s, const pm_estimate *e)
         snprintf(ar, sizeof ar, "%s %.1f us", pm_allreduce_algo_name(r->allreduce),
                  r->allreduce_decode_s * 1e6);
         if (m == PM_MODE_FUSED)
-            snprintf(ar + strlen(ar), sizeof ar - strlen(ar), ", %d chunks",
-                     r->fused_chunks);
+            snprintf(ar + strlen(ar), sizeof ar - strlen(ar), ", %d chunk%s",
+                     r->fused_chunks, r->fused_chunks == 1 ? "" : "s");
         char v[6][FMT_G9_MAX];
         fmt_table(r->request_s, 4, v[0]);
         fmt_table(r->prefill_s, 4, v[1]);
