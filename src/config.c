@@ -1983,13 +1983,16 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                            "inter-node bandwidth must be > 0 and latency >= 0");
     }
-    if (c->expert_parallel < 0 || c->devices % pm_cluster_ep(c) != 0 ||
-        !finite_nonneg(c->a2a_latency_s) ||
-        !(c->a2a_efficiency_frac >= 0.0 && c->a2a_efficiency_frac <= 1.0))
+    if (c->expert_parallel < 0 || c->devices % pm_cluster_ep(c) != 0)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
-                       "must divide devices, with an all-to-all latency >= 0 and efficiency in "
-                       "(0, 1] (got %d ranks, %d devices)",
-                       c->expert_parallel, c->devices);
+                       "must divide devices (got %d ranks, %d devices)", c->expert_parallel,
+                       c->devices);
+    if (!finite_nonneg(c->a2a_latency_s))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.a2a_latency_us",
+                       "must be finite and >= 0 (got %g us)", c->a2a_latency_s * 1e6);
+    if (!(c->a2a_efficiency_frac >= 0.0 && c->a2a_efficiency_frac <= 1.0)) /* 0 acts as 1 */
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.a2a_efficiency_frac",
+                       "must be in (0, 1], or 0 for 1 (got %g)", c->a2a_efficiency_frac);
     st = pm_allreduce_algo_check(c->topology, c->algorithm, err);
     if (st != PM_OK)
         return st;

@@ -69,6 +69,10 @@ check moe-explain-dispatch 0 "during L0.A2A.dispatch" "$pm" explain --config qwe
 check moe-explain-routed 0 "routed experts are known only after the router runs" "$pm" explain --config mixtral8x7b
 check moe-ep-option 0 "EP 8 x 1 devices per expert" "$pm" --config mixtral8x7b --devices 8 --ep 8
 check moe-ep-divides 1 "expert_parallel: must divide devices (got 3 ranks, 4 devices)" "$pm" --config mixtral8x7b --ep 3
+# A sweep point gets the same message from the scenario check (it read "must divide devices,
+# with an all-to-all latency >= 0 and efficiency in (0, 1]" whatever was wrong).
+check moe-ep-divides-sweep 0 '"$.cluster.expert_parallel: must divide devices (got 8 ranks, 4 devices)"' \
+    "$pm" --config mixtral8x7b --sweep ep=1,8
 check moe-ep-dense 1 "needs a mixture-of-experts model" "$pm" --config llama70b --ep 2
 check moe-sweep-ep 0 "expert_parallel,serial_request_s" "$pm" --config qwen3-30b-a3b --sweep ep=1,2,4 --format csv
 check moe-graph-a2a 0 '"op":	"AllToAll"' "$pm" graph --config qwen3-30b-a3b --layers 1
