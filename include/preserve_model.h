@@ -618,8 +618,7 @@ PM_API bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size
  * quantization_config states a weight format other than the workload's weight_dtype (or one
  * below 8 bits, which is not modelled); a model whose heads or MLP do not split evenly over the
  * devices (pm_shard.uneven: the busiest device is modelled); and each HuggingFace key that was
- * not recognised
- * (assumed not to change cost). Writes the i-th as one line (at most n bytes, NUL included;
+ * not recognised (assumed not to change cost). Writes the i-th as one line (at most n bytes, NUL included;
  * nothing when note is NULL) and returns true, or returns false when there are at most i
  * warnings or s is NULL. Enumerate with `for (i = 0; pm_scenario_warning(s, i, buf, n); i++)`.
  */
