@@ -1366,7 +1366,7 @@ static pm_status hf_read_quantization(pm_obj *o, pm_obj *text, bool wrapped, pm_
             return st;
         m->quant_bits = (double)bits;
         /* mlx's mode: "affine" (integers, the default) or a float format ("mxfp4") */
-        const char *mode = json_string(q.json, "mode");
+        const char *mode = mlx ? json_string(q.json, "mode") : NULL;
         m->quant_float = mode && strstr(mode, "fp") != NULL;
     } else if (strcmp(method, "bitsandbytes") == 0) {
         if ((st = pm_obj_bool(&q, "load_in_4bit", false, &b4)) != PM_OK ||

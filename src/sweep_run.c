@@ -86,11 +86,10 @@ bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axe
     char *out = note && n > 0 ? note : NULL;
     size_t k = 0; /* the warnings before the one looked at */
     for (size_t a = 0; a < n_axes; a++) {
-        const bool ideal = base->options.sharding == PM_SHARDING_IDEAL;
         bool w = false;
         if (axes[a].kind == PM_AXIS_SEQ)
             w = seq_warning(base, &axes[a], k == i ? out : NULL, n);
-        else if (axes[a].kind == PM_AXIS_DEVICES && !ideal)
+        else if (axes[a].kind == PM_AXIS_DEVICES) /* ideal sharding is never uneven */
             w = devices_warning(base, &axes[a], k == i ? out : NULL, n);
         if (w && k++ == i)
             return true;
