@@ -1495,12 +1495,15 @@ PM_API size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, siz
 /** Number of points of the grid (the product of the axis lengths); 0 when empty. */
 PM_API size_t pm_sweep_size(const pm_axis *axes, size_t n_axes);
 
-/** The i-th (from 0) of the warnings a sweep of base over axes adds to pm_scenario_warning's
- * (which are of base alone), in axis order: a seq axis that reaches beyond the model's
- * max_position_embeddings, and a devices axis with counts over which the model's heads, KV
- * heads or MLP columns do not divide (under megatron sharding: the busiest device is modelled
- * there). Writes it (at most n bytes, NUL included; nothing when note is NULL) and returns true,
- * or returns false when there are at most i. */
+/** The i-th (from 0) of the warnings about a sweep of base over axes, the list a front end
+ * gives in place of pm_scenario_warning's for base: base's warnings less those about a value
+ * an axis replaces (its sequence length under a seq axis, its split under a devices or ep
+ * axis), then in this order a seq axis that reaches beyond the model's
+ * max_position_embeddings, and the points of the devices and ep axes (the grid of both where
+ * the sweep has both) at which the model's heads, KV heads, MLP or expert columns do not
+ * divide (under megatron sharding: the busiest device is modelled there). Writes it (at most n
+ * bytes, NUL included; nothing when note is NULL) and returns true, or returns false when there
+ * are at most i. */
 PM_API bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
                              size_t i, char *note, size_t n);
 

@@ -990,6 +990,12 @@ static bool checkpoint_warning(const pm_scenario *s, char *note, size_t n)
 
 bool pm_scenario_warning(const pm_scenario *s, size_t i, char *note, size_t n)
 {
+    return pm_scenario_warning_except(s, 0, i, note, n);
+}
+
+bool pm_scenario_warning_except(const pm_scenario *s, unsigned skip, size_t i, char *note,
+                                size_t n)
+{
     if (!s)
         return false;
     char *out = note && n > 0 ? note : NULL;
@@ -997,7 +1003,8 @@ bool pm_scenario_warning(const pm_scenario *s, size_t i, char *note, size_t n)
     if (pm_scenario_platform_mismatch(s, i == k ? out : NULL, n) && k++ == i)
         return true;
     const int max_pos = s->model.max_position_embeddings;
-    if (max_pos > 0 && s->workload.seq_len > max_pos && k++ == i) {
+    if (!(skip & PM_WARN_SKIP_SEQ) && max_pos > 0 && s->workload.seq_len > max_pos &&
+        k++ == i) {
         if (out)
             snprintf(out, n, "sequence length %lld exceeds the model's max_position_embeddings %d",
                      (long long)s->workload.seq_len, max_pos);
@@ -1006,7 +1013,8 @@ bool pm_scenario_warning(const pm_scenario *s, size_t i, char *note, size_t n)
     if (checkpoint_warning(s, i == k ? out : NULL, n) && k++ == i)
         return true;
     pm_shard sh;
-    if (pm_shard_compute(s, &sh, NULL) == PM_OK && sh.uneven && k++ == i) {
+    if (!(skip & PM_WARN_SKIP_SPLIT) && pm_shard_compute(s, &sh, NULL) == PM_OK && sh.uneven &&
+        k++ == i) {
         char experts[64] = ""; /* a routed expert's columns split over moe_tp devices */
         if (s->model.experts > 0)
             snprintf(experts, sizeof experts, ", expert width %d over %d",

@@ -206,6 +206,15 @@ const char *pm_kind_dir(pm_file_kind kind);
 pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *ref, char *out,
                          size_t n, pm_error *err);
 
+/* pm_scenario_warning's list without the warnings `skip` names: those about a value a sweep
+ * axis replaces (pm_sweep_warning gives the axis's own instead). */
+enum {
+    PM_WARN_SKIP_SEQ = 1u << 0,   /* the sequence beyond max_position_embeddings */
+    PM_WARN_SKIP_SPLIT = 1u << 1, /* the uneven split over the devices (and expert ranks) */
+};
+bool pm_scenario_warning_except(const pm_scenario *s, unsigned skip, size_t i, char *note,
+                                size_t n);
+
 /* ---- the datatype table (dtype.c) ---- */
 
 /* The datatypes' names, indexed by pm_dtype (for pm_obj_enum); *count receives their number. */

@@ -47,34 +47,49 @@ static bool seq_warning(const pm_scenario *base, const pm_axis *ax, char *note, 
     return true;
 }
 
-/* The devices axis's warning: the counts over which the model's heads, KV heads or MLP columns
- * do not divide (pm_shard.uneven), where the busiest device's share is modelled. */
-static bool devices_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n)
+/* The split's warning: the points of the devices and expert-parallel axes (each the base's
+ * value where the sweep has no such axis) at which the model's heads, KV heads, MLP or expert
+ * columns do not divide (pm_shard.uneven), where the busiest device's share is modelled. */
+static bool split_warning(const pm_scenario *base, const pm_axis *dev, const pm_axis *ep,
+                          char *note, size_t n)
 {
     pm_scenario t = *base;
-    char list[160] = "";
+    char list[200] = "";
     size_t shown = 0, uneven = 0;
-    for (size_t i = 0; i < ax->n_values; i++) {
-        t.cluster.devices = (int)ax->values[i];
-        pm_shard sh;
-        if (pm_shard_compute(&t, &sh, NULL) != PM_OK || !sh.uneven)
-            continue; /* a count the model refuses fails at its own point */
-        uneven++;
-        const size_t used = strlen(list);
-        if (shown < 8 && used + 16 < sizeof list) {
-            snprintf(list + used, sizeof list - used, "%s%d", shown ? ", " : "",
-                     t.cluster.devices);
+    const size_t nd = dev ? dev->n_values : 1, ne = ep ? ep->n_values : 1;
+    for (size_t i = 0; i < nd; i++)
+        for (size_t j = 0; j < ne; j++) {
+            if (dev)
+                t.cluster.devices = (int)dev->values[i];
+            if (ep)
+                t.cluster.expert_parallel = (int)ep->values[j];
+            pm_shard sh;
+            if (pm_shard_compute(&t, &sh, NULL) != PM_OK || !sh.uneven)
+                continue; /* a point the model refuses fails on its own */
+            uneven++;
+            const size_t used = strlen(list);
+            if (shown == 8 || used + 40 >= sizeof list)
+                continue;
+            if (ep)
+                snprintf(list + used, sizeof list - used, "%s%d devices with ep %d",
+                         shown ? ", " : "", t.cluster.devices, t.cluster.expert_parallel);
+            else
+                snprintf(list + used, sizeof list - used, "%s%d", shown ? ", " : "",
+                         t.cluster.devices);
             shown++;
         }
-    }
     if (uneven == 0)
         return false;
     if (note)
         snprintf(note, n,
-                 "model %s does not split evenly over %zu of the devices axis's counts (%s%s): "
-                 "the busiest device's share is modelled there; engines that split evenly "
-                 "(vLLM, TensorRT-LLM) refuse them",
-                 base->model.name, uneven, list, uneven > shown ? ", ..." : "");
+                 "model %s does not split evenly over %zu of the %s (%s%s): the busiest "
+                 "device's share is modelled there; engines that split evenly (vLLM, "
+                 "TensorRT-LLM) refuse them",
+                 base->model.name, uneven,
+                 !ep ? "devices axis's counts"
+                 : dev ? "grid's device and expert-parallel counts"
+                       : "ep axis's expert-parallel degrees",
+                 list, uneven > shown ? ", ..." : "");
     return true;
 }
 
@@ -84,17 +99,26 @@ bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axe
     if (!base || !axes)
         return false;
     char *out = note && n > 0 ? note : NULL;
-    size_t k = 0; /* the warnings before the one looked at */
+    const pm_axis *seq = NULL, *dev = NULL, *ep = NULL;
     for (size_t a = 0; a < n_axes; a++) {
-        bool w = false;
         if (axes[a].kind == PM_AXIS_SEQ)
-            w = seq_warning(base, &axes[a], k == i ? out : NULL, n);
-        else if (axes[a].kind == PM_AXIS_DEVICES) /* ideal sharding is never uneven */
-            w = devices_warning(base, &axes[a], k == i ? out : NULL, n);
-        if (w && k++ == i)
-            return true;
+            seq = &axes[a];
+        else if (axes[a].kind == PM_AXIS_DEVICES)
+            dev = &axes[a];
+        else if (axes[a].kind == PM_AXIS_EP)
+            ep = &axes[a];
     }
-    return false;
+    /* The base's warnings, less those about a value an axis replaces. */
+    const unsigned skip = (seq ? PM_WARN_SKIP_SEQ : 0u) | (dev || ep ? PM_WARN_SKIP_SPLIT : 0u);
+    size_t k = 0; /* the warnings before the one looked at */
+    while (pm_scenario_warning_except(base, skip, k, NULL, 0))
+        k++;
+    if (i < k)
+        return pm_scenario_warning_except(base, skip, i, out, n);
+    if (seq && seq_warning(base, seq, k == i ? out : NULL, n) && k++ == i)
+        return true;
+    /* Ideal sharding is never uneven (pm_shard decides). */
+    return (dev || ep) && split_warning(base, dev, ep, k == i ? out : NULL, n) && k == i;
 }
 
 void pm_sweep_slice(size_t total, size_t k, size_t count, size_t *first, size_t *last)

@@ -113,6 +113,13 @@ check sweep-header 0 "l2_capacity_MiB,serial_request_s" "$pm" --config llama70b.
 check sweep-density 0 "density_preserve_tokens_per_s_per_mm2" "$pm" --sweep l2=8MiB:64MiB:8MiB
 check sweep-2d 0 "batch,seq_len," "$pm" --sweep batch=1,4 --sweep seq=2k:8k:x2
 check sweep-invalid-point 0 "exceed the model" "$pm" --config llama8b --sweep devices=16,64
+# A sweep warns of what it evaluates: falcon7b's 71 heads over its scenario's 4 devices are not
+# swept by a devices axis (2 is uneven, 1 is not), and are by a batch axis.
+check sweep-devices-uneven 0 "does not split evenly over 1 of the devices axis's counts (2)" \
+    "$pm" --config falcon7b --sweep devices=1,2
+lacks sweep-devices-not-base "over 4 devices" "$pm" --config falcon7b --sweep devices=1,2
+check sweep-batch-base-uneven 0 "does not split evenly over 4 devices" "$pm" --config falcon7b \
+    --sweep batch=1,2
 check optimize 0 "best_l2_capacity_MiB" "$pm" --config llama8b --optimize l2=8MiB:256MiB
 # validate: a valid scenario's warnings under its ok line (phi3-medium's 16K beyond its 4K
 # context, its 10 KV heads over 4 devices); a file that is only valid has none.

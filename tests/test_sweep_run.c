@@ -466,11 +466,77 @@ static void test_seq_axis_beyond_trained_context_warns(void **state)
     pm_scenario_release(&s);
 }
 
+/* A sweep's list is the base's warnings less those about the value an axis replaces (its
+ * sequence length under a seq axis, its split under a devices or ep axis), then the axes'. */
+static void test_sweep_warnings_replace_what_an_axis_replaces(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    s.model.max_position_embeddings = 8192; /* below the scenario's 16384 */
+    s.cluster.devices = 3;                  /* 8 KV heads over 3: uneven */
+    char note[400], first[400];
+    size_t n = 0;
+    while (pm_scenario_warning(&s, n, NULL, 0))
+        n++;
+    assert_int_equal(n, 2);
+    pm_axis l2 = axis("l2"), seq = axis("seq=1k,2k"), dev = axis("devices=2,4");
+    /* An axis that replaces neither: the base's two, as pm_scenario_warning gives them. */
+    for (size_t i = 0; i < n; i++) {
+        assert_true(pm_sweep_warning(&s, &l2, 1, i, note, sizeof note));
+        assert_true(pm_scenario_warning(&s, i, first, sizeof first));
+        assert_string_equal(note, first);
+    }
+    assert_false(pm_sweep_warning(&s, &l2, 1, n, note, sizeof note));
+    /* seq=1k,2k lies within 8192: the base's 16384 is not swept, so only the split is left. */
+    assert_true(pm_sweep_warning(&s, &seq, 1, 0, note, sizeof note));
+    assert_non_null(strstr(note, "over 3 devices"));
+    assert_false(pm_sweep_warning(&s, &seq, 1, 1, note, sizeof note));
+    /* devices=2,4 divide: the base's 3 is not swept, so only the sequence is left. */
+    assert_true(pm_sweep_warning(&s, &dev, 1, 0, note, sizeof note));
+    assert_non_null(strstr(note, "exceeds the model's max_position_embeddings 8192"));
+    assert_false(pm_sweep_warning(&s, &dev, 1, 1, note, sizeof note));
+    const pm_axis both[] = {seq, dev};
+    assert_false(pm_sweep_warning(&s, both, 2, 0, note, sizeof note));
+    pm_scenario_release(&s);
+
+    /* Mixtral's experts over 8 devices: a routed expert's 14340 columns (4 x 3585, a width made
+     * for the test) split over 8 (ep 1: 14340 % 8 = 4) and over 2 (ep 4) evenly only at the
+     * second; ep 2 splits them over 4 (14340 % 4 = 0), ep 8 over 1. */
+    s = load("mixtral8x7b");
+    s.cluster.devices = 8;
+    s.model.expert_intermediate = 14340;
+    assert_true(pm_scenario_warning(&s, 0, note, sizeof note));
+    assert_non_null(strstr(note, "expert width 14340 over 8"));
+    pm_axis ep = axis("ep=2,4,8"), ep_all = axis("ep=1,2,4,8"), dev2 = axis("devices=4,8");
+    assert_false(pm_sweep_warning(&s, &ep, 1, 0, note, sizeof note));
+    assert_true(pm_sweep_warning(&s, &ep_all, 1, 0, note, sizeof note));
+    assert_string_equal(note, "model mixtral-8x7b does not split evenly over 1 of the ep axis's "
+                              "expert-parallel degrees (8 devices with ep 1): the busiest "
+                              "device's share is modelled there; engines that split evenly "
+                              "(vLLM, TensorRT-LLM) refuse them");
+    assert_false(pm_sweep_warning(&s, &ep_all, 1, 1, note, sizeof note));
+    /* The grid of devices=4,8 and ep=1,2,4,8: ep 8 over 4 devices is refused at its point (ep
+     * divides the devices), not counted; 4 devices with ep 1 split 14340 over 4 (even), 8 with
+     * ep 1 over 8 (uneven). */
+    const pm_axis grid[] = {dev2, ep_all};
+    assert_true(pm_sweep_warning(&s, grid, 2, 0, note, sizeof note));
+    assert_non_null(strstr(note, "over 1 of the grid's device and expert-parallel counts (8 "
+                                 "devices with ep 1)"));
+    pm_axis_release(&ep);
+    pm_axis_release(&ep_all);
+    pm_axis_release(&dev2);
+    pm_axis_release(&l2);
+    pm_axis_release(&seq);
+    pm_axis_release(&dev);
+    pm_scenario_release(&s);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid_order_slices_and_threads),
+        cmocka_unit_test(test_sweep_warnings_replace_what_an_axis_replaces),
         cmocka_unit_test(test_sweeps_reuse_with_identical_numbers),
         cmocka_unit_test(test_cache_rebuilds_only_what_changes),
         cmocka_unit_test(test_callback_stops_and_bad_arguments),

@@ -108,8 +108,10 @@ static int get_strings(PyObject *seq, const char *what, strings *out)
 }
 
 /* Loads config with overrides (a sequence of "path=value" or None) from data_dir (NULL: the
- * library's default). Returns 0, or -1 with a Python exception set. */
-static int load(const char *config, PyObject *overrides, const char *data_dir, pm_scenario *s)
+ * library's default), and warns its warnings where warn is true (a sweep gives its own list,
+ * pm_sweep_warning). Returns 0, or -1 with a Python exception set. */
+static int load(const char *config, PyObject *overrides, const char *data_dir, bool warn,
+                pm_scenario *s)
 {
     strings ov;
     if (get_strings(overrides, "overrides", &ov) != 0)
@@ -128,7 +130,7 @@ static int load(const char *config, PyObject *overrides, const char *data_dir, p
     /* The tool's warnings (pm_scenario_warning), as Python warnings (errors when warnings are
      * errors). */
     char note[512];
-    for (size_t i = 0; pm_scenario_warning(s, i, note, sizeof note); i++)
+    for (size_t i = 0; warn && pm_scenario_warning(s, i, note, sizeof note); i++)
         if (PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0) {
             pm_scenario_release(s);
             return -1;
@@ -150,7 +152,7 @@ static PyObject *estimate_json(PyObject *self, PyObject *args, PyObject *kw)
                                      &data_dir))
         return NULL;
     pm_scenario s;
-    if (load(config, overrides, data_dir, &s) != 0)
+    if (load(config, overrides, data_dir, true, &s) != 0)
         return NULL;
     pm_estimate e;
     pm_error err;
@@ -232,10 +234,10 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
             raise_error(&err);
             goto done;
         }
-    if (load(config, overrides, data_dir, &s) != 0)
+    if (load(config, overrides, data_dir, false, &s) != 0) /* the sweep's list, below */
         goto done;
     loaded = true;
-    char note[400];
+    char note[512];
     bool warn_failed = false;
     for (size_t i = 0; !warn_failed && pm_sweep_warning(&s, axes, specs.n, i, note, sizeof note);
          i++)
@@ -333,7 +335,7 @@ static int step_init(StepModel *self, PyObject *args, PyObject *kw)
         return -1;
     }
     pm_scenario s;
-    if (load(config, overrides, data_dir, &s) != 0)
+    if (load(config, overrides, data_dir, true, &s) != 0)
         return -1;
     pm_step_model *m = NULL;
     pm_error err;

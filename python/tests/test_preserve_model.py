@@ -11,6 +11,7 @@ import json
 import math
 import os
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -102,6 +103,19 @@ def test_the_tools_other_warnings_are_python_warnings():
     with pytest.warns(UserWarning, match="the seq axis reaches 262144 tokens"):
         pm.sweep("llama70b", {"cluster.devices": 4}, model=gpt_oss, accelerator="h100-sxm",
                  cluster="nvlink4-nvswitch", seq=[65536, 262144])
+
+
+def test_a_sweep_warns_of_what_it_evaluates():
+    # The scenario's 16K beyond a 4K context (phi3-medium) is not evaluated by a seq axis within
+    # it: the sweep's list (pm_sweep_warning) leaves it out, and keeps its split over 4 devices.
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        pm.sweep("phi3-medium", seq=[1024, 2048])
+    texts = [str(w.message) for w in got]
+    assert not any("max_position_embeddings" in t for t in texts), texts
+    assert any("does not split evenly over 4 devices" in t for t in texts), texts
+    with pytest.warns(UserWarning, match="exceeds the model's max_position_embeddings 4096"):
+        pm.sweep("phi3-medium", l2=[32, 64])
 
 
 def test_sweep_takes_the_shortcuts_that_are_not_axes():

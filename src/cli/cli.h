@@ -95,6 +95,8 @@ void print_sets(FILE *f, const cli *c);
 /* The load options of the command line (data directory and overrides). */
 pm_load_opts load_opts(const cli *c);
 /* Loads the scenario of the options; prints the error and returns EXIT_CONFIG on failure. */
+int load_quiet(const cli *c, pm_scenario *s);
+/* load_quiet, then the scenario's warnings (pm_scenario_warning) on stderr. */
 int load(const cli *c, pm_scenario *s);
 
 /* --context, or the library's default for the phase (pm_default_context) when it is not

@@ -181,12 +181,18 @@ pm_load_opts load_opts(const cli *c)
     return o;
 }
 
-int load(const cli *c, pm_scenario *s)
+int load_quiet(const cli *c, pm_scenario *s)
 {
     pm_load_opts o = load_opts(c);
     pm_error err;
-    if (pm_scenario_load(c->config, &o, s, &err) != PM_OK)
-        return config_error(&err);
+    return pm_scenario_load(c->config, &o, s, &err) == PM_OK ? 0 : config_error(&err);
+}
+
+int load(const cli *c, pm_scenario *s)
+{
+    const int rc = load_quiet(c, s);
+    if (rc)
+        return rc;
     /* What the estimate may not be of what the user meant (the library's list, which the Python
      * module warns with too): computed either way, but not silently. */
     char note[512];

@@ -458,12 +458,12 @@ int cmd_sweep(const cli *c)
     if (rc)
         return rc;
     pm_scenario s;
-    rc = load(c, &s);
+    rc = load_quiet(c, &s); /* the sweep's warnings replace the scenario's */
     if (rc) {
         release_axes(ax);
         return rc;
     }
-    char note[400];
+    char note[512];
     for (size_t i = 0; pm_sweep_warning(&s, ax, (size_t)c->n_sweeps, i, note, sizeof note); i++)
         fprintf(stderr, "warning: %s\n", note);
     /* With --plot the CSV goes to a file beside the figure as well as stdout. */
