@@ -119,10 +119,30 @@ static void test_table_numbers_keep_their_digits(void **state)
     }
 }
 
+/* The header's sizes: one decimal from 1 GiB up (and at 0), three significant digits below. */
+static void test_sizes_keep_their_digits(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        {16.4375, "16.4"}, {2.5, "2.5"},      {64.0, "64.0"},  {0.0, "0.0"},   {0.97, "1.0"},
+        {0.9, "0.9"},      {0.0234, "0.0234"}, {1.5e-5, "1.5e-05"}, {-0.25, "-0.25"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[FMT_G9_MAX];
+        const int n = fmt_size(cases[i].v, out);
+        if (strcmp(out, cases[i].want) != 0 || n != (int)strlen(cases[i].want))
+            fail_msg("fmt_size(%g): '%s' (%d), want '%s'", cases[i].v, out, n, cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_numbers_keep_their_digits),
+        cmocka_unit_test(test_sizes_keep_their_digits),
         cmocka_unit_test(test_matches_printf),
         cmocka_unit_test(test_matches_printf_on_model_outputs),
     };

@@ -123,3 +123,11 @@ int fmt_table(double v, int decimals, char *out)
                         : snprintf(out, FMT_G9_MAX, "%.4g", v);
     return n < FMT_G9_MAX ? n : FMT_G9_MAX - 1;
 }
+
+int fmt_size(double v, char *out)
+{
+    const double a = fabs(v);
+    const int n = !(a > 0.0) || a >= 0.95 || isinf(a) ? snprintf(out, FMT_G9_MAX, "%.1f", v)
+                                                       : snprintf(out, FMT_G9_MAX, "%.3g", v);
+    return n < FMT_G9_MAX ? n : FMT_G9_MAX - 1;
+}

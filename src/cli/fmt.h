@@ -20,4 +20,8 @@ int fmt_csv(double v, char *out);
  * is never printed as 0.0000; returns the length (at most FMT_G9_MAX - 1). */
 int fmt_table(double v, int decimals, char *out);
 
+/* Writes a size in the table's header: "%.1f" from 1 up (and 0), "%.3g" below, so that a
+ * small KV cache is never printed as 0.0 GiB; returns the length (at most FMT_G9_MAX - 1). */
+int fmt_size(double v, char *out);
+
 #endif

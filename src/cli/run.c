@@ -112,19 +112,22 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
     const double gib = MIB * 1024;
     const bool one_q = !(e->shard.q_heads < 1 || e->shard.q_heads > 1);
     const bool one_kv = !(e->shard.kv_heads < 1 || e->shard.kv_heads > 1);
-    fprintf(f, "# per device: %.4g query head%s, %.4g KV head%s%s%s, %.1f GiB weights + %.1f GiB "
-               "KV of %.1f GiB usable",
+    char wt[FMT_G9_MAX], kvt[FMT_G9_MAX], use[FMT_G9_MAX], left[FMT_G9_MAX];
+    fmt_size(e->weight_bytes_per_device / gib, wt);
+    fmt_size(e->kv_bytes_per_device / gib, kvt);
+    fmt_size(e->hbm_usable_bytes_per_device / gib, use);
+    fprintf(f, "# per device: %.4g query head%s, %.4g KV head%s%s%s, %s GiB weights + %s GiB "
+               "KV of %s GiB usable",
             e->shard.q_heads, one_q ? "" : "s", e->shard.kv_heads, one_kv ? "" : "s",
-            e->shard.kv_replicated ? " (replicated)" : "",
-            kv_reads(s, e, kv, sizeof kv),
-            e->weight_bytes_per_device / gib, e->kv_bytes_per_device / gib,
-            e->hbm_usable_bytes_per_device / gib);
-    if (e->fits_hbm)
-        fprintf(f, " (%.1f GiB left)\n",
-                (e->hbm_usable_bytes_per_device - e->weight_bytes_per_device -
-                 e->kv_bytes_per_device) / gib);
-    else
+            e->shard.kv_replicated ? " (replicated)" : "", kv_reads(s, e, kv, sizeof kv), wt, kvt,
+            use);
+    if (e->fits_hbm) {
+        fmt_size((e->hbm_usable_bytes_per_device - e->weight_bytes_per_device -
+                  e->kv_bytes_per_device) / gib, left);
+        fprintf(f, " (%s GiB left)\n", left);
+    } else {
         fputs("  ** exceeds HBM capacity **\n", f);
+    }
     describe_moe(s, e, f);
     describe_runtime(s, f);
     if (e->kv_spill_context > 0)
