@@ -126,6 +126,13 @@ check optimize 0 "best_l2_capacity_MiB" "$pm" --config llama8b --optimize l2=8Mi
 check validate-warns 0 "    warning: sequence length 16384 exceeds the model's max_position_embeddings 4096" \
     "$pm" validate "$root/data/scenarios/phi3-medium.json"
 lacks validate-no-warning "warning" "$pm" validate "$root/data/scenarios/llama70b.json"
+# A model file's own warnings, as a run of --config with it gives them (its unrecognised keys,
+# its checkpoint's format); not the scenario's (llama70b's 16K beyond Llama-3-8B's 8K).
+check validate-model-key 0 "warning (run in scenario llama70b): $root/tests/configs/hf-families/starcoder2-15b-config.json: \$.model.mlp_type: key not recognised" \
+    "$pm" validate "$root/tests/configs/hf-families/starcoder2-15b-config.json"
+check validate-model-checkpoint 0 'the checkpoint'"'"'s weights are 4-bit floats' \
+    "$pm" validate "$root/tests/configs/hf/gpt-oss-20b-config.json"
+lacks validate-model-not-scenario "warning" "$pm" validate "$root/tests/configs/hf/llama3-8b-config.json"
 # Serial and fused densities still rise toward the smallest L2 (less area, the same time): their
 # best is the range's end, said in the at_edge column and on stderr; PRESERVE's is inside.
 check optimize-edge-lo 0 "serial,8,0.0528399,8,8.91509,0,lo" "$pm" --optimize l2

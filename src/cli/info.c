@@ -98,6 +98,28 @@ static int validate_one(const cli *c, const char *path, int *bad)
                 stdout_failed(errno);
         pm_scenario_release(&s);
     }
+    /* A model's own warnings (its unrecognised keys, its checkpoint's format) are found in a
+     * scenario that uses it: the one of --config with the model replaced; those that name the
+     * file are the model's (the rest are the scenario's). A model that scenario cannot run
+     * (too few heads for its devices) is valid still and gives none. */
+    char set[PATH_MAX + 8];
+    const char *sets[MAX_SETS + 1];
+    if (kind == PM_KIND_MODEL && c->n_sets < MAX_SETS &&
+        snprintf(set, sizeof set, "model=%s", path) < (int)sizeof set) {
+        for (size_t i = 0; i < c->n_sets; i++)
+            sets[i] = c->sets[i];
+        sets[c->n_sets] = set;
+        pm_load_opts mo = {c->data_dir, sets, c->n_sets + 1};
+        if (pm_scenario_load(c->config, &mo, &s, &err) == PM_OK) {
+            char note[512];
+            for (size_t i = 0; pm_scenario_warning(&s, i, note, sizeof note); i++)
+                if (strstr(note, path) &&
+                    (printf("    warning (run in scenario %s): %s\n", s.name, note) < 0 ||
+                     ferror(stdout)))
+                    stdout_failed(errno);
+            pm_scenario_release(&s);
+        }
+    }
     return 0;
 }
 
