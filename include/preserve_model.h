@@ -125,13 +125,23 @@ typedef struct pm_model {
     bool mlp_bias;       /* biases on the MLP projections */
     int sliding_window;  /* tokens a local (windowed) layer attends to, >= 1; 0: no local layers */
     int window_period;   /* local and global layers repeat with this period, 1..64 (0 acts as
-                            1); only with sliding_window */
+                            1); only with sliding_window or sparse_block */
     uint64_t local_mask; /* bit i set: layer l with l % window_period == i is local; only with
-                            sliding_window (0 with a window acts as every layer local) */
+                            sliding_window or sparse_block (0 acts as every layer local) */
     bool chunked_attention; /* local layers attend within fixed chunks of sliding_window
                                tokens (Llama-4's attention_chunk_size: a query sees the
                                positions of its own chunk) rather than through a window that
                                slides */
+    /* Block-sparse attention (Phi-3-small's blocksparse_* keys), when sparse_block >= 1: the
+     * local layers (the pattern above; sliding_window is then 0) split the positions into
+     * blocks of sparse_block; a query reads its own block and the sparse_local_blocks - 1
+     * before it whole and, beyond them, one block in every sparse_vert_stride: block j when
+     * (j + h x step + 1) % sparse_vert_stride == 0 for query head h, step max(1,
+     * sparse_vert_stride / heads) (0 with sparse_homo_head). The cache holds every position. */
+    int sparse_block;        /* blocksparse_block_size, positions per block; 0: none */
+    int sparse_local_blocks; /* blocksparse_num_local_blocks, >= 1 */
+    int sparse_vert_stride;  /* blocksparse_vert_stride, >= 1 */
+    bool sparse_homo_head;   /* blocksparse_homo_head_pattern: every head reads the same blocks */
     int max_position_embeddings; /* the context the model was trained for; 0: not given */
     /* Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank >= 1: each layer caches
      * one latent of kv_lora_rank + qk_rope_head_dim elements per position, shared by every
@@ -165,10 +175,11 @@ typedef struct pm_model {
     bool quant_float;      /* those weights are floating point (fp8, fp4), not integers */
 } pm_model;
 
-/** Whether layer `layer` (0-based) of m attends through its sliding window. */
+/** Whether layer `layer` (0-based) of m is local: it attends through its sliding window (or
+ * chunk), or block-sparsely (sparse_block). */
 PM_API bool pm_model_layer_is_local(const pm_model *m, int layer);
 
-/** Number of local (windowed) layers of m: 0 without a window. */
+/** Number of local (windowed or block-sparse) layers of m: 0 without either. */
 PM_API int pm_model_local_layers(const pm_model *m);
 
 /** Whether layer `layer` (0-based) of m is a mixture-of-experts layer (m->experts >= 1 and the
@@ -950,8 +961,9 @@ typedef struct pm_footprint {
     double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one
                                   layer */
     double kv_bytes;           /* the KV cache of all layers at context_len: a local layer
-                                  holds min(context_len, sliding_window) positions */
-    int local_layers;          /* layers attending through the sliding window */
+                                  holds min(context_len, sliding_window) positions (a
+                                  block-sparse one all of them) */
+    int local_layers;          /* layers attending through the sliding window or block-sparsely */
     double kv_bytes_global_layer; /* one global layer's KV cache at context_len */
     double kv_bytes_local_layer;  /* one local layer's (0 when there are none) */
     /* MoE (0 for a dense model); layer_weight_bytes and mlp_weight_bytes are a dense layer's. */

@@ -21,10 +21,12 @@ MODELS=(llama3-8b llama3-70b qwen2-7b qwen2-72b phi3-small phi3-medium)
 # shellcheck disable=SC2034
 BIG3=(llama70b qwen2-72b phi3-medium)
 # The paper models every layer with full attention: Phi-3-medium's 2047-token sliding window
-# (data/models/phi3-medium.json) is left out of the paper's figures, as the paper's Table 1
-# scenario (data/scenarios/phi3-medium.json) leaves it out; a no-op for the other models.
+# (data/models/phi3-medium.json) and Phi-3-small's block-sparse layers
+# (data/models/phi3-small.json) are left out of the paper's figures, as the paper's Table 1
+# scenarios (data/scenarios/phi3-medium.json, phi3-small.json) leave them out; a no-op for the
+# other models.
 # shellcheck disable=SC2034
-PAPER_MODEL=(--set model.sliding_window=null)
+PAPER_MODEL=(--set model.sliding_window=null --set model.dense_attention_every_n_layers=1)
 
 pm_setup() {
     out=${1:-$root/out}

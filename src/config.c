@@ -685,6 +685,52 @@ static pm_status read_chunks(pm_obj *o, pm_model *m, bool hf, const char *mt, co
     return PM_OK;
 }
 
+/* Phi-3-small's block-sparse attention: blocks of blocksparse_block_size positions, the query's
+ * last blocksparse_num_local_blocks read whole and one block in every blocksparse_vert_stride
+ * beyond, per head shifted unless blocksparse_homo_head_pattern; layer l is dense when (l + 1)
+ * % dense_attention_every_n_layers == 0 (HF modeling_phi3_small.py, vLLM phi3_small.py), every
+ * layer block-sparse when that key is 0. */
+static pm_status read_blocksparse(pm_obj *o, pm_model *m)
+{
+    pm_status st;
+    int every = 0;
+    if ((st = int_field(o, "blocksparse_block_size", true, 1, PM_MAX_MODEL_DIM,
+                        &m->sparse_block)) != PM_OK ||
+        (st = int_field(o, "blocksparse_num_local_blocks", true, 1, PM_MAX_MODEL_DIM,
+                        &m->sparse_local_blocks)) != PM_OK ||
+        (st = int_field(o, "blocksparse_vert_stride", true, 1, PM_MAX_MODEL_DIM,
+                        &m->sparse_vert_stride)) != PM_OK ||
+        (st = pm_obj_bool(o, "blocksparse_homo_head_pattern", false, &m->sparse_homo_head)) !=
+            PM_OK ||
+        (st = int_field(o, "dense_attention_every_n_layers", true, 0, PM_MAX_MODEL_DIM, &every)) !=
+            PM_OK)
+        return st;
+    if ((double)m->sparse_block * m->sparse_local_blocks > PM_MAX_MODEL_DIM)
+        return pm_obj_fail(o, "blocksparse_num_local_blocks", PM_ERR_RANGE,
+                           "the local blocks span more than %d positions (got %d blocks of %d)",
+                           PM_MAX_MODEL_DIM, m->sparse_local_blocks, m->sparse_block);
+    if (!pm_obj_has(o, "blocksparse_homo_head_pattern") &&
+        (st = note_value(o, "blocksparse_homo_head_pattern", 0, "defaulted",
+                         "false (Phi3SmallConfig's default): each head's vertical blocks are "
+                         "shifted by its index")) != PM_OK)
+        return st;
+    if (every > 64)
+        return pm_obj_fail(o, "dense_attention_every_n_layers", PM_ERR_UNSUPPORTED,
+                           "a period of %d layers is not modelled (at most 64)", every);
+    const char *how = "dense_attention_every_n_layers 0: every layer block-sparse";
+    m->window_period = 1;
+    m->local_mask = 1;
+    if (every == 1) {
+        m->sparse_block = 0;
+        how = "dense_attention_every_n_layers 1: every layer dense";
+    } else if (every > 1) {
+        m->window_period = every;
+        m->local_mask = ((uint64_t)1 << (every - 1)) - 1;
+        how = "dense_attention_every_n_layers: layer l dense when (l + 1) % n == 0";
+    }
+    return note_windows(o, m, how);
+}
+
 /* Reads the attention window keys: sliding_window, switched off by use_sliding_window false
  * (Qwen2), with the layers it applies to from layer_types, sliding_window_pattern (Gemma-3:
  * every P-th layer global), the family (Gemma-2 alternates, Gemma-3 defaults to 6), or every
@@ -705,6 +751,28 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     bool use = given;
     if ((st = pm_obj_bool(o, "use_sliding_window", false, &use)) != PM_OK)
         return st;
+    const cJSON *bs = cJSON_GetObjectItemCaseSensitive(o->json, "blocksparse_block_size");
+    if (bs && !cJSON_IsNull(bs)) {
+        if ((given && use) || hf_feature_on(cJSON_GetObjectItemCaseSensitive(
+                                  o->json, "attention_chunk_size")))
+            return pm_obj_fail(o, "blocksparse_block_size", PM_ERR_UNSUPPORTED,
+                               "block-sparse attention with a sliding window or chunks is not "
+                               "modelled (vLLM refuses the pair too)");
+        return read_blocksparse(o, m);
+    }
+    if (pm_obj_has(o, "dense_attention_every_n_layers")) {
+        /* Alone it may only say what every model without the blocksparse_* keys is. */
+        int every = 1;
+        if ((st = int_field(o, "dense_attention_every_n_layers", false, 0, PM_MAX_MODEL_DIM,
+                            &every)) != PM_OK)
+            return st;
+        if (every != 1)
+            return pm_obj_fail(o, "dense_attention_every_n_layers", PM_ERR_MISSING,
+                               "block-sparse layers (got %d) need blocksparse_block_size, "
+                               "blocksparse_num_local_blocks and blocksparse_vert_stride; 1 "
+                               "(every layer dense) needs none",
+                               every);
+    }
     if (hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, "attention_chunk_size"))) {
         if (given && use)
             return pm_obj_fail(o, "attention_chunk_size", PM_ERR_UNSUPPORTED,
@@ -1480,7 +1548,7 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
 
 bool pm_model_layer_is_local(const pm_model *m, int layer)
 {
-    if (!m || m->sliding_window < 1 || layer < 0)
+    if (!m || (m->sliding_window < 1 && m->sparse_block < 1) || layer < 0)
         return false;
     const int period = m->window_period >= 1 && m->window_period <= 64 ? m->window_period : 1;
     if (m->local_mask == 0)
@@ -1490,7 +1558,7 @@ bool pm_model_layer_is_local(const pm_model *m, int layer)
 
 int pm_model_local_layers(const pm_model *m)
 {
-    if (!m || m->sliding_window < 1)
+    if (!m || (m->sliding_window < 1 && m->sparse_block < 1))
         return 0;
     const int period = m->window_period >= 1 && m->window_period <= 64 ? m->window_period : 1;
     int per_period = 0, rest = 0;
@@ -1902,6 +1970,18 @@ static pm_status check_model(const pm_model *m, pm_error *err)
                        "the window must be >= 0 tokens and its period in [0, 64] layers (got %d "
                        "tokens, period %d)",
                        m->sliding_window, m->window_period);
+    if (m->sparse_block < 0 ||
+        (m->sparse_block > 0 && (m->sparse_local_blocks < 1 || m->sparse_vert_stride < 1 ||
+                                 (double)m->sparse_block * m->sparse_local_blocks >
+                                     PM_MAX_MODEL_DIM)))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.blocksparse_block_size",
+                       "block-sparse attention needs blocks >= 1 position, local blocks and a "
+                       "vertical stride >= 1 (got block %d, %d local blocks, stride %d)",
+                       m->sparse_block, m->sparse_local_blocks, m->sparse_vert_stride);
+    if (m->sparse_block > 0 && (m->sliding_window > 0 || m->kv_lora_rank > 0))
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.model.blocksparse_block_size",
+                       "block-sparse attention with %s is not modelled",
+                       m->sliding_window > 0 ? "a sliding window" : "latent attention (MLA)");
     if (m->kv_lora_rank < 0 || m->q_lora_rank < 0 || m->qk_rope_head_dim < 0 ||
         (m->kv_lora_rank > 0 && (m->qk_nope_head_dim < 1 || m->v_head_dim < 1)))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.kv_lora_rank",

@@ -213,15 +213,16 @@ static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context
 }
 
 /* The decode steps from context a to b. A window caps the local layers' attention at
- * min(context, window): the step is linear on each side of the window, so the two sides are
- * summed apart. Chunked attention restarts at every chunk: each chunk is summed apart (the
- * cost grows with the chunks the request crosses, not with its tokens). */
+ * min(context, window), and block-sparse layers read a share of the positions beyond their
+ * local blocks: the step is linear on each side of that kink, so the two sides are summed
+ * apart. Chunked attention restarts at every chunk: each chunk is summed apart (the cost grows
+ * with the chunks the request crosses, not with its tokens). */
 static double sum_decode(summer *sm, const pm_model *m, int64_t a, int64_t b)
 {
-    const int64_t w = pm_model_local_layers(m) > 0 ? m->sliding_window : 0;
+    const int64_t w = pm_local_kink(m);
     if (w < 1)
         return sum_range(sm, a, b, 0);
-    if (!m->chunked_attention) {
+    if (!m->chunked_attention || m->sparse_block > 0) {
         if (w >= a && w < b)
             return sum_range(sm, a, w, 0) + sum_range(sm, w + 1, b, 0);
         return sum_range(sm, a, b, 0);
@@ -517,11 +518,20 @@ static pm_status footprint_and_spill(const pm_scenario *s, const pm_estimate_cac
         out->kv_spill_context = 0;
     } else {
         out->kv_spill_context = (int64_t)ceil((cap - fp.qkv_weight_bytes) / fp.kv_bytes_per_token);
-        /* Local layers hold at most the window: with no global layer the cache may never
-         * outgrow the prefetch window. */
-        if (fp.local_layers == s->model.layers &&
-            out->kv_spill_context > (int64_t)s->model.sliding_window)
+        /* Local layers read at most the window: with no global layer the cache may never
+         * outgrow the prefetch window. Block-sparse layers read the positions of their local
+         * blocks and a share of the others: the context where that many positions do not fit. */
+        const pm_model *m = &s->model;
+        const double fit = (double)out->kv_spill_context;
+        const int64_t w = pm_local_kink(m);
+        if (fp.local_layers == m->layers && m->sparse_block < 1 && fit > (double)w) {
             out->kv_spill_context = -1;
+        } else if (fp.local_layers == m->layers && fit > (double)w) {
+            const double g = out->shard.q_heads / out->shard.kv_heads;
+            const double share = pm_kv_tokens(m, true, g, w + 1, NULL) - (double)w;
+            const double at = ceil((double)w + (fit - (double)w) / share);
+            out->kv_spill_context = at < 9e18 ? (int64_t)at : -1;
+        }
     }
     return PM_OK;
 }

@@ -468,7 +468,7 @@ static void attention_fill(const build_ctx *b, pm_node *a, bool local)
             /* Absorbed: scores over the latent and its rope part (2 (r + rope) flop per head
              * and position), the output in the latent space (2 r); the latent is read once
              * for every head, contiguously. */
-            const double c = pm_kv_tokens(m, local, (int64_t)b->ctx);
+            const double c = pm_kv_tokens(m, local, q / kv, (int64_t)b->ctx, NULL);
             a->flop = 2.0 * batch * q * (2.0 * r + rope) * c + 5.0 * batch * q * c;
             a->kv_bytes = batch * c * (r + rope) * b->ekv;
             a->act_bytes = batch * q * (2.0 * r + rope) * b->ea;
@@ -483,9 +483,11 @@ static void attention_fill(const build_ctx *b, pm_node *a, bool local)
     }
     if (b->phase == PM_PHASE_DECODE) {
         /* QK^T and PV over the cached context (or the window): 4 flop per head, position and
-         * head dim. */
-        const double c = pm_kv_tokens(m, local, (int64_t)b->ctx);
-        a->flop = 4.0 * batch * q * c * d + 5.0 * batch * q * c;
+         * head dim over the positions each query head scores; K and V of the positions each KV
+         * head's group reads (block-sparse heads of a group read different blocks). */
+        double score;
+        const double c = pm_kv_tokens(m, local, q / kv, (int64_t)b->ctx, &score);
+        a->flop = 4.0 * batch * q * score * d + 5.0 * batch * q * score;
         a->kv_bytes = 2.0 * batch * c * kv * d * b->ekv;
         a->act_bytes = 2.0 * batch * q * d * b->ea;
         a->kv_strided = kv > 1.0 + 1e-9;
@@ -811,6 +813,7 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
     add_tail(&b);
     t->n_tail = b.n_arr;
     t->moe_reads = b.moe;
+    t->kv_group = b.sh.q_heads / b.sh.kv_heads;
     template_attention(&b, t);
     if (b.st != PM_OK)
         return pm_fail(err, b.st, NULL, NULL, "layer template overflow");

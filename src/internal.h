@@ -330,6 +330,7 @@ typedef struct pm_template {
     /* The layer's attention node elsewhere: decode, one position on (the plans' slope per
      * position); with windowed layers, a local layer's at the context. Unset otherwise. */
     pm_node attn_next, attn_local;
+    double kv_group; /* query heads each KV head serves on the busiest device */
 } pm_template;
 pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
                             pm_template *t, pm_error *err);
@@ -344,11 +345,19 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
 void pm_template_fuse_layer(const pm_node *in, int n_in, int chunks, pm_node *out, int *n_out,
                             int *map);
 /* The one home of the window rules (footprint.c): the positions a decode step reads at
- * context ctx: ctx, min(ctx, window) in a local layer, or ctx mod chunk with chunked attention;
- * the positions a layer's cache holds (for the footprint): ctx, or min(ctx, window or chunk);
- * and the query-key pairs of causal attention over a prompt of n tokens: n^2 / 2, with a
- * window W and n > W W^2 / 2 + (n - W) W, with chunks of C (n / C) C^2 / 2 + (n mod C)^2 / 2. */
-double pm_kv_tokens(const pm_model *m, bool local, int64_t ctx);
+ * context ctx, per KV head of the cache (a device's KV heads each serving `group` query heads)
+ * and, into *score (may be NULL), per query head (its flops): ctx, min(ctx, window) in a local
+ * layer, ctx mod chunk with chunked attention, or in a block-sparse layer W + f (ctx - W) past
+ * the W positions of its local blocks (f: the vertical blocks' share, which differs between the
+ * two); whether both are affine in the context over a..b (they kink at pm_local_kink, the
+ * window, the chunk ends or W; 0 without local layers); the positions a layer's cache holds
+ * (for the footprint): ctx, or min(ctx, window or chunk); and the query-key pairs per query
+ * head of causal attention over a prompt of n tokens: n^2 / 2, with a window W and n > W
+ * W^2 / 2 + (n - W) W, with chunks of C (n / C) C^2 / 2 + (n mod C)^2 / 2, block-sparse
+ * W^2 / 2 + (n - W) W + (n - W)^2 / (2 stride). */
+double pm_kv_tokens(const pm_model *m, bool local, double group, int64_t ctx, double *score);
+bool pm_kv_tokens_affine(const pm_model *m, bool local, int64_t a, int64_t b);
+int64_t pm_local_kink(const pm_model *m);
 double pm_kv_held_tokens(const pm_model *m, bool local, int64_t ctx);
 double pm_causal_pairs(const pm_model *m, bool local, int64_t n);
 
@@ -445,6 +454,9 @@ typedef struct pm_step_plan {
     pm_traffic head_tr;   /* what the nodes before the layers move (once counted) */
     bool counted;         /* pm_step_plan_count filled the nodes' traffic */
     pm_traffic attn_dtr, attn_dtr_pf; /* the attention's traffic per position it reads */
+    pm_traffic attn_dtr_kv, attn_dtr_kv_pf; /* the part of it from the KV bytes alone (the
+                                               rest comes with the positions scored; the two
+                                               differ in block-sparse layers) */
     pm_traffic plain_rest_tr; /* head, tail and every layer's nodes but the attention, nothing
                                  prefetched */
     pm_step_traffic layer_tr[PM_TEMPLATE_MAX], tail_tr[PM_TEMPLATE_MAX]; /* once counted */

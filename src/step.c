@@ -135,7 +135,7 @@ void pm_step_plan_count(pm_step_plan *p)
     /* What the attention moves is affine in the positions it reads (its KV bytes and flops
      * are), the same in both classes, so its slope, measured one position on, gives it at any
      * context without costing the node. */
-    p->attn_dtr = p->attn_dtr_pf = (pm_traffic){0};
+    p->attn_dtr = p->attn_dtr_pf = p->attn_dtr_kv = p->attn_dtr_kv_pf = (pm_traffic){0};
     if (p->attn >= 0 && (p->attn_dkv > 0 || p->attn_dflop > 0)) {
         pm_node a = p->attn_node[0];
         a.flop += p->attn_dflop;
@@ -149,6 +149,14 @@ void pm_step_plan_count(pm_step_plan *p)
         pm_traffic_add(&p->attn_dtr, &at0->tr, -1.0);
         p->attn_dtr_pf = one_tr.tr_pf;
         pm_traffic_add(&p->attn_dtr_pf, &at0->tr_pf, -1.0);
+        a = p->attn_node[0];
+        a.kv_bytes += p->attn_dkv;
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
+        node_traffic(p, &a, &one, &one_tr);
+        p->attn_dtr_kv = one_tr.tr;
+        pm_traffic_add(&p->attn_dtr_kv, &at0->tr, -1.0);
+        p->attn_dtr_kv_pf = one_tr.tr_pf;
+        pm_traffic_add(&p->attn_dtr_kv_pf, &at0->tr_pf, -1.0);
     }
     plain_total(p);
     p->counted = true;
@@ -367,6 +375,7 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     /* No nodes: what reads them (Algorithm 1, the regions, the traffic of prefetched steps)
      * serves PRESERVE only, which runs unfused. */
     f->tmpl.n_head = f->tmpl.n_layer = f->tmpl.n_tail = f->tmpl.n_moe = 0;
+    f->tmpl.kv_group = u->tmpl.kv_group;
     f->head_s = u->head_s;
     f->tail_s = u->tail_s;
     f->attn_dflop = u->attn_dflop;
@@ -384,6 +393,8 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->head_tr = u->head_tr;
     f->attn_dtr = u->attn_dtr;
     f->attn_dtr_pf = u->attn_dtr_pf;
+    f->attn_dtr_kv = u->attn_dtr_kv;
+    f->attn_dtr_kv_pf = u->attn_dtr_kv_pf;
     memcpy(f->n_pair, u->n_pair, sizeof f->n_pair);
     f->mlp0 = u->mlp0;
     f->mlp_last = u->mlp_last;
@@ -618,18 +629,33 @@ static bool plan_prefetches(const pm_step_plan *p)
     return p->prefetching && p->first_comm >= 0;
 }
 
-/* The attention node of a class (0 global, 1 local) at ctx (decode) into *a: the plan's node
- * moved along its slope by the positions it reads beyond the plan's context (the window caps
- * them: pm_kv_tokens). Returns false when it reads as many (*a is the plan's node). */
-static bool attention_node(const pm_step_plan *p, int cls, int64_t ctx, pm_node *a)
+/* The positions a class's attention reads at ctx beyond those at the plan's context: per KV
+ * head (*dkv) and per query head (*dscore) (pm_kv_tokens: the window caps them, block-sparse
+ * layers read a share of them). */
+static void attention_growth(const pm_step_plan *p, int cls, int64_t ctx, double *dkv,
+                             double *dscore)
 {
     const pm_model *m = &p->s->model;
-    const double c = pm_kv_tokens(m, cls == 1, ctx), c0 = pm_kv_tokens(m, cls == 1, p->ctx0);
+    const double g = p->tmpl.kv_group;
+    double s, s0;
+    const double c = pm_kv_tokens(m, cls == 1, g, ctx, &s);
+    const double c0 = pm_kv_tokens(m, cls == 1, g, p->ctx0, &s0);
+    *dkv = c - c0;
+    *dscore = s - s0;
+}
+
+/* The attention node of a class (0 global, 1 local) at ctx (decode) into *a: the plan's node
+ * moved along its slopes by the positions it reads beyond the plan's context. Returns false
+ * when it reads as many (*a is the plan's node). */
+static bool attention_node(const pm_step_plan *p, int cls, int64_t ctx, pm_node *a)
+{
+    double dk, ds;
+    attention_growth(p, cls, ctx, &dk, &ds);
     *a = p->attn_node[cls];
-    if (!(fabs(c - c0) > 0.0))
+    if (!(fabs(dk) > 0.0) && !(fabs(ds) > 0.0))
         return false;
-    a->flop += p->attn_dflop * (c - c0);
-    a->kv_bytes += p->attn_dkv * (c - c0);
+    a->flop += p->attn_dflop * ds;
+    a->kv_bytes += p->attn_dkv * dk;
     return true;
 }
 
@@ -851,9 +877,8 @@ bool pm_step_plan_sum(const pm_step_plan *p, bool preserve, int64_t a, int64_t b
     for (int c = 0; c < 2; c++) {
         if (p->attn < 0 || p->all_class[c] == 0)
             continue;
-        /* The positions read must step evenly: by one per context, or not at all. */
-        const double grow = pm_kv_tokens(m, c == 1, b) - pm_kv_tokens(m, c == 1, a);
-        if (fabs(grow) > 0.0 && fabs(grow - (double)(b - a)) > 0.0)
+        /* The positions read must step evenly (affine in the context). */
+        if (!pm_kv_tokens_affine(m, c == 1, a, b))
             return false;
         pm_node first, last;
         attention_node(p, c, a, &first);
@@ -871,7 +896,6 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *nex
     if (!p->prefetching || p->first_comm < 0)
         return 0;
     unsigned sig[2][2] = {{0, 0}, {0, 0}};
-    const pm_model *m = &p->s->model;
     /* The next change is found for full attention in every layer: the attention's bytes then
      * grow by attn_dkv per position. */
     const bool guess = next && p->attn >= 0 && p->all_class[1] == 0 && p->attn_dkv > 0;
@@ -881,8 +905,9 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *nex
             continue;
         double kv = 0.0;
         if (p->attn >= 0) {
-            kv = p->attn_node[c].kv_bytes + p->attn_dkv * (pm_kv_tokens(m, c == 1, ctx) -
-                                      pm_kv_tokens(m, c == 1, p->ctx0));
+            double dk, ds;
+            attention_growth(p, c, ctx, &dk, &ds);
+            kv = p->attn_node[c].kv_bytes + p->attn_dkv * dk;
         }
         for (int k = 0; k < 2; k++) {
             if (p->all_mlp[k] == 0)
@@ -905,16 +930,26 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *nex
 static void traffic_attention(const pm_step_plan *p, int64_t ctx, pm_step_traffic *at,
                               double *attn_bytes)
 {
-    const pm_model *m = &p->s->model;
     for (int c = 0; c < 2; c++) {
         at[c] = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
         attn_bytes[c] = 0.0;
         if (p->attn < 0 || p->all_class[c] == 0)
             continue;
-        const double d = pm_kv_tokens(m, c == 1, ctx) - pm_kv_tokens(m, c == 1, p->ctx0);
+        double d, ds;
+        attention_growth(p, c, ctx, &d, &ds);
         at[c] = p->attn_tr[c];
-        pm_traffic_add(&at[c].tr, &p->attn_dtr, d);
-        pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, d);
+        if (fabs(ds - d) > 0.0) {
+            /* The KV bytes' part along the positions read, the rest along those scored. */
+            pm_traffic_add(&at[c].tr, &p->attn_dtr_kv, d);
+            pm_traffic_add(&at[c].tr, &p->attn_dtr, ds);
+            pm_traffic_add(&at[c].tr, &p->attn_dtr_kv, -ds);
+            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_kv_pf, d);
+            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, ds);
+            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_kv_pf, -ds);
+        } else {
+            pm_traffic_add(&at[c].tr, &p->attn_dtr, d);
+            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, d);
+        }
         attn_bytes[c] = p->attn_cost[c].bytes + p->attn_dkv * d;
     }
 }

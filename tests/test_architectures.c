@@ -404,6 +404,172 @@ static void test_chunked_attention_fast_path_and_estimate(void **state)
     }
 }
 
+/* ---------------------------------------------------------------- block-sparse attention */
+
+/* The hand model with 4 layers, layers 0 and 2 block-sparse (Phi-3-small's pattern at a small
+ * scale): blocks of 16 positions, the last 4 whole (W = 64), one in 8 beyond. 8 heads: head h's
+ * vertical blocks are shifted by h x max(1, 8 / 8) = h blocks. */
+static pm_scenario sparse(int layers, int period, uint64_t mask)
+{
+    pm_scenario s = hand_scenario(2);
+    s.model.layers = layers;
+    s.model.sparse_block = 16;
+    s.model.sparse_local_blocks = 4;
+    s.model.sparse_vert_stride = 8;
+    s.model.window_period = period;
+    s.model.local_mask = mask;
+    return s;
+}
+
+static void test_blocksparse_reads_local_blocks_and_a_share_beyond(void **state)
+{
+    (void)state;
+    pm_scenario s = sparse(4, 2, 0x1);
+    assert_true(pm_model_layer_is_local(&s.model, 0));
+    assert_false(pm_model_layer_is_local(&s.model, 1));
+    assert_int_equal(pm_model_local_layers(&s.model), 2);
+    pm_graph *g = build(&s, 320);
+    /* Context 320 on 2 devices: 4 query heads share the device's KV head. Each query head
+     * scores W + (320 - 64) / 8 = 96 positions; its 4 heads' vertical blocks are 4 different
+     * ones of every 8, so the KV head's cache is read at 64 + 256 x 4 / 8 = 192 positions:
+     * 2 (K, V) x batch 2 x 192 x 128 = 98,304 bytes; a dense layer reads all 320. */
+    const pm_node *a = find_role(g, 0, PM_ROLE_ATTENTION);
+    assert_rel(a->kv_bytes, 2.0 * 2 * 192 * 128, 0.0);
+    assert_rel(a->flop, 4.0 * 2 * 4 * 96 * 128 + 5.0 * 2 * 4 * 96, 0.0);
+    a = find_role(g, 1, PM_ROLE_ATTENTION);
+    assert_rel(a->kv_bytes, 2.0 * 2 * 320 * 128, 0.0);
+    assert_rel(a->flop, 4.0 * 2 * 4 * 320 * 128 + 5.0 * 2 * 4 * 320, 0.0);
+    pm_graph_free(g);
+    /* Within the local blocks every position is read. */
+    g = build(&s, 50);
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 50 * 128, 0.0);
+    pm_graph_free(g);
+    /* A homogeneous pattern: every head reads the same block in 8: 64 + 32 = 96 positions. */
+    s.model.sparse_homo_head = true;
+    g = build(&s, 320);
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 96 * 128, 0.0);
+    pm_graph_free(g);
+    /* 4 devices: 2 query heads per device and the KV head replicated; their union is 2 blocks
+     * in 8: 64 + 64 = 128 positions. */
+    s = sparse(4, 2, 0x1);
+    s.cluster.devices = 4;
+    g = build(&s, 320);
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 128 * 128, 0.0);
+    pm_graph_free(g);
+    /* Fewer heads than the stride (2 heads, multi-query, 1 device): step 8 / 2 = 4, so head 1
+     * reads blocks 3, 11, ... and head 0 blocks 7, 15, ...: 2 in 8, 64 + 64 = 128 positions. */
+    s = sparse(4, 2, 0x1);
+    s.cluster.devices = 1;
+    s.model.heads = 2;
+    s.model.kv_heads = 1;
+    s.model.hidden = 256;
+    g = build(&s, 320);
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 2 * 128 * 128, 0.0);
+    pm_graph_free(g);
+}
+
+static void test_blocksparse_prefill_pairs_and_footprint(void **state)
+{
+    (void)state;
+    pm_scenario s = sparse(2, 2, 0x1);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_PREFILL, 300, 0, g, NULL), PM_OK);
+    /* 300 prompt tokens, per query head: the first 64 queries 64^2 / 2 = 2,048 pairs, the
+     * other 236 the 64 local positions (15,104) and one in 8 of those before
+     * (236^2 / 16 = 3,481): 20,633; the dense layer 45,000. */
+    const double sp = 2048.0 + 15104.0 + 3481.0, dense = 45000.0;
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->flop,
+               4.0 * 2 * 4 * sp * 128 + 5.0 * 2 * 4 * sp, 0.0);
+    assert_rel(find_role(g, 1, PM_ROLE_ATTENTION)->flop,
+               4.0 * 2 * 4 * dense * 128 + 5.0 * 2 * 4 * dense, 0.0);
+    pm_graph_free(g);
+    /* The cache holds every position in every layer. */
+    pm_footprint f;
+    s = sparse(4, 2, 0x1);
+    assert_int_equal(pm_footprint_compute(&s, NULL, 1000, &f, NULL), PM_OK);
+    assert_int_equal(f.local_layers, 2);
+    assert_rel(f.kv_bytes_local_layer, 512.0 * 1000, 0.0);
+    assert_rel(f.kv_bytes, 4 * 512.0 * 1000, 0.0);
+}
+
+static void test_blocksparse_fast_path_sums_and_spill(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 30, 63, 64, 65, 300, 5000};
+    for (size_t c = 0; c < PM_ARRAY_LEN(window_cases); c++)
+        for (int big = 0; big < 2; big++) {
+            pm_scenario s = sparse(window_cases[c].layers, window_cases[c].period,
+                                   window_cases[c].mask);
+            s.model.parallel_block = window_cases[c].parallel;
+            s.accel.l2_capacity_bytes = big ? 64.0 * 1048576.0 : 1.5 * 1048576.0;
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+            const double w = pm_test_closed_form_matches_graph(&s);
+            assert_true(w < 1e-9);
+        }
+    /* The decode sum, split where the share starts (W = 400 here, inside the decode range
+     * 300..599), equals the sum of every step in each mode. */
+    pm_scenario s = sparse(5, 2, 0x1);
+    s.model.sparse_local_blocks = 25; /* W = 400 */
+    s.accel.l2_capacity_bytes = 2.5 * 1048576.0;
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_true(e.prefill_tokens < 400 && s.workload.seq_len > 400);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_step_model *sm;
+        assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
+        double sum = 0.0;
+        for (int64_t c = e.prefill_tokens; c < s.workload.seq_len; c++)
+            sum += pm_step_model_decode_time(sm, c);
+        pm_step_model_free(sm);
+        assert_rel(e.modes[m].decode_s, sum, 1e-12);
+    }
+    /* Every layer block-sparse, 8 MiB of L2: QKV 786,432 bytes leave room for
+     * (8 MiB - 786,432) / 512 = 14,848 positions; past W = 64 the KV head's cache is read at
+     * half the positions: it spills at 64 + (14,848 - 64) x 2 = 29,632. */
+    s = sparse(4, 1, 0x1);
+    s.accel.l2_capacity_bytes = 8.0 * 1048576.0;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(e.kv_spill_context, 29632);
+    /* A hand-built model with a window too is refused. */
+    s.model.sliding_window = 128;
+    pm_error err;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.model.blocksparse_block_size");
+}
+
+/* Phi-3-small as bundled, in the Table 1 setting (4 devices, batch 4, int8): its even layers
+ * block-sparse (blocks of 64, 16 local = 1024 positions, 1 in 8 beyond), biases on every
+ * projection; the paper's scenario makes every layer dense. */
+static void test_bundled_phi3_small_blocksparse_by_hand(void **state)
+{
+    (void)state;
+    const char *ov[] = {"model=phi3-small"};
+    pm_scenario s = pm_test_load("phi3-small", ov, 1);
+    const pm_model *m = &s.model;
+    assert_int_equal(m->sparse_block, 64);
+    assert_int_equal(m->sparse_local_blocks, 16);
+    assert_int_equal(m->sparse_vert_stride, 8);
+    assert_false(m->sparse_homo_head);
+    assert_int_equal(pm_model_local_layers(m), 16);
+    assert_true(pm_model_layer_is_local(m, 0));
+    assert_false(pm_model_layer_is_local(m, 1));
+    assert_true(m->qkv_bias && m->o_bias && m->mlp_bias);
+    /* Decode at 16,384: 8 query heads and 2 KV heads per device, 4 heads per KV head with
+     * 4 different vertical blocks of 8: 1024 + 15,360 / 2 = 8,704 positions of K and V, each
+     * query head scoring 1024 + 15,360 / 8 = 2,944. */
+    pm_graph *g = build(&s, 16384);
+    const pm_node *a = find_role(g, 0, PM_ROLE_ATTENTION);
+    assert_rel(a->kv_bytes, 2.0 * 4 * 8704 * 2 * 128, 0.0);
+    assert_rel(a->flop, 4.0 * 4 * 8 * 2944 * 128 + 5.0 * 4 * 8 * 2944, 0.0);
+    assert_rel(find_role(g, 1, PM_ROLE_ATTENTION)->kv_bytes, 2.0 * 4 * 16384 * 2 * 128, 0.0);
+    pm_graph_free(g);
+    pm_scenario_release(&s);
+    s = pm_test_load("phi3-small", NULL, 0);
+    assert_int_equal(s.model.sparse_block, 0);
+    assert_int_equal(pm_model_local_layers(&s.model), 0);
+    pm_scenario_release(&s);
+}
+
 /* ---------------------------------------------------------------- MLA */
 
 /* DeepSeek-V3's attention (hidden 7168, 128 heads, q_lora 1536, kv_lora 512, nope 128, rope 64,
@@ -663,6 +829,10 @@ int main(void)
         cmocka_unit_test(test_window_that_fits_l2_never_spills),
         cmocka_unit_test(test_chunked_attention_reads_its_own_chunk),
         cmocka_unit_test(test_chunked_attention_fast_path_and_estimate),
+        cmocka_unit_test(test_blocksparse_reads_local_blocks_and_a_share_beyond),
+        cmocka_unit_test(test_blocksparse_prefill_pairs_and_footprint),
+        cmocka_unit_test(test_blocksparse_fast_path_sums_and_spill),
+        cmocka_unit_test(test_bundled_phi3_small_blocksparse_by_hand),
         cmocka_unit_test(test_mla_weights_and_latent_cache_by_hand),
         cmocka_unit_test(test_mla_decode_runs_the_absorbed_form),
         cmocka_unit_test(test_mla_fast_path_matches_graph_path),

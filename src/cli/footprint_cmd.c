@@ -175,10 +175,11 @@ static void write_json(const cli *c, const pm_scenario *s, const int *devs, int 
     fput_json_string(stdout, s->model.name);
     printf(",\n  \"batch\": %d,\n  \"context\": %lld,\n  \"weight_dtype\": \"%s\",\n"
            "  \"kv_dtype\": \"%s\",\n  \"layers\": %d,\n  \"local_layers\": %d,\n"
-           "  \"sliding_window\": %d,\n  \"experts\": %d,\n  \"moe_layers\": %d,\n"
-           "  \"rows\": [\n",
+           "  \"sliding_window\": %d,\n  \"blocksparse_block_size\": %d,\n"
+           "  \"experts\": %d,\n  \"moe_layers\": %d,\n  \"rows\": [\n",
            w->batch, (long long)ctx, pm_dtype_name(w->weight_dtype), pm_dtype_name(w->kv_dtype),
            s->model.layers, pm_model_local_layers(&s->model), s->model.sliding_window,
+           s->model.sparse_block,
            s->model.experts, s->model.experts > 0 ? pm_model_moe_layers(&s->model) : 0);
     for (int i = 0; i < nd; i++)
         write_row(c, s, devs[i], ctx, i == 0);
@@ -213,7 +214,12 @@ int cmd_footprint(const cli *c)
            pm_dtype_name(w->weight_dtype), pm_dtype_name(w->kv_dtype));
     printf("# per layer and device; KV heads are replicated when devices exceed KV heads\n");
     const int local = pm_model_local_layers(&s.model);
-    if (local > 0 && local < s.model.layers)
+    if (local > 0 && s.model.sparse_block > 0)
+        printf("# %d of %d layers attend block-sparsely (blocks of %d positions: the last %d "
+               "whole, 1 in %d before them); every layer's cache holds every position\n",
+               local, s.model.layers, s.model.sparse_block, s.model.sparse_local_blocks,
+               s.model.sparse_vert_stride);
+    else if (local > 0 && local < s.model.layers)
         printf("# %d of %d layers attend through a %d-token window: kv is a global layer's, "
                "kv_local a local layer's\n",
                local, s.model.layers, s.model.sliding_window);
