@@ -30,9 +30,10 @@ done
 check help-run-usage 0 "Usage: preserve-model [run] [OPTIONS]" "$pm" run --help
 check help-run-example 0 "Example:" "$pm" help run
 check help-help 0 "Commands (" "$pm" help --help
-check help-sweep 0 "Usage: preserve-model --sweep AXIS[=R]" "$pm" sweep --help
-check help-sweep-option 0 "Usage: preserve-model --sweep AXIS[=R]" "$pm" --sweep l2 --help
-check help-optimize 0 "Usage: preserve-model --optimize AXIS[=LO:HI]" "$pm" help optimize
+check help-sweep 0 "or: preserve-model --sweep AXIS[=R]" "$pm" sweep --help
+check help-sweep-option 0 "or: preserve-model --sweep AXIS[=R]" "$pm" --sweep l2 --help
+check help-optimize 0 "or: preserve-model --optimize AXIS[=LO:HI]" "$pm" help optimize
+check help-sweep-word 0 "Usage: preserve-model sweep AXIS[=R]..." "$pm" help sweep
 check help-optimize-option 0 "--objective O" "$pm" --optimize l2 --help
 check help-overview 0 "Commands ('preserve-model help COMMAND'" "$pm" --help
 # An option whose name and argument fill the column has its help on the next line (it was
@@ -60,8 +61,20 @@ check suggest-option 2 "unknown option '--bach' (did you mean '--batch'?)" "$pm"
 check suggest-option-value 2 "unknown option '--acclerator' (did you mean '--accelerator'?)" \
     "$pm" --acclerator=h100-sxm
 check suggest-command 2 "unknown command 'lst' (did you mean 'list'?)" "$pm" lst
-check suggest-command-option 2 "unknown command 'sweeep' (did you mean '--sweep'?)" "$pm" sweeep
-check command-is-option 2 "it is the option --sweep AXIS" "$pm" sweep l2
+check suggest-command-word 2 "unknown command 'sweeep' (did you mean 'sweep'?)" "$pm" sweeep
+# sweep and optimize as words take their axes as arguments: the same output as the options.
+check command-sweep-needs-axis 2 "sweep needs an axis" "$pm" sweep
+check command-optimize-one-axis 2 "optimize takes one axis (got 2)" "$pm" optimize l2 hbm_bw
+check command-sweep-not-optimize 2 "sweep: --optimize is another command" "$pm" sweep l2 --optimize l2
+if [ "$("$pm" sweep devices=1,2 batch=1,4 --config llama8b | grep -v '^#')" = \
+     "$("$pm" --sweep devices=1,2 --sweep batch=1,4 --config llama8b | grep -v '^#')" ] &&
+   [ "$("$pm" optimize l2=8MiB:64MiB --config paper-dse 2>&1 | grep -v '^#')" = \
+     "$("$pm" --optimize l2=8MiB:64MiB --config paper-dse 2>&1 | grep -v '^#')" ]; then
+    pass=$((pass + 1))
+else
+    echo "FAIL command-words-as-options: sweep/optimize as words differ from --sweep/--optimize"
+    fail=$((fail + 1))
+fi
 check suggest-axis 2 'unknown axis "l22" (did you mean "l2"?' "$pm" --sweep l22=8MiB
 check suggest-optimize-axis 2 'unknown axis "hbm_bwx" (did you mean "hbm_bw"?' "$pm" --optimize hbm_bwx
 check suggest-kind 2 "unknown list 'acelerators'" "$pm" list acelerators

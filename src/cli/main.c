@@ -252,11 +252,28 @@ static int dispatch(cli *c, const char *cmd, int rest, char **args)
     }
     if (strcmp(cmd, "merge") == 0)
         return check_uses(c, cmd, cmd) ? EXIT_USAGE : cmd_merge(rest, args);
-    /* sweep and optimize are options (--sweep, --optimize), named as commands only in help. */
+    /* sweep and optimize are `run` with --sweep and --optimize: as words their arguments are
+     * the axes ("sweep l2 devices=1,2", "optimize l2=8MiB:512MiB"). */
     const bool pseudo = strcmp(cmd, "sweep") == 0 || strcmp(cmd, "optimize") == 0;
     const bool known = strcmp(cmd, "run") == 0 || (cli_command_find(cmd) && !pseudo);
     if (rest > 0 && known)
         return usage_error("unexpected argument '%s'", args[0]);
+    if (pseudo) {
+        const bool sweep = cmd[0] == 's';
+        if (rest == 0 && !(sweep ? c->n_sweeps > 0 : c->optimize != NULL))
+            return usage_error("%s needs an axis: '%s %s %s'", cmd, prog, cmd,
+                               sweep ? "l2=8MiB:256MiB:8MiB" : "l2=8MiB:512MiB");
+        if (!sweep && (rest > 1 || (rest == 1 && c->optimize)))
+            return usage_error("optimize takes one axis (got %d)", rest + (c->optimize != NULL));
+        if (sweep ? c->optimize != NULL : c->n_sweeps > 0)
+            return usage_error("%s: %s is another command", cmd, sweep ? "--optimize" : "--sweep");
+        for (int i = 0; i < rest; i++) {
+            const int rc = apply_option(c, sweep ? OPT_SWEEP : OPT_OPTIMIZE, args[i], args);
+            if (rc != PARSE_ON)
+                return rc;
+        }
+        return dispatch_run(c);
+    }
     if (strcmp(cmd, "run") == 0)
         return dispatch_run(c);
     for (size_t i = 0; i < sizeof plain_commands / sizeof plain_commands[0]; i++) {

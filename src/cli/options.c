@@ -79,13 +79,14 @@ static const cli_command commands[] = {
      "--seq 32k --format json"},
     {"sweep", INPUTS | GIVEN_SWEEP | GIVEN_PLOT | GIVEN_SHARD | GIVEN_THREADS,
      F(FMT_CSV) | F(FMT_JSON), NULL,
-     "--sweep AXIS[=R]: the estimate over a grid of one to four axes, one CSV row per point",
+     "AXIS[=R]... (or --sweep AXIS[=R], repeated): the estimate over a grid of one to four "
+     "axes, one CSV row per point",
      "The result columns follow the axis columns (docs/output-format.md); the # lines record "
      "the command, the resolved inputs' digest and the data directory.",
      "preserve-model --config llama70b --sweep l2=8MiB:256MiB:8MiB --plot l2.png"},
     {"optimize", INPUTS | GIVEN_OPTIMIZE | GIVEN_OBJECTIVE, F(FMT_CSV) | F(FMT_JSON), NULL,
-     "--optimize AXIS[=LO:HI]: per mode, the axis value maximising the objective (a log grid, "
-     "then Brent)",
+     "AXIS[=LO:HI] (or --optimize AXIS[=LO:HI]): per mode, the axis value maximising the "
+     "objective (a log grid, then Brent)",
      NULL, "preserve-model --config paper-dse --optimize l2=8MiB:512MiB --objective usd"},
     {"explain", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE, F(FMT_TABLE) | F(FMT_JSON), NULL,
      "per collective (allreduce, MoE all-to-all) of the preserve graph: what is prefetched, how "
@@ -288,9 +289,11 @@ void cli_help(FILE *f, const cli_command *cmd)
     if (strcmp(cmd->name, "run") == 0)
         fprintf(f, "Usage: %s [run] [OPTIONS]\n", prog);
     else if (strcmp(cmd->name, "sweep") == 0)
-        fprintf(f, "Usage: %s --sweep AXIS[=R] [--sweep AXIS[=R]]... [OPTIONS]\n", prog);
+        fprintf(f, "Usage: %s sweep AXIS[=R]... [OPTIONS]\n   or: %s --sweep AXIS[=R] "
+                   "[--sweep AXIS[=R]]... [OPTIONS]\n", prog, prog);
     else if (strcmp(cmd->name, "optimize") == 0)
-        fprintf(f, "Usage: %s --optimize AXIS[=LO:HI] [OPTIONS]\n", prog);
+        fprintf(f, "Usage: %s optimize AXIS[=LO:HI] [OPTIONS]\n   or: %s --optimize "
+                   "AXIS[=LO:HI] [OPTIONS]\n", prog, prog);
     else
         fprintf(f, "Usage: %s %s%s%s [OPTIONS]\n", prog, cmd->name, cmd->args ? " " : "",
                 cmd->args ? cmd->args : "");
@@ -354,21 +357,10 @@ int cli_unknown_option(const char *arg)
 int cli_unknown_command(const char *cmd)
 {
     const char *names[sizeof commands / sizeof commands[0]];
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(commands[i].name, "sweep") != 0 && strcmp(commands[i].name, "optimize") != 0)
-            names[n++] = commands[i].name;
-    if (strcmp(cmd, "sweep") == 0 || strcmp(cmd, "optimize") == 0)
-        return usage_error("unknown command '%s' (it is the option --%s AXIS: '%s --%s l2'; '%s "
-                           "help %s' for more)",
-                           cmd, cmd, prog, cmd, prog, cmd);
+    const size_t n = sizeof commands / sizeof commands[0];
+    for (size_t i = 0; i < n; i++)
+        names[i] = commands[i].name;
     char hint[96];
-    const char *near = pm_suggest(cmd, names, n);
-    /* A mistyped option name given as a command ("sweeep") suggests the option. */
-    if (!near && pm_suggest(cmd, (const char *const[]){"sweep", "optimize"}, 2))
-        snprintf(hint, sizeof hint, " (did you mean '--%s'?)",
-                 pm_suggest(cmd, (const char *const[]){"sweep", "optimize"}, 2));
-    else
-        cli_suggest(cmd, names, n, "", hint, sizeof hint);
+    cli_suggest(cmd, names, n, "", hint, sizeof hint);
     return usage_error("unknown command '%s'%s", cmd, hint);
 }
