@@ -713,10 +713,18 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     st = pm_scenario_check(out, err);
     if (st != PM_OK) {
         /* The check names a path: the file (or --set) that gave its value, else the
-         * scenario's. */
+         * scenario's. A value with no provenance item (a datatype, a name) set by --set is
+         * named by the last override of that path. */
         for (size_t i = prov->n; err && !err->file[0] && i-- > 0;)
             if (prov->items[i].file && strcmp(prov->items[i].path, err->path) == 0)
                 pm_strlcpy(err->file, prov->items[i].file, sizeof err->file);
+        for (size_t i = n_ov; err && !err->file[0] && i-- > 0;) {
+            char key[256];
+            const char *val = NULL;
+            if (split_override(opts->overrides[i], key, sizeof key, &val, NULL) == PM_OK &&
+                strncmp(err->path, "$.", 2) == 0 && strcmp(err->path + 2, key) == 0)
+                snprintf(err->file, sizeof err->file, "--set %s", opts->overrides[i]);
+        }
         if (err && !err->file[0])
             pm_strlcpy(err->file, sfile, sizeof err->file);
         pm_provenance_free(prov);

@@ -187,6 +187,11 @@ check missing-value 2 "needs a value" "$pm" --config
 check unknown-scenario 1 "no bundled scenario" "$pm" --config nosuch
 check devices-over-heads 1 "exceed the model's 32 attention heads" "$pm" --config llama8b --devices 64
 check set-bad-value 1 "--set workload.batch=0" "$pm" --config llama70b --set workload.batch=0
+# A datatype has no provenance item: its check names the --set that gave it, not the scenario.
+check set-bad-dtype 1 "error: --set workload.act_dtype=fp8: $.workload.act_dtype: fp8 activations with int8 weights" \
+    "$pm" --config llama70b --set workload.act_dtype=fp8
+check set-bad-dtype-peak 1 "error: --set workload.act_dtype=fp8: $.workload.act_dtype: accelerator" \
+    "$pm" --config llama70b --accelerator a100-sxm-80gb --set workload.weight_dtype=fp8 --set workload.act_dtype=fp8
 check set-unknown-key 1 "did you mean" "$pm" --config llama70b --set accelerator.hbm_bandwith_TBps=2
 check consumer-wait 0 "wait for their prefetch's end" "$pm" --config llama70b --set accelerator.prefetch_consumer=wait
 check consumer-stream 0 "prefetch consumers: stream" "$pm" --config llama70b
