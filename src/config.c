@@ -297,6 +297,27 @@ static const hf_key_note hf_ignored[] = {
     {"num_nextn_predict_layers", "the multi-token-prediction module serves only speculative "
                                  "decoding (not modelled): neither loaded nor run here"},
     /* DBRX's nested attn_config and ffn_config (hf_open_layout); clip_qkv is above. */
+    /* Phi-3-small (phi3small): muP scales, the gegelu clamp, its own RoPE keys. */
+    {"mup_attn_multiplier", "a scale of the scores: " NOCOST},
+    {"mup_embedding_multiplier", "a scale of the embeddings: " NOCOST},
+    {"mup_width_multiplier", "a scale of the logits: " NOCOST},
+    {"mup_use_scaling", "a scale of the scores: " NOCOST},
+    {"gegelu_limit", "a clamp inside the gated MLP: " NOCOST},
+    {"rope_embedding_base", "position encoding: " NOCOST},
+    {"rope_position_scale", "position encoding: " NOCOST},
+    {"dummy_token_indices", "token ids masked in the logits: " NOCOST},
+    {"attention_dropout_prob", "training only"},
+    {"embedding_dropout_prob", "training only"},
+    {"ffn_dropout_prob", "training only"},
+    {"blocksparse_triton_kernel_block_size",
+     "the block-sparse kernel's tile: what is read is set by blocksparse_block_size"},
+    {"pad_sequence_to_multiple_of_64",
+     "the HuggingFace implementation pads its inputs for its block-sparse kernel; serving "
+     "engines (vLLM) do not"},
+    {"ff_dim_multiplier", "Phi-3-small: sizes the MLP only without ff_intermediate_size, which "
+                          "the reader then requires"},
+    {"gegelu_pad_to_256", "Phi-3-small: pads the MLP width only without ff_intermediate_size, "
+                          "which the reader then requires"},
     {"moe_jitter_eps", "training only"},
     {"moe_loss_weight", "training only"},
     {"emb_pdrop", "training only"},
@@ -444,7 +465,7 @@ static const char *const gated_families[] = {
     "llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text",
     "phi3", "cohere", "cohere2", "olmo", "olmo2", "internlm2", "granite", "stablelm",
     "llama4_text", "exaone", "mixtral", "qwen2_moe", "qwen3_moe", "deepseek_v2", "deepseek_v3",
-    "dbrx"};
+    "dbrx", "phi3small"};
 static const char *const plain_families[] = {"gpt2", "gpt_neox", "opt", "falcon", "phi", "bloom",
                                              "gptj", "gpt_bigcode", "starcoder2"};
 static const char *const gated_acts[] = {"silu", "swish", "swiglu", "gegelu", "geglu"};
@@ -482,6 +503,9 @@ static const char *const mla_keys[] = {"kv_lora_rank", "q_lora_rank", "qk_nope_h
 static const char *const mla_families[] = {"deepseek_v2", "deepseek_v3"};
 static const char *const chunk_keys[] = {"attention_chunk_size", "no_rope_layers"};
 static const char *const chunk_families[] = {"llama4", "llama4_text"};
+static const char *const sparse_keys[] = {"blocksparse_block_size",
+                                          "dense_attention_every_n_layers"};
+static const char *const sparse_families[] = {"phi3small"};
 static const char *const window_keys[] = {"sliding_window", "sliding_window_pattern",
                                           "_sliding_window_pattern", "sliding_window_size"};
 static const char *const window_families[] = {"mistral", "mixtral", "qwen2", "qwen2_moe",
@@ -494,6 +518,7 @@ static const hf_feature hf_features[] = {
     HF_FEATURE("multi-head latent attention", mla_keys, mla_families),
     HF_FEATURE("chunked local attention", chunk_keys, chunk_families),
     HF_FEATURE("sliding-window attention", window_keys, window_families),
+    HF_FEATURE("block-sparse attention", sparse_keys, sparse_families),
 };
 
 /* Refuses a feature key of another family, and a layer type no family here builds. */
@@ -572,7 +597,7 @@ static pm_status hf_check_family(pm_obj *o, pm_obj *text, bool wrapped)
 static const char *const parallel_families[] = {"gptj", "cohere", "cohere2", "phi"};
 /* Families with biases on every projection (unless a key says otherwise). */
 static const char *const biased_families[] = {"gpt2", "gpt_neox", "opt", "bloom", "phi",
-                                              "gpt_bigcode", "starcoder2"};
+                                              "gpt_bigcode", "starcoder2", "phi3small"};
 
 /* Sets m's local-layer pattern from a list with one item per layer: layer_types
  * ("sliding_attention" or "chunked_attention" local, "full_attention" global) or Llama-4's
@@ -1122,6 +1147,12 @@ static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool
     m->intermediate = four_h <= PM_MAX_MODEL_DIM ? (int)four_h : 0;
     /* DBRX's ffn_hidden_size is required: DbrxFFNConfig's default is not 4 x d_model. */
     const bool has_inter = first_present(l->ffn, k_inter, hf ? 5 : 1) != NULL || l->dbrx;
+    const char *mt = hf ? json_string(o->json, "model_type") : NULL;
+    if (!has_inter && mt && strcmp(mt, "phi3small") == 0)
+        return pm_obj_fail(o, "ff_intermediate_size", PM_ERR_MISSING,
+                           "model_type phi3small: the MLP width is required (Phi3SmallConfig "
+                           "derives it from ff_dim_multiplier and gegelu_pad_to_256 otherwise, "
+                           "which this reader does not)");
     if (!has_inter && four_h > PM_MAX_MODEL_DIM)
         return pm_obj_fail(o, "intermediate_size", PM_ERR_RANGE,
                            "the default 4 x hidden_size = %lld exceeds %d: give "
@@ -1207,6 +1238,20 @@ static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
         return st;
     if (all_bias || (all_key && strcmp(all_key, "bias") != 0))
         attn_bias = qkv_bias = mlp_bias = all_bias;
+    if (mt && strcmp(mt, "phi3small") == 0 && pm_obj_has(o, "attention_bias")) {
+        /* Phi-3-small's query_key_value and dense are nn.Linear with the default bias whatever
+         * attention_bias says (HF modeling_phi3_small.py; vLLM builds them with bias=True). */
+        pm_obj_declare(o, "attention_bias", PM_DIM_NONE);
+        if ((st = note_value(o, "attention_bias", NAN, "ignored",
+                             "ignored: model_type phi3small builds its attention projections "
+                             "with biases whatever it says")) != PM_OK ||
+            (st = note_value(o, "qkv_bias", 1, "derived", "the family's default")) != PM_OK)
+            return st;
+        m->qkv_bias = m->o_bias = true;
+        m->mlp_bias = true;
+        *all_key_out = all_key;
+        return pm_obj_bool(o, "mlp_bias", false, &m->mlp_bias);
+    }
     if ((st = pm_obj_bool(o, "attention_bias", false, &attn_bias)) != PM_OK ||
         (st = pm_obj_bool(o, "qkv_bias", false, &qkv_bias)) != PM_OK ||
         (st = pm_obj_bool(o, "mlp_bias", false, &mlp_bias)) != PM_OK)

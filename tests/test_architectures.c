@@ -568,6 +568,23 @@ static void test_bundled_phi3_small_blocksparse_by_hand(void **state)
     assert_int_equal(s.model.sparse_block, 0);
     assert_int_equal(pm_model_local_layers(&s.model), 0);
     pm_scenario_release(&s);
+    /* The published config.json (model_type phi3small) loads as the bundled file: its
+     * attention_bias false is not what the family builds (biases on every projection), and it
+     * gives the same estimate. */
+    const char *hf[] = {"model=" PM_TEST_CONFIG_DIR "/hf-families/phi3-small-8k-config.json"};
+    pm_scenario na = pm_test_load("phi3-small", ov, 1), b = pm_test_load("phi3-small", hf, 1);
+    assert_int_equal(b.model.sparse_block, 64);
+    assert_int_equal(b.model.sparse_local_blocks, 16);
+    assert_int_equal(b.model.sparse_vert_stride, 8);
+    assert_int_equal(b.model.window_period, 2);
+    assert_true(b.model.qkv_bias && b.model.o_bias && b.model.mlp_bias && b.model.tied_embeddings);
+    pm_estimate ea, eb;
+    assert_int_equal(pm_estimate_compute(&na, &ea, NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&b, &eb, NULL), PM_OK);
+    for (int md = 0; md < PM_MODE_COUNT; md++)
+        assert_rel(eb.modes[md].request_s, ea.modes[md].request_s, 0.0);
+    pm_scenario_release(&na);
+    pm_scenario_release(&b);
 }
 
 /* ---------------------------------------------------------------- MLA */

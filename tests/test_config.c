@@ -2433,6 +2433,7 @@ static void test_hf_family_configs_load_as_published(void **state)
         {"internlm2-7b", 32, 4096, 32, 8, 128, 14336, 92544, 0, 0, 0, true, false, false, 0},
         {"olmo2-7b", 32, 4096, 32, 32, 128, 11008, 100352, 0, 0, 0, true, false, false, 0},
         {"gemma2-9b", 42, 3584, 16, 8, 256, 14336, 256000, 0, 0, 0, true, false, true, 4096},
+        {"phi3-small-8k", 32, 4096, 32, 8, 128, 14336, 100352, 0, 0, 0, true, false, true, 0},
     };
     for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
         char path[600];
@@ -2473,6 +2474,10 @@ static void test_hf_feature_keys_of_another_family_are_refused(void **state)
          "model_type \"mistral\" has no chunked local attention"},
         {"llama", "\"q_lora_rank\": 1536", "$.q_lora_rank",
          "model_type \"llama\" has no multi-head latent attention"},
+        {"phi3", "\"blocksparse_block_size\": 64", "$.blocksparse_block_size",
+         "model_type \"phi3\" has no block-sparse attention"},
+        {"llama", "\"dense_attention_every_n_layers\": 2", "$.dense_attention_every_n_layers",
+         "model_type \"llama\" has no block-sparse attention"},
         {"llama", "\"layer_types\": [\"sliding_attention\"]", "$.layer_types",
          "this family's layers are all full attention"},
         {"gemma3_text", "\"sliding_window\": 1024, \"layer_types\": [\"linear_attention\"]",
