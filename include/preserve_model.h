@@ -652,6 +652,15 @@ PM_API double pm_scenario_paged_attention_frac(const pm_scenario *s);
 PM_API const char *pm_scenario_attention_fallback(const pm_scenario *s);
 
 /**
+ * Whether s's runtime (paged_attention PM_PAGED_FALLBACK) decodes s's block-sparse layers with
+ * its PagedAttention kernel while the model's other layers keep its own kernel (vLLM's
+ * BlocksparseFlashAttention backend): their attention nodes are kv_paged, their KV reads at
+ * paged_attention_efficiency_frac. False when the whole model falls back (then
+ * pm_scenario_paged_attention_frac applies to every layer) or s is NULL.
+ */
+PM_API bool pm_scenario_paged_layer(const pm_scenario *s);
+
+/**
  * Checks a scenario built by hand (or modified after loading) for ranges and consistency:
  * heads vs devices under the sharding, datatypes the accelerator supports, hierarchical
  * parameters. Returns PM_OK, PM_ERR_RANGE, PM_ERR_INCONSISTENT, PM_ERR_UNSUPPORTED or
@@ -860,6 +869,10 @@ typedef struct pm_node {
     double weight_bytes;    /* read-only weights: prefetchable (MatMul) */
     double kv_bytes;        /* read-only KV cache: prefetchable (Attention) */
     bool kv_strided;        /* KV read with more than one KV head per device */
+    bool kv_paged;          /* decoded by the runtime's PagedAttention kernel though the model
+                               as a whole is not (a block-sparse layer under a runtime with
+                               paged_attention PM_PAGED_FALLBACK): its KV reads at
+                               paged_attention_efficiency_frac */
     bool routed;            /* its weights are the experts the router chose: known only after
                                the router runs, so prefetchable only under an all-to-all (the
                                dispatch), never under an earlier allreduce */

@@ -342,7 +342,7 @@ static pm_node *node_new(build_ctx *b, pm_node_kind kind, pm_node_role role, int
         n->name[0] = '\0';
         n->flop = n->act_bytes = n->weight_bytes = n->kv_bytes = n->l2_bytes = 0.0;
         n->comm_bytes = n->m = n->k = n->n = n->window_bytes = 0.0;
-        n->kv_strided = n->routed = false;
+        n->kv_strided = n->kv_paged = n->routed = false;
         n->chunks = 0;
     }
     n->kind = kind;
@@ -491,6 +491,7 @@ static void attention_fill(const build_ctx *b, pm_node *a, bool local)
         a->kv_bytes = 2.0 * batch * c * kv * d * b->ekv;
         a->act_bytes = 2.0 * batch * q * d * b->ea;
         a->kv_strided = kv > 1.0 + 1e-9;
+        a->kv_paged = local && pm_scenario_paged_layer(b->s);
     } else {
         /* Causal attention over the prompt: the query-key pairs of the lower triangle (s^2 / 2
          * without a window), 4 d + 5 flop each per head. */

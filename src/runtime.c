@@ -190,6 +190,15 @@ const char *pm_scenario_attention_fallback(const pm_scenario *s)
     return NULL;
 }
 
+bool pm_scenario_paged_layer(const pm_scenario *s)
+{
+    if (!s)
+        return false;
+    const pm_runtime *r = &s->runtime;
+    return r->present && r->paged_attention == PM_PAGED_FALLBACK && s->model.sparse_block > 0 &&
+           !pm_scenario_attention_fallback(s);
+}
+
 double pm_scenario_paged_attention_frac(const pm_scenario *s)
 {
     if (!s)

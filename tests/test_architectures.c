@@ -505,6 +505,13 @@ static void test_blocksparse_fast_path_sums_and_spill(void **state)
             check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
             const double w = pm_test_closed_form_matches_graph(&s);
             assert_true(w < 1e-9);
+            /* Under a runtime that decodes the block-sparse layers with its PagedAttention
+             * kernel (their nodes kv_paged, the others not) the two paths still agree. */
+            s.runtime.present = true;
+            s.runtime.paged_attention = PM_PAGED_FALLBACK;
+            s.runtime.paged_attention_efficiency_frac = 0.5;
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+            assert_true(pm_test_closed_form_matches_graph(&s) < 1e-9);
         }
     /* The decode sum, split where the share starts (W = 400 here, inside the decode range
      * 300..599), equals the sum of every step in each mode. */

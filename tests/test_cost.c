@@ -335,6 +335,61 @@ static void test_paged_attention_slows_the_kv_reads_of_the_models_it_serves(void
     assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
 }
 
+/* Phi-3-small under vLLM 0.4-0.6 ("fallback"): its dense layers keep FlashAttention, its
+ * block-sparse layers decode through the PagedAttention kernel (BlocksparseFlashAttentionImpl
+ * calls PagedAttention.forward_decode): only their attention nodes are kv_paged. The hand
+ * model, 2 devices: its block-sparse layer 0 reads 2 x batch 2 x 192 x 128 = 98,304 KV bytes at
+ * context 320 (test_architectures.c); at 0.5 of the accelerator's 0.5 of 1e12 B/s that is
+ * 98,304 / 2.5e11 = 3.93216e-7 s, against 98,304 / 5e11 = 1.96608e-7 s with FlashAttention,
+ * each plus the query and output (2 x 2 x 4 x 128 = 2,048 bytes at 1e12 B/s: 2.048e-9 s) and
+ * the 14 us latency; the dense layer 1 keeps FlashAttention. */
+static void test_paged_attention_of_block_sparse_layers_only(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_hand_scenario(2);
+    s.accel.attention_latency_s = 14e-6;
+    s.accel.kv_strided_efficiency_frac = 1.0;
+    s.accel.attention_hbm_efficiency_frac = 0.5;
+    s.accel.hbm_bandwidth_bytes_per_s = 1e12;
+    s.model.layers = 2;
+    s.model.sparse_block = 16;
+    s.model.sparse_local_blocks = 4;
+    s.model.sparse_vert_stride = 8;
+    s.model.window_period = 2;
+    s.model.local_mask = 1;
+    s.runtime = hand_runtime();
+    s.runtime.paged_attention = PM_PAGED_FALLBACK;
+    s.runtime.paged_attention_efficiency_frac = 0.5;
+    assert_true(pm_scenario_paged_layer(&s));
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 320, 0, g, NULL), PM_OK);
+    int seen = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        if (n->kind != PM_NODE_ATTENTION)
+            continue;
+        seen++;
+        assert_int_equal(n->kv_paged, n->layer == 0);
+        if (n->layer == 0)
+            assert_rel(cost(&s, n).total_s, 3.93216e-7 + 2.048e-9 + 14e-6, TOL);
+    }
+    assert_int_equal(seen, 2);
+    /* The same layer with the paged factor off is FlashAttention's. */
+    pm_node a = g->nodes[0];
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].kind == PM_NODE_ATTENTION && g->nodes[i].layer == 0)
+            a = g->nodes[i];
+    a.kv_paged = false;
+    assert_rel(cost(&s, &a).total_s, 1.96608e-7 + 2.048e-9 + 14e-6, TOL);
+    pm_graph_free(g);
+    /* A whole-model fall-back (an fp8 KV cache) covers every layer already. */
+    s.workload.kv_dtype = PM_DTYPE_FP8;
+    assert_false(pm_scenario_paged_layer(&s));
+    s.workload.kv_dtype = PM_DTYPE_INT8;
+    s.runtime.paged_attention = PM_PAGED_ALL;
+    assert_false(pm_scenario_paged_layer(&s));
+}
+
 /* A bf16 256 x 1280 x 1024 GEMM: 671088640 flop, 1.34217728e-6 s at 5e14; 1e6 weight bytes,
  * 1e-6 s at 1e12 B/s. */
 static pm_node bf16_gemm(void)
@@ -689,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_gemm_waves_knee_latency_and_dequant),
         cmocka_unit_test(test_moe_gemm_efficiency_slows_routed_experts_only),
         cmocka_unit_test(test_paged_attention_slows_the_kv_reads_of_the_models_it_serves),
+        cmocka_unit_test(test_paged_attention_of_block_sparse_layers_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -80,6 +80,10 @@ static void describe_runtime(const pm_scenario *s, FILE *f)
                 r->paged_attention == PM_PAGED_ALL ? "every model"
                                                    : pm_scenario_attention_fallback(s),
                 paged * 100.0);
+    else if (pm_scenario_paged_layer(s))
+        fprintf(f, "; the block-sparse layers' decode attention by its PagedAttention kernel, KV "
+                   "reads at %.3g %% of the efficiency otherwise used",
+                r->paged_attention_efficiency_frac * 100.0);
     if (s->model.experts > 0 && r->moe_gemm_efficiency_frac > 0)
         fprintf(f, "; routed experts at %.3g %% of a dense GEMM", r->moe_gemm_efficiency_frac * 100.0);
     if (r->hbm_usable_frac > 0)
