@@ -465,17 +465,20 @@ static void test_model_accelerator_and_cluster_files_have_a_source(void **state)
 typedef struct model_ref {
     const char *name;
     int hidden, layers, heads, kv_heads, head_dim, intermediate, vocab;
+    bool qkv_bias, o_bias, mlp_bias; /* from each family's modelling code */
 } model_ref;
 
 /* /work/shared/reference/hardware-and-models.md section 6, copied by hand from the table
  * (which quotes each model's HuggingFace config.json). */
 static const model_ref paper_models[] = {
-    {"llama3-8b", 4096, 32, 32, 8, 128, 14336, 128256},
-    {"llama3-70b", 8192, 80, 64, 8, 128, 28672, 128256},
-    {"qwen2-7b", 3584, 28, 28, 4, 128, 18944, 152064},
-    {"qwen2-72b", 8192, 80, 64, 8, 128, 29568, 152064},
-    {"phi3-small", 4096, 32, 32, 8, 128, 14336, 100352},
-    {"phi3-medium", 5120, 40, 40, 10, 128, 17920, 32064},
+    {"llama3-8b", 4096, 32, 32, 8, 128, 14336, 128256, false, false, false},
+    {"llama3-70b", 8192, 80, 64, 8, 128, 28672, 128256, false, false, false},
+    /* Qwen2Attention: q, k and v projections with bias=True, o_proj without. */
+    {"qwen2-7b", 3584, 28, 28, 4, 128, 18944, 152064, true, false, false},
+    {"qwen2-72b", 8192, 80, 64, 8, 128, 29568, 152064, true, false, false},
+    /* Phi-3-small: every projection an nn.Linear with its default bias. */
+    {"phi3-small", 4096, 32, 32, 8, 128, 14336, 100352, true, true, true},
+    {"phi3-medium", 5120, 40, 40, 10, 128, 17920, 32064, false, false, false},
 };
 
 static void test_paper_models_match_their_configs(void **state)
@@ -488,7 +491,8 @@ static void test_paper_models_match_their_configs(void **state)
         assert_ok(pm_model_load(r->name, &g_opts, &m, &err), &err);
         if (m.hidden != r->hidden || m.layers != r->layers || m.heads != r->heads ||
             m.kv_heads != r->kv_heads || m.head_dim != r->head_dim ||
-            m.intermediate != r->intermediate || m.vocab != r->vocab || !m.gated_mlp) {
+            m.intermediate != r->intermediate || m.vocab != r->vocab || !m.gated_mlp ||
+            m.qkv_bias != r->qkv_bias || m.o_bias != r->o_bias || m.mlp_bias != r->mlp_bias) {
             print_error("%s: got hidden %d layers %d heads %d kv %d head_dim %d inter %d vocab "
                         "%d gated %d\n",
                         r->name, m.hidden, m.layers, m.heads, m.kv_heads, m.head_dim,
