@@ -64,11 +64,13 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
     const double att = pm_attention_hbm_frac(s);
     const double kv_base = (att > 0 ? a->hbm_bandwidth_bytes_per_s * att : k->bw) *
                            pm_scenario_paged_attention_frac(s);
-    k->kv_bw = kv_base;
-    k->paged_frac = s->runtime.present && s->runtime.paged_attention_efficiency_frac > 0
-                        ? s->runtime.paged_attention_efficiency_frac
-                        : 1.0;
-    k->kv_strided_bw = kv_base * a->kv_strided_efficiency_frac;
+    const double paged = s->runtime.present && s->runtime.paged_attention_efficiency_frac > 0
+                             ? s->runtime.paged_attention_efficiency_frac
+                             : 1.0;
+    k->kv_bw[0] = kv_base;
+    k->kv_bw[1] = kv_base * a->kv_strided_efficiency_frac;
+    k->kv_bw[2] = k->kv_bw[0] * paged;
+    k->kv_bw[3] = k->kv_bw[1] * paged;
     k->l2_bw = a->l2_bandwidth_bytes_per_s;
     k->pf_bw = pm_effective_hbm_bw(a);
     k->launch_s = pm_launch_s(s);
@@ -96,7 +98,7 @@ static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
             ri.tiling_bytes = tiled - compulsory;
     }
     ri.bw = k->bw;
-    ri.kv_bw = (n->kv_strided ? k->kv_strided_bw : k->kv_bw) * (n->kv_paged ? k->paged_frac : 1.0);
+    ri.kv_bw = k->kv_bw[(n->kv_strided ? 1 : 0) + (n->kv_paged ? 2 : 0)];
     ri.l2_bw = k->l2_bw;
     if (gemm && n->routed && k->moe_frac < 1.0) {
         /* The engine's grouped-expert kernel (runtime.c): slower at both compute and reads. */

@@ -368,9 +368,10 @@ typedef struct pm_cost_ctx {
     double peak[PM_DTYPE_COUNT];      /* the peak per datatype x compute efficiency */
     double elem[PM_DTYPE_COUNT];      /* an element's bytes (1 for a datatype without) */
     double tile_root[PM_DTYPE_COUNT]; /* sqrt(L2 capacity / element bytes): the tiling bound */
-    double bw, kv_bw, kv_strided_bw;  /* operators' HBM bandwidths: own, KV, strided KV */
-    double paged_frac;                /* a kv_paged node's KV reads: the runtime's
-                                         paged_attention_efficiency_frac */
+    double bw;                        /* operators' HBM bandwidth */
+    double kv_bw[4];                  /* the KV reads': [kv_strided + 2 kv_paged] (a kv_paged
+                                         node's at the runtime's
+                                         paged_attention_efficiency_frac) */
     double l2_bw, pf_bw;              /* L2, and the prefetcher's bulk HBM stream */
     double launch_s;                  /* per kernel (pm_launch_s) */
     double moe_frac;                  /* routed experts' GEMM kernel (pm_moe_gemm_frac) */

@@ -149,7 +149,14 @@ void pm_step_plan_count(pm_step_plan *p)
         pm_traffic_add(&p->attn_dtr, &at0->tr, -1.0);
         p->attn_dtr_pf = one_tr.tr_pf;
         pm_traffic_add(&p->attn_dtr_pf, &at0->tr_pf, -1.0);
-        a = p->attn_node[0];
+    }
+    /* Block-sparse layers read fewer KV positions than they score: the KV bytes' part of the
+     * slope apart (traffic_attention). */
+    if (p->attn >= 0 && p->attn_dkv > 0 && p->all_class[1] > 0 && p->s->model.sparse_block > 0) {
+        pm_node a = p->attn_node[0];
+        pm_step_node one;
+        pm_step_traffic one_tr;
+        const pm_step_traffic *at0 = &p->attn_tr[0];
         a.kv_bytes += p->attn_dkv;
         node_costs(&p->cost, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
         node_traffic(p, &a, &one, &one_tr);
@@ -635,6 +642,10 @@ static bool plan_prefetches(const pm_step_plan *p)
 static void attention_growth(const pm_step_plan *p, int cls, int64_t ctx, double *dkv,
                              double *dscore)
 {
+    if (cls == 0) { /* a global layer reads and scores every position */
+        *dkv = *dscore = (double)ctx - (double)p->ctx0;
+        return;
+    }
     const pm_model *m = &p->s->model;
     const double g = p->tmpl.kv_group;
     double s, s0;
