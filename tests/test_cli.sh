@@ -79,6 +79,14 @@ check moe-graph-a2a 0 '"op":	"AllToAll"' "$pm" graph --config qwen3-30b-a3b --la
 check moe-dot-a2a 0 "AllToAll" "$pm" graph --config qwen3-30b-a3b --layers 1 --format dot
 check moe-timeline 0 "A2A.dispatch,AllToAll" "$pm" timeline --config deepseek-v3-h200
 check explain-stop 0 "stopped at" "$pm" explain --config llama70b --seq 64k --batch 16
+# Layers of two classes: explain walks a whole period. Phi-3-small's block-sparse layer 2 at
+# context 16383 (batch 4, 2 KV heads of 128, int8): 1024 + 15359 / 2 = 8703.5 positions, 4 x
+# 8703.5 x 2 x 2 x 128 = 17,824,768 bytes = 17.0 MiB prefetched under layer 1's allreduce,
+# where the dense layer 1 takes 32.0 MiB under layer 0's.
+check explain-period 0 "Layers 0 to 3 shown; from layer 1 on, every layer repeats the one 2 before it" \
+    "$pm" explain --config phi3-small --set model.dense_attention_every_n_layers=2
+check explain-sparse-kv 0 "during L1.AR.mlp (32.0 KiB, 14.6 us): prefetch QKV weights 6.0 MiB, prefetch KV cache 17.0 MiB" \
+    "$pm" explain --config phi3-small --set model.dense_attention_every_n_layers=2
 check explain-prefill-context 0 "prefill, context 100:" "$pm" explain --config llama70b --phase prefill --context 100
 check graph-json 0 '"PF.L0.Gate"' "$pm" graph --config llama70b
 check graph-dot 0 "digraph preserve" "$pm" graph --config llama70b --format dot

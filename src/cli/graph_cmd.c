@@ -179,8 +179,34 @@ static void explain_window_json(const pm_graph *g, const pm_schedule *sched, siz
     printf(", \"hidden\": %s}", w.count && w.pf_s > w.ar_s ? "false" : "true");
 }
 
+/* The layers explain shows: from layer `start` (1, or the first MoE layer) on, the layer
+ * classes (local or global attention, dense or MoE) repeat with a period *period (the
+ * smallest, at most 64); windows then repeat too. Layers 0 to start + period are shown, so
+ * that every class of layer has a window into the next; 2 when every layer is alike. */
+static int explain_layers(const pm_model *m, int *start, int *period)
+{
+    *start = m->experts > 0 && m->moe_first_layer > 1 ? m->moe_first_layer : 1;
+    *period = 1;
+    for (int p = 1; p <= 64; p++) {
+        bool same = true;
+        for (int l = *start; l + p < m->layers && same; l++)
+            same = pm_model_layer_is_local(m, l) == pm_model_layer_is_local(m, l + p) &&
+                   pm_model_layer_is_moe(m, l) == pm_model_layer_is_moe(m, l + p);
+        if (same) {
+            *period = p;
+            break;
+        }
+    }
+    const bool alike = *start == 1 && *period == 1 &&
+                       pm_model_layer_is_local(m, 0) == pm_model_layer_is_local(m, 1) &&
+                       pm_model_layer_is_moe(m, 0) == pm_model_layer_is_moe(m, 1);
+    const int shown = alike ? 2 : *start + *period + 1;
+    return shown < m->layers ? shown : m->layers;
+}
+
 /* explain's first lines: the scenario, the phase, the L2 window and the layers shown. */
-static void explain_head(const cli *c, const view *v, double cap, int shown)
+static void explain_head(const cli *c, const view *v, double cap, int shown, int start,
+                         int period)
 {
     const pm_scenario *s = &v->s;
     if (c->format == FMT_JSON) {
@@ -197,23 +223,35 @@ static void explain_head(const cli *c, const view *v, double cap, int shown)
     printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
            c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)v->context,
            cap / MIB, s->accel.name);
-    if (shown == 2)
+    if (shown >= s->model.layers)
+        printf("Every layer shown (0 to %d).\n\n", shown - 1);
+    else if (period == 1 && start == 1)
         printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n\n");
-    else
-        printf("Layers 0 to %d shown (the dense layers, then MoE layers).\n\n", shown - 1);
+    else if (period == 1)
+        printf("Layers 0 to %d shown (the dense layers, then MoE layers); every later layer "
+               "repeats layer %d.\n\n",
+               shown - 1, start);
+    else {
+        const int local = pm_model_local_layers(&s->model), moe = pm_model_moe_layers(&s->model);
+        const bool mixed_attn = local > 0 && local < s->model.layers;
+        const bool mixed_mlp = moe > 0 && moe < s->model.layers;
+        printf("Layers 0 to %d shown; from layer %d on, every layer repeats the one %d before "
+               "it (%s%s%s).\n\n",
+               shown - 1, start, period, mixed_attn ? "local and global attention" : "",
+               mixed_attn && mixed_mlp ? ", " : "", mixed_mlp ? "dense and MoE layers" : "");
+    }
 }
 
 int cmd_explain(const cli *c)
 {
     view v;
-    /* Layers 0 and 1, or, when the first MoE layer comes later, up to the one after it. */
-    int shown = 2;
+    /* Layers 0 and 1, or enough for every class of layer (explain_layers). */
     pm_scenario probe;
     int rc = load(c, &probe);
     if (rc)
         return rc;
-    if (probe.model.experts > 0 && probe.model.moe_first_layer > 0)
-        shown = probe.model.moe_first_layer + 2;
+    int start, period;
+    const int shown = explain_layers(&probe.model, &start, &period);
     pm_scenario_release(&probe);
     rc = view_open(c, PM_MODE_PRESERVE, shown, true, &v);
     if (rc)
@@ -221,7 +259,7 @@ int cmd_explain(const cli *c)
     const pm_scenario *s = &v.s;
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
     const bool json = c->format == FMT_JSON;
-    explain_head(c, &v, cap, shown);
+    explain_head(c, &v, cap, shown, start, period);
     int windows = 0;
     for (size_t i = 0; i < v.g->n_nodes; i++) {
         if (!is_collective(&v.g->nodes[i]))
