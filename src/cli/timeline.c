@@ -1,7 +1,8 @@
 /*
  * timeline.c - `preserve-model timeline`: the two-stream schedule of one decoder layer, so a
  * reviewer sees what overlaps what. It schedules a three-layer graph of the chosen mode (layer
- * 0 has no allreduce before it; from layer 1 on every layer repeats) and prints every node that
+ * 0 has no allreduce before it; layer 1 stands for every layer of its class, local or global
+ * attention, dense or MoE, which the header names with their count) and prints every node that
  * overlaps layer 1, from the start of its first node to the start of layer 2's, with times
  * relative to that start: prefetches issued under layer 0's last allreduce begin before it.
  * With --plot FILE it draws them with plots/timeline.gp (lanes: compute, allreduce, prefetch);
@@ -125,7 +126,26 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
     fput_comment_text(f, s->model.name);
     fputs(" on ", f);
     fput_comment_text(f, s->accel.name);
-    fprintf(f, " x %d; one layer lasts %.3f us\n", s->cluster.devices, (t1 - t0) * 1e6);
+    const pm_model *m = &s->model;
+    const int local = pm_model_local_layers(m), moe = pm_model_moe_layers(m);
+    if ((local > 0 && local < m->layers) || (moe > 0 && moe < m->layers)) {
+        /* Layers of two classes: say which layer 1 is, and how many are like it. */
+        const bool l1 = pm_model_layer_is_local(m, 1), e1 = pm_model_layer_is_moe(m, 1);
+        int like = 0;
+        for (int l = 0; l < m->layers; l++)
+            like += pm_model_layer_is_local(m, l) == l1 && pm_model_layer_is_moe(m, l) == e1;
+        const char *attn = local == 0 || local == m->layers ? ""
+                           : l1 ? (m->sparse_block > 0      ? "block-sparse attention"
+                                   : m->chunked_attention ? "chunked attention"
+                                                          : "local attention")
+                                : (m->sparse_block > 0 ? "dense attention" : "global attention");
+        fprintf(f, " x %d; layer 1 (%s%s%s: %d of %d layers are like it) lasts %.3f us\n",
+                s->cluster.devices, attn, attn[0] && moe > 0 && moe < m->layers ? ", " : "",
+                moe > 0 && moe < m->layers ? (e1 ? "MoE" : "dense MLP") : "", like, m->layers,
+                (t1 - t0) * 1e6);
+    } else {
+        fprintf(f, " x %d; one layer lasts %.3f us\n", s->cluster.devices, (t1 - t0) * 1e6);
+    }
     fprintf(f, "lane_index,lane,node,kind,start_us,end_us,bytes\n");
     for (size_t i = 0; i < g->n_nodes; i++) {
         const pm_node *n = &g->nodes[i];
