@@ -1258,6 +1258,11 @@ static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
         return st;
     if (pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias"))
         qkv_bias = attn_bias;
+    /* StableLM's key for the Q, K and V biases (StableLmConfig.use_qkv_bias, false by
+     * default; StableLM 2 sets it). */
+    if (mt && strcmp(mt, "stablelm") == 0 &&
+        (st = pm_obj_bool(o, "use_qkv_bias", false, &qkv_bias)) != PM_OK)
+        return st;
     m->qkv_bias = qkv_bias;
     m->o_bias = attn_bias;
     m->mlp_bias = mlp_bias;
@@ -1296,6 +1301,7 @@ static pm_status note_biases(pm_obj *o, const pm_model *m, bool hf, const char *
     pm_status st;
     const char *bias_why = hf ? "the family's default" : "none (the native format's default)";
     if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
+         !pm_obj_has(o, "use_qkv_bias") &&
          (st = note_value(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
                           all_key ? all_key : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "attention_bias") &&

@@ -2509,6 +2509,21 @@ static void test_hf_feature_keys_of_another_family_are_refused(void **state)
         assert_ok(load_family_with("deepseek_v3", dense, &m, &err, path, sizeof path), &err);
         assert_int_equal(m.experts, 0);
     }
+    /* StableLM's use_qkv_bias (StableLM 2 sets it): biases on Q, K and V, none on O. */
+    {
+        pm_model m;
+        pm_error err;
+        char path[600];
+        assert_ok(load_family_with("stablelm", "\"use_qkv_bias\": true", &m, &err, path,
+                                   sizeof path),
+                  &err);
+        assert_true(m.qkv_bias);
+        assert_false(m.o_bias || m.mlp_bias);
+        assert_ok(load_family_with("stablelm", "\"use_qkv_bias\": false", &m, &err, path,
+                                   sizeof path),
+                  &err);
+        assert_false(m.qkv_bias);
+    }
     for (size_t i = 0; i < PM_ARRAY_LEN(missing); i++) {
         pm_model m;
         pm_error err;
