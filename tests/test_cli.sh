@@ -83,6 +83,10 @@ check explain-stop 0 "stopped at" "$pm" explain --config llama70b --seq 64k --ba
 # context 16383 (batch 4, 2 KV heads of 128, int8): 1024 + 15359 / 2 = 8703.5 positions, 4 x
 # 8703.5 x 2 x 2 x 128 = 17,824,768 bytes = 17.0 MiB prefetched under layer 1's allreduce,
 # where the dense layer 1 takes 32.0 MiB under layer 0's.
+# InternLM2's "bias" is on wqkv and wo only (InternLM2MLP's w1, w2, w3 have none).
+sed 's/"bias": false/"bias": true/' "$root/tests/configs/hf-families/internlm2-7b-config.json" >internlm2-bias.json
+check internlm2-bias-attention 0 '$.model.attention_bias,1,1,derived' "$pm" resolve --config llama8b --model internlm2-bias.json
+check internlm2-bias-no-mlp 0 '$.model.mlp_bias,0,1,derived' "$pm" resolve --config llama8b --model internlm2-bias.json
 check timeline-class 0 "layer 1 (global attention: 21 of 42 layers are like it) lasts" "$pm" timeline --config gemma2-9b
 check explain-period 0 "Layers 0 to 3 shown; from layer 1 on, every layer repeats the one 2 before it" \
     "$pm" explain --config phi3-small --set model.dense_attention_every_n_layers=2

@@ -2523,11 +2523,6 @@ static void test_hf_feature_keys_of_another_family_are_refused(void **state)
                                    sizeof path),
                   &err);
         assert_false(m.qkv_bias);
-        /* InternLM2's "bias" is on wqkv and wo only (InternLM2MLP's w1, w2, w3 have none). */
-        assert_ok(load_family_with("internlm2", "\"bias\": true", &m, &err, path, sizeof path),
-                  &err);
-        assert_true(m.qkv_bias && m.o_bias);
-        assert_false(m.mlp_bias);
     }
     for (size_t i = 0; i < PM_ARRAY_LEN(missing); i++) {
         pm_model m;
