@@ -58,6 +58,20 @@ static const pm_node *find_role(const pm_graph *g, int layer, pm_node_role role)
     return NULL;
 }
 
+/* The estimate's decode time in each mode against the sum of every decode step, one by one. */
+static void check_decode_sum_is_every_step(const pm_scenario *s, const pm_estimate *e)
+{
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_step_model *sm;
+        assert_int_equal(pm_step_model_new(s, (pm_mode)m, &sm, NULL), PM_OK);
+        double sum = 0.0;
+        for (int64_t c = e->prefill_tokens; c < s->workload.seq_len; c++)
+            sum += pm_step_model_decode_time(sm, c);
+        pm_step_model_free(sm);
+        assert_rel(e->modes[m].decode_s, sum, 1e-12);
+    }
+}
+
 /* ---------------------------------------------------------------- parallel blocks */
 
 static void test_parallel_block_has_one_allreduce_per_layer(void **state)
@@ -295,15 +309,7 @@ static void test_window_estimate_sums_every_decode_step(void **state)
     pm_estimate e;
     pm_error err;
     assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        pm_step_model *sm;
-        assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
-        double sum = 0.0;
-        for (int64_t c = e.prefill_tokens; c < s.workload.seq_len; c++)
-            sum += pm_step_model_decode_time(sm, c);
-        pm_step_model_free(sm);
-        assert_rel(e.modes[m].decode_s, sum, 1e-12);
-    }
+    check_decode_sum_is_every_step(&s, &e);
 }
 
 static void test_window_closed_form_sums_match_graph_path(void **state)
@@ -393,15 +399,7 @@ static void test_chunked_attention_fast_path_and_estimate(void **state)
     s.accel.l2_capacity_bytes = 2.5 * 1048576.0;
     pm_estimate e;
     assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        pm_step_model *sm;
-        assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
-        double sum = 0.0;
-        for (int64_t c = e.prefill_tokens; c < s.workload.seq_len; c++)
-            sum += pm_step_model_decode_time(sm, c);
-        pm_step_model_free(sm);
-        assert_rel(e.modes[m].decode_s, sum, 1e-12);
-    }
+    check_decode_sum_is_every_step(&s, &e);
 }
 
 /* ---------------------------------------------------------------- block-sparse attention */
@@ -521,15 +519,7 @@ static void test_blocksparse_fast_path_sums_and_spill(void **state)
     pm_estimate e;
     assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
     assert_true(e.prefill_tokens < 400 && s.workload.seq_len > 400);
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        pm_step_model *sm;
-        assert_int_equal(pm_step_model_new(&s, (pm_mode)m, &sm, NULL), PM_OK);
-        double sum = 0.0;
-        for (int64_t c = e.prefill_tokens; c < s.workload.seq_len; c++)
-            sum += pm_step_model_decode_time(sm, c);
-        pm_step_model_free(sm);
-        assert_rel(e.modes[m].decode_s, sum, 1e-12);
-    }
+    check_decode_sum_is_every_step(&s, &e);
     /* Every layer block-sparse, 8 MiB of L2: QKV 786,432 bytes leave room for
      * (8 MiB - 786,432) / 512 = 14,848 positions; past W = 64 the KV head's cache is read at
      * half the positions: it spills at 64 + (14,848 - 64) x 2 = 29,632. */
