@@ -97,7 +97,8 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
                             out->embedding_bytes;
     }
     out->local_layers = pm_model_local_layers(md);
-    out->kv_bytes_global_layer = out->kv_bytes_per_token * pm_kv_held_tokens(md, false, context_len);
+    out->kv_bytes_global_layer =
+        out->kv_bytes_per_token * pm_kv_held_tokens(md, false, context_len);
     out->kv_bytes_local_layer =
         out->local_layers ? out->kv_bytes_per_token * pm_kv_held_tokens(md, true, context_len)
                           : 0.0;
