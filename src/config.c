@@ -503,8 +503,8 @@ static const char *const mla_keys[] = {"kv_lora_rank", "q_lora_rank", "qk_nope_h
 static const char *const mla_families[] = {"deepseek_v2", "deepseek_v3"};
 static const char *const chunk_keys[] = {"attention_chunk_size", "no_rope_layers"};
 static const char *const chunk_families[] = {"llama4", "llama4_text"};
-static const char *const sparse_keys[] = {"blocksparse_block_size",
-                                          "dense_attention_every_n_layers"};
+/* dense_attention_every_n_layers alone may only say 1 (every layer dense: read_window). */
+static const char *const sparse_keys[] = {"blocksparse_block_size"};
 static const char *const sparse_families[] = {"phi3small"};
 static const char *const window_keys[] = {"sliding_window", "sliding_window_pattern",
                                           "_sliding_window_pattern", "sliding_window_size"};
