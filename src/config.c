@@ -660,6 +660,16 @@ static pm_status pattern_from_list(pm_obj *o, const char *key, const cJSON *list
     return st;
 }
 
+/* Every p-th layer global, the others local: layer l is global when (l + 1) % p == 0 (Gemma-3's
+ * sliding_window_pattern, Llama-4's no_rope_layer_interval, Phi-3-small's
+ * dense_attention_every_n_layers). Returns whether any layer is local (p > 1). */
+static bool every_pth_global(pm_model *m, int p)
+{
+    m->window_period = p;
+    m->local_mask = p > 1 ? ((uint64_t)1 << (p - 1)) - 1 : 0;
+    return p > 1;
+}
+
 /* Records the layer classes the model uses (how: where the pattern came from). */
 static pm_status note_windows(pm_obj *o, const pm_model *m, const char *how)
 {
@@ -701,10 +711,8 @@ static pm_status read_chunks(pm_obj *o, pm_model *m, bool hf, const char *mt, co
     if ((st = int_field(o, "no_rope_layer_interval", false, 1, 64, &interval)) != PM_OK)
         return st;
     if (interval > 0) {
-        m->window_period = interval;
-        m->local_mask = interval == 1 ? 0 : (((uint64_t)1 << (interval - 1)) - 1);
         *how = "no_rope_layer_interval: every interval-th layer global";
-        if (interval == 1)
+        if (!every_pth_global(m, interval))
             m->sliding_window = 0;
     }
     return PM_OK;
@@ -745,13 +753,11 @@ static pm_status read_blocksparse(pm_obj *o, pm_model *m)
     const char *how = "dense_attention_every_n_layers 0: every layer block-sparse";
     m->window_period = 1;
     m->local_mask = 1;
-    if (every == 1) {
-        m->sparse_block = 0;
-        how = "dense_attention_every_n_layers 1: every layer dense";
-    } else if (every > 1) {
-        m->window_period = every;
-        m->local_mask = ((uint64_t)1 << (every - 1)) - 1;
-        how = "dense_attention_every_n_layers: layer l dense when (l + 1) % n == 0";
+    if (every > 0) {
+        how = every == 1 ? "dense_attention_every_n_layers 1: every layer dense"
+                         : "dense_attention_every_n_layers: layer l dense when (l + 1) % n == 0";
+        if (!every_pth_global(m, every))
+            m->sparse_block = 0;
     }
     return note_windows(o, m, how);
 }
@@ -835,11 +841,9 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
         /* Layer l is global when (l + 1) % P == 0 (Gemma-3's rule; Gemma-2's alternation,
          * layer 0 local, is P = 2; Gemma3TextConfig's default P is 6). */
         const int p = pk ? pattern : gemma2 ? 2 : 6;
-        m->window_period = p;
-        m->local_mask = p == 1 ? 0 : (((uint64_t)1 << (p - 1)) - 1);
         how = pk ? pk : gemma2 ? "model_type gemma2: even layers local, odd layers global"
                                : "model_type gemma3: sliding_window_pattern 6 by default";
-        if (p == 1) {
+        if (!every_pth_global(m, p)) {
             m->sliding_window = 0; /* every layer global */
             how = "the pattern makes every layer global";
         }

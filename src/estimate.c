@@ -524,9 +524,10 @@ static pm_status footprint_and_spill(const pm_scenario *s, const pm_estimate_cac
         const pm_model *m = &s->model;
         const double fit = (double)out->kv_spill_context;
         const int64_t w = fp.local_layers == m->layers ? pm_local_kink(m) : 0;
-        if (w > 0 && m->sparse_block < 1 && fit > (double)w) {
+        if (w > 0 && fit > (double)w && m->sparse_block < 1) {
             out->kv_spill_context = -1;
         } else if (w > 0 && fit > (double)w) {
+            /* Past W a step reads `share` more positions per context. */
             const double g = out->shard.q_heads / out->shard.kv_heads;
             const double share = pm_kv_tokens(m, true, g, w + 1, NULL) - (double)w;
             const double at = ceil((double)w + (fit - (double)w) / share);

@@ -949,17 +949,13 @@ static void traffic_attention(const pm_step_plan *p, int64_t ctx, pm_step_traffi
         double d, ds;
         attention_growth(p, c, ctx, &d, &ds);
         at[c] = p->attn_tr[c];
+        /* The whole slope along the positions scored; in block-sparse layers, which read
+         * fewer KV positions, its KV bytes' part corrected to the positions read. */
+        pm_traffic_add(&at[c].tr, &p->attn_dtr, ds);
+        pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, ds);
         if (fabs(ds - d) > 0.0) {
-            /* The KV bytes' part along the positions read, the rest along those scored. */
-            pm_traffic_add(&at[c].tr, &p->attn_dtr_kv, d);
-            pm_traffic_add(&at[c].tr, &p->attn_dtr, ds);
-            pm_traffic_add(&at[c].tr, &p->attn_dtr_kv, -ds);
-            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_kv_pf, d);
-            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, ds);
-            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_kv_pf, -ds);
-        } else {
-            pm_traffic_add(&at[c].tr, &p->attn_dtr, d);
-            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, d);
+            pm_traffic_add(&at[c].tr, &p->attn_dtr_kv, d - ds);
+            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_kv_pf, d - ds);
         }
         attn_bytes[c] = p->attn_cost[c].bytes + p->attn_dkv * d;
     }
