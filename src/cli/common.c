@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,13 @@
 
 const char *prog = "preserve-model";
 
+/* cli_init zeroes what comes before owned: nothing may follow it (but the struct's padding). */
+_Static_assert(sizeof(cli) - offsetof(cli, owned) - sizeof(((cli *)0)->owned) < _Alignof(cli),
+               "cli: owned must be the last member");
+
 void cli_init(cli *c)
 {
-    memset(c, 0, sizeof *c);
+    memset(c, 0, offsetof(cli, owned)); /* owned is written before it is read */
     c->config = "llama70b";
     c->context = -1;
     c->layers = 2;
