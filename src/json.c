@@ -311,14 +311,20 @@ pm_status pm_obj_quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
     pm_obj_declare(o, base, dim);
     const cJSON *found = NULL;
     const char *found_unit = NULL;
+    const size_t n_base = strlen(base);
     for (const cJSON *c = o->json->child; c; c = c->next) {
         char b[128];
         const char *unit;
-        if (strcmp(c->string, base) == 0)
+        /* A key whose base is base starts with base and an underscore: the others are passed
+         * over before the unit table is searched for their suffixes. */
+        if (strncmp(c->string, base, n_base) != 0)
+            continue;
+        if (c->string[n_base] == '\0')
             return obj_fail(o, c->string, PM_ERR_UNIT,
                             "a quantity needs a unit in its key: write \"%s_<unit>\" with one of %s",
                             base, pm_unit_names(dim));
-        if (!pm_unit_split_key(c->string, b, sizeof b, &unit) || strcmp(b, base) != 0)
+        if (c->string[n_base] != '_' ||
+            !pm_unit_split_key(c->string, b, sizeof b, &unit) || strcmp(b, base) != 0)
             continue;
         double f;
         pm_dimension d;
