@@ -1296,6 +1296,13 @@ PM_API pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_m
 /** Time (s) of one decode step at context_len (>= 0), as pm_decode_step_time gives it.
  * Returns NaN for a negative context. Thread-safe: the model is not modified. */
 PM_API double pm_step_model_decode_time(const pm_step_model *m, int64_t context_len);
+/** The longest context (cached tokens per sequence, at the scenario's batch) whose weights and
+ * KV cache fit the usable HBM of the busiest device, the rule of pm_estimate's fits_hbm:
+ * -1 when the weights alone do not fit (or m is NULL), INT64_MAX when every context fits (every
+ * layer's cache stops at its sliding window). pm_step_model_decode_time gives a time beyond it
+ * too (the time the step would take were the cache there); a caller that admits requests
+ * checks the context against this first. */
+PM_API int64_t pm_step_model_max_context(const pm_step_model *m);
 /** Frees a model of pm_step_model_new. m may be NULL. */
 PM_API void pm_step_model_free(pm_step_model *m);
 

@@ -510,8 +510,7 @@ static pm_status footprint_and_spill(const pm_scenario *s, const pm_estimate_cac
     out->experts_read_per_step = fp.experts_read_per_step;
     out->kv_bytes_per_device = fp.kv_bytes;
     out->hbm_usable_bytes_per_device = pm_hbm_usable_bytes(s);
-    out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
-                    out->hbm_usable_bytes_per_device;
+    out->fits_hbm = pm_footprint_fits_hbm(s, &fp);
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
     out->l2_window_bytes = cap;
     if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap)) {
@@ -602,6 +601,7 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
 struct pm_step_model {
     pm_scenario s;
     pm_mode mode;
+    int64_t max_context; /* pm_footprint_max_context */
     pm_step_plan plan;
 };
 
@@ -623,6 +623,13 @@ pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **
     /* The plan points at the model's own copy of the scenario. */
     st = pm_step_plan_build(&m->s, PM_PHASE_DECODE, 0, mode == PM_MODE_FUSED,
                             mode == PM_MODE_PRESERVE, &m->plan, err);
+    pm_shard shard;
+    if (st == PM_OK)
+        st = pm_shard_compute(&m->s, &shard, err);
+    if (st == PM_OK)
+        st = pm_footprint_max_context(&m->s, &shard,
+                                      m->s.model.experts > 0 ? &m->plan.tmpl.moe_reads : NULL,
+                                      &m->max_context, err);
     if (st != PM_OK) {
         pm_free(m);
         return st;
@@ -638,6 +645,11 @@ double pm_step_model_decode_time(const pm_step_model *m, int64_t context_len)
         pm_step_plan_eval(&m->plan, m->mode == PM_MODE_PRESERVE, context_len, &t, NULL) != PM_OK)
         return NAN;
     return t;
+}
+
+int64_t pm_step_model_max_context(const pm_step_model *m)
+{
+    return m ? m->max_context : -1;
 }
 
 void pm_step_model_free(pm_step_model *m)

@@ -107,6 +107,45 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
     return PM_OK;
 }
 
+bool pm_footprint_fits_hbm(const pm_scenario *s, const pm_footprint *fp)
+{
+    return fp->weight_bytes + fp->kv_bytes <= pm_hbm_usable_bytes(s);
+}
+
+pm_status pm_footprint_max_context(const pm_scenario *s, const pm_shard *shard,
+                                   const pm_moe_reads *reads, int64_t *out, pm_error *err)
+{
+    /* The footprint does not shrink as the context grows (each class of layer holds
+     * min(context, window) positions or all of them): bisect between a context that fits and
+     * one that does not, with the footprint rule itself deciding. */
+    pm_footprint fp;
+    pm_status st;
+    int64_t lo = 0, hi = INT64_MAX;
+    if ((st = pm_footprint_compute_reads(s, shard, lo, reads, &fp, err)) != PM_OK)
+        return st;
+    if (!pm_footprint_fits_hbm(s, &fp)) {
+        *out = -1;
+        return PM_OK;
+    }
+    if ((st = pm_footprint_compute_reads(s, shard, hi, reads, &fp, err)) != PM_OK)
+        return st;
+    if (pm_footprint_fits_hbm(s, &fp)) {
+        *out = INT64_MAX; /* every layer's cache stops at its window */
+        return PM_OK;
+    }
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if ((st = pm_footprint_compute_reads(s, shard, mid, reads, &fp, err)) != PM_OK)
+            return st;
+        if (pm_footprint_fits_hbm(s, &fp))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *out = lo;
+    return PM_OK;
+}
+
 /* Block-sparse layers: W, the positions the local blocks span, and the shares of the positions
  * beyond them that are read: by one query head (*score, 1 / stride: one block in every stride)
  * and from one KV head's cache serving `group` query heads (the union of their vertical blocks:

@@ -339,6 +339,13 @@ pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t contex
 pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard,
                                      int64_t context_len, const pm_moe_reads *reads,
                                      pm_footprint *out, pm_error *err);
+/* Whether fp's weights and KV cache fit the usable HBM of one device (the runtime's share of
+ * hbm_capacity_bytes): the one home of pm_estimate's fits_hbm. */
+bool pm_footprint_fits_hbm(const pm_scenario *s, const pm_footprint *fp);
+/* The longest context at which the footprint fits (pm_footprint_fits_hbm): -1 when the weights
+ * alone do not, INT64_MAX when every context fits (every layer's cache stops at a window). */
+pm_status pm_footprint_max_context(const pm_scenario *s, const pm_shard *shard,
+                                   const pm_moe_reads *reads, int64_t *out, pm_error *err);
 /* The fused baseline's layer from an unfused template layer (n_in nodes), as the builder makes
  * it: every MatMul followed by an allreduce becomes one fused node (the MoE all-to-alls are not
  * fused). map[i] is the output index of input node i (-1 for the allreduces absorbed). */

@@ -545,6 +545,81 @@ static void test_step_model_equals_decode_step_time(void **state)
     assert_null(sm);
 }
 
+static int64_t max_context(const pm_scenario *s)
+{
+    pm_step_model *sm = NULL;
+    pm_error err;
+    if (pm_step_model_new(s, PM_MODE_PRESERVE, &sm, &err) != PM_OK)
+        fail_msg("pm_step_model_new: %s", err.message);
+    const int64_t n = pm_step_model_max_context(sm);
+    pm_step_model_free(sm);
+    return n;
+}
+
+static void test_step_model_max_context_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    /* Weights 34603008 bytes per device (test_estimate_by_hand); the KV cache 2 x batch 6 x 1
+     * KV head x 128 x 1 byte = 1536 bytes per position per layer, 6144 over the 4 layers. */
+    const double w = 34603008.0, kv = 6144.0;
+    /* 64e9 bytes: (64e9 - 34603008) / 6144 = 10411034.7 positions. */
+    assert_int_equal(max_context(&s), 10411034);
+    s.accel.hbm_capacity_bytes = w + 600.0 * kv; /* exactly 600 positions */
+    assert_int_equal(max_context(&s), 600);
+    pm_estimate e = estimate(&s); /* seq_len 600: the estimate's flag agrees */
+    assert_true(e.fits_hbm);
+    s.accel.hbm_capacity_bytes -= 1.0;
+    assert_int_equal(max_context(&s), 599);
+    assert_false(estimate(&s).fits_hbm);
+    s.accel.hbm_capacity_bytes = w - 1.0; /* not even the weights */
+    assert_int_equal(max_context(&s), -1);
+    assert_int_equal(pm_step_model_max_context(NULL), -1);
+    /* The runtime's share: 0.9 x 42543787 = 38289408.3 usable, 600 positions and 0.3 bytes. */
+    s.runtime.present = true;
+    s.runtime.hbm_usable_frac = 0.9;
+    s.accel.hbm_capacity_bytes = 42543787.0;
+    assert_int_equal(max_context(&s), 600);
+    s.runtime = (pm_runtime){0};
+    /* Every layer windowed at 256 positions: the cache stops at 4 x 1536 x 256 = 1572864
+     * bytes, so every context fits 64e9 bytes... */
+    s.accel.hbm_capacity_bytes = 64e9;
+    s.model.sliding_window = 256;
+    assert_int_equal(max_context(&s), INT64_MAX);
+    /* ...and none fits when the window's cache does not: capacity w + 1572863. */
+    s.accel.hbm_capacity_bytes = w + 1572863.0;
+    assert_int_equal(max_context(&s), 255);
+    /* Local and global layers alternating (layers 0 and 2 local): 2 x 1536 x 256 = 786432
+     * bytes from the local layers past 256, then 3072 bytes per position from the global ones:
+     * capacity w + 786432 + 3072 x 1000 holds 1000 positions. */
+    s.model.window_period = 2;
+    s.model.local_mask = 1;
+    s.accel.hbm_capacity_bytes = w + 786432.0 + 3072.0 * 1000.0;
+    assert_int_equal(max_context(&s), 1000);
+}
+
+/* Bundled architectures (MoE, MLA, windowed and chunked local layers, dense): the estimate's
+ * fits_hbm flips between a sequence of max_context and one of max_context + 1. */
+static void test_step_model_max_context_is_the_estimates_rule(void **state)
+{
+    (void)state;
+    const char *names[] = {"qwen3-30b-a3b", "deepseek-v3-h200", "gemma2-9b", "llama4-scout-h100",
+                           "llama70b"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        pm_scenario s = load(names[i], NULL, 0);
+        const int64_t n = max_context(&s);
+        if (n < 1 || n == INT64_MAX)
+            fail_msg("%s: max_context %lld", names[i], (long long)n);
+        s.workload.seq_len = n;
+        if (!estimate(&s).fits_hbm)
+            fail_msg("%s: seq_len %lld does not fit", names[i], (long long)n);
+        s.workload.seq_len = n + 1;
+        if (estimate(&s).fits_hbm)
+            fail_msg("%s: seq_len %lld fits", names[i], (long long)n + 1);
+        pm_scenario_release(&s);
+    }
+}
+
 /* ---------------------------------------------------------------- properties */
 
 static void assert_sane(const pm_scenario *s, const pm_estimate *e)
@@ -750,6 +825,8 @@ int main(void)
         cmocka_unit_test(test_signature_guesses_the_next_change),
         cmocka_unit_test(test_fast_path_equals_graph_path),
         cmocka_unit_test(test_step_model_equals_decode_step_time),
+        cmocka_unit_test(test_step_model_max_context_by_hand),
+        cmocka_unit_test(test_step_model_max_context_is_the_estimates_rule),
         cmocka_unit_test(test_region_equals_step_eval),
         cmocka_unit_test(test_properties_finite_and_preserve_no_slower),
         cmocka_unit_test(test_properties_more_resources_never_slower),

@@ -154,6 +154,9 @@ class StepModel(_core.StepModel):
     StepModel(config="llama70b", mode="preserve", overrides=None, data_dir=None, **shortcuts)
     with overrides and shortcuts as for estimate(). decode_time(context_len) gives the seconds
     of one decode step with context_len cached tokens; decode_times(array) a numpy array.
+    A time is given for any context, also one whose KV cache would not fit the HBM: max_context
+    (the longest that fits, -1 when the weights alone do not, None when all do) and
+    fits_hbm(context_len) say which do, by the rule of the estimate's fits_hbm.
     """
 
     def __init__(self, config="llama70b", mode="preserve", overrides=None, *, data_dir=None,
@@ -168,4 +171,11 @@ class StepModel(_core.StepModel):
             raise TypeError("contexts: expected integers")
         flat = super().decode_times(arr.ravel().tolist())
         return np.array(flat, dtype=np.float64).reshape(arr.shape)
+
+    def fits_hbm(self, context_len):
+        """Whether the weights and the KV cache at context_len fit the usable HBM."""
+        if context_len < 0:
+            raise ValueError(f"context_len: expected >= 0 (got {context_len})")
+        n = self.max_context
+        return n is None or context_len <= n
 

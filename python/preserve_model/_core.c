@@ -391,6 +391,27 @@ static PyObject *step_decode_times(StepModel *self, PyObject *arg)
     return out;
 }
 
+/* max_context: the longest context that fits the usable HBM (pm_step_model_max_context); -1
+ * when the weights alone do not, None when every context fits. */
+static PyObject *step_max_context(StepModel *self, void *closure)
+{
+    (void)closure;
+    if (!self->model)
+        return PyErr_Format(PyExc_ValueError, "StepModel was not initialised");
+    const int64_t n = pm_step_model_max_context(self->model);
+    if (n == INT64_MAX)
+        Py_RETURN_NONE;
+    return PyLong_FromLongLong((long long)n);
+}
+
+static PyGetSetDef step_getset[] = {
+    {"max_context", (getter)step_max_context, NULL,
+     "the longest context (cached tokens per sequence) whose weights and KV cache fit the "
+     "usable HBM of the busiest device; -1 when the weights alone do not, None when every "
+     "context fits (pm_step_model_max_context)",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 static PyMethodDef step_methods[] = {
     {"decode_time", (PyCFunction)step_decode_time, METH_O,
      "decode_time(context_len) -> seconds of one decode step with context_len cached tokens"},
@@ -408,6 +429,7 @@ static PyTypeObject StepModelType = {
     .tp_init = (initproc)step_init,
     .tp_dealloc = (destructor)step_dealloc,
     .tp_methods = step_methods,
+    .tp_getset = step_getset,
 };
 
 /* ---------------------------------------------------------------- module */

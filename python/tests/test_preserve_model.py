@@ -233,6 +233,22 @@ def test_step_model_gives_the_estimates_tpot():
             r["modes"][mode]["tpot_s"], rel=1e-8)  # the report's 9 digits
 
 
+def test_step_model_capacity_agrees_with_the_estimate():
+    # llama70b at batch 8 on the bundled cluster: the estimate's fits_hbm at seq_len n is
+    # max_context >= n, on both sides of the capacity.
+    m = pm.StepModel("llama70b", batch=8)
+    n = m.max_context
+    assert isinstance(n, int) and n > 0
+    for seq in (n, n + 1):
+        r = pm.estimate("llama70b", batch=8, seq=seq)
+        assert r["memory"]["fits_hbm"] == (seq <= n) == m.fits_hbm(seq)
+    # HBM too small for the weights: -1, and no context fits.
+    tiny = pm.StepModel("llama70b", overrides={"accelerator.hbm_capacity_GiB": 1})
+    assert tiny.max_context == -1 and not tiny.fits_hbm(0)
+    with pytest.raises(ValueError):
+        m.fits_hbm(-1)
+
+
 def test_step_model_vectorised_and_growing_with_context():
     m = pm.StepModel("llama70b")
     ctx = np.array([[1024, 2048], [4096, 8192]])
