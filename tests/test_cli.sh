@@ -154,6 +154,20 @@ check optimize-edge-warning 0 "warning: serial: the best l2_capacity_MiB is the 
 check optimize-edge-json 0 '"brent_iterations": 0, "at_edge": "lo"}' "$pm" --optimize l2 --format json
 check optimize-edge-json-inside 0 '"brent_iterations": 12, "at_edge": null}' "$pm" --optimize l2 --format json
 lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
+# A scenario whose KV cache outgrows the HBM: every point searched assumes memory the device
+# lacks (L2, bandwidths and compute do not change it), said on stderr, in the JSON and the CSV.
+# llama3-70b at 1M tokens, batch 4, 4 devices: 80 x 2 x 2 KV heads x 128 x 4 x 1048576 B =
+# 160 GiB of KV beside 16.4 GiB of weights, against the Ascend 910B's 64 GiB.
+check optimize-unfit-warning 0 "warning: the weights and KV cache per device (16.4 GiB + 160.0 GiB) exceed its 64.0 GiB of usable HBM: every point searched assumes memory the device does not have" "$pm" --optimize l2 --seq 1M
+check optimize-unfit-json 0 '"fits_hbm": false,' "$pm" --optimize l2 --seq 1M --format json
+check optimize-unfit-csv 0 "# fits_hbm 0: the weights and KV cache per device exceed the usable HBM at every point searched" "$pm" --optimize l2 --seq 1M
+check optimize-fit-json 0 '"fits_hbm": true,' "$pm" --optimize l2 --format json
+lacks optimize-fit-no-warning "usable HBM" "$pm" --optimize l2
+# A sweep whose later points outgrow it: the fits_hbm column says it per row, stderr in sum
+# (a plot would not show it). 256K: 40 GiB of KV fits beside 16.4 GiB; 1M does not.
+check sweep-unfit-warning 0 "warning: fits_hbm 0 at 1 of 3 points (the first at seq_len 1048576): their weights and KV cache exceed the usable HBM per device" "$pm" sweep seq=16k,256k,1M
+check sweep-unfit-grid 0 "warning: fits_hbm 0 at 1 of 4 points (the first at seq_len 262144, batch 16)" "$pm" sweep seq=16k,256k batch=1,16
+lacks sweep-fit-no-warning "fits_hbm 0" "$pm" sweep seq=16k,256k
 check optimize-usd 0 "best_l2_capacity_MiB,tokens_per_s_per_usd" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective usd
 check optimize-joule 0 "best_l2_capacity_MiB,tokens_per_J" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective joule
 check objective-bad 2 "--objective: expected mm2, usd or joule (got 'watt')" "$pm" --optimize l2 --objective watt

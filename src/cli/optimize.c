@@ -55,7 +55,7 @@ static const char *edge_name(int edge)
 
 /* The CSV: the command, the search, one row per mode. */
 static void write_csv(const cli *c, pm_axis_kind kind, double lo, double hi,
-                      const pm_optimum *opt)
+                      const pm_optimum *opt, bool fits)
 {
     printf("# preserve-model %s --config ", pm_version());
     fput_comment_text(stdout, c->config);
@@ -69,6 +69,9 @@ static void write_csv(const cli *c, pm_axis_kind kind, double lo, double hi,
     if (c->objective != PM_OBJECTIVE_MM2)
         printf("# objective %s: the value maximising %s\n", pm_objective_name(c->objective),
                pm_objective_column(c->objective));
+    if (!fits)
+        printf("# fits_hbm 0: the weights and KV cache per device exceed the usable HBM at every "
+               "point searched\n");
     printf("mode,best_%s,%s,bracket_lo,bracket_hi,brent_iterations,at_edge\n",
            pm_axis_column(kind), pm_objective_column(c->objective));
     for (int m = 0; m < PM_MODE_COUNT; m++)
@@ -81,7 +84,7 @@ static void write_csv(const cli *c, pm_axis_kind kind, double lo, double hi,
 
 /* The JSON: the search and an object per mode (keys in docs/output-format.md). */
 static void write_json(const cli *c, pm_axis_kind kind, double lo, double hi,
-                       const pm_optimum *opt)
+                       const pm_optimum *opt, bool fits)
 {
     printf("{\n  \"tool\": \"preserve-model %s\",\n  \"config\": ", pm_version());
     fput_json_string(stdout, c->config);
@@ -92,7 +95,8 @@ static void write_json(const cli *c, pm_axis_kind kind, double lo, double hi,
     fput_json_number(stdout, pm_axis_display_value(kind, lo));
     printf(",\n  \"hi\": ");
     fput_json_number(stdout, pm_axis_display_value(kind, hi));
-    printf(",\n  \"evaluations\": %d,\n  \"modes\": {", opt->evaluations);
+    printf(",\n  \"evaluations\": %d,\n  \"fits_hbm\": %s,\n  \"modes\": {", opt->evaluations,
+           fits ? "true" : "false");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         printf("%s\n    \"%s\": {\"best\": ", m ? "," : "", pm_mode_name((pm_mode)m));
         fput_json_number(stdout, pm_axis_display_value(kind, opt->best_value[m]));
@@ -123,12 +127,17 @@ int cmd_optimize(const cli *c)
     if (rc)
         return rc;
     pm_optimum opt;
+    pm_estimate e;
     pm_error err;
     if (pm_optimize_axis_for(&s, kind, c->objective, lo, hi, 33, 1e-3, 100, &opt, &err) !=
-        PM_OK) {
+            PM_OK ||
+        pm_estimate_compute(&s, &e, &err) != PM_OK) {
         pm_scenario_release(&s);
         return config_error(&err);
     }
+    /* The axes searched (L2, bandwidths, compute) change neither the weights, the KV cache
+     * nor the HBM: the scenario's fit is every point's. */
+    warn_unfit_hbm(&e, "every point searched");
     /* A best at the range's end where the objective still rises is the range's, not the
      * axis's: said, never left to be read as the optimum. */
     for (int m = 0; m < PM_MODE_COUNT; m++)
@@ -141,9 +150,9 @@ int cmd_optimize(const cli *c)
                     pm_axis_display_value(kind, opt.best_value[m]),
                     pm_objective_column(c->objective), pm_axis_name(kind));
     if (c->format == FMT_JSON)
-        write_json(c, kind, lo, hi, &opt);
+        write_json(c, kind, lo, hi, &opt, e.fits_hbm);
     else
-        write_csv(c, kind, lo, hi, &opt);
+        write_csv(c, kind, lo, hi, &opt, e.fits_hbm);
     pm_scenario_release(&s);
     return 0;
 }

@@ -168,6 +168,8 @@ typedef struct sink {
     rows_text *texts;
     size_t n_texts;
     uint64_t rows_digest; /* of the bytes written to stdout (a shard's end line) */
+    size_t unfit;         /* points whose weights and KV cache exceed the usable HBM */
+    double first_unfit[PM_SWEEP_MAX_AXES]; /* the first one's axis values (SI) */
 } sink;
 
 /* Appends v as fmt_csv writes it ("%.9g" without printf's cost, byte counts whole) and a
@@ -295,6 +297,9 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
         k->texts[i].used = false;
         pthread_mutex_unlock(&k->mu);
     }
+    for (size_t j = 0; j < n; j++)
+        if (pts[j].status == PM_OK && !pts[j].estimate.fits_hbm && k->unfit++ == 0)
+            memcpy(k->first_unfit, pts[j].axis_value, sizeof k->first_unfit);
     k->done += n;
     if (k->tty && rc == 0)
         fprintf(stderr, "\r%s: %zu/%zu points", prog, k->done, k->total);
@@ -434,6 +439,18 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
     pthread_mutex_destroy(&k.mu);
     if (k.tty)
         fprintf(stderr, "\n");
+    if (st == PM_OK && k.unfit > 0) {
+        /* The fits_hbm column says it row by row; a plot does not. */
+        fprintf(stderr, "warning: fits_hbm 0 at %zu of %zu points (the first at", k.unfit,
+                k.total);
+        for (int a = 0; a < k.n_ax; a++) {
+            char v[FMT_G9_MAX + 1];
+            v[fmt_csv(pm_axis_display_value(ax[a].kind, k.first_unfit[a]), v)] = '\0';
+            fprintf(stderr, "%s %s %s", a ? "," : "", pm_axis_column(ax[a].kind), v);
+        }
+        fprintf(stderr, "): their weights and KV cache exceed the usable HBM per device, memory "
+                        "the device does not have\n");
+    }
     if (k.json)
         printf("\n]}\n");
     else if (c->shard && st == PM_OK)
