@@ -15,7 +15,8 @@ set datafile commentschars "#"
 set datafile columnheaders
 set termoption noenhanced
 set title ttl."\nPRESERVE speedup over the serial baseline"
-set label 2 "grey: not a valid point (the CSV says why)" at screen 0.99, screen 0.015 right font ',10' tc rgb '#555555'
+set bmargin 5
+set label 2 "grey: not a valid point (the CSV says why); hatched, *: the weights and KV cache exceed the HBM (fits_hbm 0)" at screen 0.99, screen 0.015 right font ',10' tc rgb '#555555'
 set xlabel xtitle
 set ylabel ytitle
 set cblabel "speedup, PRESERVE vs serial (x)"
@@ -33,12 +34,17 @@ set object 1 rectangle from graph 0, graph 0 to graph 1, graph 1 behind fc rgb '
 sp = "speedup_preserve_vs_serial"
 xtick(dummy) = int(column(-2)) % xevery == 0 ? strcol(xcol) : ""
 ytick(dummy) = int(column(0)) % yevery == 0 ? strcol(ycol) : ""
-cell(dummy) = !cells ? "" : strcol(sp) eq "" ? "invalid" : sprintf("%.2f", column(sp))
+cell(dummy) = !cells ? "" : strcol(sp) eq "" ? "invalid" : sprintf(column("fits_hbm") != 0 ? "%.2f" : "%.2f*", column(sp))
+# Points whose weights and KV cache exceed the HBM: hatched over their colour (every cell is
+# plotted, the hatch sized 0 where it fits: a data set with none would warn).
+hatch(dummy) = column("fits_hbm") == 0 ? 0.5 : 0
 # An image where both axes have two values or more (no seams between cells), else boxes.
 if (nx >= 2 && ny >= 2) {
     plot csv using -2:0:(column(sp)) with image, \
+         '' using -2:0:(hatch(0)):(hatch(0)) with boxxyerror fs transparent pattern 4 noborder lc rgb '#444444', \
          '' using -2:0:(cell(0)):xtic(xtick(0)):ytic(ytick(0)) with labels
 } else {
     plot csv using -2:0:(0.5):(0.5):(column(sp)) with boxxyerror fc palette fs solid 1.0 noborder, \
+         '' using -2:0:(hatch(0)):(hatch(0)) with boxxyerror fs transparent pattern 4 noborder lc rgb '#444444', \
          '' using -2:0:(cell(0)):xtic(xtick(0)):ytic(ytick(0)) with labels
 }

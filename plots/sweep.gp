@@ -6,7 +6,7 @@
 # its unit), ttl (the scenario), xlog (1: a geometric axis, drawn on a log scale), base (the
 # scenario's own value of the axis, marked by a dashed line) and baselabel (its label; empty:
 # no marker), have_cost and have_energy (0: the accelerator has no cost or energy data, and the
-# panel says so).
+# panel says so). Points whose weights and KV cache exceed the HBM (fits_hbm 0) are ringed.
 set terminal @term
 set output out
 set datafile separator ","
@@ -20,7 +20,8 @@ set grid lt 1 lw 1 lc rgb '#dddddd'
 unset key
 # A geometric axis: a log scale with a tick at each grid value (XT adds them to each plot).
 XT = ""
-if (xlog) { set logscale x 2; XT = ":xtic(strcol(xcol))" }
+# Its grid values as tick labels, slanted: seven-digit values side by side would run together.
+if (xlog) { set logscale x 2; XT = ":xtic(strcol(xcol))"; set xtics rotate by 30 right font ",9" }
 set autoscale xfix
 set offsets graph 0.02, graph 0.02, 0, 0
 if (!exists("have_cost")) have_cost = 1
@@ -31,6 +32,15 @@ set rmargin 3
 if (baselabel ne "") {
     set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555'
 }
+# A ring around each point of the column c whose weights and KV cache exceed the HBM (every
+# point is plotted, the ring sized 0 where it fits: a data set with none would warn).
+ring_ps(dummy) = column("fits_hbm") == 0 ? 1.8 : 0
+ring(c) = sprintf("'' using (column(xcol)):(column(\"%s\")):(ring_ps(0)) with points pt 6 ps variable lw 1.5 lc rgb '#000000' notitle", c)
+RINGS_REQ = ring("serial_request_s").", ".ring("fused_request_s").", ".ring("preserve_request_s")
+RINGS_SPEEDUP = ring("speedup_preserve_vs_serial").", ".ring("speedup_preserve_vs_fused")
+RINGS_MM2 = ring("density_serial_tokens_per_s_per_mm2").", ".ring("density_fused_tokens_per_s_per_mm2").", ".ring("density_preserve_tokens_per_s_per_mm2")
+RINGS_USD = ring("serial_tokens_per_s_per_usd").", ".ring("fused_tokens_per_s_per_usd").", ".ring("preserve_tokens_per_s_per_usd")
+RINGS_J = ring("serial_tokens_per_J").", ".ring("fused_tokens_per_J").", ".ring("preserve_tokens_per_J")
 # An empty panel says why (an accelerator without cost or energy data), on linear axes.
 no_data(what) = sprintf("no %s coefficients in the accelerator", what)
 set style line 1 lw 2 pt 7 ps 0.6 lc rgb '#4C72B0'
@@ -43,14 +53,15 @@ set title "End-to-end request time"
 plot csv using (column(xcol)):(column("serial_request_s"))@XT with linespoints ls 1 title "serial", \
      '' using (column(xcol)):(column("fused_request_s"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
      '' using (column(xcol)):(column("preserve_request_s"))@XT with linespoints ls 3 title "PRESERVE", \
-     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' notitle
+     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' notitle, @RINGS_REQ
 set ylabel "speedup (x)"
 set title "PRESERVE's speedup"
 # The scale reaches down to 1 (no speedup), marked by a grey line.
 set yrange [*<1:*]
 set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#999999'
 plot csv using (column(xcol)):(column("speedup_preserve_vs_serial"))@XT with linespoints ls 1 title "vs serial", \
-     '' using (column(xcol)):(column("speedup_preserve_vs_fused"))@XT with linespoints ls 2 title "vs fused GEMM+allreduce"
+     '' using (column(xcol)):(column("speedup_preserve_vs_fused"))@XT with linespoints ls 2 title "vs fused GEMM+allreduce", \
+     @RINGS_SPEEDUP
 unset arrow 2
 set autoscale y
 unset key
@@ -59,14 +70,16 @@ set title "Per mm² (generated tokens/s / (devices x die mm²))"
 set xlabel xtitle
 plot csv using (column(xcol)):(column("density_serial_tokens_per_s_per_mm2"))@XT with linespoints ls 1 title "serial", \
      '' using (column(xcol)):(column("density_fused_tokens_per_s_per_mm2"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
-     '' using (column(xcol)):(column("density_preserve_tokens_per_s_per_mm2"))@XT with linespoints ls 3 title "PRESERVE"
+     '' using (column(xcol)):(column("density_preserve_tokens_per_s_per_mm2"))@XT with linespoints ls 3 title "PRESERVE", \
+     @RINGS_MM2
 unset xlabel
 set ylabel "tokens/s per USD"
 set title "Per dollar (tokens/s / (devices x device USD))"
 if (have_cost) {
     plot csv using (column(xcol)):(column("serial_tokens_per_s_per_usd"))@XT with linespoints ls 1 title "serial", \
          '' using (column(xcol)):(column("fused_tokens_per_s_per_usd"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
-         '' using (column(xcol)):(column("preserve_tokens_per_s_per_usd"))@XT with linespoints ls 3 title "PRESERVE"
+         '' using (column(xcol)):(column("preserve_tokens_per_s_per_usd"))@XT with linespoints ls 3 title "PRESERVE", \
+         @RINGS_USD
 } else {
     unset logscale x
     unset arrow 1
@@ -84,7 +97,8 @@ set xlabel xtitle
 if (have_energy) {
     plot csv using (column(xcol)):(column("serial_tokens_per_J"))@XT with linespoints ls 1 title "serial", \
          '' using (column(xcol)):(column("fused_tokens_per_J"))@XT with linespoints ls 2 title "fused GEMM+allreduce", \
-         '' using (column(xcol)):(column("preserve_tokens_per_J"))@XT with linespoints ls 3 title "PRESERVE"
+         '' using (column(xcol)):(column("preserve_tokens_per_J"))@XT with linespoints ls 3 title "PRESERVE", \
+         @RINGS_J
 } else {
     unset logscale x
     unset arrow 1
@@ -105,5 +119,6 @@ plot [0:1] [0:1] NaN with linespoints ls 1 title "serial", \
      NaN with linespoints ls 3 title "PRESERVE", \
      NaN with linespoints ls 1 title "speedup panel: PRESERVE vs serial", \
      NaN with linespoints ls 2 title "speedup panel: PRESERVE vs fused", \
-     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title (baselabel ne "" ? baselabel : " ")
+     NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title (baselabel ne "" ? baselabel : " "), \
+     NaN with points pt 6 ps 1.8 lw 1.5 lc rgb '#000000' title "ringed: weights + KV cache exceed the HBM (fits_hbm 0)"
 unset multiplot

@@ -168,6 +168,9 @@ lacks optimize-fit-no-warning "usable HBM" "$pm" --optimize l2
 check sweep-unfit-warning 0 "warning: fits_hbm 0 at 1 of 3 points (the first at seq_len 1048576): their weights and KV cache exceed the usable HBM per device" "$pm" sweep seq=16k,256k,1M
 check sweep-unfit-grid 0 "warning: fits_hbm 0 at 1 of 4 points (the first at seq_len 262144, batch 16)" "$pm" sweep seq=16k,256k batch=1,16
 lacks sweep-fit-no-warning "fits_hbm 0" "$pm" sweep seq=16k,256k
+# Points that are not valid are counted too, with the first one's error (llama3-70b has 64 heads).
+check sweep-invalid-warning 0 "warning: 2 of 3 points are not valid (NaN, their error in the last column; the first at devices 128: \$.cluster.devices: 128 devices exceed the model's 64 attention heads" "$pm" sweep devices=4,128,256
+lacks sweep-valid-no-warning "not valid" "$pm" sweep devices=4,8
 check optimize-usd 0 "best_l2_capacity_MiB,tokens_per_s_per_usd" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective usd
 check optimize-joule 0 "best_l2_capacity_MiB,tokens_per_J" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective joule
 check objective-bad 2 "--objective: expected mm2, usd or joule (got 'watt')" "$pm" --optimize l2 --objective watt
