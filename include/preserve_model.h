@@ -1539,6 +1539,30 @@ PM_API size_t pm_sweep_size(const pm_axis *axes, size_t n_axes);
 PM_API bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
                              size_t i, char *note, size_t n);
 
+/** What a sweep's results hold that a figure drawn from them does not show: the points that
+ * are not valid and those whose weights and KV cache exceed the usable HBM (fits_hbm false),
+ * with the first of each in grid order. Zero-initialise, then pm_sweep_tally_add each block of
+ * points as the callback gets them. */
+typedef struct pm_sweep_tally {
+    size_t points;                             /* points added */
+    size_t invalid;                            /* status != PM_OK */
+    size_t unfit;                              /* valid, and estimate.fits_hbm false */
+    double first_invalid[PM_SWEEP_MAX_AXES];   /* axis values (SI) of the first invalid point */
+    char first_error[240];                     /* ...and its error */
+    double first_unfit[PM_SWEEP_MAX_AXES];     /* axis values (SI) of the first unfit point */
+} pm_sweep_tally;
+
+/** Adds n points (in grid order) to t. Does nothing when t or pts is NULL. */
+PM_API void pm_sweep_tally_add(pm_sweep_tally *t, const pm_sweep_point *pts, size_t n);
+
+/** The i-th (from 0) warning of a sweep's tally over axes, the list a front end gives once the
+ * sweep is done: the points that are not valid (how many, the first one's values and error),
+ * then those whose weights and KV cache exceed the usable HBM (how many, the first one's
+ * values), each only when there are some. Writes it as pm_sweep_warning does and returns true,
+ * or returns false when there are at most i. */
+PM_API bool pm_sweep_tally_warning(const pm_sweep_tally *t, const pm_axis *axes, size_t n_axes,
+                                   size_t i, char *note, size_t n);
+
 /** The row-major index range [*first, *last) of slice k of count (count >= 1, k < count):
  * consecutive slices differ in size by at most one point and cover the grid in order. */
 PM_API void pm_sweep_slice(size_t total, size_t k, size_t count, size_t *first, size_t *last);

@@ -121,6 +121,66 @@ bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axe
     return (dev || ep) && split_warning(base, dev, ep, k == i ? out : NULL, n) && k == i;
 }
 
+void pm_sweep_tally_add(pm_sweep_tally *t, const pm_sweep_point *pts, size_t n)
+{
+    if (!t || !pts)
+        return;
+    for (size_t j = 0; j < n; j++) {
+        const pm_sweep_point *p = &pts[j];
+        if (p->status != PM_OK) {
+            if (t->invalid++ == 0) {
+                memcpy(t->first_invalid, p->axis_value, sizeof t->first_invalid);
+                snprintf(t->first_error, sizeof t->first_error, "%s", p->error);
+            }
+        } else if (!p->estimate.fits_hbm && t->unfit++ == 0) {
+            memcpy(t->first_unfit, p->axis_value, sizeof t->first_unfit);
+        }
+    }
+    t->points += n;
+}
+
+/* " COLUMN VALUE, COLUMN VALUE" of a point, its values in the columns' units. */
+static size_t put_point(const pm_axis *axes, size_t n_axes, const double *value, char *out,
+                        size_t n)
+{
+    size_t k = 0;
+    for (size_t a = 0; a < n_axes && a < PM_SWEEP_MAX_AXES; a++) {
+        char num[PM_JSON_NUMBER_MAX];
+        pm_json_number(pm_axis_display_value(axes[a].kind, value[a]), num, sizeof num);
+        const int w = snprintf(out ? out + k : NULL, out && k < n ? n - k : 0, "%s %s %s",
+                               a ? "," : "", pm_axis_column(axes[a].kind), num);
+        k += w > 0 ? (size_t)w : 0;
+    }
+    return k;
+}
+
+bool pm_sweep_tally_warning(const pm_sweep_tally *t, const pm_axis *axes, size_t n_axes,
+                            size_t i, char *note, size_t n)
+{
+    if (!t || !axes)
+        return false;
+    const size_t *counts[] = {&t->invalid, &t->unfit};
+    size_t k = 0, which = 0;
+    for (; which < 2; which++)
+        if (*counts[which] > 0 && k++ == i)
+            break;
+    if (which == 2)
+        return false;
+    if (!note || n == 0)
+        return true;
+    char at[PM_SWEEP_MAX_AXES * 64];
+    put_point(axes, n_axes, which == 0 ? t->first_invalid : t->first_unfit, at, sizeof at);
+    if (which == 0)
+        snprintf(note, n, "%zu of %zu points are not valid (NaN, their error in the last column; "
+                          "the first at%s: %s)",
+                 t->invalid, t->points, at, t->first_error);
+    else
+        snprintf(note, n, "fits_hbm 0 at %zu of %zu points (the first at%s): their weights and KV "
+                          "cache exceed the usable HBM per device, memory the device does not have",
+                 t->unfit, t->points, at);
+    return true;
+}
+
 void pm_sweep_slice(size_t total, size_t k, size_t count, size_t *first, size_t *last)
 {
     if (count == 0 || k >= count) {

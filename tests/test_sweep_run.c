@@ -531,12 +531,62 @@ static void test_sweep_warnings_replace_what_an_axis_replaces(void **state)
     pm_scenario_release(&s);
 }
 
+/* The tally of a sweep's results: the invalid and unfit points counted, the first of each
+ * named with its values in the columns' units, each warning only when there are some. */
+static void test_sweep_tally_warns_of_invalid_and_unfit_points(void **state)
+{
+    (void)state;
+    pm_axis ax[2] = {axis("seq=1k,2k"), axis("l2=8,16")};
+    pm_sweep_point p[4];
+    memset(p, 0, sizeof p);
+    for (int i = 0; i < 4; i++) {
+        p[i].index = (size_t)i;
+        p[i].axis_value[0] = 1024.0 * (1 + i / 2);
+        p[i].axis_value[1] = 8.0 * 1048576.0 * (1 + i % 2);
+        p[i].estimate.fits_hbm = true;
+    }
+    pm_sweep_tally t = {0};
+    char note[512];
+    pm_sweep_tally_add(&t, p, 4);
+    assert_int_equal(t.points, 4);
+    assert_false(pm_sweep_tally_warning(&t, ax, 2, 0, note, sizeof note)); /* nothing to say */
+    p[1].status = PM_ERR_INCONSISTENT;
+    snprintf(p[1].error, sizeof p[1].error, "why");
+    p[2].estimate.fits_hbm = false;
+    p[3].estimate.fits_hbm = false;
+    pm_sweep_tally u = {0};
+    pm_sweep_tally_add(&u, p, 2); /* two blocks, in grid order */
+    pm_sweep_tally_add(&u, p + 2, 2);
+    assert_int_equal(u.points, 4);
+    assert_int_equal(u.invalid, 1);
+    assert_int_equal(u.unfit, 2);
+    assert_true(pm_sweep_tally_warning(&u, ax, 2, 0, note, sizeof note));
+    assert_string_equal(note, "1 of 4 points are not valid (NaN, their error in the last column; "
+                              "the first at seq_len 1024, l2_capacity_MiB 16: why)");
+    assert_true(pm_sweep_tally_warning(&u, ax, 2, 1, note, sizeof note));
+    assert_string_equal(note, "fits_hbm 0 at 2 of 4 points (the first at seq_len 2048, "
+                              "l2_capacity_MiB 8): their weights and KV cache exceed the usable "
+                              "HBM per device, memory the device does not have");
+    assert_true(pm_sweep_tally_warning(&u, ax, 2, 1, NULL, 0));
+    assert_false(pm_sweep_tally_warning(&u, ax, 2, 2, note, sizeof note));
+    /* An invalid point is not counted as unfit, whatever its estimate holds. */
+    p[1].estimate.fits_hbm = false;
+    pm_sweep_tally v = {0};
+    pm_sweep_tally_add(&v, p, 4);
+    assert_int_equal(v.unfit, 2);
+    pm_sweep_tally_add(NULL, p, 4);
+    assert_false(pm_sweep_tally_warning(NULL, ax, 2, 0, note, sizeof note));
+    pm_axis_release(&ax[0]);
+    pm_axis_release(&ax[1]);
+}
+
 int main(void)
 {
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_grid_order_slices_and_threads),
         cmocka_unit_test(test_sweep_warnings_replace_what_an_axis_replaces),
+        cmocka_unit_test(test_sweep_tally_warns_of_invalid_and_unfit_points),
         cmocka_unit_test(test_sweeps_reuse_with_identical_numbers),
         cmocka_unit_test(test_cache_rebuilds_only_what_changes),
         cmocka_unit_test(test_callback_stops_and_bad_arguments),

@@ -179,12 +179,14 @@ typedef struct collected {
     const pm_axis *axes;
     double *values;               /* n_points x width, row-major in grid order */
     char **errors;                /* per point: NULL, or the message of an invalid point */
+    pm_sweep_tally tally;         /* the invalid and unfit points, warned once done */
     bool nomem;
 } collected;
 
 static int collect(const pm_sweep_point *pts, size_t n, void *user)
 {
     collected *c = user;
+    pm_sweep_tally_add(&c->tally, pts, n);
     for (size_t i = 0; i < n; i++) {
         const pm_sweep_point *p = &pts[i];
         double *row = c->values + p->index * c->width;
@@ -270,6 +272,13 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
         raise_error(&err);
         goto done;
     }
+    /* What the arrays hold that a figure drawn from them does not show, as the tool says it. */
+    for (size_t i = 0; !warn_failed && pm_sweep_tally_warning(&c.tally, axes, specs.n, i, note,
+                                                               sizeof note);
+         i++)
+        warn_failed = PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0;
+    if (warn_failed)
+        goto done;
     PyObject *names = PyTuple_New((Py_ssize_t)c.width);
     PyObject *data = PyBytes_FromStringAndSize((const char *)c.values,
                                                (Py_ssize_t)(n_points * c.width * sizeof(double)));

@@ -118,6 +118,24 @@ def test_a_sweep_warns_of_what_it_evaluates():
         pm.sweep("phi3-medium", l2=[32, 64])
 
 
+def test_a_sweep_warns_of_what_its_arrays_hold():
+    # Once done, as the tool says it: the points that are not valid (llama3-70b has 64 heads)
+    # and those whose weights and KV cache exceed the HBM (1M tokens: 160 GiB of KV per device
+    # beside 16.4 GiB of weights, against 64 GiB).
+    with pytest.warns(UserWarning, match=r"1 of 2 points are not valid .*the first at devices "
+                      r"128: .*128 devices exceed the model's 64 attention heads"):
+        s = pm.sweep("llama70b", devices=[4, 128])
+    assert s["error"][1] != "" and np.isnan(s["preserve_request_s"][1])
+    with pytest.warns(UserWarning, match=r"fits_hbm 0 at 1 of 2 points \(the first at seq_len "
+                      r"1048576\)"):
+        s = pm.sweep("llama70b", seq=[16384, 1048576])
+    assert list(s["fits_hbm"]) == [1, 0]
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        pm.sweep("llama70b", seq=[16384, 32768])
+    assert not any("fits_hbm" in str(w.message) for w in got)
+
+
 def test_sweep_takes_the_shortcuts_that_are_not_axes():
     # model, accelerator and cluster are estimate()'s shortcuts; the rest name axes.
     a = pm.sweep("llama70b", model="mixtral-8x7b", accelerator="h100-sxm",

@@ -168,11 +168,7 @@ typedef struct sink {
     rows_text *texts;
     size_t n_texts;
     uint64_t rows_digest; /* of the bytes written to stdout (a shard's end line) */
-    size_t unfit;         /* points whose weights and KV cache exceed the usable HBM */
-    double first_unfit[PM_SWEEP_MAX_AXES]; /* the first one's axis values (SI) */
-    size_t invalid;       /* points that are not valid (NaN values and an error) */
-    double first_invalid[PM_SWEEP_MAX_AXES];
-    char first_error[sizeof ((pm_sweep_point *)0)->error];
+    pm_sweep_tally tally; /* what the rows hold that a figure does not show */
 } sink;
 
 /* Appends v as fmt_csv writes it ("%.9g" without printf's cost, byte counts whole) and a
@@ -300,14 +296,7 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
         k->texts[i].used = false;
         pthread_mutex_unlock(&k->mu);
     }
-    for (size_t j = 0; j < n; j++) {
-        if (pts[j].status == PM_OK && !pts[j].estimate.fits_hbm && k->unfit++ == 0)
-            memcpy(k->first_unfit, pts[j].axis_value, sizeof k->first_unfit);
-        if (pts[j].status != PM_OK && k->invalid++ == 0) {
-            memcpy(k->first_invalid, pts[j].axis_value, sizeof k->first_invalid);
-            memcpy(k->first_error, pts[j].error, sizeof k->first_error);
-        }
-    }
+    pm_sweep_tally_add(&k->tally, pts, n);
     k->done += n;
     if (k->tty && rc == 0)
         fprintf(stderr, "\r%s: %zu/%zu points", prog, k->done, k->total);
@@ -415,16 +404,6 @@ static uint64_t inputs_digest(const pm_scenario *s, const pm_axis *ax, int n_ax)
     return h;
 }
 
-/* " AXIS VALUE, AXIS VALUE" of a point on stderr, its values as the CSV writes them. */
-static void put_point(const sink *k, const double *value)
-{
-    for (int a = 0; a < k->n_ax; a++) {
-        char v[FMT_G9_MAX + 1];
-        v[fmt_csv(pm_axis_display_value(k->ax[a].kind, value[a]), v)] = '\0';
-        fprintf(stderr, "%s %s %s", a ? "," : "", pm_axis_column(k->ax[a].kind), v);
-    }
-}
-
 /* Streams the slice shard_k/shard_n of the sweep to stdout (and to csv when not NULL); the exit
  * status. */
 static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size_t shard_k,
@@ -458,20 +437,11 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
     if (k.tty)
         fprintf(stderr, "\n");
     /* The error and fits_hbm columns say it row by row; a figure does not. */
-    if (st == PM_OK && k.invalid > 0) {
-        fprintf(stderr, "warning: %zu of %zu points are not valid (NaN, their error in the last "
-                        "column; the first at",
-                k.invalid, k.total);
-        put_point(&k, k.first_invalid);
-        fprintf(stderr, ": %s)\n", k.first_error);
-    }
-    if (st == PM_OK && k.unfit > 0) {
-        fprintf(stderr, "warning: fits_hbm 0 at %zu of %zu points (the first at", k.unfit,
-                k.total);
-        put_point(&k, k.first_unfit);
-        fprintf(stderr, "): their weights and KV cache exceed the usable HBM per device, memory "
-                        "the device does not have\n");
-    }
+    char note[512];
+    for (size_t i = 0; st == PM_OK && pm_sweep_tally_warning(&k.tally, ax, (size_t)k.n_ax, i,
+                                                             note, sizeof note);
+         i++)
+        fprintf(stderr, "warning: %s\n", note);
     if (k.json)
         printf("\n]}\n");
     else if (c->shard && st == PM_OK)
