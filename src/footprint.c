@@ -4,6 +4,7 @@
  * home of the per-device weight and KV rules; the graph builder's MatMul and Attention nodes
  * carry the same bytes operation by operation (tests/test_graph.c checks they agree).
  */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -112,32 +113,91 @@ bool pm_footprint_fits_hbm(const pm_scenario *s, const pm_footprint *fp)
     return fp->weight_bytes + fp->kv_bytes <= pm_hbm_usable_bytes(s);
 }
 
+/* Whether the footprint at context c fits, and what it needs (weights and KV, bytes). */
+static pm_status need_at(const pm_scenario *s, const pm_shard *shard, const pm_moe_reads *reads,
+                         int64_t c, bool *fits, double *need, pm_error *err)
+{
+    pm_footprint fp;
+    const pm_status st = pm_footprint_compute_reads(s, shard, c, reads, &fp, err);
+    if (st == PM_OK) {
+        *fits = pm_footprint_fits_hbm(s, &fp);
+        if (need)
+            *need = fp.weight_bytes + fp.kv_bytes;
+    }
+    return st;
+}
+
 pm_status pm_footprint_max_context(const pm_scenario *s, const pm_shard *shard,
                                    const pm_moe_reads *reads, int64_t *out, pm_error *err)
 {
-    /* The footprint does not shrink as the context grows (each class of layer holds
-     * min(context, window) positions or all of them): bisect between a context that fits and
-     * one that does not, with the footprint rule itself deciding. */
-    pm_footprint fp;
+    /* The footprint does not shrink as the context grows: each class of layer holds
+     * min(context, window) positions or all of them, so it is affine in the context on each
+     * side of the window. A guess from the affine piece the answer lies on, then a search from
+     * it (doubling steps, then bisection) with the footprint rule itself deciding: exact
+     * whatever the guess's rounding, in a handful of footprints. */
     pm_status st;
-    int64_t lo = 0, hi = INT64_MAX;
-    if ((st = pm_footprint_compute_reads(s, shard, lo, reads, &fp, err)) != PM_OK)
+    bool fits;
+    double need0, need1;
+    if ((st = need_at(s, shard, reads, 0, &fits, &need0, err)) != PM_OK)
         return st;
-    if (!pm_footprint_fits_hbm(s, &fp)) {
+    if (!fits) {
         *out = -1;
         return PM_OK;
     }
-    if ((st = pm_footprint_compute_reads(s, shard, hi, reads, &fp, err)) != PM_OK)
+    if ((st = need_at(s, shard, reads, INT64_MAX, &fits, NULL, err)) != PM_OK)
         return st;
-    if (pm_footprint_fits_hbm(s, &fp)) {
+    if (fits) {
         *out = INT64_MAX; /* every layer's cache stops at its window */
         return PM_OK;
     }
+    const pm_model *m = &s->model;
+    const int64_t w = pm_model_local_layers(m) > 0 && m->sliding_window > 0 ? m->sliding_window
+                                                                            : 0;
+    const double usable = pm_hbm_usable_bytes(s);
+    int64_t a = 0; /* the start of the affine piece */
+    double need_a = need0;
+    if (w > 0) {
+        double need_w;
+        if ((st = need_at(s, shard, reads, w, &fits, &need_w, err)) != PM_OK)
+            return st;
+        if (fits) {
+            a = w;
+            need_a = need_w;
+        }
+    }
+    if ((st = need_at(s, shard, reads, a + 1, &fits, &need1, err)) != PM_OK)
+        return st;
+    const double slope = need1 - need_a, steps = slope > 0 ? floor((usable - need_a) / slope) : 0;
+    int64_t g = a + (steps > 0 && steps < 9e18 - (double)a ? (int64_t)steps : 0);
+    /* lo fits, hi does not: from the guess, steps of 1, 2, 4, ... towards the edge until one
+     * crosses it, then bisection between the last two. */
+    int64_t lo = 0, hi = INT64_MAX;
+    if ((st = need_at(s, shard, reads, g, &fits, NULL, err)) != PM_OK)
+        return st;
+    if (fits)
+        lo = g;
+    else
+        hi = g;
+    for (int64_t step = 1; step <= INT64_MAX / 4; step *= 2) {
+        const bool room = step < hi - lo;
+        const int64_t c = fits ? (room ? lo + step : hi) : (room ? hi - step : lo);
+        if (c <= lo || c >= hi)
+            break;
+        bool f;
+        if ((st = need_at(s, shard, reads, c, &f, NULL, err)) != PM_OK)
+            return st;
+        if (f)
+            lo = c;
+        else
+            hi = c;
+        if (f != fits)
+            break; /* crossed */
+    }
     while (hi - lo > 1) {
         const int64_t mid = lo + (hi - lo) / 2;
-        if ((st = pm_footprint_compute_reads(s, shard, mid, reads, &fp, err)) != PM_OK)
+        if ((st = need_at(s, shard, reads, mid, &fits, NULL, err)) != PM_OK)
             return st;
-        if (pm_footprint_fits_hbm(s, &fp))
+        if (fits)
             lo = mid;
         else
             hi = mid;

@@ -596,6 +596,27 @@ static void test_step_model_max_context_by_hand(void **state)
     s.model.local_mask = 1;
     s.accel.hbm_capacity_bytes = w + 786432.0 + 3072.0 * 1000.0;
     assert_int_equal(max_context(&s), 1000);
+    /* Capacities on both sides of the window's kink (256 positions: w + 1572864 bytes), each a
+     * byte either side of a whole position: the answer n fits and n + 1 does not, by the
+     * footprint itself (the search starts from a guess; the rule decides). */
+    for (int k = 0; k < 600; k += 7)
+        for (int d = -1; d <= 1; d++) {
+            s.accel.hbm_capacity_bytes =
+                w + (k < 256 ? 6144.0 * k : 786432.0 + 3072.0 * k) + d;
+            const int64_t n = max_context(&s);
+            if (k == 0 && d < 0) { /* a byte short of the weights */
+                assert_int_equal(n, -1);
+                continue;
+            }
+            pm_footprint at, next;
+            assert_int_equal(pm_footprint_compute(&s, NULL, n, &at, NULL), PM_OK);
+            assert_int_equal(pm_footprint_compute(&s, NULL, n + 1, &next, NULL), PM_OK);
+            if (!(at.weight_bytes + at.kv_bytes <= s.accel.hbm_capacity_bytes) ||
+                next.weight_bytes + next.kv_bytes <= s.accel.hbm_capacity_bytes)
+                fail_msg("capacity w + %d positions %+d bytes: max_context %lld", k, d,
+                         (long long)n);
+            assert_int_equal(n, d < 0 ? k - 1 : k);
+        }
 }
 
 /* Bundled architectures (MoE, MLA, windowed and chunked local layers, dense): the estimate's
