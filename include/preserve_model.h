@@ -1246,7 +1246,8 @@ PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_
  * inputs (model, accelerator, devices, batch, seq_len, prefill_tokens, decode_steps),
  * tpot_context_len, per mode the request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
  * tokens_per_s, allreduce_algorithm and allreduce_decode_s (and fused_chunks for fused), the
- * speedups, the shard and the memory figures (with allreduces_per_step), energy, cost and power;
+ * speedups, the shard and the memory figures (with allreduces_per_step), energy, cost and power,
+ * and the warnings (pm_scenario_warning's, then pm_estimate_warning's);
  * every number as pm_json_number writes it (byte counts exact, the rest round-trippable).
  * Names are JSON-escaped; the keys are documented in docs/output-format.md. s and e (the estimate of s by pm_estimate_compute) may not be NULL.
  * On success *text_out is a new NUL-terminated string ending in a newline; the caller frees it
@@ -1254,6 +1255,16 @@ PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_
  */
 PM_API pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e,
                                      char **text_out, pm_error *err);
+
+/**
+ * The i-th (from 0) of the warnings about an estimate e of s (pm_estimate_compute's), beyond
+ * pm_scenario_warning's, which every front end gives too: the weights and KV cache per device
+ * exceed the usable HBM (e->fits_hbm false; the times are computed, for memory the device does
+ * not have). Writes it as pm_scenario_warning does and returns true, or returns false when there
+ * are at most i or s or e is NULL.
+ */
+PM_API bool pm_estimate_warning(const pm_scenario *s, const pm_estimate *e, size_t i, char *note,
+                                size_t n);
 
 /** Room for any text of pm_json_number, its NUL included. */
 #define PM_JSON_NUMBER_MAX 32

@@ -13,6 +13,7 @@
  * evaluations depends on the number of kinks, not on the sequence length.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -596,6 +597,23 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
     out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_fused_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_FUSED].request_s;
     return footprint_and_spill(s, c, out, err);
+}
+
+bool pm_estimate_warning(const pm_scenario *s, const pm_estimate *e, size_t i, char *note,
+                         size_t n)
+{
+    if (!s || !e || e->fits_hbm || i > 0)
+        return false;
+    if (note && n > 0) {
+        const double gib = 1024.0 * 1024.0 * 1024.0;
+        snprintf(note, n,
+                 "the weights and KV cache per device (%.3g GiB + %.3g GiB) exceed its %.3g GiB "
+                 "of usable HBM: the times are of memory the device does not have (fewer "
+                 "sequences or tokens, or more devices, fit)",
+                 e->weight_bytes_per_device / gib, e->kv_bytes_per_device / gib,
+                 e->hbm_usable_bytes_per_device / gib);
+    }
+    return true;
 }
 
 struct pm_step_model {

@@ -97,14 +97,20 @@ static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate 
     }
 }
 
-/* The tool's warnings about s (pm_scenario_warning), last: a program that reads the report
- * and not stderr still sees them. */
-static void json_warnings(pm_sbuf *b, const pm_scenario *s)
+/* The tool's warnings about s and its estimate e (pm_scenario_warning's, then
+ * pm_estimate_warning's), last: a program that reads the report and not stderr still sees
+ * them. */
+static void json_warnings(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
 {
     char note[512];
+    size_t k = 0;
     pm_sb_printf(b, "  \"warnings\": [");
     for (size_t i = 0; pm_scenario_warning(s, i, note, sizeof note); i++) {
-        pm_sb_printf(b, "%s", i ? ", " : "");
+        pm_sb_printf(b, "%s", k++ ? ", " : "");
+        pm_sb_json_string(b, note);
+    }
+    for (size_t i = 0; pm_estimate_warning(s, e, i, note, sizeof note); i++) {
+        pm_sb_printf(b, "%s", k++ ? ", " : "");
         pm_sb_json_string(b, note);
     }
     pm_sb_printf(b, "]\n}\n");
@@ -205,7 +211,7 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                  (long long)e->kv_spill_context, e->allreduces_per_step);
     json_moe(&b, s, e);
     json_cost_power(&b, s, e);
-    json_warnings(&b, s);
+    json_warnings(&b, s, e);
     if (b.failed) {
         pm_free(b.p);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory writing the report");

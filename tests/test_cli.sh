@@ -158,7 +158,11 @@ lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
 # lacks (L2, bandwidths and compute do not change it), said on stderr, in the JSON and the CSV.
 # llama3-70b at 1M tokens, batch 4, 4 devices: 80 x 2 x 2 KV heads x 128 x 4 x 1048576 B =
 # 160 GiB of KV beside 16.4 GiB of weights, against the Ascend 910B's 64 GiB.
-check optimize-unfit-warning 0 "warning: the weights and KV cache per device (16.4 GiB + 160.0 GiB) exceed its 64.0 GiB of usable HBM: every point searched assumes memory the device does not have" "$pm" --optimize l2 --seq 1M
+check optimize-unfit-warning 0 "warning: the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM: the times are of memory the device does not have" "$pm" --optimize l2 --seq 1M
+# The run says it too, in every format, and its JSON report lists it.
+check run-unfit-warning 0 "warning: the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM" "$pm" --seq 1M --format csv
+check run-unfit-json 0 '"warnings": ["the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM' "$pm" --seq 1M --format json
+lacks run-fit-no-warning "usable HBM:" "$pm" --seq 256k
 check optimize-unfit-json 0 '"fits_hbm": false,' "$pm" --optimize l2 --seq 1M --format json
 check optimize-unfit-csv 0 "# fits_hbm 0: the weights and KV cache per device exceed the usable HBM at every point searched" "$pm" --optimize l2 --seq 1M
 check optimize-fit-json 0 '"fits_hbm": true,' "$pm" --optimize l2 --format json

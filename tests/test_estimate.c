@@ -129,8 +129,21 @@ static void test_estimate_bookkeeping(void **state)
     assert_true(e.fits_hbm);
     /* Without a runtime the weights and KV may take the whole capacity. */
     assert_rel(e.hbm_usable_bytes_per_device, s.accel.hbm_capacity_bytes, 0.0);
+    char note[512];
+    assert_false(pm_estimate_warning(&s, &e, 0, note, sizeof note)); /* it fits: nothing */
     s.accel.hbm_capacity_bytes = 34603008.0 + 3686400.0 - 1.0;
-    assert_false(estimate(&s).fits_hbm);
+    pm_estimate over = estimate(&s);
+    assert_false(over.fits_hbm);
+    /* 34603008 B = 0.0322 GiB of weights, 3686400 B = 0.00343 GiB of KV, 38289407 B =
+     * 0.0357 GiB usable; one warning, and none after it. */
+    assert_true(pm_estimate_warning(&s, &over, 0, note, sizeof note));
+    assert_string_equal(note, "the weights and KV cache per device (0.0322 GiB + 0.00343 GiB) "
+                              "exceed its 0.0357 GiB of usable HBM: the times are of memory "
+                              "the device does not have (fewer sequences or tokens, or more "
+                              "devices, fit)");
+    assert_true(pm_estimate_warning(&s, &over, 0, NULL, 0));
+    assert_false(pm_estimate_warning(&s, &over, 1, note, sizeof note));
+    assert_false(pm_estimate_warning(NULL, &over, 0, note, sizeof note));
     /* A runtime that leaves 0.9 of the HBM to weights and KV: 38289408 bytes need a capacity of
      * 38289408 / 0.9 = 42543786.7; 42543787 fits, 42543786 does not. */
     s.runtime.present = true;

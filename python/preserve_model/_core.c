@@ -163,9 +163,20 @@ static PyObject *estimate_json(PyObject *self, PyObject *args, PyObject *kw)
     if (st == PM_OK)
         st = pm_estimate_to_json(&s, &e, &text, &err);
     Py_END_ALLOW_THREADS
+    /* The estimate's own warnings (pm_estimate_warning), as the scenario's were at load. */
+    char note[512];
+    bool warn_failed = false;
+    for (size_t i = 0; st == PM_OK && !warn_failed && pm_estimate_warning(&s, &e, i, note,
+                                                                           sizeof note);
+         i++)
+        warn_failed = PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0;
     pm_scenario_release(&s);
     if (st != PM_OK)
         return raise_error(&err);
+    if (warn_failed) {
+        free(text);
+        return NULL;
+    }
     PyObject *r = PyUnicode_FromString(text);
     free(text);
     return r;

@@ -118,6 +118,16 @@ def test_a_sweep_warns_of_what_it_evaluates():
         pm.sweep("phi3-medium", l2=[32, 64])
 
 
+def test_an_estimate_beyond_the_hbm_warns_and_says_so_in_its_report():
+    # llama3-70b at 1M tokens, batch 4, 4 devices: 80 x 2 x 2 x 128 x 4 x 2^20 B = 160 GiB of
+    # KV beside 16.4 GiB of weights, against the Ascend 910B's 64 GiB.
+    with pytest.warns(UserWarning, match=r"the weights and KV cache per device \(16.4 GiB \+ "
+                      r"160 GiB\) exceed its 64 GiB of usable HBM"):
+        r = pm.estimate("llama70b", seq=1048576)
+    assert r["memory"]["fits_hbm"] is False
+    assert r["warnings"] and r["warnings"][-1].startswith("the weights and KV cache per device")
+
+
 def test_a_sweep_warns_of_what_its_arrays_hold():
     # Once done, as the tool says it: the points that are not valid (llama3-70b has 64 heads)
     # and those whose weights and KV cache exceed the HBM (1M tokens: 160 GiB of KV per device

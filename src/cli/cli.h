@@ -103,9 +103,8 @@ int load_quiet(const cli *c, pm_scenario *s);
 /* load_quiet, then the scenario's warnings (pm_scenario_warning) on stderr. */
 int load(const cli *c, pm_scenario *s);
 
-/* When e's weights and KV cache do not fit a device's usable HBM (e->fits_hbm false): the
- * warning on stderr, what (e.g. "every point searched") saying of which results. */
-void warn_unfit_hbm(const pm_estimate *e, const char *what);
+/* The warnings about the estimate e of s (pm_estimate_warning) on stderr. */
+void warn_estimate(const pm_scenario *s, const pm_estimate *e);
 
 /* --context, or the library's default for the phase (pm_default_context) when it is not
  * given. */

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "fmt.h"
 #include "output.h"
 
 const char *prog = "preserve-model";
@@ -207,20 +206,11 @@ int load(const cli *c, pm_scenario *s)
     return 0;
 }
 
-void warn_unfit_hbm(const pm_estimate *e, const char *what)
+void warn_estimate(const pm_scenario *s, const pm_estimate *e)
 {
-    if (e->fits_hbm)
-        return;
-    const double gib = MIB * 1024;
-    char wt[FMT_G9_MAX], kv[FMT_G9_MAX], use[FMT_G9_MAX];
-    fmt_size(e->weight_bytes_per_device / gib, wt);
-    fmt_size(e->kv_bytes_per_device / gib, kv);
-    fmt_size(e->hbm_usable_bytes_per_device / gib, use);
-    fprintf(stderr,
-            "warning: the weights and KV cache per device (%s GiB + %s GiB) exceed its %s GiB "
-            "of usable HBM: %s assumes memory the device does not have (fewer sequences or "
-            "tokens, or more devices, fit)\n",
-            wt, kv, use, what);
+    char note[512];
+    for (size_t i = 0; pm_estimate_warning(s, e, i, note, sizeof note); i++)
+        fprintf(stderr, "warning: %s\n", note);
 }
 
 int64_t context_of(const cli *c, const pm_scenario *s)

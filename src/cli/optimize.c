@@ -137,7 +137,7 @@ int cmd_optimize(const cli *c)
     }
     /* The axes searched (L2, bandwidths, compute) change neither the weights, the KV cache
      * nor the HBM: the scenario's fit is every point's. */
-    warn_unfit_hbm(&e, "every point searched");
+    warn_estimate(&s, &e);
     /* A best at the range's end where the objective still rises is the range's, not the
      * axis's: said, never left to be read as the optimum. */
     for (int m = 0; m < PM_MODE_COUNT; m++)

@@ -293,6 +293,7 @@ int cmd_run(const cli *c)
         pm_scenario_release(&s);
         return config_error(&err);
     }
+    warn_estimate(&s, &e);
     if (c->format == FMT_CSV) {
         write_csv(c, &s, &e);
     } else if (c->format == FMT_JSON) {
