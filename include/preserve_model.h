@@ -1288,7 +1288,9 @@ PM_API pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phas
                                      int64_t context_len, int layers, pm_graph *g, pm_error *err);
 
 /**
- * Time of one decode step at context length context_len in one mode (the per-token latency).
+ * Time of one decode step at context length context_len in one mode (the per-token latency),
+ * for any context, also one whose KV cache would not fit the HBM (pm_step_model_max_context
+ * says which fit).
  */
 PM_API pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
                                      double *time_s, pm_error *err);
