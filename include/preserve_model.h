@@ -1265,6 +1265,14 @@ PM_API pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e,
  */
 PM_API bool pm_estimate_warning(const pm_scenario *s, const pm_estimate *e, size_t i, char *note,
                                 size_t n);
+/**
+ * pm_estimate_warning's for one step at context_len (>= 0) rather than a request: the weights
+ * and the KV cache at that context (pm_footprint_compute) exceed the usable HBM of a device.
+ * For the tools that show one step (a graph, a schedule). Returns false when there are at most
+ * i warnings, or s is NULL, context_len negative or the footprint not computable.
+ */
+PM_API bool pm_context_warning(const pm_scenario *s, int64_t context_len, size_t i, char *note,
+                               size_t n);
 
 /** Room for any text of pm_json_number, its NUL included. */
 #define PM_JSON_NUMBER_MAX 32

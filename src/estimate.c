@@ -599,20 +599,43 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
     return footprint_and_spill(s, c, out, err);
 }
 
+/* The warning of weights and KV cache beyond the usable HBM; at, when not NULL, the context of
+ * one step (else the request's). */
+static void hbm_note(double weights, double kv, double usable, const int64_t *at, char *note,
+                     size_t n)
+{
+    if (!note || n == 0)
+        return;
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    char where[48] = "";
+    if (at)
+        snprintf(where, sizeof where, " at context %lld", (long long)*at);
+    snprintf(note, n,
+             "the weights and KV cache per device%s (%.3g GiB + %.3g GiB) exceed its %.3g GiB of "
+             "usable HBM: the times are of memory the device does not have (fewer sequences or "
+             "tokens, or more devices, fit)",
+             where, weights / gib, kv / gib, usable / gib);
+}
+
 bool pm_estimate_warning(const pm_scenario *s, const pm_estimate *e, size_t i, char *note,
                          size_t n)
 {
     if (!s || !e || e->fits_hbm || i > 0)
         return false;
-    if (note && n > 0) {
-        const double gib = 1024.0 * 1024.0 * 1024.0;
-        snprintf(note, n,
-                 "the weights and KV cache per device (%.3g GiB + %.3g GiB) exceed its %.3g GiB "
-                 "of usable HBM: the times are of memory the device does not have (fewer "
-                 "sequences or tokens, or more devices, fit)",
-                 e->weight_bytes_per_device / gib, e->kv_bytes_per_device / gib,
-                 e->hbm_usable_bytes_per_device / gib);
-    }
+    hbm_note(e->weight_bytes_per_device, e->kv_bytes_per_device,
+             e->hbm_usable_bytes_per_device, NULL, note, n);
+    return true;
+}
+
+bool pm_context_warning(const pm_scenario *s, int64_t context_len, size_t i, char *note,
+                        size_t n)
+{
+    pm_footprint fp;
+    if (!s || context_len < 0 || i > 0 ||
+        pm_footprint_compute(s, NULL, context_len, &fp, NULL) != PM_OK ||
+        pm_footprint_fits_hbm(s, &fp))
+        return false;
+    hbm_note(fp.weight_bytes, fp.kv_bytes, pm_hbm_usable_bytes(s), &context_len, note, n);
     return true;
 }
 

@@ -163,6 +163,9 @@ check optimize-unfit-warning 0 "warning: the weights and KV cache per device (16
 check run-unfit-warning 0 "warning: the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM" "$pm" --seq 1M --format csv
 check run-unfit-json 0 '"warnings": ["the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM' "$pm" --seq 1M --format json
 lacks run-fit-no-warning "usable HBM:" "$pm" --seq 256k
+# The views of one step (explain, timeline, graph) say it of the step's context.
+check explain-unfit-warning 0 "warning: the weights and KV cache per device at context 1048576 (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM" "$pm" explain --context 1M
+lacks explain-fit-no-warning "usable HBM" "$pm" explain
 check optimize-unfit-json 0 '"fits_hbm": false,' "$pm" --optimize l2 --seq 1M --format json
 check optimize-unfit-csv 0 "# fits_hbm 0: the weights and KV cache per device exceed the usable HBM at every point searched" "$pm" --optimize l2 --seq 1M
 check optimize-fit-json 0 '"fits_hbm": true,' "$pm" --optimize l2 --format json

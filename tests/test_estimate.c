@@ -580,6 +580,17 @@ static void test_step_model_max_context_by_hand(void **state)
     assert_int_equal(max_context(&s), 10411034);
     s.accel.hbm_capacity_bytes = w + 600.0 * kv; /* exactly 600 positions */
     assert_int_equal(max_context(&s), 600);
+    /* One step's warning flips at the same context: 34603008 + 601 x 6144 = 38295552 B =
+     * 0.0322 GiB + 0.00344 GiB against 0.0357 GiB. */
+    char note[512];
+    assert_false(pm_context_warning(&s, 600, 0, note, sizeof note));
+    assert_true(pm_context_warning(&s, 601, 0, note, sizeof note));
+    assert_string_equal(note, "the weights and KV cache per device at context 601 (0.0322 GiB + "
+                              "0.00344 GiB) exceed its 0.0357 GiB of usable HBM: the times are of "
+                              "memory the device does not have (fewer sequences or tokens, or "
+                              "more devices, fit)");
+    assert_false(pm_context_warning(&s, 601, 1, note, sizeof note));
+    assert_false(pm_context_warning(&s, -1, 0, note, sizeof note));
     pm_estimate e = estimate(&s); /* seq_len 600: the estimate's flag agrees */
     assert_true(e.fits_hbm);
     s.accel.hbm_capacity_bytes -= 1.0;

@@ -227,6 +227,10 @@ int view_open(const cli *c, pm_mode mode, int layers, bool schedule, view *v)
     if (rc)
         return rc;
     v->context = context_of(c, &v->s);
+    /* A step whose KV cache outgrows the HBM is drawn all the same, and said. */
+    char note[512];
+    for (size_t i = 0; pm_context_warning(&v->s, v->context, i, note, sizeof note); i++)
+        fprintf(stderr, "warning: %s\n", note);
     v->layers = layers < v->s.model.layers ? layers : v->s.model.layers;
     v->g = pm_graph_alloc();
     pm_error err;
