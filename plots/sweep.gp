@@ -113,7 +113,7 @@ if (have_energy) {
 # The key panel: the modes, the speedups' two curves, and the scenario's own value.
 unset border; unset tics; unset xlabel; unset ylabel; unset title; unset arrow; unset grid
 unset logscale x
-set key center center font ",10" spacing 1.3
+set key center center Left reverse font ",10" spacing 1.3
 plot [0:1] [0:1] NaN with linespoints ls 1 title "serial", \
      NaN with linespoints ls 2 title "fused GEMM+allreduce", \
      NaN with linespoints ls 3 title "PRESERVE", \
