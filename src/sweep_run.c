@@ -147,7 +147,8 @@ static size_t put_point(const pm_axis *axes, size_t n_axes, const double *value,
     for (size_t a = 0; a < n_axes && a < PM_SWEEP_MAX_AXES; a++) {
         char num[PM_JSON_NUMBER_MAX];
         pm_json_number(pm_axis_display_value(axes[a].kind, value[a]), num, sizeof num);
-        const int w = snprintf(out ? out + k : NULL, out && k < n ? n - k : 0, "%s %s %s",
+        const bool room = out && k < n;
+        const int w = snprintf(room ? out + k : NULL, room ? n - k : 0, "%s %s %s",
                                a ? "," : "", pm_axis_column(axes[a].kind), num);
         k += w > 0 ? (size_t)w : 0;
     }

@@ -568,6 +568,9 @@ static void test_sweep_tally_warns_of_invalid_and_unfit_points(void **state)
                               "l2_capacity_MiB 8): their weights and KV cache exceed the usable "
                               "HBM per device, memory the device does not have");
     assert_true(pm_sweep_tally_warning(&u, ax, 2, 1, NULL, 0));
+    char small[12];
+    assert_true(pm_sweep_tally_warning(&u, ax, 2, 1, small, sizeof small)); /* cut, ended */
+    assert_string_equal(small, "fits_hbm 0 ");
     assert_false(pm_sweep_tally_warning(&u, ax, 2, 2, note, sizeof note));
     /* An invalid point is not counted as unfit, whatever its estimate holds. */
     p[1].estimate.fits_hbm = false;
