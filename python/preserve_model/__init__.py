@@ -133,7 +133,8 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
     l2_capacity_MiB, then serial_request_s ... density_preserve_tokens_per_s_per_mm2, then
     error), one element per grid point in grid order: with two axes,
     a.reshape(len(first), len(second)) is the grid. Invalid points hold NaN and their message
-    in error ("" for valid points).
+    in error ("" for valid points); fits_hbm is 0 where the weights and KV cache exceed the
+    usable HBM. Once done, a UserWarning says how many points are invalid or exceed the HBM.
     """
     shortcuts = {name: axes.pop(name) for name in list(axes) if name in SWEEP_SHORTCUTS}
     if not axes:
