@@ -127,6 +127,16 @@ static pm_status need_at(const pm_scenario *s, const pm_shard *shard, const pm_m
     return st;
 }
 
+/* Tests context c and narrows the bracket: *lo = c when it fits, *hi = c when not. */
+static pm_status probe(const pm_scenario *s, const pm_shard *shard, const pm_moe_reads *reads,
+                       int64_t c, int64_t *lo, int64_t *hi, bool *fits, pm_error *err)
+{
+    const pm_status st = need_at(s, shard, reads, c, fits, NULL, err);
+    if (st == PM_OK)
+        *(*fits ? lo : hi) = c;
+    return st;
+}
+
 pm_status pm_footprint_max_context(const pm_scenario *s, const pm_shard *shard,
                                    const pm_moe_reads *reads, int64_t *out, pm_error *err)
 {
@@ -172,36 +182,22 @@ pm_status pm_footprint_max_context(const pm_scenario *s, const pm_shard *shard,
     /* lo fits, hi does not: from the guess, steps of 1, 2, 4, ... towards the edge until one
      * crosses it, then bisection between the last two. */
     int64_t lo = 0, hi = INT64_MAX;
-    if ((st = need_at(s, shard, reads, g, &fits, NULL, err)) != PM_OK)
+    if ((st = probe(s, shard, reads, g, &lo, &hi, &fits, err)) != PM_OK)
         return st;
-    if (fits)
-        lo = g;
-    else
-        hi = g;
     for (int64_t step = 1; step <= INT64_MAX / 4; step *= 2) {
         const bool room = step < hi - lo;
         const int64_t c = fits ? (room ? lo + step : hi) : (room ? hi - step : lo);
+        bool f;
         if (c <= lo || c >= hi)
             break;
-        bool f;
-        if ((st = need_at(s, shard, reads, c, &f, NULL, err)) != PM_OK)
+        if ((st = probe(s, shard, reads, c, &lo, &hi, &f, err)) != PM_OK)
             return st;
-        if (f)
-            lo = c;
-        else
-            hi = c;
         if (f != fits)
             break; /* crossed */
     }
-    while (hi - lo > 1) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        if ((st = need_at(s, shard, reads, mid, &fits, NULL, err)) != PM_OK)
+    while (hi - lo > 1)
+        if ((st = probe(s, shard, reads, lo + (hi - lo) / 2, &lo, &hi, &fits, err)) != PM_OK)
             return st;
-        if (fits)
-            lo = mid;
-        else
-            hi = mid;
-    }
     *out = lo;
     return PM_OK;
 }
