@@ -140,8 +140,8 @@ void pm_sweep_tally_add(pm_sweep_tally *t, const pm_sweep_point *pts, size_t n)
 }
 
 /* " COLUMN VALUE, COLUMN VALUE" of a point, its values in the columns' units. */
-static size_t put_point(const pm_axis *axes, size_t n_axes, const double *value, char *out,
-                        size_t n)
+static void put_point(const pm_axis *axes, size_t n_axes, const double *value, char *out,
+                      size_t n)
 {
     size_t k = 0;
     for (size_t a = 0; a < n_axes && a < PM_SWEEP_MAX_AXES; a++) {
@@ -152,7 +152,6 @@ static size_t put_point(const pm_axis *axes, size_t n_axes, const double *value,
                                a ? "," : "", pm_axis_column(axes[a].kind), num);
         k += w > 0 ? (size_t)w : 0;
     }
-    return k;
 }
 
 bool pm_sweep_tally_warning(const pm_sweep_tally *t, const pm_axis *axes, size_t n_axes,
