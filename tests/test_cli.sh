@@ -263,6 +263,10 @@ check sweep-4d-rows 0 "lines=17." bash -c "echo lines=\$('$pm' --sweep l2=8MiB,1
 check sweep-5-axes 2 "at most 4 axes" "$pm" --sweep l2 --sweep batch --sweep seq --sweep link_bw --sweep hbm_bw
 check sweep-same-axis 2 "the axes must differ" "$pm" --sweep l2 --sweep batch --sweep l2
 check plot-3d 2 "one or two axes" "$pm" --sweep l2 --sweep batch --sweep seq --plot x.png
+# A sweep whose every point is invalid has nothing to draw: said before gnuplot is asked (its
+# own error would be about empty axes), and the CSV is kept.
+check plot-none-valid 1 "--plot: none of the sweep's 2 points is valid (the warning above), nothing to draw; the CSV is in none.png.csv" "$pm" --config qwen3-30b-a3b --sweep ep=3,5 --plot none.png
+check plot-none-valid-csv 0 'must divide devices' cat none.png.csv
 # Without gnuplot: a clear error, and the CSV is still written.
 check plot-no-gnuplot 1 "gnuplot was not found or could not be started (exit status 127)" env PATH=/nonexistent "$pm" --sweep l2=8MiB:16MiB:8MiB --plot nognu.png
 check plot-no-gnuplot-csv 0 "l2_capacity_MiB,serial_request_s" cat nognu.png.csv
@@ -288,6 +292,8 @@ if command -v gnuplot >/dev/null; then
     check plot-heatmap-one-row 0 "wrote row.png" "$pm" --sweep batch=4 --sweep seq=1Ki,2Ki --plot row.png
     check plot-heatmap-csv 0 "same" bash -c "'$pm' --sweep batch=1,4,16 --sweep seq=1Ki,2Ki | cmp - <(grep -v '^\$' grid.png.csv) && echo same"
     check plot-heatmap-blocks 0 "blank=6." bash -c "echo blank=\$(grep -c '^\$' grid.png.csv)."
+    # An accelerator with no cost, energy or area data: those panels say so, the figure draws.
+    check plot-sweep-no-blocks 0 "wrote minimal.png" "$pm" --accelerator "$root/tests/configs/valid/accelerator-minimal.json" --sweep l2=8MiB:64MiB:8MiB --plot minimal.png
     check plot-timeline 0 "wrote tl.pdf" "$pm" timeline --plot tl.pdf
     check plot-timeline-compare 0 "wrote cmp.svg" "$pm" timeline --compare --plot cmp.svg
 fi

@@ -123,7 +123,8 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
                                  {"base", base, true},
                                  {"baselabel", base_label, false},
                                  {"have_cost", s->accel.cost.present ? "1" : "0", true},
-                                 {"have_energy", s->accel.energy.present ? "1" : "0", true}};
+                                 {"have_energy", s->accel.energy.present ? "1" : "0", true},
+                                 {"have_area", s->accel.area.present ? "1" : "0", true}};
         return plot_draw("sweep.gp", csv, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     }
     /* A tick at every grid value up to 12, then at every k-th; the values in the cells up to
@@ -407,7 +408,7 @@ static uint64_t inputs_digest(const pm_scenario *s, const pm_axis *ax, int n_ax)
 /* Streams the slice shard_k/shard_n of the sweep to stdout (and to csv when not NULL); the exit
  * status. */
 static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size_t shard_k,
-                     size_t shard_n, FILE *csv)
+                     size_t shard_n, FILE *csv, pm_sweep_tally *tally)
 {
     sink k = {.c = c, .ax = ax, .n_ax = c->n_sweeps, .csv = csv, .tty = isatty(fileno(stderr)),
               .json = c->format == FMT_JSON};
@@ -442,6 +443,7 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
                                                              note, sizeof note);
          i++)
         fprintf(stderr, "warning: %s\n", note);
+    *tally = k.tally;
     if (k.json)
         printf("\n]}\n");
     else if (c->shard && st == PM_OK)
@@ -484,7 +486,8 @@ int cmd_sweep(const cli *c)
         }
         header(c, &s, ax, c->n_sweeps, csv.f);
     }
-    rc = run_sweep(c, &s, ax, shard_k, shard_n, csv.f);
+    pm_sweep_tally tally;
+    rc = run_sweep(c, &s, ax, shard_k, shard_n, csv.f, &tally);
     if (c->plot) {
         /* The CSV is kept only whole, and the figure drawn only from a whole CSV of a sweep
          * whose stdout was written. */
@@ -497,6 +500,12 @@ int cmd_sweep(const cli *c)
             rc = out_file_commit(&csv);
         else
             out_file_abort(&csv);
+        /* A figure of no valid point would be empty axes (gnuplot fails on them). */
+        if (rc == 0 && tally.invalid == tally.points) {
+            fprintf(stderr, "%s: --plot: none of the sweep's %zu points is valid (the warning "
+                    "above), nothing to draw; the CSV is in %s\n", prog, tally.points, path);
+            rc = EXIT_CONFIG;
+        }
         if (rc == 0)
             rc = draw(c, &s, path, ax, c->n_sweeps);
         free(path);
