@@ -701,6 +701,9 @@ typedef struct pm_param_info {
                             head dim from hidden_size / num_attention_heads) or "ignored" (a
                             HuggingFace key read and known not to change cost, or not
                             recognised; value_si is NaN when it is not a number) */
+    const char *value_text; /* a choice's name ("fp16", "ring"; value_si is NaN and unit_si
+                               "") for the inputs chosen by name, else NULL. A true/false input
+                               is the number 1 or 0 */
 } pm_param_info;
 
 /** Number of resolved numeric inputs recorded by pm_scenario_load (0 when none). */

@@ -476,6 +476,63 @@ static const char *const act_families[] = {"olmoe", "granitemoe", "phimoe", "glm
 static const char *const hf_wrappers[] = {"llama4", "gemma3", "llava", "mllama", "mistral3"};
 
 /*
+ * What a family's transformers configuration class builds when a config leaves a key out
+ * (transformers main @008e574, its dataclass configurations; Phi-3-small's remote
+ * Phi3SmallConfig passes no tie_word_embeddings, so PretrainedConfig's True; InternLM2's,
+ * EXAONE 3's and DeepSeekMoE's remote code was not checked, so the key is required): whether
+ * the LM head is the embedding (tie_word_embeddings), sliding_window when absent (0: None) and
+ * the layers it applies to without layer_types or sliding_window_pattern (0: every layer;
+ * P: layer l global when (l + 1) % P == 0), whether a use_sliding_window key gates it (Qwen:
+ * off by default), the vocabulary a wrapped text model may leave out (Gemma3TextConfig), and
+ * a wrapper's text family (a text_config without model_type).
+ */
+typedef struct hf_family {
+    const char *name;
+    signed char tied;    /* 1 tied, 0 untied, -1 required */
+    int window;          /* sliding_window's default */
+    int window_period;   /* its layers: 0 every one, P every P-th global */
+    bool use_window_key; /* use_sliding_window (default false) gates the window */
+    int vocab;           /* vocab_size's default (0: required) */
+    const char *text;    /* a wrapper's text family */
+} hf_family;
+
+static const hf_family hf_families[] = {
+    {"llama", 0, 0, 0, false, 0, NULL},        {"mistral", 0, 4096, 0, false, 0, NULL},
+    {"qwen2", 0, 4096, 0, true, 0, NULL},      {"qwen3", 0, 4096, 0, true, 0, NULL},
+    {"gemma", 1, 0, 0, false, 0, NULL},        {"gemma2", 1, 4096, 2, false, 0, NULL},
+    {"gemma3_text", 1, 4096, 6, false, 262208, NULL},
+    {"phi3", 0, 0, 0, false, 0, NULL},         {"cohere", 1, 0, 0, false, 0, NULL},
+    {"cohere2", 1, 4096, 4, false, 0, NULL},   {"olmo", 0, 0, 0, false, 0, NULL},
+    {"olmo2", 0, 0, 0, false, 0, NULL},        {"internlm2", -1, 0, 0, false, 0, NULL},
+    {"granite", 0, 0, 0, false, 0, NULL},      {"stablelm", 0, 0, 0, false, 0, NULL},
+    {"exaone", -1, 0, 0, false, 0, NULL},      {"gpt2", 1, 0, 0, false, 0, NULL},
+    {"gpt_neox", 0, 0, 0, false, 0, NULL},     {"opt", 1, 0, 0, false, 0, NULL},
+    {"falcon", 1, 0, 0, false, 0, NULL},       {"phi", 0, 0, 0, false, 0, NULL},
+    {"bloom", 1, 0, 0, false, 0, NULL},        {"gptj", 0, 0, 0, false, 0, NULL},
+    {"gpt_bigcode", 1, 0, 0, false, 0, NULL},  {"starcoder2", 1, 0, 0, false, 0, NULL},
+    {"phi3small", 1, 0, 0, false, 0, NULL},   {"mixtral", 0, 0, 0, false, 0, NULL},
+    {"qwen2_moe", 0, 4096, 0, true, 0, NULL},  {"qwen3_moe", 0, 4096, 0, true, 0, NULL},
+    {"deepseek_v2", 0, 0, 0, false, 0, NULL},  {"deepseek_v3", 0, 0, 0, false, 0, NULL},
+    {"deepseek", -1, 0, 0, false, 0, NULL},    {"llama4_text", 0, 0, 0, false, 0, NULL},
+    {"olmoe", 0, 0, 0, false, 0, NULL},        {"granitemoe", 0, 0, 0, false, 0, NULL},
+    {"phimoe", 0, 0, 0, false, 0, NULL},       {"glm4_moe", 0, 0, 0, false, 0, NULL},
+    {"gpt_oss", 0, 128, 2, false, 0, NULL},    {"dbrx", 0, 0, 0, false, 0, NULL},
+    {"llama4", 0, 0, 0, false, 0, "llama4_text"},
+    {"gemma3", 1, 4096, 6, false, 262208, "gemma3_text"},
+    {"llava", 0, 0, 0, false, 0, "llama"},     {"mistral3", 0, 4096, 0, false, 0, "mistral"},
+    {"mllama", -1, 0, 0, false, 0, NULL},
+};
+
+/* The family's defaults (a wrapper's: its text family's), or NULL (a native file). */
+static const hf_family *hf_family_of(const char *mt)
+{
+    for (size_t i = 0; mt && i < PM_ARRAY_LEN(hf_families); i++)
+        if (strcmp(mt, hf_families[i].name) == 0)
+            return hf_families[i].text ? hf_family_of(hf_families[i].text) : &hf_families[i];
+    return NULL;
+}
+
+/*
  * Features that only some families build, with the keys that set them: a family's
  * transformers configuration class reads its own keys and ignores any other (LlamaConfig keeps
  * "num_local_experts" or "sliding_window" as an attribute nothing reads), so a config that sets
@@ -777,9 +834,14 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     for (size_t i = 0; i < PM_ARRAY_LEN(k_pattern); i++)
         pm_obj_declare(o, k_pattern[i], PM_DIM_NONE);
     pm_obj_declare(o, "attention_chunk_size", PM_DIM_NONE);
+    /* Absent, sliding_window is the family's default (MistralConfig's 4096, Gemma-2's 4096,
+     * gpt-oss's 128, ...); null is no window. The Qwen families' use_sliding_window, false by
+     * default, switches it on. */
+    const hf_family *fam = hf ? hf_family_of(mt) : NULL;
     const cJSON *sw = cJSON_GetObjectItemCaseSensitive(o->json, "sliding_window");
-    const bool given = sw && !cJSON_IsNull(sw);
-    bool use = given;
+    const bool dflt = !sw && fam && fam->window > 0;
+    const bool given = (sw && !cJSON_IsNull(sw)) || dflt;
+    bool use = given && !(fam && fam->use_window_key);
     if ((st = pm_obj_bool(o, "use_sliding_window", false, &use)) != PM_OK)
         return st;
     const cJSON *bs = cJSON_GetObjectItemCaseSensitive(o->json, "blocksparse_block_size");
@@ -815,51 +877,75 @@ static pm_status read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
         return note_windows(o, m, how);
     }
     if (!given || !use) {
-        if (given)
+        if (given && !dflt)
             return note_value(o, "sliding_window", NAN, "ignored",
                               "ignored: use_sliding_window is false");
         return note_value(o, "sliding_window", 0, "defaulted",
-                          "no window: full attention in every layer");
+                          !given ? "no window: full attention in every layer"
+                          : pm_obj_has(o, "use_sliding_window")
+                              ? "no window: use_sliding_window is false"
+                              : "no window: use_sliding_window is false by the family's "
+                                "default");
     }
-    if ((st = int_field(o, "sliding_window", true, 1, PM_MAX_MODEL_DIM, &m->sliding_window)) != PM_OK)
+    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(o->json, "layer_types");
+    if (fam && (strcmp(fam->name, "qwen2_moe") == 0 || strcmp(fam->name, "qwen3_moe") == 0) &&
+        (!lt || cJSON_IsNull(lt)))
+        return pm_obj_fail(o, "use_sliding_window", PM_ERR_UNSUPPORTED,
+                           "model_type %s with a window is not modelled: which layers take it "
+                           "differs between transformers versions (every other layer below "
+                           "max_window_layers in one, every layer in another)",
+                           fam->name);
+    if (dflt) {
+        m->sliding_window = fam->window;
+        if ((st = note_value(o, "sliding_window", m->sliding_window, "defaulted",
+                             "model_type: the family's default")) != PM_OK)
+            return st;
+    } else if ((st = int_field(o, "sliding_window", true, 1, PM_MAX_MODEL_DIM,
+                               &m->sliding_window)) != PM_OK)
         return st;
     m->window_period = 1;
     m->local_mask = 1;
     const char *how = "every layer";
-    const cJSON *lt = cJSON_GetObjectItemCaseSensitive(o->json, "layer_types");
     const char *pk = first_present(o, k_pattern, 2);
     int pattern = 0;
     if (pk && (st = int_field(o, pk, true, 1, 64, &pattern)) != PM_OK)
         return st;
-    const bool gemma2 = hf && mt && strcmp(mt, "gemma2") == 0;
-    const bool gemma3 = hf && mt && (strcmp(mt, "gemma3") == 0 || strcmp(mt, "gemma3_text") == 0);
+    const int fam_period = fam ? fam->window_period : 0;
     if (lt && !cJSON_IsNull(lt)) {
         if ((st = pattern_from_list(o, "layer_types", lt, m)) != PM_OK)
             return st;
         how = "layer_types";
-    } else if (pk || gemma2 || gemma3) {
-        /* Layer l is global when (l + 1) % P == 0 (Gemma-3's rule; Gemma-2's alternation,
-         * layer 0 local, is P = 2; Gemma3TextConfig's default P is 6). */
-        const int p = pk ? pattern : gemma2 ? 2 : 6;
-        how = pk ? pk : gemma2 ? "model_type gemma2: even layers local, odd layers global"
-                               : "model_type gemma3: sliding_window_pattern 6 by default";
+    } else if (pk || fam_period > 1) {
+        /* Layer l is global when (l + 1) % P == 0 (Gemma-3's rule, and the layer_types the
+         * families derive: Gemma-2's and gpt-oss's alternation, layer 0 local, is P = 2;
+         * Cohere2Config's default P is 4, Gemma3TextConfig's 6). */
+        const int p = pk ? pattern : fam_period;
+        how = pk                ? pk
+              : fam_period == 2 ? "model_type: the family's default, even layers local, odd "
+                                  "layers global"
+                                : "model_type: the family's default, every window_period-th "
+                                  "layer global";
         if (!every_pth_global(m, p)) {
             m->sliding_window = 0; /* every layer global */
             how = "the pattern makes every layer global";
         }
-    } else if (pm_obj_has(o, "use_sliding_window") && pm_obj_has(o, "max_window_layers")) {
-        /* Qwen2: the layers from max_window_layers on are local. */
-        long first = 0;
-        if ((st = pm_obj_int(o, "max_window_layers", true, 0, PM_MAX_MODEL_DIM, &first)) != PM_OK)
+    } else if (fam && fam->use_window_key) {
+        /* Qwen2, Qwen3: the layers from max_window_layers (28 by default) on are local. */
+        long first = 28;
+        const bool has_first = pm_obj_has(o, "max_window_layers");
+        if ((st = pm_obj_int(o, "max_window_layers", false, 0, PM_MAX_MODEL_DIM, &first)) !=
+            PM_OK)
             return st;
         if (first >= m->layers) {
             m->sliding_window = 0;
-            how = "max_window_layers: no layer is local";
+            how = has_first ? "max_window_layers: no layer is local"
+                            : "max_window_layers (28, the family's default): no layer is local";
         } else if (first > 0) {
             return pm_obj_fail(o, "max_window_layers", PM_ERR_UNSUPPORTED,
                                "full attention in the first %ld layers and a window in the "
-                               "other %ld is not modelled (only patterns that repeat)",
-                               first, (long)m->layers - first);
+                               "other %ld is not modelled (only patterns that repeat)%s",
+                               first, (long)m->layers - first,
+                               has_first ? "" : "; 28 is the family's default");
         }
     }
     return note_windows(o, m, how);
@@ -1052,6 +1138,7 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
 typedef struct hf_layout {
     pm_obj *attn, *ffn;
     bool dbrx;
+    const char *family; /* the text model's model_type (a wrapper's text family), or NULL */
 } hf_layout;
 
 /* keys (the first n in a HuggingFace file, the first alone in a native one), or DBRX's key. */
@@ -1117,8 +1204,12 @@ static pm_status read_head_dim(pm_obj *o, pm_model *m, const char *mt)
         m->head_dim = m->hidden / m->heads;
     if (mla)
         m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
-    bool has_head_dim = pm_obj_has(o, "head_dim");
-    if ((st = int_field(o, "head_dim", false, 1, PM_MAX_MODEL_DIM, &m->head_dim)) != PM_OK)
+    /* A HuggingFace null is absent (transformers derives it then); a native file is strict. */
+    pm_obj_declare(o, "head_dim", PM_DIM_NONE);
+    const cJSON *hd = cJSON_GetObjectItemCaseSensitive(o->json, "head_dim");
+    bool has_head_dim = hd && !(mt && cJSON_IsNull(hd));
+    if (has_head_dim &&
+        (st = int_field(o, "head_dim", true, 1, PM_MAX_MODEL_DIM, &m->head_dim)) != PM_OK)
         return st;
     if (!has_head_dim && mla &&
         (st = note_value(o, "head_dim", m->head_dim, "derived",
@@ -1168,7 +1259,16 @@ static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool
     if (!has_inter && (st = note_value(o, "intermediate_size", m->intermediate, "defaulted",
                                        "4 x hidden_size")) != PM_OK)
         return st;
-    if ((st = int_field(o, "vocab_size", true, 1, PM_MAX_MODEL_DIM, &m->vocab)) != PM_OK)
+    /* Required, except where the family's class has a default a published config relies on
+     * (Gemma-3's text_config leaves out its 262208). */
+    const hf_family *fam = hf ? hf_family_of(l->family) : NULL;
+    const bool vocab_dflt = fam && fam->vocab > 0 && !pm_obj_has(o, "vocab_size");
+    if (vocab_dflt) {
+        m->vocab = fam->vocab;
+        if ((st = note_value(o, "vocab_size", m->vocab, "defaulted",
+                             "model_type: the family's default")) != PM_OK)
+            return st;
+    } else if ((st = int_field(o, "vocab_size", true, 1, PM_MAX_MODEL_DIM, &m->vocab)) != PM_OK)
         return st;
     if ((st = int_names(o, l, k_pos, hf ? 2 : 1, "max_seq_len", false,
                         &m->max_position_embeddings)) != PM_OK)
@@ -1206,8 +1306,15 @@ static pm_status read_gate_and_tie(pm_obj *o, pm_model *m, bool hf, const char *
         }
     }
     const bool has_gated = pm_obj_has(o, "mlp_gated");
-    m->tied_embeddings = hf; /* HuggingFace's default when the key is absent */
+    /* Absent: the family's default (its configuration class's), untied in a native file. */
+    const hf_family *fam = hf ? hf_family_of(mt) : NULL;
+    m->tied_embeddings = fam && fam->tied == 1;
     const bool has_tied = pm_obj_has(o, "tie_word_embeddings");
+    if (!has_tied && fam && fam->tied < 0)
+        return pm_obj_fail(o, "tie_word_embeddings", PM_ERR_MISSING,
+                           "model_type %s: whether the LM head is the embedding is required "
+                           "(its configuration is remote code, whose default was not checked)",
+                           mt);
     if ((st = pm_obj_bool(o, "mlp_gated", false, &m->gated_mlp)) != PM_OK ||
         (st = pm_obj_bool(o, "tie_word_embeddings", false, &m->tied_embeddings)) != PM_OK)
         return st;
@@ -1215,7 +1322,10 @@ static pm_status read_gate_and_tie(pm_obj *o, pm_model *m, bool hf, const char *
                                        gated_why)) != PM_OK)
         return st;
     if (!has_tied && (st = note_value(o, "tie_word_embeddings", m->tied_embeddings, "defaulted",
-                                      hf ? "HuggingFace's default (tied)" : "untied")) != PM_OK)
+                                      !hf                    ? "untied"
+                                      : m->tied_embeddings ? "model_type: the family's default (tied)"
+                                                             : "model_type: the family's default "
+                                                               "(untied)")) != PM_OK)
         return st;
     return PM_OK;
 }
@@ -1232,6 +1342,12 @@ static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
     bool mlp_bias = fam_bias, all_bias = false;
     if (mt && strcmp(mt, "gptj") == 0)
         mlp_bias = true; /* GPT-J: fc_in and fc_out have biases, attention has none */
+    /* gpt-oss: attention_bias true by default (GptOssConfig), and its experts' gate_up_proj and
+     * down_proj always have biases (modeling_gpt_oss.py; the router's bias, one per expert,
+     * and the attention sinks, one per head, are not counted). */
+    const bool gpt_oss = mt && strcmp(mt, "gpt_oss") == 0;
+    if (gpt_oss)
+        attn_bias = qkv_bias = mlp_bias = true;
     /* One key for every projection: Falcon's "bias", StarCoder2's "use_bias" and OPT's
      * "enable_bias" (true by their families' defaults, false removes them all). */
     const char *all_key = hf && pm_obj_has(o, "bias")          ? "bias"
@@ -1265,6 +1381,11 @@ static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
         return st;
     if (pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias"))
         qkv_bias = attn_bias;
+    if (gpt_oss && !pm_obj_has(o, "mlp_bias"))
+        mlp_bias = true; /* the experts' biases whatever attention_bias says */
+    /* GLM-4.5's attention_bias is Q's, K's and V's: its o_proj has none (modeling_glm4_moe). */
+    if (mt && strcmp(mt, "glm4_moe") == 0)
+        attn_bias = false;
     /* StableLM's key for the Q, K and V biases (StableLmConfig.use_qkv_bias, false by
      * default; StableLM 2 sets it). */
     if (mt && strcmp(mt, "stablelm") == 0 &&
@@ -1318,6 +1439,12 @@ static pm_status note_biases(pm_obj *o, const pm_model *m, bool hf, const char *
          (st = note_value(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
                           all_key ? all_key : bias_why)) != PM_OK))
         return st;
+    /* A family whose attention_bias leaves O without one (GLM-4.5). */
+    if (pm_obj_has(o, "attention_bias") && m->qkv_bias && !m->o_bias &&
+        (st = note_value(o, "o_bias", 0, "derived",
+                         "model_type: attention_bias is Q's, K's and V's; o_proj has none")) !=
+            PM_OK)
+        return st;
     return PM_OK;
 }
 
@@ -1333,7 +1460,7 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
         (st = int_alias(o, k_hidden, n_alias, true, &m->hidden)) != PM_OK ||
         (st = int_names(o, l, k_heads, hf ? 2 : 1, "n_heads", true, &m->heads)) != PM_OK)
         return st;
-    const char *mt = hf ? json_string(o->json, "model_type") : NULL;
+    const char *mt = hf ? l->family : NULL;
 
     bool new_arch = false;
     const char *kv_key = NULL, *all_key = NULL;
@@ -1570,7 +1697,7 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
     pm_obj_declare(o, "description", PM_DIM_NONE);
     pm_obj_declare(o, "notes", PM_DIM_NONE);
     if (!hf) {
-        const hf_layout native = {o, o, false};
+        const hf_layout native = {o, o, false, NULL};
         if ((st = read_model_fields(o, &native, m, false)) != PM_OK)
             return st;
         return pm_obj_finish(o);
@@ -1591,8 +1718,16 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
     if ((st = hf_refuse(o)) != PM_OK || (wrapped && (st = hf_refuse(mo)) != PM_OK) ||
         (st = hf_check_family(o, &text, wrapped)) != PM_OK ||
         (st = hf_check_aliases(mo)) != PM_OK ||
-        (st = hf_open_layout(mo, &attn, &ffn, &l)) != PM_OK ||
-        (st = read_model_fields(mo, &l, m, true)) != PM_OK ||
+        (st = hf_open_layout(mo, &attn, &ffn, &l)) != PM_OK)
+        return st;
+    /* A wrapper whose text_config names no family: the wrapper's text family. */
+    l.family = json_string(mo->json, "model_type");
+    if (!l.family && wrapped) {
+        const char *wmt = json_string(o->json, "model_type");
+        const hf_family *tf = hf_family_of(wmt);
+        l.family = tf ? tf->name : wmt;
+    }
+    if ((st = read_model_fields(mo, &l, m, true)) != PM_OK ||
         (st = hf_read_quantization(o, &text, wrapped, m)) != PM_OK)
         return st;
     if (l.dbrx && ((st = hf_finish(&attn, NULL)) != PM_OK || (st = hf_finish(&ffn, NULL)) != PM_OK))

@@ -627,6 +627,10 @@ static pm_status read_scenario_keys(const cJSON *root, const char *sfile, pm_pro
     pm_obj o;
     pm_obj_init(&o, root, sfile, "$", err);
     o.prov = prov;
+    /* A scenario has no "source": its description says why it chose what it did. */
+    const cJSON *desc = cJSON_GetObjectItemCaseSensitive(root, "description");
+    if (cJSON_IsString(desc))
+        o.file_source = desc->valuestring;
     for (int k = 0; k < 4; k++)
         pm_obj_declare(&o, kind_names[k], PM_DIM_NONE);
     pm_obj_declare(&o, kind_names[PM_KIND_RUNTIME], PM_DIM_NONE);

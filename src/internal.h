@@ -66,6 +66,9 @@ struct pm_provenance {
 };
 pm_status pm_provenance_add(pm_provenance *p, const char *path, const char *file, double value,
                             const char *unit_si, const char *source);
+/* A choice made by name (pm_param_info.value_text), origin "given". */
+pm_status pm_provenance_add_text(pm_provenance *p, const char *path, const char *file,
+                                 const char *text, const char *source);
 /* pm_provenance_add with an origin other than "given" (a static string, see pm_param_info). */
 pm_status pm_provenance_add_origin(pm_provenance *p, const char *path, const char *file,
                                    double value, const char *unit_si, const char *source,

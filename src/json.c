@@ -105,10 +105,46 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
 
 #define obj_fail pm_obj_fail
 
+/* The source a provenance entry of key cites: its own (a sourced value), else none for a value
+ * from --set (the file's source is not its), else the file's. */
+static const char *entry_source(const pm_obj *o, const char *key, const char *source)
+{
+    if (source && source[0])
+        return source;
+    const pm_key_origin *k = key_origin(o, key);
+    if (k && strncmp(k->file, "--set", 5) == 0)
+        return "";
+    return o->file_source ? o->file_source : "";
+}
+
+/* The JSON path a provenance entry of key names (base: scratch). */
+static void obj_prov_path(const pm_obj *o, const char *key, char *base, size_t nb, char *path,
+                          size_t np)
+{
+    if (o->prov_root[0])
+        snprintf(base, nb, "%s%s", o->prov_root, o->path + 1);
+    else
+        pm_strlcpy(base, o->path, nb);
+    pm_json_path_key(path, np, base, key);
+}
+
 static pm_status record(pm_obj *o, const char *key, double v, const char *unit,
                         const char *source)
 {
     return pm_obj_record(o, key, v, unit, source, "given");
+}
+
+/* A choice made by name: its name in the provenance (pm_param_info.value_text). */
+static pm_status record_text(pm_obj *o, const char *key, const char *text, const char *source)
+{
+    if (!o->prov)
+        return PM_OK;
+    char path[256], base[256];
+    obj_prov_path(o, key, base, sizeof base, path, sizeof path);
+    const char *src = entry_source(o, key, source);
+    if (pm_provenance_add_text(o->prov, path, key_file(o, key), text, src) != PM_OK)
+        return obj_fail(o, key, PM_ERR_NOMEM, "out of memory recording provenance");
+    return PM_OK;
 }
 
 pm_status pm_obj_record(pm_obj *o, const char *key, double v, const char *unit,
@@ -117,12 +153,8 @@ pm_status pm_obj_record(pm_obj *o, const char *key, double v, const char *unit,
     if (!o->prov)
         return PM_OK;
     char path[256], base[256];
-    if (o->prov_root[0])
-        snprintf(base, sizeof base, "%s%s", o->prov_root, o->path + 1);
-    else
-        pm_strlcpy(base, o->path, sizeof base);
-    pm_json_path_key(path, sizeof path, base, key);
-    const char *src = source && source[0] ? source : (o->file_source ? o->file_source : "");
+    obj_prov_path(o, key, base, sizeof base, path, sizeof path);
+    const char *src = entry_source(o, key, source);
     if (pm_provenance_add_origin(o->prov, path, key_file(o, key), v, unit, src, origin) != PM_OK)
         return obj_fail(o, key, PM_ERR_NOMEM, "out of memory recording provenance");
     return PM_OK;
@@ -195,8 +227,12 @@ static void range_text(pm_range r, char *buf, size_t n)
                  r.hi_open ? ')' : ']');
 }
 
-pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **out)
+/* pm_obj_string, and the source of a sourced choice ({"value", "source"}) in *source_out (NULL
+ * when the string is plain). */
+static pm_status obj_string(pm_obj *o, const char *key, bool required, const char **out,
+                            const char **source_out)
 {
+    *source_out = NULL;
     pm_obj_declare(o, key, PM_DIM_NONE);
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, key);
     if (!it) {
@@ -205,8 +241,7 @@ pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **
         return PM_OK;
     }
     if (cJSON_IsObject(it)) { /* a sourced choice: {"value": string, "source": string} */
-        const char *source;
-        pm_status st = unwrap_sourced(o, key, it, "string", &it, &source);
+        pm_status st = unwrap_sourced(o, key, it, "string", &it, source_out);
         if (st != PM_OK)
             return st;
         if (!cJSON_IsString(it))
@@ -217,6 +252,12 @@ pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **
         return obj_fail(o, key, PM_ERR_TYPE, "expected a string (got %s)", pm_json_type_name(it));
     *out = it->valuestring;
     return PM_OK;
+}
+
+pm_status pm_obj_string(pm_obj *o, const char *key, bool required, const char **out)
+{
+    const char *source;
+    return obj_string(o, key, required, out, &source);
 }
 
 pm_status pm_obj_name_fits(pm_obj *o, const char *key, const char *name, size_t n)
@@ -256,7 +297,7 @@ pm_status pm_obj_bool(pm_obj *o, const char *key, bool required, bool *out)
         return obj_fail(o, key, PM_ERR_TYPE, "expected true or false (got %s)",
                         pm_json_type_name(it));
     *out = cJSON_IsTrue(it);
-    return PM_OK;
+    return record(o, key, *out ? 1 : 0, "1", NULL);
 }
 
 pm_status pm_obj_int(pm_obj *o, const char *key, bool required, long lo, long hi, long *out)
@@ -385,14 +426,14 @@ pm_status pm_obj_quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
 pm_status pm_obj_enum(pm_obj *o, const char *key, bool required, const char *const *names,
                       size_t n_names, int *out)
 {
-    const char *s = NULL;
-    pm_status st = pm_obj_string(o, key, required, &s);
+    const char *s = NULL, *source;
+    pm_status st = obj_string(o, key, required, &s, &source);
     if (st != PM_OK || !s)
         return st;
     for (size_t i = 0; i < n_names; i++) {
         if (strcmp(s, names[i]) == 0) {
             *out = (int)i;
-            return PM_OK;
+            return record_text(o, key, names[i], source);
         }
     }
     char list[256] = "";

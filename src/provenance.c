@@ -1,8 +1,10 @@
 /*
  * provenance.c - the provenance list: for every number a scenario resolved, its JSON path, the
- * file it was written in, its SI value and unit, and the source the file cites for it. The
+ * file it was written in, its SI value and unit (or, for a choice made by name, the name), and
+ * the source the file cites for it. The
  * object reader (json.c) records into it; the list owns copies of all its strings.
  */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -55,9 +57,26 @@ pm_status pm_provenance_add_origin(pm_provenance *p, const char *path, const cha
     it->unit_si = unit_si;
     it->value_si = value;
     it->origin = origin;
+    it->value_text = NULL;
     if (!it->path || !it->file || !it->source)
         return PM_ERR_NOMEM;
     p->n++;
+    return PM_OK;
+}
+
+pm_status pm_provenance_add_text(pm_provenance *p, const char *path, const char *file,
+                                 const char *text, const char *source)
+{
+    if (!p)
+        return PM_OK;
+    pm_status st = pm_provenance_add_origin(p, path, file, NAN, "", source, "given");
+    if (st != PM_OK)
+        return st;
+    pm_param_info *it = &p->items[p->n - 1];
+    if (!(it->value_text = keep_string(p, text))) {
+        p->n--;
+        return PM_ERR_NOMEM;
+    }
     return PM_OK;
 }
 

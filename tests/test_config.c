@@ -1625,13 +1625,14 @@ static void test_hf_gpt2_config_loads_as_is(void **state)
     assert_int_equal(k, PM_KIND_MODEL);
 }
 
-static void test_hf_config_without_tie_key_ties_embeddings(void **state)
+static void test_hf_config_without_tie_key_takes_the_familys_default(void **state)
 {
     (void)state;
     pm_model m;
     pm_error err;
-    /* transformers' PretrainedConfig defaults tie_word_embeddings to True; a config.json that
-     * leaves the key out has tied embeddings (Qwen2-0.5B's config with the key removed). */
+    /* Qwen2Config's tie_word_embeddings defaults to False (transformers' dataclass configs;
+     * only the old PretrainedConfig defaulted to True): Qwen2-0.5B's config with the key
+     * removed has an LM head of its own. */
     assert_ok(pm_model_load(HF_DIR "/qwen2-0.5b-without-tie-key-config.json", &g_opts, &m, &err),
               &err);
     assert_int_equal(m.layers, 24);
@@ -1639,7 +1640,158 @@ static void test_hf_config_without_tie_key_ties_embeddings(void **state)
     assert_int_equal(m.heads, 14);
     assert_int_equal(m.kv_heads, 2);
     assert_int_equal(m.head_dim, 64);
+    assert_false(m.tied_embeddings);
+    /* One minimal config per family: the defaults of its configuration class. */
+    static const struct {
+        const char *family;
+        bool tied;
+    } fams[] = {{"llama", false}, {"mistral", false}, {"qwen3", false}, {"gemma", true},
+                {"gemma2", true},  {"gpt2", true},     {"opt", true},    {"bloom", true},
+                {"falcon", true},  {"gptj", false},    {"gpt_bigcode", true}, {"starcoder2", true},
+                {"cohere", true},  {"phi", false},     {"stablelm", false}};
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        char text[512], path[512];
+        snprintf(text, sizeof text,
+                 "{\"model_type\": \"%s\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+                 "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": "
+                 "100}",
+                 fams[i].family);
+        write_tmp("family-tie.json", text, path, sizeof path);
+        assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+        if (m.tied_embeddings != fams[i].tied)
+            fail_msg("model_type %s: tied %d, expected %d", fams[i].family, m.tied_embeddings,
+                     fams[i].tied);
+    }
+    /* A family of remote code whose default was not checked needs the key. */
+    char path[512];
+    write_tmp("internlm2-no-tie.json",
+              "{\"model_type\": \"internlm2\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+              "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100}",
+              path, sizeof path);
+    assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.tie_word_embeddings");
+}
+
+/* The window a family's configuration class builds when the config leaves its keys out, and
+ * which layers it covers: in KV positions held per layer at an 8192-token context. */
+static void test_hf_window_defaults_of_the_family(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *family, *extra;
+        int window, local; /* of 12 layers */
+    } cases[] = {
+        /* MistralConfig: sliding_window 4096 on every layer. */
+        {"mistral", "", 4096, 12},
+        /* null is no window. */
+        {"mistral", ", \"sliding_window\": null", 0, 0},
+        /* Gemma2Config: 4096, even layers local. */
+        {"gemma2", "", 4096, 6},
+        /* Gemma3TextConfig: 4096, every 6th layer global (layers 5 and 11). */
+        {"gemma3_text", "", 4096, 10},
+        /* Cohere2Config: 4096, every 4th layer global (3, 7, 11). */
+        {"cohere2", "", 4096, 9},
+        {"cohere2", ", \"sliding_window\": 512, \"sliding_window_pattern\": 3", 512, 8},
+        /* GptOssConfig: 128, even layers local. */
+        {"gpt_oss", ", \"num_local_experts\": 4, \"num_experts_per_tok\": 2", 128, 6},
+        /* Qwen2Config: 4096, off unless use_sliding_window; then the layers from
+         * max_window_layers (28 by default: none of 12) on. */
+        {"qwen2", "", 0, 0},
+        {"qwen2", ", \"use_sliding_window\": true", 0, 0},
+        {"qwen2", ", \"use_sliding_window\": true, \"max_window_layers\": 0", 4096, 12},
+        /* Phi3Config, MixtralConfig, Starcoder2Config: None. */
+        {"phi3", "", 0, 0},
+        {"starcoder2", "", 0, 0},
+        {"llama", "", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[768], path[512];
+        snprintf(text, sizeof text,
+                 "{\"model_type\": \"%s\", \"num_hidden_layers\": 12, \"hidden_size\": 64, "
+                 "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": "
+                 "100%s}",
+                 cases[i].family, cases[i].extra);
+        write_tmp("family-window.json", text, path, sizeof path);
+        pm_model m;
+        pm_error err;
+        assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+        const int local = pm_model_local_layers(&m);
+        if (m.sliding_window != cases[i].window || local != cases[i].local)
+            fail_msg("case %zu (%s%s): window %d on %d layers, expected %d on %d", i,
+                     cases[i].family, cases[i].extra, m.sliding_window, local, cases[i].window,
+                     cases[i].local);
+    }
+    /* Qwen2-MoE with a window: the layers it covers differ between transformers versions. */
+    char path[512];
+    write_tmp("qwen2moe-window.json",
+              "{\"model_type\": \"qwen2_moe\", \"num_hidden_layers\": 12, \"hidden_size\": 64, "
+              "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+              "\"num_experts\": 4, \"num_experts_per_tok\": 2, \"use_sliding_window\": true}",
+              path, sizeof path);
+    pm_model m;
+    pm_error err;
+    assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.use_sliding_window");
+}
+
+/* Biases the family's modelling code builds whatever its keys say, a null head_dim (derived,
+ * as transformers derives it), and Gemma-3's vocabulary default. */
+static void test_hf_family_biases_head_dim_and_vocab(void **state)
+{
+    (void)state;
+    pm_model m;
+    pm_error err;
+    char path[512];
+    /* gpt-oss: attention biases by default, and its experts' always. */
+    write_tmp("gptoss-bias.json",
+              "{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+              "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+              "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"attention_bias\": false}",
+              path, sizeof path);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_false(m.qkv_bias);
+    assert_false(m.o_bias);
+    assert_true(m.mlp_bias);
+    /* GLM-4.5: attention_bias is Q's, K's and V's; o_proj has none. */
+    write_tmp("glm-bias.json",
+              "{\"model_type\": \"glm4_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+              "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+              "\"n_routed_experts\": 4, \"num_experts_per_tok\": 2, \"attention_bias\": true}",
+              path, sizeof path);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_true(m.qkv_bias);
+    assert_false(m.o_bias);
+    assert_false(m.mlp_bias);
+    /* "head_dim": null is hidden / heads in a HuggingFace file, an error in a native one. */
+    write_tmp("hd-null.json",
+              "{\"model_type\": \"mistral\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+              "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+              "\"head_dim\": null}",
+              path, sizeof path);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.head_dim, 16);
+    write_tmp("hd-null-native.json",
+              "{\"kind\": \"model\", \"name\": \"t\", \"source\": \"test\", "
+              "\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+              "\"intermediate_size\": 128, \"vocab_size\": 100, \"head_dim\": null}",
+              path, sizeof path);
+    assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_TYPE);
+    assert_string_equal(err.path, "$.head_dim");
+    /* Gemma-3's text_config may leave out its vocabulary (262208); Gemma-2's may not. */
+    write_tmp("gemma3-novocab.json",
+              "{\"model_type\": \"gemma3\", \"text_config\": {\"model_type\": \"gemma3_text\", "
+              "\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
+              "\"intermediate_size\": 128}}",
+              path, sizeof path);
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.vocab, 262208);
     assert_true(m.tied_embeddings);
+    write_tmp("gemma2-novocab.json",
+              "{\"model_type\": \"gemma2\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+              "\"num_attention_heads\": 4, \"intermediate_size\": 128}",
+              path, sizeof path);
+    assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.vocab_size");
 }
 
 /* The resolved input at path of s with its origin, or NULL. */
@@ -3285,7 +3437,9 @@ int main(void)
         cmocka_unit_test(test_hf_llama3_config_loads_as_is),
         cmocka_unit_test(test_hf_config_is_still_checked_for_duplicates_and_ranges),
         cmocka_unit_test(test_hf_gpt2_config_loads_as_is),
-        cmocka_unit_test(test_hf_config_without_tie_key_ties_embeddings),
+        cmocka_unit_test(test_hf_config_without_tie_key_takes_the_familys_default),
+        cmocka_unit_test(test_hf_window_defaults_of_the_family),
+        cmocka_unit_test(test_hf_family_biases_head_dim_and_vocab),
         cmocka_unit_test(test_hf_resolve_marks_given_defaulted_derived_and_ignored),
         cmocka_unit_test(test_cluster_resolve_marks_defaulted_optional_keys),
         cmocka_unit_test(test_hf_moe_configs_are_read_like_the_bundled_models),

@@ -28,6 +28,10 @@ static void resolve_json(const cli *c, const pm_scenario *s)
         fput_json_string(stdout, p->path);
         printf(", \"value_si\": ");
         fput_json_number(stdout, p->value_si); /* null: an ignored key that is no number */
+        if (p->value_text) { /* a choice made by name */
+            printf(", \"value_text\": ");
+            fput_json_string(stdout, p->value_text);
+        }
         const char *keys[] = {"unit_si", "origin", "file", "source"};
         const char *vals[] = {p->unit_si, p->origin, p->file, p->source};
         for (int k = 0; k < 4; k++) {
@@ -56,7 +60,11 @@ int cmd_resolve(const cli *c)
     for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
         const pm_param_info *p = pm_scenario_param(&s, i);
         fput_csv_field(stdout, p->path, false);
-        if (isnan(p->value_si)) /* an ignored key whose value is not a number */
+        if (p->value_text) { /* a choice made by name */
+            putchar(',');
+            fput_csv_field(stdout, p->value_text, false);
+            putchar(',');
+        } else if (isnan(p->value_si)) /* an ignored key whose value is not a number */
             fputs(",,", stdout);
         else
             printf(",%.9g,", p->value_si);

@@ -49,6 +49,8 @@ uint64_t scenario_digest(const pm_scenario *s)
         h = fnv1a64(h, p->path, strlen(p->path) + 1);
         h = fnv1a64(h, p->unit_si, strlen(p->unit_si) + 1);
         h = fnv1a64(h, &p->value_si, sizeof p->value_si);
+        if (p->value_text) /* a choice made by name */
+            h = fnv1a64(h, p->value_text, strlen(p->value_text) + 1);
     }
     return h;
 }
