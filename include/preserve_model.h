@@ -1504,9 +1504,18 @@ typedef struct pm_sweep_point {
     double density[PM_MODE_COUNT];         /* tokens/s/mm2 per mode, NaN likewise */
 } pm_sweep_point;
 
+/** The most values one axis may have as the front ends parse them (pm_axis_parse's max_points;
+ * the Python module also caps a whole grid at it). */
+#define PM_AXIS_MAX_POINTS 10000000
+
+/** The most worker threads a sweep runs (pm_sweep_opts.threads above it is refused; the
+ * online CPUs are capped at it). */
+#define PM_SWEEP_MAX_THREADS 256
+
 /** How to run a sweep. Zero-initialised options: all CPUs, the whole grid. */
 typedef struct pm_sweep_opts {
-    int threads;          /* worker threads; 0: the online CPUs; 1: the calling thread only */
+    int threads;          /* worker threads in [0, PM_SWEEP_MAX_THREADS]; 0: the online CPUs;
+                             1: the calling thread only */
     size_t shard_index;   /* with shard_count > 1: evaluate only slice shard_index (0-based)... */
     size_t shard_count;   /* ...of shard_count contiguous slices of the row-major order */
     size_t block_points;  /* points per block (per callback call); 0: up to 1024, fewer for

@@ -82,15 +82,27 @@ static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, cons
     return PM_OK;
 }
 
+/* A bare number (spaces around it allowed, as around a number with its unit) into *v. */
+static bool bare_number(const char *text, double *v)
+{
+    char *end;
+    *v = strtod(text, &end);
+    if (end == text || !isfinite(*v))
+        return false;
+    while (isspace((unsigned char)*end))
+        end++;
+    return *end == '\0';
+}
+
 static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec, double *out,
                              pm_error *err)
 {
     pm_error e2;
     const axis_info *ai = &axes[k];
-    /* A bare number is in the axis's display unit ("l2=8:256:8" means MiB). */
-    char *end;
-    double v = strtod(text, &end);
-    if (end != text && *end == '\0' && isfinite(v)) {
+    /* A bare number is in the axis's display unit ("l2=8:256:8" means MiB; "2 " too: the
+     * unit parser would read it as SI, 2 bytes). */
+    double v;
+    if (bare_number(text, &v)) {
         *out = v * ai->display;
     } else if ((k == PM_AXIS_SEQ ? pm_token_count_parse(text, out, &e2)
                                  : pm_quantity_parse(text, ai->dim, out, &e2)) != PM_OK) {
@@ -149,9 +161,8 @@ static pm_status parse_step(const char *text, const axis_info *ai, const char *s
         return PM_OK;
     }
     pm_error e2;
-    char *end;
-    double v = strtod(text, &end);
-    if (end != text && *end == '\0' && isfinite(v))
+    double v;
+    if (bare_number(text, &v))
         *step = v * ai->display;
     else if ((ai == &axes[PM_AXIS_SEQ] ? pm_token_count_parse(text, step, &e2)
                                : pm_quantity_parse(text, ai->dim, step, &e2)) != PM_OK)

@@ -352,6 +352,8 @@ static pm_status check_args(const pm_scenario *base, const pm_axis *axes, size_t
 static int plan_blocks(engine *e, const pm_sweep_opts *o)
 {
     int threads = o->threads > 0 ? o->threads : online_cpus();
+    if (threads > PM_SWEEP_MAX_THREADS)
+        threads = PM_SWEEP_MAX_THREADS;
     /* Default blocks: 1024 points, fewer when that would leave threads idle (8 blocks per
      * thread at least), never under 16 points (the hand-over costs a lock). */
     const size_t n_pts = e->last - e->first;
@@ -398,7 +400,7 @@ static pm_status run_threaded(engine *e, int threads, pm_sweep_fn fn, void *user
     pthread_mutex_init(&e->mu, NULL);
     pthread_cond_init(&e->cv_ready, NULL);
     pthread_cond_init(&e->cv_space, NULL);
-    pthread_t tid[256];
+    pthread_t tid[PM_SWEEP_MAX_THREADS];
     int started = 0;
     for (; started < threads; started++)
         if (pthread_create(&tid[started], NULL, worker, e) != 0)
@@ -446,6 +448,10 @@ pm_status pm_sweep_run(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     if (st != PM_OK)
         return st;
     const pm_sweep_opts o = opts ? *opts : (pm_sweep_opts){0};
+    if (o.threads < 0 || o.threads > PM_SWEEP_MAX_THREADS)
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL,
+                       "threads: expected 0 (every CPU) to %d (got %d)", PM_SWEEP_MAX_THREADS,
+                       o.threads);
     const size_t count = o.shard_count ? o.shard_count : 1;
     if (o.shard_index >= count)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,

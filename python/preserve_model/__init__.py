@@ -108,11 +108,14 @@ def _axis_spec(name, value):
         return name
     if isinstance(value, str):
         return f"{name}={value}"
-    values = np.atleast_1d(np.asarray(value, dtype=float))
+    raw = np.asarray(value)
+    if isinstance(value, bool) or raw.dtype == bool or np.iscomplexobj(raw) or np.ma.isMaskedArray(value):
+        raise TypeError(f"{name}: expected a range string or real numbers (got {value!r})")
+    values = np.atleast_1d(np.asarray(raw, dtype=float))
     if values.ndim != 1 or not values.size or not np.all(np.isfinite(values)):
         raise ValueError(f"{name}: expected a range string or finite numbers (got {value!r})")
-    return f"{name}=" + ",".join(repr(float(v)) if not float(v).is_integer() else str(int(v))
-                                for v in values)
+    return f"{name}=" + ",".join(str(int(v)) if float(v).is_integer() and abs(v) < 2**53
+                                else repr(float(v)) for v in values)
 
 
 #: The shortcuts sweep() takes besides its axes (the others name axes there).
@@ -124,10 +127,14 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
 
     axes: l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, each a range string as
     --sweep takes it ("8MiB:256MiB:8MiB", "1,4,16", "2k:64k:x2"), a sequence of numbers in the
-    column's unit (MiB for l2, GB/s for the bandwidths...), or True for the default range; in
+    column's unit (l2_capacity_MiB: MiB, l2_bandwidth_TBps and hbm_bandwidth_TBps: TB/s,
+    compute_TFLOPS: TFLOP/s, link_bandwidth_Gbps: Gb/s; units in a string are read as
+    written: "900GBps"), or True for the default range; in
     keyword order, the last varying fastest. model, accelerator and cluster are estimate()'s
     shortcuts (the other shortcuts' names are axes here: a fixed batch goes in overrides).
-    overrides and data_dir as for estimate(); threads: 0 for every CPU.
+    overrides and data_dir as for estimate(); threads: 0 for every CPU, at most 256. A grid of
+    more than 10,000,000 points is refused (its arrays would not fit; the CLI shards larger
+    ones); Ctrl-C stops a sweep.
 
     Returns a dict of numpy arrays named as the sweep CSV's columns (the axis columns such as
     l2_capacity_MiB, then serial_request_s ... density_preserve_tokens_per_s_per_mm2, then
@@ -157,24 +164,35 @@ class StepModel(_core.StepModel):
     of one decode step with context_len cached tokens; decode_times(array) a numpy array.
     A time is given for any context, also one whose KV cache would not fit the HBM: max_context
     (the longest that fits, -1 when the weights alone do not, None when all do) and
-    fits_hbm(context_len) say which do, by the rule of the estimate's fits_hbm.
+    fits_hbm(context_len) say which do, by the rule of the estimate's fits_hbm; a UserWarning
+    says so when the weights alone do not fit (at construction) and when a call's context
+    does not (once per call).
     """
 
     def __init__(self, config="llama70b", mode="preserve", overrides=None, *, data_dir=None,
                  **shortcuts):
         super().__init__(config, mode, _overrides(overrides, shortcuts), data_dir)
-        self.mode = mode
+        self._mode = mode
+
+    @property
+    def mode(self):
+        """The mode the steps are timed in (read-only: a new mode is a new StepModel)."""
+        return self._mode
 
     def decode_times(self, contexts):
         """The decode_time of each context length, as a numpy array of the same shape."""
+        if np.ma.isMaskedArray(contexts):
+            raise TypeError("contexts: a masked array (its masked values would be used)")
         arr = np.asarray(contexts)
         if arr.size and not np.issubdtype(arr.dtype, np.integer):
-            raise TypeError("contexts: expected integers")
+            raise TypeError(f"contexts: expected integers (got an array of {arr.dtype})")
         flat = super().decode_times(arr.ravel().tolist())
         return np.array(flat, dtype=np.float64).reshape(arr.shape)
 
     def fits_hbm(self, context_len):
         """Whether the weights and the KV cache at context_len fit the usable HBM."""
+        if isinstance(context_len, bool) or not isinstance(context_len, (int, np.integer)):
+            raise TypeError(f"context_len: expected an integer (got {context_len!r})")
         if context_len < 0:
             raise ValueError(f"context_len: expected >= 0 (got {context_len})")
         n = self.max_context

@@ -29,7 +29,11 @@ static PyObject *raise_error(const pm_error *err)
         return PyErr_NoMemory();
     if (text != small)
         pm_error_format(err, text, need);
-    PyObject *e = PyObject_CallFunction(Error, "s", text);
+    /* "replace": a message cut by the library may end inside a UTF-8 character, and a file
+     * name need not be UTF-8. */
+    PyObject *e = PyObject_CallFunction(Error, "N",
+                                        PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text),
+                                                             "replace"));
     if (text != small)
         PyMem_Free(text);
     if (!e)
@@ -59,6 +63,19 @@ static PyObject *raise_error(const pm_error *err)
         PyErr_SetObject(Error, e);
     Py_DECREF(e);
     return NULL;
+}
+
+/* A UserWarning of note (a library text, cut at its buffer: decoded with "replace"); 0, or -1
+ * when the warning was made an error. */
+static int warn_note(const char *note)
+{
+    PyObject *text = PyUnicode_DecodeUTF8(note, (Py_ssize_t)strlen(note), "replace");
+    if (!text)
+        return -1;
+    const char *utf8 = PyUnicode_AsUTF8(text);
+    const int rc = utf8 ? PyErr_WarnEx(PyExc_UserWarning, utf8, 1) : -1;
+    Py_DECREF(text);
+    return rc;
 }
 
 /* The strings of a sequence of str, borrowed from their objects (kept alive by *keep, a new
@@ -131,7 +148,7 @@ static int load(const char *config, PyObject *overrides, const char *data_dir, b
      * errors). */
     char note[512];
     for (size_t i = 0; warn && pm_scenario_warning(s, i, note, sizeof note); i++)
-        if (PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0) {
+        if (warn_note(note) != 0) {
             pm_scenario_release(s);
             return -1;
         }
@@ -169,7 +186,7 @@ static PyObject *estimate_json(PyObject *self, PyObject *args, PyObject *kw)
     for (size_t i = 0; st == PM_OK && !warn_failed && pm_estimate_warning(&s, &e, i, note,
                                                                            sizeof note);
          i++)
-        warn_failed = PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0;
+        warn_failed = warn_note(note) != 0;
     pm_scenario_release(&s);
     if (st != PM_OK)
         return raise_error(&err);
@@ -184,7 +201,8 @@ static PyObject *estimate_json(PyObject *self, PyObject *args, PyObject *kw)
 
 /* ---------------------------------------------------------------- sweep */
 
-/* Where the sweep callback puts the points (no Python objects: it runs without the lock). */
+/* Where the sweep callback puts the points (no Python objects: it runs without the lock, taking
+ * it only to check for Ctrl-C). */
 typedef struct collected {
     size_t n_axes, n_cols, width; /* width = n_axes + n_cols doubles per point */
     const pm_axis *axes;
@@ -192,11 +210,18 @@ typedef struct collected {
     char **errors;                /* per point: NULL, or the message of an invalid point */
     pm_sweep_tally tally;         /* the invalid and unfit points, warned once done */
     bool nomem;
+    bool interrupted;             /* a signal handler raised (KeyboardInterrupt) */
 } collected;
 
 static int collect(const pm_sweep_point *pts, size_t n, void *user)
 {
     collected *c = user;
+    /* Ctrl-C stops the sweep: the signal is checked with the GIL, once a block. */
+    PyGILState_STATE g = PyGILState_Ensure();
+    c->interrupted = PyErr_CheckSignals() != 0;
+    PyGILState_Release(g);
+    if (c->interrupted)
+        return 1;
     pm_sweep_tally_add(&c->tally, pts, n);
     for (size_t i = 0; i < n; i++) {
         const pm_sweep_point *p = &pts[i];
@@ -243,7 +268,7 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     bool loaded = false;
     collected c = {0};
     for (size_t a = 0; a < specs.n; a++)
-        if (pm_axis_parse(specs.v[a], 0, &axes[a], &err) != PM_OK) {
+        if (pm_axis_parse(specs.v[a], PM_AXIS_MAX_POINTS, &axes[a], &err) != PM_OK) {
             raise_error(&err);
             goto done;
         }
@@ -254,14 +279,19 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     bool warn_failed = false;
     for (size_t i = 0; !warn_failed && pm_sweep_warning(&s, axes, specs.n, i, note, sizeof note);
          i++)
-        warn_failed = PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0;
+        warn_failed = warn_note(note) != 0;
     if (warn_failed)
         goto done;
     const size_t n_points = pm_sweep_size(axes, specs.n);
     c = (collected){.n_axes = specs.n, .n_cols = pm_sweep_column_count(), .axes = axes};
     c.width = c.n_axes + c.n_cols;
-    if (n_points > PY_SSIZE_T_MAX / sizeof(double) / c.width) {
-        PyErr_NoMemory();
+    /* The arrays of a larger grid would not fit (the CLI shards one: --shard K/N). */
+    if (n_points > PM_AXIS_MAX_POINTS) {
+        PyErr_Format(PyExc_ValueError,
+                     "sweep: the grid has %zu points, more than %d in one call (its arrays "
+                     "would take %.3g GB; fewer values, or the CLI's --shard)",
+                     n_points == SIZE_MAX ? (size_t)0 : n_points, PM_AXIS_MAX_POINTS,
+                     (double)n_points * (double)c.width * 8e-9);
         goto done;
     }
     c.values = PyMem_RawMalloc((n_points ? n_points : 1) * c.width * sizeof *c.values);
@@ -275,6 +305,8 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     st = pm_sweep_run(&s, axes, specs.n, &opts, collect, &c, &err);
     Py_END_ALLOW_THREADS
+    if (c.interrupted) /* the exception PyErr_CheckSignals set */
+        goto done;
     if (c.nomem) {
         PyErr_NoMemory();
         goto done;
@@ -287,7 +319,7 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     for (size_t i = 0; !warn_failed && pm_sweep_tally_warning(&c.tally, axes, specs.n, i, note,
                                                                sizeof note);
          i++)
-        warn_failed = PyErr_WarnEx(PyExc_UserWarning, note, 1) != 0;
+        warn_failed = warn_note(note) != 0;
     if (warn_failed)
         goto done;
     PyObject *names = PyTuple_New((Py_ssize_t)c.width);
@@ -335,6 +367,7 @@ done:
 typedef struct {
     PyObject_HEAD
     pm_step_model *model;
+    int64_t max_context; /* pm_step_model_max_context, cached */
 } StepModel;
 
 static int step_init(StepModel *self, PyObject *args, PyObject *kw)
@@ -363,14 +396,37 @@ static int step_init(StepModel *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     st = pm_step_model_new(&s, (pm_mode)mode, &m, &err);
     Py_END_ALLOW_THREADS
-    pm_scenario_release(&s);
     if (st != PM_OK) {
+        pm_scenario_release(&s);
         raise_error(&err);
+        return -1;
+    }
+    /* Weights alone beyond the usable HBM: every step's time is of memory the device lacks. */
+    char note[512];
+    const int64_t max_context = pm_step_model_max_context(m);
+    const bool warn = max_context < 0 && pm_context_warning(&s, 0, 0, note, sizeof note);
+    pm_scenario_release(&s);
+    if (warn && warn_note(note) != 0) {
+        pm_step_model_free(m);
         return -1;
     }
     pm_step_model_free(self->model);
     self->model = m;
+    self->max_context = max_context;
     return 0;
+}
+
+/* The warning of a step whose KV cache at ctx does not fit beside the weights (once per call
+ * of decode_time or decode_times); 0, or -1 when the warning was made an error. */
+static int warn_context(const StepModel *self, long long ctx)
+{
+    if (self->max_context < 0 || ctx <= self->max_context)
+        return 0;
+    return PyErr_WarnFormat(PyExc_UserWarning, 1,
+                            "context_len %lld: the weights and KV cache exceed the usable HBM "
+                            "per device beyond max_context %lld: the time is of memory the "
+                            "device does not have",
+                            ctx, (long long)self->max_context);
 }
 
 static void step_dealloc(StepModel *self)
@@ -379,16 +435,30 @@ static void step_dealloc(StepModel *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *step_decode_time(StepModel *self, PyObject *arg)
+/* One step's time; *ctx_out the context read. */
+static PyObject *step_time(StepModel *self, PyObject *arg, long long *ctx_out)
 {
     if (!self->model)
         return PyErr_Format(PyExc_ValueError, "StepModel was not initialised");
+    if (PyBool_Check(arg) || !PyLong_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "context_len: expected an integer (got %s)",
+                            Py_TYPE(arg)->tp_name);
     long long ctx = PyLong_AsLongLong(arg);
     if (ctx == -1 && PyErr_Occurred())
         return NULL;
     if (ctx < 0)
         return PyErr_Format(PyExc_ValueError, "context_len: expected >= 0 (got %lld)", ctx);
+    *ctx_out = ctx;
     return PyFloat_FromDouble(pm_step_model_decode_time(self->model, (int64_t)ctx));
+}
+
+static PyObject *step_decode_time(StepModel *self, PyObject *arg)
+{
+    long long ctx = 0;
+    PyObject *t = step_time(self, arg, &ctx);
+    if (t && warn_context(self, ctx) != 0)
+        Py_CLEAR(t);
+    return t;
 }
 
 /* decode_times(contexts) -> list of float, for a sequence of context lengths. */
@@ -399,15 +469,21 @@ static PyObject *step_decode_times(StepModel *self, PyObject *arg)
         return NULL;
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject *out = PyList_New(n);
+    long long longest = -1;
     for (Py_ssize_t i = 0; out && i < n; i++) {
-        PyObject *t = step_decode_time(self, PySequence_Fast_GET_ITEM(seq, i));
+        long long ctx = 0;
+        PyObject *t = step_time(self, PySequence_Fast_GET_ITEM(seq, i), &ctx);
         if (!t) {
             Py_CLEAR(out);
             break;
         }
+        if (ctx > longest)
+            longest = ctx;
         PyList_SET_ITEM(out, i, t);
     }
     Py_DECREF(seq);
+    if (out && warn_context(self, longest) != 0)
+        Py_CLEAR(out);
     return out;
 }
 

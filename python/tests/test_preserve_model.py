@@ -251,6 +251,51 @@ def test_sweep_rejects_bad_axes():
         pm.sweep("llama70b", l2=[float("nan")])
 
 
+def test_sweep_refuses_what_it_cannot_hold_or_run():
+    # The thread count the engine runs (256 at most; 0 is every CPU, negatives are no count).
+    for threads in (257, -1):
+        with pytest.raises(pm.Error, match="threads: expected 0"):
+            pm.sweep("llama70b", l2="1,2", threads=threads)
+    # An axis of more values than the CLI takes, and a grid whose arrays would not fit.
+    with pytest.raises(pm.Error, match="more than 10000000 points"):
+        pm.sweep("llama70b", l2="1B:1TB:1B")
+    with pytest.raises(ValueError, match="more than 10000000 in one call"):
+        pm.sweep("llama70b", l2="1:400:1", l2_bw="1:200:1", compute="1:200:1")
+    # Complex and true/false values are no axis values.
+    with pytest.raises(TypeError):
+        pm.sweep("llama70b", l2=np.array([1 + 2j]))
+    with pytest.raises(TypeError):
+        pm.sweep("llama70b", l2=[True, False])
+
+
+def test_sweep_reads_a_bare_number_in_the_columns_unit_with_spaces_around():
+    # "2 " is 2 MiB like "2", not 2 bytes (the unit parser's reading of a bare number).
+    out = pm.sweep("llama70b", l2="1,2 ")
+    np.testing.assert_array_equal(out["l2_capacity_MiB"], [1.0, 2.0])
+
+
+def test_sweep_stops_on_ctrl_c(tmp_path):
+    # A sweep of minutes, interrupted after its start: KeyboardInterrupt, well before the end.
+    script = tmp_path / "long.py"
+    script.write_text("import time, preserve_model as pm\n"
+                      "t = time.time()\n"
+                      "try:\n"
+                      "    pm.sweep('llama70b', l2='1:3000000:1', seq='1k,2k,4k')\n"
+                      "    print('finished')\n"
+                      "except KeyboardInterrupt:\n"
+                      "    print('interrupted', time.time() - t)\n")
+    import signal
+    import sys
+    import time
+    p = subprocess.Popen([sys.executable, "-W", "ignore", str(script)], stdout=subprocess.PIPE,
+                         text=True, env=dict(os.environ),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert out.startswith("interrupted"), out
+
+
 # ---------------------------------------------------------------- step model
 
 def test_step_model_gives_the_estimates_tpot():
@@ -271,10 +316,24 @@ def test_step_model_capacity_agrees_with_the_estimate():
         r = pm.estimate("llama70b", batch=8, seq=seq)
         assert r["memory"]["fits_hbm"] == (seq <= n) == m.fits_hbm(seq)
     # HBM too small for the weights: -1, and no context fits.
-    tiny = pm.StepModel("llama70b", overrides={"accelerator.hbm_capacity_GiB": 1})
+    with pytest.warns(UserWarning, match="exceed its 1 GiB of usable HBM"):
+        tiny = pm.StepModel("llama70b", overrides={"accelerator.hbm_capacity_GiB": 1})
     assert tiny.max_context == -1 and not tiny.fits_hbm(0)
     with pytest.raises(ValueError):
         m.fits_hbm(-1)
+    for bad in (1.5, float("nan"), True):
+        with pytest.raises(TypeError):
+            m.fits_hbm(bad)
+    # A step beyond the capacity is timed, and warned once per call.
+    with pytest.warns(UserWarning, match=f"beyond max_context {n}"):
+        m.decode_time(n + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.decode_time(n)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m.decode_times([1, n + 1, n + 2])
+    assert len(w) == 1 and f"context_len {n + 2}" in str(w[0].message)
 
 
 def test_step_model_vectorised_and_growing_with_context():
@@ -288,8 +347,16 @@ def test_step_model_vectorised_and_growing_with_context():
         m.decode_time(-1)
     with pytest.raises(TypeError):
         m.decode_times([1.5])
+    with pytest.raises(TypeError):
+        m.decode_time(True)
+    with pytest.raises(TypeError):
+        m.decode_times(np.ma.array([1, 2], mask=[0, 1]))
     with pytest.raises(ValueError, match="mode"):
         pm.StepModel("llama70b", "fastest")
+    # The mode is the one the steps are timed in: not to be rewritten.
+    with pytest.raises(AttributeError):
+        m.mode = "serial"
+    assert m.mode == "preserve"
 
 
 # ---------------------------------------------------------------- errors

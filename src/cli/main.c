@@ -94,7 +94,7 @@ static int parse_field(cli *c, int opt, const char *arg)
             return EXIT_USAGE;
         c->layers = (int)v;
     } else {
-        if (!parse_count("--threads", arg, 0, 256, &v))
+        if (!parse_count("--threads", arg, 0, PM_SWEEP_MAX_THREADS, &v))
             return EXIT_USAGE;
         c->threads = (int)v;
     }

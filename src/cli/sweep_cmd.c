@@ -375,7 +375,7 @@ static int parse_axes(const cli *c, pm_axis *ax)
     memset(ax, 0, PM_SWEEP_MAX_AXES * sizeof *ax);
     for (int i = 0; i < c->n_sweeps; i++) {
         pm_error err;
-        if (pm_axis_parse(c->sweeps[i], 10000000, &ax[i], &err) != PM_OK) {
+        if (pm_axis_parse(c->sweeps[i], PM_AXIS_MAX_POINTS, &ax[i], &err) != PM_OK) {
             release_axes(ax);
             return usage_pm_error(NULL, &err);
         }
