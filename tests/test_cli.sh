@@ -263,6 +263,12 @@ check sweep-4d-rows 0 "lines=17." bash -c "echo lines=\$('$pm' --sweep l2=8MiB,1
 check sweep-5-axes 2 "at most 4 axes" "$pm" --sweep l2 --sweep batch --sweep seq --sweep link_bw --sweep hbm_bw
 check sweep-same-axis 2 "the axes must differ" "$pm" --sweep l2 --sweep batch --sweep l2
 check plot-3d 2 "one or two axes" "$pm" --sweep l2 --sweep batch --sweep seq --plot x.png
+# Every input that changes a result is in resolve and its digest: a choice made by name (a
+# datatype) and a true/false one too, so shards of different scenarios do not merge.
+check resolve-choice 0 '$.workload.kv_dtype,fp16,,given,--set workload.kv_dtype=fp16,""' "$pm" resolve --set workload.kv_dtype=fp16
+check resolve-bool 0 '$.model.tie_word_embeddings,0,1,given,' "$pm" resolve
+check digest-choice 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm' resolve --set workload.kv_dtype=fp16 | sed -n 2p); [ \"\$a\" != \"\$b\" ] && echo differ"
+check digest-bool 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm' resolve --set model.mlp_gated=false | sed -n 2p); [ \"\$a\" != \"\$b\" ] && echo differ"
 # A sweep whose every point is invalid has nothing to draw: said before gnuplot is asked (its
 # own error would be about empty axes), and the CSV is kept.
 check plot-none-valid 1 "--plot: none of the sweep's 2 points is valid (the warning above), nothing to draw; the CSV is in none.png.csv" "$pm" --config qwen3-30b-a3b --sweep ep=3,5 --plot none.png

@@ -65,6 +65,14 @@ static void test_axis_ranges_units_steps_and_lists(void **state)
     assert_int_equal(ax.n_values, 3);
     assert_rel(ax.values[2], 24.0 * 1048576.0, 1e-15);
     pm_axis_release(&ax);
+    /* Spaces around a bare number keep it bare: "2 " is 2 MiB, not 2 bytes. */
+    assert_int_equal(pm_axis_parse("l2=1,2 ", 0, &ax, NULL), PM_OK);
+    assert_int_equal(ax.n_values, 2);
+    assert_rel(ax.values[1], 2.0 * 1048576.0, 1e-15);
+    pm_axis_release(&ax);
+    assert_int_equal(pm_axis_parse("l2=8:24: 8 ", 0, &ax, NULL), PM_OK);
+    assert_int_equal(ax.n_values, 3);
+    pm_axis_release(&ax);
     assert_int_equal(pm_axis_parse("seq=2k:64k:x2", 0, &ax, NULL), PM_OK);
     assert_int_equal(ax.n_values, 6); /* tokens, k = 1024: 2048, 4096, ..., 65536 */
     assert_rel(ax.values[5], 65536.0, 1e-15);

@@ -255,6 +255,13 @@ static void test_callback_stops_and_bad_arguments(void **state)
     collect c = {0};
     pm_sweep_opts bad_shard = {.threads = 1, .shard_index = 3, .shard_count = 3};
     assert_int_equal(pm_sweep_run(&s, ax, 1, &bad_shard, on_points, &c, &err), PM_ERR_INVALID_ARG);
+    /* The thread table holds PM_SWEEP_MAX_THREADS: more, or a negative count, is refused. */
+    for (int t = 0; t < 2; t++) {
+        pm_sweep_opts bad_threads = {.threads = t ? -1 : PM_SWEEP_MAX_THREADS + 1};
+        assert_int_equal(pm_sweep_run(&s, ax, 1, &bad_threads, on_points, &c, &err),
+                         PM_ERR_RANGE);
+        assert_non_null(strstr(err.message, "threads: expected 0 (every CPU) to 256"));
+    }
     assert_int_equal(pm_sweep_run(&s, ax, 2, NULL, on_points, &c, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "twice"));
     assert_int_equal(pm_sweep_run(&s, ax, 0, NULL, on_points, &c, &err), PM_ERR_INVALID_ARG);
