@@ -81,10 +81,21 @@ pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, p
     const double dpw = pm_dies_per_wafer(k->wafer_diameter_mm, chiplet_mm2);
     const double y = pm_die_yield(k->yield_model, chiplet_mm2, k->defect_density_per_mm2,
                                   k->yield_alpha);
-    if (!(dpw >= 1.0))
+    if (!(dpw >= 1.0)) {
+        /* Name the largest part of the die: usually an L2 grown in a what-if. */
+        const double parts[] = {area.compute_mm2, area.l2_mm2, area.hbm_phy_mm2,
+                                area.link_phy_mm2, area.other_mm2};
+        static const char *const names[] = {"the compute", "the L2 (l2_capacity)",
+                                            "the HBM PHYs", "the link PHYs", "the rest"};
+        size_t big = 0;
+        for (size_t i = 1; i < PM_ARRAY_LEN(parts); i++)
+            if (parts[i] > parts[big])
+                big = i;
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost.wafer_diameter_mm",
-                       "a %g mm wafer holds no whole die of %g mm2 (got %g dies per wafer)",
-                       k->wafer_diameter_mm, chiplet_mm2, dpw);
+                       "a %g mm wafer holds no whole die of %g mm2 (got %g dies per wafer): the "
+                       "die area model gives %s %.4g mm2 of it, so there is no die cost",
+                       k->wafer_diameter_mm, chiplet_mm2, dpw, names[big], parts[big] / n);
+    }
     if (!(y > 0 && y <= 1.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
                        "the yield of a %g mm2 die is not in (0, 1] (got %g): check "

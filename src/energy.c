@@ -65,12 +65,28 @@ pm_status pm_graph_traffic(const pm_scenario *s, const pm_graph *g, pm_traffic *
     pm_ar_model ar, arf;
     pm_ar_model_init(&s->cluster, s->cluster.algorithm, &ar);
     pm_ar_model_init_fused(&s->cluster, &arf);
+    const bool stream = s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
+    pm_cost_ctx k;
+    pm_cost_ctx_init(s, &k);
     for (size_t i = 0; i < g->n_nodes; i++) {
         pm_op_cost c;
         pm_status st = pm_op_cost_compute(s, g, i, &c, err);
         if (st != PM_OK)
             return st;
-        pm_node_traffic(s, &ar, &arf, &g->nodes[i], &c, 1.0, out);
+        const pm_node *n = &g->nodes[i];
+        if (stream && n->stream == PM_STREAM_MAIN && n->prefetch >= 0 && n->l2_bytes > 0) {
+            /* A streaming consumer whose L2 is slower than its HBM reads HBM, as the schedule
+             * times it (pm_stream_consumer_cost): nothing read back from L2. */
+            pm_node plain = *n;
+            plain.l2_bytes = 0.0;
+            pm_op_cost hbm;
+            pm_op_cost_node(&k, NULL, &plain, &hbm);
+            if (pm_stream_consumer_cost(&c, &hbm) == &hbm) {
+                pm_node_traffic(s, &ar, &arf, &plain, &hbm, 1.0, out);
+                continue;
+            }
+        }
+        pm_node_traffic(s, &ar, &arf, n, &c, 1.0, out);
     }
     return PM_OK;
 }

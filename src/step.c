@@ -94,11 +94,15 @@ static void node_traffic(const pm_step_plan *p, const pm_node *n, const pm_step_
     if (p->prefetching && c->bytes > 0) {
         /* Prefetched, as pm_node_traffic counts a consumer with l2_bytes and its prefetch node:
          * the consumer's own HBM bytes and the prefetch's read, the bytes written to L2 and
-         * read back (tests/test_energy.c compares the two paths). */
+         * read back (tests/test_energy.c compares the two paths). A streaming consumer whose
+         * L2 is slower than its HBM reads HBM (pm_stream_consumer_cost, as the schedule times
+         * it): the prefetch still reads HBM and writes L2, and nothing is read back. */
+        const bool ignored = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM &&
+                             pm_stream_consumer_cost(&c->l2, &c->hbm) == &c->hbm;
         out->tr_pf = out->tr;
-        out->tr_pf.hbm_bytes = c->l2.hbm_bytes + c->pf.hbm_bytes;
+        out->tr_pf.hbm_bytes = (ignored ? c->hbm.hbm_bytes : c->l2.hbm_bytes) + c->pf.hbm_bytes;
         out->tr_pf.l2_write_bytes += c->bytes;
-        out->tr_pf.l2_read_bytes += c->bytes;
+        out->tr_pf.l2_read_bytes += ignored ? 0.0 : c->bytes;
     }
 }
 

@@ -269,6 +269,8 @@ check resolve-choice 0 '$.workload.kv_dtype,fp16,,given,--set workload.kv_dtype=
 check resolve-bool 0 '$.model.tie_word_embeddings,0,1,given,' "$pm" resolve
 check digest-choice 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm' resolve --set workload.kv_dtype=fp16 | sed -n 2p); [ \"\$a\" != \"\$b\" ] && echo differ"
 check digest-bool 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm' resolve --set model.mlp_gated=false | sed -n 2p); [ \"\$a\" != \"\$b\" ] && echo differ"
+# A die larger than the wafer has no cost: the error says which part of the die grew.
+check die-beyond-wafer 1 "the die area model gives the L2 (l2_capacity)" "$pm" --set accelerator.l2_capacity_MiB=1e9
 # A sweep whose every point is invalid has nothing to draw: said before gnuplot is asked (its
 # own error would be about empty axes), and the CSV is kept.
 check plot-none-valid 1 "--plot: none of the sweep's 2 points is valid (the warning above), nothing to draw; the CSV is in none.png.csv" "$pm" --config qwen3-30b-a3b --sweep ep=3,5 --plot none.png

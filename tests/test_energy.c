@@ -165,6 +165,28 @@ static void test_fast_traffic_equals_graph_traffic_bundled(void **state)
     }
 }
 
+/* An L2 slower than HBM (0.1 GB/s against the 910B's 1.6 TB/s): a streaming consumer reads HBM
+ * and ignores its prefetch (pm_stream_consumer_cost), so PRESERVE's step moves what serial's
+ * does from HBM plus its prefetches' reads (written to L2, never read back); the fast and graph
+ * paths agree. */
+static void test_slow_l2_traffic_reads_nothing_back(void **state)
+{
+    (void)state;
+    static const char *const sets[] = {"accelerator.l2_bandwidth_TBps=0.0001"};
+    pm_scenario s = pm_test_load("llama70b", sets, 1);
+    assert_int_equal(s.accel.prefetch_consumer, PM_CONSUMER_STREAM);
+    const int64_t ctx = s.workload.seq_len - 1;
+    const pm_traffic ser = step_traffic(&s, PM_MODE_SERIAL, ctx);
+    const pm_traffic pre = step_traffic(&s, PM_MODE_PRESERVE, ctx);
+    const pm_traffic gpre = graph_traffic(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, ctx);
+    assert_traffic_rel(&pre, &gpre, 1e-10);
+    assert_true(pre.l2_write_bytes > 0);
+    assert_rel(pre.l2_read_bytes, 0.0, 0.0);
+    assert_rel(pre.hbm_bytes, ser.hbm_bytes + pre.l2_write_bytes, 1e-12);
+    assert_rel(step_time(&s, PM_MODE_PRESERVE, ctx), step_time(&s, PM_MODE_SERIAL, ctx), 1e-12);
+    pm_scenario_release(&s);
+}
+
 /* The request's traffic in closed form equals the prefill (graph path) plus every decode step
  * summed one at a time, across the context where the KV cache stops fitting the window. */
 static void check_request_traffic(const pm_scenario *sc)
@@ -586,6 +608,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_step_energy_by_hand),
         cmocka_unit_test(test_fast_traffic_equals_graph_traffic_bundled),
+        cmocka_unit_test(test_slow_l2_traffic_reads_nothing_back),
         cmocka_unit_test(test_request_traffic_matches_brute_force),
         cmocka_unit_test(test_request_traffic_from_a_chunk_boundary),
         cmocka_unit_test(test_die_cost_of_826mm2_7nm_by_hand),
