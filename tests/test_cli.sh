@@ -269,6 +269,10 @@ check resolve-choice 0 '$.workload.kv_dtype,fp16,,given,--set workload.kv_dtype=
 check resolve-bool 0 '$.model.tie_word_embeddings,0,1,given,' "$pm" resolve
 check digest-choice 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm' resolve --set workload.kv_dtype=fp16 | sed -n 2p); [ \"\$a\" != \"\$b\" ] && echo differ"
 check digest-bool 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm' resolve --set model.mlp_gated=false | sed -n 2p); [ \"\$a\" != \"\$b\" ] && echo differ"
+# explain walks a graph of the layers it shows: the last one shown ends it, so its last window
+# runs into the LM head as only the model's last layer's does, and says so.
+check explain-last-layer 0 "Layer 1 ends the graph shown, so its last window runs into the LM head, as only the model's last layer (79) does" "$pm" explain
+check explain-last-layer-json 0 '"layers_shown": 2, "last_shown_is_layer": 79,' "$pm" explain --format json
 # A die larger than the wafer has no cost: the error says which part of the die grew.
 check die-beyond-wafer 1 "the die area model gives the L2 (l2_capacity)" "$pm" --set accelerator.l2_capacity_MiB=1e9
 # A sweep whose every point is invalid has nothing to draw: said before gnuplot is asked (its

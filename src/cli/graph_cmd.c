@@ -217,29 +217,39 @@ static void explain_head(const cli *c, const view *v, double cap, int shown, int
         printf(", \"phase\": \"%s\", \"context\": %lld, \"l2_window_bytes\": ",
                c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)v->context);
         fput_json_number(stdout, cap);
-        printf(", \"layers_shown\": %d, \"windows\": [\n", v->layers);
+        /* The last layer shown ends the graph: its windows are the model's last layer's. */
+        printf(", \"layers_shown\": %d, \"last_shown_is_layer\": %d, \"windows\": [\n",
+               v->layers, s->model.layers - 1);
         return;
     }
     printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
            c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)v->context,
            cap / MIB, s->accel.name);
-    if (shown >= s->model.layers)
+    if (shown >= s->model.layers) {
         printf("Every layer shown (0 to %d).\n\n", shown - 1);
-    else if (period == 1 && start == 1)
-        printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n\n");
+        return;
+    }
+    if (period == 1 && start == 1)
+        printf("Layers 0 and 1 shown; every later layer repeats layer 1.\n");
     else if (period == 1)
         printf("Layers 0 to %d shown (the dense layers, then MoE layers); every later layer "
-               "repeats layer %d.\n\n",
+               "repeats layer %d.\n",
                shown - 1, start);
     else {
         const int local = pm_model_local_layers(&s->model), moe = pm_model_moe_layers(&s->model);
         const bool mixed_attn = local > 0 && local < s->model.layers;
         const bool mixed_mlp = moe > 0 && moe < s->model.layers;
         printf("Layers 0 to %d shown; from layer %d on, every layer repeats the one %d before "
-               "it (%s%s%s).\n\n",
+               "it (%s%s%s).\n",
                shown - 1, start, period, mixed_attn ? "local and global attention" : "",
                mixed_attn && mixed_mlp ? ", " : "", mixed_mlp ? "dense and MoE layers" : "");
     }
+    /* The graph shown ends after layer shown - 1: its last window runs into the LM head, as
+     * only the model's last layer's does. */
+    printf("Layer %d ends the graph shown, so its last window runs into the LM head, as only the "
+           "model's last layer (%d) does; the other layers' last windows prefetch into the next "
+           "layer, as %s do.\n\n",
+           shown - 1, s->model.layers - 1, shown == 2 ? "layer 0's" : "those of the layers before");
 }
 
 int cmd_explain(const cli *c)
