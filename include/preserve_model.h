@@ -353,6 +353,9 @@ typedef struct pm_cluster {
     double fused_latency_s;               /* alpha of the fused GEMM+allreduce kernel's own
                                              communication (device-initiated); 0: link_latency_s */
     int devices_per_node;                 /* hierarchical only; divides devices */
+    pm_topology intra_node_topology;      /* hierarchical only: how a node's devices connect
+                                             (ring, full_mesh or switch; ring by default), the
+                                             intra-node phases' algorithm */
     double inter_node_bandwidth_bytes_per_s;
     double inter_node_latency_s;
     /* Expert parallelism (MoE models): the routed experts split over expert_parallel ranks,

@@ -78,12 +78,18 @@ static affine algo_coeffs(const pm_cluster *c, pm_allreduce_algo a)
         return (affine){steps * alpha, steps / bw};
     }
     case PM_AR_HIERARCHICAL: {
-        /* Intra-node reduce-scatter and all-gather around an inter-node ring of n/q bytes. */
+        /* Intra-node reduce-scatter and all-gather around an inter-node ring of n/q bytes.
+         * The intra-node phases step around a ring (q - 1 steps each), or, over a full mesh
+         * or a switch, take one step each: every device sends its n/q shares to the others at
+         * once, over a link each (a mesh) or its one link (a switch). */
         const int q = c->devices_per_node, nodes = p / q;
         const affine ring = ring_coeffs(nodes, c->inter_node_bandwidth_bytes_per_s,
                                         c->inter_node_latency_s);
-        return (affine){2.0 * (q - 1) * alpha + ring.fixed,
-                        2.0 * (q - 1) / ((double)q * bw) + ring.per_byte / q};
+        const pm_topology in = c->intra_node_topology;
+        const double steps = q <= 1 ? 0.0 : in == PM_TOPO_RING ? q - 1.0 : 1.0;
+        const double share = q <= 1 ? 0.0 : in == PM_TOPO_FULL_MESH ? 1.0 : q - 1.0;
+        return (affine){2.0 * steps * alpha + ring.fixed,
+                        2.0 * share / ((double)q * bw) + ring.per_byte / q};
     }
     case PM_AR_RING_PIPELINED:
         /* One start-up for the whole collective (the steps are pipelined), the ring's bytes. */

@@ -2056,6 +2056,25 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                               &c->inter_node_latency_s)))
         return st;
     c->devices_per_node = (int)per_node;
+    /* A hierarchy's nodes: their links decide the intra-node phases (a ring by default). */
+    int intra = PM_TOPO_RING;
+    if ((st = pm_obj_enum(o, "intra_node_topology", false, topo_names, n_topo, &intra)) != PM_OK)
+        return st;
+    if (!hier && pm_obj_has(o, "intra_node_topology"))
+        return pm_obj_fail(o, "intra_node_topology", PM_ERR_INCONSISTENT,
+                           "only meaningful with \"topology\": \"hierarchical\" (got topology "
+                           "\"%s\")",
+                           pm_topology_name(c->topology));
+    if (intra == PM_TOPO_HIERARCHICAL)
+        return pm_obj_fail(o, "intra_node_topology", PM_ERR_VALUE,
+                           "a node's devices connect as a ring, a full_mesh or a switch (got "
+                           "\"hierarchical\")");
+    if (hier && !pm_obj_has(o, "intra_node_topology") &&
+        (st = note_value(o, "intra_node_topology", PM_TOPO_RING, "defaulted",
+                         "ring: the intra-node reduce-scatter and all-gather step around a "
+                         "ring")) != PM_OK)
+        return st;
+    c->intra_node_topology = (pm_topology)intra;
     long ep = 1;
     if ((st = pm_obj_int(o, "expert_parallel", false, 1, PM_MAX_DEVICES, &ep)) ||
         (!pm_obj_has(o, "expert_parallel") &&

@@ -269,6 +269,10 @@ check resolve-choice 0 '$.workload.kv_dtype,fp16,,given,--set workload.kv_dtype=
 check resolve-bool 0 '$.model.tie_word_embeddings,0,1,given,' "$pm" resolve
 check digest-choice 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm' resolve --set workload.kv_dtype=fp16 | sed -n 2p); [ \"\$a\" != \"\$b\" ] && echo differ"
 check digest-bool 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm' resolve --set model.mlp_gated=false | sed -n 2p); [ \"\$a\" != \"\$b\" ] && echo differ"
+# A hierarchy of HCCS full-mesh nodes: its intra-node phases take one step each, not a ring's
+# seven (one node of 8: 2 x 10 us + 2 x 64 KiB / (8 x 56 GB/s) = 20.3 us, not 142 us).
+check hier-intra-mesh 0 "hierarchical 20.3 us" "$pm" --cluster ascend-multinode --devices 8
+check hier-intra-not-hier 1 '$.cluster.intra_node_topology: only meaningful with "topology": "hierarchical"' "$pm" --set cluster.intra_node_topology=ring
 # explain walks a graph of the layers it shows: the last one shown ends it, so its last window
 # runs into the LM head as only the model's last layer's does, and says so.
 check explain-last-layer 0 "Layer 1 ends the graph shown, so its last window runs into the LM head, as only the model's last layer (79) does" "$pm" explain

@@ -127,6 +127,18 @@ static void test_hierarchical_two_nodes_of_four(void **state)
     assert_rel(ar(&c, PM_AR_HIERARCHICAL, 1e6, NULL), 1.25e-4, TOL);
     assert_rel(ar(&c, PM_AR_AUTO, 1e6, &used), 1.25e-4, TOL);
     assert_int_equal(used, PM_AR_HIERARCHICAL);
+    /* Nodes whose devices are a full mesh: each intra-node phase is one step, every device
+     * sending its n/q shares over a link each: alpha + n/(qB) = 1e-5 + 2.5e-6 = 1.25e-5, twice,
+     * around the same inter-node 5e-5: 7.5e-5 s. */
+    c.intra_node_topology = PM_TOPO_FULL_MESH;
+    assert_rel(ar(&c, PM_AR_HIERARCHICAL, 1e6, NULL), 7.5e-5, TOL);
+    /* Behind a switch, one link per device: alpha + (q-1)n/(qB) = 1e-5 + 7.5e-6, twice: 8.5e-5. */
+    c.intra_node_topology = PM_TOPO_SWITCH;
+    assert_rel(ar(&c, PM_AR_HIERARCHICAL, 1e6, NULL), 8.5e-5, TOL);
+    /* One node of the full mesh: the intra-node phases alone, 2.5e-5 s. */
+    c.intra_node_topology = PM_TOPO_FULL_MESH;
+    c.devices = 4;
+    assert_rel(ar(&c, PM_AR_HIERARCHICAL, 1e6, NULL), 2.5e-5, TOL);
 }
 
 static void test_auto_small_message_picks_oneshot(void **state)
