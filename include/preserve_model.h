@@ -1184,7 +1184,9 @@ typedef struct pm_mode_result {
     double tpot_mean_s;     /* decode_s / decode steps */
     double tokens_per_s;    /* batch * decode steps / request_s (generated tokens) */
     pm_allreduce_algo allreduce; /* the algorithm used for decode allreduces */
-    double allreduce_decode_s;   /* one decode allreduce */
+    double allreduce_decode_s;   /* one decode allreduce; fused: the fused kernel's own
+                                    communication of the message, over its fused_chunks, at
+                                    the cluster's fused_latency_s */
     int fused_chunks;       /* FUSED: chunk count used */
     pm_traffic traffic;     /* one device over the request (prefill + every decode step) */
     /* The following are 0 unless pm_estimate.energy_present (resp. cost_present). */

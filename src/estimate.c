@@ -487,7 +487,12 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     r->tpot_mean_s = r->decode_s / steps;
     r->tokens_per_s = (double)wl->batch * steps / r->request_s;
     const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
-    r->allreduce_decode_s = pm_ar_model_time(&c->dec.ar, msg, &r->allreduce);
+    /* Fused: the fused kernel's own communication of the message, over its chunks, at its own
+     * start-up (fused_latency_us), not the separate allreduce it replaces. */
+    const int k = fused && r->fused_chunks > 0 ? r->fused_chunks : 1;
+    r->allreduce_decode_s =
+        fused ? k * pm_ar_model_time(&dec->ar_fused, msg / k, &r->allreduce)
+              : pm_ar_model_time(&c->dec.ar, msg, &r->allreduce);
     pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
     if (sm.end_c == last)
         *tpot_tr = sm.end_t;

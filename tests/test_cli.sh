@@ -273,6 +273,9 @@ check digest-bool 0 "differ" bash -c "a=\$('$pm' resolve | sed -n 2p); b=\$('$pm
 # seven (one node of 8: 2 x 10 us + 2 x 64 KiB / (8 x 56 GB/s) = 20.3 us, not 142 us).
 check hier-intra-mesh 0 "hierarchical 20.3 us" "$pm" --cluster ascend-multinode --devices 8
 check hier-intra-not-hier 1 '$.cluster.intra_node_topology: only meaningful with "topology": "hierarchical"' "$pm" --set cluster.intra_node_topology=ring
+# The fused row's allreduce is the fused kernel's own communication: its 11 us start-up
+# (fused_latency_us) + 4 x 8192 x 2 B / 56 GB/s = 12.17 us, not the separate allreduce's 15.2.
+check fused-own-allreduce 0 "oneshot 12.2 us, 1 chunk" "$pm"
 # explain walks a graph of the layers it shows: the last one shown ends it, so its last window
 # runs into the LM head as only the model's last layer's does, and says so.
 check explain-last-layer 0 "Layer 1 ends the graph shown, so its last window runs into the LM head, as only the model's last layer (79) does" "$pm" explain
