@@ -17,6 +17,7 @@
 
 typedef struct axis_info {
     const char *name, *column;
+    const char *path;     /* the scenario field it sets, as errors name it */
     pm_dimension dim;
     double display;       /* SI per display unit */
     double lo, hi, step;  /* default range (SI); step < 0 means geometric factor -step */
@@ -25,15 +26,15 @@ typedef struct axis_info {
 #define MIB_ (1024.0 * 1024.0)
 
 static const axis_info axes[PM_AXIS_COUNT] = {
-    {"l2", "l2_capacity_MiB", PM_DIM_BYTES, MIB_, 8 * MIB_, 256 * MIB_, 8 * MIB_},
-    {"l2_bw", "l2_bandwidth_TBps", PM_DIM_BANDWIDTH, 1e12, 1e12, 16e12, 1e12},
-    {"compute", "compute_TFLOPS", PM_DIM_COMPUTE, 1e12, 100e12, 3200e12, -2.0},
-    {"hbm_bw", "hbm_bandwidth_TBps", PM_DIM_BANDWIDTH, 1e12, 0.5e12, 8e12, 0.5e12},
-    {"link_bw", "link_bandwidth_Gbps", PM_DIM_BANDWIDTH, 1e9 / 8, 100e9 / 8, 1600e9 / 8, 100e9 / 8},
-    {"devices", "devices", PM_DIM_NONE, 1, 1, 64, -2.0},
-    {"batch", "batch", PM_DIM_NONE, 1, 1, 256, -2.0},
-    {"seq", "seq_len", PM_DIM_NONE, 1, 1024, 65536, -2.0},
-    {"ep", "expert_parallel", PM_DIM_NONE, 1, 1, 64, -2.0},
+    {"l2", "l2_capacity_MiB", "$.accelerator.l2_capacity", PM_DIM_BYTES, MIB_, 8 * MIB_, 256 * MIB_, 8 * MIB_},
+    {"l2_bw", "l2_bandwidth_TBps", "$.accelerator.l2_bandwidth", PM_DIM_BANDWIDTH, 1e12, 1e12, 16e12, 1e12},
+    {"compute", "compute_TFLOPS", "$.accelerator.peak_compute", PM_DIM_COMPUTE, 1e12, 100e12, 3200e12, -2.0},
+    {"hbm_bw", "hbm_bandwidth_TBps", "$.accelerator.hbm_bandwidth", PM_DIM_BANDWIDTH, 1e12, 0.5e12, 8e12, 0.5e12},
+    {"link_bw", "link_bandwidth_Gbps", "$.cluster.link_bandwidth", PM_DIM_BANDWIDTH, 1e9 / 8, 100e9 / 8, 1600e9 / 8, 100e9 / 8},
+    {"devices", "devices", "$.cluster.devices", PM_DIM_NONE, 1, 1, 64, -2.0},
+    {"batch", "batch", "$.workload.batch", PM_DIM_NONE, 1, 1, 256, -2.0},
+    {"seq", "seq_len", "$.workload.seq_len", PM_DIM_NONE, 1, 1024, 65536, -2.0},
+    {"ep", "expert_parallel", "$.cluster.expert_parallel", PM_DIM_NONE, 1, 1, 64, -2.0},
 };
 
 const char *pm_axis_name(pm_axis_kind k)
@@ -276,19 +277,22 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
 {
     if (!s)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario");
+    if ((int)k < 0 || k >= PM_AXIS_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad axis");
+    const char *path = axes[k].path;
     if (!(v > 0) || !isfinite(v))
-        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s must be > 0 (got %g)", pm_axis_name(k),
-                       v);
+        return pm_fail(err, PM_ERR_RANGE, NULL, path, "the %s axis's values must be > 0 (got %g)",
+                       pm_axis_name(k), v);
     if (is_count_axis(k) && fabs(v - round(v)) > 0.0)
-        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s takes integers (got %g)",
+        return pm_fail(err, PM_ERR_RANGE, NULL, path, "the %s axis takes integers (got %.17g)",
                        pm_axis_name(k), v);
     /* The loaders' bounds: beyond them the int fields would overflow. */
     const double count_max = k == PM_AXIS_DEVICES || k == PM_AXIS_EP ? (double)PM_MAX_DEVICES
                              : k == PM_AXIS_BATCH ? (double)PM_MAX_BATCH
                                                   : (double)PM_MAX_SEQ_LEN;
     if (is_count_axis(k) && v > count_max)
-        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s must be at most %.0f (got %g)",
-                       pm_axis_name(k), count_max, v);
+        return pm_fail(err, PM_ERR_RANGE, NULL, path, "must be at most %.0f (got %.0f)",
+                       count_max, v);
     switch (k) {
     case PM_AXIS_L2: s->accel.l2_capacity_bytes = v; break;
     case PM_AXIS_L2_BW: s->accel.l2_bandwidth_bytes_per_s = v; break;

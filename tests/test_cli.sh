@@ -276,6 +276,8 @@ check hier-intra-not-hier 1 '$.cluster.intra_node_topology: only meaningful with
 # The fused row's allreduce is the fused kernel's own communication: its 11 us start-up
 # (fused_latency_us) + 4 x 8192 x 2 B / 56 GB/s = 12.17 us, not the separate allreduce's 15.2.
 check fused-own-allreduce 0 "oneshot 12.2 us, 1 chunk" "$pm"
+# A sweep point beyond a loader's bound names the field and writes the count whole.
+check sweep-point-bound 0 '"$.workload.batch: must be at most 16777216 (got 33554432)"' "$pm" --sweep batch=16777216,33554432
 # explain walks a graph of the layers it shows: the last one shown ends it, so its last window
 # runs into the LM head as only the model's last layer's does, and says so.
 check explain-last-layer 0 "Layer 1 ends the graph shown, so its last window runs into the LM head, as only the model's last layer (79) does" "$pm" explain
