@@ -1268,8 +1268,10 @@ PM_API pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e,
  * The i-th (from 0) of the warnings about an estimate e of s (pm_estimate_compute's), beyond
  * pm_scenario_warning's, which every front end gives too: the weights and KV cache per device
  * exceed the usable HBM (e->fits_hbm false; the times are computed, for memory the device does
- * not have). Writes it as pm_scenario_warning does and returns true, or returns false when there
- * are at most i or s or e is NULL.
+ * not have); then a mode's average power per device above the accelerator's board power (the
+ * energies are upper bounds, and a real part would lower its clocks). Writes it as
+ * pm_scenario_warning does and returns true, or returns false when there are at most i or s or
+ * e is NULL.
  */
 PM_API bool pm_estimate_warning(const pm_scenario *s, const pm_estimate *e, size_t i, char *note,
                                 size_t n);

@@ -622,14 +622,43 @@ static void hbm_note(double weights, double kv, double usable, const int64_t *at
              where, weights / gib, kv / gib, usable / gib);
 }
 
+/* The modes whose average power per device exceeds the board power, as "serial 803 W, ..."
+ * into text; false when none does (or the part has no energy figures or board power). */
+static bool power_note(const pm_scenario *s, const pm_estimate *e, char *note, size_t n)
+{
+    const double board_W = s->accel.energy.board_power_W;
+    char modes[160] = "";
+    size_t len = 0;
+    for (int m = 0; m < PM_MODE_COUNT && e->energy_present && board_W > 0; m++)
+        if (e->modes[m].avg_power_W > board_W && len < sizeof modes)
+            len += (size_t)snprintf(modes + len, sizeof modes - len, "%s%s %.0f W",
+                                    len ? ", " : "", pm_mode_name((pm_mode)m),
+                                    e->modes[m].avg_power_W);
+    if (!len)
+        return false;
+    if (note && n)
+        snprintf(note, n,
+                 "the average power per device (%s) exceeds %s's board power %.0f W: the "
+                 "energies are upper bounds (45 nm MAC energies, docs/data-format.md) and a "
+                 "real part would lower its clocks, so its times too are optimistic",
+                 modes, s->accel.name, board_W);
+    return true;
+}
+
 bool pm_estimate_warning(const pm_scenario *s, const pm_estimate *e, size_t i, char *note,
                          size_t n)
 {
-    if (!s || !e || e->fits_hbm || i > 0)
+    if (!s || !e)
         return false;
-    hbm_note(e->weight_bytes_per_device, e->kv_bytes_per_device,
-             e->hbm_usable_bytes_per_device, NULL, note, n);
-    return true;
+    if (!e->fits_hbm) {
+        if (i == 0) {
+            hbm_note(e->weight_bytes_per_device, e->kv_bytes_per_device,
+                     e->hbm_usable_bytes_per_device, NULL, note, n);
+            return true;
+        }
+        i--;
+    }
+    return i == 0 && power_note(s, e, note, n);
 }
 
 bool pm_context_warning(const pm_scenario *s, int64_t context_len, size_t i, char *note,

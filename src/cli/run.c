@@ -220,14 +220,8 @@ static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
         printf("%-9s %12s %12s %12s %14s %14s\n", pm_mode_name((pm_mode)m), v[0], v[1], v[2],
                v[3], v[4]);
     }
-    /* Beyond the board power the energies are not physical: say so beside the figures. */
-    const double board_W = s->accel.energy.board_power_W;
-    for (int m = 0; m < PM_MODE_COUNT && e->energy_present && board_W > 0; m++)
-        if (e->modes[m].avg_power_W > board_W)
-            printf("note: %s's average power %.0f W per device exceeds the board power %.0f W: "
-                   "the energies are upper bounds (45 nm MAC energies, docs/data-format.md) "
-                   "and a real part would lower its clocks\n",
-                   pm_mode_name((pm_mode)m), e->modes[m].avg_power_W, board_W);
+    /* Beyond the board power the energies are not physical: pm_estimate_warning says so (on
+     * stderr, and in the JSON report's warnings). */
     if (!e->energy_present)
         printf("(no energy coefficients: an \"energy\" object in accelerator %s)\n",
                s->accel.name);
