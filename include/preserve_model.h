@@ -1277,9 +1277,10 @@ PM_API bool pm_estimate_warning(const pm_scenario *s, const pm_estimate *e, size
                                 size_t n);
 /**
  * pm_estimate_warning's for one step at context_len (>= 0) rather than a request: the weights
- * and the KV cache at that context (pm_footprint_compute) exceed the usable HBM of a device.
- * For the tools that show one step (a graph, a schedule). Returns false when there are at most
- * i warnings, or s is NULL, context_len negative or the footprint not computable.
+ * and the KV cache at that context (pm_footprint_compute) exceed the usable HBM of a device;
+ * then the step's position (context_len) beyond the model's max_position_embeddings. For the
+ * tools that show one step (a graph, a schedule). Returns false when there are at most i
+ * warnings, or s is NULL or context_len negative.
  */
 PM_API bool pm_context_warning(const pm_scenario *s, int64_t context_len, size_t i, char *note,
                                size_t n);

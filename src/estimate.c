@@ -664,12 +664,27 @@ bool pm_estimate_warning(const pm_scenario *s, const pm_estimate *e, size_t i, c
 bool pm_context_warning(const pm_scenario *s, int64_t context_len, size_t i, char *note,
                         size_t n)
 {
-    pm_footprint fp;
-    if (!s || context_len < 0 || i > 0 ||
-        pm_footprint_compute(s, NULL, context_len, &fp, NULL) != PM_OK ||
-        pm_footprint_fits_hbm(s, &fp))
+    if (!s || context_len < 0)
         return false;
-    hbm_note(fp.weight_bytes, fp.kv_bytes, pm_hbm_usable_bytes(s), &context_len, note, n);
+    pm_footprint fp;
+    if (pm_footprint_compute(s, NULL, context_len, &fp, NULL) == PM_OK &&
+        !pm_footprint_fits_hbm(s, &fp)) {
+        if (i == 0) {
+            hbm_note(fp.weight_bytes, fp.kv_bytes, pm_hbm_usable_bytes(s), &context_len, note,
+                     n);
+            return true;
+        }
+        i--;
+    }
+    /* The step's own context beyond the trained one (the scenario's sequence length has its
+     * warning, pm_scenario_warning's). */
+    const int trained = s->model.max_position_embeddings;
+    if (i > 0 || trained < 1 || context_len < trained)
+        return false;
+    if (note && n)
+        snprintf(note, n, "context %lld (the step's position %lld) exceeds the model's "
+                 "max_position_embeddings %d",
+                 (long long)context_len, (long long)context_len + 1, trained);
     return true;
 }
 

@@ -278,6 +278,11 @@ check hier-intra-not-hier 1 '$.cluster.intra_node_topology: only meaningful with
 check fused-own-allreduce 0 "oneshot 12.2 us, 1 chunk" "$pm"
 # A sweep point beyond a loader's bound names the field and writes the count whole.
 check sweep-point-bound 0 '"$.workload.batch: must be at most 16777216 (got 33554432)"' "$pm" --sweep batch=16777216,33554432
+# The one-step views warn once (explain and timeline load the scenario twice, timeline --compare
+# once per mode), and of the step's own context beyond the trained one.
+check views-warn-once 0 "once=1." bash -c "echo once=\$('$pm' timeline --compare -c phi3-medium 2>&1 >/dev/null | grep -c 'does not split evenly')."
+check explain-warns-once 0 "once=1." bash -c "echo once=\$('$pm' explain -c phi3-medium 2>&1 >/dev/null | grep -c 'does not split evenly')."
+check view-context-trained 0 "context 100000 (the step's position 100001) exceeds the model's max_position_embeddings 4096" "$pm" explain -c phi3-medium --context 100000
 # explain walks a graph of the layers it shows: the last one shown ends it, so its last window
 # runs into the LM head as only the model's last layer's does, and says so.
 check explain-last-layer 0 "Layer 1 ends the graph shown, so its last window runs into the LM head, as only the model's last layer (79) does" "$pm" explain

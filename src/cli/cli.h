@@ -121,9 +121,10 @@ typedef struct view {
     pm_schedule sched;   /* zero unless scheduled */
 } view;
 
-/* Loads the scenario of the options and builds its view; on failure prints the error, releases
- * what it made and returns EXIT_CONFIG. Release with view_close. */
-int view_open(const cli *c, pm_mode mode, int layers, bool schedule, view *v);
+/* Loads the scenario of the options and builds its view, with the scenario's and the step's
+ * warnings on stderr when warn; on failure prints the error, releases what it made and returns
+ * EXIT_CONFIG. Release with view_close. */
+int view_open(const cli *c, pm_mode mode, int layers, bool schedule, bool warn, view *v);
 void view_close(view *v);
 
 #endif

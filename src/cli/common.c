@@ -220,16 +220,16 @@ int64_t context_of(const cli *c, const pm_scenario *s)
     return pm_default_context(&s->workload, c->phase);
 }
 
-int view_open(const cli *c, pm_mode mode, int layers, bool schedule, view *v)
+int view_open(const cli *c, pm_mode mode, int layers, bool schedule, bool warn, view *v)
 {
     memset(v, 0, sizeof *v);
-    int rc = load(c, &v->s);
+    int rc = warn ? load(c, &v->s) : load_quiet(c, &v->s);
     if (rc)
         return rc;
     v->context = context_of(c, &v->s);
     /* A step whose KV cache outgrows the HBM is drawn all the same, and said. */
     char note[512];
-    for (size_t i = 0; pm_context_warning(&v->s, v->context, i, note, sizeof note); i++)
+    for (size_t i = 0; warn && pm_context_warning(&v->s, v->context, i, note, sizeof note); i++)
         fprintf(stderr, "warning: %s\n", note);
     v->layers = layers < v->s.model.layers ? layers : v->s.model.layers;
     v->g = pm_graph_alloc();

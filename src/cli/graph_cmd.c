@@ -15,7 +15,7 @@
 int cmd_graph(const cli *c)
 {
     view v;
-    int rc = view_open(c, c->mode, c->layers, false, &v);
+    int rc = view_open(c, c->mode, c->layers, false, true, &v);
     if (rc)
         return rc;
     char *text = NULL;
@@ -257,13 +257,13 @@ int cmd_explain(const cli *c)
     view v;
     /* Layers 0 and 1, or enough for every class of layer (explain_layers). */
     pm_scenario probe;
-    int rc = load(c, &probe);
+    int rc = load_quiet(c, &probe); /* view_open loads it again, with its warnings */
     if (rc)
         return rc;
     int start, period;
     const int shown = explain_layers(&probe.model, &start, &period);
     pm_scenario_release(&probe);
-    rc = view_open(c, PM_MODE_PRESERVE, shown, true, &v);
+    rc = view_open(c, PM_MODE_PRESERVE, shown, true, true, &v);
     if (rc)
         return rc;
     const pm_scenario *s = &v.s;

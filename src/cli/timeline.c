@@ -230,16 +230,16 @@ static int draw(const cli *c, const shown *sh, int n)
 /* Schedules the mode's three-layer graph and finds the shown layer: layer 1 when there are
  * three, else the last; a MoE model whose first layers are dense (DeepSeek-V3) shows the
  * layer after its first MoE layer, so that the all-to-alls appear. */
-static int open_shown(const cli *c, pm_mode mode, shown *sh)
+static int open_shown(const cli *c, pm_mode mode, bool warn, shown *sh)
 {
     sh->mode = mode;
     pm_scenario probe;
-    int rc = load(c, &probe);
+    int rc = load_quiet(c, &probe); /* view_open loads it again, with its warnings */
     if (rc)
         return rc;
     const int first = probe.model.experts > 0 ? probe.model.moe_first_layer : 0;
     pm_scenario_release(&probe);
-    if ((rc = view_open(c, mode, 3 + first, true, &sh->v)) != 0)
+    if ((rc = view_open(c, mode, 3 + first, true, warn, &sh->v)) != 0)
         return rc;
     const int layer = sh->v.layers >= 2 + first ? 1 + first : sh->v.layers - 1;
     sh->layer = layer;
@@ -257,7 +257,7 @@ int cmd_timeline(const cli *c)
     const pm_mode modes[2] = {c->compare ? PM_MODE_SERIAL : c->mode, PM_MODE_PRESERVE};
     const int n = c->compare ? 2 : 1;
     int opened = 0, rc = 0;
-    while (opened < n && (rc = open_shown(c, modes[opened], &sh[opened])) == 0)
+    while (opened < n && (rc = open_shown(c, modes[opened], opened == 0, &sh[opened])) == 0)
         opened++;
     if (rc == 0 && c->plot) {
         rc = draw(c, sh, n);
