@@ -76,11 +76,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_check_error(st, &err, data, size);
         fz_check_located(st, &err);
     } else {
-        /* Every recorded input is a finite SI value. */
+        /* Every recorded input is a finite SI value, or a choice made by name. */
         for (size_t i = 0; i < prov->n; i++)
             FZ_ASSERT(isfinite(prov->items[i].value_si) ||
                           (isnan(prov->items[i].value_si) &&
-                           strcmp(prov->items[i].origin, "ignored") == 0),
+                           (strcmp(prov->items[i].origin, "ignored") == 0 ||
+                            (prov->items[i].value_text && prov->items[i].value_text[0]))),
                       "%s recorded as %g", prov->items[i].path, prov->items[i].value_si);
         if (FZ_KIND == PM_KIND_RUNTIME)
             fz_check_runtime(&s, root);

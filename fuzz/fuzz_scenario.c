@@ -34,9 +34,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               pm_file_kind_name(kind));
     for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
         const pm_param_info *p = pm_scenario_param(&s, i);
-        /* NaN only for an ignored key whose value is not a number (the header's contract). */
+        /* NaN only for an ignored key whose value is not a number, or a choice made by name
+         * (its value_text; the header's contract). */
         FZ_ASSERT(p && (isfinite(p->value_si) ||
-                        (isnan(p->value_si) && strcmp(p->origin, "ignored") == 0)),
+                        (isnan(p->value_si) && (strcmp(p->origin, "ignored") == 0 ||
+                                                (p->value_text && p->value_text[0])))),
                   "parameter %zu (%s) not finite", i, p ? p->path : "?");
     }
     fz_evaluate(&s, data, size);

@@ -338,6 +338,11 @@ static pm_status check_references(const pm_graph *g, const char *f, pm_error *er
             return pm_fail(err, PM_ERR_INCONSISTENT, f, path,
                            "\"prefetch\" must name an earlier Prefetch node");
     }
+    /* The rest of what the scheduler requires (pm_graph_check: a trigger is a collective, a
+     * consumer on the main stream, ...), said as a load error of the file. */
+    pm_error ck;
+    if (pm_graph_check(g, &ck) != PM_OK)
+        return pm_fail(err, PM_ERR_INCONSISTENT, f, ck.path, "%s", ck.message);
     return PM_OK;
 }
 

@@ -506,6 +506,15 @@ static void test_from_json_rejects_bad_graphs(void **state)
                   "{\"name\":\"W\",\"op\":\"MatMul\",\"weight_bytes\":5,\"prefetch\":1}],"
                   "\"edges\":[{\"from\":0,\"to\":2}]}",
                   PM_ERR_INCONSISTENT, "$.nodes[1]");
+    /* a prefetch triggered by a node that is no collective (the scheduler would refuse it;
+     * the fuzzer found a graph that loaded and then did not schedule) */
+    expect_reject("{\"kind\":\"graph\",\"nodes\":["
+                  "{\"name\":\"E\",\"op\":\"MatMul\",\"weight_bytes\":10},"
+                  "{\"name\":\"PF\",\"op\":\"Prefetch\",\"stream\":\"prefetch\","
+                  "\"weight_bytes\":5,\"consumer\":2,\"trigger\":0},"
+                  "{\"name\":\"W\",\"op\":\"MatMul\",\"weight_bytes\":5,\"prefetch\":1}],"
+                  "\"edges\":[{\"from\":0,\"to\":2}]}",
+                  PM_ERR_INCONSISTENT, "$.nodes[1].trigger");
     /* an unknown op */
     expect_reject("{\"kind\":\"graph\",\"nodes\":[{\"name\":\"X\",\"op\":\"Conv2D\"}]}",
                   PM_ERR_VALUE, "$.nodes[0]");
