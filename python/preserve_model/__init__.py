@@ -25,6 +25,7 @@ line, column, status and message say where and what.
 
 import json
 import numbers
+import os
 
 import numpy as np
 
@@ -69,22 +70,57 @@ def _text(value):
     raise TypeError(f"override values are str, int, float or bool (got {type(value).__name__})")
 
 
+#: The shortcuts that are counts, read as the CLI's --batch, --devices and --ep read theirs.
+_COUNT_SHORTCUTS = ("devices", "ep", "batch")
+
+
+def _shortcut_text(key, value):
+    """A shortcut's value as its CLI option takes it: a count is an integer, or text that
+    starts with a decimal digit, as --batch refuses "0x10", "+4" and " 8"; names and seq as
+    --set."""
+    if key in _COUNT_SHORTCUTS:
+        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
+            raise TypeError(f"{key}: expected an integer (got {value!r})")
+        text = str(int(value)) if isinstance(value, numbers.Integral) else value
+        digits = text[1:] if text.startswith(".") else text
+        if not digits[:1].isdigit() or not digits[:1].isascii() or digits[:2] in ("0x", "0X"):
+            raise ValueError(f"{key}: expected a decimal integer (got {value!r})")
+        return text
+    if key in ("model", "accelerator", "cluster"):
+        value = os.fspath(value) if isinstance(value, os.PathLike) else value
+    return _text(value)
+
+
 def _overrides(overrides, shortcuts):
     """The "path=value" strings of overrides (a dict of paths, or "path=value" strings as
     --set takes them) and of the keyword shortcuts, in order."""
     if isinstance(overrides, str):
         overrides = [overrides]
     if isinstance(overrides, (list, tuple)):
-        out = [str(o) for o in overrides]
-    else:
+        if not all(isinstance(o, str) for o in overrides):
+            raise TypeError("overrides: a list holds \"path=value\" strings")
+        out = list(overrides)
+    elif overrides is None or isinstance(overrides, dict):
         out = [f"{key}={_text(value)}" for key, value in (overrides or {}).items()]
+    else:
+        raise TypeError("overrides: expected a dict {path: value}, a list of \"path=value\" "
+                        f"strings or None (got {type(overrides).__name__})")
     for key, value in shortcuts.items():
         if key not in SHORTCUTS:
             raise TypeError(
                 f"unknown keyword '{key}' (shortcuts: {', '.join(SHORTCUTS)}; any other field "
                 f"goes in overrides={{'path': value}}, e.g. 'accelerator.l2_capacity_MiB')")
-        out.append(f"{SHORTCUTS[key]}={_text(value)}")
+        out.append(f"{SHORTCUTS[key]}={_shortcut_text(key, value)}")
     return out
+
+
+def _path(name, value):
+    """A config or data_dir argument: a str or an os.PathLike."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    raise TypeError(f"{name}: expected a str or a path (got {type(value).__name__})")
 
 
 def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
@@ -98,7 +134,8 @@ def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
     tokens_per_s, allreduce_algorithm, allreduce_decode_s), speedup, shard, memory.
     Raises Error for a load or model error.
     """
-    return json.loads(_core.estimate_json(config, _overrides(overrides, shortcuts), data_dir))
+    return json.loads(_core.estimate_json(_path("config", config), _overrides(overrides, shortcuts),
+                                          _path("data_dir", data_dir)))
 
 
 def _axis_spec(name, value):
@@ -147,7 +184,8 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
     if not axes:
         raise TypeError("sweep: name at least one axis, e.g. l2='8MiB:256MiB:8MiB'")
     specs = [_axis_spec(name, value) for name, value in axes.items()]
-    names, data, errors = _core.sweep(config, specs, _overrides(overrides, shortcuts), data_dir,
+    names, data, errors = _core.sweep(_path("config", config), specs,
+                                      _overrides(overrides, shortcuts), _path("data_dir", data_dir),
                                       threads)
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
@@ -171,7 +209,8 @@ class StepModel(_core.StepModel):
 
     def __init__(self, config="llama70b", mode="preserve", overrides=None, *, data_dir=None,
                  **shortcuts):
-        super().__init__(config, mode, _overrides(overrides, shortcuts), data_dir)
+        super().__init__(_path("config", config), mode, _overrides(overrides, shortcuts),
+                         _path("data_dir", data_dir))
         self._mode = mode
 
     @property

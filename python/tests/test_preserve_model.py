@@ -171,6 +171,26 @@ def test_cluster_and_ep_shortcuts_are_the_clis():
     assert m["moe"]["experts_read_per_step"] > 0
 
 
+def test_shortcuts_and_arguments_are_checked_as_the_cli_checks_them(tmp_path):
+    # A count shortcut is read as --batch reads it: no hexadecimal, sign or leading space.
+    for bad in ("0x10", "+4", " 8"):
+        with pytest.raises(ValueError, match="batch: expected a decimal integer"):
+            pm.estimate("llama70b", batch=bad)
+    for bad in (True, 1.5):
+        with pytest.raises(TypeError, match="batch: expected an integer"):
+            pm.estimate("llama70b", batch=bad)
+    assert pm.estimate("llama70b", batch="8")["inputs"]["batch"] == 8
+    # overrides of another type name the parameter; paths may be os.PathLike.
+    for bad in ({"a", "b"}, 5, b"x=1"):
+        with pytest.raises(TypeError, match="overrides"):
+            pm.estimate("llama70b", bad)
+    import pathlib
+    assert pm.estimate(pathlib.Path("llama70b.json"),
+                       data_dir=pathlib.Path(pm.data_dir()))["scenario"] == "llama70b"
+    with pytest.raises(TypeError, match="config"):
+        pm.estimate(42)
+
+
 def test_seq_counts_k_as_1024():
     assert pm.estimate("llama70b", seq="16k")["inputs"]["seq_len"] == 16384
 
