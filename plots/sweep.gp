@@ -24,6 +24,16 @@ XT = ""
 if (xlog) { set logscale x 2; XT = ":xtic(strcol(xcol))"; set xtics rotate by 30 right font ",9" }
 set autoscale xfix
 set offsets graph 0.02, graph 0.02, 0, 0
+# One value on the axis (one point, or one valid point among NaN rows): a range around it, where
+# gnuplot would warn of an empty one.
+stats csv using (column("serial_request_s") == column("serial_request_s") ? column(xcol) : NaN) nooutput
+if (STATS_min == STATS_max) {
+    x_one = STATS_min
+    if (xlog) { set xrange [x_one / 2 : x_one * 2] } else {
+        x_half = x_one != 0 ? abs(x_one) / 2 : 1
+        set xrange [x_one - x_half : x_one + x_half]
+    }
+}
 if (!exists("have_cost")) have_cost = 1
 if (!exists("have_energy")) have_energy = 1
 if (!exists("have_area")) have_area = 1

@@ -318,6 +318,8 @@ if command -v gnuplot >/dev/null; then
     check plot-heatmap-one-row 0 "wrote row.png" "$pm" --sweep batch=4 --sweep seq=1Ki,2Ki --plot row.png
     check plot-heatmap-csv 0 "same" bash -c "'$pm' --sweep batch=1,4,16 --sweep seq=1Ki,2Ki | cmp - <(grep -v '^\$' grid.png.csv) && echo same"
     check plot-heatmap-blocks 0 "blank=6." bash -c "echo blank=\$(grep -c '^\$' grid.png.csv)."
+    # One valid point: a range around it, and no gnuplot warning of an empty range.
+    check plot-one-point 0 "quiet=0." bash -c "echo quiet=\$('$pm' --sweep batch=4 --plot one.png 2>&1 >/dev/null | grep -c -i 'warning')."
     # An accelerator with no cost, energy or area data: those panels say so, the figure draws.
     check plot-sweep-no-blocks 0 "wrote minimal.png" "$pm" --accelerator "$root/tests/configs/valid/accelerator-minimal.json" --sweep l2=8MiB:64MiB:8MiB --plot minimal.png
     check plot-timeline 0 "wrote tl.pdf" "$pm" timeline --plot tl.pdf
