@@ -287,6 +287,12 @@ check view-context-trained 0 "context 100000 (the step's position 100001) exceed
 # runs into the LM head as only the model's last layer's does, and says so.
 check explain-last-layer 0 "Layer 1 ends the graph shown, so its last window runs into the LM head, as only the model's last layer (79) does" "$pm" explain
 check explain-last-layer-json 0 '"layers_shown": 2, "last_shown_is_layer": 79,' "$pm" explain --format json
+# Mistral-Small-3.1's published config (a mistral3 wrapper whose text_config has no
+# tie_word_embeddings: MistralConfig's default, untied). By hand, one byte a weight (int8), one
+# device: per layer Q 5120 x 4096 + K, V 2 x 5120 x 1024 + O 4096 x 5120 + MLP 3 x 5120 x 32768
+# = 555,745,280, x 40 = 22,229,811,200; embedding and LM head 2 x 131072 x 5120 =
+# 1,342,177,280: 23,571,988,480 (the tied default gave 22,900,899,840).
+check hf-untied-by-family 0 '"weight_bytes_per_device": 23571988480,' "$pm" -c llama8b --model "$root/tests/configs/hf/mistral-small-3.1-24b-config.json" --devices 1 --format json
 # A die larger than the wafer has no cost: the error says which part of the die grew.
 check die-beyond-wafer 1 "the die area model gives the L2 (l2_capacity)" "$pm" --set accelerator.l2_capacity_MiB=1e9
 # A sweep whose every point is invalid has nothing to draw: said before gnuplot is asked (its
