@@ -143,6 +143,8 @@ typedef struct pm_model {
     int sparse_vert_stride;  /* blocksparse_vert_stride, >= 1 */
     bool sparse_homo_head;   /* blocksparse_homo_head_pattern: every head reads the same blocks */
     int max_position_embeddings; /* the context the model was trained for; 0: not given */
+    int learned_positions;   /* rows of a learned absolute position embedding (GPT-2, OPT,
+                                StarCoder), whole on every device; 0: none (rotary, ALiBi) */
     /* Multi-head latent attention (DeepSeek-V2/V3), when kv_lora_rank >= 1: each layer caches
      * one latent of kv_lora_rank + qk_rope_head_dim elements per position, shared by every
      * head and so replicated on every tensor-parallel rank; decode runs the absorbed form. */
@@ -974,7 +976,8 @@ typedef struct pm_footprint {
     double layer_weight_bytes; /* attention + MLP */
     double lm_head_bytes;      /* the LM head's rows on this device */
     double embedding_bytes;    /* the input embedding's rows on this device, vocabulary-parallel
-                                  like the LM head (0 when tied to it) */
+                                  like the LM head (0 when tied to it), and a learned position
+                                  embedding's, whole */
     double weight_bytes;       /* layers x layer + LM head + embedding (MoE: the dense layers x
                                   layer_weight_bytes + moe_layers x moe_layer_weight_bytes) */
     double kv_bytes_per_token; /* K and V of one position of every sequence of the batch, one

@@ -1273,6 +1273,24 @@ static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool
     if ((st = int_names(o, l, k_pos, hf ? 2 : 1, "max_seq_len", false,
                         &m->max_position_embeddings)) != PM_OK)
         return st;
+    /* Learned absolute positions: GPT-2's and StarCoder's wpe (n_positions rows, 1024 by their
+     * classes' default), OPT's embed_positions (max_position_embeddings + 2: its offset, 2048
+     * by default). The others rotate (RoPE) or bias (ALiBi) and hold no table. */
+    const char *pfam = hf ? l->family : NULL;
+    const bool gpt2 = pfam && (strcmp(pfam, "gpt2") == 0 || strcmp(pfam, "gpt_bigcode") == 0);
+    const bool opt = pfam && strcmp(pfam, "opt") == 0;
+    if (gpt2 || opt) {
+        const int n = m->max_position_embeddings > 0 ? m->max_position_embeddings
+                      : opt                         ? 2048
+                                                    : 1024;
+        m->learned_positions = opt ? n + 2 : n;
+        if ((st = note_value(o, "learned_positions", m->learned_positions, "derived",
+                             opt ? "model_type opt: a learned position embedding of "
+                                   "max_position_embeddings + 2 rows"
+                                 : "model_type: a learned position embedding of n_positions "
+                                   "rows")) != PM_OK)
+            return st;
+    }
     return PM_OK;
 }
 

@@ -70,7 +70,9 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
     out->lm_head_bytes = shard->vocab_cols * h * ew;
     /* The embedding is vocabulary-parallel like the LM head (Megatron's and vLLM's
      * VocabParallelEmbedding): each device holds its rows. */
-    out->embedding_bytes = md->tied_embeddings ? 0.0 : shard->vocab_cols * h * ew;
+    /* A learned position embedding (GPT-2, OPT) is whole on every device (vLLM's nn.Embedding). */
+    out->embedding_bytes = (md->tied_embeddings ? 0.0 : shard->vocab_cols * h * ew) +
+                           (double)md->learned_positions * h * ew;
     out->weight_bytes = md->layers * out->layer_weight_bytes + out->lm_head_bytes +
                         out->embedding_bytes;
     if (md->experts > 0) {

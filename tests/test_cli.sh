@@ -293,6 +293,12 @@ check explain-last-layer-json 0 '"layers_shown": 2, "last_shown_is_layer": 79,' 
 # = 555,745,280, x 40 = 22,229,811,200; embedding and LM head 2 x 131072 x 5120 =
 # 1,342,177,280: 23,571,988,480 (the tied default gave 22,900,899,840).
 check hf-untied-by-family 0 '"weight_bytes_per_device": 23571988480,' "$pm" -c llama8b --model "$root/tests/configs/hf/mistral-small-3.1-24b-config.json" --devices 1 --format json
+# GPT-2 (124 M) holds a learned position embedding beside its tied one, whole on the device. By
+# hand, one byte a weight and a bias: per layer c_attn 768 x 2304 + 2304, c_proj 768 x 768 +
+# 768, c_fc 768 x 3072 + 3072, mlp c_proj 3072 x 768 + 768 = 7,084,800, x 12 = 85,017,600;
+# wte 50257 x 768 = 38,597,376 (tied: the LM head), wpe 1024 x 768 = 786,432: 124,401,408, the
+# published 124,439,808 parameters less the LayerNorms' 38,400.
+check hf-learned-positions 0 '"weight_bytes_per_device": 124401408,' "$pm" -c llama8b --model "$root/tests/configs/hf/gpt2-config.json" --devices 1 --format json
 # A die larger than the wafer has no cost: the error says which part of the die grew.
 check die-beyond-wafer 1 "the die area model gives the L2 (l2_capacity)" "$pm" --set accelerator.l2_capacity_MiB=1e9
 # A sweep whose every point is invalid has nothing to draw: said before gnuplot is asked (its
