@@ -40,8 +40,16 @@ if (!exists("have_area")) have_area = 1
 # Fixed margins, so the panels of a column share their x axis.
 set lmargin 12
 set rmargin 3
-# The scenario's own value of the axis: a dashed line (arrow 1).
-BASE_ARROW = "if (baselabel ne \"\") { set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555' }"
+# The scenario's own value of the axis: a dashed line (arrow 1), drawn only where it lies on
+# the swept range (an arrow at a value beyond it is not clipped: it stood in the gutter between
+# the panels); beyond it, the key says so instead.
+base_on = 0
+if (baselabel ne "") {
+    stats csv using (column(xcol)) nooutput
+    base_on = base >= STATS_min && base <= STATS_max
+    if (!base_on) { baselabel = baselabel.sprintf(" (%s the swept range: not drawn)", base < STATS_min ? "below" : "above") }
+}
+BASE_ARROW = "if (base_on) { set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555' }"
 eval BASE_ARROW
 # A ring around each point of the column c whose weights and KV cache exceed the HBM (every
 # point is plotted, the ring sized 0 where it fits: a data set with none would warn).
