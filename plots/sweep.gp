@@ -27,12 +27,16 @@ set offsets graph 0.02, graph 0.02, 0, 0
 # One value on the axis (one point, or one valid point among NaN rows): a range around it, where
 # gnuplot would warn of an empty one.
 stats csv using (column("serial_request_s") == column("serial_request_s") ? column(xcol) : NaN) nooutput
-if (STATS_min == STATS_max) {
-    x_one = STATS_min
-    if (xlog) { set xrange [x_one / 2 : x_one * 2] } else {
+# The range drawn (x_lo to x_hi): the valid points' (what autoscale takes), or the range set here.
+x_lo = STATS_min
+x_hi = STATS_max
+if (x_lo == x_hi) {
+    x_one = x_lo
+    if (xlog) { x_lo = x_one / 2; x_hi = x_one * 2 } else {
         x_half = x_one != 0 ? abs(x_one) / 2 : 1
-        set xrange [x_one - x_half : x_one + x_half]
+        x_lo = x_one - x_half; x_hi = x_one + x_half
     }
+    set xrange [x_lo : x_hi]
 }
 if (!exists("have_cost")) have_cost = 1
 if (!exists("have_energy")) have_energy = 1
@@ -43,12 +47,8 @@ set rmargin 3
 # The scenario's own value of the axis: a dashed line (arrow 1), drawn only where it lies on
 # the swept range (an arrow at a value beyond it is not clipped: it stood in the gutter between
 # the panels); beyond it, the key says so instead.
-base_on = 0
-if (baselabel ne "") {
-    stats csv using (column(xcol)) nooutput
-    base_on = base >= STATS_min && base <= STATS_max
-    if (!base_on) { baselabel = baselabel.sprintf(" (%s the swept range: not drawn)", base < STATS_min ? "below" : "above") }
-}
+base_on = baselabel ne "" && base >= x_lo && base <= x_hi
+if (baselabel ne "" && !base_on) { baselabel = baselabel.sprintf(" (%s the swept range: not drawn)", base < x_lo ? "below" : "above") }
 BASE_ARROW = "if (base_on) { set arrow 1 from first base, graph 0 to first base, graph 1 nohead dashtype 2 lw 1.5 lc rgb '#555555' }"
 eval BASE_ARROW
 # A ring around each point of the column c whose weights and KV cache exceed the HBM (every
