@@ -293,6 +293,11 @@ typedef struct pm_accelerator {
                                                weights, wider activations); 0: free */
     double attention_hbm_efficiency_frac;   /* [0, 1], what the attention kernel's KV reads
                                                achieve; 0: kernel_hbm_efficiency_frac */
+    /* [0, 1], the fraction of each datatype's peak the attention kernels' matrix products reach
+     * (FlashAttention-class prefill, a compute-bound MLA decode), which run below the GEMMs'
+     * efficiency (softmax between the two products, causal tiles); 0: the GEMMs'
+     * (compute_efficiency_frac, or the datatype's compute_efficiency_dtype_frac). */
+    double attention_compute_efficiency_frac;
     double attention_latency_s;             /* >= 0, the fixed time of a decode attention
                                                kernel beyond its roofline (split-KV reduction,
                                                ramp and tail); 0: none (the paper's NPU) */

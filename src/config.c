@@ -1992,6 +1992,8 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
                               &a->kernel_hbm_efficiency_frac)) ||
         (st = quantity(o, "attention_hbm_efficiency", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
                               &a->attention_hbm_efficiency_frac)) ||
+        (st = quantity(o, "attention_compute_efficiency", PM_DIM_FRACTION, false,
+                              PM_RANGE_FRACTION, &a->attention_compute_efficiency_frac)) ||
         (st = quantity(o, "attention_latency", PM_DIM_TIME, false, NONNEGATIVE,
                               &a->attention_latency_s)) ||
         (st = quantity(o, "dequant_rate", PM_DIM_COMPUTE, false, NONNEGATIVE,
@@ -2245,7 +2247,9 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
     if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
         !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac) ||
         !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0) ||
-        !(a->attention_hbm_efficiency_frac >= 0.0 && a->attention_hbm_efficiency_frac <= 1.0))
+        !(a->attention_hbm_efficiency_frac >= 0.0 && a->attention_hbm_efficiency_frac <= 1.0) ||
+        !(a->attention_compute_efficiency_frac >= 0.0 &&
+          a->attention_compute_efficiency_frac <= 1.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
                        "efficiency fractions must be in (0, 1]");
     for (int d = 0; d < PM_DTYPE_COUNT; d++)

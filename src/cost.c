@@ -3,7 +3,9 @@
  *
  *   t = max(F / (P_peak * eta), sum over sources of bytes / BW) + t_launch
  *
- * with HBM and L2 as separate sources. The attention kernel's KV reads are strided when a
+ * with HBM and L2 as separate sources; eta is the GEMMs' efficiency, an attention kernel's own
+ * where the accelerator gives one (attention_compute_efficiency_frac: FlashAttention-class
+ * kernels reach less of the peak than GEMMs). The attention kernel's KV reads are strided when a
  * device holds more than one KV head and then reach only kv_strided_efficiency of the HBM
  * bandwidth; the prefetch engine streams in bulk and does not suffer this. Prefetched bytes are
  * read at the L2 bandwidth, not for free. GEMMs whose operands do not fit on chip pay the
@@ -47,6 +49,10 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
                                ? a->compute_efficiency_dtype_frac[d]
                                : a->compute_efficiency_frac;
         k->peak[d] = pm_peak_compute(a, (pm_dtype)d) * eff;
+        k->att_peak[d] = pm_peak_compute(a, (pm_dtype)d) *
+                         (a->attention_compute_efficiency_frac > 0
+                              ? a->attention_compute_efficiency_frac
+                              : eff);
         const double e = pm_dtype_bytes((pm_dtype)d) > 0 ? pm_dtype_bytes((pm_dtype)d) : 1.0;
         k->elem[d] = e;
         k->tile_root[d] = sqrt(a->l2_capacity_bytes / e);
@@ -82,7 +88,10 @@ static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
     const pm_scenario *s = k->s;
     roof_in ri = {0};
     const bool dt = (int)n->dtype >= 0 && n->dtype < PM_DTYPE_COUNT;
-    const double peak = dt ? k->peak[n->dtype] : 0.0;
+    /* An attention kernel's products run at its own efficiency (the accelerator's
+     * attention_compute_efficiency_frac), the GEMMs' where the accelerator gives none. */
+    const double peak =
+        !dt ? 0.0 : n->kind == PM_NODE_ATTENTION ? k->att_peak[n->dtype] : k->peak[n->dtype];
     ri.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
     const bool gemm = n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE;
     if (gemm && n->m > 0) {

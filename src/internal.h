@@ -376,6 +376,7 @@ double pm_causal_pairs(const pm_model *m, bool local, int64_t n);
 typedef struct pm_cost_ctx {
     const pm_scenario *s;
     double peak[PM_DTYPE_COUNT];      /* the peak per datatype x compute efficiency */
+    double att_peak[PM_DTYPE_COUNT];  /* the same at the attention kernels' efficiency */
     double elem[PM_DTYPE_COUNT];      /* an element's bytes (1 for a datatype without) */
     double tile_root[PM_DTYPE_COUNT]; /* sqrt(L2 capacity / element bytes): the tiling bound */
     double bw;                        /* operators' HBM bandwidth */

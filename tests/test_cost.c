@@ -276,6 +276,39 @@ static void test_attention_latency_and_strided_gate(void **state)
     assert_rel(cost(&s, &a).total_s, 1.086e-3, TOL);
 }
 
+/* An attention kernel's products at its own fraction of the peak
+ * (attention_compute_efficiency_frac: FlashAttention-3 reaches 0.62 of an H100's peak where
+ * its GEMMs reach 0.80), the GEMMs' efficiency where the accelerator gives none; GEMMs and
+ * other kernels keep theirs. The hand accelerator: 1e15 int8 op/s. */
+static void test_attention_compute_at_its_own_efficiency(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.accel.compute_efficiency_frac = 0.8;
+    pm_node a = node(PM_NODE_ATTENTION), m = node(PM_NODE_MATMUL);
+    a.flop = m.flop = 1.6e12;
+    a.kv_bytes = 1e6; /* 1e-6 s of reads: compute-bound */
+    /* No figure: the GEMMs' 0.8, 1.6e12 / (1e15 x 0.8) = 2e-3 s for both. */
+    assert_rel(cost(&s, &a).compute_s, 2e-3, TOL);
+    assert_rel(cost(&s, &a).total_s, 2e-3, TOL);
+    assert_rel(cost(&s, &m).total_s, 2e-3, TOL);
+    /* At 0.5: the attention takes 1.6e12 / 5e14 = 3.2e-3 s; the GEMM stays at 2e-3 s. */
+    s.accel.attention_compute_efficiency_frac = 0.5;
+    assert_rel(cost(&s, &a).compute_s, 3.2e-3, TOL);
+    assert_rel(cost(&s, &a).total_s, 3.2e-3, TOL);
+    assert_rel(cost(&s, &m).total_s, 2e-3, TOL);
+    /* It is a fraction of the node's own datatype's peak, whatever the GEMMs' efficiency for
+     * that datatype: bf16 (5e14 op/s here, its GEMMs at 0.9) gives 1.6e12 / 2.5e14 = 6.4e-3 s. */
+    s.accel.compute_efficiency_dtype_frac[PM_DTYPE_BF16] = 0.9;
+    a.dtype = PM_DTYPE_BF16;
+    assert_rel(cost(&s, &a).compute_s, 6.4e-3, TOL);
+    /* A memory-bound attention does not notice: 4e9 KV bytes take 4e-3 s > 3.2e-3 s of
+     * compute at int8. */
+    a.dtype = PM_DTYPE_INT8;
+    a.kv_bytes = 4e9;
+    assert_rel(cost(&s, &a).total_s, 4e-3, TOL);
+}
+
 /* A runtime's PagedAttention decode (runtime.c): the KV reads at paged_attention_efficiency of
  * the efficiency used otherwise, for every model ("all") or where vLLM 0.4-0.6 falls back to it
  * ("fallback": a model whose every layer attends through a sliding window, or an fp8 KV
@@ -741,6 +774,7 @@ int main(void)
         cmocka_unit_test(test_cost_non_finite_is_an_error),
         cmocka_unit_test(test_runtime_adds_step_launch_and_allreduce_overheads),
         cmocka_unit_test(test_attention_latency_and_strided_gate),
+        cmocka_unit_test(test_attention_compute_at_its_own_efficiency),
         cmocka_unit_test(test_gemm_waves_knee_latency_and_dequant),
         cmocka_unit_test(test_moe_gemm_efficiency_slows_routed_experts_only),
         cmocka_unit_test(test_paged_attention_slows_the_kv_reads_of_the_models_it_serves),

@@ -341,7 +341,7 @@ static void test_walk_sources_catches_an_unsourced_number(void **state)
 typedef struct {
     pm_file_kind kind;
     const char *copy, *original;
-    const char *keys[16]; /* dotted paths to {"value": ...} objects; NULL-terminated */
+    const char *keys[20]; /* dotted paths to {"value": ...} objects; NULL-terminated */
 } preset_copy;
 
 static const preset_copy g_copies[] = {
@@ -350,15 +350,16 @@ static const preset_copy g_copies[] = {
     {PM_KIND_ACCELERATOR, "h200-sxm", "h100-sxm",
      {"peak_compute.bf16_TFLOPS", "peak_compute.fp16_TFLOPS", "peak_compute.fp8_TFLOPS",
       "peak_compute.int8_TOPS", "compute_efficiency_frac", "compute_efficiency_by_dtype.fp8_frac",
-      "attention_hbm_efficiency_frac", "attention_latency_us", "dequant_rate_TOPS",
-      "gemm.compute_units", "gemm.tile_m", "gemm.tile_n", "gemm.overlap_loss_frac",
-      "gemm.latency_us", "kernel_launch_us", NULL}},
+      "attention_hbm_efficiency_frac", "attention_compute_efficiency_frac",
+      "attention_latency_us", "dequant_rate_TOPS", "gemm.compute_units", "gemm.tile_m",
+      "gemm.tile_n", "gemm.overlap_loss_frac", "gemm.latency_us", "kernel_launch_us", NULL}},
     /* The A100 40 GB is the 80 GB part's GA100 die with HBM2: one platform in calibrate-gpu.sh. */
     {PM_KIND_ACCELERATOR, "a100-sxm-40gb", "a100-sxm-80gb",
      {"peak_compute.bf16_TFLOPS", "peak_compute.fp16_TFLOPS", "peak_compute.int8_TOPS",
-      "compute_efficiency_frac", "attention_hbm_efficiency_frac", "attention_latency_us",
-      "dequant_rate_TOPS", "gemm.compute_units", "gemm.tile_m", "gemm.tile_n",
-      "gemm.overlap_loss_frac", "gemm.latency_us", "kernel_launch_us", NULL}},
+      "compute_efficiency_frac", "attention_hbm_efficiency_frac",
+      "attention_compute_efficiency_frac", "attention_latency_us", "dequant_rate_TOPS",
+      "gemm.compute_units", "gemm.tile_m", "gemm.tile_n", "gemm.overlap_loss_frac",
+      "gemm.latency_us", "kernel_launch_us", NULL}},
     /* vLLM on ROCm: vLLM's host costs (vidur's measurements) and kernels' figures. */
     {PM_KIND_RUNTIME, "vllm-rocm", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",
