@@ -183,8 +183,10 @@ static pm_scenario *scenarios(size_t *n)
                 rt->hbm_usable_frac = 0.9;
                 rt->paged_attention = PM_PAGED_ALL;
                 rt->paged_attention_efficiency_frac = 0.4;
-                /* and a GPU's attention latency, GEMM shape model and dequantisation rate */
+                /* and a GPU's attention latency and compute efficiency, GEMM shape model and
+                 * dequantisation rate */
                 s.accel.attention_latency_s = 14e-6;
+                s.accel.attention_compute_efficiency_frac = 0.6;
                 s.accel.gemm = (pm_gemm_params){true, 108, 128, 128, 0.2, 5e-6};
                 s.accel.dequant_elem_per_s = 2.4e12;
             }
@@ -243,6 +245,10 @@ static void more(pm_scenario *s, int which, double f)
     case 0: s->accel.hbm_bandwidth_bytes_per_s *= f; break;
     case 1: s->accel.l2_bandwidth_bytes_per_s *= f; break;
     case 2: s->cluster.link_bandwidth_bytes_per_s *= f; break;
+    case 4: /* the attention kernels' own efficiency, where the scenario has one */
+        s->accel.attention_compute_efficiency_frac =
+            fmin(1.0, s->accel.attention_compute_efficiency_frac * f);
+        break;
     default:
         for (int d = 0; d < PM_DTYPE_COUNT; d++)
             s->accel.peak_flop_per_s[d] *= f;
@@ -254,7 +260,7 @@ static void test_more_resources_never_slower(void **state)
 {
     (void)state;
     static const char *const what[] = {"HBM bandwidth", "L2 bandwidth", "link bandwidth",
-                                       "compute"};
+                                       "compute", "attention compute efficiency"};
     size_t n;
     const pm_scenario *all = scenarios(&n);
     size_t checked = 0;
@@ -262,7 +268,9 @@ static void test_more_resources_never_slower(void **state)
         if (all[i].options.hbm_sharing)
             continue;
         const pm_estimate base = estimate(&all[i], i);
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
+            if (k == 4 && !(all[i].accel.attention_compute_efficiency_frac > 0))
+                continue;
             pm_scenario t = all[i];
             more(&t, k, 1.7);
             const pm_estimate e = estimate(&t, i);
