@@ -48,11 +48,12 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
         const double eff = a->compute_efficiency_dtype_frac[d] > 0
                                ? a->compute_efficiency_dtype_frac[d]
                                : a->compute_efficiency_frac;
-        k->peak[d] = pm_peak_compute(a, (pm_dtype)d) * eff;
-        k->att_peak[d] = pm_peak_compute(a, (pm_dtype)d) *
-                         (a->attention_compute_efficiency_frac > 0
-                              ? a->attention_compute_efficiency_frac
-                              : eff);
+        const double att_eff = a->attention_compute_efficiency_frac > 0
+                                   ? a->attention_compute_efficiency_frac
+                                   : eff;
+        const double peak = pm_peak_compute(a, (pm_dtype)d);
+        k->peak[d] = peak * eff;
+        k->att_peak[d] = peak * att_eff;
         const double e = pm_dtype_bytes((pm_dtype)d) > 0 ? pm_dtype_bytes((pm_dtype)d) : 1.0;
         k->elem[d] = e;
         k->tile_root[d] = sqrt(a->l2_capacity_bytes / e);
