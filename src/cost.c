@@ -12,22 +12,15 @@
  * tiling bound 2 m n k e / sqrt(C / e) of off-chip traffic, which is what makes a larger L2
  * help the baseline in prefill. The fused baseline pipelines its GEMM and allreduce in k chunks
  * whose transfers lose efficiency as x / (x + n_half). The accelerator's peak per datatype and
- * its achievable bulk HBM bandwidth, which other modules use too, are defined here.
+ * its achievable bulk HBM bandwidth are accelerator.c's.
+ *
+ * May call: accelerator.c, runtime.c, gemm_eff.c, dtype.c, collective.c (the fused kernel's
+ * allreduce), graph.c (the container: a node's fields, pm_node_fault).
  */
 #include <math.h>
 #include <stdio.h>
 
 #include "internal.h"
-
-double pm_peak_compute(const pm_accelerator *a, pm_dtype d)
-{
-    return (int)d >= 0 && d < PM_DTYPE_COUNT ? a->peak_flop_per_s[d] : 0.0;
-}
-
-double pm_effective_hbm_bw(const pm_accelerator *a)
-{
-    return a->hbm_bandwidth_bytes_per_s * a->hbm_efficiency_frac;
-}
 
 typedef struct roof {
     double compute_s, hbm_s, l2_s, hbm_bytes;

@@ -22,11 +22,12 @@
  *    rate is below twice the HBM bandwidth in elements (no point of the validation set measures
  *    a weight-only GEMM: the rate is the accelerator's conversion throughput).
  *
- * The reader of the accelerator's "gemm" object is here too. cost.c applies these to every
- * MatMul node, so the graph path and the fast evaluator agree.
+ * cost.c applies these to every MatMul node, so the graph path and the fast evaluator agree;
+ * the accelerator's "gemm" object is read by read_components.c.
+ *
+ * May call: dtype.c.
  */
 #include <math.h>
-#include <string.h>
 
 #include "internal.h"
 
@@ -62,30 +63,4 @@ double pm_gemm_time(const pm_accelerator *a, double compute_s, double mem_s)
         return hi;
     const double lo = compute_s > mem_s ? mem_s : compute_s;
     return hi + a->gemm.overlap_loss_frac * lo + a->gemm.latency_s;
-}
-
-pm_status pm_gemm_read(pm_obj *o, pm_gemm_params *g)
-{
-    memset(g, 0, sizeof *g);
-    pm_obj c;
-    bool present = false;
-    pm_status st = pm_obj_child(o, "gemm", false, &c, &present);
-    if (st != PM_OK || !present)
-        return st;
-    c.origins = o->origins;
-    c.n_origins = o->n_origins;
-    long units = 0, tm = 0, tn = 0;
-    if ((st = pm_obj_int(&c, "compute_units", true, 1, 1000000, &units)) ||
-        (st = pm_obj_int(&c, "tile_m", true, 1, 65536, &tm)) ||
-        (st = pm_obj_int(&c, "tile_n", true, 1, 65536, &tn)) ||
-        (st = pm_obj_quantity(&c, "overlap_loss", PM_DIM_FRACTION, true,
-                              (pm_range){0.0, 1.0, false, false}, &g->overlap_loss_frac)) ||
-        (st = pm_obj_quantity(&c, "latency", PM_DIM_TIME, true, (pm_range){0.0, 1.0, false, false},
-                              &g->latency_s)))
-        return st;
-    g->compute_units = (int)units;
-    g->tile_m = (int)tm;
-    g->tile_n = (int)tn;
-    g->present = true;
-    return pm_obj_finish(&c);
 }

@@ -42,6 +42,11 @@ int pm_suggest_limit(size_t len);
 /* Splits a key "base_UNIT" at the longest known unit suffix. Returns false when the key has no
  * unit suffix. base receives the part before the unit (NUL-terminated, at most n bytes). */
 bool pm_unit_split_key(const char *key, char *base, size_t n, const char **unit);
+/* The magnitudes the model is defined for, per dimension, in SI (units.c): [lo, hi] into *lo,
+ * *hi, or false for a dimension without (fractions and counts have their own ranges). */
+bool pm_magnitude_range(pm_dimension dim, double *lo, double *hi);
+/* Whether x is 0 or within the model's magnitudes for dim (finite without any). NaN fails. */
+bool pm_magnitude_ok(double x, pm_dimension dim);
 /* Names of the units accepted for a dimension, comma separated, for messages. */
 const char *pm_unit_names(pm_dimension dim);
 const char *pm_unit_si_name(pm_dimension dim);
@@ -260,7 +265,7 @@ pm_status pm_block_missing(pm_error *err, const pm_accelerator *a, const char *b
  * number. */
 const char *const *pm_yield_model_names(size_t *count);
 
-/* ---- cost helpers (cost.c) ---- */
+/* ---- the accelerator's queries (accelerator.c) ---- */
 
 /* The HBM bandwidth a bulk stream achieves (nominal x hbm_efficiency_frac), bytes/s. */
 double pm_effective_hbm_bw(const pm_accelerator *a);

@@ -255,3 +255,56 @@ pm_status pm_token_count_parse(const char *text, double *out, pm_error *err)
     }
     return pm_quantity_parse(text, PM_DIM_NONE, out, err);
 }
+
+/*
+ * The magnitudes the model is defined for, per dimension, in SI. They lie far outside any real
+ * part (a kilobyte per second to an exabyte per second, a megaflop to a zettaflop per second),
+ * and they exist so that every number the model derives stays a finite, positive double: times
+ * are bytes / bandwidth and flop / peak summed over up to 2^62 layer-steps, so a denormal
+ * bandwidth (5e-324 GBps) makes a time infinite, an infinite launch cost makes a speedup NaN, and
+ * a bandwidth of 1e300 makes a time underflow to zero. Zero stays allowed where a key's own range
+ * allows it (a launch cost of 0); every other value must lie in [lo, hi].
+ */
+typedef struct magnitude {
+    pm_dimension dim;
+    double lo, hi;
+} magnitude;
+
+static const magnitude magnitudes[] = {
+    {PM_DIM_BYTES, 1.0, 1e18},                /* 1 B .. 1 EB */
+    {PM_DIM_BANDWIDTH, 1e3, 1e18},            /* 1 kB/s .. 1 EB/s */
+    {PM_DIM_TIME, 1e-12, 1e3},                /* 1 ps .. 1000 s */
+    {PM_DIM_COMPUTE, 1e6, 1e21},              /* 1 Mflop/s .. 1 Zflop/s */
+    {PM_DIM_AREA, 1e-6, 1e6},                 /* mm2 */
+    {PM_DIM_AREA_PER_COMPUTE, 1e-30, 1e-6},   /* mm2 per flop/s: 1e-18 .. 1e6 mm2 per TOPS */
+    {PM_DIM_AREA_PER_BYTE, 1e-30, 1.0},       /* mm2 per byte */
+    {PM_DIM_AREA_PER_ITEM, 1e-6, 1e6},        /* mm2 per stack or link */
+    {PM_DIM_LENGTH, 1e-3, 1e6},               /* process node, nm */
+    {PM_DIM_ENERGY, 1e-18, 1e-6},             /* 1 aJ .. 1 uJ per operation */
+    {PM_DIM_ENERGY_PER_BYTE, 1e-18, 1e-6},    /* 1 aJ .. 1 uJ per byte */
+    {PM_DIM_POWER, 1e-3, 1e6},                /* 1 mW .. 1 MW */
+    {PM_DIM_POWER_PER_AREA, 1e-9, 1e3},       /* W per mm2 */
+    {PM_DIM_MONEY, 1e-3, 1e9},                /* usd */
+    {PM_DIM_MONEY_PER_BYTE, 1e-18, 1e-3},     /* 1e-9 .. 1e6 usd per GB */
+    {PM_DIM_PER_AREA, 1e-12, 1.0},            /* defects per mm2 */
+    {PM_DIM_LENGTH_MM, 1.0, 1e4},             /* wafer diameter, mm */
+};
+
+bool pm_magnitude_range(pm_dimension dim, double *lo, double *hi)
+{
+    for (size_t i = 0; i < PM_ARRAY_LEN(magnitudes); i++)
+        if (magnitudes[i].dim == dim) {
+            *lo = magnitudes[i].lo;
+            *hi = magnitudes[i].hi;
+            return true;
+        }
+    return false; /* fractions and counts have their own ranges */
+}
+
+bool pm_magnitude_ok(double x, pm_dimension dim)
+{
+    double lo, hi;
+    if (!pm_magnitude_range(dim, &lo, &hi))
+        return isfinite(x);
+    return (x >= lo && x <= hi) || fabs(x) <= 0.0;
+}

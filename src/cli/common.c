@@ -1,7 +1,9 @@
 /*
- * common.c - what every command of the tool shares: the program name, error reporting (usage
- * errors exit 2, model and config errors 1 with the library's message), the parsing of numeric
- * option values and overrides, and loading the scenario the options describe.
+ * common.c - what every command of the tool shares: error reporting (usage errors exit 2,
+ * model and config errors 1 with the library's message), the parsing of numeric option values
+ * and overrides, and loading the scenario the options describe.
+ *
+ * May call: output.c (the program name, comment-safe text), the public API.
  */
 #include <ctype.h>
 #include <math.h>
@@ -13,8 +15,6 @@
 
 #include "cli.h"
 #include "output.h"
-
-const char *prog = "preserve-model";
 
 /* cli_init zeroes what comes before owned: nothing may follow it (but the struct's padding). */
 _Static_assert(sizeof(cli) - offsetof(cli, owned) - sizeof(((cli *)0)->owned) < _Alignof(cli),
@@ -64,12 +64,6 @@ int usage_pm_error(const char *opt, const pm_error *err)
 {
     print_pm_error("", opt, err);
     return EXIT_USAGE;
-}
-
-int out_of_memory(void)
-{
-    fprintf(stderr, "%s: out of memory\n", prog);
-    return EXIT_CONFIG;
 }
 
 /* Whether text starts as a decimal number does: a digit, or a point and a digit (no sign,

@@ -2,7 +2,11 @@
  * output.c - the writers' shared machinery (output.h). Escaping is done here once, so no
  * command formats a name from a data file by hand; files are made complete before they get
  * their name; stdout is checked once, when the command has returned, because every command
- * writes through it and a full disk shows only at the flush.
+ * writes through it and a full disk shows only at the flush. The program name of every
+ * diagnostic, and the out-of-memory one, are here too: the writers report with them, and every
+ * other file of the tool sits above this one.
+ *
+ * May call: the public API only (the bottom of the tool).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +17,14 @@
 
 #include "cli.h"
 #include "output.h"
+
+const char *prog = "preserve-model";
+
+int out_of_memory(void)
+{
+    fprintf(stderr, "%s: out of memory\n", prog);
+    return EXIT_CONFIG;
+}
 
 bool sbuf_append(sbuf *b, const char *src, size_t n)
 {

@@ -1,0 +1,556 @@
+/*
+ * build.c - the graph builder (DESIGN.md section 3): the per-device decode and prefill graphs
+ * of a tensor-parallel (Megatron) decoder under the parallel plan (plan.c), for one step
+ * (the phase, the batch, the context), with the fused baseline's GEMM+allreduce nodes when
+ * asked; and the layer template the fast evaluator (step_plan.c) costs, made by the same
+ * functions so that the two paths cannot disagree on a node.
+ *
+ * May call: graph.c (the container), plan.c, model.c, moe.c, runtime.c, dtype.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct build_ctx {
+    pm_graph *g;        /* NULL: nodes go to arr, without names or edges (the fast path) */
+    pm_node *arr;
+    int n_arr, cap_arr;
+    const pm_scenario *s;
+    pm_shard sh;
+    double rows;        /* tokens per step: b (decode) or b * s_prefill */
+    double ctx;         /* cached tokens read by attention (decode) */
+    pm_phase phase;
+    pm_dtype cdt;       /* compute datatype */
+    double ew, ekv, ea, er; /* bytes per element (er: the allreduce payload) */
+    int prev;           /* last main-stream node */
+    bool fused;         /* O and Down fused with the following allreduce */
+    pm_moe_reads moe;   /* MoE: the expert reads at this step's tokens (moe.c) */
+    pm_status st;
+    pm_node scratch;
+} build_ctx;
+
+static void name_node(const build_ctx *b, pm_node *n, int layer, const char *what)
+{
+    if (!b->g)
+        return; /* the fast path never prints names */
+    if (layer >= 0)
+        snprintf(n->name, sizeof n->name, "L%d.%s", layer, what);
+    else
+        snprintf(n->name, sizeof n->name, "%s", what);
+}
+
+/* A new main-stream node, zeroed but for its identity, written in place (the fast path builds
+ * templates for every evaluation: no copies); node_commit appends it after the previous one.
+ * After a failure both work on a scratch node. */
+static pm_node *node_new(build_ctx *b, pm_node_kind kind, pm_node_role role, int layer,
+                         const char *what)
+{
+    pm_node *n = &b->scratch;
+    if (b->st != PM_OK)
+        return n;
+    if (!b->g) {
+        if (b->n_arr >= b->cap_arr) {
+            b->st = PM_ERR_INCONSISTENT;
+            return n;
+        }
+        n = &b->arr[b->n_arr];
+    } else {
+        pm_graph *g = b->g;
+        if (g->n_nodes == g->cap_nodes &&
+            (b->st = pm_graph_reserve(g, g->cap_nodes ? g->cap_nodes * 2 : 64, g->cap_edges)) !=
+                PM_OK)
+            return n;
+        n = &g->nodes[g->n_nodes];
+    }
+    if (b->g) {
+        memset(n, 0, sizeof *n);
+    } else {
+        /* Field by field: memset of a node compiles to "rep stosb", whose start-up costs more
+         * than the template's arithmetic on some CPUs. */
+        n->name[0] = '\0';
+        n->flop = n->act_bytes = n->weight_bytes = n->kv_bytes = n->l2_bytes = 0.0;
+        n->comm_bytes = n->m = n->k = n->n = n->window_bytes = 0.0;
+        n->kv_strided = n->kv_paged = n->routed = false;
+        n->chunks = 0;
+    }
+    n->kind = kind;
+    n->role = role;
+    n->layer = layer;
+    n->dtype = b->cdt;
+    n->stream = PM_STREAM_MAIN;
+    n->prefetch = n->consumer = n->trigger = n->overflow = -1;
+    name_node(b, n, layer, what);
+    return n;
+}
+
+static void node_commit(build_ctx *b)
+{
+    if (b->st != PM_OK)
+        return;
+    if (!b->g) {
+        b->prev = b->n_arr++;
+        return;
+    }
+    const int idx = (int)b->g->n_nodes++;
+    if (b->prev >= 0)
+        b->st = pm_graph_add_edge(b->g, b->prev, idx, PM_EDGE_DATA);
+    b->prev = idx;
+}
+
+static void add_matmul(build_ctx *b, pm_node_role role, int layer, const char *what, double k,
+                       double n_cols)
+{
+    pm_node *n = node_new(b, PM_NODE_MATMUL, role, layer, what);
+    n->m = b->rows;
+    n->k = k;
+    n->n = n_cols;
+    n->flop = 2.0 * b->rows * k * n_cols;
+    n->weight_bytes = k * n_cols * b->ew;
+    n->act_bytes = (b->rows * k + b->rows * n_cols) * b->ea;
+    if (pm_model_role_has_bias(&b->s->model, role)) {
+        /* One bias per output column, added to every row; read like the weights. */
+        n->flop += b->rows * n_cols;
+        n->weight_bytes += n_cols * pm_bias_bytes(&b->s->workload);
+    }
+    node_commit(b);
+}
+
+static void add_vector(build_ctx *b, pm_node_role role, int layer, pm_node_kind kind,
+                       const char *what, double elems, double flop_per_elem, double passes)
+{
+    pm_node *n = node_new(b, kind, role, layer, what);
+    n->flop = flop_per_elem * elems;
+    n->act_bytes = passes * elems * b->ea;
+    node_commit(b);
+}
+
+static void add_allreduce(build_ctx *b, pm_node_role role, int layer, const char *what)
+{
+    if (b->s->cluster.devices <= 1)
+        return;
+    pm_node *n = node_new(b, PM_NODE_ALLREDUCE, role, layer, what);
+    n->dtype = pm_allreduce_dtype(&b->s->workload);
+    n->comm_bytes = b->rows * b->s->model.hidden * b->er;
+    node_commit(b);
+}
+
+/* The fused baseline's node: a MatMul that pipelines its output into the allreduce of
+ * comm_bytes in chunks. */
+static void fuse(pm_node *mm, double comm_bytes, int chunks)
+{
+    mm->kind = PM_NODE_FUSED_MATMUL_ALLREDUCE;
+    mm->comm_bytes = comm_bytes;
+    mm->chunks = chunks;
+}
+
+static void allreduce_after(build_ctx *b, pm_node_role ar_role, int layer, const char *ar);
+
+/* The projection before an allreduce: fused with it in the fused baseline. */
+static void add_matmul_allreduce(build_ctx *b, pm_node_role role, pm_node_role ar_role,
+                                 int layer, const char *what, const char *ar, double k,
+                                 double n_cols)
+{
+    add_matmul(b, role, layer, what, k, n_cols);
+    allreduce_after(b, ar_role, layer, ar);
+}
+
+/* The allreduce of the MatMul just added: fused with it in the fused baseline. */
+static void allreduce_after(build_ctx *b, pm_node_role ar_role, int layer, const char *ar)
+{
+    if (!b->fused || b->s->cluster.devices <= 1 || b->st != PM_OK) {
+        add_allreduce(b, ar_role, layer, ar);
+        return;
+    }
+    pm_node *n = b->g ? &b->g->nodes[b->prev] : &b->arr[b->prev];
+    fuse(n, b->rows * b->s->model.hidden * b->er, b->s->options.fused_chunks);
+    if (!b->g)
+        return;
+    char full[40];
+    snprintf(full, sizeof full, "%s+%s", n->name, ar);
+    pm_strlcpy(n->name, full, sizeof n->name);
+}
+
+/* The attention node's work at the build's context length, in a local (windowed) layer or a
+ * global one. */
+static void attention_fill(const build_ctx *b, pm_node *a, bool local)
+{
+    const pm_model *m = &b->s->model;
+    const double d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
+    const double batch = b->s->workload.batch;
+    if (m->kv_lora_rank > 0) {
+        const double r = m->kv_lora_rank, rope = m->qk_rope_head_dim;
+        const double nope = m->qk_nope_head_dim, v = m->v_head_dim;
+        if (b->phase == PM_PHASE_DECODE) {
+            /* Absorbed: scores over the latent and its rope part (2 (r + rope) flop per head
+             * and position), the output in the latent space (2 r); the latent is read once
+             * for every head, contiguously. */
+            const double c = pm_kv_tokens(m, local, q / kv, (int64_t)b->ctx, NULL);
+            a->flop = 2.0 * batch * q * (2.0 * r + rope) * c + 5.0 * batch * q * c;
+            a->kv_bytes = batch * c * (r + rope) * b->ekv;
+            a->act_bytes = batch * q * (2.0 * r + rope) * b->ea;
+            a->kv_strided = false;
+        } else {
+            /* Per head over the decompressed prompt: scores in nope + rope, values in v. */
+            const double pairs = pm_causal_pairs(m, local, (int64_t)b->ctx);
+            a->flop = 2.0 * batch * q * pairs * (nope + rope + v) + 5.0 * batch * q * pairs;
+            a->act_bytes = b->rows * q * (2.0 * (nope + rope) + 2.0 * v) * b->ea;
+        }
+        return;
+    }
+    if (b->phase == PM_PHASE_DECODE) {
+        /* QK^T and PV over the cached context (or the window): 4 flop per head, position and
+         * head dim over the positions each query head scores; K and V of the positions each KV
+         * head's group reads (block-sparse heads of a group read different blocks). */
+        double score;
+        const double c = pm_kv_tokens(m, local, q / kv, (int64_t)b->ctx, &score);
+        a->flop = 4.0 * batch * q * score * d + 5.0 * batch * q * score;
+        a->kv_bytes = 2.0 * batch * c * kv * d * b->ekv;
+        a->act_bytes = 2.0 * batch * q * d * b->ea;
+        a->kv_strided = kv > 1.0 + 1e-9;
+        a->kv_paged = local && pm_scenario_paged_layer(b->s);
+    } else {
+        /* Causal attention over the prompt: the query-key pairs of the lower triangle (s^2 / 2
+         * without a window), 4 d + 5 flop each per head. */
+        const double pairs = pm_causal_pairs(m, local, (int64_t)b->ctx);
+        a->flop = 4.0 * batch * q * pairs * d + 5.0 * batch * q * pairs;
+        a->act_bytes = b->rows * (2.0 * q + 2.0 * kv) * d * b->ea;
+    }
+}
+
+/* The last node committed (to adjust what add_matmul made). */
+static pm_node *last_node(build_ctx *b)
+{
+    if (b->st != PM_OK || b->prev < 0)
+        return &b->scratch;
+    return b->g ? &b->g->nodes[b->prev] : &b->arr[b->prev];
+}
+
+/* A per-head up-projection of MLA, a batched GEMM over the local heads (weights
+ * heads x in x out): its activations are per head. */
+static void add_head_matmul(build_ctx *b, pm_node_role role, int layer, const char *what,
+                            double in, double out)
+{
+    const double n = b->sh.q_heads;
+    add_matmul(b, role, layer, what, in, n * out);
+    last_node(b)->act_bytes = b->rows * n * (in + out) * b->ea;
+}
+
+/* Multi-head latent attention, up to the attention core's output (per head, v_head_dim).
+ * Decode runs the absorbed form: the key up-projection is folded into the query (the query's
+ * nope part times W_UK gives a query in the latent space), attention reads the latent cache, and
+ * the value up-projection turns the latent output into each head's values. Prefill decompresses
+ * the prompt's keys and values (both up-projections before the core) and attends per head. */
+static void add_mla_attention(build_ctx *b, int l, bool local)
+{
+    const pm_model *m = &b->s->model;
+    const double h = m->hidden, n = b->sh.q_heads, rows = b->rows;
+    const double nope = m->qk_nope_head_dim, rope = m->qk_rope_head_dim, v = m->v_head_dim;
+    const double r = m->kv_lora_rank, latent = r + rope;
+    if (m->q_lora_rank > 0) {
+        /* The query's and the latent's down-projections read the hidden state: one GEMM. */
+        add_matmul(b, PM_ROLE_QKV, l, "QKV_A", h, m->q_lora_rank + latent);
+        add_matmul(b, PM_ROLE_Q_UP, l, "Q_B", m->q_lora_rank, n * (nope + rope));
+    } else {
+        add_matmul(b, PM_ROLE_QKV, l, "Q+KV_A", h, n * (nope + rope) + latent);
+    }
+    const bool decode = b->phase == PM_PHASE_DECODE;
+    if (decode)
+        add_head_matmul(b, PM_ROLE_K_UP, l, "K_UP", nope, r); /* q_nope x W_UK */
+    else
+        add_head_matmul(b, PM_ROLE_K_UP, l, "K_UP", r, nope); /* the prompt's keys */
+    if (!decode)
+        add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v); /* the prompt's values */
+    pm_node *rp = node_new(b, PM_NODE_ROPE, PM_ROLE_ROPE, l, "RoPE");
+    rp->flop = 6.0 * rows * (n + 1.0) * rope;
+    /* Rotates the query's and the shared key's rope parts, appends the latent to the cache. */
+    rp->act_bytes = 2.0 * rows * (n + 1.0) * rope * b->ea + rows * latent * b->ekv;
+    node_commit(b);
+    attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"), local);
+    node_commit(b);
+    if (decode)
+        add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v); /* latent output x W_UV */
+}
+
+/* Routed experts' projection: the experts the busiest device reads (their expected count),
+ * one GEMM of (token slots / experts) rows each; its weights are known after the router. */
+static void add_routed(build_ctx *b, pm_node_role role, int l, const char *what, double k,
+                       double n_cols)
+{
+    const double d = b->moe.experts_read, slots = b->moe.token_slots;
+    pm_node *n = node_new(b, PM_NODE_MATMUL, role, l, what);
+    n->m = d > 0 ? slots / d : 0.0;
+    n->k = k;
+    n->n = d * n_cols;
+    n->flop = 2.0 * slots * k * n_cols;
+    n->weight_bytes = d * k * n_cols * b->ew;
+    n->act_bytes = slots * (k + n_cols) * b->ea;
+    n->routed = true;
+    if (pm_model_role_has_bias(&b->s->model, role)) {
+        n->flop += slots * n_cols;
+        n->weight_bytes += d * n_cols * pm_bias_bytes(&b->s->workload);
+    }
+    node_commit(b);
+}
+
+static void add_alltoall(build_ctx *b, pm_node_role role, int l, const char *what, double bytes,
+                         pm_dtype dtype)
+{
+    pm_node *n = node_new(b, PM_NODE_ALLTOALL, role, l, what);
+    n->dtype = dtype;
+    n->comm_bytes = bytes;
+    node_commit(b);
+}
+
+/* The names of an MLP's input projections and activation (act NULL: "SiLUxMul" gated, "Act"
+ * plain, the dense MLP's). */
+typedef struct mlp_names {
+    pm_node_role gate, up, act;
+    const char *g, *u, *a;
+} mlp_names;
+
+typedef void (*matmul_fn)(build_ctx *b, pm_node_role role, int l, const char *what, double k,
+                          double n_cols);
+
+/* An MLP up to its down projection: gate (when gated) and up of n_cols columns, made by mm
+ * (add_matmul, or add_routed for the routed experts), then the activation over rows x n_cols:
+ * SiLU x mul, 6 flop and 3 passes per element, or a plain activation, 8 flop and 2 passes. */
+static void add_mlp_in(build_ctx *b, int l, const mlp_names *nm, matmul_fn mm, double n_cols,
+                       double rows)
+{
+    const bool gated = b->s->model.gated_mlp;
+    const double h = b->s->model.hidden;
+    if (gated)
+        mm(b, nm->gate, l, nm->g, h, n_cols);
+    mm(b, nm->up, l, nm->u, h, n_cols);
+    add_vector(b, nm->act, l, PM_NODE_ELEMENTWISE, nm->a ? nm->a : gated ? "SiLUxMul" : "Act",
+               rows * n_cols, gated ? 6.0 : 8.0, gated ? 3.0 : 2.0);
+}
+
+/* A MoE block after the MLP norm: the shared experts (known before routing: prefetchable under
+ * the attention's allreduce), the router, the dispatch, the routed experts (prefetchable only
+ * under the dispatch), and the combine; without expert parallelism the experts are tensor
+ * parallel and one allreduce sums them, as after a dense MLP. */
+static void add_moe_block(build_ctx *b, int l)
+{
+    const pm_model *m = &b->s->model;
+    const double h = m->hidden, rows = b->rows, ex = b->sh.expert_cols;
+    const bool ep = b->sh.ep > 1;
+    static const mlp_names shared = {PM_ROLE_SHARED_GATE, PM_ROLE_SHARED_UP,
+                                     PM_ROLE_SHARED_ACTIVATION, "SharedGate", "SharedUp",
+                                     "SharedAct"};
+    static const mlp_names routed = {PM_ROLE_EXPERT_GATE, PM_ROLE_EXPERT_UP,
+                                     PM_ROLE_EXPERT_ACTIVATION, "ExpertGate", "ExpertUp",
+                                     "ExpertAct"};
+    if (m->shared_experts > 0) {
+        const double sc = b->sh.shared_cols;
+        add_mlp_in(b, l, &shared, add_matmul, sc, rows);
+        add_matmul(b, PM_ROLE_SHARED_DOWN, l, "SharedDown", sc, h);
+    }
+    add_matmul(b, PM_ROLE_ROUTER, l, "Router", h, m->experts);
+    /* Dispatch in the activations' type; combine in the reduction's (W8A8 sums fp16). */
+    const double slots_all = rows * m->experts_per_token * h;
+    if (ep)
+        add_alltoall(b, PM_ROLE_DISPATCH, l, "A2A.dispatch", slots_all * b->ea,
+                     b->s->workload.act_dtype);
+    add_mlp_in(b, l, &routed, add_routed, ex, b->moe.token_slots);
+    add_routed(b, PM_ROLE_EXPERT_DOWN, l, "ExpertDown", ex, h);
+    if (ep)
+        add_alltoall(b, PM_ROLE_COMBINE, l, "A2A.combine", slots_all * b->er,
+                     pm_allreduce_dtype(&b->s->workload));
+    else
+        allreduce_after(b, PM_ROLE_MLP_ALLREDUCE, l, "AR.mlp");
+}
+
+static void add_layer(build_ctx *b, int l, bool local, bool moe)
+{
+    const pm_model *m = &b->s->model;
+    const double h = m->hidden, d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
+    const double rows = b->rows;
+    add_vector(b, PM_ROLE_ATTN_NORM, l, PM_NODE_NORM, "norm1", rows * h, 5.0, 2.0);
+    /* The attention output's width per head: the value dimension. */
+    double o_in = q * d;
+    if (m->kv_lora_rank > 0) {
+        add_mla_attention(b, l, local);
+        o_in = q * m->v_head_dim;
+    } else {
+        add_matmul(b, PM_ROLE_QKV, l, "QKV", h, (q + 2.0 * kv) * d);
+        pm_node *r = node_new(b, PM_NODE_ROPE, PM_ROLE_ROPE, l, "RoPE");
+        r->flop = 6.0 * rows * (q + kv) * d;
+        /* Reads Q and K, writes them back, appends this step's K and V to the cache. */
+        r->act_bytes = 2.0 * rows * (q + kv) * d * b->ea + 2.0 * rows * kv * d * b->ekv;
+        node_commit(b);
+        attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"),
+                       local);
+        node_commit(b);
+    }
+    if (m->parallel_block) {
+        /* The MLP reads the layer's input too; both outputs are summed by one allreduce. */
+        add_matmul(b, PM_ROLE_O, l, "O", o_in, h);
+    } else {
+        add_matmul_allreduce(b, PM_ROLE_O, PM_ROLE_ATTN_ALLREDUCE, l, "O", "AR.attn", o_in, h);
+        add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+    }
+    if (moe) {
+        add_moe_block(b, l);
+        return;
+    }
+    static const mlp_names dense = {PM_ROLE_GATE, PM_ROLE_UP, PM_ROLE_ACTIVATION, "Gate", "Up",
+                                    NULL};
+    add_mlp_in(b, l, &dense, add_matmul, b->sh.mlp_cols, rows);
+    add_matmul_allreduce(b, PM_ROLE_DOWN, PM_ROLE_MLP_ALLREDUCE, l, "Down", "AR.mlp", b->sh.mlp_cols, h);
+}
+
+pm_status pm_graph_build(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
+                         pm_graph *g, pm_error *err)
+{
+    return pm_graph_build_ex(s, phase, context_len, layers, false, g, err);
+}
+
+/* Fills b for a build; the caller sets b->g or b->arr. */
+static pm_status build_init(build_ctx *b, const pm_scenario *s, pm_phase phase, int64_t context_len,
+                            bool fused, pm_error *err)
+{
+    if (!s || (phase != PM_PHASE_DECODE && phase != PM_PHASE_PREFILL))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
+    if (context_len < (phase == PM_PHASE_PREFILL ? 1 : 0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "context length must be >= %d (got %lld)",
+                       phase == PM_PHASE_PREFILL ? 1 : 0, (long long)context_len);
+    b->s = s;
+    pm_status st = pm_shard_compute(s, &b->sh, err);
+    if (st != PM_OK)
+        return st;
+    const pm_workload *w = &s->workload;
+    b->phase = phase;
+    b->ctx = (double)context_len;
+    b->rows = phase == PM_PHASE_DECODE ? (double)w->batch : (double)w->batch * (double)context_len;
+    b->cdt = pm_compute_dtype(w);
+    b->ew = pm_dtype_bytes(w->weight_dtype);
+    b->ekv = pm_dtype_bytes(w->kv_dtype);
+    b->ea = pm_dtype_bytes(w->act_dtype);
+    b->er = pm_dtype_bytes(pm_allreduce_dtype(w));
+    b->prev = -1;
+    b->fused = fused;
+    if (s->model.experts > 0 && (st = pm_moe_reads_compute(s, b->rows, &b->moe, err)) != PM_OK)
+        return st;
+    return PM_OK;
+}
+
+static void add_head(build_ctx *b)
+{
+    pm_node *e = node_new(b, PM_NODE_EMBEDDING, PM_ROLE_EMBEDDING, -1, "Embedding");
+    /* A row gather: data-dependent, so not prefetchable. */
+    e->act_bytes = b->rows * b->s->model.hidden * (b->ew + b->ea);
+    node_commit(b);
+}
+
+static void add_tail(build_ctx *b)
+{
+    const double h = b->s->model.hidden;
+    add_vector(b, PM_ROLE_FINAL_NORM, -1, PM_NODE_NORM, "FinalNorm", b->rows * h, 5.0, 2.0);
+    /* Decode computes logits for the new token only; prefill for the last prompt position. */
+    const double saved_rows = b->rows;
+    b->rows = b->s->workload.batch;
+    add_matmul(b, PM_ROLE_LM_HEAD, -1, "LMHead", h, b->sh.vocab_cols);
+    b->rows = saved_rows;
+}
+
+pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
+                            bool fused, pm_graph *g, pm_error *err)
+{
+    if (!g)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
+    build_ctx b = {0};
+    b.g = g;
+    pm_status st = build_init(&b, s, phase, context_len, fused, err);
+    if (st != PM_OK)
+        return st;
+    const int L = layers <= 0 || layers > s->model.layers ? s->model.layers : layers;
+    pm_graph_clear(g);
+    if ((st = pm_graph_reserve(g, (size_t)L * 24 + 8, (size_t)L * 24 + 8)) != PM_OK)
+        return pm_fail(err, st, NULL, NULL, "out of memory building the graph");
+    add_head(&b);
+    for (int l = 0; l < L; l++)
+        add_layer(&b, l, pm_model_layer_is_local(&s->model, l),
+                  pm_model_layer_is_moe(&s->model, l));
+    add_tail(&b);
+    if (b.st != PM_OK)
+        return pm_fail(err, b.st, NULL, NULL, "out of memory building the graph");
+    return PM_OK;
+}
+
+/* The template's extra attention nodes (pm_template), each alone at its context from the
+ * build's own set-up (shard, datatypes): the attention rule is attention_fill's, as in every
+ * layer. */
+static void template_attention(build_ctx *b, pm_template *t)
+{
+    b->cap_arr = 1;
+    if (b->phase == PM_PHASE_DECODE) {
+        b->arr = &t->attn_next;
+        b->n_arr = 0;
+        b->ctx += 1.0;
+        attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"),
+                       false);
+        b->ctx -= 1.0;
+    }
+    if (pm_model_local_layers(&b->s->model) > 0) {
+        b->arr = &t->attn_local;
+        b->n_arr = 0;
+        attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, 0, "Attention"),
+                       true);
+    }
+}
+
+pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
+                            pm_template *t, pm_error *err)
+{
+    build_ctx b = {0};
+    pm_status st = build_init(&b, s, phase, context_len, fused, err);
+    if (st != PM_OK)
+        return st;
+    b.cap_arr = PM_TEMPLATE_MAX;
+    b.arr = t->head;
+    add_head(&b);
+    t->n_head = b.n_arr;
+    b.arr = t->layer;
+    b.n_arr = 0;
+    b.prev = -1;
+    add_layer(&b, 0, false, false); /* the global layer: step.c derives the local one from it */
+    t->n_layer = b.n_arr;
+    t->n_moe = 0;
+    if (pm_model_moe_layers(&s->model) > 0) {
+        b.arr = t->moe;
+        b.n_arr = 0;
+        b.prev = -1;
+        add_layer(&b, 0, false, true);
+        t->n_moe = b.n_arr;
+    }
+    b.arr = t->tail;
+    b.n_arr = 0;
+    b.prev = -1;
+    add_tail(&b);
+    t->n_tail = b.n_arr;
+    t->moe_reads = b.moe;
+    t->kv_group = b.sh.q_heads / b.sh.kv_heads;
+    template_attention(&b, t);
+    if (b.st != PM_OK)
+        return pm_fail(err, b.st, NULL, NULL, "layer template overflow");
+    return PM_OK;
+}
+
+void pm_template_fuse_layer(const pm_node *in, int n_in, int chunks, pm_node *out, int *n_out,
+                            int *map)
+{
+    int n = 0;
+    for (int i = 0; i < n_in; i++) {
+        out[n] = in[i];
+        map[i] = n;
+        if (in[i].kind == PM_NODE_MATMUL && i + 1 < n_in && in[i + 1].kind == PM_NODE_ALLREDUCE) {
+            fuse(&out[n], in[i + 1].comm_bytes, chunks);
+            map[++i] = -1;
+        }
+        n++;
+    }
+    *n_out = n;
+}

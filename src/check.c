@@ -1,0 +1,330 @@
+/*
+ * check.c - pm_scenario_check: the consistency of a scenario, each component alone (a model's
+ * dimensions, an accelerator's peaks and fractions, a cluster's links) and together (heads and
+ * experts against devices, datatypes against the accelerator and the runtime), and the
+ * magnitudes the model is defined for (units.c), for scenarios built or changed by hand. Reads
+ * only the public structs: every estimate checks its scenario here first.
+ *
+ * May call: units.c, dtype.c, collective.c, accelerator.c, workload.c.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+static bool finite_pos(double x) { return isfinite(x) && x > 0; }
+static bool finite_nonneg(double x) { return isfinite(x) && x >= 0; }
+static bool frac_ok(double x) { return x > 0 && x <= 1; }
+
+/* Dimensions of the model, alone. */
+static pm_status check_model(const pm_model *m, pm_error *err)
+{
+    if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 || m->head_dim < 1 ||
+        m->intermediate < 1 || m->vocab < 1)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model",
+                       "every model dimension must be >= 1");
+    if (m->heads % m->kv_heads != 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.model.num_key_value_heads",
+                       "must divide num_attention_heads (got %d KV heads, %d attention heads)",
+                       m->kv_heads, m->heads);
+    if (m->sliding_window < 0 || m->window_period < 0 || m->window_period > 64 ||
+        m->max_position_embeddings < 0)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.sliding_window",
+                       "the window must be >= 0 tokens and its period in [0, 64] layers (got %d "
+                       "tokens, period %d)",
+                       m->sliding_window, m->window_period);
+    if (m->sparse_block < 0 ||
+        (m->sparse_block > 0 && (m->sparse_local_blocks < 1 || m->sparse_vert_stride < 1 ||
+                                 (double)m->sparse_block * m->sparse_local_blocks >
+                                     PM_MAX_MODEL_DIM)))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.blocksparse_block_size",
+                       "block-sparse attention needs blocks >= 1 position, local blocks and a "
+                       "vertical stride >= 1 (got block %d, %d local blocks, stride %d)",
+                       m->sparse_block, m->sparse_local_blocks, m->sparse_vert_stride);
+    if (m->sparse_block > 0 && (m->sliding_window > 0 || m->kv_lora_rank > 0))
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.model.blocksparse_block_size",
+                       "block-sparse attention with %s is not modelled",
+                       m->sliding_window > 0 ? "a sliding window" : "latent attention (MLA)");
+    if (m->kv_lora_rank < 0 || m->q_lora_rank < 0 || m->qk_rope_head_dim < 0 ||
+        (m->kv_lora_rank > 0 && (m->qk_nope_head_dim < 1 || m->v_head_dim < 1)))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.kv_lora_rank",
+                       "MLA needs qk_nope_head_dim and v_head_dim >= 1 and no negative rank "
+                       "(got kv_lora_rank %d, q_lora_rank %d, qk_nope_head_dim %d, "
+                       "qk_rope_head_dim %d, v_head_dim %d)",
+                       m->kv_lora_rank, m->q_lora_rank, m->qk_nope_head_dim,
+                       m->qk_rope_head_dim, m->v_head_dim);
+    if (m->experts < 0 || m->experts > PM_MAX_EXPERTS ||
+        (m->experts > 0 &&
+         (m->experts_per_token < 1 || m->experts_per_token > m->experts ||
+          m->expert_intermediate < 1 || m->shared_experts < 0 || m->shared_intermediate < 0 ||
+          (m->shared_experts > 0 && m->shared_intermediate < 1) || m->moe_first_layer < 0 ||
+          m->moe_period < 0 || m->moe_period > 64 || m->moe_phase < 0 ||
+          m->moe_phase >= (m->moe_period > 0 ? m->moe_period : 1))))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.model.num_experts",
+                       "a MoE model needs 1 <= num_experts <= %d, 1 <= num_experts_per_tok <= "
+                       "num_experts, expert widths >= 1 and a layer period in [1, 64] (got %d "
+                       "experts, top-%d, width %d, period %d, phase %d)",
+                       PM_MAX_EXPERTS, m->experts, m->experts_per_token,
+                       m->expert_intermediate, m->moe_period, m->moe_phase);
+    if (m->experts > 0 && m->parallel_block)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.model.num_experts",
+                       "experts with parallel attention and MLP blocks are not modelled");
+    return PM_OK;
+}
+
+/* Fractions, bandwidths, capacities and times of the accelerator, alone. */
+static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
+{
+    if (!frac_ok(a->compute_efficiency_frac) || !frac_ok(a->hbm_efficiency_frac) ||
+        !frac_ok(a->l2_usable_frac) || !frac_ok(a->kv_strided_efficiency_frac) ||
+        !(a->kernel_hbm_efficiency_frac >= 0.0 && a->kernel_hbm_efficiency_frac <= 1.0) ||
+        !(a->attention_hbm_efficiency_frac >= 0.0 && a->attention_hbm_efficiency_frac <= 1.0) ||
+        !(a->attention_compute_efficiency_frac >= 0.0 &&
+          a->attention_compute_efficiency_frac <= 1.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
+                       "efficiency fractions must be in (0, 1]");
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        if (!(a->compute_efficiency_dtype_frac[d] >= 0.0 &&
+              a->compute_efficiency_dtype_frac[d] <= 1.0))
+            return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.compute_efficiency_by_dtype",
+                           "%s: must be in (0, 1], or 0 for compute_efficiency_frac (got %g)",
+                           pm_dtype_name((pm_dtype)d), a->compute_efficiency_dtype_frac[d]);
+    if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
+        !finite_pos(a->l2_capacity_bytes) || !finite_pos(a->hbm_capacity_bytes) ||
+        !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes) ||
+        !finite_nonneg(a->attention_latency_s) || !finite_nonneg(a->dequant_elem_per_s))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
+                       "bandwidths and capacities must be finite and > 0, times >= 0");
+    if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
+                       "bad prefetch_consumer value");
+    return PM_OK;
+}
+
+/* The cluster alone: devices, links, the hierarchical parameters, and an algorithm the
+ * topology can run. */
+static pm_status check_cluster(const pm_cluster *c, pm_error *err)
+{
+    if (c->devices < 1)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1 (got %d)",
+                       c->devices);
+    if (!finite_pos(c->link_bandwidth_bytes_per_s) || !finite_nonneg(c->link_latency_s) ||
+        !finite_nonneg(c->fused_latency_s))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                       "link bandwidth must be > 0 and latency >= 0");
+    pm_status st = pm_allreduce_efficiency_check(c, err);
+    if (st != PM_OK)
+        return st;
+    if ((int)c->topology < 0 || c->topology > PM_TOPO_HIERARCHICAL || (int)c->algorithm < 0 ||
+        c->algorithm > PM_AR_RING_PIPELINED)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.cluster", "bad topology or algorithm");
+    if (c->topology == PM_TOPO_HIERARCHICAL) {
+        if (c->devices_per_node < 1 || c->devices % c->devices_per_node != 0)
+            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices_per_node",
+                           "must divide devices (got %d per node, %d devices)",
+                           c->devices_per_node, c->devices);
+        if (!finite_pos(c->inter_node_bandwidth_bytes_per_s) ||
+            !finite_nonneg(c->inter_node_latency_s))
+            return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                           "inter-node bandwidth must be > 0 and latency >= 0");
+    }
+    if (c->expert_parallel < 0 || c->devices % pm_cluster_ep(c) != 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "must divide devices (got %d ranks, %d devices)", c->expert_parallel,
+                       c->devices);
+    if (!finite_nonneg(c->a2a_latency_s))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.a2a_latency_us",
+                       "must be finite and >= 0 (got %g us)", c->a2a_latency_s * 1e6);
+    if (!(c->a2a_efficiency_frac >= 0.0 && c->a2a_efficiency_frac <= 1.0)) /* 0 acts as 1 */
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.a2a_efficiency_frac",
+                       "must be in (0, 1], or 0 for 1 (got %g)", c->a2a_efficiency_frac);
+    st = pm_allreduce_algo_check(c->topology, c->algorithm, err);
+    if (st != PM_OK)
+        return st;
+    return PM_OK;
+}
+
+/* The magnitudes the model is defined for. The loaders enforce the same key by key; this
+ * catches scenarios built or changed by hand (a sweep point, say). */
+static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, pm_error *err)
+{
+    const struct {
+        const char *path;
+        double v;
+        pm_dimension dim;
+    } q[] = {
+        {"$.accelerator.hbm_bandwidth", a->hbm_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
+        {"$.accelerator.l2_bandwidth", a->l2_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
+        {"$.accelerator.l2_capacity", a->l2_capacity_bytes, PM_DIM_BYTES},
+        {"$.accelerator.hbm_capacity", a->hbm_capacity_bytes, PM_DIM_BYTES},
+        {"$.accelerator.kernel_launch", a->kernel_launch_s, PM_DIM_TIME},
+        {"$.accelerator.attention_latency", a->attention_latency_s, PM_DIM_TIME},
+        {"$.accelerator.chunk_half_efficiency", a->chunk_half_efficiency_bytes, PM_DIM_BYTES},
+        {"$.accelerator.peak_compute.int8", a->peak_flop_per_s[PM_DTYPE_INT8], PM_DIM_COMPUTE},
+        {"$.accelerator.peak_compute.fp8", a->peak_flop_per_s[PM_DTYPE_FP8], PM_DIM_COMPUTE},
+        {"$.accelerator.peak_compute.bf16", a->peak_flop_per_s[PM_DTYPE_BF16], PM_DIM_COMPUTE},
+        {"$.accelerator.peak_compute.fp16", a->peak_flop_per_s[PM_DTYPE_FP16], PM_DIM_COMPUTE},
+        {"$.accelerator.peak_compute.fp32", a->peak_flop_per_s[PM_DTYPE_FP32], PM_DIM_COMPUTE},
+        {"$.cluster.link_bandwidth", c->link_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
+        {"$.cluster.link_latency", c->link_latency_s, PM_DIM_TIME},
+        {"$.cluster.fused_latency", c->fused_latency_s, PM_DIM_TIME},
+        {"$.cluster.inter_node_bandwidth", c->inter_node_bandwidth_bytes_per_s,
+         PM_DIM_BANDWIDTH},
+        {"$.cluster.inter_node_latency", c->inter_node_latency_s, PM_DIM_TIME},
+    };
+    for (size_t i = 0; i < PM_ARRAY_LEN(q); i++) {
+        double lo = 0.0, hi = 0.0;
+        if (!pm_magnitude_ok(q[i].v, q[i].dim) && pm_magnitude_range(q[i].dim, &lo, &hi)) {
+            return pm_fail(err, PM_ERR_RANGE, NULL, q[i].path,
+                           "must be %sin [%g, %g] %s, the range the model is defined for "
+                           "(got %g)",
+                           q[i].dim == PM_DIM_BANDWIDTH || strstr(q[i].path, "capacity")
+                               ? ""
+                               : "0 or ",
+                           lo, hi, pm_unit_si_name(q[i].dim), q[i].v);
+        }
+    }
+    return PM_OK;
+}
+
+/* The workload alone: sizes, the prompt it leaves, valid datatypes. */
+static pm_status check_workload(const pm_workload *w, pm_error *err)
+{
+    if (w->batch < 1 || w->seq_len < 2 || !(w->prefill_frac > 0 && w->prefill_frac < 1))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload",
+                       "batch >= 1, seq_len >= 2 and 0 < prefill_frac < 1 are required");
+    pm_dtype ds[4] = {w->weight_dtype, w->kv_dtype, w->act_dtype, pm_allreduce_dtype(w)};
+    for (int i = 0; i < 4; i++)
+        if ((int)ds[i] < 0 || ds[i] >= PM_DTYPE_COUNT)
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.workload", "bad datatype");
+    /* A W8A8 GEMM multiplies two operands of one 8-bit type: no kernel multiplies fp8 by
+     * int8, so the pair would be modelled as a GEMM that does not exist. */
+    const bool w8 = w->weight_dtype == PM_DTYPE_INT8 || w->weight_dtype == PM_DTYPE_FP8;
+    const bool a8 = w->act_dtype == PM_DTYPE_INT8 || w->act_dtype == PM_DTYPE_FP8;
+    if (w8 && a8 && w->weight_dtype != w->act_dtype)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
+                       "%s activations with %s weights: no GEMM multiplies an fp8 operand by "
+                       "an int8 one; use one 8-bit type for both (W8A8) or wider activations "
+                       "(weight-only quantisation)",
+                       pm_dtype_name(w->act_dtype), pm_dtype_name(w->weight_dtype));
+    int64_t prefill = pm_workload_prompt_tokens(w);
+    if (prefill < 1 || prefill >= w->seq_len)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.prefill_frac",
+                       "leaves %lld prompt tokens of %lld: need at least one prompt token and one "
+                       "decode step",
+                       (long long)prefill, (long long)w->seq_len);
+    return PM_OK;
+}
+
+/* The combinations: heads vs devices under the sharding, options, and a peak for the
+ * compute datatype. */
+static pm_status check_together(const pm_scenario *s, pm_error *err)
+{
+    const pm_model *m = &s->model;
+    const pm_accelerator *a = &s->accel;
+    const pm_cluster *c = &s->cluster;
+    const pm_workload *w = &s->workload;
+    const unsigned kv_mask = s->runtime.kv_dtype_mask;
+    if (s->runtime.present && kv_mask != 0 && (int)w->kv_dtype >= 0 &&
+        w->kv_dtype < PM_DTYPE_COUNT && !(kv_mask & (1u << w->kv_dtype))) {
+        char have[64];
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.kv_dtype",
+                       "runtime \"%s\" caches keys and values as %s (its kv_dtypes), not %s",
+                       s->runtime.name, pm_dtype_list(kv_mask, have, sizeof have),
+                       pm_dtype_name(w->kv_dtype));
+    }
+    if (s->runtime.present && s->runtime.mla_kv_cache == PM_MLA_CACHE_PER_HEAD &&
+        m->kv_lora_rank > 0)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.runtime.mla_kv_cache",
+                       "runtime \"%s\" does not cache %s's latent (\"per_head\": that engine "
+                       "expands multi-head latent attention's keys and values per head), which "
+                       "is not modelled: use a runtime that caches the latent (e.g. vllm-v1)",
+                       s->runtime.name, m->name);
+    if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
+                       "%d devices exceed the model's %d attention heads: use fewer devices or "
+                       "\"sharding\": \"ideal\"",
+                       c->devices, m->heads);
+    const int ep = pm_cluster_ep(c);
+    if (s->runtime.present && ep > 1 && m->experts >= 1 &&
+        s->runtime.expert_parallel == PM_EP_ALLREDUCE)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.runtime.expert_parallel",
+                       "runtime \"%s\" runs expert parallelism over %d ranks with every "
+                       "token on every rank and one allreduce (\"allreduce\": vLLM without "
+                       "data-parallel attention), which is not modelled (only all-to-all "
+                       "dispatch and combine are): use expert_parallel 1, or no runtime",
+                       s->runtime.name, ep);
+    if (ep > 1 && m->experts < 1)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "expert parallelism (%d ranks) needs a mixture-of-experts model (%s has "
+                       "no experts)",
+                       ep, m->name);
+    if (m->experts > 0 && m->experts % ep != 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "must divide the model's %d routed experts (got %d ranks)", m->experts,
+                       ep);
+    if (!(w->routing_skew_alpha >= 0.0 && w->routing_skew_alpha <= 16.0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload.routing_skew_alpha",
+                       "must be in [0, 16] (got %g)", w->routing_skew_alpha);
+    if (w->distinct_sequences < 0 || w->distinct_sequences > w->batch)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.distinct_sequences",
+                       "must be in [1, batch = %d] (got %d)", w->batch, w->distinct_sequences);
+    if (w->distinct_sequences > 0 && w->distinct_sequences < w->batch && ep > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.distinct_sequences",
+                       "%d distinct sequences in a batch of %d under expert parallelism (%d "
+                       "ranks): the busiest rank's load of identical tokens is not modelled",
+                       w->distinct_sequences, w->batch, ep);
+    if (m->experts < 1 && w->routing_skew_alpha > 0.0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.routing_skew_alpha",
+                       "a routing skew (%g) needs a mixture-of-experts model (%s has no "
+                       "experts): it would change nothing",
+                       w->routing_skew_alpha, m->name);
+    if ((int)s->options.sharding < 0 || s->options.sharding > PM_SHARDING_IDEAL)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.sharding", "bad sharding value");
+    if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.options.fused_chunks",
+                       "must be in [0, 1024] (got %d)", s->options.fused_chunks);
+    pm_dtype cd = pm_compute_dtype(w);
+    if (!(pm_peak_compute(a, cd) > 0)) {
+        unsigned peaks = 0;
+        for (int d = 0; d < PM_DTYPE_COUNT; d++)
+            if (a->peak_flop_per_s[d] > 0)
+                peaks |= 1u << d;
+        char have[64];
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
+                       "accelerator \"%s\" has no %s peak (it lists %s)", a->name,
+                       pm_dtype_name(cd), pm_dtype_list(peaks, have, sizeof have));
+    }
+    return PM_OK;
+}
+
+/* An NVSwitch baseboard or a full mesh joins a fixed number of devices: beyond it the traffic
+ * crosses another, slower network the cluster does not describe. Checked last, so that a
+ * device count the model cannot split says so first. */
+static pm_status check_cluster_size(const pm_cluster *c, pm_error *err)
+{
+    if (c->max_devices > 0 && c->devices > c->max_devices)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
+                       "cluster %s (%s) joins at most %d devices (its max_devices; got %d): "
+                       "more devices need a hierarchical cluster (devices_per_node, "
+                       "inter_node_bandwidth), e.g. ascend-multinode",
+                       c->name[0] ? c->name : "(inline)", pm_topology_name(c->topology),
+                       c->max_devices, c->devices);
+    return PM_OK;
+}
+
+pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
+{
+    if (!s)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "scenario is NULL");
+    pm_status st;
+    if ((st = check_model(&s->model, err)) != PM_OK ||
+        (st = check_accelerator(&s->accel, err)) != PM_OK ||
+        (st = check_cluster(&s->cluster, err)) != PM_OK ||
+        (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
+        (st = check_workload(&s->workload, err)) != PM_OK ||
+        (st = check_together(s, err)) != PM_OK)
+        return st;
+    return check_cluster_size(&s->cluster, err);
+}
