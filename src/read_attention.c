@@ -175,6 +175,60 @@ static pm_status read_blocksparse(pm_obj *o, pm_model *m)
     return note_windows(o, m, how);
 }
 
+/* The layers a sliding window applies to, once the window is known: layer_types, the
+ * sliding_window_pattern (or the family's period), Qwen's max_window_layers, or every layer. */
+static pm_status window_layers(pm_obj *o, pm_model *m, const hf_family *fam, const cJSON *lt,
+                               const char *const *k_pattern)
+{
+    pm_status st;
+    m->window_period = 1;
+    m->local_mask = 1;
+    const char *how = "every layer";
+    const char *pk = pm_first_present(o, k_pattern, 2);
+    int pattern = 0;
+    if (pk && (st = pm_read_int(o, pk, true, 1, 64, &pattern)) != PM_OK)
+        return st;
+    const int fam_period = fam ? fam->window_period : 0;
+    if (lt && !cJSON_IsNull(lt)) {
+        if ((st = pattern_from_list(o, "layer_types", lt, m)) != PM_OK)
+            return st;
+        how = "layer_types";
+    } else if (pk || fam_period > 1) {
+        /* Layer l is global when (l + 1) % P == 0 (Gemma-3's rule, and the layer_types the
+         * families derive: Gemma-2's and gpt-oss's alternation, layer 0 local, is P = 2;
+         * Cohere2Config's default P is 4, Gemma3TextConfig's 6). */
+        const int p = pk ? pattern : fam_period;
+        how = pk                ? pk
+              : fam_period == 2 ? "model_type: the family's default, even layers local, odd "
+                                  "layers global"
+                                : "model_type: the family's default, every window_period-th "
+                                  "layer global";
+        if (!every_pth_global(m, p)) {
+            m->sliding_window = 0; /* every layer global */
+            how = "the pattern makes every layer global";
+        }
+    } else if (fam && fam->use_window_key) {
+        /* Qwen2, Qwen3: the layers from max_window_layers (28 by default) on are local. */
+        long first = 28;
+        const bool has_first = pm_obj_has(o, "max_window_layers");
+        if ((st = pm_obj_int(o, "max_window_layers", false, 0, PM_MAX_MODEL_DIM, &first)) !=
+            PM_OK)
+            return st;
+        if (first >= m->layers) {
+            m->sliding_window = 0;
+            how = has_first ? "max_window_layers: no layer is local"
+                            : "max_window_layers (28, the family's default): no layer is local";
+        } else if (first > 0) {
+            return pm_obj_fail(o, "max_window_layers", PM_ERR_UNSUPPORTED,
+                               "full attention in the first %ld layers and a window in the "
+                               "other %ld is not modelled (only patterns that repeat)%s",
+                               first, (long)m->layers - first,
+                               has_first ? "" : "; 28 is the family's default");
+        }
+    }
+    return note_windows(o, m, how);
+}
+
 /* Reads the attention window keys: sliding_window, switched off by use_sliding_window false
  * (Qwen2), with the layers it applies to from layer_types, sliding_window_pattern (Gemma-3:
  * every P-th layer global), the family (Gemma-2 alternates, Gemma-3 defaults to 6), or every
@@ -259,52 +313,7 @@ pm_status pm_read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     } else if ((st = pm_read_int(o, "sliding_window", true, 1, PM_MAX_MODEL_DIM,
                                &m->sliding_window)) != PM_OK)
         return st;
-    m->window_period = 1;
-    m->local_mask = 1;
-    const char *how = "every layer";
-    const char *pk = pm_first_present(o, k_pattern, 2);
-    int pattern = 0;
-    if (pk && (st = pm_read_int(o, pk, true, 1, 64, &pattern)) != PM_OK)
-        return st;
-    const int fam_period = fam ? fam->window_period : 0;
-    if (lt && !cJSON_IsNull(lt)) {
-        if ((st = pattern_from_list(o, "layer_types", lt, m)) != PM_OK)
-            return st;
-        how = "layer_types";
-    } else if (pk || fam_period > 1) {
-        /* Layer l is global when (l + 1) % P == 0 (Gemma-3's rule, and the layer_types the
-         * families derive: Gemma-2's and gpt-oss's alternation, layer 0 local, is P = 2;
-         * Cohere2Config's default P is 4, Gemma3TextConfig's 6). */
-        const int p = pk ? pattern : fam_period;
-        how = pk                ? pk
-              : fam_period == 2 ? "model_type: the family's default, even layers local, odd "
-                                  "layers global"
-                                : "model_type: the family's default, every window_period-th "
-                                  "layer global";
-        if (!every_pth_global(m, p)) {
-            m->sliding_window = 0; /* every layer global */
-            how = "the pattern makes every layer global";
-        }
-    } else if (fam && fam->use_window_key) {
-        /* Qwen2, Qwen3: the layers from max_window_layers (28 by default) on are local. */
-        long first = 28;
-        const bool has_first = pm_obj_has(o, "max_window_layers");
-        if ((st = pm_obj_int(o, "max_window_layers", false, 0, PM_MAX_MODEL_DIM, &first)) !=
-            PM_OK)
-            return st;
-        if (first >= m->layers) {
-            m->sliding_window = 0;
-            how = has_first ? "max_window_layers: no layer is local"
-                            : "max_window_layers (28, the family's default): no layer is local";
-        } else if (first > 0) {
-            return pm_obj_fail(o, "max_window_layers", PM_ERR_UNSUPPORTED,
-                               "full attention in the first %ld layers and a window in the "
-                               "other %ld is not modelled (only patterns that repeat)%s",
-                               first, (long)m->layers - first,
-                               has_first ? "" : "; 28 is the family's default");
-        }
-    }
-    return note_windows(o, m, how);
+    return window_layers(o, m, fam, lt, k_pattern);
 }
 
 /* Multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank turns it on, and then the head

@@ -154,25 +154,11 @@ static pm_status read_platform(pm_obj *o, char *platform, size_t n, const char *
     return st;
 }
 
-pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
+/* The peaks per datatype ("peak_compute", at least one) and their optional own efficiencies
+ * ("compute_efficiency_by_dtype", each for a datatype with a peak). */
+static pm_status read_peaks(pm_obj *o, pm_accelerator *a)
 {
-    memset(a, 0, sizeof *a);
     pm_status st;
-    const char *s = NULL, *src = NULL;
-    if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
-        return st;
-    if (s && strcmp(s, "accelerator") != 0)
-        return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
-                       "expected \"accelerator\" here (got \"%s\")", s);
-    if ((st = pm_obj_name(o, "name", true, a->name, sizeof a->name)) != PM_OK ||
-        (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
-        return st;
-    o->file_source = src;
-    pm_obj_declare(o, "description", PM_DIM_NONE);
-    if ((st = read_platform(o, a->platform, sizeof a->platform, "default_cluster",
-                            a->default_cluster, sizeof a->default_cluster)) != PM_OK)
-        return st;
-
     pm_obj pc;
     if ((st = pm_obj_child(o, "peak_compute", true, &pc, NULL)) != PM_OK)
         return st;
@@ -208,7 +194,30 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
     }
     if (by_dtype && (st = pm_obj_finish(&ce)) != PM_OK)
         return st;
+    return PM_OK;
+}
 
+pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
+{
+    memset(a, 0, sizeof *a);
+    pm_status st;
+    const char *s = NULL, *src = NULL;
+    if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
+        return st;
+    if (s && strcmp(s, "accelerator") != 0)
+        return pm_fail(o->err, PM_ERR_VALUE, o->file, "$.kind",
+                       "expected \"accelerator\" here (got \"%s\")", s);
+    if ((st = pm_obj_name(o, "name", true, a->name, sizeof a->name)) != PM_OK ||
+        (st = pm_obj_string(o, "source", true, &src)) != PM_OK)
+        return st;
+    o->file_source = src;
+    pm_obj_declare(o, "description", PM_DIM_NONE);
+    if ((st = read_platform(o, a->platform, sizeof a->platform, "default_cluster",
+                            a->default_cluster, sizeof a->default_cluster)) != PM_OK)
+        return st;
+
+    if ((st = read_peaks(o, a)) != PM_OK)
+        return st;
     a->l2_usable_frac = 1.0;
     if ((st = pm_read_quantity(o, "compute_efficiency", PM_DIM_FRACTION, true, PM_RANGE_FRACTION,
                               &a->compute_efficiency_frac)) ||

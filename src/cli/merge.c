@@ -123,6 +123,48 @@ static FILE *open_shard(const shard *s)
     return f;
 }
 
+/* The '# shard K/N: rows A to B of T; inputs fnv1a64 H' line of s at line no: read into s on
+ * the first pass, checked unchanged on the second (merging). Returns 0 or bad()'s code. */
+static int shard_line(shard *s, size_t no, const char *line, bool merging)
+{
+    size_t k, n, a, b, t;
+    uint64_t h;
+    int used = 0;
+    if (sscanf(line, "# shard %zu/%zu: rows %zu to %zu of %zu; inputs fnv1a64 %16" SCNx64 "%n",
+               &k, &n, &a, &b, &t, &h, &used) != 6 ||
+        line[used] != '\n' || k < 1 || k > n)
+        return bad(s, no, "a malformed '# shard K/N' line");
+    if (merging)
+        return k != s->k || n != s->n || a != s->first || h != s->inputs
+                   ? bad(s, no, "the file changed while it was merged")
+                   : 0;
+    s->k = k, s->n = n, s->first = a, s->last = b, s->total = t, s->inputs = h;
+    size_t first, last;
+    pm_sweep_slice(t, k - 1, n, &first, &last);
+    if (a != first + 1 || b != last)
+        return bad(s, no, "rows A to B are not shard K/N's slice of the T rows");
+    return 0;
+}
+
+/* The '# shard K/N end: R rows, fnv1a64 D' line of s at line no: R and D into *rows and
+ * *digest. Returns 0 or bad()'s code. */
+static int end_line(shard *s, size_t no, const char *line, size_t *rows, uint64_t *digest)
+{
+    size_t k, n, r = 0;
+    uint64_t d = 0;
+    int used = 0;
+    int rc = 0;
+    if (sscanf(line, "# shard %zu/%zu end: %zu rows, fnv1a64 %16" SCNx64 "%n", &k, &n, &r, &d,
+               &used) != 4 ||
+        line[used] != '\n')
+        rc = bad(s, no, "a comment among the rows (expected the '# shard K/N end' line)");
+    else if (k != s->k || n != s->n)
+        rc = bad(s, no, "the end line names another shard");
+    *rows = r;
+    *digest = d;
+    return rc;
+}
+
 /* Reads one shard through: its header (kept in s on the first pass), its shard line, rows and
  * end line, every rule checked; with out, copies the rows to it. 0 or EXIT_CONFIG, said. */
 static int scan_shard(shard *s, FILE *out)
@@ -150,23 +192,7 @@ static int scan_shard(shard *s, FILE *out)
         else if (ended)
             rc = bad(s, no, "a line after the shard's end line");
         else if (!in_rows && strncmp(line, "# shard ", 8) == 0) {
-            size_t k, n, a, b, t;
-            uint64_t h;
-            int used = 0;
-            if (sscanf(line, "# shard %zu/%zu: rows %zu to %zu of %zu; inputs fnv1a64 %16" SCNx64
-                             "%n",
-                       &k, &n, &a, &b, &t, &h, &used) != 6 ||
-                line[used] != '\n' || k < 1 || k > n)
-                rc = bad(s, no, "a malformed '# shard K/N' line");
-            else if (out && (k != s->k || n != s->n || a != s->first || h != s->inputs))
-                rc = bad(s, no, "the file changed while it was merged");
-            else if (!out) {
-                s->k = k, s->n = n, s->first = a, s->last = b, s->total = t, s->inputs = h;
-                size_t first, last;
-                pm_sweep_slice(t, k - 1, n, &first, &last);
-                if (a != first + 1 || b != last)
-                    rc = bad(s, no, "rows A to B are not shard K/N's slice of the T rows");
-            }
+            rc = shard_line(s, no, line, out != NULL);
             in_rows = true;
             if (rc == 0 && fields <= 0)
                 rc = bad(s, no, "no column header before the shard line");
@@ -190,16 +216,8 @@ static int scan_shard(shard *s, FILE *out)
                 }
             }
         } else if (line[0] == '#') {
-            size_t k, n, r;
-            uint64_t d;
-            int used = 0;
-            if (sscanf(line, "# shard %zu/%zu end: %zu rows, fnv1a64 %16" SCNx64 "%n", &k, &n, &r,
-                       &d, &used) != 4 ||
-                line[used] != '\n')
-                rc = bad(s, no, "a comment among the rows (expected the '# shard K/N end' line)");
-            else if (k != s->k || n != s->n)
-                rc = bad(s, no, "the end line names another shard");
-            ended = true, end_rows = r, end_digest = d;
+            rc = end_line(s, no, line, &end_rows, &end_digest);
+            ended = true;
         } else {
             const long nf = csv_fields(line, len - 1);
             if (nf != fields) {
