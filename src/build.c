@@ -19,7 +19,8 @@ typedef struct build_ctx {
     int n_arr, cap_arr;
     const pm_scenario *s;
     pm_shard sh;
-    double rows;        /* tokens per step: b (decode) or b * s_prefill */
+    double rows;        /* tokens per step: b (decode) or b * s_prefill (the step's tokens) */
+    double seqs;        /* sequences the step serves (the step's) */
     double ctx;         /* cached tokens read by attention (decode) */
     pm_phase phase;
     pm_dtype cdt;       /* compute datatype */
@@ -178,7 +179,7 @@ static void attention_fill(const build_ctx *b, pm_node *a, bool local)
 {
     const pm_model *m = &b->s->model;
     const double d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
-    const double batch = b->s->workload.batch;
+    const double batch = b->seqs;
     if (m->kv_lora_rank > 0) {
         const double r = m->kv_lora_rank, rope = m->qk_rope_head_dim;
         const double nope = m->qk_nope_head_dim, v = m->v_head_dim;
@@ -405,26 +406,28 @@ static void add_layer(build_ctx *b, int l, bool local, bool moe)
 pm_status pm_graph_build(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
                          pm_graph *g, pm_error *err)
 {
-    return pm_graph_build_ex(s, phase, context_len, layers, false, g, err);
+    if (!g)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
+    pm_step step;
+    pm_status st = pm_step_of(s, phase, context_len, &step, err);
+    return st != PM_OK ? st : pm_graph_build_ex(s, &step, layers, false, g, err);
 }
 
-/* Fills b for a build; the caller sets b->g or b->arr. */
-static pm_status build_init(build_ctx *b, const pm_scenario *s, pm_phase phase, int64_t context_len,
-                            bool fused, pm_error *err)
+/* Fills b for a build of step; the caller sets b->g or b->arr. */
+static pm_status build_init(build_ctx *b, const pm_scenario *s, const pm_step *step, bool fused,
+                            pm_error *err)
 {
-    if (!s || (phase != PM_PHASE_DECODE && phase != PM_PHASE_PREFILL))
+    if (!s || !step)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
-    if (context_len < (phase == PM_PHASE_PREFILL ? 1 : 0))
-        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "context length must be >= %d (got %lld)",
-                       phase == PM_PHASE_PREFILL ? 1 : 0, (long long)context_len);
     b->s = s;
     pm_status st = pm_shard_compute(s, &b->sh, err);
     if (st != PM_OK)
         return st;
     const pm_workload *w = &s->workload;
-    b->phase = phase;
-    b->ctx = (double)context_len;
-    b->rows = phase == PM_PHASE_DECODE ? (double)w->batch : (double)w->batch * (double)context_len;
+    b->phase = step->phase;
+    b->ctx = (double)step->context;
+    b->rows = step->tokens;
+    b->seqs = step->sequences;
     b->cdt = pm_compute_dtype(w);
     b->ew = pm_dtype_bytes(w->weight_dtype);
     b->ekv = pm_dtype_bytes(w->kv_dtype);
@@ -451,19 +454,19 @@ static void add_tail(build_ctx *b)
     add_vector(b, PM_ROLE_FINAL_NORM, -1, PM_NODE_NORM, "FinalNorm", b->rows * h, 5.0, 2.0);
     /* Decode computes logits for the new token only; prefill for the last prompt position. */
     const double saved_rows = b->rows;
-    b->rows = b->s->workload.batch;
+    b->rows = b->seqs;
     add_matmul(b, PM_ROLE_LM_HEAD, -1, "LMHead", h, b->sh.vocab_cols);
     b->rows = saved_rows;
 }
 
-pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
-                            bool fused, pm_graph *g, pm_error *err)
+pm_status pm_graph_build_ex(const pm_scenario *s, const pm_step *step, int layers, bool fused,
+                            pm_graph *g, pm_error *err)
 {
     if (!g)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
     build_ctx b = {0};
     b.g = g;
-    pm_status st = build_init(&b, s, phase, context_len, fused, err);
+    pm_status st = build_init(&b, s, step, fused, err);
     if (st != PM_OK)
         return st;
     const int L = layers <= 0 || layers > s->model.layers ? s->model.layers : layers;
@@ -502,11 +505,11 @@ static void template_attention(build_ctx *b, pm_template *t)
     }
 }
 
-pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
-                            pm_template *t, pm_error *err)
+pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fused, pm_template *t,
+                            pm_error *err)
 {
     build_ctx b = {0};
-    pm_status st = build_init(&b, s, phase, context_len, fused, err);
+    pm_status st = build_init(&b, s, step, fused, err);
     if (st != PM_OK)
         return st;
     b.cap_arr = PM_TEMPLATE_MAX;

@@ -206,11 +206,14 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
 static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context_len,
                              pm_step_plan *plan, pm_error *err)
 {
+    pm_step step;
     pm_status st = pm_scenario_check(s, err);
+    if (st == PM_OK)
+        st = pm_step_of(s, PM_PHASE_DECODE, context_len, &step, err);
     if (st != PM_OK)
         return st;
-    return pm_step_plan_build(s, PM_PHASE_DECODE, context_len, mode == PM_MODE_FUSED,
-                              mode == PM_MODE_PRESERVE, plan, err);
+    return pm_step_plan_build(s, &step, mode == PM_MODE_FUSED, mode == PM_MODE_PRESERVE, plan,
+                              err);
 }
 
 /* The decode steps from context a to b. A window caps the local layers' attention at
@@ -413,21 +416,24 @@ static pm_status cache_plans(pm_estimate_cache *c, const pm_scenario *s, int64_t
     key.provenance = NULL;
     c->scen = *s;
     c->scen.provenance = NULL;
+    pm_step step;
     pm_status st;
     if (!c->valid || memcmp(&key, &c->key, sizeof key) != 0) {
         c->valid = false;
         c->key = key;
         c->decode_builds++;
-        if ((st = pm_step_plan_build(&c->scen, PM_PHASE_DECODE, decode_ctx0(&s->model), false,
-                                     true, &c->dec, err)) != PM_OK)
+        if ((st = pm_step_of(&c->scen, PM_PHASE_DECODE, decode_ctx0(&s->model), &step, err)) !=
+                PM_OK ||
+            (st = pm_step_plan_build(&c->scen, &step, false, true, &c->dec, err)) != PM_OK)
             return st;
         pm_step_plan_count(&c->dec);
         pm_step_plan_fuse(&c->dec, &c->dec_f);
         c->valid = true;
     }
     /* The decode plans' scenario up to the sequence length: their roofline terms serve. */
-    if ((st = pm_step_plan_build_like(&c->scen, &c->dec, PM_PHASE_PREFILL, sp, false, true,
-                                      &c->pre, err)) != PM_OK)
+    if ((st = pm_step_of(&c->scen, PM_PHASE_PREFILL, sp, &step, err)) != PM_OK ||
+        (st = pm_step_plan_build_like(&c->scen, &c->dec, &step, false, true, &c->pre, err)) !=
+            PM_OK)
         return st;
     pm_step_plan_count(&c->pre);
     pm_step_plan_fuse(&c->pre, &c->pre_f);
@@ -711,8 +717,11 @@ pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **
     m->s.provenance = NULL; /* not needed to evaluate, and owned by the caller */
     m->mode = mode;
     /* The plan points at the model's own copy of the scenario. */
-    st = pm_step_plan_build(&m->s, PM_PHASE_DECODE, 0, mode == PM_MODE_FUSED,
-                            mode == PM_MODE_PRESERVE, &m->plan, err);
+    pm_step step;
+    st = pm_step_of(&m->s, PM_PHASE_DECODE, 0, &step, err);
+    if (st == PM_OK)
+        st = pm_step_plan_build(&m->s, &step, mode == PM_MODE_FUSED, mode == PM_MODE_PRESERVE,
+                                &m->plan, err);
     pm_shard shard;
     if (st == PM_OK)
         st = pm_shard_compute(&m->s, &shard, err);

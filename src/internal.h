@@ -272,6 +272,25 @@ double pm_effective_hbm_bw(const pm_accelerator *a);
 /* The dense peak of a datatype, flop/s; 0 when unsupported or dtype is invalid. */
 double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
 
+/* ---- the step (step.c) ---- */
+
+/* What one step serves: the description the graph builder, the fast evaluator and the costs
+ * take. Today one kind of work per step: the batch's decode tokens, every sequence at one
+ * context, or the batch's prompts prefilled whole. Mixed steps (prefill chunks and decode
+ * tokens) extend it. */
+typedef struct pm_step {
+    pm_phase phase;
+    int64_t context;  /* decode: the positions each sequence has cached; prefill: each prompt's
+                         tokens */
+    double sequences; /* sequences served: each gets its next token (the LM head's rows) */
+    double tokens;    /* tokens computed (the GEMMs' rows): sequences (decode), sequences x
+                         context (prefill) */
+} pm_step;
+/* The step of s's batch at phase and context: PM_ERR_INVALID_ARG for a bad phase or NULL,
+ * PM_ERR_RANGE for a context below 1 (prefill) or 0 (decode). */
+pm_status pm_step_of(const pm_scenario *s, pm_phase phase, int64_t context, pm_step *out,
+                     pm_error *err);
+
 /* ---- model internals shared by graph, cost, schedule, estimate ---- */
 
 /* Whether the projection of role has a bias in m (graph.c); its bias has one element per
@@ -287,9 +306,10 @@ void pm_graph_clear(pm_graph *g);
  * pm_graph_check. */
 const char *pm_node_fault(const pm_node *n);
 pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
-/* pm_graph_build with the fused baseline's O+AllReduce and Down+AllReduce nodes. */
-pm_status pm_graph_build_ex(const pm_scenario *s, pm_phase phase, int64_t context_len, int layers,
-                            bool fused, pm_graph *g, pm_error *err);
+/* pm_graph_build of one step, with the fused baseline's O+AllReduce and Down+AllReduce nodes
+ * when fused. */
+pm_status pm_graph_build_ex(const pm_scenario *s, const pm_step *step, int layers, bool fused,
+                            pm_graph *g, pm_error *err);
 /* Time of a prefetch op given share (0, 1] of the HBM bandwidth (processor sharing). */
 double pm_op_time_shared(const pm_op_cost *c, double share);
 /* Schedules with caller-provided costs and slots (s gives the HBM sharing option and the
@@ -297,7 +317,7 @@ double pm_op_time_shared(const pm_op_cost *c, double share);
 pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_cost *costs,
                           pm_slot *slots, pm_schedule *sched, pm_error *err);
 
-/* ---- the fast evaluator (collective.c, graph.c, cost.c, schedule.c, step.c) ---- */
+/* ---- the fast evaluator (collective.c, build.c, cost.c, schedule.c, step_plan.c) ---- */
 
 /* An allreduce model precomputed for one cluster and algorithm: the candidates' affine times
  * fixed + per_byte x n; the requested (or, for auto, the fastest) applies. */
@@ -340,8 +360,8 @@ typedef struct pm_template {
     pm_node attn_next, attn_local;
     double kv_group; /* query heads each KV head serves on the busiest device */
 } pm_template;
-pm_status pm_template_build(const pm_scenario *s, pm_phase phase, int64_t context_len, bool fused,
-                            pm_template *t, pm_error *err);
+pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fused, pm_template *t,
+                            pm_error *err);
 /* pm_footprint_compute with the expert reads at the batch's tokens given (reads, e.g. a decode
  * template's, which has them; NULL: computed here). */
 pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard,
@@ -439,7 +459,7 @@ pm_status pm_sim_run(const pm_sim_op *main_ops, size_t n_main, const pm_sim_op *
                      size_t n_pf, bool hbm_sharing, pm_slot *main_slots, pm_slot *pf_slots,
                      pm_schedule *totals);
 
-/* The fast step evaluator (step.c): a plan holds one layer's nodes and costs for a scenario,
+/* The fast step evaluator (step_plan.c): a plan holds one layer's nodes and costs for a scenario,
  * phase and mode family (fused or not); evaluations at other decode contexts recompute the
  * attention node only. */
 typedef struct pm_step_node {
@@ -504,12 +524,13 @@ typedef struct pm_step_plan {
     int mlp0, mlp_last;   /* the MLP classes of the first and the last layer */
 } pm_step_plan;
 
-pm_status pm_step_plan_build(const pm_scenario *s, pm_phase phase, int64_t ctx0, bool fused,
+/* The plan of step (its context is the plan's ctx0). */
+pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fused,
                              bool prefetching, pm_step_plan *p, pm_error *err);
 /* The same with the roofline terms and allreduce models of like (a plan built for the same
  * scenario, e.g. the other phase's; NULL: computed). */
 pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
-                                  pm_phase phase, int64_t ctx0, bool fused, bool prefetching,
+                                  const pm_step *step, bool fused, bool prefetching,
                                   pm_step_plan *p, pm_error *err);
 /* The fused plan of the same scenario, phase and context from an unfused plan (cheaper than
  * pm_step_plan_build: only the fused nodes are costed, the others' costs and traffic are u's).

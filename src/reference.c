@@ -83,7 +83,10 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
     const int moe = pm_model_moe_layers(&s->model);
     const bool mixed = (local > 0 && local < L) || (moe > 0 && moe < L);
     const int built = mixed || L < BUILD_LAYERS ? L : BUILD_LAYERS;
-    pm_status st = pm_graph_build_ex(s, phase, ctx, built, mode == PM_MODE_FUSED, &w->base, err);
+    pm_step at;
+    pm_status st = pm_step_of(s, phase, ctx, &at, err);
+    if (st == PM_OK)
+        st = pm_graph_build_ex(s, &at, built, mode == PM_MODE_FUSED, &w->base, err);
     if (st != PM_OK)
         return st;
     const pm_graph *g = &w->base;
@@ -134,10 +137,14 @@ pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase
 {
     if (!s || !g || (int)mode < 0 || mode >= PM_MODE_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build_mode");
+    pm_step step;
+    pm_status st = pm_step_of(s, phase, context_len, &step, err);
+    if (st != PM_OK)
+        return st;
     if (mode != PM_MODE_PRESERVE)
-        return pm_graph_build_ex(s, phase, context_len, layers, mode == PM_MODE_FUSED, g, err);
+        return pm_graph_build_ex(s, &step, layers, mode == PM_MODE_FUSED, g, err);
     pm_graph base = {0};
-    pm_status st = pm_graph_build_ex(s, phase, context_len, layers, false, &base, err);
+    st = pm_graph_build_ex(s, &step, layers, false, &base, err);
     if (st == PM_OK)
         st = pm_insert_prefetch(&base, pm_accelerator_l2_window_bytes(&s->accel), g,
                                 err);

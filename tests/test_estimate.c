@@ -17,6 +17,14 @@
 #include "internal.h"
 #include "testutil.h"
 
+/* The step of s's batch at phase and context (pm_step_of), asserted valid. */
+static pm_step pm_test_step(const pm_scenario *s, pm_phase phase, int64_t context)
+{
+    pm_step step;
+    assert_int_equal(pm_step_of(s, phase, context, &step, NULL), PM_OK);
+    return step;
+}
+
 static pm_scenario hand_scenario(void)
 {
     pm_scenario s;
@@ -324,7 +332,8 @@ static void test_closed_form_decode_sums_match_graph_path(void **state)
 static double full_depth_step(const pm_scenario *s, pm_mode m, int64_t ctx)
 {
     pm_graph *g = pm_graph_alloc(), *ins = pm_graph_alloc();
-    assert_int_equal(pm_graph_build_ex(s, PM_PHASE_DECODE, ctx, 0, m == PM_MODE_FUSED, g, NULL),
+    const pm_step step = pm_test_step(s, PM_PHASE_DECODE, ctx);
+    assert_int_equal(pm_graph_build_ex(s, &step, 0, m == PM_MODE_FUSED, g, NULL),
                      PM_OK);
     const pm_graph *run = g;
     if (m == PM_MODE_PRESERVE) {
@@ -416,7 +425,8 @@ static void test_signature_guesses_the_next_change(void **state)
             s.workload.batch = batch;
             pm_step_plan *p = malloc(sizeof *p);
             assert_non_null(p);
-            assert_int_equal(pm_step_plan_build(&s, PM_PHASE_DECODE, 1, false, true, p, NULL),
+            const pm_step step = pm_test_step(&s, PM_PHASE_DECODE, 1);
+            assert_int_equal(pm_step_plan_build(&s, &step, false, true, p, NULL),
                              PM_OK);
             const int64_t end = 400000;
             int64_t ctx = 1;
@@ -462,7 +472,8 @@ static void test_region_equals_step_eval(void **state)
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         for (size_t o = 0; o <= sizeof ov / sizeof ov[0]; o++) {
             pm_scenario s = load(names[k], o ? ov[o - 1] : NULL, o ? 1 : 0);
-            assert_int_equal(pm_step_plan_build(&s, PM_PHASE_DECODE, 1, false, true, p, NULL),
+            const pm_step step = pm_test_step(&s, PM_PHASE_DECODE, 1);
+            assert_int_equal(pm_step_plan_build(&s, &step, false, true, p, NULL),
                              PM_OK);
             pm_step_plan_count(p);
             for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {

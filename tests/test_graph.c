@@ -12,6 +12,14 @@
 #include "testutil.h"
 #include "internal.h"
 
+/* The step of s's batch at phase and context (pm_step_of), asserted valid. */
+static pm_step pm_test_step(const pm_scenario *s, pm_phase phase, int64_t context)
+{
+    pm_step step;
+    assert_int_equal(pm_step_of(s, phase, context, &step, NULL), PM_OK);
+    return step;
+}
+
 /* Byte and flop counts are products of small integers, exact in a double: the only slack
  * needed is for the few operations the library may order differently (ulps). */
 #define EXACT 1e-12
@@ -230,7 +238,8 @@ static void test_no_allreduce_on_one_device(void **state)
         assert_int_not_equal(g->nodes[i].kind, PM_NODE_FUSED_MATMUL_ALLREDUCE);
     }
     /* The fused variant has nothing to fuse either. */
-    assert_int_equal(pm_graph_build_ex(&s, PM_PHASE_DECODE, 100, 0, true, g, NULL), PM_OK);
+    const pm_step step = pm_test_step(&s, PM_PHASE_DECODE, 100);
+    assert_int_equal(pm_graph_build_ex(&s, &step, 0, true, g, NULL), PM_OK);
     assert_int_equal(g->n_nodes, 23);
     for (size_t i = 0; i < g->n_nodes; i++)
         assert_int_not_equal(g->nodes[i].kind, PM_NODE_FUSED_MATMUL_ALLREDUCE);
@@ -242,7 +251,8 @@ static void test_fused_graph_replaces_o_and_down(void **state)
     (void)state;
     pm_scenario s = pm_test_hand_scenario(2);
     pm_graph *g = pm_graph_alloc();
-    assert_int_equal(pm_graph_build_ex(&s, PM_PHASE_DECODE, 100, 0, true, g, NULL), PM_OK);
+    const pm_step step = pm_test_step(&s, PM_PHASE_DECODE, 100);
+    assert_int_equal(pm_graph_build_ex(&s, &step, 0, true, g, NULL), PM_OK);
     /* Each layer loses its two separate allreduces: 1 + 2 * 10 + 2 = 23 nodes */
     assert_int_equal(g->n_nodes, 23);
     int fused = 0;
@@ -269,7 +279,8 @@ static void test_allreduce_dtype_sets_the_payload(void **state)
     s.workload.allreduce_dtype = PM_DTYPE_FP16;
     for (int fused = 0; fused < 2; fused++) {
         pm_graph *g = pm_graph_alloc();
-        assert_int_equal(pm_graph_build_ex(&s, PM_PHASE_DECODE, 100, 0, fused, g, NULL), PM_OK);
+        const pm_step step = pm_test_step(&s, PM_PHASE_DECODE, 100);
+        assert_int_equal(pm_graph_build_ex(&s, &step, 0, fused, g, NULL), PM_OK);
         int n_ar = 0;
         for (size_t i = 0; i < g->n_nodes; i++) {
             const pm_node *n = &g->nodes[i];

@@ -1,0 +1,1058 @@
+/*
+ * step_plan.c - the fast evaluator: one step (step.c: decode or prefill) in one mode, without
+ * building a graph. It computes exactly what the graph path computes (reference.c keeps that path as the
+ * reference the tests compare against), using three facts:
+ *
+ *  1. Layers repeat exactly, or in a pattern of two classes (global and local, windowed) that
+ *     differ only in their attention node, so one layer's nodes (pm_template) and their costs
+ *     are computed once per plan, plus the local attention; in decode only the attention
+ *     depends on the context length, linearly in the positions it reads (the window caps them),
+ *     so an evaluation recomputes one node per class. A period (from a layer's first
+ *     communication to the next layer's) depends only on the class of the next layer: the
+ *     nodes from the first communication on hold no attention. So a step is the prefix, one
+ *     period per class times its count, and the last layer.
+ *  2. The graph is a chain, so Algorithm 1's breadth-first walk of a window is the program
+ *     order from a communication node to the next one.
+ *  3. When the first communication node of a layer starts, the prefetch stream is idle and
+ *     nothing is pending (everything prefetched before it was consumed before it; a streaming
+ *     consumer that finishes before its prefetch ends it: the rest would be L2 hits), so a step
+ *     is: a prefix without prefetches (the embedding and layer 0 up to its first allreduce),
+ *     L - 1 identical periods from one layer's first allreduce to the next layer's, and the
+ *     last layer from its first allreduce through the LM head. Each is scheduled on its own.
+ *
+ * Without HBM sharing the two-stream schedule reduces to a recurrence over the main stream in
+ * order (a prefetch starts at max(its trigger's start, the previous prefetch's end); a consumer
+ * at max(its predecessor's end, its prefetch's end), or, streaming, at its predecessor's end,
+ * ending as schedule.c says); with sharing the segments go through the
+ * same event loop as graphs (pm_sim_run).
+ *
+ * Mixture-of-experts models add a second dimension of classes, the MLP (dense or MoE): the
+ * nodes from the first communication on differ between them, so a period depends on the MLP
+ * class of its layer and the attention class of the next one (n_pair counts the L - 1 periods
+ * of each kind, once per plan); dense models have one MLP class and the pairs are the classes.
+ *
+ * This is the path that serves pm_estimate_compute, pm_decode_step_time and pm_step_model; the
+ * table of the rules it shares with the graph path is at the top of reference.c.
+ *
+ * May call: build.c (the layer template), cost.c, collective.c, schedule.c (pm_sim_run),
+ * energy.c (what a node moves), model.c, moe.c, accelerator.c.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define MAXN PM_TEMPLATE_MAX
+
+static bool is_comm(pm_node_kind k)
+{
+    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE || k == PM_NODE_ALLTOALL;
+}
+
+/* The nodes and costs of MLP class m (0 dense, 1 MoE). */
+static const pm_node *tmpl_of(const pm_step_plan *p, int m)
+{
+    return m ? p->tmpl.moe : p->tmpl.layer;
+}
+static int n_of(const pm_step_plan *p, int m)
+{
+    return m ? p->tmpl.n_moe : p->tmpl.n_layer;
+}
+static const pm_step_node *costs_of(const pm_step_plan *p, int m)
+{
+    return m ? p->moe : p->layer;
+}
+static const pm_step_traffic *traffic_of(const pm_step_plan *p, int m)
+{
+    return m ? p->moe_tr : p->layer_tr;
+}
+
+/* The costs of one node served from HBM, served from L2 after a prefetch, and of its
+ * prefetch. */
+static void node_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                       const pm_node *n, bool prefetching, pm_step_node *out)
+{
+    out->bytes = pm_node_prefetchable_bytes(n);
+    if (prefetching && out->bytes > 0) {
+        /* MatMul or attention: plain operations, both variants from one roofline. */
+        pm_op_cost_pair(k, n, out->bytes, &out->hbm, &out->l2);
+        pm_prefetch_cost(k, out->bytes, &out->pf);
+    } else {
+        pm_op_cost_node(k, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
+                        &out->hbm);
+    }
+    out->is_ar = n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL;
+    out->is_comm = is_comm(n->kind);
+    out->is_a2a = n->kind == PM_NODE_ALLTOALL;
+    out->routed = n->routed;
+}
+
+/* What a node with its costs (node_costs) moves, served from HBM and, when its prefetched
+ * variant is costed, prefetched. Only estimates need it: the time path leaves it out. */
+static void node_traffic(const pm_step_plan *p, const pm_node *n, const pm_step_node *c,
+                         pm_step_traffic *out)
+{
+    out->tr = out->tr_pf = (pm_traffic){0};
+    pm_node_traffic(p->s, &p->ar, &p->ar_fused, n, &c->hbm, 1.0, &out->tr);
+    if (p->prefetching && c->bytes > 0) {
+        /* Prefetched, as pm_node_traffic counts a consumer with l2_bytes and its prefetch node:
+         * the consumer's own HBM bytes and the prefetch's read, the bytes written to L2 and
+         * read back (tests/test_energy.c compares the two paths). A streaming consumer whose
+         * L2 is slower than its HBM reads HBM (pm_stream_consumer_cost, as the schedule times
+         * it): the prefetch still reads HBM and writes L2, and nothing is read back. */
+        const bool ignored = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM &&
+                             pm_stream_consumer_cost(&c->l2, &c->hbm) == &c->hbm;
+        out->tr_pf = out->tr;
+        out->tr_pf.hbm_bytes = (ignored ? c->hbm.hbm_bytes : c->l2.hbm_bytes) + c->pf.hbm_bytes;
+        out->tr_pf.l2_write_bytes += c->bytes;
+        out->tr_pf.l2_read_bytes += ignored ? 0.0 : c->bytes;
+    }
+}
+
+/* Head, tail and every layer's nodes but the attention, nothing prefetched. */
+static void plain_total(pm_step_plan *p)
+{
+    p->plain_rest_tr = p->head_tr;
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < n_of(p, m) && p->all_mlp[m] > 0; i++)
+            if (i != p->attn)
+                pm_traffic_add(&p->plain_rest_tr, &traffic_of(p, m)[i].tr, p->all_mlp[m]);
+    for (int i = 0; i < p->tmpl.n_tail; i++)
+        pm_traffic_add(&p->plain_rest_tr, &p->tail_tr[i].tr, 1.0);
+}
+
+void pm_step_plan_count(pm_step_plan *p)
+{
+    const pm_template *t = &p->tmpl;
+    p->head_tr = (pm_traffic){0};
+    for (int i = 0; i < t->n_head; i++)
+        pm_node_traffic(p->s, &p->ar, &p->ar_fused, &t->head[i], &p->head_cost[i], 1.0,
+                        &p->head_tr);
+    for (int i = 0; i < t->n_layer; i++)
+        node_traffic(p, &t->layer[i], &p->layer[i], &p->layer_tr[i]);
+    for (int i = 0; i < t->n_moe; i++)
+        node_traffic(p, &t->moe[i], &p->moe[i], &p->moe_tr[i]);
+    for (int i = 0; i < t->n_tail; i++)
+        node_traffic(p, &t->tail[i], &p->tail[i], &p->tail_tr[i]);
+    p->attn_tr[0] = p->attn_tr[1] = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
+    if (p->attn >= 0)
+        p->attn_tr[0] = p->layer_tr[p->attn];
+    if (p->attn >= 0 && p->all_class[1] > 0)
+        node_traffic(p, &p->attn_node[1], &p->attn_cost[1], &p->attn_tr[1]);
+    /* What the attention moves is affine in the positions it reads (its KV bytes and flops
+     * are), the same in both classes, so its slope, measured one position on, gives it at any
+     * context without costing the node. */
+    p->attn_dtr = p->attn_dtr_pf = p->attn_dtr_kv = p->attn_dtr_kv_pf = (pm_traffic){0};
+    if (p->attn >= 0 && (p->attn_dkv > 0 || p->attn_dflop > 0)) {
+        pm_node a = p->attn_node[0];
+        a.flop += p->attn_dflop;
+        a.kv_bytes += p->attn_dkv;
+        pm_step_node one;
+        pm_step_traffic one_tr;
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
+        node_traffic(p, &a, &one, &one_tr);
+        const pm_step_traffic *at0 = &p->attn_tr[0];
+        p->attn_dtr = one_tr.tr;
+        pm_traffic_add(&p->attn_dtr, &at0->tr, -1.0);
+        p->attn_dtr_pf = one_tr.tr_pf;
+        pm_traffic_add(&p->attn_dtr_pf, &at0->tr_pf, -1.0);
+    }
+    /* Block-sparse layers read fewer KV positions than they score: the KV bytes' part of the
+     * slope apart (traffic_attention). */
+    if (p->attn >= 0 && p->attn_dkv > 0 && p->all_class[1] > 0 && p->s->model.sparse_block > 0) {
+        pm_node a = p->attn_node[0];
+        pm_step_node one;
+        pm_step_traffic one_tr;
+        const pm_step_traffic *at0 = &p->attn_tr[0];
+        a.kv_bytes += p->attn_dkv;
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &a, p->prefetching, &one);
+        node_traffic(p, &a, &one, &one_tr);
+        p->attn_dtr_kv = one_tr.tr;
+        pm_traffic_add(&p->attn_dtr_kv, &at0->tr, -1.0);
+        p->attn_dtr_kv_pf = one_tr.tr_pf;
+        pm_traffic_add(&p->attn_dtr_kv_pf, &at0->tr_pf, -1.0);
+    }
+    plain_total(p);
+    p->counted = true;
+}
+
+/* The periods of each (MLP class of a layer, attention class of the next) pair: for a dense
+ * model the attention classes of layers 1..L-1; for a MoE model counted layer by layer (once
+ * per plan, O(L)). */
+static void count_pairs(pm_step_plan *p)
+{
+    const pm_model *m = &p->s->model;
+    memset(p->n_pair, 0, sizeof p->n_pair);
+    if (p->tmpl.n_moe == 0) {
+        p->all_mlp[0] = p->layers;
+        p->all_mlp[1] = 0;
+        p->mlp0 = p->mlp_last = 0;
+        p->n_pair[0][0] = p->n_class[0];
+        p->n_pair[0][1] = p->n_class[1];
+        return;
+    }
+    p->all_mlp[1] = pm_model_moe_layers(m);
+    p->all_mlp[0] = p->layers - p->all_mlp[1];
+    p->mlp0 = pm_model_layer_is_moe(m, 0);
+    p->mlp_last = pm_model_layer_is_moe(m, p->layers - 1);
+    int mlp = p->mlp0;
+    for (int l = 0; l + 1 < p->layers; l++) {
+        const int next = pm_model_layer_is_moe(m, l + 1);
+        p->n_pair[mlp][pm_model_layer_is_local(m, l + 1)]++;
+        mlp = next;
+    }
+}
+
+/* The MoE layer's attention part must be the dense layer's, node for node (they come from one
+ * builder): the periods rely on it. */
+static pm_status moe_check(const pm_step_plan *p, pm_error *err)
+{
+    if (p->tmpl.n_moe == 0)
+        return PM_OK;
+    int fc = -1;
+    for (int i = 0; i < p->tmpl.n_moe && fc < 0; i++)
+        if (p->moe[i].is_comm)
+            fc = i;
+    if (fc != p->first_comm || (p->attn >= 0 && p->tmpl.moe[p->attn].kind != PM_NODE_ATTENTION))
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.model",
+                       "the MoE layer's attention part differs from the dense layer's");
+    return PM_OK;
+}
+
+/* The scenario's roofline terms and allreduce models, from like when it has them (a plan of
+ * the same scenario). */
+static pm_status plan_models(const pm_scenario *s, const pm_step_plan *like, pm_step_plan *p,
+                             pm_error *err)
+{
+    if (like) {
+        p->cost = like->cost;
+        p->ar = like->ar;
+        p->ar_fused = like->ar_fused;
+        return PM_OK;
+    }
+    pm_cost_ctx_init(s, &p->cost);
+    pm_status st = pm_allreduce_algo_check(s->cluster.topology, s->cluster.algorithm, err);
+    if (st != PM_OK)
+        return st;
+    pm_ar_model_init(&s->cluster, s->cluster.algorithm, &p->ar);
+    pm_ar_model_init_fused(&s->cluster, &p->ar_fused);
+    return PM_OK;
+}
+
+pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fused,
+                             bool prefetching, pm_step_plan *p, pm_error *err)
+{
+    return pm_step_plan_build_like(s, NULL, step, fused, prefetching, p, err);
+}
+
+pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
+                                  const pm_step *step, bool fused, bool prefetching,
+                                  pm_step_plan *p, pm_error *err)
+{
+    pm_template *t = &p->tmpl;
+    pm_status st = pm_template_build(s, step, fused, t, err);
+    if (st != PM_OK)
+        return st;
+    const pm_phase phase = step->phase;
+    p->s = s;
+    p->ctx0 = step->context;
+    p->layers = s->model.layers;
+    p->cap = pm_accelerator_l2_window_bytes(&s->accel);
+    p->prefetching = prefetching && s->cluster.devices > 1;
+    if ((st = plan_models(s, like, p, err)) != PM_OK)
+        return st;
+    p->head_s = 0.0;
+    p->counted = false;
+    for (int i = 0; i < t->n_head; i++) {
+        pm_op_cost_node(&p->cost, &p->ar, &t->head[i], &p->head_cost[i]);
+        p->head_s += p->head_cost[i].total_s;
+    }
+    p->attn = -1;
+    p->first_comm = -1;
+    p->chunks = 0;
+    for (int i = 0; i < t->n_layer; i++) {
+        const pm_node *n = &t->layer[i];
+        if (n->kind == PM_NODE_ATTENTION)
+            p->attn = i;
+        node_costs(&p->cost, &p->ar, &p->ar_fused, n, p->prefetching, &p->layer[i]);
+        if (is_comm(n->kind) && p->first_comm < 0)
+            p->first_comm = i;
+        if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
+            p->chunks = p->layer[i].hbm.chunks;
+    }
+    p->layer_rest_s = 0.0;
+    for (int i = 0; i < t->n_layer; i++)
+        if (i != p->attn)
+            p->layer_rest_s += p->layer[i].hbm.total_s;
+    p->moe_rest_s = 0.0;
+    for (int i = 0; i < t->n_moe; i++) {
+        const pm_node *n = &t->moe[i];
+        node_costs(&p->cost, &p->ar, &p->ar_fused, n, p->prefetching, &p->moe[i]);
+        if (i != p->attn)
+            p->moe_rest_s += p->moe[i].hbm.total_s;
+    }
+    if ((st = moe_check(p, err)) != PM_OK)
+        return st;
+    p->tail_s = 0.0;
+    for (int i = 0; i < t->n_tail; i++) {
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &t->tail[i], p->prefetching, &p->tail[i]);
+        p->tail_s += p->tail[i].hbm.total_s;
+    }
+    p->attn_dflop = p->attn_dkv = 0.0;
+    if (p->attn >= 0 && phase == PM_PHASE_DECODE) {
+        p->attn_dflop = t->attn_next.flop - t->layer[p->attn].flop;
+        p->attn_dkv = t->attn_next.kv_bytes - t->layer[p->attn].kv_bytes;
+    }
+    const int local = pm_model_local_layers(&s->model);
+    p->class0 = pm_model_layer_is_local(&s->model, 0) ? 1 : 0;
+    p->all_class[1] = local;
+    p->all_class[0] = p->layers - local;
+    p->n_class[0] = p->all_class[0] - (p->class0 == 0);
+    p->n_class[1] = p->all_class[1] - (p->class0 == 1);
+    if (p->attn >= 0) {
+        p->attn_node[0] = t->layer[p->attn];
+        p->attn_cost[0] = p->layer[p->attn];
+    }
+    if (p->attn >= 0 && local > 0) {
+        p->attn_node[1] = t->attn_local;
+        node_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_node[1], p->prefetching,
+                   &p->attn_cost[1]);
+    }
+    /* The pairs depend on the model alone: a plan of the same scenario has them (O(L) to
+     * count for a MoE model). */
+    if (like && (like->tmpl.n_moe > 0) == (t->n_moe > 0)) {
+        memcpy(p->n_pair, like->n_pair, sizeof p->n_pair);
+        p->all_mlp[0] = like->all_mlp[0];
+        p->all_mlp[1] = like->all_mlp[1];
+        p->mlp0 = like->mlp0;
+        p->mlp_last = like->mlp_last;
+    } else {
+        count_pairs(p);
+    }
+    return PM_OK;
+}
+
+/* One MLP class's layer of the fused plan f from u's (m 0 dense, 1 MoE): the nodes
+ * pm_template_fuse_layer makes, the fused ones costed (the chunk search) and counted here, the
+ * others read from u where they are. Adds their times but the attention's to the class's rest
+ * and, counted, their traffic times the class's layers to f->plain_rest_tr, node by node in
+ * layer order as plain_total adds a built plan's: the sums are those of the plan built fused. */
+static void fuse_class(const pm_step_plan *u, int m, pm_step_plan *f)
+{
+    pm_node out[MAXN];
+    int map[MAXN], n_out = 0;
+    const int n_in = n_of(u, m);
+    double *rest = m ? &f->moe_rest_s : &f->layer_rest_s;
+    *rest = 0.0;
+    if (n_in == 0)
+        return;
+    pm_template_fuse_layer(tmpl_of(u, m), n_in, u->s->options.fused_chunks, out, &n_out, map);
+    if (m == 0)
+        f->attn = u->attn >= 0 ? map[u->attn] : -1;
+    const bool add_tr = f->counted && f->all_mlp[m] > 0;
+    for (int i = 0; i < n_in; i++) {
+        const int j = map[i];
+        if (j < 0)
+            continue; /* an allreduce absorbed into the fused node before it */
+        const pm_step_node *c = &costs_of(u, m)[i];
+        const pm_step_traffic *t = &traffic_of(u, m)[i];
+        pm_step_node fc;
+        pm_step_traffic ft;
+        if (out[j].kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
+            node_costs(&f->cost, &f->ar, &f->ar_fused, &out[j], false, &fc);
+            if (f->counted)
+                node_traffic(f, &out[j], &fc, &ft);
+            if (f->chunks == 0)
+                f->chunks = fc.hbm.chunks;
+            c = &fc;
+            t = &ft;
+        }
+        if (m == 0 && c->is_comm && f->first_comm < 0)
+            f->first_comm = j;
+        if (j == f->attn)
+            continue;
+        *rest += c->hbm.total_s;
+        if (add_tr)
+            pm_traffic_add(&f->plain_rest_tr, &t->tr, f->all_mlp[m]);
+    }
+}
+
+void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
+{
+    f->s = u->s;
+    f->cost = u->cost;
+    f->ctx0 = u->ctx0;
+    f->layers = u->layers;
+    f->cap = u->cap;
+    f->prefetching = false;
+    f->ar = u->ar;
+    f->ar_fused = u->ar_fused;
+    /* No nodes: what reads them (Algorithm 1, the regions, the traffic of prefetched steps)
+     * serves PRESERVE only, which runs unfused. */
+    f->tmpl.n_head = f->tmpl.n_layer = f->tmpl.n_tail = f->tmpl.n_moe = 0;
+    f->tmpl.kv_group = u->tmpl.kv_group;
+    f->head_s = u->head_s;
+    f->tail_s = u->tail_s;
+    f->attn_dflop = u->attn_dflop;
+    f->attn_dkv = u->attn_dkv;
+    for (int c = 0; c < 2; c++) {
+        f->attn_node[c] = u->attn_node[c];
+        f->attn_cost[c] = u->attn_cost[c];
+        f->attn_tr[c] = u->attn_tr[c];
+        f->n_class[c] = u->n_class[c];
+        f->all_class[c] = u->all_class[c];
+        f->all_mlp[c] = u->all_mlp[c];
+    }
+    f->class0 = u->class0;
+    f->counted = u->counted;
+    f->head_tr = u->head_tr;
+    f->attn_dtr = u->attn_dtr;
+    f->attn_dtr_pf = u->attn_dtr_pf;
+    f->attn_dtr_kv = u->attn_dtr_kv;
+    f->attn_dtr_kv_pf = u->attn_dtr_kv_pf;
+    memcpy(f->n_pair, u->n_pair, sizeof f->n_pair);
+    f->mlp0 = u->mlp0;
+    f->mlp_last = u->mlp_last;
+    f->first_comm = -1;
+    f->chunks = 0;
+    f->plain_rest_tr = u->head_tr;
+    for (int m = 0; m < 2; m++)
+        fuse_class(u, m, f);
+    if (f->counted)
+        for (int i = 0; i < u->tmpl.n_tail; i++)
+            pm_traffic_add(&f->plain_rest_tr, &u->tail_tr[i].tr, 1.0);
+}
+
+/* The room left under the capacity by a comparison that passed with the attention's bytes in
+ * its sum (has_a): how much they may grow before it fails. */
+static void note_slack(double *slack, bool has_a, double room)
+{
+    if (slack && has_a && room < *slack)
+        *slack = room;
+}
+
+/* Algorithm 1 over the chain of a layer of MLP class m whose node i has bytes[i] (the
+ * attention's at the step's context): each window walks from its communication node to the
+ * next one and stops at the first node that would reach the capacity, or at a routed expert
+ * under a window not opened by an all-to-all (insert.c's rule). pf[] marks the layer nodes
+ * prefetched (for nodes before the first communication node: in every layer but the first, by
+ * the previous layer's last window), pft[] the tail nodes. Returns a signature of the
+ * decisions. slack (may be NULL) receives how far the attention's bytes may grow before a
+ * decision changes (the least room of the comparisons whose sums hold them; INFINITY when none
+ * does): the bytes only add to sums, so a larger attention only turns prefetches off. */
+static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *pf, bool *pft,
+                       double *slack)
+{
+    if (slack)
+        *slack = INFINITY;
+    const int n = n_of(p, m), nt = p->tmpl.n_tail;
+    memset(pf, 0, (size_t)n * sizeof *pf);
+    memset(pft, 0, (size_t)nt * sizeof *pft);
+    if (!p->prefetching || p->first_comm < 0)
+        return 0;
+    const pm_step_node *L = costs_of(p, m);
+    for (int j = p->first_comm; j < n; j++) {
+        if (!L[j].is_comm)
+            continue;
+        double sum = 0.0;
+        bool stop = false, has_a = false;
+        int i = j + 1;
+        for (; i < n && !L[i].is_comm && !stop; i++) {
+            const double b = bytes[i];
+            if (b > 0) {
+                if (!(sum + b < p->cap) || (L[i].routed && !L[j].is_a2a))
+                    stop = true;
+                else {
+                    has_a = has_a || i == p->attn;
+                    note_slack(slack, has_a, p->cap - (sum + b));
+                    sum += b;
+                    pf[i] = true;
+                }
+            }
+        }
+        if (stop || i < n)
+            continue; /* the window ended inside the layer */
+        /* The layer's last window continues into the next layer... */
+        double sum_next = sum;
+        bool has_next = has_a;
+        for (int k = 0; k < p->first_comm; k++) {
+            const double b = bytes[k];
+            if (b > 0) {
+                if (!(sum_next + b < p->cap))
+                    break;
+                has_next = has_next || k == p->attn;
+                note_slack(slack, has_next, p->cap - (sum_next + b));
+                sum_next += b;
+                pf[k] = true;
+            }
+        }
+        /* ...and, after the last layer, into the tail. */
+        for (int k = 0; k < nt; k++) {
+            const double b = p->tail[k].bytes;
+            if (b > 0) {
+                if (!(sum + b < p->cap))
+                    break;
+                note_slack(slack, has_a, p->cap - (sum + b));
+                sum += b;
+                pft[k] = true;
+            }
+        }
+    }
+    unsigned sig = 0;
+    for (int i = 0; i < n; i++)
+        sig = sig * 2u + pf[i];
+    for (int i = 0; i < nt; i++)
+        sig = sig * 2u + pft[i];
+    return sig;
+}
+
+/* The prefetchable bytes of a layer of MLP class m with attention bytes attn_bytes. */
+static void layer_bytes(const pm_step_plan *p, int m, double attn_bytes, double *bytes)
+{
+    const pm_step_node *L = costs_of(p, m);
+    for (int i = 0; i < n_of(p, m); i++)
+        bytes[i] = L[i].bytes;
+    if (p->attn >= 0)
+        bytes[p->attn] = attn_bytes;
+}
+
+typedef pm_step_seg seg;
+
+static void seg_add(seg *g, const pm_step_node *nd, bool prefetched, int *trigger)
+{
+    const int k = g->n++;
+    g->is_ar[k] = nd->is_ar;
+    g->pf[k] = -1;
+    g->hbm_cost[k] = &nd->hbm;
+    if (prefetched && *trigger >= 0) {
+        g->trig[g->n_pf] = *trigger;
+        g->pf_cost[g->n_pf] = &nd->pf;
+        g->pf[k] = g->n_pf++;
+        g->cost[k] = &nd->l2;
+    } else {
+        g->cost[k] = &nd->hbm;
+    }
+    if (nd->is_comm)
+        *trigger = k;
+}
+
+/* The recurrence without HBM sharing (step.c's header) over the ops of g from pos->k on, the
+ * arrays holding the starts and prefetch ends of the ops before: stops before op `stop`
+ * (returning false; pos then holds the state there), or at the start of op `until` or after
+ * the last op (returning true, *out that start or the makespan). */
+static bool seg_walk(const seg *g, bool stream, int until, int stop, pm_step_seg_pos *pos,
+                     double *op_start, double *pf_end, double *out)
+{
+    double t = pos->t, pf_free = pos->pf_free;
+    int next_pf = pos->next_pf; /* prefetches are placed when their consumer is reached */
+    for (int k = pos->k; k < g->n; k++) {
+        if (k == stop) {
+            *pos = (pm_step_seg_pos){k, next_pf, t, pf_free};
+            return false;
+        }
+        double start = t, pe = 0.0;
+        const int w = g->pf[k];
+        if (w >= 0) {
+            for (; next_pf <= w; next_pf++) {
+                const double trig = op_start[g->trig[next_pf]];
+                const double s0 = pf_free > trig ? pf_free : trig;
+                pf_free = pf_end[next_pf] = s0 + g->pf_cost[next_pf]->total_s;
+            }
+            pe = pf_end[w];
+            if (!stream && pe > start)
+                start = pe;
+        }
+        if (k == until) {
+            *out = start;
+            return true;
+        }
+        op_start[k] = start;
+        double end = start + (stream && w >= 0
+                                  ? pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k])
+                                  : g->cost[k])->total_s;
+        if (stream && w >= 0) {
+            const double own = start + g->hbm_cost[k]->total_s;
+            const double data = pe < own ? pe : own;
+            if (data > end)
+                end = data;
+            if (pe > end) /* done before its prefetch: the rest of it would be L2 hits */
+                pf_free = pf_end[w] = end;
+        }
+        t = end;
+    }
+    /* Every prefetch's consumer is in the segment (seg_add adds them together), so all were
+     * placed, and none ends after its consumer. */
+    *out = t > pf_free ? t : pf_free;
+    return true;
+}
+
+/* Start of main op `until` (or, if until < 0, the makespan). at (may be NULL; not with
+ * sharing): the state before op k0, which the ops from k0 on do not change (they write past
+ * it): kept at the first call, resumed from at the later ones, to the same result. */
+static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, double *out,
+                         pm_step_seg_state *at, int k0)
+{
+    if (!sharing) {
+        pm_step_seg_pos pos = {0, 0, 0.0, 0.0};
+        if (!at) {
+            double op_start[2 * MAXN + 1], pf_end[2 * MAXN + 1];
+            seg_walk(g, stream, until, -1, &pos, op_start, pf_end, out);
+            return PM_OK;
+        }
+        if (!at->known) {
+            at->pos = pos;
+            if (seg_walk(g, stream, until, k0, &at->pos, at->op_start, at->pf_end, out))
+                return PM_OK; /* `until` comes first: nothing to keep */
+            at->known = true;
+        }
+        /* In place: the walk writes the arrays only from op k0 and prefetch next_pf on, and
+         * the kept position is copied. */
+        pos = at->pos;
+        seg_walk(g, stream, until, -1, &pos, at->op_start, at->pf_end, out);
+        return PM_OK;
+    }
+    pm_sim_op mo[2 * MAXN + 1], po[2 * MAXN + 1];
+    pm_slot ms[2 * MAXN + 1], ps[2 * MAXN + 1];
+    for (int k = 0; k < g->n; k++)
+        mo[k] = stream && g->pf[k] >= 0
+                    ? (pm_sim_op){pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k]), g->pf[k],
+                                  g->is_ar[k], g->hbm_cost[k]}
+                    : (pm_sim_op){g->cost[k], g->pf[k], g->is_ar[k], NULL};
+    for (int k = 0; k < g->n_pf; k++)
+        po[k] = (pm_sim_op){g->pf_cost[k], g->trig[k], false, NULL};
+    pm_schedule tot;
+    const int n = until >= 0 ? until : g->n;
+    pm_status st = pm_sim_run(mo, (size_t)n, po, (size_t)g->n_pf, true, ms, ps, &tot);
+    if (st != PM_OK)
+        return st;
+    if (until >= 0) {
+        /* The op `until` starts when its predecessor ends and its prefetch is done. */
+        double start = n > 0 ? ms[n - 1].end_s : 0.0;
+        if (!stream && g->pf[until] >= 0 && ps[g->pf[until]].end_s > start)
+            start = ps[g->pf[until]].end_s;
+        *out = start;
+    } else {
+        *out = tot.makespan_s;
+    }
+    return PM_OK;
+}
+
+/* Whether the plan's PRESERVE step inserts prefetches (a communication to hide them behind);
+ * without, PRESERVE's step is the serial one. */
+static bool plan_prefetches(const pm_step_plan *p)
+{
+    return p->prefetching && p->first_comm >= 0;
+}
+
+/* The positions a class's attention reads at ctx beyond those at the plan's context: per KV
+ * head (*dkv) and per query head (*dscore) (pm_kv_tokens: the window caps them, block-sparse
+ * layers read a share of them). */
+static void attention_growth(const pm_step_plan *p, int cls, int64_t ctx, double *dkv,
+                             double *dscore)
+{
+    if (cls == 0) { /* a global layer reads and scores every position */
+        *dkv = *dscore = (double)ctx - (double)p->ctx0;
+        return;
+    }
+    const pm_model *m = &p->s->model;
+    const double g = p->tmpl.kv_group;
+    double s, s0;
+    const double c = pm_kv_tokens(m, cls == 1, g, ctx, &s);
+    const double c0 = pm_kv_tokens(m, cls == 1, g, p->ctx0, &s0);
+    *dkv = c - c0;
+    *dscore = s - s0;
+}
+
+/* The attention node of a class (0 global, 1 local) at ctx (decode) into *a: the plan's node
+ * moved along its slopes by the positions it reads beyond the plan's context. Returns false
+ * when it reads as many (*a is the plan's node). */
+static bool attention_node(const pm_step_plan *p, int cls, int64_t ctx, pm_node *a)
+{
+    double dk, ds;
+    attention_growth(p, cls, ctx, &dk, &ds);
+    *a = p->attn_node[cls];
+    if (!(fabs(dk) > 0.0) && !(fabs(ds) > 0.0))
+        return false;
+    a->flop += p->attn_dflop * ds;
+    a->kv_bytes += p->attn_dkv * dk;
+    return true;
+}
+
+/* The attention node of a class (0 global, 1 local) at ctx (decode), into *out; returns out, or
+ * the plan's node at ctx0. Attention is linear in the positions it reads, which the window
+ * caps: the local node is the global one at min(ctx, window) positions. With variants false
+ * only its cost from HBM is filled (serial and fused steps read nothing else). */
+static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t ctx,
+                                        bool variants, pm_step_node *out)
+{
+    pm_node a;
+    if (!attention_node(p, cls, ctx, &a))
+        return &p->attn_cost[cls];
+    node_costs(&p->cost, &p->ar, &p->ar_fused, &a, variants && p->prefetching, out);
+    return out;
+}
+
+/* The period from a layer's first communication to the next layer's: the nodes L (n of them)
+ * are the layer's MLP class from the first communication on and the next layer's attention
+ * class before it (the nodes before the first communication are the same in both MLP
+ * classes), with the insertion decisions pf. Its time is the start of its last op. */
+static void period_seg(const pm_step_plan *p, const pm_step_node *const *L, int n,
+                       const bool *pf, seg *g)
+{
+    const int fc = p->first_comm;
+    g->n = g->n_pf = 0;
+    int trig = -1;
+    for (int i = fc; i < n; i++)
+        seg_add(g, L[i], pf[i], &trig);
+    for (int i = 0; i <= fc; i++)
+        seg_add(g, L[i], i < fc && pf[i], &trig);
+}
+
+/* Combines the decisions of the two classes into one signature: the global one alone when
+ * there are no local layers (local 0), else mixed by a multiplicative hash (a plan has a few
+ * distinct decision sets, so a collision is very unlikely). */
+static unsigned class_signature(unsigned global, unsigned local)
+{
+    return global ^ (local * 2654435761u);
+}
+
+/* The signature of the decisions of every (attention, MLP) class pair: the dense pairs alone
+ * for a dense model (as before MoE), the MoE pairs mixed in otherwise. */
+static unsigned pairs_signature(unsigned sig[2][2])
+{
+    const unsigned dense = class_signature(sig[0][0], sig[1][0]);
+    const unsigned moe = class_signature(sig[0][1], sig[1][1]);
+    return dense ^ (moe * 0x9E3779B1u);
+}
+
+/* About where the decisions at ctx change next, from the least room they leave under the
+ * capacity (decide's slack): found for full attention in every layer, whose bytes then grow
+ * by attn_dkv per position; -1 otherwise. */
+static int64_t next_change(const pm_step_plan *p, int64_t ctx, double slack)
+{
+    const bool guess = p->attn >= 0 && p->all_class[1] == 0 && p->attn_dkv > 0;
+    if (!guess || !(slack < INFINITY) || !(slack / p->attn_dkv < 4e18))
+        return -1;
+    return ctx + (int64_t)ceil(slack / p->attn_dkv);
+}
+
+/* The attention of each class at ctx into the region's own nodes (the segments point at
+ * them), unless they hold it already (a range's first evaluation is at the context the region
+ * was made at). */
+static void region_attention(pm_step_region *r, int64_t ctx)
+{
+    const pm_step_plan *p = r->p;
+    if (r->attn_ctx == ctx)
+        return;
+    r->attn_ctx = ctx;
+    for (int c = 0; c < 2; c++) {
+        if (p->attn < 0 || p->all_class[c] == 0)
+            continue;
+        const pm_step_node *a = attention_at(p, c, ctx, true, &r->attn[c]);
+        if (a != &r->attn[c])
+            r->attn[c] = *a;
+    }
+}
+
+void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_step_region *r)
+{
+    r->p = p;
+    r->sig = 0;
+    r->next = -1;
+    r->attn_ctx = -1;
+    r->last_known = false;
+    r->prefetches = plan_prefetches(p);
+    if (!r->prefetches)
+        return;
+    region_attention(r, ctx);
+    /* L[c][m]: a layer of attention class c and MLP class m. */
+    bool pft_any[MAXN];
+    unsigned sig[2][2] = {{0, 0}, {0, 0}};
+    double slack = INFINITY;
+    const int cl = p->all_class[0] > 0 ? 0 : 1;
+    for (int m = 0; m < 2; m++) {
+        if (p->all_mlp[m] == 0)
+            continue;
+        const pm_step_node *base = costs_of(p, m);
+        for (int c = 0; c < 2; c++) {
+            if (p->all_class[c] == 0)
+                continue;
+            for (int i = 0; i < n_of(p, m); i++)
+                r->L[c][m][i] = &base[i];
+            if (p->attn >= 0)
+                r->L[c][m][p->attn] = &r->attn[c];
+            double bytes[MAXN];
+            layer_bytes(p, m, p->attn >= 0 ? r->attn[c].bytes : 0.0, bytes);
+            const bool last = m == p->mlp_last && c == cl;
+            double room = INFINITY;
+            sig[c][m] = decide(p, m, bytes, r->pf[c][m], last ? r->pft : pft_any,
+                               with_next ? &room : NULL);
+            if (room < slack)
+                slack = room;
+            if (p->n_pair[m][c] > 0) {
+                period_seg(p, r->L[c][m], n_of(p, m), r->pf[c][m], &r->period[m][c]);
+                /* The attention comes after the layer's ops from the first communication on
+                 * (period_seg's order); without one nothing changes: 0 keeps nothing. */
+                r->period_k0[m][c] = p->attn >= 0 ? n_of(p, m) - p->first_comm + p->attn : 0;
+                r->period_at[m][c].known = false;
+            }
+        }
+    }
+    r->sig = pairs_signature(sig);
+    if (with_next)
+        r->next = next_change(p, ctx, slack);
+    /* The last layer from its first communication, and the tail. */
+    const int ml = p->mlp_last, fc = p->first_comm;
+    seg *g = &r->last;
+    g->n = g->n_pf = 0;
+    int trig = -1;
+    for (int i = fc; i < n_of(p, ml); i++)
+        seg_add(g, r->L[cl][ml][i], r->pf[cl][ml][i], &trig);
+    for (int i = 0; i < p->tmpl.n_tail; i++)
+        seg_add(g, &p->tail[i], r->pft[i], &trig);
+}
+
+/* The PRESERVE step of a compiled region with its attention as costed: the prefix, the
+ * periods and the last layer (step.c's header). */
+static pm_status region_time(pm_step_region *r, double *time_s)
+{
+    const pm_step_plan *p = r->p;
+    const int fc = p->first_comm, c0 = p->class0;
+    const bool sharing = p->s->options.hbm_sharing;
+    const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
+    /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched. */
+    double prefix = p->head_s;
+    for (int i = 0; i < fc; i++)
+        prefix += r->L[c0][p->mlp0][i]->hbm.total_s;
+    /* Periods: from a layer's first communication to the next layer's, one per pair of the
+     * layer's MLP class and the next layer's attention class. */
+    double periods = 0.0;
+    pm_status st;
+    for (int m = 0; m < 2; m++) {
+        for (int c = 0; c < 2; c++) {
+            if (p->n_pair[m][c] == 0)
+                continue;
+            const seg *g = &r->period[m][c];
+            double period = 0.0;
+            if ((st = seg_run(g, sharing, stream, g->n - 1, &period, &r->period_at[m][c],
+                              r->period_k0[m][c])) != PM_OK)
+                return st;
+            periods += p->n_pair[m][c] * period;
+        }
+    }
+    if (!r->last_known) {
+        if ((st = seg_run(&r->last, sharing, stream, -1, &r->last_s, NULL, 0)) != PM_OK)
+            return st;
+        r->last_known = true;
+    }
+    *time_s = prefix + periods + r->last_s;
+    return PM_OK;
+}
+
+pm_status pm_step_region_eval(pm_step_region *r, int64_t ctx, double *time_s)
+{
+    if (!r->prefetches)
+        return pm_step_plan_eval(r->p, false, ctx, time_s, NULL);
+    region_attention(r, ctx);
+    return region_time(r, time_s);
+}
+
+pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
+                            unsigned *signature)
+{
+    if (signature)
+        *signature = 0;
+    if (preserve && plan_prefetches(p)) {
+        pm_step_region r;
+        pm_step_region_init(p, ctx, false, &r);
+        if (signature)
+            *signature = r.sig;
+        return region_time(&r, time_s);
+    }
+    /* Serial and fused: a sum of node times, the attention's at ctx. */
+    const pm_step_node *at[2] = {NULL, NULL};
+    pm_step_node attn[2];
+    for (int c = 0; c < 2; c++)
+        if (p->attn >= 0 && p->all_class[c] > 0)
+            at[c] = attention_at(p, c, ctx, false, &attn[c]);
+    double t = p->head_s + p->tail_s;
+    for (int c = 0; c < 2; c++)
+        if (p->all_class[c] > 0 && at[c])
+            t += p->all_class[c] * at[c]->hbm.total_s;
+    t += p->all_mlp[0] * p->layer_rest_s + p->all_mlp[1] * p->moe_rest_s;
+    *time_s = t;
+    return PM_OK;
+}
+
+bool pm_step_plan_sum(const pm_step_plan *p, bool preserve, int64_t a, int64_t b, double *sum)
+{
+    if ((preserve && plan_prefetches(p)) || b < a)
+        return false;
+    const pm_model *m = &p->s->model;
+    const int64_t n = b - a + 1;
+    /* pm_step_plan_eval's sum of node times, the attention's summed over the range. */
+    double t = (double)n * (p->head_s + p->tail_s + p->all_mlp[0] * p->layer_rest_s +
+                            p->all_mlp[1] * p->moe_rest_s);
+    for (int c = 0; c < 2; c++) {
+        if (p->attn < 0 || p->all_class[c] == 0)
+            continue;
+        /* The positions read must step evenly (affine in the context). */
+        if (!pm_kv_tokens_affine(m, c == 1, a, b))
+            return false;
+        pm_node first, last;
+        attention_node(p, c, a, &first);
+        attention_node(p, c, b, &last);
+        t += p->all_class[c] * pm_op_cost_sum_even(&p->cost, &first, &last, n);
+    }
+    *sum = t;
+    return true;
+}
+
+unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *next)
+{
+    if (next)
+        *next = -1;
+    if (!p->prefetching || p->first_comm < 0)
+        return 0;
+    unsigned sig[2][2] = {{0, 0}, {0, 0}};
+    /* The next change is found for full attention in every layer: the attention's bytes then
+     * grow by attn_dkv per position. */
+    const bool guess = next && p->attn >= 0 && p->all_class[1] == 0 && p->attn_dkv > 0;
+    double slack = INFINITY;
+    for (int c = 0; c < 2; c++) {
+        if (p->all_class[c] == 0)
+            continue;
+        double kv = 0.0;
+        if (p->attn >= 0) {
+            double dk, ds;
+            attention_growth(p, c, ctx, &dk, &ds);
+            kv = p->attn_node[c].kv_bytes + p->attn_dkv * dk;
+        }
+        for (int k = 0; k < 2; k++) {
+            if (p->all_mlp[k] == 0)
+                continue;
+            bool pf[MAXN], pft[MAXN];
+            double bytes[MAXN], room = INFINITY;
+            layer_bytes(p, k, kv, bytes);
+            sig[c][k] = decide(p, k, bytes, pf, pft, guess ? &room : NULL);
+            if (room < slack)
+                slack = room;
+        }
+    }
+    if (guess)
+        *next = next_change(p, ctx, slack);
+    return pairs_signature(sig);
+}
+
+/* Each class's attention at ctx, from its slope per position read (pm_step_plan_count), and
+ * its prefetchable bytes (as attention_at's node has them). */
+static void traffic_attention(const pm_step_plan *p, int64_t ctx, pm_step_traffic *at,
+                              double *attn_bytes)
+{
+    for (int c = 0; c < 2; c++) {
+        at[c] = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
+        attn_bytes[c] = 0.0;
+        if (p->attn < 0 || p->all_class[c] == 0)
+            continue;
+        double d, ds;
+        attention_growth(p, c, ctx, &d, &ds);
+        at[c] = p->attn_tr[c];
+        /* The whole slope along the positions scored; in block-sparse layers, which read
+         * fewer KV positions, its KV bytes' part corrected to the positions read. */
+        pm_traffic_add(&at[c].tr, &p->attn_dtr, ds);
+        pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_pf, ds);
+        if (fabs(ds - d) > 0.0) {
+            pm_traffic_add(&at[c].tr, &p->attn_dtr_kv, d - ds);
+            pm_traffic_add(&at[c].tr_pf, &p->attn_dtr_kv_pf, d - ds);
+        }
+        attn_bytes[c] = p->attn_cost[c].bytes + p->attn_dkv * d;
+    }
+}
+
+/* acc += w t for a count of nodes w >= 0: none adds nothing (the traffic is finite, so 0 t adds
+ * +0), which is half of the terms below, since a node is prefetched in all or none of its
+ * layers of a class. */
+static void add_nodes(pm_traffic *acc, const pm_traffic *t, double w)
+{
+    if (w > 0)
+        pm_traffic_add(acc, t, w);
+}
+
+/* What a PRESERVE step moves with the insertion decisions pf (per attention and MLP class)
+ * and pft (the tail), the attention's traffic at. */
+static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
+                               bool pf[2][2][MAXN], const bool *pft, pm_traffic *out)
+{
+    const int nt = p->tmpl.n_tail;
+    const int cl = p->all_class[0] > 0 ? 0 : 1;
+    const int fc = p->first_comm;
+    *out = p->head_tr;
+    /* The attention part (before the first communication), per attention class; the nodes are
+     * the same in both MLP classes (the dense template's traffic). */
+    for (int i = 0; i < fc; i++) {
+        for (int c = 0; c < 2; c++) {
+            if (p->all_class[c] == 0)
+                continue;
+            const pm_step_traffic *t = i == p->attn ? &at[c] : &p->layer_tr[i];
+            double prefetched = 0.0;
+            for (int k = 0; k < 2; k++)
+                if (p->all_mlp[k] > 0 && pf[c][k][i])
+                    prefetched += p->n_pair[k][c];
+            add_nodes(out, &t->tr_pf, prefetched);
+            add_nodes(out, &t->tr, p->all_class[c] - prefetched);
+        }
+    }
+    /* The MLP part, per MLP class. */
+    for (int k = 0; k < 2; k++) {
+        if (p->all_mlp[k] == 0)
+            continue;
+        const pm_step_traffic *tr = traffic_of(p, k);
+        for (int i = fc; i < n_of(p, k); i++) {
+            const double prefetched = pf[cl][k][i] ? p->all_mlp[k] : 0.0;
+            add_nodes(out, &tr[i].tr_pf, prefetched);
+            add_nodes(out, &tr[i].tr, p->all_mlp[k] - prefetched);
+        }
+    }
+    for (int i = 0; i < nt; i++)
+        add_nodes(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
+}
+
+void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
+{
+    pm_step_traffic at[2];
+    double attn_bytes[2];
+    traffic_attention(p, ctx, at, attn_bytes);
+    if (!(preserve && plan_prefetches(p))) {
+        *out = p->plain_rest_tr;
+        for (int c = 0; c < 2 && p->attn >= 0; c++)
+            pm_traffic_add(out, &at[c].tr, p->all_class[c]);
+        return;
+    }
+    /* As pm_step_plan_eval schedules them: a node before the first communication is
+     * prefetched in every layer but the first (no collective precedes it there), by the
+     * decisions of the pair (previous layer's MLP class, its own attention class); the nodes
+     * from the first communication on (no attention among them) by their MLP class's
+     * decisions, in every layer of that class; the tail by the last layer's window. */
+    bool pf[2][2][MAXN], pft[MAXN], pft_any[MAXN];
+    const int cl = p->all_class[0] > 0 ? 0 : 1;
+    for (int k = 0; k < 2; k++)
+        for (int c = 0; c < 2; c++)
+            if (p->all_class[c] > 0 && p->all_mlp[k] > 0) {
+                double bytes[MAXN];
+                layer_bytes(p, k, attn_bytes[c], bytes);
+                decide(p, k, bytes, pf[c][k], k == p->mlp_last && c == cl ? pft : pft_any, NULL);
+            }
+    traffic_prefetched(p, at, pf, pft, out);
+}
+
+void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
+{
+    if (!r->prefetches) {
+        pm_step_plan_traffic(r->p, false, ctx, out);
+        return;
+    }
+    pm_step_traffic at[2];
+    double attn_bytes[2];
+    traffic_attention(r->p, ctx, at, attn_bytes);
+    traffic_prefetched(r->p, at, r->pf, r->pft, out);
+}
