@@ -7,6 +7,8 @@
  * The countdown and the counter are per thread (_Thread_local): the library keeps no shared
  * mutable state, and a test that injects failures on one thread cannot disturb another. With
  * injection off, an allocation costs the libc call plus one increment and one compare.
+ *
+ * May call: nothing of the library (the public structs only).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,8 @@
  * int8-equivalent dense peak, L2 SRAM proportional to capacity, HBM and link PHYs per stack and
  * per link, and the rest. The coefficients are data (the accelerator file's "area" object, each
  * sourced), so another process node is another set of numbers, not code.
+ *
+ * May call: error.c.
  */
 #include <stdio.h>
 #include <string.h>

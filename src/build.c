@@ -5,7 +5,7 @@
  * asked; and the layer template the fast evaluator (step_plan.c) costs, made by the same
  * functions so that the two paths cannot disagree on a node.
  *
- * May call: graph.c (the container), plan.c, model.c, moe.c, runtime.c, dtype.c.
+ * May call: dtype.c, error.c, graph.c, model.c, moe.c, plan.c, runtime.c, step.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * magnitudes the model is defined for (units.c), for scenarios built or changed by hand. Reads
  * only the public structs: every estimate checks its scenario here first.
  *
- * May call: units.c, dtype.c, collective.c, accelerator.c, workload.c.
+ * May call: accelerator.c, collective.c, dtype.c, error.c, plan.c, units.c, workload.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -18,6 +18,8 @@
  * is a first-class input. This file also owns
  * the topologies' and algorithms' names and the rule of which algorithm a topology can run
  * (pm_allreduce_algo_allowed), which the cluster check in config.c applies.
+ *
+ * May call: error.c, plan.c.
  */
 #include <math.h>
 

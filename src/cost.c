@@ -14,8 +14,7 @@
  * whose transfers lose efficiency as x / (x + n_half). The accelerator's peak per datatype and
  * its achievable bulk HBM bandwidth are accelerator.c's.
  *
- * May call: accelerator.c, runtime.c, gemm_eff.c, dtype.c, collective.c (the fused kernel's
- * allreduce), graph.c (the container: a node's fields, pm_node_fault).
+ * May call: accelerator.c, collective.c, dtype.c, error.c, gemm_eff.c, graph.c, runtime.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -2,6 +2,9 @@
  * data.c - finding and assembling inputs: bundled names vs paths, scenarios that name or inline
  * their components (with "from" inheritance), --set overrides on the resolved JSON tree, listing
  * and validating the shipped files, and the provenance accessors.
+ *
+ * May call: alloc.c, check.c, dtype.c, error.c, graph.c, graph_io.c, json.c, json_syntax.c,
+ * location.c, plan.c, provenance.c, read_components.c, read_model.c, read_runtime.c, units.c.
  */
 #include <ctype.h>
 #include <dirent.h>

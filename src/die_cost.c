@@ -6,6 +6,8 @@
  * each number sourced); the yield model is a choice among the three the literature uses. A
  * multi-die part (chiplets) splits its modelled area into equal dies, each yielded alone: a
  * defect then scraps one chiplet, not the whole device (ttm-cas's dies_per_package).
+ *
+ * May call: area.c, error.c.
  */
 #include <math.h>
 

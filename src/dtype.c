@@ -3,6 +3,8 @@
  * the graph reader and the printers all use), and the rules that pick a datatype from a
  * workload: the GEMMs compute in the wider of the weight and activation types, and the
  * allreduce carries allreduce_dtype when given, else the activation type.
+ *
+ * May call: nothing of the library (the public structs only).
  */
 #include <string.h>
 

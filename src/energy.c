@@ -16,6 +16,8 @@
  * PRESERVE moves the same HBM bytes as the serial baseline (the prefetch reads what the
  * consumer would have read) and adds the L2 write and read of each prefetched byte; it saves
  * static energy by shortening the step. Which wins is the energy account of EXPERIMENTS.md.
+ *
+ * May call: area.c, collective.c, cost.c, error.c.
  */
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,8 @@
 /*
  * error.c - status names, error filling and formatting, and the small string helpers every
  * module uses. Errors are caller-owned fixed buffers: nothing here allocates.
+ *
+ * May call: nothing of the library (the public structs only).
  */
 #include <stdio.h>
 #include <string.h>

@@ -11,6 +11,9 @@
  * is found exactly by splitting at the intersections of the end slopes; ranges are split where
  * the decisions change (found by bisection, since the KV cache only grows). The number of
  * evaluations depends on the number of kinks, not on the sequence length.
+ *
+ * May call: alloc.c, check.c, collective.c, die_cost.c, dtype.c, energy.c, error.c, footprint.c,
+ * insert.c, model.c, plan.c, runtime.c, step.c, step_plan.c, workload.c.
  */
 #include <math.h>
 #include <stdio.h>

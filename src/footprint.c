@@ -3,6 +3,8 @@
  * head's rows, the embedding, and the KV cache per position and at a context length. The one
  * home of the per-device weight and KV rules; the graph builder's MatMul and Attention nodes
  * carry the same bytes operation by operation (tests/test_graph.c checks they agree).
+ *
+ * May call: dtype.c, error.c, model.c, moe.c, plan.c, runtime.c.
  */
 #include <math.h>
 #include <string.h>

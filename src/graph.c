@@ -4,7 +4,7 @@
  * is plain data: the builder (build.c) fills it, the insertion pass, the scheduler and the
  * printers operate on it, and other tools may hand the library their own graph (graph_io.c).
  *
- * May call: error.c, alloc.c.
+ * May call: alloc.c, error.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -2,6 +2,8 @@
  * graph_io.c - the graph as text: JSON (nodes and edges, readable back with
  * pm_graph_from_json so other tools can hand the library their own graph) and Graphviz DOT
  * (main stream in one column, prefetches beside it, trigger edges dashed).
+ *
+ * May call: alloc.c, dtype.c, error.c, graph.c, json.c, json_syntax.c, text.c.
  */
 #include <math.h>
 #include <stdio.h>

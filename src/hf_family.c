@@ -6,7 +6,7 @@
  * (read_model.c, read_attention.c) asks here; nothing here reads a field of pm_model but the
  * weights' quantisation.
  *
- * May call: json.c, read_fields.c. Called by the model readers only (read.h).
+ * May call: error.c, json.c, read_fields.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -13,6 +13,8 @@
  * are known once the router has run, so only a window opened by an all-to-all (the dispatch,
  * which follows the router) may prefetch them; a window opened by an allreduce stops at a
  * routed node, which is recorded as its overflow (explain says why).
+ *
+ * May call: alloc.c, error.c, graph.c.
  */
 #include <stdio.h>
 #include <stdlib.h>

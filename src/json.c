@@ -4,6 +4,8 @@
  * path, expectation, value), with "did you mean" for unknown keys; quantities are read as
  * "<base>_<unit>" keys and converted to SI here. Each value read is recorded in the provenance
  * list (provenance.c). The text itself is scanned and parsed in json_syntax.c.
+ *
+ * May call: error.c, provenance.c, units.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -3,6 +3,8 @@
  * allocating so that every syntax error gets a line and column, then parsing it with cJSON and
  * rejecting what the grammar allows but the inputs must not hold (duplicate keys, numbers that
  * are not finite). The object reader (json.c) works on the trees this file returns.
+ *
+ * May call: alloc.c, error.c, json.c.
  */
 #include <errno.h>
 #include <math.h>

@@ -11,6 +11,8 @@
  * The environment variables PRESERVE_MODEL_DATA and PRESERVE_MODEL_PLOTS override both.
  * The answer is computed once per process (pthread_once) into static buffers that are never
  * written again: the library keeps no mutable state that a caller can observe changing.
+ *
+ * May call: error.c.
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>

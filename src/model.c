@@ -1,9 +1,9 @@
 /*
  * model.c - the model's own description, queried: which layers attend through a window or
- * block-sparsely, which projections carry a bias, and the one home of the window rules (the
- * positions a step reads, a layer's cache holds, a prompt's causal pairs). Questions about
- * pm_model alone (a bias's element width is the workload's activation type); no reader, plan or
- * cost is called from here.
+ * block-sparsely, which carry a MoE block, which projections carry a bias, and the one home of
+ * the window rules (the positions a step reads, a layer's cache holds, a prompt's causal
+ * pairs). Questions about pm_model alone (a bias's element width is the workload's activation
+ * type); no reader, plan or cost is called from here.
  *
  * May call: dtype.c.
  */
@@ -150,4 +150,26 @@ double pm_bias_bytes(const pm_workload *w)
     /* Biases are added to the GEMM's output, in the activations' type (int8 GEMMs add them
      * after dequantisation). */
     return pm_dtype_bytes(w->act_dtype);
+}
+
+bool pm_model_layer_is_moe(const pm_model *m, int layer)
+{
+    if (!m || m->experts < 1 || layer < 0 || layer < m->moe_first_layer)
+        return false;
+    const int period = m->moe_period >= 1 ? m->moe_period : 1;
+    return layer % period == m->moe_phase % period;
+}
+
+int pm_model_moe_layers(const pm_model *m)
+{
+    if (!m || m->experts < 1)
+        return 0;
+    const int period = m->moe_period >= 1 ? m->moe_period : 1;
+    const int phase = m->moe_phase % period;
+    /* Layers l in [first, layers) with l % period == phase. */
+    const int first = m->moe_first_layer > 0 ? m->moe_first_layer : 0;
+    if (first >= m->layers)
+        return 0;
+    const int lo = first + ((phase - first % period) % period + period) % period;
+    return lo >= m->layers ? 0 : (m->layers - 1 - lo) / period + 1;
 }

@@ -1,7 +1,8 @@
 /*
- * moe.c - the mixture-of-experts rules that are not graph structure: which layers are MoE
- * layers, and how many distinct experts a step's tokens touch, over all devices and on the
- * busiest expert-parallel rank (shared/reference/moe-attention-energy-cost.md section 1.3).
+ * moe.c - the mixture-of-experts routing: how many distinct experts a step's tokens touch,
+ * over all devices and on the busiest expert-parallel rank
+ * (shared/reference/moe-attention-energy-cost.md section 1.3). Which layers are MoE layers is
+ * model.c's, the expert-parallel ranks plan.c's.
  *
  * Under top-k routing each token picks k distinct experts out of E; an expert i with chance
  * pi_i per token (k / E when routing is uniform, min(1, k w_i) under the power-law skew) is
@@ -17,33 +18,13 @@
  * where a rank holds a single expert and the picks spread deterministically (Mixtral at EP8:
  * the two picks of one token always reach two ranks), which the pigeonhole floor ceil(k / ep)
  * fixes exactly.
+ *
+ * May call: error.c, plan.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "internal.h"
-
-bool pm_model_layer_is_moe(const pm_model *m, int layer)
-{
-    if (!m || m->experts < 1 || layer < 0 || layer < m->moe_first_layer)
-        return false;
-    const int period = m->moe_period >= 1 ? m->moe_period : 1;
-    return layer % period == m->moe_phase % period;
-}
-
-int pm_model_moe_layers(const pm_model *m)
-{
-    if (!m || m->experts < 1)
-        return 0;
-    const int period = m->moe_period >= 1 ? m->moe_period : 1;
-    const int phase = m->moe_phase % period;
-    /* Layers l in [first, layers) with l % period == phase. */
-    const int first = m->moe_first_layer > 0 ? m->moe_first_layer : 0;
-    if (first >= m->layers)
-        return 0;
-    const int lo = first + ((phase - first % period) % period + period) % period;
-    return lo >= m->layers ? 0 : (m->layers - 1 - lo) / period + 1;
-}
 
 /* Each expert's chance to be picked by one token (pi_i) under the skew, in popularity order. */
 static void pick_chances(int E, int k, double alpha, double *pi)
@@ -90,11 +71,6 @@ static void poisson_binomial_cdf(const double *restrict p, int n, double *restri
         acc += pmf[j];
         cdf[j] = acc < 1.0 ? acc : 1.0;
     }
-}
-
-int pm_cluster_ep(const pm_cluster *c)
-{
-    return c && c->expert_parallel > 1 ? c->expert_parallel : 1;
 }
 
 pm_status pm_moe_reads_compute(const pm_scenario *s, double tokens, pm_moe_reads *out,

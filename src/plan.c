@@ -6,7 +6,7 @@
  * plan's one struct, read by the builder (build.c), the footprint and the estimate. Pipeline
  * stages and data-parallel replicas land here next (docs/architecture.md).
  *
- * May call: collective.c (pm_cluster_ep), error.c.
+ * May call: error.c.
  */
 #include <math.h>
 #include <string.h>
@@ -96,4 +96,9 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
     out->mlp_cols = ceil((double)m->intermediate / p);
     out->vocab_cols = ceil((double)m->vocab / p);
     return PM_OK;
+}
+
+int pm_cluster_ep(const pm_cluster *c)
+{
+    return c && c->expert_parallel > 1 ? c->expert_parallel : 1;
 }

@@ -3,6 +3,8 @@
  * file it was written in, its SI value and unit (or, for a choice made by name, the name), and
  * the source the file cites for it. The
  * object reader (json.c) records into it; the list owns copies of all its strings.
+ *
+ * May call: alloc.c.
  */
 #include <math.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * multi-head latent attention, from a native file or a HuggingFace config (its family's
  * defaults from hf_family.c).
  *
- * May call: json.c, read_fields.c, hf_family.c, model.c. Called by read_model.c (read.h).
+ * May call: alloc.c, error.c, hf_family.c, json.c, model.c, read_fields.c.
  */
 #include <math.h>
 #include <stdio.h>

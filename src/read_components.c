@@ -4,8 +4,7 @@
  * pm_workload_read, from resolved JSON objects into the public structs. Each component alone;
  * what needs several at once is check.c's.
  *
- * May call: json.c, read_fields.c, collective.c (topology and algorithm names), schedule.c's
- * consumer names, die_cost.c's yield models, dtype.c.
+ * May call: collective.c, die_cost.c, dtype.c, error.c, json.c, read_fields.c, schedule.c.
  */
 #include <math.h>
 #include <stdio.h>

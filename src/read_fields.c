@@ -3,7 +3,7 @@
  * against the magnitudes the model is defined for (units.c), integers and their HuggingFace
  * aliases, a value recorded as defaulted, the first of several spellings present.
  *
- * May call: json.c (the strict object reader), units.c. Called by the readers only (read.h).
+ * May call: json.c, units.c.
  */
 #include <math.h>
 #include <string.h>

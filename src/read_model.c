@@ -5,7 +5,7 @@
  * Every number goes through the strict object reader, so every error names the file, the JSON
  * path, the expectation and the value.
  *
- * May call: json.c, read_fields.c, hf_family.c, read_attention.c, model.c.
+ * May call: error.c, hf_family.c, json.c, model.c, read_attention.c, read_fields.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * leaves to the weights and the KV cache, the allreduce algorithm it fixes, how it caches MLA
  * and lays out expert parallelism, and the KV cache types it has. What these do is runtime.c's.
  *
- * May call: json.c, dtype.c, collective.c (the algorithms' names).
+ * May call: collective.c, dtype.c, error.c, json.c.
  */
 #include <string.h>
 

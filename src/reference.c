@@ -30,6 +30,8 @@
  *   the window per layer         graph.c, attention_fill           step.c, attention_at (both
  *                                                                  from footprint.c's rule)
  *   the fused baseline           graph.c, builder with fused=true  graph.c, pm_template_fuse_layer
+ *
+ * May call: alloc.c, build.c, cost.c, error.c, insert.c, model.c, schedule.c, step.c.
  */
 #include <string.h>
 

@@ -3,6 +3,9 @@
  * (the CLI, the Python module) prints one and the same thing: the run report as JSON
  * (`preserve-model --format json`) and the result columns of a sweep point (the sweep CSV's
  * columns between the axes and "error").
+ *
+ * May call: alloc.c, collective.c, data.c, die_cost.c, energy.c, error.c, estimate.c,
+ * footprint.c, moe.c, runtime.c, text.c.
  */
 #include <math.h>
 #include <stdio.h>

@@ -15,6 +15,8 @@
  * half, the main operation stretching by u / (1/2). The loop below advances from one completion
  * to the next, progressing each running operation at the rate its current share allows, so both
  * cases are one mechanism. The consumer semantics' names live here too.
+ *
+ * May call: alloc.c, cost.c, error.c, graph.c.
  */
 #include <limits.h>
 #include <math.h>

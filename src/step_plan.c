@@ -34,8 +34,7 @@
  * This is the path that serves pm_estimate_compute, pm_decode_step_time and pm_step_model; the
  * table of the rules it shares with the graph path is at the top of reference.c.
  *
- * May call: build.c (the layer template), cost.c, collective.c, schedule.c (pm_sim_run),
- * energy.c (what a node moves), model.c, moe.c, accelerator.c.
+ * May call: build.c, collective.c, cost.c, energy.c, error.c, insert.c, model.c, schedule.c.
  */
 #include <math.h>
 #include <string.h>

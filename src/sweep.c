@@ -3,6 +3,8 @@
  * setting an axis on a scenario, and the optimum search of throughput density along one axis
  * (a log-spaced grid to bracket the best point of a piecewise objective, then GSL's Brent
  * minimiser inside the bracket).
+ *
+ * May call: accelerator.c, alloc.c, area.c, dtype.c, error.c, estimate.c, units.c.
  */
 #include <ctype.h>
 #include <math.h>

@@ -6,6 +6,8 @@
  * count, and memory is bounded by the ring, not by the grid. A worker waits when the ring is
  * full (the callback is slower than the evaluation); the callback's thread waits for the next
  * block in order.
+ *
+ * May call: alloc.c, area.c, data.c, error.c, estimate.c, plan.c, report.c, sweep.c.
  */
 #include <math.h>
 #include <pthread.h>

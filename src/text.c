@@ -3,6 +3,8 @@
  * JSON): printf-style appends that record an allocation failure once and ignore the rest, so a
  * writer checks one flag at the end; and JSON string literals with every character escaped that
  * JSON requires (a model name holding a quote still gives valid JSON).
+ *
+ * May call: alloc.c.
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,6 +2,8 @@
  * units.c - the one table that converts datasheet units to SI base units. JSON keys carry
  * their unit as a suffix ("hbm_bandwidth_TBps"); nothing else in the library knows a prefix.
  * Decimal prefixes are powers of 1000 and binary ones (Ki, Mi, Gi, Ti) powers of 1024.
+ *
+ * May call: alloc.c, error.c.
  */
 #include <ctype.h>
 #include <errno.h>

@@ -3,6 +3,8 @@
  * decode token counts and the context a single-step view shows by default. Every caller (the
  * consistency check, the estimate, the views of the CLI) asks here instead of restating the
  * rule. (The datatypes a workload implies are in dtype.c.)
+ *
+ * May call: nothing of the library (the public structs only).
  */
 #include <math.h>
 
