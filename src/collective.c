@@ -17,7 +17,7 @@
  * large allreduce measures, over the link's). Decode messages are small, so alpha dominates: it
  * is a first-class input. This file also owns
  * the topologies' and algorithms' names and the rule of which algorithm a topology can run
- * (pm_allreduce_algo_allowed), which the cluster check in config.c applies.
+ * (pm_allreduce_algo_allowed), which the cluster check in check.c applies.
  *
  * May call: error.c, plan.c.
  */

@@ -4,7 +4,7 @@
  * time. The coefficients are data (the accelerator's "energy" object, each sourced).
  *
  * Counting rules, one home for both paths (pm_node_traffic, called by the graph path's
- * pm_graph_traffic and by step.c's plans):
+ * pm_graph_traffic and by step_plan.c's plans):
  *  - HBM: each operation's own HBM bytes as its roofline counts them (activations, weights and
  *    KV not served from L2, the tiling bound's extra traffic), and each prefetch's read.
  *  - L2: a prefetched byte is written into L2 once and read back once by its consumer. Bytes

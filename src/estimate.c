@@ -1,7 +1,7 @@
 /*
  * estimate.c - end-to-end time of a request in the three modes (DESIGN.md section 8), on the
  * fast path: pm_estimate_compute, pm_decode_step_time and pm_step_model evaluate steps with the
- * step plans of step.c; the graph path (reference.c) is the reference the tests compare them
+ * step plans of step_plan.c; the graph path (reference.c) is the reference the tests compare them
  * against, and serves no estimate.
  *
  * A request is the prefill plus one decode step per generated token, the context growing from

@@ -93,7 +93,7 @@ typedef struct pm_range {
     double lo, hi;
     bool lo_open, hi_open;
 } pm_range;
-/* (0, 1]: an efficiency or another fraction that must be positive (config.c, runtime.c). */
+/* (0, 1]: an efficiency or another fraction that must be positive (the readers). */
 static const pm_range PM_RANGE_FRACTION = {0.0, 1.0, true, false};
 
 /* The longest file path the loaders take, with its terminator: every path they keep (an error's
@@ -169,14 +169,20 @@ const char *pm_obj_nearest_known(const pm_obj *o, const char *key);
 pm_status pm_obj_record(pm_obj *o, const char *key, double value, const char *unit_si,
                         const char *source, const char *origin);
 
-/* ---- component readers (config.c), on an already-resolved JSON object ---- */
+/* ---- component readers (read_model.c, read_components.c), on a resolved JSON object ---- */
 
 pm_status pm_model_read(pm_obj *o, pm_model *m);
 pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a);
 pm_status pm_cluster_read(pm_obj *o, pm_cluster *c);
 pm_status pm_workload_read(pm_obj *o, pm_workload *w);
-/* gemm_eff.c: the accelerator's optional "gemm" object into *g (present false when absent). */
+/* read_components.c: the accelerator's optional "gemm" object into *g (present false when
+ * absent). */
 pm_status pm_gemm_read(pm_obj *o, pm_gemm_params *g);
+/* read_runtime.c: a runtime file (kind "runtime") into *r (present = true on success). */
+pm_status pm_runtime_read(pm_obj *o, pm_runtime *r);
+
+/* ---- GEMM efficiency by shape (gemm_eff.c) ---- */
+
 /* The share of the compute units an m x n GEMM's last wave leaves busy, (0, 1]; 1 without a
  * "gemm" object. */
 double pm_gemm_wave_frac(const pm_accelerator *a, double m, double n);
@@ -186,8 +192,9 @@ double pm_gemm_dequant_s(const pm_scenario *s, const pm_node *n);
 /* A GEMM's time from its compute and memory times, without the launch: max(c, m) +
  * overlap_loss min(c, m) + latency; max(c, m) without a "gemm" object. */
 double pm_gemm_time(const pm_accelerator *a, double compute_s, double mem_s);
-/* runtime.c: a runtime file (kind "runtime") into *r (present = true on success). */
-pm_status pm_runtime_read(pm_obj *o, pm_runtime *r);
+
+/* ---- the serving runtime's overheads and kernels (runtime.c) ---- */
+
 /* The per-kernel launch cost: the runtime's when the scenario has one, else the
  * accelerator's. */
 double pm_launch_s(const pm_scenario *s);
@@ -291,10 +298,10 @@ typedef struct pm_step {
 pm_status pm_step_of(const pm_scenario *s, pm_phase phase, int64_t context, pm_step *out,
                      pm_error *err);
 
-/* ---- model internals shared by graph, cost, schedule, estimate ---- */
+/* ---- the model (model.c), the graph (graph.c, build.c), the schedule ---- */
 
-/* Whether the projection of role has a bias in m (graph.c); its bias has one element per
- * output column, of pm_bias_bytes each (footprint.c). */
+/* Whether the projection of role has a bias in m (model.c); its bias has one element per
+ * output column, of pm_bias_bytes each (model.c). */
 bool pm_model_role_has_bias(const pm_model *m, pm_node_role role);
 double pm_bias_bytes(const pm_workload *w);
 /* The node kinds' names (graph.c), indexed by pm_node_kind (for pm_obj_enum); *count receives
@@ -379,7 +386,7 @@ pm_status pm_footprint_max_context(const pm_scenario *s, const pm_shard *shard,
  * fused). map[i] is the output index of input node i (-1 for the allreduces absorbed). */
 void pm_template_fuse_layer(const pm_node *in, int n_in, int chunks, pm_node *out, int *n_out,
                             int *map);
-/* The one home of the window rules (footprint.c): the positions a decode step reads at
+/* The one home of the window rules (model.c): the positions a decode step reads at
  * context ctx, per KV head of the cache (a device's KV heads each serving `group` query heads)
  * and, into *score (may be NULL), per query head (its flops): ctx, min(ctx, window) in a local
  * layer, ctx mod chunk with chunked attention, or in a block-sparse layer W + f (ctx - W) past
@@ -538,7 +545,7 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
  * _traffic with preserve false), added in the order of pm_step_plan_build's fused plan, and no
  * nodes: its template is empty. */
 void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f);
-/* One segment of a step's schedule (step.c): main ops in order, each with its cost, its
+/* One segment of a step's schedule (step_plan.c): main ops in order, each with its cost, its
  * prefetch (or -1) and, per prefetch, the main op that triggers it. */
 typedef struct pm_step_seg {
     const pm_op_cost *cost[2 * PM_TEMPLATE_MAX + 1];

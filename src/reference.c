@@ -1,6 +1,6 @@
 /*
  * reference.c - the graph path: the graphs each mode runs (pm_graph_build_mode) and the time of
- * one step computed on them, the reference the fast path (step.c, which serves every estimate)
+ * one step computed on them, the reference the fast path (step_plan.c, which serves every estimate)
  * is tested against (tests/test_estimate.c, tests/test_properties.c).
  *
  * One step is scheduled on a graph of at most three decoder layers: the first layer has no
@@ -14,22 +14,23 @@
  * The twin rules, each written once per path (a change to one needs the same change to the
  * other, and the property tests catch a difference):
  *
- *   rule                         graph path (reference)            fast path (estimates)
- *   the prefetch window          insert.c, pm_insert_prefetch      step.c, walk of the chain
- *                                (Algorithm 1, breadth first)      from a communication node
- *   the two-stream schedule      schedule.c, pm_schedule_run       step.c, the segment
- *                                (events, any graph)               recurrence (pm_sim_run when
- *                                                                  HBM is shared)
- *   layers beyond the third      this file: (L - 3) O-to-O periods step.c: L - 1 periods from
- *                                (all layers built when local and  a first allreduce, one per
- *                                global or dense and MoE ones      (MLP class, next attention
- *                                alternate)                        class) pair
- *   routed experts' windows      insert.c, visit_window            step.c, decide (only an
- *                                                                  all-to-all's window)
- *   the MoE block                graph.c, add_moe_block            the same template
- *   the window per layer         graph.c, attention_fill           step.c, attention_at (both
- *                                                                  from footprint.c's rule)
- *   the fused baseline           graph.c, builder with fused=true  graph.c, pm_template_fuse_layer
+ *   rule                       graph path (reference)          fast path (estimates)
+ *   the prefetch window        insert.c, pm_insert_prefetch    step_plan.c, walk of the chain
+ *                              (Algorithm 1, breadth first)    from a communication node
+ *   the two-stream schedule    schedule.c, pm_schedule_run     step_plan.c, the segment
+ *                              (events, any graph)             recurrence (pm_sim_run when
+ *                                                              HBM is shared)
+ *   layers beyond the third    this file: (L - 3) O-to-O       step_plan.c: L - 1 periods
+ *                              periods (all layers built when  from a first allreduce, one
+ *                              local and global or dense and   per (MLP class, next
+ *                              MoE ones alternate)             attention class) pair
+ *   routed experts' windows    insert.c, visit_window          step_plan.c, decide (only an
+ *                                                              all-to-all's window)
+ *   the MoE block              build.c, add_moe_block          the same template
+ *   the window per layer       build.c, attention_fill         step_plan.c, attention_at
+ *                                                              (both from model.c's rule)
+ *   the fused baseline         build.c, builder with fused     build.c,
+ *                                                              pm_template_fuse_layer
  *
  * May call: alloc.c, build.c, cost.c, error.c, insert.c, model.c, schedule.c, step.c.
  */

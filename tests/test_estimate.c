@@ -382,7 +382,7 @@ static void test_layer_extrapolation_matches_full_depth(void **state)
 
 /* ---------------------------------------------------------------- fast path vs graph */
 
-/* The fast step evaluator (step.c) against the graph path (build, insert, cost, schedule) on
+/* The fast step evaluator (step_plan.c) against the graph path (build, insert, cost, schedule) on
  * one scenario: every mode, both phases, contexts across the window decisions. */
 static void check_fast_equals_graph(const pm_scenario *s)
 {
