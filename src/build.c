@@ -519,7 +519,7 @@ pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fuse
     b.arr = t->layer;
     b.n_arr = 0;
     b.prev = -1;
-    add_layer(&b, 0, false, false); /* the global layer: step_plan.c derives the local one from it */
+    add_layer(&b, 0, false, false); /* the global layer: step_plan.c derives the local one */
     t->n_layer = b.n_arr;
     t->n_moe = 0;
     if (pm_model_moe_layers(&s->model) > 0) {

@@ -54,7 +54,7 @@ typedef struct hf_family {
  * and in its unit, so that "5e-324 GBps" is answered in GBps. The written value is checked too:
  * 5e-324 us is 0 s once converted, but nobody writes a zero that way. */
 pm_status pm_read_quantity(pm_obj *o, const char *base, pm_dimension dim, bool required,
-                          pm_range r, double *out);
+                           pm_range r, double *out);
 pm_status pm_read_int(pm_obj *o, const char *key, bool required, long lo, long hi, int *out);
 /* HuggingFace spells some fields differently per family: try the aliases in order. */
 pm_status pm_read_int_alias(pm_obj *o, const char *const *keys, size_t n, bool required, int *out);
@@ -62,13 +62,13 @@ bool pm_in_list(const char *s, const char *const *list, size_t n);
 const char *pm_json_string(const cJSON *obj, const char *key);
 /* Records a value the model uses that the file did not give. */
 pm_status pm_read_note(pm_obj *o, const char *key, double v, const char *origin,
-                            const char *why);
+                       const char *why);
 /* An optional quantity: read into *out when the file gives it (under any unit), else *out is
  * left as it is (0: the fallback the struct documents) and the value that stands in for it,
  * dflt in unit_si, is recorded as defaulted under key (the documented spelling) with why. */
 pm_status pm_read_optional_quantity(pm_obj *o, const char *base, pm_dimension dim, pm_range r,
-                                   double *out, const char *key, double dflt,
-                                   const char *unit_si, const char *why);
+                                    double *out, const char *key, double dflt,
+                                    const char *unit_si, const char *why);
 /* The first of keys present (not null) in o, or NULL. */
 const char *pm_first_present(const pm_obj *o, const char *const *keys, size_t n);
 
@@ -116,12 +116,12 @@ pm_status pm_hf_read_quantization(pm_obj *o, pm_obj *text, bool wrapped, pm_mode
 pm_status pm_read_window(pm_obj *o, pm_model *m, bool hf, const char *mt);
 /* keys (the first n in a HuggingFace file, the first alone in a native one), or DBRX's key. */
 pm_status pm_read_int_names(pm_obj *o, const hf_layout *l, const char *const *keys, size_t n,
-                           const char *dbrx_key, bool required, int *out);
+                            const char *dbrx_key, bool required, int *out);
 /* The KV heads: the key of the family, multi_query (one KV head: Falcon, GPT-BigCode), or
  * multi-head attention. Falcon's num_kv_heads counts only with new_decoder_architecture.
  * *kv_key_out is the key that gave them (NULL: derived), *new_arch Falcon's flag. */
 pm_status pm_read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool hf,
-                               const char *mt, bool *new_arch, const char **kv_key_out);
+                           const char *mt, bool *new_arch, const char **kv_key_out);
 /* The head dim: MLA's query/key head, the file's head_dim, or hidden / heads. */
 pm_status pm_read_head_dim(pm_obj *o, pm_model *m, const char *mt);
 

@@ -141,11 +141,11 @@ static pm_status read_blocksparse(pm_obj *o, pm_model *m)
     pm_status st;
     int every = 0;
     if ((st = pm_read_int(o, "blocksparse_block_size", true, 1, PM_MAX_MODEL_DIM,
-                        &m->sparse_block)) != PM_OK ||
+                          &m->sparse_block)) != PM_OK ||
         (st = pm_read_int(o, "blocksparse_num_local_blocks", true, 1, PM_MAX_MODEL_DIM,
-                        &m->sparse_local_blocks)) != PM_OK ||
+                          &m->sparse_local_blocks)) != PM_OK ||
         (st = pm_read_int(o, "blocksparse_vert_stride", true, 1, PM_MAX_MODEL_DIM,
-                        &m->sparse_vert_stride)) != PM_OK ||
+                          &m->sparse_vert_stride)) != PM_OK ||
         (st = pm_obj_bool(o, "blocksparse_homo_head_pattern", false, &m->sparse_homo_head)) !=
             PM_OK ||
         (st = pm_read_int(o, "dense_attention_every_n_layers", true, 0, PM_MAX_MODEL_DIM, &every)) !=
@@ -157,8 +157,8 @@ static pm_status read_blocksparse(pm_obj *o, pm_model *m)
                            PM_MAX_MODEL_DIM, m->sparse_local_blocks, m->sparse_block);
     if (!pm_obj_has(o, "blocksparse_homo_head_pattern") &&
         (st = pm_read_note(o, "blocksparse_homo_head_pattern", 0, "defaulted",
-                         "false (Phi3SmallConfig's default): each head's vertical blocks are "
-                         "shifted by its index")) != PM_OK)
+                           "false (Phi3SmallConfig's default): each head's vertical blocks are "
+                           "shifted by its index")) != PM_OK)
         return st;
     if (every > 64)
         return pm_obj_fail(o, "dense_attention_every_n_layers", PM_ERR_UNSUPPORTED,
@@ -267,7 +267,7 @@ pm_status pm_read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
         /* Alone it may only say what every model without the blocksparse_* keys is. */
         int every = 1;
         if ((st = pm_read_int(o, "dense_attention_every_n_layers", false, 0, PM_MAX_MODEL_DIM,
-                            &every)) != PM_OK)
+                              &every)) != PM_OK)
             return st;
         if (every != 1)
             return pm_obj_fail(o, "dense_attention_every_n_layers", PM_ERR_MISSING,
@@ -289,10 +289,10 @@ pm_status pm_read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     if (!given || !use) {
         if (given && !dflt)
             return pm_read_note(o, "sliding_window", NAN, "ignored",
-                              "ignored: use_sliding_window is false");
+                                "ignored: use_sliding_window is false");
         return pm_read_note(o, "sliding_window", 0, "defaulted",
-                          !given ? "no window: full attention in every layer"
-                          : pm_obj_has(o, "use_sliding_window")
+                            !given ? "no window: full attention in every layer"
+                            : pm_obj_has(o, "use_sliding_window")
                               ? "no window: use_sliding_window is false"
                               : "no window: use_sliding_window is false by the family's "
                                 "default");
@@ -308,10 +308,10 @@ pm_status pm_read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
     if (dflt) {
         m->sliding_window = fam->window;
         if ((st = pm_read_note(o, "sliding_window", m->sliding_window, "defaulted",
-                             "model_type: the family's default")) != PM_OK)
+                               "model_type: the family's default")) != PM_OK)
             return st;
     } else if ((st = pm_read_int(o, "sliding_window", true, 1, PM_MAX_MODEL_DIM,
-                               &m->sliding_window)) != PM_OK)
+                                 &m->sliding_window)) != PM_OK)
         return st;
     return window_layers(o, m, fam, lt, k_pattern);
 }
@@ -344,7 +344,7 @@ static pm_status read_mla(pm_obj *o, pm_model *m, const char *mt)
         return st;
     if ((!ql || cJSON_IsNull(ql)) &&
         (st = pm_read_note(o, "q_lora_rank", 0, "defaulted",
-                         "a full-rank query projection")) != PM_OK)
+                           "a full-rank query projection")) != PM_OK)
         return st;
     for (size_t i = 0; i < PM_ARRAY_LEN(dims); i++) {
         /* qk_rope_head_dim may be 0 (no position part); the others carry the heads. */
@@ -352,14 +352,14 @@ static pm_status read_mla(pm_obj *o, pm_model *m, const char *mt)
             return st;
     }
     return pm_read_note(o, "kv_bytes_per_position_elements",
-                      m->kv_lora_rank + m->qk_rope_head_dim, "derived",
-                      "MLA: kv_lora_rank + qk_rope_head_dim per layer, replicated on every "
-                      "tensor-parallel rank");
+                        m->kv_lora_rank + m->qk_rope_head_dim, "derived",
+                        "MLA: kv_lora_rank + qk_rope_head_dim per layer, replicated on every "
+                        "tensor-parallel rank");
 }
 
 /* keys (the first n in a HuggingFace file, the first alone in a native one), or DBRX's key. */
 pm_status pm_read_int_names(pm_obj *o, const hf_layout *l, const char *const *keys, size_t n,
-                           const char *dbrx_key, bool required, int *out)
+                            const char *dbrx_key, bool required, int *out)
 {
     if (l->dbrx)
         return pm_read_int_alias(o, &dbrx_key, 1, required, out);
@@ -370,7 +370,7 @@ pm_status pm_read_int_names(pm_obj *o, const hf_layout *l, const char *const *ke
  * multi-head attention. Falcon's num_kv_heads counts only with new_decoder_architecture.
  * *kv_key_out is the key that gave them (NULL: derived), *new_arch Falcon's flag. */
 pm_status pm_read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool hf,
-                               const char *mt, bool *new_arch, const char **kv_key_out)
+                           const char *mt, bool *new_arch, const char **kv_key_out)
 {
     pm_status st;
     static const char *const k_kv[] = {"num_key_value_heads", "num_kv_heads", "n_head_kv"};
@@ -392,16 +392,16 @@ pm_status pm_read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool hf,
     if (hf && mt && strcmp(mt, "falcon") == 0 && !*new_arch) {
         m->kv_heads = mqa ? 1 : m->heads;
         if (kv_key && (st = pm_read_note(o, kv_key, NAN, "ignored",
-                                       "ignored: Falcon reads it only with "
-                                       "new_decoder_architecture")) != PM_OK)
+                                         "ignored: Falcon reads it only with "
+                                         "new_decoder_architecture")) != PM_OK)
             return st;
         kv_key = NULL;
     } else if (mqa && !kv_key) {
         m->kv_heads = 1;
     }
     if (!kv_key && (st = pm_read_note(o, "num_key_value_heads", m->kv_heads,
-                                    mqa ? "derived" : "defaulted",
-                                    mqa ? "multi_query: one KV head"
+                                      mqa ? "derived" : "defaulted",
+                                      mqa ? "multi_query: one KV head"
                                         : "= num_attention_heads (multi-head attention)")) !=
                        PM_OK)
         return st;
@@ -429,7 +429,7 @@ pm_status pm_read_head_dim(pm_obj *o, pm_model *m, const char *mt)
         return st;
     if (!has_head_dim && mla &&
         (st = pm_read_note(o, "head_dim", m->head_dim, "derived",
-                         "MLA: qk_nope_head_dim + qk_rope_head_dim (the query/key head)")) !=
+                           "MLA: qk_nope_head_dim + qk_rope_head_dim (the query/key head)")) !=
             PM_OK)
         return st;
     if (mla)
@@ -441,7 +441,7 @@ pm_status pm_read_head_dim(pm_obj *o, pm_model *m, const char *mt)
                        m->hidden, m->heads);
     if (!has_head_dim &&
         (st = pm_read_note(o, "head_dim", m->head_dim, "derived",
-                         "hidden_size / num_attention_heads")) != PM_OK)
+                           "hidden_size / num_attention_heads")) != PM_OK)
         return st;
     return PM_OK;
 }

@@ -59,23 +59,23 @@ static pm_status read_energy(pm_obj *o, const pm_accelerator *acc, pm_energy_par
         return st;
     e->present = true;
     if ((st = pm_read_quantity(&c, "hbm", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
-                       &e->hbm_J_per_byte)) ||
+                               &e->hbm_J_per_byte)) ||
         (st = pm_read_quantity(&c, "l2_write", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
-                       &e->l2_write_J_per_byte)) ||
+                               &e->l2_write_J_per_byte)) ||
         (st = pm_read_quantity(&c, "l2_read", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
-                       &e->l2_read_J_per_byte)) ||
+                               &e->l2_read_J_per_byte)) ||
         (st = pm_read_quantity(&c, "link", PM_DIM_ENERGY_PER_BYTE, true, NONNEGATIVE,
-                       &e->link_J_per_byte)) ||
+                               &e->link_J_per_byte)) ||
         (st = pm_read_quantity(&c, "static", PM_DIM_POWER, false, NONNEGATIVE, &e->static_W)) ||
         (st = pm_read_quantity(&c, "leakage", PM_DIM_POWER_PER_AREA, false, NONNEGATIVE,
-                       &e->leakage_W_per_mm2)) ||
+                               &e->leakage_W_per_mm2)) ||
         (st = pm_read_quantity(&c, "board_power", PM_DIM_POWER, false, POSITIVE, &e->board_power_W)) ||
         (st = pm_obj_child(&c, "mac", true, &mc, NULL)))
         return st;
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
         e->mac_J[d] = -1.0; /* absent */
         if ((st = pm_read_quantity(&mc, pm_dtype_name((pm_dtype)d), PM_DIM_ENERGY, false, NONNEGATIVE,
-                           &e->mac_J[d])) != PM_OK)
+                                   &e->mac_J[d])) != PM_OK)
             return st;
     }
     if ((st = pm_obj_finish(&mc)) != PM_OK)
@@ -113,12 +113,12 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
     const char *const *yield_names = pm_yield_model_names(&n_yield);
     if ((st = pm_read_quantity(&c, "wafer", PM_DIM_MONEY, true, POSITIVE, &k->wafer_usd)) ||
         (st = pm_read_quantity(&c, "wafer_diameter", PM_DIM_LENGTH_MM, true, POSITIVE,
-                       &k->wafer_diameter_mm)) ||
+                               &k->wafer_diameter_mm)) ||
         (st = pm_read_quantity(&c, "defect_density", PM_DIM_PER_AREA, true, NONNEGATIVE,
-                       &k->defect_density_per_mm2)) ||
+                               &k->defect_density_per_mm2)) ||
         (st = pm_obj_enum(&c, "yield_model", false, yield_names, n_yield, &model)) ||
         (st = pm_read_quantity(&c, "hbm", PM_DIM_MONEY_PER_BYTE, true, NONNEGATIVE,
-                       &k->hbm_usd_per_byte)) ||
+                               &k->hbm_usd_per_byte)) ||
         (st = pm_read_quantity(&c, "package", PM_DIM_MONEY, true, NONNEGATIVE, &k->package_usd)))
         return st;
     long dies = 1;
@@ -181,7 +181,7 @@ static pm_status read_peaks(pm_obj *o, pm_accelerator *a)
     for (int d = 0; by_dtype && d < PM_DTYPE_COUNT; d++) {
         double *f = &a->compute_efficiency_dtype_frac[d];
         if ((st = pm_read_quantity(&ce, pm_dtype_name((pm_dtype)d), PM_DIM_FRACTION, false,
-                           PM_RANGE_FRACTION, f)) != PM_OK)
+                                   PM_RANGE_FRACTION, f)) != PM_OK)
             return st;
         if (*f > 0 && !(a->peak_flop_per_s[d] > 0)) {
             char key[16];
@@ -296,11 +296,11 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
         (st = pm_read_quantity(o, "link_latency", PM_DIM_TIME, true, NONNEGATIVE,
                               &c->link_latency_s)) ||
         (st = pm_read_optional_quantity(o, "fused_latency", PM_DIM_TIME, NONNEGATIVE,
-                                &c->fused_latency_s, "fused_latency_us", c->link_latency_s, "s",
-                                "= link_latency_us (no separate start-up for the fused kernel)")) ||
+                                        &c->fused_latency_s, "fused_latency_us", c->link_latency_s, "s",
+                                        "= link_latency_us (no separate start-up for the fused kernel)")) ||
         (st = pm_read_optional_quantity(o, "allreduce_efficiency", PM_DIM_FRACTION, PM_RANGE_FRACTION,
-                                &c->allreduce_efficiency_frac, "allreduce_efficiency_frac", 1.0,
-                                "1", "1: an allreduce's bytes move at the whole link bandwidth")))
+                                        &c->allreduce_efficiency_frac, "allreduce_efficiency_frac", 1.0,
+                                        "1", "1: an allreduce's bytes move at the whole link bandwidth")))
         return st;
     c->devices = (int)devices;
     c->topology = (pm_topology)topo;
@@ -329,22 +329,22 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                            "\"hierarchical\")");
     if (hier && !pm_obj_has(o, "intra_node_topology") &&
         (st = pm_read_note(o, "intra_node_topology", PM_TOPO_RING, "defaulted",
-                         "ring: the intra-node reduce-scatter and all-gather step around a "
-                         "ring")) != PM_OK)
+                           "ring: the intra-node reduce-scatter and all-gather step around a "
+                           "ring")) != PM_OK)
         return st;
     c->intra_node_topology = (pm_topology)intra;
     long ep = 1;
     if ((st = pm_obj_int(o, "expert_parallel", false, 1, PM_MAX_DEVICES, &ep)) ||
         (!pm_obj_has(o, "expert_parallel") &&
          (st = pm_read_note(o, "expert_parallel", 1, "defaulted",
-                          "1: the experts tensor parallel over every device"))) ||
+                            "1: the experts tensor parallel over every device"))) ||
         (st = pm_read_optional_quantity(o, "a2a_latency", PM_DIM_TIME, NONNEGATIVE, &c->a2a_latency_s,
-                                "a2a_latency_us", c->link_latency_s, "s",
-                                hier ? "= link_latency_us (inter_node_latency_us across nodes)"
+                                        "a2a_latency_us", c->link_latency_s, "s",
+                                        hier ? "= link_latency_us (inter_node_latency_us across nodes)"
                                      : "= link_latency_us")) ||
         (st = pm_read_optional_quantity(o, "a2a_efficiency", PM_DIM_FRACTION, PM_RANGE_FRACTION,
-                                &c->a2a_efficiency_frac, "a2a_efficiency_frac", 1.0, "1",
-                                "1: an all-to-all reaches the whole link bandwidth")))
+                                        &c->a2a_efficiency_frac, "a2a_efficiency_frac", 1.0, "1",
+                                        "1: an all-to-all reaches the whole link bandwidth")))
         return st;
     c->expert_parallel = (int)ep;
     long max_dev = 0;

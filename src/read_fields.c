@@ -22,7 +22,7 @@ static double written_value(const cJSON *c)
  * and in its unit, so that "5e-324 GBps" is answered in GBps. The written value is checked too:
  * 5e-324 us is 0 s once converted, but nobody writes a zero that way. */
 pm_status pm_read_quantity(pm_obj *o, const char *base, pm_dimension dim, bool required,
-                          pm_range r, double *out)
+                           pm_range r, double *out)
 {
     double v = -INFINITY; /* every range used here excludes it: still there means "absent" */
     pm_status st = pm_obj_quantity(o, base, dim, required, r, &v);
@@ -89,7 +89,7 @@ const char *pm_json_string(const cJSON *obj, const char *key)
 
 /* Records a value the model uses that the file did not give. */
 pm_status pm_read_note(pm_obj *o, const char *key, double v, const char *origin,
-                            const char *why)
+                       const char *why)
 {
     return pm_obj_record(o, key, v, "1", why, origin);
 }
@@ -98,8 +98,8 @@ pm_status pm_read_note(pm_obj *o, const char *key, double v, const char *origin,
  * left as it is (0: the fallback the struct documents) and the value that stands in for it,
  * dflt in unit_si, is recorded as defaulted under key (the documented spelling) with why. */
 pm_status pm_read_optional_quantity(pm_obj *o, const char *base, pm_dimension dim, pm_range r,
-                                   double *out, const char *key, double dflt,
-                                   const char *unit_si, const char *why)
+                                    double *out, const char *key, double dflt,
+                                    const char *unit_si, const char *why)
 {
     double v = -INFINITY; /* quantity leaves it when the key is absent */
     pm_status st = pm_read_quantity(o, base, dim, false, r, &v);

@@ -57,7 +57,7 @@ static pm_status read_moe_pattern(pm_obj *o, pm_model *m)
                                m->moe_period);
     }
     return pm_read_note(o, "moe_layers_count", pm_model_moe_layers(m), "derived",
-                      "layers with a MoE block (first_k_dense_replace and the period)");
+                        "layers with a MoE block (first_k_dense_replace and the period)");
 }
 
 /* Mixture of experts: the routed experts (num_experts, num_local_experts, n_routed_experts),
@@ -114,11 +114,11 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
     m->expert_intermediate = expert_width;
     const bool has_moe_width = pm_obj_has(o, "moe_intermediate_size");
     if ((st = pm_read_int(o, "moe_intermediate_size", false, 1, PM_MAX_MODEL_DIM,
-                        &m->expert_intermediate)) != PM_OK)
+                          &m->expert_intermediate)) != PM_OK)
         return st;
     if (!has_moe_width &&
         (st = pm_read_note(o, "moe_intermediate_size", m->expert_intermediate, "derived",
-                         dbrx ? "ffn_hidden_size: each expert's width"
+                           dbrx ? "ffn_hidden_size: each expert's width"
                               : "intermediate_size: each expert is as wide as the config's MLP")) !=
             PM_OK)
         return st;
@@ -129,7 +129,7 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
     if (pm_obj_has(o, "shared_expert_intermediate_size") &&
         pm_hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, "shared_expert_intermediate_size"))) {
         if ((st = pm_read_int(o, "shared_expert_intermediate_size", true, 1, PM_MAX_MODEL_DIM,
-                            &m->shared_intermediate)) != PM_OK)
+                              &m->shared_intermediate)) != PM_OK)
             return st;
         if (m->shared_experts == 0)
             m->shared_experts = 1;
@@ -139,12 +139,12 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
         m->shared_experts = 1;
         m->shared_intermediate = expert_width;
         if ((st = pm_read_note(o, "n_shared_experts", 1, "derived",
-                             "model_type llama4_text: one shared expert of "
-                             "intermediate_size")) != PM_OK)
+                               "model_type llama4_text: one shared expert of "
+                               "intermediate_size")) != PM_OK)
             return st;
     }
     if ((st = pm_read_int(o, "intermediate_size_mlp", false, 1, PM_MAX_MODEL_DIM,
-                        &m->intermediate)) != PM_OK)
+                          &m->intermediate)) != PM_OK)
         return st;
     if (m->parallel_block)
         return pm_obj_fail(o, ek, PM_ERR_UNSUPPORTED,
@@ -176,10 +176,10 @@ static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool
                            "\"intermediate_size\" explicitly",
                            (long long)four_h, PM_MAX_MODEL_DIM);
     if ((st = pm_read_int_names(l->ffn, l, k_inter, hf ? 5 : 1, "ffn_hidden_size", !hf || l->dbrx,
-                        &m->intermediate)) != PM_OK)
+                                &m->intermediate)) != PM_OK)
         return st;
     if (!has_inter && (st = pm_read_note(o, "intermediate_size", m->intermediate, "defaulted",
-                                       "4 x hidden_size")) != PM_OK)
+                                         "4 x hidden_size")) != PM_OK)
         return st;
     /* Required, except where the family's class has a default a published config relies on
      * (Gemma-3's text_config leaves out its 262208). */
@@ -188,12 +188,12 @@ static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool
     if (vocab_dflt) {
         m->vocab = fam->vocab;
         if ((st = pm_read_note(o, "vocab_size", m->vocab, "defaulted",
-                             "model_type: the family's default")) != PM_OK)
+                               "model_type: the family's default")) != PM_OK)
             return st;
     } else if ((st = pm_read_int(o, "vocab_size", true, 1, PM_MAX_MODEL_DIM, &m->vocab)) != PM_OK)
         return st;
     if ((st = pm_read_int_names(o, l, k_pos, hf ? 2 : 1, "max_seq_len", false,
-                        &m->max_position_embeddings)) != PM_OK)
+                                &m->max_position_embeddings)) != PM_OK)
         return st;
     /* Learned absolute positions: GPT-2's and StarCoder's wpe (n_positions rows, 1024 by their
      * classes' default), OPT's embed_positions (max_position_embeddings + 2: its offset, 2048
@@ -207,7 +207,7 @@ static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool
                                                     : 1024;
         m->learned_positions = opt ? n + 2 : n;
         if ((st = pm_read_note(o, "learned_positions", m->learned_positions, "derived",
-                             opt ? "model_type opt: a learned position embedding of "
+                               opt ? "model_type opt: a learned position embedding of "
                                    "max_position_embeddings + 2 rows"
                                  : "model_type: a learned position embedding of n_positions "
                                    "rows")) != PM_OK)
@@ -259,11 +259,11 @@ static pm_status read_gate_and_tie(pm_obj *o, pm_model *m, bool hf, const char *
         (st = pm_obj_bool(o, "tie_word_embeddings", false, &m->tied_embeddings)) != PM_OK)
         return st;
     if (!has_gated && (st = pm_read_note(o, "mlp_gated", m->gated_mlp, hf ? "derived" : "defaulted",
-                                       gated_why)) != PM_OK)
+                                         gated_why)) != PM_OK)
         return st;
     if (!has_tied && (st = pm_read_note(o, "tie_word_embeddings", m->tied_embeddings, "defaulted",
-                                      !hf                    ? "untied"
-                                      : m->tied_embeddings ? "model_type: the family's default (tied)"
+                                        !hf                    ? "untied"
+                                        : m->tied_embeddings ? "model_type: the family's default (tied)"
                                                              : "model_type: the family's default "
                                                                "(untied)")) != PM_OK)
         return st;
@@ -306,8 +306,8 @@ static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
          * attention_bias says (HF modeling_phi3_small.py; vLLM builds them with bias=True). */
         pm_obj_declare(o, "attention_bias", PM_DIM_NONE);
         if ((st = pm_read_note(o, "attention_bias", NAN, "ignored",
-                             "ignored: model_type phi3small builds its attention projections "
-                             "with biases whatever it says")) != PM_OK ||
+                               "ignored: model_type phi3small builds its attention projections "
+                               "with biases whatever it says")) != PM_OK ||
             (st = pm_read_note(o, "qkv_bias", 1, "derived", "the family's default")) != PM_OK)
             return st;
         m->qkv_bias = m->o_bias = true;
@@ -356,8 +356,8 @@ static pm_status read_parallel(pm_obj *o, pm_model *m, bool hf, const char *mt, 
     static const char *const k_par[] = {"parallel_attn", "use_parallel_residual"};
     if (!pm_first_present(o, k_par, 2) &&
         ((st = pm_read_note(o, "parallel_attn", par, hf ? "derived" : "defaulted",
-                          new_arch ? "new_decoder_architecture: parallel attention and MLP"
-                          : par    ? "model_type: this family runs attention and MLP in parallel"
+                            new_arch ? "new_decoder_architecture: parallel attention and MLP"
+                            : par    ? "model_type: this family runs attention and MLP in parallel"
                                    : "sequential attention and MLP blocks")) != PM_OK))
         return st;
     return PM_OK;
@@ -371,18 +371,18 @@ static pm_status note_biases(pm_obj *o, const pm_model *m, bool hf, const char *
     if ((!pm_obj_has(o, "attention_bias") && !pm_obj_has(o, "qkv_bias") &&
          !pm_obj_has(o, "use_qkv_bias") &&
          (st = pm_read_note(o, "qkv_bias", m->qkv_bias, hf ? "derived" : "defaulted",
-                          all_key ? all_key : bias_why)) != PM_OK) ||
+                            all_key ? all_key : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "attention_bias") &&
          (st = pm_read_note(o, "attention_bias", m->o_bias, hf ? "derived" : "defaulted",
-                          all_key ? all_key : bias_why)) != PM_OK) ||
+                            all_key ? all_key : bias_why)) != PM_OK) ||
         (!pm_obj_has(o, "mlp_bias") &&
          (st = pm_read_note(o, "mlp_bias", m->mlp_bias, hf ? "derived" : "defaulted",
-                          all_key ? all_key : bias_why)) != PM_OK))
+                            all_key ? all_key : bias_why)) != PM_OK))
         return st;
     /* A family whose attention_bias leaves O without one (GLM-4.5). */
     if (pm_obj_has(o, "attention_bias") && m->qkv_bias && !m->o_bias &&
         (st = pm_read_note(o, "o_bias", 0, "derived",
-                         "model_type: attention_bias is Q's, K's and V's; o_proj has none")) !=
+                           "model_type: attention_bias is Q's, K's and V's; o_proj has none")) !=
             PM_OK)
         return st;
     return PM_OK;
