@@ -120,6 +120,14 @@ check refuse-moe 1 "mlp_only_layers: dense layers listed one by one are not mode
 check list-models 0 "llama3-70b" "$pm" list models
 check list-scenarios 0 "qwen2-7b" "$pm" list scenarios
 check validate-shipped 0 "0 invalid" "$pm" validate
+# A data directory that is not there, not a directory, or holds no data file is an error, never
+# "0 files checked, 0 invalid" (issue 42).
+check validate-no-dir 1 "validate: the data directory $tmp/nowhere does not exist" \
+    "$pm" validate --data-dir "$tmp/nowhere"
+mkdir -p "$tmp/empty-data"
+check validate-empty-dir 1 "validate: no data files under $tmp/empty-data" \
+    "$pm" validate --data-dir "$tmp/empty-data"
+check validate-file-as-dir 1 "is not a directory" "$pm" validate --data-dir "$root/README.md"
 check one-device 0 "preserve vs serial 1.000x" "$pm" --config llama8b --devices 1
 
 check sweep-header 0 "l2_capacity_MiB,serial_request_s" "$pm" --config llama70b.json --sweep l2

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "commands.h"
 #include "merge.h"
@@ -139,6 +140,13 @@ int cmd_validate(const cli *c, int argc, char **argv)
             validate_one(c, argv[i], &bad);
     } else {
         const char *dd = c->data_dir ? c->data_dir : pm_default_data_dir();
+        struct stat st;
+        if (stat(dd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "%s: validate: the data directory %s %s (give --data-dir or "
+                    "PRESERVE_MODEL_DATA, or the files to check)\n", prog, dd,
+                    stat(dd, &st) != 0 ? "does not exist" : "is not a directory");
+            return EXIT_CONFIG;
+        }
         static const char *const dirs[] = {"models",    "accelerators", "clusters", "workloads",
                                            "scenarios", NULL,           "runtimes"};
         for (int k = 0; k < PM_KIND_COUNT; k++) {
@@ -157,6 +165,12 @@ int cmd_validate(const cli *c, int argc, char **argv)
                 free(path);
             }
             pm_names_free(names, n);
+        }
+        if (total == 0) {
+            fprintf(stderr, "%s: validate: no data files under %s (expected models/, "
+                    "accelerators/, clusters/, workloads/, scenarios/ or runtimes/ with .json "
+                    "files)\n", prog, dd);
+            return EXIT_CONFIG;
         }
     }
     errno = 0;
