@@ -1322,6 +1322,48 @@ PM_API pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phas
 PM_API pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
                                      double *time_s, pm_error *err);
 
+/** Chunk groups a mixed step holds at most (pm_mixed_step.n_chunks). */
+#define PM_MAX_STEP_CHUNKS 16
+
+/** Prefill chunks of one shape in a mixed step: `count` prompts each prefill `tokens` tokens
+ * from position `offset` (their first `offset` positions are already in the KV cache, from
+ * earlier chunks). */
+typedef struct pm_step_chunk {
+    double count;   /* prompts with this chunk (> 0) */
+    int64_t tokens; /* tokens of each chunk (>= 1) */
+    int64_t offset; /* positions each prompt has cached before the chunk (>= 0) */
+    bool last;      /* the prompt's last chunk: the step computes its first token's logits */
+} pm_step_chunk;
+
+/**
+ * One step of continuous batching with chunked prefill (vLLM, SGLang, Sarathi-Serve): decode
+ * tokens of decode_sequences sequences, each at decode_context cached positions, beside prefill
+ * chunks. The step's GEMMs run over all its tokens (decode_sequences + sum of count x tokens),
+ * its allreduces carry them all, and its attention is each part's: a decode token reads its
+ * context's KV cache; a chunk scores its queries against its prompt's cached positions and its
+ * own causal triangle (pairs(offset + tokens) - pairs(offset) query-key pairs per head, windows
+ * applied) and reads the cached positions once. The LM head runs for the decode tokens and the
+ * last chunks. The runtime's per-step host work counts the scenario's batch (the sequences the
+ * scheduler holds), not the step's.
+ */
+typedef struct pm_mixed_step {
+    double decode_sequences; /* decode tokens, one per sequence (>= 0) */
+    int64_t decode_context;  /* positions each decoding sequence has cached (>= 0) */
+    int n_chunks;            /* chunk groups, 0 .. PM_MAX_STEP_CHUNKS */
+    pm_step_chunk chunks[PM_MAX_STEP_CHUNKS];
+} pm_mixed_step;
+
+/**
+ * Time of one mixed step in one mode, on the fast path (its graph path, the tests' reference,
+ * gives the same within 1e-12). PRESERVE runs Algorithm 1 over the step's own graph: its
+ * allreduces carry the chunk's tokens too, its attention's KV reads are the step's. Returns
+ * PM_OK, PM_ERR_INVALID_ARG (NULL, a count or length out of range, a step of no token) or
+ * PM_ERR_UNSUPPORTED (multi-head latent attention: its decode and prefill forms differ within
+ * one step, which is not modelled), or an error of pm_scenario_check.
+ */
+PM_API pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
+                                    double *time_s, pm_error *err);
+
 
 /**
  * A prepared per-step model of one scenario and mode, for tools that ask for many step times

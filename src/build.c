@@ -21,6 +21,7 @@ typedef struct build_ctx {
     pm_shard sh;
     double rows;        /* tokens per step: b (decode) or b * s_prefill (the step's tokens) */
     double seqs;        /* sequences the step serves (the step's) */
+    const pm_step *step; /* the step built (its parts, for a mixed step's attention) */
     double ctx;         /* cached tokens read by attention (decode) */
     pm_phase phase;
     pm_dtype cdt;       /* compute datatype */
@@ -173,6 +174,38 @@ static void allreduce_after(build_ctx *b, pm_node_role ar_role, int layer, const
     pm_strlcpy(n->name, full, sizeof n->name);
 }
 
+/* A mixed step's attention (pm_mixed_step), in a local or a global layer: each decode token
+ * as a decode step's at its context; each chunk of t tokens at offset o scores its queries
+ * against the o cached positions within reach and its own causal triangle, pairs(o + t) -
+ * pairs(o) query-key pairs per head (pm_causal_pairs: the pairs of the last t queries), reads
+ * the cached positions once (a decode step's reads at context o, each KV head's group's), and
+ * moves its own queries, keys, values and outputs as a prefill does. */
+static void attention_mixed(const build_ctx *b, pm_node *a, bool local)
+{
+    const pm_model *m = &b->s->model;
+    const pm_mixed_step *mx = &b->step->mix;
+    const double d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
+    double score = 0.0, cached = 0.0, pairs = 0.0, chunk_tokens = 0.0;
+    const double g = mx->decode_sequences;
+    if (g > 0) {
+        double per_query;
+        cached = g * pm_kv_tokens(m, local, q / kv, mx->decode_context, &per_query);
+        score = g * per_query;
+    }
+    for (int i = 0; i < mx->n_chunks; i++) {
+        const pm_step_chunk *c = &mx->chunks[i];
+        pairs += c->count * (pm_causal_pairs(m, local, c->offset + c->tokens) -
+                             pm_causal_pairs(m, local, c->offset));
+        cached += c->count * pm_kv_tokens(m, local, q / kv, c->offset, NULL);
+        chunk_tokens += c->count * (double)c->tokens;
+    }
+    a->flop = 4.0 * q * (score + pairs) * d + 5.0 * q * (score + pairs);
+    a->kv_bytes = 2.0 * cached * kv * d * b->ekv;
+    a->act_bytes = 2.0 * g * q * d * b->ea + chunk_tokens * (2.0 * q + 2.0 * kv) * d * b->ea;
+    a->kv_strided = kv > 1.0 + 1e-9;
+    a->kv_paged = local && pm_scenario_paged_layer(b->s);
+}
+
 /* The attention node's work at the build's context length, in a local (windowed) layer or a
  * global one. */
 static void attention_fill(const build_ctx *b, pm_node *a, bool local)
@@ -180,6 +213,10 @@ static void attention_fill(const build_ctx *b, pm_node *a, bool local)
     const pm_model *m = &b->s->model;
     const double d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
     const double batch = b->seqs;
+    if (b->step->mixed) {
+        attention_mixed(b, a, local); /* no MLA: pm_step_mixed refuses it */
+        return;
+    }
     if (m->kv_lora_rank > 0) {
         const double r = m->kv_lora_rank, rope = m->qk_rope_head_dim;
         const double nope = m->qk_nope_head_dim, v = m->v_head_dim;
@@ -428,6 +465,7 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, const pm_step *s
     b->ctx = (double)step->context;
     b->rows = step->tokens;
     b->seqs = step->sequences;
+    b->step = step;
     b->cdt = pm_compute_dtype(w);
     b->ew = pm_dtype_bytes(w->weight_dtype);
     b->ekv = pm_dtype_bytes(w->kv_dtype);

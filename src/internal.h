@@ -291,12 +291,19 @@ typedef struct pm_step {
                          tokens */
     double sequences; /* sequences served: each gets its next token (the LM head's rows) */
     double tokens;    /* tokens computed (the GEMMs' rows): sequences (decode), sequences x
-                         context (prefill) */
+                         context (prefill), or a mixed step's decode tokens and chunks */
+    bool mixed;       /* prefill chunks beside decode tokens (mix); phase is then prefill */
+    pm_mixed_step mix;
 } pm_step;
 /* The step of s's batch at phase and context: PM_ERR_INVALID_ARG for a bad phase or NULL,
  * PM_ERR_RANGE for a context below 1 (prefill) or 0 (decode). */
 pm_status pm_step_of(const pm_scenario *s, pm_phase phase, int64_t context, pm_step *out,
                      pm_error *err);
+/* The step of a mixed step description (pm_mixed_step): checked, with its sequences (decode
+ * tokens and last chunks) and tokens; a step without chunks is a decode step of
+ * decode_sequences sequences. Errors as pm_mixed_step_time. */
+pm_status pm_step_mixed(const pm_scenario *s, const pm_mixed_step *m, pm_step *out,
+                        pm_error *err);
 
 /* ---- the model (model.c), the graph (graph.c, build.c), the schedule ---- */
 
@@ -679,6 +686,9 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
 /* The graph-based step evaluation (the reference the fast path is tested against). */
 pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
                              double *time_s, int *signature, pm_error *err);
+/* The same for any step (a mixed one included). */
+pm_status pm_step_time_graph_step(const pm_scenario *s, pm_mode mode, const pm_step *step,
+                                  double *time_s, int *signature, pm_error *err);
 
 /* ---- text (text.c) ---------------------------------------------------------------------- */
 /* A growing NUL-terminated string; zero-initialised it is empty. After an allocation failure

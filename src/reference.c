@@ -75,8 +75,8 @@ typedef struct step_info {
     int chunks;          /* fused: chunks of the first fused node */
 } step_info;
 
-static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
-                      workspace *w, step_info *out, pm_error *err)
+static pm_status step(const pm_scenario *s, pm_mode mode, const pm_step *at, workspace *w,
+                      step_info *out, pm_error *err)
 {
     w->evals++;
     const int L = s->model.layers;
@@ -86,10 +86,7 @@ static pm_status step(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_
     const int moe = pm_model_moe_layers(&s->model);
     const bool mixed = (local > 0 && local < L) || (moe > 0 && moe < L);
     const int built = mixed || L < BUILD_LAYERS ? L : BUILD_LAYERS;
-    pm_step at;
-    pm_status st = pm_step_of(s, phase, ctx, &at, err);
-    if (st == PM_OK)
-        st = pm_graph_build_ex(s, &at, built, mode == PM_MODE_FUSED, &w->base, err);
+    pm_status st = pm_graph_build_ex(s, at, built, mode == PM_MODE_FUSED, &w->base, err);
     if (st != PM_OK)
         return st;
     const pm_graph *g = &w->base;
@@ -159,9 +156,17 @@ pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase
 pm_status pm_step_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
                              double *time_s, int *signature, pm_error *err)
 {
+    pm_step at;
+    pm_status st = pm_step_of(s, phase, ctx, &at, err);
+    return st != PM_OK ? st : pm_step_time_graph_step(s, mode, &at, time_s, signature, err);
+}
+
+pm_status pm_step_time_graph_step(const pm_scenario *s, pm_mode mode, const pm_step *at,
+                                  double *time_s, int *signature, pm_error *err)
+{
     workspace w = {0};
     step_info si = {0};
-    pm_status st = step(s, mode, phase, ctx, &w, &si, err);
+    pm_status st = step(s, mode, at, &w, &si, err);
     ws_free(&w);
     if (st == PM_OK) {
         *time_s = si.time_s;

@@ -1,10 +1,10 @@
 /*
  * step.c - the step: a description of what one forward pass of the devices serves, taken alike
  * by the graph builder (build.c), the fast evaluator (step_plan.c) and, through the nodes they
- * make, the costs. Today a step serves one kind of work: the batch's decode tokens, every
- * sequence at the same context, or the batch's prompts prefilled whole. Mixed steps (prefill
- * chunks at their offsets beside decode tokens) extend this struct and pm_step_of's rules
- * (docs/architecture.md); the builder reads the step, never the workload's batch directly.
+ * make, the costs. A step serves the batch's decode tokens, every sequence at the same context,
+ * or the batch's prompts prefilled whole (pm_step_of), or, under continuous batching with
+ * chunked prefill, prefill chunks at their offsets beside decode tokens (pm_step_mixed, from
+ * the public pm_mixed_step); the builder reads the step, never the workload's batch.
  *
  * May call: error.c.
  */
@@ -23,5 +23,65 @@ pm_status pm_step_of(const pm_scenario *s, pm_phase phase, int64_t context, pm_s
     out->context = context;
     out->sequences = batch;
     out->tokens = phase == PM_PHASE_DECODE ? batch : batch * (double)context;
+    out->mixed = false;
+    out->mix.n_chunks = 0;
+    return PM_OK;
+}
+
+/* The largest count or length a mixed step takes: far beyond any served batch, and small enough
+ * that every product the builder forms stays exact in a double. */
+#define STEP_MAX_COUNT 1e9
+#define STEP_MAX_TOKENS ((int64_t)1 << 40)
+
+pm_status pm_step_mixed(const pm_scenario *s, const pm_mixed_step *m, pm_step *out,
+                        pm_error *err)
+{
+    if (!s || !m || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario or mixed step");
+    if (!(m->decode_sequences >= 0 && m->decode_sequences <= STEP_MAX_COUNT) ||
+        m->decode_context < 0 || m->decode_context > STEP_MAX_TOKENS)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "a mixed step's decode sequences must be in [0, 1e9] and their context "
+                       "in [0, 2^40] (got %g at %lld)",
+                       m->decode_sequences, (long long)m->decode_context);
+    if (m->n_chunks < 0 || m->n_chunks > PM_MAX_STEP_CHUNKS)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "a mixed step holds 0 to %d chunk groups (got %d)", PM_MAX_STEP_CHUNKS,
+                       m->n_chunks);
+    double tokens = m->decode_sequences, sequences = m->decode_sequences;
+    for (int i = 0; i < m->n_chunks; i++) {
+        const pm_step_chunk *c = &m->chunks[i];
+        if (!(c->count > 0 && c->count <= STEP_MAX_COUNT) || c->tokens < 1 ||
+            c->tokens > STEP_MAX_TOKENS || c->offset < 0 || c->offset > STEP_MAX_TOKENS)
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                           "chunk group %d: count must be in (0, 1e9], tokens in [1, 2^40] and "
+                           "offset in [0, 2^40] (got %g x %lld at %lld)",
+                           i, c->count, (long long)c->tokens, (long long)c->offset);
+        tokens += c->count * (double)c->tokens;
+        sequences += c->last ? c->count : 0.0;
+    }
+    if (!(tokens > 0))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "a mixed step of no token");
+    if (m->n_chunks > 0 && s->model.kv_lora_rank > 0)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.model.kv_lora_rank",
+                       "a step mixing prefill chunks with decode tokens is not modelled for "
+                       "multi-head latent attention (%s): its decode runs the absorbed form, its "
+                       "prefill the decompressed one",
+                       s->model.name);
+    if (m->n_chunks == 0) {
+        out->phase = PM_PHASE_DECODE;
+        out->context = m->decode_context;
+        out->sequences = m->decode_sequences;
+        out->tokens = m->decode_sequences;
+        out->mixed = false;
+        out->mix.n_chunks = 0;
+        return PM_OK;
+    }
+    out->phase = PM_PHASE_PREFILL;
+    out->context = m->decode_context;
+    out->sequences = sequences;
+    out->tokens = tokens;
+    out->mixed = true;
+    out->mix = *m;
     return PM_OK;
 }

@@ -1,0 +1,274 @@
+/*
+ * test_serve.c - steps of continuous batching with chunked prefill (pm_mixed_step): the mixed
+ * step's attention and GEMM rows worked out by hand, the degenerate steps against the decode
+ * and prefill steps they are, the fast path against the graph path on bundled scenarios in
+ * every mode, and what is refused.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+/* The node of role r in layer l of g (the first), or NULL. */
+static const pm_node *node_of(const pm_graph *g, pm_node_role r, int l)
+{
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].role == r && g->nodes[i].layer == l)
+            return &g->nodes[i];
+    return NULL;
+}
+
+/* Decode 3 sequences at context 100 beside 2 prompts' chunks of 50 tokens after 30 cached
+ * (their last) and 1 prompt's first chunk of 20 tokens. */
+static pm_mixed_step hand_mix(void)
+{
+    pm_mixed_step m = {0};
+    m.decode_sequences = 3;
+    m.decode_context = 100;
+    m.n_chunks = 2;
+    m.chunks[0] = (pm_step_chunk){2, 50, 30, true};
+    m.chunks[1] = (pm_step_chunk){1, 20, 0, false};
+    return m;
+}
+
+static void test_hand_mixed_graph(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_hand_scenario(2);
+    const pm_mixed_step mix = hand_mix();
+    pm_step step;
+    assert_int_equal(pm_step_mixed(&s, &mix, &step, NULL), PM_OK);
+    /* Tokens: 3 decode + 2 x 50 + 20 = 123; sequences with a token out: 3 + 2 (last chunks). */
+    assert_true(step.mixed);
+    assert_rel(step.tokens, 123.0, 0.0);
+    assert_rel(step.sequences, 5.0, 0.0);
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    assert_int_equal(pm_graph_build_ex(&s, &step, 0, false, g, NULL), PM_OK);
+    /* Two devices: 4 query heads and 1 KV head each, head dim 128, int8 (1 byte). */
+    const double q = 4, kv = 1, d = 128;
+    const pm_node *a = node_of(g, PM_ROLE_ATTENTION, 0);
+    assert_non_null(a);
+    /* Positions scored: decode 3 x 100 = 300; chunks 2 x (80^2 - 30^2) / 2 = 5500 and
+     * 1 x 20^2 / 2 = 200 query-key pairs per head: 6000 in all. */
+    const double scored = 300 + 5500 + 200;
+    assert_rel(a->flop, 4 * q * scored * d + 5 * q * scored, 1e-15);
+    /* Cached positions read: 3 x 100 (decode) + 2 x 30 (the chunks' prefix) + 0 = 360, K and
+     * V of one KV head. */
+    assert_rel(a->kv_bytes, 2 * 360 * kv * d * 1, 1e-15);
+    /* Moved: the decode tokens' query and output (2 q d each), the chunks' 120 tokens' Q, K, V
+     * and output ((2 q + 2 kv) d each). */
+    assert_rel(a->act_bytes, 2 * 3 * q * d + 120 * (2 * q + 2 * kv) * d, 1e-15);
+    assert_false(a->kv_strided); /* one KV head per device */
+    /* The GEMMs run over all 123 tokens; the LM head over the 5 sequences that emit a token. */
+    const pm_node *qkv = node_of(g, PM_ROLE_QKV, 0);
+    assert_non_null(qkv);
+    assert_rel(qkv->m, 123, 0.0);
+    const pm_node *head = node_of(g, PM_ROLE_LM_HEAD, -1);
+    assert_non_null(head);
+    assert_rel(head->m, 5, 0.0);
+    /* The allreduce carries every token's hidden state. */
+    const pm_node *ar = node_of(g, PM_ROLE_ATTN_ALLREDUCE, 0);
+    assert_non_null(ar);
+    assert_rel(ar->comm_bytes, 123 * 1024 * pm_dtype_bytes(pm_allreduce_dtype(&s.workload)),
+               1e-15);
+    pm_graph_free(g);
+}
+
+/* The chunks of one prompt split differently score the same pairs: (o, t1 + t2) against
+ * (o, t1) then (o + t1, t2), with and without a window. */
+static void test_chunk_pairs_telescope(void **state)
+{
+    (void)state;
+    for (int window = 0; window <= 64; window += 64) {
+        pm_scenario s = pm_test_hand_scenario(2);
+        s.model.sliding_window = window;
+        pm_mixed_step one = {0}, two = {0};
+        one.n_chunks = 1;
+        one.chunks[0] = (pm_step_chunk){1, 150, 40, true};
+        two.n_chunks = 2;
+        two.chunks[0] = (pm_step_chunk){1, 100, 40, false};
+        two.chunks[1] = (pm_step_chunk){1, 50, 140, true};
+        double flop[2];
+        const pm_mixed_step *ms[2] = {&one, &two};
+        for (int k = 0; k < 2; k++) {
+            pm_step step;
+            assert_int_equal(pm_step_mixed(&s, ms[k], &step, NULL), PM_OK);
+            pm_graph *g = pm_graph_alloc();
+            assert_int_equal(pm_graph_build_ex(&s, &step, 0, false, g, NULL), PM_OK);
+            flop[k] = node_of(g, PM_ROLE_ATTENTION, 0)->flop;
+            pm_graph_free(g);
+        }
+        assert_rel(flop[1], flop[0], 1e-12);
+    }
+    /* Without a window the pairs are (190^2 - 40^2) / 2 = 17250 per head. */
+    pm_scenario s = pm_test_hand_scenario(2);
+    pm_mixed_step one = {0};
+    one.n_chunks = 1;
+    one.chunks[0] = (pm_step_chunk){1, 150, 40, true};
+    pm_step step;
+    assert_int_equal(pm_step_mixed(&s, &one, &step, NULL), PM_OK);
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build_ex(&s, &step, 0, false, g, NULL), PM_OK);
+    assert_rel(node_of(g, PM_ROLE_ATTENTION, 0)->flop, 4.0 * 4 * 17250 * 128 + 5.0 * 4 * 17250,
+               1e-15);
+    pm_graph_free(g);
+}
+
+static const char *const scenarios[] = {"llama70b",    "llama70b-h100", "mixtral8x7b",
+                                        "gemma2-9b",   "llama8b",       "falcon7b",
+                                        "qwen3-30b-a3b"};
+
+/* A mixed step without chunks is the decode step of its sequences: the same time, bit for bit,
+ * as pm_decode_step_time at a batch of that many sequences. */
+static void test_decode_only_is_decode_step(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
+        pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
+        pm_mixed_step m = {0};
+        m.decode_sequences = s.workload.batch;
+        m.decode_context = 3000;
+        for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
+            double mixed, decode;
+            assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &m, &mixed, NULL), PM_OK);
+            assert_int_equal(pm_decode_step_time(&s, (pm_mode)mode, 3000, &decode, NULL), PM_OK);
+            assert_rel(mixed, decode, 0.0);
+        }
+    }
+}
+
+/* Whole prompts as one chunk each (offset 0, last) are the prefill step of the batch. */
+static void test_whole_prompts_are_prefill(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
+        pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
+        pm_mixed_step m = {0};
+        m.n_chunks = 1;
+        m.chunks[0] = (pm_step_chunk){s.workload.batch, 2000, 0, true};
+        for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
+            double mixed, prefill;
+            pm_error err;
+            assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &m, &mixed, NULL), PM_OK);
+            if (pm_step_time_graph(&s, (pm_mode)mode, PM_PHASE_PREFILL, 2000, &prefill, NULL,
+                                   &err) != PM_OK)
+                fail_msg("%s: %s", scenarios[k], err.message);
+            assert_rel(mixed, prefill, 1e-12);
+        }
+    }
+}
+
+/* The fast path (pm_mixed_step_time) against the graph path (build, insert, cost, schedule) on
+ * mixed steps of every bundled kind: dense, MoE, windowed layers, multi-query. */
+static void test_fast_matches_graph(void **state)
+{
+    (void)state;
+    const pm_mixed_step mixes[] = {
+        {4, 1000, 1, {{1, 512, 0, false}}},
+        {16, 8000, 2, {{1, 256, 4096, true}, {2, 128, 0, false}}},
+        {1, 50, 1, {{3, 2048, 6000, true}}},
+        {0.5, 20000, 1, {{1, 1, 0, true}}},
+    };
+    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
+        pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
+        for (size_t i = 0; i < PM_ARRAY_LEN(mixes); i++) {
+            pm_step step;
+            assert_int_equal(pm_step_mixed(&s, &mixes[i], &step, NULL), PM_OK);
+            for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
+                double fast, ref;
+                pm_error err;
+                if (pm_mixed_step_time(&s, (pm_mode)mode, &mixes[i], &fast, &err) != PM_OK)
+                    fail_msg("%s: %s", scenarios[k], err.message);
+                if (pm_step_time_graph_step(&s, (pm_mode)mode, &step, &ref, NULL, &err) != PM_OK)
+                    fail_msg("%s: %s", scenarios[k], err.message);
+                if (!(fabs(fast - ref) <= 1e-12 * ref))
+                    fail_msg("%s, mix %zu, %s: fast %.17g, graph %.17g", scenarios[k], i,
+                             pm_mode_name((pm_mode)mode), fast, ref);
+            }
+        }
+    }
+}
+
+/* Chunked prefill's point: a chunk beside the decode tokens costs less than its own step, and
+ * more tokens never make a step faster. */
+static void test_mixing_is_cheaper_and_monotone(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b-h100", NULL, 0);
+    pm_mixed_step dec = {0}, chunk = {0}, both = {0};
+    dec.decode_sequences = both.decode_sequences = 32;
+    dec.decode_context = both.decode_context = 4000;
+    chunk.n_chunks = both.n_chunks = 1;
+    chunk.chunks[0] = both.chunks[0] = (pm_step_chunk){1, 256, 1024, false};
+    for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
+        double t_dec, t_chunk, t_both;
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &dec, &t_dec, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &chunk, &t_chunk, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &both, &t_both, NULL), PM_OK);
+        assert_true(t_both < t_dec + t_chunk); /* the weights are read once for both */
+        assert_true(t_both >= t_dec && t_both >= t_chunk);
+        double prev = 0.0;
+        for (int64_t t = 64; t <= 2048; t *= 2) {
+            both.chunks[0].tokens = t;
+            double time;
+            assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &both, &time, NULL), PM_OK);
+            assert_true(time >= prev);
+            prev = time;
+        }
+        both.chunks[0].tokens = 256;
+    }
+}
+
+static void test_refused(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    pm_error err;
+    double t;
+    pm_mixed_step m = hand_mix();
+    assert_int_equal(pm_mixed_step_time(NULL, PM_MODE_SERIAL, &m, &t, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_COUNT, &m, &t, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, NULL, &t, &err), PM_ERR_INVALID_ARG);
+    pm_mixed_step bad = m;
+    bad.n_chunks = PM_MAX_STEP_CHUNKS + 1;
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &bad, &t, &err), PM_ERR_INVALID_ARG);
+    bad = m;
+    bad.chunks[1].tokens = 0;
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &bad, &t, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "chunk group 1"));
+    bad = m;
+    bad.chunks[0].count = NAN;
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &bad, &t, &err), PM_ERR_INVALID_ARG);
+    bad = m;
+    bad.decode_sequences = -1;
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &bad, &t, &err), PM_ERR_INVALID_ARG);
+    pm_mixed_step none = {0};
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &none, &t, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "no token"));
+    /* Multi-head latent attention decodes absorbed and prefills decompressed: not in one step. */
+    pm_scenario mla = pm_test_load("deepseek-v3-h200", NULL, 0);
+    assert_int_equal(pm_mixed_step_time(&mla, PM_MODE_SERIAL, &m, &t, &err),
+                     PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.model.kv_lora_rank");
+    /* Its decode-only steps are decode steps, which it has. */
+    pm_mixed_step dec = {0};
+    dec.decode_sequences = 8;
+    dec.decode_context = 1000;
+    assert_int_equal(pm_mixed_step_time(&mla, PM_MODE_PRESERVE, &dec, &t, &err), PM_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand_mixed_graph),
+        cmocka_unit_test(test_chunk_pairs_telescope),
+        cmocka_unit_test(test_decode_only_is_decode_step),
+        cmocka_unit_test(test_whole_prompts_are_prefill),
+        cmocka_unit_test(test_fast_matches_graph),
+        cmocka_unit_test(test_mixing_is_cheaper_and_monotone),
+        cmocka_unit_test(test_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
