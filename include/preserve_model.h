@@ -1332,7 +1332,8 @@ typedef struct pm_step_chunk {
     double count;   /* prompts with this chunk (> 0) */
     int64_t tokens; /* tokens of each chunk (>= 1) */
     int64_t offset; /* positions each prompt has cached before the chunk (>= 0) */
-    bool last;      /* the prompt's last chunk: the step computes its first token's logits */
+    double finishing; /* of the count, prompts whose last chunk this is: the step computes their
+                         first token's logits (0 .. count) */
 } pm_step_chunk;
 
 /**
@@ -1343,7 +1344,7 @@ typedef struct pm_step_chunk {
  * context's KV cache; a chunk scores its queries against its prompt's cached positions and its
  * own causal triangle (pairs(offset + tokens) - pairs(offset) query-key pairs per head, windows
  * applied) and reads the cached positions once. The LM head runs for the decode tokens and the
- * last chunks. The runtime's per-step host work counts the scenario's batch (the sequences the
+ * finishing prompts. Counts may be fractional (a steady state's means). The runtime's per-step host work counts the scenario's batch (the sequences the
  * scheduler holds), not the step's.
  */
 typedef struct pm_mixed_step {
@@ -1363,6 +1364,95 @@ typedef struct pm_mixed_step {
  */
 PM_API pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
                                     double *time_s, pm_error *err);
+
+/** How the runtime schedules a step when prompts wait beside decoding sequences. */
+typedef enum pm_serve_rule {
+    PM_SERVE_DECODE_FIRST = 0,  /* chunked prefill: every step takes the decode tokens first and
+                                   fills the rest of the chunk budget with prompt chunks (vLLM
+                                   V1, SGLang, Sarathi-Serve) */
+    PM_SERVE_PREFILL_FIRST = 1, /* whole prompts first: a step prefills waiting prompts (up to
+                                   the budget) and decoding pauses (vLLM before V1 without
+                                   chunked prefill) */
+    PM_SERVE_RULE_COUNT
+} pm_serve_rule;
+
+/**
+ * A served workload: closed-loop clients, `concurrency` sequences in flight (each client sends
+ * its next request when the last one ends), every request input_tokens in and output_tokens
+ * out, at most chunk_budget tokens per step (max_num_batched_tokens, decode tokens included).
+ */
+typedef struct pm_serve_workload {
+    int64_t input_tokens;  /* prompt length (>= 1) */
+    int64_t output_tokens; /* tokens generated per request (>= 1), the first by the prefill */
+    double concurrency;    /* sequences in flight (>= 1) */
+    int64_t chunk_budget;  /* tokens per step (>= 1; above concurrency for decode-first) */
+    pm_serve_rule rule;
+    double ttft_limit_s;   /* latency limits for goodput (0: none) */
+    double tpot_limit_s;
+} pm_serve_workload;
+
+/** A served workload's steady state in one mode (seconds; rates per second). */
+typedef struct pm_serve_mode {
+    double ttft_s;            /* time to first token: the prompt's steps (and its wait) */
+    double tpot_s;            /* mean time per output token after the first */
+    double tpot_max_s;        /* the longest gap between two tokens of a decoding sequence */
+    double e2e_s;             /* a request from sending to its last token */
+    double mixed_step_s;      /* a step carrying prompt tokens (0: none) */
+    double decode_step_s;     /* a step of decode tokens alone (0: none) */
+    double requests_per_s;
+    double tokens_per_s;              /* output tokens of all the devices */
+    double tokens_per_s_per_device;
+    double tokens_per_s_per_user;     /* 1 / tpot_s: the interactivity */
+    double goodput_tokens_per_s_per_device; /* tokens_per_s_per_device within the limits, else
+                                               0 */
+    bool meets_limits;
+    double tokens_per_s_per_mm2;   /* per device and mm2 of its die (0 without an area block) */
+    double tokens_per_s_per_usd;   /* per dollar of the devices (0 without a cost block) */
+    double energy_per_token_J;     /* all the devices' energy per output token (0 without an
+                                      energy block) */
+    double tokens_per_J;
+} pm_serve_mode;
+
+typedef struct pm_serve_result {
+    pm_serve_mode modes[PM_MODE_COUNT];
+    double decode_sequences;  /* sequences decoding in a step, on average */
+    double prefilling;        /* sequences waiting for or in their prefill, on average */
+    double prefill_steps;     /* steps one prompt's prefill spans (decode-first) */
+    double mixed_step_frac;   /* share of the steps that carry prompt tokens */
+    double prefill_tokens_per_mixed_step;
+    bool budget_bound;        /* the chunk budget limits throughput: prompts queue */
+    double weight_bytes_per_device;
+    double kv_bytes_per_device;       /* the cache the sequences in flight hold, on average */
+    double hbm_usable_bytes_per_device;
+    bool fits_hbm;
+    double max_concurrency;   /* the most sequences whose cache fits beside the weights */
+    double die_mm2;           /* 0 without an area block */
+} pm_serve_result;
+
+/**
+ * The steady state of a served workload on s's devices (one tensor-parallel group), in every
+ * mode, computed from the step rule in steps (independent of the step times), then each kind of
+ * step costed once as a mixed step (pm_mixed_step_time's rules): its time does not grow with
+ * output_tokens. Decode-first: a prompt's prefill spans T = ceil(input / (budget - decoding))
+ * steps; with at most one prompt in prefill at a time, a share n of the steps carries its chunk
+ * beside concurrency - 1 decode tokens and the others decode concurrency tokens, n = N T / (T +
+ * output - 1); with more, every step carries chunks, and when the prompts' tokens would exceed
+ * the budget it binds (budget_bound) and prompts queue. Prefill-first: each decode step of
+ * concurrency tokens is followed by the prefill steps of the requests it ended. Decoding
+ * sequences sit at the mean context of their decode (input + (output - 2) / 2, rounded), chunks
+ * at the mean offset of a prompt's chunks: exact for attention without a window, whose work is
+ * linear in both. Throughput follows Little's law (concurrency / e2e), TPOT from e2e - TTFT.
+ * At concurrency 1 it is the static estimate at batch 1 (its decode steps at their mean
+ * context). The cache: each sequence's mean held positions, fits_hbm against the runtime's
+ * usable HBM. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
+ * range: prefill-first needs a budget of at least the prompt, decode-first one above the
+ * concurrency), or an error of pm_mixed_step_time, pm_footprint_compute or the area, energy and
+ * cost models.
+ */
+PM_API pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
+                                  pm_serve_result *out, pm_error *err);
+/** The rule's name ("decode_first", "prefill_first"), or "?" when out of range. */
+PM_API const char *pm_serve_rule_name(pm_serve_rule r);
 
 
 /**

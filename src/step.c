@@ -52,13 +52,15 @@ pm_status pm_step_mixed(const pm_scenario *s, const pm_mixed_step *m, pm_step *o
     for (int i = 0; i < m->n_chunks; i++) {
         const pm_step_chunk *c = &m->chunks[i];
         if (!(c->count > 0 && c->count <= STEP_MAX_COUNT) || c->tokens < 1 ||
-            c->tokens > STEP_MAX_TOKENS || c->offset < 0 || c->offset > STEP_MAX_TOKENS)
+            c->tokens > STEP_MAX_TOKENS || c->offset < 0 || c->offset > STEP_MAX_TOKENS ||
+            !(c->finishing >= 0 && c->finishing <= c->count))
             return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
-                           "chunk group %d: count must be in (0, 1e9], tokens in [1, 2^40] and "
-                           "offset in [0, 2^40] (got %g x %lld at %lld)",
-                           i, c->count, (long long)c->tokens, (long long)c->offset);
+                           "chunk group %d: count must be in (0, 1e9], tokens in [1, 2^40], "
+                           "offset in [0, 2^40] and finishing in [0, count] (got %g x %lld at "
+                           "%lld, %g finishing)",
+                           i, c->count, (long long)c->tokens, (long long)c->offset, c->finishing);
         tokens += c->count * (double)c->tokens;
-        sequences += c->last ? c->count : 0.0;
+        sequences += c->finishing;
     }
     if (!(tokens > 0))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "a mixed step of no token");

@@ -27,8 +27,8 @@ static pm_mixed_step hand_mix(void)
     m.decode_sequences = 3;
     m.decode_context = 100;
     m.n_chunks = 2;
-    m.chunks[0] = (pm_step_chunk){2, 50, 30, true};
-    m.chunks[1] = (pm_step_chunk){1, 20, 0, false};
+    m.chunks[0] = (pm_step_chunk){2, 50, 30, 2};
+    m.chunks[1] = (pm_step_chunk){1, 20, 0, 0};
     return m;
 }
 
@@ -86,10 +86,10 @@ static void test_chunk_pairs_telescope(void **state)
         s.model.sliding_window = window;
         pm_mixed_step one = {0}, two = {0};
         one.n_chunks = 1;
-        one.chunks[0] = (pm_step_chunk){1, 150, 40, true};
+        one.chunks[0] = (pm_step_chunk){1, 150, 40, 1};
         two.n_chunks = 2;
-        two.chunks[0] = (pm_step_chunk){1, 100, 40, false};
-        two.chunks[1] = (pm_step_chunk){1, 50, 140, true};
+        two.chunks[0] = (pm_step_chunk){1, 100, 40, 0};
+        two.chunks[1] = (pm_step_chunk){1, 50, 140, 1};
         double flop[2];
         const pm_mixed_step *ms[2] = {&one, &two};
         for (int k = 0; k < 2; k++) {
@@ -106,7 +106,7 @@ static void test_chunk_pairs_telescope(void **state)
     pm_scenario s = pm_test_hand_scenario(2);
     pm_mixed_step one = {0};
     one.n_chunks = 1;
-    one.chunks[0] = (pm_step_chunk){1, 150, 40, true};
+    one.chunks[0] = (pm_step_chunk){1, 150, 40, 1};
     pm_step step;
     assert_int_equal(pm_step_mixed(&s, &one, &step, NULL), PM_OK);
     pm_graph *g = pm_graph_alloc();
@@ -147,7 +147,7 @@ static void test_whole_prompts_are_prefill(void **state)
         pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
         pm_mixed_step m = {0};
         m.n_chunks = 1;
-        m.chunks[0] = (pm_step_chunk){s.workload.batch, 2000, 0, true};
+        m.chunks[0] = (pm_step_chunk){s.workload.batch, 2000, 0, s.workload.batch};
         for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
             double mixed, prefill;
             pm_error err;
@@ -166,10 +166,10 @@ static void test_fast_matches_graph(void **state)
 {
     (void)state;
     const pm_mixed_step mixes[] = {
-        {4, 1000, 1, {{1, 512, 0, false}}},
-        {16, 8000, 2, {{1, 256, 4096, true}, {2, 128, 0, false}}},
-        {1, 50, 1, {{3, 2048, 6000, true}}},
-        {0.5, 20000, 1, {{1, 1, 0, true}}},
+        {4, 1000, 1, {{1, 512, 0, 0}}},
+        {16, 8000, 2, {{1, 256, 4096, 1}, {2, 128, 0, 0}}},
+        {1, 50, 1, {{3, 2048, 6000, 3}}},
+        {0.5, 20000, 1, {{1, 1, 0, 1}}},
     };
     for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
         pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
@@ -201,7 +201,7 @@ static void test_mixing_is_cheaper_and_monotone(void **state)
     dec.decode_sequences = both.decode_sequences = 32;
     dec.decode_context = both.decode_context = 4000;
     chunk.n_chunks = both.n_chunks = 1;
-    chunk.chunks[0] = both.chunks[0] = (pm_step_chunk){1, 256, 1024, false};
+    chunk.chunks[0] = both.chunks[0] = (pm_step_chunk){1, 256, 1024, 0};
     for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
         double t_dec, t_chunk, t_both;
         assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &dec, &t_dec, NULL), PM_OK);
@@ -259,6 +259,192 @@ static void test_refused(void **state)
     assert_int_equal(pm_mixed_step_time(&mla, PM_MODE_PRESERVE, &dec, &t, &err), PM_OK);
 }
 
+/* ---------------------------------------------------------------- served workloads */
+
+static pm_serve_result serve(const pm_scenario *s, int64_t isl, int64_t osl, double n,
+                             int64_t budget, pm_serve_rule rule)
+{
+    const pm_serve_workload w = {isl, osl, n, budget, rule, 0, 0};
+    pm_serve_result r;
+    pm_error err;
+    if (pm_serve_compute(s, &w, &r, &err) != PM_OK)
+        fail_msg("pm_serve_compute(%s, N %g): %s", s->model.name, n, err.message);
+    return r;
+}
+
+/* At concurrency 1 a served workload is the static estimate at batch 1: its TTFT the prefill,
+ * bit for bit, and its end-to-end time the request's. The served steady state costs the decode
+ * steps at their mean context, input + (output - 2) / 2 = 2048 + 127.5, rounded to 2048 + 128:
+ * half a position of every step's cache, within 1e-5 of summing the steps one by one. */
+static void test_concurrency_one_is_the_static_estimate(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
+        pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
+        const int64_t isl = 2048, osl = 257;
+        s.workload.batch = 1;
+        s.workload.seq_len = isl + osl - 1; /* the estimate's decode steps: osl - 1 */
+        s.workload.prefill_frac = (double)isl / (double)s.workload.seq_len;
+        pm_estimate e;
+        assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+        assert_int_equal(e.prefill_tokens, isl);
+        for (int rule = 0; rule < PM_SERVE_RULE_COUNT; rule++) {
+            const pm_serve_result r = serve(&s, isl, osl, 1, isl, (pm_serve_rule)rule);
+            for (int m = 0; m < PM_MODE_COUNT; m++) {
+                assert_rel(r.modes[m].ttft_s, e.modes[m].prefill_s, 1e-12);
+                assert_rel(r.modes[m].e2e_s, e.modes[m].request_s, 1e-5);
+                assert_rel(r.modes[m].tpot_s, e.modes[m].tpot_mean_s, 1e-5);
+            }
+        }
+    }
+}
+
+/* The step counts by hand (they do not depend on any step time). */
+static void test_steady_state_counts(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b-h100", NULL, 0);
+    /* Decode-first, 4 sequences, prompts of 1000 under a budget of 2048: 2045 tokens left to
+     * one prompt beside 3 decode tokens, so a prompt takes T = 1 step; a request lives T + 100
+     * steps, so a share n = 4 x 1 / 101 of the steps carries a prompt. */
+    pm_serve_result r = serve(&s, 1000, 101, 4, 2048, PM_SERVE_DECODE_FIRST);
+    assert_rel(r.prefill_steps, 1.0, 0.0);
+    assert_rel(r.mixed_step_frac, 4.0 / 101.0, 1e-15);
+    assert_rel(r.prefilling, 4.0 / 101.0, 1e-15);
+    assert_rel(r.decode_sequences, 4.0 - 4.0 / 101.0, 1e-15);
+    assert_false(r.budget_bound);
+    /* 64 sequences, budget 512: one prompt at a time would take ceil(1000 / 449) = 3 steps and
+     * cover 64 x 3 / 103 > 1 of the steps, and r (T + 100) = 64 needs r x 1000 > 512 - 100 r
+     * tokens a step: the budget binds, r = 512 / 1100 requests a step, 100 r decoding. */
+    r = serve(&s, 1000, 101, 64, 512, PM_SERVE_DECODE_FIRST);
+    assert_true(r.budget_bound);
+    assert_rel(r.decode_sequences, 512.0 * 100.0 / 1100.0, 1e-12);
+    assert_rel(r.prefilling, 64.0 - 512.0 * 100.0 / 1100.0, 1e-12);
+    assert_rel(r.prefill_tokens_per_mixed_step, 512.0 - 512.0 * 100.0 / 1100.0, 1e-12);
+    /* Every token after the first takes one full step. */
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        assert_rel(r.modes[m].tpot_s, r.modes[m].mixed_step_s, 1e-12);
+    /* Prefill-first, 64 sequences, 100 decode steps each: a decode step ends 0.64 requests,
+     * prefilled one a step: 0.64 prefill steps per decode step. */
+    r = serve(&s, 1000, 101, 64, 2048, PM_SERVE_PREFILL_FIRST);
+    assert_rel(r.decode_sequences, 64.0, 0.0);
+    assert_rel(r.mixed_step_frac, 0.64 / 1.64, 1e-15);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_serve_mode *x = &r.modes[m];
+        /* A cycle: one decode step and 0.64 prefill steps end 0.64 requests. */
+        assert_rel(x->requests_per_s, 0.64 / (x->decode_step_s + 0.64 * x->mixed_step_s), 1e-12);
+        assert_rel(x->ttft_s, x->mixed_step_s, 0.0);
+    }
+}
+
+/* Little's law, and the fronts' shape: more sequences never raise the rate each user sees, nor
+ * (while the cache fits) lower the throughput per device in serial and fused mode. PRESERVE's
+ * may fall: Algorithm 1 prefetches a node whole or not at all, and once one step's decode KV
+ * outgrows the L2 window its attention is no longer prefetched (llama70b on the 910B: 515
+ * tokens/s per device at 256 sequences, 471 at 512, where serial rises from 460 to 471). */
+static void test_served_properties(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"llama70b", "llama70b-h100", "mixtral8x7b", "gemma2-9b"};
+    for (size_t k = 0; k < PM_ARRAY_LEN(names); k++) {
+        pm_scenario s = pm_test_load(names[k], NULL, 0);
+        for (int rule = 0; rule < PM_SERVE_RULE_COUNT; rule++) {
+            double prev_tput[PM_MODE_COUNT] = {0}, prev_user[PM_MODE_COUNT];
+            for (int m = 0; m < PM_MODE_COUNT; m++)
+                prev_user[m] = INFINITY;
+            for (double n = 1; n <= 1024; n *= 2) {
+                const pm_serve_result r = serve(&s, 1024, 256, n, 2048, (pm_serve_rule)rule);
+                if (!r.fits_hbm)
+                    break;
+                for (int m = 0; m < PM_MODE_COUNT; m++) {
+                    const pm_serve_mode *x = &r.modes[m];
+                    assert_rel(x->requests_per_s * x->e2e_s, n, 1e-12);
+                    assert_rel(x->e2e_s, x->ttft_s + 255.0 * x->tpot_s, 1e-12);
+                    if (m != PM_MODE_PRESERVE &&
+                        x->tokens_per_s_per_device < prev_tput[m] * (1 - 1e-12))
+                        fail_msg("%s, %s, %s: throughput falls at N %g", names[k],
+                                 pm_serve_rule_name((pm_serve_rule)rule),
+                                 pm_mode_name((pm_mode)m), n);
+                    if (x->tokens_per_s_per_user > prev_user[m] * (1 + 1e-12))
+                        fail_msg("%s, %s, %s: the user's rate rises at N %g", names[k],
+                                 pm_serve_rule_name((pm_serve_rule)rule),
+                                 pm_mode_name((pm_mode)m), n);
+                    prev_tput[m] = x->tokens_per_s_per_device;
+                    prev_user[m] = x->tokens_per_s_per_user;
+                    assert_true(x->tpot_max_s >= x->tpot_s * (1 - 1e-12));
+                }
+            }
+        }
+    }
+}
+
+/* With streaming consumers (the 910B's) a larger L2 never makes a served PRESERVE slower. */
+static void test_more_l2_never_slower_streaming(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    assert_int_equal(s.accel.prefetch_consumer, PM_CONSUMER_STREAM);
+    double prev = 0.0;
+    for (double mib = 16; mib <= 512; mib *= 2) {
+        s.accel.l2_capacity_bytes = mib * 1048576.0;
+        const pm_serve_result r = serve(&s, 4096, 512, 16, 2048, PM_SERVE_DECODE_FIRST);
+        const double t = r.modes[PM_MODE_PRESERVE].tokens_per_s_per_device;
+        assert_true(t >= prev * (1 - 1e-12));
+        prev = t;
+    }
+}
+
+/* The cache: at the concurrency it reports as the most that fits, it fits, one more does not. */
+static void test_served_memory(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b-h100", NULL, 0);
+    pm_serve_result r = serve(&s, 8192, 1024, 1, 16384, PM_SERVE_PREFILL_FIRST);
+    const double most = r.max_concurrency;
+    assert_true(most > 1);
+    r = serve(&s, 8192, 1024, most, 16384, PM_SERVE_PREFILL_FIRST);
+    assert_true(r.fits_hbm);
+    r = serve(&s, 8192, 1024, most + 1, 16384, PM_SERVE_PREFILL_FIRST);
+    assert_false(r.fits_hbm);
+    /* Prefill-first: every sequence decodes, each holding 8192 + 1023 / 2 positions on
+     * average: the cache is that many positions of K and V, 80 layers, 1 KV head per device of
+     * 8 (128 wide, fp8 or as the workload says). */
+    pm_footprint one;
+    s.workload.batch = 1;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 8704, &one, NULL), PM_OK);
+    assert_rel(r.kv_bytes_per_device, (most + 1) * one.kv_bytes, 1e-12);
+}
+
+static void test_served_refused(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b-h100", NULL, 0);
+    pm_serve_result r;
+    pm_error err;
+    pm_serve_workload w = {4096, 256, 8, 2048, PM_SERVE_PREFILL_FIRST, 0, 0};
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "must hold the prompt"));
+    w = (pm_serve_workload){4096, 256, 0.5, 2048, PM_SERVE_DECODE_FIRST, 0, 0};
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
+    w = (pm_serve_workload){0, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 0, 0};
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
+    w = (pm_serve_workload){4096, 256, 8, 2048, (pm_serve_rule)7, 0, 0};
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
+    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, -1, 0};
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_serve_compute(NULL, &w, &r, &err), PM_ERR_INVALID_ARG);
+    /* Limits: goodput is the throughput where both hold, else 0. */
+    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 1e-6, 0};
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_OK);
+    assert_false(r.modes[0].meets_limits);
+    assert_rel(r.modes[0].goodput_tokens_per_s_per_device, 0.0, 0.0);
+    w.ttft_limit_s = 100;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_OK);
+    assert_true(r.modes[0].meets_limits);
+    assert_rel(r.modes[0].goodput_tokens_per_s_per_device, r.modes[0].tokens_per_s_per_device,
+               0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +455,12 @@ int main(void)
         cmocka_unit_test(test_fast_matches_graph),
         cmocka_unit_test(test_mixing_is_cheaper_and_monotone),
         cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_concurrency_one_is_the_static_estimate),
+        cmocka_unit_test(test_steady_state_counts),
+        cmocka_unit_test(test_served_properties),
+        cmocka_unit_test(test_more_l2_never_slower_streaming),
+        cmocka_unit_test(test_served_memory),
+        cmocka_unit_test(test_served_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
