@@ -120,6 +120,26 @@ check refuse-moe 1 "mlp_only_layers: dense layers listed one by one are not mode
 check list-models 0 "llama3-70b" "$pm" list models
 check list-scenarios 0 "qwen2-7b" "$pm" list scenarios
 check validate-shipped 0 "0 invalid" "$pm" validate
+# serve: the throughput-interactivity front of a served workload (issue 43).
+check serve-table 0 "tokens/s/device" "$pm" serve --concurrency 1,4
+check serve-csv 0 "concurrency,serial_tokens_per_s_per_device,serial_tokens_per_s_per_user" \
+    "$pm" serve --format csv --concurrency 2
+check serve-budget-binds 0 "(chunk budget binds)" "$pm" serve --config llama70b-h100 --chunk 256 \
+    --concurrency 512
+check serve-hbm 0 "(cache exceeds HBM)" "$pm" serve --concurrency 1024
+check serve-rule-suggest 2 "did you mean 'decode_first'" "$pm" serve --rule decode_frist
+check serve-prefill-first-budget 2 "must hold the prompt" \
+    "$pm" serve --rule prefill_first --chunk 1024
+check serve-chunk-zero 2 "--chunk: expected an integer" "$pm" serve --chunk 0
+check serve-limit-unit 2 "--ttft-limit: unknown unit 'kg'" "$pm" serve --ttft-limit 3kg
+check serve-list 2 "--concurrency: expected counts separated by commas" \
+    "$pm" serve --concurrency 1,,2
+check serve-run-refuses 2 "--concurrency: run does not use it" "$pm" --concurrency 4
+check serve-plot 0 "wrote $tmp/front.svg" "$pm" serve --config llama8b --concurrency 1,8,64 \
+    --plot "$tmp/front.svg"
+check serve-plot-csv 0 "concurrency,serial_tokens_per_s_per_device" cat "$tmp/front.svg.csv"
+check serve-plot-json 2 "--plot: the figure is drawn from CSV" \
+    "$pm" serve --format json --plot "$tmp/x.png"
 # A data directory that is not there, not a directory, or holds no data file is an error, never
 # "0 files checked, 0 invalid" (issue 42).
 check validate-no-dir 1 "validate: the data directory $tmp/nowhere does not exist" \

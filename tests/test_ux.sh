@@ -116,7 +116,8 @@ for args in "run" "explain" "explain --phase prefill --context 100" "footprint" 
     "footprint --config gemma2-9b --devices-list 1,64" "resolve" "list accelerators" "graph" \
     "timeline" "timeline --compare --phase prefill" "--config mixtral8x7b" \
     "explain --config deepseek-v3-h200" "footprint --config qwen3-30b-a3b" \
-    "--optimize l2=8MiB:64MiB" "--config llama8b --devices 1" "--accelerator $root/tests/configs/valid/accelerator-with-area.json"; do
+    "--optimize l2=8MiB:64MiB" "--config llama8b --devices 1" "--accelerator $root/tests/configs/valid/accelerator-with-area.json" \
+    "serve --concurrency 1,8,512" "serve --config llama70b-h100 --rule prefill_first --concurrency 2,64 --tpot-limit 30ms"; do
     # shellcheck disable=SC2086
     if ! "$pm" $args --format json 2>/dev/null | kc; then
         echo "FAIL json-keys: $args"

@@ -26,5 +26,7 @@ int cmd_optimize(const cli *c);
 int cmd_merge(int argc, char **argv);
 /* timeline.c: the two-stream schedule of one layer. */
 int cmd_timeline(const cli *c);
+/* serve_cmd.c: a served workload's steady state over concurrency (the front). */
+int cmd_serve(const cli *c);
 
 #endif

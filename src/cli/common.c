@@ -27,6 +27,7 @@ void cli_init(cli *c)
     c->context = -1;
     c->layers = 2;
     c->mode = PM_MODE_PRESERVE;
+    c->rule = PM_SERVE_DECODE_FIRST;
 }
 
 int usage_error(const char *fmt_, ...)

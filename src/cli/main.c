@@ -59,6 +59,32 @@ static int parse_objective(cli *c, const char *arg)
     return PARSE_ON;
 }
 
+static int parse_rule(cli *c, const char *arg)
+{
+    const char *names[PM_SERVE_RULE_COUNT];
+    for (int r = 0; r < PM_SERVE_RULE_COUNT; r++)
+        names[r] = pm_serve_rule_name((pm_serve_rule)r);
+    int i;
+    if (cli_choice("--rule", arg, names, PM_SERVE_RULE_COUNT, &i))
+        return EXIT_USAGE;
+    c->rule = (pm_serve_rule)i;
+    return PARSE_ON;
+}
+
+/* --ttft-limit and --tpot-limit: a time with its unit ("2s", "50ms"), > 0. */
+static int parse_limit(cli *c, int opt, const char *arg)
+{
+    const char *name = opt == OPT_TTFT_LIMIT ? "--ttft-limit" : "--tpot-limit";
+    double v;
+    pm_error err;
+    if (pm_quantity_parse(arg, PM_DIM_TIME, &v, &err) != PM_OK)
+        return usage_pm_error(name, &err);
+    if (!(v > 0 && v <= 1e6))
+        return usage_error("%s: expected a time in (0, 1e6] s (got '%s')", name, arg);
+    *(opt == OPT_TTFT_LIMIT ? &c->ttft_limit_s : &c->tpot_limit_s) = v;
+    return PARSE_ON;
+}
+
 static int parse_phase(cli *c, const char *arg)
 {
     static const char *const names[] = {"decode", "prefill"};
@@ -155,6 +181,12 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case OPT_PLOT: c->plot = arg; return PARSE_ON;
     case OPT_SHARD: c->shard = arg; return PARSE_ON;
     case OPT_COMPARE: c->compare = true; return PARSE_ON;
+    case OPT_CONCURRENCY: c->concurrency = arg; return PARSE_ON;
+    case OPT_CHUNK:
+        return parse_tokens("--chunk", arg, 1, (double)PM_MAX_SEQ_LEN, &c->chunk) ? PARSE_ON
+                                                                                 : EXIT_USAGE;
+    case OPT_RULE: return parse_rule(c, arg);
+    case OPT_TTFT_LIMIT: case OPT_TPOT_LIMIT: return parse_limit(c, opt, arg);
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default: return cli_unknown_option(argv[optind - 1]);
     }
@@ -214,7 +246,7 @@ static const struct plain_command {
 } plain_commands[] = {
     {"explain", cmd_explain, FMT_TABLE},     {"timeline", cmd_timeline, FMT_CSV},
     {"footprint", cmd_footprint, FMT_TABLE}, {"resolve", cmd_resolve, FMT_CSV},
-    {"graph", cmd_graph, FMT_JSON},
+    {"graph", cmd_graph, FMT_JSON},          {"serve", cmd_serve, FMT_TABLE},
 };
 
 /* `help [COMMAND]` and `COMMAND --help`: the command's help on stdout; 0 or EXIT_USAGE. */

@@ -62,6 +62,16 @@ const cli_option cli_options[] = {
      "evaluate only the K-th of N slices of the grid (1 <= K <= N); join them with merge"},
     {"threads", required_argument, OPT_THREADS, GIVEN_THREADS, "N",
      "sweep threads (default: every CPU)"},
+    {"concurrency", required_argument, OPT_CONCURRENCY, GIVEN_CONCURRENCY, "L",
+     "serve: sequences in flight, comma separated (default 1,2,4,...,1024)"},
+    {"chunk", required_argument, OPT_CHUNK, GIVEN_CHUNK, "N",
+     "serve: tokens per step, decode tokens included (max_num_batched_tokens; default 2048)"},
+    {"rule", required_argument, OPT_RULE, GIVEN_RULE, "R",
+     "serve: decode_first (chunked prefill, default) or prefill_first (whole prompts first)"},
+    {"ttft-limit", required_argument, OPT_TTFT_LIMIT, GIVEN_LIMITS, "T",
+     "serve: time-to-first-token limit for goodput (2s, 500ms)"},
+    {"tpot-limit", required_argument, OPT_TPOT_LIMIT, GIVEN_LIMITS, "T",
+     "serve: time-per-output-token limit for goodput (50ms)"},
     {"help", no_argument, 'h', 0, NULL, "this help (COMMAND --help: the command's)"},
     {"version", no_argument, 'V', 0, NULL, "the version"},
 };
@@ -108,6 +118,14 @@ static const cli_command commands[] = {
      "chart)",
      NULL,
      "preserve-model timeline --config llama70b --compare --plot layer.svg"},
+    {"serve", INPUTS | GIVEN_CONCURRENCY | GIVEN_CHUNK | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT,
+     F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
+     "a served workload over concurrency: TTFT, TPOT, tokens/s per device and per user in the "
+     "three modes (the throughput-interactivity front; --plot draws it)",
+     "Closed-loop clients send the scenario's prompt (seq x prefill_frac tokens) and get its "
+     "decode steps' tokens back; continuous batching under a chunk budget per step. The CSV "
+     "and JSON keys are in docs/output-format.md.",
+     "preserve-model serve --config llama70b-h100 --concurrency 1,4,16,64,256 --plot front.png"},
     {"validate", GIVEN_SET | GIVEN_DATADIR, 0, "[PATH...]",
      "check config files (default: every shipped data file)", NULL,
      "preserve-model validate my-accelerator.json"},

@@ -1,0 +1,316 @@
+/*
+ * serve_cmd.c - `serve`: a served workload's steady state (pm_serve_compute) over a list of
+ * concurrencies, in the three modes: the throughput-interactivity front (tokens/s per device
+ * against tokens/s per user) as a table, CSV or JSON, and with --plot FILE the front drawn by
+ * plots/serve.gp beside the static estimate's point. The prompt and the output are the
+ * scenario's (seq_len x prefill_frac tokens in, its decode steps' tokens out).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "output.h"
+#include "plot.h"
+
+#define SERVE_MAX_POINTS 256
+#define SERVE_DEFAULT_CHUNK 2048
+
+typedef struct served {
+    pm_scenario s;
+    pm_serve_workload w;
+    double conc[SERVE_MAX_POINTS];
+    pm_serve_result r[SERVE_MAX_POINTS];
+    int n;
+    pm_estimate e;            /* the static estimate: its point on the front */
+} served;
+
+/* --concurrency L into out (at most SERVE_MAX_POINTS); the count, or -1 said on stderr. */
+static int parse_concurrency(const char *list, double *out)
+{
+    if (!list) {
+        int n = 0;
+        for (double v = 1; v <= 1024; v *= 2)
+            out[n++] = v;
+        return n;
+    }
+    int n = 0;
+    for (const char *p = list;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64];
+        if (len == 0 || len >= sizeof item) {
+            usage_error("--concurrency: expected counts separated by commas (got '%s')", list);
+            return -1;
+        }
+        if (n == SERVE_MAX_POINTS) {
+            usage_error("--concurrency: at most %d values", SERVE_MAX_POINTS);
+            return -1;
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        int64_t v;
+        if (!parse_count("--concurrency", item, 1, 1e9, &v))
+            return -1;
+        out[n++] = (double)v;
+        if (!comma)
+            return n;
+        p = comma + 1;
+    }
+}
+
+/* Loads the scenario and computes every point; 0, or the exit status said on stderr. */
+static int compute(const cli *c, served *sv)
+{
+    if ((sv->n = parse_concurrency(c->concurrency, sv->conc)) < 0)
+        return EXIT_USAGE;
+    int rc = load(c, &sv->s);
+    if (rc != 0)
+        return rc;
+    const pm_workload *wl = &sv->s.workload;
+    sv->w = (pm_serve_workload){pm_workload_prompt_tokens(wl), pm_workload_decode_steps(wl), 1,
+                                c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK, c->rule,
+                                c->ttft_limit_s, c->tpot_limit_s};
+    pm_error err;
+    if (pm_estimate_compute(&sv->s, &sv->e, &err) != PM_OK)
+        return config_error(&err);
+    for (int i = 0; i < sv->n; i++) {
+        sv->w.concurrency = sv->conc[i];
+        if (pm_serve_compute(&sv->s, &sv->w, &sv->r[i], &err) != PM_OK) {
+            fprintf(stderr, "%s: serve: at concurrency %.0f: %s\n", prog, sv->conc[i],
+                    err.message);
+            return err.status == PM_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_CONFIG;
+        }
+    }
+    return 0;
+}
+
+/* The static estimate's point: its batch's tokens/s per device and each sequence's rate. */
+static void static_point(const served *sv, int m, double *per_device, double *per_user)
+{
+    const pm_mode_result *r = &sv->e.modes[m];
+    *per_device = r->tokens_per_s / sv->s.cluster.devices;
+    *per_user = 1.0 / r->tpot_mean_s;
+}
+
+static void write_header(FILE *f, const cli *c, const served *sv)
+{
+    fprintf(f, "# preserve-model %s serve --config ", pm_version());
+    fput_comment_text(f, c->config);
+    fputc('\n', f);
+    print_sets(f, c);
+    fprintf(f, "# ");
+    fput_comment_text(f, sv->s.model.name);
+    fprintf(f, " on ");
+    fput_comment_text(f, sv->s.accel.name);
+    fprintf(f, " x %d; prompts of %lld tokens, %lld out; %s, %lld tokens a step\n",
+            sv->s.cluster.devices, (long long)sv->w.input_tokens, (long long)sv->w.output_tokens,
+            sv->w.rule == PM_SERVE_DECODE_FIRST ? "decode-first with chunked prefill"
+                                                : "prefill-first (whole prompts)",
+            (long long)sv->w.chunk_budget);
+}
+
+static const char *const mode_cols[] = {
+    "tokens_per_s_per_device", "tokens_per_s_per_user", "ttft_s", "tpot_s", "tpot_max_s",
+    "e2e_s", "requests_per_s", "goodput_tokens_per_s_per_device", "tokens_per_s_per_mm2",
+    "tokens_per_s_per_usd", "J_per_token"};
+
+static void mode_values(const pm_serve_mode *x, double *v)
+{
+    const double nan = (double)NAN;
+    const double in[] = {x->tokens_per_s_per_device, x->tokens_per_s_per_user, x->ttft_s,
+                         x->tpot_s, x->tpot_max_s, x->e2e_s, x->requests_per_s,
+                         x->goodput_tokens_per_s_per_device,
+                         x->tokens_per_s_per_mm2 > 0 ? x->tokens_per_s_per_mm2 : nan,
+                         x->tokens_per_s_per_usd > 0 ? x->tokens_per_s_per_usd : nan,
+                         x->energy_per_token_J > 0 ? x->energy_per_token_J : nan};
+    memcpy(v, in, sizeof in);
+}
+
+static void write_csv(FILE *f, const cli *c, const served *sv)
+{
+    write_header(f, c, sv);
+    fprintf(f, "concurrency");
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        for (size_t k = 0; k < sizeof mode_cols / sizeof mode_cols[0]; k++)
+            fprintf(f, ",%s_%s", pm_mode_name((pm_mode)m), mode_cols[k]);
+    fprintf(f, ",decode_sequences,prefilling,prefill_steps,mixed_step_frac,budget_bound,"
+               "kv_bytes_per_device,fits_hbm,max_concurrency\n");
+    for (int i = 0; i < sv->n; i++) {
+        const pm_serve_result *r = &sv->r[i];
+        fprintf(f, "%.0f", sv->conc[i]);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double v[sizeof mode_cols / sizeof mode_cols[0]];
+            mode_values(&r->modes[m], v);
+            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+                fprintf(f, ",%.9g", v[k]);
+        }
+        fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%d,%.0f,%d,%.0f\n", r->decode_sequences, r->prefilling,
+                r->prefill_steps, r->mixed_step_frac, r->budget_bound ? 1 : 0,
+                r->kv_bytes_per_device, r->fits_hbm ? 1 : 0, r->max_concurrency);
+    }
+}
+
+static void write_json_mode(const pm_serve_mode *x)
+{
+    const struct {
+        const char *key;
+        double v;
+    } kv[] = {{"ttft_s", x->ttft_s},
+              {"tpot_s", x->tpot_s},
+              {"tpot_max_s", x->tpot_max_s},
+              {"e2e_s", x->e2e_s},
+              {"mixed_step_s", x->mixed_step_s},
+              {"decode_step_s", x->decode_step_s},
+              {"requests_per_s", x->requests_per_s},
+              {"tokens_per_s_per_device", x->tokens_per_s_per_device},
+              {"tokens_per_s_per_user", x->tokens_per_s_per_user},
+              {"goodput_tokens_per_s_per_device", x->goodput_tokens_per_s_per_device},
+              {"tokens_per_s_per_mm2", x->tokens_per_s_per_mm2},
+              {"tokens_per_s_per_usd", x->tokens_per_s_per_usd},
+              {"energy_per_token_J", x->energy_per_token_J}};
+    printf("{");
+    for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
+        printf("%s\"%s\": ", k ? ", " : "", kv[k].key);
+        fput_json_number(stdout, kv[k].v);
+    }
+    printf(", \"meets_limits\": %s}", x->meets_limits ? "true" : "false");
+}
+
+static void write_json(const served *sv)
+{
+    printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
+    fput_json_string(stdout, sv->s.name);
+    printf(",\n  \"inputs\": {\"model\": ");
+    fput_json_string(stdout, sv->s.model.name);
+    printf(", \"accelerator\": ");
+    fput_json_string(stdout, sv->s.accel.name);
+    printf(", \"devices\": %d, \"input_tokens\": %lld, \"output_tokens\": %lld, "
+           "\"chunk_budget\": %lld, \"rule\": \"%s\", \"ttft_limit_s\": ",
+           sv->s.cluster.devices, (long long)sv->w.input_tokens, (long long)sv->w.output_tokens,
+           (long long)sv->w.chunk_budget, pm_serve_rule_name(sv->w.rule));
+    fput_json_number(stdout, sv->w.ttft_limit_s);
+    printf(", \"tpot_limit_s\": ");
+    fput_json_number(stdout, sv->w.tpot_limit_s);
+    printf("},\n  \"static\": {\"batch\": %d, \"modes\": {", sv->s.workload.batch);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double dev, user;
+        static_point(sv, m, &dev, &user);
+        printf("%s\"%s\": {\"tokens_per_s_per_device\": ", m ? ", " : "",
+               pm_mode_name((pm_mode)m));
+        fput_json_number(stdout, dev);
+        printf(", \"tokens_per_s_per_user\": ");
+        fput_json_number(stdout, user);
+        printf("}");
+    }
+    printf("}},\n  \"points\": [");
+    for (int i = 0; i < sv->n; i++) {
+        const pm_serve_result *r = &sv->r[i];
+        printf("%s\n    {\"concurrency\": ", i ? "," : "");
+        fput_json_number(stdout, sv->conc[i]);
+        const double f[] = {r->decode_sequences, r->prefilling, r->prefill_steps,
+                            r->mixed_step_frac, r->kv_bytes_per_device, r->max_concurrency};
+        const char *const names[] = {"decode_sequences", "prefilling", "prefill_steps",
+                                     "mixed_step_frac", "kv_bytes_per_device", "max_concurrency"};
+        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
+            printf(", \"%s\": ", names[k]);
+            fput_json_number(stdout, f[k]);
+        }
+        printf(", \"budget_bound\": %s, \"fits_hbm\": %s", r->budget_bound ? "true" : "false",
+               r->fits_hbm ? "true" : "false");
+        printf(",\n     \"modes\": {");
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            printf("%s\n      \"%s\": ", m ? "," : "", pm_mode_name((pm_mode)m));
+            write_json_mode(&r->modes[m]);
+        }
+        printf("}}");
+    }
+    printf("\n  ]\n}\n");
+}
+
+static void write_table(const cli *c, const served *sv)
+{
+    write_header(stdout, c, sv);
+    printf("\n%11s  %-8s %15s %14s %10s %10s %10s\n", "concurrency", "mode", "tokens/s/device",
+           "tokens/s/user", "ttft_s", "tpot_ms", "e2e_s");
+    for (int i = 0; i < sv->n; i++) {
+        const pm_serve_result *r = &sv->r[i];
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const pm_serve_mode *x = &r->modes[m];
+            printf("%11.0f  %-8s %15.1f %14.2f %10.3f %10.2f %10.3f%s\n", sv->conc[i],
+                   pm_mode_name((pm_mode)m), x->tokens_per_s_per_device,
+                   x->tokens_per_s_per_user, x->ttft_s, x->tpot_s * 1e3, x->e2e_s,
+                   m == PM_MODE_COUNT - 1 && !r->fits_hbm ? "  (cache exceeds HBM)"
+                   : m == PM_MODE_COUNT - 1 && r->budget_bound ? "  (chunk budget binds)"
+                                                              : "");
+        }
+    }
+    double dev, user;
+    static_point(sv, PM_MODE_PRESERVE, &dev, &user);
+    printf("\n(the static estimate, batch %d: preserve %.1f tokens/s per device at %.2f "
+           "tokens/s per user; at most %.0f sequences' cache fits beside the weights)\n",
+           sv->s.workload.batch, dev, user, sv->r[0].max_concurrency);
+}
+
+/* The CSV beside the figure, drawn by plots/serve.gp: one front per mode, the static points. */
+static int draw(const cli *c, const served *sv)
+{
+    if (!plot_terminal(c->plot, PLOT_PAGE))
+        return plot_usage_error(c->plot);
+    out_file csv;
+    if (!plot_csv_open(c->plot, &csv))
+        return EXIT_CONFIG;
+    write_csv(csv.f, c, sv);
+    char *path = str_printf("%s", csv.path);
+    char *title = str_printf("%s on %s x %d: %lld in, %lld out, %s, %lld tokens a step",
+                             sv->s.model.name, sv->s.accel.name, sv->s.cluster.devices,
+                             (long long)sv->w.input_tokens, (long long)sv->w.output_tokens,
+                             pm_serve_rule_name(sv->w.rule), (long long)sv->w.chunk_budget);
+    int rc = !path || !title ? out_of_memory() : 0;
+    if (rc == 0)
+        rc = out_file_commit(&csv);
+    else
+        out_file_abort(&csv);
+    char pts[PM_MODE_COUNT][2][32], batch[16];
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double dev, user;
+        static_point(sv, m, &dev, &user);
+        snprintf(pts[m][0], sizeof pts[m][0], "%.9g", user);
+        snprintf(pts[m][1], sizeof pts[m][1], "%.9g", dev);
+    }
+    snprintf(batch, sizeof batch, "%d", sv->s.workload.batch);
+    const plot_var vars[] = {{"ttl", title, false},         {"batch", batch, true},
+                             {"sx0", pts[0][0], true},      {"sy0", pts[0][1], true},
+                             {"sx1", pts[1][0], true},      {"sy1", pts[1][1], true},
+                             {"sx2", pts[2][0], true},      {"sy2", pts[2][1], true}};
+    if (rc == 0)
+        rc = plot_draw("serve.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
+    free(path);
+    free(title);
+    return rc;
+}
+
+int cmd_serve(const cli *c)
+{
+    if (c->plot && c->format == FMT_JSON)
+        return usage_error("--plot: the figure is drawn from CSV (no --format json)");
+    served *sv = calloc(1, sizeof *sv);
+    if (!sv)
+        return out_of_memory();
+    int rc = compute(c, sv);
+    if (rc == 0 && c->plot)
+        rc = draw(c, sv);
+    else if (rc == 0 && c->format == FMT_JSON)
+        write_json(sv);
+    else if (rc == 0 && c->format == FMT_CSV)
+        write_csv(stdout, c, sv);
+    else if (rc == 0)
+        write_table(c, sv);
+    if (rc == 0 && ferror(stdout))
+        stdout_failed(errno);
+    pm_scenario_release(&sv->s);
+    free(sv);
+    return rc;
+}
