@@ -32,7 +32,7 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "data_dir", "version", "SHORTCUTS",
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "SERVE_RULES", "data_dir", "version", "SHORTCUTS",
            "SWEEP_SHORTCUTS"]
 
 #: The keyword shortcuts and the path each one sets (the CLI's --model, --batch ...).
@@ -191,6 +191,49 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
     out["error"] = np.array(errors, dtype=object)
     return out
+
+
+#: The scheduling rules serve() takes (pm_serve_rule).
+SERVE_RULES = ("decode_first", "prefill_first")
+
+
+def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), overrides=None, *,
+          chunk=2048, rule="decode_first", ttft_limit=0.0, tpot_limit=0.0, input_tokens=None,
+          output_tokens=None, data_dir=None, **shortcuts):
+    """A served workload's steady state over concurrency: the `serve` command's numbers.
+
+    Closed-loop clients, `concurrency` sequences in flight (a sequence of counts >= 1), each
+    request input_tokens in and output_tokens out (None: the scenario's prompt and decode
+    steps), at most `chunk` tokens a step, under `rule` ("decode_first": chunked prefill;
+    "prefill_first": whole prompts first). ttft_limit and tpot_limit (seconds, 0: none) decide
+    goodput. overrides, data_dir and the shortcuts as for estimate().
+
+    Returns a dict of numpy arrays named as the serve CSV's columns (docs/output-format.md):
+    concurrency, then per mode MODE_tokens_per_s_per_device, MODE_tokens_per_s_per_user,
+    MODE_ttft_s, MODE_tpot_s, MODE_tpot_max_s, MODE_e2e_s, MODE_requests_per_s,
+    MODE_goodput_tokens_per_s_per_device, MODE_tokens_per_s_per_mm2, MODE_tokens_per_s_per_usd,
+    MODE_J_per_token (NaN without the accelerator's data), then decode_sequences, prefilling,
+    prefill_steps, mixed_step_frac, budget_bound, kv_bytes_per_device, fits_hbm,
+    max_concurrency. Raises Error for a load or model error.
+    """
+    if rule not in SERVE_RULES:
+        raise ValueError(f"rule: expected one of {', '.join(SERVE_RULES)} (got {rule!r})")
+    raw = np.asarray(concurrency)
+    if raw.dtype == bool or np.iscomplexobj(raw):
+        raise TypeError(f"concurrency: expected real counts (got {concurrency!r})")
+    conc = np.atleast_1d(np.asarray(raw, dtype=float))
+    if conc.ndim != 1 or not conc.size or not np.all(np.isfinite(conc)):
+        raise ValueError(f"concurrency: expected finite counts (got {concurrency!r})")
+    counts = {"chunk": chunk, "input_tokens": input_tokens or 0, "output_tokens": output_tokens or 0}
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise TypeError(f"{name}: expected a count (got {value!r})")
+    names, data = _core.serve(_path("config", config), [float(c) for c in conc], int(chunk),
+                              SERVE_RULES.index(rule), float(ttft_limit), float(tpot_limit),
+                              int(counts["input_tokens"]), int(counts["output_tokens"]),
+                              _overrides(overrides, shortcuts), _path("data_dir", data_dir))
+    table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
+    return {name: table[:, i].copy() for i, name in enumerate(names)}
 
 
 class StepModel(_core.StepModel):

@@ -528,6 +528,136 @@ static PyTypeObject StepModelType = {
     .tp_getset = step_getset,
 };
 
+/* ---------------------------------------------------------------- serve */
+
+/* The columns of serve(): as the serve command's CSV (docs/output-format.md). */
+static const char *const serve_mode_cols[] = {
+    "tokens_per_s_per_device", "tokens_per_s_per_user", "ttft_s", "tpot_s", "tpot_max_s",
+    "e2e_s", "requests_per_s", "goodput_tokens_per_s_per_device", "tokens_per_s_per_mm2",
+    "tokens_per_s_per_usd", "J_per_token"};
+static const char *const serve_cols[] = {"decode_sequences", "prefilling", "prefill_steps",
+                                         "mixed_step_frac", "budget_bound", "kv_bytes_per_device",
+                                         "fits_hbm", "max_concurrency"};
+#define SERVE_MODE_COLS (sizeof serve_mode_cols / sizeof serve_mode_cols[0])
+#define SERVE_COLS (sizeof serve_cols / sizeof serve_cols[0])
+#define SERVE_WIDTH (1 + PM_MODE_COUNT * SERVE_MODE_COLS + SERVE_COLS)
+
+static void serve_row(double conc, const pm_serve_result *r, double *row)
+{
+    size_t k = 0;
+    row[k++] = conc;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_serve_mode *x = &r->modes[m];
+        const double nan = (double)NAN;
+        const double v[SERVE_MODE_COLS] = {
+            x->tokens_per_s_per_device, x->tokens_per_s_per_user, x->ttft_s, x->tpot_s,
+            x->tpot_max_s, x->e2e_s, x->requests_per_s, x->goodput_tokens_per_s_per_device,
+            x->tokens_per_s_per_mm2 > 0 ? x->tokens_per_s_per_mm2 : nan,
+            x->tokens_per_s_per_usd > 0 ? x->tokens_per_s_per_usd : nan,
+            x->energy_per_token_J > 0 ? x->energy_per_token_J : nan};
+        for (size_t i = 0; i < SERVE_MODE_COLS; i++)
+            row[k++] = v[i];
+    }
+    const double v[SERVE_COLS] = {r->decode_sequences, r->prefilling, r->prefill_steps,
+                                  r->mixed_step_frac, r->budget_bound ? 1.0 : 0.0,
+                                  r->kv_bytes_per_device, r->fits_hbm ? 1.0 : 0.0,
+                                  r->max_concurrency};
+    for (size_t i = 0; i < SERVE_COLS; i++)
+        row[k++] = v[i];
+}
+
+static PyObject *serve_names(void)
+{
+    PyObject *names = PyList_New(SERVE_WIDTH);
+    if (!names)
+        return NULL;
+    size_t k = 0;
+    PyList_SET_ITEM(names, k++, PyUnicode_FromString("concurrency"));
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        for (size_t i = 0; i < SERVE_MODE_COLS; i++)
+            PyList_SET_ITEM(names, k++, PyUnicode_FromFormat("%s_%s", pm_mode_name((pm_mode)m),
+                                                             serve_mode_cols[i]));
+    for (size_t i = 0; i < SERVE_COLS; i++)
+        PyList_SET_ITEM(names, k++, PyUnicode_FromString(serve_cols[i]));
+    for (size_t i = 0; i < SERVE_WIDTH; i++)
+        if (!PyList_GET_ITEM(names, i)) {
+            Py_DECREF(names);
+            return NULL;
+        }
+    return names;
+}
+
+/* serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, output_tokens,
+ * overrides=None, data_dir=None) -> (column names, bytes of float64 rows): the serve command's
+ * CSV. input_tokens and output_tokens 0: the scenario's prompt and decode steps. */
+static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_conc[] = "concurrency", k_chunk[] = "chunk", k_rule[] = "rule",
+                k_ttft[] = "ttft_limit", k_tpot[] = "tpot_limit", k_in[] = "input_tokens",
+                k_out[] = "output_tokens";
+    static char *kwlist[] = {k_config, k_conc, k_chunk, k_rule, k_ttft, k_tpot, k_in, k_out,
+                             k_overrides, k_data_dir, NULL};
+    const char *config, *data_dir = NULL;
+    PyObject *conc_obj, *overrides = Py_None;
+    long long chunk, in, out_tokens;
+    int rule;
+    double ttft, tpot;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOLiddLL|Oz", kwlist, &config, &conc_obj, &chunk,
+                                     &rule, &ttft, &tpot, &in, &out_tokens, &overrides, &data_dir))
+        return NULL;
+    PyObject *seq = PySequence_Fast(conc_obj, "concurrency: expected a sequence of numbers");
+    if (!seq)
+        return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    double *conc = PyMem_Calloc((size_t)n + 1, sizeof *conc);
+    double *rows = PyMem_Calloc((size_t)n * SERVE_WIDTH + 1, sizeof *rows);
+    if (!conc || !rows) {
+        Py_DECREF(seq);
+        PyMem_Free(conc);
+        PyMem_Free(rows);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n && !PyErr_Occurred(); i++)
+        conc[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    pm_scenario s;
+    if (PyErr_Occurred() || load(config, overrides, data_dir, true, &s) != 0) {
+        PyMem_Free(conc);
+        PyMem_Free(rows);
+        return NULL;
+    }
+    pm_serve_workload w = {in > 0 ? in : pm_workload_prompt_tokens(&s.workload),
+                           out_tokens > 0 ? out_tokens : pm_workload_decode_steps(&s.workload),
+                           1, chunk, (pm_serve_rule)rule, ttft, tpot};
+    pm_error err;
+    pm_status st = PM_OK;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && st == PM_OK; i++) {
+        pm_serve_result r;
+        w.concurrency = conc[i];
+        if ((st = pm_serve_compute(&s, &w, &r, &err)) == PM_OK)
+            serve_row(conc[i], &r, rows + (size_t)i * SERVE_WIDTH);
+    }
+    Py_END_ALLOW_THREADS
+    pm_scenario_release(&s);
+    PyMem_Free(conc);
+    if (st != PM_OK) {
+        PyMem_Free(rows);
+        return raise_error(&err);
+    }
+    PyObject *names = serve_names();
+    PyObject *data = names ? PyBytes_FromStringAndSize((const char *)rows,
+                                                       (Py_ssize_t)((size_t)n * SERVE_WIDTH *
+                                                                    sizeof *rows))
+                           : NULL;
+    PyMem_Free(rows);
+    PyObject *res = names && data ? PyTuple_Pack(2, names, data) : NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(data);
+    return res;
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *data_dir(PyObject *self, PyObject *unused)
@@ -550,6 +680,9 @@ static PyMethodDef methods[] = {
     {"sweep", (PyCFunction)(void (*)(void))sweep, METH_VARARGS | METH_KEYWORDS,
      "sweep(config, axes, overrides=None, data_dir=None, threads=0) -> (names, float64 rows "
      "as bytes, errors)"},
+    {"serve", (PyCFunction)(void (*)(void))serve, METH_VARARGS | METH_KEYWORDS,
+     "serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, "
+     "output_tokens, overrides=None, data_dir=None) -> (names, float64 rows as bytes)"},
     {"data_dir", data_dir, METH_NOARGS, "the bundled data directory the library uses"},
     {"version", version, METH_NOARGS, "the library version"},
     {NULL, NULL, 0, NULL}};

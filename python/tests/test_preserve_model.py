@@ -428,3 +428,37 @@ def test_data_dir_in_the_build_tree_is_the_sources(monkeypatch):
     monkeypatch.setenv("PRESERVE_MODEL_DATA", "/some/where")
     assert pm.data_dir() == "/some/where"
     assert pm.version() == json.loads(tool("--format", "json"))["tool"].split()[-1]
+
+
+def test_serve_matches_the_tool():
+    """serve() gives the serve command's CSV, column for column (9 significant digits)."""
+    got = pm.serve("llama70b-h100", concurrency=[1, 16, 256], chunk=4096)
+    text = tool("serve", "--config", "llama70b-h100", "--concurrency", "1,16,256", "--chunk",
+                "4096", "--format", "csv")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    assert list(rows[0]) == list(got)
+    for i, row in enumerate(rows):
+        for name, value in row.items():
+            assert float(value) == pytest.approx(got[name][i], rel=1e-8, nan_ok=True), name
+
+
+def test_serve_concurrency_one_is_the_estimate():
+    """One sequence in flight is the static estimate at batch 1: the prefill is its TTFT."""
+    est = pm.estimate("llama8b", batch=1)
+    got = pm.serve("llama8b", concurrency=np.array([1]), chunk=1 << 20, batch=1)
+    for m in ("serial", "fused", "preserve"):
+        assert got[f"{m}_ttft_s"][0] == pytest.approx(est["modes"][m]["prefill_s"], rel=1e-12)
+        assert isinstance(got[f"{m}_tokens_per_s_per_device"], np.ndarray)
+
+
+def test_serve_refuses():
+    with pytest.raises(ValueError, match="rule"):
+        pm.serve(rule="decode_frist")
+    with pytest.raises(ValueError, match="concurrency"):
+        pm.serve(concurrency=[1, float("nan")])
+    with pytest.raises(TypeError, match="chunk"):
+        pm.serve(chunk=2048.5)
+    with pytest.raises(pm.Error, match="concurrency must be in"):
+        pm.serve(concurrency=[0.5])
+    with pytest.raises(pm.Error, match="must hold the prompt"):
+        pm.serve(rule="prefill_first", chunk=1024)
