@@ -166,6 +166,18 @@ static int count_mode(const count_opts *c)
                 return fail("pm_estimate_compute", &err);
             acc += e.modes[PM_MODE_PRESERVE].request_s;
         }
+    } else if (strcmp(c->figure, "serve") == 0) {
+        /* One point of a served workload, all three modes: the prompt and output of the
+         * scenario, 64 sequences in flight, 2048 tokens a step, chunked prefill. */
+        const pm_serve_workload w = {pm_workload_prompt_tokens(&s.workload),
+                                     pm_workload_decode_steps(&s.workload), 64, 2048,
+                                     PM_SERVE_DECODE_FIRST, 0, 0};
+        pm_serve_result r;
+        for (long i = 0; i < c->iterations; i++) {
+            if (pm_serve_compute(&s, &w, &r, &err) != PM_OK)
+                return fail("pm_serve_compute", &err);
+            acc += r.modes[PM_MODE_PRESERVE].tokens_per_s_per_device;
+        }
     } else if (strcmp(c->figure, "sweep") == 0 && c->axis) {
         pm_axis a = axis(c->axis);
         pm_sweep_opts so = {.threads = 1};
@@ -179,7 +191,7 @@ static int count_mode(const count_opts *c)
         }
         pm_axis_release(&a);
     } else {
-        fprintf(stderr, "pm-bench: --count: expected step, step_cold, e2e or sweep (with "
+        fprintf(stderr, "pm-bench: --count: expected step, step_cold, e2e, serve or sweep (with "
                         "--axis)\n");
         return 2;
     }
@@ -396,7 +408,7 @@ int main(int argc, char **argv)
         case 'a': co.axis = optarg; break;
         case 'h':
             printf("Usage: pm-bench [--format text|json] [--quick] [--threads N] [--data-dir DIR]\n"
-                   "       pm-bench --count step|step_cold|e2e|sweep --iterations N "
+                   "       pm-bench --count step|step_cold|e2e|serve|sweep --iterations N "
                    "[--scenario NAME] [--seq N] [--layers N] [--axis SPEC]\n");
             return 0;
         default: return 2;
