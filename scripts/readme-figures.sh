@@ -25,7 +25,9 @@ trap 'rm -rf "$tmp"' EXIT
 "$pm" timeline --config llama70b --plot "$tmp/timeline.png" >/dev/null
 "$pm" timeline --config llama70b --compare --plot "$tmp/timeline-compare.png" >/dev/null
 PM="$pm" "$root/scripts/validate-gpu.sh" "$tmp" >/dev/null
-for f in l2-sweep batch-seq timeline timeline-compare validate-gpu; do
+"$pm" serve --config llama70b --plot "$tmp/serve-910b.png" 2>/dev/null
+"$pm" serve --config llama70b-h100 --plot "$tmp/serve-h100.png" 2>/dev/null
+for f in l2-sweep batch-seq timeline timeline-compare validate-gpu serve-910b serve-h100; do
     cp "$tmp/$f.png" "$out/$f.png"
     echo "$out/$f.png"
 done
