@@ -256,16 +256,7 @@ pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t contex
     pm_status st = decode_plan(s, mode, context_len, &plan, err);
     if (st != PM_OK)
         return st;
-    st = pm_step_plan_eval(&plan, mode == PM_MODE_PRESERVE, context_len, time_s, NULL);
-    if (st == PM_OK && !(*time_s > 0 && *time_s < INFINITY))
-        st = PM_ERR_RANGE;
-    if (st == PM_ERR_RANGE)
-        return pm_fail(err, st, NULL, NULL, "the step time is not finite and positive: a "
-                                           "bandwidth, peak, latency or size is too small or "
-                                           "too large for double precision");
-    if (st != PM_OK)
-        return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
-    return PM_OK;
+    return pm_step_plan_time(&plan, mode == PM_MODE_PRESERVE, context_len, time_s, err);
 }
 
 /* What an estimate builds before it evaluates. The decode plans are built at a context that

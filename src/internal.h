@@ -615,6 +615,10 @@ void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out);
  * PRESERVE. signature (may be NULL) changes when the insertion decisions change. */
 pm_status pm_step_plan_eval(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
                             unsigned *signature);
+/* pm_step_plan_eval with its failures said in err: a time that is not finite and positive
+ * (PM_ERR_RANGE) or a schedule that cannot finish. */
+pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
+                            pm_error *err);
 /* The insertion decisions' signature alone (cheap: no costs, no schedule). next (may be NULL)
  * receives about where they change next (within a few contexts of the first context after ctx
  * with other decisions: found from the room the decisions leave under the capacity, for plans

@@ -30,16 +30,7 @@ pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_
     st = pm_step_plan_build(s, &step, mode == PM_MODE_FUSED, mode == PM_MODE_PRESERVE, &plan, err);
     if (st != PM_OK)
         return st;
-    st = pm_step_plan_eval(&plan, mode == PM_MODE_PRESERVE, step.context, time_s, NULL);
-    if (st == PM_OK && !(*time_s > 0 && *time_s < INFINITY))
-        st = PM_ERR_RANGE;
-    if (st == PM_ERR_RANGE)
-        return pm_fail(err, st, NULL, NULL, "the step time is not finite and positive: a "
-                                           "bandwidth, peak, latency or size is too small or "
-                                           "too large for double precision");
-    if (st != PM_OK)
-        return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
-    return PM_OK;
+    return pm_step_plan_time(&plan, mode == PM_MODE_PRESERVE, step.context, time_s, err);
 }
 
 const char *pm_serve_rule_name(pm_serve_rule r)
@@ -217,12 +208,8 @@ static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
     if (st != PM_OK)
         return st;
     const bool preserve = mode == PM_MODE_PRESERVE;
-    st = pm_step_plan_eval(p, preserve, step.context, t, NULL);
-    if (st == PM_OK && !(*t > 0 && *t < INFINITY))
-        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "a served step's time is not finite and "
-                                                      "positive");
-    if (st != PM_OK)
-        return pm_fail(err, st, NULL, NULL, "the schedule of a served step is inconsistent");
+    if ((st = pm_step_plan_time(p, preserve, step.context, t, err)) != PM_OK)
+        return st;
     if (tr) {
         pm_step_plan_count(p);
         pm_step_plan_traffic(p, preserve, step.context, tr);

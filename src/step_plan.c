@@ -1055,3 +1055,18 @@ void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
     traffic_attention(r->p, ctx, at, attn_bytes);
     traffic_prefetched(r->p, at, r->pf, r->pft, out);
 }
+
+pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
+                            pm_error *err)
+{
+    pm_status st = pm_step_plan_eval(p, preserve, ctx, time_s, NULL);
+    if (st == PM_OK && !(*time_s > 0 && *time_s < INFINITY))
+        st = PM_ERR_RANGE;
+    if (st == PM_ERR_RANGE)
+        return pm_fail(err, st, NULL, NULL, "the step time is not finite and positive: a "
+                                           "bandwidth, peak, latency or size is too small or "
+                                           "too large for double precision");
+    if (st != PM_OK)
+        return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
+    return PM_OK;
+}
