@@ -184,6 +184,8 @@ static pm_status window_layers(pm_obj *o, pm_model *m, const hf_family *fam, con
     m->window_period = 1;
     m->local_mask = 1;
     const char *how = "every layer";
+    if ((st = pm_aliases_agree(o, k_pattern, 2)) != PM_OK)
+        return st;
     const char *pk = pm_first_present(o, k_pattern, 2);
     int pattern = 0;
     if (pk && (st = pm_read_int(o, pk, true, 1, 64, &pattern)) != PM_OK)
@@ -331,6 +333,12 @@ static pm_status read_mla(pm_obj *o, pm_model *m, const char *mt)
         return pm_obj_fail(o, "kv_lora_rank", PM_ERR_MISSING,
                            "model_type \"%s\" builds multi-head latent attention: kv_lora_rank "
                            "is required (transformers' default is not assumed)",
+                           mt);
+    if (kl && cJSON_IsNull(kl) && mt && pm_hf_mla(mt))
+        return pm_obj_fail(o, "kv_lora_rank", PM_ERR_VALUE,
+                           "model_type \"%s\" builds multi-head latent attention: kv_lora_rank "
+                           "must be a rank (got null; its transformers class has no layer "
+                           "without the latent)",
                            mt);
     if (!kl || cJSON_IsNull(kl))
         return PM_OK;

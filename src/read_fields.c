@@ -63,6 +63,9 @@ pm_status pm_read_int_alias(pm_obj *o, const char *const *keys, size_t n, bool r
 {
     for (size_t i = 0; i < n; i++)
         pm_obj_declare(o, keys[i], PM_DIM_NONE);
+    pm_status st = pm_aliases_agree(o, keys, n);
+    if (st != PM_OK)
+        return st;
     for (size_t i = 0; i < n; i++) {
         const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, keys[i]);
         if (it && !cJSON_IsNull(it))
@@ -121,4 +124,32 @@ const char *pm_first_present(const pm_obj *o, const char *const *keys, size_t n)
             return keys[i];
     }
     return NULL;
+}
+
+pm_status pm_aliases_agree(pm_obj *o, const char *const *keys, size_t n)
+{
+    const cJSON *first = NULL;
+    const char *first_key = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, keys[i]);
+        if (!it || cJSON_IsNull(it))
+            continue;
+        if (!first) {
+            first = it;
+            first_key = keys[i];
+            continue;
+        }
+        if (cJSON_Compare(first, it, true))
+            continue;
+        if (cJSON_IsNumber(first) && cJSON_IsNumber(it))
+            return pm_obj_fail(o, keys[i], PM_ERR_INCONSISTENT,
+                               "\"%s\" and \"%s\" are two names of one setting and disagree "
+                               "(%g against %g): give one, or the same value",
+                               first_key, keys[i], first->valuedouble, it->valuedouble);
+        return pm_obj_fail(o, keys[i], PM_ERR_INCONSISTENT,
+                           "\"%s\" and \"%s\" are two names of one setting and disagree (a %s "
+                           "against a %s): give one, or the same value",
+                           first_key, keys[i], pm_json_type_name(first), pm_json_type_name(it));
+    }
+    return PM_OK;
 }

@@ -24,6 +24,8 @@ static pm_status read_moe_pattern(pm_obj *o, pm_model *m)
     pm_obj_declare(o, "mlp_only_layers", PM_DIM_NONE);
     pm_obj_declare(o, "moe_layers", PM_DIM_NONE);
     int first = 0, freq = 0, step = 0;
+    if ((st = pm_aliases_agree(o, k_step, 2)) != PM_OK)
+        return st;
     const char *step_key = pm_first_present(o, k_step, 2);
     if ((st = pm_read_int(o, "first_k_dense_replace", false, 0, PM_MAX_LAYERS, &first)) != PM_OK ||
         (st = pm_read_int(o, "moe_layer_freq", false, 1, 64, &freq)) != PM_OK)
@@ -78,6 +80,8 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
     pm_obj_declare(o, top_k, PM_DIM_NONE);
     for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++)
         pm_obj_declare(o, keys[i], PM_DIM_NONE);
+    if (!dbrx && (st = pm_aliases_agree(o, k_experts, 3)) != PM_OK)
+        return st;
     const char *ek = dbrx ? "moe_num_experts" : pm_first_present(o, k_experts, 3);
     const cJSON *ev = ek ? cJSON_GetObjectItemCaseSensitive(o->json, ek) : NULL;
     for (size_t i = 0; i < 3 && !dbrx; i++)
@@ -105,8 +109,20 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
                            "transformers' class builds %s routed experts per layer and DeepSeek's "
                            "remote code dense layers (null: dense layers)",
                            mt, strcmp(mt, "deepseek_v2") == 0 ? "64" : "256");
+    /* A family that builds experts (or whose null means dense layers) has no count of 0. */
+    if (!dbrx && ek && !pm_hf_feature_on(ev) && mt &&
+        (pm_in_list(mt, always_moe, PM_ARRAY_LEN(always_moe)) ||
+         pm_in_list(mt, count_ambiguous, PM_ARRAY_LEN(count_ambiguous))))
+        return pm_obj_fail(o, ek, PM_ERR_VALUE,
+                           "model_type \"%s\" builds mixture-of-experts layers: the expert count "
+                           "must be at least 1 (got %s)%s",
+                           mt, cJSON_IsNumber(ev) ? "0" : cJSON_IsFalse(ev) ? "false"
+                                                                             : "an empty list",
+                           pm_in_list(mt, count_ambiguous, PM_ARRAY_LEN(count_ambiguous))
+                               ? "; null stands for dense layers"
+                               : "");
     if (!dbrx && (!ek || !pm_hf_feature_on(ev)))
-        return PM_OK; /* dense: "num_experts": 0 or null */
+        return PM_OK; /* dense: "num_experts": 0 or null in a family without experts */
     const int expert_width = m->intermediate;
     if ((st = pm_read_int(o, ek, true, 1, PM_MAX_EXPERTS, &m->experts)) != PM_OK ||
         (st = pm_read_int(o, top_k, true, 1, m->experts, &m->experts_per_token)) != PM_OK)

@@ -1976,6 +1976,67 @@ static void test_hf_moe_configs_are_read_like_the_bundled_models(void **state)
     free(base);
 }
 
+/* Issue 42: a faithful number or a refusal. Two aliases of one setting that disagree (a stray
+ * "num_experts": 8 in DeepSeek-V3 was modelled with 8 experts, 7.2 GiB per device instead of
+ * 81), an expert count of 0 or false in a family that builds experts (it became a dense model),
+ * and a null kv_lora_rank in a latent-attention family (it became plain multi-head attention)
+ * are refused at the key. */
+static void test_hf_aliases_counts_and_nulls_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *fixture, *from, *to, *path, *msg;
+        pm_status st;
+    } cases[] = {
+        {"deepseek-v3-config.json", "\"n_routed_experts\": 256",
+         "\"n_routed_experts\": 256, \"num_experts\": 8", "$.n_routed_experts",
+         "\"num_experts\" and \"n_routed_experts\" are two names of one setting and disagree "
+         "(8 against 256)", PM_ERR_INCONSISTENT},
+        {"mixtral-8x7b-config.json", "\"num_local_experts\": 8",
+         "\"num_local_experts\": 8, \"num_experts\": 4", "$.num_local_experts",
+         "disagree (4 against 8)", PM_ERR_INCONSISTENT},
+        {"mixtral-8x7b-config.json", "\"num_local_experts\": 8", "\"num_local_experts\": 0",
+         "$.num_local_experts",
+         "model_type \"mixtral\" builds mixture-of-experts layers: the expert count must be at "
+         "least 1 (got 0)", PM_ERR_VALUE},
+        {"mixtral-8x7b-config.json", "\"num_local_experts\": 8", "\"num_local_experts\": false",
+         "$.num_local_experts", "must be at least 1 (got false)", PM_ERR_VALUE},
+        {"deepseek-v3-config.json", "\"n_routed_experts\": 256", "\"n_routed_experts\": 0",
+         "$.n_routed_experts", "null stands for dense layers", PM_ERR_VALUE},
+        {"deepseek-v3-config.json", "\"kv_lora_rank\": 512", "\"kv_lora_rank\": null",
+         "$.kv_lora_rank", "kv_lora_rank must be a rank (got null", PM_ERR_VALUE},
+        {"llama3-8b-config.json", "\"hidden_size\": 4096", "\"hidden_size\": 4096, \"n_embd\": 4000",
+         "$.n_embd", "\"hidden_size\" and \"n_embd\" are two names", PM_ERR_INCONSISTENT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[600], path[600], name[64];
+        snprintf(src, sizeof src, "%s/%s", HF_DIR, cases[i].fixture);
+        char *base = slurp(src);
+        assert_non_null(strstr(base, cases[i].from));
+        char *text = subst(base, cases[i].from, cases[i].to);
+        snprintf(name, sizeof name, "hf-issue42-%zu.json", i);
+        write_tmp(name, text, path, sizeof path);
+        free(text);
+        free(base);
+        pm_model m;
+        pm_error err;
+        check_fails(pm_model_load(path, &g_opts, &m, &err), &err, cases[i].st, NULL,
+                    cases[i].path, cases[i].msg, __FILE__, __LINE__);
+    }
+    /* Agreeing aliases, and a dense family's 0, still load. */
+    char src[600], path[600];
+    snprintf(src, sizeof src, "%s/mixtral-8x7b-config.json", HF_DIR);
+    char *base = slurp(src);
+    char *text = subst(base, "\"num_local_experts\": 8", "\"num_local_experts\": 8, \"num_experts\": 8");
+    write_tmp("hf-issue42-agree.json", text, path, sizeof path);
+    free(text);
+    free(base);
+    pm_model m;
+    pm_error err;
+    assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
+    assert_int_equal(m.experts, 8);
+}
+
 static void test_hf_moe_keys_not_modelled_are_refused_naming_the_key(void **state)
 {
     (void)state;
@@ -3444,6 +3505,7 @@ int main(void)
         cmocka_unit_test(test_cluster_resolve_marks_defaulted_optional_keys),
         cmocka_unit_test(test_hf_moe_configs_are_read_like_the_bundled_models),
         cmocka_unit_test(test_hf_moe_keys_not_modelled_are_refused_naming_the_key),
+        cmocka_unit_test(test_hf_aliases_counts_and_nulls_refused),
         cmocka_unit_test(test_hf_dbrx_nested_configs_are_read),
         cmocka_unit_test(test_hf_dbrx_bad_nested_keys_are_refused_naming_the_path),
         cmocka_unit_test(test_hf_misspelt_cost_key_suggests_the_key),

@@ -10,6 +10,14 @@
 #include "internal.h"
 #include "testutil.h"
 
+/* A bundled scenario without its provenance (these tests never read it): nothing to release. */
+static pm_scenario load(const char *name)
+{
+    pm_scenario s = pm_test_load(name, NULL, 0);
+    pm_scenario_release(&s);
+    return s;
+}
+
 /* The node of role r in layer l of g (the first), or NULL. */
 static const pm_node *node_of(const pm_graph *g, pm_node_role r, int l)
 {
@@ -126,7 +134,7 @@ static void test_decode_only_is_decode_step(void **state)
 {
     (void)state;
     for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
-        pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
+        pm_scenario s = load(scenarios[k]);
         pm_mixed_step m = {0};
         m.decode_sequences = s.workload.batch;
         m.decode_context = 3000;
@@ -144,7 +152,7 @@ static void test_whole_prompts_are_prefill(void **state)
 {
     (void)state;
     for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
-        pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
+        pm_scenario s = load(scenarios[k]);
         pm_mixed_step m = {0};
         m.n_chunks = 1;
         m.chunks[0] = (pm_step_chunk){s.workload.batch, 2000, 0, s.workload.batch};
@@ -172,7 +180,7 @@ static void test_fast_matches_graph(void **state)
         {0.5, 20000, 1, {{1, 1, 0, 1}}},
     };
     for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
-        pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
+        pm_scenario s = load(scenarios[k]);
         for (size_t i = 0; i < PM_ARRAY_LEN(mixes); i++) {
             pm_step step;
             assert_int_equal(pm_step_mixed(&s, &mixes[i], &step, NULL), PM_OK);
@@ -196,7 +204,7 @@ static void test_fast_matches_graph(void **state)
 static void test_mixing_is_cheaper_and_monotone(void **state)
 {
     (void)state;
-    pm_scenario s = pm_test_load("llama70b-h100", NULL, 0);
+    pm_scenario s = load("llama70b-h100");
     pm_mixed_step dec = {0}, chunk = {0}, both = {0};
     dec.decode_sequences = both.decode_sequences = 32;
     dec.decode_context = both.decode_context = 4000;
@@ -224,7 +232,7 @@ static void test_mixing_is_cheaper_and_monotone(void **state)
 static void test_refused(void **state)
 {
     (void)state;
-    pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    pm_scenario s = load("llama70b");
     pm_error err;
     double t;
     pm_mixed_step m = hand_mix();
@@ -248,7 +256,7 @@ static void test_refused(void **state)
     assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &none, &t, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "no token"));
     /* Multi-head latent attention decodes absorbed and prefills decompressed: not in one step. */
-    pm_scenario mla = pm_test_load("deepseek-v3-h200", NULL, 0);
+    pm_scenario mla = load("deepseek-v3-h200");
     assert_int_equal(pm_mixed_step_time(&mla, PM_MODE_SERIAL, &m, &t, &err),
                      PM_ERR_UNSUPPORTED);
     assert_string_equal(err.path, "$.model.kv_lora_rank");
@@ -280,7 +288,7 @@ static void test_concurrency_one_is_the_static_estimate(void **state)
 {
     (void)state;
     for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
-        pm_scenario s = pm_test_load(scenarios[k], NULL, 0);
+        pm_scenario s = load(scenarios[k]);
         const int64_t isl = 2048, osl = 257;
         s.workload.batch = 1;
         s.workload.seq_len = isl + osl - 1; /* the estimate's decode steps: osl - 1 */
@@ -303,7 +311,7 @@ static void test_concurrency_one_is_the_static_estimate(void **state)
 static void test_steady_state_counts(void **state)
 {
     (void)state;
-    pm_scenario s = pm_test_load("llama70b-h100", NULL, 0);
+    pm_scenario s = load("llama70b-h100");
     /* Decode-first, 4 sequences, prompts of 1000 under a budget of 2048: 2045 tokens left to
      * one prompt beside 3 decode tokens, so a prompt takes T = 1 step; a request lives T + 100
      * steps, so a share n = 4 x 1 / 101 of the steps carries a prompt. */
@@ -347,7 +355,7 @@ static void test_served_properties(void **state)
     (void)state;
     static const char *const names[] = {"llama70b", "llama70b-h100", "mixtral8x7b", "gemma2-9b"};
     for (size_t k = 0; k < PM_ARRAY_LEN(names); k++) {
-        pm_scenario s = pm_test_load(names[k], NULL, 0);
+        pm_scenario s = load(names[k]);
         for (int rule = 0; rule < PM_SERVE_RULE_COUNT; rule++) {
             double prev_tput[PM_MODE_COUNT] = {0}, prev_user[PM_MODE_COUNT];
             for (int m = 0; m < PM_MODE_COUNT; m++)
@@ -382,7 +390,7 @@ static void test_served_properties(void **state)
 static void test_more_l2_never_slower_streaming(void **state)
 {
     (void)state;
-    pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    pm_scenario s = load("llama70b");
     assert_int_equal(s.accel.prefetch_consumer, PM_CONSUMER_STREAM);
     double prev = 0.0;
     for (double mib = 16; mib <= 512; mib *= 2) {
@@ -398,7 +406,7 @@ static void test_more_l2_never_slower_streaming(void **state)
 static void test_served_memory(void **state)
 {
     (void)state;
-    pm_scenario s = pm_test_load("llama70b-h100", NULL, 0);
+    pm_scenario s = load("llama70b-h100");
     pm_serve_result r = serve(&s, 8192, 1024, 1, 16384, PM_SERVE_PREFILL_FIRST);
     const double most = r.max_concurrency;
     assert_true(most > 1);
@@ -418,7 +426,7 @@ static void test_served_memory(void **state)
 static void test_served_refused(void **state)
 {
     (void)state;
-    pm_scenario s = pm_test_load("llama70b-h100", NULL, 0);
+    pm_scenario s = load("llama70b-h100");
     pm_serve_result r;
     pm_error err;
     pm_serve_workload w = {4096, 256, 8, 2048, PM_SERVE_PREFILL_FIRST, 0, 0};
