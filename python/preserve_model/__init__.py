@@ -105,12 +105,18 @@ def _overrides(overrides, shortcuts):
     else:
         raise TypeError("overrides: expected a dict {path: value}, a list of \"path=value\" "
                         f"strings or None (got {type(overrides).__name__})")
+    for text in out:
+        if "\0" in text:
+            raise ValueError(f"overrides: a NUL character would cut {text!r} short")
     for key, value in shortcuts.items():
         if key not in SHORTCUTS:
             raise TypeError(
                 f"unknown keyword '{key}' (shortcuts: {', '.join(SHORTCUTS)}; any other field "
                 f"goes in overrides={{'path': value}}, e.g. 'accelerator.l2_capacity_MiB')")
-        out.append(f"{SHORTCUTS[key]}={_shortcut_text(key, value)}")
+        text = f"{SHORTCUTS[key]}={_shortcut_text(key, value)}"
+        if "\0" in text:
+            raise ValueError(f"{key}: a NUL character would cut {value!r} short")
+        out.append(text)
     return out
 
 

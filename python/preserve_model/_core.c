@@ -440,10 +440,15 @@ static PyObject *step_time(StepModel *self, PyObject *arg, long long *ctx_out)
 {
     if (!self->model)
         return PyErr_Format(PyExc_ValueError, "StepModel was not initialised");
-    if (PyBool_Check(arg) || !PyLong_Check(arg))
+    /* An integer of any kind (numpy's included: __index__), as fits_hbm takes it. */
+    if (PyBool_Check(arg) || PyFloat_Check(arg) || !PyIndex_Check(arg))
         return PyErr_Format(PyExc_TypeError, "context_len: expected an integer (got %s)",
                             Py_TYPE(arg)->tp_name);
-    long long ctx = PyLong_AsLongLong(arg);
+    PyObject *index = PyNumber_Index(arg);
+    if (!index)
+        return NULL;
+    long long ctx = PyLong_AsLongLong(index);
+    Py_DECREF(index);
     if (ctx == -1 && PyErr_Occurred())
         return NULL;
     if (ctx < 0)

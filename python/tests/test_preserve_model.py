@@ -462,3 +462,24 @@ def test_serve_refuses():
         pm.serve(concurrency=[0.5])
     with pytest.raises(pm.Error, match="must hold the prompt"):
         pm.serve(rule="prefill_first", chunk=1024)
+
+
+def test_nul_in_an_override_is_refused():
+    """Issue 42: a NUL cut an override short silently (the C string ends there)."""
+    with pytest.raises(ValueError, match="NUL"):
+        pm.estimate("llama70b", {"workload.batch": "8\0 and more"})
+    with pytest.raises(ValueError, match="NUL"):
+        pm.estimate("llama70b", ["workload.batch=8\0"])
+    with pytest.raises(ValueError, match="NUL"):
+        pm.estimate("llama70b", model="llama3-8b\0")
+
+
+def test_step_model_takes_numpy_integers():
+    """Issue 42: decode_time refused np.int64 where fits_hbm took it."""
+    step = pm.StepModel("llama8b", "preserve")
+    assert step.decode_time(np.int64(1000)) == step.decode_time(1000)
+    assert step.decode_time(np.int32(7)) == step.decode_time(7)
+    with pytest.raises(TypeError):
+        step.decode_time(1000.0)
+    with pytest.raises(TypeError):
+        step.decode_time(True)
