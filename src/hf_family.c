@@ -472,6 +472,11 @@ static const char *const parallel_families[] = {"gptj", "cohere", "cohere2", "ph
 static const char *const biased_families[] = {"gpt2", "gpt_neox", "opt", "bloom", "phi",
                                               "gpt_bigcode", "starcoder2", "phi3small"};
 
+bool pm_hf_wrapper(const char *family)
+{
+    return pm_in_list(family, hf_wrappers, PM_ARRAY_LEN(hf_wrappers));
+}
+
 bool pm_hf_plain_mlp(const char *family)
 {
     return pm_in_list(family, plain_families, PM_ARRAY_LEN(plain_families));

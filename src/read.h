@@ -128,9 +128,10 @@ pm_status pm_read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool hf,
 /* The head dim: MLA's query/key head, the file's head_dim, or hidden / heads. */
 pm_status pm_read_head_dim(pm_obj *o, pm_model *m, const char *mt);
 
-/* Traits of a HuggingFace family (hf_family.c): a plain two-matrix MLP, a gated one, an
+/* Traits of a HuggingFace family (hf_family.c): a multimodal wrapper, a plain two-matrix MLP, a gated one, an
  * activation that gates, biases on every projection, attention and MLP in parallel without a
  * key, multi-head latent attention. False for NULL. */
+bool pm_hf_wrapper(const char *family); /* a multimodal wrapper: its text model in text_config */
 bool pm_hf_plain_mlp(const char *family);
 bool pm_hf_gated_mlp(const char *family);
 bool pm_hf_gated_act(const char *act);

@@ -386,8 +386,17 @@ pm_status pm_read_kv_heads(pm_obj *o, const hf_layout *l, pm_model *m, bool hf,
     bool mqa = false;
     *new_arch = false;
     if (hf) {
+        /* FalconConfig and GPTBigCodeConfig default multi_query to true (transformers main
+         * @008e574): a config without the key has one KV head. */
+        const bool mq_family = mt && (strcmp(mt, "falcon") == 0 || strcmp(mt, "gpt_bigcode") == 0);
+        const bool mq_given = pm_obj_has(o, "multi_query");
+        mqa = mq_family;
         if ((st = pm_obj_bool(o, "multi_query", false, &mqa)) != PM_OK ||
             (st = pm_obj_bool(o, "new_decoder_architecture", false, new_arch)) != PM_OK)
+            return st;
+        if (mq_family && !mq_given &&
+            (st = pm_read_note(o, "multi_query", 1, "defaulted",
+                               "model_type: the family's default (true)")) != PM_OK)
             return st;
     }
     /* DBRX's kv_n_heads is required: transformers' DbrxAttentionConfig defaults it to 1. */

@@ -496,6 +496,14 @@ pm_status pm_model_read(pm_obj *o, pm_model *m)
     bool wrapped = false;
     if ((st = pm_obj_child(o, "text_config", false, &text, &wrapped)) != PM_OK)
         return st;
+    /* Only a wrapper's class reads text_config: in another family it is not the model. */
+    const char *outer = pm_json_string(o->json, "model_type");
+    if (wrapped && outer && !pm_hf_wrapper(outer))
+        return pm_obj_fail(o, "text_config", PM_ERR_UNSUPPORTED,
+                           "model_type \"%s\" is not a multimodal wrapper: its configuration "
+                           "class does not read text_config, so the model is the top level's "
+                           "keys; remove text_config, or give the wrapper's model_type",
+                           outer);
     pm_obj *mo = o;
     if (wrapped) {
         text.lenient = true;

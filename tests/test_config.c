@@ -2023,6 +2023,39 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
         check_fails(pm_model_load(path, &g_opts, &m, &err), &err, cases[i].st, NULL,
                     cases[i].path, cases[i].msg, __FILE__, __LINE__);
     }
+    /* Falcon without multi_query: FalconConfig's default is true, one KV head (it was one per
+     * query head, 71 for Falcon-7B). */
+    {
+        char fsrc[600], fpath[600];
+        snprintf(fsrc, sizeof fsrc, "%s/falcon-7b-config.json", HF_DIR);
+        char *fbase = slurp(fsrc);
+        assert_non_null(strstr(fbase, "\"multi_query\": true,"));
+        char *ftext = subst(fbase, "\"multi_query\": true,", "");
+        write_tmp("hf-issue42-falcon.json", ftext, fpath, sizeof fpath);
+        free(ftext);
+        free(fbase);
+        pm_model fm;
+        pm_error ferr;
+        assert_ok(pm_model_load(fpath, &g_opts, &fm, &ferr), &ferr);
+        assert_int_equal(fm.kv_heads, 1);
+    }
+    /* A text_config in a family that is not a multimodal wrapper is not the model. */
+    {
+        char lsrc[600], lpath[600];
+        snprintf(lsrc, sizeof lsrc, "%s/llama3-8b-config.json", HF_DIR);
+        char *lbase = slurp(lsrc);
+        char *ltext = subst(lbase, "\"hidden_size\": 4096",
+                            "\"hidden_size\": 4096, \"text_config\": {\"model_type\": \"llama\", "
+                            "\"num_hidden_layers\": 2}");
+        write_tmp("hf-issue42-text.json", ltext, lpath, sizeof lpath);
+        free(ltext);
+        free(lbase);
+        pm_model lm;
+        pm_error lerr;
+        check_fails(pm_model_load(lpath, &g_opts, &lm, &lerr), &lerr, PM_ERR_UNSUPPORTED, NULL,
+                    "$.text_config", "model_type \"llama\" is not a multimodal wrapper",
+                    __FILE__, __LINE__);
+    }
     /* Agreeing aliases, and a dense family's 0, still load. */
     char src[600], path[600];
     snprintf(src, sizeof src, "%s/mixtral-8x7b-config.json", HF_DIR);
