@@ -140,6 +140,13 @@ check serve-plot 0 "wrote $tmp/front.svg" "$pm" serve --config llama8b --concurr
 check serve-plot-csv 0 "concurrency,serial_tokens_per_s_per_device" cat "$tmp/front.svg.csv"
 check serve-plot-json 2 "--plot: the figure is drawn from CSV" \
     "$pm" serve --format json --plot "$tmp/x.png"
+# A grid too large for one run says how to cut it; one beyond any count says so (issue 42: the
+# first streamed four billion points, the second exited with no message).
+check sweep-grid-cap 2 "cut it with --shard K/N for N >= 40" \
+    "$pm" --config llama8b --sweep seq=2:4000000:1 --sweep batch=1:1000:1
+check sweep-grid-overflow 2 "more than any run or set of shards can count" \
+    "$pm" --config llama8b --sweep seq=2:9000000:1 --sweep batch=1:9000000:1 \
+    --sweep l2=1MiB:9000000MiB:1MiB --sweep devices=1:9000000:1
 # A data directory that is not there, not a directory, or holds no data file is an error, never
 # "0 files checked, 0 invalid" (issue 42).
 check validate-no-dir 1 "validate: the data directory $tmp/nowhere does not exist" \

@@ -287,11 +287,17 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     c.width = c.n_axes + c.n_cols;
     /* The arrays of a larger grid would not fit (the CLI shards one: --shard K/N). */
     if (n_points > PM_AXIS_MAX_POINTS) {
-        PyErr_Format(PyExc_ValueError,
+        /* PyErr_Format has no %g: the message is formatted here. */
+        char msg[256];
+        if (n_points == SIZE_MAX)
+            snprintf(msg, sizeof msg, "sweep: the grid has more points than a count holds "
+                                      "(over 2^64); use fewer values");
+        else
+            snprintf(msg, sizeof msg,
                      "sweep: the grid has %zu points, more than %d in one call (its arrays "
                      "would take %.3g GB; fewer values, or the CLI's --shard)",
-                     n_points == SIZE_MAX ? (size_t)0 : n_points, PM_AXIS_MAX_POINTS,
-                     (double)n_points * (double)c.width * 8e-9);
+                     n_points, PM_AXIS_MAX_POINTS, (double)n_points * (double)c.width * 8e-9);
+        PyErr_SetString(PyExc_ValueError, msg);
         goto done;
     }
     c.values = PyMem_RawMalloc((n_points ? n_points : 1) * c.width * sizeof *c.values);

@@ -279,8 +279,10 @@ def test_sweep_refuses_what_it_cannot_hold_or_run():
     # An axis of more values than the CLI takes, and a grid whose arrays would not fit.
     with pytest.raises(pm.Error, match="more than 10000000 points"):
         pm.sweep("llama70b", l2="1B:1TB:1B")
-    with pytest.raises(ValueError, match="more than 10000000 in one call"):
+    with pytest.raises(ValueError, match="more than 10000000 in one call") as e:
         pm.sweep("llama70b", l2="1:400:1", l2_bw="1:200:1", compute="1:200:1")
+    # The size in GB is a number, not a raw "%.3g" (issue 42).
+    assert "%" not in str(e.value) and "GB" in str(e.value)
     # Complex and true/false values are no axis values.
     with pytest.raises(TypeError):
         pm.sweep("llama70b", l2=np.array([1 + 2j]))

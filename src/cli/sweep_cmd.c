@@ -452,6 +452,30 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
     return st == PM_OK ? 0 : st == PM_ERR_NOMEM ? config_error(&err) : EXIT_CONFIG;
 }
 
+/* The most points one run evaluates (a shard's slice of a larger grid): at some 50,000
+ * instructions a point, about half an hour on two cores; a larger grid is cut with --shard. */
+#define SWEEP_MAX_RUN_POINTS 100000000.0
+
+/* Refuses a grid whose slice exceeds SWEEP_MAX_RUN_POINTS, or whose size exceeds what a count
+ * holds, saying how many shards it needs; 0 or EXIT_USAGE. */
+static int check_grid_size(const cli *c, const pm_axis *ax, size_t shard_n)
+{
+    double total = 1.0;
+    for (int a = 0; a < c->n_sweeps; a++)
+        total *= (double)ax[a].n_values;
+    if (total >= 9.2e18)
+        return usage_error("--sweep: the grid has %.4g points, more than any run or set of "
+                           "shards can count: use fewer values per axis",
+                           total);
+    if (total / (double)shard_n > SWEEP_MAX_RUN_POINTS)
+        return usage_error("--sweep: the grid has %.0f points%s; one run evaluates at most %.0f: "
+                           "cut it with --shard K/N for N >= %.0f (and join the CSVs with "
+                           "merge), or use fewer values",
+                           total, shard_n > 1 ? ", too many for its shards" : "",
+                           SWEEP_MAX_RUN_POINTS, ceil(total / SWEEP_MAX_RUN_POINTS));
+    return 0;
+}
+
 int cmd_sweep(const cli *c)
 {
     if (pm_sweep_column_count() > MAX_SWEEP_COLS) { /* a library newer than this tool */
@@ -467,6 +491,10 @@ int cmd_sweep(const cli *c)
     rc = parse_axes(c, ax);
     if (rc)
         return rc;
+    if ((rc = check_grid_size(c, ax, shard_n)) != 0) {
+        release_axes(ax);
+        return rc;
+    }
     pm_scenario s;
     rc = load_quiet(c, &s); /* the sweep's warnings replace the scenario's */
     if (rc) {
