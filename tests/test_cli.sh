@@ -147,6 +147,25 @@ check sweep-grid-cap 2 "cut it with --shard K/N for N >= 40" \
 check sweep-grid-overflow 2 "more than any run or set of shards can count" \
     "$pm" --config llama8b --sweep seq=2:9000000:1 --sweep batch=1:9000000:1 \
     --sweep l2=1MiB:9000000MiB:1MiB --sweep devices=1:9000000:1
+# A gnuplot that never ends is stopped at the time limit; a signal while it draws leaves no
+# partial figure behind and ends the tool as the signal would (issue 42: the tool waited
+# forever, and Ctrl-C left FILE.tmpXXXXXX; a background job ignores SIGINT, so SIGTERM here).
+mkdir -p "$tmp/slowbin"
+printf '#!/bin/sh\nexec sleep 30\n' >"$tmp/slowbin/gnuplot"
+chmod +x "$tmp/slowbin/gnuplot"
+check plot-timeout 1 "gnuplot did not finish within 1 s and was stopped" \
+    env PATH="$tmp/slowbin:$PATH" PRESERVE_MODEL_PLOT_TIMEOUT_S=1 \
+    "$pm" --config llama8b --sweep batch=1,2 --plot "$tmp/slow.png"
+check plot-timeout-no-tmp 0 "none" sh -c "ls '$tmp' | grep -c 'slow.png.tmp' || echo none"
+PATH="$tmp/slowbin:$PATH" "$pm" --config llama8b --sweep batch=1,2 --plot "$tmp/int.png" \
+    >/dev/null 2>&1 &
+plot_pid=$!
+sleep 1
+kill -TERM "$plot_pid"
+wait "$plot_pid"
+plot_rc=$?
+check plot-signal-status 0 "143" echo "$plot_rc"
+check plot-signal-no-tmp 0 "none" sh -c "ls '$tmp' | grep -c 'int.png.tmp' || echo none"
 # A data directory that is not there, not a directory, or holds no data file is an error, never
 # "0 files checked, 0 invalid" (issue 42).
 check validate-no-dir 1 "validate: the data directory $tmp/nowhere does not exist" \

@@ -3,7 +3,9 @@
  * started with fork and execvp from an argument vector: no shell sees the arguments. Each
  * variable is one "-e name='value'" argument, the value a single-quoted gnuplot string (a quote
  * doubled, the only escape such strings have; they expand nothing), so a model or accelerator
- * name from a data file stays text. The scripts of plots/ only draw.
+ * name from a data file stays text. The scripts of plots/ only draw. gnuplot gets 300 s (a
+ * script that never ends is stopped, with an error); a signal while it draws removes the
+ * partial figure before the tool ends as the signal ends it.
  */
 #include <assert.h>
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -117,6 +120,50 @@ static char *assignment(const plot_var *v)
  * would (0: success; exit 127: it could not be started), so the message reads as it always has,
  * or -1 when no process could be made. The sweep's workers have ended by then: the child of fork
  * is a one-thread copy that only calls execvp and _exit. */
+/* The signal that interrupted a figure (SIGINT, SIGTERM, SIGHUP), 0 while none has. */
+static volatile sig_atomic_t plot_signal;
+
+static void on_plot_signal(int sig)
+{
+    plot_signal = sig;
+}
+
+/* How long gnuplot may take: PLOT_TIME_LIMIT_S, or PRESERVE_MODEL_PLOT_TIMEOUT_S (seconds, > 0). */
+#define PLOT_TIME_LIMIT_S 300.0
+static double plot_time_limit(void)
+{
+    const char *env = getenv("PRESERVE_MODEL_PLOT_TIMEOUT_S");
+    char *end = NULL;
+    const double v = env ? strtod(env, &end) : 0.0;
+    return env && end != env && *end == '\0' && v > 0 && v < 1e6 ? v : PLOT_TIME_LIMIT_S;
+}
+
+/* Waits for pid, polling every 10 ms: its wait status; PLOT_TIMED_OUT when it ran past the
+ * limit, PLOT_INTERRUPTED when a signal came (it is killed and reaped either way); -1 when the
+ * wait fails. */
+#define PLOT_TIMED_OUT (-2)
+#define PLOT_INTERRUPTED (-3)
+static int wait_limited(pid_t pid)
+{
+    const double limit = plot_time_limit();
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (double waited = 0.0;; waited += 0.01) {
+        int status;
+        const pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (plot_signal || waited >= limit) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            return plot_signal ? PLOT_INTERRUPTED : PLOT_TIMED_OUT;
+        }
+        nanosleep(&tick, NULL);
+    }
+}
+
 static int spawn_wait(char *const argv[])
 {
     const pid_t pid = fork();
@@ -129,11 +176,7 @@ static int spawn_wait(char *const argv[])
         execvp(argv[0], argv);
         _exit(127);
     }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return status;
+    return wait_limited(pid);
 }
 
 /* Runs gnuplot with one "-e" assignment per variable, then the script; the wait status, -1 when
@@ -183,7 +226,13 @@ static bool figure_complete(const char *path, const char *figure)
  * signal N (NAME)". */
 static void say_status(int status, char *buf, size_t n)
 {
-    if (status < 0)
+    if (status == PLOT_TIMED_OUT)
+        snprintf(buf, n, "did not finish within %g s and was stopped "
+                         "(PRESERVE_MODEL_PLOT_TIMEOUT_S sets the limit)", plot_time_limit());
+    else if (status == PLOT_INTERRUPTED)
+        snprintf(buf, n, "was stopped by signal %d (%s)", (int)plot_signal,
+                 strsignal((int)plot_signal));
+    else if (status < 0)
         snprintf(buf, n, "could not be started: %s", strerror(errno));
     else if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         snprintf(buf, n, "was not found or could not be started (exit status 127)");
@@ -265,9 +314,25 @@ int plot_draw(const char *script, const char *csv, const char *figure, plot_shap
         free(path);
         return EXIT_CONFIG;
     }
+    /* A signal while gnuplot draws stops it and removes the partial figure before the tool
+     * ends as the signal would have ended it. */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction act = {0}, old[3];
+    act.sa_handler = on_plot_signal;
+    sigemptyset(&act.sa_mask);
+    plot_signal = 0;
+    for (int i = 0; i < 3; i++) {
+        sigaction(sigs[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN) /* an ignored signal stays ignored (nohup, `&`) */
+            sigaction(sigs[i], &act, NULL);
+    }
     const int rc = draw_into(path, tmp, csv, figure, term, vars, n_vars);
     unlink(tmp); /* renamed away when it succeeded */
     free(tmp);
     free(path);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    if (plot_signal)
+        raise((int)plot_signal);
     return rc;
 }
