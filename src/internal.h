@@ -160,6 +160,8 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* Whether key of o was written by --set (an override), not by a file. */
+bool pm_obj_key_overridden(const pm_obj *o, const char *key);
 /* Rejects keys never read or declared, with "did you mean". */
 pm_status pm_obj_finish(pm_obj *o);
 /* The known key of o nearest to key within the "did you mean" distance, or NULL. */

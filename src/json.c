@@ -83,6 +83,12 @@ static const pm_key_origin *key_origin(const pm_obj *o, const char *key)
     return NULL;
 }
 
+bool pm_obj_key_overridden(const pm_obj *o, const char *key)
+{
+    const pm_key_origin *k = key_origin(o, key);
+    return k && k->file && strncmp(k->file, "--set", 5) == 0;
+}
+
 static const char *key_file(const pm_obj *o, const char *key)
 {
     const pm_key_origin *k = key_origin(o, key);

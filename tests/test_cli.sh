@@ -166,6 +166,15 @@ wait "$plot_pid"
 plot_rc=$?
 check plot-signal-status 0 "143" echo "$plot_rc"
 check plot-signal-no-tmp 0 "none" sh -c "ls '$tmp' | grep -c 'int.png.tmp' || echo none"
+# Every --set changes the model or is refused (issue 42): a multimodal wrapper's top-level
+# num_hidden_layers was dropped, exit 0, the whole model's numbers.
+check set-wrapper-key 1 "set it under text_config (model.text_config.KEY)" \
+    "$pm" --model "$root/tests/configs/hf/gemma-3-27b-it-config.json" --set model.num_hidden_layers=2
+check set-ignored-key 1 '--set of "rope_theta" changes nothing' \
+    "$pm" --model "$root/tests/configs/hf/llama3-8b-config.json" --set model.rope_theta=1
+check set-wrapper-text-key 0 "speedup" \
+    "$pm" --model "$root/tests/configs/hf/gemma-3-27b-it-config.json" \
+    --set model.text_config.num_hidden_layers=2
 # A data directory that is not there, not a directory, or holds no data file is an error, never
 # "0 files checked, 0 invalid" (issue 42).
 check validate-no-dir 1 "validate: the data directory $tmp/nowhere does not exist" \
