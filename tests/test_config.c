@@ -113,6 +113,20 @@ static void variant(const char *fixture, const char *from, const char *to, const
     free(base);
 }
 
+/* Writes <HF_DIR>/<fixture> with one snippet (which must be there) replaced into <tmp>/<name>. */
+static void hf_variant(const char *fixture, const char *from, const char *to, const char *name,
+                       char *path, size_t n)
+{
+    char src[600];
+    snprintf(src, sizeof src, "%s/%s", HF_DIR, fixture);
+    char *base = slurp(src);
+    assert_non_null(strstr(base, from));
+    char *text = subst(base, from, to);
+    write_tmp(name, text, path, n);
+    free(text);
+    free(base);
+}
+
 #define assert_ok(st, err) check_ok((st), (err), __FILE__, __LINE__)
 
 static void check_ok(pm_status st, const pm_error *err, const char *file, int line)
@@ -2009,15 +2023,9 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
          "$.n_embd", "\"hidden_size\" and \"n_embd\" are two names", PM_ERR_INCONSISTENT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char src[600], path[600], name[64];
-        snprintf(src, sizeof src, "%s/%s", HF_DIR, cases[i].fixture);
-        char *base = slurp(src);
-        assert_non_null(strstr(base, cases[i].from));
-        char *text = subst(base, cases[i].from, cases[i].to);
+        char path[600], name[64];
         snprintf(name, sizeof name, "hf-issue42-%zu.json", i);
-        write_tmp(name, text, path, sizeof path);
-        free(text);
-        free(base);
+        hf_variant(cases[i].fixture, cases[i].from, cases[i].to, name, path, sizeof path);
         pm_model m;
         pm_error err;
         check_fails(pm_model_load(path, &g_opts, &m, &err), &err, cases[i].st, NULL,
@@ -2026,14 +2034,9 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
     /* Falcon without multi_query: FalconConfig's default is true, one KV head (it was one per
      * query head, 71 for Falcon-7B). */
     {
-        char fsrc[600], fpath[600];
-        snprintf(fsrc, sizeof fsrc, "%s/falcon-7b-config.json", HF_DIR);
-        char *fbase = slurp(fsrc);
-        assert_non_null(strstr(fbase, "\"multi_query\": true,"));
-        char *ftext = subst(fbase, "\"multi_query\": true,", "");
-        write_tmp("hf-issue42-falcon.json", ftext, fpath, sizeof fpath);
-        free(ftext);
-        free(fbase);
+        char fpath[600];
+        hf_variant("falcon-7b-config.json", "\"multi_query\": true,", "",
+                   "hf-issue42-falcon.json", fpath, sizeof fpath);
         pm_model fm;
         pm_error ferr;
         assert_ok(pm_model_load(fpath, &g_opts, &fm, &ferr), &ferr);
@@ -2041,15 +2044,11 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
     }
     /* A text_config in a family that is not a multimodal wrapper is not the model. */
     {
-        char lsrc[600], lpath[600];
-        snprintf(lsrc, sizeof lsrc, "%s/llama3-8b-config.json", HF_DIR);
-        char *lbase = slurp(lsrc);
-        char *ltext = subst(lbase, "\"hidden_size\": 4096",
-                            "\"hidden_size\": 4096, \"text_config\": {\"model_type\": \"llama\", "
-                            "\"num_hidden_layers\": 2}");
-        write_tmp("hf-issue42-text.json", ltext, lpath, sizeof lpath);
-        free(ltext);
-        free(lbase);
+        char lpath[600];
+        hf_variant("llama3-8b-config.json", "\"hidden_size\": 4096",
+                   "\"hidden_size\": 4096, \"text_config\": {\"model_type\": \"llama\", "
+                   "\"num_hidden_layers\": 2}",
+                   "hf-issue42-text.json", lpath, sizeof lpath);
         pm_model lm;
         pm_error lerr;
         check_fails(pm_model_load(lpath, &g_opts, &lm, &lerr), &lerr, PM_ERR_UNSUPPORTED, NULL,
@@ -2057,13 +2056,10 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
                     __FILE__, __LINE__);
     }
     /* Agreeing aliases, and a dense family's 0, still load. */
-    char src[600], path[600];
-    snprintf(src, sizeof src, "%s/mixtral-8x7b-config.json", HF_DIR);
-    char *base = slurp(src);
-    char *text = subst(base, "\"num_local_experts\": 8", "\"num_local_experts\": 8, \"num_experts\": 8");
-    write_tmp("hf-issue42-agree.json", text, path, sizeof path);
-    free(text);
-    free(base);
+    char path[600];
+    hf_variant("mixtral-8x7b-config.json", "\"num_local_experts\": 8",
+               "\"num_local_experts\": 8, \"num_experts\": 8", "hf-issue42-agree.json", path,
+               sizeof path);
     pm_model m;
     pm_error err;
     assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
