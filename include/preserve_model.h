@@ -1453,6 +1453,18 @@ PM_API pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload 
                                   pm_serve_result *out, pm_error *err);
 /** The rule's name ("decode_first", "prefill_first"), or "?" when out of range. */
 PM_API const char *pm_serve_rule_name(pm_serve_rule r);
+/** The columns of a served point, as the serve command's CSV and the Python module's serve()
+ * name them (docs/output-format.md): concurrency, each mode's figures, then the step counts and
+ * the memory. */
+PM_API size_t pm_serve_column_count(void);
+/** The name of column i ("concurrency", "serial_tokens_per_s_per_device"...); NULL when
+ * i >= pm_serve_column_count(). */
+PM_API const char *pm_serve_column_name(size_t i);
+/** Writes the first n columns of the point r at concurrency into values (NaN for the per-mm2,
+ * per-dollar and per-joule figures the accelerator has no data for) and returns
+ * pm_serve_column_count(); values may be NULL. */
+PM_API size_t pm_serve_point_values(double concurrency, const pm_serve_result *r,
+                                    double *values, size_t n);
 
 
 /**

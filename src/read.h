@@ -69,9 +69,10 @@ pm_status pm_read_note(pm_obj *o, const char *key, double v, const char *origin,
 pm_status pm_read_optional_quantity(pm_obj *o, const char *base, pm_dimension dim, pm_range r,
                                     double *out, const char *key, double dflt,
                                     const char *unit_si, const char *why);
-/* Fails at the second of keys present (not null) in o whose value differs from the first's:
- * the aliases of one setting must agree, in every family (PM_ERR_INCONSISTENT). */
-pm_status pm_aliases_agree(pm_obj *o, const char *const *keys, size_t n);
+/* The first of keys present (not null) in o into *first (NULL: none), once every other present
+ * one agrees with it: the aliases of one setting must agree, in every family; else fails at the
+ * second (PM_ERR_INCONSISTENT). */
+pm_status pm_first_alias(pm_obj *o, const char *const *keys, size_t n, const char **first);
 /* The first of keys present (not null) in o, or NULL. */
 const char *pm_first_present(const pm_obj *o, const char *const *keys, size_t n);
 

@@ -184,9 +184,9 @@ static pm_status window_layers(pm_obj *o, pm_model *m, const hf_family *fam, con
     m->window_period = 1;
     m->local_mask = 1;
     const char *how = "every layer";
-    if ((st = pm_aliases_agree(o, k_pattern, 2)) != PM_OK)
+    const char *pk = NULL;
+    if ((st = pm_first_alias(o, k_pattern, 2, &pk)) != PM_OK)
         return st;
-    const char *pk = pm_first_present(o, k_pattern, 2);
     int pattern = 0;
     if (pk && (st = pm_read_int(o, pk, true, 1, 64, &pattern)) != PM_OK)
         return st;

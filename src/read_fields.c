@@ -63,14 +63,12 @@ pm_status pm_read_int_alias(pm_obj *o, const char *const *keys, size_t n, bool r
 {
     for (size_t i = 0; i < n; i++)
         pm_obj_declare(o, keys[i], PM_DIM_NONE);
-    pm_status st = pm_aliases_agree(o, keys, n);
+    const char *key = NULL;
+    pm_status st = pm_first_alias(o, keys, n, &key);
     if (st != PM_OK)
         return st;
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *it = cJSON_GetObjectItemCaseSensitive(o->json, keys[i]);
-        if (it && !cJSON_IsNull(it))
-            return pm_read_int(o, keys[i], true, 1, PM_MAX_MODEL_DIM, out);
-    }
+    if (key)
+        return pm_read_int(o, key, true, 1, PM_MAX_MODEL_DIM, out);
     if (required)
         return pm_read_int(o, keys[0], true, 1, PM_MAX_MODEL_DIM, out);
     return PM_OK;
@@ -126,7 +124,7 @@ const char *pm_first_present(const pm_obj *o, const char *const *keys, size_t n)
     return NULL;
 }
 
-pm_status pm_aliases_agree(pm_obj *o, const char *const *keys, size_t n)
+pm_status pm_first_alias(pm_obj *o, const char *const *keys, size_t n, const char **first_out)
 {
     const cJSON *first = NULL;
     const char *first_key = NULL;
@@ -151,5 +149,6 @@ pm_status pm_aliases_agree(pm_obj *o, const char *const *keys, size_t n)
                            "against a %s): give one, or the same value",
                            first_key, keys[i], pm_json_type_name(first), pm_json_type_name(it));
     }
+    *first_out = first_key;
     return PM_OK;
 }

@@ -24,9 +24,9 @@ static pm_status read_moe_pattern(pm_obj *o, pm_model *m)
     pm_obj_declare(o, "mlp_only_layers", PM_DIM_NONE);
     pm_obj_declare(o, "moe_layers", PM_DIM_NONE);
     int first = 0, freq = 0, step = 0;
-    if ((st = pm_aliases_agree(o, k_step, 2)) != PM_OK)
+    const char *step_key = NULL;
+    if ((st = pm_first_alias(o, k_step, 2, &step_key)) != PM_OK)
         return st;
-    const char *step_key = pm_first_present(o, k_step, 2);
     if ((st = pm_read_int(o, "first_k_dense_replace", false, 0, PM_MAX_LAYERS, &first)) != PM_OK ||
         (st = pm_read_int(o, "moe_layer_freq", false, 1, 64, &freq)) != PM_OK)
         return st;
@@ -80,9 +80,9 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
     pm_obj_declare(o, top_k, PM_DIM_NONE);
     for (size_t i = 0; i < PM_ARRAY_LEN(keys); i++)
         pm_obj_declare(o, keys[i], PM_DIM_NONE);
-    if (!dbrx && (st = pm_aliases_agree(o, k_experts, 3)) != PM_OK)
+    const char *ek = "moe_num_experts";
+    if (!dbrx && (st = pm_first_alias(o, k_experts, 3, &ek)) != PM_OK)
         return st;
-    const char *ek = dbrx ? "moe_num_experts" : pm_first_present(o, k_experts, 3);
     const cJSON *ev = ek ? cJSON_GetObjectItemCaseSensitive(o->json, ek) : NULL;
     for (size_t i = 0; i < 3 && !dbrx; i++)
         pm_obj_declare(o, k_experts[i], PM_DIM_NONE);

@@ -297,3 +297,58 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
         memcpy(values, v, (n < N ? n : N) * sizeof *values);
     return N;
 }
+
+/* ---------------------------------------------------------------- served workloads */
+
+/* The columns of a served workload's point (the serve command's CSV, the Python module's
+ * serve()): the one home of their names and order. */
+#define SERVE_MODE_COLUMNS(m)                                                                    \
+    m "_tokens_per_s_per_device", m "_tokens_per_s_per_user", m "_ttft_s", m "_tpot_s",          \
+        m "_tpot_max_s", m "_e2e_s", m "_requests_per_s", m "_goodput_tokens_per_s_per_device", \
+        m "_tokens_per_s_per_mm2", m "_tokens_per_s_per_usd", m "_J_per_token"
+_Static_assert(PM_MODE_COUNT == 3, "a column group per mode");
+static const char *const serve_columns[] = {
+    "concurrency",       SERVE_MODE_COLUMNS("serial"), SERVE_MODE_COLUMNS("fused"),
+    SERVE_MODE_COLUMNS("preserve"), "decode_sequences", "prefilling", "prefill_steps",
+    "mixed_step_frac",   "budget_bound", "kv_bytes_per_device", "fits_hbm", "max_concurrency"};
+#undef SERVE_MODE_COLUMNS
+
+size_t pm_serve_column_count(void)
+{
+    return PM_ARRAY_LEN(serve_columns);
+}
+
+const char *pm_serve_column_name(size_t i)
+{
+    return i < PM_ARRAY_LEN(serve_columns) ? serve_columns[i] : NULL;
+}
+
+size_t pm_serve_point_values(double concurrency, const pm_serve_result *r, double *values,
+                             size_t n)
+{
+    enum { N = PM_ARRAY_LEN(serve_columns), PER_MODE = 11 };
+    double v[N];
+    size_t k = 0;
+    v[k++] = concurrency;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_serve_mode *x = &r->modes[m];
+        /* A figure the accelerator has no data for is NaN, as in the sweeps. */
+        const double per[PER_MODE] = {
+            x->tokens_per_s_per_device, x->tokens_per_s_per_user, x->ttft_s, x->tpot_s,
+            x->tpot_max_s, x->e2e_s, x->requests_per_s, x->goodput_tokens_per_s_per_device,
+            x->tokens_per_s_per_mm2 > 0 ? x->tokens_per_s_per_mm2 : NAN,
+            x->tokens_per_s_per_usd > 0 ? x->tokens_per_s_per_usd : NAN,
+            x->energy_per_token_J > 0 ? x->energy_per_token_J : NAN};
+        for (size_t i = 0; i < PER_MODE; i++)
+            v[k++] = per[i];
+    }
+    const double shared[] = {r->decode_sequences, r->prefilling, r->prefill_steps,
+                             r->mixed_step_frac, r->budget_bound ? 1.0 : 0.0,
+                             r->kv_bytes_per_device, r->fits_hbm ? 1.0 : 0.0,
+                             r->max_concurrency};
+    for (size_t i = 0; i < PM_ARRAY_LEN(shared); i++)
+        v[k++] = shared[i];
+    for (size_t i = 0; values && i < n && i < N; i++)
+        values[i] = v[i];
+    return N;
+}

@@ -49,10 +49,9 @@ typedef struct serve_plan {
     double weight[2];   /* steps of each kind per cycle (0: the kind is absent) */
     double requests;    /* requests ended per cycle */
     /* TTFT = ttft_steps[0] x t(kind 0) + ttft_steps[1] x t(kind 1), or, with ttft_by_little,
-     * what Little's law leaves once every later token took tpot_steps' steps */
+     * what Little's law leaves once every later token took one step of kind 0 */
     double ttft_steps[2];
     bool ttft_by_little;
-    double tpot_kind;   /* budget-bound: every token after the first takes one step of kind 0 */
     int slowest;        /* the kind of the longest gap a decoding sequence sees */
     double slowest_extra; /* prefill-first: prefill steps (kind 1) inside that gap */
     double decoding, prefilling, prefill_steps, mixed_frac, chunk_tokens;
@@ -88,7 +87,6 @@ static void decode_first_bound(const pm_serve_workload *w, serve_plan *p)
     p->weight[0] = 1.0;
     p->requests = r;
     p->ttft_by_little = true;
-    p->tpot_kind = 1.0;
     p->decoding = g;
     p->prefilling = N - g;
     p->prefill_steps = (N - g) / r;
@@ -252,14 +250,13 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
 {
     const double osl = (double)w->output_tokens, devices = s->cluster.devices;
     const double cycle = p->weight[0] * t[0] + p->weight[1] * t[1];
-    r->mixed_step_s = p->kind[0].n_chunks > 0 ? t[0] : p->kind[1].n_chunks > 0 ? t[1] : 0.0;
-    r->decode_step_s = p->kind[0].n_chunks == 0 && p->weight[0] > 0 ? t[0]
-                       : p->kind[1].n_chunks == 0 && p->weight[1] > 0 ? t[1]
-                                                                      : 0.0;
+    for (int k = 0; k < 2; k++)
+        if (p->weight[k] > 0)
+            *(p->kind[k].n_chunks > 0 ? &r->mixed_step_s : &r->decode_step_s) = t[k];
     r->requests_per_s = p->requests / cycle;
     r->e2e_s = w->concurrency / r->requests_per_s;
     if (p->ttft_by_little)
-        r->ttft_s = r->e2e_s - (osl - 1.0) * p->tpot_kind * t[0];
+        r->ttft_s = r->e2e_s - (osl - 1.0) * t[0]; /* every later token: one step of kind 0 */
     else
         r->ttft_s = p->ttft_steps[0] * t[0] + p->ttft_steps[1] * t[1];
     r->tpot_s = osl > 1.0 ? (r->e2e_s - r->ttft_s) / (osl - 1.0) : 0.0;

@@ -541,60 +541,19 @@ static PyTypeObject StepModelType = {
 
 /* ---------------------------------------------------------------- serve */
 
-/* The columns of serve(): as the serve command's CSV (docs/output-format.md). */
-static const char *const serve_mode_cols[] = {
-    "tokens_per_s_per_device", "tokens_per_s_per_user", "ttft_s", "tpot_s", "tpot_max_s",
-    "e2e_s", "requests_per_s", "goodput_tokens_per_s_per_device", "tokens_per_s_per_mm2",
-    "tokens_per_s_per_usd", "J_per_token"};
-static const char *const serve_cols[] = {"decode_sequences", "prefilling", "prefill_steps",
-                                         "mixed_step_frac", "budget_bound", "kv_bytes_per_device",
-                                         "fits_hbm", "max_concurrency"};
-#define SERVE_MODE_COLS (sizeof serve_mode_cols / sizeof serve_mode_cols[0])
-#define SERVE_COLS (sizeof serve_cols / sizeof serve_cols[0])
-#define SERVE_WIDTH (1 + PM_MODE_COUNT * SERVE_MODE_COLS + SERVE_COLS)
-
-static void serve_row(double conc, const pm_serve_result *r, double *row)
-{
-    size_t k = 0;
-    row[k++] = conc;
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const pm_serve_mode *x = &r->modes[m];
-        const double nan = (double)NAN;
-        const double v[SERVE_MODE_COLS] = {
-            x->tokens_per_s_per_device, x->tokens_per_s_per_user, x->ttft_s, x->tpot_s,
-            x->tpot_max_s, x->e2e_s, x->requests_per_s, x->goodput_tokens_per_s_per_device,
-            x->tokens_per_s_per_mm2 > 0 ? x->tokens_per_s_per_mm2 : nan,
-            x->tokens_per_s_per_usd > 0 ? x->tokens_per_s_per_usd : nan,
-            x->energy_per_token_J > 0 ? x->energy_per_token_J : nan};
-        for (size_t i = 0; i < SERVE_MODE_COLS; i++)
-            row[k++] = v[i];
-    }
-    const double v[SERVE_COLS] = {r->decode_sequences, r->prefilling, r->prefill_steps,
-                                  r->mixed_step_frac, r->budget_bound ? 1.0 : 0.0,
-                                  r->kv_bytes_per_device, r->fits_hbm ? 1.0 : 0.0,
-                                  r->max_concurrency};
-    for (size_t i = 0; i < SERVE_COLS; i++)
-        row[k++] = v[i];
-}
-
+/* serve()'s column names: the library's (pm_serve_column_name), as the serve command's CSV. */
 static PyObject *serve_names(void)
 {
-    PyObject *names = PyList_New(SERVE_WIDTH);
-    if (!names)
-        return NULL;
-    size_t k = 0;
-    PyList_SET_ITEM(names, k++, PyUnicode_FromString("concurrency"));
-    for (int m = 0; m < PM_MODE_COUNT; m++)
-        for (size_t i = 0; i < SERVE_MODE_COLS; i++)
-            PyList_SET_ITEM(names, k++, PyUnicode_FromFormat("%s_%s", pm_mode_name((pm_mode)m),
-                                                             serve_mode_cols[i]));
-    for (size_t i = 0; i < SERVE_COLS; i++)
-        PyList_SET_ITEM(names, k++, PyUnicode_FromString(serve_cols[i]));
-    for (size_t i = 0; i < SERVE_WIDTH; i++)
-        if (!PyList_GET_ITEM(names, i)) {
+    const size_t n = pm_serve_column_count();
+    PyObject *names = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; names && i < n; i++) {
+        PyObject *name = PyUnicode_FromString(pm_serve_column_name(i));
+        if (!name) {
             Py_DECREF(names);
             return NULL;
         }
+        PyList_SET_ITEM(names, (Py_ssize_t)i, name);
+    }
     return names;
 }
 
@@ -622,7 +581,8 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     double *conc = PyMem_Calloc((size_t)n + 1, sizeof *conc);
-    double *rows = PyMem_Calloc((size_t)n * SERVE_WIDTH + 1, sizeof *rows);
+    const size_t width = pm_serve_column_count();
+    double *rows = PyMem_Calloc((size_t)n * width + 1, sizeof *rows);
     if (!conc || !rows) {
         Py_DECREF(seq);
         PyMem_Free(conc);
@@ -648,7 +608,7 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
         pm_serve_result r;
         w.concurrency = conc[i];
         if ((st = pm_serve_compute(&s, &w, &r, &err)) == PM_OK)
-            serve_row(conc[i], &r, rows + (size_t)i * SERVE_WIDTH);
+            pm_serve_point_values(conc[i], &r, rows + (size_t)i * width, width);
     }
     Py_END_ALLOW_THREADS
     pm_scenario_release(&s);
@@ -659,7 +619,7 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
     }
     PyObject *names = serve_names();
     PyObject *data = names ? PyBytes_FromStringAndSize((const char *)rows,
-                                                       (Py_ssize_t)((size_t)n * SERVE_WIDTH *
+                                                       (Py_ssize_t)((size_t)n * width *
                                                                     sizeof *rows))
                            : NULL;
     PyMem_Free(rows);

@@ -12,11 +12,13 @@
 #include <string.h>
 
 #include "commands.h"
+#include "fmt.h"
 #include "output.h"
 #include "plot.h"
 
 #define SERVE_MAX_POINTS 256
 #define SERVE_DEFAULT_CHUNK 2048
+#define MAX_SERVE_COLS 64
 
 typedef struct served {
     pm_scenario s;
@@ -112,44 +114,22 @@ static void write_header(FILE *f, const cli *c, const served *sv)
             (long long)sv->w.chunk_budget);
 }
 
-static const char *const mode_cols[] = {
-    "tokens_per_s_per_device", "tokens_per_s_per_user", "ttft_s", "tpot_s", "tpot_max_s",
-    "e2e_s", "requests_per_s", "goodput_tokens_per_s_per_device", "tokens_per_s_per_mm2",
-    "tokens_per_s_per_usd", "J_per_token"};
-
-static void mode_values(const pm_serve_mode *x, double *v)
-{
-    const double nan = (double)NAN;
-    const double in[] = {x->tokens_per_s_per_device, x->tokens_per_s_per_user, x->ttft_s,
-                         x->tpot_s, x->tpot_max_s, x->e2e_s, x->requests_per_s,
-                         x->goodput_tokens_per_s_per_device,
-                         x->tokens_per_s_per_mm2 > 0 ? x->tokens_per_s_per_mm2 : nan,
-                         x->tokens_per_s_per_usd > 0 ? x->tokens_per_s_per_usd : nan,
-                         x->energy_per_token_J > 0 ? x->energy_per_token_J : nan};
-    memcpy(v, in, sizeof in);
-}
-
 static void write_csv(FILE *f, const cli *c, const served *sv)
 {
     write_header(f, c, sv);
-    fprintf(f, "concurrency");
-    for (int m = 0; m < PM_MODE_COUNT; m++)
-        for (size_t k = 0; k < sizeof mode_cols / sizeof mode_cols[0]; k++)
-            fprintf(f, ",%s_%s", pm_mode_name((pm_mode)m), mode_cols[k]);
-    fprintf(f, ",decode_sequences,prefilling,prefill_steps,mixed_step_frac,budget_bound,"
-               "kv_bytes_per_device,fits_hbm,max_concurrency\n");
+    const size_t n = pm_serve_column_count(); /* at most MAX_SERVE_COLS: cmd_serve checks */
+    for (size_t k = 0; k < n; k++)
+        fprintf(f, "%s%s", k ? "," : "", pm_serve_column_name(k));
+    fputc('\n', f);
     for (int i = 0; i < sv->n; i++) {
-        const pm_serve_result *r = &sv->r[i];
-        fprintf(f, "%.0f", sv->conc[i]);
-        for (int m = 0; m < PM_MODE_COUNT; m++) {
-            double v[sizeof mode_cols / sizeof mode_cols[0]];
-            mode_values(&r->modes[m], v);
-            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
-                fprintf(f, ",%.9g", v[k]);
+        double v[MAX_SERVE_COLS];
+        pm_serve_point_values(sv->conc[i], &sv->r[i], v, n);
+        for (size_t k = 0; k < n; k++) {
+            char num[FMT_G9_MAX];
+            fmt_csv(v[k], num);
+            fprintf(f, "%s%s", k ? "," : "", num);
         }
-        fprintf(f, ",%.9g,%.9g,%.9g,%.9g,%d,%.0f,%d,%.0f\n", r->decode_sequences, r->prefilling,
-                r->prefill_steps, r->mixed_step_frac, r->budget_bound ? 1 : 0,
-                r->kv_bytes_per_device, r->fits_hbm ? 1 : 0, r->max_concurrency);
+        fputc('\n', f);
     }
 }
 
@@ -294,6 +274,11 @@ static int draw(const cli *c, const served *sv)
 
 int cmd_serve(const cli *c)
 {
+    if (pm_serve_column_count() > MAX_SERVE_COLS) { /* a library newer than this tool */
+        fprintf(stderr, "%s: the library has %zu serve columns, this tool room for %d\n", prog,
+                pm_serve_column_count(), MAX_SERVE_COLS);
+        return EXIT_CONFIG;
+    }
     if (c->plot && c->format == FMT_JSON)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
     served *sv = calloc(1, sizeof *sv);
