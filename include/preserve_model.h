@@ -1615,6 +1615,9 @@ typedef enum pm_axis_kind {
 PM_API const char *pm_axis_name(pm_axis_kind kind);
 /** The CSV column name with its unit: "l2_capacity_MiB", "hbm_bandwidth_GBps", "devices"... */
 PM_API const char *pm_axis_column(pm_axis_kind kind);
+/** True for the axes of counts (devices, batch, seq, ep): integers, not searchable by
+ * pm_optimize_axis_for; false for the continuous ones (and for a kind out of range). */
+PM_API bool pm_axis_is_count(pm_axis_kind kind);
 /** Converts an SI axis value to the unit of pm_axis_column. */
 PM_API double pm_axis_display_value(pm_axis_kind kind, double value_si);
 

@@ -129,20 +129,28 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                            "inter-node bandwidth must be > 0 and latency >= 0");
     }
-    if (c->expert_parallel < 0 || c->devices % pm_cluster_ep(c) != 0)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
-                       "must divide devices (got %d ranks, %d devices)", c->expert_parallel,
-                       c->devices);
     if (!finite_nonneg(c->a2a_latency_s))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.a2a_latency_us",
                        "must be finite and >= 0 (got %g us)", c->a2a_latency_s * 1e6);
     if (!(c->a2a_efficiency_frac >= 0.0 && c->a2a_efficiency_frac <= 1.0)) /* 0 acts as 1 */
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.a2a_efficiency_frac",
                        "must be in (0, 1], or 0 for 1 (got %g)", c->a2a_efficiency_frac);
-    st = pm_allreduce_algo_check(c->topology, c->algorithm, err);
-    if (st != PM_OK)
-        return st;
     return PM_OK;
+}
+
+/* An allreduce algorithm the topology can run: the cluster's, or the runtime's when the runtime
+ * fixes it (the runtime's allreduce decides the cluster's algorithm, so the error is its key). */
+static pm_status check_algorithm(const pm_scenario *s, pm_error *err)
+{
+    const pm_status st = pm_allreduce_algo_check(s->cluster.topology, s->cluster.algorithm, err);
+    if (st != PM_OK && err && s->runtime.present && s->runtime.allreduce_given) {
+        pm_strlcpy(err->path, "$.runtime.allreduce", sizeof err->path);
+        char msg[sizeof err->message];
+        snprintf(msg, sizeof msg, "%s (runtime \"%s\" decides the cluster's algorithm)",
+                 err->message, s->runtime.name);
+        pm_strlcpy(err->message, msg, sizeof err->message);
+    }
+    return st;
 }
 
 /* The magnitudes the model is defined for. The loaders enforce the same key by key; this
@@ -255,15 +263,9 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
                        "data-parallel attention), which is not modelled (only all-to-all "
                        "dispatch and combine are): use expert_parallel 1, or no runtime",
                        s->runtime.name, ep);
-    if (ep > 1 && m->experts < 1)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
-                       "expert parallelism (%d ranks) needs a mixture-of-experts model (%s has "
-                       "no experts)",
-                       ep, m->name);
-    if (m->experts > 0 && m->experts % ep != 0)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
-                       "must divide the model's %d routed experts (got %d ranks)", m->experts,
-                       ep);
+    const pm_status st = pm_plan_check_ep(s, err);
+    if (st != PM_OK)
+        return st;
     if (!(w->routing_skew_alpha >= 0.0 && w->routing_skew_alpha <= 16.0))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload.routing_skew_alpha",
                        "must be in [0, 16] (got %g)", w->routing_skew_alpha);
@@ -322,6 +324,7 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
     if ((st = check_model(&s->model, err)) != PM_OK ||
         (st = check_accelerator(&s->accel, err)) != PM_OK ||
         (st = check_cluster(&s->cluster, err)) != PM_OK ||
+        (st = check_algorithm(s, err)) != PM_OK ||
         (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
         (st = check_workload(&s->workload, err)) != PM_OK ||
         (st = check_together(s, err)) != PM_OK)

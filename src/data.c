@@ -546,6 +546,23 @@ static void components_free(component *cs, size_t n)
 
 static const char *const sharding_names[] = {"megatron", "ideal"};
 
+/* Names the last override of err's path as the error's place ("--set KEY=VALUE"): when the
+ * error names no file yet, or always when replace is true (a key only an override wrote). */
+static void blame_override(const pm_load_opts *opts, size_t n_ov, pm_error *err, bool replace)
+{
+    if (!err || (err->file[0] && !replace) || strncmp(err->path, "$.", 2) != 0)
+        return;
+    for (size_t i = n_ov; i-- > 0;) {
+        char key[256];
+        const char *val = NULL;
+        if (split_override(opts->overrides[i], key, sizeof key, &val, NULL) == PM_OK &&
+            strcmp(err->path + 2, key) == 0) {
+            snprintf(err->file, sizeof err->file, "--set %s", opts->overrides[i]);
+            return;
+        }
+    }
+}
+
 /* Overrides that replace a whole component go first: "--set model=llama3-8b". */
 static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts, size_t n_ov,
                                            pm_error *err)
@@ -710,8 +727,8 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     /* A runtime that fixes the allreduce implementation decides the cluster's algorithm. */
     if (st == PM_OK && out->runtime.present && out->runtime.allreduce_given)
         out->cluster.algorithm = out->runtime.allreduce;
-    if (st == PM_OK)
-        st = read_scenario_keys(root, sfile, prov, out, err);
+    if (st == PM_OK && (st = read_scenario_keys(root, sfile, prov, out, err)) != PM_OK)
+        blame_override(opts, n_ov, err, true); /* "--set foo=1": foo is the option's */
     if (st != PM_OK) {
         pm_provenance_free(prov);
         return st;
@@ -725,13 +742,7 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
         for (size_t i = prov->n; err && !err->file[0] && i-- > 0;)
             if (prov->items[i].file && strcmp(prov->items[i].path, err->path) == 0)
                 pm_strlcpy(err->file, prov->items[i].file, sizeof err->file);
-        for (size_t i = n_ov; err && !err->file[0] && i-- > 0;) {
-            char key[256];
-            const char *val = NULL;
-            if (split_override(opts->overrides[i], key, sizeof key, &val, NULL) == PM_OK &&
-                strncmp(err->path, "$.", 2) == 0 && strcmp(err->path + 2, key) == 0)
-                snprintf(err->file, sizeof err->file, "--set %s", opts->overrides[i]);
-        }
+        blame_override(opts, n_ov, err, false);
         if (err && !err->file[0])
             pm_strlcpy(err->file, sfile, sizeof err->file);
         pm_provenance_free(prov);
@@ -989,8 +1000,10 @@ static bool checkpoint_warning(const pm_scenario *s, char *note, size_t n)
     if (d != PM_DTYPE_COUNT)
         snprintf(tail, sizeof tail, " (weight_dtype %s models the checkpoint as published)",
                  pm_dtype_name(d));
-    else if (m->quant_bits > 0)
+    else if (m->quant_bits > 0 && m->quant_bits < 8.0)
         snprintf(tail, sizeof tail, ": weights below 8 bits are not modelled");
+    else if (m->quant_bits > 0)
+        snprintf(tail, sizeof tail, ": no datatype here has %g bits", m->quant_bits);
     char by[80];
     if (strcmp(m->quant_method, "mlx") == 0)
         snprintf(by, sizeof by, "mlx's quantization block");

@@ -457,6 +457,13 @@ pm_status pm_hf_check_family(pm_obj *o, pm_obj *text, bool wrapped)
                            "parallel blocks); or write the model in the native format "
                            "(docs/data-format.md)");
     const bool wrapper = pm_in_list(family, hf_wrappers, PM_ARRAY_LEN(hf_wrappers));
+    if (wrapper && tmt)
+        return pm_obj_fail(at, "model_type", PM_ERR_UNSUPPORTED,
+                           "text_config names the multimodal wrapper \"%s\" (a wrapper inside "
+                           "a wrapper): a wrapper's text_config holds its text model (its "
+                           "model_type that model's family, as Gemma-3's gemma3_text), which "
+                           "is what this reader models",
+                           family);
     if (wrapper ? !tmt && wrapped
                 : pm_in_list(family, gated_families, PM_ARRAY_LEN(gated_families)) ||
                       pm_in_list(family, plain_families, PM_ARRAY_LEN(plain_families)) ||
@@ -580,9 +587,9 @@ static const struct {
 
 /* The bits and kind of compressed-tensors' weights: every group of config_groups that
  * quantises weights must state the same num_bits and type, else the format is mixed (0). */
-static void quant_groups(const cJSON *q, pm_model *m)
+static pm_status quant_groups(pm_obj *q, pm_model *m)
 {
-    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(q, "config_groups");
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(q->json, "config_groups");
     double bits = 0.0;
     bool is_float = false, first = true;
     for (const cJSON *g = cJSON_IsObject(groups) ? groups->child : NULL; g; g = g->next) {
@@ -592,6 +599,13 @@ static void quant_groups(const cJSON *q, pm_model *m)
         const cJSON *nb = cJSON_GetObjectItemCaseSensitive(w, "num_bits");
         const char *type = pm_json_string(w, "type");
         const double b = cJSON_IsNumber(nb) ? nb->valuedouble : 0.0;
+        /* compressed-tensors' QuantizationArgs.num_bits: an int, 8 by default; what a format
+         * stores is at most 32 bits per element. */
+        if (cJSON_IsNumber(nb) && !(b >= 1.0 && b <= 32.0 && fmod(b, 1.0) <= 0.0))
+            return pm_obj_fail(q, "config_groups", PM_ERR_RANGE,
+                               "group \"%s\": weights.num_bits must be a whole number of bits "
+                               "in [1, 32] (got %g)",
+                               g->string ? g->string : "", b);
         const bool f = type && strcmp(type, "float") == 0;
         if (first) {
             bits = b;
@@ -603,6 +617,7 @@ static void quant_groups(const cJSON *q, pm_model *m)
     }
     m->quant_bits = bits;
     m->quant_float = bits > 0 && is_float;
+    return PM_OK;
 }
 
 /* The checkpoint's weight format from a HuggingFace quantization_config (of the config, or of
@@ -658,7 +673,8 @@ pm_status pm_hf_read_quantization(pm_obj *o, pm_obj *text, bool wrapped, pm_mode
             return st;
         m->quant_bits = b4 && !b8 ? 4.0 : b8 && !b4 ? 8.0 : 0.0;
     } else if (strcmp(method, "compressed-tensors") == 0) {
-        quant_groups(q.json, m);
+        if ((st = quant_groups(&q, m)) != PM_OK)
+            return st;
     } else if (strcmp(method, "modelopt") == 0) { /* NVIDIA ModelOpt's quant_algo */
         const char *algo = pm_json_string(q.json, "quant_algo");
         const bool fp8 = algo && strcmp(algo, "FP8") == 0, fp4 = algo && strcmp(algo, "NVFP4") == 0;

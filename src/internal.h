@@ -281,6 +281,13 @@ double pm_effective_hbm_bw(const pm_accelerator *a);
 /* The dense peak of a datatype, flop/s; 0 when unsupported or dtype is invalid. */
 double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
 
+/* ---- the parallel plan (plan.c) ---- */
+
+/* The expert-parallel rules, their one home: a degree >= 1 (0 for 1), and above 1 only for a
+ * model with experts in at least one layer, dividing the devices and the routed experts.
+ * pm_shard_compute and pm_scenario_check both apply them. */
+pm_status pm_plan_check_ep(const pm_scenario *s, pm_error *err);
+
 /* ---- the step (step.c) ---- */
 
 /* What one step serves: the description the graph builder, the fast evaluator and the costs

@@ -6,12 +6,40 @@
  * plan's one struct, read by the builder (build.c), the footprint and the estimate. Pipeline
  * stages and data-parallel replicas land here next (docs/architecture.md).
  *
- * May call: error.c.
+ * May call: error.c, model.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "internal.h"
+
+pm_status pm_plan_check_ep(const pm_scenario *s, pm_error *err)
+{
+    const pm_model *m = &s->model;
+    const int p = s->cluster.devices, ep = pm_cluster_ep(&s->cluster);
+    if (s->cluster.expert_parallel < 0)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.expert_parallel",
+                       "must be >= 1, or 0 for 1 (got %d)", s->cluster.expert_parallel);
+    if (ep > 1 && m->experts < 1)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "expert parallelism (%d ranks) needs a mixture-of-experts model (%s has "
+                       "no experts)",
+                       ep, m->name);
+    if (ep > 1 && pm_model_moe_layers(m) == 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "expert parallelism (%d ranks) needs a layer with experts (none of %s's "
+                       "%d layers has any: the first MoE layer, %d, or the MoE period leaves "
+                       "every one dense)",
+                       ep, m->name, m->layers, m->moe_first_layer);
+    if (p % ep != 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "must divide devices (got %d ranks, %d devices)", ep, p);
+    if (m->experts > 0 && m->experts % ep != 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "must divide the model's %d routed experts (got %d ranks)", m->experts,
+                       ep);
+    return PM_OK;
+}
 
 /* The MoE split: routed experts over the EP ranks, each expert's matrices over a rank's
  * devices; shared experts tensor parallel over every device without EP, whole on every device
@@ -22,19 +50,9 @@ static pm_status moe_shard(const pm_scenario *s, pm_shard *out, pm_error *err)
     const int p = s->cluster.devices, ep = pm_cluster_ep(&s->cluster);
     out->ep = 1;
     out->moe_tp = p;
-    if (m->experts < 1) {
-        if (ep > 1)
-            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
-                           "expert parallelism (%d ranks) needs a mixture-of-experts model "
-                           "(%s has no experts)",
-                           ep, m->name);
-        return PM_OK;
-    }
-    if (p % ep != 0 || m->experts % ep != 0)
-        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
-                       "must divide the devices and the routed experts (got %d ranks, %d "
-                       "devices, %d experts)",
-                       ep, p, m->experts);
+    pm_status st = pm_plan_check_ep(s, err);
+    if (st != PM_OK || m->experts < 1)
+        return st;
     const bool ideal = s->options.sharding == PM_SHARDING_IDEAL;
     const int tp = p / ep;
     out->ep = ep;

@@ -63,7 +63,7 @@ void pm_axis_release(pm_axis *a)
     a->n_values = 0;
 }
 
-static bool is_count_axis(pm_axis_kind k)
+bool pm_axis_is_count(pm_axis_kind k)
 {
     return k == PM_AXIS_DEVICES || k == PM_AXIS_BATCH || k == PM_AXIS_SEQ || k == PM_AXIS_EP;
 }
@@ -113,10 +113,10 @@ static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec,
     }
     if (!(*out > 0) || !isfinite(*out))
         return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "values must be > 0 (got '%s')", text);
-    if (is_count_axis(k) && fabs(*out - round(*out)) > 1e-9 * *out)
+    if (pm_axis_is_count(k) && fabs(*out - round(*out)) > 1e-9 * *out)
         return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "%s takes integers (got '%s')",
                        ai->name, text);
-    if (is_count_axis(k))
+    if (pm_axis_is_count(k))
         *out = round(*out);
     return PM_OK;
 }
@@ -264,7 +264,7 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
         double v = step > 0 ? lo + (double)i * step : lo * pow(-step, (double)i);
         if (v > hi + tol)
             break;
-        if (is_count_axis(out->kind))
+        if (pm_axis_is_count(out->kind))
             v = round(v);
         if ((st = push(out, &cap, v, max_points, spec, err)) != PM_OK)
             goto fail;
@@ -285,14 +285,14 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     if (!(v > 0) || !isfinite(v))
         return pm_fail(err, PM_ERR_RANGE, NULL, path, "the %s axis's values must be > 0 (got %g)",
                        pm_axis_name(k), v);
-    if (is_count_axis(k) && fabs(v - round(v)) > 0.0)
+    if (pm_axis_is_count(k) && fabs(v - round(v)) > 0.0)
         return pm_fail(err, PM_ERR_RANGE, NULL, path, "the %s axis takes integers (got %.17g)",
                        pm_axis_name(k), v);
     /* The loaders' bounds: beyond them the int fields would overflow. */
     const double count_max = k == PM_AXIS_DEVICES || k == PM_AXIS_EP ? (double)PM_MAX_DEVICES
                              : k == PM_AXIS_BATCH ? (double)PM_MAX_BATCH
                                                   : (double)PM_MAX_SEQ_LEN;
-    if (is_count_axis(k) && v > count_max)
+    if (pm_axis_is_count(k) && v > count_max)
         return pm_fail(err, PM_ERR_RANGE, NULL, path, "must be at most %.0f (got %.0f)",
                        count_max, v);
     switch (k) {
@@ -476,12 +476,22 @@ pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind, pm_objec
                                double lo, double hi, int grid_points, double rel_tol,
                                int max_iter, pm_optimum *out, pm_error *err)
 {
-    if (!s || !out || is_count_axis(kind) || (int)kind < 0 || kind >= PM_AXIS_COUNT ||
-        !(lo > 0) || !(hi > lo) || grid_points < 3 || !(rel_tol > 0) || max_iter < 1 ||
-        (int)goal < 0 || goal >= PM_OBJECTIVE_COUNT)
+    if (!s || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "optimize: %s is NULL",
+                       !s ? "the scenario" : "out");
+    if ((int)kind < 0 || kind >= PM_AXIS_COUNT || pm_axis_is_count(kind))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
-                       "optimize needs a continuous axis, an objective, 0 < lo < hi, >= 3 grid "
-                       "points, rel_tol > 0 and max_iter >= 1");
+                       "optimize searches a continuous axis (l2, l2_bw, compute, hbm_bw, "
+                       "link_bw), not %s",
+                       pm_axis_name(kind));
+    if ((int)goal < 0 || goal >= PM_OBJECTIVE_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "optimize: objective %d is not one",
+                       (int)goal);
+    if (!(lo > 0) || !(hi > lo) || grid_points < 3 || !(rel_tol > 0) || max_iter < 1)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "optimize needs 0 < lo < hi, >= 3 grid points, rel_tol > 0 and "
+                       "max_iter >= 1 (got lo %g, hi %g, %d points, rel_tol %g, max_iter %d)",
+                       lo, hi, grid_points, rel_tol, max_iter);
     memset(out, 0, sizeof *out);
     if (goal == PM_OBJECTIVE_USD && !s->accel.cost.present)
         return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.cost",

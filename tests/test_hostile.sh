@@ -370,9 +370,58 @@ printf '#!/bin/sh\nkill -SEGV $$\n' >fakebin/gnuplot
 check_sh gnuplot-signal 1 'gnuplot was killed by signal 11 (Segmentation fault)' \
     env PATH="$PWD/fakebin:$PATH" $PMW --sweep l2=8MiB:16MiB:8MiB --plot g11.png
 printf '#!/bin/sh\n: >"$(echo "$4" | sed "s/^out=.\\(.*\\).$/\\1/")"\n' >fakebin/gnuplot
-check_sh gnuplot-empty-figure 1 'gnuplot left g0.png incomplete' \
+check_sh gnuplot-empty-figure 1 'gnuplot left g0.png empty or incomplete' \
     env PATH="$PWD/fakebin:$PATH" $PMW --sweep l2=8MiB:16MiB:8MiB --plot g0.png
 check_sh gnuplot-empty-figure-gone 0 'no figure' bash -c 'ls g0.png g0.png.tmp* 2>/dev/null || echo no figure'
+
+# ---- Round 4 (issue 42): a hostile pass over footprint, EP, runtimes, plots, the HF reader
+# and --optimize. Each case failed before its fix.
+hf=$(dirname "$PRESERVE_MODEL_DATA")/tests/configs/hf
+# footprint --ep N holds N ranks at every row (it was ignored: EP = devices, 4 at 4 devices).
+# Mixtral-8x7B at 4 devices over 2 ranks: 4 experts a rank, each split over 2 devices:
+# 4 x 3 x 4096 x 14336 / 2 int8 bytes = 336 MiB, plus the router's 4096 x 8 = 0.031 MiB.
+check footprint-ep-held 0 '4,10,32,42,42,0,2,336.031' \
+    "$pm" footprint --config mixtral8x7b --ep 2 --devices-list 2,4 --format csv
+check footprint-ep-row 1 'footprint --ep 8 at 4 devices (--devices-list): $.cluster.expert_parallel: must divide devices' \
+    "$pm" footprint --config mixtral8x7b --ep 8 --devices-list 8,4
+check footprint-ep-dense 1 'needs a mixture-of-experts model' \
+    "$pm" footprint --config llama70b --ep 2 --devices-list 2
+# --devices was dropped by footprint: its rows are --devices-list's.
+check footprint-devices 2 'would change nothing' "$pm" footprint --config llama70b --devices 8
+# EP on a MoE model none of whose layers has experts (DeepSeek-V3's 61 layers all dense).
+check ep-all-dense 1 'needs a layer with experts' \
+    "$pm" --config deepseek-v3-h200 --set model.first_k_dense_replace=61
+# An unknown top-level key of --set is the option's error, not the scenario file's.
+check set-unknown-top 1 'error: --set foo=3: $.foo: unknown key' "$pm" --config llama70b --set foo=3
+# A runtime's allreduce decides the cluster's algorithm: its --set is named, not the cluster file.
+check runtime-allreduce-blame 1 '--set runtime.allreduce=hierarchical: $.runtime.allreduce' \
+    "$pm" --config mixtral8x7b --set runtime=trtllm --set runtime.allreduce=hierarchical
+# A directory where a plot script should be (it was "a full disk").
+mkdir -p plotsdir/sweep.gp
+check plot-script-dir 1 'plotsdir/sweep.gp is not a regular file (a directory)' \
+    env PRESERVE_MODEL_PLOTS="$PWD/plotsdir" "${wrapper[@]}" "$pm" --sweep l2=8MiB:16MiB:8MiB --plot d.png
+# A wrapper inside a wrapper: Gemma-3's whole config as its own text_config (it called the
+# supported gemma3 family unsupported).
+mkdir -p nested
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["text_config"]=dict(c); json.dump(c,open("nested/config.json","w"))' \
+    "$hf/gemma-3-27b-it-config.json"
+check hf-nested-wrapper 1 'text_config names the multimodal wrapper "gemma3" (a wrapper inside a wrapper)' \
+    "$pm" --model nested/config.json
+# compressed-tensors' num_bits: 1e308 is not a bit count (it was "below 8 bits"); 12 bits is
+# not below 8.
+for nb in 1e308 12; do
+    mkdir -p "q$nb"
+    python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["quantization_config"]={"quant_method":"compressed-tensors","config_groups":{"g":{"weights":{"num_bits":float(sys.argv[2]),"type":"int"}}}}; json.dump(c,open(sys.argv[3],"w"))' \
+        "$hf/llama3-8b-config.json" "$nb" "q$nb/config.json"
+done
+check hf-num-bits-huge 1 '$.quantization_config.config_groups: group "g": weights.num_bits must be a whole number of bits in [1, 32] (got 1e+308)' \
+    "$pm" --config llama8b --model q1e308/config.json
+check hf-num-bits-12 0 'no datatype here has 12 bits' "$pm" --config llama8b --model q12/config.json
+# --optimize on a count axis says so (a generic "needs a continuous axis, 0 < lo < hi..."), and
+# an unknown axis lists only the axes it can search.
+check optimize-count 2 '--optimize: batch is a count, and --optimize searches a continuous axis' \
+    "$pm" --optimize batch
+check optimize-unknown-list 2 'expected l2, l2_bw, compute, hbm_bw, link_bw)' "$pm" --optimize bogus
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -107,6 +107,8 @@ pm_load_opts load_opts(const cli *c);
 int load_quiet(const cli *c, pm_scenario *s);
 /* load_quiet, then the scenario's warnings (pm_scenario_warning) on stderr. */
 int load(const cli *c, pm_scenario *s);
+/* load with the options o (the command line's data directory and a subset of its overrides). */
+int load_with(const cli *c, const pm_load_opts *o, pm_scenario *s);
 
 /* The warnings about the estimate e of s (pm_estimate_warning) on stderr. */
 void warn_estimate(const pm_scenario *s, const pm_estimate *e);

@@ -190,7 +190,14 @@ int load_quiet(const cli *c, pm_scenario *s)
 
 int load(const cli *c, pm_scenario *s)
 {
-    const int rc = load_quiet(c, s);
+    const pm_load_opts o = load_opts(c);
+    return load_with(c, &o, s);
+}
+
+int load_with(const cli *c, const pm_load_opts *o, pm_scenario *s)
+{
+    pm_error err;
+    const int rc = pm_scenario_load(c->config, o, s, &err) == PM_OK ? 0 : config_error(&err);
     if (rc)
         return rc;
     /* What the estimate may not be of what the user meant (the library's list, which the Python

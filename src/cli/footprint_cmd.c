@@ -60,18 +60,27 @@ typedef struct fp_row {
     bool ideal;
 } fp_row;
 
-/* s on devices devices at context ctx. Beyond the heads Megatron sharding cannot split, the
- * ideal split is shown instead, with whole KV heads. */
-static fp_row row_of(const pm_scenario *s, int devices, int64_t ctx)
+/* The scenario s on devices devices: the expert-parallel degree ep when one was given (> 0),
+ * else experts over every device (EP = devices) when the scenario uses expert parallelism and
+ * the experts divide, else tensor-parallel experts. */
+static pm_scenario on_devices(const pm_scenario *s, int devices, int ep)
 {
     pm_scenario t = *s;
     t.provenance = NULL;
     t.cluster.devices = devices;
     const bool moe = s->model.experts > 0;
-    /* MoE: experts over every device (EP = devices) when the scenario uses expert parallelism
-     * and the experts divide, else tensor-parallel experts. */
     t.cluster.expert_parallel =
-        moe && pm_cluster_ep(&s->cluster) > 1 && s->model.experts % devices == 0 ? devices : 1;
+        ep > 0 ? ep
+               : moe && pm_cluster_ep(&s->cluster) > 1 && s->model.experts % devices == 0 ? devices
+                                                                                           : 1;
+    return t;
+}
+
+/* s on devices devices (on_devices) at context ctx. Beyond the heads Megatron sharding cannot
+ * split, the ideal split is shown instead, with whole KV heads. */
+static fp_row row_of(const pm_scenario *s, int devices, int ep, int64_t ctx)
+{
+    pm_scenario t = on_devices(s, devices, ep);
     pm_shard sh;
     const bool ok = pm_shard_compute(&t, &sh, NULL) == PM_OK;
     if (!ok) {
@@ -111,9 +120,10 @@ static void write_row_json(const fp_row *r, int devices, bool moe, bool first)
     printf(", \"ideal_split\": %s}", r->ideal ? "true" : "false");
 }
 
-static void write_row(const cli *c, const pm_scenario *s, int devices, int64_t ctx, bool first)
+static void write_row(const cli *c, const pm_scenario *s, int devices, int ep, int64_t ctx,
+                      bool first)
 {
-    const fp_row r = row_of(s, devices, ctx);
+    const fp_row r = row_of(s, devices, ep, ctx);
     const bool moe = s->model.experts > 0;
     const double attn = r.attn / MIB, kv = r.kv / MIB, mlp = r.mlp / MIB,
                  kv_local = r.kv_local / MIB;
@@ -166,7 +176,8 @@ static void write_l2_sizes(const cli *c)
 }
 
 /* footprint --format json: what the table's comment lines say, the rows and the L2 sizes. */
-static void write_json(const cli *c, const pm_scenario *s, const int *devs, int nd, int64_t ctx)
+static void write_json(const cli *c, const pm_scenario *s, const int *devs, int nd, int ep,
+                       int64_t ctx)
 {
     const pm_workload *w = &s->workload;
     printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
@@ -182,28 +193,81 @@ static void write_json(const cli *c, const pm_scenario *s, const int *devs, int 
            s->model.sparse_block,
            s->model.experts, s->model.experts > 0 ? pm_model_moe_layers(&s->model) : 0);
     for (int i = 0; i < nd; i++)
-        write_row(c, s, devs[i], ctx, i == 0);
+        write_row(c, s, devs[i], ep, ctx, i == 0);
     printf("\n  ]");
     write_l2_sizes(c);
 }
 
+/* The overrides of the device count and the expert-parallel degree (--devices, --ep, --set
+ * cluster.devices=, --set cluster.expert_parallel=): the rows' device counts are --devices-list's,
+ * so a device count would change nothing and is refused; an expert-parallel degree is every
+ * row's, kept out of the load (the scenario's own device count does not bound it) and checked
+ * at each row. kept receives the other overrides; 0 or EXIT_USAGE, said on stderr. */
+static int take_parallel(const cli *c, const char **kept, size_t *n_kept, int *ep)
+{
+    static const char dev_key[] = "cluster.devices=", ep_key[] = "cluster.expert_parallel=";
+    *n_kept = 0;
+    *ep = 0;
+    for (size_t i = 0; i < c->n_sets; i++) {
+        const char *o = c->sets[i];
+        if (strncmp(o, dev_key, sizeof dev_key - 1) == 0)
+            return usage_error("footprint: --set %s (or --devices) would change nothing: the "
+                               "rows' device counts are --devices-list's",
+                               o);
+        int64_t v;
+        if (strncmp(o, ep_key, sizeof ep_key - 1) != 0) {
+            kept[(*n_kept)++] = o;
+            continue;
+        }
+        if (!parse_count("--ep", o + sizeof ep_key - 1, 0, PM_MAX_DEVICES, &v))
+            return EXIT_USAGE;
+        *ep = v > 1 ? (int)v : 1;
+    }
+    return 0;
+}
+
+/* An expert-parallel degree given (ep > 0) is checked at every row as the plan checks it: a MoE
+ * model, dividing the row's devices and the experts. 0 or EXIT_CONFIG, said on stderr. */
+static int check_ep_rows(const pm_scenario *s, const int *devs, int nd, int ep)
+{
+    for (int i = 0; ep > 0 && i < nd; i++) {
+        pm_scenario t = on_devices(s, devs[i], ep);
+        t.options.sharding = PM_SHARDING_IDEAL; /* the head split has its fallback */
+        pm_shard sh;
+        pm_error err;
+        if (pm_shard_compute(&t, &sh, &err) != PM_OK) {
+            fprintf(stderr, "%s: error: footprint --ep %d at %d device%s (--devices-list): %s: "
+                    "%s\n",
+                    prog, ep, devs[i], devs[i] == 1 ? "" : "s", err.path, err.message);
+            return EXIT_CONFIG;
+        }
+    }
+    return 0;
+}
+
 int cmd_footprint(const cli *c)
 {
-    pm_scenario s;
-    int rc = load(c, &s);
+    const char *kept[MAX_SETS];
+    size_t n_kept = 0;
+    int ep = 0;
+    int rc = take_parallel(c, kept, &n_kept, &ep);
     if (rc)
+        return rc;
+    pm_scenario s;
+    const pm_load_opts o = {c->data_dir, kept, n_kept};
+    if ((rc = load_with(c, &o, &s)) != 0)
         return rc;
     int *devs = NULL;
     const int nd = parse_devices(c, &devs);
-    if (nd < 0) {
+    if (nd < 0 || (rc = check_ep_rows(&s, devs, nd, ep)) != 0) {
         free(devs);
         pm_scenario_release(&s);
-        return EXIT_USAGE;
+        return nd < 0 ? EXIT_USAGE : rc;
     }
     const pm_workload *w = &s.workload;
     const int64_t ctx = w->seq_len; /* the whole sequence cached: the largest KV cache */
     if (c->format == FMT_JSON) {
-        write_json(c, &s, devs, nd, ctx);
+        write_json(c, &s, devs, nd, ep, ctx);
         free(devs);
         pm_scenario_release(&s);
         return 0;
@@ -243,7 +307,7 @@ int cmd_footprint(const cli *c)
                "kv_local_MiB%s\n",
                moe ? ",expert_parallel,moe_weights_MiB,moe_read_MiB,experts_read_per_step" : "");
     for (int i = 0; i < nd; i++)
-        write_row(c, &s, devs[i], ctx, i == 0);
+        write_row(c, &s, devs[i], ep, ctx, i == 0);
     write_l2_sizes(c);
     free(devs);
     pm_scenario_release(&s);

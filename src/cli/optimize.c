@@ -19,6 +19,35 @@ static int parse_spec(const char *spec, pm_axis_kind *kind, double *lo, double *
     if (eq && (!colon || strchr(colon + 1, ':')))
         return usage_error("--optimize: expected AXIS or AXIS=LO:HI (got '%s')", spec);
     const int name_len = eq ? (int)(eq - spec) : (int)strlen(spec);
+    /* The axes --optimize searches: the continuous ones, named before anything is parsed. */
+    char names[128] = "";
+    const char *cont[PM_AXIS_COUNT];
+    size_t n_cont = 0;
+    int found = -1;
+    for (int k = 0; k < PM_AXIS_COUNT; k++) {
+        const char *n = pm_axis_name((pm_axis_kind)k);
+        if ((int)strlen(n) == name_len && strncmp(spec, n, (size_t)name_len) == 0)
+            found = k;
+        if (!pm_axis_is_count((pm_axis_kind)k)) {
+            cont[n_cont++] = n;
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     names[0] ? ", " : "", n);
+        }
+    }
+    if (found < 0) {
+        char *word = str_printf("%.*s", name_len, spec);
+        const char *near = word ? pm_suggest(word, cont, n_cont) : NULL;
+        const int rc = usage_error("--optimize: unknown axis \"%.*s\" (%s%s%sexpected %s)",
+                                   name_len, spec, near ? "did you mean \"" : "",
+                                   near ? near : "", near ? "\"? " : "", names);
+        free(word);
+        return rc;
+    }
+    if (pm_axis_is_count((pm_axis_kind)found))
+        return usage_error("--optimize: %s is a count, and --optimize searches a continuous "
+                           "axis (%s); compare counts with --sweep %s",
+                           pm_axis_name((pm_axis_kind)found), names,
+                           pm_axis_name((pm_axis_kind)found));
     /* One axis of LO's value and one of HI's: each is then exactly what was given. */
     char *lo_spec = eq ? str_printf("%.*s", (int)(colon - spec), spec) : str_printf("%s", spec);
     char *hi_spec = eq ? str_printf("%.*s=%s", name_len, spec, colon + 1) : NULL;

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,11 +74,17 @@ bool plot_csv_open(const char *figure, out_file *csv)
 static char *plot_script(const char *name)
 {
     char *path = str_printf("%s/%s", pm_default_plots_dir(), name);
+    struct stat st;
     if (!path)
         out_of_memory();
-    else if (access(path, R_OK) != 0) {
+    else if (access(path, R_OK) != 0 || stat(path, &st) != 0) {
         fprintf(stderr, "%s: --plot: cannot read the gnuplot script %s: %s\n", prog, path,
                 strerror(errno));
+        free(path);
+        path = NULL;
+    } else if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "%s: --plot: the gnuplot script %s is not a regular file (%s)\n", prog,
+                path, S_ISDIR(st.st_mode) ? "a directory" : "a device, pipe or socket");
         free(path);
         path = NULL;
     }
@@ -287,8 +294,8 @@ static int draw_into(char *script, const char *tmp, const char *csv, const char 
         return EXIT_CONFIG;
     }
     if (!figure_complete(tmp, figure)) {
-        fprintf(stderr, "%s: --plot: gnuplot left %s incomplete (a full disk or a file-size "
-                        "limit?); the CSV is in %s\n",
+        fprintf(stderr, "%s: --plot: gnuplot left %s empty or incomplete (its script drew "
+                        "nothing, or a full disk or a file-size limit); the CSV is in %s\n",
                 prog, figure, csv);
         return EXIT_CONFIG;
     }
