@@ -117,8 +117,15 @@ for h in "${harnesses[@]}"; do
     log="$out/logs/$h.log"
     start=$(date +%s)
     rc=0
+    # The hf harness's dictionary adds every HuggingFace family's keys (scripts/hf-dict.py).
+    dict="$root/fuzz/json.dict"
+    if [ "$h" = hf ]; then
+        dict="$out/hf.dict"
+        cat "$root/fuzz/json.dict" >"$dict"
+        python3 "$root/scripts/hf-dict.py" "$root" >>"$dict"
+    fi
     "$out/bin/fuzz_$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
-        -dict="$root/fuzz/json.dict" -print_final_stats=1 -artifact_prefix="$arts/" \
+        -dict="$dict" -print_final_stats=1 -artifact_prefix="$arts/" \
         "$corpus" >"$log" 2>&1 || rc=$?
     took=$(($(date +%s) - start))
     execs=$(sed -n 's/^stat::number_of_executed_units: *\([0-9]*\).*/\1/p' "$log" | tail -1)

@@ -510,6 +510,19 @@ bool pm_hf_biased(const char *family)
     return pm_in_list(family, biased_families, PM_ARRAY_LEN(biased_families));
 }
 
+/* The classes that derive an absent MLP width from the hidden size (transformers 4.57:
+ * GPT2Config, GPTJConfig, GPTBigCodeConfig n_inner None -> 4 x n_embd in their blocks;
+ * FalconConfig ffn_hidden_size None -> 4 x hidden_size; BloomConfig has no key, its MLP is
+ * 4 x hidden_size). Every other class's default is one checkpoint's width (LlamaConfig 11008,
+ * MistralConfig 14336, GPTNeoXConfig 24576, OPTConfig's ffn_dim 3072...), which a config that
+ * leaves the key out almost never means: the width is required there. */
+static const char *const mlp_4h_families[] = {"gpt2", "gptj", "gpt_bigcode", "falcon", "bloom"};
+
+bool pm_hf_mlp_4h(const char *family)
+{
+    return pm_in_list(family, mlp_4h_families, PM_ARRAY_LEN(mlp_4h_families));
+}
+
 bool pm_hf_parallel(const char *family)
 {
     return pm_in_list(family, parallel_families, PM_ARRAY_LEN(parallel_families));

@@ -138,6 +138,9 @@ bool pm_hf_gated_mlp(const char *family);
 bool pm_hf_gated_act(const char *act);
 bool pm_hf_biased(const char *family);
 bool pm_hf_parallel(const char *family);
+/* Whether the family's class derives an absent MLP width as 4 x hidden_size (GPT-2's n_inner,
+ * Falcon's ffn_hidden_size...); in every other family it is required. */
+bool pm_hf_mlp_4h(const char *family);
 bool pm_hf_mla(const char *family);
 
 #endif

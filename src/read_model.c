@@ -186,6 +186,19 @@ static pm_status read_mlp_shape(pm_obj *o, const hf_layout *l, pm_model *m, bool
                            "model_type phi3small: the MLP width is required (Phi3SmallConfig "
                            "derives it from ff_dim_multiplier and gegelu_pad_to_256 otherwise, "
                            "which this reader does not)");
+    /* A misspelt width is the misspelling's error, as pm_hf_finish would say it. */
+    for (const cJSON *c = !has_inter && hf ? l->ffn->json->child : NULL; c; c = c->next) {
+        const char *near = pm_suggest(c->string, k_inter, 5);
+        if (near && strcmp(near, c->string) != 0)
+            return pm_obj_fail(l->ffn, c->string, PM_ERR_UNKNOWN_KEY,
+                               "unknown key \"%s\" (did you mean \"%s\"?)", c->string, near);
+    }
+    if (!has_inter && hf && !pm_hf_mlp_4h(l->family))
+        return pm_obj_fail(o, "intermediate_size", PM_ERR_MISSING,
+                           "model_type %s: the MLP width is required (its configuration "
+                           "class's default is one checkpoint's width, not 4 x hidden_size; "
+                           "only GPT-2, GPT-J, GPT-BigCode, Falcon and BLOOM derive it)",
+                           l->family ? l->family : "(none)");
     if (!has_inter && four_h > PM_MAX_MODEL_DIM)
         return pm_obj_fail(o, "intermediate_size", PM_ERR_RANGE,
                            "the default 4 x hidden_size = %lld exceeds %d: give "

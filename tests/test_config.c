@@ -2021,6 +2021,12 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
          "$.kv_lora_rank", "kv_lora_rank must be a rank (got null", PM_ERR_VALUE},
         {"llama3-8b-config.json", "\"hidden_size\": 4096", "\"hidden_size\": 4096, \"n_embd\": 4000",
          "$.n_embd", "\"hidden_size\" and \"n_embd\" are two names", PM_ERR_INCONSISTENT},
+        /* An absent or null MLP width was 4 x hidden_size = 16384 in every family; LlamaConfig's
+         * default is 11008 (Llama-2-7B's) and None breaks the model: required. */
+        {"llama3-8b-config.json", "\"intermediate_size\": 14336,", "", "$.intermediate_size",
+         "model_type llama: the MLP width is required", PM_ERR_MISSING},
+        {"llama3-8b-config.json", "\"intermediate_size\": 14336,", "\"intermediate_size\": null,",
+         "$.intermediate_size", "the MLP width is required", PM_ERR_MISSING},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[600], name[64];
@@ -2041,6 +2047,8 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
         pm_error ferr;
         assert_ok(pm_model_load(fpath, &g_opts, &fm, &ferr), &ferr);
         assert_int_equal(fm.kv_heads, 1);
+        /* FalconConfig derives an absent ffn_hidden_size: 4 x 4544 = 18176. */
+        assert_int_equal(fm.intermediate, 4 * 4544);
     }
     /* A text_config in a family that is not a multimodal wrapper is not the model. */
     {
