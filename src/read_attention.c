@@ -347,6 +347,13 @@ static pm_status read_mla(pm_obj *o, pm_model *m, const char *mt)
     if ((st = pm_read_int(o, "kv_lora_rank", true, 1, 1L << 20, &m->kv_lora_rank)) != PM_OK)
         return st;
     const cJSON *ql = cJSON_GetObjectItemCaseSensitive(o->json, "q_lora_rank");
+    /* Absent, the classes' default (DeepseekV2Config, DeepseekV3Config: 1536) is DeepSeek-V3's;
+     * null is a full-rank query projection (DeepSeek-V2-Lite). */
+    if (!ql && mt && pm_hf_mla(mt))
+        return pm_obj_fail(o, "q_lora_rank", PM_ERR_MISSING,
+                           "model_type \"%s\": q_lora_rank is required (null: a full-rank query "
+                           "projection; the class's default, 1536, is DeepSeek-V3's)",
+                           mt);
     if (ql && !cJSON_IsNull(ql) &&
         (st = pm_read_int(o, "q_lora_rank", true, 1, 1L << 20, &m->q_lora_rank)) != PM_OK)
         return st;

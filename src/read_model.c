@@ -62,6 +62,40 @@ static pm_status read_moe_pattern(pm_obj *o, pm_model *m)
                         "layers with a MoE block (first_k_dense_replace and the period)");
 }
 
+/* The MoE keys whose absence has no faithful reading: where a family's class reads a key of
+ * its own for the experts' width or the shared experts, its default is one checkpoint's
+ * (transformers 4.57: Qwen2MoeConfig moe_intermediate_size 1408 and
+ * shared_expert_intermediate_size 5632, Qwen3MoeConfig 768, DeepseekV3Config 2048 and
+ * n_shared_experts 1, Glm4MoeConfig 1408 and 1) or differs between transformers and the
+ * remote code (DeepSeek's None: no shared expert); the width is not intermediate_size there,
+ * as it is in Mixtral, OLMoE, Granite-MoE, PhiMoE, gpt-oss and Llama-4. Required. */
+static pm_status require_moe_keys(pm_obj *o, const char *mt)
+{
+    static const char *const own_width[] = {"qwen2_moe", "qwen3_moe", "deepseek_v2",
+                                            "deepseek_v3", "deepseek", "glm4_moe"};
+    static const char *const shared_count[] = {"deepseek_v2", "deepseek_v3", "deepseek",
+                                               "glm4_moe"};
+    static const char *const shared_width[] = {"qwen2_moe"};
+    static const struct {
+        const char *const *families;
+        size_t n;
+        const char *key, *what;
+    } rules[] = {
+        {own_width, PM_ARRAY_LEN(own_width), "moe_intermediate_size", "each expert's width"},
+        {shared_count, PM_ARRAY_LEN(shared_count), "n_shared_experts", "the shared experts"},
+        {shared_width, PM_ARRAY_LEN(shared_width), "shared_expert_intermediate_size",
+         "the shared expert's width"},
+    };
+    for (size_t i = 0; mt && i < PM_ARRAY_LEN(rules); i++)
+        if (pm_in_list(mt, rules[i].families, rules[i].n) && !pm_obj_has(o, rules[i].key))
+            return pm_obj_fail(o, rules[i].key, PM_ERR_MISSING,
+                               "model_type \"%s\": \"%s\" (%s) is required (its "
+                               "configuration class's default is one checkpoint's, not this "
+                               "model's)",
+                               mt, rules[i].key, rules[i].what);
+    return PM_OK;
+}
+
 /* Mixture of experts: the routed experts (num_experts, num_local_experts, n_routed_experts),
  * top-k, each expert's width (moe_intermediate_size, else intermediate_size: Mixtral,
  * Llama-4), the shared experts (DeepSeek's n_shared_experts of moe_intermediate_size, Qwen2's
@@ -123,6 +157,8 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
                                : "");
     if (!dbrx && (!ek || !pm_hf_feature_on(ev)))
         return PM_OK; /* dense: "num_experts": 0 or null in a family without experts */
+    if ((st = require_moe_keys(o, mt)) != PM_OK)
+        return st;
     const int expert_width = m->intermediate;
     if ((st = pm_read_int(o, ek, true, 1, PM_MAX_EXPERTS, &m->experts)) != PM_OK ||
         (st = pm_read_int(o, top_k, true, 1, m->experts, &m->experts_per_token)) != PM_OK)

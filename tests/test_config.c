@@ -1770,7 +1770,8 @@ static void test_hf_family_biases_head_dim_and_vocab(void **state)
     write_tmp("glm-bias.json",
               "{\"model_type\": \"glm4_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
               "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
-              "\"n_routed_experts\": 4, \"num_experts_per_tok\": 2, \"attention_bias\": true}",
+              "\"n_routed_experts\": 4, \"num_experts_per_tok\": 2, \"attention_bias\": true, "
+              "\"moe_intermediate_size\": 32, \"n_shared_experts\": 1}",
               path, sizeof path);
     assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
     assert_true(m.qkv_bias);
@@ -2027,6 +2028,18 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
          "model_type llama: the MLP width is required", PM_ERR_MISSING},
         {"llama3-8b-config.json", "\"intermediate_size\": 14336,", "\"intermediate_size\": null,",
          "$.intermediate_size", "the MLP width is required", PM_ERR_MISSING},
+        /* Keys whose class default is one checkpoint's: q_lora_rank (absent: DeepSeek-V3's 1536;
+         * it was a full-rank query), the experts' own width and the shared experts (absent:
+         * intermediate_size wide, and none). */
+        {"deepseek-v3-config.json", "\"q_lora_rank\": 1536,", "", "$.q_lora_rank",
+         "q_lora_rank is required (null: a full-rank query projection", PM_ERR_MISSING},
+        {"deepseek-v3-config.json", "\"n_shared_experts\": 1,", "", "$.n_shared_experts",
+         "model_type \"deepseek_v3\": \"n_shared_experts\" (the shared experts) is required", PM_ERR_MISSING},
+        {"qwen1.5-moe-a2.7b-config.json", "\"moe_intermediate_size\": 1408,", "",
+         "$.moe_intermediate_size", "(each expert's width) is required", PM_ERR_MISSING},
+        {"qwen1.5-moe-a2.7b-config.json", "\"shared_expert_intermediate_size\": 5632,", "",
+         "$.shared_expert_intermediate_size", "(the shared expert's width) is required",
+         PM_ERR_MISSING},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char path[600], name[64];
@@ -2812,7 +2825,7 @@ static void test_hf_mla_keys_are_read(void **state)
     assert_int_equal(m.v_head_dim, 128);
     /* The head dims are required: their defaults differ between families. */
     assert_fails(load_family_with("deepseek_v2", "\"kv_lora_rank\": 512, \"qk_nope_head_dim\": 128, "
-                                  "\"n_routed_experts\": null",
+                                  "\"q_lora_rank\": null, \"n_routed_experts\": null",
                                   &m, &err, path, sizeof path),
                  &err, PM_ERR_MISSING, path, "$.qk_rope_head_dim", "missing required key");
 }
