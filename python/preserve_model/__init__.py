@@ -230,10 +230,17 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     conc = np.atleast_1d(np.asarray(raw, dtype=float))
     if conc.ndim != 1 or not conc.size or not np.all(np.isfinite(conc)):
         raise ValueError(f"concurrency: expected finite counts (got {concurrency!r})")
-    counts = {"chunk": chunk, "input_tokens": input_tokens or 0, "output_tokens": output_tokens or 0}
+    if not np.all(conc == np.floor(conc)):
+        raise ValueError(f"concurrency: expected whole counts of sequences (got {concurrency!r})")
+    # None: the scenario's lengths (0 in the call below); a length given must be a count >= 1.
+    counts = {"chunk": chunk, "input_tokens": input_tokens, "output_tokens": output_tokens}
     for name, value in counts.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        if value is None and name != "chunk":
+            counts[name] = 0
+        elif isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{name}: expected a count (got {value!r})")
+        elif value < 1:
+            raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
     names, data = _core.serve(_path("config", config), [float(c) for c in conc], int(chunk),
                               SERVE_RULES.index(rule), float(ttft_limit), float(tpot_limit),
                               int(counts["input_tokens"]), int(counts["output_tokens"]),

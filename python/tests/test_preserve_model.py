@@ -461,7 +461,14 @@ def test_serve_refuses():
     with pytest.raises(TypeError, match="chunk"):
         pm.serve(chunk=2048.5)
     with pytest.raises(pm.Error, match="concurrency must be in"):
-        pm.serve(concurrency=[0.5])
+        pm.serve(concurrency=[0])
+    # Issue 42: 1.5 sequences ran as a count; an input length of 0 became the scenario's.
+    with pytest.raises(ValueError, match="whole counts"):
+        pm.serve(concurrency=[1.5])
+    with pytest.raises(ValueError, match="input_tokens: expected a count >= 1"):
+        pm.serve(input_tokens=0)
+    with pytest.raises(ValueError, match="output_tokens: expected a count >= 1"):
+        pm.serve(output_tokens=np.int64(0))
     with pytest.raises(pm.Error, match="must hold the prompt"):
         pm.serve(rule="prefill_first", chunk=1024)
 
