@@ -458,6 +458,19 @@ pm_status pm_read_head_dim(pm_obj *o, pm_model *m, const char *mt)
         return st;
     if (mla)
         has_head_dim = true;
+    /* Classes with a head_dim default of their own (transformers 4.57: GemmaConfig,
+     * Gemma2Config, Gemma3TextConfig 256; Qwen3Config, Qwen3MoeConfig, Glm4MoeConfig,
+     * Llama4TextConfig 128; GptOssConfig 64), which their models read as given (None breaks
+     * them): not hidden_size / num_attention_heads (Gemma-2-9B's 3584 / 16 = 224 against its 256). */
+    static const char *const own_head_dim[] = {"gemma",      "gemma2",   "gemma3_text",
+                                               "qwen3",      "qwen3_moe", "glm4_moe",
+                                               "llama4_text", "gpt_oss"};
+    if (!has_head_dim && mt && pm_in_list(mt, own_head_dim, PM_ARRAY_LEN(own_head_dim)))
+        return pm_obj_fail(o, "head_dim", PM_ERR_MISSING,
+                           "model_type \"%s\": head_dim is required (its configuration class "
+                           "has a default of its own, which is not hidden_size / "
+                           "num_attention_heads, and a null breaks its model)",
+                           mt);
     if (!has_head_dim && m->hidden % m->heads != 0)
         return pm_fail(o->err, PM_ERR_INCONSISTENT, o->file, "$.head_dim",
                        "hidden_size %d is not a multiple of num_attention_heads %d: give "

@@ -114,6 +114,17 @@ static void variant(const char *fixture, const char *from, const char *to, const
 }
 
 /* Writes <HF_DIR>/<fixture> with one snippet (which must be there) replaced into <tmp>/<name>. */
+/* The families whose class has a head_dim default of its own: the key is required there. */
+static bool own_head_dim(const char *family)
+{
+    static const char *const own[] = {"gemma", "gemma2",    "gemma3_text", "qwen3",
+                                      "qwen3_moe", "glm4_moe", "llama4_text", "gpt_oss"};
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (strcmp(family, own[i]) == 0)
+            return true;
+    return false;
+}
+
 static void hf_variant(const char *fixture, const char *from, const char *to, const char *name,
                        char *path, size_t n)
 {
@@ -1668,8 +1679,8 @@ static void test_hf_config_without_tie_key_takes_the_familys_default(void **stat
         snprintf(text, sizeof text,
                  "{\"model_type\": \"%s\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": "
-                 "100}",
-                 fams[i].family);
+                 "100%s}",
+                 fams[i].family, own_head_dim(fams[i].family) ? ", \"head_dim\": 16" : "");
         write_tmp("family-tie.json", text, path, sizeof path);
         assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
         if (m.tied_embeddings != fams[i].tied)
@@ -1723,8 +1734,9 @@ static void test_hf_window_defaults_of_the_family(void **state)
         snprintf(text, sizeof text,
                  "{\"model_type\": \"%s\", \"num_hidden_layers\": 12, \"hidden_size\": 64, "
                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": "
-                 "100%s}",
-                 cases[i].family, cases[i].extra);
+                 "100%s%s}",
+                 cases[i].family, own_head_dim(cases[i].family) ? ", \"head_dim\": 16" : "",
+                 cases[i].extra);
         write_tmp("family-window.json", text, path, sizeof path);
         pm_model m;
         pm_error err;
@@ -1760,7 +1772,8 @@ static void test_hf_family_biases_head_dim_and_vocab(void **state)
     write_tmp("gptoss-bias.json",
               "{\"model_type\": \"gpt_oss\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
               "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
-              "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"attention_bias\": false}",
+              "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"attention_bias\": false, "
+              "\"head_dim\": 16}",
               path, sizeof path);
     assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
     assert_false(m.qkv_bias);
@@ -1771,7 +1784,7 @@ static void test_hf_family_biases_head_dim_and_vocab(void **state)
               "{\"model_type\": \"glm4_moe\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
               "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
               "\"n_routed_experts\": 4, \"num_experts_per_tok\": 2, \"attention_bias\": true, "
-              "\"moe_intermediate_size\": 32, \"n_shared_experts\": 1}",
+              "\"moe_intermediate_size\": 32, \"n_shared_experts\": 1, \"head_dim\": 16}",
               path, sizeof path);
     assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
     assert_true(m.qkv_bias);
@@ -1796,17 +1809,32 @@ static void test_hf_family_biases_head_dim_and_vocab(void **state)
     write_tmp("gemma3-novocab.json",
               "{\"model_type\": \"gemma3\", \"text_config\": {\"model_type\": \"gemma3_text\", "
               "\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, "
-              "\"intermediate_size\": 128}}",
+              "\"intermediate_size\": 128, \"head_dim\": 16}}",
               path, sizeof path);
     assert_ok(pm_model_load(path, &g_opts, &m, &err), &err);
     assert_int_equal(m.vocab, 262208);
     assert_true(m.tied_embeddings);
     write_tmp("gemma2-novocab.json",
               "{\"model_type\": \"gemma2\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
-              "\"num_attention_heads\": 4, \"intermediate_size\": 128}",
+              "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"head_dim\": 16}",
               path, sizeof path);
     assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.vocab_size");
+    /* Issue 42: Gemma-2 without head_dim, or with null, was hidden / heads (Gemma-2-9B's
+     * 3584 / 16 = 224 where Gemma2Config's default is 256 and a null breaks the model). */
+    const char *hds[] = {"", ", \"head_dim\": null"};
+    for (int i = 0; i < 2; i++) {
+        char text[400];
+        snprintf(text, sizeof text,
+                 "{\"model_type\": \"gemma2\", \"num_hidden_layers\": 2, \"hidden_size\": 64, "
+                 "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": "
+                 "100%s}",
+                 hds[i]);
+        write_tmp("gemma2-nohd.json", text, path, sizeof path);
+        assert_int_equal(pm_model_load(path, &g_opts, &m, &err), PM_ERR_MISSING);
+        assert_string_equal(err.path, "$.head_dim");
+        assert_non_null(strstr(err.message, "head_dim is required"));
+    }
 }
 
 /* The resolved input at path of s with its origin, or NULL. */
@@ -2317,11 +2345,12 @@ static pm_status load_family_with(const char *family, const char *extra, pm_mode
 {
     char *base = slurp(HF_DIR "/llama3-8b-config.json");
     char to[2048], mt[64];
-    snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  %s%s",
+    const bool head_dim = own_head_dim(family) && !strstr(extra, "head_dim");
+    snprintf(to, sizeof to, "\"vocab_size\": 128256,\n  %s%s%s",
              strcmp(family, "llama4_text") == 0
                  ? "\"num_local_experts\": 16, \"num_experts_per_tok\": 1, "
                  : "",
-             extra);
+             head_dim ? "\"head_dim\": 128, " : "", extra);
     snprintf(mt, sizeof mt, "\"model_type\": \"%s\"", family);
     char *typed = subst(base, "\"model_type\": \"llama\"", mt);
     char *text = subst(typed, "\"vocab_size\": 128256", to);
@@ -2384,7 +2413,7 @@ static void test_hf_sliding_window_of_every_family(void **state)
     /* Gemma-2's family default: even layers local. */
     char *g2 = slurp(HF_DIR "/llama3-8b-config.json");
     char *text = subst(g2, "\"model_type\": \"llama\"",
-                       "\"model_type\": \"gemma2\", \"sliding_window\": 4096");
+                       "\"model_type\": \"gemma2\", \"sliding_window\": 4096, \"head_dim\": 128");
     write_tmp("hf-gemma2.json", text, path, sizeof path);
     free(text);
     free(g2);
@@ -2586,7 +2615,7 @@ static void test_hf_alias_keys_must_agree(void **state)
     char *t = subst(base, "\"vocab_size\": 128256",
                     "\"vocab_size\": 128256, \"sliding_window\": 4096, "
                     "\"sliding_window_size\": 4096, \"original_max_position_embeddings\": 8192");
-    char *typed = subst(t, "\"model_type\": \"llama\"", "\"model_type\": \"gemma2\"");
+    char *typed = subst(t, "\"model_type\": \"llama\"", "\"model_type\": \"gemma2\", \"head_dim\": 128");
     free(t);
     t = typed;
     write_tmp("hf-alias.json", t, path, sizeof path);
