@@ -363,9 +363,16 @@ static pm_status read_biases(pm_obj *o, pm_model *m, bool hf, const char *mt,
         return st;
     if (all_bias || (all_key && strcmp(all_key, "bias") != 0))
         attn_bias = qkv_bias = mlp_bias = all_bias;
-    /* InternLM2's "bias" is wqkv's and wo's only: its MLP (w1, w2, w3) has none. */
-    if (mt && strcmp(mt, "internlm2") == 0)
+    /* InternLM2's "bias" is wqkv's and wo's only: its MLP (w1, w2, w3) has none. Its remote
+     * code's default (InternLM2Config bias=True) is no transformers class's: required, as its
+     * tie_word_embeddings is. */
+    if (mt && strcmp(mt, "internlm2") == 0) {
+        if (!all_key)
+            return pm_obj_fail(o, "bias", PM_ERR_MISSING,
+                               "model_type \"internlm2\" (remote code): \"bias\" (wqkv's and "
+                               "wo's) is required");
         mlp_bias = false;
+    }
     if (mt && strcmp(mt, "phi3small") == 0 && pm_obj_has(o, "attention_bias")) {
         /* Phi-3-small's query_key_value and dense are nn.Linear with the default bias whatever
          * attention_bias says (HF modeling_phi3_small.py; vLLM builds them with bias=True). */

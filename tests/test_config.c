@@ -2059,6 +2059,9 @@ static void test_hf_aliases_counts_and_nulls_refused(void **state)
         /* Keys whose class default is one checkpoint's: q_lora_rank (absent: DeepSeek-V3's 1536;
          * it was a full-rank query), the experts' own width and the shared experts (absent:
          * intermediate_size wide, and none). */
+        {"../hf-families/internlm2-7b-config.json", "\"bias\": false,", "", "$.bias",
+         "model_type \"internlm2\" (remote code): \"bias\" (wqkv's and wo's) is required",
+         PM_ERR_MISSING},
         {"deepseek-v3-config.json", "\"q_lora_rank\": 1536,", "", "$.q_lora_rank",
          "q_lora_rank is required (null: a full-rank query projection", PM_ERR_MISSING},
         {"deepseek-v3-config.json", "\"n_shared_experts\": 1,", "", "$.n_shared_experts",
