@@ -1512,8 +1512,9 @@ PM_API double pm_int8_equivalent_peak(const pm_accelerator *a);
 
 /**
  * die_mm2 = compute + L2 + HBM PHY x stacks + link PHY x links + other (DESIGN.md section 9).
- * Returns PM_OK, PM_ERR_INVALID_ARG (NULL) or PM_ERR_MISSING (the accelerator has no area
- * coefficients).
+ * Returns PM_OK, PM_ERR_INVALID_ARG (NULL), PM_ERR_MISSING (the accelerator has no area
+ * coefficients) or PM_ERR_RANGE (a coefficient that is not finite and > 0, or other_mm2 not
+ * finite and >= 0: a block that exists costs area).
  */
 PM_API pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err);
 
@@ -1545,7 +1546,7 @@ PM_API pm_status pm_graph_traffic(const pm_scenario *s, const pm_graph *g, pm_tr
  * Static power of one device: energy.static_W + energy.leakage_W_per_mm2 x the modelled die
  * (pm_area_compute). Returns PM_OK, PM_ERR_INVALID_ARG (NULL), PM_ERR_MISSING (no energy
  * object, or leakage without area coefficients) or PM_ERR_RANGE (a coefficient that is not
- * finite and >= 0: hand-built accelerators). err may be NULL.
+ * finite and >= 0: hand-built accelerators; or every coefficient 0). err may be NULL.
  */
 PM_API pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_error *err);
 

@@ -6,6 +6,7 @@
  *
  * May call: error.c.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,6 +44,23 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
     if (!a->area.present)
         return pm_block_missing(err, a, "area");
     const pm_area_params *p = &a->area;
+    /* A block of the die that exists costs area: a coefficient of 0 (a die of 0 mm2, a density
+     * of infinity) is not a design. */
+    const struct {
+        double v;
+        const char *key;
+    } coeffs[] = {{p->compute_mm2_per_flop_per_s, "compute_mm2_per_TOPS"},
+                  {p->l2_mm2_per_byte, "l2_mm2_per_MiB"},
+                  {p->hbm_phy_mm2_per_stack, "hbm_phy_mm2_per_stack"},
+                  {p->link_phy_mm2_per_link, "link_phy_mm2_per_link"}};
+    for (size_t i = 0; i < PM_ARRAY_LEN(coeffs); i++)
+        if (!(coeffs[i].v > 0) || !isfinite(coeffs[i].v))
+            return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area",
+                           "%s must be finite and > 0 (got %g in SI units)", coeffs[i].key,
+                           coeffs[i].v);
+    if (!(p->other_mm2 >= 0) || !isfinite(p->other_mm2))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.other_mm2",
+                       "must be finite and >= 0 (got %g)", p->other_mm2);
     out->compute_mm2 = p->compute_mm2_per_flop_per_s * pm_int8_equivalent_peak(a);
     out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes;
     out->hbm_phy_mm2 = p->hbm_phy_mm2_per_stack * p->hbm_stacks;

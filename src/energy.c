@@ -98,6 +98,15 @@ static bool coeff_ok(double x)
     return x >= 0 && isfinite(x);
 }
 
+bool pm_energy_any(const pm_energy_params *e)
+{
+    bool any = e->hbm_J_per_byte > 0 || e->l2_write_J_per_byte > 0 || e->l2_read_J_per_byte > 0 ||
+               e->link_J_per_byte > 0 || e->static_W > 0 || e->leakage_W_per_mm2 > 0;
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        any = any || e->mac_J[d] > 0;
+    return any;
+}
+
 pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_error *err)
 {
     if (!a || !power_W)
@@ -114,6 +123,9 @@ pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_error *er
     if (!ok)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.energy",
                        "every energy coefficient must be finite and >= 0");
+    if (!pm_energy_any(e))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.energy",
+                       "every energy coefficient is 0: nothing would cost energy");
     double leak = 0.0;
     if (e->leakage_W_per_mm2 > 0) {
         pm_area area;

@@ -665,6 +665,8 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
                                      pm_estimate *out, pm_error *err);
 
 /* ---- energy (energy.c) ---- */
+/* Whether any energy coefficient is above 0 (an energy block of zeros is refused). */
+bool pm_energy_any(const pm_energy_params *e);
 
 /* Adds weight x what node n moves, with cost c (its pm_op_cost as scheduled), to acc: the one
  * counting rule of both paths. ar and ar_fused are the scenario's allreduce models. */

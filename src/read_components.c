@@ -4,7 +4,8 @@
  * pm_workload_read, from resolved JSON objects into the public structs. Each component alone;
  * what needs several at once is check.c's.
  *
- * May call: collective.c, die_cost.c, dtype.c, error.c, json.c, read_fields.c, schedule.c.
+ * May call: collective.c, die_cost.c, dtype.c, energy.c, error.c, json.c, read_fields.c,
+ * schedule.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,14 +32,14 @@ static pm_status read_area(pm_obj *o, pm_area_params *a)
     a->present = true;
     long stacks = 0, links = 0;
     if ((st = pm_read_quantity(&c, "process", PM_DIM_LENGTH, true, POSITIVE, &a->process_nm)) ||
-        (st = pm_read_quantity(&c, "compute", PM_DIM_AREA_PER_COMPUTE, true, NONNEGATIVE,
+        (st = pm_read_quantity(&c, "compute", PM_DIM_AREA_PER_COMPUTE, true, POSITIVE,
                               &a->compute_mm2_per_flop_per_s)) ||
-        (st = pm_read_quantity(&c, "l2", PM_DIM_AREA_PER_BYTE, true, NONNEGATIVE,
+        (st = pm_read_quantity(&c, "l2", PM_DIM_AREA_PER_BYTE, true, POSITIVE,
                               &a->l2_mm2_per_byte)) ||
-        (st = pm_read_quantity(&c, "hbm_phy", PM_DIM_AREA_PER_ITEM, true, NONNEGATIVE,
+        (st = pm_read_quantity(&c, "hbm_phy", PM_DIM_AREA_PER_ITEM, true, POSITIVE,
                               &a->hbm_phy_mm2_per_stack)) ||
         (st = pm_obj_int(&c, "hbm_stacks", true, 0, 64, &stacks)) ||
-        (st = pm_read_quantity(&c, "link_phy", PM_DIM_AREA_PER_ITEM, true, NONNEGATIVE,
+        (st = pm_read_quantity(&c, "link_phy", PM_DIM_AREA_PER_ITEM, true, POSITIVE,
                               &a->link_phy_mm2_per_link)) ||
         (st = pm_obj_int(&c, "links", true, 0, 1024, &links)) ||
         (st = pm_read_quantity(&c, "other", PM_DIM_AREA, true, NONNEGATIVE, &a->other_mm2)))
@@ -92,6 +93,10 @@ static pm_status read_energy(pm_obj *o, const pm_accelerator *acc, pm_energy_par
         if (e->mac_J[d] < 0)
             e->mac_J[d] = 0.0;
     }
+    if (!pm_energy_any(e))
+        return pm_obj_fail(o, "energy", PM_ERR_RANGE,
+                           "every coefficient is 0 (bytes, MACs and static power cost nothing): "
+                           "give the accelerator's energies, or leave the energy object out");
     if (e->leakage_W_per_mm2 > 0 && !acc->area.present)
         return pm_obj_fail(&c, "leakage_W_per_mm2", PM_ERR_INCONSISTENT,
                            "needs the accelerator's \"area\" object (leakage scales with the "

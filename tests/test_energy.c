@@ -296,6 +296,32 @@ static void test_h100_die_is_gh100s_published_area(void **state)
     assert_true(fabs(area.die_mm2 - (814.0080 + 14.9617)) < 0.02);
 }
 
+/* Issue 41: a zero area coefficient gave a die of 0 mm2 (infinite density), an energy block of
+ * zeros 0 J/token beside 0 tokens/J; both are refused, naming the key. */
+static void test_zero_area_coefficients_and_energies_refused(void **state)
+{
+    (void)state;
+    pm_accelerator a;
+    memset(&a, 0, sizeof a);
+    a.peak_flop_per_s[PM_DTYPE_INT8] = 1e15;
+    a.area.present = true;
+    a.area.compute_mm2_per_flop_per_s = 0.0;
+    a.area.l2_mm2_per_byte = a.area.hbm_phy_mm2_per_stack = a.area.link_phy_mm2_per_link = 1e-6;
+    pm_area area;
+    pm_error err;
+    assert_int_equal(pm_area_compute(&a, &area, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "compute_mm2_per_TOPS must be finite and > 0"));
+    a.area.compute_mm2_per_flop_per_s = 1e-13;
+    assert_int_equal(pm_area_compute(&a, &area, &err), PM_OK);
+    assert_true(area.die_mm2 > 0);
+    a.energy.present = true; /* every coefficient 0 */
+    double w;
+    assert_int_equal(pm_static_power(&a, &w, &err), PM_ERR_RANGE);
+    assert_string_equal(err.path, "$.accelerator.energy");
+    a.energy.hbm_J_per_byte = 6e-12 * 8;
+    assert_int_equal(pm_static_power(&a, &w, &err), PM_OK);
+}
+
 static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
 {
     (void)state;
@@ -319,6 +345,10 @@ static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
     a.hbm_capacity_bytes = 80.0 * 1073741824.0;
     a.area.present = true;
     a.area.other_mm2 = 826.0;
+    /* Coefficients must be > 0 (issue 41): with no peak, no L2, no stacks and no links their
+     * blocks are 0 mm2. */
+    a.area.compute_mm2_per_flop_per_s = a.area.l2_mm2_per_byte = 1.0;
+    a.area.hbm_phy_mm2_per_stack = a.area.link_phy_mm2_per_link = 1.0;
     a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750,
                               1};
     pm_device_cost c;
@@ -612,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_request_traffic_matches_brute_force),
         cmocka_unit_test(test_request_traffic_from_a_chunk_boundary),
         cmocka_unit_test(test_die_cost_of_826mm2_7nm_by_hand),
+        cmocka_unit_test(test_zero_area_coefficients_and_energies_refused),
         cmocka_unit_test(test_h100_die_is_gh100s_published_area),
         cmocka_unit_test(test_cost_and_energy_need_their_blocks),
         cmocka_unit_test(test_loads_energy_and_cost_blocks),
