@@ -197,8 +197,12 @@ typedef struct pm_area_params {
     double process_nm;
     double compute_mm2_per_flop_per_s;  /* per dense int8 op/s */
     double l2_mm2_per_byte;
+    double l2_die_frac;                 /* the die's L2 SRAM per byte enabled (l2_on_die_frac,
+                                           >= 1; 0 acts as 1): a harvested part (GA100: 48 MiB
+                                           built, 40 enabled) carries its spare; an L2 sweep
+                                           keeps the ratio */
     double hbm_phy_mm2_per_stack;
-    int hbm_stacks;
+    int hbm_stacks;                     /* HBM PHY sites on the die, populated or not */
     double link_phy_mm2_per_link;
     int links;
     double other_mm2;

@@ -58,11 +58,17 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area",
                            "%s must be finite and > 0 (got %g in SI units)", coeffs[i].key,
                            coeffs[i].v);
+    if (!(p->l2_die_frac <= 0 && p->l2_die_frac >= 0) &&
+        !(p->l2_die_frac >= 1 && isfinite(p->l2_die_frac)))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.l2_on_die_frac",
+                       "the die's L2 must hold at least the enabled capacity (got %g of it)",
+                       p->l2_die_frac);
     if (!(p->other_mm2 >= 0) || !isfinite(p->other_mm2))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.other_mm2",
                        "must be finite and >= 0 (got %g)", p->other_mm2);
     out->compute_mm2 = p->compute_mm2_per_flop_per_s * pm_int8_equivalent_peak(a);
-    out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes;
+    const double spare = p->l2_die_frac > 1.0 ? p->l2_die_frac : 1.0;
+    out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes * spare;
     out->hbm_phy_mm2 = p->hbm_phy_mm2_per_stack * p->hbm_stacks;
     out->link_phy_mm2 = p->link_phy_mm2_per_link * p->links;
     out->other_mm2 = p->other_mm2;

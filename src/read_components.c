@@ -46,6 +46,12 @@ static pm_status read_area(pm_obj *o, pm_area_params *a)
         return st;
     a->hbm_stacks = (int)stacks;
     a->links = (int)links;
+    /* The L2 SRAM the die holds per byte the part enables (yield harvesting: GA100 builds 48 MiB
+     * and enables 40): a ratio, so that an L2 override or sweep keeps the die's spare. */
+    a->l2_die_frac = 1.0;
+    if ((st = pm_read_quantity(&c, "l2_on_die", PM_DIM_FRACTION, false,
+                               (pm_range){1.0, 8.0, false, false}, &a->l2_die_frac)))
+        return st;
     return pm_obj_finish(&c);
 }
 

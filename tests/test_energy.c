@@ -285,15 +285,29 @@ static void test_h100_die_is_gh100s_published_area(void **state)
     pm_area area;
     assert_int_equal(pm_accelerator_load("h100-sxm", &opts, &a, NULL), PM_OK);
     assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
-    /* 0.27023 mm2/TOPS x 1978.9 TOPS = 534.7581; L2 50e6 B = 47.68372 MiB x 1.9268 = 91.87699;
-     * 5 HBM PHYs x 14.9617 = 74.8085; 18 NVLink PHYs x 1.7458 = 31.4244; other 81.14:
-     * 814.0080 mm2 (the coefficients carry 5 digits: within 0.01 mm2 of 814). */
-    assert_true(fabs(area.compute_mm2 - 534.7581) < 1e-3);
-    assert_true(fabs(area.l2_mm2 - 91.87699) < 1e-3);
+    /* The silicon that exists (issue 41): 0.25067 mm2/TOPS x 1978.9 TOPS = 496.0509; L2 50 MiB
+     * enabled x 1.2 built per enabled = 60 MiB x 1.9268 = 115.608; 6 HBM PHY sites x 14.9617 =
+     * 89.7702; 18 NVLink PHYs x 1.7458 = 31.4244; other 81.14: 813.9935 mm2 (the coefficients
+     * carry 5 digits: within 0.01 mm2 of 814). */
+    assert_true(fabs(area.compute_mm2 - 496.0509) < 1e-3);
+    assert_true(fabs(area.l2_mm2 - 115.608) < 1e-3);
+    assert_true(fabs(area.hbm_phy_mm2 - 89.7702) < 1e-3);
     assert_true(fabs(area.die_mm2 - 814.0) < 0.02);
+    /* The H200 is the same die: the same area (it was 829 mm2, counting populated stacks). */
     assert_int_equal(pm_accelerator_load("h200-sxm", &opts, &a, NULL), PM_OK);
     assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
-    assert_true(fabs(area.die_mm2 - (814.0080 + 14.9617)) < 0.02);
+    assert_true(fabs(area.die_mm2 - 813.9935) < 1e-3);
+    /* GA100 (A100, 40 and 80 GB): 0.7632 x 624 = 476.2368; 40 MiB x 1.2 = 48 MiB x 2.4856 =
+     * 119.3088; 6 PHY sites x 14.9617 = 89.7702; 12 NVLink PHYs x 1.7458 = 20.9496; other
+     * 116.44: 822.7054 mm2, 0.40 % under its published 826 (it was 788: 40 of 48 MiB and 5 of
+     * 6 PHYs). */
+    const char *ga100[] = {"a100-sxm-40gb", "a100-sxm-80gb"};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pm_accelerator_load(ga100[i], &opts, &a, NULL), PM_OK);
+        assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
+        assert_true(fabs(area.die_mm2 - 822.7054) < 1e-3);
+        assert_true(fabs(area.die_mm2 / 826.0 - 1.0) < 0.03);
+    }
 }
 
 /* Issue 41: a zero area coefficient gave a die of 0 mm2 (infinite density), an energy block of
