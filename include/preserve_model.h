@@ -1508,6 +1508,18 @@ typedef struct pm_area {
     double die_mm2;       /* the sum */
 } pm_area;
 
+/** The lithography reticle: the largest die one exposure can print, 26 mm x 33 mm = 858 mm2
+ * (the full exposure field of ASML's DUV and 0.33-NA EUV scanners). A die beyond it cannot be
+ * built as one piece of silicon. */
+#define PM_RETICLE_MM2 858.0
+
+/**
+ * Whether the accelerator's modelled die, per die of its package (area / cost.dies_per_package),
+ * is larger than the reticle (PM_RETICLE_MM2); *per_die_mm2 (may be NULL) receives that area
+ * (0 without area coefficients, which is never over). For the scenario warning and the reports.
+ */
+PM_API bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2);
+
 /**
  * The int8-equivalent dense peak used by the area model: the largest of the int8 and fp8 peaks,
  * twice the bf16/fp16 peak and four times the fp32 peak (area scales with multiplier bits).

@@ -77,6 +77,20 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
     return PM_OK;
 }
 
+bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2)
+{
+    pm_area area;
+    double per_die = 0.0;
+    if (a && a->area.present && pm_area_compute(a, &area, NULL) == PM_OK) {
+        const int n = a->cost.present && a->cost.dies_per_package > 1 ? a->cost.dies_per_package
+                                                                        : 1;
+        per_die = area.die_mm2 / n;
+    }
+    if (per_die_mm2)
+        *per_die_mm2 = per_die;
+    return per_die > PM_RETICLE_MM2;
+}
+
 double pm_density(const pm_estimate *e, pm_mode mode, int devices, double die_mm2)
 {
     if (!e || (int)mode < 0 || mode >= PM_MODE_COUNT || devices < 1 || !(die_mm2 > 0))

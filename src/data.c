@@ -3,8 +3,9 @@
  * their components (with "from" inheritance), --set overrides on the resolved JSON tree, listing
  * and validating the shipped files, and the provenance accessors.
  *
- * May call: alloc.c, check.c, dtype.c, error.c, graph.c, graph_io.c, json.c, json_syntax.c,
- * location.c, plan.c, provenance.c, read_components.c, read_model.c, read_runtime.c, units.c.
+ * May call: alloc.c, area.c, check.c, dtype.c, error.c, graph.c, graph_io.c, json.c,
+ * json_syntax.c, location.c, plan.c, provenance.c, read_components.c, read_model.c,
+ * read_runtime.c, units.c.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -1064,6 +1065,20 @@ bool pm_scenario_warning_except(const pm_scenario *s, unsigned skip, size_t i, c
         if (out)
             snprintf(out, n, "%s: %s: key not recognised, assumed not to change cost", p->file,
                      p->path);
+        return true;
+    }
+    double per_die = 0.0;
+    if (!(skip & PM_WARN_SKIP_DIE) && pm_die_over_reticle(&s->accel, &per_die) && k++ == i) {
+        if (out)
+            snprintf(out, n,
+                     "accelerator %s: its modelled die is %.0f mm2%s, over the %.0f mm2 "
+                     "reticle: no such die can be built as one piece of silicon (split it with "
+                     "cost.dies_per_package, or revisit its area coefficients); its area, cost, "
+                     "leakage and densities are of that die",
+                     s->accel.name, per_die,
+                     s->accel.cost.present && s->accel.cost.dies_per_package > 1 ? " per die"
+                                                                                  : "",
+                     PM_RETICLE_MM2);
         return true;
     }
     return false;

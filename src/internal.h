@@ -228,6 +228,7 @@ pm_status pm_resolve_ref(const char *data_dir, pm_file_kind kind, const char *re
 enum {
     PM_WARN_SKIP_SEQ = 1u << 0,   /* the sequence beyond max_position_embeddings */
     PM_WARN_SKIP_SPLIT = 1u << 1, /* the uneven split over the devices (and expert ranks) */
+    PM_WARN_SKIP_DIE = 1u << 2,   /* the die over the reticle (an l2 or compute axis) */
 };
 bool pm_scenario_warning_except(const pm_scenario *s, unsigned skip, size_t i, char *note,
                                 size_t n);

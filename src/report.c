@@ -4,7 +4,7 @@
  * (`preserve-model --format json`) and the result columns of a sweep point (the sweep CSV's
  * columns between the axes and "error").
  *
- * May call: alloc.c, collective.c, data.c, die_cost.c, energy.c, error.c, estimate.c,
+ * May call: alloc.c, area.c, collective.c, data.c, die_cost.c, energy.c, error.c, estimate.c,
  * footprint.c, moe.c, runtime.c, text.c.
  */
 #include <math.h>
@@ -70,6 +70,29 @@ static void json_energy(pm_sbuf *b, const pm_estimate *e, const pm_mode_result *
                      NUM(r->energy.mac_J), NUM(r->energy.static_J), NUM(r->energy.total_J));
     else
         pm_sb_printf(b, "\"energy_per_device_J\": null");
+}
+
+/* The top-level area object: the die's blocks, why it is the size it is, against the reticle. */
+static void json_area(pm_sbuf *b, const pm_scenario *s)
+{
+    pm_area a;
+    if (!s->accel.area.present || pm_area_compute(&s->accel, &a, NULL) != PM_OK) {
+        pm_sb_printf(b, "  \"area\": null,\n");
+        return;
+    }
+    double per_die = 0.0;
+    const bool over = pm_die_over_reticle(&s->accel, &per_die);
+    const int dies = s->accel.cost.present && s->accel.cost.dies_per_package > 1
+                         ? s->accel.cost.dies_per_package
+                         : 1;
+    pm_sb_printf(b,
+                 "  \"area\": {\"compute_mm2\": %s, \"l2_mm2\": %s, \"hbm_phy_mm2\": %s, "
+                 "\"link_phy_mm2\": %s, \"other_mm2\": %s, \"die_mm2\": %s, "
+                 "\"dies_per_package\": %d, \"mm2_per_die\": %s, \"reticle_mm2\": %s, "
+                 "\"over_reticle\": %s},\n",
+                 NUM(a.compute_mm2), NUM(a.l2_mm2), NUM(a.hbm_phy_mm2), NUM(a.link_phy_mm2),
+                 NUM(a.other_mm2), NUM(a.die_mm2), dies, NUM(per_die), NUM(PM_RETICLE_MM2),
+                 over ? "true" : "false");
 }
 
 /* The top-level cost and power objects. */
@@ -213,6 +236,7 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                  NUM(e->hbm_usable_bytes_per_device), e->fits_hbm ? "true" : "false", NUM(e->l2_window_bytes),
                  (long long)e->kv_spill_context, e->allreduces_per_step);
     json_moe(&b, s, e);
+    json_area(&b, s);
     json_cost_power(&b, s, e);
     json_warnings(&b, s, e);
     if (b.failed) {

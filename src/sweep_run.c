@@ -95,15 +95,48 @@ static bool split_warning(const pm_scenario *base, const pm_axis *dev, const pm_
     return true;
 }
 
+/* A die over the reticle somewhere along an axis that grows it (l2, compute), each axis with
+ * the others at the scenario's values: the first value over, and how many are. */
+static bool reticle_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n)
+{
+    pm_scenario t = *base;
+    t.provenance = NULL;
+    size_t over = 0;
+    double first = 0.0, first_mm2 = 0.0;
+    for (size_t v = 0; v < ax->n_values; v++) {
+        t.accel = base->accel;
+        double mm2;
+        if (pm_scenario_set_axis(&t, ax->kind, ax->values[v], NULL) != PM_OK ||
+            !pm_die_over_reticle(&t.accel, &mm2))
+            continue;
+        if (over++ == 0) {
+            first = ax->values[v];
+            first_mm2 = mm2;
+        }
+    }
+    if (over == 0)
+        return false;
+    if (note)
+        snprintf(note, n,
+                 "accelerator %s: the modelled die is over the %.0f mm2 reticle at %zu of the %s "
+                 "axis's %zu values (from %s %.6g: %.0f mm2 per die): no such die can be built "
+                 "as one piece of silicon",
+                 base->accel.name, PM_RETICLE_MM2, over, pm_axis_name(ax->kind), ax->n_values,
+                 pm_axis_column(ax->kind), pm_axis_display_value(ax->kind, first), first_mm2);
+    return true;
+}
+
 bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes, size_t i,
                       char *note, size_t n)
 {
     if (!base || !axes)
         return false;
     char *out = note && n > 0 ? note : NULL;
-    const pm_axis *seq = NULL, *dev = NULL, *ep = NULL;
+    const pm_axis *seq = NULL, *dev = NULL, *ep = NULL, *die[2] = {NULL, NULL};
     for (size_t a = 0; a < n_axes; a++) {
-        if (axes[a].kind == PM_AXIS_SEQ)
+        if (axes[a].kind == PM_AXIS_L2 || axes[a].kind == PM_AXIS_COMPUTE)
+            die[axes[a].kind == PM_AXIS_COMPUTE] = &axes[a];
+        else if (axes[a].kind == PM_AXIS_SEQ)
             seq = &axes[a];
         else if (axes[a].kind == PM_AXIS_DEVICES)
             dev = &axes[a];
@@ -111,7 +144,8 @@ bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axe
             ep = &axes[a];
     }
     /* The base's warnings, less those about a value an axis replaces. */
-    const unsigned skip = (seq ? PM_WARN_SKIP_SEQ : 0u) | (dev || ep ? PM_WARN_SKIP_SPLIT : 0u);
+    const unsigned skip = (seq ? PM_WARN_SKIP_SEQ : 0u) | (dev || ep ? PM_WARN_SKIP_SPLIT : 0u) |
+                          (die[0] || die[1] ? PM_WARN_SKIP_DIE : 0u);
     size_t k = 0; /* the warnings before the one looked at */
     while (pm_scenario_warning_except(base, skip, k, NULL, 0))
         k++;
@@ -119,6 +153,9 @@ bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axe
         return pm_scenario_warning_except(base, skip, i, out, n);
     if (seq && seq_warning(base, seq, k == i ? out : NULL, n) && k++ == i)
         return true;
+    for (int d = 0; d < 2; d++)
+        if (die[d] && reticle_warning(base, die[d], k == i ? out : NULL, n) && k++ == i)
+            return true;
     /* Ideal sharding is never uneven (pm_shard decides). */
     return (dev || ep) && split_warning(base, dev, ep, k == i ? out : NULL, n) && k == i;
 }

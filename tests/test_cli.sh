@@ -201,7 +201,7 @@ check optimize 0 "best_l2_capacity_MiB" "$pm" --config llama8b --optimize l2=8Mi
 # context, its 10 KV heads over 4 devices); a file that is only valid has none.
 check validate-warns 0 "    warning: sequence length 16384 exceeds the model's max_position_embeddings 4096" \
     "$pm" validate "$root/data/scenarios/phi3-medium.json"
-lacks validate-no-warning "warning" "$pm" validate "$root/data/scenarios/llama70b.json"
+lacks validate-no-warning "warning" "$pm" validate "$root/data/scenarios/llama70b-h100.json"
 # A model file's own warnings, as a run of --config with it gives them (its unrecognised keys,
 # its checkpoint's format); not the scenario's (llama70b's 16K beyond Llama-3-8B's 8K).
 check validate-model-key 0 "warning (run in scenario llama70b): $root/tests/configs/hf-families/starcoder2-15b-config.json: \$.model.mlp_type: key not recognised" \
@@ -217,6 +217,12 @@ check optimize-edge-warning 0 "warning: serial: the best l2_capacity_MiB is the 
 check optimize-edge-json 0 '"brent_iterations": 0, "at_edge": "lo"}' "$pm" --optimize l2 --format json
 check optimize-edge-json-inside 0 '"brent_iterations": 12, "at_edge": null}' "$pm" --optimize l2 --format json
 lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
+# Issue 41: the die's blocks (by hand in test_energy: 496.0509 + 115.608 + 89.7702 + 31.4244 +
+# 81.14 = 813.9935 mm2) and the reticle, in the table and the JSON.
+check run-die-line 0 "die 814.0 mm2 = compute 496.1 + L2 115.6 + HBM PHY 89.8 + link PHY 31.4 + other 81.1" \
+    "$pm" --config llama70b-h100
+check run-die-reticle 0 '"reticle_mm2": 858, "over_reticle": true}' "$pm" --format json
+check run-die-reticle-warning 0 "its modelled die is 1276 mm2, over the 858 mm2 reticle" "$pm"
 # A scenario whose KV cache outgrows the HBM: every point searched assumes memory the device
 # lacks (L2, bandwidths and compute do not change it), said on stderr, in the JSON and the CSV.
 # llama3-70b at 1M tokens, batch 4, 4 devices: 80 x 2 x 2 KV heads x 128 x 4 x 1048576 B =
@@ -224,7 +230,7 @@ lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
 check optimize-unfit-warning 0 "warning: the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM: the times are of memory the device does not have" "$pm" --optimize l2 --seq 1M
 # The run says it too, in every format, and its JSON report lists it.
 check run-unfit-warning 0 "warning: the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM" "$pm" --seq 1M --format csv
-check run-unfit-json 0 '"warnings": ["the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM' "$pm" --seq 1M --format json
+check run-unfit-json 0 '"the weights and KV cache per device (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM' "$pm" --seq 1M --format json
 lacks run-fit-no-warning "usable HBM:" "$pm" --seq 256k
 # The views of one step (explain, timeline, graph) say it of the step's context.
 check explain-unfit-warning 0 "warning: the weights and KV cache per device at context 1048576 (16.4 GiB + 160 GiB) exceed its 64 GiB of usable HBM" "$pm" explain --context 1M
@@ -399,7 +405,7 @@ if command -v gnuplot >/dev/null; then
     check plot-heatmap-csv 0 "same" bash -c "'$pm' --sweep batch=1,4,16 --sweep seq=1Ki,2Ki | cmp - <(grep -v '^\$' grid.png.csv) && echo same"
     check plot-heatmap-blocks 0 "blank=6." bash -c "echo blank=\$(grep -c '^\$' grid.png.csv)."
     # One valid point: a range around it, and no gnuplot warning of an empty range.
-    check plot-one-point 0 "quiet=0." bash -c "echo quiet=\$('$pm' --sweep batch=4 --plot one.png 2>&1 >/dev/null | grep -c -i 'warning')."
+    check plot-one-point 0 "quiet=0." bash -c "echo quiet=\$('$pm' --config llama70b-h100 --sweep batch=4 --plot one.png 2>&1 >/dev/null | grep -c -i 'warning')."
     # An accelerator with no cost, energy or area data: those panels say so, the figure draws.
     check plot-sweep-no-blocks 0 "wrote minimal.png" "$pm" --accelerator "$root/tests/configs/valid/accelerator-minimal.json" --sweep l2=8MiB:64MiB:8MiB --plot minimal.png
     check plot-timeline 0 "wrote tl.pdf" "$pm" timeline --plot tl.pdf

@@ -433,12 +433,34 @@ static void test_maximiser_finds_known_maxima(void **state)
                      PM_ERR_CANCELLED);
 }
 
+/* Issue 41: an l2 axis whose largest dies are over the reticle says from which value (the
+ * H100's die, 814 mm2 at 50 MiB of L2 built as 60: each MiB enabled adds 1.2 x 1.9268 =
+ * 2.31216 mm2, so 64 MiB is 814 + 14 x 2.31216 = 846.4 mm2 and 72 MiB 864.9 mm2, over 858);
+ * the base's own die warning is replaced by the axis's. */
+static void test_l2_axis_over_the_reticle_warns(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    pm_axis l2 = axis("l2=56MiB,64MiB,72MiB,128MiB");
+    char note[400];
+    assert_false(pm_die_over_reticle(&s.accel, NULL));
+    assert_true(pm_sweep_warning(&s, &l2, 1, 0, note, sizeof note));
+    assert_string_equal(note, "accelerator h100-sxm: the modelled die is over the 858 mm2 "
+                              "reticle at 2 of the l2 axis's 4 values (from l2_capacity_MiB 72: "
+                              "865 mm2 per die): no such die can be built as one piece of "
+                              "silicon");
+    assert_false(pm_sweep_warning(&s, &l2, 1, 1, note, sizeof note));
+    pm_axis_release(&l2);
+    pm_scenario_release(&s);
+}
+
 /* A seq axis beyond the trained context is warned with its largest value; one within it, other
  * axes and a model without the figure are not. */
 static void test_seq_axis_beyond_trained_context_warns(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
+    s.accel.area.present = false; /* the 910B's die over the reticle is warned on its own */
     s.model.max_position_embeddings = 131072;
     pm_axis seq = axis("seq=64k,256k,128k"), within = axis("seq=2k:128k:x2"), l2 = axis("l2");
     char note[200];
@@ -479,6 +501,7 @@ static void test_sweep_warnings_replace_what_an_axis_replaces(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
+    s.accel.area.present = false; /* the 910B's die over the reticle is warned on its own */
     s.model.max_position_embeddings = 8192; /* below the scenario's 16384 */
     s.cluster.devices = 3;                  /* 8 KV heads over 3: uneven */
     char note[400], first[400];
@@ -510,6 +533,7 @@ static void test_sweep_warnings_replace_what_an_axis_replaces(void **state)
      * for the test) split over 8 (ep 1: 14340 % 8 = 4) and over 2 (ep 4) evenly only at the
      * second; ep 2 splits them over 4 (14340 % 4 = 0), ep 8 over 1. */
     s = load("mixtral8x7b");
+    s.accel.area.present = false; /* the 910B's die over the reticle is warned on its own */
     s.cluster.devices = 8;
     s.model.expert_intermediate = 14340;
     assert_true(pm_scenario_warning(&s, 0, note, sizeof note));
@@ -604,6 +628,7 @@ int main(void)
         cmocka_unit_test(test_sweeps_from_several_threads),
         cmocka_unit_test(test_maximiser_finds_known_maxima),
         cmocka_unit_test(test_seq_axis_beyond_trained_context_warns),
+        cmocka_unit_test(test_l2_axis_over_the_reticle_warns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,7 +188,7 @@ check checkpoint-warning 0 "warning: model gpt_oss ($oss): the checkpoint's weig
 check checkpoint-resolve 0 '$.model.quantization_config,4,1,ignored' "$pm" resolve --model "$oss"
 check checkpoint-json 0 '"warnings": ["model gpt_oss (' \
     "$pm" --model "$oss" --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4 --format json
-check no-warnings-json 0 '"warnings": []' "$pm" --format json
+check no-warnings-json 0 '"warnings": []' "$pm" --config llama70b-h100 --format json
 for s in $("$pm" list scenarios); do
     lacks "checkpoint-shipped-$s" "quantization_config" "$pm" --config "$s"
 done

@@ -63,8 +63,10 @@ def test_estimate_is_the_tools_json(config, shortcuts, overrides, args):
 def test_estimate_has_the_report_keys():
     r = pm.estimate("llama70b")
     assert set(r) == {"tool", "scenario", "inputs", "tpot_context_len", "modes", "speedup",
-                      "shard", "memory", "moe", "cost", "power", "warnings"}
-    assert r["warnings"] == []  # the scenario as shipped
+                      "shard", "memory", "moe", "area", "cost", "power", "warnings"}
+    # the scenario as shipped: only the 910B's modelled die over the reticle (issue 41)
+    assert len(r["warnings"]) == 1 and "over the 858 mm2 reticle" in r["warnings"][0]
+    assert r["area"]["over_reticle"] and r["area"]["reticle_mm2"] == 858
     assert set(r["modes"]) == {"serial", "fused", "preserve"}
     assert r["inputs"]["batch"] == 4 and r["inputs"]["seq_len"] == 16384
     serial, preserve = r["modes"]["serial"], r["modes"]["preserve"]

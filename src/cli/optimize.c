@@ -178,6 +178,21 @@ int cmd_optimize(const cli *c)
                     opt.at_edge[m] < 0 ? "lower" : "upper",
                     pm_axis_display_value(kind, opt.best_value[m]),
                     pm_objective_column(c->objective), pm_axis_name(kind));
+    /* A best that is a die no reticle can print is said (issue 41): the search itself is over
+     * the modelled densities, buildable or not. */
+    const bool sized = kind == PM_AXIS_L2 || kind == PM_AXIS_COMPUTE; /* else the base's */
+    for (int m = 0; sized && m < PM_MODE_COUNT; m++) {
+        pm_scenario t = s;
+        t.provenance = NULL;
+        double mm2 = 0.0;
+        if (pm_scenario_set_axis(&t, kind, opt.best_value[m], NULL) == PM_OK &&
+            pm_die_over_reticle(&t.accel, &mm2))
+            fprintf(stderr,
+                    "warning: %s: the best %s (%.6g) is a die of %.0f mm2, over the %.0f mm2 "
+                    "reticle: it cannot be built as one piece of silicon\n",
+                    pm_mode_name((pm_mode)m), pm_axis_column(kind),
+                    pm_axis_display_value(kind, opt.best_value[m]), mm2, PM_RETICLE_MM2);
+    }
     if (c->format == FMT_JSON)
         write_json(c, kind, lo, hi, &opt, e.fits_hbm);
     else

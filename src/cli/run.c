@@ -225,6 +225,18 @@ static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
     if (!e->energy_present)
         printf("(no energy coefficients: an \"energy\" object in accelerator %s)\n",
                s->accel.name);
+    pm_area a;
+    if (s->accel.area.present && pm_area_compute(&s->accel, &a, NULL) == PM_OK) {
+        double per_die = 0.0;
+        const bool over = pm_die_over_reticle(&s->accel, &per_die);
+        char note[64] = "";
+        if (over)
+            snprintf(note, sizeof note, " (over the %.0f mm2 reticle)", PM_RETICLE_MM2);
+        printf("die %.1f mm2 = compute %.1f + L2 %.1f + HBM PHY %.1f + link PHY %.1f + other "
+               "%.1f%s\n",
+               a.die_mm2, a.compute_mm2, a.l2_mm2, a.hbm_phy_mm2, a.link_phy_mm2, a.other_mm2,
+               note);
+    }
     if (e->cost_present) {
         const pm_device_cost *k = &e->cost;
         char split[48] = "";
