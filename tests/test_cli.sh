@@ -222,6 +222,13 @@ lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
 check run-die-line 0 "die 814.0 mm2 = compute 496.1 + L2 115.6 + HBM PHY 89.8 + link PHY 31.4 + other 81.1" \
     "$pm" --config llama70b-h100
 check run-die-reticle 0 '"reticle_mm2": 858, "over_reticle": true}' "$pm" --format json
+# Issue 41: sensitivity: the scenario's own row is its run's PRESERVE (910B: stream, 228.95
+# tokens/s, 1.323x); with waiting consumers the mark moves to wait/off.
+check sensitivity-own 0 "stream   off                  228.95             1.323x            1.287x  (the scenario's)" \
+    "$pm" sensitivity
+check sensitivity-wait 0 "wait,0,1," "$pm" sensitivity --set accelerator.prefetch_consumer=wait --format csv
+check sensitivity-json 0 '"prefetch_consumer": "stream", "hbm_sharing": true, "scenario_default": false' \
+    "$pm" sensitivity --format json
 check run-die-reticle-warning 0 "its modelled die is 1276 mm2, over the 858 mm2 reticle" "$pm"
 # A scenario whose KV cache outgrows the HBM: every point searched assumes memory the device
 # lacks (L2, bandwidths and compute do not change it), said on stderr, in the JSON and the CSV.

@@ -12,6 +12,8 @@ int cmd_run(const cli *c);
 /* graph_cmd.c: the graph of one mode (JSON or DOT), and what each allreduce prefetches. */
 int cmd_graph(const cli *c);
 int cmd_explain(const cli *c);
+/* sensitivity_cmd.c: PRESERVE under each prefetch-consumer semantics and HBM sharing. */
+int cmd_sensitivity(const cli *c);
 /* footprint_cmd.c: per-device memory of one layer against the device count. */
 int cmd_footprint(const cli *c);
 /* info.c: the resolved inputs, checks of config files, and the bundled names. */

@@ -225,6 +225,12 @@ static void explain_head(const cli *c, const view *v, double cap, int shown, int
     printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
            c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)v->context,
            cap / MIB, s->accel.name);
+    printf("Prefetch consumers %s (the accelerator's prefetch_consumer); the two streams %s HBM "
+           "bandwidth (options.hbm_sharing).\n",
+           s->accel.prefetch_consumer == PM_CONSUMER_STREAM
+               ? "stream: they read what has arrived and fetch the rest themselves"
+               : "wait for their prefetch's end (the paper's events)",
+           s->options.hbm_sharing ? "share" : "do not share");
     if (shown >= s->model.layers) {
         printf("Every layer shown (0 to %d).\n\n", shown - 1);
         return;

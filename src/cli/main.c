@@ -245,7 +245,7 @@ static const struct plain_command {
     fmt default_format;
 } plain_commands[] = {
     {"explain", cmd_explain, FMT_TABLE},     {"timeline", cmd_timeline, FMT_CSV},
-    {"footprint", cmd_footprint, FMT_TABLE}, {"resolve", cmd_resolve, FMT_CSV},
+    {"footprint", cmd_footprint, FMT_TABLE}, {"sensitivity", cmd_sensitivity, FMT_TABLE}, {"resolve", cmd_resolve, FMT_CSV},
     {"graph", cmd_graph, FMT_JSON},          {"serve", cmd_serve, FMT_TABLE},
 };
 

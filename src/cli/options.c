@@ -105,6 +105,11 @@ static const cli_command commands[] = {
     {"graph", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_LAYERS,
      F(FMT_JSON) | F(FMT_DOT), NULL, "the per-device graph of one mode after insertion", NULL,
      "preserve-model graph --config llama8b --mode fused --format dot | dot -Tsvg >g.svg"},
+    {"sensitivity", INPUTS, F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
+     "PRESERVE's tokens/s and speedups under each prefetch-consumer semantics (wait, stream) "
+     "with and without HBM sharing between the streams: whether a verdict depends on an "
+     "assumption",
+     NULL, "preserve-model sensitivity --config llama70b-h100"},
     {"footprint", INPUTS | GIVEN_DEVLIST, F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
      "per-device attention/MLP memory of one layer vs device count, beside the bundled "
      "accelerators' L2 sizes (the paper's Fig 2)",

@@ -106,10 +106,12 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
             (long long)e->decode_steps, pm_dtype_name(w->weight_dtype),
             pm_dtype_name(w->kv_dtype), pm_dtype_name(w->act_dtype),
             pm_dtype_name(pm_allreduce_dtype(w)));
-    fprintf(f, "# prefetch consumers: %s\n",
+    fprintf(f, "# prefetch consumers: %s%s\n",
             s->accel.prefetch_consumer == PM_CONSUMER_STREAM
                 ? "stream (read what has arrived, never wait longer than their own reads)"
-                : "wait for their prefetch's end (the paper's events)");
+                : "wait for their prefetch's end (the paper's events)",
+            s->options.hbm_sharing ? "; the streams share HBM bandwidth (options.hbm_sharing)"
+                                   : "");
     /* What the usable HBM leaves beyond weights and KV holds the engine's activations and
      * workspace, which the model does not count: a small rest is where a real engine holds
      * fewer sequences at once than the batch (README, "What is not modelled"). */
