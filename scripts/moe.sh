@@ -14,20 +14,21 @@ set -euo pipefail
 pm_setup "${1:-}"
 
 # name | options: the bundled scenarios, and the 910B/H100 variants of the other models. The
-# GPUs' bundled consumers wait for their prefetch's end (the paper's events); "-stream" rows
-# let them read what has arrived (the 910B's calibrated semantics), which NVLink's short
-# collectives need to gain anything.
+# GPU rows without a suffix set waiting consumers (the paper's events); "-stream" rows let them
+# read what has arrived (a hardware-managed L2: the GPUs' bundled semantics since issue 41, and
+# the 910B's calibrated one), which NVLink's short collectives need to gain anything.
 stream=(--set accelerator.prefetch_consumer=stream)
+wait=(--set accelerator.prefetch_consumer=wait)
 configs=(
     "mixtral-910b|--config mixtral8x7b"
     "qwen3-910b|--config qwen3-30b-a3b"
     "scout-910b|--config mixtral8x7b --model llama-4-scout --devices 8 --ep 8"
-    "mixtral-h100|--config llama4-scout-h100 --model mixtral-8x7b"
-    "qwen3-h100|--config llama4-scout-h100 --model qwen3-30b-a3b"
+    "mixtral-h100|--config llama4-scout-h100 --model mixtral-8x7b ${wait[*]}"
+    "qwen3-h100|--config llama4-scout-h100 --model qwen3-30b-a3b ${wait[*]}"
     "qwen3-h100-stream|--config llama4-scout-h100 --model qwen3-30b-a3b ${stream[*]}"
-    "scout-h100|--config llama4-scout-h100"
+    "scout-h100|--config llama4-scout-h100 ${wait[*]}"
     "scout-h100-stream|--config llama4-scout-h100 ${stream[*]}"
-    "deepseek-h200|--config deepseek-v3-h200"
+    "deepseek-h200|--config deepseek-v3-h200 ${wait[*]}"
     "deepseek-h200-stream|--config deepseek-v3-h200 ${stream[*]}"
 )
 batches=1,4,16,64,256

@@ -229,6 +229,13 @@ check sensitivity-own 0 "stream   off                  228.95             1.323x
 check sensitivity-wait 0 "wait,0,1," "$pm" sensitivity --set accelerator.prefetch_consumer=wait --format csv
 check sensitivity-json 0 '"prefetch_consumer": "stream", "hbm_sharing": true, "scenario_default": false' \
     "$pm" sensitivity --format json
+# Issue 41: every bundled accelerator gives its prefetch semantics, with a source (resolve lists
+# it as given, not defaulted).
+for acc in "$root"/data/accelerators/*.json; do
+    a=$(basename "$acc" .json)
+    check "consumer-given-$a" 0 '$.accelerator.prefetch_consumer,' bash -c \
+        "'$pm' resolve --config llama70b-h100 --accelerator $a 2>/dev/null | grep -E '^\\\$.accelerator.prefetch_consumer,(wait|stream),,given,'"
+done
 check run-die-reticle-warning 0 "its modelled die is 1276 mm2, over the 858 mm2 reticle" "$pm"
 # A scenario whose KV cache outgrows the HBM: every point searched assumes memory the device
 # lacks (L2, bandwidths and compute do not change it), said on stderr, in the JSON and the CSV.
