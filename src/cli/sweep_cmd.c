@@ -332,6 +332,14 @@ static void header(const cli *c, const pm_scenario *s, const pm_axis *ax, int n_
         fput_comment_text(f, s->accel.name);
         fputs(" has no cost coefficients: device_usd and tokens_per_s_per_usd are NaN\n", f);
     }
+    /* The sweep's warnings (a die over the reticle, a context beyond the trained one...), which
+     * stderr says too: a CSV read later still says them. */
+    char note[512];
+    for (size_t i = 0; pm_sweep_warning(s, ax, (size_t)n_ax, i, note, sizeof note); i++) {
+        fputs("# warning: ", f);
+        fput_comment_text(f, note);
+        fputc('\n', f);
+    }
     for (int a = 0; a < n_ax; a++)
         fprintf(f, "%s,", pm_axis_column(ax[a].kind));
     for (size_t i = 0; i < pm_sweep_column_count(); i++)
@@ -417,7 +425,14 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
     pm_sweep_slice(total, shard_k - 1, shard_n, &first, &last);
     k.total = last - first;
     if (k.json) {
-        printf("{\"tool\": \"preserve-model %s\", \"points\": [\n", pm_version());
+        printf("{\"tool\": \"preserve-model %s\", \"warnings\": [", pm_version());
+        char note[512];
+        for (size_t i = 0; pm_sweep_warning(s, ax, (size_t)c->n_sweeps, i, note, sizeof note);
+             i++) {
+            printf("%s", i ? ", " : "");
+            fput_json_string(stdout, note);
+        }
+        printf("], \"points\": [\n");
     } else {
         header(c, s, ax, c->n_sweeps, stdout);
         if (c->shard)
