@@ -58,8 +58,11 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area",
                            "%s must be finite and > 0 (got %g in SI units)", coeffs[i].key,
                            coeffs[i].v);
-    if (!(p->l2_die_frac <= 0 && p->l2_die_frac >= 0) &&
-        !(p->l2_die_frac >= 1 && isfinite(p->l2_die_frac)))
+    /* The L2 built per byte enabled; 0 (unset) acts as 1. */
+    const double spare = p->l2_die_frac < 0 || p->l2_die_frac > 0 || isnan(p->l2_die_frac)
+                             ? p->l2_die_frac
+                             : 1.0;
+    if (!(spare >= 1.0 && isfinite(spare)))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.l2_on_die_frac",
                        "the die's L2 must hold at least the enabled capacity (got %g of it)",
                        p->l2_die_frac);
@@ -67,7 +70,6 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.other_mm2",
                        "must be finite and >= 0 (got %g)", p->other_mm2);
     out->compute_mm2 = p->compute_mm2_per_flop_per_s * pm_int8_equivalent_peak(a);
-    const double spare = p->l2_die_frac > 1.0 ? p->l2_die_frac : 1.0;
     out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes * spare;
     out->hbm_phy_mm2 = p->hbm_phy_mm2_per_stack * p->hbm_stacks;
     out->link_phy_mm2 = p->link_phy_mm2_per_link * p->links;
@@ -77,15 +79,17 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
     return PM_OK;
 }
 
+int pm_dies_per_package(const pm_accelerator *a)
+{
+    return a && a->cost.present && a->cost.dies_per_package > 1 ? a->cost.dies_per_package : 1;
+}
+
 bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2)
 {
     pm_area area;
     double per_die = 0.0;
-    if (a && a->area.present && pm_area_compute(a, &area, NULL) == PM_OK) {
-        const int n = a->cost.present && a->cost.dies_per_package > 1 ? a->cost.dies_per_package
-                                                                        : 1;
-        per_die = area.die_mm2 / n;
-    }
+    if (a && a->area.present && pm_area_compute(a, &area, NULL) == PM_OK)
+        per_die = area.die_mm2 / pm_dies_per_package(a);
     if (per_die_mm2)
         *per_die_mm2 = per_die;
     return per_die > PM_RETICLE_MM2;

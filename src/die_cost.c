@@ -78,7 +78,7 @@ pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, p
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
                        "the wafer price must be finite and > 0, the HBM and package prices "
                        "finite and >= 0");
-    const int n = k->dies_per_package > 0 ? k->dies_per_package : 1;
+    const int n = pm_dies_per_package(a);
     const double chiplet_mm2 = area.die_mm2 / n;
     const double dpw = pm_dies_per_wafer(k->wafer_diameter_mm, chiplet_mm2);
     const double y = pm_die_yield(k->yield_model, chiplet_mm2, k->defect_density_per_mm2,

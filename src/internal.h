@@ -269,6 +269,10 @@ const char *const *pm_prefetch_consumer_names(size_t *count);
  * ("area", "energy", "cost"). */
 pm_status pm_block_missing(pm_error *err, const pm_accelerator *a, const char *block);
 
+/* The dies a package's modelled area is split into (area.c): cost.dies_per_package, 1 when
+ * there is no cost object or it says 0. The die cost, the reticle rule and the reports. */
+int pm_dies_per_package(const pm_accelerator *a);
+
 /* ---- the die-cost model (die_cost.c) ---- */
 
 /* The yield models' names, indexed by pm_yield_model (for pm_obj_enum); *count receives their

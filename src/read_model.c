@@ -96,6 +96,35 @@ static pm_status require_moe_keys(pm_obj *o, const char *mt)
     return PM_OK;
 }
 
+/* The shared experts: DeepSeek's n_shared_experts of moe_intermediate_size, Qwen2's one of
+ * shared_expert_intermediate_size, Llama-4's one of intermediate_size (expert_width). */
+static pm_status read_shared_experts(pm_obj *o, pm_model *m, const char *mt, int expert_width)
+{
+    pm_status st;
+    const bool llama4 = mt && strcmp(mt, "llama4_text") == 0;
+    if ((st = pm_read_int(o, "n_shared_experts", false, 0, 64, &m->shared_experts)) != PM_OK)
+        return st;
+    m->shared_intermediate = m->shared_experts > 0 ? m->expert_intermediate : 0;
+    if (pm_obj_has(o, "shared_expert_intermediate_size") &&
+        pm_hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, "shared_expert_intermediate_size"))) {
+        if ((st = pm_read_int(o, "shared_expert_intermediate_size", true, 1, PM_MAX_MODEL_DIM,
+                              &m->shared_intermediate)) != PM_OK)
+            return st;
+        if (m->shared_experts == 0)
+            m->shared_experts = 1;
+    }
+    if (llama4 && m->shared_experts == 0) {
+        /* Llama4TextMoe always has one shared expert of intermediate_size. */
+        m->shared_experts = 1;
+        m->shared_intermediate = expert_width;
+        if ((st = pm_read_note(o, "n_shared_experts", 1, "derived",
+                               "model_type llama4_text: one shared expert of "
+                               "intermediate_size")) != PM_OK)
+            return st;
+    }
+    return PM_OK;
+}
+
 /* Mixture of experts: the routed experts (num_experts, num_local_experts, n_routed_experts),
  * top-k, each expert's width (moe_intermediate_size, else intermediate_size: Mixtral,
  * Llama-4), the shared experts (DeepSeek's n_shared_experts of moe_intermediate_size, Qwen2's
@@ -174,27 +203,8 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
                               : "intermediate_size: each expert is as wide as the config's MLP")) !=
             PM_OK)
         return st;
-    const bool llama4 = mt && strcmp(mt, "llama4_text") == 0;
-    if ((st = pm_read_int(o, "n_shared_experts", false, 0, 64, &m->shared_experts)) != PM_OK)
+    if ((st = read_shared_experts(o, m, mt, expert_width)) != PM_OK)
         return st;
-    m->shared_intermediate = m->shared_experts > 0 ? m->expert_intermediate : 0;
-    if (pm_obj_has(o, "shared_expert_intermediate_size") &&
-        pm_hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, "shared_expert_intermediate_size"))) {
-        if ((st = pm_read_int(o, "shared_expert_intermediate_size", true, 1, PM_MAX_MODEL_DIM,
-                              &m->shared_intermediate)) != PM_OK)
-            return st;
-        if (m->shared_experts == 0)
-            m->shared_experts = 1;
-    }
-    if (llama4 && m->shared_experts == 0) {
-        /* Llama4TextMoe always has one shared expert of intermediate_size. */
-        m->shared_experts = 1;
-        m->shared_intermediate = expert_width;
-        if ((st = pm_read_note(o, "n_shared_experts", 1, "derived",
-                               "model_type llama4_text: one shared expert of "
-                               "intermediate_size")) != PM_OK)
-            return st;
-    }
     if ((st = pm_read_int(o, "intermediate_size_mlp", false, 1, PM_MAX_MODEL_DIM,
                           &m->intermediate)) != PM_OK)
         return st;

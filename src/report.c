@@ -82,9 +82,7 @@ static void json_area(pm_sbuf *b, const pm_scenario *s)
     }
     double per_die = 0.0;
     const bool over = pm_die_over_reticle(&s->accel, &per_die);
-    const int dies = s->accel.cost.present && s->accel.cost.dies_per_package > 1
-                         ? s->accel.cost.dies_per_package
-                         : 1;
+    const int dies = pm_dies_per_package(&s->accel);
     pm_sb_printf(b,
                  "  \"area\": {\"compute_mm2\": %s, \"l2_mm2\": %s, \"hbm_phy_mm2\": %s, "
                  "\"link_phy_mm2\": %s, \"other_mm2\": %s, \"die_mm2\": %s, "
