@@ -191,6 +191,20 @@ PM_API bool pm_model_layer_is_moe(const pm_model *m, int layer);
 /** Number of MoE layers of m: 0 for a dense model. */
 PM_API int pm_model_moe_layers(const pm_model *m);
 
+/** The blocks a package's I/O dies hold, beside their own other area. Values are pinned. */
+typedef enum pm_io_holds {
+    PM_IO_LINKS = 0,           /* the link PHYs (an I/O die beside the compute die: Ascend's
+                                  Nimbus) */
+    PM_IO_LINKS_HBM = 1,       /* and the HBM PHYs */
+    PM_IO_LINKS_HBM_L2 = 2,    /* and the L2 (a base die under the compute dies: MI300X's IODs
+                                  with the Infinity Cache) */
+    PM_IO_HOLDS_COUNT = 3
+} pm_io_holds;
+
+/** "links", "links_and_hbm_phy", "links_hbm_phy_and_l2" (the JSON spelling); "?" when
+ * invalid. */
+PM_API const char *pm_io_holds_name(pm_io_holds holds);
+
 /** Die-area coefficients of the accelerator (process node as data). All >= 0. */
 typedef struct pm_area_params {
     bool present;                       /* false when the file gave no "area" object */
@@ -205,7 +219,14 @@ typedef struct pm_area_params {
     int hbm_stacks;                     /* HBM PHY sites on the die, populated or not */
     double link_phy_mm2_per_link;
     int links;
-    double other_mm2;
+    double other_mm2;                   /* the rest of the compute dies, all together */
+    /* The package's dies (DESIGN.md section 9): compute_dies equal dies share the compute, the
+     * other area and every block not on the I/O dies; io_dies equal I/O dies share the blocks
+     * io_holds names and io_other_mm2. Each die is yielded alone and must fit the reticle. */
+    int compute_dies;                   /* >= 1 (0 is read as 1) */
+    int io_dies;                        /* >= 0 */
+    pm_io_holds io_holds;               /* the blocks on the I/O dies (with io_dies >= 1) */
+    double io_other_mm2;                /* the rest of the I/O dies, all together */
 } pm_area_params;
 
 /** Energy coefficients of the accelerator (the file's "energy" object, each number sourced).
@@ -246,8 +267,6 @@ typedef struct pm_cost_params {
     double yield_alpha;             /* > 0, the negative binomial's clustering (default 3) */
     double hbm_usd_per_byte;        /* >= 0, HBM price, times hbm_capacity_bytes */
     double package_usd;             /* >= 0, package, interposer, assembly and test */
-    int dies_per_package;           /* >= 1 (0 is read as 1): the modelled die area is split into
-                                       this many equal dies (chiplets), each yielded alone */
 } pm_cost_params;
 
 /** How a GEMM's time depends on its shape (the accelerator's optional "gemm" object;
@@ -1175,13 +1194,14 @@ typedef struct pm_energy {
 
 /** Cost of one device (usd), and the die-cost terms. */
 typedef struct pm_device_cost {
-    double die_mm2;         /* the modelled die (pm_area_compute), all chiplets together */
-    int dies_per_package;   /* chiplets the die area is split into (1: one monolithic die) */
-    double dies_per_wafer;  /* gross dies (chiplets) of die_mm2 / dies_per_package per wafer
-                               (pm_dies_per_wafer; fractional) */
-    double yield_frac;      /* good dies / dies, for one chiplet (pm_die_yield) */
-    double die_usd;         /* dies_per_package x wafer_usd / (dies_per_wafer x yield_frac):
-                               the good silicon of one device */
+    double die_mm2;         /* the package's silicon (pm_area_compute), all dies together */
+    int dies_per_package;   /* compute dies + I/O dies (1: one monolithic die) */
+    double dies_per_wafer;  /* gross compute dies per wafer (pm_dies_per_wafer; fractional) */
+    double yield_frac;      /* good dies / dies, for one compute die (pm_die_yield) */
+    double io_dies_per_wafer; /* the same for one I/O die (0 without I/O dies) */
+    double io_yield_frac;     /* (0 without I/O dies) */
+    double die_usd;         /* the good silicon of one device: per kind of die, its count x
+                               wafer_usd / (dies_per_wafer x yield_frac) */
     double hbm_usd;         /* hbm_usd_per_byte x hbm_capacity_bytes */
     double package_usd;
     double device_usd;      /* die + HBM + package */
@@ -1504,8 +1524,14 @@ typedef struct pm_area {
     double l2_mm2;        /* coefficient x L2 capacity */
     double hbm_phy_mm2;   /* per stack x stacks */
     double link_phy_mm2;  /* per link x links */
-    double other_mm2;
-    double die_mm2;       /* the sum */
+    double other_mm2;     /* the compute dies' rest */
+    double io_other_mm2;  /* the I/O dies' rest (0 without I/O dies) */
+    double die_mm2;       /* the sum: the package's silicon, every die together */
+    int compute_dies;     /* >= 1 */
+    double compute_die_mm2; /* one compute die: compute, other and the blocks not on the I/O
+                               dies, over compute_dies */
+    int io_dies;          /* >= 0 */
+    double io_die_mm2;    /* one I/O die: its blocks and io_other over io_dies (0 without) */
 } pm_area;
 
 /** The lithography reticle: the largest die one exposure can print, 26 mm x 33 mm = 858 mm2
@@ -1514,9 +1540,10 @@ typedef struct pm_area {
 #define PM_RETICLE_MM2 858.0
 
 /**
- * Whether the accelerator's modelled die, per die of its package (area / cost.dies_per_package),
- * is larger than the reticle (PM_RETICLE_MM2); *per_die_mm2 (may be NULL) receives that area
- * (0 without area coefficients, which is never over). For the scenario warning and the reports.
+ * Whether the largest die of the accelerator's package (a compute die or an I/O die,
+ * pm_area_compute) is larger than the reticle (PM_RETICLE_MM2); *per_die_mm2 (may be NULL)
+ * receives that die's area (0 without area coefficients, which is never over). An accelerator
+ * file over it is refused; a what-if (--set, a sweep point) is warned of.
  */
 PM_API bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2);
 
@@ -1527,7 +1554,8 @@ PM_API bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2);
 PM_API double pm_int8_equivalent_peak(const pm_accelerator *a);
 
 /**
- * die_mm2 = compute + L2 + HBM PHY x stacks + link PHY x links + other (DESIGN.md section 9).
+ * die_mm2 = compute + L2 + HBM PHY x stacks + link PHY x links + other + io_other (DESIGN.md
+ * section 9), and its split into the package's compute and I/O dies.
  * Returns PM_OK, PM_ERR_INVALID_ARG (NULL), PM_ERR_MISSING (the accelerator has no area
  * coefficients) or PM_ERR_RANGE (a coefficient that is not finite and > 0, or other_mm2 not
  * finite and >= 0: a block that exists costs area).

@@ -7,8 +7,8 @@
 #   - the optimum density rises from 11.8 to 14.8 tokens/s/mm^2 (1.25x).
 #   (The DSE's model, batch, sequence and area constants are NOT FOUND; the bundled paper-dse
 #   scenario is Llama3-70B on an Ascend 910B-like device, 8 devices on a ring, batch 2,
-#   sequence 32K, W8A8, with 7 nm area coefficients from the A100 die for compute and from
-#   TSMC's 7 nm SRAM test chip for L2. The search starts at 8 MiB: the paper's L2 axes step
+#   sequence 32K, W8A8, with the 910B's 7 nm area coefficients: compute fitted to its die
+#   shot's 665.61 mm2 compute die, L2 from TSMC's 7 nm SRAM test chip; the links on an I/O die. The search starts at 8 MiB: the paper's L2 axes step
 #   by 8 MB (104, 136, 144), so its "8 MB without prefetching" is read as the axis' first
 #   point, where a design without prefetching (L2 of no use to it here) is densest. The tool's L2 is in MiB,
 #   the paper's in MB.)

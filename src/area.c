@@ -69,19 +69,69 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
     if (!(p->other_mm2 >= 0) || !isfinite(p->other_mm2))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.other_mm2",
                        "must be finite and >= 0 (got %g)", p->other_mm2);
+    if (p->io_dies < 0 || p->compute_dies < 0 || (int)p->io_holds < 0 ||
+        p->io_holds >= PM_IO_HOLDS_COUNT || !(p->io_other_mm2 >= 0) || !isfinite(p->io_other_mm2))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area",
+                       "compute_dies, io_dies and io_other_mm2 must be >= 0 and io_holds one "
+                       "of the pm_io_holds values");
+    if (p->io_dies == 0 && p->io_other_mm2 > 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.accelerator.area.io_other_mm2",
+                       "%g mm2 of I/O die on a package with no I/O dies (io_dies 0)",
+                       p->io_other_mm2);
     out->compute_mm2 = p->compute_mm2_per_flop_per_s * pm_int8_equivalent_peak(a);
     out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes * spare;
     out->hbm_phy_mm2 = p->hbm_phy_mm2_per_stack * p->hbm_stacks;
     out->link_phy_mm2 = p->link_phy_mm2_per_link * p->links;
     out->other_mm2 = p->other_mm2;
+    out->io_other_mm2 = p->io_dies > 0 ? p->io_other_mm2 : 0.0;
     out->die_mm2 = out->compute_mm2 + out->l2_mm2 + out->hbm_phy_mm2 + out->link_phy_mm2 +
-                   out->other_mm2;
+                   out->other_mm2 + out->io_other_mm2;
+    /* The package: the I/O dies hold the links, then the HBM PHYs, then the L2 (the order in
+     * which the parts built leave the compute die); the compute dies the rest. */
+    double io = 0.0;
+    if (p->io_dies > 0) {
+        io = out->link_phy_mm2 + out->io_other_mm2;
+        if (p->io_holds >= PM_IO_LINKS_HBM)
+            io += out->hbm_phy_mm2;
+        if (p->io_holds >= PM_IO_LINKS_HBM_L2)
+            io += out->l2_mm2;
+    }
+    out->compute_dies = p->compute_dies > 1 ? p->compute_dies : 1;
+    out->io_dies = p->io_dies;
+    out->compute_die_mm2 = (out->die_mm2 - io) / out->compute_dies;
+    out->io_die_mm2 = p->io_dies > 0 ? io / p->io_dies : 0.0;
     return PM_OK;
 }
 
-int pm_dies_per_package(const pm_accelerator *a)
+static const char *const holds_names[PM_IO_HOLDS_COUNT] = {"links", "links_and_hbm_phy",
+                                                           "links_hbm_phy_and_l2"};
+
+const char *pm_io_holds_name(pm_io_holds h)
 {
-    return a && a->cost.present && a->cost.dies_per_package > 1 ? a->cost.dies_per_package : 1;
+    return (int)h >= 0 && h < PM_IO_HOLDS_COUNT ? holds_names[h] : "?";
+}
+
+const char *const *pm_io_holds_names(size_t *count)
+{
+    *count = PM_ARRAY_LEN(holds_names);
+    return holds_names;
+}
+
+int pm_dies_per_package(const pm_area *area)
+{
+    return area->compute_dies + area->io_dies;
+}
+
+double pm_largest_die_mm2(const pm_area *area)
+{
+    return area->io_die_mm2 > area->compute_die_mm2 ? area->io_die_mm2 : area->compute_die_mm2;
+}
+
+const char *pm_largest_die_name(const pm_area *area)
+{
+    if (area->io_dies > 0 && area->io_die_mm2 > area->compute_die_mm2)
+        return "I/O die";
+    return area->compute_dies > 1 || area->io_dies > 0 ? "compute die" : "die";
 }
 
 bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2)
@@ -89,7 +139,7 @@ bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2)
     pm_area area;
     double per_die = 0.0;
     if (a && a->area.present && pm_area_compute(a, &area, NULL) == PM_OK)
-        per_die = area.die_mm2 / pm_dies_per_package(a);
+        per_die = pm_largest_die_mm2(&area);
     if (per_die_mm2)
         *per_die_mm2 = per_die;
     return per_die > PM_RETICLE_MM2;

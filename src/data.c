@@ -1068,17 +1068,17 @@ bool pm_scenario_warning_except(const pm_scenario *s, unsigned skip, size_t i, c
         return true;
     }
     double per_die = 0.0;
+    pm_area area;
     if (!(skip & PM_WARN_SKIP_DIE) && pm_die_over_reticle(&s->accel, &per_die) && k++ == i) {
-        if (out)
+        if (out) {
+            pm_area_compute(&s->accel, &area, NULL);
             snprintf(out, n,
-                     "accelerator %s: its modelled die is %.0f mm2%s, over the %.0f mm2 "
-                     "reticle: no such die can be built as one piece of silicon (split it with "
-                     "cost.dies_per_package, or revisit its area coefficients); its area, cost, "
-                     "leakage and densities are of that die",
-                     s->accel.name, per_die,
-                     s->accel.cost.present && s->accel.cost.dies_per_package > 1 ? " per die"
-                                                                                  : "",
-                     PM_RETICLE_MM2);
+                     "accelerator %s: its modelled %s is %.0f mm2, over the %.0f mm2 "
+                     "reticle: no such die can be built as one piece of silicon (split the "
+                     "package with area.compute_dies or area.io_dies, or revisit its area "
+                     "coefficients); its area, cost, leakage and densities are of that die",
+                     s->accel.name, pm_largest_die_name(&area), per_die, PM_RETICLE_MM2);
+        }
         return true;
     }
     return false;

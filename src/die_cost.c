@@ -4,8 +4,8 @@
  * the HBM it carries and its package. The die is the area model's (area.c), so a larger L2
  * costs dollars as well as mm2. The coefficients are data (the accelerator's "cost" object,
  * each number sourced); the yield model is a choice among the three the literature uses. A
- * multi-die part (chiplets) splits its modelled area into equal dies, each yielded alone: a
- * defect then scraps one chiplet, not the whole device (ttm-cas's dies_per_package).
+ * multi-die package (area.c's compute and I/O dies) pays for each die yielded alone: a defect
+ * then scraps one chiplet, not the whole device (ttm-cas's dies_per_package).
  *
  * May call: area.c, error.c.
  */
@@ -61,6 +61,33 @@ double pm_die_yield(pm_yield_model model, double die_mm2, double d0_per_mm2, dou
     return NAN;
 }
 
+/* The wafer holds no whole die of mm2: name the largest part of that die (usually an L2 grown
+ * in a what-if). */
+static pm_status no_whole_die(pm_error *err, const pm_accelerator *a, const pm_area *area,
+                              bool io_die, double mm2, double dpw)
+{
+    const pm_area_params *p = &a->area;
+    const bool l2_io = p->io_holds >= PM_IO_LINKS_HBM_L2, hbm_io = p->io_holds >= PM_IO_LINKS_HBM;
+    /* Each block's share of this die: 0 where it is on the other kind. */
+    const int n = io_die ? area->io_dies : area->compute_dies;
+    const double parts[] = {io_die ? 0 : area->compute_mm2,
+                            l2_io == io_die || area->io_dies == 0 ? area->l2_mm2 : 0,
+                            hbm_io == io_die || area->io_dies == 0 ? area->hbm_phy_mm2 : 0,
+                            io_die || area->io_dies == 0 ? area->link_phy_mm2 : 0,
+                            io_die ? area->io_other_mm2 : area->other_mm2};
+    static const char *const names[] = {"the compute", "the L2 (l2_capacity)", "the HBM PHYs",
+                                        "the link PHYs", "the rest"};
+    size_t big = 0;
+    for (size_t i = 1; i < PM_ARRAY_LEN(parts); i++)
+        if (parts[i] > parts[big])
+            big = i;
+    return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost.wafer_diameter_mm",
+                   "a %g mm wafer holds no whole %s of %g mm2 (got %g dies per wafer): the die "
+                   "area model gives %s %.4g mm2 of it, so there is no die cost",
+                   a->cost.wafer_diameter_mm, io_die ? "I/O die" : "die", mm2, dpw, names[big],
+                   parts[big] / n);
+}
+
 pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, pm_error *err)
 {
     if (!a || !out)
@@ -78,36 +105,38 @@ pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, p
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
                        "the wafer price must be finite and > 0, the HBM and package prices "
                        "finite and >= 0");
-    const int n = pm_dies_per_package(a);
-    const double chiplet_mm2 = area.die_mm2 / n;
-    const double dpw = pm_dies_per_wafer(k->wafer_diameter_mm, chiplet_mm2);
-    const double y = pm_die_yield(k->yield_model, chiplet_mm2, k->defect_density_per_mm2,
-                                  k->yield_alpha);
-    if (!(dpw >= 1.0)) {
-        /* Name the largest part of the die: usually an L2 grown in a what-if. */
-        const double parts[] = {area.compute_mm2, area.l2_mm2, area.hbm_phy_mm2,
-                                area.link_phy_mm2, area.other_mm2};
-        static const char *const names[] = {"the compute", "the L2 (l2_capacity)",
-                                            "the HBM PHYs", "the link PHYs", "the rest"};
-        size_t big = 0;
-        for (size_t i = 1; i < PM_ARRAY_LEN(parts); i++)
-            if (parts[i] > parts[big])
-                big = i;
-        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost.wafer_diameter_mm",
-                       "a %g mm wafer holds no whole die of %g mm2 (got %g dies per wafer): the "
-                       "die area model gives %s %.4g mm2 of it, so there is no die cost",
-                       k->wafer_diameter_mm, chiplet_mm2, dpw, names[big], parts[big] / n);
+    /* Each kind of die on its own wafer, yielded alone: a defect scraps one die. */
+    struct {
+        int count;
+        double mm2, dpw, yield;
+    } kinds[2] = {{area.compute_dies, area.compute_die_mm2, 0, 0},
+                  {area.io_dies, area.io_die_mm2, 0, 0}};
+    double usd = 0.0;
+    for (size_t i = 0; i < PM_ARRAY_LEN(kinds); i++) {
+        if (kinds[i].count < 1)
+            continue;
+        const double mm2 = kinds[i].mm2;
+        const double dpw = pm_dies_per_wafer(k->wafer_diameter_mm, mm2);
+        const double y = pm_die_yield(k->yield_model, mm2, k->defect_density_per_mm2,
+                                      k->yield_alpha);
+        if (!(dpw >= 1.0))
+            return no_whole_die(err, a, &area, i == 1, mm2, dpw);
+        if (!(y > 0 && y <= 1.0))
+            return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
+                           "the yield of a %g mm2 die is not in (0, 1] (got %g): check "
+                           "defect_density and yield_alpha",
+                           mm2, y);
+        kinds[i].dpw = dpw;
+        kinds[i].yield = y;
+        usd += kinds[i].count * k->wafer_usd / (dpw * y);
     }
-    if (!(y > 0 && y <= 1.0))
-        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
-                       "the yield of a %g mm2 die is not in (0, 1] (got %g): check "
-                       "defect_density and yield_alpha",
-                       chiplet_mm2, y);
     out->die_mm2 = area.die_mm2;
-    out->dies_per_package = n;
-    out->dies_per_wafer = dpw;
-    out->yield_frac = y;
-    out->die_usd = n * k->wafer_usd / (dpw * y);
+    out->dies_per_package = pm_dies_per_package(&area);
+    out->dies_per_wafer = kinds[0].dpw;
+    out->yield_frac = kinds[0].yield;
+    out->io_dies_per_wafer = kinds[1].dpw;
+    out->io_yield_frac = kinds[1].yield;
+    out->die_usd = usd;
     out->hbm_usd = k->hbm_usd_per_byte * a->hbm_capacity_bytes;
     out->package_usd = k->package_usd;
     out->device_usd = out->die_usd + out->hbm_usd + out->package_usd;

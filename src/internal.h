@@ -162,6 +162,8 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
     ;
 /* Whether key of o was written by --set (an override), not by a file. */
 bool pm_obj_key_overridden(const pm_obj *o, const char *key);
+/* Whether any key of o (or of an object nested in it) was written by --set. */
+bool pm_obj_any_overridden(const pm_obj *o);
 /* Rejects keys never read or declared, with "did you mean". */
 pm_status pm_obj_finish(pm_obj *o);
 /* The known key of o nearest to key within the "did you mean" distance, or NULL. */
@@ -269,9 +271,15 @@ const char *const *pm_prefetch_consumer_names(size_t *count);
  * ("area", "energy", "cost"). */
 pm_status pm_block_missing(pm_error *err, const pm_accelerator *a, const char *block);
 
-/* The dies a package's modelled area is split into (area.c): cost.dies_per_package, 1 when
- * there is no cost object or it says 0. The die cost, the reticle rule and the reports. */
-int pm_dies_per_package(const pm_accelerator *a);
+/* The dies of a package (its compute dies and I/O dies), and the largest of them, which the
+ * reticle rule judges. The die cost, the reticle rule and the reports. */
+int pm_dies_per_package(const pm_area *area);
+double pm_largest_die_mm2(const pm_area *area);
+/* "die" (a package of one), "compute die" or "I/O die": which of them is the largest. */
+const char *pm_largest_die_name(const pm_area *area);
+
+/* The I/O dies' holdings' names, indexed by pm_io_holds (for pm_obj_enum). */
+const char *const *pm_io_holds_names(size_t *count);
 
 /* ---- the die-cost model (die_cost.c) ---- */
 

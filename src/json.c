@@ -89,6 +89,16 @@ bool pm_obj_key_overridden(const pm_obj *o, const char *key)
     return k && k->file && strncmp(k->file, "--set", 5) == 0;
 }
 
+bool pm_obj_any_overridden(const pm_obj *o)
+{
+    const size_t np = strlen(o->origin_prefix);
+    for (size_t i = 0; i < o->n_origins; i++)
+        if (strncmp(o->origins[i].key, o->origin_prefix, np) == 0 && o->origins[i].file &&
+            strncmp(o->origins[i].file, "--set", 5) == 0)
+            return true;
+    return false;
+}
+
 static const char *key_file(const pm_obj *o, const char *key)
 {
     const pm_key_origin *k = key_origin(o, key);

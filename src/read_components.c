@@ -4,7 +4,7 @@
  * pm_workload_read, from resolved JSON objects into the public structs. Each component alone;
  * what needs several at once is check.c's.
  *
- * May call: collective.c, die_cost.c, dtype.c, energy.c, error.c, json.c, read_fields.c,
+ * May call: area.c, collective.c, die_cost.c, dtype.c, energy.c, error.c, json.c, read_fields.c,
  * schedule.c.
  */
 #include <math.h>
@@ -20,6 +20,33 @@ static pm_status open_block(pm_obj *o, const char *key, pm_obj *c, bool *present
     *present = false;
     pm_status st = pm_obj_child(o, key, false, c, present);
     return st;
+}
+
+/* The area object's package: its compute dies, and the I/O dies beside (or under) them with
+ * what they hold. */
+static pm_status read_package(pm_obj *c, pm_area_params *a)
+{
+    long compute = 1, io = 0;
+    int holds = PM_IO_LINKS;
+    size_t n_holds;
+    const char *const *holds_names = pm_io_holds_names(&n_holds);
+    pm_status st;
+    if ((st = pm_obj_int(c, "compute_dies", false, 1, 64, &compute)) ||
+        (st = pm_obj_int(c, "io_dies", false, 0, 64, &io)))
+        return st;
+    a->compute_dies = (int)compute;
+    a->io_dies = (int)io;
+    const bool has_holds = pm_obj_has(c, "io_holds");
+    const bool has_other = pm_obj_has(c, "io_other_mm2");
+    if (io == 0 && (has_holds || has_other))
+        return pm_obj_fail(c, has_holds ? "io_holds" : "io_other_mm2", PM_ERR_INCONSISTENT,
+                           "describes I/O dies, but io_dies is 0 (or absent)");
+    if ((st = pm_obj_enum(c, "io_holds", io > 0, holds_names, n_holds, &holds)) ||
+        (st = pm_read_quantity(c, "io_other", PM_DIM_AREA, io > 0, NONNEGATIVE,
+                               &a->io_other_mm2)))
+        return st;
+    a->io_holds = (pm_io_holds)holds;
+    return pm_obj_finish(c);
 }
 
 static pm_status read_area(pm_obj *o, pm_area_params *a)
@@ -52,7 +79,7 @@ static pm_status read_area(pm_obj *o, pm_area_params *a)
     if ((st = pm_read_quantity(&c, "l2_on_die", PM_DIM_FRACTION, false,
                                (pm_range){1.0, 8.0, false, false}, &a->l2_die_frac)))
         return st;
-    return pm_obj_finish(&c);
+    return read_package(&c, a);
 }
 
 /* The "energy" object: energy per byte at each level, per MAC for every datatype the
@@ -132,10 +159,11 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
                                &k->hbm_usd_per_byte)) ||
         (st = pm_read_quantity(&c, "package", PM_DIM_MONEY, true, NONNEGATIVE, &k->package_usd)))
         return st;
-    long dies = 1;
-    if ((st = pm_obj_int(&c, "dies_per_package", false, 1, 1024, &dies)) != PM_OK)
-        return st;
-    k->dies_per_package = (int)dies;
+    if (pm_obj_has(&c, "dies_per_package"))
+        return pm_obj_fail(&c, "dies_per_package", PM_ERR_UNKNOWN_KEY,
+                           "the package's dies are the area's: area.compute_dies (equal dies "
+                           "sharing the compute) and area.io_dies with io_holds and "
+                           "io_other_mm2 (I/O dies), each die yielded alone");
     k->yield_model = (pm_yield_model)model;
     /* Read by the negative binomial only; kept (and checked) with the others, so that
      * --set accelerator.cost.yield_model=poisson works on a file that gives it. */
@@ -207,6 +235,24 @@ static pm_status read_peaks(pm_obj *o, pm_accelerator *a)
     return PM_OK;
 }
 
+/* An accelerator file describes silicon that exists or could: a die of its package over the
+ * reticle is refused. A what-if that grows it (--set, or a sweep point) is warned of instead
+ * (pm_scenario_warning), so that a design-space sweep can say where the die stops being
+ * buildable. */
+static pm_status check_buildable(pm_obj *o, const pm_accelerator *a)
+{
+    double per_die = 0.0;
+    if (!pm_die_over_reticle(a, &per_die) || pm_obj_any_overridden(o))
+        return PM_OK;
+    pm_area area;
+    pm_area_compute(a, &area, NULL);
+    return pm_obj_fail(o, "area", PM_ERR_RANGE,
+                       "the modelled %s is %.0f mm2, over the %.0f mm2 reticle (26 x 33 mm): "
+                       "no such die can be built as one piece of silicon; split the package "
+                       "(area.compute_dies, area.io_dies) or revisit its area coefficients",
+                       pm_largest_die_name(&area), per_die, PM_RETICLE_MM2);
+}
+
 pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
 {
     memset(a, 0, sizeof *a);
@@ -270,7 +316,7 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
     if ((st = pm_gemm_read(o, &a->gemm)) != PM_OK)
         return st;
     if ((st = read_area(o, &a->area)) != PM_OK || (st = read_energy(o, a, &a->energy)) != PM_OK ||
-        (st = read_cost(o, a, &a->cost)) != PM_OK)
+        (st = read_cost(o, a, &a->cost)) != PM_OK || (st = check_buildable(o, a)) != PM_OK)
         return st;
     return pm_obj_finish(o);
 }

@@ -80,17 +80,23 @@ static void json_area(pm_sbuf *b, const pm_scenario *s)
         pm_sb_printf(b, "  \"area\": null,\n");
         return;
     }
-    double per_die = 0.0;
-    const bool over = pm_die_over_reticle(&s->accel, &per_die);
-    const int dies = pm_dies_per_package(&s->accel);
+    const double largest = pm_largest_die_mm2(&a);
     pm_sb_printf(b,
                  "  \"area\": {\"compute_mm2\": %s, \"l2_mm2\": %s, \"hbm_phy_mm2\": %s, "
-                 "\"link_phy_mm2\": %s, \"other_mm2\": %s, \"die_mm2\": %s, "
-                 "\"dies_per_package\": %d, \"mm2_per_die\": %s, \"reticle_mm2\": %s, "
-                 "\"over_reticle\": %s},\n",
+                 "\"link_phy_mm2\": %s, \"other_mm2\": %s, \"io_other_mm2\": %s, "
+                 "\"die_mm2\": %s, \"dies_per_package\": %d, \"compute_dies\": %d, "
+                 "\"compute_die_mm2\": %s, \"io_dies\": %d, \"io_die_mm2\": %s, "
+                 "\"io_holds\": ",
                  NUM(a.compute_mm2), NUM(a.l2_mm2), NUM(a.hbm_phy_mm2), NUM(a.link_phy_mm2),
-                 NUM(a.other_mm2), NUM(a.die_mm2), dies, NUM(per_die), NUM(PM_RETICLE_MM2),
-                 over ? "true" : "false");
+                 NUM(a.other_mm2), NUM(a.io_other_mm2), NUM(a.die_mm2),
+                 pm_dies_per_package(&a), a.compute_dies, NUM(a.compute_die_mm2), a.io_dies,
+                 NUM(a.io_die_mm2));
+    if (a.io_dies > 0)
+        pm_sb_printf(b, "\"%s\"", pm_io_holds_name(s->accel.area.io_holds));
+    else
+        pm_sb_printf(b, "null");
+    pm_sb_printf(b, ", \"largest_die_mm2\": %s, \"reticle_mm2\": %s, \"over_reticle\": %s},\n",
+                 NUM(largest), NUM(PM_RETICLE_MM2), largest > PM_RETICLE_MM2 ? "true" : "false");
 }
 
 /* The top-level cost and power objects. */
@@ -100,11 +106,13 @@ static void json_cost_power(pm_sbuf *b, const pm_scenario *s, const pm_estimate 
     if (e->cost_present)
         pm_sb_printf(b,
                      "  \"cost\": {\"die_mm2\": %s, \"dies_per_package\": %d, \"die_usd\": "
-                     "%s, \"dies_per_wafer\": %s, \"yield_frac\": %s, \"yield_model\": "
+                     "%s, \"dies_per_wafer\": %s, \"yield_frac\": %s, \"io_dies_per_wafer\": "
+                     "%s, \"io_yield_frac\": %s, \"yield_model\": "
                      "\"%s\", \"hbm_usd\": %s, \"package_usd\": %s, \"device_usd\": "
                      "%s},\n",
                      NUM(k->die_mm2), k->dies_per_package, NUM(k->die_usd),
-                     NUM(k->dies_per_wafer), NUM(k->yield_frac),
+                     NUM(k->dies_per_wafer), NUM(k->yield_frac), NUM(k->io_dies_per_wafer),
+                     NUM(k->io_yield_frac),
                      pm_yield_model_name(s->accel.cost.yield_model), NUM(k->hbm_usd),
                      NUM(k->package_usd), NUM(k->device_usd));
     else

@@ -211,8 +211,10 @@ check validate-model-checkpoint 0 'the checkpoint'"'"'s weights are 4-bit floats
 lacks validate-model-not-scenario "warning" "$pm" validate "$root/tests/configs/hf/llama3-8b-config.json"
 # Serial and fused densities still rise toward the smallest L2 (less area, the same time): their
 # best is the range's end, said in the at_edge column and on stderr; PRESERVE's is inside.
-check optimize-edge-lo 0 "serial,8,0.0528399,8,8.91509,0,lo" "$pm" --optimize l2
-check optimize-edge-inside 0 "preserve,56.0213,0.0593946,55.9908,56.0401,12," "$pm" --optimize l2
+# At 8 MiB the 910B's package is 0.29185 x 800 + 1.3325 x 8 + 14.9617 x 4 + 116.44 + 1.7458 x 7
+# + 40 = 472.6474 mm2 (serial's 173.09 tokens/s over 4 devices: 0.09156 per mm2).
+check optimize-edge-lo 0 "serial,8,0.0915552,8,8.91509,0,lo" "$pm" --optimize l2
+check optimize-edge-inside 0 "preserve,56.0213,0.103852,55.9908,56.0401,12," "$pm" --optimize l2
 check optimize-edge-warning 0 "warning: serial: the best l2_capacity_MiB is the range's lower end (8) and density_tokens_per_s_per_mm2 still rises toward it" "$pm" --optimize l2
 check optimize-edge-json 0 '"brent_iterations": 0, "at_edge": "lo"}' "$pm" --optimize l2 --format json
 check optimize-edge-json-inside 0 '"brent_iterations": 12, "at_edge": null}' "$pm" --optimize l2 --format json
@@ -221,7 +223,14 @@ lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
 # 81.14 = 813.9935 mm2) and the reticle, in the table and the JSON.
 check run-die-line 0 "die 814.0 mm2 = compute 496.1 + L2 115.6 + HBM PHY 89.8 + link PHY 31.4 + other 81.1" \
     "$pm" --config llama70b-h100
-check run-die-reticle 0 '"reticle_mm2": 858, "over_reticle": true}' "$pm" --format json
+# The 910B's package (by hand in test_energy): a 665.6 mm2 compute die beside a 52.2 mm2 I/O die.
+check run-die-package 0 "package: 1 compute die of 665.6 mm2 + 1 I/O die of 52.2 mm2 (links)" "$pm"
+check run-die-json 0 '"compute_dies": 1, "compute_die_mm2": 665.60' "$pm" --format json
+check run-die-fits 0 '"largest_die_mm2": 665.60' "$pm" --format json
+lacks run-die-no-warning "reticle" "$pm"
+# A what-if over the reticle is warned of: 512 MiB of L2 makes the compute die 0.29185 x 800 +
+# 1.3325 x 512 + 14.9617 x 4 + 116.44 = 1092.0 mm2.
+check run-die-reticle 0 '"reticle_mm2": 858, "over_reticle": true}' "$pm" --format json --set accelerator.l2_capacity_MiB=512
 # Issue 41: sensitivity: the scenario's own row is its run's PRESERVE (910B: stream, 228.95
 # tokens/s, 1.323x); with waiting consumers the mark moves to wait/off.
 check sensitivity-own 0 "stream   off                  228.95             1.323x            1.287x  (the scenario's)" \
@@ -236,7 +245,8 @@ for acc in "$root"/data/accelerators/*.json; do
     check "consumer-given-$a" 0 '$.accelerator.prefetch_consumer,' bash -c \
         "'$pm' resolve --config llama70b-h100 --accelerator $a 2>/dev/null | grep -E '^\\\$.accelerator.prefetch_consumer,(wait|stream),,given,'"
 done
-check run-die-reticle-warning 0 "its modelled die is 1276 mm2, over the 858 mm2 reticle" "$pm"
+check run-die-reticle-warning 0 "its modelled compute die is 1092 mm2, over the 858 mm2 reticle" "$pm" --set accelerator.l2_capacity_MiB=512
+check run-die-file-refused 1 '$.area: the modelled die is 1276 mm2, over the 858 mm2 reticle' "$pm" --accelerator "$root/tests/configs/invalid/area-over-reticle/input.json"
 # A scenario whose KV cache outgrows the HBM: every point searched assumes memory the device
 # lacks (L2, bandwidths and compute do not change it), said on stderr, in the JSON and the CSV.
 # llama3-70b at 1M tokens, batch 4, 4 devices: 80 x 2 x 2 KV heads x 128 x 4 x 1048576 B =
@@ -286,7 +296,8 @@ check allreduce-efficiency 0 '"allreduce_decode_s": 0.00101816677029' "$pm" --co
 check allreduce-efficiency-range 1 '$.cluster.allreduce_efficiency_frac: must be in (0, 1]' "$pm" --set cluster=nvlink3-nvswitch --set cluster.allreduce_efficiency_frac=1.5
 check table-exceeds-hbm 0 "2560.0 GiB KV of 64.0 GiB usable  ** exceeds HBM capacity **" "$pm" --batch 512 --seq 128k
 check csv-energy 0 "preserve_J_per_token,preserve_avg_power_W,preserve_tokens_per_J,preserve_tokens_per_s_per_usd" "$pm" --format csv
-check set-yield-model 0 "yield 14.7%" "$pm" --set accelerator.cost.yield_model=poisson
+# Poisson yield of the 910B's 665.6068 mm2 compute die at 0.15 /cm2: e^-0.99841 = 36.8 %.
+check set-yield-model 0 "yield 36.8%" "$pm" --set accelerator.cost.yield_model=poisson
 check set-energy 0 '"hbm": 3363' "$pm" --set accelerator.energy.hbm_pJ_per_bit=3.9 --format json
 check sweep-energy-cols 0 "device_usd,serial_J_per_token" "$pm" --sweep l2=8MiB:16MiB:8MiB
 check sweep-no-blocks-note 0 "has no energy coefficients" "$pm" --accelerator "$noblocks" --sweep l2=8MiB:16MiB:8MiB
@@ -337,8 +348,7 @@ check merge-missing 1 "shard 3/5 is missing" "$pm" merge shard1.csv shard2.csv s
 check merge-twice 1 "given twice" "$pm" merge shard1.csv shard1.csv shard2.csv shard3.csv shard4.csv shard5.csv
 "$pm" --sweep l2=8MiB:16MiB:8MiB --shard 2/5 >other.csv 2>/dev/null
 check merge-different 1 "different sweeps" "$pm" merge shard1.csv other.csv
-# (line 5 is the 910B's '# warning:' line: its die is over the reticle, issue 41)
-check merge-not-shard 1 "single.csv:6: a row before any '# shard K/N' line" "$pm" merge single.csv
+check merge-not-shard 1 "single.csv:5: a row before any '# shard K/N' line" "$pm" merge single.csv
 check shard-bad 2 "expected K/N" "$pm" --sweep l2 --shard 6/5
 check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
 check sweep-4d 0 "l2_capacity_MiB,link_bandwidth_Gbps,batch,seq_len,serial_request_s" "$pm" --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k

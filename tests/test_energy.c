@@ -308,6 +308,48 @@ static void test_h100_die_is_gh100s_published_area(void **state)
         assert_true(fabs(area.die_mm2 - 822.7054) < 1e-3);
         assert_true(fabs(area.die_mm2 / 826.0 - 1.0) < 0.03);
     }
+    /* The 910B's compute die against its die shot's 665.61 mm2 (issue 41): 0.29185 x 800 =
+     * 233.48; 192 MiB x 1.3325 = 255.84; 4 HBM PHYs x 14.9617 = 59.8468; other 116.44:
+     * 665.6068 mm2. Its I/O die: 7 HCCS PHYs x 1.7458 = 12.2206 + 40 = 52.2206 mm2. The
+     * package was one 1276 mm2 die. */
+    assert_int_equal(pm_accelerator_load("ascend-910b", &opts, &a, NULL), PM_OK);
+    assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
+    assert_true(fabs(area.compute_die_mm2 - 665.6068) < 1e-3);
+    assert_true(fabs(area.compute_die_mm2 / 665.61 - 1.0) < 0.03);
+    assert_int_equal(area.io_dies, 1);
+    assert_true(fabs(area.io_die_mm2 - 52.2206) < 1e-3);
+}
+
+/* Issue 41: no bundled accelerator has a die over the reticle (each loads: a file over it is
+ * refused), and one a what-if grows over it is flagged, not refused. */
+static void test_every_bundled_die_fits_the_reticle(void **state)
+{
+    (void)state;
+    char **names = NULL;
+    size_t n = 0;
+    assert_int_equal(pm_data_list(PM_TEST_DATA_DIR, PM_KIND_ACCELERATOR, &names, &n, NULL), PM_OK);
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    assert_true(n >= 10);
+    for (size_t i = 0; i < n; i++) {
+        pm_accelerator a;
+        pm_area area;
+        double per_die = -1;
+        assert_int_equal(pm_accelerator_load(names[i], &opts, &a, NULL), PM_OK);
+        assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
+        assert_false(pm_die_over_reticle(&a, &per_die));
+        assert_true(per_die > 0 && per_die <= PM_RETICLE_MM2);
+        assert_true(area.compute_die_mm2 <= PM_RETICLE_MM2 && area.io_die_mm2 <= PM_RETICLE_MM2);
+        /* The dies add up to the package's silicon. */
+        assert_true(fabs(area.compute_dies * area.compute_die_mm2 +
+                         area.io_dies * area.io_die_mm2 - area.die_mm2) < 1e-9 * area.die_mm2);
+    }
+    pm_names_free(names, n);
+    const char *big[] = {"l2_capacity_MiB=1024"};
+    const pm_load_opts ob = {PM_TEST_DATA_DIR, big, 1};
+    pm_accelerator a;
+    pm_error err;
+    assert_int_equal(pm_accelerator_load("ascend-910b", &ob, &a, &err), PM_OK);
+    assert_true(pm_die_over_reticle(&a, NULL));
 }
 
 /* Issue 41: a zero area coefficient gave a die of 0 mm2 (infinite density), an energy block of
@@ -363,8 +405,7 @@ static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
      * blocks are 0 mm2. */
     a.area.compute_mm2_per_flop_per_s = a.area.l2_mm2_per_byte = 1.0;
     a.area.hbm_phy_mm2_per_stack = a.area.link_phy_mm2_per_link = 1.0;
-    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750,
-                              1};
+    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750};
     pm_device_cost c;
     assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
     assert_rel(c.die_mm2, 826, 0);
@@ -377,13 +418,58 @@ static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
     /* The same area as two chiplets of 413 mm2: pi 150^2 / 413 - pi 300 / sqrt(826) = 171.1521
      * - 32.79300 = 138.3591 dies per wafer, yield (1 + 0.6195 / 3)^-3 = 0.5694007, two good
      * dies $2 x 9346 / (138.3591 x 0.5694007) = $237.26: a defect scraps half the silicon. */
-    a.cost.dies_per_package = 2;
+    a.area.compute_dies = 2;
     assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
     assert_int_equal(c.dies_per_package, 2);
     assert_rel(c.dies_per_wafer, 138.3591, 1e-6);
     assert_rel(c.yield_frac, 0.5694007, 1e-6);
     assert_rel(c.die_usd, 237.2629, 1e-6);
-    a.cost.dies_per_package = 1;
+    a.area.compute_dies = 1;
+    /* An I/O die beside the compute die (Ascend's Nimbus): a 600 mm2 compute die (other) and a
+     * 126 mm2 I/O die holding 26 links of 1 mm2 and 100 mm2 of its own. Compute die: pi 150^2
+     * / 600 - pi 300 / sqrt(1200) = 117.8097 - 27.20699 = 90.60273 per wafer, yield 1.3^-3 =
+     * 0.4551661, $9346 / (90.60273 x 0.4551661) = $226.6285. I/O die: 560.9987 - 59.37052 =
+     * 501.6282 per wafer, yield 1.063^-3 = 0.8325306, $22.37915. Together $249.0077, where one
+     * 726 mm2 die would cost more: a defect in the I/O die scraps only it. */
+    a.area.other_mm2 = 600.0;
+    a.area.links = 26;
+    a.area.io_dies = 1;
+    a.area.io_holds = PM_IO_LINKS;
+    a.area.io_other_mm2 = 100.0;
+    pm_area ar;
+    assert_int_equal(pm_area_compute(&a, &ar, NULL), PM_OK);
+    assert_rel(ar.die_mm2, 726.0, 1e-12);
+    assert_rel(ar.compute_die_mm2, 600.0, 1e-12);
+    assert_rel(ar.io_die_mm2, 126.0, 1e-12);
+    assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+    assert_int_equal(c.dies_per_package, 2);
+    assert_rel(c.dies_per_wafer, 90.60273, 1e-6);
+    assert_rel(c.yield_frac, 0.4551661, 1e-6);
+    assert_rel(c.io_dies_per_wafer, 501.6282, 1e-6);
+    assert_rel(c.io_yield_frac, 0.8325306, 1e-6);
+    assert_rel(c.die_usd, 226.6285 + 22.37915, 1e-6);
+    /* The I/O dies can hold the HBM PHYs and the L2 too (MI300X's base dies): 4 stacks of 1
+     * mm2 and 8 bytes of L2 at 1 mm2 per byte move to two I/O dies of (26 + 4 + 8 + 100) / 2
+     * = 69 mm2 each; the compute dies keep 600 mm2. */
+    a.l2_capacity_bytes = 8;
+    a.area.hbm_stacks = 4;
+    a.area.io_dies = 2;
+    a.area.io_holds = PM_IO_LINKS_HBM;
+    assert_int_equal(pm_area_compute(&a, &ar, NULL), PM_OK);
+    assert_rel(ar.compute_die_mm2, 608.0, 1e-12);
+    assert_rel(ar.io_die_mm2, 65.0, 1e-12);
+    a.area.io_holds = PM_IO_LINKS_HBM_L2;
+    assert_int_equal(pm_area_compute(&a, &ar, NULL), PM_OK);
+    assert_rel(ar.compute_die_mm2, 600.0, 1e-12);
+    assert_rel(ar.io_die_mm2, 69.0, 1e-12);
+    assert_rel(ar.die_mm2, 738.0, 1e-12);
+    assert_int_equal(ar.compute_dies + ar.io_dies, 3);
+    a.l2_capacity_bytes = 0;
+    a.area.hbm_stacks = 0;
+    a.area.links = 0;
+    a.area.io_dies = 0;
+    a.area.io_other_mm2 = 0.0;
+    a.area.other_mm2 = 826.0;
     /* A die larger than the wafer leaves no die. */
     a.area.other_mm2 = 80000.0;
     pm_error err;
@@ -415,7 +501,7 @@ static void test_cost_and_energy_need_their_blocks(void **state)
     assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.accelerator.cost");
     /* Cost without area coefficients names the area object. */
-    s.accel.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750, 1};
+    s.accel.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750};
     assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.accelerator.area");
     /* Leakage needs the die; a NaN coefficient is refused. */
@@ -463,11 +549,12 @@ static void test_loads_energy_and_cost_blocks(void **state)
     assert_rel(a.cost.yield_alpha, 3, 0);
     assert_rel(a.cost.hbm_usd_per_byte, 7e-9, HAND);
     assert_rel(a.cost.package_usd, 750, 0);
-    /* Static power: 20 W + 0.15 W/mm2 x the modelled die (0.76 x 800 + 2.5 x 192 + 15 x 4 +
-     * 1.7 x 7 + 116 = 1275.9 mm2) = 211.385 W. */
+    /* Static power: 20 W + 0.15 W/mm2 x the package's silicon (0.3 x 800 + 1.3 x 192 + 15 x 4
+     * + 116 = 665.6 mm2 of compute die, 1.7 x 7 + 40 = 51.9 mm2 of I/O die: 717.5 mm2) =
+     * 127.625 W. */
     double w;
     assert_int_equal(pm_static_power(&a, &w, NULL), PM_OK);
-    assert_rel(w, 20 + 0.15 * 1275.9, 1e-12);
+    assert_rel(w, 20 + 0.15 * 717.5, 1e-12);
     assert_string_equal(pm_yield_model_name(PM_YIELD_MURPHY), "murphy");
     assert_string_equal(pm_yield_model_name(PM_YIELD_COUNT), "?");
 }
@@ -658,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_die_cost_of_826mm2_7nm_by_hand),
         cmocka_unit_test(test_zero_area_coefficients_and_energies_refused),
         cmocka_unit_test(test_h100_die_is_gh100s_published_area),
+        cmocka_unit_test(test_every_bundled_die_fits_the_reticle),
         cmocka_unit_test(test_cost_and_energy_need_their_blocks),
         cmocka_unit_test(test_loads_energy_and_cost_blocks),
         cmocka_unit_test(test_modelled_power_below_board_power),

@@ -310,8 +310,7 @@ check_sh utf8-name-whole 0 'whole characters' bash -c '$PMW --set "model.name=$1
 m=r[1][1]; assert set(m) == {\"\u00e9\"}, m; print(\"whole characters\")"' "$pm" "$name"
 
 # ---- merge verifies its shards (issue 13) -------------------------------------------------
-# (The shards' headers hold one '# warning:' line, the 910B's die over the reticle: the line
-# numbers below count it.)
+# (The shards' headers hold no '# warning:' line: the line numbers below count none.)
 for k in 1 2 3; do
     "$pm" --config llama8b --sweep batch=1:12:1 --shard $k/3 >m$k.csv 2>/dev/null
 done
@@ -320,17 +319,17 @@ head -c -20 m1.csv >cut.csv
 check merge-cut-mid-line 1 'cut.csv:' "$pm" merge cut.csv m2.csv m3.csv
 check merge-cut-mid-line-message 1 'the shard is incomplete' "$pm" merge cut.csv m2.csv m3.csv
 head -n -2 m1.csv >short.csv
-check merge-cut-at-a-row 1 "short.csv:9: no '# shard K/N end' line: the shard is incomplete" \
+check merge-cut-at-a-row 1 "short.csv:8: no '# shard K/N end' line: the shard is incomplete" \
     "$pm" merge short.csv m2.csv m3.csv
-sed '9p' m1.csv >extra.csv
-check merge-extra-row 1 'extra.csv:12: 5 rows, but the shard line says 4 and the end line 4' \
+sed '8p' m1.csv >extra.csv
+check merge-extra-row 1 'extra.csv:11: 5 rows, but the shard line says 4 and the end line 4' \
     "$pm" merge extra.csv m2.csv m3.csv
-sed '7s/^1,/9,/' m1.csv >relabel.csv
-check merge-relabelled-row 1 'relabel.csv:11: the rows differ from those the shard wrote' \
+sed '6s/^1,/9,/' m1.csv >relabel.csv
+check merge-relabelled-row 1 'relabel.csv:10: the rows differ from those the shard wrote' \
     "$pm" merge relabel.csv m2.csv m3.csv
-sed '7s/,[^,]*$//' m1.csv >fields.csv
+sed '6s/,[^,]*$//' m1.csv >fields.csv
 ncols=$(grep -v '^#' m1.csv | head -1 | awk -F, '{print NF}') # the header's field count
-check merge-short-row 1 "fields.csv:7: $((ncols - 1)) fields, the header has $ncols" "$pm" merge fields.csv m2.csv m3.csv
+check merge-short-row 1 "fields.csv:6: $((ncols - 1)) fields, the header has $ncols" "$pm" merge fields.csv m2.csv m3.csv
 # Same command line, other inputs (a data directory with another intermediate size): refused.
 cp -r "$PRESERVE_MODEL_DATA" otherdata
 sed -i 's/"intermediate_size": 14336/"intermediate_size": 14208/' otherdata/models/llama3-8b.json

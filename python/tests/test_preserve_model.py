@@ -64,9 +64,17 @@ def test_estimate_has_the_report_keys():
     r = pm.estimate("llama70b")
     assert set(r) == {"tool", "scenario", "inputs", "tpot_context_len", "modes", "speedup",
                       "shard", "memory", "moe", "area", "cost", "power", "warnings"}
-    # the scenario as shipped: only the 910B's modelled die over the reticle (issue 41)
-    assert len(r["warnings"]) == 1 and "over the 858 mm2 reticle" in r["warnings"][0]
-    assert r["area"]["over_reticle"] and r["area"]["reticle_mm2"] == 858
+    # the scenario as shipped warns of nothing; its package (issue 41) is a 665.6 mm2 compute
+    # die beside a 52.2 mm2 I/O die, both under the reticle
+    assert r["warnings"] == []
+    assert not r["area"]["over_reticle"] and r["area"]["reticle_mm2"] == 858
+    assert r["area"]["compute_dies"] == 1 and r["area"]["io_dies"] == 1
+    assert r["area"]["compute_die_mm2"] == pytest.approx(665.6068, abs=1e-3)
+    # a what-if over it is warned of: 0.29185 x 800 + 1.3325 x 512 + 14.9617 x 4 + 116.44 mm2
+    big = pm.estimate("llama70b", {"accelerator.l2_capacity_MiB": 512})
+    assert big["area"]["over_reticle"]
+    assert big["area"]["largest_die_mm2"] == pytest.approx(1092.0068, abs=1e-3)
+    assert any("over the 858 mm2 reticle" in w for w in big["warnings"])
     assert set(r["modes"]) == {"serial", "fused", "preserve"}
     assert r["inputs"]["batch"] == 4 and r["inputs"]["seq_len"] == 16384
     serial, preserve = r["modes"]["serial"], r["modes"]["preserve"]

@@ -234,20 +234,40 @@ static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
         char note[64] = "";
         if (over)
             snprintf(note, sizeof note, " (over the %.0f mm2 reticle)", PM_RETICLE_MM2);
+        char io[48] = "";
+        if (a.io_dies > 0)
+            snprintf(io, sizeof io, " + I/O other %.1f", a.io_other_mm2);
         printf("die %.1f mm2 = compute %.1f + L2 %.1f + HBM PHY %.1f + link PHY %.1f + other "
-               "%.1f%s\n",
+               "%.1f%s%s\n",
                a.die_mm2, a.compute_mm2, a.l2_mm2, a.hbm_phy_mm2, a.link_phy_mm2, a.other_mm2,
-               note);
+               io, a.io_dies > 0 || a.compute_dies > 1 ? "" : note);
+        if (a.io_dies > 0 || a.compute_dies > 1) {
+            char iodies[96] = "";
+            if (a.io_dies > 0)
+                snprintf(iodies, sizeof iodies, " + %d I/O die%s of %.1f mm2 (%s)", a.io_dies,
+                         a.io_dies > 1 ? "s" : "", a.io_die_mm2,
+                         pm_io_holds_name(s->accel.area.io_holds));
+            printf("package: %d compute die%s of %.1f mm2%s%s\n", a.compute_dies,
+                   a.compute_dies > 1 ? "s" : "", a.compute_die_mm2, iodies, note);
+        }
     }
     if (e->cost_present) {
         const pm_device_cost *k = &e->cost;
-        char split[48] = "";
-        if (k->dies_per_package > 1)
-            snprintf(split, sizeof split, " as %d dies", k->dies_per_package);
-        printf("cost per device: $%.0f = die $%.0f (%.1f mm2%s, %.1f dies/wafer, yield %.1f%%) + "
-               "HBM $%.0f + package $%.0f\n",
-               k->device_usd, k->die_usd, k->die_mm2, split, k->dies_per_wafer,
-               k->yield_frac * 100, k->hbm_usd, k->package_usd);
+        char dies[160];
+        if (k->io_dies_per_wafer > 0)
+            snprintf(dies, sizeof dies,
+                     "%.1f mm2 in %d dies; compute die %.1f/wafer, yield %.1f%%; I/O die "
+                     "%.1f/wafer, yield %.1f%%",
+                     k->die_mm2, k->dies_per_package, k->dies_per_wafer, k->yield_frac * 100,
+                     k->io_dies_per_wafer, k->io_yield_frac * 100);
+        else if (k->dies_per_package > 1)
+            snprintf(dies, sizeof dies, "%.1f mm2 in %d dies, %.1f dies/wafer, yield %.1f%%",
+                     k->die_mm2, k->dies_per_package, k->dies_per_wafer, k->yield_frac * 100);
+        else
+            snprintf(dies, sizeof dies, "%.1f mm2, %.1f dies/wafer, yield %.1f%%", k->die_mm2,
+                     k->dies_per_wafer, k->yield_frac * 100);
+        printf("cost per device: $%.0f = die $%.0f (%s) + HBM $%.0f + package $%.0f\n",
+               k->device_usd, k->die_usd, dies, k->hbm_usd, k->package_usd);
         printf("tokens/s per $1000 of devices: serial %.4f, fused %.4f, preserve %.4f\n",
                e->modes[0].tokens_per_s_per_usd * 1e3, e->modes[1].tokens_per_s_per_usd * 1e3,
                e->modes[2].tokens_per_s_per_usd * 1e3);
