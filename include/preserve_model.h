@@ -1710,6 +1710,8 @@ typedef struct pm_sweep_point {
     pm_estimate estimate;                  /* when status == PM_OK */
     double die_mm2;                        /* NaN when the accelerator has no area data */
     double density[PM_MODE_COUNT];         /* tokens/s/mm2 per mode, NaN likewise */
+    double largest_die_mm2;                /* the package's largest die, which the reticle
+                                              judges (NaN likewise) */
 } pm_sweep_point;
 
 /** The most values one axis may have as the front ends parse them (pm_axis_parse's max_points;

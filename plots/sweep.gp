@@ -6,7 +6,7 @@
 # its unit), ttl (the scenario), xlog (1: a geometric axis, drawn on a log scale), base (the
 # scenario's own value of the axis, marked by a dashed line) and baselabel (its label; empty:
 # no marker), have_cost, have_energy and have_area (0: the accelerator has no cost, energy or
-# area data, and the panel says so). Points whose weights and KV cache exceed the HBM (fits_hbm 0) are ringed.
+# area data, and the panel says so). Points whose weights and KV cache exceed the HBM (fits_hbm 0) are ringed, those whose largest die is over the reticle (over_reticle 1) crossed.
 set terminal @term
 set output out
 set datafile separator ","
@@ -57,9 +57,14 @@ ring_ps(dummy) = column("fits_hbm") == 0 ? 1.8 : 0
 ring(c) = sprintf("'' using (column(xcol)):(column(\"%s\")):(ring_ps(0)) with points pt 6 ps variable lw 1.5 lc rgb '#000000' notitle", c)
 RINGS_REQ = ring("serial_request_s").", ".ring("fused_request_s").", ".ring("preserve_request_s")
 RINGS_SPEEDUP = ring("speedup_preserve_vs_serial").", ".ring("speedup_preserve_vs_fused")
-RINGS_MM2 = ring("density_serial_tokens_per_s_per_mm2").", ".ring("density_fused_tokens_per_s_per_mm2").", ".ring("density_preserve_tokens_per_s_per_mm2")
-RINGS_USD = ring("serial_tokens_per_s_per_usd").", ".ring("fused_tokens_per_s_per_usd").", ".ring("preserve_tokens_per_s_per_usd")
-RINGS_J = ring("serial_tokens_per_J").", ".ring("fused_tokens_per_J").", ".ring("preserve_tokens_per_J")
+# A red cross on each point whose largest die is over the 858 mm2 reticle (over_reticle 1: a
+# design no fab can print as one piece), on the panels that price the silicon.
+cross_ps(dummy) = column("over_reticle") == 1 ? 2.2 : 0
+cross(c) = sprintf("'' using (column(xcol)):(column(\"%s\")):(cross_ps(0)) with points pt 2 ps variable lw 2 lc rgb '#c00000' notitle", c)
+CROSSES(a, b, d) = cross(a).", ".cross(b).", ".cross(d)
+RINGS_MM2 = ring("density_serial_tokens_per_s_per_mm2").", ".ring("density_fused_tokens_per_s_per_mm2").", ".ring("density_preserve_tokens_per_s_per_mm2").", ".CROSSES("density_serial_tokens_per_s_per_mm2", "density_fused_tokens_per_s_per_mm2", "density_preserve_tokens_per_s_per_mm2")
+RINGS_USD = ring("serial_tokens_per_s_per_usd").", ".ring("fused_tokens_per_s_per_usd").", ".ring("preserve_tokens_per_s_per_usd").", ".CROSSES("serial_tokens_per_s_per_usd", "fused_tokens_per_s_per_usd", "preserve_tokens_per_s_per_usd")
+RINGS_J = ring("serial_tokens_per_J").", ".ring("fused_tokens_per_J").", ".ring("preserve_tokens_per_J").", ".CROSSES("serial_tokens_per_J", "fused_tokens_per_J", "preserve_tokens_per_J")
 # Y ticks at a round step near a quarter of the panel's data range (gnuplot's own choice
 # crowds these short panels: a dozen ticks 0.01 apart in the per-joule one). YTICKS(cols,
 # with) is run with eval before a panel's plot: cols its columns, with a value the range must
@@ -140,5 +145,6 @@ plot [0:1] [0:1] NaN with linespoints ls 1 title "serial", \
      NaN with linespoints ls 1 title "speedup panel: PRESERVE vs serial", \
      NaN with linespoints ls 2 title "speedup panel: PRESERVE vs fused", \
      NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title (baselabel ne "" ? baselabel : " "), \
-     NaN with points pt 6 ps 1.8 lw 1.5 lc rgb '#000000' title "ringed: weights + KV cache exceed the HBM (fits_hbm 0)"
+     NaN with points pt 6 ps 1.8 lw 1.5 lc rgb '#000000' title "ringed: weights + KV cache exceed the HBM (fits_hbm 0)", \
+     NaN with points pt 2 ps 2.2 lw 2 lc rgb '#c00000' title "crossed: a die over the 858 mm² reticle (over_reticle 1)"
 unset multiplot

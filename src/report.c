@@ -281,7 +281,9 @@ static const struct sweep_column {
     {"fits_hbm", ALWAYS}, {"allreduce_decode_s", ALWAYS}, {"allreduces_per_step", ALWAYS},
     {"allreduce_per_step_s", ALWAYS}, {"serial_prefill_s", ALWAYS},
     {"fused_prefill_s", ALWAYS}, {"preserve_prefill_s", ALWAYS}, {"serial_decode_s", ALWAYS},
-    {"fused_decode_s", ALWAYS}, {"preserve_decode_s", ALWAYS}};
+    {"fused_decode_s", ALWAYS}, {"preserve_decode_s", ALWAYS},
+    /* The package's largest die and whether the reticle can print it (issue 41). */
+    {"largest_die_mm2", ALWAYS}, {"over_reticle", ALWAYS}};
 
 size_t pm_sweep_column_count(void) { return PM_ARRAY_LEN(sweep_columns); }
 
@@ -315,7 +317,8 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
             e->fits_hbm ? 1.0 : 0.0, e->allreduces_per_step > 0 ? ar : 0.0,
             e->allreduces_per_step, e->allreduces_per_step > 0 ? e->allreduces_per_step * ar : 0.0,
             r[0].prefill_s, r[1].prefill_s, r[2].prefill_s, r[0].decode_s, r[1].decode_s,
-            r[2].decode_s};
+            r[2].decode_s, p->largest_die_mm2,
+            isnan(p->largest_die_mm2) ? NAN : p->largest_die_mm2 > PM_RETICLE_MM2 ? 1.0 : 0.0};
         memcpy(v, ok, sizeof v);
         for (size_t i = 0; i < N; i++) {
             const int needs = sweep_columns[i].needs;

@@ -103,6 +103,7 @@ static bool reticle_warning(const pm_scenario *base, const pm_axis *ax, char *no
     t.provenance = NULL;
     size_t over = 0;
     double first = 0.0, first_mm2 = 0.0;
+    const char *which = "die";
     for (size_t v = 0; v < ax->n_values; v++) {
         t.accel = base->accel;
         double mm2;
@@ -110,19 +111,23 @@ static bool reticle_warning(const pm_scenario *base, const pm_axis *ax, char *no
             !pm_die_over_reticle(&t.accel, &mm2))
             continue;
         if (over++ == 0) {
+            pm_area area;
             first = ax->values[v];
             first_mm2 = mm2;
+            if (pm_area_compute(&t.accel, &area, NULL) == PM_OK)
+                which = pm_largest_die_name(&area);
         }
     }
     if (over == 0)
         return false;
     if (note)
         snprintf(note, n,
-                 "accelerator %s: the modelled die is over the %.0f mm2 reticle at %zu of the %s "
-                 "axis's %zu values (from %s %.6g: %.0f mm2 per die): no such die can be built "
-                 "as one piece of silicon",
-                 base->accel.name, PM_RETICLE_MM2, over, pm_axis_name(ax->kind), ax->n_values,
-                 pm_axis_column(ax->kind), pm_axis_display_value(ax->kind, first), first_mm2);
+                 "accelerator %s: the modelled %s is over the %.0f mm2 reticle at %zu of the %s "
+                 "axis's %zu values (from %s %.6g: %.0f mm2): no such die can be built as one "
+                 "piece of silicon",
+                 base->accel.name, which, PM_RETICLE_MM2, over, pm_axis_name(ax->kind),
+                 ax->n_values, pm_axis_column(ax->kind), pm_axis_display_value(ax->kind, first),
+                 first_mm2);
     return true;
 }
 
@@ -261,6 +266,7 @@ static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_ax
 {
     pt->index = index;
     pt->die_mm2 = NAN;
+    pt->largest_die_mm2 = NAN;
     for (int m = 0; m < PM_MODE_COUNT; m++)
         pt->density[m] = NAN;
     pt->error[0] = '\0';
@@ -292,6 +298,7 @@ static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     const pm_area *area = area_of(pc, &t.accel, &ast);
     if (ast == PM_OK) {
         pt->die_mm2 = area->die_mm2;
+        pt->largest_die_mm2 = pm_largest_die_mm2(area);
         for (int m = 0; m < PM_MODE_COUNT; m++)
             pt->density[m] = pm_density(&pt->estimate, (pm_mode)m, t.cluster.devices,
                                         area->die_mm2);

@@ -227,6 +227,8 @@ check run-die-line 0 "die 814.0 mm2 = compute 496.1 + L2 115.6 + HBM PHY 89.8 + 
 check run-die-package 0 "package: 1 compute die of 665.6 mm2 + 1 I/O die of 52.2 mm2 (links)" "$pm"
 check run-die-json 0 '"compute_dies": 1, "compute_die_mm2": 665.60' "$pm" --format json
 check run-die-fits 0 '"largest_die_mm2": 665.60' "$pm" --format json
+# ... and in the run CSV: die_mm2 = 665.6068 + 52.2206, then the blocks and the dies.
+check run-die-csv 0 ',717.8274,233.48,255.84,59.8468,12.2206,116.44,40,1,665.6068,1,52.2206,0,' "$pm" --format csv
 lacks run-die-no-warning "reticle" "$pm"
 # A what-if over the reticle is warned of: 512 MiB of L2 makes the compute die 0.29185 x 800 +
 # 1.3325 x 512 + 14.9617 x 4 + 116.44 = 1092.0 mm2.

@@ -447,8 +447,18 @@ static void test_l2_axis_over_the_reticle_warns(void **state)
     assert_true(pm_sweep_warning(&s, &l2, 1, 0, note, sizeof note));
     assert_string_equal(note, "accelerator h100-sxm: the modelled die is over the 858 mm2 "
                               "reticle at 2 of the l2 axis's 4 values (from l2_capacity_MiB 72: "
-                              "865 mm2 per die): no such die can be built as one piece of "
-                              "silicon");
+                              "865 mm2): no such die can be built as one piece of silicon");
+    pm_scenario_release(&s);
+    /* A package names its die: the 910B's compute die, 665.6068 mm2 at 192 MiB of L2 at 1.3325
+     * mm2/MiB, is 665.6068 + 144 x 1.3325 = 857.4868 mm2 at 336 MiB (under) and 665.6068 + 152
+     * x 1.3325 = 868.1468 mm2 at 344 MiB (over). */
+    s = load("llama70b");
+    pm_axis_release(&l2);
+    l2 = axis("l2=336MiB,344MiB");
+    assert_true(pm_sweep_warning(&s, &l2, 1, 0, note, sizeof note));
+    assert_string_equal(note, "accelerator ascend-910b: the modelled compute die is over the 858 "
+                              "mm2 reticle at 1 of the l2 axis's 2 values (from l2_capacity_MiB "
+                              "344: 868 mm2): no such die can be built as one piece of silicon");
     assert_false(pm_sweep_warning(&s, &l2, 1, 1, note, sizeof note));
     pm_axis_release(&l2);
     pm_scenario_release(&s);
@@ -460,7 +470,7 @@ static void test_seq_axis_beyond_trained_context_warns(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
-    s.accel.area.present = false; /* the 910B's die over the reticle is warned on its own */
+    s.accel.area.present = false; /* no die warnings here */
     s.model.max_position_embeddings = 131072;
     pm_axis seq = axis("seq=64k,256k,128k"), within = axis("seq=2k:128k:x2"), l2 = axis("l2");
     char note[200];
@@ -501,7 +511,7 @@ static void test_sweep_warnings_replace_what_an_axis_replaces(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
-    s.accel.area.present = false; /* the 910B's die over the reticle is warned on its own */
+    s.accel.area.present = false; /* no die warnings here */
     s.model.max_position_embeddings = 8192; /* below the scenario's 16384 */
     s.cluster.devices = 3;                  /* 8 KV heads over 3: uneven */
     char note[400], first[400];
@@ -533,7 +543,7 @@ static void test_sweep_warnings_replace_what_an_axis_replaces(void **state)
      * for the test) split over 8 (ep 1: 14340 % 8 = 4) and over 2 (ep 4) evenly only at the
      * second; ep 2 splits them over 4 (14340 % 4 = 0), ep 8 over 1. */
     s = load("mixtral8x7b");
-    s.accel.area.present = false; /* the 910B's die over the reticle is warned on its own */
+    s.accel.area.present = false; /* no die warnings here */
     s.cluster.devices = 8;
     s.model.expert_intermediate = 14340;
     assert_true(pm_scenario_warning(&s, 0, note, sizeof note));

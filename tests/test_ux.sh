@@ -230,7 +230,8 @@ rows = list(csv.DictReader(lines))
 head = lines[0].strip().split(",")
 new = ["weight_bytes_per_device", "kv_bytes_per_device", "fits_hbm", "allreduce_decode_s",
        "allreduces_per_step", "allreduce_per_step_s", "serial_prefill_s", "fused_prefill_s",
-       "preserve_prefill_s", "serial_decode_s", "fused_decode_s", "preserve_decode_s"]
+       "preserve_prefill_s", "serial_decode_s", "fused_decode_s", "preserve_decode_s",
+       "largest_die_mm2", "over_reticle"]
 # appended after the 29 earlier columns and the MoE column experts_read_per_step (positions
 # unchanged) and before error
 assert head[1 + 30:] == new + ["error"], head

@@ -168,6 +168,8 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         printf(",%s_J_per_token,%s_avg_power_W,%s_tokens_per_J,%s_tokens_per_s_per_usd", mn, mn,
                mn, mn);
     }
+    printf(",die_mm2,compute_mm2,l2_mm2,hbm_phy_mm2,link_phy_mm2,other_mm2,io_other_mm2,"
+           "compute_dies,compute_die_mm2,io_dies,io_die_mm2,over_reticle");
     printf(",weight_bytes_per_device,kv_bytes_per_device,fits_hbm\n");
     const char *names[] = {s->name, s->model.name, s->accel.name};
     for (int i = 0; i < 3; i++) {
@@ -197,6 +199,15 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         else
             printf(",NaN");
     }
+    /* The package's silicon and why it is that size (NaN without area coefficients). */
+    pm_area a;
+    if (s->accel.area.present && pm_area_compute(&s->accel, &a, NULL) == PM_OK)
+        printf(",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.9g,%d,%.9g,%d", a.die_mm2, a.compute_mm2,
+               a.l2_mm2, a.hbm_phy_mm2, a.link_phy_mm2, a.other_mm2, a.io_other_mm2,
+               a.compute_dies, a.compute_die_mm2, a.io_dies, a.io_die_mm2,
+               pm_die_over_reticle(&s->accel, NULL) ? 1 : 0);
+    else
+        printf(",NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN");
     /* As the sweeps write them: a point whose weights and KV cache exceed HBM says so. */
     printf(",%.0f,%.0f,%d\n", e->weight_bytes_per_device, e->kv_bytes_per_device,
            e->fits_hbm ? 1 : 0);
