@@ -295,8 +295,10 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
                 peaks |= 1u << d;
         char have[64];
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
-                       "accelerator \"%s\" has no %s peak (it lists %s)", a->name,
-                       pm_dtype_name(cd), pm_dtype_list(peaks, have, sizeof have));
+                       "accelerator \"%s\" has no %s peak (it lists %s): set the workload's "
+                       "weight_dtype and act_dtype to one it lists, or choose an accelerator "
+                       "that has one",
+                       a->name, pm_dtype_name(cd), pm_dtype_list(peaks, have, sizeof have));
     }
     return PM_OK;
 }

@@ -250,16 +250,38 @@ static pm_status check_kind(const cJSON *root, const char *file, pm_file_kind wa
     if (!k) {
         if (want == PM_KIND_MODEL && looks_like_hf(root))
             return PM_OK; /* a HuggingFace config.json */
+        if (looks_like_hf(root))
+            return pm_fail(err, PM_ERR_VALUE, file, "$",
+                           "a HuggingFace config.json (a model) where a %s file was expected: "
+                           "give it as the model (--model FILE, or --set model=FILE)",
+                           pm_file_kind_name(want));
         return pm_fail(err, PM_ERR_MISSING, file, "$.kind",
                        "missing required key \"kind\" (expected \"%s\")", pm_file_kind_name(want));
     }
     if (!cJSON_IsString(k))
         return pm_fail(err, PM_ERR_TYPE, file, "$.kind", "expected a string (got %s)",
                        pm_json_type_name(k));
-    if (strcmp(k->valuestring, kind_names[want]) != 0)
+    if (strcmp(k->valuestring, kind_names[want]) != 0) {
+        /* Where a file of the kind it is goes instead. */
+        static const struct {
+            const char *kind, *where;
+        } goes[] = {{"model", "--model FILE, or --set model=FILE"},
+                    {"accelerator", "--accelerator FILE, or --set accelerator=FILE"},
+                    {"cluster", "--cluster FILE, or --set cluster=FILE"},
+                    {"workload", "--set workload=FILE"},
+                    {"runtime", "--set runtime=FILE"},
+                    {"scenario", "--config FILE"}};
+        const char *where = NULL;
+        for (size_t i = 0; i < PM_ARRAY_LEN(goes); i++)
+            if (strcmp(k->valuestring, goes[i].kind) == 0)
+                where = goes[i].where;
+        char hint[96] = "";
+        if (where)
+            snprintf(hint, sizeof hint, ": give it as the %s (%s)", k->valuestring, where);
         return pm_fail(err, PM_ERR_VALUE, file, "$.kind",
-                       "expected a %s file here (got a \"%s\" file)", kind_names[want],
-                       k->valuestring);
+                       "expected a %s file here (got a \"%s\" file)%s", kind_names[want],
+                       k->valuestring, hint);
+    }
     return PM_OK;
 }
 

@@ -469,13 +469,24 @@ pm_status pm_hf_check_family(pm_obj *o, pm_obj *text, bool wrapped)
                       pm_in_list(family, plain_families, PM_ARRAY_LEN(plain_families)) ||
                       pm_in_list(family, act_families, PM_ARRAY_LEN(act_families)))
         return hf_check_features(at, family);
+    /* A misspelt family: the nearest one this reader knows (not for names of three letters,
+     * which are real families as often as typos: MPT is not a misspelt OPT). */
+    const char *near = NULL;
+    const char *const *lists[] = {gated_families, plain_families, act_families, hf_wrappers};
+    const size_t lens[] = {PM_ARRAY_LEN(gated_families), PM_ARRAY_LEN(plain_families),
+                           PM_ARRAY_LEN(act_families), PM_ARRAY_LEN(hf_wrappers)};
+    for (size_t i = 0; i < PM_ARRAY_LEN(lists) && !near && strlen(family) > 3; i++)
+        near = pm_suggest(family, lists[i], lens[i]);
+    char hint[96] = "";
+    if (near)
+        snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", near);
     return pm_obj_fail(at, "model_type", PM_ERR_UNSUPPORTED,
-                       "the family \"%s\" is not one this model represents: its layers may "
+                       "the family \"%s\" is not one this model represents%s: its layers may "
                        "not all be attention and MLP blocks (hybrid, linear-attention and "
                        "state-space layers are not modelled); docs/data-format.md lists the "
                        "supported families, and a decoder of attention and MLP blocks can be "
                        "written in the native format",
-                       family);
+                       family, hint);
 }
 
 /* Families whose attention and MLP run in parallel from one input (one allreduce per layer)

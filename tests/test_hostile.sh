@@ -424,5 +424,25 @@ check optimize-count 2 '--optimize: batch is a count, and --optimize searches a 
     "$pm" --optimize batch
 check optimize-unknown-list 2 'expected l2, l2_bw, compute, hbm_bw, link_bw)' "$pm" --optimize bogus
 
+# ---- round 5 (issue 48): an error says what to do ------------------------------------------
+# A model file, or a HuggingFace config, where the scenario goes: use --model.
+check config-given-model 1 'expected a scenario file here (got a "model" file): give it as the model (--model FILE' \
+    "$pm" --config "$PRESERVE_MODEL_DATA/models/llama3-8b.json"
+check config-given-hf 1 '$: a HuggingFace config.json (a model) where a scenario file was expected: give it as the model (--model FILE' \
+    "$pm" --config "$hf/llama3-8b-config.json"
+check model-given-accelerator 1 'expected a model file here (got a "accelerator" file): give it as the accelerator (--accelerator FILE' \
+    "$pm" --model "$PRESERVE_MODEL_DATA/accelerators/h100-sxm.json"
+# A misspelt family gets the nearest; a three-letter family that is not modelled gets none.
+mkdir -p typo
+sed 's/"model_type": "llama"/"model_type": "lama"/' "$hf/llama3-8b-config.json" >typo/config.json
+check hf-family-typo 1 'the family "lama" is not one this model represents (did you mean "llama"?)' \
+    "$pm" --model typo/config.json
+sed 's/"model_type": "llama"/"model_type": "mpt"/' "$hf/llama3-8b-config.json" >typo/mpt.json
+check hf-family-mpt 1 'the family "mpt" is not one this model represents: its layers' \
+    "$pm" --model typo/mpt.json
+# A datatype the accelerator has no peak for names the fix.
+check dtype-no-peak 1 'accelerator "tpu-v5e" has no fp8 peak (it lists int8, bf16): set the workload'"'"'s weight_dtype and act_dtype to one it lists' \
+    "$pm" --config llama70b-h100 --accelerator tpu-v5e --set workload.weight_dtype=fp8 --set workload.act_dtype=fp8
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
