@@ -416,10 +416,13 @@ check timeline-compare 0 "modes=serial,preserve." bash -c "echo modes=\$('$pm' t
 check timeline-compare-blocks 0 "blank=2." bash -c "echo blank=\$('$pm' timeline --compare | grep -c '^\$')."
 check timeline-compare-bad-plot 2 "--plot" "$pm" timeline --compare --plot out.gif
 
-# Figures, where gnuplot is installed: each kind draws, and a grid's CSV is stdout's rows with
-# its values of the first axis in gnuplot data blocks (two blank lines after each).
+# Figures, where gnuplot is installed: each kind draws, and a grid's CSV is the sweep's rows
+# with its values of the first axis in gnuplot data blocks (two blank lines after each). With
+# --plot the figure is the output: the CSV goes beside it, not to stdout (issue 48).
 if command -v gnuplot >/dev/null; then
-    check plot-sweep 0 "wrote l2.svg" "$pm" --sweep l2=8MiB:64MiB:8MiB --plot l2.svg
+    check plot-sweep 0 "wrote l2.svg (its data: l2.svg.csv)" "$pm" --sweep l2=8MiB:64MiB:8MiB --plot l2.svg
+    check plot-sweep-stdout-empty 0 "stdout=0." bash -c "echo stdout=\$('$pm' --sweep l2=8MiB:64MiB:8MiB --plot l2b.svg 2>/dev/null | wc -c)."
+    check plot-sweep-csv-whole 0 "same" bash -c "'$pm' --sweep l2=8MiB:64MiB:8MiB | cmp - l2.svg.csv && echo same"
     # The scenario's own value (the Ascend's 192 MiB L2) is marked only on a range holding it:
     # a dashed line in each of the five panels and the key's sample (six), else the key says so.
     check plot-base-outside 0 "L2: 192 MiB (above the swept range: not drawn)" bash -c "grep -o 'L2: 192 MiB[^<]*' l2.svg"

@@ -54,7 +54,8 @@ const cli_option cli_options[] = {
      "what --optimize maximises: mm2 (tokens/s/mm2, default), usd (tokens/s per dollar) or "
      "joule (tokens per joule)"},
     {"plot", required_argument, OPT_PLOT, GIVEN_PLOT, "FILE",
-     "draw it with gnuplot (.png, .svg or .pdf); the CSV is written beside it as FILE.csv"},
+     "draw it with gnuplot (.png, .svg or .pdf); the CSV goes beside it as FILE.csv, not to "
+     "stdout"},
     {"compare", no_argument, OPT_COMPARE, GIVEN_COMPARE, NULL,
      "serial and preserve, one above the other (the CSV: the serial block, two blank lines, "
      "the preserve block)"},

@@ -303,7 +303,7 @@ static int draw_into(char *script, const char *tmp, const char *csv, const char 
         fprintf(stderr, "%s: cannot write %s: %s\n", prog, figure, strerror(errno));
         return EXIT_CONFIG;
     }
-    fprintf(stderr, "%s: wrote %s\n", prog, figure);
+    fprintf(stderr, "%s: wrote %s (its data: %s)\n", prog, figure, csv);
     return 0;
 }
 

@@ -271,7 +271,7 @@ static int on_points(const pm_sweep_point *pts, size_t n, void *user)
     if (i == k->n_texts || t.failed) {
         fprintf(stderr, "%s: out of memory formatting the sweep\n", prog);
         rc = 1;
-    } else if (fwrite(t.t.buf, 1, t.t.len, stdout) != t.t.len) {
+    } else if (!k->csv && fwrite(t.t.buf, 1, t.t.len, stdout) != t.t.len) {
         stdout_failed(errno); /* finish_output says that stdout could not be written */
         rc = 1;
     } else if (k->csv && k->n_ax == 2) {
@@ -413,8 +413,8 @@ static uint64_t inputs_digest(const pm_scenario *s, const pm_axis *ax, int n_ax)
     return h;
 }
 
-/* Streams the slice shard_k/shard_n of the sweep to stdout (and to csv when not NULL); the exit
- * status. */
+/* Streams the slice shard_k/shard_n of the sweep to stdout, or to csv (the --plot figure's)
+ * when not NULL; the exit status. */
 static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size_t shard_k,
                      size_t shard_n, FILE *csv, pm_sweep_tally *tally)
 {
@@ -433,7 +433,7 @@ static int run_sweep(const cli *c, const pm_scenario *s, const pm_axis *ax, size
             fput_json_string(stdout, note);
         }
         printf("], \"points\": [\n");
-    } else {
+    } else if (!csv) { /* with --plot the rows go to the figure's CSV only */
         header(c, s, ax, c->n_sweeps, stdout);
         if (c->shard)
             printf("# shard %zu/%zu: rows %zu to %zu of %zu; inputs fnv1a64 %016" PRIx64 "\n",
@@ -519,7 +519,8 @@ int cmd_sweep(const cli *c)
     char note[512];
     for (size_t i = 0; pm_sweep_warning(&s, ax, (size_t)c->n_sweeps, i, note, sizeof note); i++)
         fprintf(stderr, "warning: %s\n", note);
-    /* With --plot the CSV goes to a file beside the figure as well as stdout. */
+    /* With --plot the CSV goes to a file beside the figure (FILE.csv), not to stdout: the
+     * figure is the output, as with serve and timeline. */
     out_file csv = {0};
     if (c->plot) {
         if (!plot_csv_open(c->plot, &csv)) {
