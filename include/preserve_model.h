@@ -448,6 +448,10 @@ typedef struct pm_workload {
 /** The allreduce payload type of w: allreduce_dtype when given, else act_dtype. */
 PM_API pm_dtype pm_allreduce_dtype(const pm_workload *w);
 
+/** The type the GEMMs compute in: the wider of the weight and activation types (the compute
+ * axis scales this type's peak). */
+PM_API pm_dtype pm_compute_dtype(const pm_workload *w);
+
 /** The bounds of the integer inputs, one home for the loaders, pm_scenario_check, the sweeps
  * and the CLI: beyond them the int fields (or the int64 token counts they multiply) could
  * overflow. */
@@ -1671,6 +1675,7 @@ typedef struct pm_axis {
     pm_axis_kind kind;
     double *values;
     size_t n_values;
+    bool default_range;  /* given bare ("l2"): pm_axis_fit_scenario may refit it */
 } pm_axis;
 
 /**
@@ -1681,6 +1686,21 @@ typedef struct pm_axis {
  * range, zero or negative step, non-integer count), PM_ERR_NOMEM. err->path names the option.
  */
 PM_API pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_error *err);
+
+/**
+ * Fits an axis given bare (pm_axis_parse of "AXIS": default_range true) to scenario s: devices
+ * and ep stop at the cluster's max_devices; a continuous axis whose default range misses the
+ * scenario's own value (NVLink4's 450 GB/s against the default 25-400) runs from an eighth of
+ * that value to twice it, x2 apart. Other axes are left as they are. Returns PM_OK,
+ * PM_ERR_INVALID_ARG or PM_ERR_NOMEM (a left as it was).
+ */
+PM_API pm_status pm_axis_fit_scenario(const pm_scenario *s, pm_axis *a, pm_error *err);
+
+/**
+ * The scenario's own value along axis k, in SI (the compute axis: the peak of the workload's
+ * compute datatype); false when it has none.
+ */
+PM_API bool pm_scenario_axis_value(const pm_scenario *s, pm_axis_kind k, double *v);
 /** Frees the values of an axis of pm_axis_parse (not axis itself). axis may be NULL. */
 PM_API void pm_axis_release(pm_axis *axis);
 

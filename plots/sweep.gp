@@ -78,6 +78,10 @@ NO_DATA(what) = sprintf("unset logscale x; unset arrow 1; set ytics autofreq; se
 set style line 1 lw 2 pt 7 ps 0.6 lc rgb '#4C72B0'
 set style line 2 lw 2 pt 5 ps 0.6 lc rgb '#DD8452'
 set style line 3 lw 2 pt 9 ps 0.7 lc rgb '#55A868'
+# The speedup panel's two ratios: black and dark grey dashed, not the modes' colours (a ratio
+# is not a mode).
+set style line 4 lw 2 pt 13 ps 0.7 lc rgb '#222222'
+set style line 5 lw 2 pt 11 ps 0.7 dt 2 lc rgb '#777777'
 set multiplot layout 3,2 columnsfirst title ttl
 set ylabel "request time (s)"
 set title "End-to-end request time"
@@ -93,8 +97,8 @@ set title "PRESERVE's speedup"
 set yrange [*<1:*]
 eval YTICKS("speedup_preserve_vs_serial speedup_preserve_vs_fused", 1)
 set arrow 2 from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#999999'
-plot csv using (column(xcol)):(column("speedup_preserve_vs_serial"))@XT with linespoints ls 1 title "vs serial", \
-     '' using (column(xcol)):(column("speedup_preserve_vs_fused"))@XT with linespoints ls 2 title "vs fused GEMM+allreduce", \
+plot csv using (column(xcol)):(column("speedup_preserve_vs_serial"))@XT with linespoints ls 4 title "vs serial", \
+     '' using (column(xcol)):(column("speedup_preserve_vs_fused"))@XT with linespoints ls 5 title "vs fused GEMM+allreduce", \
      @RINGS_SPEEDUP
 unset arrow 2
 set autoscale y
@@ -142,8 +146,8 @@ set key center center Left reverse font ",10" spacing 1.3
 plot [0:1] [0:1] NaN with linespoints ls 1 title "serial", \
      NaN with linespoints ls 2 title "fused GEMM+allreduce", \
      NaN with linespoints ls 3 title "PRESERVE", \
-     NaN with linespoints ls 1 title "speedup panel: PRESERVE vs serial", \
-     NaN with linespoints ls 2 title "speedup panel: PRESERVE vs fused", \
+     NaN with linespoints ls 4 title "speedup panel: PRESERVE vs serial", \
+     NaN with linespoints ls 5 title "speedup panel: PRESERVE vs fused", \
      NaN with lines dashtype 2 lw 1.5 lc rgb '#555555' title (baselabel ne "" ? baselabel : " "), \
      NaN with points pt 6 ps 1.8 lw 1.5 lc rgb '#000000' title "ringed: weights + KV cache exceed the HBM (fits_hbm 0)", \
      NaN with points pt 2 ps 2.2 lw 2 lc rgb '#c00000' title "crossed: a die over the 858 mm² reticle (over_reticle 1)"

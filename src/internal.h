@@ -242,8 +242,6 @@ const char *const *pm_dtype_names(size_t *count);
 /* The names of the datatypes whose bit is set in mask (bit d: pm_dtype d), in table order and
  * separated by ", ", written into buf (n bytes, NUL included, cut if too small); returns buf. */
 const char *pm_dtype_list(unsigned mask, char *buf, size_t n);
-/* The type the GEMMs compute in: the wider of the weight and activation types. */
-pm_dtype pm_compute_dtype(const pm_workload *w);
 
 /* ---- topologies and allreduce algorithms (collective.c) ---- */
 

@@ -4,7 +4,7 @@
  * (a log-spaced grid to bracket the best point of a piecewise objective, then GSL's Brent
  * minimiser inside the bracket).
  *
- * May call: accelerator.c, alloc.c, area.c, dtype.c, error.c, estimate.c, units.c.
+ * May call: accelerator.c, alloc.c, area.c, dtype.c, error.c, estimate.c, plan.c, units.c.
  */
 #include <ctype.h>
 #include <math.h>
@@ -32,7 +32,7 @@ static const axis_info axes[PM_AXIS_COUNT] = {
     {"l2_bw", "l2_bandwidth_TBps", "$.accelerator.l2_bandwidth", PM_DIM_BANDWIDTH, 1e12, 1e12, 16e12, 1e12},
     {"compute", "compute_TFLOPS", "$.accelerator.peak_compute", PM_DIM_COMPUTE, 1e12, 100e12, 3200e12, -2.0},
     {"hbm_bw", "hbm_bandwidth_TBps", "$.accelerator.hbm_bandwidth", PM_DIM_BANDWIDTH, 1e12, 0.5e12, 8e12, 0.5e12},
-    {"link_bw", "link_bandwidth_Gbps", "$.cluster.link_bandwidth", PM_DIM_BANDWIDTH, 1e9 / 8, 100e9 / 8, 1600e9 / 8, 100e9 / 8},
+    {"link_bw", "link_bandwidth_GBps", "$.cluster.link_bandwidth", PM_DIM_BANDWIDTH, 1e9, 25e9, 400e9, 25e9},
     {"devices", "devices", "$.cluster.devices", PM_DIM_NONE, 1, 1, 64, -2.0},
     {"batch", "batch", "$.workload.batch", PM_DIM_NONE, 1, 1, 256, -2.0},
     {"seq", "seq_len", "$.workload.seq_len", PM_DIM_NONE, 1, 1024, 65536, -2.0},
@@ -208,6 +208,25 @@ static pm_status parse_range(const char *r, pm_axis_kind kind, const char *spec,
     return PM_OK;
 }
 
+/* Points lo, lo+step, ... (step < 0: lo, lo x -step, ...) up to hi, inclusive within a rounding
+ * tolerance, pushed onto a. */
+static pm_status fill_range(pm_axis *a, size_t *cap, double lo, double hi, double step,
+                            size_t max_points, const char *spec, pm_error *err)
+{
+    const double tol = 1e-9 * hi;
+    for (size_t i = 0;; i++) {
+        double v = step > 0 ? lo + (double)i * step : lo * pow(-step, (double)i);
+        if (v > hi + tol)
+            break;
+        if (pm_axis_is_count(a->kind))
+            v = round(v);
+        const pm_status st = push(a, cap, v, max_points, spec, err);
+        if (st != PM_OK)
+            return st;
+    }
+    return PM_OK;
+}
+
 pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_error *err)
 {
     if (!spec || !out)
@@ -258,21 +277,63 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
         if ((st = parse_range(r, out->kind, spec, &lo, &hi, &step, err)) != PM_OK)
             goto fail;
     }
-    /* Points lo, lo+step, ... up to hi (inclusive within a rounding tolerance). */
-    const double tol = 1e-9 * hi;
-    for (size_t i = 0;; i++) {
-        double v = step > 0 ? lo + (double)i * step : lo * pow(-step, (double)i);
-        if (v > hi + tol)
-            break;
-        if (pm_axis_is_count(out->kind))
-            v = round(v);
-        if ((st = push(out, &cap, v, max_points, spec, err)) != PM_OK)
-            goto fail;
-    }
+    out->default_range = !eq;
+    if ((st = fill_range(out, &cap, lo, hi, step, max_points, spec, err)) != PM_OK)
+        goto fail;
     return PM_OK;
 fail:
     pm_axis_release(out);
     return st;
+}
+
+bool pm_scenario_axis_value(const pm_scenario *s, pm_axis_kind k, double *v)
+{
+    if (!s || !v)
+        return false;
+    switch (k) {
+    case PM_AXIS_L2: *v = s->accel.l2_capacity_bytes; break;
+    case PM_AXIS_L2_BW: *v = s->accel.l2_bandwidth_bytes_per_s; break;
+    case PM_AXIS_COMPUTE: *v = pm_peak_compute(&s->accel, pm_compute_dtype(&s->workload)); break;
+    case PM_AXIS_HBM_BW: *v = s->accel.hbm_bandwidth_bytes_per_s; break;
+    case PM_AXIS_LINK_BW: *v = s->cluster.link_bandwidth_bytes_per_s; break;
+    case PM_AXIS_DEVICES: *v = s->cluster.devices; break;
+    case PM_AXIS_BATCH: *v = s->workload.batch; break;
+    case PM_AXIS_SEQ: *v = (double)s->workload.seq_len; break;
+    case PM_AXIS_EP: *v = pm_cluster_ep(&s->cluster); break;
+    default: return false;
+    }
+    return *v > 0 && isfinite(*v);
+}
+
+pm_status pm_axis_fit_scenario(const pm_scenario *s, pm_axis *a, pm_error *err)
+{
+    if (!s || !a || (int)a->kind < 0 || a->kind >= PM_AXIS_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL scenario or axis");
+    if (!a->default_range)
+        return PM_OK;
+    const axis_info *ai = &axes[a->kind];
+    double lo = ai->lo, hi = ai->hi, step = ai->step, base;
+    if (a->kind == PM_AXIS_DEVICES || a->kind == PM_AXIS_EP) {
+        /* No more devices than the cluster joins (an NVSwitch board's 8). */
+        if (s->cluster.max_devices > 0 && s->cluster.max_devices < hi)
+            hi = s->cluster.max_devices;
+    } else if (!pm_axis_is_count(a->kind) && pm_scenario_axis_value(s, a->kind, &base) &&
+               (base < lo * (1 - 1e-9) || base > hi * (1 + 1e-9))) {
+        /* A range around the scenario's own value: an eighth of it to twice it. */
+        lo = base / 8, hi = base * 2, step = -2.0;
+    } else {
+        return PM_OK;
+    }
+    pm_axis fitted = {.kind = a->kind, .default_range = true};
+    size_t cap = 0;
+    const pm_status st = fill_range(&fitted, &cap, lo, hi, step, 0, ai->name, err);
+    if (st != PM_OK) {
+        pm_axis_release(&fitted);
+        return st;
+    }
+    pm_axis_release(a);
+    *a = fitted;
+    return PM_OK;
 }
 
 pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_error *err)

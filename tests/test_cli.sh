@@ -353,7 +353,11 @@ check merge-different 1 "different sweeps" "$pm" merge shard1.csv other.csv
 check merge-not-shard 1 "single.csv:5: a row before any '# shard K/N' line" "$pm" merge single.csv
 check shard-bad 2 "expected K/N" "$pm" --sweep l2 --shard 6/5
 check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
-check sweep-4d 0 "l2_capacity_MiB,link_bandwidth_Gbps,batch,seq_len,serial_request_s" "$pm" --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k
+# A bare axis fits the scenario (issue 48): NVLink4's 450 GB/s is on the link axis, the devices
+# stop at the NVSwitch board's 8.
+check sweep-link-default 0 "GBps=56.25 112.5 225 450 900 ." bash -c "echo GBps=\$('$pm' --config llama70b-h100 --sweep link_bw 2>/dev/null | grep -v '^#' | tail -n +2 | cut -d, -f1 | tr '\n' ' ')."
+check sweep-devices-default 0 "devices=1 2 4 8 ." bash -c "echo devices=\$('$pm' --config llama70b-h100 --sweep devices 2>/dev/null | grep -v '^#' | tail -n +2 | cut -d, -f1 | tr '\n' ' ')."
+check sweep-4d 0 "l2_capacity_MiB,link_bandwidth_GBps,batch,seq_len,serial_request_s" "$pm" --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k
 # 2 x 2 x 2 x 2 = 16 rows and the header: exactly 17 lines that are not comments.
 check sweep-4d-rows 0 "lines=17." bash -c "echo lines=\$('$pm' --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k | grep -vc '^#')."
 check sweep-5-axes 2 "at most 4 axes" "$pm" --sweep l2 --sweep batch --sweep seq --sweep link_bw --sweep hbm_bw

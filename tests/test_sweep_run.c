@@ -437,6 +437,42 @@ static void test_maximiser_finds_known_maxima(void **state)
  * H100's die, 814 mm2 at 50 MiB of L2 built as 60: each MiB enabled adds 1.2 x 1.9268 =
  * 2.31216 mm2, so 64 MiB is 814 + 14 x 2.31216 = 846.4 mm2 and 72 MiB 864.9 mm2, over 858);
  * the base's own die warning is replaced by the axis's. */
+/* Issue 48: a bare axis's default range is fitted to the scenario: the devices stop at the
+ * cluster's 8 (1..64 ran 3 invalid points), a link axis reaches NVLink4's own 450 GB/s (the
+ * default 25-400 GB/s missed it: 56.25, 112.5, 225, 450, 900), an axis whose default holds the
+ * scenario's value, and an axis given a range, are left alone. */
+static void test_default_axes_fit_the_scenario(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    pm_axis dev = axis("devices"), link = axis("link_bw"), l2 = axis("l2"),
+            given = axis("devices=1:64:x2");
+    assert_true(dev.default_range && !given.default_range);
+    assert_int_equal(dev.n_values, 7);
+    pm_axis *all[] = {&dev, &link, &l2, &given};
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(pm_axis_fit_scenario(&s, all[i], NULL), PM_OK);
+    const double devices[] = {1, 2, 4, 8};
+    assert_int_equal(dev.n_values, 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_rel(dev.values[i], devices[i], 0);
+    const double links[] = {56.25e9, 112.5e9, 225e9, 450e9, 900e9};
+    assert_int_equal(link.n_values, 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_rel(link.values[i], links[i], 1e-15);
+    double base;
+    assert_true(pm_scenario_axis_value(&s, PM_AXIS_LINK_BW, &base));
+    assert_rel(base, 450e9, 0);
+    assert_int_equal(l2.n_values, 32); /* 8..256 MiB holds the H100's 50 */
+    assert_int_equal(given.n_values, 7);
+    for (size_t i = 0; i < 4; i++)
+        pm_axis_release(all[i]);
+    /* The compute axis's own value is the peak of the compute datatype: the H100's bf16. */
+    assert_true(pm_scenario_axis_value(&s, PM_AXIS_COMPUTE, &base));
+    assert_rel(base, 989.4e12, 1e-12);
+    pm_scenario_release(&s);
+}
+
 static void test_l2_axis_over_the_reticle_warns(void **state)
 {
     (void)state;
@@ -639,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_maximiser_finds_known_maxima),
         cmocka_unit_test(test_seq_axis_beyond_trained_context_warns),
         cmocka_unit_test(test_l2_axis_over_the_reticle_warns),
+        cmocka_unit_test(test_default_axes_fit_the_scenario),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,8 +171,10 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
     axes: l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, each a range string as
     --sweep takes it ("8MiB:256MiB:8MiB", "1,4,16", "2k:64k:x2"), a sequence of numbers in the
     column's unit (l2_capacity_MiB: MiB, l2_bandwidth_TBps and hbm_bandwidth_TBps: TB/s,
-    compute_TFLOPS: TFLOP/s, link_bandwidth_Gbps: Gb/s; units in a string are read as
-    written: "900GBps"), or True for the default range; in
+    compute_TFLOPS: 10^12 op/s of the compute datatype, link_bandwidth_GBps: GB/s; units in a
+    string are read as written: "900GBps"), or True for the default range (fitted to the
+    scenario: devices up to its cluster's size, a range around its own value where the
+    default misses it); in
     keyword order, the last varying fastest. model, accelerator and cluster are estimate()'s
     shortcuts (the other shortcuts' names are axes here: a fixed batch goes in overrides).
     overrides and data_dir as for estimate(); threads: 0 for every CPU, at most 256. A grid of

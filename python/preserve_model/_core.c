@@ -275,6 +275,12 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     if (load(config, overrides, data_dir, false, &s) != 0) /* the sweep's list, below */
         goto done;
     loaded = true;
+    /* A bare axis's default range fitted to the scenario, as the tool's. */
+    for (size_t a = 0; a < specs.n; a++)
+        if (pm_axis_fit_scenario(&s, &axes[a], &err) != PM_OK) {
+            raise_error(&err);
+            goto done;
+        }
     char note[512];
     bool warn_failed = false;
     for (size_t i = 0; !warn_failed && pm_sweep_warning(&s, axes, specs.n, i, note, sizeof note);

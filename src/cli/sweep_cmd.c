@@ -31,14 +31,26 @@ static void point_values(const pm_sweep_point *p, double *v)
 static const char *const axis_titles[PM_AXIS_COUNT] = {
     [PM_AXIS_L2] = "L2 capacity (MiB)",
     [PM_AXIS_L2_BW] = "L2 bandwidth (TB/s)",
-    [PM_AXIS_COMPUTE] = "peak compute (TFLOP/s)",
+    [PM_AXIS_COMPUTE] = "peak compute (10^12 op/s)", /* axis_title names the datatype */
     [PM_AXIS_HBM_BW] = "HBM bandwidth (TB/s)",
-    [PM_AXIS_LINK_BW] = "link bandwidth per direction (Gbit/s)",
+    [PM_AXIS_LINK_BW] = "link bandwidth per direction (GB/s)",
     [PM_AXIS_DEVICES] = "devices (tensor parallel)",
     [PM_AXIS_BATCH] = "batch (sequences)",
     [PM_AXIS_SEQ] = "sequence length (tokens)",
     [PM_AXIS_EP] = "expert-parallel ranks",
 };
+
+/* An axis's title with its unit; the compute axis names the datatype whose peak it scales (an
+ * int8 peak is in TOPS, a floating-point one in TFLOP/s; the column is 10^12 operations/s). */
+static void axis_title(const pm_scenario *s, pm_axis_kind k, char *t, size_t n)
+{
+    const pm_dtype d = pm_compute_dtype(&s->workload);
+    if (k == PM_AXIS_COMPUTE)
+        snprintf(t, n, "peak %s compute (%s)", pm_dtype_name(d),
+                 d == PM_DTYPE_INT8 ? "TOPS" : "TFLOP/s");
+    else
+        snprintf(t, n, "%s", axis_titles[k]);
+}
 
 /* Whether an axis steps by a constant factor (STEP xF, or a list such as 1,4,16,64): drawn on a
  * log axis. */
@@ -56,35 +68,28 @@ static bool is_geometric(const pm_axis *a)
     return same_ratio && !same_step;
 }
 
-/* The scenario's own value of the axis (in the unit of its column) and its label, for the
- * marker of a 1-D figure; false for the compute axis, whose base depends on the datatype. */
+/* The scenario's own value of the axis (pm_scenario_axis_value, in the unit of its column) and
+ * its label, for the marker of a 1-D figure. */
 static bool base_value(const pm_scenario *s, pm_axis_kind k, double *v, char *label, size_t n)
 {
-    const pm_accelerator *a = &s->accel;
-    const char *who = a->name, *what, *unit;
+    const char *who = s->accel.name, *what, *unit;
+    if (!pm_scenario_axis_value(s, k, v))
+        return false;
+    *v = pm_axis_display_value(k, *v);
+    char peak[32];
     switch (k) {
-    case PM_AXIS_L2:
-        *v = pm_axis_display_value(k, a->l2_capacity_bytes), what = "L2", unit = "MiB";
+    case PM_AXIS_L2: what = "L2", unit = "MiB"; break;
+    case PM_AXIS_L2_BW: what = "L2", unit = "TB/s"; break;
+    case PM_AXIS_COMPUTE:
+        snprintf(peak, sizeof peak, "%s peak", pm_dtype_name(pm_compute_dtype(&s->workload)));
+        what = peak, unit = pm_compute_dtype(&s->workload) == PM_DTYPE_INT8 ? "TOPS" : "TFLOP/s";
         break;
-    case PM_AXIS_L2_BW:
-        *v = pm_axis_display_value(k, a->l2_bandwidth_bytes_per_s), what = "L2", unit = "TB/s";
-        break;
-    case PM_AXIS_HBM_BW:
-        *v = pm_axis_display_value(k, a->hbm_bandwidth_bytes_per_s), what = "HBM", unit = "TB/s";
-        break;
-    case PM_AXIS_LINK_BW:
-        *v = pm_axis_display_value(k, s->cluster.link_bandwidth_bytes_per_s);
-        who = s->cluster.name, what = "link", unit = "Gbit/s";
-        break;
-    case PM_AXIS_DEVICES:
-        *v = s->cluster.devices, who = "scenario", what = "", unit = "devices";
-        break;
-    case PM_AXIS_BATCH:
-        *v = s->workload.batch, who = "scenario", what = "batch", unit = "";
-        break;
-    case PM_AXIS_SEQ:
-        *v = (double)s->workload.seq_len, who = "scenario", what = "", unit = "tokens";
-        break;
+    case PM_AXIS_HBM_BW: what = "HBM", unit = "TB/s"; break;
+    case PM_AXIS_LINK_BW: who = s->cluster.name, what = "link", unit = "GB/s"; break;
+    case PM_AXIS_DEVICES: who = "scenario", what = "", unit = "devices"; break;
+    case PM_AXIS_BATCH: who = "scenario", what = "batch", unit = ""; break;
+    case PM_AXIS_SEQ: who = "scenario", what = "", unit = "tokens"; break;
+    case PM_AXIS_EP: who = "scenario", what = "", unit = "expert-parallel ranks"; break;
     default: return false;
     }
     snprintf(label, n, "%s%s%s: %g%s%s", who, what[0] ? " " : "", what, *v, unit[0] ? " " : "",
@@ -116,8 +121,10 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
         double v;
         if (base_value(s, ax[0].kind, &v, base_label, sizeof base_label))
             snprintf(base, sizeof base, "%.9g", v);
+        char xtitle[64];
+        axis_title(s, ax[0].kind, xtitle, sizeof xtitle);
         const plot_var vars[] = {{"xcol", pm_axis_column(ax[0].kind), false},
-                                 {"xtitle", axis_titles[ax[0].kind], false},
+                                 {"xtitle", xtitle, false},
                                  {"ttl", title, false},
                                  {"xlog", is_geometric(&ax[0]) ? "1" : "0", true},
                                  {"base", base, true},
@@ -129,14 +136,16 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
     }
     /* A tick at every grid value up to 12, then at every k-th; the values in the cells up to
      * 12 x 12. */
+    char titles[2][64];
     for (int i = 0; i < 2; i++) {
         snprintf(every[i], sizeof every[i], "%zu", (ax[i].n_values + 11) / 12);
         snprintf(count[i], sizeof count[i], "%zu", ax[i].n_values);
+        axis_title(s, ax[i].kind, titles[i], sizeof titles[i]);
     }
     const plot_var vars[] = {{"xcol", pm_axis_column(ax[0].kind), false},
                              {"ycol", pm_axis_column(ax[1].kind), false},
-                             {"xtitle", axis_titles[ax[0].kind], false},
-                             {"ytitle", axis_titles[ax[1].kind], false},
+                             {"xtitle", titles[0], false},
+                             {"ytitle", titles[1], false},
                              {"ttl", title, false},
                              {"cells", ax[0].n_values <= 12 && ax[1].n_values <= 12 ? "1" : "0",
                               true},
@@ -515,6 +524,15 @@ int cmd_sweep(const cli *c)
     if (rc) {
         release_axes(ax);
         return rc;
+    }
+    /* A bare axis's default range fitted to the scenario (its cluster's size, its own value). */
+    for (int i = 0; i < c->n_sweeps; i++) {
+        pm_error err;
+        if (pm_axis_fit_scenario(&s, &ax[i], &err) != PM_OK) {
+            pm_scenario_release(&s);
+            release_axes(ax);
+            return config_error(&err);
+        }
     }
     char note[512];
     for (size_t i = 0; pm_sweep_warning(&s, ax, (size_t)c->n_sweeps, i, note, sizeof note); i++)
