@@ -428,10 +428,11 @@ if command -v gnuplot >/dev/null; then
     check plot-sweep-stdout-empty 0 "stdout=0." bash -c "echo stdout=\$('$pm' --sweep l2=8MiB:64MiB:8MiB --plot l2b.svg 2>/dev/null | wc -c)."
     check plot-sweep-csv-whole 0 "same" bash -c "'$pm' --sweep l2=8MiB:64MiB:8MiB | cmp - l2.svg.csv && echo same"
     # The scenario's own value (the Ascend's 192 MiB L2) is marked only on a range holding it:
-    # a dashed line in each of the five panels and the key's sample (six), else the key says so.
+    # a dashed line in each of the five panels and the key's sample (six), else the key says so
+    # (one); two more dashes are the speedup panel's PRESERVE-vs-fused line and its key sample.
     check plot-base-outside 0 "L2: 192 MiB (above the swept range: not drawn)" bash -c "grep -o 'L2: 192 MiB[^<]*' l2.svg"
-    check plot-base-outside-dashes 0 "dashes=1." bash -c "echo dashes=\$(grep -c stroke-dasharray l2.svg)."
-    check plot-base-inside 0 "dashes=6." bash -c "'$pm' --sweep l2=64MiB:256MiB:64MiB --plot l2in.svg >/dev/null && echo dashes=\$(grep -c stroke-dasharray l2in.svg)."
+    check plot-base-outside-dashes 0 "dashes=3." bash -c "echo dashes=\$(grep -c stroke-dasharray l2.svg)."
+    check plot-base-inside 0 "dashes=8." bash -c "'$pm' --sweep l2=64MiB:256MiB:64MiB --plot l2in.svg >/dev/null && echo dashes=\$(grep -c stroke-dasharray l2in.svg)."
     check plot-sweep-geometric 0 "wrote seq.pdf" "$pm" --sweep seq=1Ki:8Ki:x2 --plot seq.pdf
     check plot-sweep-compute 0 "wrote compute.png" "$pm" --sweep compute=100TFLOPS:400TFLOPS:x2 --plot compute.png
     check plot-heatmap 0 "wrote grid.png" "$pm" --sweep batch=1,4,16 --sweep seq=1Ki,2Ki --plot grid.png
