@@ -185,8 +185,8 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
     l2_capacity_MiB, then serial_request_s ... density_preserve_tokens_per_s_per_mm2, then
     error), one element per grid point in grid order: with two axes,
     a.reshape(len(first), len(second)) is the grid. Invalid points hold NaN and their message
-    in error ("" for valid points); fits_hbm is 0 where the weights and KV cache exceed the
-    usable HBM. Once done, a UserWarning says how many points are invalid or exceed the HBM.
+    in error ("" for valid points); fits_hbm is a bool array, False where the weights and KV
+    cache exceed the usable HBM (or the point is not valid). Once done, a UserWarning says how many points are invalid or exceed the HBM.
     """
     shortcuts = {name: axes.pop(name) for name in list(axes) if name in SWEEP_SHORTCUTS}
     if not axes:
@@ -197,8 +197,17 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
                                       threads)
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
+    _flags(out, ("fits_hbm",))
     out["error"] = np.array(errors, dtype=object)
     return out
+
+
+def _flags(out, names):
+    """The 0/1 columns as numpy bools, as estimate() gives them (NaN, a point that is not
+    valid, is False: its error says why)."""
+    for name in names:
+        if name in out:
+            out[name] = out[name] == 1
 
 
 #: The scheduling rules serve() takes (pm_serve_rule).
@@ -248,7 +257,9 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
                               int(counts["input_tokens"]), int(counts["output_tokens"]),
                               _overrides(overrides, shortcuts), _path("data_dir", data_dir))
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
-    return {name: table[:, i].copy() for i, name in enumerate(names)}
+    out = {name: table[:, i].copy() for i, name in enumerate(names)}
+    _flags(out, ("fits_hbm", "budget_bound"))
+    return out
 
 
 class StepModel(_core.StepModel):

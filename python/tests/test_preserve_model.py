@@ -149,7 +149,11 @@ def test_a_sweep_warns_of_what_its_arrays_hold():
     with pytest.warns(UserWarning, match=r"fits_hbm 0 at 1 of 2 points \(the first at seq_len "
                       r"1048576\)"):
         s = pm.sweep("llama70b", seq=[16384, 1048576])
-    assert list(s["fits_hbm"]) == [1, 0]
+    # a flag is a bool array, as estimate()'s fits_hbm is a bool (issue 48: it was 1.0 / 0.0)
+    assert s["fits_hbm"].dtype == np.bool_ and list(s["fits_hbm"]) == [True, False]
+    with pytest.warns(UserWarning):
+        bad = pm.sweep("llama70b", devices=[4, 128])
+    assert list(bad["fits_hbm"]) == [True, False]  # not valid: False, its error says why
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         pm.sweep("llama70b", seq=[16384, 32768])
@@ -452,6 +456,7 @@ def test_serve_matches_the_tool():
     for i, row in enumerate(rows):
         for name, value in row.items():
             assert float(value) == pytest.approx(got[name][i], rel=1e-8, nan_ok=True), name
+    assert got["fits_hbm"].dtype == np.bool_ and got["budget_bound"].dtype == np.bool_
 
 
 def test_serve_concurrency_one_is_the_estimate():

@@ -24,12 +24,13 @@ static void describe_moe(const pm_scenario *s, const pm_estimate *e, FILE *f)
         return;
     fprintf(f, "# MoE: %d experts (top-%d) + %d shared in %d of %d layers; EP %d x %d devices "
                "per expert; per device %.4g experts (%.2f GiB per layer), %.3g read per step at "
-               "batch %d (%.3g touched over all devices, %.2f GiB read per layer); %.2f GB of "
+               "batch %d (%.3g touched over all devices, %.2f GiB read per layer); %.2f GiB of "
                "weights per device\n",
             m->experts, m->experts_per_token, m->shared_experts, fp.moe_layers, m->layers,
             e->shard.ep, e->shard.moe_tp, e->shard.experts_local,
             fp.moe_weight_bytes / (MIB * 1024), fp.experts_read_per_step, s->workload.batch,
-            r.experts_touched, fp.moe_read_bytes / (MIB * 1024), e->weight_bytes_per_device / 1e9);
+            r.experts_touched, fp.moe_read_bytes / (MIB * 1024),
+            e->weight_bytes_per_device / (MIB * 1024));
     const int distinct = s->workload.distinct_sequences;
     if (distinct > 0 && distinct < s->workload.batch)
         fprintf(f, "# MoE: %d distinct sequence%s in the batch of %d: the copies route alike "
@@ -279,9 +280,9 @@ static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
                      k->dies_per_wafer, k->yield_frac * 100);
         printf("cost per device: $%.0f = die $%.0f (%s) + HBM $%.0f + package $%.0f\n",
                k->device_usd, k->die_usd, dies, k->hbm_usd, k->package_usd);
-        printf("tokens/s per $1000 of devices: serial %.4f, fused %.4f, preserve %.4f\n",
-               e->modes[0].tokens_per_s_per_usd * 1e3, e->modes[1].tokens_per_s_per_usd * 1e3,
-               e->modes[2].tokens_per_s_per_usd * 1e3);
+        printf("tokens/s per $ of devices: serial %.4g, fused %.4g, preserve %.4g\n",
+               e->modes[0].tokens_per_s_per_usd, e->modes[1].tokens_per_s_per_usd,
+               e->modes[2].tokens_per_s_per_usd);
     } else {
         printf("(no cost coefficients: a \"cost\" object in accelerator %s)\n", s->accel.name);
     }
