@@ -1893,6 +1893,25 @@ PM_API pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind,
                                       int grid_points, double rel_tol, int max_iter,
                                       pm_optimum *out, pm_error *err);
 
+/**
+ * Parses an optimum search's "AXIS" (the axis's default sweep range) or "AXIS=LO:HI" (each
+ * read as the axis reads a value: bare in its column's unit, or with a unit) into the axis and
+ * its range (SI), for the CLI's --optimize and the Python module's optimize(). Only the
+ * continuous axes (pm_axis_is_count false). Returns PM_OK, PM_ERR_VALUE (an unknown axis, with
+ * the nearest, or a count axis), PM_ERR_UNIT or PM_ERR_RANGE (HI not above LO).
+ */
+PM_API pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, double *lo,
+                                        double *hi, pm_error *err);
+
+/**
+ * Warning i (0-based) of an optimum search's result, in order: a mode whose best is an end of
+ * the range with the objective still rising toward it, then a mode whose best l2 or compute
+ * makes a die over the reticle. Writes it into note (n bytes, may be NULL) and returns true;
+ * false past the last.
+ */
+PM_API bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objective goal,
+                               const pm_optimum *opt, size_t i, char *note, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

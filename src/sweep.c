@@ -587,3 +587,106 @@ pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind, pm_objec
     }
     return st;
 }
+
+pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, double *lo, double *hi,
+                                 pm_error *err)
+{
+    if (!spec || !kind || !lo || !hi)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL specification or output");
+    const char *eq = strchr(spec, '=');
+    const char *colon = eq ? strchr(eq + 1, ':') : NULL;
+    if (eq && (!colon || strchr(colon + 1, ':')))
+        return pm_fail(err, PM_ERR_VALUE, NULL, NULL, "expected AXIS or AXIS=LO:HI (got '%s')",
+                       spec);
+    const size_t name_len = eq ? (size_t)(eq - spec) : strlen(spec);
+    /* The axes the search takes: the continuous ones, named before anything is parsed. */
+    char names[128] = "";
+    const char *cont[PM_AXIS_COUNT];
+    size_t n_cont = 0;
+    int found = -1;
+    for (int k = 0; k < PM_AXIS_COUNT; k++) {
+        const char *n = axes[k].name;
+        if (strlen(n) == name_len && strncmp(spec, n, name_len) == 0)
+            found = k;
+        if (!pm_axis_is_count((pm_axis_kind)k)) {
+            cont[n_cont++] = n;
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     names[0] ? ", " : "", n);
+        }
+    }
+    if (found < 0) {
+        char word[64];
+        snprintf(word, sizeof word, "%.*s", (int)(name_len < 63 ? name_len : 63), spec);
+        const char *near = pm_suggest(word, cont, n_cont);
+        return pm_fail(err, PM_ERR_VALUE, NULL, NULL, "unknown axis \"%.*s\" (%s%s%sexpected %s)",
+                       (int)name_len, spec, near ? "did you mean \"" : "", near ? near : "",
+                       near ? "\"? " : "", names);
+    }
+    if (pm_axis_is_count((pm_axis_kind)found))
+        return pm_fail(err, PM_ERR_VALUE, NULL, NULL,
+                       "%s is a count, and the optimum search takes a continuous axis (%s); "
+                       "compare counts with a sweep of %s",
+                       axes[found].name, names, axes[found].name);
+    if (!eq) { /* the axis's default sweep range */
+        *kind = (pm_axis_kind)found;
+        *lo = axes[found].lo;
+        *hi = axes[found].hi;
+        return PM_OK;
+    }
+    /* LO and HI each read as the axis reads one value: bare in its unit, or with a unit. */
+    char part[2][128];
+    const size_t lo_len = (size_t)(colon - eq - 1);
+    if (lo_len >= sizeof part[0] || strlen(colon + 1) >= sizeof part[1])
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "range part too long in '%s'", spec);
+    snprintf(part[0], sizeof part[0], "%.*s", (int)lo_len, eq + 1);
+    snprintf(part[1], sizeof part[1], "%s", colon + 1);
+    pm_error e2;
+    if (parse_value(part[0], (pm_axis_kind)found, spec, lo, &e2) != PM_OK ||
+        parse_value(part[1], (pm_axis_kind)found, spec, hi, &e2) != PM_OK)
+        return pm_fail(err, e2.status, NULL, NULL, "%s", e2.message);
+    if (!(*hi > *lo))
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "HI must be greater than LO (got '%s')",
+                       spec);
+    *kind = (pm_axis_kind)found;
+    return PM_OK;
+}
+
+bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objective goal,
+                        const pm_optimum *opt, size_t i, char *note, size_t n)
+{
+    if (!s || !opt || (int)kind < 0 || kind >= PM_AXIS_COUNT)
+        return false;
+    size_t k = 0;
+    /* A best at the range's end where the objective still rises is the range's, not the
+     * axis's: said, never left to be read as the optimum. */
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        if (opt->at_edge[m] && k++ == i) {
+            if (note)
+                snprintf(note, n,
+                         "%s: the best %s is the range's %s end (%.6g) and %s still rises "
+                         "toward it: the optimum may lie beyond; widen the range (%s=LO:HI)",
+                         pm_mode_name((pm_mode)m), axes[kind].column,
+                         opt->at_edge[m] < 0 ? "lower" : "upper",
+                         pm_axis_display_value(kind, opt->best_value[m]),
+                         pm_objective_column(goal), axes[kind].name);
+            return true;
+        }
+    /* A best that is a die no reticle can print (issue 41): the search itself is over the
+     * modelled objective, buildable or not. Only l2 and compute change the die. */
+    for (int m = 0; (kind == PM_AXIS_L2 || kind == PM_AXIS_COMPUTE) && m < PM_MODE_COUNT; m++) {
+        pm_scenario t = *s;
+        t.provenance = NULL;
+        double mm2 = 0.0;
+        if (pm_scenario_set_axis(&t, kind, opt->best_value[m], NULL) == PM_OK &&
+            pm_die_over_reticle(&t.accel, &mm2) && k++ == i) {
+            if (note)
+                snprintf(note, n,
+                         "%s: the best %s (%.6g) is a die of %.0f mm2, over the %.0f mm2 "
+                         "reticle: it cannot be built as one piece of silicon",
+                         pm_mode_name((pm_mode)m), axes[kind].column,
+                         pm_axis_display_value(kind, opt->best_value[m]), mm2, PM_RETICLE_MM2);
+            return true;
+        }
+    }
+    return false;
+}

@@ -420,7 +420,7 @@ check hf-num-bits-huge 1 '$.quantization_config.config_groups: group "g": weight
 check hf-num-bits-12 0 'no datatype here has 12 bits' "$pm" --config llama8b --model q12/config.json
 # --optimize on a count axis says so (a generic "needs a continuous axis, 0 < lo < hi..."), and
 # an unknown axis lists only the axes it can search.
-check optimize-count 2 '--optimize: batch is a count, and --optimize searches a continuous axis' \
+check optimize-count 2 '--optimize: batch is a count, and the optimum search takes a continuous axis' \
     "$pm" --optimize batch
 check optimize-unknown-list 2 'expected l2, l2_bw, compute, hbm_bw, link_bw)' "$pm" --optimize bogus
 

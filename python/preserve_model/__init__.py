@@ -32,8 +32,8 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "SERVE_RULES", "data_dir", "version", "SHORTCUTS",
-           "SWEEP_SHORTCUTS"]
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "optimize", "SERVE_RULES",
+           "OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
 
 #: The keyword shortcuts and the path each one sets (the CLI's --model, --batch ...).
 SHORTCUTS = {
@@ -260,6 +260,43 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
     _flags(out, ("fits_hbm", "budget_bound"))
     return out
+
+
+#: The objectives optimize() takes (pm_objective), in the library's order.
+OBJECTIVES = ("mm2", "usd", "joule")
+#: The modes of every result, in the library's order.
+MODES = ("serial", "fused", "preserve")
+
+
+def optimize(config="llama70b", axis="l2", overrides=None, *, objective="mm2", data_dir=None,
+             **shortcuts):
+    """Per mode, the value of one continuous design axis that maximises an objective: the
+    `--optimize` command's search (a 33-point log grid, then GSL's Brent minimiser to 1e-3).
+
+    axis: "l2", "l2_bw", "compute", "hbm_bw" or "link_bw" (the axis's default sweep range), or
+    "AXIS=LO:HI" as --optimize takes it ("l2=1MiB:1024MiB"; bare numbers in the column's unit).
+    objective: "mm2" (tokens/s per mm2, the density), "usd" (tokens/s per dollar of the
+    devices) or "joule" (tokens per joule). overrides, data_dir and the shortcuts as for
+    estimate().
+
+    Returns the --optimize JSON's keys (docs/output-format.md): axis, column, objective,
+    objective_column, lo, hi, evaluations, fits_hbm, and modes: {mode: {best, objective,
+    bracket_lo, bracket_hi, brent_iterations, at_edge ("lo", "hi" or None)}}, values in the
+    column's unit. A best at the range's end with the objective still rising, or a die over
+    the reticle, is a UserWarning. Raises Error for a bad axis or a load or model error.
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective: expected one of {', '.join(OBJECTIVES)} (got {objective!r})")
+    if not isinstance(axis, str):
+        raise TypeError(f"axis: expected a string such as 'l2' or 'l2=1MiB:1024MiB' (got {axis!r})")
+    goal = OBJECTIVES.index(objective)
+    name, column, objective_column, lo, hi, evaluations, fits, modes = _core.optimize(
+        _path("config", config), axis, goal, _overrides(overrides, shortcuts),
+        _path("data_dir", data_dir))
+    keys = ("best", "objective", "bracket_lo", "bracket_hi", "brent_iterations", "at_edge")
+    return {"axis": name, "column": column, "objective": objective,
+            "objective_column": objective_column, "lo": lo, "hi": hi, "evaluations": evaluations,
+            "fits_hbm": fits, "modes": {m: dict(zip(keys, v)) for m, v in zip(MODES, modes)}}
 
 
 class StepModel(_core.StepModel):

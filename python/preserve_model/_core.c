@@ -635,6 +635,73 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
     return res;
 }
 
+/* optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column,
+ * objective_column, lo, hi, evaluations, fits_hbm, ((best, objective, bracket_lo, bracket_hi, iterations, at_edge) per
+ * mode)): the --optimize command's search (pm_optimize_spec_parse, pm_optimize_axis_for), its
+ * values in the column's unit; its warnings (pm_optimum_warning) as UserWarnings. */
+static PyObject *optimize(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_spec[] = "spec", k_objective[] = "objective";
+    static char *kwlist[] = {k_config, k_spec, k_objective, k_overrides, k_data_dir, NULL};
+    const char *config, *spec, *data_dir = NULL;
+    PyObject *overrides = Py_None;
+    int goal;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssi|Oz", kwlist, &config, &spec, &goal,
+                                     &overrides, &data_dir))
+        return NULL;
+    if (goal < 0 || goal >= PM_OBJECTIVE_COUNT)
+        return PyErr_Format(PyExc_ValueError, "objective: bad index %d", goal);
+    pm_axis_kind kind;
+    double lo, hi;
+    pm_error err;
+    if (pm_optimize_spec_parse(spec, &kind, &lo, &hi, &err) != PM_OK)
+        return raise_error(&err);
+    pm_scenario s;
+    if (load(config, overrides, data_dir, true, &s) != 0)
+        return NULL;
+    pm_optimum opt;
+    pm_estimate e;
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_optimize_axis_for(&s, kind, (pm_objective)goal, lo, hi, 33, 1e-3, 100, &opt, &err);
+    if (st == PM_OK)
+        st = pm_estimate_compute(&s, &e, &err);
+    Py_END_ALLOW_THREADS
+    if (st != PM_OK) {
+        pm_scenario_release(&s);
+        return raise_error(&err);
+    }
+    char note[512];
+    for (size_t i = 0; pm_optimum_warning(&s, kind, (pm_objective)goal, &opt, i, note,
+                                          sizeof note);
+         i++)
+        if (warn_note(note) != 0) {
+            pm_scenario_release(&s);
+            return NULL;
+        }
+    pm_scenario_release(&s);
+    PyObject *modes = PyTuple_New(PM_MODE_COUNT);
+    for (int m = 0; modes && m < PM_MODE_COUNT; m++) {
+        const char *edge = opt.at_edge[m] < 0 ? "lo" : opt.at_edge[m] > 0 ? "hi" : NULL;
+        PyObject *t = Py_BuildValue(
+            "(ddddiz)", pm_axis_display_value(kind, opt.best_value[m]), opt.best_density[m],
+            pm_axis_display_value(kind, opt.bracket_lo[m]),
+            pm_axis_display_value(kind, opt.bracket_hi[m]), opt.iterations[m], edge);
+        if (!t) {
+            Py_DECREF(modes);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(modes, m, t);
+    }
+    if (!modes)
+        return NULL;
+    return Py_BuildValue("(sssddiON)", pm_axis_name(kind), pm_axis_column(kind),
+                         pm_objective_column((pm_objective)goal),
+                         pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),
+                         opt.evaluations, e.fits_hbm ? Py_True : Py_False, modes);
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *data_dir(PyObject *self, PyObject *unused)
@@ -660,6 +727,10 @@ static PyMethodDef methods[] = {
     {"serve", (PyCFunction)(void (*)(void))serve, METH_VARARGS | METH_KEYWORDS,
      "serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, "
      "output_tokens, overrides=None, data_dir=None) -> (names, float64 rows as bytes)"},
+    {"optimize", (PyCFunction)(void (*)(void))optimize, METH_VARARGS | METH_KEYWORDS,
+     "optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column, "
+     "objective_column, lo, hi, evaluations, fits_hbm, per-mode (best, objective, bracket_lo, bracket_hi, "
+     "iterations, at_edge))"},
     {"data_dir", data_dir, METH_NOARGS, "the bundled data directory the library uses"},
     {"version", version, METH_NOARGS, "the library version"},
     {NULL, NULL, 0, NULL}};

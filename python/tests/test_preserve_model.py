@@ -507,3 +507,34 @@ def test_step_model_takes_numpy_integers():
         step.decode_time(1000.0)
     with pytest.raises(TypeError):
         step.decode_time(True)
+
+
+def test_optimize_matches_the_tool():
+    """optimize() gives the --optimize command's JSON (issue 48: the module lacked it)."""
+    for args, kw in ((["--optimize", "l2"], {}),
+                     (["--optimize", "l2=1MiB:1024MiB", "--objective", "usd"],
+                      {"axis": "l2=1MiB:1024MiB", "objective": "usd"})):
+        want = json.loads(tool("--config", "llama70b", "--format", "json", *args))
+        with warnings.catch_warnings(record=True) as got_warnings:
+            warnings.simplefilter("always")
+            got = pm.optimize("llama70b", **kw)
+        for key in ("axis", "column", "objective", "objective_column", "lo", "hi", "evaluations",
+                    "fits_hbm"):
+            assert got[key] == want[key], key
+        for m in pm.MODES:
+            for key, value in want["modes"][m].items():
+                assert got["modes"][m][key] == pytest.approx(value, rel=1e-12), (m, key)
+    # serial's density is best at the range's lower end and still rising there: said
+    edge = pm.optimize("llama70b")
+    assert edge["modes"]["serial"]["at_edge"] == "lo" and edge["modes"]["preserve"]["at_edge"] is None
+    with pytest.warns(UserWarning, match=r"serial: the best l2_capacity_MiB is the range's lower "
+                      r"end \(8\)"):
+        pm.optimize("llama70b")
+    # the errors name the axis, not a command-line option
+    with pytest.raises(pm.Error, match=r"batch is a count, and the optimum search takes a "
+                       r"continuous axis"):
+        pm.optimize(axis="batch")
+    with pytest.raises(pm.Error, match=r"HI must be greater than LO"):
+        pm.optimize(axis="l2=8MiB:4MiB")
+    with pytest.raises(ValueError, match="objective: expected one of mm2, usd, joule"):
+        pm.optimize(objective="tokens")
