@@ -1057,8 +1057,10 @@ bool pm_scenario_warning_except(const pm_scenario *s, unsigned skip, size_t i, c
     if (!(skip & PM_WARN_SKIP_SEQ) && max_pos > 0 && s->workload.seq_len > max_pos &&
         k++ == i) {
         if (out)
-            snprintf(out, n, "sequence length %lld exceeds the model's max_position_embeddings %d",
-                     (long long)s->workload.seq_len, max_pos);
+            snprintf(out, n,
+                     "sequence length %lld exceeds the model's max_position_embeddings %d "
+                     "(model %s)",
+                     (long long)s->workload.seq_len, max_pos, s->model.name);
         return true;
     }
     if (checkpoint_warning(s, i == k ? out : NULL, n) && k++ == i)

@@ -504,14 +504,56 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
     return PM_OK;
 }
 
+static void file_stem_of(const char *file, char *buf, size_t n);
+
+/* A HuggingFace file's own name: the directory of a ".../NAME/config.json", else the file's
+ * name without ".json" ("llama3-8b-config"); into buf, empty when the config is not a file
+ * (an inline --set object) or the name does not fit buf (never cut). */
+static void file_stem(const char *file, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    char full[512];
+    file_stem_of(file, full, sizeof full);
+    if (strlen(full) < n && strlen(full) + 1 < sizeof full)
+        memcpy(buf, full, strlen(full) + 1);
+}
+
+static void file_stem_of(const char *file, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (!file || !file[0] || strncmp(file, "--set", 5) == 0)
+        return;
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    if (strcmp(base, "config.json") == 0 && base > file + 1) {
+        const char *end = base - 1, *start = end; /* the directory above */
+        while (start > file && start[-1] != '/')
+            start--;
+        if (end > start && !(end - start == 1 && start[0] == '.'))
+            snprintf(buf, n, "%.*s", (int)(end - start), start);
+        return;
+    }
+    const size_t len = strlen(base);
+    const size_t cut = len > 5 && strcmp(base + len - 5, ".json") == 0 ? len - 5 : len;
+    snprintf(buf, n, "%.*s", (int)cut, base);
+}
+
 /* The model's name: its "name"; in a HuggingFace file without one, the checkpoint's
  * (_name_or_path: the last part of a path that does not fit, "meta-llama/Llama-3.1-8B" stays
- * whole) or its model_type. A name that does not fit is refused, never cut. */
+ * whole), else the file's own name (file_stem: a family name such as "llama" says nothing of
+ * which checkpoint it is), else its model_type. A name that does not fit is refused, never
+ * cut. */
 static pm_status hf_model_name(pm_obj *o, bool hf, bool kind_given, pm_model *m)
 {
     pm_strlcpy(m->name, "model", sizeof m->name);
     if (!pm_obj_has(o, "name") && hf) {
         const char *key = "_name_or_path", *name = pm_json_string(o->json, key);
+        char stem[sizeof m->name];
+        file_stem(o->file, stem, sizeof stem);
+        if ((!name || !name[0]) && stem[0]) {
+            pm_strlcpy(m->name, stem, sizeof m->name);
+            return PM_OK;
+        }
         if (!name || !name[0])
             name = pm_json_string(o->json, key = "model_type");
         if (!name || !name[0])

@@ -44,8 +44,9 @@ static bool seq_warning(const pm_scenario *base, const pm_axis *ax, char *note, 
         return false;
     if (note)
         snprintf(note, n,
-                 "the seq axis reaches %.0f tokens, beyond the model's max_position_embeddings %d",
-                 top, max_pos);
+                 "the seq axis reaches %.0f tokens, beyond the model's max_position_embeddings %d "
+                 "(model %s)",
+                 top, max_pos, base->model.name);
     return true;
 }
 

@@ -2498,7 +2498,7 @@ static void test_hf_gemma3_wrapper_reads_its_text_model_and_pattern(void **state
 
 /* A name is refused when its field cannot hold it (a cut name is another name in every output);
  * a HuggingFace file without "name" is named by its checkpoint, the last part of a path that
- * does not fit, or its model_type. */
+ * does not fit, or its file (or directory, for a config.json). */
 static void test_names_that_do_not_fit_are_refused_not_cut(void **state)
 {
     (void)state;
@@ -2516,8 +2516,10 @@ static void test_names_that_do_not_fit_are_refused_not_cut(void **state)
                               sizeof path),
               &err);
     assert_string_equal(m.name, "meta-llama/Meta-Llama-3-8B");
+    /* An empty one gives the file's own name (issue 48: "llama", the family, named no
+     * checkpoint). */
     assert_ok(load_llama_with("\"_name_or_path\": \"\"", &m, &err, path, sizeof path), &err);
-    assert_string_equal(m.name, "llama");
+    assert_string_equal(m.name, "hf-extra");
     /* A last part of 64 bytes does not fit 63: refused at the key. */
     char extra[200];
     snprintf(extra, sizeof extra, "\"_name_or_path\": \"/ckpt/%064d\"", 0);

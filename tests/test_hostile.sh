@@ -440,6 +440,12 @@ check hf-family-typo 1 'the family "lama" is not one this model represents (did 
 sed 's/"model_type": "llama"/"model_type": "mpt"/' "$hf/llama3-8b-config.json" >typo/mpt.json
 check hf-family-mpt 1 'the family "mpt" is not one this model represents: its layers' \
     "$pm" --model typo/mpt.json
+# An own HuggingFace config without _name_or_path is named by its directory (a config.json) or
+# its file, not by its family ("llama" named no checkpoint).
+mkdir -p Meta-Llama-3-8B
+cp "$hf/llama3-8b-config.json" Meta-Llama-3-8B/config.json
+check hf-name-directory 0 '# model Meta-Llama-3-8B on' "$pm" --model Meta-Llama-3-8B/config.json
+check hf-name-file 0 '# model llama3-8b-config on' "$pm" --model "$hf/llama3-8b-config.json"
 # A datatype the accelerator has no peak for names the fix.
 check dtype-no-peak 1 'accelerator "tpu-v5e" has no fp8 peak (it lists int8, bf16): set the workload'"'"'s weight_dtype and act_dtype to one it lists' \
     "$pm" --config llama70b-h100 --accelerator tpu-v5e --set workload.weight_dtype=fp8 --set workload.act_dtype=fp8

@@ -511,8 +511,9 @@ static void test_seq_axis_beyond_trained_context_warns(void **state)
     pm_axis seq = axis("seq=64k,256k,128k"), within = axis("seq=2k:128k:x2"), l2 = axis("l2");
     char note[200];
     assert_true(pm_sweep_warning(&s, &seq, 1, 0, note, sizeof note));
+    /* the model named: a loop over models says which (issue 48) */
     assert_string_equal(note, "the seq axis reaches 262144 tokens, beyond the model's "
-                              "max_position_embeddings 131072");
+                              "max_position_embeddings 131072 (model llama3-70b)");
     assert_true(pm_sweep_warning(&s, &seq, 1, 0, NULL, 0));
     const pm_axis both[] = {l2, seq};
     assert_true(pm_sweep_warning(&s, both, 2, 0, note, sizeof note));

@@ -107,7 +107,8 @@ def test_the_tools_other_warnings_are_python_warnings():
                       r".*modelled as int8.*below 8 bits are not modelled"):
         pm.estimate("llama70b", model=gpt_oss, accelerator="h100-sxm",
                     cluster="nvlink4-nvswitch", devices=4)
-    with pytest.warns(UserWarning, match="exceeds the model's max_position_embeddings 131072"):
+    with pytest.warns(UserWarning, match=r"exceeds the model's max_position_embeddings 131072 "
+                      r"\(model gpt-oss-20b-config\)"):
         pm.estimate("llama70b", model=gpt_oss, accelerator="h100-sxm",
                     cluster="nvlink4-nvswitch", devices=4, seq="256k")
     with pytest.warns(UserWarning, match="the seq axis reaches 262144 tokens"):
