@@ -414,7 +414,7 @@ check threads-same 0 "" bash -c "'$pm' --sweep l2=8MiB:64MiB:8MiB --sweep batch=
 
 # The timeline of one layer: both streams, relative times, the layer's length.
 check timeline-csv 0 "2,prefetch,PF.L1.Gate,Prefetch," "$pm" timeline --config llama70b
-check timeline-serial 0 "1,allreduce,L1.AR.attn,AllReduce," "$pm" timeline --mode serial
+check timeline-serial 0 "1,collective,L1.AR.attn,AllReduce," "$pm" timeline --mode serial
 check timeline-fused 0 "L1.O+AR.attn,FusedMatMulAllReduce" "$pm" timeline --mode fused
 check timeline-bad-plot 2 "--plot" "$pm" timeline --plot out.gif
 # --compare: the serial layer's CSV, two blank lines, the preserve layer's.

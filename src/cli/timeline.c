@@ -27,10 +27,10 @@ static int lane_of(const pm_node *n)
                : 0;
 }
 
-static const char *const lane_names[] = {"compute", "allreduce", "prefetch"};
+static const char *const lane_names[] = {"compute", "collective", "prefetch"};
 
-/* Lane 1 ("allreduce") carries every collective: allreduces, fused GEMM+allreduces and the MoE
- * all-to-alls (their kind column says which). */
+/* Lane 1 ("collective") carries every collective: allreduces, fused GEMM+allreduces and the MoE
+ * all-to-alls (their kind column says which; the lane was "allreduce" before issue 48). */
 
 /* First main-stream node of a layer, or -1. */
 static int first_of_layer(const pm_graph *g, int layer)
