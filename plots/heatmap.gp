@@ -14,6 +14,8 @@ set datafile missing "NaN"
 set datafile commentschars "#"
 set datafile columnheaders
 set termoption noenhanced
+# What decided the figure (the datatypes, EP, the consumers, the runtime) on its own line.
+if (exists("facts") && facts ne "") { ttl = ttl."\n".facts }
 set title ttl."\nPRESERVE speedup over the serial baseline"
 set bmargin 5
 set label 2 "grey: not a valid point (the CSV says why); hatched, *: the weights and KV cache exceed the HBM (fits_hbm 0)" at screen 0.99, screen 0.015 right font ',10' tc rgb '#555555'

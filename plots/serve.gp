@@ -14,6 +14,8 @@ set datafile commentschars "#"
 set datafile columnheaders
 set termoption noenhanced
 set grid lt 1 lw 1 lc rgb '#dddddd'
+# What decided the figure (the datatypes, EP, the consumers, the runtime) on its own line.
+if (exists("facts") && facts ne "") { ttl = ttl."\n".facts }
 set title ttl
 set xlabel "interactivity: output tokens/s per user (1 / TPOT)"
 set ylabel "throughput: output tokens/s per device"

@@ -82,6 +82,8 @@ set style line 3 lw 2 pt 9 ps 0.7 lc rgb '#55A868'
 # is not a mode).
 set style line 4 lw 2 pt 13 ps 0.7 lc rgb '#222222'
 set style line 5 lw 2 pt 11 ps 0.7 dt 2 lc rgb '#777777'
+# What decided the figure (the datatypes, EP, the consumers, the runtime) on its own line.
+if (exists("facts") && facts ne "") { ttl = ttl."\n".facts }
 set multiplot layout 3,2 columnsfirst title ttl
 set ylabel "request time (s)"
 set title "End-to-end request time"

@@ -39,6 +39,8 @@ char_us = (xmax - xmin) / 105.0
 fits(s, w) = w > (strlen(label(s)) + 2) * char_us
 fits_small(s, w) = !fits(s, w) && w > (strlen(label(s)) + 2) * char_us * 0.75
 fits_short(s, k, w) = !fits(s, w) && !fits_small(s, w) && strlen(short(s, k)) > 0 && w > (strlen(short(s, k)) + 1) * char_us * 0.75
+# What decided the figure (the datatypes, EP, the consumers, the runtime) on its own line.
+if (exists("facts") && facts ne "") { ttl = ttl."\n".facts }
 set multiplot layout panels, 1 title ttl
 do for [p = 0:panels - 1] {
     t_end = p == 0 ? t_end0 : t_end1

@@ -112,6 +112,9 @@ int load_with(const cli *c, const pm_load_opts *o, pm_scenario *s);
 
 /* The warnings about the estimate e of s (pm_estimate_warning) on stderr. */
 void warn_estimate(const pm_scenario *s, const pm_estimate *e);
+/* What decided a figure, for its title: "W int8, KV int8, A int8; EP 4; consumers stream;
+ * runtime vllm" (EP and the runtime only when there are). */
+void scenario_facts(const pm_scenario *s, char *t, size_t n);
 
 /* --context, or the library's default for the phase (pm_default_context) when it is not
  * given. */

@@ -208,6 +208,21 @@ int load_with(const cli *c, const pm_load_opts *o, pm_scenario *s)
     return 0;
 }
 
+void scenario_facts(const pm_scenario *s, char *t, size_t n)
+{
+    const pm_workload *w = &s->workload;
+    int len = snprintf(t, n, "W %s, KV %s, A %s", pm_dtype_name(w->weight_dtype),
+                       pm_dtype_name(w->kv_dtype), pm_dtype_name(w->act_dtype));
+    const int ep = pm_cluster_ep(&s->cluster);
+    if (ep > 1 && s->model.experts >= 1 && len >= 0 && (size_t)len < n)
+        len += snprintf(t + len, n - (size_t)len, "; EP %d", ep);
+    if (len >= 0 && (size_t)len < n)
+        len += snprintf(t + len, n - (size_t)len, "; consumers %s",
+                        pm_prefetch_consumer_name(s->accel.prefetch_consumer));
+    if (s->runtime.present && len >= 0 && (size_t)len < n)
+        snprintf(t + len, n - (size_t)len, "; runtime %s", s->runtime.name);
+}
+
 void warn_estimate(const pm_scenario *s, const pm_estimate *e)
 {
     char note[512];

@@ -244,6 +244,8 @@ static int draw(const cli *c, const served *sv)
         return EXIT_CONFIG;
     write_csv(csv.f, c, sv);
     char *path = str_printf("%s", csv.path);
+    char facts[160];
+    scenario_facts(&sv->s, facts, sizeof facts);
     char *title = str_printf("%s on %s x %d: %lld in, %lld out, %s, %lld tokens a step",
                              sv->s.model.name, sv->s.accel.name, sv->s.cluster.devices,
                              (long long)sv->w.input_tokens, (long long)sv->w.output_tokens,
@@ -261,7 +263,8 @@ static int draw(const cli *c, const served *sv)
         snprintf(pts[m][1], sizeof pts[m][1], "%.9g", dev);
     }
     snprintf(batch, sizeof batch, "%d", sv->s.workload.batch);
-    const plot_var vars[] = {{"ttl", title, false},         {"batch", batch, true},
+    const plot_var vars[] = {{"ttl", title, false},         {"facts", facts, false},
+                             {"batch", batch, true},
                              {"sx0", pts[0][0], true},      {"sy0", pts[0][1], true},
                              {"sx1", pts[1][0], true},      {"sy1", pts[1][1], true},
                              {"sx2", pts[2][0], true},      {"sy2", pts[2][1], true}};

@@ -109,7 +109,7 @@ static void scenario_title(const pm_scenario *s, const pm_axis *ax, int n_ax, ch
     if (!swept[PM_AXIS_BATCH] && len >= 0 && (size_t)len < n)
         len += snprintf(t + len, n - (size_t)len, ", batch %d", s->workload.batch);
     if (!swept[PM_AXIS_SEQ] && len >= 0 && (size_t)len < n)
-        snprintf(t + len, n - (size_t)len, ", sequence %lld", (long long)s->workload.seq_len);
+        len += snprintf(t + len, n - (size_t)len, ", sequence %lld", (long long)s->workload.seq_len);
 }
 
 /* Draws the sweep's CSV: a line plot of one axis, a heat map of two. */
@@ -117,6 +117,8 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
 {
     char title[320], base[64] = "0", base_label[160] = "", every[2][32], count[2][32];
     scenario_title(s, ax, n_ax, title, sizeof title);
+    char facts[160];
+    scenario_facts(s, facts, sizeof facts);
     if (n_ax == 1) {
         double v;
         if (base_value(s, ax[0].kind, &v, base_label, sizeof base_label))
@@ -126,6 +128,7 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
         const plot_var vars[] = {{"xcol", pm_axis_column(ax[0].kind), false},
                                  {"xtitle", xtitle, false},
                                  {"ttl", title, false},
+                                 {"facts", facts, false},
                                  {"xlog", is_geometric(&ax[0]) ? "1" : "0", true},
                                  {"base", base, true},
                                  {"baselabel", base_label, false},
@@ -147,6 +150,7 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
                              {"xtitle", titles[0], false},
                              {"ytitle", titles[1], false},
                              {"ttl", title, false},
+                             {"facts", facts, false},
                              {"cells", ax[0].n_values <= 12 && ax[1].n_values <= 12 ? "1" : "0",
                               true},
                              {"xevery", every[0], true},

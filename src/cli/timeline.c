@@ -193,6 +193,8 @@ static int draw(const cli *c, const shown *sh, int n)
     }
     const pm_scenario *s = &sh[0].v.s;
     char *path = str_printf("%s", csv.path);
+    char facts[160];
+    scenario_facts(s, facts, sizeof facts);
     char *title = str_printf("%s, %s x %d, batch %d, %s at context %lld", s->model.name,
                              s->accel.name, s->cluster.devices, s->workload.batch,
                              c->phase == PM_PHASE_DECODE ? "decode step" : "prefill",
@@ -215,7 +217,7 @@ static int draw(const cli *c, const shown *sh, int n)
     snprintf(x_lo, sizeof x_lo, "%.6f", lo - pad);
     snprintf(x_hi, sizeof x_hi, "%.6f", hi + pad);
     snprintf(panels, sizeof panels, "%d", n);
-    const plot_var vars[] = {{"ttl", title, false},        {"panels", panels, true},
+    const plot_var vars[] = {{"ttl", title, false},        {"facts", facts, false},        {"panels", panels, true},
                              {"xmin", x_lo, true},         {"xmax", x_hi, true},
                              {"prefix", prefix, false},    {"ttl0", panel[0], false},
                              {"t_end0", t_end[0], true},   {"ttl1", panel[1], false},
