@@ -359,6 +359,8 @@ check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
 # stop at the NVSwitch board's 8.
 check sweep-link-default 0 "GBps=56.25 112.5 225 450 900 ." bash -c "echo GBps=\$('$pm' --config llama70b-h100 --sweep link_bw 2>/dev/null | grep -v '^#' | tail -n +2 | cut -d, -f1 | tr '\n' ' ')."
 check sweep-devices-default 0 "devices=1 2 4 8 ." bash -c "echo devices=\$('$pm' --config llama70b-h100 --sweep devices 2>/dev/null | grep -v '^#' | tail -n +2 | cut -d, -f1 | tr '\n' ' ')."
+check metric-unknown 2 '--metric: "preserve_tpot" is not a result column of the sweep (did you mean "preserve_tpot_s"?' "$pm" --sweep batch=1,4 --sweep seq=1k,2k --metric preserve_tpot --plot x.png
+check metric-one-axis 2 "--metric: it colours the cells of a two-axis --plot (got 1 --sweep)" "$pm" --sweep batch=1,4 --metric preserve_tpot_s --plot x.png
 check sweep-4d 0 "l2_capacity_MiB,link_bandwidth_GBps,batch,seq_len,serial_request_s" "$pm" --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k
 # 2 x 2 x 2 x 2 = 16 rows and the header: exactly 17 lines that are not comments.
 check sweep-4d-rows 0 "lines=17." bash -c "echo lines=\$('$pm' --sweep l2=8MiB,16MiB --sweep link_bw=100Gbps,200Gbps --sweep batch=1,4 --sweep seq=1k,2k | grep -vc '^#')."
@@ -438,6 +440,8 @@ if command -v gnuplot >/dev/null; then
     check plot-sweep-geometric 0 "wrote seq.pdf" "$pm" --sweep seq=1Ki:8Ki:x2 --plot seq.pdf
     check plot-sweep-compute 0 "wrote compute.png" "$pm" --sweep compute=100TFLOPS:400TFLOPS:x2 --plot compute.png
     check plot-heatmap 0 "wrote grid.png" "$pm" --sweep batch=1,4,16 --sweep seq=1Ki,2Ki --plot grid.png
+    # --metric colours the cells by another result column (issue 48: the speedup only).
+    check plot-heatmap-metric 0 "density_preserve_tokens_per_s_per_mm2" bash -c "'$pm' --sweep batch=1,4 --sweep seq=1Ki,2Ki --metric density_preserve_tokens_per_s_per_mm2 --plot m.svg 2>&1 && grep -o 'density_preserve_tokens_per_s_per_mm2' m.svg | head -1"
     check plot-heatmap-one-row 0 "wrote row.png" "$pm" --sweep batch=4 --sweep seq=1Ki,2Ki --plot row.png
     check plot-heatmap-csv 0 "same" bash -c "'$pm' --sweep batch=1,4,16 --sweep seq=1Ki,2Ki | cmp - <(grep -v '^\$' grid.png.csv) && echo same"
     check plot-heatmap-blocks 0 "blank=6." bash -c "echo blank=\$(grep -c '^\$' grid.png.csv)."

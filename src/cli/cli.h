@@ -28,7 +28,7 @@ enum {
     GIVEN_DATADIR = 1 << 8, GIVEN_SWEEP = 1 << 9, GIVEN_OPTIMIZE = 1 << 10, GIVEN_PLOT = 1 << 11,
     GIVEN_SHARD = 1 << 12, GIVEN_THREADS = 1 << 13, GIVEN_COMPARE = 1 << 14,
     GIVEN_OBJECTIVE = 1 << 15, GIVEN_CONCURRENCY = 1 << 16, GIVEN_CHUNK = 1 << 17,
-    GIVEN_RULE = 1 << 18, GIVEN_LIMITS = 1 << 19
+    GIVEN_RULE = 1 << 18, GIVEN_LIMITS = 1 << 19, GIVEN_METRIC = 1 << 20
 };
 
 typedef struct cli {
@@ -50,6 +50,8 @@ typedef struct cli {
     const char *shard;   /* "K/N" */
     int threads;         /* 0: all CPUs */
     bool compare;        /* timeline: serial and preserve, one above the other */
+    const char *metric;  /* a 2-D sweep's --plot: the result column the cells show (NULL: the
+                            speedup over serial) */
     unsigned given;      /* GIVEN_* bits */
     pm_objective objective; /* what --optimize maximises (default PM_OBJECTIVE_MM2) */
     bool objective_given;

@@ -56,6 +56,9 @@ const cli_option cli_options[] = {
     {"plot", required_argument, OPT_PLOT, GIVEN_PLOT, "FILE",
      "draw it with gnuplot (.png, .svg or .pdf); the CSV goes beside it as FILE.csv, not to "
      "stdout"},
+    {"metric", required_argument, OPT_METRIC, GIVEN_METRIC, "COLUMN",
+     "the result column a two-axis --plot colours its cells by (default "
+     "speedup_preserve_vs_serial; e.g. density_preserve_tokens_per_s_per_mm2, preserve_tpot_s)"},
     {"compare", no_argument, OPT_COMPARE, GIVEN_COMPARE, NULL,
      "serial and preserve, one above the other (the CSV: the serial block, two blank lines, "
      "the preserve block)"},
@@ -88,7 +91,7 @@ static const cli_command commands[] = {
      "The JSON keys are documented in docs/output-format.md.",
      "preserve-model --config llama70b --accelerator h100-sxm --set cluster=nvlink4-nvswitch "
      "--seq 32k --format json"},
-    {"sweep", INPUTS | GIVEN_SWEEP | GIVEN_PLOT | GIVEN_SHARD | GIVEN_THREADS,
+    {"sweep", INPUTS | GIVEN_SWEEP | GIVEN_PLOT | GIVEN_SHARD | GIVEN_THREADS | GIVEN_METRIC,
      F(FMT_CSV) | F(FMT_JSON), NULL,
      "AXIS[=R]... (or --sweep AXIS[=R], repeated): the estimate over a grid of one to four "
      "axes, one CSV row per point",

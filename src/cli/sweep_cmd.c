@@ -151,6 +151,8 @@ static int draw(const cli *c, const pm_scenario *s, const char *csv, const pm_ax
                              {"ytitle", titles[1], false},
                              {"ttl", title, false},
                              {"facts", facts, false},
+                             {"metric", c->metric ? c->metric : "speedup_preserve_vs_serial",
+                              false},
                              {"cells", ax[0].n_values <= 12 && ax[1].n_values <= 12 ? "1" : "0",
                               true},
                              {"xevery", every[0], true},
@@ -387,6 +389,25 @@ static int check_options(const cli *c, size_t *shard_k, size_t *shard_n)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
     if (c->plot && c->n_sweeps > 2)
         return usage_error("--plot: a figure shows one or two axes (got %d --sweep)", c->n_sweeps);
+    if (c->metric && (!c->plot || c->n_sweeps != 2))
+        return usage_error("--metric: it colours the cells of a two-axis --plot (got %d --sweep%s)",
+                           c->n_sweeps, c->plot ? "" : ", no --plot");
+    if (c->metric) {
+        bool known = false;
+        for (size_t i = 0; !known && i < pm_sweep_column_count(); i++)
+            known = strcmp(c->metric, pm_sweep_column_name(i)) == 0;
+        if (!known) {
+            const char *names[64];
+            const size_t n = pm_sweep_column_count() < 64 ? pm_sweep_column_count() : 64;
+            for (size_t i = 0; i < n; i++)
+                names[i] = pm_sweep_column_name(i);
+            const char *near = pm_suggest(c->metric, names, n);
+            return usage_error("--metric: \"%s\" is not a result column of the sweep (%s%s%sthe "
+                               "columns are in docs/output-format.md)",
+                               c->metric, near ? "did you mean \"" : "", near ? near : "",
+                               near ? "\"? " : "");
+        }
+    }
     return 0;
 }
 
