@@ -49,6 +49,20 @@ msg="$(PRESERVE_MODEL_DATA="$work/none" "$pm" --config nosuch 2>&1 || true)"
 case "$msg" in *PRESERVE_MODEL_DATA*) ;; *) fail "the not-found message does not name PRESERVE_MODEL_DATA: $msg" ;; esac
 say "ok: the not-found message names PRESERVE_MODEL_DATA"
 
+# A C program against the installed library, built as the README writes it: pkg-config's flags
+# (which name no private dependency: -I/usr/include/cjson leaked before issue 48) and the
+# runpath of the installed library.
+export PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name preserve-model.pc | head -1)")"
+cflags="$(pkg-config --cflags preserve-model)" || fail "pkg-config --cflags preserve-model"
+case "$cflags" in *cjson*|*gsl*) fail "pkg-config --cflags leaks a private dependency: $cflags" ;; esac
+cp "$work/moved/examples/estimate.c" "$work/elsewhere/estimate.c"
+# shellcheck disable=SC2046
+cc -std=c11 estimate.c $(pkg-config --cflags --libs preserve-model) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir preserve-model)" -o estimate \
+    || fail "cc estimate.c with pkg-config's flags"
+./estimate >/dev/null || fail "the C program built against the installed library"
+say "ok: a C program built with pkg-config's flags ($cflags) runs"
+
 init="$(find "$prefix" -path '*/preserve_model/__init__.py' | head -1)"
 if [ -z "$init" ]; then
     say "the Python module was not built: not checked"
