@@ -1732,7 +1732,14 @@ typedef struct pm_sweep_point {
     double density[PM_MODE_COUNT];         /* tokens/s/mm2 per mode, NaN likewise */
     double largest_die_mm2;                /* the package's largest die, which the reticle
                                               judges (NaN likewise) */
+    bool area_present;                     /* area below holds the point's package */
+    pm_area area;                          /* the package's blocks and dies */
 } pm_sweep_point;
+
+/** The scenario s itself as one point of no axis, from its estimate e (pm_estimate_compute):
+ * the run CSV's row, in the sweep's columns (pm_sweep_point_values). pt is overwritten; its
+ * status is PM_ERR_INVALID_ARG when s or e is NULL. */
+PM_API void pm_sweep_point_of(const pm_scenario *s, const pm_estimate *e, pm_sweep_point *pt);
 
 /** The most values one axis may have as the front ends parse them (pm_axis_parse's max_points;
  * the Python module also caps a whole grid at it). */

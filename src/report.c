@@ -283,7 +283,12 @@ static const struct sweep_column {
     {"fused_prefill_s", ALWAYS}, {"preserve_prefill_s", ALWAYS}, {"serial_decode_s", ALWAYS},
     {"fused_decode_s", ALWAYS}, {"preserve_decode_s", ALWAYS},
     /* The package's largest die and whether the reticle can print it (issue 41). */
-    {"largest_die_mm2", ALWAYS}, {"over_reticle", ALWAYS}};
+    {"largest_die_mm2", ALWAYS}, {"over_reticle", ALWAYS},
+    /* Why the die is that size: its blocks and its dies (the run JSON's area). */
+    {"compute_mm2", ALWAYS}, {"l2_mm2", ALWAYS}, {"hbm_phy_mm2", ALWAYS},
+    {"link_phy_mm2", ALWAYS}, {"other_mm2", ALWAYS}, {"io_other_mm2", ALWAYS},
+    {"compute_dies", ALWAYS}, {"compute_die_mm2", ALWAYS}, {"io_dies", ALWAYS},
+    {"io_die_mm2", ALWAYS}};
 
 size_t pm_sweep_column_count(void) { return PM_ARRAY_LEN(sweep_columns); }
 
@@ -301,6 +306,7 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
     if (p && p->status == PM_OK) {
         const pm_estimate *e = &p->estimate;
         const pm_mode_result *r = e->modes;
+        const pm_area *a = p->area_present ? &p->area : NULL;
         /* The allreduce is the same in every mode's decode step (pm_mode_result). */
         const double ar = r[PM_MODE_SERIAL].allreduce_decode_s;
         const double ok[N] = {
@@ -318,7 +324,11 @@ size_t pm_sweep_point_values(const pm_sweep_point *p, double *values, size_t n)
             e->allreduces_per_step, e->allreduces_per_step > 0 ? e->allreduces_per_step * ar : 0.0,
             r[0].prefill_s, r[1].prefill_s, r[2].prefill_s, r[0].decode_s, r[1].decode_s,
             r[2].decode_s, p->largest_die_mm2,
-            isnan(p->largest_die_mm2) ? NAN : p->largest_die_mm2 > PM_RETICLE_MM2 ? 1.0 : 0.0};
+            isnan(p->largest_die_mm2) ? NAN : p->largest_die_mm2 > PM_RETICLE_MM2 ? 1.0 : 0.0,
+            a ? a->compute_mm2 : NAN, a ? a->l2_mm2 : NAN, a ? a->hbm_phy_mm2 : NAN,
+            a ? a->link_phy_mm2 : NAN, a ? a->other_mm2 : NAN, a ? a->io_other_mm2 : NAN,
+            a ? a->compute_dies : NAN, a ? a->compute_die_mm2 : NAN, a ? a->io_dies : NAN,
+            a ? a->io_die_mm2 : NAN};
         memcpy(v, ok, sizeof v);
         for (size_t i = 0; i < N; i++) {
             const int needs = sweep_columns[i].needs;

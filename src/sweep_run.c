@@ -261,6 +261,17 @@ static const pm_area *area_of(point_cache *pc, const pm_accelerator *a, pm_statu
     return &pc->area;
 }
 
+/* A point's silicon: the package's area, its largest die and the densities. */
+static void fill_area(pm_sweep_point *pt, const pm_area *area, int devices)
+{
+    pt->die_mm2 = area->die_mm2;
+    pt->largest_die_mm2 = pm_largest_die_mm2(area);
+    pt->area_present = true;
+    pt->area = *area;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        pt->density[m] = pm_density(&pt->estimate, (pm_mode)m, devices, area->die_mm2);
+}
+
 /* Evaluates one point of the grid. */
 static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_axes, size_t index,
                        point_cache *pc, pm_sweep_point *pt)
@@ -268,6 +279,7 @@ static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     pt->index = index;
     pt->die_mm2 = NAN;
     pt->largest_die_mm2 = NAN;
+    pt->area_present = false;
     for (int m = 0; m < PM_MODE_COUNT; m++)
         pt->density[m] = NAN;
     pt->error[0] = '\0';
@@ -297,13 +309,27 @@ static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     }
     pm_status ast;
     const pm_area *area = area_of(pc, &t.accel, &ast);
-    if (ast == PM_OK) {
-        pt->die_mm2 = area->die_mm2;
-        pt->largest_die_mm2 = pm_largest_die_mm2(area);
-        for (int m = 0; m < PM_MODE_COUNT; m++)
-            pt->density[m] = pm_density(&pt->estimate, (pm_mode)m, t.cluster.devices,
-                                        area->die_mm2);
-    }
+    if (ast == PM_OK)
+        fill_area(pt, area, t.cluster.devices);
+}
+
+void pm_sweep_point_of(const pm_scenario *s, const pm_estimate *e, pm_sweep_point *pt)
+{
+    if (!pt)
+        return;
+    memset(pt, 0, sizeof *pt);
+    pt->status = s && e ? PM_OK : PM_ERR_INVALID_ARG;
+    pt->die_mm2 = pt->largest_die_mm2 = NAN;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        pt->density[m] = NAN;
+    for (size_t a = 0; a < PM_SWEEP_MAX_AXES; a++)
+        pt->axis_value[a] = NAN;
+    if (!s || !e)
+        return;
+    pt->estimate = *e;
+    pm_area area;
+    if (s->accel.area.present && pm_area_compute(&s->accel, &area, NULL) == PM_OK)
+        fill_area(pt, &area, s->cluster.devices);
 }
 
 typedef struct engine {

@@ -230,7 +230,10 @@ check run-die-package 0 "package: 1 compute die of 665.6 mm2 + 1 I/O die of 52.2
 check run-die-json 0 '"compute_dies": 1, "compute_die_mm2": 665.60' "$pm" --format json
 check run-die-fits 0 '"largest_die_mm2": 665.60' "$pm" --format json
 # ... and in the run CSV: die_mm2 = 665.6068 + 52.2206, then the blocks and the dies.
-check run-die-csv 0 ',717.8274,233.48,255.84,59.8468,12.2206,116.44,40,1,665.6068,1,52.2206,0,' "$pm" --format csv
+check run-die-csv 0 ',665.6068,0,233.48,255.84,59.8468,12.2206,116.44,40,1,665.6068,1,52.2206' "$pm" --format csv
+# The run CSV is a sweep point's row (issue 48: its columns differed): the same header after
+# the scenario's columns, the same values.
+check run-csv-is-sweep-row 0 "same" bash -c "diff <('$pm' --format csv | grep -v '^#' | cut -d, -f8- | tail -1) <('$pm' --sweep batch=4 | grep -v '^#' | tail -1 | cut -d, -f2- | sed 's/,\$//') && echo same"
 lacks run-die-no-warning "reticle" "$pm"
 # A what-if over the reticle is warned of: 512 MiB of L2 makes the compute die 0.29185 x 800 +
 # 1.3325 x 512 + 14.9617 x 4 + 116.44 = 1092.0 mm2.
@@ -299,7 +302,7 @@ check csv-exceeds-hbm 0 ",2748779069440,0" "$pm" --batch 512 --seq 128k --format
 check allreduce-efficiency 0 '"allreduce_decode_s": 0.00101816677029' "$pm" --config llama8b --model llama2-70b --accelerator a100-sxm-80gb --set cluster=nvlink3-nvswitch --devices 8 --batch 8192 --seq 2 --set workload.weight_dtype=fp16 --set workload.act_dtype=fp16 --set workload.kv_dtype=fp16 --format json
 check allreduce-efficiency-range 1 '$.cluster.allreduce_efficiency_frac: must be in (0, 1]' "$pm" --set cluster=nvlink3-nvswitch --set cluster.allreduce_efficiency_frac=1.5
 check table-exceeds-hbm 0 "2560.0 GiB KV of 64.0 GiB usable  ** exceeds HBM capacity **" "$pm" --batch 512 --seq 128k
-check csv-energy 0 "preserve_J_per_token,preserve_avg_power_W,preserve_tokens_per_J,preserve_tokens_per_s_per_usd" "$pm" --format csv
+check csv-energy 0 "serial_J_per_token,fused_J_per_token,preserve_J_per_token,serial_avg_power_W" "$pm" --format csv
 # Poisson yield of the 910B's 665.6068 mm2 compute die at 0.15 /cm2: e^-0.99841 = 36.8 %.
 check set-yield-model 0 "yield 36.8%" "$pm" --set accelerator.cost.yield_model=poisson
 check set-energy 0 '"hbm": 3363' "$pm" --set accelerator.energy.hbm_pJ_per_bit=3.9 --format json

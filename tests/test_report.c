@@ -132,7 +132,7 @@ static void test_sweep_columns_name_the_point_values(void **state)
 {
     (void)state;
     const size_t n = pm_sweep_column_count();
-    assert_int_equal(n, 44);
+    assert_int_equal(n, 54);
     assert_string_equal(pm_sweep_column_name(0), "serial_request_s");
     assert_string_equal(pm_sweep_column_name(9), "speedup_preserve_vs_serial");
     assert_string_equal(pm_sweep_column_name(15), "density_preserve_tokens_per_s_per_mm2");
@@ -148,7 +148,9 @@ static void test_sweep_columns_name_the_point_values(void **state)
     assert_string_equal(pm_sweep_column_name(41), "preserve_decode_s");
     assert_string_equal(pm_sweep_column_name(42), "largest_die_mm2");
     assert_string_equal(pm_sweep_column_name(43), "over_reticle");
-    assert_null(pm_sweep_column_name(44));
+    assert_string_equal(pm_sweep_column_name(44), "compute_mm2");
+    assert_string_equal(pm_sweep_column_name(53), "io_die_mm2");
+    assert_null(pm_sweep_column_name(54));
 
     pm_sweep_point p;
     memset(&p, 0, sizeof p);
@@ -165,18 +167,20 @@ static void test_sweep_columns_name_the_point_values(void **state)
     p.die_mm2 = 45;
     p.largest_die_mm2 = 900; /* over the 858 mm2 reticle */
     p.estimate.experts_read_per_step = 5.5;
-    double v[45];
-    v[44] = -1;
-    assert_int_equal(pm_sweep_point_values(&p, v, 45), n);
+    double v[55];
+    v[54] = -1;
+    assert_int_equal(pm_sweep_point_values(&p, v, 55), n);
     const double want[16] = {10, 11, 12, 20, 21, 22, 30, 31, 32, 40, 41, 42, 45, 50, 51, 52};
     for (size_t i = 0; i < 16; i++)
         assert_rel(v[i], want[i], 0); /* copied, not computed: exact */
     for (size_t i = 16; i < 29; i++)
         assert_true(isnan(v[i]));     /* no energy or cost data in the estimate */
     assert_rel(v[29], 5.5, 0);        /* the MoE reads: always there */
-    assert_rel(v[44], -1, 0);         /* nothing written past the columns */
-    for (size_t i = 30; i < n; i++)   /* memory and the split need neither */
+    assert_rel(v[54], -1, 0);         /* nothing written past the columns */
+    for (size_t i = 30; i < 44; i++)  /* memory and the split need neither */
         assert_false(isnan(v[i]));
+    for (size_t i = 44; i < n; i++)   /* no area in the point: no blocks */
+        assert_true(isnan(v[i]));
     p.estimate.energy_present = p.estimate.cost_present = true;
     p.estimate.cost.device_usd = 1000;
     p.estimate.modes[PM_MODE_PRESERVE].tokens_per_J = 0.25;
@@ -189,7 +193,7 @@ static void test_sweep_columns_name_the_point_values(void **state)
         p.estimate.modes[m].prefill_s = 60.0 + m;
         p.estimate.modes[m].decode_s = 70.0 + m;
     }
-    assert_int_equal(pm_sweep_point_values(&p, v, 45), n);
+    assert_int_equal(pm_sweep_point_values(&p, v, 55), n);
     /* weights, KV, fits, one allreduce, 160 of them, 160 x 0.5 = 80 s, prefill, decode */
     const double mem[12] = {70552387584.0, 3, 1, 0.5, 160, 80, 60, 61, 62, 70, 71, 72};
     for (size_t i = 0; i < 12; i++)
@@ -199,11 +203,19 @@ static void test_sweep_columns_name_the_point_values(void **state)
     assert_rel(v[42], 900, 0); /* the largest die, and over the reticle */
     assert_rel(v[43], 1, 0);
     p.largest_die_mm2 = NAN;   /* no area data: neither is known */
-    pm_sweep_point_values(&p, v, 45);
+    pm_sweep_point_values(&p, v, 55);
     assert_true(isnan(v[42]) && isnan(v[43]));
     p.largest_die_mm2 = 858;   /* at the reticle: printable */
-    pm_sweep_point_values(&p, v, 45);
+    pm_sweep_point_values(&p, v, 55);
     assert_rel(v[43], 0, 0);
+    /* The package's blocks and dies, copied from the point's area. */
+    p.area_present = true;
+    p.area = (pm_area){.compute_mm2 = 1, .l2_mm2 = 2, .hbm_phy_mm2 = 3, .link_phy_mm2 = 4,
+                       .other_mm2 = 5, .io_other_mm2 = 6, .compute_dies = 7,
+                       .compute_die_mm2 = 8, .io_dies = 9, .io_die_mm2 = 10};
+    pm_sweep_point_values(&p, v, 55);
+    for (size_t i = 0; i < 10; i++)
+        assert_rel(v[44 + i], 1.0 + (double)i, 0);
 
     p.status = PM_ERR_INCONSISTENT;
     assert_int_equal(pm_sweep_point_values(&p, v, 3), n);

@@ -231,7 +231,8 @@ head = lines[0].strip().split(",")
 new = ["weight_bytes_per_device", "kv_bytes_per_device", "fits_hbm", "allreduce_decode_s",
        "allreduces_per_step", "allreduce_per_step_s", "serial_prefill_s", "fused_prefill_s",
        "preserve_prefill_s", "serial_decode_s", "fused_decode_s", "preserve_decode_s",
-       "largest_die_mm2", "over_reticle"]
+       "largest_die_mm2", "over_reticle", "compute_mm2", "l2_mm2", "hbm_phy_mm2", "link_phy_mm2",
+       "other_mm2", "io_other_mm2", "compute_dies", "compute_die_mm2", "io_dies", "io_die_mm2"]
 # appended after the 29 earlier columns and the MoE column experts_read_per_step (positions
 # unchanged) and before error
 assert head[1 + 30:] == new + ["error"], head

@@ -149,7 +149,9 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
                 e->l2_window_bytes / MIB, s->cluster.devices <= 1 ? " (one device: no allreduce)" : "");
 }
 
-/* One CSV row, under the command and its overrides. */
+/* One CSV row, under the command and its overrides: the scenario's columns, then the sweep's
+ * result columns in the sweep's order and format (pm_sweep_point_of, pm_sweep_point_values),
+ * so that a run and a sweep point read alike; NaN where the accelerator has no data. */
 static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
 {
     printf("# preserve-model %s run --config ", pm_version());
@@ -157,21 +159,10 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
     putchar('\n');
     print_sets(stdout, c);
     printf("scenario,model,accelerator,devices,batch,seq_len,kv_heads_per_device");
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const char *mn = pm_mode_name((pm_mode)m);
-        printf(",%s_request_s,%s_prefill_s,%s_decode_s,%s_tpot_s,%s_tokens_per_s", mn, mn, mn,
-               mn, mn);
-    }
-    printf(",speedup_preserve_vs_serial,speedup_preserve_vs_fused,speedup_fused_vs_serial");
-    printf(",device_usd");
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const char *mn = pm_mode_name((pm_mode)m);
-        printf(",%s_J_per_token,%s_avg_power_W,%s_tokens_per_J,%s_tokens_per_s_per_usd", mn, mn,
-               mn, mn);
-    }
-    printf(",die_mm2,compute_mm2,l2_mm2,hbm_phy_mm2,link_phy_mm2,other_mm2,io_other_mm2,"
-           "compute_dies,compute_die_mm2,io_dies,io_die_mm2,over_reticle");
-    printf(",weight_bytes_per_device,kv_bytes_per_device,fits_hbm\n");
+    const size_t n = pm_sweep_column_count();
+    for (size_t i = 0; i < n; i++)
+        printf(",%s", pm_sweep_column_name(i));
+    putchar('\n');
     const char *names[] = {s->name, s->model.name, s->accel.name};
     for (int i = 0; i < 3; i++) {
         fput_csv_field(stdout, names[i], false);
@@ -179,39 +170,16 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
     }
     printf("%d,%d,%lld,%.6g", s->cluster.devices, s->workload.batch,
            (long long)s->workload.seq_len, e->shard.kv_heads);
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const pm_mode_result *r = &e->modes[m];
-        printf(",%.9g,%.9g,%.9g,%.9g,%.9g", r->request_s, r->prefill_s, r->decode_s,
-               r->tpot_s, r->tokens_per_s);
+    pm_sweep_point pt;
+    pm_sweep_point_of(s, e, &pt);
+    double v[64];
+    pm_sweep_point_values(&pt, v, n < 64 ? n : 64);
+    for (size_t i = 0; i < n && i < 64; i++) {
+        char num[FMT_G9_MAX + 1];
+        num[fmt_csv(v[i], num)] = '\0';
+        printf(",%s", num);
     }
-    printf(",%.6g,%.6g,%.6g", e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
-           e->speedup_fused_vs_serial);
-    /* Figures the accelerator has no data for are NaN, as in the sweeps. */
-    const double nan = e->cost_present && e->energy_present ? 0.0 : (double)NAN;
-    printf(",%.9g", e->cost_present ? e->cost.device_usd : nan);
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        const pm_mode_result *r = &e->modes[m];
-        if (e->energy_present)
-            printf(",%.9g,%.9g,%.9g", r->energy_per_token_J, r->avg_power_W, r->tokens_per_J);
-        else
-            printf(",NaN,NaN,NaN");
-        if (e->cost_present)
-            printf(",%.9g", r->tokens_per_s_per_usd);
-        else
-            printf(",NaN");
-    }
-    /* The package's silicon and why it is that size (NaN without area coefficients). */
-    pm_area a;
-    if (s->accel.area.present && pm_area_compute(&s->accel, &a, NULL) == PM_OK)
-        printf(",%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%d,%.9g,%d,%.9g,%d", a.die_mm2, a.compute_mm2,
-               a.l2_mm2, a.hbm_phy_mm2, a.link_phy_mm2, a.other_mm2, a.io_other_mm2,
-               a.compute_dies, a.compute_die_mm2, a.io_dies, a.io_die_mm2,
-               pm_die_over_reticle(&s->accel, NULL) ? 1 : 0);
-    else
-        printf(",NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN");
-    /* As the sweeps write them: a point whose weights and KV cache exceed HBM says so. */
-    printf(",%.0f,%.0f,%d\n", e->weight_bytes_per_device, e->kv_bytes_per_device,
-           e->fits_hbm ? 1 : 0);
+    putchar('\n');
 }
 
 /* The headline energy and dollar figures, after the time table. */
