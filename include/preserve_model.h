@@ -1032,6 +1032,35 @@ typedef struct pm_footprint {
                                      read, the shared experts and the router */
 } pm_footprint;
 
+/** One row of the footprint report (the paper's Fig 2): what one layer takes per device on a
+ * given number of devices. Bytes. */
+typedef struct pm_footprint_row {
+    int devices;
+    int expert_parallel;          /* the row's EP degree */
+    double attn_weight_bytes;     /* one layer's attention weights */
+    double kv_bytes;              /* one layer's KV cache at the context: the largest layer's (a
+                                     global layer's, or the window's when every layer is local) */
+    double mlp_weight_bytes;      /* one dense layer's MLP */
+    double kv_local_bytes;        /* one local layer's KV cache (0 without local layers) */
+    double moe_weight_bytes;      /* MoE: one MoE block's weights on the device */
+    double moe_read_bytes;        /* MoE: what a decode step reads of them */
+    double experts_read_per_step; /* MoE: distinct local experts read per MoE layer and step */
+    bool ideal_split;             /* more devices than Megatron sharding splits: the ideal split
+                                     with whole KV heads is shown */
+} pm_footprint_row;
+
+/**
+ * The footprint of scenario s on `devices` devices at context_len cached tokens: the experts
+ * over ep ranks when ep > 0 (checked as the plan checks it: a MoE model, dividing the devices
+ * and the experts), else over every device when the scenario uses expert parallelism and the
+ * experts divide, else tensor-parallel. Beyond the heads Megatron sharding can split, the ideal
+ * split (ideal_split). Returns PM_OK, PM_ERR_INVALID_ARG, or the plan's error for an ep that
+ * does not fit the row.
+ */
+PM_API pm_status pm_footprint_row_compute(const pm_scenario *s, int devices, int ep,
+                                          int64_t context_len, pm_footprint_row *out,
+                                          pm_error *err);
+
 /** Expected expert reads of one MoE layer for a step of `tokens` tokens (src/moe.c). */
 typedef struct pm_moe_reads {
     double experts_touched;  /* distinct routed experts the tokens touch over all devices:

@@ -205,3 +205,61 @@ pm_status pm_footprint_max_context(const pm_scenario *s, const pm_shard *shard,
     *out = lo;
     return PM_OK;
 }
+
+/* s on devices devices: the expert-parallel degree ep when one was given (> 0), else experts
+ * over every device when the scenario uses expert parallelism and the experts divide, else
+ * tensor-parallel experts. */
+static pm_scenario on_devices(const pm_scenario *s, int devices, int ep)
+{
+    pm_scenario t = *s;
+    t.provenance = NULL;
+    t.cluster.devices = devices;
+    const bool moe = s->model.experts > 0;
+    t.cluster.expert_parallel =
+        ep > 0 ? ep
+               : moe && pm_cluster_ep(&s->cluster) > 1 && s->model.experts % devices == 0 ? devices
+                                                                                           : 1;
+    return t;
+}
+
+pm_status pm_footprint_row_compute(const pm_scenario *s, int devices, int ep,
+                                   int64_t context_len, pm_footprint_row *out, pm_error *err)
+{
+    if (!s || !out || devices < 1 || devices > PM_MAX_DEVICES || ep < 0 || context_len < 0)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "NULL scenario or output, or a device count, EP degree or context out "
+                       "of range");
+    *out = (pm_footprint_row){0};
+    pm_scenario t = on_devices(s, devices, ep);
+    pm_shard sh;
+    if (ep > 0) { /* a degree given is checked as the plan checks it (the heads have their
+                     fallback below) */
+        pm_scenario c = t;
+        c.options.sharding = PM_SHARDING_IDEAL;
+        const pm_status st = pm_shard_compute(&c, &sh, err);
+        if (st != PM_OK)
+            return st;
+    }
+    const bool ok = pm_shard_compute(&t, &sh, NULL) == PM_OK;
+    if (!ok) {
+        t.options.sharding = PM_SHARDING_IDEAL;
+        pm_shard_compute(&t, &sh, NULL);
+        sh.kv_heads = sh.kv_heads < 1 ? 1 : sh.kv_heads; /* a KV head cannot be split */
+    }
+    pm_footprint fp;
+    const pm_status st = pm_footprint_compute(&t, &sh, context_len, &fp, err);
+    if (st != PM_OK)
+        return st;
+    out->devices = devices;
+    out->expert_parallel = pm_cluster_ep(&t.cluster);
+    out->attn_weight_bytes = fp.attn_weight_bytes;
+    out->kv_bytes = fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
+                                                      : fp.kv_bytes_local_layer;
+    out->mlp_weight_bytes = fp.mlp_weight_bytes;
+    out->kv_local_bytes = fp.kv_bytes_local_layer;
+    out->moe_weight_bytes = fp.moe_weight_bytes;
+    out->moe_read_bytes = fp.moe_read_bytes;
+    out->experts_read_per_step = fp.experts_read_per_step;
+    out->ideal_split = !ok;
+    return PM_OK;
+}

@@ -32,7 +32,8 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "optimize", "SERVE_RULES",
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "optimize", "footprint",
+           "SERVE_RULES",
            "OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
 
 #: The keyword shortcuts and the path each one sets (the CLI's --model, --batch ...).
@@ -297,6 +298,40 @@ def optimize(config="llama70b", axis="l2", overrides=None, *, objective="mm2", d
     return {"axis": name, "column": column, "objective": objective,
             "objective_column": objective_column, "lo": lo, "hi": hi, "evaluations": evaluations,
             "fits_hbm": fits, "modes": {m: dict(zip(keys, v)) for m, v in zip(MODES, modes)}}
+
+
+def footprint(config="llama70b", devices=(1, 2, 4, 8, 16), overrides=None, *, ep=0,
+              data_dir=None, **shortcuts):
+    """What one layer takes per device against the device count: the `footprint` command's
+    rows (the paper's Fig 2), at the whole sequence cached.
+
+    devices: the device counts (--devices-list); ep: the expert-parallel degree of every row
+    (--ep; 0: experts over every device where the scenario uses expert parallelism and they
+    divide, else tensor-parallel). overrides, data_dir and the shortcuts as for estimate().
+
+    Returns a dict of numpy arrays named as the footprint JSON's row keys: devices,
+    attn_weight_bytes, kv_bytes, attn_weight_plus_kv_bytes, mlp_weight_bytes, kv_local_bytes,
+    ideal_split (bools), and for a MoE model expert_parallel, moe_weight_bytes, moe_read_bytes,
+    experts_read_per_step. Raises Error for an ep a row cannot split, or a load error.
+    """
+    if isinstance(ep, bool) or not isinstance(ep, (int, np.integer)) or ep < 0:
+        raise ValueError(f"ep: expected a count >= 0 (got {ep!r})")
+    counts = np.atleast_1d(np.asarray(devices))
+    if counts.ndim != 1 or not counts.size or counts.dtype == bool or not np.issubdtype(
+            counts.dtype, np.integer):
+        raise TypeError(f"devices: expected device counts (got {devices!r})")
+    moe, rows = _core.footprint(_path("config", config), [int(d) for d in counts], int(ep),
+                                _overrides(overrides, shortcuts), _path("data_dir", data_dir))
+    names = ("devices", "attn_weight_bytes", "kv_bytes", "mlp_weight_bytes", "kv_local_bytes",
+             "expert_parallel", "moe_weight_bytes", "moe_read_bytes", "experts_read_per_step",
+             "ideal_split")
+    out = {name: np.array([r[i] for r in rows]) for i, name in enumerate(names)}
+    out["attn_weight_plus_kv_bytes"] = out["attn_weight_bytes"] + out["kv_bytes"]
+    if not moe:
+        for name in ("expert_parallel", "moe_weight_bytes", "moe_read_bytes",
+                     "experts_read_per_step"):
+            del out[name]
+    return out
 
 
 class StepModel(_core.StepModel):

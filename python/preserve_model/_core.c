@@ -702,6 +702,65 @@ static PyObject *optimize(PyObject *self, PyObject *args, PyObject *kw)
                          opt.evaluations, e.fits_hbm ? Py_True : Py_False, modes);
 }
 
+/* footprint(config, devices, ep, overrides=None, data_dir=None) -> (moe, rows): the footprint
+ * command's rows (pm_footprint_row_compute at the whole sequence), each (devices,
+ * attn_weight_bytes, kv_bytes, mlp_weight_bytes, kv_local_bytes, expert_parallel,
+ * moe_weight_bytes, moe_read_bytes, experts_read_per_step, ideal_split). */
+static PyObject *footprint(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_devices[] = "devices", k_ep[] = "ep";
+    static char *kwlist[] = {k_config, k_devices, k_ep, k_overrides, k_data_dir, NULL};
+    const char *config, *data_dir = NULL;
+    PyObject *dev_obj, *overrides = Py_None;
+    int ep;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOi|Oz", kwlist, &config, &dev_obj, &ep,
+                                     &overrides, &data_dir))
+        return NULL;
+    PyObject *seq = PySequence_Fast(dev_obj, "devices: expected a sequence of counts");
+    if (!seq)
+        return NULL;
+    pm_scenario s;
+    if (load(config, overrides, data_dir, true, &s) != 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *rows = PyList_New(n);
+    for (Py_ssize_t i = 0; rows && i < n; i++) {
+        const long d = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (PyErr_Occurred())
+            break;
+        pm_footprint_row r;
+        pm_error err;
+        if (d < 1 || d > PM_MAX_DEVICES) {
+            PyErr_Format(PyExc_ValueError, "devices: expected counts in [1, %d] (got %ld)",
+                         PM_MAX_DEVICES, d);
+            break;
+        }
+        if (pm_footprint_row_compute(&s, (int)d, ep, s.workload.seq_len, &r, &err) != PM_OK) {
+            raise_error(&err);
+            break;
+        }
+        PyObject *t = Py_BuildValue("(iddddidddO)", r.devices, r.attn_weight_bytes, r.kv_bytes,
+                                    r.mlp_weight_bytes, r.kv_local_bytes, r.expert_parallel,
+                                    r.moe_weight_bytes, r.moe_read_bytes,
+                                    r.experts_read_per_step,
+                                    r.ideal_split ? Py_True : Py_False);
+        if (!t)
+            break;
+        PyList_SET_ITEM(rows, i, t);
+    }
+    const bool moe = s.model.experts > 0;
+    pm_scenario_release(&s);
+    Py_DECREF(seq);
+    if (!rows || PyErr_Occurred()) {
+        Py_XDECREF(rows);
+        return NULL;
+    }
+    return Py_BuildValue("(ON)", moe ? Py_True : Py_False, rows);
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *data_dir(PyObject *self, PyObject *unused)
@@ -731,6 +790,8 @@ static PyMethodDef methods[] = {
      "optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column, "
      "objective_column, lo, hi, evaluations, fits_hbm, per-mode (best, objective, bracket_lo, bracket_hi, "
      "iterations, at_edge))"},
+    {"footprint", (PyCFunction)(void (*)(void))footprint, METH_VARARGS | METH_KEYWORDS,
+     "footprint(config, devices, ep, overrides=None, data_dir=None) -> (moe, rows)"},
     {"data_dir", data_dir, METH_NOARGS, "the bundled data directory the library uses"},
     {"version", version, METH_NOARGS, "the library version"},
     {NULL, NULL, 0, NULL}};

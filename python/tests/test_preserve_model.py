@@ -539,3 +539,22 @@ def test_optimize_matches_the_tool():
         pm.optimize(axis="l2=8MiB:4MiB")
     with pytest.raises(ValueError, match="objective: expected one of mm2, usd, joule"):
         pm.optimize(objective="tokens")
+
+
+def test_footprint_matches_the_tool():
+    """footprint() gives the footprint command's JSON rows (issue 48: the module lacked it)."""
+    for config, args, kw in (("llama70b", ["--devices-list", "1,4,16,128"], {"devices": [1, 4, 16, 128]}),
+                             ("mixtral8x7b", ["--devices-list", "2,8", "--ep", "2"],
+                              {"devices": [2, 8], "ep": 2})):
+        want = json.loads(tool("footprint", "--config", config, "--format", "json", *args))["rows"]
+        got = pm.footprint(config, **kw)
+        assert set(got) == set(want[0]), config
+        for i, row in enumerate(want):
+            for key, value in row.items():
+                assert got[key][i] == value, (config, i, key)
+    # one layer's Llama3-70B attention on one device, int8: Q and O 8192 x 8192, K and V
+    # 8192 x 1024 each = 2 x 67108864 + 2 x 8388608 = 150994944 bytes
+    assert pm.footprint("llama70b", devices=[1])["attn_weight_bytes"][0] == 150994944
+    assert pm.footprint("llama70b", devices=[128])["ideal_split"][0]  # 64 heads over 128
+    with pytest.raises(pm.Error, match="expert"):
+        pm.footprint("mixtral8x7b", devices=[3], ep=3)

@@ -49,94 +49,54 @@ static int parse_devices(const cli *c, int **devs)
     }
 }
 
-/* One row's figures, in bytes: one layer's attention weights, KV cache (the largest layer's),
- * MLP weights and a local layer's KV cache; for MoE the expert-parallel degree, one MoE layer's
- * expert weights and what a decode step reads of them; ideal when Megatron sharding could not
- * split the heads and the ideal split is shown. */
-typedef struct fp_row {
-    double attn, kv, mlp, kv_local;
-    int ep;
-    double moe_w, moe_read, experts_read;
-    bool ideal;
-} fp_row;
-
-/* The scenario s on devices devices: the expert-parallel degree ep when one was given (> 0),
- * else experts over every device (EP = devices) when the scenario uses expert parallelism and
- * the experts divide, else tensor-parallel experts. */
-static pm_scenario on_devices(const pm_scenario *s, int devices, int ep)
+/* One row (pm_footprint_row_compute; its ep was checked by check_ep_rows). */
+static pm_footprint_row row_of(const pm_scenario *s, int devices, int ep, int64_t ctx)
 {
-    pm_scenario t = *s;
-    t.provenance = NULL;
-    t.cluster.devices = devices;
-    const bool moe = s->model.experts > 0;
-    t.cluster.expert_parallel =
-        ep > 0 ? ep
-               : moe && pm_cluster_ep(&s->cluster) > 1 && s->model.experts % devices == 0 ? devices
-                                                                                           : 1;
-    return t;
-}
-
-/* s on devices devices (on_devices) at context ctx. Beyond the heads Megatron sharding cannot
- * split, the ideal split is shown instead, with whole KV heads. */
-static fp_row row_of(const pm_scenario *s, int devices, int ep, int64_t ctx)
-{
-    pm_scenario t = on_devices(s, devices, ep);
-    pm_shard sh;
-    const bool ok = pm_shard_compute(&t, &sh, NULL) == PM_OK;
-    if (!ok) {
-        t.options.sharding = PM_SHARDING_IDEAL;
-        pm_shard_compute(&t, &sh, NULL);
-        sh.kv_heads = sh.kv_heads < 1 ? 1 : sh.kv_heads; /* a KV head cannot be split */
-    }
-    pm_footprint fp;
-    pm_footprint_compute(&t, &sh, ctx, &fp, NULL);
-    /* One layer's: the largest, a global layer's, or the window's when every layer is local. */
-    const double kv = fp.local_layers < s->model.layers ? fp.kv_bytes_global_layer
-                                                        : fp.kv_bytes_local_layer;
-    return (fp_row){fp.attn_weight_bytes, kv, fp.mlp_weight_bytes, fp.kv_bytes_local_layer,
-                    pm_cluster_ep(&t.cluster), fp.moe_weight_bytes, fp.moe_read_bytes,
-                    fp.experts_read_per_step, !ok};
+    pm_footprint_row r;
+    pm_footprint_row_compute(s, devices, ep, ctx, &r, NULL);
+    return r;
 }
 
 /* A row as a JSON object (keys in docs/output-format.md), bytes exact. */
-static void write_row_json(const fp_row *r, int devices, bool moe, bool first)
+static void write_row_json(const pm_footprint_row *r, int devices, bool moe, bool first)
 {
     printf("%s    {\"devices\": %d", first ? "" : ",\n", devices);
     const char *keys[] = {"attn_weight_bytes", "kv_bytes", "attn_weight_plus_kv_bytes",
                           "mlp_weight_bytes", "kv_local_bytes"};
-    const double vals[] = {r->attn, r->kv, r->attn + r->kv, r->mlp, r->kv_local};
+    const double vals[] = {r->attn_weight_bytes, r->kv_bytes, r->attn_weight_bytes + r->kv_bytes,
+                           r->mlp_weight_bytes, r->kv_local_bytes};
     for (int k = 0; k < 5; k++) {
         printf(", \"%s\": ", keys[k]);
         fput_json_number(stdout, vals[k]);
     }
     if (moe) {
-        printf(", \"expert_parallel\": %d, \"moe_weight_bytes\": ", r->ep);
-        fput_json_number(stdout, r->moe_w);
+        printf(", \"expert_parallel\": %d, \"moe_weight_bytes\": ", r->expert_parallel);
+        fput_json_number(stdout, r->moe_weight_bytes);
         printf(", \"moe_read_bytes\": ");
-        fput_json_number(stdout, r->moe_read);
+        fput_json_number(stdout, r->moe_read_bytes);
         printf(", \"experts_read_per_step\": ");
-        fput_json_number(stdout, r->experts_read);
+        fput_json_number(stdout, r->experts_read_per_step);
     }
-    printf(", \"ideal_split\": %s}", r->ideal ? "true" : "false");
+    printf(", \"ideal_split\": %s}", r->ideal_split ? "true" : "false");
 }
 
 static void write_row(const cli *c, const pm_scenario *s, int devices, int ep, int64_t ctx,
                       bool first)
 {
-    const fp_row r = row_of(s, devices, ep, ctx);
+    const pm_footprint_row r = row_of(s, devices, ep, ctx);
     const bool moe = s->model.experts > 0;
-    const double attn = r.attn / MIB, kv = r.kv / MIB, mlp = r.mlp / MIB,
-                 kv_local = r.kv_local / MIB;
-    const char *note = r.ideal ? "  (more devices than heads: ideal split)" : "";
+    const double attn = r.attn_weight_bytes / MIB, kv = r.kv_bytes / MIB, mlp = r.mlp_weight_bytes / MIB,
+                 kv_local = r.kv_local_bytes / MIB;
+    const char *note = r.ideal_split ? "  (more devices than heads: ideal split)" : "";
     if (c->format == FMT_JSON)
         write_row_json(&r, devices, moe, first);
     else if (moe && c->format == FMT_TABLE)
         printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f %6d %14.2f %14.2f %10.3g%s\n", devices,
-               attn, kv, attn + kv, mlp, kv_local, r.ep, r.moe_w / MIB, r.moe_read / MIB,
-               r.experts_read, note);
+               attn, kv, attn + kv, mlp, kv_local, r.expert_parallel, r.moe_weight_bytes / MIB, r.moe_read_bytes / MIB,
+               r.experts_read_per_step, note);
     else if (moe)
         printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv,
-               mlp, kv_local, r.ep, r.moe_w / MIB, r.moe_read / MIB, r.experts_read);
+               mlp, kv_local, r.expert_parallel, r.moe_weight_bytes / MIB, r.moe_read_bytes / MIB, r.experts_read_per_step);
     else if (c->format == FMT_TABLE)
         printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, attn, kv, attn + kv, mlp,
                kv_local, note);
@@ -231,11 +191,9 @@ static int take_parallel(const cli *c, const char **kept, size_t *n_kept, int *e
 static int check_ep_rows(const pm_scenario *s, const int *devs, int nd, int ep)
 {
     for (int i = 0; ep > 0 && i < nd; i++) {
-        pm_scenario t = on_devices(s, devs[i], ep);
-        t.options.sharding = PM_SHARDING_IDEAL; /* the head split has its fallback */
-        pm_shard sh;
+        pm_footprint_row r;
         pm_error err;
-        if (pm_shard_compute(&t, &sh, &err) != PM_OK) {
+        if (pm_footprint_row_compute(s, devs[i], ep, s->workload.seq_len, &r, &err) != PM_OK) {
             fprintf(stderr, "%s: error: footprint --ep %d at %d device%s (--devices-list): %s: "
                     "%s\n",
                     prog, ep, devs[i], devs[i] == 1 ? "" : "s", err.path, err.message);
