@@ -410,7 +410,12 @@ def test_errors_carry_file_path_and_message():
     with pytest.raises(pm.Error) as e:
         pm.estimate("llama70b", devices=128)
     assert e.value.path == "$.cluster.devices"
-    assert e.value.file == "--set cluster.devices=128"  # the override that set the value
+    # the override that set the value, in the module's words (issue 48: it said --set)
+    assert e.value.file == "override cluster.devices=128"
+    assert "--set" not in str(e.value)
+    with pytest.raises(pm.Error) as e:
+        pm.sweep("llama70b", l2="8MiB:4MiB")
+    assert e.value.file == "axis" and str(e.value).startswith("axis: l2=8MiB:4MiB: ")
 
     with pytest.raises(pm.Error) as e:
         pm.estimate("no-such-scenario")
