@@ -134,15 +134,25 @@ const char *pm_largest_die_name(const pm_area *area)
     return area->compute_dies > 1 || area->io_dies > 0 ? "compute die" : "die";
 }
 
-bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2)
+bool pm_die_over_reticle_named(const pm_accelerator *a, double *per_die_mm2, const char **name)
 {
     pm_area area;
     double per_die = 0.0;
-    if (a && a->area.present && pm_area_compute(a, &area, NULL) == PM_OK)
+    const char *which = "die";
+    if (a && a->area.present && pm_area_compute(a, &area, NULL) == PM_OK) {
         per_die = pm_largest_die_mm2(&area);
+        which = pm_largest_die_name(&area);
+    }
     if (per_die_mm2)
         *per_die_mm2 = per_die;
+    if (name)
+        *name = which;
     return per_die > PM_RETICLE_MM2;
+}
+
+bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2)
+{
+    return pm_die_over_reticle_named(a, per_die_mm2, NULL);
 }
 
 double pm_density(const pm_estimate *e, pm_mode mode, int devices, double die_mm2)

@@ -1092,17 +1092,16 @@ bool pm_scenario_warning_except(const pm_scenario *s, unsigned skip, size_t i, c
         return true;
     }
     double per_die = 0.0;
-    pm_area area;
-    if (!(skip & PM_WARN_SKIP_DIE) && pm_die_over_reticle(&s->accel, &per_die) && k++ == i) {
-        if (out) {
-            pm_area_compute(&s->accel, &area, NULL);
+    const char *which;
+    if (!(skip & PM_WARN_SKIP_DIE) && pm_die_over_reticle_named(&s->accel, &per_die, &which) &&
+        k++ == i) {
+        if (out)
             snprintf(out, n,
                      "accelerator %s: its modelled %s is %.0f mm2, over the %.0f mm2 "
                      "reticle: no such die can be built as one piece of silicon (split the "
                      "package with area.compute_dies or area.io_dies, or revisit its area "
                      "coefficients); its area, cost, leakage and densities are of that die",
-                     s->accel.name, pm_largest_die_name(&area), per_die, PM_RETICLE_MM2);
-        }
+                     s->accel.name, which, per_die, PM_RETICLE_MM2);
         return true;
     }
     return false;

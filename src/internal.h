@@ -275,6 +275,9 @@ int pm_dies_per_package(const pm_area *area);
 double pm_largest_die_mm2(const pm_area *area);
 /* "die" (a package of one), "compute die" or "I/O die": which of them is the largest. */
 const char *pm_largest_die_name(const pm_area *area);
+/* pm_die_over_reticle, and the largest die's name (pm_largest_die_name) in *name (may be NULL):
+ * the reticle's warnings and refusal say which die. */
+bool pm_die_over_reticle_named(const pm_accelerator *a, double *per_die_mm2, const char **name);
 
 /* The I/O dies' holdings' names, indexed by pm_io_holds (for pm_obj_enum). */
 const char *const *pm_io_holds_names(size_t *count);

@@ -242,15 +242,14 @@ static pm_status read_peaks(pm_obj *o, pm_accelerator *a)
 static pm_status check_buildable(pm_obj *o, const pm_accelerator *a)
 {
     double per_die = 0.0;
-    if (!pm_die_over_reticle(a, &per_die) || pm_obj_any_overridden(o))
+    const char *which;
+    if (!pm_die_over_reticle_named(a, &per_die, &which) || pm_obj_any_overridden(o))
         return PM_OK;
-    pm_area area;
-    pm_area_compute(a, &area, NULL);
     return pm_obj_fail(o, "area", PM_ERR_RANGE,
                        "the modelled %s is %.0f mm2, over the %.0f mm2 reticle (26 x 33 mm): "
                        "no such die can be built as one piece of silicon; split the package "
                        "(area.compute_dies, area.io_dies) or revisit its area coefficients",
-                       pm_largest_die_name(&area), per_die, PM_RETICLE_MM2);
+                       which, per_die, PM_RETICLE_MM2);
 }
 
 pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)

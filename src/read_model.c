@@ -504,38 +504,34 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
     return PM_OK;
 }
 
-static void file_stem_of(const char *file, char *buf, size_t n);
-
 /* A HuggingFace file's own name: the directory of a ".../NAME/config.json", else the file's
  * name without ".json" ("llama3-8b-config"); into buf, empty when the config is not a file
  * (an inline --set object) or the name does not fit buf (never cut). */
 static void file_stem(const char *file, char *buf, size_t n)
 {
     buf[0] = '\0';
-    char full[512];
-    file_stem_of(file, full, sizeof full);
-    if (strlen(full) < n && strlen(full) + 1 < sizeof full)
-        memcpy(buf, full, strlen(full) + 1);
-}
-
-static void file_stem_of(const char *file, char *buf, size_t n)
-{
-    buf[0] = '\0';
     if (!file || !file[0] || strncmp(file, "--set", 5) == 0)
         return;
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
-    if (strcmp(base, "config.json") == 0 && base > file + 1) {
-        const char *end = base - 1, *start = end; /* the directory above */
-        while (start > file && start[-1] != '/')
-            start--;
-        if (end > start && !(end - start == 1 && start[0] == '.'))
-            snprintf(buf, n, "%.*s", (int)(end - start), start);
-        return;
+    const char *start = base;
+    size_t len = strlen(base);
+    if (strcmp(base, "config.json") == 0) { /* the directory above it */
+        if (base < file + 2)
+            return;
+        const char *end = base - 1;
+        for (start = end; start > file && start[-1] != '/'; start--)
+            ;
+        len = (size_t)(end - start);
+        if (len == 0 || (len == 1 && start[0] == '.'))
+            return;
+    } else if (len > 5 && strcmp(base + len - 5, ".json") == 0) {
+        len -= 5;
     }
-    const size_t len = strlen(base);
-    const size_t cut = len > 5 && strcmp(base + len - 5, ".json") == 0 ? len - 5 : len;
-    snprintf(buf, n, "%.*s", (int)cut, base);
+    if (len < n) {
+        memcpy(buf, start, len);
+        buf[len] = '\0';
+    }
 }
 
 /* The model's name: its "name"; in a HuggingFace file without one, the checkpoint's

@@ -108,15 +108,14 @@ static bool reticle_warning(const pm_scenario *base, const pm_axis *ax, char *no
     for (size_t v = 0; v < ax->n_values; v++) {
         t.accel = base->accel;
         double mm2;
+        const char *name;
         if (pm_scenario_set_axis(&t, ax->kind, ax->values[v], NULL) != PM_OK ||
-            !pm_die_over_reticle(&t.accel, &mm2))
+            !pm_die_over_reticle_named(&t.accel, &mm2, &name))
             continue;
         if (over++ == 0) {
-            pm_area area;
             first = ax->values[v];
             first_mm2 = mm2;
-            if (pm_area_compute(&t.accel, &area, NULL) == PM_OK)
-                which = pm_largest_die_name(&area);
+            which = name;
         }
     }
     if (over == 0)

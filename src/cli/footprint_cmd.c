@@ -49,14 +49,6 @@ static int parse_devices(const cli *c, int **devs)
     }
 }
 
-/* One row (pm_footprint_row_compute; its ep was checked by check_ep_rows). */
-static pm_footprint_row row_of(const pm_scenario *s, int devices, int ep, int64_t ctx)
-{
-    pm_footprint_row r;
-    pm_footprint_row_compute(s, devices, ep, ctx, &r, NULL);
-    return r;
-}
-
 /* A row as a JSON object (keys in docs/output-format.md), bytes exact. */
 static void write_row_json(const pm_footprint_row *r, int devices, bool moe, bool first)
 {
@@ -83,20 +75,22 @@ static void write_row_json(const pm_footprint_row *r, int devices, bool moe, boo
 static void write_row(const cli *c, const pm_scenario *s, int devices, int ep, int64_t ctx,
                       bool first)
 {
-    const pm_footprint_row r = row_of(s, devices, ep, ctx);
+    pm_footprint_row r; /* its ep was checked by check_ep_rows */
+    pm_footprint_row_compute(s, devices, ep, ctx, &r, NULL);
     const bool moe = s->model.experts > 0;
-    const double attn = r.attn_weight_bytes / MIB, kv = r.kv_bytes / MIB, mlp = r.mlp_weight_bytes / MIB,
-                 kv_local = r.kv_local_bytes / MIB;
+    const double attn = r.attn_weight_bytes / MIB, kv = r.kv_bytes / MIB,
+                 mlp = r.mlp_weight_bytes / MIB, kv_local = r.kv_local_bytes / MIB;
+    const double moe_w = r.moe_weight_bytes / MIB, moe_read = r.moe_read_bytes / MIB;
     const char *note = r.ideal_split ? "  (more devices than heads: ideal split)" : "";
     if (c->format == FMT_JSON)
         write_row_json(&r, devices, moe, first);
     else if (moe && c->format == FMT_TABLE)
         printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f %6d %14.2f %14.2f %10.3g%s\n", devices,
-               attn, kv, attn + kv, mlp, kv_local, r.expert_parallel, r.moe_weight_bytes / MIB, r.moe_read_bytes / MIB,
+               attn, kv, attn + kv, mlp, kv_local, r.expert_parallel, moe_w, moe_read,
                r.experts_read_per_step, note);
     else if (moe)
         printf("%d,%.6g,%.6g,%.6g,%.6g,%.6g,%d,%.6g,%.6g,%.6g\n", devices, attn, kv, attn + kv,
-               mlp, kv_local, r.expert_parallel, r.moe_weight_bytes / MIB, r.moe_read_bytes / MIB, r.experts_read_per_step);
+               mlp, kv_local, r.expert_parallel, moe_w, moe_read, r.experts_read_per_step);
     else if (c->format == FMT_TABLE)
         printf("%8d %14.2f %14.2f %16.2f %14.2f %14.2f%s\n", devices, attn, kv, attn + kv, mlp,
                kv_local, note);
