@@ -1401,8 +1401,9 @@ typedef struct pm_step_chunk {
  * context's KV cache; a chunk scores its queries against its prompt's cached positions and its
  * own causal triangle (pairs(offset + tokens) - pairs(offset) query-key pairs per head, windows
  * applied) and reads the cached positions once. The LM head runs for the decode tokens and the
- * finishing prompts. Counts may be fractional (a steady state's means). The runtime's per-step host work counts the scenario's batch (the sequences the
- * scheduler holds), not the step's.
+ * finishing prompts. Counts may be fractional (a steady state's means). The runtime's per-step
+ * host work (step_overhead_s + sequences x sequence_overhead_s) counts the sequences the step
+ * schedules, decode_sequences plus the chunks' counts (rounded), not the scenario's batch.
  */
 typedef struct pm_mixed_step {
     double decode_sequences; /* decode tokens, one per sequence (>= 0) */

@@ -565,7 +565,8 @@ typedef struct pm_step_plan {
 pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fused,
                              bool prefetching, pm_step_plan *p, pm_error *err);
 /* The same with the roofline terms and allreduce models of like (a plan built for the same
- * scenario, e.g. the other phase's; NULL: computed). */
+ * scenario, e.g. the other phase's, or for a copy that differs only in its batch; NULL:
+ * computed). */
 pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
                                   const pm_step *step, bool fused, bool prefetching,
                                   pm_step_plan *p, pm_error *err);

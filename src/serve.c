@@ -15,6 +15,20 @@
 
 #include "internal.h"
 
+/* The scenario a mixed step runs under: s with its batch the sequences the step schedules (its
+ * decode tokens' and its chunks' prompts, rounded, at least 1), which the runtime's per-step
+ * host work counts (runtime.c): a scheduler at concurrency 256 prepares 256 sequences a step,
+ * whatever batch the scenario's static estimate names. */
+static void step_scenario(const pm_scenario *s, const pm_mixed_step *m, pm_scenario *t)
+{
+    double n = m->decode_sequences;
+    for (int i = 0; i < m->n_chunks && i < PM_MAX_STEP_CHUNKS; i++)
+        n += m->chunks[i].count;
+    *t = *s;
+    t->provenance = NULL;
+    t->workload.batch = n < 1.5 ? 1 : n >= PM_MAX_BATCH ? PM_MAX_BATCH : (int)llround(n);
+}
+
 pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
                              double *time_s, pm_error *err)
 {
@@ -26,8 +40,11 @@ pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_
         st = pm_step_mixed(s, m, &step, err);
     if (st != PM_OK)
         return st;
+    pm_scenario t;
+    step_scenario(s, m, &t);
     pm_step_plan plan;
-    st = pm_step_plan_build(s, &step, mode == PM_MODE_FUSED, mode == PM_MODE_PRESERVE, &plan, err);
+    st = pm_step_plan_build(&t, &step, mode == PM_MODE_FUSED, mode == PM_MODE_PRESERVE, &plan,
+                            err);
     if (st != PM_OK)
         return st;
     return pm_step_plan_time(&plan, mode == PM_MODE_PRESERVE, step.context, time_s, err);
@@ -365,6 +382,9 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
     if (!plans)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     const pm_step_plan *like = NULL;
+    pm_scenario ks[2]; /* each kind's scenario: its host work counts its sequences */
+    for (int k = 0; k < 2; k++)
+        step_scenario(s, &p.kind[k], &ks[k]);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         double t[2] = {0.0, 0.0};
         pm_traffic tr[2] = {{0}};
@@ -373,7 +393,7 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
                 continue;
             /* The first plan built lends its roofline terms to the others. */
             pm_step_plan *into = like ? &plans[1] : &plans[0];
-            st = time_kind(s, like, &p.kind[k], (pm_mode)m, into, &t[k], f.energy ? &tr[k] : NULL,
+            st = time_kind(&ks[k], like, &p.kind[k], (pm_mode)m, into, &t[k], f.energy ? &tr[k] : NULL,
                            err);
             if (!like)
                 like = &plans[0];

@@ -224,7 +224,8 @@ static pm_status plan_models(const pm_scenario *s, const pm_step_plan *like, pm_
                              pm_error *err)
 {
     if (like) {
-        p->cost = like->cost;
+        p->cost = like->cost; /* of s but for its batch, which only the host work reads */
+        p->cost.s = s;
         p->ar = like->ar;
         p->ar_fused = like->ar_fused;
         return PM_OK;

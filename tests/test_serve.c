@@ -199,6 +199,36 @@ static void test_fast_matches_graph(void **state)
     }
 }
 
+/* The runtime's host work counts the sequences the step schedules: 64 decode tokens beside one
+ * prompt's chunk are 65 sequences, 64 x 42.1 us more host work than a step of the scenario's
+ * batch of 1 would say (vllm's sequence_overhead_us), in every mode, on both paths. */
+static void test_host_work_counts_the_step(void **state)
+{
+    (void)state;
+    const char *const ov[] = {"runtime=vllm", "workload.batch=1"};
+    pm_scenario s = pm_test_load("llama70b-h100", ov, 2);
+    pm_scenario at65 = s, at1 = s;
+    at65.workload.batch = 65;
+    pm_mixed_step m = {0};
+    m.decode_sequences = 64;
+    m.decode_context = 2000;
+    m.n_chunks = 1;
+    m.chunks[0] = (pm_step_chunk){1, 256, 512, 1};
+    pm_step step;
+    assert_int_equal(pm_step_mixed(&s, &m, &step, NULL), PM_OK);
+    for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
+        double fast, ref65, ref1;
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &m, &fast, NULL), PM_OK);
+        assert_int_equal(pm_step_time_graph_step(&at65, (pm_mode)mode, &step, &ref65, NULL, NULL),
+                         PM_OK);
+        assert_int_equal(pm_step_time_graph_step(&at1, (pm_mode)mode, &step, &ref1, NULL, NULL),
+                         PM_OK);
+        assert_rel(fast, ref65, 1e-12);
+        assert_rel(fast - ref1, 64 * 42.1e-6, 1e-9);
+    }
+    pm_scenario_release(&s);
+}
+
 /* Chunked prefill's point: a chunk beside the decode tokens costs less than its own step, and
  * more tokens never make a step faster. */
 static void test_mixing_is_cheaper_and_monotone(void **state)
@@ -461,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_decode_only_is_decode_step),
         cmocka_unit_test(test_whole_prompts_are_prefill),
         cmocka_unit_test(test_fast_matches_graph),
+        cmocka_unit_test(test_host_work_counts_the_step),
         cmocka_unit_test(test_mixing_is_cheaper_and_monotone),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_concurrency_one_is_the_static_estimate),
