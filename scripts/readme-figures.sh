@@ -7,6 +7,10 @@
 #   timeline.png          preserve-model timeline --config llama70b --plot FILE
 #   timeline-compare.png  preserve-model timeline --config llama70b --compare --plot FILE
 #   validate-gpu.png      scripts/validate-gpu.sh (predicted vs measured on data/validation/gpu.csv)
+#   serve-910b.png        preserve-model serve --config llama70b --plot FILE
+#   serve-h100.png        preserve-model serve --config llama70b-h100 --plot FILE
+#   serve-910b-l2.png     preserve-model serve --config llama70b --concurrency 1,2,4,8,16,32,64
+#                             --sweep l2=48MiB,96MiB,192MiB,384MiB --plot FILE
 # Usage: scripts/readme-figures.sh [OUTDIR]   (default $root/docs/img; the tool is $PM, default
 #   build/src/cli/preserve-model). The data and plot scripts are this tree's (data/, plots/).
 #   Only the PNGs go to OUTDIR: the CSV the tool writes beside each figure stays in a temporary
@@ -27,7 +31,9 @@ trap 'rm -rf "$tmp"' EXIT
 PM="$pm" "$root/scripts/validate-gpu.sh" "$tmp" >/dev/null
 "$pm" serve --config llama70b --plot "$tmp/serve-910b.png" 2>/dev/null
 "$pm" serve --config llama70b-h100 --plot "$tmp/serve-h100.png" 2>/dev/null
-for f in l2-sweep batch-seq timeline timeline-compare validate-gpu serve-910b serve-h100; do
+"$pm" serve --config llama70b --concurrency 1,2,4,8,16,32,64 \
+    --sweep l2=48MiB,96MiB,192MiB,384MiB --plot "$tmp/serve-910b-l2.png" 2>/dev/null
+for f in l2-sweep batch-seq timeline timeline-compare validate-gpu serve-910b serve-h100 serve-910b-l2; do
     cp "$tmp/$f.png" "$out/$f.png"
     echo "$out/$f.png"
 done

@@ -142,6 +142,39 @@ check serve-plot 0 "wrote $tmp/front.svg" "$pm" serve --config llama8b --concurr
 check serve-plot-csv 0 "concurrency,serial_tokens_per_s_per_device" cat "$tmp/front.svg.csv"
 check serve-plot-json 2 "--plot: the figure is drawn from CSV" \
     "$pm" serve --format json --plot "$tmp/x.png"
+# A family of fronts (serve --sweep AXIS=V1,V2...): the axis's column first, a front's rows
+# together; the 910B's own L2 (192 MiB) gives the plain front's rows exactly.
+check serve-family-csv 0 "l2_capacity_MiB,concurrency,serial_tokens_per_s_per_device" \
+    "$pm" serve --format csv --concurrency 1,16 --sweep l2=96MiB,192MiB
+fam_rows=$("$pm" serve --format csv --concurrency 1,16 --sweep l2=96MiB,192MiB 2>&1 |
+    grep '^192,' | cut -d, -f2-)
+plain_rows=$("$pm" serve --format csv --concurrency 1,16 2>&1 | grep -v '^#' | tail -n +2)
+if [ -n "$plain_rows" ] && [ "$fam_rows" = "$plain_rows" ]; then
+    pass=$((pass + 1))
+else
+    echo "FAIL serve-family-own-l2: the 192 MiB front differs from the plain front"
+    fail=$((fail + 1))
+fi
+fam96=$("$pm" serve --format csv --concurrency 16 --sweep l2=96MiB,192MiB 2>&1 | grep '^96,' |
+    cut -d, -f2-)
+if [ -n "$fam96" ] && [ "$fam96" != "$(echo "$plain_rows" | tail -1)" ]; then
+    pass=$((pass + 1))
+else
+    echo "FAIL serve-family-96: the 96 MiB front equals the 192 MiB one at 16 sequences"
+    fail=$((fail + 1))
+fi
+check serve-family-json 0 '"family": {"axis": "l2", "column": "l2_capacity_MiB", "values": [96, 192]}' \
+    "$pm" serve --format json --concurrency 4 --sweep l2=96MiB,192MiB
+check serve-family-table 0 "l2_capacity_MiB = 96" \
+    "$pm" serve --concurrency 4 --sweep l2=96MiB,192MiB
+check serve-family-two-axes 2 "serve draws a family of fronts along one axis (got 2)" \
+    "$pm" serve --sweep l2=96MiB,192MiB --sweep hbm_bw=1TB/s,2TB/s
+check serve-family-batch 2 "--sweep batch: a served workload's sequences are --concurrency" \
+    "$pm" serve --sweep batch=1,2
+check serve-family-many 2 "serve draws at most 8 fronts" \
+    "$pm" serve --sweep l2=8MiB:256MiB:8MiB
+check serve-family-plot 0 "wrote $tmp/fronts.png" "$pm" serve --concurrency 1,8,64 \
+    --sweep hbm_bw=1.6TBps,3.2TBps --plot "$tmp/fronts.png"
 # A grid too large for one run says how to cut it; one beyond any count says so (issue 42: the
 # first streamed four billion points, the second exited with no message).
 check sweep-grid-cap 2 "cut it with --shard K/N for N >= 40" \

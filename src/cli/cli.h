@@ -118,6 +118,10 @@ void warn_estimate(const pm_scenario *s, const pm_estimate *e);
  * runtime vllm" (EP and the runtime only when there are). */
 void scenario_facts(const pm_scenario *s, char *t, size_t n);
 
+/* An axis's title in a figure with its unit (that of pm_axis_column): "L2 capacity (MiB)"; the
+ * compute axis names the datatype whose peak it scales ("peak int8 compute (TOPS)"). */
+void axis_title(const pm_scenario *s, pm_axis_kind k, char *t, size_t n);
+
 /* --context, or the library's default for the phase (pm_default_context) when it is not
  * given. */
 int64_t context_of(const cli *c, const pm_scenario *s);

@@ -127,13 +127,16 @@ static const cli_command commands[] = {
      "chart)",
      NULL,
      "preserve-model timeline --config llama70b --compare --plot layer.svg"},
-    {"serve", INPUTS | GIVEN_CONCURRENCY | GIVEN_CHUNK | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT,
+    {"serve",
+     INPUTS | GIVEN_CONCURRENCY | GIVEN_CHUNK | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT |
+         GIVEN_SWEEP,
      F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
      "a served workload over concurrency: TTFT, TPOT, tokens/s per device and per user in the "
      "three modes (the throughput-interactivity front; --plot draws it)",
      "Closed-loop clients send the scenario's prompt (seq x prefill_frac tokens) and get its "
-     "decode steps' tokens back; continuous batching under a chunk budget per step. The CSV "
-     "and JSON keys are in docs/output-format.md.",
+     "decode steps' tokens back; continuous batching under a chunk budget per step. --sweep "
+     "AXIS=V1,V2,... (one axis, at most 8 values, e.g. l2=48MiB,96MiB,192MiB) gives a front per "
+     "value, drawn as a family of curves. The CSV and JSON keys are in docs/output-format.md.",
      "preserve-model serve --config llama70b-h100 --concurrency 1,4,16,64,256 --plot front.png"},
     {"validate", GIVEN_SET | GIVEN_DATADIR, 0, "[PATH...]",
      "check config files (default: every shipped data file)", NULL,

@@ -17,16 +17,23 @@
 #include "plot.h"
 
 #define SERVE_MAX_POINTS 256
+#define SERVE_MAX_FAMILY 8 /* fronts of one figure: more are not told apart */
 #define SERVE_DEFAULT_CHUNK 2048
 #define MAX_SERVE_COLS 64
 
+/* The fronts: one per value of the family axis (--sweep AXIS=V1,V2...; one front without it),
+ * each over the concurrencies. */
 typedef struct served {
     pm_scenario s;
-    pm_serve_workload w;
     double conc[SERVE_MAX_POINTS];
-    pm_serve_result r[SERVE_MAX_POINTS];
     int n;
-    pm_estimate e;            /* the static estimate: its point on the front */
+    pm_axis fam;              /* kind and values when has_fam */
+    bool has_fam;
+    int n_fam;                /* fronts (1 without a family) */
+    pm_scenario fs[SERVE_MAX_FAMILY];        /* each front's scenario (no provenance) */
+    pm_serve_workload w[SERVE_MAX_FAMILY];   /* each front's workload */
+    pm_estimate e[SERVE_MAX_FAMILY];         /* the static estimate: its point on each front */
+    pm_serve_result r[SERVE_MAX_FAMILY][SERVE_MAX_POINTS];
 } served;
 
 /* --concurrency L into out (at most SERVE_MAX_POINTS); the count, or -1 said on stderr. */
@@ -63,42 +70,88 @@ static int parse_concurrency(const char *list, double *out)
     }
 }
 
-/* Loads the scenario and computes every point; 0, or the exit status said on stderr. */
+/* --sweep AXIS=V1,V2... into sv->fam: one axis, at most SERVE_MAX_FAMILY values, not batch
+ * (the served sequences are --concurrency); 0 or EXIT_USAGE. */
+static int parse_family(const cli *c, served *sv)
+{
+    sv->n_fam = 1;
+    if (c->n_sweeps == 0)
+        return 0;
+    if (c->n_sweeps > 1)
+        return usage_error("--sweep: serve draws a family of fronts along one axis (got %d)",
+                           c->n_sweeps);
+    pm_error err;
+    if (pm_axis_parse(c->sweeps[0], PM_AXIS_MAX_POINTS, &sv->fam, &err) != PM_OK)
+        return usage_pm_error(NULL, &err);
+    sv->has_fam = true;
+    if (sv->fam.kind == PM_AXIS_BATCH)
+        return usage_error("--sweep batch: a served workload's sequences are --concurrency");
+    sv->n_fam = (int)sv->fam.n_values;
+    return 0;
+}
+
+/* Loads the scenario and computes every point of every front; 0, or the exit status said on
+ * stderr. */
 static int compute(const cli *c, served *sv)
 {
     if ((sv->n = parse_concurrency(c->concurrency, sv->conc)) < 0)
         return EXIT_USAGE;
-    int rc = load(c, &sv->s);
+    int rc = parse_family(c, sv);
+    if (rc == 0)
+        rc = load(c, &sv->s);
     if (rc != 0)
         return rc;
-    const pm_workload *wl = &sv->s.workload;
-    sv->w = (pm_serve_workload){pm_workload_prompt_tokens(wl), pm_workload_decode_steps(wl), 1,
-                                c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK, c->rule,
-                                c->ttft_limit_s, c->tpot_limit_s};
     pm_error err;
-    if (pm_estimate_compute(&sv->s, &sv->e, &err) != PM_OK)
+    if (sv->has_fam && pm_axis_fit_scenario(&sv->s, &sv->fam, &err) != PM_OK)
         return config_error(&err);
-    for (int i = 0; i < sv->n; i++) {
-        sv->w.concurrency = sv->conc[i];
-        if (pm_serve_compute(&sv->s, &sv->w, &sv->r[i], &err) != PM_OK) {
-            fprintf(stderr, "%s: serve: at concurrency %.0f: %s\n", prog, sv->conc[i],
-                    err.message);
-            return err.status == PM_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_CONFIG;
+    if (sv->has_fam && sv->fam.n_values > SERVE_MAX_FAMILY)
+        return usage_error("--sweep %s: serve draws at most %d fronts (got %zu values; give "
+                           "them, e.g. %s=V1,V2,V3)",
+                           c->sweeps[0], SERVE_MAX_FAMILY, sv->fam.n_values,
+                           pm_axis_name(sv->fam.kind));
+    for (int f = 0; f < sv->n_fam; f++) {
+        pm_scenario *t = &sv->fs[f];
+        *t = sv->s;
+        t->provenance = NULL;
+        if (sv->has_fam && pm_scenario_set_axis(t, sv->fam.kind, sv->fam.values[f], &err) != PM_OK)
+            return config_error(&err);
+        const pm_workload *wl = &t->workload;
+        sv->w[f] = (pm_serve_workload){pm_workload_prompt_tokens(wl),
+                                       pm_workload_decode_steps(wl), 1,
+                                       c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK, c->rule,
+                                       c->ttft_limit_s, c->tpot_limit_s};
+        if (pm_estimate_compute(t, &sv->e[f], &err) != PM_OK)
+            return config_error(&err);
+        for (int i = 0; i < sv->n; i++) {
+            sv->w[f].concurrency = sv->conc[i];
+            if (pm_serve_compute(t, &sv->w[f], &sv->r[f][i], &err) != PM_OK) {
+                fprintf(stderr, "%s: serve: at concurrency %.0f: %s\n", prog, sv->conc[i],
+                        err.message);
+                return err.status == PM_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_CONFIG;
+            }
         }
     }
     return 0;
 }
 
-/* The static estimate's point: its batch's tokens/s per device and each sequence's rate. */
-static void static_point(const served *sv, int m, double *per_device, double *per_user)
+/* Front f's family value in its column's unit (pm_axis_column). */
+static double family_value(const served *sv, int f)
 {
-    const pm_mode_result *r = &sv->e.modes[m];
-    *per_device = r->tokens_per_s / sv->s.cluster.devices;
+    return pm_axis_display_value(sv->fam.kind, sv->fam.values[f]);
+}
+
+/* The static estimate's point on front f: its batch's tokens/s per device and each sequence's
+ * rate. */
+static void static_point(const served *sv, int f, int m, double *per_device, double *per_user)
+{
+    const pm_mode_result *r = &sv->e[f].modes[m];
+    *per_device = r->tokens_per_s / sv->fs[f].cluster.devices;
     *per_user = 1.0 / r->tpot_mean_s;
 }
 
 static void write_header(FILE *f, const cli *c, const served *sv)
 {
+    const pm_serve_workload *w = &sv->w[0];
     fprintf(f, "# preserve-model %s serve --config ", pm_version());
     fput_comment_text(f, c->config);
     fputc('\n', f);
@@ -108,29 +161,40 @@ static void write_header(FILE *f, const cli *c, const served *sv)
     fprintf(f, " on ");
     fput_comment_text(f, sv->s.accel.name);
     fprintf(f, " x %d; prompts of %lld tokens, %lld out; %s, %lld tokens a step\n",
-            sv->s.cluster.devices, (long long)sv->w.input_tokens, (long long)sv->w.output_tokens,
-            sv->w.rule == PM_SERVE_DECODE_FIRST ? "decode-first with chunked prefill"
-                                                : "prefill-first (whole prompts)",
-            (long long)sv->w.chunk_budget);
+            sv->s.cluster.devices, (long long)w->input_tokens, (long long)w->output_tokens,
+            w->rule == PM_SERVE_DECODE_FIRST ? "decode-first with chunked prefill"
+                                             : "prefill-first (whole prompts)",
+            (long long)w->chunk_budget);
+    if (sv->has_fam)
+        fprintf(f, "# a front per value of %s (--sweep %s), its column %s\n",
+                pm_axis_name(sv->fam.kind), c->sweeps[0], pm_axis_column(sv->fam.kind));
 }
 
+/* The CSV: with a family, its column (pm_axis_column) first, a front's rows together. */
 static void write_csv(FILE *f, const cli *c, const served *sv)
 {
     write_header(f, c, sv);
     const size_t n = pm_serve_column_count(); /* at most MAX_SERVE_COLS: cmd_serve checks */
+    if (sv->has_fam)
+        fprintf(f, "%s,", pm_axis_column(sv->fam.kind));
     for (size_t k = 0; k < n; k++)
         fprintf(f, "%s%s", k ? "," : "", pm_serve_column_name(k));
     fputc('\n', f);
-    for (int i = 0; i < sv->n; i++) {
-        double v[MAX_SERVE_COLS];
-        pm_serve_point_values(sv->conc[i], &sv->r[i], v, n);
-        for (size_t k = 0; k < n; k++) {
+    for (int fm = 0; fm < sv->n_fam; fm++)
+        for (int i = 0; i < sv->n; i++) {
             char num[FMT_G9_MAX];
-            fmt_csv(v[k], num);
-            fprintf(f, "%s%s", k ? "," : "", num);
+            if (sv->has_fam) {
+                fmt_csv(family_value(sv, fm), num);
+                fprintf(f, "%s,", num);
+            }
+            double v[MAX_SERVE_COLS];
+            pm_serve_point_values(sv->conc[i], &sv->r[fm][i], v, n);
+            for (size_t k = 0; k < n; k++) {
+                fmt_csv(v[k], num);
+                fprintf(f, "%s%s", k ? "," : "", num);
+            }
+            fputc('\n', f);
         }
-        fputc('\n', f);
-    }
 }
 
 static void write_json_mode(const pm_serve_mode *x)
@@ -159,8 +223,65 @@ static void write_json_mode(const pm_serve_mode *x)
     printf(", \"meets_limits\": %s}", x->meets_limits ? "true" : "false");
 }
 
+/* ", \"COLUMN\": value" of front f's family value (nothing without a family). */
+static void json_family(const served *sv, int f)
+{
+    if (!sv->has_fam)
+        return;
+    printf("\"%s\": ", pm_axis_column(sv->fam.kind));
+    fput_json_number(stdout, family_value(sv, f));
+    printf(", ");
+}
+
+/* The static estimate's points of front f. */
+static void json_static(const served *sv, int f)
+{
+    printf("{");
+    json_family(sv, f);
+    printf("\"batch\": %d, \"modes\": {", sv->fs[f].workload.batch);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double dev, user;
+        static_point(sv, f, m, &dev, &user);
+        printf("%s\"%s\": {\"tokens_per_s_per_device\": ", m ? ", " : "",
+               pm_mode_name((pm_mode)m));
+        fput_json_number(stdout, dev);
+        printf(", \"tokens_per_s_per_user\": ");
+        fput_json_number(stdout, user);
+        printf("}");
+    }
+    printf("}}");
+}
+
+static void json_point(const served *sv, int f, int i)
+{
+    const pm_serve_result *r = &sv->r[f][i];
+    printf("\n    {");
+    json_family(sv, f);
+    printf("\"concurrency\": ");
+    fput_json_number(stdout, sv->conc[i]);
+    const double v[] = {r->decode_sequences, r->prefilling, r->prefill_steps,
+                        r->mixed_step_frac, r->kv_bytes_per_device, r->max_concurrency};
+    const char *const names[] = {"decode_sequences", "prefilling", "prefill_steps",
+                                 "mixed_step_frac", "kv_bytes_per_device", "max_concurrency"};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        printf(", \"%s\": ", names[k]);
+        fput_json_number(stdout, v[k]);
+    }
+    printf(", \"budget_bound\": %s, \"fits_hbm\": %s", r->budget_bound ? "true" : "false",
+           r->fits_hbm ? "true" : "false");
+    printf(",\n     \"modes\": {");
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        printf("%s\n      \"%s\": ", m ? "," : "", pm_mode_name((pm_mode)m));
+        write_json_mode(&r->modes[m]);
+    }
+    printf("}}");
+}
+
+/* The JSON: with a family, "family" names its axis, "static" is a list (a point per front) and
+ * every point carries its front's value. */
 static void write_json(const served *sv)
 {
+    const pm_serve_workload *w = &sv->w[0];
     printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
     fput_json_string(stdout, sv->s.name);
     printf(",\n  \"inputs\": {\"model\": ");
@@ -169,72 +290,72 @@ static void write_json(const served *sv)
     fput_json_string(stdout, sv->s.accel.name);
     printf(", \"devices\": %d, \"input_tokens\": %lld, \"output_tokens\": %lld, "
            "\"chunk_budget\": %lld, \"rule\": \"%s\", \"ttft_limit_s\": ",
-           sv->s.cluster.devices, (long long)sv->w.input_tokens, (long long)sv->w.output_tokens,
-           (long long)sv->w.chunk_budget, pm_serve_rule_name(sv->w.rule));
-    fput_json_number(stdout, sv->w.ttft_limit_s);
+           sv->s.cluster.devices, (long long)w->input_tokens, (long long)w->output_tokens,
+           (long long)w->chunk_budget, pm_serve_rule_name(w->rule));
+    fput_json_number(stdout, w->ttft_limit_s);
     printf(", \"tpot_limit_s\": ");
-    fput_json_number(stdout, sv->w.tpot_limit_s);
-    printf("},\n  \"static\": {\"batch\": %d, \"modes\": {", sv->s.workload.batch);
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        double dev, user;
-        static_point(sv, m, &dev, &user);
-        printf("%s\"%s\": {\"tokens_per_s_per_device\": ", m ? ", " : "",
-               pm_mode_name((pm_mode)m));
-        fput_json_number(stdout, dev);
-        printf(", \"tokens_per_s_per_user\": ");
-        fput_json_number(stdout, user);
-        printf("}");
-    }
-    printf("}},\n  \"points\": [");
-    for (int i = 0; i < sv->n; i++) {
-        const pm_serve_result *r = &sv->r[i];
-        printf("%s\n    {\"concurrency\": ", i ? "," : "");
-        fput_json_number(stdout, sv->conc[i]);
-        const double f[] = {r->decode_sequences, r->prefilling, r->prefill_steps,
-                            r->mixed_step_frac, r->kv_bytes_per_device, r->max_concurrency};
-        const char *const names[] = {"decode_sequences", "prefilling", "prefill_steps",
-                                     "mixed_step_frac", "kv_bytes_per_device", "max_concurrency"};
-        for (size_t k = 0; k < sizeof f / sizeof f[0]; k++) {
-            printf(", \"%s\": ", names[k]);
-            fput_json_number(stdout, f[k]);
+    fput_json_number(stdout, w->tpot_limit_s);
+    printf("},\n");
+    if (sv->has_fam) {
+        printf("  \"family\": {\"axis\": \"%s\", \"column\": \"%s\", \"values\": [",
+               pm_axis_name(sv->fam.kind), pm_axis_column(sv->fam.kind));
+        for (int f = 0; f < sv->n_fam; f++) {
+            printf("%s", f ? ", " : "");
+            fput_json_number(stdout, family_value(sv, f));
         }
-        printf(", \"budget_bound\": %s, \"fits_hbm\": %s", r->budget_bound ? "true" : "false",
-               r->fits_hbm ? "true" : "false");
-        printf(",\n     \"modes\": {");
-        for (int m = 0; m < PM_MODE_COUNT; m++) {
-            printf("%s\n      \"%s\": ", m ? "," : "", pm_mode_name((pm_mode)m));
-            write_json_mode(&r->modes[m]);
+        printf("]},\n  \"static\": [");
+        for (int f = 0; f < sv->n_fam; f++) {
+            printf("%s\n    ", f ? "," : "");
+            json_static(sv, f);
         }
-        printf("}}");
+        printf("],\n");
+    } else {
+        printf("  \"static\": ");
+        json_static(sv, 0);
+        printf(",\n");
     }
+    printf("  \"points\": [");
+    for (int f = 0; f < sv->n_fam; f++)
+        for (int i = 0; i < sv->n; i++) {
+            printf("%s", f || i ? "," : "");
+            json_point(sv, f, i);
+        }
     printf("\n  ]\n}\n");
 }
 
 static void write_table(const cli *c, const served *sv)
 {
     write_header(stdout, c, sv);
-    printf("\n%11s  %-8s %15s %14s %10s %10s %10s\n", "concurrency", "mode", "tokens/s/device",
-           "tokens/s/user", "ttft_s", "tpot_ms", "e2e_s");
-    for (int i = 0; i < sv->n; i++) {
-        const pm_serve_result *r = &sv->r[i];
-        for (int m = 0; m < PM_MODE_COUNT; m++) {
-            const pm_serve_mode *x = &r->modes[m];
-            printf("%11.0f  %-8s %15.1f %14.2f %10.3f %10.2f %10.3f%s\n", sv->conc[i],
-                   pm_mode_name((pm_mode)m), x->tokens_per_s_per_device,
-                   x->tokens_per_s_per_user, x->ttft_s, x->tpot_s * 1e3, x->e2e_s,
-                   m == PM_MODE_COUNT - 1 && !r->fits_hbm ? "  (cache exceeds HBM)"
-                   : m == PM_MODE_COUNT - 1 && r->budget_bound ? "  (chunk budget binds)"
-                                                              : "");
+    for (int f = 0; f < sv->n_fam; f++) {
+        if (sv->has_fam) {
+            char num[FMT_G9_MAX];
+            fmt_csv(family_value(sv, f), num);
+            printf("\n%s = %s\n", pm_axis_column(sv->fam.kind), num);
         }
+        printf("\n%11s  %-8s %15s %14s %10s %10s %10s\n", "concurrency", "mode",
+               "tokens/s/device", "tokens/s/user", "ttft_s", "tpot_ms", "e2e_s");
+        for (int i = 0; i < sv->n; i++) {
+            const pm_serve_result *r = &sv->r[f][i];
+            for (int m = 0; m < PM_MODE_COUNT; m++) {
+                const pm_serve_mode *x = &r->modes[m];
+                printf("%11.0f  %-8s %15.1f %14.2f %10.3f %10.2f %10.3f%s\n", sv->conc[i],
+                       pm_mode_name((pm_mode)m), x->tokens_per_s_per_device,
+                       x->tokens_per_s_per_user, x->ttft_s, x->tpot_s * 1e3, x->e2e_s,
+                       m == PM_MODE_COUNT - 1 && !r->fits_hbm ? "  (cache exceeds HBM)"
+                       : m == PM_MODE_COUNT - 1 && r->budget_bound ? "  (chunk budget binds)"
+                                                                  : "");
+            }
+        }
+        double dev, user;
+        static_point(sv, f, PM_MODE_PRESERVE, &dev, &user);
+        printf("\n(the static estimate, batch %d: preserve %.1f tokens/s per device at %.2f "
+               "tokens/s per user; at most %.0f sequences' cache fits beside the weights)\n",
+               sv->fs[f].workload.batch, dev, user, sv->r[f][0].max_concurrency);
     }
-    double dev, user;
-    static_point(sv, PM_MODE_PRESERVE, &dev, &user);
-    printf("\n(the static estimate, batch %d: preserve %.1f tokens/s per device at %.2f "
-           "tokens/s per user; at most %.0f sequences' cache fits beside the weights)\n",
-           sv->s.workload.batch, dev, user, sv->r[0].max_concurrency);
 }
 
-/* The CSV beside the figure, drawn by plots/serve.gp: one front per mode, the static points. */
+/* The CSV beside the figure, drawn by plots/serve.gp: one front per mode (and per family
+ * value), the static points. */
 static int draw(const cli *c, const served *sv)
 {
     if (!plot_terminal(c->plot, PLOT_PAGE))
@@ -243,31 +364,48 @@ static int draw(const cli *c, const served *sv)
     if (!plot_csv_open(c->plot, &csv))
         return EXIT_CONFIG;
     write_csv(csv.f, c, sv);
+    const pm_serve_workload *w = &sv->w[0];
     char *path = str_printf("%s", csv.path);
     char facts[160];
     scenario_facts(&sv->s, facts, sizeof facts);
     char *title = str_printf("%s on %s x %d: %lld in, %lld out, %s, %lld tokens a step",
                              sv->s.model.name, sv->s.accel.name, sv->s.cluster.devices,
-                             (long long)sv->w.input_tokens, (long long)sv->w.output_tokens,
-                             pm_serve_rule_name(sv->w.rule), (long long)sv->w.chunk_budget);
+                             (long long)w->input_tokens, (long long)w->output_tokens,
+                             pm_serve_rule_name(w->rule), (long long)w->chunk_budget);
+    /* The static points, six numbers a front (per user, per device: serial, fused, preserve),
+     * and the family's values as the key shows them. */
+    char pts[SERVE_MAX_FAMILY * 6 * 20], labels[SERVE_MAX_FAMILY * 20], fam_title[96] = "";
+    size_t np = 0, nl = 0;
+    for (int f = 0; f < sv->n_fam; f++) {
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double dev, user;
+            static_point(sv, f, m, &dev, &user);
+            np += (size_t)snprintf(pts + np, sizeof pts - np, "%s%.9g %.9g", np ? " " : "", user,
+                                   dev);
+        }
+        if (sv->has_fam) {
+            char num[FMT_G9_MAX];
+            fmt_csv(family_value(sv, f), num);
+            nl += (size_t)snprintf(labels + nl, sizeof labels - nl, "%s%s", nl ? " " : "", num);
+        }
+    }
+    if (nl == 0)
+        labels[0] = '\0';
+    if (sv->has_fam)
+        axis_title(&sv->s, sv->fam.kind, fam_title, sizeof fam_title);
     int rc = !path || !title ? out_of_memory() : 0;
     if (rc == 0)
         rc = out_file_commit(&csv);
     else
         out_file_abort(&csv);
-    char pts[PM_MODE_COUNT][2][32], batch[16];
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        double dev, user;
-        static_point(sv, m, &dev, &user);
-        snprintf(pts[m][0], sizeof pts[m][0], "%.9g", user);
-        snprintf(pts[m][1], sizeof pts[m][1], "%.9g", dev);
-    }
+    char batch[16], nfam[16], npts[16];
     snprintf(batch, sizeof batch, "%d", sv->s.workload.batch);
-    const plot_var vars[] = {{"ttl", title, false},         {"facts", facts, false},
-                             {"batch", batch, true},
-                             {"sx0", pts[0][0], true},      {"sy0", pts[0][1], true},
-                             {"sx1", pts[1][0], true},      {"sy1", pts[1][1], true},
-                             {"sx2", pts[2][0], true},      {"sy2", pts[2][1], true}};
+    snprintf(nfam, sizeof nfam, "%d", sv->n_fam);
+    snprintf(npts, sizeof npts, "%d", sv->n);
+    const plot_var vars[] = {{"ttl", title, false},       {"facts", facts, false},
+                             {"batch", batch, true},      {"nfam", nfam, true},
+                             {"npts", npts, true},        {"famttl", fam_title, false},
+                             {"famlabels", labels, false}, {"spts", pts, false}};
     if (rc == 0)
         rc = plot_draw("serve.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     free(path);
@@ -298,6 +436,7 @@ int cmd_serve(const cli *c)
         write_table(c, sv);
     if (rc == 0 && ferror(stdout))
         stdout_failed(errno);
+    pm_axis_release(&sv->fam);
     pm_scenario_release(&sv->s);
     free(sv);
     return rc;

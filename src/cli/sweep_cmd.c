@@ -27,31 +27,6 @@ static void point_values(const pm_sweep_point *p, double *v)
     pm_sweep_point_values(p, v, MAX_SWEEP_COLS);
 }
 
-/* The axes' titles in a figure, with their units (those of pm_axis_column). */
-static const char *const axis_titles[PM_AXIS_COUNT] = {
-    [PM_AXIS_L2] = "L2 capacity (MiB)",
-    [PM_AXIS_L2_BW] = "L2 bandwidth (TB/s)",
-    [PM_AXIS_COMPUTE] = "peak compute (10^12 op/s)", /* axis_title names the datatype */
-    [PM_AXIS_HBM_BW] = "HBM bandwidth (TB/s)",
-    [PM_AXIS_LINK_BW] = "link bandwidth per direction (GB/s)",
-    [PM_AXIS_DEVICES] = "devices (tensor parallel)",
-    [PM_AXIS_BATCH] = "batch (sequences)",
-    [PM_AXIS_SEQ] = "sequence length (tokens)",
-    [PM_AXIS_EP] = "expert-parallel ranks",
-};
-
-/* An axis's title with its unit; the compute axis names the datatype whose peak it scales (an
- * int8 peak is in TOPS, a floating-point one in TFLOP/s; the column is 10^12 operations/s). */
-static void axis_title(const pm_scenario *s, pm_axis_kind k, char *t, size_t n)
-{
-    const pm_dtype d = pm_compute_dtype(&s->workload);
-    if (k == PM_AXIS_COMPUTE)
-        snprintf(t, n, "peak %s compute (%s)", pm_dtype_name(d),
-                 d == PM_DTYPE_INT8 ? "TOPS" : "TFLOP/s");
-    else
-        snprintf(t, n, "%s", axis_titles[k]);
-}
-
 /* Whether an axis steps by a constant factor (STEP xF, or a list such as 1,4,16,64): drawn on a
  * log axis. */
 static bool is_geometric(const pm_axis *a)
