@@ -1415,10 +1415,12 @@ typedef struct pm_mixed_step {
 /**
  * Time of one mixed step in one mode, on the fast path (its graph path, the tests' reference,
  * gives the same within 1e-12). PRESERVE runs Algorithm 1 over the step's own graph: its
- * allreduces carry the chunk's tokens too, its attention's KV reads are the step's. Returns
- * PM_OK, PM_ERR_INVALID_ARG (NULL, a count or length out of range, a step of no token) or
- * PM_ERR_UNSUPPORTED (multi-head latent attention: its decode and prefill forms differ within
- * one step, which is not modelled), or an error of pm_scenario_check.
+ * allreduces carry the chunk's tokens too, its attention's KV reads are the step's. Multi-head
+ * latent attention runs both of its forms in one step, as vLLM's MLA backend does: the decode
+ * tokens absorbed over the latent cache, the chunks over their positions' keys and values
+ * decompressed (W_UK and W_UV read by each form's kernels). Returns PM_OK, PM_ERR_INVALID_ARG
+ * (NULL, a count or length out of range, a step of no token), or an error of
+ * pm_scenario_check.
  */
 PM_API pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
                                     double *time_s, pm_error *err);

@@ -206,6 +206,43 @@ static void attention_mixed(const build_ctx *b, pm_node *a, bool local)
     a->kv_paged = local && pm_scenario_paged_layer(b->s);
 }
 
+/* A mixed step's multi-head latent attention (vLLM's MLA backend splits the step so): the
+ * decode tokens run the absorbed form over the latent cache at their context, as a decode
+ * step's; each chunk attends per head over its prompt's positions decompressed (the cached
+ * offset's latents, read from the cache, and its own), as a prefill does, pairs(o + t) -
+ * pairs(o) query-key pairs per head in nope + rope (scores) and v (values). The decompressed
+ * keys and values are read once per head, the chunk's queries and outputs moved as a
+ * prefill's. */
+static void attention_mixed_mla(const build_ctx *b, pm_node *a, bool local)
+{
+    const pm_model *m = &b->s->model;
+    const pm_mixed_step *mx = &b->step->mix;
+    const double q = b->sh.q_heads, kv = b->sh.kv_heads;
+    const double r = m->kv_lora_rank, rope = m->qk_rope_head_dim;
+    const double nope = m->qk_nope_head_dim, v = m->v_head_dim;
+    const double g = mx->decode_sequences;
+    double flop = 0.0, latent = 0.0, act = 0.0;
+    if (g > 0) {
+        const double c = pm_kv_tokens(m, local, q / kv, mx->decode_context, NULL);
+        flop += 2.0 * g * q * (2.0 * r + rope) * c + 5.0 * g * q * c;
+        latent += g * c;
+        act += g * q * (2.0 * r + rope);
+    }
+    for (int i = 0; i < mx->n_chunks; i++) {
+        const pm_step_chunk *ch = &mx->chunks[i];
+        const double pairs = ch->count * (pm_causal_pairs(m, local, ch->offset + ch->tokens) -
+                                          pm_causal_pairs(m, local, ch->offset));
+        flop += 2.0 * q * pairs * (nope + rope + v) + 5.0 * q * pairs;
+        latent += ch->count * pm_kv_tokens(m, local, q / kv, ch->offset, NULL);
+        act += ch->count * ((double)(ch->offset + ch->tokens) + (double)ch->tokens) * q *
+               (nope + rope + v);
+    }
+    a->flop = flop;
+    a->kv_bytes = latent * (r + rope) * b->ekv;
+    a->act_bytes = act * b->ea;
+    a->kv_strided = false;
+}
+
 /* The attention node's work at the build's context length, in a local (windowed) layer or a
  * global one. */
 static void attention_fill(const build_ctx *b, pm_node *a, bool local)
@@ -213,8 +250,12 @@ static void attention_fill(const build_ctx *b, pm_node *a, bool local)
     const pm_model *m = &b->s->model;
     const double d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
     const double batch = b->seqs;
+    if (b->step->mixed && m->kv_lora_rank > 0) {
+        attention_mixed_mla(b, a, local);
+        return;
+    }
     if (b->step->mixed) {
-        attention_mixed(b, a, local); /* no MLA: pm_step_mixed refuses it */
+        attention_mixed(b, a, local);
         return;
     }
     if (m->kv_lora_rank > 0) {
@@ -275,6 +316,16 @@ static void add_head_matmul(build_ctx *b, pm_node_role role, int layer, const ch
     last_node(b)->act_bytes = b->rows * n * (in + out) * b->ea;
 }
 
+/* add_head_matmul over rows tokens instead of the step's (a mixed step's parts). */
+static void add_head_matmul_rows(build_ctx *b, pm_node_role role, int layer, const char *what,
+                                 double in, double out, double rows)
+{
+    const double step_rows = b->rows;
+    b->rows = rows;
+    add_head_matmul(b, role, layer, what, in, out);
+    b->rows = step_rows;
+}
+
 /* Multi-head latent attention, up to the attention core's output (per head, v_head_dim).
  * Decode runs the absorbed form: the key up-projection is folded into the query (the query's
  * nope part times W_UK gives a query in the latent space), attention reads the latent cache, and
@@ -294,12 +345,24 @@ static void add_mla_attention(build_ctx *b, int l, bool local)
         add_matmul(b, PM_ROLE_QKV, l, "Q+KV_A", h, n * (nope + rope) + latent);
     }
     const bool decode = b->phase == PM_PHASE_DECODE;
-    if (decode)
+    /* A mixed step: the decode tokens absorbed, the chunks' positions (cached and new)
+     * decompressed; W_UK and W_UV are read by each form's kernels. */
+    const pm_mixed_step *mx = &b->step->mix;
+    double g = 0.0, positions = 0.0;
+    if (b->step->mixed) {
+        g = mx->decode_sequences;
+        for (int i = 0; i < mx->n_chunks; i++)
+            positions += mx->chunks[i].count * (double)(mx->chunks[i].offset + mx->chunks[i].tokens);
+        if (g > 0)
+            add_head_matmul_rows(b, PM_ROLE_K_UP, l, "K_UP.dec", nope, r, g);
+        add_head_matmul_rows(b, PM_ROLE_K_UP, l, "K_UP", r, nope, positions);
+        add_head_matmul_rows(b, PM_ROLE_V_UP, l, "V_UP", r, v, positions);
+    } else if (decode) {
         add_head_matmul(b, PM_ROLE_K_UP, l, "K_UP", nope, r); /* q_nope x W_UK */
-    else
+    } else {
         add_head_matmul(b, PM_ROLE_K_UP, l, "K_UP", r, nope); /* the prompt's keys */
-    if (!decode)
-        add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v); /* the prompt's values */
+        add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v);    /* the prompt's values */
+    }
     pm_node *rp = node_new(b, PM_NODE_ROPE, PM_ROLE_ROPE, l, "RoPE");
     rp->flop = 6.0 * rows * (n + 1.0) * rope;
     /* Rotates the query's and the shared key's rope parts, appends the latent to the cache. */
@@ -307,7 +370,9 @@ static void add_mla_attention(build_ctx *b, int l, bool local)
     node_commit(b);
     attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"), local);
     node_commit(b);
-    if (decode)
+    if (b->step->mixed && g > 0)
+        add_head_matmul_rows(b, PM_ROLE_V_UP, l, "V_UP.dec", r, v, g);
+    else if (decode && !b->step->mixed)
         add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v); /* latent output x W_UV */
 }
 

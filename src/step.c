@@ -64,12 +64,6 @@ pm_status pm_step_mixed(const pm_scenario *s, const pm_mixed_step *m, pm_step *o
     }
     if (!(tokens > 0))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "a mixed step of no token");
-    if (m->n_chunks > 0 && s->model.kv_lora_rank > 0)
-        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.model.kv_lora_rank",
-                       "a step mixing prefill chunks with decode tokens is not modelled for "
-                       "multi-head latent attention (%s): its decode runs the absorbed form, its "
-                       "prefill the decompressed one",
-                       s->model.name);
     if (m->n_chunks == 0) {
         out->phase = PM_PHASE_DECODE;
         out->context = m->decode_context;

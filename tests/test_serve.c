@@ -84,6 +84,55 @@ static void test_hand_mixed_graph(void **state)
     pm_graph_free(g);
 }
 
+/* Multi-head latent attention in a mixed step (DeepSeek-V3, TP 8: 16 query heads a device,
+ * latent rank 512, rope 64, nope 128, v 128): the decode tokens absorbed, the chunks' positions
+ * decompressed, each as its own step would. */
+static void test_hand_mixed_mla(void **state)
+{
+    (void)state;
+    pm_scenario s = load("deepseek-v3-h200");
+    const pm_mixed_step mix = hand_mix();
+    pm_step step;
+    assert_int_equal(pm_step_mixed(&s, &mix, &step, NULL), PM_OK);
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    assert_int_equal(pm_graph_build_ex(&s, &step, 0, false, g, NULL), PM_OK);
+    const double q = 16, r = 512, rope = 64, nope = 128, v = 128;
+    const double ekv = pm_dtype_bytes(s.workload.kv_dtype), ea = pm_dtype_bytes(s.workload.act_dtype);
+    /* Layer 0, in order: the decode tokens' query into the latent space (3 rows, nope -> r per
+     * head), the chunks' 2 x 80 + 20 = 180 positions' keys and values decompressed (r -> nope,
+     * r -> v), the attention, the decode tokens' latent output into values (r -> v). */
+    const char *const want[] = {"L0.K_UP.dec", "L0.K_UP", "L0.V_UP", "L0.RoPE", "L0.Attention",
+                                "L0.V_UP.dec"};
+    size_t at = 0;
+    while (at < g->n_nodes && strcmp(g->nodes[at].name, "L0.K_UP.dec") != 0)
+        at++;
+    assert_true(at + PM_ARRAY_LEN(want) <= g->n_nodes);
+    for (size_t i = 0; i < PM_ARRAY_LEN(want); i++)
+        assert_string_equal(g->nodes[at + i].name, want[i]);
+    const pm_node *kd = &g->nodes[at], *ku = &g->nodes[at + 1], *vu = &g->nodes[at + 2];
+    const pm_node *a = &g->nodes[at + 4], *vd = &g->nodes[at + 5];
+    assert_rel(kd->flop, 2 * 3 * q * nope * r, 1e-15);
+    assert_rel(ku->flop, 2 * 180 * q * r * nope, 1e-15);
+    assert_rel(vu->flop, 2 * 180 * q * r * v, 1e-15);
+    assert_rel(vd->flop, 2 * 3 * q * r * v, 1e-15);
+    /* W_UK and W_UV are read by both forms' kernels. */
+    assert_rel(kd->weight_bytes, ku->weight_bytes, 1e-15);
+    assert_rel(vd->weight_bytes, vu->weight_bytes, 1e-15);
+    /* Attention: decode 3 x 100 positions absorbed (2 (2 r + rope) + 5 flop per head and
+     * position); the chunks' 5500 + 200 query-key pairs per head decompressed (2 (nope + rope
+     * + v) + 5 each). */
+    assert_rel(a->flop, 3 * 100 * q * (2 * (2 * r + rope) + 5) + 5700 * q * (2 * (nope + rope + v) + 5),
+               1e-15);
+    /* The latent cache read: 3 x 100 decode positions and the chunks' 2 x 30 cached ones. */
+    assert_rel(a->kv_bytes, 360 * (r + rope) * ekv, 1e-15);
+    /* Moved: the decode tokens' latent query and output; the chunks' decompressed keys and
+     * values (2 x 80 + 20 positions) and their 120 tokens' queries and outputs. */
+    assert_rel(a->act_bytes, (3 * q * (2 * r + rope) + (180 + 120) * q * (nope + rope + v)) * ea,
+               1e-15);
+    pm_graph_free(g);
+}
+
 /* The chunks of one prompt split differently score the same pairs: (o, t1 + t2) against
  * (o, t1) then (o + t1, t2), with and without a window. */
 static void test_chunk_pairs_telescope(void **state)
@@ -124,9 +173,9 @@ static void test_chunk_pairs_telescope(void **state)
     pm_graph_free(g);
 }
 
-static const char *const scenarios[] = {"llama70b",    "llama70b-h100", "mixtral8x7b",
-                                        "gemma2-9b",   "llama8b",       "falcon7b",
-                                        "qwen3-30b-a3b"};
+static const char *const scenarios[] = {"llama70b",      "llama70b-h100", "mixtral8x7b",
+                                        "gemma2-9b",     "llama8b",       "falcon7b",
+                                        "qwen3-30b-a3b", "deepseek-v3-h200"};
 
 /* A mixed step without chunks is the decode step of its sequences: the same time, bit for bit,
  * as pm_decode_step_time at a batch of that many sequences. */
@@ -285,16 +334,6 @@ static void test_refused(void **state)
     pm_mixed_step none = {0};
     assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &none, &t, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "no token"));
-    /* Multi-head latent attention decodes absorbed and prefills decompressed: not in one step. */
-    pm_scenario mla = load("deepseek-v3-h200");
-    assert_int_equal(pm_mixed_step_time(&mla, PM_MODE_SERIAL, &m, &t, &err),
-                     PM_ERR_UNSUPPORTED);
-    assert_string_equal(err.path, "$.model.kv_lora_rank");
-    /* Its decode-only steps are decode steps, which it has. */
-    pm_mixed_step dec = {0};
-    dec.decode_sequences = 8;
-    dec.decode_context = 1000;
-    assert_int_equal(pm_mixed_step_time(&mla, PM_MODE_PRESERVE, &dec, &t, &err), PM_OK);
 }
 
 /* ---------------------------------------------------------------- served workloads */
@@ -487,6 +526,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_mixed_graph),
+        cmocka_unit_test(test_hand_mixed_mla),
         cmocka_unit_test(test_chunk_pairs_telescope),
         cmocka_unit_test(test_decode_only_is_decode_step),
         cmocka_unit_test(test_whole_prompts_are_prefill),
