@@ -1436,10 +1436,20 @@ typedef enum pm_serve_rule {
     PM_SERVE_RULE_COUNT
 } pm_serve_rule;
 
+/** How the closed-loop clients' requests fall in time. */
+typedef enum pm_serve_arrival {
+    PM_SERVE_STAGGERED = 0, /* spread evenly over the steps: a served population */
+    PM_SERVE_WAVE = 1,      /* together: a benchmark's clients at fixed lengths (genai-perf,
+                               benchmark_serving with ignore_eos) start at once, all end in the
+                               same step and send again together; prefill-first only */
+    PM_SERVE_ARRIVAL_COUNT
+} pm_serve_arrival;
+
 /**
  * A served workload: closed-loop clients, `concurrency` sequences in flight (each client sends
  * its next request when the last one ends), every request input_tokens in and output_tokens
- * out, at most chunk_budget tokens per step (max_num_batched_tokens, decode tokens included).
+ * out, at most chunk_budget tokens per step (max_num_batched_tokens, decode tokens included),
+ * the requests staggered or in a wave.
  */
 typedef struct pm_serve_workload {
     int64_t input_tokens;  /* prompt length (>= 1) */
@@ -1449,6 +1459,7 @@ typedef struct pm_serve_workload {
     pm_serve_rule rule;
     double ttft_limit_s;   /* latency limits for goodput (0: none) */
     double tpot_limit_s;
+    pm_serve_arrival arrival;
 } pm_serve_workload;
 
 /** A served workload's steady state in one mode (seconds; rates per second). */
@@ -1501,18 +1512,22 @@ typedef struct pm_serve_result {
  * concurrency tokens is followed by the prefill steps of the requests it ended. Decoding
  * sequences sit at the mean context of their decode (input + (output - 2) / 2, rounded), chunks
  * at the mean offset of a prompt's chunks: exact for attention without a window, whose work is
- * linear in both. Throughput follows Little's law (concurrency / e2e), TPOT from e2e - TTFT.
+ * linear in both. A wave (PM_SERVE_WAVE, prefill-first): the N prompts prefill whole,
+ * floor(budget / input) a step while decoding pauses, then the N sequences decode together;
+ * the mean TTFT is the mean end of a prompt's prefill step, every request ends with the cycle. Throughput follows Little's law (concurrency / e2e), TPOT from e2e - TTFT.
  * At concurrency 1 it is the static estimate at batch 1 (its decode steps at their mean
  * context). The cache: each sequence's mean held positions, fits_hbm against the runtime's
  * usable HBM. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
  * range: prefill-first needs a budget of at least the prompt, decode-first one above the
- * concurrency), or an error of pm_mixed_step_time, pm_footprint_compute or the area, energy and
- * cost models.
+ * concurrency), PM_ERR_UNSUPPORTED (a wave under decode-first), or an error of
+ * pm_mixed_step_time, pm_footprint_compute or the area, energy and cost models.
  */
 PM_API pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
                                   pm_serve_result *out, pm_error *err);
 /** The rule's name ("decode_first", "prefill_first"), or "?" when out of range. */
 PM_API const char *pm_serve_rule_name(pm_serve_rule r);
+/** The arrival pattern's name ("staggered", "wave"), or "?" when out of range. */
+PM_API const char *pm_serve_arrival_name(pm_serve_arrival a);
 /** The columns of a served point, as the serve command's CSV and the Python module's serve()
  * name them (docs/output-format.md): concurrency, each mode's figures, then the step counts and
  * the memory. */

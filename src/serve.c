@@ -56,21 +56,28 @@ const char *pm_serve_rule_name(pm_serve_rule r)
     return (int)r >= 0 && r < PM_SERVE_RULE_COUNT ? names[r] : "?";
 }
 
+const char *pm_serve_arrival_name(pm_serve_arrival a)
+{
+    static const char *const names[PM_SERVE_ARRIVAL_COUNT] = {"staggered", "wave"};
+    return (int)a >= 0 && a < PM_SERVE_ARRIVAL_COUNT ? names[a] : "?";
+}
+
 /* ---------------------------------------------------------------- the steady state in steps */
 
 /* The steady state counted in steps, before any step is timed: up to two kinds of step, each a
  * mixed step with its share of a cycle (steps of that kind per cycle), the requests a cycle
  * ends, and how the first token's time is made of the step times. */
+#define SERVE_KINDS 3
+
 typedef struct serve_plan {
-    pm_mixed_step kind[2];
-    double weight[2];   /* steps of each kind per cycle (0: the kind is absent) */
+    pm_mixed_step kind[SERVE_KINDS];
+    double weight[SERVE_KINDS]; /* steps of each kind per cycle (0: the kind is absent) */
     double requests;    /* requests ended per cycle */
-    /* TTFT = ttft_steps[0] x t(kind 0) + ttft_steps[1] x t(kind 1), or, with ttft_by_little,
-     * what Little's law leaves once every later token took one step of kind 0 */
-    double ttft_steps[2];
+    /* TTFT = the sum of ttft_steps[k] x t(kind k), or, with ttft_by_little, what Little's law
+     * leaves once every later token took one step of kind 0 */
+    double ttft_steps[SERVE_KINDS];
     bool ttft_by_little;
-    int slowest;        /* the kind of the longest gap a decoding sequence sees */
-    double slowest_extra; /* prefill-first: prefill steps (kind 1) inside that gap */
+    double slow_steps[SERVE_KINDS]; /* the longest gap a decoding sequence sees, in steps */
     double decoding, prefilling, prefill_steps, mixed_frac, chunk_tokens;
     bool budget_bound;
 } serve_plan;
@@ -102,6 +109,7 @@ static void decode_first_bound(const pm_serve_workload *w, serve_plan *p)
     const double t = room < isl ? room : isl;
     p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, room / t, t, r)}};
     p->weight[0] = 1.0;
+    p->slow_steps[0] = 1.0;
     p->requests = r;
     p->ttft_by_little = true;
     p->decoding = g;
@@ -134,7 +142,7 @@ static void decode_first(const pm_serve_workload *w, serve_plan *p)
         p->weight[1] = 1.0 - n1;
         p->requests = n1 / T1;
         p->ttft_steps[0] = T1;
-        p->slowest = N > 1.0 ? 0 : 1;
+        p->slow_steps[N > 1.0 ? 0 : 1] = 1.0;
         p->decoding = N - n1;
         p->prefilling = n1;
         p->prefill_steps = T1;
@@ -162,6 +170,7 @@ static void decode_first(const pm_serve_workload *w, serve_plan *p)
     }
     p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, n, isl / T, r)}};
     p->weight[0] = 1.0;
+    p->slow_steps[0] = 1.0;
     p->requests = r;
     p->ttft_steps[0] = T;
     p->decoding = g;
@@ -183,7 +192,7 @@ static void prefill_first(const pm_serve_workload *w, serve_plan *p)
         p->weight[1] = 1.0;
         p->requests = k;
         p->ttft_by_little = true;
-        p->slowest = 1;
+        p->slow_steps[1] = 1.0;
         p->prefilling = N;
         p->prefill_steps = 1.0;
         p->mixed_frac = 1.0;
@@ -198,12 +207,47 @@ static void prefill_first(const pm_serve_workload *w, serve_plan *p)
     p->weight[1] = ended / k;
     p->requests = ended;
     p->ttft_steps[1] = 1.0;
-    p->slowest = 0;
-    p->slowest_extra = N > 1.0 ? ceil(ended / k) : 0.0;
+    p->slow_steps[0] = 1.0;
+    p->slow_steps[1] = N > 1.0 ? ceil(ended / k) : 0.0;
     p->decoding = N;
     p->prefilling = 0.0;
     p->prefill_steps = 1.0;
     p->mixed_frac = p->weight[1] / (1.0 + p->weight[1]);
+    p->chunk_tokens = k * isl;
+}
+
+/* Prefill-first in a wave: the clients send together (a benchmark's closed loop at fixed
+ * lengths: every request ends in the same step, so the next ones arrive together). The N
+ * prompts prefill whole, k = floor(budget / input) a step (kind 1; the last step the remaining
+ * ones, kind 2), decoding paused, then the N sequences decode output - 1 steps together (kind
+ * 0). A prompt's first token comes at the end of its prefill step: the mean TTFT is the mean
+ * of those ends; every request ends with the cycle. */
+static void prefill_first_wave(const pm_serve_workload *w, serve_plan *p)
+{
+    const double isl = (double)w->input_tokens, osl = (double)w->output_tokens;
+    const double N = w->concurrency, K = floor((double)w->chunk_budget / isl);
+    const double k = N < K ? N : K;
+    const double G = ceil(N / k - 1e-12), rest = N - (G - 1.0) * k;
+    if (osl > 1.0)
+        p->kind[0] = (pm_mixed_step){.decode_sequences = N, .decode_context = decode_context(w)};
+    p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}};
+    p->kind[2] = (pm_mixed_step){0, 0, 1, {chunk_of(w, rest, isl, rest)}};
+    p->weight[0] = osl - 1.0;
+    p->weight[1] = G - 1.0;
+    p->weight[2] = 1.0;
+    p->requests = N;
+    /* k prompts end at steps 1 .. G - 1 (j full steps each), the rest at G - 1 full and the
+     * last. */
+    p->ttft_steps[1] = (k * (G - 1.0) * G / 2.0 + rest * (G - 1.0)) / N;
+    p->ttft_steps[2] = rest / N;
+    /* The first step's prompts wait for the others' prefill before their second token. */
+    p->slow_steps[0] = 1.0;
+    p->slow_steps[1] = G > 1.0 ? G - 2.0 : 0.0;
+    p->slow_steps[2] = G > 1.0 ? 1.0 : 0.0;
+    p->decoding = N * (osl - 1.0) / (G + osl - 1.0);
+    p->prefilling = N - p->decoding;
+    p->prefill_steps = G;
+    p->mixed_frac = G / (G + osl - 1.0);
     p->chunk_tokens = k * isl;
 }
 
@@ -266,8 +310,13 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
                          pm_serve_mode *r)
 {
     const double osl = (double)w->output_tokens, devices = s->cluster.devices;
-    const double cycle = p->weight[0] * t[0] + p->weight[1] * t[1];
-    for (int k = 0; k < 2; k++)
+    double cycle = 0.0, ttft = 0.0, slow = 0.0;
+    for (int k = 0; k < SERVE_KINDS; k++) {
+        cycle += p->weight[k] * t[k];
+        ttft += p->ttft_steps[k] * t[k];
+        slow += p->slow_steps[k] * t[k];
+    }
+    for (int k = 0; k < SERVE_KINDS; k++)
         if (p->weight[k] > 0)
             *(p->kind[k].n_chunks > 0 ? &r->mixed_step_s : &r->decode_step_s) = t[k];
     r->requests_per_s = p->requests / cycle;
@@ -275,9 +324,9 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
     if (p->ttft_by_little)
         r->ttft_s = r->e2e_s - (osl - 1.0) * t[0]; /* every later token: one step of kind 0 */
     else
-        r->ttft_s = p->ttft_steps[0] * t[0] + p->ttft_steps[1] * t[1];
+        r->ttft_s = ttft;
     r->tpot_s = osl > 1.0 ? (r->e2e_s - r->ttft_s) / (osl - 1.0) : 0.0;
-    r->tpot_max_s = osl > 1.0 ? t[p->slowest] + p->slowest_extra * t[1] : 0.0;
+    r->tpot_max_s = osl > 1.0 ? slow : 0.0;
     r->tokens_per_s = r->requests_per_s * osl;
     r->tokens_per_s_per_device = r->tokens_per_s / devices;
     r->tokens_per_s_per_user = osl > 1.0 ? 1.0 / r->tpot_s : 1.0 / r->e2e_s;
@@ -289,7 +338,7 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
         f->device_usd > 0 ? r->tokens_per_s_per_device / f->device_usd : 0.0;
     if (f->energy) {
         double joules = 0.0; /* one device's, per cycle */
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < SERVE_KINDS; k++) {
             if (!(p->weight[k] > 0))
                 continue;
             pm_energy e;
@@ -322,6 +371,15 @@ static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
     if ((int)w->rule < 0 || w->rule >= PM_SERVE_RULE_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "unknown scheduling rule %d",
                        (int)w->rule);
+    if ((int)w->arrival < 0 || w->arrival >= PM_SERVE_ARRIVAL_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "unknown arrival pattern %d",
+                       (int)w->arrival);
+    if (w->arrival == PM_SERVE_WAVE && w->rule != PM_SERVE_PREFILL_FIRST)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, NULL,
+                       "a wave of requests is modelled under prefill-first only: under "
+                       "decode-first the prompts that finish their prefill start decoding while "
+                       "the others prefill, and the wave spreads into groups, which is not "
+                       "modelled");
     if (w->rule == PM_SERVE_PREFILL_FIRST && w->chunk_budget < w->input_tokens)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "prefill-first runs whole prompts: the chunk budget (%lld tokens) must "
@@ -370,7 +428,9 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
     if (st != PM_OK)
         return st;
     serve_plan p = {0};
-    if (w->rule == PM_SERVE_DECODE_FIRST)
+    if (w->arrival == PM_SERVE_WAVE)
+        prefill_first_wave(w, &p);
+    else if (w->rule == PM_SERVE_DECODE_FIRST)
         decode_first(w, &p);
     else
         prefill_first(w, &p);
@@ -382,13 +442,13 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
     if (!plans)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     const pm_step_plan *like = NULL;
-    pm_scenario ks[2]; /* each kind's scenario: its host work counts its sequences */
-    for (int k = 0; k < 2; k++)
+    pm_scenario ks[SERVE_KINDS]; /* each kind's scenario: its host work counts its sequences */
+    for (int k = 0; k < SERVE_KINDS; k++)
         step_scenario(s, &p.kind[k], &ks[k]);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
-        double t[2] = {0.0, 0.0};
-        pm_traffic tr[2] = {{0}};
-        for (int k = 0; k < 2 && st == PM_OK; k++) {
+        double t[SERVE_KINDS] = {0.0};
+        pm_traffic tr[SERVE_KINDS] = {{0}};
+        for (int k = 0; k < SERVE_KINDS && st == PM_OK; k++) {
             if (!(p.weight[k] > 0) && !(p.ttft_steps[k] > 0))
                 continue;
             /* The first plan built lends its roofline terms to the others. */

@@ -341,7 +341,7 @@ static void test_refused(void **state)
 static pm_serve_result serve(const pm_scenario *s, int64_t isl, int64_t osl, double n,
                              int64_t budget, pm_serve_rule rule)
 {
-    const pm_serve_workload w = {isl, osl, n, budget, rule, 0, 0};
+    const pm_serve_workload w = {isl, osl, n, budget, rule, 0, 0, PM_SERVE_STAGGERED};
     pm_serve_result r;
     pm_error err;
     if (pm_serve_compute(s, &w, &r, &err) != PM_OK)
@@ -374,6 +374,86 @@ static void test_concurrency_one_is_the_static_estimate(void **state)
             }
         }
     }
+}
+
+/* A wave at the scenario's batch with a budget that holds every prompt is the static estimate
+ * at that batch: one prefill step of the batch's prompts (TTFT bit for bit), then the batch's
+ * decode steps (the request within 1e-5, the decode steps at their mean context). */
+static void test_wave_is_the_static_batch(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
+        pm_scenario s = load(scenarios[k]);
+        const int64_t isl = 1024, osl = 130; /* decode contexts 1024 .. 1152, mean 1088 */
+        s.workload.batch = 8;
+        s.workload.seq_len = isl + osl - 1;
+        s.workload.prefill_frac = (double)isl / (double)s.workload.seq_len;
+        pm_estimate e;
+        assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+        const pm_serve_workload w = {isl, osl, 8, 8 * isl, PM_SERVE_PREFILL_FIRST, 0, 0,
+                                     PM_SERVE_WAVE};
+        pm_serve_result r;
+        assert_int_equal(pm_serve_compute(&s, &w, &r, NULL), PM_OK);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            assert_rel(r.modes[m].ttft_s, e.modes[m].prefill_s, 1e-12);
+            assert_rel(r.modes[m].e2e_s, e.modes[m].request_s, 1e-5);
+        }
+    }
+}
+
+/* A wave of 5 prompts, 2 a step (the budget holds two): steps of 2, 2 and 1 prompts, then 5
+ * sequences decode. Prompts end at t1, 2 t1 and 2 t1 + t2: TTFT (2 t1 + 2 x 2 t1 + 2 t1 + t2) /
+ * 5; every request ends with the cycle 2 t1 + t2 + (osl - 1) td; the first step's prompts wait
+ * t1 + t2 + td for their second token. */
+static void test_wave_by_hand(void **state)
+{
+    (void)state;
+    const char *const ov[] = {"runtime=vllm"};
+    pm_scenario s = pm_test_load("llama70b-h100", ov, 1);
+    const int64_t isl = 3000, osl = 101;
+    const pm_serve_workload w = {isl, osl, 5, 2 * isl + 100, PM_SERVE_PREFILL_FIRST, 0, 0,
+                                 PM_SERVE_WAVE};
+    pm_serve_result r;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, NULL), PM_OK);
+    pm_mixed_step two = {0}, one = {0}, dec = {0};
+    two.n_chunks = one.n_chunks = 1;
+    two.chunks[0] = (pm_step_chunk){2, isl, 0, 2};
+    one.chunks[0] = (pm_step_chunk){1, isl, 0, 1};
+    dec.decode_sequences = 5;
+    dec.decode_context = isl + (osl - 2) / 2 + 1; /* 3000 + 49.5, rounded */
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double t1, t2, td;
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &two, &t1, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &one, &t2, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &dec, &td, NULL), PM_OK);
+        const double cycle = 2 * t1 + t2 + (osl - 1) * td, ttft = (8 * t1 + t2) / 5;
+        const pm_serve_mode *x = &r.modes[m];
+        assert_rel(x->ttft_s, ttft, 1e-12);
+        assert_rel(x->e2e_s, cycle, 1e-12);
+        assert_rel(x->tpot_s, (cycle - ttft) / (osl - 1), 1e-12);
+        assert_rel(x->tpot_max_s, t1 + t2 + td, 1e-12);
+        assert_rel(x->tokens_per_s_per_device, 5.0 * osl / cycle / s.cluster.devices, 1e-12);
+        assert_true(t1 > t2 && t2 > td);
+    }
+    assert_rel(r.prefill_steps, 3, 0.0);
+    /* The staggered prefill-first steady state prefills the prompts as they end (one a step
+     * here): its first token comes sooner than the wave's. */
+    pm_serve_workload st = w;
+    st.arrival = PM_SERVE_STAGGERED;
+    pm_serve_result rs;
+    assert_int_equal(pm_serve_compute(&s, &st, &rs, NULL), PM_OK);
+    assert_true(rs.modes[PM_MODE_SERIAL].ttft_s < r.modes[PM_MODE_SERIAL].ttft_s);
+    /* Under decode-first a wave spreads into groups: refused. */
+    pm_serve_workload df = w;
+    df.rule = PM_SERVE_DECODE_FIRST;
+    pm_error err;
+    assert_int_equal(pm_serve_compute(&s, &df, &rs, &err), PM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "prefill-first only"));
+    df.arrival = (pm_serve_arrival)7;
+    assert_int_equal(pm_serve_compute(&s, &df, &rs, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(pm_serve_arrival_name(PM_SERVE_WAVE), "wave");
+    assert_string_equal(pm_serve_arrival_name((pm_serve_arrival)7), "?");
+    pm_scenario_release(&s);
 }
 
 /* The step counts by hand (they do not depend on any step time). */
@@ -498,20 +578,20 @@ static void test_served_refused(void **state)
     pm_scenario s = load("llama70b-h100");
     pm_serve_result r;
     pm_error err;
-    pm_serve_workload w = {4096, 256, 8, 2048, PM_SERVE_PREFILL_FIRST, 0, 0};
+    pm_serve_workload w = {4096, 256, 8, 2048, PM_SERVE_PREFILL_FIRST, 0, 0, PM_SERVE_STAGGERED};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "must hold the prompt"));
-    w = (pm_serve_workload){4096, 256, 0.5, 2048, PM_SERVE_DECODE_FIRST, 0, 0};
+    w = (pm_serve_workload){4096, 256, 0.5, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){0, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 0, 0};
+    w = (pm_serve_workload){0, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){4096, 256, 8, 2048, (pm_serve_rule)7, 0, 0};
+    w = (pm_serve_workload){4096, 256, 8, 2048, (pm_serve_rule)7, 0, 0, PM_SERVE_STAGGERED};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, -1, 0};
+    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, -1, 0, PM_SERVE_STAGGERED};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
     assert_int_equal(pm_serve_compute(NULL, &w, &r, &err), PM_ERR_INVALID_ARG);
     /* Limits: goodput is the throughput where both hold, else 0. */
-    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 1e-6, 0};
+    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 1e-6, 0, PM_SERVE_STAGGERED};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_OK);
     assert_false(r.modes[0].meets_limits);
     assert_rel(r.modes[0].goodput_tokens_per_s_per_device, 0.0, 0.0);
@@ -535,6 +615,8 @@ int main(void)
         cmocka_unit_test(test_mixing_is_cheaper_and_monotone),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_concurrency_one_is_the_static_estimate),
+        cmocka_unit_test(test_wave_is_the_static_batch),
+        cmocka_unit_test(test_wave_by_hand),
         cmocka_unit_test(test_steady_state_counts),
         cmocka_unit_test(test_served_properties),
         cmocka_unit_test(test_more_l2_never_slower_streaming),

@@ -213,18 +213,22 @@ def _flags(out, names):
 
 #: The scheduling rules serve() takes (pm_serve_rule).
 SERVE_RULES = ("decode_first", "prefill_first")
+#: The arrival patterns serve() takes (pm_serve_arrival).
+SERVE_ARRIVALS = ("staggered", "wave")
 
 
 def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), overrides=None, *,
           chunk=2048, rule="decode_first", ttft_limit=0.0, tpot_limit=0.0, input_tokens=None,
-          output_tokens=None, data_dir=None, **shortcuts):
+          output_tokens=None, data_dir=None, arrival="staggered", **shortcuts):
     """A served workload's steady state over concurrency: the `serve` command's numbers.
 
     Closed-loop clients, `concurrency` sequences in flight (a sequence of counts >= 1), each
     request input_tokens in and output_tokens out (None: the scenario's prompt and decode
     steps), at most `chunk` tokens a step, under `rule` ("decode_first": chunked prefill;
-    "prefill_first": whole prompts first). ttft_limit and tpot_limit (seconds, 0: none) decide
-    goodput. overrides, data_dir and the shortcuts as for estimate().
+    "prefill_first": whole prompts first), the requests "staggered" (a served population) or in
+    a "wave" (a benchmark's clients at fixed lengths, sent and ended together; prefill_first
+    only). ttft_limit and tpot_limit (seconds, 0: none) decide goodput. overrides, data_dir and
+    the shortcuts as for estimate().
 
     Returns a dict of numpy arrays named as the serve CSV's columns (docs/output-format.md):
     concurrency, then per mode MODE_tokens_per_s_per_device, MODE_tokens_per_s_per_user,
@@ -236,6 +240,8 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     """
     if rule not in SERVE_RULES:
         raise ValueError(f"rule: expected one of {', '.join(SERVE_RULES)} (got {rule!r})")
+    if arrival not in SERVE_ARRIVALS:
+        raise ValueError(f"arrival: expected one of {', '.join(SERVE_ARRIVALS)} (got {arrival!r})")
     raw = np.asarray(concurrency)
     if raw.dtype == bool or np.iscomplexobj(raw):
         raise TypeError(f"concurrency: expected real counts (got {concurrency!r})")
@@ -256,7 +262,8 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     names, data = _core.serve(_path("config", config), [float(c) for c in conc], int(chunk),
                               SERVE_RULES.index(rule), float(ttft_limit), float(tpot_limit),
                               int(counts["input_tokens"]), int(counts["output_tokens"]),
-                              _overrides(overrides, shortcuts), _path("data_dir", data_dir))
+                              _overrides(overrides, shortcuts), _path("data_dir", data_dir),
+                              SERVE_ARRIVALS.index(arrival))
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
     _flags(out, ("fits_hbm", "budget_bound"))

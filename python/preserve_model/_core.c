@@ -579,16 +579,17 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char k_conc[] = "concurrency", k_chunk[] = "chunk", k_rule[] = "rule",
                 k_ttft[] = "ttft_limit", k_tpot[] = "tpot_limit", k_in[] = "input_tokens",
-                k_out[] = "output_tokens";
+                k_out[] = "output_tokens", k_arrival[] = "arrival";
     static char *kwlist[] = {k_config, k_conc, k_chunk, k_rule, k_ttft, k_tpot, k_in, k_out,
-                             k_overrides, k_data_dir, NULL};
+                             k_overrides, k_data_dir, k_arrival, NULL};
     const char *config, *data_dir = NULL;
     PyObject *conc_obj, *overrides = Py_None;
     long long chunk, in, out_tokens;
-    int rule;
+    int rule, arrival = 0;
     double ttft, tpot;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOLiddLL|Oz", kwlist, &config, &conc_obj, &chunk,
-                                     &rule, &ttft, &tpot, &in, &out_tokens, &overrides, &data_dir))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOLiddLL|Ozi", kwlist, &config, &conc_obj, &chunk,
+                                     &rule, &ttft, &tpot, &in, &out_tokens, &overrides, &data_dir,
+                                     &arrival))
         return NULL;
     PyObject *seq = PySequence_Fast(conc_obj, "concurrency: expected a sequence of numbers");
     if (!seq)
@@ -614,7 +615,8 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
     }
     pm_serve_workload w = {in > 0 ? in : pm_workload_prompt_tokens(&s.workload),
                            out_tokens > 0 ? out_tokens : pm_workload_decode_steps(&s.workload),
-                           1, chunk, (pm_serve_rule)rule, ttft, tpot};
+                           1, chunk, (pm_serve_rule)rule, ttft, tpot,
+                           (pm_serve_arrival)arrival};
     pm_error err;
     pm_status st = PM_OK;
     Py_BEGIN_ALLOW_THREADS

@@ -28,7 +28,8 @@ enum {
     GIVEN_DATADIR = 1 << 8, GIVEN_SWEEP = 1 << 9, GIVEN_OPTIMIZE = 1 << 10, GIVEN_PLOT = 1 << 11,
     GIVEN_SHARD = 1 << 12, GIVEN_THREADS = 1 << 13, GIVEN_COMPARE = 1 << 14,
     GIVEN_OBJECTIVE = 1 << 15, GIVEN_CONCURRENCY = 1 << 16, GIVEN_CHUNK = 1 << 17,
-    GIVEN_RULE = 1 << 18, GIVEN_LIMITS = 1 << 19, GIVEN_METRIC = 1 << 20
+    GIVEN_RULE = 1 << 18, GIVEN_LIMITS = 1 << 19, GIVEN_METRIC = 1 << 20,
+    GIVEN_ARRIVAL = 1 << 21
 };
 
 typedef struct cli {
@@ -58,6 +59,7 @@ typedef struct cli {
     const char *concurrency; /* serve: the concurrencies, "1,2,4" (NULL: 1 to 1024, doubling) */
     int64_t chunk;           /* serve: tokens per step (0: the default, 2048) */
     pm_serve_rule rule;      /* serve: the scheduling rule (default decode-first) */
+    pm_serve_arrival arrival; /* serve: staggered (default) or a wave */
     double ttft_limit_s, tpot_limit_s; /* serve: latency limits (0: none) */
     bool help;           /* --help: the command's help instead of the command */
     bool help_command;   /* a command was named (not the default run) */

@@ -71,6 +71,18 @@ static int parse_rule(cli *c, const char *arg)
     return PARSE_ON;
 }
 
+static int parse_arrival(cli *c, const char *arg)
+{
+    const char *names[PM_SERVE_ARRIVAL_COUNT];
+    for (int a = 0; a < PM_SERVE_ARRIVAL_COUNT; a++)
+        names[a] = pm_serve_arrival_name((pm_serve_arrival)a);
+    int i;
+    if (cli_choice("--arrival", arg, names, PM_SERVE_ARRIVAL_COUNT, &i))
+        return EXIT_USAGE;
+    c->arrival = (pm_serve_arrival)i;
+    return PARSE_ON;
+}
+
 /* --ttft-limit and --tpot-limit: a time with its unit ("2s", "50ms"), > 0. */
 static int parse_limit(cli *c, int opt, const char *arg)
 {
@@ -187,6 +199,7 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
         return parse_tokens("--chunk", arg, 1, (double)PM_MAX_SEQ_LEN, &c->chunk) ? PARSE_ON
                                                                                  : EXIT_USAGE;
     case OPT_RULE: return parse_rule(c, arg);
+    case OPT_ARRIVAL: return parse_arrival(c, arg);
     case OPT_TTFT_LIMIT: case OPT_TPOT_LIMIT: return parse_limit(c, opt, arg);
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default: return cli_unknown_option(argv[optind - 1]);

@@ -72,6 +72,9 @@ const cli_option cli_options[] = {
      "serve: tokens per step, decode tokens included (max_num_batched_tokens; default 2048)"},
     {"rule", required_argument, OPT_RULE, GIVEN_RULE, "R",
      "serve: decode_first (chunked prefill, default) or prefill_first (whole prompts first)"},
+    {"arrival", required_argument, OPT_ARRIVAL, GIVEN_ARRIVAL, "A",
+     "serve: staggered (a served population, default) or wave (a benchmark's clients at fixed "
+     "lengths: sent together, ended together; with --rule prefill_first)"},
     {"ttft-limit", required_argument, OPT_TTFT_LIMIT, GIVEN_LIMITS, "T",
      "serve: time-to-first-token limit for goodput (2s, 500ms)"},
     {"tpot-limit", required_argument, OPT_TPOT_LIMIT, GIVEN_LIMITS, "T",
@@ -129,7 +132,7 @@ static const cli_command commands[] = {
      "preserve-model timeline --config llama70b --compare --plot layer.svg"},
     {"serve",
      INPUTS | GIVEN_CONCURRENCY | GIVEN_CHUNK | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT |
-         GIVEN_SWEEP,
+         GIVEN_SWEEP | GIVEN_ARRIVAL,
      F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
      "a served workload over concurrency: TTFT, TPOT, tokens/s per device and per user in the "
      "three modes (the throughput-interactivity front; --plot draws it)",

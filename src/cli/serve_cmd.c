@@ -96,6 +96,10 @@ static int compute(const cli *c, served *sv)
 {
     if ((sv->n = parse_concurrency(c->concurrency, sv->conc)) < 0)
         return EXIT_USAGE;
+    if (c->arrival == PM_SERVE_WAVE && c->rule != PM_SERVE_PREFILL_FIRST)
+        return usage_error("--arrival wave: with --rule prefill_first only (under decode_first "
+                           "the prompts that finish their prefill decode while the others "
+                           "prefill, and the wave spreads into groups, which is not modelled)");
     int rc = parse_family(c, sv);
     if (rc == 0)
         rc = load(c, &sv->s);
@@ -119,7 +123,7 @@ static int compute(const cli *c, served *sv)
         sv->w[f] = (pm_serve_workload){pm_workload_prompt_tokens(wl),
                                        pm_workload_decode_steps(wl), 1,
                                        c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK, c->rule,
-                                       c->ttft_limit_s, c->tpot_limit_s};
+                                       c->ttft_limit_s, c->tpot_limit_s, c->arrival};
         if (pm_estimate_compute(t, &sv->e[f], &err) != PM_OK)
             return config_error(&err);
         for (int i = 0; i < sv->n; i++) {
@@ -160,11 +164,12 @@ static void write_header(FILE *f, const cli *c, const served *sv)
     fput_comment_text(f, sv->s.model.name);
     fprintf(f, " on ");
     fput_comment_text(f, sv->s.accel.name);
-    fprintf(f, " x %d; prompts of %lld tokens, %lld out; %s, %lld tokens a step\n",
+    fprintf(f, " x %d; prompts of %lld tokens, %lld out; %s, %lld tokens a step%s\n",
             sv->s.cluster.devices, (long long)w->input_tokens, (long long)w->output_tokens,
             w->rule == PM_SERVE_DECODE_FIRST ? "decode-first with chunked prefill"
                                              : "prefill-first (whole prompts)",
-            (long long)w->chunk_budget);
+            (long long)w->chunk_budget,
+            w->arrival == PM_SERVE_WAVE ? "; requests in a wave (sent and ended together)" : "");
     if (sv->has_fam)
         fprintf(f, "# a front per value of %s (--sweep %s), its column %s\n",
                 pm_axis_name(sv->fam.kind), c->sweeps[0], pm_axis_column(sv->fam.kind));
@@ -289,9 +294,11 @@ static void write_json(const served *sv)
     printf(", \"accelerator\": ");
     fput_json_string(stdout, sv->s.accel.name);
     printf(", \"devices\": %d, \"input_tokens\": %lld, \"output_tokens\": %lld, "
-           "\"chunk_budget\": %lld, \"rule\": \"%s\", \"ttft_limit_s\": ",
+           "\"chunk_budget\": %lld, \"rule\": \"%s\", \"arrival\": \"%s\", "
+           "\"ttft_limit_s\": ",
            sv->s.cluster.devices, (long long)w->input_tokens, (long long)w->output_tokens,
-           (long long)w->chunk_budget, pm_serve_rule_name(w->rule));
+           (long long)w->chunk_budget, pm_serve_rule_name(w->rule),
+           pm_serve_arrival_name(w->arrival));
     fput_json_number(stdout, w->ttft_limit_s);
     printf(", \"tpot_limit_s\": ");
     fput_json_number(stdout, w->tpot_limit_s);
@@ -368,10 +375,11 @@ static int draw(const cli *c, const served *sv)
     char *path = str_printf("%s", csv.path);
     char facts[160];
     scenario_facts(&sv->s, facts, sizeof facts);
-    char *title = str_printf("%s on %s x %d: %lld in, %lld out, %s, %lld tokens a step",
+    char *title = str_printf("%s on %s x %d: %lld in, %lld out, %s, %lld tokens a step%s",
                              sv->s.model.name, sv->s.accel.name, sv->s.cluster.devices,
                              (long long)w->input_tokens, (long long)w->output_tokens,
-                             pm_serve_rule_name(w->rule), (long long)w->chunk_budget);
+                             pm_serve_rule_name(w->rule), (long long)w->chunk_budget,
+                             w->arrival == PM_SERVE_WAVE ? ", requests in a wave" : "");
     /* The static points, six numbers a front (per user, per device: serial, fused, preserve),
      * and the family's values as the key shows them. */
     char pts[SERVE_MAX_FAMILY * 6 * 20], labels[SERVE_MAX_FAMILY * 20], fam_title[96] = "";
