@@ -1441,7 +1441,8 @@ typedef enum pm_serve_arrival {
     PM_SERVE_STAGGERED = 0, /* spread evenly over the steps: a served population */
     PM_SERVE_WAVE = 1,      /* together: a benchmark's clients at fixed lengths (genai-perf,
                                benchmark_serving with ignore_eos) start at once, all end in the
-                               same step and send again together; prefill-first only */
+                               same step and send again together: prefill-first, or
+                               decode-first when the budget holds every prompt */
     PM_SERVE_ARRIVAL_COUNT
 } pm_serve_arrival;
 
@@ -1519,7 +1520,8 @@ typedef struct pm_serve_result {
  * context). The cache: each sequence's mean held positions, fits_hbm against the runtime's
  * usable HBM. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
  * range: prefill-first needs a budget of at least the prompt, decode-first one above the
- * concurrency), PM_ERR_UNSUPPORTED (a wave under decode-first), or an error of
+ * concurrency), PM_ERR_UNSUPPORTED (a wave under decode-first whose prompts the budget does
+ * not hold at once), or an error of
  * pm_mixed_step_time, pm_footprint_compute or the area, energy and cost models.
  */
 PM_API pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,

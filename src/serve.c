@@ -374,12 +374,16 @@ static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
     if ((int)w->arrival < 0 || w->arrival >= PM_SERVE_ARRIVAL_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "unknown arrival pattern %d",
                        (int)w->arrival);
-    if (w->arrival == PM_SERVE_WAVE && w->rule != PM_SERVE_PREFILL_FIRST)
+    /* Under decode-first a wave whose prompts need more than one step spreads into groups (the
+     * first prompts decode while the others prefill); one that fits a step is prefill-first's. */
+    if (w->arrival == PM_SERVE_WAVE && w->rule != PM_SERVE_PREFILL_FIRST &&
+        !((double)w->input_tokens * w->concurrency <= (double)w->chunk_budget))
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, NULL,
-                       "a wave of requests is modelled under prefill-first only: under "
-                       "decode-first the prompts that finish their prefill start decoding while "
-                       "the others prefill, and the wave spreads into groups, which is not "
-                       "modelled");
+                       "a wave of requests under decode-first is modelled only when the chunk "
+                       "budget (%lld tokens) holds every prompt (%g x %lld): beyond, the prompts "
+                       "that finish their prefill decode while the others prefill and the wave "
+                       "spreads into groups, which is not modelled (prefill-first is)",
+                       (long long)w->chunk_budget, w->concurrency, (long long)w->input_tokens);
     if (w->rule == PM_SERVE_PREFILL_FIRST && w->chunk_budget < w->input_tokens)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "prefill-first runs whole prompts: the chunk budget (%lld tokens) must "

@@ -173,6 +173,16 @@ check serve-family-batch 2 "--sweep batch: a served workload's sequences are --c
     "$pm" serve --sweep batch=1,2
 check serve-family-many 2 "serve draws at most 8 fronts" \
     "$pm" serve --sweep l2=8MiB:256MiB:8MiB
+# Requests in a wave (serve --arrival wave): the header says so; under decode-first only when
+# the budget holds every prompt.
+check serve-wave 0 "requests in a wave (sent and ended together)" \
+    "$pm" serve --rule prefill_first --arrival wave --concurrency 1,4 --chunk 65536
+check serve-wave-json 0 '"arrival": "wave"' \
+    "$pm" serve --format json --rule prefill_first --arrival wave --concurrency 4 --chunk 65536
+check serve-wave-decode-first 1 "holds every prompt" \
+    "$pm" serve --arrival wave --concurrency 64
+check serve-wave-suggest 2 "did you mean 'wave'" "$pm" serve --arrival wav
+check serve-wave-run-refuses 2 "--arrival: run does not use it" "$pm" --arrival wave
 check serve-family-plot 0 "wrote $tmp/fronts.png" "$pm" serve --concurrency 1,8,64 \
     --sweep hbm_bw=1.6TBps,3.2TBps --plot "$tmp/fronts.png"
 # A grid too large for one run says how to cut it; one beyond any count says so (issue 42: the

@@ -443,12 +443,21 @@ static void test_wave_by_hand(void **state)
     pm_serve_result rs;
     assert_int_equal(pm_serve_compute(&s, &st, &rs, NULL), PM_OK);
     assert_true(rs.modes[PM_MODE_SERIAL].ttft_s < r.modes[PM_MODE_SERIAL].ttft_s);
-    /* Under decode-first a wave spreads into groups: refused. */
+    /* Under decode-first a wave of more than a step's prompts spreads into groups: refused;
+     * one the budget holds is prefill-first's. */
     pm_serve_workload df = w;
     df.rule = PM_SERVE_DECODE_FIRST;
     pm_error err;
     assert_int_equal(pm_serve_compute(&s, &df, &rs, &err), PM_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err.message, "prefill-first only"));
+    assert_non_null(strstr(err.message, "holds every prompt"));
+    df.chunk_budget = 5 * isl;
+    pm_serve_workload pf = df;
+    pf.rule = PM_SERVE_PREFILL_FIRST;
+    pm_serve_result rd, rp;
+    assert_int_equal(pm_serve_compute(&s, &df, &rd, &err), PM_OK);
+    assert_int_equal(pm_serve_compute(&s, &pf, &rp, &err), PM_OK);
+    assert_rel(rd.modes[PM_MODE_PRESERVE].e2e_s, rp.modes[PM_MODE_PRESERVE].e2e_s, 0.0);
+    assert_rel(rd.modes[PM_MODE_PRESERVE].ttft_s, rp.modes[PM_MODE_PRESERVE].ttft_s, 0.0);
     df.arrival = (pm_serve_arrival)7;
     assert_int_equal(pm_serve_compute(&s, &df, &rs, &err), PM_ERR_INVALID_ARG);
     assert_string_equal(pm_serve_arrival_name(PM_SERVE_WAVE), "wave");

@@ -474,6 +474,22 @@ def test_serve_concurrency_one_is_the_estimate():
         assert isinstance(got[f"{m}_tokens_per_s_per_device"], np.ndarray)
 
 
+def test_serve_wave_matches_the_tool():
+    """arrival='wave' gives serve --arrival wave's numbers; the wave's TTFT exceeds the
+    staggered state's (the prompts prefill together)."""
+    got = pm.serve("llama8b", concurrency=[1, 8, 32], chunk=1 << 16, rule="prefill_first",
+                   arrival="wave")
+    text = tool("serve", "--config", "llama8b", "--concurrency", "1,8,32", "--chunk", "65536",
+                "--rule", "prefill_first", "--arrival", "wave", "--format", "csv")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    for i, row in enumerate(rows):
+        assert float(row["serial_ttft_s"]) == pytest.approx(got["serial_ttft_s"][i], rel=1e-8)
+    staggered = pm.serve("llama8b", concurrency=[8, 32], chunk=1 << 16, rule="prefill_first")
+    assert np.all(got["serial_ttft_s"][1:] > staggered["serial_ttft_s"])
+    with pytest.raises(ValueError, match="arrival"):
+        pm.serve(arrival="together")
+
+
 def test_serve_refuses():
     with pytest.raises(ValueError, match="rule"):
         pm.serve(rule="decode_frist")

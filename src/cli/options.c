@@ -74,7 +74,8 @@ const cli_option cli_options[] = {
      "serve: decode_first (chunked prefill, default) or prefill_first (whole prompts first)"},
     {"arrival", required_argument, OPT_ARRIVAL, GIVEN_ARRIVAL, "A",
      "serve: staggered (a served population, default) or wave (a benchmark's clients at fixed "
-     "lengths: sent together, ended together; with --rule prefill_first)"},
+     "lengths: sent together, ended together; prefill_first, or a --chunk that holds every "
+     "prompt)"},
     {"ttft-limit", required_argument, OPT_TTFT_LIMIT, GIVEN_LIMITS, "T",
      "serve: time-to-first-token limit for goodput (2s, 500ms)"},
     {"tpot-limit", required_argument, OPT_TPOT_LIMIT, GIVEN_LIMITS, "T",

@@ -96,10 +96,6 @@ static int compute(const cli *c, served *sv)
 {
     if ((sv->n = parse_concurrency(c->concurrency, sv->conc)) < 0)
         return EXIT_USAGE;
-    if (c->arrival == PM_SERVE_WAVE && c->rule != PM_SERVE_PREFILL_FIRST)
-        return usage_error("--arrival wave: with --rule prefill_first only (under decode_first "
-                           "the prompts that finish their prefill decode while the others "
-                           "prefill, and the wave spreads into groups, which is not modelled)");
     int rc = parse_family(c, sv);
     if (rc == 0)
         rc = load(c, &sv->s);
