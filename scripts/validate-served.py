@@ -36,6 +36,9 @@ Usage: python3 scripts/validate-served.py [BUILD_DIR]
               unless PM names it
   VALIDATION_CSV=FILE   validate another file of the same columns
   VALIDATE_SET="K=V ..."   more --set overrides for every row
+  VALIDATE_ARRIVAL=A    serve --arrival A for every row (staggered, the default, or wave: the
+                        clients of a fixed-length closed loop send and end together)
+  VALIDATE_CHUNK=N      the chunk budget of every row instead of the row's or the engine's
   VALIDATE_OUT=FILE     also write the per-row results as CSV
 Exit status: 0, or 2 when the file is malformed (every problem is printed) or the tool is missing.
 """
@@ -142,6 +145,8 @@ def setup_key(r):
 
 
 def chunk_of(r):
+    if os.environ.get("VALIDATE_CHUNK"):
+        return int(os.environ["VALIDATE_CHUNK"])
     if r["chunk_budget_tokens"]:
         return r["chunk_budget_tokens"]
     return DEFAULT_CHUNK.get(r["runtime"], TOOL_DEFAULT_CHUNK)
@@ -162,6 +167,8 @@ def run_setup(pm, key, concurrencies):
         cmd += ["--set", "workload.allreduce_dtype=fp16"]
     for kv in os.environ.get("VALIDATE_SET", "").split():
         cmd += ["--set", kv]
+    if os.environ.get("VALIDATE_ARRIVAL"):
+        cmd += ["--arrival", os.environ["VALIDATE_ARRIVAL"]]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[0]
