@@ -448,7 +448,8 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
     const pm_step_plan *like = NULL;
     pm_scenario ks[SERVE_KINDS]; /* each kind's scenario: its host work counts its sequences */
     for (int k = 0; k < SERVE_KINDS; k++)
-        step_scenario(s, &p.kind[k], &ks[k]);
+        if (p.weight[k] > 0 || p.ttft_steps[k] > 0)
+            step_scenario(s, &p.kind[k], &ks[k]);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         double t[SERVE_KINDS] = {0.0};
         pm_traffic tr[SERVE_KINDS] = {{0}};
