@@ -122,21 +122,23 @@ void scenario_facts(const pm_scenario *s, char *t, size_t n);
  * given. */
 int64_t context_of(const cli *c, const pm_scenario *s);
 
-/* One step as the views show it (graph, explain, timeline): the scenario, the graph of one mode
- * with at most `layers` decoder layers at the options' context, and, when asked for, its
- * two-stream schedule. */
+/* Loads the scenario of the options for a step's view (graph, explain, timeline) and its
+ * context (context_of), with the scenario's and the step's warnings on stderr when warn; on
+ * failure prints the error and returns EXIT_CONFIG. Release s with pm_scenario_release. */
+int load_step(const cli *c, bool warn, pm_scenario *s, int64_t *context);
+
+/* One step as `graph` shows it: the scenario and the graph of one mode with at most `layers`
+ * decoder layers at the options' context. */
 typedef struct view {
     pm_scenario s;
     int64_t context;
     int layers;          /* the layers built: the request, at most the model's */
     pm_graph *g;
-    pm_schedule sched;   /* zero unless scheduled */
 } view;
 
-/* Loads the scenario of the options and builds its view, with the scenario's and the step's
- * warnings on stderr when warn; on failure prints the error, releases what it made and returns
+/* load_step, then the graph; on failure prints the error, releases what it made and returns
  * EXIT_CONFIG. Release with view_close. */
-int view_open(const cli *c, pm_mode mode, int layers, bool schedule, bool warn, view *v);
+int view_open(const cli *c, pm_mode mode, int layers, bool warn, view *v);
 void view_close(view *v);
 
 #endif

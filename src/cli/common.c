@@ -237,25 +237,32 @@ int64_t context_of(const cli *c, const pm_scenario *s)
     return pm_default_context(&s->workload, c->phase);
 }
 
-int view_open(const cli *c, pm_mode mode, int layers, bool schedule, bool warn, view *v)
+int load_step(const cli *c, bool warn, pm_scenario *s, int64_t *context)
 {
-    memset(v, 0, sizeof *v);
-    int rc = warn ? load(c, &v->s) : load_quiet(c, &v->s);
+    int rc = warn ? load(c, s) : load_quiet(c, s);
     if (rc)
         return rc;
-    v->context = context_of(c, &v->s);
+    *context = context_of(c, s);
     /* A step whose KV cache outgrows the HBM is drawn all the same, and said. */
     char note[512];
-    for (size_t i = 0; warn && pm_context_warning(&v->s, v->context, i, note, sizeof note); i++)
+    for (size_t i = 0; warn && pm_context_warning(s, *context, i, note, sizeof note); i++)
         fprintf(stderr, "warning: %s\n", note);
+    return 0;
+}
+
+int view_open(const cli *c, pm_mode mode, int layers, bool warn, view *v)
+{
+    memset(v, 0, sizeof *v);
+    int rc = load_step(c, warn, &v->s, &v->context);
+    if (rc)
+        return rc;
     v->layers = layers < v->s.model.layers ? layers : v->s.model.layers;
     v->g = pm_graph_alloc();
     pm_error err;
     if (!v->g)
         rc = out_of_memory();
     else if (pm_graph_build_mode(&v->s, mode, c->phase, v->context, v->layers, v->g, &err) !=
-                 PM_OK ||
-             (schedule && pm_schedule_compute(&v->s, v->g, &v->sched, &err) != PM_OK))
+             PM_OK)
         rc = config_error(&err);
     if (rc)
         view_close(v);
@@ -264,7 +271,6 @@ int view_open(const cli *c, pm_mode mode, int layers, bool schedule, bool warn, 
 
 void view_close(view *v)
 {
-    pm_schedule_release(&v->sched);
     pm_graph_free(v->g);
     v->g = NULL;
     pm_scenario_release(&v->s);
