@@ -60,11 +60,21 @@ typedef enum pm_status {
     PM_ERR_CANCELLED = 15     /* a callback asked to stop (pm_sweep_run) */
 } pm_status;
 
+/** The file an error names when no file caused it: PM_ERROR_FILE_OVERRIDE " KEY=VALUE" (the
+ * override that did, "override workload.batch=0"; the bare word for an override that is not
+ * KEY=VALUE), PM_ERROR_FILE_AXIS for an axis specification (pm_axis_parse). A front end that
+ * takes these from options of its own may name the option instead (the tool writes "--set
+ * KEY=VALUE" and "--sweep"). The library's messages speak of keys, never of a front end's
+ * options. */
+#define PM_ERROR_FILE_OVERRIDE "override"
+#define PM_ERROR_FILE_AXIS "axis"
+
 /** Where and what went wrong. Caller-owned, fixed buffers: filling it never allocates. */
 typedef struct pm_error {
     pm_status status;
-    char file[1024];   /* the file (any path the loaders take fits whole), or "" when the input
-                          did not come from a file */
+    char file[1024];   /* the file (any path the loaders take fits whole), "" when the input
+                          did not come from a file, or PM_ERROR_FILE_OVERRIDE ... or
+                          PM_ERROR_FILE_AXIS (above) */
     char path[256];    /* the JSON path, "$.workload.batch", or "" */
     int line, column;  /* 1-based position for syntax errors, 0 when unknown */
     char message[512]; /* what was expected and what was found */
@@ -637,8 +647,9 @@ PM_API const char *pm_default_plots_dir(void);
  *
  * out is overwritten; on success the caller frees it with pm_scenario_release. On failure out holds
  * nothing to free. opts and err may be NULL. An error of the final check (pm_scenario_check)
- * names, as its file, where the value at its path came from: the component file, or "--set
- * KEY=VALUE" for an override; the scenario's file when no one value is to blame.
+ * names, as its file, where the value at its path came from: the component file, or "override
+ * KEY=VALUE" (PM_ERROR_FILE_OVERRIDE) for an override; the scenario's file when no one value is
+ * to blame.
  * Returns PM_OK or any PM_ERR_* of a loader (IO, SYNTAX, TYPE, MISSING, UNKNOWN_KEY,
  * DUPLICATE_KEY, RANGE, INCONSISTENT, NOT_FOUND, UNIT, UNSUPPORTED, VALUE, NOMEM).
  */
@@ -729,11 +740,12 @@ PM_API pm_status pm_file_validate(const char *path, const pm_load_opts *opts,
 /** One resolved input: where it came from and its value in SI units. */
 typedef struct pm_param_info {
     const char *path;    /* "$.accelerator.hbm_bandwidth_TBps" */
-    const char *file;    /* the file it was read from, or "--set" */
+    const char *file;    /* the file it was read from, or "override KEY=VALUE" (the override
+                            that gave it, PM_ERROR_FILE_OVERRIDE) */
     double value_si;     /* converted value */
     const char *unit_si; /* "bytes/s", "bytes", "s", "flop/s", "mm2", "1" */
     const char *source;  /* the per-number source, else the file's source, else "" */
-    const char *origin;  /* "given" (written in the file or --set), "defaulted" (absent: the
+    const char *origin;  /* "given" (written in the file or an override), "defaulted" (absent: the
                             format's default), "derived" (computed from other values, e.g. the
                             head dim from hidden_size / num_attention_heads) or "ignored" (a
                             HuggingFace key read and known not to change cost, or not
@@ -1707,7 +1719,7 @@ typedef struct pm_area {
  * Whether the largest die of the accelerator's package (a compute die or an I/O die,
  * pm_area_compute) is larger than the reticle (PM_RETICLE_MM2); *per_die_mm2 (may be NULL)
  * receives that die's area (0 without area coefficients, which is never over). An accelerator
- * file over it is refused; a what-if (--set, a sweep point) is warned of.
+ * file over it is refused; a what-if (an override, a sweep point) is warned of.
  */
 PM_API bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2);
 

@@ -19,16 +19,10 @@
 static PyObject *Error; /* preserve_model.Error */
 
 /* Raises Error from a library error; returns NULL for the caller to return. The library names
- * an override's origin as the CLI writes it ("--set KEY=VALUE") and an axis's as "--sweep":
- * here they are the module's words, an override and an axis (issue 48). */
-static PyObject *raise_error(const pm_error *library_err)
+ * an override's origin "override KEY=VALUE" and an axis's "axis", the module's words too (the
+ * tool names its options instead). */
+static PyObject *raise_error(const pm_error *err)
 {
-    pm_error renamed = *library_err;
-    const pm_error *err = &renamed;
-    if (strncmp(library_err->file, "--set ", 6) == 0)
-        snprintf(renamed.file, sizeof renamed.file, "override %s", library_err->file + 6);
-    else if (strcmp(library_err->file, "--sweep") == 0)
-        snprintf(renamed.file, sizeof renamed.file, "axis");
     /* The whole text, however long its file path (a cut could split a UTF-8 character). */
     char small[1200];
     const size_t need = pm_error_format(err, small, sizeof small) + 1;

@@ -416,6 +416,26 @@ def test_errors_carry_file_path_and_message():
     with pytest.raises(pm.Error) as e:
         pm.sweep("llama70b", l2="8MiB:4MiB")
     assert e.value.file == "axis" and str(e.value).startswith("axis: l2=8MiB:4MiB: ")
+    # a file of one kind given as another: the hint names the key (issue 48: it named the
+    # CLI's --model and --config, which the module does not have)
+    with pytest.raises(pm.Error) as e:
+        pm.estimate(os.path.join(DATA, "models", "llama3-8b.json"))
+    assert e.value.message.endswith("give it as the model (the override model=FILE)")
+    with pytest.raises(pm.Error) as e:
+        pm.estimate(model=os.path.join(DATA, "scenarios", "llama70b.json"))
+    assert e.value.message.endswith("give it as the scenario (the scenario to load, not an "
+                                    "override)")
+    hf = os.path.join(SOURCE, "tests", "configs", "hf", "llama3-8b-config.json")
+    with pytest.raises(pm.Error) as e:
+        pm.estimate(model=hf, overrides={"model.rope_theta": 1})
+    assert e.value.file == "override model.rope_theta=1"
+    assert e.value.message.startswith('an override of "rope_theta" changes nothing')
+    for bad in ({"config": os.path.join(DATA, "accelerators", "h100-sxm.json")},
+                {"model": "llama3-8b", "overrides": {"model.no_such_key": 1}},
+                {"model": hf, "overrides": {"model.rope_theta": 1}}):
+        with pytest.raises(pm.Error) as e:
+            pm.estimate(**bad)
+        assert "--" not in e.value.message, e.value.message
 
     with pytest.raises(pm.Error) as e:
         pm.estimate("no-such-scenario")

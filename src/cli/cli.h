@@ -76,8 +76,12 @@ void cli_init(cli *c);
 
 /* Prints "prog: MESSAGE" and the --help hint on stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
-/* Prints the library's error on stderr; returns EXIT_CONFIG. */
+/* Prints the library's error on stderr in the tool's words (an override is "--set KEY=VALUE",
+ * a hint names the option); returns EXIT_CONFIG. */
 int config_error(const pm_error *err);
+/* A file the library names in the tool's words: "--set KEY=VALUE" into buf (n bytes) for the
+ * library's "override KEY=VALUE" (PM_ERROR_FILE_OVERRIDE), else file itself. */
+const char *file_in_cli_words(const char *file, char *buf, size_t n);
 /* Prints the library's error about an option value ("prog: OPT: message", or without OPT when it
  * is NULL) with no hint; returns EXIT_USAGE. */
 int usage_pm_error(const char *opt, const pm_error *err);

@@ -41,9 +41,54 @@ int usage_error(const char *fmt_, ...)
     return EXIT_USAGE;
 }
 
-/* Prints err's whole text after the prefix (a long file path included: never cut). */
-static void print_pm_error(const char *prefix, const char *opt, const pm_error *err)
+const char *file_in_cli_words(const char *file, char *buf, size_t n)
 {
+    const size_t k = sizeof PM_ERROR_FILE_OVERRIDE - 1;
+    if (!file || strncmp(file, PM_ERROR_FILE_OVERRIDE, k) != 0 || (file[k] && file[k] != ' '))
+        return file;
+    snprintf(buf, n, "--set%s", file + k);
+    return buf;
+}
+
+/* The library's hints speak of keys (issue 48: its C and Python users have no options); the
+ * tool's name the options that set them. */
+static const struct {
+    const char *library, *tool;
+} hints[] = {
+    {"(the override model=FILE)", "(--model FILE, or --set model=FILE)"},
+    {"(the override accelerator=FILE)", "(--accelerator FILE, or --set accelerator=FILE)"},
+    {"(the override cluster=FILE)", "(--cluster FILE, or --set cluster=FILE)"},
+    {"(the override workload=FILE)", "(--set workload=FILE)"},
+    {"(the override runtime=FILE)", "(--set runtime=FILE)"},
+    {"(the scenario to load, not an override)", "(--config FILE)"},
+    {"an override of \"", "--set of \""},
+};
+
+/* err in the tool's words: its file an option (file_in_cli_words), a hint of its message the
+ * option's (hints). */
+static void in_cli_words(const pm_error *err, pm_error *out)
+{
+    *out = *err;
+    char buf[sizeof out->file];
+    if (file_in_cli_words(err->file, buf, sizeof buf) == buf) /* "--set" is the shorter */
+        snprintf(out->file, sizeof out->file, "%s", buf);
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+        const char *at = strstr(err->message, hints[i].library);
+        if (at) {
+            snprintf(out->message, sizeof out->message, "%.*s%s%s", (int)(at - err->message),
+                     err->message, hints[i].tool, at + strlen(hints[i].library));
+            break;
+        }
+    }
+}
+
+/* Prints err's whole text, in the tool's words, after the prefix (a long file path included:
+ * never cut). */
+static void print_pm_error(const char *prefix, const char *opt, const pm_error *library_err)
+{
+    pm_error e;
+    in_cli_words(library_err, &e);
+    const pm_error *err = &e;
     char small[1200];
     const size_t need = pm_error_format(err, small, sizeof small) + 1;
     char *buf = need > sizeof small ? malloc(need) : small;
