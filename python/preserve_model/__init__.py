@@ -138,7 +138,8 @@ def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
     shortcuts: model, accelerator, cluster, devices, ep, batch, seq. data_dir: the bundled data (default:
     data_dir()). Returns a dict with the keys tool, scenario, inputs, tpot_context_len, modes
     (serial, fused, preserve: request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
-    tokens_per_s, allreduce_algorithm, allreduce_decode_s), speedup, shard, memory.
+    tokens_per_s, allreduce_algorithm, allreduce_decode_s, J_per_token, tokens_per_J ...),
+    speedup, shard, memory (docs/output-format.md lists every key).
     Raises Error for a load or model error.
     """
     return json.loads(_core.estimate_json(_path("config", config), _overrides(overrides, shortcuts),

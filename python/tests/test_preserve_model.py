@@ -89,6 +89,18 @@ def test_estimate_has_the_report_keys():
     assert r["memory"]["allreduces_per_step"] == 2 * 80  # attention's and MLP's, per layer
 
 
+def test_energy_per_token_has_one_name():
+    """The energy per generated token is J_per_token in the report, MODE_J_per_token in the
+    sweep's and the serve command's columns (issue 48: the report said energy_per_token_J)."""
+    r = pm.estimate("llama70b")
+    s = pm.sweep("llama70b", batch=[4])
+    for m in pm.MODES:
+        assert "energy_per_token_J" not in r["modes"][m]
+        assert r["modes"][m]["J_per_token"] == s[f"{m}_J_per_token"][0], m
+        assert r["modes"][m]["tokens_per_J"] == s[f"{m}_tokens_per_J"][0], m
+    assert "preserve_J_per_token" in pm.serve("llama70b", concurrency=[4])
+
+
 def test_a_cluster_of_another_platform_warns():
     with pytest.warns(UserWarning, match="cluster hccs-full-mesh is of platform ascend.*"
                       "its own cluster: nvlink4-nvswitch"):
