@@ -12,6 +12,7 @@ allreduces. A thin layer over the C library's public API; every number comes fro
     >>> s["l2_capacity_MiB"], s["preserve_request_s"]          # numpy arrays
     >>> step = pm.StepModel("llama70b", mode="preserve")
     >>> step.decode_time(16383)                                # seconds
+    >>> pm.explain("llama70b")["windows"]["window_bytes"]      # bytes prefetched per collective
 
 Scenarios are named as the CLI names them (a bundled name such as "llama70b", or a path to a
 JSON file). Overrides are the CLI's: the shortcuts model, accelerator, cluster, devices, ep,
