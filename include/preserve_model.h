@@ -60,11 +60,21 @@ typedef enum pm_status {
     PM_ERR_CANCELLED = 15     /* a callback asked to stop (pm_sweep_run) */
 } pm_status;
 
+/** The file an error names when no file caused it: PM_ERROR_FILE_OVERRIDE " KEY=VALUE" (the
+ * override that did, "override workload.batch=0"; the bare word for an override that is not
+ * KEY=VALUE), PM_ERROR_FILE_AXIS for an axis specification (pm_axis_parse). A front end that
+ * takes these from options of its own may name the option instead (the tool writes "--set
+ * KEY=VALUE" and "--sweep"). The library's messages speak of keys, never of a front end's
+ * options. */
+#define PM_ERROR_FILE_OVERRIDE "override"
+#define PM_ERROR_FILE_AXIS "axis"
+
 /** Where and what went wrong. Caller-owned, fixed buffers: filling it never allocates. */
 typedef struct pm_error {
     pm_status status;
-    char file[1024];   /* the file (any path the loaders take fits whole), or "" when the input
-                          did not come from a file */
+    char file[1024];   /* the file (any path the loaders take fits whole), "" when the input
+                          did not come from a file, or PM_ERROR_FILE_OVERRIDE ... or
+                          PM_ERROR_FILE_AXIS (above) */
     char path[256];    /* the JSON path, "$.workload.batch", or "" */
     int line, column;  /* 1-based position for syntax errors, 0 when unknown */
     char message[512]; /* what was expected and what was found */
@@ -637,8 +647,9 @@ PM_API const char *pm_default_plots_dir(void);
  *
  * out is overwritten; on success the caller frees it with pm_scenario_release. On failure out holds
  * nothing to free. opts and err may be NULL. An error of the final check (pm_scenario_check)
- * names, as its file, where the value at its path came from: the component file, or "--set
- * KEY=VALUE" for an override; the scenario's file when no one value is to blame.
+ * names, as its file, where the value at its path came from: the component file, or "override
+ * KEY=VALUE" (PM_ERROR_FILE_OVERRIDE) for an override; the scenario's file when no one value is
+ * to blame.
  * Returns PM_OK or any PM_ERR_* of a loader (IO, SYNTAX, TYPE, MISSING, UNKNOWN_KEY,
  * DUPLICATE_KEY, RANGE, INCONSISTENT, NOT_FOUND, UNIT, UNSUPPORTED, VALUE, NOMEM).
  */
@@ -729,11 +740,12 @@ PM_API pm_status pm_file_validate(const char *path, const pm_load_opts *opts,
 /** One resolved input: where it came from and its value in SI units. */
 typedef struct pm_param_info {
     const char *path;    /* "$.accelerator.hbm_bandwidth_TBps" */
-    const char *file;    /* the file it was read from, or "--set" */
+    const char *file;    /* the file it was read from, or "override KEY=VALUE" (the override
+                            that gave it, PM_ERROR_FILE_OVERRIDE) */
     double value_si;     /* converted value */
     const char *unit_si; /* "bytes/s", "bytes", "s", "flop/s", "mm2", "1" */
     const char *source;  /* the per-number source, else the file's source, else "" */
-    const char *origin;  /* "given" (written in the file or --set), "defaulted" (absent: the
+    const char *origin;  /* "given" (written in the file or an override), "defaulted" (absent: the
                             format's default), "derived" (computed from other values, e.g. the
                             head dim from hidden_size / num_attention_heads) or "ignored" (a
                             HuggingFace key read and known not to change cost, or not
@@ -1568,6 +1580,137 @@ PM_API int64_t pm_step_model_max_context(const pm_step_model *m);
 PM_API void pm_step_model_free(pm_step_model *m);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Views: what a scheduled graph of a few layers shows (explain's windows, the timeline's bars) */
+/* ------------------------------------------------------------------------------------------ */
+
+/** What a prefetch brings into L2 for its consumer. Values are pinned. */
+typedef enum pm_prefetch_what {
+    PM_PREFETCH_WEIGHTS = 0,        /* a MatMul's weights */
+    PM_PREFETCH_KV_CACHE = 1,       /* an attention's KV cache */
+    PM_PREFETCH_ROUTED_EXPERTS = 2, /* the weights of the experts the router chose */
+    PM_PREFETCH_WHAT_COUNT = 3
+} pm_prefetch_what;
+
+/** "weights", "kv_cache", "routed_experts" (the explain JSON's spelling); "?" when invalid. */
+PM_API const char *pm_prefetch_what_name(pm_prefetch_what what);
+
+/** "allreduce" or "all_to_all" for a communication node's kind (the explain JSON's spelling of
+ * a collective); "?" for any other kind. */
+PM_API const char *pm_collective_kind_name(pm_node_kind kind);
+
+/** One prefetch of an explain window. */
+typedef struct pm_explain_prefetch {
+    int node;              /* the prefetch node in pm_explain.graph */
+    int consumer;          /* the node it serves in pm_explain.graph */
+    pm_prefetch_what what;
+    double bytes;          /* what it moves from HBM into L2: weights and KV cache */
+} pm_explain_prefetch;
+
+/** One collective's prefetch window (Algorithm 1's decisions under it, and their timing). */
+typedef struct pm_explain_window {
+    int collective;          /* the allreduce or all-to-all in pm_explain.graph */
+    pm_node_kind kind;       /* PM_NODE_ALLREDUCE or PM_NODE_ALLTOALL */
+    double comm_bytes;       /* its message (the node's comm_bytes) */
+    double collective_s;     /* its time in the schedule */
+    size_t first_prefetch;   /* its prefetches: pm_explain.prefetches[first_prefetch] on */
+    size_t n_prefetches;     /* how many (0: nothing prefetched under it) */
+    double window_bytes;     /* the bytes prefetched under it (< pm_explain.l2_window_bytes) */
+    int stopped_at;          /* the first node that did not fit, -1 when the window ended at
+                                the next collective or the end of the graph */
+    double stopped_bytes;    /* that node's bytes (an attention's KV cache, else its weights);
+                                0 when stopped_at is -1 */
+    bool stopped_routed;     /* stopped at routed experts under an allreduce: they are known
+                                only after the router runs, so only the dispatch all-to-all may
+                                prefetch them */
+    double prefetch_busy_s;  /* the prefetch stream's busy time from the collective's start to
+                                its last prefetch's end; 0 without prefetches */
+    bool hidden;             /* the prefetches end within the collective (true without any) */
+} pm_explain_window;
+
+/** What `preserve-model explain` reports: the preserve graph of the first layers, scheduled,
+ * and every collective's window in graph order. */
+typedef struct pm_explain {
+    pm_graph *graph;             /* the preserve graph of layers_shown layers (owned) */
+    pm_schedule schedule;        /* its schedule (owned) */
+    double l2_window_bytes;      /* Algorithm 1's capacity (pm_accelerator_l2_window_bytes) */
+    int layers_shown;            /* the graph's decoder layers: 0 .. layers_shown - 1 */
+    int repeat_from;             /* from this layer (1, or the first MoE layer) on, the layer
+                                    classes (local or global attention, dense or MoE) repeat
+                                    with period repeat_period (at most 64), and so do the
+                                    windows: layers_shown is repeat_from + repeat_period + 1 (2
+                                    when every layer is alike), at most the model's layers */
+    int repeat_period;
+    double experts_read_per_step; /* MoE: distinct routed experts one MoE layer's step reads on
+                                     the busiest device (pm_footprint); 0 for a dense model */
+    pm_explain_window *windows;  /* n_windows windows (owned; NULL when none: one device) */
+    size_t n_windows;
+    pm_explain_prefetch *prefetches; /* every window's prefetches, window by window (owned) */
+    size_t n_prefetches;
+} pm_explain;
+
+/**
+ * Builds and schedules the preserve graph of scenario s (pm_graph_build_mode) at context_len
+ * (>= 0) in phase, with the first layers up to where every class of layer has a window into
+ * the next (pm_explain.layers_shown), and fills out with each collective's window. *out is
+ * overwritten; release it with pm_explain_release (after an error it holds nothing). Returns
+ * PM_OK, PM_ERR_INVALID_ARG (s or out NULL, a negative context), PM_ERR_NOMEM, or the errors
+ * of pm_graph_build_mode and pm_schedule_compute.
+ */
+PM_API pm_status pm_explain_compute(const pm_scenario *s, pm_phase phase, int64_t context_len,
+                                    pm_explain *out, pm_error *err);
+/** Frees what pm_explain_compute attached to e (not e itself), and zeroes it. e may be NULL. */
+PM_API void pm_explain_release(pm_explain *e);
+
+/** The lanes of a timeline: where a bar is drawn. Values are pinned. */
+typedef enum pm_lane {
+    PM_LANE_COMPUTE = 0,    /* the main stream's operations */
+    PM_LANE_COLLECTIVE = 1, /* allreduces, fused GEMM+allreduces, MoE all-to-alls */
+    PM_LANE_PREFETCH = 2,   /* the prefetch stream */
+    PM_LANE_COUNT = 3
+} pm_lane;
+
+/** "compute", "collective", "prefetch" (the timeline's spelling); "?" when invalid. */
+PM_API const char *pm_lane_name(pm_lane lane);
+
+/** One bar of a timeline: a node that overlaps the layer shown. */
+typedef struct pm_timeline_op {
+    int node;       /* the node in pm_timeline.graph */
+    pm_lane lane;
+    double start_s; /* from the layer's start: a prefetch issued under the previous layer's last
+                       collective starts before 0 */
+    double end_s;
+    double bytes;   /* a collective's message, a prefetch's weights and KV cache, an operation's
+                       weights, KV cache and activations */
+} pm_timeline_op;
+
+/** What `preserve-model timeline` reports of one mode: the two-stream schedule of one decoder
+ * layer standing for every layer of its class. */
+typedef struct pm_timeline {
+    pm_mode mode;
+    pm_graph *graph;       /* the mode's graph of three layers (after the first MoE layer's
+                              dense ones for a model whose first layers are dense) (owned) */
+    pm_schedule schedule;  /* its schedule (owned) */
+    int layer;             /* the layer shown: 1, the one after the first MoE layer's, or the
+                              graph's last when it has fewer layers */
+    double layer_s;        /* from its first main-stream node's start to the next layer's (or
+                              the schedule's end) */
+    pm_timeline_op *ops;   /* every node whose slot overlaps the layer, in graph order (owned) */
+    size_t n_ops;
+} pm_timeline;
+
+/**
+ * Builds and schedules the graph of scenario s in mode (pm_graph_build_mode) at context_len
+ * (>= 0) in phase, and fills out with the nodes that overlap the layer shown. *out is
+ * overwritten; release it with pm_timeline_release (after an error it holds nothing). Returns
+ * PM_OK, PM_ERR_INVALID_ARG (s or out NULL, mode out of range, a negative context),
+ * PM_ERR_NOMEM, or the errors of pm_graph_build_mode and pm_schedule_compute.
+ */
+PM_API pm_status pm_timeline_compute(const pm_scenario *s, pm_mode mode, pm_phase phase,
+                                     int64_t context_len, pm_timeline *out, pm_error *err);
+/** Frees what pm_timeline_compute attached to t (not t itself), and zeroes it. t may be NULL. */
+PM_API void pm_timeline_release(pm_timeline *t);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Die area and throughput density                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -1596,7 +1739,7 @@ typedef struct pm_area {
  * Whether the largest die of the accelerator's package (a compute die or an I/O die,
  * pm_area_compute) is larger than the reticle (PM_RETICLE_MM2); *per_die_mm2 (may be NULL)
  * receives that die's area (0 without area coefficients, which is never over). An accelerator
- * file over it is refused; a what-if (--set, a sweep point) is warned of.
+ * file over it is refused; a what-if (an override, a sweep point) is warned of.
  */
 PM_API bool pm_die_over_reticle(const pm_accelerator *a, double *per_die_mm2);
 

@@ -1,6 +1,6 @@
 /*
  * data.c - finding and assembling inputs: bundled names vs paths, scenarios that name or inline
- * their components (with "from" inheritance), --set overrides on the resolved JSON tree, listing
+ * their components (with "from" inheritance), overrides on the resolved JSON tree, listing
  * and validating the shipped files, and the provenance accessors.
  *
  * May call: alloc.c, area.c, check.c, dtype.c, error.c, graph.c, graph_io.c, json.c,
@@ -253,7 +253,7 @@ static pm_status check_kind(const cJSON *root, const char *file, pm_file_kind wa
         if (looks_like_hf(root))
             return pm_fail(err, PM_ERR_VALUE, file, "$",
                            "a HuggingFace config.json (a model) where a %s file was expected: "
-                           "give it as the model (--model FILE, or --set model=FILE)",
+                           "give it as the model (the override model=FILE)",
                            pm_file_kind_name(want));
         return pm_fail(err, PM_ERR_MISSING, file, "$.kind",
                        "missing required key \"kind\" (expected \"%s\")", pm_file_kind_name(want));
@@ -265,12 +265,12 @@ static pm_status check_kind(const cJSON *root, const char *file, pm_file_kind wa
         /* Where a file of the kind it is goes instead. */
         static const struct {
             const char *kind, *where;
-        } goes[] = {{"model", "--model FILE, or --set model=FILE"},
-                    {"accelerator", "--accelerator FILE, or --set accelerator=FILE"},
-                    {"cluster", "--cluster FILE, or --set cluster=FILE"},
-                    {"workload", "--set workload=FILE"},
-                    {"runtime", "--set runtime=FILE"},
-                    {"scenario", "--config FILE"}};
+        } goes[] = {{"model", "the override model=FILE"},
+                    {"accelerator", "the override accelerator=FILE"},
+                    {"cluster", "the override cluster=FILE"},
+                    {"workload", "the override workload=FILE"},
+                    {"runtime", "the override runtime=FILE"},
+                    {"scenario", "the scenario to load, not an override"}};
         const char *where = NULL;
         for (size_t i = 0; i < PM_ARRAY_LEN(goes); i++)
             if (strcmp(k->valuestring, goes[i].kind) == 0)
@@ -415,12 +415,12 @@ static pm_status override_value(const char *text, const char *label, const char 
     *out = NULL;
     cJSON *v = NULL;
     pm_error perr;
-    pm_status st = pm_json_parse(text, strlen(text), "--set", &v, &perr);
+    pm_status st = pm_json_parse(text, strlen(text), PM_ERROR_FILE_OVERRIDE, &v, &perr);
     if (st == PM_ERR_NOMEM)
-        return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+        return pm_fail(err, PM_ERR_NOMEM, PM_ERROR_FILE_OVERRIDE, NULL, "out of memory");
     if (st == PM_ERR_RANGE && perr.line == 0) { /* not a position: a number, not finite */
         char where[300];
-        snprintf(where, sizeof where, "--set %s", label);
+        snprintf(where, sizeof where, PM_ERROR_FILE_OVERRIDE " %s", label);
         return pm_fail(err, PM_ERR_RANGE, where, jpath, "%s", perr.message);
     }
     if (st == PM_OK && !cJSON_IsObject(v) && !cJSON_IsArray(v)) {
@@ -436,14 +436,14 @@ static pm_status override_value(const char *text, const char *label, const char 
     if (st == PM_ERR_RANGE && end != text && isfinite(lead)) {
         /* A number whose multiplier overflows ("1e308Ki"), not a string. */
         char where[300];
-        snprintf(where, sizeof where, "--set %s", label);
+        snprintf(where, sizeof where, PM_ERROR_FILE_OVERRIDE " %s", label);
         return pm_fail(err, PM_ERR_RANGE, where, jpath, "%s", perr.message);
     }
     if (st == PM_OK)
         *out = cJSON_CreateNumber(x);
     else
         *out = cJSON_CreateString(text);
-    return *out ? PM_OK : pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+    return *out ? PM_OK : pm_fail(err, PM_ERR_NOMEM, PM_ERROR_FILE_OVERRIDE, NULL, "out of memory");
 }
 
 /* Sets obj.<dotted path> = value, creating intermediate objects. */
@@ -457,15 +457,15 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
     while ((dot = strchr(seg, '.')) != NULL) {
         *dot = '\0';
         if (!seg[0])
-            return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL,
+            return pm_fail(err, PM_ERR_INVALID_ARG, PM_ERROR_FILE_OVERRIDE, NULL,
                            "empty key in \"%s\"", label);
         cJSON *next = cJSON_GetObjectItemCaseSensitive(cur, seg);
         if (!next) {
             next = cJSON_AddObjectToObject(cur, seg);
             if (!next)
-                return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+                return pm_fail(err, PM_ERR_NOMEM, PM_ERROR_FILE_OVERRIDE, NULL, "out of memory");
         } else if (!cJSON_IsObject(next)) {
-            return pm_fail(err, PM_ERR_TYPE, "--set", NULL,
+            return pm_fail(err, PM_ERR_TYPE, PM_ERROR_FILE_OVERRIDE, NULL,
                            "\"%s\": \"%s\" is %s, not an object", label, seg,
                            pm_json_type_name(next));
         }
@@ -473,7 +473,8 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
         seg = dot + 1;
     }
     if (!seg[0])
-        return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL, "empty key in \"%s\"", label);
+        return pm_fail(err, PM_ERR_INVALID_ARG, PM_ERROR_FILE_OVERRIDE, NULL,
+                       "empty key in \"%s\"", label);
     cJSON *v = NULL;
     char jpath[256];
     snprintf(jpath, sizeof jpath, "%s.%s", comp_path, dotted);
@@ -492,15 +493,15 @@ static pm_status set_path(cJSON *obj, const char *dotted, const char *value, con
         }
     }
     if (!put_item(cur, seg, v))
-        return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+        return pm_fail(err, PM_ERR_NOMEM, PM_ERROR_FILE_OVERRIDE, NULL, "out of memory");
     if (comp) { /* a nested key under its dotted name, written in its parent object */
         /* The override names itself, whole. */
         char parent[256];
-        const size_t len = strlen(label) + sizeof "--set ";
+        const size_t len = strlen(label) + sizeof PM_ERROR_FILE_OVERRIDE " ";
         char *lbl = pm_malloc(len);
         if (!lbl)
-            return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
-        snprintf(lbl, len, "--set %s", label);
+            return pm_fail(err, PM_ERR_NOMEM, PM_ERROR_FILE_OVERRIDE, NULL, "out of memory");
+        snprintf(lbl, len, PM_ERROR_FILE_OVERRIDE " %s", label);
         const size_t lead = (size_t)(seg - buf); /* "outer." before the last segment */
         if (lead > 0)
             snprintf(parent, sizeof parent, "%s.%.*s", comp_path, (int)(lead - 1), dotted);
@@ -516,11 +517,12 @@ static pm_status split_override(const char *ov, char *key, size_t n, const char 
 {
     const char *eq = strchr(ov, '=');
     if (!eq || eq == ov)
-        return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL,
+        return pm_fail(err, PM_ERR_INVALID_ARG, PM_ERROR_FILE_OVERRIDE, NULL,
                        "expected key.path=value (got \"%s\")", ov);
     size_t len = (size_t)(eq - ov);
     if (len >= n)
-        return pm_fail(err, PM_ERR_INVALID_ARG, "--set", NULL, "key too long in \"%s\"", ov);
+        return pm_fail(err, PM_ERR_INVALID_ARG, PM_ERROR_FILE_OVERRIDE, NULL,
+                       "key too long in \"%s\"", ov);
     memcpy(key, ov, len);
     key[len] = '\0';
     *value = eq + 1;
@@ -569,7 +571,7 @@ static void components_free(component *cs, size_t n)
 
 static const char *const sharding_names[] = {"megatron", "ideal"};
 
-/* Names the last override of err's path as the error's place ("--set KEY=VALUE"): when the
+/* Names the last override of err's path as the error's place ("override KEY=VALUE"): when the
  * error names no file yet, or always when replace is true (a key only an override wrote). */
 static void blame_override(const pm_load_opts *opts, size_t n_ov, pm_error *err, bool replace)
 {
@@ -580,13 +582,14 @@ static void blame_override(const pm_load_opts *opts, size_t n_ov, pm_error *err,
         const char *val = NULL;
         if (split_override(opts->overrides[i], key, sizeof key, &val, NULL) == PM_OK &&
             strcmp(err->path + 2, key) == 0) {
-            snprintf(err->file, sizeof err->file, "--set %s", opts->overrides[i]);
+            snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s",
+                     opts->overrides[i]);
             return;
         }
     }
 }
 
-/* Overrides that replace a whole component go first: "--set model=llama3-8b". */
+/* Overrides that replace a whole component go first: "model=llama3-8b". */
 static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts, size_t n_ov,
                                            pm_error *err)
 {
@@ -606,20 +609,21 @@ static pm_status apply_component_overrides(cJSON *root, const pm_load_opts *opts
             if ((st = pm_resolve_ref(opts->data_dir, (pm_file_kind)k, val, path, sizeof path,
                                      err)) != PM_OK) {
                 if (err) {
-                    snprintf(err->file, sizeof err->file, "--set %s", opts->overrides[i]);
+                    snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s",
+                             opts->overrides[i]);
                     snprintf(err->path, sizeof err->path, "$.%s", kind_names[k]); /* = key */
                 }
                 return st;
             }
             cJSON *name = cJSON_CreateString(val);
             if (!name || !put_item(root, key, name))
-                return pm_fail(err, PM_ERR_NOMEM, "--set", NULL, "out of memory");
+                return pm_fail(err, PM_ERR_NOMEM, PM_ERROR_FILE_OVERRIDE, NULL, "out of memory");
         }
     }
     return PM_OK;
 }
 
-/* Then the overrides of single keys, in a component ("--set cluster.devices=4") or in the
+/* Then the overrides of single keys, in a component ("cluster.devices=4") or in the
  * scenario itself. */
 static pm_status apply_key_overrides(cJSON *root, component *comps, const pm_load_opts *opts,
                                      size_t n_ov, pm_error *err)
@@ -637,7 +641,7 @@ static pm_status apply_key_overrides(cJSON *root, component *comps, const pm_loa
                     target = k;
             if (strcmp(key, kind_names[PM_KIND_RUNTIME]) == 0) {
                 if (!comps[4].json)
-                    return pm_fail(err, PM_ERR_MISSING, "--set", "$.runtime",
+                    return pm_fail(err, PM_ERR_MISSING, PM_ERROR_FILE_OVERRIDE, "$.runtime",
                                    "%s: the scenario names no runtime (set runtime=NAME first)",
                                    opts->overrides[i]);
                 target = 4; /* the runtime's slot in comps (scenario_from_json) */
@@ -751,7 +755,7 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     if (st == PM_OK && out->runtime.present && out->runtime.allreduce_given)
         out->cluster.algorithm = out->runtime.allreduce;
     if (st == PM_OK && (st = read_scenario_keys(root, sfile, prov, out, err)) != PM_OK)
-        blame_override(opts, n_ov, err, true); /* "--set foo=1": foo is the option's */
+        blame_override(opts, n_ov, err, true); /* "foo=1": foo is the override's */
     if (st != PM_OK) {
         pm_provenance_free(prov);
         return st;
@@ -759,8 +763,8 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     out->provenance = prov;
     st = pm_scenario_check(out, err);
     if (st != PM_OK) {
-        /* The check names a path: the file (or --set) that gave its value, else the
-         * scenario's. A value with no provenance item (a datatype, a name) set by --set is
+        /* The check names a path: the file (or override) that gave its value, else the
+         * scenario's. A value with no provenance item (a datatype, a name) overridden is
          * named by the last override of that path. */
         for (size_t i = prov->n; err && !err->file[0] && i-- > 0;)
             if (prov->items[i].file && strcmp(prov->items[i].path, err->path) == 0)

@@ -9,6 +9,13 @@
 
 #include "internal.h"
 
+bool pm_file_is_override(const char *file)
+{
+    const size_t n = sizeof PM_ERROR_FILE_OVERRIDE - 1;
+    return file && strncmp(file, PM_ERROR_FILE_OVERRIDE, n) == 0 &&
+           (file[n] == '\0' || file[n] == ' ');
+}
+
 const char *pm_status_name(pm_status status)
 {
     static const char *const names[] = {

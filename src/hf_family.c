@@ -282,7 +282,7 @@ pm_status pm_hf_finish(pm_obj *o, const char *note)
         /* An override that would be ignored changes nothing: refused, never dropped. */
         if (pm_obj_key_overridden(o, c->string))
             return pm_obj_fail(o, c->string, PM_ERR_UNSUPPORTED,
-                               "--set of \"%s\" changes nothing: %s%s", c->string,
+                               "an override of \"%s\" changes nothing: %s%s", c->string,
                                why ? why : "the key is not recognised",
                                note ? "; set it under text_config (model.text_config.KEY)" : "");
         const char *near = why ? NULL : pm_obj_nearest_known(o, c->string);

@@ -29,6 +29,9 @@ pm_status pm_fail(pm_error *err, pm_status status, const char *file, const char 
 const char *pm_errno_text(int errnum, char *buf, size_t n);
 /* Clears err to PM_OK. */
 void pm_error_clear(pm_error *err);
+/* Whether file (NULL: no) names an override as the origin of a value or an error:
+ * PM_ERROR_FILE_OVERRIDE alone or followed by " KEY=VALUE". */
+bool pm_file_is_override(const char *file);
 
 /* Copies src into dst of size n, always NUL-terminated, truncating at a UTF-8 character
  * boundary (a multibyte character is dropped whole rather than split). */
@@ -101,10 +104,11 @@ static const pm_range PM_RANGE_FRACTION = {0.0, 1.0, true, false};
 #define PM_PATH_BYTES 1024
 _Static_assert(PM_PATH_BYTES == sizeof(((pm_error *)0)->file), "pm_error.file holds a path");
 
-/* A key of a merged object whose value came from another file, or from --set. */
+/* A key of a merged object whose value came from another file, or from an override. */
 typedef struct pm_key_origin {
     char key[64];
-    const char *file; /* the file (the scenario's path, alive while it loads) or the --set label */
+    const char *file; /* the file (the scenario's path, alive while it loads) or the override's
+                         label ("override KEY=VALUE") */
     char *owned;      /* the label when the origin made it (freed with its component) */
     char path[64]; /* the JSON path of the object the key was written in, there */
 } pm_key_origin;
@@ -117,7 +121,7 @@ typedef struct pm_obj {
     char path[256];           /* JSON path of this object, "$" or "$.cluster" */
     const char *file_source;  /* the file-level "source", for provenance */
     pm_provenance *prov;      /* may be NULL */
-    const struct pm_key_origin *origins; /* keys that came from elsewhere (--set, inline) */
+    const struct pm_key_origin *origins; /* keys that came from elsewhere (overrides, inline) */
     size_t n_origins;
     char origin_prefix[96];   /* a nested object's keys are origins' "outer.key" ("" top) */
     pm_error *err;
@@ -154,15 +158,15 @@ pm_status pm_obj_enum(pm_obj *o, const char *key, bool required, const char *con
                       size_t n_names, int *out);
 /* A sub-object; child is initialised on it. PM_ERR_TYPE when not an object. */
 pm_status pm_obj_child(pm_obj *o, const char *key, bool required, pm_obj *child, bool *present);
-/* Fails at key of o, naming the file (or --set) where the key was written. */
+/* Fails at key of o, naming the file (or override) where the key was written. */
 pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-/* Whether key of o was written by --set (an override), not by a file. */
+/* Whether key of o was written by an override, not by a file. */
 bool pm_obj_key_overridden(const pm_obj *o, const char *key);
-/* Whether any key of o (or of an object nested in it) was written by --set. */
+/* Whether any key of o (or of an object nested in it) was written by an override. */
 bool pm_obj_any_overridden(const pm_obj *o);
 /* Rejects keys never read or declared, with "did you mean". */
 pm_status pm_obj_finish(pm_obj *o);

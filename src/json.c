@@ -86,7 +86,7 @@ static const pm_key_origin *key_origin(const pm_obj *o, const char *key)
 bool pm_obj_key_overridden(const pm_obj *o, const char *key)
 {
     const pm_key_origin *k = key_origin(o, key);
-    return k && k->file && strncmp(k->file, "--set", 5) == 0;
+    return k && pm_file_is_override(k->file);
 }
 
 bool pm_obj_any_overridden(const pm_obj *o)
@@ -94,7 +94,7 @@ bool pm_obj_any_overridden(const pm_obj *o)
     const size_t np = strlen(o->origin_prefix);
     for (size_t i = 0; i < o->n_origins; i++)
         if (strncmp(o->origins[i].key, o->origin_prefix, np) == 0 && o->origins[i].file &&
-            strncmp(o->origins[i].file, "--set", 5) == 0)
+            pm_file_is_override(o->origins[i].file))
             return true;
     return false;
 }
@@ -124,13 +124,13 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
 #define obj_fail pm_obj_fail
 
 /* The source a provenance entry of key cites: its own (a sourced value), else none for a value
- * from --set (the file's source is not its), else the file's. */
+ * from an override (the file's source is not its), else the file's. */
 static const char *entry_source(const pm_obj *o, const char *key, const char *source)
 {
     if (source && source[0])
         return source;
     const pm_key_origin *k = key_origin(o, key);
-    if (k && strncmp(k->file, "--set", 5) == 0)
+    if (k && pm_file_is_override(k->file))
         return "";
     return o->file_source ? o->file_source : "";
 }

@@ -166,7 +166,7 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
                            "io_other_mm2 (I/O dies), each die yielded alone");
     k->yield_model = (pm_yield_model)model;
     /* Read by the negative binomial only; kept (and checked) with the others, so that
-     * --set accelerator.cost.yield_model=poisson works on a file that gives it. */
+     * the override accelerator.cost.yield_model=poisson works on a file that gives it. */
     const bool nb = k->yield_model == PM_YIELD_NEGATIVE_BINOMIAL;
     if ((st = pm_obj_number(&c, "yield_alpha", nb, (pm_range){0.0, 1e6, true, false},
                             &k->yield_alpha)) != PM_OK)
@@ -236,9 +236,9 @@ static pm_status read_peaks(pm_obj *o, pm_accelerator *a)
 }
 
 /* An accelerator file describes silicon that exists or could: a die of its package over the
- * reticle is refused. A what-if that grows it (--set, or a sweep point) is warned of instead
- * (pm_scenario_warning), so that a design-space sweep can say where the die stops being
- * buildable. */
+ * reticle is refused. A what-if that grows it (an override, or a sweep point) is warned of
+ * instead (pm_scenario_warning), so that a design-space sweep can say where the die stops
+ * being buildable. */
 static pm_status check_buildable(pm_obj *o, const pm_accelerator *a)
 {
     double per_die = 0.0;

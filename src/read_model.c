@@ -506,11 +506,11 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
 
 /* A HuggingFace file's own name: the directory of a ".../NAME/config.json", else the file's
  * name without ".json" ("llama3-8b-config"); into buf, empty when the config is not a file
- * (an inline --set object) or the name does not fit buf (never cut). */
+ * (an inline object of an override) or the name does not fit buf (never cut). */
 static void file_stem(const char *file, char *buf, size_t n)
 {
     buf[0] = '\0';
-    if (!file || !file[0] || strncmp(file, "--set", 5) == 0)
+    if (!file || !file[0] || pm_file_is_override(file))
         return;
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;

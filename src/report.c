@@ -52,7 +52,7 @@ static void json_num(pm_sbuf *b, const char *key, double v, bool present, const 
 static void json_energy(pm_sbuf *b, const pm_estimate *e, const pm_mode_result *r)
 {
     pm_sb_printf(b, ", ");
-    json_num(b, "energy_per_token_J", r->energy_per_token_J, e->energy_present, ", ");
+    json_num(b, "J_per_token", r->energy_per_token_J, e->energy_present, ", ");
     json_num(b, "avg_power_W", r->avg_power_W, e->energy_present, ", ");
     json_num(b, "tokens_per_J", r->tokens_per_J, e->energy_present, ", ");
     json_num(b, "tokens_per_s_per_usd", r->tokens_per_s_per_usd, e->cost_present, ", ");

@@ -72,12 +72,13 @@ static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, cons
                       pm_error *err)
 {
     if (max_points && a->n_values >= max_points)
-        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "more than %zu points", max_points);
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec, "more than %zu points",
+                       max_points);
     if (a->n_values == *cap) {
         size_t nc = *cap ? *cap * 2 : 16;
         double *nv = pm_realloc(a->values, nc * sizeof *nv);
         if (!nv)
-            return pm_fail(err, PM_ERR_NOMEM, "--sweep", spec, "out of memory");
+            return pm_fail(err, PM_ERR_NOMEM, PM_ERROR_FILE_AXIS, spec, "out of memory");
         a->values = nv;
         *cap = nc;
     }
@@ -109,12 +110,13 @@ static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec,
         *out = v * ai->display;
     } else if ((k == PM_AXIS_SEQ ? pm_token_count_parse(text, out, &e2)
                                  : pm_quantity_parse(text, ai->dim, out, &e2)) != PM_OK) {
-        return pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
+        return pm_fail(err, e2.status, PM_ERROR_FILE_AXIS, spec, "%s", e2.message);
     }
     if (!(*out > 0) || !isfinite(*out))
-        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "values must be > 0 (got '%s')", text);
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
+                       "values must be > 0 (got '%s')", text);
     if (pm_axis_is_count(k) && fabs(*out - round(*out)) > 1e-9 * *out)
-        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "%s takes integers (got '%s')",
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec, "%s takes integers (got '%s')",
                        ai->name, text);
     if (pm_axis_is_count(k))
         *out = round(*out);
@@ -131,10 +133,10 @@ static pm_status parse_list(const char *r, const char *spec, size_t max_points, 
         const size_t len = c ? (size_t)(c - p) : strlen(p);
         char item[128];
         if (len == 0)
-            return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty item %zu in the list",
-                           out->n_values + 1);
+            return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
+                           "empty item %zu in the list", out->n_values + 1);
         if (len >= sizeof item)
-            return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+            return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
                            "list item %zu is longer than %zu characters", out->n_values + 1,
                            sizeof item - 1);
         memcpy(item, p, len);
@@ -158,7 +160,7 @@ static pm_status parse_step(const char *text, const axis_info *ai, const char *s
         char *end;
         double f = strtod(text + 1, &end);
         if (*end || !(f > 1) || !isfinite(f))
-            return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+            return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
                            "a geometric step is xF with F > 1 (got '%s')", text);
         *step = -f;
         return PM_OK;
@@ -169,9 +171,9 @@ static pm_status parse_step(const char *text, const axis_info *ai, const char *s
         *step = v * ai->display;
     else if ((ai == &axes[PM_AXIS_SEQ] ? pm_token_count_parse(text, step, &e2)
                                : pm_quantity_parse(text, ai->dim, step, &e2)) != PM_OK)
-        return pm_fail(err, e2.status, "--sweep", spec, "%s", e2.message);
+        return pm_fail(err, e2.status, PM_ERROR_FILE_AXIS, spec, "%s", e2.message);
     if (!(*step > 0) || !isfinite(*step))
-        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
                        "the step must be finite and > 0 (got '%s')", text);
     return PM_OK;
 }
@@ -187,7 +189,7 @@ static pm_status parse_range(const char *r, pm_axis_kind kind, const char *spec,
         const char *c = strchr(p, ':');
         size_t len = c ? (size_t)(c - p) : strlen(p);
         if (len >= sizeof buf[0])
-            return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "range part too long");
+            return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec, "range part too long");
         memcpy(buf[parts], p, len);
         buf[parts][len] = '\0';
         parts++;
@@ -196,14 +198,14 @@ static pm_status parse_range(const char *r, pm_axis_kind kind, const char *spec,
         p = c + 1;
     }
     if (parts != 3 || strchr(p, ':'))
-        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "expected START:STOP:STEP");
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec, "expected START:STOP:STEP");
     pm_status st;
     if ((st = parse_value(buf[0], kind, spec, lo, err)) != PM_OK ||
         (st = parse_value(buf[1], kind, spec, hi, err)) != PM_OK ||
         (st = parse_step(buf[2], &axes[kind], spec, step, err)) != PM_OK)
         return st;
     if (!(*hi >= *lo))
-        return pm_fail(err, PM_ERR_RANGE, "--sweep", spec,
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
                        "reversed range: STOP must be >= START");
     return PM_OK;
 }
@@ -236,7 +238,7 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
     const char *eq = strchr(spec, '=');
     size_t nlen = eq ? (size_t)(eq - spec) : strlen(spec);
     if (nlen == 0 || nlen >= sizeof name)
-        return pm_fail(err, PM_ERR_VALUE, "--sweep", spec, "expected AXIS or AXIS=RANGE");
+        return pm_fail(err, PM_ERR_VALUE, PM_ERROR_FILE_AXIS, spec, "expected AXIS or AXIS=RANGE");
     memcpy(name, spec, nlen);
     name[nlen] = '\0';
     int k = -1;
@@ -254,7 +256,7 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
             snprintf(list + used, sizeof list - used, "%s%s",
                      i == 0 ? "" : i == PM_AXIS_COUNT - 1 ? " or " : ", ", names[i]);
         }
-        return pm_fail(err, PM_ERR_VALUE, "--sweep", spec,
+        return pm_fail(err, PM_ERR_VALUE, PM_ERROR_FILE_AXIS, spec,
                        "unknown axis \"%s\" (%s%s%sexpected %s)", name,
                        near ? "did you mean \"" : "", near ? near : "", near ? "\"? " : "", list);
     }
@@ -266,7 +268,7 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
     if (eq) {
         const char *r = eq + 1;
         if (!*r) {
-            st = pm_fail(err, PM_ERR_RANGE, "--sweep", spec, "empty range after '='");
+            st = pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec, "empty range after '='");
             goto fail;
         }
         if (!strchr(r, ':')) { /* a list */

@@ -87,6 +87,24 @@ static pm_status do_graph_and_schedule(const pm_scenario *s, void *scratch)
     return st;
 }
 
+static pm_status do_views(const pm_scenario *s, void *scratch)
+{
+    (void)scratch;
+    pm_explain e;
+    pm_status st = pm_explain_compute(s, PM_PHASE_DECODE, 1000, &e, NULL);
+    if (st != PM_OK)
+        assert_null(e.graph);
+    pm_explain_release(&e);
+    pm_timeline t;
+    if (st == PM_OK) {
+        st = pm_timeline_compute(s, PM_MODE_PRESERVE, PM_PHASE_DECODE, 1000, &t, NULL);
+        if (st != PM_OK)
+            assert_null(t.graph);
+        pm_timeline_release(&t);
+    }
+    return st;
+}
+
 static int count_points(const pm_sweep_point *p, size_t n, void *user)
 {
     (void)p;
@@ -127,6 +145,7 @@ static void test_evaluate_path_reports_every_failure(void **state)
     assert_true(exhaust("pm_step_model_new", do_step_model, &s, NULL) >= 1);
     assert_true(exhaust("graph, insertion, schedule, JSON", do_graph_and_schedule, &s, NULL) >=
                 4);
+    assert_true(exhaust("pm_explain_compute, pm_timeline_compute", do_views, &s, NULL) >= 6);
     assert_true(exhaust("pm_sweep_run", do_sweep, &s, NULL) >= 2);
     assert_true(exhaust("pm_optimize_axis", do_optimize, &s, NULL) >= 1);
     /* and the results after all that are the undisturbed ones */

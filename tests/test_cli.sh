@@ -328,9 +328,9 @@ check objective-alone 2 "--objective: run does not use it" "$pm" --objective usd
 noblocks="$root/tests/configs/valid/accelerator-with-area.json"
 check objective-usd-needs-cost 1 '$.accelerator.cost: the usd objective needs the accelerator'"'"'s "cost" object' "$pm" --accelerator "$noblocks" --optimize l2 --objective usd
 check objective-joule-needs-energy 1 '$.accelerator.energy: the joule objective needs' "$pm" --accelerator "$noblocks" --optimize l2 --objective joule
-check json-energy 0 '"energy_per_token_J": ' "$pm" --format json
+check json-energy 0 '"J_per_token": ' "$pm" --format json
 check json-cost 0 '"cost": {"die_mm2": ' "$pm" --format json
-check json-energy-null 0 '"energy_per_token_J": null, "avg_power_W": null, "tokens_per_J": null, "tokens_per_s_per_usd": null' "$pm" --accelerator "$noblocks" --format json
+check json-energy-null 0 '"J_per_token": null, "avg_power_W": null, "tokens_per_J": null, "tokens_per_s_per_usd": null' "$pm" --accelerator "$noblocks" --format json
 check json-cost-null 0 '"cost": null' "$pm" --accelerator "$noblocks" --format json
 check table-energy 0 "J/token" "$pm"
 check table-cost 0 "cost per device: \$" "$pm"

@@ -933,7 +933,7 @@ static void test_scenario_rejects_allreduce_the_topology_cannot_run(void **state
 }
 
 /* A routing skew on a dense model would change nothing: refused, and the scenario check's
- * error names the --set that gave the value (not the scenario's file); a MoE model takes it. */
+ * error names the override that gave the value (not the scenario's file); a MoE model takes it. */
 static void test_scenario_check_names_the_override_and_refuses_dense_skew(void **state)
 {
     (void)state;
@@ -943,7 +943,7 @@ static void test_scenario_check_names_the_override_and_refuses_dense_skew(void *
     pm_error err;
     assert_int_equal(pm_scenario_load("llama70b", &opts, &s, &err), PM_ERR_INCONSISTENT);
     assert_string_equal(err.path, "$.workload.routing_skew_alpha");
-    assert_string_equal(err.file, "--set workload.routing_skew_alpha=1.2");
+    assert_string_equal(err.file, "override workload.routing_skew_alpha=1.2");
     assert_non_null(strstr(err.message, "needs a mixture-of-experts model"));
     assert_ok(pm_scenario_load("mixtral8x7b", &opts, &s, &err), &err);
     assert_rel(s.workload.routing_skew_alpha, 1.2, 0.0);
@@ -1142,7 +1142,7 @@ static void test_scenario_from_override_error_names_the_scenario(void **state)
     assert_non_null(strstr(err.path, "devices"));
 }
 
-/* ---------------------------------------------------------------- --set overrides */
+/* ---------------------------------------------------------------- overrides */
 
 static void test_set_override_changes_batch(void **state)
 {
@@ -1193,7 +1193,7 @@ static void test_runtime_is_a_component_with_its_allreduce(void **state)
     const char *ov2[] = {"runtime.step_overhead_us=1"};
     pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
     assert_fails(pm_scenario_load("llama70b-h100", &opts2, &s, &err), &err, PM_ERR_MISSING,
-                 "--set", "$.runtime", "names no runtime");
+                 "override", "$.runtime", "names no runtime");
 }
 
 /* The H100's fp8 GEMMs sustain 0.70 of their peak, its bf16 ones 0.80 (MAMF searches); an
@@ -1561,12 +1561,12 @@ static void test_set_override_with_invalid_value_names_the_override(void **state
     pm_scenario s;
     pm_error err;
     assert_fails(pm_scenario_load("llama70b", &opts, &s, &err), &err, PM_ERR_RANGE,
-                 "--set workload.batch=0", NULL, "must be in [1, ");
+                 "override workload.batch=0", NULL, "must be in [1, ");
     assert_non_null(strstr(err.path, "batch"));
     const char *ov2[] = {"workload.batch=4.5"};
     pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
     assert_fails(pm_scenario_load("llama70b", &opts2, &s, &err), &err, PM_ERR_RANGE,
-                 "--set workload.batch=4.5", NULL, "expected an integer");
+                 "override workload.batch=4.5", NULL, "expected an integer");
     /* An override that breaks consistency is reported at the scenario path. */
     const char *ov3[] = {"cluster.devices=128"};
     pm_load_opts opts3 = {PM_TEST_DATA_DIR, ov3, 1};
@@ -1576,7 +1576,40 @@ static void test_set_override_with_invalid_value_names_the_override(void **state
     const char *ov4[] = {"workload.btach=8"};
     pm_load_opts opts4 = {PM_TEST_DATA_DIR, ov4, 1};
     assert_fails(pm_scenario_load("llama70b", &opts4, &s, &err), &err, PM_ERR_UNKNOWN_KEY,
-                 "--set workload.btach=8", NULL, "did you mean \"batch\"?");
+                 "override workload.btach=8", NULL, "did you mean \"batch\"?");
+}
+
+/* The library's errors speak of keys, never of the tool's options (issue 48: "--model FILE",
+ * "--set KEY=VALUE" reached C and Python users, who have neither): a file of another kind
+ * names the key it goes under, an override's origin (an error's file, a resolved input's) is
+ * "override KEY=VALUE". */
+static void test_messages_name_keys_not_options(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    assert_fails(pm_scenario_load(PM_TEST_DATA_DIR "/models/llama3-8b.json", &g_opts, &s, &err),
+                 &err, PM_ERR_VALUE, NULL, "$.kind",
+                 "expected a scenario file here (got a \"model\" file): give it as the model "
+                 "(the override model=FILE)");
+    const char *ov[] = {"accelerator=" PM_TEST_DATA_DIR "/scenarios/llama70b.json"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    assert_fails(pm_scenario_load("llama70b", &opts, &s, &err), &err, PM_ERR_VALUE, NULL,
+                 "$.kind", "give it as the scenario (the scenario to load, not an override)");
+    assert_null(strstr(err.message, "--"));
+    const char *ov2[] = {"workload.batch=8"};
+    pm_load_opts opts2 = {PM_TEST_DATA_DIR, ov2, 1};
+    assert_ok(pm_scenario_load("llama70b", &opts2, &s, &err), &err);
+    bool found = false;
+    for (size_t i = 0; i < pm_scenario_param_count(&s); i++) {
+        const pm_param_info *p = pm_scenario_param(&s, i);
+        if (strcmp(p->path, "$.workload.batch") == 0) {
+            assert_string_equal(p->file, "override workload.batch=8");
+            found = true;
+        }
+    }
+    assert_true(found);
+    pm_scenario_release(&s);
 }
 
 static void test_set_override_without_equals_is_rejected(void **state)
@@ -1586,8 +1619,8 @@ static void test_set_override_without_equals_is_rejected(void **state)
     pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
     pm_scenario s;
     pm_error err;
-    assert_fails(pm_scenario_load("llama70b", &opts, &s, &err), &err, PM_ERR_INVALID_ARG, "--set",
-                 NULL, "expected key.path=value");
+    assert_fails(pm_scenario_load("llama70b", &opts, &s, &err), &err, PM_ERR_INVALID_ARG,
+                 "override", NULL, "expected key.path=value");
 }
 
 static void test_set_override_applies_to_component_loads(void **state)
@@ -1602,7 +1635,7 @@ static void test_set_override_applies_to_component_loads(void **state)
     const char *bad[] = {"prefill_frac=1"};
     pm_load_opts opts2 = {PM_TEST_DATA_DIR, bad, 1};
     assert_fails(pm_workload_load("paper-default", &opts2, &w, &err), &err, PM_ERR_RANGE,
-                 "--set prefill_frac=1", "$.prefill_frac", "must be in (0, 1)");
+                 "override prefill_frac=1", "$.prefill_frac", "must be in (0, 1)");
 }
 
 /* ---------------------------------------------------------------- HuggingFace configs */
@@ -3598,6 +3631,7 @@ int main(void)
         cmocka_unit_test(test_checkpoint_quantization_is_read_and_warned),
         cmocka_unit_test(test_scenario_warnings_are_listed_in_order),
         cmocka_unit_test(test_set_override_with_invalid_value_names_the_override),
+        cmocka_unit_test(test_messages_name_keys_not_options),
         cmocka_unit_test(test_set_override_without_equals_is_rejected),
         cmocka_unit_test(test_set_override_applies_to_component_loads),
         cmocka_unit_test(test_hf_llama3_config_loads_as_is),

@@ -12,6 +12,7 @@ allreduces. A thin layer over the C library's public API; every number comes fro
     >>> s["l2_capacity_MiB"], s["preserve_request_s"]          # numpy arrays
     >>> step = pm.StepModel("llama70b", mode="preserve")
     >>> step.decode_time(16383)                                # seconds
+    >>> pm.explain("llama70b")["windows"]["window_bytes"]      # bytes prefetched per collective
 
 Scenarios are named as the CLI names them (a bundled name such as "llama70b", or a path to a
 JSON file). Overrides are the CLI's: the shortcuts model, accelerator, cluster, devices, ep,
@@ -33,7 +34,7 @@ from . import _core
 from ._core import Error
 
 __all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "optimize", "footprint",
-           "SERVE_RULES",
+           "explain", "timeline", "PHASES", "SERVE_RULES",
            "OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
 
 #: The keyword shortcuts and the path each one sets (the CLI's --model, --batch ...).
@@ -138,7 +139,8 @@ def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
     shortcuts: model, accelerator, cluster, devices, ep, batch, seq. data_dir: the bundled data (default:
     data_dir()). Returns a dict with the keys tool, scenario, inputs, tpot_context_len, modes
     (serial, fused, preserve: request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
-    tokens_per_s, allreduce_algorithm, allreduce_decode_s), speedup, shard, memory.
+    tokens_per_s, allreduce_algorithm, allreduce_decode_s, J_per_token, tokens_per_J ...),
+    speedup, shard, memory (docs/output-format.md lists every key).
     Raises Error for a load or model error.
     """
     return json.loads(_core.estimate_json(_path("config", config), _overrides(overrides, shortcuts),
@@ -339,6 +341,95 @@ def footprint(config="llama70b", devices=(1, 2, 4, 8, 16), overrides=None, *, ep
                      "experts_read_per_step"):
             del out[name]
     return out
+
+
+#: The phases a step view (explain, timeline) takes (pm_phase), in the library's order.
+PHASES = ("decode", "prefill")
+
+
+def _phase_context(phase, context):
+    """The library's phase and context (-1: the phase's default) of a view's arguments."""
+    if phase not in PHASES:
+        raise ValueError(f"phase: expected one of {', '.join(PHASES)} (got {phase!r})")
+    if context is None:
+        return PHASES.index(phase), -1
+    if isinstance(context, bool) or not isinstance(context, (int, np.integer)):
+        raise TypeError(f"context: expected a token count (got {context!r})")
+    if context < 0:
+        raise ValueError(f"context: expected a token count >= 0 (got {context!r})")
+    return PHASES.index(phase), int(context)
+
+
+def _columns(rows, names, dtypes):
+    """A dict of numpy arrays, one per name, from rows of tuples (empty arrays of dtypes when
+    there are no rows)."""
+    return {name: np.array([r[i] for r in rows], dtype=dtype)
+            for i, (name, dtype) in enumerate(zip(names, dtypes))}
+
+
+def explain(config="llama70b", overrides=None, *, phase="decode", context=None, data_dir=None,
+            **shortcuts):
+    """What PRESERVE prefetches under each collective and why each window stops: the `explain`
+    command's report (`preserve-model explain --format json`).
+
+    phase: "decode" or "prefill"; context: the cached tokens (decode) or the prompt (prefill),
+    None for the tool's default (seq_len - 1, or the prompt). overrides, data_dir and the
+    shortcuts as for estimate(). A step whose KV cache outgrows the HBM is a UserWarning.
+
+    Returns the explain JSON's keys: tool, scenario, accelerator, phase, context,
+    l2_window_bytes, layers_shown, last_shown_is_layer, and windows, a dict of numpy arrays with
+    one element per collective of the preserve graph shown: collective, kind ("allreduce",
+    "all_to_all"), comm_bytes, collective_s, window_bytes, stopped_at (the node's name, None
+    where the window ended at the next collective), stopped_bytes (NaN there), stopped_routed,
+    prefetch_busy_s, hidden (bools), and prefetches, a list (one per window) of dicts of numpy
+    arrays consumer, what ("weights", "kv_cache", "routed_experts") and bytes. Raises Error
+    for a load or model error.
+    """
+    ph, ctx = _phase_context(phase, context)
+    scenario, accelerator, ctx, cap, shown, last, windows = _core.explain(
+        _path("config", config), ph, ctx, _overrides(overrides, shortcuts),
+        _path("data_dir", data_dir))
+    names = ("collective", "kind", "comm_bytes", "collective_s", "prefetches", "window_bytes",
+             "stopped_at", "stopped_bytes", "stopped_routed", "prefetch_busy_s", "hidden")
+    dtypes = (str, str, float, float, object, float, object, float, bool, float, bool)
+    rows = [w[:7] + (np.nan if w[7] is None else w[7],) + w[8:] for w in windows]
+    out = _columns(rows, names, dtypes)
+    out["prefetches"] = [_columns(w[4], ("consumer", "what", "bytes"), (str, str, float))
+                         for w in windows]
+    return {"tool": f"preserve-model {version()}", "scenario": scenario,
+            "accelerator": accelerator, "phase": phase, "context": ctx, "l2_window_bytes": cap,
+            "layers_shown": shown, "last_shown_is_layer": last, "windows": out}
+
+
+def timeline(config="llama70b", overrides=None, *, mode="preserve", compare=False,
+             phase="decode", context=None, data_dir=None, **shortcuts):
+    """The two-stream schedule of one decoder layer (standing for every layer of its class):
+    the `timeline` command's report (`preserve-model timeline --format json`).
+
+    mode: "serial", "fused" or "preserve"; compare=True gives serial and preserve (the tool's
+    --compare; mode is then not used). phase and context as for explain(); overrides,
+    data_dir and the shortcuts as for estimate().
+
+    Returns the timeline JSON's keys: tool, scenario, model, accelerator, devices, phase,
+    context, and modes, a list of one dict per mode: mode, layer_s (the layer's time) and ops, a
+    dict of numpy arrays with one element per operation that overlaps the layer: lane_index,
+    lane ("compute", "collective", "prefetch"), node, kind, start_s and end_s (seconds from the
+    layer's start; a prefetch issued under the previous layer starts before 0) and bytes.
+    Raises Error for a load or model error.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode: expected one of {', '.join(MODES)} (got {mode!r})")
+    ph, ctx = _phase_context(phase, context)
+    modes = ("serial", "preserve") if compare else (mode,)
+    scenario, model, accelerator, devices, ctx, shown = _core.timeline(
+        _path("config", config), [MODES.index(m) for m in modes], ph, ctx,
+        _overrides(overrides, shortcuts), _path("data_dir", data_dir))
+    names = ("lane_index", "lane", "node", "kind", "start_s", "end_s", "bytes")
+    dtypes = (int, str, str, str, float, float, float)
+    return {"tool": f"preserve-model {version()}", "scenario": scenario, "model": model,
+            "accelerator": accelerator, "devices": devices, "phase": phase, "context": ctx,
+            "modes": [{"mode": m, "layer_s": layer_s, "ops": _columns(ops, names, dtypes)}
+                      for m, layer_s, ops in shown]}
 
 
 class StepModel(_core.StepModel):

@@ -19,16 +19,10 @@
 static PyObject *Error; /* preserve_model.Error */
 
 /* Raises Error from a library error; returns NULL for the caller to return. The library names
- * an override's origin as the CLI writes it ("--set KEY=VALUE") and an axis's as "--sweep":
- * here they are the module's words, an override and an axis (issue 48). */
-static PyObject *raise_error(const pm_error *library_err)
+ * an override's origin "override KEY=VALUE" and an axis's "axis", the module's words too (the
+ * tool names its options instead). */
+static PyObject *raise_error(const pm_error *err)
 {
-    pm_error renamed = *library_err;
-    const pm_error *err = &renamed;
-    if (strncmp(library_err->file, "--set ", 6) == 0)
-        snprintf(renamed.file, sizeof renamed.file, "override %s", library_err->file + 6);
-    else if (strcmp(library_err->file, "--sweep") == 0)
-        snprintf(renamed.file, sizeof renamed.file, "axis");
     /* The whole text, however long its file path (a cut could split a UTF-8 character). */
     char small[1200];
     const size_t need = pm_error_format(err, small, sizeof small) + 1;
@@ -771,6 +765,209 @@ static PyObject *footprint(PyObject *self, PyObject *args, PyObject *kw)
     return Py_BuildValue("(ON)", moe ? Py_True : Py_False, rows);
 }
 
+/* ---------------------------------------------------------------- views */
+
+/* A library text as str ("replace": a name read from a file need not be UTF-8). */
+static PyObject *text_of(const char *s)
+{
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+/* Loads the scenario of a view (explain, timeline) with its warnings, and its context: context,
+ * or the phase's default (pm_default_context) when it is -1; warns where the step's KV cache
+ * outgrows the HBM, as the tool does. Returns 0, or -1 with a Python exception set. */
+static int load_view(const char *config, PyObject *overrides, const char *data_dir, int phase,
+                     long long context, pm_scenario *s, int64_t *ctx)
+{
+    if (phase != PM_PHASE_DECODE && phase != PM_PHASE_PREFILL) {
+        PyErr_Format(PyExc_ValueError, "phase: expected decode (0) or prefill (1) (got %d)",
+                     phase);
+        return -1;
+    }
+    if (context < -1 || context > PM_MAX_SEQ_LEN) {
+        PyErr_Format(PyExc_ValueError, "context: expected a token count in [0, %lld] (got %lld)",
+                     (long long)PM_MAX_SEQ_LEN, context);
+        return -1;
+    }
+    if (load(config, overrides, data_dir, true, s) != 0)
+        return -1;
+    *ctx = context >= 0 ? (int64_t)context : pm_default_context(&s->workload, (pm_phase)phase);
+    char note[512];
+    for (size_t i = 0; pm_context_warning(s, *ctx, i, note, sizeof note); i++)
+        if (warn_note(note) != 0) {
+            pm_scenario_release(s);
+            return -1;
+        }
+    return 0;
+}
+
+/* One explain window as a tuple (collective, kind, comm_bytes, collective_s, prefetches as
+ * [(consumer, what, bytes)], window_bytes, stopped_at or None, stopped_bytes or None,
+ * stopped_routed, prefetch_busy_s, hidden). */
+static PyObject *explain_window(const pm_explain *e, const pm_explain_window *w)
+{
+    const pm_graph *g = e->graph;
+    PyObject *pfs = PyList_New((Py_ssize_t)w->n_prefetches);
+    for (size_t k = 0; pfs && k < w->n_prefetches; k++) {
+        const pm_explain_prefetch *p = &e->prefetches[w->first_prefetch + k];
+        PyObject *t = Py_BuildValue("(Nsd)", text_of(g->nodes[p->consumer].name),
+                                    pm_prefetch_what_name(p->what), p->bytes);
+        if (!t) {
+            Py_CLEAR(pfs);
+            break;
+        }
+        PyList_SET_ITEM(pfs, (Py_ssize_t)k, t);
+    }
+    if (!pfs)
+        return NULL;
+    /* JSON's null where the window ended at the next collective */
+    const bool stopped = w->stopped_at >= 0;
+    PyObject *stop = stopped ? text_of(g->nodes[w->stopped_at].name) : Py_None;
+    PyObject *stop_bytes = stopped ? PyFloat_FromDouble(w->stopped_bytes) : Py_None;
+    if (!stopped) { /* "N" takes a reference: Py_None's too */
+        Py_INCREF(Py_None);
+        Py_INCREF(Py_None);
+    }
+    return Py_BuildValue("(NsddNdNNOdO)", text_of(g->nodes[w->collective].name),
+                         pm_collective_kind_name(w->kind), w->comm_bytes, w->collective_s, pfs,
+                         w->window_bytes, stop, stop_bytes,
+                         w->stopped_routed ? Py_True : Py_False, w->prefetch_busy_s,
+                         w->hidden ? Py_True : Py_False);
+}
+
+/* explain(config, phase, context, overrides=None, data_dir=None) -> (scenario, accelerator,
+ * context, l2_window_bytes, layers_shown, last_shown_is_layer, windows): the explain command's
+ * report (pm_explain_compute), each window as explain_window gives it. context -1: the
+ * phase's default. */
+static PyObject *explain(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_phase[] = "phase", k_context[] = "context";
+    static char *kwlist[] = {k_config, k_phase, k_context, k_overrides, k_data_dir, NULL};
+    const char *config, *data_dir = NULL;
+    PyObject *overrides = Py_None;
+    int phase;
+    long long context;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "siL|Oz", kwlist, &config, &phase, &context,
+                                     &overrides, &data_dir))
+        return NULL;
+    pm_scenario s;
+    int64_t ctx;
+    if (load_view(config, overrides, data_dir, phase, context, &s, &ctx) != 0)
+        return NULL;
+    pm_explain e;
+    pm_error err;
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_explain_compute(&s, (pm_phase)phase, ctx, &e, &err);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (st != PM_OK) {
+        raise_error(&err);
+        goto done;
+    }
+    PyObject *windows = PyList_New((Py_ssize_t)e.n_windows);
+    for (size_t i = 0; windows && i < e.n_windows; i++) {
+        PyObject *w = explain_window(&e, &e.windows[i]);
+        if (!w) {
+            Py_CLEAR(windows);
+            break;
+        }
+        PyList_SET_ITEM(windows, (Py_ssize_t)i, w);
+    }
+    if (windows)
+        result = Py_BuildValue("(NNLdiiN)", text_of(s.name), text_of(s.accel.name),
+                               (long long)ctx, e.l2_window_bytes, e.layers_shown,
+                               s.model.layers - 1, windows);
+done:
+    pm_explain_release(&e);
+    pm_scenario_release(&s);
+    return result;
+}
+
+/* One mode's timeline as a tuple (mode, layer_s, ops), each op (lane_index, lane, node, kind,
+ * start_s, end_s, bytes). */
+static PyObject *timeline_mode(const pm_timeline *t)
+{
+    PyObject *ops = PyList_New((Py_ssize_t)t->n_ops);
+    for (size_t k = 0; ops && k < t->n_ops; k++) {
+        const pm_timeline_op *op = &t->ops[k];
+        const pm_node *n = &t->graph->nodes[op->node];
+        PyObject *o = Py_BuildValue("(isNsddd)", (int)op->lane, pm_lane_name(op->lane),
+                                    text_of(n->name), pm_node_kind_name(n->kind), op->start_s,
+                                    op->end_s, op->bytes);
+        if (!o) {
+            Py_CLEAR(ops);
+            break;
+        }
+        PyList_SET_ITEM(ops, (Py_ssize_t)k, o);
+    }
+    return ops ? Py_BuildValue("(sdN)", pm_mode_name(t->mode), t->layer_s, ops) : NULL;
+}
+
+/* timeline(config, modes, phase, context, overrides=None, data_dir=None) -> (scenario, model,
+ * accelerator, devices, context, modes): the timeline command's report (pm_timeline_compute)
+ * of each mode (a sequence of pm_mode values), as timeline_mode gives it. context -1: the
+ * phase's default. */
+static PyObject *timeline(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_modes[] = "modes", k_phase[] = "phase", k_context[] = "context";
+    static char *kwlist[] = {k_config, k_modes, k_phase, k_context, k_overrides, k_data_dir,
+                             NULL};
+    const char *config, *data_dir = NULL;
+    PyObject *modes_obj, *overrides = Py_None;
+    int phase;
+    long long context;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOiL|Oz", kwlist, &config, &modes_obj, &phase,
+                                     &context, &overrides, &data_dir))
+        return NULL;
+    PyObject *seq = PySequence_Fast(modes_obj, "modes: expected a sequence of modes");
+    if (!seq)
+        return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const long m = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (PyErr_Occurred() || m < 0 || m >= PM_MODE_COUNT) {
+            Py_DECREF(seq);
+            return PyErr_Occurred() ? NULL
+                                    : PyErr_Format(PyExc_ValueError,
+                                                   "modes: expected values in [0, %d) (got %ld)",
+                                                   PM_MODE_COUNT, m);
+        }
+    }
+    pm_scenario s;
+    int64_t ctx;
+    if (load_view(config, overrides, data_dir, phase, context, &s, &ctx) != 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    PyObject *modes = PyList_New(n);
+    for (Py_ssize_t i = 0; modes && i < n; i++) {
+        const pm_mode m = (pm_mode)PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        pm_timeline t;
+        pm_error err;
+        pm_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = pm_timeline_compute(&s, m, (pm_phase)phase, ctx, &t, &err);
+        Py_END_ALLOW_THREADS
+        PyObject *item = st == PM_OK ? timeline_mode(&t) : raise_error(&err);
+        pm_timeline_release(&t);
+        if (!item) {
+            Py_CLEAR(modes);
+            break;
+        }
+        PyList_SET_ITEM(modes, i, item);
+    }
+    Py_DECREF(seq);
+    PyObject *result = modes ? Py_BuildValue("(NNNiLN)", text_of(s.name), text_of(s.model.name),
+                                             text_of(s.accel.name), s.cluster.devices,
+                                             (long long)ctx, modes)
+                             : NULL;
+    pm_scenario_release(&s);
+    return result;
+}
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *data_dir(PyObject *self, PyObject *unused)
@@ -802,6 +999,12 @@ static PyMethodDef methods[] = {
      "iterations, at_edge))"},
     {"footprint", (PyCFunction)(void (*)(void))footprint, METH_VARARGS | METH_KEYWORDS,
      "footprint(config, devices, ep, overrides=None, data_dir=None) -> (moe, rows)"},
+    {"explain", (PyCFunction)(void (*)(void))explain, METH_VARARGS | METH_KEYWORDS,
+     "explain(config, phase, context, overrides=None, data_dir=None) -> (scenario, accelerator, "
+     "context, l2_window_bytes, layers_shown, last_shown_is_layer, windows)"},
+    {"timeline", (PyCFunction)(void (*)(void))timeline, METH_VARARGS | METH_KEYWORDS,
+     "timeline(config, modes, phase, context, overrides=None, data_dir=None) -> (scenario, "
+     "model, accelerator, devices, context, [(mode, layer_s, ops)])"},
     {"data_dir", data_dir, METH_NOARGS, "the bundled data directory the library uses"},
     {"version", version, METH_NOARGS, "the library version"},
     {NULL, NULL, 0, NULL}};

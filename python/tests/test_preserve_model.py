@@ -89,6 +89,18 @@ def test_estimate_has_the_report_keys():
     assert r["memory"]["allreduces_per_step"] == 2 * 80  # attention's and MLP's, per layer
 
 
+def test_energy_per_token_has_one_name():
+    """The energy per generated token is J_per_token in the report, MODE_J_per_token in the
+    sweep's and the serve command's columns (issue 48: the report said energy_per_token_J)."""
+    r = pm.estimate("llama70b")
+    s = pm.sweep("llama70b", batch=[4])
+    for m in pm.MODES:
+        assert "energy_per_token_J" not in r["modes"][m]
+        assert r["modes"][m]["J_per_token"] == s[f"{m}_J_per_token"][0], m
+        assert r["modes"][m]["tokens_per_J"] == s[f"{m}_tokens_per_J"][0], m
+    assert "preserve_J_per_token" in pm.serve("llama70b", concurrency=[4])
+
+
 def test_a_cluster_of_another_platform_warns():
     with pytest.warns(UserWarning, match="cluster hccs-full-mesh is of platform ascend.*"
                       "its own cluster: nvlink4-nvswitch"):
@@ -416,6 +428,26 @@ def test_errors_carry_file_path_and_message():
     with pytest.raises(pm.Error) as e:
         pm.sweep("llama70b", l2="8MiB:4MiB")
     assert e.value.file == "axis" and str(e.value).startswith("axis: l2=8MiB:4MiB: ")
+    # a file of one kind given as another: the hint names the key (issue 48: it named the
+    # CLI's --model and --config, which the module does not have)
+    with pytest.raises(pm.Error) as e:
+        pm.estimate(os.path.join(DATA, "models", "llama3-8b.json"))
+    assert e.value.message.endswith("give it as the model (the override model=FILE)")
+    with pytest.raises(pm.Error) as e:
+        pm.estimate(model=os.path.join(DATA, "scenarios", "llama70b.json"))
+    assert e.value.message.endswith("give it as the scenario (the scenario to load, not an "
+                                    "override)")
+    hf = os.path.join(SOURCE, "tests", "configs", "hf", "llama3-8b-config.json")
+    with pytest.raises(pm.Error) as e:
+        pm.estimate(model=hf, overrides={"model.rope_theta": 1})
+    assert e.value.file == "override model.rope_theta=1"
+    assert e.value.message.startswith('an override of "rope_theta" changes nothing')
+    for bad in ({"config": os.path.join(DATA, "accelerators", "h100-sxm.json")},
+                {"model": "llama3-8b", "overrides": {"model.no_such_key": 1}},
+                {"model": hf, "overrides": {"model.rope_theta": 1}}):
+        with pytest.raises(pm.Error) as e:
+            pm.estimate(**bad)
+        assert "--" not in e.value.message, e.value.message
 
     with pytest.raises(pm.Error) as e:
         pm.estimate("no-such-scenario")
@@ -579,3 +611,98 @@ def test_footprint_matches_the_tool():
     assert pm.footprint("llama70b", devices=[128])["ideal_split"][0]  # 64 heads over 128
     with pytest.raises(pm.Error, match="expert"):
         pm.footprint("mixtral8x7b", devices=[3], ep=3)
+
+
+def _same_columns(got, want_rows, where):
+    """The module's dict of numpy arrays holds the tool's JSON rows, value for value (the JSON's
+    numbers round-trip: equal, not close); a null is None in an object column, NaN in a
+    float one."""
+    assert set(got) == set(want_rows[0]), where
+    for i, row in enumerate(want_rows):
+        for key, value in row.items():
+            if value is None:
+                assert got[key][i] is None or math.isnan(got[key][i]), (where, i, key)
+            elif key != "prefetches":
+                assert got[key][i] == value, (where, i, key, got[key][i], value)
+
+
+def test_explain_matches_the_tool():
+    """explain() gives the explain command's JSON (issue 48: the module lacked it)."""
+    for config, args, kw in (("llama70b", [], {}),
+                             ("llama70b", ["--phase", "prefill", "--batch", "2"],
+                              {"phase": "prefill", "batch": 2}),
+                             ("mixtral8x7b", ["--context", "4k"], {"context": 4096}),
+                             ("deepseek-v3-h200", [], {})):
+        want = json.loads(tool("explain", "--config", config, "--format", "json", *args))
+        got = pm.explain(config, **kw)
+        assert set(got) == set(want), config
+        for key, value in want.items():
+            if key != "windows":
+                assert got[key] == value, (config, key)
+        windows = got["windows"]
+        _same_columns(windows, want["windows"], config)
+        assert windows["stopped_routed"].dtype == bool and windows["hidden"].dtype == bool
+        assert len(windows["prefetches"]) == len(want["windows"])
+        for i, w in enumerate(want["windows"]):
+            if w["prefetches"]:
+                _same_columns(windows["prefetches"][i], w["prefetches"], (config, i))
+            else:
+                assert all(len(a) == 0 for a in windows["prefetches"][i].values())
+    # Llama3-70B on 4 devices, int8: the attention allreduce's window prefetches the MLP's
+    # Gate, 8192 x 28672 / 4 = 58720256 bytes, and the MLP allreduce's the next layer's QKV,
+    # 8192 x (64 / 4 + 2 x 8 / 4) x 128 = 20971520 bytes
+    w = pm.explain("llama70b")["windows"]
+    assert w["collective"][0] == "L0.AR.attn" and w["kind"][0] == "allreduce"
+    assert w["prefetches"][0]["consumer"][0] == "L0.Gate"
+    assert w["prefetches"][0]["bytes"][0] == 8192 * 28672 // 4
+    assert w["prefetches"][1]["consumer"][0] == "L1.QKV"
+    assert w["prefetches"][1]["bytes"][0] == 8192 * (64 // 4 + 2 * 8 // 4) * 128
+    # Mixtral over tensor parallelism: the attention allreduce may not prefetch routed experts
+    w = pm.explain("mixtral8x7b")["windows"]
+    assert w["stopped_at"][0] == "L0.ExpertGate" and w["stopped_routed"][0]
+    assert math.isnan(w["stopped_bytes"][1]) and w["stopped_at"][1] is None
+    # one device: no collective, no window, empty columns of their types
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the weights do not fit one device's HBM
+        none = pm.explain("llama70b", devices=1)["windows"]
+    assert none["collective"].size == 0 and none["prefetches"] == []
+    with pytest.raises(ValueError, match="phase: expected one of decode, prefill"):
+        pm.explain(phase="generate")
+    with pytest.raises(TypeError, match="context: expected a token count"):
+        pm.explain(context=100.0)
+    with pytest.raises(ValueError, match="context: expected a token count >= 0"):
+        pm.explain(context=-1)
+    with pytest.raises(pm.Error, match="nosuch"):
+        pm.explain("nosuch")
+
+
+def test_timeline_matches_the_tool():
+    """timeline() gives the timeline command's JSON (issue 48: the module lacked it)."""
+    for config, args, kw in (("llama70b", ["--compare"], {"compare": True}),
+                             ("llama70b", ["--mode", "fused", "--phase", "prefill"],
+                              {"mode": "fused", "phase": "prefill"}),
+                             ("mixtral8x7b", [], {}),
+                             ("deepseek-v3-h200", ["--context", "1000"], {"context": 1000})):
+        want = json.loads(tool("timeline", "--config", config, "--format", "json", *args))
+        got = pm.timeline(config, **kw)
+        assert set(got) == set(want), config
+        for key, value in want.items():
+            if key != "modes":
+                assert got[key] == value, (config, key)
+        assert [m["mode"] for m in got["modes"]] == [m["mode"] for m in want["modes"]]
+        for g, w in zip(got["modes"], want["modes"]):
+            assert set(g) == set(w) and g["layer_s"] == w["layer_s"], config
+            _same_columns(g["ops"], w["ops"], (config, w["mode"]))
+            assert g["ops"]["lane_index"].dtype.kind == "i"
+    # Mixtral on 4 devices at the paper's point (batch 4, context 16383, int8): layer 1's KV
+    # cache, prefetched under layer 0's last allreduce, is 4 sequences x 16383 tokens x 2 KV
+    # heads per device (8 over 4) x 128 x (K, V) x 1 byte = 33552384 bytes, and starts before
+    # the layer does
+    ops = pm.timeline("mixtral8x7b")["modes"][0]["ops"]
+    kv = list(ops["node"]).index("PF.L1.Attention")
+    assert ops["lane"][kv] == "prefetch" and ops["bytes"][kv] == 4 * 16383 * 2 * 128 * 2
+    assert ops["start_s"][kv] < 0
+    with pytest.raises(ValueError, match="mode: expected one of serial, fused, preserve"):
+        pm.timeline(mode="overlap")
+    with pytest.raises(pm.Error, match="workload.batch"):
+        pm.timeline(batch=0)

@@ -78,8 +78,12 @@ void cli_init(cli *c);
 
 /* Prints "prog: MESSAGE" and the --help hint on stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
-/* Prints the library's error on stderr; returns EXIT_CONFIG. */
+/* Prints the library's error on stderr in the tool's words (an override is "--set KEY=VALUE",
+ * a hint names the option); returns EXIT_CONFIG. */
 int config_error(const pm_error *err);
+/* A file the library names in the tool's words: "--set KEY=VALUE" into buf (n bytes) for the
+ * library's "override KEY=VALUE" (PM_ERROR_FILE_OVERRIDE), else file itself. */
+const char *file_in_cli_words(const char *file, char *buf, size_t n);
 /* Prints the library's error about an option value ("prog: OPT: message", or without OPT when it
  * is NULL) with no hint; returns EXIT_USAGE. */
 int usage_pm_error(const char *opt, const pm_error *err);
@@ -128,21 +132,23 @@ void axis_title(const pm_scenario *s, pm_axis_kind k, char *t, size_t n);
  * given. */
 int64_t context_of(const cli *c, const pm_scenario *s);
 
-/* One step as the views show it (graph, explain, timeline): the scenario, the graph of one mode
- * with at most `layers` decoder layers at the options' context, and, when asked for, its
- * two-stream schedule. */
+/* Loads the scenario of the options for a step's view (graph, explain, timeline) and its
+ * context (context_of), with the scenario's and the step's warnings on stderr when warn; on
+ * failure prints the error and returns EXIT_CONFIG. Release s with pm_scenario_release. */
+int load_step(const cli *c, bool warn, pm_scenario *s, int64_t *context);
+
+/* One step as `graph` shows it: the scenario and the graph of one mode with at most `layers`
+ * decoder layers at the options' context. */
 typedef struct view {
     pm_scenario s;
     int64_t context;
     int layers;          /* the layers built: the request, at most the model's */
     pm_graph *g;
-    pm_schedule sched;   /* zero unless scheduled */
 } view;
 
-/* Loads the scenario of the options and builds its view, with the scenario's and the step's
- * warnings on stderr when warn; on failure prints the error, releases what it made and returns
+/* load_step, then the graph; on failure prints the error, releases what it made and returns
  * EXIT_CONFIG. Release with view_close. */
-int view_open(const cli *c, pm_mode mode, int layers, bool schedule, bool warn, view *v);
+int view_open(const cli *c, pm_mode mode, int layers, bool warn, view *v);
 void view_close(view *v);
 
 #endif

@@ -41,9 +41,54 @@ int usage_error(const char *fmt_, ...)
     return EXIT_USAGE;
 }
 
-/* Prints err's whole text after the prefix (a long file path included: never cut). */
-static void print_pm_error(const char *prefix, const char *opt, const pm_error *err)
+const char *file_in_cli_words(const char *file, char *buf, size_t n)
 {
+    const size_t k = sizeof PM_ERROR_FILE_OVERRIDE - 1;
+    if (!file || strncmp(file, PM_ERROR_FILE_OVERRIDE, k) != 0 || (file[k] && file[k] != ' '))
+        return file;
+    snprintf(buf, n, "--set%s", file + k);
+    return buf;
+}
+
+/* The library's hints speak of keys (issue 48: its C and Python users have no options); the
+ * tool's name the options that set them. */
+static const struct {
+    const char *library, *tool;
+} hints[] = {
+    {"(the override model=FILE)", "(--model FILE, or --set model=FILE)"},
+    {"(the override accelerator=FILE)", "(--accelerator FILE, or --set accelerator=FILE)"},
+    {"(the override cluster=FILE)", "(--cluster FILE, or --set cluster=FILE)"},
+    {"(the override workload=FILE)", "(--set workload=FILE)"},
+    {"(the override runtime=FILE)", "(--set runtime=FILE)"},
+    {"(the scenario to load, not an override)", "(--config FILE)"},
+    {"an override of \"", "--set of \""},
+};
+
+/* err in the tool's words: its file an option (file_in_cli_words), a hint of its message the
+ * option's (hints). */
+static void in_cli_words(const pm_error *err, pm_error *out)
+{
+    *out = *err;
+    char buf[sizeof out->file];
+    if (file_in_cli_words(err->file, buf, sizeof buf) == buf) /* "--set" is the shorter */
+        snprintf(out->file, sizeof out->file, "%s", buf);
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+        const char *at = strstr(err->message, hints[i].library);
+        if (at) {
+            snprintf(out->message, sizeof out->message, "%.*s%s%s", (int)(at - err->message),
+                     err->message, hints[i].tool, at + strlen(hints[i].library));
+            break;
+        }
+    }
+}
+
+/* Prints err's whole text, in the tool's words, after the prefix (a long file path included:
+ * never cut). */
+static void print_pm_error(const char *prefix, const char *opt, const pm_error *library_err)
+{
+    pm_error e;
+    in_cli_words(library_err, &e);
+    const pm_error *err = &e;
     char small[1200];
     const size_t need = pm_error_format(err, small, sizeof small) + 1;
     char *buf = need > sizeof small ? malloc(need) : small;
@@ -237,25 +282,32 @@ int64_t context_of(const cli *c, const pm_scenario *s)
     return pm_default_context(&s->workload, c->phase);
 }
 
-int view_open(const cli *c, pm_mode mode, int layers, bool schedule, bool warn, view *v)
+int load_step(const cli *c, bool warn, pm_scenario *s, int64_t *context)
 {
-    memset(v, 0, sizeof *v);
-    int rc = warn ? load(c, &v->s) : load_quiet(c, &v->s);
+    int rc = warn ? load(c, s) : load_quiet(c, s);
     if (rc)
         return rc;
-    v->context = context_of(c, &v->s);
+    *context = context_of(c, s);
     /* A step whose KV cache outgrows the HBM is drawn all the same, and said. */
     char note[512];
-    for (size_t i = 0; warn && pm_context_warning(&v->s, v->context, i, note, sizeof note); i++)
+    for (size_t i = 0; warn && pm_context_warning(s, *context, i, note, sizeof note); i++)
         fprintf(stderr, "warning: %s\n", note);
+    return 0;
+}
+
+int view_open(const cli *c, pm_mode mode, int layers, bool warn, view *v)
+{
+    memset(v, 0, sizeof *v);
+    int rc = load_step(c, warn, &v->s, &v->context);
+    if (rc)
+        return rc;
     v->layers = layers < v->s.model.layers ? layers : v->s.model.layers;
     v->g = pm_graph_alloc();
     pm_error err;
     if (!v->g)
         rc = out_of_memory();
     else if (pm_graph_build_mode(&v->s, mode, c->phase, v->context, v->layers, v->g, &err) !=
-                 PM_OK ||
-             (schedule && pm_schedule_compute(&v->s, v->g, &v->sched, &err) != PM_OK))
+             PM_OK)
         rc = config_error(&err);
     if (rc)
         view_close(v);
@@ -264,7 +316,6 @@ int view_open(const cli *c, pm_mode mode, int layers, bool schedule, bool warn, 
 
 void view_close(view *v)
 {
-    pm_schedule_release(&v->sched);
     pm_graph_free(v->g);
     v->g = NULL;
     pm_scenario_release(&v->s);

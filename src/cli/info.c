@@ -33,8 +33,10 @@ static void resolve_json(const cli *c, const pm_scenario *s)
             printf(", \"value_text\": ");
             fput_json_string(stdout, p->value_text);
         }
+        char set[PATH_MAX + 128]; /* an override's whole label */
         const char *keys[] = {"unit_si", "origin", "file", "source"};
-        const char *vals[] = {p->unit_si, p->origin, p->file, p->source};
+        const char *vals[] = {p->unit_si, p->origin, file_in_cli_words(p->file, set, sizeof set),
+                              p->source};
         for (int k = 0; k < 4; k++) {
             printf(", \"%s\": ", keys[k]);
             fput_json_string(stdout, vals[k]);
@@ -73,7 +75,8 @@ int cmd_resolve(const cli *c)
         putchar(',');
         fput_csv_field(stdout, p->origin, false);
         putchar(',');
-        fput_csv_field(stdout, p->file, false);
+        char set[PATH_MAX + 128]; /* an override's whole label */
+        fput_csv_field(stdout, file_in_cli_words(p->file, set, sizeof set), false);
         putchar(',');
         fput_csv_field(stdout, p->source, true); /* always quoted, as it always was */
         putchar('\n');

@@ -215,7 +215,7 @@ static void write_json_mode(const pm_serve_mode *x)
               {"goodput_tokens_per_s_per_device", x->goodput_tokens_per_s_per_device},
               {"tokens_per_s_per_mm2", x->tokens_per_s_per_mm2},
               {"tokens_per_s_per_usd", x->tokens_per_s_per_usd},
-              {"energy_per_token_J", x->energy_per_token_J}};
+              {"J_per_token", x->energy_per_token_J}};
     printf("{");
     for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
         printf("%s\"%s\": ", k ? ", " : "", kv[k].key);

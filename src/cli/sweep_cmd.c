@@ -394,6 +394,8 @@ static int parse_axes(const cli *c, pm_axis *ax)
         pm_error err;
         if (pm_axis_parse(c->sweeps[i], PM_AXIS_MAX_POINTS, &ax[i], &err) != PM_OK) {
             release_axes(ax);
+            if (strcmp(err.file, PM_ERROR_FILE_AXIS) == 0) /* the option that gave it */
+                snprintf(err.file, sizeof err.file, "--sweep");
             return usage_pm_error(NULL, &err);
         }
         for (int j = 0; j < i; j++)

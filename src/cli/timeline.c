@@ -1,11 +1,12 @@
 /*
  * timeline.c - `preserve-model timeline`: the two-stream schedule of one decoder layer, so a
- * reviewer sees what overlaps what. It schedules a three-layer graph of the chosen mode (layer
- * 0 has no allreduce before it; layer 1 stands for every layer of its class, local or global
- * attention, dense or MoE, which the header names with their count) and prints every node that
- * overlaps layer 1, from the start of its first node to the start of layer 2's, with times
- * relative to that start: prefetches issued under layer 0's last allreduce begin before it.
- * With --plot FILE it draws them with plots/timeline.gp (lanes: compute, allreduce, prefetch);
+ * reviewer sees what overlaps what. The library schedules a three-layer graph of the chosen mode
+ * (pm_timeline_compute: layer 0 has no allreduce before it; layer 1 stands for every layer of
+ * its class, local or global attention, dense or MoE, which the header names with their count)
+ * and gives every node that overlaps layer 1, from the start of its first node to the start of
+ * layer 2's, with times relative to that start: prefetches issued under layer 0's last
+ * allreduce begin before it. This file prints them.
+ * With --plot FILE it draws them with plots/timeline.gp (lanes: compute, collective, prefetch);
  * the CSV is written beside the figure. --compare shows serial above preserve: the CSV is the two
  * modes' CSVs one after the other, two blank lines between them (gnuplot's data blocks).
  */
@@ -17,77 +18,33 @@
 #include "output.h"
 #include "plot.h"
 
-static int lane_of(const pm_node *n)
-{
-    if (n->stream == PM_STREAM_PREFETCH)
-        return 2;
-    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ||
-                   n->kind == PM_NODE_ALLTOALL
-               ? 1
-               : 0;
-}
-
-static const char *const lane_names[] = {"compute", "collective", "prefetch"};
-
-/* Lane 1 ("collective") carries every collective: allreduces, fused GEMM+allreduces and the MoE
- * all-to-alls (their kind column says which; the lane was "allreduce" before issue 48). */
-
-/* First main-stream node of a layer, or -1. */
-static int first_of_layer(const pm_graph *g, int layer)
-{
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].layer == layer && g->nodes[i].stream == PM_STREAM_MAIN)
-            return (int)i;
-    return -1;
-}
-
-/* One mode's layer as shown: its view and the layer's start and end (s). */
+/* One mode's layer as shown: the library's timeline, and the scenario and context it is of. */
 typedef struct shown {
-    pm_mode mode;
-    view v;
-    int layer; /* the layer shown */
-    double t0, t1;
+    const pm_scenario *s;
+    int64_t context;
+    pm_timeline tl;
 } shown;
-
-/* Whether a node's slot overlaps the shown layer. */
-static bool in_layer(const pm_slot *sl, double t0, double t1)
-{
-    return sl->end_s > t0 && sl->start_s < t1;
-}
-
-/* What a bar's bytes are: a collective's payload, a prefetch's weights and KV, an operation's
- * weights, KV and activations. */
-static double bytes_of(const pm_node *n)
-{
-    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL ? n->comm_bytes
-           : n->stream == PM_STREAM_PREFETCH ? n->weight_bytes + n->kv_bytes
-                                             : n->weight_bytes + n->kv_bytes + n->act_bytes;
-}
 
 /* One mode's layer as a JSON object (keys in docs/output-format.md); times in seconds from the
  * layer's start. */
 static void write_json_mode(const shown *sh, bool first)
 {
-    const pm_graph *g = sh->v.g;
-    printf("%s    {\"mode\": \"%s\", \"layer_s\": ", first ? "" : ",\n", pm_mode_name(sh->mode));
-    fput_json_number(stdout, sh->t1 - sh->t0);
+    const pm_timeline *tl = &sh->tl;
+    printf("%s    {\"mode\": \"%s\", \"layer_s\": ", first ? "" : ",\n", pm_mode_name(tl->mode));
+    fput_json_number(stdout, tl->layer_s);
     printf(", \"ops\": [");
-    int k = 0;
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const pm_node *n = &g->nodes[i];
-        const pm_slot *sl = &sh->v.sched.slots[i];
-        if (!in_layer(sl, sh->t0, sh->t1))
-            continue;
-        const int lane = lane_of(n);
-        printf("%s\n      {\"lane_index\": %d, \"lane\": \"%s\", \"node\": ", k++ ? "," : "",
-               lane, lane_names[lane]);
+    for (size_t k = 0; k < tl->n_ops; k++) {
+        const pm_timeline_op *op = &tl->ops[k];
+        const pm_node *n = &tl->graph->nodes[op->node];
+        printf("%s\n      {\"lane_index\": %d, \"lane\": \"%s\", \"node\": ", k ? "," : "",
+               (int)op->lane, pm_lane_name(op->lane));
         fput_json_string(stdout, n->name);
         printf(", \"kind\": \"%s\", \"start_s\": ", pm_node_kind_name(n->kind));
-        fput_json_number(stdout, sl->start_s - sh->t0);
+        fput_json_number(stdout, op->start_s);
         printf(", \"end_s\": ");
-        fput_json_number(stdout, sl->end_s - sh->t0);
+        fput_json_number(stdout, op->end_s);
         printf(", \"bytes\": ");
-        fput_json_number(stdout, bytes_of(n));
+        fput_json_number(stdout, op->bytes);
         printf("}");
     }
     printf("\n    ]}");
@@ -95,7 +52,7 @@ static void write_json_mode(const shown *sh, bool first)
 
 static void write_json(const cli *c, const shown *sh, int n)
 {
-    const pm_scenario *s = &sh[0].v.s;
+    const pm_scenario *s = sh[0].s;
     printf("{\n  \"tool\": \"preserve-model %s\",\n  \"scenario\": ", pm_version());
     fput_json_string(stdout, s->name);
     printf(",\n  \"model\": ");
@@ -105,7 +62,7 @@ static void write_json(const cli *c, const shown *sh, int n)
     printf(",\n  \"devices\": %d,\n  \"phase\": \"%s\",\n  \"context\": %lld,\n"
            "  \"modes\": [\n",
            s->cluster.devices, c->phase == PM_PHASE_DECODE ? "decode" : "prefill",
-           (long long)sh[0].v.context);
+           (long long)sh[0].context);
     for (int i = 0; i < n; i++)
         write_json_mode(&sh[i], i == 0);
     printf("\n  ]\n}\n");
@@ -113,14 +70,12 @@ static void write_json(const cli *c, const shown *sh, int n)
 
 static void write_csv(FILE *f, const cli *c, const shown *sh)
 {
-    const pm_scenario *s = &sh->v.s;
-    const pm_graph *g = sh->v.g;
-    const pm_schedule *sc = &sh->v.sched;
-    const double t0 = sh->t0, t1 = sh->t1;
+    const pm_scenario *s = sh->s;
+    const pm_timeline *tl = &sh->tl;
     fprintf(f, "# preserve-model %s timeline --config ", pm_version());
     fput_comment_text(f, c->config);
-    fprintf(f, " --mode %s --phase %s --context %lld\n", pm_mode_name(sh->mode),
-            c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)sh->v.context);
+    fprintf(f, " --mode %s --phase %s --context %lld\n", pm_mode_name(tl->mode),
+            c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)sh->context);
     print_sets(f, c);
     fputs("# ", f);
     fput_comment_text(f, s->model.name);
@@ -142,33 +97,26 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
         fprintf(f, " x %d; layer 1 (%s%s%s: %d of %d layers are like it) lasts %.3f us\n",
                 s->cluster.devices, attn, attn[0] && moe > 0 && moe < m->layers ? ", " : "",
                 moe > 0 && moe < m->layers ? (e1 ? "MoE" : "dense MLP") : "", like, m->layers,
-                (t1 - t0) * 1e6);
+                tl->layer_s * 1e6);
     } else {
-        fprintf(f, " x %d; one layer lasts %.3f us\n", s->cluster.devices, (t1 - t0) * 1e6);
+        fprintf(f, " x %d; one layer lasts %.3f us\n", s->cluster.devices, tl->layer_s * 1e6);
     }
     fprintf(f, "lane_index,lane,node,kind,start_us,end_us,bytes\n");
-    for (size_t i = 0; i < g->n_nodes; i++) {
-        const pm_node *n = &g->nodes[i];
-        const pm_slot *sl = &sc->slots[i];
-        if (!in_layer(sl, t0, t1))
-            continue;
-        const double bytes = bytes_of(n);
-        const int lane = lane_of(n);
-        fprintf(f, "%d,%s,", lane, lane_names[lane]);
+    for (size_t k = 0; k < tl->n_ops; k++) {
+        const pm_timeline_op *op = &tl->ops[k];
+        const pm_node *n = &tl->graph->nodes[op->node];
+        fprintf(f, "%d,%s,", (int)op->lane, pm_lane_name(op->lane));
         fput_csv_field(f, n->name, false);
-        fprintf(f, ",%s,%.6f,%.6f,%.0f\n", pm_node_kind_name(n->kind), (sl->start_s - t0) * 1e6,
-                (sl->end_s - t0) * 1e6, bytes);
+        fprintf(f, ",%s,%.6f,%.6f,%.0f\n", pm_node_kind_name(n->kind), op->start_s * 1e6,
+                op->end_s * 1e6, op->bytes);
     }
 }
 
 /* Widens [lo, hi] (us from the layer's start) to every node of the shown layer. */
 static void widen_span(const shown *sh, double *lo, double *hi)
 {
-    for (size_t i = 0; i < sh->v.g->n_nodes; i++) {
-        const pm_slot *sl = &sh->v.sched.slots[i];
-        if (!in_layer(sl, sh->t0, sh->t1))
-            continue;
-        const double a = (sl->start_s - sh->t0) * 1e6, b = (sl->end_s - sh->t0) * 1e6;
+    for (size_t k = 0; k < sh->tl.n_ops; k++) {
+        const double a = sh->tl.ops[k].start_s * 1e6, b = sh->tl.ops[k].end_s * 1e6;
         *lo = a < *lo ? a : *lo;
         *hi = b > *hi ? b : *hi;
     }
@@ -191,14 +139,14 @@ static int draw(const cli *c, const shown *sh, int n)
         write_csv(csv.f, c, &sh[i]);
         widen_span(&sh[i], &lo, &hi);
     }
-    const pm_scenario *s = &sh[0].v.s;
+    const pm_scenario *s = sh[0].s;
     char *path = str_printf("%s", csv.path);
     char facts[160];
     scenario_facts(s, facts, sizeof facts);
     char *title = str_printf("%s, %s x %d, batch %d, %s at context %lld", s->model.name,
                              s->accel.name, s->cluster.devices, s->workload.batch,
                              c->phase == PM_PHASE_DECODE ? "decode step" : "prefill",
-                             (long long)sh[0].v.context);
+                             (long long)sh[0].context);
     int rc = !path || !title ? out_of_memory() : 0;
     if (rc == 0)
         rc = out_file_commit(&csv);
@@ -207,12 +155,12 @@ static int draw(const cli *c, const shown *sh, int n)
     char prefix[16], panel[2][128], t_end[2][64], x_lo[64], x_hi[64], panels[8];
     for (int i = 0; i < 2; i++) {
         const shown *p = &sh[i < n ? i : 0];
-        snprintf(panel[i], sizeof panel[i], "%s: one layer %.1f us", pm_mode_name(p->mode),
-                 (p->t1 - p->t0) * 1e6);
-        snprintf(t_end[i], sizeof t_end[i], "%.6f", (p->t1 - p->t0) * 1e6);
+        snprintf(panel[i], sizeof panel[i], "%s: one layer %.1f us", pm_mode_name(p->tl.mode),
+                 p->tl.layer_s * 1e6);
+        snprintf(t_end[i], sizeof t_end[i], "%.6f", p->tl.layer_s * 1e6);
     }
     /* The layer's own nodes are named "L<k>.": the labels leave that out. */
-    snprintf(prefix, sizeof prefix, "L%d.", sh[0].layer);
+    snprintf(prefix, sizeof prefix, "L%d.", sh[0].tl.layer);
     const double pad = (hi - lo) * 0.02;
     snprintf(x_lo, sizeof x_lo, "%.6f", lo - pad);
     snprintf(x_hi, sizeof x_hi, "%.6f", hi + pad);
@@ -229,38 +177,26 @@ static int draw(const cli *c, const shown *sh, int n)
     return rc;
 }
 
-/* Schedules the mode's three-layer graph and finds the shown layer: layer 1 when there are
- * three, else the last; a MoE model whose first layers are dense (DeepSeek-V3) shows the
- * layer after its first MoE layer, so that the all-to-alls appear. */
-static int open_shown(const cli *c, pm_mode mode, bool warn, shown *sh)
-{
-    sh->mode = mode;
-    pm_scenario probe;
-    int rc = load_quiet(c, &probe); /* view_open loads it again, with its warnings */
-    if (rc)
-        return rc;
-    const int first = probe.model.experts > 0 ? probe.model.moe_first_layer : 0;
-    pm_scenario_release(&probe);
-    if ((rc = view_open(c, mode, 3 + first, true, warn, &sh->v)) != 0)
-        return rc;
-    const int layer = sh->v.layers >= 2 + first ? 1 + first : sh->v.layers - 1;
-    sh->layer = layer;
-    const int a = first_of_layer(sh->v.g, layer), b = first_of_layer(sh->v.g, layer + 1);
-    sh->t0 = a >= 0 ? sh->v.sched.slots[a].start_s : 0.0;
-    sh->t1 = b >= 0 ? sh->v.sched.slots[b].start_s : sh->v.sched.makespan_s;
-    return 0;
-}
-
 int cmd_timeline(const cli *c)
 {
-    shown sh[2];
     if (c->plot && c->format == FMT_JSON)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
+    pm_scenario s;
+    int64_t context;
+    int rc = load_step(c, true, &s, &context);
+    if (rc)
+        return rc;
     const pm_mode modes[2] = {c->compare ? PM_MODE_SERIAL : c->mode, PM_MODE_PRESERVE};
     const int n = c->compare ? 2 : 1;
-    int opened = 0, rc = 0;
-    while (opened < n && (rc = open_shown(c, modes[opened], opened == 0, &sh[opened])) == 0)
-        opened++;
+    shown sh[2];
+    int opened = 0;
+    for (; rc == 0 && opened < n; opened++) {
+        sh[opened] = (shown){.s = &s, .context = context};
+        pm_error err;
+        if (pm_timeline_compute(&s, modes[opened], c->phase, context, &sh[opened].tl, &err) !=
+            PM_OK)
+            rc = config_error(&err);
+    }
     if (rc == 0 && c->plot) {
         rc = draw(c, sh, n);
     } else if (rc == 0 && c->format == FMT_JSON) {
@@ -273,6 +209,7 @@ int cmd_timeline(const cli *c)
         }
     }
     for (int i = 0; i < opened; i++)
-        view_close(&sh[i].v);
+        pm_timeline_release(&sh[i].tl);
+    pm_scenario_release(&s);
     return rc;
 }
