@@ -1473,6 +1473,9 @@ typedef struct pm_serve_workload {
     double ttft_limit_s;   /* latency limits for goodput (0: none) */
     double tpot_limit_s;
     pm_serve_arrival arrival;
+    double request_rate_per_s; /* > 0: an open loop, requests arriving at this rate (the
+                                  concurrency is then each mode's own, found); 0: the closed
+                                  loop at `concurrency` */
 } pm_serve_workload;
 
 /** A served workload's steady state in one mode (seconds; rates per second). */
@@ -1495,6 +1498,12 @@ typedef struct pm_serve_mode {
     double energy_per_token_J;     /* all the devices' energy per output token (0 without an
                                       energy block) */
     double tokens_per_J;
+    double in_flight;              /* sequences in flight: the concurrency, or at a request
+                                      rate the mean the mode holds (Little's law) */
+    bool saturated;                /* at a request rate: the mode cannot serve it (its most
+                                      requests/s, at the concurrency the HBM or the budget
+                                      allows, fall short; the queue grows without bound): the
+                                      latencies are NaN, the throughput the most it serves */
 } pm_serve_mode;
 
 typedef struct pm_serve_result {
@@ -1511,6 +1520,8 @@ typedef struct pm_serve_result {
     bool fits_hbm;
     double max_concurrency;   /* the most sequences whose cache fits beside the weights */
     double die_mm2;           /* 0 without an area block */
+    double request_rate_per_s; /* the open loop's rate (0: a closed loop); the counts and the
+                                  memory above are then the serial mode's state */
 } pm_serve_result;
 
 /**

@@ -6,7 +6,8 @@
 # front's rows together. Draws only; every number comes from the CSV or the variables.
 # Variables (gnuplot -e): csv, out, term, ttl (the workload), facts (what decided it), batch
 # (the static estimate's), nfam (fronts), npts (concurrencies a front), famttl and famlabels
-# (the family's axis title and values, "" without a family), spts (per front, the static
+# (the family's axis title and values, "" without a family), rate (1: the points are request
+# rates, serve --rate, labelled so), spts (per front, the static
 # point in serial, fused and preserve: tokens/s per user, per device; six words a front).
 # Points whose sequences' cache exceeds the HBM (fits_hbm 0) are not drawn: the key says so.
 set terminal @term
@@ -32,6 +33,8 @@ set yrange [0:*]
 fits(c) = column("fits_hbm") > 0 ? column(c) : NaN
 x(m) = sprintf("%s_tokens_per_s_per_user", m)
 y(m) = sprintf("%s_tokens_per_s_per_device", m)
+# A point's label: its concurrency, or its request rate (rate 1: serve --rate).
+lab(dummy) = (exists("rate") && rate) ? sprintf("%g/s", column("request_rate_per_s")) : sprintf("%g", column("concurrency"))
 # Static point of front i (1-based), mode k (0 serial, 1 fused, 2 preserve).
 sx(i, k) = real(word(spts, 6 * (i - 1) + 2 * k + 1))
 sy(i, k) = real(word(spts, 6 * (i - 1) + 2 * k + 2))
@@ -43,7 +46,7 @@ if (nfam <= 1) {
 plot csv using (fits(x("serial"))):(fits(y("serial"))) with linespoints ls 1 title "serial", \
      csv using (fits(x("fused"))):(fits(y("fused"))) with linespoints ls 2 title "fused", \
      csv using (fits(x("preserve"))):(fits(y("preserve"))) with linespoints ls 3 title "preserve", \
-     csv using (fits(x("preserve"))):(fits(y("preserve"))):(sprintf("%d", column("concurrency"))) with labels offset char 0.8, char 0.7 font ",9" tc rgb '#555555' notitle, \
+     csv using (fits(x("preserve"))):(fits(y("preserve"))):(lab(0)) with labels offset char 0.8, char 0.7 font ",9" tc rgb '#555555' notitle, \
      '+' using (sx(1, 0)):(sy(1, 0)) every ::0::0 with points pt 6 ps 2.2 lw 2 lc rgb '#4C72B0' title sprintf("static batch %d (serial, fused, preserve)", batch), \
      '+' using (sx(1, 1)):(sy(1, 1)) every ::0::0 with points pt 4 ps 2.2 lw 2 lc rgb '#DD8452' notitle, \
      '+' using (sx(1, 2)):(sy(1, 2)) every ::0::0 with points pt 8 ps 2.4 lw 2 lc rgb '#55A868' notitle
@@ -54,7 +57,7 @@ set key title famttl." (solid: preserve)"
 plot for [i=1:nfam] csv every ::((i-1)*npts)::(i*npts-1) using (fits(x("preserve"))):(fits(y("preserve"))) with linespoints lw 2.5 pt 7 ps 0.8 lc rgb colour(i) title word(famlabels, i), \
      for [i=1:nfam] csv every ::((i-1)*npts)::(i*npts-1) using (fits(x("serial"))):(fits(y("serial"))) with lines lw 1.5 dt 2 lc rgb colour(i) notitle, \
      for [i=1:nfam] csv every ::((i-1)*npts)::(i*npts-1) using (fits(x("fused"))):(fits(y("fused"))) with lines lw 1.5 dt 3 lc rgb colour(i) notitle, \
-     csv every ::((nfam-1)*npts)::(nfam*npts-1) using (fits(x("preserve"))):(fits(y("preserve"))):(sprintf("%d", column("concurrency"))) with labels offset char 0.8, char 0.7 font ",9" tc rgb '#555555' notitle, \
+     csv every ::((nfam-1)*npts)::(nfam*npts-1) using (fits(x("preserve"))):(fits(y("preserve"))):(lab(0)) with labels offset char 0.8, char 0.7 font ",9" tc rgb '#555555' notitle, \
      NaN with lines lw 1.5 dt 2 lc rgb '#333333' title "serial (dashed)", \
      NaN with lines lw 1.5 dt 3 lc rgb '#333333' title "fused (dotted)", \
      for [i=1:nfam] '+' using (sx(i, 2)):(sy(i, 2)) every ::0::0 with points pt 6 ps 2.2 lw 2 lc rgb colour(i) title (i == 1 ? sprintf("static batch %d (preserve)", batch) : "")

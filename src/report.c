@@ -353,7 +353,9 @@ _Static_assert(PM_MODE_COUNT == 3, "a column group per mode");
 static const char *const serve_columns[] = {
     "concurrency",       SERVE_MODE_COLUMNS("serial"), SERVE_MODE_COLUMNS("fused"),
     SERVE_MODE_COLUMNS("preserve"), "decode_sequences", "prefilling", "prefill_steps",
-    "mixed_step_frac",   "budget_bound", "kv_bytes_per_device", "fits_hbm", "max_concurrency"};
+    "mixed_step_frac",   "budget_bound", "kv_bytes_per_device", "fits_hbm", "max_concurrency",
+    "request_rate_per_s", "serial_in_flight", "fused_in_flight", "preserve_in_flight",
+    "serial_saturated", "fused_saturated", "preserve_saturated"};
 #undef SERVE_MODE_COLUMNS
 
 size_t pm_serve_column_count(void)
@@ -391,6 +393,11 @@ size_t pm_serve_point_values(double concurrency, const pm_serve_result *r, doubl
                              r->max_concurrency};
     for (size_t i = 0; i < PM_ARRAY_LEN(shared); i++)
         v[k++] = shared[i];
+    v[k++] = r->request_rate_per_s > 0 ? r->request_rate_per_s : NAN;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        v[k++] = r->modes[m].in_flight;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        v[k++] = r->modes[m].saturated ? 1.0 : 0.0;
     for (size_t i = 0; values && i < n && i < N; i++)
         values[i] = v[i];
     return N;

@@ -361,7 +361,16 @@ static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "input and output tokens must be in [1, 2^40] (got %lld and %lld)",
                        (long long)w->input_tokens, (long long)w->output_tokens);
-    if (!(w->concurrency >= 1 && w->concurrency <= 1e9))
+    if (!(w->request_rate_per_s >= 0 && w->request_rate_per_s <= 1e12))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "the request rate must be in [0, 1e12] requests/s (0: a closed loop; got "
+                       "%g)",
+                       w->request_rate_per_s);
+    if (w->request_rate_per_s > 0 && w->arrival == PM_SERVE_WAVE)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "a wave is a closed loop's (its clients send when their last request "
+                       "ends): not at a request rate");
+    if (!(w->request_rate_per_s > 0) && !(w->concurrency >= 1 && w->concurrency <= 1e9))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "concurrency must be in [1, 1e9] sequences (got %g)", w->concurrency);
     if (w->chunk_budget < 1 || w->chunk_budget > SERVE_MAX_TOKENS)
@@ -420,17 +429,12 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, con
     return PM_OK;
 }
 
-pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
-                           pm_serve_result *out, pm_error *err)
+/* The closed loop at w->concurrency (checked). */
+static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
+                              pm_serve_result *out, pm_error *err)
 {
-    if (!s || !w || !out)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_serve_compute");
     memset(out, 0, sizeof *out);
-    pm_status st = check_workload(w, err);
-    if (st == PM_OK)
-        st = pm_scenario_check(s, err);
-    if (st != PM_OK)
-        return st;
+    pm_status st = PM_OK;
     serve_plan p = {0};
     if (w->arrival == PM_SERVE_WAVE)
         prefill_first_wave(w, &p);
@@ -476,5 +480,122 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
     out->prefill_tokens_per_mixed_step = p.chunk_tokens;
     out->budget_bound = p.budget_bound;
     out->die_mm2 = f.die_mm2;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        out->modes[m].in_flight = w->concurrency;
     return PM_OK;
+}
+
+/* ---------------------------------------------------------------- an open loop */
+
+/* Mode m at a request rate below what one sequence in flight serves (rate <= 1 / e2e at
+ * concurrency 1): every request runs alone, as at concurrency 1, and the devices idle between
+ * requests, their static power counted over the idle time. */
+static void underloaded(const pm_scenario *s, const pm_serve_workload *w, const pm_serve_mode *one,
+                        pm_serve_mode *x)
+{
+    const double rate = w->request_rate_per_s, osl = (double)w->output_tokens;
+    const double scale = rate / one->requests_per_s; /* <= 1 */
+    *x = *one;
+    x->requests_per_s = rate;
+    x->tokens_per_s = one->tokens_per_s * scale;
+    x->tokens_per_s_per_device = one->tokens_per_s_per_device * scale;
+    x->goodput_tokens_per_s_per_device = one->goodput_tokens_per_s_per_device * scale;
+    x->tokens_per_s_per_mm2 = one->tokens_per_s_per_mm2 * scale;
+    x->tokens_per_s_per_usd = one->tokens_per_s_per_usd * scale;
+    x->in_flight = rate * one->e2e_s;
+    if (one->energy_per_token_J > 0) {
+        double p_static = 0.0;
+        if (pm_static_power(&s->accel, &p_static, NULL) == PM_OK) {
+            const double idle = 1.0 / rate - one->e2e_s; /* per request, >= 0 */
+            x->energy_per_token_J += s->cluster.devices * p_static * idle / osl;
+            x->tokens_per_J = 1.0 / x->energy_per_token_J;
+        }
+    }
+}
+
+/* Mode m beyond its capacity: the most it serves (at the concurrency cap), latencies NaN. */
+static void saturated(const pm_serve_mode *at_cap, double cap, pm_serve_mode *x)
+{
+    *x = *at_cap;
+    x->ttft_s = x->tpot_s = x->tpot_max_s = x->e2e_s = NAN;
+    x->tokens_per_s_per_user = NAN;
+    x->goodput_tokens_per_s_per_device = 0.0;
+    x->meets_limits = false;
+    x->in_flight = cap;
+    x->saturated = true;
+}
+
+/* The open loop at w->request_rate_per_s: per mode, the concurrency whose closed-loop
+ * throughput is the rate (the fluid steady state: Little's law, no queueing variance), found
+ * by bisection on the concurrency between 1 and the most the HBM holds (at most 1e6); below 1
+ * the requests run alone (underloaded); above the cap's throughput the mode is saturated. The
+ * shared counts and memory are the serial mode's. */
+static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
+                            pm_serve_result *out, pm_error *err)
+{
+    const double rate = w->request_rate_per_s;
+    pm_serve_workload c = *w;
+    c.request_rate_per_s = 0.0;
+    c.concurrency = 1.0;
+    pm_serve_result one, at;
+    pm_status st = serve_closed(s, &c, &one, err);
+    if (st != PM_OK)
+        return st;
+    /* The most sequences the HBM holds depends on what they hold (prompts in prefill hold
+     * part of theirs): the fixed point of the cap and its closed loop's own, a few rounds. */
+    double cap = one.max_concurrency;
+    for (int k = 0; k < 8; k++) {
+        cap = cap < 1.0 ? 1.0 : cap > 1e6 ? 1e6 : cap;
+        c.concurrency = cap;
+        if ((st = serve_closed(s, &c, &at, err)) != PM_OK)
+            return st;
+        if (fabs(at.max_concurrency - cap) < 1.0)
+            break;
+        cap = at.max_concurrency;
+    }
+    pm_serve_mode res[PM_MODE_COUNT];
+    for (int m = PM_MODE_COUNT - 1; m >= 0; m--) { /* serial last: its counts are kept */
+        if (rate <= one.modes[m].requests_per_s) {
+            underloaded(s, w, &one.modes[m], &res[m]);
+            *out = one;
+            continue;
+        }
+        c.concurrency = cap;
+        if ((st = serve_closed(s, &c, &at, err)) != PM_OK)
+            return st;
+        if (at.modes[m].requests_per_s < rate) {
+            saturated(&at.modes[m], cap, &res[m]);
+            *out = at;
+            continue;
+        }
+        double lo = 1.0, hi = cap;
+        while (hi - lo > 1e-9 * hi) {
+            c.concurrency = sqrt(lo * hi);
+            if ((st = serve_closed(s, &c, &at, err)) != PM_OK)
+                return st;
+            *(at.modes[m].requests_per_s >= rate ? &hi : &lo) = c.concurrency;
+        }
+        c.concurrency = hi;
+        if ((st = serve_closed(s, &c, out, err)) != PM_OK)
+            return st;
+        res[m] = out->modes[m];
+    }
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        out->modes[m] = res[m];
+    out->request_rate_per_s = rate;
+    return PM_OK;
+}
+
+pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
+                           pm_serve_result *out, pm_error *err)
+{
+    if (!s || !w || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_serve_compute");
+    memset(out, 0, sizeof *out);
+    pm_status st = check_workload(w, err);
+    if (st == PM_OK)
+        st = pm_scenario_check(s, err);
+    if (st != PM_OK)
+        return st;
+    return w->request_rate_per_s > 0 ? serve_open(s, w, out, err) : serve_closed(s, w, out, err);
 }

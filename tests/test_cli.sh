@@ -183,6 +183,18 @@ check serve-wave-decode-first 1 "holds every prompt" \
     "$pm" serve --arrival wave --concurrency 64
 check serve-wave-suggest 2 "did you mean 'wave'" "$pm" serve --arrival wav
 check serve-wave-run-refuses 2 "--arrival: run does not use it" "$pm" --arrival wave
+# An open loop at request rates (serve --rate): each mode's sequences in flight, saturation said.
+check serve-rate 0 "in_flight" "$pm" serve --config llama70b-h100 --rate 0.5,2
+check serve-rate-saturated 0 "(saturated: the rate exceeds what it serves)" \
+    "$pm" serve --config llama70b-h100 --rate 50
+check serve-rate-csv 0 "request_rate_per_s,serial_in_flight,fused_in_flight,preserve_in_flight" \
+    "$pm" serve --format csv --rate 1
+check serve-rate-json 0 '"request_rate_per_s": 0.5' "$pm" serve --format json --rate 0.5
+check serve-rate-both 2 "--rate: an open loop at request rates, or --concurrency" \
+    "$pm" serve --rate 1 --concurrency 4
+check serve-rate-bad 2 "--rate: expected request rates in (0, 1e12]" "$pm" serve --rate 0
+check serve-rate-wave 2 "a wave is a closed loop's" \
+    "$pm" serve --rate 1 --arrival wave --rule prefill_first --chunk 65536
 check serve-family-plot 0 "wrote $tmp/fronts.png" "$pm" serve --concurrency 1,8,64 \
     --sweep hbm_bw=1.6TBps,3.2TBps --plot "$tmp/fronts.png"
 # A grid too large for one run says how to cut it; one beyond any count says so (issue 42: the

@@ -341,7 +341,7 @@ static void test_refused(void **state)
 static pm_serve_result serve(const pm_scenario *s, int64_t isl, int64_t osl, double n,
                              int64_t budget, pm_serve_rule rule)
 {
-    const pm_serve_workload w = {isl, osl, n, budget, rule, 0, 0, PM_SERVE_STAGGERED};
+    const pm_serve_workload w = {isl, osl, n, budget, rule, 0, 0, PM_SERVE_STAGGERED, 0};
     pm_serve_result r;
     pm_error err;
     if (pm_serve_compute(s, &w, &r, &err) != PM_OK)
@@ -391,7 +391,7 @@ static void test_wave_is_the_static_batch(void **state)
         pm_estimate e;
         assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
         const pm_serve_workload w = {isl, osl, 8, 8 * isl, PM_SERVE_PREFILL_FIRST, 0, 0,
-                                     PM_SERVE_WAVE};
+                                     PM_SERVE_WAVE, 0};
         pm_serve_result r;
         assert_int_equal(pm_serve_compute(&s, &w, &r, NULL), PM_OK);
         for (int m = 0; m < PM_MODE_COUNT; m++) {
@@ -412,7 +412,7 @@ static void test_wave_by_hand(void **state)
     pm_scenario s = pm_test_load("llama70b-h100", ov, 1);
     const int64_t isl = 3000, osl = 101;
     const pm_serve_workload w = {isl, osl, 5, 2 * isl + 100, PM_SERVE_PREFILL_FIRST, 0, 0,
-                                 PM_SERVE_WAVE};
+                                 PM_SERVE_WAVE, 0};
     pm_serve_result r;
     assert_int_equal(pm_serve_compute(&s, &w, &r, NULL), PM_OK);
     pm_mixed_step two = {0}, one = {0}, dec = {0};
@@ -463,6 +463,69 @@ static void test_wave_by_hand(void **state)
     assert_string_equal(pm_serve_arrival_name(PM_SERVE_WAVE), "wave");
     assert_string_equal(pm_serve_arrival_name((pm_serve_arrival)7), "?");
     pm_scenario_release(&s);
+}
+
+/* An open loop at a request rate: the rate a closed loop of 24 sequences serves gives back 24
+ * sequences in flight and the closed loop's figures; half the rate one sequence serves runs
+ * every request alone (its latencies), the devices idle between requests (static power over
+ * the idle time, by hand); a rate beyond the most the HBM's sequences serve is saturated. */
+static void test_request_rate(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int64_t isl = 2048, osl = 512;
+    pm_serve_workload w = {isl, osl, 24, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
+    pm_serve_result closed, open, one;
+    assert_int_equal(pm_serve_compute(&s, &w, &closed, NULL), PM_OK);
+    w.concurrency = 1;
+    assert_int_equal(pm_serve_compute(&s, &w, &one, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_serve_workload o = w;
+        o.request_rate_per_s = closed.modes[m].requests_per_s;
+        assert_int_equal(pm_serve_compute(&s, &o, &open, NULL), PM_OK);
+        const pm_serve_mode *x = &open.modes[m], *c = &closed.modes[m];
+        assert_rel(x->in_flight, 24, 1e-6);
+        assert_rel(x->ttft_s, c->ttft_s, 1e-6);
+        assert_rel(x->tpot_s, c->tpot_s, 1e-6);
+        assert_rel(x->requests_per_s, c->requests_per_s, 1e-6);
+        assert_false(x->saturated);
+        assert_rel(open.request_rate_per_s, c->requests_per_s, 0.0);
+        /* Half what one sequence serves. */
+        o.request_rate_per_s = one.modes[m].requests_per_s / 2;
+        assert_int_equal(pm_serve_compute(&s, &o, &open, NULL), PM_OK);
+        x = &open.modes[m];
+        const pm_serve_mode *u = &one.modes[m];
+        assert_rel(x->ttft_s, u->ttft_s, 0.0);
+        assert_rel(x->e2e_s, u->e2e_s, 0.0);
+        assert_rel(x->in_flight, 0.5, 1e-12);
+        assert_rel(x->tokens_per_s_per_device, u->tokens_per_s_per_device / 2, 1e-12);
+        double p_static;
+        assert_int_equal(pm_static_power(&s.accel, &p_static, NULL), PM_OK);
+        /* Idle per request: 1 / rate - e2e = e2e. */
+        assert_rel(x->energy_per_token_J,
+                   u->energy_per_token_J + s.cluster.devices * p_static * u->e2e_s / osl, 1e-12);
+    }
+    /* Beyond what the HBM's sequences serve. */
+    w.request_rate_per_s = 1e6;
+    assert_int_equal(pm_serve_compute(&s, &w, &open, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(open.modes[m].saturated);
+        assert_true(isnan(open.modes[m].ttft_s));
+        /* At the most sequences whose cache fits: the cap's own closed loop says so. */
+        assert_true(fabs(open.modes[m].in_flight - open.max_concurrency) < 1.0 + 1e-9);
+        assert_true(open.kv_bytes_per_device + open.weight_bytes_per_device <=
+                    open.hbm_usable_bytes_per_device * (1 + 2.0 / open.max_concurrency));
+        assert_true(open.modes[m].requests_per_s < 1e6);
+    }
+    /* A wave is a closed loop's. */
+    w.arrival = PM_SERVE_WAVE;
+    w.rule = PM_SERVE_PREFILL_FIRST;
+    pm_error err;
+    assert_int_equal(pm_serve_compute(&s, &w, &open, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "closed loop"));
+    w.arrival = PM_SERVE_STAGGERED;
+    w.request_rate_per_s = -1;
+    assert_int_equal(pm_serve_compute(&s, &w, &open, &err), PM_ERR_INVALID_ARG);
 }
 
 /* The step counts by hand (they do not depend on any step time). */
@@ -587,20 +650,20 @@ static void test_served_refused(void **state)
     pm_scenario s = load("llama70b-h100");
     pm_serve_result r;
     pm_error err;
-    pm_serve_workload w = {4096, 256, 8, 2048, PM_SERVE_PREFILL_FIRST, 0, 0, PM_SERVE_STAGGERED};
+    pm_serve_workload w = {4096, 256, 8, 2048, PM_SERVE_PREFILL_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "must hold the prompt"));
-    w = (pm_serve_workload){4096, 256, 0.5, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED};
+    w = (pm_serve_workload){4096, 256, 0.5, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){0, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED};
+    w = (pm_serve_workload){0, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){4096, 256, 8, 2048, (pm_serve_rule)7, 0, 0, PM_SERVE_STAGGERED};
+    w = (pm_serve_workload){4096, 256, 8, 2048, (pm_serve_rule)7, 0, 0, PM_SERVE_STAGGERED, 0};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, -1, 0, PM_SERVE_STAGGERED};
+    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, -1, 0, PM_SERVE_STAGGERED, 0};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
     assert_int_equal(pm_serve_compute(NULL, &w, &r, &err), PM_ERR_INVALID_ARG);
     /* Limits: goodput is the throughput where both hold, else 0. */
-    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 1e-6, 0, PM_SERVE_STAGGERED};
+    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 1e-6, 0, PM_SERVE_STAGGERED, 0};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_OK);
     assert_false(r.modes[0].meets_limits);
     assert_rel(r.modes[0].goodput_tokens_per_s_per_device, 0.0, 0.0);
@@ -626,6 +689,7 @@ int main(void)
         cmocka_unit_test(test_concurrency_one_is_the_static_estimate),
         cmocka_unit_test(test_wave_is_the_static_batch),
         cmocka_unit_test(test_wave_by_hand),
+        cmocka_unit_test(test_request_rate),
         cmocka_unit_test(test_steady_state_counts),
         cmocka_unit_test(test_served_properties),
         cmocka_unit_test(test_more_l2_never_slower_streaming),

@@ -221,7 +221,7 @@ SERVE_ARRIVALS = ("staggered", "wave")
 
 def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), overrides=None, *,
           chunk=2048, rule="decode_first", ttft_limit=0.0, tpot_limit=0.0, input_tokens=None,
-          output_tokens=None, data_dir=None, arrival="staggered", **shortcuts):
+          output_tokens=None, data_dir=None, arrival="staggered", rate=None, **shortcuts):
     """A served workload's steady state over concurrency: the `serve` command's numbers.
 
     Closed-loop clients, `concurrency` sequences in flight (a sequence of counts >= 1), each
@@ -229,8 +229,10 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     steps), at most `chunk` tokens a step, under `rule` ("decode_first": chunked prefill;
     "prefill_first": whole prompts first), the requests "staggered" (a served population) or in
     a "wave" (a benchmark's clients at fixed lengths, sent and ended together; prefill_first
-    only). ttft_limit and tpot_limit (seconds, 0: none) decide goodput. overrides, data_dir and
-    the shortcuts as for estimate().
+    only). rate (requests/s, a sequence): an open loop at each rate instead of the concurrencies
+    (each mode's sequences in flight found: MODE_in_flight; MODE_saturated where the mode cannot
+    serve the rate, its latencies NaN). ttft_limit and tpot_limit (seconds, 0: none) decide
+    goodput. overrides, data_dir and the shortcuts as for estimate().
 
     Returns a dict of numpy arrays named as the serve CSV's columns (docs/output-format.md):
     concurrency, then per mode MODE_tokens_per_s_per_device, MODE_tokens_per_s_per_user,
@@ -244,14 +246,18 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
         raise ValueError(f"rule: expected one of {', '.join(SERVE_RULES)} (got {rule!r})")
     if arrival not in SERVE_ARRIVALS:
         raise ValueError(f"arrival: expected one of {', '.join(SERVE_ARRIVALS)} (got {arrival!r})")
-    raw = np.asarray(concurrency)
+    what = "rate" if rate is not None else "concurrency"
+    given = rate if rate is not None else concurrency
+    raw = np.asarray(given)
     if raw.dtype == bool or np.iscomplexobj(raw):
-        raise TypeError(f"concurrency: expected real counts (got {concurrency!r})")
+        raise TypeError(f"{what}: expected real numbers (got {given!r})")
     conc = np.atleast_1d(np.asarray(raw, dtype=float))
     if conc.ndim != 1 or not conc.size or not np.all(np.isfinite(conc)):
-        raise ValueError(f"concurrency: expected finite counts (got {concurrency!r})")
-    if not np.all(conc == np.floor(conc)):
+        raise ValueError(f"{what}: expected finite numbers (got {given!r})")
+    if rate is None and not np.all(conc == np.floor(conc)):
         raise ValueError(f"concurrency: expected whole counts of sequences (got {concurrency!r})")
+    if rate is not None and not np.all(conc > 0):
+        raise ValueError(f"rate: expected request rates > 0 (got {rate!r})")
     # None: the scenario's lengths (0 in the call below); a length given must be a count >= 1.
     counts = {"chunk": chunk, "input_tokens": input_tokens, "output_tokens": output_tokens}
     for name, value in counts.items():
@@ -265,10 +271,11 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
                               SERVE_RULES.index(rule), float(ttft_limit), float(tpot_limit),
                               int(counts["input_tokens"]), int(counts["output_tokens"]),
                               _overrides(overrides, shortcuts), _path("data_dir", data_dir),
-                              SERVE_ARRIVALS.index(arrival))
+                              SERVE_ARRIVALS.index(arrival), rate is not None)
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
-    _flags(out, ("fits_hbm", "budget_bound"))
+    _flags(out, ("fits_hbm", "budget_bound", "serial_saturated", "fused_saturated",
+                 "preserve_saturated"))
     return out
 
 

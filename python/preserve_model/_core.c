@@ -10,6 +10,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -566,24 +568,25 @@ static PyObject *serve_names(void)
 }
 
 /* serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, output_tokens,
- * overrides=None, data_dir=None) -> (column names, bytes of float64 rows): the serve command's
- * CSV. input_tokens and output_tokens 0: the scenario's prompt and decode steps. */
+ * overrides=None, data_dir=None, arrival=0, by_rate=False) -> (column names, bytes of float64
+ * rows): the serve command's CSV. input_tokens and output_tokens 0: the scenario's prompt and
+ * decode steps; by_rate: the concurrencies are request rates (an open loop). */
 static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char k_conc[] = "concurrency", k_chunk[] = "chunk", k_rule[] = "rule",
                 k_ttft[] = "ttft_limit", k_tpot[] = "tpot_limit", k_in[] = "input_tokens",
-                k_out[] = "output_tokens", k_arrival[] = "arrival";
+                k_out[] = "output_tokens", k_arrival[] = "arrival", k_by_rate[] = "by_rate";
     static char *kwlist[] = {k_config, k_conc, k_chunk, k_rule, k_ttft, k_tpot, k_in, k_out,
-                             k_overrides, k_data_dir, k_arrival, NULL};
+                             k_overrides, k_data_dir, k_arrival, k_by_rate, NULL};
     const char *config, *data_dir = NULL;
     PyObject *conc_obj, *overrides = Py_None;
     long long chunk, in, out_tokens;
-    int rule, arrival = 0;
+    int rule, arrival = 0, by_rate = 0;
     double ttft, tpot;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOLiddLL|Ozi", kwlist, &config, &conc_obj, &chunk,
-                                     &rule, &ttft, &tpot, &in, &out_tokens, &overrides, &data_dir,
-                                     &arrival))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOLiddLL|Ozip", kwlist, &config, &conc_obj,
+                                     &chunk, &rule, &ttft, &tpot, &in, &out_tokens, &overrides,
+                                     &data_dir, &arrival, &by_rate))
         return NULL;
     PyObject *seq = PySequence_Fast(conc_obj, "concurrency: expected a sequence of numbers");
     if (!seq)
@@ -610,15 +613,15 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
     pm_serve_workload w = {in > 0 ? in : pm_workload_prompt_tokens(&s.workload),
                            out_tokens > 0 ? out_tokens : pm_workload_decode_steps(&s.workload),
                            1, chunk, (pm_serve_rule)rule, ttft, tpot,
-                           (pm_serve_arrival)arrival};
+                           (pm_serve_arrival)arrival, 0.0};
     pm_error err;
     pm_status st = PM_OK;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n && st == PM_OK; i++) {
         pm_serve_result r;
-        w.concurrency = conc[i];
+        *(by_rate ? &w.request_rate_per_s : &w.concurrency) = conc[i];
         if ((st = pm_serve_compute(&s, &w, &r, &err)) == PM_OK)
-            pm_serve_point_values(conc[i], &r, rows + (size_t)i * width, width);
+            pm_serve_point_values(by_rate ? NAN : conc[i], &r, rows + (size_t)i * width, width);
     }
     Py_END_ALLOW_THREADS
     pm_scenario_release(&s);
@@ -992,7 +995,8 @@ static PyMethodDef methods[] = {
      "as bytes, errors)"},
     {"serve", (PyCFunction)(void (*)(void))serve, METH_VARARGS | METH_KEYWORDS,
      "serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, "
-     "output_tokens, overrides=None, data_dir=None) -> (names, float64 rows as bytes)"},
+     "output_tokens, overrides=None, data_dir=None, arrival=0, by_rate=False) -> (names, "
+     "float64 rows as bytes)"},
     {"optimize", (PyCFunction)(void (*)(void))optimize, METH_VARARGS | METH_KEYWORDS,
      "optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column, "
      "objective_column, lo, hi, evaluations, fits_hbm, per-mode (best, objective, bracket_lo, bracket_hi, "

@@ -522,6 +522,22 @@ def test_serve_wave_matches_the_tool():
         pm.serve(arrival="together")
 
 
+def test_serve_rate_matches_the_tool():
+    """rate=[...] gives serve --rate's numbers: an open loop, each mode's sequences in flight,
+    saturated flags as bools."""
+    got = pm.serve("llama70b-h100", rate=[0.05, 2, 50])
+    text = tool("serve", "--config", "llama70b-h100", "--rate", "0.05,2,50", "--format", "csv")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    for i, row in enumerate(rows):
+        for name in ("serial_ttft_s", "preserve_in_flight", "request_rate_per_s"):
+            assert float(row[name]) == pytest.approx(got[name][i], rel=1e-8, nan_ok=True), name
+    assert got["preserve_saturated"].dtype == np.bool_
+    assert list(got["preserve_saturated"]) == [False, False, True]
+    assert np.isnan(got["concurrency"]).all()
+    with pytest.raises(ValueError, match="rate"):
+        pm.serve(rate=[0])
+
+
 def test_serve_refuses():
     with pytest.raises(ValueError, match="rule"):
         pm.serve(rule="decode_frist")

@@ -72,6 +72,9 @@ const cli_option cli_options[] = {
      "serve: tokens per step, decode tokens included (max_num_batched_tokens; default 2048)"},
     {"rule", required_argument, OPT_RULE, GIVEN_RULE, "R",
      "serve: decode_first (chunked prefill, default) or prefill_first (whole prompts first)"},
+    {"rate", required_argument, OPT_RATE, GIVEN_RATE, "L",
+     "serve: an open loop at these request rates (requests/s, comma separated) instead of "
+     "--concurrency: each mode's sequences in flight found, or 'saturated'"},
     {"arrival", required_argument, OPT_ARRIVAL, GIVEN_ARRIVAL, "A",
      "serve: staggered (a served population, default) or wave (a benchmark's clients at fixed "
      "lengths: sent together, ended together; prefill_first, or a --chunk that holds every "
@@ -133,7 +136,7 @@ static const cli_command commands[] = {
      "preserve-model timeline --config llama70b --compare --plot layer.svg"},
     {"serve",
      INPUTS | GIVEN_CONCURRENCY | GIVEN_CHUNK | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT |
-         GIVEN_SWEEP | GIVEN_ARRIVAL,
+         GIVEN_SWEEP | GIVEN_ARRIVAL | GIVEN_RATE,
      F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
      "a served workload over concurrency: TTFT, TPOT, tokens/s per device and per user in the "
      "three modes (the throughput-interactivity front; --plot draws it)",

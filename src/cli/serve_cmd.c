@@ -25,8 +25,9 @@
  * each over the concurrencies. */
 typedef struct served {
     pm_scenario s;
-    double conc[SERVE_MAX_POINTS];
+    double conc[SERVE_MAX_POINTS]; /* the concurrencies, or with by_rate the request rates */
     int n;
+    bool by_rate;             /* --rate: an open loop at each rate */
     pm_axis fam;              /* kind and values when has_fam */
     bool has_fam;
     int n_fam;                /* fronts (1 without a family) */
@@ -36,9 +37,25 @@ typedef struct served {
     pm_serve_result r[SERVE_MAX_FAMILY][SERVE_MAX_POINTS];
 } served;
 
-/* --concurrency L into out (at most SERVE_MAX_POINTS); the count, or -1 said on stderr. */
-static int parse_concurrency(const char *list, double *out)
+/* One item of --rate: a number of requests/s in (0, 1e12]; false said on stderr. */
+static bool parse_rate(const char *item, double *out)
 {
+    char *end;
+    errno = 0;
+    const double v = strtod(item, &end);
+    if (end == item || *end != '\0' || errno || !(v > 0 && v <= 1e12)) {
+        usage_error("--rate: expected request rates in (0, 1e12] requests/s (got '%s')", item);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* --concurrency L (or --rate L, rate true) into out (at most SERVE_MAX_POINTS); the count, or
+ * -1 said on stderr. */
+static int parse_points(const char *list, bool rate, double *out)
+{
+    const char *opt = rate ? "--rate" : "--concurrency";
     if (!list) {
         int n = 0;
         for (double v = 1; v <= 1024; v *= 2)
@@ -51,19 +68,26 @@ static int parse_concurrency(const char *list, double *out)
         const size_t len = comma ? (size_t)(comma - p) : strlen(p);
         char item[64];
         if (len == 0 || len >= sizeof item) {
-            usage_error("--concurrency: expected counts separated by commas (got '%s')", list);
+            usage_error("%s: expected %s separated by commas (got '%s')", opt,
+                        rate ? "rates" : "counts", list);
             return -1;
         }
         if (n == SERVE_MAX_POINTS) {
-            usage_error("--concurrency: at most %d values", SERVE_MAX_POINTS);
+            usage_error("%s: at most %d values", opt, SERVE_MAX_POINTS);
             return -1;
         }
         memcpy(item, p, len);
         item[len] = '\0';
-        int64_t v;
-        if (!parse_count("--concurrency", item, 1, 1e9, &v))
-            return -1;
-        out[n++] = (double)v;
+        if (rate) {
+            if (!parse_rate(item, &out[n]))
+                return -1;
+        } else {
+            int64_t v;
+            if (!parse_count(opt, item, 1, 1e9, &v))
+                return -1;
+            out[n] = (double)v;
+        }
+        n++;
         if (!comma)
             return n;
         p = comma + 1;
@@ -94,7 +118,11 @@ static int parse_family(const cli *c, served *sv)
  * stderr. */
 static int compute(const cli *c, served *sv)
 {
-    if ((sv->n = parse_concurrency(c->concurrency, sv->conc)) < 0)
+    if (c->rate && c->concurrency)
+        return usage_error("--rate: an open loop at request rates, or --concurrency: a closed "
+                           "loop (not both)");
+    sv->by_rate = c->rate != NULL;
+    if ((sv->n = parse_points(sv->by_rate ? c->rate : c->concurrency, sv->by_rate, sv->conc)) < 0)
         return EXIT_USAGE;
     int rc = parse_family(c, sv);
     if (rc == 0)
@@ -119,14 +147,14 @@ static int compute(const cli *c, served *sv)
         sv->w[f] = (pm_serve_workload){pm_workload_prompt_tokens(wl),
                                        pm_workload_decode_steps(wl), 1,
                                        c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK, c->rule,
-                                       c->ttft_limit_s, c->tpot_limit_s, c->arrival};
+                                       c->ttft_limit_s, c->tpot_limit_s, c->arrival, 0.0};
         if (pm_estimate_compute(t, &sv->e[f], &err) != PM_OK)
             return config_error(&err);
         for (int i = 0; i < sv->n; i++) {
-            sv->w[f].concurrency = sv->conc[i];
+            *(sv->by_rate ? &sv->w[f].request_rate_per_s : &sv->w[f].concurrency) = sv->conc[i];
             if (pm_serve_compute(t, &sv->w[f], &sv->r[f][i], &err) != PM_OK) {
-                fprintf(stderr, "%s: serve: at concurrency %.0f: %s\n", prog, sv->conc[i],
-                        err.message);
+                fprintf(stderr, "%s: serve: at %s %g: %s\n", prog,
+                        sv->by_rate ? "request rate" : "concurrency", sv->conc[i], err.message);
                 return err.status == PM_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_CONFIG;
             }
         }
@@ -189,7 +217,7 @@ static void write_csv(FILE *f, const cli *c, const served *sv)
                 fprintf(f, "%s,", num);
             }
             double v[MAX_SERVE_COLS];
-            pm_serve_point_values(sv->conc[i], &sv->r[fm][i], v, n);
+            pm_serve_point_values(sv->by_rate ? NAN : sv->conc[i], &sv->r[fm][i], v, n);
             for (size_t k = 0; k < n; k++) {
                 fmt_csv(v[k], num);
                 fprintf(f, "%s%s", k ? "," : "", num);
@@ -215,13 +243,15 @@ static void write_json_mode(const pm_serve_mode *x)
               {"goodput_tokens_per_s_per_device", x->goodput_tokens_per_s_per_device},
               {"tokens_per_s_per_mm2", x->tokens_per_s_per_mm2},
               {"tokens_per_s_per_usd", x->tokens_per_s_per_usd},
-              {"J_per_token", x->energy_per_token_J}};
+              {"J_per_token", x->energy_per_token_J},
+              {"in_flight", x->in_flight}};
     printf("{");
     for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++) {
         printf("%s\"%s\": ", k ? ", " : "", kv[k].key);
         fput_json_number(stdout, kv[k].v);
     }
-    printf(", \"meets_limits\": %s}", x->meets_limits ? "true" : "false");
+    printf(", \"meets_limits\": %s, \"saturated\": %s}", x->meets_limits ? "true" : "false",
+           x->saturated ? "true" : "false");
 }
 
 /* ", \"COLUMN\": value" of front f's family value (nothing without a family). */
@@ -258,7 +288,7 @@ static void json_point(const served *sv, int f, int i)
     const pm_serve_result *r = &sv->r[f][i];
     printf("\n    {");
     json_family(sv, f);
-    printf("\"concurrency\": ");
+    printf("\"%s\": ", sv->by_rate ? "request_rate_per_s" : "concurrency");
     fput_json_number(stdout, sv->conc[i]);
     const double v[] = {r->decode_sequences, r->prefilling, r->prefill_steps,
                         r->mixed_step_frac, r->kv_bytes_per_device, r->max_concurrency};
@@ -335,16 +365,22 @@ static void write_table(const cli *c, const served *sv)
             fmt_csv(family_value(sv, f), num);
             printf("\n%s = %s\n", pm_axis_column(sv->fam.kind), num);
         }
-        printf("\n%11s  %-8s %15s %14s %10s %10s %10s\n", "concurrency", "mode",
-               "tokens/s/device", "tokens/s/user", "ttft_s", "tpot_ms", "e2e_s");
+        printf("\n%11s  %-8s %15s %14s %10s %10s %10s%s\n",
+               sv->by_rate ? "requests/s" : "concurrency", "mode", "tokens/s/device",
+               "tokens/s/user", "ttft_s", "tpot_ms", "e2e_s", sv->by_rate ? "  in_flight" : "");
         for (int i = 0; i < sv->n; i++) {
             const pm_serve_result *r = &sv->r[f][i];
             for (int m = 0; m < PM_MODE_COUNT; m++) {
                 const pm_serve_mode *x = &r->modes[m];
-                printf("%11.0f  %-8s %15.1f %14.2f %10.3f %10.2f %10.3f%s\n", sv->conc[i],
-                       pm_mode_name((pm_mode)m), x->tokens_per_s_per_device,
-                       x->tokens_per_s_per_user, x->ttft_s, x->tpot_s * 1e3, x->e2e_s,
-                       m == PM_MODE_COUNT - 1 && !r->fits_hbm ? "  (cache exceeds HBM)"
+                char in_flight[32] = "";
+                if (sv->by_rate)
+                    snprintf(in_flight, sizeof in_flight, " %10.1f", x->in_flight);
+                printf("%11.*f  %-8s %15.1f %14.2f %10.3f %10.2f %10.3f%s%s\n",
+                       sv->by_rate ? 3 : 0, sv->conc[i], pm_mode_name((pm_mode)m),
+                       x->tokens_per_s_per_device, x->tokens_per_s_per_user, x->ttft_s,
+                       x->tpot_s * 1e3, x->e2e_s, in_flight,
+                       x->saturated ? "  (saturated: the rate exceeds what it serves)"
+                       : m == PM_MODE_COUNT - 1 && !r->fits_hbm ? "  (cache exceeds HBM)"
                        : m == PM_MODE_COUNT - 1 && r->budget_bound ? "  (chunk budget binds)"
                                                                   : "");
             }
@@ -371,11 +407,12 @@ static int draw(const cli *c, const served *sv)
     char *path = str_printf("%s", csv.path);
     char facts[160];
     scenario_facts(&sv->s, facts, sizeof facts);
-    char *title = str_printf("%s on %s x %d: %lld in, %lld out, %s, %lld tokens a step%s",
+    char *title = str_printf("%s on %s x %d: %lld in, %lld out, %s, %lld tokens a step%s%s",
                              sv->s.model.name, sv->s.accel.name, sv->s.cluster.devices,
                              (long long)w->input_tokens, (long long)w->output_tokens,
                              pm_serve_rule_name(w->rule), (long long)w->chunk_budget,
-                             w->arrival == PM_SERVE_WAVE ? ", requests in a wave" : "");
+                             w->arrival == PM_SERVE_WAVE ? ", requests in a wave" : "",
+                             sv->by_rate ? ", open loop at the rates labelled" : "");
     /* The static points, six numbers a front (per user, per device: serial, fused, preserve),
      * and the family's values as the key shows them. */
     char pts[SERVE_MAX_FAMILY * 6 * 20], labels[SERVE_MAX_FAMILY * 20], fam_title[96] = "";
@@ -402,14 +439,16 @@ static int draw(const cli *c, const served *sv)
         rc = out_file_commit(&csv);
     else
         out_file_abort(&csv);
-    char batch[16], nfam[16], npts[16];
+    char batch[16], nfam[16], npts[16], rate[4];
+    snprintf(rate, sizeof rate, "%d", sv->by_rate ? 1 : 0);
     snprintf(batch, sizeof batch, "%d", sv->s.workload.batch);
     snprintf(nfam, sizeof nfam, "%d", sv->n_fam);
     snprintf(npts, sizeof npts, "%d", sv->n);
     const plot_var vars[] = {{"ttl", title, false},       {"facts", facts, false},
                              {"batch", batch, true},      {"nfam", nfam, true},
                              {"npts", npts, true},        {"famttl", fam_title, false},
-                             {"famlabels", labels, false}, {"spts", pts, false}};
+                             {"famlabels", labels, false}, {"spts", pts, false},
+                             {"rate", rate, true}};
     if (rc == 0)
         rc = plot_draw("serve.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     free(path);
