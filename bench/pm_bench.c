@@ -171,7 +171,7 @@ static int count_mode(const count_opts *c)
          * scenario, 64 sequences in flight, 2048 tokens a step, chunked prefill. */
         const pm_serve_workload w = {pm_workload_prompt_tokens(&s.workload),
                                      pm_workload_decode_steps(&s.workload), 64, 2048,
-                                     PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
+                                     PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
         pm_serve_result r;
         for (long i = 0; i < c->iterations; i++) {
             if (pm_serve_compute(&s, &w, &r, &err) != PM_OK)

@@ -1448,6 +1448,17 @@ typedef enum pm_serve_rule {
     PM_SERVE_RULE_COUNT
 } pm_serve_rule;
 
+/** Length classes a served workload's distribution holds at most (pm_serve_workload). */
+#define PM_MAX_LENGTH_CLASSES 8
+
+/** One class of a served workload's length distribution: its requests' prompt and output, and
+ * its share of the requests (> 0; the shares are normalised over the classes). */
+typedef struct pm_length_class {
+    int64_t input_tokens;
+    int64_t output_tokens;
+    double share;
+} pm_length_class;
+
 /** How the closed-loop clients' requests fall in time. */
 typedef enum pm_serve_arrival {
     PM_SERVE_STAGGERED = 0, /* spread evenly over the steps: a served population */
@@ -1476,6 +1487,10 @@ typedef struct pm_serve_workload {
     double request_rate_per_s; /* > 0: an open loop, requests arriving at this rate (the
                                   concurrency is then each mode's own, found); 0: the closed
                                   loop at `concurrency` */
+    int n_classes;             /* 0: every request input_tokens in, output_tokens out; 1 ..
+                                  PM_MAX_LENGTH_CLASSES: each request drawn from classes (input
+                                  and output tokens then unused; decode-first, staggered) */
+    pm_length_class classes[PM_MAX_LENGTH_CLASSES];
 } pm_serve_workload;
 
 /** A served workload's steady state in one mode (seconds; rates per second). */

@@ -67,7 +67,7 @@ const char *pm_serve_arrival_name(pm_serve_arrival a)
 /* The steady state counted in steps, before any step is timed: up to two kinds of step, each a
  * mixed step with its share of a cycle (steps of that kind per cycle), the requests a cycle
  * ends, and how the first token's time is made of the step times. */
-#define SERVE_KINDS 3
+#define SERVE_KINDS (PM_MAX_LENGTH_CLASSES + 2)
 
 typedef struct serve_plan {
     pm_mixed_step kind[SERVE_KINDS];
@@ -78,6 +78,10 @@ typedef struct serve_plan {
     double ttft_steps[SERVE_KINDS];
     bool ttft_by_little;
     double slow_steps[SERVE_KINDS]; /* the longest gap a decoding sequence sees, in steps */
+    bool slow_by_max;   /* ... or the longest step that carries decode tokens */
+    double osl_mean;    /* output tokens per request (0: the workload's output_tokens) */
+    double held;        /* positions a sequence in flight holds on average (0: memory_of's
+                           rule for one length) */
     double decoding, prefilling, prefill_steps, mixed_frac, chunk_tokens;
     bool budget_bound;
 } serve_plan;
@@ -91,12 +95,17 @@ static int64_t decode_context(const pm_serve_workload *w)
 /* A chunk group of `count` prompts' chunks of t tokens at the mean offset of a prompt's chunks
  * of t ((input - t) / 2: exact for the linear pair and cache counts), `finishing` of them the
  * last. */
+static pm_step_chunk chunk_in(int64_t input_tokens, double count, double t, double finishing)
+{
+    const int64_t tokens = llround(t) < 1 ? 1 : llround(t);
+    const int64_t offset = llround((double)(input_tokens - tokens) / 2.0);
+    return (pm_step_chunk){count, tokens, offset < 0 ? 0 : offset, finishing};
+}
+
 static pm_step_chunk chunk_of(const pm_serve_workload *w, double count, double t,
                               double finishing)
 {
-    const int64_t tokens = llround(t) < 1 ? 1 : llround(t);
-    const int64_t offset = llround((double)(w->input_tokens - tokens) / 2.0);
-    return (pm_step_chunk){count, tokens, offset < 0 ? 0 : offset, finishing};
+    return chunk_in(w->input_tokens, count, t, finishing);
 }
 
 /* Decode-first with the budget binding: every step full, prompts queue for it. */
@@ -251,6 +260,123 @@ static void prefill_first_wave(const pm_serve_workload *w, serve_plan *p)
     p->chunk_tokens = k * isl;
 }
 
+/* Decode-first over a distribution of lengths (classes i of share p_i, prompt I_i, output
+ * O_i), the single-length rules with each class's prompts in their own chunk groups: decoding
+ * sequences at the mean context of every class's decode steps (exact for attention without a
+ * window, linear in the context), a class's chunks at the mean offset of its chunks. With at
+ * most one prompt in prefill at a time a class's prompt spans T_i = ceil(I_i / (budget - N +
+ * 1)) steps beside N - 1 decode tokens (a kind of step per class), r = N / sum p_i (T_i + O_i -
+ * 1) requests a step, a share r p_i T_i of the steps carries class i's chunk; beyond, every
+ * step carries each class's chunks, r solving r sum p_i (T_i(r) + O_i - 1) = N, and where the
+ * prompts' tokens exceed what the decode tokens leave, the budget binds. TTFT is the requests'
+ * mean, TPOT the mean gap (e2e - TTFT) / (mean output - 1), the slowest gap the longest step
+ * carrying decode tokens. */
+static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
+{
+    const int K = w->n_classes;
+    double share = 0.0;
+    for (int i = 0; i < K; i++)
+        share += w->classes[i].share;
+    double pr[PM_MAX_LENGTH_CLASSES], in[PM_MAX_LENGTH_CLASSES], out[PM_MAX_LENGTH_CLASSES];
+    double e_in = 0.0, e_out = 0.0, e_dec = 0.0, ctx_sum = 0.0;
+    for (int i = 0; i < K; i++) {
+        pr[i] = w->classes[i].share / share;
+        in[i] = (double)w->classes[i].input_tokens;
+        out[i] = (double)w->classes[i].output_tokens;
+        e_in += pr[i] * in[i];
+        e_out += pr[i] * out[i];
+        e_dec += pr[i] * (out[i] - 1.0);
+        ctx_sum += pr[i] * (out[i] - 1.0) * (in[i] + (out[i] - 2.0) / 2.0);
+    }
+    const int64_t ctx = e_dec > 0 ? llround(ctx_sum / e_dec) : 0;
+    const double B = (double)w->chunk_budget, N = w->concurrency;
+    p->osl_mean = e_out;
+    p->slow_by_max = true;
+    double T[PM_MAX_LENGTH_CLASSES], L = 0.0, n1 = INFINITY;
+    const double room1 = B - (N - 1.0);
+    if (room1 > 0) {
+        double tsum = 0.0;
+        for (int i = 0; i < K; i++) {
+            T[i] = ceil(in[i] / room1);
+            L += pr[i] * (T[i] + out[i] - 1.0);
+            tsum += pr[i] * T[i];
+        }
+        n1 = N / L * tsum;
+    }
+    double held_dec = 0.0, held_pre = 0.0; /* positions held, per step's worth of requests */
+    if (n1 <= 1.0) {
+        const double r = N / L;
+        for (int i = 0; i < K; i++) {
+            p->kind[i] = (pm_mixed_step){N - 1.0, ctx, 1,
+                                         {chunk_in(w->classes[i].input_tokens, 1.0,
+                                                   in[i] / T[i], 1.0 / T[i])}};
+            p->weight[i] = r * pr[i] * T[i];
+            p->ttft_steps[i] = pr[i] * T[i];
+        }
+        p->kind[K] = (pm_mixed_step){.decode_sequences = N, .decode_context = ctx};
+        p->weight[K] = 1.0 - n1;
+        p->requests = r;
+        p->decoding = N - n1;
+        p->prefilling = n1;
+        p->prefill_steps = n1 / r;
+        p->mixed_frac = n1;
+        p->chunk_tokens = 0.0;
+        for (int i = 0; i < K; i++) {
+            p->chunk_tokens += pr[i] * T[i] * in[i] / T[i];
+            held_dec += r * pr[i] * (out[i] - 1.0) * (in[i] + (out[i] - 1.0) / 2.0);
+            held_pre += r * pr[i] * T[i] * in[i] / 2.0;
+        }
+        p->chunk_tokens /= n1 / r;
+        p->held = (held_dec + held_pre) / N;
+        return;
+    }
+    /* Every step carries chunks: r requests a step, T_i(r) growing with r. */
+    double lo = 0.0, hi = e_dec > 0 && B / e_dec < N / e_out ? B / e_dec : N / e_out;
+    for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; it++) {
+        const double r = 0.5 * (lo + hi), room = B - r * e_dec;
+        double need = 0.0;
+        for (int i = 0; i < K && room > 0; i++)
+            need += pr[i] * (ceil(in[i] / room) + out[i] - 1.0);
+        if (room > 0 && r * need <= N)
+            lo = r;
+        else
+            hi = r;
+    }
+    double r = lo, g = r * e_dec, room = B - g;
+    const bool bound = !(room > 0) || r * e_in > room || r <= 0;
+    if (bound) { /* every step full: r (e_in + e_dec) = B, prompts queue */
+        r = B / (e_in + e_dec);
+        g = r * e_dec;
+        room = B - g;
+    }
+    double prefilling = 0.0;
+    for (int i = 0; i < K; i++) {
+        const double t = bound ? (room < in[i] ? room : in[i]) : in[i] / ceil(in[i] / room);
+        const double count = r * pr[i] * in[i] / t; /* prompts of class i with a chunk */
+        p->kind[0].chunks[i] = chunk_in(w->classes[i].input_tokens, count, t, r * pr[i]);
+        prefilling += count;
+        held_dec += r * pr[i] * (out[i] - 1.0) * (in[i] + (out[i] - 1.0) / 2.0);
+        held_pre += count * in[i] / 2.0;
+    }
+    p->kind[0].decode_sequences = g;
+    p->kind[0].decode_context = ctx;
+    p->kind[0].n_chunks = K;
+    p->weight[0] = 1.0;
+    p->requests = r;
+    p->decoding = g;
+    p->prefilling = bound ? N - g : prefilling;
+    p->prefill_steps = p->prefilling / r;
+    p->mixed_frac = 1.0;
+    p->chunk_tokens = r * e_in;
+    p->budget_bound = bound;
+    p->ttft_by_little = bound; /* else each prompt's T_i steps of this kind */
+    for (int i = 0; i < K && !bound; i++)
+        p->ttft_steps[0] += pr[i] * ceil(in[i] / room);
+    /* Bound: the prompts that wait count as half their prompt, as the single length's do. */
+    p->held = bound ? (held_dec + (N - g) * e_in / 2.0) / N
+                    : (held_dec + held_pre) / (g + prefilling);
+}
+
 /* ---------------------------------------------------------------- timing the steps */
 
 /* One kind of step in one mode: its time, and what it moves when energy is asked (tr not
@@ -309,12 +435,16 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
                          const serve_figures *f, const double *t, const pm_traffic *tr,
                          pm_serve_mode *r)
 {
-    const double osl = (double)w->output_tokens, devices = s->cluster.devices;
+    const double osl = p->osl_mean > 0 ? p->osl_mean : (double)w->output_tokens;
+    const double devices = s->cluster.devices;
     double cycle = 0.0, ttft = 0.0, slow = 0.0;
     for (int k = 0; k < SERVE_KINDS; k++) {
         cycle += p->weight[k] * t[k];
         ttft += p->ttft_steps[k] * t[k];
-        slow += p->slow_steps[k] * t[k];
+        if (!p->slow_by_max)
+            slow += p->slow_steps[k] * t[k];
+        else if (p->weight[k] > 0 && p->kind[k].decode_sequences > 0 && t[k] > slow)
+            slow = t[k];
     }
     for (int k = 0; k < SERVE_KINDS; k++)
         if (p->weight[k] > 0)
@@ -354,13 +484,33 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
 
 #define SERVE_MAX_TOKENS ((int64_t)1 << 40)
 
-static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
+/* A distribution of lengths: its classes, and the rules it is modelled under. */
+static pm_status check_classes(const pm_serve_workload *w, pm_error *err)
 {
-    if (w->input_tokens < 1 || w->input_tokens > SERVE_MAX_TOKENS || w->output_tokens < 1 ||
-        w->output_tokens > SERVE_MAX_TOKENS)
+    if (w->n_classes < 0 || w->n_classes > PM_MAX_LENGTH_CLASSES)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
-                       "input and output tokens must be in [1, 2^40] (got %lld and %lld)",
-                       (long long)w->input_tokens, (long long)w->output_tokens);
+                       "a distribution of lengths holds 0 to %d classes (got %d)",
+                       PM_MAX_LENGTH_CLASSES, w->n_classes);
+    for (int i = 0; i < w->n_classes; i++) {
+        const pm_length_class *c = &w->classes[i];
+        if (c->input_tokens < 1 || c->input_tokens > SERVE_MAX_TOKENS || c->output_tokens < 1 ||
+            c->output_tokens > SERVE_MAX_TOKENS || !(c->share > 0 && c->share <= 1e12))
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                           "length class %d: input and output tokens must be in [1, 2^40] and "
+                           "the share > 0 (got %lld, %lld, %g)",
+                           i, (long long)c->input_tokens, (long long)c->output_tokens, c->share);
+    }
+    if (w->n_classes > 0 && (w->rule != PM_SERVE_DECODE_FIRST || w->arrival != PM_SERVE_STAGGERED))
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, NULL,
+                       "a distribution of lengths is modelled under decode-first with staggered "
+                       "requests only (got %s, %s)",
+                       pm_serve_rule_name(w->rule), pm_serve_arrival_name(w->arrival));
+    return PM_OK;
+}
+
+/* What every workload is checked for, whatever its lengths. */
+static pm_status check_common(const pm_serve_workload *w, pm_error *err)
+{
     if (!(w->request_rate_per_s >= 0 && w->request_rate_per_s <= 1e12))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "the request rate must be in [0, 1e12] requests/s (0: a closed loop; got "
@@ -383,6 +533,25 @@ static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
     if ((int)w->arrival < 0 || w->arrival >= PM_SERVE_ARRIVAL_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "unknown arrival pattern %d",
                        (int)w->arrival);
+    if (!(w->ttft_limit_s >= 0 && w->ttft_limit_s < INFINITY && w->tpot_limit_s >= 0 &&
+          w->tpot_limit_s < INFINITY))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "latency limits must be finite and >= 0 (0: none)");
+    return PM_OK;
+}
+
+static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
+{
+    pm_status st = check_common(w, err);
+    if (st == PM_OK)
+        st = check_classes(w, err);
+    if (st != PM_OK || w->n_classes > 0)
+        return st;
+    if (w->input_tokens < 1 || w->input_tokens > SERVE_MAX_TOKENS || w->output_tokens < 1 ||
+        w->output_tokens > SERVE_MAX_TOKENS)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "input and output tokens must be in [1, 2^40] (got %lld and %lld)",
+                       (long long)w->input_tokens, (long long)w->output_tokens);
     /* Under decode-first a wave whose prompts need more than one step spreads into groups (the
      * first prompts decode while the others prefill); one that fits a step is prefill-first's. */
     if (w->arrival == PM_SERVE_WAVE && w->rule != PM_SERVE_PREFILL_FIRST &&
@@ -398,10 +567,6 @@ static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
                        "prefill-first runs whole prompts: the chunk budget (%lld tokens) must "
                        "hold the prompt (%lld)",
                        (long long)w->chunk_budget, (long long)w->input_tokens);
-    if (!(w->ttft_limit_s >= 0 && w->ttft_limit_s < INFINITY && w->tpot_limit_s >= 0 &&
-          w->tpot_limit_s < INFINITY))
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
-                       "latency limits must be finite and >= 0 (0: none)");
     return PM_OK;
 }
 
@@ -411,8 +576,10 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, con
                            pm_serve_result *out, pm_error *err)
 {
     const double isl = (double)w->input_tokens, osl = (double)w->output_tokens;
-    const double held = (p->decoding * (isl + (osl - 1.0) / 2.0) + p->prefilling * isl / 2.0) /
-                        (p->decoding + p->prefilling);
+    const double held = p->held > 0 ? p->held
+                                    : (p->decoding * (isl + (osl - 1.0) / 2.0) +
+                                       p->prefilling * isl / 2.0) /
+                                          (p->decoding + p->prefilling);
     pm_scenario one = *s;
     one.provenance = NULL;
     one.workload.batch = 1;
@@ -436,7 +603,9 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     memset(out, 0, sizeof *out);
     pm_status st = PM_OK;
     serve_plan p = {0};
-    if (w->arrival == PM_SERVE_WAVE)
+    if (w->n_classes > 0)
+        decode_first_mix(w, &p);
+    else if (w->arrival == PM_SERVE_WAVE)
         prefill_first_wave(w, &p);
     else if (w->rule == PM_SERVE_DECODE_FIRST)
         decode_first(w, &p);
@@ -493,7 +662,8 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
 static void underloaded(const pm_scenario *s, const pm_serve_workload *w, const pm_serve_mode *one,
                         pm_serve_mode *x)
 {
-    const double rate = w->request_rate_per_s, osl = (double)w->output_tokens;
+    const double rate = w->request_rate_per_s;
+    const double osl = one->tokens_per_s / one->requests_per_s; /* per request, on average */
     const double scale = rate / one->requests_per_s; /* <= 1 */
     *x = *one;
     x->requests_per_s = rate;

@@ -195,6 +195,17 @@ check serve-rate-both 2 "--rate: an open loop at request rates, or --concurrency
 check serve-rate-bad 2 "--rate: expected request rates in (0, 1e12]" "$pm" serve --rate 0
 check serve-rate-wave 2 "a wave is a closed loop's" \
     "$pm" serve --rate 1 --arrival wave --rule prefill_first --chunk 65536
+# A distribution of lengths (serve --lengths IN:OUT:SHARE,...).
+check serve-lengths 0 "# lengths (in:out x share, instead of the prompt and output above): 4000:100 x 0.25 500:600 x 0.75" \
+    "$pm" serve --config llama70b-h100 --lengths 4000:100:0.25,500:600:0.75 --concurrency 4
+check serve-lengths-json 0 '"lengths": [{"input_tokens": 4000, "output_tokens": 100, "share": 0.25}' \
+    "$pm" serve --format json --lengths 4000:100:0.25,500:600:0.75 --concurrency 4
+check serve-lengths-bad 2 "--lengths: '4000:100' is not IN:OUT:SHARE" \
+    "$pm" serve --lengths 4000:100
+check serve-lengths-share 2 "a class's share must be a number > 0" \
+    "$pm" serve --lengths 4000:100:0
+check serve-lengths-rule 1 "decode-first with staggered requests only" \
+    "$pm" serve --lengths 400:100:1 --rule prefill_first
 check serve-family-plot 0 "wrote $tmp/fronts.png" "$pm" serve --concurrency 1,8,64 \
     --sweep hbm_bw=1.6TBps,3.2TBps --plot "$tmp/fronts.png"
 # A grid too large for one run says how to cut it; one beyond any count says so (issue 42: the

@@ -341,7 +341,7 @@ static void test_refused(void **state)
 static pm_serve_result serve(const pm_scenario *s, int64_t isl, int64_t osl, double n,
                              int64_t budget, pm_serve_rule rule)
 {
-    const pm_serve_workload w = {isl, osl, n, budget, rule, 0, 0, PM_SERVE_STAGGERED, 0};
+    const pm_serve_workload w = {isl, osl, n, budget, rule, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
     pm_serve_result r;
     pm_error err;
     if (pm_serve_compute(s, &w, &r, &err) != PM_OK)
@@ -391,7 +391,7 @@ static void test_wave_is_the_static_batch(void **state)
         pm_estimate e;
         assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
         const pm_serve_workload w = {isl, osl, 8, 8 * isl, PM_SERVE_PREFILL_FIRST, 0, 0,
-                                     PM_SERVE_WAVE, 0};
+                                     PM_SERVE_WAVE, 0, 0, {{0}}};
         pm_serve_result r;
         assert_int_equal(pm_serve_compute(&s, &w, &r, NULL), PM_OK);
         for (int m = 0; m < PM_MODE_COUNT; m++) {
@@ -412,7 +412,7 @@ static void test_wave_by_hand(void **state)
     pm_scenario s = pm_test_load("llama70b-h100", ov, 1);
     const int64_t isl = 3000, osl = 101;
     const pm_serve_workload w = {isl, osl, 5, 2 * isl + 100, PM_SERVE_PREFILL_FIRST, 0, 0,
-                                 PM_SERVE_WAVE, 0};
+                                 PM_SERVE_WAVE, 0, 0, {{0}}};
     pm_serve_result r;
     assert_int_equal(pm_serve_compute(&s, &w, &r, NULL), PM_OK);
     pm_mixed_step two = {0}, one = {0}, dec = {0};
@@ -474,7 +474,7 @@ static void test_request_rate(void **state)
     (void)state;
     pm_scenario s = load("llama70b-h100");
     const int64_t isl = 2048, osl = 512;
-    pm_serve_workload w = {isl, osl, 24, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
+    pm_serve_workload w = {isl, osl, 24, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
     pm_serve_result closed, open, one;
     assert_int_equal(pm_serve_compute(&s, &w, &closed, NULL), PM_OK);
     w.concurrency = 1;
@@ -526,6 +526,87 @@ static void test_request_rate(void **state)
     w.arrival = PM_SERVE_STAGGERED;
     w.request_rate_per_s = -1;
     assert_int_equal(pm_serve_compute(&s, &w, &open, &err), PM_ERR_INVALID_ARG);
+}
+
+/* A distribution of one length split over two classes is that length: every figure within
+ * 1e-9 at concurrencies in both regimes and where the budget binds (the decode context 1024 +
+ * 128 is a whole position, so the classes' mean is the same step). */
+static void test_lengths_of_one_class(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const double conc[] = {1, 4, 16, 64, 300};
+    const int64_t budgets[] = {2048, 512};
+    for (size_t b = 0; b < PM_ARRAY_LEN(budgets); b++)
+        for (size_t i = 0; i < PM_ARRAY_LEN(conc); i++) {
+            pm_serve_workload one = {1024, 258, conc[i], budgets[b], PM_SERVE_DECODE_FIRST, 0, 0,
+                                     PM_SERVE_STAGGERED, 0, 0, {{0}}};
+            pm_serve_workload two = one;
+            two.n_classes = 2;
+            two.classes[0] = (pm_length_class){1024, 258, 0.3};
+            two.classes[1] = (pm_length_class){1024, 258, 0.7};
+            pm_serve_result a, c;
+            assert_int_equal(pm_serve_compute(&s, &one, &a, NULL), PM_OK);
+            assert_int_equal(pm_serve_compute(&s, &two, &c, NULL), PM_OK);
+            for (int m = 0; m < PM_MODE_COUNT; m++) {
+                assert_rel(c.modes[m].ttft_s, a.modes[m].ttft_s, 1e-9);
+                assert_rel(c.modes[m].tpot_s, a.modes[m].tpot_s, 1e-9);
+                assert_rel(c.modes[m].e2e_s, a.modes[m].e2e_s, 1e-9);
+                assert_rel(c.modes[m].tokens_per_s_per_device, a.modes[m].tokens_per_s_per_device,
+                           1e-9);
+                assert_rel(c.modes[m].tpot_max_s, a.modes[m].tpot_max_s, 1e-9);
+            }
+            assert_rel(c.kv_bytes_per_device, a.kv_bytes_per_device, 1e-9);
+            assert_true(c.budget_bound == a.budget_bound);
+        }
+}
+
+/* One client over two classes (a quarter 4000 in and 100 out, the rest 500 in and 600 out):
+ * a class's prompt is one step of its chunk (the budget holds it), then its decode steps, all
+ * at the classes' mean decode context. By hand from the steps' own times. */
+static void test_lengths_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    pm_serve_workload w = {1, 1, 1, 8192, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 2,
+                           {{4000, 100, 0.25}, {500, 600, 0.75}}};
+    pm_serve_result r;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, NULL), PM_OK);
+    /* Mean decode context: (0.25 x 99 x (4000 + 49) + 0.75 x 599 x (500 + 299)) / (0.25 x 99
+     * + 0.75 x 599), rounded. */
+    const double ctx = (0.25 * 99 * 4049 + 0.75 * 599 * 799) / (0.25 * 99 + 0.75 * 599);
+    pm_mixed_step a = {0}, b = {0}, d = {0};
+    a.n_chunks = b.n_chunks = 1;
+    a.chunks[0] = (pm_step_chunk){1, 4000, 0, 1};
+    b.chunks[0] = (pm_step_chunk){1, 500, 0, 1};
+    d.decode_sequences = 1;
+    d.decode_context = llround(ctx);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double ta, tb, td;
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &a, &ta, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &b, &tb, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &d, &td, NULL), PM_OK);
+        const double e2e = 0.25 * (ta + 99 * td) + 0.75 * (tb + 599 * td);
+        const double ttft = 0.25 * ta + 0.75 * tb;
+        const pm_serve_mode *x = &r.modes[m];
+        assert_rel(x->ttft_s, ttft, 1e-12);
+        assert_rel(x->e2e_s, e2e, 1e-12);
+        assert_rel(x->tpot_s, (e2e - ttft) / (0.25 * 100 + 0.75 * 600 - 1), 1e-12);
+        assert_rel(x->tokens_per_s, (0.25 * 100 + 0.75 * 600) / e2e, 1e-12);
+        assert_rel(x->tpot_max_s, td, 1e-12); /* one client: no chunk beside its decode */
+    }
+    /* Refused: prefill-first, a wave, too many classes, a share of 0. */
+    pm_error err;
+    w.rule = PM_SERVE_PREFILL_FIRST;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "decode-first with staggered requests only"));
+    w.rule = PM_SERVE_DECODE_FIRST;
+    w.n_classes = PM_MAX_LENGTH_CLASSES + 1;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
+    w.n_classes = 2;
+    w.classes[1].share = 0;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "length class 1"));
 }
 
 /* The step counts by hand (they do not depend on any step time). */
@@ -650,20 +731,20 @@ static void test_served_refused(void **state)
     pm_scenario s = load("llama70b-h100");
     pm_serve_result r;
     pm_error err;
-    pm_serve_workload w = {4096, 256, 8, 2048, PM_SERVE_PREFILL_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
+    pm_serve_workload w = {4096, 256, 8, 2048, PM_SERVE_PREFILL_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "must hold the prompt"));
-    w = (pm_serve_workload){4096, 256, 0.5, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
+    w = (pm_serve_workload){4096, 256, 0.5, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){0, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0};
+    w = (pm_serve_workload){0, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){4096, 256, 8, 2048, (pm_serve_rule)7, 0, 0, PM_SERVE_STAGGERED, 0};
+    w = (pm_serve_workload){4096, 256, 8, 2048, (pm_serve_rule)7, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
-    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, -1, 0, PM_SERVE_STAGGERED, 0};
+    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, -1, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
     assert_int_equal(pm_serve_compute(NULL, &w, &r, &err), PM_ERR_INVALID_ARG);
     /* Limits: goodput is the throughput where both hold, else 0. */
-    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 1e-6, 0, PM_SERVE_STAGGERED, 0};
+    w = (pm_serve_workload){4096, 256, 8, 2048, PM_SERVE_DECODE_FIRST, 1e-6, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_OK);
     assert_false(r.modes[0].meets_limits);
     assert_rel(r.modes[0].goodput_tokens_per_s_per_device, 0.0, 0.0);
@@ -690,6 +771,8 @@ int main(void)
         cmocka_unit_test(test_wave_is_the_static_batch),
         cmocka_unit_test(test_wave_by_hand),
         cmocka_unit_test(test_request_rate),
+        cmocka_unit_test(test_lengths_of_one_class),
+        cmocka_unit_test(test_lengths_by_hand),
         cmocka_unit_test(test_steady_state_counts),
         cmocka_unit_test(test_served_properties),
         cmocka_unit_test(test_more_l2_never_slower_streaming),

@@ -221,7 +221,8 @@ SERVE_ARRIVALS = ("staggered", "wave")
 
 def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), overrides=None, *,
           chunk=2048, rule="decode_first", ttft_limit=0.0, tpot_limit=0.0, input_tokens=None,
-          output_tokens=None, data_dir=None, arrival="staggered", rate=None, **shortcuts):
+          output_tokens=None, data_dir=None, arrival="staggered", rate=None, lengths=None,
+          **shortcuts):
     """A served workload's steady state over concurrency: the `serve` command's numbers.
 
     Closed-loop clients, `concurrency` sequences in flight (a sequence of counts >= 1), each
@@ -231,7 +232,10 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     a "wave" (a benchmark's clients at fixed lengths, sent and ended together; prefill_first
     only). rate (requests/s, a sequence): an open loop at each rate instead of the concurrencies
     (each mode's sequences in flight found: MODE_in_flight; MODE_saturated where the mode cannot
-    serve the rate, its latencies NaN). ttft_limit and tpot_limit (seconds, 0: none) decide
+    serve the rate, its latencies NaN). lengths: a distribution of request lengths instead of
+    input_tokens and output_tokens, a sequence of at most 8 (input_tokens, output_tokens, share)
+    classes (decode_first, staggered; TTFT and TPOT are then the requests' means). ttft_limit
+    and tpot_limit (seconds, 0: none) decide
     goodput. overrides, data_dir and the shortcuts as for estimate().
 
     Returns a dict of numpy arrays named as the serve CSV's columns (docs/output-format.md):
@@ -267,11 +271,20 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
             raise TypeError(f"{name}: expected a count (got {value!r})")
         elif value < 1:
             raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
+    if lengths is not None:
+        lengths = [tuple(c) for c in lengths]
+        for c in lengths:
+            if len(c) != 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                      for v in c[:2]):
+                raise TypeError(f"lengths: expected (input_tokens, output_tokens, share) classes "
+                                f"(got {c!r})")
     names, data = _core.serve(_path("config", config), [float(c) for c in conc], int(chunk),
                               SERVE_RULES.index(rule), float(ttft_limit), float(tpot_limit),
                               int(counts["input_tokens"]), int(counts["output_tokens"]),
                               _overrides(overrides, shortcuts), _path("data_dir", data_dir),
-                              SERVE_ARRIVALS.index(arrival), rate is not None)
+                              SERVE_ARRIVALS.index(arrival), rate is not None,
+                              None if lengths is None else [(int(a), int(b), float(c))
+                                                            for a, b, c in lengths])
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
     _flags(out, ("fits_hbm", "budget_bound", "serial_saturated", "fused_saturated",

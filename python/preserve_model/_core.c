@@ -576,17 +576,18 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char k_conc[] = "concurrency", k_chunk[] = "chunk", k_rule[] = "rule",
                 k_ttft[] = "ttft_limit", k_tpot[] = "tpot_limit", k_in[] = "input_tokens",
-                k_out[] = "output_tokens", k_arrival[] = "arrival", k_by_rate[] = "by_rate";
+                k_out[] = "output_tokens", k_arrival[] = "arrival", k_by_rate[] = "by_rate",
+                k_lengths[] = "lengths";
     static char *kwlist[] = {k_config, k_conc, k_chunk, k_rule, k_ttft, k_tpot, k_in, k_out,
-                             k_overrides, k_data_dir, k_arrival, k_by_rate, NULL};
+                             k_overrides, k_data_dir, k_arrival, k_by_rate, k_lengths, NULL};
     const char *config, *data_dir = NULL;
-    PyObject *conc_obj, *overrides = Py_None;
+    PyObject *conc_obj, *overrides = Py_None, *lengths = Py_None;
     long long chunk, in, out_tokens;
     int rule, arrival = 0, by_rate = 0;
     double ttft, tpot;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOLiddLL|Ozip", kwlist, &config, &conc_obj,
-                                     &chunk, &rule, &ttft, &tpot, &in, &out_tokens, &overrides,
-                                     &data_dir, &arrival, &by_rate))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOLiddLL|OzipO", kwlist, &config,
+                                     &conc_obj, &chunk, &rule, &ttft, &tpot, &in, &out_tokens,
+                                     &overrides, &data_dir, &arrival, &by_rate, &lengths))
         return NULL;
     PyObject *seq = PySequence_Fast(conc_obj, "concurrency: expected a sequence of numbers");
     if (!seq)
@@ -613,7 +614,28 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
     pm_serve_workload w = {in > 0 ? in : pm_workload_prompt_tokens(&s.workload),
                            out_tokens > 0 ? out_tokens : pm_workload_decode_steps(&s.workload),
                            1, chunk, (pm_serve_rule)rule, ttft, tpot,
-                           (pm_serve_arrival)arrival, 0.0};
+                           (pm_serve_arrival)arrival, 0.0, 0, {{0}}};
+    /* lengths: a sequence of (input_tokens, output_tokens, share), checked by the wrapper. */
+    if (lengths != Py_None) {
+        PyObject *ls = PySequence_Fast(lengths, "lengths: expected a sequence of classes");
+        const Py_ssize_t k = ls ? PySequence_Fast_GET_SIZE(ls) : 0;
+        if (ls && k > PM_MAX_LENGTH_CLASSES)
+            PyErr_Format(PyExc_ValueError, "lengths: at most %d classes", PM_MAX_LENGTH_CLASSES);
+        for (Py_ssize_t i = 0; ls && i < k && !PyErr_Occurred(); i++) {
+            long long li, lo;
+            double sh;
+            if (PyArg_ParseTuple(PySequence_Fast_GET_ITEM(ls, i), "LLd", &li, &lo, &sh))
+                w.classes[i] = (pm_length_class){li, lo, sh};
+        }
+        w.n_classes = (int)k;
+        Py_XDECREF(ls);
+        if (PyErr_Occurred()) {
+            PyMem_Free(rows);
+            PyMem_Free(conc);
+            pm_scenario_release(&s);
+            return NULL;
+        }
+    }
     pm_error err;
     pm_status st = PM_OK;
     Py_BEGIN_ALLOW_THREADS

@@ -538,6 +538,22 @@ def test_serve_rate_matches_the_tool():
         pm.serve(rate=[0])
 
 
+def test_serve_lengths_match_the_tool():
+    """lengths=[(in, out, share), ...] gives serve --lengths's numbers."""
+    classes = [(4000, 100, 0.25), (500, 600, 0.75)]
+    got = pm.serve("llama70b-h100", concurrency=[1, 16, 64], lengths=classes)
+    text = tool("serve", "--config", "llama70b-h100", "--concurrency", "1,16,64", "--lengths",
+                "4000:100:0.25,500:600:0.75", "--format", "csv")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    for i, row in enumerate(rows):
+        for name in ("serial_ttft_s", "preserve_tpot_s", "kv_bytes_per_device"):
+            assert float(row[name]) == pytest.approx(got[name][i], rel=1e-8), name
+    with pytest.raises(pm.Error, match="decode-first with staggered requests only"):
+        pm.serve(lengths=classes, rule="prefill_first", chunk=8192)
+    with pytest.raises(TypeError, match="lengths"):
+        pm.serve(lengths=[(4000, 100)])
+
+
 def test_serve_refuses():
     with pytest.raises(ValueError, match="rule"):
         pm.serve(rule="decode_frist")

@@ -29,7 +29,7 @@ enum {
     GIVEN_SHARD = 1 << 12, GIVEN_THREADS = 1 << 13, GIVEN_COMPARE = 1 << 14,
     GIVEN_OBJECTIVE = 1 << 15, GIVEN_CONCURRENCY = 1 << 16, GIVEN_CHUNK = 1 << 17,
     GIVEN_RULE = 1 << 18, GIVEN_LIMITS = 1 << 19, GIVEN_METRIC = 1 << 20,
-    GIVEN_ARRIVAL = 1 << 21, GIVEN_RATE = 1 << 22
+    GIVEN_ARRIVAL = 1 << 21, GIVEN_RATE = 1 << 22, GIVEN_LENGTHS = 1 << 23
 };
 
 typedef struct cli {
@@ -58,6 +58,7 @@ typedef struct cli {
     bool objective_given;
     const char *concurrency; /* serve: the concurrencies, "1,2,4" (NULL: 1 to 1024, doubling) */
     const char *rate;        /* serve: request rates (requests/s), "0.5,1,2": an open loop */
+    const char *lengths;     /* serve: a distribution of lengths, "IN:OUT:SHARE,..." */
     int64_t chunk;           /* serve: tokens per step (0: the default, 2048) */
     pm_serve_rule rule;      /* serve: the scheduling rule (default decode-first) */
     pm_serve_arrival arrival; /* serve: staggered (default) or a wave */

@@ -196,6 +196,7 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case OPT_METRIC: c->metric = arg; return PARSE_ON;
     case OPT_CONCURRENCY: c->concurrency = arg; return PARSE_ON;
     case OPT_RATE: c->rate = arg; return PARSE_ON;
+    case OPT_LENGTHS: c->lengths = arg; return PARSE_ON;
     case OPT_CHUNK:
         return parse_tokens("--chunk", arg, 1, (double)PM_MAX_SEQ_LEN, &c->chunk) ? PARSE_ON
                                                                                  : EXIT_USAGE;

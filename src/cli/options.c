@@ -75,6 +75,9 @@ const cli_option cli_options[] = {
     {"rate", required_argument, OPT_RATE, GIVEN_RATE, "L",
      "serve: an open loop at these request rates (requests/s, comma separated) instead of "
      "--concurrency: each mode's sequences in flight found, or 'saturated'"},
+    {"lengths", required_argument, OPT_LENGTHS, GIVEN_LENGTHS, "D",
+     "serve: a distribution of request lengths, IN:OUT:SHARE classes separated by commas (at "
+     "most 8; e.g. 4000:100:0.25,500:600:0.75) instead of the scenario's one prompt and output"},
     {"arrival", required_argument, OPT_ARRIVAL, GIVEN_ARRIVAL, "A",
      "serve: staggered (a served population, default) or wave (a benchmark's clients at fixed "
      "lengths: sent together, ended together; prefill_first, or a --chunk that holds every "
@@ -136,7 +139,7 @@ static const cli_command commands[] = {
      "preserve-model timeline --config llama70b --compare --plot layer.svg"},
     {"serve",
      INPUTS | GIVEN_CONCURRENCY | GIVEN_CHUNK | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT |
-         GIVEN_SWEEP | GIVEN_ARRIVAL | GIVEN_RATE,
+         GIVEN_SWEEP | GIVEN_ARRIVAL | GIVEN_RATE | GIVEN_LENGTHS,
      F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
      "a served workload over concurrency: TTFT, TPOT, tokens/s per device and per user in the "
      "three modes (the throughput-interactivity front; --plot draws it)",
