@@ -214,6 +214,13 @@ if command -v gnuplot >/dev/null; then
             if (s["median_abs_error"] - a[2] > 1e-4 || a[2] - s["median_abs_error"] > 1e-4) exit 1
             if (s["p90_abs_error"] - a[3] > 1e-4 || a[3] - s["p90_abs_error"] > 1e-4) exit 1
             if (s["metric.gemm_us.points"] != 1 || s["refused"] != 0) exit 1
+            # The breakdown (issue 47): one row per phase, all three dense, the class of all
+            # three ranked as the whole, no MoE group.
+            if (s["phase.kernel.points"] != 1 || s["phase.decode.points"] != 1) exit 1
+            if (s["phase.request.points"] != 1 || s["class.dense.points"] != 3) exit 1
+            if (("class.moe.points" in s) || ("phase.prefill.points" in s)) exit 1
+            if (s["class.dense.median_error"] != s["median_error"]) exit 1
+            if (s["class.dense.phase.decode.median_error"] != s["phase.decode.median_error"]) exit 1
         }' "$tmp/out/validate-gpu.csv" "$tmp/out/validate-gpu-summary.txt"; then
         echo "FAIL: scripts/validate-gpu.sh: its CSV or summary do not add up:"
         cat "$tmp/out/validate-gpu.csv" "$tmp/out/validate-gpu-summary.txt"; fail=1
