@@ -60,7 +60,9 @@ runtimes=${6-"trtllm"}
 # A kernel's reads cannot outrun a bulk copy: the grid stops at 0.85, under the STREAM copy
 # the A100 and H100 presets measure (0.85-0.87 of nominal); 0.9 and 0.95 are not physical.
 atts=${7:-"0.55 0.6 0.65 0.7 0.75 0.8 0.85"}
-moe_runtimes=${8-"vllm"}
+# One kernel, several runtimes: "a|b" fits the engines' shared value over all their rows (vLLM's
+# fused-MoE kernel under vllm and vllm-2024q1, which differ only in their allreduce; issue 47).
+moe_runtimes=${8-"vllm|vllm-2024q1"}
 moe_effs=${9:-"0.5 0.55 0.6 0.65 0.7 0.75 0.8 0.85 0.9 0.95 1"}
 data=${CALIBRATION_CSV:-$root/data/validation/gpu.csv}
 summary=$out/calibrate-gpu-summary.txt
@@ -215,7 +217,7 @@ done
 runtime_stage() {
     local name=$1 rt=$2 status=$3 key=$4 grid=$5 sub=$work/$1.csv
     head -n 1 "$data" >"$sub"
-    awk -F, -v r="$rt" -v st="$status" '$8 == r && $20 == st' "$data" >>"$sub"
+    awk -F, -v r="^($rt)\$" -v st="$status" '$8 ~ r && $20 == st' "$data" >>"$sub"
     fit "$name" "$sub" "runtime.$key" "$grid" none none none
 }
 # An engine's own decode-attention kernel, over its dense rows.
@@ -224,7 +226,7 @@ for rt in $runtimes; do
 done
 # An engine's own routed-expert GEMM kernel, over its MoE rows.
 for rt in $moe_runtimes; do
-    runtime_stage "$rt-moe" "$rt" moe moe_gemm_efficiency_frac "$moe_effs"
+    runtime_stage "${rt//|/+}-moe" "$rt" moe moe_gemm_efficiency_frac "$moe_effs"
 done
 # Over every platform: the in-sample and the leave-one-source-out errors together.
 [ -s "$work/side.txt" ] && sort -k2 -g "$work/side.txt" | awk '

@@ -38,7 +38,11 @@
 # predicted / measured - 1, and both in seconds for the figure), OUTDIR/validate-gpu-summary.txt
 # (`key value` lines: points, median_abs_error, p90_abs_error and median_error (the signed
 # median: below 0, the model is fast) overall, per metric and per GPU; refused, exceeds_hbm,
-# below_bound) and OUTDIR/validate-gpu.png (plots/validate-gpu.gp: log-log, the +-25 % band).
+# below_bound; then a breakdown, issue 47: the same three statistics and the points per phase
+# (phase.prefill for ttft_ms, phase.decode for tpot_ms, phase.request for e2e_s, phase.kernel for
+# the kernel rows), per class (class.dense, class.moe: status moe), per engine (engine.RUNTIME,
+# the row's runtime preset; engine.kernel for the kernel rows) and per class and phase
+# (class.moe.phase.prefill ...)) and OUTDIR/validate-gpu.png (plots/validate-gpu.gp: log-log, the +-25 % band).
 # Percentiles are nearest-rank: the p-th of n sorted values is the ceil(p n)-th.
 # Usage: scripts/validate-gpu.sh [OUTDIR]   (the tool is $PM, default build/src/cli/preserve-model;
 #   VALIDATION_CSV=FILE validates another file of the same format, e.g. a subset; VALIDATE_SET="K=V
@@ -200,6 +204,16 @@ function stats(key, list,   a, b, c, i) {
     all = all " " e
     bym[v("metric")] = bym[v("metric")] " " e
     byg[v("accelerator")] = byg[v("accelerator")] " " e
+    # The breakdown (issue 47): the phase a metric times (a prefill, a decode step, a whole
+    # request, or a kernel alone), the engine (the runtime preset of the row), dense or MoE, and MoE
+    # or dense by phase.
+    m = v("metric")
+    ph = m == "ttft_ms" ? "prefill" : m == "tpot_ms" ? "decode" : m == "e2e_s" ? "request" : "kernel"
+    cl = v("status") == "ok-moe" ? "moe" : "dense"
+    byp[ph] = byp[ph] " " e
+    byc[cl] = byc[cl] " " e
+    bye[v("runtime")] = bye[v("runtime")] " " e
+    bycp[cl ".phase." ph] = bycp[cl ".phase." ph] " " e
     if (e <= 0.25 && e >= -0.25) inside++
 }
 END {
@@ -212,10 +226,19 @@ END {
     printf "below_bound %d\n", below + 0
     for (k in bym) stats("metric." k ".", bym[k])
     for (k in byg) stats("gpu." k ".", byg[k])
+    for (k in byp) stats("phase." k ".", byp[k])
+    for (k in byc) stats("class." k ".", byc[k])
+    for (k in bye) stats("engine." k ".", bye[k])
+    for (k in bycp) stats("class." k ".", bycp[k])
 }' "$csv" >"$summary.tmp"
 # The overall lines first (in the order above), then per metric and per GPU in name order.
 { awk '$1 !~ /\./' "$summary.tmp"; awk '$1 ~ /^metric\./' "$summary.tmp" | sort -s -k1,1
-  awk '$1 ~ /^gpu\./' "$summary.tmp" | sort -s -k1,1; } >"$summary"
+  awk '$1 ~ /^gpu\./' "$summary.tmp" | sort -s -k1,1
+  # Then the breakdown (issue 47): by phase, dense or MoE, engine, and dense or MoE by phase.
+  awk '$1 ~ /^phase\./' "$summary.tmp" | sort -s -k1,1
+  awk '$1 ~ /^class\.[a-z]+\.[a-z_0-9]+$/' "$summary.tmp" | sort -s -k1,1
+  awk '$1 ~ /^engine\./' "$summary.tmp" | sort -s -k1,1
+  awk '$1 ~ /^class\.[a-z]+\.phase\./' "$summary.tmp" | sort -s -k1,1; } >"$summary"
 rm -f "$summary.tmp"
 gp validate-gpu.gp "$out/validate-gpu.png" 900,800 data="$csv" \
     rows="${data#"$root"/}"

@@ -364,6 +364,10 @@ static const preset_copy g_copies[] = {
     {PM_KIND_RUNTIME, "vllm-rocm", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",
       "hbm_usable_frac", "paged_attention_efficiency_frac", "moe_gemm_efficiency_frac", NULL}},
+    /* vLLM of early 2024 (issue 47): the same engine and kernels, NCCL's allreduce. */
+    {PM_KIND_RUNTIME, "vllm-2024q1", "vllm",
+     {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",
+      "hbm_usable_frac", "paged_attention_efficiency_frac", "moe_gemm_efficiency_frac", NULL}},
     {PM_KIND_RUNTIME, "vllm-v1", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "hbm_usable_frac", NULL}},
     {PM_KIND_RUNTIME, "vllm-2023", "vllm",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU validation points (data/validation/gpu.csv, the held-out gpu-holdout.csv, the
 # Splitwise grid splitwise-grid.csv, the vidur GEMM grid vidur-gemm.csv and the vidur allreduce
-# grid vidur-allreduce.csv, issue 16): every row has the documented columns with valid values (docs/data-format.md, "Validation
+# grid vidur-allreduce.csv, issue 16; the MoE engine rows gpu-moe-holdout.csv, issue 47): every row has the documented columns with valid values (docs/data-format.md, "Validation
 # points"), and names an accelerator, a cluster, a runtime and (but for the GEMM rows, whose
 # shape is in the row) a model that the tool loads: the scenario of each row resolves. Rows marked `moe` must name a model that either
 # loads or is refused by the tool because MoE is not modelled or not bundled yet, never a malformed
@@ -149,6 +149,18 @@ if awk -F, 'NR > 1 && ($1 !~ /^10\./ || $18 != "allreduce_us") { exit 1 }' "$ars
     echo "FAIL: the vidur allreduce rows are section 10, allreduces, and only there"
     fail=1
 fi
+# The held-out MoE rows of production engines (section 11, issue 47: vLLM's fused-MoE kernel with
+# tuned and default configs, H100, H200, A100; read by no calibration), MoE rows only.
+moes="$root/data/validation/gpu-moe-holdout.csv"
+if ! check "$moes"; then
+    echo "FAIL: $moes has bad rows"
+    fail=1
+fi
+if awk -F, 'NR > 1 && ($1 !~ /^11\./ || $20 != "moe") { exit 1 }' "$moes" &&
+    ! grep -q '^11\.' "$csv" "$holdout" "$grid" "$gemms" "$ars"; then :; else
+    echo "FAIL: the held-out MoE engine rows are section 11, MoE, and only there"
+    fail=1
+fi
 # Every metric a row may name is drawn by the figure (a metric without its series would be
 # counted in the summary and silently missing from the plot).
 for m in $metrics; do
@@ -202,6 +214,13 @@ if command -v gnuplot >/dev/null; then
             if (s["median_abs_error"] - a[2] > 1e-4 || a[2] - s["median_abs_error"] > 1e-4) exit 1
             if (s["p90_abs_error"] - a[3] > 1e-4 || a[3] - s["p90_abs_error"] > 1e-4) exit 1
             if (s["metric.gemm_us.points"] != 1 || s["refused"] != 0) exit 1
+            # The breakdown (issue 47): one row per phase, all three dense, the class of all
+            # three ranked as the whole, no MoE group.
+            if (s["phase.kernel.points"] != 1 || s["phase.decode.points"] != 1) exit 1
+            if (s["phase.request.points"] != 1 || s["class.dense.points"] != 3) exit 1
+            if (("class.moe.points" in s) || ("phase.prefill.points" in s)) exit 1
+            if (s["class.dense.median_error"] != s["median_error"]) exit 1
+            if (s["class.dense.phase.decode.median_error"] != s["phase.decode.median_error"]) exit 1
         }' "$tmp/out/validate-gpu.csv" "$tmp/out/validate-gpu-summary.txt"; then
         echo "FAIL: scripts/validate-gpu.sh: its CSV or summary do not add up:"
         cat "$tmp/out/validate-gpu.csv" "$tmp/out/validate-gpu-summary.txt"; fail=1
