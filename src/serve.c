@@ -11,6 +11,7 @@
  * step.c, step_plan.c.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
@@ -18,15 +19,20 @@
 /* The scenario a mixed step runs under: s with its batch the sequences the step schedules (its
  * decode tokens' and its chunks' prompts, rounded, at least 1), which the runtime's per-step
  * host work counts (runtime.c): a scheduler at concurrency 256 prepares 256 sequences a step,
- * whatever batch the scenario's static estimate names. */
-static void step_scenario(const pm_scenario *s, const pm_mixed_step *m, pm_scenario *t)
+ * whatever batch the scenario's static estimate names. t holds the copy; s itself when no
+ * runtime work depends on the batch (nothing else reads it). */
+static const pm_scenario *step_scenario(const pm_scenario *s, const pm_mixed_step *m,
+                                        pm_scenario *t)
 {
+    if (!s->runtime.present || !(s->runtime.sequence_overhead_s > 0.0))
+        return s;
     double n = m->decode_sequences;
     for (int i = 0; i < m->n_chunks && i < PM_MAX_STEP_CHUNKS; i++)
         n += m->chunks[i].count;
     *t = *s;
     t->provenance = NULL;
     t->workload.batch = n < 1.5 ? 1 : n >= PM_MAX_BATCH ? PM_MAX_BATCH : (int)llround(n);
+    return t;
 }
 
 pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
@@ -40,10 +46,10 @@ pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_
         st = pm_step_mixed(s, m, &step, err);
     if (st != PM_OK)
         return st;
-    pm_scenario t;
-    step_scenario(s, m, &t);
+    pm_scenario copy;
+    const pm_scenario *t = step_scenario(s, m, &copy);
     pm_step_plan plan;
-    st = pm_step_plan_build(&t, &step, mode == PM_MODE_FUSED, mode == PM_MODE_PRESERVE, &plan,
+    st = pm_step_plan_build(t, &step, mode == PM_MODE_FUSED, mode == PM_MODE_PRESERVE, &plan,
                             err);
     if (st != PM_OK)
         return st;
@@ -70,7 +76,6 @@ const char *pm_serve_arrival_name(pm_serve_arrival a)
 #define SERVE_KINDS (PM_MAX_LENGTH_CLASSES + 2)
 
 typedef struct serve_plan {
-    pm_mixed_step kind[SERVE_KINDS];
     double weight[SERVE_KINDS]; /* steps of each kind per cycle (0: the kind is absent) */
     double requests;    /* requests ended per cycle */
     /* TTFT = the sum of ttft_steps[k] x t(kind k), or, with ttft_by_little, what Little's law
@@ -84,7 +89,17 @@ typedef struct serve_plan {
                            rule for one length) */
     double decoding, prefilling, prefill_steps, mixed_frac, chunk_tokens;
     bool budget_bound;
+    /* The kinds of step, last: only those a plan gives a weight or TTFT steps are set and read
+     * (plan_init zeroes what comes before them). */
+    pm_mixed_step kind[SERVE_KINDS];
 } serve_plan;
+
+/* An empty plan: every field before the kinds zeroed (the kinds are written as they are
+ * planned; zeroing them all costs a served point about 2 % more work). */
+static void plan_init(serve_plan *p)
+{
+    memset(p, 0, offsetof(serve_plan, kind));
+}
 
 /* Decoding sequences' mean context: a request decodes at input .. input + output - 2. */
 static int64_t decode_context(const pm_serve_workload *w)
@@ -350,6 +365,7 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
         room = B - g;
     }
     double prefilling = 0.0;
+    p->kind[0] = (pm_mixed_step){0};
     for (int i = 0; i < K; i++) {
         const double t = bound ? (room < in[i] ? room : in[i]) : in[i] / ceil(in[i] / room);
         const double count = r * pr[i] * in[i] / t; /* prompts of class i with a chunk */
@@ -360,7 +376,7 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
     }
     p->kind[0].decode_sequences = g;
     p->kind[0].decode_context = ctx;
-    p->kind[0].n_chunks = K;
+    p->kind[0].n_chunks = K; /* its chunks 0 .. K - 1 set above */
     p->weight[0] = 1.0;
     p->requests = r;
     p->decoding = g;
@@ -379,25 +395,30 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
 
 /* ---------------------------------------------------------------- timing the steps */
 
-/* One kind of step in one mode: its time, and what it moves when energy is asked (tr not
- * NULL). like: a plan of the same scenario whose roofline terms serve (NULL: computed). */
+/* One kind of step in every mode, as the estimate times its steps: one plan of the unfused
+ * graph with its prefetches (serial reads it without them, PRESERVE with them) and the fused
+ * plan derived from it (pm_step_plan_fuse); t[mode] its time, tr[mode] what it moves when
+ * energy is asked (tr not NULL). like: a plan of the same scenario whose roofline terms serve
+ * (NULL: computed); p and f receive the plans. */
 static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
-                           const pm_mixed_step *m, pm_mode mode, pm_step_plan *p, double *t,
-                           pm_traffic *tr, pm_error *err)
+                           const pm_mixed_step *m, pm_step_plan *p, pm_step_plan *f,
+                           double t[PM_MODE_COUNT], pm_traffic tr[PM_MODE_COUNT], pm_error *err)
 {
     pm_step step;
     pm_status st = pm_step_mixed(s, m, &step, err);
     if (st == PM_OK)
-        st = pm_step_plan_build_like(s, like, &step, mode == PM_MODE_FUSED,
-                                     mode == PM_MODE_PRESERVE, p, err);
+        st = pm_step_plan_build_like(s, like, &step, false, true, p, err);
     if (st != PM_OK)
         return st;
-    const bool preserve = mode == PM_MODE_PRESERVE;
-    if ((st = pm_step_plan_time(p, preserve, step.context, t, err)) != PM_OK)
-        return st;
-    if (tr) {
-        pm_step_plan_count(p);
-        pm_step_plan_traffic(p, preserve, step.context, tr);
+    pm_step_plan_count(p);
+    pm_step_plan_fuse(p, f);
+    const pm_step_plan *of[PM_MODE_COUNT] = {p, f, p};
+    for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
+        const bool preserve = mode == PM_MODE_PRESERVE;
+        if ((st = pm_step_plan_time(of[mode], preserve, step.context, &t[mode], err)) != PM_OK)
+            return st;
+        if (tr)
+            pm_step_plan_traffic(of[mode], preserve, step.context, &tr[mode]);
     }
     return PM_OK;
 }
@@ -602,7 +623,8 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
 {
     memset(out, 0, sizeof *out);
     pm_status st = PM_OK;
-    serve_plan p = {0};
+    serve_plan p;
+    plan_init(&p);
     if (w->n_classes > 0)
         decode_first_mix(w, &p);
     else if (w->arrival == PM_SERVE_WAVE)
@@ -615,30 +637,35 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     if ((st = figures_of(&s->accel, &f, err)) != PM_OK ||
         (st = memory_of(s, w, &p, out, err)) != PM_OK)
         return st;
-    pm_step_plan *plans = pm_malloc(2 * sizeof *plans);
+    pm_step_plan *plans = pm_malloc(3 * sizeof *plans);
     if (!plans)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     const pm_step_plan *like = NULL;
-    pm_scenario ks[SERVE_KINDS]; /* each kind's scenario: its host work counts its sequences */
+    pm_scenario copies[SERVE_KINDS];
+    const pm_scenario *ks[SERVE_KINDS]; /* each kind's: its host work counts its sequences */
     for (int k = 0; k < SERVE_KINDS; k++)
         if (p.weight[k] > 0 || p.ttft_steps[k] > 0)
-            step_scenario(s, &p.kind[k], &ks[k]);
-    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
-        double t[SERVE_KINDS] = {0.0};
-        pm_traffic tr[SERVE_KINDS] = {{0}};
-        for (int k = 0; k < SERVE_KINDS && st == PM_OK; k++) {
-            if (!(p.weight[k] > 0) && !(p.ttft_steps[k] > 0))
-                continue;
-            /* The first plan built lends its roofline terms to the others. */
-            pm_step_plan *into = like ? &plans[1] : &plans[0];
-            st = time_kind(&ks[k], like, &p.kind[k], (pm_mode)m, into, &t[k], f.energy ? &tr[k] : NULL,
-                           err);
-            if (!like)
-                like = &plans[0];
+            ks[k] = step_scenario(s, &p.kind[k], &copies[k]);
+    double t[PM_MODE_COUNT][SERVE_KINDS] = {{0.0}};
+    pm_traffic tr[PM_MODE_COUNT][SERVE_KINDS] = {{{0}}};
+    for (int k = 0; k < SERVE_KINDS && st == PM_OK; k++) {
+        if (!(p.weight[k] > 0) && !(p.ttft_steps[k] > 0))
+            continue;
+        /* The first plan built lends its roofline terms to the others. */
+        pm_step_plan *into = like ? &plans[1] : &plans[0];
+        double tk[PM_MODE_COUNT];
+        pm_traffic trk[PM_MODE_COUNT];
+        st = time_kind(ks[k], like, &p.kind[k], into, &plans[2], tk, f.energy ? trk : NULL, err);
+        for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
+            t[m][k] = tk[m];
+            if (f.energy)
+                tr[m][k] = trk[m];
         }
-        if (st == PM_OK)
-            mode_figures(s, w, &p, &f, t, tr, &out->modes[m]);
+        if (!like)
+            like = &plans[0];
     }
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
+        mode_figures(s, w, &p, &f, t[m], tr[m], &out->modes[m]);
     pm_free(plans);
     if (st != PM_OK)
         return st;
