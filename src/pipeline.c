@@ -216,8 +216,10 @@ static void stage_parts(pipe_ctx *x, const pm_scenario *s, int64_t sp)
     const double act = s->model.hidden * pm_dtype_bytes(s->workload.act_dtype);
     for (int i = 0; i < P; i++) {
         const bool last = i == P - 1;
-        x->send_dec[i] = pm_p2p_time(&s->cluster, pl->inter_node[i],
-                                     last ? mb * TOKEN_ID_BYTES : mb * act);
+        /* One stage keeps its tokens: nothing returns. */
+        x->send_dec[i] = P == 1 ? 0.0
+                                : pm_p2p_time(&s->cluster, pl->inter_node[i],
+                                              last ? mb * TOKEN_ID_BYTES : mb * act);
         x->send_pre[i] = last ? 0.0 /* the first token's return is the first decode step's */
                               : pm_p2p_time(&s->cluster, pl->inter_node[i], mb * (double)sp * act);
     }
