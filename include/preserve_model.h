@@ -1911,10 +1911,12 @@ typedef enum pm_axis_kind {
     PM_AXIS_BATCH = 6,
     PM_AXIS_SEQ = 7,      /* total sequence length */
     PM_AXIS_EP = 8,       /* expert-parallel degree (cluster.expert_parallel) */
-    PM_AXIS_COUNT = 9
+    PM_AXIS_PP = 9,       /* pipeline stages (cluster.pipeline_parallel) */
+    PM_AXIS_DP = 10,      /* data-parallel replicas (cluster.data_parallel) */
+    PM_AXIS_COUNT = 11
 } pm_axis_kind;
 
-/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep". */
+/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep", "pp", "dp". */
 PM_API const char *pm_axis_name(pm_axis_kind kind);
 /** The CSV column name with its unit: "l2_capacity_MiB", "hbm_bandwidth_GBps", "devices"... */
 PM_API const char *pm_axis_column(pm_axis_kind kind);
