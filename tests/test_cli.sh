@@ -276,7 +276,7 @@ check run-die-fits 0 '"largest_die_mm2": 665.60' "$pm" --format json
 check run-die-csv 0 ',665.6068,0,233.48,255.84,59.8468,12.2206,116.44,40,1,665.6068,1,52.2206' "$pm" --format csv
 # The run CSV is a sweep point's row (issue 48: its columns differed): the same header after
 # the scenario's columns, the same values.
-check run-csv-is-sweep-row 0 "same" bash -c "diff <('$pm' --format csv | grep -v '^#' | cut -d, -f8- | tail -1) <('$pm' --sweep batch=4 | grep -v '^#' | tail -1 | cut -d, -f2- | sed 's/,\$//') && echo same"
+check run-csv-is-sweep-row 0 "same" bash -c "diff <('$pm' --format csv | grep -v '^#' | cut -d, -f10- | tail -1) <('$pm' --sweep batch=4 | grep -v '^#' | tail -1 | cut -d, -f2- | sed 's/,\$//') && echo same"
 lacks run-die-no-warning "reticle" "$pm"
 # A what-if over the reticle is warned of: 512 MiB of L2 makes the compute die 0.29185 x 800 +
 # 1.3325 x 512 + 14.9617 x 4 + 116.44 = 1092.0 mm2.
