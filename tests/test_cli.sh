@@ -533,4 +533,22 @@ check validate-format 2 "--format: validate does not use it" "$pm" validate --fo
 check graph-devlist 2 "--devices-list: graph does not use it" "$pm" graph --devices-list 1,2
 check sweep-phase 2 "--phase: --sweep does not use it" "$pm" --sweep l2 --phase prefill
 
+# ---- pipeline stages and replicas (issue 44) ------------------------------------------------
+# Llama-3.1-405B over 4 HGX nodes (TP 8 x PP 4): the plan line, the stage table; 4 micro-batches
+# of 16 at batch 64; the decode send 10 us + 16 x 16384 x 2 B / 50 GB/s = 20.5 us.
+check pp-plan-line 0 "# plan: 4 stages x 1 replica = 32 devices on 4 nodes; 31-32 layers a stage; 4 micro-batches of 16 in flight; sends 20.5 us decode" \
+    "$pm" --config llama405b-h200 --cluster hgx-h100-ib-ndr --pp 4 --batch 64
+check pp-stage-table 0 "bubble_prefill  recv_prefetch_MiB" "$pm" --config llama405b-h200 --cluster hgx-h100-ib-ndr --pp 4
+check pp-json 0 '"pipeline": {"stages": 4, "replicas": 2, "devices_total": 64, "nodes": 8' \
+    "$pm" --config llama405b-h200 --cluster hgx-h100-ib-ndr --pp 4 --dp 2 --format json
+check pp-csv 0 "scenario,model,accelerator,devices,pipeline_parallel,data_parallel,batch" "$pm" --config llama405b-h200 --cluster hgx-h100-ib-ndr --pp 4 --format csv
+check dp-plan-line 0 "# plan: 1 stage x 8 replicas = 64 devices on 8 nodes" "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --dp 8
+check pp-no-inter-node-link 1 "inter_node_bandwidth_Gbps" "$pm" --config llama70b-h100 --pp 2
+check pp-uneven-sum 1 "pipeline_layers: must give the layers of each of the 2 stages" \
+    "$pm" --config llama8b --cluster hgx-h100-ib-ndr --pp 2 --set cluster.pipeline_layers=16,15
+check pp-layer-classes 1 "not modelled" "$pm" --config gemma2-9b --cluster hgx-h100-ib-ndr --pp 2
+check pp-serve-refused 1 "pipeline stages is not modelled" "$pm" serve --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check pp-bad-count 2 "--pp" "$pm" --pp 0
+check pp-sweep 0 "pipeline_parallel," "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --sweep pp=1,2
+
 check_end
