@@ -332,6 +332,10 @@ pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error
  * into tpot_traffic[mode]; the replicas' scaling is the caller's. */
 pm_status pm_pipeline_estimate(const pm_scenario *s, const pm_pipeline *pl, pm_estimate *out,
                                pm_traffic *tpot_traffic, pm_error *err);
+/* The decode steps' times over the stages of pl added one by one (in long double), in one mode:
+ * the reference the tests hold pm_pipeline_estimate's adaptive decode sum against. */
+pm_status pm_pipeline_decode_sum_stepwise(const pm_scenario *s, const pm_pipeline *pl,
+                                          pm_mode mode, double *sum, pm_error *err);
 /* A send between pipeline stages: alpha + bytes / B over the inter-node link (inter_node) or
  * the device link (collective.c); 0 for no bytes. */
 double pm_p2p_time(const pm_cluster *c, bool inter_node, double bytes);

@@ -315,3 +315,29 @@ pm_status pm_pipeline_estimate(const pm_scenario *s, const pm_pipeline *pl, pm_e
     pm_free(x);
     return st;
 }
+
+pm_status pm_pipeline_decode_sum_stepwise(const pm_scenario *s, const pm_pipeline *pl,
+                                          pm_mode mode, double *sum, pm_error *err)
+{
+    pipe_ctx *x = pm_malloc(sizeof *x);
+    if (!x)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    x->pl = pl;
+    const int64_t sp = pm_workload_prompt_tokens(&s->workload);
+    const int64_t last = pm_default_context(&s->workload, PM_PHASE_DECODE);
+    pm_status st = build_plans(x, s, sp, err);
+    if (st == PM_OK) {
+        stage_parts(x, s, sp);
+        const pm_step_plan *dec = mode == PM_MODE_FUSED ? &x->dec_f : &x->dec;
+        long double acc = 0.0L;
+        for (int64_t c = sp; c <= last && st == PM_OK; c++) {
+            pipe_point pt;
+            st = pipe_eval(x, &x->dec_parts, dec, &x->dec, mode == PM_MODE_PRESERVE, false, c,
+                           false, &pt);
+            acc += pt.t;
+        }
+        *sum = (double)acc;
+    }
+    pm_free(x);
+    return st;
+}

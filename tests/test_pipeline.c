@@ -249,6 +249,44 @@ static void test_batch_of_one_pays_the_sends(void **state)
     pm_scenario_release(&b);
 }
 
+/* The adaptive decode sum over the stages against the steps added one by one, in every mode,
+ * where PRESERVE's decisions change along the decode (the KV cache outgrows the window:
+ * llama70b-h100 at 64 sequences, whose cache stops fitting at a few hundred positions) and
+ * where they do not: within PM_CLOSED_FORM_REL_TOL. */
+static void test_decode_sum_matches_steps(void **state)
+{
+    (void)state;
+    static const char *const a[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=2",
+                                    "workload.batch=64", "workload.seq_len=3000"};
+    static const char *const b[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=3",
+                                    "cluster.pipeline_layers=30,20,30", "workload.batch=5"};
+    static const char *const c[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4",
+                                    "workload.batch=16", "accelerator.l2_capacity_MiB=256"};
+    struct {
+        const char *name;
+        const char *const *ov;
+        size_t n;
+    } cases[] = {{"llama70b-h100", a, 4}, {"llama70b-h100", b, 4}, {"llama405b-h200", c, 4},
+                 {"mixtral8x7b", a, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pm_scenario s = pm_test_load(cases[i].name, cases[i].ov, cases[i].n);
+        pm_estimate e;
+        pm_pipeline pl;
+        pm_error err;
+        if (pm_estimate_compute(&s, &e, &err) != PM_OK)
+            fail_msg("%s: %s", cases[i].name, err.message);
+        assert_int_equal(pm_pipeline_plan(&s, &pl, &err), PM_OK);
+        assert_true(pl.stages > 1);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double sum;
+            assert_int_equal(pm_pipeline_decode_sum_stepwise(&s, &pl, (pm_mode)m, &sum, &err),
+                             PM_OK);
+            assert_rel(e.modes[m].decode_s, sum, PM_CLOSED_FORM_REL_TOL);
+        }
+        pm_scenario_release(&s);
+    }
+}
+
 static void expect_refusal(const char *name, const char *const *ov, size_t n, pm_status want,
                            const char *path)
 {
@@ -305,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_hand_memory_of_an_uneven_split),
         cmocka_unit_test(test_replicas_scale_throughput_not_latency),
         cmocka_unit_test(test_batch_of_one_pays_the_sends),
+        cmocka_unit_test(test_decode_sum_matches_steps),
         cmocka_unit_test(test_refusals_name_the_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
