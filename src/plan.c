@@ -271,3 +271,13 @@ pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error
                        what, pm_cluster_pp(&s->cluster));
     return PM_OK;
 }
+
+pm_status pm_plan_refuse_replicas(const pm_scenario *s, const char *what, pm_error *err)
+{
+    if (pm_cluster_dp(&s->cluster) > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.data_parallel",
+                       "%s of %d data-parallel replicas is not modelled (its totals would be "
+                       "one replica's; the estimate, `run`, scales them): use data_parallel 1",
+                       what, pm_cluster_dp(&s->cluster));
+    return PM_OK;
+}

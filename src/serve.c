@@ -433,6 +433,8 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
         st = pm_scenario_check(s, err);
     if (st == PM_OK)
         st = pm_plan_refuse_stages(s, "a served workload", err);
+    if (st == PM_OK)
+        st = pm_plan_refuse_replicas(s, "a served workload", err);
     if (st != PM_OK)
         return st;
     serve_plan p = {0};

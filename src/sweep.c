@@ -433,7 +433,7 @@ static double density_at(objective *o, double v)
     switch (o->obj) {
     case PM_OBJECTIVE_USD: return e.modes[o->mode].tokens_per_s_per_usd;
     case PM_OBJECTIVE_JOULE: return e.modes[o->mode].tokens_per_J;
-    default: return pm_density(&e, o->mode, t.cluster.devices, a.die_mm2);
+    default: return pm_density(&e, o->mode, pm_cluster_total_devices(&t.cluster), a.die_mm2);
     }
 }
 
