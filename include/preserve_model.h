@@ -426,6 +426,9 @@ typedef struct pm_cluster {
      * model's layers), when stage_layers[0] > 0; otherwise the even split, the remainder one
      * layer each on the first stages (pm_pipeline_stage_layers). */
     int stage_layers[PM_MAX_STAGES];
+    int micro_batches;                    /* micro-batches in flight through the stages (JSON
+                                             "micro_batches", at most the batch); 0: min(PP,
+                                             batch), vLLM's virtual engines */
     int nodes;                            /* nodes the cluster has (JSON "nodes"); a plan of
                                              more devices than nodes x devices per node is
                                              refused; 0: as many as a plan needs */
@@ -1324,7 +1327,8 @@ typedef struct pm_pipeline_report {
     int replicas;             /* DP */
     int devices_total;        /* TP x PP x DP: every per-device figure's divisor */
     int nodes;                /* nodes the deployment takes (pm_cluster_node_devices each) */
-    int micro_batches;        /* M = min(PP, batch) micro-batches in flight */
+    int micro_batches;        /* M micro-batches in flight (cluster.micro_batches, or
+                                 min(PP, batch)) */
     int micro_batch;          /* sequences of the largest: ceil(batch / M) */
     int min_stage_layers, max_stage_layers;
     bool inter_node;          /* a stage boundary crosses nodes (the inter-node link) */

@@ -312,7 +312,7 @@ typedef struct pm_pipeline {
     int first[PM_MAX_STAGES], layers[PM_MAX_STAGES]; /* each stage's first layer, its layers */
     bool inter_node[PM_MAX_STAGES]; /* the send after stage i crosses nodes (the last stage's:
                                        the sampled token's return to the first) */
-    int micro_batches;              /* M = min(stages, batch) */
+    int micro_batches;              /* M: cluster.micro_batches, or min(stages, batch) */
     int micro_batch;                /* sequences of the largest micro-batch: ceil(batch / M) */
     int nodes;                      /* nodes the deployment takes */
 } pm_pipeline;

@@ -3,8 +3,9 @@
  * split over PP stages of the tensor-parallel group each (plan.c's pm_pipeline), in the three
  * modes. Formulas: reference serving-parallelism.md section 2.
  *
- * The batch is split into M = min(PP, batch) micro-batches in flight (vLLM's virtual engines,
- * aiconfigurator's M = PP), each of ceil(batch / M) sequences (the largest one is costed).
+ * The batch is split into M micro-batches in flight (cluster.micro_batches; by default
+ * min(PP, batch): vLLM's virtual engines, aiconfigurator's M = PP), each of ceil(batch / M)
+ * sequences (the largest one is costed).
  * Stage i's time for one micro-batch, t_i, is its receive (alpha + bytes / B over the link its
  * boundary crosses: the previous stage's activations, micro-batch x hidden x act bytes; the
  * first stage receives the sampled tokens, 4 bytes each, from the last) plus its layers on the

@@ -220,10 +220,19 @@ pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err
         out->first[i] = first;
         first += out->layers[i];
     }
-    /* Micro-batches: as many as the stages (vLLM's virtual engines, aiconfigurator's M = PP),
-     * the batch split evenly, the largest micro-batch costed (ceil). */
+    /* Micro-batches: as many as the stages (vLLM's virtual engines, aiconfigurator's M = PP)
+     * unless given, the batch split evenly, the largest micro-batch costed (ceil). */
     const int b = s->workload.batch;
-    out->micro_batches = pp < b ? pp : b;
+    if (c->micro_batches < 0 || c->micro_batches > b)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.micro_batches",
+                       "must be in [1, batch = %d], or 0 for min(stages, batch) (got %d)", b,
+                       c->micro_batches);
+    if (c->micro_batches > 1 && pp == 1)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.micro_batches",
+                       "%d micro-batches need pipeline stages (pipeline_parallel is 1: one "
+                       "stage runs the batch as one step)",
+                       c->micro_batches);
+    out->micro_batches = c->micro_batches > 0 ? c->micro_batches : pp < b ? pp : b;
     out->micro_batch = (b + out->micro_batches - 1) / out->micro_batches;
     /* Placement. */
     const int node = pm_cluster_node_devices(c);

@@ -287,6 +287,38 @@ static void test_decode_sum_matches_steps(void **state)
     }
 }
 
+/* More micro-batches never lower the throughput until the stages are full (M = PP): below it
+ * a step is one micro-batch's round trip over the stages, shorter for a smaller micro-batch;
+ * beyond it the slowest stage serves every micro-batch, each reading its weights again. The
+ * default is M = PP. Even stages (80 layers over 4), every mode. */
+static void test_more_micro_batches_until_the_stages_are_full(void **state)
+{
+    (void)state;
+    char mb[64];
+    const char *ov[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4",
+                        "workload.batch=64", mb};
+    double prev[PM_MODE_COUNT] = {0, 0, 0}, full[PM_MODE_COUNT] = {0, 0, 0};
+    for (int m = 1; m <= 4; m++) {
+        snprintf(mb, sizeof mb, "cluster.micro_batches=%d", m);
+        pm_scenario s = pm_test_load("llama70b-h100", ov, 4);
+        pm_estimate e;
+        assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+        assert_int_equal(e.pipeline.micro_batches, m);
+        for (int k = 0; k < PM_MODE_COUNT; k++) {
+            assert_true(e.modes[k].tokens_per_s >= prev[k]);
+            prev[k] = full[k] = e.modes[k].tokens_per_s;
+        }
+        pm_scenario_release(&s);
+    }
+    pm_scenario s = pm_test_load("llama70b-h100", ov, 3);
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(e.pipeline.micro_batches, 4);
+    for (int k = 0; k < PM_MODE_COUNT; k++)
+        assert_rel(e.modes[k].tokens_per_s, full[k], 0.0);
+    pm_scenario_release(&s);
+}
+
 static void expect_refusal(const char *name, const char *const *ov, size_t n, pm_status want,
                            const char *path)
 {
@@ -323,6 +355,11 @@ static void test_refusals_name_the_key(void **state)
     static const char *const nodes[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4",
                                         "cluster.nodes=2"};
     expect_refusal("llama405b-h200", nodes, 3, PM_ERR_INCONSISTENT, "$.cluster.nodes");
+    static const char *const mb1[] = {"cluster.micro_batches=2"};
+    expect_refusal("llama8b", mb1, 1, PM_ERR_INCONSISTENT, "$.cluster.micro_batches");
+    static const char *const mb2[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=2",
+                                      "cluster.micro_batches=2", "workload.batch=1"};
+    expect_refusal("llama8b", mb2, 4, PM_ERR_RANGE, "$.cluster.micro_batches");
     /* One step's time is modelled for one stage only. */
     static const char *const pp[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=2"};
     pm_scenario s = pm_test_load("llama8b", pp, 2);
@@ -344,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_replicas_scale_throughput_not_latency),
         cmocka_unit_test(test_batch_of_one_pays_the_sends),
         cmocka_unit_test(test_decode_sum_matches_steps),
+        cmocka_unit_test(test_more_micro_batches_until_the_stages_are_full),
         cmocka_unit_test(test_refusals_name_the_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
