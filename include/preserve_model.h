@@ -376,7 +376,10 @@ PM_API const char *pm_topology_name(pm_topology topology);
  * invalid. */
 PM_API const char *pm_allreduce_algo_name(pm_allreduce_algo algo);
 
-/** The tensor-parallel group and its interconnect. */
+/** Pipeline stages a replica has at most (pm_cluster.pipeline_parallel). */
+#define PM_MAX_STAGES 128
+
+/** The tensor-parallel group and its interconnect, and the stages and replicas of the plan. */
 typedef struct pm_cluster {
     char name[64];
     char platform[32];                    /* the family of accelerators it connects; "" not
@@ -410,7 +413,37 @@ typedef struct pm_cluster {
     int max_devices;                      /* the most devices the interconnect joins (one
                                              NVSwitch baseboard, one full mesh: 8); more are
                                              refused; 0: no limit (a ring, a hierarchy) */
+    /* Pipeline stages and data-parallel replicas (issue 44). A replica is pipeline_parallel
+     * stages of `devices` (the tensor-parallel group) each; the deployment is data_parallel
+     * replicas: TP x PP x DP devices in all (pm_cluster_total_devices). Placement: a stage's
+     * tensor-parallel (and expert-parallel) group inside one node first, stages packed into
+     * nodes in order, replicas after; a stage boundary inside a node crosses the link
+     * (link_bandwidth, link_latency), one between nodes the inter-node link
+     * (inter_node_bandwidth, inter_node_latency). 0 acts as 1 for both. */
+    int pipeline_parallel;
+    int data_parallel;
+    /* The layers of each stage (JSON "pipeline_layers": [n_0, ..., n_{PP-1}], summing to the
+     * model's layers), when stage_layers[0] > 0; otherwise the even split, the remainder one
+     * layer each on the first stages (pm_pipeline_stage_layers). */
+    int stage_layers[PM_MAX_STAGES];
+    int micro_batches;                    /* micro-batches in flight through the stages (JSON
+                                             "micro_batches", at most the batch); 0: min(PP,
+                                             batch), vLLM's virtual engines */
+    int nodes;                            /* nodes the cluster has (JSON "nodes"); a plan of
+                                             more devices than nodes x devices per node is
+                                             refused; 0: as many as a plan needs */
 } pm_cluster;
+
+/** The pipeline stages (pipeline_parallel, or 1 when it is 0) and data-parallel replicas
+ * (data_parallel, or 1) of c; c may not be NULL. */
+PM_API int pm_cluster_pp(const pm_cluster *c);
+PM_API int pm_cluster_dp(const pm_cluster *c);
+/** Every device of the deployment: devices (TP) x pm_cluster_pp x pm_cluster_dp. The divisor of
+ * every per-device figure (tokens/s per device, per mm2, per dollar). */
+PM_API int pm_cluster_total_devices(const pm_cluster *c);
+/** The devices of one node: devices_per_node (hierarchical), else max_devices when given (one
+ * NVSwitch baseboard), else devices (the tensor-parallel group is one node). */
+PM_API int pm_cluster_node_devices(const pm_cluster *c);
 
 /** The expert-parallel degree of c: expert_parallel, or 1 when it is 0. */
 PM_API int pm_cluster_ep(const pm_cluster *c);
@@ -1259,7 +1292,8 @@ typedef struct pm_mode_result {
     double decode_s;        /* sum of the decode steps */
     double tpot_s;          /* one decode step at the final context length (seq_len - 1) */
     double tpot_mean_s;     /* decode_s / decode steps */
-    double tokens_per_s;    /* batch * decode steps / request_s (generated tokens) */
+    double tokens_per_s;    /* DP x batch x decode steps / request_s (generated tokens of
+                               every replica; a replica's: pipeline.replica_tokens_per_s) */
     pm_allreduce_algo allreduce; /* the algorithm used for decode allreduces */
     double allreduce_decode_s;   /* one decode allreduce; fused: the fused kernel's own
                                     communication of the message, over its fused_chunks, at
@@ -1272,8 +1306,39 @@ typedef struct pm_mode_result {
     double energy_per_token_J;   /* devices x energy.total_J / generated tokens */
     double avg_power_W;          /* energy.total_J / request_s: one device's average power */
     double tokens_per_J;         /* 1 / energy_per_token_J */
-    double tokens_per_s_per_usd; /* tokens_per_s / (devices x cost.device_usd) */
+    double tokens_per_s_per_usd; /* tokens_per_s / (pm_cluster_total_devices x
+                                    cost.device_usd) */
+    /* Pipeline stages (issue 44; one stage: stage_decode_s = tpot_s, the rest 0). */
+    double stage_decode_s;       /* the slowest stage's time for one micro-batch at the last
+                                    decode context, its receive included */
+    double bubble_decode_frac;   /* the stages' mean idle share of a decode step:
+                                    1 - M x mean stage time / tpot_s (even stages: max(0,
+                                    1 - M / PP)) */
+    double bubble_prefill_frac;  /* the same of the prefill: the (PP - 1) fill and drain (even
+                                    stages: (PP - 1) / (M + PP - 1)) */
+    double recv_prefetch_bytes;  /* PRESERVE: what a stage prefetches into L2 behind its
+                                    receive at the last decode context (the largest over the
+                                    stages; 0 in the other modes and with one stage) */
 } pm_mode_result;
+
+/** The plan an estimate ran (issue 44): stages and replicas, micro-batches, the sends. */
+typedef struct pm_pipeline_report {
+    int stages;               /* PP */
+    int replicas;             /* DP */
+    int devices_total;        /* TP x PP x DP: every per-device figure's divisor */
+    int nodes;                /* nodes the deployment takes (pm_cluster_node_devices each) */
+    int micro_batches;        /* M micro-batches in flight (cluster.micro_batches, or
+                                 min(PP, batch)) */
+    int micro_batch;          /* sequences of the largest: ceil(batch / M) */
+    int min_stage_layers, max_stage_layers;
+    bool inter_node;          /* a stage boundary crosses nodes (the inter-node link) */
+    double send_decode_s;     /* the slowest boundary's send of one micro-batch's activations in
+                                 decode (alpha + bytes / B of its link); 0 with one stage */
+    double send_prefill_s;    /* the same in the prefill (the micro-batch's prompt tokens) */
+    double return_s;          /* the sampled tokens' return from the last stage to the first */
+    double replica_tokens_per_s[PM_MODE_COUNT]; /* one replica's tokens_per_s: the mode's
+                                                   tokens_per_s / DP */
+} pm_pipeline_report;
 
 /** Everything an evaluation reports. */
 typedef struct pm_estimate {
@@ -1304,6 +1369,7 @@ typedef struct pm_estimate {
     bool cost_present;        /* the accelerator has cost coefficients: cost and per-dollar
                                  figures set */
     pm_device_cost cost;      /* when cost_present */
+    pm_pipeline_report pipeline; /* stages, replicas, micro-batches, sends */
 } pm_estimate;
 
 /**
@@ -1875,10 +1941,12 @@ typedef enum pm_axis_kind {
     PM_AXIS_BATCH = 6,
     PM_AXIS_SEQ = 7,      /* total sequence length */
     PM_AXIS_EP = 8,       /* expert-parallel degree (cluster.expert_parallel) */
-    PM_AXIS_COUNT = 9
+    PM_AXIS_PP = 9,       /* pipeline stages (cluster.pipeline_parallel) */
+    PM_AXIS_DP = 10,      /* data-parallel replicas (cluster.data_parallel) */
+    PM_AXIS_COUNT = 11
 } pm_axis_kind;
 
-/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep". */
+/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep", "pp", "dp". */
 PM_API const char *pm_axis_name(pm_axis_kind kind);
 /** The CSV column name with its unit: "l2_capacity_MiB", "hbm_bandwidth_GBps", "devices"... */
 PM_API const char *pm_axis_column(pm_axis_kind kind);

@@ -331,5 +331,8 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_workload(&s->workload, err)) != PM_OK ||
         (st = check_together(s, err)) != PM_OK)
         return st;
-    return check_cluster_size(&s->cluster, err);
+    if ((st = check_cluster_size(&s->cluster, err)) != PM_OK)
+        return st;
+    pm_pipeline pl; /* the stages and replicas, and their placement on the nodes */
+    return pm_pipeline_plan(s, &pl, err);
 }

@@ -330,3 +330,16 @@ pm_status pm_alltoall_time(const pm_cluster *c, double message_bytes, double *ti
                        "the all-to-all time of %g bytes is not finite", message_bytes);
     return PM_OK;
 }
+
+/* A send between pipeline stages (issue 44): alpha + bytes / B over the link of the level it
+ * crosses, the inter-node link's (NIC) between nodes, the device link's inside one
+ * (aiconfigurator's P2P, GenZ's message pass: reference serving-parallelism.md section 2). One
+ * message, one hop: no collective algorithm, no efficiency factor. */
+double pm_p2p_time(const pm_cluster *c, bool inter_node, double bytes)
+{
+    if (!(bytes > 0))
+        return 0.0;
+    if (inter_node)
+        return c->inter_node_latency_s + bytes / c->inter_node_bandwidth_bytes_per_s;
+    return c->link_latency_s + bytes / c->link_bandwidth_bytes_per_s;
+}

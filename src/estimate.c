@@ -12,8 +12,12 @@
  * the decisions change (found by bisection, since the KV cache only grows). The number of
  * evaluations depends on the number of kinks, not on the sequence length.
  *
+ * With pipeline stages (issue 44) the request is pipeline.c's (micro-batches, sends, bubbles);
+ * data-parallel replicas multiply the throughput and leave the latencies, and every per-device
+ * figure divides by all the devices (pm_cluster_total_devices).
+ *
  * May call: alloc.c, check.c, collective.c, die_cost.c, dtype.c, energy.c, error.c, footprint.c,
- * insert.c, model.c, plan.c, runtime.c, step.c, step_plan.c, workload.c.
+ * insert.c, model.c, pipeline.c, plan.c, runtime.c, step.c, step_plan.c, workload.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -212,6 +216,8 @@ static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context
     pm_step step;
     pm_status st = pm_scenario_check(s, err);
     if (st == PM_OK)
+        st = pm_plan_refuse_stages(s, "one step's time", err);
+    if (st == PM_OK)
         st = pm_step_of(s, PM_PHASE_DECODE, context_len, &step, err);
     if (st != PM_OK)
         return st;
@@ -337,7 +343,8 @@ static pm_status energy_and_cost(const pm_scenario *s, pm_estimate_cache *c,
                                  const pm_traffic *tpot_traffic, pm_estimate *out, pm_error *err)
 {
     const pm_accelerator *a = &s->accel;
-    const double devices = s->cluster.devices;
+    /* One replica's devices and tokens (the replicas' ratios are the same). */
+    const double devices = s->cluster.devices * pm_cluster_pp(&s->cluster);
     const double tokens = (double)s->workload.batch * (double)out->decode_steps;
     out->energy_present = a->energy.present;
     out->cost_present = a->cost.present;
@@ -555,6 +562,10 @@ pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_error *
     return st;
 }
 
+static void one_stage_report(const pm_scenario *s, const pm_pipeline *pl, pm_estimate *out);
+static pm_status stage_footprint(const pm_scenario *s, const pm_estimate_cache *c,
+                                 const pm_pipeline *pl, pm_estimate *out, pm_error *err);
+
 pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
                                      pm_estimate *out, pm_error *err)
 {
@@ -574,9 +585,19 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
         return st;
     out->allreduces_per_step = step_allreduces(&c->dec, &s->model);
     pm_traffic tpot_traffic[PM_MODE_COUNT];
-    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
+    pm_pipeline pl;
+    if ((st = pm_pipeline_plan(s, &pl, err)) != PM_OK)
+        return st;
+    if (pl.stages > 1) {
+        st = pm_pipeline_estimate(s, &pl, out, tpot_traffic, err);
+        if (st != PM_OK && st != PM_ERR_RANGE)
+            return st;
+    }
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK && pl.stages == 1; m++)
         st = estimate_mode(s, c, (pm_mode)m, sp, last, (double)out->decode_steps, &out->modes[m],
                            &tpot_traffic[m]);
+    if (pl.stages == 1)
+        one_stage_report(s, &pl, out);
     if (st == PM_ERR_RANGE)
         return pm_fail(err, st, NULL, "$.accelerator",
                        "an operation's time is not finite: a bandwidth, peak or latency is too "
@@ -601,7 +622,53 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
     out->speedup_preserve_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_preserve_vs_fused = M[PM_MODE_FUSED].request_s / M[PM_MODE_PRESERVE].request_s;
     out->speedup_fused_vs_serial = M[PM_MODE_SERIAL].request_s / M[PM_MODE_FUSED].request_s;
-    return footprint_and_spill(s, c, out, err);
+    /* Replicas: each serves its own batch; the latencies are one replica's. */
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        out->pipeline.replica_tokens_per_s[m] = out->modes[m].tokens_per_s;
+        out->modes[m].tokens_per_s *= pl.replicas;
+    }
+    if ((st = footprint_and_spill(s, c, out, err)) != PM_OK)
+        return st;
+    return pl.stages > 1 ? stage_footprint(s, c, &pl, out, err) : PM_OK;
+}
+
+/* The report of a plan of one stage: no send, no bubble. */
+static void one_stage_report(const pm_scenario *s, const pm_pipeline *pl, pm_estimate *out)
+{
+    pm_pipeline_report *r = &out->pipeline;
+    r->stages = 1;
+    r->replicas = pl->replicas;
+    r->devices_total = pm_cluster_total_devices(&s->cluster);
+    r->nodes = pl->nodes;
+    r->micro_batches = 1;
+    r->micro_batch = s->workload.batch;
+    r->min_stage_layers = r->max_stage_layers = s->model.layers;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        out->modes[m].stage_decode_s = out->modes[m].tpot_s;
+}
+
+/* A pipelined plan's memory: the busiest stage's weights and KV cache (its layers', the
+ * embedding on the first, the LM head on the last), at the final context. */
+static pm_status stage_footprint(const pm_scenario *s, const pm_estimate_cache *c,
+                                 const pm_pipeline *pl, pm_estimate *out, pm_error *err)
+{
+    pm_footprint fp;
+    const pm_moe_reads *reads = s->model.experts > 0 ? &c->dec.tmpl.moe_reads : NULL;
+    pm_status st = pm_footprint_compute_reads(s, &out->shard, s->workload.seq_len, reads, &fp, err);
+    if (st != PM_OK)
+        return st;
+    double best = -1.0;
+    for (int i = 0; i < pl->stages; i++) {
+        double w, kv;
+        pm_footprint_stage(s, &fp, pl, i, &w, &kv);
+        if (w + kv > best) {
+            best = w + kv;
+            out->weight_bytes_per_device = w;
+            out->kv_bytes_per_device = kv;
+        }
+    }
+    out->fits_hbm = best <= out->hbm_usable_bytes_per_device;
+    return PM_OK;
 }
 
 /* The warning of weights and KV cache beyond the usable HBM; at, when not NULL, the context of
@@ -702,6 +769,8 @@ pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_step_model_new");
     *out = NULL;
     pm_status st = pm_scenario_check(s, err);
+    if (st == PM_OK)
+        st = pm_plan_refuse_stages(s, "a step model", err);
     if (st != PM_OK)
         return st;
     pm_step_model *m = pm_malloc(sizeof *m);

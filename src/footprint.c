@@ -2,7 +2,8 @@
  * footprint.c - what the busiest device holds: one layer's attention and MLP weights, the LM
  * head's rows, the embedding, and the KV cache per position and at a context length. The one
  * home of the per-device weight and KV rules; the graph builder's MatMul and Attention nodes
- * carry the same bytes operation by operation (tests/test_graph.c checks they agree).
+ * carry the same bytes operation by operation (tests/test_graph.c checks they agree). A
+ * pipeline stage holds its own layers and KV cache (pm_footprint_stage).
  *
  * May call: dtype.c, error.c, model.c, moe.c, plan.c, runtime.c.
  */
@@ -262,4 +263,30 @@ pm_status pm_footprint_row_compute(const pm_scenario *s, int devices, int ep,
     out->experts_read_per_step = fp.experts_read_per_step;
     out->ideal_split = !ok;
     return PM_OK;
+}
+
+void pm_footprint_stage(const pm_scenario *s, const pm_footprint *fp, const pm_pipeline *pl,
+                        int i, double *weights, double *kv)
+{
+    const pm_model *m = &s->model;
+    const int n = pl->layers[i];
+    /* Stages hold one class of layer (pm_pipeline_plan refuses others). */
+    const double layer = fp->moe_layers == m->layers && fp->moe_layers > 0
+                             ? fp->moe_layer_weight_bytes
+                             : fp->layer_weight_bytes;
+    const double kv_layer = fp->local_layers == m->layers && fp->local_layers > 0
+                                ? fp->kv_bytes_local_layer
+                                : fp->kv_bytes_global_layer;
+    double w = n * layer;
+    if (i == 0) {
+        w += fp->embedding_bytes;
+        /* Tied embeddings: the first stage keeps its own copy of the rows the last one's LM
+         * head holds (vLLM's first and last stages each load the matrix). */
+        if (m->tied_embeddings && pl->stages > 1)
+            w += fp->lm_head_bytes;
+    }
+    if (i == pl->stages - 1)
+        w += fp->lm_head_bytes;
+    *weights = w;
+    *kv = n * kv_layer;
 }

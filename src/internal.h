@@ -305,6 +305,42 @@ double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
  * model with experts in at least one layer, dividing the devices and the routed experts.
  * pm_shard_compute and pm_scenario_check both apply them. */
 pm_status pm_plan_check_ep(const pm_scenario *s, pm_error *err);
+/* The pipeline plan of a replica (plan.c, issue 44): its stages' layers, the micro-batches
+ * in flight and which stage boundaries cross nodes. */
+typedef struct pm_pipeline {
+    int stages, replicas;
+    int first[PM_MAX_STAGES], layers[PM_MAX_STAGES]; /* each stage's first layer, its layers */
+    bool inter_node[PM_MAX_STAGES]; /* the send after stage i crosses nodes (the last stage's:
+                                       the sampled token's return to the first) */
+    int micro_batches;              /* M: cluster.micro_batches, or min(stages, batch) */
+    int micro_batch;                /* sequences of the largest micro-batch: ceil(batch / M) */
+    int nodes;                      /* nodes the deployment takes */
+} pm_pipeline;
+/* The plan of s's stages and replicas, checked: PM_ERR_RANGE, PM_ERR_INCONSISTENT (more stages
+ * than layers, a pipeline_layers list that does not add up, a boundary across nodes without an
+ * inter-node link, more nodes than the cluster has), PM_ERR_UNSUPPORTED (stages over layers of
+ * several classes). */
+pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err);
+/* The layers of each stage: c's pipeline_layers, or the even split with the remainder one
+ * layer each on the first stages. out holds pm_cluster_pp(c) values. */
+void pm_pipeline_stage_layers(const pm_cluster *c, int layers, int *out);
+/* PM_ERR_UNSUPPORTED naming $.cluster.pipeline_parallel when s has several stages: what (a
+ * step's time, a served workload, a graph) is modelled for one stage only. */
+pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error *err);
+/* The same for data-parallel replicas, naming $.cluster.data_parallel. */
+pm_status pm_plan_refuse_replicas(const pm_scenario *s, const char *what, pm_error *err);
+/* A request over the stages of pl (pipeline.c): each mode's times, traffic (the average
+ * device's) and the pipeline figures into out, the decode step's traffic at the last context
+ * into tpot_traffic[mode]; the replicas' scaling is the caller's. */
+pm_status pm_pipeline_estimate(const pm_scenario *s, const pm_pipeline *pl, pm_estimate *out,
+                               pm_traffic *tpot_traffic, pm_error *err);
+/* The decode steps' times over the stages of pl added one by one (in long double), in one mode:
+ * the reference the tests hold pm_pipeline_estimate's adaptive decode sum against. */
+pm_status pm_pipeline_decode_sum_stepwise(const pm_scenario *s, const pm_pipeline *pl,
+                                          pm_mode mode, double *sum, pm_error *err);
+/* A send between pipeline stages: alpha + bytes / B over the inter-node link (inter_node) or
+ * the device link (collective.c); 0 for no bytes. */
+double pm_p2p_time(const pm_cluster *c, bool inter_node, double bytes);
 
 /* ---- the step (step.c) ---- */
 
@@ -411,6 +447,12 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
 /* Whether fp's weights and KV cache fit the usable HBM of one device (the runtime's share of
  * hbm_capacity_bytes): the one home of pm_estimate's fits_hbm. */
 bool pm_footprint_fits_hbm(const pm_scenario *s, const pm_footprint *fp);
+/* The weights and KV cache (bytes) a device of stage i of pl holds, from the whole model's
+ * footprint fp: the stage's layers and their KV at fp's context, the embedding on the first
+ * stage (with tied embeddings the LM head's rows too), the LM head on the last
+ * (footprint.c). */
+void pm_footprint_stage(const pm_scenario *s, const pm_footprint *fp, const pm_pipeline *pl,
+                        int i, double *weights, double *kv);
 /* The longest context at which the footprint fits (pm_footprint_fits_hbm): -1 when the weights
  * alone do not, INT64_MAX when every context fits (every layer's cache stops at a window). */
 pm_status pm_footprint_max_context(const pm_scenario *s, const pm_shard *shard,
@@ -664,6 +706,24 @@ void pm_step_plan_count(pm_step_plan *p);
 /* What one step at ctx moves (as pm_step_plan_eval times it), for a counted plan: the fast
  * path's twin of pm_graph_traffic. */
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out);
+/* A pipeline stage of a plan whose layers are all of one class (step_plan.c): its layers, the
+ * head (the first stage) and the tail (the last), and the receive of its input before them
+ * (recv_s > 0: a communication node whose window PRESERVE fills with the first layer's
+ * weights and KV up to its first collective, under the capacity). */
+typedef struct pm_stage_part {
+    int layers;
+    bool head, tail;
+    double recv_s;
+} pm_stage_part;
+/* The stage's time at ctx in one mode (the receive included); *recv_pf_bytes (may be NULL)
+ * receives what PRESERVE prefetches behind the receive. With every layer, the head and the
+ * tail and no receive it is pm_step_plan_eval's step. */
+pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t ctx,
+                                  const pm_stage_part *part, double *time_s, double *recv_pf_bytes);
+/* What the stage moves at ctx (a counted plan), as pm_step_plan_stage_eval times it; u is the
+ * unfused plan of the same step (p itself when unfused), whose tail nodes serve. */
+void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bool preserve,
+                                int64_t ctx, const pm_stage_part *part, pm_traffic *out);
 
 /* ---- estimates (estimate.c) ---- */
 

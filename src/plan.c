@@ -3,11 +3,15 @@
  * rows and experts. Today a tensor-parallel group of cluster.devices (Megatron: heads and
  * columns split, the busiest device modelled when a split is uneven, or an ideal fractional
  * split) with expert parallelism over cluster.expert_parallel ranks inside it; pm_shard is the
- * plan's one struct, read by the builder (build.c), the footprint and the estimate. Pipeline
- * stages and data-parallel replicas land here next (docs/architecture.md).
+ * plan's one struct, read by the builder (build.c), the footprint and the estimate. Each
+ * tensor-parallel group is one pipeline stage of a replica, and the deployment data_parallel
+ * replicas (issue 44): pm_pipeline_plan splits the layers over the stages, places the stages on
+ * the nodes (a stage's group inside a node first, stages packed into nodes in order, each
+ * replica from a fresh node when it spans several) and says which boundaries cross nodes.
  *
  * May call: error.c, model.c.
  */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -119,4 +123,170 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
 int pm_cluster_ep(const pm_cluster *c)
 {
     return c && c->expert_parallel > 1 ? c->expert_parallel : 1;
+}
+
+int pm_cluster_pp(const pm_cluster *c)
+{
+    return c->pipeline_parallel > 1 ? c->pipeline_parallel : 1;
+}
+
+int pm_cluster_dp(const pm_cluster *c)
+{
+    return c->data_parallel > 1 ? c->data_parallel : 1;
+}
+
+int pm_cluster_total_devices(const pm_cluster *c)
+{
+    const double n = (double)c->devices * pm_cluster_pp(c) * pm_cluster_dp(c);
+    return n <= (double)INT_MAX ? (int)n : INT_MAX;
+}
+
+int pm_cluster_node_devices(const pm_cluster *c)
+{
+    if (c->topology == PM_TOPO_HIERARCHICAL && c->devices_per_node > 0)
+        return c->devices_per_node;
+    return c->max_devices > 0 ? c->max_devices : c->devices;
+}
+
+void pm_pipeline_stage_layers(const pm_cluster *c, int layers, int *out)
+{
+    const int pp = pm_cluster_pp(c);
+    if (pp > 1 && c->stage_layers[0] > 0) {
+        for (int i = 0; i < pp; i++)
+            out[i] = c->stage_layers[i];
+        return;
+    }
+    for (int i = 0; i < pp; i++)
+        out[i] = layers / pp + (i < layers % pp ? 1 : 0);
+}
+
+/* Whether every layer of m is of one class (attention and MLP): the stage evaluator
+ * (step_plan.c's pm_step_plan_stage_eval) counts a stage's layers as copies of one. */
+static bool one_layer_class(const pm_model *m)
+{
+    const int local = pm_model_local_layers(m), moe = pm_model_moe_layers(m);
+    return (local == 0 || local == m->layers) && (moe == 0 || moe == m->layers);
+}
+
+pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err)
+{
+    const pm_cluster *c = &s->cluster;
+    const pm_model *m = &s->model;
+    memset(out, 0, sizeof *out);
+    if (c->pipeline_parallel < 0 || c->pipeline_parallel > PM_MAX_STAGES)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.pipeline_parallel",
+                       "must be in [1, %d], or 0 for 1 (got %d)", PM_MAX_STAGES,
+                       c->pipeline_parallel);
+    if (c->data_parallel < 0 || c->data_parallel > PM_MAX_DEVICES)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.data_parallel",
+                       "must be in [1, %d], or 0 for 1 (got %d)", PM_MAX_DEVICES,
+                       c->data_parallel);
+    if (c->nodes < 0)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.nodes",
+                       "must be >= 1, or 0 for as many as the plan needs (got %d)", c->nodes);
+    const int pp = pm_cluster_pp(c), dp = pm_cluster_dp(c), tp = c->devices;
+    if ((double)tp * pp * dp > PM_MAX_DEVICES)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.data_parallel",
+                       "TP x PP x DP must be at most %d devices (got %d x %d x %d)",
+                       PM_MAX_DEVICES, tp, pp, dp);
+    out->stages = pp;
+    out->replicas = dp;
+    if (pp > m->layers)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.pipeline_parallel",
+                       "%d stages exceed the model's %d layers (each stage holds at least one)",
+                       pp, m->layers);
+    if (pp == 1 && c->stage_layers[0] > 0 && c->stage_layers[0] != m->layers)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.pipeline_layers",
+                       "one stage holds all %d layers (got %d)", m->layers, c->stage_layers[0]);
+    if (pp > 1 && c->stage_layers[0] > 0) {
+        long sum = 0;
+        int given = 0;
+        for (int i = 0; i < PM_MAX_STAGES && c->stage_layers[i] > 0; i++, given++)
+            sum += c->stage_layers[i];
+        if (given != pp || sum != m->layers)
+            return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.pipeline_layers",
+                           "must give the layers of each of the %d stages, each >= 1, summing "
+                           "to the model's %d layers (got %d stages, %ld layers)",
+                           pp, m->layers, given, sum);
+    }
+    if (pp > 1 && !one_layer_class(m))
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.pipeline_parallel",
+                       "pipeline stages over a model whose layers are of several classes "
+                       "(%s: %d windowed and %d MoE layers of %d) are not modelled: the stage "
+                       "evaluator counts one class of layer",
+                       m->name, pm_model_local_layers(m), pm_model_moe_layers(m), m->layers);
+    pm_pipeline_stage_layers(c, m->layers, out->layers);
+    for (int i = 0, first = 0; i < pp; i++) {
+        out->first[i] = first;
+        first += out->layers[i];
+    }
+    /* Micro-batches: as many as the stages (vLLM's virtual engines, aiconfigurator's M = PP)
+     * unless given, the batch split evenly, the largest micro-batch costed (ceil). */
+    const int b = s->workload.batch;
+    if (c->micro_batches < 0 || c->micro_batches > b)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.micro_batches",
+                       "must be in [1, batch = %d], or 0 for min(stages, batch) (got %d)", b,
+                       c->micro_batches);
+    if (c->micro_batches > 1 && pp == 1)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.micro_batches",
+                       "%d micro-batches need pipeline stages (pipeline_parallel is 1: one "
+                       "stage runs the batch as one step)",
+                       c->micro_batches);
+    out->micro_batches = c->micro_batches > 0 ? c->micro_batches : pp < b ? pp : b;
+    out->micro_batch = (b + out->micro_batches - 1) / out->micro_batches;
+    /* Placement. */
+    const int node = pm_cluster_node_devices(c);
+    int nodes;
+    if (tp > node) { /* a stage spans tp / node nodes: every boundary crosses nodes */
+        for (int i = 0; i < pp; i++)
+            out->inter_node[i] = pp > 1;
+        nodes = dp * pp * ((tp + node - 1) / node);
+    } else {
+        const int k = node / tp; /* stages per node */
+        if (pp <= k) {
+            const int per_node = k / pp; /* whole replicas per node */
+            nodes = (dp + per_node - 1) / per_node;
+        } else {
+            for (int i = 0; i + 1 < pp; i++)
+                out->inter_node[i] = (i + 1) % k == 0;
+            out->inter_node[pp - 1] = true; /* the returned token: last node to first */
+            nodes = dp * ((pp + k - 1) / k);
+        }
+    }
+    out->nodes = nodes;
+    bool crosses = false;
+    for (int i = 0; i < pp; i++)
+        crosses = crosses || out->inter_node[i];
+    if (crosses && !(c->inter_node_bandwidth_bytes_per_s > 0))
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.inter_node_bandwidth_Gbps",
+                       "%d stages of %d devices need %d-device nodes joined by an inter-node "
+                       "link, which cluster %s does not give (inter_node_bandwidth_Gbps, "
+                       "inter_node_latency_us; e.g. hgx-h100-ib-ndr)",
+                       pp, tp, node, c->name[0] ? c->name : "(inline)");
+    if (c->nodes > 0 && nodes > c->nodes)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.nodes",
+                       "the plan TP %d x PP %d x DP %d needs %d nodes of %d devices; the "
+                       "cluster has %d",
+                       tp, pp, dp, nodes, node, c->nodes);
+    return PM_OK;
+}
+
+pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error *err)
+{
+    if (pm_cluster_pp(&s->cluster) > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.pipeline_parallel",
+                       "%s of a plan of %d pipeline stages is not modelled (the estimate, "
+                       "`run`, is): use pipeline_parallel 1",
+                       what, pm_cluster_pp(&s->cluster));
+    return PM_OK;
+}
+
+pm_status pm_plan_refuse_replicas(const pm_scenario *s, const char *what, pm_error *err)
+{
+    if (pm_cluster_dp(&s->cluster) > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.data_parallel",
+                       "%s of %d data-parallel replicas is not modelled (its totals would be "
+                       "one replica's; the estimate, `run`, scales them): use data_parallel 1",
+                       what, pm_cluster_dp(&s->cluster));
+    return PM_OK;
 }

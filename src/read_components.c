@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "read.h"
@@ -322,6 +323,70 @@ pm_status pm_accelerator_read(pm_obj *o, pm_accelerator *a)
 
 /* ---------------------------------------------------------------- cluster */
 
+/* "pipeline_layers": the layers of each stage, a list of integers or, as `--set` writes it, a
+ * string of them separated by commas ("32,31,31"). Whether they add up to the model's layers
+ * is the plan's check (plan.c), which knows the model. */
+static pm_status read_stage_layers(pm_obj *o, pm_cluster *c)
+{
+    static const char key[] = "pipeline_layers";
+    pm_obj_declare(o, key, PM_DIM_NONE);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o->json, key);
+    if (!v)
+        return PM_OK;
+    int n = 0;
+    if (cJSON_IsArray(v)) {
+        for (const cJSON *it = v->child; it; it = it->next, n++) {
+            if (n >= PM_MAX_STAGES || !cJSON_IsNumber(it) || !(it->valuedouble >= 1) ||
+                !(it->valuedouble <= PM_MAX_LAYERS) ||
+                fabs(it->valuedouble - floor(it->valuedouble)) > 0.0)
+                return pm_obj_fail(o, key, PM_ERR_VALUE,
+                                   "item %d: expected a whole number of layers in [1, %d], at "
+                                   "most %d stages (got %s)",
+                                   n, PM_MAX_LAYERS, PM_MAX_STAGES, pm_json_type_name(it));
+            c->stage_layers[n] = (int)it->valuedouble;
+        }
+    } else if (cJSON_IsString(v)) {
+        const char *t = v->valuestring;
+        while (*t) {
+            char *end = NULL;
+            const long x = strtol(t, &end, 10);
+            if (end == t || x < 1 || x > PM_MAX_LAYERS || n >= PM_MAX_STAGES ||
+                (*end != ',' && *end != '\0'))
+                return pm_obj_fail(o, key, PM_ERR_VALUE,
+                                   "expected layers per stage separated by commas, each in [1, "
+                                   "%d], at most %d stages (got \"%s\")",
+                                   PM_MAX_LAYERS, PM_MAX_STAGES, v->valuestring);
+            c->stage_layers[n++] = (int)x;
+            t = *end ? end + 1 : end;
+        }
+    } else {
+        return pm_obj_fail(o, key, PM_ERR_TYPE, "expected a list of layers per stage (got %s)",
+                           pm_json_type_name(v));
+    }
+    if (n == 0)
+        return pm_obj_fail(o, key, PM_ERR_VALUE, "lists no stage");
+    return PM_OK;
+}
+
+/* The plan's stages and replicas (issue 44): pipeline_parallel, data_parallel, the layers of
+ * each stage, the micro-batches in flight and the nodes the cluster has. */
+static pm_status read_stages(pm_obj *o, pm_cluster *c)
+{
+    long pp = 1, dp = 1, nodes = 0, mb = 0;
+    pm_status st;
+    if ((st = pm_obj_int(o, "pipeline_parallel", false, 1, PM_MAX_STAGES, &pp)) ||
+        (st = pm_obj_int(o, "micro_batches", false, 1, PM_MAX_BATCH, &mb)) ||
+        (st = pm_obj_int(o, "data_parallel", false, 1, PM_MAX_DEVICES, &dp)) ||
+        (st = pm_obj_int(o, "nodes", false, 1, PM_MAX_DEVICES, &nodes)) ||
+        (st = read_stage_layers(o, c)))
+        return st;
+    c->pipeline_parallel = (int)pp;
+    c->data_parallel = (int)dp;
+    c->nodes = (int)nodes;
+    c->micro_batches = (int)mb;
+    return PM_OK;
+}
+
 pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
 {
     memset(c, 0, sizeof *c);
@@ -407,6 +472,8 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     if ((st = pm_obj_int(o, "max_devices", false, 1, PM_MAX_DEVICES, &max_dev)) != PM_OK)
         return st;
     c->max_devices = (int)max_dev;
+    if ((st = read_stages(o, c)) != PM_OK)
+        return st;
     if (c->devices % c->expert_parallel != 0)
         return pm_obj_fail(o, "expert_parallel", PM_ERR_INCONSISTENT,
                            "must divide devices (got %d ranks, %d devices)",

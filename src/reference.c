@@ -32,7 +32,7 @@
  *   the fused baseline         build.c, builder with fused     build.c,
  *                                                              pm_template_fuse_layer
  *
- * May call: alloc.c, build.c, cost.c, error.c, insert.c, model.c, schedule.c, step.c.
+ * May call: alloc.c, build.c, cost.c, error.c, insert.c, model.c, plan.c, schedule.c, step.c.
  */
 #include <string.h>
 
@@ -138,7 +138,9 @@ pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase
     if (!s || !g || (int)mode < 0 || mode >= PM_MODE_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build_mode");
     pm_step step;
-    pm_status st = pm_step_of(s, phase, context_len, &step, err);
+    pm_status st = pm_plan_refuse_stages(s, "the graph", err);
+    if (st == PM_OK)
+        st = pm_step_of(s, phase, context_len, &step, err);
     if (st != PM_OK)
         return st;
     if (mode != PM_MODE_PRESERVE)

@@ -174,6 +174,26 @@ static void json_moe(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
                  NUM(fp.moe_weight_bytes), NUM(fp.moe_read_bytes));
 }
 
+/* The plan's stages and replicas (issue 44). */
+static void json_pipeline(pm_sbuf *b, const pm_estimate *e)
+{
+    const pm_pipeline_report *p = &e->pipeline;
+    pm_sb_printf(b,
+                 "  \"pipeline\": {\"stages\": %d, \"replicas\": %d, \"devices_total\": %d, "
+                 "\"nodes\": %d, \"micro_batches\": %d, \"micro_batch\": %d, "
+                 "\"min_stage_layers\": %d, \"max_stage_layers\": %d, \"inter_node\": %s, "
+                 "\"send_decode_s\": %s, \"send_prefill_s\": %s, \"return_s\": %s, "
+                 "\"replica_tokens_per_s\": {",
+                 p->stages, p->replicas, p->devices_total, p->nodes, p->micro_batches,
+                 p->micro_batch, p->min_stage_layers, p->max_stage_layers,
+                 p->inter_node ? "true" : "false", NUM(p->send_decode_s), NUM(p->send_prefill_s),
+                 NUM(p->return_s));
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        pm_sb_printf(b, "%s\"%s\": %s", m ? ", " : "", pm_mode_name((pm_mode)m),
+                     NUM(p->replica_tokens_per_s[m]));
+    pm_sb_printf(b, "}},\n");
+}
+
 /* The per-mode objects. */
 static void json_modes(pm_sbuf *b, const pm_estimate *e)
 {
@@ -190,6 +210,11 @@ static void json_modes(pm_sbuf *b, const pm_estimate *e)
                      NUM(r->allreduce_decode_s));
         if (m == PM_MODE_FUSED)
             pm_sb_printf(b, ", \"fused_chunks\": %d", r->fused_chunks);
+        pm_sb_printf(b,
+                     ", \"stage_decode_s\": %s, \"bubble_decode_frac\": %s, "
+                     "\"bubble_prefill_frac\": %s, \"recv_prefetch_bytes\": %s",
+                     NUM(r->stage_decode_s), NUM(r->bubble_decode_frac),
+                     NUM(r->bubble_prefill_frac), NUM(r->recv_prefetch_bytes));
         json_energy(b, e, r);
         pm_sb_printf(b, "}%s\n", m + 1 < PM_MODE_COUNT ? "," : "");
     }
@@ -222,6 +247,7 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                  (long long)s->workload.seq_len, (long long)e->prefill_tokens,
                  (long long)e->decode_steps);
     pm_sb_printf(&b, "  \"tpot_context_len\": %lld,\n", (long long)(s->workload.seq_len - 1));
+    json_pipeline(&b, e);
     json_modes(&b, e);
     pm_sb_printf(&b,
                  "  \"speedup\": {\"preserve_vs_serial\": %s, \"preserve_vs_fused\": %s, "

@@ -7,8 +7,8 @@
  * and throughput per device, per user, per mm2, per dollar and per joule, and whether the
  * sequences' cache fits the HBM.
  *
- * May call: alloc.c, area.c, check.c, die_cost.c, energy.c, error.c, footprint.c, runtime.c,
- * step.c, step_plan.c.
+ * May call: alloc.c, area.c, check.c, die_cost.c, energy.c, error.c, footprint.c, plan.c,
+ * runtime.c, step.c, step_plan.c.
  */
 #include <math.h>
 #include <stddef.h>
@@ -42,6 +42,8 @@ pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_mixed_step_time");
     pm_step step;
     pm_status st = pm_scenario_check(s, err);
+    if (st == PM_OK)
+        st = pm_plan_refuse_stages(s, "a mixed step's time", err);
     if (st == PM_OK)
         st = pm_step_mixed(s, m, &step, err);
     if (st != PM_OK)
@@ -792,6 +794,10 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
     pm_status st = check_workload(w, err);
     if (st == PM_OK)
         st = pm_scenario_check(s, err);
+    if (st == PM_OK)
+        st = pm_plan_refuse_stages(s, "a served workload", err);
+    if (st == PM_OK)
+        st = pm_plan_refuse_replicas(s, "a served workload", err);
     if (st != PM_OK)
         return st;
     return w->request_rate_per_s > 0 ? serve_open(s, w, out, err) : serve_closed(s, w, out, err);

@@ -1071,3 +1071,157 @@ pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, d
         return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
     return PM_OK;
 }
+
+/* ---- a pipeline stage (issue 44): some of the layers, with or without the head and the
+ * tail, after the receive of its input ---- */
+
+/* The one attention class and MLP class of a plan whose layers are all alike (a stage counts
+ * its layers as copies of one; pm_pipeline_plan refuses other models). */
+static void stage_classes(const pm_step_plan *p, int *c, int *m)
+{
+    *c = p->all_class[0] > 0 ? 0 : 1;
+    *m = p->all_mlp[0] > 0 ? 0 : 1;
+}
+
+/* Algorithm 1 for the receive's window: from the receive, the head's nodes (the embedding's
+ * row gather is not prefetchable) and the first layer's nodes up to its first communication,
+ * each prefetched while the running sum stays strictly below the capacity. Returns the bytes
+ * prefetched; pf[] marks the layer nodes. */
+static double recv_decide(const pm_step_plan *p, const pm_step_node *const *L, bool *pf)
+{
+    double sum = 0.0;
+    for (int k = 0; k < p->first_comm; k++)
+        pf[k] = false;
+    for (int k = 0; k < p->first_comm; k++) {
+        const double b = L[k]->bytes;
+        if (!(b > 0))
+            continue;
+        if (!(sum + b < p->cap))
+            break;
+        sum += b;
+        pf[k] = true;
+    }
+    return sum;
+}
+
+pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t ctx,
+                                  const pm_stage_part *part, double *time_s, double *recv_pf_bytes)
+{
+    int c, m;
+    stage_classes(p, &c, &m);
+    const int n = part->layers;
+    if (recv_pf_bytes)
+        *recv_pf_bytes = 0.0;
+    if (!(preserve && plan_prefetches(p))) {
+        pm_step_node attn;
+        const pm_step_node *a = p->attn >= 0 ? attention_at(p, c, ctx, false, &attn) : NULL;
+        const double layer = (a ? a->hbm.total_s : 0.0) + (m ? p->moe_rest_s : p->layer_rest_s);
+        *time_s = part->recv_s + (part->head ? p->head_s : 0.0) +
+                  (part->tail ? p->tail_s : 0.0) + n * layer;
+        return PM_OK;
+    }
+    pm_step_region r;
+    pm_step_region_init(p, ctx, false, &r);
+    const bool sharing = p->s->options.hbm_sharing;
+    const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
+    const int fc = p->first_comm, nl = n_of(p, m);
+    const pm_step_node *const *L = r.L[c][m];
+    /* The prefix: the receive (a communication node: the window opens with it), the head,
+     * the first layer up to its first communication. Without a receive nothing precedes the
+     * head and nothing is prefetched (the whole model's prefix). */
+    seg g;
+    g.n = g.n_pf = 0;
+    int trig = -1;
+    pm_step_node recv = {0}, head[MAXN];
+    bool pf[MAXN] = {false};
+    recv.hbm.total_s = part->recv_s;
+    recv.is_comm = recv.is_ar = true;
+    if (part->recv_s > 0) {
+        seg_add(&g, &recv, false, &trig);
+        const double b = recv_decide(p, L, pf);
+        if (recv_pf_bytes)
+            *recv_pf_bytes = b;
+    }
+    for (int i = 0; part->head && i < p->tmpl.n_head; i++) {
+        head[i] = (pm_step_node){0};
+        head[i].hbm = p->head_cost[i];
+        seg_add(&g, &head[i], false, &trig);
+    }
+    for (int i = 0; i <= fc && i < nl; i++)
+        seg_add(&g, L[i], i < fc && pf[i], &trig);
+    double prefix = 0.0, periods = 0.0, last = 0.0;
+    pm_status st = seg_run(&g, sharing, stream, g.n - 1, &prefix, NULL, 0);
+    if (st != PM_OK)
+        return st;
+    /* The periods between the stage's layers, as in the whole model. */
+    if (n > 1) {
+        const seg *pg = &r.period[m][c];
+        if ((st = seg_run(pg, sharing, stream, pg->n - 1, &periods, NULL, 0)) != PM_OK)
+            return st;
+        periods *= n - 1;
+    }
+    /* The last layer from its first communication: with the tail (the last stage) as the
+     * whole model's last layer; otherwise alone, its own windows' decisions. */
+    if (part->tail) {
+        st = seg_run(&r.last, sharing, stream, -1, &last, NULL, 0);
+    } else {
+        seg t;
+        t.n = t.n_pf = 0;
+        int tr = -1;
+        for (int i = fc; i < nl; i++)
+            seg_add(&t, L[i], r.pf[c][m][i], &tr);
+        st = seg_run(&t, sharing, stream, -1, &last, NULL, 0);
+    }
+    *time_s = prefix + periods + last;
+    return st;
+}
+
+void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bool preserve,
+                                int64_t ctx, const pm_stage_part *part, pm_traffic *out)
+{
+    int c, m;
+    stage_classes(p, &c, &m);
+    const double n = part->layers, L = p->layers;
+    pm_step_traffic at[2];
+    double attn_bytes[2];
+    traffic_attention(p, ctx, at, attn_bytes);
+    *out = (pm_traffic){0};
+    if (part->head)
+        pm_traffic_add(out, &p->head_tr, 1.0);
+    if (!(preserve && plan_prefetches(p))) {
+        /* Every layer's nodes but the attention, nothing prefetched: the plan's total less its
+         * head and tail, per layer (a fused plan keeps only the total). */
+        pm_traffic rest = p->plain_rest_tr, tail = {0};
+        pm_traffic_add(&rest, &p->head_tr, -1.0);
+        for (int i = 0; i < u->tmpl.n_tail; i++) /* a fused plan has no tail nodes: u's */
+            pm_traffic_add(&tail, &u->tail_tr[i].tr, 1.0);
+        pm_traffic_add(&rest, &tail, -1.0);
+        pm_traffic_add(out, &rest, n / L);
+        if (p->attn >= 0)
+            pm_traffic_add(out, &at[c].tr, n);
+        if (part->tail)
+            pm_traffic_add(out, &tail, 1.0);
+        return;
+    }
+    bool pf[MAXN], pft[MAXN], rpf[MAXN] = {false};
+    double bytes[MAXN];
+    layer_bytes(p, m, attn_bytes[c], bytes);
+    decide(p, m, bytes, pf, pft, NULL);
+    if (part->recv_s > 0) {
+        pm_step_region r;
+        pm_step_region_init(p, ctx, false, &r);
+        recv_decide(p, r.L[c][m], rpf);
+    }
+    const pm_step_traffic *tr = traffic_of(p, m);
+    for (int i = 0; i < n_of(p, m); i++) {
+        const pm_step_traffic *t = i == p->attn ? &at[c] : &tr[i];
+        /* Before the first communication: the first layer by the receive's window, the others
+         * by the previous layer's last window; after it, every layer by its own. */
+        const double k = i < p->first_comm ? (pf[i] ? n - 1 : 0.0) + (rpf[i] ? 1.0 : 0.0)
+                                           : (pf[i] ? n : 0.0);
+        add_nodes(out, &t->tr_pf, k);
+        add_nodes(out, &t->tr, n - k);
+    }
+    for (int i = 0; part->tail && i < p->tmpl.n_tail; i++)
+        add_nodes(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
+}

@@ -37,6 +37,8 @@ static const axis_info axes[PM_AXIS_COUNT] = {
     {"batch", "batch", "$.workload.batch", PM_DIM_NONE, 1, 1, 256, -2.0},
     {"seq", "seq_len", "$.workload.seq_len", PM_DIM_NONE, 1, 1024, 65536, -2.0},
     {"ep", "expert_parallel", "$.cluster.expert_parallel", PM_DIM_NONE, 1, 1, 64, -2.0},
+    {"pp", "pipeline_parallel", "$.cluster.pipeline_parallel", PM_DIM_NONE, 1, 1, 8, -2.0},
+    {"dp", "data_parallel", "$.cluster.data_parallel", PM_DIM_NONE, 1, 1, 8, -2.0},
 };
 
 const char *pm_axis_name(pm_axis_kind k)
@@ -65,7 +67,8 @@ void pm_axis_release(pm_axis *a)
 
 bool pm_axis_is_count(pm_axis_kind k)
 {
-    return k == PM_AXIS_DEVICES || k == PM_AXIS_BATCH || k == PM_AXIS_SEQ || k == PM_AXIS_EP;
+    return k == PM_AXIS_DEVICES || k == PM_AXIS_BATCH || k == PM_AXIS_SEQ || k == PM_AXIS_EP ||
+           k == PM_AXIS_PP || k == PM_AXIS_DP;
 }
 
 static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, const char *spec,
@@ -302,6 +305,8 @@ bool pm_scenario_axis_value(const pm_scenario *s, pm_axis_kind k, double *v)
     case PM_AXIS_BATCH: *v = s->workload.batch; break;
     case PM_AXIS_SEQ: *v = (double)s->workload.seq_len; break;
     case PM_AXIS_EP: *v = pm_cluster_ep(&s->cluster); break;
+    case PM_AXIS_PP: *v = pm_cluster_pp(&s->cluster); break;
+    case PM_AXIS_DP: *v = pm_cluster_dp(&s->cluster); break;
     default: return false;
     }
     return *v > 0 && isfinite(*v);
@@ -352,9 +357,11 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
         return pm_fail(err, PM_ERR_RANGE, NULL, path, "the %s axis takes integers (got %.17g)",
                        pm_axis_name(k), v);
     /* The loaders' bounds: beyond them the int fields would overflow. */
-    const double count_max = k == PM_AXIS_DEVICES || k == PM_AXIS_EP ? (double)PM_MAX_DEVICES
-                             : k == PM_AXIS_BATCH ? (double)PM_MAX_BATCH
-                                                  : (double)PM_MAX_SEQ_LEN;
+    const double count_max =
+        k == PM_AXIS_DEVICES || k == PM_AXIS_EP || k == PM_AXIS_DP ? (double)PM_MAX_DEVICES
+        : k == PM_AXIS_PP                                          ? (double)PM_MAX_STAGES
+        : k == PM_AXIS_BATCH                                       ? (double)PM_MAX_BATCH
+                                                                   : (double)PM_MAX_SEQ_LEN;
     if (pm_axis_is_count(k) && v > count_max)
         return pm_fail(err, PM_ERR_RANGE, NULL, path, "must be at most %.0f (got %.0f)",
                        count_max, v);
@@ -375,6 +382,11 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     case PM_AXIS_BATCH: s->workload.batch = (int)v; break;
     case PM_AXIS_SEQ: s->workload.seq_len = (int64_t)v; break;
     case PM_AXIS_EP: s->cluster.expert_parallel = (int)v; break;
+    case PM_AXIS_PP:
+        s->cluster.pipeline_parallel = (int)v;
+        s->cluster.stage_layers[0] = 0; /* a list of layers per stage is of its own stages */
+        break;
+    case PM_AXIS_DP: s->cluster.data_parallel = (int)v; break;
     default: return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad axis");
     }
     return PM_OK;
@@ -421,7 +433,7 @@ static double density_at(objective *o, double v)
     switch (o->obj) {
     case PM_OBJECTIVE_USD: return e.modes[o->mode].tokens_per_s_per_usd;
     case PM_OBJECTIVE_JOULE: return e.modes[o->mode].tokens_per_J;
-    default: return pm_density(&e, o->mode, t.cluster.devices, a.die_mm2);
+    default: return pm_density(&e, o->mode, pm_cluster_total_devices(&t.cluster), a.die_mm2);
     }
 }
 

@@ -309,7 +309,7 @@ static void eval_point(const pm_scenario *base, const pm_axis *axes, size_t n_ax
     pm_status ast;
     const pm_area *area = area_of(pc, &t.accel, &ast);
     if (ast == PM_OK)
-        fill_area(pt, area, t.cluster.devices);
+        fill_area(pt, area, pm_cluster_total_devices(&t.cluster));
 }
 
 void pm_sweep_point_of(const pm_scenario *s, const pm_estimate *e, pm_sweep_point *pt)
@@ -328,7 +328,7 @@ void pm_sweep_point_of(const pm_scenario *s, const pm_estimate *e, pm_sweep_poin
     pt->estimate = *e;
     pm_area area;
     if (s->accel.area.present && pm_area_compute(&s->accel, &area, NULL) == PM_OK)
-        fill_area(pt, &area, s->cluster.devices);
+        fill_area(pt, &area, pm_cluster_total_devices(&s->cluster));
 }
 
 typedef struct engine {

@@ -299,7 +299,7 @@ check run-die-fits 0 '"largest_die_mm2": 665.60' "$pm" --format json
 check run-die-csv 0 ',665.6068,0,233.48,255.84,59.8468,12.2206,116.44,40,1,665.6068,1,52.2206' "$pm" --format csv
 # The run CSV is a sweep point's row (issue 48: its columns differed): the same header after
 # the scenario's columns, the same values.
-check run-csv-is-sweep-row 0 "same" bash -c "diff <('$pm' --format csv | grep -v '^#' | cut -d, -f8- | tail -1) <('$pm' --sweep batch=4 | grep -v '^#' | tail -1 | cut -d, -f2- | sed 's/,\$//') && echo same"
+check run-csv-is-sweep-row 0 "same" bash -c "diff <('$pm' --format csv | grep -v '^#' | cut -d, -f10- | tail -1) <('$pm' --sweep batch=4 | grep -v '^#' | tail -1 | cut -d, -f2- | sed 's/,\$//') && echo same"
 lacks run-die-no-warning "reticle" "$pm"
 # A what-if over the reticle is warned of: 512 MiB of L2 makes the compute die 0.29185 x 800 +
 # 1.3325 x 512 + 14.9617 x 4 + 116.44 = 1092.0 mm2.
@@ -555,5 +555,24 @@ check merge-format 2 "--format: merge does not use it" "$pm" merge --format json
 check validate-format 2 "--format: validate does not use it" "$pm" validate --format json
 check graph-devlist 2 "--devices-list: graph does not use it" "$pm" graph --devices-list 1,2
 check sweep-phase 2 "--phase: --sweep does not use it" "$pm" --sweep l2 --phase prefill
+
+# ---- pipeline stages and replicas (issue 44) ------------------------------------------------
+# Llama-3.1-405B over 4 HGX nodes (TP 8 x PP 4): the plan line, the stage table; 4 micro-batches
+# of 16 at batch 64; the decode send 10 us + 16 x 16384 x 2 B / 50 GB/s = 20.5 us.
+check pp-plan-line 0 "# plan: 4 stages x 1 replica = 32 devices on 4 nodes; 31-32 layers a stage; 4 micro-batches of 16 in flight; sends 20.5 us decode" \
+    "$pm" --config llama405b-h200 --cluster hgx-h100-ib-ndr --pp 4 --batch 64
+check pp-stage-table 0 "bubble_prefill  recv_prefetch_MiB" "$pm" --config llama405b-h200 --cluster hgx-h100-ib-ndr --pp 4
+check pp-json 0 '"pipeline": {"stages": 4, "replicas": 2, "devices_total": 64, "nodes": 8' \
+    "$pm" --config llama405b-h200 --cluster hgx-h100-ib-ndr --pp 4 --dp 2 --format json
+check pp-csv 0 "scenario,model,accelerator,devices,pipeline_parallel,data_parallel,batch" "$pm" --config llama405b-h200 --cluster hgx-h100-ib-ndr --pp 4 --format csv
+check dp-plan-line 0 "# plan: 1 stage x 8 replicas = 64 devices on 8 nodes" "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --dp 8
+check pp-no-inter-node-link 1 "inter_node_bandwidth_Gbps" "$pm" --config llama70b-h100 --pp 2
+check pp-uneven-sum 1 "pipeline_layers: must give the layers of each of the 2 stages" \
+    "$pm" --config llama8b --cluster hgx-h100-ib-ndr --pp 2 --set cluster.pipeline_layers=16,15
+check pp-layer-classes 1 "not modelled" "$pm" --config gemma2-9b --cluster hgx-h100-ib-ndr --pp 2
+check pp-serve-refused 1 "pipeline stages is not modelled" "$pm" serve --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check pp-bad-count 2 "--pp" "$pm" --pp 0
+check pp-sweep 0 "pipeline_parallel," "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --sweep pp=1,2
+check dp-serve-refused 1 "data-parallel replicas is not modelled" "$pm" serve --config llama8b --dp 2
 
 check_end

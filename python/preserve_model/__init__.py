@@ -44,6 +44,8 @@ SHORTCUTS = {
     "cluster": "cluster",
     "devices": "cluster.devices",
     "ep": "cluster.expert_parallel",
+    "pp": "cluster.pipeline_parallel",
+    "dp": "cluster.data_parallel",
     "batch": "workload.batch",
     "seq": "workload.seq_len",
 }
@@ -136,8 +138,9 @@ def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
 
     config: a bundled scenario name or a path. overrides: {dotted path: value}, or a list of
     "path=value" strings, as --set.
-    shortcuts: model, accelerator, cluster, devices, ep, batch, seq. data_dir: the bundled data (default:
-    data_dir()). Returns a dict with the keys tool, scenario, inputs, tpot_context_len, modes
+    shortcuts: model, accelerator, cluster, devices, ep, pp, dp, batch, seq. data_dir: the bundled
+    data (default: data_dir()). Returns a dict with the keys tool, scenario, inputs,
+    tpot_context_len, pipeline (stages, replicas, micro-batches, sends), modes
     (serial, fused, preserve: request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
     tokens_per_s, allreduce_algorithm, allreduce_decode_s, J_per_token, tokens_per_J ...),
     speedup, shard, memory (docs/output-format.md lists every key).

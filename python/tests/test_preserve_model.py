@@ -62,8 +62,8 @@ def test_estimate_is_the_tools_json(config, shortcuts, overrides, args):
 
 def test_estimate_has_the_report_keys():
     r = pm.estimate("llama70b")
-    assert set(r) == {"tool", "scenario", "inputs", "tpot_context_len", "modes", "speedup",
-                      "shard", "memory", "moe", "area", "cost", "power", "warnings"}
+    assert set(r) == {"tool", "scenario", "inputs", "tpot_context_len", "pipeline", "modes",
+                      "speedup", "shard", "memory", "moe", "area", "cost", "power", "warnings"}
     # the scenario as shipped warns of nothing; its package (issue 41) is a 665.6 mm2 compute
     # die beside a 52.2 mm2 I/O die, both under the reticle
     assert r["warnings"] == []
@@ -738,3 +738,20 @@ def test_timeline_matches_the_tool():
         pm.timeline(mode="overlap")
     with pytest.raises(pm.Error, match="workload.batch"):
         pm.timeline(batch=0)
+
+
+def test_pipeline_and_replicas_through_the_keys():
+    """Issue 44: pp and dp are the cluster keys, as the tool's --pp and --dp: replicas multiply
+    the throughput and leave the latency; stages report their micro-batches and sends."""
+    base = pm.estimate("llama405b-h200", cluster="hgx-h100-ib-ndr", batch=64)
+    rep = pm.estimate("llama405b-h200", cluster="hgx-h100-ib-ndr", batch=64, dp=2)
+    assert rep["modes"]["serial"]["tpot_s"] == base["modes"]["serial"]["tpot_s"]
+    assert rep["modes"]["serial"]["tokens_per_s"] == 2 * base["modes"]["serial"]["tokens_per_s"]
+    assert rep["pipeline"]["devices_total"] == 16
+    pp = pm.estimate("llama405b-h200", {"cluster.pipeline_parallel": 4},
+                     cluster="hgx-h100-ib-ndr", batch=64)
+    assert pp == pm.estimate("llama405b-h200", cluster="hgx-h100-ib-ndr", batch=64, pp=4)
+    assert pp["pipeline"]["stages"] == 4 and pp["pipeline"]["micro_batches"] == 4
+    assert pp["pipeline"]["inter_node"] is True
+    with pytest.raises(pm.Error, match="inter_node_bandwidth_Gbps"):
+        pm.estimate("llama405b-h200", pp=4)

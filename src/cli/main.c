@@ -27,6 +27,8 @@ static const struct count_shortcut {
 } count_shortcuts[] = {
     {OPT_DEVICES, "--devices", 1, PM_MAX_DEVICES, "cluster.devices"},
     {OPT_EP, "--ep", 1, PM_MAX_DEVICES, "cluster.expert_parallel"},
+    {OPT_PP, "--pp", 1, PM_MAX_STAGES, "cluster.pipeline_parallel"},
+    {OPT_DP, "--dp", 1, PM_MAX_DEVICES, "cluster.data_parallel"},
     {OPT_BATCH, "--batch", 1, PM_MAX_BATCH, "workload.batch"},
     {OPT_SEQ, "--seq", 2, (double)PM_MAX_SEQ_LEN, "workload.seq_len"},
 };
@@ -173,7 +175,7 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     switch (opt) {
     case 'c': c->config = arg; return PARSE_ON;
     case 's': case OPT_MODEL: case OPT_ACCEL: case OPT_CLUSTER: case OPT_DEVICES: case OPT_BATCH: case OPT_SEQ:
-    case OPT_EP:
+    case OPT_EP: case OPT_PP: case OPT_DP:
         return parse_override(c, opt, arg);
     case 'f': return parse_format(c, arg);
     case 'h': c->help = true; return PARSE_ON;

@@ -26,6 +26,13 @@ const cli_option cli_options[] = {
     {"ep", required_argument, OPT_EP, GIVEN_SET, "N",
      "expert-parallel ranks of a MoE model: experts split over N ranks, each over devices/N "
      "(cluster.expert_parallel)"},
+    {"pp", required_argument, OPT_PP, GIVEN_SET, "N",
+     "pipeline stages: the layers split over N stages of the tensor-parallel group each, "
+     "stages across nodes (cluster.pipeline_parallel; uneven splits: --set "
+     "cluster.pipeline_layers=32,31,...)"},
+    {"dp", required_argument, OPT_DP, GIVEN_SET, "N",
+     "data-parallel replicas: throughput x N, latency unchanged, per-device figures over all "
+     "TP x PP x DP devices (cluster.data_parallel)"},
     {"batch", required_argument, OPT_BATCH, GIVEN_SET, "N", "workload.batch"},
     {"seq", required_argument, OPT_SEQ, GIVEN_SET, "N",
      "total sequence length in tokens (workload.seq_len); k = 1024 here: 16k = 16384, 1M = "

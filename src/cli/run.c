@@ -92,6 +92,25 @@ static void describe_runtime(const pm_scenario *s, FILE *f)
     fputc('\n', f);
 }
 
+/* The plan's stages and replicas (issue 44), when there is more than one of either. */
+static void describe_pipeline(const pm_estimate *e, FILE *f)
+{
+    const pm_pipeline_report *p = &e->pipeline;
+    if (p->stages < 2 && p->replicas < 2)
+        return;
+    fprintf(f, "# plan: %d stage%s x %d replica%s = %d devices on %d node%s", p->stages,
+            p->stages == 1 ? "" : "s", p->replicas, p->replicas == 1 ? "" : "s", p->devices_total,
+            p->nodes, p->nodes == 1 ? "" : "s");
+    if (p->stages > 1)
+        fprintf(f, "; %d-%d layers a stage; %d micro-batch%s of %d in flight; sends %.3g us "
+                   "decode, %.3g us prefill, token return %.3g us (%s)",
+                p->min_stage_layers, p->max_stage_layers, p->micro_batches,
+                p->micro_batches == 1 ? "" : "es", p->micro_batch, p->send_decode_s * 1e6,
+                p->send_prefill_s * 1e6, p->return_s * 1e6,
+                p->inter_node ? "across nodes" : "inside a node");
+    fputc('\n', f);
+}
+
 static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 {
     char kv[80];
@@ -137,6 +156,7 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
     }
     describe_moe(s, e, f);
     describe_runtime(s, f);
+    describe_pipeline(e, f);
     if (e->kv_spill_context > 0)
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache stops fitting it at context %lld\n",
                 e->l2_window_bytes / MIB, (long long)e->kv_spill_context);
@@ -158,7 +178,8 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
     fput_comment_text(stdout, c->config);
     putchar('\n');
     print_sets(stdout, c);
-    printf("scenario,model,accelerator,devices,batch,seq_len,kv_heads_per_device");
+    printf("scenario,model,accelerator,devices,pipeline_parallel,data_parallel,batch,seq_len,"
+           "kv_heads_per_device");
     const size_t n = pm_sweep_column_count();
     for (size_t i = 0; i < n; i++)
         printf(",%s", pm_sweep_column_name(i));
@@ -168,7 +189,8 @@ static void write_csv(const cli *c, const pm_scenario *s, const pm_estimate *e)
         fput_csv_field(stdout, names[i], false);
         putchar(',');
     }
-    printf("%d,%d,%lld,%.6g", s->cluster.devices, s->workload.batch,
+    printf("%d,%d,%d,%d,%lld,%.6g", s->cluster.devices, pm_cluster_pp(&s->cluster),
+           pm_cluster_dp(&s->cluster), s->workload.batch,
            (long long)s->workload.seq_len, e->shard.kv_heads);
     pm_sweep_point pt;
     pm_sweep_point_of(s, e, &pt);
@@ -286,6 +308,18 @@ static void write_table(const pm_scenario *s, const pm_estimate *e)
     printf("speedup: preserve vs serial %.3fx, preserve vs fused %.3fx, fused vs serial %.3fx\n",
            e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
            e->speedup_fused_vs_serial);
+    if (e->pipeline.stages > 1) {
+        printf("\n%-9s %14s %14s %15s %18s\n", "mode", "stage_ms", "bubble_decode",
+               "bubble_prefill", "recv_prefetch_MiB");
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const pm_mode_result *r = &e->modes[m];
+            printf("%-9s %14.4f %13.1f%% %14.1f%% %18.3f\n", pm_mode_name((pm_mode)m),
+                   r->stage_decode_s * 1e3, r->bubble_decode_frac * 100.0,
+                   r->bubble_prefill_frac * 100.0, r->recv_prefetch_bytes / MIB);
+        }
+        printf("(stage_ms: the slowest stage for one micro-batch at the final context, its "
+               "receive included; recv_prefetch: preserve's prefetch behind a stage's receive)\n");
+    }
     write_energy_cost(s, e);
 }
 

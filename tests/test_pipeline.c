@@ -1,0 +1,388 @@
+/*
+ * test_pipeline.c - pipeline stages and data-parallel replicas (issue 44): a stage's time, the
+ * send, the bubbles and the memory per device against hand calculations; one stage through the
+ * pipeline path against the estimate's own path for every bundled scenario; replicas multiply
+ * the throughput and leave the latencies; the plans the model cannot represent are refused at
+ * their key.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static const char *const bundled[] = {
+    "dbrx-h100", "deepseek-v3-h200", "falcon7b", "gemma2-9b", "gemma3-27b", "llama4-scout-h100",
+    "llama405b-h200", "llama70b-h100", "llama70b", "llama8b", "mistral7b", "mixtral8x22b-a100",
+    "mixtral8x7b", "paper-dse", "phi3-medium", "phi3-small", "qwen2-72b", "qwen2-7b",
+    "qwen3-30b-a3b"};
+
+/* The pipeline path with one stage is the whole model's step with no send: its prefill and
+ * last step equal the estimate's to rounding (the same terms added in another order), its
+ * decode sum (an adaptive split of the contexts) the closed-form or region sums of the
+ * estimate within PM_CLOSED_FORM_REL_TOL. Models of several layer classes have no stage path
+ * (refused with more than one stage) and are skipped. */
+static void test_one_stage_path_equals_estimate(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (size_t i = 0; i < sizeof bundled / sizeof *bundled; i++) {
+        pm_scenario s = pm_test_load(bundled[i], NULL, 0);
+        const pm_model *m = &s.model;
+        const int local = pm_model_local_layers(m), moe = pm_model_moe_layers(m);
+        if (!((local == 0 || local == m->layers) && (moe == 0 || moe == m->layers))) {
+            pm_scenario_release(&s);
+            continue;
+        }
+        pm_estimate e, p;
+        pm_pipeline pl;
+        pm_traffic tpot[PM_MODE_COUNT];
+        pm_error err;
+        assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
+        assert_int_equal(pm_pipeline_plan(&s, &pl, &err), PM_OK);
+        assert_int_equal(pl.stages, 1);
+        memset(&p, 0, sizeof p);
+        if (pm_pipeline_estimate(&s, &pl, &p, tpot, &err) != PM_OK)
+            fail_msg("%s: %s", bundled[i], err.message);
+        for (int k = 0; k < PM_MODE_COUNT; k++) {
+            assert_rel(p.modes[k].prefill_s, e.modes[k].prefill_s, 1e-13);
+            assert_rel(p.modes[k].tpot_s, e.modes[k].tpot_s, 1e-13);
+            assert_rel(p.modes[k].decode_s, e.modes[k].decode_s, PM_CLOSED_FORM_REL_TOL);
+            assert_rel(p.modes[k].traffic.hbm_bytes, e.modes[k].traffic.hbm_bytes, 1e-9);
+            assert_true(fabs(p.modes[k].bubble_decode_frac) < 1e-12);
+        }
+        checked++;
+        pm_scenario_release(&s);
+    }
+    assert_true(checked >= 10);
+}
+
+/* PP = 1 and DP = 1 written out are the default: bit for bit (the estimate's own path). */
+static void test_explicit_one_stage_is_the_default(void **state)
+{
+    (void)state;
+    static const char *const ov[] = {"cluster.pipeline_parallel=1", "cluster.data_parallel=1"};
+    for (size_t i = 0; i < sizeof bundled / sizeof *bundled; i++) {
+        pm_scenario a = pm_test_load(bundled[i], NULL, 0), b = pm_test_load(bundled[i], ov, 2);
+        pm_estimate ea, eb;
+        assert_int_equal(pm_estimate_compute(&a, &ea, NULL), PM_OK);
+        assert_int_equal(pm_estimate_compute(&b, &eb, NULL), PM_OK);
+        for (int k = 0; k < PM_MODE_COUNT; k++) {
+            assert_memory_equal(&ea.modes[k], &eb.modes[k], sizeof ea.modes[k]);
+            assert_rel(ea.modes[k].stage_decode_s, ea.modes[k].tpot_s, 0.0);
+        }
+        assert_int_equal(ea.pipeline.devices_total, a.cluster.devices);
+        pm_scenario_release(&a);
+        pm_scenario_release(&b);
+    }
+}
+
+/* The hand scenario (test_graph.c's: int8, hidden 1024, 8 heads, 2 KV heads, 4096 MLP, vocab
+ * 8192, batch 2, 600 tokens half prompt) with 4 layers on TP 2 x PP 2, every stage its own
+ * node: the sends, the stages and the steps worked out from the one-stage plan's head, tail
+ * and layer (the fast evaluator the stages reuse, tested elsewhere against the graph). */
+static pm_scenario hand_pp(int layers)
+{
+    pm_scenario s = pm_test_hand_scenario(2);
+    s.model.layers = layers;
+    s.cluster.pipeline_parallel = 2;
+    s.cluster.inter_node_bandwidth_bytes_per_s = 25e9; /* 200 Gb/s */
+    s.cluster.inter_node_latency_s = 5e-6;
+    return s;
+}
+
+static void test_hand_stage_send_and_bubble(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(4);
+    pm_error err;
+    pm_estimate e;
+    if (pm_estimate_compute(&s, &e, &err) != PM_OK)
+        fail_msg("%s", err.message);
+    /* M = min(PP 2, batch 2) = 2 micro-batches of 1 sequence; a node holds the 2 devices of a
+     * stage, so both boundaries cross nodes. */
+    assert_int_equal(e.pipeline.micro_batches, 2);
+    assert_int_equal(e.pipeline.micro_batch, 1);
+    assert_int_equal(e.pipeline.nodes, 2);
+    assert_int_equal(e.pipeline.devices_total, 4);
+    assert_true(e.pipeline.inter_node);
+    const double send = 5e-6 + 1.0 * 1024 * 1 / 25e9;       /* one token's int8 activations */
+    const double ret = 5e-6 + 1.0 * 4 / 25e9;                /* one int32 token id */
+    const double send_pre = 5e-6 + 1.0 * 300 * 1024 / 25e9; /* the 300-token prompt's */
+    assert_rel(e.pipeline.send_decode_s, send, 1e-15);
+    assert_rel(e.pipeline.return_s, ret, 1e-15);
+    assert_rel(e.pipeline.send_prefill_s, send_pre, 1e-15);
+    /* The pieces at one sequence: head, tail and one layer of the whole model's plan. */
+    pm_scenario one = s;
+    one.workload.batch = 1;
+    one.cluster.pipeline_parallel = 1;
+    const int64_t last = 599, sp = 300;
+    for (int phase = 0; phase < 2; phase++) {
+        pm_step step;
+        pm_step_plan plan;
+        const int64_t ctx = phase ? sp : last;
+        assert_int_equal(pm_step_of(&one, phase ? PM_PHASE_PREFILL : PM_PHASE_DECODE, ctx, &step,
+                                    NULL),
+                         PM_OK);
+        assert_int_equal(pm_step_plan_build(&one, &step, false, false, &plan, NULL), PM_OK);
+        double whole;
+        assert_int_equal(pm_step_plan_eval(&plan, false, ctx, &whole, NULL), PM_OK);
+        const double layer = (whole - plan.head_s - plan.tail_s) / 4.0;
+        const pm_mode_result *r = &e.modes[PM_MODE_SERIAL];
+        if (!phase) {
+            /* Decode: stage 0 receives the returned token, stage 1 the activations. */
+            const double t0 = ret + plan.head_s + 2 * layer, t1 = send + 2 * layer + plan.tail_s;
+            const double mx = t0 > t1 ? t0 : t1;
+            const double tpot = (t0 + t1) > 2 * mx ? t0 + t1 : 2 * mx; /* max(sum, M max) */
+            assert_rel(r->stage_decode_s, mx, 1e-12);
+            assert_rel(r->tpot_s, tpot, 1e-12);
+            assert_rel(r->bubble_decode_frac, 1.0 - 2.0 * ((t0 + t1) / 2.0) / tpot, 1e-9);
+        } else {
+            /* Prefill (GPipe): the first stage receives nothing; sum + (M - 1) max. */
+            const double t0 = plan.head_s + 2 * layer, t1 = send_pre + 2 * layer + plan.tail_s;
+            const double mx = t0 > t1 ? t0 : t1;
+            const double ttft = t0 + t1 + 1.0 * mx;
+            assert_rel(r->prefill_s, ttft, 1e-12);
+            assert_rel(r->bubble_prefill_frac, 1.0 - (t0 + t1) / ttft, 1e-9);
+        }
+    }
+    /* Throughput: the batch's tokens over the request. */
+    const pm_mode_result *r = &e.modes[PM_MODE_SERIAL];
+    assert_rel(r->tokens_per_s, 2.0 * 300 / r->request_s, 1e-15);
+    pm_scenario_release(&s);
+}
+
+/* PRESERVE fills the receive's window: the first layer's QKV weights (1024 x 768 int8 = 768
+ * KiB) and more fit the 8 MiB window, and its step is no slower than the serial one. */
+static void test_preserve_prefetches_behind_the_receive(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(4);
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    const pm_mode_result *p = &e.modes[PM_MODE_PRESERVE], *q = &e.modes[PM_MODE_SERIAL];
+    assert_true(p->recv_prefetch_bytes >= 1024.0 * 768);
+    assert_true(p->recv_prefetch_bytes < s.accel.l2_capacity_bytes); /* the L2 invariant */
+    assert_false(fabs(q->recv_prefetch_bytes) > 0.0);
+    assert_true(p->tpot_s <= q->tpot_s);
+    assert_true(p->request_s <= q->request_s);
+    pm_scenario_release(&s);
+}
+
+/* Memory per device of an uneven split: 5 layers, the even split 3 + 2 (the remainder on the
+ * first stage), by hand at TP 2: a layer is QKV 1024 x (4 + 2) x 128 + O 512 x 1024 + MLP 3 x
+ * 1024 x 2048 = 7,602,176 bytes (int8); the embedding and the LM head 4096 x 1024 = 4,194,304
+ * each; the KV cache 2 (K, V) x 2 sequences x 1 head x 128 x 600 positions = 307,200 a layer. */
+static void test_hand_memory_of_an_uneven_split(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(5);
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    const double layer = 1024.0 * 768 + 512.0 * 1024 + 3.0 * 1024 * 2048;
+    assert_rel(layer, 7602176.0, 0.0);
+    assert_int_equal(e.pipeline.max_stage_layers, 3);
+    assert_int_equal(e.pipeline.min_stage_layers, 2);
+    assert_rel(e.weight_bytes_per_device, 3 * layer + 4194304.0, 1e-15);
+    assert_rel(e.kv_bytes_per_device, 3 * 307200.0, 1e-15);
+    /* Given the other way round, the last stage is the busiest. */
+    s.cluster.stage_layers[0] = 1;
+    s.cluster.stage_layers[1] = 4;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_rel(e.weight_bytes_per_device, 4 * layer + 4194304.0, 1e-15);
+    assert_rel(e.kv_bytes_per_device, 4 * 307200.0, 1e-15);
+    pm_scenario_release(&s);
+}
+
+/* Replicas: the throughput times DP exactly, the latencies and the per-device dollar figure
+ * unchanged, the device count times DP. */
+static void test_replicas_scale_throughput_not_latency(void **state)
+{
+    (void)state;
+    static const char *const ov[] = {"cluster.data_parallel=8"};
+    static const char *const ov2[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4",
+                                      "cluster.data_parallel=3"};
+    static const char *const ov1[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4"};
+    pm_scenario a = pm_test_load("llama70b-h100", NULL, 0), b = pm_test_load("llama70b-h100", ov, 1);
+    pm_scenario c = pm_test_load("llama405b-h200", ov1, 2), d = pm_test_load("llama405b-h200", ov2, 3);
+    pm_estimate ea, eb, ec, ed;
+    assert_int_equal(pm_estimate_compute(&a, &ea, NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&b, &eb, NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&c, &ec, NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&d, &ed, NULL), PM_OK);
+    for (int k = 0; k < PM_MODE_COUNT; k++) {
+        assert_rel(eb.modes[k].tpot_s, ea.modes[k].tpot_s, 0.0);
+        assert_rel(eb.modes[k].prefill_s, ea.modes[k].prefill_s, 0.0);
+        assert_rel(eb.modes[k].tokens_per_s, 8.0 * ea.modes[k].tokens_per_s, 0.0);
+        assert_rel(eb.modes[k].tokens_per_s_per_usd, ea.modes[k].tokens_per_s_per_usd, 0.0);
+        assert_rel(eb.modes[k].energy_per_token_J, ea.modes[k].energy_per_token_J, 0.0);
+        assert_rel(ed.modes[k].tpot_s, ec.modes[k].tpot_s, 0.0);
+        assert_rel(ed.modes[k].tokens_per_s, 3.0 * ec.modes[k].tokens_per_s, 0.0);
+    }
+    assert_int_equal(eb.pipeline.devices_total, 64);
+    assert_int_equal(ed.pipeline.devices_total, 96);
+    assert_int_equal(ed.pipeline.nodes, 12);
+    assert_int_equal(pm_cluster_total_devices(&d.cluster), 96);
+    pm_scenario_release(&a);
+    pm_scenario_release(&b);
+    pm_scenario_release(&c);
+    pm_scenario_release(&d);
+}
+
+/* Stages add sends and bubbles, never take time away from a batch of one: the one-sequence
+ * TPOT over 4 stages is the single group's plus the four sends (three activations and the
+ * returned token), within the rounding of the regrouped sum. */
+static void test_batch_of_one_pays_the_sends(void **state)
+{
+    (void)state;
+    static const char *const ov[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4"};
+    static const char *const ov0[] = {"cluster=hgx-h100-ib-ndr"};
+    pm_scenario a = pm_test_load("llama405b-h200", ov0, 1), b = pm_test_load("llama405b-h200", ov, 2);
+    pm_estimate ea, eb;
+    assert_int_equal(pm_estimate_compute(&a, &ea, NULL), PM_OK);
+    assert_int_equal(pm_estimate_compute(&b, &eb, NULL), PM_OK);
+    assert_int_equal(eb.pipeline.micro_batches, 1);
+    const double act = 16384.0 * 2; /* hidden x bf16 */
+    const double sends = 3 * (10e-6 + act / 50e9) + (10e-6 + 4.0 / 50e9);
+    assert_rel(eb.modes[PM_MODE_SERIAL].tpot_s, ea.modes[PM_MODE_SERIAL].tpot_s + sends, 1e-12);
+    pm_scenario_release(&a);
+    pm_scenario_release(&b);
+}
+
+/* The adaptive decode sum over the stages against the steps added one by one, in every mode,
+ * where PRESERVE's decisions change along the decode (the KV cache outgrows the window:
+ * llama70b-h100 at 64 sequences, whose cache stops fitting at a few hundred positions) and
+ * where they do not: within PM_CLOSED_FORM_REL_TOL. */
+static void test_decode_sum_matches_steps(void **state)
+{
+    (void)state;
+    static const char *const a[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=2",
+                                    "workload.batch=64", "workload.seq_len=3000"};
+    static const char *const b[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=3",
+                                    "cluster.pipeline_layers=30,20,30", "workload.batch=5"};
+    static const char *const c[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4",
+                                    "workload.batch=16", "accelerator.l2_capacity_MiB=256"};
+    struct {
+        const char *name;
+        const char *const *ov;
+        size_t n;
+    } cases[] = {{"llama70b-h100", a, 4}, {"llama70b-h100", b, 4}, {"llama405b-h200", c, 4},
+                 {"mixtral8x7b", a, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pm_scenario s = pm_test_load(cases[i].name, cases[i].ov, cases[i].n);
+        pm_estimate e;
+        pm_pipeline pl;
+        pm_error err;
+        if (pm_estimate_compute(&s, &e, &err) != PM_OK)
+            fail_msg("%s: %s", cases[i].name, err.message);
+        assert_int_equal(pm_pipeline_plan(&s, &pl, &err), PM_OK);
+        assert_true(pl.stages > 1);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double sum;
+            assert_int_equal(pm_pipeline_decode_sum_stepwise(&s, &pl, (pm_mode)m, &sum, &err),
+                             PM_OK);
+            assert_rel(e.modes[m].decode_s, sum, PM_CLOSED_FORM_REL_TOL);
+        }
+        pm_scenario_release(&s);
+    }
+}
+
+/* More micro-batches never lower the throughput until the stages are full (M = PP): below it
+ * a step is one micro-batch's round trip over the stages, shorter for a smaller micro-batch;
+ * beyond it the slowest stage serves every micro-batch, each reading its weights again. The
+ * default is M = PP. Even stages (80 layers over 4), every mode. */
+static void test_more_micro_batches_until_the_stages_are_full(void **state)
+{
+    (void)state;
+    char mb[64];
+    const char *ov[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4",
+                        "workload.batch=64", mb};
+    double prev[PM_MODE_COUNT] = {0, 0, 0}, full[PM_MODE_COUNT] = {0, 0, 0};
+    for (int m = 1; m <= 4; m++) {
+        snprintf(mb, sizeof mb, "cluster.micro_batches=%d", m);
+        pm_scenario s = pm_test_load("llama70b-h100", ov, 4);
+        pm_estimate e;
+        assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+        assert_int_equal(e.pipeline.micro_batches, m);
+        for (int k = 0; k < PM_MODE_COUNT; k++) {
+            assert_true(e.modes[k].tokens_per_s >= prev[k]);
+            prev[k] = full[k] = e.modes[k].tokens_per_s;
+        }
+        pm_scenario_release(&s);
+    }
+    pm_scenario s = pm_test_load("llama70b-h100", ov, 3);
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(e.pipeline.micro_batches, 4);
+    for (int k = 0; k < PM_MODE_COUNT; k++)
+        assert_rel(e.modes[k].tokens_per_s, full[k], 0.0);
+    pm_scenario_release(&s);
+}
+
+static void expect_refusal(const char *name, const char *const *ov, size_t n, pm_status want,
+                           const char *path)
+{
+    pm_scenario s;
+    pm_error err;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, ov, n};
+    pm_status st = pm_scenario_load(name, &opts, &s, &err);
+    if (st == PM_OK) {
+        pm_estimate e;
+        st = pm_estimate_compute(&s, &e, &err);
+        pm_scenario_release(&s);
+    }
+    if (st != want || strcmp(err.path, path) != 0)
+        fail_msg("%s: expected %s at %s, got %s at %s: %s", name, pm_status_name(want), path,
+                 pm_status_name(st), err.path, err.message);
+}
+
+static void test_refusals_name_the_key(void **state)
+{
+    (void)state;
+    static const char *const too_many[] = {"cluster=hgx-h100-ib-ndr",
+                                           "cluster.pipeline_parallel=100"};
+    expect_refusal("llama8b", too_many, 2, PM_ERR_INCONSISTENT, "$.cluster.pipeline_parallel");
+    static const char *const sum[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=2",
+                                      "cluster.pipeline_layers=16,15"};
+    expect_refusal("llama8b", sum, 3, PM_ERR_INCONSISTENT, "$.cluster.pipeline_layers");
+    static const char *const bad[] = {"cluster.pipeline_layers=16,x"};
+    expect_refusal("llama8b", bad, 1, PM_ERR_VALUE, "$.cluster.pipeline_layers");
+    static const char *const mixed[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=2"};
+    expect_refusal("gemma2-9b", mixed, 2, PM_ERR_UNSUPPORTED, "$.cluster.pipeline_parallel");
+    static const char *const no_link[] = {"cluster.pipeline_parallel=2"};
+    expect_refusal("llama70b-h100", no_link, 1, PM_ERR_INCONSISTENT,
+                   "$.cluster.inter_node_bandwidth_Gbps");
+    static const char *const nodes[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4",
+                                        "cluster.nodes=2"};
+    expect_refusal("llama405b-h200", nodes, 3, PM_ERR_INCONSISTENT, "$.cluster.nodes");
+    static const char *const mb1[] = {"cluster.micro_batches=2"};
+    expect_refusal("llama8b", mb1, 1, PM_ERR_INCONSISTENT, "$.cluster.micro_batches");
+    static const char *const mb2[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=2",
+                                      "cluster.micro_batches=2", "workload.batch=1"};
+    expect_refusal("llama8b", mb2, 4, PM_ERR_RANGE, "$.cluster.micro_batches");
+    /* One step's time is modelled for one stage only. */
+    static const char *const pp[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=2"};
+    pm_scenario s = pm_test_load("llama8b", pp, 2);
+    double t;
+    pm_error err;
+    assert_int_equal(pm_decode_step_time(&s, PM_MODE_SERIAL, 100, &t, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.pipeline_parallel");
+    pm_scenario_release(&s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_stage_path_equals_estimate),
+        cmocka_unit_test(test_explicit_one_stage_is_the_default),
+        cmocka_unit_test(test_hand_stage_send_and_bubble),
+        cmocka_unit_test(test_preserve_prefetches_behind_the_receive),
+        cmocka_unit_test(test_hand_memory_of_an_uneven_split),
+        cmocka_unit_test(test_replicas_scale_throughput_not_latency),
+        cmocka_unit_test(test_batch_of_one_pays_the_sends),
+        cmocka_unit_test(test_decode_sum_matches_steps),
+        cmocka_unit_test(test_more_micro_batches_until_the_stages_are_full),
+        cmocka_unit_test(test_refusals_name_the_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
