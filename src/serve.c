@@ -743,14 +743,15 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
     /* The most sequences the HBM holds depends on what they hold (prompts in prefill hold
      * part of theirs): the fixed point of the cap and its closed loop's own, a few rounds. */
     double cap = one.max_concurrency;
-    for (int k = 0; k < 8; k++) {
+    pm_serve_result at_cap; /* the closed loop at the cap, which every mode compares with */
+    for (int k = 0;; k++) {
         cap = cap < 1.0 ? 1.0 : cap > 1e6 ? 1e6 : cap;
         c.concurrency = cap;
-        if ((st = serve_closed(s, &c, &at, err)) != PM_OK)
+        if ((st = serve_closed(s, &c, &at_cap, err)) != PM_OK)
             return st;
-        if (fabs(at.max_concurrency - cap) < 1.0)
+        if (fabs(at_cap.max_concurrency - cap) < 1.0 || k == 7)
             break;
-        cap = at.max_concurrency;
+        cap = at_cap.max_concurrency;
     }
     pm_serve_mode res[PM_MODE_COUNT];
     for (int m = PM_MODE_COUNT - 1; m >= 0; m--) { /* serial last: its counts are kept */
@@ -759,12 +760,9 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
             *out = one;
             continue;
         }
-        c.concurrency = cap;
-        if ((st = serve_closed(s, &c, &at, err)) != PM_OK)
-            return st;
-        if (at.modes[m].requests_per_s < rate) {
-            saturated(&at.modes[m], cap, &res[m]);
-            *out = at;
+        if (at_cap.modes[m].requests_per_s < rate) {
+            saturated(&at_cap.modes[m], cap, &res[m]);
+            *out = at_cap;
             continue;
         }
         double lo = 1.0, hi = cap;
