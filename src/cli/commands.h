@@ -30,5 +30,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_timeline(const cli *c);
 /* serve_cmd.c: a served workload's steady state over concurrency (the front). */
 int cmd_serve(const cli *c);
+/* search_cmd.c: the best deployment under latency limits, and the Pareto front. */
+int cmd_search(const cli *c);
 
 #endif
