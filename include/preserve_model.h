@@ -2237,8 +2237,8 @@ typedef enum pm_search_bound {
 } pm_search_bound;
 
 /**
- * A search's space and limits. The deployments: each tensor-parallel degree of tp (the
- * scenario's own when n_tp is 0) with each expert-parallel rank count of ep (the scenario's when
+ * A search's space and limits. The deployments: each tensor-parallel degree of tp (when n_tp
+ * is 0: 1, 2, 4... up to a node, pm_cluster_node_devices, and the budget) with each expert-parallel rank count of ep (the scenario's when
  * n_ep is 0), and with a device budget the replicas that fill it (dp = budget / tp, tp must
  * divide it; per-device figures are one replica's, the deployment's rate dp times it). Each
  * deployment at each chunk budget and each point of the hardware axes (l2, l2_bw, compute,

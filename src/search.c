@@ -394,14 +394,20 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
     return PM_OK;
 }
 
-/* The search's lists: the tensor-parallel degrees and expert-parallel ranks (the scenario's
- * own when none is given; ep 0 leaves it as it is), the concurrencies ascending. */
+/* The search's lists: the tensor-parallel degrees (without a list 1, 2, 4... up to a node
+ * and the budget), the expert-parallel ranks (the scenario's own without a list: ep 0 leaves
+ * it as it is), the concurrencies ascending. */
 static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
 {
-    se->n_tp = sp->n_tp > 0 ? sp->n_tp : 1;
+    se->n_tp = sp->n_tp;
+    if (sp->n_tp > 0)
+        memcpy(se->tp, sp->tp, (size_t)sp->n_tp * sizeof se->tp[0]);
+    const int top = pm_cluster_node_devices(&s->cluster);
+    for (int t = 1; sp->n_tp == 0 && t <= top && se->n_tp < PM_SEARCH_MAX_VALUES &&
+                    (sp->device_budget == 0 || t <= sp->device_budget);
+         t *= 2)
+        se->tp[se->n_tp++] = t;
     se->n_ep = sp->n_ep > 0 ? sp->n_ep : 1;
-    for (int i = 0; i < se->n_tp; i++)
-        se->tp[i] = sp->n_tp > 0 ? sp->tp[i] : s->cluster.devices;
     for (int i = 0; i < se->n_ep; i++)
         se->ep[i] = sp->n_ep > 0 ? sp->ep[i] : 0;
     memcpy(se->conc, sp->concurrency, (size_t)sp->n_concurrency * sizeof se->conc[0]);

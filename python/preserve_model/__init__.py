@@ -33,9 +33,9 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "optimize", "footprint",
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "optimize", "footprint",
            "explain", "timeline", "PHASES", "SERVE_RULES",
-           "OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
+           "OBJECTIVES", "SEARCH_OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
 
 #: The keyword shortcuts and the path each one sets (the CLI's --model, --batch ...).
 SHORTCUTS = {
@@ -293,6 +293,106 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     _flags(out, ("fits_hbm", "budget_bound", "serial_saturated", "fused_saturated",
                  "preserve_saturated"))
     return out
+
+
+#: The objectives search() takes (pm_search_objective), in the library's order.
+SEARCH_OBJECTIVES = ("device", "mm2", "usd", "joule")
+#: The columns of a search candidate (search()'s best and front), in _core's order.
+_SEARCH_COLUMNS = ("tp", "ep", "dp", "chunk", "hw0", "hw1", "concurrency", "ttft_s", "tpot_s",
+                   "tokens_per_s_per_user", "tokens_per_s_per_device", "tokens_per_s_deployment",
+                   "tokens_per_s_per_mm2", "tokens_per_s_per_usd", "tokens_per_J", "objective")
+
+
+def _counts(name, values, lo=1):
+    """A sequence of whole counts >= lo as floats, or TypeError/ValueError naming it."""
+    raw = np.atleast_1d(np.asarray(values))
+    if raw.dtype == bool or not np.issubdtype(raw.dtype, np.number) or raw.ndim != 1:
+        raise TypeError(f"{name}: expected a sequence of counts (got {values!r})")
+    v = raw.astype(float)
+    if not np.all(np.isfinite(v)) or not np.all(v == np.floor(v)) or not np.all(v >= lo):
+        raise ValueError(f"{name}: expected whole counts >= {lo} (got {values!r})")
+    return [float(x) for x in v]
+
+
+def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), overrides=None, *,
+           budget=0, tp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
+           ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
+           rule="decode_first", arrival="staggered", input_tokens=None, output_tokens=None,
+           lengths=None, exhaustive=False, threads=0, data_dir=None, **shortcuts):
+    """The best deployment per mode under latency limits: the `search` command's answer.
+
+    The space: each tensor-parallel degree of tp (None: 1, 2, 4... up to a node and the
+    budget), each expert-parallel rank count of ep (None: the scenario's), with budget > 0 the
+    data-parallel replicas that fill that many devices (budget / tp), each chunk budget of
+    chunks, each point of the hardware axes (at most two specs as --sweep takes them,
+    "l2=48MiB,96MiB"), each concurrency (sequences in flight per replica), served as serve()
+    serves (rule, arrival, input_tokens, output_tokens, lengths). The candidates within
+    ttft_limit, tpot_limit (seconds) and min_user_rate (tokens/s per user; 0: none) compete on
+    objective ("device", "mm2", "usd" or "joule"). exhaustive: no pruning (the same answer).
+
+    Returns a dict: points, evaluated, pruned, invalid_deployments, first_invalid, and modes:
+    {mode: {found, binds (the limit that stops the best serving more: "tpot", "ttft",
+    "tokens_per_user", "hbm", "chunk_budget", "objective_peak", "space_edge"), best (a dict of
+    the candidate's numbers, None when nothing meets the limits), front (a dict of numpy
+    arrays: the Pareto front of the objective against tokens/s per user, by rising per-user
+    rate)}}. The candidates' keys: tp, ep (0: the scenario's), dp, chunk, the hardware axes'
+    columns (l2_capacity_MiB...), concurrency, ttft_s, tpot_s, tokens_per_s_per_user,
+    tokens_per_s_per_device, tokens_per_s_deployment, tokens_per_s_per_mm2,
+    tokens_per_s_per_usd, tokens_per_J, objective. Raises Error for a load or model error.
+    """
+    if objective not in SEARCH_OBJECTIVES:
+        raise ValueError(f"objective: expected one of {', '.join(SEARCH_OBJECTIVES)} "
+                         f"(got {objective!r})")
+    if rule not in SERVE_RULES:
+        raise ValueError(f"rule: expected one of {', '.join(SERVE_RULES)} (got {rule!r})")
+    if arrival not in SERVE_ARRIVALS:
+        raise ValueError(f"arrival: expected one of {', '.join(SERVE_ARRIVALS)} (got {arrival!r})")
+    if isinstance(hardware, str):
+        hardware = [hardware]
+    hardware = list(hardware)
+    for name, value in (("budget", budget), ("threads", threads)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise TypeError(f"{name}: expected a count >= 0 (got {value!r})")
+    lens = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    for name, value in lens.items():
+        if value is None:
+            lens[name] = 0
+        elif isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
+    raw = _core.search(_path("config", config), _counts("concurrency", concurrency),
+                       _counts("chunks", chunks), [] if tp is None else _counts("tp", tp),
+                       [] if ep is None else _counts("ep", ep), hardware, int(budget),
+                       float(ttft_limit), float(tpot_limit), float(min_user_rate),
+                       SEARCH_OBJECTIVES.index(objective), SERVE_RULES.index(rule),
+                       SERVE_ARRIVALS.index(arrival), int(lens["input_tokens"]),
+                       int(lens["output_tokens"]), bool(exhaustive), int(threads),
+                       _overrides(overrides, shortcuts), _path("data_dir", data_dir),
+                       None if lengths is None else [(int(a), int(b), float(c))
+                                                     for a, b, c in lengths])
+    points, evaluated, pruned, invalid, first, hw_names, per_mode = raw
+
+    def named(table):
+        out = {}
+        for i, col in enumerate(_SEARCH_COLUMNS):
+            if col in ("hw0", "hw1"):
+                k = int(col[2])
+                if k < len(hw_names):
+                    out[hw_names[k]] = table[:, i].copy()
+            else:
+                out[col] = table[:, i].copy()
+        for col in ("tp", "ep", "dp", "chunk"):
+            out[col] = out[col].astype(np.int64)
+        return out
+
+    result = {"points": points, "evaluated": evaluated, "pruned": pruned,
+              "invalid_deployments": invalid, "first_invalid": first, "modes": {}}
+    for mode, (found, binds, best, front) in zip(MODES, per_mode):
+        b = named(np.frombuffer(best, dtype=np.float64).reshape(1, -1))
+        result["modes"][mode] = {
+            "found": found, "binds": binds if found else None,
+            "best": {k: v[0].item() for k, v in b.items()} if found else None,
+            "front": named(np.frombuffer(front, dtype=np.float64).reshape(-1, len(_SEARCH_COLUMNS)))}
+    return result
 
 
 #: The objectives optimize() takes (pm_objective), in the library's order.

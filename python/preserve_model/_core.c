@@ -567,6 +567,25 @@ static PyObject *serve_names(void)
     return names;
 }
 
+/* lengths: a sequence of (input_tokens, output_tokens, share), checked by the wrapper, into
+ * w's classes; 0, or -1 with an exception set. */
+static int serve_lengths(PyObject *lengths, pm_serve_workload *w)
+{
+    PyObject *ls = PySequence_Fast(lengths, "lengths: expected a sequence of classes");
+    const Py_ssize_t k = ls ? PySequence_Fast_GET_SIZE(ls) : 0;
+    if (ls && k > PM_MAX_LENGTH_CLASSES)
+        PyErr_Format(PyExc_ValueError, "lengths: at most %d classes", PM_MAX_LENGTH_CLASSES);
+    for (Py_ssize_t i = 0; ls && i < k && !PyErr_Occurred(); i++) {
+        long long li, lo;
+        double sh;
+        if (PyArg_ParseTuple(PySequence_Fast_GET_ITEM(ls, i), "LLd", &li, &lo, &sh))
+            w->classes[i] = (pm_length_class){li, lo, sh};
+    }
+    w->n_classes = (int)k;
+    Py_XDECREF(ls);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
 /* serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, output_tokens,
  * overrides=None, data_dir=None, arrival=0, by_rate=False) -> (column names, bytes of float64
  * rows): the serve command's CSV. input_tokens and output_tokens 0: the scenario's prompt and
@@ -615,26 +634,11 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
                            out_tokens > 0 ? out_tokens : pm_workload_decode_steps(&s.workload),
                            1, chunk, (pm_serve_rule)rule, ttft, tpot,
                            (pm_serve_arrival)arrival, 0.0, 0, {{0}}};
-    /* lengths: a sequence of (input_tokens, output_tokens, share), checked by the wrapper. */
-    if (lengths != Py_None) {
-        PyObject *ls = PySequence_Fast(lengths, "lengths: expected a sequence of classes");
-        const Py_ssize_t k = ls ? PySequence_Fast_GET_SIZE(ls) : 0;
-        if (ls && k > PM_MAX_LENGTH_CLASSES)
-            PyErr_Format(PyExc_ValueError, "lengths: at most %d classes", PM_MAX_LENGTH_CLASSES);
-        for (Py_ssize_t i = 0; ls && i < k && !PyErr_Occurred(); i++) {
-            long long li, lo;
-            double sh;
-            if (PyArg_ParseTuple(PySequence_Fast_GET_ITEM(ls, i), "LLd", &li, &lo, &sh))
-                w.classes[i] = (pm_length_class){li, lo, sh};
-        }
-        w.n_classes = (int)k;
-        Py_XDECREF(ls);
-        if (PyErr_Occurred()) {
-            PyMem_Free(rows);
-            PyMem_Free(conc);
-            pm_scenario_release(&s);
-            return NULL;
-        }
+    if (lengths != Py_None && serve_lengths(lengths, &w) != 0) {
+        PyMem_Free(rows);
+        PyMem_Free(conc);
+        pm_scenario_release(&s);
+        return NULL;
     }
     pm_error err;
     pm_status st = PM_OK;
@@ -661,6 +665,186 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *res = names && data ? PyTuple_Pack(2, names, data) : NULL;
     Py_XDECREF(names);
     Py_XDECREF(data);
+    return res;
+}
+
+/* ---------------------------------------------------------------- search */
+
+/* A search candidate's row, SEARCH_COLS float64: tp, ep, dp, chunk, hw0, hw1 (NaN: no axis),
+ * concurrency, ttft_s, tpot_s, tokens_per_s_per_user, tokens_per_s_per_device,
+ * tokens_per_s_deployment, tokens_per_s_per_mm2, tokens_per_s_per_usd, tokens_per_J,
+ * objective (the wrapper names them). */
+#define SEARCH_COLS 16
+
+static void search_row(const pm_search_spec *sp, const pm_search_candidate *k, double *v)
+{
+    const pm_serve_mode *x = &k->figures;
+    const double row[SEARCH_COLS] = {
+        k->tp, k->ep, k->dp, (double)k->chunk,
+        sp->n_hw > 0 ? pm_axis_display_value(sp->hw[0].kind, k->hw[0]) : NAN,
+        sp->n_hw > 1 ? pm_axis_display_value(sp->hw[1].kind, k->hw[1]) : NAN,
+        k->concurrency, x->ttft_s, x->tpot_s, x->tokens_per_s_per_user,
+        x->tokens_per_s_per_device, x->tokens_per_s * k->dp, x->tokens_per_s_per_mm2,
+        x->tokens_per_s_per_usd, x->tokens_per_J, k->objective};
+    memcpy(v, row, sizeof row);
+}
+
+/* A sequence of at most PM_SEARCH_MAX_VALUES numbers into v; its length, or -1 with an
+ * exception set. */
+static int search_list(PyObject *obj, const char *what, double *v)
+{
+    PyObject *seq = PySequence_Fast(obj, what);
+    if (!seq)
+        return -1;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    if (n > PM_SEARCH_MAX_VALUES)
+        PyErr_Format(PyExc_ValueError, "%s: at most %d values", what, PM_SEARCH_MAX_VALUES);
+    for (Py_ssize_t i = 0; i < n && !PyErr_Occurred(); i++)
+        v[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    return PyErr_Occurred() ? -1 : (int)n;
+}
+
+/* The space's lists (tp and ep may be empty: the scenario's), the hardware axes' specs. */
+static int search_space(pm_search_spec *sp, PyObject *tp, PyObject *ep, PyObject *chunks,
+                        PyObject *conc, PyObject *hw)
+{
+    double v[PM_SEARCH_MAX_VALUES];
+    int n;
+    if ((n = search_list(tp, "tp", v)) < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        sp->tp[i] = (int)v[i];
+    sp->n_tp = n;
+    if ((n = search_list(ep, "ep", v)) < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        sp->ep[i] = (int)v[i];
+    sp->n_ep = n;
+    if ((n = search_list(chunks, "chunks", v)) < 0)
+        return -1;
+    for (int i = 0; i < n; i++)
+        sp->chunk[i] = (int64_t)v[i];
+    sp->n_chunk = n;
+    if ((sp->n_concurrency = search_list(conc, "concurrency", sp->concurrency)) < 0)
+        return -1;
+    strings h;
+    if (get_strings(hw, "hardware", &h) != 0)
+        return -1;
+    pm_error err;
+    for (size_t i = 0; i < h.n && i < PM_SEARCH_MAX_HW; i++) {
+        if (pm_axis_parse(h.v[i], PM_AXIS_MAX_POINTS, &sp->hw[i], &err) != PM_OK) {
+            release_strings(&h);
+            raise_error(&err);
+            return -1;
+        }
+        sp->n_hw = (int)i + 1;
+    }
+    if (h.n > PM_SEARCH_MAX_HW)
+        PyErr_Format(PyExc_ValueError, "hardware: at most %d axes", PM_SEARCH_MAX_HW);
+    release_strings(&h);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* The result as (points, evaluated, pruned, invalid deployments, the first one's error, the
+ * hardware axes' columns, per mode (found, binds, best row bytes, front rows bytes)). */
+static PyObject *search_value(const pm_search_spec *sp, const pm_search_result *r)
+{
+    PyObject *modes = PyTuple_New(PM_MODE_COUNT);
+    for (int m = 0; modes && m < PM_MODE_COUNT; m++) {
+        double best[SEARCH_COLS];
+        search_row(sp, &r->best[m], best);
+        double *rows = PyMem_Calloc(r->n_front[m] * SEARCH_COLS + 1, sizeof *rows);
+        for (size_t i = 0; rows && i < r->n_front[m]; i++)
+            search_row(sp, &r->front[m][i], rows + i * SEARCH_COLS);
+        PyObject *t = rows ? Py_BuildValue("(Nsy#y#)", PyBool_FromLong(r->found[m]),
+                                           pm_search_bound_name(r->binds[m]),
+                                           (const char *)best, (Py_ssize_t)sizeof best,
+                                           (const char *)rows,
+                                           (Py_ssize_t)(r->n_front[m] * SEARCH_COLS *
+                                                        sizeof *rows))
+                           : PyErr_NoMemory();
+        PyMem_Free(rows);
+        if (!t) {
+            Py_DECREF(modes);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(modes, m, t);
+    }
+    PyObject *cols = modes ? PyTuple_New(sp->n_hw) : NULL;
+    for (int a = 0; cols && a < sp->n_hw; a++)
+        PyTuple_SET_ITEM(cols, a, PyUnicode_FromString(pm_axis_column(sp->hw[a].kind)));
+    if (!cols) {
+        Py_XDECREF(modes);
+        return NULL;
+    }
+    return Py_BuildValue("(nnnnsNN)", (Py_ssize_t)r->candidates, (Py_ssize_t)r->evaluated,
+                         (Py_ssize_t)r->pruned, (Py_ssize_t)r->invalid_plans, r->first_invalid,
+                         cols, modes);
+}
+
+/* search(config, concurrency, chunks, tp, ep, hardware, budget, ttft_limit, tpot_limit,
+ * min_user_rate, objective, rule, arrival, input_tokens, output_tokens, exhaustive, threads,
+ * overrides=None, data_dir=None, lengths=None): the search command's pm_search_run. */
+static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_conc[] = "concurrency", k_chunks[] = "chunks", k_tp[] = "tp", k_ep[] = "ep",
+                k_hw[] = "hardware", k_budget[] = "budget", k_ttft[] = "ttft_limit",
+                k_tpot[] = "tpot_limit", k_user[] = "min_user_rate", k_obj[] = "objective",
+                k_rule[] = "rule", k_arrival[] = "arrival", k_in[] = "input_tokens",
+                k_out[] = "output_tokens", k_ex[] = "exhaustive", k_lengths[] = "lengths";
+    static char *kwlist[] = {k_config, k_conc, k_chunks, k_tp, k_ep, k_hw, k_budget, k_ttft,
+                             k_tpot, k_user, k_obj, k_rule, k_arrival, k_in, k_out, k_ex,
+                             k_threads, k_overrides, k_data_dir, k_lengths, NULL};
+    const char *config, *data_dir = NULL;
+    PyObject *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None, *lengths = Py_None;
+    int budget, objective, rule, arrival, exhaustive, threads;
+    double ttft, tpot, user;
+    long long in, out_tokens;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOidddiiiLLpi|OzO", kwlist, &config, &conc,
+                                     &chunks, &tp, &ep, &hw, &budget, &ttft, &tpot, &user,
+                                     &objective, &rule, &arrival, &in, &out_tokens, &exhaustive,
+                                     &threads, &overrides, &data_dir, &lengths))
+        return NULL;
+    pm_search_spec *sp = PyMem_Calloc(1, sizeof *sp);
+    if (!sp)
+        return PyErr_NoMemory();
+    pm_scenario s;
+    PyObject *res = NULL;
+    if (search_space(sp, tp, ep, chunks, conc, hw) != 0 ||
+        load(config, overrides, data_dir, true, &s) != 0)
+        goto out;
+    sp->workload = (pm_serve_workload){in > 0 ? in : pm_workload_prompt_tokens(&s.workload),
+                                       out_tokens > 0 ? out_tokens
+                                                      : pm_workload_decode_steps(&s.workload),
+                                       1, 1, (pm_serve_rule)rule, 0, 0,
+                                       (pm_serve_arrival)arrival, 0.0, 0, {{0}}};
+    if (lengths != Py_None && serve_lengths(lengths, &sp->workload) != 0) {
+        pm_scenario_release(&s);
+        goto out;
+    }
+    sp->device_budget = budget;
+    sp->ttft_limit_s = ttft;
+    sp->tpot_limit_s = tpot;
+    sp->min_tokens_per_s_per_user = user;
+    sp->objective = (pm_search_objective)objective;
+    sp->exhaustive = exhaustive;
+    sp->threads = threads;
+    pm_search_result r;
+    pm_error err;
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_search_run(&s, sp, &r, &err);
+    Py_END_ALLOW_THREADS
+    pm_scenario_release(&s);
+    res = st == PM_OK ? search_value(sp, &r) : raise_error(&err);
+    if (st == PM_OK)
+        pm_search_result_free(&r);
+out:
+    for (int a = 0; a < sp->n_hw; a++)
+        pm_axis_release(&sp->hw[a]);
+    PyMem_Free(sp);
     return res;
 }
 
@@ -1019,6 +1203,8 @@ static PyMethodDef methods[] = {
      "serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, "
      "output_tokens, overrides=None, data_dir=None, arrival=0, by_rate=False) -> (names, "
      "float64 rows as bytes)"},
+    {"search", (PyCFunction)(void (*)(void))search, METH_VARARGS | METH_KEYWORDS,
+     "the search under latency limits (pm_search_run)"},
     {"optimize", (PyCFunction)(void (*)(void))optimize, METH_VARARGS | METH_KEYWORDS,
      "optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column, "
      "objective_column, lo, hi, evaluations, fits_hbm, per-mode (best, objective, bracket_lo, bracket_hi, "

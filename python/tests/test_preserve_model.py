@@ -755,3 +755,46 @@ def test_pipeline_and_replicas_through_the_keys():
     assert pp["pipeline"]["inter_node"] is True
     with pytest.raises(pm.Error, match="inter_node_bandwidth_Gbps"):
         pm.estimate("llama405b-h200", pp=4)
+
+
+def test_search_best_is_the_served_maximum():
+    """search()'s best per mode is the largest tokens/s per device that serve() finds within the
+    limits over the same space (TP 4 and 8, one chunk budget, four concurrencies)."""
+    conc = (1, 16, 64, 256)
+    r = pm.search("llama70b-h100", conc, tp=(4, 8), chunks=(2048,), tpot_limit=0.03)
+    for mode in pm.MODES:
+        best = -1.0
+        for tp in (4, 8):
+            s = pm.serve("llama70b-h100", conc, chunk=2048, devices=tp)
+            ok = (s["fits_hbm"]) & (s[f"{mode}_tpot_s"] <= 0.03)
+            if ok.any():
+                best = max(best, s[f"{mode}_tokens_per_s_per_device"][ok].max())
+        got = r["modes"][mode]
+        assert got["found"] and got["best"]["objective"] == best
+        assert got["binds"] in ("tpot", "hbm", "space_edge", "objective_peak", "chunk_budget")
+        front = got["front"]
+        assert np.all(np.diff(front["tokens_per_s_per_user"]) > 0)
+        assert np.all(np.diff(front["objective"]) < 0)
+
+
+def test_search_pruned_is_exhaustive_and_hardware_columns():
+    kw = dict(tp=(4, 8), chunks=(512, 2048), tpot_limit=0.02, hardware="l2=48MiB,192MiB")
+    a = pm.search("llama70b", (1, 4, 16, 64, 256), **kw)
+    b = pm.search("llama70b", (1, 4, 16, 64, 256), exhaustive=True, threads=1, **kw)
+    assert a["evaluated"] + a["pruned"] == b["evaluated"] and b["pruned"] == 0
+    for mode in pm.MODES:
+        assert a["modes"][mode]["best"] == b["modes"][mode]["best"]
+        assert "l2_capacity_MiB" in a["modes"][mode]["best"]
+        for k, v in a["modes"][mode]["front"].items():
+            assert np.array_equal(v, b["modes"][mode]["front"][k])
+
+
+def test_search_refusals():
+    with pytest.raises(ValueError, match="objective"):
+        pm.search(objective="watt")
+    with pytest.raises(ValueError, match="concurrency"):
+        pm.search(concurrency=(0, 4))
+    with pytest.raises(pm.Error, match="hardware axis"):
+        pm.search(hardware="devices=1,2")
+    r = pm.search("llama70b-h100", (1, 2), tpot_limit=1e-4)
+    assert not r["modes"]["preserve"]["found"] and r["modes"]["preserve"]["best"] is None

@@ -46,30 +46,19 @@ static int parse_list(const char *opt, const char *list, double lo, double hi, d
     }
 }
 
-/* The tensor-parallel degrees: --tp-list, or 1, 2, 4... up to a node (and the budget). */
-static int space_tp(const cli *c, const pm_scenario *s, pm_search_spec *sp)
-{
-    double v[PM_SEARCH_MAX_VALUES];
-    int n = 0;
-    if (c->tp_list) {
-        if ((n = parse_list("--tp-list", c->tp_list, 1, PM_MAX_DEVICES, v)) < 0)
-            return EXIT_USAGE;
-    } else {
-        const int top = pm_cluster_node_devices(&s->cluster);
-        for (int t = 1; t <= top && (c->budget == 0 || t <= c->budget); t *= 2)
-            v[n++] = t;
-    }
-    for (int i = 0; i < n; i++)
-        sp->tp[i] = (int)v[i];
-    sp->n_tp = n;
-    return 0;
-}
-
-/* --ep-list, --chunks and --concurrency into the spec (their defaults without them). */
+/* --tp-list, --ep-list, --chunks and --concurrency into the spec (their defaults without
+ * them: the library's for tp and ep). */
 static int space_lists(const cli *c, pm_search_spec *sp)
 {
     double v[PM_SEARCH_MAX_VALUES];
     int n;
+    if (c->tp_list) {
+        if ((n = parse_list("--tp-list", c->tp_list, 1, PM_MAX_DEVICES, v)) < 0)
+            return EXIT_USAGE;
+        for (int i = 0; i < n; i++)
+            sp->tp[i] = (int)v[i];
+        sp->n_tp = n;
+    }
     if (c->ep_list) {
         if ((n = parse_list("--ep-list", c->ep_list, 1, PM_MAX_DEVICES, v)) < 0)
             return EXIT_USAGE;
@@ -142,9 +131,7 @@ static int make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp)
     sp->exhaustive = c->exhaustive;
     sp->threads = c->threads;
     sp->progress = isatty(STDERR_FILENO) ? progress : NULL;
-    int rc = space_tp(c, s, sp);
-    if (rc == 0)
-        rc = space_lists(c, sp);
+    int rc = space_lists(c, sp);
     if (rc == 0)
         rc = space_hw(c, s, sp);
     return rc;
