@@ -2273,7 +2273,8 @@ typedef struct pm_search_spec {
 
 /** One candidate: a deployment at a chunk budget, hardware point and concurrency, in a mode. */
 typedef struct pm_search_candidate {
-    int tp, ep, dp;          /* ep 0: the scenario's own */
+    int tp, ep, dp;          /* ep: the expert-parallel ranks (pm_cluster_ep: 1 for a dense
+                                model) */
     int64_t chunk;
     double hw[PM_SEARCH_MAX_HW]; /* SI, in the order of the spec's axes */
     double concurrency;      /* sequences in flight per replica */

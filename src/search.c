@@ -263,6 +263,7 @@ static void eval_group(search *se, size_t gi)
         set_invalid(g, &err);
         return;
     }
+    at.ep = pm_cluster_ep(&t.cluster);
     pm_serve_workload w = sp->workload;
     w.chunk_budget = at.chunk;
     pm_search_bound cut = PM_BOUND_NONE;

@@ -335,7 +335,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     "tokens_per_user", "hbm", "chunk_budget", "objective_peak", "space_edge"), best (a dict of
     the candidate's numbers, None when nothing meets the limits), front (a dict of numpy
     arrays: the Pareto front of the objective against tokens/s per user, by rising per-user
-    rate)}}. The candidates' keys: tp, ep (0: the scenario's), dp, chunk, the hardware axes'
+    rate)}}. The candidates' keys: tp, ep (1 for a dense model), dp, chunk, the hardware axes'
     columns (l2_capacity_MiB...), concurrency, ttft_s, tpot_s, tokens_per_s_per_user,
     tokens_per_s_per_device, tokens_per_s_deployment, tokens_per_s_per_mm2,
     tokens_per_s_per_usd, tokens_per_J, objective. Raises Error for a load or model error.

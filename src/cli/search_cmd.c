@@ -252,7 +252,7 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
                k->concurrency, x->ttft_s, 1e3 * x->tpot_s, x->tokens_per_s_per_user,
                x->tokens_per_s_per_device, k->objective, pm_search_bound_name(r->binds[m]), hw);
     }
-    printf("\n(ep 0: the scenario's own; the objective is %s; the Pareto fronts: --format csv)\n",
+    printf("\n(the objective is %s; the Pareto fronts: --format csv)\n",
            objective_column(sp->objective));
 }
 
