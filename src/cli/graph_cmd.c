@@ -81,7 +81,10 @@ static void explain_window(const pm_scenario *s, const pm_explain *e, const pm_e
     else
         printf("  window ended at the next collective (or the end of the graph)\n");
     if (w->n_prefetches) {
-        const char *what = w->kind == PM_NODE_ALLTOALL ? "all-to-all" : "allreduce";
+        const char *what = w->kind == PM_NODE_ALLTOALL         ? "all-to-all"
+                           : w->kind == PM_NODE_REDUCE_SCATTER ? "reduce-scatter"
+                           : w->kind == PM_NODE_ALL_GATHER     ? "all-gather"
+                                                               : "allreduce";
         printf("  prefetch stream busy %.1f us vs %s %.1f us: %s the %s\n",
                w->prefetch_busy_s * 1e6, what, w->collective_s * 1e6,
                w->hidden ? "fully hidden behind" : "the prefetch outlasts", what);

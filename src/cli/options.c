@@ -33,6 +33,10 @@ const cli_option cli_options[] = {
     {"dp", required_argument, OPT_DP, GIVEN_SET, "N",
      "data-parallel replicas: throughput x N, latency unchanged, per-device figures over all "
      "TP x PP x DP devices (cluster.data_parallel)"},
+    {"sp", no_argument, OPT_SP, GIVEN_SET, NULL,
+     "sequence parallelism inside the tensor-parallel group: each allreduce becomes a "
+     "reduce-scatter and an all-gather, the norms run on 1/devices of the tokens "
+     "(cluster.sequence_parallel; dense models)"},
     {"batch", required_argument, OPT_BATCH, GIVEN_SET, "N", "workload.batch"},
     {"seq", required_argument, OPT_SEQ, GIVEN_SET, "N",
      "total sequence length in tokens (workload.seq_len); k = 1024 here: 16k = 16384, 1M = "
