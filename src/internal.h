@@ -565,6 +565,8 @@ typedef struct pm_step_node {
     double bytes;     /* prefetchable bytes (Algorithm 1's M(n)) */
     bool is_comm, is_ar;
     bool is_a2a;      /* an all-to-all: its window may prefetch routed experts */
+    bool is_rs, is_ag; /* sequence parallelism's reduce-scatter (whose window runs through the
+                          all-gather after it: insert.c) and all-gather */
     bool routed;      /* routed experts: prefetchable only under an all-to-all */
 } pm_step_node;
 
@@ -646,6 +648,8 @@ typedef struct pm_step_seg {
     const pm_op_cost *pf_cost[2 * PM_TEMPLATE_MAX + 1];
     const pm_op_cost *hbm_cost[2 * PM_TEMPLATE_MAX + 1]; /* consumers: with nothing in L2 */
     bool is_ar[2 * PM_TEMPLATE_MAX + 1];
+    bool is_rs[2 * PM_TEMPLATE_MAX + 1]; /* a reduce-scatter: the next all-gather triggers
+                                            nothing, its window runs on */
     int n, n_pf;
 } pm_step_seg;
 

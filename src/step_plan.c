@@ -35,7 +35,9 @@
  * before the QKV projection (pre_comm). The periods still start at the first communication
  * after the attention (the reduce-scatter after O), so they keep their shape; the all-gather
  * opens a window inside the attention part, in every layer (the first too, so the prefix is
- * scheduled like a period), and the previous layer's last window stops at it.
+ * scheduled like a period), and the previous layer's last window stops at it. Behind a
+ * reduce-scatter an all-gather opens no window (insert.c): the reduce-scatter triggers the
+ * prefetches; with nothing prefetchable between the two, the decisions are the same.
  *
  * This is the path that serves pm_estimate_compute, pm_decode_step_time and pm_step_model; the
  * table of the rules it shares with the graph path is at the top of reference.c.
@@ -90,6 +92,8 @@ static void node_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_
     out->is_ar = pm_kind_is_collective(n->kind);
     out->is_comm = is_comm(n->kind);
     out->is_a2a = n->kind == PM_NODE_ALLTOALL;
+    out->is_rs = n->kind == PM_NODE_REDUCE_SCATTER;
+    out->is_ag = n->kind == PM_NODE_ALL_GATHER;
     out->routed = n->routed;
 }
 
@@ -614,7 +618,11 @@ static void seg_add(seg *g, const pm_step_node *nd, bool prefetched, int *trigge
     } else {
         g->cost[k] = &nd->hbm;
     }
-    if (nd->is_comm)
+    g->is_rs[k] = nd->is_rs;
+    /* An all-gather after a reduce-scatter opens no window: the reduce-scatter's runs on
+     * (insert.c). Nothing prefetchable lies between them in a layer, so the decisions are
+     * those of the all-gather's own window; only the trigger moves earlier. */
+    if (nd->is_comm && !(nd->is_ag && *trigger >= 0 && g->is_rs[*trigger]))
         *trigger = k;
 }
 

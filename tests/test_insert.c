@@ -237,9 +237,11 @@ static void consumers_of(const pm_graph *g, const char *name, char *out, size_t 
 
 /* Sequence parallelism (issue 44): Algorithm 1 over the reduce-scatters and all-gathers. On
  * the hand scenario (4 devices, 64 MiB: everything fits; per device QKV 0.5 MiB, KV 150 KiB,
- * O 0.25 MiB, Gate, Up and Down 1 MiB each, LM head 2 MiB) each all-gather's window holds the
- * GEMMs it feeds, up to the next collective; each reduce-scatter's window meets only a norm
- * before the all-gather and stays empty. PRESERVE then beats the serial step. */
+ * O 0.25 MiB, Gate, Up and Down 1 MiB each, LM head 2 MiB) a reduce-scatter's window runs
+ * through the norm and the all-gather after it to the next collective: RS.attn holds the MLP,
+ * RS.mlp the next layer's QKV, KV and O (after the last layer the LM head); those all-gathers
+ * open no window (0 bytes). The first layer's all-gather, which no reduce-scatter precedes,
+ * opens its own. PRESERVE then beats the serial step. */
 static void test_insert_windows_of_sequence_parallelism(void **state)
 {
     (void)state;
@@ -247,19 +249,29 @@ static void test_insert_windows_of_sequence_parallelism(void **state)
     s.cluster.sequence_parallel = true;
     s.accel.l2_capacity_bytes = 64.0 * 1048576.0;
     pm_graph *g = pm_graph_alloc();
-    assert_int_equal(pm_graph_build_mode(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, 300, 1, g, NULL),
+    assert_int_equal(pm_graph_build_mode(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, 300, 2, g, NULL),
                      PM_OK);
     char got[128];
-    consumers_of(g, "L0.AG.attn", got, sizeof got);
-    assert_string_equal(got, "QKV,Attention,O");
-    consumers_of(g, "L0.RS.attn", got, sizeof got);
-    assert_string_equal(got, "");
-    consumers_of(g, "L0.AG.mlp", got, sizeof got);
-    assert_string_equal(got, "Gate,Up,Down");
-    consumers_of(g, "L0.RS.mlp", got, sizeof got);
-    assert_string_equal(got, "");
-    consumers_of(g, "AG.head", got, sizeof got);
-    assert_string_equal(got, "LMHead");
+    static const char *const windows[][2] = {
+        {"L0.AG.attn", "QKV,Attention,O"}, {"L0.RS.attn", "Gate,Up,Down"}, {"L0.AG.mlp", ""},
+        {"L0.RS.mlp", "QKV,Attention,O"},  {"L1.AG.attn", ""}, {"L1.RS.attn", "Gate,Up,Down"},
+        {"L1.AG.mlp", ""},                 {"L1.RS.mlp", "LMHead"}, {"AG.head", ""}};
+    for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) {
+        consumers_of(g, windows[i][0], got, sizeof got);
+        assert_string_equal(got, windows[i][1]);
+    }
+    /* The windows' sums, by hand: 0.5 MiB + 153,600 B + 0.25 MiB; 3 MiB; 2 MiB. */
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        if (strcmp(n->name, "L0.RS.mlp") == 0)
+            assert_rel(n->window_bytes, 0.75 * 1048576.0 + 153600.0, 1e-15);
+        if (strcmp(n->name, "L0.RS.attn") == 0)
+            assert_rel(n->window_bytes, 3.0 * 1048576.0, 1e-15);
+        if (strcmp(n->name, "L1.RS.mlp") == 0)
+            assert_rel(n->window_bytes, 2.0 * 1048576.0, 1e-15);
+        if (n->kind == PM_NODE_ALL_GATHER && strcmp(n->name, "L0.AG.attn") != 0)
+            assert_rel(n->window_bytes, 0.0, 0.0);
+    }
     pm_graph_free(g);
     double serial = 0.0, preserve = 0.0;
     assert_int_equal(pm_decode_step_time(&s, PM_MODE_SERIAL, 300, &serial, NULL), PM_OK);
