@@ -1113,7 +1113,12 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
             double prefetched = 0.0;
             for (int k = 0; k < 2; k++)
                 if (p->all_mlp[k] > 0 && pf[c][k][i])
-                    prefetched += own_window(p, i) ? p->all_class[c] : p->n_pair[k][c];
+                    prefetched += p->n_pair[k][c];
+            /* Behind the layer's own all-gather: in every layer of the class, once. */
+            if (own_window(p, i))
+                prefetched = prefetched > 0 || (p->all_mlp[0] > 0 ? pf[c][0][i] : pf[c][1][i])
+                                 ? p->all_class[c]
+                                 : 0.0;
             add_nodes(out, &t->tr_pf, prefetched);
             add_nodes(out, &t->tr, p->all_class[c] - prefetched);
         }

@@ -569,7 +569,8 @@ static void test_fast_path_equals_graph_path_with_sequence_parallel(void **state
                 s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
                 check_fast_equals_graph(&s);
             }
-    const char *names[] = {"llama70b", "llama8b", "paper-dse", "qwen2-7b"};
+    const char *names[] = {"llama70b", "llama8b", "paper-dse", "qwen2-7b", "gemma2-9b",
+                           "gemma3-27b"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         pm_scenario b = load(names[i], NULL, 0);
         b.cluster.sequence_parallel = true;
