@@ -432,6 +432,12 @@ typedef struct pm_cluster {
     int nodes;                            /* nodes the cluster has (JSON "nodes"); a plan of
                                              more devices than nodes x devices per node is
                                              refused; 0: as many as a plan needs */
+    /* Sequence parallelism inside the tensor-parallel group (issue 44, Megatron-style; JSON
+     * "sequence_parallel"): each allreduce of a layer becomes a reduce-scatter (the sum, split
+     * over the ranks by tokens) and an all-gather before the next column-parallel GEMM; the
+     * norms run on 1/devices of the tokens (the busiest rank's ceiling). Dense decoders only:
+     * pm_scenario_check refuses it with MoE layers and parallel attention/MLP blocks. */
+    bool sequence_parallel;
 } pm_cluster;
 
 /** The pipeline stages (pipeline_parallel, or 1 when it is 0) and data-parallel replicas
@@ -873,6 +879,30 @@ PM_API pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo,
                                    double message_bytes, double *time_s, pm_allreduce_algo *used,
                                    pm_error *err);
 
+/**
+ * Time of one reduce-scatter (input message_bytes per device, each rank keeping its 1/p of the
+ * sum) or one all-gather (output message_bytes per device) over the tensor-parallel group with
+ * algorithm algo, for sequence parallelism; the two cost the same (one is the other reversed).
+ * Per algorithm, n bytes, p devices, B = link bandwidth x allreduce_efficiency_frac:
+ *   ring            (p-1) (alpha + n/(pB))        half the ring allreduce: RS + AG = AR
+ *   twoshot         alpha + n/(pB) (mesh), alpha + (p-1)n/(pB) (switch): half of twoshot
+ *   oneshot         as twoshot's half: each rank reads only its shard from every peer
+ *   tree            ceil(log2 p) alpha + (p-1)n/(pB): recursive halving (doubling), which moves
+ *                   (p-1)/p n, not the tree allreduce's whole messages, so RS + AG < tree AR
+ *   hierarchical    intra-node phase + inter-node ring RS (AG) of n/q: RS + AG = AR
+ *   ring_pipelined  alpha + (p-1)n/(pB): each collective keeps its own start-up, so
+ *                   RS + AG = AR + alpha
+ * auto picks the fastest the topology allows (*used, may be NULL). Returns 0 for one device or
+ * an empty message; the statuses of pm_allreduce_time.
+ */
+PM_API pm_status pm_reduce_scatter_time(const pm_cluster *c, pm_allreduce_algo algo,
+                                        double message_bytes, double *time_s,
+                                        pm_allreduce_algo *used, pm_error *err);
+/** The all-gather's time: pm_reduce_scatter_time's (see there). */
+PM_API pm_status pm_all_gather_time(const pm_cluster *c, pm_allreduce_algo algo,
+                                    double message_bytes, double *time_s,
+                                    pm_allreduce_algo *used, pm_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Computation graph                                                                           */
 /* ------------------------------------------------------------------------------------------ */
@@ -888,11 +918,14 @@ typedef enum pm_node_kind {
     PM_NODE_PREFETCH = 7,    /* HBM -> L2 on the prefetch stream */
     PM_NODE_FUSED_MATMUL_ALLREDUCE = 8, /* the fused baseline's chunked GEMM + allreduce */
     PM_NODE_ALLTOALL = 9,    /* a communication node: MoE dispatch or combine over the EP ranks */
-    PM_NODE_KIND_COUNT = 10
+    PM_NODE_REDUCE_SCATTER = 10, /* a communication node: sequence parallel's sum, split by tokens */
+    PM_NODE_ALL_GATHER = 11, /* a communication node: sequence parallel's gather of the tokens */
+    PM_NODE_KIND_COUNT = 12
 } pm_node_kind;
 
 /** "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
- * "Prefetch", "FusedMatMulAllReduce", "AllToAll" (the graph JSON spelling); "?" when invalid. */
+ * "Prefetch", "FusedMatMulAllReduce", "AllToAll", "ReduceScatter", "AllGather" (the graph JSON
+ * spelling); "?" when invalid. */
 PM_API const char *pm_node_kind_name(pm_node_kind kind);
 
 /** What a node is in the decoder, set by the graph builder (pm_graph_build) so that passes and
@@ -932,7 +965,13 @@ typedef enum pm_node_role {
     PM_ROLE_SHARED_UP = 27,
     PM_ROLE_SHARED_ACTIVATION = 28,
     PM_ROLE_SHARED_DOWN = 29,
-    PM_ROLE_COUNT = 30
+    /* Sequence parallelism (pm_cluster.sequence_parallel): */
+    PM_ROLE_ATTN_REDUCE_SCATTER = 30, /* after the output projection */
+    PM_ROLE_MLP_REDUCE_SCATTER = 31,  /* after the down projection */
+    PM_ROLE_ATTN_ALL_GATHER = 32,     /* before the QKV projection */
+    PM_ROLE_MLP_ALL_GATHER = 33,      /* before the MLP's input projections */
+    PM_ROLE_HEAD_ALL_GATHER = 34,     /* before the LM head */
+    PM_ROLE_COUNT = 35
 } pm_node_role;
 
 /** "o", "qkv", "lm_head"...; "?" for an invalid value. */
@@ -1686,8 +1725,8 @@ typedef enum pm_prefetch_what {
 /** "weights", "kv_cache", "routed_experts" (the explain JSON's spelling); "?" when invalid. */
 PM_API const char *pm_prefetch_what_name(pm_prefetch_what what);
 
-/** "allreduce" or "all_to_all" for a communication node's kind (the explain JSON's spelling of
- * a collective); "?" for any other kind. */
+/** "allreduce", "all_to_all", "reduce_scatter" or "all_gather" for a communication node's kind
+ * (the explain JSON's spelling of a collective); "?" for any other kind. */
 PM_API const char *pm_collective_kind_name(pm_node_kind kind);
 
 /** One prefetch of an explain window. */

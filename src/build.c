@@ -5,6 +5,13 @@
  * asked; and the layer template the fast evaluator (step_plan.c) costs, made by the same
  * functions so that the two paths cannot disagree on a node.
  *
+ * Sequence parallelism (pm_cluster.sequence_parallel, Megatron's): each allreduce becomes a
+ * reduce-scatter of the same message (the sum, each rank keeping 1/p of the tokens), the norm
+ * after it runs on those ceil(tokens / p) tokens, and an all-gather of the normed tokens
+ * precedes the next column-parallel GEMM (the QKV, the MLP's input projections, the LM head).
+ * Tokens that do not divide by p are padded to the next multiple: the collectives carry
+ * p ceil(tokens / p) rows (NCCL's reduce-scatter and all-gather take equal shares).
+ *
  * May call: dtype.c, error.c, graph.c, model.c, moe.c, plan.c, runtime.c, step.c.
  */
 #include <math.h>
@@ -128,6 +135,46 @@ static void add_vector(build_ctx *b, pm_node_role role, int layer, pm_node_kind 
     node_commit(b);
 }
 
+/* Sequence parallelism is on and has a group to split over. */
+static bool sp_on(const build_ctx *b)
+{
+    return b->s->cluster.sequence_parallel && b->s->cluster.devices > 1;
+}
+
+/* The tokens of a rank under sequence parallelism (the busiest rank's): ceil(rows / p). */
+static double sp_rows(const build_ctx *b, double rows)
+{
+    return ceil(rows / b->s->cluster.devices);
+}
+
+/* The rows a norm runs on: its rank's share of the step's under sequence parallelism. */
+static double norm_rows(const build_ctx *b)
+{
+    return sp_on(b) ? sp_rows(b, b->rows) : b->rows;
+}
+
+/* A reduce-scatter or an all-gather of rows tokens of the hidden state (padded to a multiple of
+ * the ranks), elem_bytes each. */
+static void add_sp_collective(build_ctx *b, pm_node_kind kind, pm_node_role role, int layer,
+                              const char *what, double rows, pm_dtype dtype)
+{
+    pm_node *n = node_new(b, kind, role, layer, what);
+    n->dtype = dtype;
+    n->comm_bytes = sp_rows(b, rows) * b->s->cluster.devices * b->s->model.hidden *
+                    pm_dtype_bytes(dtype);
+    node_commit(b);
+}
+
+/* The all-gather before a column-parallel GEMM under sequence parallelism (nothing without):
+ * the normed activations, in their datatype. */
+static void add_all_gather(build_ctx *b, pm_node_role role, int layer, const char *what,
+                           double rows)
+{
+    if (sp_on(b))
+        add_sp_collective(b, PM_NODE_ALL_GATHER, role, layer, what, rows,
+                          b->s->workload.act_dtype);
+}
+
 static void add_allreduce(build_ctx *b, pm_node_role role, int layer, const char *what)
 {
     if (b->s->cluster.devices <= 1)
@@ -161,6 +208,16 @@ static void add_matmul_allreduce(build_ctx *b, pm_node_role role, pm_node_role a
 /* The allreduce of the MatMul just added: fused with it in the fused baseline. */
 static void allreduce_after(build_ctx *b, pm_node_role ar_role, int layer, const char *ar)
 {
+    if (sp_on(b)) {
+        /* The reduce-scatter in the reduction's datatype; the fused baseline fuses only
+         * allreduces, so under sequence parallelism it runs the collectives unfused. */
+        const bool attn = ar_role == PM_ROLE_ATTN_ALLREDUCE;
+        add_sp_collective(b, PM_NODE_REDUCE_SCATTER,
+                          attn ? PM_ROLE_ATTN_REDUCE_SCATTER : PM_ROLE_MLP_REDUCE_SCATTER, layer,
+                          attn ? "RS.attn" : "RS.mlp", b->rows,
+                          pm_allreduce_dtype(&b->s->workload));
+        return;
+    }
     if (!b->fused || b->s->cluster.devices <= 1 || b->st != PM_OK) {
         add_allreduce(b, ar_role, layer, ar);
         return;
@@ -471,7 +528,8 @@ static void add_layer(build_ctx *b, int l, bool local, bool moe)
     const pm_model *m = &b->s->model;
     const double h = m->hidden, d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
     const double rows = b->rows;
-    add_vector(b, PM_ROLE_ATTN_NORM, l, PM_NODE_NORM, "norm1", rows * h, 5.0, 2.0);
+    add_vector(b, PM_ROLE_ATTN_NORM, l, PM_NODE_NORM, "norm1", norm_rows(b) * h, 5.0, 2.0);
+    add_all_gather(b, PM_ROLE_ATTN_ALL_GATHER, l, "AG.attn", rows);
     /* The attention output's width per head: the value dimension. */
     double o_in = q * d;
     if (m->kv_lora_rank > 0) {
@@ -493,7 +551,8 @@ static void add_layer(build_ctx *b, int l, bool local, bool moe)
         add_matmul(b, PM_ROLE_O, l, "O", o_in, h);
     } else {
         add_matmul_allreduce(b, PM_ROLE_O, PM_ROLE_ATTN_ALLREDUCE, l, "O", "AR.attn", o_in, h);
-        add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", rows * h, 5.0, 2.0);
+        add_vector(b, PM_ROLE_MLP_NORM, l, PM_NODE_NORM, "norm2", norm_rows(b) * h, 5.0, 2.0);
+        add_all_gather(b, PM_ROLE_MLP_ALL_GATHER, l, "AG.mlp", rows);
     }
     if (moe) {
         add_moe_block(b, l);
@@ -554,8 +613,10 @@ static void add_head(build_ctx *b)
 static void add_tail(build_ctx *b)
 {
     const double h = b->s->model.hidden;
-    add_vector(b, PM_ROLE_FINAL_NORM, -1, PM_NODE_NORM, "FinalNorm", b->rows * h, 5.0, 2.0);
-    /* Decode computes logits for the new token only; prefill for the last prompt position. */
+    add_vector(b, PM_ROLE_FINAL_NORM, -1, PM_NODE_NORM, "FinalNorm", norm_rows(b) * h, 5.0, 2.0);
+    /* Decode computes logits for the new token only; prefill for the last prompt position
+     * (under sequence parallelism, gathered from the ranks that hold them). */
+    add_all_gather(b, PM_ROLE_HEAD_ALL_GATHER, -1, "AG.head", b->seqs);
     const double saved_rows = b->rows;
     b->rows = b->seqs;
     add_matmul(b, PM_ROLE_LM_HEAD, -1, "LMHead", h, b->sh.vocab_cols);

@@ -318,6 +318,27 @@ static pm_status check_cluster_size(const pm_cluster *c, pm_error *err)
     return PM_OK;
 }
 
+/* Sequence parallelism splits a dense layer's two allreduces (build.c); the layers whose
+ * collectives it would change otherwise are refused, naming the key that asked for it. */
+static pm_status check_sequence_parallel(const pm_scenario *s, pm_error *err)
+{
+    const pm_model *m = &s->model;
+    if (!s->cluster.sequence_parallel)
+        return PM_OK;
+    if (m->experts > 0)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.sequence_parallel",
+                       "sequence parallelism with mixture-of-experts layers (%s has %d "
+                       "experts) is not modelled: its dispatch, combine and tensor-parallel "
+                       "experts' reduce-scatter are not split by tokens",
+                       m->name, m->experts);
+    if (m->parallel_block)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.sequence_parallel",
+                       "sequence parallelism with parallel attention and MLP blocks (%s) is "
+                       "not modelled",
+                       m->name);
+    return PM_OK;
+}
+
 pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
 {
     if (!s)
@@ -329,7 +350,8 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_algorithm(s, err)) != PM_OK ||
         (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
         (st = check_workload(&s->workload, err)) != PM_OK ||
-        (st = check_together(s, err)) != PM_OK)
+        (st = check_together(s, err)) != PM_OK ||
+        (st = check_sequence_parallel(s, err)) != PM_OK)
         return st;
     if ((st = check_cluster_size(&s->cluster, err)) != PM_OK)
         return st;

@@ -19,6 +19,12 @@
  * the topologies' and algorithms' names and the rule of which algorithm a topology can run
  * (pm_allreduce_algo_allowed), which the cluster check in check.c applies.
  *
+ * Sequence parallelism splits each allreduce into its two halves, a reduce-scatter and an
+ * all-gather, each with its own start-up (pm_rs_model_init; the rule per algorithm is
+ * pm_reduce_scatter_time's comment in the public header): where the allreduce is itself a
+ * reduce-scatter followed by an all-gather (ring, twoshot, hierarchical) the halves sum to it
+ * exactly; one-shot and tree allreduces move whole messages, which the halves do not.
+ *
  * May call: error.c, plan.c.
  */
 #include <math.h>
@@ -148,14 +154,44 @@ static int candidates(const pm_cluster *c, pm_allreduce_algo algo, pm_allreduce_
     return n;
 }
 
-void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *m)
+/* The reduce-scatter's (and the all-gather's) time with algorithm a: see the comment of
+ * pm_reduce_scatter_time in the public header. */
+static affine rs_coeffs(const pm_cluster *c, pm_allreduce_algo a)
+{
+    const int p = c->devices;
+    const double eff = c->allreduce_efficiency_frac > 0 ? c->allreduce_efficiency_frac : 1.0;
+    const double bw = c->link_bandwidth_bytes_per_s * eff, alpha = c->link_latency_s;
+    const bool mesh = c->topology == PM_TOPO_FULL_MESH;
+    if (p <= 1)
+        return (affine){0.0, 0.0};
+    switch (a) {
+    case PM_AR_RING: return (affine){(p - 1) * alpha, (p - 1) / (p * bw)};
+    case PM_AR_ONESHOT:
+    case PM_AR_TWOSHOT: return (affine){alpha, (mesh ? 1.0 : (p - 1.0)) / (p * bw)};
+    case PM_AR_TREE: return (affine){ceil(log2((double)p)) * alpha, (p - 1.0) / (p * bw)};
+    case PM_AR_HIERARCHICAL: {
+        /* Half of each phase of the hierarchical allreduce: the intra-node reduce-scatter, then
+         * the inter-node ring's reduce-scatter of n/q. */
+        const affine ar = algo_coeffs(c, PM_AR_HIERARCHICAL);
+        return (affine){ar.fixed / 2.0, ar.per_byte / 2.0};
+    }
+    case PM_AR_RING_PIPELINED: return (affine){alpha, (p - 1.0) / (p * bw)};
+    case PM_AR_AUTO: break;
+    }
+    return (affine){INFINITY, 0.0};
+}
+
+typedef affine (*coeffs_fn)(const pm_cluster *c, pm_allreduce_algo a);
+
+static void model_init(const pm_cluster *c, pm_allreduce_algo algo, coeffs_fn coeffs,
+                       pm_ar_model *m)
 {
     pm_allreduce_algo cands[4];
     const int n = candidates(c, algo, cands);
     m->single_device = c->devices == 1;
     m->n = 0;
     for (int i = 0; i < n; i++) {
-        const affine f = algo_coeffs(c, cands[i]);
+        const affine f = coeffs(c, cands[i]);
         /* A candidate no faster in either term than an earlier one is never picked (for n >= 0
          * bytes its time is no less, and ties go to the earlier): left out, the same algorithm
          * and time come out of pm_ar_model_time, in fewer steps (it runs per chunk count of
@@ -170,6 +206,16 @@ void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *
         m->per_byte[m->n] = f.per_byte;
         m->n++;
     }
+}
+
+void pm_ar_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *m)
+{
+    model_init(c, algo, algo_coeffs, m);
+}
+
+void pm_rs_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *m)
+{
+    model_init(c, algo, rs_coeffs, m);
 }
 
 void pm_ar_model_init_fused(const pm_cluster *c, pm_ar_model *m)
@@ -228,8 +274,27 @@ pm_status pm_allreduce_efficiency_check(const pm_cluster *c, pm_error *err)
     return PM_OK;
 }
 
-pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double message_bytes,
-                            double *time_s, pm_allreduce_algo *used, pm_error *err)
+/* The bytes one device sends in one reduce-scatter (or all-gather) of n bytes with the
+ * algorithm m (pm_rs_model_init) picks: half of the allreduce's where it is RS + AG; (p-1)/p n
+ * for the direct and the recursive-halving forms. */
+double pm_rs_link_bytes(const pm_cluster *c, const pm_ar_model *m, double n)
+{
+    pm_allreduce_algo used = PM_AR_AUTO;
+    if (m->single_device || m->n == 0 || !(n > 0))
+        return 0.0;
+    pm_ar_model_time(m, n, &used);
+    const double p = c->devices;
+    if (used == PM_AR_HIERARCHICAL) {
+        const double q = c->devices_per_node, nodes = p / q;
+        return (q - 1.0) / q * n + (nodes - 1.0) / nodes * (n / q);
+    }
+    return (p - 1.0) / p * n;
+}
+
+/* The checks of a collective's arguments and cluster, shared by the allreduce and its
+ * halves. */
+static pm_status collective_check(const pm_cluster *c, pm_allreduce_algo algo,
+                                  double message_bytes, const double *time_s, pm_error *err)
 {
     if (!c || !time_s)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL cluster or output");
@@ -250,16 +315,44 @@ pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double 
                    !(c->inter_node_latency_s >= 0 && c->inter_node_latency_s < INFINITY)))))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
                        "link bandwidths must be finite and > 0 and latencies finite and >= 0");
-    if ((st = pm_allreduce_efficiency_check(c, err)) != PM_OK)
+    return pm_allreduce_efficiency_check(c, err);
+}
+
+static pm_status collective_time(const pm_cluster *c, pm_allreduce_algo algo, coeffs_fn coeffs,
+                                 const char *what, double message_bytes, double *time_s,
+                                 pm_allreduce_algo *used, pm_error *err)
+{
+    pm_status st = collective_check(c, algo, message_bytes, time_s, err);
+    if (st != PM_OK)
         return st;
     pm_ar_model m;
-    pm_ar_model_init(c, algo, &m);
+    model_init(c, algo, coeffs, &m);
     const double t = pm_ar_model_time(&m, message_bytes, used);
     if (!(t >= 0 && t < INFINITY))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
-                       "the allreduce time of %g bytes is not finite", message_bytes);
+                       "the %s time of %g bytes is not finite", what, message_bytes);
     *time_s = t;
     return PM_OK;
+}
+
+pm_status pm_allreduce_time(const pm_cluster *c, pm_allreduce_algo algo, double message_bytes,
+                            double *time_s, pm_allreduce_algo *used, pm_error *err)
+{
+    return collective_time(c, algo, algo_coeffs, "allreduce", message_bytes, time_s, used, err);
+}
+
+pm_status pm_reduce_scatter_time(const pm_cluster *c, pm_allreduce_algo algo,
+                                 double message_bytes, double *time_s, pm_allreduce_algo *used,
+                                 pm_error *err)
+{
+    return collective_time(c, algo, rs_coeffs, "reduce-scatter", message_bytes, time_s, used,
+                           err);
+}
+
+pm_status pm_all_gather_time(const pm_cluster *c, pm_allreduce_algo algo, double message_bytes,
+                             double *time_s, pm_allreduce_algo *used, pm_error *err)
+{
+    return collective_time(c, algo, rs_coeffs, "all-gather", message_bytes, time_s, used, err);
 }
 
 /* ---------------------------------------------------------------- all-to-all (MoE) */

@@ -305,6 +305,17 @@ void pm_op_cost_node(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node 
         out->total_s = t;
         return;
     }
+    case PM_NODE_REDUCE_SCATTER:
+    case PM_NODE_ALL_GATHER: {
+        /* Sequence parallelism's halves: each a collective call of its own, with the
+         * runtime's start-up. */
+        pm_ar_model rs;
+        pm_rs_model_init(&s->cluster, s->cluster.algorithm, &rs);
+        const double t = pm_ar_model_time(&rs, n->comm_bytes, NULL) + pm_runtime_allreduce_s(s);
+        out->comm_s = t;
+        out->total_s = t;
+        return;
+    }
     case PM_NODE_PREFETCH:
         pm_prefetch_cost(k, n->weight_bytes + n->kv_bytes, out);
         return;
@@ -344,8 +355,9 @@ pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, 
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, path, "node \"%.32s\": bad %s", n->name,
                        bad);
     }
-    if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
-        /* Reports a cluster the allreduce cannot run on. */
+    if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ||
+        n->kind == PM_NODE_REDUCE_SCATTER || n->kind == PM_NODE_ALL_GATHER) {
+        /* Reports a cluster the collective cannot run on. */
         double t;
         pm_status st = pm_allreduce_time(&s->cluster, s->cluster.algorithm, n->comm_bytes, &t,
                                          NULL, err);

@@ -15,7 +15,7 @@
 
 static const char *const node_kind_names[PM_NODE_KIND_COUNT] = {
     "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
-    "Prefetch", "FusedMatMulAllReduce", "AllToAll"};
+    "Prefetch", "FusedMatMulAllReduce", "AllToAll", "ReduceScatter", "AllGather"};
 
 const char *pm_node_kind_name(pm_node_kind k)
 {
@@ -33,7 +33,8 @@ static const char *const node_role_names[PM_ROLE_COUNT] = {
     "mlp_norm", "gate", "up", "activation", "down", "mlp_allreduce", "final_norm", "lm_head",
     "q_up", "k_up", "v_up", "router", "dispatch", "expert_gate", "expert_up",
     "expert_activation", "expert_down", "combine", "shared_gate", "shared_up",
-    "shared_activation", "shared_down"};
+    "shared_activation", "shared_down", "attn_reduce_scatter", "mlp_reduce_scatter",
+    "attn_all_gather", "mlp_all_gather", "head_all_gather"};
 
 const char *pm_node_role_name(pm_node_role r)
 {
@@ -137,8 +138,7 @@ pm_status pm_graph_check(const pm_graph *g, pm_error *err)
             bad = "consumer";
         if (!bad && (nd->trigger >= n ||
                      (nd->trigger >= 0 &&
-                      g->nodes[nd->trigger].kind != PM_NODE_ALLREDUCE &&
-                      g->nodes[nd->trigger].kind != PM_NODE_ALLTOALL &&
+                      !pm_kind_is_collective(g->nodes[nd->trigger].kind) &&
                       g->nodes[nd->trigger].kind != PM_NODE_FUSED_MATMUL_ALLREDUCE)))
             bad = "trigger";
         if (!bad && nd->overflow >= n)

@@ -71,8 +71,7 @@ static cJSON *node_json(const pm_node *n)
         ok = cJSON_AddNumberToObject(o, "consumer", n->consumer) != NULL;
     if (ok && n->trigger >= 0)
         ok = cJSON_AddNumberToObject(o, "trigger", n->trigger) != NULL;
-    if (ok && (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ||
-               n->kind == PM_NODE_ALLTOALL)) {
+    if (ok && (pm_kind_is_collective(n->kind) || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE)) {
         ok = add_double(o, "window_bytes", n->window_bytes);
         if (ok && n->overflow >= 0)
             ok = cJSON_AddNumberToObject(o, "overflow", n->overflow) != NULL;
@@ -158,11 +157,12 @@ pm_status pm_graph_to_dot(const pm_graph *g, char **text_out, pm_error *err)
         const char *style = n->kind == PM_NODE_PREFETCH   ? ", style=filled, fillcolor=\"#cfe8ff\""
                             : n->kind == PM_NODE_ALLREDUCE ? ", style=filled, fillcolor=\"#ffd9b3\""
                             : n->kind == PM_NODE_ALLTOALL  ? ", style=filled, fillcolor=\"#d9f2d0\""
+                            : pm_kind_is_collective(n->kind) ? ", style=filled, fillcolor=\"#f2d0e6\""
                             : n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE
                                 ? ", style=filled, fillcolor=\"#ffe9b3\""
                                 : "";
         double bytes = n->weight_bytes + n->kv_bytes;
-        if (n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL)
+        if (pm_kind_is_collective(n->kind))
             bytes = n->comm_bytes;
         pm_sb_printf(&b, "  n%zu [label=\"", i);
         sb_dot_text(&b, n->name);

@@ -14,6 +14,14 @@
  * which follows the router) may prefetch them; a window opened by an allreduce stops at a
  * routed node, which is recorded as its overflow (explain says why).
  *
+ * Sequence parallelism (issue 44): a reduce-scatter's window runs through the all-gather that
+ * follows it instead of ending there. Only a norm lies between them, the all-gather carries
+ * its output, and the weights and KV behind it are known when the reduce-scatter starts, so the
+ * prefetch stream need not idle under the reduce-scatter. The all-gather a window runs through
+ * opens none of its own (pm_node.window_bytes 0): the reduce-scatter's bytes stay in L2 until
+ * their consumers after it, so the pair has one budget under the same strict invariant. An
+ * all-gather no such window reaches (the first layer's, after the embedding) opens its own.
+ *
  * May call: alloc.c, error.c, graph.c.
  */
 #include <stdio.h>
@@ -24,7 +32,8 @@
 
 static bool is_comm(pm_node_kind k)
 {
-    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE || k == PM_NODE_ALLTOALL;
+    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE || k == PM_NODE_ALLTOALL ||
+           k == PM_NODE_REDUCE_SCATTER || k == PM_NODE_ALL_GATHER;
 }
 
 double pm_accelerator_l2_window_bytes(const pm_accelerator *a)
@@ -50,7 +59,14 @@ typedef struct plan {
     double *window;    /* per communication node: bytes prefetched */
     int *queue;
     int *seen;         /* per node: 1 + the communication node whose window visited it */
+    char *merged;      /* per node: an all-gather a reduce-scatter's window runs through */
 } plan;
+
+/* Whether the window of communication node c runs through communication node v. */
+static bool runs_through(const pm_graph *in, size_t c, int v)
+{
+    return in->nodes[c].kind == PM_NODE_REDUCE_SCATTER && in->nodes[v].kind == PM_NODE_ALL_GATHER;
+}
 
 static pm_status visit_window(const pm_graph *in, size_t c, double cap, const size_t *first_edge,
                               const int *succ, plan *pl)
@@ -70,8 +86,15 @@ static pm_status visit_window(const pm_graph *in, size_t c, double cap, const si
                 continue;
             pl->seen[v] = stamp;
             const pm_node *nv = &in->nodes[v];
-            if (nv->stream != PM_STREAM_MAIN || is_comm(nv->kind))
-                continue; /* the window ends at the next communication node */
+            if (nv->stream != PM_STREAM_MAIN)
+                continue;
+            if (is_comm(nv->kind)) {
+                if (!runs_through(in, c, v))
+                    continue; /* the window ends at the next communication node */
+                pl->merged[v] = 1;
+                pl->queue[tail++] = v;
+                continue;
+            }
             double m = pm_node_prefetchable_bytes(nv);
             if (m > 0 && pl->trigger_of[v] < 0) {
                 if (!(sum + m < cap) || (nv->routed && in->nodes[c].kind != PM_NODE_ALLTOALL)) {
@@ -122,7 +145,8 @@ static size_t plan_windows(const pm_graph *in, double cap, const size_t *first_e
     }
     size_t n_prefetch = 0;
     for (size_t i = 0; i < n; i++)
-        if (in->nodes[i].stream == PM_STREAM_MAIN && is_comm(in->nodes[i].kind))
+        if (in->nodes[i].stream == PM_STREAM_MAIN && is_comm(in->nodes[i].kind) &&
+            !pl->merged[i])
             visit_window(in, i, cap, first_edge, succ, pl);
     for (size_t i = 0; i < n; i++)
         n_prefetch += pl->trigger_of[i] >= 0;
@@ -253,8 +277,9 @@ pm_status pm_insert_prefetch(const pm_graph *in, double capacity_bytes, pm_graph
     pl.window = pm_calloc(n, sizeof *pl.window);
     pl.queue = pm_malloc(n * sizeof *pl.queue);
     pl.seen = pm_calloc(n, sizeof *pl.seen); /* no stamp yet: every window sees 0 */
+    pl.merged = pm_calloc(n, sizeof *pl.merged);
     if (!first_edge || !succ || !map || !pl.trigger_of || !pl.overflow_of || !pl.window ||
-        !pl.queue || !pl.seen)
+        !pl.queue || !pl.seen || !pl.merged)
         goto done;
     if (build_successors(in, first_edge, succ) != PM_OK)
         goto done;
@@ -276,6 +301,7 @@ done:
     pm_free(pl.trigger_of);
     pm_free(pl.overflow_of);
     pm_free(pl.window);
+    pm_free(pl.merged);
     pm_free(pl.queue);
     pm_free(pl.seen);
     pm_free(fresh);

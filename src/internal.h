@@ -411,6 +411,11 @@ void pm_ar_model_init_fused(const pm_cluster *c, pm_ar_model *m);
 /* Bytes one device sends over its links in one allreduce of n bytes, for the algorithm m picks
  * (collective.c). */
 double pm_ar_link_bytes(const pm_cluster *c, const pm_ar_model *m, double n);
+/* Sequence parallelism's halves (collective.c): the model of one reduce-scatter or all-gather
+ * (they cost the same; pm_reduce_scatter_time states the rule), timed by pm_ar_model_time, and
+ * the bytes one device sends in one of n bytes. */
+void pm_rs_model_init(const pm_cluster *c, pm_allreduce_algo algo, pm_ar_model *m);
+double pm_rs_link_bytes(const pm_cluster *c, const pm_ar_model *m, double n);
 
 /* The all-to-all (MoE dispatch and combine) over the EP ranks: affine in the message. */
 typedef struct pm_a2a_model {
@@ -536,6 +541,14 @@ static inline const pm_op_cost *pm_stream_consumer_cost(const pm_op_cost *l2,
     return hbm->total_s < l2->total_s ? hbm : l2;
 }
 
+/* Whether a node of kind k is an unfused collective: an allreduce, an all-to-all, or sequence
+ * parallelism's reduce-scatter and all-gather. Each opens a window for Algorithm 1. */
+static inline bool pm_kind_is_collective(pm_node_kind k)
+{
+    return k == PM_NODE_ALLREDUCE || k == PM_NODE_ALLTOALL || k == PM_NODE_REDUCE_SCATTER ||
+           k == PM_NODE_ALL_GATHER;
+}
+
 /* Schedules main ops in order and prefetch ops in order (schedule.c documents the rules).
  * main_slots and pf_slots receive the times. Returns PM_ERR_INCONSISTENT when stuck. */
 pm_status pm_sim_run(const pm_sim_op *main_ops, size_t n_main, const pm_sim_op *pf_ops,
@@ -552,6 +565,8 @@ typedef struct pm_step_node {
     double bytes;     /* prefetchable bytes (Algorithm 1's M(n)) */
     bool is_comm, is_ar;
     bool is_a2a;      /* an all-to-all: its window may prefetch routed experts */
+    bool is_rs, is_ag; /* sequence parallelism's reduce-scatter (whose window runs through the
+                          all-gather after it: insert.c) and all-gather */
     bool routed;      /* routed experts: prefetchable only under an all-to-all */
 } pm_step_node;
 
@@ -585,6 +600,8 @@ typedef struct pm_step_plan {
     double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
     double tail_s;        /* the nodes after the layers, from HBM */
     int attn, first_comm; /* layer indices, -1 when absent */
+    int pre_comm;         /* a collective before the attention (sequence parallelism's
+                             all-gather; step_plan.c's header), -1 when none */
     int chunks;           /* fused: chunks of the first fused node */
     double attn_dflop, attn_dkv; /* attention per unit of context (decode) */
     /* Layer classes: [0] global, [1] local (windowed). The template's layer is global. Each
@@ -631,6 +648,8 @@ typedef struct pm_step_seg {
     const pm_op_cost *pf_cost[2 * PM_TEMPLATE_MAX + 1];
     const pm_op_cost *hbm_cost[2 * PM_TEMPLATE_MAX + 1]; /* consumers: with nothing in L2 */
     bool is_ar[2 * PM_TEMPLATE_MAX + 1];
+    bool is_rs[2 * PM_TEMPLATE_MAX + 1]; /* a reduce-scatter: the next all-gather triggers
+                                            nothing, its window runs on */
     int n, n_pf;
 } pm_step_seg;
 

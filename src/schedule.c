@@ -213,7 +213,7 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
         const int dep = main ? nd->prefetch : nd->trigger;
         pm_sim_op *op = &ops[main ? (size_t)pos[i] : n_main + (size_t)pos[i]];
         op->cost = &costs[i];
-        op->is_comm = nd->kind == PM_NODE_ALLREDUCE || nd->kind == PM_NODE_ALLTOALL;
+        op->is_comm = pm_kind_is_collective(nd->kind);
         op->wait = -1;
         if (stream && main && dep >= 0 && nd->l2_bytes > 0) {
             pm_node plain = *nd;

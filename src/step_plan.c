@@ -31,6 +31,14 @@
  * class of its layer and the attention class of the next one (n_pair counts the L - 1 periods
  * of each kind, once per plan); dense models have one MLP class and the pairs are the classes.
  *
+ * Sequence parallelism (build.c) puts a collective before the attention too: the all-gather
+ * before the QKV projection (pre_comm). The periods still start at the first communication
+ * after the attention (the reduce-scatter after O), so they keep their shape; the all-gather
+ * opens a window inside the attention part, in every layer (the first too, so the prefix is
+ * scheduled like a period), and the previous layer's last window stops at it. Behind a
+ * reduce-scatter an all-gather opens no window (insert.c): the reduce-scatter triggers the
+ * prefetches; with nothing prefetchable between the two, the decisions are the same.
+ *
  * This is the path that serves pm_estimate_compute, pm_decode_step_time and pm_step_model; the
  * table of the rules it shares with the graph path is at the top of reference.c.
  *
@@ -45,7 +53,8 @@
 
 static bool is_comm(pm_node_kind k)
 {
-    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE || k == PM_NODE_ALLTOALL;
+    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE || k == PM_NODE_ALLTOALL ||
+           k == PM_NODE_REDUCE_SCATTER || k == PM_NODE_ALL_GATHER;
 }
 
 /* The nodes and costs of MLP class m (0 dense, 1 MoE). */
@@ -80,9 +89,11 @@ static void node_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_
         pm_op_cost_node(k, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
                         &out->hbm);
     }
-    out->is_ar = n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL;
+    out->is_ar = pm_kind_is_collective(n->kind);
     out->is_comm = is_comm(n->kind);
     out->is_a2a = n->kind == PM_NODE_ALLTOALL;
+    out->is_rs = n->kind == PM_NODE_REDUCE_SCATTER;
+    out->is_ag = n->kind == PM_NODE_ALL_GATHER;
     out->routed = n->routed;
 }
 
@@ -239,6 +250,38 @@ static pm_status plan_models(const pm_scenario *s, const pm_step_plan *like, pm_
     return PM_OK;
 }
 
+/* The layer's communication nodes around its attention: first_comm, the first after it (where
+ * the periods start; the first of all without attention), and pre_comm, the one before it
+ * (sequence parallelism's all-gather), -1 when none. */
+static void find_comms(pm_step_plan *p)
+{
+    p->first_comm = p->pre_comm = -1;
+    for (int i = 0; i < p->tmpl.n_layer; i++) {
+        if (!p->layer[i].is_comm)
+            continue;
+        if (p->attn >= 0 && i < p->attn) {
+            if (p->pre_comm < 0)
+                p->pre_comm = i;
+        } else if (p->first_comm < 0) {
+            p->first_comm = i;
+        }
+    }
+}
+
+/* Where the previous layer's last window stops in a layer: at its collective before the
+ * attention, or at its first communication. */
+static int lead_end(const pm_step_plan *p)
+{
+    return p->pre_comm >= 0 ? p->pre_comm : p->first_comm;
+}
+
+/* Whether layer node i before the first communication is prefetched by its own layer's window
+ * (the one opened by pre_comm) rather than by the previous layer's last window. */
+static bool own_window(const pm_step_plan *p, int i)
+{
+    return p->pre_comm >= 0 && i > p->pre_comm && i < p->first_comm;
+}
+
 pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fused,
                              bool prefetching, pm_step_plan *p, pm_error *err)
 {
@@ -268,18 +311,16 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
         p->head_s += p->head_cost[i].total_s;
     }
     p->attn = -1;
-    p->first_comm = -1;
     p->chunks = 0;
     for (int i = 0; i < t->n_layer; i++) {
         const pm_node *n = &t->layer[i];
         if (n->kind == PM_NODE_ATTENTION)
             p->attn = i;
         node_costs(&p->cost, &p->ar, &p->ar_fused, n, p->prefetching, &p->layer[i]);
-        if (is_comm(n->kind) && p->first_comm < 0)
-            p->first_comm = i;
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
             p->chunks = p->layer[i].hbm.chunks;
     }
+    find_comms(p);
     p->layer_rest_s = 0.0;
     for (int i = 0; i < t->n_layer; i++)
         if (i != p->attn)
@@ -440,6 +481,47 @@ static void note_slack(double *slack, bool has_a, double room)
  * decisions. slack (may be NULL) receives how far the attention's bytes may grow before a
  * decision changes (the least room of the comparisons whose sums hold them; INFINITY when none
  * does): the bytes only add to sums, so a larger attention only turns prefetches off. */
+/* The window of the layer's collective before its attention (pre_comm): from it to the next
+ * communication, as every window (decide's rule), with its slack. */
+static void window_before(const pm_step_plan *p, const pm_step_node *L, const double *bytes,
+                          bool *pf, double *slack)
+{
+    double sum = 0.0;
+    bool has_a = false;
+    for (int i = p->pre_comm + 1; i < p->first_comm && !L[i].is_comm; i++) {
+        const double b = bytes[i];
+        if (!(b > 0))
+            continue;
+        if (!(sum + b < p->cap) || (L[i].routed && !L[p->pre_comm].is_a2a))
+            return;
+        has_a = has_a || i == p->attn;
+        note_slack(slack, has_a, p->cap - (sum + b));
+        sum += b;
+        pf[i] = true;
+    }
+}
+
+/* The windows of the tail's own collectives (sequence parallelism's all-gather before the LM
+ * head), each to the next communication or the end. */
+static void tail_windows(const pm_step_plan *p, bool *pft)
+{
+    const int nt = p->tmpl.n_tail;
+    for (int j = 0; j < nt; j++) {
+        if (!p->tail[j].is_comm)
+            continue;
+        double sum = 0.0;
+        for (int k = j + 1; k < nt && !p->tail[k].is_comm; k++) {
+            const double b = p->tail[k].bytes;
+            if (!(b > 0))
+                continue;
+            if (!(sum + b < p->cap))
+                break;
+            sum += b;
+            pft[k] = true;
+        }
+    }
+}
+
 static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *pf, bool *pft,
                        double *slack)
 {
@@ -451,6 +533,8 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
     if (!p->prefetching || p->first_comm < 0)
         return 0;
     const pm_step_node *L = costs_of(p, m);
+    if (p->pre_comm >= 0)
+        window_before(p, L, bytes, pf, slack);
     for (int j = p->first_comm; j < n; j++) {
         if (!L[j].is_comm)
             continue;
@@ -475,7 +559,7 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
         /* The layer's last window continues into the next layer... */
         double sum_next = sum;
         bool has_next = has_a;
-        for (int k = 0; k < p->first_comm; k++) {
+        for (int k = 0; k < lead_end(p); k++) {
             const double b = bytes[k];
             if (b > 0) {
                 if (!(sum_next + b < p->cap))
@@ -486,8 +570,9 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
                 pf[k] = true;
             }
         }
-        /* ...and, after the last layer, into the tail. */
-        for (int k = 0; k < nt; k++) {
+        /* ...and, after the last layer, into the tail, up to its collective (if any: the
+         * all-gather before the LM head, whose own window follows). */
+        for (int k = 0; k < nt && !p->tail[k].is_comm; k++) {
             const double b = p->tail[k].bytes;
             if (b > 0) {
                 if (!(sum + b < p->cap))
@@ -498,6 +583,7 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
             }
         }
     }
+    tail_windows(p, pft);
     unsigned sig = 0;
     for (int i = 0; i < n; i++)
         sig = sig * 2u + pf[i];
@@ -532,7 +618,11 @@ static void seg_add(seg *g, const pm_step_node *nd, bool prefetched, int *trigge
     } else {
         g->cost[k] = &nd->hbm;
     }
-    if (nd->is_comm)
+    g->is_rs[k] = nd->is_rs;
+    /* An all-gather after a reduce-scatter opens no window: the reduce-scatter's runs on
+     * (insert.c). Nothing prefetchable lies between them in a layer, so the decisions are
+     * those of the all-gather's own window; only the trigger moves earlier. */
+    if (nd->is_comm && !(nd->is_ag && *trigger >= 0 && g->is_rs[*trigger]))
         *trigger = k;
 }
 
@@ -812,6 +902,26 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
         seg_add(g, &p->tail[i], r->pft[i], &trig);
 }
 
+/* The prefix when layer 0 has a collective before its attention: the head and layer 0 up to
+ * the start of its first communication, scheduled with that collective's window. */
+static pm_status prefix_time(const pm_step_region *r, bool sharing, bool stream, double *out)
+{
+    const pm_step_plan *p = r->p;
+    const int c0 = p->class0, m0 = p->mlp0;
+    pm_step_node head[MAXN];
+    seg g;
+    g.n = g.n_pf = 0;
+    int trig = -1;
+    for (int i = 0; i < p->tmpl.n_head; i++) {
+        head[i] = (pm_step_node){0};
+        head[i].hbm = p->head_cost[i];
+        seg_add(&g, &head[i], false, &trig);
+    }
+    for (int i = 0; i <= p->first_comm; i++)
+        seg_add(&g, r->L[c0][m0][i], own_window(p, i) && r->pf[c0][m0][i], &trig);
+    return seg_run(&g, sharing, stream, g.n - 1, out, NULL, 0);
+}
+
 /* The PRESERVE step of a compiled region with its attention as costed: the prefix, the
  * periods and the last layer (step.c's header). */
 static pm_status region_time(pm_step_region *r, double *time_s)
@@ -820,14 +930,20 @@ static pm_status region_time(pm_step_region *r, double *time_s)
     const int fc = p->first_comm, c0 = p->class0;
     const bool sharing = p->s->options.hbm_sharing;
     const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
-    /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched. */
+    /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched
+     * but by a collective before the attention. */
     double prefix = p->head_s;
-    for (int i = 0; i < fc; i++)
-        prefix += r->L[c0][p->mlp0][i]->hbm.total_s;
+    pm_status st;
+    if (p->pre_comm >= 0) {
+        if ((st = prefix_time(r, sharing, stream, &prefix)) != PM_OK)
+            return st;
+    } else {
+        for (int i = 0; i < fc; i++)
+            prefix += r->L[c0][p->mlp0][i]->hbm.total_s;
+    }
     /* Periods: from a layer's first communication to the next layer's, one per pair of the
      * layer's MLP class and the next layer's attention class. */
     double periods = 0.0;
-    pm_status st;
     for (int m = 0; m < 2; m++) {
         for (int c = 0; c < 2; c++) {
             if (p->n_pair[m][c] == 0)
@@ -998,6 +1114,11 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
             for (int k = 0; k < 2; k++)
                 if (p->all_mlp[k] > 0 && pf[c][k][i])
                     prefetched += p->n_pair[k][c];
+            /* Behind the layer's own all-gather: in every layer of the class, once. */
+            if (own_window(p, i))
+                prefetched = prefetched > 0 || (p->all_mlp[0] > 0 ? pf[c][0][i] : pf[c][1][i])
+                                 ? p->all_class[c]
+                                 : 0.0;
             add_nodes(out, &t->tr_pf, prefetched);
             add_nodes(out, &t->tr, p->all_class[c] - prefetched);
         }
@@ -1092,7 +1213,7 @@ static double recv_decide(const pm_step_plan *p, const pm_step_node *const *L, b
     double sum = 0.0;
     for (int k = 0; k < p->first_comm; k++)
         pf[k] = false;
-    for (int k = 0; k < p->first_comm; k++) {
+    for (int k = 0; k < lead_end(p); k++) {
         const double b = L[k]->bytes;
         if (!(b > 0))
             continue;
@@ -1148,7 +1269,7 @@ pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t 
         seg_add(&g, &head[i], false, &trig);
     }
     for (int i = 0; i <= fc && i < nl; i++)
-        seg_add(&g, L[i], i < fc && pf[i], &trig);
+        seg_add(&g, L[i], own_window(p, i) ? r.pf[c][m][i] : i < fc && pf[i], &trig);
     double prefix = 0.0, periods = 0.0, last = 0.0;
     pm_status st = seg_run(&g, sharing, stream, g.n - 1, &prefix, NULL, 0);
     if (st != PM_OK)
@@ -1217,8 +1338,9 @@ void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bo
         const pm_step_traffic *t = i == p->attn ? &at[c] : &tr[i];
         /* Before the first communication: the first layer by the receive's window, the others
          * by the previous layer's last window; after it, every layer by its own. */
-        const double k = i < p->first_comm ? (pf[i] ? n - 1 : 0.0) + (rpf[i] ? 1.0 : 0.0)
-                                           : (pf[i] ? n : 0.0);
+        const double k = i < p->first_comm && !own_window(p, i)
+                             ? (pf[i] ? n - 1 : 0.0) + (rpf[i] ? 1.0 : 0.0)
+                             : (pf[i] ? n : 0.0);
         add_nodes(out, &t->tr_pf, k);
         add_nodes(out, &t->tr, n - k);
     }

@@ -24,7 +24,11 @@ const char *pm_prefetch_what_name(pm_prefetch_what what)
 
 const char *pm_collective_kind_name(pm_node_kind kind)
 {
-    return kind == PM_NODE_ALLREDUCE ? "allreduce" : kind == PM_NODE_ALLTOALL ? "all_to_all" : "?";
+    return kind == PM_NODE_ALLREDUCE        ? "allreduce"
+           : kind == PM_NODE_ALLTOALL       ? "all_to_all"
+           : kind == PM_NODE_REDUCE_SCATTER ? "reduce_scatter"
+           : kind == PM_NODE_ALL_GATHER     ? "all_gather"
+                                            : "?";
 }
 
 const char *pm_lane_name(pm_lane lane)
@@ -75,7 +79,7 @@ static int explain_layers(const pm_model *m, int *start, int *period)
 
 static bool is_collective(const pm_node *n)
 {
-    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL;
+    return pm_kind_is_collective(n->kind);
 }
 
 /* Collective i's window: its prefetches appended to e->prefetches (room for them was made). */
@@ -180,8 +184,7 @@ static pm_lane lane_of(const pm_node *n)
 {
     if (n->stream == PM_STREAM_PREFETCH)
         return PM_LANE_PREFETCH;
-    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ||
-                   n->kind == PM_NODE_ALLTOALL
+    return pm_kind_is_collective(n->kind) || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE
                ? PM_LANE_COLLECTIVE
                : PM_LANE_COMPUTE;
 }
@@ -190,7 +193,7 @@ static pm_lane lane_of(const pm_node *n)
  * weights, KV and activations. */
 static double bytes_of(const pm_node *n)
 {
-    return n->kind == PM_NODE_ALLREDUCE || n->kind == PM_NODE_ALLTOALL ? n->comm_bytes
+    return pm_kind_is_collective(n->kind) ? n->comm_bytes
            : n->stream == PM_STREAM_PREFETCH ? n->weight_bytes + n->kv_bytes
                                              : n->weight_bytes + n->kv_bytes + n->act_bytes;
 }

@@ -141,6 +141,70 @@ static void test_hierarchical_two_nodes_of_four(void **state)
     assert_rel(ar(&c, PM_AR_HIERARCHICAL, 1e6, NULL), 2.5e-5, TOL);
 }
 
+static double rs(const pm_cluster *c, pm_allreduce_algo a, double n, pm_allreduce_algo *used)
+{
+    double t = -1.0, g = -2.0;
+    pm_error err;
+    pm_status st = pm_reduce_scatter_time(c, a, n, &t, used, &err);
+    if (st != PM_OK)
+        fail_msg("pm_reduce_scatter_time(%s, %g): %s: %s", pm_allreduce_algo_name(a), n,
+                 pm_status_name(st), err.message);
+    /* The all-gather is the reduce-scatter reversed: the same time, always. */
+    assert_int_equal(pm_all_gather_time(c, a, n, &g, NULL, NULL), PM_OK);
+    assert_rel(g, t, 0.0);
+    return t;
+}
+
+/* Sequence parallelism's halves, each from its formula by hand (pm_reduce_scatter_time's
+ * comment), and RS + AG against the allreduce where it is the two of them. */
+static void test_reduce_scatter_and_all_gather_by_hand(void **state)
+{
+    (void)state;
+    pm_cluster c = make_cluster(PM_TOPO_FULL_MESH, 4);
+    /* ring: (p-1)(alpha + n/(pB)) = 3 * (1e-5 + 2.5e-6) = 3.75e-5 s; RS + AG = the ring
+     * allreduce's 7.5e-5 */
+    assert_rel(rs(&c, PM_AR_RING, 1e6, NULL), 3.75e-5, TOL);
+    assert_rel(2.0 * rs(&c, PM_AR_RING, 1e6, NULL), ar(&c, PM_AR_RING, 1e6, NULL), TOL);
+    /* twoshot on the mesh: alpha + n/(pB) = 1.25e-5; twice is the twoshot allreduce's 2.5e-5 */
+    assert_rel(rs(&c, PM_AR_TWOSHOT, 1e6, NULL), 1.25e-5, TOL);
+    assert_rel(2.0 * rs(&c, PM_AR_TWOSHOT, 1e6, NULL), ar(&c, PM_AR_TWOSHOT, 1e6, NULL), TOL);
+    /* oneshot: each rank reads only its shard from every peer, as twoshot's half: 1.25e-5
+     * (the one-shot allreduce reads whole messages: alpha + n/B = 2e-5) */
+    assert_rel(rs(&c, PM_AR_ONESHOT, 1e6, NULL), 1.25e-5, TOL);
+    /* tree, p = 4: recursive halving, ceil(log2 4) alpha + (p-1)n/(pB) = 2e-5 + 7.5e-6 */
+    assert_rel(rs(&c, PM_AR_TREE, 1e6, NULL), 2.75e-5, TOL);
+    /* auto on the mesh: the fastest of them, 1.25e-5 (oneshot, the first of the ties) */
+    pm_allreduce_algo used = PM_AR_AUTO;
+    assert_rel(rs(&c, PM_AR_AUTO, 1e6, &used), 1.25e-5, TOL);
+    assert_int_equal(used, PM_AR_ONESHOT);
+    /* switch: alpha + (p-1)n/(pB) = 1e-5 + 7.5e-6 = 1.75e-5 */
+    pm_cluster sw = make_cluster(PM_TOPO_SWITCH, 4);
+    assert_rel(rs(&sw, PM_AR_TWOSHOT, 1e6, NULL), 1.75e-5, TOL);
+    /* ring_pipelined: alpha + (p-1)n/(pB) = 1e-5 + 7.5e-6 = 1.75e-5 each: RS + AG = 3.5e-5,
+     * the pipelined allreduce's 2.5e-5 plus the second start-up */
+    pm_cluster r = make_cluster(PM_TOPO_RING, 4);
+    assert_rel(rs(&r, PM_AR_RING_PIPELINED, 1e6, NULL), 1.75e-5, TOL);
+    assert_rel(2.0 * rs(&r, PM_AR_RING_PIPELINED, 1e6, NULL),
+               ar(&r, PM_AR_RING_PIPELINED, 1e6, NULL) + 1e-5, TOL);
+    /* hierarchical, two nodes of four on rings (test_hierarchical_two_nodes_of_four): the
+     * intra-node reduce-scatter 3.75e-5 + the inter-node ring reduce-scatter of n/q,
+     * (2-1)(2e-5 + 2.5e5/(2 * 2.5e10)) = 2.5e-5: 6.25e-5, half the allreduce's 1.25e-4 */
+    pm_cluster h = make_cluster(PM_TOPO_HIERARCHICAL, 8);
+    h.devices_per_node = 4;
+    h.inter_node_bandwidth_bytes_per_s = 2.5e10;
+    h.inter_node_latency_s = 2e-5;
+    assert_rel(rs(&h, PM_AR_HIERARCHICAL, 1e6, NULL), 6.25e-5, TOL);
+    /* One device or nothing to move: no time; an algorithm the topology cannot run: refused. */
+    pm_cluster one = make_cluster(PM_TOPO_FULL_MESH, 1);
+    assert_rel(rs(&one, PM_AR_AUTO, 1e6, NULL), 0.0, 0.0);
+    assert_rel(rs(&c, PM_AR_AUTO, 0.0, NULL), 0.0, 0.0);
+    double t;
+    assert_int_equal(pm_reduce_scatter_time(&r, PM_AR_ONESHOT, 1e6, &t, NULL, NULL),
+                     PM_ERR_INCONSISTENT);
+    assert_int_equal(pm_all_gather_time(&c, PM_AR_AUTO, -1.0, &t, NULL, NULL),
+                     PM_ERR_INVALID_ARG);
+}
+
 static void test_auto_small_message_picks_oneshot(void **state)
 {
     (void)state;
@@ -376,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_twoshot_full_mesh_and_switch),
         cmocka_unit_test(test_tree_non_power_of_two),
         cmocka_unit_test(test_hierarchical_two_nodes_of_four),
+        cmocka_unit_test(test_reduce_scatter_and_all_gather_by_hand),
         cmocka_unit_test(test_auto_small_message_picks_oneshot),
         cmocka_unit_test(test_auto_crossover_oneshot_twoshot),
         cmocka_unit_test(test_auto_on_switch_and_ring),

@@ -165,6 +165,29 @@ static void test_fast_traffic_equals_graph_traffic_bundled(void **state)
     }
 }
 
+/* Sequence parallelism: the all-gather before the attention prefetches in every layer, the
+ * reduce-scatters and all-gathers move their own link bytes; both paths count alike. Global
+ * and windowed layers (gemma2-9b) included. */
+static void test_fast_traffic_equals_graph_traffic_sequence_parallel(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"llama70b", "llama70b-h100", "gemma2-9b", "qwen2-7b"};
+    for (size_t i = 0; i < (sizeof names / sizeof names[0]); i++) {
+        pm_scenario s = pm_test_load(names[i], NULL, 0);
+        s.cluster.sequence_parallel = true;
+        const int64_t sp = pm_workload_prompt_tokens(&s.workload);
+        const int64_t ctxs[] = {sp, s.workload.seq_len - 1, 200000};
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            for (size_t k = 0; k < 3; k++) {
+                const pm_traffic f = step_traffic(&s, (pm_mode)m, ctxs[k]);
+                const pm_traffic g = graph_traffic(&s, (pm_mode)m, PM_PHASE_DECODE, ctxs[k]);
+                assert_traffic_rel(&f, &g, 1e-10);
+            }
+        }
+        pm_scenario_release(&s);
+    }
+}
+
 /* An L2 slower than HBM (0.1 GB/s against the 910B's 1.6 TB/s): a streaming consumer reads HBM
  * and ignores its prefetch (pm_stream_consumer_cost), so PRESERVE's step moves what serial's
  * does from HBM plus its prefetches' reads (written to L2, never read back); the fast and graph
@@ -739,6 +762,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_step_energy_by_hand),
         cmocka_unit_test(test_fast_traffic_equals_graph_traffic_bundled),
+        cmocka_unit_test(test_fast_traffic_equals_graph_traffic_sequence_parallel),
         cmocka_unit_test(test_slow_l2_traffic_reads_nothing_back),
         cmocka_unit_test(test_request_traffic_matches_brute_force),
         cmocka_unit_test(test_request_traffic_from_a_chunk_boundary),

@@ -545,6 +545,42 @@ static void test_fast_path_equals_graph_path(void **state)
     }
 }
 
+/* Sequence parallelism (issue 44): the all-gather before the attention opens a window inside
+ * the layer's attention part, the prefix holds one, the tail has its own all-gather; the fast
+ * path's periods must still schedule what the graph does, at every window size (the same
+ * sizes as above, which stop Algorithm 1 at every kind of node), with and without sharing, a
+ * batch that the ranks do not divide (padding), and a streaming consumer. */
+static void test_fast_path_equals_graph_path_with_sequence_parallel(void **state)
+{
+    (void)state;
+    const double l2_mib[] = {0.5, 1.0, 1.6, 2.5, 6.0, 12.0, 64.0};
+    for (size_t i = 0; i < sizeof l2_mib / sizeof l2_mib[0]; i++)
+        for (int share = 0; share <= 1; share++)
+            for (int layers = 1; layers <= 3; layers++) {
+                pm_scenario s = hand_scenario();
+                s.cluster.sequence_parallel = true;
+                s.accel.l2_capacity_bytes = l2_mib[i] * 1048576.0;
+                s.options.hbm_sharing = share;
+                s.model.layers = layers;
+                check_fast_equals_graph(&s);
+                s.workload.batch = 3;
+                s.cluster.topology = PM_TOPO_RING;
+                check_fast_equals_graph(&s);
+                s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
+                check_fast_equals_graph(&s);
+            }
+    const char *names[] = {"llama70b", "llama8b", "paper-dse", "qwen2-7b", "gemma2-9b",
+                           "gemma3-27b"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        pm_scenario b = load(names[i], NULL, 0);
+        b.cluster.sequence_parallel = true;
+        check_fast_equals_graph(&b);
+        b.options.hbm_sharing = true;
+        check_fast_equals_graph(&b);
+        pm_scenario_release(&b);
+    }
+}
+
 static void test_step_model_equals_decode_step_time(void **state)
 {
     (void)state;
@@ -880,6 +916,7 @@ int main(void)
         cmocka_unit_test(test_layer_extrapolation_matches_full_depth),
         cmocka_unit_test(test_signature_guesses_the_next_change),
         cmocka_unit_test(test_fast_path_equals_graph_path),
+        cmocka_unit_test(test_fast_path_equals_graph_path_with_sequence_parallel),
         cmocka_unit_test(test_step_model_equals_decode_step_time),
         cmocka_unit_test(test_step_model_max_context_by_hand),
         cmocka_unit_test(test_step_model_max_context_is_the_estimates_rule),

@@ -163,6 +163,71 @@ static void test_decode_graph_node_list(void **state)
     pm_graph_free(g);
 }
 
+/* Sequence parallelism on 4 devices, batch 2 (padded to 4 rows, one per rank): each allreduce
+ * becomes a reduce-scatter (int8: the hand scenario sets no wider reduction type) and the norms
+ * after it run on one row;
+ * an all-gather of the int8 activations precedes the QKV, the MLP and the LM head. */
+static void test_sequence_parallel_graph_by_hand(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"norm1", "AG.attn", "QKV", "RoPE", "Attention", "O",
+                                        "RS.attn", "norm2", "AG.mlp", "Gate", "Up", "SiLUxMul",
+                                        "Down", "RS.mlp"};
+    pm_scenario s = pm_test_hand_scenario(4);
+    s.cluster.sequence_parallel = true;
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build(&s, PM_PHASE_DECODE, 100, 1, g, NULL), PM_OK);
+    /* Embedding + 14 + FinalNorm + AG.head + LMHead */
+    assert_int_equal(g->n_nodes, 18);
+    for (int j = 0; j < 14; j++) {
+        char want[32];
+        snprintf(want, sizeof want, "L0.%s", names[j]);
+        assert_string_equal(g->nodes[1 + j].name, want);
+    }
+    assert_string_equal(g->nodes[16].name, "AG.head");
+    assert_int_equal(g->nodes[16].kind, PM_NODE_ALL_GATHER);
+    assert_int_equal(g->nodes[16].role, PM_ROLE_HEAD_ALL_GATHER);
+    assert_int_equal(g->nodes[7].kind, PM_NODE_REDUCE_SCATTER);
+    assert_int_equal(g->nodes[7].role, PM_ROLE_ATTN_REDUCE_SCATTER);
+    /* ceil(2 / 4) = 1 row per rank, 4 rows in all: 4 x 1024 x 1 B each. */
+    assert_rel(g->nodes[2].comm_bytes, 4096.0, 0.0);
+    assert_rel(g->nodes[7].comm_bytes, 4096.0, 0.0);
+    assert_rel(g->nodes[16].comm_bytes, 4096.0, 0.0);
+    /* A norm on one row: 5 x 1024 flop, 2 x 1024 bytes (was 2 rows). */
+    assert_rel(g->nodes[1].flop, 5120.0, 0.0);
+    assert_rel(g->nodes[8].act_bytes, 2048.0, 0.0);
+    assert_rel(g->nodes[15].act_bytes, 2048.0, 0.0);
+    /* The GEMMs still run on the step's 2 rows. */
+    assert_rel(g->nodes[3].m, 2.0, 0.0);
+    pm_graph_free(g);
+}
+
+/* The serial decode step with sequence parallelism, from the step without it by hand: the
+ * same GEMMs and attention, each layer's two allreduces replaced by two reduce-scatters and two
+ * all-gathers, the three norms of a 2-layer model halved, one more all-gather before the LM
+ * head. On the full mesh of 4 (alpha 1e-5 s, B 1e11 B/s), auto:
+ *   allreduce of 2 x 1024 x 1 B = 2048 B: oneshot alpha + n/B = 1e-5 + 2.048e-8
+ *   reduce-scatter and all-gather of 4 padded rows, 4096 B: alpha + n/(pB) = 1e-5 + 1.024e-8
+ *   a norm, memory-bound at 1e12 B/s: 4096 B -> 4.096e-9 s, on one row 2.048e-9 s. */
+static void test_sequence_parallel_step_time_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_hand_scenario(4);
+    double off = 0.0, on = 0.0;
+    assert_int_equal(pm_decode_step_time(&s, PM_MODE_SERIAL, 300, &off, NULL), PM_OK);
+    s.cluster.sequence_parallel = true;
+    assert_int_equal(pm_decode_step_time(&s, PM_MODE_SERIAL, 300, &on, NULL), PM_OK);
+    const double ar = 1e-5 + 2.048e-8, rs = 1e-5 + 1.024e-8, ag = rs;
+    const double norm_saved = 4.096e-9 - 2.048e-9;
+    const double delta = 2.0 * (2.0 * rs + 2.0 * ag - 2.0 * ar) + ag - 5.0 * norm_saved;
+    /* Sums of a few dozen terms near 1e-5 s: rounding ~1e-20 s against a step of ~1e-4 s. */
+    assert_rel(on, off + delta, 1e-12);
+    /* The fused baseline fuses allreduces only: under sequence parallelism it is serial. */
+    double fused = 0.0;
+    assert_int_equal(pm_decode_step_time(&s, PM_MODE_FUSED, 300, &fused, NULL), PM_OK);
+    assert_rel(fused, on, 1e-12);
+}
+
 static void test_decode_graph_bytes_and_flops(void **state)
 {
     (void)state;
@@ -554,6 +619,8 @@ int main(void)
         cmocka_unit_test(test_shard_devices_beyond_heads),
         cmocka_unit_test(test_decode_graph_node_list),
         cmocka_unit_test(test_decode_graph_bytes_and_flops),
+        cmocka_unit_test(test_sequence_parallel_graph_by_hand),
+        cmocka_unit_test(test_sequence_parallel_step_time_by_hand),
         cmocka_unit_test(test_decode_graph_strided_kv_with_two_heads),
         cmocka_unit_test(test_no_allreduce_on_one_device),
         cmocka_unit_test(test_fused_graph_replaces_o_and_down),

@@ -215,6 +215,70 @@ static void test_insert_counts_kv_of_attention(void **state)
     pm_graph_free(out);
 }
 
+/* The consumers that collective `name` of g prefetches for, as "QKV,Attention,O". */
+static void consumers_of(const pm_graph *g, const char *name, char *out, size_t cap)
+{
+    out[0] = '\0';
+    int c = -1;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i].name, name) == 0)
+            c = (int)i;
+    assert_true(c >= 0);
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *p = &g->nodes[i];
+        if (p->kind != PM_NODE_PREFETCH || p->trigger != c)
+            continue;
+        const char *n = g->nodes[p->consumer].name;
+        const char *dot = strchr(n, '.');
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s", out[0] ? "," : "",
+                 dot ? dot + 1 : n);
+    }
+}
+
+/* Sequence parallelism (issue 44): Algorithm 1 over the reduce-scatters and all-gathers. On
+ * the hand scenario (4 devices, 64 MiB: everything fits; per device QKV 0.5 MiB, KV 150 KiB,
+ * O 0.25 MiB, Gate, Up and Down 1 MiB each, LM head 2 MiB) a reduce-scatter's window runs
+ * through the norm and the all-gather after it to the next collective: RS.attn holds the MLP,
+ * RS.mlp the next layer's QKV, KV and O (after the last layer the LM head); those all-gathers
+ * open no window (0 bytes). The first layer's all-gather, which no reduce-scatter precedes,
+ * opens its own. PRESERVE then beats the serial step. */
+static void test_insert_windows_of_sequence_parallelism(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_hand_scenario(4);
+    s.cluster.sequence_parallel = true;
+    s.accel.l2_capacity_bytes = 64.0 * 1048576.0;
+    pm_graph *g = pm_graph_alloc();
+    assert_int_equal(pm_graph_build_mode(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, 300, 2, g, NULL),
+                     PM_OK);
+    char got[128];
+    static const char *const windows[][2] = {
+        {"L0.AG.attn", "QKV,Attention,O"}, {"L0.RS.attn", "Gate,Up,Down"}, {"L0.AG.mlp", ""},
+        {"L0.RS.mlp", "QKV,Attention,O"},  {"L1.AG.attn", ""}, {"L1.RS.attn", "Gate,Up,Down"},
+        {"L1.AG.mlp", ""},                 {"L1.RS.mlp", "LMHead"}, {"AG.head", ""}};
+    for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) {
+        consumers_of(g, windows[i][0], got, sizeof got);
+        assert_string_equal(got, windows[i][1]);
+    }
+    /* The windows' sums, by hand: 0.5 MiB + 153,600 B + 0.25 MiB; 3 MiB; 2 MiB. */
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *n = &g->nodes[i];
+        if (strcmp(n->name, "L0.RS.mlp") == 0)
+            assert_rel(n->window_bytes, 0.75 * 1048576.0 + 153600.0, 1e-15);
+        if (strcmp(n->name, "L0.RS.attn") == 0)
+            assert_rel(n->window_bytes, 3.0 * 1048576.0, 1e-15);
+        if (strcmp(n->name, "L1.RS.mlp") == 0)
+            assert_rel(n->window_bytes, 2.0 * 1048576.0, 1e-15);
+        if (n->kind == PM_NODE_ALL_GATHER && strcmp(n->name, "L0.AG.attn") != 0)
+            assert_rel(n->window_bytes, 0.0, 0.0);
+    }
+    pm_graph_free(g);
+    double serial = 0.0, preserve = 0.0;
+    assert_int_equal(pm_decode_step_time(&s, PM_MODE_SERIAL, 300, &serial, NULL), PM_OK);
+    assert_int_equal(pm_decode_step_time(&s, PM_MODE_PRESERVE, 300, &preserve, NULL), PM_OK);
+    assert_true(preserve < serial);
+}
+
 static void test_insert_capacity_zero_inserts_nothing(void **state)
 {
     (void)state;
@@ -375,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_insert_window_ends_at_next_comm_node),
         cmocka_unit_test(test_insert_counts_kv_of_attention),
         cmocka_unit_test(test_insert_capacity_zero_inserts_nothing),
+        cmocka_unit_test(test_insert_windows_of_sequence_parallelism),
         cmocka_unit_test(test_insert_leaves_input_unchanged_and_rejects_bad_args),
         cmocka_unit_test(test_insert_on_built_decode_graph),
         cmocka_unit_test(test_hand_built_graphs_are_checked),

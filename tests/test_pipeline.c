@@ -57,6 +57,43 @@ static void test_one_stage_path_equals_estimate(void **state)
     assert_true(checked >= 10);
 }
 
+/* The same with sequence parallelism, for the dense single-class models: the stage path's
+ * prefix holds the first layer's all-gather and its window (step_plan.c's pre_comm), as the
+ * whole model's does. */
+static void test_one_stage_path_equals_estimate_with_sequence_parallel(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (size_t i = 0; i < sizeof bundled / sizeof *bundled; i++) {
+        pm_scenario s = pm_test_load(bundled[i], NULL, 0);
+        const pm_model *m = &s.model;
+        const int local = pm_model_local_layers(m);
+        if (m->experts > 0 || m->parallel_block || !(local == 0 || local == m->layers)) {
+            pm_scenario_release(&s);
+            continue;
+        }
+        s.cluster.sequence_parallel = true;
+        pm_estimate e, p;
+        pm_pipeline pl;
+        pm_traffic tpot[PM_MODE_COUNT];
+        pm_error err;
+        assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
+        assert_int_equal(pm_pipeline_plan(&s, &pl, &err), PM_OK);
+        memset(&p, 0, sizeof p);
+        if (pm_pipeline_estimate(&s, &pl, &p, tpot, &err) != PM_OK)
+            fail_msg("%s: %s", bundled[i], err.message);
+        for (int k = 0; k < PM_MODE_COUNT; k++) {
+            assert_rel(p.modes[k].prefill_s, e.modes[k].prefill_s, 1e-13);
+            assert_rel(p.modes[k].tpot_s, e.modes[k].tpot_s, 1e-13);
+            assert_rel(p.modes[k].decode_s, e.modes[k].decode_s, PM_CLOSED_FORM_REL_TOL);
+            assert_rel(p.modes[k].traffic.hbm_bytes, e.modes[k].traffic.hbm_bytes, 1e-9);
+        }
+        checked++;
+        pm_scenario_release(&s);
+    }
+    assert_true(checked >= 5);
+}
+
 /* PP = 1 and DP = 1 written out are the default: bit for bit (the estimate's own path). */
 static void test_explicit_one_stage_is_the_default(void **state)
 {
@@ -173,6 +210,24 @@ static void test_preserve_prefetches_behind_the_receive(void **state)
  * first stage), by hand at TP 2: a layer is QKV 1024 x (4 + 2) x 128 + O 512 x 1024 + MLP 3 x
  * 1024 x 2048 = 7,602,176 bytes (int8); the embedding and the LM head 4096 x 1024 = 4,194,304
  * each; the KV cache 2 (K, V) x 2 sequences x 1 head x 128 x 600 positions = 307,200 a layer. */
+/* Under sequence parallelism the first layer's all-gather follows its norm: the receive's
+ * window meets only the embedding's row gather and that norm, neither prefetchable, so it
+ * prefetches nothing; the all-gather's own window takes the QKV, KV and O instead, and the step
+ * stays no slower than serial. */
+static void test_sequence_parallel_receive_window_ends_at_the_all_gather(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(4);
+    s.cluster.sequence_parallel = true;
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    const pm_mode_result *p = &e.modes[PM_MODE_PRESERVE], *q = &e.modes[PM_MODE_SERIAL];
+    assert_false(fabs(p->recv_prefetch_bytes) > 0.0);
+    assert_true(p->tpot_s < q->tpot_s);
+    assert_true(p->request_s < q->request_s);
+    pm_scenario_release(&s);
+}
+
 static void test_hand_memory_of_an_uneven_split(void **state)
 {
     (void)state;
@@ -377,6 +432,8 @@ int main(void)
         cmocka_unit_test(test_explicit_one_stage_is_the_default),
         cmocka_unit_test(test_hand_stage_send_and_bubble),
         cmocka_unit_test(test_preserve_prefetches_behind_the_receive),
+        cmocka_unit_test(test_one_stage_path_equals_estimate_with_sequence_parallel),
+        cmocka_unit_test(test_sequence_parallel_receive_window_ends_at_the_all_gather),
         cmocka_unit_test(test_hand_memory_of_an_uneven_split),
         cmocka_unit_test(test_replicas_scale_throughput_not_latency),
         cmocka_unit_test(test_batch_of_one_pays_the_sends),

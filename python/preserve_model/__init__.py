@@ -46,6 +46,7 @@ SHORTCUTS = {
     "ep": "cluster.expert_parallel",
     "pp": "cluster.pipeline_parallel",
     "dp": "cluster.data_parallel",
+    "sp": "cluster.sequence_parallel",
     "batch": "workload.batch",
     "seq": "workload.seq_len",
 }
@@ -502,7 +503,7 @@ def explain(config="llama70b", overrides=None, *, phase="decode", context=None, 
     Returns the explain JSON's keys: tool, scenario, accelerator, phase, context,
     l2_window_bytes, layers_shown, last_shown_is_layer, and windows, a dict of numpy arrays with
     one element per collective of the preserve graph shown: collective, kind ("allreduce",
-    "all_to_all"), comm_bytes, collective_s, window_bytes, stopped_at (the node's name, None
+    "all_to_all", "reduce_scatter", "all_gather"), comm_bytes, collective_s, window_bytes, stopped_at (the node's name, None
     where the window ended at the next collective), stopped_bytes (NaN there), stopped_routed,
     prefetch_busy_s, hidden (bools), and prefetches, a list (one per window) of dicts of numpy
     arrays consumer, what ("weights", "kv_cache", "routed_experts") and bytes. Raises Error

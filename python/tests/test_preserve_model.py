@@ -740,6 +740,22 @@ def test_timeline_matches_the_tool():
         pm.timeline(batch=0)
 
 
+def test_sequence_parallel_through_the_key():
+    """Issue 44: sp is the cluster key, as the tool's --sp: explain shows a reduce-scatter and
+    an all-gather per allreduce; a value that is not a bool, or a MoE model, is refused naming
+    the key."""
+    on = pm.estimate("llama70b", sp=True)
+    assert on == pm.estimate("llama70b", {"cluster.sequence_parallel": True})
+    assert on != pm.estimate("llama70b")
+    assert pm.estimate("llama70b", sp=False) == pm.estimate("llama70b")
+    kinds = set(pm.explain("llama70b", sp=True)["windows"]["kind"])
+    assert kinds == {"reduce_scatter", "all_gather"}
+    with pytest.raises(pm.Error, match=r"\$\.cluster\.sequence_parallel"):
+        pm.estimate("llama70b", sp=1)
+    with pytest.raises(pm.Error, match="sequence_parallel"):
+        pm.estimate("mixtral8x7b", sp=True)
+
+
 def test_pipeline_and_replicas_through_the_keys():
     """Issue 44: pp and dp are the cluster keys, as the tool's --pp and --dp: replicas multiply
     the throughput and leave the latency; stages report their micro-batches and sends."""

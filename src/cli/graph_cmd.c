@@ -49,12 +49,34 @@ static void what_of(const pm_scenario *s, const pm_explain *e, const pm_node *cn
         snprintf(buf, n, "weights");
 }
 
+/* An all-gather that the window of the reduce-scatter before it runs through (insert.c):
+ * that window, or NULL. */
+static const pm_explain_window *merged_into(const pm_explain *e, const pm_explain_window *w)
+{
+    if (w->kind != PM_NODE_ALL_GATHER || w == e->windows || w->n_prefetches)
+        return NULL;
+    const pm_explain_window *prev = w - 1;
+    /* It reached the all-gather unless it stopped before it. */
+    return prev->kind == PM_NODE_REDUCE_SCATTER &&
+                   (prev->stopped_at < 0 || prev->stopped_at > w->collective)
+               ? prev
+               : NULL;
+}
+
 /* What the prefetches of window w carry and why it stops. */
 static void explain_window(const pm_scenario *s, const pm_explain *e, const pm_explain_window *w)
 {
     const pm_graph *g = e->graph;
     const pm_node *n = &g->nodes[w->collective];
     const double cap = e->l2_window_bytes;
+    const pm_explain_window *rs = merged_into(e, w);
+    if (rs) {
+        printf("during %s (%.1f KiB, %.1f us): no window of its own: the window of %s runs "
+               "through it\n",
+               n->name, w->comm_bytes / 1024.0, w->collective_s * 1e6,
+               g->nodes[rs->collective].name);
+        return;
+    }
     printf("during %s (%.1f KiB, %.1f us):", n->name, w->comm_bytes / 1024.0,
            w->collective_s * 1e6);
     for (size_t k = 0; k < w->n_prefetches; k++) {
@@ -81,7 +103,10 @@ static void explain_window(const pm_scenario *s, const pm_explain *e, const pm_e
     else
         printf("  window ended at the next collective (or the end of the graph)\n");
     if (w->n_prefetches) {
-        const char *what = w->kind == PM_NODE_ALLTOALL ? "all-to-all" : "allreduce";
+        const char *what = w->kind == PM_NODE_ALLTOALL         ? "all-to-all"
+                           : w->kind == PM_NODE_REDUCE_SCATTER ? "reduce-scatter"
+                           : w->kind == PM_NODE_ALL_GATHER     ? "all-gather"
+                                                               : "allreduce";
         printf("  prefetch stream busy %.1f us vs %s %.1f us: %s the %s\n",
                w->prefetch_busy_s * 1e6, what, w->collective_s * 1e6,
                w->hidden ? "fully hidden behind" : "the prefetch outlasts", what);

@@ -213,6 +213,8 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case 's': case OPT_MODEL: case OPT_ACCEL: case OPT_CLUSTER: case OPT_DEVICES: case OPT_BATCH: case OPT_SEQ:
     case OPT_EP: case OPT_PP: case OPT_DP:
         return parse_override(c, opt, arg);
+    case OPT_SP:
+        return add_set(c, "cluster.sequence_parallel", "true", 0) ? PARSE_ON : EXIT_USAGE;
     case 'f': return parse_format(c, arg);
     case 'h': c->help = true; return PARSE_ON;
     case 'V': printf("preserve-model %s\n", pm_version()); return 0;

@@ -3,11 +3,13 @@
  * that getopt_long, the GIVEN_* checks of main.c and every help text are made from, the table of
  * commands with the options and formats each uses, and the suggestions for mistyped names.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "options.h"
+#include "output.h"
 
 /* The overrides share one bit: a command that reads a scenario takes them all. */
 const cli_option cli_options[] = {
@@ -33,6 +35,10 @@ const cli_option cli_options[] = {
     {"dp", required_argument, OPT_DP, GIVEN_SET, "N",
      "data-parallel replicas: throughput x N, latency unchanged, per-device figures over all "
      "TP x PP x DP devices (cluster.data_parallel)"},
+    {"sp", no_argument, OPT_SP, GIVEN_SET, NULL,
+     "sequence parallelism inside the tensor-parallel group: each allreduce becomes a "
+     "reduce-scatter and an all-gather, the norms run on 1/devices of the tokens "
+     "(cluster.sequence_parallel; dense models)"},
     {"batch", required_argument, OPT_BATCH, GIVEN_SET, "N", "workload.batch"},
     {"seq", required_argument, OPT_SEQ, GIVEN_SET, "N",
      "total sequence length in tokens (workload.seq_len); k = 1024 here: 16k = 16384, 1M = "
@@ -355,12 +361,29 @@ static void print_overview(FILE *f)
             pm_default_data_dir());
 }
 
+static void cli_command_help(FILE *f, const cli_command *cmd);
+
+/* A help longer than stdout's buffer fails while it is printed (a full disk): the reason is
+ * kept for finish_output, which would otherwise find the stream failed and errno gone. */
+static void note_help_failure(FILE *f)
+{
+    if (f == stdout && ferror(f))
+        stdout_failed(errno);
+}
+
 void cli_help(FILE *f, const cli_command *cmd)
 {
     if (!cmd) {
         print_overview(f);
+        note_help_failure(f);
         return;
     }
+    cli_command_help(f, cmd);
+    note_help_failure(f);
+}
+
+static void cli_command_help(FILE *f, const cli_command *cmd)
+{
     if (strcmp(cmd->name, "run") == 0)
         fprintf(f, "Usage: %s [run] [OPTIONS]\n", prog);
     else if (strcmp(cmd->name, "sweep") == 0)

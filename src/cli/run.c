@@ -111,6 +111,18 @@ static void describe_pipeline(const pm_estimate *e, FILE *f)
     fputc('\n', f);
 }
 
+/* Sequence parallelism (issue 44), when it is on: what replaces the allreduces. */
+static void describe_sequence_parallel(const pm_scenario *s, FILE *f)
+{
+    if (!s->cluster.sequence_parallel || s->cluster.devices <= 1)
+        return;
+    fprintf(f, "# sequence parallel: each allreduce is a reduce-scatter and an all-gather (the "
+               "allreduce column: the allreduce they replace; `explain` shows their windows), "
+               "the norms on 1/%d of the tokens; the fused baseline fuses none of them (it is "
+               "serial)\n",
+            s->cluster.devices);
+}
+
 static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 {
     char kv[80];
@@ -157,6 +169,7 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
     describe_moe(s, e, f);
     describe_runtime(s, f);
     describe_pipeline(e, f);
+    describe_sequence_parallel(s, f);
     if (e->kv_spill_context > 0)
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache stops fitting it at context %lld\n",
                 e->l2_window_bytes / MIB, (long long)e->kv_spill_context);
