@@ -346,6 +346,9 @@ int main(int argc, char **argv)
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, reported like any failed
      * write, instead of killing the tool with a partial file. */
     signal(SIGXFSZ, SIG_IGN);
+    /* disagg names two scenarios: its options are its own (disagg_cmd.c). */
+    if (argc > 1 && strcmp(argv[1], "disagg") == 0)
+        return finish_output(cmd_disagg(argc - 1, argv + 1));
     cli_init(&c);
     int opt, rc = PARSE_ON;
     opterr = 0;
