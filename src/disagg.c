@@ -9,7 +9,7 @@
  * matched (the fewest instances for a target rate, or the ratio of the most throughput per
  * device), and the whole deployment's throughput per device, mm2, dollar and joule reported.
  *
- * May call: alloc.c, area.c, check.c, collective.c, die_cost.c, energy.c, error.c,
+ * May call: alloc.c, area.c, check.c, collective.c, die_cost.c, dtype.c, energy.c, error.c,
  * footprint.c, plan.c, runtime.c, serve.c, step.c, step_plan.c.
  */
 #include <math.h>
