@@ -2343,7 +2343,8 @@ typedef struct pm_disagg_codesign_point {
  * PM_AXIS_HBM_BW; pm_scenario_set_axis's rules), the other pool as it is. points[i] receives the
  * deployment at values[i]; *best the index of the point with the most of that pool's own
  * density in PRESERVE (prefill_tokens_per_s_per_mm2 or decode_tokens_per_s_per_mm2: the
- * decode pool's at w's decode concurrency, the interactivity), -1 when no point has one.
+ * decode pool's at w's decode concurrency), among the points whose deployment meets w's TTFT
+ * and TPOT limits (the interactivity asked for), -1 when no point has one.
  * Returns PM_OK, PM_ERR_INVALID_ARG (NULL, no values, another axis or pool) or an error of
  * pm_disagg_compute at the pools as given.
  */

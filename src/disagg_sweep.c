@@ -4,7 +4,8 @@
  * (pm_scenario_set_axis) while the other pool stays as it is, every point a whole deployment
  * (pm_disagg_compute), and the pool's best point by its own throughput density in PRESERVE:
  * a prefill chip by its prompt tokens/s per mm2, a decode chip by its output tokens/s per mm2 at
- * the stated decode concurrency (the interactivity).
+ * the stated decode concurrency, among the points that meet the TTFT and TPOT limits (the
+ * interactivity).
  *
  * May call: disagg.c, error.c, sweep.c.
  */
@@ -18,10 +19,13 @@ const char *pm_disagg_pool_name(pm_disagg_pool pool)
     return (int)pool >= 0 && pool < PM_DISAGG_POOL_COUNT ? names[pool] : "?";
 }
 
-/* The pool's own density in PRESERVE at a point (0 without one). */
+/* The pool's own density in PRESERVE at a point (0 without one, or where the deployment misses
+ * the workload's TTFT or TPOT limit: the interactivity asked for). */
 static double pool_density(const pm_disagg_result *r, pm_disagg_pool pool)
 {
     const pm_disagg_mode *x = &r->modes[PM_MODE_PRESERVE];
+    if (!x->meets_limits)
+        return 0.0;
     return pool == PM_DISAGG_PREFILL ? x->prefill_tokens_per_s_per_mm2
                                      : x->decode_tokens_per_s_per_mm2;
 }
