@@ -2308,8 +2308,8 @@ typedef struct pm_disagg_result {
  * "decode.model" or "decode.workload.kv_dtype"; a pool whose HBM does not hold the weights and
  * one sequence, "prefill.accelerator.hbm_capacity_GiB" or "decode.accelerator.hbm_capacity_GiB";
  * a decode_concurrency above the HBM's most, "decode_concurrency"), or an error of
- * pm_scenario_check, pm_mixed_step_time or the area, cost and energy models (err->path of a
- * pool's own error prefixed "prefill." or "decode." where it names none).
+ * pm_scenario_check, pm_mixed_step_time or the area, cost and energy models (a pool's own
+ * error's message opens with "prefill pool: " or "decode pool: ").
  */
 PM_API pm_status pm_disagg_compute(const pm_scenario *prefill, const pm_scenario *decode,
                                    const pm_disagg_workload *w, pm_disagg_result *out,

@@ -9,6 +9,7 @@ check_begin "$1" "$2"
 
 P=(--prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16)
 check disagg-help 0 "usage: preserve-model disagg" "$pm" disagg --help
+check disagg-help-word 0 "usage: preserve-model disagg" "$pm" help disagg
 # Llama-3-70B in bf16: 80 x 2 x 8 x 128 x 2 bytes x 2048 positions = 671.1 MB a request.
 check disagg-table 0 "KV cache 671.1 MB a request (83.89 MB per prefill device)" "$pm" disagg "${P[@]}"
 check disagg-table-modes 0 "preserve" "$pm" disagg "${P[@]}" --concurrency 16
