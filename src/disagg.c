@@ -359,9 +359,10 @@ static void mode_density(const pool *pp, const pool *dp, const pm_disagg_workloa
     if (pp->device_usd > 0 && dp->device_usd > 0)
         x->tokens_per_s_per_usd = x->tokens_per_s / usd;
     if (pp->energy && dp->energy && x->decode_in_flight > 0) {
-        /* A request: its prefill, and its share of (output - 1) decode steps. */
-        x->energy_per_token_J = (pt->prefill_J + (osl - 1.0) * decode_J / x->decode_in_flight) /
-                                osl;
+        /* A request: its prefill, and its share of (output - 1) decode steps (alone, below one
+         * sequence in flight, every step its own). */
+        const double sharing = x->decode_in_flight > 1.0 ? x->decode_in_flight : 1.0;
+        x->energy_per_token_J = (pt->prefill_J + (osl - 1.0) * decode_J / sharing) / osl;
         x->tokens_per_J = 1.0 / x->energy_per_token_J;
     }
     x->meets_limits = !x->saturated &&
@@ -403,8 +404,6 @@ static pm_status mode_of(const pool *pp, const pool *dp, const pm_disagg_workloa
             return st;
         x->decode_step_s = t[m];
         decode_J = J[m];
-        if (x->decode_in_flight < 1) /* alone: its steps' energy is its own */
-            x->decode_in_flight = 1.0;
     }
     x->tpot_s = x->decode_step_s;
     mode_ttft(pp, w, r, x);

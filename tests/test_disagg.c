@@ -111,6 +111,11 @@ static void test_ttft_is_prefill_queue_and_transfer(void **state)
         assert_rel(x->transfer_s, 50e-6 + 2048.0 * 327680 / 8 / 25e9, 1e-9);
         assert_rel(x->ttft_s, x->prefill_s + x->queue_s + x->transfer_s, 1e-12);
         assert_rel(x->requests_per_s, 1.0, 0.0);
+        /* The decode instances hold what Little's law gives at their share of the rate:
+         * n = lambda_d (output - 1) t(n), below the full load of 32. */
+        const double lambda_d = 1.0 / x->decode_instances;
+        assert_rel(x->decode_in_flight, lambda_d * 255.0 * x->tpot_s, 1e-6);
+        assert_true(x->decode_in_flight < 32.0);
     }
 }
 
