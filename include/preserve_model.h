@@ -2354,6 +2354,124 @@ PM_API pm_status pm_disagg_codesign(const pm_scenario *prefill, const pm_scenari
                                     pm_disagg_codesign_point *points, int *best, pm_error *err);
 /** "prefill" or "decode"; "?" when out of range. */
 PM_API const char *pm_disagg_pool_name(pm_disagg_pool pool);
+/* ---- The search under latency limits (search.c) ---- */
+
+/** Values one dimension of a search space holds at most. */
+#define PM_SEARCH_MAX_VALUES 64
+/** Hardware axes a search crosses at most. */
+#define PM_SEARCH_MAX_HW 2
+
+/** What a search maximises, per mode. Values are pinned. */
+typedef enum pm_search_objective {
+    PM_SEARCH_PER_DEVICE = 0, /* output tokens/s per device */
+    PM_SEARCH_PER_MM2 = 1,    /* ... per device and mm2 of its die: needs the area block */
+    PM_SEARCH_PER_USD = 2,    /* ... per dollar of the devices: needs the cost block */
+    PM_SEARCH_PER_JOULE = 3,  /* output tokens per joule: needs the energy block */
+    PM_SEARCH_OBJECTIVE_COUNT
+} pm_search_objective;
+
+/** The limit a candidate misses, or what stops the best one of its deployment (at the next
+ * concurrency of the space). Values are pinned. */
+typedef enum pm_search_bound {
+    PM_BOUND_NONE = 0,       /* meets every limit */
+    PM_BOUND_TTFT = 1,       /* time to first token above the limit */
+    PM_BOUND_TPOT = 2,       /* time per output token above the limit */
+    PM_BOUND_USER_RATE = 3,  /* tokens/s per user below the floor */
+    PM_BOUND_HBM = 4,        /* the sequences' cache does not fit beside the weights */
+    PM_BOUND_BUDGET = 5,     /* decode-first: the chunk budget leaves no room for a prompt */
+    PM_BOUND_PEAK = 6,       /* the next concurrency meets the limits, the objective falls */
+    PM_BOUND_SPACE = 7,      /* the largest concurrency of the space */
+    PM_BOUND_COUNT
+} pm_search_bound;
+
+/**
+ * A search's space and limits. The deployments: each tensor-parallel degree of tp (the
+ * scenario's own when n_tp is 0) with each expert-parallel rank count of ep (the scenario's when
+ * n_ep is 0), and with a device budget the replicas that fill it (dp = budget / tp, tp must
+ * divide it; per-device figures are one replica's, the deployment's rate dp times it). Each
+ * deployment at each chunk budget and each point of the hardware axes (l2, l2_bw, compute,
+ * hbm_bw, link_bw; values in SI) is one group, served at each concurrency (sequences in flight
+ * per replica) as pm_serve_compute serves `workload` (its lengths, rule and arrival; its
+ * concurrency and chunk budget are the space's).
+ */
+typedef struct pm_search_spec {
+    pm_serve_workload workload;
+    int device_budget;       /* devices of the deployment (0: one replica) */
+    int tp[PM_SEARCH_MAX_VALUES];
+    int n_tp;
+    int ep[PM_SEARCH_MAX_VALUES];
+    int n_ep;
+    double concurrency[PM_SEARCH_MAX_VALUES];
+    int n_concurrency;       /* >= 1 */
+    int64_t chunk[PM_SEARCH_MAX_VALUES];
+    int n_chunk;             /* >= 1 */
+    pm_axis hw[PM_SEARCH_MAX_HW];
+    int n_hw;
+    double ttft_limit_s;     /* 0: none */
+    double tpot_limit_s;     /* 0: none */
+    double min_tokens_per_s_per_user; /* 0: none */
+    pm_search_objective objective;
+    bool exhaustive;         /* every candidate evaluated: the pruning's check */
+    int threads;             /* 0: the online CPUs */
+    /* Optional: called after each group, from the worker that ran it, under the search's lock
+     * (keep it short): groups done of total. */
+    void (*progress)(size_t done, size_t total, void *user);
+    void *progress_user;
+} pm_search_spec;
+
+/** One candidate: a deployment at a chunk budget, hardware point and concurrency, in a mode. */
+typedef struct pm_search_candidate {
+    int tp, ep, dp;          /* ep 0: the scenario's own */
+    int64_t chunk;
+    double hw[PM_SEARCH_MAX_HW]; /* SI, in the order of the spec's axes */
+    double concurrency;      /* sequences in flight per replica */
+    pm_mode mode;
+    pm_serve_mode figures;   /* one replica's steady state */
+    double objective;
+    pm_search_bound fails;   /* PM_BOUND_NONE: it meets the limits */
+} pm_search_candidate;
+
+/** A search's answer. Free its fronts with pm_search_result_free. */
+typedef struct pm_search_result {
+    bool found[PM_MODE_COUNT];               /* some candidate meets the limits */
+    pm_search_candidate best[PM_MODE_COUNT]; /* the most objective within the limits (the first
+                                                in the space's order among equals) */
+    pm_search_bound binds[PM_MODE_COUNT];    /* what stops the best's deployment from serving
+                                                more: the next concurrency's missed limit */
+    pm_search_candidate *front[PM_MODE_COUNT]; /* the Pareto front within the limits: no other
+                                                  candidate has both more objective and more
+                                                  tokens/s per user; by rising per-user rate */
+    size_t n_front[PM_MODE_COUNT];
+    size_t candidates;       /* points of the space (each in every mode) */
+    size_t evaluated;        /* steady states computed */
+    size_t pruned;           /* points cut by the bounds (0 when exhaustive) */
+    size_t invalid_plans;    /* groups whose deployment cannot run */
+    char first_invalid[240]; /* the first one's error */
+} pm_search_result;
+
+/**
+ * Searches the space for the best candidate per mode within the limits, and the Pareto front.
+ * The pruning (off when spec->exhaustive): a group's concurrencies are scanned upwards and cut
+ * after the first one whose cache does not fit the HBM (the cache grows with the sequences in
+ * flight) or at which every mode misses the TPOT limit or the per-user floor (tokens/s per user
+ * never rises with concurrency); the answer is the exhaustive one (a test checks it). Decode-
+ * first points whose concurrency reaches the chunk budget are outside the space in both. Groups
+ * run on threads; the result does not depend on their count. Returns PM_OK (found false for a
+ * mode nothing meets), PM_ERR_INVALID_ARG (a list out of range, a count axis as hardware, a
+ * request rate), PM_ERR_MISSING (the objective's block), PM_ERR_UNSUPPORTED (a scenario of
+ * several stages or replicas) or PM_ERR_NOMEM. A deployment that cannot run is counted in
+ * invalid_plans with its error, not a failure.
+ */
+PM_API pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
+                               pm_search_result *out, pm_error *err);
+/** Frees the fronts of r (not r itself); r may be NULL. */
+PM_API void pm_search_result_free(pm_search_result *r);
+/** "device", "mm2", "usd", "joule" (the --objective spelling), or "?". */
+PM_API const char *pm_search_objective_name(pm_search_objective o);
+/** "none", "ttft", "tpot", "tokens_per_user", "hbm", "chunk_budget", "objective_peak",
+ * "space_edge", or "?". */
+PM_API const char *pm_search_bound_name(pm_search_bound b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -346,7 +346,7 @@ check sweep-invalid-warning 0 "warning: 2 of 3 points are not valid (NaN, their 
 lacks sweep-valid-no-warning "not valid" "$pm" sweep devices=4,8
 check optimize-usd 0 "best_l2_capacity_MiB,tokens_per_s_per_usd" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective usd
 check optimize-joule 0 "best_l2_capacity_MiB,tokens_per_J" "$pm" --config llama8b --optimize l2=8MiB:256MiB --objective joule
-check objective-bad 2 "--objective: expected mm2, usd or joule (got 'watt')" "$pm" --optimize l2 --objective watt
+check objective-bad 2 "--objective: expected device, mm2, usd or joule (got 'watt')" "$pm" --optimize l2 --objective watt
 check objective-alone 2 "--objective: run does not use it" "$pm" --objective usd
 noblocks="$root/tests/configs/valid/accelerator-with-area.json"
 check objective-usd-needs-cost 1 '$.accelerator.cost: the usd objective needs the accelerator'"'"'s "cost" object' "$pm" --accelerator "$noblocks" --optimize l2 --objective usd
@@ -574,5 +574,21 @@ check pp-serve-refused 1 "pipeline stages is not modelled" "$pm" serve --config 
 check pp-bad-count 2 "--pp" "$pm" --pp 0
 check pp-sweep 0 "pipeline_parallel," "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --sweep pp=1,2
 check dp-serve-refused 1 "data-parallel replicas is not modelled" "$pm" serve --config llama8b --dp 2
+
+# search (issue 46): each mode's best and what binds it; the CSV's front; the pruned search's
+# rows are the exhaustive one's; what it refuses.
+check search-table 0 "what stops it serving more" "$pm" search --config llama70b-h100 --budget 32 --tpot-limit 50ms --concurrency 8,64,256
+check search-budget-dp 0 "serial        8     4" "$pm" search --config llama70b-h100 --budget 32 --tp-list 8 --chunks 2048 --concurrency 8
+check search-csv 0 "mode,tp,ep,dp,chunk,l2_capacity_MiB,concurrency,ttft_s" "$pm" search --config llama70b --tp-list 8 --sweep l2=48MiB,96MiB --concurrency 4,16 -f csv
+check search-exhaustive-same 0 "same" bash -c "diff <('$pm' search --config mixtral8x7b --ep-list 1,4 --tpot-limit 30ms --concurrency 1,8,32,64,128 -f csv | grep -v '^#') <('$pm' search --config mixtral8x7b --ep-list 1,4 --tpot-limit 30ms --concurrency 1,8,32,64,128 -f csv --exhaustive | grep -v '^#') && echo same"
+check search-json 0 '"binds": "' "$pm" search --config llama8b --tpot-limit 20ms --concurrency 1,4,16 -f json
+check search-nothing 0 "nothing meets the limits" "$pm" search --config llama70b-h100 --tpot-limit 1ms --concurrency 1,2
+check search-hw-count 2 "a hardware axis is l2, l2_bw, compute, hbm_bw or link_bw" "$pm" search --sweep devices=1,2
+check search-three-hw 2 "at most 2 hardware axes" "$pm" search --sweep l2=8MiB --sweep hbm_bw=1TBps --sweep compute=100TFLOPS
+check search-tp-list-bad 2 "--tp-list" "$pm" search --tp-list 8,x
+check search-rate-floor 2 "--min-user-rate: expected" "$pm" search --min-user-rate 0
+check search-pp-refused 1 "pipeline stages are not served yet" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
+check search-not-for-serve 2 "--budget: serve does not use it" "$pm" serve --budget 8
 
 check_end

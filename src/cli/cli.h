@@ -29,7 +29,8 @@ enum {
     GIVEN_SHARD = 1 << 12, GIVEN_THREADS = 1 << 13, GIVEN_COMPARE = 1 << 14,
     GIVEN_OBJECTIVE = 1 << 15, GIVEN_CONCURRENCY = 1 << 16, GIVEN_CHUNK = 1 << 17,
     GIVEN_RULE = 1 << 18, GIVEN_LIMITS = 1 << 19, GIVEN_METRIC = 1 << 20,
-    GIVEN_ARRIVAL = 1 << 21, GIVEN_RATE = 1 << 22, GIVEN_LENGTHS = 1 << 23
+    GIVEN_ARRIVAL = 1 << 21, GIVEN_RATE = 1 << 22, GIVEN_LENGTHS = 1 << 23,
+    GIVEN_SPACE = 1 << 24
 };
 
 typedef struct cli {
@@ -63,6 +64,11 @@ typedef struct cli {
     pm_serve_rule rule;      /* serve: the scheduling rule (default decode-first) */
     pm_serve_arrival arrival; /* serve: staggered (default) or a wave */
     double ttft_limit_s, tpot_limit_s; /* serve: latency limits (0: none) */
+    double min_user_rate;    /* search: the tokens/s per user floor (0: none) */
+    int budget;              /* search: the deployment's devices (0: one replica) */
+    const char *tp_list, *ep_list, *chunks; /* search: the space's lists (NULL: defaults) */
+    bool exhaustive;         /* search: no pruning */
+    pm_search_objective search_objective; /* search: --objective (default per device) */
     bool help;           /* --help: the command's help instead of the command */
     bool help_command;   /* a command was named (not the default run) */
     /* The overrides' text ("key=value", a key and a path), written by add_set before sets[i]
@@ -111,6 +117,9 @@ bool add_set(cli *c, const char *key, const char *value, int64_t n);
 /* Writes one "# --set PATH=VALUE" line per override (the inputs a CSV records). */
 void print_sets(FILE *f, const cli *c);
 
+/* --lengths IN:OUT:SHARE,... (serve, search) into w's length classes; 0 or EXIT_USAGE said on
+ * stderr. */
+int parse_length_classes(const char *list, pm_serve_workload *w);
 /* The load options of the command line (data directory and overrides). */
 pm_load_opts load_opts(const cli *c);
 /* Loads the scenario of the options; prints the error and returns EXIT_CONFIG on failure. */

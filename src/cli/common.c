@@ -6,6 +6,7 @@
  * May call: output.c (the program name, comment-safe text), the public API.
  */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -344,4 +345,43 @@ void axis_title(const pm_scenario *s, pm_axis_kind k, char *t, size_t n)
                  d == PM_DTYPE_INT8 ? "TOPS" : "TFLOP/s");
     else
         snprintf(t, n, "%s", axis_titles[k]);
+}
+
+/* --lengths IN:OUT:SHARE,... into w's classes; 0 or EXIT_USAGE said on stderr. */
+int parse_length_classes(const char *list, pm_serve_workload *w)
+{
+    w->n_classes = 0;
+    for (const char *p = list;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[96];
+        if (w->n_classes == PM_MAX_LENGTH_CLASSES)
+            return usage_error("--lengths: at most %d classes", PM_MAX_LENGTH_CLASSES);
+        if (len == 0 || len >= sizeof item)
+            return usage_error("--lengths: expected IN:OUT:SHARE classes separated by commas "
+                               "(got '%s')",
+                               list);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        char *c1 = strchr(item, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c1 || !c2 || strchr(c2 + 1, ':'))
+            return usage_error("--lengths: '%s' is not IN:OUT:SHARE (e.g. 4000:100:0.25)", item);
+        *c1 = *c2 = '\0';
+        pm_length_class *k = &w->classes[w->n_classes];
+        int64_t in, out;
+        if (!parse_tokens("--lengths", item, 1, 1099511627776.0, &in) ||
+            !parse_tokens("--lengths", c1 + 1, 1, 1099511627776.0, &out))
+            return EXIT_USAGE;
+        char *end;
+        errno = 0;
+        const double share = strtod(c2 + 1, &end);
+        if (end == c2 + 1 || *end != '\0' || errno || !(share > 0 && share <= 1e12))
+            return usage_error("--lengths: a class's share must be a number > 0 (got '%s')",
+                               c2 + 1);
+        *k = (pm_length_class){in, out, share};
+        w->n_classes++;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
 }

@@ -5,9 +5,11 @@
  * command line with them and dispatches. Data goes to stdout, diagnostics to stderr. Exit codes: 0 success, 1 a model or config error
  * (with the library's message), 2 a usage error.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
@@ -48,15 +50,20 @@ static int parse_format(cli *c, const char *arg)
     return PARSE_ON;
 }
 
+/* --objective: search's names (device, mm2, usd, joule); optimize's are the last three
+ * (cmd_optimize refuses device). */
 static int parse_objective(cli *c, const char *arg)
 {
-    const char *names[PM_OBJECTIVE_COUNT];
-    for (int o = 0; o < PM_OBJECTIVE_COUNT; o++)
-        names[o] = pm_objective_name((pm_objective)o);
+    const char *names[PM_SEARCH_OBJECTIVE_COUNT];
+    for (int o = 0; o < PM_SEARCH_OBJECTIVE_COUNT; o++)
+        names[o] = pm_search_objective_name((pm_search_objective)o);
     int i;
-    if (cli_choice("--objective", arg, names, PM_OBJECTIVE_COUNT, &i))
+    if (cli_choice("--objective", arg, names, PM_SEARCH_OBJECTIVE_COUNT, &i))
         return EXIT_USAGE;
-    c->objective = (pm_objective)i;
+    c->search_objective = (pm_search_objective)i;
+    c->objective = i == PM_SEARCH_PER_USD     ? PM_OBJECTIVE_USD
+                   : i == PM_SEARCH_PER_JOULE ? PM_OBJECTIVE_JOULE
+                                              : PM_OBJECTIVE_MM2;
     c->objective_given = true;
     return PARSE_ON;
 }
@@ -97,6 +104,35 @@ static int parse_limit(cli *c, int opt, const char *arg)
         return usage_error("%s: expected a time in (0, 1e6] s (got '%s')", name, arg);
     *(opt == OPT_TTFT_LIMIT ? &c->ttft_limit_s : &c->tpot_limit_s) = v;
     return PARSE_ON;
+}
+
+/* search's space and its per-user floor: the lists are kept as text (search_cmd.c reads
+ * them). */
+static int parse_space(cli *c, int opt, const char *arg)
+{
+    int64_t v;
+    double r;
+    char *end;
+    switch (opt) {
+    case OPT_BUDGET:
+        if (!parse_count("--budget", arg, 1, PM_MAX_DEVICES, &v))
+            return EXIT_USAGE;
+        c->budget = (int)v;
+        return PARSE_ON;
+    case OPT_TP_LIST: c->tp_list = arg; return PARSE_ON;
+    case OPT_EP_LIST: c->ep_list = arg; return PARSE_ON;
+    case OPT_CHUNKS: c->chunks = arg; return PARSE_ON;
+    case OPT_EXHAUSTIVE: c->exhaustive = true; return PARSE_ON;
+    default:
+        errno = 0;
+        r = strtod(arg, &end);
+        if (end == arg || *end != '\0' || errno || !(r > 0 && r <= 1e9))
+            return usage_error("--min-user-rate: expected tokens/s per user in (0, 1e9] (got "
+                               "'%s')",
+                               arg);
+        c->min_user_rate = r;
+        return PARSE_ON;
+    }
 }
 
 static int parse_phase(cli *c, const char *arg)
@@ -205,6 +241,9 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case OPT_RULE: return parse_rule(c, arg);
     case OPT_ARRIVAL: return parse_arrival(c, arg);
     case OPT_TTFT_LIMIT: case OPT_TPOT_LIMIT: return parse_limit(c, opt, arg);
+    case OPT_BUDGET: case OPT_TP_LIST: case OPT_EP_LIST: case OPT_CHUNKS: case OPT_EXHAUSTIVE:
+    case OPT_MIN_USER_RATE:
+        return parse_space(c, opt, arg);
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default: return cli_unknown_option(argv[optind - 1]);
     }
@@ -265,6 +304,7 @@ static const struct plain_command {
     {"explain", cmd_explain, FMT_TABLE},     {"timeline", cmd_timeline, FMT_CSV},
     {"footprint", cmd_footprint, FMT_TABLE}, {"sensitivity", cmd_sensitivity, FMT_TABLE}, {"resolve", cmd_resolve, FMT_CSV},
     {"graph", cmd_graph, FMT_JSON},          {"serve", cmd_serve, FMT_TABLE},
+    {"search", cmd_search, FMT_TABLE},
 };
 
 /* `help [COMMAND]` and `COMMAND --help`: the command's help on stdout; 0 or EXIT_USAGE. */

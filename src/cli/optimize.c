@@ -84,6 +84,9 @@ int cmd_optimize(const cli *c)
     pm_axis_kind kind = PM_AXIS_L2;
     double lo = 0.0, hi = 0.0;
     pm_error perr;
+    if (c->objective_given && c->search_objective == PM_SEARCH_PER_DEVICE)
+        return usage_error("--objective device: optimize maximises a density of the chip, mm2, "
+                           "usd or joule (tokens/s per device is search's)");
     if (pm_optimize_spec_parse(c->optimize, &kind, &lo, &hi, &perr) != PM_OK)
         return usage_pm_error("--optimize", &perr);
     int rc;

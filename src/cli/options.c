@@ -59,7 +59,7 @@ const cli_option cli_options[] = {
      "objective, per mode"},
     {"objective", required_argument, OPT_OBJECTIVE, GIVEN_OBJECTIVE, "O",
      "what --optimize maximises: mm2 (tokens/s/mm2, default), usd (tokens/s per dollar) or "
-     "joule (tokens per joule)"},
+     "joule (tokens per joule); search also takes device (tokens/s per device, its default)"},
     {"plot", required_argument, OPT_PLOT, GIVEN_PLOT, "FILE",
      "draw it with gnuplot (.png, .svg or .pdf); the CSV goes beside it as FILE.csv, not to "
      "stdout"},
@@ -93,6 +93,21 @@ const cli_option cli_options[] = {
      "serve: time-to-first-token limit for goodput (2s, 500ms)"},
     {"tpot-limit", required_argument, OPT_TPOT_LIMIT, GIVEN_LIMITS, "T",
      "serve: time-per-output-token limit for goodput (50ms)"},
+    {"budget", required_argument, OPT_BUDGET, GIVEN_SPACE, "N",
+     "search: the deployment's devices, filled with data-parallel replicas of each "
+     "tensor-parallel group (default: one group)"},
+    {"tp-list", required_argument, OPT_TP_LIST, GIVEN_SPACE, "L",
+     "search: tensor-parallel degrees, comma separated (default: 1, 2, 4... up to the "
+     "cluster's devices)"},
+    {"ep-list", required_argument, OPT_EP_LIST, GIVEN_SPACE, "L",
+     "search: expert-parallel rank counts of a MoE model (default: the scenario's)"},
+    {"chunks", required_argument, OPT_CHUNKS, GIVEN_SPACE, "L",
+     "search: chunk budgets (tokens per step), comma separated (default 512,1024,2048,4096,"
+     "8192)"},
+    {"exhaustive", no_argument, OPT_EXHAUSTIVE, GIVEN_SPACE, NULL,
+     "search: evaluate every candidate (no pruning; the same answer, slower)"},
+    {"min-user-rate", required_argument, OPT_MIN_USER_RATE, GIVEN_LIMITS, "R",
+     "search: the floor of output tokens/s per user"},
     {"help", no_argument, 'h', 0, NULL, "this help (COMMAND --help: the command's)"},
     {"version", no_argument, 'V', 0, NULL, "the version"},
 };
@@ -155,6 +170,19 @@ static const cli_command commands[] = {
      "AXIS=V1,V2,... (one axis, at most 8 values, e.g. l2=48MiB,96MiB,192MiB) gives a front per "
      "value, drawn as a family of curves. The CSV and JSON keys are in docs/output-format.md.",
      "preserve-model serve --config llama70b-h100 --concurrency 1,4,16,64,256 --plot front.png"},
+    {"search",
+     INPUTS | GIVEN_CONCURRENCY | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT | GIVEN_SWEEP |
+         GIVEN_ARRIVAL | GIVEN_LENGTHS | GIVEN_SPACE | GIVEN_OBJECTIVE | GIVEN_THREADS,
+     F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
+     "the best deployment per mode under latency limits: tensor-parallel degree, replicas of a "
+     "device budget, chunk budget, concurrency (and hardware axes), served as `serve` serves",
+     "Each candidate is a served workload's steady state; those within --ttft-limit, "
+     "--tpot-limit and --min-user-rate compete on --objective. The table gives each mode's best "
+     "and the limit that stops it serving more; the CSV the Pareto front of the objective "
+     "against tokens/s per user (--plot draws it). --sweep AXIS=V1,V2 (at most two of l2, l2_bw, "
+     "compute, hbm_bw, link_bw) searches the chip too.",
+     "preserve-model search --config llama70b-h100 --budget 32 --tpot-limit 50ms "
+     "--ttft-limit 2s"},
     {"validate", GIVEN_SET | GIVEN_DATADIR, 0, "[PATH...]",
      "check config files (default: every shipped data file)", NULL,
      "preserve-model validate my-accelerator.json"},

@@ -94,45 +94,6 @@ static int parse_points(const char *list, bool rate, double *out)
     }
 }
 
-/* --lengths IN:OUT:SHARE,... into w's classes; 0 or EXIT_USAGE said on stderr. */
-static int parse_lengths(const char *list, pm_serve_workload *w)
-{
-    w->n_classes = 0;
-    for (const char *p = list;;) {
-        const char *comma = strchr(p, ',');
-        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char item[96];
-        if (w->n_classes == PM_MAX_LENGTH_CLASSES)
-            return usage_error("--lengths: at most %d classes", PM_MAX_LENGTH_CLASSES);
-        if (len == 0 || len >= sizeof item)
-            return usage_error("--lengths: expected IN:OUT:SHARE classes separated by commas "
-                               "(got '%s')",
-                               list);
-        memcpy(item, p, len);
-        item[len] = '\0';
-        char *c1 = strchr(item, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!c1 || !c2 || strchr(c2 + 1, ':'))
-            return usage_error("--lengths: '%s' is not IN:OUT:SHARE (e.g. 4000:100:0.25)", item);
-        *c1 = *c2 = '\0';
-        pm_length_class *k = &w->classes[w->n_classes];
-        int64_t in, out;
-        if (!parse_tokens("--lengths", item, 1, 1099511627776.0, &in) ||
-            !parse_tokens("--lengths", c1 + 1, 1, 1099511627776.0, &out))
-            return EXIT_USAGE;
-        char *end;
-        errno = 0;
-        const double share = strtod(c2 + 1, &end);
-        if (end == c2 + 1 || *end != '\0' || errno || !(share > 0 && share <= 1e12))
-            return usage_error("--lengths: a class's share must be a number > 0 (got '%s')",
-                               c2 + 1);
-        *k = (pm_length_class){in, out, share};
-        w->n_classes++;
-        if (!comma)
-            return 0;
-        p = comma + 1;
-    }
-}
-
 /* --sweep AXIS=V1,V2... into sv->fam: one axis, at most SERVE_MAX_FAMILY values, not batch
  * (the served sequences are --concurrency); 0 or EXIT_USAGE. */
 static int parse_family(const cli *c, served *sv)
@@ -187,7 +148,7 @@ static int compute(const cli *c, served *sv)
                                        pm_workload_decode_steps(wl), 1,
                                        c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK, c->rule,
                                        c->ttft_limit_s, c->tpot_limit_s, c->arrival, 0.0, 0, {{0}}};
-        if (c->lengths && (rc = parse_lengths(c->lengths, &sv->w[f])) != 0)
+        if (c->lengths && (rc = parse_length_classes(c->lengths, &sv->w[f])) != 0)
             return rc;
         if (pm_estimate_compute(t, &sv->e[f], &err) != PM_OK)
             return config_error(&err);

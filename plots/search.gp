@@ -1,0 +1,36 @@
+# The Pareto fronts of a search under latency limits, written by
+# `preserve-model search --plot FILE`: per mode, the candidates (deployment, chunk budget,
+# hardware point, concurrency) that meet the limits and that no other beats on both the
+# objective and the tokens/s per user, the best of each mode ringed and labelled with its
+# deployment. Draws only; every number comes from the CSV or the variables.
+# Variables (gnuplot -e): csv, out, term, ttl (the workload and limits), facts (what decided
+# it), ylab (the objective's column).
+set terminal @term
+set output out
+set datafile separator ","
+set datafile missing "NaN"
+set datafile commentschars "#"
+set datafile columnheaders
+set termoption noenhanced
+set grid lt 1 lw 1 lc rgb '#dddddd'
+if (exists("facts") && facts ne "") { ttl = ttl."\n".facts }
+set title ttl
+set xlabel "interactivity: output tokens/s per user (1 / TPOT)"
+set ylabel "best within the limits: ".ylab
+set logscale x 2
+set key top right box opaque
+set offsets graph 0.04, graph 0.04, graph 0.08, 0
+set yrange [0:*]
+set style line 1 lw 2 pt 7 ps 0.9 lc rgb '#4C72B0'
+set style line 2 lw 2 pt 5 ps 0.9 lc rgb '#DD8452'
+set style line 3 lw 2 pt 9 ps 1.1 lc rgb '#55A868'
+of(m, c) = strcol("mode") eq m ? column(c) : NaN
+best(m, c) = (strcol("mode") eq m && column("best") > 0) ? column(c) : NaN
+lab(dummy) = sprintf("TP%d x DP%d, chunk %d, %g in flight", column("tp"), column("dp"), column("chunk"), column("concurrency"))
+plot csv using (of("serial", "tokens_per_s_per_user")):(of("serial", "objective")) with linespoints ls 1 title "serial", \
+     csv using (of("fused", "tokens_per_s_per_user")):(of("fused", "objective")) with linespoints ls 2 title "fused", \
+     csv using (of("preserve", "tokens_per_s_per_user")):(of("preserve", "objective")) with linespoints ls 3 title "preserve", \
+     csv using (best("preserve", "tokens_per_s_per_user")):(best("preserve", "objective")) with points pt 6 ps 2.6 lw 2 lc rgb '#55A868' title "each mode's best", \
+     csv using (best("serial", "tokens_per_s_per_user")):(best("serial", "objective")) with points pt 6 ps 2.6 lw 2 lc rgb '#4C72B0' notitle, \
+     csv using (best("fused", "tokens_per_s_per_user")):(best("fused", "objective")) with points pt 6 ps 2.6 lw 2 lc rgb '#DD8452' notitle, \
+     csv using (best("preserve", "tokens_per_s_per_user")):(best("preserve", "objective")):(lab(0)) with labels offset char 1, char 1.2 left font ",9" tc rgb '#333333' notitle

@@ -1,0 +1,395 @@
+/*
+ * search_cmd.c - `search`: the best deployment per mode under latency limits (pm_search_run):
+ * the space from --tp-list, --ep-list, --budget, --chunks, --concurrency and up to two hardware
+ * --sweep axes, the limits --ttft-limit, --tpot-limit and --min-user-rate, the --objective; each
+ * mode's best with the limit that binds it as a table or JSON, the Pareto fronts as CSV, and
+ * with --plot FILE the fronts drawn by plots/search.gp.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "fmt.h"
+#include "output.h"
+#include "plot.h"
+
+/* --OPT L: counts separated by commas, each in [lo, hi], at most PM_SEARCH_MAX_VALUES; the
+ * count, or -1 said on stderr. */
+static int parse_list(const char *opt, const char *list, double lo, double hi, double *out)
+{
+    int n = 0;
+    for (const char *p = list;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[64];
+        if (len == 0 || len >= sizeof item) {
+            usage_error("%s: expected counts separated by commas (got '%s')", opt, list);
+            return -1;
+        }
+        if (n == PM_SEARCH_MAX_VALUES) {
+            usage_error("%s: at most %d values", opt, PM_SEARCH_MAX_VALUES);
+            return -1;
+        }
+        memcpy(item, p, len);
+        item[len] = '\0';
+        int64_t v;
+        if (!parse_count(opt, item, lo, hi, &v))
+            return -1;
+        out[n++] = (double)v;
+        if (!comma)
+            return n;
+        p = comma + 1;
+    }
+}
+
+/* The tensor-parallel degrees: --tp-list, or 1, 2, 4... up to a node (and the budget). */
+static int space_tp(const cli *c, const pm_scenario *s, pm_search_spec *sp)
+{
+    double v[PM_SEARCH_MAX_VALUES];
+    int n = 0;
+    if (c->tp_list) {
+        if ((n = parse_list("--tp-list", c->tp_list, 1, PM_MAX_DEVICES, v)) < 0)
+            return EXIT_USAGE;
+    } else {
+        const int top = pm_cluster_node_devices(&s->cluster);
+        for (int t = 1; t <= top && (c->budget == 0 || t <= c->budget); t *= 2)
+            v[n++] = t;
+    }
+    for (int i = 0; i < n; i++)
+        sp->tp[i] = (int)v[i];
+    sp->n_tp = n;
+    return 0;
+}
+
+/* --ep-list, --chunks and --concurrency into the spec (their defaults without them). */
+static int space_lists(const cli *c, pm_search_spec *sp)
+{
+    double v[PM_SEARCH_MAX_VALUES];
+    int n;
+    if (c->ep_list) {
+        if ((n = parse_list("--ep-list", c->ep_list, 1, PM_MAX_DEVICES, v)) < 0)
+            return EXIT_USAGE;
+        for (int i = 0; i < n; i++)
+            sp->ep[i] = (int)v[i];
+        sp->n_ep = n;
+    }
+    static const double chunks[] = {512, 1024, 2048, 4096, 8192};
+    n = 5;
+    if (c->chunks && (n = parse_list("--chunks", c->chunks, 1, (double)PM_MAX_SEQ_LEN, v)) < 0)
+        return EXIT_USAGE;
+    for (int i = 0; i < n; i++)
+        sp->chunk[i] = (int64_t)(c->chunks ? v[i] : chunks[i]);
+    sp->n_chunk = n;
+    n = 0;
+    if (!c->concurrency)
+        for (double x = 1; x <= 1024; x *= 2)
+            sp->concurrency[n++] = x;
+    else if ((n = parse_list("--concurrency", c->concurrency, 1, 1e9, sp->concurrency)) < 0)
+        return EXIT_USAGE;
+    sp->n_concurrency = n;
+    return 0;
+}
+
+/* The hardware axes of --sweep (at most two, continuous). */
+static int space_hw(const cli *c, const pm_scenario *s, pm_search_spec *sp)
+{
+    if (c->n_sweeps > PM_SEARCH_MAX_HW)
+        return usage_error("--sweep: search crosses at most %d hardware axes (got %d)",
+                           PM_SEARCH_MAX_HW, c->n_sweeps);
+    for (int a = 0; a < c->n_sweeps; a++) {
+        pm_error err;
+        if (pm_axis_parse(c->sweeps[a], PM_AXIS_MAX_POINTS, &sp->hw[a], &err) != PM_OK)
+            return usage_pm_error(NULL, &err);
+        sp->n_hw = a + 1;
+        if (pm_axis_is_count(sp->hw[a].kind))
+            return usage_error("--sweep %s: the deployment is searched by --tp-list, --ep-list "
+                               "and --budget; a hardware axis is l2, l2_bw, compute, hbm_bw or "
+                               "link_bw",
+                               c->sweeps[a]);
+        if (pm_axis_fit_scenario(s, &sp->hw[a], &err) != PM_OK)
+            return config_error(&err);
+    }
+    return 0;
+}
+
+/* "\rsearch: N of M groups" on a terminal's stderr, every twentieth. */
+static void progress(size_t done, size_t total, void *user)
+{
+    (void)user;
+    if (total >= 40 && (done % (total / 20) == 0 || done == total))
+        fprintf(stderr, "\r%s: search: %zu of %zu groups%s", prog, done, total,
+                done == total ? "\n" : "");
+}
+
+/* The spec of the command line over scenario s; 0 or the exit status said on stderr. */
+static int make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp)
+{
+    const pm_workload *wl = &s->workload;
+    sp->workload = (pm_serve_workload){pm_workload_prompt_tokens(wl),
+                                       pm_workload_decode_steps(wl), 1, 1, c->rule,
+                                       0, 0, c->arrival, 0.0, 0, {{0}}};
+    if (c->lengths && parse_length_classes(c->lengths, &sp->workload) != 0)
+        return EXIT_USAGE;
+    sp->device_budget = c->budget;
+    sp->ttft_limit_s = c->ttft_limit_s;
+    sp->tpot_limit_s = c->tpot_limit_s;
+    sp->min_tokens_per_s_per_user = c->min_user_rate;
+    sp->objective = c->search_objective;
+    sp->exhaustive = c->exhaustive;
+    sp->threads = c->threads;
+    sp->progress = isatty(STDERR_FILENO) ? progress : NULL;
+    int rc = space_tp(c, s, sp);
+    if (rc == 0)
+        rc = space_lists(c, sp);
+    if (rc == 0)
+        rc = space_hw(c, s, sp);
+    return rc;
+}
+
+/* The objective's column, with its unit. */
+static const char *objective_column(pm_search_objective o)
+{
+    static const char *const cols[PM_SEARCH_OBJECTIVE_COUNT] = {
+        "tokens_per_s_per_device", "tokens_per_s_per_mm2", "tokens_per_s_per_usd",
+        "tokens_per_J"};
+    return cols[o];
+}
+
+static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_search_spec *sp,
+                         const pm_search_result *r)
+{
+    fprintf(f, "# preserve-model %s search --config ", pm_version());
+    fput_comment_text(f, c->config);
+    fputc('\n', f);
+    print_sets(f, c);
+    fprintf(f, "# ");
+    fput_comment_text(f, s->model.name);
+    fprintf(f, " on ");
+    fput_comment_text(f, s->accel.name);
+    fprintf(f, "; %d devices%s; prompts of %lld tokens, %lld out; %s\n", c->budget,
+            c->budget ? "" : " (no budget: one tensor-parallel group)",
+            (long long)sp->workload.input_tokens, (long long)sp->workload.output_tokens,
+            pm_serve_rule_name(sp->workload.rule));
+    fprintf(f, "# limits: TTFT %g s, TPOT %g s, %g tokens/s per user (0: none); objective %s "
+            "(%s)\n",
+            sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
+            pm_search_objective_name(sp->objective), objective_column(sp->objective));
+    fprintf(f, "# space: %zu points x %d modes; %zu evaluated, %zu pruned%s; %zu deployments "
+            "could not run%s%s\n",
+            r->candidates, PM_MODE_COUNT, r->evaluated, r->pruned,
+            sp->exhaustive ? " (exhaustive)" : "", r->invalid_plans,
+            r->invalid_plans ? ", the first: " : "", r->invalid_plans ? r->first_invalid : "");
+}
+
+/* A candidate's numbers in the CSV's order after mode (see write_csv's header). */
+static void csv_row(FILE *f, const pm_search_spec *sp, const pm_search_candidate *k, bool best)
+{
+    const pm_serve_mode *x = &k->figures;
+    fprintf(f, "%s,%d,%d,%d,%lld", pm_mode_name(k->mode), k->tp, k->ep, k->dp,
+            (long long)k->chunk);
+    const double v[] = {k->concurrency, x->ttft_s, x->tpot_s, x->tokens_per_s_per_user,
+                        x->tokens_per_s_per_device, x->tokens_per_s * k->dp,
+                        x->tokens_per_s_per_mm2, x->tokens_per_s_per_usd, x->tokens_per_J,
+                        k->objective};
+    char num[FMT_G9_MAX];
+    for (int a = 0; a < sp->n_hw; a++) {
+        fmt_csv(pm_axis_display_value(sp->hw[a].kind, k->hw[a]), num);
+        fprintf(f, ",%s", num);
+    }
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        fmt_csv(v[i], num);
+        fprintf(f, ",%s", num);
+    }
+    fprintf(f, ",%d\n", best ? 1 : 0);
+}
+
+/* The same point of the space in the same mode. */
+static bool same(const pm_search_candidate *a, const pm_search_candidate *b)
+{
+    bool eq = a->mode == b->mode && a->tp == b->tp && a->ep == b->ep && a->chunk == b->chunk &&
+              !(a->concurrency < b->concurrency || a->concurrency > b->concurrency);
+    for (int i = 0; i < PM_SEARCH_MAX_HW; i++)
+        eq = eq && !(a->hw[i] < b->hw[i] || a->hw[i] > b->hw[i]);
+    return eq;
+}
+
+/* The CSV: every mode's Pareto front, by rising tokens/s per user; best 1 on the mode's best. */
+static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_search_spec *sp,
+                      const pm_search_result *r)
+{
+    write_header(f, c, s, sp, r);
+    fprintf(f, "mode,tp,ep,dp,chunk");
+    for (int a = 0; a < sp->n_hw; a++)
+        fprintf(f, ",%s", pm_axis_column(sp->hw[a].kind));
+    fprintf(f, ",concurrency,ttft_s,tpot_s,tokens_per_s_per_user,tokens_per_s_per_device,"
+               "tokens_per_s_deployment,tokens_per_s_per_mm2,tokens_per_s_per_usd,"
+               "tokens_per_J,objective,best\n");
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        for (size_t i = 0; i < r->n_front[m]; i++)
+            csv_row(f, sp, &r->front[m][i], r->found[m] && same(&r->front[m][i], &r->best[m]));
+}
+
+/* A hardware point in words: " at l2_capacity_MiB 96, hbm_bandwidth_TBps 3.35". */
+static void hw_words(const pm_search_spec *sp, const pm_search_candidate *k, char *t, size_t n)
+{
+    size_t w = 0;
+    t[0] = '\0';
+    for (int a = 0; a < sp->n_hw && w < n; a++)
+        w += (size_t)snprintf(t + w, n - w, "%s%s %g", a ? ", " : " at ",
+                              pm_axis_column(sp->hw[a].kind),
+                              pm_axis_display_value(sp->hw[a].kind, k->hw[a]));
+}
+
+static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
+                        const pm_search_result *r)
+{
+    write_header(stdout, c, s, sp, r);
+    printf("\n%-9s %5s %5s %4s %6s %6s %9s %9s %11s %12s %14s  %s\n", "mode", "tp", "dp", "ep",
+           "chunk", "conc", "TTFT_s", "TPOT_ms", "tok/s/user", "tok/s/device", "objective",
+           "what stops it serving more");
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        if (!r->found[m]) {
+            printf("%-9s nothing meets the limits\n", pm_mode_name((pm_mode)m));
+            continue;
+        }
+        const pm_search_candidate *k = &r->best[m];
+        const pm_serve_mode *x = &k->figures;
+        char hw[160];
+        hw_words(sp, k, hw, sizeof hw);
+        printf("%-9s %5d %5d %4d %6lld %6g %9.3f %9.2f %11.2f %12.1f %14.6g  %s%s\n",
+               pm_mode_name((pm_mode)m), k->tp, k->dp, k->ep, (long long)k->chunk,
+               k->concurrency, x->ttft_s, 1e3 * x->tpot_s, x->tokens_per_s_per_user,
+               x->tokens_per_s_per_device, k->objective, pm_search_bound_name(r->binds[m]), hw);
+    }
+    printf("\n(ep 0: the scenario's own; the objective is %s; the Pareto fronts: --format csv)\n",
+           objective_column(sp->objective));
+}
+
+static void json_candidate(const pm_search_spec *sp, const pm_search_candidate *k)
+{
+    const pm_serve_mode *x = &k->figures;
+    printf("{\"tp\": %d, \"ep\": %d, \"dp\": %d, \"chunk\": %lld, \"concurrency\": ", k->tp,
+           k->ep, k->dp, (long long)k->chunk);
+    fput_json_number(stdout, k->concurrency);
+    for (int a = 0; a < sp->n_hw; a++) {
+        printf(", \"%s\": ", pm_axis_column(sp->hw[a].kind));
+        fput_json_number(stdout, pm_axis_display_value(sp->hw[a].kind, k->hw[a]));
+    }
+    const struct {
+        const char *key;
+        double v;
+    } kv[] = {{"ttft_s", x->ttft_s},
+              {"tpot_s", x->tpot_s},
+              {"tokens_per_s_per_user", x->tokens_per_s_per_user},
+              {"tokens_per_s_per_device", x->tokens_per_s_per_device},
+              {"tokens_per_s_deployment", x->tokens_per_s * k->dp},
+              {"objective", k->objective}};
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+        printf(", \"%s\": ", kv[i].key);
+        fput_json_number(stdout, kv[i].v);
+    }
+    printf("}");
+}
+
+static void write_json(const pm_search_spec *sp, const pm_search_result *r)
+{
+    printf("{\n  \"objective\": \"%s\",\n  \"objective_column\": \"%s\",\n  \"limits\": "
+           "{\"ttft_s\": ",
+           pm_search_objective_name(sp->objective), objective_column(sp->objective));
+    fput_json_number(stdout, sp->ttft_limit_s);
+    printf(", \"tpot_s\": ");
+    fput_json_number(stdout, sp->tpot_limit_s);
+    printf(", \"tokens_per_s_per_user\": ");
+    fput_json_number(stdout, sp->min_tokens_per_s_per_user);
+    printf("},\n  \"space\": {\"points\": %zu, \"evaluated\": %zu, \"pruned\": %zu, "
+           "\"exhaustive\": %s, \"invalid_deployments\": %zu, \"first_invalid\": ",
+           r->candidates, r->evaluated, r->pruned, sp->exhaustive ? "true" : "false",
+           r->invalid_plans);
+    fput_json_string(stdout, r->invalid_plans ? r->first_invalid : "");
+    printf("},\n  \"modes\": {");
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        printf("%s\n    \"%s\": {\"found\": %s", m ? "," : "", pm_mode_name((pm_mode)m),
+               r->found[m] ? "true" : "false");
+        if (r->found[m]) {
+            printf(", \"binds\": \"%s\", \"best\": ", pm_search_bound_name(r->binds[m]));
+            json_candidate(sp, &r->best[m]);
+        }
+        printf(", \"front\": [");
+        for (size_t i = 0; i < r->n_front[m]; i++) {
+            printf("%s\n      ", i ? "," : "");
+            json_candidate(sp, &r->front[m][i]);
+        }
+        printf("]}");
+    }
+    printf("\n  }\n}\n");
+}
+
+/* The CSV beside the figure, drawn by plots/search.gp. */
+static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
+                const pm_search_result *r)
+{
+    if (!plot_terminal(c->plot, PLOT_PAGE))
+        return plot_usage_error(c->plot);
+    out_file csv;
+    if (!plot_csv_open(c->plot, &csv))
+        return EXIT_CONFIG;
+    write_csv(csv.f, c, s, sp, r);
+    char *path = str_printf("%s", csv.path);
+    char facts[160];
+    scenario_facts(s, facts, sizeof facts);
+    char *title = str_printf("%s on %s, %d devices: %lld in, %lld out; TTFT <= %g s, TPOT <= %g "
+                             "ms",
+                             s->model.name, s->accel.name, c->budget ? c->budget : s->cluster.devices,
+                             (long long)sp->workload.input_tokens,
+                             (long long)sp->workload.output_tokens, sp->ttft_limit_s,
+                             1e3 * sp->tpot_limit_s);
+    int rc = !path || !title ? out_of_memory() : 0;
+    if (rc == 0)
+        rc = out_file_commit(&csv);
+    else
+        out_file_abort(&csv);
+    const plot_var vars[] = {{"ttl", title, false},
+                             {"facts", facts, false},
+                             {"ylab", objective_column(sp->objective), false}};
+    if (rc == 0)
+        rc = plot_draw("search.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
+    free(path);
+    free(title);
+    return rc;
+}
+
+int cmd_search(const cli *c)
+{
+    if (c->plot && c->format == FMT_JSON)
+        return usage_error("--plot: the figure is drawn from CSV (no --format json)");
+    pm_scenario s;
+    int rc = load(c, &s);
+    if (rc)
+        return rc;
+    pm_search_spec *sp = calloc(1, sizeof *sp);
+    pm_search_result r = {0};
+    rc = sp ? make_spec(c, &s, sp) : out_of_memory();
+    pm_error err;
+    if (rc == 0 && pm_search_run(&s, sp, &r, &err) != PM_OK)
+        rc = err.status == PM_ERR_INVALID_ARG ? usage_pm_error(NULL, &err) : config_error(&err);
+    if (rc == 0 && c->plot)
+        rc = draw(c, &s, sp, &r);
+    else if (rc == 0 && c->format == FMT_JSON)
+        write_json(sp, &r);
+    else if (rc == 0 && c->format == FMT_CSV)
+        write_csv(stdout, c, &s, sp, &r);
+    else if (rc == 0)
+        write_table(c, &s, sp, &r);
+    if (rc == 0 && ferror(stdout))
+        stdout_failed(errno);
+    pm_search_result_free(&r);
+    for (int a = 0; sp && a < sp->n_hw; a++)
+        pm_axis_release(&sp->hw[a]);
+    free(sp);
+    pm_scenario_release(&s);
+    return rc;
+}

@@ -1,0 +1,517 @@
+/*
+ * search.c - the search under latency limits (pm_search_run): over a space of deployments
+ * (tensor-parallel degree, expert-parallel ranks, data-parallel replicas that fill a device
+ * budget), chunk budgets, hardware points (one or two sweep axes) and concurrencies, each
+ * candidate's served steady state (pm_serve_compute, every mode at once), kept when it meets
+ * the TTFT, TPOT and per-user limits; the best candidate per mode by an objective (tokens/s per
+ * device, per mm2, per dollar or per joule), what binds it, and the Pareto front of the
+ * objective against tokens/s per user. A "group" is one deployment at one chunk budget and
+ * hardware point; its concurrencies are scanned upwards and, unless the search is exhaustive,
+ * cut where no larger concurrency can meet the limits (the pruning rules: pm_search_run's
+ * comment). Groups run on worker threads and are merged in their order, so the answer does not
+ * depend on the thread count.
+ *
+ * May call: alloc.c, error.c, plan.c, serve.c, sweep.c.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* One group's outcome per mode: its best candidate, what stops it, its own front. */
+typedef struct group_mode {
+    bool found;
+    pm_search_candidate best;
+    pm_search_bound binds;
+    pm_search_candidate *front;
+    size_t n_front;
+} group_mode;
+
+typedef struct group {
+    group_mode modes[PM_MODE_COUNT];
+    size_t evaluated, pruned;
+    bool invalid;        /* the deployment cannot run (the scenario check's error) */
+    pm_status status;    /* a failure of the search itself (out of memory) */
+    char error[240];
+} group;
+
+typedef struct search {
+    const pm_scenario *base;
+    const pm_search_spec *spec;
+    int tp[PM_SEARCH_MAX_VALUES], ep[PM_SEARCH_MAX_VALUES];
+    int n_tp, n_ep;
+    double conc[PM_SEARCH_MAX_VALUES]; /* ascending */
+    size_t n_groups, hw_points, next, done;
+    group *groups;
+    pthread_mutex_t mu;
+} search;
+
+static const char *const bound_names[PM_BOUND_COUNT] = {
+    "none", "ttft", "tpot", "tokens_per_user", "hbm", "chunk_budget", "objective_peak",
+    "space_edge"};
+static const char *const objective_names[PM_SEARCH_OBJECTIVE_COUNT] = {"device", "mm2", "usd",
+                                                                        "joule"};
+
+const char *pm_search_bound_name(pm_search_bound b)
+{
+    return (int)b >= 0 && b < PM_BOUND_COUNT ? bound_names[b] : "?";
+}
+
+const char *pm_search_objective_name(pm_search_objective o)
+{
+    return (int)o >= 0 && o < PM_SEARCH_OBJECTIVE_COUNT ? objective_names[o] : "?";
+}
+
+/* The objective's value of a mode's figures (NaN where the accelerator lacks its data). */
+static double objective_of(pm_search_objective o, const pm_serve_mode *x)
+{
+    double v = x->tokens_per_s_per_device;
+    if (o == PM_SEARCH_PER_MM2)
+        v = x->tokens_per_s_per_mm2;
+    else if (o == PM_SEARCH_PER_USD)
+        v = x->tokens_per_s_per_usd;
+    else if (o == PM_SEARCH_PER_JOULE)
+        v = x->tokens_per_J;
+    return v > 0.0 ? v : NAN;
+}
+
+/* The first limit a mode's steady state misses, in the order the HBM, TPOT, the per-user
+ * floor, TTFT; PM_BOUND_NONE when it meets them all. */
+static pm_search_bound misses(const pm_search_spec *sp, const pm_serve_result *r, int m)
+{
+    const pm_serve_mode *x = &r->modes[m];
+    if (!r->fits_hbm)
+        return PM_BOUND_HBM;
+    if (sp->tpot_limit_s > 0.0 && !(x->tpot_s <= sp->tpot_limit_s))
+        return PM_BOUND_TPOT;
+    if (sp->min_tokens_per_s_per_user > 0.0 &&
+        !(x->tokens_per_s_per_user >= sp->min_tokens_per_s_per_user))
+        return PM_BOUND_USER_RATE;
+    if (sp->ttft_limit_s > 0.0 && !(x->ttft_s <= sp->ttft_limit_s))
+        return PM_BOUND_TTFT;
+    return PM_BOUND_NONE;
+}
+
+/* Group g's coordinates: the deployment, chunk and hardware point, last dimension fastest
+ * (tp, ep, chunk, hw0, hw1). */
+static void group_coords(const search *se, size_t g, pm_search_candidate *c)
+{
+    const pm_search_spec *sp = se->spec;
+    memset(c, 0, sizeof *c);
+    size_t rest = g;
+    for (int a = sp->n_hw - 1; a >= 0; a--) {
+        c->hw[a] = sp->hw[a].values[rest % sp->hw[a].n_values];
+        rest /= sp->hw[a].n_values;
+    }
+    c->chunk = sp->chunk[rest % (size_t)sp->n_chunk];
+    rest /= (size_t)sp->n_chunk;
+    c->ep = se->ep[rest % (size_t)se->n_ep];
+    c->tp = se->tp[rest / (size_t)se->n_ep];
+    c->dp = sp->device_budget > 0 ? sp->device_budget / c->tp : 1;
+}
+
+/* The scenario of group g's deployment and hardware point; PM_OK or the setter's error. */
+static pm_status group_scenario(const search *se, const pm_search_candidate *c, pm_scenario *t,
+                                pm_error *err)
+{
+    const pm_search_spec *sp = se->spec;
+    *t = *se->base;
+    t->provenance = NULL;
+    if (sp->device_budget > 0 && sp->device_budget % c->tp != 0)
+        return pm_fail(err, PM_ERR_RANGE, "$.cluster.devices", NULL,
+                       "tensor-parallel degree %d does not divide the budget of %d devices",
+                       c->tp, sp->device_budget);
+    pm_status st = pm_scenario_set_axis(t, PM_AXIS_DEVICES, c->tp, err);
+    if (st == PM_OK && c->ep > 0)
+        st = pm_scenario_set_axis(t, PM_AXIS_EP, c->ep, err);
+    for (int a = 0; a < sp->n_hw && st == PM_OK; a++)
+        st = pm_scenario_set_axis(t, sp->hw[a].kind, c->hw[a], err);
+    return st;
+}
+
+/* Adds candidate c to a group mode's front (at most PM_SEARCH_MAX_VALUES, the group's
+ * concurrencies); the front is made Pareto when the group ends. */
+static void front_push(group_mode *gm, pm_search_candidate *buf, const pm_search_candidate *c)
+{
+    buf[gm->n_front++] = *c;
+}
+
+/* Sorts by falling per-user rate (ties: falling objective), then keeps the points no other
+ * beats on both: the Pareto front, returned in rising per-user rate. Returns the count. */
+static int by_user_desc(const void *a, const void *b)
+{
+    const pm_search_candidate *x = a, *y = b;
+    const double ux = x->figures.tokens_per_s_per_user, uy = y->figures.tokens_per_s_per_user;
+    if (ux > uy || ux < uy)
+        return ux > uy ? -1 : 1;
+    return x->objective > y->objective ? -1 : x->objective < y->objective ? 1 : 0;
+}
+
+static size_t pareto(pm_search_candidate *c, size_t n)
+{
+    qsort(c, n, sizeof *c, by_user_desc);
+    size_t k = 0;
+    double best = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].objective > best) {
+            best = c[i].objective;
+            c[k++] = c[i];
+        }
+    for (size_t i = 0; i < k / 2; i++) {
+        pm_search_candidate t = c[i];
+        c[i] = c[k - 1 - i];
+        c[k - 1 - i] = t;
+    }
+    return k;
+}
+
+/* What stops a group's best at mode m: the next concurrency's miss, the objective's own peak
+ * when the next one meets the limits, or the space's edge when it is the last. */
+static pm_search_bound binding(const pm_search_bound *miss, int n, int best)
+{
+    if (best + 1 >= n)
+        return PM_BOUND_SPACE;
+    return miss[best + 1] == PM_BOUND_NONE ? PM_BOUND_PEAK : miss[best + 1];
+}
+
+/* The bound that ends a group's scan after a point (the pruning): the HBM once the cache no
+ * longer fits (it grows with the sequences in flight), TPOT or the per-user floor once every
+ * mode misses it (per-user rate never rises with concurrency: test_serve's property); NONE to
+ * go on. */
+static pm_search_bound cut_after(const pm_serve_result *r, const pm_search_bound *miss)
+{
+    if (!r->fits_hbm)
+        return PM_BOUND_HBM;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        if (miss[m] != PM_BOUND_TPOT && miss[m] != PM_BOUND_USER_RATE)
+            return PM_BOUND_NONE;
+    return miss[0];
+}
+
+/* Group g cannot run: its deployment's error kept (the first invalid group's is reported). */
+static void set_invalid(group *g, const pm_error *err)
+{
+    g->invalid = true;
+    snprintf(g->error, sizeof g->error, "%s", err->message);
+    if (err->status == PM_ERR_NOMEM)
+        g->status = PM_ERR_NOMEM;
+}
+
+/* Concurrency i's candidates in every mode from its steady state r; their misses in miss. */
+static void classify(const pm_search_spec *sp, const pm_search_candidate *at,
+                     const pm_serve_result *r, pm_search_candidate *cand,
+                     pm_search_bound *miss)
+{
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        cand[m] = *at;
+        cand[m].mode = (pm_mode)m;
+        cand[m].figures = r->modes[m];
+        cand[m].objective = objective_of(sp->objective, &r->modes[m]);
+        cand[m].fails = miss[m] = misses(sp, r, m);
+    }
+}
+
+/* Group g's best, binding limit and Pareto front per mode from its candidates (cand[i][m]),
+ * miss[i][m] the limit each missed. */
+static pm_status settle_group(group *g, int n, pm_search_candidate (*cand)[PM_MODE_COUNT],
+                              pm_search_bound (*miss)[PM_MODE_COUNT])
+{
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        group_mode *gm = &g->modes[m];
+        pm_search_candidate buf[PM_SEARCH_MAX_VALUES];
+        pm_search_bound col[PM_SEARCH_MAX_VALUES];
+        int best = -1;
+        for (int i = 0; i < n; i++) {
+            col[i] = miss[i][m];
+            if (col[i] != PM_BOUND_NONE || isnan(cand[i][m].objective))
+                continue;
+            front_push(gm, buf, &cand[i][m]);
+            if (best < 0 || cand[i][m].objective > cand[best][m].objective)
+                best = i;
+        }
+        if (best < 0)
+            continue;
+        gm->found = true;
+        gm->best = cand[best][m];
+        gm->binds = binding(col, n, best);
+        gm->n_front = pareto(buf, gm->n_front);
+        gm->front = pm_malloc(gm->n_front * sizeof *gm->front);
+        if (!gm->front)
+            return PM_ERR_NOMEM;
+        memcpy(gm->front, buf, gm->n_front * sizeof *gm->front);
+    }
+    return PM_OK;
+}
+
+/* Evaluates group gi: its concurrencies upwards, cut where the pruning allows (not in an
+ * exhaustive search). A decode-first budget at or below a concurrency leaves no room for a
+ * prompt: that point and the larger ones are outside the space in either search. */
+static void eval_group(search *se, size_t gi)
+{
+    const pm_search_spec *sp = se->spec;
+    group *g = &se->groups[gi];
+    pm_search_candidate at, cand[PM_SEARCH_MAX_VALUES][PM_MODE_COUNT];
+    pm_search_bound miss[PM_SEARCH_MAX_VALUES][PM_MODE_COUNT];
+    pm_scenario t;
+    pm_error err;
+    group_coords(se, gi, &at);
+    if (group_scenario(se, &at, &t, &err) != PM_OK) {
+        set_invalid(g, &err);
+        return;
+    }
+    pm_serve_workload w = sp->workload;
+    w.chunk_budget = at.chunk;
+    pm_search_bound cut = PM_BOUND_NONE;
+    int n = 0;
+    for (; n < sp->n_concurrency; n++) {
+        at.concurrency = se->conc[n];
+        if (sp->workload.rule == PM_SERVE_DECODE_FIRST && (double)at.chunk <= at.concurrency)
+            cut = PM_BOUND_BUDGET;
+        if (cut != PM_BOUND_NONE) {
+            for (int m = 0; m < PM_MODE_COUNT; m++)
+                miss[n][m] = cut;
+            g->pruned += cut != PM_BOUND_BUDGET;
+            continue;
+        }
+        w.concurrency = at.concurrency;
+        pm_serve_result r;
+        if (pm_serve_compute(&t, &w, &r, &err) != PM_OK) {
+            set_invalid(g, &err);
+            return;
+        }
+        g->evaluated++;
+        classify(sp, &at, &r, cand[n], miss[n]);
+        if (!sp->exhaustive)
+            cut = cut_after(&r, miss[n]);
+    }
+    g->status = settle_group(g, n, cand, miss);
+}
+
+static void *worker(void *arg)
+{
+    search *se = arg;
+    for (;;) {
+        pthread_mutex_lock(&se->mu);
+        const size_t gi = se->next++;
+        pthread_mutex_unlock(&se->mu);
+        if (gi >= se->n_groups)
+            return NULL;
+        eval_group(se, gi);
+        pthread_mutex_lock(&se->mu);
+        se->done++;
+        if (se->spec->progress)
+            se->spec->progress(se->done, se->n_groups, se->spec->progress_user);
+        pthread_mutex_unlock(&se->mu);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A list of counts: 1 .. PM_SEARCH_MAX_VALUES values, each in [lo, hi]. */
+static bool counts_ok(const int *v, int n, int lo, int hi)
+{
+    if (n < 1 || n > PM_SEARCH_MAX_VALUES)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (v[i] < lo || v[i] > hi)
+            return false;
+    return true;
+}
+
+/* The space's dimensions: each list within its bounds, the hardware axes continuous and
+ * distinct, a closed loop. */
+static pm_status check_space(const pm_search_spec *sp, pm_error *err)
+{
+    bool ok = (sp->n_tp == 0 || counts_ok(sp->tp, sp->n_tp, 1, PM_MAX_DEVICES)) &&
+              (sp->n_ep == 0 || counts_ok(sp->ep, sp->n_ep, 1, PM_MAX_DEVICES)) &&
+              sp->n_concurrency >= 1 && sp->n_concurrency <= PM_SEARCH_MAX_VALUES &&
+              sp->n_chunk >= 1 && sp->n_chunk <= PM_SEARCH_MAX_VALUES && sp->n_hw >= 0 &&
+              sp->n_hw <= PM_SEARCH_MAX_HW && sp->device_budget >= 0 &&
+              sp->device_budget <= PM_MAX_DEVICES && sp->threads >= 0 &&
+              sp->threads <= PM_SWEEP_MAX_THREADS;
+    for (int i = 0; ok && i < sp->n_concurrency; i++)
+        ok = sp->concurrency[i] >= 1.0 && sp->concurrency[i] <= 1e9;
+    for (int i = 0; ok && i < sp->n_chunk; i++)
+        ok = sp->chunk[i] >= 1;
+    if (!ok)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "search: each list of the space needs 1 to %d values in range "
+                       "(concurrency >= 1, chunk >= 1, tp and ep 1 to %d), at most %d "
+                       "hardware axes, a budget of 0 to %d devices, 0 to %d threads",
+                       PM_SEARCH_MAX_VALUES, PM_MAX_DEVICES, PM_SEARCH_MAX_HW, PM_MAX_DEVICES,
+                       PM_SWEEP_MAX_THREADS);
+    for (int a = 0; a < sp->n_hw; a++) {
+        const pm_axis *x = &sp->hw[a];
+        if ((int)x->kind < 0 || x->kind >= PM_AXIS_COUNT || !x->values || x->n_values == 0)
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "search: hardware axis %d is "
+                           "not parsed", a + 1);
+        if (pm_axis_is_count(x->kind) || (a == 1 && sp->hw[0].kind == x->kind))
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                           "search: hardware axis %s: %s", pm_axis_name(x->kind),
+                           pm_axis_is_count(x->kind)
+                               ? "the deployment is searched by tp, ep and the device budget; "
+                                 "a hardware axis is l2, l2_bw, compute, hbm_bw or link_bw"
+                               : "given twice");
+    }
+    if (fabs(sp->workload.request_rate_per_s) > 0.0)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "search: the space is closed loops over concurrencies; "
+                       "request_rate_per_s must be 0");
+    return PM_OK;
+}
+
+/* What the objective needs of the accelerator, and a deployment the search can spread. */
+static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_error *err)
+{
+    static const char *const need[PM_SEARCH_OBJECTIVE_COUNT] = {
+        NULL, "$.accelerator.area", "$.accelerator.cost", "$.accelerator.energy"};
+    const bool has[PM_SEARCH_OBJECTIVE_COUNT] = {true, s->accel.area.present,
+                                                 s->accel.cost.present, s->accel.energy.present};
+    if ((int)sp->objective < 0 || sp->objective >= PM_SEARCH_OBJECTIVE_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "search: objective %d is not one",
+                       (int)sp->objective);
+    if (!has[sp->objective])
+        return pm_fail(err, PM_ERR_MISSING, NULL, need[sp->objective],
+                       "search: the %s objective needs the accelerator's %s block, and "
+                       "accelerator \"%s\" has none",
+                       objective_names[sp->objective], need[sp->objective] + 14, s->accel.name);
+    if (pm_cluster_pp(&s->cluster) != 1 || pm_cluster_dp(&s->cluster) != 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL,
+                       pm_cluster_pp(&s->cluster) != 1 ? "$.cluster.pipeline_parallel"
+                                                       : "$.cluster.data_parallel",
+                       "search: the served workload runs one tensor-parallel group (pipeline "
+                       "stages are not served yet) and the search itself fills the device "
+                       "budget with data-parallel replicas: give a scenario of one stage and "
+                       "one replica");
+    return PM_OK;
+}
+
+/* The search's lists: the tensor-parallel degrees and expert-parallel ranks (the scenario's
+ * own when none is given; ep 0 leaves it as it is), the concurrencies ascending. */
+static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
+{
+    se->n_tp = sp->n_tp > 0 ? sp->n_tp : 1;
+    se->n_ep = sp->n_ep > 0 ? sp->n_ep : 1;
+    for (int i = 0; i < se->n_tp; i++)
+        se->tp[i] = sp->n_tp > 0 ? sp->tp[i] : s->cluster.devices;
+    for (int i = 0; i < se->n_ep; i++)
+        se->ep[i] = sp->n_ep > 0 ? sp->ep[i] : 0;
+    memcpy(se->conc, sp->concurrency, (size_t)sp->n_concurrency * sizeof se->conc[0]);
+    qsort(se->conc, (size_t)sp->n_concurrency, sizeof se->conc[0], cmp_double);
+    se->hw_points = 1;
+    for (int a = 0; a < sp->n_hw; a++)
+        se->hw_points *= sp->hw[a].n_values;
+    se->n_groups = (size_t)se->n_tp * (size_t)se->n_ep * (size_t)sp->n_chunk * se->hw_points;
+}
+
+static int online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > PM_SWEEP_MAX_THREADS ? PM_SWEEP_MAX_THREADS : (int)n;
+}
+
+/* Runs every group on the threads the spec asks for. */
+static pm_status run_groups(search *se)
+{
+    int threads = se->spec->threads > 0 ? se->spec->threads : online_cpus();
+    if ((size_t)threads > se->n_groups)
+        threads = (int)se->n_groups;
+    pthread_t th[PM_SWEEP_MAX_THREADS];
+    int started = 0;
+    pthread_mutex_init(&se->mu, NULL);
+    for (; threads > 1 && started < threads; started++)
+        if (pthread_create(&th[started], NULL, worker, se) != 0)
+            break;
+    if (started == 0)
+        worker(se);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_mutex_destroy(&se->mu);
+    return PM_OK;
+}
+
+/* Group g's outcome added to the result, in group order. */
+static pm_status merge_group(const group *g, pm_search_result *out)
+{
+    out->evaluated += g->evaluated;
+    out->pruned += g->pruned;
+    if (g->invalid && out->invalid_plans++ == 0)
+        snprintf(out->first_invalid, sizeof out->first_invalid, "%s", g->error);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const group_mode *gm = &g->modes[m];
+        if (!gm->found)
+            continue;
+        if (!out->found[m] || gm->best.objective > out->best[m].objective) {
+            out->found[m] = true;
+            out->best[m] = gm->best;
+            out->binds[m] = gm->binds;
+        }
+        pm_search_candidate *f =
+            pm_realloc(out->front[m], (out->n_front[m] + gm->n_front) * sizeof *f);
+        if (!f)
+            return PM_ERR_NOMEM;
+        memcpy(f + out->n_front[m], gm->front, gm->n_front * sizeof *f);
+        out->front[m] = f;
+        out->n_front[m] += gm->n_front;
+        out->n_front[m] = pareto(out->front[m], out->n_front[m]);
+    }
+    return PM_OK;
+}
+
+static void free_groups(search *se)
+{
+    for (size_t i = 0; se->groups && i < se->n_groups; i++)
+        for (int m = 0; m < PM_MODE_COUNT; m++)
+            pm_free(se->groups[i].modes[m].front);
+    pm_free(se->groups);
+}
+
+pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
+                        pm_search_result *out, pm_error *err)
+{
+    if (!s || !spec || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_search_run");
+    memset(out, 0, sizeof *out);
+    pm_status st = check_space(spec, err);
+    if (st == PM_OK)
+        st = check_base(s, spec, err);
+    if (st != PM_OK)
+        return st;
+    search se = {.base = s, .spec = spec};
+    prepare(&se, s, spec);
+    out->candidates = se.n_groups * (size_t)spec->n_concurrency;
+    se.groups = pm_calloc(se.n_groups, sizeof *se.groups);
+    if (!se.groups)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search: out of memory");
+    run_groups(&se);
+    for (size_t i = 0; i < se.n_groups && st == PM_OK; i++) {
+        st = se.groups[i].status;
+        if (st == PM_OK)
+            st = merge_group(&se.groups[i], out);
+    }
+    free_groups(&se);
+    if (st != PM_OK) {
+        pm_search_result_free(out);
+        return pm_fail(err, st, NULL, NULL, "search: out of memory");
+    }
+    return PM_OK;
+}
+
+void pm_search_result_free(pm_search_result *r)
+{
+    if (!r)
+        return;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        pm_free(r->front[m]);
+        r->front[m] = NULL;
+        r->n_front[m] = 0;
+    }
+}

@@ -1,0 +1,329 @@
+/*
+ * test_search.c - the search under latency limits (pm_search_run): its best per mode against a
+ * brute force written here (every point served by pm_serve_compute, the limits applied by hand),
+ * its Pareto front against the same points, the pruned search against the exhaustive one over
+ * spaces where each bound cuts (the HBM, TPOT, the per-user floor, the chunk budget), the same
+ * answer on one thread and on four, the replicas of a budget, and the refusals.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+static pm_scenario load(const char *name)
+{
+    pm_scenario s = pm_test_load(name, NULL, 0);
+    pm_scenario_release(&s);
+    return s;
+}
+
+/* A space over tp, chunks and concurrencies, the scenario's lengths, decode-first. */
+static pm_search_spec space(const pm_scenario *s, const int *tp, int n_tp, const int64_t *chunk,
+                            int n_chunk, const double *conc, int n_conc)
+{
+    pm_search_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.workload.input_tokens = pm_workload_prompt_tokens(&s->workload);
+    sp.workload.output_tokens = pm_workload_decode_steps(&s->workload);
+    sp.workload.concurrency = 1;
+    sp.workload.chunk_budget = 1;
+    for (int i = 0; i < n_tp; i++)
+        sp.tp[i] = tp[i];
+    sp.n_tp = n_tp;
+    for (int i = 0; i < n_chunk; i++)
+        sp.chunk[i] = chunk[i];
+    sp.n_chunk = n_chunk;
+    for (int i = 0; i < n_conc; i++)
+        sp.concurrency[i] = conc[i];
+    sp.n_concurrency = n_conc;
+    return sp;
+}
+
+static pm_search_result run(const pm_scenario *s, const pm_search_spec *sp)
+{
+    pm_search_result r;
+    pm_error err;
+    const pm_status st = pm_search_run(s, sp, &r, &err);
+    if (st != PM_OK)
+        fail_msg("pm_search_run: %s: %s", pm_status_name(st), err.message);
+    return r;
+}
+
+/* One point of the brute force: feasible (the limits by hand) and its figures. */
+typedef struct brute {
+    int tp;
+    int64_t chunk;
+    double conc;
+    bool feasible[PM_MODE_COUNT];
+    pm_serve_mode x[PM_MODE_COUNT];
+} brute;
+
+/* Every point of sp's space (ep and hardware axes not used) served and judged here. */
+static size_t brute_force(const pm_scenario *base, const pm_search_spec *sp, brute *out)
+{
+    size_t n = 0;
+    for (int t = 0; t < sp->n_tp; t++)
+        for (int k = 0; k < sp->n_chunk; k++)
+            for (int i = 0; i < sp->n_concurrency; i++) {
+                if ((double)sp->chunk[k] <= sp->concurrency[i])
+                    continue; /* decode-first: no room for a prompt */
+                pm_scenario s = *base;
+                s.cluster.devices = sp->tp[t];
+                pm_serve_workload w = sp->workload;
+                w.chunk_budget = sp->chunk[k];
+                w.concurrency = sp->concurrency[i];
+                pm_serve_result r;
+                pm_error err;
+                if (pm_serve_compute(&s, &w, &r, &err) != PM_OK)
+                    continue;
+                brute *b = &out[n++];
+                memset(b, 0, sizeof *b);
+                b->tp = sp->tp[t];
+                b->chunk = sp->chunk[k];
+                b->conc = sp->concurrency[i];
+                for (int m = 0; m < PM_MODE_COUNT; m++) {
+                    b->x[m] = r.modes[m];
+                    b->feasible[m] = r.fits_hbm &&
+                                     (!(sp->tpot_limit_s > 0) || r.modes[m].tpot_s <= sp->tpot_limit_s) &&
+                                     (!(sp->ttft_limit_s > 0) || r.modes[m].ttft_s <= sp->ttft_limit_s) &&
+                                     (!(sp->min_tokens_per_s_per_user > 0) ||
+                                      r.modes[m].tokens_per_s_per_user >= sp->min_tokens_per_s_per_user);
+                }
+            }
+    return n;
+}
+
+/* Llama-3-70B on H100s: TP 2, 4, 8 (TP 2 does not fit), chunks 512 and 2048, concurrency 1 to
+ * 512, TPOT <= 30 ms and TTFT <= 1 s: the best per mode is the brute force's, value and
+ * place, and what stops it is the next concurrency's miss. */
+static void test_best_is_brute_force(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int tp[] = {2, 4, 8};
+    const int64_t chunk[] = {512, 2048};
+    const double conc[] = {1, 4, 16, 64, 128, 256, 512};
+    pm_search_spec sp = space(&s, tp, 3, chunk, 2, conc, 7);
+    sp.tpot_limit_s = 0.030;
+    sp.ttft_limit_s = 1.0;
+    pm_search_result r = run(&s, &sp);
+    brute b[64];
+    const size_t n = brute_force(&s, &sp, b);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        int best = -1;
+        for (size_t i = 0; i < n; i++)
+            if (b[i].feasible[m] && (best < 0 || b[i].x[m].tokens_per_s_per_device >
+                                                     b[best].x[m].tokens_per_s_per_device))
+                best = (int)i;
+        assert_true(best >= 0);
+        assert_true(r.found[m]);
+        assert_int_equal(r.best[m].tp, b[best].tp);
+        assert_int_equal(r.best[m].chunk, b[best].chunk);
+        assert_rel(r.best[m].concurrency, b[best].conc, 0);
+        assert_rel(r.best[m].objective, b[best].x[m].tokens_per_s_per_device, 0);
+        assert_int_equal(r.best[m].dp, 1);
+        assert_int_equal(r.best[m].fails, PM_BOUND_NONE);
+        /* The next concurrency of its deployment misses TPOT (throughput rises with
+         * concurrency, so the best is the last one within the limits). */
+        assert_int_equal(r.binds[m], PM_BOUND_TPOT);
+    }
+    pm_search_result_free(&r);
+}
+
+/* The front: every point meets the limits, none is beaten on both axes by a feasible point
+ * of the brute force, and every feasible point is matched or beaten by a front point. */
+static void test_front_is_pareto(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int tp[] = {4, 8};
+    const int64_t chunk[] = {256, 1024, 4096};
+    const double conc[] = {1, 2, 8, 32, 96, 200};
+    pm_search_spec sp = space(&s, tp, 2, chunk, 3, conc, 6);
+    sp.tpot_limit_s = 0.040;
+    pm_search_result r = run(&s, &sp);
+    brute b[64];
+    const size_t n = brute_force(&s, &sp, b);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(r.n_front[m] >= 2);
+        for (size_t f = 0; f < r.n_front[m]; f++) {
+            const pm_search_candidate *k = &r.front[m][f];
+            assert_true(k->figures.tpot_s <= sp.tpot_limit_s);
+            if (f > 0) /* rising per-user rate, falling objective */
+                assert_true(k->figures.tokens_per_s_per_user >
+                                r.front[m][f - 1].figures.tokens_per_s_per_user &&
+                            k->objective < r.front[m][f - 1].objective);
+            for (size_t i = 0; i < n; i++)
+                assert_false(b[i].feasible[m] &&
+                             b[i].x[m].tokens_per_s_per_user > k->figures.tokens_per_s_per_user &&
+                             b[i].x[m].tokens_per_s_per_device > k->objective);
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (!b[i].feasible[m])
+                continue;
+            bool covered = false;
+            for (size_t f = 0; f < r.n_front[m] && !covered; f++)
+                covered = r.front[m][f].figures.tokens_per_s_per_user >=
+                              b[i].x[m].tokens_per_s_per_user &&
+                          r.front[m][f].objective >= b[i].x[m].tokens_per_s_per_device;
+            assert_true(covered);
+        }
+    }
+    pm_search_result_free(&r);
+}
+
+static void assert_same_answer(const pm_search_result *a, const pm_search_result *b)
+{
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_int_equal(a->found[m], b->found[m]);
+        if (a->found[m]) {
+            assert_int_equal(a->best[m].tp, b->best[m].tp);
+            assert_int_equal(a->best[m].ep, b->best[m].ep);
+            assert_int_equal(a->best[m].chunk, b->best[m].chunk);
+            assert_rel(a->best[m].concurrency, b->best[m].concurrency, 0);
+            assert_rel(a->best[m].hw[0], b->best[m].hw[0], 0);
+            assert_rel(a->best[m].objective, b->best[m].objective, 0);
+            assert_int_equal(a->binds[m], b->binds[m]);
+        }
+        assert_int_equal(a->n_front[m], b->n_front[m]);
+        for (size_t f = 0; f < a->n_front[m]; f++) {
+            assert_rel(a->front[m][f].objective, b->front[m][f].objective, 0);
+            assert_rel(a->front[m][f].figures.tokens_per_s_per_user,
+                       b->front[m][f].figures.tokens_per_s_per_user, 0);
+        }
+    }
+}
+
+/* The pruned search against the exhaustive one: the same bests, binds and fronts, fewer
+ * evaluations. The spaces: Llama-3-70B on the 910B at a long context (the HBM binds) with two
+ * L2 sizes, a per-user floor and an mm2 objective; Mixtral on the 910B over ep with a TPOT
+ * limit that one mode meets where another misses; each on one thread, then on four. */
+static void check_pruning(const pm_scenario *s, pm_search_spec *sp)
+{
+    sp->exhaustive = true;
+    sp->threads = 1;
+    pm_search_result ex = run(s, sp);
+    sp->exhaustive = false;
+    sp->threads = 4;
+    pm_search_result pr = run(s, sp);
+    assert_same_answer(&ex, &pr);
+    assert_int_equal(ex.pruned, 0);
+    assert_true(pr.pruned > 0);
+    assert_true(pr.evaluated + pr.pruned == ex.evaluated);
+    pm_search_result_free(&ex);
+    pm_search_result_free(&pr);
+}
+
+static void test_pruning_is_lossless(void **state)
+{
+    (void)state;
+    const char *ov[] = {"workload.seq_len=32768"};
+    pm_scenario s = pm_test_load("llama70b", ov, 1);
+    pm_scenario_release(&s);
+    const int tp[] = {4, 8, 16};
+    const int64_t chunk[] = {1024, 8192};
+    const double conc[] = {1, 2, 4, 8, 16, 32, 64, 128};
+    pm_search_spec sp = space(&s, tp, 3, chunk, 2, conc, 8);
+    sp.min_tokens_per_s_per_user = 20;
+    sp.objective = PM_SEARCH_PER_MM2;
+    pm_error err;
+    assert_int_equal(pm_axis_parse("l2=96MiB,384MiB", 0, &sp.hw[0], &err), PM_OK);
+    sp.n_hw = 1;
+    check_pruning(&s, &sp);
+    pm_axis_release(&sp.hw[0]);
+
+    pm_scenario x = load("mixtral8x7b");
+    const int tpx[] = {4, 8};
+    const int64_t chunkx[] = {512, 2048};
+    const double concx[] = {1, 8, 32, 48, 56, 60, 64, 128, 256, 1024};
+    sp = space(&x, tpx, 2, chunkx, 2, concx, 10);
+    sp.ep[0] = 1;
+    sp.ep[1] = 4;
+    sp.n_ep = 2;
+    /* 13 ms: at TP 8, EP 4, chunk 512 and 56 sequences serial and fused miss it and PRESERVE
+     * does not (13.2, 13.1 and 11.1 ms): a cut on one mode's miss would lose PRESERVE's best
+     * at 60. */
+    sp.tpot_limit_s = 0.013;
+    check_pruning(&x, &sp);
+}
+
+/* A budget of 32 devices: TP 8 runs 4 replicas, each serving the concurrency; TP 3 does not
+ * divide it and is counted as a deployment that cannot run, with its reason. */
+static void test_budget_replicas(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int tp[] = {3, 8};
+    const int64_t chunk[] = {2048};
+    const double conc[] = {16};
+    pm_search_spec sp = space(&s, tp, 2, chunk, 1, conc, 1);
+    sp.device_budget = 32;
+    pm_search_result r = run(&s, &sp);
+    assert_int_equal(r.invalid_plans, 1);
+    assert_non_null(strstr(r.first_invalid, "does not divide"));
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(r.found[m]);
+        assert_int_equal(r.best[m].tp, 8);
+        assert_int_equal(r.best[m].dp, 4);
+        assert_int_equal(r.binds[m], PM_BOUND_SPACE);
+    }
+    /* One replica's steady state: the scenario's own at TP 8 and concurrency 16. */
+    pm_serve_workload w = sp.workload;
+    w.chunk_budget = 2048;
+    w.concurrency = 16;
+    pm_serve_result one;
+    pm_error err;
+    assert_int_equal(pm_serve_compute(&s, &w, &one, &err), PM_OK);
+    assert_rel(r.best[PM_MODE_PRESERVE].figures.tokens_per_s_per_device,
+               one.modes[PM_MODE_PRESERVE].tokens_per_s_per_device, 0);
+    pm_search_result_free(&r);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int tp[] = {8};
+    const int64_t chunk[] = {2048};
+    const double conc[] = {16};
+    pm_search_spec sp = space(&s, tp, 1, chunk, 1, conc, 1);
+    pm_search_result r;
+    pm_error err;
+    sp.workload.request_rate_per_s = 2;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    sp.workload.request_rate_per_s = 0;
+    assert_int_equal(pm_axis_parse("devices=1,2", 0, &sp.hw[0], &err), PM_OK);
+    sp.n_hw = 1;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "hardware axis"));
+    pm_axis_release(&sp.hw[0]);
+    sp.n_hw = 0;
+    sp.n_concurrency = 0;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    sp.n_concurrency = 1;
+    pm_scenario t = s;
+    t.accel.cost.present = false;
+    sp.objective = PM_SEARCH_PER_USD;
+    assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.cost");
+    sp.objective = PM_SEARCH_PER_DEVICE;
+    t = s;
+    t.cluster.data_parallel = 2;
+    assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.data_parallel");
+    assert_string_equal(pm_search_bound_name(PM_BOUND_TPOT), "tpot");
+    assert_string_equal(pm_search_objective_name(PM_SEARCH_PER_JOULE), "joule");
+    assert_string_equal(pm_search_bound_name(PM_BOUND_COUNT), "?");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_best_is_brute_force),
+        cmocka_unit_test(test_front_is_pareto),
+        cmocka_unit_test(test_pruning_is_lossless),
+        cmocka_unit_test(test_budget_replicas),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
