@@ -2245,6 +2245,154 @@ PM_API bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objec
                                const pm_optimum *opt, size_t i, char *note, size_t n);
 
 
+/* ---------------------------------------------------------------- disaggregated serving */
+
+/** The link between a prefill and a decode pool that carries each request's KV cache. Each
+ * device of a prefill instance sends its share of the cache over its own link. */
+typedef struct pm_disagg_link {
+    double bandwidth_bytes_per_s; /* per prefill device (> 0; INFINITY: an ideal link), shared
+                                     among the transfers in flight on it */
+    double latency_s;             /* start-up latency of one transfer, alpha (>= 0) */
+    bool layer_streamed;          /* each layer's KV is sent as soon as the prefill has computed
+                                     it (only about one layer's share is exposed), else the whole
+                                     cache after the prefill */
+} pm_disagg_link;
+
+/**
+ * A disaggregated deployment's workload: prompts prefilled on prefill instances (one at a time
+ * each), their KV cache sent to a decode instance, which decodes output_tokens - 1 tokens in
+ * decode-only steps.
+ */
+typedef struct pm_disagg_workload {
+    int64_t input_tokens;      /* prompt length (>= 1) */
+    int64_t output_tokens;     /* tokens per request (>= 2), the first by the prefill pool */
+    double decode_concurrency; /* sequences in flight on one decode instance at full load (>= 1;
+                                  0: the most its HBM holds) */
+    double request_rate_per_s; /* > 0: the deployment serves this rate with the fewest devices;
+                                  0: the instance ratio of the most throughput per device */
+    int prefill_instances;     /* > 0 with decode_instances > 0: the counts fixed (no search) */
+    int decode_instances;
+    int max_instances;         /* the search's bound per pool (1 .. PM_DISAGG_MAX_INSTANCES) */
+    double prefill_max_load_frac; /* (0, 1]: the most a prefill instance is loaded (its queue
+                                     grows without bound at 1; aiconfigurator derates to 0.9) */
+    double ttft_limit_s, tpot_limit_s; /* limits for goodput (0: none) */
+    pm_disagg_link link;
+} pm_disagg_workload;
+
+/** The most instances of one pool a deployment searches. */
+#define PM_DISAGG_MAX_INSTANCES 4096
+
+/** A disaggregated deployment in one mode (seconds; rates per second; both pools' devices). */
+typedef struct pm_disagg_mode {
+    double prefill_s;          /* one prompt's prefill on a prefill instance, D */
+    double queue_s;            /* its mean wait, M/D/1: rho D / (2 (1 - rho)) */
+    double transfer_s;         /* the KV transfer's exposed time after the prefill */
+    double ttft_s;             /* prefill_s + queue_s + transfer_s */
+    double decode_step_s;      /* a decode-only step at decode_in_flight sequences */
+    double tpot_s;             /* = decode_step_s */
+    double e2e_s;              /* ttft_s + (output_tokens - 1) tpot_s */
+    double decode_in_flight;   /* sequences one decode instance holds at the deployment's rate */
+    double prefill_requests_per_s; /* one prefill instance at its load cap */
+    double decode_requests_per_s;  /* one decode instance at decode_concurrency */
+    int prefill_instances, decode_instances;
+    double devices;            /* both pools' */
+    double prefill_load_frac;  /* rho of a prefill instance */
+    double requests_per_s;     /* the deployment's */
+    double tokens_per_s;       /* output tokens */
+    double tokens_per_s_per_device;
+    double tokens_per_s_per_user; /* 1 / tpot_s */
+    double tokens_per_s_per_mm2;  /* per mm2 of both pools' dies (0 without both area blocks) */
+    double tokens_per_s_per_usd;  /* per dollar of both pools' devices (0 without cost blocks) */
+    double energy_per_token_J;    /* busy energy of both pools per output token (0 without
+                                     energy blocks) */
+    double tokens_per_J;
+    double prefill_tokens_per_s_per_mm2; /* prompt tokens/s of one prefill instance at its load
+                                            cap per mm2 of its dies (0 without an area block) */
+    double decode_tokens_per_s_per_mm2;  /* output tokens/s of one decode instance at
+                                            decode_concurrency per mm2 of its dies */
+    bool meets_limits;
+    double goodput_tokens_per_s_per_device; /* tokens_per_s_per_device within the limits */
+    bool saturated;            /* the target rate needs more than max_instances of a pool, or the
+                                  link cannot carry it: latencies NaN */
+} pm_disagg_mode;
+
+typedef struct pm_disagg_result {
+    pm_disagg_mode modes[PM_MODE_COUNT];
+    double kv_bytes_per_request;    /* the whole model's cache of one prompt (all layers, all
+                                       KV heads or MLA's latent, windows applied) */
+    double transfer_bytes_per_device; /* what each prefill device sends */
+    double decode_concurrency;      /* the decode instance's full load (given or the HBM's) */
+    double decode_max_concurrency;  /* the most sequences its HBM holds */
+    int prefill_devices, decode_devices; /* per instance */
+    double prefill_die_mm2, decode_die_mm2; /* 0 without an area block */
+} pm_disagg_result;
+
+/**
+ * A disaggregated deployment: prefill instances of scenario prefill and decode instances of
+ * scenario decode (each one tensor-parallel group; the same model and KV datatype), joined by
+ * w->link. KV bytes per request: pm_footprint_compute's cache of the whole model (every KV head
+ * once, or MLA's latent) at input_tokens. A prefill instance serves one prompt at a time in D
+ * (pm_mixed_step_time of one whole prompt): at rate lambda = rate / x its load is rho = lambda D
+ * and the TTFT is D + rho D / (2 (1 - rho)) (DistServe's M/D/1) plus the transfer: each prefill
+ * device sends b = kv / devices bytes over its link of bandwidth B, shared by the c = max(1,
+ * lambda alpha / (1 - lambda b / B)) transfers in flight (Little's law), X = b c / B; exposed
+ * alpha + X whole, alpha + max(X / L, X - D (L - 1) / L) layer-streamed over L layers. A decode
+ * instance runs decode-only steps of n sequences at the mean context input + (output - 2) / 2
+ * (n the given or the HBM's most at full load; at a lower rate the n with n = lambda_d (output
+ * - 1) t(n)): TPOT = t(n). Rate matching: a prefill instance serves load_frac / D requests/s,
+ * a decode instance N / ((output - 1) t(N)); at a target rate the fewest of each that serve it,
+ * else the counts up to max_instances maximising min(x R_p, y R_d) / (x g_p + y g_d). Every
+ * mode side by side. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, count, load or link
+ * out of range), PM_ERR_INCONSISTENT (different models or KV datatypes in the pools, err->path
+ * "decode.model" or "decode.workload.kv_dtype"; a pool whose HBM does not hold the weights and
+ * one sequence, "prefill.accelerator.hbm_capacity_GiB" or "decode.accelerator.hbm_capacity_GiB";
+ * a decode_concurrency above the HBM's most, "decode_concurrency"), or an error of
+ * pm_scenario_check, pm_mixed_step_time or the area, cost and energy models (a pool's own
+ * error's message opens with "prefill pool: " or "decode pool: ").
+ */
+PM_API pm_status pm_disagg_compute(const pm_scenario *prefill, const pm_scenario *decode,
+                                   const pm_disagg_workload *w, pm_disagg_result *out,
+                                   pm_error *err);
+/** The columns of a disaggregated point (docs/output-format.md), as the disagg command's CSV
+ * and the Python module's disagg() name them. */
+PM_API size_t pm_disagg_column_count(void);
+/** The name of column i; NULL when i >= pm_disagg_column_count(). */
+PM_API const char *pm_disagg_column_name(size_t i);
+/** Writes the first n columns of r into values (NaN for the figures without data) and returns
+ * pm_disagg_column_count(); values may be NULL. */
+PM_API size_t pm_disagg_point_values(const pm_disagg_result *r, double *values, size_t n);
+
+/** Which pool of a disaggregated deployment a co-design sweep varies. */
+typedef enum pm_disagg_pool {
+    PM_DISAGG_PREFILL = 0,
+    PM_DISAGG_DECODE = 1,
+    PM_DISAGG_POOL_COUNT
+} pm_disagg_pool;
+
+/** One point of a co-design sweep: the pool's chip at value along the axis. */
+typedef struct pm_disagg_codesign_point {
+    double value;              /* SI, along the axis */
+    pm_disagg_result result;   /* the deployment with that pool's chip changed */
+    pm_status status;          /* PM_OK, or why this point has no result (its pool does not
+                                  fit, ...): the others still count */
+} pm_disagg_codesign_point;
+
+/**
+ * Co-design: the chip of one pool swept along axis (PM_AXIS_L2, PM_AXIS_L2_BW, PM_AXIS_COMPUTE or
+ * PM_AXIS_HBM_BW; pm_scenario_set_axis's rules), the other pool as it is. points[i] receives the
+ * deployment at values[i]; *best the index of the point with the most of that pool's own
+ * density in PRESERVE (prefill_tokens_per_s_per_mm2 or decode_tokens_per_s_per_mm2: the
+ * decode pool's at w's decode concurrency), among the points whose deployment meets w's TTFT
+ * and TPOT limits (the interactivity asked for), -1 when no point has one.
+ * Returns PM_OK, PM_ERR_INVALID_ARG (NULL, no values, another axis or pool) or an error of
+ * pm_disagg_compute at the pools as given.
+ */
+PM_API pm_status pm_disagg_codesign(const pm_scenario *prefill, const pm_scenario *decode,
+                                    const pm_disagg_workload *w, pm_disagg_pool pool,
+                                    pm_axis_kind axis, const double *values, size_t n,
+                                    pm_disagg_codesign_point *points, int *best, pm_error *err);
+/** "prefill" or "decode"; "?" when out of range. */
+PM_API const char *pm_disagg_pool_name(pm_disagg_pool pool);
 /* ---- The search under latency limits (search.c) ---- */
 
 /** Values one dimension of a search space holds at most. */

@@ -436,3 +436,32 @@ double pm_p2p_time(const pm_cluster *c, bool inter_node, double bytes)
         return c->inter_node_latency_s + bytes / c->inter_node_bandwidth_bytes_per_s;
     return c->link_latency_s + bytes / c->link_bandwidth_bytes_per_s;
 }
+
+/* ---------------------------------------------------------------- disaggregated KV transfer */
+
+/* A request's KV cache from a prefill device to a decode instance (issue 45; reference
+ * serving-parallelism.md section 4): alpha + bytes / B, inference-sim's pd_events.go, with B
+ * shared among the transfers in flight on the link. At lambda transfers per second each of b
+ * bytes, c = lambda (alpha + b c / B) transfers are in flight (Little's law over the shared
+ * link), c = lambda alpha / (1 - lambda b / B), at least 1: X = b max(1, c) / B. Whole, the
+ * transfer starts when the prefill of D seconds ends and exposes alpha + X; layer-streamed
+ * (LLMServingSim), layer k's share leaves when the prefill has computed it (k D / L), so the
+ * link ends at max(D + X / L, D / L + X) and exposes alpha + max(X / L, X - D (L - 1) / L).
+ * INFINITY when the link cannot carry lambda b bytes/s. */
+double pm_kv_transfer_time(const pm_kv_transfer *t, double *in_flight)
+{
+    const double load = t->rate_per_s * t->bytes / t->bandwidth_bytes_per_s;
+    if (in_flight)
+        *in_flight = INFINITY;
+    if (!(load < 1.0))
+        return INFINITY;
+    double c = t->rate_per_s * t->latency_s / (1.0 - load);
+    c = c > 1.0 ? c : 1.0;
+    if (in_flight)
+        *in_flight = c;
+    const double x = t->bytes * c / t->bandwidth_bytes_per_s;
+    if (!t->layer_streamed || t->layers < 2)
+        return t->latency_s + x;
+    const double L = t->layers, one = x / L, tail = x - t->prefill_s * (L - 1.0) / L;
+    return t->latency_s + (one > tail ? one : tail);
+}

@@ -394,6 +394,18 @@ double pm_op_time_shared(const pm_op_cost *c, double share);
 pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_cost *costs,
                           pm_slot *slots, pm_schedule *sched, pm_error *err);
 
+/* ---- the KV transfer between disaggregated pools (collective.c) ---- */
+/* One request's KV cache sent by one prefill device (bytes) at rate_per_s requests/s on its
+ * link, after (or, layer-streamed over `layers` layers, during) a prefill of prefill_s. */
+typedef struct pm_kv_transfer {
+    double bytes, bandwidth_bytes_per_s, latency_s, rate_per_s, prefill_s;
+    int layers;
+    bool layer_streamed;
+} pm_kv_transfer;
+/* The transfer's time exposed after the prefill; *in_flight (may be NULL) the transfers that
+ * share the link. INFINITY when the link cannot carry the rate. */
+double pm_kv_transfer_time(const pm_kv_transfer *t, double *in_flight);
+
 /* ---- the fast evaluator (collective.c, build.c, cost.c, schedule.c, step_plan.c) ---- */
 
 /* An allreduce model precomputed for one cluster and algorithm: the candidates' affine times

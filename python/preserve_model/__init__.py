@@ -33,7 +33,8 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "optimize", "footprint",
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "disagg",
+           "disagg_codesign", "DISAGG_POOLS", "optimize", "footprint",
            "explain", "timeline", "PHASES", "SERVE_RULES",
            "OBJECTIVES", "SEARCH_OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
 
@@ -394,6 +395,88 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
             "best": {k: v[0].item() for k, v in b.items()} if found else None,
             "front": named(np.frombuffer(front, dtype=np.float64).reshape(-1, len(_SEARCH_COLUMNS)))}
     return result
+
+#: The pools of a disaggregated deployment, in the library's order (pm_disagg_pool).
+DISAGG_POOLS = ("prefill", "decode")
+
+
+def _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load, link_bandwidth,
+                     link_latency, layer_streamed, instances, ttft_limit, tpot_limit):
+    """The workload tuple of _core.disagg, its values checked."""
+    for name, value in (("input_tokens", input_tokens), ("output_tokens", output_tokens)):
+        if value is not None and (isinstance(value, bool) or
+                                  not isinstance(value, (int, np.integer)) or value < 1):
+            raise ValueError(f"{name}: expected a count >= 1 or None (got {value!r})")
+    if instances is None:
+        instances = (0, 0)
+    if len(instances) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1
+                                      for v in instances) and tuple(instances) != (0, 0):
+        raise ValueError(f"instances: expected (prefill, decode) counts >= 1 (got {instances!r})")
+    return (int(input_tokens or 0), int(output_tokens or 0), float(rate or 0.0),
+            int(max_instances), float(max_load), float(link_bandwidth), float(link_latency),
+            bool(layer_streamed), int(instances[0]), int(instances[1]), float(ttft_limit),
+            float(tpot_limit))
+
+
+def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
+           prefill_overrides=None, decode_overrides=None, input_tokens=None, output_tokens=None,
+           rate=None, max_instances=64, max_load=0.9, link_bandwidth=25e9, link_latency=50e-6,
+           layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0, data_dir=None):
+    """A disaggregated deployment: the `disagg` command's numbers (pm_disagg_compute).
+
+    prefill and decode: the pools' scenarios (names or paths; the same model and KV datatype),
+    each with its overrides (as estimate()'s). concurrency: sequences per decode instance at
+    full load, a sequence (0: the most its HBM holds). input_tokens and output_tokens (None:
+    the prefill scenario's prompt and decode steps). rate (requests/s): the fewest instances
+    serving it; None: the instance ratio of the most throughput per device (up to max_instances
+    per pool); instances=(x, y): fixed counts. max_load: a prefill instance's most load (0.9,
+    aiconfigurator). link_bandwidth (bytes/s per prefill device) and link_latency (s): the KV
+    link between the pools (defaults: inference-sim's 25 GB/s and 50 us); layer_streamed or
+    whole. ttft_limit, tpot_limit (s, 0: none) decide goodput.
+
+    Returns a dict of numpy arrays named as the disagg CSV's columns (docs/output-format.md):
+    kv_bytes_per_request, transfer_bytes_per_device, decode_concurrency, ..., then per mode
+    MODE_ttft_s, MODE_tpot_s, ..., MODE_tokens_per_s_per_mm2, ..., MODE_saturated. Raises
+    Error for a load or model error (its path names the key: "decode.model", ...).
+    """
+    conc = np.atleast_1d(np.asarray(concurrency, dtype=float))
+    if conc.ndim != 1 or not conc.size or not np.all(np.isfinite(conc)):
+        raise ValueError(f"concurrency: expected finite numbers (got {concurrency!r})")
+    w = _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
+                         link_bandwidth, link_latency, layer_streamed, instances, ttft_limit,
+                         tpot_limit)
+    names, data = _core.disagg(_path("prefill", prefill), _path("decode", decode),
+                               [float(c) for c in conc], w, _overrides(prefill_overrides, {}),
+                               _overrides(decode_overrides, {}), _path("data_dir", data_dir))
+    table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
+    return {name: table[:, i].copy() for i, name in enumerate(names)}
+
+
+def disagg_codesign(prefill="llama70b-h100", decode="llama70b", pool="decode",
+                    spec="l2=8MiB:256MiB:x2", decode_concurrency=0, *, prefill_overrides=None,
+                    decode_overrides=None, input_tokens=None, output_tokens=None, rate=None,
+                    max_instances=64, max_load=0.9, link_bandwidth=25e9, link_latency=50e-6,
+                    layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0,
+                    data_dir=None):
+    """Co-design (pm_disagg_codesign): one pool's chip swept along spec ("l2=...", "l2_bw=...",
+    "compute=...", "hbm_bw=..."), the other pool as given; the other arguments as disagg().
+
+    Returns a dict: "column" (the axis's column, e.g. l2_capacity_MiB), "values" (numpy, in its
+    unit), "best" (the index of the pool's most PRESERVE tokens/s per mm2, -1 when none) and
+    "points" (disagg()'s columns, a row per value; NaN where the point makes no deployment).
+    """
+    if pool not in DISAGG_POOLS:
+        raise ValueError(f"pool: expected one of {', '.join(DISAGG_POOLS)} (got {pool!r})")
+    w = _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
+                         link_bandwidth, link_latency, layer_streamed, instances, ttft_limit,
+                         tpot_limit)
+    column, values, best, names, data = _core.disagg_codesign(
+        _path("prefill", prefill), _path("decode", decode), DISAGG_POOLS.index(pool), spec, w,
+        float(decode_concurrency), _overrides(prefill_overrides, {}),
+        _overrides(decode_overrides, {}), _path("data_dir", data_dir))
+    table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
+    return {"column": column, "values": np.frombuffer(values, dtype=np.float64).copy(),
+            "best": best, "points": {name: table[:, i].copy() for i, name in enumerate(names)}}
 
 
 #: The objectives optimize() takes (pm_objective), in the library's order.

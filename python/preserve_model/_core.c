@@ -845,6 +845,185 @@ out:
     for (int a = 0; a < sp->n_hw; a++)
         pm_axis_release(&sp->hw[a]);
     PyMem_Free(sp);
+/* ---------------------------------------------------------------- disagg (issue 45) */
+
+/* disagg()'s column names: the library's (pm_disagg_column_name), as the disagg command's CSV. */
+static PyObject *disagg_names(void)
+{
+    const size_t n = pm_disagg_column_count();
+    PyObject *names = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; names && i < n; i++) {
+        PyObject *name = PyUnicode_FromString(pm_disagg_column_name(i));
+        if (!name) {
+            Py_DECREF(names);
+            return NULL;
+        }
+        PyList_SET_ITEM(names, (Py_ssize_t)i, name);
+    }
+    return names;
+}
+
+/* The two pools' scenarios; 0, or -1 with a Python exception set (nothing left loaded). */
+static int load_pools(const char *pcfg, PyObject *pov, const char *dcfg, PyObject *dov,
+                      const char *data_dir, pm_scenario *ps, pm_scenario *ds)
+{
+    if (load(pcfg, pov, data_dir, true, ps) != 0)
+        return -1;
+    if (load(dcfg, dov, data_dir, true, ds) != 0) {
+        pm_scenario_release(ps);
+        return -1;
+    }
+    return 0;
+}
+
+/* (names, bytes of float64 rows) from n rows of the disagg columns. */
+static PyObject *disagg_rows(const double *rows, size_t n)
+{
+    PyObject *names = disagg_names();
+    PyObject *data = names ? PyBytes_FromStringAndSize(
+                                 (const char *)rows,
+                                 (Py_ssize_t)(n * pm_disagg_column_count() * sizeof *rows))
+                           : NULL;
+    PyObject *res = names && data ? PyTuple_Pack(2, names, data) : NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(data);
+    return res;
+}
+
+/* disagg(prefill, decode, concurrency, workload, prefill_overrides=None,
+ * decode_overrides=None, data_dir=None) -> (names, bytes of float64 rows): one row per decode
+ * concurrency (0: the HBM's most). workload: (input_tokens, output_tokens, rate, max_instances,
+ * max_load, link_Bps, link_s, streamed, prefill_instances, decode_instances, ttft_limit,
+ * tpot_limit), checked by the wrapper (input and output 0: the prefill scenario's). */
+static PyObject *disagg(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_p[] = "prefill", k_d[] = "decode", k_conc[] = "concurrency",
+                k_w[] = "workload", k_pov[] = "prefill_overrides", k_dov[] = "decode_overrides";
+    static char *kwlist[] = {k_p, k_d, k_conc, k_w, k_pov, k_dov, k_data_dir, NULL};
+    const char *pcfg, *dcfg, *data_dir = NULL;
+    PyObject *conc_obj, *pov = Py_None, *dov = Py_None;
+    pm_disagg_workload w = {0};
+    long long in, out;
+    int streamed;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssO(LLdidddpiidd)|OOz", kwlist, &pcfg, &dcfg,
+                                     &conc_obj, &in, &out, &w.request_rate_per_s,
+                                     &w.max_instances, &w.prefill_max_load_frac,
+                                     &w.link.bandwidth_bytes_per_s, &w.link.latency_s, &streamed,
+                                     &w.prefill_instances, &w.decode_instances, &w.ttft_limit_s,
+                                     &w.tpot_limit_s, &pov, &dov, &data_dir))
+        return NULL;
+    w.link.layer_streamed = streamed != 0;
+    PyObject *seq = PySequence_Fast(conc_obj, "concurrency: expected a sequence of numbers");
+    if (!seq)
+        return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const size_t width = pm_disagg_column_count();
+    double *conc = PyMem_Calloc((size_t)n + 1, sizeof *conc);
+    double *rows = PyMem_Calloc((size_t)n * width + 1, sizeof *rows);
+    for (Py_ssize_t i = 0; conc && i < n && !PyErr_Occurred(); i++)
+        conc[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    pm_scenario ps, ds;
+    if (!conc || !rows || PyErr_Occurred() ||
+        load_pools(pcfg, pov, dcfg, dov, data_dir, &ps, &ds) != 0) {
+        PyMem_Free(conc);
+        PyMem_Free(rows);
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    }
+    w.input_tokens = in > 0 ? in : pm_workload_prompt_tokens(&ps.workload);
+    w.output_tokens = out > 0 ? out : pm_workload_decode_steps(&ps.workload);
+    pm_error err;
+    pm_status st = PM_OK;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && st == PM_OK; i++) {
+        pm_disagg_result r;
+        w.decode_concurrency = conc[i];
+        if ((st = pm_disagg_compute(&ps, &ds, &w, &r, &err)) == PM_OK)
+            pm_disagg_point_values(&r, rows + (size_t)i * width, width);
+    }
+    Py_END_ALLOW_THREADS
+    pm_scenario_release(&ps);
+    pm_scenario_release(&ds);
+    PyMem_Free(conc);
+    PyObject *res = st == PM_OK ? disagg_rows(rows, (size_t)n) : raise_error(&err);
+    PyMem_Free(rows);
+    return res;
+}
+
+/* disagg_codesign(prefill, decode, pool, spec, workload, decode_concurrency,
+ * prefill_overrides=None, decode_overrides=None, data_dir=None) -> (axis column, values in its
+ * unit, best index, names, bytes of float64 rows; NaN rows where a point has no deployment). */
+static PyObject *disagg_codesign(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_p[] = "prefill", k_d[] = "decode", k_pool[] = "pool", k_spec[] = "spec",
+                k_w[] = "workload", k_c[] = "decode_concurrency",
+                k_pov[] = "prefill_overrides", k_dov[] = "decode_overrides";
+    static char *kwlist[] = {k_p, k_d, k_pool, k_spec, k_w, k_c, k_pov, k_dov, k_data_dir, NULL};
+    const char *pcfg, *dcfg, *spec, *data_dir = NULL;
+    PyObject *pov = Py_None, *dov = Py_None;
+    pm_disagg_workload w = {0};
+    long long in, out;
+    int streamed, pool;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssis(LLdidddpiidd)d|OOz", kwlist, &pcfg, &dcfg,
+                                     &pool, &spec, &in, &out, &w.request_rate_per_s,
+                                     &w.max_instances, &w.prefill_max_load_frac,
+                                     &w.link.bandwidth_bytes_per_s, &w.link.latency_s, &streamed,
+                                     &w.prefill_instances, &w.decode_instances, &w.ttft_limit_s,
+                                     &w.tpot_limit_s, &w.decode_concurrency, &pov, &dov,
+                                     &data_dir))
+        return NULL;
+    w.link.layer_streamed = streamed != 0;
+    pm_axis axis;
+    pm_error err;
+    if (pm_axis_parse(spec, 4096, &axis, &err) != PM_OK)
+        return raise_error(&err);
+    pm_scenario ps, ds;
+    if (load_pools(pcfg, pov, dcfg, dov, data_dir, &ps, &ds) != 0) {
+        pm_axis_release(&axis);
+        return NULL;
+    }
+    w.input_tokens = in > 0 ? in : pm_workload_prompt_tokens(&ps.workload);
+    w.output_tokens = out > 0 ? out : pm_workload_decode_steps(&ps.workload);
+    const size_t width = pm_disagg_column_count(), n = axis.n_values;
+    pm_disagg_codesign_point *pts = PyMem_Calloc(n + 1, sizeof *pts);
+    double *rows = PyMem_Calloc(n * width + 1, sizeof *rows);
+    double *vals = PyMem_Calloc(n + 1, sizeof *vals);
+    int best = -1;
+    pm_status st = pts && rows && vals ? PM_OK : PM_ERR_NOMEM;
+    if (st == PM_OK) {
+        Py_BEGIN_ALLOW_THREADS
+        st = pm_disagg_codesign(&ps, &ds, &w, (pm_disagg_pool)pool, axis.kind, axis.values, n,
+                                pts, &best, &err);
+        Py_END_ALLOW_THREADS
+    }
+    for (size_t i = 0; st == PM_OK && i < n; i++) {
+        vals[i] = pm_axis_display_value(axis.kind, pts[i].value);
+        pm_disagg_point_values(&pts[i].result, rows + i * width, width);
+        for (size_t k = 0; pts[i].status != PM_OK && k < width; k++)
+            rows[i * width + k] = NAN;
+    }
+    PyObject *res = NULL;
+    pm_scenario_release(&ps);
+    pm_scenario_release(&ds);
+    if (!pts || !rows || !vals) {
+        res = PyErr_NoMemory();
+    } else if (st != PM_OK) {
+        res = raise_error(&err);
+    } else {
+        PyObject *table = disagg_rows(rows, n);
+        PyObject *v = PyBytes_FromStringAndSize((const char *)vals, (Py_ssize_t)(n * sizeof *vals));
+        if (table && v)
+            res = Py_BuildValue("(sOiOO)", pm_axis_column(axis.kind), v, best,
+                                PyTuple_GET_ITEM(table, 0), PyTuple_GET_ITEM(table, 1));
+        Py_XDECREF(table);
+        Py_XDECREF(v);
+    }
+    pm_axis_release(&axis);
+    PyMem_Free(pts);
+    PyMem_Free(rows);
+    PyMem_Free(vals);
     return res;
 }
 
@@ -1199,6 +1378,13 @@ static PyMethodDef methods[] = {
     {"sweep", (PyCFunction)(void (*)(void))sweep, METH_VARARGS | METH_KEYWORDS,
      "sweep(config, axes, overrides=None, data_dir=None, threads=0) -> (names, float64 rows "
      "as bytes, errors)"},
+    {"disagg", (PyCFunction)(void (*)(void))disagg, METH_VARARGS | METH_KEYWORDS,
+     "disagg(prefill, decode, concurrency, workload, prefill_overrides=None, "
+     "decode_overrides=None, data_dir=None) -> (names, float64 rows as bytes)"},
+    {"disagg_codesign", (PyCFunction)(void (*)(void))disagg_codesign,
+     METH_VARARGS | METH_KEYWORDS,
+     "disagg_codesign(prefill, decode, pool, spec, workload, decode_concurrency, ...) -> "
+     "(column, values as bytes, best, names, float64 rows as bytes)"},
     {"serve", (PyCFunction)(void (*)(void))serve, METH_VARARGS | METH_KEYWORDS,
      "serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, "
      "output_tokens, overrides=None, data_dir=None, arrival=0, by_rate=False) -> (names, "

@@ -814,3 +814,35 @@ def test_search_refusals():
         pm.search(hardware="devices=1,2")
     r = pm.search("llama70b-h100", (1, 2), tpot_limit=1e-4)
     assert not r["modes"]["preserve"]["found"] and r["modes"]["preserve"]["best"] is None
+
+# ---------------------------------------------------------------- disagg (issue 45)
+
+def test_disagg_returns_the_columns_as_arrays():
+    r = pm.disagg("llama70b-h100", "llama70b", [16, 64],
+                  decode_overrides={"workload": "decode-bf16"}, input_tokens=2048,
+                  output_tokens=512)
+    assert list(r["decode_concurrency"]) == [16.0, 64.0]
+    # Llama-3-70B in bf16: 80 x 2 x 8 x 128 x 2 bytes a position, 2048 positions.
+    assert r["kv_bytes_per_request"][0] == 80 * 2 * 8 * 128 * 2 * 2048
+    for mode in pm.MODES:
+        ttft = r[f"{mode}_ttft_s"]
+        parts = r[f"{mode}_prefill_s"] + r[f"{mode}_queue_s"] + r[f"{mode}_transfer_s"]
+        assert np.allclose(ttft, parts, rtol=1e-12)
+        assert np.all(r[f"{mode}_tokens_per_s_per_mm2"] > 0)
+
+
+def test_disagg_codesign_names_each_pools_best():
+    c = pm.disagg_codesign("llama70b-h100", "llama70b", "decode", "l2=8MiB,64MiB,256MiB", 64,
+                           decode_overrides={"workload": "decode-bf16"})
+    assert c["column"] == "l2_capacity_MiB"
+    assert list(c["values"]) == [8.0, 64.0, 256.0]
+    d = c["points"]["preserve_decode_tokens_per_s_per_mm2"]
+    assert c["best"] == int(np.argmax(d))
+
+
+def test_disagg_refuses_different_models_naming_the_key():
+    with pytest.raises(pm.Error) as e:
+        pm.disagg("llama70b-h100", "llama8b")
+    assert e.value.path == "decode.model"
+    with pytest.raises(ValueError):
+        pm.disagg_codesign(pool="both")

@@ -388,6 +388,14 @@ int main(int argc, char **argv)
     /* A file-size limit (ulimit -f) makes a write fail with EFBIG, reported like any failed
      * write, instead of killing the tool with a partial file. */
     signal(SIGXFSZ, SIG_IGN);
+    /* disagg names two scenarios: its options are its own (disagg_cmd.c). */
+    if (argc > 1 && strcmp(argv[1], "disagg") == 0)
+        return finish_output(cmd_disagg(argc - 1, argv + 1));
+    if (argc == 3 && strcmp(argv[1], "help") == 0 && strcmp(argv[2], "disagg") == 0) {
+        static char help_opt[] = "--help";
+        char *help_argv[] = {argv[2], help_opt, NULL};
+        return finish_output(cmd_disagg(2, help_argv));
+    }
     cli_init(&c);
     int opt, rc = PARSE_ON;
     opterr = 0;

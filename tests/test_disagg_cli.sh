@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# CLI tests of `disagg` (issue 45): a disaggregated deployment, its co-design sweep, its
+# outputs and refusals, against the shipped data.
+# Usage: test_disagg_cli.sh PATH/TO/preserve-model SOURCE_ROOT
+set -u
+# shellcheck source=tests/check.sh
+. "$2/tests/check.sh"
+check_begin "$1" "$2"
+
+P=(--prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16)
+check disagg-help 0 "usage: preserve-model disagg" "$pm" disagg --help
+check disagg-help-word 0 "usage: preserve-model disagg" "$pm" help disagg
+# Llama-3-70B in bf16: 80 x 2 x 8 x 128 x 2 bytes x 2048 positions = 671.1 MB a request.
+check disagg-table 0 "KV cache 671.1 MB a request (83.89 MB per prefill device)" "$pm" disagg "${P[@]}"
+check disagg-table-modes 0 "preserve" "$pm" disagg "${P[@]}" --concurrency 16
+check disagg-csv 0 "kv_bytes_per_request,transfer_bytes_per_device,decode_concurrency" \
+    "$pm" disagg "${P[@]}" --concurrency 8,16 --format csv
+check disagg-csv-colocated 0 "colocated_decode_chip_preserve_tokens_per_s_per_device" \
+    "$pm" disagg "${P[@]}" --concurrency 8 --format csv
+check disagg-json 0 '"preserve_tokens_per_s_per_mm2": ' "$pm" disagg "${P[@]}" --concurrency 8 --format json
+check disagg-rate 0 "1.50" "$pm" disagg "${P[@]}" --concurrency 32 --rate 1.5
+check disagg-fixed 0 " 2:3 " "$pm" disagg "${P[@]}" --concurrency 32 --prefill-instances 2 --decode-instances 3
+check disagg-codesign 0 "<- best (preserve)" "$pm" disagg "${P[@]}" --concurrency 64 --codesign l2=8MiB:256MiB:x2
+check disagg-codesign-csv 0 "pool,l2_capacity_MiB," "$pm" disagg "${P[@]}" --concurrency 64 --codesign l2=8MiB,64MiB --format csv
+# Refusals: the key named, usage errors exit 2.
+check disagg-models 1 "decode.model" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama8b
+check disagg-kv-dtype 1 "decode.workload.kv_dtype" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b
+check disagg-not-fit 1 "prefill.accelerator.hbm_capacity_GiB" "$pm" disagg "${P[@]}" --prefill-set cluster.devices=1
+check disagg-conc-cap 1 "decode_concurrency" "$pm" disagg "${P[@]}" --concurrency 100000
+check disagg-needs-both 2 "needs --prefill-config and --decode-config" "$pm" disagg --prefill-config llama70b-h100
+check disagg-unknown 2 "unknown option" "$pm" disagg "${P[@]}" --bogus
+check disagg-bad-link 2 "--link-bandwidth" "$pm" disagg "${P[@]}" --link-bandwidth 5s
+check disagg-codesign-axis 2 "--codesign" "$pm" disagg "${P[@]}" --codesign devices=1,2
+
+check_end
