@@ -845,6 +845,9 @@ out:
     for (int a = 0; a < sp->n_hw; a++)
         pm_axis_release(&sp->hw[a]);
     PyMem_Free(sp);
+    return res;
+}
+
 /* ---------------------------------------------------------------- disagg (issue 45) */
 
 /* disagg()'s column names: the library's (pm_disagg_column_name), as the disagg command's CSV. */
