@@ -344,6 +344,12 @@ static void print_overview(FILE *f)
         fprintf(f, "  %-19s", name);
         print_wrapped(f, 21, c->about);
     }
+    /* disagg names two scenarios and parses its own options (disagg_cmd.c). */
+    fprintf(f, "  %-19s", "disagg");
+    print_wrapped(f, 21, "a prefill pool and a decode pool, each its own scenario and chip "
+                         "(--prefill-config, --decode-config): TTFT with the KV transfer, "
+                         "TPOT, the pools' ratio, each pool's best L2 (its own options: "
+                         "'help disagg')");
     fprintf(f, "\nOptions (each command takes those its help lists):\n");
     for (size_t i = 0; i < cli_option_count; i++)
         print_option(f, &cli_options[i], NULL);

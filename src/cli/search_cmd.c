@@ -328,12 +328,21 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
     char *path = str_printf("%s", csv.path);
     char facts[160];
     scenario_facts(s, facts, sizeof facts);
-    char *title = str_printf("%s on %s, %d devices: %lld in, %lld out; TTFT <= %g s, TPOT <= %g "
-                             "ms",
-                             s->model.name, s->accel.name, c->budget ? c->budget : s->cluster.devices,
+    char limits[96] = "";
+    size_t w = 0;
+    if (sp->ttft_limit_s > 0)
+        w += (size_t)snprintf(limits + w, sizeof limits - w, "; TTFT <= %g s", sp->ttft_limit_s);
+    if (sp->tpot_limit_s > 0)
+        w += (size_t)snprintf(limits + w, sizeof limits - w, "; TPOT <= %g ms",
+                              1e3 * sp->tpot_limit_s);
+    if (sp->min_tokens_per_s_per_user > 0)
+        snprintf(limits + w, sizeof limits - w, "; >= %g tokens/s per user",
+                 sp->min_tokens_per_s_per_user);
+    char *title = str_printf("%s on %s, %d devices: %lld in, %lld out%s", s->model.name,
+                             s->accel.name, c->budget ? c->budget : s->cluster.devices,
                              (long long)sp->workload.input_tokens,
-                             (long long)sp->workload.output_tokens, sp->ttft_limit_s,
-                             1e3 * sp->tpot_limit_s);
+                             (long long)sp->workload.output_tokens,
+                             limits[0] ? limits : "; no latency limit");
     int rc = !path || !title ? out_of_memory() : 0;
     if (rc == 0)
         rc = out_file_commit(&csv);
