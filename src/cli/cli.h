@@ -117,6 +117,14 @@ bool add_set(cli *c, const char *key, const char *value, int64_t n);
 /* Writes one "# --set PATH=VALUE" line per override (the inputs a CSV records). */
 void print_sets(FILE *f, const cli *c);
 
+/* A list option's values (what: "counts", "rates") separated by commas (none empty, each
+ * under 64 bytes, at most max), each read by item (opt names the option, ctx is passed on)
+ * into out; the count, or -1 said on stderr. */
+int parse_list(const char *opt, const char *list, const char *what, int max,
+               bool (*item)(const char *opt, const char *text, void *ctx, double *out), void *ctx,
+               double *out);
+/* parse_list of counts, each parse_count's in [lo, hi]. */
+int parse_counts(const char *opt, const char *list, double lo, double hi, int max, double *out);
 /* --lengths IN:OUT:SHARE,... (serve, search) into w's length classes; 0 or EXIT_USAGE said on
  * stderr. */
 int parse_length_classes(const char *list, pm_serve_workload *w);

@@ -385,3 +385,48 @@ int parse_length_classes(const char *list, pm_serve_workload *w)
         p = comma + 1;
     }
 }
+
+int parse_list(const char *opt, const char *list, const char *what, int max,
+               bool (*item)(const char *opt, const char *text, void *ctx, double *out), void *ctx,
+               double *out)
+{
+    int n = 0;
+    for (const char *p = list;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char text[64];
+        if (len == 0 || len >= sizeof text) {
+            usage_error("%s: expected %s separated by commas (got '%s')", opt, what, list);
+            return -1;
+        }
+        if (n == max) {
+            usage_error("%s: at most %d values", opt, max);
+            return -1;
+        }
+        memcpy(text, p, len);
+        text[len] = '\0';
+        if (!item(opt, text, ctx, &out[n]))
+            return -1;
+        n++;
+        if (!comma)
+            return n;
+        p = comma + 1;
+    }
+}
+
+/* parse_list's item of parse_counts: a count in ctx's [lo, hi]. */
+static bool count_item(const char *opt, const char *text, void *ctx, double *out)
+{
+    const double *range = ctx;
+    int64_t v;
+    if (!parse_count(opt, text, range[0], range[1], &v))
+        return false;
+    *out = (double)v;
+    return true;
+}
+
+int parse_counts(const char *opt, const char *list, double lo, double hi, int max, double *out)
+{
+    double range[2] = {lo, hi};
+    return parse_list(opt, list, "counts", max, count_item, range, out);
+}

@@ -17,33 +17,10 @@
 #include "output.h"
 #include "plot.h"
 
-/* --OPT L: counts separated by commas, each in [lo, hi], at most PM_SEARCH_MAX_VALUES; the
- * count, or -1 said on stderr. */
-static int parse_list(const char *opt, const char *list, double lo, double hi, double *out)
+/* A list option of the space: counts in [1, hi], at most PM_SEARCH_MAX_VALUES. */
+static int counts(const char *opt, const char *list, double hi, double *v)
 {
-    int n = 0;
-    for (const char *p = list;;) {
-        const char *comma = strchr(p, ',');
-        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char item[64];
-        if (len == 0 || len >= sizeof item) {
-            usage_error("%s: expected counts separated by commas (got '%s')", opt, list);
-            return -1;
-        }
-        if (n == PM_SEARCH_MAX_VALUES) {
-            usage_error("%s: at most %d values", opt, PM_SEARCH_MAX_VALUES);
-            return -1;
-        }
-        memcpy(item, p, len);
-        item[len] = '\0';
-        int64_t v;
-        if (!parse_count(opt, item, lo, hi, &v))
-            return -1;
-        out[n++] = (double)v;
-        if (!comma)
-            return n;
-        p = comma + 1;
-    }
+    return parse_counts(opt, list, 1, hi, PM_SEARCH_MAX_VALUES, v);
 }
 
 /* --tp-list, --ep-list, --chunks and --concurrency into the spec (their defaults without
@@ -51,35 +28,27 @@ static int parse_list(const char *opt, const char *list, double lo, double hi, d
 static int space_lists(const cli *c, pm_search_spec *sp)
 {
     double v[PM_SEARCH_MAX_VALUES];
-    int n;
-    if (c->tp_list) {
-        if ((n = parse_list("--tp-list", c->tp_list, 1, PM_MAX_DEVICES, v)) < 0)
-            return EXIT_USAGE;
-        for (int i = 0; i < n; i++)
-            sp->tp[i] = (int)v[i];
-        sp->n_tp = n;
-    }
-    if (c->ep_list) {
-        if ((n = parse_list("--ep-list", c->ep_list, 1, PM_MAX_DEVICES, v)) < 0)
-            return EXIT_USAGE;
-        for (int i = 0; i < n; i++)
-            sp->ep[i] = (int)v[i];
-        sp->n_ep = n;
-    }
-    static const double chunks[] = {512, 1024, 2048, 4096, 8192};
-    n = 5;
-    if (c->chunks && (n = parse_list("--chunks", c->chunks, 1, (double)PM_MAX_SEQ_LEN, v)) < 0)
+    if (c->tp_list && (sp->n_tp = counts("--tp-list", c->tp_list, PM_MAX_DEVICES, v)) < 0)
         return EXIT_USAGE;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < sp->n_tp; i++)
+        sp->tp[i] = (int)v[i];
+    if (c->ep_list && (sp->n_ep = counts("--ep-list", c->ep_list, PM_MAX_DEVICES, v)) < 0)
+        return EXIT_USAGE;
+    for (int i = 0; i < sp->n_ep; i++)
+        sp->ep[i] = (int)v[i];
+    static const double chunks[] = {512, 1024, 2048, 4096, 8192};
+    sp->n_chunk = 5;
+    if (c->chunks && (sp->n_chunk = counts("--chunks", c->chunks, (double)PM_MAX_SEQ_LEN, v)) < 0)
+        return EXIT_USAGE;
+    for (int i = 0; i < sp->n_chunk; i++)
         sp->chunk[i] = (int64_t)(c->chunks ? v[i] : chunks[i]);
-    sp->n_chunk = n;
-    n = 0;
+    sp->n_concurrency = 0;
     if (!c->concurrency)
         for (double x = 1; x <= 1024; x *= 2)
-            sp->concurrency[n++] = x;
-    else if ((n = parse_list("--concurrency", c->concurrency, 1, 1e9, sp->concurrency)) < 0)
+            sp->concurrency[sp->n_concurrency++] = x;
+    else if ((sp->n_concurrency = counts("--concurrency", c->concurrency, 1e9,
+                                         sp->concurrency)) < 0)
         return EXIT_USAGE;
-    sp->n_concurrency = n;
     return 0;
 }
 

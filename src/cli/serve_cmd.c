@@ -37,14 +37,16 @@ typedef struct served {
     pm_serve_result r[SERVE_MAX_FAMILY][SERVE_MAX_POINTS];
 } served;
 
-/* One item of --rate: a number of requests/s in (0, 1e12]; false said on stderr. */
-static bool parse_rate(const char *item, double *out)
+/* One item of --rate (parse_list's): a number of requests/s in (0, 1e12]; false said on
+ * stderr. */
+static bool rate_item(const char *opt, const char *text, void *ctx, double *out)
 {
+    (void)ctx;
     char *end;
     errno = 0;
-    const double v = strtod(item, &end);
-    if (end == item || *end != '\0' || errno || !(v > 0 && v <= 1e12)) {
-        usage_error("--rate: expected request rates in (0, 1e12] requests/s (got '%s')", item);
+    const double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno || !(v > 0 && v <= 1e12)) {
+        usage_error("%s: expected request rates in (0, 1e12] requests/s (got '%s')", opt, text);
         return false;
     }
     *out = v;
@@ -55,43 +57,14 @@ static bool parse_rate(const char *item, double *out)
  * -1 said on stderr. */
 static int parse_points(const char *list, bool rate, double *out)
 {
-    const char *opt = rate ? "--rate" : "--concurrency";
     if (!list) {
         int n = 0;
         for (double v = 1; v <= 1024; v *= 2)
             out[n++] = v;
         return n;
     }
-    int n = 0;
-    for (const char *p = list;;) {
-        const char *comma = strchr(p, ',');
-        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char item[64];
-        if (len == 0 || len >= sizeof item) {
-            usage_error("%s: expected %s separated by commas (got '%s')", opt,
-                        rate ? "rates" : "counts", list);
-            return -1;
-        }
-        if (n == SERVE_MAX_POINTS) {
-            usage_error("%s: at most %d values", opt, SERVE_MAX_POINTS);
-            return -1;
-        }
-        memcpy(item, p, len);
-        item[len] = '\0';
-        if (rate) {
-            if (!parse_rate(item, &out[n]))
-                return -1;
-        } else {
-            int64_t v;
-            if (!parse_count(opt, item, 1, 1e9, &v))
-                return -1;
-            out[n] = (double)v;
-        }
-        n++;
-        if (!comma)
-            return n;
-        p = comma + 1;
-    }
+    return rate ? parse_list("--rate", list, "rates", SERVE_MAX_POINTS, rate_item, NULL, out)
+                : parse_counts("--concurrency", list, 1, 1e9, SERVE_MAX_POINTS, out);
 }
 
 /* --sweep AXIS=V1,V2... into sv->fam: one axis, at most SERVE_MAX_FAMILY values, not batch
