@@ -17,7 +17,8 @@ set title ttl
 set xlabel "interactivity: output tokens/s per user (1 / TPOT)"
 set ylabel "throughput: output tokens/s per device"
 set logscale x 2
-set key top right box opaque
+set key top left box opaque
+set offsets graph 0.02, graph 0.02, graph 0.08, 0
 set style line 1 lw 2 pt 7 ps 0.9 lc rgb '#55A868'
 set style line 2 lw 2 pt 6 ps 0.9 lc rgb '#55A868' dt 2
 set style line 3 lw 2 pt 5 ps 0.9 lc rgb '#4C72B0'
