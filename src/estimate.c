@@ -672,6 +672,7 @@ static void spec_join(double k, double E, double steps, double batch, pm_mode_re
     r->decode_s += dr->decode_s;
     r->request_s = r->prefill_s + r->decode_s;
     r->tpot_s = (r->tpot_s + k * dr->tpot_s) / E;
+    r->stage_decode_s = r->tpot_s; /* one stage: its step is the token's */
     r->tpot_mean_s = r->decode_s / steps;
     r->tokens_per_s = batch * steps / r->request_s;
     pm_traffic_add(&r->traffic, &dr->traffic, 1.0);

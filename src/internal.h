@@ -188,6 +188,9 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w);
 pm_status pm_gemm_read(pm_obj *o, pm_gemm_params *g);
 /* read_runtime.c: a runtime file (kind "runtime") into *r (present = true on success). */
 pm_status pm_runtime_read(pm_obj *o, pm_runtime *r);
+/* read_spec.c: a scenario's "speculative" block into *out (the draft model excepted: data.c
+ * resolves and reads it). */
+pm_status pm_read_speculation(pm_obj *o, pm_speculation *out);
 
 /* ---- GEMM efficiency by shape (gemm_eff.c) ---- */
 

@@ -8,7 +8,7 @@
  * sequences' cache fits the HBM.
  *
  * May call: alloc.c, area.c, check.c, die_cost.c, energy.c, error.c, footprint.c, plan.c,
- * runtime.c, step.c, step_plan.c.
+ * runtime.c, speculate.c, step.c, step_plan.c.
  */
 #include <math.h>
 #include <stddef.h>
@@ -796,6 +796,11 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
         st = pm_plan_refuse_stages(s, "a served workload", err);
     if (st == PM_OK)
         st = pm_plan_refuse_replicas(s, "a served workload", err);
+    if (st == PM_OK && pm_spec_active(s))
+        st = pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.speculative",
+                     "a served workload with speculative decoding is not modelled yet (its "
+                     "steps would be verify steps advancing E tokens beside draft steps): the "
+                     "static estimate (run) models it");
     if (st != PM_OK)
         return st;
     return w->request_rate_per_s > 0 ? serve_open(s, w, out, err) : serve_closed(s, w, out, err);

@@ -168,6 +168,27 @@ static int parse_override(cli *c, int opt, const char *arg)
     return PARSE_ON;
 }
 
+/* The speculative-decoding options (issue 45): overrides of the scenario's "speculative"
+ * block, its source naming the command line. */
+static int parse_spec(cli *c, int opt, const char *arg)
+{
+    int64_t v;
+    bool ok = add_set(c, "speculative.source", "command line (--spec-* options)", 0);
+    if (opt == OPT_SPEC_TOKENS)
+        ok = ok && parse_count("--spec-tokens", arg, 0, PM_MAX_SPEC_TOKENS, &v) &&
+             add_set(c, "speculative.draft_tokens", NULL, v);
+    else if (opt == OPT_SPEC_ACCEPT)
+        ok = ok && add_set(c, "speculative.acceptance", arg, 0);
+    else if (opt == OPT_SPEC_DRAFT)
+        ok = ok && add_set(c, "speculative.method", "draft_model", 0) &&
+             add_set(c, "speculative.draft_model", arg, 0);
+    else
+        ok = ok && parse_count("--spec-mtp", arg, 1, 64, &v) &&
+             add_set(c, "speculative.method", "mtp", 0) &&
+             add_set(c, "speculative.mtp_layers", NULL, v);
+    return ok ? PARSE_ON : EXIT_USAGE;
+}
+
 /* Applies one option of getopt_long; PARSE_ON or the exit status. */
 static int apply_option(cli *c, int opt, const char *arg, char **argv)
 {
@@ -177,6 +198,8 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case 's': case OPT_MODEL: case OPT_ACCEL: case OPT_CLUSTER: case OPT_DEVICES: case OPT_BATCH: case OPT_SEQ:
     case OPT_EP: case OPT_PP: case OPT_DP:
         return parse_override(c, opt, arg);
+    case OPT_SPEC_TOKENS: case OPT_SPEC_ACCEPT: case OPT_SPEC_DRAFT: case OPT_SPEC_MTP:
+        return parse_spec(c, opt, arg);
     case 'f': return parse_format(c, arg);
     case 'h': c->help = true; return PARSE_ON;
     case 'V': printf("preserve-model %s\n", pm_version()); return 0;
