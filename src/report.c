@@ -5,7 +5,7 @@
  * columns between the axes and "error").
  *
  * May call: alloc.c, area.c, collective.c, data.c, die_cost.c, energy.c, error.c, estimate.c,
- * footprint.c, moe.c, runtime.c, text.c.
+ * footprint.c, moe.c, runtime.c, speculate.c, text.c.
  */
 #include <math.h>
 #include <stdio.h>
