@@ -737,6 +737,9 @@ static pm_status read_speculative(const char *dd, cJSON *root, const char *sfile
     pm_obj o;
     pm_obj_init(&o, it, sfile, "$.speculative", err);
     o.prov = prov;
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(it, "source");
+    if (cJSON_IsString(src))
+        o.file_source = src->valuestring; /* the rates' source sources the block */
     if (!cJSON_IsObject(it))
         return pm_fail(err, PM_ERR_TYPE, sfile, "$.speculative", "expected an object (got %s)",
                        pm_json_type_name(it));

@@ -7,6 +7,7 @@
  */
 #include <getopt.h>
 #include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -305,7 +306,10 @@ static int dispatch_help(const cli *c, const char *cmd, int rest, char **args)
     const cli_command *u = cmd ? cli_command_find(cmd) : NULL;
     if (cmd && !u)
         return cli_unknown_command(cmd);
+    errno = 0;
     cli_help(stdout, u);
+    if (ferror(stdout) && errno) /* a help longer than stdio's buffer failed mid-way */
+        stdout_failed(errno);
     return 0;
 }
 

@@ -34,17 +34,13 @@ const cli_option cli_options[] = {
      "data-parallel replicas: throughput x N, latency unchanged, per-device figures over all "
      "TP x PP x DP devices (cluster.data_parallel)"},
     {"spec-tokens", required_argument, OPT_SPEC_TOKENS, GIVEN_SET, "K",
-     "speculative decoding: K drafted tokens a verify step checks (speculative.draft_tokens; "
-     "0 .. 16; with --spec-accept and --spec-draft or --spec-mtp)"},
+     "speculative decoding: K drafted tokens per verify step (speculative.draft_tokens, 0..16)"},
     {"spec-accept", required_argument, OPT_SPEC_ACCEPT, GIVEN_SET, "A[,A2..]",
-     "acceptance rate in [0, 1) of every drafted token, or one per position "
-     "(speculative.acceptance)"},
+     "acceptance in [0, 1), one or one per position (speculative.acceptance)"},
     {"spec-draft", required_argument, OPT_SPEC_DRAFT, GIVEN_SET, "MODEL",
-     "draft with MODEL (same vocabulary), on the same devices: K draft steps per verify "
-     "(speculative.method=draft_model, speculative.draft_model)"},
+     "draft with MODEL (same vocabulary, same devices; speculative.draft_model)"},
     {"spec-mtp", required_argument, OPT_SPEC_MTP, GIVEN_SET, "N",
-     "draft with the target's N MTP layers, DeepSeek-V3 style (speculative.method=mtp, "
-     "speculative.mtp_layers)"},
+     "draft with the target's N MTP layers (speculative.mtp_layers)"},
     {"batch", required_argument, OPT_BATCH, GIVEN_SET, "N", "workload.batch"},
     {"seq", required_argument, OPT_SEQ, GIVEN_SET, "N",
      "total sequence length in tokens (workload.seq_len); k = 1024 here: 16k = 16384, 1M = "
