@@ -619,6 +619,49 @@ typedef struct pm_runtime {
 
 typedef struct pm_provenance pm_provenance;
 
+/* ------------------------------------------------------------------------------------------ */
+/* Speculative decoding (issue 45): a draft model or MTP heads, verified k + 1 tokens a step   */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Drafted tokens a verify step checks at most (pm_speculation.draft_tokens). Published
+ * configurations draft 1 to 8 (EAGLE-3's trees go deeper, but their accepted length is a
+ * chain's); beyond 16 the acceptance of the last positions is not measured anywhere. */
+#define PM_MAX_SPEC_TOKENS 16
+
+/** Where the drafted tokens come from. Values are pinned. */
+typedef enum pm_spec_method {
+    PM_SPEC_DRAFT_MODEL = 0, /* a smaller model of the same vocabulary (Leviathan et al.), on the
+                                same devices and plan: k decode steps of its own per verify */
+    PM_SPEC_MTP = 1,         /* multi-token-prediction heads: mtp_layers extra decoder layers of
+                                the target (DeepSeek-V3), run once per drafted token with the
+                                target's embedding and LM head */
+    PM_SPEC_METHOD_COUNT
+} pm_spec_method;
+
+/**
+ * Speculative decoding of a scenario (the scenario's "speculative" block): every decode step is
+ * a verify step of draft_tokens + 1 query tokens per sequence, preceded by draft_tokens draft
+ * steps. draft_tokens 0 (a zeroed struct): no speculation, every result as without the block.
+ */
+typedef struct pm_speculation {
+    int draft_tokens;       /* k: tokens drafted per verify step, 0 .. PM_MAX_SPEC_TOKENS */
+    int n_acceptance;       /* 1: one acceptance rate for every position; k: one per position */
+    double acceptance[PM_MAX_SPEC_TOKENS]; /* a_i in [0, 1): the probability that drafted token
+                                              i is accepted given the tokens before it were */
+    pm_spec_method method;
+    int mtp_layers;         /* PM_SPEC_MTP: decoder layers of the heads (>= 1) */
+    pm_model draft;         /* PM_SPEC_DRAFT_MODEL: the draft model (same vocabulary) */
+    char source[160];       /* where the acceptance rates come from */
+} pm_speculation;
+
+/** The expected tokens a verify step emits (Leviathan et al.): E = 1 + sum_{j=1..k} prod_{i<=j}
+ * a_i, with a constant a (n_acceptance 1): (1 - a^(k+1)) / (1 - a). 1 for k = 0; NaN for NULL
+ * or an acceptance out of [0, 1). */
+PM_API double pm_spec_expected_tokens(const pm_speculation *sp);
+
+/** "draft_model" or "mtp"; "?" when out of range. */
+PM_API const char *pm_spec_method_name(pm_spec_method m);
+
 /** A complete scenario: the four inputs plus options. Plain data, may be filled by hand. */
 typedef struct pm_scenario {
     char name[64];
@@ -629,6 +672,7 @@ typedef struct pm_scenario {
     pm_options options;
     pm_provenance *provenance; /* owned; NULL for scenarios built by hand */
     pm_runtime runtime;        /* the optional "runtime" key; zero: none */
+    pm_speculation spec;       /* the optional "speculative" key; zero: none (issue 45) */
 } pm_scenario;
 
 /** The largest input file any loader reads (JSON data files, HuggingFace configs, graphs):
@@ -1379,6 +1423,27 @@ typedef struct pm_pipeline_report {
                                                    tokens_per_s / DP */
 } pm_pipeline_report;
 
+/** Speculative decoding in an estimate (issue 45; all zero without): every decode step is a
+ * verify step of draft_tokens + 1 tokens per sequence after draft_tokens draft steps, and a
+ * verify step emits tokens_per_step tokens on average, so a mode's decode_s is (sum of the
+ * verify steps + draft_tokens x sum of the draft steps) / tokens_per_step over the request's
+ * contexts, its tpot_s (T_verify + k T_draft) / E at the last context, its prefill_s the
+ * target's and the draft's prefill. */
+typedef struct pm_spec_report {
+    bool active;
+    pm_spec_method method;
+    int draft_tokens;              /* k */
+    double tokens_per_step;        /* E = 1 + sum_j prod_{i<=j} a_i */
+    double verify_step_s[PM_MODE_COUNT];   /* one verify step at the last context */
+    double draft_step_s[PM_MODE_COUNT];    /* one draft step at the last context */
+    double draft_prefill_s[PM_MODE_COUNT]; /* the draft's prefill of the prompt */
+    double plain_tpot_mean_s[PM_MODE_COUNT]; /* the same scenario without speculation */
+    double speedup_vs_plain[PM_MODE_COUNT];  /* plain_tpot_mean_s / tpot_mean_s */
+    double draft_weight_bytes_per_device;  /* counted in weight_bytes_per_device (MTP: its
+                                              layers; the embedding and head are shared) */
+    double draft_kv_bytes_per_device;      /* counted in kv_bytes_per_device */
+} pm_spec_report;
+
 /** Everything an evaluation reports. */
 typedef struct pm_estimate {
     pm_mode_result modes[PM_MODE_COUNT];
@@ -1409,6 +1474,7 @@ typedef struct pm_estimate {
                                  figures set */
     pm_device_cost cost;      /* when cost_present */
     pm_pipeline_report pipeline; /* stages, replicas, micro-batches, sends */
+    pm_spec_report spec;         /* speculative decoding (issue 45) */
 } pm_estimate;
 
 /**
@@ -1527,6 +1593,13 @@ typedef struct pm_mixed_step {
     int64_t decode_context;  /* positions each decoding sequence has cached (>= 0) */
     int n_chunks;            /* chunk groups, 0 .. PM_MAX_STEP_CHUNKS */
     pm_step_chunk chunks[PM_MAX_STEP_CHUNKS];
+    int decode_tokens_per_sequence; /* speculative decoding's verify step: query tokens per
+                                       decoding sequence, its next token and the k drafted
+                                       (0 or 1: one; at most PM_MAX_SPEC_TOKENS + 1). The
+                                       GEMMs and allreduces carry them all, each sequence's
+                                       attention scores them at its context (the cache read
+                                       once) plus their causal triangle, the LM head runs on
+                                       each */
 } pm_mixed_step;
 
 /**

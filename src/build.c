@@ -243,11 +243,11 @@ static void attention_mixed(const build_ctx *b, pm_node *a, bool local)
     const pm_mixed_step *mx = &b->step->mix;
     const double d = m->head_dim, q = b->sh.q_heads, kv = b->sh.kv_heads;
     double score = 0.0, cached = 0.0, pairs = 0.0, chunk_tokens = 0.0;
-    const double g = mx->decode_sequences;
+    const double g = mx->decode_sequences, Q = b->step->queries;
     if (g > 0) {
         double per_query;
         cached = g * pm_kv_tokens(m, local, q / kv, mx->decode_context, &per_query);
-        score = g * per_query;
+        score = g * (Q * per_query + pm_step_query_triangle(b->step));
     }
     for (int i = 0; i < mx->n_chunks; i++) {
         const pm_step_chunk *c = &mx->chunks[i];
@@ -258,7 +258,7 @@ static void attention_mixed(const build_ctx *b, pm_node *a, bool local)
     }
     a->flop = 4.0 * q * (score + pairs) * d + 5.0 * q * (score + pairs);
     a->kv_bytes = 2.0 * cached * kv * d * b->ekv;
-    a->act_bytes = 2.0 * g * q * d * b->ea + chunk_tokens * (2.0 * q + 2.0 * kv) * d * b->ea;
+    a->act_bytes = 2.0 * g * Q * q * d * b->ea + chunk_tokens * (2.0 * q + 2.0 * kv) * d * b->ea;
     a->kv_strided = kv > 1.0 + 1e-9;
     a->kv_paged = local && pm_scenario_paged_layer(b->s);
 }
@@ -277,13 +277,14 @@ static void attention_mixed_mla(const build_ctx *b, pm_node *a, bool local)
     const double q = b->sh.q_heads, kv = b->sh.kv_heads;
     const double r = m->kv_lora_rank, rope = m->qk_rope_head_dim;
     const double nope = m->qk_nope_head_dim, v = m->v_head_dim;
-    const double g = mx->decode_sequences;
+    const double g = mx->decode_sequences, Q = b->step->queries;
     double flop = 0.0, latent = 0.0, act = 0.0;
     if (g > 0) {
         const double c = pm_kv_tokens(m, local, q / kv, mx->decode_context, NULL);
-        flop += 2.0 * g * q * (2.0 * r + rope) * c + 5.0 * g * q * c;
+        const double sc = Q * c + pm_step_query_triangle(b->step);
+        flop += 2.0 * g * q * (2.0 * r + rope) * sc + 5.0 * g * q * sc;
         latent += g * c;
-        act += g * q * (2.0 * r + rope);
+        act += g * Q * q * (2.0 * r + rope);
     }
     for (int i = 0; i < mx->n_chunks; i++) {
         const pm_step_chunk *ch = &mx->chunks[i];
@@ -323,9 +324,10 @@ static void attention_fill(const build_ctx *b, pm_node *a, bool local)
              * and position), the output in the latent space (2 r); the latent is read once
              * for every head, contiguously. */
             const double c = pm_kv_tokens(m, local, q / kv, (int64_t)b->ctx, NULL);
-            a->flop = 2.0 * batch * q * (2.0 * r + rope) * c + 5.0 * batch * q * c;
+            const double sc = b->step->queries * c + pm_step_query_triangle(b->step);
+            a->flop = 2.0 * batch * q * (2.0 * r + rope) * sc + 5.0 * batch * q * sc;
             a->kv_bytes = batch * c * (r + rope) * b->ekv;
-            a->act_bytes = batch * q * (2.0 * r + rope) * b->ea;
+            a->act_bytes = batch * b->step->queries * q * (2.0 * r + rope) * b->ea;
             a->kv_strided = false;
         } else {
             /* Per head over the decompressed prompt: scores in nope + rope, values in v. */
@@ -341,9 +343,12 @@ static void attention_fill(const build_ctx *b, pm_node *a, bool local)
          * head's group reads (block-sparse heads of a group read different blocks). */
         double score;
         const double c = pm_kv_tokens(m, local, q / kv, (int64_t)b->ctx, &score);
-        a->flop = 4.0 * batch * q * score * d + 5.0 * batch * q * score;
+        /* A verify step's k + 1 queries each score the context, and those drafted before
+         * them; the cache is read once. */
+        const double Q = b->step->queries, sc = Q * score + pm_step_query_triangle(b->step);
+        a->flop = 4.0 * batch * q * sc * d + 5.0 * batch * q * sc;
         a->kv_bytes = 2.0 * batch * c * kv * d * b->ekv;
-        a->act_bytes = 2.0 * batch * q * d * b->ea;
+        a->act_bytes = 2.0 * batch * Q * q * d * b->ea;
         a->kv_strided = kv > 1.0 + 1e-9;
         a->kv_paged = local && pm_scenario_paged_layer(b->s);
     } else {
@@ -411,7 +416,7 @@ static void add_mla_attention(build_ctx *b, int l, bool local)
         for (int i = 0; i < mx->n_chunks; i++)
             positions += mx->chunks[i].count * (double)(mx->chunks[i].offset + mx->chunks[i].tokens);
         if (g > 0)
-            add_head_matmul_rows(b, PM_ROLE_K_UP, l, "K_UP.dec", nope, r, g);
+            add_head_matmul_rows(b, PM_ROLE_K_UP, l, "K_UP.dec", nope, r, g * b->step->queries);
         add_head_matmul_rows(b, PM_ROLE_K_UP, l, "K_UP", r, nope, positions);
         add_head_matmul_rows(b, PM_ROLE_V_UP, l, "V_UP", r, v, positions);
     } else if (decode) {
@@ -428,7 +433,7 @@ static void add_mla_attention(build_ctx *b, int l, bool local)
     attention_fill(b, node_new(b, PM_NODE_ATTENTION, PM_ROLE_ATTENTION, l, "Attention"), local);
     node_commit(b);
     if (b->step->mixed && g > 0)
-        add_head_matmul_rows(b, PM_ROLE_V_UP, l, "V_UP.dec", r, v, g);
+        add_head_matmul_rows(b, PM_ROLE_V_UP, l, "V_UP.dec", r, v, g * b->step->queries);
     else if (decode && !b->step->mixed)
         add_head_matmul(b, PM_ROLE_V_UP, l, "V_UP", r, v); /* latent output x W_UV */
 }
@@ -613,12 +618,15 @@ static void add_head(build_ctx *b)
 static void add_tail(build_ctx *b)
 {
     const double h = b->s->model.hidden;
+    /* Decode computes logits for the new token only (a verify step for each of its queries);
+     * prefill for the last prompt position (under sequence parallelism, gathered from the
+     * ranks that hold them). */
+    const double head_rows =
+        b->seqs + pm_step_decode_sequences(b->step) * (b->step->queries - 1.0);
     add_vector(b, PM_ROLE_FINAL_NORM, -1, PM_NODE_NORM, "FinalNorm", norm_rows(b) * h, 5.0, 2.0);
-    /* Decode computes logits for the new token only; prefill for the last prompt position
-     * (under sequence parallelism, gathered from the ranks that hold them). */
-    add_all_gather(b, PM_ROLE_HEAD_ALL_GATHER, -1, "AG.head", b->seqs);
+    add_all_gather(b, PM_ROLE_HEAD_ALL_GATHER, -1, "AG.head", head_rows);
     const double saved_rows = b->rows;
-    b->rows = b->seqs;
+    b->rows = head_rows;
     add_matmul(b, PM_ROLE_LM_HEAD, -1, "LMHead", h, b->sh.vocab_cols);
     b->rows = saved_rows;
 }

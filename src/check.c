@@ -5,7 +5,8 @@
  * magnitudes the model is defined for (units.c), for scenarios built or changed by hand. Reads
  * only the public structs: every estimate checks its scenario here first.
  *
- * May call: accelerator.c, collective.c, dtype.c, error.c, plan.c, units.c, workload.c.
+ * May call: accelerator.c, collective.c, dtype.c, error.c, plan.c, speculate.c, text.c, units.c,
+ * workload.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -339,6 +340,77 @@ static pm_status check_sequence_parallel(const pm_scenario *s, pm_error *err)
     return PM_OK;
 }
 
+/* ---- speculative decoding (issue 45): the "speculative" block ---- */
+
+/* The fields of the block alone: counts, rates, the method's own keys. */
+static pm_status check_spec_fields(const pm_speculation *sp, pm_error *err)
+{
+    if (sp->draft_tokens < 0 || sp->draft_tokens > PM_MAX_SPEC_TOKENS)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.speculative.draft_tokens",
+                       "must be in [0, %d] (got %d)", PM_MAX_SPEC_TOKENS, sp->draft_tokens);
+    if (sp->draft_tokens == 0)
+        return PM_OK;
+    if (sp->n_acceptance != 1 && sp->n_acceptance != sp->draft_tokens)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.speculative.acceptance",
+                       "expected one rate or one per drafted token (%d; got %d)",
+                       sp->draft_tokens, sp->n_acceptance);
+    for (int i = 0; i < sp->n_acceptance; i++)
+        if (!(sp->acceptance[i] >= 0.0 && sp->acceptance[i] < 1.0))
+            return pm_fail(err, PM_ERR_RANGE, NULL, "$.speculative.acceptance",
+                           "a rate must be in [0, 1) (got %g at position %d): 1 would accept "
+                           "every draft forever",
+                           sp->acceptance[i], i + 1);
+    if ((int)sp->method < 0 || sp->method >= PM_SPEC_METHOD_COUNT)
+        return pm_fail(err, PM_ERR_VALUE, NULL, "$.speculative.method",
+                       "expected \"draft_model\" or \"mtp\" (got %d)", (int)sp->method);
+    if (sp->method == PM_SPEC_MTP && sp->mtp_layers < 1)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.speculative.mtp_layers",
+                       "MTP heads need at least one layer (got %d)", sp->mtp_layers);
+    if (sp->method == PM_SPEC_DRAFT_MODEL && sp->draft.layers < 1)
+        return pm_fail(err, PM_ERR_MISSING, NULL, "$.speculative.draft_model",
+                       "method draft_model needs a draft model");
+    return PM_OK;
+}
+
+/* The draft against the target and the plan: its vocabulary, its sharding, no stages. */
+static pm_status check_spec_together(const pm_scenario *s, pm_error *err)
+{
+    const pm_speculation *sp = &s->spec;
+    if (pm_cluster_pp(&s->cluster) > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.speculative",
+                       "speculative decoding over pipeline stages is not modelled (%d stages): "
+                       "the verify step's micro-batches and the draft's placement are not",
+                       pm_cluster_pp(&s->cluster));
+    if (s->cluster.sequence_parallel)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.speculative",
+                       "speculative decoding with sequence parallelism is not modelled: the "
+                       "verify step's tokens over the reduce-scatter and all-gather, and the "
+                       "draft's collectives, are not checked together");
+    if (sp->method == PM_SPEC_DRAFT_MODEL && sp->draft.vocab != s->model.vocab)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.speculative.draft_model",
+                       "the draft model's vocabulary differs from the target's (%d vs %d "
+                       "tokens): the target cannot verify its tokens",
+                       sp->draft.vocab, s->model.vocab);
+    pm_scenario d;
+    pm_spec_draft_scenario(s, &d);
+    pm_status st = pm_scenario_check(&d, err);
+    if (st != PM_OK && err) {
+        char inner[sizeof err->message];
+        pm_strlcpy(inner, err->message, sizeof inner);
+        return pm_fail(err, st, NULL, "$.speculative.draft_model", "the draft: %s: %s",
+                       err->path[0] ? err->path : "$", inner);
+    }
+    return st;
+}
+
+pm_status pm_spec_check(const pm_scenario *s, pm_error *err)
+{
+    pm_status st = check_spec_fields(&s->spec, err);
+    if (st != PM_OK || !pm_spec_active(s))
+        return st;
+    return check_spec_together(s, err);
+}
+
 pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
 {
     if (!s)
@@ -356,5 +428,7 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
     if ((st = check_cluster_size(&s->cluster, err)) != PM_OK)
         return st;
     pm_pipeline pl; /* the stages and replicas, and their placement on the nodes */
-    return pm_pipeline_plan(s, &pl, err);
+    if ((st = pm_pipeline_plan(s, &pl, err)) != PM_OK)
+        return st;
+    return pm_spec_check(s, err);
 }

@@ -5,7 +5,7 @@
  *
  * May call: alloc.c, area.c, check.c, dtype.c, error.c, graph.c, graph_io.c, json.c,
  * json_syntax.c, location.c, plan.c, provenance.c, read_components.c, read_model.c,
- * read_runtime.c, units.c.
+ * read_runtime.c, read_spec.c, units.c.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -324,12 +324,24 @@ static bool put_item(cJSON *obj, const char *key, cJSON *item)
 
 /* Resolves the scenario's key `key` (a name, a path, an inline object, or "from" + overrides)
  * into c. */
+static pm_status resolve_component_at(const char *data_dir, cJSON *scenario, const char *sfile,
+                                      const char *key, const char *path, pm_file_kind kind,
+                                      component *c, pm_error *err);
+
 static pm_status resolve_component(const char *data_dir, cJSON *scenario, const char *sfile,
                                    pm_file_kind kind, component *c, pm_error *err)
 {
-    const char *key = kind_names[kind];
     char path[64];
-    snprintf(path, sizeof path, "$.%s", key);
+    snprintf(path, sizeof path, "$.%s", kind_names[kind]);
+    return resolve_component_at(data_dir, scenario, sfile, kind_names[kind], path, kind, c, err);
+}
+
+/* The component of kind at parent's key (JSON path `path`): a name, a path, or an object
+ * (inline, or "from" a file with keys replaced). */
+static pm_status resolve_component_at(const char *data_dir, cJSON *scenario, const char *sfile,
+                                      const char *key, const char *path, pm_file_kind kind,
+                                      component *c, pm_error *err)
+{
     cJSON *it = cJSON_GetObjectItemCaseSensitive(scenario, key);
     if (!it)
         return pm_fail(err, PM_ERR_MISSING, sfile, path,
@@ -681,6 +693,7 @@ static pm_status read_scenario_keys(const cJSON *root, const char *sfile, pm_pro
     for (int k = 0; k < 4; k++)
         pm_obj_declare(&o, kind_names[k], PM_DIM_NONE);
     pm_obj_declare(&o, kind_names[PM_KIND_RUNTIME], PM_DIM_NONE);
+    pm_obj_declare(&o, "speculative", PM_DIM_NONE); /* read_speculative's */
     pm_obj_declare(&o, "kind", PM_DIM_NONE);
     pm_obj_declare(&o, "description", PM_DIM_NONE);
     const char *name = NULL;
@@ -710,6 +723,37 @@ static pm_status read_scenario_keys(const cJSON *root, const char *sfile, pm_pro
     pm_strlcpy(out->name, name, sizeof out->name);
     out->options.sharding = (pm_sharding)sharding;
     return PM_OK;
+}
+
+/* The scenario's optional "speculative" block (issue 45): its keys (read_spec.c), and its
+ * draft model resolved as the "model" key is (a bundled name, a path, or an object). The draft
+ * records no provenance: the target's model owns the $.model paths. */
+static pm_status read_speculative(const char *dd, cJSON *root, const char *sfile,
+                                  pm_provenance *prov, pm_speculation *out, pm_error *err)
+{
+    cJSON *it = cJSON_GetObjectItemCaseSensitive(root, "speculative");
+    if (!it)
+        return PM_OK;
+    pm_obj o;
+    pm_obj_init(&o, it, sfile, "$.speculative", err);
+    o.prov = prov;
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(it, "source");
+    if (cJSON_IsString(src))
+        o.file_source = src->valuestring; /* the rates' source sources the block */
+    if (!cJSON_IsObject(it))
+        return pm_fail(err, PM_ERR_TYPE, sfile, "$.speculative", "expected an object (got %s)",
+                       pm_json_type_name(it));
+    pm_status st = pm_read_speculation(&o, out);
+    if (st != PM_OK || !cJSON_GetObjectItemCaseSensitive(it, "draft_model"))
+        return st;
+    component c;
+    memset(&c, 0, sizeof c);
+    st = resolve_component_at(dd, it, sfile, "draft_model", "$.speculative.draft_model",
+                              PM_KIND_MODEL, &c, err);
+    if (st == PM_OK)
+        st = read_component(&c, PM_KIND_MODEL, NULL, &out->draft, err);
+    component_free(&c);
+    return st;
 }
 
 static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_load_opts *opts,
@@ -756,6 +800,8 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
         out->cluster.algorithm = out->runtime.allreduce;
     if (st == PM_OK && (st = read_scenario_keys(root, sfile, prov, out, err)) != PM_OK)
         blame_override(opts, n_ov, err, true); /* "foo=1": foo is the override's */
+    if (st == PM_OK && (st = read_speculative(dd, root, sfile, prov, &out->spec, err)) != PM_OK)
+        blame_override(opts, n_ov, err, false);
     if (st != PM_OK) {
         pm_provenance_free(prov);
         return st;

@@ -10,7 +10,7 @@
  * device), and the whole deployment's throughput per device, mm2, dollar and joule reported.
  *
  * May call: alloc.c, area.c, check.c, collective.c, die_cost.c, dtype.c, energy.c, error.c,
- * footprint.c, plan.c, runtime.c, serve.c, step.c, step_plan.c.
+ * footprint.c, plan.c, runtime.c, serve.c, speculate.c, step.c, step_plan.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -46,6 +46,8 @@ static pm_status pool_init(const pm_scenario *s, const char *name, pool *p, pm_e
         st = pm_plan_refuse_stages(s, "a disaggregated pool", err);
     if (st == PM_OK)
         st = pm_plan_refuse_replicas(s, "a disaggregated pool", err);
+    if (st == PM_OK)
+        st = pm_spec_refuse(s, "a disaggregated pool", err);
     if (st == PM_OK && s->accel.area.present) {
         pm_area a;
         if ((st = pm_area_compute(&s->accel, &a, err)) == PM_OK)
@@ -437,7 +439,7 @@ pm_status pm_disagg_compute(const pm_scenario *prefill, const pm_scenario *decod
     out->decode_devices = dp.devices;
     out->prefill_die_mm2 = pp.die_mm2;
     out->decode_die_mm2 = dp.die_mm2;
-    const pm_mixed_step whole = {0, 0, 1, {{1.0, w->input_tokens, 0, 1.0}}};
+    const pm_mixed_step whole = {.n_chunks = 1, .chunks = {{1.0, w->input_tokens, 0, 1.0}}};
     const pm_mixed_step full = decode_step(w, out->decode_concurrency);
     double D[PM_MODE_COUNT], DJ[PM_MODE_COUNT], T[PM_MODE_COUNT], TJ[PM_MODE_COUNT];
     if ((st = step_all(&pp, &whole, D, DJ, err)) != PM_OK ||

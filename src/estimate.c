@@ -16,8 +16,13 @@
  * data-parallel replicas multiply the throughput and leave the latencies, and every per-device
  * figure divides by all the devices (pm_cluster_total_devices).
  *
+ * With speculative decoding (issue 45) the decode steps are verify steps (step.c) and the
+ * draft's steps (speculate.c's draft scenario, estimated alike) join them: each context's
+ * steps weigh 1 / E and k / E.
+ *
  * May call: alloc.c, check.c, collective.c, die_cost.c, dtype.c, energy.c, error.c, footprint.c,
- * insert.c, model.c, pipeline.c, plan.c, runtime.c, step.c, step_plan.c, workload.c.
+ * insert.c, model.c, pipeline.c, plan.c, runtime.c, speculate.c, step.c, step_plan.c, text.c,
+ * workload.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -443,8 +448,8 @@ static pm_status cache_plans(pm_estimate_cache *c, const pm_scenario *s, int64_t
 
 /* One mode's prefill, decode sum and traffic into r and *tpot_tr. */
 static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c, pm_mode m,
-                               int64_t sp, int64_t last, double steps, pm_mode_result *r,
-                               pm_traffic *tpot_tr)
+                               int64_t sp, int64_t last, double steps, double weight,
+                               pm_mode_result *r, pm_traffic *tpot_tr)
 {
     const bool fused = m == PM_MODE_FUSED, preserve = m == PM_MODE_PRESERVE;
     const pm_step_plan *dec = fused ? &c->dec_f : &c->dec, *pre = fused ? &c->pre_f : &c->pre;
@@ -484,7 +489,8 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     if (st != PM_OK)
         return st;
     r->fused_chunks = fused ? dec->chunks : 0;
-    r->decode_s = sum_decode(&sm, &s->model, sp, last);
+    /* weight: the share of the contexts that run a step (1; 1 / E for verify steps). */
+    r->decode_s = weight * sum_decode(&sm, &s->model, sp, last);
     /* The last step, from the sum's evaluations when it is among them (a region's evaluation
      * is the step's, tests/test_estimate.c): PRESERVE's then needs no region of its own. */
     r->tpot_s = eval_t(&sm, last);
@@ -493,14 +499,15 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
     r->request_s = r->prefill_s + r->decode_s;
     r->tpot_mean_s = r->decode_s / steps;
     r->tokens_per_s = (double)wl->batch * steps / r->request_s;
-    const double msg = (double)wl->batch * s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
+    const double msg = (double)wl->batch * (1.0 + (double)s->spec.draft_tokens) *
+                       s->model.hidden * pm_dtype_bytes(pm_allreduce_dtype(wl));
     /* Fused: the fused kernel's own communication of the message, over its chunks, at its own
      * start-up (fused_latency_us), not the separate allreduce it replaces. */
     const int k = fused && r->fused_chunks > 0 ? r->fused_chunks : 1;
     r->allreduce_decode_s =
         fused ? k * pm_ar_model_time(&dec->ar_fused, msg / k, &r->allreduce)
               : pm_ar_model_time(&c->dec.ar, msg, &r->allreduce);
-    pm_traffic_add(&r->traffic, &sm.traffic, 1.0);
+    pm_traffic_add(&r->traffic, &sm.traffic, weight);
     if (sm.end_c == last)
         *tpot_tr = sm.end_t;
     else
@@ -566,8 +573,10 @@ static void one_stage_report(const pm_scenario *s, const pm_pipeline *pl, pm_est
 static pm_status stage_footprint(const pm_scenario *s, const pm_estimate_cache *c,
                                  const pm_pipeline *pl, pm_estimate *out, pm_error *err);
 
-pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
-                                     pm_estimate *out, pm_error *err)
+/* The request's steps in every mode into out (before the energy, the speedups and the memory),
+ * each decode context's step counted `weight` times, and the last step's traffic. */
+static pm_status estimate_steps(const pm_scenario *s, pm_estimate_cache *c, double weight,
+                                pm_estimate *out, pm_traffic *tpot_traffic, pm_error *err)
 {
     memset(out, 0, sizeof *out);
     pm_status st = pm_scenario_check(s, err);
@@ -584,7 +593,6 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
     if ((st = cache_plans(c, s, sp, err)) != PM_OK)
         return st;
     out->allreduces_per_step = step_allreduces(&c->dec, &s->model);
-    pm_traffic tpot_traffic[PM_MODE_COUNT];
     pm_pipeline pl;
     if ((st = pm_pipeline_plan(s, &pl, err)) != PM_OK)
         return st;
@@ -594,8 +602,8 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
             return st;
     }
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK && pl.stages == 1; m++)
-        st = estimate_mode(s, c, (pm_mode)m, sp, last, (double)out->decode_steps, &out->modes[m],
-                           &tpot_traffic[m]);
+        st = estimate_mode(s, c, (pm_mode)m, sp, last, (double)out->decode_steps, weight,
+                           &out->modes[m], &tpot_traffic[m]);
     if (pl.stages == 1)
         one_stage_report(s, &pl, out);
     if (st == PM_ERR_RANGE)
@@ -616,6 +624,146 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
                            "for double precision",
                            pm_mode_name((pm_mode)m), r->request_s, r->prefill_s);
     }
+    return PM_OK;
+}
+
+/* ---------------------------------------------------------------- speculative decoding */
+
+/* The draft's steps: its prefill and each context's draft steps, k / E of them per token. */
+static pm_status draft_steps(const pm_scenario *s, double weight, pm_estimate *de,
+                             pm_traffic *dtr, pm_error *err)
+{
+    pm_scenario d;
+    pm_spec_draft_scenario(s, &d);
+    pm_estimate_cache *dc = pm_estimate_cache_new();
+    if (!dc)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    pm_status st = estimate_steps(&d, dc, weight, de, dtr, err);
+    pm_estimate_cache_free(dc);
+    if (st != PM_OK && err) {
+        char inner[sizeof err->message];
+        pm_strlcpy(inner, err->message, sizeof inner);
+        return pm_fail(err, st, NULL, "$.speculative", "the draft steps: %s", inner);
+    }
+    return st;
+}
+
+/* The same scenario's mean decode step without speculation (the speedup's reference). */
+static pm_status plain_tpot(const pm_scenario *s, pm_estimate *pe, pm_error *err)
+{
+    pm_scenario plain = *s;
+    plain.provenance = NULL;
+    memset(&plain.spec, 0, sizeof plain.spec);
+    pm_traffic tr[PM_MODE_COUNT];
+    pm_estimate_cache *pc = pm_estimate_cache_new();
+    if (!pc)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    pm_status st = estimate_steps(&plain, pc, 1.0, pe, tr, err);
+    pm_estimate_cache_free(pc);
+    return st;
+}
+
+/* One mode of the target's verify steps r (weighted 1 / E) joined with the draft's dr
+ * (weighted k / E): t per token = (T_verify + k T_draft) / E. */
+static void spec_join(double k, double E, double steps, double batch, pm_mode_result *r,
+                      const pm_mode_result *dr, pm_traffic *tr, const pm_traffic *dtr)
+{
+    r->prefill_s += dr->prefill_s;
+    r->decode_s += dr->decode_s;
+    r->request_s = r->prefill_s + r->decode_s;
+    r->tpot_s = (r->tpot_s + k * dr->tpot_s) / E;
+    r->stage_decode_s = r->tpot_s; /* one stage: its step is the token's */
+    r->tpot_mean_s = r->decode_s / steps;
+    r->tokens_per_s = batch * steps / r->request_s;
+    pm_traffic_add(&r->traffic, &dr->traffic, 1.0);
+    pm_traffic t = {0};
+    pm_traffic_add(&t, tr, 1.0 / E);
+    pm_traffic_add(&t, dtr, k / E);
+    *tr = t;
+}
+
+/* A speculating scenario's steps: the verify steps (the scenario's decode steps, k + 1 tokens
+ * per sequence), the draft's, joined per mode; the plain decode for the speedup. */
+static pm_status estimate_speculative(const pm_scenario *s, pm_estimate_cache *c,
+                                      pm_estimate *out, pm_traffic *tpot_tr, pm_error *err)
+{
+    pm_status st = pm_scenario_check(s, err);
+    if (st != PM_OK)
+        return st;
+    const double k = s->spec.draft_tokens, E = pm_spec_expected_tokens(&s->spec);
+    pm_estimate *aux = pm_calloc(2, sizeof *aux); /* the draft's, the plain one's */
+    if (!aux)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    pm_traffic dtr[PM_MODE_COUNT];
+    st = draft_steps(s, k / E, &aux[0], dtr, err);
+    if (st == PM_OK)
+        st = plain_tpot(s, &aux[1], err);
+    if (st == PM_OK)
+        st = estimate_steps(s, c, 1.0 / E, out, tpot_tr, err);
+    pm_spec_report *sr = &out->spec;
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
+        pm_mode_result *r = &out->modes[m];
+        sr->verify_step_s[m] = r->tpot_s;
+        sr->draft_step_s[m] = aux[0].modes[m].tpot_s;
+        sr->draft_prefill_s[m] = aux[0].modes[m].prefill_s;
+        spec_join(k, E, (double)out->decode_steps, (double)s->workload.batch, r,
+                  &aux[0].modes[m], &tpot_tr[m], &dtr[m]);
+        sr->plain_tpot_mean_s[m] = aux[1].modes[m].tpot_mean_s;
+        sr->speedup_vs_plain[m] = sr->plain_tpot_mean_s[m] / r->tpot_mean_s;
+    }
+    sr->active = st == PM_OK;
+    sr->method = s->spec.method;
+    sr->draft_tokens = s->spec.draft_tokens;
+    sr->tokens_per_step = E;
+    pm_free(aux);
+    return st;
+}
+
+/* The draft's weights and cache beside the target's: a draft model's whole; MTP's layers
+ * only (the footprint of 2n layers less that of n: the embedding and head are the target's). */
+static pm_status spec_footprint(const pm_scenario *s, pm_estimate *out, pm_error *err)
+{
+    pm_scenario d;
+    pm_spec_draft_scenario(s, &d);
+    pm_shard sh;
+    pm_footprint fp;
+    pm_status st = pm_shard_compute(&d, &sh, err);
+    if (st == PM_OK)
+        st = pm_footprint_compute_reads(&d, &sh, s->workload.seq_len, NULL, &fp, err);
+    if (st != PM_OK)
+        return st;
+    double weights = fp.weight_bytes;
+    if (s->spec.method == PM_SPEC_MTP) {
+        pm_footprint twice;
+        d.model.layers *= 2;
+        if ((st = pm_footprint_compute_reads(&d, &sh, s->workload.seq_len, NULL, &twice,
+                                             err)) != PM_OK)
+            return st;
+        weights = twice.weight_bytes - fp.weight_bytes;
+    }
+    out->spec.draft_weight_bytes_per_device = weights;
+    out->spec.draft_kv_bytes_per_device = fp.kv_bytes;
+    out->weight_bytes_per_device += weights;
+    out->kv_bytes_per_device += fp.kv_bytes;
+    out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
+                    out->hbm_usable_bytes_per_device;
+    return PM_OK;
+}
+
+pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
+                                     pm_estimate *out, pm_error *err)
+{
+    pm_traffic tpot_traffic[PM_MODE_COUNT];
+    pm_status st = PM_OK;
+    if (pm_spec_active(s))
+        st = estimate_speculative(s, c, out, tpot_traffic, err);
+    else
+        st = estimate_steps(s, c, 1.0, out, tpot_traffic, err);
+    if (st != PM_OK)
+        return st;
+    pm_pipeline pl;
+    if ((st = pm_pipeline_plan(s, &pl, err)) != PM_OK)
+        return st;
     if ((st = energy_and_cost(s, c, tpot_traffic, out, err)) != PM_OK)
         return st;
     const pm_mode_result *M = out->modes;
@@ -628,6 +776,8 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
         out->modes[m].tokens_per_s *= pl.replicas;
     }
     if ((st = footprint_and_spill(s, c, out, err)) != PM_OK)
+        return st;
+    if (pm_spec_active(s) && (st = spec_footprint(s, out, err)) != PM_OK)
         return st;
     return pl.stages > 1 ? stage_footprint(s, c, &pl, out, err) : PM_OK;
 }

@@ -188,6 +188,9 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w);
 pm_status pm_gemm_read(pm_obj *o, pm_gemm_params *g);
 /* read_runtime.c: a runtime file (kind "runtime") into *r (present = true on success). */
 pm_status pm_runtime_read(pm_obj *o, pm_runtime *r);
+/* read_spec.c: a scenario's "speculative" block into *out (the draft model excepted: data.c
+ * resolves and reads it). */
+pm_status pm_read_speculation(pm_obj *o, pm_speculation *out);
 
 /* ---- GEMM efficiency by shape (gemm_eff.c) ---- */
 
@@ -357,6 +360,8 @@ typedef struct pm_step {
                          context (prefill), or a mixed step's decode tokens and chunks */
     bool mixed;       /* prefill chunks beside decode tokens (mix); phase is then prefill */
     pm_mixed_step mix;
+    double queries;   /* query tokens per decoding sequence: 1, or k + 1 in speculative
+                         decoding's verify step (the next token and the k drafted) */
 } pm_step;
 /* The step of s's batch at phase and context: PM_ERR_INVALID_ARG for a bad phase or NULL,
  * PM_ERR_RANGE for a context below 1 (prefill) or 0 (decode). */
@@ -367,6 +372,30 @@ pm_status pm_step_of(const pm_scenario *s, pm_phase phase, int64_t context, pm_s
  * decode_sequences sequences. Errors as pm_mixed_step_time. */
 pm_status pm_step_mixed(const pm_scenario *s, const pm_mixed_step *m, pm_step *out,
                         pm_error *err);
+/* The step's decoding sequences (a decode step's, or a mixed step's decode part). */
+double pm_step_decode_sequences(const pm_step *step);
+/* The query-key pairs a decoding sequence's `queries` tokens score beyond `queries` times one
+ * query's at the step's context: their causal triangle, 0 + 1 + ... + (queries - 1) (the
+ * drafted tokens of a verify step each see those before it; a window is taken as sliding by
+ * less than `queries` positions, as it does for every window a model declares). */
+double pm_step_query_triangle(const pm_step *step);
+
+/* ---- speculative decoding (speculate.c) ---- */
+
+/* Checks s's speculation (a zeroed block passes): the drafted tokens and their acceptance, the
+ * method's own fields, the draft model against the target (vocabulary, sharding over the
+ * devices), and refuses what is not modelled (pipeline stages). Errors name
+ * $.speculative.<key>: PM_ERR_RANGE, PM_ERR_INVALID_ARG, PM_ERR_UNSUPPORTED, or the draft
+ * model's own check. */
+pm_status pm_spec_check(const pm_scenario *s, pm_error *err);
+/* Whether s speculates (draft_tokens > 0). */
+bool pm_spec_active(const pm_scenario *s);
+/* PM_ERR_UNSUPPORTED at $.speculative when s speculates: `what` ("a served workload", "a
+ * disaggregated pool") does not model verify steps yet; PM_OK otherwise. */
+pm_status pm_spec_refuse(const pm_scenario *s, const char *what, pm_error *err);
+/* The scenario of s's draft steps into *draft: s without its speculation, its model the draft
+ * model (PM_SPEC_DRAFT_MODEL) or the target's first mtp_layers layers (PM_SPEC_MTP). */
+void pm_spec_draft_scenario(const pm_scenario *s, pm_scenario *draft);
 
 /* ---- the model (model.c), the graph (graph.c, build.c), the schedule ---- */
 

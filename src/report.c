@@ -5,7 +5,7 @@
  * columns between the axes and "error").
  *
  * May call: alloc.c, area.c, collective.c, data.c, die_cost.c, energy.c, error.c, estimate.c,
- * footprint.c, moe.c, runtime.c, text.c.
+ * footprint.c, moe.c, runtime.c, speculate.c, text.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -194,6 +194,40 @@ static void json_pipeline(pm_sbuf *b, const pm_estimate *e)
     pm_sb_printf(b, "}},\n");
 }
 
+/* Speculative decoding (issue 45): only when the scenario speculates, so that every other
+ * report stays as it was. */
+static void json_speculative(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
+{
+    const pm_spec_report *r = &e->spec;
+    if (!r->active)
+        return;
+    pm_sb_printf(b, "  \"speculative\": {\"method\": \"%s\", \"draft_model\": ",
+                 pm_spec_method_name(r->method));
+    if (r->method == PM_SPEC_DRAFT_MODEL)
+        pm_sb_json_string(b, s->spec.draft.name);
+    else
+        pm_sb_printf(b, "null");
+    pm_sb_printf(b, ", \"mtp_layers\": %d, \"draft_tokens\": %d, \"acceptance\": [",
+                 s->spec.mtp_layers, r->draft_tokens);
+    for (int i = 0; i < s->spec.n_acceptance; i++)
+        pm_sb_printf(b, "%s%s", i ? ", " : "", NUM(s->spec.acceptance[i]));
+    pm_sb_printf(b, "], \"tokens_per_step\": %s, \"draft_weight_bytes_per_device\": %s, "
+                    "\"draft_kv_bytes_per_device\": %s, \"source\": ",
+                 NUM(r->tokens_per_step), NUM(r->draft_weight_bytes_per_device),
+                 NUM(r->draft_kv_bytes_per_device));
+    pm_sb_json_string(b, s->spec.source);
+    pm_sb_printf(b, ",\n    \"modes\": {");
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        pm_sb_printf(b,
+                     "%s\"%s\": {\"verify_step_s\": %s, \"draft_step_s\": %s, "
+                     "\"draft_prefill_s\": %s, \"plain_tpot_mean_s\": %s, "
+                     "\"speedup_vs_plain\": %s}",
+                     m ? ", " : "", pm_mode_name((pm_mode)m), NUM(r->verify_step_s[m]),
+                     NUM(r->draft_step_s[m]), NUM(r->draft_prefill_s[m]),
+                     NUM(r->plain_tpot_mean_s[m]), NUM(r->speedup_vs_plain[m]));
+    pm_sb_printf(b, "}},\n");
+}
+
 /* The per-mode objects. */
 static void json_modes(pm_sbuf *b, const pm_estimate *e)
 {
@@ -248,6 +282,7 @@ pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e, char *
                  (long long)e->decode_steps);
     pm_sb_printf(&b, "  \"tpot_context_len\": %lld,\n", (long long)(s->workload.seq_len - 1));
     json_pipeline(&b, e);
+    json_speculative(&b, s, e);
     json_modes(&b, e);
     pm_sb_printf(&b,
                  "  \"speedup\": {\"preserve_vs_serial\": %s, \"preserve_vs_fused\": %s, "

@@ -8,7 +8,7 @@
  * sequences' cache fits the HBM.
  *
  * May call: alloc.c, area.c, check.c, die_cost.c, energy.c, error.c, footprint.c, plan.c,
- * runtime.c, step.c, step_plan.c.
+ * runtime.c, speculate.c, step.c, step_plan.c.
  */
 #include <math.h>
 #include <stddef.h>
@@ -133,7 +133,7 @@ static void decode_first_bound(const pm_serve_workload *w, serve_plan *p)
     const double r = B / (isl + osl - 1.0); /* requests per step: r (isl + osl - 1) = B */
     const double g = r * (osl - 1.0), room = B - g;
     const double t = room < isl ? room : isl;
-    p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, room / t, t, r)}};
+    p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, room / t, t, r)}, 0};
     p->weight[0] = 1.0;
     p->slow_steps[0] = 1.0;
     p->requests = r;
@@ -162,7 +162,7 @@ static void decode_first(const pm_serve_workload *w, serve_plan *p)
     const double n1 = room1 > 0 ? N * T1 / (T1 + osl - 1.0) : INFINITY;
     if (n1 <= 1.0) {
         const int64_t ctx = decode_context(w);
-        p->kind[0] = (pm_mixed_step){N - 1.0, ctx, 1, {chunk_of(w, 1.0, isl / T1, 1.0 / T1)}};
+        p->kind[0] = (pm_mixed_step){N - 1.0, ctx, 1, {chunk_of(w, 1.0, isl / T1, 1.0 / T1)}, 0};
         p->kind[1] = (pm_mixed_step){.decode_sequences = N, .decode_context = ctx};
         p->weight[0] = n1;
         p->weight[1] = 1.0 - n1;
@@ -194,7 +194,7 @@ static void decode_first(const pm_serve_workload *w, serve_plan *p)
         decode_first_bound(w, p);
         return;
     }
-    p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, n, isl / T, r)}};
+    p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, n, isl / T, r)}, 0};
     p->weight[0] = 1.0;
     p->slow_steps[0] = 1.0;
     p->requests = r;
@@ -214,7 +214,7 @@ static void prefill_first(const pm_serve_workload *w, serve_plan *p)
     const double N = w->concurrency, K = floor((double)w->chunk_budget / isl);
     if (osl < 2.0) { /* nothing to decode: prefill steps of k prompts */
         const double k = N < K ? N : K;
-        p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}};
+        p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}, 0};
         p->weight[1] = 1.0;
         p->requests = k;
         p->ttft_by_little = true;
@@ -228,7 +228,7 @@ static void prefill_first(const pm_serve_workload *w, serve_plan *p)
     const double ended = N / (osl - 1.0); /* requests a decode step ends */
     const double k = ended < 1.0 ? 1.0 : ended > K ? K : ended;
     p->kind[0] = (pm_mixed_step){.decode_sequences = N, .decode_context = decode_context(w)};
-    p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}};
+    p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}, 0};
     p->weight[0] = 1.0;
     p->weight[1] = ended / k;
     p->requests = ended;
@@ -256,8 +256,8 @@ static void prefill_first_wave(const pm_serve_workload *w, serve_plan *p)
     const double G = ceil(N / k - 1e-12), rest = N - (G - 1.0) * k;
     if (osl > 1.0)
         p->kind[0] = (pm_mixed_step){.decode_sequences = N, .decode_context = decode_context(w)};
-    p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}};
-    p->kind[2] = (pm_mixed_step){0, 0, 1, {chunk_of(w, rest, isl, rest)}};
+    p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}, 0};
+    p->kind[2] = (pm_mixed_step){0, 0, 1, {chunk_of(w, rest, isl, rest)}, 0};
     p->weight[0] = osl - 1.0;
     p->weight[1] = G - 1.0;
     p->weight[2] = 1.0;
@@ -326,7 +326,7 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
         for (int i = 0; i < K; i++) {
             p->kind[i] = (pm_mixed_step){N - 1.0, ctx, 1,
                                          {chunk_in(w->classes[i].input_tokens, 1.0,
-                                                   in[i] / T[i], 1.0 / T[i])}};
+                                                   in[i] / T[i], 1.0 / T[i])}, 0};
             p->weight[i] = r * pr[i] * T[i];
             p->ttft_steps[i] = pr[i] * T[i];
         }
@@ -796,6 +796,8 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
         st = pm_plan_refuse_stages(s, "a served workload", err);
     if (st == PM_OK)
         st = pm_plan_refuse_replicas(s, "a served workload", err);
+    if (st == PM_OK)
+        st = pm_spec_refuse(s, "a served workload", err);
     if (st != PM_OK)
         return st;
     return w->request_rate_per_s > 0 ? serve_open(s, w, out, err) : serve_closed(s, w, out, err);

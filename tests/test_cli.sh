@@ -591,4 +591,26 @@ check search-pp-refused 1 "pipeline stages are not served yet" "$pm" search --co
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
 check search-not-for-serve 2 "--budget: serve does not use it" "$pm" serve --budget 8
 
+# ---- speculative decoding (issue 45) ---------------------------------------------------------
+# Leviathan's tokens per verify step: k = 3 at a = 0.8 gives 1 + 0.8 + 0.64 + 0.512 = 2.952.
+check spec-line 0 "speculative: llama3-8b, 3 drafted tokens, 2.9520 tokens per verify step" \
+    "$pm" --config llama70b-h100 --spec-tokens 3 --spec-accept 0.8 --spec-draft llama3-8b
+# Per position 0.9, 0.5: 1 + 0.9 + 0.45 = 2.35.
+check spec-json 0 '"tokens_per_step": 2.35' \
+    "$pm" --config deepseek-v3-h200 --spec-tokens 2 --spec-accept 0.9,0.5 --spec-mtp 1 --format json
+check spec-scenario 0 "speculative: MTP heads, 1 drafted tokens" "$pm" --config deepseek-v3-mtp
+check spec-accept-one 1 '$.speculative.acceptance: must be in [0, 1)' \
+    "$pm" --spec-tokens 3 --spec-accept 1 --spec-mtp 1
+check spec-accept-count 1 "expected one rate or one per drafted token (3; got 2)" \
+    "$pm" --spec-tokens 3 --spec-accept 0.8,0.6 --spec-mtp 1
+check spec-tokens-cap 2 "--spec-tokens: expected an integer in [0, 16]" "$pm" --spec-tokens 17
+check spec-vocab 1 "the draft model's vocabulary differs from the target's (32000 vs 128256" \
+    "$pm" --config llama70b-h100 --spec-tokens 3 --spec-accept 0.8 --spec-draft mistral-7b
+check spec-pp 1 "speculative decoding over pipeline stages is not modelled" \
+    "$pm" --spec-tokens 3 --spec-accept 0.8 --spec-mtp 1 --pp 2
+check spec-no-draft 1 '$.speculative.draft_model: missing' \
+    "$pm" --spec-tokens 3 --spec-accept 0.8 --set speculative.method=draft_model
+check spec-serve 1 "speculative decoding is not modelled yet" \
+    "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
+
 check_end

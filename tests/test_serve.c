@@ -223,10 +223,13 @@ static void test_fast_matches_graph(void **state)
 {
     (void)state;
     const pm_mixed_step mixes[] = {
-        {4, 1000, 1, {{1, 512, 0, 0}}},
-        {16, 8000, 2, {{1, 256, 4096, 1}, {2, 128, 0, 0}}},
-        {1, 50, 1, {{3, 2048, 6000, 3}}},
-        {0.5, 20000, 1, {{1, 1, 0, 1}}},
+        {4, 1000, 1, {{1, 512, 0, 0}}, 0},
+        {16, 8000, 2, {{1, 256, 4096, 1}, {2, 128, 0, 0}}, 0},
+        {1, 50, 1, {{3, 2048, 6000, 3}}, 0},
+        {0.5, 20000, 1, {{1, 1, 0, 1}}, 0},
+        /* Speculative decoding's verify steps (issue 45): alone, and beside a chunk. */
+        {16, 8000, 0, {{0, 0, 0, 0}}, 4},
+        {4, 1000, 1, {{1, 512, 0, 0}}, 3},
     };
     for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
         pm_scenario s = load(scenarios[k]);

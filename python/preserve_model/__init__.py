@@ -135,7 +135,32 @@ def _path(name, value):
     raise TypeError(f"{name}: expected a str or a path (got {type(value).__name__})")
 
 
-def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
+def _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp):
+    """The "speculative" block's overrides of the speculative-decoding keywords, as the CLI's
+    --spec-tokens, --spec-accept, --spec-draft and --spec-mtp write them (issue 45)."""
+    given = [v is not None for v in (spec_tokens, spec_accept, spec_draft, spec_mtp)]
+    if not any(given):
+        return []
+    out = ["speculative.source=command line (--spec-* options)"]
+    if spec_tokens is not None:
+        out.append(f"speculative.draft_tokens={_shortcut_text('batch', spec_tokens)}")
+    if spec_accept is not None:
+        rates = spec_accept if isinstance(spec_accept, (list, tuple)) else [spec_accept]
+        if not rates or not all(isinstance(a, numbers.Real) and not isinstance(a, bool)
+                                for a in rates):
+            raise TypeError(f"spec_accept: expected a rate or a list of rates (got {spec_accept!r})")
+        out.append("speculative.acceptance=" + ",".join(repr(float(a)) for a in rates))
+    if spec_draft is not None:
+        out += ["speculative.method=draft_model",
+                f"speculative.draft_model={_shortcut_text('model', spec_draft)}"]
+    if spec_mtp is not None:
+        out += ["speculative.method=mtp",
+                f"speculative.mtp_layers={_shortcut_text('batch', spec_mtp)}"]
+    return out
+
+
+def estimate(config="llama70b", overrides=None, *, data_dir=None, spec_tokens=None,
+             spec_accept=None, spec_draft=None, spec_mtp=None, **shortcuts):
     """Evaluates a scenario in the three modes: the report of `preserve-model --format json`.
 
     config: a bundled scenario name or a path. overrides: {dotted path: value}, or a list of
@@ -146,9 +171,16 @@ def estimate(config="llama70b", overrides=None, *, data_dir=None, **shortcuts):
     (serial, fused, preserve: request_s, prefill_s, decode_s, tpot_s, tpot_mean_s,
     tokens_per_s, allreduce_algorithm, allreduce_decode_s, J_per_token, tokens_per_J ...),
     speedup, shard, memory (docs/output-format.md lists every key).
+    Speculative decoding (issue 45): spec_tokens (drafted tokens k), spec_accept (a rate in
+    [0, 1) or one per drafted position), spec_draft (a draft model of the same vocabulary) or
+    spec_mtp (the target's MTP layers), as the CLI's --spec-* options; the report then has a
+    "speculative" object (tokens_per_step, each mode's verify_step_s, draft_step_s,
+    speedup_vs_plain).
     Raises Error for a load or model error.
     """
-    return json.loads(_core.estimate_json(_path("config", config), _overrides(overrides, shortcuts),
+    ov = _overrides(overrides, shortcuts) + _spec_overrides(spec_tokens, spec_accept,
+                                                            spec_draft, spec_mtp)
+    return json.loads(_core.estimate_json(_path("config", config), ov,
                                           _path("data_dir", data_dir)))
 
 

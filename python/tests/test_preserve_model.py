@@ -846,3 +846,19 @@ def test_disagg_refuses_different_models_naming_the_key():
     assert e.value.path == "decode.model"
     with pytest.raises(ValueError):
         pm.disagg_codesign(pool="both")
+
+# ---------------------------------------------------------------- speculative decoding (issue 45)
+
+def test_speculation_keywords_are_the_tools_options():
+    want = tool("--config", "llama70b-h100", "--format", "json", "--spec-tokens", "3",
+                "--spec-accept", "0.9,0.5,0.2", "--spec-draft", "llama3-8b")
+    got = pm.estimate("llama70b-h100", data_dir=DATA, spec_tokens=3, spec_accept=[0.9, 0.5, 0.2],
+                      spec_draft="llama3-8b")
+    assert got == json.loads(want)
+    # Leviathan's expected tokens by hand: 1 + 0.9 + 0.45 + 0.09
+    assert got["speculative"]["tokens_per_step"] == pytest.approx(2.44, rel=1e-15)
+
+
+def test_speculation_refusal_names_the_key():
+    with pytest.raises(pm.Error, match=r"\$\.speculative\.acceptance"):
+        pm.estimate("llama70b", data_dir=DATA, spec_tokens=2, spec_accept=1.0, spec_mtp=1)

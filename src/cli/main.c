@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,6 +205,27 @@ static int parse_override(cli *c, int opt, const char *arg)
     return PARSE_ON;
 }
 
+/* The speculative-decoding options (issue 45): overrides of the scenario's "speculative"
+ * block, its source naming the command line. */
+static int parse_spec(cli *c, int opt, const char *arg)
+{
+    int64_t v;
+    bool ok = add_set(c, "speculative.source", "command line (--spec-* options)", 0);
+    if (opt == OPT_SPEC_TOKENS)
+        ok = ok && parse_count("--spec-tokens", arg, 0, PM_MAX_SPEC_TOKENS, &v) &&
+             add_set(c, "speculative.draft_tokens", NULL, v);
+    else if (opt == OPT_SPEC_ACCEPT)
+        ok = ok && add_set(c, "speculative.acceptance", arg, 0);
+    else if (opt == OPT_SPEC_DRAFT)
+        ok = ok && add_set(c, "speculative.method", "draft_model", 0) &&
+             add_set(c, "speculative.draft_model", arg, 0);
+    else
+        ok = ok && parse_count("--spec-mtp", arg, 1, 64, &v) &&
+             add_set(c, "speculative.method", "mtp", 0) &&
+             add_set(c, "speculative.mtp_layers", NULL, v);
+    return ok ? PARSE_ON : EXIT_USAGE;
+}
+
 /* Applies one option of getopt_long; PARSE_ON or the exit status. */
 static int apply_option(cli *c, int opt, const char *arg, char **argv)
 {
@@ -215,6 +237,8 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
         return parse_override(c, opt, arg);
     case OPT_SP:
         return add_set(c, "cluster.sequence_parallel", "true", 0) ? PARSE_ON : EXIT_USAGE;
+    case OPT_SPEC_TOKENS: case OPT_SPEC_ACCEPT: case OPT_SPEC_DRAFT: case OPT_SPEC_MTP:
+        return parse_spec(c, opt, arg);
     case 'f': return parse_format(c, arg);
     case 'h': c->help = true; return PARSE_ON;
     case 'V': printf("preserve-model %s\n", pm_version()); return 0;
@@ -324,7 +348,10 @@ static int dispatch_help(const cli *c, const char *cmd, int rest, char **args)
     const cli_command *u = cmd ? cli_command_find(cmd) : NULL;
     if (cmd && !u)
         return cli_unknown_command(cmd);
+    errno = 0;
     cli_help(stdout, u);
+    if (ferror(stdout) && errno) /* a help longer than stdio's buffer failed mid-way */
+        stdout_failed(errno);
     return 0;
 }
 

@@ -39,6 +39,14 @@ const cli_option cli_options[] = {
      "sequence parallelism inside the tensor-parallel group: each allreduce becomes a "
      "reduce-scatter and an all-gather, the norms run on 1/devices of the tokens "
      "(cluster.sequence_parallel; dense models)"},
+    {"spec-tokens", required_argument, OPT_SPEC_TOKENS, GIVEN_SET, "K",
+     "speculative decoding: K drafted tokens per verify step (speculative.draft_tokens, 0..16)"},
+    {"spec-accept", required_argument, OPT_SPEC_ACCEPT, GIVEN_SET, "A[,A2..]",
+     "acceptance in [0, 1), one or one per position (speculative.acceptance)"},
+    {"spec-draft", required_argument, OPT_SPEC_DRAFT, GIVEN_SET, "MODEL",
+     "draft with MODEL (same vocabulary, same devices; speculative.draft_model)"},
+    {"spec-mtp", required_argument, OPT_SPEC_MTP, GIVEN_SET, "N",
+     "draft with the target's N MTP layers (speculative.mtp_layers)"},
     {"batch", required_argument, OPT_BATCH, GIVEN_SET, "N", "workload.batch"},
     {"seq", required_argument, OPT_SEQ, GIVEN_SET, "N",
      "total sequence length in tokens (workload.seq_len); k = 1024 here: 16k = 16384, 1M = "

@@ -292,6 +292,29 @@ static void write_energy_cost(const pm_scenario *s, const pm_estimate *e)
 }
 
 /* The inputs, then one line per mode. */
+/* Speculative decoding (issue 45): the tokens a verify step emits, each mode's verify and draft
+ * steps at the last context, and the speedup over plain decoding. */
+static void print_speculative(const pm_scenario *s, const pm_estimate *e)
+{
+    const pm_spec_report *r = &e->spec;
+    if (!r->active)
+        return;
+    printf("\nspeculative: %s, %d drafted tokens, %.4f tokens per verify step",
+           r->method == PM_SPEC_MTP ? "MTP heads" : s->spec.draft.name, r->draft_tokens,
+           r->tokens_per_step);
+    if (r->method == PM_SPEC_MTP)
+        printf(" (%d layer%s)", s->spec.mtp_layers, s->spec.mtp_layers == 1 ? "" : "s");
+    printf("\n%-9s %12s %12s %17s %12s\n", "mode", "verify_ms", "draft_ms", "plain_tpot_ms",
+           "speedup");
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        printf("%-9s %12.4f %12.4f %17.4f %11.3fx\n", pm_mode_name((pm_mode)m),
+               r->verify_step_s[m] * 1e3, r->draft_step_s[m] * 1e3,
+               r->plain_tpot_mean_s[m] * 1e3, r->speedup_vs_plain[m]);
+    printf("(tpot_ms above: (verify + %d draft) / %.4f at the final context; speedup: plain "
+           "tpot_mean over speculative)\n",
+           r->draft_tokens, r->tokens_per_step);
+}
+
 static void write_table(const pm_scenario *s, const pm_estimate *e)
 {
     describe(s, e, stdout);
@@ -321,6 +344,7 @@ static void write_table(const pm_scenario *s, const pm_estimate *e)
     printf("speedup: preserve vs serial %.3fx, preserve vs fused %.3fx, fused vs serial %.3fx\n",
            e->speedup_preserve_vs_serial, e->speedup_preserve_vs_fused,
            e->speedup_fused_vs_serial);
+    print_speculative(s, e);
     if (e->pipeline.stages > 1) {
         printf("\n%-9s %14s %14s %15s %18s\n", "mode", "stage_ms", "bubble_decode",
                "bubble_prefill", "recv_prefetch_MiB");
