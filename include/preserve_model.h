@@ -2572,7 +2572,7 @@ typedef struct pm_search_result {
  * run on threads; the result does not depend on their count. Returns PM_OK (found false for a
  * mode nothing meets), PM_ERR_INVALID_ARG (a list out of range, a count axis as hardware, a
  * request rate), PM_ERR_MISSING (the objective's block), PM_ERR_UNSUPPORTED (a scenario of
- * several stages or replicas) or PM_ERR_NOMEM. A deployment that cannot run is counted in
+ * several stages or replicas, or one that speculates) or PM_ERR_NOMEM. A deployment that cannot run is counted in
  * invalid_plans with its error, not a failure.
  */
 PM_API pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,

@@ -11,7 +11,7 @@
  * comment). Groups run on worker threads and are merged in their order, so the answer does not
  * depend on the thread count.
  *
- * May call: alloc.c, error.c, plan.c, serve.c, sweep.c.
+ * May call: alloc.c, error.c, plan.c, serve.c, speculate.c, sweep.c.
  */
 #include <math.h>
 #include <pthread.h>
@@ -392,7 +392,7 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
                        "stages are not served yet) and the search itself fills the device "
                        "budget with data-parallel replicas: give a scenario of one stage and "
                        "one replica");
-    return PM_OK;
+    return pm_spec_refuse(s, "a search of served workloads", err);
 }
 
 /* The search's lists: the tensor-parallel degrees (without a list 1, 2, 4... up to a node

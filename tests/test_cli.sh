@@ -588,6 +588,7 @@ check search-three-hw 2 "at most 2 hardware axes" "$pm" search --sweep l2=8MiB -
 check search-tp-list-bad 2 "--tp-list" "$pm" search --tp-list 8,x
 check search-rate-floor 2 "--min-user-rate: expected" "$pm" search --min-user-rate 0
 check search-pp-refused 1 "pipeline stages are not served yet" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check search-spec-refused 1 "a search of served workloads with speculative decoding is not modelled yet" "$pm" search --config deepseek-v3-mtp
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
 check search-not-for-serve 2 "--budget: serve does not use it" "$pm" serve --budget 8
 
