@@ -1733,7 +1733,10 @@ typedef struct pm_serve_result {
  * floor(budget / input) a step while decoding pauses, then the N sequences decode together;
  * the mean TTFT is the mean end of a prompt's prefill step, every request ends with the cycle. Throughput follows Little's law (concurrency / e2e), TPOT from e2e - TTFT.
  * At concurrency 1 it is the static estimate at batch 1 (its decode steps at their mean
- * context). The cache: each sequence's mean held positions, fits_hbm against the runtime's
+ * context). Data-parallel replicas (pm_cluster_dp > 1) each serve concurrency / dp sequences
+ * (or request rate / dp): the per-device, per-user and latency figures are one replica's,
+ * requests_per_s, tokens_per_s, in_flight and max_concurrency the deployment's (dp times);
+ * fewer sequences than replicas is PM_ERR_INVALID_ARG. The cache: each sequence's mean held positions, fits_hbm against the runtime's
  * usable HBM. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
  * range: prefill-first needs a budget of at least the prompt, decode-first one above the
  * concurrency), PM_ERR_UNSUPPORTED (a wave under decode-first whose prompts the budget does

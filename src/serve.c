@@ -783,6 +783,39 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
     return PM_OK;
 }
 
+/* Data-parallel replicas serve independent shares of the load: each replica is the scenario's
+ * tensor-parallel group at concurrency / dp sequences (or request rate / dp); the per-device,
+ * per-user and per-request figures are one replica's, the totals (requests and tokens per
+ * second, sequences in flight, the most that fit) dp times them. */
+static pm_status serve_replicas(const pm_scenario *s, const pm_serve_workload *w,
+                                pm_serve_result *out, pm_error *err)
+{
+    const int dp = pm_cluster_dp(&s->cluster);
+    if (!(w->request_rate_per_s > 0) && w->concurrency < dp)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "a served workload of %d data-parallel replicas needs at least one "
+                       "sequence in flight on each (got a concurrency of %g)",
+                       dp, w->concurrency);
+    pm_scenario one = *s;
+    one.provenance = NULL;
+    one.cluster.data_parallel = 1;
+    pm_serve_workload share = *w;
+    share.concurrency = w->concurrency / dp;
+    share.request_rate_per_s = w->request_rate_per_s / dp;
+    const pm_status st = share.request_rate_per_s > 0 ? serve_open(&one, &share, out, err)
+                                                      : serve_closed(&one, &share, out, err);
+    if (st != PM_OK)
+        return st;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        out->modes[m].requests_per_s *= dp;
+        out->modes[m].tokens_per_s *= dp;
+        out->modes[m].in_flight *= dp;
+    }
+    out->max_concurrency *= dp;
+    out->request_rate_per_s = w->request_rate_per_s;
+    return PM_OK;
+}
+
 pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
                            pm_serve_result *out, pm_error *err)
 {
@@ -795,10 +828,10 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
     if (st == PM_OK)
         st = pm_plan_refuse_stages(s, "a served workload", err);
     if (st == PM_OK)
-        st = pm_plan_refuse_replicas(s, "a served workload", err);
-    if (st == PM_OK)
         st = pm_spec_refuse(s, "a served workload", err);
     if (st != PM_OK)
         return st;
+    if (pm_cluster_dp(&s->cluster) > 1)
+        return serve_replicas(s, w, out, err);
     return w->request_rate_per_s > 0 ? serve_open(s, w, out, err) : serve_closed(s, w, out, err);
 }

@@ -573,7 +573,8 @@ check pp-layer-classes 1 "not modelled" "$pm" --config gemma2-9b --cluster hgx-h
 check pp-serve-refused 1 "pipeline stages is not modelled" "$pm" serve --config llama8b --cluster hgx-h100-ib-ndr --pp 2
 check pp-bad-count 2 "--pp" "$pm" --pp 0
 check pp-sweep 0 "pipeline_parallel," "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --sweep pp=1,2
-check dp-serve-refused 1 "data-parallel replicas is not modelled" "$pm" serve --config llama8b --dp 2
+check dp-serve 0 "preserve" "$pm" serve --config llama8b --dp 2 --concurrency 2,8
+check dp-serve-too-few 2 "at least one sequence in flight on each" "$pm" serve --config llama8b --dp 4 --concurrency 2
 
 # search (issue 46): each mode's best and what binds it; the CSV's front; the pruned search's
 # rows are the exhaustive one's; what it refuses.

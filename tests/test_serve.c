@@ -758,9 +758,50 @@ static void test_served_refused(void **state)
                0.0);
 }
 
+/* Data-parallel replicas: 4 replicas at 32 sequences in flight are each the scenario's group
+ * at 8 (closed loop), and at 2 requests/s each at 0.5 (open loop): per-device, per-user and
+ * latency figures are one replica's, the totals 4 times them. Fewer sequences than replicas
+ * are refused. */
+static void test_served_replicas(void **state)
+{
+    (void)state;
+    pm_scenario one = load("llama70b-h100"), four = one;
+    four.cluster.data_parallel = 4;
+    pm_error err;
+    for (int rate = 0; rate < 2; rate++) {
+        pm_serve_workload w4 = {2048, 256, 32, 2048, PM_SERVE_DECODE_FIRST, 0, 0,
+                                PM_SERVE_STAGGERED, rate ? 2.0 : 0.0, 0, {{0}}};
+        pm_serve_workload w1 = w4;
+        w1.concurrency = 8;
+        w1.request_rate_per_s = rate ? 0.5 : 0.0;
+        pm_serve_result r4, r1;
+        assert_int_equal(pm_serve_compute(&four, &w4, &r4, &err), PM_OK);
+        assert_int_equal(pm_serve_compute(&one, &w1, &r1, &err), PM_OK);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const pm_serve_mode *a = &r4.modes[m], *b = &r1.modes[m];
+            assert_rel(a->tokens_per_s_per_device, b->tokens_per_s_per_device, 0);
+            assert_rel(a->tokens_per_s_per_user, b->tokens_per_s_per_user, 0);
+            assert_rel(a->ttft_s, b->ttft_s, 0);
+            assert_rel(a->energy_per_token_J, b->energy_per_token_J, 0);
+            assert_rel(a->tokens_per_s, 4 * b->tokens_per_s, 0);
+            assert_rel(a->requests_per_s, 4 * b->requests_per_s, 0);
+            assert_rel(a->in_flight, 4 * b->in_flight, 0);
+        }
+        assert_rel(r4.max_concurrency, 4 * r1.max_concurrency, 0);
+        assert_rel(r4.kv_bytes_per_device, r1.kv_bytes_per_device, 0);
+        assert_rel(r4.request_rate_per_s, w4.request_rate_per_s, 0);
+    }
+    pm_serve_workload w = {2048, 256, 3, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED,
+                           0, 0, {{0}}};
+    pm_serve_result r;
+    assert_int_equal(pm_serve_compute(&four, &w, &r, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "at least one sequence in flight on each"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_served_replicas),
         cmocka_unit_test(test_hand_mixed_graph),
         cmocka_unit_test(test_hand_mixed_mla),
         cmocka_unit_test(test_chunk_pairs_telescope),

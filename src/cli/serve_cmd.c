@@ -163,8 +163,12 @@ static void write_header(FILE *f, const cli *c, const served *sv)
     fput_comment_text(f, sv->s.model.name);
     fprintf(f, " on ");
     fput_comment_text(f, sv->s.accel.name);
-    fprintf(f, " x %d; prompts of %lld tokens, %lld out; %s, %lld tokens a step%s\n",
-            sv->s.cluster.devices, (long long)w->input_tokens, (long long)w->output_tokens,
+    if (pm_cluster_dp(&sv->s.cluster) > 1)
+        fprintf(f, " x %d, %d data-parallel replicas sharing the concurrency",
+                sv->s.cluster.devices, pm_cluster_dp(&sv->s.cluster));
+    else
+        fprintf(f, " x %d", sv->s.cluster.devices);
+    fprintf(f, "; prompts of %lld tokens, %lld out; %s, %lld tokens a step%s\n", (long long)w->input_tokens, (long long)w->output_tokens,
             w->rule == PM_SERVE_DECODE_FIRST ? "decode-first with chunked prefill"
                                              : "prefill-first (whole prompts)",
             (long long)w->chunk_budget,
