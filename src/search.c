@@ -133,13 +133,6 @@ static pm_status group_scenario(const search *se, const pm_search_candidate *c, 
     return st;
 }
 
-/* Adds candidate c to a group mode's front (at most PM_SEARCH_MAX_VALUES, the group's
- * concurrencies); the front is made Pareto when the group ends. */
-static void front_push(group_mode *gm, pm_search_candidate *buf, const pm_search_candidate *c)
-{
-    buf[gm->n_front++] = *c;
-}
-
 /* Sorts by falling per-user rate (ties: falling objective), then keeps the points no other
  * beats on both: the Pareto front, returned in rising per-user rate. Returns the count. */
 static int by_user_desc(const void *a, const void *b)
@@ -229,7 +222,7 @@ static pm_status settle_group(group *g, int n, pm_search_candidate (*cand)[PM_MO
             col[i] = miss[i][m];
             if (col[i] != PM_BOUND_NONE || isnan(cand[i][m].objective))
                 continue;
-            front_push(gm, buf, &cand[i][m]);
+            buf[gm->n_front++] = cand[i][m]; /* made Pareto once the group ends */
             if (best < 0 || cand[i][m].objective > cand[best][m].objective)
                 best = i;
         }
@@ -372,6 +365,7 @@ static pm_status check_space(const pm_search_spec *sp, pm_error *err)
 /* What the objective needs of the accelerator, and a deployment the search can spread. */
 static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_error *err)
 {
+    static const char *const block[PM_SEARCH_OBJECTIVE_COUNT] = {NULL, "area", "cost", "energy"};
     static const char *const need[PM_SEARCH_OBJECTIVE_COUNT] = {
         NULL, "$.accelerator.area", "$.accelerator.cost", "$.accelerator.energy"};
     const bool has[PM_SEARCH_OBJECTIVE_COUNT] = {true, s->accel.area.present,
@@ -383,7 +377,7 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
         return pm_fail(err, PM_ERR_MISSING, NULL, need[sp->objective],
                        "search: the %s objective needs the accelerator's %s block, and "
                        "accelerator \"%s\" has none",
-                       objective_names[sp->objective], need[sp->objective] + 14, s->accel.name);
+                       objective_names[sp->objective], block[sp->objective], s->accel.name);
     if (pm_cluster_pp(&s->cluster) != 1 || pm_cluster_dp(&s->cluster) != 1)
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL,
                        pm_cluster_pp(&s->cluster) != 1 ? "$.cluster.pipeline_parallel"

@@ -128,6 +128,10 @@ int parse_counts(const char *opt, const char *list, double lo, double hi, int ma
 /* --lengths IN:OUT:SHARE,... (serve, search) into w's length classes; 0 or EXIT_USAGE said on
  * stderr. */
 int parse_length_classes(const char *list, pm_serve_workload *w);
+/* The served workload of the options over workload wl (serve, search): the scenario's prompt
+ * and decode steps, or --lengths' classes; --rule, --arrival, the limits; one sequence in flight
+ * and chunk tokens a step (the caller sets both per point). 0 or EXIT_USAGE said on stderr. */
+int served_workload(const cli *c, const pm_workload *wl, int64_t chunk, pm_serve_workload *w);
 /* The load options of the command line (data directory and overrides). */
 pm_load_opts load_opts(const cli *c);
 /* Loads the scenario of the options; prints the error and returns EXIT_CONFIG on failure. */

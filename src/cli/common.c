@@ -430,3 +430,11 @@ int parse_counts(const char *opt, const char *list, double lo, double hi, int ma
     double range[2] = {lo, hi};
     return parse_list(opt, list, "counts", max, count_item, range, out);
 }
+
+int served_workload(const cli *c, const pm_workload *wl, int64_t chunk, pm_serve_workload *w)
+{
+    *w = (pm_serve_workload){pm_workload_prompt_tokens(wl), pm_workload_decode_steps(wl), 1,
+                             chunk, c->rule, c->ttft_limit_s, c->tpot_limit_s, c->arrival, 0.0,
+                             0, {{0}}};
+    return c->lengths ? parse_length_classes(c->lengths, w) : 0;
+}

@@ -86,11 +86,7 @@ static void progress(size_t done, size_t total, void *user)
 /* The spec of the command line over scenario s; 0 or the exit status said on stderr. */
 static int make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp)
 {
-    const pm_workload *wl = &s->workload;
-    sp->workload = (pm_serve_workload){pm_workload_prompt_tokens(wl),
-                                       pm_workload_decode_steps(wl), 1, 1, c->rule,
-                                       0, 0, c->arrival, 0.0, 0, {{0}}};
-    if (c->lengths && parse_length_classes(c->lengths, &sp->workload) != 0)
+    if (served_workload(c, &s->workload, 1, &sp->workload) != 0)
         return EXIT_USAGE;
     sp->device_budget = c->budget;
     sp->ttft_limit_s = c->ttft_limit_s;

@@ -116,12 +116,8 @@ static int compute(const cli *c, served *sv)
         t->provenance = NULL;
         if (sv->has_fam && pm_scenario_set_axis(t, sv->fam.kind, sv->fam.values[f], &err) != PM_OK)
             return config_error(&err);
-        const pm_workload *wl = &t->workload;
-        sv->w[f] = (pm_serve_workload){pm_workload_prompt_tokens(wl),
-                                       pm_workload_decode_steps(wl), 1,
-                                       c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK, c->rule,
-                                       c->ttft_limit_s, c->tpot_limit_s, c->arrival, 0.0, 0, {{0}}};
-        if (c->lengths && (rc = parse_length_classes(c->lengths, &sv->w[f])) != 0)
+        if ((rc = served_workload(c, &t->workload, c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK,
+                                  &sv->w[f])) != 0)
             return rc;
         if (pm_estimate_compute(t, &sv->e[f], &err) != PM_OK)
             return config_error(&err);
