@@ -697,11 +697,12 @@ typedef enum pm_file_kind {
     PM_KIND_SCENARIO = 4,
     PM_KIND_GRAPH = 5,
     PM_KIND_RUNTIME = 6,
-    PM_KIND_COUNT = 7
+    PM_KIND_LENGTHS = 7, /* a served workload's request lengths (data/lengths/) */
+    PM_KIND_COUNT = 8
 } pm_file_kind;
 
-/** "model", "accelerator", "cluster", "workload", "scenario", "graph", "runtime"; "?" when
- * invalid. */
+/** "model", "accelerator", "cluster", "workload", "scenario", "graph", "runtime", "lengths";
+ * "?" when invalid. */
 PM_API const char *pm_file_kind_name(pm_file_kind kind);
 
 /**
@@ -1670,6 +1671,25 @@ typedef struct pm_serve_workload {
                                   and output tokens then unused; decode-first, staggered) */
     pm_length_class classes[PM_MAX_LENGTH_CLASSES];
 } pm_serve_workload;
+
+/** A distribution of request lengths as data (a "lengths" file, data/lengths/NAME.json: its
+ * "classes", an array of {"input_tokens", "output_tokens", "share"}, and its "source"). */
+typedef struct pm_lengths {
+    char name[64];
+    int n_classes; /* 1 .. PM_MAX_LENGTH_CLASSES */
+    pm_length_class classes[PM_MAX_LENGTH_CLASSES];
+    char source[512];
+} pm_lengths;
+
+/**
+ * Loads a lengths file: ref a path or the name of a bundled one (data/lengths/<ref>.json), as
+ * pm_scenario_load resolves names; opts's overrides apply to its keys ("classes" is an array:
+ * not overridable by path). out is overwritten (zeroed on failure). Errors name the file and the
+ * JSON path ($.classes[2].share): PM_ERR_IO, SYNTAX, TYPE, MISSING, UNKNOWN_KEY, RANGE,
+ * NOT_FOUND, VALUE.
+ */
+PM_API pm_status pm_lengths_load(const char *ref, const pm_load_opts *opts, pm_lengths *out,
+                                 pm_error *err);
 
 /** A served workload's steady state in one mode (seconds; rates per second). */
 typedef struct pm_serve_mode {

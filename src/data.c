@@ -5,7 +5,7 @@
  *
  * May call: alloc.c, area.c, check.c, dtype.c, error.c, graph.c, graph_io.c, json.c,
  * json_syntax.c, location.c, plan.c, provenance.c, read_components.c, read_model.c,
- * read_runtime.c, read_spec.c, units.c.
+ * read_lengths.c, read_runtime.c, read_spec.c, units.c.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -21,9 +21,10 @@
 #define MAX_ORIGINS 64
 
 static const char *const kind_names[PM_KIND_COUNT] = {
-    "model", "accelerator", "cluster", "workload", "scenario", "graph", "runtime"};
+    "model", "accelerator", "cluster", "workload", "scenario", "graph", "runtime", "lengths"};
 static const char *const kind_dirs[PM_KIND_COUNT] = {
-    "models", "accelerators", "clusters", "workloads", "scenarios", "graphs", "runtimes"};
+    "models", "accelerators", "clusters", "workloads", "scenarios", "graphs", "runtimes",
+    "lengths"};
 
 const char *pm_file_kind_name(pm_file_kind k)
 {
@@ -551,11 +552,12 @@ static pm_status read_cluster_v(pm_obj *o, void *out) { return pm_cluster_read(o
 static pm_status read_workload_v(pm_obj *o, void *out) { return pm_workload_read(o, out); }
 
 static pm_status read_runtime_v(pm_obj *o, void *out) { return pm_runtime_read(o, out); }
+static pm_status read_lengths_v(pm_obj *o, void *out) { return pm_lengths_read(o, out); }
 
 /* By kind; the scenario and the graph have readers of their own. */
 static const reader_fn readers[PM_KIND_COUNT] = {read_model_v,    read_accel_v, read_cluster_v,
                                                  read_workload_v, NULL,         NULL,
-                                                 read_runtime_v};
+                                                 read_runtime_v,  read_lengths_v};
 
 static pm_status read_component(component *c, pm_file_kind kind, pm_provenance *prov, void *out,
                                 pm_error *err)
@@ -938,6 +940,12 @@ pm_status pm_workload_load(const char *ref, const pm_load_opts *opts, pm_workloa
     return component_load(PM_KIND_WORKLOAD, ref, opts, out, sizeof(pm_workload), err);
 }
 
+pm_status pm_lengths_load(const char *ref, const pm_load_opts *opts, pm_lengths *out,
+                          pm_error *err)
+{
+    return component_load(PM_KIND_LENGTHS, ref, opts, out, sizeof(pm_lengths), err);
+}
+
 pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_kind *kind_out,
                            pm_error *err)
 {
@@ -963,7 +971,7 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
         if (kind == PM_KIND_COUNT)
             st = pm_fail(err, PM_ERR_VALUE, path, "$.kind",
                          "expected one of model, accelerator, cluster, workload, scenario, graph, "
-                         "runtime (got \"%s\")",
+                         "runtime, lengths (got \"%s\")",
                          k->valuestring);
     } else if (k) {
         st = pm_fail(err, PM_ERR_TYPE, path, "$.kind", "expected a string (got %s)",
@@ -1004,6 +1012,7 @@ pm_status pm_file_validate(const char *path, const pm_load_opts *opts, pm_file_k
                 pm_cluster c;
                 pm_workload w;
                 pm_runtime r;
+                pm_lengths l;
             } tmp;
             st = read_component(&c, kind, NULL, &tmp, err);
         }

@@ -191,6 +191,8 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r);
 /* read_spec.c: a scenario's "speculative" block into *out (the draft model excepted: data.c
  * resolves and reads it). */
 pm_status pm_read_speculation(pm_obj *o, pm_speculation *out);
+/* read_lengths.c: a lengths file (kind "lengths") into *l. */
+pm_status pm_lengths_read(pm_obj *o, pm_lengths *l);
 
 /* ---- GEMM efficiency by shape (gemm_eff.c) ---- */
 

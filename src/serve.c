@@ -84,8 +84,11 @@ typedef struct serve_plan {
      * leaves once every later token took one step of kind 0 */
     double ttft_steps[SERVE_KINDS];
     bool ttft_by_little;
-    double slow_steps[SERVE_KINDS]; /* the longest gap a decoding sequence sees, in steps */
-    bool slow_by_max;   /* ... or the longest step that carries decode tokens */
+    /* The longest gap a decoding sequence sees: slow_steps[k] steps of each kind k, and the
+     * longest step of the kinds slow_max_of marks (a gap that holds one step of whichever of
+     * them runs: the classes' prefill steps) */
+    double slow_steps[SERVE_KINDS];
+    bool slow_max_of[SERVE_KINDS];
     double osl_mean;    /* output tokens per request (0: the workload's output_tokens) */
     double held;        /* positions a sequence in flight holds on average (0: memory_of's
                            rule for one length) */
@@ -277,6 +280,45 @@ static void prefill_first_wave(const pm_serve_workload *w, serve_plan *p)
     p->chunk_tokens = k * isl;
 }
 
+/* A distribution of lengths as the rules use it: each class's probability (its share
+ * normalised), prompt and output, the means of the prompt, the output and the decode steps
+ * (output - 1), and the decoding sequences' mean context: a class's decode steps run at input ..
+ * input + output - 2, each step a sequence of class i decodes weighs p_i (O_i - 1). */
+typedef struct mix {
+    double pr[PM_MAX_LENGTH_CLASSES], in[PM_MAX_LENGTH_CLASSES], out[PM_MAX_LENGTH_CLASSES];
+    double e_in, e_out, e_dec;
+    int64_t ctx;
+} mix;
+
+static void mix_of(const pm_serve_workload *w, mix *m)
+{
+    double share = 0.0, ctx_sum = 0.0;
+    for (int i = 0; i < w->n_classes; i++)
+        share += w->classes[i].share;
+    m->e_in = m->e_out = m->e_dec = 0.0;
+    for (int i = 0; i < w->n_classes; i++) {
+        const double pr = w->classes[i].share / share;
+        const double in = (double)w->classes[i].input_tokens;
+        const double out = (double)w->classes[i].output_tokens;
+        m->pr[i] = pr;
+        m->in[i] = in;
+        m->out[i] = out;
+        m->e_in += pr * in;
+        m->e_out += pr * out;
+        m->e_dec += pr * (out - 1.0);
+        ctx_sum += pr * (out - 1.0) * (in + (out - 2.0) / 2.0);
+    }
+    m->ctx = m->e_dec > 0 ? llround(ctx_sum / m->e_dec) : 0;
+}
+
+/* The slowest gap of decode-first over a distribution: the longest step that carries decode
+ * tokens (each kind of step follows any other). */
+static void slow_of_decoding(serve_plan *p)
+{
+    for (int k = 0; k < SERVE_KINDS; k++)
+        p->slow_max_of[k] = p->weight[k] > 0 && p->kind[k].decode_sequences > 0;
+}
+
 /* Decode-first over a distribution of lengths (classes i of share p_i, prompt I_i, output
  * O_i), the single-length rules with each class's prompts in their own chunk groups: decoding
  * sequences at the mean context of every class's decode steps (exact for attention without a
@@ -290,25 +332,14 @@ static void prefill_first_wave(const pm_serve_workload *w, serve_plan *p)
  * carrying decode tokens. */
 static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
 {
+    mix m;
+    mix_of(w, &m);
     const int K = w->n_classes;
-    double share = 0.0;
-    for (int i = 0; i < K; i++)
-        share += w->classes[i].share;
-    double pr[PM_MAX_LENGTH_CLASSES], in[PM_MAX_LENGTH_CLASSES], out[PM_MAX_LENGTH_CLASSES];
-    double e_in = 0.0, e_out = 0.0, e_dec = 0.0, ctx_sum = 0.0;
-    for (int i = 0; i < K; i++) {
-        pr[i] = w->classes[i].share / share;
-        in[i] = (double)w->classes[i].input_tokens;
-        out[i] = (double)w->classes[i].output_tokens;
-        e_in += pr[i] * in[i];
-        e_out += pr[i] * out[i];
-        e_dec += pr[i] * (out[i] - 1.0);
-        ctx_sum += pr[i] * (out[i] - 1.0) * (in[i] + (out[i] - 2.0) / 2.0);
-    }
-    const int64_t ctx = e_dec > 0 ? llround(ctx_sum / e_dec) : 0;
+    const double *pr = m.pr, *in = m.in, *out = m.out;
+    const double e_in = m.e_in, e_out = m.e_out, e_dec = m.e_dec;
+    const int64_t ctx = m.ctx;
     const double B = (double)w->chunk_budget, N = w->concurrency;
     p->osl_mean = e_out;
-    p->slow_by_max = true;
     double T[PM_MAX_LENGTH_CLASSES], L = 0.0, n1 = INFINITY;
     const double room1 = B - (N - 1.0);
     if (room1 > 0) {
@@ -345,6 +376,7 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
         }
         p->chunk_tokens /= n1 / r;
         p->held = (held_dec + held_pre) / N;
+        slow_of_decoding(p);
         return;
     }
     /* Every step carries chunks: r requests a step, T_i(r) growing with r. */
@@ -393,6 +425,74 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
     /* Bound: the prompts that wait count as half their prompt, as the single length's do. */
     p->held = bound ? (held_dec + (N - g) * e_in / 2.0) / N
                     : (held_dec + held_pre) / (g + prefilling);
+    slow_of_decoding(p);
+}
+
+/* Prefill-first over a distribution of lengths (classes i of share p_i, prompt I_i, output
+ * O_i), the single-length rule with a mix of prompts: each decode step of the N sequences ends r
+ * = N / sum p_i (O_i - 1) requests, whose prompts are prefilled whole before the next decode
+ * step, k = min(max(r, 1), floor(budget / E[I])) prompts a step. With k = 1 a prefill step
+ * holds one prompt, of class i for a share p_i of them (a kind of step per class; the slowest
+ * gap a decoding sequence sees holds the longest of them); beyond, each prefill step holds k
+ * p_i prompts of each class (one kind). The sequences in flight all decode; each holds,
+ * averaged over its decode steps, I_i + (O_i - 1) / 2 positions. Every class outputs more than
+ * one token (check_classes), or none does: then only prefill steps of k prompts run. */
+static void prefill_first_mix(const pm_serve_workload *w, serve_plan *p)
+{
+    mix m;
+    mix_of(w, &m);
+    const int K = w->n_classes;
+    const double N = w->concurrency, cap = floor((double)w->chunk_budget / m.e_in);
+    p->osl_mean = m.e_out;
+    p->prefill_steps = 1.0;
+    if (!(m.e_dec > 0)) { /* nothing to decode */
+        const double k = N < cap ? N : cap;
+        for (int i = 0; i < K; i++)
+            p->kind[0].chunks[i] = chunk_in(w->classes[i].input_tokens, k * m.pr[i], m.in[i],
+                                            k * m.pr[i]);
+        p->kind[0].n_chunks = K;
+        p->weight[0] = 1.0;
+        p->requests = k;
+        p->ttft_by_little = true;
+        p->slow_steps[0] = 1.0;
+        p->prefilling = N;
+        p->mixed_frac = 1.0;
+        p->chunk_tokens = k * m.e_in;
+        p->held = m.e_in / 2.0;
+        return;
+    }
+    const double r = N / m.e_dec, k = r < 1.0 ? 1.0 : r > cap ? cap : r;
+    double held = 0.0;
+    for (int i = 0; i < K; i++)
+        held += m.pr[i] * (m.out[i] - 1.0) * (m.in[i] + (m.out[i] - 1.0) / 2.0);
+    p->held = held / m.e_dec;
+    p->kind[K] = (pm_mixed_step){.decode_sequences = N, .decode_context = m.ctx};
+    p->weight[K] = 1.0;
+    p->slow_steps[K] = 1.0;
+    p->requests = r;
+    p->decoding = N;
+    p->chunk_tokens = k * m.e_in;
+    if (r <= 1.0) { /* k = 1, one prompt a prefill step: a kind per class */
+        for (int i = 0; i < K; i++) {
+            p->kind[i] = (pm_mixed_step){0, 0, 1,
+                                         {chunk_in(w->classes[i].input_tokens, 1.0, m.in[i],
+                                                   1.0)}, 0};
+            p->weight[i] = r * m.pr[i];
+            p->ttft_steps[i] = m.pr[i];
+            p->slow_max_of[i] = N > 1.0;
+        }
+        p->mixed_frac = r / (1.0 + r);
+        return;
+    }
+    p->kind[0] = (pm_mixed_step){0};
+    for (int i = 0; i < K; i++)
+        p->kind[0].chunks[i] = chunk_in(w->classes[i].input_tokens, k * m.pr[i], m.in[i],
+                                        k * m.pr[i]);
+    p->kind[0].n_chunks = K;
+    p->weight[0] = r / k;
+    p->ttft_steps[0] = 1.0;
+    p->slow_steps[0] = ceil(r / k);
+    p->mixed_frac = p->weight[0] / (1.0 + p->weight[0]);
 }
 
 /* ---------------------------------------------------------------- timing the steps */
@@ -460,15 +560,15 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
 {
     const double osl = p->osl_mean > 0 ? p->osl_mean : (double)w->output_tokens;
     const double devices = s->cluster.devices;
-    double cycle = 0.0, ttft = 0.0, slow = 0.0;
+    double cycle = 0.0, ttft = 0.0, slow = 0.0, slow_max = 0.0;
     for (int k = 0; k < SERVE_KINDS; k++) {
         cycle += p->weight[k] * t[k];
         ttft += p->ttft_steps[k] * t[k];
-        if (!p->slow_by_max)
-            slow += p->slow_steps[k] * t[k];
-        else if (p->weight[k] > 0 && p->kind[k].decode_sequences > 0 && t[k] > slow)
-            slow = t[k];
+        slow += p->slow_steps[k] * t[k];
+        if (p->slow_max_of[k] && p->weight[k] > 0 && t[k] > slow_max)
+            slow_max = t[k];
     }
+    slow += slow_max;
     for (int k = 0; k < SERVE_KINDS; k++)
         if (p->weight[k] > 0)
             *(p->kind[k].n_chunks > 0 ? &r->mixed_step_s : &r->decode_step_s) = t[k];
@@ -523,11 +623,29 @@ static pm_status check_classes(const pm_serve_workload *w, pm_error *err)
                            "the share > 0 (got %lld, %lld, %g)",
                            i, (long long)c->input_tokens, (long long)c->output_tokens, c->share);
     }
-    if (w->n_classes > 0 && (w->rule != PM_SERVE_DECODE_FIRST || w->arrival != PM_SERVE_STAGGERED))
+    if (w->n_classes > 0 && w->arrival != PM_SERVE_STAGGERED)
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, NULL,
-                       "a distribution of lengths is modelled under decode-first with staggered "
-                       "requests only (got %s, %s)",
-                       pm_serve_rule_name(w->rule), pm_serve_arrival_name(w->arrival));
+                       "a distribution of lengths is modelled with staggered requests only (a "
+                       "wave is a benchmark's clients at one length; got %s)",
+                       pm_serve_arrival_name(w->arrival));
+    if (w->n_classes == 0 || w->rule != PM_SERVE_PREFILL_FIRST)
+        return PM_OK;
+    int single = -1, longer = -1; /* a class that outputs one token, one that outputs more */
+    for (int i = 0; i < w->n_classes; i++) {
+        const pm_length_class *c = &w->classes[i];
+        if (c->input_tokens > w->chunk_budget)
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                           "prefill-first runs whole prompts: the chunk budget (%lld tokens) "
+                           "must hold every class's prompt (class %d: %lld)",
+                           (long long)w->chunk_budget, i, (long long)c->input_tokens);
+        *(c->output_tokens == 1 ? &single : &longer) = i;
+    }
+    if (single >= 0 && longer >= 0)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, NULL,
+                       "prefill-first over classes that output one token (class %d) beside "
+                       "classes that decode (class %d) is not modelled: such a request's client "
+                       "waits a decode step it does not decode in",
+                       single, longer);
     return PM_OK;
 }
 
@@ -627,7 +745,9 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     pm_status st = PM_OK;
     serve_plan p;
     plan_init(&p);
-    if (w->n_classes > 0)
+    if (w->n_classes > 0 && w->rule == PM_SERVE_PREFILL_FIRST)
+        prefill_first_mix(w, &p);
+    else if (w->n_classes > 0)
         decode_first_mix(w, &p);
     else if (w->arrival == PM_SERVE_WAVE)
         prefill_first_wave(w, &p);

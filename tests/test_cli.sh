@@ -204,8 +204,19 @@ check serve-lengths-bad 2 "--lengths: '4000:100' is not IN:OUT:SHARE" \
     "$pm" serve --lengths 4000:100
 check serve-lengths-share 2 "a class's share must be a number > 0" \
     "$pm" serve --lengths 4000:100:0
-check serve-lengths-rule 1 "decode-first with staggered requests only" \
-    "$pm" serve --lengths 400:100:1 --rule prefill_first
+check serve-lengths-wave 1 "staggered requests only" \
+    "$pm" serve --lengths 400:100:1 --arrival wave --rule prefill_first
+# A lengths file: bundled by name, listed, refused at its key when bad.
+check serve-lengths-file 0 "# lengths (in:out x share, instead of the prompt and output above): 167:148 x 0.124961" \
+    "$pm" serve --config llama70b-h100 --lengths azure-conv-2023 --rule prefill_first --chunk 8192 \
+    --concurrency 1,16
+check list-lengths 0 "azure-code-2023" "$pm" list lengths
+check serve-lengths-name 1 "no bundled lengths of that name (bundled: azure-code-2023, azure-conv-2023)" \
+    "$pm" serve --lengths azure-conv
+printf '{"kind": "lengths", "name": "x", "source": "t", "classes": [{"input_tokens": 9, "output_tokens": 2}]}' \
+    > "$tmp/lengths.json"
+check serve-lengths-file-bad 1 "lengths.json: \$.classes[0].share: missing required key" \
+    "$pm" serve --lengths "$tmp/lengths.json"
 check serve-family-plot 0 "wrote $tmp/fronts.png" "$pm" serve --concurrency 1,8,64 \
     --sweep hbm_bw=1.6TBps,3.2TBps --plot "$tmp/fronts.png"
 # A grid too large for one run says how to cut it; one beyond any count says so (issue 42: the

@@ -7,6 +7,7 @@
  * in one table-driven test.
  */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -3187,6 +3188,87 @@ static void test_error_format_truncates_like_snprintf(void **state)
     assert_int_equal(pm_error_format(&e, NULL, 0), strlen(full));
 }
 
+/* A lengths file. The bundled traces' classes keep the traces' means (each class a group's
+ * means, so only their rounding to a token and the shares' to 1e-6 move them): the Azure
+ * conversation trace's 1154.70 prompt and 211.13 output tokens, the coding trace's 2047.85 and
+ * 27.88 (Splitwise's generate_trace.py states them as 1155, 211, 2048, 28). Bad files are
+ * refused at their key. */
+static void check_lengths_means(const char *name, double in, double out)
+{
+    pm_lengths l;
+    pm_error err;
+    assert_int_equal(pm_lengths_load(name, NULL, &l, &err), PM_OK);
+    assert_int_equal(l.n_classes, 8);
+    double share = 0.0, e_in = 0.0, e_out = 0.0;
+    for (int i = 0; i < l.n_classes; i++) {
+        share += l.classes[i].share;
+        e_in += l.classes[i].share * (double)l.classes[i].input_tokens;
+        e_out += l.classes[i].share * (double)l.classes[i].output_tokens;
+    }
+    assert_true(fabs(share - 1.0) < 1e-5);
+    assert_true(fabs(e_in / share - in) < 0.5);
+    assert_true(fabs(e_out / share - out) < 0.5);
+    assert_non_null(strstr(l.source, "AzurePublicDataset"));
+}
+
+static void lengths_refused(const char *classes, pm_status want, const char *path)
+{
+    char text[2048], file[512];
+    snprintf(text, sizeof text,
+             "{\"kind\": \"lengths\", \"name\": \"t\", \"source\": \"test\", \"classes\": %s}",
+             classes);
+    write_tmp("lengths.json", text, file, sizeof file);
+    pm_lengths l;
+    pm_error err;
+    assert_int_equal(pm_lengths_load(file, NULL, &l, &err), want);
+    if (strcmp(err.path, path) != 0)
+        fail_msg("%s: expected the error at %s, got %s (%s)", classes, path, err.path,
+                 err.message);
+    assert_non_null(strstr(err.file, "lengths.json"));
+    assert_int_equal(l.n_classes, 0);
+}
+
+static void test_lengths_file(void **state)
+{
+    (void)state;
+    check_lengths_means("azure-conv-2023", 1154.70, 211.13);
+    check_lengths_means("azure-code-2023", 2047.85, 27.88);
+    const char *one = "{\"input_tokens\": 10, \"output_tokens\": 5, \"share\": 1}";
+    char nine[1024] = "[";
+    for (int i = 0; i < 9; i++)
+        snprintf(nine + strlen(nine), sizeof nine - strlen(nine), "%s%s", i ? ", " : "", one);
+    strcat(nine, "]");
+    lengths_refused(nine, PM_ERR_RANGE, "$.classes");
+    lengths_refused("[]", PM_ERR_RANGE, "$.classes");
+    lengths_refused("\"1000:100:1\"", PM_ERR_TYPE, "$.classes");
+    lengths_refused("[3]", PM_ERR_TYPE, "$.classes[0]");
+    lengths_refused("[{\"input_tokens\": 10, \"output_tokens\": 5, \"share\": 1}, "
+                    "{\"input_tokens\": 10, \"output_tokens\": 5}]",
+                    PM_ERR_MISSING, "$.classes[1].share");
+    lengths_refused("[{\"input_tokens\": 0, \"output_tokens\": 5, \"share\": 1}]", PM_ERR_RANGE,
+                    "$.classes[0].input_tokens");
+    lengths_refused("[{\"input_tokens\": 10, \"output_tokens\": 5, \"share\": 0}]", PM_ERR_RANGE,
+                    "$.classes[0].share");
+    lengths_refused("[{\"input_tokens\": 10, \"output_tokens\": 5, \"share\": 1, "
+                    "\"weight\": 2}]",
+                    PM_ERR_UNKNOWN_KEY, "$.classes[0].weight");
+    /* A file of another kind, and a lengths file without its source. */
+    char file[512];
+    write_tmp("lengths-kind.json", "{\"kind\": \"workload\", \"batch\": 1}", file, sizeof file);
+    pm_lengths l;
+    pm_error err;
+    assert_int_equal(pm_lengths_load(file, NULL, &l, &err), PM_ERR_VALUE);
+    assert_string_equal(err.path, "$.kind");
+    write_tmp("lengths-src.json",
+              "{\"kind\": \"lengths\", \"name\": \"t\", \"classes\": [{\"input_tokens\": 1, "
+              "\"output_tokens\": 1, \"share\": 1}]}",
+              file, sizeof file);
+    assert_int_equal(pm_lengths_load(file, NULL, &l, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.source");
+    assert_int_equal(pm_lengths_load("no-such-lengths", NULL, &l, &err), PM_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.message, "azure-conv-2023"));
+}
+
 static void test_loaders_reject_null_arguments(void **state)
 {
     (void)state;
@@ -3670,6 +3752,7 @@ int main(void)
         cmocka_unit_test(test_status_values_are_pinned),
         cmocka_unit_test(test_error_format_reads_like_a_compiler),
         cmocka_unit_test(test_error_format_truncates_like_snprintf),
+        cmocka_unit_test(test_lengths_file),
         cmocka_unit_test(test_loaders_reject_null_arguments),
         cmocka_unit_test(test_every_invalid_fixture_fails_with_its_expected_message),
         cmocka_unit_test(test_every_valid_fixture_validates),

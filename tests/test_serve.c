@@ -534,34 +534,41 @@ static void test_request_rate(void **state)
 /* A distribution of one length split over two classes is that length: every figure within
  * 1e-9 at concurrencies in both regimes and where the budget binds (the decode context 1024 +
  * 128 is a whole position, so the classes' mean is the same step). */
+static void same_as_one_class(const pm_scenario *s, pm_serve_rule rule, double n,
+                              int64_t budget)
+{
+    pm_serve_workload one = {1024, 258, n, budget, rule, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
+    pm_serve_workload two = one;
+    two.n_classes = 2;
+    two.classes[0] = (pm_length_class){1024, 258, 0.3};
+    two.classes[1] = (pm_length_class){1024, 258, 0.7};
+    pm_serve_result a, c;
+    assert_int_equal(pm_serve_compute(s, &one, &a, NULL), PM_OK);
+    assert_int_equal(pm_serve_compute(s, &two, &c, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_rel(c.modes[m].ttft_s, a.modes[m].ttft_s, 1e-9);
+        assert_rel(c.modes[m].tpot_s, a.modes[m].tpot_s, 1e-9);
+        assert_rel(c.modes[m].e2e_s, a.modes[m].e2e_s, 1e-9);
+        assert_rel(c.modes[m].tokens_per_s_per_device, a.modes[m].tokens_per_s_per_device, 1e-9);
+        assert_rel(c.modes[m].tpot_max_s, a.modes[m].tpot_max_s, 1e-9);
+    }
+    assert_rel(c.kv_bytes_per_device, a.kv_bytes_per_device, 1e-9);
+    assert_true(c.budget_bound == a.budget_bound);
+}
+
 static void test_lengths_of_one_class(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b-h100");
-    const double conc[] = {1, 4, 16, 64, 300};
-    const int64_t budgets[] = {2048, 512};
-    for (size_t b = 0; b < PM_ARRAY_LEN(budgets); b++)
-        for (size_t i = 0; i < PM_ARRAY_LEN(conc); i++) {
-            pm_serve_workload one = {1024, 258, conc[i], budgets[b], PM_SERVE_DECODE_FIRST, 0, 0,
-                                     PM_SERVE_STAGGERED, 0, 0, {{0}}};
-            pm_serve_workload two = one;
-            two.n_classes = 2;
-            two.classes[0] = (pm_length_class){1024, 258, 0.3};
-            two.classes[1] = (pm_length_class){1024, 258, 0.7};
-            pm_serve_result a, c;
-            assert_int_equal(pm_serve_compute(&s, &one, &a, NULL), PM_OK);
-            assert_int_equal(pm_serve_compute(&s, &two, &c, NULL), PM_OK);
-            for (int m = 0; m < PM_MODE_COUNT; m++) {
-                assert_rel(c.modes[m].ttft_s, a.modes[m].ttft_s, 1e-9);
-                assert_rel(c.modes[m].tpot_s, a.modes[m].tpot_s, 1e-9);
-                assert_rel(c.modes[m].e2e_s, a.modes[m].e2e_s, 1e-9);
-                assert_rel(c.modes[m].tokens_per_s_per_device, a.modes[m].tokens_per_s_per_device,
-                           1e-9);
-                assert_rel(c.modes[m].tpot_max_s, a.modes[m].tpot_max_s, 1e-9);
-            }
-            assert_rel(c.kv_bytes_per_device, a.kv_bytes_per_device, 1e-9);
-            assert_true(c.budget_bound == a.budget_bound);
-        }
+    /* Prefill-first at a budget of 2048 holds 2 prompts a step; a decode step ends N / 257
+     * requests: below one prompt a step at N = 1 .. 64, between one and two at 300, capped at
+     * two at 1000. Prefill-first runs whole prompts: not at a budget of 512. */
+    const double conc[] = {1, 4, 16, 64, 300, 1000};
+    for (size_t i = 0; i < PM_ARRAY_LEN(conc); i++) {
+        same_as_one_class(&s, PM_SERVE_DECODE_FIRST, conc[i], 2048);
+        same_as_one_class(&s, PM_SERVE_DECODE_FIRST, conc[i], 512);
+        same_as_one_class(&s, PM_SERVE_PREFILL_FIRST, conc[i], 2048);
+    }
 }
 
 /* One client over two classes (a quarter 4000 in and 100 out, the rest 500 in and 600 out):
@@ -598,11 +605,22 @@ static void test_lengths_by_hand(void **state)
         assert_rel(x->tokens_per_s, (0.25 * 100 + 0.75 * 600) / e2e, 1e-12);
         assert_rel(x->tpot_max_s, td, 1e-12); /* one client: no chunk beside its decode */
     }
-    /* Refused: prefill-first, a wave, too many classes, a share of 0. */
+    /* Refused: a wave; prefill-first with a prompt beyond the budget, or with a class of one
+     * output token beside decoding ones; too many classes; a share of 0. */
     pm_error err;
-    w.rule = PM_SERVE_PREFILL_FIRST;
+    w.arrival = PM_SERVE_WAVE;
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_UNSUPPORTED);
-    assert_non_null(strstr(err.message, "decode-first with staggered requests only"));
+    assert_non_null(strstr(err.message, "staggered requests only"));
+    w.arrival = PM_SERVE_STAGGERED;
+    w.rule = PM_SERVE_PREFILL_FIRST;
+    w.chunk_budget = 2048;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "class 0: 4000"));
+    w.chunk_budget = 8192;
+    w.classes[0].output_tokens = 1;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.message, "one token (class 0)"));
+    w.classes[0].output_tokens = 100;
     w.rule = PM_SERVE_DECODE_FIRST;
     w.n_classes = PM_MAX_LENGTH_CLASSES + 1;
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
@@ -610,6 +628,71 @@ static void test_lengths_by_hand(void **state)
     w.classes[1].share = 0;
     assert_int_equal(pm_serve_compute(&s, &w, &r, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "length class 1"));
+}
+
+/* Prefill-first over two classes (half 100 in and 11 out, half 300 in and 31 out), budget
+ * 1000, by hand from the steps' own times. A sequence of either class decodes 10 or 30 steps:
+ * 20 on average, so a decode step of N sequences ends N / 20 requests, at the mean decode
+ * context (0.5 x 10 x (100 + 4.5) + 0.5 x 30 x (300 + 14.5)) / 20 = 262. */
+static void test_lengths_prefill_first_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    pm_serve_workload w = {1, 1, 4, 1000, PM_SERVE_PREFILL_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 2,
+                           {{100, 11, 0.5}, {300, 31, 0.5}}};
+    pm_serve_result r4, r100;
+    assert_int_equal(pm_serve_compute(&s, &w, &r4, NULL), PM_OK);
+    w.concurrency = 100;
+    assert_int_equal(pm_serve_compute(&s, &w, &r100, NULL), PM_OK);
+    /* N = 4: 0.2 requests a decode step, each prompt a prefill step of its own (one of class a
+     * or of class b, half each). N = 100: 5 requests a decode step, the budget holds
+     * floor(1000 / 200) = 5 prompts: one prefill step of 2.5 of each class after every decode
+     * step. */
+    pm_mixed_step a = {0}, b = {0}, d4 = {0}, d100 = {0}, mixed = {0};
+    a.n_chunks = b.n_chunks = 1;
+    a.chunks[0] = (pm_step_chunk){1, 100, 0, 1};
+    b.chunks[0] = (pm_step_chunk){1, 300, 0, 1};
+    d4.decode_sequences = 4;
+    d4.decode_context = d100.decode_context = 262;
+    d100.decode_sequences = 100;
+    mixed.n_chunks = 2;
+    mixed.chunks[0] = (pm_step_chunk){2.5, 100, 0, 2.5};
+    mixed.chunks[1] = (pm_step_chunk){2.5, 300, 0, 2.5};
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double ta, tb, td4, td100, tm;
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &a, &ta, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &b, &tb, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &d4, &td4, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &d100, &td100, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &mixed, &tm, NULL), PM_OK);
+        /* N = 4: a cycle of one decode step and 0.2 prefill steps, half of each class. Mean
+         * output 21 tokens; TTFT a prefill step of the request's class; the slowest gap a
+         * decode step and the longer prefill step. */
+        const double rps4 = 0.2 / (td4 + 0.2 * (0.5 * ta + 0.5 * tb));
+        const pm_serve_mode *x = &r4.modes[m];
+        assert_rel(x->requests_per_s, rps4, 1e-12);
+        assert_rel(x->tokens_per_s, 21.0 * rps4, 1e-12);
+        assert_rel(x->ttft_s, 0.5 * ta + 0.5 * tb, 1e-12);
+        assert_rel(x->e2e_s, 4.0 / rps4, 1e-12);
+        assert_rel(x->tpot_s, (4.0 / rps4 - (0.5 * ta + 0.5 * tb)) / 20.0, 1e-12);
+        assert_rel(x->tpot_max_s, td4 + (ta > tb ? ta : tb), 1e-12);
+        /* N = 100: a decode step and one prefill step of five prompts. */
+        const double rps100 = 5.0 / (td100 + tm);
+        x = &r100.modes[m];
+        assert_rel(x->requests_per_s, rps100, 1e-12);
+        assert_rel(x->ttft_s, tm, 1e-12);
+        assert_rel(x->tpot_s, (100.0 / rps100 - tm) / 20.0, 1e-12);
+        assert_rel(x->tpot_max_s, td100 + tm, 1e-12);
+    }
+    /* Every sequence in flight decodes, holding on average over its decode steps
+     * (0.5 x 10 x (100 + 5) + 0.5 x 30 x (300 + 15)) / 20 = 262.5 positions. */
+    assert_rel(r4.decode_sequences, 4.0, 0.0);
+    assert_rel(r4.prefilling, 0.0, 0.0);
+    pm_scenario one = s;
+    one.workload.batch = 1;
+    pm_footprint fp;
+    assert_int_equal(pm_footprint_compute(&one, NULL, 263, &fp, NULL), PM_OK);
+    assert_rel(r4.kv_bytes_per_device, 4.0 * fp.kv_bytes, 1e-12);
 }
 
 /* The step counts by hand (they do not depend on any step time). */
@@ -817,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_request_rate),
         cmocka_unit_test(test_lengths_of_one_class),
         cmocka_unit_test(test_lengths_by_hand),
+        cmocka_unit_test(test_lengths_prefill_first_by_hand),
         cmocka_unit_test(test_steady_state_counts),
         cmocka_unit_test(test_served_properties),
         cmocka_unit_test(test_more_l2_never_slower_streaming),

@@ -34,7 +34,7 @@ from . import _core
 from ._core import Error
 
 __all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "disagg",
-           "disagg_codesign", "DISAGG_POOLS", "optimize", "footprint",
+           "disagg_codesign", "DISAGG_POOLS", "optimize", "footprint", "load_lengths",
            "explain", "timeline", "PHASES", "SERVE_RULES",
            "OBJECTIVES", "SEARCH_OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
 
@@ -256,6 +256,32 @@ SERVE_RULES = ("decode_first", "prefill_first")
 SERVE_ARRIVALS = ("staggered", "wave")
 
 
+def load_lengths(name, data_dir=None):
+    """A lengths file (data/lengths/NAME.json, or a path): a served workload's distribution of
+    request lengths. Returns a dict: name, classes (a list of (input_tokens, output_tokens,
+    share)), source. Raises Error for a load error (the file, the JSON path, what was
+    expected)."""
+    got_name, classes, source = _core.lengths_load(_path("name", name),
+                                                   _path("data_dir", data_dir))
+    return {"name": got_name, "classes": classes, "source": source}
+
+
+def _length_classes(lengths, data_dir):
+    """serve()'s and search()'s lengths: None, a lengths file's name or path, or a sequence of
+    (input_tokens, output_tokens, share) classes; the classes, checked, or None."""
+    if lengths is None:
+        return None
+    if isinstance(lengths, (str, os.PathLike)):
+        return load_lengths(lengths, data_dir)["classes"]
+    lengths = [tuple(c) for c in lengths]
+    for c in lengths:
+        if len(c) != 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                  for v in c[:2]):
+            raise TypeError(f"lengths: expected (input_tokens, output_tokens, share) classes, or "
+                            f"a lengths file's name (got {c!r})")
+    return lengths
+
+
 def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), overrides=None, *,
           chunk=2048, rule="decode_first", ttft_limit=0.0, tpot_limit=0.0, input_tokens=None,
           output_tokens=None, data_dir=None, arrival="staggered", rate=None, lengths=None,
@@ -270,8 +296,9 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     only). rate (requests/s, a sequence): an open loop at each rate instead of the concurrencies
     (each mode's sequences in flight found: MODE_in_flight; MODE_saturated where the mode cannot
     serve the rate, its latencies NaN). lengths: a distribution of request lengths instead of
-    input_tokens and output_tokens, a sequence of at most 8 (input_tokens, output_tokens, share)
-    classes (decode_first, staggered; TTFT and TPOT are then the requests' means). ttft_limit
+    input_tokens and output_tokens: a lengths file's name or path (load_lengths), or a sequence
+    of at most 8 (input_tokens, output_tokens, share) classes (staggered; TTFT and TPOT are then
+    the requests' means). ttft_limit
     and tpot_limit (seconds, 0: none) decide
     goodput. overrides, data_dir and the shortcuts as for estimate().
 
@@ -308,13 +335,7 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
             raise TypeError(f"{name}: expected a count (got {value!r})")
         elif value < 1:
             raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
-    if lengths is not None:
-        lengths = [tuple(c) for c in lengths]
-        for c in lengths:
-            if len(c) != 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                      for v in c[:2]):
-                raise TypeError(f"lengths: expected (input_tokens, output_tokens, share) classes "
-                                f"(got {c!r})")
+    lengths = _length_classes(lengths, data_dir)
     names, data = _core.serve(_path("config", config), [float(c) for c in conc], int(chunk),
                               SERVE_RULES.index(rule), float(ttft_limit), float(tpot_limit),
                               int(counts["input_tokens"]), int(counts["output_tokens"]),
@@ -393,6 +414,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
             lens[name] = 0
         elif isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
+    lengths = _length_classes(lengths, data_dir)
     raw = _core.search(_path("config", config), _counts("concurrency", concurrency),
                        _counts("chunks", chunks), [] if tp is None else _counts("tp", tp),
                        [] if ep is None else _counts("ep", ep), hardware, int(budget),

@@ -1361,6 +1361,40 @@ static PyObject *timeline(PyObject *self, PyObject *args, PyObject *kw)
 
 /* ---------------------------------------------------------------- module */
 
+/* lengths_load(ref, data_dir=None) -> (name, [(input_tokens, output_tokens, share), ...],
+ * source): a lengths file (pm_lengths_load). */
+static PyObject *lengths_load(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_ref[] = "ref";
+    static char *kwlist[] = {k_ref, k_data_dir, NULL};
+    const char *ref = NULL, *dir = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", kwlist, &ref, &dir))
+        return NULL;
+    const pm_load_opts opts = {dir, NULL, 0};
+    pm_lengths l;
+    pm_error err;
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_lengths_load(ref, &opts, &l, &err);
+    Py_END_ALLOW_THREADS
+    if (st != PM_OK)
+        return raise_error(&err);
+    PyObject *classes = PyList_New(l.n_classes);
+    for (int i = 0; classes && i < l.n_classes; i++) {
+        PyObject *c = Py_BuildValue("(LLd)", (long long)l.classes[i].input_tokens,
+                                    (long long)l.classes[i].output_tokens, l.classes[i].share);
+        if (!c) {
+            Py_DECREF(classes);
+            return NULL;
+        }
+        PyList_SET_ITEM(classes, i, c);
+    }
+    if (!classes)
+        return NULL;
+    return Py_BuildValue("(sNs)", l.name, classes, l.source);
+}
+
 static PyObject *data_dir(PyObject *self, PyObject *unused)
 {
     (void)self;
@@ -1406,6 +1440,9 @@ static PyMethodDef methods[] = {
     {"timeline", (PyCFunction)(void (*)(void))timeline, METH_VARARGS | METH_KEYWORDS,
      "timeline(config, modes, phase, context, overrides=None, data_dir=None) -> (scenario, "
      "model, accelerator, devices, context, [(mode, layer_s, ops)])"},
+    {"lengths_load", (PyCFunction)(void (*)(void))lengths_load, METH_VARARGS | METH_KEYWORDS,
+     "lengths_load(ref, data_dir=None) -> (name, [(input_tokens, output_tokens, share)], "
+     "source)"},
     {"data_dir", data_dir, METH_NOARGS, "the bundled data directory the library uses"},
     {"version", version, METH_NOARGS, "the library version"},
     {NULL, NULL, 0, NULL}};

@@ -548,10 +548,30 @@ def test_serve_lengths_match_the_tool():
     for i, row in enumerate(rows):
         for name in ("serial_ttft_s", "preserve_tpot_s", "kv_bytes_per_device"):
             assert float(row[name]) == pytest.approx(got[name][i], rel=1e-8), name
-    with pytest.raises(pm.Error, match="decode-first with staggered requests only"):
-        pm.serve(lengths=classes, rule="prefill_first", chunk=8192)
+    with pytest.raises(pm.Error, match="staggered requests only"):
+        pm.serve(lengths=classes, arrival="wave", rule="prefill_first", chunk=65536)
     with pytest.raises(TypeError, match="lengths"):
         pm.serve(lengths=[(4000, 100)])
+
+
+def test_serve_lengths_file_and_prefill_first():
+    """lengths="azure-conv-2023" is the bundled file's classes, as --lengths NAME gives them,
+    under prefill-first too; a bad name says which exist."""
+    got = pm.load_lengths("azure-conv-2023")
+    assert got["name"] == "azure-conv-2023" and len(got["classes"]) == 8
+    assert "AzurePublicDataset" in got["source"]
+    by_name = pm.serve("llama70b-h100", concurrency=[1, 64], lengths="azure-conv-2023",
+                       rule="prefill_first", chunk=8192)
+    by_classes = pm.serve("llama70b-h100", concurrency=[1, 64], lengths=got["classes"],
+                          rule="prefill_first", chunk=8192)
+    assert np.array_equal(by_name["preserve_tpot_s"], by_classes["preserve_tpot_s"])
+    text = tool("serve", "--config", "llama70b-h100", "--concurrency", "1,64", "--lengths",
+                "azure-conv-2023", "--rule", "prefill_first", "--chunk", "8192", "--format", "csv")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    for i, row in enumerate(rows):
+        assert float(row["fused_tpot_s"]) == pytest.approx(by_name["fused_tpot_s"][i], rel=1e-8)
+    with pytest.raises(pm.Error, match="azure-conv-2023"):
+        pm.load_lengths("no-such-lengths")
 
 
 def test_serve_refuses():

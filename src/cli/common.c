@@ -431,10 +431,27 @@ int parse_counts(const char *opt, const char *list, double lo, double hi, int ma
     return parse_list(opt, list, "counts", max, count_item, range, out);
 }
 
+/* --lengths NAME or PATH: a lengths file's classes into w; 0 or the error's exit code. */
+static int load_length_classes(const cli *c, pm_serve_workload *w)
+{
+    const pm_load_opts opts = {c->data_dir, NULL, 0};
+    pm_lengths l;
+    pm_error err;
+    if (pm_lengths_load(c->lengths, &opts, &l, &err) != PM_OK)
+        return config_error(&err);
+    w->n_classes = l.n_classes;
+    memcpy(w->classes, l.classes, sizeof l.classes);
+    return 0;
+}
+
 int served_workload(const cli *c, const pm_workload *wl, int64_t chunk, pm_serve_workload *w)
 {
     *w = (pm_serve_workload){pm_workload_prompt_tokens(wl), pm_workload_decode_steps(wl), 1,
                              chunk, c->rule, c->ttft_limit_s, c->tpot_limit_s, c->arrival, 0.0,
                              0, {{0}}};
-    return c->lengths ? parse_length_classes(c->lengths, w) : 0;
+    if (!c->lengths)
+        return 0;
+    /* Classes are written IN:OUT:SHARE; anything else names a lengths file. */
+    return strchr(c->lengths, ':') ? parse_length_classes(c->lengths, w)
+                                   : load_length_classes(c, w);
 }

@@ -151,7 +151,7 @@ int cmd_validate(const cli *c, int argc, char **argv)
             return EXIT_CONFIG;
         }
         static const char *const dirs[] = {"models",    "accelerators", "clusters", "workloads",
-                                           "scenarios", NULL,           "runtimes"};
+                                           "scenarios", NULL,           "runtimes", "lengths"};
         for (int k = 0; k < PM_KIND_COUNT; k++) {
             char **names = NULL;
             size_t n = 0;
@@ -171,8 +171,8 @@ int cmd_validate(const cli *c, int argc, char **argv)
         }
         if (total == 0) {
             fprintf(stderr, "%s: validate: no data files under %s (expected models/, "
-                    "accelerators/, clusters/, workloads/, scenarios/ or runtimes/ with .json "
-                    "files)\n", prog, dd);
+                    "accelerators/, clusters/, workloads/, scenarios/, runtimes/ or lengths/ "
+                    "with .json files)\n", prog, dd);
             return EXIT_CONFIG;
         }
     }
@@ -185,10 +185,10 @@ int cmd_validate(const cli *c, int argc, char **argv)
 int cmd_list(const cli *c, int argc, char **argv)
 {
     static const char *const kinds[] = {"models",    "accelerators", "clusters", "workloads",
-                                        "scenarios", "",             "runtimes"};
+                                        "scenarios", "",             "runtimes", "lengths"};
     if (argc != 1)
-        return usage_error("list needs one of %s",
-                           "models, accelerators, clusters, workloads, scenarios, runtimes");
+        return usage_error("list needs one of %s", "models, accelerators, clusters, workloads, "
+                                                   "scenarios, runtimes, lengths");
     for (int k = 0; k < PM_KIND_COUNT; k++) {
         /* The singular ("model") names the kind too. */
         const size_t len = kinds[k][0] ? strlen(kinds[k]) - 1 : 0;
@@ -215,10 +215,10 @@ int cmd_list(const cli *c, int argc, char **argv)
         pm_names_free(names, n);
         return 0;
     }
-    const char *const names[] = {"models", "accelerators", "clusters", "workloads", "scenarios",
-                                 "runtimes"};
+    const char *const names[] = {"models",    "accelerators", "clusters", "workloads",
+                                 "scenarios", "runtimes",     "lengths"};
     char hint[96];
     return usage_error("unknown list '%s' (expected models, accelerators, clusters, workloads, "
-                       "scenarios or runtimes)%s",
-                       argv[0], cli_suggest(argv[0], names, 6, "", hint, sizeof hint));
+                       "scenarios, runtimes or lengths)%s",
+                       argv[0], cli_suggest(argv[0], names, 7, "", hint, sizeof hint));
 }

@@ -97,8 +97,10 @@ const cli_option cli_options[] = {
      "serve: an open loop at these request rates (requests/s, comma separated) instead of "
      "--concurrency: each mode's sequences in flight found, or 'saturated'"},
     {"lengths", required_argument, OPT_LENGTHS, GIVEN_LENGTHS, "D",
-     "serve: a distribution of request lengths, IN:OUT:SHARE classes separated by commas (at "
-     "most 8; e.g. 4000:100:0.25,500:600:0.75) instead of the scenario's one prompt and output"},
+     "serve: a distribution of request lengths instead of the scenario's one prompt and output: "
+     "IN:OUT:SHARE classes separated by commas (at most 8; e.g. 4000:100:0.25,500:600:0.75), or "
+     "a lengths file's name or path (bundled: azure-conv-2023, azure-code-2023; `list "
+     "lengths`)"},
     {"arrival", required_argument, OPT_ARRIVAL, GIVEN_ARRIVAL, "A",
      "serve: staggered (a served population, default) or wave (a benchmark's clients at fixed "
      "lengths: sent together, ended together; prefill_first, or a --chunk that holds every "
