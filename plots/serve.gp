@@ -38,6 +38,8 @@ lab(dummy) = (exists("rate") && rate) ? sprintf("%g/s", column("request_rate_per
 # Static point of front i (1-based), mode k (0 serial, 1 fused, 2 preserve).
 sx(i, k) = real(word(spts, 6 * (i - 1) + 2 * k + 1))
 sy(i, k) = real(word(spts, 6 * (i - 1) + 2 * k + 2))
+# batch 0: no static point (a distribution of lengths is not the scenario's static batch).
+st(v) = batch > 0 ? v : NaN
 # How many points were left out (their cache exceeds the HBM).
 stats csv using (column("fits_hbm") > 0 ? 0 : 1) nooutput
 dropped = int(STATS_sum)
@@ -47,9 +49,9 @@ plot csv using (fits(x("serial"))):(fits(y("serial"))) with linespoints ls 1 tit
      csv using (fits(x("fused"))):(fits(y("fused"))) with linespoints ls 2 title "fused", \
      csv using (fits(x("preserve"))):(fits(y("preserve"))) with linespoints ls 3 title "preserve", \
      csv using (fits(x("preserve"))):(fits(y("preserve"))):(lab(0)) with labels offset char 0.8, char 0.7 font ",9" tc rgb '#555555' notitle, \
-     '+' using (sx(1, 0)):(sy(1, 0)) every ::0::0 with points pt 6 ps 2.2 lw 2 lc rgb '#4C72B0' title sprintf("static batch %d (serial, fused, preserve)", batch), \
-     '+' using (sx(1, 1)):(sy(1, 1)) every ::0::0 with points pt 4 ps 2.2 lw 2 lc rgb '#DD8452' notitle, \
-     '+' using (sx(1, 2)):(sy(1, 2)) every ::0::0 with points pt 8 ps 2.4 lw 2 lc rgb '#55A868' notitle
+     '+' using (st(sx(1, 0))):(sy(1, 0)) every ::0::0 with points pt 6 ps 2.2 lw 2 lc rgb '#4C72B0' title (batch > 0 ? sprintf("static batch %d (serial, fused, preserve)", batch) : ""), \
+     '+' using (st(sx(1, 1))):(sy(1, 1)) every ::0::0 with points pt 4 ps 2.2 lw 2 lc rgb '#DD8452' notitle, \
+     '+' using (st(sx(1, 2))):(sy(1, 2)) every ::0::0 with points pt 8 ps 2.4 lw 2 lc rgb '#55A868' notitle
 } else {
 # A colour per front (Dark2); rows (i-1) npts .. i npts - 1 of the CSV are front i's.
 colour(i) = word("#1B9E77 #D95F02 #7570B3 #E7298A #66A61E #E6AB02 #A6761D #666666", i)
@@ -60,5 +62,5 @@ plot for [i=1:nfam] csv every ::((i-1)*npts)::(i*npts-1) using (fits(x("preserve
      csv every ::((nfam-1)*npts)::(nfam*npts-1) using (fits(x("preserve"))):(fits(y("preserve"))):(lab(0)) with labels offset char 0.8, char 0.7 font ",9" tc rgb '#555555' notitle, \
      NaN with lines lw 1.5 dt 2 lc rgb '#333333' title "serial (dashed)", \
      NaN with lines lw 1.5 dt 3 lc rgb '#333333' title "fused (dotted)", \
-     for [i=1:nfam] '+' using (sx(i, 2)):(sy(i, 2)) every ::0::0 with points pt 6 ps 2.2 lw 2 lc rgb colour(i) title (i == 1 ? sprintf("static batch %d (preserve)", batch) : "")
+     for [i=1:nfam] '+' using (st(sx(i, 2))):(sy(i, 2)) every ::0::0 with points pt 6 ps 2.2 lw 2 lc rgb colour(i) title (i == 1 && batch > 0 ? sprintf("static batch %d (preserve)", batch) : "")
 }

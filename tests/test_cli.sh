@@ -196,7 +196,7 @@ check serve-rate-bad 2 "--rate: expected request rates in (0, 1e12]" "$pm" serve
 check serve-rate-wave 2 "a wave is a closed loop's" \
     "$pm" serve --rate 1 --arrival wave --rule prefill_first --chunk 65536
 # A distribution of lengths (serve --lengths IN:OUT:SHARE,...).
-check serve-lengths 0 "# lengths (in:out x share, instead of the prompt and output above): 4000:100 x 0.25 500:600 x 0.75" \
+check serve-lengths 0 "# lengths (in:out x share): 4000:100 x 0.25 500:600 x 0.75" \
     "$pm" serve --config llama70b-h100 --lengths 4000:100:0.25,500:600:0.75 --concurrency 4
 check serve-lengths-json 0 '"lengths": [{"input_tokens": 4000, "output_tokens": 100, "share": 0.25}' \
     "$pm" serve --format json --lengths 4000:100:0.25,500:600:0.75 --concurrency 4
@@ -207,7 +207,7 @@ check serve-lengths-share 2 "a class's share must be a number > 0" \
 check serve-lengths-wave 1 "staggered requests only" \
     "$pm" serve --lengths 400:100:1 --arrival wave --rule prefill_first
 # A lengths file: bundled by name, listed, refused at its key when bad.
-check serve-lengths-file 0 "# lengths (in:out x share, instead of the prompt and output above): 167:148 x 0.124961" \
+check serve-lengths-file 0 "# lengths (in:out x share): 167:148 x 0.124961" \
     "$pm" serve --config llama70b-h100 --lengths azure-conv-2023 --rule prefill_first --chunk 8192 \
     --concurrency 1,16
 check list-lengths 0 "azure-code-2023" "$pm" list lengths

@@ -139,6 +139,24 @@ static double family_value(const served *sv, int f)
     return pm_axis_display_value(sv->fam.kind, sv->fam.values[f]);
 }
 
+/* "prompts of 2048 tokens, 512 out", or a distribution's classes and means. */
+static void lengths_words(const pm_serve_workload *w, char *buf, size_t n)
+{
+    if (w->n_classes == 0) {
+        snprintf(buf, n, "prompts of %lld tokens, %lld out", (long long)w->input_tokens,
+                 (long long)w->output_tokens);
+        return;
+    }
+    double share = 0.0, in = 0.0, out = 0.0;
+    for (int i = 0; i < w->n_classes; i++) {
+        share += w->classes[i].share;
+        in += w->classes[i].share * (double)w->classes[i].input_tokens;
+        out += w->classes[i].share * (double)w->classes[i].output_tokens;
+    }
+    snprintf(buf, n, "%d length classes, mean %.0f in, %.0f out", w->n_classes,
+             in / share, out / share);
+}
+
 /* The static estimate's point on front f: its batch's tokens/s per device and each sequence's
  * rate. */
 static void static_point(const served *sv, int f, int m, double *per_device, double *per_user)
@@ -164,13 +182,15 @@ static void write_header(FILE *f, const cli *c, const served *sv)
                 sv->s.cluster.devices, pm_cluster_dp(&sv->s.cluster));
     else
         fprintf(f, " x %d", sv->s.cluster.devices);
-    fprintf(f, "; prompts of %lld tokens, %lld out; %s, %lld tokens a step%s\n", (long long)w->input_tokens, (long long)w->output_tokens,
+    char lengths[96];
+    lengths_words(w, lengths, sizeof lengths);
+    fprintf(f, "; %s; %s, %lld tokens a step%s\n", lengths,
             w->rule == PM_SERVE_DECODE_FIRST ? "decode-first with chunked prefill"
                                              : "prefill-first (whole prompts)",
             (long long)w->chunk_budget,
             w->arrival == PM_SERVE_WAVE ? "; requests in a wave (sent and ended together)" : "");
     if (w->n_classes > 0) {
-        fprintf(f, "# lengths (in:out x share, instead of the prompt and output above):");
+        fprintf(f, "# lengths (in:out x share):");
         for (int i = 0; i < w->n_classes; i++)
             fprintf(f, " %lld:%lld x %g", (long long)w->classes[i].input_tokens,
                     (long long)w->classes[i].output_tokens, w->classes[i].share);
@@ -376,9 +396,13 @@ static void write_table(const cli *c, const served *sv)
         }
         double dev, user;
         static_point(sv, f, PM_MODE_PRESERVE, &dev, &user);
-        printf("\n(the static estimate, batch %d: preserve %.1f tokens/s per device at %.2f "
-               "tokens/s per user; at most %.0f sequences' cache fits beside the weights)\n",
-               sv->fs[f].workload.batch, dev, user, sv->r[f][0].max_concurrency);
+        if (sv->w[f].n_classes > 0)
+            printf("\n(at most %.0f sequences' cache fits beside the weights)\n",
+                   sv->r[f][0].max_concurrency);
+        else
+            printf("\n(the static estimate, batch %d: preserve %.1f tokens/s per device at %.2f "
+                   "tokens/s per user; at most %.0f sequences' cache fits beside the weights)\n",
+                   sv->fs[f].workload.batch, dev, user, sv->r[f][0].max_concurrency);
     }
 }
 
@@ -396,9 +420,10 @@ static int draw(const cli *c, const served *sv)
     char *path = str_printf("%s", csv.path);
     char facts[160];
     scenario_facts(&sv->s, facts, sizeof facts);
-    char *title = str_printf("%s on %s x %d: %lld in, %lld out, %s, %lld tokens a step%s%s",
-                             sv->s.model.name, sv->s.accel.name, sv->s.cluster.devices,
-                             (long long)w->input_tokens, (long long)w->output_tokens,
+    char lengths[96];
+    lengths_words(w, lengths, sizeof lengths);
+    char *title = str_printf("%s on %s x %d: %s, %s, %lld tokens a step%s%s",
+                             sv->s.model.name, sv->s.accel.name, sv->s.cluster.devices, lengths,
                              pm_serve_rule_name(w->rule), (long long)w->chunk_budget,
                              w->arrival == PM_SERVE_WAVE ? ", requests in a wave" : "",
                              sv->by_rate ? ", open loop at the rates labelled" : "");
@@ -430,7 +455,9 @@ static int draw(const cli *c, const served *sv)
         out_file_abort(&csv);
     char batch[16], nfam[16], npts[16], rate[4];
     snprintf(rate, sizeof rate, "%d", sv->by_rate ? 1 : 0);
-    snprintf(batch, sizeof batch, "%d", sv->s.workload.batch);
+    /* The static estimate is of the scenario's one prompt and output: not drawn beside a
+     * distribution's fronts (batch 0). */
+    snprintf(batch, sizeof batch, "%d", w->n_classes > 0 ? 0 : sv->s.workload.batch);
     snprintf(nfam, sizeof nfam, "%d", sv->n_fam);
     snprintf(npts, sizeof npts, "%d", sv->n);
     const plot_var vars[] = {{"ttl", title, false},       {"facts", facts, false},
