@@ -431,6 +431,24 @@ int parse_counts(const char *opt, const char *list, double lo, double hi, int ma
     return parse_list(opt, list, "counts", max, count_item, range, out);
 }
 
+/* "prompts of 2048 tokens, 512 out", or a distribution's classes and means. */
+void lengths_words(const pm_serve_workload *w, char *buf, size_t n)
+{
+    if (w->n_classes == 0) {
+        snprintf(buf, n, "prompts of %lld tokens, %lld out", (long long)w->input_tokens,
+                 (long long)w->output_tokens);
+        return;
+    }
+    double share = 0.0, in = 0.0, out = 0.0;
+    for (int i = 0; i < w->n_classes; i++) {
+        share += w->classes[i].share;
+        in += w->classes[i].share * (double)w->classes[i].input_tokens;
+        out += w->classes[i].share * (double)w->classes[i].output_tokens;
+    }
+    snprintf(buf, n, "%d length classes, mean %.0f in, %.0f out", w->n_classes,
+             in / share, out / share);
+}
+
 /* --lengths NAME or PATH: a lengths file's classes into w; 0 or the error's exit code. */
 static int load_length_classes(const cli *c, pm_serve_workload *w)
 {

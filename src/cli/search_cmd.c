@@ -122,9 +122,10 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
     fput_comment_text(f, s->model.name);
     fprintf(f, " on ");
     fput_comment_text(f, s->accel.name);
-    fprintf(f, "; %d devices%s; prompts of %lld tokens, %lld out; %s\n", c->budget,
-            c->budget ? "" : " (no budget: one tensor-parallel group)",
-            (long long)sp->workload.input_tokens, (long long)sp->workload.output_tokens,
+    char lengths[96];
+    lengths_words(&sp->workload, lengths, sizeof lengths);
+    fprintf(f, "; %d devices%s; %s; %s\n", c->budget,
+            c->budget ? "" : " (no budget: one tensor-parallel group)", lengths,
             pm_serve_rule_name(sp->workload.rule));
     fprintf(f, "# limits: TTFT %g s, TPOT %g s, %g tokens/s per user (0: none); objective %s "
             "(%s)\n",
@@ -303,10 +304,10 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
     if (sp->min_tokens_per_s_per_user > 0)
         snprintf(limits + w, sizeof limits - w, "; >= %g tokens/s per user",
                  sp->min_tokens_per_s_per_user);
-    char *title = str_printf("%s on %s, %d devices: %lld in, %lld out%s", s->model.name,
-                             s->accel.name, c->budget ? c->budget : s->cluster.devices,
-                             (long long)sp->workload.input_tokens,
-                             (long long)sp->workload.output_tokens,
+    char lengths[96];
+    lengths_words(&sp->workload, lengths, sizeof lengths);
+    char *title = str_printf("%s on %s, %d devices: %s%s", s->model.name, s->accel.name,
+                             c->budget ? c->budget : s->cluster.devices, lengths,
                              limits[0] ? limits : "; no latency limit");
     int rc = !path || !title ? out_of_memory() : 0;
     if (rc == 0)

@@ -139,24 +139,6 @@ static double family_value(const served *sv, int f)
     return pm_axis_display_value(sv->fam.kind, sv->fam.values[f]);
 }
 
-/* "prompts of 2048 tokens, 512 out", or a distribution's classes and means. */
-static void lengths_words(const pm_serve_workload *w, char *buf, size_t n)
-{
-    if (w->n_classes == 0) {
-        snprintf(buf, n, "prompts of %lld tokens, %lld out", (long long)w->input_tokens,
-                 (long long)w->output_tokens);
-        return;
-    }
-    double share = 0.0, in = 0.0, out = 0.0;
-    for (int i = 0; i < w->n_classes; i++) {
-        share += w->classes[i].share;
-        in += w->classes[i].share * (double)w->classes[i].input_tokens;
-        out += w->classes[i].share * (double)w->classes[i].output_tokens;
-    }
-    snprintf(buf, n, "%d length classes, mean %.0f in, %.0f out", w->n_classes,
-             in / share, out / share);
-}
-
 /* The static estimate's point on front f: its batch's tokens/s per device and each sequence's
  * rate. */
 static void static_point(const served *sv, int f, int m, double *per_device, double *per_user)
