@@ -9,9 +9,18 @@ mean output are kept (to rounding), and within a group of similar prompts the me
 most of the coupling between prompt and output length that the decode contexts depend on.
 
     scripts/length-classes.py TRACE.csv NAME "SOURCE TEXT" [CLASSES] > data/lengths/NAME.json
+
+A benchmark's synthetic lengths drawn uniformly and independently (SGLang's bench_serving
+--dataset-name random: each prompt and output length an integer uniform in
+[max(floor(L x ratio), 1), L]) are cut exactly instead: the prompt range into IN_BINS and the
+output range into OUT_BINS intervals of equal count, a class per pair, its share the product of
+the intervals' (each 1 / (IN_BINS x OUT_BINS)), its lengths the intervals' means rounded half up.
+
+    scripts/length-classes.py --uniform IN_LO IN_HI OUT_LO OUT_HI IN_BINS OUT_BINS NAME "SOURCE"
 """
 import csv
 import json
+import math
 import sys
 
 
@@ -31,7 +40,41 @@ def classes_of(rows, k):
     return out
 
 
+def bins(lo, hi, k):
+    """k intervals of equal count over the integers lo..hi: (mean, share) each."""
+    n = hi - lo + 1
+    out = []
+    for i in range(k):
+        a, b = lo + i * n // k, lo + (i + 1) * n // k - 1
+        out.append(((a + b) / 2, (b - a + 1) / n))
+    return out
+
+
+def uniform(args):
+    in_lo, in_hi, out_lo, out_hi, in_bins, out_bins = (int(a) for a in args[:6])
+    name, source = args[6:8]
+    classes = []
+    for i_mean, i_share in bins(in_lo, in_hi, in_bins):
+        for o_mean, o_share in bins(out_lo, out_hi, out_bins):
+            classes.append({"input_tokens": int(math.floor(i_mean + 0.5)),
+                            "output_tokens": int(math.floor(o_mean + 0.5)),
+                            "share": round(i_share * o_share, 6)})
+    return {
+        "kind": "lengths",
+        "name": name,
+        "description": "prompts uniform in %d..%d and outputs uniform in %d..%d tokens, "
+                       "independent: %d x %d classes of equal count" % (in_lo, in_hi, out_lo,
+                                                                       out_hi, in_bins, out_bins),
+        "classes": classes,
+        "source": source,
+    }
+
+
 def main():
+    if len(sys.argv) == 10 and sys.argv[1] == "--uniform":
+        json.dump(uniform(sys.argv[2:]), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     path, name, source = sys.argv[1:4]

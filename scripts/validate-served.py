@@ -11,7 +11,9 @@ accelerator, cluster, devices (tensor parallel), runtime and datatypes on top of
 scenario; a sequence of I + O tokens of which I are prompt (`--seq I+O`, `workload.prefill_frac`
 I / (I + O): the serve command sends seq x prefill_frac prompt tokens and returns the rest, the
 first from the prefill); closed-loop clients at the row's concurrency; the row's chunk budget and
-scheduling rule. The mode is `serial`: engines run a plain allreduce after each GEMM and do not
+scheduling rule; a row naming a lengths file (column `lengths`, data/lengths/) draws its requests
+from that distribution (`--lengths NAME`) instead, its input_tokens and output_tokens the
+benchmark's nominal lengths. The mode is `serial`: engines run a plain allreduce after each GEMM and do not
 prefetch into L2 (the baseline validate-gpu.sh compares with). fp8 and int8 engines reduce their
 partial sums in 16 bits (workload.allreduce_dtype=fp16), as in validate-gpu.sh.
 
@@ -53,7 +55,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COLUMNS = ["id", "model", "accelerator", "cluster", "devices", "parallel", "engine", "runtime",
            "weight_dtype", "act_dtype", "kv_dtype", "concurrency", "input_tokens", "output_tokens",
            "chunk_budget_tokens", "rule", "metric", "statistic", "measured", "status", "source",
-           "note"]
+           "note", "lengths"]
 METRICS = {"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_s"}
 STATISTICS = {"mean", "median"}
 STATUSES = {"ok", "not_modelled", "refused"}
@@ -141,7 +143,8 @@ def report_and_exit(path, problems):
 
 def setup_key(r):
     return (r["model"], r["accelerator"], r["cluster"], r["devices"], r["runtime"], r["weight_dtype"],
-            r["act_dtype"], r["kv_dtype"], r["input_tokens"], r["output_tokens"], chunk_of(r), r["rule"])
+            r["act_dtype"], r["kv_dtype"], r["input_tokens"], r["output_tokens"], chunk_of(r), r["rule"],
+            r["lengths"])
 
 
 def chunk_of(r):
@@ -154,7 +157,7 @@ def chunk_of(r):
 
 def run_setup(pm, key, concurrencies):
     """{concurrency: CSV row as a dict} for one scenario, or raises RuntimeError(message)."""
-    model, acc, cluster, dev, runtime, wd, ad, kd, i, o, chunk, rule = key
+    model, acc, cluster, dev, runtime, wd, ad, kd, i, o, chunk, rule, lengths = key
     seq = i + o
     cmd = [pm, "serve", "--config", "llama8b", "--model", model, "--accelerator", acc,
            "--set", "cluster=" + cluster, "--devices", str(dev), "--set", "runtime=" + runtime,
@@ -169,20 +172,26 @@ def run_setup(pm, key, concurrencies):
         cmd += ["--set", kv]
     if os.environ.get("VALIDATE_ARRIVAL"):
         cmd += ["--arrival", os.environ["VALIDATE_ARRIVAL"]]
+    if lengths:
+        cmd += ["--lengths", lengths]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[0]
         raise RuntimeError(msg)
     comments = [ln for ln in p.stdout.splitlines() if ln.startswith("#")]
     data = [ln for ln in p.stdout.splitlines() if ln and not ln.startswith("#")]
-    # The tool states the lengths it ran: they must be the row's exactly.
+    # The tool states the lengths it ran: they must be the row's exactly (a distribution's
+    # classes, or the one prompt and output).
     stated = None
     for ln in comments:
         m = re.search(r"prompts of (\d+) tokens, (\d+) out", ln)
         if m:
             stated = (int(m.group(1)), int(m.group(2)))
-    if stated != (i, o):
-        raise RuntimeError("the tool ran %s prompt/output tokens, not %d/%d" % (stated, i, o))
+        elif ln.startswith("# lengths (in:out x share):"):
+            stated = "classes"
+    if stated != ("classes" if lengths else (i, o)):
+        raise RuntimeError("the tool ran %s prompt/output tokens, not %s" %
+                           (stated, lengths or "%d/%d" % (i, o)))
     out = {}
     for rec in csv.DictReader(data):
         out[float(rec["concurrency"])] = rec

@@ -211,7 +211,7 @@ check serve-lengths-file 0 "# lengths (in:out x share): 167:148 x 0.124961" \
     "$pm" serve --config llama70b-h100 --lengths azure-conv-2023 --rule prefill_first --chunk 8192 \
     --concurrency 1,16
 check list-lengths 0 "azure-code-2023" "$pm" list lengths
-check serve-lengths-name 1 "no bundled lengths of that name (bundled: azure-code-2023, azure-conv-2023)" \
+check serve-lengths-name 1 "no bundled lengths of that name (bundled: azure-code-2023, azure-conv-2023, sglang-random-1000-1000)" \
     "$pm" serve --lengths azure-conv
 printf '{"kind": "lengths", "name": "x", "source": "t", "classes": [{"input_tokens": 9, "output_tokens": 2}]}' \
     > "$tmp/lengths.json"
