@@ -1384,6 +1384,7 @@ typedef struct pm_mode_result {
                                     the cluster's fused_latency_s */
     int fused_chunks;       /* FUSED: chunk count used */
     pm_traffic traffic;     /* one device over the request (prefill + every decode step) */
+    pm_traffic prefill_traffic; /* one device over the prefill (0 with pipeline stages) */
     /* The following are 0 unless pm_estimate.energy_present (resp. cost_present). */
     pm_energy energy;            /* one device over the request */
     double tpot_energy_J;        /* one device, the decode step of tpot_s */
@@ -1392,6 +1393,14 @@ typedef struct pm_mode_result {
     double tokens_per_J;         /* 1 / energy_per_token_J */
     double tokens_per_s_per_usd; /* tokens_per_s / (pm_cluster_total_devices x
                                     cost.device_usd) */
+    /* The prefill's power (issue 47; 0 with pipeline stages, whose prefill traffic is not
+     * kept). */
+    double prefill_power_W;      /* the prefill's energy / prefill_s: one device's average power
+                                    while it prefills */
+    double prefill_clock_frac;   /* the share of the clock at which that power would meet the
+                                    board power (pm_power_clock_frac in energy.c: the MACs' power
+                                    ~ f^3, the bytes' ~ f); 1 within it. Reported and warned
+                                    of, not applied to the times */
     /* Pipeline stages (issue 44; one stage: stage_decode_s = tpot_s, the rest 0). */
     double stage_decode_s;       /* the slowest stage's time for one micro-batch at the last
                                     decode context, its receive included */
@@ -2025,6 +2034,16 @@ PM_API pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_er
  */
 PM_API pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double time_s,
                                    pm_energy *out, pm_error *err);
+
+/**
+ * The share x in [0, 1] of the nominal clock at which a phase of energy e over time_s (> 0)
+ * would draw board_W (issue 47): the static power does not scale with the clock, the bytes'
+ * power scales as x (the same bytes over a time 1 / x longer), the MACs' as x^3 (their rate x,
+ * their energy ~ V^2 with V ~ f): e.static_J / t + (hbm_J + l2_J + link_J) / t x +
+ * mac_J / t x^3 = board_W, found by bisection. 1 when e.total_J / time_s <= board_W (or board_W
+ * or time_s is not > 0); 0 when the static power alone exceeds board_W.
+ */
+PM_API double pm_power_clock_frac(const pm_energy *e, double time_s, double board_W);
 
 /**
  * Power of one device streaming HBM at its nominal bandwidth, every byte prefetched through

@@ -176,6 +176,27 @@ void pm_energy_of(const pm_accelerator *a, double p_static, const pm_traffic *t,
     out->total_J = out->hbm_J + out->l2_J + out->link_J + out->mac_J + out->static_J;
 }
 
+double pm_power_clock_frac(const pm_energy *e, double time_s, double board_W)
+{
+    if (!(board_W > 0) || !(time_s > 0) || !(e->total_J / time_s > board_W))
+        return 1.0;
+    const double p_static = e->static_J / time_s;
+    const double p_move = (e->hbm_J + e->l2_J + e->link_J) / time_s;
+    const double p_mac = e->mac_J / time_s;
+    if (!(p_static < board_W))
+        return 0.0;
+    /* P(x) rises with x from p_static < board_W at 0 to above it at 1: bisection. */
+    double lo = 0.0, hi = 1.0;
+    for (int i = 0; i < 60; i++) {
+        const double x = 0.5 * (lo + hi);
+        if (p_static + p_move * x + p_mac * x * x * x > board_W)
+            hi = x;
+        else
+            lo = x;
+    }
+    return lo;
+}
+
 pm_status pm_full_bandwidth_power(const pm_accelerator *a, double *power_W, pm_error *err)
 {
     if (!power_W)

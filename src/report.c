@@ -56,6 +56,8 @@ static void json_energy(pm_sbuf *b, const pm_estimate *e, const pm_mode_result *
     json_num(b, "avg_power_W", r->avg_power_W, e->energy_present, ", ");
     json_num(b, "tokens_per_J", r->tokens_per_J, e->energy_present, ", ");
     json_num(b, "tokens_per_s_per_usd", r->tokens_per_s_per_usd, e->cost_present, ", ");
+    json_num(b, "prefill_power_W", r->prefill_power_W, e->energy_present, ", ");
+    json_num(b, "prefill_clock_frac", r->prefill_clock_frac, e->energy_present, ", ");
     const pm_traffic *t = &r->traffic;
     pm_sb_printf(b,
                  "\"traffic_per_device\": {\"hbm_bytes\": %s, \"l2_write_bytes\": %s, "

@@ -71,6 +71,11 @@ check moe-explain-dispatch 0 "during L0.A2A.dispatch" "$pm" explain --config qwe
 check moe-explain-routed 0 "routed experts are known only after the router runs" "$pm" explain --config mixtral8x7b
 check moe-ep-option 0 "EP 8 x 1 devices per expert" "$pm" --config mixtral8x7b --devices 8 --ep 8
 check moe-ep-divides 1 "expert_parallel: must divide devices (got 3 ranks, 4 devices)" "$pm" --config mixtral8x7b --ep 3
+# SGLang (issue 47): its overlap scheduler hides the host's work (0 per step and sequence), TP8's
+# 0.81 of the H100's 80 GiB is usable (64.8 GiB), and expert parallelism is refused.
+check sglang-runtime 0 "runtime sglang: 0 us per step + 0 us per sequence, 3 us per kernel" "$pm" --model mixtral-8x7b --accelerator h100-sxm --set cluster=nvlink4-nvswitch --devices 8 --set runtime=sglang --set workload.kv_dtype=bf16
+check sglang-hbm 0 "of 64.8 GiB usable" "$pm" --model mixtral-8x7b --accelerator h100-sxm --set cluster=nvlink4-nvswitch --devices 8 --set runtime=sglang --set workload.kv_dtype=bf16
+check sglang-ep-refused 1 'runtime "sglang" runs expert parallelism over 8 ranks' "$pm" --model mixtral-8x7b --accelerator h100-sxm --set cluster=nvlink4-nvswitch --devices 8 --ep 8 --set runtime=sglang --set workload.kv_dtype=bf16
 # A sweep point gets the same message from the scenario check (it read "must divide devices,
 # with an all-to-all latency >= 0 and efficiency in (0, 1]" whatever was wrong).
 check moe-ep-divides-sweep 0 '"$.cluster.expert_parallel: must divide devices (got 8 ranks, 4 devices)"' \

@@ -368,6 +368,9 @@ static const preset_copy g_copies[] = {
     {PM_KIND_RUNTIME, "vllm-2024q1", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",
       "hbm_usable_frac", "paged_attention_efficiency_frac", "moe_gemm_efficiency_frac", NULL}},
+    /* SGLang (issue 47): vLLM's fused-MoE kernel and the same kernel and allreduce launches. */
+    {PM_KIND_RUNTIME, "sglang", "vllm",
+     {"kernel_launch_us", "allreduce_overhead_us", "moe_gemm_efficiency_frac", NULL}},
     {PM_KIND_RUNTIME, "vllm-v1", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "hbm_usable_frac", NULL}},
     {PM_KIND_RUNTIME, "vllm-2023", "vllm",

@@ -3,7 +3,8 @@
  * by hand, the fast path's traffic against the graph path's, the decode sum against brute
  * force, the die cost of an 826 mm2 7 nm die by hand (dies per wafer and the three yield
  * models), the bundled parts' modelled power against their board power, accelerators without
- * the blocks, and properties (energy grows with bytes moved; cost grows with die area).
+ * the blocks, and properties (energy grows with bytes moved; cost grows with die area); the
+ * clock the board power allows a phase by hand, the prefill's power and its warning (issue 47).
  */
 #include <gsl/gsl_errno.h>
 
@@ -630,6 +631,93 @@ static void test_modelled_power_below_board_power(void **state)
     }
 }
 
+/* The clock the board power allows a phase (issue 47, pm_power_clock_frac), by hand: the
+ * static power does not scale, the bytes' power scales as x, the MACs' as x^3. */
+static void test_power_clock_frac_by_hand(void **state)
+{
+    (void)state;
+    /* 2 s at 100 W static, 200 W of HBM, 800 W of MACs: 1,100 W at the nominal clock. At
+     * x = 0.5: 100 + 200 x 0.5 + 800 x 0.125 = 100 + 100 + 100 = 300 W. */
+    pm_energy e = {.static_J = 200.0, .hbm_J = 400.0, .mac_J = 1600.0};
+    e.total_J = e.static_J + e.hbm_J + e.mac_J;
+    assert_rel(pm_power_clock_frac(&e, 2.0, 300.0), 0.5, 1e-12);
+    /* Only MACs beside the static power: 200 + 1000 x^3 = 700, x = 0.5^(1/3) = 0.793700526. */
+    pm_energy m = {.static_J = 200.0, .mac_J = 1000.0};
+    m.total_J = 1200.0;
+    assert_rel(pm_power_clock_frac(&m, 1.0, 700.0), 0.7937005259840998, 1e-12);
+    /* Within the board power (1,200 W <= 1,200 W), no board power, or the static power alone
+     * above it. */
+    assert_rel(pm_power_clock_frac(&m, 1.0, 1200.0), 1.0, HAND);
+    assert_rel(pm_power_clock_frac(&m, 1.0, 0.0), 1.0, HAND);
+    assert_rel(pm_power_clock_frac(&m, 1.0, 150.0), 0.0, HAND);
+}
+
+/* The prefill's power is its own energy over its own time, and a memory-bound decode step is
+ * never held below its clock: on every bundled GPU scenario, the decode step's power leaves
+ * the clock at 1, and the prefill's figures are the prefill traffic's. */
+static void test_property_prefill_power_and_decode_clock(void **state)
+{
+    (void)state;
+    static const char *const scen[] = {"llama70b-h100", "llama8b", "llama405b-h200"};
+    for (size_t i = 0; i < (sizeof scen / sizeof scen[0]); i++) {
+        pm_scenario s = pm_test_load(scen[i], NULL, 0);
+        pm_estimate e;
+        assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const pm_mode_result *r = &e.modes[m];
+            pm_energy pre, step;
+            assert_int_equal(pm_energy_compute(&s.accel, &r->prefill_traffic, r->prefill_s,
+                                               &pre, NULL), PM_OK);
+            assert_rel(r->prefill_power_W, pre.total_J / r->prefill_s, HAND);
+            assert_rel(r->prefill_clock_frac,
+                       pm_power_clock_frac(&pre, r->prefill_s, s.accel.energy.board_power_W),
+                       HAND);
+            pm_traffic t;
+            assert_int_equal(pm_decode_step_traffic(&s, (pm_mode)m, s.workload.seq_len - 1, &t,
+                                                    NULL), PM_OK);
+            assert_int_equal(pm_energy_compute(&s.accel, &t, r->tpot_s, &step, NULL), PM_OK);
+            assert_rel(pm_power_clock_frac(&step, r->tpot_s, s.accel.energy.board_power_W), 1.0,
+                       HAND);
+        }
+        pm_scenario_release(&s);
+    }
+}
+
+/* A prefill beyond the board power is said (pm_estimate_warning's last note), with its clock
+ * share, and the times are not changed by it. Llama-3-8B, 16 prompts of 1,024 tokens on one
+ * H100: 16,384 tokens x 2 x 8.0e9 weights = 2.6e14 FLOP at 0.8 x 989 TFLOPS, about 0.33 s, of
+ * 1.3e14 MACs at 1.5 pJ (the 45 nm bf16 figure): 197 J / 0.33 s = 590 W of MACs above the
+ * 210 W of leakage alone: above 700 W. */
+static void test_prefill_power_warning(void **state)
+{
+    (void)state;
+    const char *const sets[] = {"accelerator=h100-sxm", "cluster=nvlink4-nvswitch",
+                                "workload.batch=16", "workload.seq_len=1025",
+                                "workload.prefill_frac=0.9990243902439024",
+                                "workload.weight_dtype=bf16", "workload.act_dtype=bf16",
+                                "workload.kv_dtype=bf16", "cluster.devices=1"};
+    pm_scenario s = pm_test_load("llama8b", sets, sizeof sets / sizeof sets[0]);
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    const pm_mode_result *r = &e.modes[PM_MODE_SERIAL];
+    assert_true(r->prefill_power_W > 700.0);
+    assert_true(r->prefill_clock_frac > 0.5 && r->prefill_clock_frac < 1.0);
+    char note[1024] = "", last[1024] = "";
+    for (size_t i = 0; pm_estimate_warning(&s, &e, i, note, sizeof note); i++)
+        memcpy(last, note, sizeof last);
+    assert_non_null(strstr(last, "the prefill's average power per device (serial "));
+    assert_non_null(strstr(last, "board power 700 W"));
+    /* The same scenario with a board power of 10 kW: the same times, no prefill note. */
+    s.accel.energy.board_power_W = 10000.0;
+    pm_estimate f;
+    assert_int_equal(pm_estimate_compute(&s, &f, NULL), PM_OK);
+    assert_rel(f.modes[PM_MODE_SERIAL].prefill_s, r->prefill_s, HAND);
+    assert_rel(f.modes[PM_MODE_SERIAL].prefill_clock_frac, 1.0, HAND);
+    for (size_t i = 0; pm_estimate_warning(&s, &f, i, note, sizeof note); i++)
+        assert_null(strstr(note, "the prefill's average power"));
+    pm_scenario_release(&s);
+}
+
 static void test_property_energy_grows_with_bytes_moved(void **state)
 {
     (void)state;
@@ -773,6 +861,9 @@ int main(void)
         cmocka_unit_test(test_cost_and_energy_need_their_blocks),
         cmocka_unit_test(test_loads_energy_and_cost_blocks),
         cmocka_unit_test(test_modelled_power_below_board_power),
+        cmocka_unit_test(test_power_clock_frac_by_hand),
+        cmocka_unit_test(test_property_prefill_power_and_decode_clock),
+        cmocka_unit_test(test_prefill_power_warning),
         cmocka_unit_test(test_property_energy_grows_with_bytes_moved),
         cmocka_unit_test(test_property_cost_grows_with_die_area),
         cmocka_unit_test(test_optimum_per_objective),

@@ -101,6 +101,24 @@ def test_energy_per_token_has_one_name():
     assert "preserve_J_per_token" in pm.serve("llama70b", concurrency=[4])
 
 
+def test_prefill_power_and_clock_share():
+    """The prefill's own power and the clock share the board power allows it (issue 47): 16
+    prompts of 1,024 tokens of Llama-3-8B on one H100 draw more than its 700 W at the 45 nm MAC
+    energies, so the share is below 1 and a warning says so; a 4-token prompt is within it."""
+    base = {"workload.weight_dtype": "bf16", "workload.act_dtype": "bf16",
+            "workload.kv_dtype": "bf16", "cluster": "nvlink4-nvswitch"}
+    big = pm.estimate("llama8b", dict(base, **{"workload.prefill_frac": 1024 / 1025}),
+                      accelerator="h100-sxm", devices=1, batch=16, seq=1025)
+    for m in pm.MODES:
+        r = big["modes"][m]
+        assert r["prefill_power_W"] > 700
+        assert 0.5 < r["prefill_clock_frac"] < 1
+    assert any("the prefill's average power per device" in w for w in big["warnings"])
+    small = pm.estimate("llama8b", dict(base, **{"workload.prefill_frac": 4 / 1024}),
+                        accelerator="h100-sxm", devices=1, batch=1, seq=1024)
+    assert all(small["modes"][m]["prefill_clock_frac"] == 1 for m in pm.MODES)
+
+
 def test_a_cluster_of_another_platform_warns():
     with pytest.warns(UserWarning, match="cluster hccs-full-mesh is of platform ascend.*"
                       "its own cluster: nvlink4-nvswitch"):
