@@ -2,7 +2,7 @@
  * test_serve_spec.c - speculative decoding in a served workload (issue 45): speculation off (k
  * = 0) gives the plain served workload bit for bit under every rule and in an open loop; a
  * wave's TTFT, end-to-end latency and TPOT by hand from the verify, draft and chunk steps'
- * times; decode-first's counts by hand when the chunk budget binds (each decoding sequence
+ * times (the verify step's also on the graph path); decode-first's counts by hand when the chunk budget binds (each decoding sequence
  * putting k + 1 tokens in a step, a request decoding in (output - 1) / E steps); PRESERVE
  * under the verify step's wider allreduce; a draft model's weights in the served footprint.
  */
@@ -93,6 +93,16 @@ static void test_wave_by_hand(void **state)
             assert_int_equal(pm_mixed_step_time(&d, (pm_mode)m, steps[i], &u[i], NULL), PM_OK);
         }
         assert_int_equal(pm_mixed_step_time(&s, (pm_mode)m, &verify, &t[3], NULL), PM_OK);
+        /* The verify step on the graph path (build, insert, cost, schedule; the runtime's host
+         * work at the step's 5 sequences): the same. */
+        pm_scenario at5 = s;
+        at5.workload.batch = 5;
+        pm_step vstep;
+        double graph;
+        assert_int_equal(pm_step_mixed(&s, &verify, &vstep, NULL), PM_OK);
+        assert_int_equal(pm_step_time_graph_step(&at5, (pm_mode)m, &vstep, &graph, NULL, NULL),
+                         PM_OK);
+        assert_rel(t[3], graph, 1e-12);
         const double t1 = t[0] + u[0], t2 = t[1] + u[1], td = t[3] + 3.0 * u[2];
         const double cycle = 2 * t1 + t2 + D * td, ttft = (8 * t1 + t2) / 5;
         const pm_serve_mode *x = &r.modes[m];
