@@ -13,17 +13,6 @@
 #include "internal.h"
 #include "testutil.h"
 
-/* k drafted tokens at one acceptance rate, the target's MTP heads (one layer). */
-static void speculate(pm_scenario *s, int k, double a)
-{
-    memset(&s->spec, 0, sizeof s->spec);
-    s->spec.draft_tokens = k;
-    s->spec.n_acceptance = 1;
-    s->spec.acceptance[0] = a;
-    s->spec.method = PM_SPEC_MTP;
-    s->spec.mtp_layers = 1;
-}
-
 static pm_serve_result serve(const pm_scenario *s, const pm_serve_workload *w)
 {
     pm_serve_result r;
@@ -53,7 +42,7 @@ static void test_k0_is_plain_serve(void **state)
     for (int i = 0; i < 6; i++) {
         const pm_serve_workload *x = i < 5 ? &w[i] : &mix;
         pm_scenario t = s;
-        speculate(&t, 0, 0.7);
+        pm_test_speculate(&t, 0, 0.7);
         const pm_serve_result plain = serve(&s, x), spec = serve(&t, x);
         assert_memory_equal(&plain, &spec, sizeof plain);
     }
@@ -70,7 +59,7 @@ static void test_wave_by_hand(void **state)
 {
     (void)state;
     pm_scenario s = pm_test_load("llama70b-h100", (const char *const[]){"runtime=vllm"}, 1);
-    speculate(&s, 3, 0.6);
+    pm_test_speculate(&s, 3, 0.6);
     pm_scenario d;
     pm_spec_draft_scenario(&s, &d);
     const int64_t isl = 3000, osl = 101;
@@ -125,7 +114,7 @@ static void test_decode_first_bound_by_hand(void **state)
 {
     (void)state;
     pm_scenario s = pm_test_load("llama70b-h100", (const char *const[]){"runtime=vllm"}, 1);
-    speculate(&s, 3, 0.6);
+    pm_test_speculate(&s, 3, 0.6);
     const pm_serve_workload w = {1000, 101, 256, 512, PM_SERVE_DECODE_FIRST, 0, 0,
                                  PM_SERVE_STAGGERED, 0, 0, {{0}}};
     const pm_serve_result r = serve(&s, &w);
@@ -147,7 +136,7 @@ static void test_preserve_and_speedup(void **state)
     (void)state;
     pm_scenario s = pm_test_load("llama70b", NULL, 0);
     pm_scenario t = s;
-    speculate(&t, 3, 0.8);
+    pm_test_speculate(&t, 3, 0.8);
     const pm_serve_workload w = {2000, 201, 4, 2048, PM_SERVE_DECODE_FIRST, 0, 0,
                                  PM_SERVE_STAGGERED, 0, 0, {{0}}};
     const pm_serve_result plain = serve(&s, &w), spec = serve(&t, &w);
@@ -155,7 +144,7 @@ static void test_preserve_and_speedup(void **state)
     for (int m = 0; m < PM_MODE_COUNT; m++)
         assert_true(spec.modes[m].tpot_s < plain.modes[m].tpot_s);
     /* Acceptance 0: one token a step for the verify and draft work, slower than plain. */
-    speculate(&t, 3, 0.0);
+    pm_test_speculate(&t, 3, 0.0);
     const pm_serve_result none = serve(&t, &w);
     for (int m = 0; m < PM_MODE_COUNT; m++)
         assert_true(none.modes[m].tpot_s > plain.modes[m].tpot_s);
@@ -168,7 +157,7 @@ static void test_draft_model_footprint(void **state)
     (void)state;
     pm_scenario s = pm_test_load("llama70b", NULL, 0);
     pm_scenario t = s;
-    speculate(&t, 4, 0.7);
+    pm_test_speculate(&t, 4, 0.7);
     t.spec.method = PM_SPEC_DRAFT_MODEL;
     pm_scenario small = pm_test_load("llama8b", NULL, 0);
     t.spec.draft = small.model;
