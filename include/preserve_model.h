@@ -1766,7 +1766,11 @@ typedef struct pm_serve_result {
  * (or request rate / dp): the per-device, per-user and latency figures are one replica's,
  * requests_per_s, tokens_per_s, in_flight and max_concurrency the deployment's (dp times);
  * fewer sequences than replicas is PM_ERR_INVALID_ARG. The cache: each sequence's mean held positions, fits_hbm against the runtime's
- * usable HBM. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
+ * usable HBM. Speculative decoding (s->spec, issue 45): every decode step is a verify step of
+ * k + 1 tokens per decoding sequence (in the chunk budget too) beside the draft's steps (its
+ * first forward beside the step's chunks, then k - 1 drafting steps), a request decodes in
+ * (output - 1) / E steps (a mean, not rounded up), a decoding sequence holds k more positions
+ * and the draft's weights and cache join each device's. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
  * range: prefill-first needs a budget of at least the prompt, decode-first one above the
  * concurrency), PM_ERR_UNSUPPORTED (a wave under decode-first whose prompts the budget does
  * not hold at once), or an error of

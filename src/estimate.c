@@ -648,12 +648,7 @@ static pm_status draft_steps(const pm_scenario *s, double weight, pm_estimate *d
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     pm_status st = estimate_steps(&d, dc, weight, de, dtr, err);
     pm_estimate_cache_free(dc);
-    if (st != PM_OK && err) {
-        char inner[sizeof err->message];
-        pm_strlcpy(inner, err->message, sizeof inner);
-        return pm_fail(err, st, NULL, "$.speculative", "the draft steps: %s", inner);
-    }
-    return st;
+    return pm_spec_draft_failed(st, err);
 }
 
 /* The same scenario's mean decode step without speculation (the speedup's reference). */
@@ -728,32 +723,17 @@ static pm_status estimate_speculative(const pm_scenario *s, pm_estimate_cache *c
     return st;
 }
 
-/* The draft's weights and cache beside the target's: a draft model's whole; MTP's layers
- * only (the footprint of 2n layers less that of n: the embedding and head are the target's). */
+/* The draft's weights and cache beside the target's (footprint.c's rule). */
 static pm_status spec_footprint(const pm_scenario *s, pm_estimate *out, pm_error *err)
 {
-    pm_scenario d;
-    pm_spec_draft_scenario(s, &d);
-    pm_shard sh;
-    pm_footprint fp;
-    pm_status st = pm_shard_compute(&d, &sh, err);
-    if (st == PM_OK)
-        st = pm_footprint_compute_reads(&d, &sh, s->workload.seq_len, NULL, &fp, err);
+    double weights, kv;
+    pm_status st = pm_footprint_draft(s, s->workload.seq_len, &weights, &kv, err);
     if (st != PM_OK)
         return st;
-    double weights = fp.weight_bytes;
-    if (s->spec.method == PM_SPEC_MTP) {
-        pm_footprint twice;
-        d.model.layers *= 2;
-        if ((st = pm_footprint_compute_reads(&d, &sh, s->workload.seq_len, NULL, &twice,
-                                             err)) != PM_OK)
-            return st;
-        weights = twice.weight_bytes - fp.weight_bytes;
-    }
     out->spec.draft_weight_bytes_per_device = weights;
-    out->spec.draft_kv_bytes_per_device = fp.kv_bytes;
+    out->spec.draft_kv_bytes_per_device = kv;
     out->weight_bytes_per_device += weights;
-    out->kv_bytes_per_device += fp.kv_bytes;
+    out->kv_bytes_per_device += kv;
     out->fits_hbm = out->weight_bytes_per_device + out->kv_bytes_per_device <=
                     out->hbm_usable_bytes_per_device;
     return PM_OK;

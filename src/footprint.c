@@ -5,7 +5,7 @@
  * carry the same bytes operation by operation (tests/test_graph.c checks they agree). A
  * pipeline stage holds its own layers and KV cache (pm_footprint_stage).
  *
- * May call: dtype.c, error.c, model.c, moe.c, plan.c, runtime.c.
+ * May call: dtype.c, error.c, model.c, moe.c, plan.c, runtime.c, speculate.c.
  */
 #include <math.h>
 #include <string.h>
@@ -16,6 +16,30 @@ pm_status pm_footprint_compute(const pm_scenario *s, const pm_shard *shard, int6
                                pm_footprint *out, pm_error *err)
 {
     return pm_footprint_compute_reads(s, shard, context_len, NULL, out, err);
+}
+
+pm_status pm_footprint_draft(const pm_scenario *s, int64_t context_len, double *weight_bytes,
+                             double *kv_bytes, pm_error *err)
+{
+    *weight_bytes = *kv_bytes = 0.0;
+    if (!pm_spec_active(s))
+        return PM_OK;
+    pm_scenario d;
+    pm_spec_draft_scenario(s, &d);
+    pm_footprint fp;
+    pm_status st = pm_footprint_compute(&d, NULL, context_len, &fp, err);
+    if (st != PM_OK)
+        return st;
+    *weight_bytes = fp.weight_bytes;
+    *kv_bytes = fp.kv_bytes;
+    if (s->spec.method == PM_SPEC_MTP) { /* the footprint of 2n layers less that of n */
+        pm_footprint twice;
+        d.model.layers *= 2;
+        if ((st = pm_footprint_compute(&d, NULL, context_len, &twice, err)) != PM_OK)
+            return st;
+        *weight_bytes = twice.weight_bytes - fp.weight_bytes;
+    }
+    return PM_OK;
 }
 
 pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard,

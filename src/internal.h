@@ -398,6 +398,20 @@ pm_status pm_spec_refuse(const pm_scenario *s, const char *what, pm_error *err);
 /* The scenario of s's draft steps into *draft: s without its speculation, its model the draft
  * model (PM_SPEC_DRAFT_MODEL) or the target's first mtp_layers layers (PM_SPEC_MTP). */
 void pm_spec_draft_scenario(const pm_scenario *s, pm_scenario *draft);
+/* A served workload's speculation (issue 45): decode steps per output token after the first
+ * (1 / E; 1 without speculation), so a request decodes in (output - 1) / E steps, a mean
+ * (the accepted run is random), never rounded up. */
+double pm_spec_steps_per_token(const pm_scenario *s);
+/* Query tokens a decoding sequence puts in a step, the verify step's k + 1 (1 without). */
+int pm_spec_verify_tokens(const pm_scenario *s);
+/* The draft's work in a served step m (its decode tokens the draft's own, one per sequence):
+ * *first, its first forward beside m's chunks (the draft prefills the prompts too: EAGLE's
+ * and MTP's draft extend), and *rest, one more drafting step of m's decoding sequences
+ * alone, which runs k - 1 times (*rest_count; 0 when m has no decoding sequence, or k = 1). */
+/* st, with err's message prefixed "the draft steps: " at $.speculative when st fails. */
+pm_status pm_spec_draft_failed(pm_status st, pm_error *err);
+void pm_spec_draft_steps(const pm_scenario *s, const pm_mixed_step *m, pm_mixed_step *first,
+                         pm_mixed_step *rest, double *rest_count);
 
 /* ---- the model (model.c), the graph (graph.c, build.c), the schedule ---- */
 
@@ -489,6 +503,11 @@ pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fuse
                             pm_error *err);
 /* pm_footprint_compute with the expert reads at the batch's tokens given (reads, e.g. a decode
  * template's, which has them; NULL: computed here). */
+/* What s's speculation adds to a device beside the target (issue 45): the draft's weights (a
+ * draft model's whole; MTP's layers only, the embedding and head being the target's) and the
+ * draft's KV cache of s's batch at context_len. Zero without speculation. */
+pm_status pm_footprint_draft(const pm_scenario *s, int64_t context_len, double *weight_bytes,
+                             double *kv_bytes, pm_error *err);
 pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard,
                                      int64_t context_len, const pm_moe_reads *reads,
                                      pm_footprint *out, pm_error *err);

@@ -94,6 +94,9 @@ typedef struct serve_plan {
                            rule for one length) */
     double decoding, prefilling, prefill_steps, mixed_frac, chunk_tokens;
     bool budget_bound;
+    /* Speculative decoding (spec_plan): decode steps per output token after the first (1 / E)
+     * and the tokens a decoding sequence puts in a step (k + 1); 1 and 1 without. */
+    double per_token, verify;
     /* The kinds of step, last: only those a plan gives a weight or TTFT steps are set and read
      * (plan_init zeroes what comes before them). */
     pm_mixed_step kind[SERVE_KINDS];
@@ -133,8 +136,9 @@ static void decode_first_bound(const pm_serve_workload *w, serve_plan *p)
 {
     const double isl = (double)w->input_tokens, osl = (double)w->output_tokens;
     const double B = (double)w->chunk_budget, N = w->concurrency;
-    const double r = B / (isl + osl - 1.0); /* requests per step: r (isl + osl - 1) = B */
-    const double g = r * (osl - 1.0), room = B - g;
+    const double D = (osl - 1.0) * p->per_token, v = p->verify; /* a request's decode steps */
+    const double r = B / (isl + D * v); /* requests per step: r (isl + D v) = B */
+    const double g = r * D, room = B - g * v;
     const double t = room < isl ? room : isl;
     p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, room / t, t, r)}, 0};
     p->weight[0] = 1.0;
@@ -159,10 +163,11 @@ static void decode_first(const pm_serve_workload *w, serve_plan *p)
 {
     const double isl = (double)w->input_tokens, osl = (double)w->output_tokens;
     const double B = (double)w->chunk_budget, N = w->concurrency;
+    const double D = (osl - 1.0) * p->per_token, v = p->verify; /* a request's decode steps */
     /* One prompt in prefill at a time: the others decode beside its chunks. */
-    const double room1 = B - (N - 1.0);
+    const double room1 = B - (N - 1.0) * v;
     const double T1 = room1 > 0 ? prefill_span(w, room1) : INFINITY;
-    const double n1 = room1 > 0 ? N * T1 / (T1 + osl - 1.0) : INFINITY;
+    const double n1 = room1 > 0 ? N * T1 / (T1 + D) : INFINITY;
     if (n1 <= 1.0) {
         const int64_t ctx = decode_context(w);
         p->kind[0] = (pm_mixed_step){N - 1.0, ctx, 1, {chunk_of(w, 1.0, isl / T1, 1.0 / T1)}, 0};
@@ -180,18 +185,18 @@ static void decode_first(const pm_serve_workload *w, serve_plan *p)
         return;
     }
     /* Several prompts in prefill: every step carries chunks. r requests per step solve
-     * r (T(r) + osl - 1) = N, T(r) = ceil(isl / (B - r (osl - 1))), which grows with r. */
-    double lo = 0.0, hi = N / osl;
-    if (osl > 1.0 && B / (osl - 1.0) < hi)
-        hi = B / (osl - 1.0);
+     * r (T(r) + D) = N, T(r) = ceil(isl / (B - r D v)), which grows with r. */
+    double lo = 0.0, hi = N / (1.0 + D);
+    if (D > 0.0 && B / (D * v) < hi)
+        hi = B / (D * v);
     for (int i = 0; i < 200 && hi - lo > 1e-15 * hi; i++) {
-        const double r = 0.5 * (lo + hi), room = B - r * (osl - 1.0);
-        if (room > 0 && r * (prefill_span(w, room) + osl - 1.0) <= N)
+        const double r = 0.5 * (lo + hi), room = B - r * D * v;
+        if (room > 0 && r * (prefill_span(w, room) + D) <= N)
             lo = r;
         else
             hi = r;
     }
-    const double r = lo, g = r * (osl - 1.0), room = B - g;
+    const double r = lo, g = r * D, room = B - g * v;
     const double T = prefill_span(w, room > 0 ? room : 1.0), n = N - g;
     if (!(room > 0) || r * isl > room || r <= 0) {
         decode_first_bound(w, p);
@@ -228,7 +233,7 @@ static void prefill_first(const pm_serve_workload *w, serve_plan *p)
         p->chunk_tokens = k * isl;
         return;
     }
-    const double ended = N / (osl - 1.0); /* requests a decode step ends */
+    const double ended = N / ((osl - 1.0) * p->per_token); /* requests a decode step ends */
     const double k = ended < 1.0 ? 1.0 : ended > K ? K : ended;
     p->kind[0] = (pm_mixed_step){.decode_sequences = N, .decode_context = decode_context(w)};
     p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}, 0};
@@ -257,11 +262,12 @@ static void prefill_first_wave(const pm_serve_workload *w, serve_plan *p)
     const double N = w->concurrency, K = floor((double)w->chunk_budget / isl);
     const double k = N < K ? N : K;
     const double G = ceil(N / k - 1e-12), rest = N - (G - 1.0) * k;
+    const double D = (osl - 1.0) * p->per_token; /* a request's decode steps */
     if (osl > 1.0)
         p->kind[0] = (pm_mixed_step){.decode_sequences = N, .decode_context = decode_context(w)};
     p->kind[1] = (pm_mixed_step){0, 0, 1, {chunk_of(w, k, isl, k)}, 0};
     p->kind[2] = (pm_mixed_step){0, 0, 1, {chunk_of(w, rest, isl, rest)}, 0};
-    p->weight[0] = osl - 1.0;
+    p->weight[0] = D;
     p->weight[1] = G - 1.0;
     p->weight[2] = 1.0;
     p->requests = N;
@@ -273,24 +279,25 @@ static void prefill_first_wave(const pm_serve_workload *w, serve_plan *p)
     p->slow_steps[0] = 1.0;
     p->slow_steps[1] = G > 1.0 ? G - 2.0 : 0.0;
     p->slow_steps[2] = G > 1.0 ? 1.0 : 0.0;
-    p->decoding = N * (osl - 1.0) / (G + osl - 1.0);
+    p->decoding = N * D / (G + D);
     p->prefilling = N - p->decoding;
     p->prefill_steps = G;
-    p->mixed_frac = G / (G + osl - 1.0);
+    p->mixed_frac = G / (G + D);
     p->chunk_tokens = k * isl;
 }
 
 /* A distribution of lengths as the rules use it: each class's probability (its share
  * normalised), prompt and output, the means of the prompt, the output and the decode steps
- * (output - 1), and the decoding sequences' mean context: a class's decode steps run at input ..
- * input + output - 2, each step a sequence of class i decodes weighs p_i (O_i - 1). */
+ * ((output - 1) x per_token: 1, or 1 / E with speculation), and the decoding sequences' mean
+ * context: a class's decode steps run at input .. input + output - 2, each step a sequence of
+ * class i decodes weighs p_i (O_i - 1). */
 typedef struct mix {
     double pr[PM_MAX_LENGTH_CLASSES], in[PM_MAX_LENGTH_CLASSES], out[PM_MAX_LENGTH_CLASSES];
     double e_in, e_out, e_dec;
     int64_t ctx;
 } mix;
 
-static void mix_of(const pm_serve_workload *w, mix *m)
+static void mix_of(const pm_serve_workload *w, double per_token, mix *m)
 {
     double share = 0.0, ctx_sum = 0.0;
     for (int i = 0; i < w->n_classes; i++)
@@ -305,8 +312,8 @@ static void mix_of(const pm_serve_workload *w, mix *m)
         m->out[i] = out;
         m->e_in += pr * in;
         m->e_out += pr * out;
-        m->e_dec += pr * (out - 1.0);
-        ctx_sum += pr * (out - 1.0) * (in + (out - 2.0) / 2.0);
+        m->e_dec += pr * (out - 1.0) * per_token;
+        ctx_sum += pr * (out - 1.0) * per_token * (in + (out - 2.0) / 2.0);
     }
     m->ctx = m->e_dec > 0 ? llround(ctx_sum / m->e_dec) : 0;
 }
@@ -333,20 +340,20 @@ static void slow_of_decoding(serve_plan *p)
 static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
 {
     mix m;
-    mix_of(w, &m);
+    mix_of(w, p->per_token, &m);
     const int K = w->n_classes;
     const double *pr = m.pr, *in = m.in, *out = m.out;
     const double e_in = m.e_in, e_out = m.e_out, e_dec = m.e_dec;
     const int64_t ctx = m.ctx;
-    const double B = (double)w->chunk_budget, N = w->concurrency;
+    const double B = (double)w->chunk_budget, N = w->concurrency, v = p->verify;
     p->osl_mean = e_out;
     double T[PM_MAX_LENGTH_CLASSES], L = 0.0, n1 = INFINITY;
-    const double room1 = B - (N - 1.0);
+    const double room1 = B - (N - 1.0) * v;
     if (room1 > 0) {
         double tsum = 0.0;
         for (int i = 0; i < K; i++) {
             T[i] = ceil(in[i] / room1);
-            L += pr[i] * (T[i] + out[i] - 1.0);
+            L += pr[i] * (T[i] + (out[i] - 1.0) * p->per_token);
             tsum += pr[i] * T[i];
         }
         n1 = N / L * tsum;
@@ -371,7 +378,7 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
         p->chunk_tokens = 0.0;
         for (int i = 0; i < K; i++) {
             p->chunk_tokens += pr[i] * T[i] * in[i] / T[i];
-            held_dec += r * pr[i] * (out[i] - 1.0) * (in[i] + (out[i] - 1.0) / 2.0);
+            held_dec += r * pr[i] * (out[i] - 1.0) * p->per_token * (in[i] + (out[i] - 1.0) / 2.0);
             held_pre += r * pr[i] * T[i] * in[i] / 2.0;
         }
         p->chunk_tokens /= n1 / r;
@@ -380,23 +387,24 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
         return;
     }
     /* Every step carries chunks: r requests a step, T_i(r) growing with r. */
-    double lo = 0.0, hi = e_dec > 0 && B / e_dec < N / e_out ? B / e_dec : N / e_out;
+    const double hi_n = N / (1.0 + e_dec);
+    double lo = 0.0, hi = e_dec > 0 && B / (e_dec * v) < hi_n ? B / (e_dec * v) : hi_n;
     for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; it++) {
-        const double r = 0.5 * (lo + hi), room = B - r * e_dec;
+        const double r = 0.5 * (lo + hi), room = B - r * e_dec * v;
         double need = 0.0;
         for (int i = 0; i < K && room > 0; i++)
-            need += pr[i] * (ceil(in[i] / room) + out[i] - 1.0);
+            need += pr[i] * (ceil(in[i] / room) + (out[i] - 1.0) * p->per_token);
         if (room > 0 && r * need <= N)
             lo = r;
         else
             hi = r;
     }
-    double r = lo, g = r * e_dec, room = B - g;
+    double r = lo, g = r * e_dec, room = B - g * v;
     const bool bound = !(room > 0) || r * e_in > room || r <= 0;
-    if (bound) { /* every step full: r (e_in + e_dec) = B, prompts queue */
-        r = B / (e_in + e_dec);
+    if (bound) { /* every step full: r (e_in + e_dec v) = B, prompts queue */
+        r = B / (e_in + e_dec * v);
         g = r * e_dec;
-        room = B - g;
+        room = B - g * v;
     }
     double prefilling = 0.0;
     p->kind[0] = (pm_mixed_step){0};
@@ -405,7 +413,7 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
         const double count = r * pr[i] * in[i] / t; /* prompts of class i with a chunk */
         p->kind[0].chunks[i] = chunk_in(w->classes[i].input_tokens, count, t, r * pr[i]);
         prefilling += count;
-        held_dec += r * pr[i] * (out[i] - 1.0) * (in[i] + (out[i] - 1.0) / 2.0);
+        held_dec += r * pr[i] * (out[i] - 1.0) * p->per_token * (in[i] + (out[i] - 1.0) / 2.0);
         held_pre += count * in[i] / 2.0;
     }
     p->kind[0].decode_sequences = g;
@@ -429,9 +437,10 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
 }
 
 /* Prefill-first over a distribution of lengths (classes i of share p_i, prompt I_i, output
- * O_i), the single-length rule with a mix of prompts: each decode step of the N sequences ends r
- * = N / sum p_i (O_i - 1) requests, whose prompts are prefilled whole before the next decode
- * step, k = min(max(r, 1), floor(budget / E[I])) prompts a step. With k = 1 a prefill step
+ * O_i), the single-length rule with a mix of prompts: each decode step of the N sequences ends
+ * r = N / sum p_i (O_i - 1) / E requests (E tokens a step with speculation, else 1), whose
+ * prompts are prefilled whole before the next decode step, k = min(max(r, 1), floor(budget /
+ * E[I])) prompts a step. With k = 1 a prefill step
  * holds one prompt, of class i for a share p_i of them (a kind of step per class; the slowest
  * gap a decoding sequence sees holds the longest of them); beyond, each prefill step holds k
  * p_i prompts of each class (one kind). The sequences in flight all decode; each holds,
@@ -440,7 +449,7 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
 static void prefill_first_mix(const pm_serve_workload *w, serve_plan *p)
 {
     mix m;
-    mix_of(w, &m);
+    mix_of(w, p->per_token, &m);
     const int K = w->n_classes;
     const double N = w->concurrency, cap = floor((double)w->chunk_budget / m.e_in);
     p->osl_mean = m.e_out;
@@ -462,10 +471,12 @@ static void prefill_first_mix(const pm_serve_workload *w, serve_plan *p)
         return;
     }
     const double r = N / m.e_dec, k = r < 1.0 ? 1.0 : r > cap ? cap : r;
-    double held = 0.0;
-    for (int i = 0; i < K; i++)
+    double held = 0.0, weight = 0.0;
+    for (int i = 0; i < K; i++) {
         held += m.pr[i] * (m.out[i] - 1.0) * (m.in[i] + (m.out[i] - 1.0) / 2.0);
-    p->held = held / m.e_dec;
+        weight += m.pr[i] * (m.out[i] - 1.0);
+    }
+    p->held = held / weight;
     p->kind[K] = (pm_mixed_step){.decode_sequences = N, .decode_context = m.ctx};
     p->weight[K] = 1.0;
     p->slow_steps[K] = 1.0;
@@ -575,7 +586,7 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
     r->requests_per_s = p->requests / cycle;
     r->e2e_s = w->concurrency / r->requests_per_s;
     if (p->ttft_by_little)
-        r->ttft_s = r->e2e_s - (osl - 1.0) * t[0]; /* every later token: one step of kind 0 */
+        r->ttft_s = r->e2e_s - (osl - 1.0) * p->per_token * t[0]; /* later tokens: kind 0 */
     else
         r->ttft_s = ttft;
     r->tpot_s = osl > 1.0 ? (r->e2e_s - r->ttft_s) / (osl - 1.0) : 0.0;
@@ -601,6 +612,57 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
         r->energy_per_token_J = devices * joules / (p->requests * osl);
         r->tokens_per_J = r->energy_per_token_J > 0 ? 1.0 / r->energy_per_token_J : 0.0;
     }
+}
+
+/* ---------------------------------------------------------------- speculative decoding */
+
+/* Speculation's counts (speculate.c): a request decodes in (output - 1) / E steps, each
+ * decoding sequence putting k + 1 tokens in a step (and in the chunk budget). */
+static void spec_plan(const pm_scenario *s, serve_plan *p)
+{
+    p->per_token = pm_spec_steps_per_token(s);
+    p->verify = (double)pm_spec_verify_tokens(s);
+}
+
+/* The planned kinds' decode tokens become verify steps of k + 1 tokens per sequence. */
+static void spec_kinds(serve_plan *p)
+{
+    for (int k = 0; k < SERVE_KINDS && p->verify > 1.0; k++)
+        if ((p->weight[k] > 0 || p->ttft_steps[k] > 0) && p->kind[k].decode_sequences > 0)
+            p->kind[k].decode_tokens_per_sequence = (int)p->verify;
+}
+
+/* The draft's share of served step m added to its times t (and traffic tr when not NULL):
+ * the draft's first forward beside the step's chunks, then k - 1 drafting steps of its
+ * decoding sequences (speculate.c), on the same devices, each timed as the target's steps. */
+static pm_status spec_draft_time(const pm_scenario *s, const pm_mixed_step *m,
+                                 double t[PM_MODE_COUNT], pm_traffic tr[PM_MODE_COUNT],
+                                 pm_error *err)
+{
+    pm_scenario d, copy;
+    pm_spec_draft_scenario(s, &d);
+    pm_mixed_step step[2];
+    double count[2] = {1.0, 0.0};
+    pm_spec_draft_steps(s, m, &step[0], &step[1], &count[1]);
+    pm_step_plan *plans = pm_malloc(2 * sizeof *plans);
+    if (!plans)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    pm_status st = PM_OK;
+    for (int i = 0; i < 2 && st == PM_OK; i++) {
+        if (!(count[i] > 0))
+            continue;
+        double td[PM_MODE_COUNT];
+        pm_traffic trd[PM_MODE_COUNT];
+        st = time_kind(step_scenario(&d, &step[i], &copy), NULL, &step[i], &plans[0],
+                       &plans[1], td, tr ? trd : NULL, err);
+        for (int mode = 0; mode < PM_MODE_COUNT && st == PM_OK; mode++) {
+            t[mode] += count[i] * td[mode];
+            if (tr)
+                pm_traffic_add(&tr[mode], &trd[mode], count[i]);
+        }
+    }
+    pm_free(plans);
+    return pm_spec_draft_failed(st, err);
 }
 
 /* ---------------------------------------------------------------- the served workload */
@@ -717,17 +779,24 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, con
                            pm_serve_result *out, pm_error *err)
 {
     const double isl = (double)w->input_tokens, osl = (double)w->output_tokens;
-    const double held = p->held > 0 ? p->held
-                                    : (p->decoding * (isl + (osl - 1.0) / 2.0) +
-                                       p->prefilling * isl / 2.0) /
-                                          (p->decoding + p->prefilling);
+    double held = p->held > 0 ? p->held
+                              : (p->decoding * (isl + (osl - 1.0) / 2.0) +
+                                 p->prefilling * isl / 2.0) /
+                                    (p->decoding + p->prefilling);
+    /* A verify step writes its k drafted positions too: a decoding sequence holds k more. */
+    held += (p->verify - 1.0) * p->decoding / (p->decoding + p->prefilling);
     pm_scenario one = *s;
     one.provenance = NULL;
     one.workload.batch = 1;
     pm_footprint fp;
+    double draft_w, draft_kv; /* the draft's beside (0 without speculation) */
     pm_status st = pm_footprint_compute(&one, NULL, llround(held), &fp, err);
+    if (st == PM_OK)
+        st = pm_footprint_draft(&one, llround(held), &draft_w, &draft_kv, err);
     if (st != PM_OK)
         return st;
+    fp.weight_bytes += draft_w;
+    fp.kv_bytes += draft_kv;
     out->weight_bytes_per_device = fp.weight_bytes;
     out->kv_bytes_per_device = w->concurrency * fp.kv_bytes;
     out->hbm_usable_bytes_per_device = pm_hbm_usable_bytes(s);
@@ -745,6 +814,7 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     pm_status st = PM_OK;
     serve_plan p;
     plan_init(&p);
+    spec_plan(s, &p);
     if (w->n_classes > 0 && w->rule == PM_SERVE_PREFILL_FIRST)
         prefill_first_mix(w, &p);
     else if (w->n_classes > 0)
@@ -755,6 +825,7 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
         decode_first(w, &p);
     else
         prefill_first(w, &p);
+    spec_kinds(&p);
     serve_figures f;
     if ((st = figures_of(&s->accel, &f, err)) != PM_OK ||
         (st = memory_of(s, w, &p, out, err)) != PM_OK)
@@ -778,6 +849,8 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
         double tk[PM_MODE_COUNT];
         pm_traffic trk[PM_MODE_COUNT];
         st = time_kind(ks[k], like, &p.kind[k], into, &plans[2], tk, f.energy ? trk : NULL, err);
+        if (st == PM_OK && pm_spec_active(s))
+            st = spec_draft_time(s, &p.kind[k], tk, f.energy ? trk : NULL, err);
         for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
             t[m][k] = tk[m];
             if (f.energy)
@@ -947,8 +1020,6 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
         st = pm_scenario_check(s, err);
     if (st == PM_OK)
         st = pm_plan_refuse_stages(s, "a served workload", err);
-    if (st == PM_OK)
-        st = pm_spec_refuse(s, "a served workload", err);
     if (st != PM_OK)
         return st;
     if (pm_cluster_dp(&s->cluster) > 1)

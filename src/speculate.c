@@ -7,7 +7,7 @@
  * (estimate.c) and the served workload (serve.c) combine the two:
  * t per output token = (T_verify + k T_draft) / E.
  *
- * May call: error.c, model.c.
+ * May call: error.c, model.c, text.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -92,4 +92,35 @@ void pm_spec_draft_scenario(const pm_scenario *s, pm_scenario *draft)
         mtp_model(&s->model, s->spec.mtp_layers, &draft->model);
     else
         draft->model = s->spec.draft;
+}
+
+double pm_spec_steps_per_token(const pm_scenario *s)
+{
+    return pm_spec_active(s) ? 1.0 / pm_spec_expected_tokens(&s->spec) : 1.0;
+}
+
+int pm_spec_verify_tokens(const pm_scenario *s)
+{
+    return pm_spec_active(s) ? s->spec.draft_tokens + 1 : 1;
+}
+
+void pm_spec_draft_steps(const pm_scenario *s, const pm_mixed_step *m, pm_mixed_step *first,
+                         pm_mixed_step *rest, double *rest_count)
+{
+    *first = *m;
+    first->decode_tokens_per_sequence = 0;
+    *rest = (pm_mixed_step){.decode_sequences = m->decode_sequences,
+                            .decode_context = m->decode_context};
+    *rest_count = m->decode_sequences > 0 && s->spec.draft_tokens > 1
+                      ? (double)(s->spec.draft_tokens - 1)
+                      : 0.0;
+}
+
+pm_status pm_spec_draft_failed(pm_status st, pm_error *err)
+{
+    if (st == PM_OK || !err)
+        return st;
+    char inner[sizeof err->message];
+    pm_strlcpy(inner, err->message, sizeof inner);
+    return pm_fail(err, st, NULL, "$.speculative", "the draft steps: %s", inner);
 }

@@ -628,7 +628,10 @@ check spec-pp 1 "speculative decoding over pipeline stages is not modelled" \
     "$pm" --spec-tokens 3 --spec-accept 0.8 --spec-mtp 1 --pp 2
 check spec-no-draft 1 '$.speculative.draft_model: missing' \
     "$pm" --spec-tokens 3 --spec-accept 0.8 --set speculative.method=draft_model
-check spec-serve 1 "speculative decoding is not modelled yet" \
+# Served: 1 + 0.7 + 0.49 = 2.19 tokens per verify step.
+check spec-serve 0 "MTP heads, 2 drafted tokens, 2.1900 tokens per verify step" \
     "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
+check spec-serve-json 0 '"speculative": {"method": "mtp", "draft_tokens": 2, "tokens_per_step": 2.19}' \
+    "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1 --format json
 
 check_end

@@ -19,17 +19,6 @@ static pm_scenario load(const char *name)
     return s;
 }
 
-/* k drafted tokens at one acceptance rate, the target's MTP heads (one layer). */
-static void speculate(pm_scenario *s, int k, double a)
-{
-    memset(&s->spec, 0, sizeof s->spec);
-    s->spec.draft_tokens = k;
-    s->spec.n_acceptance = 1;
-    s->spec.acceptance[0] = a;
-    s->spec.method = PM_SPEC_MTP;
-    s->spec.mtp_layers = 1;
-}
-
 static const pm_node *node_of(const pm_graph *g, pm_node_role r, int l)
 {
     for (size_t i = 0; i < g->n_nodes; i++)
@@ -80,7 +69,7 @@ static void test_verify_step_nodes_by_hand(void **state)
 {
     (void)state;
     pm_scenario s = pm_test_hand_scenario(2);
-    speculate(&s, 3, 0.5);
+    pm_test_speculate(&s, 3, 0.5);
     pm_step step;
     assert_int_equal(pm_step_of(&s, PM_PHASE_DECODE, 100, &step, NULL), PM_OK);
     assert_rel(step.tokens, 8.0, 0.0);
@@ -120,7 +109,7 @@ static void test_verify_fast_matches_graph(void **state)
     const int64_t ctxs[] = {1, 700, 4096, 9000};
     for (size_t i = 0; i < PM_ARRAY_LEN(names); i++) {
         pm_scenario s = load(names[i]);
-        speculate(&s, 3, 0.7);
+        pm_test_speculate(&s, 3, 0.7);
         pm_test_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
     }
 }
@@ -152,7 +141,7 @@ static void test_k0_is_plain_bit_for_bit(void **state)
     pm_scenario s = load("llama70b");
     pm_estimate plain, spec;
     assert_int_equal(pm_estimate_compute(&s, &plain, NULL), PM_OK);
-    speculate(&s, 0, 0.0);
+    pm_test_speculate(&s, 0, 0.0);
     assert_int_equal(pm_estimate_compute(&s, &spec, NULL), PM_OK);
     assert_memory_equal(&plain, &spec, sizeof plain);
     assert_false(spec.spec.active);
@@ -164,7 +153,7 @@ static void test_estimate_joins_verify_and_draft(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
-    speculate(&s, 2, 0.8);
+    pm_test_speculate(&s, 2, 0.8);
     const double E = 1 + 0.8 + 0.64;
     pm_estimate e;
     pm_error err;
@@ -195,7 +184,7 @@ static void test_preserve_wider_allreduce(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
-    speculate(&s, 4, 0.7);
+    pm_test_speculate(&s, 4, 0.7);
     pm_estimate e;
     assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
     const double msg = (double)s.workload.batch * 5 * s.model.hidden * 2;
@@ -219,19 +208,19 @@ static void test_refusals_name_the_key(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
-    speculate(&s, 3, 1.0);
+    pm_test_speculate(&s, 3, 1.0);
     expect_refusal(&s, PM_ERR_RANGE, "$.speculative.acceptance");
-    speculate(&s, 3, NAN);
+    pm_test_speculate(&s, 3, NAN);
     expect_refusal(&s, PM_ERR_RANGE, "$.speculative.acceptance");
-    speculate(&s, PM_MAX_SPEC_TOKENS + 1, 0.5);
+    pm_test_speculate(&s, PM_MAX_SPEC_TOKENS + 1, 0.5);
     expect_refusal(&s, PM_ERR_RANGE, "$.speculative.draft_tokens");
-    speculate(&s, 3, 0.5);
+    pm_test_speculate(&s, 3, 0.5);
     s.spec.n_acceptance = 2;
     expect_refusal(&s, PM_ERR_INCONSISTENT, "$.speculative.acceptance");
-    speculate(&s, 3, 0.5);
+    pm_test_speculate(&s, 3, 0.5);
     s.spec.mtp_layers = 0;
     expect_refusal(&s, PM_ERR_RANGE, "$.speculative.mtp_layers");
-    speculate(&s, 3, 0.5);
+    pm_test_speculate(&s, 3, 0.5);
     s.spec.method = PM_SPEC_DRAFT_MODEL; /* without a draft model */
     expect_refusal(&s, PM_ERR_MISSING, "$.speculative.draft_model");
     s.spec.draft = load("llama8b").model;
@@ -243,7 +232,7 @@ static void test_refusals_name_the_key(void **state)
     pm_scenario pp = pm_test_load("llama70b", (const char *const[]){"cluster.pipeline_parallel=2"},
                                   1);
     pm_scenario_release(&pp);
-    speculate(&pp, 3, 0.5);
+    pm_test_speculate(&pp, 3, 0.5);
     expect_refusal(&pp, PM_ERR_UNSUPPORTED, "$.speculative");
 }
 
@@ -255,7 +244,7 @@ static void test_draft_model_footprint(void **state)
     pm_scenario s = load("llama70b");
     pm_estimate plain, e, de;
     assert_int_equal(pm_estimate_compute(&s, &plain, NULL), PM_OK);
-    speculate(&s, 4, 0.7);
+    pm_test_speculate(&s, 4, 0.7);
     s.spec.method = PM_SPEC_DRAFT_MODEL;
     s.spec.draft = load("llama8b").model;
     pm_error err;

@@ -54,6 +54,18 @@ static inline pm_scenario pm_test_load(const char *name, const char *const *ov, 
     return s;
 }
 
+/* Speculative decoding (issue 45): k drafted tokens at one acceptance rate a, the target's MTP
+ * heads (one layer). */
+static inline void pm_test_speculate(pm_scenario *s, int k, double a)
+{
+    memset(&s->spec, 0, sizeof s->spec);
+    s->spec.draft_tokens = k;
+    s->spec.n_acceptance = 1;
+    s->spec.acceptance[0] = a;
+    s->spec.method = PM_SPEC_MTP;
+    s->spec.mtp_layers = 1;
+}
+
 /* test_graph.c's hand scenario: hidden 1024, 8 heads, 2 KV heads, head_dim 128, intermediate
  * 4096, vocab 8192, gated MLP, 2 layers, int8 everywhere, batch 2, sequence 600 (half prompt),
  * 8 MiB of L2, a full mesh of `devices`: the numbers test_graph.c and test_architectures.c

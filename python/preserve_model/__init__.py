@@ -285,7 +285,7 @@ def _length_classes(lengths, data_dir):
 def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), overrides=None, *,
           chunk=2048, rule="decode_first", ttft_limit=0.0, tpot_limit=0.0, input_tokens=None,
           output_tokens=None, data_dir=None, arrival="staggered", rate=None, lengths=None,
-          **shortcuts):
+          spec_tokens=None, spec_accept=None, spec_draft=None, spec_mtp=None, **shortcuts):
     """A served workload's steady state over concurrency: the `serve` command's numbers.
 
     Closed-loop clients, `concurrency` sequences in flight (a sequence of counts >= 1), each
@@ -300,7 +300,10 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     of at most 8 (input_tokens, output_tokens, share) classes (staggered; TTFT and TPOT are then
     the requests' means). ttft_limit
     and tpot_limit (seconds, 0: none) decide
-    goodput. overrides, data_dir and the shortcuts as for estimate().
+    goodput. overrides, data_dir and the shortcuts as for estimate(). spec_tokens, spec_accept,
+    spec_draft, spec_mtp: speculative decoding as for estimate() (each decode step a verify step
+    of k + 1 tokens a sequence beside the draft's k steps, a request decoding in (output - 1) / E
+    steps).
 
     Returns a dict of numpy arrays named as the serve CSV's columns (docs/output-format.md):
     concurrency, then per mode MODE_tokens_per_s_per_device, MODE_tokens_per_s_per_user,
@@ -339,7 +342,9 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     names, data = _core.serve(_path("config", config), [float(c) for c in conc], int(chunk),
                               SERVE_RULES.index(rule), float(ttft_limit), float(tpot_limit),
                               int(counts["input_tokens"]), int(counts["output_tokens"]),
-                              _overrides(overrides, shortcuts), _path("data_dir", data_dir),
+                              _overrides(overrides, shortcuts)
+                              + _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp),
+                              _path("data_dir", data_dir),
                               SERVE_ARRIVALS.index(arrival), rate is not None,
                               None if lengths is None else [(int(a), int(b), float(c))
                                                             for a, b, c in lengths])

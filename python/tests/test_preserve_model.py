@@ -515,6 +515,22 @@ def test_serve_matches_the_tool():
     assert got["fits_hbm"].dtype == np.bool_ and got["budget_bound"].dtype == np.bool_
 
 
+def test_serve_speculative_matches_the_tool():
+    """serve()'s spec_* keywords are the CLI's --spec-* options (issue 45); k = 0 is plain."""
+    spec = dict(spec_tokens=3, spec_accept=0.7, spec_mtp=1)
+    got = pm.serve("llama70b-h100", concurrency=[1, 16], **spec)
+    text = tool("serve", "--config", "llama70b-h100", "--concurrency", "1,16", "--spec-tokens",
+                "3", "--spec-accept", "0.7", "--spec-mtp", "1", "--format", "csv")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    for i, row in enumerate(rows):
+        assert float(row["preserve_tpot_s"]) == pytest.approx(got["preserve_tpot_s"][i], rel=1e-8)
+    plain = pm.serve("llama70b-h100", concurrency=[1, 16])
+    assert np.all(got["serial_tpot_s"] < plain["serial_tpot_s"])
+    off = pm.serve("llama70b-h100", concurrency=[1, 16], spec_tokens=0, spec_accept=0.7,
+                   spec_mtp=1)
+    assert np.array_equal(off["serial_tpot_s"], plain["serial_tpot_s"])
+
+
 def test_serve_concurrency_one_is_the_estimate():
     """One sequence in flight is the static estimate at batch 1: the prefill is its TTFT."""
     est = pm.estimate("llama8b", batch=1)

@@ -171,6 +171,12 @@ static void write_header(FILE *f, const cli *c, const served *sv)
                                              : "prefill-first (whole prompts)",
             (long long)w->chunk_budget,
             w->arrival == PM_SERVE_WAVE ? "; requests in a wave (sent and ended together)" : "");
+    const pm_speculation *sp = &sv->s.spec;
+    if (sp->draft_tokens > 0)
+        fprintf(f, "# speculative decoding: %s, %d drafted tokens, %.4f tokens per verify step "
+                   "(a request decodes in (output - 1) / E steps)\n",
+                sp->method == PM_SPEC_MTP ? "MTP heads" : sp->draft.name, sp->draft_tokens,
+                pm_spec_expected_tokens(sp));
     if (w->n_classes > 0) {
         fprintf(f, "# lengths (in:out x share):");
         for (int i = 0; i < w->n_classes; i++)
@@ -319,7 +325,17 @@ static void write_json(const served *sv)
         fput_json_number(stdout, w->classes[i].share);
         printf("}");
     }
-    printf("]},\n");
+    printf("], \"speculative\": ");
+    const pm_speculation *sp = &sv->s.spec;
+    if (sp->draft_tokens > 0) {
+        printf("{\"method\": \"%s\", \"draft_tokens\": %d, \"tokens_per_step\": ",
+               pm_spec_method_name(sp->method), sp->draft_tokens);
+        fput_json_number(stdout, pm_spec_expected_tokens(sp));
+        printf("}");
+    } else {
+        printf("null");
+    }
+    printf("},\n");
     if (sv->has_fam) {
         printf("  \"family\": {\"axis\": \"%s\", \"column\": \"%s\", \"values\": [",
                pm_axis_name(sv->fam.kind), pm_axis_column(sv->fam.kind));
