@@ -35,12 +35,14 @@ static void test_k0_is_plain_serve(void **state)
         {3000, 101, 5, 6100, PM_SERVE_PREFILL_FIRST, 0, 0, PM_SERVE_WAVE, 0, 0, {{0}}},
         {3000, 101, 0, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 2.0, 0, {{0}}},
     };
-    pm_serve_workload mix = w[0];
-    mix.n_classes = 2;
-    mix.classes[0] = (pm_length_class){500, 50, 0.5};
-    mix.classes[1] = (pm_length_class){4000, 300, 0.5};
-    for (int i = 0; i < 6; i++) {
-        const pm_serve_workload *x = i < 5 ? &w[i] : &mix;
+    pm_serve_workload mix[2] = {w[0], w[2]}; /* decode-first and prefill-first */
+    for (int j = 0; j < 2; j++) {
+        mix[j].n_classes = 2;
+        mix[j].classes[0] = (pm_length_class){500, 50, 0.5};
+        mix[j].classes[1] = (pm_length_class){4000, 300, 0.5};
+    }
+    for (int i = 0; i < 7; i++) {
+        const pm_serve_workload *x = i < 5 ? &w[i] : &mix[i - 5];
         pm_scenario t = s;
         pm_test_speculate(&t, 0, 0.7);
         const pm_serve_result plain = serve(&s, x), spec = serve(&t, x);
