@@ -423,7 +423,8 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
         (st = check_workload(&s->workload, err)) != PM_OK ||
         (st = check_together(s, err)) != PM_OK ||
-        (st = check_sequence_parallel(s, err)) != PM_OK)
+        (st = check_sequence_parallel(s, err)) != PM_OK ||
+        (st = pm_plan_check_attention_dp(s, err)) != PM_OK)
         return st;
     if ((st = check_cluster_size(&s->cluster, err)) != PM_OK)
         return st;
