@@ -344,6 +344,8 @@ void pm_pipeline_stage_layers(const pm_cluster *c, int layers, int *out);
 pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error *err);
 /* The same for data-parallel replicas, naming $.cluster.data_parallel. */
 pm_status pm_plan_refuse_replicas(const pm_scenario *s, const char *what, pm_error *err);
+/* The same for data-parallel attention, naming $.cluster.attention_data_parallel. */
+pm_status pm_plan_refuse_attention_dp(const pm_scenario *s, const char *what, pm_error *err);
 /* A request over the stages of pl (pipeline.c): each mode's times, traffic (the average
  * device's) and the pipeline figures into out, the decode step's traffic at the last context
  * into tpot_traffic[mode]; the replicas' scaling is the caller's. */

@@ -365,3 +365,14 @@ pm_status pm_plan_refuse_replicas(const pm_scenario *s, const char *what, pm_err
                        what, pm_cluster_dp(&s->cluster));
     return PM_OK;
 }
+
+pm_status pm_plan_refuse_attention_dp(const pm_scenario *s, const char *what, pm_error *err)
+{
+    if (pm_plan_attn_ranks(s) > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.attention_data_parallel",
+                       "%s under data-parallel attention is not modelled (its mixed steps' "
+                       "chunks are not split over the attention ranks; the estimate, `run`, "
+                       "is): use attention_data_parallel false",
+                       what);
+    return PM_OK;
+}
