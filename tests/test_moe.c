@@ -948,6 +948,12 @@ static void test_dp_attention_refusals(void **state)
     double t = 0.0;
     assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &mx, &t, &err), PM_ERR_UNSUPPORTED);
     assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+    /* More devices than heads is no refusal: the ranks split sequences (8 heads, 16 devices,
+     * 16 experts). */
+    s = dp_attention_scenario(32);
+    s.model.experts = 16;
+    s.cluster.devices = s.cluster.expert_parallel = 16;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_OK);
     /* The JSON key. */
     static const char *const sets[] = {"model=llama3-8b", "cluster.attention_data_parallel=true"};
     pm_load_opts o = g_opts;
