@@ -438,6 +438,17 @@ typedef struct pm_cluster {
      * norms run on 1/devices of the tokens (the busiest rank's ceiling). Dense decoders only:
      * pm_scenario_check refuses it with MoE layers and parallel attention/MLP blocks. */
     bool sequence_parallel;
+    /* Data-parallel attention with expert-parallel MLPs (issue 44 item 3, DeepSeek-style MoE
+     * serving; JSON "attention_data_parallel", CLI --dp-attention): the `devices` of the group
+     * run the attention data parallel, each rank its own ceil(batch / devices) sequences and
+     * their KV (all KV heads), the attention, the dense MLPs, the shared experts, the router,
+     * the embedding and the LM head replicated on every rank (no allreduce); the routed
+     * experts expert parallel over the same devices (expert_parallel must equal devices), the
+     * dispatch and combine all-to-alls carrying each rank's own tokens (pm_alltoall_time over
+     * the group's links). MoE models only; refused with sequence parallelism, pipeline stages,
+     * a runtime whose expert parallelism is "allreduce" and mixed steps (a served workload),
+     * each naming this key. */
+    bool attention_data_parallel;
 } pm_cluster;
 
 /** The pipeline stages (pipeline_parallel, or 1 when it is 0) and data-parallel replicas
@@ -1116,6 +1127,8 @@ typedef struct pm_shard {
     double mlp_cols;        /* intermediate columns per device */
     double vocab_cols;      /* LM-head rows per device */
     /* MoE (0 for a dense model): */
+    int attn_dp;            /* ranks the attention runs data parallel over (cluster.
+                               attention_data_parallel: devices; 1 otherwise) */
     int ep;                 /* expert-parallel ranks */
     int moe_tp;             /* devices per EP rank: each expert's matrices split over them */
     double experts_local;   /* routed experts the busiest device holds: experts / ep */

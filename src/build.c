@@ -175,9 +175,16 @@ static void add_all_gather(build_ctx *b, pm_node_role role, int layer, const cha
                           b->s->workload.act_dtype);
 }
 
+/* The devices the attention's and the dense MLP's outputs are summed over: the group, or one
+ * under data-parallel attention (each rank computes its own tokens whole). */
+static int tp_ranks(const build_ctx *b)
+{
+    return b->sh.attn_dp > 1 ? 1 : b->s->cluster.devices;
+}
+
 static void add_allreduce(build_ctx *b, pm_node_role role, int layer, const char *what)
 {
-    if (b->s->cluster.devices <= 1)
+    if (tp_ranks(b) <= 1)
         return;
     pm_node *n = node_new(b, PM_NODE_ALLREDUCE, role, layer, what);
     n->dtype = pm_allreduce_dtype(&b->s->workload);
@@ -218,7 +225,7 @@ static void allreduce_after(build_ctx *b, pm_node_role ar_role, int layer, const
                           pm_allreduce_dtype(&b->s->workload));
         return;
     }
-    if (!b->fused || b->s->cluster.devices <= 1 || b->st != PM_OK) {
+    if (!b->fused || tp_ranks(b) <= 1 || b->st != PM_OK) {
         add_allreduce(b, ar_role, layer, ar);
         return;
     }
@@ -604,6 +611,18 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, const pm_step *s
     b->fused = fused;
     if (s->model.experts > 0 && (st = pm_moe_reads_compute(s, b->rows, &b->moe, err)) != PM_OK)
         return st;
+    if (b->sh.attn_dp > 1) {
+        /* Data-parallel attention: everything but the routed experts (whose reads are the
+         * whole group's tokens, above) runs on the busiest rank's own sequences. */
+        if (step->mixed)
+            return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.attention_data_parallel",
+                           "a mixed step (a served workload's) under data-parallel attention "
+                           "(attention_data_parallel) is not modelled: its chunks are not "
+                           "split over the attention ranks");
+        const double seqs = pm_plan_rank_sequences(s, step->sequences);
+        b->rows = step->tokens * seqs / step->sequences;
+        b->seqs = seqs;
+    }
     return PM_OK;
 }
 
@@ -621,8 +640,9 @@ static void add_tail(build_ctx *b)
     /* Decode computes logits for the new token only (a verify step for each of its queries);
      * prefill for the last prompt position (under sequence parallelism, gathered from the
      * ranks that hold them). */
-    const double head_rows =
-        b->seqs + pm_step_decode_sequences(b->step) * (b->step->queries - 1.0);
+    double head_rows = b->seqs + pm_step_decode_sequences(b->step) * (b->step->queries - 1.0);
+    if (b->sh.attn_dp > 1) /* the rank's own sequences (not a mixed step: build_init) */
+        head_rows = b->seqs * (b->phase == PM_PHASE_DECODE ? b->step->queries : 1.0);
     add_vector(b, PM_ROLE_FINAL_NORM, -1, PM_NODE_NORM, "FinalNorm", norm_rows(b) * h, 5.0, 2.0);
     add_all_gather(b, PM_ROLE_HEAD_ALL_GATHER, -1, "AG.head", head_rows);
     const double saved_rows = b->rows;
@@ -691,7 +711,10 @@ pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fuse
     b.arr = t->layer;
     b.n_arr = 0;
     b.prev = -1;
-    add_layer(&b, 0, false, false); /* the global layer: step_plan.c derives the local one */
+    /* The global layer: step_plan.c derives the local one. Under data-parallel attention every
+     * layer is a MoE layer (plan.c), whose first collective, the dispatch, comes after the
+     * router: the layer template is the MoE layer's, so that both start their periods at it. */
+    add_layer(&b, 0, false, b.sh.attn_dp > 1);
     t->n_layer = b.n_arr;
     t->n_moe = 0;
     if (pm_model_moe_layers(&s->model) > 0) {

@@ -250,7 +250,9 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
                        "expands multi-head latent attention's keys and values per head), which "
                        "is not modelled: use a runtime that caches the latent (e.g. vllm-v1)",
                        s->runtime.name, m->name);
-    if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads)
+    /* (Data-parallel attention splits sequences, not heads: any group size.) */
+    if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads &&
+        !c->attention_data_parallel)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.devices",
                        "%d devices exceed the model's %d attention heads: use fewer devices or "
                        "\"sharding\": \"ideal\"",
@@ -423,7 +425,8 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
         (st = check_workload(&s->workload, err)) != PM_OK ||
         (st = check_together(s, err)) != PM_OK ||
-        (st = check_sequence_parallel(s, err)) != PM_OK)
+        (st = check_sequence_parallel(s, err)) != PM_OK ||
+        (st = pm_plan_check_attention_dp(s, err)) != PM_OK)
         return st;
     if ((st = check_cluster_size(&s->cluster, err)) != PM_OK)
         return st;

@@ -48,6 +48,8 @@ static pm_status pool_init(const pm_scenario *s, const char *name, pool *p, pm_e
         st = pm_plan_refuse_replicas(s, "a disaggregated pool", err);
     if (st == PM_OK)
         st = pm_spec_refuse(s, "a disaggregated pool", err);
+    if (st == PM_OK)
+        st = pm_plan_refuse_attention_dp(s, "a disaggregated pool", err);
     if (st == PM_OK && s->accel.area.present) {
         pm_area a;
         if ((st = pm_area_compute(&s->accel, &a, err)) == PM_OK)

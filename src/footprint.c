@@ -73,7 +73,10 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
                                 : 0.0;
     out->qkv_weight_bytes = h * qkv_cols * ew + qkv_bias;
     out->attn_weight_bytes = out->qkv_weight_bytes + shard->q_heads * d * h * ew + o_bias;
-    out->kv_bytes_per_token = 2.0 * wl->batch * shard->kv_heads * d * ekv;
+    /* The sequences whose KV the busiest device holds: its attention rank's own under
+     * data-parallel attention (plan.c), every one otherwise. */
+    const double seqs = pm_plan_rank_sequences(s, wl->batch);
+    out->kv_bytes_per_token = 2.0 * seqs * shard->kv_heads * d * ekv;
     if (md->kv_lora_rank > 0) {
         /* MLA: the down-projections (whole on every rank), the query's up-projection, the key
          * up-projection (what precedes the attention core in decode), then the value
@@ -90,7 +93,7 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
             pm_model_role_has_bias(md, PM_ROLE_QKV) ? qkv_node_cols * eb : 0.0;
         out->qkv_weight_bytes = (down + n * nope * r) * ew + mla_bias;
         out->attn_weight_bytes = out->qkv_weight_bytes + (n * r * v + n * v * h) * ew + o_bias;
-        out->kv_bytes_per_token = wl->batch * (r + rope) * ekv;
+        out->kv_bytes_per_token = seqs * (r + rope) * ekv;
     }
     out->mlp_weight_bytes = (mlp_in + 1.0) * h * shard->mlp_cols * ew + mlp_bias;
     out->layer_weight_bytes = out->attn_weight_bytes + out->mlp_weight_bytes;
@@ -244,6 +247,9 @@ static pm_scenario on_devices(const pm_scenario *s, int devices, int ep)
         ep > 0 ? ep
                : moe && pm_cluster_ep(&s->cluster) > 1 && s->model.experts % devices == 0 ? devices
                                                                                            : 1;
+    /* Data-parallel attention needs every device an expert rank: off where that does not hold. */
+    t.cluster.attention_data_parallel = s->cluster.attention_data_parallel &&
+                                        t.cluster.expert_parallel == devices && devices > 1;
     return t;
 }
 

@@ -310,6 +310,18 @@ double pm_peak_compute(const pm_accelerator *a, pm_dtype dtype);
  * model with experts in at least one layer, dividing the devices and the routed experts.
  * pm_shard_compute and pm_scenario_check both apply them. */
 pm_status pm_plan_check_ep(const pm_scenario *s, pm_error *err);
+/* The data-parallel attention rules (cluster.attention_data_parallel), their one home: a MoE
+ * model, at least 2 devices, expert_parallel equal to devices; refused (PM_ERR_UNSUPPORTED at
+ * the key) with sequence parallelism and pipeline stages. pm_shard_compute and
+ * pm_scenario_check both apply them. */
+pm_status pm_plan_check_attention_dp(const pm_scenario *s, pm_error *err);
+/* The ranks s's attention runs data parallel over: devices with attention_data_parallel, else
+ * 1 (the attention is tensor parallel over the group). */
+int pm_plan_attn_ranks(const pm_scenario *s);
+/* The sequences of a step of `sequences` that the busiest attention rank serves: all of them
+ * under tensor-parallel attention, ceil(sequences / ranks) under data-parallel attention
+ * (sequences / ranks with ideal sharding). */
+double pm_plan_rank_sequences(const pm_scenario *s, double sequences);
 /* The pipeline plan of a replica (plan.c, issue 44): its stages' layers, the micro-batches
  * in flight and which stage boundaries cross nodes. */
 typedef struct pm_pipeline {
@@ -334,6 +346,8 @@ void pm_pipeline_stage_layers(const pm_cluster *c, int layers, int *out);
 pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error *err);
 /* The same for data-parallel replicas, naming $.cluster.data_parallel. */
 pm_status pm_plan_refuse_replicas(const pm_scenario *s, const char *what, pm_error *err);
+/* The same for data-parallel attention, naming $.cluster.attention_data_parallel. */
+pm_status pm_plan_refuse_attention_dp(const pm_scenario *s, const char *what, pm_error *err);
 /* A request over the stages of pl (pipeline.c): each mode's times, traffic (the average
  * device's) and the pipeline figures into out, the decode step's traffic at the last context
  * into tpot_traffic[mode]; the replicas' scaling is the caller's. */

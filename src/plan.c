@@ -8,6 +8,9 @@
  * replicas (issue 44): pm_pipeline_plan splits the layers over the stages, places the stages on
  * the nodes (a stage's group inside a node first, stages packed into nodes in order, each
  * replica from a fresh node when it spans several) and says which boundaries cross nodes.
+ * With cluster.attention_data_parallel the group's attention is data parallel instead: each
+ * device its own sequences (pm_plan_rank_sequences), its weights whole, the experts one rank a
+ * device.
  *
  * May call: error.c, model.c.
  */
@@ -45,6 +48,73 @@ pm_status pm_plan_check_ep(const pm_scenario *s, pm_error *err)
     return PM_OK;
 }
 
+pm_status pm_plan_check_attention_dp(const pm_scenario *s, pm_error *err)
+{
+    const pm_cluster *c = &s->cluster;
+    const pm_model *m = &s->model;
+    if (!c->attention_data_parallel)
+        return PM_OK;
+    const char *key = "$.cluster.attention_data_parallel";
+    if (m->experts < 1 || pm_model_moe_layers(m) == 0)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, key,
+                       "data-parallel attention with expert-parallel MLPs needs a "
+                       "mixture-of-experts model (%s has no MoE layer): a dense model's MLPs "
+                       "have no experts to split",
+                       m->name);
+    if (pm_model_moe_layers(m) != m->layers)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, key,
+                       "data-parallel attention over a model with dense layers (%s: %d of its "
+                       "%d layers are MoE layers) is not modelled: a dense layer's MLP would "
+                       "be replicated or tensor parallel beside data-parallel attention",
+                       m->name, pm_model_moe_layers(m), m->layers);
+    if (c->devices < 2)
+        return pm_fail(err, PM_ERR_RANGE, NULL, key,
+                       "needs a group of at least 2 devices to split the sequences over (got "
+                       "%d)",
+                       c->devices);
+    if (pm_cluster_ep(c) != c->devices)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
+                       "with attention_data_parallel every device is one expert-parallel rank: "
+                       "expert_parallel must equal devices (%d; got %d)",
+                       c->devices, pm_cluster_ep(c));
+    if (c->sequence_parallel)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, key,
+                       "data-parallel attention with sequence parallelism is not modelled");
+    if (pm_cluster_pp(c) > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, key,
+                       "data-parallel attention over %d pipeline stages is not modelled (the "
+                       "stage evaluator's micro-batches are not split over attention ranks)",
+                       pm_cluster_pp(c));
+    return PM_OK;
+}
+
+int pm_plan_attn_ranks(const pm_scenario *s)
+{
+    return s->cluster.attention_data_parallel && s->cluster.devices > 1 ? s->cluster.devices
+                                                                        : 1;
+}
+
+double pm_plan_rank_sequences(const pm_scenario *s, double sequences)
+{
+    const int r = pm_plan_attn_ranks(s);
+    if (r <= 1)
+        return sequences;
+    return s->options.sharding == PM_SHARDING_IDEAL ? sequences / r : ceil(sequences / r);
+}
+
+/* Data-parallel attention: every non-expert weight whole on every device, each expert whole on
+ * its rank (ep = devices, checked by pm_plan_check_attention_dp). */
+static void attention_dp_shard(const pm_model *m, pm_shard *out)
+{
+    out->attn_dp = out->ep;
+    out->q_heads = m->heads;
+    out->kv_heads = m->kv_lora_rank > 0 ? 1.0 : m->kv_heads;
+    out->kv_replicated = false;
+    out->uneven = false;
+    out->mlp_cols = m->intermediate;
+    out->vocab_cols = m->vocab;
+}
+
 /* The MoE split: routed experts over the EP ranks, each expert's matrices over a rank's
  * devices; shared experts tensor parallel over every device without EP, whole on every device
  * with it (their output is added where the token lives, no reduction needed). */
@@ -79,8 +149,13 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
     if (p < 1)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1");
     pm_status st = moe_shard(s, out, err);
-    if (st != PM_OK)
+    if (st != PM_OK || (st = pm_plan_check_attention_dp(s, err)) != PM_OK)
         return st;
+    out->attn_dp = 1;
+    if (s->cluster.attention_data_parallel) {
+        attention_dp_shard(m, out);
+        return PM_OK;
+    }
     if (s->options.sharding == PM_SHARDING_IDEAL) {
         out->q_heads = (double)m->heads / p;
         out->kv_heads = (double)m->kv_heads / p;
@@ -288,5 +363,16 @@ pm_status pm_plan_refuse_replicas(const pm_scenario *s, const char *what, pm_err
                        "%s of %d data-parallel replicas is not modelled (its totals would be "
                        "one replica's; the estimate, `run`, scales them): use data_parallel 1",
                        what, pm_cluster_dp(&s->cluster));
+    return PM_OK;
+}
+
+pm_status pm_plan_refuse_attention_dp(const pm_scenario *s, const char *what, pm_error *err)
+{
+    if (pm_plan_attn_ranks(s) > 1)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.attention_data_parallel",
+                       "%s under data-parallel attention is not modelled (its mixed steps' "
+                       "chunks are not split over the attention ranks; the estimate, `run`, "
+                       "is): use attention_data_parallel false",
+                       what);
     return PM_OK;
 }

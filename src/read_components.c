@@ -370,12 +370,14 @@ static pm_status read_stage_layers(pm_obj *o, pm_cluster *c)
 
 /* The plan's stages and replicas (issue 44): pipeline_parallel, data_parallel, the layers of
  * each stage, the micro-batches in flight and the nodes the cluster has; and whether the
- * tensor-parallel group runs sequence parallel (sequence_parallel). */
+ * tensor-parallel group runs sequence parallel (sequence_parallel) or its attention data
+ * parallel (attention_data_parallel). */
 static pm_status read_stages(pm_obj *o, pm_cluster *c)
 {
     long pp = 1, dp = 1, nodes = 0, mb = 0;
     pm_status st;
     if ((st = pm_obj_bool(o, "sequence_parallel", false, &c->sequence_parallel)) ||
+        (st = pm_obj_bool(o, "attention_data_parallel", false, &c->attention_data_parallel)) ||
         (st = pm_obj_int(o, "pipeline_parallel", false, 1, PM_MAX_STAGES, &pp)) ||
         (st = pm_obj_int(o, "micro_batches", false, 1, PM_MAX_BATCH, &mb)) ||
         (st = pm_obj_int(o, "data_parallel", false, 1, PM_MAX_DEVICES, &dp)) ||

@@ -386,7 +386,8 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
                        "stages are not served yet) and the search itself fills the device "
                        "budget with data-parallel replicas: give a scenario of one stage and "
                        "one replica");
-    return pm_spec_refuse(s, "a search of served workloads", err);
+    const pm_status st = pm_plan_refuse_attention_dp(s, "a search of served workloads", err);
+    return st != PM_OK ? st : pm_spec_refuse(s, "a search of served workloads", err);
 }
 
 /* The search's lists: the tensor-parallel degrees (without a list 1, 2, 4... up to a node

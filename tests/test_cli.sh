@@ -634,4 +634,17 @@ check spec-serve 0 "MTP heads, 2 drafted tokens, 2.1900 tokens per verify step" 
 check spec-serve-json 0 '"speculative": {"method": "mtp", "draft_tokens": 2, "tokens_per_step": 2.19}' \
     "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1 --format json
 
+# ---- data-parallel attention with EP MLPs (issue 44) -----------------------------------------
+# Qwen3-30B-A3B at batch 64 on 4 ranks: 16 sequences each.
+check dp-attention-line 0 "attention data parallel over 4 ranks: each holds 16 of the 64 sequences" \
+    "$pm" --config qwen3-30b-a3b --batch 64 --dp-attention
+check dp-attention-no-allreduce 0 '"allreduces_per_step": 0' \
+    "$pm" --config qwen3-30b-a3b --dp-attention --format json
+check dp-attention-dense 1 '$.cluster.attention_data_parallel: data-parallel attention with expert-parallel MLPs needs a mixture-of-experts model' \
+    "$pm" --config llama70b --dp-attention
+check dp-attention-ep 1 "expert_parallel must equal devices (4; got 2)" \
+    "$pm" --config qwen3-30b-a3b --dp-attention --ep 2
+check dp-attention-search 1 '$.cluster.attention_data_parallel: a search of served workloads under data-parallel attention' \
+    "$pm" search --config qwen3-30b-a3b --dp-attention
+
 check_end

@@ -581,6 +581,26 @@ static void test_fast_path_equals_graph_path_with_sequence_parallel(void **state
     }
 }
 
+/* Data-parallel attention with EP MLPs (issue 44 item 3): the graph path and the fast path
+ * agree on decode steps along the request and on the prefill, on the bundled MoE scenarios
+ * whose every layer is MoE, each device an EP rank, at a batch the ranks divide and one they
+ * do not. */
+static void test_fast_path_equals_graph_path_with_attention_data_parallel(void **state)
+{
+    (void)state;
+    static const char *const adp[] = {"cluster.attention_data_parallel=true"};
+    const char *names[] = {"qwen3-30b-a3b", "llama4-scout-h100"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        for (int batch = 5; batch <= 40; batch *= 8) {
+            pm_scenario b = load(names[i], adp, 1);
+            b.workload.batch = batch;
+            check_fast_equals_graph(&b);
+            b.options.hbm_sharing = true;
+            check_fast_equals_graph(&b);
+            pm_scenario_release(&b);
+        }
+}
+
 static void test_step_model_equals_decode_step_time(void **state)
 {
     (void)state;
@@ -917,6 +937,7 @@ int main(void)
         cmocka_unit_test(test_signature_guesses_the_next_change),
         cmocka_unit_test(test_fast_path_equals_graph_path),
         cmocka_unit_test(test_fast_path_equals_graph_path_with_sequence_parallel),
+        cmocka_unit_test(test_fast_path_equals_graph_path_with_attention_data_parallel),
         cmocka_unit_test(test_step_model_equals_decode_step_time),
         cmocka_unit_test(test_step_model_max_context_by_hand),
         cmocka_unit_test(test_step_model_max_context_is_the_estimates_rule),

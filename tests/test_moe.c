@@ -752,6 +752,218 @@ static void test_expert_parallel_is_validated(void **state)
     assert_non_null(strstr(err.path, "expert_parallel"));
 }
 
+
+/* ---------------------------------------------------------------- data-parallel attention */
+
+/* The hand MoE scenario (4 layers, all MoE, 8 experts of 512 columns, top 2, int8) on 4
+ * devices with data-parallel attention: every device one attention rank and one EP rank. */
+static pm_scenario dp_attention_scenario(int batch)
+{
+    pm_scenario s = moe_scenario(4, 4, 8, 2);
+    s.cluster.attention_data_parallel = true;
+    s.workload.batch = batch;
+    return s;
+}
+
+/* Batch 6 over 4 attention ranks: the busiest holds ceil(6 / 4) = 2 sequences, all 8 query and
+ * 2 KV heads (128 wide), every weight but the routed experts whole; the experts read the
+ * group's 6 tokens x 2 picks. Decode at context 100. */
+static void test_dp_attention_graph_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = dp_attention_scenario(6);
+    assert_int_equal(pm_scenario_check(&s, NULL), PM_OK);
+    pm_shard sh;
+    assert_int_equal(pm_shard_compute(&s, &sh, NULL), PM_OK);
+    assert_int_equal(sh.attn_dp, 4);
+    assert_rel(sh.q_heads, 8.0, 0.0);
+    assert_rel(sh.kv_heads, 2.0, 0.0);
+    assert_rel(sh.expert_cols, 512.0, 0.0); /* one device per EP rank: each expert whole */
+    assert_rel(sh.experts_local, 2.0, 0.0); /* 8 / 4 */
+    pm_graph *g = build_mode(&s, PM_MODE_SERIAL, 100);
+    /* No allreduce anywhere: each rank computes its own tokens whole. */
+    for (size_t i = 0; i < g->n_nodes; i++)
+        assert_int_not_equal(g->nodes[i].kind, PM_NODE_ALLREDUCE);
+    /* QKV: 2 rows x 1024 x (8 + 2 x 2) x 128 = 1536 columns; 1024 x 1536 int8 weights. */
+    const pm_node *qkv = find_role(g, 0, PM_ROLE_QKV);
+    assert_rel(qkv->m, 2.0, 0.0);
+    assert_rel(qkv->weight_bytes, 1024.0 * 1536, EXACT);
+    /* The attention reads its 2 sequences' K and V: 2 x 2 seq x 100 positions x 2 KV heads x
+     * 128 x 1 B = 102400 B. */
+    assert_rel(find_role(g, 0, PM_ROLE_ATTENTION)->kv_bytes, 102400.0, EXACT);
+    /* Dispatch and combine: the rank's 2 tokens x 2 picks x 1024 x 1 B = 4096 B each. */
+    const pm_node *d = find_role(g, 0, PM_ROLE_DISPATCH), *c = find_role(g, 0, PM_ROLE_COMBINE);
+    assert_int_equal(d->kind, PM_NODE_ALLTOALL);
+    assert_rel(d->comm_bytes, 4096.0, EXACT);
+    assert_rel(c->comm_bytes, 4096.0, EXACT);
+    /* The routed experts: the group's 6 tokens' reads, each expert 1024 x 512. */
+    const pm_moe_reads r = reads(&s, 6);
+    const pm_node *up = find_role(g, 0, PM_ROLE_EXPERT_UP);
+    assert_rel(up->weight_bytes, r.experts_read * 1024 * 512, EXACT);
+    assert_rel(up->flop, 2.0 * r.token_slots * 1024 * 512, EXACT);
+    /* The router and the LM head on the rank's 2 rows, whole (8192 x 1024). */
+    assert_rel(find_role(g, 0, PM_ROLE_ROUTER)->m, 2.0, 0.0);
+    const pm_node *head = find_role(g, -1, PM_ROLE_LM_HEAD);
+    assert_rel(head->m, 2.0, 0.0);
+    assert_rel(head->weight_bytes, 8192.0 * 1024, EXACT);
+    pm_graph_free(g);
+    /* Memory per device: a layer's attention 1024 x 1536 + 1024 x 1024 = 2621440 B, its 2
+     * experts 2 x 3 x 1024 x 512 = 3145728 B, the router 1024 x 8 = 8192 B: 5775360 B x 4
+     * layers = 23101440 B; LM head and embedding 8192 x 1024 = 8388608 B each: 39878656 B.
+     * KV: 2 sequences x 2 (K, V) x 2 heads x 128 B = 1024 B a position a layer, x 100
+     * positions x 4 layers = 409600 B. */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 100, &f, NULL), PM_OK);
+    assert_rel(f.weight_bytes, 39878656.0, EXACT);
+    assert_rel(f.kv_bytes_per_token, 1024.0, EXACT);
+    assert_rel(f.kv_bytes, 409600.0, EXACT);
+    /* The same through the estimate (seq_len 600 here: 600 x 4 x 1024 B of KV). */
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_rel(e.weight_bytes_per_device, 39878656.0, EXACT);
+    assert_rel(e.kv_bytes_per_device, 600.0 * 4 * 1024, EXACT);
+}
+
+/* The serial decode step by hand against tensor-parallel attention's, at batch 4 (one
+ * sequence a rank): the all-to-all of 1 token x 2 picks x 1024 B on the full mesh of 4 is
+ * alpha + n / (r B) = 1e-5 + 2048 / 4e11 s, a dispatch and a combine per layer. */
+static void test_dp_attention_alltoall_time_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = dp_attention_scenario(4);
+    pm_graph *g = build_mode(&s, PM_MODE_SERIAL, 100);
+    const pm_node *d = find_role(g, 2, PM_ROLE_DISPATCH);
+    assert_rel(d->comm_bytes, 2048.0, EXACT);
+    double t = 0.0;
+    assert_int_equal(pm_alltoall_time(&s.cluster, d->comm_bytes, &t, NULL), PM_OK);
+    assert_rel(t, 1e-5 + 2048.0 / 4e11, 1e-12);
+    pm_graph_free(g);
+}
+
+/* PRESERVE behind the all-to-alls: with no allreduce, the dispatch's window prefetches the
+ * routed experts and the combine's the next layer's attention (its QKV) and, past it, the
+ * router; the 3 layers after the first each get their QKV from the previous combine. */
+static void test_dp_attention_preserve_windows_are_the_alltoalls(void **state)
+{
+    (void)state;
+    pm_scenario s = dp_attention_scenario(4);
+    pm_graph *g = build_mode(&s, PM_MODE_PRESERVE, 100);
+    int routed_pf = 0, qkv_pf = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const pm_node *p = &g->nodes[i];
+        if (p->kind != PM_NODE_PREFETCH)
+            continue;
+        const pm_node *t = &g->nodes[p->trigger], *c = &g->nodes[p->consumer];
+        assert_int_equal(t->kind, PM_NODE_ALLTOALL);
+        if (c->routed) {
+            routed_pf++;
+            assert_int_equal(t->role, PM_ROLE_DISPATCH);
+        }
+        if (c->role == PM_ROLE_QKV) {
+            qkv_pf++;
+            assert_int_equal(t->role, PM_ROLE_COMBINE);
+            assert_int_equal(t->layer + 1, c->layer);
+        }
+    }
+    assert_int_equal(routed_pf, 3 * 4); /* gate, up, down in each of the 4 layers */
+    assert_int_equal(qkv_pf, 3);
+    pm_graph_free(g);
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_true(e.modes[PM_MODE_PRESERVE].decode_s < e.modes[PM_MODE_SERIAL].decode_s);
+}
+
+static void test_dp_attention_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 50, 300, 5000};
+    /* Batches the ranks divide and do not, fewer sequences than ranks; shared experts; a
+     * small L2 (windows stop inside the experts) and a large one; windowed layers; both
+     * consumer semantics and HBM sharing. */
+    static const int batches[] = {1, 3, 8};
+    for (size_t b = 0; b < PM_ARRAY_LEN(batches); b++)
+        for (int variant = 0; variant < 8; variant++) {
+            pm_scenario s = dp_attention_scenario(batches[b]);
+            s.accel.l2_capacity_bytes = variant & 1 ? 64.0 * 1048576.0 : 2.5 * 1048576.0;
+            if (variant & 2) {
+                s.model.shared_experts = 1;
+                s.model.shared_intermediate = 768;
+            }
+            if (variant & 4) {
+                s.model.sliding_window = 100;
+                s.model.window_period = 2;
+                s.model.local_mask = 0x1;
+                s.accel.prefetch_consumer = PM_CONSUMER_STREAM;
+                s.options.hbm_sharing = variant == 7;
+            }
+            check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+        }
+    /* The bundled MoE scenarios whose every layer is a MoE layer, each device an EP rank, at
+     * batch 1 and at 32 (8 or 4 sequences a rank). */
+    static const char *const refs[] = {"qwen3-30b-a3b", "llama4-scout-h100", "mixtral8x7b",
+                                       "dbrx-h100"};
+    static const char *const eps[] = {"cluster.expert_parallel=4", "cluster.expert_parallel=8",
+                                      "cluster.expert_parallel=4", "cluster.expert_parallel=4"};
+    static const int64_t big[] = {100, 4000};
+    for (size_t i = 0; i < PM_ARRAY_LEN(refs); i++)
+        for (int batch = 1; batch <= 32; batch *= 32) {
+            const char *sets[] = {"cluster.attention_data_parallel=true", eps[i]};
+            pm_scenario s = load(refs[i], sets, 2);
+            s.workload.batch = batch;
+            check_fast_matches_graph(&s, big, PM_ARRAY_LEN(big));
+            pm_scenario_release(&s);
+        }
+}
+
+/* What data-parallel attention cannot represent is refused, naming the key. */
+static void test_dp_attention_refusals(void **state)
+{
+    (void)state;
+    pm_error err;
+    pm_scenario d = pm_test_hand_scenario(2); /* a dense model */
+    d.cluster.attention_data_parallel = true;
+    assert_int_equal(pm_scenario_check(&d, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+    pm_scenario s = dp_attention_scenario(4);
+    s.model.moe_first_layer = 1; /* a dense first layer */
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+    s = dp_attention_scenario(4);
+    s.cluster.expert_parallel = 2; /* experts over 2 ranks of 2 devices */
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_INCONSISTENT);
+    assert_string_equal(err.path, "$.cluster.expert_parallel");
+    s = dp_attention_scenario(4);
+    s.cluster.pipeline_parallel = 2;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+    /* A mixed step's chunks (a served workload) are not split over the ranks. */
+    s = dp_attention_scenario(4);
+    pm_mixed_step mx = {0};
+    mx.decode_sequences = 2;
+    mx.decode_context = 100;
+    mx.n_chunks = 1;
+    mx.chunks[0].count = 1;
+    mx.chunks[0].tokens = 64;
+    mx.chunks[0].offset = 0;
+    double t = 0.0;
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &mx, &t, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+    /* More devices than heads is no refusal: the ranks split sequences (8 heads, 16 devices,
+     * 16 experts). */
+    s = dp_attention_scenario(32);
+    s.model.experts = 16;
+    s.cluster.devices = s.cluster.expert_parallel = 16;
+    assert_int_equal(pm_scenario_check(&s, &err), PM_OK);
+    /* The JSON key. */
+    static const char *const sets[] = {"model=llama3-8b", "cluster.attention_data_parallel=true"};
+    pm_load_opts o = g_opts;
+    o.overrides = sets;
+    o.n_overrides = 2;
+    pm_scenario bad;
+    assert_int_equal(pm_scenario_load("llama70b", &o, &bad, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -774,6 +986,11 @@ int main(void)
         cmocka_unit_test(test_reads_never_exceed_resident_bytes),
         cmocka_unit_test(test_more_l2_never_slower_with_streaming_consumers),
         cmocka_unit_test(test_expert_parallel_is_validated),
+        cmocka_unit_test(test_dp_attention_graph_by_hand),
+        cmocka_unit_test(test_dp_attention_alltoall_time_by_hand),
+        cmocka_unit_test(test_dp_attention_preserve_windows_are_the_alltoalls),
+        cmocka_unit_test(test_dp_attention_fast_path_matches_graph_path),
+        cmocka_unit_test(test_dp_attention_refusals),
         cmocka_unit_test(test_gpt_oss_20b_hf_config_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

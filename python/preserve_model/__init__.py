@@ -48,6 +48,7 @@ SHORTCUTS = {
     "pp": "cluster.pipeline_parallel",
     "dp": "cluster.data_parallel",
     "sp": "cluster.sequence_parallel",
+    "dp_attention": "cluster.attention_data_parallel",
     "batch": "workload.batch",
     "seq": "workload.seq_len",
 }

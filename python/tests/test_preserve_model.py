@@ -810,6 +810,23 @@ def test_sequence_parallel_through_the_key():
         pm.estimate("mixtral8x7b", sp=True)
 
 
+def test_attention_data_parallel_through_the_key():
+    """Issue 44: dp_attention is the cluster key, as the tool's --dp-attention: each device its
+    own sequences' KV with every KV head (the same bytes as one KV head of every sequence on 4
+    devices of Qwen3-30B-A3B's 4 KV heads), the attention weights whole; a dense model, or EP
+    below the devices, is refused naming the key."""
+    on = pm.estimate("qwen3-30b-a3b", dp_attention=True)
+    assert on == pm.estimate("qwen3-30b-a3b", {"cluster.attention_data_parallel": True})
+    off = pm.estimate("qwen3-30b-a3b")
+    assert on != off
+    assert on["memory"]["kv_bytes_per_device"] == off["memory"]["kv_bytes_per_device"]
+    assert on["memory"]["weight_bytes_per_device"] > off["memory"]["weight_bytes_per_device"]
+    with pytest.raises(pm.Error, match=r"\$\.cluster\.attention_data_parallel"):
+        pm.estimate("llama70b", dp_attention=True)
+    with pytest.raises(pm.Error, match="expert_parallel"):
+        pm.estimate("qwen3-30b-a3b", dp_attention=True, ep=2)
+
+
 def test_pipeline_and_replicas_through_the_keys():
     """Issue 44: pp and dp are the cluster keys, as the tool's --pp and --dp: replicas multiply
     the throughput and leave the latency; stages report their micro-batches and sends."""

@@ -237,6 +237,8 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
         return parse_override(c, opt, arg);
     case OPT_SP:
         return add_set(c, "cluster.sequence_parallel", "true", 0) ? PARSE_ON : EXIT_USAGE;
+    case OPT_DP_ATTENTION:
+        return add_set(c, "cluster.attention_data_parallel", "true", 0) ? PARSE_ON : EXIT_USAGE;
     case OPT_SPEC_TOKENS: case OPT_SPEC_ACCEPT: case OPT_SPEC_DRAFT: case OPT_SPEC_MTP:
         return parse_spec(c, opt, arg);
     case 'f': return parse_format(c, arg);

@@ -39,6 +39,10 @@ const cli_option cli_options[] = {
      "sequence parallelism inside the tensor-parallel group: each allreduce becomes a "
      "reduce-scatter and an all-gather, the norms run on 1/devices of the tokens "
      "(cluster.sequence_parallel; dense models)"},
+    {"dp-attention", no_argument, OPT_DP_ATTENTION, GIVEN_SET, NULL,
+     "data-parallel attention with expert-parallel MLPs (MoE): each device its own "
+     "sequences, their KV and whole attention weights, the routed experts one rank a device "
+     "(cluster.attention_data_parallel; needs --ep equal to --devices)"},
     {"spec-tokens", required_argument, OPT_SPEC_TOKENS, GIVEN_SET, "K",
      "speculative decoding: K drafted tokens per verify step (speculative.draft_tokens, 0..16)"},
     {"spec-accept", required_argument, OPT_SPEC_ACCEPT, GIVEN_SET, "A[,A2..]",

@@ -123,6 +123,18 @@ static void describe_sequence_parallel(const pm_scenario *s, FILE *f)
             s->cluster.devices);
 }
 
+/* Data-parallel attention (issue 44), when it is on: who holds which sequences. */
+static void describe_attention_dp(const pm_scenario *s, const pm_estimate *e, FILE *f)
+{
+    if (e->shard.attn_dp <= 1)
+        return;
+    const int b = s->workload.batch, r = e->shard.attn_dp;
+    fprintf(f, "# attention data parallel over %d ranks: each holds %d of the %d sequences "
+               "and their KV, the attention and LM head whole (no allreduce); the experts %d "
+               "ranks of one device, the dispatch and combine carrying each rank's own tokens\n",
+            r, (b + r - 1) / r, b, e->shard.ep);
+}
+
 static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
 {
     char kv[80];
@@ -170,6 +182,7 @@ static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
     describe_runtime(s, f);
     describe_pipeline(e, f);
     describe_sequence_parallel(s, f);
+    describe_attention_dp(s, e, f);
     if (e->kv_spill_context > 0)
         fprintf(f, "# L2 prefetch window %.0f MiB; the KV cache stops fitting it at context %lld\n",
                 e->l2_window_bytes / MIB, (long long)e->kv_spill_context);
