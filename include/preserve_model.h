@@ -2550,6 +2550,8 @@ typedef struct pm_search_candidate {
     pm_serve_mode figures;   /* one replica's steady state */
     double objective;
     pm_search_bound fails;   /* PM_BOUND_NONE: it meets the limits */
+    size_t group;            /* its group's index in the space's order (tp, ep, chunk, hardware
+                                points, the last fastest): with concurrency, its place */
 } pm_search_candidate;
 
 /** A search's answer. Free its fronts with pm_search_result_free. */

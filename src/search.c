@@ -12,7 +12,8 @@
  * depend on the thread count. A shard evaluates one slice of the groups (pm_sweep_slice's);
  * pm_search_merge adds the shards' results in order into the whole search's: the best per
  * mode is the first in the space's order among equals, and the fronts are a function of the
- * set of candidates (ties broken by the space's coordinates), so merging is exact.
+ * set of candidates (ties broken by the space's order, so that the front keeps the best), so
+ * merging is exact.
  *
  * May call: alloc.c, error.c, plan.c, serve.c, speculate.c, sweep.c, sweep_run.c.
  */
@@ -106,6 +107,7 @@ static void group_coords(const search *se, size_t g, pm_search_candidate *c)
 {
     const pm_search_spec *sp = se->spec;
     memset(c, 0, sizeof *c);
+    c->group = g;
     size_t rest = g;
     for (int a = sp->n_hw - 1; a >= 0; a--) {
         c->hw[a] = sp->hw[a].values[rest % sp->hw[a].n_values];
@@ -143,9 +145,9 @@ static int falling(double x, double y)
     return x > y ? -1 : x < y ? 1 : 0;
 }
 
-/* Sorts by falling per-user rate (ties: falling objective, then the coordinates, so that the
+/* Sorts by falling per-user rate (ties: falling objective, then the space's order, so that the
  * order is total and the front a function of the set of candidates whatever order they come
- * in), then keeps the points no other beats on both: the Pareto front, returned in rising
+ * in, keeping the first of equals as the best does), then keeps the points no other beats on both: the Pareto front, returned in rising
  * per-user rate. Returns the count. */
 static int by_user_desc(const void *a, const void *b)
 {
@@ -153,11 +155,9 @@ static int by_user_desc(const void *a, const void *b)
     int c = falling(x->figures.tokens_per_s_per_user, y->figures.tokens_per_s_per_user);
     if (c == 0)
         c = falling(x->objective, y->objective);
-    const double kx[] = {x->tp, x->ep, (double)x->chunk, x->hw[0], x->hw[1], x->concurrency};
-    const double ky[] = {y->tp, y->ep, (double)y->chunk, y->hw[0], y->hw[1], y->concurrency};
-    for (size_t i = 0; c == 0 && i < sizeof kx / sizeof kx[0]; i++)
-        c = -falling(kx[i], ky[i]);
-    return c;
+    if (c == 0 && x->group != y->group)
+        c = x->group < y->group ? -1 : 1;
+    return c != 0 ? c : -falling(x->concurrency, y->concurrency);
 }
 
 static size_t pareto(pm_search_candidate *c, size_t n)

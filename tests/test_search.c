@@ -326,6 +326,7 @@ static void assert_same_candidate(const pm_search_candidate *a, const pm_search_
     assert_int_equal(a->chunk, b->chunk);
     assert_int_equal(a->mode, b->mode);
     assert_int_equal(a->fails, b->fails);
+    assert_int_equal(a->group, b->group);
     assert_rel(a->concurrency, b->concurrency, 0);
     assert_rel(a->hw[0], b->hw[0], 0);
     assert_rel(a->hw[1], b->hw[1], 0);
@@ -337,14 +338,14 @@ static void assert_same_candidate(const pm_search_candidate *a, const pm_search_
 /* The shards of a search, merged in order (pm_search_merge), are the whole search: the same
  * counts, bests (in place and value), binds and fronts point by point; for 1, 2, 3 and 7
  * shards of 3 x 2 x 2 = 12 groups (7 leaves some shards 1 group, none empty), on Mixtral
- * over EP with an L2 axis (whose points tie on the serial mode's objective per device: the
- * front's ties are broken by the coordinates, so the merge keeps the same point). A shard out
- * of order is refused. */
+ * with a link-bandwidth axis listed falling: TP 1 moves nothing over links, so its points at
+ * 400 and 100 GB/s tie exactly; the front keeps the first in the space's order (400), as the
+ * best does, so each mode's best is on its front. A shard out of order is refused. */
 static void test_shards_merge(void **state)
 {
     (void)state;
     pm_scenario x = load("mixtral8x7b");
-    const int tp[] = {2, 4, 8};
+    const int tp[] = {1, 2, 4};
     const int64_t chunk[] = {512, 2048};
     const double conc[] = {1, 8, 32, 56, 64, 128, 256};
     pm_search_spec sp = space(&x, tp, 3, chunk, 2, conc, 7);
@@ -352,11 +353,27 @@ static void test_shards_merge(void **state)
     sp.n_ep = 1;
     sp.tpot_limit_s = 0.02;
     pm_error err;
-    assert_int_equal(pm_axis_parse("l2=48MiB,192MiB", 0, &sp.hw[0], &err), PM_OK);
+    assert_int_equal(pm_axis_parse("link_bw=400GBps,100GBps", 0, &sp.hw[0], &err), PM_OK);
     sp.n_hw = 1;
     sp.threads = 2;
     pm_search_result whole = run(&x, &sp);
     assert_int_equal(whole.groups, 12);
+    size_t tp1 = 0;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        bool best_on_front = false;
+        for (size_t f = 0; f < whole.n_front[m]; f++) {
+            const pm_search_candidate *k = &whole.front[m][f];
+            best_on_front = best_on_front || (k->group == whole.best[m].group &&
+                                              !(k->concurrency < whole.best[m].concurrency) &&
+                                              !(k->concurrency > whole.best[m].concurrency));
+            if (k->tp == 1) {
+                tp1++;
+                assert_rel(k->hw[0], 400e9, 0);
+            }
+        }
+        assert_true(best_on_front);
+    }
+    assert_true(tp1 > 0);
     const size_t counts[] = {1, 2, 3, 7};
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         pm_search_result merged;

@@ -14,7 +14,7 @@
  *   front CANDIDATE                 (FRONT lines)
  *   # search shard K/N end
  *
- * CANDIDATE: tp ep dp chunk mode fails hw0 hw1 concurrency objective, then the pm_serve_mode
+ * CANDIDATE: tp ep dp chunk mode fails group hw0 hw1 concurrency objective, then the pm_serve_mode
  * figures in the struct's order (its two flags as 0 or 1).
  */
 #include <errno.h>
@@ -86,9 +86,9 @@ static void figures_in(const double *v, pm_serve_mode *x)
 
 static void put_candidate(FILE *f, const char *tag, const pm_search_candidate *k)
 {
-    fprintf(f, "%s %d %d %d %lld %d %d %a %a %a %a", tag, k->tp, k->ep, k->dp,
-            (long long)k->chunk, (int)k->mode, (int)k->fails, k->hw[0], k->hw[1], k->concurrency,
-            k->objective);
+    fprintf(f, "%s %d %d %d %lld %d %d %zu %a %a %a %a", tag, k->tp, k->ep, k->dp,
+            (long long)k->chunk, (int)k->mode, (int)k->fails, k->group, k->hw[0], k->hw[1],
+            k->concurrency, k->objective);
     double v[SERVE_MODE_NUMBERS];
     figures_out(&k->figures, v);
     for (int i = 0; i < SERVE_MODE_NUMBERS; i++)
@@ -156,8 +156,8 @@ static bool get_candidate(const char *text, const char *tag, pm_search_candidate
     memset(k, 0, sizeof *k);
     long long chunk;
     int mode, fails, used = 0;
-    if (sscanf(text + t, " %d %d %d %lld %d %d%n", &k->tp, &k->ep, &k->dp, &chunk, &mode,
-               &fails, &used) != 6 ||
+    if (sscanf(text + t, " %d %d %d %lld %d %d %zu%n", &k->tp, &k->ep, &k->dp, &chunk, &mode,
+               &fails, &k->group, &used) != 7 ||
         mode < 0 || mode >= PM_MODE_COUNT || fails < 0 || fails >= PM_BOUND_COUNT)
         return false;
     k->chunk = chunk;
