@@ -2588,6 +2588,11 @@ typedef struct pm_search_spec {
      * (keep it short): groups done of total. */
     void (*progress)(size_t done, size_t total, void *user);
     void *progress_user;
+    /* Optional: evaluate only slice shard_index (0-based) of shard_count of the groups (the
+     * deployments x chunk budgets x hardware points, in the space's order; pm_sweep_slice's
+     * slices); 0 0: all. The shards' results, merged in order with pm_search_merge, are the
+     * whole search's. */
+    size_t shard_index, shard_count;
 } pm_search_spec;
 
 /** One candidate: a deployment at a chunk budget, hardware point and concurrency, in a mode. */
@@ -2601,6 +2606,8 @@ typedef struct pm_search_candidate {
     pm_serve_mode figures;   /* one replica's steady state */
     double objective;
     pm_search_bound fails;   /* PM_BOUND_NONE: it meets the limits */
+    size_t group;            /* its group's index in the space's order (tp, ep, chunk, hardware
+                                points, the last fastest): with concurrency, its place */
 } pm_search_candidate;
 
 /** A search's answer. Free its fronts with pm_search_result_free. */
@@ -2619,6 +2626,8 @@ typedef struct pm_search_result {
     size_t pruned;           /* points cut by the bounds (0 when exhaustive) */
     size_t invalid_plans;    /* groups whose deployment cannot run */
     char first_invalid[240]; /* the first one's error */
+    size_t groups;           /* groups of the whole space (deployments x chunks x hardware) */
+    size_t first_group, last_group; /* the groups evaluated: [first, last) (a shard's slice) */
 } pm_search_result;
 
 /**
@@ -2636,6 +2645,17 @@ typedef struct pm_search_result {
  */
 PM_API pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
                                pm_search_result *out, pm_error *err);
+/**
+ * Adds the result of the next shard of a search (spec->shard_index one more than the last
+ * added; into zeroed before the first) to into: the counts summed, each mode's best the
+ * larger objective (the earlier shard's among equals, as the space's order has it), the first
+ * invalid deployment's error the earliest, the fronts joined and made Pareto again. Merged in
+ * shard order, the shards of a search give exactly its unsharded result (tests/test_search.c).
+ * Returns PM_OK, PM_ERR_INVALID_ARG (a part that does not follow into's last group) or
+ * PM_ERR_NOMEM (into is left as it was).
+ */
+PM_API pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part,
+                                 pm_error *err);
 /** Frees the fronts of r (not r itself); r may be NULL. */
 PM_API void pm_search_result_free(pm_search_result *r);
 /** "device", "mm2", "usd", "joule" (the --objective spelling), or "?". */

@@ -9,9 +9,13 @@
  * hardware point; its concurrencies are scanned upwards and, unless the search is exhaustive,
  * cut where no larger concurrency can meet the limits (the pruning rules: pm_search_run's
  * comment). Groups run on worker threads and are merged in their order, so the answer does not
- * depend on the thread count.
+ * depend on the thread count. A shard evaluates one slice of the groups (pm_sweep_slice's);
+ * pm_search_merge adds the shards' results in order into the whole search's: the best per
+ * mode is the first in the space's order among equals, and the fronts are a function of the
+ * set of candidates (ties broken by the space's order, so that the front keeps the best), so
+ * merging is exact.
  *
- * May call: alloc.c, error.c, plan.c, serve.c, speculate.c, sweep.c.
+ * May call: alloc.c, error.c, plan.c, serve.c, speculate.c, sweep.c, sweep_run.c.
  */
 #include <math.h>
 #include <pthread.h>
@@ -46,7 +50,8 @@ typedef struct search {
     int n_tp, n_ep;
     double conc[PM_SEARCH_MAX_VALUES]; /* ascending */
     size_t n_groups, hw_points, next, done;
-    group *groups;
+    size_t first, last; /* the slice of the groups evaluated (a shard's) */
+    group *groups;      /* groups first .. last - 1 */
     pthread_mutex_t mu;
 } search;
 
@@ -102,6 +107,7 @@ static void group_coords(const search *se, size_t g, pm_search_candidate *c)
 {
     const pm_search_spec *sp = se->spec;
     memset(c, 0, sizeof *c);
+    c->group = g;
     size_t rest = g;
     for (int a = sp->n_hw - 1; a >= 0; a--) {
         c->hw[a] = sp->hw[a].values[rest % sp->hw[a].n_values];
@@ -133,15 +139,25 @@ static pm_status group_scenario(const search *se, const pm_search_candidate *c, 
     return st;
 }
 
-/* Sorts by falling per-user rate (ties: falling objective), then keeps the points no other
- * beats on both: the Pareto front, returned in rising per-user rate. Returns the count. */
+/* -1, 1 or 0 as x is before, after or level with y when ordered by falling value. */
+static int falling(double x, double y)
+{
+    return x > y ? -1 : x < y ? 1 : 0;
+}
+
+/* Sorts by falling per-user rate (ties: falling objective, then the space's order, so that the
+ * order is total and the front a function of the set of candidates whatever order they come
+ * in, keeping the first of equals as the best does), then keeps the points no other beats on both: the Pareto front, returned in rising
+ * per-user rate. Returns the count. */
 static int by_user_desc(const void *a, const void *b)
 {
     const pm_search_candidate *x = a, *y = b;
-    const double ux = x->figures.tokens_per_s_per_user, uy = y->figures.tokens_per_s_per_user;
-    if (ux > uy || ux < uy)
-        return ux > uy ? -1 : 1;
-    return x->objective > y->objective ? -1 : x->objective < y->objective ? 1 : 0;
+    int c = falling(x->figures.tokens_per_s_per_user, y->figures.tokens_per_s_per_user);
+    if (c == 0)
+        c = falling(x->objective, y->objective);
+    if (c == 0 && x->group != y->group)
+        c = x->group < y->group ? -1 : 1;
+    return c != 0 ? c : -falling(x->concurrency, y->concurrency);
 }
 
 static size_t pareto(pm_search_candidate *c, size_t n)
@@ -246,7 +262,7 @@ static pm_status settle_group(group *g, int n, pm_search_candidate (*cand)[PM_MO
 static void eval_group(search *se, size_t gi)
 {
     const pm_search_spec *sp = se->spec;
-    group *g = &se->groups[gi];
+    group *g = &se->groups[gi - se->first];
     pm_search_candidate at, cand[PM_SEARCH_MAX_VALUES][PM_MODE_COUNT];
     pm_search_bound miss[PM_SEARCH_MAX_VALUES][PM_MODE_COUNT];
     pm_scenario t;
@@ -292,13 +308,13 @@ static void *worker(void *arg)
         pthread_mutex_lock(&se->mu);
         const size_t gi = se->next++;
         pthread_mutex_unlock(&se->mu);
-        if (gi >= se->n_groups)
+        if (gi >= se->last)
             return NULL;
         eval_group(se, gi);
         pthread_mutex_lock(&se->mu);
         se->done++;
         if (se->spec->progress)
-            se->spec->progress(se->done, se->n_groups, se->spec->progress_user);
+            se->spec->progress(se->done, se->last - se->first, se->spec->progress_user);
         pthread_mutex_unlock(&se->mu);
     }
 }
@@ -330,7 +346,8 @@ static pm_status check_space(const pm_search_spec *sp, pm_error *err)
               sp->n_chunk >= 1 && sp->n_chunk <= PM_SEARCH_MAX_VALUES && sp->n_hw >= 0 &&
               sp->n_hw <= PM_SEARCH_MAX_HW && sp->device_budget >= 0 &&
               sp->device_budget <= PM_MAX_DEVICES && sp->threads >= 0 &&
-              sp->threads <= PM_SWEEP_MAX_THREADS;
+              sp->threads <= PM_SWEEP_MAX_THREADS &&
+              (sp->shard_count == 0 ? sp->shard_index == 0 : sp->shard_index < sp->shard_count);
     for (int i = 0; ok && i < sp->n_concurrency; i++)
         ok = sp->concurrency[i] >= 1.0 && sp->concurrency[i] <= 1e9;
     for (int i = 0; ok && i < sp->n_chunk; i++)
@@ -339,7 +356,8 @@ static pm_status check_space(const pm_search_spec *sp, pm_error *err)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "search: each list of the space needs 1 to %d values in range "
                        "(concurrency >= 1, chunk >= 1, tp and ep 1 to %d), at most %d "
-                       "hardware axes, a budget of 0 to %d devices, 0 to %d threads",
+                       "hardware axes, a budget of 0 to %d devices, 0 to %d threads, a shard "
+                       "index below the shard count",
                        PM_SEARCH_MAX_VALUES, PM_MAX_DEVICES, PM_SEARCH_MAX_HW, PM_MAX_DEVICES,
                        PM_SWEEP_MAX_THREADS);
     for (int a = 0; a < sp->n_hw; a++) {
@@ -412,6 +430,11 @@ static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
     for (int a = 0; a < sp->n_hw; a++)
         se->hw_points *= sp->hw[a].n_values;
     se->n_groups = (size_t)se->n_tp * (size_t)se->n_ep * (size_t)sp->n_chunk * se->hw_points;
+    se->first = 0;
+    se->last = se->n_groups;
+    if (sp->shard_count > 0)
+        pm_sweep_slice(se->n_groups, sp->shard_index, sp->shard_count, &se->first, &se->last);
+    se->next = se->first;
 }
 
 static int online_cpus(void)
@@ -424,8 +447,8 @@ static int online_cpus(void)
 static pm_status run_groups(search *se)
 {
     int threads = se->spec->threads > 0 ? se->spec->threads : online_cpus();
-    if ((size_t)threads > se->n_groups)
-        threads = (int)se->n_groups;
+    if ((size_t)threads > se->last - se->first)
+        threads = (int)(se->last - se->first);
     pthread_t th[PM_SWEEP_MAX_THREADS];
     int started = 0;
     pthread_mutex_init(&se->mu, NULL);
@@ -440,6 +463,27 @@ static pm_status run_groups(search *se)
     return PM_OK;
 }
 
+/* A later part's mode m (its best, what binds it, its front) added to the result: the best
+ * kept unless the part's is larger (the earlier among equals), the fronts joined. */
+static pm_status merge_mode(pm_search_result *out, int m, const pm_search_candidate *best,
+                            pm_search_bound binds, const pm_search_candidate *front,
+                            size_t n_front)
+{
+    if (!out->found[m] || best->objective > out->best[m].objective) {
+        out->found[m] = true;
+        out->best[m] = *best;
+        out->binds[m] = binds;
+    }
+    pm_search_candidate *f = pm_realloc(out->front[m], (out->n_front[m] + n_front) * sizeof *f);
+    if (!f)
+        return PM_ERR_NOMEM;
+    memcpy(f + out->n_front[m], front, n_front * sizeof *f);
+    out->front[m] = f;
+    out->n_front[m] += n_front;
+    out->n_front[m] = pareto(out->front[m], out->n_front[m]);
+    return PM_OK;
+}
+
 /* Group g's outcome added to the result, in group order. */
 static pm_status merge_group(const group *g, pm_search_result *out)
 {
@@ -447,30 +491,59 @@ static pm_status merge_group(const group *g, pm_search_result *out)
     out->pruned += g->pruned;
     if (g->invalid && out->invalid_plans++ == 0)
         snprintf(out->first_invalid, sizeof out->first_invalid, "%s", g->error);
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
+    pm_status st = PM_OK;
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         const group_mode *gm = &g->modes[m];
-        if (!gm->found)
-            continue;
-        if (!out->found[m] || gm->best.objective > out->best[m].objective) {
-            out->found[m] = true;
-            out->best[m] = gm->best;
-            out->binds[m] = gm->binds;
-        }
-        pm_search_candidate *f =
-            pm_realloc(out->front[m], (out->n_front[m] + gm->n_front) * sizeof *f);
-        if (!f)
-            return PM_ERR_NOMEM;
-        memcpy(f + out->n_front[m], gm->front, gm->n_front * sizeof *f);
-        out->front[m] = f;
-        out->n_front[m] += gm->n_front;
-        out->n_front[m] = pareto(out->front[m], out->n_front[m]);
+        if (gm->found)
+            st = merge_mode(out, m, &gm->best, gm->binds, gm->front, gm->n_front);
     }
+    return st;
+}
+
+pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, pm_error *err)
+{
+    if (!into || !part)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_search_merge");
+    const bool first = into->groups == 0;
+    if (!first && (part->groups != into->groups || part->first_group != into->last_group))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "search merge: a part of groups %zu to %zu of %zu does not follow "
+                       "groups %zu to %zu of %zu",
+                       part->first_group + 1, part->last_group, part->groups,
+                       into->first_group + 1, into->last_group, into->groups);
+    pm_search_result r = *into; /* into's fronts are kept until the merge succeeds */
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        r.front[m] = pm_malloc((into->n_front[m] + part->n_front[m] + 1) * sizeof *r.front[m]);
+        if (!r.front[m]) {
+            for (int k = 0; k < m; k++)
+                pm_free(r.front[k]);
+            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search merge: out of memory");
+        }
+        memcpy(r.front[m], into->front[m], into->n_front[m] * sizeof *r.front[m]);
+        if (part->found[m] && merge_mode(&r, m, &part->best[m], part->binds[m], part->front[m],
+                                         part->n_front[m]) != PM_OK) {
+            for (int k = 0; k <= m; k++)
+                pm_free(r.front[k]);
+            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search merge: out of memory");
+        }
+    }
+    if (part->invalid_plans > 0 && r.invalid_plans == 0)
+        snprintf(r.first_invalid, sizeof r.first_invalid, "%s", part->first_invalid);
+    r.invalid_plans += part->invalid_plans;
+    r.candidates += part->candidates;
+    r.evaluated += part->evaluated;
+    r.pruned += part->pruned;
+    r.groups = part->groups;
+    r.first_group = first ? part->first_group : into->first_group;
+    r.last_group = part->last_group;
+    pm_search_result_free(into);
+    *into = r;
     return PM_OK;
 }
 
 static void free_groups(search *se)
 {
-    for (size_t i = 0; se->groups && i < se->n_groups; i++)
+    for (size_t i = 0; se->groups && i < se->last - se->first; i++)
         for (int m = 0; m < PM_MODE_COUNT; m++)
             pm_free(se->groups[i].modes[m].front);
     pm_free(se->groups);
@@ -489,12 +562,16 @@ pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
         return st;
     search se = {.base = s, .spec = spec};
     prepare(&se, s, spec);
-    out->candidates = se.n_groups * (size_t)spec->n_concurrency;
-    se.groups = pm_calloc(se.n_groups, sizeof *se.groups);
+    const size_t n = se.last - se.first;
+    out->candidates = n * (size_t)spec->n_concurrency;
+    out->groups = se.n_groups;
+    out->first_group = se.first;
+    out->last_group = se.last;
+    se.groups = pm_calloc(n > 0 ? n : 1, sizeof *se.groups);
     if (!se.groups)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search: out of memory");
     run_groups(&se);
-    for (size_t i = 0; i < se.n_groups && st == PM_OK; i++) {
+    for (size_t i = 0; i < n && st == PM_OK; i++) {
         st = se.groups[i].status;
         if (st == PM_OK)
             st = merge_group(&se.groups[i], out);

@@ -607,6 +607,20 @@ check search-rate-floor 2 "--min-user-rate: expected" "$pm" search --min-user-ra
 check search-pp-refused 1 "pipeline stages are not served yet" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
 check search-spec-refused 1 "a search of served workloads with speculative decoding is not modelled yet" "$pm" search --config deepseek-v3-mtp
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
+# search --shard K/N (issue 46): three shards of a space with an L2 axis, merged in any order,
+# print byte for byte what the unsharded search prints, in each format; a missing shard, a
+# shard of other options and a cut shard are refused.
+sopts=(--config mixtral8x7b --budget 32 --tpot-limit 20ms --concurrency 1,8,32,64,128,256 --chunks 512,2048 --sweep l2=48MiB,96MiB,192MiB --objective mm2 --ep-list 1,2)
+for k in 1 2 3; do "$pm" search "${sopts[@]}" --shard $k/3 >sshard$k.txt 2>/dev/null; done
+check search-shard-line 0 "# preserve-model search shard 2/3: groups 17 to 32 of 48" cat sshard2.txt
+for f in json csv table; do
+    check "search-merge-$f" 0 "" bash -c "diff <('$pm' search ${sopts[*]} -f $f sshard3.txt sshard1.txt sshard2.txt) <('$pm' search ${sopts[*]} -f $f)"
+done
+check search-merge-missing 2 "2 files for 3 shards" "$pm" search "${sopts[@]}" sshard1.txt sshard2.txt
+check search-merge-other 1 "a shard of another search" "$pm" search "${sopts[@]}" --tpot-limit 30ms sshard1.txt sshard2.txt sshard3.txt
+head -c 300 sshard2.txt >sshardcut.txt
+check search-merge-cut 1 "expected a 'best' candidate line" "$pm" search "${sopts[@]}" sshard1.txt sshardcut.txt sshard3.txt
+check search-shard-format 2 "a shard writes its shard file" "$pm" search --shard 1/2 -f csv
 check search-not-for-serve 2 "--budget: serve does not use it" "$pm" serve --budget 8
 
 # ---- speculative decoding (issue 45) ---------------------------------------------------------

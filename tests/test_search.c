@@ -6,6 +6,7 @@
  * answer on one thread and on four, the replicas of a budget, and the refusals.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "testutil.h"
@@ -316,6 +317,101 @@ static void test_refusals(void **state)
     assert_string_equal(pm_search_bound_name(PM_BOUND_COUNT), "?");
 }
 
+/* Two candidates are the same point with the same figures (the whole struct but padding). */
+static void assert_same_candidate(const pm_search_candidate *a, const pm_search_candidate *b)
+{
+    assert_int_equal(a->tp, b->tp);
+    assert_int_equal(a->ep, b->ep);
+    assert_int_equal(a->dp, b->dp);
+    assert_int_equal(a->chunk, b->chunk);
+    assert_int_equal(a->mode, b->mode);
+    assert_int_equal(a->fails, b->fails);
+    assert_int_equal(a->group, b->group);
+    assert_rel(a->concurrency, b->concurrency, 0);
+    assert_rel(a->hw[0], b->hw[0], 0);
+    assert_rel(a->hw[1], b->hw[1], 0);
+    assert_rel(a->objective, b->objective, 0);
+    assert_memory_equal(&a->figures.ttft_s, &b->figures.ttft_s,
+                        offsetof(pm_serve_mode, meets_limits));
+}
+
+/* The shards of a search, merged in order (pm_search_merge), are the whole search: the same
+ * counts, bests (in place and value), binds and fronts point by point; for 1, 2, 3 and 7
+ * shards of 3 x 2 x 2 = 12 groups (7 leaves some shards 1 group, none empty), on Mixtral
+ * with a link-bandwidth axis listed falling: TP 1 moves nothing over links, so its points at
+ * 400 and 100 GB/s tie exactly; the front keeps the first in the space's order (400), as the
+ * best does, so each mode's best is on its front. A shard out of order is refused. */
+static void test_shards_merge(void **state)
+{
+    (void)state;
+    pm_scenario x = load("mixtral8x7b");
+    const int tp[] = {1, 2, 4};
+    const int64_t chunk[] = {512, 2048};
+    const double conc[] = {1, 8, 32, 56, 64, 128, 256};
+    pm_search_spec sp = space(&x, tp, 3, chunk, 2, conc, 7);
+    sp.ep[0] = 1;
+    sp.n_ep = 1;
+    sp.tpot_limit_s = 0.02;
+    pm_error err;
+    assert_int_equal(pm_axis_parse("link_bw=400GBps,100GBps", 0, &sp.hw[0], &err), PM_OK);
+    sp.n_hw = 1;
+    sp.threads = 2;
+    pm_search_result whole = run(&x, &sp);
+    assert_int_equal(whole.groups, 12);
+    size_t tp1 = 0;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        bool best_on_front = false;
+        for (size_t f = 0; f < whole.n_front[m]; f++) {
+            const pm_search_candidate *k = &whole.front[m][f];
+            best_on_front = best_on_front || (k->group == whole.best[m].group &&
+                                              !(k->concurrency < whole.best[m].concurrency) &&
+                                              !(k->concurrency > whole.best[m].concurrency));
+            if (k->tp == 1) {
+                tp1++;
+                assert_rel(k->hw[0], 400e9, 0);
+            }
+        }
+        assert_true(best_on_front);
+    }
+    assert_true(tp1 > 0);
+    const size_t counts[] = {1, 2, 3, 7};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        pm_search_result merged;
+        memset(&merged, 0, sizeof merged);
+        for (size_t k = 0; k < counts[c]; k++) {
+            sp.shard_index = k;
+            sp.shard_count = counts[c];
+            pm_search_result part = run(&x, &sp);
+            assert_true(part.last_group > part.first_group);
+            assert_int_equal(pm_search_merge(&merged, &part, &err), PM_OK);
+            if (k == 0 && counts[c] > 1) /* the first again does not follow it */
+                assert_int_equal(pm_search_merge(&merged, &part, &err), PM_ERR_INVALID_ARG);
+            pm_search_result_free(&part);
+        }
+        assert_int_equal(merged.candidates, whole.candidates);
+        assert_int_equal(merged.evaluated, whole.evaluated);
+        assert_int_equal(merged.pruned, whole.pruned);
+        assert_int_equal(merged.first_group, 0);
+        assert_int_equal(merged.last_group, 12);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            assert_int_equal(merged.found[m], whole.found[m]);
+            assert_true(whole.found[m]);
+            assert_same_candidate(&merged.best[m], &whole.best[m]);
+            assert_int_equal(merged.binds[m], whole.binds[m]);
+            assert_int_equal(merged.n_front[m], whole.n_front[m]);
+            for (size_t f = 0; f < whole.n_front[m]; f++)
+                assert_same_candidate(&merged.front[m][f], &whole.front[m][f]);
+        }
+        pm_search_result_free(&merged);
+    }
+    sp.shard_index = 3;
+    sp.shard_count = 3;
+    pm_search_result r;
+    assert_int_equal(pm_search_run(&x, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    pm_axis_release(&sp.hw[0]);
+    pm_search_result_free(&whole);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_pruning_is_lossless),
         cmocka_unit_test(test_budget_replicas),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_shards_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

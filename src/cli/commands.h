@@ -33,6 +33,6 @@ int cmd_serve(const cli *c);
 /* disagg_cmd.c: a disaggregated deployment (its own options: argv from "disagg" on). */
 int cmd_disagg(int argc, char **argv);
 /* search_cmd.c: the best deployment under latency limits, and the Pareto front. */
-int cmd_search(const cli *c);
+int cmd_search(const cli *c, int n_files, char **files);
 
 #endif

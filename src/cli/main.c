@@ -332,7 +332,6 @@ static const struct plain_command {
     {"explain", cmd_explain, FMT_TABLE},     {"timeline", cmd_timeline, FMT_CSV},
     {"footprint", cmd_footprint, FMT_TABLE}, {"sensitivity", cmd_sensitivity, FMT_TABLE}, {"resolve", cmd_resolve, FMT_CSV},
     {"graph", cmd_graph, FMT_JSON},          {"serve", cmd_serve, FMT_TABLE},
-    {"search", cmd_search, FMT_TABLE},
 };
 
 /* `help [COMMAND]` and `COMMAND --help`: the command's help on stdout; 0 or EXIT_USAGE. */
@@ -373,6 +372,14 @@ static int dispatch(cli *c, const char *cmd, int rest, char **args)
     }
     if (strcmp(cmd, "merge") == 0)
         return check_uses(c, cmd, cmd) ? EXIT_USAGE : cmd_merge(rest, args);
+    /* search's arguments are the shard files it merges. */
+    if (strcmp(cmd, "search") == 0) {
+        if (check_uses(c, cmd, cmd))
+            return EXIT_USAGE;
+        if (!c->format_given)
+            c->format = FMT_TABLE;
+        return cmd_search(c, rest, args);
+    }
     /* sweep and optimize are `run` with --sweep and --optimize: as words their arguments are
      * the axes ("sweep l2 devices=1,2", "optimize l2=8MiB:512MiB"). */
     const bool pseudo = strcmp(cmd, "sweep") == 0 || strcmp(cmd, "optimize") == 0;

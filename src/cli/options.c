@@ -192,15 +192,18 @@ static const cli_command commands[] = {
      "preserve-model serve --config llama70b-h100 --concurrency 1,4,16,64,256 --plot front.png"},
     {"search",
      INPUTS | GIVEN_CONCURRENCY | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT | GIVEN_SWEEP |
-         GIVEN_ARRIVAL | GIVEN_LENGTHS | GIVEN_SPACE | GIVEN_OBJECTIVE | GIVEN_THREADS,
-     F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
+         GIVEN_ARRIVAL | GIVEN_LENGTHS | GIVEN_SPACE | GIVEN_OBJECTIVE | GIVEN_THREADS |
+         GIVEN_SHARD,
+     F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), "[SHARD...]",
      "the best deployment per mode under latency limits: tensor-parallel degree, replicas of a "
      "device budget, chunk budget, concurrency (and hardware axes), served as `serve` serves",
      "Each candidate is a served workload's steady state; those within --ttft-limit, "
      "--tpot-limit and --min-user-rate compete on --objective. The table gives each mode's best "
      "and the limit that stops it serving more; the CSV the Pareto front of the objective "
      "against tokens/s per user (--plot draws it). --sweep AXIS=V1,V2 (at most two of l2, l2_bw, "
-     "compute, hbm_bw, link_bw) searches the chip too.",
+     "compute, hbm_bw, link_bw) searches the chip too. --shard K/N writes the shard file of "
+     "the K-th of N slices of the space; the shard files given as arguments, with the shards' "
+     "own options, are merged into the unsharded search's answer, in any format.",
      "preserve-model search --config llama70b-h100 --budget 32 --tpot-limit 50ms "
      "--ttft-limit 2s"},
     {"validate", GIVEN_SET | GIVEN_DATADIR, 0, "[PATH...]",

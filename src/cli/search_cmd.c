@@ -3,7 +3,9 @@
  * the space from --tp-list, --ep-list, --budget, --chunks, --concurrency and up to two hardware
  * --sweep axes, the limits --ttft-limit, --tpot-limit and --min-user-rate, the --objective; each
  * mode's best with the limit that binds it as a table or JSON, the Pareto fronts as CSV, and
- * with --plot FILE the fronts drawn by plots/search.gp.
+ * with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the shard
+ * file of its slice of the groups; given shard files (`search [options] FILE...`) it merges
+ * them into the unsharded answer (search_shard.c) and prints that.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,6 +18,7 @@
 #include "fmt.h"
 #include "output.h"
 #include "plot.h"
+#include "search_shard.h"
 
 /* A list option of the space: counts in [1, hi], at most PM_SEARCH_MAX_VALUES. */
 static int counts(const char *opt, const char *list, double hi, double *v)
@@ -324,7 +327,44 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
     return rc;
 }
 
-int cmd_search(const cli *c)
+/* --shard K/N into the spec (0 0 without it); 0 or EXIT_USAGE. */
+static int shard_of(const cli *c, pm_search_spec *sp)
+{
+    if (!c->shard)
+        return 0;
+    size_t k, n;
+    if (!parse_shard(c->shard, &k, &n))
+        return usage_error("--shard: expected K/N in decimal with 1 <= K <= N <= %d (got '%s')",
+                           SHARD_MAX, c->shard);
+    if (c->plot || c->format_given)
+        return usage_error("--shard: a shard writes its shard file; give --format or --plot to "
+                           "the merge ('%s search [the same options] SHARD...')",
+                           prog);
+    sp->shard_index = k - 1;
+    sp->shard_count = n;
+    return 0;
+}
+
+/* The search (or with files the merge of its shards) into r. */
+static int answer(const cli *c, const pm_scenario *s, pm_search_spec *sp, int n_files,
+                  char **files, pm_search_result *r)
+{
+    if (n_files > 0) {
+        if (c->shard)
+            return usage_error("--shard: a merge takes the shard files, not a slice");
+        return search_shard_merge(n_files, files, search_inputs_digest(s, sp), r);
+    }
+    int rc = shard_of(c, sp);
+    pm_error err;
+    if (rc == 0 && pm_search_run(s, sp, r, &err) != PM_OK)
+        rc = err.status == PM_ERR_INVALID_ARG ? usage_pm_error(NULL, &err) : config_error(&err);
+    if (rc == 0 && c->shard)
+        search_shard_write(stdout, sp->shard_index + 1, sp->shard_count,
+                           search_inputs_digest(s, sp), r);
+    return rc;
+}
+
+int cmd_search(const cli *c, int n_files, char **files)
 {
     if (c->plot && c->format == FMT_JSON)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
@@ -335,10 +375,11 @@ int cmd_search(const cli *c)
     pm_search_spec *sp = calloc(1, sizeof *sp);
     pm_search_result r = {0};
     rc = sp ? make_spec(c, &s, sp) : out_of_memory();
-    pm_error err;
-    if (rc == 0 && pm_search_run(&s, sp, &r, &err) != PM_OK)
-        rc = err.status == PM_ERR_INVALID_ARG ? usage_pm_error(NULL, &err) : config_error(&err);
-    if (rc == 0 && c->plot)
+    if (rc == 0)
+        rc = answer(c, &s, sp, n_files, files, &r);
+    if (rc == 0 && c->shard)
+        ; /* written */
+    else if (rc == 0 && c->plot)
         rc = draw(c, &s, sp, &r);
     else if (rc == 0 && c->format == FMT_JSON)
         write_json(sp, &r);
