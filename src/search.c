@@ -15,7 +15,7 @@
  * set of candidates (ties broken by the space's order, so that the front keeps the best), so
  * merging is exact.
  *
- * May call: alloc.c, error.c, plan.c, serve.c, speculate.c, sweep.c, sweep_run.c.
+ * May call: alloc.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
  */
 #include <math.h>
 #include <pthread.h>
@@ -404,8 +404,7 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
                        "stages are not served yet) and the search itself fills the device "
                        "budget with data-parallel replicas: give a scenario of one stage and "
                        "one replica");
-    const pm_status st = pm_plan_refuse_attention_dp(s, "a search of served workloads", err);
-    return st != PM_OK ? st : pm_spec_refuse(s, "a search of served workloads", err);
+    return pm_plan_refuse_attention_dp(s, "a search of served workloads", err);
 }
 
 /* The search's lists: the tensor-parallel degrees (without a list 1, 2, 4... up to a node

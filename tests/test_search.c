@@ -94,22 +94,12 @@ static size_t brute_force(const pm_scenario *base, const pm_search_spec *sp, bru
     return n;
 }
 
-/* Llama-3-70B on H100s: TP 2, 4, 8 (TP 2 does not fit), chunks 512 and 2048, concurrency 1 to
- * 512, TPOT <= 30 ms and TTFT <= 1 s: the best per mode is the brute force's, value and
- * place, and what stops it is the next concurrency's miss. */
-static void test_best_is_brute_force(void **state)
+/* The search's best per mode is the brute force's, value and place; the result, to free. */
+static pm_search_result best_is_brute_force(const pm_scenario *s, const pm_search_spec *sp)
 {
-    (void)state;
-    pm_scenario s = load("llama70b-h100");
-    const int tp[] = {2, 4, 8};
-    const int64_t chunk[] = {512, 2048};
-    const double conc[] = {1, 4, 16, 64, 128, 256, 512};
-    pm_search_spec sp = space(&s, tp, 3, chunk, 2, conc, 7);
-    sp.tpot_limit_s = 0.030;
-    sp.ttft_limit_s = 1.0;
-    pm_search_result r = run(&s, &sp);
+    pm_search_result r = run(s, sp);
     brute b[64];
-    const size_t n = brute_force(&s, &sp, b);
+    const size_t n = brute_force(s, sp, b);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         int best = -1;
         for (size_t i = 0; i < n; i++)
@@ -124,6 +114,25 @@ static void test_best_is_brute_force(void **state)
         assert_rel(r.best[m].objective, b[best].x[m].tokens_per_s_per_device, 0);
         assert_int_equal(r.best[m].dp, 1);
         assert_int_equal(r.best[m].fails, PM_BOUND_NONE);
+    }
+    return r;
+}
+
+/* Llama-3-70B on H100s: TP 2, 4, 8 (TP 2 does not fit), chunks 512 and 2048, concurrency 1 to
+ * 512, TPOT <= 30 ms and TTFT <= 1 s: the best per mode is the brute force's, value and
+ * place, and what stops it is the next concurrency's miss. */
+static void test_best_is_brute_force(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int tp[] = {2, 4, 8};
+    const int64_t chunk[] = {512, 2048};
+    const double conc[] = {1, 4, 16, 64, 128, 256, 512};
+    pm_search_spec sp = space(&s, tp, 3, chunk, 2, conc, 7);
+    sp.tpot_limit_s = 0.030;
+    sp.ttft_limit_s = 1.0;
+    pm_search_result r = best_is_brute_force(&s, &sp);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
         /* The next concurrency of its deployment misses TPOT (throughput rises with
          * concurrency, so the best is the last one within the limits). */
         assert_int_equal(r.binds[m], PM_BOUND_TPOT);
@@ -246,6 +255,24 @@ static void test_pruning_is_lossless(void **state)
      * at 60. */
     sp.tpot_limit_s = 0.013;
     check_pruning(&x, &sp);
+}
+
+/* Speculative decoding searched (one MTP layer drafting 2 tokens at acceptance 0.7, a served
+ * workload's verify steps): the best per mode is the brute force's over pm_serve_compute with
+ * the same speculation, and the pruned search is the exhaustive one. */
+static void test_speculation_searched(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    pm_test_speculate(&s, 2, 0.7);
+    const int tp[] = {4, 8};
+    const int64_t chunk[] = {512, 2048};
+    const double conc[] = {1, 4, 16, 64, 128, 256};
+    pm_search_spec sp = space(&s, tp, 2, chunk, 2, conc, 6);
+    sp.tpot_limit_s = 0.025;
+    pm_search_result r = best_is_brute_force(&s, &sp);
+    pm_search_result_free(&r);
+    check_pruning(&s, &sp);
 }
 
 /* A budget of 32 devices: TP 8 runs 4 replicas, each serving the concurrency; TP 3 does not
@@ -418,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_best_is_brute_force),
         cmocka_unit_test(test_front_is_pareto),
         cmocka_unit_test(test_pruning_is_lossless),
+        cmocka_unit_test(test_speculation_searched),
         cmocka_unit_test(test_budget_replicas),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_shards_merge),

@@ -379,7 +379,8 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
            budget=0, tp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
            ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
            rule="decode_first", arrival="staggered", input_tokens=None, output_tokens=None,
-           lengths=None, exhaustive=False, threads=0, data_dir=None, **shortcuts):
+           lengths=None, exhaustive=False, threads=0, data_dir=None, spec_tokens=None,
+           spec_accept=None, spec_draft=None, spec_mtp=None, **shortcuts):
     """The best deployment per mode under latency limits: the `search` command's answer.
 
     The space: each tensor-parallel degree of tp (None: 1, 2, 4... up to a node and the
@@ -390,6 +391,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     serves (rule, arrival, input_tokens, output_tokens, lengths). The candidates within
     ttft_limit, tpot_limit (seconds) and min_user_rate (tokens/s per user; 0: none) compete on
     objective ("device", "mm2", "usd" or "joule"). exhaustive: no pruning (the same answer).
+    spec_tokens, spec_accept, spec_draft and spec_mtp: speculative decoding, as for serve().
 
     Returns a dict: points, evaluated, pruned, invalid_deployments, first_invalid, and modes:
     {mode: {found, binds (the limit that stops the best serving more: "tpot", "ttft",
@@ -428,7 +430,9 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
                        SEARCH_OBJECTIVES.index(objective), SERVE_RULES.index(rule),
                        SERVE_ARRIVALS.index(arrival), int(lens["input_tokens"]),
                        int(lens["output_tokens"]), bool(exhaustive), int(threads),
-                       _overrides(overrides, shortcuts), _path("data_dir", data_dir),
+                       _overrides(overrides, shortcuts)
+                       + _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp),
+                       _path("data_dir", data_dir),
                        None if lengths is None else [(int(a), int(b), float(c))
                                                      for a, b, c in lengths])
     points, evaluated, pruned, invalid, first, hw_names, per_mode = raw

@@ -864,6 +864,17 @@ def test_search_best_is_the_served_maximum():
         assert np.all(np.diff(front["objective"]) < 0)
 
 
+def test_search_speculates_as_serve_does():
+    """spec_* keywords: the best is serve()'s maximum under the same speculation."""
+    spec = dict(spec_tokens=2, spec_accept=0.7, spec_mtp=1)
+    conc = (1, 16, 64, 256)
+    r = pm.search("llama70b-h100", conc, tp=(8,), chunks=(1024,), tpot_limit=0.03, **spec)
+    s = pm.serve("llama70b-h100", conc, chunk=1024, devices=8, **spec)
+    for mode in pm.MODES:
+        ok = s["fits_hbm"] & (s[f"{mode}_tpot_s"] <= 0.03)
+        assert r["modes"][mode]["best"]["objective"] == s[f"{mode}_tokens_per_s_per_device"][ok].max()
+
+
 def test_search_pruned_is_exhaustive_and_hardware_columns():
     kw = dict(tp=(4, 8), chunks=(512, 2048), tpot_limit=0.02, hardware="l2=48MiB,192MiB")
     a = pm.search("llama70b", (1, 4, 16, 64, 256), **kw)
