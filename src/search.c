@@ -518,7 +518,8 @@ pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, 
                 pm_free(r.front[k]);
             return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search merge: out of memory");
         }
-        memcpy(r.front[m], into->front[m], into->n_front[m] * sizeof *r.front[m]);
+        if (into->n_front[m] > 0) /* an empty front may be NULL */
+            memcpy(r.front[m], into->front[m], into->n_front[m] * sizeof *r.front[m]);
         if (part->found[m] && merge_mode(&r, m, &part->best[m], part->binds[m], part->front[m],
                                          part->n_front[m]) != PM_OK) {
             for (int k = 0; k <= m; k++)

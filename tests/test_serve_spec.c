@@ -28,6 +28,7 @@ static void test_k0_is_plain_serve(void **state)
 {
     (void)state;
     pm_scenario s = pm_test_load("llama70b-h100", (const char *const[]){"runtime=vllm"}, 1);
+    pm_scenario_release(&s); /* plain data from here: no provenance to leak */
     pm_serve_workload w[5] = {
         {3000, 101, 16, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}},
         {1000, 101, 256, 512, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}},
@@ -61,6 +62,7 @@ static void test_wave_by_hand(void **state)
 {
     (void)state;
     pm_scenario s = pm_test_load("llama70b-h100", (const char *const[]){"runtime=vllm"}, 1);
+    pm_scenario_release(&s); /* plain data from here: no provenance to leak */
     pm_test_speculate(&s, 3, 0.6);
     pm_scenario d;
     pm_spec_draft_scenario(&s, &d);
@@ -116,6 +118,7 @@ static void test_decode_first_bound_by_hand(void **state)
 {
     (void)state;
     pm_scenario s = pm_test_load("llama70b-h100", (const char *const[]){"runtime=vllm"}, 1);
+    pm_scenario_release(&s); /* plain data from here: no provenance to leak */
     pm_test_speculate(&s, 3, 0.6);
     const pm_serve_workload w = {1000, 101, 256, 512, PM_SERVE_DECODE_FIRST, 0, 0,
                                  PM_SERVE_STAGGERED, 0, 0, {{0}}};
@@ -137,6 +140,7 @@ static void test_preserve_and_speedup(void **state)
 {
     (void)state;
     pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    pm_scenario_release(&s); /* plain data from here: no provenance to leak */
     pm_scenario t = s;
     pm_test_speculate(&t, 3, 0.8);
     const pm_serve_workload w = {2000, 201, 4, 2048, PM_SERVE_DECODE_FIRST, 0, 0,
