@@ -147,8 +147,8 @@ static int falling(double x, double y)
 
 /* Sorts by falling per-user rate (ties: falling objective, then the space's order, so that the
  * order is total and the front a function of the set of candidates whatever order they come
- * in, keeping the first of equals as the best does), then keeps the points no other beats on both: the Pareto front, returned in rising
- * per-user rate. Returns the count. */
+ * in, keeping the first of equals as the best does), then keeps the points no other beats on
+ * both: the Pareto front, returned in rising per-user rate. Returns the count. */
 static int by_user_desc(const void *a, const void *b)
 {
     const pm_search_candidate *x = a, *y = b;
