@@ -2664,6 +2664,72 @@ PM_API const char *pm_search_objective_name(pm_search_objective o);
  * "space_edge", or "?". */
 PM_API const char *pm_search_bound_name(pm_search_bound b);
 
+/* ---- A search over a mix of models and workloads (search_mix.c) ---- */
+
+/** Members a mix holds at most. */
+#define PM_SEARCH_MAX_MEMBERS 8
+
+/** One member of a mix: a scenario (its model, its chip) searched under its own spec (its
+ * workload's lengths, deployments, limits; no hardware axes of its own: the mix's apply), with
+ * its share of the output tokens the fleet serves. */
+typedef struct pm_search_member {
+    const pm_scenario *scenario;
+    pm_search_spec spec;     /* n_hw 0, the mix's objective, no shard */
+    double share;            /* > 0; the shares are normalised over the members */
+} pm_search_member;
+
+/** A mix: members served by one chip design at each point of the hardware axes. */
+typedef struct pm_search_mix {
+    pm_search_member member[PM_SEARCH_MAX_MEMBERS];
+    int n_members;           /* 1 .. PM_SEARCH_MAX_MEMBERS */
+    pm_axis hw[PM_SEARCH_MAX_HW];
+    int n_hw;                /* 0: the chips as their scenarios give them */
+    pm_search_objective objective;
+} pm_search_mix;
+
+/** One hardware point of a mix, per mode. */
+typedef struct pm_search_mix_point {
+    double hw[PM_SEARCH_MAX_HW];        /* SI, in the order of the mix's axes */
+    bool found[PM_MODE_COUNT];          /* every member has a candidate within its limits */
+    double objective[PM_MODE_COUNT];    /* the mix's: 1 / sum_i (share_i / objective_i) */
+    int missing[PM_MODE_COUNT];         /* found false: the first member nothing of meets its
+                                           limits; -1 when found */
+} pm_search_mix_point;
+
+/** A mix's answer. Free it with pm_search_mix_result_free. */
+typedef struct pm_search_mix_result {
+    size_t n_points;                    /* the hardware points, the last axis fastest */
+    int n_members;
+    pm_search_mix_point *points;
+    /* Member i's best at point p in mode m (valid where the member found one):
+     * members[(p * n_members + i) * PM_MODE_COUNT + m]; binds likewise. */
+    pm_search_candidate *members;
+    pm_search_bound *binds;
+    bool found[PM_MODE_COUNT];          /* some point serves every member within its limits */
+    size_t best[PM_MODE_COUNT];         /* the point of the most mix objective (the first in
+                                           the axes' order among equals) */
+    size_t candidates, evaluated, pruned, invalid_plans; /* summed over the members' searches */
+} pm_search_mix_result;
+
+/**
+ * Searches a mix: at each point of the mix's hardware axes, each member's search (pm_search_run
+ * with the point set on its scenario's chip) gives its best candidate per mode; the mix's
+ * objective there is what one chip design yields for the fleet that serves the members' token
+ * shares, each member on its own best deployment: the resources per token add, so the mix's
+ * objective is the shares' weighted harmonic mean of the members' objectives, 1 / sum_i
+ * (share_i / objective_i) (tokens/s per device, per mm2 or per dollar, or tokens per joule: each
+ * is tokens per unit of a resource the members' deployments use apart). The fleet is taken as
+ * large as the shares need (fractions of a deployment are not rounded). A point where a member
+ * meets none of its limits serves no mix. Returns PM_OK, PM_ERR_INVALID_ARG (no members or too
+ * many, a share not > 0, a member with hardware axes, a shard or another objective),
+ * PM_ERR_UNSUPPORTED (members on different accelerators: a mix is one chip's) or a member's
+ * search's error, its message naming the member.
+ */
+PM_API pm_status pm_search_mix_run(const pm_search_mix *mix, pm_search_mix_result *out,
+                                   pm_error *err);
+/** Frees what r holds (not r itself); r may be NULL. */
+PM_API void pm_search_mix_result_free(pm_search_mix_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,233 @@
+/*
+ * test_search_mix.c - the search over a weighted mix (pm_search_mix_run): one member is its own
+ * search point by point and over the whole axis; two members join by the shares' weighted
+ * harmonic mean, computed here from each member's own search at the point; the shares are
+ * normalised; a member that meets none of its limits leaves the point without a mix and is
+ * named; the refusals.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+
+static pm_scenario load(const char *name)
+{
+    pm_scenario s = pm_test_load(name, NULL, 0);
+    pm_scenario_release(&s);
+    return s;
+}
+
+/* A small space: tp 1 and 2, two chunk budgets, four concurrencies, decode-first, the given
+ * lengths. */
+static pm_search_spec space(int64_t input, int64_t output)
+{
+    pm_search_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.workload.input_tokens = input;
+    sp.workload.output_tokens = output;
+    sp.workload.concurrency = 1;
+    sp.workload.chunk_budget = 1;
+    sp.tp[0] = 1;
+    sp.tp[1] = 2;
+    sp.n_tp = 2;
+    sp.chunk[0] = 512;
+    sp.chunk[1] = 2048;
+    sp.n_chunk = 2;
+    const double conc[] = {1, 4, 16, 64};
+    for (int i = 0; i < 4; i++)
+        sp.concurrency[i] = conc[i];
+    sp.n_concurrency = 4;
+    sp.threads = 1;
+    return sp;
+}
+
+/* The L2 capacities of the mix's one axis (bytes). */
+static double l2_values[] = {16.0 * 1048576, 96.0 * 1048576, 192.0 * 1048576};
+
+static pm_axis l2_axis(void)
+{
+    return (pm_axis){.kind = PM_AXIS_L2, .values = l2_values, .n_values = 3};
+}
+
+/* Member sp of s searched alone at L2 capacity v: its best objective in mode m (NaN: none). */
+static double alone(const pm_scenario *s, const pm_search_spec *sp, double v, int m)
+{
+    pm_search_spec one = *sp;
+    one.hw[0] = (pm_axis){.kind = PM_AXIS_L2, .values = &v, .n_values = 1};
+    one.n_hw = 1;
+    pm_search_result r;
+    pm_error err;
+    if (pm_search_run(s, &one, &r, &err) != PM_OK)
+        fail_msg("pm_search_run: %s", err.message);
+    const double o = r.found[m] ? r.best[m].objective : NAN;
+    pm_search_result_free(&r);
+    return o;
+}
+
+static pm_search_mix_result run(const pm_search_mix *mix)
+{
+    pm_search_mix_result r;
+    pm_error err;
+    if (pm_search_mix_run(mix, &r, &err) != PM_OK)
+        fail_msg("pm_search_mix_run: %s", err.message);
+    return r;
+}
+
+/* One member with share 1 is its own search: at each point the member's best, and the mix's
+ * best point that of the search over the whole axis. */
+static void test_one_member(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama8b");
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    mix->member[0] = (pm_search_member){.scenario = &s, .spec = space(2048, 256), .share = 1.0};
+    mix->n_members = 1;
+    mix->hw[0] = l2_axis();
+    mix->n_hw = 1;
+    pm_search_mix_result r = run(mix);
+    assert_int_equal(r.n_points, 3);
+    for (size_t p = 0; p < 3; p++) {
+        assert_rel(r.points[p].hw[0], l2_values[p], 0.0);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            assert_true(r.points[p].found[m]);
+            assert_int_equal(r.points[p].missing[m], -1);
+            const double o = alone(&s, &mix->member[0].spec, l2_values[p], m);
+            assert_rel(r.points[p].objective[m], o, 0.0);
+            assert_rel(r.members[p * PM_MODE_COUNT + (size_t)m].objective, o, 0.0);
+        }
+    }
+    pm_search_spec whole = mix->member[0].spec;
+    whole.hw[0] = l2_axis();
+    whole.n_hw = 1;
+    pm_search_result w;
+    pm_error err;
+    assert_int_equal(pm_search_run(&s, &whole, &w, &err), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(r.found[m]);
+        assert_rel(r.points[r.best[m]].objective[m], w.best[m].objective, 0.0);
+    }
+    pm_search_result_free(&w);
+    pm_search_mix_result_free(&r);
+    free(mix);
+}
+
+/* Two models (Llama-3-8B on long prompts, Mistral-7B on short ones) on the 910B, shares 1 and
+ * 3: at each point the mix is 1 / (0.25 / o_A + 0.75 / o_B), o_A and o_B each member's own
+ * search there. By hand, o_A = 100 and o_B = 300 tokens/s per device would give
+ * 1 / (0.0025 + 0.0025) = 200: a quarter of the tokens at 100 take as many devices as three
+ * quarters at 300. Shares 2 and 6 give the same answer to the bit. */
+static void test_harmonic_mean(void **state)
+{
+    (void)state;
+    const pm_scenario a = load("llama8b"), b = load("mistral7b");
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    mix->member[0] = (pm_search_member){.scenario = &a, .spec = space(4096, 128), .share = 1.0};
+    mix->member[1] = (pm_search_member){.scenario = &b, .spec = space(512, 512), .share = 3.0};
+    mix->n_members = 2;
+    mix->hw[0] = l2_axis();
+    mix->n_hw = 1;
+    pm_search_mix_result r = run(mix);
+    size_t best[PM_MODE_COUNT] = {0};
+    double top[PM_MODE_COUNT] = {0};
+    for (size_t p = 0; p < 3; p++)
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            const double oa = alone(&a, &mix->member[0].spec, l2_values[p], m);
+            const double ob = alone(&b, &mix->member[1].spec, l2_values[p], m);
+            const double want = 1.0 / (0.25 / oa + 0.75 / ob);
+            assert_true(r.points[p].found[m]);
+            assert_rel(r.points[p].objective[m], want, 1e-12);
+            /* lies between the two, nearer the larger share's */
+            assert_true(r.points[p].objective[m] >= fmin(oa, ob) &&
+                        r.points[p].objective[m] <= fmax(oa, ob));
+            if (r.points[p].objective[m] > top[m]) {
+                top[m] = r.points[p].objective[m];
+                best[m] = p;
+            }
+        }
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        assert_int_equal(r.best[m], best[m]);
+    mix->member[0].share = 2.0;
+    mix->member[1].share = 6.0;
+    pm_search_mix_result q = run(mix);
+    for (size_t p = 0; p < 3; p++)
+        for (int m = 0; m < PM_MODE_COUNT; m++)
+            assert_rel(q.points[p].objective[m], r.points[p].objective[m], 0.0);
+    pm_search_mix_result_free(&q);
+    pm_search_mix_result_free(&r);
+    free(mix);
+}
+
+/* A member whose TPOT limit nothing meets leaves every point without a mix, and is named. */
+static void test_member_short(void **state)
+{
+    (void)state;
+    const pm_scenario a = load("llama8b"), b = load("mistral7b");
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    mix->member[0] = (pm_search_member){.scenario = &a, .spec = space(1024, 128), .share = 1.0};
+    mix->member[1] = (pm_search_member){.scenario = &b, .spec = space(1024, 128), .share = 1.0};
+    mix->member[1].spec.tpot_limit_s = 1e-6; /* no step is a microsecond */
+    mix->n_members = 2;
+    pm_search_mix_result r = run(mix);
+    assert_int_equal(r.n_points, 1);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_false(r.found[m]);
+        assert_false(r.points[0].found[m]);
+        assert_int_equal(r.points[0].missing[m], 1);
+        assert_true(isnan(r.points[0].objective[m]));
+    }
+    pm_search_mix_result_free(&r);
+    free(mix);
+}
+
+static void refused(const pm_search_mix *mix, pm_status want, const char *words)
+{
+    pm_search_mix_result r;
+    pm_error err;
+    assert_int_equal(pm_search_mix_run(mix, &r, &err), want);
+    if (!strstr(err.message, words))
+        fail_msg("expected '%s' in: %s", words, err.message);
+    assert_null(r.points);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    const pm_scenario a = load("llama8b"), h = load("llama70b-h100");
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    refused(mix, PM_ERR_INVALID_ARG, "1 to 8 members");
+    mix->member[0] = (pm_search_member){.scenario = &a, .spec = space(1024, 128), .share = 0.0};
+    mix->n_members = 1;
+    refused(mix, PM_ERR_INVALID_ARG, "member 1 needs a share > 0");
+    mix->member[0].share = 1.0;
+    mix->member[0].spec.n_hw = 1;
+    mix->member[0].spec.hw[0] = l2_axis();
+    refused(mix, PM_ERR_INVALID_ARG, "hardware axes of its own");
+    mix->member[0].spec.n_hw = 0;
+    mix->member[0].spec.objective = PM_SEARCH_PER_MM2;
+    refused(mix, PM_ERR_INVALID_ARG, "another objective");
+    mix->member[0].spec.objective = PM_SEARCH_PER_DEVICE;
+    mix->member[1] = (pm_search_member){.scenario = &h, .spec = space(1024, 128), .share = 1.0};
+    mix->n_members = 2;
+    refused(mix, PM_ERR_UNSUPPORTED, "one chip design");
+    /* a member's own search's error names the member */
+    mix->member[1].scenario = &a;
+    mix->member[1].spec.n_chunk = 0;
+    refused(mix, PM_ERR_INVALID_ARG, "member 2 (");
+    free(mix);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_member),
+        cmocka_unit_test(test_harmonic_mean),
+        cmocka_unit_test(test_member_short),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
