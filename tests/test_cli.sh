@@ -623,6 +623,21 @@ head -c 300 sshard2.txt >sshardcut.txt
 check search-merge-cut 1 "expected a 'best' candidate line" "$pm" search "${sopts[@]}" sshard1.txt sshardcut.txt sshard3.txt
 check search-shard-format 2 "a shard writes its shard file" "$pm" search --shard 1/2 -f csv
 check search-not-for-serve 2 "--budget: serve does not use it" "$pm" serve --budget 8
+# search --mix (issue 46 item 1): one member alone is its own search, mode by mode (the mix's
+# objective 1 / (1 / o) = o); two members at shares 1 and 3 give 1 / (0.25 / o1 + 0.75 / o2)
+# of each member's own search, checked here from the two searches' JSON; the refusals.
+mixo=(--tp-list 1,2 --chunks 512,2048 --concurrency 1,4,16 --tpot-limit 30ms -f json)
+check mix-one-is-search 0 "same" bash -c "python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print(\"same\" if all(b[\"modes\"][m][\"points\"][0][\"mix_objective\"] == a[\"modes\"][m][\"best\"][\"objective\"] for m in (\"serial\", \"fused\", \"preserve\")) else \"differ\")' <('$pm' search --config llama8b ${mixo[*]}) <('$pm' search --mix llama8b ${mixo[*]})"
+check mix-harmonic 0 "harmonic" bash -c "python3 -c 'import json,sys; a,b,m=(json.load(open(f)) for f in sys.argv[1:4]); o=lambda d: d[\"modes\"][\"preserve\"][\"best\"][\"objective\"]; w=1/(0.25/o(a)+0.75/o(b)); x=m[\"modes\"][\"preserve\"][\"points\"][0][\"mix_objective\"]; print(\"harmonic\" if abs(x-w) <= 1e-9*w else (x, w))' <('$pm' search --config llama8b --lengths 4096:128:1 ${mixo[*]}) <('$pm' search --config mistral7b --lengths 512:512:1 ${mixo[*]}) <('$pm' search --mix llama8b@4096:128=1,mistral7b@512:512=3 ${mixo[*]})"
+check mix-table 0 "preserve: the mix's tokens_per_s_per_device" "$pm" search --mix llama8b,mistral7b=2 --tp-list 1,2 --concurrency 1,4,16 --sweep l2=16MiB,96MiB
+check mix-csv 0 "mode,l2_capacity_MiB,mix_objective,found,missing_member,best,m1_tp" "$pm" search --mix llama8b,mistral7b=2 --tp-list 1 --concurrency 1,4 --sweep l2=16MiB,96MiB -f csv
+check mix-short 0 "no hardware point serves every member" "$pm" search --mix llama8b,mistral7b --tpot-limit 1ms --concurrency 1,2
+check mix-config 2 "--mix: the members name their scenarios" "$pm" search --config llama8b --mix llama8b
+check mix-share 2 "a share must be a number > 0" "$pm" search --mix llama8b=0
+check mix-lengths 2 "LENGTHS is a lengths file's name or path, or IN:OUT" "$pm" search --mix llama8b@1:2:3
+check mix-chips 1 "a mix is served by one chip design" "$pm" search --mix llama8b,llama70b-h100 --concurrency 1
+check mix-shard 2 "a mix is searched whole" "$pm" search --mix llama8b --shard 1/2
+check mix-plot-axes 2 "drawn along one hardware axis" "$pm" search --mix llama8b --concurrency 1 --plot "$tmp/mix.png"
 
 # ---- speculative decoding (issue 45) ---------------------------------------------------------
 # Leviathan's tokens per verify step: k = 3 at a = 0.8 gives 1 + 0.8 + 0.64 + 0.512 = 2.952.

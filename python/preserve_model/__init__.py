@@ -33,7 +33,7 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "disagg",
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "search_mix", "disagg",
            "disagg_codesign", "DISAGG_POOLS", "optimize", "footprint", "load_lengths",
            "explain", "timeline", "PHASES", "SERVE_RULES",
            "OBJECTIVES", "SEARCH_OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
@@ -459,6 +459,87 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
             "best": {k: v[0].item() for k, v in b.items()} if found else None,
             "front": named(np.frombuffer(front, dtype=np.float64).reshape(-1, len(_SEARCH_COLUMNS)))}
     return result
+
+def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=None, *,
+               budget=0, tp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
+               ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
+               rule="decode_first", arrival="staggered", exhaustive=False, threads=0,
+               data_dir=None, **shortcuts):
+    """The chip that serves a weighted mix of models and workloads best: `search --mix`.
+
+    members: a sequence of (config, share) or (config, share, lengths): each member's scenario
+    (its model; every member on the same accelerator), its share of the output tokens (> 0,
+    normalised) and its lengths as serve() takes them (None: the scenario's own). Each member
+    is searched as search() searches (the same space, limits and objective; overrides apply to
+    every member) at each point of the hardware axes, and the mix's objective there is
+    1 / sum(share / member's objective): one chip design's fleet, each member on its own best
+    deployment.
+
+    Returns a dict: points, evaluated, pruned, invalid_deployments (summed over the members'
+    searches), hardware ({column: numpy array of the points' values}, the last axis fastest),
+    and modes: {mode: {found, best (the best point's index, None when no point serves every
+    member), mix_objective (numpy array per point, NaN where some member meets no limit),
+    missing_member (int array: the first such member's index, -1 none), members (a list per
+    member of dicts of numpy arrays per point: the candidate's keys as search()'s best, NaN
+    where the member found none)}}. Raises Error for a load or model error, ValueError for a
+    mix the library refuses (members on different accelerators: Error).
+    """
+    members = [tuple(m) for m in members]
+    for m in members:
+        if len(m) not in (2, 3) or not isinstance(m[0], (str, os.PathLike)):
+            raise TypeError(f"members: expected (config, share) or (config, share, lengths) "
+                            f"(got {m!r})")
+    if objective not in SEARCH_OBJECTIVES:
+        raise ValueError(f"objective: expected one of {', '.join(SEARCH_OBJECTIVES)} "
+                         f"(got {objective!r})")
+    if rule not in SERVE_RULES or arrival not in SERVE_ARRIVALS:
+        raise ValueError(f"rule, arrival: expected one of {', '.join(SERVE_RULES)} and of "
+                         f"{', '.join(SERVE_ARRIVALS)} (got {rule!r}, {arrival!r})")
+    hardware = [hardware] if isinstance(hardware, str) else list(hardware)
+    for name, value in (("budget", budget), ("threads", threads)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise TypeError(f"{name}: expected a count >= 0 (got {value!r})")
+    lengths = []
+    for m in members:
+        lens = _length_classes(m[2] if len(m) == 3 else None, data_dir)
+        lengths.append(None if lens is None else [(int(a), int(b), float(c))
+                                                  for a, b, c in lens])
+    raw = _core.search_mix([_path("config", m[0]) for m in members],
+                           [float(m[1]) for m in members], lengths,
+                           _counts("concurrency", concurrency), _counts("chunks", chunks),
+                           [] if tp is None else _counts("tp", tp),
+                           [] if ep is None else _counts("ep", ep), hardware, int(budget),
+                           float(ttft_limit), float(tpot_limit), float(min_user_rate),
+                           SEARCH_OBJECTIVES.index(objective), SERVE_RULES.index(rule),
+                           SERVE_ARRIVALS.index(arrival), bool(exhaustive), int(threads),
+                           _overrides(overrides, shortcuts), _path("data_dir", data_dir))
+    candidates, evaluated, pruned, invalid, hw_names, hw_values, per_mode = raw
+    hw = np.frombuffer(hw_values, dtype=np.float64).reshape(-1, max(len(hw_names), 1))
+    n_points = len(np.frombuffer(per_mode[0][2], dtype=np.float64))
+    result = {"points": candidates, "evaluated": evaluated, "pruned": pruned,
+              "invalid_deployments": invalid,
+              "hardware": {name: hw[:, a].copy() for a, name in enumerate(hw_names)},
+              "modes": {}}
+    keep = [i for i, c in enumerate(_SEARCH_COLUMNS) if c not in ("hw0", "hw1")]
+    for mode, (found, best, obj, missing, rows) in zip(MODES, per_mode):
+        table = np.frombuffer(rows, dtype=np.float64).reshape(n_points, len(members),
+                                                              len(_SEARCH_COLUMNS))
+        per_member = []
+        for i in range(len(members)):
+            got = table[:, i, _SEARCH_COLUMNS.index("objective")] > 0
+            d = {}
+            for j in keep:
+                col = table[:, i, j].copy()
+                col[~got] = np.nan
+                d[_SEARCH_COLUMNS[j]] = col
+            per_member.append(d)
+        result["modes"][mode] = {
+            "found": found, "best": best if found else None,
+            "mix_objective": np.frombuffer(obj, dtype=np.float64).copy(),
+            "missing_member": np.frombuffer(missing, dtype=np.float64).astype(np.int64),
+            "members": per_member}
+    return result
+
 
 #: The pools of a disaggregated deployment, in the library's order (pm_disagg_pool).
 DISAGG_POOLS = ("prefill", "decode")

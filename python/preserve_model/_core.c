@@ -783,6 +783,31 @@ static PyObject *search_value(const pm_search_spec *sp, const pm_search_result *
                          cols, modes);
 }
 
+/* A search's limits, objective and how it runs, as search() and search_mix() take them. */
+static void search_limits(pm_search_spec *sp, int budget, double ttft, double tpot, double user,
+                          int objective, int exhaustive, int threads)
+{
+    sp->device_budget = budget;
+    sp->ttft_limit_s = ttft;
+    sp->tpot_limit_s = tpot;
+    sp->min_tokens_per_s_per_user = user;
+    sp->objective = (pm_search_objective)objective;
+    sp->exhaustive = exhaustive;
+    sp->threads = threads;
+}
+
+/* A member's served workload: its lengths (None: the scenario's prompt and decode steps, or
+ * in and out when > 0) under rule and arrival; 0, or -1 with an exception set. */
+static int search_workload(const pm_scenario *s, long long in, long long out, int rule,
+                           int arrival, PyObject *lengths, pm_serve_workload *w)
+{
+    *w = (pm_serve_workload){in > 0 ? in : pm_workload_prompt_tokens(&s->workload),
+                             out > 0 ? out : pm_workload_decode_steps(&s->workload),
+                             1, 1, (pm_serve_rule)rule, 0, 0, (pm_serve_arrival)arrival, 0.0, 0,
+                             {{0}}};
+    return lengths != Py_None ? serve_lengths(lengths, w) : 0;
+}
+
 /* search(config, concurrency, chunks, tp, ep, hardware, budget, ttft_limit, tpot_limit,
  * min_user_rate, objective, rule, arrival, input_tokens, output_tokens, exhaustive, threads,
  * overrides=None, data_dir=None, lengths=None): the search command's pm_search_run. */
@@ -815,22 +840,11 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
     if (search_space(sp, tp, ep, chunks, conc, hw) != 0 ||
         load(config, overrides, data_dir, true, &s) != 0)
         goto out;
-    sp->workload = (pm_serve_workload){in > 0 ? in : pm_workload_prompt_tokens(&s.workload),
-                                       out_tokens > 0 ? out_tokens
-                                                      : pm_workload_decode_steps(&s.workload),
-                                       1, 1, (pm_serve_rule)rule, 0, 0,
-                                       (pm_serve_arrival)arrival, 0.0, 0, {{0}}};
-    if (lengths != Py_None && serve_lengths(lengths, &sp->workload) != 0) {
+    if (search_workload(&s, in, out_tokens, rule, arrival, lengths, &sp->workload) != 0) {
         pm_scenario_release(&s);
         goto out;
     }
-    sp->device_budget = budget;
-    sp->ttft_limit_s = ttft;
-    sp->tpot_limit_s = tpot;
-    sp->min_tokens_per_s_per_user = user;
-    sp->objective = (pm_search_objective)objective;
-    sp->exhaustive = exhaustive;
-    sp->threads = threads;
+    search_limits(sp, budget, ttft, tpot, user, objective, exhaustive, threads);
     pm_search_result r;
     pm_error err;
     pm_status st;
@@ -845,6 +859,153 @@ out:
     for (int a = 0; a < sp->n_hw; a++)
         pm_axis_release(&sp->hw[a]);
     PyMem_Free(sp);
+    return res;
+}
+
+/* The mix's answer: (candidates, evaluated, pruned, invalid deployments, the hardware axes'
+ * columns, the points' hardware values (n_points x n_hw float64 bytes), per mode (found, the
+ * best point's index or -1, the mix objective per point, the missing member per point (0-based,
+ * -1 none) as float64 bytes, the members' best rows, n_points x n_members x SEARCH_COLS)). */
+static PyObject *search_mix_value(const pm_search_mix *mix, const pm_search_mix_result *r)
+{
+    const size_t np = r->n_points, nm = (size_t)r->n_members;
+    double *hw = PyMem_Calloc(np * (size_t)mix->n_hw + 1, sizeof *hw);
+    double *obj = PyMem_Calloc(np + 1, sizeof *obj), *miss = PyMem_Calloc(np + 1, sizeof *miss);
+    double *rows = PyMem_Calloc(np * nm * SEARCH_COLS + 1, sizeof *rows);
+    PyObject *modes = hw && obj && miss && rows ? PyTuple_New(PM_MODE_COUNT) : PyErr_NoMemory();
+    for (size_t p = 0; hw && p < np; p++)
+        for (int a = 0; a < mix->n_hw; a++)
+            hw[p * (size_t)mix->n_hw + (size_t)a] =
+                pm_axis_display_value(mix->hw[a].kind, r->points[p].hw[a]);
+    for (int m = 0; modes && m < PM_MODE_COUNT; m++) {
+        for (size_t p = 0; p < np; p++) {
+            obj[p] = r->points[p].objective[m];
+            miss[p] = r->points[p].missing[m];
+            for (size_t i = 0; i < nm; i++)
+                search_row(&mix->member[i].spec,
+                           &r->members[(p * nm + i) * PM_MODE_COUNT + (size_t)m],
+                           rows + (p * nm + i) * SEARCH_COLS);
+        }
+        PyObject *t = Py_BuildValue("(Nny#y#y#)", PyBool_FromLong(r->found[m]),
+                                    r->found[m] ? (Py_ssize_t)r->best[m] : (Py_ssize_t)-1,
+                                    (const char *)obj, (Py_ssize_t)(np * sizeof *obj),
+                                    (const char *)miss, (Py_ssize_t)(np * sizeof *miss),
+                                    (const char *)rows,
+                                    (Py_ssize_t)(np * nm * SEARCH_COLS * sizeof *rows));
+        if (!t) {
+            Py_CLEAR(modes);
+            break;
+        }
+        PyTuple_SET_ITEM(modes, m, t);
+    }
+    PyObject *cols = modes ? PyTuple_New(mix->n_hw) : NULL;
+    for (int a = 0; cols && a < mix->n_hw; a++)
+        PyTuple_SET_ITEM(cols, a, PyUnicode_FromString(pm_axis_column(mix->hw[a].kind)));
+    PyObject *res = cols ? Py_BuildValue("(nnnnNy#N)", (Py_ssize_t)r->candidates,
+                                         (Py_ssize_t)r->evaluated, (Py_ssize_t)r->pruned,
+                                         (Py_ssize_t)r->invalid_plans, cols, (const char *)hw,
+                                         (Py_ssize_t)(np * (size_t)mix->n_hw * sizeof *hw),
+                                         modes)
+                         : NULL;
+    if (!res)
+        Py_XDECREF(modes);
+    PyMem_Free(hw);
+    PyMem_Free(obj);
+    PyMem_Free(miss);
+    PyMem_Free(rows);
+    return res;
+}
+
+/* Each member of configs (with shares and lengths, sequences of one length) loaded into s and
+ * its spec into mix from the space base (its lists; no hardware axes); the count loaded, or -1
+ * with an exception set (the loaded ones in s still to release). */
+static int search_mix_members(PyObject *configs, PyObject *shares, PyObject *lengths,
+                              PyObject *overrides, const char *data_dir, const pm_search_spec *base,
+                              int rule, int arrival, pm_scenario *s, pm_search_mix *mix)
+{
+    strings c;
+    if (get_strings(configs, "members", &c) != 0)
+        return -1;
+    double share[PM_SEARCH_MAX_MEMBERS];
+    int n = (int)c.n, loaded = 0;
+    if (n < 1 || n > PM_SEARCH_MAX_MEMBERS)
+        PyErr_Format(PyExc_ValueError, "members: 1 to %d", PM_SEARCH_MAX_MEMBERS);
+    else if (search_list(shares, "shares", share) != n || PySequence_Size(lengths) != n)
+        PyErr_SetString(PyExc_ValueError, "members: a share and lengths per member");
+    for (int i = 0; i < n && !PyErr_Occurred(); i++) {
+        if (load(c.v[i], overrides, data_dir, true, &s[i]) != 0)
+            break;
+        loaded++;
+        pm_search_member *mb = &mix->member[i];
+        mb->scenario = &s[i];
+        mb->share = share[i];
+        mb->spec = *base;
+        mb->spec.n_hw = 0;
+        PyObject *li = PySequence_GetItem(lengths, i);
+        if (!li || search_workload(&s[i], 0, 0, rule, arrival, li, &mb->spec.workload) != 0) {
+            Py_XDECREF(li);
+            break;
+        }
+        Py_DECREF(li);
+    }
+    release_strings(&c);
+    mix->n_members = n;
+    return PyErr_Occurred() ? -loaded - 1 : loaded;
+}
+
+/* search_mix(configs, shares, lengths, concurrency, chunks, tp, ep, hardware, budget,
+ * ttft_limit, tpot_limit, min_user_rate, objective, rule, arrival, exhaustive, threads,
+ * overrides=None, data_dir=None): the search --mix command's pm_search_mix_run. */
+static PyObject *search_mix(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *configs, *shares, *lengths, *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None;
+    const char *data_dir = NULL;
+    int budget, objective, rule, arrival, exhaustive, threads;
+    double ttft, tpot, user;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOidddiiipi|Oz", &configs, &shares, &lengths, &conc,
+                          &chunks, &tp, &ep, &hw, &budget, &ttft, &tpot, &user, &objective,
+                          &rule, &arrival, &exhaustive, &threads, &overrides, &data_dir))
+        return NULL;
+    pm_search_spec *base = PyMem_Calloc(1, sizeof *base);
+    pm_search_mix *mix = PyMem_Calloc(1, sizeof *mix);
+    pm_scenario *s = PyMem_Calloc(PM_SEARCH_MAX_MEMBERS, sizeof *s);
+    PyObject *res = NULL;
+    int loaded = 0;
+    if (!base || !mix || !s) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (search_space(base, tp, ep, chunks, conc, hw) != 0)
+        goto out;
+    search_limits(base, budget, ttft, tpot, user, objective, exhaustive, threads);
+    for (int a = 0; a < base->n_hw; a++)
+        mix->hw[a] = base->hw[a];
+    mix->n_hw = base->n_hw;
+    mix->objective = base->objective;
+    loaded = search_mix_members(configs, shares, lengths, overrides, data_dir, base, rule,
+                                arrival, s, mix);
+    if (loaded < 0) {
+        loaded = -loaded - 1;
+        goto out;
+    }
+    pm_search_mix_result r;
+    pm_error err;
+    pm_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = pm_search_mix_run(mix, &r, &err);
+    Py_END_ALLOW_THREADS
+    res = st == PM_OK ? search_mix_value(mix, &r) : raise_error(&err);
+    if (st == PM_OK)
+        pm_search_mix_result_free(&r);
+out:
+    for (int i = 0; i < loaded; i++)
+        pm_scenario_release(&s[i]);
+    for (int a = 0; base && a < base->n_hw; a++)
+        pm_axis_release(&base->hw[a]);
+    PyMem_Free(s);
+    PyMem_Free(mix);
+    PyMem_Free(base);
     return res;
 }
 
@@ -1428,6 +1589,8 @@ static PyMethodDef methods[] = {
      "float64 rows as bytes)"},
     {"search", (PyCFunction)(void (*)(void))search, METH_VARARGS | METH_KEYWORDS,
      "the search under latency limits (pm_search_run)"},
+    {"search_mix", search_mix, METH_VARARGS,
+     "the search over a weighted mix of models and workloads (pm_search_mix_run)"},
     {"optimize", (PyCFunction)(void (*)(void))optimize, METH_VARARGS | METH_KEYWORDS,
      "optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column, "
      "objective_column, lo, hi, evaluations, fits_hbm, per-mode (best, objective, bracket_lo, bracket_hi, "

@@ -897,6 +897,40 @@ def test_search_refusals():
     r = pm.search("llama70b-h100", (1, 2), tpot_limit=1e-4)
     assert not r["modes"]["preserve"]["found"] and r["modes"]["preserve"]["best"] is None
 
+
+def test_search_mix_is_the_harmonic_mean_of_the_members_searches():
+    # Shares 1 and 3: a quarter of the tokens at o_a and three quarters at o_b take
+    # 0.25 / o_a + 0.75 / o_b devices per token/s (o_a = 100, o_b = 300 would give 200).
+    space = dict(concurrency=(1, 4, 16), tp=(1, 2), chunks=(512, 2048), tpot_limit=0.03)
+    r = pm.search_mix([("llama8b", 1, [(4096, 128, 1)]), ("mistral7b", 3, [(512, 512, 1)])],
+                      hardware="l2=16MiB,96MiB", **space)
+    assert list(r["hardware"]["l2_capacity_MiB"]) == [16.0, 96.0]
+    for p, l2 in enumerate(("16MiB", "96MiB")):
+        a = pm.search("llama8b", hardware=f"l2={l2}", lengths=[(4096, 128, 1)], **space)
+        b = pm.search("mistral7b", hardware=f"l2={l2}", lengths=[(512, 512, 1)], **space)
+        for mode in pm.MODES:
+            oa = a["modes"][mode]["best"]["objective"]
+            ob = b["modes"][mode]["best"]["objective"]
+            m = r["modes"][mode]
+            assert m["mix_objective"][p] == pytest.approx(1 / (0.25 / oa + 0.75 / ob), rel=1e-12)
+            assert m["members"][0]["objective"][p] == oa
+            assert m["members"][1]["tp"][p] == b["modes"][mode]["best"]["tp"]
+            assert m["missing_member"][p] == -1
+    for mode in pm.MODES:
+        m = r["modes"][mode]
+        assert m["best"] == int(np.argmax(m["mix_objective"]))
+
+
+def test_search_mix_refusals():
+    with pytest.raises(TypeError, match="members"):
+        pm.search_mix([("llama8b",)])
+    with pytest.raises(pm.Error, match="one chip design"):
+        pm.search_mix([("llama8b", 1), ("llama70b-h100", 1)], concurrency=(1,))
+    r = pm.search_mix([("llama8b", 1), ("mistral7b", 1)], concurrency=(1, 2), tpot_limit=1e-6)
+    m = r["modes"]["preserve"]
+    assert not m["found"] and m["best"] is None and m["missing_member"][0] == 0
+    assert np.isnan(m["mix_objective"][0]) and np.isnan(m["members"][0]["objective"][0])
+
 # ---------------------------------------------------------------- disagg (issue 45)
 
 def test_disagg_returns_the_columns_as_arrays():

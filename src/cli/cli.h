@@ -68,6 +68,7 @@ typedef struct cli {
     int budget;              /* search: the deployment's devices (0: one replica) */
     const char *tp_list, *ep_list, *chunks; /* search: the space's lists (NULL: defaults) */
     bool exhaustive;         /* search: no pruning */
+    const char *mix;         /* search: "SCENARIO[@LENGTHS][=SHARE],..." (NULL: --config) */
     pm_search_objective search_objective; /* search: --objective (default per device) */
     bool help;           /* --help: the command's help instead of the command */
     bool help_command;   /* a command was named (not the default run) */

@@ -34,5 +34,11 @@ int cmd_serve(const cli *c);
 int cmd_disagg(int argc, char **argv);
 /* search_cmd.c: the best deployment under latency limits, and the Pareto front. */
 int cmd_search(const cli *c, int n_files, char **files);
+/* search_cmd.c's spec of the command line over scenario s, and an objective's column (with its
+ * unit): search_mix_cmd.c makes each member's spec so. */
+int search_make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp);
+const char *search_objective_column(pm_search_objective o);
+/* search_mix_cmd.c: search --mix, the chip that serves a weighted mix best. */
+int cmd_search_mix(const cli *c);
 
 #endif

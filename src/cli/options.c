@@ -126,6 +126,10 @@ const cli_option cli_options[] = {
      "8192)"},
     {"exhaustive", no_argument, OPT_EXHAUSTIVE, GIVEN_SPACE, NULL,
      "search: evaluate every candidate (no pruning; the same answer, slower)"},
+    {"mix", required_argument, OPT_MIX, GIVEN_SPACE, "M",
+     "search: a weighted mix instead of --config alone, SCENARIO[@LENGTHS][=SHARE] members "
+     "separated by commas (LENGTHS a lengths file or IN:OUT; SHARE of the output tokens, "
+     "default 1): the chip that serves the fleet best, each member on its own best deployment"},
     {"min-user-rate", required_argument, OPT_MIN_USER_RATE, GIVEN_LIMITS, "R",
      "search: the floor of output tokens/s per user"},
     {"help", no_argument, 'h', 0, NULL, "this help (COMMAND --help: the command's)"},

@@ -87,7 +87,7 @@ static void progress(size_t done, size_t total, void *user)
 }
 
 /* The spec of the command line over scenario s; 0 or the exit status said on stderr. */
-static int make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp)
+int search_make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp)
 {
     if (served_workload(c, &s->workload, 1, &sp->workload) != 0)
         return EXIT_USAGE;
@@ -106,7 +106,7 @@ static int make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp)
 }
 
 /* The objective's column, with its unit. */
-static const char *objective_column(pm_search_objective o)
+const char *search_objective_column(pm_search_objective o)
 {
     static const char *const cols[PM_SEARCH_OBJECTIVE_COUNT] = {
         "tokens_per_s_per_device", "tokens_per_s_per_mm2", "tokens_per_s_per_usd",
@@ -133,7 +133,7 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
     fprintf(f, "# limits: TTFT %g s, TPOT %g s, %g tokens/s per user (0: none); objective %s "
             "(%s)\n",
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
-            pm_search_objective_name(sp->objective), objective_column(sp->objective));
+            pm_search_objective_name(sp->objective), search_objective_column(sp->objective));
     fprintf(f, "# space: %zu points x %d modes; %zu evaluated, %zu pruned%s; %zu deployments "
             "could not run%s%s\n",
             r->candidates, PM_MODE_COUNT, r->evaluated, r->pruned,
@@ -222,7 +222,7 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
                x->tokens_per_s_per_device, k->objective, pm_search_bound_name(r->binds[m]), hw);
     }
     printf("\n(the objective is %s; the Pareto fronts: --format csv)\n",
-           objective_column(sp->objective));
+           search_objective_column(sp->objective));
 }
 
 static void json_candidate(const pm_search_spec *sp, const pm_search_candidate *k)
@@ -255,7 +255,7 @@ static void write_json(const pm_search_spec *sp, const pm_search_result *r)
 {
     printf("{\n  \"objective\": \"%s\",\n  \"objective_column\": \"%s\",\n  \"limits\": "
            "{\"ttft_s\": ",
-           pm_search_objective_name(sp->objective), objective_column(sp->objective));
+           pm_search_objective_name(sp->objective), search_objective_column(sp->objective));
     fput_json_number(stdout, sp->ttft_limit_s);
     printf(", \"tpot_s\": ");
     fput_json_number(stdout, sp->tpot_limit_s);
@@ -319,7 +319,7 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
         out_file_abort(&csv);
     const plot_var vars[] = {{"ttl", title, false},
                              {"facts", facts, false},
-                             {"ylab", objective_column(sp->objective), false}};
+                             {"ylab", search_objective_column(sp->objective), false}};
     if (rc == 0)
         rc = plot_draw("search.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     free(path);
@@ -368,13 +368,17 @@ int cmd_search(const cli *c, int n_files, char **files)
 {
     if (c->plot && c->format == FMT_JSON)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
+    if (c->mix && (n_files > 0 || c->shard))
+        return usage_error("--mix: a mix is searched whole (no --shard, no shard files)");
+    if (c->mix)
+        return cmd_search_mix(c);
     pm_scenario s;
     int rc = load(c, &s);
     if (rc)
         return rc;
     pm_search_spec *sp = calloc(1, sizeof *sp);
     pm_search_result r = {0};
-    rc = sp ? make_spec(c, &s, sp) : out_of_memory();
+    rc = sp ? search_make_spec(c, &s, sp) : out_of_memory();
     if (rc == 0)
         rc = answer(c, &s, sp, n_files, files, &r);
     if (rc == 0 && c->shard)
