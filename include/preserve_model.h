@@ -2114,15 +2114,18 @@ typedef enum pm_axis_kind {
     PM_AXIS_EP = 8,       /* expert-parallel degree (cluster.expert_parallel) */
     PM_AXIS_PP = 9,       /* pipeline stages (cluster.pipeline_parallel) */
     PM_AXIS_DP = 10,      /* data-parallel replicas (cluster.data_parallel) */
-    PM_AXIS_COUNT = 11
+    PM_AXIS_SP = 11,      /* sequence parallelism off (0) or on (1) (cluster.sequence_parallel) */
+    PM_AXIS_COUNT = 12
 } pm_axis_kind;
 
-/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep", "pp", "dp". */
+/** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep", "pp", "dp",
+ * "sp". */
 PM_API const char *pm_axis_name(pm_axis_kind kind);
 /** The CSV column name with its unit: "l2_capacity_MiB", "hbm_bandwidth_GBps", "devices"... */
 PM_API const char *pm_axis_column(pm_axis_kind kind);
-/** True for the axes of counts (devices, batch, seq, ep): integers, not searchable by
- * pm_optimize_axis_for; false for the continuous ones (and for a kind out of range). */
+/** True for the axes of counts (devices, batch, seq, ep, pp, dp) and the switch sp (0 or 1):
+ * integers, not searchable by pm_optimize_axis_for; false for the continuous ones (and for a
+ * kind out of range). */
 PM_API bool pm_axis_is_count(pm_axis_kind kind);
 /** Converts an SI axis value to the unit of pm_axis_column. */
 PM_API double pm_axis_display_value(pm_axis_kind kind, double value_si);

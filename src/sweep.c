@@ -39,6 +39,7 @@ static const axis_info axes[PM_AXIS_COUNT] = {
     {"ep", "expert_parallel", "$.cluster.expert_parallel", PM_DIM_NONE, 1, 1, 64, -2.0},
     {"pp", "pipeline_parallel", "$.cluster.pipeline_parallel", PM_DIM_NONE, 1, 1, 8, -2.0},
     {"dp", "data_parallel", "$.cluster.data_parallel", PM_DIM_NONE, 1, 1, 8, -2.0},
+    {"sp", "sequence_parallel", "$.cluster.sequence_parallel", PM_DIM_NONE, 1, 0, 1, 1},
 };
 
 const char *pm_axis_name(pm_axis_kind k)
@@ -68,7 +69,7 @@ void pm_axis_release(pm_axis *a)
 bool pm_axis_is_count(pm_axis_kind k)
 {
     return k == PM_AXIS_DEVICES || k == PM_AXIS_BATCH || k == PM_AXIS_SEQ || k == PM_AXIS_EP ||
-           k == PM_AXIS_PP || k == PM_AXIS_DP;
+           k == PM_AXIS_PP || k == PM_AXIS_DP || k == PM_AXIS_SP;
 }
 
 static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, const char *spec,
@@ -101,6 +102,12 @@ static bool bare_number(const char *text, double *v)
     return *end == '\0';
 }
 
+/* A switch's value: exactly 0 (off) or 1 (on). */
+static bool switch_value(double v)
+{
+    return !(v < 0.0 || v > 0.0) || !(v < 1.0 || v > 1.0);
+}
+
 static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec, double *out,
                              pm_error *err)
 {
@@ -115,7 +122,10 @@ static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec,
                                  : pm_quantity_parse(text, ai->dim, out, &e2)) != PM_OK) {
         return pm_fail(err, e2.status, PM_ERROR_FILE_AXIS, spec, "%s", e2.message);
     }
-    if (!(*out > 0) || !isfinite(*out))
+    if (k == PM_AXIS_SP && !switch_value(*out))
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
+                       "sp is a switch: 0 (off) or 1 (on) (got '%s')", text);
+    if (k != PM_AXIS_SP && (!(*out > 0) || !isfinite(*out)))
         return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
                        "values must be > 0 (got '%s')", text);
     if (pm_axis_is_count(k) && fabs(*out - round(*out)) > 1e-9 * *out)
@@ -307,6 +317,7 @@ bool pm_scenario_axis_value(const pm_scenario *s, pm_axis_kind k, double *v)
     case PM_AXIS_EP: *v = pm_cluster_ep(&s->cluster); break;
     case PM_AXIS_PP: *v = pm_cluster_pp(&s->cluster); break;
     case PM_AXIS_DP: *v = pm_cluster_dp(&s->cluster); break;
+    case PM_AXIS_SP: *v = s->cluster.sequence_parallel ? 1.0 : 0.0; return true;
     default: return false;
     }
     return *v > 0 && isfinite(*v);
@@ -350,6 +361,13 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     if ((int)k < 0 || k >= PM_AXIS_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad axis");
     const char *path = axes[k].path;
+    if (k == PM_AXIS_SP) {
+        if (!switch_value(v))
+            return pm_fail(err, PM_ERR_RANGE, NULL, path,
+                           "the sp axis is a switch: 0 (off) or 1 (on) (got %.17g)", v);
+        s->cluster.sequence_parallel = v > 0.5;
+        return PM_OK;
+    }
     if (!(v > 0) || !isfinite(v))
         return pm_fail(err, PM_ERR_RANGE, NULL, path, "the %s axis's values must be > 0 (got %g)",
                        pm_axis_name(k), v);

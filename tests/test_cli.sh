@@ -589,6 +589,9 @@ check pp-layer-classes 1 "not modelled" "$pm" --config gemma2-9b --cluster hgx-h
 check pp-serve-refused 1 "pipeline stages is not modelled" "$pm" serve --config llama8b --cluster hgx-h100-ib-ndr --pp 2
 check pp-bad-count 2 "--pp" "$pm" --pp 0
 check pp-sweep 0 "pipeline_parallel," "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --sweep pp=1,2
+# the sp axis (issue 44 item 5): off then on, its on row the --sp run's TPOT; 0 and 1 only
+check sp-sweep 0 "same" bash -c "[ \"\$('$pm' --config llama70b --sweep sp -f csv | grep '^1,' | cut -d, -f7)\" = \"\$('$pm' --config llama70b --sp --sweep sp=1 -f csv | grep '^1,' | cut -d, -f7)\" ] && '$pm' --config llama70b --sweep sp -f csv | grep -q '^sequence_parallel,' && echo same"
+check sp-sweep-switch 2 "sp is a switch: 0 (off) or 1 (on)" "$pm" --config llama70b --sweep sp=2
 check dp-serve 0 "preserve" "$pm" serve --config llama8b --dp 2 --concurrency 2,8
 check dp-serve-too-few 2 "at least one sequence in flight on each" "$pm" serve --config llama8b --dp 4 --concurrency 2
 

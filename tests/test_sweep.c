@@ -119,7 +119,7 @@ static void test_axis_rejects_bad_ranges(void **state)
     check_bad("frobnicate=1,2", PM_ERR_VALUE, "unknown axis");
     /* Every axis is listed, the last one too (the list once lacked ep). */
     check_bad("frobnicate=1,2", PM_ERR_VALUE,
-              "expected l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, pp or dp)");
+              "expected l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, pp, dp or sp)");
     check_bad("l2=8GBps:16GBps:1GBps", PM_ERR_UNIT, "unknown unit");
     check_bad("batch=1.5,2", PM_ERR_RANGE, "integers");
     check_bad("hbm_bw=-1,2", PM_ERR_RANGE, "> 0");
@@ -177,6 +177,47 @@ static void test_set_axis_changes_the_scenario(void **state)
     assert_int_equal(s.cluster.devices, 1048576);
 }
 
+/* The sp axis is a switch (issue 44 item 5): its default range is off then on, it takes 0
+ * and 1 only, it turns the cluster's sequence parallelism off and on, and a sweep's point on
+ * it is the estimate of the scenario with sequence_parallel set (compared with --sp's). */
+static void test_sp_axis_is_a_switch(void **state)
+{
+    (void)state;
+    pm_axis a;
+    pm_error err;
+    assert_int_equal(pm_axis_parse("sp", 0, &a, &err), PM_OK);
+    assert_int_equal(a.n_values, 2);
+    assert_rel(a.values[0], 0.0, 0.0);
+    assert_rel(a.values[1], 1.0, 0.0);
+    assert_true(pm_axis_is_count(a.kind));
+    assert_string_equal(pm_axis_column(a.kind), "sequence_parallel");
+    pm_axis_release(&a);
+    assert_int_equal(pm_axis_parse("sp=1,0", 0, &a, &err), PM_OK);
+    assert_int_equal(a.n_values, 2);
+    pm_axis_release(&a);
+    assert_int_equal(pm_axis_parse("sp=2", 0, &a, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "sp is a switch"));
+    assert_int_equal(pm_axis_parse("sp=0.5", 0, &a, &err), PM_ERR_RANGE);
+    pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    pm_scenario on = s;
+    on.cluster.sequence_parallel = true;
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_SP, 1.0, &err), PM_OK);
+    assert_true(s.cluster.sequence_parallel);
+    double v;
+    assert_true(pm_scenario_axis_value(&s, PM_AXIS_SP, &v));
+    assert_rel(v, 1.0, 0.0);
+    pm_estimate e1, e2;
+    assert_int_equal(pm_estimate_compute(&s, &e1, &err), PM_OK);
+    assert_int_equal(pm_estimate_compute(&on, &e2, &err), PM_OK);
+    assert_rel(e1.modes[PM_MODE_PRESERVE].tpot_s, e2.modes[PM_MODE_PRESERVE].tpot_s, 0.0);
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_SP, 0.0, &err), PM_OK);
+    assert_false(s.cluster.sequence_parallel);
+    assert_true(pm_scenario_axis_value(&s, PM_AXIS_SP, &v));
+    assert_rel(v, 0.0, 0.0);
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_SP, 3.0, &err), PM_ERR_RANGE);
+    pm_scenario_release(&s);
+}
+
 static void test_optimum_is_at_least_the_best_grid_point(void **state)
 {
     (void)state;
@@ -216,6 +257,7 @@ int main(void)
         cmocka_unit_test(test_axis_rejects_bad_ranges),
         cmocka_unit_test(test_axis_list_is_never_cut),
         cmocka_unit_test(test_set_axis_changes_the_scenario),
+        cmocka_unit_test(test_sp_axis_is_a_switch),
         cmocka_unit_test(test_optimum_is_at_least_the_best_grid_point),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

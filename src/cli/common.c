@@ -333,6 +333,9 @@ static const char *const axis_titles[PM_AXIS_COUNT] = {
     [PM_AXIS_BATCH] = "batch (sequences)",
     [PM_AXIS_SEQ] = "sequence length (tokens)",
     [PM_AXIS_EP] = "expert-parallel ranks",
+    [PM_AXIS_PP] = "pipeline stages",
+    [PM_AXIS_DP] = "data-parallel replicas",
+    [PM_AXIS_SP] = "sequence parallelism (0 off, 1 on)",
 };
 
 /* An axis's title with its unit; the compute axis names the datatype whose peak it scales (an
