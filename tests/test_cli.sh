@@ -79,6 +79,7 @@ check sglang-ep-refused 1 'runtime "sglang" runs expert parallelism over 8 ranks
 # vLLM's MoE routing kernels (issue 47): in the layer under the vllm runtime, and the align's
 # per-slot time without its fixed time (the switch) is refused.
 check moe-routing-kernels 0 "L1.MoE.Align,Elementwise" "$pm" timeline --config dbrx-h100 --set runtime=vllm --phase decode
+check moe-routing-header 0 "routing kernels of their own (top-k, align at 12.9 us + 7.54 ns a slot, sum)" "$pm" --config dbrx-h100 --set runtime=vllm
 check moe-routing-off 1 "" bash -c "\"$pm\" timeline --config dbrx-h100 --phase decode | grep -q MoE.Align"
 check moe-align-refused 1 'moe_align_per_slot: given without a positive "moe_align_fixed"' "$pm" --config dbrx-h100 --set runtime=vllm --set runtime.moe_align_fixed_us=0
 # A sweep point gets the same message from the scenario check (it read "must divide devices,
