@@ -609,6 +609,11 @@ typedef struct pm_runtime {
                                       against the dense GEMM of the same shape: the routed
                                       experts' compute and memory times are divided by it;
                                       0: as a dense GEMM (1) */
+    bool moe_routing_kernels;      /* the engine routes with kernels of its own (issue 47): a MoE
+                                      layer then has a top-k, an align (the slots sorted by
+                                      expert) and a sum node; the runtime gave moe_align_fixed */
+    double moe_align_fixed_s;      /* the align kernel's time beyond its launch and its slots' */
+    double moe_align_per_slot_s;   /* the align kernel's time per token slot (tokens x top-k) */
     double hbm_usable_frac;        /* (0, 1]: the share of the HBM the engine lets weights and the
                                       KV cache take (vLLM's gpu_memory_utilization, 0.9 by
                                       default: the rest is its activations and workspace); 0:
@@ -1027,7 +1032,11 @@ typedef enum pm_node_role {
     PM_ROLE_ATTN_ALL_GATHER = 32,     /* before the QKV projection */
     PM_ROLE_MLP_ALL_GATHER = 33,      /* before the MLP's input projections */
     PM_ROLE_HEAD_ALL_GATHER = 34,     /* before the LM head */
-    PM_ROLE_COUNT = 35
+    /* MoE routing kernels of their own (an engine's, where its runtime gives them): */
+    PM_ROLE_MOE_TOPK = 35,  /* softmax and top-k over the router's scores */
+    PM_ROLE_MOE_ALIGN = 36, /* the token slots sorted by expert (moe_align_block_size) */
+    PM_ROLE_MOE_SUM = 37,   /* un-permute: each token's k expert outputs summed (moe_sum) */
+    PM_ROLE_COUNT = 38
 } pm_node_role;
 
 /** "o", "qkv", "lm_head"...; "?" for an invalid value. */

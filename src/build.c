@@ -500,6 +500,37 @@ static void add_mlp_in(build_ctx *b, int l, const mlp_names *nm, matmul_fn mm, d
                rows * n_cols, gated ? 6.0 : 8.0, gated ? 3.0 : 2.0);
 }
 
+/* The engine's routing kernels after the router (runtime.c, pm_moe_routing_ops), vLLM's
+ * fused-MoE path: the top-k (topk_softmax) reads each token's scores over every expert and writes
+ * its k weights (fp32) and expert ids and slot indices (int32): 4 flop a score (max, exp, sum,
+ * divide); the align (moe_align_block_size) reads the rows x k ids and writes the sorted slot
+ * ids (int32), its time its measured line (cost.c) over m = the slots it sorts. The permute is
+ * the expert GEMM's own gather (its activation reads are the slots'), so no node of its own. */
+static void add_moe_routing(build_ctx *b, int l)
+{
+    const double e = b->s->model.experts, rows = b->rows;
+    const double slots = rows * b->s->model.experts_per_token;
+    pm_node *t = node_new(b, PM_NODE_ELEMENTWISE, PM_ROLE_MOE_TOPK, l, "MoE.TopK");
+    t->flop = 4.0 * rows * e;
+    t->act_bytes = rows * e * b->ea + slots * 12.0;
+    node_commit(b);
+    pm_node *a = node_new(b, PM_NODE_ELEMENTWISE, PM_ROLE_MOE_ALIGN, l, "MoE.Align");
+    a->m = slots;
+    a->act_bytes = slots * 8.0;
+    node_commit(b);
+}
+
+/* Un-permute (moe_sum): slots expert outputs of the hidden size read, one per token written,
+ * one add per slot element. */
+static void add_moe_sum(build_ctx *b, int l, double slots)
+{
+    const double h = b->s->model.hidden;
+    pm_node *n = node_new(b, PM_NODE_ELEMENTWISE, PM_ROLE_MOE_SUM, l, "MoE.Sum");
+    n->flop = slots * h;
+    n->act_bytes = (slots + b->rows) * h * b->ea;
+    node_commit(b);
+}
+
 /* A MoE block after the MLP norm: the shared experts (known before routing: prefetchable under
  * the attention's allreduce), the router, the dispatch, the routed experts (prefetchable only
  * under the dispatch), and the combine; without expert parallelism the experts are tensor
@@ -521,6 +552,9 @@ static void add_moe_block(build_ctx *b, int l)
         add_matmul(b, PM_ROLE_SHARED_DOWN, l, "SharedDown", sc, h);
     }
     add_matmul(b, PM_ROLE_ROUTER, l, "Router", h, m->experts);
+    const bool routing = pm_moe_routing_ops(b->s);
+    if (routing)
+        add_moe_routing(b, l);
     /* Dispatch in the activations' type; combine in the reduction's (W8A8 sums fp16). */
     const double slots_all = rows * m->experts_per_token * h;
     if (ep)
@@ -531,7 +565,11 @@ static void add_moe_block(build_ctx *b, int l)
     if (ep)
         add_alltoall(b, PM_ROLE_COMBINE, l, "A2A.combine", slots_all * b->er,
                      pm_allreduce_dtype(&b->s->workload));
-    else
+    /* Un-permute: each token's k outputs summed, on the expert rank before the allreduce, or
+     * on the token's own rank after the combine (all of its k slots back). */
+    if (routing)
+        add_moe_sum(b, l, ep ? rows * m->experts_per_token : b->moe.token_slots);
+    if (!ep)
         allreduce_after(b, PM_ROLE_MLP_ALLREDUCE, l, "AR.mlp");
 }
 

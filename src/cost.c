@@ -137,11 +137,14 @@ static roof roofline(const pm_cost_ctx *k, const pm_node *n, double l2)
     return roof_at(&ri, n, l2);
 }
 
-/* An attention kernel's fixed time beyond its roofline (the accelerator's attention_latency;
- * 0 on the paper's NPU): in decode its effective bandwidth kv / (t0 + kv / BW) rises with
+/* A MoE align kernel's time beyond its roofline (runtime.c: one thread block, not bandwidth-
+ * bound), and an attention kernel's fixed time beyond its roofline (the accelerator's
+ * attention_latency; 0 on the paper's NPU): in decode its effective bandwidth kv / (t0 + kv / BW) rises with
  * batch x context towards BW, as the GPU kernels of data/validation/gpu.csv (section 6) do. */
 static double fixed_s(const pm_scenario *s, const pm_node *n)
 {
+    if (n->role == PM_ROLE_MOE_ALIGN)
+        return pm_moe_align_s(s, n->m); /* the engine's measured line over its slots */
     return n->kind == PM_NODE_ATTENTION ? s->accel.attention_latency_s : 0.0;
 }
 

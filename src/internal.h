@@ -217,6 +217,10 @@ double pm_attention_hbm_frac(const pm_scenario *s);
 /* The routed experts' GEMM kernel against a dense GEMM of the same shape: the runtime's when it
  * gives one, else 1. */
 double pm_moe_gemm_frac(const pm_scenario *s);
+/* The engine's MoE routing kernels (issue 47): whether a MoE layer has its top-k, align and sum
+ * nodes, and the align kernel's time over its launch for slots token slots (0 when off). */
+bool pm_moe_routing_ops(const pm_scenario *s);
+double pm_moe_align_s(const pm_scenario *s, double slots);
 /* The HBM the weights and the KV cache may take: the accelerator's capacity, times the runtime's
  * usable share when it gives one. */
 double pm_hbm_usable_bytes(const pm_scenario *s);
@@ -501,7 +505,7 @@ double pm_a2a_link_bytes(const pm_cluster *c, double n);
 /* One decoder layer's nodes, and the nodes before and after the layers, as the graph builder
  * makes them (without names or edges): layers repeat exactly, so this is all the fast path
  * needs. */
-#define PM_TEMPLATE_MAX 24
+#define PM_TEMPLATE_MAX 32
 typedef struct pm_template {
     pm_node head[PM_TEMPLATE_MAX], layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     int n_head, n_layer, n_tail;

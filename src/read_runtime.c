@@ -70,6 +70,24 @@ static pm_status read_kv_dtypes(pm_obj *o, pm_runtime *r)
     return PM_OK;
 }
 
+/* The MoE routing kernels (issue 47): moe_align_fixed > 0 puts the engine's top-k, align and
+ * sum nodes in the layer template; moe_align_per_slot without it would change nothing. */
+static pm_status read_moe_routing(pm_obj *o, pm_runtime *r)
+{
+    pm_status st;
+    if ((st = pm_obj_quantity(o, "moe_align_fixed", PM_DIM_TIME, false, TIME_RANGE,
+                              &r->moe_align_fixed_s)) ||
+        (st = pm_obj_quantity(o, "moe_align_per_slot", PM_DIM_TIME, false, TIME_RANGE,
+                              &r->moe_align_per_slot_s)))
+        return st;
+    r->moe_routing_kernels = r->moe_align_fixed_s > 0;
+    if (!r->moe_routing_kernels && r->moe_align_per_slot_s > 0)
+        return pm_obj_fail(o, "moe_align_per_slot", PM_ERR_VALUE,
+                           "given without a positive \"moe_align_fixed\" (the routing kernels' "
+                           "switch): it would change nothing");
+    return PM_OK;
+}
+
 pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 {
     memset(r, 0, sizeof *r);
@@ -102,6 +120,8 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
                               &r->moe_gemm_efficiency_frac)) ||
         (st = pm_obj_quantity(o, "hbm_usable", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
                               &r->hbm_usable_frac)))
+        return st;
+    if ((st = read_moe_routing(o, r)) != PM_OK)
         return st;
     int algo = PM_AR_AUTO;
     size_t n_algo;

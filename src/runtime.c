@@ -36,6 +36,13 @@
  * latent attention model (`mla_kv_cache`): the latent, or keys and values expanded per head
  * (vLLM before 0.7.1), which is not modelled; and the KV cache types it has (`kv_dtypes`):
  * pm_scenario_check refuses an MLA model under the first, and another kv_dtype.
+ * And whether it routes a MoE layer with kernels of their own (issue 47; `moe_align_fixed`,
+ * `moe_align_per_slot`): vLLM's fused-MoE path runs topk_softmax over the router's scores,
+ * moe_align_block_size (the token slots sorted by expert, padded to the GEMM's block: one
+ * thread block whose time grows with the slots, SGLang PR #5086's benchmark of vLLM's kernel)
+ * and moe_sum (each token's k outputs summed before the allreduce); build.c puts them in the
+ * layer template, cost.c costs the top-k and the sum as memory-bound kernels and the align as
+ * its measured line (pm_moe_align_s) plus the launch.
  *
  * May call: model.c.
  */
@@ -97,6 +104,18 @@ double pm_scenario_paged_attention_frac(const pm_scenario *s)
 double pm_moe_gemm_frac(const pm_scenario *s)
 {
     return runtime_frac(s, s->runtime.moe_gemm_efficiency_frac, 1.0);
+}
+
+bool pm_moe_routing_ops(const pm_scenario *s)
+{
+    return s->runtime.present && s->runtime.moe_routing_kernels;
+}
+
+double pm_moe_align_s(const pm_scenario *s, double slots)
+{
+    if (!pm_moe_routing_ops(s))
+        return 0.0;
+    return s->runtime.moe_align_fixed_s + slots * s->runtime.moe_align_per_slot_s;
 }
 
 double pm_hbm_usable_bytes(const pm_scenario *s)

@@ -76,6 +76,12 @@ check moe-ep-divides 1 "expert_parallel: must divide devices (got 3 ranks, 4 dev
 check sglang-runtime 0 "runtime sglang: 0 us per step + 0 us per sequence, 3 us per kernel" "$pm" --model mixtral-8x7b --accelerator h100-sxm --set cluster=nvlink4-nvswitch --devices 8 --set runtime=sglang --set workload.kv_dtype=bf16
 check sglang-hbm 0 "of 64.8 GiB usable" "$pm" --model mixtral-8x7b --accelerator h100-sxm --set cluster=nvlink4-nvswitch --devices 8 --set runtime=sglang --set workload.kv_dtype=bf16
 check sglang-ep-refused 1 'runtime "sglang" runs expert parallelism over 8 ranks' "$pm" --model mixtral-8x7b --accelerator h100-sxm --set cluster=nvlink4-nvswitch --devices 8 --ep 8 --set runtime=sglang --set workload.kv_dtype=bf16
+# vLLM's MoE routing kernels (issue 47): in the layer under the vllm runtime, and the align's
+# per-slot time without its fixed time (the switch) is refused.
+check moe-routing-kernels 0 "L1.MoE.Align,Elementwise" "$pm" timeline --config dbrx-h100 --set runtime=vllm --phase decode
+check moe-routing-header 0 "routing kernels of their own (top-k, align at 12.9 us + 7.54 ns a slot, sum)" "$pm" --config dbrx-h100 --set runtime=vllm
+check moe-routing-off 1 "" bash -c "\"$pm\" timeline --config dbrx-h100 --phase decode | grep -q MoE.Align"
+check moe-align-refused 1 'moe_align_per_slot: given without a positive "moe_align_fixed"' "$pm" --config dbrx-h100 --set runtime=vllm --set runtime.moe_align_fixed_us=0
 # A sweep point gets the same message from the scenario check (it read "must divide devices,
 # with an all-to-all latency >= 0 and efficiency in (0, 1]" whatever was wrong).
 check moe-ep-divides-sweep 0 '"$.cluster.expert_parallel: must divide devices (got 8 ranks, 4 devices)"' \

@@ -363,14 +363,16 @@ static const preset_copy g_copies[] = {
     /* vLLM on ROCm: vLLM's host costs (vidur's measurements) and kernels' figures. */
     {PM_KIND_RUNTIME, "vllm-rocm", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",
-      "hbm_usable_frac", "paged_attention_efficiency_frac", "moe_gemm_efficiency_frac", NULL}},
+      "hbm_usable_frac", "paged_attention_efficiency_frac", NULL}},
     /* vLLM of early 2024 (issue 47): the same engine and kernels, NCCL's allreduce. */
     {PM_KIND_RUNTIME, "vllm-2024q1", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",
-      "hbm_usable_frac", "paged_attention_efficiency_frac", "moe_gemm_efficiency_frac", NULL}},
-    /* SGLang (issue 47): vLLM's fused-MoE kernel and the same kernel and allreduce launches. */
+      "hbm_usable_frac", "paged_attention_efficiency_frac", "moe_gemm_efficiency_frac",
+      "moe_align_fixed_us", "moe_align_per_slot_ns", NULL}},
+    /* SGLang (issue 47): the same kernel and allreduce launches (its expert kernel keeps vLLM's
+     * figure from before vLLM's routing kernels became nodes: it has none). */
     {PM_KIND_RUNTIME, "sglang", "vllm",
-     {"kernel_launch_us", "allreduce_overhead_us", "moe_gemm_efficiency_frac", NULL}},
+     {"kernel_launch_us", "allreduce_overhead_us", NULL}},
     {PM_KIND_RUNTIME, "vllm-v1", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "hbm_usable_frac", NULL}},
     {PM_KIND_RUNTIME, "vllm-2023", "vllm",

@@ -675,6 +675,98 @@ static void test_moe_closed_form_sums_match_graph_path(void **state)
     print_message("closed-form decode sums (MoE): largest relative difference %.3g\n", worst);
 }
 
+/* ---------------------------------------------------------------- routing kernels (issue 47) */
+
+/* The hand MoE scenario under a runtime that routes with kernels of its own: the align at
+ * 10 us fixed and 5 ns per slot, 2 us per launch. */
+static pm_scenario routing_scenario(int devices, int ep)
+{
+    pm_scenario s = moe_scenario(devices, ep, 8, 2);
+    s.runtime.present = true;
+    s.runtime.kernel_launch_s = 2e-6;
+    s.runtime.moe_routing_kernels = true;
+    s.runtime.moe_align_fixed_s = 10e-6;
+    s.runtime.moe_align_per_slot_s = 5e-9;
+    return s;
+}
+
+static void test_moe_routing_kernels_by_hand(void **state)
+{
+    (void)state;
+    /* TP experts (4 devices, EP 1): batch 2, hidden 1024, 8 experts, top-2, int8 activations
+     * (1 byte). */
+    pm_scenario s = routing_scenario(4, 1);
+    pm_graph *g = build_mode(&s, PM_MODE_SERIAL, 100);
+    const pm_node *t = find_role(g, 0, PM_ROLE_MOE_TOPK), *a = find_role(g, 0, PM_ROLE_MOE_ALIGN),
+                  *u = find_role(g, 0, PM_ROLE_MOE_SUM);
+    assert_non_null(t);
+    assert_non_null(a);
+    assert_non_null(u);
+    /* Top-k: 2 tokens x 8 scores read (1 byte each) = 16, 2 x 2 slots x 12 bytes written = 48;
+     * 4 flop a score: 64. */
+    assert_rel(t->act_bytes, 16.0 + 48.0, EXACT);
+    assert_rel(t->flop, 64.0, EXACT);
+    /* Align: 4 slots, 4 bytes read and 4 written each. */
+    assert_rel(a->m, 4.0, EXACT);
+    assert_rel(a->act_bytes, 32.0, EXACT);
+    /* Sum: 4 slots x 1024 read + 2 tokens x 1024 written = 6144 bytes; 4 x 1024 adds. */
+    assert_rel(u->act_bytes, 6144.0, EXACT);
+    assert_rel(u->flop, 4096.0, EXACT);
+    /* In order: router, top-k, align, the experts, the sum, then the allreduce. */
+    assert_true(find_role(g, 0, PM_ROLE_ROUTER) < t && t < a);
+    assert_true(a < find_role(g, 0, PM_ROLE_EXPERT_GATE));
+    assert_true(find_role(g, 0, PM_ROLE_EXPERT_DOWN) < u && u < find_role(g, 0, PM_ROLE_MLP_ALLREDUCE));
+    /* The align's cost: its 32 bytes at the HBM, then 10 us + 4 x 5 ns = 10.02 us and the
+     * 2 us launch. */
+    pm_cost_ctx k;
+    pm_cost_ctx_init(&s, &k);
+    pm_op_cost c;
+    pm_op_cost_node(&k, NULL, a, &c);
+    assert_rel(c.launch_s, 2e-6, EXACT);
+    assert_rel(c.total_s - c.hbm_s - c.launch_s, 10.02e-6, 1e-9);
+    assert_rel(c.hbm_s, 32.0 / k.bw, 1e-12);
+    pm_graph_free(g);
+    /* EP 2: the sum reads every one of a token's 2 slots after the combine: 4 x 1024 + 2 x 1024. */
+    s = routing_scenario(4, 2);
+    g = build_mode(&s, PM_MODE_SERIAL, 100);
+    u = find_role(g, 0, PM_ROLE_MOE_SUM);
+    assert_true(find_role(g, 0, PM_ROLE_COMBINE) < u);
+    assert_rel(u->act_bytes, 6144.0, EXACT);
+    pm_graph_free(g);
+    /* Off (no runtime, or a runtime without them): none of the three. */
+    s = moe_scenario(4, 1, 8, 2);
+    g = build_mode(&s, PM_MODE_SERIAL, 100);
+    assert_null(find_role(g, 0, PM_ROLE_MOE_TOPK));
+    assert_null(find_role(g, 0, PM_ROLE_MOE_ALIGN));
+    assert_null(find_role(g, 0, PM_ROLE_MOE_SUM));
+    pm_graph_free(g);
+    assert_string_equal(pm_node_role_name(PM_ROLE_MOE_ALIGN), "moe_align");
+}
+
+static void test_moe_routing_fast_path_matches_graph_path(void **state)
+{
+    (void)state;
+    static const int64_t ctxs[] = {0, 300, 5000};
+    static const moe_pattern cases[] = {{4, 0, 1, 0, 0, 1}, {5, 2, 1, 0, 1, 2}, {7, 1, 3, 0, 0, 4}};
+    for (size_t c = 0; c < PM_ARRAY_LEN(cases); c++) {
+        pm_scenario s = patterned(&cases[c]);
+        s.runtime = routing_scenario(4, 1).runtime;
+        check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+    }
+    /* The bundled runtime: vLLM's align line (runtime data: 12.9 us and 7.54 ns a slot). */
+    static const char *const sets[] = {"runtime=vllm"};
+    static const char *const refs[] = {"dbrx-h100", "mixtral8x22b-a100"};
+    for (size_t i = 0; i < PM_ARRAY_LEN(refs); i++) {
+        pm_scenario s = load(refs[i], sets, 1);
+        assert_true(s.runtime.moe_routing_kernels);
+        assert_rel(s.runtime.moe_align_fixed_s, 12.9e-6, 1e-12);
+        assert_rel(s.runtime.moe_align_per_slot_s, 7.54e-9, 1e-12);
+        static const int64_t big[] = {100, 4000};
+        check_fast_matches_graph(&s, big, PM_ARRAY_LEN(big));
+        pm_scenario_release(&s);
+    }
+}
+
 /* ---------------------------------------------------------------- properties */
 
 static void test_reads_never_exceed_resident_bytes(void **state)
@@ -983,6 +1075,8 @@ int main(void)
         cmocka_unit_test(test_moe_fast_path_matches_graph_path),
         cmocka_unit_test(test_bundled_moe_fast_path_matches_graph_path),
         cmocka_unit_test(test_moe_closed_form_sums_match_graph_path),
+        cmocka_unit_test(test_moe_routing_kernels_by_hand),
+        cmocka_unit_test(test_moe_routing_fast_path_matches_graph_path),
         cmocka_unit_test(test_reads_never_exceed_resident_bytes),
         cmocka_unit_test(test_more_l2_never_slower_with_streaming_consumers),
         cmocka_unit_test(test_expert_parallel_is_validated),

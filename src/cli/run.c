@@ -87,6 +87,9 @@ static void describe_runtime(const pm_scenario *s, FILE *f)
                 r->paged_attention_efficiency_frac * 100.0);
     if (s->model.experts > 0 && r->moe_gemm_efficiency_frac > 0)
         fprintf(f, "; routed experts at %.3g %% of a dense GEMM", r->moe_gemm_efficiency_frac * 100.0);
+    if (s->model.experts > 0 && r->moe_routing_kernels)
+        fprintf(f, "; routing kernels of their own (top-k, align at %.3g us + %.3g ns a slot, sum)",
+                r->moe_align_fixed_s * 1e6, r->moe_align_per_slot_s * 1e9);
     if (r->hbm_usable_frac > 0)
         fprintf(f, "; %.3g %% of the HBM for weights and KV", r->hbm_usable_frac * 100.0);
     fputc('\n', f);
