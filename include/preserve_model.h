@@ -2433,7 +2433,7 @@ typedef struct pm_disagg_mode {
     double transfer_s;         /* the KV transfer's exposed time after the prefill */
     double ttft_s;             /* prefill_s + queue_s + transfer_s */
     double decode_step_s;      /* a decode-only step at decode_in_flight sequences */
-    double tpot_s;             /* = decode_step_s */
+    double tpot_s;             /* = decode_step_s / E (E = 1 without speculation) */
     double e2e_s;              /* ttft_s + (output_tokens - 1) tpot_s */
     double decode_in_flight;   /* sequences one decode instance holds at the deployment's rate */
     double prefill_requests_per_s; /* one prefill instance at its load cap */
@@ -2493,6 +2493,11 @@ typedef struct pm_disagg_result {
  * a decode_concurrency above the HBM's most, "decode_concurrency"), or an error of
  * pm_scenario_check, pm_mixed_step_time or the area, cost and energy models (a pool's own
  * error's message opens with "prefill pool: " or "decode pool: ").
+ * Speculative decoding (both scenarios' speculative blocks alike, else PM_ERR_UNSUPPORTED at
+ * "prefill.speculative"): a decode step is the verify step (k + 1 tokens per sequence) plus
+ * the draft's steps (speculate.c), a request takes (output - 1) / E of them (TPOT = t(n) / E),
+ * the draft's weights and cache (and k drafted positions) count in the decode pool's HBM, and
+ * the prefill pool computes the draft's cache of the prompt (in D and in the bytes sent).
  */
 PM_API pm_status pm_disagg_compute(const pm_scenario *prefill, const pm_scenario *decode,
                                    const pm_disagg_workload *w, pm_disagg_result *out,

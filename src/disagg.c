@@ -8,6 +8,9 @@
  * computed side by side; the KV bytes of a request are footprint.c's. The pools' rates are
  * matched (the fewest instances for a target rate, or the ratio of the most throughput per
  * device), and the whole deployment's throughput per device, mm2, dollar and joule reported.
+ * When the pools speculate (speculate.c), a decode step is a verify step of k + 1 tokens per
+ * sequence plus the draft's steps, a request decodes in (output - 1) / E of them, and the
+ * prefill pool computes the draft's cache of the prompt beside the target's and sends both.
  *
  * May call: alloc.c, area.c, check.c, collective.c, die_cost.c, dtype.c, energy.c, error.c,
  * footprint.c, plan.c, runtime.c, serve.c, speculate.c, step.c, step_plan.c.
@@ -47,8 +50,6 @@ static pm_status pool_init(const pm_scenario *s, const char *name, pool *p, pm_e
     if (st == PM_OK)
         st = pm_plan_refuse_replicas(s, "a disaggregated pool", err);
     if (st == PM_OK)
-        st = pm_spec_refuse(s, "a disaggregated pool", err);
-    if (st == PM_OK)
         st = pm_plan_refuse_attention_dp(s, "a disaggregated pool", err);
     if (st == PM_OK && s->accel.area.present) {
         pm_area a;
@@ -64,6 +65,29 @@ static pm_status pool_init(const pm_scenario *s, const char *name, pool *p, pm_e
     if (st == PM_OK && p->energy)
         st = pm_static_power(&s->accel, &p->p_static_W, err);
     return in_pool(name, st, err);
+}
+
+/* The pools speculate alike or not at all: the prefill pool computes the draft's cache of the
+ * prompt (a decode pool prefilling its own draft, or a prefill pool's draft work thrown away, is
+ * not modelled). The acceptance and the drafted tokens are the decode pool's. */
+static pm_status same_draft(const pm_scenario *a, const pm_scenario *b, pm_error *err)
+{
+    const pm_speculation *x = &a->spec, *y = &b->spec;
+    const bool on = pm_spec_active(a), alike = on == pm_spec_active(b);
+    if (alike && (!on || (x->method == y->method &&
+                          (x->method == PM_SPEC_MTP
+                               ? x->mtp_layers == y->mtp_layers
+                               : strcmp(x->draft.name, y->draft.name) == 0 &&
+                                     x->draft.layers == y->draft.layers &&
+                                     x->draft.hidden == y->draft.hidden))))
+        return PM_OK;
+    return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "prefill.speculative",
+                   "the pools of a disaggregated deployment speculate alike (the prefill pool "
+                   "computes the draft's cache of the prompt and sends it with the target's): "
+                   "give the prefill scenario the decode scenario's speculative block (prefill: "
+                   "%s, decode: %s)",
+                   on ? pm_spec_method_name(x->method) : "none",
+                   pm_spec_active(b) ? pm_spec_method_name(y->method) : "none");
 }
 
 /* The pools serve one model with one KV datatype: the cache one computes, the other reads. */
@@ -85,7 +109,7 @@ static pm_status check_same(const pm_scenario *a, const pm_scenario *b, pm_error
                        "the decode pool reads the cache the prefill pool writes: their KV "
                        "datatypes must agree (prefill %s, decode %s)",
                        pm_dtype_name(a->workload.kv_dtype), pm_dtype_name(b->workload.kv_dtype));
-    return PM_OK;
+    return same_draft(a, b, err);
 }
 
 static pm_status check_workload(const pm_disagg_workload *w, pm_error *err)
@@ -133,21 +157,42 @@ static pm_status check_workload(const pm_disagg_workload *w, pm_error *err)
 
 /* ---------------------------------------------------------------- memory */
 
-/* The cache of one sequence at context positions and the weights, per device of s. */
+/* The cache of one sequence at context positions and the weights, per device of s, the draft's
+ * beside when s speculates (footprint.c's pm_footprint_draft; 0 otherwise). */
 static pm_status one_sequence(const pm_scenario *s, int64_t context, pm_footprint *fp,
                               pm_error *err)
 {
     pm_scenario one = *s;
     one.provenance = NULL;
     one.workload.batch = 1;
-    return pm_footprint_compute(&one, NULL, context, fp, err);
+    double draft_w = 0.0, draft_kv = 0.0;
+    pm_status st = pm_footprint_compute(&one, NULL, context, fp, err);
+    if (st == PM_OK)
+        st = pm_footprint_draft(&one, context, &draft_w, &draft_kv, err);
+    fp->weight_bytes += draft_w;
+    fp->kv_bytes += draft_kv;
+    return st;
 }
 
 /* The whole model's cache of one prompt: footprint.c's rule over a split that holds every KV
- * head once (MLA's latent is one per position whatever the split). */
+ * head once (MLA's latent is one per position whatever the split); the draft's cache of the
+ * prompt added when s speculates (its own model's heads, or the MTP layers'). */
 static pm_status request_kv_bytes(const pm_scenario *s, int64_t isl, double *bytes,
                                   pm_error *err)
 {
+    if (pm_spec_active(s)) {
+        pm_scenario d;
+        double target = 0.0, draft = 0.0;
+        pm_spec_draft_scenario(s, &d);
+        pm_scenario plain = *s;
+        plain.provenance = NULL;
+        memset(&plain.spec, 0, sizeof plain.spec);
+        pm_status st = request_kv_bytes(&plain, isl, &target, err);
+        if (st == PM_OK)
+            st = pm_spec_draft_failed(request_kv_bytes(&d, isl, &draft, err), err);
+        *bytes = target + draft;
+        return st;
+    }
     pm_scenario one = *s;
     one.provenance = NULL;
     one.workload.batch = 1;
@@ -159,7 +204,7 @@ static pm_status request_kv_bytes(const pm_scenario *s, int64_t isl, double *byt
     whole.kv_heads = s->model.kv_heads;
     pm_footprint fp;
     st = pm_footprint_compute(&one, &whole, isl, &fp, err);
-    *bytes = fp.kv_bytes;
+    *bytes = st == PM_OK ? fp.kv_bytes : 0.0;
     return st;
 }
 
@@ -177,7 +222,9 @@ static pm_status pools_fit(const pool *pp, const pool *dp, const pm_disagg_workl
                        "the prefill pool's HBM (%.4g GB usable per device) does not hold the "
                        "weights and one prompt (%.4g GB)",
                        pm_hbm_usable_bytes(pp->s) / 1e9, (fp.weight_bytes + fp.kv_bytes) / 1e9);
-    const int64_t held = w->input_tokens + (w->output_tokens - 1) / 2;
+    /* A verify step writes its k drafted positions too: a sequence holds k more. */
+    const int64_t held = w->input_tokens + (w->output_tokens - 1) / 2 +
+                         (pm_spec_verify_tokens(dp->s) - 1);
     if ((st = one_sequence(dp->s, held, &fp, err)) != PM_OK)
         return in_pool("decode", st, err);
     const double room = pm_hbm_usable_bytes(dp->s) - fp.weight_bytes;
@@ -199,25 +246,25 @@ static pm_status pools_fit(const pool *pp, const pool *dp, const pm_disagg_workl
 
 /* ---------------------------------------------------------------- the steps */
 
-/* One step in every mode: its time, and (with an energy block) the joules of the pool's
- * instance (all its devices) it takes. */
-static pm_status step_all(const pool *p, const pm_mixed_step *m, double t[PM_MODE_COUNT],
-                          double joules[PM_MODE_COUNT], pm_error *err)
+/* One step of scenario s (the pool's, or its draft's) on pool p's instance in every mode: its
+ * time, and (with an energy block) the joules of the instance (all its devices) it takes. */
+static pm_status step_all(const pool *p, const pm_scenario *s, const pm_mixed_step *m,
+                          double t[PM_MODE_COUNT], double joules[PM_MODE_COUNT], pm_error *err)
 {
     pm_status st = PM_OK;
     for (int mode = 0; mode < PM_MODE_COUNT && st == PM_OK; mode++) {
         joules[mode] = 0.0;
-        st = pm_mixed_step_time(p->s, (pm_mode)mode, m, &t[mode], err);
+        st = pm_mixed_step_time(s, (pm_mode)mode, m, &t[mode], err);
     }
     if (st != PM_OK || !p->energy)
-        return in_pool(p->name, st, err);
+        return st;
     pm_step step;
-    if ((st = pm_step_mixed(p->s, m, &step, err)) != PM_OK)
-        return in_pool(p->name, st, err);
+    if ((st = pm_step_mixed(s, m, &step, err)) != PM_OK)
+        return st;
     pm_step_plan *plans = pm_malloc(2 * sizeof *plans);
     if (!plans)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-    st = pm_step_plan_build(p->s, &step, false, true, &plans[0], err);
+    st = pm_step_plan_build(s, &step, false, true, &plans[0], err);
     if (st == PM_OK) {
         pm_step_plan_count(&plans[0]);
         pm_step_plan_fuse(&plans[0], &plans[1]);
@@ -226,11 +273,53 @@ static pm_status step_all(const pool *p, const pm_mixed_step *m, double t[PM_MOD
             pm_traffic tr;
             pm_energy e;
             pm_step_plan_traffic(of[mode], mode == PM_MODE_PRESERVE, step.context, &tr);
-            pm_energy_of(&p->s->accel, p->p_static_W, &tr, t[mode], &e);
+            pm_energy_of(&s->accel, p->p_static_W, &tr, t[mode], &e);
             joules[mode] = p->devices * e.total_J;
         }
     }
     pm_free(plans);
+    return st;
+}
+
+/* The sums of a pool's step (one mode's time, or every mode's times and joules) that the
+ * draft's steps add to. */
+typedef struct draft_sums {
+    const pool *p;
+    int mode; /* PM_MODE_COUNT: every mode, with joules */
+    double *t, *J;
+} draft_sums;
+
+static pm_status add_draft_step(void *ctx, const pm_scenario *d, const pm_mixed_step *m,
+                                double count, pm_error *err)
+{
+    const draft_sums *a = ctx;
+    double t[PM_MODE_COUNT], J[PM_MODE_COUNT];
+    if (a->mode < PM_MODE_COUNT) {
+        pm_status st = pm_mixed_step_time(d, (pm_mode)a->mode, m, &t[0], err);
+        a->t[0] += count * t[0];
+        return st;
+    }
+    pm_status st = step_all(a->p, d, m, t, J, err);
+    for (int mode = 0; mode < PM_MODE_COUNT && st == PM_OK; mode++) {
+        a->t[mode] += count * t[mode];
+        a->J[mode] += count * J[mode];
+    }
+    return st;
+}
+
+/* A served step m of pool p: its decode tokens verify steps and the draft's steps beside when
+ * the pool speculates (speculate.c's rules), in every mode (mode PM_MODE_COUNT: t and J hold
+ * every mode's) or in one (t[0]; J not read). Errors name the pool. */
+static pm_status pool_step(const pool *p, int mode, const pm_mixed_step *m, double *t,
+                           double *J, pm_error *err)
+{
+    pm_mixed_step v = *m;
+    pm_spec_verify_step(p->s, &v);
+    pm_status st = mode < PM_MODE_COUNT ? pm_mixed_step_time(p->s, (pm_mode)mode, &v, t, err)
+                                        : step_all(p, p->s, &v, t, J, err);
+    draft_sums sums = {p, mode, t, J};
+    if (st == PM_OK)
+        st = pm_spec_draft_time(p->s, &v, add_draft_step, &sums, err);
     return in_pool(p->name, st, err);
 }
 
@@ -241,24 +330,31 @@ static pm_mixed_step decode_step(const pm_disagg_workload *w, double n)
     return (pm_mixed_step){.decode_sequences = n, .decode_context = ctx};
 }
 
+/* A request's decode steps on pool dp: (output - 1) / E (E = 1 without speculation). */
+static double decode_steps(const pool *dp, const pm_disagg_workload *w)
+{
+    return (double)(w->output_tokens - 1) * pm_spec_steps_per_token(dp->s);
+}
+
 /* The sequences n a decode instance holds when it is offered lambda requests/s in mode m:
- * n = lambda (output - 1) t(n), by bisection between 1 and its full load N (t grows with n). */
+ * n = lambda steps t(n) (steps: decode_steps), by bisection between 1 and its full load N (t
+ * grows with n). */
 static pm_status decode_load(const pool *dp, const pm_disagg_workload *w, pm_mode m,
                              double lambda, double N, double *n, pm_error *err)
 {
-    const double steps = (double)(w->output_tokens - 1);
-    double lo = 1.0, hi = N, t;
+    const double steps = decode_steps(dp, w);
+    double lo = 1.0, hi = N, t = 0.0;
     pm_mixed_step st_lo = decode_step(w, 1.0);
-    pm_status st = pm_mixed_step_time(dp->s, m, &st_lo, &t, err);
+    pm_status st = pool_step(dp, m, &st_lo, &t, NULL, err);
     if (st != PM_OK || lambda * steps * t <= 1.0) {
         *n = lambda * steps * t; /* below one sequence: alone, idle between requests */
-        return in_pool("decode", st, err);
+        return st;
     }
     while (hi - lo > 1e-9 * hi) {
         const double mid = 0.5 * (lo + hi);
         pm_mixed_step s = decode_step(w, mid);
-        if ((st = pm_mixed_step_time(dp->s, m, &s, &t, err)) != PM_OK)
-            return in_pool("decode", st, err);
+        if ((st = pool_step(dp, m, &s, &t, NULL, err)) != PM_OK)
+            return st;
         *(lambda * steps * t > mid ? &lo : &hi) = mid;
     }
     *n = hi;
@@ -318,7 +414,7 @@ typedef struct pool_times {
 static void mode_rates(const pool *pp, const pool *dp, const pm_disagg_workload *w,
                        const pm_disagg_result *r, const pool_times *pt, pm_disagg_mode *x)
 {
-    const double N = r->decode_concurrency, steps = (double)(w->output_tokens - 1);
+    const double N = r->decode_concurrency, steps = decode_steps(dp, w);
     x->prefill_s = pt->D;
     x->prefill_requests_per_s = w->prefill_max_load_frac / pt->D;
     x->decode_requests_per_s = N / (steps * pt->t_full);
@@ -326,7 +422,8 @@ static void mode_rates(const pool *pp, const pool *dp, const pm_disagg_workload 
         x->prefill_tokens_per_s_per_mm2 =
             x->prefill_requests_per_s * (double)w->input_tokens / (pp->devices * pp->die_mm2);
     if (dp->die_mm2 > 0)
-        x->decode_tokens_per_s_per_mm2 = N / pt->t_full / (dp->devices * dp->die_mm2);
+        x->decode_tokens_per_s_per_mm2 =
+            N / (pm_spec_steps_per_token(dp->s) * pt->t_full) / (dp->devices * dp->die_mm2);
 }
 
 /* The deployment's TTFT: the M/D/1 wait and the transfer at the prefill instances' rate. */
@@ -363,10 +460,10 @@ static void mode_density(const pool *pp, const pool *dp, const pm_disagg_workloa
     if (pp->device_usd > 0 && dp->device_usd > 0)
         x->tokens_per_s_per_usd = x->tokens_per_s / usd;
     if (pp->energy && dp->energy && x->decode_in_flight > 0) {
-        /* A request: its prefill, and its share of (output - 1) decode steps (alone, below one
+        /* A request: its prefill, and its share of its decode steps (alone, below one
          * sequence in flight, every step its own). */
         const double sharing = x->decode_in_flight > 1.0 ? x->decode_in_flight : 1.0;
-        x->energy_per_token_J = (pt->prefill_J + (osl - 1.0) * decode_J / sharing) / osl;
+        x->energy_per_token_J = (pt->prefill_J + decode_steps(dp, w) * decode_J / sharing) / osl;
         x->tokens_per_J = 1.0 / x->energy_per_token_J;
     }
     x->meets_limits = !x->saturated &&
@@ -403,13 +500,13 @@ static pm_status mode_of(const pool *pp, const pool *dp, const pm_disagg_workloa
         pm_mixed_step s = decode_step(w, x->decode_in_flight < 1 ? 1.0 : x->decode_in_flight);
         double t[PM_MODE_COUNT], J[PM_MODE_COUNT];
         if (st == PM_OK)
-            st = step_all(dp, &s, t, J, err);
+            st = pool_step(dp, PM_MODE_COUNT, &s, t, J, err);
         if (st != PM_OK)
             return st;
         x->decode_step_s = t[m];
         decode_J = J[m];
     }
-    x->tpot_s = x->decode_step_s;
+    x->tpot_s = x->decode_step_s * pm_spec_steps_per_token(dp->s); /* a step emits E tokens */
     mode_ttft(pp, w, r, x);
     x->e2e_s = x->ttft_s + (double)(w->output_tokens - 1) * x->tpot_s;
     mode_density(pp, dp, w, pt, decode_J, x);
@@ -444,8 +541,8 @@ pm_status pm_disagg_compute(const pm_scenario *prefill, const pm_scenario *decod
     const pm_mixed_step whole = {.n_chunks = 1, .chunks = {{1.0, w->input_tokens, 0, 1.0}}};
     const pm_mixed_step full = decode_step(w, out->decode_concurrency);
     double D[PM_MODE_COUNT], DJ[PM_MODE_COUNT], T[PM_MODE_COUNT], TJ[PM_MODE_COUNT];
-    if ((st = step_all(&pp, &whole, D, DJ, err)) != PM_OK ||
-        (st = step_all(&dp, &full, T, TJ, err)) != PM_OK)
+    if ((st = pool_step(&pp, PM_MODE_COUNT, &whole, D, DJ, err)) != PM_OK ||
+        (st = pool_step(&dp, PM_MODE_COUNT, &full, T, TJ, err)) != PM_OK)
         return st;
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         const pool_times pt = {D[m], DJ[m], T[m], TJ[m]};

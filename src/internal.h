@@ -430,6 +430,19 @@ int pm_spec_verify_tokens(const pm_scenario *s);
 pm_status pm_spec_draft_failed(pm_status st, pm_error *err);
 void pm_spec_draft_steps(const pm_scenario *s, const pm_mixed_step *m, pm_mixed_step *first,
                          pm_mixed_step *rest, double *rest_count);
+/* A served step's decode tokens as verify tokens: m's decoding sequences each put k + 1 tokens
+ * in it when s speculates (m unchanged otherwise). */
+void pm_spec_verify_step(const pm_scenario *s, pm_mixed_step *m);
+/* Adds count times the time of step m under the draft's scenario d to the caller's sums (its
+ * own evaluator: every mode, traffic or joules as it keeps them). */
+typedef pm_status (*pm_spec_step_adder)(void *ctx, const pm_scenario *d, const pm_mixed_step *m,
+                                        double count, pm_error *err);
+/* The draft's share of served step m (the verify step of s, its decode tokens as
+ * pm_spec_verify_step leaves them), on the same devices: its first forward beside m's chunks
+ * once, then its k - 1 drafting steps (pm_spec_draft_steps), each handed to add; PM_OK at
+ * once when s does not speculate. add's error comes back prefixed as pm_spec_draft_failed's. */
+pm_status pm_spec_draft_time(const pm_scenario *s, const pm_mixed_step *m,
+                             pm_spec_step_adder add, void *ctx, pm_error *err);
 
 /* ---- the model (model.c), the graph (graph.c, build.c), the schedule ---- */
 

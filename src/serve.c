@@ -624,45 +624,52 @@ static void spec_plan(const pm_scenario *s, serve_plan *p)
     p->verify = (double)pm_spec_verify_tokens(s);
 }
 
-/* The planned kinds' decode tokens become verify steps of k + 1 tokens per sequence. */
-static void spec_kinds(serve_plan *p)
+/* The planned kinds' decode tokens become verify steps (speculate.c's rule). */
+static void spec_kinds(const pm_scenario *s, serve_plan *p)
 {
-    for (int k = 0; k < SERVE_KINDS && p->verify > 1.0; k++)
-        if ((p->weight[k] > 0 || p->ttft_steps[k] > 0) && p->kind[k].decode_sequences > 0)
-            p->kind[k].decode_tokens_per_sequence = (int)p->verify;
+    for (int k = 0; k < SERVE_KINDS; k++)
+        if (p->weight[k] > 0 || p->ttft_steps[k] > 0)
+            pm_spec_verify_step(s, &p->kind[k]);
 }
 
-/* The draft's share of served step m added to its times t (and traffic tr when not NULL):
- * the draft's first forward beside the step's chunks, then k - 1 drafting steps of its
- * decoding sequences (speculate.c), on the same devices, each timed as the target's steps. */
+/* A kind's sums, which the draft's steps add to (speculate.c's pm_spec_draft_time). */
+typedef struct draft_sums {
+    double *t;
+    pm_traffic *tr; /* NULL: no energy block */
+    pm_step_plan *plans;
+} draft_sums;
+
+/* Adds count draft steps m of the draft's scenario d to the sums ctx, each timed as the
+ * target's steps. */
+static pm_status add_draft_step(void *ctx, const pm_scenario *d, const pm_mixed_step *m,
+                                double count, pm_error *err)
+{
+    const draft_sums *a = ctx;
+    pm_scenario copy;
+    double td[PM_MODE_COUNT];
+    pm_traffic trd[PM_MODE_COUNT];
+    pm_status st = time_kind(step_scenario(d, m, &copy), NULL, m, &a->plans[0], &a->plans[1],
+                             td, a->tr ? trd : NULL, err);
+    for (int mode = 0; mode < PM_MODE_COUNT && st == PM_OK; mode++) {
+        a->t[mode] += count * td[mode];
+        if (a->tr)
+            pm_traffic_add(&a->tr[mode], &trd[mode], count);
+    }
+    return st;
+}
+
+/* The draft's share of served step m added to its times t (and traffic tr when not NULL). */
 static pm_status spec_draft_time(const pm_scenario *s, const pm_mixed_step *m,
                                  double t[PM_MODE_COUNT], pm_traffic tr[PM_MODE_COUNT],
                                  pm_error *err)
 {
-    pm_scenario d, copy;
-    pm_spec_draft_scenario(s, &d);
-    pm_mixed_step step[2];
-    double count[2] = {1.0, 0.0};
-    pm_spec_draft_steps(s, m, &step[0], &step[1], &count[1]);
     pm_step_plan *plans = pm_malloc(2 * sizeof *plans);
     if (!plans)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-    pm_status st = PM_OK;
-    for (int i = 0; i < 2 && st == PM_OK; i++) {
-        if (!(count[i] > 0))
-            continue;
-        double td[PM_MODE_COUNT];
-        pm_traffic trd[PM_MODE_COUNT];
-        st = time_kind(step_scenario(&d, &step[i], &copy), NULL, &step[i], &plans[0],
-                       &plans[1], td, tr ? trd : NULL, err);
-        for (int mode = 0; mode < PM_MODE_COUNT && st == PM_OK; mode++) {
-            t[mode] += count[i] * td[mode];
-            if (tr)
-                pm_traffic_add(&tr[mode], &trd[mode], count[i]);
-        }
-    }
+    draft_sums sums = {t, tr, plans};
+    const pm_status st = pm_spec_draft_time(s, m, add_draft_step, &sums, err);
     pm_free(plans);
-    return pm_spec_draft_failed(st, err);
+    return st;
 }
 
 /* ---------------------------------------------------------------- the served workload */
@@ -825,7 +832,7 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
         decode_first(w, &p);
     else
         prefill_first(w, &p);
-    spec_kinds(&p);
+    spec_kinds(s, &p);
     serve_figures f;
     if ((st = figures_of(&s->accel, &f, err)) != PM_OK ||
         (st = memory_of(s, w, &p, out, err)) != PM_OK)

@@ -4,8 +4,10 @@
  * the scenario its draft steps run under (a draft model, or the target's MTP layers); check.c
  * checks the block (pm_spec_check). The
  * verify step itself is a step of k + 1 query tokens per sequence (step.c); the estimate
- * (estimate.c) and the served workload (serve.c) combine the two:
- * t per output token = (T_verify + k T_draft) / E.
+ * (estimate.c) and the served workload (serve.c, disagg.c's decode pool) combine the two:
+ * t per output token = (T_verify + k T_draft) / E. The rules of a served step live here too
+ * (pm_spec_verify_step, pm_spec_draft_time): its decode tokens become verify tokens, and the
+ * draft's steps beside it, each timed by the caller's evaluator.
  *
  * May call: error.c, model.c, text.c.
  */
@@ -123,4 +125,27 @@ pm_status pm_spec_draft_failed(pm_status st, pm_error *err)
     char inner[sizeof err->message];
     pm_strlcpy(inner, err->message, sizeof inner);
     return pm_fail(err, st, NULL, "$.speculative", "the draft steps: %s", inner);
+}
+
+void pm_spec_verify_step(const pm_scenario *s, pm_mixed_step *m)
+{
+    if (pm_spec_active(s) && m->decode_sequences > 0)
+        m->decode_tokens_per_sequence = pm_spec_verify_tokens(s);
+}
+
+pm_status pm_spec_draft_time(const pm_scenario *s, const pm_mixed_step *m,
+                             pm_spec_step_adder add, void *ctx, pm_error *err)
+{
+    if (!pm_spec_active(s))
+        return PM_OK;
+    pm_scenario d;
+    pm_spec_draft_scenario(s, &d);
+    pm_mixed_step step[2];
+    double count[2] = {1.0, 0.0};
+    pm_spec_draft_steps(s, m, &step[0], &step[1], &count[1]);
+    pm_status st = PM_OK;
+    for (int i = 0; i < 2 && st == PM_OK; i++)
+        if (count[i] > 0)
+            st = add(ctx, &d, &step[i], count[i], err);
+    return pm_spec_draft_failed(st, err);
 }

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "testutil.h"
@@ -266,6 +267,138 @@ static void test_codesign_best_is_the_pools_densest(void **state)
                      PM_ERR_INVALID_ARG);
 }
 
+/* ---------------------------------------------------------------- speculative decoding */
+
+/* Both pools speculate with Llama-3-70B's one MTP layer drafting k = 2 at acceptance 0.5. */
+static const char *const mtp2[] = {"speculative.draft_tokens=2", "speculative.acceptance=0.5",
+                                   "speculative.method=mtp", "speculative.mtp_layers=1",
+                                   "speculative.source=test"};
+
+/* k = 0 (the block present, nothing drafted) is today's deployment bit for bit: every figure
+ * of every mode, the cache, the fit. */
+static void test_spec_k0_is_plain_disagg(void **state)
+{
+    (void)state;
+    const char *const k0[] = {"speculative.draft_tokens=0", "speculative.acceptance=0.5",
+                              "speculative.method=mtp", "speculative.mtp_layers=1",
+                              "speculative.source=test"};
+    const pm_scenario plain = load("llama70b-h100", NULL, 0);
+    const pm_scenario zero = load("llama70b-h100", k0, 5);
+    pm_disagg_workload w = workload(1024, 129);
+    const double rates[] = {0.0, 0.5};
+    for (int i = 0; i < 2; i++) {
+        w.request_rate_per_s = rates[i];
+        pm_disagg_result a, b;
+        assert_int_equal(pm_disagg_compute(&plain, &plain, &w, &a, NULL), PM_OK);
+        assert_int_equal(pm_disagg_compute(&zero, &zero, &w, &b, NULL), PM_OK);
+        /* every column (doubles: no padding to compare) and the fields beside them */
+        double va[256], vb[256];
+        const size_t n = pm_disagg_point_values(&a, va, 256);
+        assert_int_equal(pm_disagg_point_values(&b, vb, 256), n);
+        assert_memory_equal(va, vb, n * sizeof va[0]);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            assert_memory_equal(&a.modes[m].decode_step_s, &b.modes[m].decode_step_s,
+                                sizeof(double));
+            assert_memory_equal(&a.modes[m].decode_requests_per_s,
+                                &b.modes[m].decode_requests_per_s, sizeof(double));
+        }
+    }
+}
+
+/* The hand golden: E = 1 + 0.5 + 0.5^2 = 1.75 tokens a verify step. A decode step at N = 16
+ * sequences is the target's verify step (3 query tokens a sequence) plus the draft's: its
+ * first forward and k - 1 = 1 more step, each of 16 sequences on the MTP layer (the target's
+ * layer class, one layer): T = t_verify + 2 t_mtp. A request's 128 decode tokens take
+ * 128 / 1.75 = 73.14 steps: one decode instance serves 16 / (73.14 T) requests/s and TPOT is
+ * T / 1.75. The cache sent: (80 + 1 MTP) layers x 2 x 8 KV heads x 128 x 2 bytes = 331,776
+ * bytes a position; 1024 positions. */
+static void test_spec_decode_pool_golden(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b-h100", mtp2, 5);
+    pm_disagg_workload w = workload(1024, 129);
+    w.decode_concurrency = 16;
+    w.prefill_instances = 8; /* the decode instance binds */
+    w.decode_instances = 1;
+    pm_disagg_result r;
+    pm_error err;
+    assert_int_equal(pm_disagg_compute(&s, &s, &w, &r, &err), PM_OK);
+    assert_rel(r.kv_bytes_per_request, 81.0 * 2 * 8 * 128 * 2 * 1024, 1e-12);
+    pm_scenario plain = s, mtp = s;
+    memset(&plain.spec, 0, sizeof plain.spec);
+    memset(&mtp.spec, 0, sizeof mtp.spec);
+    mtp.model.layers = 1;
+    /* The mean decode context: 1024 + (129 - 2) / 2 = 1087.5, rounded half away: 1088. */
+    const pm_mixed_step verify = {.decode_sequences = 16, .decode_context = 1088,
+                                  .decode_tokens_per_sequence = 3};
+    const pm_mixed_step draft = {.decode_sequences = 16, .decode_context = 1088};
+    const double E = 1.75, steps = 128.0 / E;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double tv, td;
+        assert_int_equal(pm_mixed_step_time(&plain, (pm_mode)m, &verify, &tv, NULL), PM_OK);
+        assert_int_equal(pm_mixed_step_time(&mtp, (pm_mode)m, &draft, &td, NULL), PM_OK);
+        const double T = tv + 2.0 * td;
+        const pm_disagg_mode *x = &r.modes[m];
+        assert_rel(x->decode_step_s, T, 1e-12);
+        assert_rel(x->tpot_s, T / E, 1e-12);
+        assert_rel(x->decode_requests_per_s, 16.0 / (steps * T), 1e-12);
+        assert_true(x->prefill_instances * x->prefill_requests_per_s > x->decode_requests_per_s);
+        assert_rel(x->requests_per_s, x->decode_requests_per_s, 1e-12);
+        assert_rel(x->tokens_per_s_per_device, x->requests_per_s * 129.0 / (9 * 8), 1e-12);
+        assert_rel(x->e2e_s, x->ttft_s + 128.0 * T / E, 1e-12);
+    }
+}
+
+/* Speculation widens the step but emits E tokens a step: at acceptance 0.9 and k = 2 the
+ * decode pool's tokens per step (2.71) outrun the step's growth, so TPOT falls; the draft's
+ * cache and weights leave the decode HBM room for fewer sequences. */
+static void test_spec_decode_pool_properties(void **state)
+{
+    (void)state;
+    const char *const hi[] = {"speculative.draft_tokens=2", "speculative.acceptance=0.9",
+                              "speculative.method=mtp", "speculative.mtp_layers=1",
+                              "speculative.source=test"};
+    const pm_scenario plain = load("llama70b-h100", NULL, 0);
+    const pm_scenario sp = load("llama70b-h100", hi, 5);
+    pm_disagg_workload w = workload(1024, 129);
+    pm_disagg_result a, b;
+    assert_int_equal(pm_disagg_compute(&plain, &plain, &w, &a, NULL), PM_OK);
+    assert_int_equal(pm_disagg_compute(&sp, &sp, &w, &b, NULL), PM_OK);
+    assert_true(b.decode_max_concurrency < a.decode_max_concurrency);
+    w.decode_concurrency = 16;
+    assert_int_equal(pm_disagg_compute(&plain, &plain, &w, &a, NULL), PM_OK);
+    assert_int_equal(pm_disagg_compute(&sp, &sp, &w, &b, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(b.modes[m].decode_step_s > a.modes[m].decode_step_s);
+        assert_true(b.modes[m].tpot_s < a.modes[m].tpot_s);
+        /* the prefill pool computes the draft's cache of the prompt too */
+        assert_true(b.modes[m].prefill_s > a.modes[m].prefill_s);
+    }
+}
+
+/* What cannot be represented is refused at the key: a decode pool speculating beside a prefill
+ * pool that does not (who computes the draft's cache of the prompt?), and pools drafting with
+ * different drafts. */
+static void test_spec_refusals(void **state)
+{
+    (void)state;
+    const pm_scenario plain = load("llama70b-h100", NULL, 0);
+    const pm_scenario sp = load("llama70b-h100", mtp2, 5);
+    const char *const two[] = {"speculative.draft_tokens=2", "speculative.acceptance=0.5",
+                               "speculative.method=mtp", "speculative.mtp_layers=2",
+                               "speculative.source=test"};
+    const pm_scenario sp2 = load("llama70b-h100", two, 5);
+    pm_disagg_workload w = workload(1024, 129);
+    pm_disagg_result r;
+    pm_error err;
+    assert_int_equal(pm_disagg_compute(&plain, &sp, &w, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "prefill.speculative");
+    assert_int_equal(pm_disagg_compute(&sp, &plain, &w, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "prefill.speculative");
+    assert_int_equal(pm_disagg_compute(&sp2, &sp, &w, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "prefill.speculative");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +411,10 @@ int main(void)
         cmocka_unit_test(test_ideal_link_equal_pools_no_slower_than_colocated),
         cmocka_unit_test(test_refusals_name_the_key),
         cmocka_unit_test(test_codesign_best_is_the_pools_densest),
+        cmocka_unit_test(test_spec_k0_is_plain_disagg),
+        cmocka_unit_test(test_spec_decode_pool_golden),
+        cmocka_unit_test(test_spec_decode_pool_properties),
+        cmocka_unit_test(test_spec_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -566,7 +566,8 @@ def _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
 def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
            prefill_overrides=None, decode_overrides=None, input_tokens=None, output_tokens=None,
            rate=None, max_instances=64, max_load=0.9, link_bandwidth=25e9, link_latency=50e-6,
-           layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0, data_dir=None):
+           layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0, data_dir=None,
+           spec_tokens=None, spec_accept=None, spec_draft=None, spec_mtp=None):
     """A disaggregated deployment: the `disagg` command's numbers (pm_disagg_compute).
 
     prefill and decode: the pools' scenarios (names or paths; the same model and KV datatype),
@@ -577,7 +578,10 @@ def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
     per pool); instances=(x, y): fixed counts. max_load: a prefill instance's most load (0.9,
     aiconfigurator). link_bandwidth (bytes/s per prefill device) and link_latency (s): the KV
     link between the pools (defaults: inference-sim's 25 GB/s and 50 us); layer_streamed or
-    whole. ttft_limit, tpot_limit (s, 0: none) decide goodput.
+    whole. ttft_limit, tpot_limit (s, 0: none) decide goodput. spec_tokens, spec_accept,
+    spec_draft, spec_mtp: speculative decoding in both pools, as estimate()'s (the decode pool
+    verifies k + 1 tokens a step beside the draft's steps, the prefill pool computes the draft's
+    cache of the prompt too; the pools must speculate alike).
 
     Returns a dict of numpy arrays named as the disagg CSV's columns (docs/output-format.md):
     kv_bytes_per_request, transfer_bytes_per_device, decode_concurrency, ..., then per mode
@@ -590,9 +594,10 @@ def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
     w = _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
                          link_bandwidth, link_latency, layer_streamed, instances, ttft_limit,
                          tpot_limit)
+    sp = _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp)
     names, data = _core.disagg(_path("prefill", prefill), _path("decode", decode),
-                               [float(c) for c in conc], w, _overrides(prefill_overrides, {}),
-                               _overrides(decode_overrides, {}), _path("data_dir", data_dir))
+                               [float(c) for c in conc], w, _overrides(prefill_overrides, {}) + sp,
+                               _overrides(decode_overrides, {}) + sp, _path("data_dir", data_dir))
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     return {name: table[:, i].copy() for i, name in enumerate(names)}
 
@@ -602,7 +607,8 @@ def disagg_codesign(prefill="llama70b-h100", decode="llama70b", pool="decode",
                     decode_overrides=None, input_tokens=None, output_tokens=None, rate=None,
                     max_instances=64, max_load=0.9, link_bandwidth=25e9, link_latency=50e-6,
                     layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0,
-                    data_dir=None):
+                    data_dir=None, spec_tokens=None, spec_accept=None, spec_draft=None,
+                    spec_mtp=None):
     """Co-design (pm_disagg_codesign): one pool's chip swept along spec ("l2=...", "l2_bw=...",
     "compute=...", "hbm_bw=..."), the other pool as given; the other arguments as disagg().
 
@@ -615,10 +621,11 @@ def disagg_codesign(prefill="llama70b-h100", decode="llama70b", pool="decode",
     w = _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
                          link_bandwidth, link_latency, layer_streamed, instances, ttft_limit,
                          tpot_limit)
+    sp = _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp)
     column, values, best, names, data = _core.disagg_codesign(
         _path("prefill", prefill), _path("decode", decode), DISAGG_POOLS.index(pool), spec, w,
-        float(decode_concurrency), _overrides(prefill_overrides, {}),
-        _overrides(decode_overrides, {}), _path("data_dir", data_dir))
+        float(decode_concurrency), _overrides(prefill_overrides, {}) + sp,
+        _overrides(decode_overrides, {}) + sp, _path("data_dir", data_dir))
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     return {"column": column, "values": np.frombuffer(values, dtype=np.float64).copy(),
             "best": best, "points": {name: table[:, i].copy() for i, name in enumerate(names)}}

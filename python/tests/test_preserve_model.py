@@ -963,6 +963,29 @@ def test_disagg_refuses_different_models_naming_the_key():
     with pytest.raises(ValueError):
         pm.disagg_codesign(pool="both")
 
+def test_disagg_speculates_in_both_pools():
+    # One MTP layer drafting 2 at 0.5 accepted: E = 1 + 0.5 + 0.25 = 1.75 tokens a verify step;
+    # the cache sent holds (80 + 1) layers x 2 x 8 x 128 x 2 bytes a position.
+    kw = dict(input_tokens=1024, output_tokens=129, instances=(8, 1))
+    plain = pm.disagg("llama70b-h100", "llama70b-h100", [16], **kw)
+    spec = pm.disagg("llama70b-h100", "llama70b-h100", [16], spec_tokens=2, spec_accept=0.5,
+                     spec_mtp=1, **kw)
+    assert spec["kv_bytes_per_request"][0] == 81 * 2 * 8 * 128 * 2 * 1024
+    for mode in pm.MODES:
+        # a request's 128 tokens take 128 / 1.75 steps: TPOT = step / 1.75 (the step itself
+        # is the verify step plus the draft's, not a column: recovered from the decode rate)
+        rate = spec[f"{mode}_requests_per_s"][0]
+        step = 16 / (rate * 128 / 1.75)
+        assert np.isclose(spec[f"{mode}_tpot_s"][0], step / 1.75, rtol=1e-12)
+        assert spec[f"{mode}_tpot_s"][0] != plain[f"{mode}_tpot_s"][0]
+    with pytest.raises(pm.Error) as e:
+        pm.disagg("llama70b-h100", "llama70b-h100", decode_overrides={
+            "speculative.draft_tokens": 2, "speculative.acceptance": 0.5,
+            "speculative.method": "mtp", "speculative.mtp_layers": 1,
+            "speculative.source": "test"})
+    assert e.value.path == "prefill.speculative"
+
+
 # ---------------------------------------------------------------- speculative decoding (issue 45)
 
 def test_speculation_keywords_are_the_tools_options():

@@ -27,6 +27,9 @@
  * 25 GB/s, the link between pools when the prefill cluster names no inter-node link. */
 #define DG_LINK_GBPS 25.0
 #define DG_LINK_US 50.0
+/* The overrides the --spec-* options write into both pools (source, tokens, acceptance, and
+ * two for the method, each at most once). */
+#define DG_SPEC_SETS 8
 
 typedef struct dg_opts {
     const char *pcfg, *dcfg, *data_dir, *conc, *codesign, *plot;
@@ -36,6 +39,8 @@ typedef struct dg_opts {
     pm_disagg_workload w;
     bool link_bw_given, link_lat_given, help;
     int64_t chunk;
+    char spec[DG_SPEC_SETS][192]; /* the --spec-* options' KEY=VALUE, in both pools' sets */
+    int nspec;
 } dg_opts;
 
 /* One point of the front: the deployment, and the co-located one on each chip (ok false where
@@ -72,6 +77,10 @@ static const char dg_help[] =
     "  --whole                   send the cache after the prefill (default layer-streamed)\n"
     "  --ttft-limit T, --tpot-limit T   limits for goodput\n"
     "  --chunk N                 the co-located deployments' tokens per step (default 2048)\n"
+    "  --spec-tokens K, --spec-accept A[,A2..], --spec-draft MODEL, --spec-mtp N\n"
+    "                            speculative decoding in both pools (as run's options): the\n"
+    "                            decode pool verifies k + 1 tokens a step beside the draft's\n"
+    "                            steps, the prefill pool computes the draft's cache too\n"
     "  --codesign AXIS=RANGE     sweep each pool's chip (l2, l2_bw, compute, hbm_bw), e.g.\n"
     "                            l2=8MiB:256MiB:x2; each pool's best by its tokens/s per mm2\n"
     "  --format table|csv|json   --plot FILE (.png, .svg, .pdf)   --data-dir DIR\n"
@@ -82,7 +91,8 @@ static const char dg_help[] =
 enum {
     DG_PCFG = 1000, DG_DCFG, DG_PSET, DG_DSET, DG_INPUT, DG_OUTPUT, DG_CONC, DG_RATE, DG_PINST,
     DG_DINST, DG_MAXINST, DG_LOAD, DG_LBW, DG_LLAT, DG_WHOLE, DG_TTFT, DG_TPOT, DG_CHUNK_OPT,
-    DG_CODESIGN, DG_PLOT, DG_FORMAT, DG_DATADIR, DG_HELP
+    DG_CODESIGN, DG_PLOT, DG_FORMAT, DG_DATADIR, DG_HELP, DG_SPEC_TOKENS, DG_SPEC_ACCEPT,
+    DG_SPEC_DRAFT, DG_SPEC_MTP
 };
 
 static const struct option dg_long[] = {
@@ -109,6 +119,10 @@ static const struct option dg_long[] = {
     {"format", required_argument, NULL, DG_FORMAT},
     {"data-dir", required_argument, NULL, DG_DATADIR},
     {"help", no_argument, NULL, DG_HELP},
+    {"spec-tokens", required_argument, NULL, DG_SPEC_TOKENS},
+    {"spec-accept", required_argument, NULL, DG_SPEC_ACCEPT},
+    {"spec-draft", required_argument, NULL, DG_SPEC_DRAFT},
+    {"spec-mtp", required_argument, NULL, DG_SPEC_MTP},
     {NULL, 0, NULL, 0}};
 
 /* A number option in [lo, hi]; false said on stderr. */
@@ -149,6 +163,43 @@ static bool dg_count(const char *opt, const char *text, int lo, int hi, int *out
     return true;
 }
 
+/* KEY=VALUE into both pools' overrides (the pools speculate alike); false said on stderr. */
+static bool dg_both(dg_opts *o, const char *key, const char *value)
+{
+    if (o->nspec == DG_SPEC_SETS || o->np == DG_MAX_SETS || o->nd == DG_MAX_SETS ||
+        snprintf(o->spec[o->nspec], sizeof o->spec[0], "%s=%s", key, value) >=
+            (int)sizeof o->spec[0]) {
+        usage_error("--spec-*: too many options or too long a value (%s)", value);
+        return false;
+    }
+    o->psets[o->np++] = o->dsets[o->nd++] = o->spec[o->nspec++];
+    return true;
+}
+
+/* The speculative-decoding options (issue 45), as the other commands': the scenario's
+ * "speculative" block in both pools, its source the command line. */
+static bool dg_spec(dg_opts *o, int opt, const char *arg)
+{
+    int64_t v;
+    char num[24];
+    bool ok = o->nspec > 0 || /* the source first, once */
+              dg_both(o, "speculative.source", "command line (--spec-* options)");
+    if (ok && opt == DG_SPEC_TOKENS)
+        ok = parse_count("--spec-tokens", arg, 0, PM_MAX_SPEC_TOKENS, &v) &&
+             snprintf(num, sizeof num, "%lld", (long long)v) > 0 &&
+             dg_both(o, "speculative.draft_tokens", num);
+    else if (ok && opt == DG_SPEC_ACCEPT)
+        ok = dg_both(o, "speculative.acceptance", arg);
+    else if (ok && opt == DG_SPEC_DRAFT)
+        ok = dg_both(o, "speculative.method", "draft_model") &&
+             dg_both(o, "speculative.draft_model", arg);
+    else if (ok)
+        ok = parse_count("--spec-mtp", arg, 1, 64, &v) &&
+             snprintf(num, sizeof num, "%lld", (long long)v) > 0 &&
+             dg_both(o, "speculative.method", "mtp") && dg_both(o, "speculative.mtp_layers", num);
+    return ok;
+}
+
 static bool dg_apply(dg_opts *o, int opt, const char *arg)
 {
     double v;
@@ -187,6 +238,8 @@ static bool dg_apply(dg_opts *o, int opt, const char *arg)
     case DG_PLOT: o->plot = arg; return true;
     case DG_DATADIR: o->data_dir = arg; return true;
     case DG_HELP: o->help = true; return true;
+    case DG_SPEC_TOKENS: case DG_SPEC_ACCEPT: case DG_SPEC_DRAFT: case DG_SPEC_MTP:
+        return dg_spec(o, opt, arg);
     case DG_FORMAT: {
         static const char *const names[] = {"table", "json", "csv"};
         static const fmt formats[] = {FMT_TABLE, FMT_JSON, FMT_CSV};
@@ -329,6 +382,17 @@ static void co_values(const dg_point *p, int chip, int m, double v[CO_FIELDS])
     v[4] = ok ? x->tpot_s : NAN;
 }
 
+/* The decode pool's speculation, one line (nothing without). */
+static void dg_spec_line(FILE *f, const char *lead, const pm_scenario *ds)
+{
+    const pm_speculation *sp = &ds->spec;
+    if (sp->draft_tokens > 0)
+        fprintf(f, "%sspeculative decoding: %s, %d drafted tokens, %.4f tokens per verify step "
+                   "(a request decodes in (output - 1) / E steps)\n",
+                lead, sp->method == PM_SPEC_MTP ? "MTP heads" : sp->draft.name, sp->draft_tokens,
+                pm_spec_expected_tokens(sp));
+}
+
 static void dg_header(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm_scenario *ds)
 {
     fprintf(f, "# preserve-model %s disagg: prefill %s (%s x %d), decode %s (%s x %d)\n",
@@ -343,6 +407,7 @@ static void dg_header(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm
         fprintf(f, "# --prefill-set %s\n", o->psets[i]);
     for (size_t i = 0; i < o->nd; i++)
         fprintf(f, "# --decode-set %s\n", o->dsets[i]);
+    dg_spec_line(f, "# ", ds);
 }
 
 static void csv_value(FILE *f, double v, bool first)
@@ -403,7 +468,9 @@ static void dg_json(const dg_opts *o, const pm_scenario *ps, const pm_scenario *
            (long long)o->w.input_tokens, (long long)o->w.output_tokens);
     json_number_field("link_bandwidth_GBps", o->w.link.bandwidth_bytes_per_s / 1e9, true);
     json_number_field("link_latency_us", o->w.link.latency_s * 1e6, true);
-    printf(", \"layer_streamed\": %s, \"points\": [", o->w.link.layer_streamed ? "true" : "false");
+    printf(", \"layer_streamed\": %s, \"speculative\": ", o->w.link.layer_streamed ? "true" : "false");
+    fput_json_speculation(stdout, &ds->spec);
+    printf(", \"points\": [");
     for (int i = 0; i < n; i++) {
         double v[256];
         const size_t nc = pm_disagg_point_values(&pt[i].r, v, 256);
@@ -440,6 +507,10 @@ static void dg_table(const dg_opts *o, const pm_scenario *ps, const pm_scenario 
            r0->kv_bytes_per_request / 1e6, r0->transfer_bytes_per_device / 1e6,
            o->w.link.bandwidth_bytes_per_s / 1e9, o->w.link.latency_s * 1e6,
            o->w.link.layer_streamed ? "layer-streamed" : "whole");
+    if (ds->spec.draft_tokens > 0) {
+        dg_spec_line(stdout, "", ds);
+        putchar('\n');
+    }
     printf("%8s %-8s %5s %9s %9s %9s %9s %10s %10s %11s  %s\n", "decode_N", "mode", "P:D",
            "TTFT_ms", "xfer_ms", "TPOT_ms", "req/s", "tok/s/dev", "tok/s/user", "tok/s/mm2",
            "co-located tok/s/dev (prefill chip, decode chip)");

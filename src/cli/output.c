@@ -152,6 +152,18 @@ void fput_json_number(FILE *f, double v)
         stdout_failed(errno);
 }
 
+void fput_json_speculation(FILE *f, const pm_speculation *sp)
+{
+    if (sp->draft_tokens > 0) {
+        fprintf(f, "{\"method\": \"%s\", \"draft_tokens\": %d, \"tokens_per_step\": ",
+                pm_spec_method_name(sp->method), sp->draft_tokens);
+        fput_json_number(f, pm_spec_expected_tokens(sp));
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+}
+
 void fput_csv_field(FILE *f, const char *s, bool always_quote)
 {
     sbuf b = {0};

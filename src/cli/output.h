@@ -39,6 +39,9 @@ void fput_json_string(FILE *f, const char *s);
 void fput_csv_field(FILE *f, const char *s, bool always_quote);
 /* Writes v to f as a JSON number (sbuf_json_number). */
 void fput_json_number(FILE *f, double v);
+/* A scenario's speculation as a JSON value: {"method", "draft_tokens", "tokens_per_step"}, or
+ * null without (serve's and disagg's "speculative" key). */
+void fput_json_speculation(FILE *f, const pm_speculation *sp);
 
 /* Writes s on a '#' comment line of a CSV: a line break written as \n (and CR as \r), so no
  * name or option text can start a line of data. */

@@ -326,15 +326,7 @@ static void write_json(const served *sv)
         printf("}");
     }
     printf("], \"speculative\": ");
-    const pm_speculation *sp = &sv->s.spec;
-    if (sp->draft_tokens > 0) {
-        printf("{\"method\": \"%s\", \"draft_tokens\": %d, \"tokens_per_step\": ",
-               pm_spec_method_name(sp->method), sp->draft_tokens);
-        fput_json_number(stdout, pm_spec_expected_tokens(sp));
-        printf("}");
-    } else {
-        printf("null");
-    }
+    fput_json_speculation(stdout, &sv->s.spec);
     printf("},\n");
     if (sv->has_fam) {
         printf("  \"family\": {\"axis\": \"%s\", \"column\": \"%s\", \"values\": [",
