@@ -379,7 +379,7 @@ static int dispatch(cli *c, const char *cmd, int rest, char **args)
             return EXIT_USAGE;
         if (!c->format_given)
             c->format = FMT_TABLE;
-        return cmd_search(c, rest, args);
+        return c->mix ? cmd_search_mix(c, rest) : cmd_search(c, rest, args);
     }
     /* sweep and optimize are `run` with --sweep and --optimize: as words their arguments are
      * the axes ("sweep l2 devices=1,2", "optimize l2=8MiB:512MiB"). */

@@ -368,10 +368,6 @@ int cmd_search(const cli *c, int n_files, char **files)
 {
     if (c->plot && c->format == FMT_JSON)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
-    if (c->mix && (n_files > 0 || c->shard))
-        return usage_error("--mix: a mix is searched whole (no --shard, no shard files)");
-    if (c->mix)
-        return cmd_search_mix(c);
     pm_scenario s;
     int rc = load(c, &s);
     if (rc)

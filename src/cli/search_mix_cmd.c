@@ -362,8 +362,12 @@ static int draw(const cli *c, const mix_run *x)
     return rc;
 }
 
-int cmd_search_mix(const cli *c)
+int cmd_search_mix(const cli *c, int n_files)
 {
+    if (n_files > 0 || c->shard)
+        return usage_error("--mix: a mix is searched whole (no --shard, no shard files)");
+    if (c->plot && c->format == FMT_JSON)
+        return usage_error("--plot: the figure is drawn from CSV (no --format json)");
     if (c->given & GIVEN_CONFIG)
         return usage_error("--mix: the members name their scenarios (no --config)");
     mix_run *x = calloc(1, sizeof *x);
