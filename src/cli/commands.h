@@ -38,6 +38,9 @@ int cmd_search(const cli *c, int n_files, char **files);
  * unit): search_mix_cmd.c makes each member's spec so. */
 int search_make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp);
 const char *search_objective_column(pm_search_objective o);
+/* The limits of sp for a figure's title: "; TTFT <= 2 s; TPOT <= 50 ms", or "; no latency
+ * limit". */
+void search_limits_words(const pm_search_spec *sp, char *t, size_t n);
 /* search_mix_cmd.c: search --mix, the chip that serves a weighted mix best (n_files: the
  * arguments, which a mix refuses). */
 int cmd_search_mix(const cli *c, int n_files);

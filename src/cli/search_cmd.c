@@ -284,6 +284,20 @@ static void write_json(const pm_search_spec *sp, const pm_search_result *r)
     printf("\n  }\n}\n");
 }
 
+void search_limits_words(const pm_search_spec *sp, char *t, size_t n)
+{
+    size_t w = 0;
+    t[0] = '\0';
+    if (sp->ttft_limit_s > 0)
+        w += (size_t)snprintf(t + w, n - w, "; TTFT <= %g s", sp->ttft_limit_s);
+    if (sp->tpot_limit_s > 0 && w < n)
+        w += (size_t)snprintf(t + w, n - w, "; TPOT <= %g ms", 1e3 * sp->tpot_limit_s);
+    if (sp->min_tokens_per_s_per_user > 0 && w < n)
+        snprintf(t + w, n - w, "; >= %g tokens/s per user", sp->min_tokens_per_s_per_user);
+    if (!t[0])
+        snprintf(t, n, "; no latency limit");
+}
+
 /* The CSV beside the figure, drawn by plots/search.gp. */
 static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
                 const pm_search_result *r)
@@ -297,21 +311,12 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
     char *path = str_printf("%s", csv.path);
     char facts[160];
     scenario_facts(s, facts, sizeof facts);
-    char limits[96] = "";
-    size_t w = 0;
-    if (sp->ttft_limit_s > 0)
-        w += (size_t)snprintf(limits + w, sizeof limits - w, "; TTFT <= %g s", sp->ttft_limit_s);
-    if (sp->tpot_limit_s > 0)
-        w += (size_t)snprintf(limits + w, sizeof limits - w, "; TPOT <= %g ms",
-                              1e3 * sp->tpot_limit_s);
-    if (sp->min_tokens_per_s_per_user > 0)
-        snprintf(limits + w, sizeof limits - w, "; >= %g tokens/s per user",
-                 sp->min_tokens_per_s_per_user);
+    char limits[96];
+    search_limits_words(sp, limits, sizeof limits);
     char lengths[96];
     lengths_words(&sp->workload, lengths, sizeof lengths);
     char *title = str_printf("%s on %s, %d devices: %s%s", s->model.name, s->accel.name,
-                             c->budget ? c->budget : s->cluster.devices, lengths,
-                             limits[0] ? limits : "; no latency limit");
+                             c->budget ? c->budget : s->cluster.devices, lengths, limits);
     int rc = !path || !title ? out_of_memory() : 0;
     if (rc == 0)
         rc = out_file_commit(&csv);

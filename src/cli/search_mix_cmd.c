@@ -335,15 +335,11 @@ static int draw(const cli *c, const mix_run *x)
     char members[8];
     snprintf(members, sizeof members, "%d", x->mix.n_members);
     const pm_search_spec *sp = &x->mix.member[0].spec;
-    char limits[96] = "";
-    size_t n = 0;
-    if (sp->ttft_limit_s > 0)
-        n += (size_t)snprintf(limits + n, sizeof limits - n, "; TTFT <= %g s", sp->ttft_limit_s);
-    if (sp->tpot_limit_s > 0)
-        snprintf(limits + n, sizeof limits - n, "; TPOT <= %g ms", 1e3 * sp->tpot_limit_s);
+    char limits[96];
+    search_limits_words(sp, limits, sizeof limits);
     char *title = str_printf("a mix of %d workloads on %s, %d devices%s", x->mix.n_members,
                              x->s[0].accel.name, c->budget ? c->budget : x->s[0].cluster.devices,
-                             limits[0] ? limits : "; no latency limit");
+                             limits);
     int rc = !path || !title ? out_of_memory() : 0;
     if (rc == 0)
         rc = out_file_commit(&csv);
