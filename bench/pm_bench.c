@@ -30,6 +30,9 @@
  *               override its sequence length and layer count)
  *   sweep       one pm_sweep_run over --axis SPEC on the calling thread (one iteration is the
  *               whole sweep: divide by its points for a per-point figure)
+ *   search_hw   one pm_search_run of the scenario's deployment at 64 sequences and a chunk
+ *               budget of 2048 over the hardware points of --axis SPEC, one thread: a
+ *               hardware point of a compiled served point (issue 46 item 3), per point
  * It prints the points per iteration and the wall time per iteration in ns (meaningless under
  * valgrind; the script takes the times from a native run).
  */
@@ -178,6 +181,36 @@ static int count_mode(const count_opts *c)
                 return fail("pm_serve_compute", &err);
             acc += r.modes[PM_MODE_PRESERVE].tokens_per_s_per_device;
         }
+    } else if (strcmp(c->figure, "search_hw") == 0 && c->axis) {
+        /* A search of one deployment (the scenario's), one chunk budget (2048) and one
+         * concurrency (64) over the hardware points of --axis, exhaustive, on one thread: the
+         * first point compiles the served point, the others re-cost it (issue 46 item 3). */
+        pm_search_spec sp;
+        memset(&sp, 0, sizeof sp);
+        sp.workload = (pm_serve_workload){pm_workload_prompt_tokens(&s.workload),
+                                          pm_workload_decode_steps(&s.workload), 64, 2048,
+                                          PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0,
+                                          {{0}}};
+        sp.tp[0] = s.cluster.devices;
+        sp.n_tp = 1;
+        sp.concurrency[0] = 64;
+        sp.n_concurrency = 1;
+        sp.chunk[0] = 2048;
+        sp.n_chunk = 1;
+        sp.hw[0] = axis(c->axis);
+        sp.n_hw = 1;
+        sp.exhaustive = true;
+        sp.threads = 1;
+        points = sp.hw[0].n_values;
+        t0 = now();
+        for (long i = 0; i < c->iterations; i++) {
+            pm_search_result r;
+            if (pm_search_run(&s, &sp, &r, &err) != PM_OK)
+                return fail("pm_search_run", &err);
+            acc += r.evaluated;
+            pm_search_result_free(&r);
+        }
+        pm_axis_release(&sp.hw[0]);
     } else if (strcmp(c->figure, "sweep") == 0 && c->axis) {
         pm_axis a = axis(c->axis);
         pm_sweep_opts so = {.threads = 1};
@@ -191,8 +224,8 @@ static int count_mode(const count_opts *c)
         }
         pm_axis_release(&a);
     } else {
-        fprintf(stderr, "pm-bench: --count: expected step, step_cold, e2e, serve or sweep (with "
-                        "--axis)\n");
+        fprintf(stderr, "pm-bench: --count: expected step, step_cold, e2e, serve, sweep or "
+                        "search_hw (with --axis)\n");
         return 2;
     }
     const double dt = now() - t0;

@@ -63,6 +63,7 @@ figure "decode step, cold (llama70b, 16K)" 10 --count step_cold
 figure "estimate, llama70b, seq 16K" 1 --count e2e --seq 16384
 figure "estimate, llama70b, seq 64K" 1 --count e2e --seq 65536
 figure "served point, llama70b, 64 in flight, 3 modes" 1 --count serve
+figure "hw point of a compiled served point (l2, 256)" 1 --count search_hw --axis l2=1MiB:256MiB:1MiB
 if [ "$quick" != --quick ]; then
     # Across the KV-spill context (77,369 for llama70b): a request that crosses it, one beyond.
     figure "estimate, llama70b, seq 80K (crosses spill)" 1 --count e2e --seq 81920

@@ -726,6 +726,37 @@ pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fus
 pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
                                   const pm_step *step, bool fused, bool prefetching,
                                   pm_step_plan *p, pm_error *err);
+/* ---- serve.c: a served point compiled (issue 46 item 3) */
+#define PM_SERVE_STEP_KINDS (PM_MAX_LENGTH_CLASSES + 2)
+/* A closed-loop served point compiled: the templates of its kinds of step (what does not
+ * depend on the hardware: the nodes, their flops, bytes and messages; the step rule's counts
+ * are recomputed, being cheap), to serve it again at other hardware points. Zero it before the
+ * first use; release it with pm_serve_compiled_release. */
+typedef struct pm_serve_compiled {
+    bool ready;                             /* every kind's template is held */
+    pm_template *tmpl[PM_SERVE_STEP_KINDS]; /* per kind of step, NULL where absent */
+} pm_serve_compiled;
+/* pm_serve_compute of s and w through c: when c is not ready, computed as pm_serve_compute and
+ * compiled into c (its closed loop; an open loop is served as pm_serve_compute); when ready
+ * (compiled at a scenario and workload that differ from s and w only in the hardware: the
+ * accelerator's peaks, L2 capacity and bandwidth, HBM bandwidth, the cluster's links), each
+ * kind's plan is costed from its template at s's hardware, Algorithm 1's decisions taken there
+ * again: the result is pm_serve_compute's, bit for bit (tests/test_compiled.c). */
+pm_status pm_serve_compute_compiled(const pm_scenario *s, const pm_serve_workload *w,
+                                    pm_serve_compiled *c, pm_serve_result *out, pm_error *err);
+void pm_serve_compiled_release(pm_serve_compiled *c);
+
+/* The plan of step from its template tmpl, built (pm_template_build) for s or for a scenario
+ * that differs from s only in its hardware: the accelerator's peaks, L2 and HBM, the cluster's
+ * links (the builder reads none of them: a template is the step's nodes, their flops, bytes
+ * and messages). The nodes are costed at s's hardware; the same plan as pm_step_plan_build_like
+ * with the same fused flag, bit for bit. */
+pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like,
+                                  const pm_step *step, const pm_template *tmpl,
+                                  bool prefetching, pm_step_plan *p, pm_error *err);
+/* The per-hardware part of both: p->tmpl holds step's template; costs its nodes at s. */
+pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, const pm_step *step,
+                            bool prefetching, pm_step_plan *p, pm_error *err);
 /* The fused plan of the same scenario, phase and context from an unfused plan (cheaper than
  * pm_step_plan_build: only the fused nodes are costed, the others' costs and traffic are u's).
  * It holds the sums and the attention that serial evaluations read (pm_step_plan_eval, _sum,

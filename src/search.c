@@ -256,10 +256,35 @@ static pm_status settle_group(group *g, int n, pm_search_candidate (*cand)[PM_MO
     return PM_OK;
 }
 
+/* A worker's compiled points (issue 46 item 3): one per concurrency of the deployment and
+ * chunk budget `key` (a group's index over the hardware points), compiled at the first
+ * hardware point the worker serves and costed again at the next ones (the groups of a key
+ * differ only in their hardware point, the last dimension). */
+typedef struct compiled_points {
+    size_t key;
+    bool has_key;
+    pm_serve_compiled *at; /* [n_concurrency] */
+} compiled_points;
+
+/* cp's points for group gi: released when gi is another deployment or chunk budget. */
+static pm_serve_compiled *compiled_for(const search *se, compiled_points *cp, size_t gi)
+{
+    if (!cp->at)
+        return NULL;
+    const size_t key = gi / se->hw_points;
+    if (!cp->has_key || cp->key != key)
+        for (int n = 0; n < se->spec->n_concurrency; n++)
+            pm_serve_compiled_release(&cp->at[n]);
+    cp->key = key;
+    cp->has_key = true;
+    return cp->at;
+}
+
 /* Evaluates group gi: its concurrencies upwards, cut where the pruning allows (not in an
  * exhaustive search). A decode-first budget at or below a concurrency leaves no room for a
- * prompt: that point and the larger ones are outside the space in either search. */
-static void eval_group(search *se, size_t gi)
+ * prompt: that point and the larger ones are outside the space in either search. cp: the
+ * worker's compiled points. */
+static void eval_group(search *se, size_t gi, compiled_points *cp)
 {
     const pm_search_spec *sp = se->spec;
     group *g = &se->groups[gi - se->first];
@@ -273,6 +298,7 @@ static void eval_group(search *se, size_t gi)
         return;
     }
     at.ep = pm_cluster_ep(&t.cluster);
+    pm_serve_compiled *compiled = compiled_for(se, cp, gi);
     pm_serve_workload w = sp->workload;
     w.chunk_budget = at.chunk;
     pm_search_bound cut = PM_BOUND_NONE;
@@ -289,7 +315,8 @@ static void eval_group(search *se, size_t gi)
         }
         w.concurrency = at.concurrency;
         pm_serve_result r;
-        if (pm_serve_compute(&t, &w, &r, &err) != PM_OK) {
+        if ((compiled ? pm_serve_compute_compiled(&t, &w, &compiled[n], &r, &err)
+                      : pm_serve_compute(&t, &w, &r, &err)) != PM_OK) {
             set_invalid(g, &err);
             return;
         }
@@ -304,19 +331,26 @@ static void eval_group(search *se, size_t gi)
 static void *worker(void *arg)
 {
     search *se = arg;
+    const int nc = se->spec->n_concurrency;
+    /* Without memory for it, every point is served from its scenario (the same answer). */
+    compiled_points cp = {0, false, pm_calloc((size_t)nc, sizeof *cp.at)};
     for (;;) {
         pthread_mutex_lock(&se->mu);
         const size_t gi = se->next++;
         pthread_mutex_unlock(&se->mu);
         if (gi >= se->last)
-            return NULL;
-        eval_group(se, gi);
+            break;
+        eval_group(se, gi, &cp);
         pthread_mutex_lock(&se->mu);
         se->done++;
         if (se->spec->progress)
             se->spec->progress(se->done, se->last - se->first, se->spec->progress_user);
         pthread_mutex_unlock(&se->mu);
     }
+    for (int n = 0; cp.at && n < nc; n++)
+        pm_serve_compiled_release(&cp.at[n]);
+    pm_free(cp.at);
+    return NULL;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -512,15 +512,25 @@ static void prefill_first_mix(const pm_serve_workload *w, serve_plan *p)
  * graph with its prefetches (serial reads it without them, PRESERVE with them) and the fused
  * plan derived from it (pm_step_plan_fuse); t[mode] its time, tr[mode] what it moves when
  * energy is asked (tr not NULL). like: a plan of the same scenario whose roofline terms serve
- * (NULL: computed); p and f receive the plans. */
+ * (NULL: computed); p and f receive the plans. slot (NULL: none) is the kind's compiled
+ * template (pm_serve_compiled): the plan is costed from it when it holds one, else built and
+ * its template kept there. */
 static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
-                           const pm_mixed_step *m, pm_step_plan *p, pm_step_plan *f,
-                           double t[PM_MODE_COUNT], pm_traffic tr[PM_MODE_COUNT], pm_error *err)
+                           const pm_mixed_step *m, pm_template **slot, pm_step_plan *p,
+                           pm_step_plan *f, double t[PM_MODE_COUNT],
+                           pm_traffic tr[PM_MODE_COUNT], pm_error *err)
 {
     pm_step step;
     pm_status st = pm_step_mixed(s, m, &step, err);
-    if (st == PM_OK)
+    if (st == PM_OK && slot && *slot)
+        st = pm_step_plan_build_from(s, like, &step, *slot, true, p, err);
+    else if (st == PM_OK)
         st = pm_step_plan_build_like(s, like, &step, false, true, p, err);
+    if (st == PM_OK && slot && !*slot) {
+        if (!(*slot = pm_malloc(sizeof **slot)))
+            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+        **slot = p->tmpl;
+    }
     if (st != PM_OK)
         return st;
     pm_step_plan_count(p);
@@ -648,8 +658,8 @@ static pm_status add_draft_step(void *ctx, const pm_scenario *d, const pm_mixed_
     pm_scenario copy;
     double td[PM_MODE_COUNT];
     pm_traffic trd[PM_MODE_COUNT];
-    pm_status st = time_kind(step_scenario(d, m, &copy), NULL, m, &a->plans[0], &a->plans[1],
-                             td, a->tr ? trd : NULL, err);
+    pm_status st = time_kind(step_scenario(d, m, &copy), NULL, m, NULL, &a->plans[0],
+                             &a->plans[1], td, a->tr ? trd : NULL, err);
     for (int mode = 0; mode < PM_MODE_COUNT && st == PM_OK; mode++) {
         a->t[mode] += count * td[mode];
         if (a->tr)
@@ -813,10 +823,25 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, con
     return PM_OK;
 }
 
-/* The closed loop at w->concurrency (checked). */
-static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
-                              pm_serve_result *out, pm_error *err)
+void pm_serve_compiled_release(pm_serve_compiled *c)
 {
+    if (!c)
+        return;
+    for (int k = 0; k < PM_SERVE_STEP_KINDS; k++) {
+        pm_free(c->tmpl[k]);
+        c->tmpl[k] = NULL;
+    }
+    c->ready = false;
+}
+
+/* The closed loop at w->concurrency (checked). c (NULL: none): the point compiled, its
+ * templates costed at s's hardware when ready, else kept (pm_serve_compute_compiled). */
+static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
+                              pm_serve_compiled *c, pm_serve_result *out, pm_error *err)
+{
+    _Static_assert(SERVE_KINDS <= PM_SERVE_STEP_KINDS, "a compiled point holds every kind");
+    if (c && !c->ready)
+        pm_serve_compiled_release(c); /* a compilation that failed half way */
     memset(out, 0, sizeof *out);
     pm_status st = PM_OK;
     serve_plan p;
@@ -855,7 +880,8 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
         pm_step_plan *into = like ? &plans[1] : &plans[0];
         double tk[PM_MODE_COUNT];
         pm_traffic trk[PM_MODE_COUNT];
-        st = time_kind(ks[k], like, &p.kind[k], into, &plans[2], tk, f.energy ? trk : NULL, err);
+        st = time_kind(ks[k], like, &p.kind[k], c ? &c->tmpl[k] : NULL, into, &plans[2], tk,
+                       f.energy ? trk : NULL, err);
         if (st == PM_OK && pm_spec_active(s))
             st = spec_draft_time(s, &p.kind[k], tk, f.energy ? trk : NULL, err);
         for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
@@ -880,6 +906,8 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     out->die_mm2 = f.die_mm2;
     for (int m = 0; m < PM_MODE_COUNT; m++)
         out->modes[m].in_flight = w->concurrency;
+    if (c)
+        c->ready = true;
     return PM_OK;
 }
 
@@ -937,7 +965,7 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
     c.request_rate_per_s = 0.0;
     c.concurrency = 1.0;
     pm_serve_result one, at;
-    pm_status st = serve_closed(s, &c, &one, err);
+    pm_status st = serve_closed(s, &c, NULL, &one, err);
     if (st != PM_OK)
         return st;
     /* The most sequences the HBM holds depends on what they hold (prompts in prefill hold
@@ -947,7 +975,7 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
     for (int k = 0;; k++) {
         cap = cap < 1.0 ? 1.0 : cap > 1e6 ? 1e6 : cap;
         c.concurrency = cap;
-        if ((st = serve_closed(s, &c, &at_cap, err)) != PM_OK)
+        if ((st = serve_closed(s, &c, NULL, &at_cap, err)) != PM_OK)
             return st;
         if (fabs(at_cap.max_concurrency - cap) < 1.0 || k == 7)
             break;
@@ -968,12 +996,12 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
         double lo = 1.0, hi = cap;
         while (hi - lo > 1e-9 * hi) {
             c.concurrency = sqrt(lo * hi);
-            if ((st = serve_closed(s, &c, &at, err)) != PM_OK)
+            if ((st = serve_closed(s, &c, NULL, &at, err)) != PM_OK)
                 return st;
             *(at.modes[m].requests_per_s >= rate ? &hi : &lo) = c.concurrency;
         }
         c.concurrency = hi;
-        if ((st = serve_closed(s, &c, out, err)) != PM_OK)
+        if ((st = serve_closed(s, &c, NULL, out, err)) != PM_OK)
             return st;
         res[m] = out->modes[m];
     }
@@ -988,7 +1016,7 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
  * per-user and per-request figures are one replica's, the totals (requests and tokens per
  * second, sequences in flight, the most that fit) dp times them. */
 static pm_status serve_replicas(const pm_scenario *s, const pm_serve_workload *w,
-                                pm_serve_result *out, pm_error *err)
+                                pm_serve_compiled *c, pm_serve_result *out, pm_error *err)
 {
     const int dp = pm_cluster_dp(&s->cluster);
     if (!(w->request_rate_per_s > 0) && w->concurrency < dp)
@@ -1003,7 +1031,7 @@ static pm_status serve_replicas(const pm_scenario *s, const pm_serve_workload *w
     share.concurrency = w->concurrency / dp;
     share.request_rate_per_s = w->request_rate_per_s / dp;
     const pm_status st = share.request_rate_per_s > 0 ? serve_open(&one, &share, out, err)
-                                                      : serve_closed(&one, &share, out, err);
+                                                      : serve_closed(&one, &share, c, out, err);
     if (st != PM_OK)
         return st;
     for (int m = 0; m < PM_MODE_COUNT; m++) {
@@ -1016,8 +1044,9 @@ static pm_status serve_replicas(const pm_scenario *s, const pm_serve_workload *w
     return PM_OK;
 }
 
-pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
-                           pm_serve_result *out, pm_error *err)
+/* pm_serve_compute, its closed loop compiled into c (NULL: not). */
+static pm_status serve(const pm_scenario *s, const pm_serve_workload *w, pm_serve_compiled *c,
+                       pm_serve_result *out, pm_error *err)
 {
     if (!s || !w || !out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_serve_compute");
@@ -1030,6 +1059,19 @@ pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
     if (st != PM_OK)
         return st;
     if (pm_cluster_dp(&s->cluster) > 1)
-        return serve_replicas(s, w, out, err);
-    return w->request_rate_per_s > 0 ? serve_open(s, w, out, err) : serve_closed(s, w, out, err);
+        return serve_replicas(s, w, c, out, err);
+    return w->request_rate_per_s > 0 ? serve_open(s, w, out, err)
+                                     : serve_closed(s, w, c, out, err);
+}
+
+pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
+                           pm_serve_result *out, pm_error *err)
+{
+    return serve(s, w, NULL, out, err);
+}
+
+pm_status pm_serve_compute_compiled(const pm_scenario *s, const pm_serve_workload *w,
+                                    pm_serve_compiled *c, pm_serve_result *out, pm_error *err)
+{
+    return serve(s, w, c, out, err);
 }

@@ -292,10 +292,42 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
                                   const pm_step *step, bool fused, bool prefetching,
                                   pm_step_plan *p, pm_error *err)
 {
-    pm_template *t = &p->tmpl;
-    pm_status st = pm_template_build(s, step, fused, t, err);
+    pm_status st = pm_template_build(s, step, fused, &p->tmpl, err);
     if (st != PM_OK)
         return st;
+    return pm_step_plan_cost(s, like, step, prefetching, p, err);
+}
+
+/* The nodes of template `from` that it uses, into `to` (the rest of `to` is left as it is). */
+static void template_copy(pm_template *to, const pm_template *from)
+{
+    memcpy(to->head, from->head, (size_t)from->n_head * sizeof to->head[0]);
+    memcpy(to->layer, from->layer, (size_t)from->n_layer * sizeof to->layer[0]);
+    memcpy(to->tail, from->tail, (size_t)from->n_tail * sizeof to->tail[0]);
+    memcpy(to->moe, from->moe, (size_t)from->n_moe * sizeof to->moe[0]);
+    to->n_head = from->n_head;
+    to->n_layer = from->n_layer;
+    to->n_tail = from->n_tail;
+    to->n_moe = from->n_moe;
+    to->moe_reads = from->moe_reads;
+    to->attn_next = from->attn_next;
+    to->attn_local = from->attn_local;
+    to->kv_group = from->kv_group;
+}
+
+pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like,
+                                  const pm_step *step, const pm_template *tmpl,
+                                  bool prefetching, pm_step_plan *p, pm_error *err)
+{
+    template_copy(&p->tmpl, tmpl);
+    return pm_step_plan_cost(s, like, step, prefetching, p, err);
+}
+
+pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, const pm_step *step,
+                            bool prefetching, pm_step_plan *p, pm_error *err)
+{
+    const pm_template *t = &p->tmpl;
+    pm_status st = PM_OK;
     const pm_phase phase = step->phase;
     p->s = s;
     p->ctx0 = step->context;

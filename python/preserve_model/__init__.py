@@ -33,7 +33,7 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "search_mix", "disagg",
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "search_mix", "search_merge", "disagg",
            "disagg_codesign", "DISAGG_POOLS", "optimize", "footprint", "load_lengths",
            "explain", "timeline", "PHASES", "SERVE_RULES",
            "OBJECTIVES", "SEARCH_OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
@@ -380,7 +380,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
            ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
            rule="decode_first", arrival="staggered", input_tokens=None, output_tokens=None,
            lengths=None, exhaustive=False, threads=0, data_dir=None, spec_tokens=None,
-           spec_accept=None, spec_draft=None, spec_mtp=None, **shortcuts):
+           spec_accept=None, spec_draft=None, spec_mtp=None, shard=None, **shortcuts):
     """The best deployment per mode under latency limits: the `search` command's answer.
 
     The space: each tensor-parallel degree of tp (None: 1, 2, 4... up to a node and the
@@ -392,6 +392,9 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     ttft_limit, tpot_limit (seconds) and min_user_rate (tokens/s per user; 0: none) compete on
     objective ("device", "mm2", "usd" or "joule"). exhaustive: no pruning (the same answer).
     spec_tokens, spec_accept, spec_draft and spec_mtp: speculative decoding, as for serve().
+    shard=(k, n): only the k-th (1-based) of n slices of the groups (deployments x chunk
+    budgets x hardware points, in the space's order), as the CLI's --shard K/N;
+    search_merge() of the n shards' results, in order, is the whole search's answer.
 
     Returns a dict: points, evaluated, pruned, invalid_deployments, first_invalid, and modes:
     {mode: {found, binds (the limit that stops the best serving more: "tpot", "ttft",
@@ -423,6 +426,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
         elif isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
     lengths = _length_classes(lengths, data_dir)
+    shard_index, shard_count = _shard(shard)
     raw = _core.search(_path("config", config), _counts("concurrency", concurrency),
                        _counts("chunks", chunks), [] if tp is None else _counts("tp", tp),
                        [] if ep is None else _counts("ep", ep), hardware, int(budget),
@@ -434,7 +438,8 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
                        + _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp),
                        _path("data_dir", data_dir),
                        None if lengths is None else [(int(a), int(b), float(c))
-                                                     for a, b, c in lengths])
+                                                     for a, b, c in lengths],
+                       shard_index, shard_count)
     points, evaluated, pruned, invalid, first, hw_names, per_mode = raw
 
     def named(table):
@@ -539,6 +544,63 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
             "missing_member": np.frombuffer(missing, dtype=np.float64).astype(np.int64),
             "members": per_member}
     return result
+
+def _shard(shard):
+    """(index, count) of _core.search from search()'s shard=(k, n) (None: the whole space)."""
+    if shard is None:
+        return 0, 0
+    try:
+        k, n = shard
+    except (TypeError, ValueError):
+        raise TypeError(f"shard: expected (k, n) (got {shard!r})") from None
+    for v in (k, n):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"shard: expected whole counts (got {shard!r})")
+    if not 1 <= k <= n:
+        raise ValueError(f"shard: expected 1 <= k <= n (got {shard!r})")
+    return int(k) - 1, int(n)
+
+
+def _front_order(front, order):
+    """The indices of a front's rows by falling per-user rate, then falling objective, then
+    `order` (the space's order), as pm_search_merge sorts them."""
+    return np.lexsort((order, -front["objective"], -front["tokens_per_s_per_user"]))
+
+
+def search_merge(results):
+    """The whole search's answer from the results of search(..., shard=(k, n)) for k = 1..n,
+    given in shard order, as pm_search_merge merges the CLI's shards: the counts added, the
+    first invalid deployment's error kept, each mode's best the first of the highest objective
+    in the space's order (with the limit that binds it), each front the Pareto front of the
+    shards' fronts (ties broken by the space's order, so the first of equals is kept)."""
+    results = list(results)
+    if not results:
+        raise ValueError("search_merge: expected the results of one or more shards")
+    out = {k: sum(r[k] for r in results) for k in ("points", "evaluated", "pruned",
+                                                    "invalid_deployments")}
+    out["first_invalid"] = next((r["first_invalid"] for r in results if r["first_invalid"]),
+                                results[0]["first_invalid"])
+    out["modes"] = {}
+    for mode in MODES:
+        parts = [r["modes"][mode] for r in results]
+        best = None
+        for p in parts:
+            if p["found"] and (best is None or p["best"]["objective"] > best["best"]["objective"]):
+                best = p
+        cols = parts[0]["front"].keys()
+        front = {c: np.concatenate([p["front"][c] for p in parts]) for c in cols}
+        order = np.arange(len(front["objective"]))  # shard order, then each front's own
+        keep, top = [], -np.inf
+        for i in _front_order(front, order):
+            if front["objective"][i] > top:
+                top = front["objective"][i]
+                keep.append(i)
+        keep = np.array(keep[::-1], dtype=np.int64)
+        out["modes"][mode] = {
+            "found": best is not None, "binds": best["binds"] if best else None,
+            "best": best["best"] if best else None,
+            "front": {c: v[keep] for c, v in front.items()}}
+    return out
 
 
 #: The pools of a disaggregated deployment, in the library's order (pm_disagg_pool).

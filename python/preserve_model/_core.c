@@ -810,7 +810,8 @@ static int search_workload(const pm_scenario *s, long long in, long long out, in
 
 /* search(config, concurrency, chunks, tp, ep, hardware, budget, ttft_limit, tpot_limit,
  * min_user_rate, objective, rule, arrival, input_tokens, output_tokens, exhaustive, threads,
- * overrides=None, data_dir=None, lengths=None): the search command's pm_search_run. */
+ * overrides=None, data_dir=None, lengths=None, shard_index=0, shard_count=0): the search
+ * command's pm_search_run (of one shard of the groups when shard_count > 0). */
 static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -818,20 +819,26 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
                 k_hw[] = "hardware", k_budget[] = "budget", k_ttft[] = "ttft_limit",
                 k_tpot[] = "tpot_limit", k_user[] = "min_user_rate", k_obj[] = "objective",
                 k_rule[] = "rule", k_arrival[] = "arrival", k_in[] = "input_tokens",
-                k_out[] = "output_tokens", k_ex[] = "exhaustive", k_lengths[] = "lengths";
+                k_out[] = "output_tokens", k_ex[] = "exhaustive", k_lengths[] = "lengths",
+                k_shard_index[] = "shard_index", k_shard_count[] = "shard_count";
     static char *kwlist[] = {k_config, k_conc, k_chunks, k_tp, k_ep, k_hw, k_budget, k_ttft,
                              k_tpot, k_user, k_obj, k_rule, k_arrival, k_in, k_out, k_ex,
-                             k_threads, k_overrides, k_data_dir, k_lengths, NULL};
+                             k_threads, k_overrides, k_data_dir, k_lengths, k_shard_index,
+                             k_shard_count, NULL};
     const char *config, *data_dir = NULL;
     PyObject *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None, *lengths = Py_None;
     int budget, objective, rule, arrival, exhaustive, threads;
     double ttft, tpot, user;
     long long in, out_tokens;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOidddiiiLLpi|OzO", kwlist, &config, &conc,
-                                     &chunks, &tp, &ep, &hw, &budget, &ttft, &tpot, &user,
+    Py_ssize_t shard_index = 0, shard_count = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOidddiiiLLpi|OzOnn", kwlist, &config,
+                                     &conc, &chunks, &tp, &ep, &hw, &budget, &ttft, &tpot, &user,
                                      &objective, &rule, &arrival, &in, &out_tokens, &exhaustive,
-                                     &threads, &overrides, &data_dir, &lengths))
+                                     &threads, &overrides, &data_dir, &lengths, &shard_index,
+                                     &shard_count))
         return NULL;
+    if (shard_index < 0 || shard_count < 0)
+        return PyErr_Format(PyExc_ValueError, "shard: expected counts >= 0");
     pm_search_spec *sp = PyMem_Calloc(1, sizeof *sp);
     if (!sp)
         return PyErr_NoMemory();
@@ -845,6 +852,8 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
         goto out;
     }
     search_limits(sp, budget, ttft, tpot, user, objective, exhaustive, threads);
+    sp->shard_index = (size_t)shard_index;
+    sp->shard_count = (size_t)shard_count;
     pm_search_result r;
     pm_error err;
     pm_status st;

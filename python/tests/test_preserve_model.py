@@ -1001,3 +1001,34 @@ def test_speculation_keywords_are_the_tools_options():
 def test_speculation_refusal_names_the_key():
     with pytest.raises(pm.Error, match=r"\$\.speculative\.acceptance"):
         pm.estimate("llama70b", data_dir=DATA, spec_tokens=2, spec_accept=1.0, spec_mtp=1)
+
+
+def test_search_shards_merge_to_the_whole():
+    """search(..., shard=(k, n)) over n slices of the groups, merged by search_merge in shard
+    order, is the unsharded answer: counts, bests, binds and fronts, value for value (1, 2, 3
+    and 5 shards of 12 groups: TP 4 and 8, two chunk budgets, three L2 sizes)."""
+    kw = dict(tp=(4, 8), chunks=(512, 2048), tpot_limit=0.03, objective="mm2",
+              hardware="l2=48MiB,96MiB,192MiB", threads=1)
+    conc = (1, 8, 32, 64, 128)
+    whole = pm.search("llama70b", conc, **kw)
+    for n in (1, 2, 3, 5):
+        parts = [pm.search("llama70b", conc, shard=(k, n), **kw) for k in range(1, n + 1)]
+        assert sum(p["points"] for p in parts) == whole["points"]
+        got = pm.search_merge(parts)
+        for key in ("points", "evaluated", "pruned", "invalid_deployments", "first_invalid"):
+            assert got[key] == whole[key]
+        for mode in pm.MODES:
+            a, b = got["modes"][mode], whole["modes"][mode]
+            assert (a["found"], a["binds"], a["best"]) == (b["found"], b["binds"], b["best"])
+            assert a["front"].keys() == b["front"].keys()
+            for col in a["front"]:
+                np.testing.assert_array_equal(a["front"][col], b["front"][col])
+    # A shard alone is not the whole: its best can only be lower or equal.
+    first = pm.search("llama70b", conc, shard=(1, 3), **kw)
+    assert first["points"] < whole["points"]
+    with pytest.raises(ValueError):
+        pm.search("llama70b", conc, shard=(4, 3), **kw)
+    with pytest.raises(TypeError):
+        pm.search("llama70b", conc, shard=3, **kw)
+    with pytest.raises(ValueError):
+        pm.search_merge([])

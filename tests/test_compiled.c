@@ -1,0 +1,185 @@
+/*
+ * test_compiled.c - a served point compiled once and costed again per hardware point
+ * (pm_serve_compute_compiled, issue 46 item 3) against pm_serve_compute, bit for bit, over grids
+ * of hardware points (L2 capacity and bandwidth, HBM bandwidth, compute, links) on a dense model
+ * (Llama-3-70B), a MoE model (Mixtral-8x7B, expert-parallel), a model of windowed layers
+ * (Gemma-2-9B), a speculating one and data-parallel replicas; the grids cross L2 capacities where
+ * PRESERVE's insertion decisions change (checked: nothing prefetched at 1 MiB, prefetches from
+ * 96 MiB on). And that the comparison can fail: a point compiled at one tensor-parallel degree
+ * and served at another (outside the contract) gives another answer.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "testutil.h"
+
+static pm_scenario load(const char *name)
+{
+    pm_scenario s = pm_test_load(name, NULL, 0);
+    pm_scenario_release(&s);
+    return s;
+}
+
+/* The scenario's prompt and output at `conc` sequences, a chunk budget of 512, decode-first. */
+static pm_serve_workload workload(const pm_scenario *s, double conc)
+{
+    pm_serve_workload w;
+    memset(&w, 0, sizeof w);
+    w.input_tokens = pm_workload_prompt_tokens(&s->workload);
+    w.output_tokens = pm_workload_decode_steps(&s->workload);
+    w.concurrency = conc;
+    w.chunk_budget = 512;
+    w.rule = PM_SERVE_DECODE_FIRST;
+    return w;
+}
+
+static void set(pm_scenario *t, pm_axis_kind k, double v)
+{
+    pm_error err;
+    if (pm_scenario_set_axis(t, k, v, &err) != PM_OK)
+        fail_msg("pm_scenario_set_axis: %s", err.message);
+}
+
+/* Bit for bit: every figure of every mode, the memory and the counts (NaN equal to NaN). */
+static bool same(const pm_serve_result *a, const pm_serve_result *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* What a grid saw: PRESERVE's decode step equal to the serial one (nothing prefetched) and
+ * shorter (prefetches inserted). */
+typedef struct seen {
+    int points, none_prefetched, prefetched;
+} seen;
+
+/* s at hardware point (l2 MiB, x the base compute, HBM and link bandwidths, l2_bw): served
+ * through c and directly; the two must be equal. */
+static void point(const pm_scenario *s, const pm_serve_workload *w, pm_serve_compiled *c,
+                  double l2_mib, double x, seen *sn)
+{
+    pm_scenario t = *s;
+    t.provenance = NULL;
+    const double flops = pm_peak_compute(&s->accel, pm_compute_dtype(&s->workload));
+    set(&t, PM_AXIS_L2, l2_mib * 1048576.0);
+    set(&t, PM_AXIS_COMPUTE, flops * x);
+    set(&t, PM_AXIS_HBM_BW, s->accel.hbm_bandwidth_bytes_per_s / x);
+    set(&t, PM_AXIS_LINK_BW, s->cluster.link_bandwidth_bytes_per_s * x);
+    if (s->accel.l2_bandwidth_bytes_per_s > 0)
+        set(&t, PM_AXIS_L2_BW, s->accel.l2_bandwidth_bytes_per_s * (x > 1 ? x : 1.0));
+    pm_serve_result ref, got;
+    pm_error err;
+    assert_int_equal(pm_serve_compute(&t, w, &ref, &err), PM_OK);
+    const pm_status st = pm_serve_compute_compiled(&t, w, c, &got, &err);
+    if (st != PM_OK)
+        fail_msg("pm_serve_compute_compiled: %s", err.message);
+    assert_true(c->ready);
+    if (!same(&ref, &got))
+        fail_msg("%s at L2 %g MiB, x%g: the compiled point differs (PRESERVE tokens/s/device "
+                 "%.17g vs %.17g)",
+                 s->model.name, l2_mib, x, ref.modes[PM_MODE_PRESERVE].tokens_per_s_per_device,
+                 got.modes[PM_MODE_PRESERVE].tokens_per_s_per_device);
+    sn->points++;
+    const double ser = ref.modes[PM_MODE_SERIAL].decode_step_s;
+    const double pre = ref.modes[PM_MODE_PRESERVE].decode_step_s;
+    sn->none_prefetched += !(pre < ser) && !(pre > ser);
+    sn->prefetched += pre < ser;
+}
+
+/* The grid, in an order that crosses the decisions both ways: L2 1 to 384 MiB and back, each
+ * at three compute/bandwidth balances. */
+static seen grid(const pm_scenario *s, double conc)
+{
+    static const double l2[] = {1, 8, 48, 96, 192, 384, 24, 2};
+    static const double x[] = {1.0, 0.5, 2.0};
+    const pm_serve_workload w = workload(s, conc);
+    pm_serve_compiled c;
+    memset(&c, 0, sizeof c);
+    seen sn = {0, 0, 0};
+    for (size_t i = 0; i < sizeof l2 / sizeof l2[0]; i++)
+        for (size_t j = 0; j < sizeof x / sizeof x[0]; j++)
+            point(s, &w, &c, l2[i], x[j], &sn);
+    pm_serve_compiled_release(&c);
+    assert_false(c.ready);
+    return sn;
+}
+
+static void test_dense(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b");
+    const seen sn = grid(&s, 64);
+    assert_int_equal(sn.points, 24);
+    /* The decisions change inside the grid: a 1 MiB L2 holds no weight matrix of a layer (the
+     * smallest, the K or V projection, 8192 x 1024 int8 = 8 MiB, is 2 MiB on each of the 4
+     * devices), so PRESERVE prefetches nothing and its decode step is the serial one; from
+     * 96 MiB on, matrices fit the window and are prefetched. */
+    assert_true(sn.none_prefetched > 0);
+    assert_true(sn.prefetched > 0);
+}
+
+static void test_moe(void **state)
+{
+    (void)state;
+    pm_scenario s = load("mixtral8x7b");
+    set(&s, PM_AXIS_EP, 2);
+    const seen sn = grid(&s, 32);
+    assert_int_equal(sn.points, 24);
+}
+
+static void test_windowed(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("gemma2-9b");
+    const seen sn = grid(&s, 16);
+    assert_int_equal(sn.points, 24);
+}
+
+static void test_speculating(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    pm_test_speculate(&s, 2, 0.7);
+    const seen sn = grid(&s, 16);
+    assert_int_equal(sn.points, 24);
+}
+
+static void test_replicas(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    s.cluster.data_parallel = 2; /* 2 replicas of TP 8: 32 sequences each */
+    const seen sn = grid(&s, 64);
+    assert_int_equal(sn.points, 24);
+}
+
+/* Outside the contract (another tensor-parallel degree), the compiled templates are the wrong
+ * step's: the comparison sees it, so it can fail. */
+static void test_contract_matters(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b");
+    const pm_serve_workload w = workload(&s, 64);
+    pm_serve_compiled c;
+    memset(&c, 0, sizeof c);
+    pm_serve_result ref, got;
+    pm_error err;
+    assert_int_equal(pm_serve_compute_compiled(&s, &w, &c, &got, &err), PM_OK);
+    pm_scenario t = s;
+    set(&t, PM_AXIS_DEVICES, 8); /* the scenario runs TP 4 */
+    assert_int_equal(pm_serve_compute(&t, &w, &ref, &err), PM_OK);
+    assert_int_equal(pm_serve_compute_compiled(&t, &w, &c, &got, &err), PM_OK);
+    assert_false(same(&ref, &got));
+    pm_serve_compiled_release(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dense),        cmocka_unit_test(test_moe),
+        cmocka_unit_test(test_windowed),     cmocka_unit_test(test_speculating),
+        cmocka_unit_test(test_replicas),     cmocka_unit_test(test_contract_matters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
