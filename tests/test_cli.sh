@@ -586,7 +586,8 @@ check pp-no-inter-node-link 1 "inter_node_bandwidth_Gbps" "$pm" --config llama70
 check pp-uneven-sum 1 "pipeline_layers: must give the layers of each of the 2 stages" \
     "$pm" --config llama8b --cluster hgx-h100-ib-ndr --pp 2 --set cluster.pipeline_layers=16,15
 check pp-layer-classes 1 "not modelled" "$pm" --config gemma2-9b --cluster hgx-h100-ib-ndr --pp 2
-check pp-serve-refused 1 "pipeline stages is not modelled" "$pm" serve --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check pp-serve 0 "in each of 2 pipeline stages" "$pm" serve --config llama8b --cluster hgx-h100-ib-ndr --pp 2 --concurrency 1,8
+check pp-serve-layer-classes 1 "not modelled" "$pm" serve --config gemma2-9b --cluster hgx-h100-ib-ndr --pp 2
 check pp-bad-count 2 "--pp" "$pm" --pp 0
 check pp-sweep 0 "pipeline_parallel," "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --sweep pp=1,2
 check dp-serve 0 "preserve" "$pm" serve --config llama8b --dp 2 --concurrency 2,8
