@@ -605,7 +605,7 @@ check search-hw-count 2 "a hardware axis is l2, l2_bw, compute, hbm_bw or link_b
 check search-three-hw 2 "at most 2 hardware axes" "$pm" search --sweep l2=8MiB --sweep hbm_bw=1TBps --sweep compute=100TFLOPS
 check search-tp-list-bad 2 "--tp-list" "$pm" search --tp-list 8,x
 check search-rate-floor 2 "--min-user-rate: expected" "$pm" search --min-user-rate 0
-check search-pp-refused 1 "pipeline stages are not served yet" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check search-pp-refused 1 "but not searched yet" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
 check search-spec 0 "# space: 55 points x 3 modes; 46 evaluated, 6 pruned" "$pm" search --config llama70b-h100 \
     --budget 8 --tp-list 8 --tpot-limit 30ms --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
