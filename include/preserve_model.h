@@ -1642,7 +1642,9 @@ typedef struct pm_mixed_step {
  * tokens absorbed over the latent cache, the chunks over their positions' keys and values
  * decompressed (W_UK and W_UV read by each form's kernels). Returns PM_OK, PM_ERR_INVALID_ARG
  * (NULL, a count or length out of range, a step of no token), or an error of
- * pm_scenario_check.
+ * pm_scenario_check. Over pipeline stages (issue 44) the time is the period between two of
+ * m's steps with M micro-batches like it in flight (cluster.micro_batches, or one per stage):
+ * max(sum_i t_i, M max_i t_i) over the stages' times for m.
  */
 PM_API pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
                                     double *time_s, pm_error *err);
@@ -1792,7 +1794,12 @@ typedef struct pm_serve_result {
  * k + 1 tokens per decoding sequence (in the chunk budget too) beside the draft's steps (its
  * first forward beside the step's chunks, then k - 1 drafting steps), a request decodes in
  * (output - 1) / E steps (a mean, not rounded up), a decoding sequence holds k more positions
- * and the draft's weights and cache join each device's. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
+ * and the draft's weights and cache join each device's. Pipeline stages (pm_cluster_pp > 1,
+ * issue 44): M micro-batches in flight (cluster.micro_batches, or one per stage, at most the
+ * whole sequences in flight), each its own scheduler over concurrency / M sequences; a step's
+ * time is the period max(sum_i t_i, M max_i t_i) of stage i's times for one micro-batch (its
+ * receive, a window PRESERVE fills, and its layers); per-device figures over TP x PP devices,
+ * the memory the tightest stage's. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
  * range: prefill-first needs a budget of at least the prompt, decode-first one above the
  * concurrency), PM_ERR_UNSUPPORTED (a wave under decode-first whose prompts the budget does
  * not hold at once), or an error of

@@ -867,6 +867,21 @@ pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t 
  * unfused plan of the same step (p itself when unfused), whose tail nodes serve. */
 void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bool preserve,
                                 int64_t ctx, const pm_stage_part *part, pm_traffic *out);
+/* One served step over the stages of pl (serve.c): its sequences in micro_batches M (may be
+ * fractional: a fluid mean), each carrying tokens through every boundary and returning the ids of
+ * `returned` sampled tokens to the first stage (0: none). */
+typedef struct pm_pipeline_step {
+    double micro_batches, tokens, returned;
+} pm_pipeline_step;
+/* The served step's period in one mode: stage i's time t_i for one micro-batch from plan p (a
+ * micro-batch's counted plan; u its unfused one) with its receive, then max(sum_i t_i, M max_i
+ * t_i), the slowest stage serving every micro-batch or one micro-batch's round trip. tr (may be
+ * NULL): what the average device moves per period; recv_pf_bytes (may be NULL): the most
+ * PRESERVE prefetches behind a receive. */
+pm_status pm_pipeline_step_time(const pm_scenario *s, const pm_pipeline *pl,
+                                const pm_pipeline_step *m, const pm_step_plan *p,
+                                const pm_step_plan *u, bool preserve, int64_t ctx,
+                                double *time_s, pm_traffic *tr, double *recv_pf_bytes);
 
 /* ---- estimates (estimate.c) ---- */
 

@@ -83,11 +83,10 @@ typedef struct pipe_point {
     pm_traffic tr;
 } pipe_point;
 
-static pm_status pipe_eval(const pipe_ctx *x, const part_set *ps, const pm_step_plan *p,
+static pm_status pipe_eval(double M, double P, const part_set *ps, const pm_step_plan *p,
                            const pm_step_plan *u, bool preserve, bool prefill, int64_t ctx,
                            bool traffic, pipe_point *out)
 {
-    const double M = x->pl->micro_batches, P = x->pl->stages;
     *out = (pipe_point){0};
     for (int i = 0; i < ps->n; i++) {
         double t, pf;
@@ -126,7 +125,8 @@ static double dec_t(dsum *d, int64_t c)
 {
     pipe_point pt;
     if (d->st == PM_OK)
-        d->st = pipe_eval(d->x, &d->x->dec_parts, d->p, d->u, d->preserve, false, c, false, &pt);
+        d->st = pipe_eval(d->x->pl->micro_batches, d->x->pl->stages, &d->x->dec_parts, d->p,
+                          d->u, d->preserve, false, c, false, &pt);
     d->evals++;
     return d->st == PM_OK ? pt.t : 0.0;
 }
@@ -135,7 +135,8 @@ static void dec_tr(dsum *d, int64_t c, double w)
 {
     pipe_point pt;
     if (d->st == PM_OK)
-        d->st = pipe_eval(d->x, &d->x->dec_parts, d->p, d->u, d->preserve, false, c, true, &pt);
+        d->st = pipe_eval(d->x->pl->micro_batches, d->x->pl->stages, &d->x->dec_parts, d->p,
+                          d->u, d->preserve, false, c, true, &pt);
     if (d->st == PM_OK)
         pm_traffic_add(&d->tr, &pt.tr, w);
 }
@@ -208,30 +209,65 @@ static pm_status build_plans(pipe_ctx *x, const pm_scenario *s, int64_t sp, pm_e
     return PM_OK;
 }
 
-/* The sends over each boundary and the stages' parts, decode and prefill. */
-static void stage_parts(pipe_ctx *x, const pm_scenario *s, int64_t sp)
+/* The sends over pl's boundaries: after stage i < P - 1 the activations (act_bytes), after the
+ * last the sampled tokens' ids back to the first (ret_bytes; 0: nothing returns); one stage
+ * keeps its tokens. */
+static void sends_of(const pm_cluster *c, const pm_pipeline *pl, double act_bytes,
+                     double ret_bytes, double *send)
 {
-    const pm_pipeline *pl = x->pl;
     const int P = pl->stages;
-    const double mb = pl->micro_batch;
-    const double act = s->model.hidden * pm_dtype_bytes(s->workload.act_dtype);
     for (int i = 0; i < P; i++) {
         const bool last = i == P - 1;
-        /* One stage keeps its tokens: nothing returns. */
-        x->send_dec[i] = P == 1 ? 0.0
-                                : pm_p2p_time(&s->cluster, pl->inter_node[i],
-                                              last ? mb * TOKEN_ID_BYTES : mb * act);
-        x->send_pre[i] = last ? 0.0 /* the first token's return is the first decode step's */
-                              : pm_p2p_time(&s->cluster, pl->inter_node[i], mb * (double)sp * act);
+        send[i] = P == 1 || (last && !(ret_bytes > 0))
+                      ? 0.0
+                      : pm_p2p_time(c, pl->inter_node[i], last ? ret_bytes : act_bytes);
     }
-    x->dec_parts.n = x->pre_parts.n = 0;
+}
+
+/* The stages' parts: stage i receives the send before it (the first: the last one's return). */
+static void parts_of(const pm_pipeline *pl, const double *send, part_set *ps)
+{
+    const int P = pl->stages;
+    ps->n = 0;
     for (int i = 0; i < P; i++) {
-        pm_stage_part d = {pl->layers[i], i == 0, i == P - 1, x->send_dec[(i + P - 1) % P]};
-        pm_stage_part p = d;
-        p.recv_s = i == 0 ? 0.0 : x->send_pre[i - 1];
-        part_set_add(&x->dec_parts, &d);
-        part_set_add(&x->pre_parts, &p);
+        const pm_stage_part d = {pl->layers[i], i == 0, i == P - 1, send[(i + P - 1) % P]};
+        part_set_add(ps, &d);
     }
+}
+
+/* The sends over each boundary and the stages' parts, decode and prefill (the first token's
+ * return is the first decode step's: a prefill returns nothing). */
+static void stage_parts(pipe_ctx *x, const pm_scenario *s, int64_t sp)
+{
+    const double mb = x->pl->micro_batch;
+    const double act = s->model.hidden * pm_dtype_bytes(s->workload.act_dtype);
+    sends_of(&s->cluster, x->pl, mb * act, mb * TOKEN_ID_BYTES, x->send_dec);
+    sends_of(&s->cluster, x->pl, mb * (double)sp * act, 0.0, x->send_pre);
+    parts_of(x->pl, x->send_dec, &x->dec_parts);
+    parts_of(x->pl, x->send_pre, &x->pre_parts);
+}
+
+pm_status pm_pipeline_step_time(const pm_scenario *s, const pm_pipeline *pl,
+                                const pm_pipeline_step *m, const pm_step_plan *p,
+                                const pm_step_plan *u, bool preserve, int64_t ctx,
+                                double *time_s, pm_traffic *tr, double *recv_pf_bytes)
+{
+    const double act = s->model.hidden * pm_dtype_bytes(s->workload.act_dtype);
+    double send[PM_MAX_STAGES];
+    sends_of(&s->cluster, pl, m->tokens * act, m->returned * TOKEN_ID_BYTES, send);
+    part_set ps;
+    parts_of(pl, send, &ps);
+    pipe_point pt;
+    const pm_status st = pipe_eval(m->micro_batches, pl->stages, &ps, p, u, preserve, false, ctx,
+                                   tr != NULL, &pt);
+    if (st != PM_OK)
+        return st;
+    *time_s = pt.t;
+    if (tr)
+        *tr = pt.tr;
+    if (recv_pf_bytes)
+        *recv_pf_bytes = pt.recv_pf;
+    return PM_OK;
 }
 
 static void report_plan(const pipe_ctx *x, const pm_scenario *s, pm_pipeline_report *r)
@@ -284,10 +320,10 @@ pm_status pm_pipeline_estimate(const pm_scenario *s, const pm_pipeline *pl, pm_e
         const pm_step_plan *dec = fused ? &x->dec_f : &x->dec, *pre = fused ? &x->pre_f : &x->pre;
         pm_mode_result *r = &out->modes[mode];
         pipe_point pp, pt;
-        if ((st = pipe_eval(x, &x->pre_parts, pre, &x->pre, preserve, true, sp, true, &pp)) !=
-                PM_OK ||
-            (st = pipe_eval(x, &x->dec_parts, dec, &x->dec, preserve, false, last, true, &pt)) !=
-                PM_OK)
+        if ((st = pipe_eval(M, pl->stages, &x->pre_parts, pre, &x->pre, preserve, true, sp, true,
+                            &pp)) != PM_OK ||
+            (st = pipe_eval(M, pl->stages, &x->dec_parts, dec, &x->dec, preserve, false, last,
+                            true, &pt)) != PM_OK)
             break;
         r->prefill_s = pp.t;
         r->traffic = pp.tr;
@@ -333,7 +369,8 @@ pm_status pm_pipeline_decode_sum_stepwise(const pm_scenario *s, const pm_pipelin
         long double acc = 0.0L;
         for (int64_t c = sp; c <= last && st == PM_OK; c++) {
             pipe_point pt;
-            st = pipe_eval(x, &x->dec_parts, dec, &x->dec, mode == PM_MODE_PRESERVE, false, c,
+            st = pipe_eval(pl->micro_batches, pl->stages, &x->dec_parts, dec, &x->dec,
+                           mode == PM_MODE_PRESERVE, false, c,
                            false, &pt);
             acc += pt.t;
         }

@@ -434,10 +434,10 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL,
                        pm_cluster_pp(&s->cluster) != 1 ? "$.cluster.pipeline_parallel"
                                                        : "$.cluster.data_parallel",
-                       "search: the served workload runs one tensor-parallel group (pipeline "
-                       "stages are not served yet) and the search itself fills the device "
-                       "budget with data-parallel replicas: give a scenario of one stage and "
-                       "one replica");
+                       "search: the space is tensor-parallel groups of one stage (pipeline "
+                       "stages are served, `serve --pp`, but not searched yet) and the search "
+                       "itself fills the device budget with data-parallel replicas: give a "
+                       "scenario of one stage and one replica");
     return pm_plan_refuse_attention_dp(s, "a search of served workloads", err);
 }
 

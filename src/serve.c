@@ -7,8 +7,8 @@
  * and throughput per device, per user, per mm2, per dollar and per joule, and whether the
  * sequences' cache fits the HBM.
  *
- * May call: alloc.c, area.c, check.c, die_cost.c, energy.c, error.c, footprint.c, plan.c,
- * runtime.c, speculate.c, step.c, step_plan.c.
+ * May call: alloc.c, area.c, check.c, die_cost.c, energy.c, error.c, footprint.c, pipeline.c,
+ * plan.c, runtime.c, speculate.c, step.c, step_plan.c.
  */
 #include <math.h>
 #include <stddef.h>
@@ -21,19 +21,28 @@
  * host work counts (runtime.c): a scheduler at concurrency 256 prepares 256 sequences a step,
  * whatever batch the scenario's static estimate names. t holds the copy; s itself when no
  * runtime work depends on the batch (nothing else reads it). */
+static double step_sequences(const pm_mixed_step *m)
+{
+    double n = m->decode_sequences;
+    for (int i = 0; i < m->n_chunks && i < PM_MAX_STEP_CHUNKS; i++)
+        n += m->chunks[i].count;
+    return n;
+}
+
 static const pm_scenario *step_scenario(const pm_scenario *s, const pm_mixed_step *m,
                                         pm_scenario *t)
 {
     if (!s->runtime.present || !(s->runtime.sequence_overhead_s > 0.0))
         return s;
-    double n = m->decode_sequences;
-    for (int i = 0; i < m->n_chunks && i < PM_MAX_STEP_CHUNKS; i++)
-        n += m->chunks[i].count;
+    const double n = step_sequences(m);
     *t = *s;
     t->provenance = NULL;
     t->workload.batch = n < 1.5 ? 1 : n >= PM_MAX_BATCH ? PM_MAX_BATCH : (int)llround(n);
     return t;
 }
+
+static pm_status staged_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
+                                  double *time_s, pm_error *err);
 
 pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
                              double *time_s, pm_error *err)
@@ -43,11 +52,11 @@ pm_status pm_mixed_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_
     pm_step step;
     pm_status st = pm_scenario_check(s, err);
     if (st == PM_OK)
-        st = pm_plan_refuse_stages(s, "a mixed step's time", err);
-    if (st == PM_OK)
         st = pm_step_mixed(s, m, &step, err);
     if (st != PM_OK)
         return st;
+    if (pm_cluster_pp(&s->cluster) > 1)
+        return staged_step_time(s, mode, m, time_s, err);
     pm_scenario copy;
     const pm_scenario *t = step_scenario(s, m, &copy);
     pm_step_plan plan;
@@ -506,22 +515,66 @@ static void prefill_first_mix(const pm_serve_workload *w, serve_plan *p)
     p->mixed_frac = p->weight[0] / (1.0 + p->weight[0]);
 }
 
+/* ---------------------------------------------------------------- pipeline stages */
+
+/* s's pipeline plan for a served step (plan.c's rules and refusals; micro-batches are the
+ * step's own, so the scenario's batch does not bound them). */
+static pm_status serve_pipeline(const pm_scenario *s, pm_pipeline *pl, pm_error *err)
+{
+    pm_scenario c = *s;
+    c.provenance = NULL;
+    if (c.workload.batch < c.cluster.micro_batches)
+        c.workload.batch = c.cluster.micro_batches;
+    return pm_pipeline_plan(&c, pl, err);
+}
+
+/* Micro-batches in flight through the stages when `sequences` are: cluster.micro_batches, or
+ * one per stage (vLLM's virtual engines), at most the whole sequences, at least 1. */
+static double serve_micro_batches(const pm_scenario *s, double sequences)
+{
+    const int given = s->cluster.micro_batches > 0 ? s->cluster.micro_batches
+                                                   : pm_cluster_pp(&s->cluster);
+    const double whole = floor(sequences + 1e-9);
+    return whole < 1.0 ? 1.0 : whole < given ? whole : (double)given;
+}
+
+/* What step m, one of M micro-batches in flight, sends through each boundary (its tokens) and
+ * returns to the first stage (its sampled tokens: decode tokens and finishing prompts). */
+static pm_pipeline_step pipe_step(const pm_mixed_step *m, double M)
+{
+    const double per_seq =
+        m->decode_tokens_per_sequence > 1 ? (double)m->decode_tokens_per_sequence : 1.0;
+    pm_pipeline_step ps = {M, m->decode_sequences * per_seq, m->decode_sequences};
+    for (int i = 0; i < m->n_chunks; i++) {
+        ps.tokens += m->chunks[i].count * (double)m->chunks[i].tokens;
+        ps.returned += m->chunks[i].finishing;
+    }
+    return ps;
+}
+
 /* ---------------------------------------------------------------- timing the steps */
 
 /* One kind of step in every mode, as the estimate times its steps: one plan of the unfused
  * graph with its prefetches (serial reads it without them, PRESERVE with them) and the fused
  * plan derived from it (pm_step_plan_fuse); t[mode] its time, tr[mode] what it moves when
  * energy is asked (tr not NULL). like: a plan of the same scenario whose roofline terms serve
- * (NULL: computed); p and f receive the plans. slot (NULL: none) is the kind's compiled
- * template (pm_serve_compiled): the plan is costed from it when it holds one, else built and
- * its template kept there. */
+ * (NULL: computed); p and f receive the plans. Over pipeline stages m is one of M
+ * micro-batches in flight and the time the period between its steps (pm_pipeline_step_time).
+ * slot (NULL: none) is the kind's compiled template (pm_serve_compiled): the plan is costed
+ * from it when it holds one, else built and its template kept there. */
 static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
-                           const pm_mixed_step *m, pm_template **slot, pm_step_plan *p,
-                           pm_step_plan *f, double t[PM_MODE_COUNT],
+                           const pm_mixed_step *m, double M, pm_template **slot,
+                           pm_step_plan *p, pm_step_plan *f, double t[PM_MODE_COUNT],
                            pm_traffic tr[PM_MODE_COUNT], pm_error *err)
 {
+    const bool staged = pm_cluster_pp(&s->cluster) > 1;
+    pm_pipeline pl;
+    const pm_pipeline_step ps = pipe_step(m, M);
+    pm_status st;
+    if (staged && (st = serve_pipeline(s, &pl, err)) != PM_OK)
+        return st;
     pm_step step;
-    pm_status st = pm_step_mixed(s, m, &step, err);
+    st = pm_step_mixed(s, m, &step, err);
     if (st == PM_OK && slot && *slot)
         st = pm_step_plan_build_from(s, like, &step, *slot, true, p, err);
     else if (st == PM_OK)
@@ -538,12 +591,38 @@ static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
     const pm_step_plan *of[PM_MODE_COUNT] = {p, f, p};
     for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
         const bool preserve = mode == PM_MODE_PRESERVE;
+        if (staged) {
+            st = pm_pipeline_step_time(s, &pl, &ps, of[mode], p, preserve, step.context,
+                                       &t[mode], tr ? &tr[mode] : NULL, NULL);
+            if (st != PM_OK)
+                return pm_fail(err, st, NULL, NULL,
+                               "a pipeline stage's time is not finite, or its schedule is "
+                               "inconsistent");
+            continue;
+        }
         if ((st = pm_step_plan_time(of[mode], preserve, step.context, &t[mode], err)) != PM_OK)
             return st;
         if (tr)
             pm_step_plan_traffic(of[mode], preserve, step.context, &tr[mode]);
     }
     return PM_OK;
+}
+
+/* pm_mixed_step_time over pipeline stages: the period between two of m's steps with M
+ * micro-batches like it in flight (serve_micro_batches of its sequences), in mode. */
+static pm_status staged_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
+                                  double *time_s, pm_error *err)
+{
+    pm_step_plan *plans = pm_malloc(2 * sizeof *plans);
+    if (!plans)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    double t[PM_MODE_COUNT];
+    const double M = serve_micro_batches(s, 1e9);
+    const pm_status st = time_kind(s, NULL, m, M, NULL, &plans[0], &plans[1], t, NULL, err);
+    pm_free(plans);
+    if (st == PM_OK)
+        *time_s = t[mode];
+    return st;
 }
 
 /* What the accelerator adds to every mode: die area, device price, static power. */
@@ -580,7 +659,7 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
                          pm_serve_mode *r)
 {
     const double osl = p->osl_mean > 0 ? p->osl_mean : (double)w->output_tokens;
-    const double devices = s->cluster.devices;
+    const double devices = s->cluster.devices * pm_cluster_pp(&s->cluster);
     double cycle = 0.0, ttft = 0.0, slow = 0.0, slow_max = 0.0;
     for (int k = 0; k < SERVE_KINDS; k++) {
         cycle += p->weight[k] * t[k];
@@ -658,7 +737,7 @@ static pm_status add_draft_step(void *ctx, const pm_scenario *d, const pm_mixed_
     pm_scenario copy;
     double td[PM_MODE_COUNT];
     pm_traffic trd[PM_MODE_COUNT];
-    pm_status st = time_kind(step_scenario(d, m, &copy), NULL, m, NULL, &a->plans[0],
+    pm_status st = time_kind(step_scenario(d, m, &copy), NULL, m, 1.0, NULL, &a->plans[0],
                              &a->plans[1], td, a->tr ? trd : NULL, err);
     for (int mode = 0; mode < PM_MODE_COUNT && st == PM_OK; mode++) {
         a->t[mode] += count * td[mode];
@@ -790,6 +869,32 @@ static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
     return PM_OK;
 }
 
+/* Over pipeline stages a device holds its stage's layers and their cache (pm_footprint_stage):
+ * fp becomes the stage's whose weights and cache per sequence take the most room (one
+ * sequence's cache at the concurrency's mean is bounded by the room its stage leaves). */
+static pm_status stage_memory(const pm_scenario *s, pm_footprint *fp, pm_error *err)
+{
+    pm_pipeline pl;
+    const pm_status st = serve_pipeline(s, &pl, err);
+    if (st != PM_OK)
+        return st;
+    const double usable = pm_hbm_usable_bytes(s);
+    double best_w = 0.0, best_kv = 0.0, fewest = INFINITY;
+    for (int i = 0; i < pl.stages; i++) {
+        double w, kv;
+        pm_footprint_stage(s, fp, &pl, i, &w, &kv);
+        const double room = kv > 0 ? (usable - w) / kv : (usable >= w ? INFINITY : -INFINITY);
+        if (room < fewest || i == 0) {
+            fewest = room;
+            best_w = w;
+            best_kv = kv;
+        }
+    }
+    fp->weight_bytes = best_w;
+    fp->kv_bytes = best_kv;
+    return PM_OK;
+}
+
 /* The cache the sequences in flight hold: decoding ones input + (output - 1) / 2 positions on
  * average, those in prefill half their prompt; each sequence's at that mean. */
 static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, const serve_plan *p,
@@ -814,6 +919,8 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, con
         return st;
     fp.weight_bytes += draft_w;
     fp.kv_bytes += draft_kv;
+    if (pm_cluster_pp(&s->cluster) > 1 && (st = stage_memory(s, &fp, err)) != PM_OK)
+        return st;
     out->weight_bytes_per_device = fp.weight_bytes;
     out->kv_bytes_per_device = w->concurrency * fp.kv_bytes;
     out->hbm_usable_bytes_per_device = pm_hbm_usable_bytes(s);
@@ -844,20 +951,28 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
         pm_serve_compiled_release(c); /* a compilation that failed half way */
     memset(out, 0, sizeof *out);
     pm_status st = PM_OK;
+    /* Over pipeline stages M micro-batches are in flight, each its own scheduler's steps over
+     * concurrency / M sequences under the whole chunk budget (vLLM's virtual engines): the
+     * plan is one micro-batch's, its requests M times over per period. */
+    const double M =
+        pm_cluster_pp(&s->cluster) > 1 ? serve_micro_batches(s, w->concurrency) : 1.0;
+    pm_serve_workload share = *w;
+    share.concurrency = w->concurrency / M;
     serve_plan p;
     plan_init(&p);
     spec_plan(s, &p);
     if (w->n_classes > 0 && w->rule == PM_SERVE_PREFILL_FIRST)
-        prefill_first_mix(w, &p);
+        prefill_first_mix(&share, &p);
     else if (w->n_classes > 0)
-        decode_first_mix(w, &p);
+        decode_first_mix(&share, &p);
     else if (w->arrival == PM_SERVE_WAVE)
-        prefill_first_wave(w, &p);
+        prefill_first_wave(&share, &p);
     else if (w->rule == PM_SERVE_DECODE_FIRST)
-        decode_first(w, &p);
+        decode_first(&share, &p);
     else
-        prefill_first(w, &p);
+        prefill_first(&share, &p);
     spec_kinds(s, &p);
+    p.requests *= M;
     serve_figures f;
     if ((st = figures_of(&s->accel, &f, err)) != PM_OK ||
         (st = memory_of(s, w, &p, out, err)) != PM_OK)
@@ -880,8 +995,8 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
         pm_step_plan *into = like ? &plans[1] : &plans[0];
         double tk[PM_MODE_COUNT];
         pm_traffic trk[PM_MODE_COUNT];
-        st = time_kind(ks[k], like, &p.kind[k], c ? &c->tmpl[k] : NULL, into, &plans[2], tk,
-                       f.energy ? trk : NULL, err);
+        st = time_kind(ks[k], like, &p.kind[k], M, c ? &c->tmpl[k] : NULL, into, &plans[2],
+                       tk, f.energy ? trk : NULL, err);
         if (st == PM_OK && pm_spec_active(s))
             st = spec_draft_time(s, &p.kind[k], tk, f.energy ? trk : NULL, err);
         for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
@@ -897,8 +1012,8 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     pm_free(plans);
     if (st != PM_OK)
         return st;
-    out->decode_sequences = p.decoding;
-    out->prefilling = p.prefilling;
+    out->decode_sequences = M * p.decoding;
+    out->prefilling = M * p.prefilling;
     out->prefill_steps = p.prefill_steps;
     out->mixed_step_frac = p.mixed_frac;
     out->prefill_tokens_per_mixed_step = p.chunk_tokens;
@@ -934,7 +1049,8 @@ static void underloaded(const pm_scenario *s, const pm_serve_workload *w, const 
         double p_static = 0.0;
         if (pm_static_power(&s->accel, &p_static, NULL) == PM_OK) {
             const double idle = 1.0 / rate - one->e2e_s; /* per request, >= 0 */
-            x->energy_per_token_J += s->cluster.devices * p_static * idle / osl;
+            x->energy_per_token_J +=
+                s->cluster.devices * pm_cluster_pp(&s->cluster) * p_static * idle / osl;
             x->tokens_per_J = 1.0 / x->energy_per_token_J;
         }
     }
@@ -1054,8 +1170,10 @@ static pm_status serve(const pm_scenario *s, const pm_serve_workload *w, pm_serv
     pm_status st = check_workload(w, err);
     if (st == PM_OK)
         st = pm_scenario_check(s, err);
-    if (st == PM_OK)
-        st = pm_plan_refuse_stages(s, "a served workload", err);
+    if (st == PM_OK && pm_cluster_pp(&s->cluster) > 1) {
+        pm_pipeline pl; /* its refusals before any step */
+        st = serve_pipeline(s, &pl, err);
+    }
     if (st != PM_OK)
         return st;
     if (pm_cluster_dp(&s->cluster) > 1)

@@ -592,7 +592,8 @@ check pp-no-inter-node-link 1 "inter_node_bandwidth_Gbps" "$pm" --config llama70
 check pp-uneven-sum 1 "pipeline_layers: must give the layers of each of the 2 stages" \
     "$pm" --config llama8b --cluster hgx-h100-ib-ndr --pp 2 --set cluster.pipeline_layers=16,15
 check pp-layer-classes 1 "not modelled" "$pm" --config gemma2-9b --cluster hgx-h100-ib-ndr --pp 2
-check pp-serve-refused 1 "pipeline stages is not modelled" "$pm" serve --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check pp-serve 0 "in each of 2 pipeline stages" "$pm" serve --config llama8b --cluster hgx-h100-ib-ndr --pp 2 --concurrency 1,8
+check pp-serve-layer-classes 1 "not modelled" "$pm" serve --config gemma2-9b --cluster hgx-h100-ib-ndr --pp 2
 check pp-bad-count 2 "--pp" "$pm" --pp 0
 check pp-sweep 0 "pipeline_parallel," "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --sweep pp=1,2
 # the sp axis (issue 44 item 5): off then on, its on row the --sp run's TPOT; 0 and 1 only
@@ -613,7 +614,7 @@ check search-hw-count 2 "a hardware axis is l2, l2_bw, compute, hbm_bw or link_b
 check search-three-hw 2 "at most 2 hardware axes" "$pm" search --sweep l2=8MiB --sweep hbm_bw=1TBps --sweep compute=100TFLOPS
 check search-tp-list-bad 2 "--tp-list" "$pm" search --tp-list 8,x
 check search-rate-floor 2 "--min-user-rate: expected" "$pm" search --min-user-rate 0
-check search-pp-refused 1 "pipeline stages are not served yet" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check search-pp-refused 1 "but not searched yet" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
 check search-spec 0 "# space: 55 points x 3 modes; 46 evaluated, 6 pruned" "$pm" search --config llama70b-h100 \
     --budget 8 --tp-list 8 --tpot-limit 30ms --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device

@@ -425,6 +425,143 @@ static void test_refusals_name_the_key(void **state)
     pm_scenario_release(&s);
 }
 
+/* ---- a served workload over pipeline stages (serve.c) ---- */
+
+/* The one-stage pieces of mixed step m on the hand scenario (at PP 1, serial): its head, its
+ * tail and one of its 4 layers, as test_hand_stage_send_and_bubble takes them. */
+static void served_pieces(const pm_scenario *pp, const pm_mixed_step *m, double *head,
+                          double *tail, double *layer)
+{
+    pm_scenario one = *pp;
+    one.cluster.pipeline_parallel = 1;
+    one.cluster.micro_batches = 0;
+    pm_step step;
+    pm_step_plan plan;
+    assert_int_equal(pm_step_mixed(&one, m, &step, NULL), PM_OK);
+    assert_int_equal(pm_step_plan_build(&one, &step, false, false, &plan, NULL), PM_OK);
+    double whole;
+    assert_int_equal(pm_step_plan_eval(&plan, false, step.context, &whole, NULL), PM_OK);
+    *head = plan.head_s;
+    *tail = plan.tail_s;
+    *layer = (whole - plan.head_s - plan.tail_s) / 4.0;
+}
+
+/* A mixed step over 2 stages by hand (hand_pp: 4 layers, 2 + 2, both boundaries across nodes
+ * at 5 us + bytes / 25 GB/s, int8 activations of 1024). One micro-batch in flight: the step is
+ * its round trip, the whole step plus the send and the returned token. Two in flight (the
+ * default, one per stage): stage 0 receives the sampled ids and runs the head and 2 layers,
+ * stage 1 receives the activations and runs 2 layers and the tail; the period between a
+ * micro-batch's steps is max(t0 + t1, 2 max(t0, t1)). */
+static void test_served_step_over_two_stages_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(4);
+    pm_mixed_step m = {0};
+    m.decode_sequences = 1;
+    m.decode_context = 449;
+    double head, tail, layer, t;
+    served_pieces(&s, &m, &head, &tail, &layer);
+    const double send1 = 5e-6 + 1.0 * 1024 / 25e9; /* one token's activations */
+    const double ret1 = 5e-6 + 4.0 / 25e9;          /* one int32 id */
+    s.cluster.micro_batches = 1;
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &m, &t, NULL), PM_OK);
+    assert_rel(t, head + 4 * layer + tail + send1 + ret1, 1e-12);
+    /* A decode token beside a finishing 100-token chunk at offset 200: 101 tokens cross each
+     * boundary, 2 ids return. */
+    m.n_chunks = 1;
+    m.chunks[0] = (pm_step_chunk){1.0, 100, 200, 1.0};
+    served_pieces(&s, &m, &head, &tail, &layer);
+    s.cluster.micro_batches = 0;
+    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &m, &t, NULL), PM_OK);
+    const double send = 5e-6 + 101.0 * 1024 / 25e9, ret = 5e-6 + 2.0 * 4 / 25e9;
+    const double t0 = ret + head + 2 * layer, t1 = send + 2 * layer + tail;
+    const double mx = t0 > t1 ? t0 : t1;
+    assert_rel(t, t0 + t1 > 2 * mx ? t0 + t1 : 2 * mx, 1e-12);
+    pm_scenario_release(&s);
+}
+
+/* The served workload over 2 stages at concurrency 2: two micro-batches, each one sequence's
+ * scheduler (decode-first; 300 in, 300 out, so decode steps at context 300 + 149 = 449). The
+ * decode step is the hand period of test_served_step_over_two_stages_by_hand; the requests of
+ * both micro-batches count, per device over TP 2 x PP 2; a device holds its stage: 2 layers of
+ * 7,602,176 bytes and the embedding (or the LM head) of 4,194,304 (test_hand_memory_...). */
+static void test_served_workload_over_two_stages(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(4);
+    const pm_serve_workload w = {300, 300, 2, 4096, PM_SERVE_DECODE_FIRST, 0, 0,
+                                 PM_SERVE_STAGGERED, 0, 0, {{0}}};
+    pm_serve_result r;
+    pm_error err;
+    if (pm_serve_compute(&s, &w, &r, &err) != PM_OK)
+        fail_msg("%s", err.message);
+    pm_mixed_step m = {0};
+    m.decode_sequences = 1;
+    m.decode_context = 449;
+    double head, tail, layer;
+    served_pieces(&s, &m, &head, &tail, &layer);
+    const double send = 5e-6 + 1.0 * 1024 / 25e9, ret = 5e-6 + 4.0 / 25e9;
+    const double t0 = ret + head + 2 * layer, t1 = send + 2 * layer + tail;
+    const double mx = t0 > t1 ? t0 : t1;
+    const pm_serve_mode *q = &r.modes[PM_MODE_SERIAL];
+    assert_rel(q->decode_step_s, t0 + t1 > 2 * mx ? t0 + t1 : 2 * mx, 1e-12);
+    assert_rel(q->tokens_per_s, q->requests_per_s * 300, 1e-12);
+    assert_rel(q->tokens_per_s_per_device, q->tokens_per_s / 4.0, 1e-12);
+    assert_rel(q->e2e_s, 2.0 / q->requests_per_s, 1e-12); /* Little's law over both */
+    assert_rel(r.weight_bytes_per_device, 2 * 7602176.0 + 4194304.0, 1e-12);
+    /* Both micro-batches' sequences are counted: decoding or in their prefill, 2 in all. */
+    assert_rel(r.decode_sequences + r.prefilling, 2.0, 1e-12);
+    pm_scenario_release(&s);
+}
+
+/* PRESERVE behind the receives of a served step: stage 1's wait on the activations is a window
+ * that takes the first layer's QKV weights (1024 x 768 int8) and more, so the served decode step
+ * is faster than serial's. */
+static void test_served_preserve_prefetches_behind_the_receive(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(4);
+    const pm_serve_workload w = {300, 300, 2, 4096, PM_SERVE_DECODE_FIRST, 0, 0,
+                                 PM_SERVE_STAGGERED, 0, 0, {{0}}};
+    pm_serve_result r;
+    assert_int_equal(pm_serve_compute(&s, &w, &r, NULL), PM_OK);
+    assert_true(r.modes[PM_MODE_PRESERVE].decode_step_s < r.modes[PM_MODE_SERIAL].decode_step_s);
+    pm_mixed_step m = {0};
+    m.decode_sequences = 1;
+    m.decode_context = 449;
+    pm_step step;
+    pm_step_plan plan;
+    pm_pipeline pl;
+    assert_int_equal(pm_pipeline_plan(&s, &pl, NULL), PM_OK);
+    assert_int_equal(pm_step_mixed(&s, &m, &step, NULL), PM_OK);
+    assert_int_equal(pm_step_plan_build(&s, &step, false, true, &plan, NULL), PM_OK);
+    pm_step_plan_count(&plan);
+    const pm_pipeline_step ps = {2.0, 1.0, 1.0};
+    double t, pf;
+    assert_int_equal(pm_pipeline_step_time(&s, &pl, &ps, &plan, &plan, true, 449, &t, NULL, &pf),
+                     PM_OK);
+    assert_true(pf >= 1024.0 * 768);
+    assert_true(pf < s.accel.l2_capacity_bytes);
+    assert_rel(t, r.modes[PM_MODE_PRESERVE].decode_step_s, 1e-12);
+    pm_scenario_release(&s);
+}
+
+/* One stage named or not is today's served workload, bit for bit. */
+static void test_served_one_stage_is_the_default(void **state)
+{
+    (void)state;
+    static const char *const ov[] = {"cluster.pipeline_parallel=1"};
+    pm_scenario a = pm_test_load("llama70b-h100", NULL, 0), b = pm_test_load("llama70b-h100", ov, 1);
+    const pm_serve_workload w = {1024, 256, 16, 2048, PM_SERVE_DECODE_FIRST, 0, 0,
+                                 PM_SERVE_STAGGERED, 0, 0, {{0}}};
+    pm_serve_result ra, rb;
+    assert_int_equal(pm_serve_compute(&a, &w, &ra, NULL), PM_OK);
+    assert_int_equal(pm_serve_compute(&b, &w, &rb, NULL), PM_OK);
+    assert_memory_equal(&ra, &rb, sizeof ra);
+    pm_scenario_release(&a);
+    pm_scenario_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -440,6 +577,10 @@ int main(void)
         cmocka_unit_test(test_decode_sum_matches_steps),
         cmocka_unit_test(test_more_micro_batches_until_the_stages_are_full),
         cmocka_unit_test(test_refusals_name_the_key),
+        cmocka_unit_test(test_served_step_over_two_stages_by_hand),
+        cmocka_unit_test(test_served_workload_over_two_stages),
+        cmocka_unit_test(test_served_preserve_prefetches_behind_the_receive),
+        cmocka_unit_test(test_served_one_stage_is_the_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

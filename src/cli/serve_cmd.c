@@ -144,7 +144,7 @@ static double family_value(const served *sv, int f)
 static void static_point(const served *sv, int f, int m, double *per_device, double *per_user)
 {
     const pm_mode_result *r = &sv->e[f].modes[m];
-    *per_device = r->tokens_per_s / sv->fs[f].cluster.devices;
+    *per_device = r->tokens_per_s / pm_cluster_total_devices(&sv->fs[f].cluster);
     *per_user = 1.0 / r->tpot_mean_s;
 }
 
@@ -164,6 +164,8 @@ static void write_header(FILE *f, const cli *c, const served *sv)
                 sv->s.cluster.devices, pm_cluster_dp(&sv->s.cluster));
     else
         fprintf(f, " x %d", sv->s.cluster.devices);
+    if (pm_cluster_pp(&sv->s.cluster) > 1)
+        fprintf(f, " in each of %d pipeline stages", pm_cluster_pp(&sv->s.cluster));
     char lengths[96];
     lengths_words(w, lengths, sizeof lengths);
     fprintf(f, "; %s; %s, %lld tokens a step%s\n", lengths,
