@@ -41,6 +41,9 @@ const char *search_objective_column(pm_search_objective o);
 /* The limits of sp for a figure's title: "; TTFT <= 2 s; TPOT <= 50 ms", or "; no latency
  * limit". */
 void search_limits_words(const pm_search_spec *sp, char *t, size_t n);
+/* A hardware point of n_hw axes in words: " at l2_capacity_MiB 96, hbm_bandwidth_TBps 3.35"
+ * ("" without axes). */
+void search_hw_words(const pm_axis *axes, int n_hw, const double *hw, char *t, size_t n);
 /* search_mix_cmd.c: search --mix, the chip that serves a weighted mix best (n_files: the
  * arguments, which a mix refuses). */
 int cmd_search_mix(const cli *c, int n_files);

@@ -189,15 +189,14 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_sear
             csv_row(f, sp, &r->front[m][i], r->found[m] && same(&r->front[m][i], &r->best[m]));
 }
 
-/* A hardware point in words: " at l2_capacity_MiB 96, hbm_bandwidth_TBps 3.35". */
-static void hw_words(const pm_search_spec *sp, const pm_search_candidate *k, char *t, size_t n)
+void search_hw_words(const pm_axis *axes, int n_hw, const double *hw, char *t, size_t n)
 {
     size_t w = 0;
     t[0] = '\0';
-    for (int a = 0; a < sp->n_hw && w < n; a++)
+    for (int a = 0; a < n_hw && w < n; a++)
         w += (size_t)snprintf(t + w, n - w, "%s%s %g", a ? ", " : " at ",
-                              pm_axis_column(sp->hw[a].kind),
-                              pm_axis_display_value(sp->hw[a].kind, k->hw[a]));
+                              pm_axis_column(axes[a].kind),
+                              pm_axis_display_value(axes[a].kind, hw[a]));
 }
 
 static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
@@ -215,7 +214,7 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
         const pm_search_candidate *k = &r->best[m];
         const pm_serve_mode *x = &k->figures;
         char hw[160];
-        hw_words(sp, k, hw, sizeof hw);
+        search_hw_words(sp->hw, sp->n_hw, k->hw, hw, sizeof hw);
         printf("%-9s %5d %5d %4d %6lld %6g %9.3f %9.2f %11.2f %12.1f %14.6g  %s%s\n",
                pm_mode_name((pm_mode)m), k->tp, k->dp, k->ep, (long long)k->chunk,
                k->concurrency, x->ttft_s, 1e3 * x->tpot_s, x->tokens_per_s_per_user,

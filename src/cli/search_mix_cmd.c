@@ -174,17 +174,6 @@ static void write_header(FILE *f, const cli *c, const mix_run *x)
             x->r.pruned, x->r.invalid_plans);
 }
 
-/* A hardware point in words: " at l2_capacity_MiB 96, hbm_bandwidth_TBps 3.35" ("" none). */
-static void hw_words(const pm_search_mix *mix, const double *hw, char *t, size_t n)
-{
-    size_t w = 0;
-    t[0] = '\0';
-    for (int a = 0; a < mix->n_hw && w < n; a++)
-        w += (size_t)snprintf(t + w, n - w, "%s%s %g", a ? ", " : " at ",
-                              pm_axis_column(mix->hw[a].kind),
-                              pm_axis_display_value(mix->hw[a].kind, hw[a]));
-}
-
 static void write_table(const cli *c, const mix_run *x)
 {
     const pm_search_mix_result *r = &x->r;
@@ -197,7 +186,7 @@ static void write_table(const cli *c, const mix_run *x)
         }
         const pm_search_mix_point *pt = &r->points[r->best[m]];
         char hw[160];
-        hw_words(&x->mix, pt->hw, hw, sizeof hw);
+        search_hw_words(x->mix.hw, x->mix.n_hw, pt->hw, hw, sizeof hw);
         printf("\n%s: the mix's %s %.6g%s\n", pm_mode_name((pm_mode)m),
                search_objective_column(x->mix.objective), pt->objective[m], hw);
         printf("  %-22s %4s %4s %4s %6s %6s %9s %9s %12s %14s  %s\n", "member", "tp", "dp", "ep",
