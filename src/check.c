@@ -250,15 +250,6 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
                        "expands multi-head latent attention's keys and values per head), which "
                        "is not modelled: use a runtime that caches the latent (e.g. vllm-v1)",
                        s->runtime.name, m->name);
-    /* The engine quantises an int8 W8A8 linear's input too (vLLM's scaled_int8_quant), a kernel
-     * the key does not describe: refused rather than left out. */
-    if (s->runtime.present && s->runtime.fp8_activation_quant &&
-        w->weight_dtype == PM_DTYPE_INT8 && w->act_dtype == PM_DTYPE_INT8)
-        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.runtime.fp8_activation_quant",
-                       "runtime \"%s\" quantises each linear's input in a kernel of its own; "
-                       "its fp8 kernel is modelled, its int8 one (W8A8 int8) is not: use fp8 or "
-                       "16-bit weights and activations",
-                       s->runtime.name);
     /* (Data-parallel attention splits sequences, not heads: any group size.) */
     if (s->options.sharding != PM_SHARDING_IDEAL && c->devices > m->heads &&
         !c->attention_data_parallel)
