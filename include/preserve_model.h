@@ -614,6 +614,10 @@ typedef struct pm_runtime {
                                       expert) and a sum node; the runtime gave moe_align_fixed */
     double moe_align_fixed_s;      /* the align kernel's time beyond its launch and its slots' */
     double moe_align_per_slot_s;   /* the align kernel's time per token slot (tokens x top-k) */
+    bool fp8_activation_quant;     /* the engine quantises a linear layer's 16-bit input to fp8
+                                      in a kernel of its own before each fp8 linear (issue 47:
+                                      vLLM's scaled_fp8_quant); with fp8 weights and activations
+                                      a quant node precedes each such MatMul */
     double hbm_usable_frac;        /* (0, 1]: the share of the HBM the engine lets weights and the
                                       KV cache take (vLLM's gpu_memory_utilization, 0.9 by
                                       default: the rest is its activations and workspace); 0:
@@ -1036,7 +1040,8 @@ typedef enum pm_node_role {
     PM_ROLE_MOE_TOPK = 35,  /* softmax and top-k over the router's scores */
     PM_ROLE_MOE_ALIGN = 36, /* the token slots sorted by expert (moe_align_block_size) */
     PM_ROLE_MOE_SUM = 37,   /* un-permute: each token's k expert outputs summed (moe_sum) */
-    PM_ROLE_COUNT = 38
+    PM_ROLE_ACT_QUANT = 38, /* a linear's 16-bit input quantised to fp8 (scaled_fp8_quant) */
+    PM_ROLE_COUNT = 39
 } pm_node_role;
 
 /** "o", "qkv", "lm_head"...; "?" for an invalid value. */

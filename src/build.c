@@ -35,6 +35,7 @@ typedef struct build_ctx {
     double ew, ekv, ea, er; /* bytes per element (er: the allreduce payload) */
     int prev;           /* last main-stream node */
     bool fused;         /* O and Down fused with the following allreduce */
+    bool act_quant;     /* a quant node before each fp8 linear (runtime.c, pm_fp8_act_quant) */
     pm_moe_reads moe;   /* MoE: the expert reads at this step's tokens (moe.c) */
     pm_status st;
     pm_node scratch;
@@ -108,9 +109,41 @@ static void node_commit(build_ctx *b)
     b->prev = idx;
 }
 
+/* The linear layers whose input the engine quantises (runtime.c, pm_fp8_act_quant): each
+ * projection's, once for a gated MLP's gate and up (one merged linear in the engines), not the
+ * router's or the LM head's (left in 16 bits), nor MLA's absorbed per-head K_UP and V_UP
+ * (batched 16-bit products in vLLM's MLA). */
+static bool act_quant_before(const build_ctx *b, pm_node_role role)
+{
+    switch (role) {
+    case PM_ROLE_QKV: case PM_ROLE_Q_UP: case PM_ROLE_O: case PM_ROLE_GATE: case PM_ROLE_DOWN:
+    case PM_ROLE_SHARED_GATE: case PM_ROLE_SHARED_DOWN: case PM_ROLE_EXPERT_GATE:
+    case PM_ROLE_EXPERT_DOWN:
+        return true;
+    case PM_ROLE_UP: case PM_ROLE_SHARED_UP: case PM_ROLE_EXPERT_UP:
+        return !b->s->model.gated_mlp;
+    default:
+        return false;
+    }
+}
+
+/* The fp8 quantisation of a linear's input (vLLM's scaled_fp8_quant): rows x k 16-bit values
+ * read, as many fp8 values and one fp32 scale per row written; 2 flop a value (the row's
+ * absolute maximum, the scaling). Memory-bound: cost.c's roofline plus the launch. */
+static void add_act_quant(build_ctx *b, pm_node_role role, int layer, double rows, double k)
+{
+    if (!b->act_quant || !act_quant_before(b, role))
+        return;
+    pm_node *n = node_new(b, PM_NODE_ELEMENTWISE, PM_ROLE_ACT_QUANT, layer, "Quant.fp8");
+    n->flop = 2.0 * rows * k;
+    n->act_bytes = rows * k * (pm_dtype_bytes(PM_DTYPE_BF16) + b->ea) + rows * 4.0;
+    node_commit(b);
+}
+
 static void add_matmul(build_ctx *b, pm_node_role role, int layer, const char *what, double k,
                        double n_cols)
 {
+    add_act_quant(b, role, layer, b->rows, k);
     pm_node *n = node_new(b, PM_NODE_MATMUL, role, layer, what);
     n->m = b->rows;
     n->k = k;
@@ -451,6 +484,8 @@ static void add_routed(build_ctx *b, pm_node_role role, int l, const char *what,
                        double n_cols)
 {
     const double d = b->moe.experts_read, slots = b->moe.token_slots;
+    /* The tokens' input is quantised once before the gather, the experts' outputs per slot. */
+    add_act_quant(b, role, l, role == PM_ROLE_EXPERT_DOWN ? slots : b->rows, k);
     pm_node *n = node_new(b, PM_NODE_MATMUL, role, l, what);
     n->m = d > 0 ? slots / d : 0.0;
     n->k = k;
@@ -644,6 +679,7 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, const pm_step *s
     b->ew = pm_dtype_bytes(w->weight_dtype);
     b->ekv = pm_dtype_bytes(w->kv_dtype);
     b->ea = pm_dtype_bytes(w->act_dtype);
+    b->act_quant = pm_fp8_act_quant(s);
     b->er = pm_dtype_bytes(pm_allreduce_dtype(w));
     b->prev = -1;
     b->fused = fused;

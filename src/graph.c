@@ -35,7 +35,7 @@ static const char *const node_role_names[PM_ROLE_COUNT] = {
     "expert_activation", "expert_down", "combine", "shared_gate", "shared_up",
     "shared_activation", "shared_down", "attn_reduce_scatter", "mlp_reduce_scatter",
     "attn_all_gather", "mlp_all_gather", "head_all_gather", "moe_topk", "moe_align",
-    "moe_sum"};
+    "moe_sum", "act_quant"};
 
 const char *pm_node_role_name(pm_node_role r)
 {

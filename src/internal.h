@@ -221,6 +221,7 @@ double pm_moe_gemm_frac(const pm_scenario *s);
  * nodes, and the align kernel's time over its launch for slots token slots (0 when off). */
 bool pm_moe_routing_ops(const pm_scenario *s);
 double pm_moe_align_s(const pm_scenario *s, double slots);
+bool pm_fp8_act_quant(const pm_scenario *s);
 /* The HBM the weights and the KV cache may take: the accelerator's capacity, times the runtime's
  * usable share when it gives one. */
 double pm_hbm_usable_bytes(const pm_scenario *s);

@@ -311,11 +311,17 @@ pm_status pm_obj_bool(pm_obj *o, const char *key, bool required, bool *out)
                             key);
         return PM_OK;
     }
+    const char *source = NULL;
+    if (cJSON_IsObject(it)) { /* a sourced switch: {"value": true or false, "source": string} */
+        pm_status st = unwrap_sourced(o, key, it, "switch", &it, &source);
+        if (st != PM_OK)
+            return st;
+    }
     if (!cJSON_IsBool(it))
         return obj_fail(o, key, PM_ERR_TYPE, "expected true or false (got %s)",
                         pm_json_type_name(it));
     *out = cJSON_IsTrue(it);
-    return record(o, key, *out ? 1 : 0, "1", NULL);
+    return record(o, key, *out ? 1 : 0, "1", source);
 }
 
 pm_status pm_obj_int(pm_obj *o, const char *key, bool required, long lo, long hi, long *out)

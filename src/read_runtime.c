@@ -121,7 +121,8 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
         (st = pm_obj_quantity(o, "hbm_usable", PM_DIM_FRACTION, false, PM_RANGE_FRACTION,
                               &r->hbm_usable_frac)))
         return st;
-    if ((st = read_moe_routing(o, r)) != PM_OK)
+    if ((st = read_moe_routing(o, r)) != PM_OK ||
+        (st = pm_obj_bool(o, "fp8_activation_quant", false, &r->fp8_activation_quant)) != PM_OK)
         return st;
     int algo = PM_AR_AUTO;
     size_t n_algo;

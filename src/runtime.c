@@ -43,6 +43,11 @@
  * and moe_sum (each token's k outputs summed before the allreduce); build.c puts them in the
  * layer template, cost.c costs the top-k and the sum as memory-bound kernels and the align as
  * its measured line (pm_moe_align_s) plus the launch.
+ * And whether it quantises each fp8 linear's input in a kernel of its own (issue 47;
+ * `fp8_activation_quant`): vLLM's fp8 linear method (Fp8LinearMethod, apply_fp8_linear) calls
+ * scaled_fp8_quant on the 16-bit input before the fp8 GEMM, a memory-bound pass (read 16-bit,
+ * write fp8 and a scale per row); with fp8 weights and activations (pm_fp8_act_quant) build.c
+ * puts one such node before each fp8 linear, costed as any elementwise kernel.
  *
  * May call: model.c.
  */
@@ -116,6 +121,13 @@ double pm_moe_align_s(const pm_scenario *s, double slots)
     if (!pm_moe_routing_ops(s))
         return 0.0;
     return s->runtime.moe_align_fixed_s + slots * s->runtime.moe_align_per_slot_s;
+}
+
+bool pm_fp8_act_quant(const pm_scenario *s)
+{
+    const pm_workload *w = &s->workload;
+    return s->runtime.present && s->runtime.fp8_activation_quant &&
+           w->weight_dtype == PM_DTYPE_FP8 && w->act_dtype == PM_DTYPE_FP8;
 }
 
 double pm_hbm_usable_bytes(const pm_scenario *s)

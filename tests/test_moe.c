@@ -8,6 +8,7 @@
  * path against the graph path on generated MoE scenarios, and properties.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "testutil.h"
@@ -767,6 +768,98 @@ static void test_moe_routing_fast_path_matches_graph_path(void **state)
     }
 }
 
+/* ---------------------------------------------------------------- fp8 activation quant (issue 47) */
+
+/* The hand MoE scenario with fp8 weights and activations under a runtime that quantises each
+ * fp8 linear's input (2 us per launch). */
+static pm_scenario fp8_quant_scenario(void)
+{
+    pm_scenario s = moe_scenario(4, 1, 8, 2);
+    s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_FP8;
+    s.accel.peak_flop_per_s[PM_DTYPE_FP8] = s.accel.peak_flop_per_s[PM_DTYPE_INT8];
+    s.runtime.present = true;
+    s.runtime.kernel_launch_s = 2e-6;
+    s.runtime.fp8_activation_quant = true;
+    return s;
+}
+
+static int count_role(const pm_graph *g, int layer, pm_node_role role)
+{
+    int n = 0;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        n += g->nodes[i].layer == layer && g->nodes[i].role == role;
+    return n;
+}
+
+static void test_fp8_activation_quant_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = fp8_quant_scenario();
+    pm_graph *g = build_mode(&s, PM_MODE_SERIAL, 100);
+    /* Layer 0 (MoE, gated, no shared expert): before QKV, O, the experts' gate (and up: one
+     * merged linear) and the experts' down: 4. Not before the router. */
+    assert_int_equal(count_role(g, 0, PM_ROLE_ACT_QUANT), 4);
+    const pm_node *q = find_role(g, 0, PM_ROLE_ACT_QUANT), *qkv = find_role(g, 0, PM_ROLE_QKV);
+    assert_non_null(q);
+    assert_true(q + 1 == qkv);
+    /* Decode, batch 2, QKV's input 2 x 1024: read 2 bytes a value (16-bit), write 1 (fp8),
+     * one 4-byte scale a row: 2 x 1024 x 3 + 2 x 4 = 6152 bytes; 2 flop a value: 4096. */
+    assert_rel(q->act_bytes, 6152.0, EXACT);
+    assert_rel(q->flop, 4096.0, EXACT);
+    /* Its time: memory-bound, 6152 bytes at the HBM, plus the runtime's 2 us launch. */
+    pm_cost_ctx k;
+    pm_cost_ctx_init(&s, &k);
+    pm_op_cost c;
+    pm_op_cost_node(&k, NULL, q, &c);
+    assert_true(c.compute_s < c.hbm_s);
+    assert_rel(c.hbm_s, 6152.0 / k.bw, 1e-12);
+    assert_rel(c.total_s, 6152.0 / k.bw + 2e-6, 1e-9);
+    pm_graph_free(g);
+    static const int64_t ctxs[] = {0, 300};
+    check_fast_matches_graph(&s, ctxs, PM_ARRAY_LEN(ctxs));
+    /* Absent without the key, and with it but int8 or 16-bit activations. */
+    s.runtime.fp8_activation_quant = false;
+    g = build_mode(&s, PM_MODE_SERIAL, 100);
+    assert_null(find_role(g, 0, PM_ROLE_ACT_QUANT));
+    pm_graph_free(g);
+    s = fp8_quant_scenario();
+    s.workload.act_dtype = PM_DTYPE_BF16;
+    g = build_mode(&s, PM_MODE_SERIAL, 100);
+    assert_null(find_role(g, 0, PM_ROLE_ACT_QUANT));
+    pm_graph_free(g);
+    assert_string_equal(pm_node_role_name(PM_ROLE_ACT_QUANT), "act_quant");
+}
+
+static void test_fp8_activation_quant_bundled(void **state)
+{
+    (void)state;
+    /* The bundled vllm runtime carries the key; fp8 Mixtral's graph gets the nodes and the
+     * fast path still equals the graph path. */
+    static const char *const sets[] = {"runtime=vllm", "workload.weight_dtype=fp8",
+                                       "workload.act_dtype=fp8"};
+    pm_scenario s = load("mixtral8x22b-a100", sets, 1);
+    assert_true(s.runtime.fp8_activation_quant);
+    pm_scenario_release(&s);
+    s = load("dbrx-h100", sets, 3);
+    static const int64_t big[] = {100, 4000};
+    check_fast_matches_graph(&s, big, PM_ARRAY_LEN(big));
+    pm_scenario_release(&s);
+    /* MLA under vllm-v1 with fp8 activations loads (Q_B's input quantised too). */
+    static const char *const mla[] = {"runtime=vllm-v1", "workload.act_dtype=fp8",
+                                      "cluster.expert_parallel=1"};
+    pm_load_opts o = g_opts;
+    o.overrides = mla;
+    o.n_overrides = 3;
+    pm_error err;
+    assert_int_equal(pm_scenario_load("deepseek-v3-h200", &o, &s, &err), PM_OK);
+    pm_graph *g = build_mode(&s, PM_MODE_SERIAL, 100);
+    const pm_node *qb = find_role(g, 5, PM_ROLE_Q_UP);
+    assert_non_null(qb);
+    assert_int_equal(qb[-1].role, PM_ROLE_ACT_QUANT);
+    pm_graph_free(g);
+    pm_scenario_release(&s);
+}
+
 /* ---------------------------------------------------------------- properties */
 
 static void test_reads_never_exceed_resident_bytes(void **state)
@@ -1077,6 +1170,8 @@ int main(void)
         cmocka_unit_test(test_moe_closed_form_sums_match_graph_path),
         cmocka_unit_test(test_moe_routing_kernels_by_hand),
         cmocka_unit_test(test_moe_routing_fast_path_matches_graph_path),
+        cmocka_unit_test(test_fp8_activation_quant_by_hand),
+        cmocka_unit_test(test_fp8_activation_quant_bundled),
         cmocka_unit_test(test_reads_never_exceed_resident_bytes),
         cmocka_unit_test(test_more_l2_never_slower_with_streaming_consumers),
         cmocka_unit_test(test_expert_parallel_is_validated),
