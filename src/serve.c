@@ -569,10 +569,12 @@ static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
 {
     const bool staged = pm_cluster_pp(&s->cluster) > 1;
     pm_pipeline pl;
-    const pm_pipeline_step ps = pipe_step(m, M);
+    pm_pipeline_step ps = {0};
     pm_status st;
     if (staged && (st = serve_pipeline(s, &pl, err)) != PM_OK)
         return st;
+    if (staged) /* one stage (the hot path) sends nothing */
+        ps = pipe_step(m, M);
     pm_step step;
     st = pm_step_mixed(s, m, &step, err);
     if (st == PM_OK && slot && *slot)
