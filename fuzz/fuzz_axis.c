@@ -1,7 +1,8 @@
 /*
  * fuzz_axis.c - sweep range strings (pm_axis_parse, "--sweep l2=8MiB:256MiB:8MiB"). An accepted
- * axis has 1..max_points finite, positive, non-decreasing values, whole numbers on count axes;
- * its first and last value are set on the bundled scenario, which is then evaluated.
+ * axis has 1..max_points finite values, positive ones (0 or 1 on the sp switch), whole numbers
+ * on count axes; its first and last value are set on the bundled scenario, which is then
+ * evaluated.
  */
 #include "fuzz_common.h"
 
@@ -20,10 +21,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     FZ_ASSERT(ax.n_values >= 1 && ax.n_values <= MAX_POINTS, "%zu values", ax.n_values);
-    bool count = ax.kind == PM_AXIS_DEVICES || ax.kind == PM_AXIS_BATCH || ax.kind == PM_AXIS_SEQ;
+    bool count = pm_axis_is_count(ax.kind);
     for (size_t i = 0; i < ax.n_values; i++) {
         double v = ax.values[i];
-        FZ_ASSERT(fz_pos(v), "value %zu is %g", i, v);
+        if (ax.kind == PM_AXIS_SP)
+            FZ_ASSERT(v == 0.0 || v == 1.0, "switch value %zu is %g", i, v);
+        else
+            FZ_ASSERT(fz_pos(v), "value %zu is %g", i, v);
         FZ_ASSERT(!count || v == floor(v), "count axis value %zu is %g", i, v);
     }
     size_t picks[2] = {0, ax.n_values - 1};
