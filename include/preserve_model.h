@@ -985,7 +985,10 @@ typedef enum pm_node_kind {
     PM_NODE_ALLTOALL = 9,    /* a communication node: MoE dispatch or combine over the EP ranks */
     PM_NODE_REDUCE_SCATTER = 10, /* a communication node: sequence parallel's sum, split by tokens */
     PM_NODE_ALL_GATHER = 11, /* a communication node: sequence parallel's gather of the tokens */
-    PM_NODE_KIND_COUNT = 12
+    PM_NODE_RECV = 12,       /* a communication node: a pipeline stage's receive of its input
+                                (the previous stage's activations; the first stage's: the
+                                sampled tokens' ids from the last) */
+    PM_NODE_KIND_COUNT = 13
 } pm_node_kind;
 
 /** "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
@@ -1041,7 +1044,8 @@ typedef enum pm_node_role {
     PM_ROLE_MOE_ALIGN = 36, /* the token slots sorted by expert (moe_align_block_size) */
     PM_ROLE_MOE_SUM = 37,   /* un-permute: each token's k expert outputs summed (moe_sum) */
     PM_ROLE_ACT_QUANT = 38, /* a linear's 16-bit input quantised to fp8 (scaled_fp8_quant) */
-    PM_ROLE_COUNT = 39
+    PM_ROLE_STAGE_RECV = 39, /* a pipeline stage's receive, before its first node */
+    PM_ROLE_COUNT = 40
 } pm_node_role;
 
 /** "o", "qkv", "lm_head"...; "?" for an invalid value. */
@@ -1072,7 +1076,8 @@ typedef struct pm_node {
                                dispatch), never under an earlier allreduce */
     double l2_bytes;        /* of weight_bytes + kv_bytes, what is served from L2 */
     double comm_bytes;      /* allreduce message (ALLREDUCE, FUSED); what each device holds for
-                               an all-to-all (ALLTOALL) */
+                               an all-to-all (ALLTOALL); what a stage receives (RECV) */
+    bool inter_node;        /* RECV: the send crosses the nodes' link (else the node's own) */
     double m, k, n;         /* GEMM shape (MatMul, FUSED) for the tiling bound; 0 otherwise */
     int chunks;             /* FUSED: pipeline chunks, 0 = the best of 1..16 */
     int prefetch;           /* consumers: index of the prefetch node serving it, or -1 */
@@ -1592,6 +1597,22 @@ PM_API pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phas
                                      int64_t context_len, int layers, pm_graph *g, pm_error *err);
 
 /**
+ * The graph one pipeline stage runs in mode (issue 44): stage (0-based) of s's pipeline plan
+ * (cluster.pipeline_parallel stages), at one micro-batch (the largest: ceil(batch / M)
+ * sequences): its receive (a communication node, PM_NODE_RECV: the previous stage's hidden
+ * states over the link its boundary crosses; the first stage's, in decode, the sampled tokens'
+ * ids from the last; none with one stage or on the first stage's prefill), the head on the
+ * first stage, the stage's decoder layers (the first `layers` of them when 0 < layers < the
+ * stage's), the tail on the last. PRESERVE's insertion fills the receive's window as a
+ * collective's. With one stage it is pm_graph_build_mode's graph. Errors: PM_ERR_RANGE (no such
+ * stage), those of the plan (pipeline_parallel, the placement) and of pm_graph_build_mode.
+ * With one stage, stage 0 is pm_graph_build_mode's graph itself.
+ */
+PM_API pm_status pm_graph_build_stage(const pm_scenario *s, pm_mode mode, pm_phase phase,
+                                      int64_t context_len, int stage, int layers, pm_graph *g,
+                                      pm_error *err);
+
+/**
  * Time of one decode step at context length context_len in one mode (the per-token latency),
  * for any context, also one whose KV cache would not fit the HBM (pm_step_model_max_context
  * says which fit).
@@ -1868,8 +1889,9 @@ typedef enum pm_prefetch_what {
 /** "weights", "kv_cache", "routed_experts" (the explain JSON's spelling); "?" when invalid. */
 PM_API const char *pm_prefetch_what_name(pm_prefetch_what what);
 
-/** "allreduce", "all_to_all", "reduce_scatter" or "all_gather" for a communication node's kind
- * (the explain JSON's spelling of a collective); "?" for any other kind. */
+/** "allreduce", "all_to_all", "reduce_scatter", "all_gather" or "receive" (a pipeline stage's)
+ * for a communication node's kind (the explain JSON's spelling of a collective); "?" for any
+ * other kind. */
 PM_API const char *pm_collective_kind_name(pm_node_kind kind);
 
 /** One prefetch of an explain window. */
@@ -1920,6 +1942,9 @@ typedef struct pm_explain {
     size_t n_windows;
     pm_explain_prefetch *prefetches; /* every window's prefetches, window by window (owned) */
     size_t n_prefetches;
+    int stage, stages;           /* the pipeline stage shown (0-based) of the plan's stages */
+    int first_layer;             /* the stage's first decoder layer (0 with one stage) */
+    int stage_layers;            /* the stage's decoder layers (the model's with one stage) */
 } pm_explain;
 
 /**
@@ -1932,6 +1957,11 @@ typedef struct pm_explain {
  */
 PM_API pm_status pm_explain_compute(const pm_scenario *s, pm_phase phase, int64_t context_len,
                                     pm_explain *out, pm_error *err);
+/** pm_explain_compute of one pipeline stage (pm_graph_build_stage's graph: its receive's window
+ * first, the layers counted from the stage's first); pm_explain_compute is stage 0. */
+PM_API pm_status pm_explain_compute_stage(const pm_scenario *s, pm_phase phase,
+                                          int64_t context_len, int stage, pm_explain *out,
+                                          pm_error *err);
 /** Frees what pm_explain_compute attached to e (not e itself), and zeroes it. e may be NULL. */
 PM_API void pm_explain_release(pm_explain *e);
 
@@ -1965,11 +1995,17 @@ typedef struct pm_timeline {
                               dense ones for a model whose first layers are dense) (owned) */
     pm_schedule schedule;  /* its schedule (owned) */
     int layer;             /* the layer shown: 1, the one after the first MoE layer's, or the
-                              graph's last when it has fewer layers */
+                              graph's last when it has fewer layers; a pipeline stage with a
+                              receive: its first layer, from the receive on (the receive's
+                              window) */
     double layer_s;        /* from its first main-stream node's start to the next layer's (or
                               the schedule's end) */
     pm_timeline_op *ops;   /* every node whose slot overlaps the layer, in graph order (owned) */
     size_t n_ops;
+    int stage, stages;     /* the pipeline stage shown (0-based) of the plan's stages */
+    int first_layer;       /* the stage's first decoder layer (0 with one stage); layer counts
+                              from it (the stage's second layer: first_layer + 1) */
+    int stage_layers;      /* the stage's decoder layers (the model's with one stage) */
 } pm_timeline;
 
 /**
@@ -1981,6 +2017,11 @@ typedef struct pm_timeline {
  */
 PM_API pm_status pm_timeline_compute(const pm_scenario *s, pm_mode mode, pm_phase phase,
                                      int64_t context_len, pm_timeline *out, pm_error *err);
+/** pm_timeline_compute of one pipeline stage (pm_graph_build_stage's graph at one
+ * micro-batch); pm_timeline_compute is stage 0. */
+PM_API pm_status pm_timeline_compute_stage(const pm_scenario *s, pm_mode mode, pm_phase phase,
+                                           int64_t context_len, int stage, pm_timeline *out,
+                                           pm_error *err);
 /** Frees what pm_timeline_compute attached to t (not t itself), and zeroes it. t may be NULL. */
 PM_API void pm_timeline_release(pm_timeline *t);
 

@@ -82,7 +82,7 @@ static pm_node *node_new(build_ctx *b, pm_node_kind kind, pm_node_role role, int
         n->name[0] = '\0';
         n->flop = n->act_bytes = n->weight_bytes = n->kv_bytes = n->l2_bytes = 0.0;
         n->comm_bytes = n->m = n->k = n->n = n->window_bytes = 0.0;
-        n->kv_strided = n->kv_paged = n->routed = false;
+        n->kv_strided = n->kv_paged = n->routed = n->inter_node = false;
         n->chunks = 0;
     }
     n->kind = kind;
@@ -728,22 +728,42 @@ static void add_tail(build_ctx *b)
 pm_status pm_graph_build_ex(const pm_scenario *s, const pm_step *step, int layers, bool fused,
                             pm_graph *g, pm_error *err)
 {
-    if (!g)
+    const int L = !s || layers <= 0 || layers > s->model.layers ? (s ? s->model.layers : 0)
+                                                                 : layers;
+    const pm_graph_part whole = {0, L, true, true, 0.0, false};
+    return pm_graph_build_part(s, step, &whole, fused, g, err);
+}
+
+pm_status pm_graph_build_part(const pm_scenario *s, const pm_step *step, const pm_graph_part *part,
+                              bool fused, pm_graph *g, pm_error *err)
+{
+    if (!g || !part || part->first < 0 || part->layers < 0 ||
+        (s && part->first + part->layers > s->model.layers))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_graph_build");
     build_ctx b = {0};
     b.g = g;
     pm_status st = build_init(&b, s, step, fused, err);
     if (st != PM_OK)
         return st;
-    const int L = layers <= 0 || layers > s->model.layers ? s->model.layers : layers;
+    const int L = part->layers;
     pm_graph_clear(g);
-    if ((st = pm_graph_reserve(g, (size_t)L * 24 + 8, (size_t)L * 24 + 8)) != PM_OK)
+    if ((st = pm_graph_reserve(g, (size_t)L * 24 + 9, (size_t)L * 24 + 9)) != PM_OK)
         return pm_fail(err, st, NULL, NULL, "out of memory building the graph");
-    add_head(&b);
-    for (int l = 0; l < L; l++)
+    if (part->recv_bytes > 0) {
+        /* The stage waits on its input: a communication node, whose window PRESERVE fills. */
+        pm_node *r = node_new(&b, PM_NODE_RECV, PM_ROLE_STAGE_RECV, -1, "Recv");
+        r->dtype = s->workload.act_dtype;
+        r->comm_bytes = part->recv_bytes;
+        r->inter_node = part->inter_node;
+        node_commit(&b);
+    }
+    if (part->head)
+        add_head(&b);
+    for (int l = part->first; l < part->first + L; l++)
         add_layer(&b, l, pm_model_layer_is_local(&s->model, l),
                   pm_model_layer_is_moe(&s->model, l));
-    add_tail(&b);
+    if (part->tail)
+        add_tail(&b);
     if (b.st != PM_OK)
         return pm_fail(err, b.st, NULL, NULL, "out of memory building the graph");
     return PM_OK;

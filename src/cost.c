@@ -319,6 +319,13 @@ void pm_op_cost_node(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node 
         out->total_s = t;
         return;
     }
+    case PM_NODE_RECV: {
+        /* A send between stages over the link its boundary crosses (collective.c). */
+        const double t = pm_p2p_time(&s->cluster, n->inter_node, n->comm_bytes);
+        out->comm_s = t;
+        out->total_s = t;
+        return;
+    }
     case PM_NODE_PREFETCH:
         pm_prefetch_cost(k, n->weight_bytes + n->kv_bytes, out);
         return;

@@ -40,6 +40,7 @@ void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_mo
     switch (n->kind) {
     case PM_NODE_ALLREDUCE: acc->link_bytes += w * pm_ar_link_bytes(&s->cluster, ar, n->comm_bytes); return;
     case PM_NODE_ALLTOALL: acc->link_bytes += w * pm_a2a_link_bytes(&s->cluster, n->comm_bytes); return;
+    case PM_NODE_RECV: acc->link_bytes += w * n->comm_bytes; return; /* one copy over the link */
     case PM_NODE_REDUCE_SCATTER:
     case PM_NODE_ALL_GATHER: {
         pm_ar_model rs;

@@ -15,7 +15,7 @@
 
 static const char *const node_kind_names[PM_NODE_KIND_COUNT] = {
     "Embedding", "RMSNorm", "MatMul", "RoPE", "SelfAttention", "Elementwise", "AllReduce",
-    "Prefetch", "FusedMatMulAllReduce", "AllToAll", "ReduceScatter", "AllGather"};
+    "Prefetch", "FusedMatMulAllReduce", "AllToAll", "ReduceScatter", "AllGather", "Recv"};
 
 const char *pm_node_kind_name(pm_node_kind k)
 {
@@ -35,7 +35,7 @@ static const char *const node_role_names[PM_ROLE_COUNT] = {
     "expert_activation", "expert_down", "combine", "shared_gate", "shared_up",
     "shared_activation", "shared_down", "attn_reduce_scatter", "mlp_reduce_scatter",
     "attn_all_gather", "mlp_all_gather", "head_all_gather", "moe_topk", "moe_align",
-    "moe_sum", "act_quant"};
+    "moe_sum", "act_quant", "stage_recv"};
 
 const char *pm_node_role_name(pm_node_role r)
 {

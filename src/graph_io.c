@@ -65,6 +65,8 @@ static cJSON *node_json(const pm_node *n)
         ok = cJSON_AddBoolToObject(o, "routed", true) != NULL;
     if (ok && n->kv_paged)
         ok = cJSON_AddBoolToObject(o, "kv_paged", true) != NULL;
+    if (ok && n->inter_node)
+        ok = cJSON_AddBoolToObject(o, "inter_node", true) != NULL;
     if (ok && n->prefetch >= 0)
         ok = cJSON_AddNumberToObject(o, "prefetch", n->prefetch) != NULL;
     if (ok && n->consumer >= 0)
@@ -268,6 +270,7 @@ static pm_status read_node(const cJSON *it, size_t i, size_t n_nodes, const char
         (st = pm_obj_bool(&no, "kv_strided", false, &n.kv_strided)) ||
         (st = pm_obj_bool(&no, "routed", false, &n.routed)) ||
         (st = pm_obj_bool(&no, "kv_paged", false, &n.kv_paged)) ||
+        (st = pm_obj_bool(&no, "inter_node", false, &n.inter_node)) ||
         (st = pm_obj_number(&no, "l2_bytes", false, nonneg, &n.l2_bytes)) ||
         (st = pm_obj_number(&no, "comm_bytes", false, nonneg, &n.comm_bytes)) ||
         (st = pm_obj_number(&no, "m", false, nonneg, &n.m)) ||

@@ -32,8 +32,7 @@
 
 static bool is_comm(pm_node_kind k)
 {
-    return k == PM_NODE_ALLREDUCE || k == PM_NODE_FUSED_MATMUL_ALLREDUCE || k == PM_NODE_ALLTOALL ||
-           k == PM_NODE_REDUCE_SCATTER || k == PM_NODE_ALL_GATHER;
+    return pm_kind_is_collective(k) || k == PM_NODE_FUSED_MATMUL_ALLREDUCE;
 }
 
 double pm_accelerator_l2_window_bytes(const pm_accelerator *a)

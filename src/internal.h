@@ -346,6 +346,17 @@ pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err
 /* The layers of each stage: c's pipeline_layers, or the even split with the remainder one
  * layer each on the first stages. out holds pm_cluster_pp(c) values. */
 void pm_pipeline_stage_layers(const pm_cluster *c, int layers, int *out);
+/* s at one of pl's micro-batches (its largest: pl->micro_batch sequences): what a stage runs.
+ * mb does not own s's provenance. */
+void pm_pipeline_micro_scenario(const pm_scenario *s, const pm_pipeline *pl, pm_scenario *mb);
+/* Bytes of one sampled token's id sent back from the last stage to the first (an int32). */
+#define PM_TOKEN_ID_BYTES 4.0
+/* What stage i of pl receives before its first node, in bytes: the previous stage's
+ * activations (tokens x act_bytes, a token's hidden state), or on the first stage the ids of
+ * `returned` sampled tokens from the last (0: nothing returns); nothing with one stage.
+ * *inter: the boundary it crosses joins two nodes (the inter-node link). */
+double pm_stage_recv_bytes(const pm_pipeline *pl, int i, double act_bytes, double tokens,
+                           double returned, bool *inter);
 /* PM_ERR_UNSUPPORTED naming $.cluster.pipeline_parallel when s has several stages: what (a
  * step's time, a served workload, a graph) is modelled for one stage only. */
 pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error *err);
@@ -464,6 +475,20 @@ pm_status pm_graph_reserve(pm_graph *g, size_t nodes, size_t edges);
  * when fused. */
 pm_status pm_graph_build_ex(const pm_scenario *s, const pm_step *step, int layers, bool fused,
                             pm_graph *g, pm_error *err);
+/* Some of a graph's layers: a pipeline stage's (issue 44). */
+typedef struct pm_graph_part {
+    int first, layers;   /* decoder layers first .. first + layers - 1 */
+    bool head, tail;     /* the embedding before them, the final norm and LM head after */
+    double recv_bytes;   /* > 0: a receive (PM_NODE_RECV) of this many bytes opens the graph */
+    bool inter_node;     /* the receive crosses the nodes' link */
+} pm_graph_part;
+/* pm_graph_build_ex of a part's layers (the whole model: {0, layers, true, true, 0, false}). */
+pm_status pm_graph_build_part(const pm_scenario *s, const pm_step *step, const pm_graph_part *part,
+                              bool fused, pm_graph *g, pm_error *err);
+/* The graph path's time of stage `stage` of s's pipeline plan (reference.c; one micro-batch,
+ * its receive included): the reference of pm_step_plan_stage_eval. */
+pm_status pm_stage_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
+                              int stage, double *time_s, pm_error *err);
 /* Time of a prefetch op given share (0, 1] of the HBM bandwidth (processor sharing). */
 double pm_op_time_shared(const pm_op_cost *c, double share);
 /* Schedules with caller-provided costs and slots (s gives the HBM sharing option and the
@@ -635,12 +660,13 @@ static inline const pm_op_cost *pm_stream_consumer_cost(const pm_op_cost *l2,
     return hbm->total_s < l2->total_s ? hbm : l2;
 }
 
-/* Whether a node of kind k is an unfused collective: an allreduce, an all-to-all, or sequence
- * parallelism's reduce-scatter and all-gather. Each opens a window for Algorithm 1. */
+/* Whether a node of kind k is an unfused communication node: an allreduce, an all-to-all,
+ * sequence parallelism's reduce-scatter and all-gather, or a pipeline stage's receive. Each
+ * opens a window for Algorithm 1. */
 static inline bool pm_kind_is_collective(pm_node_kind k)
 {
     return k == PM_NODE_ALLREDUCE || k == PM_NODE_ALLTOALL || k == PM_NODE_REDUCE_SCATTER ||
-           k == PM_NODE_ALL_GATHER;
+           k == PM_NODE_ALL_GATHER || k == PM_NODE_RECV;
 }
 
 /* Schedules main ops in order and prefetch ops in order (schedule.c documents the rules).
@@ -858,6 +884,7 @@ typedef struct pm_stage_part {
     int layers;
     bool head, tail;
     double recv_s;
+    double recv_bytes; /* what the receive moves over the link */
 } pm_stage_part;
 /* The stage's time at ctx in one mode (the receive included); *recv_pf_bytes (may be NULL)
  * receives what PRESERVE prefetches behind the receive. With every layer, the head and the

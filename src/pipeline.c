@@ -43,9 +43,6 @@
 
 #include "internal.h"
 
-/* Bytes of one sampled token sent back to the first stage (an int32 id). */
-#define TOKEN_ID_BYTES 4.0
-
 /* Stages with the same part take the same time: the distinct parts and how many stages have
  * each (at most the first, the last, and the layer counts between). */
 typedef struct part_set {
@@ -58,7 +55,8 @@ static void part_set_add(part_set *ps, const pm_stage_part *p)
 {
     for (int i = 0; i < ps->n; i++)
         if (ps->part[i].layers == p->layers && ps->part[i].head == p->head &&
-            ps->part[i].tail == p->tail && !(fabs(ps->part[i].recv_s - p->recv_s) > 0.0)) {
+            ps->part[i].tail == p->tail && !(fabs(ps->part[i].recv_s - p->recv_s) > 0.0) &&
+            !(fabs(ps->part[i].recv_bytes - p->recv_bytes) > 0.0)) {
             ps->count[i]++;
             return;
         }
@@ -71,8 +69,8 @@ typedef struct pipe_ctx {
     pm_scenario mb;              /* the scenario at one micro-batch: the plans point at it */
     pm_step_plan dec, dec_f, pre, pre_f;
     part_set dec_parts, pre_parts;
-    double send_dec[PM_MAX_STAGES]; /* boundary i: after stage i (the last: the return) */
-    double send_pre[PM_MAX_STAGES];
+    double recv_dec[PM_MAX_STAGES]; /* stage i's receive (the first's: the return) */
+    double recv_pre[PM_MAX_STAGES];
 } pipe_ctx;
 
 /* One evaluation of a pipelined step: its time, the stages' summed and largest times, what the
@@ -188,11 +186,7 @@ static int64_t plan_ctx0(const pm_model *m)
 
 static pm_status build_plans(pipe_ctx *x, const pm_scenario *s, int64_t sp, pm_error *err)
 {
-    x->mb = *s;
-    x->mb.provenance = NULL;
-    x->mb.workload.batch = x->pl->micro_batch;
-    if (x->mb.workload.distinct_sequences > x->pl->micro_batch)
-        x->mb.workload.distinct_sequences = x->pl->micro_batch;
+    pm_pipeline_micro_scenario(s, x->pl, &x->mb);
     pm_step step;
     pm_status st;
     if ((st = pm_step_of(&x->mb, PM_PHASE_DECODE, plan_ctx0(&s->model), &step, err)) != PM_OK ||
@@ -209,42 +203,30 @@ static pm_status build_plans(pipe_ctx *x, const pm_scenario *s, int64_t sp, pm_e
     return PM_OK;
 }
 
-/* The sends over pl's boundaries: after stage i < P - 1 the activations (act_bytes), after the
- * last the sampled tokens' ids back to the first (ret_bytes; 0: nothing returns); one stage
- * keeps its tokens. */
-static void sends_of(const pm_cluster *c, const pm_pipeline *pl, double act_bytes,
-                     double ret_bytes, double *send)
+/* The stages' parts: stage i receives its input (plan.c's pm_stage_recv_bytes: tokens' hidden
+ * states from the stage before, the first the ids of `returned` tokens from the last) over the
+ * link its boundary crosses; recv[i] receives the receive's time. */
+static void parts_of(const pm_scenario *s, const pm_pipeline *pl, double tokens, double returned,
+                     double *recv, part_set *ps)
 {
-    const int P = pl->stages;
-    for (int i = 0; i < P; i++) {
-        const bool last = i == P - 1;
-        send[i] = P == 1 || (last && !(ret_bytes > 0))
-                      ? 0.0
-                      : pm_p2p_time(c, pl->inter_node[i], last ? ret_bytes : act_bytes);
-    }
-}
-
-/* The stages' parts: stage i receives the send before it (the first: the last one's return). */
-static void parts_of(const pm_pipeline *pl, const double *send, part_set *ps)
-{
-    const int P = pl->stages;
+    const double act = s->model.hidden * pm_dtype_bytes(s->workload.act_dtype);
     ps->n = 0;
-    for (int i = 0; i < P; i++) {
-        const pm_stage_part d = {pl->layers[i], i == 0, i == P - 1, send[(i + P - 1) % P]};
+    for (int i = 0; i < pl->stages; i++) {
+        bool inter;
+        const double b = pm_stage_recv_bytes(pl, i, act, tokens, returned, &inter);
+        recv[i] = pm_p2p_time(&s->cluster, inter, b);
+        const pm_stage_part d = {pl->layers[i], i == 0, i == pl->stages - 1, recv[i], b};
         part_set_add(ps, &d);
     }
 }
 
-/* The sends over each boundary and the stages' parts, decode and prefill (the first token's
- * return is the first decode step's: a prefill returns nothing). */
+/* The stages' parts, decode and prefill (the first token's return is the first decode step's:
+ * a prefill returns nothing). */
 static void stage_parts(pipe_ctx *x, const pm_scenario *s, int64_t sp)
 {
     const double mb = x->pl->micro_batch;
-    const double act = s->model.hidden * pm_dtype_bytes(s->workload.act_dtype);
-    sends_of(&s->cluster, x->pl, mb * act, mb * TOKEN_ID_BYTES, x->send_dec);
-    sends_of(&s->cluster, x->pl, mb * (double)sp * act, 0.0, x->send_pre);
-    parts_of(x->pl, x->send_dec, &x->dec_parts);
-    parts_of(x->pl, x->send_pre, &x->pre_parts);
+    parts_of(s, x->pl, mb, mb, x->recv_dec, &x->dec_parts);
+    parts_of(s, x->pl, mb * (double)sp, 0.0, x->recv_pre, &x->pre_parts);
 }
 
 pm_status pm_pipeline_step_time(const pm_scenario *s, const pm_pipeline *pl,
@@ -252,11 +234,9 @@ pm_status pm_pipeline_step_time(const pm_scenario *s, const pm_pipeline *pl,
                                 const pm_step_plan *u, bool preserve, int64_t ctx,
                                 double *time_s, pm_traffic *tr, double *recv_pf_bytes)
 {
-    const double act = s->model.hidden * pm_dtype_bytes(s->workload.act_dtype);
-    double send[PM_MAX_STAGES];
-    sends_of(&s->cluster, pl, m->tokens * act, m->returned * TOKEN_ID_BYTES, send);
+    double recv[PM_MAX_STAGES];
     part_set ps;
-    parts_of(pl, send, &ps);
+    parts_of(s, pl, m->tokens, m->returned, recv, &ps);
     pipe_point pt;
     const pm_status st = pipe_eval(m->micro_batches, pl->stages, &ps, p, u, preserve, false, ctx,
                                    tr != NULL, &pt);
@@ -286,14 +266,14 @@ static void report_plan(const pipe_ctx *x, const pm_scenario *s, pm_pipeline_rep
         if (pl->layers[i] > r->max_stage_layers)
             r->max_stage_layers = pl->layers[i];
         r->inter_node = r->inter_node || pl->inter_node[i];
-        if (i + 1 < pl->stages) {
-            if (x->send_dec[i] > r->send_decode_s)
-                r->send_decode_s = x->send_dec[i];
-            if (x->send_pre[i] > r->send_prefill_s)
-                r->send_prefill_s = x->send_pre[i];
+        if (i > 0) { /* the send into stage i */
+            if (x->recv_dec[i] > r->send_decode_s)
+                r->send_decode_s = x->recv_dec[i];
+            if (x->recv_pre[i] > r->send_prefill_s)
+                r->send_prefill_s = x->recv_pre[i];
         }
     }
-    r->return_s = x->send_dec[pl->stages - 1];
+    r->return_s = x->recv_dec[0];
 }
 
 pm_status pm_pipeline_estimate(const pm_scenario *s, const pm_pipeline *pl, pm_estimate *out,

@@ -346,6 +346,25 @@ pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err
     return PM_OK;
 }
 
+void pm_pipeline_micro_scenario(const pm_scenario *s, const pm_pipeline *pl, pm_scenario *mb)
+{
+    *mb = *s;
+    mb->provenance = NULL;
+    mb->workload.batch = pl->micro_batch;
+    if (mb->workload.distinct_sequences > pl->micro_batch)
+        mb->workload.distinct_sequences = pl->micro_batch;
+}
+
+double pm_stage_recv_bytes(const pm_pipeline *pl, int i, double act_bytes, double tokens,
+                           double returned, bool *inter)
+{
+    const int P = pl->stages;
+    *inter = P > 1 && pl->inter_node[(i + P - 1) % P];
+    if (P == 1)
+        return 0.0;
+    return i > 0 ? tokens * act_bytes : returned * PM_TOKEN_ID_BYTES;
+}
+
 pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error *err)
 {
     if (pm_cluster_pp(&s->cluster) > 1)

@@ -32,7 +32,13 @@
  *   the fused baseline         build.c, builder with fused     build.c,
  *                                                              pm_template_fuse_layer
  *
- * May call: alloc.c, build.c, cost.c, error.c, insert.c, model.c, plan.c, schedule.c, step.c.
+ * A pipeline stage's graph (pm_graph_build_stage) is the same builder over the stage's layers,
+ * after its receive (a communication node: insert.c fills its window as any collective's), at
+ * one micro-batch; pm_stage_time_graph is the reference of step_plan.c's
+ * pm_step_plan_stage_eval.
+ *
+ * May call: alloc.c, build.c, cost.c, dtype.c, error.c, insert.c, model.c, plan.c, schedule.c,
+ * step.c.
  */
 #include <string.h>
 
@@ -75,18 +81,22 @@ typedef struct step_info {
     int chunks;          /* fused: chunks of the first fused node */
 } step_info;
 
-static pm_status step(const pm_scenario *s, pm_mode mode, const pm_step *at, workspace *w,
-                      step_info *out, pm_error *err)
+/* The step of part's layers (the whole model, or a pipeline stage's). */
+static pm_status step(const pm_scenario *s, pm_mode mode, const pm_step *at,
+                      const pm_graph_part *part, workspace *w, step_info *out, pm_error *err)
 {
     w->evals++;
-    const int L = s->model.layers;
+    const int L = part->layers;
     /* Local and global layers in a pattern do not repeat exactly: the reference builds them
      * all (its cost grows with the layers; the fast path's does not). */
     const int local = pm_model_local_layers(&s->model);
     const int moe = pm_model_moe_layers(&s->model);
-    const bool mixed = (local > 0 && local < L) || (moe > 0 && moe < L);
-    const int built = mixed || L < BUILD_LAYERS ? L : BUILD_LAYERS;
-    pm_status st = pm_graph_build_ex(s, at, built, mode == PM_MODE_FUSED, &w->base, err);
+    const int ML = s->model.layers;
+    const bool mixed = (local > 0 && local < ML) || (moe > 0 && moe < ML);
+    pm_graph_part built_part = *part;
+    built_part.layers = mixed || L < BUILD_LAYERS ? L : BUILD_LAYERS;
+    const int built = built_part.layers;
+    pm_status st = pm_graph_build_part(s, at, &built_part, mode == PM_MODE_FUSED, &w->base, err);
     if (st != PM_OK)
         return st;
     const pm_graph *g = &w->base;
@@ -122,7 +132,7 @@ static pm_status step(const pm_scenario *s, pm_mode mode, const pm_step *at, wor
         return st;
     double t = sched.makespan_s;
     if (built < L) {
-        const int a = find_o_node(g, 1), b = find_o_node(g, 2);
+        const int a = find_o_node(g, part->first + 1), b = find_o_node(g, part->first + 2);
         if (a < 0 || b < 0)
             return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL, "layer markers not found");
         t += (double)(L - BUILD_LAYERS) * (w->slots[b].start_s - w->slots[a].start_s);
@@ -130,6 +140,21 @@ static pm_status step(const pm_scenario *s, pm_mode mode, const pm_step *at, wor
     out->time_s = t;
     out->signature = (int)(g->n_nodes - w->base.n_nodes);
     return PM_OK;
+}
+
+/* The graph of part's layers that mode runs: plain, fused, or plain after the insertion. */
+static pm_status build_mode_part(const pm_scenario *s, pm_mode mode, const pm_step *step,
+                                 const pm_graph_part *part, pm_graph *g, pm_error *err)
+{
+    if (mode != PM_MODE_PRESERVE)
+        return pm_graph_build_part(s, step, part, mode == PM_MODE_FUSED, g, err);
+    pm_graph base = {0};
+    pm_status st = pm_graph_build_part(s, step, part, false, &base, err);
+    if (st == PM_OK)
+        st = pm_insert_prefetch(&base, pm_accelerator_l2_window_bytes(&s->accel), g, err);
+    pm_free(base.nodes);
+    pm_free(base.edges);
+    return st;
 }
 
 pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase,
@@ -143,15 +168,73 @@ pm_status pm_graph_build_mode(const pm_scenario *s, pm_mode mode, pm_phase phase
         st = pm_step_of(s, phase, context_len, &step, err);
     if (st != PM_OK)
         return st;
-    if (mode != PM_MODE_PRESERVE)
-        return pm_graph_build_ex(s, &step, layers, mode == PM_MODE_FUSED, g, err);
-    pm_graph base = {0};
-    st = pm_graph_build_ex(s, &step, layers, false, &base, err);
+    const int L = layers <= 0 || layers > s->model.layers ? s->model.layers : layers;
+    const pm_graph_part whole = {0, L, true, true, 0.0, false};
+    return build_mode_part(s, mode, &step, &whole, g, err);
+}
+
+/* Stage `stage` of s's pipeline plan at one micro-batch: *mb the micro-batch's scenario (plan.c's
+ * rule), *at its step at ctx, *part the stage's layers and receive. */
+static pm_status stage_setup(const pm_scenario *s, pm_phase phase, int64_t ctx, int stage,
+                             pm_scenario *mb, pm_step *at, pm_graph_part *part, pm_error *err)
+{
+    pm_pipeline pl;
+    pm_status st = pm_pipeline_plan(s, &pl, err);
+    if (st != PM_OK)
+        return st;
+    if (stage < 0 || stage >= pl.stages)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.pipeline_parallel",
+                       "stage %d: the plan has %d stage%s (0 to %d)", stage, pl.stages,
+                       pl.stages == 1 ? "" : "s", pl.stages - 1);
+    pm_pipeline_micro_scenario(s, &pl, mb);
+    if ((st = pm_step_of(mb, phase, ctx, at, err)) != PM_OK)
+        return st;
+    const double act = s->model.hidden * pm_dtype_bytes(s->workload.act_dtype);
+    const double returned = phase == PM_PHASE_DECODE ? at->sequences : 0.0;
+    part->first = pl.first[stage];
+    part->layers = pl.layers[stage];
+    part->head = stage == 0;
+    part->tail = stage == pl.stages - 1;
+    part->recv_bytes =
+        pm_stage_recv_bytes(&pl, stage, act, at->tokens, returned, &part->inter_node);
+    return PM_OK;
+}
+
+pm_status pm_graph_build_stage(const pm_scenario *s, pm_mode mode, pm_phase phase,
+                               int64_t context_len, int stage, int layers, pm_graph *g,
+                               pm_error *err)
+{
+    if (!s || !g || (int)mode < 0 || mode >= PM_MODE_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "bad argument to pm_graph_build_stage");
+    if (pm_cluster_pp(&s->cluster) == 1 && stage == 0) /* the whole model, as it is */
+        return pm_graph_build_mode(s, mode, phase, context_len, layers, g, err);
+    pm_scenario mb;
+    pm_step at;
+    pm_graph_part part;
+    pm_status st = stage_setup(s, phase, context_len, stage, &mb, &at, &part, err);
+    if (st != PM_OK)
+        return st;
+    if (layers > 0 && layers < part.layers)
+        part.layers = layers;
+    return build_mode_part(&mb, mode, &at, &part, g, err);
+}
+
+pm_status pm_stage_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
+                              int stage, double *time_s, pm_error *err)
+{
+    pm_scenario mb;
+    pm_step at;
+    pm_graph_part part;
+    pm_status st = stage_setup(s, phase, ctx, stage, &mb, &at, &part, err);
+    if (st != PM_OK)
+        return st;
+    workspace w = {0};
+    step_info si = {0};
+    st = step(&mb, mode, &at, &part, &w, &si, err);
+    ws_free(&w);
     if (st == PM_OK)
-        st = pm_insert_prefetch(&base, pm_accelerator_l2_window_bytes(&s->accel), g,
-                                err);
-    pm_free(base.nodes);
-    pm_free(base.edges);
+        *time_s = si.time_s;
     return st;
 }
 
@@ -168,7 +251,8 @@ pm_status pm_step_time_graph_step(const pm_scenario *s, pm_mode mode, const pm_s
 {
     workspace w = {0};
     step_info si = {0};
-    pm_status st = step(s, mode, at, &w, &si, err);
+    const pm_graph_part whole = {0, s->model.layers, true, true, 0.0, false};
+    pm_status st = step(s, mode, at, &whole, &w, &si, err);
     ws_free(&w);
     if (st == PM_OK) {
         *time_s = si.time_s;

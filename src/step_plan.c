@@ -1339,6 +1339,7 @@ void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bo
     double attn_bytes[2];
     traffic_attention(p, ctx, at, attn_bytes);
     *out = (pm_traffic){0};
+    out->link_bytes = part->recv_bytes; /* the receive: one copy over the link */
     if (part->head)
         pm_traffic_add(out, &p->head_tr, 1.0);
     if (!(preserve && plan_prefetches(p))) {

@@ -10,7 +10,11 @@
  * a class (local or global attention, dense or MoE) repeats exactly, so the first layers of
  * each class stand for all of them (reference.c says why).
  *
- * May call: alloc.c, error.c, footprint.c, graph.c, insert.c, model.c, reference.c, schedule.c.
+ * A pipeline stage's views (the _stage functions) are the same over pm_graph_build_stage's graph:
+ * the receive's window is explain's first, and the layers count from the stage's first.
+ *
+ * May call: alloc.c, error.c, footprint.c, graph.c, insert.c, model.c, plan.c, reference.c,
+ * schedule.c.
  */
 #include <string.h>
 
@@ -28,6 +32,7 @@ const char *pm_collective_kind_name(pm_node_kind kind)
            : kind == PM_NODE_ALLTOALL       ? "all_to_all"
            : kind == PM_NODE_REDUCE_SCATTER ? "reduce_scatter"
            : kind == PM_NODE_ALL_GATHER     ? "all_gather"
+           : kind == PM_NODE_RECV           ? "receive"
                                             : "?";
 }
 
@@ -37,17 +42,43 @@ const char *pm_lane_name(pm_lane lane)
     return (int)lane >= 0 && lane < PM_LANE_COUNT ? names[lane] : "?";
 }
 
-/* The graph of mode with `layers` layers at context_len, scheduled: *g and *sched are the
- * caller's to free, also after an error. */
+/* A view's pipeline stage: the plan's stages, the stage's first layer and its layers. */
+typedef struct stage_info {
+    int stages, first, layers;
+} stage_info;
+
+/* The graph of mode with `layers` layers of pipeline stage `stage` at context_len, scheduled:
+ * *g and *sched are the caller's to free, also after an error. *si receives the stage. */
 static pm_status scheduled(const pm_scenario *s, pm_mode mode, pm_phase phase,
-                           int64_t context_len, int layers, pm_graph **g, pm_schedule *sched,
-                           pm_error *err)
+                           int64_t context_len, int stage, int layers, pm_graph **g,
+                           pm_schedule *sched, stage_info *si, pm_error *err)
 {
+    *si = (stage_info){1, 0, s->model.layers};
+    if (pm_cluster_pp(&s->cluster) > 1) {
+        pm_pipeline pl;
+        const pm_status st = pm_pipeline_plan(s, &pl, err);
+        if (st != PM_OK)
+            return st;
+        si->stages = pl.stages;
+        if (stage >= 0 && stage < pl.stages)
+            *si = (stage_info){pl.stages, pl.first[stage], pl.layers[stage]};
+    }
     *g = pm_graph_alloc();
     if (!*g)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-    const pm_status st = pm_graph_build_mode(s, mode, phase, context_len, layers, *g, err);
+    const pm_status st =
+        pm_graph_build_stage(s, mode, phase, context_len, stage, layers, *g, err);
     return st != PM_OK ? st : pm_schedule_compute(s, *g, sched, err);
+}
+
+/* The decoder layers a graph holds from `first` on (a stage may hold fewer than asked). */
+static int layers_built(const pm_graph *g, int first)
+{
+    int last = first - 1;
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].layer > last)
+            last = g->nodes[i].layer;
+    return last - first + 1;
 }
 
 /* ---------------------------------------------------------------- explain */
@@ -146,6 +177,12 @@ static pm_status explain_windows(pm_explain *e, pm_error *err)
 pm_status pm_explain_compute(const pm_scenario *s, pm_phase phase, int64_t context_len,
                              pm_explain *out, pm_error *err)
 {
+    return pm_explain_compute_stage(s, phase, context_len, 0, out, err);
+}
+
+pm_status pm_explain_compute_stage(const pm_scenario *s, pm_phase phase, int64_t context_len,
+                                   int stage, pm_explain *out, pm_error *err)
+{
     if (out)
         *out = (pm_explain){0};
     if (!s || !out || context_len < 0)
@@ -158,10 +195,18 @@ pm_status pm_explain_compute(const pm_scenario *s, pm_phase phase, int64_t conte
         if (pm_footprint_compute(s, NULL, 0, &fp, NULL) == PM_OK)
             out->experts_read_per_step = fp.experts_read_per_step;
     }
-    pm_status st = scheduled(s, PM_MODE_PRESERVE, phase, context_len, out->layers_shown,
-                             &out->graph, &out->schedule, err);
-    if (st == PM_OK)
+    out->stage = stage;
+    stage_info si;
+    pm_status st = scheduled(s, PM_MODE_PRESERVE, phase, context_len, stage, out->layers_shown,
+                             &out->graph, &out->schedule, &si, err);
+    out->stages = si.stages;
+    out->first_layer = si.first;
+    out->stage_layers = si.layers;
+    if (st == PM_OK) {
+        const int built = layers_built(out->graph, out->first_layer);
+        out->layers_shown = built < out->layers_shown ? built : out->layers_shown;
         st = explain_windows(out, err);
+    }
     if (st != PM_OK)
         pm_explain_release(out);
     return st;
@@ -219,8 +264,12 @@ static pm_status timeline_ops(pm_timeline *t, int layers, int first_moe, pm_erro
 {
     const pm_graph *g = t->graph;
     const pm_slot *slots = t->schedule.slots;
-    t->layer = layers >= 2 + first_moe ? 1 + first_moe : layers - 1;
-    const int a = first_of_layer(g, t->layer), b = first_of_layer(g, t->layer + 1);
+    /* A stage that waits on its input shows its first layer from the receive on: the
+     * receive's window, what PRESERVE prefetches while the stage waits. */
+    const bool recv = g->n_nodes > 0 && g->nodes[0].kind == PM_NODE_RECV;
+    t->layer = t->first_layer +
+               (recv ? 0 : layers >= 2 + first_moe ? 1 + first_moe : layers - 1);
+    const int a = recv ? 0 : first_of_layer(g, t->layer), b = first_of_layer(g, t->layer + 1);
     const double t0 = a >= 0 ? slots[a].start_s : 0.0;
     const double t1 = b >= 0 ? slots[b].start_s : t->schedule.makespan_s;
     t->layer_s = t1 - t0;
@@ -245,6 +294,13 @@ static pm_status timeline_ops(pm_timeline *t, int layers, int first_moe, pm_erro
 pm_status pm_timeline_compute(const pm_scenario *s, pm_mode mode, pm_phase phase,
                               int64_t context_len, pm_timeline *out, pm_error *err)
 {
+    return pm_timeline_compute_stage(s, mode, phase, context_len, 0, out, err);
+}
+
+pm_status pm_timeline_compute_stage(const pm_scenario *s, pm_mode mode, pm_phase phase,
+                                    int64_t context_len, int stage, pm_timeline *out,
+                                    pm_error *err)
+{
     if (out)
         *out = (pm_timeline){0};
     if (!s || !out || (int)mode < 0 || mode >= PM_MODE_COUNT || context_len < 0)
@@ -256,10 +312,15 @@ pm_status pm_timeline_compute(const pm_scenario *s, pm_mode mode, pm_phase phase
      * layer, so that the all-to-alls appear. */
     const int first = s->model.experts > 0 ? s->model.moe_first_layer : 0;
     const int layers = 3 + first < s->model.layers ? 3 + first : s->model.layers;
-    pm_status st =
-        scheduled(s, mode, phase, context_len, layers, &out->graph, &out->schedule, err);
+    out->stage = stage;
+    stage_info si;
+    pm_status st = scheduled(s, mode, phase, context_len, stage, layers, &out->graph,
+                             &out->schedule, &si, err);
+    out->stages = si.stages;
+    out->first_layer = si.first;
+    out->stage_layers = si.layers;
     if (st == PM_OK)
-        st = timeline_ops(out, layers, first, err);
+        st = timeline_ops(out, layers_built(out->graph, out->first_layer), first, err);
     if (st != PM_OK)
         pm_timeline_release(out);
     return st;

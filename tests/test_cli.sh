@@ -18,6 +18,18 @@ check set-override 0 "batch 8," "$pm" --config llama70b --set workload.batch=8
 check set-unit-replace 0 "window 99 MiB" "$pm" --config llama70b --set accelerator.l2_capacity_MB=104
 check model-shortcut 0 "model llama3-8b" "$pm" --config llama70b --model llama3-8b
 check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
+# A pipeline stage's views (issue 44): stage 1 of 2 waits on stage 0's hidden states, one
+# token's bf16 state (8192 x 2 bytes = 16.0 KiB) over the nodes' link, and PRESERVE fills it
+pp2=(--config llama70b-h100 --cluster hgx-h100-ib-ndr --devices 8 --pp 2)
+check explain-stage 0 "during Recv (16.0 KiB, 10.3 us): prefetch QKV weights 20.0 MiB" "$pm" explain "${pp2[@]}" --stage 1
+check explain-stage-head 0 "Pipeline stage 1 of stages 0 to 1: layers 40 to 79, the LM head" "$pm" explain "${pp2[@]}" --stage 1
+check explain-stage-json 0 '"stage": 1, "stages": 2, "first_layer": 40, "stage_layers": 40' "$pm" explain "${pp2[@]}" --stage 1 --format json
+check explain-stage-kind 0 '"kind": "receive"' "$pm" explain "${pp2[@]}" --format json
+check timeline-stage 0 "1,collective,Recv,Recv,0.000000" "$pm" timeline "${pp2[@]}" --stage 1
+check graph-stage 0 '"inter_node":' "$pm" graph "${pp2[@]}" --stage 1
+check stage-range 1 "stage 2: the plan has 2 stages" "$pm" explain "${pp2[@]}" --stage 2
+check stage-no-stages 1 "stage 1: the plan has 1 stage" "$pm" timeline --config llama70b --stage 1
+check stage-not-run 2 "--stage" "$pm" --config llama70b --stage 0
 # KV reads: 70 heads / 8 KV heads over 4 devices = 2 KV heads per device. On ascend-910b
 # (kv_strided_efficiency_frac 0.5) they are strided at 0.5 x 100 = 50 %; on h100-sxm (1) the
 # strided penalty does not apply and the table must not say strided; 8 devices: 1 head each.

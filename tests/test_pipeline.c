@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "testutil.h"
@@ -452,6 +453,97 @@ static void served_pieces(const pm_scenario *pp, const pm_mixed_step *m, double 
  * default, one per stage): stage 0 receives the sampled ids and runs the head and 2 layers,
  * stage 1 receives the activations and runs 2 layers and the tail; the period between a
  * micro-batch's steps is max(t0 + t1, 2 max(t0, t1)). */
+/* The graph path of each stage (reference.c's pm_stage_time_graph: the stage's receive, a
+ * communication node, before its layers) composed as pipeline.c composes the fast path's
+ * stages: decode max(sum t_i, M max t_i), prefill sum t_i + (M - 1) max t_i, in every mode, for
+ * the hand model over 2 stages (4 layers: built whole) and Llama-3.1-405B over 4 stages of TP 8
+ * on InfiniBand nodes (126 layers: 3 built, the rest by the period). */
+static void stages_graph_equal_fast(pm_scenario *s, int64_t last, int64_t sp)
+{
+    pm_estimate e;
+    pm_error err;
+    if (pm_estimate_compute(s, &e, &err) != PM_OK)
+        fail_msg("%s", err.message);
+    const double M = e.pipeline.micro_batches;
+    for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
+        double sum[2] = {0, 0}, mx[2] = {0, 0};
+        for (int st = 0; st < e.pipeline.stages; st++)
+            for (int ph = 0; ph < 2; ph++) {
+                double t;
+                if (pm_stage_time_graph(s, (pm_mode)mode, ph ? PM_PHASE_PREFILL : PM_PHASE_DECODE,
+                                        ph ? sp : last, st, &t, &err) != PM_OK)
+                    fail_msg("%s", err.message);
+                sum[ph] += t;
+                mx[ph] = t > mx[ph] ? t : mx[ph];
+            }
+        const pm_mode_result *r = &e.modes[mode];
+        assert_rel(r->stage_decode_s, mx[0], 1e-9);
+        assert_rel(r->tpot_s, sum[0] > M * mx[0] ? sum[0] : M * mx[0], 1e-9);
+        assert_rel(r->prefill_s, sum[1] + (M - 1.0) * mx[1], 1e-9);
+    }
+}
+
+static void test_stage_graphs_equal_the_fast_path(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(4);
+    stages_graph_equal_fast(&s, 599, 300);
+    pm_scenario_release(&s);
+    static const char *const set[] = {"cluster=hgx-h100-ib-ndr", "cluster.pipeline_parallel=4",
+                                      "cluster.devices=8"};
+    s = pm_test_load("llama405b-h200", set, 3);
+    stages_graph_equal_fast(&s, s.workload.seq_len - 1, pm_workload_prompt_tokens(&s.workload));
+    pm_scenario_release(&s);
+}
+
+/* A stage's graph: the receive opens it (a communication node over the link its boundary
+ * crosses, its window filled by PRESERVE), the first stage holds the embedding, the last the
+ * LM head; the stages' layers are the plan's (4 layers over 2 stages: 0-1 and 2-3). */
+static void test_stage_graph_shape(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(4);
+    pm_graph g = {0};
+    pm_error err;
+    for (int st = 0; st < 2; st++) {
+        if (pm_graph_build_stage(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, 599, st, 0, &g, &err) !=
+            PM_OK)
+            fail_msg("%s", err.message);
+        const pm_node *r = &g.nodes[0];
+        assert_int_equal(r->kind, PM_NODE_RECV);
+        assert_true(r->inter_node); /* a node holds one stage's 2 devices */
+        /* Stage 0 receives one int32 id, stage 1 one token's int8 activations (hidden 1024). */
+        assert_rel(r->comm_bytes, st == 0 ? 4.0 : 1024.0, 1e-15);
+        assert_true(r->window_bytes > 0 && r->window_bytes < s.accel.l2_capacity_bytes);
+        bool head = false, tail = false;
+        int lo = 99, hi = -1;
+        for (size_t i = 0; i < g.n_nodes; i++) {
+            head = head || g.nodes[i].role == PM_ROLE_EMBEDDING;
+            tail = tail || g.nodes[i].role == PM_ROLE_LM_HEAD;
+            if (g.nodes[i].layer >= 0 && g.nodes[i].stream == PM_STREAM_MAIN) {
+                lo = g.nodes[i].layer < lo ? g.nodes[i].layer : lo;
+                hi = g.nodes[i].layer > hi ? g.nodes[i].layer : hi;
+            }
+        }
+        assert_int_equal(head, st == 0);
+        assert_int_equal(tail, st == 1);
+        assert_int_equal(lo, 2 * st);
+        assert_int_equal(hi, 2 * st + 1);
+    }
+    /* The first stage's prefill receives nothing: the prompt is there. */
+    assert_int_equal(pm_graph_build_stage(&s, PM_MODE_SERIAL, PM_PHASE_PREFILL, 300, 0, 0, &g,
+                                          NULL),
+                     PM_OK);
+    assert_int_equal(g.nodes[0].kind, PM_NODE_EMBEDDING);
+    assert_int_equal(pm_graph_build_stage(&s, PM_MODE_SERIAL, PM_PHASE_DECODE, 599, 2, 0, &g,
+                                          &err),
+                     PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "the plan has 2 stages"));
+    pm_free(g.nodes);
+    pm_free(g.edges);
+    pm_scenario_release(&s);
+}
+
 static void test_served_step_over_two_stages_by_hand(void **state)
 {
     (void)state;
@@ -581,6 +673,8 @@ int main(void)
         cmocka_unit_test(test_served_workload_over_two_stages),
         cmocka_unit_test(test_served_preserve_prefetches_behind_the_receive),
         cmocka_unit_test(test_served_one_stage_is_the_default),
+        cmocka_unit_test(test_stage_graphs_equal_the_fast_path),
+        cmocka_unit_test(test_stage_graph_shape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -789,27 +789,30 @@ def _columns(rows, names, dtypes):
 
 
 def explain(config="llama70b", overrides=None, *, phase="decode", context=None, data_dir=None,
-            **shortcuts):
+            stage=0, **shortcuts):
     """What PRESERVE prefetches under each collective and why each window stops: the `explain`
     command's report (`preserve-model explain --format json`).
 
     phase: "decode" or "prefill"; context: the cached tokens (decode) or the prompt (prefill),
-    None for the tool's default (seq_len - 1, or the prompt). overrides, data_dir and the
-    shortcuts as for estimate(). A step whose KV cache outgrows the HBM is a UserWarning.
+    None for the tool's default (seq_len - 1, or the prompt). stage: the pipeline stage shown
+    (0-based; the tool's --stage), at one micro-batch, its receive's window first. overrides,
+    data_dir and the shortcuts as for estimate(). A step whose KV cache outgrows the HBM is a
+    UserWarning.
 
     Returns the explain JSON's keys: tool, scenario, accelerator, phase, context,
-    l2_window_bytes, layers_shown, last_shown_is_layer, and windows, a dict of numpy arrays with
-    one element per collective of the preserve graph shown: collective, kind ("allreduce",
-    "all_to_all", "reduce_scatter", "all_gather"), comm_bytes, collective_s, window_bytes, stopped_at (the node's name, None
+    l2_window_bytes, stage, stages, first_layer, stage_layers, layers_shown,
+    last_shown_is_layer, and windows, a dict of numpy arrays with one element per collective of
+    the preserve graph shown: collective, kind ("allreduce", "all_to_all", "reduce_scatter",
+    "all_gather", "receive"), comm_bytes, collective_s, window_bytes, stopped_at (the node's name, None
     where the window ended at the next collective), stopped_bytes (NaN there), stopped_routed,
     prefetch_busy_s, hidden (bools), and prefetches, a list (one per window) of dicts of numpy
     arrays consumer, what ("weights", "kv_cache", "routed_experts") and bytes. Raises Error
     for a load or model error.
     """
     ph, ctx = _phase_context(phase, context)
-    scenario, accelerator, ctx, cap, shown, last, windows = _core.explain(
+    scenario, accelerator, ctx, cap, shown, last, windows, st = _core.explain(
         _path("config", config), ph, ctx, _overrides(overrides, shortcuts),
-        _path("data_dir", data_dir))
+        _path("data_dir", data_dir), stage)
     names = ("collective", "kind", "comm_bytes", "collective_s", "prefetches", "window_bytes",
              "stopped_at", "stopped_bytes", "stopped_routed", "prefetch_busy_s", "hidden")
     dtypes = (str, str, float, float, object, float, object, float, bool, float, bool)
@@ -819,20 +822,23 @@ def explain(config="llama70b", overrides=None, *, phase="decode", context=None, 
                          for w in windows]
     return {"tool": f"preserve-model {version()}", "scenario": scenario,
             "accelerator": accelerator, "phase": phase, "context": ctx, "l2_window_bytes": cap,
+            "stage": st[0], "stages": st[1], "first_layer": st[2], "stage_layers": st[3],
             "layers_shown": shown, "last_shown_is_layer": last, "windows": out}
 
 
 def timeline(config="llama70b", overrides=None, *, mode="preserve", compare=False,
-             phase="decode", context=None, data_dir=None, **shortcuts):
+             phase="decode", context=None, data_dir=None, stage=0, **shortcuts):
     """The two-stream schedule of one decoder layer (standing for every layer of its class):
     the `timeline` command's report (`preserve-model timeline --format json`).
 
     mode: "serial", "fused" or "preserve"; compare=True gives serial and preserve (the tool's
-    --compare; mode is then not used). phase and context as for explain(); overrides,
-    data_dir and the shortcuts as for estimate().
+    --compare; mode is then not used). phase, context and stage as for explain() (a stage that
+    waits on its input shows its first layer from the receive on); overrides, data_dir and the
+    shortcuts as for estimate().
 
     Returns the timeline JSON's keys: tool, scenario, model, accelerator, devices, phase,
-    context, and modes, a list of one dict per mode: mode, layer_s (the layer's time) and ops, a
+    context, and modes, a list of one dict per mode: mode, stage, stages, layer (the layer
+    shown), layer_s (the layer's time) and ops, a
     dict of numpy arrays with one element per operation that overlaps the layer: lane_index,
     lane ("compute", "collective", "prefetch"), node, kind, start_s and end_s (seconds from the
     layer's start; a prefetch issued under the previous layer starts before 0) and bytes.
@@ -842,15 +848,16 @@ def timeline(config="llama70b", overrides=None, *, mode="preserve", compare=Fals
         raise ValueError(f"mode: expected one of {', '.join(MODES)} (got {mode!r})")
     ph, ctx = _phase_context(phase, context)
     modes = ("serial", "preserve") if compare else (mode,)
-    scenario, model, accelerator, devices, ctx, shown = _core.timeline(
+    scenario, model, accelerator, devices, ctx, shown, stages = _core.timeline(
         _path("config", config), [MODES.index(m) for m in modes], ph, ctx,
-        _overrides(overrides, shortcuts), _path("data_dir", data_dir))
+        _overrides(overrides, shortcuts), _path("data_dir", data_dir), stage)
     names = ("lane_index", "lane", "node", "kind", "start_s", "end_s", "bytes")
     dtypes = (int, str, str, str, float, float, float)
     return {"tool": f"preserve-model {version()}", "scenario": scenario, "model": model,
             "accelerator": accelerator, "devices": devices, "phase": phase, "context": ctx,
-            "modes": [{"mode": m, "layer_s": layer_s, "ops": _columns(ops, names, dtypes)}
-                      for m, layer_s, ops in shown]}
+            "modes": [{"mode": m, "stage": stage, "stages": stages, "layer": layer,
+                       "layer_s": layer_s, "ops": _columns(ops, names, dtypes)}
+                      for m, layer_s, ops, layer in shown]}
 
 
 class StepModel(_core.StepModel):

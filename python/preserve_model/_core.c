@@ -1396,21 +1396,23 @@ static PyObject *explain_window(const pm_explain *e, const pm_explain_window *w)
                          w->hidden ? Py_True : Py_False);
 }
 
-/* explain(config, phase, context, overrides=None, data_dir=None) -> (scenario, accelerator,
- * context, l2_window_bytes, layers_shown, last_shown_is_layer, windows): the explain command's
- * report (pm_explain_compute), each window as explain_window gives it. context -1: the
- * phase's default. */
+/* explain(config, phase, context, overrides=None, data_dir=None, stage=0) -> (scenario,
+ * accelerator, context, l2_window_bytes, layers_shown, last_shown_is_layer, windows, (stage,
+ * stages, first_layer, stage_layers)): the explain command's report
+ * (pm_explain_compute_stage), each window as explain_window gives it. context -1: the phase's
+ * default. */
 static PyObject *explain(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char k_phase[] = "phase", k_context[] = "context";
-    static char *kwlist[] = {k_config, k_phase, k_context, k_overrides, k_data_dir, NULL};
+    static char k_phase[] = "phase", k_context[] = "context", k_stage[] = "stage";
+    static char *kwlist[] = {k_config, k_phase, k_context, k_overrides, k_data_dir, k_stage,
+                             NULL};
     const char *config, *data_dir = NULL;
     PyObject *overrides = Py_None;
-    int phase;
+    int phase, stage = 0;
     long long context;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "siL|Oz", kwlist, &config, &phase, &context,
-                                     &overrides, &data_dir))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "siL|Ozi", kwlist, &config, &phase, &context,
+                                     &overrides, &data_dir, &stage))
         return NULL;
     pm_scenario s;
     int64_t ctx;
@@ -1420,7 +1422,7 @@ static PyObject *explain(PyObject *self, PyObject *args, PyObject *kw)
     pm_error err;
     pm_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = pm_explain_compute(&s, (pm_phase)phase, ctx, &e, &err);
+    st = pm_explain_compute_stage(&s, (pm_phase)phase, ctx, stage, &e, &err);
     Py_END_ALLOW_THREADS
     PyObject *result = NULL;
     if (st != PM_OK) {
@@ -1437,17 +1439,18 @@ static PyObject *explain(PyObject *self, PyObject *args, PyObject *kw)
         PyList_SET_ITEM(windows, (Py_ssize_t)i, w);
     }
     if (windows)
-        result = Py_BuildValue("(NNLdiiN)", text_of(s.name), text_of(s.accel.name),
+        result = Py_BuildValue("(NNLdiiN(iiii))", text_of(s.name), text_of(s.accel.name),
                                (long long)ctx, e.l2_window_bytes, e.layers_shown,
-                               s.model.layers - 1, windows);
+                               e.first_layer + e.stage_layers - 1, windows, e.stage, e.stages,
+                               e.first_layer, e.stage_layers);
 done:
     pm_explain_release(&e);
     pm_scenario_release(&s);
     return result;
 }
 
-/* One mode's timeline as a tuple (mode, layer_s, ops), each op (lane_index, lane, node, kind,
- * start_s, end_s, bytes). */
+/* One mode's timeline as a tuple (mode, layer_s, ops, layer), each op (lane_index, lane, node,
+ * kind, start_s, end_s, bytes). */
 static PyObject *timeline_mode(const pm_timeline *t)
 {
     PyObject *ops = PyList_New((Py_ssize_t)t->n_ops);
@@ -1463,25 +1466,27 @@ static PyObject *timeline_mode(const pm_timeline *t)
         }
         PyList_SET_ITEM(ops, (Py_ssize_t)k, o);
     }
-    return ops ? Py_BuildValue("(sdN)", pm_mode_name(t->mode), t->layer_s, ops) : NULL;
+    return ops ? Py_BuildValue("(sdNi)", pm_mode_name(t->mode), t->layer_s, ops, t->layer)
+               : NULL;
 }
 
-/* timeline(config, modes, phase, context, overrides=None, data_dir=None) -> (scenario, model,
- * accelerator, devices, context, modes): the timeline command's report (pm_timeline_compute)
- * of each mode (a sequence of pm_mode values), as timeline_mode gives it. context -1: the
- * phase's default. */
+/* timeline(config, modes, phase, context, overrides=None, data_dir=None, stage=0) ->
+ * (scenario, model, accelerator, devices, context, modes, stages): the timeline command's
+ * report (pm_timeline_compute_stage) of each mode (a sequence of pm_mode values), as
+ * timeline_mode gives it. context -1: the phase's default. */
 static PyObject *timeline(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char k_modes[] = "modes", k_phase[] = "phase", k_context[] = "context";
+    static char k_modes[] = "modes", k_phase[] = "phase", k_context[] = "context",
+                k_stage[] = "stage";
     static char *kwlist[] = {k_config, k_modes, k_phase, k_context, k_overrides, k_data_dir,
-                             NULL};
+                             k_stage, NULL};
     const char *config, *data_dir = NULL;
     PyObject *modes_obj, *overrides = Py_None;
-    int phase;
+    int phase, stage = 0, stages = 1;
     long long context;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOiL|Oz", kwlist, &config, &modes_obj, &phase,
-                                     &context, &overrides, &data_dir))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOiL|Ozi", kwlist, &config, &modes_obj, &phase,
+                                     &context, &overrides, &data_dir, &stage))
         return NULL;
     PyObject *seq = PySequence_Fast(modes_obj, "modes: expected a sequence of modes");
     if (!seq)
@@ -1510,8 +1515,9 @@ static PyObject *timeline(PyObject *self, PyObject *args, PyObject *kw)
         pm_error err;
         pm_status st;
         Py_BEGIN_ALLOW_THREADS
-        st = pm_timeline_compute(&s, m, (pm_phase)phase, ctx, &t, &err);
+        st = pm_timeline_compute_stage(&s, m, (pm_phase)phase, ctx, stage, &t, &err);
         Py_END_ALLOW_THREADS
+        stages = t.stages;
         PyObject *item = st == PM_OK ? timeline_mode(&t) : raise_error(&err);
         pm_timeline_release(&t);
         if (!item) {
@@ -1521,9 +1527,9 @@ static PyObject *timeline(PyObject *self, PyObject *args, PyObject *kw)
         PyList_SET_ITEM(modes, i, item);
     }
     Py_DECREF(seq);
-    PyObject *result = modes ? Py_BuildValue("(NNNiLN)", text_of(s.name), text_of(s.model.name),
+    PyObject *result = modes ? Py_BuildValue("(NNNiLNi)", text_of(s.name), text_of(s.model.name),
                                              text_of(s.accel.name), s.cluster.devices,
-                                             (long long)ctx, modes)
+                                             (long long)ctx, modes, stages)
                              : NULL;
     pm_scenario_release(&s);
     return result;

@@ -712,13 +712,19 @@ def _same_columns(got, want_rows, where):
                 assert got[key][i] == value, (where, i, key, got[key][i], value)
 
 
+# Two pipeline stages of TP 8 on InfiniBand nodes (issue 44: a stage's views).
+PP2 = ["--cluster", "hgx-h100-ib-ndr", "--pp", "2", "--devices", "8"]
+PP2_KW = {"cluster": "hgx-h100-ib-ndr", "pp": 2, "devices": 8}
+
+
 def test_explain_matches_the_tool():
     """explain() gives the explain command's JSON (issue 48: the module lacked it)."""
     for config, args, kw in (("llama70b", [], {}),
                              ("llama70b", ["--phase", "prefill", "--batch", "2"],
                               {"phase": "prefill", "batch": 2}),
                              ("mixtral8x7b", ["--context", "4k"], {"context": 4096}),
-                             ("deepseek-v3-h200", [], {})):
+                             ("deepseek-v3-h200", [], {}),
+                             ("llama70b-h100", PP2 + ["--stage", "1"], dict(PP2_KW, stage=1))):
         want = json.loads(tool("explain", "--config", config, "--format", "json", *args))
         got = pm.explain(config, **kw)
         assert set(got) == set(want), config
@@ -768,7 +774,9 @@ def test_timeline_matches_the_tool():
                              ("llama70b", ["--mode", "fused", "--phase", "prefill"],
                               {"mode": "fused", "phase": "prefill"}),
                              ("mixtral8x7b", [], {}),
-                             ("deepseek-v3-h200", ["--context", "1000"], {"context": 1000})):
+                             ("deepseek-v3-h200", ["--context", "1000"], {"context": 1000}),
+                             ("llama70b-h100", PP2 + ["--stage", "1", "--compare"],
+                              dict(PP2_KW, stage=1, compare=True))):
         want = json.loads(tool("timeline", "--config", config, "--format", "json", *args))
         got = pm.timeline(config, **kw)
         assert set(got) == set(want), config
@@ -778,6 +786,7 @@ def test_timeline_matches_the_tool():
         assert [m["mode"] for m in got["modes"]] == [m["mode"] for m in want["modes"]]
         for g, w in zip(got["modes"], want["modes"]):
             assert set(g) == set(w) and g["layer_s"] == w["layer_s"], config
+            assert (g["stage"], g["stages"], g["layer"]) == (w["stage"], w["stages"], w["layer"])
             _same_columns(g["ops"], w["ops"], (config, w["mode"]))
             assert g["ops"]["lane_index"].dtype.kind == "i"
     # Mixtral on 4 devices at the paper's point (batch 4, context 16383, int8): layer 1's KV
@@ -788,6 +797,15 @@ def test_timeline_matches_the_tool():
     kv = list(ops["node"]).index("PF.L1.Attention")
     assert ops["lane"][kv] == "prefetch" and ops["bytes"][kv] == 4 * 16383 * 2 * 128 * 2
     assert ops["start_s"][kv] < 0
+    # Stage 1 of 2 waits on stage 0's hidden states: its timeline opens with the receive, of
+    # one micro-batch (llama70b-h100's batch over M = 2 micro-batches) x hidden 8192 x 2 bytes
+    # (bf16), on the collective lane, and shows the stage's first layer, 40
+    st = pm.timeline("llama70b-h100", stage=1, **PP2_KW)["modes"][0]
+    b = pm.estimate("llama70b-h100", **PP2_KW)["pipeline"]["micro_batch"]
+    assert st["layer"] == 40 and st["ops"]["node"][0] == "Recv"
+    assert st["ops"]["lane"][0] == "collective" and st["ops"]["bytes"][0] == b * 8192 * 2
+    with pytest.raises(pm.Error, match="stage 2: the plan has 2 stages"):
+        pm.timeline("llama70b-h100", stage=2, **PP2_KW)
     with pytest.raises(ValueError, match="mode: expected one of serial, fused, preserve"):
         pm.timeline(mode="overlap")
     with pytest.raises(pm.Error, match="workload.batch"):

@@ -30,7 +30,7 @@ enum {
     GIVEN_OBJECTIVE = 1 << 15, GIVEN_CONCURRENCY = 1 << 16, GIVEN_CHUNK = 1 << 17,
     GIVEN_RULE = 1 << 18, GIVEN_LIMITS = 1 << 19, GIVEN_METRIC = 1 << 20,
     GIVEN_ARRIVAL = 1 << 21, GIVEN_RATE = 1 << 22, GIVEN_LENGTHS = 1 << 23,
-    GIVEN_SPACE = 1 << 24
+    GIVEN_SPACE = 1 << 24, GIVEN_STAGE = 1 << 25
 };
 
 typedef struct cli {
@@ -42,6 +42,7 @@ typedef struct cli {
     bool format_given;
     int64_t context;   /* -1: the default for the command */
     int layers;
+    int stage;          /* --stage: the pipeline stage a graph view shows (0-based) */
     pm_phase phase;
     pm_mode mode;
     const char *devices_list;

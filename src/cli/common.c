@@ -307,8 +307,8 @@ int view_open(const cli *c, pm_mode mode, int layers, bool warn, view *v)
     pm_error err;
     if (!v->g)
         rc = out_of_memory();
-    else if (pm_graph_build_mode(&v->s, mode, c->phase, v->context, v->layers, v->g, &err) !=
-             PM_OK)
+    else if (pm_graph_build_stage(&v->s, mode, c->phase, v->context, c->stage, v->layers, v->g,
+                                  &err) != PM_OK)
         rc = config_error(&err);
     if (rc)
         view_close(v);

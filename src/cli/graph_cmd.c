@@ -106,6 +106,7 @@ static void explain_window(const pm_scenario *s, const pm_explain *e, const pm_e
         const char *what = w->kind == PM_NODE_ALLTOALL         ? "all-to-all"
                            : w->kind == PM_NODE_REDUCE_SCATTER ? "reduce-scatter"
                            : w->kind == PM_NODE_ALL_GATHER     ? "all-gather"
+                           : w->kind == PM_NODE_RECV           ? "receive"
                                                                : "allreduce";
         printf("  prefetch stream busy %.1f us vs %s %.1f us: %s the %s\n",
                w->prefetch_busy_s * 1e6, what, w->collective_s * 1e6,
@@ -147,6 +148,31 @@ static void explain_window_json(const pm_explain *e, const pm_explain_window *w)
     printf(", \"hidden\": %s}", w->hidden ? "true" : "false");
 }
 
+/* explain's lines on a pipeline stage (its layers are alike: pm_pipeline_plan's rule). */
+static void explain_stage_head(const pm_explain *e)
+{
+    const int f = e->first_layer, n = e->stage_layers, shown = e->layers_shown;
+    const bool last = e->stage == e->stages - 1;
+    printf("Pipeline stage %d of stages 0 to %d: layers %d to %d%s%s, at one micro-batch. It "
+           "waits on its input (Recv%s), a window PRESERVE fills like a collective's.\n",
+           e->stage, e->stages - 1, f, f + n - 1, e->stage == 0 ? ", the embedding" : "",
+           last ? ", the LM head" : "",
+           e->stage == 0 ? ": the sampled tokens' ids from the last stage, in decode; none in "
+                           "prefill"
+                         : ": the previous stage's hidden states");
+    if (shown >= n) {
+        printf("Every layer of the stage shown (%d to %d).\n\n", f, f + n - 1);
+        return;
+    }
+    printf("Layers %d and %d shown; every later layer of the stage repeats layer %d.\n", f, f + 1,
+           f + 1);
+    printf("Layer %d ends the graph shown, so its last window runs into %s, as only the stage's "
+           "last layer (%d) does; the other layers' last windows prefetch into the next layer, "
+           "as layer %d's do.\n\n",
+           f + 1, last ? "the LM head" : "the stage's end (its send to the next stage)", f + n - 1,
+           f);
+}
+
 /* explain's first lines: the scenario, the phase, the L2 window and the layers shown. */
 static void explain_head(const cli *c, const pm_scenario *s, int64_t context, const pm_explain *e)
 {
@@ -160,9 +186,11 @@ static void explain_head(const cli *c, const pm_scenario *s, int64_t context, co
         printf(", \"phase\": \"%s\", \"context\": %lld, \"l2_window_bytes\": ",
                c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)context);
         fput_json_number(stdout, cap);
-        /* The last layer shown ends the graph: its windows are the model's last layer's. */
+        /* The last layer shown ends the graph: its windows are the stage's last layer's. */
+        printf(", \"stage\": %d, \"stages\": %d, \"first_layer\": %d, \"stage_layers\": %d",
+               e->stage, e->stages, e->first_layer, e->stage_layers);
         printf(", \"layers_shown\": %d, \"last_shown_is_layer\": %d, \"windows\": [\n", shown,
-               s->model.layers - 1);
+               e->first_layer + e->stage_layers - 1);
         return;
     }
     printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
@@ -174,6 +202,10 @@ static void explain_head(const cli *c, const pm_scenario *s, int64_t context, co
                ? "stream: they read what has arrived and fetch the rest themselves"
                : "wait for their prefetch's end (the paper's events)",
            s->options.hbm_sharing ? "share" : "do not share");
+    if (e->stages > 1) {
+        explain_stage_head(e);
+        return;
+    }
     if (shown >= s->model.layers) {
         printf("Every layer shown (0 to %d).\n\n", shown - 1);
         return;
@@ -210,7 +242,7 @@ int cmd_explain(const cli *c)
         return rc;
     pm_explain e;
     pm_error err;
-    if (pm_explain_compute(&s, c->phase, context, &e, &err) != PM_OK) {
+    if (pm_explain_compute_stage(&s, c->phase, context, c->stage, &e, &err) != PM_OK) {
         rc = config_error(&err);
     } else {
         const bool json = c->format == FMT_JSON;

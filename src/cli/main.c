@@ -159,7 +159,7 @@ static int parse_mode(cli *c, const char *arg)
     return PARSE_ON;
 }
 
-/* --context, --layers and --threads: a count kept in the options. */
+/* --context, --layers, --stage and --threads: a count kept in the options. */
 static int parse_field(cli *c, int opt, const char *arg)
 {
     int64_t v;
@@ -171,6 +171,10 @@ static int parse_field(cli *c, int opt, const char *arg)
         if (!parse_count("--layers", arg, 1, PM_MAX_LAYERS, &v))
             return EXIT_USAGE;
         c->layers = (int)v;
+    } else if (opt == OPT_STAGE) {
+        if (!parse_count("--stage", arg, 0, PM_MAX_STAGES - 1, &v))
+            return EXIT_USAGE;
+        c->stage = (int)v;
     } else {
         if (!parse_count("--threads", arg, 0, PM_SWEEP_MAX_THREADS, &v))
             return EXIT_USAGE;
@@ -245,7 +249,8 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case 'f': return parse_format(c, arg);
     case 'h': c->help = true; return PARSE_ON;
     case 'V': printf("preserve-model %s\n", pm_version()); return 0;
-    case OPT_CONTEXT: case OPT_LAYERS: case OPT_THREADS: return parse_field(c, opt, arg);
+    case OPT_CONTEXT: case OPT_LAYERS: case OPT_STAGE: case OPT_THREADS:
+        return parse_field(c, opt, arg);
     case OPT_PHASE: return parse_phase(c, arg);
     case OPT_MODE: return parse_mode(c, arg);
     case OPT_DEVLIST: c->devices_list = arg; return PARSE_ON;

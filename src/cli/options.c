@@ -64,6 +64,9 @@ const cli_option cli_options[] = {
      "serial, fused or preserve (default preserve)"},
     {"layers", required_argument, OPT_LAYERS, GIVEN_LAYERS, "N",
      "decoder layers in the printed graph (default 2)"},
+    {"stage", required_argument, OPT_STAGE, GIVEN_STAGE, "K",
+     "the pipeline stage (0-based) a graph view shows, at one micro-batch: its receive first "
+     "(default 0)"},
     {"devices-list", required_argument, OPT_DEVLIST, GIVEN_DEVLIST, "L",
      "device counts, comma separated (default 1,2,4,8,16)"},
     {"data-dir", required_argument, OPT_DATADIR, GIVEN_DATADIR, "DIR",
@@ -159,11 +162,11 @@ static const cli_command commands[] = {
      "AXIS[=LO:HI] (or --optimize AXIS[=LO:HI]): per mode, the axis value maximising the "
      "objective (a log grid, then Brent)",
      NULL, "preserve-model --config paper-dse --optimize l2=8MiB:512MiB --objective usd"},
-    {"explain", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE, F(FMT_TABLE) | F(FMT_JSON), NULL,
+    {"explain", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_STAGE, F(FMT_TABLE) | F(FMT_JSON), NULL,
      "per collective (allreduce, MoE all-to-all) of the preserve graph: what is prefetched, how "
      "many bytes (and routed experts), why it stops",
      NULL, "preserve-model explain --config llama70b --seq 64k --batch 16"},
-    {"graph", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_LAYERS,
+    {"graph", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_LAYERS | GIVEN_STAGE,
      F(FMT_JSON) | F(FMT_DOT), NULL, "the per-device graph of one mode after insertion", NULL,
      "preserve-model graph --config llama8b --mode fused --format dot | dot -Tsvg >g.svg"},
     {"sensitivity", INPUTS, F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
@@ -178,7 +181,8 @@ static const cli_command commands[] = {
     {"resolve", INPUTS, F(FMT_CSV) | F(FMT_JSON), NULL,
      "every resolved input in SI units with its origin, file and source", NULL,
      "preserve-model resolve --config llama70b --set workload.batch=8"},
-    {"timeline", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_PLOT | GIVEN_COMPARE,
+    {"timeline",
+     INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_MODE | GIVEN_PLOT | GIVEN_COMPARE | GIVEN_STAGE,
      F(FMT_CSV) | F(FMT_JSON), NULL,
      "the two-stream schedule of one decode layer (CSV or JSON; --plot draws it as a Gantt "
      "chart)",

@@ -30,7 +30,8 @@ typedef struct shown {
 static void write_json_mode(const shown *sh, bool first)
 {
     const pm_timeline *tl = &sh->tl;
-    printf("%s    {\"mode\": \"%s\", \"layer_s\": ", first ? "" : ",\n", pm_mode_name(tl->mode));
+    printf("%s    {\"mode\": \"%s\", \"stage\": %d, \"stages\": %d, \"layer\": %d, \"layer_s\": ",
+           first ? "" : ",\n", pm_mode_name(tl->mode), tl->stage, tl->stages, tl->layer);
     fput_json_number(stdout, tl->layer_s);
     printf(", \"ops\": [");
     for (size_t k = 0; k < tl->n_ops; k++) {
@@ -74,8 +75,11 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
     const pm_timeline *tl = &sh->tl;
     fprintf(f, "# preserve-model %s timeline --config ", pm_version());
     fput_comment_text(f, c->config);
-    fprintf(f, " --mode %s --phase %s --context %lld\n", pm_mode_name(tl->mode),
+    fprintf(f, " --mode %s --phase %s --context %lld", pm_mode_name(tl->mode),
             c->phase == PM_PHASE_DECODE ? "decode" : "prefill", (long long)sh->context);
+    if (tl->stages > 1)
+        fprintf(f, " --stage %d", tl->stage);
+    fputc('\n', f);
     print_sets(f, c);
     fputs("# ", f);
     fput_comment_text(f, s->model.name);
@@ -98,6 +102,13 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
                 s->cluster.devices, attn, attn[0] && moe > 0 && moe < m->layers ? ", " : "",
                 moe > 0 && moe < m->layers ? (e1 ? "MoE" : "dense MLP") : "", like, m->layers,
                 tl->layer_s * 1e6);
+    } else if (tl->stages > 1) {
+        fprintf(f, " x %d; pipeline stage %d of 0 to %d (layers %d to %d, one micro-batch): %s "
+                   "layer %d last%s %.3f us\n",
+                s->cluster.devices, tl->stage, tl->stages - 1, tl->first_layer,
+                tl->first_layer + tl->stage_layers - 1,
+                tl->layer == tl->first_layer ? "its receive and" : "its", tl->layer,
+                tl->layer == tl->first_layer ? "" : "s", tl->layer_s * 1e6);
     } else {
         fprintf(f, " x %d; one layer lasts %.3f us\n", s->cluster.devices, tl->layer_s * 1e6);
     }
@@ -193,7 +204,8 @@ int cmd_timeline(const cli *c)
     for (; rc == 0 && opened < n; opened++) {
         sh[opened] = (shown){.s = &s, .context = context};
         pm_error err;
-        if (pm_timeline_compute(&s, modes[opened], c->phase, context, &sh[opened].tl, &err) !=
+        if (pm_timeline_compute_stage(&s, modes[opened], c->phase, context, c->stage,
+                                      &sh[opened].tl, &err) !=
             PM_OK)
             rc = config_error(&err);
     }
