@@ -681,7 +681,9 @@ static pm_status rank_step(const pm_scenario *s, const pm_step *step, pm_step *o
     for (int i = 0; i < m.n_chunks; i++) {
         pm_step_chunk *c = &m.chunks[i];
         const double count = pm_plan_rank_sequences(s, c->count);
-        c->finishing *= count / c->count;
+        /* In proportion, never above the count (a rounding of finishing == count). */
+        const double finishing = c->finishing * (count / c->count);
+        c->finishing = finishing < count ? finishing : count;
         c->count = count;
     }
     return pm_step_mixed(s, &m, out, err);

@@ -1136,6 +1136,16 @@ static void test_dp_attention_mixed_step_by_hand(void **state)
     assert_rel(a->flop, 10356544.0, EXACT);
     assert_rel(a->kv_bytes, 102400.0, EXACT);
     assert_rel(find_role(g, -1, PM_ROLE_LM_HEAD)->m, 3.0, 0.0);
+    /* 25 last chunks of 16 tokens, all finishing: the busiest rank's ceil(25 / 4) = 7 chunks,
+     * 7 finishing prompts (25 x (7 / 25) rounds to 7.000000000000001 in doubles: kept at the
+     * count, which pm_step_mixed requires), 7 LM-head rows and 7 x 16 = 112 tokens. */
+    pm_mixed_step all = {0};
+    all.n_chunks = 1;
+    all.chunks[0] = (pm_step_chunk){25, 16, 0, 25};
+    assert_int_equal(pm_step_mixed(&s, &all, &step, NULL), PM_OK);
+    assert_int_equal(pm_graph_build_ex(&s, &step, 0, false, g, NULL), PM_OK);
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->m, 112.0, 0.0);
+    assert_rel(find_role(g, -1, PM_ROLE_LM_HEAD)->m, 7.0, 0.0);
     pm_graph_free(g);
 }
 
