@@ -28,7 +28,9 @@ typedef struct build_ctx {
     pm_shard sh;
     double rows;        /* tokens per step: b (decode) or b * s_prefill (the step's tokens) */
     double seqs;        /* sequences the step serves (the step's) */
-    const pm_step *step; /* the step built (its parts, for a mixed step's attention) */
+    const pm_step *step; /* the step built (its parts, for a mixed step's attention): the
+                            busiest attention rank's under data-parallel attention (rank) */
+    pm_step rank;
     double ctx;         /* cached tokens read by attention (decode) */
     pm_phase phase;
     pm_dtype cdt;       /* compute datatype */
@@ -659,6 +661,34 @@ pm_status pm_graph_build(const pm_scenario *s, pm_phase phase, int64_t context_l
     return st != PM_OK ? st : pm_graph_build_ex(s, &step, layers, false, g, err);
 }
 
+/* The busiest attention rank's share of step under data-parallel attention (plan.c's
+ * pm_plan_rank_sequences, the rule for sequences): a decode or prefill step's sequences; a mixed
+ * step's decode sequences, and each chunk group's chunks whole (SGLang's DP ranks each schedule
+ * their own requests, a prompt's chunks on the rank that holds it), its finishing prompts in
+ * proportion. The busiest rank is taken as the busiest in each part at once (an upper bound
+ * where the parts' remainders fall on different ranks). */
+static pm_status rank_step(const pm_scenario *s, const pm_step *step, pm_step *out,
+                           pm_error *err)
+{
+    if (!step->mixed) {
+        *out = *step;
+        out->sequences = pm_plan_rank_sequences(s, step->sequences);
+        out->tokens = step->tokens * out->sequences / step->sequences;
+        return PM_OK;
+    }
+    pm_mixed_step m = step->mix;
+    m.decode_sequences = pm_plan_rank_sequences(s, m.decode_sequences);
+    for (int i = 0; i < m.n_chunks; i++) {
+        pm_step_chunk *c = &m.chunks[i];
+        const double count = pm_plan_rank_sequences(s, c->count);
+        /* In proportion, never above the count (a rounding of finishing == count). */
+        const double finishing = c->finishing * (count / c->count);
+        c->finishing = finishing < count ? finishing : count;
+        c->count = count;
+    }
+    return pm_step_mixed(s, &m, out, err);
+}
+
 /* Fills b for a build of step; the caller sets b->g or b->arr. */
 static pm_status build_init(build_ctx *b, const pm_scenario *s, const pm_step *step, bool fused,
                             pm_error *err)
@@ -687,15 +717,12 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, const pm_step *s
         return st;
     if (b->sh.attn_dp > 1) {
         /* Data-parallel attention: everything but the routed experts (whose reads are the
-         * whole group's tokens, above) runs on the busiest rank's own sequences. */
-        if (step->mixed)
-            return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.attention_data_parallel",
-                           "a mixed step (a served workload's) under data-parallel attention "
-                           "(attention_data_parallel) is not modelled: its chunks are not "
-                           "split over the attention ranks");
-        const double seqs = pm_plan_rank_sequences(s, step->sequences);
-        b->rows = step->tokens * seqs / step->sequences;
-        b->seqs = seqs;
+         * whole group's tokens, above) runs on the busiest rank's own step. */
+        if ((st = rank_step(s, step, &b->rank, err)) != PM_OK)
+            return st;
+        b->step = &b->rank;
+        b->rows = b->rank.tokens;
+        b->seqs = b->rank.sequences;
     }
     return PM_OK;
 }
@@ -714,9 +741,8 @@ static void add_tail(build_ctx *b)
     /* Decode computes logits for the new token only (a verify step for each of its queries);
      * prefill for the last prompt position (under sequence parallelism, gathered from the
      * ranks that hold them). */
-    double head_rows = b->seqs + pm_step_decode_sequences(b->step) * (b->step->queries - 1.0);
-    if (b->sh.attn_dp > 1) /* the rank's own sequences (not a mixed step: build_init) */
-        head_rows = b->seqs * (b->phase == PM_PHASE_DECODE ? b->step->queries : 1.0);
+    const double head_rows =
+        b->seqs + pm_step_decode_sequences(b->step) * (b->step->queries - 1.0);
     add_vector(b, PM_ROLE_FINAL_NORM, -1, PM_NODE_NORM, "FinalNorm", norm_rows(b) * h, 5.0, 2.0);
     add_all_gather(b, PM_ROLE_HEAD_ALL_GATHER, -1, "AG.head", head_rows);
     const double saved_rows = b->rows;

@@ -324,8 +324,10 @@ pm_status pm_plan_check_attention_dp(const pm_scenario *s, pm_error *err);
  * 1 (the attention is tensor parallel over the group). */
 int pm_plan_attn_ranks(const pm_scenario *s);
 /* The sequences of a step of `sequences` that the busiest attention rank serves: all of them
- * under tensor-parallel attention, ceil(sequences / ranks) under data-parallel attention
- * (sequences / ranks with ideal sharding). */
+ * under tensor-parallel attention, min(sequences, ceil(sequences / ranks)) under data-parallel
+ * attention (a mean count below one lands whole on one rank; sequences / ranks with ideal
+ * sharding). A mixed step's decode sequences and each chunk group's chunks take the same rule
+ * (build.c's rank_step). */
 double pm_plan_rank_sequences(const pm_scenario *s, double sequences);
 /* The pipeline plan of a replica (plan.c, issue 44): its stages' layers, the micro-batches
  * in flight and which stage boundaries cross nodes. */

@@ -99,7 +99,12 @@ double pm_plan_rank_sequences(const pm_scenario *s, double sequences)
     const int r = pm_plan_attn_ranks(s);
     if (r <= 1)
         return sequences;
-    return s->options.sharding == PM_SHARDING_IDEAL ? sequences / r : ceil(sequences / r);
+    if (s->options.sharding == PM_SHARDING_IDEAL)
+        return sequences / r;
+    /* Whole sequences: the busiest rank's ceil(n / r); a mean below one (a served step's
+     * fractional count) lands on one rank whole, so that rank holds n. */
+    const double busiest = ceil(sequences / r);
+    return busiest < sequences ? busiest : sequences;
 }
 
 /* Data-parallel attention: every non-expert weight whole on every device, each expert whole on
@@ -389,9 +394,9 @@ pm_status pm_plan_refuse_attention_dp(const pm_scenario *s, const char *what, pm
 {
     if (pm_plan_attn_ranks(s) > 1)
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.attention_data_parallel",
-                       "%s under data-parallel attention is not modelled (its mixed steps' "
-                       "chunks are not split over the attention ranks; the estimate, `run`, "
-                       "is): use attention_data_parallel false",
+                       "%s under data-parallel attention is not modelled (the pools' KV "
+                       "transfer takes a tensor-parallel group's KV split; the estimate, "
+                       "`run`, and `serve` are): use attention_data_parallel false",
                        what);
     return PM_OK;
 }

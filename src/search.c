@@ -132,8 +132,10 @@ static pm_status group_scenario(const search *se, const pm_search_candidate *c, 
                        "tensor-parallel degree %d does not divide the budget of %d devices",
                        c->tp, sp->device_budget);
     pm_status st = pm_scenario_set_axis(t, PM_AXIS_DEVICES, c->tp, err);
-    if (st == PM_OK && c->ep > 0)
-        st = pm_scenario_set_axis(t, PM_AXIS_EP, c->ep, err);
+    /* Data-parallel attention makes every device an EP rank: without a list, EP follows TP. */
+    const int ep = c->ep > 0 ? c->ep : t->cluster.attention_data_parallel ? c->tp : 0;
+    if (st == PM_OK && ep > 0)
+        st = pm_scenario_set_axis(t, PM_AXIS_EP, ep, err);
     for (int a = 0; a < sp->n_hw && st == PM_OK; a++)
         st = pm_scenario_set_axis(t, sp->hw[a].kind, c->hw[a], err);
     return st;
@@ -438,7 +440,7 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
                        "stages are served, `serve --pp`, but not searched yet) and the search "
                        "itself fills the device budget with data-parallel replicas: give a "
                        "scenario of one stage and one replica");
-    return pm_plan_refuse_attention_dp(s, "a search of served workloads", err);
+    return PM_OK;
 }
 
 /* The search's lists: the tensor-parallel degrees (without a list 1, 2, 4... up to a node

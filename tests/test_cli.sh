@@ -696,7 +696,9 @@ check dp-attention-dense 1 '$.cluster.attention_data_parallel: data-parallel att
     "$pm" --config llama70b --dp-attention
 check dp-attention-ep 1 "expert_parallel must equal devices (4; got 2)" \
     "$pm" --config qwen3-30b-a3b --dp-attention --ep 2
-check dp-attention-search 1 '$.cluster.attention_data_parallel: a search of served workloads under data-parallel attention' \
+check dp-attention-serve 0 "--set cluster.attention_data_parallel=true" \
+    "$pm" serve --config qwen3-30b-a3b --dp-attention
+check dp-attention-search 0 "could not run, the first: needs a group of at least 2 devices to split the sequences over (got 1)" \
     "$pm" search --config qwen3-30b-a3b --dp-attention
 
 check_end

@@ -1100,6 +1100,55 @@ static void test_dp_attention_fast_path_matches_graph_path(void **state)
         }
 }
 
+/* A served (mixed) step over 4 attention ranks, by hand: 6 decode sequences at context 100, 3
+ * prompts' last chunks of 64 tokens (offset 0) and half a prompt's chunk of 32 on average.
+ * The busiest rank: ceil(6 / 4) = 2 decode sequences; min(3, ceil(3 / 4)) = 1 whole chunk of
+ * 64, its finishing prompts in proportion (3 x 1/3 = 1); min(0.5, ceil(0.5 / 4)) = 0.5 (a mean
+ * below one chunk lands whole on one rank): 2 + 64 + 0.5 x 32 = 82 tokens, 2 + 1 = 3 logits.
+ * The routed experts read the group's 6 + 3 x 64 + 0.5 x 32 = 214 tokens. */
+static void test_dp_attention_mixed_step_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = dp_attention_scenario(4);
+    pm_mixed_step mx = {0};
+    mx.decode_sequences = 6;
+    mx.decode_context = 100;
+    mx.n_chunks = 2;
+    mx.chunks[0] = (pm_step_chunk){3, 64, 0, 3};
+    mx.chunks[1] = (pm_step_chunk){0.5, 32, 0, 0};
+    pm_step step;
+    assert_int_equal(pm_step_mixed(&s, &mx, &step, NULL), PM_OK);
+    pm_graph *g = pm_graph_alloc();
+    assert_non_null(g);
+    assert_int_equal(pm_graph_build_ex(&s, &step, 0, false, g, NULL), PM_OK);
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->m, 82.0, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_ROUTER)->m, 82.0, 0.0);
+    /* Dispatch: the rank's 82 tokens x 2 picks x 1024 x 1 B = 167936 B. */
+    assert_rel(find_role(g, 0, PM_ROLE_DISPATCH)->comm_bytes, 167936.0, EXACT);
+    const pm_moe_reads r = reads(&s, 214.0);
+    assert_rel(find_role(g, 0, PM_ROLE_EXPERT_UP)->flop, 2.0 * r.token_slots * 1024 * 512,
+               EXACT);
+    /* Attention: the 2 decode sequences score and read 100 positions each (200); the chunks,
+     * at offset 0, their own triangles: 64^2 / 2 = 2048 and 0.5 x 32^2 / 2 = 256 pairs: 2504
+     * per head, 8 heads of 128: 4 x 8 x 2504 x 128 + 5 x 8 x 2504 = 10356544 flop. K and V of
+     * 200 positions x 2 KV heads x 128 x 1 B = 102400 B. */
+    const pm_node *a = find_role(g, 0, PM_ROLE_ATTENTION);
+    assert_rel(a->flop, 10356544.0, EXACT);
+    assert_rel(a->kv_bytes, 102400.0, EXACT);
+    assert_rel(find_role(g, -1, PM_ROLE_LM_HEAD)->m, 3.0, 0.0);
+    /* 25 last chunks of 16 tokens, all finishing: the busiest rank's ceil(25 / 4) = 7 chunks,
+     * 7 finishing prompts (25 x (7 / 25) rounds to 7.000000000000001 in doubles: kept at the
+     * count, which pm_step_mixed requires), 7 LM-head rows and 7 x 16 = 112 tokens. */
+    pm_mixed_step all = {0};
+    all.n_chunks = 1;
+    all.chunks[0] = (pm_step_chunk){25, 16, 0, 25};
+    assert_int_equal(pm_step_mixed(&s, &all, &step, NULL), PM_OK);
+    assert_int_equal(pm_graph_build_ex(&s, &step, 0, false, g, NULL), PM_OK);
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->m, 112.0, 0.0);
+    assert_rel(find_role(g, -1, PM_ROLE_LM_HEAD)->m, 7.0, 0.0);
+    pm_graph_free(g);
+}
+
 /* What data-parallel attention cannot represent is refused, naming the key. */
 static void test_dp_attention_refusals(void **state)
 {
@@ -1120,18 +1169,6 @@ static void test_dp_attention_refusals(void **state)
     s = dp_attention_scenario(4);
     s.cluster.pipeline_parallel = 2;
     assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_UNSUPPORTED);
-    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
-    /* A mixed step's chunks (a served workload) are not split over the ranks. */
-    s = dp_attention_scenario(4);
-    pm_mixed_step mx = {0};
-    mx.decode_sequences = 2;
-    mx.decode_context = 100;
-    mx.n_chunks = 1;
-    mx.chunks[0].count = 1;
-    mx.chunks[0].tokens = 64;
-    mx.chunks[0].offset = 0;
-    double t = 0.0;
-    assert_int_equal(pm_mixed_step_time(&s, PM_MODE_SERIAL, &mx, &t, &err), PM_ERR_UNSUPPORTED);
     assert_string_equal(err.path, "$.cluster.attention_data_parallel");
     /* More devices than heads is no refusal: the ranks split sequences (8 heads, 16 devices,
      * 16 experts). */
@@ -1179,6 +1216,7 @@ int main(void)
         cmocka_unit_test(test_dp_attention_alltoall_time_by_hand),
         cmocka_unit_test(test_dp_attention_preserve_windows_are_the_alltoalls),
         cmocka_unit_test(test_dp_attention_fast_path_matches_graph_path),
+        cmocka_unit_test(test_dp_attention_mixed_step_by_hand),
         cmocka_unit_test(test_dp_attention_refusals),
         cmocka_unit_test(test_gpt_oss_20b_hf_config_by_hand),
     };

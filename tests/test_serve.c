@@ -177,13 +177,35 @@ static const char *const scenarios[] = {"llama70b",      "llama70b-h100", "mixtr
                                         "gemma2-9b",     "llama8b",       "falcon7b",
                                         "qwen3-30b-a3b", "deepseek-v3-h200"};
 
+/* The bundled scenarios whose every layer is a MoE layer under data-parallel attention (each
+ * device its own sequences, one EP rank a device). */
+static const char *const dp_scenarios[] = {"qwen3-30b-a3b", "llama4-scout-h100"};
+static pm_scenario load_dp(const char *name)
+{
+    pm_scenario s = load(name);
+    s.cluster.attention_data_parallel = true;
+    s.cluster.expert_parallel = s.cluster.devices;
+    assert_int_equal(pm_scenario_check(&s, NULL), PM_OK);
+    return s;
+}
+
+/* The scenario k of the list of both: scenarios[], then dp_scenarios[] under data-parallel
+ * attention. */
+static pm_scenario load_any(size_t k)
+{
+    return k < PM_ARRAY_LEN(scenarios) ? load(scenarios[k])
+                                       : load_dp(dp_scenarios[k - PM_ARRAY_LEN(scenarios)]);
+}
+#define N_ANY (PM_ARRAY_LEN(scenarios) + PM_ARRAY_LEN(dp_scenarios))
+
 /* A mixed step without chunks is the decode step of its sequences: the same time, bit for bit,
- * as pm_decode_step_time at a batch of that many sequences. */
+ * as pm_decode_step_time at a batch of that many sequences (under data-parallel attention both
+ * are the busiest rank's share of them). */
 static void test_decode_only_is_decode_step(void **state)
 {
     (void)state;
-    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
-        pm_scenario s = load(scenarios[k]);
+    for (size_t k = 0; k < N_ANY; k++) {
+        pm_scenario s = load_any(k);
         pm_mixed_step m = {0};
         m.decode_sequences = s.workload.batch;
         m.decode_context = 3000;
@@ -196,12 +218,13 @@ static void test_decode_only_is_decode_step(void **state)
     }
 }
 
-/* Whole prompts as one chunk each (offset 0, last) are the prefill step of the batch. */
+/* Whole prompts as one chunk each (offset 0, last) are the prefill step of the batch (under
+ * data-parallel attention both the busiest rank's ceil(batch / ranks) prompts). */
 static void test_whole_prompts_are_prefill(void **state)
 {
     (void)state;
-    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
-        pm_scenario s = load(scenarios[k]);
+    for (size_t k = 0; k < N_ANY; k++) {
+        pm_scenario s = load_any(k);
         pm_mixed_step m = {0};
         m.n_chunks = 1;
         m.chunks[0] = (pm_step_chunk){s.workload.batch, 2000, 0, s.workload.batch};
@@ -211,7 +234,7 @@ static void test_whole_prompts_are_prefill(void **state)
             assert_int_equal(pm_mixed_step_time(&s, (pm_mode)mode, &m, &mixed, NULL), PM_OK);
             if (pm_step_time_graph(&s, (pm_mode)mode, PM_PHASE_PREFILL, 2000, &prefill, NULL,
                                    &err) != PM_OK)
-                fail_msg("%s: %s", scenarios[k], err.message);
+                fail_msg("%s: %s", s.model.name, err.message);
             assert_rel(mixed, prefill, 1e-12);
         }
     }
@@ -231,8 +254,8 @@ static void test_fast_matches_graph(void **state)
         {16, 8000, 0, {{0, 0, 0, 0}}, 4},
         {4, 1000, 1, {{1, 512, 0, 0}}, 3},
     };
-    for (size_t k = 0; k < PM_ARRAY_LEN(scenarios); k++) {
-        pm_scenario s = load(scenarios[k]);
+    for (size_t k = 0; k < N_ANY; k++) {
+        pm_scenario s = load_any(k);
         for (size_t i = 0; i < PM_ARRAY_LEN(mixes); i++) {
             pm_step step;
             assert_int_equal(pm_step_mixed(&s, &mixes[i], &step, NULL), PM_OK);
@@ -240,11 +263,11 @@ static void test_fast_matches_graph(void **state)
                 double fast, ref;
                 pm_error err;
                 if (pm_mixed_step_time(&s, (pm_mode)mode, &mixes[i], &fast, &err) != PM_OK)
-                    fail_msg("%s: %s", scenarios[k], err.message);
+                    fail_msg("%s: %s", s.model.name, err.message);
                 if (pm_step_time_graph_step(&s, (pm_mode)mode, &step, &ref, NULL, &err) != PM_OK)
-                    fail_msg("%s: %s", scenarios[k], err.message);
+                    fail_msg("%s: %s", s.model.name, err.message);
                 if (!(fabs(fast - ref) <= 1e-12 * ref))
-                    fail_msg("%s, mix %zu, %s: fast %.17g, graph %.17g", scenarios[k], i,
+                    fail_msg("%s, mix %zu, %s: fast %.17g, graph %.17g", s.model.name, i,
                              pm_mode_name((pm_mode)mode), fast, ref);
             }
         }

@@ -531,6 +531,20 @@ def test_serve_speculative_matches_the_tool():
     assert np.array_equal(off["serial_tpot_s"], plain["serial_tpot_s"])
 
 
+def test_serve_dp_attention_matches_the_tool():
+    """Issue 44: serve() takes dp_attention as the tool's --dp-attention (a mixed step is the
+    busiest attention rank's share); with the ranks' own sequences the step is not the
+    tensor-parallel group's."""
+    got = pm.serve("qwen3-30b-a3b", concurrency=[1, 16], dp_attention=True)
+    text = tool("serve", "--config", "qwen3-30b-a3b", "--concurrency", "1,16", "--dp-attention",
+                "--format", "csv")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    for i, row in enumerate(rows):
+        assert float(row["preserve_tpot_s"]) == pytest.approx(got["preserve_tpot_s"][i], rel=1e-8)
+    tp = pm.serve("qwen3-30b-a3b", concurrency=[1, 16])
+    assert not np.array_equal(got["serial_tpot_s"], tp["serial_tpot_s"])
+
+
 def test_serve_concurrency_one_is_the_estimate():
     """One sequence in flight is the static estimate at batch 1: the prefill is its TTFT."""
     est = pm.estimate("llama8b", batch=1)
