@@ -72,6 +72,8 @@ PARALLEL_COLUMNS = COLUMNS + ["pp", "ep", "dp_attention", "rate_req_per_s"]
 METRICS = {"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_s",
            "output_tokens_per_s_per_device", "input_tokens_per_s_per_device"}
 STATISTICS = {"mean", "median"}
+# Statistics a row the tool does not run may state (the tool predicts means).
+OTHER_STATISTICS = {"p90", "unstated"}
 STATUSES = {"ok", "not_modelled", "refused"}
 RULES = {"decode_first", "prefill_first"}
 DTYPES = {"int8", "fp8", "bf16", "fp16", "fp32"}
@@ -148,10 +150,13 @@ def row_problems(r, where):
             problems.append("%s: empty %s" % (where, key))
     parse_numbers(r, where, problems)
     allowed_dtypes = DTYPES if r["status"] == "ok" else DTYPES | OTHER_DTYPES
+    if r["status"] == "not_modelled":
+        allowed_dtypes = allowed_dtypes | {""}
     for key in ("weight_dtype", "act_dtype", "kv_dtype"):
         if r[key] not in allowed_dtypes:
             problems.append("%s: %s %r is not one of %s" % (where, key, r[key], sorted(allowed_dtypes)))
-    checks = (("metric", METRICS), ("statistic", STATISTICS), ("status", STATUSES), ("rule", RULES))
+    statistics = STATISTICS if r["status"] == "ok" else STATISTICS | OTHER_STATISTICS
+    checks = (("metric", METRICS), ("statistic", statistics), ("status", STATUSES), ("rule", RULES))
     for key, allowed in checks:
         if r[key] not in allowed:
             problems.append("%s: %s %r is not one of %s" % (where, key, r[key], sorted(allowed)))
