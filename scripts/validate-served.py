@@ -33,6 +33,18 @@ state does not model); `refused` (the CLI refused the row: its message is printe
 own `not_modelled` and `refused` rows, kept with their reason and not run. The summary counts only
 `ok` rows. Percentiles are nearest-rank (the p-th of n sorted values is the ceil(p n)-th).
 
+Parallel serving (issue 44 item 6): a file whose header adds the columns `pp`, `ep`,
+`dp_attention` and `rate_req_per_s` (data/validation/parallel-serving.csv) runs each row with
+--pp PP, --ep EP and --dp-attention as it names them, the row's `parallel` the label they make
+(TP4xPP2, TP8xEP8+DPattn); a row with a rate runs the open loop (--rate R) instead of closed-loop
+clients (its concurrency empty), and the tool's `saturated` at that rate is the status
+`saturated`. output_tokens_per_s multiplies the per-device rate by every device (TP x PP);
+output_tokens_per_s_per_device is the tool's per-device rate, input_tokens_per_s_per_device that
+rate x input / output (each request's prompt tokens per output token).
+A `refused` row is run too: the tool must still refuse it (else the status `runs-now`, whose
+row's status is stale). Rows that are not `ok` may leave the fields their source does not state
+empty (concurrency, lengths, datatypes the tool has no name for, e.g. fp4).
+
 Usage: python3 scripts/validate-served.py [BUILD_DIR]
   BUILD_DIR   the meson build directory (default build); the tool is BUILD_DIR/src/cli/preserve-model
               unless PM names it
@@ -56,11 +68,17 @@ COLUMNS = ["id", "model", "accelerator", "cluster", "devices", "parallel", "engi
            "weight_dtype", "act_dtype", "kv_dtype", "concurrency", "input_tokens", "output_tokens",
            "chunk_budget_tokens", "rule", "metric", "statistic", "measured", "status", "source",
            "note", "lengths"]
-METRICS = {"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_s"}
+PARALLEL_COLUMNS = COLUMNS + ["pp", "ep", "dp_attention", "rate_req_per_s"]
+METRICS = {"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_s",
+           "output_tokens_per_s_per_device", "input_tokens_per_s_per_device"}
 STATISTICS = {"mean", "median"}
+# Statistics a row the tool does not run may state (the tool predicts means).
+OTHER_STATISTICS = {"p90", "unstated"}
 STATUSES = {"ok", "not_modelled", "refused"}
 RULES = {"decode_first", "prefill_first"}
 DTYPES = {"int8", "fp8", "bf16", "fp16", "fp32"}
+# Datatypes a row the tool does not run may name (the source's, which the tool has no type for).
+OTHER_DTYPES = {"fp4", "int4"}
 # The chunk budget an engine runs when the source states none (see the docstring).
 DEFAULT_CHUNK = {"trtllm": 8192}
 TOOL_DEFAULT_CHUNK = 2048
@@ -73,6 +91,83 @@ def positive_int(text):
     return v
 
 
+def positive_number(text):
+    v = float(text)
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError("not a finite positive number")
+    return v
+
+
+def parallel_label(r):
+    """The parallelism a row's columns make: TP4, TP4xPP2, TP8xEP8+DPattn."""
+    label = "TP%s" % r["devices"]
+    if r["pp"] > 1:
+        label += "xPP%d" % r["pp"]
+    if r["ep"] > 1:
+        label += "xEP%d" % r["ep"]
+    if r["dp_attention"]:
+        label += "+DPattn"
+    return label
+
+
+def parse_numbers(r, where, problems):
+    """Converts the row's numeric fields in place, appending each problem. A row the tool does
+    not run may leave devices, concurrency and the lengths empty (None)."""
+    runs = r["status"] in ("ok", "refused")
+    for key in ("devices", "concurrency", "input_tokens", "output_tokens"):
+        if not r[key] and (not runs or key == "concurrency"):
+            r[key] = None
+            continue
+        try:
+            r[key] = positive_int(r[key])
+        except ValueError:
+            problems.append("%s: %s must be a positive integer (got %r)" % (where, key, r[key]))
+    for key, conv in (("chunk_budget_tokens", positive_int), ("pp", positive_int),
+                      ("ep", positive_int), ("rate_req_per_s", positive_number)):
+        default = 1 if key in ("pp", "ep") else None
+        try:
+            r[key] = conv(r[key]) if r[key] else default
+        except ValueError:
+            problems.append("%s: %s must be empty or positive (got %r)" % (where, key, r[key]))
+            r[key] = default
+    if r["dp_attention"] not in ("", "0", "1"):
+        problems.append("%s: dp_attention must be empty, 0 or 1" % where)
+    r["dp_attention"] = r["dp_attention"] == "1"
+    try:
+        r["measured"] = positive_number(r["measured"])
+    except ValueError:
+        problems.append("%s: measured must be a finite number > 0 (got %r)" % (where, r["measured"]))
+    if runs and (r["concurrency"] is None) == (r["rate_req_per_s"] is None):
+        problems.append("%s: an %s row needs a concurrency or a rate_req_per_s, not both"
+                        % (where, r["status"]))
+
+
+def row_problems(r, where):
+    """The problems of one row (its numbers converted in place)."""
+    problems = []
+    for key in ("model", "accelerator", "cluster", "runtime", "engine", "source"):
+        if not r[key]:
+            problems.append("%s: empty %s" % (where, key))
+    parse_numbers(r, where, problems)
+    allowed_dtypes = DTYPES if r["status"] == "ok" else DTYPES | OTHER_DTYPES
+    if r["status"] == "not_modelled":
+        allowed_dtypes = allowed_dtypes | {""}
+    for key in ("weight_dtype", "act_dtype", "kv_dtype"):
+        if r[key] not in allowed_dtypes:
+            problems.append("%s: %s %r is not one of %s" % (where, key, r[key], sorted(allowed_dtypes)))
+    statistics = STATISTICS if r["status"] == "ok" else STATISTICS | OTHER_STATISTICS
+    checks = (("metric", METRICS), ("statistic", statistics), ("status", STATUSES), ("rule", RULES))
+    for key, allowed in checks:
+        if r[key] not in allowed:
+            problems.append("%s: %s %r is not one of %s" % (where, key, r[key], sorted(allowed)))
+    if r["status"] != "ok" and not r["note"]:
+        problems.append("%s: a %s row needs its reason in the note" % (where, r["status"]))
+    if r["parallel"] and r["devices"] and r["parallel"] != parallel_label(r):
+        problems.append("%s: parallel %r does not match its columns (%s)"
+                        % (where, r["parallel"], parallel_label(r)))
+    return problems
+
+
 def read_rows(path):
     """The file's rows, or exits 2 naming every malformed one."""
     problems = []
@@ -80,55 +175,25 @@ def read_rows(path):
         lines = [ln for ln in f if ln.strip() and not ln.startswith("#")]
     reader = csv.reader(lines)
     header = next(reader, None)
-    if header != COLUMNS:
-        problems.append("header: expected %s, got %s" % (",".join(COLUMNS), header))
+    if header not in (COLUMNS, PARALLEL_COLUMNS):
+        problems.append("header: expected %s (or with %s), got %s"
+                        % (",".join(COLUMNS), ",".join(PARALLEL_COLUMNS[len(COLUMNS):]), header))
         report_and_exit(path, problems)
     rows, seen = [], set()
     for n, fields in enumerate(reader, start=2):
         where = "row %d" % n
-        if len(fields) != len(COLUMNS):
+        if len(fields) != len(header):
             problems.append("%s: %d fields, not %d (no field may hold a comma)"
-                            % (where, len(fields), len(COLUMNS)))
+                            % (where, len(fields), len(header)))
             continue
-        r = dict(zip(COLUMNS, fields))
+        r = dict(zip(header, fields))
+        for key in PARALLEL_COLUMNS[len(COLUMNS):]:
+            r.setdefault(key, "")
         where = "row %d (%s)" % (n, r["id"])
         if not r["id"] or r["id"] in seen:
             problems.append("%s: empty or repeated id" % where)
         seen.add(r["id"])
-        for key in ("model", "accelerator", "cluster", "runtime", "engine", "source"):
-            if not r[key]:
-                problems.append("%s: empty %s" % (where, key))
-        for key in ("devices", "concurrency", "input_tokens", "output_tokens"):
-            try:
-                r[key] = positive_int(r[key])
-            except ValueError:
-                problems.append("%s: %s must be a positive integer (got %r)" % (where, key, r[key]))
-        if r["chunk_budget_tokens"]:
-            try:
-                r["chunk_budget_tokens"] = positive_int(r["chunk_budget_tokens"])
-            except ValueError:
-                problems.append("%s: chunk_budget_tokens must be empty or a positive integer" % where)
-        else:
-            r["chunk_budget_tokens"] = None
-        for key in ("weight_dtype", "act_dtype", "kv_dtype"):
-            if r[key] not in DTYPES:
-                problems.append("%s: %s %r is not one of %s" % (where, key, r[key], sorted(DTYPES)))
-        checks = (("metric", METRICS), ("statistic", STATISTICS), ("status", STATUSES),
-                  ("rule", RULES))
-        for key, allowed in checks:
-            if r[key] not in allowed:
-                problems.append("%s: %s %r is not one of %s" % (where, key, r[key], sorted(allowed)))
-        try:
-            r["measured"] = float(r["measured"])
-            if not (r["measured"] > 0 and math.isfinite(r["measured"])):
-                raise ValueError
-        except ValueError:
-            problems.append("%s: measured must be a finite number > 0 (got %r)" % (where, r["measured"]))
-        if r["status"] != "ok" and not r["note"]:
-            problems.append("%s: a %s row needs its reason in the note" % (where, r["status"]))
-        if r["parallel"] and r["parallel"] != "TP%s" % r["devices"]:
-            problems.append("%s: parallel %r does not match devices %s (tensor parallel only)"
-                            % (where, r["parallel"], r["devices"]))
+        problems += row_problems(r, where)
         rows.append(r)
     if problems:
         report_and_exit(path, problems)
@@ -144,7 +209,19 @@ def report_and_exit(path, problems):
 def setup_key(r):
     return (r["model"], r["accelerator"], r["cluster"], r["devices"], r["runtime"], r["weight_dtype"],
             r["act_dtype"], r["kv_dtype"], r["input_tokens"], r["output_tokens"], chunk_of(r), r["rule"],
-            r["lengths"])
+            r["lengths"], r["pp"], r["ep"], r["dp_attention"], r["rate_req_per_s"] is not None)
+
+
+def load_point(r):
+    """The row's load: its request rate (open loop) or its concurrency."""
+    return r["rate_req_per_s"] if r["rate_req_per_s"] is not None else r["concurrency"]
+
+
+def load_text(r):
+    """The row's load as printed: its concurrency, r=RATE for a request rate, - for none."""
+    if r["rate_req_per_s"] is not None:
+        return "r=%g" % r["rate_req_per_s"]
+    return "-" if r["concurrency"] is None else str(r["concurrency"])
 
 
 def chunk_of(r):
@@ -155,17 +232,23 @@ def chunk_of(r):
     return DEFAULT_CHUNK.get(r["runtime"], TOOL_DEFAULT_CHUNK)
 
 
-def run_setup(pm, key, concurrencies):
-    """{concurrency: CSV row as a dict} for one scenario, or raises RuntimeError(message)."""
-    model, acc, cluster, dev, runtime, wd, ad, kd, i, o, chunk, rule, lengths = key
+def setup_command(pm, key, points):
+    """The serve command line of one setup at its loads."""
+    model, acc, cluster, dev, runtime, wd, ad, kd, i, o, chunk, rule, lengths, pp, ep, dpa, rate = key
     seq = i + o
     cmd = [pm, "serve", "--config", "llama8b", "--model", model, "--accelerator", acc,
            "--set", "cluster=" + cluster, "--devices", str(dev), "--set", "runtime=" + runtime,
            "--seq", str(seq), "--set", "workload.prefill_frac=%.17g" % (i / seq),
            "--set", "workload.weight_dtype=" + wd, "--set", "workload.act_dtype=" + ad,
            "--set", "workload.kv_dtype=" + kd,
-           "--concurrency", ",".join(str(c) for c in sorted(concurrencies)),
+           "--rate" if rate else "--concurrency", ",".join("%g" % c for c in sorted(points)),
            "--chunk", str(chunk), "--rule", rule, "--format", "csv"]
+    if pp > 1:
+        cmd += ["--pp", str(pp)]
+    if ep > 1:
+        cmd += ["--ep", str(ep)]
+    if dpa:
+        cmd += ["--dp-attention"]
     if ad in ("fp8", "int8"):
         cmd += ["--set", "workload.allreduce_dtype=fp16"]
     for kv in os.environ.get("VALIDATE_SET", "").split():
@@ -174,7 +257,13 @@ def run_setup(pm, key, concurrencies):
         cmd += ["--arrival", os.environ["VALIDATE_ARRIVAL"]]
     if lengths:
         cmd += ["--lengths", lengths]
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    return cmd
+
+
+def run_setup(pm, key, points):
+    """{load: CSV row as a dict} for one scenario, or raises RuntimeError(message)."""
+    i, o, lengths, rate = key[8], key[9], key[12], key[16]
+    p = subprocess.run(setup_command(pm, key, points), capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[0]
         raise RuntimeError(msg)
@@ -194,13 +283,18 @@ def run_setup(pm, key, concurrencies):
                            (stated, lengths or "%d/%d" % (i, o)))
     out = {}
     for rec in csv.DictReader(data):
-        out[float(rec["concurrency"])] = rec
+        out[float(rec["request_rate_per_s" if rate else "concurrency"])] = rec
     return out
 
 
-def predict(metric, rec, devices):
+def predict(metric, rec, r):
+    per_device = float(rec["serial_tokens_per_s_per_device"])
     if metric == "output_tokens_per_s":
-        return float(rec["serial_tokens_per_s_per_device"]) * devices
+        return per_device * r["devices"] * r["pp"]
+    if metric == "output_tokens_per_s_per_device":
+        return per_device
+    if metric == "input_tokens_per_s_per_device":
+        return per_device * r["input_tokens"] / r["output_tokens"]
     if metric == "ttft_ms":
         return float(rec["serial_ttft_s"]) * 1e3
     if metric in ("tpot_ms", "itl_ms"):
@@ -224,8 +318,54 @@ def stats(errors):
 
 
 def setup_label(r):
-    return "%s %s x%d %s %d/%d" % (r["model"], r["accelerator"], r["devices"], r["weight_dtype"],
-                                   r["input_tokens"], r["output_tokens"])
+    return "%s %s %s %s %d/%d" % (r["model"], r["accelerator"], parallel_label(r), r["weight_dtype"],
+                                  r["input_tokens"], r["output_tokens"])
+
+
+def run_groups(pm, rows):
+    """{setup key: its results or the tool's refusal} for the rows the tool runs (ok and refused)."""
+    groups = {}
+    for r in rows:
+        if r["status"] in ("ok", "refused"):
+            groups.setdefault(setup_key(r), set()).add(load_point(r))
+    results = {}
+    for key, points in groups.items():
+        try:
+            results[key] = run_setup(pm, key, points)
+        except RuntimeError as e:
+            results[key] = str(e)
+    return results
+
+
+def evaluate(r, results):
+    """One row's result: its prediction, error and status (and why)."""
+    res = {"row": r, "predicted": None, "error": None, "status": r["status"], "why": ""}
+    if r["status"] == "not_modelled":
+        res["why"] = r["note"]
+        return res
+    got = results[setup_key(r)]
+    if r["status"] == "refused":
+        if isinstance(got, str):
+            res["why"] = got
+        else:
+            res["status"], res["why"] = "runs-now", "the tool no longer refuses this row: its status is stale"
+        return res
+    if isinstance(got, str):
+        res["status"], res["why"] = "refused", got
+        return res
+    rec = got.get(float(load_point(r)))
+    if rec is None:
+        res["status"], res["why"] = "refused", "no point at this load"
+        return res
+    p = predict(r["metric"], rec, r)
+    res["predicted"], res["error"] = p, p / r["measured"] - 1
+    if rec["fits_hbm"] in ("0", "false"):
+        res["status"] = "exceeds-hbm"
+        res["why"] = ("the sequences' KV cache and the weights exceed the HBM "
+                      "(at most %s sequences fit): the engine queues" % rec["max_concurrency"])
+    elif rec.get("serial_saturated") == "1":
+        res["status"], res["why"] = "saturated", "the model saturates below this request rate"
+    return res
 
 
 def main():
@@ -236,39 +376,8 @@ def main():
         sys.exit(2)
     path = os.environ.get("VALIDATION_CSV") or os.path.join(ROOT, "data", "validation", "gpu-served.csv")
     rows = read_rows(path)
-
-    groups = {}
-    for r in rows:
-        if r["status"] == "ok":
-            groups.setdefault(setup_key(r), set()).add(r["concurrency"])
-    results = {}
-    for key, concs in groups.items():
-        try:
-            results[key] = run_setup(pm, key, concs)
-        except RuntimeError as e:
-            results[key] = str(e)
-
-    out = []
-    for r in rows:
-        res = {"row": r, "predicted": None, "error": None, "status": r["status"], "why": ""}
-        if r["status"] != "ok":
-            res["why"] = r["note"]
-        else:
-            got = results[setup_key(r)]
-            if isinstance(got, str):
-                res["status"], res["why"] = "refused", got
-            else:
-                rec = got.get(float(r["concurrency"]))
-                if rec is None:
-                    res["status"], res["why"] = "refused", "no point at this concurrency"
-                else:
-                    p = predict(r["metric"], rec, r["devices"])
-                    res["predicted"], res["error"] = p, p / r["measured"] - 1
-                    if rec["fits_hbm"] in ("0", "false"):
-                        res["status"] = "exceeds-hbm"
-                        res["why"] = ("the sequences' KV cache and the weights exceed the HBM "
-                                      "(at most %s sequences fit): the engine queues" % rec["max_concurrency"])
-        out.append(res)
+    results = run_groups(pm, rows)
+    out = [evaluate(r, results) for r in rows]
 
     print("# preserve-model served validation: %s, rows of %s" % (pm, os.path.relpath(path, ROOT)))
     print("%-52s %-19s %5s %12s %12s %8s  %s" % ("id", "metric", "conc", "measured", "model",
@@ -277,7 +386,7 @@ def main():
         r = res["row"]
         err = "%+7.1f%%" % (100 * res["error"]) if res["error"] is not None else "       -"
         pred = "%12.4g" % res["predicted"] if res["predicted"] is not None else "%12s" % "-"
-        line = "%-52s %-19s %5d %12.4g %s %s  %s" % (r["id"], r["metric"], r["concurrency"],
+        line = "%-52s %-19s %5s %12.4g %s %s  %s" % (r["id"], r["metric"], load_text(r),
                                                      r["measured"], pred, err, res["status"])
         if res["status"] not in ("ok",):
             line += " (" + res["why"][:100] + ")"
@@ -289,6 +398,9 @@ def main():
     print("  all: " + stats([res["error"] for res in ok]))
     for m in sorted({res["row"]["metric"] for res in ok}):
         print("  metric %s: %s" % (m, stats([res["error"] for res in ok if res["row"]["metric"] == m])))
+    for lab in sorted({parallel_label(res["row"]) for res in ok}):
+        print("  parallel %s: %s" % (lab, stats([res["error"] for res in ok
+                                                 if parallel_label(res["row"]) == lab])))
     for a in sorted({res["row"]["accelerator"] for res in ok}):
         print("  accelerator %s: %s" % (a, stats([res["error"] for res in ok
                                                   if res["row"]["accelerator"] == a])))
@@ -315,7 +427,7 @@ def main():
             w.writerow(["id", "metric", "concurrency", "measured", "predicted", "error", "status", "why"])
             for res in out:
                 r = res["row"]
-                w.writerow([r["id"], r["metric"], r["concurrency"], "%.6g" % r["measured"],
+                w.writerow([r["id"], r["metric"], load_text(r), "%.6g" % r["measured"],
                             "" if res["predicted"] is None else "%.6g" % res["predicted"],
                             "" if res["error"] is None else "%.4f" % res["error"],
                             res["status"], res["why"]])
