@@ -2,14 +2,15 @@
 """End-to-end validation of the disaggregated deployment (`preserve-model disagg`, issue 45 item 5)
 against published measurements of prefill/decode-disaggregated engines.
 
-Every row of data/validation/disagg-e2e.csv (columns below) whose status is `ok` goes through
-`preserve-model disagg --format csv` with the row's pools (model, accelerator, cluster, devices
-per instance = tensor parallel, runtime and datatypes on top of the llama70b-h100 scenario, as
-scripts/validate-disagg.sh builds them), the row's instance counts (--prefill-instances,
---decode-instances), lengths (--input, --output) and closed-loop concurrency (the row's total
-concurrency over the decode instances: --concurrency per decode instance). The mode is `serial`
-(engines run a plain allreduce after each GEMM). Each measured metric is set beside the
-prediction with the signed relative error (predicted / measured - 1):
+Every row of data/validation/disagg-e2e.csv (columns below) whose status is `ok` (or
+`decode_only`, below) goes through `preserve-model disagg --format csv` with the row's pools
+(model, accelerator, cluster, devices per instance = tensor parallel, runtime and datatypes on
+top of the llama70b-h100 scenario, as scripts/validate-disagg.sh builds them), the row's
+instance counts (--prefill-instances, --decode-instances), lengths (--input, --output) and
+closed-loop concurrency (the row's total concurrency over the decode instances: --concurrency
+per decode instance). The mode is `serial` (engines run a plain allreduce after each GEMM).
+Each measured metric is set beside the prediction with the signed relative error
+(predicted / measured - 1):
 
   ttft_ms                         serial_ttft_s (prefill, the prefill queue's wait, the transfer)
   tpot_ms, itl_ms                 serial_tpot_s
@@ -21,6 +22,12 @@ cannot represent them (hardware or models not bundled, DP attention, setups the 
 unstated) and they are never forced into a scenario. A row with status `ok` must name every pool
 field, both instance counts, the lengths and a concurrency (the tool has no open-loop arrival
 process in fixed-count mode).
+
+A row with status `decode_only` runs as an `ok` row but compares only its decode metrics
+(tpot_ms, itl_ms): its other metrics are printed `not_modelled` with the note (e.g. a TTFT that
+is the wait in a queue growing through the run, which the steady state does not model). Its
+concurrency is the decode batch the source's own numbers give (Little's law: output tokens/s x
+ITL = sequences decoding), stated in the note; it must have tpot_ms or itl_ms.
 
 Usage: python3 scripts/validate-disagg-e2e.py [BUILD_DIR]
   BUILD_DIR   the meson build directory (default build); the tool is BUILD_DIR/src/cli/preserve-model
@@ -42,11 +49,13 @@ COLUMNS = ["id", "model", "prefill_accelerator", "prefill_cluster", "prefill_dev
            "output_tokens_per_s", "total_tokens_per_s_per_device", "statistic", "status",
            "source", "note"]
 METRICS = ["ttft_ms", "tpot_ms", "itl_ms", "output_tokens_per_s", "total_tokens_per_s_per_device"]
+DECODE_METRICS = ["tpot_ms", "itl_ms"]
 INTEGERS = ["prefill_devices", "prefill_instances", "decode_devices", "decode_instances",
             "input_tokens", "output_tokens", "concurrency"]
 OK_REQUIRED = ["model", "prefill_accelerator", "prefill_cluster", "decode_accelerator",
                "decode_cluster", "runtime", "weight_dtype", "act_dtype", "kv_dtype"] + INTEGERS
-STATUSES = {"ok", "not_modelled"}
+STATUSES = {"ok", "decode_only", "not_modelled"}
+RUN = {"ok", "decode_only"}  # the statuses that go through the tool
 STATISTICS = {"mean", "median"}
 
 
@@ -77,10 +86,12 @@ def row_problems(row):
         bad.append(f"statistic: expected one of {sorted(STATISTICS)}, got {row['statistic']!r}")
     if not row["source"]:
         bad.append("source: empty")
-    if row["status"] == "not_modelled" and not row["note"]:
-        bad.append("not_modelled without a reason in note")
-    if row["status"] == "ok":
-        bad += [f"{key}: empty in an ok row" for key in OK_REQUIRED if not row[key]]
+    if row["status"] in ("not_modelled", "decode_only") and not row["note"]:
+        bad.append(f"{row['status']} without a reason in note")
+    if row["status"] == "decode_only" and not any(row[m] for m in DECODE_METRICS):
+        bad.append("decode_only without tpot_ms or itl_ms")
+    if row["status"] in RUN:
+        bad += [f"{key}: empty in an {row['status']} row" for key in OK_REQUIRED if not row[key]]
         if row["concurrency"].isdigit() and row["decode_instances"].isdigit() and \
                 int(row["concurrency"]) % int(row["decode_instances"]):
             bad.append("concurrency: not a multiple of decode_instances")
@@ -117,7 +128,8 @@ def pool_args(row, pool):
 
 
 def predict(pm, row):
-    """The tool's serial prediction of each metric of an ok row."""
+    """The tool's serial prediction of each metric of a row that runs (decode_only: its decode
+    metrics only)."""
     per_instance = int(row["concurrency"]) // int(row["decode_instances"])
     cmd = [pm, "disagg", *pool_args(row, "prefill"), *pool_args(row, "decode"),
            "--input", row["input_tokens"], "--output", row["output_tokens"],
@@ -130,11 +142,13 @@ def predict(pm, row):
     out = dict(zip(lines[0].split(","), lines[1].split(",")))
     per_device = float(out["serial_tokens_per_s_per_device"])
     tokens = int(row["input_tokens"]) + int(row["output_tokens"])
-    return {"ttft_ms": float(out["serial_ttft_s"]) * 1e3,
+    predicted = {"ttft_ms": float(out["serial_ttft_s"]) * 1e3,
             "tpot_ms": float(out["serial_tpot_s"]) * 1e3,
             "itl_ms": float(out["serial_tpot_s"]) * 1e3,
             "output_tokens_per_s": per_device * float(out["serial_devices"]),
             "total_tokens_per_s_per_device": per_device * tokens / int(row["output_tokens"])}
+    keep = DECODE_METRICS if row["status"] == "decode_only" else METRICS
+    return {m: v for m, v in predicted.items() if m in keep}
 
 
 def main():
@@ -144,12 +158,12 @@ def main():
                           os.path.join(ROOT, "data", "validation", "disagg-e2e.csv"))
     os.environ.setdefault("PRESERVE_MODEL_DATA", os.path.join(ROOT, "data"))
     rows = load(path)
-    if any(r["status"] == "ok" for r in rows) and not os.access(pm, os.X_OK):
+    if any(r["status"] in RUN for r in rows) and not os.access(pm, os.X_OK):
         fail(f"{pm}: the tool is missing (build it, or name it with PM)")
     out = csv.writer(sys.stdout, lineterminator="\n")
     out.writerow(["id", "metric", "measured", "predicted", "error_pct", "status", "note"])
     for row in rows:
-        predicted = predict(pm, row) if row["status"] == "ok" else {}
+        predicted = predict(pm, row) if row["status"] in RUN else {}
         for metric in (m for m in METRICS if row[m]):
             measured = float(row[metric])
             if metric in predicted:
@@ -157,7 +171,7 @@ def main():
                 out.writerow([row["id"], metric, row[metric], f"{p:.4g}",
                               f"{100 * (p / measured - 1):+.1f}", "ok", ""])
             else:
-                out.writerow([row["id"], metric, row[metric], "", "", row["status"],
+                out.writerow([row["id"], metric, row[metric], "", "", "not_modelled",
                               row["note"]])
 
 

@@ -360,6 +360,12 @@ static const preset_copy g_copies[] = {
       "attention_compute_efficiency_frac", "attention_latency_us", "dequant_rate_TOPS",
       "gemm.compute_units", "gemm.tile_m", "gemm.tile_n", "gemm.overlap_loss_frac",
       "gemm.latency_us", "kernel_launch_us", NULL}},
+    /* The A10 (GA102, issue 45 item 5) borrows the A100's kernel figures, each marked an
+     * assumption in its source: the same Ampere SM generation and kernels, none measured on it. */
+    {PM_KIND_ACCELERATOR, "a10", "a100-sxm-80gb",
+     {"compute_efficiency_frac", "attention_compute_efficiency_frac", "attention_latency_us",
+      "l2_usable_frac", "gemm.tile_m", "gemm.tile_n", "gemm.overlap_loss_frac", "gemm.latency_us",
+      "kernel_launch_us", "chunk_half_efficiency_KiB", NULL}},
     /* vLLM on ROCm: vLLM's host costs (vidur's measurements) and kernels' figures. */
     {PM_KIND_RUNTIME, "vllm-rocm", "vllm",
      {"step_overhead_us", "sequence_overhead_us", "kernel_launch_us", "multi_device_overhead_us",

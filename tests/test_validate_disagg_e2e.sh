@@ -50,13 +50,66 @@ awk -F, '$1 == "fx.ok" {
 } END { if (n != 2) { print "FAIL: expected 2 ok lines, got " n; bad++ } exit bad > 0 }' "$tmp/ok.out" ||
     fails=$((fails + 1))
 
+# 2b. The shipped rows that run (ok, decode_only): every compared metric printed `ok` with its
+# error equal to 100 (predicted / measured - 1) of the printed numbers (to the printed rounding),
+# and a decode_only row's other metrics printed not_modelled with the row's reason.
+"$py" - "$csv" "$tmp/shipped.csv" <<'PYEOF' || fails=$((fails + 1))
+import csv, sys
+rows = {r["id"]: r for r in csv.DictReader(open(sys.argv[1]))}
+bad, ran = 0, 0
+for line in csv.DictReader(open(sys.argv[2])):
+    r = rows[line["id"]]
+    decode = line["metric"] in ("tpot_ms", "itl_ms")
+    compared = r["status"] == "ok" or (r["status"] == "decode_only" and decode)
+    if not compared:
+        if line["status"] != "not_modelled" or line["note"] != r["note"] or line["predicted"]:
+            print("FAIL: not compared, but printed:", line); bad += 1
+        continue
+    ran += 1
+    m, p, e = float(line["measured"]), float(line["predicted"]), float(line["error_pct"])
+    want = 100 * (p / m - 1)
+    # predicted is printed to 4 significant digits: its rounding moves the error by up to
+    # 100 x 0.5e-3 x p / m, plus 0.05 of the error's own rounding.
+    if line["status"] != "ok" or abs(e - want) > 0.05 + 0.05 * p / m + 1e-9:
+        print(f"FAIL: {line}: error {e}, want {want:.2f}"); bad += 1
+if ran == 0:
+    print("FAIL: no shipped row was compared"); bad += 1
+sys.exit(bad > 0)
+PYEOF
+# dyn-402.h200's ITL, decode of Llama-3-70B fp8 at batch 1 on one H200 TP4 worker: above the
+# floor of reading the weights once per step, by hand: a layer 8192 x (8192 + 2 x 1024 + 8192)
+# + 3 x 8192 x 28672 = 855.6e6 one-byte weights, x 80 layers = 68.45e9, + the LM head
+# 128256 x 8192 = 1.05e9: 69.5e9 B / 4 devices / 4.8e12 B/s = 3.62 ms; and below twice the
+# measured 13.87 ms (27.7 ms: a step this slow would be a broken model, not an error to report).
+itl=$(awk -F, '$1 == "dyn-402.h200" && $2 == "itl_ms" { print $4 }' "$tmp/shipped.csv")
+awk -v p="$itl" 'BEGIN { exit !(p >= 3.62 && p <= 27.7) }' ||
+    fail "dyn-402.h200 itl_ms predicted '$itl' ms, outside [3.62, 27.7]"
+
+# 2c. A decode_only fixture (not a measurement; the ok fixture's setup): the TPOT compared
+# (100 (p / 20 - 1) = 5 p - 100), the TTFT printed not_modelled with the row's note.
+head -n 1 "$csv" > "$tmp/dec.csv"
+echo "fx.dec,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,1,,100,20,,,,mean,decode_only,test fixture,the TTFT is a queue" >> "$tmp/dec.csv"
+if ! VALIDATION_CSV="$tmp/dec.csv" PM="$pm" "$py" "$script" > "$tmp/dec.out" 2> "$tmp/dec.err"; then
+    fail "the decode_only fixture: $(cat "$tmp/dec.err")"
+fi
+grep -q '^fx.dec,ttft_ms,100,,,not_modelled,the TTFT is a queue$' "$tmp/dec.out" ||
+    fail "decode_only: the TTFT not printed not_modelled with its note: $(cat "$tmp/dec.out")"
+awk -F, '$1 == "fx.dec" && $2 == "tpot_ms" {
+    n++; want = 5 * $4 - 100; d = $5 - want; if (d < 0) d = -d
+    if ($6 != "ok" || $4 <= 0 || d > 0.06 + 0.001 * (want < 0 ? -want : want)) { print "FAIL: " $0; bad++ }
+} END { if (n != 1) { print "FAIL: expected 1 decode_only tpot line, got " n; bad++ } exit bad > 0 }' \
+    "$tmp/dec.out" || fails=$((fails + 1))
+
 # 3. Malformed files exit 2: a bad status, a not_modelled row without a reason, an ok row
-# missing its concurrency, a negative measurement.
+# missing its concurrency, a negative measurement, a decode_only row without a decode metric,
+# a decode_only row without its reason.
 bad_rows=(
   "fx.a,m,a,c,4,1,a,c,4,1,r,fp16,fp16,fp16,512,128,1,,100,,,,,mean,maybe,src,why"
   "fx.b,m,a,c,4,1,a,c,4,1,r,fp16,fp16,fp16,512,128,1,,100,,,,,mean,not_modelled,src,"
   "fx.c,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,,,100,,,,,mean,ok,src,"
   "fx.d,m,a,c,4,1,a,c,4,1,r,fp16,fp16,fp16,512,128,1,,-5,,,,,mean,not_modelled,src,why"
+  "fx.e,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,1,,100,,,,,mean,decode_only,src,why"
+  "fx.f,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,1,,100,20,,,,mean,decode_only,src,"
 )
 for r in "${bad_rows[@]}"; do
     { head -n 1 "$csv"; echo "$r"; } > "$tmp/bad.csv"
