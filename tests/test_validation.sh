@@ -161,6 +161,16 @@ if awk -F, 'NR > 1 && ($1 !~ /^11\./ || $20 != "moe") { exit 1 }' "$moes" &&
     echo "FAIL: the held-out MoE engine rows are section 11, MoE, and only there"
     fail=1
 fi
+# The fused-MoE kernel benchmarks (issue 47 item 1; data/kernels/fused-moe.csv, read by
+# scripts/moe-kernel-curve.py only): the documented header, a known config, a whole token
+# count, a positive time and a source without commas on every row (a row of another shape fails here).
+kernels="$root/data/kernels/fused-moe.csv"
+if [ "$(head -1 "$kernels")" != "kernel,config,accelerator,model,tensor_parallel,dtype,tokens,kernel_us,source" ] ||
+    ! awk -F, 'NR > 1 && !(NF == 9 && $2 ~ /^(tuned|default|unstated)$/ && $7 ~ /^[1-9][0-9]*$/ &&
+        $8 + 0 > 0 && $9 != "") { bad = 1 } END { exit bad || NR < 2 }' "$kernels"; then
+    echo "FAIL: $kernels has a bad header or row"
+    fail=1
+fi
 # Every metric a row may name is drawn by the figure (a metric without its series would be
 # counted in the summary and silently missing from the plot).
 for m in $metrics; do
