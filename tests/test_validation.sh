@@ -161,6 +161,39 @@ if awk -F, 'NR > 1 && ($1 !~ /^11\./ || $20 != "moe") { exit 1 }' "$moes" &&
     echo "FAIL: the held-out MoE engine rows are section 11, MoE, and only there"
     fail=1
 fi
+# The fused-MoE kernel benchmarks (issue 47 item 1; data/kernels/fused-moe.csv, read by
+# scripts/moe-kernel-curve.py only): the documented header, a known config, a whole token
+# count, a positive time and a source without commas on every row (a row of another shape fails here).
+kernels="$root/data/kernels/fused-moe.csv"
+if [ "$(head -1 "$kernels")" != "kernel,config,accelerator,model,tensor_parallel,dtype,tokens,kernel_us,source" ] ||
+    ! awk -F, 'NR > 1 && !(NF == 9 && $2 ~ /^(tuned|default|unstated)$/ && $7 ~ /^[1-9][0-9]*$/ &&
+        $8 + 0 > 0 && $9 != "") { bad = 1 } END { exit bad || NR < 2 }' "$kernels"; then
+    echo "FAIL: $kernels has a bad header or row"
+    fail=1
+fi
+# The two diagnostics of issue 47 on one row each. moe-kernel-curve.py: 16 tokens of Mixtral
+# (top-2 of 8 experts) are 16 x 2 / 8 = 4 tokens per expert, and its last column is the
+# modelled time over the measured 471.49 us. ttft-breakdown.py: the four shares sum to 1 and
+# the GEMM factor is 1 + (measured - modelled) / (GEMM share x modelled).
+kt=$(mktemp -d)
+head -1 "$kernels" > "$kt/k.csv"
+grep -m1 ',tuned,h100-sxm,mixtral-8x7b,2,bf16,16,' "$kernels" >> "$kt/k.csv"
+if ! python3 "$root/scripts/moe-kernel-curve.py" "$kt/k.csv" "$pm" > "$kt/k.out" ||
+    ! awk -F, 'NR == 2 { ok = $5 == 16 && $6 == "4.00" && $7 == "471.5" &&
+        ($9 - $8 / 471.49) ^ 2 < 1e-5 } END { exit !ok }' "$kt/k.out"; then
+    echo "FAIL: scripts/moe-kernel-curve.py on PR #24700's 16-token row:"; cat "$kt/k.out"
+    fail=1
+fi
+head -1 "$csv" > "$kt/t.csv"
+grep -m1 '^2\.8,' "$csv" >> "$kt/t.csv"
+if ! python3 "$root/scripts/ttft-breakdown.py" "$kt/t.csv" "$pm" > "$kt/t.out" ||
+    ! awk -F, 'NR == 2 { s = $10 + $11 + $12 + $13; f = 1 + ($7 - $8) / ($10 * $8);
+        ok = $1 == "2.8" && $7 == "844.9" && (s - 1) ^ 2 < 1e-3 && (f - $14) ^ 2 < 0.01 }
+        END { exit !ok }' "$kt/t.out"; then
+    echo "FAIL: scripts/ttft-breakdown.py on row 2.8:"; cat "$kt/t.out"
+    fail=1
+fi
+rm -rf "$kt"
 # Every metric a row may name is drawn by the figure (a metric without its series would be
 # counted in the summary and silently missing from the plot).
 for m in $metrics; do
