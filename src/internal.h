@@ -758,12 +758,14 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
 /* ---- serve.c: a served point compiled (issue 46 item 3) */
 #define PM_SERVE_STEP_KINDS (PM_MAX_LENGTH_CLASSES + 2)
 /* A closed-loop served point compiled: the templates of its kinds of step (what does not
- * depend on the hardware: the nodes, their flops, bytes and messages; the step rule's counts
- * are recomputed, being cheap), to serve it again at other hardware points. Zero it before the
- * first use; release it with pm_serve_compiled_release. */
+ * depend on the hardware: the nodes, their flops, bytes and messages) and what serve.c keeps
+ * beside them (the step rule's counts, one sequence's footprint, its plans' room), to serve it
+ * again at other hardware points. Zero it before the first use; release it with
+ * pm_serve_compiled_release. */
 typedef struct pm_serve_compiled {
     bool ready;                             /* every kind's template is held */
     pm_template *tmpl[PM_SERVE_STEP_KINDS]; /* per kind of step, NULL where absent */
+    struct pm_serve_kept *kept;             /* serve.c's, NULL until ready */
 } pm_serve_compiled;
 /* pm_serve_compute of s and w through c: when c is not ready, computed as pm_serve_compute and
  * compiled into c (its closed loop; an open loop is served as pm_serve_compute); when ready

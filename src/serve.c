@@ -898,9 +898,11 @@ static pm_status stage_memory(const pm_scenario *s, pm_footprint *fp, pm_error *
 }
 
 /* The cache the sequences in flight hold: decoding ones input + (output - 1) / 2 positions on
- * average, those in prefill half their prompt; each sequence's at that mean. */
-static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, const serve_plan *p,
-                           pm_serve_result *out, pm_error *err)
+ * average, those in prefill half their prompt; each sequence's at that mean. Into fp: one
+ * sequence's footprint, the draft's beside (footprint.c and speculate.c read no hardware, so a
+ * compiled point keeps it). */
+static pm_status footprint_of(const pm_scenario *s, const pm_serve_workload *w,
+                              const serve_plan *p, pm_footprint *fp, pm_error *err)
 {
     const double isl = (double)w->input_tokens, osl = (double)w->output_tokens;
     double held = p->held > 0 ? p->held
@@ -912,15 +914,22 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, con
     pm_scenario one = *s;
     one.provenance = NULL;
     one.workload.batch = 1;
-    pm_footprint fp;
     double draft_w, draft_kv; /* the draft's beside (0 without speculation) */
-    pm_status st = pm_footprint_compute(&one, NULL, llround(held), &fp, err);
+    pm_status st = pm_footprint_compute(&one, NULL, llround(held), fp, err);
     if (st == PM_OK)
         st = pm_footprint_draft(&one, llround(held), &draft_w, &draft_kv, err);
     if (st != PM_OK)
         return st;
-    fp.weight_bytes += draft_w;
-    fp.kv_bytes += draft_kv;
+    fp->weight_bytes += draft_w;
+    fp->kv_bytes += draft_kv;
+    return PM_OK;
+}
+
+/* The memory figures from one sequence's footprint fp (footprint_of). */
+static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, pm_footprint fp,
+                           pm_serve_result *out, pm_error *err)
+{
+    pm_status st;
     if (pm_cluster_pp(&s->cluster) > 1 && (st = stage_memory(s, &fp, err)) != PM_OK)
         return st;
     out->weight_bytes_per_device = fp.weight_bytes;
@@ -932,6 +941,46 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, con
     return PM_OK;
 }
 
+/* What a closed-loop point keeps when compiled (pm_serve_compiled), beside its templates: the
+ * step rule's counts and micro-batches in flight and one sequence's footprint, none of which
+ * reads the hardware, and the room its plans are built in. Served uncompiled, the same is
+ * computed for the one point and released. */
+struct pm_serve_kept {
+    serve_plan p;
+    double M;
+    pm_footprint fp;
+    pm_step_plan plans[3];
+};
+
+/* The step rule's counts of the closed loop at w->concurrency into k->p, its micro-batches in
+ * flight into k->M, one sequence's footprint into k->fp. */
+static pm_status closed_plan(const pm_scenario *s, const pm_serve_workload *w,
+                             struct pm_serve_kept *k, pm_error *err)
+{
+    /* Over pipeline stages M micro-batches are in flight, each its own scheduler's steps over
+     * concurrency / M sequences under the whole chunk budget (vLLM's virtual engines): the
+     * plan is one micro-batch's, its requests M times over per period. */
+    serve_plan *p = &k->p;
+    k->M = pm_cluster_pp(&s->cluster) > 1 ? serve_micro_batches(s, w->concurrency) : 1.0;
+    pm_serve_workload share = *w;
+    share.concurrency = w->concurrency / k->M;
+    plan_init(p);
+    spec_plan(s, p);
+    if (w->n_classes > 0 && w->rule == PM_SERVE_PREFILL_FIRST)
+        prefill_first_mix(&share, p);
+    else if (w->n_classes > 0)
+        decode_first_mix(&share, p);
+    else if (w->arrival == PM_SERVE_WAVE)
+        prefill_first_wave(&share, p);
+    else if (w->rule == PM_SERVE_DECODE_FIRST)
+        decode_first(&share, p);
+    else
+        prefill_first(&share, p);
+    spec_kinds(s, p);
+    p->requests *= k->M;
+    return footprint_of(s, w, p, &k->fp, err);
+}
+
 void pm_serve_compiled_release(pm_serve_compiled *c)
 {
     if (!c)
@@ -940,11 +989,14 @@ void pm_serve_compiled_release(pm_serve_compiled *c)
         pm_free(c->tmpl[k]);
         c->tmpl[k] = NULL;
     }
+    pm_free(c->kept);
+    c->kept = NULL;
     c->ready = false;
 }
 
 /* The closed loop at w->concurrency (checked). c (NULL: none): the point compiled, its
- * templates costed at s's hardware when ready, else kept (pm_serve_compute_compiled). */
+ * templates costed at s's hardware and its counts and footprint read back when ready, else
+ * kept (pm_serve_compute_compiled). */
 static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
                               pm_serve_compiled *c, pm_serve_result *out, pm_error *err)
 {
@@ -952,55 +1004,35 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     if (c && !c->ready)
         pm_serve_compiled_release(c); /* a compilation that failed half way */
     memset(out, 0, sizeof *out);
-    pm_status st = PM_OK;
-    /* Over pipeline stages M micro-batches are in flight, each its own scheduler's steps over
-     * concurrency / M sequences under the whole chunk budget (vLLM's virtual engines): the
-     * plan is one micro-batch's, its requests M times over per period. */
-    const double M =
-        pm_cluster_pp(&s->cluster) > 1 ? serve_micro_batches(s, w->concurrency) : 1.0;
-    pm_serve_workload share = *w;
-    share.concurrency = w->concurrency / M;
-    serve_plan p;
-    plan_init(&p);
-    spec_plan(s, &p);
-    if (w->n_classes > 0 && w->rule == PM_SERVE_PREFILL_FIRST)
-        prefill_first_mix(&share, &p);
-    else if (w->n_classes > 0)
-        decode_first_mix(&share, &p);
-    else if (w->arrival == PM_SERVE_WAVE)
-        prefill_first_wave(&share, &p);
-    else if (w->rule == PM_SERVE_DECODE_FIRST)
-        decode_first(&share, &p);
-    else
-        prefill_first(&share, &p);
-    spec_kinds(s, &p);
-    p.requests *= M;
-    serve_figures f;
-    if ((st = figures_of(&s->accel, &f, err)) != PM_OK ||
-        (st = memory_of(s, w, &p, out, err)) != PM_OK)
-        return st;
-    pm_step_plan *plans = pm_malloc(3 * sizeof *plans);
-    if (!plans)
+    struct pm_serve_kept *kept = c && c->ready ? c->kept : pm_malloc(sizeof *kept);
+    if (!kept)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    pm_status st = c && c->ready ? PM_OK : closed_plan(s, w, kept, err);
+    const serve_plan *p = &kept->p;
+    const double M = kept->M;
+    serve_figures f;
+    if (st == PM_OK && (st = figures_of(&s->accel, &f, err)) == PM_OK)
+        st = memory_of(s, w, kept->fp, out, err);
+    pm_step_plan *plans = kept->plans;
     const pm_step_plan *like = NULL;
     pm_scenario copies[SERVE_KINDS];
     const pm_scenario *ks[SERVE_KINDS]; /* each kind's: its host work counts its sequences */
-    for (int k = 0; k < SERVE_KINDS; k++)
-        if (p.weight[k] > 0 || p.ttft_steps[k] > 0)
-            ks[k] = step_scenario(s, &p.kind[k], &copies[k]);
+    for (int k = 0; k < SERVE_KINDS && st == PM_OK; k++)
+        if (p->weight[k] > 0 || p->ttft_steps[k] > 0)
+            ks[k] = step_scenario(s, &p->kind[k], &copies[k]);
     double t[PM_MODE_COUNT][SERVE_KINDS] = {{0.0}};
     pm_traffic tr[PM_MODE_COUNT][SERVE_KINDS] = {{{0}}};
     for (int k = 0; k < SERVE_KINDS && st == PM_OK; k++) {
-        if (!(p.weight[k] > 0) && !(p.ttft_steps[k] > 0))
+        if (!(p->weight[k] > 0) && !(p->ttft_steps[k] > 0))
             continue;
         /* The first plan built lends its roofline terms to the others. */
         pm_step_plan *into = like ? &plans[1] : &plans[0];
         double tk[PM_MODE_COUNT];
         pm_traffic trk[PM_MODE_COUNT];
-        st = time_kind(ks[k], like, &p.kind[k], M, c ? &c->tmpl[k] : NULL, into, &plans[2],
+        st = time_kind(ks[k], like, &p->kind[k], M, c ? &c->tmpl[k] : NULL, into, &plans[2],
                        tk, f.energy ? trk : NULL, err);
         if (st == PM_OK && pm_spec_active(s))
-            st = spec_draft_time(s, &p.kind[k], tk, f.energy ? trk : NULL, err);
+            st = spec_draft_time(s, &p->kind[k], tk, f.energy ? trk : NULL, err);
         for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
             t[m][k] = tk[m];
             if (f.energy)
@@ -1010,22 +1042,25 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
             like = &plans[0];
     }
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
-        mode_figures(s, w, &p, &f, t[m], tr[m], &out->modes[m]);
-    pm_free(plans);
-    if (st != PM_OK)
-        return st;
-    out->decode_sequences = M * p.decoding;
-    out->prefilling = M * p.prefilling;
-    out->prefill_steps = p.prefill_steps;
-    out->mixed_step_frac = p.mixed_frac;
-    out->prefill_tokens_per_mixed_step = p.chunk_tokens;
-    out->budget_bound = p.budget_bound;
-    out->die_mm2 = f.die_mm2;
-    for (int m = 0; m < PM_MODE_COUNT; m++)
-        out->modes[m].in_flight = w->concurrency;
-    if (c)
+        mode_figures(s, w, p, &f, t[m], tr[m], &out->modes[m]);
+    if (st == PM_OK) {
+        out->decode_sequences = M * p->decoding;
+        out->prefilling = M * p->prefilling;
+        out->prefill_steps = p->prefill_steps;
+        out->mixed_step_frac = p->mixed_frac;
+        out->prefill_tokens_per_mixed_step = p->chunk_tokens;
+        out->budget_bound = p->budget_bound;
+        out->die_mm2 = f.die_mm2;
+        for (int m = 0; m < PM_MODE_COUNT; m++)
+            out->modes[m].in_flight = w->concurrency;
+    }
+    if (c && st == PM_OK && !c->ready) {
+        c->kept = kept;
         c->ready = true;
-    return PM_OK;
+    } else if (!(c && c->ready)) {
+        pm_free(kept);
+    }
+    return st;
 }
 
 /* ---------------------------------------------------------------- an open loop */

@@ -174,12 +174,39 @@ static void test_contract_matters(void **state)
     pm_serve_compiled_release(&c);
 }
 
+/* A compiled point keeps its step rule's counts and footprint (they read no hardware): served
+ * again at another concurrency (outside the contract) it still answers with the compiled
+ * point's counts (64 sequences: 64 decoding at most, 32 would decode at most 32), which
+ * pm_serve_compute at 32 does not. Were the counts recomputed, the two would agree in them. */
+static void test_counts_kept(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b");
+    const pm_serve_workload w64 = workload(&s, 64), w32 = workload(&s, 32);
+    pm_serve_compiled c;
+    memset(&c, 0, sizeof c);
+    pm_serve_result at64, ref, got;
+    pm_error err;
+    assert_int_equal(pm_serve_compute_compiled(&s, &w64, &c, &at64, &err), PM_OK);
+    assert_int_equal(pm_serve_compute(&s, &w32, &ref, &err), PM_OK);
+    assert_int_equal(pm_serve_compute_compiled(&s, &w32, &c, &got, &err), PM_OK);
+    assert_true(ref.decode_sequences <= 32.0);
+    assert_true(at64.decode_sequences > 32.0);
+    assert_memory_equal(&got.decode_sequences, &at64.decode_sequences, sizeof(double));
+    assert_memory_equal(&got.weight_bytes_per_device, &at64.weight_bytes_per_device,
+                        sizeof(double));
+    assert_false(same(&ref, &got));
+    pm_serve_compiled_release(&c);
+    assert_null(c.kept);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense),        cmocka_unit_test(test_moe),
         cmocka_unit_test(test_windowed),     cmocka_unit_test(test_speculating),
         cmocka_unit_test(test_replicas),     cmocka_unit_test(test_contract_matters),
+        cmocka_unit_test(test_counts_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
