@@ -3,7 +3,10 @@
  * brute force written here (every point served by pm_serve_compute, the limits applied by hand),
  * its Pareto front against the same points, the pruned search against the exhaustive one over
  * spaces where each bound cuts (the HBM, TPOT, the per-user floor, the chunk budget), the same
- * answer on one thread and on four, the replicas of a budget, and the refusals.
+ * answer on one thread and on four, the replicas of a budget, and the refusals. Pipeline stages
+ * in the space: a pp list of {1} is the search without one, a candidate of stages is the steady
+ * state `serve --pp` computes for its scenario, the pruning stays lossless over PP 1, 2 and 4,
+ * and plans that cannot be placed are counted as invalid with the plan's reason.
  */
 #include <math.h>
 #include <stddef.h>
@@ -188,6 +191,7 @@ static void assert_same_answer(const pm_search_result *a, const pm_search_result
         assert_int_equal(a->found[m], b->found[m]);
         if (a->found[m]) {
             assert_int_equal(a->best[m].tp, b->best[m].tp);
+            assert_int_equal(a->best[m].pp, b->best[m].pp);
             assert_int_equal(a->best[m].ep, b->best[m].ep);
             assert_int_equal(a->best[m].chunk, b->best[m].chunk);
             assert_rel(a->best[m].concurrency, b->best[m].concurrency, 0);
@@ -339,6 +343,17 @@ static void test_refusals(void **state)
     t.cluster.data_parallel = 2;
     assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_ERR_UNSUPPORTED);
     assert_string_equal(err.path, "$.cluster.data_parallel");
+    t = s;
+    t.cluster.pipeline_parallel = 2; /* the search's pp list gives the stages */
+    assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.pipeline_parallel");
+    assert_non_null(strstr(err.message, "pp list"));
+    sp.pp[0] = 0; /* a list of stages out of range */
+    sp.n_pp = 1;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    sp.pp[0] = PM_MAX_STAGES + 1;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    sp.n_pp = 0;
     assert_string_equal(pm_search_bound_name(PM_BOUND_TPOT), "tpot");
     assert_string_equal(pm_search_objective_name(PM_SEARCH_PER_JOULE), "joule");
     assert_string_equal(pm_search_bound_name(PM_BOUND_COUNT), "?");
@@ -348,6 +363,7 @@ static void test_refusals(void **state)
 static void assert_same_candidate(const pm_search_candidate *a, const pm_search_candidate *b)
 {
     assert_int_equal(a->tp, b->tp);
+    assert_int_equal(a->pp, b->pp);
     assert_int_equal(a->ep, b->ep);
     assert_int_equal(a->dp, b->dp);
     assert_int_equal(a->chunk, b->chunk);
@@ -439,6 +455,134 @@ static void test_shards_merge(void **state)
     pm_search_result_free(&whole);
 }
 
+/* A pp list of {1} is the search without a pp list, candidate for candidate (the same
+ * groups, the same order, every figure; each candidate of one stage), and without a list
+ * every candidate says pp 1: the search of one stage is today's. */
+static void test_pp_one_is_default(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int tp[] = {4, 8};
+    const int64_t chunk[] = {512, 2048};
+    const double conc[] = {1, 4, 16, 64, 256};
+    pm_search_spec sp = space(&s, tp, 2, chunk, 2, conc, 5);
+    sp.tpot_limit_s = 0.030;
+    sp.device_budget = 16;
+    pm_search_result none = run(&s, &sp);
+    sp.pp[0] = 1;
+    sp.n_pp = 1;
+    pm_search_result one = run(&s, &sp);
+    assert_int_equal(none.groups, 4); /* tp x chunk: pp adds no dimension */
+    assert_int_equal(one.groups, none.groups);
+    assert_int_equal(one.candidates, none.candidates);
+    assert_int_equal(one.evaluated, none.evaluated);
+    assert_int_equal(one.pruned, none.pruned);
+    assert_int_equal(one.invalid_plans, 0);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(none.found[m] && one.found[m]);
+        assert_same_candidate(&one.best[m], &none.best[m]);
+        assert_int_equal(none.best[m].pp, 1);
+        assert_int_equal(none.best[m].dp, 16 / none.best[m].tp);
+        assert_int_equal(one.binds[m], none.binds[m]);
+        assert_int_equal(one.n_front[m], none.n_front[m]);
+        for (size_t f = 0; f < none.n_front[m]; f++)
+            assert_same_candidate(&one.front[m][f], &none.front[m][f]);
+    }
+    pm_search_result_free(&none);
+    pm_search_result_free(&one);
+}
+
+/* The golden: a candidate of two stages is the steady state of `serve --pp 2` (pm_serve_compute
+ * of the scenario with cluster.pipeline_parallel 2) at its concurrency, in each mode, figure
+ * for figure. Llama-3-70B on H100s, TP 4 x PP 2 = 8 devices (one node: the stage boundary
+ * stays on NVLink), a budget of 32 devices: 32 / (4 x 2) = 4 replicas. Then TP 8 x PP 2
+ * needs two 8-GPU nodes joined by a link nvlink4-nvswitch does not describe, and TP 4 x PP 3
+ * (12 devices) does not divide 32: both counted as invalid plans, the first with the plan's
+ * reason. */
+static void test_stages_are_served(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int tp[] = {4};
+    const int64_t chunk[] = {2048};
+    const double conc[] = {16};
+    pm_search_spec sp = space(&s, tp, 1, chunk, 1, conc, 1);
+    sp.pp[0] = 2;
+    sp.n_pp = 1;
+    sp.device_budget = 32;
+    pm_search_result r = run(&s, &sp);
+    pm_scenario t = s;
+    t.cluster.devices = 4;
+    t.cluster.pipeline_parallel = 2;
+    pm_serve_workload w = sp.workload;
+    w.chunk_budget = 2048;
+    w.concurrency = 16;
+    pm_serve_result one;
+    pm_error err;
+    assert_int_equal(pm_serve_compute(&t, &w, &one, &err), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(r.found[m]);
+        const pm_search_candidate *k = &r.best[m];
+        assert_int_equal(k->tp, 4);
+        assert_int_equal(k->pp, 2);
+        assert_int_equal(k->dp, 4); /* 32 / (4 x 2) */
+        assert_rel(k->concurrency, 16, 0);
+        assert_memory_equal(&k->figures.ttft_s, &one.modes[m].ttft_s,
+                            offsetof(pm_serve_mode, meets_limits));
+        assert_rel(k->objective, one.modes[m].tokens_per_s_per_device, 0);
+    }
+    /* Per device: a replica's rate over its 4 x 2 devices. */
+    assert_rel(r.best[PM_MODE_SERIAL].figures.tokens_per_s_per_device,
+               one.modes[PM_MODE_SERIAL].tokens_per_s / 8.0, 1e-12);
+    pm_search_result_free(&r);
+
+    const int tp8[] = {8, 4};
+    sp = space(&s, tp8, 2, chunk, 1, conc, 1);
+    const int pp[] = {2, 3};
+    memcpy(sp.pp, pp, sizeof pp);
+    sp.n_pp = 2;
+    sp.device_budget = 32;
+    r = run(&s, &sp);
+    assert_int_equal(r.groups, 4); /* (8, 2) (8, 3) (4, 2) (4, 3) */
+    assert_int_equal(r.invalid_plans, 3);
+    assert_non_null(strstr(r.first_invalid, "inter_node_bandwidth_Gbps"));
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(r.found[m]);
+        assert_int_equal(r.best[m].tp, 4);
+        assert_int_equal(r.best[m].pp, 2);
+        assert_int_equal(r.best[m].group, 2);
+    }
+    pm_search_result_free(&r);
+}
+
+/* Pruning over stages: Llama-3-70B on HGX H100 nodes joined by InfiniBand (the stages of TP 8
+ * cross nodes), TP 4 and 8 x PP 1, 2 and 4 under a TPOT limit with a TTFT limit, concurrency
+ * 1 to 256: the pruned search is the exhaustive one on one thread and on four, and the best
+ * per mode is found. */
+static void test_pruning_with_stages(void **state)
+{
+    (void)state;
+    const char *ov[] = {"cluster=hgx-h100-ib-ndr"};
+    pm_scenario s = pm_test_load("llama70b-h100", ov, 1);
+    pm_scenario_release(&s);
+    const int tp[] = {4, 8};
+    const int64_t chunk[] = {2048};
+    const double conc[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+    pm_search_spec sp = space(&s, tp, 2, chunk, 1, conc, 9);
+    const int pp[] = {1, 2, 4};
+    memcpy(sp.pp, pp, sizeof pp);
+    sp.n_pp = 3;
+    sp.tpot_limit_s = 0.030;
+    sp.ttft_limit_s = 2.0;
+    check_pruning(&s, &sp);
+    pm_search_result r = run(&s, &sp);
+    assert_int_equal(r.groups, 6);
+    assert_int_equal(r.invalid_plans, 0);
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        assert_true(r.found[m]);
+    pm_search_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +593,9 @@ int main(void)
         cmocka_unit_test(test_budget_replicas),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_shards_merge),
+        cmocka_unit_test(test_pp_one_is_default),
+        cmocka_unit_test(test_stages_are_served),
+        cmocka_unit_test(test_pruning_with_stages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
