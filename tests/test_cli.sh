@@ -624,6 +624,7 @@ check search-pp-no-link 0 "1 deployments could not run, the first: 2 stages of 8
 check search-pp-budget 0 "TP 8 x PP 3 = 24 devices does not divide the budget of 32" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 3 --chunks 2048 --concurrency 8
 check search-pp-list-bad 2 "--pp-list" "$pm" search --pp-list 0
 check search-pp-list-big 2 "--pp-list" "$pm" search --pp-list 129
+check search-mix-pp 2 "--pp-list: a mix is searched over one stage" "$pm" search --mix llama8b --pp-list 1,2
 check search-spec 0 "# space: 55 points x 3 modes; 46 evaluated, 6 pruned" "$pm" search --config llama70b-h100 \
     --budget 8 --tp-list 8 --tpot-limit 30ms --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
