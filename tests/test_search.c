@@ -53,6 +53,20 @@ static pm_search_result run(const pm_scenario *s, const pm_search_spec *sp)
     return r;
 }
 
+/* Scenario s's steady state under sp's workload at one chunk budget and concurrency. */
+static pm_serve_result serve_at(const pm_scenario *s, const pm_search_spec *sp, int64_t chunk,
+                                double conc)
+{
+    pm_serve_workload w = sp->workload;
+    w.chunk_budget = chunk;
+    w.concurrency = conc;
+    pm_serve_result r;
+    pm_error err;
+    if (pm_serve_compute(s, &w, &r, &err) != PM_OK)
+        fail_msg("pm_serve_compute: %s", err.message);
+    return r;
+}
+
 /* One point of the brute force: feasible (the limits by hand) and its figures. */
 typedef struct brute {
     int tp;
@@ -300,12 +314,7 @@ static void test_budget_replicas(void **state)
         assert_int_equal(r.binds[m], PM_BOUND_SPACE);
     }
     /* One replica's steady state: the scenario's own at TP 8 and concurrency 16. */
-    pm_serve_workload w = sp.workload;
-    w.chunk_budget = 2048;
-    w.concurrency = 16;
-    pm_serve_result one;
-    pm_error err;
-    assert_int_equal(pm_serve_compute(&s, &w, &one, &err), PM_OK);
+    const pm_serve_result one = serve_at(&s, &sp, 2048, 16);
     assert_rel(r.best[PM_MODE_PRESERVE].figures.tokens_per_s_per_device,
                one.modes[PM_MODE_PRESERVE].tokens_per_s_per_device, 0);
     pm_search_result_free(&r);
@@ -378,6 +387,24 @@ static void assert_same_candidate(const pm_search_candidate *a, const pm_search_
                         offsetof(pm_serve_mode, meets_limits));
 }
 
+/* Two results are the same search's: the counts, and per mode (each found) the best, what
+ * binds it and the front, candidate for candidate. */
+static void assert_same_search(const pm_search_result *a, const pm_search_result *b)
+{
+    assert_int_equal(a->candidates, b->candidates);
+    assert_int_equal(a->evaluated, b->evaluated);
+    assert_int_equal(a->pruned, b->pruned);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_int_equal(a->found[m], b->found[m]);
+        assert_true(b->found[m]);
+        assert_same_candidate(&a->best[m], &b->best[m]);
+        assert_int_equal(a->binds[m], b->binds[m]);
+        assert_int_equal(a->n_front[m], b->n_front[m]);
+        for (size_t f = 0; f < b->n_front[m]; f++)
+            assert_same_candidate(&a->front[m][f], &b->front[m][f]);
+    }
+}
+
 /* The shards of a search, merged in order (pm_search_merge), are the whole search: the same
  * counts, bests (in place and value), binds and fronts point by point; for 1, 2, 3 and 7
  * shards of 3 x 2 x 2 = 12 groups (7 leaves some shards 1 group, none empty), on Mixtral
@@ -431,20 +458,9 @@ static void test_shards_merge(void **state)
                 assert_int_equal(pm_search_merge(&merged, &part, &err), PM_ERR_INVALID_ARG);
             pm_search_result_free(&part);
         }
-        assert_int_equal(merged.candidates, whole.candidates);
-        assert_int_equal(merged.evaluated, whole.evaluated);
-        assert_int_equal(merged.pruned, whole.pruned);
+        assert_same_search(&merged, &whole);
         assert_int_equal(merged.first_group, 0);
         assert_int_equal(merged.last_group, 12);
-        for (int m = 0; m < PM_MODE_COUNT; m++) {
-            assert_int_equal(merged.found[m], whole.found[m]);
-            assert_true(whole.found[m]);
-            assert_same_candidate(&merged.best[m], &whole.best[m]);
-            assert_int_equal(merged.binds[m], whole.binds[m]);
-            assert_int_equal(merged.n_front[m], whole.n_front[m]);
-            for (size_t f = 0; f < whole.n_front[m]; f++)
-                assert_same_candidate(&merged.front[m][f], &whole.front[m][f]);
-        }
         pm_search_result_free(&merged);
     }
     sp.shard_index = 3;
@@ -474,19 +490,11 @@ static void test_pp_one_is_default(void **state)
     pm_search_result one = run(&s, &sp);
     assert_int_equal(none.groups, 4); /* tp x chunk: pp adds no dimension */
     assert_int_equal(one.groups, none.groups);
-    assert_int_equal(one.candidates, none.candidates);
-    assert_int_equal(one.evaluated, none.evaluated);
-    assert_int_equal(one.pruned, none.pruned);
     assert_int_equal(one.invalid_plans, 0);
+    assert_same_search(&one, &none);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
-        assert_true(none.found[m] && one.found[m]);
-        assert_same_candidate(&one.best[m], &none.best[m]);
         assert_int_equal(none.best[m].pp, 1);
         assert_int_equal(none.best[m].dp, 16 / none.best[m].tp);
-        assert_int_equal(one.binds[m], none.binds[m]);
-        assert_int_equal(one.n_front[m], none.n_front[m]);
-        for (size_t f = 0; f < none.n_front[m]; f++)
-            assert_same_candidate(&one.front[m][f], &none.front[m][f]);
     }
     pm_search_result_free(&none);
     pm_search_result_free(&one);
@@ -514,12 +522,7 @@ static void test_stages_are_served(void **state)
     pm_scenario t = s;
     t.cluster.devices = 4;
     t.cluster.pipeline_parallel = 2;
-    pm_serve_workload w = sp.workload;
-    w.chunk_budget = 2048;
-    w.concurrency = 16;
-    pm_serve_result one;
-    pm_error err;
-    assert_int_equal(pm_serve_compute(&t, &w, &one, &err), PM_OK);
+    const pm_serve_result one = serve_at(&t, &sp, 2048, 16);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         assert_true(r.found[m]);
         const pm_search_candidate *k = &r.best[m];
@@ -620,12 +623,7 @@ static void test_preserve_needs_a_window_405b(void **state)
     pm_scenario t = s; /* 96 MiB: QKV (72 MiB) and the first KV (2 MiB) fit a window */
     t.cluster.pipeline_parallel = 4;
     t.accel.l2_capacity_bytes = 96.0 * 1048576;
-    pm_serve_workload w = sp.workload;
-    w.chunk_budget = 512;
-    w.concurrency = 32;
-    pm_serve_result one;
-    pm_error err;
-    assert_int_equal(pm_serve_compute(&t, &w, &one, &err), PM_OK);
+    const pm_serve_result one = serve_at(&t, &sp, 512, 32);
     assert_true(one.modes[PM_MODE_PRESERVE].tpot_s < 0.99 * one.modes[PM_MODE_SERIAL].tpot_s);
 }
 
