@@ -558,6 +558,43 @@ static void test_stages_are_served(void **state)
     pm_search_result_free(&r);
 }
 
+/* The hardware points of a deployment of stages re-use its served points' compiled templates
+ * (costed again at each point): every front candidate at either L2 size is pm_serve_compute's
+ * steady state of its own scenario (TP 4 x PP 2 at that L2), figure for figure. */
+static void test_stages_compiled_points(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int tp[] = {4};
+    const int64_t chunk[] = {2048};
+    const double conc[] = {4, 16, 64};
+    pm_search_spec sp = space(&s, tp, 1, chunk, 1, conc, 3);
+    sp.pp[0] = 2;
+    sp.n_pp = 1;
+    sp.threads = 1;
+    sp.exhaustive = true;
+    pm_error err;
+    assert_int_equal(pm_axis_parse("l2=25MiB,100MiB", 0, &sp.hw[0], &err), PM_OK);
+    sp.n_hw = 1;
+    pm_search_result r = run(&s, &sp);
+    pm_axis_release(&sp.hw[0]);
+    size_t at_second = 0;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        for (size_t f = 0; f < r.n_front[m]; f++) {
+            const pm_search_candidate *k = &r.front[m][f];
+            pm_scenario t = s;
+            t.cluster.devices = 4;
+            t.cluster.pipeline_parallel = 2;
+            t.accel.l2_capacity_bytes = k->hw[0];
+            at_second += k->hw[0] > 50.0 * 1048576;
+            const pm_serve_result one = serve_at(&t, &sp, 2048, k->concurrency);
+            assert_memory_equal(&k->figures.ttft_s, &one.modes[m].ttft_s,
+                                offsetof(pm_serve_mode, meets_limits));
+        }
+    assert_true(at_second > 0); /* points costed from the compiled templates were checked */
+    pm_search_result_free(&r);
+}
+
 /* Pruning over stages: Llama-3-70B on HGX H100 nodes joined by InfiniBand (the stages of TP 8
  * cross nodes), TP 4 and 8 x PP 1, 2 and 4 under a TPOT limit with a TTFT limit, concurrency
  * 1 to 256: the pruned search is the exhaustive one on one thread and on four, and the best
@@ -639,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_shards_merge),
         cmocka_unit_test(test_pp_one_is_default),
         cmocka_unit_test(test_stages_are_served),
+        cmocka_unit_test(test_stages_compiled_points),
         cmocka_unit_test(test_pruning_with_stages),
         cmocka_unit_test(test_preserve_needs_a_window_405b),
     };
