@@ -1,19 +1,18 @@
 /*
  * search.c - the search under latency limits (pm_search_run): over a space of deployments
- * (tensor-parallel degree, pipeline stages, expert-parallel ranks, data-parallel replicas that
- * fill a device budget), chunk budgets, hardware points (one or two sweep axes) and concurrencies, each
- * candidate's served steady state (pm_serve_compute, every mode at once), kept when it meets
- * the TTFT, TPOT and per-user limits; the best candidate per mode by an objective (tokens/s per
- * device, per mm2, per dollar or per joule), what binds it, and the Pareto front of the
- * objective against tokens/s per user. A "group" is one deployment at one chunk budget and
- * hardware point; its concurrencies are scanned upwards and, unless the search is exhaustive,
- * cut where no larger concurrency can meet the limits (the pruning rules: pm_search_run's
- * comment). Groups run on worker threads and are merged in their order, so the answer does not
- * depend on the thread count. A shard evaluates one slice of the groups (pm_sweep_slice's);
- * pm_search_merge adds the shards' results in order into the whole search's: the best per
- * mode is the first in the space's order among equals, and the fronts are a function of the
- * set of candidates (ties broken by the space's order, so that the front keeps the best), so
- * merging is exact.
+ * (tensor-parallel degree, pipeline stages, expert-parallel ranks, data-parallel replicas that fill
+ * a device budget), chunk budgets, hardware points (one or two sweep axes) and concurrencies, each
+ * candidate's served steady state (pm_serve_compute, every mode at once), kept when it meets the
+ * TTFT, TPOT and per-user limits; the best candidate per mode by an objective (tokens/s per device,
+ * per mm2, per dollar or per joule), what binds it, and the Pareto front of the objective against
+ * tokens/s per user. A "group" is one deployment at one chunk budget and hardware point; its
+ * concurrencies are scanned upwards and, unless the search is exhaustive, cut where no larger
+ * concurrency can meet the limits (the pruning rules: pm_search_run's comment). Groups run on
+ * worker threads and are merged in their order, so the answer does not depend on the thread count.
+ * A shard evaluates one slice of the groups (pm_sweep_slice's); pm_search_merge adds the shards'
+ * results in order into the whole search's: the best per mode is the first in the space's order
+ * among equals, and the fronts are a function of the set of candidates (ties broken by the space's
+ * order, so that the front keeps the best), so merging is exact.
  *
  * May call: alloc.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
  */
@@ -466,8 +465,8 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
 }
 
 /* The search's lists: the tensor-parallel degrees (without a list 1, 2, 4... up to a node
- * and the budget), the pipeline stages (without a list 1), the expert-parallel ranks (the scenario's own without a list: ep 0 leaves
- * it as it is), the concurrencies ascending. */
+ * and the budget), the pipeline stages (without a list 1), the expert-parallel ranks (the
+ * scenario's own without a list: ep 0 leaves it as it is), the concurrencies ascending. */
 static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
 {
     se->n_tp = sp->n_tp;

@@ -1,10 +1,10 @@
 /*
- * search_cmd.c - `search`: the best deployment per mode under latency limits (pm_search_run):
- * the space from --tp-list, --pp-list, --ep-list, --budget, --chunks, --concurrency and up to two hardware
- * --sweep axes, the limits --ttft-limit, --tpot-limit and --min-user-rate, the --objective; each
- * mode's best with the limit that binds it as a table or JSON, the Pareto fronts as CSV, and
- * with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the shard
- * file of its slice of the groups; given shard files (`search [options] FILE...`) it merges
+ * search_cmd.c - `search`: the best deployment per mode under latency limits (pm_search_run): the
+ * space from --tp-list, --pp-list, --ep-list, --budget, --chunks, --concurrency and up to two
+ * hardware --sweep axes, the limits --ttft-limit, --tpot-limit and --min-user-rate, the
+ * --objective; each mode's best with the limit that binds it as a table or JSON, the Pareto fronts
+ * as CSV, and with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the
+ * shard file of its slice of the groups; given shard files (`search [options] FILE...`) it merges
  * them into the unsharded answer (search_shard.c) and prints that.
  */
 #include <errno.h>
@@ -209,8 +209,8 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
 {
     write_header(stdout, c, s, sp, r);
     printf("\n%-9s %5s %3s %5s %4s %6s %6s %9s %9s %11s %12s %14s  %s\n", "mode", "tp", "pp",
-           "dp", "ep", "chunk", "conc", "TTFT_s", "TPOT_ms", "tok/s/user", "tok/s/device", "objective",
-           "what stops it serving more");
+           "dp", "ep", "chunk", "conc", "TTFT_s", "TPOT_ms", "tok/s/user", "tok/s/device",
+           "objective", "what stops it serving more");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         if (!r->found[m]) {
             printf("%-9s nothing meets the limits\n", pm_mode_name((pm_mode)m));
