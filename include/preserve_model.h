@@ -2627,9 +2627,13 @@ typedef enum pm_search_bound {
 
 /**
  * A search's space and limits. The deployments: each tensor-parallel degree of tp (when n_tp
- * is 0: 1, 2, 4... up to a node, pm_cluster_node_devices, and the budget) with each expert-parallel rank count of ep (the scenario's when
- * n_ep is 0), and with a device budget the replicas that fill it (dp = budget / tp, tp must
- * divide it; per-device figures are one replica's, the deployment's rate dp times it). Each
+ * is 0: 1, 2, 4... up to a node, pm_cluster_node_devices, and the budget) with each count of
+ * pipeline stages of pp (when n_pp is 0: 1, the search of one stage) and each expert-parallel
+ * rank count of ep (the scenario's when n_ep is 0), and with a device budget the replicas that
+ * fill it (dp = budget / (tp x pp), which must divide it; per-device figures are one
+ * replica's, the deployment's rate dp times it). A deployment whose plan cannot be placed
+ * (pm_pipeline_plan over its dp replicas: stages across nodes without an inter-node link, more
+ * nodes than cluster.nodes, more stages than layers) is counted as an invalid plan. Each
  * deployment at each chunk budget and each point of the hardware axes (l2, l2_bw, compute,
  * hbm_bw, link_bw; values in SI) is one group, served at each concurrency (sequences in flight
  * per replica) as pm_serve_compute serves `workload` (its lengths, rule and arrival; its
@@ -2640,6 +2644,8 @@ typedef struct pm_search_spec {
     int device_budget;       /* devices of the deployment (0: one replica) */
     int tp[PM_SEARCH_MAX_VALUES];
     int n_tp;
+    int pp[PM_SEARCH_MAX_VALUES]; /* pipeline stages, 1 to PM_MAX_STAGES */
+    int n_pp;                /* 0: {1} */
     int ep[PM_SEARCH_MAX_VALUES];
     int n_ep;
     double concurrency[PM_SEARCH_MAX_VALUES];
@@ -2669,6 +2675,7 @@ typedef struct pm_search_spec {
 typedef struct pm_search_candidate {
     int tp, ep, dp;          /* ep: the expert-parallel ranks (pm_cluster_ep: 1 for a dense
                                 model) */
+    int pp;                  /* pipeline stages of a replica (tp x pp devices) */
     int64_t chunk;
     double hw[PM_SEARCH_MAX_HW]; /* SI, in the order of the spec's axes */
     double concurrency;      /* sequences in flight per replica */
@@ -2676,8 +2683,9 @@ typedef struct pm_search_candidate {
     pm_serve_mode figures;   /* one replica's steady state */
     double objective;
     pm_search_bound fails;   /* PM_BOUND_NONE: it meets the limits */
-    size_t group;            /* its group's index in the space's order (tp, ep, chunk, hardware
-                                points, the last fastest): with concurrency, its place */
+    size_t group;            /* its group's index in the space's order (tp, pp, ep, chunk,
+                                hardware points, the last fastest): with concurrency, its
+                                place */
 } pm_search_candidate;
 
 /** A search's answer. Free its fronts with pm_search_result_free. */
@@ -2710,7 +2718,8 @@ typedef struct pm_search_result {
  * run on threads; the result does not depend on their count. Returns PM_OK (found false for a
  * mode nothing meets), PM_ERR_INVALID_ARG (a list out of range, a count axis as hardware, a
  * request rate), PM_ERR_MISSING (the objective's block), PM_ERR_UNSUPPORTED (a scenario of
- * several stages or replicas, or one that speculates) or PM_ERR_NOMEM. A deployment that cannot run is counted in
+ * several stages or replicas: the spec's pp list and budget give them; or one that
+ * speculates) or PM_ERR_NOMEM. A deployment that cannot run is counted in
  * invalid_plans with its error, not a failure.
  */
 PM_API pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,

@@ -1,19 +1,18 @@
 /*
  * search.c - the search under latency limits (pm_search_run): over a space of deployments
- * (tensor-parallel degree, expert-parallel ranks, data-parallel replicas that fill a device
- * budget), chunk budgets, hardware points (one or two sweep axes) and concurrencies, each
- * candidate's served steady state (pm_serve_compute, every mode at once), kept when it meets
- * the TTFT, TPOT and per-user limits; the best candidate per mode by an objective (tokens/s per
- * device, per mm2, per dollar or per joule), what binds it, and the Pareto front of the
- * objective against tokens/s per user. A "group" is one deployment at one chunk budget and
- * hardware point; its concurrencies are scanned upwards and, unless the search is exhaustive,
- * cut where no larger concurrency can meet the limits (the pruning rules: pm_search_run's
- * comment). Groups run on worker threads and are merged in their order, so the answer does not
- * depend on the thread count. A shard evaluates one slice of the groups (pm_sweep_slice's);
- * pm_search_merge adds the shards' results in order into the whole search's: the best per
- * mode is the first in the space's order among equals, and the fronts are a function of the
- * set of candidates (ties broken by the space's order, so that the front keeps the best), so
- * merging is exact.
+ * (tensor-parallel degree, pipeline stages, expert-parallel ranks, data-parallel replicas that fill
+ * a device budget), chunk budgets, hardware points (one or two sweep axes) and concurrencies, each
+ * candidate's served steady state (pm_serve_compute, every mode at once), kept when it meets the
+ * TTFT, TPOT and per-user limits; the best candidate per mode by an objective (tokens/s per device,
+ * per mm2, per dollar or per joule), what binds it, and the Pareto front of the objective against
+ * tokens/s per user. A "group" is one deployment at one chunk budget and hardware point; its
+ * concurrencies are scanned upwards and, unless the search is exhaustive, cut where no larger
+ * concurrency can meet the limits (the pruning rules: pm_search_run's comment). Groups run on
+ * worker threads and are merged in their order, so the answer does not depend on the thread count.
+ * A shard evaluates one slice of the groups (pm_sweep_slice's); pm_search_merge adds the shards'
+ * results in order into the whole search's: the best per mode is the first in the space's order
+ * among equals, and the fronts are a function of the set of candidates (ties broken by the space's
+ * order, so that the front keeps the best), so merging is exact.
  *
  * May call: alloc.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
  */
@@ -46,8 +45,8 @@ typedef struct group {
 typedef struct search {
     const pm_scenario *base;
     const pm_search_spec *spec;
-    int tp[PM_SEARCH_MAX_VALUES], ep[PM_SEARCH_MAX_VALUES];
-    int n_tp, n_ep;
+    int tp[PM_SEARCH_MAX_VALUES], pp[PM_SEARCH_MAX_VALUES], ep[PM_SEARCH_MAX_VALUES];
+    int n_tp, n_pp, n_ep;
     double conc[PM_SEARCH_MAX_VALUES]; /* ascending */
     size_t n_groups, hw_points, next, done;
     size_t first, last; /* the slice of the groups evaluated (a shard's) */
@@ -102,7 +101,7 @@ static pm_search_bound misses(const pm_search_spec *sp, const pm_serve_result *r
 }
 
 /* Group g's coordinates: the deployment, chunk and hardware point, last dimension fastest
- * (tp, ep, chunk, hw0, hw1). */
+ * (tp, pp, ep, chunk, hw0, hw1). A replica is tp x pp devices. */
 static void group_coords(const search *se, size_t g, pm_search_candidate *c)
 {
     const pm_search_spec *sp = se->spec;
@@ -116,8 +115,23 @@ static void group_coords(const search *se, size_t g, pm_search_candidate *c)
     c->chunk = sp->chunk[rest % (size_t)sp->n_chunk];
     rest /= (size_t)sp->n_chunk;
     c->ep = se->ep[rest % (size_t)se->n_ep];
-    c->tp = se->tp[rest / (size_t)se->n_ep];
-    c->dp = sp->device_budget > 0 ? sp->device_budget / c->tp : 1;
+    rest /= (size_t)se->n_ep;
+    c->pp = se->pp[rest % (size_t)se->n_pp];
+    c->tp = se->tp[rest / (size_t)se->n_pp];
+    c->dp = sp->device_budget > 0 ? sp->device_budget / (c->tp * c->pp) : 1;
+}
+
+/* Whether the deployment's replicas can be placed (plan.c's pm_pipeline_plan over all dp of
+ * them: stages that cross nodes need the inter-node link, the nodes the cluster has); t is one
+ * replica's scenario. PM_OK or the plan's refusal. */
+static pm_status group_placement(const pm_scenario *t, int dp, pm_error *err)
+{
+    pm_scenario all = *t;
+    all.cluster.data_parallel = dp;
+    if (all.workload.batch < all.cluster.micro_batches) /* serve's: a micro-batch a sequence */
+        all.workload.batch = all.cluster.micro_batches;
+    pm_pipeline pl;
+    return pm_pipeline_plan(&all, &pl, err);
 }
 
 /* The scenario of group g's deployment and hardware point; PM_OK or the setter's error. */
@@ -127,18 +141,26 @@ static pm_status group_scenario(const search *se, const pm_search_candidate *c, 
     const pm_search_spec *sp = se->spec;
     *t = *se->base;
     t->provenance = NULL;
-    if (sp->device_budget > 0 && sp->device_budget % c->tp != 0)
-        return pm_fail(err, PM_ERR_RANGE, "$.cluster.devices", NULL,
-                       "tensor-parallel degree %d does not divide the budget of %d devices",
-                       c->tp, sp->device_budget);
+    if (sp->device_budget > 0 && sp->device_budget % (c->tp * c->pp) != 0)
+        return c->pp == 1
+                   ? pm_fail(err, PM_ERR_RANGE, "$.cluster.devices", NULL,
+                             "tensor-parallel degree %d does not divide the budget of %d "
+                             "devices",
+                             c->tp, sp->device_budget)
+                   : pm_fail(err, PM_ERR_RANGE, "$.cluster.pipeline_parallel", NULL,
+                             "a replica of TP %d x PP %d = %d devices does not divide the "
+                             "budget of %d devices",
+                             c->tp, c->pp, c->tp * c->pp, sp->device_budget);
     pm_status st = pm_scenario_set_axis(t, PM_AXIS_DEVICES, c->tp, err);
+    if (st == PM_OK && c->pp > 1)
+        st = pm_scenario_set_axis(t, PM_AXIS_PP, c->pp, err);
     /* Data-parallel attention makes every device an EP rank: without a list, EP follows TP. */
     const int ep = c->ep > 0 ? c->ep : t->cluster.attention_data_parallel ? c->tp : 0;
     if (st == PM_OK && ep > 0)
         st = pm_scenario_set_axis(t, PM_AXIS_EP, ep, err);
     for (int a = 0; a < sp->n_hw && st == PM_OK; a++)
         st = pm_scenario_set_axis(t, sp->hw[a].kind, c->hw[a], err);
-    return st;
+    return st == PM_OK ? group_placement(t, c->dp, err) : st;
 }
 
 /* -1, 1 or 0 as x is before, after or level with y when ordered by falling value. */
@@ -377,6 +399,7 @@ static bool counts_ok(const int *v, int n, int lo, int hi)
 static pm_status check_space(const pm_search_spec *sp, pm_error *err)
 {
     bool ok = (sp->n_tp == 0 || counts_ok(sp->tp, sp->n_tp, 1, PM_MAX_DEVICES)) &&
+              (sp->n_pp == 0 || counts_ok(sp->pp, sp->n_pp, 1, PM_MAX_STAGES)) &&
               (sp->n_ep == 0 || counts_ok(sp->ep, sp->n_ep, 1, PM_MAX_DEVICES)) &&
               sp->n_concurrency >= 1 && sp->n_concurrency <= PM_SEARCH_MAX_VALUES &&
               sp->n_chunk >= 1 && sp->n_chunk <= PM_SEARCH_MAX_VALUES && sp->n_hw >= 0 &&
@@ -391,11 +414,11 @@ static pm_status check_space(const pm_search_spec *sp, pm_error *err)
     if (!ok)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "search: each list of the space needs 1 to %d values in range "
-                       "(concurrency >= 1, chunk >= 1, tp and ep 1 to %d), at most %d "
-                       "hardware axes, a budget of 0 to %d devices, 0 to %d threads, a shard "
-                       "index below the shard count",
-                       PM_SEARCH_MAX_VALUES, PM_MAX_DEVICES, PM_SEARCH_MAX_HW, PM_MAX_DEVICES,
-                       PM_SWEEP_MAX_THREADS);
+                       "(concurrency >= 1, chunk >= 1, tp and ep 1 to %d, pp 1 to %d), at "
+                       "most %d hardware axes, a budget of 0 to %d devices, 0 to %d threads, "
+                       "a shard index below the shard count",
+                       PM_SEARCH_MAX_VALUES, PM_MAX_DEVICES, PM_MAX_STAGES, PM_SEARCH_MAX_HW,
+                       PM_MAX_DEVICES, PM_SWEEP_MAX_THREADS);
     for (int a = 0; a < sp->n_hw; a++) {
         const pm_axis *x = &sp->hw[a];
         if ((int)x->kind < 0 || x->kind >= PM_AXIS_COUNT || !x->values || x->n_values == 0)
@@ -405,7 +428,8 @@ static pm_status check_space(const pm_search_spec *sp, pm_error *err)
             return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                            "search: hardware axis %s: %s", pm_axis_name(x->kind),
                            pm_axis_is_count(x->kind)
-                               ? "the deployment is searched by tp, ep and the device budget; "
+                               ? "the deployment is searched by tp, pp, ep and the device "
+                                 "budget; "
                                  "a hardware axis is l2, l2_bw, compute, hbm_bw or link_bw"
                                : "given twice");
     }
@@ -436,16 +460,15 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL,
                        pm_cluster_pp(&s->cluster) != 1 ? "$.cluster.pipeline_parallel"
                                                        : "$.cluster.data_parallel",
-                       "search: the space is tensor-parallel groups of one stage (pipeline "
-                       "stages are served, `serve --pp`, but not searched yet) and the search "
-                       "itself fills the device budget with data-parallel replicas: give a "
-                       "scenario of one stage and one replica");
+                       "search: the search itself gives the deployments their pipeline "
+                       "stages (its pp list, `--pp-list`) and fills the device budget with "
+                       "data-parallel replicas: give a scenario of one stage and one replica");
     return PM_OK;
 }
 
 /* The search's lists: the tensor-parallel degrees (without a list 1, 2, 4... up to a node
- * and the budget), the expert-parallel ranks (the scenario's own without a list: ep 0 leaves
- * it as it is), the concurrencies ascending. */
+ * and the budget), the pipeline stages (without a list 1), the expert-parallel ranks (the
+ * scenario's own without a list: ep 0 leaves it as it is), the concurrencies ascending. */
 static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
 {
     se->n_tp = sp->n_tp;
@@ -456,6 +479,9 @@ static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
                     (sp->device_budget == 0 || t <= sp->device_budget);
          t *= 2)
         se->tp[se->n_tp++] = t;
+    se->n_pp = sp->n_pp > 0 ? sp->n_pp : 1;
+    for (int i = 0; i < se->n_pp; i++)
+        se->pp[i] = sp->n_pp > 0 ? sp->pp[i] : 1;
     se->n_ep = sp->n_ep > 0 ? sp->n_ep : 1;
     for (int i = 0; i < se->n_ep; i++)
         se->ep[i] = sp->n_ep > 0 ? sp->ep[i] : 0;
@@ -464,7 +490,8 @@ static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
     se->hw_points = 1;
     for (int a = 0; a < sp->n_hw; a++)
         se->hw_points *= sp->hw[a].n_values;
-    se->n_groups = (size_t)se->n_tp * (size_t)se->n_ep * (size_t)sp->n_chunk * se->hw_points;
+    se->n_groups = (size_t)se->n_tp * (size_t)se->n_pp * (size_t)se->n_ep * (size_t)sp->n_chunk *
+                   se->hw_points;
     se->first = 0;
     se->last = se->n_groups;
     if (sp->shard_count > 0)

@@ -617,8 +617,8 @@ check dp-serve-too-few 2 "at least one sequence in flight on each" "$pm" serve -
 # search (issue 46): each mode's best and what binds it; the CSV's front; the pruned search's
 # rows are the exhaustive one's; what it refuses.
 check search-table 0 "what stops it serving more" "$pm" search --config llama70b-h100 --budget 32 --tpot-limit 50ms --concurrency 8,64,256
-check search-budget-dp 0 "serial        8     4" "$pm" search --config llama70b-h100 --budget 32 --tp-list 8 --chunks 2048 --concurrency 8
-check search-csv 0 "mode,tp,ep,dp,chunk,l2_capacity_MiB,concurrency,ttft_s" "$pm" search --config llama70b --tp-list 8 --sweep l2=48MiB,96MiB --concurrency 4,16 -f csv
+check search-budget-dp 0 "serial        8   1     4" "$pm" search --config llama70b-h100 --budget 32 --tp-list 8 --chunks 2048 --concurrency 8
+check search-csv 0 "mode,tp,pp,ep,dp,chunk,l2_capacity_MiB,concurrency,ttft_s" "$pm" search --config llama70b --tp-list 8 --sweep l2=48MiB,96MiB --concurrency 4,16 -f csv
 check search-exhaustive-same 0 "same" bash -c "diff <('$pm' search --config mixtral8x7b --ep-list 1,4 --tpot-limit 30ms --concurrency 1,8,32,64,128 -f csv | grep -v '^#') <('$pm' search --config mixtral8x7b --ep-list 1,4 --tpot-limit 30ms --concurrency 1,8,32,64,128 -f csv --exhaustive | grep -v '^#') && echo same"
 check search-json 0 '"binds": "' "$pm" search --config llama8b --tpot-limit 20ms --concurrency 1,4,16 -f json
 check search-nothing 0 "nothing meets the limits" "$pm" search --config llama70b-h100 --tpot-limit 1ms --concurrency 1,2
@@ -626,7 +626,17 @@ check search-hw-count 2 "a hardware axis is l2, l2_bw, compute, hbm_bw or link_b
 check search-three-hw 2 "at most 2 hardware axes" "$pm" search --sweep l2=8MiB --sweep hbm_bw=1TBps --sweep compute=100TFLOPS
 check search-tp-list-bad 2 "--tp-list" "$pm" search --tp-list 8,x
 check search-rate-floor 2 "--min-user-rate: expected" "$pm" search --min-user-rate 0
-check search-pp-refused 1 "but not searched yet" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+check search-pp-refused 1 "its pp list, \`--pp-list\`" "$pm" search --config llama8b --cluster hgx-h100-ib-ndr --pp 2
+# pipeline stages in the space (issue 44 item 5): --pp-list, the pp column; a plan whose
+# stages would cross nodes without an inter-node link counted as one that cannot run.
+check search-pp-list 0 "serial        8   2     2" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8
+check search-pp-csv 0 "preserve,8,2,1,2,2048," "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8 -f csv
+check search-pp-json 0 '"tp": 8, "pp": 2, "ep": 1, "dp": 2' "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8 -f json
+check search-pp-no-link 0 "1 deployments could not run, the first: 2 stages of 8 devices need 8-device nodes joined by an inter-node link" "$pm" search --config llama70b-h100 --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8
+check search-pp-budget 0 "TP 8 x PP 3 = 24 devices does not divide the budget of 32" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 3 --chunks 2048 --concurrency 8
+check search-pp-list-bad 2 "--pp-list" "$pm" search --pp-list 0
+check search-pp-list-big 2 "--pp-list" "$pm" search --pp-list 129
+check search-mix-pp 2 "--pp-list: a mix is searched over one stage" "$pm" search --mix llama8b --pp-list 1,2
 check search-spec 0 "# space: 55 points x 3 modes; 46 evaluated, 6 pruned" "$pm" search --config llama70b-h100 \
     --budget 8 --tp-list 8 --tpot-limit 30ms --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
@@ -635,7 +645,14 @@ check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" -
 # shard of other options and a cut shard are refused.
 sopts=(--config mixtral8x7b --budget 32 --tpot-limit 20ms --concurrency 1,8,32,64,128,256 --chunks 512,2048 --sweep l2=48MiB,96MiB,192MiB --objective mm2 --ep-list 1,2)
 for k in 1 2 3; do "$pm" search "${sopts[@]}" --shard $k/3 >sshard$k.txt 2>/dev/null; done
-check search-shard-line 0 "# preserve-model search shard 2/3: groups 17 to 32 of 48" cat sshard2.txt
+check search-shard-line 0 "# preserve-model search shard 2/3 (format 2): groups 17 to 32 of 48" cat sshard2.txt
+# A shard of format 1 (before pipeline stages: no pp in its candidates) is refused.
+sed -e 's| (format 2):|:|' sshard2.txt >sshardold.txt
+check search-merge-format1 1 "a shard file of format 1, written before the search had pipeline stages" "$pm" search "${sopts[@]}" sshard1.txt sshardold.txt sshard3.txt
+# Shards of a space with stages merge into the unsharded answer.
+popts=(--config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 4,8 --pp-list 1,2,4 --chunks 2048 --concurrency 8,32,128 --tpot-limit 50ms)
+for k in 1 2; do "$pm" search "${popts[@]}" --shard $k/2 >pshard$k.txt 2>/dev/null; done
+check search-merge-pp 0 "" bash -c "diff <('$pm' search ${popts[*]} -f csv pshard2.txt pshard1.txt) <('$pm' search ${popts[*]} -f csv)"
 for f in json csv table; do
     check "search-merge-$f" 0 "" bash -c "diff <('$pm' search ${sopts[*]} -f $f sshard3.txt sshard1.txt sshard2.txt) <('$pm' search ${sopts[*]} -f $f)"
 done

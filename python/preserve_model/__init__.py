@@ -359,7 +359,7 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
 #: The objectives search() takes (pm_search_objective), in the library's order.
 SEARCH_OBJECTIVES = ("device", "mm2", "usd", "joule")
 #: The columns of a search candidate (search()'s best and front), in _core's order.
-_SEARCH_COLUMNS = ("tp", "ep", "dp", "chunk", "hw0", "hw1", "concurrency", "ttft_s", "tpot_s",
+_SEARCH_COLUMNS = ("tp", "pp", "ep", "dp", "chunk", "hw0", "hw1", "concurrency", "ttft_s", "tpot_s",
                    "tokens_per_s_per_user", "tokens_per_s_per_device", "tokens_per_s_deployment",
                    "tokens_per_s_per_mm2", "tokens_per_s_per_usd", "tokens_per_J", "objective")
 
@@ -376,7 +376,7 @@ def _counts(name, values, lo=1):
 
 
 def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), overrides=None, *,
-           budget=0, tp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
+           budget=0, tp=None, pp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
            ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
            rule="decode_first", arrival="staggered", input_tokens=None, output_tokens=None,
            lengths=None, exhaustive=False, threads=0, data_dir=None, spec_tokens=None,
@@ -384,8 +384,10 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     """The best deployment per mode under latency limits: the `search` command's answer.
 
     The space: each tensor-parallel degree of tp (None: 1, 2, 4... up to a node and the
-    budget), each expert-parallel rank count of ep (None: the scenario's), with budget > 0 the
-    data-parallel replicas that fill that many devices (budget / tp), each chunk budget of
+    budget), each count of pipeline stages of pp (None: 1; a replica is tp x pp devices,
+    served as serve() serves stages), each expert-parallel rank count of ep (None: the
+    scenario's), with budget > 0 the data-parallel replicas that fill that many devices
+    (budget / (tp x pp)), each chunk budget of
     chunks, each point of the hardware axes (at most two specs as --sweep takes them,
     "l2=48MiB,96MiB"), each concurrency (sequences in flight per replica), served as serve()
     serves (rule, arrival, input_tokens, output_tokens, lengths). The candidates within
@@ -401,7 +403,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     "tokens_per_user", "hbm", "chunk_budget", "objective_peak", "space_edge"), best (a dict of
     the candidate's numbers, None when nothing meets the limits), front (a dict of numpy
     arrays: the Pareto front of the objective against tokens/s per user, by rising per-user
-    rate)}}. The candidates' keys: tp, ep (1 for a dense model), dp, chunk, the hardware axes'
+    rate)}}. The candidates' keys: tp, pp, ep (1 for a dense model), dp, chunk, the hardware axes'
     columns (l2_capacity_MiB...), concurrency, ttft_s, tpot_s, tokens_per_s_per_user,
     tokens_per_s_per_device, tokens_per_s_deployment, tokens_per_s_per_mm2,
     tokens_per_s_per_usd, tokens_per_J, objective. Raises Error for a load or model error.
@@ -439,7 +441,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
                        _path("data_dir", data_dir),
                        None if lengths is None else [(int(a), int(b), float(c))
                                                      for a, b, c in lengths],
-                       shard_index, shard_count)
+                       shard_index, shard_count, None if pp is None else _counts("pp", pp))
     points, evaluated, pruned, invalid, first, hw_names, per_mode = raw
 
     def named(table):
@@ -451,7 +453,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
                     out[hw_names[k]] = table[:, i].copy()
             else:
                 out[col] = table[:, i].copy()
-        for col in ("tp", "ep", "dp", "chunk"):
+        for col in ("tp", "pp", "ep", "dp", "chunk"):
             out[col] = out[col].astype(np.int64)
         return out
 

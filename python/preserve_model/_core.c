@@ -670,17 +670,17 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
 
 /* ---------------------------------------------------------------- search */
 
-/* A search candidate's row, SEARCH_COLS float64: tp, ep, dp, chunk, hw0, hw1 (NaN: no axis),
+/* A search candidate's row, SEARCH_COLS float64: tp, pp, ep, dp, chunk, hw0, hw1 (NaN: no axis),
  * concurrency, ttft_s, tpot_s, tokens_per_s_per_user, tokens_per_s_per_device,
  * tokens_per_s_deployment, tokens_per_s_per_mm2, tokens_per_s_per_usd, tokens_per_J,
  * objective (the wrapper names them). */
-#define SEARCH_COLS 16
+#define SEARCH_COLS 17
 
 static void search_row(const pm_search_spec *sp, const pm_search_candidate *k, double *v)
 {
     const pm_serve_mode *x = &k->figures;
     const double row[SEARCH_COLS] = {
-        k->tp, k->ep, k->dp, (double)k->chunk,
+        k->tp, k->pp, k->ep, k->dp, (double)k->chunk,
         sp->n_hw > 0 ? pm_axis_display_value(sp->hw[0].kind, k->hw[0]) : NAN,
         sp->n_hw > 1 ? pm_axis_display_value(sp->hw[1].kind, k->hw[1]) : NAN,
         k->concurrency, x->ttft_s, x->tpot_s, x->tokens_per_s_per_user,
@@ -705,9 +705,10 @@ static int search_list(PyObject *obj, const char *what, double *v)
     return PyErr_Occurred() ? -1 : (int)n;
 }
 
-/* The space's lists (tp and ep may be empty: the scenario's), the hardware axes' specs. */
-static int search_space(pm_search_spec *sp, PyObject *tp, PyObject *ep, PyObject *chunks,
-                        PyObject *conc, PyObject *hw)
+/* The space's lists (tp, ep and pp may be empty: the scenario's, pp None too), the hardware
+ * axes' specs. */
+static int search_space(pm_search_spec *sp, PyObject *tp, PyObject *ep, PyObject *pp,
+                        PyObject *chunks, PyObject *conc, PyObject *hw)
 {
     double v[PM_SEARCH_MAX_VALUES];
     int n;
@@ -716,6 +717,11 @@ static int search_space(pm_search_spec *sp, PyObject *tp, PyObject *ep, PyObject
     for (int i = 0; i < n; i++)
         sp->tp[i] = (int)v[i];
     sp->n_tp = n;
+    if (pp != Py_None && (n = search_list(pp, "pp", v)) < 0)
+        return -1;
+    for (int i = 0; pp != Py_None && i < n; i++)
+        sp->pp[i] = (int)v[i];
+    sp->n_pp = pp != Py_None ? n : 0;
     if ((n = search_list(ep, "ep", v)) < 0)
         return -1;
     for (int i = 0; i < n; i++)
@@ -810,7 +816,7 @@ static int search_workload(const pm_scenario *s, long long in, long long out, in
 
 /* search(config, concurrency, chunks, tp, ep, hardware, budget, ttft_limit, tpot_limit,
  * min_user_rate, objective, rule, arrival, input_tokens, output_tokens, exhaustive, threads,
- * overrides=None, data_dir=None, lengths=None, shard_index=0, shard_count=0): the search
+ * overrides=None, data_dir=None, lengths=None, shard_index=0, shard_count=0, pp=None): the search
  * command's pm_search_run (of one shard of the groups when shard_count > 0). */
 static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -820,22 +826,23 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
                 k_tpot[] = "tpot_limit", k_user[] = "min_user_rate", k_obj[] = "objective",
                 k_rule[] = "rule", k_arrival[] = "arrival", k_in[] = "input_tokens",
                 k_out[] = "output_tokens", k_ex[] = "exhaustive", k_lengths[] = "lengths",
-                k_shard_index[] = "shard_index", k_shard_count[] = "shard_count";
+                k_shard_index[] = "shard_index", k_shard_count[] = "shard_count", k_pp[] = "pp";
     static char *kwlist[] = {k_config, k_conc, k_chunks, k_tp, k_ep, k_hw, k_budget, k_ttft,
                              k_tpot, k_user, k_obj, k_rule, k_arrival, k_in, k_out, k_ex,
                              k_threads, k_overrides, k_data_dir, k_lengths, k_shard_index,
-                             k_shard_count, NULL};
+                             k_shard_count, k_pp, NULL};
     const char *config, *data_dir = NULL;
-    PyObject *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None, *lengths = Py_None;
+    PyObject *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None, *lengths = Py_None,
+             *pp = Py_None;
     int budget, objective, rule, arrival, exhaustive, threads;
     double ttft, tpot, user;
     long long in, out_tokens;
     Py_ssize_t shard_index = 0, shard_count = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOidddiiiLLpi|OzOnn", kwlist, &config,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOidddiiiLLpi|OzOnnO", kwlist, &config,
                                      &conc, &chunks, &tp, &ep, &hw, &budget, &ttft, &tpot, &user,
                                      &objective, &rule, &arrival, &in, &out_tokens, &exhaustive,
                                      &threads, &overrides, &data_dir, &lengths, &shard_index,
-                                     &shard_count))
+                                     &shard_count, &pp))
         return NULL;
     if (shard_index < 0 || shard_count < 0)
         return PyErr_Format(PyExc_ValueError, "shard: expected counts >= 0");
@@ -844,7 +851,7 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
         return PyErr_NoMemory();
     pm_scenario s;
     PyObject *res = NULL;
-    if (search_space(sp, tp, ep, chunks, conc, hw) != 0 ||
+    if (search_space(sp, tp, ep, pp, chunks, conc, hw) != 0 ||
         load(config, overrides, data_dir, true, &s) != 0)
         goto out;
     if (search_workload(&s, in, out_tokens, rule, arrival, lengths, &sp->workload) != 0) {
@@ -985,7 +992,7 @@ static PyObject *search_mix(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto out;
     }
-    if (search_space(base, tp, ep, chunks, conc, hw) != 0)
+    if (search_space(base, tp, ep, Py_None, chunks, conc, hw) != 0)
         goto out;
     search_limits(base, budget, ttft, tpot, user, objective, exhaustive, threads);
     for (int a = 0; a < base->n_hw; a++)

@@ -919,6 +919,30 @@ def test_search_pruned_is_exhaustive_and_hardware_columns():
             assert np.array_equal(v, b["modes"][mode]["front"][k])
 
 
+def test_search_pipeline_stages():
+    """pp=[...]: a candidate of two stages is serve()'s steady state with pp=2 at its
+    concurrency (TP 4 x PP 2 = 8 devices, 32 / 8 = 4 replicas); pp=[1] is the search without
+    a pp list; the candidates carry pp."""
+    kw = dict(tp=(4,), chunks=(2048,), budget=32)
+    r = pm.search("llama70b-h100", (16,), pp=[2], **kw)
+    s = pm.serve("llama70b-h100", (16,), chunk=2048, devices=4, pp=2)
+    for mode in pm.MODES:
+        best = r["modes"][mode]["best"]
+        assert (best["tp"], best["pp"], best["dp"]) == (4, 2, 4)
+        assert best["objective"] == s[f"{mode}_tokens_per_s_per_device"][0]
+        assert best["tpot_s"] == s[f"{mode}_tpot_s"][0]
+        assert r["modes"][mode]["front"]["pp"].dtype == np.int64
+    a = pm.search("llama70b-h100", (1, 16, 64), **kw)
+    b = pm.search("llama70b-h100", (1, 16, 64), pp=[1], **kw)
+    for mode in pm.MODES:
+        assert a["modes"][mode]["best"] == b["modes"][mode]["best"]
+        assert a["modes"][mode]["best"]["pp"] == 1
+    with pytest.raises(ValueError, match="pp"):
+        pm.search("llama70b-h100", (16,), pp=[0], **kw)
+    bad = pm.search("llama70b-h100", (16,), pp=[2], tp=(8,), chunks=(2048,), budget=32)
+    assert bad["invalid_deployments"] == 1 and "inter-node link" in bad["first_invalid"]
+
+
 def test_search_refusals():
     with pytest.raises(ValueError, match="objective"):
         pm.search(objective="watt")

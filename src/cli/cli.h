@@ -68,6 +68,7 @@ typedef struct cli {
     double min_user_rate;    /* search: the tokens/s per user floor (0: none) */
     int budget;              /* search: the deployment's devices (0: one replica) */
     const char *tp_list, *ep_list, *chunks; /* search: the space's lists (NULL: defaults) */
+    const char *pp_list;     /* search: pipeline stages, "1,2,4" (NULL: 1) */
     bool exhaustive;         /* search: no pruning */
     const char *mix;         /* search: "SCENARIO[@LENGTHS][=SHARE],..." (NULL: --config) */
     pm_search_objective search_objective; /* search: --objective (default per device) */

@@ -123,6 +123,9 @@ const cli_option cli_options[] = {
     {"tp-list", required_argument, OPT_TP_LIST, GIVEN_SPACE, "L",
      "search: tensor-parallel degrees, comma separated (default: 1, 2, 4... up to the "
      "cluster's devices)"},
+    {"pp-list", required_argument, OPT_PP_LIST, GIVEN_SPACE, "L",
+     "search: pipeline stages per replica, comma separated (default 1; a replica is TP x PP "
+     "devices)"},
     {"ep-list", required_argument, OPT_EP_LIST, GIVEN_SPACE, "L",
      "search: expert-parallel rank counts of a MoE model (default: the scenario's)"},
     {"chunks", required_argument, OPT_CHUNKS, GIVEN_SPACE, "L",
@@ -205,7 +208,8 @@ static const cli_command commands[] = {
          GIVEN_SHARD,
      F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), "[SHARD...]",
      "the best deployment per mode under latency limits: tensor-parallel degree, replicas of a "
-     "device budget, chunk budget, concurrency (and hardware axes), served as `serve` serves",
+     "device budget, chunk budget, concurrency (and hardware axes, pipeline stages with "
+     "--pp-list), served as `serve` serves",
      "Each candidate is a served workload's steady state; those within --ttft-limit, "
      "--tpot-limit and --min-user-rate compete on --objective. The table gives each mode's best "
      "and the limit that stops it serving more; the CSV the Pareto front of the objective "

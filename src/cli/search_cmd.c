@@ -1,10 +1,10 @@
 /*
- * search_cmd.c - `search`: the best deployment per mode under latency limits (pm_search_run):
- * the space from --tp-list, --ep-list, --budget, --chunks, --concurrency and up to two hardware
- * --sweep axes, the limits --ttft-limit, --tpot-limit and --min-user-rate, the --objective; each
- * mode's best with the limit that binds it as a table or JSON, the Pareto fronts as CSV, and
- * with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the shard
- * file of its slice of the groups; given shard files (`search [options] FILE...`) it merges
+ * search_cmd.c - `search`: the best deployment per mode under latency limits (pm_search_run): the
+ * space from --tp-list, --pp-list, --ep-list, --budget, --chunks, --concurrency and up to two
+ * hardware --sweep axes, the limits --ttft-limit, --tpot-limit and --min-user-rate, the
+ * --objective; each mode's best with the limit that binds it as a table or JSON, the Pareto fronts
+ * as CSV, and with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the
+ * shard file of its slice of the groups; given shard files (`search [options] FILE...`) it merges
  * them into the unsharded answer (search_shard.c) and prints that.
  */
 #include <errno.h>
@@ -26,8 +26,8 @@ static int counts(const char *opt, const char *list, double hi, double *v)
     return parse_counts(opt, list, 1, hi, PM_SEARCH_MAX_VALUES, v);
 }
 
-/* --tp-list, --ep-list, --chunks and --concurrency into the spec (their defaults without
- * them: the library's for tp and ep). */
+/* --tp-list, --pp-list, --ep-list, --chunks and --concurrency into the spec (their defaults
+ * without them: the library's for tp, pp and ep). */
 static int space_lists(const cli *c, pm_search_spec *sp)
 {
     double v[PM_SEARCH_MAX_VALUES];
@@ -35,6 +35,10 @@ static int space_lists(const cli *c, pm_search_spec *sp)
         return EXIT_USAGE;
     for (int i = 0; i < sp->n_tp; i++)
         sp->tp[i] = (int)v[i];
+    if (c->pp_list && (sp->n_pp = counts("--pp-list", c->pp_list, PM_MAX_STAGES, v)) < 0)
+        return EXIT_USAGE;
+    for (int i = 0; i < sp->n_pp; i++)
+        sp->pp[i] = (int)v[i];
     if (c->ep_list && (sp->n_ep = counts("--ep-list", c->ep_list, PM_MAX_DEVICES, v)) < 0)
         return EXIT_USAGE;
     for (int i = 0; i < sp->n_ep; i++)
@@ -67,9 +71,9 @@ static int space_hw(const cli *c, const pm_scenario *s, pm_search_spec *sp)
             return usage_pm_error(NULL, &err);
         sp->n_hw = a + 1;
         if (pm_axis_is_count(sp->hw[a].kind))
-            return usage_error("--sweep %s: the deployment is searched by --tp-list, --ep-list "
-                               "and --budget; a hardware axis is l2, l2_bw, compute, hbm_bw or "
-                               "link_bw",
+            return usage_error("--sweep %s: the deployment is searched by --tp-list, "
+                               "--pp-list, --ep-list and --budget; a hardware axis is l2, "
+                               "l2_bw, compute, hbm_bw or link_bw",
                                c->sweeps[a]);
         if (pm_axis_fit_scenario(s, &sp->hw[a], &err) != PM_OK)
             return config_error(&err);
@@ -145,7 +149,7 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
 static void csv_row(FILE *f, const pm_search_spec *sp, const pm_search_candidate *k, bool best)
 {
     const pm_serve_mode *x = &k->figures;
-    fprintf(f, "%s,%d,%d,%d,%lld", pm_mode_name(k->mode), k->tp, k->ep, k->dp,
+    fprintf(f, "%s,%d,%d,%d,%d,%lld", pm_mode_name(k->mode), k->tp, k->pp, k->ep, k->dp,
             (long long)k->chunk);
     const double v[] = {k->concurrency, x->ttft_s, x->tpot_s, x->tokens_per_s_per_user,
                         x->tokens_per_s_per_device, x->tokens_per_s * k->dp,
@@ -166,7 +170,8 @@ static void csv_row(FILE *f, const pm_search_spec *sp, const pm_search_candidate
 /* The same point of the space in the same mode. */
 static bool same(const pm_search_candidate *a, const pm_search_candidate *b)
 {
-    bool eq = a->mode == b->mode && a->tp == b->tp && a->ep == b->ep && a->chunk == b->chunk &&
+    bool eq = a->mode == b->mode && a->tp == b->tp && a->pp == b->pp && a->ep == b->ep &&
+              a->chunk == b->chunk &&
               !(a->concurrency < b->concurrency || a->concurrency > b->concurrency);
     for (int i = 0; i < PM_SEARCH_MAX_HW; i++)
         eq = eq && !(a->hw[i] < b->hw[i] || a->hw[i] > b->hw[i]);
@@ -178,7 +183,7 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_sear
                       const pm_search_result *r)
 {
     write_header(f, c, s, sp, r);
-    fprintf(f, "mode,tp,ep,dp,chunk");
+    fprintf(f, "mode,tp,pp,ep,dp,chunk");
     for (int a = 0; a < sp->n_hw; a++)
         fprintf(f, ",%s", pm_axis_column(sp->hw[a].kind));
     fprintf(f, ",concurrency,ttft_s,tpot_s,tokens_per_s_per_user,tokens_per_s_per_device,"
@@ -203,9 +208,9 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
                         const pm_search_result *r)
 {
     write_header(stdout, c, s, sp, r);
-    printf("\n%-9s %5s %5s %4s %6s %6s %9s %9s %11s %12s %14s  %s\n", "mode", "tp", "dp", "ep",
-           "chunk", "conc", "TTFT_s", "TPOT_ms", "tok/s/user", "tok/s/device", "objective",
-           "what stops it serving more");
+    printf("\n%-9s %5s %3s %5s %4s %6s %6s %9s %9s %11s %12s %14s  %s\n", "mode", "tp", "pp",
+           "dp", "ep", "chunk", "conc", "TTFT_s", "TPOT_ms", "tok/s/user", "tok/s/device",
+           "objective", "what stops it serving more");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         if (!r->found[m]) {
             printf("%-9s nothing meets the limits\n", pm_mode_name((pm_mode)m));
@@ -215,8 +220,8 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
         const pm_serve_mode *x = &k->figures;
         char hw[160];
         search_hw_words(sp->hw, sp->n_hw, k->hw, hw, sizeof hw);
-        printf("%-9s %5d %5d %4d %6lld %6g %9.3f %9.2f %11.2f %12.1f %14.6g  %s%s\n",
-               pm_mode_name((pm_mode)m), k->tp, k->dp, k->ep, (long long)k->chunk,
+        printf("%-9s %5d %3d %5d %4d %6lld %6g %9.3f %9.2f %11.2f %12.1f %14.6g  %s%s\n",
+               pm_mode_name((pm_mode)m), k->tp, k->pp, k->dp, k->ep, (long long)k->chunk,
                k->concurrency, x->ttft_s, 1e3 * x->tpot_s, x->tokens_per_s_per_user,
                x->tokens_per_s_per_device, k->objective, pm_search_bound_name(r->binds[m]), hw);
     }
@@ -227,8 +232,9 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
 static void json_candidate(const pm_search_spec *sp, const pm_search_candidate *k)
 {
     const pm_serve_mode *x = &k->figures;
-    printf("{\"tp\": %d, \"ep\": %d, \"dp\": %d, \"chunk\": %lld, \"concurrency\": ", k->tp,
-           k->ep, k->dp, (long long)k->chunk);
+    printf("{\"tp\": %d, \"pp\": %d, \"ep\": %d, \"dp\": %d, \"chunk\": %lld, "
+           "\"concurrency\": ",
+           k->tp, k->pp, k->ep, k->dp, (long long)k->chunk);
     fput_json_number(stdout, k->concurrency);
     for (int a = 0; a < sp->n_hw; a++) {
         printf(", \"%s\": ", pm_axis_column(sp->hw[a].kind));

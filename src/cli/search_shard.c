@@ -6,7 +6,7 @@
  * there once and whole, and adds them in order with pm_search_merge: the answer of the
  * unsharded search, which the command then prints in any format. The format:
  *
- *   # preserve-model search shard K/N: groups A to B of G; inputs fnv1a64 H
+ *   # preserve-model search shard K/N (format 2): groups A to B of G; inputs fnv1a64 H
  *   space CANDIDATES EVALUATED PRUNED INVALID
  *   invalid TEXT                    (the first invalid deployment's error, when INVALID > 0)
  *   mode M FOUND BINDS FRONT        (per mode M 0 1 2; FOUND 0 or 1, BINDS a bound's number)
@@ -14,8 +14,10 @@
  *   front CANDIDATE                 (FRONT lines)
  *   # search shard K/N end
  *
- * CANDIDATE: tp ep dp chunk mode fails group hw0 hw1 concurrency objective, then the pm_serve_mode
- * figures in the struct's order (its two flags as 0 or 1).
+ * CANDIDATE: tp pp ep dp chunk mode fails group hw0 hw1 concurrency objective, then the
+ * pm_serve_mode figures in the struct's order (its two flags as 0 or 1). Format 2 added pp (the
+ * pipeline stages); a file of format 1 (its first line without "(format N)") is refused with a
+ * message saying so.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +29,9 @@
 #include "output.h"
 #include "search_shard.h"
 
+/* The shard files' format: 2 since the candidates carry their pipeline stages. */
+#define SHARD_FORMAT 2
+
 /* The digest of what a shard's answer depends on: the resolved scenario and the spec's
  * workload, space, limits and objective (not its threads or shard). */
 uint64_t search_inputs_digest(const pm_scenario *s, const pm_search_spec *sp)
@@ -34,7 +39,8 @@ uint64_t search_inputs_digest(const pm_scenario *s, const pm_search_spec *sp)
     uint64_t h = scenario_digest(s);
     const pm_serve_workload *w = &sp->workload;
     const double v[] = {(double)w->input_tokens, (double)w->output_tokens, w->rule, w->arrival,
-                        w->n_classes, sp->device_budget, sp->n_tp, sp->n_ep, sp->n_concurrency,
+                        w->n_classes, sp->device_budget, sp->n_tp, sp->n_pp, sp->n_ep,
+                        sp->n_concurrency,
                         sp->n_chunk, sp->n_hw, sp->ttft_limit_s, sp->tpot_limit_s,
                         sp->min_tokens_per_s_per_user, sp->objective, sp->exhaustive};
     h = fnv1a64(h, v, sizeof v);
@@ -44,6 +50,7 @@ uint64_t search_inputs_digest(const pm_scenario *s, const pm_search_spec *sp)
         h = fnv1a64(h, c, sizeof c);
     }
     h = fnv1a64(h, sp->tp, (size_t)sp->n_tp * sizeof sp->tp[0]);
+    h = fnv1a64(h, sp->pp, (size_t)sp->n_pp * sizeof sp->pp[0]);
     h = fnv1a64(h, sp->ep, (size_t)sp->n_ep * sizeof sp->ep[0]);
     h = fnv1a64(h, sp->concurrency, (size_t)sp->n_concurrency * sizeof sp->concurrency[0]);
     h = fnv1a64(h, sp->chunk, (size_t)sp->n_chunk * sizeof sp->chunk[0]);
@@ -86,7 +93,7 @@ static void figures_in(const double *v, pm_serve_mode *x)
 
 static void put_candidate(FILE *f, const char *tag, const pm_search_candidate *k)
 {
-    fprintf(f, "%s %d %d %d %lld %d %d %zu %a %a %a %a", tag, k->tp, k->ep, k->dp,
+    fprintf(f, "%s %d %d %d %d %lld %d %d %zu %a %a %a %a", tag, k->tp, k->pp, k->ep, k->dp,
             (long long)k->chunk, (int)k->mode, (int)k->fails, k->group, k->hw[0], k->hw[1],
             k->concurrency, k->objective);
     double v[SERVE_MODE_NUMBERS];
@@ -98,9 +105,9 @@ static void put_candidate(FILE *f, const char *tag, const pm_search_candidate *k
 
 void search_shard_write(FILE *f, size_t k, size_t n, uint64_t inputs, const pm_search_result *r)
 {
-    fprintf(f, "# preserve-model search shard %zu/%zu: groups %zu to %zu of %zu; inputs "
-               "fnv1a64 %016" PRIx64 "\n",
-            k, n, r->first_group + 1, r->last_group, r->groups, inputs);
+    fprintf(f, "# preserve-model search shard %zu/%zu (format %d): groups %zu to %zu of %zu; "
+               "inputs fnv1a64 %016" PRIx64 "\n",
+            k, n, SHARD_FORMAT, r->first_group + 1, r->last_group, r->groups, inputs);
     fprintf(f, "space %zu %zu %zu %zu\n", r->candidates, r->evaluated, r->pruned,
             r->invalid_plans);
     if (r->invalid_plans > 0) {
@@ -156,8 +163,8 @@ static bool get_candidate(const char *text, const char *tag, pm_search_candidate
     memset(k, 0, sizeof *k);
     long long chunk;
     int mode, fails, used = 0;
-    if (sscanf(text + t, " %d %d %d %lld %d %d %zu%n", &k->tp, &k->ep, &k->dp, &chunk, &mode,
-               &fails, &k->group, &used) != 7 ||
+    if (sscanf(text + t, " %d %d %d %d %lld %d %d %zu%n", &k->tp, &k->pp, &k->ep, &k->dp,
+               &chunk, &mode, &fails, &k->group, &used) != 8 ||
         mode < 0 || mode >= PM_MODE_COUNT || fails < 0 || fails >= PM_BOUND_COUNT)
         return false;
     k->chunk = chunk;
@@ -244,16 +251,25 @@ static int read_shard(const char *path, uint64_t inputs, size_t *k, size_t *n,
         return EXIT_CONFIG;
     }
     uint64_t h;
-    size_t a, b;
-    int rc = 0;
-    if (!next_line(&rd) ||
-        sscanf(rd.line,
-               "# preserve-model search shard %zu/%zu: groups %zu to %zu of %zu; inputs "
-               "fnv1a64 %16" SCNx64,
-               k, n, &a, &b, &r->groups, &h) != 6 ||
-        *k < 1 || *k > *n || a < 1 || b < a - 1 || b > r->groups)
+    size_t a = 0, b = 0;
+    int rc = 0, format = 0, old = 0;
+    const bool first = next_line(&rd);
+    if (first && sscanf(rd.line, "# preserve-model search shard %zu/%zu: groups%n", k, n, &old) ==
+                     2 &&
+        old > 0)
+        rc = bad(&rd, "a shard file of format 1, written before the search had pipeline stages "
+                      "(its candidates carry no pp): write the shards again with this version");
+    else if (!first ||
+             sscanf(rd.line,
+                    "# preserve-model search shard %zu/%zu (format %d): groups %zu to %zu of "
+                    "%zu; inputs fnv1a64 %16" SCNx64,
+                    k, n, &format, &a, &b, &r->groups, &h) != 7 ||
+             *k < 1 || *k > *n || a < 1 || b < a - 1 || b > r->groups)
         rc = bad(&rd, "not a shard of search (its first line is not '# preserve-model search "
-                      "shard K/N: ...')");
+                      "shard K/N (format 2): ...')");
+    else if (format != SHARD_FORMAT)
+        rc = bad(&rd, "a shard file of another format than this version's 2: write the shards "
+                      "again with this version");
     else if (h != inputs)
         rc = bad(&rd, "a shard of another search (its inputs' digest differs: give merge the "
                       "shards' own options)");
