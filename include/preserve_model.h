@@ -2177,7 +2177,10 @@ typedef enum pm_axis_kind {
     PM_AXIS_PP = 9,       /* pipeline stages (cluster.pipeline_parallel) */
     PM_AXIS_DP = 10,      /* data-parallel replicas (cluster.data_parallel) */
     PM_AXIS_SP = 11,      /* sequence parallelism off (0) or on (1) (cluster.sequence_parallel) */
-    PM_AXIS_COUNT = 12
+    PM_AXIS_SPLIT = 12,   /* the layers of the last of several pipeline stages (the one with the
+                             LM head), the others sharing the rest evenly (cluster.pipeline_layers;
+                             set after pp) */
+    PM_AXIS_COUNT = 13
 } pm_axis_kind;
 
 /** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep", "pp", "dp",

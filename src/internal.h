@@ -359,6 +359,10 @@ void pm_pipeline_micro_scenario(const pm_scenario *s, const pm_pipeline *pl, pm_
  * *inter: the boundary it crosses joins two nodes (the inter-node link). */
 double pm_stage_recv_bytes(const pm_pipeline *pl, int i, double act_bytes, double tokens,
                            double returned, bool *inter);
+/* c's stages (pm_cluster_pp(c) >= 2) over `layers` layers: `last` on the last stage (1 <= last
+ * <= layers - PP + 1), the rest split evenly over the others, the remainder one layer each on
+ * the first (the split sweep axis). */
+void pm_pipeline_split_last(pm_cluster *c, int layers, int last);
 /* PM_ERR_UNSUPPORTED naming $.cluster.pipeline_parallel when s has several stages: what (a
  * step's time, a served workload, a graph) is modelled for one stage only. */
 pm_status pm_plan_refuse_stages(const pm_scenario *s, const char *what, pm_error *err);

@@ -240,6 +240,16 @@ void pm_pipeline_stage_layers(const pm_cluster *c, int layers, int *out)
         out[i] = layers / pp + (i < layers % pp ? 1 : 0);
 }
 
+void pm_pipeline_split_last(pm_cluster *c, int layers, int last)
+{
+    const int pp = pm_cluster_pp(c), rest = layers - last;
+    for (int i = 0; i < pp - 1; i++)
+        c->stage_layers[i] = rest / (pp - 1) + (i < rest % (pp - 1) ? 1 : 0);
+    c->stage_layers[pp - 1] = last;
+    if (pp < PM_MAX_STAGES)
+        c->stage_layers[pp] = 0;
+}
+
 /* Whether every layer of m is of one class (attention and MLP): the stage evaluator
  * (step_plan.c's pm_step_plan_stage_eval) counts a stage's layers as copies of one. */
 static bool one_layer_class(const pm_model *m)

@@ -40,6 +40,7 @@ static const axis_info axes[PM_AXIS_COUNT] = {
     {"pp", "pipeline_parallel", "$.cluster.pipeline_parallel", PM_DIM_NONE, 1, 1, 8, -2.0},
     {"dp", "data_parallel", "$.cluster.data_parallel", PM_DIM_NONE, 1, 1, 8, -2.0},
     {"sp", "sequence_parallel", "$.cluster.sequence_parallel", PM_DIM_NONE, 1, 0, 1, 1},
+    {"split", "last_stage_layers", "$.cluster.pipeline_layers", PM_DIM_NONE, 1, 1, 64, 1},
 };
 
 const char *pm_axis_name(pm_axis_kind k)
@@ -69,7 +70,7 @@ void pm_axis_release(pm_axis *a)
 bool pm_axis_is_count(pm_axis_kind k)
 {
     return k == PM_AXIS_DEVICES || k == PM_AXIS_BATCH || k == PM_AXIS_SEQ || k == PM_AXIS_EP ||
-           k == PM_AXIS_PP || k == PM_AXIS_DP || k == PM_AXIS_SP;
+           k == PM_AXIS_PP || k == PM_AXIS_DP || k == PM_AXIS_SP || k == PM_AXIS_SPLIT;
 }
 
 static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, const char *spec,
@@ -318,6 +319,15 @@ bool pm_scenario_axis_value(const pm_scenario *s, pm_axis_kind k, double *v)
     case PM_AXIS_PP: *v = pm_cluster_pp(&s->cluster); break;
     case PM_AXIS_DP: *v = pm_cluster_dp(&s->cluster); break;
     case PM_AXIS_SP: *v = s->cluster.sequence_parallel ? 1.0 : 0.0; return true;
+    case PM_AXIS_SPLIT: {
+        const int pp = pm_cluster_pp(&s->cluster);
+        int layers[PM_MAX_STAGES];
+        if (pp < 2 || s->model.layers < pp)
+            return false;
+        pm_pipeline_stage_layers(&s->cluster, s->model.layers, layers);
+        *v = layers[pp - 1];
+        break;
+    }
     default: return false;
     }
     return *v > 0 && isfinite(*v);
@@ -335,6 +345,11 @@ pm_status pm_axis_fit_scenario(const pm_scenario *s, pm_axis *a, pm_error *err)
         /* No more devices than the cluster joins (an NVSwitch board's 8). */
         if (s->cluster.max_devices > 0 && s->cluster.max_devices < hi)
             hi = s->cluster.max_devices;
+    } else if (a->kind == PM_AXIS_SPLIT && pm_cluster_pp(&s->cluster) > 1) {
+        /* From one layer to the even share (ceil(L / PP)): the LM head makes the last stage
+         * the heavy one, so its share is what to give up. */
+        const int pp = pm_cluster_pp(&s->cluster);
+        hi = (s->model.layers + pp - 1) / pp;
     } else if (!pm_axis_is_count(a->kind) && pm_scenario_axis_value(s, a->kind, &base) &&
                (base < lo * (1 - 1e-9) || base > hi * (1 + 1e-9))) {
         /* A range around the scenario's own value: an eighth of it to twice it. */
@@ -378,6 +393,7 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     const double count_max =
         k == PM_AXIS_DEVICES || k == PM_AXIS_EP || k == PM_AXIS_DP ? (double)PM_MAX_DEVICES
         : k == PM_AXIS_PP                                          ? (double)PM_MAX_STAGES
+        : k == PM_AXIS_SPLIT                                       ? (double)PM_MAX_LAYERS
         : k == PM_AXIS_BATCH                                       ? (double)PM_MAX_BATCH
                                                                    : (double)PM_MAX_SEQ_LEN;
     if (pm_axis_is_count(k) && v > count_max)
@@ -405,6 +421,20 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
         s->cluster.stage_layers[0] = 0; /* a list of layers per stage is of its own stages */
         break;
     case PM_AXIS_DP: s->cluster.data_parallel = (int)v; break;
+    case PM_AXIS_SPLIT: {
+        const int pp = pm_cluster_pp(&s->cluster), L = s->model.layers;
+        if (pp < 2)
+            return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.pipeline_parallel",
+                           "the split axis sets the layers of the last of several pipeline "
+                           "stages: give pp > 1 (--pp N, or a pp axis before split)");
+        if (v > L - (pp - 1))
+            return pm_fail(err, PM_ERR_RANGE, NULL, path,
+                           "the last of %d stages holds at most %d of the %d layers (each "
+                           "other stage at least one) (got %.0f)",
+                           pp, L - (pp - 1), L, v);
+        pm_pipeline_split_last(&s->cluster, L, (int)v);
+        break;
+    }
     default: return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad axis");
     }
     return PM_OK;

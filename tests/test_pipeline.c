@@ -544,6 +544,55 @@ static void test_stage_graph_shape(void **state)
     pm_scenario_release(&s);
 }
 
+/* The split axis: the last stage's layers, the others the even split of the rest (10 layers over
+ * 3 stages with 2 on the last: 4, 4, 2; with 3: 4, 3, 3), equal to the same split given as
+ * pipeline_layers; read back; refused without stages or beyond L - (PP - 1); its default range
+ * is 1 to the even share, ceil(10 / 3) = 4. */
+static void test_split_axis(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp(10);
+    s.cluster.pipeline_parallel = 3;
+    s.workload.batch = 3;
+    pm_error err;
+    double v;
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_SPLIT, 2, &err), PM_OK);
+    assert_int_equal(s.cluster.stage_layers[0], 4);
+    assert_int_equal(s.cluster.stage_layers[1], 4);
+    assert_int_equal(s.cluster.stage_layers[2], 2);
+    assert_true(pm_scenario_axis_value(&s, PM_AXIS_SPLIT, &v) && !(fabs(v - 2.0) > 0.0));
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_SPLIT, 3, &err), PM_OK);
+    assert_int_equal(s.cluster.stage_layers[0], 4);
+    assert_int_equal(s.cluster.stage_layers[1], 3);
+    assert_int_equal(s.cluster.stage_layers[2], 3);
+    pm_estimate a, b;
+    assert_int_equal(pm_estimate_compute(&s, &a, NULL), PM_OK);
+    pm_scenario t = hand_pp(10);
+    t.cluster.pipeline_parallel = 3;
+    t.workload.batch = 3;
+    t.cluster.stage_layers[0] = 4;
+    t.cluster.stage_layers[1] = 3;
+    t.cluster.stage_layers[2] = 3;
+    assert_int_equal(pm_estimate_compute(&t, &b, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        assert_true(!(fabs(a.modes[m].tpot_s - b.modes[m].tpot_s) > 0.0) &&
+                    !(fabs(a.modes[m].request_s - b.modes[m].request_s) > 0.0));
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_SPLIT, 9, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "holds at most 8 of the 10 layers"));
+    pm_axis ax;
+    assert_int_equal(pm_axis_parse("split", 0, &ax, &err), PM_OK);
+    assert_int_equal(pm_axis_fit_scenario(&s, &ax, &err), PM_OK);
+    assert_int_equal((int)ax.n_values, 4);
+    assert_true(!(fabs(ax.values[0] - 1.0) > 0.0) && !(fabs(ax.values[3] - 4.0) > 0.0));
+    pm_axis_release(&ax);
+    s.cluster.pipeline_parallel = 1;
+    assert_int_equal(pm_scenario_set_axis(&s, PM_AXIS_SPLIT, 2, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.pipeline_parallel");
+    assert_false(pm_scenario_axis_value(&s, PM_AXIS_SPLIT, &v));
+    pm_scenario_release(&s);
+    pm_scenario_release(&t);
+}
+
 static void test_served_step_over_two_stages_by_hand(void **state)
 {
     (void)state;
@@ -675,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_served_one_stage_is_the_default),
         cmocka_unit_test(test_stage_graphs_equal_the_fast_path),
         cmocka_unit_test(test_stage_graph_shape),
+        cmocka_unit_test(test_split_axis),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -336,6 +336,7 @@ static const char *const axis_titles[PM_AXIS_COUNT] = {
     [PM_AXIS_PP] = "pipeline stages",
     [PM_AXIS_DP] = "data-parallel replicas",
     [PM_AXIS_SP] = "sequence parallelism (0 off, 1 on)",
+    [PM_AXIS_SPLIT] = "layers on the last pipeline stage",
 };
 
 /* An axis's title with its unit; the compute axis names the datatype whose peak it scales (an

@@ -72,8 +72,8 @@ const cli_option cli_options[] = {
     {"data-dir", required_argument, OPT_DATADIR, GIVEN_DATADIR, "DIR",
      "bundled data directory"},
     {"sweep", required_argument, OPT_SWEEP, GIVEN_SWEEP, "AXIS[=R]",
-     "sweep l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, pp, dp or sp (0 off, "
-     "1 on); R is START:STOP:STEP "
+     "sweep l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, pp, dp, sp (0 off, "
+     "1 on) or split (the last pipeline stage's layers); R is START:STOP:STEP "
      "(units ok: 8MiB:256MiB:8MiB; STEP xF is geometric) or a list 1,4,16; up to 4 times for "
      "a grid"},
     {"optimize", required_argument, OPT_OPTIMIZE, GIVEN_OPTIMIZE, "AXIS[=LO:HI]",
