@@ -60,7 +60,7 @@ METRICS = {"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_s"}
 STATISTICS = {"mean", "median"}
 STATUSES = {"ok", "not_modelled", "refused"}
 RULES = {"decode_first", "prefill_first"}
-DTYPES = {"int8", "fp8", "bf16", "fp16", "fp32"}
+DTYPES = {"int8", "fp8", "bf16", "fp16", "fp32", "int4"}
 # The chunk budget an engine runs when the source states none (see the docstring).
 DEFAULT_CHUNK = {"trtllm": 8192}
 TOOL_DEFAULT_CHUNK = 2048
