@@ -1366,12 +1366,12 @@ static void test_checkpoint_quantization_is_read_and_warned(void **state)
         bool is_float;
         const char *want;
     } cases[] = {
-        /* AWQ at 4 bits: integers the model has no datatype for. */
+        /* AWQ at 4 bits: integers, the int4 datatype (session 45i), not the workload's int8. */
         {"\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4, \"group_size\": 128, "
          "\"version\": \"gemm\"},",
          "awq", 4, false, "are 4-bit integers (quantization_config's quant_method \"awq\"); "
-                          "modelled as int8, the workload's weight_dtype: weights below 8 bits "
-                          "are not modelled"},
+                          "modelled as int8, the workload's weight_dtype (weight_dtype int4 "
+                          "models the checkpoint as published)"},
         /* bitsandbytes 8-bit: integers, the workload's own. */
         {"\"quantization_config\": {\"quant_method\": \"bitsandbytes\", \"load_in_8bit\": true, "
          "\"load_in_4bit\": false},",
