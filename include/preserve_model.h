@@ -104,12 +104,19 @@ typedef enum pm_dtype {
     PM_DTYPE_BF16 = 2,
     PM_DTYPE_FP16 = 3,
     PM_DTYPE_FP32 = 4,
-    PM_DTYPE_COUNT = 5
+    /* 4-bit integer weights (GPTQ, AWQ), weight-only beside 16-bit activations: 0.5 byte a
+     * weight plus a 16-bit scale (and, with weight_zero_point, a 4-bit zero point) per group of
+     * weight_group_size input channels; the embedding, the LM head and a MoE router stay in the
+     * activations' type. Refused as activations, KV cache or allreduce payload. Appended last
+     * so the earlier values keep their numbers. */
+    PM_DTYPE_INT4 = 5,
+    PM_DTYPE_COUNT = 6
 } pm_dtype;
 
-/** Bytes per element of dtype (1, 1, 2, 2, 4); 0 for an invalid value. */
+/** Bytes per element of dtype (1, 1, 2, 2, 4, 0.5: int4 without its group scales); 0 for an
+ * invalid value. */
 PM_API double pm_dtype_bytes(pm_dtype dtype);
-/** "int8", "fp8", "bf16", "fp16", "fp32"; "?" for an invalid value. */
+/** "int8", "fp8", "bf16", "fp16", "fp32", "int4"; "?" for an invalid value. */
 PM_API const char *pm_dtype_name(pm_dtype dtype);
 
 /** A decoder-only transformer (HuggingFace config.json semantics). */
@@ -503,6 +510,12 @@ typedef struct pm_workload {
      * still compute every token (src/moe.c). Refused with expert parallelism (the busiest
      * rank's load of identical tokens is not modelled). No effect on a dense model. */
     int distinct_sequences;
+    /* int4 weights only (JSON "weight_group_size", "weight_zero_point"): the input channels
+     * that share one 16-bit scale (0: 128, GPTQ's and AWQ's default group size), and whether
+     * each group also stores a 4-bit zero point (asymmetric: AWQ's default; false: symmetric,
+     * as GPTQ with sym=true, whose kernels read no zero points). */
+    int weight_group_size;
+    bool weight_zero_point;
 } pm_workload;
 
 /** The allreduce payload type of w: allreduce_dtype when given, else act_dtype. */
@@ -511,6 +524,15 @@ PM_API pm_dtype pm_allreduce_dtype(const pm_workload *w);
 /** The type the GEMMs compute in: the wider of the weight and activation types (the compute
  * axis scales this type's peak). */
 PM_API pm_dtype pm_compute_dtype(const pm_workload *w);
+
+/** Bytes of one quantised weight of a linear layer (QKV, O, the MLP and the experts): the
+ * weight type's size, and for int4 0.5 plus the group's scale (2 bytes) and zero point (0.5
+ * byte, when weight_zero_point) over weight_group_size (128 when 0). */
+PM_API double pm_weight_elem_bytes(const pm_workload *w);
+
+/** Bytes of one weight of the embedding, the LM head and a MoE router: the activations' type
+ * under int4 weights (GPTQ and AWQ leave these layers unquantised), else the weight type's. */
+PM_API double pm_unquantised_weight_bytes(const pm_workload *w);
 
 /** The bounds of the integer inputs, one home for the loaders, pm_scenario_check, the sweeps
  * and the CLI: beyond them the int fields (or the int64 token counts they multiply) could
@@ -523,6 +545,7 @@ PM_API pm_dtype pm_compute_dtype(const pm_workload *w);
                                          MLP width, vocabulary, window); products of them are
                                          computed in 64 bits or in double */
 #define PM_MAX_EXPERTS 1024           /* routed experts per MoE layer (today's largest: 384) */
+#define PM_MAX_WEIGHT_GROUP 1073741824 /* int4 weight_group_size (input channels a scale) */
 
 /** Phase of inference a graph or a step describes. */
 typedef enum pm_phase { PM_PHASE_DECODE = 0, PM_PHASE_PREFILL = 1 } pm_phase;

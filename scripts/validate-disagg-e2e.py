@@ -29,6 +29,13 @@ is the wait in a queue growing through the run, which the steady state does not 
 concurrency is the decode batch the source's own numbers give (Little's law: output tokens/s x
 ITL = sequences decoding), stated in the note; it must have tpot_ms or itl_ms.
 
+A row with status `latency_only` runs as an `ok` row but compares only its latencies (ttft_ms,
+tpot_ms, itl_ms): its throughputs are printed `not_modelled` with the note (an open-loop run at
+a fixed request rate below the deployment's capacity: its throughput is the arrival rate times
+the output length, not what the closed-loop steady state predicts). Its concurrency is the
+number of requests in the system by Little's law (rate x mean E2E latency), stated in the note;
+it must have ttft_ms, tpot_ms or itl_ms.
+
 Usage: python3 scripts/validate-disagg-e2e.py [BUILD_DIR]
   BUILD_DIR   the meson build directory (default build); the tool is BUILD_DIR/src/cli/preserve-model
               unless PM names it
@@ -50,12 +57,14 @@ COLUMNS = ["id", "model", "prefill_accelerator", "prefill_cluster", "prefill_dev
            "source", "note"]
 METRICS = ["ttft_ms", "tpot_ms", "itl_ms", "output_tokens_per_s", "total_tokens_per_s_per_device"]
 DECODE_METRICS = ["tpot_ms", "itl_ms"]
+LATENCY_METRICS = ["ttft_ms", "tpot_ms", "itl_ms"]
+COMPARED = {"ok": METRICS, "decode_only": DECODE_METRICS, "latency_only": LATENCY_METRICS}
 INTEGERS = ["prefill_devices", "prefill_instances", "decode_devices", "decode_instances",
             "input_tokens", "output_tokens", "concurrency"]
 OK_REQUIRED = ["model", "prefill_accelerator", "prefill_cluster", "decode_accelerator",
                "decode_cluster", "runtime", "weight_dtype", "act_dtype", "kv_dtype"] + INTEGERS
-STATUSES = {"ok", "decode_only", "not_modelled"}
-RUN = {"ok", "decode_only"}  # the statuses that go through the tool
+STATUSES = {"ok", "decode_only", "latency_only", "not_modelled"}
+RUN = set(COMPARED)  # the statuses that go through the tool
 STATISTICS = {"mean", "median"}
 
 
@@ -86,10 +95,10 @@ def row_problems(row):
         bad.append(f"statistic: expected one of {sorted(STATISTICS)}, got {row['statistic']!r}")
     if not row["source"]:
         bad.append("source: empty")
-    if row["status"] in ("not_modelled", "decode_only") and not row["note"]:
+    if row["status"] in ("not_modelled", "decode_only", "latency_only") and not row["note"]:
         bad.append(f"{row['status']} without a reason in note")
-    if row["status"] == "decode_only" and not any(row[m] for m in DECODE_METRICS):
-        bad.append("decode_only without tpot_ms or itl_ms")
+    if row["status"] in COMPARED and not any(row[m] for m in COMPARED[row["status"]]):
+        bad.append(f"{row['status']} without any of {', '.join(COMPARED[row['status']])}")
     if row["status"] in RUN:
         bad += [f"{key}: empty in an {row['status']} row" for key in OK_REQUIRED if not row[key]]
         if row["concurrency"].isdigit() and row["decode_instances"].isdigit() and \
@@ -129,7 +138,7 @@ def pool_args(row, pool):
 
 def predict(pm, row):
     """The tool's serial prediction of each metric of a row that runs (decode_only: its decode
-    metrics only)."""
+    metrics only; latency_only: its latencies only)."""
     per_instance = int(row["concurrency"]) // int(row["decode_instances"])
     cmd = [pm, "disagg", *pool_args(row, "prefill"), *pool_args(row, "decode"),
            "--input", row["input_tokens"], "--output", row["output_tokens"],
@@ -147,8 +156,7 @@ def predict(pm, row):
             "itl_ms": float(out["serial_tpot_s"]) * 1e3,
             "output_tokens_per_s": per_device * float(out["serial_devices"]),
             "total_tokens_per_s_per_device": per_device * tokens / int(row["output_tokens"])}
-    keep = DECODE_METRICS if row["status"] == "decode_only" else METRICS
-    return {m: v for m, v in predicted.items() if m in keep}
+    return {m: v for m, v in predicted.items() if m in COMPARED[row["status"]]}
 
 
 def main():

@@ -76,9 +76,9 @@ STATISTICS = {"mean", "median"}
 OTHER_STATISTICS = {"p90", "unstated"}
 STATUSES = {"ok", "not_modelled", "refused"}
 RULES = {"decode_first", "prefill_first"}
-DTYPES = {"int8", "fp8", "bf16", "fp16", "fp32"}
+DTYPES = {"int8", "fp8", "bf16", "fp16", "fp32", "int4"}
 # Datatypes a row the tool does not run may name (the source's, which the tool has no type for).
-OTHER_DTYPES = {"fp4", "int4"}
+OTHER_DTYPES = {"fp4"}
 # The chunk budget an engine runs when the source states none (see the docstring).
 DEFAULT_CHUNK = {"trtllm": 8192}
 TOOL_DEFAULT_CHUNK = 2048

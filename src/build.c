@@ -151,7 +151,7 @@ static void add_matmul(build_ctx *b, pm_node_role role, int layer, const char *w
     n->k = k;
     n->n = n_cols;
     n->flop = 2.0 * b->rows * k * n_cols;
-    n->weight_bytes = k * n_cols * b->ew;
+    n->weight_bytes = k * n_cols * pm_role_weight_bytes(&b->s->workload, role);
     n->act_bytes = (b->rows * k + b->rows * n_cols) * b->ea;
     if (pm_model_role_has_bias(&b->s->model, role)) {
         /* One bias per output column, added to every row; read like the weights. */
@@ -706,7 +706,7 @@ static pm_status build_init(build_ctx *b, const pm_scenario *s, const pm_step *s
     b->seqs = step->sequences;
     b->step = step;
     b->cdt = pm_compute_dtype(w);
-    b->ew = pm_dtype_bytes(w->weight_dtype);
+    b->ew = pm_weight_elem_bytes(w); /* int4: with its group's scale (dtype.c) */
     b->ekv = pm_dtype_bytes(w->kv_dtype);
     b->ea = pm_dtype_bytes(w->act_dtype);
     b->act_quant = pm_fp8_act_quant(s);
@@ -731,7 +731,8 @@ static void add_head(build_ctx *b)
 {
     pm_node *e = node_new(b, PM_NODE_EMBEDDING, PM_ROLE_EMBEDDING, -1, "Embedding");
     /* A row gather: data-dependent, so not prefetchable. */
-    e->act_bytes = b->rows * b->s->model.hidden * (b->ew + b->ea);
+    e->act_bytes = b->rows * b->s->model.hidden *
+                   (pm_role_weight_bytes(&b->s->workload, PM_ROLE_EMBEDDING) + b->ea);
     node_commit(b);
 }
 

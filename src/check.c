@@ -197,6 +197,41 @@ static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, 
     return PM_OK;
 }
 
+/* int4 is a weight-only format (GPTQ, AWQ: W4A16): 4-bit weights dequantised inside a 16-bit
+ * GEMM. Neither 4-bit activations, nor a 4-bit KV cache or allreduce, nor W4A8 is modelled; the
+ * group keys describe int4 weights only. */
+static pm_status check_int4(const pm_workload *w, pm_error *err)
+{
+    const struct { pm_dtype d; const char *key, *what; } uses[] = {
+        {w->act_dtype, "$.workload.act_dtype", "activations"},
+        {w->kv_dtype, "$.workload.kv_dtype", "a KV cache"},
+        {pm_allreduce_dtype(w), "$.workload.allreduce_dtype", "an allreduce payload"}};
+    for (size_t i = 0; i < PM_ARRAY_LEN(uses); i++)
+        if (uses[i].d == PM_DTYPE_INT4)
+            return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, uses[i].key,
+                           "int4 as %s is not modelled: int4 is a weight-only datatype (GPTQ, "
+                           "AWQ) beside 16-bit activations",
+                           uses[i].what);
+    const bool w4 = w->weight_dtype == PM_DTYPE_INT4;
+    if (w4 && w->act_dtype != PM_DTYPE_BF16 && w->act_dtype != PM_DTYPE_FP16)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.workload.act_dtype",
+                       "int4 weights with %s activations are not modelled: only W4A16 (bf16 "
+                       "or fp16 activations) is",
+                       pm_dtype_name(w->act_dtype));
+    if (!w4 && (w->weight_group_size != 0 || w->weight_zero_point))
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL,
+                       w->weight_group_size != 0 ? "$.workload.weight_group_size"
+                                                 : "$.workload.weight_zero_point",
+                       "describes int4 weights' groups, but weight_dtype is %s: it would "
+                       "change nothing",
+                       pm_dtype_name(w->weight_dtype));
+    if (w->weight_group_size < 0 || w->weight_group_size > PM_MAX_WEIGHT_GROUP)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.workload.weight_group_size",
+                       "must be in [1, %d] (got %d)", PM_MAX_WEIGHT_GROUP,
+                       w->weight_group_size);
+    return PM_OK;
+}
+
 /* The workload alone: sizes, the prompt it leaves, valid datatypes. */
 static pm_status check_workload(const pm_workload *w, pm_error *err)
 {
@@ -217,6 +252,9 @@ static pm_status check_workload(const pm_workload *w, pm_error *err)
                        "an int8 one; use one 8-bit type for both (W8A8) or wider activations "
                        "(weight-only quantisation)",
                        pm_dtype_name(w->act_dtype), pm_dtype_name(w->weight_dtype));
+    pm_status st = check_int4(w, err);
+    if (st != PM_OK)
+        return st;
     int64_t prefill = pm_workload_prompt_tokens(w);
     if (prefill < 1 || prefill >= w->seq_len)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.workload.prefill_frac",

@@ -1038,7 +1038,8 @@ bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size_t n)
 }
 
 /* The weight datatype whose elements the checkpoint's quantization_config stores, or
- * PM_DTYPE_COUNT when none does (below 8 bits, not sized, or no quantization_config). */
+ * PM_DTYPE_COUNT when none does (4-bit floats, 2 or 3 bits, not sized, or no
+ * quantization_config). */
 static pm_dtype checkpoint_dtype(const pm_model *m)
 {
     for (int d = 0; d < PM_DTYPE_COUNT; d++) {
@@ -1083,7 +1084,7 @@ static bool checkpoint_warning(const pm_scenario *s, char *note, size_t n)
         snprintf(tail, sizeof tail, " (weight_dtype %s models the checkpoint as published)",
                  pm_dtype_name(d));
     else if (m->quant_bits > 0 && m->quant_bits < 8.0)
-        snprintf(tail, sizeof tail, ": weights below 8 bits are not modelled");
+        snprintf(tail, sizeof tail, ": below 8 bits only int4 integer weights are modelled");
     else if (m->quant_bits > 0)
         snprintf(tail, sizeof tail, ": no datatype here has %g bits", m->quant_bits);
     char by[80];

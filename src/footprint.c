@@ -58,7 +58,10 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
     }
     const pm_model *md = &s->model;
     const pm_workload *wl = &s->workload;
-    const double ew = pm_dtype_bytes(wl->weight_dtype), ekv = pm_dtype_bytes(wl->kv_dtype);
+    /* ew: a linear layer's weight (int4: with its group's scale); eu: the embedding's, the LM
+     * head's and the router's, which int4 checkpoints keep 16-bit (dtype.c). */
+    const double ew = pm_weight_elem_bytes(wl), eu = pm_unquantised_weight_bytes(wl);
+    const double ekv = pm_dtype_bytes(wl->kv_dtype);
     const double d = md->head_dim, h = md->hidden;
     memset(out, 0, sizeof *out);
     const double qkv_cols = (shard->q_heads + 2.0 * shard->kv_heads) * d;
@@ -97,12 +100,12 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
     }
     out->mlp_weight_bytes = (mlp_in + 1.0) * h * shard->mlp_cols * ew + mlp_bias;
     out->layer_weight_bytes = out->attn_weight_bytes + out->mlp_weight_bytes;
-    out->lm_head_bytes = shard->vocab_cols * h * ew;
+    out->lm_head_bytes = shard->vocab_cols * h * eu;
     /* The embedding is vocabulary-parallel like the LM head (Megatron's and vLLM's
      * VocabParallelEmbedding): each device holds its rows. */
     /* A learned position embedding (GPT-2, OPT) is whole on every device (vLLM's nn.Embedding). */
-    out->embedding_bytes = (md->tied_embeddings ? 0.0 : shard->vocab_cols * h * ew) +
-                           (double)md->learned_positions * h * ew;
+    out->embedding_bytes = (md->tied_embeddings ? 0.0 : shard->vocab_cols * h * eu) +
+                           (double)md->learned_positions * h * eu;
     out->weight_bytes = md->layers * out->layer_weight_bytes + out->lm_head_bytes +
                         out->embedding_bytes;
     if (md->experts > 0) {
@@ -112,7 +115,7 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
         const double ex = shard->expert_cols, sc = shard->shared_cols;
         const bool bias = pm_model_role_has_bias(md, PM_ROLE_DOWN);
         const double shared = (mlp_in + 1.0) * h * sc * ew + (bias && sc > 0 ? (mlp_in * sc + h) * eb : 0.0);
-        const double router = h * md->experts * ew;
+        const double router = h * md->experts * eu;
         pm_moe_reads r;
         pm_status st = reads ? PM_OK : pm_moe_reads_compute(s, wl->batch, &r, err);
         if (st != PM_OK)

@@ -15,7 +15,7 @@
  *  - a fixed time per GEMM (prologue, first loads, epilogue): the memory-bound GEMVs lie on a line
  *    t = t0 + bytes / BW (vidur A100 M = 1: 58.7 MB in 41 us, 100.7 MB in 65 us).
  *
- *  - weight-only quantisation (int8 or fp8 weights, wider activations): the weights are read
+ *  - weight-only quantisation (int8, fp8 or int4 weights, wider activations): the weights are read
  *    narrow but multiplied wide, so every weight element is converted (and scaled) on the vector
  *    units, once per M tile of the kernel: k n ceil(m / tile_m) / dequant_rate more compute
  *    time. A decode GEMV then becomes bound by the conversion rather than by HBM when the
@@ -47,9 +47,9 @@ double pm_gemm_wave_frac(const pm_accelerator *a, double m, double n)
 double pm_gemm_dequant_s(const pm_scenario *s, const pm_node *n)
 {
     const pm_accelerator *a = &s->accel;
-    const pm_dtype w = s->workload.weight_dtype;
+    /* The layers a quantised checkpoint keeps wide (int4's LM head, router) convert nothing. */
     if (!(a->dequant_elem_per_s > 0) || !(n->m >= 1) ||
-        !(pm_dtype_bytes(w) < pm_dtype_bytes(n->dtype)))
+        !(pm_role_weight_bytes(&s->workload, n->role) < pm_dtype_bytes(n->dtype)))
         return 0.0;
     /* Each M tile of the kernel converts its own copy of the weights it multiplies. */
     const double m_tiles = a->gemm.present ? ceil(n->m / a->gemm.tile_m) : 1.0;

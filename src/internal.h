@@ -256,6 +256,9 @@ const char *const *pm_dtype_names(size_t *count);
 /* The names of the datatypes whose bit is set in mask (bit d: pm_dtype d), in table order and
  * separated by ", ", written into buf (n bytes, NUL included, cut if too small); returns buf. */
 const char *pm_dtype_list(unsigned mask, char *buf, size_t n);
+/* The bytes of one stored weight of a node of this role: pm_unquantised_weight_bytes for the
+ * embedding, the LM head and a MoE router, pm_weight_elem_bytes for the other linears. */
+double pm_role_weight_bytes(const pm_workload *w, pm_node_role role);
 
 /* ---- topologies and allreduce algorithms (collective.c) ---- */
 

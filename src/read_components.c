@@ -538,6 +538,11 @@ pm_status pm_workload_read(pm_obj *o, pm_workload *w)
     if ((st = pm_obj_int(o, "distinct_sequences", false, 1, PM_MAX_BATCH, &distinct)) != PM_OK)
         return st;
     w->distinct_sequences = (int)distinct;
+    long group = 0;
+    if ((st = pm_obj_int(o, "weight_group_size", false, 1, PM_MAX_WEIGHT_GROUP, &group)) ||
+        (st = pm_obj_bool(o, "weight_zero_point", false, &w->weight_zero_point)))
+        return st;
+    w->weight_group_size = (int)group;
     w->allreduce_dtype_given = rd >= 0;
     if (rd >= 0)
         w->allreduce_dtype = (pm_dtype)rd;

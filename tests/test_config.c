@@ -1366,12 +1366,12 @@ static void test_checkpoint_quantization_is_read_and_warned(void **state)
         bool is_float;
         const char *want;
     } cases[] = {
-        /* AWQ at 4 bits: integers the model has no datatype for. */
+        /* AWQ at 4 bits: integers, the int4 datatype (session 45i), not the workload's int8. */
         {"\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4, \"group_size\": 128, "
          "\"version\": \"gemm\"},",
          "awq", 4, false, "are 4-bit integers (quantization_config's quant_method \"awq\"); "
-                          "modelled as int8, the workload's weight_dtype: weights below 8 bits "
-                          "are not modelled"},
+                          "modelled as int8, the workload's weight_dtype (weight_dtype int4 "
+                          "models the checkpoint as published)"},
         /* bitsandbytes 8-bit: integers, the workload's own. */
         {"\"quantization_config\": {\"quant_method\": \"bitsandbytes\", \"load_in_8bit\": true, "
          "\"load_in_4bit\": false},",
@@ -3507,8 +3507,8 @@ static const variant_case variant_cases[] = {
      PM_ERR_UNKNOWN_KEY, "$.prefetch_consumer", "unknown key \"why\" in a sourced string"},
     {"workload_allreduce_dtype", "workload-bf16.json",
      "\"kv_dtype\": \"bf16\"",
-     "\"kv_dtype\": \"bf16\", \"allreduce_dtype\": \"int4\"",
-     PM_ERR_VALUE, "$.allreduce_dtype", "expected one of int8, fp8, bf16, fp16, fp32 (got \"int4\")"},
+     "\"kv_dtype\": \"bf16\", \"allreduce_dtype\": \"int2\"",
+     PM_ERR_VALUE, "$.allreduce_dtype", "expected one of int8, fp8, bf16, fp16, fp32, int4 (got \"int2\")"},
     {"accel_rejects_negative_launch_time", "accelerator-minimal.json",
      "\"kernel_launch_us\": 5",
      "\"kernel_launch_us\": -1",
@@ -3568,7 +3568,7 @@ static const variant_case variant_cases[] = {
     {"workload_rejects_unknown_dtype", "workload-bf16.json",
      "\"kv_dtype\": \"bf16\"",
      "\"kv_dtype\": \"fp4\"",
-     PM_ERR_VALUE, "$.kv_dtype", "expected one of int8, fp8, bf16, fp16, fp32 (got \"fp4\")"},
+     PM_ERR_VALUE, "$.kv_dtype", "expected one of int8, fp8, bf16, fp16, fp32, int4 (got \"fp4\")"},
     {"quantity_with_unit_of_wrong_dimension_is_rejected", "accelerator-minimal.json",
      "\"hbm_bandwidth_TBps\": 1.6",
      "\"hbm_bandwidth_GiB\": 1.6",

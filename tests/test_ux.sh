@@ -183,7 +183,7 @@ done
 # ---- a checkpoint quantised otherwise than the workload ----------------------------------------
 # gpt-oss's published config states MXFP4 experts; the llama70b scenario's workload is int8.
 oss="$root/tests/configs/hf/gpt-oss-20b-config.json"
-check checkpoint-warning 0 "warning: model gpt-oss-20b-config ($oss): the checkpoint's weights are 4-bit floats (quantization_config's quant_method \"mxfp4\"); modelled as int8, the workload's weight_dtype: weights below 8 bits are not modelled" \
+check checkpoint-warning 0 "warning: model gpt-oss-20b-config ($oss): the checkpoint's weights are 4-bit floats (quantization_config's quant_method \"mxfp4\"); modelled as int8, the workload's weight_dtype: below 8 bits only int4 integer weights are modelled" \
     "$pm" --model "$oss" --accelerator h100-sxm --cluster nvlink4-nvswitch --devices 4
 check checkpoint-resolve 0 '$.model.quantization_config,4,1,ignored' "$pm" resolve --model "$oss"
 check checkpoint-json 0 '"warnings": ["model gpt-oss-20b-config (' \

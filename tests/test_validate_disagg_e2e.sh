@@ -60,7 +60,9 @@ bad, ran = 0, 0
 for line in csv.DictReader(open(sys.argv[2])):
     r = rows[line["id"]]
     decode = line["metric"] in ("tpot_ms", "itl_ms")
-    compared = r["status"] == "ok" or (r["status"] == "decode_only" and decode)
+    latency = decode or line["metric"] == "ttft_ms"
+    compared = r["status"] == "ok" or (r["status"] == "decode_only" and decode) or \
+        (r["status"] == "latency_only" and latency)
     if not compared:
         if line["status"] != "not_modelled" or line["note"] != r["note"] or line["predicted"]:
             print("FAIL: not compared, but printed:", line); bad += 1
@@ -100,9 +102,22 @@ awk -F, '$1 == "fx.dec" && $2 == "tpot_ms" {
 } END { if (n != 1) { print "FAIL: expected 1 decode_only tpot line, got " n; bad++ } exit bad > 0 }' \
     "$tmp/dec.out" || fails=$((fails + 1))
 
+# 2d. A latency_only fixture (the ok fixture's setup): the TTFT compared, the output throughput
+# printed not_modelled with the row's note.
+head -n 1 "$csv" > "$tmp/lat.csv"
+echo "fx.lat,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,1,1.0,100,,,400,,mean,latency_only,test fixture,an open-loop rate" >> "$tmp/lat.csv"
+if ! VALIDATION_CSV="$tmp/lat.csv" PM="$pm" "$py" "$script" > "$tmp/lat.out" 2> "$tmp/lat.err"; then
+    fail "the latency_only fixture: $(cat "$tmp/lat.err")"
+fi
+grep -q '^fx.lat,output_tokens_per_s,400,,,not_modelled,an open-loop rate$' "$tmp/lat.out" ||
+    fail "latency_only: the throughput not printed not_modelled: $(cat "$tmp/lat.out")"
+grep -q '^fx.lat,ttft_ms,100,[0-9.e+-]*,[0-9.+-]*,ok,$' "$tmp/lat.out" ||
+    fail "latency_only: the TTFT not compared: $(cat "$tmp/lat.out")"
+
 # 3. Malformed files exit 2: a bad status, a not_modelled row without a reason, an ok row
 # missing its concurrency, a negative measurement, a decode_only row without a decode metric,
-# a decode_only row without its reason.
+# a decode_only row without its reason, a latency_only row without a latency, a latency_only
+# row without its reason.
 bad_rows=(
   "fx.a,m,a,c,4,1,a,c,4,1,r,fp16,fp16,fp16,512,128,1,,100,,,,,mean,maybe,src,why"
   "fx.b,m,a,c,4,1,a,c,4,1,r,fp16,fp16,fp16,512,128,1,,100,,,,,mean,not_modelled,src,"
@@ -110,6 +125,8 @@ bad_rows=(
   "fx.d,m,a,c,4,1,a,c,4,1,r,fp16,fp16,fp16,512,128,1,,-5,,,,,mean,not_modelled,src,why"
   "fx.e,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,1,,100,,,,,mean,decode_only,src,why"
   "fx.f,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,1,,100,20,,,,mean,decode_only,src,"
+  "fx.g,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,1,,,,,400,,mean,latency_only,src,why"
+  "fx.h,llama3-70b,h100-sxm,nvlink4-nvswitch,4,1,h100-sxm,nvlink4-nvswitch,4,1,vllm,fp16,fp16,fp16,512,128,1,,100,,,,,mean,latency_only,src,"
 )
 for r in "${bad_rows[@]}"; do
     { head -n 1 "$csv"; echo "$r"; } > "$tmp/bad.csv"

@@ -60,6 +60,25 @@ def test_estimate_is_the_tools_json(config, shortcuts, overrides, args):
     assert _core.estimate_json(config, ov, DATA) == want
 
 
+INT4 = {"model": "qwen2.5-7b-instruct-gptq-int4", "accelerator": "a10", "cluster": "pcie4-a10",
+        "cluster.devices": 1, "workload.weight_dtype": "int4", "workload.act_dtype": "fp16",
+        "workload.kv_dtype": "fp16", "workload.batch": 1}
+
+
+def test_int4_weights_through_python():
+    # GPTQ int4 (issue 45 item 5): the report is the tool's, and the weights by hand: 28 layers
+    # x (233046016 x 0.515625 + 9216 B of QKV bias) + the fp16 embedding and LM head 2 x
+    # 152064 x 3584 x 2 B = 5544849408 B a device
+    args = [a for k, v in INT4.items() for a in ("--set", f"{k}={v}")]
+    got = pm.estimate("llama70b-h100", INT4, data_dir=DATA)
+    assert got == json.loads(tool("--config", "llama70b-h100", "--format", "json", *args))
+    assert got["memory"]["weight_bytes_per_device"] == 5544849408
+    # int4 is weights only: a KV cache in int4 is refused, naming the key
+    with pytest.raises(pm.Error) as e:
+        pm.estimate("llama70b-h100", dict(INT4, **{"workload.kv_dtype": "int4"}), data_dir=DATA)
+    assert "kv_dtype" in str(e.value) and e.value.status == "PM_ERR_UNSUPPORTED"
+
+
 def test_estimate_has_the_report_keys():
     r = pm.estimate("llama70b")
     assert set(r) == {"tool", "scenario", "inputs", "tpot_context_len", "pipeline", "modes",
@@ -134,7 +153,7 @@ def test_the_tools_other_warnings_are_python_warnings():
     # model's trained context.
     gpt_oss = os.path.join(SOURCE, "tests", "configs", "hf", "gpt-oss-20b-config.json")
     with pytest.warns(UserWarning, match=r'weights are 4-bit floats .*quant_method "mxfp4"'
-                      r".*modelled as int8.*below 8 bits are not modelled"):
+                      r".*modelled as int8.*below 8 bits only int4 integer weights are modelled"):
         pm.estimate("llama70b", model=gpt_oss, accelerator="h100-sxm",
                     cluster="nvlink4-nvswitch", devices=4)
     with pytest.warns(UserWarning, match=r"exceeds the model's max_position_embeddings 131072 "
