@@ -188,16 +188,25 @@ static double norm_rows(const build_ctx *b)
     return sp_on(b) ? sp_rows(b, b->rows) : b->rows;
 }
 
+/* A reduce-scatter or an all-gather over the group of rank_rows tokens of the hidden state a
+ * rank (every rank's share padded to rank_rows: NCCL's collectives take equal shares), in
+ * dtype. */
+static void add_group_collective(build_ctx *b, pm_node_kind kind, pm_node_role role, int layer,
+                                 const char *what, double rank_rows, pm_dtype dtype)
+{
+    pm_node *n = node_new(b, kind, role, layer, what);
+    n->dtype = dtype;
+    n->comm_bytes = rank_rows * b->s->cluster.devices * b->s->model.hidden *
+                    pm_dtype_bytes(dtype);
+    node_commit(b);
+}
+
 /* A reduce-scatter or an all-gather of rows tokens of the hidden state (padded to a multiple of
  * the ranks), elem_bytes each. */
 static void add_sp_collective(build_ctx *b, pm_node_kind kind, pm_node_role role, int layer,
                               const char *what, double rows, pm_dtype dtype)
 {
-    pm_node *n = node_new(b, kind, role, layer, what);
-    n->dtype = dtype;
-    n->comm_bytes = sp_rows(b, rows) * b->s->cluster.devices * b->s->model.hidden *
-                    pm_dtype_bytes(dtype);
-    node_commit(b);
+    add_group_collective(b, kind, role, layer, what, sp_rows(b, rows), dtype);
 }
 
 /* The all-gather before a column-parallel GEMM under sequence parallelism (nothing without):
@@ -210,8 +219,9 @@ static void add_all_gather(build_ctx *b, pm_node_role role, int layer, const cha
                           b->s->workload.act_dtype);
 }
 
-/* The devices the attention's and the dense MLP's outputs are summed over: the group, or one
- * under data-parallel attention (each rank computes its own tokens whole). */
+/* The devices the attention's and the dense MLP's outputs are allreduced over: the group, or
+ * one under data-parallel attention (each rank computes its own tokens whole; a dense MLP's
+ * sums are reduce-scattered instead, add_gathered_mlp). */
 static int tp_ranks(const build_ctx *b)
 {
     return b->sh.attn_dp > 1 ? 1 : b->s->cluster.devices;
@@ -610,6 +620,24 @@ static void add_moe_block(build_ctx *b, int l)
         allreduce_after(b, PM_ROLE_MLP_ALLREDUCE, l, "AR.mlp");
 }
 
+/* A dense layer's MLP beside data-parallel attention (SGLang's LayerScatterModes, FULL mode):
+ * the ranks' normed tokens all-gathered (each rank's share padded to the busiest rank's
+ * b->rows), Gate, Up and Down tensor parallel over the group (plan.c's mlp_cols) on the p x
+ * b->rows gathered tokens, and a reduce-scatter of the partial sums back to the ranks, in the
+ * reduction's datatype (unfused in the fused baseline, as under sequence parallelism). */
+static void add_gathered_mlp(build_ctx *b, int l, const mlp_names *nm)
+{
+    const double rank_rows = b->rows, h = b->s->model.hidden;
+    add_group_collective(b, PM_NODE_ALL_GATHER, PM_ROLE_MLP_ALL_GATHER, l, "AG.mlp", rank_rows,
+                         b->s->workload.act_dtype);
+    b->rows = rank_rows * b->s->cluster.devices;
+    add_mlp_in(b, l, nm, add_matmul, b->sh.mlp_cols, b->rows);
+    add_matmul(b, PM_ROLE_DOWN, l, "Down", b->sh.mlp_cols, h);
+    b->rows = rank_rows;
+    add_group_collective(b, PM_NODE_REDUCE_SCATTER, PM_ROLE_MLP_REDUCE_SCATTER, l, "RS.mlp",
+                         rank_rows, pm_allreduce_dtype(&b->s->workload));
+}
+
 static void add_layer(build_ctx *b, int l, bool local, bool moe)
 {
     const pm_model *m = &b->s->model;
@@ -647,6 +675,10 @@ static void add_layer(build_ctx *b, int l, bool local, bool moe)
     }
     static const mlp_names dense = {PM_ROLE_GATE, PM_ROLE_UP, PM_ROLE_ACTIVATION, "Gate", "Up",
                                     NULL};
+    if (b->sh.attn_dp > 1) {
+        add_gathered_mlp(b, l, &dense);
+        return;
+    }
     add_mlp_in(b, l, &dense, add_matmul, b->sh.mlp_cols, rows);
     add_matmul_allreduce(b, PM_ROLE_DOWN, PM_ROLE_MLP_ALLREDUCE, l, "Down", "AR.mlp", b->sh.mlp_cols, h);
 }
@@ -825,6 +857,13 @@ pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fuse
     pm_status st = build_init(&b, s, step, fused, err);
     if (st != PM_OK)
         return st;
+    if (b.sh.attn_dp > 1 && pm_model_moe_layers(&s->model) != s->model.layers)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.attention_data_parallel",
+                       "data-parallel attention over a model with dense layers (%s: %d of its "
+                       "%d layers are MoE layers) runs on the graph path only: the fast "
+                       "evaluator's periods do not yet tell a dense layer's MLP (its all-gather "
+                       "after the norm) from a MoE layer's (its dispatch)",
+                       s->model.name, pm_model_moe_layers(&s->model), s->model.layers);
     b.cap_arr = PM_TEMPLATE_MAX;
     b.arr = t->head;
     add_head(&b);
@@ -833,8 +872,9 @@ pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fuse
     b.n_arr = 0;
     b.prev = -1;
     /* The global layer: step_plan.c derives the local one. Under data-parallel attention every
-     * layer is a MoE layer (plan.c), whose first collective, the dispatch, comes after the
-     * router: the layer template is the MoE layer's, so that both start their periods at it. */
+     * layer is a MoE layer (refused above otherwise), whose first collective, the dispatch,
+     * comes after the router: the layer template is the MoE layer's, so that both start their
+     * periods at it. */
     add_layer(&b, 0, false, b.sh.attn_dp > 1);
     t->n_layer = b.n_arr;
     t->n_moe = 0;

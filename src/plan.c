@@ -10,7 +10,7 @@
  * replica from a fresh node when it spans several) and says which boundaries cross nodes.
  * With cluster.attention_data_parallel the group's attention is data parallel instead: each
  * device its own sequences (pm_plan_rank_sequences), its weights whole, the experts one rank a
- * device.
+ * device, a dense layer's MLP tensor parallel over the group.
  *
  * May call: error.c, model.c.
  */
@@ -61,12 +61,6 @@ pm_status pm_plan_check_attention_dp(const pm_scenario *s, pm_error *err)
                        "mixture-of-experts model (%s has no MoE layer): a dense model's MLPs "
                        "have no experts to split",
                        m->name);
-    if (pm_model_moe_layers(m) != m->layers)
-        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, key,
-                       "data-parallel attention over a model with dense layers (%s: %d of its "
-                       "%d layers are MoE layers) is not modelled: a dense layer's MLP would "
-                       "be replicated or tensor parallel beside data-parallel attention",
-                       m->name, pm_model_moe_layers(m), m->layers);
     if (c->devices < 2)
         return pm_fail(err, PM_ERR_RANGE, NULL, key,
                        "needs a group of at least 2 devices to split the sequences over (got "
@@ -108,15 +102,20 @@ double pm_plan_rank_sequences(const pm_scenario *s, double sequences)
 }
 
 /* Data-parallel attention: every non-expert weight whole on every device, each expert whole on
- * its rank (ep = devices, checked by pm_plan_check_attention_dp). */
-static void attention_dp_shard(const pm_model *m, pm_shard *out)
+ * its rank (ep = devices, checked by pm_plan_check_attention_dp); a dense layer's MLP tensor
+ * parallel over the group (SGLang's FULL mode: the ranks' tokens gathered for it), its columns
+ * split as a tensor-parallel group's. */
+static void attention_dp_shard(const pm_scenario *s, pm_shard *out)
 {
+    const pm_model *m = &s->model;
+    const double p = s->cluster.devices;
     out->attn_dp = out->ep;
     out->q_heads = m->heads;
     out->kv_heads = m->kv_lora_rank > 0 ? 1.0 : m->kv_heads;
     out->kv_replicated = false;
-    out->uneven = false;
-    out->mlp_cols = m->intermediate;
+    out->mlp_cols = s->options.sharding == PM_SHARDING_IDEAL ? m->intermediate / p
+                                                             : ceil(m->intermediate / p);
+    out->uneven = pm_model_moe_layers(m) != m->layers && m->intermediate % s->cluster.devices != 0;
     out->vocab_cols = m->vocab;
 }
 
@@ -158,7 +157,7 @@ pm_status pm_shard_compute(const pm_scenario *s, pm_shard *out, pm_error *err)
         return st;
     out->attn_dp = 1;
     if (s->cluster.attention_data_parallel) {
-        attention_dp_shard(m, out);
+        attention_dp_shard(s, out);
         return PM_OK;
     }
     if (s->options.sharding == PM_SHARDING_IDEAL) {

@@ -1149,6 +1149,72 @@ static void test_dp_attention_mixed_step_by_hand(void **state)
     pm_graph_free(g);
 }
 
+/* A dense layer beside data-parallel attention (SGLang's FULL mode): 2 devices, each an
+ * attention rank and an EP rank; layer 0 dense, layers 1 to 3 MoE; batch 3, decode at context
+ * 100; sums in bf16. The busiest rank holds ceil(3 / 2) = 2 sequences, 2 tokens. */
+static void test_dp_attention_dense_layer_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = moe_scenario(2, 2, 8, 2);
+    s.cluster.attention_data_parallel = true;
+    s.workload.batch = 3;
+    s.workload.allreduce_dtype = PM_DTYPE_BF16;
+    s.workload.allreduce_dtype_given = true;
+    s.model.moe_first_layer = 1;
+    assert_int_equal(pm_scenario_check(&s, NULL), PM_OK);
+    pm_shard sh;
+    assert_int_equal(pm_shard_compute(&s, &sh, NULL), PM_OK);
+    assert_rel(sh.mlp_cols, 2048.0, 0.0); /* 4096 columns over the 2 devices */
+    pm_graph *g = build_mode(&s, PM_MODE_SERIAL, 100);
+    /* The all-gather after norm2: 2 ranks x the busiest rank's 2 tokens x 1024 x 1 B (int8
+     * activations) = 4096 B. */
+    const pm_node *ag = find_role(g, 0, PM_ROLE_MLP_ALL_GATHER);
+    assert_non_null(ag);
+    assert_int_equal(ag->kind, PM_NODE_ALL_GATHER);
+    assert_rel(ag->comm_bytes, 2.0 * 2 * 1024 * 1, EXACT);
+    /* Gate, Up and Down on the 2 x 2 = 4 gathered tokens, 2048 columns each: Gate 1024 x 2048
+     * int8 weights = 2097152 B, 2 x 4 x 1024 x 2048 = 16777216 flop; Down 2048 x 1024. */
+    const pm_node *gate = find_role(g, 0, PM_ROLE_GATE), *down = find_role(g, 0, PM_ROLE_DOWN);
+    assert_rel(gate->m, 4.0, 0.0);
+    assert_rel(gate->weight_bytes, 2097152.0, EXACT);
+    assert_rel(gate->flop, 16777216.0, EXACT);
+    assert_rel(down->m, 4.0, 0.0);
+    assert_rel(down->k, 2048.0, 0.0);
+    assert_rel(down->n, 1024.0, 0.0);
+    /* The reduce-scatter back: 2 ranks x 2 tokens x 1024 x 2 B (bf16 sums) = 8192 B. */
+    const pm_node *rs = find_role(g, 0, PM_ROLE_MLP_REDUCE_SCATTER);
+    assert_non_null(rs);
+    assert_int_equal(rs->kind, PM_NODE_REDUCE_SCATTER);
+    assert_rel(rs->comm_bytes, 2.0 * 2 * 1024 * 2, EXACT);
+    /* The attention on the rank's 2 tokens, no allreduce anywhere; the MoE layers keep their
+     * dispatch (2 tokens x 2 picks x 1024 x 1 B = 4096 B) and have no gather. */
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->m, 2.0, 0.0);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        assert_int_not_equal(g->nodes[i].kind, PM_NODE_ALLREDUCE);
+    assert_rel(find_role(g, 1, PM_ROLE_DISPATCH)->comm_bytes, 4096.0, EXACT);
+    assert_null(find_role(g, 1, PM_ROLE_MLP_ALL_GATHER));
+    assert_null(find_role(g, 1, PM_ROLE_MLP_REDUCE_SCATTER));
+    pm_graph_free(g);
+    /* Memory: attention 1024 x 1536 + 1024 x 1024 = 2621440 B a layer; the dense MLP 3 x 1024 x
+     * 2048 = 6291456 B; a MoE layer's 4 local experts 4 x 3 x 1024 x 512 = 6291456 B and the
+     * router 1024 x 8 = 8192 B. 2621440 + 6291456 + 3 x (2621440 + 6291456 + 8192) = 35676160
+     * B; LM head and embedding 8192 x 1024 = 8388608 B each: 52453376 B. */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 100, &f, NULL), PM_OK);
+    assert_rel(f.weight_bytes, 52453376.0, EXACT);
+    /* The graph path times it in every mode; the fast path refuses it, naming the key. */
+    pm_error err;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double t = 0.0;
+        assert_int_equal(pm_step_time_graph(&s, (pm_mode)m, PM_PHASE_DECODE, 100, &t, NULL, &err),
+                         PM_OK);
+        assert_true(t > 0.0);
+    }
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+}
+
 /* What data-parallel attention cannot represent is refused, naming the key. */
 static void test_dp_attention_refusals(void **state)
 {
@@ -1159,9 +1225,8 @@ static void test_dp_attention_refusals(void **state)
     assert_int_equal(pm_scenario_check(&d, &err), PM_ERR_UNSUPPORTED);
     assert_string_equal(err.path, "$.cluster.attention_data_parallel");
     pm_scenario s = dp_attention_scenario(4);
-    s.model.moe_first_layer = 1; /* a dense first layer */
-    assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_UNSUPPORTED);
-    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+    s.model.moe_first_layer = 1; /* a dense first layer: no refusal (the graph path models it) */
+    assert_int_equal(pm_scenario_check(&s, &err), PM_OK);
     s = dp_attention_scenario(4);
     s.cluster.expert_parallel = 2; /* experts over 2 ranks of 2 devices */
     assert_int_equal(pm_scenario_check(&s, &err), PM_ERR_INCONSISTENT);
@@ -1217,6 +1282,7 @@ int main(void)
         cmocka_unit_test(test_dp_attention_preserve_windows_are_the_alltoalls),
         cmocka_unit_test(test_dp_attention_fast_path_matches_graph_path),
         cmocka_unit_test(test_dp_attention_mixed_step_by_hand),
+        cmocka_unit_test(test_dp_attention_dense_layer_by_hand),
         cmocka_unit_test(test_dp_attention_refusals),
         cmocka_unit_test(test_gpt_oss_20b_hf_config_by_hand),
     };
