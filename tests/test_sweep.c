@@ -119,7 +119,8 @@ static void test_axis_rejects_bad_ranges(void **state)
     check_bad("frobnicate=1,2", PM_ERR_VALUE, "unknown axis");
     /* Every axis is listed, the last one too (the list once lacked ep). */
     check_bad("frobnicate=1,2", PM_ERR_VALUE,
-              "expected l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, pp, dp or sp)");
+              "expected l2, l2_bw, compute, hbm_bw, link_bw, devices, batch, seq, ep, pp, dp, sp "
+              "or split)");
     check_bad("l2=8GBps:16GBps:1GBps", PM_ERR_UNIT, "unknown unit");
     check_bad("batch=1.5,2", PM_ERR_RANGE, "integers");
     check_bad("hbm_bw=-1,2", PM_ERR_RANGE, "> 0");
