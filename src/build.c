@@ -787,9 +787,9 @@ static void add_tail(build_ctx *b)
 pm_status pm_graph_build_ex(const pm_scenario *s, const pm_step *step, int layers, bool fused,
                             pm_graph *g, pm_error *err)
 {
-    const int L = !s || layers <= 0 || layers > s->model.layers ? (s ? s->model.layers : 0)
-                                                                 : layers;
-    const pm_graph_part whole = {0, L, true, true, 0.0, false};
+    const int all = s ? s->model.layers : 0;
+    const pm_graph_part whole = {0, layers > 0 && layers < all ? layers : all, true, true, 0.0,
+                                 false};
     return pm_graph_build_part(s, step, &whole, fused, g, err);
 }
 

@@ -71,16 +71,6 @@ static pm_status scheduled(const pm_scenario *s, pm_mode mode, pm_phase phase,
     return st != PM_OK ? st : pm_schedule_compute(s, *g, sched, err);
 }
 
-/* The decoder layers a graph holds from `first` on (a stage may hold fewer than asked). */
-static int layers_built(const pm_graph *g, int first)
-{
-    int last = first - 1;
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].layer > last)
-            last = g->nodes[i].layer;
-    return last - first + 1;
-}
-
 /* ---------------------------------------------------------------- explain */
 
 /* The layers explain shows: from layer `start` (1, or the first MoE layer) on, the layer
@@ -202,11 +192,11 @@ pm_status pm_explain_compute_stage(const pm_scenario *s, pm_phase phase, int64_t
     out->stages = si.stages;
     out->first_layer = si.first;
     out->stage_layers = si.layers;
-    if (st == PM_OK) {
-        const int built = layers_built(out->graph, out->first_layer);
-        out->layers_shown = built < out->layers_shown ? built : out->layers_shown;
+    /* A stage may hold fewer layers than asked: the graph has those. */
+    if (si.layers < out->layers_shown)
+        out->layers_shown = si.layers;
+    if (st == PM_OK)
         st = explain_windows(out, err);
-    }
     if (st != PM_OK)
         pm_explain_release(out);
     return st;
@@ -320,7 +310,7 @@ pm_status pm_timeline_compute_stage(const pm_scenario *s, pm_mode mode, pm_phase
     out->first_layer = si.first;
     out->stage_layers = si.layers;
     if (st == PM_OK)
-        st = timeline_ops(out, layers_built(out->graph, out->first_layer), first, err);
+        st = timeline_ops(out, si.layers < layers ? si.layers : layers, first, err);
     if (st != PM_OK)
         pm_timeline_release(out);
     return st;
