@@ -857,13 +857,6 @@ pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fuse
     pm_status st = build_init(&b, s, step, fused, err);
     if (st != PM_OK)
         return st;
-    if (b.sh.attn_dp > 1 && pm_model_moe_layers(&s->model) != s->model.layers)
-        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.attention_data_parallel",
-                       "data-parallel attention over a model with dense layers (%s: %d of its "
-                       "%d layers are MoE layers) runs on the graph path only: the fast "
-                       "evaluator's periods do not yet tell a dense layer's MLP (its all-gather "
-                       "after the norm) from a MoE layer's (its dispatch)",
-                       s->model.name, pm_model_moe_layers(&s->model), s->model.layers);
     b.cap_arr = PM_TEMPLATE_MAX;
     b.arr = t->head;
     add_head(&b);
@@ -871,11 +864,14 @@ pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fuse
     b.arr = t->layer;
     b.n_arr = 0;
     b.prev = -1;
-    /* The global layer: step_plan.c derives the local one. Under data-parallel attention every
-     * layer is a MoE layer (refused above otherwise), whose first collective, the dispatch,
-     * comes after the router: the layer template is the MoE layer's, so that both start their
-     * periods at it. */
-    add_layer(&b, 0, false, b.sh.attn_dp > 1);
+    /* The global layer: step_plan.c derives the local one. Under data-parallel attention a
+     * model whose every layer is a MoE layer has the MoE layer's as its layer template too
+     * (nothing reads a dense layer there); with dense layers the template is the dense
+     * layer's, whose MLP gathers the ranks' tokens after norm2 (add_gathered_mlp): its first
+     * collective sits before the MoE layer's dispatch, and step_plan.c keys its periods by
+     * both layers' MLP classes. */
+    add_layer(&b, 0, false,
+              b.sh.attn_dp > 1 && pm_model_moe_layers(&s->model) == s->model.layers);
     t->n_layer = b.n_arr;
     t->n_moe = 0;
     if (pm_model_moe_layers(&s->model) > 0) {

@@ -15,12 +15,16 @@
  * routed node, which is recorded as its overflow (explain says why).
  *
  * Sequence parallelism (issue 44): a reduce-scatter's window runs through the all-gather that
- * follows it instead of ending there. Only a norm lies between them, the all-gather carries
- * its output, and the weights and KV behind it are known when the reduce-scatter starts, so the
- * prefetch stream need not idle under the reduce-scatter. The all-gather a window runs through
- * opens none of its own (pm_node.window_bytes 0): the reduce-scatter's bytes stay in L2 until
- * their consumers after it, so the pair has one budget under the same strict invariant. An
- * all-gather no such window reaches (the first layer's, after the embedding) opens its own.
+ * follows it instead of ending there, when nothing prefetchable lies between them (sequence
+ * parallelism's pair: only a norm between, the all-gather carrying its output). The weights
+ * and KV behind it are known when the reduce-scatter starts, so the prefetch stream need not
+ * idle under the reduce-scatter. The all-gather a window runs through opens none of its own
+ * (pm_node.window_bytes 0): the reduce-scatter's bytes stay in L2 until their consumers after
+ * it, so the pair has one budget under the same strict invariant. An all-gather no such window
+ * reaches (the first layer's, after the embedding) opens its own, and so does one with
+ * prefetchable work before it: beside data-parallel attention a dense layer's reduce-scatter
+ * after Down and the next layer's all-gather after norm2 have the whole attention between
+ * them, two collectives of their own (step_plan.c keys its periods so).
  *
  * May call: alloc.c, error.c, graph.c.
  */
@@ -75,6 +79,7 @@ static pm_status visit_window(const pm_graph *in, size_t c, double cap, const si
      * costs the nodes and edges the windows visit, linear in the graph for a chain. */
     const int stamp = (int)c + 1;
     double sum = 0.0;
+    bool passed = false; /* a prefetchable node visited: no all-gather is run through after it */
     pl->queue[tail++] = (int)c;
     pl->seen[c] = stamp;
     while (head < tail) {
@@ -88,13 +93,14 @@ static pm_status visit_window(const pm_graph *in, size_t c, double cap, const si
             if (nv->stream != PM_STREAM_MAIN)
                 continue;
             if (is_comm(nv->kind)) {
-                if (!runs_through(in, c, v))
+                if (!runs_through(in, c, v) || passed)
                     continue; /* the window ends at the next communication node */
                 pl->merged[v] = 1;
                 pl->queue[tail++] = v;
                 continue;
             }
             double m = pm_node_prefetchable_bytes(nv);
+            passed = passed || m > 0;
             if (m > 0 && pl->trigger_of[v] < 0) {
                 if (!(sum + m < cap) || (nv->routed && in->nodes[c].kind != PM_NODE_ALLTOALL)) {
                     pl->overflow_of[c] = v;

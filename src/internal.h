@@ -728,7 +728,10 @@ typedef struct pm_step_plan {
     pm_step_traffic layer_tr[PM_TEMPLATE_MAX], tail_tr[PM_TEMPLATE_MAX]; /* once counted */
     double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
     double tail_s;        /* the nodes after the layers, from HBM */
-    int attn, first_comm; /* layer indices, -1 when absent */
+    int attn, first_comm; /* layer indices, -1 when absent; first_comm: the dense layer's
+                             first communication after the attention (where its periods start) */
+    int moe_first_comm;   /* the MoE layer's (its dispatch under data-parallel attention, where a
+                             dense layer's is the all-gather after norm2; else first_comm) */
     int pre_comm;         /* a collective before the attention (sequence parallelism's
                              all-gather; step_plan.c's header), -1 when none */
     int chunks;           /* fused: chunks of the first fused node */
@@ -749,7 +752,9 @@ typedef struct pm_step_plan {
     pm_step_traffic moe_tr[PM_TEMPLATE_MAX];
     double moe_rest_s;    /* a MoE layer's nodes but the attention, in sequence */
     int all_mlp[2];       /* all L layers of each MLP class */
-    int n_pair[2][2];     /* periods: [MLP class of layer l][attention class of layer l + 1] */
+    int all_cm[2][2];     /* all L layers of each [attention class][MLP class] */
+    /* periods: [MLP class of layer l][attention class of layer l + 1][MLP class of l + 1] */
+    int n_pair[2][2][2];
     int mlp0, mlp_last;   /* the MLP classes of the first and the last layer */
 } pm_step_plan;
 
@@ -840,13 +845,17 @@ typedef struct pm_step_region {
     pm_step_node attn[2]; /* each class's attention at the context last evaluated, */
     int64_t attn_ctx;     /* that context (-1: none yet) */
     const pm_step_node *L[2][2][PM_TEMPLATE_MAX]; /* [attention class][MLP class] */
-    bool pf[2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
-    pm_step_seg period[2][2], last; /* [MLP class][next layer's attention class] */
+    /* Insertion decisions: pf[c][m], a layer's own windows (from its first communication on,
+     * and sequence parallelism's window before the attention); lead[m][c][m2], the nodes
+     * before the first communication of a layer of attention class c and MLP class m2 that
+     * the last window of a layer of MLP class m before it prefetches; pft, the tail's. */
+    bool pf[2][2][PM_TEMPLATE_MAX], lead[2][2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
+    pm_step_seg period[2][2][2], last; /* as n_pair: [MLP class][next attention, MLP class] */
     /* A period's ops before the next layer's attention (its first op whose cost changes with
      * the context, at period_k0) are the same at every context of the region: the schedule's
      * state there is kept after the first evaluation and each later one resumes from it. */
-    int period_k0[2][2];
-    pm_step_seg_state period_at[2][2];
+    int period_k0[2][2][2];
+    pm_step_seg_state period_at[2][2][2];
     /* The last layer from its first communication and the tail hold no attention: their time
      * is the same at every context of the region, scheduled once (last_s, once last_known). */
     bool last_known;

@@ -30,6 +30,12 @@
  * nodes from the first communication on differ between them, so a period depends on the MLP
  * class of its layer and the attention class of the next one (n_pair counts the L - 1 periods
  * of each kind, once per plan); dense models have one MLP class and the pairs are the classes.
+ * Beside data-parallel attention the two MLP classes also communicate first at different
+ * nodes (a dense layer's all-gather after norm2, a MoE layer's dispatch after its shared
+ * experts and router), so the next layer's nodes up to its first communication differ too: a
+ * period is keyed by the triple (MLP class of the layer, attention and MLP class of the next),
+ * and the next layer's nodes prefetched by the layer's last window (lead) are decided apart
+ * from the layer's own windows (pf), whose node indices they would otherwise share.
  *
  * Sequence parallelism (build.c) puts a collective before the attention too: the all-gather
  * before the QKV projection (pre_comm). The periods still start at the first communication
@@ -186,44 +192,67 @@ void pm_step_plan_count(pm_step_plan *p)
     p->counted = true;
 }
 
-/* The periods of each (MLP class of a layer, attention class of the next) pair: for a dense
- * model the attention classes of layers 1..L-1; for a MoE model counted layer by layer (once
- * per plan, O(L)). */
+/* The periods of each (MLP class of a layer; attention and MLP class of the next) triple: for
+ * a dense model the attention classes of layers 1..L-1; for a MoE model counted layer by layer
+ * (once per plan, O(L)), with the layers of each (attention, MLP) class. Where both MLP classes
+ * communicate first at the same node, the next layer's nodes before it are the same in both
+ * and a period is keyed by its own layer's MLP class twice ([m][c][m]): half the periods to
+ * schedule. */
 static void count_pairs(pm_step_plan *p)
 {
     const pm_model *m = &p->s->model;
     memset(p->n_pair, 0, sizeof p->n_pair);
+    memset(p->all_cm, 0, sizeof p->all_cm);
     if (p->tmpl.n_moe == 0) {
         p->all_mlp[0] = p->layers;
         p->all_mlp[1] = 0;
         p->mlp0 = p->mlp_last = 0;
-        p->n_pair[0][0] = p->n_class[0];
-        p->n_pair[0][1] = p->n_class[1];
+        p->n_pair[0][0][0] = p->n_class[0];
+        p->n_pair[0][1][0] = p->n_class[1];
+        p->all_cm[0][0] = p->all_class[0];
+        p->all_cm[1][0] = p->all_class[1];
         return;
     }
     p->all_mlp[1] = pm_model_moe_layers(m);
     p->all_mlp[0] = p->layers - p->all_mlp[1];
     p->mlp0 = pm_model_layer_is_moe(m, 0);
     p->mlp_last = pm_model_layer_is_moe(m, p->layers - 1);
+    p->all_cm[pm_model_layer_is_local(m, 0)][p->mlp0]++;
+    const bool alike = p->first_comm == p->moe_first_comm;
     int mlp = p->mlp0;
     for (int l = 0; l + 1 < p->layers; l++) {
-        const int next = pm_model_layer_is_moe(m, l + 1);
-        p->n_pair[mlp][pm_model_layer_is_local(m, l + 1)]++;
+        const int next = pm_model_layer_is_moe(m, l + 1), c = pm_model_layer_is_local(m, l + 1);
+        p->n_pair[mlp][c][alike ? mlp : next]++;
+        p->all_cm[c][next]++;
         mlp = next;
     }
 }
 
+/* Where the periods of a layer of MLP class m start: its first communication after the
+ * attention. */
+static int fc_of(const pm_step_plan *p, int m)
+{
+    return m ? p->moe_first_comm : p->first_comm;
+}
+
 /* The MoE layer's attention part must be the dense layer's, node for node (they come from one
- * builder): the periods rely on it. */
+ * builder), up to the first communication of either: the periods rely on it. Where the two
+ * first communications differ (a dense layer's MLP beside data-parallel attention gathers its
+ * tokens after norm2, a MoE layer dispatches after its router), nothing communicates before
+ * the attention (the collective there is sequence parallelism's, which MoE layers refuse). */
 static pm_status moe_check(const pm_step_plan *p, pm_error *err)
 {
     if (p->tmpl.n_moe == 0)
         return PM_OK;
-    int fc = -1;
-    for (int i = 0; i < p->tmpl.n_moe && fc < 0; i++)
-        if (p->moe[i].is_comm)
-            fc = i;
-    if (fc != p->first_comm || (p->attn >= 0 && p->tmpl.moe[p->attn].kind != PM_NODE_ATTENTION))
+    const int fd = p->first_comm, fm = p->moe_first_comm;
+    const int common = fd < fm ? fd : fm;
+    /* No communication at all (one device) is alike too. */
+    bool same = (fd == fm || (fm >= 0 && fd >= 0 && p->pre_comm < 0)) &&
+                (p->attn < 0 || ((common < 0 || p->attn < common) &&
+                                 p->tmpl.moe[p->attn].kind == PM_NODE_ATTENTION));
+    for (int i = 0; same && i < common; i++)
+        same = p->tmpl.moe[i].kind == p->tmpl.layer[i].kind;
+    if (!same)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.model",
                        "the MoE layer's attention part differs from the dense layer's");
     return PM_OK;
@@ -255,7 +284,7 @@ static pm_status plan_models(const pm_scenario *s, const pm_step_plan *like, pm_
  * (sequence parallelism's all-gather), -1 when none. */
 static void find_comms(pm_step_plan *p)
 {
-    p->first_comm = p->pre_comm = -1;
+    p->first_comm = p->pre_comm = p->moe_first_comm = -1;
     for (int i = 0; i < p->tmpl.n_layer; i++) {
         if (!p->layer[i].is_comm)
             continue;
@@ -266,20 +295,24 @@ static void find_comms(pm_step_plan *p)
             p->first_comm = i;
         }
     }
+    for (int i = p->attn >= 0 ? p->attn : 0; i < p->tmpl.n_moe && p->moe_first_comm < 0; i++)
+        if (p->moe[i].is_comm)
+            p->moe_first_comm = i;
 }
 
-/* Where the previous layer's last window stops in a layer: at its collective before the
- * attention, or at its first communication. */
-static int lead_end(const pm_step_plan *p)
+/* Where the previous layer's last window stops in a layer of MLP class m: at its collective
+ * before the attention, or at its first communication. */
+static int lead_end(const pm_step_plan *p, int m)
 {
-    return p->pre_comm >= 0 ? p->pre_comm : p->first_comm;
+    return p->pre_comm >= 0 ? p->pre_comm : fc_of(p, m);
 }
 
-/* Whether layer node i before the first communication is prefetched by its own layer's window
- * (the one opened by pre_comm) rather than by the previous layer's last window. */
-static bool own_window(const pm_step_plan *p, int i)
+/* Whether node i before the first communication of a layer of MLP class m is prefetched by
+ * its own layer's window (the one opened by pre_comm) rather than by the previous layer's last
+ * window. */
+static bool own_window(const pm_step_plan *p, int i, int m)
 {
-    return p->pre_comm >= 0 && i > p->pre_comm && i < p->first_comm;
+    return p->pre_comm >= 0 && i > p->pre_comm && i < fc_of(p, m);
 }
 
 pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fused,
@@ -352,7 +385,6 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
             p->chunks = p->layer[i].hbm.chunks;
     }
-    find_comms(p);
     p->layer_rest_s = 0.0;
     for (int i = 0; i < t->n_layer; i++)
         if (i != p->attn)
@@ -364,6 +396,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
         if (i != p->attn)
             p->moe_rest_s += p->moe[i].hbm.total_s;
     }
+    find_comms(p);
     if ((st = moe_check(p, err)) != PM_OK)
         return st;
     p->tail_s = 0.0;
@@ -393,8 +426,10 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
     }
     /* The pairs depend on the model alone: a plan of the same scenario has them (O(L) to
      * count for a MoE model). */
-    if (like && (like->tmpl.n_moe > 0) == (t->n_moe > 0)) {
+    if (like && (like->tmpl.n_moe > 0) == (t->n_moe > 0) &&
+        (like->first_comm == like->moe_first_comm) == (p->first_comm == p->moe_first_comm)) {
         memcpy(p->n_pair, like->n_pair, sizeof p->n_pair);
+        memcpy(p->all_cm, like->all_cm, sizeof p->all_cm);
         p->all_mlp[0] = like->all_mlp[0];
         p->all_mlp[1] = like->all_mlp[1];
         p->mlp0 = like->mlp0;
@@ -484,9 +519,10 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->attn_dtr_kv = u->attn_dtr_kv;
     f->attn_dtr_kv_pf = u->attn_dtr_kv_pf;
     memcpy(f->n_pair, u->n_pair, sizeof f->n_pair);
+    memcpy(f->all_cm, u->all_cm, sizeof f->all_cm);
     f->mlp0 = u->mlp0;
     f->mlp_last = u->mlp_last;
-    f->first_comm = -1;
+    f->first_comm = f->moe_first_comm = -1;
     f->chunks = 0;
     f->plain_rest_tr = u->head_tr;
     for (int m = 0; m < 2; m++)
@@ -504,23 +540,14 @@ static void note_slack(double *slack, bool has_a, double room)
         *slack = room;
 }
 
-/* Algorithm 1 over the chain of a layer of MLP class m whose node i has bytes[i] (the
- * attention's at the step's context): each window walks from its communication node to the
- * next one and stops at the first node that would reach the capacity, or at a routed expert
- * under a window not opened by an all-to-all (insert.c's rule). pf[] marks the layer nodes
- * prefetched (for nodes before the first communication node: in every layer but the first, by
- * the previous layer's last window), pft[] the tail nodes. Returns a signature of the
- * decisions. slack (may be NULL) receives how far the attention's bytes may grow before a
- * decision changes (the least room of the comparisons whose sums hold them; INFINITY when none
- * does): the bytes only add to sums, so a larger attention only turns prefetches off. */
 /* The window of the layer's collective before its attention (pre_comm): from it to the next
  * communication, as every window (decide's rule), with its slack. */
-static void window_before(const pm_step_plan *p, const pm_step_node *L, const double *bytes,
-                          bool *pf, double *slack)
+static void window_before(const pm_step_plan *p, int m, const pm_step_node *L,
+                          const double *bytes, bool *pf, double *slack)
 {
     double sum = 0.0;
     bool has_a = false;
-    for (int i = p->pre_comm + 1; i < p->first_comm && !L[i].is_comm; i++) {
+    for (int i = p->pre_comm + 1; i < fc_of(p, m) && !L[i].is_comm; i++) {
         const double b = bytes[i];
         if (!(b > 0))
             continue;
@@ -554,20 +581,32 @@ static void tail_windows(const pm_step_plan *p, bool *pft)
     }
 }
 
-static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *pf, bool *pft,
-                       double *slack)
+/* Algorithm 1 over the chain of a layer of MLP class m whose node i has bytes[i] (the
+ * attention's at the step's context), followed by a layer of MLP class mn whose node i has
+ * next[i]: each window walks from its communication node to the next one and stops at the
+ * first node that would reach the capacity, or at a routed expert under a window not opened by
+ * an all-to-all (insert.c's rule). pf[] marks the layer's nodes its own windows prefetch (from
+ * its first communication on, and behind a collective before its attention), lead[] the next
+ * layer's nodes before its first communication that the layer's last window prefetches, pft[]
+ * the tail nodes (were the layer the last). Returns a signature of the decisions. slack (may
+ * be NULL) receives how far the attention's bytes may grow before a decision changes (the
+ * least room of the comparisons whose sums hold them; INFINITY when none does): the bytes only
+ * add to sums, so a larger attention only turns prefetches off. */
+static unsigned decide(const pm_step_plan *p, int m, int mn, const double *bytes,
+                       const double *next, bool *pf, bool *lead, bool *pft, double *slack)
 {
     if (slack)
         *slack = INFINITY;
-    const int n = n_of(p, m), nt = p->tmpl.n_tail;
+    const int n = n_of(p, m), nt = p->tmpl.n_tail, fc = fc_of(p, m), le = lead_end(p, mn);
     memset(pf, 0, (size_t)n * sizeof *pf);
+    memset(lead, 0, (size_t)n_of(p, mn) * sizeof *lead);
     memset(pft, 0, (size_t)nt * sizeof *pft);
-    if (!p->prefetching || p->first_comm < 0)
+    if (!p->prefetching || fc < 0 || fc_of(p, mn) < 0)
         return 0;
     const pm_step_node *L = costs_of(p, m);
     if (p->pre_comm >= 0)
-        window_before(p, L, bytes, pf, slack);
-    for (int j = p->first_comm; j < n; j++) {
+        window_before(p, m, L, bytes, pf, slack);
+    for (int j = fc; j < n; j++) {
         if (!L[j].is_comm)
             continue;
         double sum = 0.0;
@@ -591,15 +630,15 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
         /* The layer's last window continues into the next layer... */
         double sum_next = sum;
         bool has_next = has_a;
-        for (int k = 0; k < lead_end(p); k++) {
-            const double b = bytes[k];
+        for (int k = 0; k < le; k++) {
+            const double b = next[k];
             if (b > 0) {
                 if (!(sum_next + b < p->cap))
                     break;
                 has_next = has_next || k == p->attn;
                 note_slack(slack, has_next, p->cap - (sum_next + b));
                 sum_next += b;
-                pf[k] = true;
+                lead[k] = true;
             }
         }
         /* ...and, after the last layer, into the tail, up to its collective (if any: the
@@ -617,8 +656,10 @@ static unsigned decide(const pm_step_plan *p, int m, const double *bytes, bool *
     }
     tail_windows(p, pft);
     unsigned sig = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = lead_end(p, m); i < n; i++)
         sig = sig * 2u + pf[i];
+    for (int i = 0; i < le; i++)
+        sig = sig * 2u + lead[i];
     for (int i = 0; i < nt; i++)
         sig = sig * 2u + pft[i];
     return sig;
@@ -814,20 +855,22 @@ static const pm_step_node *attention_at(const pm_step_plan *p, int cls, int64_t 
     return out;
 }
 
-/* The period from a layer's first communication to the next layer's: the nodes L (n of them)
- * are the layer's MLP class from the first communication on and the next layer's attention
- * class before it (the nodes before the first communication are the same in both MLP
- * classes), with the insertion decisions pf. Its time is the start of its last op. */
-static void period_seg(const pm_step_plan *p, const pm_step_node *const *L, int n,
-                       const bool *pf, seg *g)
+/* The period from a layer's first communication to the next layer's: the layer's nodes L of
+ * MLP class m from its first communication on (own decisions pf), then the next layer's nodes
+ * N (MLP class mn, its attention class's) up to its first communication, prefetched by the
+ * layer's last window (lead) or by their own layer's window before the attention (pf_next).
+ * Its time is the start of its last op. */
+static void period_seg(const pm_step_plan *p, int m, int mn, const pm_step_node *const *L,
+                       const bool *pf, const pm_step_node *const *N, const bool *lead,
+                       const bool *pf_next, seg *g)
 {
-    const int fc = p->first_comm;
+    const int fc = fc_of(p, m), fn = fc_of(p, mn);
     g->n = g->n_pf = 0;
     int trig = -1;
-    for (int i = fc; i < n; i++)
+    for (int i = fc; i < n_of(p, m); i++)
         seg_add(g, L[i], pf[i], &trig);
-    for (int i = 0; i <= fc; i++)
-        seg_add(g, L[i], i < fc && pf[i], &trig);
+    for (int i = 0; i <= fn; i++)
+        seg_add(g, N[i], i < fn && (own_window(p, i, mn) ? pf_next[i] : lead[i]), &trig);
 }
 
 /* Combines the decisions of the two classes into one signature: the global one alone when
@@ -838,13 +881,55 @@ static unsigned class_signature(unsigned global, unsigned local)
     return global ^ (local * 2654435761u);
 }
 
-/* The signature of the decisions of every (attention, MLP) class pair: the dense pairs alone
- * for a dense model (as before MoE), the MoE pairs mixed in otherwise. */
-static unsigned pairs_signature(unsigned sig[2][2])
+/* The signature of the decisions of every (attention class; MLP class of the layer, of the
+ * next) triple, sig[c][m][mn]: the dense triples alone for a dense model (as before MoE), the
+ * others mixed in otherwise. */
+static unsigned pairs_signature(unsigned sig[2][2][2])
 {
-    const unsigned dense = class_signature(sig[0][0], sig[1][0]);
-    const unsigned moe = class_signature(sig[0][1], sig[1][1]);
-    return dense ^ (moe * 0x9E3779B1u);
+    unsigned h = class_signature(sig[0][0][0], sig[1][0][0]);
+    static const unsigned mix[3] = {0x9E3779B1u, 0x85EBCA77u, 0xC2B2AE3Du};
+    for (int k = 1; k < 4; k++)
+        h ^= class_signature(sig[0][k >> 1][k & 1], sig[1][k >> 1][k & 1]) * mix[k - 1];
+    return h;
+}
+
+/* Algorithm 1 for every (attention class c; MLP class m of a layer, mn of the next) triple the
+ * plan holds, with each class's attention bytes attn_bytes[c]: pf[c][m] and lead[m][c][mn] as
+ * decide fills them, pft for the last layer's classes. Returns the signature of all; slack (may
+ * be NULL) the least room. */
+static unsigned decide_all(const pm_step_plan *p, const double *attn_bytes,
+                           bool pf[2][2][MAXN], bool lead[2][2][2][MAXN], bool *pft,
+                           double *slack)
+{
+    unsigned sig[2][2][2] = {{{0, 0}, {0, 0}}, {{0, 0}, {0, 0}}};
+    bool pft_any[MAXN];
+    const int cl = p->all_class[0] > 0 ? 0 : 1;
+    if (slack)
+        *slack = INFINITY;
+    for (int c = 0; c < 2; c++) {
+        if (p->all_class[c] == 0)
+            continue;
+        for (int m = 0; m < 2; m++) {
+            if (p->all_mlp[m] == 0)
+                continue;
+            double bytes[MAXN];
+            layer_bytes(p, m, attn_bytes[c], bytes);
+            /* The triples with periods; one call at least, for the layer's own windows. */
+            const bool any = p->n_pair[m][c][0] > 0 || p->n_pair[m][c][1] > 0;
+            for (int mn = 0; mn < 2; mn++) {
+                if (any ? p->n_pair[m][c][mn] == 0 : mn != m)
+                    continue;
+                double next[MAXN], room = INFINITY;
+                layer_bytes(p, mn, attn_bytes[c], next);
+                const bool last = m == p->mlp_last && c == cl;
+                sig[c][m][mn] = decide(p, m, mn, bytes, next, pf[c][m], lead[m][c][mn],
+                                       last ? pft : pft_any, slack ? &room : NULL);
+                if (slack && room < *slack)
+                    *slack = room;
+            }
+        }
+    }
+    return pairs_signature(sig);
 }
 
 /* About where the decisions at ctx change next, from the least room they leave under the
@@ -888,10 +973,8 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
         return;
     region_attention(r, ctx);
     /* L[c][m]: a layer of attention class c and MLP class m. */
-    bool pft_any[MAXN];
-    unsigned sig[2][2] = {{0, 0}, {0, 0}};
-    double slack = INFINITY;
     const int cl = p->all_class[0] > 0 ? 0 : 1;
+    double attn_bytes[2] = {0.0, 0.0}, slack = INFINITY;
     for (int m = 0; m < 2; m++) {
         if (p->all_mlp[m] == 0)
             continue;
@@ -903,28 +986,26 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
                 r->L[c][m][i] = &base[i];
             if (p->attn >= 0)
                 r->L[c][m][p->attn] = &r->attn[c];
-            double bytes[MAXN];
-            layer_bytes(p, m, p->attn >= 0 ? r->attn[c].bytes : 0.0, bytes);
-            const bool last = m == p->mlp_last && c == cl;
-            double room = INFINITY;
-            sig[c][m] = decide(p, m, bytes, r->pf[c][m], last ? r->pft : pft_any,
-                               with_next ? &room : NULL);
-            if (room < slack)
-                slack = room;
-            if (p->n_pair[m][c] > 0) {
-                period_seg(p, r->L[c][m], n_of(p, m), r->pf[c][m], &r->period[m][c]);
-                /* The attention comes after the layer's ops from the first communication on
-                 * (period_seg's order); without one nothing changes: 0 keeps nothing. */
-                r->period_k0[m][c] = p->attn >= 0 ? n_of(p, m) - p->first_comm + p->attn : 0;
-                r->period_at[m][c].known = false;
-            }
+            attn_bytes[c] = p->attn >= 0 ? r->attn[c].bytes : 0.0;
         }
     }
-    r->sig = pairs_signature(sig);
+    r->sig = decide_all(p, attn_bytes, r->pf, r->lead, r->pft, with_next ? &slack : NULL);
+    for (int m = 0; m < 2; m++)
+        for (int c = 0; c < 2; c++)
+            for (int mn = 0; mn < 2; mn++) {
+                if (p->n_pair[m][c][mn] == 0)
+                    continue;
+                period_seg(p, m, mn, r->L[c][m], r->pf[c][m], r->L[c][mn], r->lead[m][c][mn],
+                           r->pf[c][mn], &r->period[m][c][mn]);
+                /* The attention comes after the layer's ops from the first communication on
+                 * (period_seg's order); without one nothing changes: 0 keeps nothing. */
+                r->period_k0[m][c][mn] = p->attn >= 0 ? n_of(p, m) - fc_of(p, m) + p->attn : 0;
+                r->period_at[m][c][mn].known = false;
+            }
     if (with_next)
         r->next = next_change(p, ctx, slack);
     /* The last layer from its first communication, and the tail. */
-    const int ml = p->mlp_last, fc = p->first_comm;
+    const int ml = p->mlp_last, fc = fc_of(p, ml);
     seg *g = &r->last;
     g->n = g->n_pf = 0;
     int trig = -1;
@@ -949,8 +1030,8 @@ static pm_status prefix_time(const pm_step_region *r, bool sharing, bool stream,
         head[i].hbm = p->head_cost[i];
         seg_add(&g, &head[i], false, &trig);
     }
-    for (int i = 0; i <= p->first_comm; i++)
-        seg_add(&g, r->L[c0][m0][i], own_window(p, i) && r->pf[c0][m0][i], &trig);
+    for (int i = 0; i <= fc_of(p, m0); i++)
+        seg_add(&g, r->L[c0][m0][i], own_window(p, i, m0) && r->pf[c0][m0][i], &trig);
     return seg_run(&g, sharing, stream, g.n - 1, out, NULL, 0);
 }
 
@@ -959,7 +1040,7 @@ static pm_status prefix_time(const pm_step_region *r, bool sharing, bool stream,
 static pm_status region_time(pm_step_region *r, double *time_s)
 {
     const pm_step_plan *p = r->p;
-    const int fc = p->first_comm, c0 = p->class0;
+    const int fc = fc_of(p, p->mlp0), c0 = p->class0;
     const bool sharing = p->s->options.hbm_sharing;
     const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
     /* Prefix: the embedding and layer 0 up to its first communication, nothing prefetched
@@ -973,21 +1054,21 @@ static pm_status region_time(pm_step_region *r, double *time_s)
         for (int i = 0; i < fc; i++)
             prefix += r->L[c0][p->mlp0][i]->hbm.total_s;
     }
-    /* Periods: from a layer's first communication to the next layer's, one per pair of the
-     * layer's MLP class and the next layer's attention class. */
+    /* Periods: from a layer's first communication to the next layer's, one per triple of the
+     * layer's MLP class and the next layer's attention and MLP classes. */
     double periods = 0.0;
-    for (int m = 0; m < 2; m++) {
-        for (int c = 0; c < 2; c++) {
-            if (p->n_pair[m][c] == 0)
-                continue;
-            const seg *g = &r->period[m][c];
-            double period = 0.0;
-            if ((st = seg_run(g, sharing, stream, g->n - 1, &period, &r->period_at[m][c],
-                              r->period_k0[m][c])) != PM_OK)
-                return st;
-            periods += p->n_pair[m][c] * period;
-        }
-    }
+    for (int m = 0; m < 2; m++)
+        for (int c = 0; c < 2; c++)
+            for (int mn = 0; mn < 2; mn++) {
+                if (p->n_pair[m][c][mn] == 0)
+                    continue;
+                const seg *g = &r->period[m][c][mn];
+                double period = 0.0;
+                if ((st = seg_run(g, sharing, stream, g->n - 1, &period,
+                                  &r->period_at[m][c][mn], r->period_k0[m][c][mn])) != PM_OK)
+                    return st;
+                periods += p->n_pair[m][c][mn] * period;
+            }
     if (!r->last_known) {
         if ((st = seg_run(&r->last, sharing, stream, -1, &r->last_s, NULL, 0)) != PM_OK)
             return st;
@@ -1060,36 +1141,24 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *nex
 {
     if (next)
         *next = -1;
-    if (!p->prefetching || p->first_comm < 0)
+    if (!plan_prefetches(p))
         return 0;
-    unsigned sig[2][2] = {{0, 0}, {0, 0}};
     /* The next change is found for full attention in every layer: the attention's bytes then
      * grow by attn_dkv per position. */
     const bool guess = next && p->attn >= 0 && p->all_class[1] == 0 && p->attn_dkv > 0;
-    double slack = INFINITY;
-    for (int c = 0; c < 2; c++) {
+    double kv[2] = {0.0, 0.0}, slack = INFINITY;
+    for (int c = 0; c < 2 && p->attn >= 0; c++) {
         if (p->all_class[c] == 0)
             continue;
-        double kv = 0.0;
-        if (p->attn >= 0) {
-            double dk, ds;
-            attention_growth(p, c, ctx, &dk, &ds);
-            kv = p->attn_node[c].kv_bytes + p->attn_dkv * dk;
-        }
-        for (int k = 0; k < 2; k++) {
-            if (p->all_mlp[k] == 0)
-                continue;
-            bool pf[MAXN], pft[MAXN];
-            double bytes[MAXN], room = INFINITY;
-            layer_bytes(p, k, kv, bytes);
-            sig[c][k] = decide(p, k, bytes, pf, pft, guess ? &room : NULL);
-            if (room < slack)
-                slack = room;
-        }
+        double dk, ds;
+        attention_growth(p, c, ctx, &dk, &ds);
+        kv[c] = p->attn_node[c].kv_bytes + p->attn_dkv * dk;
     }
+    bool pf[2][2][MAXN], lead[2][2][2][MAXN], pft[MAXN];
+    const unsigned sig = decide_all(p, kv, pf, lead, pft, guess ? &slack : NULL);
     if (guess)
         *next = next_change(p, ctx, slack);
-    return pairs_signature(sig);
+    return sig;
 }
 
 /* Each class's attention at ctx, from its slope per position read (pm_step_plan_count), and
@@ -1128,39 +1197,61 @@ static void add_nodes(pm_traffic *acc, const pm_traffic *t, double w)
 
 /* What a PRESERVE step moves with the insertion decisions pf (per attention and MLP class)
  * and pft (the tail), the attention's traffic at. */
+/* The layers of attention class c whose node i (before the first communication of MLP class
+ * mn, or of both classes: mn -1) the previous layer's last window prefetches. */
+static double lead_count(const pm_step_plan *p, bool lead[2][2][2][MAXN], int c, int mn, int i)
+{
+    double n = 0.0;
+    for (int m = 0; m < 2; m++)
+        for (int k = 0; k < 2; k++)
+            if ((mn < 0 || k == mn) && p->n_pair[m][c][k] > 0 && lead[m][c][k][i])
+                n += p->n_pair[m][c][k];
+    return n;
+}
+
 static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
-                               bool pf[2][2][MAXN], const bool *pft, pm_traffic *out)
+                               bool pf[2][2][MAXN], bool lead[2][2][2][MAXN], const bool *pft,
+                               pm_traffic *out)
 {
     const int nt = p->tmpl.n_tail;
     const int cl = p->all_class[0] > 0 ? 0 : 1;
-    const int fc = p->first_comm;
+    /* The nodes before the first communication of both MLP classes. */
+    int common = p->all_mlp[0] > 0 ? p->first_comm : p->moe_first_comm;
+    if (p->all_mlp[0] > 0 && p->all_mlp[1] > 0 && p->moe_first_comm < common)
+        common = p->moe_first_comm;
     *out = p->head_tr;
     /* The attention part (before the first communication), per attention class; the nodes are
      * the same in both MLP classes (the dense template's traffic). */
-    for (int i = 0; i < fc; i++) {
+    for (int i = 0; i < common; i++) {
         for (int c = 0; c < 2; c++) {
             if (p->all_class[c] == 0)
                 continue;
             const pm_step_traffic *t = i == p->attn ? &at[c] : &p->layer_tr[i];
-            double prefetched = 0.0;
-            for (int k = 0; k < 2; k++)
-                if (p->all_mlp[k] > 0 && pf[c][k][i])
-                    prefetched += p->n_pair[k][c];
-            /* Behind the layer's own all-gather: in every layer of the class, once. */
-            if (own_window(p, i))
-                prefetched = prefetched > 0 || (p->all_mlp[0] > 0 ? pf[c][0][i] : pf[c][1][i])
-                                 ? p->all_class[c]
-                                 : 0.0;
+            double prefetched = lead_count(p, lead, c, -1, i);
+            /* Behind the layer's own all-gather (dense layers only): in every layer of the
+             * class, once. */
+            if (own_window(p, i, 0))
+                prefetched = pf[c][0][i] ? p->all_class[c] : 0.0;
             add_nodes(out, &t->tr_pf, prefetched);
             add_nodes(out, &t->tr, p->all_class[c] - prefetched);
         }
     }
+    /* The nodes of one MLP class before its first communication beyond the common ones (a MoE
+     * layer's shared experts and router beside a dense layer that gathers first), per
+     * attention class. */
+    for (int k = 0; k < 2; k++)
+        for (int i = common; p->all_mlp[k] > 0 && i < fc_of(p, k); i++)
+            for (int c = 0; c < 2; c++) {
+                const double prefetched = lead_count(p, lead, c, k, i);
+                add_nodes(out, &traffic_of(p, k)[i].tr_pf, prefetched);
+                add_nodes(out, &traffic_of(p, k)[i].tr, p->all_cm[c][k] - prefetched);
+            }
     /* The MLP part, per MLP class. */
     for (int k = 0; k < 2; k++) {
         if (p->all_mlp[k] == 0)
             continue;
         const pm_step_traffic *tr = traffic_of(p, k);
-        for (int i = fc; i < n_of(p, k); i++) {
+        for (int i = fc_of(p, k); i < n_of(p, k); i++) {
             const double prefetched = pf[cl][k][i] ? p->all_mlp[k] : 0.0;
             add_nodes(out, &tr[i].tr_pf, prefetched);
             add_nodes(out, &tr[i].tr, p->all_mlp[k] - prefetched);
@@ -1186,16 +1277,9 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
      * decisions of the pair (previous layer's MLP class, its own attention class); the nodes
      * from the first communication on (no attention among them) by their MLP class's
      * decisions, in every layer of that class; the tail by the last layer's window. */
-    bool pf[2][2][MAXN], pft[MAXN], pft_any[MAXN];
-    const int cl = p->all_class[0] > 0 ? 0 : 1;
-    for (int k = 0; k < 2; k++)
-        for (int c = 0; c < 2; c++)
-            if (p->all_class[c] > 0 && p->all_mlp[k] > 0) {
-                double bytes[MAXN];
-                layer_bytes(p, k, attn_bytes[c], bytes);
-                decide(p, k, bytes, pf[c][k], k == p->mlp_last && c == cl ? pft : pft_any, NULL);
-            }
-    traffic_prefetched(p, at, pf, pft, out);
+    bool pf[2][2][MAXN], lead[2][2][2][MAXN], pft[MAXN];
+    decide_all(p, attn_bytes, pf, lead, pft, NULL);
+    traffic_prefetched(p, at, pf, lead, pft, out);
 }
 
 void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
@@ -1207,7 +1291,7 @@ void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
     pm_step_traffic at[2];
     double attn_bytes[2];
     traffic_attention(r->p, ctx, at, attn_bytes);
-    traffic_prefetched(r->p, at, r->pf, r->pft, out);
+    traffic_prefetched(r->p, at, r->pf, r->lead, r->pft, out);
 }
 
 pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
@@ -1240,12 +1324,12 @@ static void stage_classes(const pm_step_plan *p, int *c, int *m)
  * row gather is not prefetchable) and the first layer's nodes up to its first communication,
  * each prefetched while the running sum stays strictly below the capacity. Returns the bytes
  * prefetched; pf[] marks the layer nodes. */
-static double recv_decide(const pm_step_plan *p, const pm_step_node *const *L, bool *pf)
+static double recv_decide(const pm_step_plan *p, int m, const pm_step_node *const *L, bool *pf)
 {
     double sum = 0.0;
-    for (int k = 0; k < p->first_comm; k++)
+    for (int k = 0; k < fc_of(p, m); k++)
         pf[k] = false;
-    for (int k = 0; k < lead_end(p); k++) {
+    for (int k = 0; k < lead_end(p, m); k++) {
         const double b = L[k]->bytes;
         if (!(b > 0))
             continue;
@@ -1277,7 +1361,7 @@ pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t 
     pm_step_region_init(p, ctx, false, &r);
     const bool sharing = p->s->options.hbm_sharing;
     const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
-    const int fc = p->first_comm, nl = n_of(p, m);
+    const int fc = fc_of(p, m), nl = n_of(p, m);
     const pm_step_node *const *L = r.L[c][m];
     /* The prefix: the receive (a communication node: the window opens with it), the head,
      * the first layer up to its first communication. Without a receive nothing precedes the
@@ -1291,7 +1375,7 @@ pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t 
     recv.is_comm = recv.is_ar = true;
     if (part->recv_s > 0) {
         seg_add(&g, &recv, false, &trig);
-        const double b = recv_decide(p, L, pf);
+        const double b = recv_decide(p, m, L, pf);
         if (recv_pf_bytes)
             *recv_pf_bytes = b;
     }
@@ -1301,14 +1385,14 @@ pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t 
         seg_add(&g, &head[i], false, &trig);
     }
     for (int i = 0; i <= fc && i < nl; i++)
-        seg_add(&g, L[i], own_window(p, i) ? r.pf[c][m][i] : i < fc && pf[i], &trig);
+        seg_add(&g, L[i], own_window(p, i, m) ? r.pf[c][m][i] : i < fc && pf[i], &trig);
     double prefix = 0.0, periods = 0.0, last = 0.0;
     pm_status st = seg_run(&g, sharing, stream, g.n - 1, &prefix, NULL, 0);
     if (st != PM_OK)
         return st;
     /* The periods between the stage's layers, as in the whole model. */
     if (n > 1) {
-        const seg *pg = &r.period[m][c];
+        const seg *pg = &r.period[m][c][m];
         if ((st = seg_run(pg, sharing, stream, pg->n - 1, &periods, NULL, 0)) != PM_OK)
             return st;
         periods *= n - 1;
@@ -1357,22 +1441,22 @@ void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bo
             pm_traffic_add(out, &tail, 1.0);
         return;
     }
-    bool pf[MAXN], pft[MAXN], rpf[MAXN] = {false};
+    bool pf[MAXN], lead[MAXN], pft[MAXN], rpf[MAXN] = {false};
     double bytes[MAXN];
     layer_bytes(p, m, attn_bytes[c], bytes);
-    decide(p, m, bytes, pf, pft, NULL);
+    decide(p, m, m, bytes, bytes, pf, lead, pft, NULL);
     if (part->recv_s > 0) {
         pm_step_region r;
         pm_step_region_init(p, ctx, false, &r);
-        recv_decide(p, r.L[c][m], rpf);
+        recv_decide(p, m, r.L[c][m], rpf);
     }
     const pm_step_traffic *tr = traffic_of(p, m);
     for (int i = 0; i < n_of(p, m); i++) {
         const pm_step_traffic *t = i == p->attn ? &at[c] : &tr[i];
         /* Before the first communication: the first layer by the receive's window, the others
          * by the previous layer's last window; after it, every layer by its own. */
-        const double k = i < p->first_comm && !own_window(p, i)
-                             ? (pf[i] ? n - 1 : 0.0) + (rpf[i] ? 1.0 : 0.0)
+        const double k = i < fc_of(p, m) && !own_window(p, i, m)
+                             ? (lead[i] ? n - 1 : 0.0) + (rpf[i] ? 1.0 : 0.0)
                              : (pf[i] ? n : 0.0);
         add_nodes(out, &t->tr_pf, k);
         add_nodes(out, &t->tr, n - k);

@@ -720,5 +720,10 @@ check dp-attention-serve 0 "--set cluster.attention_data_parallel=true" \
     "$pm" serve --config qwen3-30b-a3b --dp-attention
 check dp-attention-search 0 "could not run, the first: needs a group of at least 2 devices to split the sequences over (got 1)" \
     "$pm" search --config qwen3-30b-a3b --dp-attention
+# DeepSeek-V3's three dense layers beside DP attention run on the fast path too (issue 44).
+check dp-attention-deepseek 0 "attention data parallel over 8 ranks" \
+    "$pm" --config deepseek-v3-h200 --ep 8 --dp-attention --seq 1024
+check dp-attention-deepseek-serve 0 "tokens/s" \
+    "$pm" serve --config deepseek-v3-h200 --ep 8 --dp-attention --seq 1024 --concurrency 8,64
 
 check_end

@@ -601,6 +601,30 @@ static void test_fast_path_equals_graph_path_with_attention_data_parallel(void *
         }
 }
 
+/* Dense layers beside data-parallel attention (DeepSeek-V3: 3 dense layers, then 58 MoE
+ * layers): a dense layer's first collective is the all-gather after norm2, a MoE layer's the
+ * dispatch after its router, so the fast evaluator's periods are keyed by both layers' MLP
+ * classes (dense to dense, dense to MoE, MoE to MoE). The L2 sizes move the windows from
+ * stopping inside a layer (50 MiB) to running through the next layer's attention, shared
+ * experts and router (1 GiB), and past them into a layer's expert reads (2 GiB). */
+static void test_fast_path_equals_graph_path_with_dense_layers_beside_dp_attention(void **state)
+{
+    (void)state;
+    static const char *const adp[] = {"cluster.attention_data_parallel=true",
+                                      "cluster.expert_parallel=8"};
+    const double l2_MiB[] = {50, 1024, 2048};
+    for (size_t k = 0; k < sizeof l2_MiB / sizeof l2_MiB[0]; k++)
+        for (int batch = 5; batch <= 40; batch *= 8) {
+            pm_scenario b = load("deepseek-v3-h200", adp, 2);
+            b.workload.batch = batch;
+            b.accel.l2_capacity_bytes = l2_MiB[k] * 1048576.0 / b.accel.l2_usable_frac;
+            check_fast_equals_graph(&b);
+            b.options.hbm_sharing = true;
+            check_fast_equals_graph(&b);
+            pm_scenario_release(&b);
+        }
+}
+
 static void test_step_model_equals_decode_step_time(void **state)
 {
     (void)state;
@@ -938,6 +962,7 @@ int main(void)
         cmocka_unit_test(test_fast_path_equals_graph_path),
         cmocka_unit_test(test_fast_path_equals_graph_path_with_sequence_parallel),
         cmocka_unit_test(test_fast_path_equals_graph_path_with_attention_data_parallel),
+        cmocka_unit_test(test_fast_path_equals_graph_path_with_dense_layers_beside_dp_attention),
         cmocka_unit_test(test_step_model_equals_decode_step_time),
         cmocka_unit_test(test_step_model_max_context_by_hand),
         cmocka_unit_test(test_step_model_max_context_is_the_estimates_rule),
