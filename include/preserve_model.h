@@ -2207,13 +2207,13 @@ typedef enum pm_axis_kind {
 } pm_axis_kind;
 
 /** "l2", "l2_bw", "compute", "hbm_bw", "link_bw", "devices", "batch", "seq", "ep", "pp", "dp",
- * "sp". */
+ * "sp", "split". */
 PM_API const char *pm_axis_name(pm_axis_kind kind);
 /** The CSV column name with its unit: "l2_capacity_MiB", "hbm_bandwidth_GBps", "devices"... */
 PM_API const char *pm_axis_column(pm_axis_kind kind);
-/** True for the axes of counts (devices, batch, seq, ep, pp, dp) and the switch sp (0 or 1):
- * integers, not searchable by pm_optimize_axis_for; false for the continuous ones (and for a
- * kind out of range). */
+/** True for the axes of counts (devices, batch, seq, ep, pp, dp, split) and the switch sp (0
+ * or 1): integers, not searchable by pm_optimize_axis_for (pm_optimize_count searches pp, dp
+ * and split); false for the continuous ones (and for a kind out of range). */
 PM_API bool pm_axis_is_count(pm_axis_kind kind);
 /** Converts an SI axis value to the unit of pm_axis_column. */
 PM_API double pm_axis_display_value(pm_axis_kind kind, double value_si);
@@ -2421,6 +2421,22 @@ typedef struct pm_optimum {
                                             and the objective still rises toward it, so the
                                             optimum may lie beyond (widen the range); 0: an
                                             optimum inside the range, or a flat objective */
+    /* The exhaustive search of a count axis (pm_optimize_count); zero from
+     * pm_optimize_axis_for. There every value is the optimum of its own bracket:
+     * bracket_lo = bracket_hi = best_value, iterations 0; at_edge as above, and only where the
+     * axis goes on beyond the range's end in the scenario (pp beyond 1 or below the layers,
+     * split below the most layers the last stage may hold, dp beyond 1). */
+    bool exhaustive;                     /* every integer of [lo, hi] evaluated */
+    double lo, hi;                       /* the range searched (SI) */
+    double tie_rel_tol;                  /* the relative tie of the objectives (the caller's) */
+    int ties[PM_MODE_COUNT];             /* the other values whose objective is within
+                                            tie_rel_tol x the largest: best_value is the
+                                            smallest of these values, best_density its own */
+    bool fits_hbm[PM_MODE_COUNT];        /* the weights and KV cache per device fit the usable
+                                            HBM at best_value (pm_estimate's fits_hbm) */
+    int skipped;                         /* values the scenario refused (in evaluations) */
+    double first_skipped;                /* the first of them (SI)... */
+    char first_skipped_error[480];       /* ...and why ("$.path: message") */
 } pm_optimum;
 
 /**
@@ -2448,12 +2464,41 @@ PM_API pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind,
                                       int grid_points, double rel_tol, int max_iter,
                                       pm_optimum *out, pm_error *err);
 
+/** The relative difference under which the front ends call two objectives of a count axis a
+ * tie (pm_optimize_count's tie_rel_tol): far above the rounding of equal figures reached
+ * by different products (dp replicas scale tokens/s and devices alike: a few ulps, 1e-16),
+ * far below any difference the model makes between two plans. */
+#define PM_OPTIMIZE_TIE_REL_TOL 1e-9
+
+/**
+ * Finds, for each mode, the value of a count axis (PM_AXIS_PP, PM_AXIS_DP or PM_AXIS_SPLIT) in
+ * [lo, hi] that maximises goal (pm_optimize_axis_for's objectives), exactly: every integer of
+ * the range evaluated (pm_scenario_set_axis, then pm_estimate_compute). A value the scenario
+ * refuses (a split the stages cannot hold, stages the cluster's nodes cannot place, more stages
+ * than layers) is skipped and counted, the first with its error (out->skipped,
+ * first_skipped, first_skipped_error). The best of a mode is the smallest value whose
+ * objective is within tie_rel_tol (relative, in [0, 1)) of the largest: ties go to the smaller
+ * value, and out->ties counts the other values of the tie (dp's densities are flat: replicas
+ * multiply tokens/s, devices, dollars and joules alike, so every dp ties). lo = hi = 0 searches
+ * the axis's own range in s: pp 1 to the layers (at most PM_MAX_STAGES), split 1 to the layers
+ * less one per other stage, dp 1 to 8 (the dp sweep's default); otherwise 1 <= lo <= hi,
+ * integers, within the axis's bounds (pm_scenario_set_axis's). pm_optimum_warning says the
+ * ties, the skipped values and a best that does not fit the HBM. Returns PM_OK,
+ * PM_ERR_INVALID_ARG, PM_ERR_MISSING (as pm_optimize_axis_for), PM_ERR_NOMEM, or the first
+ * refusal's status when every value is refused (err: its path, and the range).
+ */
+PM_API pm_status pm_optimize_count(const pm_scenario *s, pm_axis_kind kind, pm_objective goal,
+                                   double lo, double hi, double tie_rel_tol, pm_optimum *out,
+                                   pm_error *err);
+
 /**
  * Parses an optimum search's "AXIS" (the axis's default sweep range) or "AXIS=LO:HI" (each
  * read as the axis reads a value: bare in its column's unit, or with a unit) into the axis and
- * its range (SI), for the CLI's --optimize and the Python module's optimize(). Only the
- * continuous axes (pm_axis_is_count false). Returns PM_OK, PM_ERR_VALUE (an unknown axis, with
- * the nearest, or a count axis), PM_ERR_UNIT or PM_ERR_RANGE (HI not above LO).
+ * its range (SI), for the CLI's --optimize and the Python module's optimize(). The continuous
+ * axes (pm_axis_is_count false, for pm_optimize_axis_for) and the counts pp, dp and split (for
+ * pm_optimize_count: a bare one gives lo = hi = 0, the axis's own range in the scenario).
+ * Returns PM_OK, PM_ERR_VALUE (an unknown axis, with the nearest, or another count axis),
+ * PM_ERR_UNIT or PM_ERR_RANGE (HI not above LO).
  */
 PM_API pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, double *lo,
                                         double *hi, pm_error *err);
@@ -2461,8 +2506,10 @@ PM_API pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, do
 /**
  * Warning i (0-based) of an optimum search's result, in order: a mode whose best is an end of
  * the range with the objective still rising toward it, then a mode whose best l2 or compute
- * makes a die over the reticle. Writes it into note (n bytes, may be NULL) and returns true;
- * false past the last.
+ * makes a die over the reticle; of a count axis's (pm_optimize_count) then a mode whose best
+ * ties with other values, the values skipped (how many, the first and why), and a mode whose
+ * best does not fit the usable HBM. Writes it into note (n bytes, may be NULL) and returns
+ * true; false past the last.
  */
 PM_API bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objective goal,
                                const pm_optimum *opt, size_t i, char *note, size_t n);

@@ -1,8 +1,9 @@
 /*
  * sweep.c - design-space axes: parsing "AXIS=START:STOP:STEP" / "x2" / lists with units,
  * setting an axis on a scenario, and the optimum search of throughput density along one axis
- * (a log-spaced grid to bracket the best point of a piecewise objective, then GSL's Brent
- * minimiser inside the bracket).
+ * (a continuous axis: a log-spaced grid to bracket the best point of a piecewise objective,
+ * then GSL's Brent minimiser inside the bracket; a count, pp, dp or split: every value, the
+ * refused ones skipped, ties to the smaller value).
  *
  * May call: accelerator.c, alloc.c, area.c, dtype.c, error.c, estimate.c, plan.c, units.c.
  */
@@ -369,6 +370,17 @@ pm_status pm_axis_fit_scenario(const pm_scenario *s, pm_axis *a, pm_error *err)
     return PM_OK;
 }
 
+/* The largest value of a count axis: the loaders' bounds, beyond which the int fields would
+ * overflow. */
+static double axis_count_max(pm_axis_kind k)
+{
+    return k == PM_AXIS_DEVICES || k == PM_AXIS_EP || k == PM_AXIS_DP ? (double)PM_MAX_DEVICES
+           : k == PM_AXIS_PP                                          ? (double)PM_MAX_STAGES
+           : k == PM_AXIS_SPLIT                                       ? (double)PM_MAX_LAYERS
+           : k == PM_AXIS_BATCH                                       ? (double)PM_MAX_BATCH
+                                                                      : (double)PM_MAX_SEQ_LEN;
+}
+
 pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_error *err)
 {
     if (!s)
@@ -389,13 +401,7 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     if (pm_axis_is_count(k) && fabs(v - round(v)) > 0.0)
         return pm_fail(err, PM_ERR_RANGE, NULL, path, "the %s axis takes integers (got %.17g)",
                        pm_axis_name(k), v);
-    /* The loaders' bounds: beyond them the int fields would overflow. */
-    const double count_max =
-        k == PM_AXIS_DEVICES || k == PM_AXIS_EP || k == PM_AXIS_DP ? (double)PM_MAX_DEVICES
-        : k == PM_AXIS_PP                                          ? (double)PM_MAX_STAGES
-        : k == PM_AXIS_SPLIT                                       ? (double)PM_MAX_LAYERS
-        : k == PM_AXIS_BATCH                                       ? (double)PM_MAX_BATCH
-                                                                   : (double)PM_MAX_SEQ_LEN;
+    const double count_max = axis_count_max(k);
     if (pm_axis_is_count(k) && v > count_max)
         return pm_fail(err, PM_ERR_RANGE, NULL, path, "must be at most %.0f (got %.0f)",
                        count_max, v);
@@ -466,6 +472,17 @@ typedef struct objective {
     int *evals;
 } objective;
 
+/* The objective goal of mode m in e, the estimate of t, whose die is die_mm2. */
+static double objective_of(const pm_scenario *t, const pm_estimate *e, pm_objective goal,
+                           pm_mode m, double die_mm2)
+{
+    switch (goal) {
+    case PM_OBJECTIVE_USD: return e->modes[m].tokens_per_s_per_usd;
+    case PM_OBJECTIVE_JOULE: return e->modes[m].tokens_per_J;
+    default: return pm_density(e, m, pm_cluster_total_devices(&t->cluster), die_mm2);
+    }
+}
+
 static double density_at(objective *o, double v)
 {
     if (o->st != PM_OK)
@@ -478,11 +495,7 @@ static double density_at(objective *o, double v)
         (o->st = pm_estimate_compute(&t, &e, o->err)) != PM_OK ||
         (o->st = pm_area_compute(&t.accel, &a, o->err)) != PM_OK)
         return NAN;
-    switch (o->obj) {
-    case PM_OBJECTIVE_USD: return e.modes[o->mode].tokens_per_s_per_usd;
-    case PM_OBJECTIVE_JOULE: return e.modes[o->mode].tokens_per_J;
-    default: return pm_density(&e, o->mode, pm_cluster_total_devices(&t.cluster), a.die_mm2);
-    }
+    return objective_of(&t, &e, o->obj, o->mode, a.die_mm2);
 }
 
 static double density_fn(double v, void *user)
@@ -587,6 +600,24 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
     return st;
 }
 
+/* What objective goal needs of s's accelerator: the "cost" object (usd), the "energy" object
+ * (joule) and its area (*a, every objective: the density's divisor). */
+static pm_status objective_needs(const pm_scenario *s, pm_objective goal, pm_area *a,
+                                 pm_error *err)
+{
+    if (goal == PM_OBJECTIVE_USD && !s->accel.cost.present)
+        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.cost",
+                       "the usd objective needs the accelerator's \"cost\" object, and "
+                       "accelerator \"%s\" has none",
+                       s->accel.name);
+    if (goal == PM_OBJECTIVE_JOULE && !s->accel.energy.present)
+        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.energy",
+                       "the joule objective needs the accelerator's \"energy\" object, and "
+                       "accelerator \"%s\" has none",
+                       s->accel.name);
+    return pm_area_compute(&s->accel, a, err);
+}
+
 pm_status pm_optimize_axis(const pm_scenario *s, pm_axis_kind kind, double lo, double hi,
                            int grid_points, double rel_tol, int max_iter, pm_optimum *out,
                            pm_error *err)
@@ -605,7 +636,7 @@ pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind, pm_objec
     if ((int)kind < 0 || kind >= PM_AXIS_COUNT || pm_axis_is_count(kind))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "optimize searches a continuous axis (l2, l2_bw, compute, hbm_bw, "
-                       "link_bw), not %s",
+                       "link_bw), not %s (pm_optimize_count searches pp, dp and split)",
                        pm_axis_name(kind));
     if ((int)goal < 0 || goal >= PM_OBJECTIVE_COUNT)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "optimize: objective %d is not one",
@@ -616,18 +647,8 @@ pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind, pm_objec
                        "max_iter >= 1 (got lo %g, hi %g, %d points, rel_tol %g, max_iter %d)",
                        lo, hi, grid_points, rel_tol, max_iter);
     memset(out, 0, sizeof *out);
-    if (goal == PM_OBJECTIVE_USD && !s->accel.cost.present)
-        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.cost",
-                       "the usd objective needs the accelerator's \"cost\" object, and "
-                       "accelerator \"%s\" has none",
-                       s->accel.name);
-    if (goal == PM_OBJECTIVE_JOULE && !s->accel.energy.present)
-        return pm_fail(err, PM_ERR_MISSING, NULL, "$.accelerator.energy",
-                       "the joule objective needs the accelerator's \"energy\" object, and "
-                       "accelerator \"%s\" has none",
-                       s->accel.name);
     pm_area a;
-    pm_status st = pm_area_compute(&s->accel, &a, err);
+    pm_status st = objective_needs(s, goal, &a, err);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         int evals = 0;
         objective o = {*s, kind, goal, (pm_mode)m, PM_OK, err, &evals};
@@ -650,6 +671,150 @@ pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind, pm_objec
     return st;
 }
 
+/* ------------------------------------------------------------ optimum of a count axis */
+
+/* Whether pm_optimize_count searches axis k. */
+static bool count_searched(pm_axis_kind k)
+{
+    return k == PM_AXIS_PP || k == PM_AXIS_DP || k == PM_AXIS_SPLIT;
+}
+
+/* The largest value count axis k takes in s (the smallest is 1): pp a layer per stage at
+ * least; split the last stage's layers with one left to each other stage; dp the replicas of
+ * the most devices a plan may have. */
+static double count_domain_hi(const pm_scenario *s, pm_axis_kind k)
+{
+    const double L = s->model.layers, pp = pm_cluster_pp(&s->cluster);
+    if (k == PM_AXIS_PP)
+        return L < PM_MAX_STAGES ? L : PM_MAX_STAGES;
+    if (k == PM_AXIS_SPLIT)
+        return L - (pp - 1) > 1 ? L - (pp - 1) : 1;
+    const double dp = floor((double)PM_MAX_DEVICES / ((double)s->cluster.devices * pp));
+    return dp > 1 ? dp : 1;
+}
+
+/* Value v of count axis kind evaluated: each mode's objective into f[0..PM_MODE_COUNT), the
+ * fit into *fits; else the refusal, in err. */
+static pm_status count_eval(const pm_scenario *s, pm_axis_kind kind, pm_objective goal, double v,
+                            double die_mm2, double *f, bool *fits, pm_error *err)
+{
+    pm_scenario t = *s;
+    pm_estimate e;
+    pm_status st = pm_scenario_set_axis(&t, kind, v, err);
+    if (st == PM_OK)
+        st = pm_estimate_compute(&t, &e, err);
+    for (int m = 0; st == PM_OK && m < PM_MODE_COUNT; m++) {
+        f[m] = objective_of(&t, &e, goal, (pm_mode)m, die_mm2);
+        if (!isfinite(f[m]))
+            st = pm_fail(err, PM_ERR_RANGE, NULL, NULL, "%s %.0f: the %s of %s is %g",
+                         pm_axis_name(kind), v, pm_objective_column(goal),
+                         pm_mode_name((pm_mode)m), f[m]);
+    }
+    *fits = st == PM_OK && e.fits_hbm;
+    return st;
+}
+
+/* Per mode, the best of the n values' objectives (f[i * PM_MODE_COUNT + m], where ok[i]): the
+ * smallest value within tie_rel_tol x the largest (ties go to the smaller value), the other
+ * values of the tie, and the edge: a best better than every other value at an end of the range
+ * beyond which the axis goes on (up to domain_hi). */
+static void count_best(const double *f, const bool *ok, const bool *fits, size_t n,
+                       double domain_hi, pm_optimum *out)
+{
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double top = -INFINITY;
+        size_t valid = 0, best = n;
+        for (size_t i = 0; i < n; i++) {
+            valid += ok[i];
+            if (ok[i] && f[i * PM_MODE_COUNT + m] > top)
+                top = f[i * PM_MODE_COUNT + m];
+        }
+        const double band = top - out->tie_rel_tol * fabs(top);
+        for (size_t i = 0; i < n; i++) {
+            if (!ok[i] || !(f[i * PM_MODE_COUNT + m] >= band))
+                continue;
+            if (best == n)
+                best = i;
+            else
+                out->ties[m]++;
+        }
+        const double v = out->lo + (double)best;
+        out->best_value[m] = out->bracket_lo[m] = out->bracket_hi[m] = v;
+        out->best_density[m] = f[best * PM_MODE_COUNT + m];
+        out->fits_hbm[m] = fits[best];
+        if (out->ties[m] == 0 && valid > 1)
+            out->at_edge[m] = best == 0 && out->lo > 1               ? -1
+                              : best == n - 1 && out->hi < domain_hi ? 1
+                                                                     : 0;
+    }
+}
+
+pm_status pm_optimize_count(const pm_scenario *s, pm_axis_kind kind, pm_objective goal,
+                            double lo, double hi, double tie_rel_tol, pm_optimum *out,
+                            pm_error *err)
+{
+    if (!s || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "optimize: %s is NULL",
+                       !s ? "the scenario" : "out");
+    if ((int)kind < 0 || kind >= PM_AXIS_COUNT || !count_searched(kind))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "pm_optimize_count searches a count axis (pp, dp or split), not %s",
+                       pm_axis_name(kind));
+    if ((int)goal < 0 || goal >= PM_OBJECTIVE_COUNT)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "optimize: objective %d is not one",
+                       (int)goal);
+    const bool own = !(fabs(lo) > 0) && !(fabs(hi) > 0);
+    if (!(tie_rel_tol >= 0 && tie_rel_tol < 1) ||
+        (!own && !(lo >= 1 && hi >= lo && hi <= axis_count_max(kind) &&
+                   !(fabs(lo - round(lo)) > 0) && !(fabs(hi - round(hi)) > 0))))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "optimize %s needs integers 1 <= lo <= hi <= %.0f (or 0 and 0: the "
+                       "axis's own range) and 0 <= tie_rel_tol < 1 (got lo %g, hi %g, "
+                       "tie_rel_tol %g)",
+                       pm_axis_name(kind), axis_count_max(kind), lo, hi, tie_rel_tol);
+    *out = (pm_optimum){.exhaustive = true, .tie_rel_tol = tie_rel_tol};
+    pm_area a;
+    pm_status st = objective_needs(s, goal, &a, err);
+    if (st != PM_OK)
+        return st;
+    const double domain_hi = count_domain_hi(s, kind);
+    if (own) /* dp: the sweep's default, its densities being flat */
+        lo = 1, hi = kind == PM_AXIS_DP && domain_hi > axes[kind].hi ? axes[kind].hi : domain_hi;
+    out->lo = lo;
+    out->hi = hi;
+    const size_t n = (size_t)(hi - lo) + 1;
+    double *f = pm_malloc(n * PM_MODE_COUNT * sizeof *f);
+    bool *ok = pm_malloc(n * sizeof *ok), *fits = pm_malloc(n * sizeof *fits);
+    pm_error first = {.status = PM_OK};
+    for (size_t i = 0; f && ok && fits && i < n && st == PM_OK; i++) {
+        pm_error e2;
+        const double v = lo + (double)i;
+        out->evaluations++;
+        st = count_eval(s, kind, goal, v, a.die_mm2, f + i * PM_MODE_COUNT, &fits[i], &e2);
+        ok[i] = st == PM_OK;
+        if (st == PM_ERR_NOMEM)
+            break;
+        if (st != PM_OK && out->skipped++ == 0) {
+            first = e2;
+            out->first_skipped = v;
+            pm_error_format(&e2, out->first_skipped_error, sizeof out->first_skipped_error);
+        }
+        st = PM_OK;
+    }
+    if (!f || !ok || !fits || st == PM_ERR_NOMEM)
+        st = pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    else if ((size_t)out->skipped == n)
+        st = pm_fail(err, first.status, first.file, first.path,
+                     "every %s in [%.0f, %.0f] was refused; the first (%.0f): %s",
+                     pm_axis_name(kind), lo, hi, lo, first.message);
+    else
+        count_best(f, ok, fits, n, domain_hi, out);
+    pm_free(f);
+    pm_free(ok);
+    pm_free(fits);
+    return st;
+}
+
 pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, double *lo, double *hi,
                                  pm_error *err)
 {
@@ -661,7 +826,8 @@ pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, double *l
         return pm_fail(err, PM_ERR_VALUE, NULL, NULL, "expected AXIS or AXIS=LO:HI (got '%s')",
                        spec);
     const size_t name_len = eq ? (size_t)(eq - spec) : strlen(spec);
-    /* The axes the search takes: the continuous ones, named before anything is parsed. */
+    /* The axes the search takes: the continuous ones and the counts pm_optimize_count
+     * searches, named before anything is parsed. */
     char names[128] = "";
     const char *cont[PM_AXIS_COUNT];
     size_t n_cont = 0;
@@ -670,7 +836,7 @@ pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, double *l
         const char *n = axes[k].name;
         if (strlen(n) == name_len && strncmp(spec, n, name_len) == 0)
             found = k;
-        if (!pm_axis_is_count((pm_axis_kind)k)) {
+        if (!pm_axis_is_count((pm_axis_kind)k) || count_searched((pm_axis_kind)k)) {
             cont[n_cont++] = n;
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                      names[0] ? ", " : "", n);
@@ -684,15 +850,16 @@ pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, double *l
                        (int)name_len, spec, near ? "did you mean \"" : "", near ? near : "",
                        near ? "\"? " : "", names);
     }
-    if (pm_axis_is_count((pm_axis_kind)found))
+    const bool count = pm_axis_is_count((pm_axis_kind)found);
+    if (count && !count_searched((pm_axis_kind)found))
         return pm_fail(err, PM_ERR_VALUE, NULL, NULL,
-                       "%s is a count, and the optimum search takes a continuous axis (%s); "
-                       "compare counts with a sweep of %s",
+                       "%s is a count the optimum search does not take (it takes %s); compare "
+                       "its values with a sweep of %s",
                        axes[found].name, names, axes[found].name);
-    if (!eq) { /* the axis's default sweep range */
+    if (!eq) { /* the axis's default sweep range; a count's own range in the scenario */
         *kind = (pm_axis_kind)found;
-        *lo = axes[found].lo;
-        *hi = axes[found].hi;
+        *lo = count ? 0.0 : axes[found].lo;
+        *hi = count ? 0.0 : axes[found].hi;
         return PM_OK;
     }
     /* LO and HI each read as the axis reads one value: bare in its unit, or with a unit. */
@@ -711,6 +878,48 @@ pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, double *l
                        spec);
     *kind = (pm_axis_kind)found;
     return PM_OK;
+}
+
+/* Warning i of a count axis's search (pm_optimum_warning's after the others): the ties, the
+ * values skipped, a best that does not fit the HBM. */
+static bool count_warning(pm_axis_kind kind, pm_objective goal, const pm_optimum *opt, size_t i,
+                          char *note, size_t n)
+{
+    const char *col = axes[kind].column;
+    size_t k = 0;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        if (opt->ties[m] > 0 && k++ == i) {
+            if (note)
+                snprintf(note, n,
+                         "%s: %d values of %s in [%.0f, %.0f] give the best %s within a "
+                         "relative %g%s: the smallest, %.0f, is reported (ties go to the "
+                         "smaller value)",
+                         pm_mode_name((pm_mode)m), opt->ties[m] + 1, col, opt->lo, opt->hi,
+                         pm_objective_column(goal), opt->tie_rel_tol,
+                         kind == PM_AXIS_DP ? " (replicas multiply tokens/s, devices, dollars "
+                                              "and joules alike: the objective is flat in dp)"
+                                            : "",
+                         opt->best_value[m]);
+            return true;
+        }
+    if (opt->skipped > 0 && k++ == i) {
+        if (note)
+            snprintf(note, n, "%d of the %d values of %s in [%.0f, %.0f] were refused and "
+                              "skipped; the first, %.0f: %s",
+                     opt->skipped, opt->evaluations, col, opt->lo, opt->hi, opt->first_skipped,
+                     opt->first_skipped_error);
+        return true;
+    }
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        if (!opt->fits_hbm[m] && k++ == i) {
+            if (note)
+                snprintf(note, n,
+                         "%s: at the best %s (%.0f) the weights and KV cache per device exceed "
+                         "the usable HBM: the times are of memory the device does not have",
+                         pm_mode_name((pm_mode)m), col, opt->best_value[m]);
+            return true;
+        }
+    return false;
 }
 
 bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objective goal,
@@ -750,5 +959,5 @@ bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objective go
             return true;
         }
     }
-    return false;
+    return opt->exhaustive && count_warning(kind, goal, opt, i - k, note, n);
 }

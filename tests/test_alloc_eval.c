@@ -135,6 +135,14 @@ static pm_status do_optimize(const pm_scenario *s, void *scratch)
                             NULL);
 }
 
+static pm_status do_optimize_count(const pm_scenario *s, void *scratch)
+{
+    (void)scratch;
+    pm_optimum o;
+    return pm_optimize_count(s, PM_AXIS_DP, PM_OBJECTIVE_MM2, 1, 2, PM_OPTIMIZE_TIE_REL_TOL, &o,
+                             NULL);
+}
+
 static void test_evaluate_path_reports_every_failure(void **state)
 {
     (void)state;
@@ -148,6 +156,7 @@ static void test_evaluate_path_reports_every_failure(void **state)
     assert_true(exhaust("pm_explain_compute, pm_timeline_compute", do_views, &s, NULL) >= 6);
     assert_true(exhaust("pm_sweep_run", do_sweep, &s, NULL) >= 2);
     assert_true(exhaust("pm_optimize_axis", do_optimize, &s, NULL) >= 1);
+    assert_true(exhaust("pm_optimize_count", do_optimize_count, &s, NULL) >= 3);
     /* and the results after all that are the undisturbed ones */
     pm_estimate again;
     assert_int_equal(pm_estimate_compute(&s, &again, NULL), PM_OK);

@@ -324,6 +324,48 @@ check optimize-edge-warning 0 "warning: serial: the best l2_capacity_MiB is the 
 check optimize-edge-json 0 '"brent_iterations": 0, "at_edge": "lo"}' "$pm" --optimize l2 --format json
 check optimize-edge-json-inside 0 '"brent_iterations": 12, "at_edge": null}' "$pm" --optimize l2 --format json
 lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
+# The counts pp, dp and split (issue 44 item 5): every value of the range evaluated, the refused
+# ones skipped and counted, ties to the smaller value. pp's own range is 1 to the layers (80).
+check optimize-pp 0 "# searched pipeline_parallel in [1, 80]: every value, ties to the smaller value (within a relative 1e-09); 80 evaluations, 0 refused" \
+    "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --devices 8 --batch 16 --optimize pp
+check optimize-pp-columns 0 "mode,best_pipeline_parallel,density_tokens_per_s_per_mm2,bracket_lo,bracket_hi,brent_iterations,at_edge,ties,fits_hbm" \
+    "$pm" --config llama70b-h100 --cluster hgx-h100-ib-ndr --devices 8 --batch 16 --optimize pp
+# The split over 2 stages of 80 layers: 80 and 81 leave the first stage none (refused, skipped)
+check optimize-split-skipped 0 "warning: 2 of the 4 values of last_stage_layers in [78, 81] were refused and skipped; the first, 80: \$.cluster.pipeline_layers: the last of 2 stages holds at most 79 of the 80 layers" \
+    "$pm" optimize split=78:81 "${pp2[@]}" --batch 16
+check optimize-split-json 0 '"skipped": 2,' "$pm" "${pp2[@]}" --batch 16 --optimize split=78:81 --format json
+check optimize-split-no-stages 1 "\$.cluster.pipeline_parallel: every split in [1, 80] was refused; the first (1): the split axis sets the layers of the last of several pipeline stages" \
+    "$pm" --config llama70b --optimize split
+# The split's optimum is the argmax of a sweep of the same values (PRESERVE's density).
+best=$("$pm" "${pp2[@]}" --batch 16 --optimize split 2>/dev/null | awk -F, '$1 == "preserve" {print $2}')
+argmax=$("$pm" sweep "${pp2[@]}" --batch 16 --sweep split=1:79:1 2>/dev/null | grep -v '^#' |
+    awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "density_preserve_tokens_per_s_per_mm2") c = i; next}
+             $c > b {b = $c; v = $1} END {print v}')
+if [ -n "$best" ] && [ "$best" = "$argmax" ]; then
+    pass=$((pass + 1))
+else
+    echo "FAIL optimize-split-argmax: the optimum's split '$best' is not the sweep's argmax '$argmax'"
+    fail=$((fail + 1))
+fi
+# dp: replicas multiply tokens/s and devices alike, so every dp ties: the smallest is reported
+# and the tie said, not a winner made up from a rounding
+check optimize-dp-tie 0 "warning: preserve: 4 values of data_parallel in [1, 4] give the best density_tokens_per_s_per_mm2 within a relative 1e-09 (replicas multiply tokens/s, devices, dollars and joules alike: the objective is flat in dp): the smallest, 1, is reported" \
+    "$pm" --config llama70b-h100 --optimize dp=1:4
+# ...and its density is dp 1's, the scenario's own (its sweep's row)
+row=$("$pm" --config llama70b-h100 --optimize dp=1:4 2>/dev/null | awk -F, '$1 == "preserve"')
+own=$("$pm" sweep --config llama70b-h100 --sweep dp=1 2>/dev/null | grep -v '^#' |
+    awk -F, 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "density_preserve_tokens_per_s_per_mm2") c = i; next}
+             {printf "%.6g", $c}')
+if [ -n "$own" ] && [ "$row" = "preserve,1,$own,1,1,0,,3,1" ]; then
+    pass=$((pass + 1))
+else
+    echo "FAIL optimize-dp-row: '$row' is not 'preserve,1,$own,1,1,0,,3,1'"
+    fail=$((fail + 1))
+fi
+check optimize-dp-json 0 '"at_edge": null, "ties": 3, "fits_hbm": true}' "$pm" --config llama70b-h100 --optimize dp=1:4 --format json
+check optimize-dp-json-none-skipped 0 '"first_skipped": null,' "$pm" --config llama70b-h100 --optimize dp=1:4 --format json
+check optimize-count-refused 2 "--optimize: batch is a count the optimum search does not take (it takes l2, l2_bw, compute, hbm_bw, link_bw, pp, dp, split)" \
+    "$pm" --optimize batch
 # Issue 41: the die's blocks (by hand in test_energy: 496.0509 + 115.608 + 89.7702 + 31.4244 +
 # 81.14 = 813.9935 mm2) and the reticle, in the table and the JSON.
 check run-die-line 0 "die 814.0 mm2 = compute 496.1 + L2 115.6 + HBM PHY 89.8 + link PHY 31.4 + other 81.1" \

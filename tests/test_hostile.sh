@@ -418,11 +418,12 @@ done
 check hf-num-bits-huge 1 '$.quantization_config.config_groups: group "g": weights.num_bits must be a whole number of bits in [1, 32] (got 1e+308)' \
     "$pm" --config llama8b --model q1e308/config.json
 check hf-num-bits-12 0 'no datatype here has 12 bits' "$pm" --config llama8b --model q12/config.json
-# --optimize on a count axis says so (a generic "needs a continuous axis, 0 < lo < hi..."), and
-# an unknown axis lists only the axes it can search.
-check optimize-count 2 '--optimize: batch is a count, and the optimum search takes a continuous axis' \
+# --optimize on a count axis it does not search says so (not a generic "needs a continuous
+# axis, 0 < lo < hi..."), and an unknown axis lists only the axes it can search: the continuous
+# ones and the counts pp, dp and split.
+check optimize-count 2 '--optimize: batch is a count the optimum search does not take (it takes l2, l2_bw, compute, hbm_bw, link_bw, pp, dp, split)' \
     "$pm" --optimize batch
-check optimize-unknown-list 2 'expected l2, l2_bw, compute, hbm_bw, link_bw)' "$pm" --optimize bogus
+check optimize-unknown-list 2 'expected l2, l2_bw, compute, hbm_bw, link_bw, pp, dp, split)' "$pm" --optimize bogus
 
 # ---- round 5 (issue 48): an error says what to do ------------------------------------------
 # A model file, or a HuggingFace config, where the scenario goes: use --model.

@@ -3,7 +3,8 @@
  * send, the bubbles and the memory per device against hand calculations; one stage through the
  * pipeline path against the estimate's own path for every bundled scenario; replicas multiply
  * the throughput and leave the latencies; the plans the model cannot represent are refused at
- * their key.
+ * their key; the optimum over pp, dp and split (pm_optimize_count) against sweeps of the same
+ * values, its refusals skipped and dp's tie.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -703,6 +704,259 @@ static void test_served_one_stage_is_the_default(void **state)
     pm_scenario_release(&b);
 }
 
+/* ------------------------------------------------ the optimum over pp, dp and split */
+
+/* hand_pp with a die: the area coefficients of test_sweep.c's hand accelerator (0.5 mm2 per
+ * TOPS, 2.5 mm2 per MiB of L2, 4 HBM PHYs of 15 mm2, 7 link PHYs of 2 mm2, 100 mm2 of the
+ * rest), so that the density has a divisor. */
+static pm_scenario hand_pp_area(int layers)
+{
+    pm_scenario s = hand_pp(layers);
+    pm_area_params *a = &s.accel.area;
+    a->present = true;
+    a->compute_mm2_per_flop_per_s = 0.5e-12;
+    a->l2_mm2_per_byte = 2.5 / 1048576.0;
+    a->hbm_phy_mm2_per_stack = 15.0;
+    a->hbm_stacks = 4;
+    a->link_phy_mm2_per_link = 2.0;
+    a->links = 7;
+    a->other_mm2 = 100.0;
+    return s;
+}
+
+typedef struct argmax {
+    double value[PM_MODE_COUNT], density[PM_MODE_COUNT];
+    size_t valid;
+} argmax;
+
+/* The sweep's first largest density per mode (pm_sweep_run's points in order: the smaller
+ * value wins a tie, as the optimum's rule says). */
+static int argmax_fn(const pm_sweep_point *pts, size_t n, void *user)
+{
+    argmax *a = user;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].status != PM_OK)
+            continue;
+        for (int m = 0; m < PM_MODE_COUNT; m++)
+            if (a->valid == 0 || pts[i].density[m] > a->density[m]) {
+                a->density[m] = pts[i].density[m];
+                a->value[m] = pts[i].axis_value[0];
+            }
+        a->valid++;
+    }
+    return 0;
+}
+
+static argmax sweep_argmax(const pm_scenario *s, const char *spec)
+{
+    pm_axis ax;
+    argmax a = {{0}, {0}, 0};
+    pm_sweep_opts o = {.threads = 1};
+    assert_int_equal(pm_axis_parse(spec, 0, &ax, NULL), PM_OK);
+    assert_int_equal(pm_sweep_run(s, &ax, 1, &o, argmax_fn, &a, NULL), PM_OK);
+    pm_axis_release(&ax);
+    return a;
+}
+
+/* pp over 1..4 on the 4-layer hand model: a decode step at batch 2 reads every weight once
+ * whatever the stages (the stages split the layers, the M = min(PP, 2) micro-batches each read
+ * their stage's), so more stages add devices and sends but at most M = 2 micro-batches of
+ * overlap; PP = 1 keeps the density, and the search equals the sweep's argmax of the same
+ * values. */
+static void test_pp_optimum_is_the_sweeps_argmax(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp_area(4);
+    s.cluster.pipeline_parallel = 1;
+    pm_optimum o;
+    pm_error err;
+    if (pm_optimize_count(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, 0, 0, PM_OPTIMIZE_TIE_REL_TOL, &o,
+                          &err) != PM_OK)
+        fail_msg("%s", err.message);
+    assert_true(o.exhaustive);
+    assert_true(!(fabs(o.lo - 1.0) > 0.0) && !(fabs(o.hi - 4.0) > 0.0)); /* 1 to the layers */
+    assert_int_equal(o.evaluations, 4);
+    assert_int_equal(o.skipped, 0);
+    const argmax a = sweep_argmax(&s, "pp=1:4:1");
+    assert_int_equal((int)a.valid, 4);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(!(fabs(o.best_value[m] - 1.0) > 0.0));
+        assert_true(!(fabs(o.best_value[m] - a.value[m]) > 0.0));
+        assert_rel(o.best_density[m], a.density[m], 0.0); /* the same evaluation */
+        assert_true(!(fabs(o.bracket_lo[m] - o.best_value[m]) > 0.0) &&
+                    !(fabs(o.bracket_hi[m] - o.best_value[m]) > 0.0));
+        assert_int_equal(o.iterations[m], 0);
+        assert_int_equal(o.ties[m], 0);
+        assert_int_equal(o.at_edge[m], 0); /* 1 is the axis's own end */
+        assert_true(o.fits_hbm[m]);
+    }
+    /* pp 2..4: the best is the range's lower end, and the axis goes on below it. */
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, 2, 4,
+                                       PM_OPTIMIZE_TIE_REL_TOL, &o, NULL),
+                     PM_OK);
+    const argmax b = sweep_argmax(&s, "pp=2:4:1");
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(!(fabs(o.best_value[m] - b.value[m]) > 0.0));
+        assert_int_equal(o.at_edge[m], !(fabs(b.value[m] - 2.0) > 0.0) ? -1 : 0);
+    }
+    char note[512];
+    assert_true(pm_optimum_warning(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, &o, 0, note, sizeof note));
+    pm_scenario_release(&s);
+}
+
+/* Values the scenario refuses are skipped and counted, the first with its error: stages of
+ * 2 devices on nodes of 2 with no inter-node link (every PP > 1), a split the stages cannot
+ * hold; every value refused is the first refusal's error. */
+static void test_count_optimum_skips_refusals(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp_area(4);
+    s.cluster.pipeline_parallel = 1;
+    s.cluster.inter_node_bandwidth_bytes_per_s = 0.0;
+    pm_optimum o;
+    pm_error err;
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, 1, 3,
+                                       PM_OPTIMIZE_TIE_REL_TOL, &o, &err),
+                     PM_OK);
+    assert_int_equal(o.evaluations, 3);
+    assert_int_equal(o.skipped, 2);
+    assert_true(!(fabs(o.first_skipped - 2.0) > 0.0));
+    assert_non_null(strstr(o.first_skipped_error, "$.cluster.inter_node_bandwidth_Gbps: 2 stages"));
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(!(fabs(o.best_value[m] - 1.0) > 0.0));
+        assert_int_equal(o.at_edge[m], 0); /* one value valid: no edge to speak of */
+    }
+    char note[512];
+    size_t w = 0;
+    while (pm_optimum_warning(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, &o, w, note, sizeof note))
+        w++;
+    assert_int_equal((int)w, 1);
+    assert_non_null(strstr(note, "2 of the 3 values of pipeline_parallel in [1, 3] were refused "
+                                 "and skipped; the first, 2: $.cluster.inter_node_bandwidth_Gbps"));
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, 2, 3,
+                                       PM_OPTIMIZE_TIE_REL_TOL, &o, &err),
+                     PM_ERR_INCONSISTENT);
+    assert_string_equal(err.path, "$.cluster.inter_node_bandwidth_Gbps");
+    assert_non_null(strstr(err.message, "every pp in [2, 3] was refused; the first (2): 2 stages"));
+    /* split over 4 layers on 2 stages: the last holds at most 3. */
+    s = hand_pp_area(4);
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_SPLIT, PM_OBJECTIVE_MM2, 1, 5,
+                                       PM_OPTIMIZE_TIE_REL_TOL, &o, &err),
+                     PM_OK);
+    assert_int_equal(o.skipped, 2);
+    assert_true(!(fabs(o.first_skipped - 4.0) > 0.0));
+    assert_non_null(strstr(o.first_skipped_error, "holds at most 3 of the 4 layers"));
+    /* Arguments: an axis it does not search, a range that is not of counts. */
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_BATCH, PM_OBJECTIVE_MM2, 0, 0, 0.0, &o, &err),
+                     PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, 1.5, 3, 0.0, &o, &err),
+                     PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, 3, 2, 0.0, &o, &err),
+                     PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_PP, PM_OBJECTIVE_MM2, 1, 2, 1.0, &o, &err),
+                     PM_ERR_INVALID_ARG);
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_PP, PM_OBJECTIVE_USD, 1, 2, 0.0, &o, &err),
+                     PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.accelerator.cost");
+    pm_scenario_release(&s);
+}
+
+/* Replicas multiply tokens/s and devices alike: every dp's density is the same (to a few ulps
+ * of the two products), so the search says a tie and reports the smallest, dp 1, rather than
+ * the one a rounding favours. */
+static void test_dp_optimum_is_a_tie(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp_area(4);
+    pm_optimum o;
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_DP, PM_OBJECTIVE_MM2, 1, 4,
+                                       PM_OPTIMIZE_TIE_REL_TOL, &o, NULL),
+                     PM_OK);
+    pm_estimate e;
+    pm_area a;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_int_equal(pm_area_compute(&s.accel, &a, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(!(fabs(o.best_value[m] - 1.0) > 0.0));
+        assert_int_equal(o.ties[m], 3);
+        assert_int_equal(o.at_edge[m], 0);
+        /* dp 1's own density: tokens/s over 2 x 2 devices of the die. */
+        assert_rel(o.best_density[m], e.modes[m].tokens_per_s / (4.0 * a.die_mm2), 1e-15);
+    }
+    char note[512];
+    assert_true(pm_optimum_warning(&s, PM_AXIS_DP, PM_OBJECTIVE_MM2, &o, 0, note, sizeof note));
+    assert_non_null(strstr(note, "serial: 4 values of data_parallel in [1, 4] give the best "
+                                 "density_tokens_per_s_per_mm2 within a relative 1e-09"));
+    assert_non_null(strstr(note, "the smallest, 1, is reported (ties go to the smaller value)"));
+    /* dp bare: the dp sweep's default range, 1 to 8. */
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_DP, PM_OBJECTIVE_MM2, 0, 0,
+                                       PM_OPTIMIZE_TIE_REL_TOL, &o, NULL),
+                     PM_OK);
+    assert_true(!(fabs(o.lo - 1.0) > 0.0) && !(fabs(o.hi - 8.0) > 0.0));
+    assert_int_equal(o.ties[PM_MODE_PRESERVE], 7);
+    pm_scenario_release(&s);
+}
+
+/* The split over 10 layers on 3 stages: its own range is 1..8 (a layer left to each other
+ * stage), the optimum the argmax of a split sweep; an explicit range ending at the best is
+ * marked at that edge. */
+static void test_split_optimum_is_the_split_sweeps_argmax(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_pp_area(10);
+    s.cluster.pipeline_parallel = 3;
+    s.workload.batch = 3;
+    pm_optimum o;
+    pm_error err;
+    if (pm_optimize_count(&s, PM_AXIS_SPLIT, PM_OBJECTIVE_MM2, 0, 0, PM_OPTIMIZE_TIE_REL_TOL,
+                          &o, &err) != PM_OK)
+        fail_msg("%s", err.message);
+    assert_true(!(fabs(o.lo - 1.0) > 0.0) && !(fabs(o.hi - 8.0) > 0.0));
+    assert_int_equal(o.skipped, 0);
+    const argmax a = sweep_argmax(&s, "split=1:8:1");
+    const double b = a.value[PM_MODE_PRESERVE];
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(!(fabs(o.best_value[m] - a.value[m]) > 0.0));
+        assert_rel(o.best_density[m], a.density[m], 0.0);
+    }
+    /* The LM head weighs on the last stage: its best share is inside the range. */
+    assert_true(b > 1.0 && b < 8.0);
+    assert_int_equal(o.at_edge[PM_MODE_PRESERVE], 0);
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_SPLIT, PM_OBJECTIVE_MM2, 1, b,
+                                       PM_OPTIMIZE_TIE_REL_TOL, &o, NULL),
+                     PM_OK);
+    assert_int_equal(o.at_edge[PM_MODE_PRESERVE], 1);
+    assert_int_equal(pm_optimize_count(&s, PM_AXIS_SPLIT, PM_OBJECTIVE_MM2, b, 8,
+                                       PM_OPTIMIZE_TIE_REL_TOL, &o, NULL),
+                     PM_OK);
+    assert_int_equal(o.at_edge[PM_MODE_PRESERVE], -1);
+    pm_scenario_release(&s);
+}
+
+/* The spec: pp, dp and split bare give 0 and 0 (their own range in the scenario), with a
+ * range their counts; the other counts are refused, naming what the search takes. */
+static void test_optimize_spec_takes_pp_dp_split(void **state)
+{
+    (void)state;
+    pm_axis_kind k;
+    double lo, hi;
+    pm_error err;
+    assert_int_equal(pm_optimize_spec_parse("pp", &k, &lo, &hi, &err), PM_OK);
+    assert_int_equal(k, PM_AXIS_PP);
+    assert_true(!(fabs(lo) > 0.0) && !(fabs(hi) > 0.0));
+    assert_int_equal(pm_optimize_spec_parse("split=1:20", &k, &lo, &hi, &err), PM_OK);
+    assert_int_equal(k, PM_AXIS_SPLIT);
+    assert_true(!(fabs(lo - 1.0) > 0.0) && !(fabs(hi - 20.0) > 0.0));
+    assert_int_equal(pm_optimize_spec_parse("dp=1:2.5", &k, &lo, &hi, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "dp takes integers"));
+    assert_int_equal(pm_optimize_spec_parse("batch", &k, &lo, &hi, &err), PM_ERR_VALUE);
+    assert_non_null(strstr(err.message, "batch is a count the optimum search does not take (it "
+                                        "takes l2, l2_bw, compute, hbm_bw, link_bw, pp, dp, "
+                                        "split)"));
+    assert_int_equal(pm_optimize_spec_parse("spilt", &k, &lo, &hi, &err), PM_ERR_VALUE);
+    assert_non_null(strstr(err.message, "did you mean \"split\""));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -725,6 +979,11 @@ int main(void)
         cmocka_unit_test(test_stage_graphs_equal_the_fast_path),
         cmocka_unit_test(test_stage_graph_shape),
         cmocka_unit_test(test_split_axis),
+        cmocka_unit_test(test_pp_optimum_is_the_sweeps_argmax),
+        cmocka_unit_test(test_count_optimum_skips_refusals),
+        cmocka_unit_test(test_dp_optimum_is_a_tie),
+        cmocka_unit_test(test_split_optimum_is_the_split_sweeps_argmax),
+        cmocka_unit_test(test_optimize_spec_takes_pp_dp_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

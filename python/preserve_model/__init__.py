@@ -703,11 +703,13 @@ MODES = ("serial", "fused", "preserve")
 
 def optimize(config="llama70b", axis="l2", overrides=None, *, objective="mm2", data_dir=None,
              **shortcuts):
-    """Per mode, the value of one continuous design axis that maximises an objective: the
-    `--optimize` command's search (a 33-point log grid, then GSL's Brent minimiser to 1e-3).
+    """Per mode, the value of one design axis that maximises an objective: the `--optimize`
+    command's search (a continuous axis: a 33-point log grid, then GSL's Brent minimiser to
+    1e-3; the counts pp, dp and split: every value, ties to the smaller value).
 
-    axis: "l2", "l2_bw", "compute", "hbm_bw" or "link_bw" (the axis's default sweep range), or
-    "AXIS=LO:HI" as --optimize takes it ("l2=1MiB:1024MiB"; bare numbers in the column's unit).
+    axis: "l2", "l2_bw", "compute", "hbm_bw" or "link_bw" (the axis's default sweep range),
+    "pp", "dp" or "split" (the axis's own range in the scenario), or "AXIS=LO:HI" as
+    --optimize takes it ("l2=1MiB:1024MiB", "split=1:20"; bare numbers in the column's unit).
     objective: "mm2" (tokens/s per mm2, the density), "usd" (tokens/s per dollar of the
     devices) or "joule" (tokens per joule). overrides, data_dir and the shortcuts as for
     estimate().
@@ -715,21 +717,31 @@ def optimize(config="llama70b", axis="l2", overrides=None, *, objective="mm2", d
     Returns the --optimize JSON's keys (docs/output-format.md): axis, column, objective,
     objective_column, lo, hi, evaluations, fits_hbm, and modes: {mode: {best, objective,
     bracket_lo, bracket_hi, brent_iterations, at_edge ("lo", "hi" or None)}}, values in the
-    column's unit. A best at the range's end with the objective still rising, or a die over
-    the reticle, is a UserWarning. Raises Error for a bad axis or a load or model error.
+    column's unit; for a count also tie_rel_tol, skipped, first_skipped ({value, error} or
+    None) and each mode's ties and fits_hbm. A best at the range's end with the objective still
+    rising, a die over the reticle, a tie, values refused or a best that does not fit the HBM
+    is a UserWarning. Raises Error for a bad axis or a load or model error.
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective: expected one of {', '.join(OBJECTIVES)} (got {objective!r})")
     if not isinstance(axis, str):
         raise TypeError(f"axis: expected a string such as 'l2' or 'l2=1MiB:1024MiB' (got {axis!r})")
     goal = OBJECTIVES.index(objective)
-    name, column, objective_column, lo, hi, evaluations, fits, modes = _core.optimize(
+    name, column, objective_column, lo, hi, evaluations, fits, modes, count = _core.optimize(
         _path("config", config), axis, goal, _overrides(overrides, shortcuts),
         _path("data_dir", data_dir))
     keys = ("best", "objective", "bracket_lo", "bracket_hi", "brent_iterations", "at_edge")
-    return {"axis": name, "column": column, "objective": objective,
-            "objective_column": objective_column, "lo": lo, "hi": hi, "evaluations": evaluations,
-            "fits_hbm": fits, "modes": {m: dict(zip(keys, v)) for m, v in zip(MODES, modes)}}
+    if count is not None:
+        keys += ("ties", "fits_hbm")
+    out = {"axis": name, "column": column, "objective": objective,
+           "objective_column": objective_column, "lo": lo, "hi": hi, "evaluations": evaluations,
+           "fits_hbm": fits}
+    if count is not None:
+        tie, skipped, value, error = count
+        out.update(tie_rel_tol=tie, skipped=skipped,
+                   first_skipped=None if value is None else {"value": value, "error": error})
+    out["modes"] = {m: dict(zip(keys, v)) for m, v in zip(MODES, modes)}
+    return out
 
 
 def footprint(config="llama70b", devices=(1, 2, 4, 8, 16), overrides=None, *, ep=0,

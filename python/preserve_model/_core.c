@@ -1208,9 +1208,12 @@ static PyObject *disagg_codesign(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 /* optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column,
- * objective_column, lo, hi, evaluations, fits_hbm, ((best, objective, bracket_lo, bracket_hi, iterations, at_edge) per
- * mode)): the --optimize command's search (pm_optimize_spec_parse, pm_optimize_axis_for), its
- * values in the column's unit; its warnings (pm_optimum_warning) as UserWarnings. */
+ * objective_column, lo, hi, evaluations, fits_hbm, ((best, objective, bracket_lo, bracket_hi,
+ * iterations, at_edge, ties, fits_hbm) per mode), count): the --optimize command's search
+ * (pm_optimize_spec_parse, then pm_optimize_axis_for, or pm_optimize_count for pp, dp and
+ * split), its values in the column's unit; its warnings (pm_optimum_warning) as UserWarnings.
+ * count is None for a continuous axis, else (tie_rel_tol, skipped, first_skipped_value,
+ * first_skipped_error), the last two None when none was skipped. */
 static PyObject *optimize(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -1236,8 +1239,13 @@ static PyObject *optimize(PyObject *self, PyObject *args, PyObject *kw)
     pm_estimate e;
     pm_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = pm_optimize_axis_for(&s, kind, (pm_objective)goal, lo, hi, 33, 1e-3, 100, &opt, &err);
-    if (st == PM_OK)
+    if (pm_axis_is_count(kind))
+        st = pm_optimize_count(&s, kind, (pm_objective)goal, lo, hi, PM_OPTIMIZE_TIE_REL_TOL,
+                               &opt, &err);
+    else
+        st = pm_optimize_axis_for(&s, kind, (pm_objective)goal, lo, hi, 33, 1e-3, 100, &opt,
+                                  &err);
+    if (st == PM_OK && !opt.exhaustive)
         st = pm_estimate_compute(&s, &e, &err);
     Py_END_ALLOW_THREADS
     if (st != PM_OK) {
@@ -1257,9 +1265,10 @@ static PyObject *optimize(PyObject *self, PyObject *args, PyObject *kw)
     for (int m = 0; modes && m < PM_MODE_COUNT; m++) {
         const char *edge = opt.at_edge[m] < 0 ? "lo" : opt.at_edge[m] > 0 ? "hi" : NULL;
         PyObject *t = Py_BuildValue(
-            "(ddddiz)", pm_axis_display_value(kind, opt.best_value[m]), opt.best_density[m],
+            "(ddddiziO)", pm_axis_display_value(kind, opt.best_value[m]), opt.best_density[m],
             pm_axis_display_value(kind, opt.bracket_lo[m]),
-            pm_axis_display_value(kind, opt.bracket_hi[m]), opt.iterations[m], edge);
+            pm_axis_display_value(kind, opt.bracket_hi[m]), opt.iterations[m], edge,
+            opt.ties[m], opt.fits_hbm[m] ? Py_True : Py_False);
         if (!t) {
             Py_DECREF(modes);
             return NULL;
@@ -1268,10 +1277,27 @@ static PyObject *optimize(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (!modes)
         return NULL;
-    return Py_BuildValue("(sssddiON)", pm_axis_name(kind), pm_axis_column(kind),
+    /* A count's fit is each best's (the continuous axes leave the scenario's). */
+    bool fits = opt.exhaustive || e.fits_hbm;
+    for (int m = 0; opt.exhaustive && m < PM_MODE_COUNT; m++)
+        fits = fits && opt.fits_hbm[m];
+    PyObject *count = opt.exhaustive
+                          ? (opt.skipped ? Py_BuildValue("(dids)", opt.tie_rel_tol, opt.skipped,
+                                                         opt.first_skipped,
+                                                         opt.first_skipped_error)
+                                         : Py_BuildValue("(diOO)", opt.tie_rel_tol, 0, Py_None,
+                                                         Py_None))
+                          : (Py_INCREF(Py_None), Py_None);
+    if (!count) {
+        Py_DECREF(modes);
+        return NULL;
+    }
+    if (opt.exhaustive)
+        lo = opt.lo, hi = opt.hi;
+    return Py_BuildValue("(sssddiONN)", pm_axis_name(kind), pm_axis_column(kind),
                          pm_objective_column((pm_objective)goal),
                          pm_axis_display_value(kind, lo), pm_axis_display_value(kind, hi),
-                         opt.evaluations, e.fits_hbm ? Py_True : Py_False, modes);
+                         opt.evaluations, fits ? Py_True : Py_False, modes, count);
 }
 
 /* footprint(config, devices, ep, overrides=None, data_dir=None) -> (moe, rows): the footprint
@@ -1616,7 +1642,8 @@ static PyMethodDef methods[] = {
     {"optimize", (PyCFunction)(void (*)(void))optimize, METH_VARARGS | METH_KEYWORDS,
      "optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column, "
      "objective_column, lo, hi, evaluations, fits_hbm, per-mode (best, objective, bracket_lo, bracket_hi, "
-     "iterations, at_edge))"},
+     "iterations, at_edge, ties, fits_hbm), count: None or (tie_rel_tol, skipped, "
+     "first_skipped_value, first_skipped_error))"},
     {"footprint", (PyCFunction)(void (*)(void))footprint, METH_VARARGS | METH_KEYWORDS,
      "footprint(config, devices, ep, overrides=None, data_dir=None) -> (moe, rows)"},
     {"explain", (PyCFunction)(void (*)(void))explain, METH_VARARGS | METH_KEYWORDS,

@@ -704,13 +704,44 @@ def test_optimize_matches_the_tool():
                       r"end \(8\)"):
         pm.optimize("llama70b")
     # the errors name the axis, not a command-line option
-    with pytest.raises(pm.Error, match=r"batch is a count, and the optimum search takes a "
-                       r"continuous axis"):
+    with pytest.raises(pm.Error, match=r"batch is a count the optimum search does not take"):
         pm.optimize(axis="batch")
     with pytest.raises(pm.Error, match=r"HI must be greater than LO"):
         pm.optimize(axis="l2=8MiB:4MiB")
     with pytest.raises(ValueError, match="objective: expected one of mm2, usd, joule"):
         pm.optimize(objective="tokens")
+
+
+def test_optimize_counts_match_the_tool():
+    """optimize() over pp, dp and split (issue 44 item 5) gives --optimize's JSON: the split's
+    refused values skipped and counted, dp's flat densities a tie reported at the smallest."""
+    pp2 = {"cluster": "hgx-h100-ib-ndr", "devices": 8, "pp": 2, "batch": 16}
+    for axis, kw in (("split=78:81", pp2), ("dp=1:4", {})):
+        sets = [a for k, v in kw.items() for a in (f"--{k}", str(v))]
+        want = json.loads(tool("--config", "llama70b-h100", "--format", "json", "--optimize",
+                               axis, *sets))
+        with warnings.catch_warnings(record=True) as got_warnings:
+            warnings.simplefilter("always")
+            got = pm.optimize("llama70b-h100", axis, **kw)
+        for key in ("axis", "column", "objective", "objective_column", "lo", "hi", "evaluations",
+                    "fits_hbm", "tie_rel_tol", "skipped", "first_skipped"):
+            assert got[key] == want[key], key
+        for m in pm.MODES:
+            assert set(got["modes"][m]) == set(want["modes"][m])
+            for key, value in want["modes"][m].items():
+                assert got["modes"][m][key] == pytest.approx(value, rel=1e-12), (m, key)
+        assert got_warnings
+    with pytest.warns(UserWarning, match=r"2 of the 4 values of last_stage_layers in \[78, 81\] "
+                      r"were refused and skipped; the first, 80"):
+        split = pm.optimize("llama70b-h100", "split=78:81", **pp2)
+    assert split["skipped"] == 2 and split["first_skipped"]["value"] == 80
+    assert "holds at most 79 of the 80 layers" in split["first_skipped"]["error"]
+    with pytest.warns(UserWarning, match=r"preserve: 4 values of data_parallel in \[1, 4\] give "
+                      r"the best density_tokens_per_s_per_mm2 within a relative 1e-09"):
+        dp = pm.optimize("llama70b-h100", "dp=1:4")
+    assert all(dp["modes"][m]["best"] == 1 and dp["modes"][m]["ties"] == 3 for m in pm.MODES)
+    # a continuous axis has none of a count's keys
+    assert "ties" not in pm.optimize("llama70b", "l2_bw")["modes"]["serial"]
 
 
 def test_footprint_matches_the_tool():

@@ -77,8 +77,9 @@ const cli_option cli_options[] = {
      "(units ok: 8MiB:256MiB:8MiB; STEP xF is geometric) or a list 1,4,16; up to 4 times for "
      "a grid"},
     {"optimize", required_argument, OPT_OPTIMIZE, GIVEN_OPTIMIZE, "AXIS[=LO:HI]",
-     "the value of a continuous axis (l2, l2_bw, compute, hbm_bw, link_bw) maximising the "
-     "objective, per mode"},
+     "the value of a continuous axis (l2, l2_bw, compute, hbm_bw, link_bw) or of the counts "
+     "pp, dp and split (every value; bare, the axis's own range) maximising the objective, per "
+     "mode"},
     {"objective", required_argument, OPT_OBJECTIVE, GIVEN_OBJECTIVE, "O",
      "what --optimize maximises: mm2 (tokens/s/mm2, default), usd (tokens/s per dollar) or "
      "joule (tokens per joule); search also takes device (tokens/s per device, its default)"},
@@ -163,7 +164,8 @@ static const cli_command commands[] = {
      "preserve-model --config llama70b --sweep l2=8MiB:256MiB:8MiB --plot l2.png"},
     {"optimize", INPUTS | GIVEN_OPTIMIZE | GIVEN_OBJECTIVE, F(FMT_CSV) | F(FMT_JSON), NULL,
      "AXIS[=LO:HI] (or --optimize AXIS[=LO:HI]): per mode, the axis value maximising the "
-     "objective (a log grid, then Brent)",
+     "objective (a log grid, then Brent; the counts pp, dp and split: every value, ties to "
+     "the smaller)",
      NULL, "preserve-model --config paper-dse --optimize l2=8MiB:512MiB --objective usd"},
     {"explain", INPUTS | GIVEN_CONTEXT | GIVEN_PHASE | GIVEN_STAGE, F(FMT_TABLE) | F(FMT_JSON), NULL,
      "per collective (allreduce, MoE all-to-all) of the preserve graph: what is prefetched, how "
