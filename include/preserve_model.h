@@ -611,6 +611,27 @@ typedef enum pm_ep_layout {
                              them (vLLM without data-parallel attention): not modelled */
 } pm_ep_layout;
 
+/** Points a runtime's expert-GEMM compute table holds at most (pm_moe_gemm_curve). */
+#define PM_MAX_MOE_GEMM_POINTS 16
+/** Accelerators a runtime's expert-GEMM compute table names at most (pm_moe_gemm_curve). */
+#define PM_MAX_MOE_GEMM_ACCELERATORS 8
+
+/**
+ * The engine's routed-expert GEMM kernel's compute efficiency by tokens per expert (issue 47;
+ * JSON "moe_gemm_compute_efficiency"): points (tokens per expert, fraction of the dense GEMM's
+ * compute rate), interpolated linearly in log(tokens per expert) and clamped to the first and
+ * last fractions outside them; applied to the routed expert GEMMs' compute time only (their
+ * reads are the accelerator's HBM efficiency), and only on the accelerators the table's evidence
+ * covers (by name). n_points 0: no table.
+ */
+typedef struct pm_moe_gemm_curve {
+    int n_points;
+    double tokens_per_expert[PM_MAX_MOE_GEMM_POINTS]; /* > 0, strictly increasing */
+    double compute_frac[PM_MAX_MOE_GEMM_POINTS];      /* (0, 1] */
+    int n_accelerators;                               /* >= 1 with points */
+    char accelerators[PM_MAX_MOE_GEMM_ACCELERATORS][64]; /* pm_accelerator.name it applies to */
+} pm_moe_gemm_curve;
+
 typedef struct pm_runtime {
     char name[64];
     bool present;                  /* the scenario named or inlined a runtime */
@@ -632,6 +653,9 @@ typedef struct pm_runtime {
                                       against the dense GEMM of the same shape: the routed
                                       experts' compute and memory times are divided by it;
                                       0: as a dense GEMM (1) */
+    pm_moe_gemm_curve moe_gemm_compute; /* the expert GEMMs' compute efficiency by tokens per
+                                      expert, on the accelerators it names (runtime.c:
+                                      pm_moe_gemm_compute_frac); times moe_gemm_efficiency_frac */
     bool moe_routing_kernels;      /* the engine routes with kernels of its own (issue 47): a MoE
                                       layer then has a top-k, an align (the slots sorted by
                                       expert) and a sum node; the runtime gave moe_align_fixed */

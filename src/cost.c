@@ -74,6 +74,7 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
     k->pf_bw = pm_effective_hbm_bw(a);
     k->launch_s = pm_launch_s(s);
     k->moe_frac = pm_moe_gemm_frac(s);
+    k->moe_curve = pm_moe_gemm_curve_of(s);
 }
 
 static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
@@ -108,6 +109,10 @@ static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
         ri.bw *= k->moe_frac;
         ri.l2_bw *= k->moe_frac;
     }
+    /* Its compute rate by the node's tokens per expert (m: the slots over the experts read),
+     * where the runtime's table covers the accelerator (runtime.c); its reads are unchanged. */
+    if (gemm && n->routed && k->moe_curve)
+        ri.compute_s /= pm_moe_gemm_curve_frac(k->moe_curve, n->m);
     return ri;
 }
 

@@ -5,7 +5,7 @@
  *
  * May call: alloc.c, area.c, check.c, dtype.c, error.c, graph.c, graph_io.c, json.c,
  * json_syntax.c, location.c, plan.c, provenance.c, read_components.c, read_model.c,
- * read_lengths.c, read_runtime.c, read_spec.c, units.c.
+ * read_lengths.c, read_runtime.c, read_spec.c, runtime.c, units.c.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -1162,6 +1162,17 @@ bool pm_scenario_warning_except(const pm_scenario *s, unsigned skip, size_t i, c
                      "package with area.compute_dies or area.io_dies, or revisit its area "
                      "coefficients); its area, cost, leakage and densities are of that die",
                      s->accel.name, which, per_die, PM_RETICLE_MM2);
+        return true;
+    }
+    if (s->model.experts > 0 && pm_moe_gemm_curve_off(s) && k++ == i) {
+        if (out)
+            snprintf(out, n,
+                     "runtime %s: its expert GEMMs' compute efficiency by tokens per expert "
+                     "(moe_gemm_compute_efficiency) is measured on %s%s, not on accelerator %s: "
+                     "off here (the routed experts' GEMMs at moe_gemm_efficiency_frac alone)",
+                     s->runtime.name, s->runtime.moe_gemm_compute.accelerators[0],
+                     s->runtime.moe_gemm_compute.n_accelerators > 1 ? " and others" : "",
+                     s->accel.name);
         return true;
     }
     return false;

@@ -217,6 +217,13 @@ double pm_attention_hbm_frac(const pm_scenario *s);
 /* The routed experts' GEMM kernel against a dense GEMM of the same shape: the runtime's when it
  * gives one, else 1. */
 double pm_moe_gemm_frac(const pm_scenario *s);
+/* The runtime's expert-GEMM compute table (pm_moe_gemm_curve) where it applies to this
+ * scenario's accelerator, else NULL (no runtime, no table, or an accelerator the table does not
+ * name); pm_moe_gemm_curve_frac: a table's fraction at tokens_per_expert (1 for an empty one). */
+const pm_moe_gemm_curve *pm_moe_gemm_curve_of(const pm_scenario *s);
+double pm_moe_gemm_curve_frac(const pm_moe_gemm_curve *c, double tokens_per_expert);
+/* Whether the runtime's table leaves out the scenario's accelerator (a MoE model's warning). */
+bool pm_moe_gemm_curve_off(const pm_scenario *s);
 /* The engine's MoE routing kernels (issue 47): whether a MoE layer has its top-k, align and sum
  * nodes, and the align kernel's time over its launch for slots token slots (0 when off). */
 bool pm_moe_routing_ops(const pm_scenario *s);
@@ -627,6 +634,8 @@ typedef struct pm_cost_ctx {
     double l2_bw, pf_bw;              /* L2, and the prefetcher's bulk HBM stream */
     double launch_s;                  /* per kernel (pm_launch_s) */
     double moe_frac;                  /* routed experts' GEMM kernel (pm_moe_gemm_frac) */
+    const pm_moe_gemm_curve *moe_curve; /* their compute by tokens per expert, where the
+                                         runtime's table applies to the accelerator; else NULL */
 } pm_cost_ctx;
 void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k);
 

@@ -1,12 +1,14 @@
 /*
  * read_runtime.c - pm_runtime_read: a serving runtime file (data/runtimes/, kind "runtime")
  * into pm_runtime: its host overheads per step, sequence, kernel and allreduce, its own
- * kernels' efficiencies (decode attention, routed experts, PagedAttention), the HBM share it
+ * kernels' efficiencies (decode attention, routed experts and their compute by tokens per
+ * expert, PagedAttention), the HBM share it
  * leaves to the weights and the KV cache, the allreduce algorithm it fixes, how it caches MLA
  * and lays out expert parallelism, and the KV cache types it has. What these do is runtime.c's.
  *
  * May call: collective.c, dtype.c, error.c, json.c.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "read.h"
@@ -88,6 +90,102 @@ static pm_status read_moe_routing(pm_obj *o, pm_runtime *r)
     return PM_OK;
 }
 
+/* Element i of the expert-GEMM table's "points": {tokens_per_expert, compute_efficiency_frac}. */
+static pm_status read_curve_point(pm_obj *c, const cJSON *e, int i, pm_moe_gemm_curve *out)
+{
+    char path[sizeof c->path];
+    snprintf(path, sizeof path, "%.200s.points[%d]", c->path, i);
+    if (!cJSON_IsObject(e))
+        return pm_fail(c->err, PM_ERR_TYPE, c->file, path,
+                       "expected an object {tokens_per_expert, compute_efficiency_frac} (got %s)",
+                       pm_json_type_name(e));
+    pm_obj k;
+    pm_obj_init(&k, e, c->file, path, c->err);
+    k.prov = c->prov;
+    k.file_source = c->file_source;
+    double *t = &out->tokens_per_expert[i], *f = &out->compute_frac[i];
+    pm_status st = pm_obj_number(&k, "tokens_per_expert", true, POSITIVE, t);
+    if (st == PM_OK)
+        st = pm_obj_quantity(&k, "compute_efficiency", PM_DIM_FRACTION, true, PM_RANGE_FRACTION,
+                             f);
+    if (st == PM_OK)
+        st = pm_obj_finish(&k);
+    if (st == PM_OK && i > 0 && !(*t > out->tokens_per_expert[i - 1]))
+        return pm_fail(c->err, PM_ERR_VALUE, c->file, path,
+                       "tokens_per_expert must increase from point to point: expected more than "
+                       "%g (points[%d]'s), got %g",
+                       out->tokens_per_expert[i - 1], i - 1, *t);
+    return st;
+}
+
+/* An array under key of c, of 1 to max elements: its size into *n, or the failure. */
+static pm_status curve_array(pm_obj *c, const char *key, int max, const char *what,
+                             const cJSON **a, int *n)
+{
+    pm_obj_declare(c, key, PM_DIM_NONE);
+    *a = cJSON_GetObjectItemCaseSensitive(c->json, key);
+    if (!*a)
+        return pm_obj_fail(c, key, PM_ERR_MISSING, "missing: an array of 1 to %d %s", max, what);
+    if (!cJSON_IsArray(*a))
+        return pm_obj_fail(c, key, PM_ERR_TYPE, "expected an array of %s (got %s)", what,
+                           pm_json_type_name(*a));
+    *n = cJSON_GetArraySize(*a);
+    if (*n < 1 || *n > max)
+        return pm_obj_fail(c, key, PM_ERR_RANGE, "expected 1 to %d %s (got %d)", max, what, *n);
+    return PM_OK;
+}
+
+/* The accelerators the table's evidence covers: names (pm_accelerator.name). */
+static pm_status read_curve_accelerators(pm_obj *c, pm_moe_gemm_curve *out)
+{
+    const cJSON *a;
+    int n = 0;
+    pm_status st = curve_array(c, "accelerators", PM_MAX_MOE_GEMM_ACCELERATORS,
+                               "accelerator names", &a, &n);
+    int i = 0;
+    for (const cJSON *e = a ? a->child : NULL; st == PM_OK && e; e = e->next, i++) {
+        const size_t cap = sizeof out->accelerators[i];
+        if (!cJSON_IsString(e) || !e->valuestring[0] || strlen(e->valuestring) >= cap)
+            return pm_obj_fail(c, "accelerators", PM_ERR_TYPE,
+                               "element %d: expected an accelerator's name (a string of 1 to %zu "
+                               "bytes), got %s",
+                               i, cap - 1, pm_json_type_name(e));
+        pm_strlcpy(out->accelerators[i], e->valuestring, cap);
+    }
+    out->n_accelerators = st == PM_OK ? n : 0;
+    return st;
+}
+
+/* The routed expert GEMMs' compute efficiency by tokens per expert (issue 47; runtime.c):
+ * {"accelerators": [names], "points": [{tokens_per_expert, compute_efficiency_frac}...],
+ * "source"}, the points' tokens strictly increasing. */
+static pm_status read_moe_gemm_curve(pm_obj *o, pm_moe_gemm_curve *out)
+{
+    pm_obj c;
+    bool present = false;
+    pm_status st = pm_obj_child(o, "moe_gemm_compute_efficiency", false, &c, &present);
+    if (st != PM_OK || !present)
+        return st;
+    const char *src = NULL;
+    if ((st = pm_obj_string(&c, "source", true, &src)) != PM_OK)
+        return st;
+    c.file_source = src;
+    if ((st = read_curve_accelerators(&c, out)) != PM_OK)
+        return st;
+    const cJSON *a;
+    int n = 0;
+    if ((st = curve_array(&c, "points", PM_MAX_MOE_GEMM_POINTS,
+                          "points {tokens_per_expert, compute_efficiency_frac}", &a, &n)) != PM_OK)
+        return st;
+    int i = 0;
+    for (const cJSON *e = a->child; st == PM_OK && e; e = e->next, i++)
+        st = read_curve_point(&c, e, i, out);
+    if (st != PM_OK)
+        return st;
+    out->n_points = n;
+    return pm_obj_finish(&c);
+}
+
 pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
 {
     memset(r, 0, sizeof *r);
@@ -122,6 +220,7 @@ pm_status pm_runtime_read(pm_obj *o, pm_runtime *r)
                               &r->hbm_usable_frac)))
         return st;
     if ((st = read_moe_routing(o, r)) != PM_OK ||
+        (st = read_moe_gemm_curve(o, &r->moe_gemm_compute)) != PM_OK ||
         (st = pm_obj_bool(o, "fp8_activation_quant", false, &r->fp8_activation_quant)) != PM_OK)
         return st;
     int algo = PM_AR_AUTO;

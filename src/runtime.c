@@ -24,7 +24,13 @@
  * launch over every expert the step reads, with one tile configuration for all of their shapes,
  * runs below the dense cuBLAS GEMM the accelerator presets calibrate (vLLM's own benchmark of
  * it on H20: 1.3x to 2.5x slower than an optimised grouped kernel, validation-gpu.md section 4
- * #33); the routed experts' compute and memory times are divided by it. And the share of the
+ * #33); the routed experts' compute and memory times are divided by it. And that kernel's
+ * compute rate by tokens per expert (`moe_gemm_compute_efficiency`, pm_moe_gemm_curve): vLLM's
+ * tuned fused-MoE kernel on H100 reaches 0.86-0.87 of the dense GEMM model where it is
+ * compute-bound (256-384 tokens per expert, vLLM PR #24700's benchmark_moe.py); a table of
+ * points interpolated linearly in log(tokens per expert), clamped at its ends, applied to the
+ * routed GEMMs' compute time only, and only on the accelerators the table names (its evidence):
+ * elsewhere 1, and data.c's warnings say so. And the share of the
  * HBM it leaves to the weights and the KV cache (`hbm_usable_frac`, e.g. vLLM's
  * gpu_memory_utilization): the footprint check's capacity (estimate.c). And where it decodes
  * with a PagedAttention-style kernel (`paged_attention`: vLLM 0.2 for every model; vLLM 0.4-0.6
@@ -52,6 +58,7 @@
  * May call: model.c.
  */
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -109,6 +116,44 @@ double pm_scenario_paged_attention_frac(const pm_scenario *s)
 double pm_moe_gemm_frac(const pm_scenario *s)
 {
     return runtime_frac(s, s->runtime.moe_gemm_efficiency_frac, 1.0);
+}
+
+double pm_moe_gemm_curve_frac(const pm_moe_gemm_curve *c, double tokens_per_expert)
+{
+    const int n = c->n_points;
+    if (n < 1)
+        return 1.0;
+    if (!(tokens_per_expert > c->tokens_per_expert[0]))
+        return c->compute_frac[0];
+    if (tokens_per_expert >= c->tokens_per_expert[n - 1])
+        return c->compute_frac[n - 1];
+    int i = 1;
+    while (c->tokens_per_expert[i] < tokens_per_expert)
+        i++;
+    const double x0 = log(c->tokens_per_expert[i - 1]), x1 = log(c->tokens_per_expert[i]);
+    const double f0 = c->compute_frac[i - 1], f1 = c->compute_frac[i];
+    return f0 + (f1 - f0) * (log(tokens_per_expert) - x0) / (x1 - x0);
+}
+
+/* Whether the table names the accelerator. */
+static bool curve_covers(const pm_moe_gemm_curve *c, const char *accelerator)
+{
+    for (int i = 0; i < c->n_accelerators; i++)
+        if (strcmp(c->accelerators[i], accelerator) == 0)
+            return true;
+    return false;
+}
+
+const pm_moe_gemm_curve *pm_moe_gemm_curve_of(const pm_scenario *s)
+{
+    const pm_moe_gemm_curve *c = &s->runtime.moe_gemm_compute;
+    return s->runtime.present && c->n_points > 0 && curve_covers(c, s->accel.name) ? c : NULL;
+}
+
+bool pm_moe_gemm_curve_off(const pm_scenario *s)
+{
+    const pm_moe_gemm_curve *c = &s->runtime.moe_gemm_compute;
+    return s->runtime.present && c->n_points > 0 && !curve_covers(c, s->accel.name);
 }
 
 bool pm_moe_routing_ops(const pm_scenario *s)

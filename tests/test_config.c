@@ -1286,6 +1286,89 @@ static void test_runtime_paged_attention_and_its_efficiency_come_together(void *
                  "$.runtime.paged_attention", "fallback");
 }
 
+/* A runtime's expert-GEMM compute table (issue 47, "moe_gemm_compute_efficiency"): read
+ * strictly, each refusal at its JSON path: an array that is not one, points whose tokens do not
+ * increase, a fraction of 0, unknown keys in the table and in a point, no accelerator. */
+static void runtime_table(const char *table, char *path, size_t n)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"kind\": \"runtime\", \"name\": \"t\", \"source\": \"test\",\n"
+             " \"step_overhead_us\": 1, \"sequence_overhead_us\": 0, \"kernel_launch_us\": 3,\n"
+             " \"moe_gemm_compute_efficiency\": %s}\n",
+             table);
+    write_tmp("runtime-table.json", text, path, n);
+}
+
+static void test_runtime_moe_gemm_compute_table_is_read_strictly(void **state)
+{
+    (void)state;
+    char path[512];
+    pm_error err;
+    runtime_table("{\"accelerators\": [\"h100-sxm\", \"h200-sxm\"], \"source\": \"s\", "
+                  "\"points\": [{\"tokens_per_expert\": 128, \"compute_efficiency_frac\": 1},"
+                  " {\"tokens_per_expert\": 512, \"compute_efficiency_frac\": 0.8}]}",
+                  path, sizeof path);
+    assert_ok(validate(path, &err), &err);
+    char rt[600];
+    snprintf(rt, sizeof rt, "runtime=%s", path);
+    const char *ov[] = {rt};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+    pm_scenario s;
+    assert_ok(pm_scenario_load("llama70b-h100", &opts, &s, &err), &err);
+    const pm_moe_gemm_curve *c = &s.runtime.moe_gemm_compute;
+    assert_int_equal(c->n_points, 2);
+    assert_int_equal(c->n_accelerators, 2);
+    assert_string_equal(c->accelerators[1], "h200-sxm");
+    assert_rel(c->tokens_per_expert[1], 512.0, EXACT);
+    assert_rel(c->compute_frac[1], 0.8, EXACT);
+    pm_scenario_release(&s);
+    static const char *const T = "$.moe_gemm_compute_efficiency";
+    char at[128];
+    /* Not an array. */
+    runtime_table("{\"accelerators\": [\"h100-sxm\"], \"source\": \"s\", \"points\": "
+                  "{\"tokens_per_expert\": 128, \"compute_efficiency_frac\": 1}}",
+                  path, sizeof path);
+    snprintf(at, sizeof at, "%s.points", T);
+    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, at, "expected an array");
+    /* An element not an object. */
+    runtime_table("{\"accelerators\": [\"h100-sxm\"], \"source\": \"s\", \"points\": [1]}", path,
+                  sizeof path);
+    snprintf(at, sizeof at, "%s.points[0]", T);
+    assert_fails(validate(path, &err), &err, PM_ERR_TYPE, path, at, "got a number");
+    /* Tokens not increasing: 512 then 512. */
+    runtime_table("{\"accelerators\": [\"h100-sxm\"], \"source\": \"s\", \"points\": ["
+                  "{\"tokens_per_expert\": 512, \"compute_efficiency_frac\": 1},"
+                  " {\"tokens_per_expert\": 512, \"compute_efficiency_frac\": 0.8}]}",
+                  path, sizeof path);
+    snprintf(at, sizeof at, "%s.points[1]", T);
+    assert_fails(validate(path, &err), &err, PM_ERR_VALUE, path, at, "expected more than 512");
+    /* A fraction of 0 (the range is (0, 1]). */
+    runtime_table("{\"accelerators\": [\"h100-sxm\"], \"source\": \"s\", \"points\": ["
+                  "{\"tokens_per_expert\": 512, \"compute_efficiency_frac\": 0}]}",
+                  path, sizeof path);
+    snprintf(at, sizeof at, "%s.points[0].compute_efficiency_frac", T);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, at, NULL);
+    /* An unknown key in a point, and in the table. */
+    runtime_table("{\"accelerators\": [\"h100-sxm\"], \"source\": \"s\", \"points\": ["
+                  "{\"tokens_per_expert\": 512, \"compute_efficiency_frac\": 1, \"gpu\": 1}]}",
+                  path, sizeof path);
+    snprintf(at, sizeof at, "%s.points[0].gpu", T);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, at, "unknown key");
+    runtime_table("{\"accelerators\": [\"h100-sxm\"], \"source\": \"s\", \"interpolation\": "
+                  "\"log\", \"points\": [{\"tokens_per_expert\": 512, "
+                  "\"compute_efficiency_frac\": 1}]}",
+                  path, sizeof path);
+    snprintf(at, sizeof at, "%s.interpolation", T);
+    assert_fails(validate(path, &err), &err, PM_ERR_UNKNOWN_KEY, path, at, "unknown key");
+    /* No accelerator: the table's evidence must say where it applies. */
+    runtime_table("{\"accelerators\": [], \"source\": \"s\", \"points\": ["
+                  "{\"tokens_per_expert\": 512, \"compute_efficiency_frac\": 1}]}",
+                  path, sizeof path);
+    snprintf(at, sizeof at, "%s.accelerators", T);
+    assert_fails(validate(path, &err), &err, PM_ERR_RANGE, path, at, "got 0");
+}
+
 static void test_set_override_in_another_unit_replaces_the_quantity(void **state)
 {
     (void)state;
@@ -3669,6 +3752,7 @@ int main(void)
         cmocka_unit_test(test_scenario_from_overrides_some_keys),
         cmocka_unit_test(test_runtime_is_a_component_with_its_allreduce),
         cmocka_unit_test(test_runtime_paged_attention_and_its_efficiency_come_together),
+        cmocka_unit_test(test_runtime_moe_gemm_compute_table_is_read_strictly),
         cmocka_unit_test(test_compute_efficiency_by_dtype),
         cmocka_unit_test(test_scenario_component_may_be_a_path),
         cmocka_unit_test(test_scenario_reads_sharding_and_options),

@@ -10,6 +10,7 @@
  */
 #include <stdlib.h>
 
+#include "internal.h"
 #include "testutil.h"
 
 /* Expected values are a few products and quotients of round numbers: a few ulps of rounding
@@ -520,6 +521,60 @@ static void test_moe_gemm_efficiency_slows_routed_experts_only(void **state)
     assert_rel(cost(&s, &nm).total_s, 2e-6, TOL);
 }
 
+/* The expert GEMMs' compute efficiency by tokens per expert (issue 47, runtime.c): a runtime's
+ * table of (tokens per expert, fraction) points, interpolated linearly in log(tokens), clamped
+ * at its ends, divides a routed MatMul's compute time only, on the accelerators the table
+ * names. bf16_gemm: m = 256 tokens per expert, compute 1.34217728e-6 s, HBM 1e6 B / 1e12 B/s =
+ * 1e-6 s. Table (128, 1), (512, 0.8): at 256, (ln 256 - ln 128) / (ln 512 - ln 128) = 1 / 2 of
+ * the way, 1 - 0.2 / 2 = 0.9: compute 1.34217728e-6 / 0.9 = 1.491308088...e-6 s. */
+static void test_moe_gemm_compute_table_by_tokens_per_expert(void **state)
+{
+    (void)state;
+    pm_scenario s = hand_scenario();
+    s.workload.weight_dtype = s.workload.act_dtype = PM_DTYPE_BF16;
+    s.runtime = hand_runtime();
+    pm_moe_gemm_curve *c = &s.runtime.moe_gemm_compute;
+    c->n_points = 2;
+    c->tokens_per_expert[0] = 128;
+    c->compute_frac[0] = 1.0;
+    c->tokens_per_expert[1] = 512;
+    c->compute_frac[1] = 0.8;
+    c->n_accelerators = 1;
+    snprintf(c->accelerators[0], sizeof c->accelerators[0], "hand-accel");
+    pm_node n = bf16_gemm();
+    n.routed = true;
+    assert_rel(pm_moe_gemm_curve_frac(c, 256), 0.9, TOL);
+    assert_rel(cost(&s, &n).compute_s, 1.34217728e-6 / 0.9, TOL);
+    assert_rel(cost(&s, &n).compute_s, 1.4913080888888889e-6, TOL);
+    assert_rel(cost(&s, &n).hbm_s, 1e-6, TOL); /* its reads are unchanged */
+    assert_rel(cost(&s, &n).total_s, 1.4913080888888889e-6, TOL);
+    /* A quarter of the way (128 sqrt 2 = 181.02 tokens): 0.95. Clamped: 1 below 128, 0.8 above
+     * 512. */
+    assert_rel(pm_moe_gemm_curve_frac(c, 128.0 * sqrt(2.0)), 0.95, TOL);
+    assert_rel(pm_moe_gemm_curve_frac(c, 16), 1.0, TOL);
+    assert_rel(pm_moe_gemm_curve_frac(c, 65536), 0.8, TOL);
+    n.m = 4096;
+    assert_rel(cost(&s, &n).compute_s, 1.34217728e-6 / 0.8, TOL);
+    n.m = 256;
+    /* With the kernel's figure beside it (0.5): both divide, 1.34217728e-6 / (0.5 x 0.9). */
+    s.runtime.moe_gemm_efficiency_frac = 0.5;
+    assert_rel(cost(&s, &n).compute_s, 2.982616177777778e-6, TOL);
+    s.runtime.moe_gemm_efficiency_frac = 0.0;
+    /* A dense MatMul keeps the dense GEMM's compute. */
+    n.routed = false;
+    assert_rel(cost(&s, &n).compute_s, 1.34217728e-6, TOL);
+    n.routed = true;
+    /* Another accelerator than the table names: off (the dense GEMM's), and said. */
+    snprintf(c->accelerators[0], sizeof c->accelerators[0], "h100-sxm");
+    assert_rel(cost(&s, &n).compute_s, 1.34217728e-6, TOL);
+    assert_null(pm_moe_gemm_curve_of(&s));
+    assert_true(pm_moe_gemm_curve_off(&s));
+    /* Without a runtime the table is not read. */
+    snprintf(c->accelerators[0], sizeof c->accelerators[0], "hand-accel");
+    s.runtime.present = false;
+    assert_rel(cost(&s, &n).compute_s, 1.34217728e-6, TOL);
+}
+
 static void test_allreduce_node_costs_its_algorithm(void **state)
 {
     (void)state;
@@ -777,6 +832,7 @@ int main(void)
         cmocka_unit_test(test_attention_compute_at_its_own_efficiency),
         cmocka_unit_test(test_gemm_waves_knee_latency_and_dequant),
         cmocka_unit_test(test_moe_gemm_efficiency_slows_routed_experts_only),
+        cmocka_unit_test(test_moe_gemm_compute_table_by_tokens_per_expert),
         cmocka_unit_test(test_paged_attention_slows_the_kv_reads_of_the_models_it_serves),
         cmocka_unit_test(test_paged_attention_of_block_sparse_layers_only),
     };

@@ -451,6 +451,27 @@ static void test_copy_check_catches_a_drifted_value(void **state)
     cJSON_Delete(orig);
 }
 
+/* vllm-2024q1 copies vllm's expert GEMMs' compute table (issue 47: the same kernel and tuned
+ * files), key for key; a drifted point is caught. */
+static void test_vllm_2024q1_copies_the_expert_compute_table(void **state)
+{
+    (void)state;
+    cJSON *copy = load_preset(PM_KIND_RUNTIME, "vllm-2024q1");
+    cJSON *orig = load_preset(PM_KIND_RUNTIME, "vllm");
+    cJSON *a = cJSON_GetObjectItemCaseSensitive(copy, "moe_gemm_compute_efficiency");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(orig, "moe_gemm_compute_efficiency");
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_true(cJSON_Compare(a, b, true));
+    cJSON *pt = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a, "points"), 0);
+    cJSON *f = cJSON_GetObjectItemCaseSensitive(pt, "compute_efficiency_frac");
+    assert_non_null(f);
+    cJSON_SetNumberValue(f, f->valuedouble + 0.01);
+    assert_false(cJSON_Compare(a, b, true));
+    cJSON_Delete(copy);
+    cJSON_Delete(orig);
+}
+
 static void test_model_accelerator_and_cluster_files_have_a_source(void **state)
 {
     (void)state;
@@ -724,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_model_accelerator_and_cluster_files_have_a_source),
         cmocka_unit_test(test_copied_preset_values_equal_their_originals),
         cmocka_unit_test(test_copy_check_catches_a_drifted_value),
+        cmocka_unit_test(test_vllm_2024q1_copies_the_expert_compute_table),
         cmocka_unit_test(test_paper_models_match_their_configs),
         cmocka_unit_test(test_llama3_70b_has_8_kv_heads_and_28672_intermediate),
         cmocka_unit_test(test_ascend_910b_l2_is_192_mib_and_hbm_1_6_tbps),
