@@ -448,13 +448,15 @@ typedef struct pm_cluster {
     /* Data-parallel attention with expert-parallel MLPs (issue 44 item 3, DeepSeek-style MoE
      * serving; JSON "attention_data_parallel", CLI --dp-attention): the `devices` of the group
      * run the attention data parallel, each rank its own ceil(batch / devices) sequences and
-     * their KV (all KV heads), the attention, the dense MLPs, the shared experts, the router,
-     * the embedding and the LM head replicated on every rank (no allreduce); the routed
-     * experts expert parallel over the same devices (expert_parallel must equal devices), the
-     * dispatch and combine all-to-alls carrying each rank's own tokens (pm_alltoall_time over
-     * the group's links). MoE models only; refused with sequence parallelism, pipeline stages,
-     * a runtime whose expert parallelism is "allreduce" and mixed steps (a served workload),
-     * each naming this key. */
+     * their KV (all KV heads), the attention, the shared experts, the router, the embedding
+     * and the LM head replicated on every rank (no allreduce); the routed experts expert
+     * parallel over the same devices (expert_parallel must equal devices), the dispatch and
+     * combine all-to-alls carrying each rank's own tokens (pm_alltoall_time over the group's
+     * links); a dense layer's MLP tensor parallel over the group on the ranks' tokens
+     * all-gathered after norm2, a reduce-scatter after Down (SGLang's FULL mode). A mixed step
+     * (a served workload) is the busiest rank's share of it. MoE models only; refused with
+     * sequence parallelism, pipeline stages and a runtime whose expert parallelism is
+     * "allreduce", each naming this key. */
     bool attention_data_parallel;
 } pm_cluster;
 
