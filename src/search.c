@@ -626,7 +626,8 @@ static pm_status disagg_workload(const pm_scenario *s, const pm_search_spec *sp,
             return pm_fail(err, PM_ERR_MISSING, NULL, "$.cluster.inter_node_bandwidth_Gbps",
                            "search: the link between disaggregated pools is the cluster's "
                            "inter-node link unless given, and cluster \"%s\" has none: give a "
-                           "cluster of several nodes or the link's bandwidth",
+                           "cluster of several nodes, or its inter-node link "
+                           "(cluster.inter_node_bandwidth_Gbps, inter_node_latency_us)",
                            s->cluster.name);
         w->link.bandwidth_bytes_per_s = s->cluster.inter_node_bandwidth_bytes_per_s;
         w->link.latency_s = s->cluster.inter_node_latency_s;
