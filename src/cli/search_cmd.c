@@ -2,8 +2,9 @@
  * search_cmd.c - `search`: the best deployment per mode under latency limits (pm_search_run): the
  * space from --tp-list, --pp-list, --ep-list, --budget, --chunks, --concurrency and up to two
  * hardware --sweep axes, the limits --ttft-limit, --tpot-limit and --min-user-rate, the
- * --objective; each mode's best with the limit that binds it as a table or JSON, the Pareto fronts
- * as CSV, and with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the
+ * --objective, and with --disagg the splits of the budget into a prefill and a decode pool (a
+ * `layout` column); each mode's best with the limit that binds it as a table or JSON, the Pareto
+ * fronts as CSV, and with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the
  * shard file of its slice of the groups; given shard files (`search [options] FILE...`) it merges
  * them into the unsharded answer (search_shard.c) and prints that.
  */
@@ -359,7 +360,8 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
         out_file_abort(&csv);
     const plot_var vars[] = {{"ttl", title, false},
                              {"facts", facts, false},
-                             {"ylab", search_objective_column(sp->objective), false}};
+                             {"ylab", search_objective_column(sp->objective), false},
+                             {"disagg", sp->disagg ? "1" : "0", true}};
     if (rc == 0)
         rc = plot_draw("search.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     free(path);
