@@ -998,7 +998,7 @@ def test_search_disagg_candidates_are_disaggs():
     front = r["modes"]["preserve"]["front"]
     assert front["layout"].dtype == object and front["decode_tp"].dtype == np.int64
     assert all(x == "colocated" or x.startswith("P") for x in front["layout"])
-    plain = pm.search("llama70b-h100", conc, **{**kw, "disagg": False})
+    plain = pm.search("llama70b-h100", conc, **{**kw, "disagg": False, "tpot_limit": 0.05})
     assert "layout" not in plain["modes"]["serial"]["best"]
     assert "prefill_tp" not in plain["modes"]["serial"]["front"]
     parts = [pm.search("llama70b-h100", conc, shard=(k, 3), **kw) for k in (1, 2, 3)]
