@@ -2735,8 +2735,9 @@ typedef struct pm_search_candidate {
 /** A search's answer. Free its fronts with pm_search_result_free. */
 typedef struct pm_search_result {
     bool found[PM_MODE_COUNT];               /* some candidate meets the limits */
-    pm_search_candidate best[PM_MODE_COUNT]; /* the most objective within the limits (the first
-                                                in the space's order among equals) */
+    pm_search_candidate best[PM_MODE_COUNT]; /* the most objective within the limits (among
+                                                equals the most tokens/s per user, then the
+                                                first in the space's order: on the front) */
     pm_search_bound binds[PM_MODE_COUNT];    /* what stops the best's deployment from serving
                                                 more: the next concurrency's missed limit */
     pm_search_candidate *front[PM_MODE_COUNT]; /* the Pareto front within the limits: no other
@@ -2782,7 +2783,8 @@ PM_API pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
 /**
  * Adds the result of the next shard of a search (spec->shard_index one more than the last
  * added; into zeroed before the first) to into: the counts summed, each mode's best the
- * larger objective (the earlier shard's among equals, as the space's order has it), the first
+ * larger objective (then the more tokens/s per user; the earlier shard's among equals, as the
+ * space's order has it), the first
  * invalid deployment's error the earliest, the fronts joined and made Pareto again. Merged in
  * shard order, the shards of a search give exactly its unsharded result (tests/test_search.c).
  * Returns PM_OK, PM_ERR_INVALID_ARG (a part that does not follow into's last group) or

@@ -219,6 +219,18 @@ static int by_user_desc(const void *a, const void *b)
     return c != 0 ? c : -falling(x->concurrency, y->concurrency);
 }
 
+/* Whether a is a better best than b: more objective, or as much and more tokens/s per user
+ * (so that the best is on the front, which keeps the faster of equal objectives: pools limited
+ * by their prefill instances tie on the objective at every decode concurrency); the earlier in
+ * the space's order otherwise. */
+static bool better(const pm_search_candidate *a, const pm_search_candidate *b)
+{
+    int c = falling(a->objective, b->objective);
+    if (c == 0)
+        c = falling(a->figures.tokens_per_s_per_user, b->figures.tokens_per_s_per_user);
+    return c < 0;
+}
+
 static size_t pareto(pm_search_candidate *c, size_t n)
 {
     qsort(c, n, sizeof *c, by_user_desc);
@@ -298,7 +310,7 @@ static pm_status settle_group(group *g, int n, pm_search_candidate (*cand)[PM_MO
             if (col[i] != PM_BOUND_NONE || isnan(cand[i][m].objective))
                 continue;
             buf[gm->n_front++] = cand[i][m]; /* made Pareto once the group ends */
-            if (best < 0 || cand[i][m].objective > cand[best][m].objective)
+            if (best < 0 || better(&cand[i][m], &cand[best][m]))
                 best = i;
         }
         if (best < 0)
@@ -723,12 +735,12 @@ static pm_status run_groups(search *se)
 }
 
 /* A later part's mode m (its best, what binds it, its front) added to the result: the best
- * kept unless the part's is larger (the earlier among equals), the fronts joined. */
+ * kept unless the part's is better (the earlier among equals), the fronts joined. */
 static pm_status merge_mode(pm_search_result *out, int m, const pm_search_candidate *best,
                             pm_search_bound binds, const pm_search_candidate *front,
                             size_t n_front)
 {
-    if (!out->found[m] || best->objective > out->best[m].objective) {
+    if (!out->found[m] || better(best, &out->best[m])) {
         out->found[m] = true;
         out->best[m] = *best;
         out->binds[m] = binds;

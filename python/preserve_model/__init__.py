@@ -594,7 +594,7 @@ def search_merge(results):
     """The whole search's answer from the results of search(..., shard=(k, n)) for k = 1..n,
     given in shard order, as pm_search_merge merges the CLI's shards: the counts added, the
     first invalid deployment's error kept, each mode's best the first of the highest objective
-    in the space's order (with the limit that binds it), each front the Pareto front of the
+    (then tokens/s per user) in the space's order (with the limit that binds it), each front the Pareto front of the
     shards' fronts (ties broken by the space's order, so the first of equals is kept)."""
     results = list(results)
     if not results:
@@ -608,7 +608,8 @@ def search_merge(results):
         parts = [r["modes"][mode] for r in results]
         best = None
         for p in parts:
-            if p["found"] and (best is None or p["best"]["objective"] > best["best"]["objective"]):
+            key = (lambda q: (q["best"]["objective"], q["best"]["tokens_per_s_per_user"]))
+            if p["found"] and (best is None or key(p) > key(best)):
                 best = p
         cols = parts[0]["front"].keys()
         front = {c: np.concatenate([p["front"][c] for p in parts]) for c in cols}
