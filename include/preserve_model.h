@@ -2768,6 +2768,19 @@ typedef struct pm_search_spec {
      * slices); 0 0: all. The shards' results, merged in order with pm_search_merge, are the
      * whole search's. */
     size_t shard_index, shard_count;
+    /* Optional (issue 46 item 1): disaggregated deployments as candidates beside the
+     * co-located ones. Each split of the device budget (> 0) into a prefill pool of
+     * prefill_instances x TP p devices and a decode pool of decode_instances x TP d devices
+     * (p and d from tp; prefill_instances x p + decode_instances x d = device_budget), at each
+     * expert-parallel count of ep and each hardware point (both pools the same chip), is one
+     * group, served by pm_disagg_compute at each concurrency (sequences per decode instance at
+     * full load) with the counts fixed, the workload's lengths and the spec's limits. No chunk
+     * budgets or stages (a pool is one tensor-parallel group). */
+    bool disagg;
+    pm_disagg_link disagg_link;  /* the link between the pools; bandwidth 0: the cluster's
+                                    inter-node link (its bandwidth and latency) */
+    double disagg_max_load_frac; /* a prefill instance's most load, (0, 1] (the disagg command's
+                                    default 0.9, aiconfigurator's) */
 } pm_search_spec;
 
 /** One candidate: a deployment at a chunk budget, hardware point and concurrency, in a mode. */
@@ -2783,15 +2796,21 @@ typedef struct pm_search_candidate {
     double objective;
     pm_search_bound fails;   /* PM_BOUND_NONE: it meets the limits */
     size_t group;            /* its group's index in the space's order (tp, pp, ep, chunk,
-                                hardware points, the last fastest): with concurrency, its
+                                hardware points, the last fastest; then the disaggregated
+                                groups: split, ep, hardware points): with concurrency, its
                                 place */
+    /* A disaggregated candidate (spec->disagg): its pools, all > 0; all 0 for a co-located one.
+     * It then has tp 0, pp 1, dp 1 (figures are the whole deployment's), chunk 0, ep the
+     * pools', and concurrency the sequences per decode instance at full load. */
+    int prefill_tp, prefill_instances, decode_tp, decode_instances;
 } pm_search_candidate;
 
 /** A search's answer. Free its fronts with pm_search_result_free. */
 typedef struct pm_search_result {
     bool found[PM_MODE_COUNT];               /* some candidate meets the limits */
-    pm_search_candidate best[PM_MODE_COUNT]; /* the most objective within the limits (the first
-                                                in the space's order among equals) */
+    pm_search_candidate best[PM_MODE_COUNT]; /* the most objective within the limits (among
+                                                equals the most tokens/s per user, then the
+                                                first in the space's order: on the front) */
     pm_search_bound binds[PM_MODE_COUNT];    /* what stops the best's deployment from serving
                                                 more: the next concurrency's missed limit */
     pm_search_candidate *front[PM_MODE_COUNT]; /* the Pareto front within the limits: no other
@@ -2819,14 +2838,26 @@ typedef struct pm_search_result {
  * request rate), PM_ERR_MISSING (the objective's block), PM_ERR_UNSUPPORTED (a scenario of
  * several stages or replicas: the spec's pp list and budget give them; or one that
  * speculates) or PM_ERR_NOMEM. A deployment that cannot run is counted in
- * invalid_plans with its error, not a failure.
+ * invalid_plans with its error, not a failure. With spec->disagg, the disaggregated groups
+ * follow the co-located ones and are pruned by the same rules (a concurrency whose pools do not
+ * fit their HBM, pm_disagg_compute's refusals at "decode_concurrency" and the pools'
+ * "hbm_capacity_GiB", ends the group as the HBM does; so does one at which every mode misses
+ * TPOT or the per-user floor: at a larger decode concurrency TPOT does not fall); and the
+ * search also returns PM_ERR_INVALID_ARG (no device budget, err->path "device_budget"; a
+ * workload, link or load pm_disagg_compute refuses, its key), PM_ERR_UNSUPPORTED (what a
+ * disaggregated deployment does not model: two or more length classes, "workload.classes" (one
+ * class is its length); a wave, "workload.arrival"; data-parallel attention,
+ * "$.cluster.attention_data_parallel") or
+ * PM_ERR_MISSING (no link given and none between the cluster's nodes,
+ * "$.cluster.inter_node_bandwidth_Gbps").
  */
 PM_API pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
                                pm_search_result *out, pm_error *err);
 /**
  * Adds the result of the next shard of a search (spec->shard_index one more than the last
  * added; into zeroed before the first) to into: the counts summed, each mode's best the
- * larger objective (the earlier shard's among equals, as the space's order has it), the first
+ * larger objective (then the more tokens/s per user; the earlier shard's among equals, as the
+ * space's order has it), the first
  * invalid deployment's error the earliest, the fronts joined and made Pareto again. Merged in
  * shard order, the shards of a search give exactly its unsharded result (tests/test_search.c).
  * Returns PM_OK, PM_ERR_INVALID_ARG (a part that does not follow into's last group) or
@@ -2836,6 +2867,12 @@ PM_API pm_status pm_search_merge(pm_search_result *into, const pm_search_result 
                                  pm_error *err);
 /** Frees the fronts of r (not r itself); r may be NULL. */
 PM_API void pm_search_result_free(pm_search_result *r);
+/**
+ * A candidate's layout: "colocated", or "P<x>xTP<p>+D<y>xTP<d>" for a disaggregated one (x
+ * prefill instances of TP p, y decode instances of TP d). Writes at most n bytes of buf
+ * (NUL-terminated when n > 0) and returns the length of the whole text, as snprintf.
+ */
+PM_API size_t pm_search_layout(const pm_search_candidate *k, char *buf, size_t n);
 /** "device", "mm2", "usd", "joule" (the --objective spelling), or "?". */
 PM_API const char *pm_search_objective_name(pm_search_objective o);
 /** "none", "ttft", "tpot", "tokens_per_user", "hbm", "chunk_budget", "objective_peak",

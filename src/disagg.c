@@ -112,7 +112,7 @@ static pm_status check_same(const pm_scenario *a, const pm_scenario *b, pm_error
     return same_draft(a, b, err);
 }
 
-static pm_status check_workload(const pm_disagg_workload *w, pm_error *err)
+pm_status pm_disagg_workload_check(const pm_disagg_workload *w, pm_error *err)
 {
     const int64_t max_tokens = (int64_t)1 << 40;
     if (w->input_tokens < 1 || w->input_tokens > max_tokens || w->output_tokens < 2 ||
@@ -520,7 +520,7 @@ pm_status pm_disagg_compute(const pm_scenario *prefill, const pm_scenario *decod
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_disagg_compute");
     memset(out, 0, sizeof *out);
     pool pp, dp;
-    pm_status st = check_workload(w, err);
+    pm_status st = pm_disagg_workload_check(w, err);
     if (st == PM_OK)
         st = pool_init(prefill, "prefill", &pp, err);
     if (st == PM_OK)

@@ -973,6 +973,13 @@ void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double weight);
 void pm_energy_of(const pm_accelerator *a, double p_static_W, const pm_traffic *t, double time_s,
                   pm_energy *out);
 
+/* ---- disaggregated pools (disagg.c) ---- */
+
+/* pm_disagg_compute's checks of a workload alone (lengths, counts, load, limits, link): PM_OK or
+ * PM_ERR_INVALID_ARG naming the field. search.c refuses a space whose disaggregated workload
+ * it would fail. */
+pm_status pm_disagg_workload_check(const pm_disagg_workload *w, pm_error *err);
+
 /* ---- the optimum search (sweep.c) ---- */
 
 /* An objective of x > 0; NaN means the evaluation failed (the search stops). */

@@ -13,8 +13,14 @@
  * results in order into the whole search's: the best per mode is the first in the space's order
  * among equals, and the fronts are a function of the set of candidates (ties broken by the space's
  * order, so that the front keeps the best), so merging is exact.
+ * With spec->disagg, disaggregated deployments join the space after the co-located groups: each
+ * split of the budget into a prefill pool and a decode pool (instances x TP each) at each EP and
+ * hardware point is one group, its concurrencies (per decode instance) served by disagg.c's
+ * pm_disagg_compute with the instance counts fixed, classified, pruned and settled as a
+ * co-located group's are; search.c only maps the space onto the pools' scenarios and the
+ * pools' figures onto a candidate's.
  *
- * May call: alloc.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
+ * May call: alloc.c, disagg.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
  */
 #include <math.h>
 #include <pthread.h>
@@ -42,9 +48,18 @@ typedef struct group {
     char error[240];
 } group;
 
+/* A split of the budget into pools: prefill np x TP ptp, decode nd x TP dtp devices. */
+typedef struct split {
+    int ptp, np, dtp, nd;
+} split;
+
 typedef struct search {
     const pm_scenario *base;
     const pm_search_spec *spec;
+    size_t n_colo;        /* the co-located groups; the disaggregated ones follow */
+    split *splits;        /* spec->disagg: the budget's splits, in the space's order */
+    size_t n_splits;
+    pm_disagg_workload dw; /* the disaggregated workload but its counts and concurrency */
     int tp[PM_SEARCH_MAX_VALUES], pp[PM_SEARCH_MAX_VALUES], ep[PM_SEARCH_MAX_VALUES];
     int n_tp, n_pp, n_ep;
     double conc[PM_SEARCH_MAX_VALUES]; /* ascending */
@@ -83,12 +98,11 @@ static double objective_of(pm_search_objective o, const pm_serve_mode *x)
     return v > 0.0 ? v : NAN;
 }
 
-/* The first limit a mode's steady state misses, in the order the HBM, TPOT, the per-user
- * floor, TTFT; PM_BOUND_NONE when it meets them all. */
-static pm_search_bound misses(const pm_search_spec *sp, const pm_serve_result *r, int m)
+/* The first limit a mode's steady state x misses, in the order the HBM (fits: the cache fits),
+ * TPOT, the per-user floor, TTFT; PM_BOUND_NONE when it meets them all. */
+static pm_search_bound misses(const pm_search_spec *sp, bool fits, const pm_serve_mode *x)
 {
-    const pm_serve_mode *x = &r->modes[m];
-    if (!r->fits_hbm)
+    if (!fits)
         return PM_BOUND_HBM;
     if (sp->tpot_limit_s > 0.0 && !(x->tpot_s <= sp->tpot_limit_s))
         return PM_BOUND_TPOT;
@@ -101,16 +115,27 @@ static pm_search_bound misses(const pm_search_spec *sp, const pm_serve_result *r
 }
 
 /* Group g's coordinates: the deployment, chunk and hardware point, last dimension fastest
- * (tp, pp, ep, chunk, hw0, hw1). A replica is tp x pp devices. */
+ * (tp, pp, ep, chunk, hw0, hw1). A replica is tp x pp devices. A disaggregated group's: its
+ * split, ep and hardware point. */
 static void group_coords(const search *se, size_t g, pm_search_candidate *c)
 {
     const pm_search_spec *sp = se->spec;
     memset(c, 0, sizeof *c);
     c->group = g;
-    size_t rest = g;
+    size_t rest = g < se->n_colo ? g : g - se->n_colo;
     for (int a = sp->n_hw - 1; a >= 0; a--) {
         c->hw[a] = sp->hw[a].values[rest % sp->hw[a].n_values];
         rest /= sp->hw[a].n_values;
+    }
+    if (g >= se->n_colo) {
+        c->ep = se->ep[rest % (size_t)se->n_ep];
+        const split *x = &se->splits[rest / (size_t)se->n_ep];
+        c->prefill_tp = x->ptp;
+        c->prefill_instances = x->np;
+        c->decode_tp = x->dtp;
+        c->decode_instances = x->nd;
+        c->pp = c->dp = 1;
+        return;
     }
     c->chunk = sp->chunk[rest % (size_t)sp->n_chunk];
     rest /= (size_t)sp->n_chunk;
@@ -134,13 +159,31 @@ static pm_status group_placement(const pm_scenario *t, int dp, pm_error *err)
     return pm_pipeline_plan(&all, &pl, err);
 }
 
+/* The scenario of one replica (or pool instance) of tp x pp devices with ep ranks (0: the
+ * scenario's) at candidate c's hardware point; PM_OK or the setter's error. */
+static pm_status replica_scenario(const search *se, int tp, int pp, int ep_rank,
+                                  const pm_search_candidate *c, pm_scenario *t, pm_error *err)
+{
+    const pm_search_spec *sp = se->spec;
+    *t = *se->base;
+    t->provenance = NULL;
+    pm_status st = pm_scenario_set_axis(t, PM_AXIS_DEVICES, tp, err);
+    if (st == PM_OK && pp > 1)
+        st = pm_scenario_set_axis(t, PM_AXIS_PP, pp, err);
+    /* Data-parallel attention makes every device an EP rank: without a list, EP follows TP. */
+    const int ep = ep_rank > 0 ? ep_rank : t->cluster.attention_data_parallel ? tp : 0;
+    if (st == PM_OK && ep > 0)
+        st = pm_scenario_set_axis(t, PM_AXIS_EP, ep, err);
+    for (int a = 0; a < sp->n_hw && st == PM_OK; a++)
+        st = pm_scenario_set_axis(t, sp->hw[a].kind, c->hw[a], err);
+    return st;
+}
+
 /* The scenario of group g's deployment and hardware point; PM_OK or the setter's error. */
 static pm_status group_scenario(const search *se, const pm_search_candidate *c, pm_scenario *t,
                                 pm_error *err)
 {
     const pm_search_spec *sp = se->spec;
-    *t = *se->base;
-    t->provenance = NULL;
     if (sp->device_budget > 0 && sp->device_budget % (c->tp * c->pp) != 0)
         return c->pp == 1
                    ? pm_fail(err, PM_ERR_RANGE, "$.cluster.devices", NULL,
@@ -151,15 +194,7 @@ static pm_status group_scenario(const search *se, const pm_search_candidate *c, 
                              "a replica of TP %d x PP %d = %d devices does not divide the "
                              "budget of %d devices",
                              c->tp, c->pp, c->tp * c->pp, sp->device_budget);
-    pm_status st = pm_scenario_set_axis(t, PM_AXIS_DEVICES, c->tp, err);
-    if (st == PM_OK && c->pp > 1)
-        st = pm_scenario_set_axis(t, PM_AXIS_PP, c->pp, err);
-    /* Data-parallel attention makes every device an EP rank: without a list, EP follows TP. */
-    const int ep = c->ep > 0 ? c->ep : t->cluster.attention_data_parallel ? c->tp : 0;
-    if (st == PM_OK && ep > 0)
-        st = pm_scenario_set_axis(t, PM_AXIS_EP, ep, err);
-    for (int a = 0; a < sp->n_hw && st == PM_OK; a++)
-        st = pm_scenario_set_axis(t, sp->hw[a].kind, c->hw[a], err);
+    const pm_status st = replica_scenario(se, c->tp, c->pp, c->ep, c, t, err);
     return st == PM_OK ? group_placement(t, c->dp, err) : st;
 }
 
@@ -182,6 +217,18 @@ static int by_user_desc(const void *a, const void *b)
     if (c == 0 && x->group != y->group)
         c = x->group < y->group ? -1 : 1;
     return c != 0 ? c : -falling(x->concurrency, y->concurrency);
+}
+
+/* Whether a is a better best than b: more objective, or as much and more tokens/s per user
+ * (so that the best is on the front, which keeps the faster of equal objectives: pools limited
+ * by their prefill instances tie on the objective at every decode concurrency); the earlier in
+ * the space's order otherwise. */
+static bool better(const pm_search_candidate *a, const pm_search_candidate *b)
+{
+    int c = falling(a->objective, b->objective);
+    if (c == 0)
+        c = falling(a->figures.tokens_per_s_per_user, b->figures.tokens_per_s_per_user);
+    return c < 0;
 }
 
 static size_t pareto(pm_search_candidate *c, size_t n)
@@ -215,9 +262,9 @@ static pm_search_bound binding(const pm_search_bound *miss, int n, int best)
  * longer fits (it grows with the sequences in flight), TPOT or the per-user floor once every
  * mode misses it (per-user rate never rises with concurrency: test_serve's property); NONE to
  * go on. */
-static pm_search_bound cut_after(const pm_serve_result *r, const pm_search_bound *miss)
+static pm_search_bound cut_after(bool fits, const pm_search_bound *miss)
 {
-    if (!r->fits_hbm)
+    if (!fits)
         return PM_BOUND_HBM;
     for (int m = 0; m < PM_MODE_COUNT; m++)
         if (miss[m] != PM_BOUND_TPOT && miss[m] != PM_BOUND_USER_RATE)
@@ -234,17 +281,17 @@ static void set_invalid(group *g, const pm_error *err)
         g->status = PM_ERR_NOMEM;
 }
 
-/* Concurrency i's candidates in every mode from its steady state r; their misses in miss. */
-static void classify(const pm_search_spec *sp, const pm_search_candidate *at,
-                     const pm_serve_result *r, pm_search_candidate *cand,
-                     pm_search_bound *miss)
+/* Concurrency i's candidates in every mode from its steady state's modes x (fits: the cache
+ * fits); their misses in miss. */
+static void classify(const pm_search_spec *sp, const pm_search_candidate *at, bool fits,
+                     const pm_serve_mode *x, pm_search_candidate *cand, pm_search_bound *miss)
 {
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         cand[m] = *at;
         cand[m].mode = (pm_mode)m;
-        cand[m].figures = r->modes[m];
-        cand[m].objective = objective_of(sp->objective, &r->modes[m]);
-        cand[m].fails = miss[m] = misses(sp, r, m);
+        cand[m].figures = x[m];
+        cand[m].objective = objective_of(sp->objective, &x[m]);
+        cand[m].fails = miss[m] = misses(sp, fits, &x[m]);
     }
 }
 
@@ -263,7 +310,7 @@ static pm_status settle_group(group *g, int n, pm_search_candidate (*cand)[PM_MO
             if (col[i] != PM_BOUND_NONE || isnan(cand[i][m].objective))
                 continue;
             buf[gm->n_front++] = cand[i][m]; /* made Pareto once the group ends */
-            if (best < 0 || cand[i][m].objective > cand[best][m].objective)
+            if (best < 0 || better(&cand[i][m], &cand[best][m]))
                 best = i;
         }
         if (best < 0)
@@ -345,9 +392,87 @@ static void eval_group(search *se, size_t gi, compiled_points *cp)
             return;
         }
         g->evaluated++;
-        classify(sp, &at, &r, cand[n], miss[n]);
+        classify(sp, &at, r.fits_hbm, r.modes, cand[n], miss[n]);
         if (!sp->exhaustive)
-            cut = cut_after(&r, miss[n]);
+            cut = cut_after(r.fits_hbm, miss[n]);
+    }
+    g->status = settle_group(g, n, cand, miss);
+}
+
+/* A disaggregated mode's figures as a candidate's: the whole deployment's (dp 1). Every gap
+ * between two tokens is a decode step, so the longest is TPOT; in flight: the decode pool's
+ * sequences. */
+static pm_serve_mode disagg_figures(const pm_disagg_mode *d)
+{
+    return (pm_serve_mode){
+        .ttft_s = d->ttft_s, .tpot_s = d->tpot_s, .tpot_max_s = d->tpot_s, .e2e_s = d->e2e_s,
+        .decode_step_s = d->decode_step_s, .requests_per_s = d->requests_per_s,
+        .tokens_per_s = d->tokens_per_s, .tokens_per_s_per_device = d->tokens_per_s_per_device,
+        .tokens_per_s_per_user = d->tokens_per_s_per_user,
+        .goodput_tokens_per_s_per_device = d->goodput_tokens_per_s_per_device,
+        .meets_limits = d->meets_limits, .tokens_per_s_per_mm2 = d->tokens_per_s_per_mm2,
+        .tokens_per_s_per_usd = d->tokens_per_s_per_usd,
+        .energy_per_token_J = d->energy_per_token_J, .tokens_per_J = d->tokens_per_J,
+        .in_flight = d->decode_in_flight * d->decode_instances, .saturated = d->saturated};
+}
+
+/* pm_disagg_compute's refusals that say a pool's HBM does not hold the weights and its
+ * sequences (documented paths): at this concurrency and every larger one, the HBM binds. */
+static bool hbm_refusal(const pm_error *err)
+{
+    static const char *const paths[] = {"decode_concurrency",
+                                        "prefill.accelerator.hbm_capacity_GiB",
+                                        "decode.accelerator.hbm_capacity_GiB"};
+    for (size_t i = 0; err->status == PM_ERR_INCONSISTENT && i < PM_ARRAY_LEN(paths); i++)
+        if (strcmp(err->path, paths[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Evaluates disaggregated group gi: its pools' scenarios, then its decode concurrencies upwards
+ * with pm_disagg_compute, cut as eval_group cuts. */
+static void eval_disagg_group(search *se, size_t gi)
+{
+    const pm_search_spec *sp = se->spec;
+    group *g = &se->groups[gi - se->first];
+    pm_search_candidate at, cand[PM_SEARCH_MAX_VALUES][PM_MODE_COUNT];
+    pm_search_bound miss[PM_SEARCH_MAX_VALUES][PM_MODE_COUNT];
+    pm_scenario pool[2];
+    pm_error err;
+    group_coords(se, gi, &at);
+    if (replica_scenario(se, at.prefill_tp, 1, at.ep, &at, &pool[0], &err) != PM_OK ||
+        replica_scenario(se, at.decode_tp, 1, at.ep, &at, &pool[1], &err) != PM_OK) {
+        set_invalid(g, &err);
+        return;
+    }
+    at.ep = pm_cluster_ep(&pool[1].cluster);
+    pm_disagg_workload w = se->dw;
+    w.prefill_instances = at.prefill_instances;
+    w.decode_instances = at.decode_instances;
+    pm_search_bound cut = PM_BOUND_NONE;
+    int n = 0;
+    for (; n < sp->n_concurrency; n++) {
+        at.concurrency = se->conc[n];
+        if (cut != PM_BOUND_NONE) {
+            for (int m = 0; m < PM_MODE_COUNT; m++)
+                miss[n][m] = cut;
+            g->pruned++;
+            continue;
+        }
+        w.decode_concurrency = at.concurrency;
+        pm_disagg_result r;
+        pm_serve_mode x[PM_MODE_COUNT] = {{0}};
+        const pm_status st = pm_disagg_compute(&pool[0], &pool[1], &w, &r, &err);
+        if (st != PM_OK && !hbm_refusal(&err)) {
+            set_invalid(g, &err);
+            return;
+        }
+        for (int m = 0; st == PM_OK && m < PM_MODE_COUNT; m++)
+            x[m] = disagg_figures(&r.modes[m]);
+        g->evaluated++;
+        classify(sp, &at, st == PM_OK, x, cand[n], miss[n]);
+        if (!sp->exhaustive)
+            cut = cut_after(st == PM_OK, miss[n]);
     }
     g->status = settle_group(g, n, cand, miss);
 }
@@ -364,7 +489,10 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&se->mu);
         if (gi >= se->last)
             break;
-        eval_group(se, gi, &cp);
+        if (gi < se->n_colo)
+            eval_group(se, gi, &cp);
+        else
+            eval_disagg_group(se, gi);
         pthread_mutex_lock(&se->mu);
         se->done++;
         if (se->spec->progress)
@@ -466,10 +594,82 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
     return PM_OK;
 }
 
+/* The disaggregated workload of the space (each group's counts and concurrency its own): the
+ * served workload's lengths, the limits, the link (the cluster's inter-node one when the spec
+ * gives none) and the load cap, checked by disagg.c's rules; what a disaggregated deployment
+ * does not model refused, naming the key. */
+static pm_status disagg_workload(const pm_scenario *s, const pm_search_spec *sp,
+                                 pm_disagg_workload *w, pm_error *err)
+{
+    const pm_serve_workload *sw = &sp->workload;
+    if (sp->device_budget < 1 || sp->device_budget > PM_DISAGG_MAX_INSTANCES)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "device_budget",
+                       "search: disaggregated deployments split a device budget of 1 to %d "
+                       "devices into pools (got %d): give one (`--budget`)",
+                       PM_DISAGG_MAX_INSTANCES, sp->device_budget);
+    if (sw->n_classes > 1 || sw->arrival == PM_SERVE_WAVE)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL,
+                       sw->n_classes > 1 ? "workload.classes" : "workload.arrival",
+                       "search: a disaggregated deployment (pm_disagg_compute) serves a "
+                       "staggered population of one prompt and output length; %s is not "
+                       "modelled there: search it without disaggregation",
+                       sw->n_classes > 1 ? "a distribution of lengths" : "a wave");
+    if (s->cluster.attention_data_parallel)
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.cluster.attention_data_parallel",
+                       "search: a disaggregated pool under data-parallel attention is not "
+                       "modelled (its KV transfer takes a tensor-parallel group's split): use "
+                       "attention_data_parallel false, or search without disaggregation");
+    /* One class is one length (its share the whole). */
+    const bool one = sw->n_classes == 1;
+    *w = (pm_disagg_workload){.input_tokens = one ? sw->classes[0].input_tokens
+                                                  : sw->input_tokens,
+                              .output_tokens = one ? sw->classes[0].output_tokens
+                                                   : sw->output_tokens,
+                              .prefill_instances = 1,
+                              .decode_instances = 1,
+                              .max_instances = 1,
+                              .prefill_max_load_frac = sp->disagg_max_load_frac,
+                              .ttft_limit_s = sp->ttft_limit_s,
+                              .tpot_limit_s = sp->tpot_limit_s,
+                              .link = sp->disagg_link};
+    const double bw = w->link.bandwidth_bytes_per_s;
+    if (!isnan(bw) && !(fabs(bw) > 0.0)) {
+        if (!(s->cluster.inter_node_bandwidth_bytes_per_s > 0))
+            return pm_fail(err, PM_ERR_MISSING, NULL, "$.cluster.inter_node_bandwidth_Gbps",
+                           "search: the link between disaggregated pools is the cluster's "
+                           "inter-node link unless given, and cluster \"%s\" has none: give a "
+                           "cluster of several nodes, or its inter-node link "
+                           "(cluster.inter_node_bandwidth_Gbps, inter_node_latency_us)",
+                           s->cluster.name);
+        w->link.bandwidth_bytes_per_s = s->cluster.inter_node_bandwidth_bytes_per_s;
+        w->link.latency_s = s->cluster.inter_node_latency_s;
+    }
+    return pm_disagg_workload_check(w, err);
+}
+
+/* The splits of budget into a prefill pool of np x TP p and a decode pool of nd x TP d devices
+ * (p, d from the tp list; np, nd >= 1), by p, then d, then rising np, into out (when not
+ * NULL); returns their count. */
+static size_t budget_splits(const search *se, int budget, split *out)
+{
+    size_t n = 0;
+    for (int i = 0; i < se->n_tp; i++)
+        for (int j = 0; j < se->n_tp; j++)
+            for (int np = 1; np * se->tp[i] < budget; np++) {
+                const int rest = budget - np * se->tp[i];
+                if (rest % se->tp[j] != 0)
+                    continue;
+                if (out)
+                    out[n] = (split){se->tp[i], np, se->tp[j], rest / se->tp[j]};
+                n++;
+            }
+    return n;
+}
+
 /* The search's lists: the tensor-parallel degrees (without a list 1, 2, 4... up to a node
  * and the budget), the pipeline stages (without a list 1), the expert-parallel ranks (the
  * scenario's own without a list: ep 0 leaves it as it is), the concurrencies ascending. */
-static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
+static pm_status prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
 {
     se->n_tp = sp->n_tp;
     if (sp->n_tp > 0)
@@ -490,13 +690,22 @@ static void prepare(search *se, const pm_scenario *s, const pm_search_spec *sp)
     se->hw_points = 1;
     for (int a = 0; a < sp->n_hw; a++)
         se->hw_points *= sp->hw[a].n_values;
-    se->n_groups = (size_t)se->n_tp * (size_t)se->n_pp * (size_t)se->n_ep * (size_t)sp->n_chunk *
-                   se->hw_points;
+    se->n_colo = (size_t)se->n_tp * (size_t)se->n_pp * (size_t)se->n_ep * (size_t)sp->n_chunk *
+                 se->hw_points;
+    if (sp->disagg) {
+        se->n_splits = budget_splits(se, sp->device_budget, NULL);
+        se->splits = pm_malloc((se->n_splits > 0 ? se->n_splits : 1) * sizeof *se->splits);
+        if (!se->splits)
+            return PM_ERR_NOMEM;
+        budget_splits(se, sp->device_budget, se->splits);
+    }
+    se->n_groups = se->n_colo + se->n_splits * (size_t)se->n_ep * se->hw_points;
     se->first = 0;
     se->last = se->n_groups;
     if (sp->shard_count > 0)
         pm_sweep_slice(se->n_groups, sp->shard_index, sp->shard_count, &se->first, &se->last);
     se->next = se->first;
+    return PM_OK;
 }
 
 static int online_cpus(void)
@@ -526,12 +735,12 @@ static pm_status run_groups(search *se)
 }
 
 /* A later part's mode m (its best, what binds it, its front) added to the result: the best
- * kept unless the part's is larger (the earlier among equals), the fronts joined. */
+ * kept unless the part's is better (the earlier among equals), the fronts joined. */
 static pm_status merge_mode(pm_search_result *out, int m, const pm_search_candidate *best,
                             pm_search_bound binds, const pm_search_candidate *front,
                             size_t n_front)
 {
-    if (!out->found[m] || best->objective > out->best[m].objective) {
+    if (!out->found[m] || better(best, &out->best[m])) {
         out->found[m] = true;
         out->best[m] = *best;
         out->binds[m] = binds;
@@ -610,6 +819,7 @@ static void free_groups(search *se)
         for (int m = 0; m < PM_MODE_COUNT; m++)
             pm_free(se->groups[i].modes[m].front);
     pm_free(se->groups);
+    pm_free(se->splits);
 }
 
 pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
@@ -624,15 +834,20 @@ pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
     if (st != PM_OK)
         return st;
     search se = {.base = s, .spec = spec};
-    prepare(&se, s, spec);
+    if (spec->disagg && (st = disagg_workload(s, spec, &se.dw, err)) != PM_OK)
+        return st;
+    if (prepare(&se, s, spec) != PM_OK)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search: out of memory");
     const size_t n = se.last - se.first;
     out->candidates = n * (size_t)spec->n_concurrency;
     out->groups = se.n_groups;
     out->first_group = se.first;
     out->last_group = se.last;
     se.groups = pm_calloc(n > 0 ? n : 1, sizeof *se.groups);
-    if (!se.groups)
+    if (!se.groups) {
+        pm_free(se.splits);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search: out of memory");
+    }
     run_groups(&se);
     for (size_t i = 0; i < n && st == PM_OK; i++) {
         st = se.groups[i].status;
@@ -656,4 +871,13 @@ void pm_search_result_free(pm_search_result *r)
         r->front[m] = NULL;
         r->n_front[m] = 0;
     }
+}
+
+size_t pm_search_layout(const pm_search_candidate *k, char *buf, size_t n)
+{
+    const int w = k->prefill_instances > 0
+                      ? snprintf(buf, n, "P%dxTP%d+D%dxTP%d", k->prefill_instances,
+                                 k->prefill_tp, k->decode_instances, k->decode_tp)
+                      : snprintf(buf, n, "colocated");
+    return w > 0 ? (size_t)w : 0;
 }

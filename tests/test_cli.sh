@@ -690,9 +690,12 @@ check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" -
 # shard of other options and a cut shard are refused.
 sopts=(--config mixtral8x7b --budget 32 --tpot-limit 20ms --concurrency 1,8,32,64,128,256 --chunks 512,2048 --sweep l2=48MiB,96MiB,192MiB --objective mm2 --ep-list 1,2)
 for k in 1 2 3; do "$pm" search "${sopts[@]}" --shard $k/3 >sshard$k.txt 2>/dev/null; done
-check search-shard-line 0 "# preserve-model search shard 2/3 (format 2): groups 17 to 32 of 48" cat sshard2.txt
+check search-shard-line 0 "# preserve-model search shard 2/3 (format 3): groups 17 to 32 of 48" cat sshard2.txt
+# A shard of format 2 (before disaggregated candidates: no pools in its candidates) is refused.
+sed -e 's|(format 3)|(format 2)|' sshard2.txt >sshard2old.txt
+check search-merge-format2 1 "a shard file of format 2, written before the search had disaggregated candidates" "$pm" search "${sopts[@]}" sshard1.txt sshard2old.txt sshard3.txt
 # A shard of format 1 (before pipeline stages: no pp in its candidates) is refused.
-sed -e 's| (format 2):|:|' sshard2.txt >sshardold.txt
+sed -e 's| (format 3):|:|' sshard2.txt >sshardold.txt
 check search-merge-format1 1 "a shard file of format 1, written before the search had pipeline stages" "$pm" search "${sopts[@]}" sshard1.txt sshardold.txt sshard3.txt
 # Shards of a space with stages merge into the unsharded answer.
 popts=(--config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 4,8 --pp-list 1,2,4 --chunks 2048 --concurrency 8,32,128 --tpot-limit 50ms)
@@ -706,6 +709,24 @@ check search-merge-other 1 "a shard of another search" "$pm" search "${sopts[@]}
 head -c 300 sshard2.txt >sshardcut.txt
 check search-merge-cut 1 "expected a 'best' candidate line" "$pm" search "${sopts[@]}" sshard1.txt sshardcut.txt sshard3.txt
 check search-shard-format 2 "a shard writes its shard file" "$pm" search --shard 1/2 -f csv
+# search --disagg (issue 46 item 1): 8192-token prompts, 256 out, TPOT <= 20 ms on 16 H100s of
+# IB-joined nodes: a co-located step carrying a prompt's chunk misses the limit, the pools'
+# decode-only steps meet it, so serial's best is 2 prefill instances of TP 4 and one decode
+# instance of TP 8 (tests/test_search.c checks the whole space against a brute force); its row
+# is the disagg command's for the same pools (9 significant digits, the CSV's); the pruned
+# search is the exhaustive one; shards merge into it; the refusals name the key.
+dopts=(--config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 16 --tp-list 4,8 --tpot-limit 20ms --chunks 2048 --concurrency 8,16,32,64,128 --lengths 8192:256:1 --disagg)
+check search-disagg-table 0 "space_edge; P2xTP4+D1xTP8" "$pm" search "${dopts[@]}" --concurrency 16
+check search-disagg-csv 0 "mode,layout,tp,pp,ep,dp,chunk,concurrency" "$pm" search "${dopts[@]}" -f csv
+check search-disagg-json 0 '"layout": "P2xTP4+D1xTP8", "prefill_tp": 4, "prefill_instances": 2, "decode_tp": 8, "decode_instances": 1' "$pm" search "${dopts[@]}" -f json
+check search-disagg-is-disagg 0 "same" bash -c "python3 -c 'import csv,json,sys; a=json.load(open(sys.argv[1]))[\"modes\"][\"serial\"][\"best\"]; b=[r for r in csv.DictReader(l for l in open(sys.argv[2]) if not l.startswith(\"#\"))][0]; print(\"same\" if a[\"layout\"] == \"P2xTP4+D1xTP8\" and a[\"concurrency\"] == 16 and all(abs(a[k] - float(b[\"serial_\" + k])) <= 1e-8 * a[k] for k in (\"ttft_s\", \"tpot_s\", \"tokens_per_s_per_device\")) else (a, b))' <('$pm' search ${dopts[*]} --concurrency 16 -f json) <('$pm' disagg --prefill-config llama70b-h100 --decode-config llama70b-h100 --prefill-set cluster=hgx-h100-ib-ndr --prefill-set cluster.devices=4 --decode-set cluster=hgx-h100-ib-ndr --decode-set cluster.devices=8 --prefill-instances 2 --decode-instances 1 --concurrency 16 --input 8192 --output 256 --format csv)"
+check search-disagg-exhaustive-same 0 "same" bash -c "diff <('$pm' search ${dopts[*]} --concurrency 8,16,32,64,128,256,512 -f csv | grep -v '^#') <('$pm' search ${dopts[*]} --concurrency 8,16,32,64,128,256,512 -f csv --exhaustive | grep -v '^#') && echo same"
+for k in 1 2 3; do "$pm" search "${dopts[@]}" --shard $k/3 >dshard$k.txt 2>/dev/null; done
+check search-merge-disagg 0 "" bash -c "diff <('$pm' search ${dopts[*]} -f csv dshard2.txt dshard3.txt dshard1.txt) <('$pm' search ${dopts[*]} -f csv)"
+check search-disagg-no-budget 2 "device_budget: search: disaggregated deployments split a device budget" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --disagg --concurrency 8
+check search-disagg-no-link 1 "\$.cluster.inter_node_bandwidth_Gbps: search: the link between disaggregated pools" "$pm" search --config llama70b-h100 --budget 16 --disagg --concurrency 8
+check search-disagg-classes 1 "workload.classes: search: a disaggregated deployment" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 16 --disagg --concurrency 8 --lengths 2048:256:1,512:512:1
+check search-disagg-mix 2 "--disagg: a mix is searched over co-located deployments" "$pm" search --mix llama8b --disagg
 check search-not-for-serve 2 "--budget: serve does not use it" "$pm" serve --budget 8
 # search --mix (issue 46 item 1): one member alone is its own search, mode by mode (the mix's
 # objective 1 / (1 / o) = o); two members at shares 1 and 3 give 1 / (0.25 / o1 + 0.75 / o2)

@@ -7,6 +7,11 @@
  * in the space: a pp list of {1} is the search without one, a candidate of stages is the steady
  * state `serve --pp` computes for its scenario, the pruning stays lossless over PP 1, 2 and 4,
  * and plans that cannot be placed are counted as invalid with the plan's reason.
+ * Disaggregated deployments in the space (spec.disagg): the best per mode against a brute force
+ * over both layouts written here (the co-located points by pm_serve_compute, the budget's
+ * splits listed by hand and each served by pm_disagg_compute), winning where long prompts make
+ * the co-located mixed steps miss a TPOT limit and losing without it; the pruning and the
+ * shards with them; the refusals naming the key.
  */
 #include <math.h>
 #include <stddef.h>
@@ -208,6 +213,10 @@ static void assert_same_answer(const pm_search_result *a, const pm_search_result
             assert_int_equal(a->best[m].pp, b->best[m].pp);
             assert_int_equal(a->best[m].ep, b->best[m].ep);
             assert_int_equal(a->best[m].chunk, b->best[m].chunk);
+            assert_int_equal(a->best[m].prefill_instances, b->best[m].prefill_instances);
+            assert_int_equal(a->best[m].prefill_tp, b->best[m].prefill_tp);
+            assert_int_equal(a->best[m].decode_instances, b->best[m].decode_instances);
+            assert_int_equal(a->best[m].decode_tp, b->best[m].decode_tp);
             assert_rel(a->best[m].concurrency, b->best[m].concurrency, 0);
             assert_rel(a->best[m].hw[0], b->best[m].hw[0], 0);
             assert_rel(a->best[m].objective, b->best[m].objective, 0);
@@ -379,6 +388,10 @@ static void assert_same_candidate(const pm_search_candidate *a, const pm_search_
     assert_int_equal(a->mode, b->mode);
     assert_int_equal(a->fails, b->fails);
     assert_int_equal(a->group, b->group);
+    assert_int_equal(a->prefill_tp, b->prefill_tp);
+    assert_int_equal(a->prefill_instances, b->prefill_instances);
+    assert_int_equal(a->decode_tp, b->decode_tp);
+    assert_int_equal(a->decode_instances, b->decode_instances);
     assert_rel(a->concurrency, b->concurrency, 0);
     assert_rel(a->hw[0], b->hw[0], 0);
     assert_rel(a->hw[1], b->hw[1], 0);
@@ -664,6 +677,259 @@ static void test_preserve_needs_a_window_405b(void **state)
     assert_true(one.modes[PM_MODE_PRESERVE].tpot_s < 0.99 * one.modes[PM_MODE_SERIAL].tpot_s);
 }
 
+/* ---------------------------------------------------------------- disaggregated */
+
+/* Llama-3-70B on H100 nodes joined by NDR InfiniBand (the link between the pools: the cluster's
+ * inter-node link), 16 devices, TP 4 or 8, chunk 2048, prompts of input tokens and output out;
+ * disaggregated deployments in the space, a prefill instance loaded at most 0.9. */
+static pm_search_spec disagg_space(pm_scenario *s, int64_t input, int64_t output)
+{
+    const char *ov[] = {"cluster=hgx-h100-ib-ndr"};
+    *s = pm_test_load("llama70b-h100", ov, 1);
+    pm_scenario_release(s);
+    const int tp[] = {4, 8};
+    const int64_t chunk[] = {2048};
+    const double conc[] = {8, 16, 32, 64, 128};
+    pm_search_spec sp = space(s, tp, 2, chunk, 1, conc, 5);
+    sp.workload.input_tokens = input;
+    sp.workload.output_tokens = output;
+    sp.device_budget = 16;
+    sp.disagg = true;
+    sp.disagg_link.layer_streamed = true;
+    sp.disagg_max_load_frac = 0.9;
+    return sp;
+}
+
+/* The splits of 16 devices over TP 4 and 8, by hand: prefill x TP p + decode y TP d. */
+static const int splits16[][4] = {{1, 4, 3, 4}, {2, 4, 2, 4}, {3, 4, 1, 4},
+                                  {2, 4, 1, 8}, {1, 8, 2, 4}, {1, 8, 1, 8}};
+
+/* One disaggregated point by hand: pm_disagg_compute of pools of TP p and d, x and y instances
+ * fixed, conc sequences per decode instance; false where a pool's HBM does not hold it. */
+static bool disagg_at(const pm_scenario *s, const pm_search_spec *sp, const int *split,
+                      double conc, pm_disagg_result *r)
+{
+    pm_scenario p = *s, d = *s;
+    p.cluster.devices = split[1];
+    d.cluster.devices = split[3];
+    const pm_disagg_workload w = {
+        .input_tokens = sp->workload.input_tokens, .output_tokens = sp->workload.output_tokens,
+        .decode_concurrency = conc, .prefill_instances = split[0],
+        .decode_instances = split[2], .max_instances = 1, .prefill_max_load_frac = 0.9,
+        .ttft_limit_s = sp->ttft_limit_s, .tpot_limit_s = sp->tpot_limit_s,
+        .link = {s->cluster.inter_node_bandwidth_bytes_per_s, s->cluster.inter_node_latency_s,
+                 true}};
+    pm_error err;
+    const pm_status st = pm_disagg_compute(&p, &d, &w, r, &err);
+    if (st != PM_OK && st != PM_ERR_INCONSISTENT)
+        fail_msg("pm_disagg_compute: %s", err.message);
+    return st == PM_OK;
+}
+
+/* Whether a point of objective obj and per-user rate user beats the best so far: more objective,
+ * or as much and more tokens/s per user (pools limited by their prefill instances tie on the
+ * objective at every decode concurrency: the search keeps the faster, the one on the front). */
+static bool beats(double obj, double user, double best, double best_user)
+{
+    return obj > best || (!(obj < best) && user > best_user);
+}
+
+/* The search's best per mode is the brute force's over both layouts (co-located: TP 4 x DP 4
+ * and TP 8 x DP 2 at each concurrency; disaggregated: each split of splits16 at each decode
+ * concurrency), value and place; disagg_wins says which layout it must be. The best's figures
+ * are pm_disagg_compute's or pm_serve_compute's own. */
+static void check_disagg_best(const pm_scenario *s, const pm_search_spec *sp, bool disagg_wins)
+{
+    pm_search_result r = run(s, sp);
+    assert_int_equal(r.groups, 2 + 6);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        double best = -1, user = 0, ttft = 0, tpot = 0, conc = 0;
+        int split = -1, tp = 0;
+        for (int i = 0; i < sp->n_concurrency; i++) {
+            const double c = sp->concurrency[i];
+            for (int t = 0; t < 2; t++) {
+                pm_scenario x = *s;
+                x.cluster.devices = sp->tp[t];
+                const pm_serve_result a = serve_at(&x, sp, 2048, c);
+                const pm_serve_mode *f = &a.modes[m];
+                if (a.fits_hbm && (!(sp->tpot_limit_s > 0) || f->tpot_s <= sp->tpot_limit_s) &&
+                    beats(f->tokens_per_s_per_device, f->tokens_per_s_per_user, best, user)) {
+                    best = f->tokens_per_s_per_device;
+                    user = f->tokens_per_s_per_user;
+                    ttft = f->ttft_s, tpot = f->tpot_s, conc = c, split = -1, tp = sp->tp[t];
+                }
+            }
+            for (int k = 0; k < 6; k++) {
+                pm_disagg_result d;
+                if (!disagg_at(s, sp, splits16[k], c, &d))
+                    continue;
+                const pm_disagg_mode *f = &d.modes[m];
+                if ((!(sp->tpot_limit_s > 0) || f->tpot_s <= sp->tpot_limit_s) &&
+                    beats(f->tokens_per_s_per_device, f->tokens_per_s_per_user, best, user)) {
+                    best = f->tokens_per_s_per_device;
+                    user = f->tokens_per_s_per_user;
+                    ttft = f->ttft_s, tpot = f->tpot_s, conc = c, split = k, tp = 0;
+                }
+            }
+        }
+        assert_true(r.found[m]);
+        const pm_search_candidate *b = &r.best[m];
+        assert_rel(b->objective, best, 0);
+        assert_rel(b->figures.ttft_s, ttft, 0);
+        assert_rel(b->figures.tpot_s, tpot, 0);
+        assert_rel(b->concurrency, conc, 0);
+        assert_int_equal(b->tp, tp);
+        assert_int_equal(split >= 0, disagg_wins);
+        assert_int_equal(b->prefill_instances, split >= 0 ? splits16[split][0] : 0);
+        assert_int_equal(b->prefill_tp, split >= 0 ? splits16[split][1] : 0);
+        assert_int_equal(b->decode_instances, split >= 0 ? splits16[split][2] : 0);
+        assert_int_equal(b->decode_tp, split >= 0 ? splits16[split][3] : 0);
+        assert_int_equal(b->dp, split >= 0 ? 1 : 16 / tp);
+    }
+    pm_search_result_free(&r);
+}
+
+/* 8192-token prompts, 256 out, TPOT <= 20 ms: a co-located step that carries a 2048-token
+ * chunk of a prompt takes longer than the limit at every concurrency but the smallest, where a
+ * decode-only step of the decode pool meets it: the disaggregated deployment wins in every
+ * mode. 2048 in and out without a limit: the prompts are a small share of the work and the
+ * co-located TP 4 replicas use every device for both, the pools' rate matching at fixed counts
+ * leaves one pool idle part of the time: co-located wins. */
+static void test_disagg_best_is_brute_force(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_search_spec sp = disagg_space(&s, 8192, 256);
+    sp.tpot_limit_s = 0.020;
+    check_disagg_best(&s, &sp, true);
+    sp = disagg_space(&s, 2048, 2048);
+    check_disagg_best(&s, &sp, false);
+}
+
+/* A disaggregated candidate's row is pm_disagg_compute's for the same pools, figure by figure:
+ * each mode's best of the space where the pools win (8192 in, 256 out, TPOT <= 20 ms). */
+static void test_disagg_row_is_disagg_compute(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_search_spec sp = disagg_space(&s, 8192, 256);
+    sp.tpot_limit_s = 0.020;
+    pm_search_result r = run(&s, &sp);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_search_candidate *k = &r.best[m];
+        assert_true(k->prefill_instances > 0);
+        const int split[4] = {k->prefill_instances, k->prefill_tp, k->decode_instances,
+                              k->decode_tp};
+        pm_disagg_result d;
+        assert_true(disagg_at(&s, &sp, split, k->concurrency, &d));
+        const pm_disagg_mode *f = &d.modes[m];
+        const pm_serve_mode *x = &k->figures;
+        assert_rel(x->ttft_s, f->ttft_s, 0);
+        assert_rel(x->tpot_s, f->tpot_s, 0);
+        assert_rel(x->tpot_max_s, f->tpot_s, 0); /* every gap a decode step */
+        assert_rel(x->e2e_s, f->e2e_s, 0);
+        assert_rel(x->decode_step_s, f->decode_step_s, 0);
+        assert_rel(x->requests_per_s, f->requests_per_s, 0);
+        assert_rel(x->tokens_per_s, f->tokens_per_s, 0);
+        assert_rel(x->tokens_per_s_per_device, f->tokens_per_s_per_device, 0);
+        assert_rel(x->tokens_per_s_per_user, f->tokens_per_s_per_user, 0);
+        assert_rel(x->tokens_per_s_per_mm2, f->tokens_per_s_per_mm2, 0);
+        assert_rel(x->tokens_per_J, f->tokens_per_J, 0);
+        assert_rel(x->in_flight, f->decode_in_flight * f->decode_instances, 0);
+        /* Its devices are the budget's: x p + y d = 16, the figures the whole deployment's. */
+        assert_rel(f->devices, 16, 0);
+        assert_rel(x->tokens_per_s / x->tokens_per_s_per_device, 16, 1e-12);
+        assert_int_equal(k->dp, 1);
+        assert_int_equal(k->chunk, 0);
+        bool on_front = false; /* the best among equal objectives is the faster: on the front */
+        for (size_t i = 0; i < r.n_front[m]; i++)
+            on_front = on_front || (r.front[m][i].group == k->group &&
+                                    !(r.front[m][i].concurrency < k->concurrency) &&
+                                    !(r.front[m][i].concurrency > k->concurrency));
+        assert_true(on_front);
+    }
+    char buf[64];
+    pm_search_candidate k = {0};
+    assert_int_equal(pm_search_layout(&k, buf, sizeof buf), strlen("colocated"));
+    assert_string_equal(buf, "colocated");
+    k.prefill_instances = 2, k.prefill_tp = 4, k.decode_instances = 1, k.decode_tp = 8;
+    assert_int_equal(pm_search_layout(&k, buf, 5), strlen("P2xTP4+D1xTP8"));
+    assert_string_equal(buf, "P2xT");
+    pm_search_layout(&k, buf, sizeof buf);
+    assert_string_equal(buf, "P2xTP4+D1xTP8");
+    pm_search_result_free(&r);
+}
+
+/* With disaggregated candidates the pruned search is the exhaustive one (the HBM and TPOT cut
+ * the decode concurrencies of a split), and three shards merged are the whole search. */
+static void test_disagg_pruning_and_shards(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_search_spec sp = disagg_space(&s, 8192, 256);
+    const double conc[] = {8, 16, 32, 64, 128, 256, 512};
+    memcpy(sp.concurrency, conc, sizeof conc);
+    sp.n_concurrency = 7;
+    sp.tpot_limit_s = 0.030;
+    check_pruning(&s, &sp);
+    sp.threads = 2;
+    pm_search_result whole = run(&s, &sp), merged;
+    memset(&merged, 0, sizeof merged);
+    pm_error err;
+    for (size_t k = 0; k < 3; k++) {
+        sp.shard_index = k;
+        sp.shard_count = 3;
+        pm_search_result part = run(&s, &sp);
+        assert_int_equal(pm_search_merge(&merged, &part, &err), PM_OK);
+        pm_search_result_free(&part);
+    }
+    assert_same_search(&merged, &whole);
+    pm_search_result_free(&merged);
+    pm_search_result_free(&whole);
+}
+
+/* What a disaggregated deployment does not model is refused, naming the key. */
+static void test_disagg_refusals(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_search_spec sp = disagg_space(&s, 2048, 256);
+    pm_search_result r;
+    pm_error err;
+    sp.device_budget = 0;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "device_budget");
+    sp.device_budget = 16;
+    sp.workload.output_tokens = 1; /* the first token is the prefill pool's */
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "input_tokens");
+    sp.workload.output_tokens = 256;
+    sp.disagg_max_load_frac = 0;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "prefill_max_load_frac");
+    sp.disagg_max_load_frac = 0.9;
+    sp.workload.n_classes = 2;
+    sp.workload.classes[0] = (pm_length_class){2048, 256, 0.5};
+    sp.workload.classes[1] = (pm_length_class){512, 512, 0.5};
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "workload.classes");
+    sp.workload.n_classes = 0;
+    sp.workload.arrival = PM_SERVE_WAVE;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "workload.arrival");
+    sp.workload.arrival = PM_SERVE_STAGGERED;
+    pm_scenario t = s;
+    t.cluster.attention_data_parallel = true;
+    assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.cluster.attention_data_parallel");
+    t = load("llama70b-h100"); /* one NVSwitch node: no link between nodes */
+    assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_ERR_MISSING);
+    assert_string_equal(err.path, "$.cluster.inter_node_bandwidth_Gbps");
+    sp.disagg_link.bandwidth_bytes_per_s = 50e9; /* given: searched */
+    assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_OK);
+    pm_search_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +945,10 @@ int main(void)
         cmocka_unit_test(test_stages_compiled_points),
         cmocka_unit_test(test_pruning_with_stages),
         cmocka_unit_test(test_preserve_needs_a_window_405b),
+        cmocka_unit_test(test_disagg_best_is_brute_force),
+        cmocka_unit_test(test_disagg_row_is_disagg_compute),
+        cmocka_unit_test(test_disagg_pruning_and_shards),
+        cmocka_unit_test(test_disagg_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -361,7 +361,10 @@ SEARCH_OBJECTIVES = ("device", "mm2", "usd", "joule")
 #: The columns of a search candidate (search()'s best and front), in _core's order.
 _SEARCH_COLUMNS = ("tp", "pp", "ep", "dp", "chunk", "hw0", "hw1", "concurrency", "ttft_s", "tpot_s",
                    "tokens_per_s_per_user", "tokens_per_s_per_device", "tokens_per_s_deployment",
-                   "tokens_per_s_per_mm2", "tokens_per_s_per_usd", "tokens_per_J", "objective")
+                   "tokens_per_s_per_mm2", "tokens_per_s_per_usd", "tokens_per_J", "objective",
+                   "prefill_tp", "prefill_instances", "decode_tp", "decode_instances")
+#: A disaggregated candidate's pools (all 0 for a co-located one): search(disagg=True)'s keys.
+_SEARCH_POOLS = ("prefill_tp", "prefill_instances", "decode_tp", "decode_instances")
 
 
 def _counts(name, values, lo=1):
@@ -380,7 +383,9 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
            ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
            rule="decode_first", arrival="staggered", input_tokens=None, output_tokens=None,
            lengths=None, exhaustive=False, threads=0, data_dir=None, spec_tokens=None,
-           spec_accept=None, spec_draft=None, spec_mtp=None, shard=None, **shortcuts):
+           spec_accept=None, spec_draft=None, spec_mtp=None, shard=None, disagg=False,
+           link_bandwidth=0.0, link_latency=0.0, layer_streamed=True, max_load=0.9,
+           **shortcuts):
     """The best deployment per mode under latency limits: the `search` command's answer.
 
     The space: each tensor-parallel degree of tp (None: 1, 2, 4... up to a node and the
@@ -397,6 +402,14 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     shard=(k, n): only the k-th (1-based) of n slices of the groups (deployments x chunk
     budgets x hardware points, in the space's order), as the CLI's --shard K/N;
     search_merge() of the n shards' results, in order, is the whole search's answer.
+    disagg=True (the CLI's --disagg; needs a budget): disaggregated deployments too, each split
+    of the budget into x prefill instances of TP p and y decode instances of TP d (p, d from
+    tp), served as disagg() serves them at each concurrency (sequences per decode instance)
+    over the link of link_bandwidth (bytes/s per prefill device; 0: the cluster's inter-node
+    link and its latency) and link_latency (s), layer_streamed, a prefill instance loaded at
+    most max_load; their candidates have the keys layout ("P<x>xTP<p>+D<y>xTP<d>", or
+    "colocated"), prefill_tp, prefill_instances, decode_tp, decode_instances, and tp 0, pp 1,
+    dp 1 (figures the whole deployment's), chunk 0.
 
     Returns a dict: points, evaluated, pruned, invalid_deployments, first_invalid, and modes:
     {mode: {found, binds (the limit that stops the best serving more: "tpot", "ttft",
@@ -441,7 +454,9 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
                        _path("data_dir", data_dir),
                        None if lengths is None else [(int(a), int(b), float(c))
                                                      for a, b, c in lengths],
-                       shard_index, shard_count, None if pp is None else _counts("pp", pp))
+                       shard_index, shard_count, None if pp is None else _counts("pp", pp),
+                       bool(disagg), float(link_bandwidth), float(link_latency),
+                       bool(layer_streamed), float(max_load))
     points, evaluated, pruned, invalid, first, hw_names, per_mode = raw
 
     def named(table):
@@ -451,10 +466,15 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
                 k = int(col[2])
                 if k < len(hw_names):
                     out[hw_names[k]] = table[:, i].copy()
-            else:
+            elif disagg or col not in _SEARCH_POOLS:
                 out[col] = table[:, i].copy()
-        for col in ("tp", "pp", "ep", "dp", "chunk"):
+        for col in ("tp", "pp", "ep", "dp", "chunk") + (_SEARCH_POOLS if disagg else ()):
             out[col] = out[col].astype(np.int64)
+        if disagg:
+            out["layout"] = np.array([_core.layout(int(a), int(b), int(c), int(d)) for a, b, c, d
+                                      in zip(out["prefill_instances"], out["prefill_tp"],
+                                             out["decode_instances"], out["decode_tp"])],
+                                     dtype=object)
         return out
 
     result = {"points": points, "evaluated": evaluated, "pruned": pruned,
@@ -463,7 +483,8 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
         b = named(np.frombuffer(best, dtype=np.float64).reshape(1, -1))
         result["modes"][mode] = {
             "found": found, "binds": binds if found else None,
-            "best": {k: v[0].item() for k, v in b.items()} if found else None,
+            "best": {k: v[0] if k == "layout" else v[0].item() for k, v in b.items()}
+                    if found else None,
             "front": named(np.frombuffer(front, dtype=np.float64).reshape(-1, len(_SEARCH_COLUMNS)))}
     return result
 
@@ -527,7 +548,7 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
               "invalid_deployments": invalid,
               "hardware": {name: hw[:, a].copy() for a, name in enumerate(hw_names)},
               "modes": {}}
-    keep = [i for i, c in enumerate(_SEARCH_COLUMNS) if c not in ("hw0", "hw1")]
+    keep = [i for i, c in enumerate(_SEARCH_COLUMNS) if c not in ("hw0", "hw1") + _SEARCH_POOLS]
     for mode, (found, best, obj, missing, rows) in zip(MODES, per_mode):
         table = np.frombuffer(rows, dtype=np.float64).reshape(n_points, len(members),
                                                               len(_SEARCH_COLUMNS))
@@ -573,7 +594,7 @@ def search_merge(results):
     """The whole search's answer from the results of search(..., shard=(k, n)) for k = 1..n,
     given in shard order, as pm_search_merge merges the CLI's shards: the counts added, the
     first invalid deployment's error kept, each mode's best the first of the highest objective
-    in the space's order (with the limit that binds it), each front the Pareto front of the
+    (then tokens/s per user) in the space's order (with the limit that binds it), each front the Pareto front of the
     shards' fronts (ties broken by the space's order, so the first of equals is kept)."""
     results = list(results)
     if not results:
@@ -587,7 +608,8 @@ def search_merge(results):
         parts = [r["modes"][mode] for r in results]
         best = None
         for p in parts:
-            if p["found"] and (best is None or p["best"]["objective"] > best["best"]["objective"]):
+            key = (lambda q: (q["best"]["objective"], q["best"]["tokens_per_s_per_user"]))
+            if p["found"] and (best is None or key(p) > key(best)):
                 best = p
         cols = parts[0]["front"].keys()
         front = {c: np.concatenate([p["front"][c] for p in parts]) for c in cols}

@@ -673,8 +673,9 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
 /* A search candidate's row, SEARCH_COLS float64: tp, pp, ep, dp, chunk, hw0, hw1 (NaN: no axis),
  * concurrency, ttft_s, tpot_s, tokens_per_s_per_user, tokens_per_s_per_device,
  * tokens_per_s_deployment, tokens_per_s_per_mm2, tokens_per_s_per_usd, tokens_per_J,
- * objective (the wrapper names them). */
-#define SEARCH_COLS 17
+ * objective, prefill_tp, prefill_instances, decode_tp, decode_instances (all 0: co-located)
+ * (the wrapper names them). */
+#define SEARCH_COLS 21
 
 static void search_row(const pm_search_spec *sp, const pm_search_candidate *k, double *v)
 {
@@ -685,7 +686,8 @@ static void search_row(const pm_search_spec *sp, const pm_search_candidate *k, d
         sp->n_hw > 1 ? pm_axis_display_value(sp->hw[1].kind, k->hw[1]) : NAN,
         k->concurrency, x->ttft_s, x->tpot_s, x->tokens_per_s_per_user,
         x->tokens_per_s_per_device, x->tokens_per_s * k->dp, x->tokens_per_s_per_mm2,
-        x->tokens_per_s_per_usd, x->tokens_per_J, k->objective};
+        x->tokens_per_s_per_usd, x->tokens_per_J, k->objective, k->prefill_tp,
+        k->prefill_instances, k->decode_tp, k->decode_instances};
     memcpy(v, row, sizeof row);
 }
 
@@ -816,8 +818,11 @@ static int search_workload(const pm_scenario *s, long long in, long long out, in
 
 /* search(config, concurrency, chunks, tp, ep, hardware, budget, ttft_limit, tpot_limit,
  * min_user_rate, objective, rule, arrival, input_tokens, output_tokens, exhaustive, threads,
- * overrides=None, data_dir=None, lengths=None, shard_index=0, shard_count=0, pp=None): the search
- * command's pm_search_run (of one shard of the groups when shard_count > 0). */
+ * overrides=None, data_dir=None, lengths=None, shard_index=0, shard_count=0, pp=None,
+ * disagg=False, link_bandwidth=0, link_latency=0, layer_streamed=True, max_load=0.9): the search
+ * command's pm_search_run (of one shard of the groups when shard_count > 0; with disaggregated
+ * deployments when disagg, over the link given, or the cluster's inter-node link at bandwidth
+ * 0). */
 static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -826,11 +831,14 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
                 k_tpot[] = "tpot_limit", k_user[] = "min_user_rate", k_obj[] = "objective",
                 k_rule[] = "rule", k_arrival[] = "arrival", k_in[] = "input_tokens",
                 k_out[] = "output_tokens", k_ex[] = "exhaustive", k_lengths[] = "lengths",
-                k_shard_index[] = "shard_index", k_shard_count[] = "shard_count", k_pp[] = "pp";
+                k_shard_index[] = "shard_index", k_shard_count[] = "shard_count", k_pp[] = "pp",
+                k_disagg[] = "disagg", k_lbw[] = "link_bandwidth", k_llat[] = "link_latency",
+                k_stream[] = "layer_streamed", k_load[] = "max_load";
     static char *kwlist[] = {k_config, k_conc, k_chunks, k_tp, k_ep, k_hw, k_budget, k_ttft,
                              k_tpot, k_user, k_obj, k_rule, k_arrival, k_in, k_out, k_ex,
                              k_threads, k_overrides, k_data_dir, k_lengths, k_shard_index,
-                             k_shard_count, k_pp, NULL};
+                             k_shard_count, k_pp, k_disagg, k_lbw, k_llat, k_stream, k_load,
+                             NULL};
     const char *config, *data_dir = NULL;
     PyObject *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None, *lengths = Py_None,
              *pp = Py_None;
@@ -838,11 +846,14 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
     double ttft, tpot, user;
     long long in, out_tokens;
     Py_ssize_t shard_index = 0, shard_count = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOidddiiiLLpi|OzOnnO", kwlist, &config,
+    int disagg = 0, streamed = 1;
+    double link_bw = 0.0, link_lat = 0.0, max_load = 0.9;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOOOOOidddiiiLLpi|OzOnnOpddpd", kwlist, &config,
                                      &conc, &chunks, &tp, &ep, &hw, &budget, &ttft, &tpot, &user,
                                      &objective, &rule, &arrival, &in, &out_tokens, &exhaustive,
                                      &threads, &overrides, &data_dir, &lengths, &shard_index,
-                                     &shard_count, &pp))
+                                     &shard_count, &pp, &disagg, &link_bw, &link_lat, &streamed,
+                                     &max_load))
         return NULL;
     if (shard_index < 0 || shard_count < 0)
         return PyErr_Format(PyExc_ValueError, "shard: expected counts >= 0");
@@ -861,6 +872,9 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
     search_limits(sp, budget, ttft, tpot, user, objective, exhaustive, threads);
     sp->shard_index = (size_t)shard_index;
     sp->shard_count = (size_t)shard_count;
+    sp->disagg = disagg;
+    sp->disagg_link = (pm_disagg_link){link_bw, link_lat, streamed};
+    sp->disagg_max_load_frac = max_load;
     pm_search_result r;
     pm_error err;
     pm_status st;
@@ -876,6 +890,21 @@ out:
         pm_axis_release(&sp->hw[a]);
     PyMem_Free(sp);
     return res;
+}
+
+/* layout(prefill_instances, prefill_tp, decode_instances, decode_tp): pm_search_layout's
+ * text ("colocated" when prefill_instances is 0). */
+static PyObject *layout(PyObject *self, PyObject *args)
+{
+    (void)self;
+    pm_search_candidate k;
+    memset(&k, 0, sizeof k);
+    if (!PyArg_ParseTuple(args, "iiii", &k.prefill_instances, &k.prefill_tp, &k.decode_instances,
+                          &k.decode_tp))
+        return NULL;
+    char buf[96];
+    pm_search_layout(&k, buf, sizeof buf);
+    return PyUnicode_FromString(buf);
 }
 
 /* The mix's answer: (candidates, evaluated, pruned, invalid deployments, the hardware axes'
@@ -1637,6 +1666,9 @@ static PyMethodDef methods[] = {
      "float64 rows as bytes)"},
     {"search", (PyCFunction)(void (*)(void))search, METH_VARARGS | METH_KEYWORDS,
      "the search under latency limits (pm_search_run)"},
+    {"layout", layout, METH_VARARGS,
+     "layout(prefill_instances, prefill_tp, decode_instances, decode_tp) -> a search "
+     "candidate's layout (pm_search_layout)"},
     {"search_mix", search_mix, METH_VARARGS,
      "the search over a weighted mix of models and workloads (pm_search_mix_run)"},
     {"optimize", (PyCFunction)(void (*)(void))optimize, METH_VARARGS | METH_KEYWORDS,

@@ -1004,6 +1004,45 @@ def test_search_refusals():
     assert not r["modes"]["preserve"]["found"] and r["modes"]["preserve"]["best"] is None
 
 
+def test_search_disagg_candidates_are_disaggs():
+    """search(disagg=True): 8192-token prompts, 256 out, TPOT <= 20 ms on 16 H100s: serial's
+    best is 2 prefill instances of TP 4 and one decode instance of TP 8 at 16 sequences (the
+    co-located steps carrying prompt chunks miss the limit), and its figures are disagg()'s for
+    the same pools and link (NDR's 400 Gb/s and 10 us, given here; the cluster's by default);
+    without disagg the keys of the pools are absent; shards merge."""
+    kw = dict(tp=(4, 8), chunks=(2048,), budget=16, tpot_limit=0.02, input_tokens=8192,
+              output_tokens=256, disagg=True, overrides={"cluster": "hgx-h100-ib-ndr"})
+    conc = (8, 16)  # above 16 the prefill pool bounds it: the same rate, TPOT within 1e-11
+    r = pm.search("llama70b-h100", conc, **kw)
+    best = r["modes"]["serial"]["best"]
+    assert best["layout"] == "P2xTP4+D1xTP8"
+    assert (best["prefill_instances"], best["prefill_tp"], best["decode_instances"],
+            best["decode_tp"], best["tp"], best["dp"], best["concurrency"]) == (2, 4, 1, 8, 0, 1, 16)
+    d = pm.disagg("llama70b-h100", "llama70b-h100", [16], instances=(2, 1), input_tokens=8192,
+                  output_tokens=256, link_bandwidth=50e9, link_latency=10e-6,
+                  prefill_overrides={"cluster": "hgx-h100-ib-ndr", "cluster.devices": 4},
+                  decode_overrides={"cluster": "hgx-h100-ib-ndr", "cluster.devices": 8})
+    for key in ("ttft_s", "tpot_s", "tokens_per_s_per_device"):
+        assert best[key] == d[f"serial_{key}"][0]
+    given = pm.search("llama70b-h100", conc, link_bandwidth=50e9, link_latency=10e-6, **kw)
+    assert given["modes"]["serial"]["best"] == best
+    front = r["modes"]["preserve"]["front"]
+    assert front["layout"].dtype == object and front["decode_tp"].dtype == np.int64
+    assert all(x == "colocated" or x.startswith("P") for x in front["layout"])
+    plain = pm.search("llama70b-h100", conc, **{**kw, "disagg": False, "tpot_limit": 0.05})
+    assert "layout" not in plain["modes"]["serial"]["best"]
+    assert "prefill_tp" not in plain["modes"]["serial"]["front"]
+    parts = [pm.search("llama70b-h100", conc, shard=(k, 3), **kw) for k in (1, 2, 3)]
+    got = pm.search_merge(parts)
+    for mode in pm.MODES:
+        assert got["modes"][mode]["best"] == r["modes"][mode]["best"]
+        for col in r["modes"][mode]["front"]:
+            np.testing.assert_array_equal(got["modes"][mode]["front"][col],
+                                          r["modes"][mode]["front"][col])
+    with pytest.raises(pm.Error, match="device budget"):
+        pm.search("llama70b-h100", conc, **{**kw, "budget": 0})
+
+
 def test_search_mix_is_the_harmonic_mean_of_the_members_searches():
     # Shares 1 and 3: a quarter of the tokens at o_a and three quarters at o_b take
     # 0.25 / o_a + 0.75 / o_b devices per token/s (o_a = 100, o_b = 300 would give 200).

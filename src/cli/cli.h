@@ -70,6 +70,7 @@ typedef struct cli {
     const char *tp_list, *ep_list, *chunks; /* search: the space's lists (NULL: defaults) */
     const char *pp_list;     /* search: pipeline stages, "1,2,4" (NULL: 1) */
     bool exhaustive;         /* search: no pruning */
+    bool disagg;             /* search: disaggregated deployments as candidates too */
     const char *mix;         /* search: "SCENARIO[@LENGTHS][=SHARE],..." (NULL: --config) */
     pm_search_objective search_objective; /* search: --objective (default per device) */
     bool help;           /* --help: the command's help instead of the command */

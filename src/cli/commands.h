@@ -36,6 +36,9 @@ int cmd_disagg(int argc, char **argv);
 int cmd_search(const cli *c, int n_files, char **files);
 /* search_cmd.c's spec of the command line over scenario s, and an objective's column (with its
  * unit): search_mix_cmd.c makes each member's spec so. */
+/* A prefill instance's most load (aiconfigurator's derating), the disagg command's default and
+ * search --disagg's. */
+#define CLI_DISAGG_MAX_LOAD_FRAC 0.9
 int search_make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp);
 const char *search_objective_column(pm_search_objective o);
 /* The limits of sp for a figure's title: "; TTFT <= 2 s; TPOT <= 50 ms", or "; no latency

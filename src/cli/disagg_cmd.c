@@ -258,7 +258,7 @@ static int dg_parse(int argc, char **argv, dg_opts *o)
 {
     *o = (dg_opts){.format = FMT_TABLE};
     o->w.max_instances = 64;
-    o->w.prefill_max_load_frac = 0.9;
+    o->w.prefill_max_load_frac = CLI_DISAGG_MAX_LOAD_FRAC;
     o->w.link.layer_streamed = true;
     optind = 1;
     opterr = 0;

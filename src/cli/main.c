@@ -125,6 +125,7 @@ static int parse_space(cli *c, int opt, const char *arg)
     case OPT_PP_LIST: c->pp_list = arg; return PARSE_ON;
     case OPT_CHUNKS: c->chunks = arg; return PARSE_ON;
     case OPT_EXHAUSTIVE: c->exhaustive = true; return PARSE_ON;
+    case OPT_DISAGG: c->disagg = true; return PARSE_ON;
     case OPT_MIX: c->mix = arg; return PARSE_ON;
     default:
         errno = 0;
@@ -277,7 +278,7 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case OPT_ARRIVAL: return parse_arrival(c, arg);
     case OPT_TTFT_LIMIT: case OPT_TPOT_LIMIT: return parse_limit(c, opt, arg);
     case OPT_BUDGET: case OPT_TP_LIST: case OPT_EP_LIST: case OPT_PP_LIST: case OPT_CHUNKS:
-    case OPT_EXHAUSTIVE: case OPT_MIN_USER_RATE: case OPT_MIX:
+    case OPT_EXHAUSTIVE: case OPT_MIN_USER_RATE: case OPT_MIX: case OPT_DISAGG:
         return parse_space(c, opt, arg);
     case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
     default: return cli_unknown_option(argv[optind - 1]);

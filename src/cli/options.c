@@ -134,6 +134,10 @@ const cli_option cli_options[] = {
      "8192)"},
     {"exhaustive", no_argument, OPT_EXHAUSTIVE, GIVEN_SPACE, NULL,
      "search: evaluate every candidate (no pruning; the same answer, slower)"},
+    {"disagg", no_argument, OPT_DISAGG, GIVEN_SPACE, NULL,
+     "search: disaggregated deployments too, each split of --budget into a prefill pool and a "
+     "decode pool (instances x a TP of --tp-list each; --concurrency per decode instance), "
+     "served as `disagg` serves them over the cluster's inter-node link"},
     {"mix", required_argument, OPT_MIX, GIVEN_SPACE, "M",
      "search: a weighted mix instead of --config alone, SCENARIO[@LENGTHS][=SHARE] members "
      "separated by commas (LENGTHS a lengths file or IN:OUT; SHARE of the output tokens, "

@@ -2,8 +2,9 @@
  * search_cmd.c - `search`: the best deployment per mode under latency limits (pm_search_run): the
  * space from --tp-list, --pp-list, --ep-list, --budget, --chunks, --concurrency and up to two
  * hardware --sweep axes, the limits --ttft-limit, --tpot-limit and --min-user-rate, the
- * --objective; each mode's best with the limit that binds it as a table or JSON, the Pareto fronts
- * as CSV, and with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the
+ * --objective, and with --disagg the splits of the budget into a prefill and a decode pool (a
+ * `layout` column); each mode's best with the limit that binds it as a table or JSON, the Pareto
+ * fronts as CSV, and with --plot FILE the fronts drawn by plots/search.gp. With --shard K/N it writes the
  * shard file of its slice of the groups; given shard files (`search [options] FILE...`) it merges
  * them into the unsharded answer (search_shard.c) and prints that.
  */
@@ -101,6 +102,9 @@ int search_make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp)
     sp->min_tokens_per_s_per_user = c->min_user_rate;
     sp->objective = c->search_objective;
     sp->exhaustive = c->exhaustive;
+    sp->disagg = c->disagg; /* over the cluster's inter-node link, layer-streamed */
+    sp->disagg_link.layer_streamed = true;
+    sp->disagg_max_load_frac = CLI_DISAGG_MAX_LOAD_FRAC;
     sp->threads = c->threads;
     sp->progress = isatty(STDERR_FILENO) ? progress : NULL;
     int rc = space_lists(c, sp);
@@ -138,6 +142,11 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
             "(%s)\n",
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
             pm_search_objective_name(sp->objective), search_objective_column(sp->objective));
+    if (sp->disagg)
+        fprintf(f, "# disaggregated deployments too (layout P<x>xTP<p>+D<y>xTP<d>: x prefill and "
+                "y decode instances; concurrency per decode instance; its figures the whole "
+                "deployment's, dp 1), prefill load at most %g\n",
+                sp->disagg_max_load_frac);
     fprintf(f, "# space: %zu points x %d modes; %zu evaluated, %zu pruned%s; %zu deployments "
             "could not run%s%s\n",
             r->candidates, PM_MODE_COUNT, r->evaluated, r->pruned,
@@ -149,8 +158,13 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
 static void csv_row(FILE *f, const pm_search_spec *sp, const pm_search_candidate *k, bool best)
 {
     const pm_serve_mode *x = &k->figures;
-    fprintf(f, "%s,%d,%d,%d,%d,%lld", pm_mode_name(k->mode), k->tp, k->pp, k->ep, k->dp,
-            (long long)k->chunk);
+    fprintf(f, "%s", pm_mode_name(k->mode));
+    if (sp->disagg) {
+        char layout[96];
+        pm_search_layout(k, layout, sizeof layout);
+        fprintf(f, ",%s", layout);
+    }
+    fprintf(f, ",%d,%d,%d,%d,%lld", k->tp, k->pp, k->ep, k->dp, (long long)k->chunk);
     const double v[] = {k->concurrency, x->ttft_s, x->tpot_s, x->tokens_per_s_per_user,
                         x->tokens_per_s_per_device, x->tokens_per_s * k->dp,
                         x->tokens_per_s_per_mm2, x->tokens_per_s_per_usd, x->tokens_per_J,
@@ -171,7 +185,9 @@ static void csv_row(FILE *f, const pm_search_spec *sp, const pm_search_candidate
 static bool same(const pm_search_candidate *a, const pm_search_candidate *b)
 {
     bool eq = a->mode == b->mode && a->tp == b->tp && a->pp == b->pp && a->ep == b->ep &&
-              a->chunk == b->chunk &&
+              a->chunk == b->chunk && a->prefill_tp == b->prefill_tp &&
+              a->prefill_instances == b->prefill_instances && a->decode_tp == b->decode_tp &&
+              a->decode_instances == b->decode_instances &&
               !(a->concurrency < b->concurrency || a->concurrency > b->concurrency);
     for (int i = 0; i < PM_SEARCH_MAX_HW; i++)
         eq = eq && !(a->hw[i] < b->hw[i] || a->hw[i] > b->hw[i]);
@@ -183,7 +199,7 @@ static void write_csv(FILE *f, const cli *c, const pm_scenario *s, const pm_sear
                       const pm_search_result *r)
 {
     write_header(f, c, s, sp, r);
-    fprintf(f, "mode,tp,pp,ep,dp,chunk");
+    fprintf(f, "mode%s,tp,pp,ep,dp,chunk", sp->disagg ? ",layout" : "");
     for (int a = 0; a < sp->n_hw; a++)
         fprintf(f, ",%s", pm_axis_column(sp->hw[a].kind));
     fprintf(f, ",concurrency,ttft_s,tpot_s,tokens_per_s_per_user,tokens_per_s_per_device,"
@@ -208,9 +224,9 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
                         const pm_search_result *r)
 {
     write_header(stdout, c, s, sp, r);
-    printf("\n%-9s %5s %3s %5s %4s %6s %6s %9s %9s %11s %12s %14s  %s\n", "mode", "tp", "pp",
+    printf("\n%-9s %5s %3s %5s %4s %6s %6s %9s %9s %11s %12s %14s  %s%s\n", "mode", "tp", "pp",
            "dp", "ep", "chunk", "conc", "TTFT_s", "TPOT_ms", "tok/s/user", "tok/s/device",
-           "objective", "what stops it serving more");
+           "objective", "what stops it serving more", sp->disagg ? "; layout" : "");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         if (!r->found[m]) {
             printf("%-9s nothing meets the limits\n", pm_mode_name((pm_mode)m));
@@ -220,10 +236,17 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
         const pm_serve_mode *x = &k->figures;
         char hw[160];
         search_hw_words(sp->hw, sp->n_hw, k->hw, hw, sizeof hw);
-        printf("%-9s %5d %3d %5d %4d %6lld %6g %9.3f %9.2f %11.2f %12.1f %14.6g  %s%s\n",
+        char layout[96] = "";
+        if (sp->disagg) {
+            layout[0] = ';';
+            layout[1] = ' ';
+            pm_search_layout(k, layout + 2, sizeof layout - 2);
+        }
+        printf("%-9s %5d %3d %5d %4d %6lld %6g %9.3f %9.2f %11.2f %12.1f %14.6g  %s%s%s\n",
                pm_mode_name((pm_mode)m), k->tp, k->pp, k->dp, k->ep, (long long)k->chunk,
                k->concurrency, x->ttft_s, 1e3 * x->tpot_s, x->tokens_per_s_per_user,
-               x->tokens_per_s_per_device, k->objective, pm_search_bound_name(r->binds[m]), hw);
+               x->tokens_per_s_per_device, k->objective, pm_search_bound_name(r->binds[m]), hw,
+               layout);
     }
     printf("\n(the objective is %s; the Pareto fronts: --format csv)\n",
            search_objective_column(sp->objective));
@@ -232,7 +255,15 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
 static void json_candidate(const pm_search_spec *sp, const pm_search_candidate *k)
 {
     const pm_serve_mode *x = &k->figures;
-    printf("{\"tp\": %d, \"pp\": %d, \"ep\": %d, \"dp\": %d, \"chunk\": %lld, "
+    printf("{");
+    if (sp->disagg) {
+        char layout[96];
+        pm_search_layout(k, layout, sizeof layout);
+        printf("\"layout\": \"%s\", \"prefill_tp\": %d, \"prefill_instances\": %d, "
+               "\"decode_tp\": %d, \"decode_instances\": %d, ",
+               layout, k->prefill_tp, k->prefill_instances, k->decode_tp, k->decode_instances);
+    }
+    printf("\"tp\": %d, \"pp\": %d, \"ep\": %d, \"dp\": %d, \"chunk\": %lld, "
            "\"concurrency\": ",
            k->tp, k->pp, k->ep, k->dp, (long long)k->chunk);
     fput_json_number(stdout, k->concurrency);
@@ -329,7 +360,8 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
         out_file_abort(&csv);
     const plot_var vars[] = {{"ttl", title, false},
                              {"facts", facts, false},
-                             {"ylab", search_objective_column(sp->objective), false}};
+                             {"ylab", search_objective_column(sp->objective), false},
+                             {"disagg", sp->disagg ? "1" : "0", true}};
     if (rc == 0)
         rc = plot_draw("search.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     free(path);

@@ -355,6 +355,9 @@ int cmd_search_mix(const cli *c, int n_files)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
     if (c->given & GIVEN_CONFIG)
         return usage_error("--mix: the members name their scenarios (no --config)");
+    if (c->disagg)
+        return usage_error("--disagg: a mix is searched over co-located deployments (its rows "
+                           "have no layout column yet); search each member with --disagg");
     if (c->pp_list)
         return usage_error("--pp-list: a mix is searched over one stage (its rows have no pp "
                            "column yet); search each member with --pp-list");

@@ -6,7 +6,7 @@
  * there once and whole, and adds them in order with pm_search_merge: the answer of the
  * unsharded search, which the command then prints in any format. The format:
  *
- *   # preserve-model search shard K/N (format 2): groups A to B of G; inputs fnv1a64 H
+ *   # preserve-model search shard K/N (format 3): groups A to B of G; inputs fnv1a64 H
  *   space CANDIDATES EVALUATED PRUNED INVALID
  *   invalid TEXT                    (the first invalid deployment's error, when INVALID > 0)
  *   mode M FOUND BINDS FRONT        (per mode M 0 1 2; FOUND 0 or 1, BINDS a bound's number)
@@ -14,10 +14,11 @@
  *   front CANDIDATE                 (FRONT lines)
  *   # search shard K/N end
  *
- * CANDIDATE: tp pp ep dp chunk mode fails group hw0 hw1 concurrency objective, then the
- * pm_serve_mode figures in the struct's order (its two flags as 0 or 1). Format 2 added pp (the
- * pipeline stages); a file of format 1 (its first line without "(format N)") is refused with a
- * message saying so.
+ * CANDIDATE: tp pp ep dp chunk mode fails group prefill_tp prefill_instances decode_tp
+ * decode_instances hw0 hw1 concurrency objective, then the pm_serve_mode figures in the struct's
+ * order (its two flags as 0 or 1). Format 2 added pp (the pipeline stages), format 3 the pools
+ * of a disaggregated candidate (0 0 0 0: co-located); a file of format 1 (its first line
+ * without "(format N)") or 2 is refused with a message saying so.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,8 +30,9 @@
 #include "output.h"
 #include "search_shard.h"
 
-/* The shard files' format: 2 since the candidates carry their pipeline stages. */
-#define SHARD_FORMAT 2
+/* The shard files' format: 2 since the candidates carry their pipeline stages, 3 since they
+ * carry a disaggregated deployment's pools. */
+#define SHARD_FORMAT 3
 
 /* The digest of what a shard's answer depends on: the resolved scenario and the spec's
  * workload, space, limits and objective (not its threads or shard). */
@@ -42,7 +44,10 @@ uint64_t search_inputs_digest(const pm_scenario *s, const pm_search_spec *sp)
                         w->n_classes, sp->device_budget, sp->n_tp, sp->n_pp, sp->n_ep,
                         sp->n_concurrency,
                         sp->n_chunk, sp->n_hw, sp->ttft_limit_s, sp->tpot_limit_s,
-                        sp->min_tokens_per_s_per_user, sp->objective, sp->exhaustive};
+                        sp->min_tokens_per_s_per_user, sp->objective, sp->exhaustive,
+                        sp->disagg, sp->disagg_link.bandwidth_bytes_per_s,
+                        sp->disagg_link.latency_s, sp->disagg_link.layer_streamed,
+                        sp->disagg_max_load_frac};
     h = fnv1a64(h, v, sizeof v);
     for (int i = 0; i < w->n_classes && i < PM_MAX_LENGTH_CLASSES; i++) {
         const double c[] = {(double)w->classes[i].input_tokens,
@@ -93,8 +98,9 @@ static void figures_in(const double *v, pm_serve_mode *x)
 
 static void put_candidate(FILE *f, const char *tag, const pm_search_candidate *k)
 {
-    fprintf(f, "%s %d %d %d %d %lld %d %d %zu %a %a %a %a", tag, k->tp, k->pp, k->ep, k->dp,
-            (long long)k->chunk, (int)k->mode, (int)k->fails, k->group, k->hw[0], k->hw[1],
+    fprintf(f, "%s %d %d %d %d %lld %d %d %zu %d %d %d %d %a %a %a %a", tag, k->tp, k->pp, k->ep,
+            k->dp, (long long)k->chunk, (int)k->mode, (int)k->fails, k->group, k->prefill_tp,
+            k->prefill_instances, k->decode_tp, k->decode_instances, k->hw[0], k->hw[1],
             k->concurrency, k->objective);
     double v[SERVE_MODE_NUMBERS];
     figures_out(&k->figures, v);
@@ -163,8 +169,9 @@ static bool get_candidate(const char *text, const char *tag, pm_search_candidate
     memset(k, 0, sizeof *k);
     long long chunk;
     int mode, fails, used = 0;
-    if (sscanf(text + t, " %d %d %d %d %lld %d %d %zu%n", &k->tp, &k->pp, &k->ep, &k->dp,
-               &chunk, &mode, &fails, &k->group, &used) != 8 ||
+    if (sscanf(text + t, " %d %d %d %d %lld %d %d %zu %d %d %d %d%n", &k->tp, &k->pp, &k->ep,
+               &k->dp, &chunk, &mode, &fails, &k->group, &k->prefill_tp, &k->prefill_instances,
+               &k->decode_tp, &k->decode_instances, &used) != 12 ||
         mode < 0 || mode >= PM_MODE_COUNT || fails < 0 || fails >= PM_BOUND_COUNT)
         return false;
     k->chunk = chunk;
@@ -266,9 +273,13 @@ static int read_shard(const char *path, uint64_t inputs, size_t *k, size_t *n,
                     k, n, &format, &a, &b, &r->groups, &h) != 7 ||
              *k < 1 || *k > *n || a < 1 || b < a - 1 || b > r->groups)
         rc = bad(&rd, "not a shard of search (its first line is not '# preserve-model search "
-                      "shard K/N (format 2): ...')");
+                      "shard K/N (format 3): ...')");
+    else if (format == 2)
+        rc = bad(&rd, "a shard file of format 2, written before the search had disaggregated "
+                      "candidates (its candidates carry no pools): write the shards again with "
+                      "this version");
     else if (format != SHARD_FORMAT)
-        rc = bad(&rd, "a shard file of another format than this version's 2: write the shards "
+        rc = bad(&rd, "a shard file of another format than this version's 3: write the shards "
                       "again with this version");
     else if (h != inputs)
         rc = bad(&rd, "a shard of another search (its inputs' digest differs: give merge the "
