@@ -2885,8 +2885,8 @@ PM_API const char *pm_search_bound_name(pm_search_bound b);
 #define PM_SEARCH_MAX_MEMBERS 8
 
 /** One member of a mix: a scenario (its model, its chip) searched under its own spec (its
- * workload's lengths, deployments, limits; no hardware axes of its own: the mix's apply), with
- * its share of the output tokens the fleet serves. */
+ * workload's lengths, deployments (TP, pipeline stages: spec.pp, EP), limits; no hardware axes
+ * of its own: the mix's apply), with its share of the output tokens the fleet serves. */
 typedef struct pm_search_member {
     const pm_scenario *scenario;
     pm_search_spec spec;     /* n_hw 0, the mix's objective, no shard */

@@ -257,11 +257,9 @@ static bool one_layer_class(const pm_model *m)
     return (local == 0 || local == m->layers) && (moe == 0 || moe == m->layers);
 }
 
-pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err)
+/* The plan's counts in range: stages, replicas, nodes, and the devices they make. */
+static pm_status check_plan_counts(const pm_cluster *c, pm_error *err)
 {
-    const pm_cluster *c = &s->cluster;
-    const pm_model *m = &s->model;
-    memset(out, 0, sizeof *out);
     if (c->pipeline_parallel < 0 || c->pipeline_parallel > PM_MAX_STAGES)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.pipeline_parallel",
                        "must be in [1, %d], or 0 for 1 (got %d)", PM_MAX_STAGES,
@@ -278,8 +276,16 @@ pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.data_parallel",
                        "TP x PP x DP must be at most %d devices (got %d x %d x %d)",
                        PM_MAX_DEVICES, tp, pp, dp);
-    out->stages = pp;
-    out->replicas = dp;
+    return PM_OK;
+}
+
+/* The stages' layers: at least one each, pipeline_layers (when given) one count per stage
+ * summing to the model's, one class of layer over several stages; each stage's first layer and
+ * count into out. */
+static pm_status plan_stage_layers(const pm_cluster *c, const pm_model *m, pm_pipeline *out,
+                                   pm_error *err)
+{
+    const int pp = out->stages;
     if (pp > m->layers)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.pipeline_parallel",
                        "%d stages exceed the model's %d layers (each stage holds at least one)",
@@ -309,9 +315,15 @@ pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err
         out->first[i] = first;
         first += out->layers[i];
     }
-    /* Micro-batches: as many as the stages (vLLM's virtual engines, aiconfigurator's M = PP)
-     * unless given, the batch split evenly, the largest micro-batch costed (ceil). */
-    const int b = s->workload.batch;
+    return PM_OK;
+}
+
+/* Micro-batches: as many as the stages (vLLM's virtual engines, aiconfigurator's M = PP)
+ * unless given, the batch split evenly, the largest micro-batch costed (ceil). */
+static pm_status plan_micro_batches(const pm_cluster *c, int batch, pm_pipeline *out,
+                                    pm_error *err)
+{
+    const int pp = out->stages, b = batch;
     if (c->micro_batches < 0 || c->micro_batches > b)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.micro_batches",
                        "must be in [1, batch = %d], or 0 for min(stages, batch) (got %d)", b,
@@ -323,7 +335,14 @@ pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err
                        c->micro_batches);
     out->micro_batches = c->micro_batches > 0 ? c->micro_batches : pp < b ? pp : b;
     out->micro_batch = (b + out->micro_batches - 1) / out->micro_batches;
-    /* Placement. */
+    return PM_OK;
+}
+
+/* Placement: the nodes the replicas take and which stage boundaries cross nodes (into out),
+ * refused when they cross without an inter-node link or need more nodes than the cluster's. */
+static pm_status plan_placement(const pm_cluster *c, pm_pipeline *out, pm_error *err)
+{
+    const int pp = out->stages, dp = out->replicas, tp = c->devices;
     const int node = pm_cluster_node_devices(c);
     int nodes;
     if (tp > node) { /* a stage spans tp / node nodes: every boundary crosses nodes */
@@ -358,6 +377,21 @@ pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err
                        "cluster has %d",
                        tp, pp, dp, nodes, node, c->nodes);
     return PM_OK;
+}
+
+pm_status pm_pipeline_plan(const pm_scenario *s, pm_pipeline *out, pm_error *err)
+{
+    const pm_cluster *c = &s->cluster;
+    memset(out, 0, sizeof *out);
+    pm_status st = check_plan_counts(c, err);
+    if (st != PM_OK)
+        return st;
+    out->stages = pm_cluster_pp(c);
+    out->replicas = pm_cluster_dp(c);
+    if ((st = plan_stage_layers(c, &s->model, out, err)) != PM_OK ||
+        (st = plan_micro_batches(c, s->workload.batch, out, err)) != PM_OK)
+        return st;
+    return plan_placement(c, out, err);
 }
 
 void pm_pipeline_micro_scenario(const pm_scenario *s, const pm_pipeline *pl, pm_scenario *mb)

@@ -391,9 +391,9 @@ static pm_status read_stages(pm_obj *o, pm_cluster *c)
     return PM_OK;
 }
 
-pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
+/* The cluster's kind, name, source, description and platform. */
+static pm_status read_cluster_identity(pm_obj *o, pm_cluster *c)
 {
-    memset(c, 0, sizeof *c);
     pm_status st;
     const char *s = NULL, *src = NULL;
     if ((st = pm_obj_string(o, "kind", false, &s)) != PM_OK)
@@ -406,13 +406,18 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
         return st;
     o->file_source = src;
     pm_obj_declare(o, "description", PM_DIM_NONE);
-    if ((st = read_platform(o, c->platform, sizeof c->platform, NULL, NULL, 0)) != PM_OK)
-        return st;
+    return read_platform(o, c->platform, sizeof c->platform, NULL, NULL, 0);
+}
+
+/* The tensor-parallel group's devices, topology, allreduce algorithm and link. */
+static pm_status read_group_link(pm_obj *o, pm_cluster *c)
+{
     long devices = 0;
     int topo = 0, algo = PM_AR_AUTO;
     size_t n_topo, n_algo;
     const char *const *topo_names = pm_topology_names(&n_topo);
     const char *const *algo_names = pm_allreduce_algo_names(&n_algo);
+    pm_status st;
     if ((st = pm_obj_int(o, "devices", true, 1, PM_MAX_DEVICES, &devices)) ||
         (st = pm_obj_enum(o, "topology", true, topo_names, n_topo, &topo)) ||
         (st = pm_obj_enum(o, "allreduce", false, algo_names, n_algo, &algo)) ||
@@ -430,8 +435,16 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
     c->devices = (int)devices;
     c->topology = (pm_topology)topo;
     c->algorithm = (pm_allreduce_algo)algo;
-    bool hier = c->topology == PM_TOPO_HIERARCHICAL;
+    return PM_OK;
+}
+
+/* A hierarchy's nodes: their devices, the link between them, and the intra-node links that
+ * decide the intra-node phases (a ring by default); refused without "hierarchical". */
+static pm_status read_nodes(pm_obj *o, pm_cluster *c)
+{
+    const bool hier = c->topology == PM_TOPO_HIERARCHICAL;
     long per_node = c->devices;
+    pm_status st;
     if ((st = pm_obj_int(o, "devices_per_node", hier, 1, PM_MAX_DEVICES, &per_node)) ||
         (st = pm_read_quantity(o, "inter_node_bandwidth", PM_DIM_BANDWIDTH, hier, POSITIVE,
                               &c->inter_node_bandwidth_bytes_per_s)) ||
@@ -439,7 +452,8 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                               &c->inter_node_latency_s)))
         return st;
     c->devices_per_node = (int)per_node;
-    /* A hierarchy's nodes: their links decide the intra-node phases (a ring by default). */
+    size_t n_topo;
+    const char *const *topo_names = pm_topology_names(&n_topo);
     int intra = PM_TOPO_RING;
     if ((st = pm_obj_enum(o, "intra_node_topology", false, topo_names, n_topo, &intra)) != PM_OK)
         return st;
@@ -458,7 +472,15 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                            "ring")) != PM_OK)
         return st;
     c->intra_node_topology = (pm_topology)intra;
+    return PM_OK;
+}
+
+/* Expert parallelism: its ranks and the all-to-all's latency and efficiency. */
+static pm_status read_experts(pm_obj *o, pm_cluster *c)
+{
+    const bool hier = c->topology == PM_TOPO_HIERARCHICAL;
     long ep = 1;
+    pm_status st;
     if ((st = pm_obj_int(o, "expert_parallel", false, 1, PM_MAX_DEVICES, &ep)) ||
         (!pm_obj_has(o, "expert_parallel") &&
          (st = pm_read_note(o, "expert_parallel", 1, "defaulted",
@@ -472,12 +494,14 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
                                         "1: an all-to-all reaches the whole link bandwidth")))
         return st;
     c->expert_parallel = (int)ep;
-    long max_dev = 0;
-    if ((st = pm_obj_int(o, "max_devices", false, 1, PM_MAX_DEVICES, &max_dev)) != PM_OK)
-        return st;
-    c->max_devices = (int)max_dev;
-    if ((st = read_stages(o, c)) != PM_OK)
-        return st;
+    return PM_OK;
+}
+
+/* What must divide the devices: the expert ranks, and a hierarchy's devices per node (which
+ * only a hierarchy may give). */
+static pm_status check_cluster_divisors(pm_obj *o, const pm_cluster *c)
+{
+    const bool hier = c->topology == PM_TOPO_HIERARCHICAL;
     if (c->devices % c->expert_parallel != 0)
         return pm_obj_fail(o, "expert_parallel", PM_ERR_INCONSISTENT,
                            "must divide devices (got %d ranks, %d devices)",
@@ -490,6 +514,21 @@ pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
         return pm_obj_fail(o, "devices_per_node", PM_ERR_INCONSISTENT,
                        "only meaningful with \"topology\": \"hierarchical\" (got topology \"%s\")",
                        pm_topology_name(c->topology));
+    return PM_OK;
+}
+
+pm_status pm_cluster_read(pm_obj *o, pm_cluster *c)
+{
+    memset(c, 0, sizeof *c);
+    pm_status st;
+    long max_dev = 0;
+    if ((st = read_cluster_identity(o, c)) || (st = read_group_link(o, c)) ||
+        (st = read_nodes(o, c)) || (st = read_experts(o, c)) ||
+        (st = pm_obj_int(o, "max_devices", false, 1, PM_MAX_DEVICES, &max_dev)))
+        return st;
+    c->max_devices = (int)max_dev;
+    if ((st = read_stages(o, c)) || (st = check_cluster_divisors(o, c)))
+        return st;
     return pm_obj_finish(o);
 }
 

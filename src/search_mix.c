@@ -2,8 +2,9 @@
  * search_mix.c - a search over a weighted mix of models and workloads (pm_search_mix_run,
  * issue 46 item 1): which chip design serves a fleet's mix best. At each point of the mix's
  * hardware axes every member is searched alone (pm_search_run on its own scenario, its spec's
- * deployments, lengths and limits, with the point as its one hardware value per axis), and the
- * members' best candidates per mode are joined: each member runs on its own best deployment,
+ * deployments (TP, pipeline stages, EP), lengths and limits, with the point as its one
+ * hardware value per axis), and the members' best candidates per mode are joined: each member
+ * runs on its own best deployment (its count of stages among them),
  * so the resources of a token add over the members' shares and the mix's objective is
  *
  *   1 / sum_i (share_i / objective_i)          (shares normalised to sum 1)

@@ -22,6 +22,9 @@ check explain 0 "prefetch KV cache" "$pm" explain --config llama70b
 # token's bf16 state (8192 x 2 bytes = 16.0 KiB) over the nodes' link, and PRESERVE fills it
 pp2=(--config llama70b-h100 --cluster hgx-h100-ib-ndr --devices 8 --pp 2)
 check explain-stage 0 "during Recv (16.0 KiB, 10.3 us): prefetch QKV weights 20.0 MiB" "$pm" explain "${pp2[@]}" --stage 1
+# Stage 0 waits on the token the last stage sampled: one int32 id, 4 bytes, printed in bytes
+# (not "0.0 KiB"), 10 us of the link's start-up + 4 B / 50 GB/s
+check explain-stage-bytes 0 "during Recv (4 B, 10.0 us): prefetch QKV weights 20.0 MiB" "$pm" explain "${pp2[@]}" --stage 0
 check explain-stage-head 0 "Pipeline stage 1 of stages 0 to 1: layers 40 to 79, the LM head" "$pm" explain "${pp2[@]}" --stage 1
 check explain-stage-json 0 '"stage": 1, "stages": 2, "first_layer": 40, "stage_layers": 40' "$pm" explain "${pp2[@]}" --stage 1 --format json
 check explain-stage-kind 0 '"kind": "receive"' "$pm" explain "${pp2[@]}" --format json
@@ -681,7 +684,6 @@ check search-pp-no-link 0 "1 deployments could not run, the first: 2 stages of 8
 check search-pp-budget 0 "TP 8 x PP 3 = 24 devices does not divide the budget of 32" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 3 --chunks 2048 --concurrency 8
 check search-pp-list-bad 2 "--pp-list" "$pm" search --pp-list 0
 check search-pp-list-big 2 "--pp-list" "$pm" search --pp-list 129
-check search-mix-pp 2 "--pp-list: a mix is searched over one stage" "$pm" search --mix llama8b --pp-list 1,2
 check search-spec 0 "# space: 55 points x 3 modes; 46 evaluated, 6 pruned" "$pm" search --config llama70b-h100 \
     --budget 8 --tp-list 8 --tpot-limit 30ms --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
@@ -742,6 +744,17 @@ check mix-share 2 "a share must be a number > 0" "$pm" search --mix llama8b=0
 check mix-lengths 2 "LENGTHS is a lengths file's name or path, or IN:OUT" "$pm" search --mix llama8b@1:2:3
 check mix-chips 1 "a mix is served by one chip design" "$pm" search --mix llama8b,llama70b-h100 --concurrency 1
 check mix-shard 2 "a mix is searched whole" "$pm" search --mix llama8b --shard 1/2
+# Stages in a mix's space (--pp-list): one member alone is its own search with the same pp list,
+# row for row (tp, pp, ep, dp, chunk, concurrency, objective of each mode's best); Llama-3-70B
+# on 8 H100s is best at TP 4 x PP 2 x DP 1 (256 sequences within 100 ms; PP 1 stops at 64),
+# Llama-3-8B beside it at TP 4 x PP 1 x DP 2.
+mixpp=(--budget 8 --tp-list 4 --pp-list 1,2 --chunks 2048 --concurrency 16,64,256 --tpot-limit 100ms --lengths 2048:256:1)
+check mix-pp-one-is-search 0 "same" bash -c "python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); ks=(\"tp\", \"pp\", \"ep\", \"dp\", \"chunk\", \"concurrency\", \"objective\"); print(\"same\" if all(b[\"modes\"][m][\"points\"][0][\"members\"][0][k] == a[\"modes\"][m][\"best\"][k] for m in (\"serial\", \"fused\", \"preserve\") for k in ks) and a[\"modes\"][\"preserve\"][\"best\"][\"pp\"] == 2 else \"differ\")' <('$pm' search --config llama70b-h100 ${mixpp[*]} -f json) <('$pm' search --mix llama70b-h100 ${mixpp[*]} -f json)"
+check mix-pp-json 0 '"members": [{"tp": 4, "pp": 2, "ep": 1, "dp": 1, "chunk": 2048, "concurrency": 256' "$pm" search --mix llama70b-h100,llama8b=3 --accelerator h100-sxm --cluster nvlink4-nvswitch "${mixpp[@]}" -f json
+check mix-pp-json-8b 0 '{"tp": 4, "pp": 1, "ep": 1, "dp": 2, "chunk": 2048, "concurrency": 256' "$pm" search --mix llama70b-h100,llama8b=3 --accelerator h100-sxm --cluster nvlink4-nvswitch "${mixpp[@]}" -f json
+check mix-pp-table 0 "1. llama70b-h100          4   2    1    1   2048    256" "$pm" search --mix llama70b-h100,llama8b=3 --accelerator h100-sxm --cluster nvlink4-nvswitch "${mixpp[@]}"
+check mix-pp-csv 0 ",m1_tp,m1_pp,m1_ep,m1_dp,m1_chunk," "$pm" search --mix llama70b-h100,llama8b=3 --accelerator h100-sxm --cluster nvlink4-nvswitch "${mixpp[@]}" -f csv
+check mix-pp-list-bad 2 "--pp-list" "$pm" search --mix llama8b --pp-list 0
 check mix-plot-axes 2 "drawn along one hardware axis" "$pm" search --mix llama8b --concurrency 1 --plot "$tmp/mix.png"
 
 # ---- speculative decoding (issue 45) ---------------------------------------------------------

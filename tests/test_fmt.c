@@ -2,7 +2,8 @@
  * test_fmt.c - the tool's fast "%.9g" (src/cli/fmt.c) against snprintf, byte for byte: values
  * spread over every magnitude and sign, integers, powers of ten and their neighbours, the
  * rounding boundaries of nine digits (where the fast path must defer), and the model's own
- * outputs.
+ * outputs; then the tables' numbers, sizes and counts of bytes (fmt_table, fmt_size,
+ * fmt_bytes) against strings written by hand.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -138,11 +139,36 @@ static void test_sizes_keep_their_digits(void **state)
     }
 }
 
+/* A count of bytes in the unit its magnitude asks: a 4-byte receive is "4 B", not "0.0 KiB";
+ * 16384 B = 16 x 1024 is "16.0 KiB"; 20971520 B = 20 x 2^20 is "20.0 MiB"; 1023.96 KiB (1048535
+ * B, past 1023.95) rounds to 1024.0, so it is "1.0 MiB"; 1023.9 KiB (1048473.6 B) stays KiB; 1.5
+ * x 2^30 B is "1.5 GiB"; a fraction of a byte (a mean over routed experts) keeps a decimal. */
+static void test_bytes_in_the_unit_of_their_magnitude(void **state)
+{
+    (void)state;
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        {4.0, "4 B"},          {0.0, "0 B"},         {1023.0, "1023 B"},
+        {2.5, "2.5 B"},        {1024.0, "1.0 KiB"},  {16384.0, "16.0 KiB"},
+        {1048473.6, "1023.9 KiB"}, {1048535.0, "1.0 MiB"}, {20971520.0, "20.0 MiB"},
+        {52428800.0, "50.0 MiB"},  {1610612736.0, "1.5 GiB"}, {-4.0, "-4 B"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[FMT_G9_MAX];
+        const int n = fmt_bytes(cases[i].v, out);
+        if (strcmp(out, cases[i].want) != 0 || n != (int)strlen(cases[i].want))
+            fail_msg("fmt_bytes(%g): '%s' (%d), want '%s'", cases[i].v, out, n, cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_numbers_keep_their_digits),
         cmocka_unit_test(test_sizes_keep_their_digits),
+        cmocka_unit_test(test_bytes_in_the_unit_of_their_magnitude),
         cmocka_unit_test(test_matches_printf),
         cmocka_unit_test(test_matches_printf_on_model_outputs),
     };

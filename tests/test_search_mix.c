@@ -3,7 +3,8 @@
  * search point by point and over the whole axis; two members join by the shares' weighted
  * harmonic mean, computed here from each member's own search at the point; the shares are
  * normalised; a member that meets none of its limits leaves the point without a mix and is
- * named; the refusals.
+ * named; pipeline stages in the members' space (one member is its own search with the same pp
+ * list, row for row; stages that win for one member of two); the refusals.
  */
 #include <math.h>
 #include <stddef.h>
@@ -50,8 +51,8 @@ static pm_axis l2_axis(void)
     return (pm_axis){.kind = PM_AXIS_L2, .values = l2_values, .n_values = 3};
 }
 
-/* Member sp of s searched alone at L2 capacity v: its best objective in mode m (NaN: none). */
-static double alone(const pm_scenario *s, const pm_search_spec *sp, double v, int m)
+/* Member sp of s searched alone at L2 capacity v (its one hardware point). */
+static pm_search_result alone_at(const pm_scenario *s, const pm_search_spec *sp, double v)
 {
     pm_search_spec one = *sp;
     one.hw[0] = (pm_axis){.kind = PM_AXIS_L2, .values = &v, .n_values = 1};
@@ -60,6 +61,13 @@ static double alone(const pm_scenario *s, const pm_search_spec *sp, double v, in
     pm_error err;
     if (pm_search_run(s, &one, &r, &err) != PM_OK)
         fail_msg("pm_search_run: %s", err.message);
+    return r;
+}
+
+/* Member sp of s searched alone at L2 capacity v: its best objective in mode m (NaN: none). */
+static double alone(const pm_scenario *s, const pm_search_spec *sp, double v, int m)
+{
+    pm_search_result r = alone_at(s, sp, v);
     const double o = r.found[m] ? r.best[m].objective : NAN;
     pm_search_result_free(&r);
     return o;
@@ -183,6 +191,130 @@ static void test_member_short(void **state)
     free(mix);
 }
 
+/* The space of pipeline stages: Llama-3-70B-class members on H100s (nvlink4-nvswitch, one
+ * 8-GPU node), TP 4 x PP 1 or 2 filling a budget of 8 devices (DP 2 or 1), one chunk budget,
+ * three concurrencies, TPOT <= 100 ms, prompts of 2048 tokens and 256 out. */
+static pm_search_spec stage_space(void)
+{
+    pm_search_spec sp = space(2048, 256);
+    sp.tp[0] = 4;
+    sp.n_tp = 1;
+    sp.pp[0] = 1;
+    sp.pp[1] = 2;
+    sp.n_pp = 2;
+    sp.device_budget = 8;
+    sp.chunk[0] = 2048;
+    sp.n_chunk = 1;
+    const double conc[] = {16, 64, 256};
+    for (int i = 0; i < 3; i++)
+        sp.concurrency[i] = conc[i];
+    sp.n_concurrency = 3;
+    sp.tpot_limit_s = 0.100;
+    return sp;
+}
+
+/* Candidate a is candidate b: the deployment (tp, pp, ep, dp), chunk, concurrency, place,
+ * objective and every figure. */
+static void same_candidate(const pm_search_candidate *a, const pm_search_candidate *b)
+{
+    assert_int_equal(a->tp, b->tp);
+    assert_int_equal(a->pp, b->pp);
+    assert_int_equal(a->ep, b->ep);
+    assert_int_equal(a->dp, b->dp);
+    assert_int_equal(a->chunk, b->chunk);
+    assert_int_equal(a->group, b->group);
+    assert_rel(a->concurrency, b->concurrency, 0.0);
+    assert_rel(a->objective, b->objective, 0.0);
+    assert_memory_equal(&a->figures.ttft_s, &b->figures.ttft_s,
+                        offsetof(pm_serve_mode, meets_limits));
+}
+
+/* One member at share 1 with a pp list is that member's search with the same pp list, row for
+ * row: at each L2 point the mix's member row is the search's best candidate per mode (its
+ * stages, replicas, chunk, concurrency, figures) and what binds it, and the mix's objective its
+ * objective. Llama-3-70B at TP 4 x PP 2 (DP 1) holds 256 sequences within 100 ms where TP 4 x
+ * PP 1 (DP 2) stops at 64 (the next concurrency misses TPOT), so the rows have pp 2. */
+static void test_one_member_stages(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b-h100");
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    mix->member[0] = (pm_search_member){.scenario = &s, .spec = stage_space(), .share = 1.0};
+    mix->n_members = 1;
+    static double l2[] = {16.0 * 1048576, 96.0 * 1048576};
+    mix->hw[0] = (pm_axis){.kind = PM_AXIS_L2, .values = l2, .n_values = 2};
+    mix->n_hw = 1;
+    pm_search_mix_result r = run(mix);
+    assert_int_equal(r.n_points, 2);
+    int stages2 = 0;
+    for (size_t p = 0; p < 2; p++) {
+        pm_search_result w = alone_at(&s, &mix->member[0].spec, l2[p]);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            assert_true(w.found[m] && r.points[p].found[m]);
+            const pm_search_candidate *k = &r.members[p * PM_MODE_COUNT + (size_t)m];
+            same_candidate(k, &w.best[m]);
+            assert_int_equal(r.binds[p * PM_MODE_COUNT + (size_t)m], w.binds[m]);
+            assert_rel(r.points[p].objective[m], w.best[m].objective, 0.0);
+            stages2 += k->pp == 2;
+        }
+        pm_search_result_free(&w);
+    }
+    assert_int_equal(stages2, 2 * PM_MODE_COUNT); /* pp 2 wins at both points, every mode */
+    pm_search_mix_result_free(&r);
+    free(mix);
+}
+
+/* Two members on H100s where stages win for one: Llama-3-70B (share 1) is best at TP 4 x PP 2
+ * (as above), Llama-3-8B (share 3) at TP 4 x PP 1 x DP 2 (its cache fits one stage; two
+ * stages' replica serves no more sequences on twice the devices). The mix is 1 / (0.25 / o_70B
+ * + 0.75 / o_8B), each o the member's own search with the pp list; searched with pp {1} only,
+ * Llama-3-8B's best is unchanged, Llama-3-70B's falls to its PP 1 best, and so does the mix. */
+static void test_stages_win_for_one_member(void **state)
+{
+    (void)state;
+    const char *ov[] = {"accelerator=h100-sxm", "cluster=nvlink4-nvswitch"};
+    pm_scenario a = load("llama70b-h100"), b = pm_test_load("llama8b", ov, 2);
+    pm_scenario_release(&b);
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    mix->member[0] = (pm_search_member){.scenario = &a, .spec = stage_space(), .share = 1.0};
+    mix->member[1] = (pm_search_member){.scenario = &b, .spec = stage_space(), .share = 3.0};
+    mix->n_members = 2;
+    static double l2[] = {50.0 * 1048576}; /* the H100's own */
+    mix->hw[0] = (pm_axis){.kind = PM_AXIS_L2, .values = l2, .n_values = 1};
+    mix->n_hw = 1;
+    pm_search_mix_result r = run(mix);
+    pm_search_result ra = alone_at(&a, &mix->member[0].spec, l2[0]);
+    pm_search_result rb = alone_at(&b, &mix->member[1].spec, l2[0]);
+    mix->member[0].spec.n_pp = 1; /* pp {1} */
+    mix->member[1].spec.n_pp = 1;
+    pm_search_mix_result one = run(mix);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_search_candidate *ka = &r.members[(size_t)m];
+        const pm_search_candidate *kb = &r.members[PM_MODE_COUNT + (size_t)m];
+        same_candidate(ka, &ra.best[m]);
+        same_candidate(kb, &rb.best[m]);
+        assert_int_equal(ka->pp, 2);
+        assert_int_equal(ka->dp, 1); /* 8 / (4 x 2) */
+        assert_int_equal(kb->pp, 1);
+        assert_int_equal(kb->dp, 2); /* 8 / 4 */
+        const double want = 1.0 / (0.25 / ra.best[m].objective + 0.75 / rb.best[m].objective);
+        assert_rel(r.points[0].objective[m], want, 1e-12);
+        /* without stages: the 8B's row unchanged, the 70B's a PP 1 row of less objective */
+        const pm_search_candidate *ua = &one.members[(size_t)m];
+        same_candidate(&one.members[PM_MODE_COUNT + (size_t)m], kb);
+        assert_int_equal(ua->pp, 1);
+        assert_true(ua->objective < ka->objective);
+        assert_true(one.points[0].objective[m] < r.points[0].objective[m]);
+    }
+    pm_search_result_free(&ra);
+    pm_search_result_free(&rb);
+    pm_search_mix_result_free(&one);
+    pm_search_mix_result_free(&r);
+    free(mix);
+}
+
 static void refused(const pm_search_mix *mix, pm_status want, const char *words)
 {
     pm_search_mix_result r;
@@ -227,6 +359,8 @@ int main(void)
         cmocka_unit_test(test_one_member),
         cmocka_unit_test(test_harmonic_mean),
         cmocka_unit_test(test_member_short),
+        cmocka_unit_test(test_one_member_stages),
+        cmocka_unit_test(test_stages_win_for_one_member),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

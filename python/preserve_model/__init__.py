@@ -489,7 +489,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     return result
 
 def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=None, *,
-               budget=0, tp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
+               budget=0, tp=None, pp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
                ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
                rule="decode_first", arrival="staggered", exhaustive=False, threads=0,
                data_dir=None, **shortcuts):
@@ -498,8 +498,9 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
     members: a sequence of (config, share) or (config, share, lengths): each member's scenario
     (its model; every member on the same accelerator), its share of the output tokens (> 0,
     normalised) and its lengths as serve() takes them (None: the scenario's own). Each member
-    is searched as search() searches (the same space, limits and objective; overrides apply to
-    every member) at each point of the hardware axes, and the mix's objective there is
+    is searched as search() searches (the same space: tp, pp (None: one stage), ep, budget,
+    chunks, concurrency; the same limits and objective; overrides apply to every member) at each
+    point of the hardware axes, and the mix's objective there is
     1 / sum(share / member's objective): one chip design's fleet, each member on its own best
     deployment.
 
@@ -508,9 +509,9 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
     and modes: {mode: {found, best (the best point's index, None when no point serves every
     member), mix_objective (numpy array per point, NaN where some member meets no limit),
     missing_member (int array: the first such member's index, -1 none), members (a list per
-    member of dicts of numpy arrays per point: the candidate's keys as search()'s best, NaN
-    where the member found none)}}. Raises Error for a load or model error, ValueError for a
-    mix the library refuses (members on different accelerators: Error).
+    member of dicts of numpy arrays per point: the candidate's keys as search()'s best, pp
+    among them, NaN where the member found none)}}. Raises Error for a load or model error,
+    ValueError for a mix the library refuses (members on different accelerators: Error).
     """
     members = [tuple(m) for m in members]
     for m in members:
@@ -540,7 +541,8 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
                            float(ttft_limit), float(tpot_limit), float(min_user_rate),
                            SEARCH_OBJECTIVES.index(objective), SERVE_RULES.index(rule),
                            SERVE_ARRIVALS.index(arrival), bool(exhaustive), int(threads),
-                           _overrides(overrides, shortcuts), _path("data_dir", data_dir))
+                           _overrides(overrides, shortcuts), _path("data_dir", data_dir),
+                           None if pp is None else _counts("pp", pp))
     candidates, evaluated, pruned, invalid, hw_names, hw_values, per_mode = raw
     hw = np.frombuffer(hw_values, dtype=np.float64).reshape(-1, max(len(hw_names), 1))
     n_points = len(np.frombuffer(per_mode[0][2], dtype=np.float64))

@@ -1000,17 +1000,18 @@ static int search_mix_members(PyObject *configs, PyObject *shares, PyObject *len
 
 /* search_mix(configs, shares, lengths, concurrency, chunks, tp, ep, hardware, budget,
  * ttft_limit, tpot_limit, min_user_rate, objective, rule, arrival, exhaustive, threads,
- * overrides=None, data_dir=None): the search --mix command's pm_search_mix_run. */
+ * overrides=None, data_dir=None, pp=None): the search --mix command's pm_search_mix_run. */
 static PyObject *search_mix(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *configs, *shares, *lengths, *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None;
+    PyObject *configs, *shares, *lengths, *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None,
+             *pp = Py_None;
     const char *data_dir = NULL;
     int budget, objective, rule, arrival, exhaustive, threads;
     double ttft, tpot, user;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOidddiiipi|Oz", &configs, &shares, &lengths, &conc,
+    if (!PyArg_ParseTuple(args, "OOOOOOOOidddiiipi|OzO", &configs, &shares, &lengths, &conc,
                           &chunks, &tp, &ep, &hw, &budget, &ttft, &tpot, &user, &objective,
-                          &rule, &arrival, &exhaustive, &threads, &overrides, &data_dir))
+                          &rule, &arrival, &exhaustive, &threads, &overrides, &data_dir, &pp))
         return NULL;
     pm_search_spec *base = PyMem_Calloc(1, sizeof *base);
     pm_search_mix *mix = PyMem_Calloc(1, sizeof *mix);
@@ -1021,7 +1022,7 @@ static PyObject *search_mix(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto out;
     }
-    if (search_space(base, tp, ep, Py_None, chunks, conc, hw) != 0)
+    if (search_space(base, tp, ep, pp, chunks, conc, hw) != 0)
         goto out;
     search_limits(base, budget, ttft, tpot, user, objective, exhaustive, threads);
     for (int a = 0; a < base->n_hw; a++)

@@ -1066,6 +1066,34 @@ def test_search_mix_is_the_harmonic_mean_of_the_members_searches():
         assert m["best"] == int(np.argmax(m["mix_objective"]))
 
 
+def test_search_mix_takes_pipeline_stages():
+    # Llama-3-70B (share 1) and Llama-3-8B (share 3) on 8 H100s, TP 4 x PP 1 or 2: the 70B's
+    # best is TP 4 x PP 2 x DP 1 (256 sequences within 100 ms; PP 1 stops at 64), the 8B's
+    # TP 4 x PP 1 x DP 2; each member's row is its own search's best with the same pp list, and
+    # the mix 1 / (0.25 / o_70B + 0.75 / o_8B). Without pp the 70B's row has one stage.
+    h100 = {"accelerator": "h100-sxm", "cluster": "nvlink4-nvswitch"}
+    space = dict(concurrency=(16, 64, 256), budget=8, tp=(4,), chunks=(2048,), tpot_limit=0.1)
+    lens = [(2048, 256, 1)]
+    r = pm.search_mix([("llama70b-h100", 1, lens), ("llama8b", 3, lens)], overrides=h100,
+                      pp=(1, 2), **space)
+    one = pm.search_mix([("llama70b-h100", 1, lens), ("llama8b", 3, lens)], overrides=h100,
+                        **space)
+    a = pm.search("llama70b-h100", overrides=h100, pp=(1, 2), lengths=lens, **space)
+    b = pm.search("llama8b", overrides=h100, pp=(1, 2), lengths=lens, **space)
+    for mode in pm.MODES:
+        m = r["modes"][mode]
+        for i, (want, pp, dp) in enumerate(((a, 2, 1), (b, 1, 2))):
+            best = want["modes"][mode]["best"]
+            for key in ("tp", "pp", "dp", "chunk", "concurrency", "objective"):
+                assert m["members"][i][key][0] == best[key]
+            assert (m["members"][i]["pp"][0], m["members"][i]["dp"][0]) == (pp, dp)
+        oa = a["modes"][mode]["best"]["objective"]
+        ob = b["modes"][mode]["best"]["objective"]
+        assert m["mix_objective"][0] == pytest.approx(1 / (0.25 / oa + 0.75 / ob), rel=1e-12)
+        assert one["modes"][mode]["members"][0]["pp"][0] == 1
+        assert one["modes"][mode]["mix_objective"][0] < m["mix_objective"][0]
+
+
 def test_search_mix_refusals():
     with pytest.raises(TypeError, match="members"):
         pm.search_mix([("llama8b",)])

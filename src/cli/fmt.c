@@ -4,7 +4,9 @@
  * scaled by an exact power of ten (one correctly rounded operation, relative error at most
  * 2^-53), and whenever the nine-digit rounding could depend on that error (the scaled value
  * within 1e-6 of a rounding boundary), or the exponent is beyond the exact powers of ten, it
- * defers to snprintf. tests/test_fmt.c compares the two over millions of values.
+ * defers to snprintf. tests/test_fmt.c compares the two over millions of values. Beside it, the
+ * tables' numbers and sizes (fmt_table, fmt_size, and fmt_bytes for every count of bytes a view
+ * prints: the unit chosen by its magnitude).
  */
 #include <math.h>
 #include <stdbool.h>
@@ -129,5 +131,21 @@ int fmt_size(double v, char *out)
     const double a = fabs(v);
     const int n = !(a > 0.0) || a >= 0.95 || isinf(a) ? snprintf(out, FMT_G9_MAX, "%.1f", v)
                                                        : snprintf(out, FMT_G9_MAX, "%.3g", v);
+    return n < FMT_G9_MAX ? n : FMT_G9_MAX - 1;
+}
+
+int fmt_bytes(double bytes, char *out)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    const int last = (int)(sizeof unit / sizeof unit[0]) - 1;
+    double v = bytes;
+    int u = 0;
+    /* 1023.95 and up of a unit prints as 1024.0: the next unit's 1.0 */
+    while (u < last && fabs(v) >= (u == 0 ? 1024.0 : 1023.95)) {
+        v /= 1024.0;
+        u++;
+    }
+    const bool whole = u == 0 && !(floor(fabs(v)) < fabs(v));
+    const int n = snprintf(out, FMT_G9_MAX, whole ? "%.0f %s" : "%.1f %s", v, unit[u]);
     return n < FMT_G9_MAX ? n : FMT_G9_MAX - 1;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "fmt.h"
 #include "output.h"
 
 int cmd_graph(const cli *c)
@@ -68,39 +69,42 @@ static void explain_window(const pm_scenario *s, const pm_explain *e, const pm_e
 {
     const pm_graph *g = e->graph;
     const pm_node *n = &g->nodes[w->collective];
-    const double cap = e->l2_window_bytes;
+    char comm[FMT_G9_MAX], cap[FMT_G9_MAX], sum[FMT_G9_MAX], b[FMT_G9_MAX];
+    fmt_bytes(w->comm_bytes, comm);
+    fmt_bytes(e->l2_window_bytes, cap);
     const pm_explain_window *rs = merged_into(e, w);
     if (rs) {
-        printf("during %s (%.1f KiB, %.1f us): no window of its own: the window of %s runs "
+        printf("during %s (%s, %.1f us): no window of its own: the window of %s runs "
                "through it\n",
-               n->name, w->comm_bytes / 1024.0, w->collective_s * 1e6,
-               g->nodes[rs->collective].name);
+               n->name, comm, w->collective_s * 1e6, g->nodes[rs->collective].name);
         return;
     }
-    printf("during %s (%.1f KiB, %.1f us):", n->name, w->comm_bytes / 1024.0,
-           w->collective_s * 1e6);
+    printf("during %s (%s, %.1f us):", n->name, comm, w->collective_s * 1e6);
     for (size_t k = 0; k < w->n_prefetches; k++) {
         const pm_explain_prefetch *p = &e->prefetches[w->first_prefetch + k];
         const pm_node *cn = &g->nodes[p->consumer];
         char what[64];
         what_of(s, e, cn, what, sizeof what);
-        printf("%s prefetch %s%s%s %.1f MiB", k ? "," : "",
+        fmt_bytes(p->bytes, b);
+        printf("%s prefetch %s%s%s %s", k ? "," : "",
                cn->kind == PM_NODE_ATTENTION ? "" : short_name(cn),
-               cn->kind == PM_NODE_ATTENTION ? "" : " ", what, p->bytes / MIB);
+               cn->kind == PM_NODE_ATTENTION ? "" : " ", what, b);
     }
     if (!w->n_prefetches)
         printf(" nothing prefetched");
-    printf(" = %.1f MiB < %.0f MiB\n", w->window_bytes / MIB, cap / MIB);
+    fmt_bytes(w->window_bytes, sum);
+    printf(" = %s < %s\n", sum, cap);
     const pm_node *stop = w->stopped_at >= 0 ? &g->nodes[w->stopped_at] : NULL;
     if (w->stopped_routed)
         printf("  stopped at %s: routed experts are known only after the router runs, so only "
                "the dispatch all-to-all may prefetch them\n",
                stop->name);
-    else if (stop)
-        printf("  stopped at %s: %s %.1f MiB would make %.1f MiB >= %.0f MiB\n", stop->name,
-               stop->kind == PM_NODE_ATTENTION ? "KV" : "weights", w->stopped_bytes / MIB,
-               (w->window_bytes + w->stopped_bytes) / MIB, cap / MIB);
-    else
+    else if (stop) {
+        fmt_bytes(w->stopped_bytes, b);
+        fmt_bytes(w->window_bytes + w->stopped_bytes, sum);
+        printf("  stopped at %s: %s %s would make %s >= %s\n", stop->name,
+               stop->kind == PM_NODE_ATTENTION ? "KV" : "weights", b, sum, cap);
+    } else
         printf("  window ended at the next collective (or the end of the graph)\n");
     if (w->n_prefetches) {
         const char *what = w->kind == PM_NODE_ALLTOALL         ? "all-to-all"
@@ -193,9 +197,11 @@ static void explain_head(const cli *c, const pm_scenario *s, int64_t context, co
                e->first_layer + e->stage_layers - 1);
         return;
     }
-    printf("%s, %s, context %lld: L2 capacity for prefetching %.0f MiB (%s)\n", s->name,
+    char capacity[FMT_G9_MAX];
+    fmt_bytes(cap, capacity);
+    printf("%s, %s, context %lld: L2 capacity for prefetching %s (%s)\n", s->name,
            c->phase == PM_PHASE_DECODE ? "decode step" : "prefill", (long long)context,
-           cap / MIB, s->accel.name);
+           capacity, s->accel.name);
     printf("Prefetch consumers %s (the accelerator's prefetch_consumer); the two streams %s HBM "
            "bandwidth (options.hbm_sharing).\n",
            s->accel.prefetch_consumer == PM_CONSUMER_STREAM
