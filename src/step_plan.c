@@ -479,7 +479,11 @@ static void fuse_class(const pm_step_plan *u, int m, pm_step_plan *f)
         pm_step_node fc;
         pm_step_traffic ft;
         if (out[j].kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
-            node_costs(&f->cost, &f->ar, &f->ar_fused, &out[j], false, &fc);
+            /* Its MatMul's row serves it: build.c's fuse changes the node's kind and message,
+             * which other_cost reads from the node, and the row's knee, which a fused node's
+             * cost does not read. */
+            const pm_cost_row *row = m ? &u->tmpl.rows.moe[i] : &u->tmpl.rows.layer[i];
+            row_costs(&f->cost, &f->ar, &f->ar_fused, &out[j], row, false, &fc);
             if (f->counted)
                 node_traffic(f, &out[j], &fc, &ft);
             if (f->chunks == 0)
