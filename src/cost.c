@@ -14,6 +14,13 @@
  * whose transfers lose efficiency as x / (x + n_half). The accelerator's peak per datatype and
  * its achievable bulk HBM bandwidth are accelerator.c's.
  *
+ * A node's terms that read no hardware (its flops, bytes, the tiling bound's numerator
+ * 2 m n k e, the peak's and the KV bandwidth's indices) and gemm_eff.c's wave fraction and
+ * dequantisation time (which read only the accelerator's GEMM fields, pm_cost_key) are kept as
+ * a row (pm_cost_row): step_plan.c makes a template's rows once and a compiled template keeps
+ * them, so a node at another hardware point is costed from its row alone, in the same
+ * operations in the same order as from the node (bit for bit).
+ *
  * May call: accelerator.c, collective.c, dtype.c, error.c, gemm_eff.c, graph.c, runtime.c.
  */
 #include <math.h>
