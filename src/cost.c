@@ -14,10 +14,18 @@
  * whose transfers lose efficiency as x / (x + n_half). The accelerator's peak per datatype and
  * its achievable bulk HBM bandwidth are accelerator.c's.
  *
+ * A node's terms that read no hardware (its flops, bytes, the tiling bound's numerator
+ * 2 m n k e, the peak's and the KV bandwidth's indices) and gemm_eff.c's wave fraction and
+ * dequantisation time (which read only the accelerator's GEMM fields, pm_cost_key) are kept as
+ * a row (pm_cost_row): step_plan.c makes a template's rows once and a compiled template keeps
+ * them, so a node at another hardware point is costed from its row alone, in the same
+ * operations in the same order as from the node (bit for bit).
+ *
  * May call: accelerator.c, collective.c, dtype.c, error.c, gemm_eff.c, graph.c, runtime.c.
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -31,6 +39,12 @@ typedef struct roof_in {
     double tiling_bytes; /* off-chip traffic beyond the compulsory bytes (tiling bound) */
     double bw, kv_bw, l2_bw;
 } roof_in;
+
+/* An element's bytes of datatype d (1 for a datatype without). */
+static double elem_bytes(pm_dtype d)
+{
+    return pm_dtype_bytes(d) > 0 ? pm_dtype_bytes(d) : 1.0;
+}
 
 void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
 {
@@ -46,7 +60,7 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
         const double peak = pm_peak_compute(a, (pm_dtype)d);
         k->peak[d] = peak * eff;
         k->att_peak[d] = peak * att_eff;
-        const double e = pm_dtype_bytes((pm_dtype)d) > 0 ? pm_dtype_bytes((pm_dtype)d) : 1.0;
+        const double e = elem_bytes((pm_dtype)d);
         k->elem[d] = e;
         k->tile_root[d] = sqrt(a->l2_capacity_bytes / e);
     }
@@ -77,33 +91,79 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
     k->moe_curve = pm_moe_gemm_curve_of(s);
 }
 
-static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
+void pm_cost_key_init(const pm_scenario *s, pm_cost_key *key)
 {
-    const pm_scenario *s = k->s;
-    roof_in ri = {0};
+    const pm_accelerator *a = &s->accel;
+    *key = (pm_cost_key){{a->gemm.present ? 1.0 : 0.0, a->gemm.compute_units, a->gemm.tile_m,
+                          a->gemm.tile_n, a->dequant_elem_per_s}};
+}
+
+bool pm_cost_key_same(const pm_scenario *s, const pm_cost_key *key)
+{
+    pm_cost_key now;
+    pm_cost_key_init(s, &now);
+    return memcmp(&now, key, sizeof now) == 0;
+}
+
+/* The hardware-free part of roof_prepare, plain_cost and fixed_s, and the GEMM rules at s's
+ * accelerator (its key): the node's terms are then those of the row alone. */
+void pm_cost_row_init(const pm_scenario *s, const pm_node *n, pm_cost_row *r)
+{
     const bool dt = (int)n->dtype >= 0 && n->dtype < PM_DTYPE_COUNT;
+    const bool gemm = n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE;
+    *r = (pm_cost_row){0};
+    r->flop = n->flop;
+    r->act_bytes = n->act_bytes;
+    r->weight_bytes = n->weight_bytes;
+    r->kv_bytes = n->kv_bytes;
+    r->l2_bytes = n->l2_bytes;
+    r->compulsory_bytes = n->act_bytes + n->weight_bytes;
+    r->dtype = dt ? (int)n->dtype : -1;
+    r->kv_bw = (n->kv_strided ? 1 : 0) + (n->kv_paged ? 2 : 0);
+    r->attention = n->kind == PM_NODE_ATTENTION;
+    r->gemm = gemm && n->m > 0;
+    r->knee = n->kind == PM_NODE_MATMUL;
+    r->grouped = gemm && n->routed;
+    r->embedding = n->kind == PM_NODE_EMBEDDING;
+    r->wave_frac = 1.0;
+    if (r->gemm) {
+        /* The last wave of output tiles leaves compute units idle (gemm_eff.c). */
+        r->wave_frac = pm_gemm_wave_frac(&s->accel, n->m, n->n);
+        /* Weight-only quantisation converts the weights on the vector units (gemm_eff.c). */
+        r->dequant_s = pm_gemm_dequant_s(s, n);
+        /* The tiling bound's numerator, in the order roof_prepare divides it by the root. */
+        r->tile_bytes = 2.0 * n->m * n->n * n->k * (dt ? elem_bytes(n->dtype) : 1.0);
+    }
+    /* A MoE align kernel's time beyond its roofline (runtime.c: one thread block, not bandwidth-
+     * bound): the engine's measured line over its slots. */
+    if (n->role == PM_ROLE_MOE_ALIGN)
+        r->align_s = pm_moe_align_s(s, n->m);
+}
+
+static inline roof_in roof_prepare(const pm_cost_ctx *k, const pm_cost_row *r)
+{
+    roof_in ri = {0};
     /* An attention kernel's products run at its own efficiency (the accelerator's
      * attention_compute_efficiency_frac), the GEMMs' where the accelerator gives none. */
-    const double peak =
-        !dt ? 0.0 : n->kind == PM_NODE_ATTENTION ? k->att_peak[n->dtype] : k->peak[n->dtype];
-    ri.compute_s = n->flop > 0 && peak > 0 ? n->flop / peak : 0.0;
-    const bool gemm = n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE;
-    if (gemm && n->m > 0) {
-        /* The last wave of output tiles leaves compute units idle (gemm_eff.c). */
-        ri.compute_s /= pm_gemm_wave_frac(&s->accel, n->m, n->n);
-        /* Weight-only quantisation converts the weights on the vector units (gemm_eff.c). */
-        ri.compute_s += pm_gemm_dequant_s(s, n);
-        const double e = dt ? k->elem[n->dtype] : 1.0;
-        const double root = dt ? k->tile_root[n->dtype] : sqrt(s->accel.l2_capacity_bytes);
-        const double tiled = 2.0 * n->m * n->n * n->k * e / root;
-        const double compulsory = n->act_bytes + n->weight_bytes;
-        if (tiled > compulsory)
-            ri.tiling_bytes = tiled - compulsory;
+    const double peak = r->dtype < 0    ? 0.0
+                        : r->attention ? k->att_peak[r->dtype]
+                                       : k->peak[r->dtype];
+    ri.compute_s = r->flop > 0 && peak > 0 ? r->flop / peak : 0.0;
+    if (r->gemm) {
+        ri.compute_s /= r->wave_frac;
+        ri.compute_s += r->dequant_s;
+        /* Past C* = e (tile / compulsory)^2 of L2 the tiling bound is below the compulsory
+         * bytes and adds nothing. */
+        const double root =
+            r->dtype >= 0 ? k->tile_root[r->dtype] : sqrt(k->s->accel.l2_capacity_bytes);
+        const double tiled = r->tile_bytes / root;
+        if (tiled > r->compulsory_bytes)
+            ri.tiling_bytes = tiled - r->compulsory_bytes;
     }
     ri.bw = k->bw;
-    ri.kv_bw = k->kv_bw[(n->kv_strided ? 1 : 0) + (n->kv_paged ? 2 : 0)];
+    ri.kv_bw = k->kv_bw[r->kv_bw];
     ri.l2_bw = k->l2_bw;
-    if (gemm && n->routed && k->moe_frac < 1.0) {
+    if (r->grouped && k->moe_frac < 1.0) {
         /* The engine's grouped-expert kernel (runtime.c): slower at both compute and reads. */
         ri.compute_s /= k->moe_frac;
         ri.bw *= k->moe_frac;
@@ -116,13 +176,13 @@ static roof_in roof_prepare(const pm_cost_ctx *k, const pm_node *n)
     return ri;
 }
 
-static roof roof_at(const roof_in *ri, const pm_node *n, double l2)
+static inline roof roof_at(const roof_in *ri, const pm_cost_row *n, double l2)
 {
     roof r = {0};
     r.compute_s = ri->compute_s;
     double weight_hbm = n->weight_bytes, kv_hbm = n->kv_bytes;
     /* What was prefetched is served from L2: weights first for a MatMul, KV for attention. */
-    if (n->kind == PM_NODE_ATTENTION) {
+    if (n->attention) {
         double from = l2 < kv_hbm ? l2 : kv_hbm;
         kv_hbm -= from;
     } else {
@@ -136,24 +196,17 @@ static roof roof_at(const roof_in *ri, const pm_node *n, double l2)
     return r;
 }
 
-static roof roofline(const pm_cost_ctx *k, const pm_node *n, double l2)
+/* A MoE align kernel's time beyond its roofline (the row's), and an attention kernel's fixed
+ * time beyond its roofline (the accelerator's attention_latency; 0 on the paper's NPU): in
+ * decode its effective bandwidth kv / (t0 + kv / BW) rises with batch x context towards BW, as
+ * the GPU kernels of data/validation/gpu.csv (section 6) do. */
+static double fixed_s(const pm_scenario *s, const pm_cost_row *r)
 {
-    const roof_in ri = roof_prepare(k, n);
-    return roof_at(&ri, n, l2);
+    return r->attention ? s->accel.attention_latency_s : r->align_s;
 }
 
-/* A MoE align kernel's time beyond its roofline (runtime.c: one thread block, not bandwidth-
- * bound), and an attention kernel's fixed time beyond its roofline (the accelerator's
- * attention_latency; 0 on the paper's NPU): in decode its effective bandwidth kv / (t0 + kv / BW) rises with
- * batch x context towards BW, as the GPU kernels of data/validation/gpu.csv (section 6) do. */
-static double fixed_s(const pm_scenario *s, const pm_node *n)
-{
-    if (n->role == PM_ROLE_MOE_ALIGN)
-        return pm_moe_align_s(s, n->m); /* the engine's measured line over its slots */
-    return n->kind == PM_NODE_ATTENTION ? s->accel.attention_latency_s : 0.0;
-}
-
-static void plain_cost(const pm_cost_ctx *k, const pm_node *n, const roof *r, pm_op_cost *out)
+static inline void plain_cost(const pm_cost_ctx *k, const pm_cost_row *n, const roof *r,
+                              pm_op_cost *out)
 {
     const pm_scenario *s = k->s;
     *out = (pm_op_cost){0};
@@ -164,18 +217,26 @@ static void plain_cost(const pm_cost_ctx *k, const pm_node *n, const roof *r, pm
     out->launch_s = k->launch_s;
     const double mem = r->hbm_s + r->l2_s;
     /* A MatMul's knee and fixed time follow its shape (gemm_eff.c). */
-    const double t = n->kind == PM_NODE_MATMUL ? pm_gemm_time(&s->accel, r->compute_s, mem)
-                                                : (r->compute_s > mem ? r->compute_s : mem);
+    const double t = n->knee ? pm_gemm_time(&s->accel, r->compute_s, mem)
+                             : (r->compute_s > mem ? r->compute_s : mem);
     out->total_s = t + fixed_s(s, n) + out->launch_s;
+}
+
+void pm_op_cost_pair_row(const pm_cost_ctx *k, const pm_cost_row *r, double l2_bytes,
+                         pm_op_cost *hbm, pm_op_cost *l2)
+{
+    const roof_in ri = roof_prepare(k, r);
+    const roof a = roof_at(&ri, r, r->l2_bytes), b = roof_at(&ri, r, l2_bytes);
+    plain_cost(k, r, &a, hbm);
+    plain_cost(k, r, &b, l2);
 }
 
 void pm_op_cost_pair(const pm_cost_ctx *k, const pm_node *n, double l2_bytes, pm_op_cost *hbm,
                      pm_op_cost *l2)
 {
-    const roof_in ri = roof_prepare(k, n);
-    const roof a = roof_at(&ri, n, n->l2_bytes), b = roof_at(&ri, n, l2_bytes);
-    plain_cost(k, n, &a, hbm);
-    plain_cost(k, n, &b, l2);
+    pm_cost_row r;
+    pm_cost_row_init(k->s, n, &r);
+    pm_op_cost_pair_row(k, &r, l2_bytes, hbm, l2);
 }
 
 /* The sum over i = 0..n-1 of the line through f0 (i = 0) and f1 (i = n - 1), over i0..i1. */
@@ -193,8 +254,11 @@ double pm_op_cost_sum_even(const pm_cost_ctx *k, const pm_node *first, const pm_
     if (n < 1)
         return 0.0;
     /* plain_cost's time, max(compute, memory) + fixed + launch, with both terms affine in i. */
-    const roof_in fa = roof_prepare(k, first), fb = roof_prepare(k, last);
-    const roof a = roof_at(&fa, first, first->l2_bytes), b = roof_at(&fb, last, last->l2_bytes);
+    pm_cost_row ra, rb;
+    pm_cost_row_init(k->s, first, &ra);
+    pm_cost_row_init(k->s, last, &rb);
+    const roof_in fa = roof_prepare(k, &ra), fb = roof_prepare(k, &rb);
+    const roof a = roof_at(&fa, &ra, ra.l2_bytes), b = roof_at(&fb, &rb, rb.l2_bytes);
     const double u0 = a.compute_s, u1 = b.compute_s;
     const double v0 = a.hbm_s + a.l2_s, v1 = b.hbm_s + b.l2_s;
     const double g0 = u0 - v0, g1 = u1 - v1; /* compute's lead: affine, one sign change at most */
@@ -210,7 +274,7 @@ double pm_op_cost_sum_even(const pm_cost_ctx *k, const pm_node *first, const pm_
         sum = g0 > 0 ? line_sum(u0, u1, n, 0, kx) + line_sum(v0, v1, n, kx + 1, n - 1)
                      : line_sum(v0, v1, n, 0, kx) + line_sum(u0, u1, n, kx + 1, n - 1);
     }
-    return sum + (double)n * (fixed_s(k->s, first) + k->launch_s);
+    return sum + (double)n * (fixed_s(k->s, &ra) + k->launch_s);
 }
 
 /* The chunk-independent terms of a fused node. */
@@ -262,11 +326,12 @@ void pm_prefetch_cost(const pm_cost_ctx *k, double bytes, pm_op_cost *out)
     out->total_s = out->hbm_s + out->launch_s;
 }
 
-/* A fused GEMM + allreduce node: the chunk count given, or the best of 1 to 16. */
+/* A fused GEMM + allreduce node with its row: the chunk count given, or the best of 1 to 16. */
 static void fused_cost(const pm_cost_ctx *cx, const pm_ar_model *ar, const pm_node *n,
-                       pm_op_cost *out)
+                       const pm_cost_row *row, pm_op_cost *out)
 {
-    const roof r = roofline(cx, n, n->l2_bytes);
+    const roof_in ri = roof_prepare(cx, row);
+    const roof r = roof_at(&ri, row, row->l2_bytes);
     const fused_terms f = fused_init(cx->s, n, &r);
     int best_k = n->chunks > 0 ? n->chunks : 1;
     double tar = 0.0, bound;
@@ -291,11 +356,19 @@ static void fused_cost(const pm_cost_ctx *cx, const pm_ar_model *ar, const pm_no
     out->total_s = best + cx->launch_s;
 }
 
-void pm_op_cost_node(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
-                     pm_op_cost *out)
+/* Whether a node of kind k is costed by its roofline alone (other_cost costs the rest). */
+static bool plain_kind(pm_node_kind k)
+{
+    return !(pm_kind_is_collective(k) || k == PM_NODE_PREFETCH ||
+             k == PM_NODE_FUSED_MATMUL_ALLREDUCE);
+}
+
+/* The cost of a node that is not a plain operation (a collective, a receive, a prefetch, a
+ * fused GEMM + allreduce, whose row is row or, NULL, made here). */
+static void other_cost(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
+                       const pm_cost_row *row, pm_op_cost *out)
 {
     const pm_scenario *s = k->s;
-    const double l2_bytes = n->l2_bytes;
     *out = (pm_op_cost){0};
     pm_ar_model local;
     if (!ar && n->kind == PM_NODE_ALLREDUCE) {
@@ -342,19 +415,53 @@ void pm_op_cost_node(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node 
         out->total_s = t;
         return;
     }
-    case PM_NODE_FUSED_MATMUL_ALLREDUCE:
-        fused_cost(k, ar, n, out);
+    case PM_NODE_FUSED_MATMUL_ALLREDUCE: {
+        pm_cost_row own;
+        if (!row) {
+            pm_cost_row_init(s, n, &own);
+            row = &own;
+        }
+        fused_cost(k, ar, n, row, out);
         return;
-    default: break;
     }
-    const roof r = roofline(k, n, l2_bytes);
-    plain_cost(k, n, &r, out);
-    if (n->kind == PM_NODE_EMBEDDING) {
+    default: return; /* plain_kind */
+    }
+}
+
+/* A plain operation from its row: the roofline, and the step's host work before the
+ * embedding (runtime.c). */
+static void row_cost(const pm_cost_ctx *k, const pm_cost_row *row, pm_op_cost *out)
+{
+    const roof_in ri = roof_prepare(k, row);
+    const roof r = roof_at(&ri, row, row->l2_bytes);
+    plain_cost(k, row, &r, out);
+    if (row->embedding) {
         /* The runtime's host work of the step precedes its first kernel (runtime.c). */
-        const double host = pm_runtime_step_s(s);
+        const double host = pm_runtime_step_s(k->s);
         out->launch_s += host;
         out->total_s += host;
     }
+}
+
+void pm_op_cost_row(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
+                    const pm_cost_row *r, pm_op_cost *out)
+{
+    if (plain_kind(n->kind))
+        row_cost(k, r, out);
+    else
+        other_cost(k, ar, n, r, out);
+}
+
+void pm_op_cost_node(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
+                     pm_op_cost *out)
+{
+    if (!plain_kind(n->kind)) {
+        other_cost(k, ar, n, NULL, out);
+        return;
+    }
+    pm_cost_row r;
+    pm_cost_row_init(k->s, n, &r);
+    row_cost(k, &r, out);
 }
 
 pm_status pm_op_cost_compute(const pm_scenario *s, const pm_graph *g, size_t i, pm_op_cost *out,

@@ -561,6 +561,45 @@ double pm_a2a_link_bytes(const pm_cluster *c, double n);
  * makes them (without names or edges): layers repeat exactly, so this is all the fast path
  * needs. */
 #define PM_TEMPLATE_MAX 32
+
+/* A node's roofline as coefficients (cost.c, issue 46 item 3): what of pm_op_cost_node reads no
+ * hardware, computed once per node of a template, and what the accelerator's GEMM rules give
+ * it (gemm_eff.c's wave fraction and dequantisation time), kept with the accelerator fields
+ * they read (pm_cost_key). Costing a row at a hardware point (pm_op_cost_row, _pair_row) is a
+ * few divisions, a max and adds, in the order pm_op_cost_node takes them: bit for bit its
+ * cost. */
+typedef struct pm_cost_row {
+    double flop;
+    double act_bytes, weight_bytes, kv_bytes, l2_bytes; /* the node's */
+    double compulsory_bytes; /* act + weight: what the tiling bound's traffic is beyond */
+    double tile_bytes;       /* 2 m n k e, the tiling bound's traffic times sqrt(C / e) (a GEMM
+                                with m > 0); C* = e (tile / compulsory)^2 is the L2 capacity
+                                below which it exceeds the compulsory bytes */
+    double wave_frac;        /* pm_gemm_wave_frac at the key's accelerator (a GEMM with m > 0) */
+    double dequant_s;        /* pm_gemm_dequant_s at the key's accelerator (the same) */
+    double align_s;          /* a MoE align kernel's time (runtime.c), else 0 */
+    int dtype;               /* the compute datatype, -1 when none */
+    int kv_bw;               /* the KV reads' bandwidth: pm_cost_ctx.kv_bw's index */
+    bool attention;          /* an attention kernel: its peak, its KV served from L2 first,
+                                the accelerator's attention latency */
+    bool gemm;               /* a GEMM with m > 0: wave, dequantisation, tiling bound */
+    bool knee;               /* a MatMul: gemm_eff.c's knee and fixed time (pm_gemm_time) */
+    bool grouped;            /* routed experts' GEMM: the engine's grouped kernel's fraction */
+    bool embedding;          /* the step's host work precedes it (runtime.c) */
+} pm_cost_row;
+/* The accelerator fields a row's GEMM terms read (gemm.present, compute_units, tile_m, tile_n,
+ * dequant_elem_per_s): rows made at one key serve every scenario of the same key. */
+typedef struct pm_cost_key {
+    double v[5];
+} pm_cost_key;
+/* The rows of a template's nodes (step_plan.c fills them; the builder does not). */
+typedef struct pm_template_rows {
+    bool ready;      /* filled for the template's nodes at key */
+    pm_cost_key key;
+    pm_cost_row head[PM_TEMPLATE_MAX], layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
+    pm_cost_row moe[PM_TEMPLATE_MAX], attn_local;
+} pm_template_rows;
+
 typedef struct pm_template {
     pm_node head[PM_TEMPLATE_MAX], layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     int n_head, n_layer, n_tail;
@@ -571,6 +610,8 @@ typedef struct pm_template {
      * position); with windowed layers, a local layer's at the context. Unset otherwise. */
     pm_node attn_next, attn_local;
     double kv_group; /* query heads each KV head serves on the busiest device */
+    pm_template_rows rows; /* each node's roofline coefficients (step_plan.c; not the builder's:
+                              pm_step_plan_build_like marks them stale) */
 } pm_template;
 pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fused, pm_template *t,
                             pm_error *err);
@@ -642,6 +683,17 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k);
 /* The cost of one node (pm_op_cost_compute without the graph); ar may be NULL. */
 void pm_op_cost_node(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
                      pm_op_cost *out);
+/* Node n's row (pm_cost_row) at s's accelerator, and the key it was made at. */
+void pm_cost_row_init(const pm_scenario *s, const pm_node *n, pm_cost_row *r);
+void pm_cost_key_init(const pm_scenario *s, pm_cost_key *key);
+/* Whether rows made at key serve s (its accelerator's GEMM fields are key's, bit for bit). */
+bool pm_cost_key_same(const pm_scenario *s, const pm_cost_key *key);
+/* pm_op_cost_node of n from its row r (pm_cost_row_init at a scenario of k's key). */
+void pm_op_cost_row(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
+                    const pm_cost_row *r, pm_op_cost *out);
+/* pm_op_cost_pair of a node from its row r. */
+void pm_op_cost_pair_row(const pm_cost_ctx *k, const pm_cost_row *r, double l2_bytes,
+                         pm_op_cost *hbm, pm_op_cost *l2);
 
 /* A plain operation (not communication or prefetch) costed twice at once: as the node is, and
  * with l2_bytes served from L2. */

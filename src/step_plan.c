@@ -81,19 +81,20 @@ static const pm_step_traffic *traffic_of(const pm_step_plan *p, int m)
     return m ? p->moe_tr : p->layer_tr;
 }
 
-/* The costs of one node served from HBM, served from L2 after a prefetch, and of its
- * prefetch. */
-static void node_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
-                       const pm_node *n, bool prefetching, pm_step_node *out)
+/* The costs of one node with its roofline row r (cost.c) served from HBM, served from L2 after
+ * a prefetch, and of its prefetch. */
+static void row_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                      const pm_node *n, const pm_cost_row *r, bool prefetching,
+                      pm_step_node *out)
 {
     out->bytes = pm_node_prefetchable_bytes(n);
     if (prefetching && out->bytes > 0) {
         /* MatMul or attention: plain operations, both variants from one roofline. */
-        pm_op_cost_pair(k, n, out->bytes, &out->hbm, &out->l2);
+        pm_op_cost_pair_row(k, r, out->bytes, &out->hbm, &out->l2);
         pm_prefetch_cost(k, out->bytes, &out->pf);
     } else {
-        pm_op_cost_node(k, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n,
-                        &out->hbm);
+        pm_op_cost_row(k, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n, r,
+                       &out->hbm);
     }
     out->is_ar = pm_kind_is_collective(n->kind);
     out->is_comm = is_comm(n->kind);
@@ -101,6 +102,36 @@ static void node_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_
     out->is_rs = n->kind == PM_NODE_REDUCE_SCATTER;
     out->is_ag = n->kind == PM_NODE_ALL_GATHER;
     out->routed = n->routed;
+}
+
+/* row_costs of a node without a row kept (an attention at another context, a fused node). */
+static void node_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                       const pm_node *n, bool prefetching, pm_step_node *out)
+{
+    pm_cost_row r;
+    pm_cost_row_init(k->s, n, &r);
+    row_costs(k, ar, ar_fused, n, &r, prefetching, out);
+}
+
+/* The roofline rows of t's nodes (cost.c) at s, unless t has them at s's key already (a
+ * compiled template costed at another hardware point: issue 46 item 3). */
+static void template_rows(const pm_scenario *s, bool local, pm_template *t)
+{
+    pm_template_rows *r = &t->rows;
+    if (r->ready && pm_cost_key_same(s, &r->key))
+        return;
+    for (int i = 0; i < t->n_head; i++)
+        pm_cost_row_init(s, &t->head[i], &r->head[i]);
+    for (int i = 0; i < t->n_layer; i++)
+        pm_cost_row_init(s, &t->layer[i], &r->layer[i]);
+    for (int i = 0; i < t->n_moe; i++)
+        pm_cost_row_init(s, &t->moe[i], &r->moe[i]);
+    for (int i = 0; i < t->n_tail; i++)
+        pm_cost_row_init(s, &t->tail[i], &r->tail[i]);
+    if (local)
+        pm_cost_row_init(s, &t->attn_local, &r->attn_local);
+    pm_cost_key_init(s, &r->key);
+    r->ready = true;
 }
 
 /* What a node with its costs (node_costs) moves, served from HBM and, when its prefetched
@@ -328,6 +359,7 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
     pm_status st = pm_template_build(s, step, fused, &p->tmpl, err);
     if (st != PM_OK)
         return st;
+    p->tmpl.rows.ready = false; /* the nodes are new */
     return pm_step_plan_cost(s, like, step, prefetching, p, err);
 }
 
@@ -346,6 +378,17 @@ static void template_copy(pm_template *to, const pm_template *from)
     to->attn_next = from->attn_next;
     to->attn_local = from->attn_local;
     to->kv_group = from->kv_group;
+    const pm_template_rows *fr = &from->rows;
+    pm_template_rows *tr = &to->rows;
+    tr->ready = fr->ready;
+    tr->key = fr->key;
+    if (!fr->ready)
+        return;
+    memcpy(tr->head, fr->head, (size_t)from->n_head * sizeof tr->head[0]);
+    memcpy(tr->layer, fr->layer, (size_t)from->n_layer * sizeof tr->layer[0]);
+    memcpy(tr->tail, fr->tail, (size_t)from->n_tail * sizeof tr->tail[0]);
+    memcpy(tr->moe, fr->moe, (size_t)from->n_moe * sizeof tr->moe[0]);
+    tr->attn_local = fr->attn_local;
 }
 
 pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like,
@@ -360,6 +403,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
                             bool prefetching, pm_step_plan *p, pm_error *err)
 {
     const pm_template *t = &p->tmpl;
+    const pm_template_rows *rw = &p->tmpl.rows;
     pm_status st = PM_OK;
     const pm_phase phase = step->phase;
     p->s = s;
@@ -369,10 +413,12 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
     p->prefetching = prefetching && s->cluster.devices > 1;
     if ((st = plan_models(s, like, p, err)) != PM_OK)
         return st;
+    const int local = pm_model_local_layers(&s->model);
+    template_rows(s, local > 0, &p->tmpl);
     p->head_s = 0.0;
     p->counted = false;
     for (int i = 0; i < t->n_head; i++) {
-        pm_op_cost_node(&p->cost, &p->ar, &t->head[i], &p->head_cost[i]);
+        pm_op_cost_row(&p->cost, &p->ar, &t->head[i], &rw->head[i], &p->head_cost[i]);
         p->head_s += p->head_cost[i].total_s;
     }
     p->attn = -1;
@@ -381,7 +427,8 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
         const pm_node *n = &t->layer[i];
         if (n->kind == PM_NODE_ATTENTION)
             p->attn = i;
-        node_costs(&p->cost, &p->ar, &p->ar_fused, n, p->prefetching, &p->layer[i]);
+        row_costs(&p->cost, &p->ar, &p->ar_fused, n, &rw->layer[i], p->prefetching,
+                  &p->layer[i]);
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
             p->chunks = p->layer[i].hbm.chunks;
     }
@@ -392,7 +439,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
     p->moe_rest_s = 0.0;
     for (int i = 0; i < t->n_moe; i++) {
         const pm_node *n = &t->moe[i];
-        node_costs(&p->cost, &p->ar, &p->ar_fused, n, p->prefetching, &p->moe[i]);
+        row_costs(&p->cost, &p->ar, &p->ar_fused, n, &rw->moe[i], p->prefetching, &p->moe[i]);
         if (i != p->attn)
             p->moe_rest_s += p->moe[i].hbm.total_s;
     }
@@ -401,7 +448,8 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
         return st;
     p->tail_s = 0.0;
     for (int i = 0; i < t->n_tail; i++) {
-        node_costs(&p->cost, &p->ar, &p->ar_fused, &t->tail[i], p->prefetching, &p->tail[i]);
+        row_costs(&p->cost, &p->ar, &p->ar_fused, &t->tail[i], &rw->tail[i], p->prefetching,
+                  &p->tail[i]);
         p->tail_s += p->tail[i].hbm.total_s;
     }
     p->attn_dflop = p->attn_dkv = 0.0;
@@ -409,7 +457,6 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
         p->attn_dflop = t->attn_next.flop - t->layer[p->attn].flop;
         p->attn_dkv = t->attn_next.kv_bytes - t->layer[p->attn].kv_bytes;
     }
-    const int local = pm_model_local_layers(&s->model);
     p->class0 = pm_model_layer_is_local(&s->model, 0) ? 1 : 0;
     p->all_class[1] = local;
     p->all_class[0] = p->layers - local;
@@ -421,8 +468,8 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
     }
     if (p->attn >= 0 && local > 0) {
         p->attn_node[1] = t->attn_local;
-        node_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_node[1], p->prefetching,
-                   &p->attn_cost[1]);
+        row_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_node[1], &rw->attn_local,
+                  p->prefetching, &p->attn_cost[1]);
     }
     /* The pairs depend on the model alone: a plan of the same scenario has them (O(L) to
      * count for a MoE model). */
@@ -467,7 +514,11 @@ static void fuse_class(const pm_step_plan *u, int m, pm_step_plan *f)
         pm_step_node fc;
         pm_step_traffic ft;
         if (out[j].kind == PM_NODE_FUSED_MATMUL_ALLREDUCE) {
-            node_costs(&f->cost, &f->ar, &f->ar_fused, &out[j], false, &fc);
+            /* Its MatMul's row serves it: build.c's fuse changes the node's kind and message,
+             * which other_cost reads from the node, and the row's knee, which a fused node's
+             * cost does not read. */
+            const pm_cost_row *row = m ? &u->tmpl.rows.moe[i] : &u->tmpl.rows.layer[i];
+            row_costs(&f->cost, &f->ar, &f->ar_fused, &out[j], row, false, &fc);
             if (f->counted)
                 node_traffic(f, &out[j], &fc, &ft);
             if (f->chunks == 0)

@@ -200,13 +200,43 @@ static void test_counts_kept(void **state)
     assert_null(c.kept);
 }
 
+/* A template's roofline rows (cost.c) hold the wave fraction at the accelerator's GEMM fields:
+ * a template whose rows were made at one tile and unit count, costed at another, must make
+ * them again (pm_cost_key), giving the plan built there bit for bit, and the change must
+ * matter (else the comparison could not fail). */
+static void test_rows_follow_the_gemm_fields(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    assert_true(s.accel.gemm.present);
+    pm_step step;
+    assert_int_equal(pm_step_of(&s, PM_PHASE_PREFILL, 2048, &step, NULL), PM_OK);
+    pm_step_plan *p = malloc(3 * sizeof *p);
+    assert_non_null(p);
+    assert_int_equal(pm_step_plan_build(&s, &step, false, true, &p[0], NULL), PM_OK);
+    pm_scenario t = s;
+    t.provenance = NULL;
+    t.accel.gemm.tile_m *= 2;
+    t.accel.gemm.compute_units += 7;
+    assert_int_equal(pm_step_plan_build(&t, &step, false, true, &p[1], NULL), PM_OK);
+    assert_int_equal(pm_step_plan_build_from(&t, NULL, &step, &p[0].tmpl, true, &p[2], NULL),
+                     PM_OK);
+    bool moved = false;
+    for (int i = 0; i < p[0].tmpl.n_layer; i++) {
+        assert_memory_equal(&p[2].layer[i].hbm, &p[1].layer[i].hbm, sizeof(pm_op_cost));
+        moved = moved || memcmp(&p[0].layer[i].hbm, &p[1].layer[i].hbm, sizeof(pm_op_cost));
+    }
+    assert_true(moved);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense),        cmocka_unit_test(test_moe),
         cmocka_unit_test(test_windowed),     cmocka_unit_test(test_speculating),
         cmocka_unit_test(test_replicas),     cmocka_unit_test(test_contract_matters),
-        cmocka_unit_test(test_counts_kept),
+        cmocka_unit_test(test_counts_kept),  cmocka_unit_test(test_rows_follow_the_gemm_fields),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
