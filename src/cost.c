@@ -124,6 +124,7 @@ void pm_cost_row_init(const pm_scenario *s, const pm_node *n, pm_cost_row *r)
     r->gemm = gemm && n->m > 0;
     r->knee = n->kind == PM_NODE_MATMUL;
     r->grouped = gemm && n->routed;
+    r->expert_rows = r->grouped ? n->m : 0.0;
     r->embedding = n->kind == PM_NODE_EMBEDDING;
     r->wave_frac = 1.0;
     if (r->gemm) {
@@ -171,8 +172,8 @@ static inline roof_in roof_prepare(const pm_cost_ctx *k, const pm_cost_row *r)
     }
     /* Its compute rate by the node's tokens per expert (m: the slots over the experts read),
      * where the runtime's table covers the accelerator (runtime.c); its reads are unchanged. */
-    if (gemm && n->routed && k->moe_curve)
-        ri.compute_s /= pm_moe_gemm_curve_frac(k->moe_curve, n->m);
+    if (r->grouped && k->moe_curve)
+        ri.compute_s /= pm_moe_gemm_curve_frac(k->moe_curve, r->expert_rows);
     return ri;
 }
 

@@ -578,6 +578,8 @@ typedef struct pm_cost_row {
     double wave_frac;        /* pm_gemm_wave_frac at the key's accelerator (a GEMM with m > 0) */
     double dequant_s;        /* pm_gemm_dequant_s at the key's accelerator (the same) */
     double align_s;          /* a MoE align kernel's time (runtime.c), else 0 */
+    double expert_rows;      /* a routed GEMM's rows m, its tokens per expert (the runtime's
+                                expert compute table reads it), else 0 */
     int dtype;               /* the compute datatype, -1 when none */
     int kv_bw;               /* the KV reads' bandwidth: pm_cost_ctx.kv_bw's index */
     bool attention;          /* an attention kernel: its peak, its KV served from L2 first,
