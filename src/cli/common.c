@@ -449,8 +449,8 @@ void lengths_words(const pm_serve_workload *w, char *buf, size_t n)
         in += w->classes[i].share * (double)w->classes[i].input_tokens;
         out += w->classes[i].share * (double)w->classes[i].output_tokens;
     }
-    snprintf(buf, n, "%d length classes, mean %.0f in, %.0f out", w->n_classes,
-             in / share, out / share);
+    snprintf(buf, n, "%d length class%s, mean %.0f in, %.0f out", w->n_classes,
+             w->n_classes == 1 ? "" : "es", in / share, out / share);
 }
 
 /* --lengths NAME or PATH: a lengths file's classes into w; 0 or the error's exit code. */
