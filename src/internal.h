@@ -158,6 +158,11 @@ pm_status pm_obj_enum(pm_obj *o, const char *key, bool required, const char *con
                       size_t n_names, int *out);
 /* A sub-object; child is initialised on it. PM_ERR_TYPE when not an object. */
 pm_status pm_obj_child(pm_obj *o, const char *key, bool required, pm_obj *child, bool *present);
+/* Element i of o's array `array`, e, as an object: el is initialised on it at path
+ * "<o's path>.array[i]", its provenance o's. PM_ERR_TYPE when e is not an object ("expected an
+ * object <what>"). */
+pm_status pm_obj_element(pm_obj *o, const char *array, int i, const cJSON *e, const char *what,
+                         pm_obj *el);
 /* Fails at key of o, naming the file (or override) where the key was written. */
 pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char *fmt, ...)
 #if defined(__GNUC__)

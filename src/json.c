@@ -468,6 +468,20 @@ pm_status pm_obj_enum(pm_obj *o, const char *key, bool required, const char *con
     return obj_fail(o, key, PM_ERR_VALUE, "expected one of %s (got \"%s\")", list, s);
 }
 
+pm_status pm_obj_element(pm_obj *o, const char *array, int i, const cJSON *e, const char *what,
+                         pm_obj *el)
+{
+    char path[sizeof o->path];
+    snprintf(path, sizeof path, "%.200s.%.40s[%d]", o->path, array, i);
+    if (!cJSON_IsObject(e))
+        return pm_fail(o->err, PM_ERR_TYPE, o->file, path, "expected an object %s (got %s)", what,
+                       pm_json_type_name(e));
+    pm_obj_init(el, e, o->file, path, o->err);
+    el->prov = o->prov;
+    el->file_source = o->file_source;
+    return PM_OK;
+}
+
 pm_status pm_obj_child(pm_obj *o, const char *key, bool required, pm_obj *child, bool *present)
 {
     pm_obj_declare(o, key, PM_DIM_NONE);

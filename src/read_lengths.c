@@ -20,17 +20,14 @@ static const pm_range SHARE_RANGE = {0.0, 1e12, true, false};
 /* Element i of "classes" into c. */
 static pm_status read_class(pm_obj *o, const cJSON *e, int i, pm_length_class *c)
 {
-    char path[sizeof o->path];
-    snprintf(path, sizeof path, "%.200s.classes[%d]", o->path, i);
-    if (!cJSON_IsObject(e))
-        return pm_fail(o->err, PM_ERR_TYPE, o->file, path,
-                       "expected an object with input_tokens, output_tokens and share (got %s)",
-                       pm_json_type_name(e));
     pm_obj k;
-    pm_obj_init(&k, e, o->file, path, o->err);
+    pm_status st = pm_obj_element(o, "classes", i, e,
+                                  "with input_tokens, output_tokens and share", &k);
+    if (st != PM_OK)
+        return st;
     long in = 0, out = 0;
     double share = 0.0;
-    pm_status st = pm_obj_int(&k, "input_tokens", true, 1, LENGTHS_MAX_TOKENS, &in);
+    st = pm_obj_int(&k, "input_tokens", true, 1, LENGTHS_MAX_TOKENS, &in);
     if (st == PM_OK)
         st = pm_obj_int(&k, "output_tokens", true, 1, LENGTHS_MAX_TOKENS, &out);
     if (st == PM_OK)

@@ -93,25 +93,20 @@ static pm_status read_moe_routing(pm_obj *o, pm_runtime *r)
 /* Element i of the expert-GEMM table's "points": {tokens_per_expert, compute_efficiency_frac}. */
 static pm_status read_curve_point(pm_obj *c, const cJSON *e, int i, pm_moe_gemm_curve *out)
 {
-    char path[sizeof c->path];
-    snprintf(path, sizeof path, "%.200s.points[%d]", c->path, i);
-    if (!cJSON_IsObject(e))
-        return pm_fail(c->err, PM_ERR_TYPE, c->file, path,
-                       "expected an object {tokens_per_expert, compute_efficiency_frac} (got %s)",
-                       pm_json_type_name(e));
     pm_obj k;
-    pm_obj_init(&k, e, c->file, path, c->err);
-    k.prov = c->prov;
-    k.file_source = c->file_source;
+    pm_status st = pm_obj_element(c, "points", i, e,
+                                  "{tokens_per_expert, compute_efficiency_frac}", &k);
+    if (st != PM_OK)
+        return st;
     double *t = &out->tokens_per_expert[i], *f = &out->compute_frac[i];
-    pm_status st = pm_obj_number(&k, "tokens_per_expert", true, POSITIVE, t);
+    st = pm_obj_number(&k, "tokens_per_expert", true, POSITIVE, t);
     if (st == PM_OK)
         st = pm_obj_quantity(&k, "compute_efficiency", PM_DIM_FRACTION, true, PM_RANGE_FRACTION,
                              f);
     if (st == PM_OK)
         st = pm_obj_finish(&k);
     if (st == PM_OK && i > 0 && !(*t > out->tokens_per_expert[i - 1]))
-        return pm_fail(c->err, PM_ERR_VALUE, c->file, path,
+        return pm_fail(c->err, PM_ERR_VALUE, c->file, k.path,
                        "tokens_per_expert must increase from point to point: expected more than "
                        "%g (points[%d]'s), got %g",
                        out->tokens_per_expert[i - 1], i - 1, *t);
