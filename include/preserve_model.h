@@ -450,10 +450,13 @@ typedef struct pm_cluster {
      * run the attention data parallel, each rank its own ceil(batch / devices) sequences and
      * their KV (all KV heads), the attention, the shared experts, the router, the embedding
      * and the LM head replicated on every rank (no allreduce); the routed experts expert
-     * parallel over the same devices (expert_parallel must equal devices), the dispatch and
+     * parallel over the same devices (expert_parallel equal to devices), the dispatch and
      * combine all-to-alls carrying each rank's own tokens (pm_alltoall_time over the group's
-     * links); a dense layer's MLP tensor parallel over the group on the ranks' tokens
-     * all-gathered after norm2, a reduce-scatter after Down (SGLang's FULL mode). A mixed step
+     * links), or tensor parallel over the group (expert_parallel 1: SGLang's default without
+     * --ep; the shared experts split too), the MoE block then run as a dense layer's MLP; a
+     * dense layer's MLP tensor parallel over the group on the ranks' tokens all-gathered after
+     * norm2, a reduce-scatter after Down (SGLang's FULL mode). Other expert_parallel values are
+     * refused at that key. A mixed step
      * (a served workload) is the busiest rank's share of it. MoE models only; refused with
      * sequence parallelism, pipeline stages and a runtime whose expert parallelism is
      * "allreduce", each naming this key. */

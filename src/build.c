@@ -578,15 +578,41 @@ static void add_moe_sum(build_ctx *b, int l, double slots)
     node_commit(b);
 }
 
+/* Beside data-parallel attention an MLP tensor parallel over the group (SGLang's
+ * LayerScatterModes, FULL mode) runs on every rank's tokens: the ranks' normed tokens
+ * all-gathered (each rank's share padded to the busiest rank's b->rows), the MLP on the p x
+ * b->rows gathered tokens (gather_in returns the rank's rows and sets b->rows), and a
+ * reduce-scatter of the partial sums back to the ranks, in the reduction's datatype (unfused in
+ * the fused baseline, as under sequence parallelism; scatter_out restores b->rows). */
+static double gather_in(build_ctx *b, int l)
+{
+    const double rank_rows = b->rows;
+    add_group_collective(b, PM_NODE_ALL_GATHER, PM_ROLE_MLP_ALL_GATHER, l, "AG.mlp", rank_rows,
+                         b->s->workload.act_dtype);
+    b->rows = rank_rows * b->s->cluster.devices;
+    return rank_rows;
+}
+
+static void scatter_out(build_ctx *b, int l, double rank_rows)
+{
+    b->rows = rank_rows;
+    add_group_collective(b, PM_NODE_REDUCE_SCATTER, PM_ROLE_MLP_REDUCE_SCATTER, l, "RS.mlp",
+                         rank_rows, pm_allreduce_dtype(&b->s->workload));
+}
+
 /* A MoE block after the MLP norm: the shared experts (known before routing: prefetchable under
  * the attention's allreduce), the router, the dispatch, the routed experts (prefetchable only
  * under the dispatch), and the combine; without expert parallelism the experts are tensor
- * parallel and one allreduce sums them, as after a dense MLP. */
+ * parallel and one allreduce sums them, as after a dense MLP, or beside data-parallel attention
+ * the block runs on the gathered tokens, as a dense layer's MLP there (gather_in): SGLang's
+ * default without --ep. The routed experts' reads and slots are the whole group's tokens either
+ * way (b->moe, build_init). */
 static void add_moe_block(build_ctx *b, int l)
 {
     const pm_model *m = &b->s->model;
+    const bool ep = b->sh.ep > 1, gathered = !ep && b->sh.attn_dp > 1;
+    const double rank_rows = gathered ? gather_in(b, l) : b->rows;
     const double h = m->hidden, rows = b->rows, ex = b->sh.expert_cols;
-    const bool ep = b->sh.ep > 1;
     static const mlp_names shared = {PM_ROLE_SHARED_GATE, PM_ROLE_SHARED_UP,
                                      PM_ROLE_SHARED_ACTIVATION, "SharedGate", "SharedUp",
                                      "SharedAct"};
@@ -616,26 +642,20 @@ static void add_moe_block(build_ctx *b, int l)
      * on the token's own rank after the combine (all of its k slots back). */
     if (routing)
         add_moe_sum(b, l, ep ? rows * m->experts_per_token : b->moe.token_slots);
-    if (!ep)
+    if (gathered)
+        scatter_out(b, l, rank_rows);
+    else if (!ep)
         allreduce_after(b, PM_ROLE_MLP_ALLREDUCE, l, "AR.mlp");
 }
 
-/* A dense layer's MLP beside data-parallel attention (SGLang's LayerScatterModes, FULL mode):
- * the ranks' normed tokens all-gathered (each rank's share padded to the busiest rank's
- * b->rows), Gate, Up and Down tensor parallel over the group (plan.c's mlp_cols) on the p x
- * b->rows gathered tokens, and a reduce-scatter of the partial sums back to the ranks, in the
- * reduction's datatype (unfused in the fused baseline, as under sequence parallelism). */
+/* A dense layer's MLP beside data-parallel attention: Gate, Up and Down tensor parallel over
+ * the group (plan.c's mlp_cols) on the gathered tokens (gather_in). */
 static void add_gathered_mlp(build_ctx *b, int l, const mlp_names *nm)
 {
-    const double rank_rows = b->rows, h = b->s->model.hidden;
-    add_group_collective(b, PM_NODE_ALL_GATHER, PM_ROLE_MLP_ALL_GATHER, l, "AG.mlp", rank_rows,
-                         b->s->workload.act_dtype);
-    b->rows = rank_rows * b->s->cluster.devices;
+    const double rank_rows = gather_in(b, l), h = b->s->model.hidden;
     add_mlp_in(b, l, nm, add_matmul, b->sh.mlp_cols, b->rows);
     add_matmul(b, PM_ROLE_DOWN, l, "Down", b->sh.mlp_cols, h);
-    b->rows = rank_rows;
-    add_group_collective(b, PM_NODE_REDUCE_SCATTER, PM_ROLE_MLP_REDUCE_SCATTER, l, "RS.mlp",
-                         rank_rows, pm_allreduce_dtype(&b->s->workload));
+    scatter_out(b, l, rank_rows);
 }
 
 static void add_layer(build_ctx *b, int l, bool local, bool moe)

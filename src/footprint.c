@@ -250,9 +250,11 @@ static pm_scenario on_devices(const pm_scenario *s, int devices, int ep)
         ep > 0 ? ep
                : moe && pm_cluster_ep(&s->cluster) > 1 && s->model.experts % devices == 0 ? devices
                                                                                            : 1;
-    /* Data-parallel attention needs every device an expert rank: off where that does not hold. */
-    t.cluster.attention_data_parallel = s->cluster.attention_data_parallel &&
-                                        t.cluster.expert_parallel == devices && devices > 1;
+    /* Data-parallel attention needs every device an expert rank or the experts tensor parallel
+     * over the group (plan.c): off where neither holds. */
+    t.cluster.attention_data_parallel =
+        s->cluster.attention_data_parallel && devices > 1 &&
+        (t.cluster.expert_parallel == devices || t.cluster.expert_parallel <= 1);
     return t;
 }
 

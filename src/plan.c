@@ -10,7 +10,7 @@
  * replica from a fresh node when it spans several) and says which boundaries cross nodes.
  * With cluster.attention_data_parallel the group's attention is data parallel instead: each
  * device its own sequences (pm_plan_rank_sequences), its weights whole, the experts one rank a
- * device, a dense layer's MLP tensor parallel over the group.
+ * device or tensor parallel over the group, a dense layer's MLP tensor parallel over the group.
  *
  * May call: error.c, model.c.
  */
@@ -66,10 +66,11 @@ pm_status pm_plan_check_attention_dp(const pm_scenario *s, pm_error *err)
                        "needs a group of at least 2 devices to split the sequences over (got "
                        "%d)",
                        c->devices);
-    if (pm_cluster_ep(c) != c->devices)
+    if (pm_cluster_ep(c) != c->devices && pm_cluster_ep(c) != 1)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.cluster.expert_parallel",
-                       "with attention_data_parallel every device is one expert-parallel rank: "
-                       "expert_parallel must equal devices (%d; got %d)",
+                       "with attention_data_parallel the experts are either one expert-parallel "
+                       "rank a device (expert_parallel = devices, %d) or tensor parallel over "
+                       "the group (expert_parallel 1); got %d, which is not modelled",
                        c->devices, pm_cluster_ep(c));
     if (c->sequence_parallel)
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, key,
@@ -101,15 +102,16 @@ double pm_plan_rank_sequences(const pm_scenario *s, double sequences)
     return busiest < sequences ? busiest : sequences;
 }
 
-/* Data-parallel attention: every non-expert weight whole on every device, each expert whole on
- * its rank (ep = devices, checked by pm_plan_check_attention_dp); a dense layer's MLP tensor
- * parallel over the group (SGLang's FULL mode: the ranks' tokens gathered for it), its columns
- * split as a tensor-parallel group's. */
+/* Data-parallel attention: every non-expert weight whole on every device; the experts each
+ * whole on its rank (ep = devices) or tensor parallel over the group (ep 1: every expert's
+ * columns split, the shared experts' too; moe_shard's split), the two checked by
+ * pm_plan_check_attention_dp; a dense layer's MLP tensor parallel over the group (SGLang's FULL
+ * mode: the ranks' tokens gathered for it), its columns split as a tensor-parallel group's. */
 static void attention_dp_shard(const pm_scenario *s, pm_shard *out)
 {
     const pm_model *m = &s->model;
     const double p = s->cluster.devices;
-    out->attn_dp = out->ep;
+    out->attn_dp = s->cluster.devices;
     out->q_heads = m->heads;
     out->kv_heads = m->kv_lora_rank > 0 ? 1.0 : m->kv_heads;
     out->kv_replicated = false;

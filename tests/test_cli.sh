@@ -790,8 +790,11 @@ check dp-attention-no-allreduce 0 '"allreduces_per_step": 0' \
     "$pm" --config qwen3-30b-a3b --dp-attention --format json
 check dp-attention-dense 1 '$.cluster.attention_data_parallel: data-parallel attention with expert-parallel MLPs needs a mixture-of-experts model' \
     "$pm" --config llama70b --dp-attention
-check dp-attention-ep 1 "expert_parallel must equal devices (4; got 2)" \
+check dp-attention-ep 1 "one expert-parallel rank a device (expert_parallel = devices, 4) or tensor parallel over the group (expert_parallel 1); got 2" \
     "$pm" --config qwen3-30b-a3b --dp-attention --ep 2
+# The experts tensor parallel beside DP attention (--ep 1: SGLang's default without --ep).
+check dp-attention-tp-experts 0 "tensor parallel over the 4 devices on the ranks' gathered tokens" \
+    "$pm" --config qwen3-30b-a3b --batch 64 --dp-attention --ep 1
 check dp-attention-serve 0 "--set cluster.attention_data_parallel=true" \
     "$pm" serve --config qwen3-30b-a3b --dp-attention
 check dp-attention-search 0 "could not run, the first: needs a group of at least 2 devices to split the sequences over (got 1)" \

@@ -192,6 +192,30 @@ static void test_fast_traffic_equals_graph_traffic_dense_beside_dp_attention(voi
     }
 }
 
+/* The experts tensor parallel beside data-parallel attention (EP 1): the MoE layers gather
+ * their ranks' tokens as the dense ones do; both paths count alike. */
+static void test_fast_traffic_equals_graph_traffic_tp_experts_beside_dp_attention(void **state)
+{
+    (void)state;
+    static const char *const adp[] = {"cluster.attention_data_parallel=true",
+                                      "cluster.expert_parallel=1"};
+    const double l2_MiB[] = {50, 1024};
+    for (size_t i = 0; i < sizeof l2_MiB / sizeof l2_MiB[0]; i++) {
+        pm_scenario s = pm_test_load("deepseek-v3-h200", adp, 2);
+        s.accel.l2_capacity_bytes = l2_MiB[i] * 1048576.0 / s.accel.l2_usable_frac;
+        const int64_t sp = pm_workload_prompt_tokens(&s.workload);
+        const int64_t ctxs[] = {sp, s.workload.seq_len - 1};
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            for (size_t k = 0; k < 2; k++) {
+                const pm_traffic f = step_traffic(&s, (pm_mode)m, ctxs[k]);
+                const pm_traffic g = graph_traffic(&s, (pm_mode)m, PM_PHASE_DECODE, ctxs[k]);
+                assert_traffic_rel(&f, &g, 1e-10);
+            }
+        }
+        pm_scenario_release(&s);
+    }
+}
+
 /* Sequence parallelism: the all-gather before the attention prefetches in every layer, the
  * reduce-scatters and all-gathers move their own link bytes; both paths count alike. Global
  * and windowed layers (gemma2-9b) included. */
@@ -878,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_fast_traffic_equals_graph_traffic_bundled),
         cmocka_unit_test(test_fast_traffic_equals_graph_traffic_sequence_parallel),
         cmocka_unit_test(test_fast_traffic_equals_graph_traffic_dense_beside_dp_attention),
+        cmocka_unit_test(test_fast_traffic_equals_graph_traffic_tp_experts_beside_dp_attention),
         cmocka_unit_test(test_slow_l2_traffic_reads_nothing_back),
         cmocka_unit_test(test_request_traffic_matches_brute_force),
         cmocka_unit_test(test_request_traffic_from_a_chunk_boundary),

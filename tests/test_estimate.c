@@ -625,6 +625,28 @@ static void test_fast_path_equals_graph_path_with_dense_layers_beside_dp_attenti
         }
 }
 
+/* The experts tensor parallel beside data-parallel attention (DeepSeek-V3, EP 1: SGLang's
+ * default without --ep): every layer's first collective is the all-gather after norm2, dense
+ * or MoE, at L2 windows that stop inside a layer and ones that run into the next. */
+static void test_fast_path_equals_graph_path_tensor_parallel_experts_beside_dp_attention(
+    void **state)
+{
+    (void)state;
+    static const char *const adp[] = {"cluster.attention_data_parallel=true",
+                                      "cluster.expert_parallel=1"};
+    const double l2_MiB[] = {50, 1024};
+    for (size_t k = 0; k < sizeof l2_MiB / sizeof l2_MiB[0]; k++)
+        for (int batch = 5; batch <= 40; batch *= 8) {
+            pm_scenario b = load("deepseek-v3-h200", adp, 2);
+            b.workload.batch = batch;
+            b.accel.l2_capacity_bytes = l2_MiB[k] * 1048576.0 / b.accel.l2_usable_frac;
+            check_fast_equals_graph(&b);
+            b.options.hbm_sharing = true;
+            check_fast_equals_graph(&b);
+            pm_scenario_release(&b);
+        }
+}
+
 static void test_step_model_equals_decode_step_time(void **state)
 {
     (void)state;
@@ -963,6 +985,7 @@ int main(void)
         cmocka_unit_test(test_fast_path_equals_graph_path_with_sequence_parallel),
         cmocka_unit_test(test_fast_path_equals_graph_path_with_attention_data_parallel),
         cmocka_unit_test(test_fast_path_equals_graph_path_with_dense_layers_beside_dp_attention),
+        cmocka_unit_test(test_fast_path_equals_graph_path_tensor_parallel_experts_beside_dp_attention),
         cmocka_unit_test(test_step_model_equals_decode_step_time),
         cmocka_unit_test(test_step_model_max_context_by_hand),
         cmocka_unit_test(test_step_model_max_context_is_the_estimates_rule),

@@ -1255,6 +1255,77 @@ static void test_dp_attention_dense_layer_by_hand(void **state)
     assert_int_equal(pm_estimate_compute(&s, &e, &err), PM_OK);
 }
 
+/* The experts tensor parallel beside data-parallel attention (SGLang's default without --ep:
+ * the MoE block on the ranks' gathered tokens, as a dense layer's MLP there): 4 devices, EP 1,
+ * batch 6, decode at context 100, sums in bf16. The busiest rank holds ceil(6 / 4) = 2
+ * sequences. */
+static void test_dp_attention_tensor_parallel_experts_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = moe_scenario(4, 1, 8, 2);
+    s.cluster.attention_data_parallel = true;
+    s.workload.batch = 6;
+    s.workload.allreduce_dtype = PM_DTYPE_BF16;
+    s.workload.allreduce_dtype_given = true;
+    assert_int_equal(pm_scenario_check(&s, NULL), PM_OK);
+    pm_shard sh;
+    assert_int_equal(pm_shard_compute(&s, &sh, NULL), PM_OK);
+    assert_int_equal(sh.attn_dp, 4);
+    assert_int_equal(sh.ep, 1);
+    assert_rel(sh.expert_cols, 128.0, 0.0);  /* 512 columns over the 4 devices */
+    assert_rel(sh.experts_local, 8.0, 0.0);  /* every expert on every device */
+    pm_graph *g = build_mode(&s, PM_MODE_SERIAL, 100);
+    /* No all-to-all and no allreduce: an all-gather of 4 ranks x 2 tokens x 1024 x 1 B (int8
+     * activations) = 8192 B before the block, a reduce-scatter of 4 x 2 x 1024 x 2 B (bf16
+     * sums) = 16384 B after. */
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        assert_int_not_equal(g->nodes[i].kind, PM_NODE_ALLREDUCE);
+        assert_int_not_equal(g->nodes[i].kind, PM_NODE_ALLTOALL);
+    }
+    for (int l = 0; l < 4; l++) {
+        const pm_node *ag = find_role(g, l, PM_ROLE_MLP_ALL_GATHER);
+        const pm_node *rs = find_role(g, l, PM_ROLE_MLP_REDUCE_SCATTER);
+        assert_non_null(ag);
+        assert_non_null(rs);
+        assert_rel(ag->comm_bytes, 8192.0, EXACT);
+        assert_rel(rs->comm_bytes, 16384.0, EXACT);
+    }
+    /* The attention on the rank's 2 tokens; the router on the 4 x 2 = 8 gathered ones. */
+    assert_rel(find_role(g, 0, PM_ROLE_QKV)->m, 2.0, 0.0);
+    assert_rel(find_role(g, 0, PM_ROLE_ROUTER)->m, 8.0, 0.0);
+    /* The routed experts: the group's 6 tokens' reads (EP 1: every expert on the device), each
+     * expert's 1024 x 128 slice. */
+    const pm_moe_reads r = reads(&s, 6);
+    const pm_node *up = find_role(g, 0, PM_ROLE_EXPERT_UP);
+    assert_rel(up->weight_bytes, r.experts_read * 1024 * 128, EXACT);
+    assert_rel(up->flop, 2.0 * r.token_slots * 1024 * 128, EXACT);
+    assert_rel(r.token_slots, 12.0, EXACT); /* 6 tokens x 2 picks */
+    pm_graph_free(g);
+    /* Memory per device: a layer's attention 1024 x 1536 + 1024 x 1024 = 2621440 B, its 8
+     * expert slices 8 x 3 x 1024 x 128 = 3145728 B, the router 8192 B: 5775360 B x 4 =
+     * 23101440 B; LM head and embedding 8192 x 1024 = 8388608 B each: 39878656 B. */
+    pm_footprint f;
+    assert_int_equal(pm_footprint_compute(&s, NULL, 100, &f, NULL), PM_OK);
+    assert_rel(f.weight_bytes, 39878656.0, EXACT);
+    /* Both paths time it alike in every mode, with a dense first layer and shared experts
+     * (tensor parallel: 768 / 4 columns) too, at an L2 whose windows stop inside a layer and
+     * one that runs through the next layer's attention. */
+    static const int64_t ctxs[] = {0, 100, 3000};
+    for (int variant = 0; variant < 4; variant++) {
+        pm_scenario v = s;
+        v.accel.l2_capacity_bytes = variant & 1 ? 64.0 * 1048576.0 : 2.5 * 1048576.0;
+        if (variant & 2) {
+            v.model.moe_first_layer = 1;
+            v.model.shared_experts = 1;
+            v.model.shared_intermediate = 768;
+        }
+        check_fast_matches_graph(&v, ctxs, PM_ARRAY_LEN(ctxs));
+    }
+    pm_estimate e;
+    assert_int_equal(pm_estimate_compute(&s, &e, NULL), PM_OK);
+    assert_true(e.modes[PM_MODE_PRESERVE].decode_s < e.modes[PM_MODE_SERIAL].decode_s);
+}
+
 /* What data-parallel attention cannot represent is refused, naming the key. */
 static void test_dp_attention_refusals(void **state)
 {
@@ -1324,6 +1395,7 @@ int main(void)
         cmocka_unit_test(test_dp_attention_fast_path_matches_graph_path),
         cmocka_unit_test(test_dp_attention_mixed_step_by_hand),
         cmocka_unit_test(test_dp_attention_dense_layer_by_hand),
+        cmocka_unit_test(test_dp_attention_tensor_parallel_experts_by_hand),
         cmocka_unit_test(test_dp_attention_refusals),
         cmocka_unit_test(test_gpt_oss_20b_hf_config_by_hand),
     };

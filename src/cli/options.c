@@ -40,9 +40,9 @@ const cli_option cli_options[] = {
      "reduce-scatter and an all-gather, the norms run on 1/devices of the tokens "
      "(cluster.sequence_parallel; dense models)"},
     {"dp-attention", no_argument, OPT_DP_ATTENTION, GIVEN_SET, NULL,
-     "data-parallel attention with expert-parallel MLPs (MoE): each device its own "
-     "sequences, their KV and whole attention weights, the routed experts one rank a device "
-     "(cluster.attention_data_parallel; needs --ep equal to --devices)"},
+     "data-parallel attention (MoE): each device its own sequences, their KV and whole "
+     "attention weights; the routed experts one rank a device (--ep equal to --devices) or "
+     "tensor parallel over the gathered tokens (--ep 1) (cluster.attention_data_parallel)"},
     {"spec-tokens", required_argument, OPT_SPEC_TOKENS, GIVEN_SET, "K",
      "speculative decoding: K drafted tokens per verify step (speculative.draft_tokens, 0..16)"},
     {"spec-accept", required_argument, OPT_SPEC_ACCEPT, GIVEN_SET, "A[,A2..]",

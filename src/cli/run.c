@@ -133,9 +133,19 @@ static void describe_attention_dp(const pm_scenario *s, const pm_estimate *e, FI
         return;
     const int b = s->workload.batch, r = e->shard.attn_dp;
     fprintf(f, "# attention data parallel over %d ranks: each holds %d of the %d sequences "
-               "and their KV, the attention and LM head whole (no allreduce); the experts %d "
-               "ranks of one device, the dispatch and combine carrying each rank's own tokens\n",
-            r, (b + r - 1) / r, b, e->shard.ep);
+               "and their KV, the attention and LM head whole (no allreduce); ",
+            r, (b + r - 1) / r, b);
+    if (e->shard.ep > 1)
+        fprintf(f, "the experts on %d ranks, one a device, the dispatch and combine carrying "
+                   "each rank's own tokens%s\n",
+                e->shard.ep,
+                pm_model_moe_layers(&s->model) < s->model.layers
+                    ? "; a dense layer's MLP tensor parallel on the gathered tokens"
+                    : "");
+    else
+        fprintf(f, "the MLPs (experts and dense) tensor parallel over the %d devices on the "
+                   "ranks' gathered tokens (an all-gather before, a reduce-scatter after)\n",
+                r);
 }
 
 static void describe(const pm_scenario *s, const pm_estimate *e, FILE *f)
