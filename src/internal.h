@@ -507,9 +507,12 @@ typedef struct pm_graph_part {
 pm_status pm_graph_build_part(const pm_scenario *s, const pm_step *step, const pm_graph_part *part,
                               bool fused, pm_graph *g, pm_error *err);
 /* The graph path's time of stage `stage` of s's pipeline plan (reference.c; one micro-batch,
- * its receive included): the reference of pm_step_plan_stage_eval. */
+ * its receive included, gap_s of idle before the receive ends given to its window and not
+ * counted): the reference of pm_step_plan_stage_eval; *recv_pf_s (may be NULL) the time of the
+ * prefetches the receive triggers, alone. */
 pm_status pm_stage_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
-                              int stage, double *time_s, pm_error *err);
+                              int stage, double gap_s, double *time_s, double *recv_pf_s,
+                              pm_error *err);
 /* Time of a prefetch op given share (0, 1] of the HBM bandwidth (processor sharing). */
 double pm_op_time_shared(const pm_op_cost *c, double share);
 /* Schedules with caller-provided costs and slots (s gives the HBM sharing option and the
@@ -973,12 +976,18 @@ typedef struct pm_stage_part {
     bool head, tail;
     double recv_s;
     double recv_bytes; /* what the receive moves over the link */
+    double gap_s;      /* the stage's idle before the receive ends (a pipeline bubble, >= 0):
+                          PRESERVE's prefetches behind the receive may run in it; not part of
+                          the stage's time */
 } pm_stage_part;
-/* The stage's time at ctx in one mode (the receive included); *recv_pf_bytes (may be NULL)
- * receives what PRESERVE prefetches behind the receive. With every layer, the head and the
- * tail and no receive it is pm_step_plan_eval's step. */
+/* The stage's time at ctx in one mode (the receive included, the gap not); *recv_pf_bytes
+ * and *recv_pf_s (each may be NULL) receive what PRESERVE prefetches behind the receive and
+ * the time those prefetches take alone on the idle HBM (a gap of recv_pf_s - recv_s or more
+ * hides them whole). With every layer, the head and the tail and no receive it is
+ * pm_step_plan_eval's step. */
 pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t ctx,
-                                  const pm_stage_part *part, double *time_s, double *recv_pf_bytes);
+                                  const pm_stage_part *part, double *time_s, double *recv_pf_bytes,
+                                  double *recv_pf_s);
 /* What the stage moves at ctx (a counted plan), as pm_step_plan_stage_eval times it; u is the
  * unfused plan of the same step (p itself when unfused), whose tail nodes serve. */
 void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bool preserve,

@@ -25,7 +25,9 @@
  * PRESERVE prefetches behind the receive too: a stage waiting on its input has its HBM idle,
  * and Algorithm 1 treats the receive as a communication node whose window is the first
  * layer's nodes up to its first collective (its QKV weights, its KV cache, its O weights), under
- * the same L2 capacity; the windows behind the stage's collectives are the whole model's.
+ * the same L2 capacity; the windows behind the stage's collectives are the whole model's. In a
+ * decode step the stage's idle before each micro-batch (the bubble) is that window's too
+ * (bubble_times: a lower bound of the gap, so the time is exact or an upper bound).
  *
  * The decode steps are summed over the contexts from the prompt to seq_len - 1 by an adaptive
  * split: a range is taken whole when its step time is one line (both end slopes equal the
@@ -81,21 +83,101 @@ typedef struct pipe_point {
     pm_traffic tr;
 } pipe_point;
 
+/* Each part's stage time t[i] at ctx, gap[i] of idle given to its receive's window (NULL: none);
+ * pf[i] and need[i] (may be NULL) what the receive's window prefetches and the time that takes
+ * alone. */
+static pm_status stage_times(const pm_step_plan *p, bool preserve, int64_t ctx,
+                             const part_set *ps, const double *gap, double *t, double *pf,
+                             double *need)
+{
+    for (int i = 0; i < ps->n; i++) {
+        pm_stage_part part = ps->part[i];
+        part.gap_s = gap ? gap[i] : 0.0;
+        const pm_status st = pm_step_plan_stage_eval(p, preserve, ctx, &part, &t[i],
+                                                     pf ? &pf[i] : NULL, need ? &need[i] : NULL);
+        if (st != PM_OK)
+            return st;
+    }
+    return PM_OK;
+}
+
+/* The decode period max(sum_i t_i, M max_i t_i) over the parts (each counted per stage). */
+static double decode_period(double M, const part_set *ps, const double *t)
+{
+    double sum = 0.0, max = 0.0;
+    for (int i = 0; i < ps->n; i++) {
+        sum += ps->count[i] * t[i];
+        max = t[i] > max ? t[i] : max;
+    }
+    return sum > M * max ? sum : M * max;
+}
+
+/* PRESERVE in the decode bubbles (issue 44 item 2). Over a period T = max(sum_j t_j, M max_j
+ * t_j) stage i works M t_i and idles T - M t_i: (T - M t_i) / M before each micro-batch
+ * arrives, the idle taken as evenly spread. Its HBM is idle then, so the prefetches behind its
+ * receive (the first layer's weights and KV up to its first collective, Algorithm 1 under the
+ * same L2 capacity: the same bytes) may run in that gap; once the gap reaches need_i - recv_i
+ * (the prefetches' time alone less the receive's own) they end before the data does, and more
+ * changes nothing. The gaps and the times depend on each other; the gap given is a lower bound
+ * of the one the stages leave: the period at every stage's fastest time (each window's
+ * prefetches hidden: t_sat) less M times the stage's own time without a gap (t0, its largest),
+ * (T(t_sat) - M t0_i) / M, clamped to [0, need_i - recv_i]. The times are then exact where that
+ * bound reaches the hiding gap (a decode step with fewer micro-batches in flight than stages:
+ * every gap is at least another stage's whole time) and an upper bound otherwise (PRESERVE's
+ * gain never overstated). t[] holds the times without a gap and receives the result. */
+static pm_status bubble_times(double M, const part_set *ps, const pm_step_plan *p, int64_t ctx,
+                              double *t, const double *need)
+{
+    double hide[PM_MAX_STAGES], sat[PM_MAX_STAGES], gap[PM_MAX_STAGES];
+    bool any = false;
+    for (int i = 0; i < ps->n; i++) {
+        hide[i] = need[i] > ps->part[i].recv_s ? need[i] - ps->part[i].recv_s : 0.0;
+        any = any || hide[i] > 0;
+    }
+    if (!any)
+        return PM_OK;
+    pm_status st = stage_times(p, true, ctx, ps, hide, sat, NULL, NULL);
+    if (st != PM_OK)
+        return st;
+    const double T = decode_period(M, ps, sat);
+    bool partial = false;
+    for (int i = 0; i < ps->n; i++) {
+        const double g = (T - M * t[i]) / M;
+        gap[i] = g > 0 ? (g < hide[i] ? g : hide[i]) : 0.0;
+        partial = partial || (gap[i] > 0 && gap[i] < hide[i]);
+        if (!(gap[i] < hide[i]))
+            t[i] = sat[i];
+    }
+    if (!partial)
+        return PM_OK;
+    double part_t[PM_MAX_STAGES];
+    if ((st = stage_times(p, true, ctx, ps, gap, part_t, NULL, NULL)) != PM_OK)
+        return st;
+    for (int i = 0; i < ps->n; i++)
+        if (gap[i] > 0 && gap[i] < hide[i])
+            t[i] = part_t[i];
+    return PM_OK;
+}
+
 static pm_status pipe_eval(double M, double P, const part_set *ps, const pm_step_plan *p,
                            const pm_step_plan *u, bool preserve, bool prefill, int64_t ctx,
                            bool traffic, pipe_point *out)
 {
     *out = (pipe_point){0};
+    double t[PM_MAX_STAGES], pf[PM_MAX_STAGES], need[PM_MAX_STAGES];
+    pm_status st = stage_times(p, preserve, ctx, ps, NULL, t, pf, need);
+    /* The prefill's bubbles are not windows (GPipe's differ per micro-batch; a prefill's
+     * stages are compute-bound). */
+    if (st == PM_OK && preserve && !prefill)
+        st = bubble_times(M, ps, p, ctx, t, need);
+    if (st != PM_OK)
+        return st;
     for (int i = 0; i < ps->n; i++) {
-        double t, pf;
-        const pm_status st = pm_step_plan_stage_eval(p, preserve, ctx, &ps->part[i], &t, &pf);
-        if (st != PM_OK)
-            return st;
-        out->sum += ps->count[i] * t;
-        if (t > out->max)
-            out->max = t;
-        if (pf > out->recv_pf)
-            out->recv_pf = pf;
+        out->sum += ps->count[i] * t[i];
+        if (t[i] > out->max)
+            out->max = t[i];
+        if (pf[i] > out->recv_pf)
+            out->recv_pf = pf[i];
         if (traffic) {
             pm_traffic tr;
             pm_step_plan_stage_traffic(p, u, preserve, ctx, &ps->part[i], &tr);
@@ -105,7 +187,7 @@ static pm_status pipe_eval(double M, double P, const part_set *ps, const pm_step
     if (prefill)
         out->t = out->sum + (M - 1.0) * out->max;
     else
-        out->t = out->sum > M * out->max ? out->sum : M * out->max;
+        out->t = decode_period(M, ps, t);
     return PM_OK;
 }
 
@@ -215,7 +297,7 @@ static void parts_of(const pm_scenario *s, const pm_pipeline *pl, double tokens,
         bool inter;
         const double b = pm_stage_recv_bytes(pl, i, act, tokens, returned, &inter);
         recv[i] = pm_p2p_time(&s->cluster, inter, b);
-        const pm_stage_part d = {pl->layers[i], i == 0, i == pl->stages - 1, recv[i], b};
+        const pm_stage_part d = {pl->layers[i], i == 0, i == pl->stages - 1, recv[i], b, 0.0};
         part_set_add(ps, &d);
     }
 }

@@ -77,13 +77,17 @@ static int find_o_node(const pm_graph *g, int layer)
 
 typedef struct step_info {
     double time_s;
+    double recv_pf_s;    /* the prefetches the receive (node 0) triggers: their time alone */
     int signature;       /* prefetch nodes inserted: changes when decisions change */
     int chunks;          /* fused: chunks of the first fused node */
 } step_info;
 
-/* The step of part's layers (the whole model, or a pipeline stage's). */
+/* The step of part's layers (the whole model, or a pipeline stage's); a stage's receive is given
+ * gap_s of idle before it ends (a pipeline bubble: its window's prefetches may run in it), which
+ * the time does not count. */
 static pm_status step(const pm_scenario *s, pm_mode mode, const pm_step *at,
-                      const pm_graph_part *part, workspace *w, step_info *out, pm_error *err)
+                      const pm_graph_part *part, double gap_s, workspace *w, step_info *out,
+                      pm_error *err)
 {
     w->evals++;
     const int L = part->layers;
@@ -120,11 +124,19 @@ static pm_status step(const pm_scenario *s, pm_mode mode, const pm_step *at,
         w->cap = cap;
     }
     out->chunks = 0;
+    out->recv_pf_s = 0.0;
     for (size_t i = 0; i < g->n_nodes; i++) {
         if ((st = pm_op_cost_compute(s, g, i, &w->costs[i], err)) != PM_OK)
             return st;
         if (g->nodes[i].kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && out->chunks == 0)
             out->chunks = w->costs[i].chunks;
+        if (g->nodes[i].kind == PM_NODE_PREFETCH && g->nodes[i].trigger == 0)
+            out->recv_pf_s += w->costs[i].total_s;
+    }
+    const bool waits = gap_s > 0 && g->n_nodes > 0 && g->nodes[0].kind == PM_NODE_RECV;
+    if (waits) {
+        w->costs[0].comm_s += gap_s;
+        w->costs[0].total_s += gap_s;
     }
     pm_schedule sched;
     if ((st = pm_schedule_run(s, g, w->costs, w->slots, &sched, err)) !=
@@ -137,7 +149,7 @@ static pm_status step(const pm_scenario *s, pm_mode mode, const pm_step *at,
             return pm_fail(err, PM_ERR_INCONSISTENT, NULL, NULL, "layer markers not found");
         t += (double)(L - BUILD_LAYERS) * (w->slots[b].start_s - w->slots[a].start_s);
     }
-    out->time_s = t;
+    out->time_s = waits ? t - gap_s : t;
     out->signature = (int)(g->n_nodes - w->base.n_nodes);
     return PM_OK;
 }
@@ -221,7 +233,8 @@ pm_status pm_graph_build_stage(const pm_scenario *s, pm_mode mode, pm_phase phas
 }
 
 pm_status pm_stage_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase, int64_t ctx,
-                              int stage, double *time_s, pm_error *err)
+                              int stage, double gap_s, double *time_s, double *recv_pf_s,
+                              pm_error *err)
 {
     pm_scenario mb;
     pm_step at;
@@ -231,10 +244,12 @@ pm_status pm_stage_time_graph(const pm_scenario *s, pm_mode mode, pm_phase phase
         return st;
     workspace w = {0};
     step_info si = {0};
-    st = step(&mb, mode, &at, &part, &w, &si, err);
+    st = step(&mb, mode, &at, &part, gap_s, &w, &si, err);
     ws_free(&w);
     if (st == PM_OK)
         *time_s = si.time_s;
+    if (st == PM_OK && recv_pf_s)
+        *recv_pf_s = si.recv_pf_s;
     return st;
 }
 
@@ -252,7 +267,7 @@ pm_status pm_step_time_graph_step(const pm_scenario *s, pm_mode mode, const pm_s
     workspace w = {0};
     step_info si = {0};
     const pm_graph_part whole = {0, s->model.layers, true, true, 0.0, false};
-    pm_status st = step(s, mode, at, &whole, &w, &si, err);
+    pm_status st = step(s, mode, at, &whole, 0.0, &w, &si, err);
     ws_free(&w);
     if (st == PM_OK) {
         *time_s = si.time_s;

@@ -1393,13 +1393,16 @@ static double recv_decide(const pm_step_plan *p, int m, const pm_step_node *cons
 }
 
 pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t ctx,
-                                  const pm_stage_part *part, double *time_s, double *recv_pf_bytes)
+                                  const pm_stage_part *part, double *time_s, double *recv_pf_bytes,
+                                  double *recv_pf_s)
 {
     int c, m;
     stage_classes(p, &c, &m);
     const int n = part->layers;
     if (recv_pf_bytes)
         *recv_pf_bytes = 0.0;
+    if (recv_pf_s)
+        *recv_pf_s = 0.0;
     if (!(preserve && plan_prefetches(p))) {
         pm_step_node attn;
         const pm_step_node *a = p->attn >= 0 ? attention_at(p, c, ctx, false, &attn) : NULL;
@@ -1414,21 +1417,26 @@ pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t 
     const bool stream = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM;
     const int fc = fc_of(p, m), nl = n_of(p, m);
     const pm_step_node *const *L = r.L[c][m];
-    /* The prefix: the receive (a communication node: the window opens with it), the head,
-     * the first layer up to its first communication. Without a receive nothing precedes the
-     * head and nothing is prefetched (the whole model's prefix). */
+    /* The prefix: the receive (a communication node: the window opens with it, gap_s of idle
+     * before it ends: the bubble), the head, the first layer up to its first communication.
+     * Without a receive nothing precedes the head and nothing is prefetched (the whole model's
+     * prefix). */
     seg g;
     g.n = g.n_pf = 0;
     int trig = -1;
     pm_step_node recv = {0}, head[MAXN];
     bool pf[MAXN] = {false};
-    recv.hbm.total_s = part->recv_s;
+    const double gap = part->recv_s > 0 ? part->gap_s : 0.0;
+    recv.hbm.total_s = part->recv_s + gap;
     recv.is_comm = recv.is_ar = true;
     if (part->recv_s > 0) {
         seg_add(&g, &recv, false, &trig);
         const double b = recv_decide(p, m, L, pf);
         if (recv_pf_bytes)
             *recv_pf_bytes = b;
+        for (int i = 0; recv_pf_s && i < fc && i < nl; i++)
+            if (pf[i] && !own_window(p, i, m))
+                *recv_pf_s += L[i]->pf.total_s;
     }
     for (int i = 0; part->head && i < p->tmpl.n_head; i++) {
         head[i] = (pm_step_node){0};
@@ -1460,7 +1468,7 @@ pm_status pm_step_plan_stage_eval(const pm_step_plan *p, bool preserve, int64_t 
             seg_add(&t, L[i], r.pf[c][m][i], &tr);
         st = seg_run(&t, sharing, stream, -1, &last, NULL, 0);
     }
-    *time_s = prefix + periods + last;
+    *time_s = prefix - gap + periods + last;
     return st;
 }
 

@@ -472,7 +472,7 @@ static void stages_graph_equal_fast(pm_scenario *s, int64_t last, int64_t sp)
             for (int ph = 0; ph < 2; ph++) {
                 double t;
                 if (pm_stage_time_graph(s, (pm_mode)mode, ph ? PM_PHASE_PREFILL : PM_PHASE_DECODE,
-                                        ph ? sp : last, st, &t, &err) != PM_OK)
+                                        ph ? sp : last, st, 0.0, &t, NULL, &err) != PM_OK)
                     fail_msg("%s", err.message);
                 sum[ph] += t;
                 mx[ph] = t > mx[ph] ? t : mx[ph];
@@ -494,6 +494,48 @@ static void test_stage_graphs_equal_the_fast_path(void **state)
                                       "cluster.devices=8"};
     s = pm_test_load("llama405b-h200", set, 3);
     stages_graph_equal_fast(&s, s.workload.seq_len - 1, pm_workload_prompt_tokens(&s.workload));
+    pm_scenario_release(&s);
+}
+
+/* PRESERVE in the decode bubbles (issue 44 item 2): one micro-batch in flight over 4 stages of
+ * Llama-3.1-405B (TP 2 each, batch 8, a 1 GiB L2). Each stage idles while the 3 others work,
+ * far longer than its receive's window needs, so its time is the one with that window's
+ * prefetches (the first layer's QKV, KV and O, under the capacity) hidden whole: the graph
+ * path's with any longer gap (1 s here, not counted), and the step (TPOT) their sum. Without the
+ * gap those prefetches run past the receive's 2 us into the first layer, and the step is
+ * longer; serial has no window and no change. */
+static void test_preserve_in_the_decode_bubbles(void **state)
+{
+    (void)state;
+    static const char *const set[] = {"cluster.pipeline_parallel=4", "cluster.devices=2",
+                                      "cluster.micro_batches=1", "workload.batch=8",
+                                      "accelerator.l2_capacity_MiB=1024"};
+    pm_scenario s = pm_test_load("llama405b-h200", set, 5);
+    pm_estimate e;
+    pm_error err;
+    if (pm_estimate_compute(&s, &e, &err) != PM_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(e.pipeline.micro_batches, 1);
+    const int64_t last = s.workload.seq_len - 1;
+    double with_gap = 0.0, without = 0.0, serial = 0.0;
+    for (int st = 0; st < 4; st++) {
+        double tg, t0, need, ts;
+        if (pm_stage_time_graph(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, last, st, 1.0, &tg, NULL,
+                                &err) != PM_OK ||
+            pm_stage_time_graph(&s, PM_MODE_PRESERVE, PM_PHASE_DECODE, last, st, 0.0, &t0, &need,
+                                &err) != PM_OK ||
+            pm_stage_time_graph(&s, PM_MODE_SERIAL, PM_PHASE_DECODE, last, st, 1.0, &ts, NULL,
+                                &err) != PM_OK)
+            fail_msg("%s", err.message);
+        assert_true(need > 1e-5); /* the window's prefetches take longer than the receive */
+        assert_true(tg < t0);
+        with_gap += tg;
+        without += t0;
+        serial += ts;
+    }
+    assert_rel(e.modes[PM_MODE_PRESERVE].tpot_s, with_gap, 1e-9);
+    assert_true(without - with_gap > 4 * 1e-5); /* more than 10 us a stage */
+    assert_rel(e.modes[PM_MODE_SERIAL].tpot_s, serial, 1e-9);
     pm_scenario_release(&s);
 }
 
@@ -977,6 +1019,7 @@ int main(void)
         cmocka_unit_test(test_served_preserve_prefetches_behind_the_receive),
         cmocka_unit_test(test_served_one_stage_is_the_default),
         cmocka_unit_test(test_stage_graphs_equal_the_fast_path),
+        cmocka_unit_test(test_preserve_in_the_decode_bubbles),
         cmocka_unit_test(test_stage_graph_shape),
         cmocka_unit_test(test_split_axis),
         cmocka_unit_test(test_pp_optimum_is_the_sweeps_argmax),
