@@ -804,6 +804,11 @@ check dp-attention-line 0 "attention data parallel over 4 ranks: each holds 16 o
     "$pm" --config qwen3-30b-a3b --batch 64 --dp-attention
 check dp-attention-no-allreduce 0 '"allreduces_per_step": 0' \
     "$pm" --config qwen3-30b-a3b --dp-attention --format json
+# The run table's allreduce column says none where a decode step has no allreduce (data-parallel
+# attention, one device); under sequence parallelism it is the allreduce the collectives replace.
+check dp-attention-table-none 0 "3 none" bash -c "echo \$('$pm' --config qwen3-30b-a3b --dp-attention | grep -cE '^(serial|fused|preserve) +[0-9].*[0-9]  none\$') none"
+check one-device-table-none 0 "3 none" bash -c "echo \$('$pm' --config llama8b --devices 1 | grep -cE '^(serial|fused|preserve) +[0-9].*[0-9]  none\$') none"
+check sp-table-allreduce 0 "3 oneshot" bash -c "echo \$('$pm' --config llama70b --sp | grep -cE '^(serial|fused|preserve) +[0-9].*  oneshot [0-9.]+ us') oneshot"
 check dp-attention-dense 1 '$.cluster.attention_data_parallel: data-parallel attention with expert-parallel MLPs needs a mixture-of-experts model' \
     "$pm" --config llama70b --dp-attention
 check dp-attention-ep 1 "expert_parallel must equal devices (4; got 2)" \
