@@ -2892,7 +2892,8 @@ PM_API const char *pm_search_bound_name(pm_search_bound b);
  * of its own: the mix's apply), with its share of the output tokens the fleet serves. */
 typedef struct pm_search_member {
     const pm_scenario *scenario;
-    pm_search_spec spec;     /* n_hw 0, the mix's objective, no shard */
+    pm_search_spec spec;     /* n_hw 0, the mix's objective, no shard; disagg: its
+                                disaggregated deployments among its candidates */
     double share;            /* > 0; the shares are normalised over the members */
 } pm_search_member;
 
@@ -2937,8 +2938,10 @@ typedef struct pm_search_mix_result {
  * objective is the shares' weighted harmonic mean of the members' objectives, 1 / sum_i
  * (share_i / objective_i) (tokens/s per device, per mm2 or per dollar, or tokens per joule: each
  * is tokens per unit of a resource the members' deployments use apart). The fleet is taken as
- * large as the shares need (fractions of a deployment are not rounded). A point where a member
- * meets none of its limits serves no mix. Returns PM_OK, PM_ERR_INVALID_ARG (no members or too
+ * large as the shares need (fractions of a deployment are not rounded). A member whose spec has
+ * disagg competes its disaggregated deployments too (pm_search_run's), so its best may be a
+ * prefill and a decode pool (the candidate's pools > 0; pm_search_layout names it) while another
+ * member's is co-located. A point where a member meets none of its limits serves no mix. Returns PM_OK, PM_ERR_INVALID_ARG (no members or too
  * many, a share not > 0, a member with hardware axes, a shard or another objective),
  * PM_ERR_UNSUPPORTED (members on different accelerators: a mix is one chip's) or a member's
  * search's error, its message naming the member.

@@ -4,8 +4,9 @@
  * hardware axes every member is searched alone (pm_search_run on its own scenario, its spec's
  * deployments (TP, pipeline stages, EP), lengths and limits, with the point as its one
  * hardware value per axis), and the members' best candidates per mode are joined: each member
- * runs on its own best deployment (its count of stages among them),
- * so the resources of a token add over the members' shares and the mix's objective is
+ * runs on its own best deployment (its count of stages among them; with the spec's disagg a
+ * prefill and a decode pool among them: pm_search_run's candidates, the rules its own), so the
+ * resources of a token add over the members' shares and the mix's objective is
  *
  *   1 / sum_i (share_i / objective_i)          (shares normalised to sum 1)
  *

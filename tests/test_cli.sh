@@ -728,7 +728,6 @@ check search-merge-disagg 0 "" bash -c "diff <('$pm' search ${dopts[*]} -f csv d
 check search-disagg-no-budget 2 "device_budget: search: disaggregated deployments split a device budget" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --disagg --concurrency 8
 check search-disagg-no-link 1 "\$.cluster.inter_node_bandwidth_Gbps: search: the link between disaggregated pools" "$pm" search --config llama70b-h100 --budget 16 --disagg --concurrency 8
 check search-disagg-classes 1 "workload.classes: search: a disaggregated deployment" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 16 --disagg --concurrency 8 --lengths 2048:256:1,512:512:1
-check search-disagg-mix 2 "--disagg: a mix is searched over co-located deployments" "$pm" search --mix llama8b --disagg
 check search-not-for-serve 2 "--budget: serve does not use it" "$pm" serve --budget 8
 # search --mix (issue 46 item 1): one member alone is its own search, mode by mode (the mix's
 # objective 1 / (1 / o) = o); two members at shares 1 and 3 give 1 / (0.25 / o1 + 0.75 / o2)
@@ -756,6 +755,23 @@ check mix-pp-table 0 "1. llama70b-h100          4   2    1    1   2048    256" "
 check mix-pp-csv 0 ",m1_tp,m1_pp,m1_ep,m1_dp,m1_chunk," "$pm" search --mix llama70b-h100,llama8b=3 --accelerator h100-sxm --cluster nvlink4-nvswitch "${mixpp[@]}" -f csv
 check mix-pp-list-bad 2 "--pp-list" "$pm" search --mix llama8b --pp-list 0
 check mix-plot-axes 2 "drawn along one hardware axis" "$pm" search --mix llama8b --concurrency 1 --plot "$tmp/mix.png"
+# --mix --disagg: each member's disaggregated deployments too (dopts above: Llama-3-70B, 16 H100s
+# joined by NDR, TP 4 or 8, TPOT <= 20 ms). One member alone is its own search --disagg, mode by
+# mode (layout, concurrency, objective; the mix's 1 / (1 / o) within an ulp); two members (8192
+# in, 256 out, share 1: disaggregated; 2048 in and out, share 3: co-located) join as
+# 1 / (0.25 / o_a + 0.75 / o_b), each o the member's own search --disagg.
+mixd=(--cluster hgx-h100-ib-ndr --budget 16 --tp-list 4,8 --tpot-limit 20ms --chunks 2048 --concurrency 8,16,32,64,128 --disagg)
+check mix-disagg-one-is-search 0 "same" bash -c "python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print(\"same\" if all(b[\"modes\"][m][\"points\"][0][\"members\"][0][k] == a[\"modes\"][m][\"best\"][k] for m in (\"serial\", \"fused\", \"preserve\") for k in (\"layout\", \"prefill_instances\", \"decode_tp\", \"concurrency\", \"objective\")) and all(abs(b[\"modes\"][m][\"points\"][0][\"mix_objective\"] - a[\"modes\"][m][\"best\"][\"objective\"]) <= 1e-15 * a[\"modes\"][m][\"best\"][\"objective\"] for m in (\"serial\", \"fused\", \"preserve\")) and a[\"modes\"][\"serial\"][\"best\"][\"layout\"] == \"P2xTP4+D1xTP8\" else \"differ\")' <('$pm' search --config llama70b-h100 --lengths 8192:256:1 ${mixd[*]} -f json) <('$pm' search --mix llama70b-h100@8192:256 ${mixd[*]} -f json)"
+check mix-disagg-harmonic 0 "harmonic" bash -c "python3 -c 'import json,sys; a,b,m=(json.load(open(f)) for f in sys.argv[1:4]); o=lambda d, x: d[\"modes\"][x][\"best\"][\"objective\"]; w=[1/(0.25/o(a, x)+0.75/o(b, x)) for x in (\"serial\", \"fused\", \"preserve\")]; g=[m[\"modes\"][x][\"points\"][0][\"mix_objective\"] for x in (\"serial\", \"fused\", \"preserve\")]; print(\"harmonic\" if all(abs(x-y) <= 1e-9*y for x, y in zip(g, w)) else (g, w))' <('$pm' search --config llama70b-h100 --lengths 8192:256:1 ${mixd[*]} -f json) <('$pm' search --config llama70b-h100 --lengths 2048:2048:1 ${mixd[*]} -f json) <('$pm' search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 ${mixd[*]} -f json)"
+check mix-disagg-table 0 "objective_peak; P2xTP4+D1xTP8" "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}"
+check mix-disagg-table-colocated 0 "tpot; colocated" "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}"
+check mix-disagg-header 0 "# disaggregated deployments too (layout P<x>xTP<p>+D<y>xTP<d>" "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}"
+check mix-disagg-csv 0 "best,m1_layout,m1_tp,m1_pp,m1_ep,m1_dp,m1_chunk,m1_concurrency,m1_ttft_s,m1_tpot_s,m1_tokens_per_s_per_device,m1_objective,m1_binds,m2_layout,m2_tp" "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}" -f csv
+check mix-disagg-csv-row 0 ",P2xTP4+D1xTP8,0,1,1,1,0,16," "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}" -f csv
+check mix-disagg-json 0 '"members": [{"layout": "P2xTP4+D1xTP8", "prefill_tp": 4, "prefill_instances": 2, "decode_tp": 8, "decode_instances": 1, "tp": 0, "pp": 1' "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}" -f json
+check mix-disagg-json-colocated 0 '{"layout": "colocated", "prefill_tp": 0, "prefill_instances": 0, "decode_tp": 0, "decode_instances": 0, "tp": 8' "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}" -f json
+check mix-disagg-plain-csv 0 "best,m1_tp,m1_pp" "$pm" search --mix llama70b-h100@2048:2048 --cluster hgx-h100-ib-ndr --budget 16 --tp-list 4,8 --chunks 2048 --concurrency 8,16 -f csv
+check mix-disagg-no-budget 2 "search mix: member 1 (llama3-70b): search: disaggregated deployments split a device budget" "$pm" search --mix llama70b-h100 --cluster hgx-h100-ib-ndr --disagg --concurrency 8
 
 # ---- speculative decoding (issue 45) ---------------------------------------------------------
 # Leviathan's tokens per verify step: k = 3 at a = 0.8 gives 1 + 0.8 + 0.64 + 0.512 = 2.952.
@@ -788,6 +804,11 @@ check dp-attention-line 0 "attention data parallel over 4 ranks: each holds 16 o
     "$pm" --config qwen3-30b-a3b --batch 64 --dp-attention
 check dp-attention-no-allreduce 0 '"allreduces_per_step": 0' \
     "$pm" --config qwen3-30b-a3b --dp-attention --format json
+# The run table's allreduce column says none where a decode step has no allreduce (data-parallel
+# attention, one device); under sequence parallelism it is the allreduce the collectives replace.
+check dp-attention-table-none 0 "3 none" bash -c "echo \$('$pm' --config qwen3-30b-a3b --dp-attention | grep -cE '^(serial|fused|preserve) +[0-9].*[0-9]  none\$') none"
+check one-device-table-none 0 "3 none" bash -c "echo \$('$pm' --config llama8b --devices 1 | grep -cE '^(serial|fused|preserve) +[0-9].*[0-9]  none\$') none"
+check sp-table-allreduce 0 "3 oneshot" bash -c "echo \$('$pm' --config llama70b --sp | grep -cE '^(serial|fused|preserve) +[0-9].*  oneshot [0-9.]+ us') oneshot"
 check dp-attention-dense 1 '$.cluster.attention_data_parallel: data-parallel attention with expert-parallel MLPs needs a mixture-of-experts model' \
     "$pm" --config llama70b --dp-attention
 check dp-attention-ep 1 "one expert-parallel rank a device (expert_parallel = devices, 4) or tensor parallel over the group (expert_parallel 1); got 2" \

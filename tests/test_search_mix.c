@@ -4,7 +4,9 @@
  * harmonic mean, computed here from each member's own search at the point; the shares are
  * normalised; a member that meets none of its limits leaves the point without a mix and is
  * named; pipeline stages in the members' space (one member is its own search with the same pp
- * list, row for row; stages that win for one member of two); the refusals.
+ * list, row for row; stages that win for one member of two); disaggregated deployments in the
+ * members' space (one member is its own search --disagg, layout and all; a disaggregated best for
+ * one member of two and a co-located one for the other, joined as the shares say); the refusals.
  */
 #include <math.h>
 #include <stddef.h>
@@ -315,6 +317,150 @@ static void test_stages_win_for_one_member(void **state)
     free(mix);
 }
 
+/* ---------------------------------------------------------------- disaggregated */
+
+/* Llama-3-70B on H100 nodes joined by NDR InfiniBand (the pools' link: the cluster's inter-node
+ * link), 16 devices, TP 4 or 8, chunk 2048, concurrencies 8 to 128, prompts of input tokens and
+ * output out, disaggregated deployments in the space (a prefill instance loaded at most 0.9):
+ * test_search.c's disaggregated space. */
+static pm_search_spec disagg_space(int64_t input, int64_t output)
+{
+    pm_search_spec sp = space(input, output);
+    sp.tp[0] = 4;
+    sp.tp[1] = 8;
+    sp.chunk[0] = 2048;
+    sp.n_chunk = 1;
+    const double conc[] = {8, 16, 32, 64, 128};
+    for (int i = 0; i < 5; i++)
+        sp.concurrency[i] = conc[i];
+    sp.n_concurrency = 5;
+    sp.device_budget = 16;
+    sp.disagg = true;
+    sp.disagg_link.layer_streamed = true;
+    sp.disagg_max_load_frac = 0.9;
+    return sp;
+}
+
+/* Candidate a is candidate b, and has b's layout: its pools (all 0: co-located). */
+static void same_layout(const pm_search_candidate *a, const pm_search_candidate *b)
+{
+    same_candidate(a, b);
+    assert_int_equal(a->prefill_instances, b->prefill_instances);
+    assert_int_equal(a->prefill_tp, b->prefill_tp);
+    assert_int_equal(a->decode_instances, b->decode_instances);
+    assert_int_equal(a->decode_tp, b->decode_tp);
+}
+
+/* One member at share 1 searched with disagg is its own search --disagg: 8192-token prompts,
+ * 256 out, TPOT <= 20 ms (test_search.c: a co-located step carrying a 2048-token chunk misses
+ * it, the disaggregated deployment wins in every mode). At each L2 point (16 MiB and the
+ * H100's 50 MiB) the member's row is the search's best, pools and all, and what binds it; the
+ * mix's objective is its objective; the mix's best point is the search's over the whole axis,
+ * with its layout. */
+static void test_one_member_disagg(void **state)
+{
+    (void)state;
+    const char *ov[] = {"cluster=hgx-h100-ib-ndr"};
+    pm_scenario s = pm_test_load("llama70b-h100", ov, 1);
+    pm_scenario_release(&s);
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    mix->member[0] =
+        (pm_search_member){.scenario = &s, .spec = disagg_space(8192, 256), .share = 1.0};
+    mix->member[0].spec.tpot_limit_s = 0.020;
+    mix->n_members = 1;
+    static double l2[] = {16.0 * 1048576, 50.0 * 1048576};
+    mix->hw[0] = (pm_axis){.kind = PM_AXIS_L2, .values = l2, .n_values = 2};
+    mix->n_hw = 1;
+    pm_search_mix_result r = run(mix);
+    assert_int_equal(r.n_points, 2);
+    for (size_t p = 0; p < 2; p++) {
+        pm_search_result w = alone_at(&s, &mix->member[0].spec, l2[p]);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            assert_true(w.found[m] && r.points[p].found[m]);
+            const pm_search_candidate *k = &r.members[p * PM_MODE_COUNT + (size_t)m];
+            same_layout(k, &w.best[m]);
+            assert_true(k->prefill_instances > 0); /* disaggregated */
+            assert_int_equal(r.binds[p * PM_MODE_COUNT + (size_t)m], w.binds[m]);
+            /* the mix's 1 / (1 / o): two roundings, a few units in the last place */
+            assert_rel(r.points[p].objective[m], w.best[m].objective, 1e-15);
+        }
+        pm_search_result_free(&w);
+    }
+    pm_search_spec whole = mix->member[0].spec;
+    whole.hw[0] = mix->hw[0];
+    whole.n_hw = 1;
+    pm_search_result w;
+    pm_error err;
+    assert_int_equal(pm_search_run(&s, &whole, &w, &err), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(r.found[m]);
+        assert_rel(r.points[r.best[m]].objective[m], w.best[m].objective, 1e-15);
+        assert_rel(r.points[r.best[m]].hw[0], w.best[m].hw[0], 0.0);
+        const pm_search_candidate *k = &r.members[r.best[m] * PM_MODE_COUNT + (size_t)m];
+        assert_int_equal(k->prefill_instances, w.best[m].prefill_instances);
+        assert_int_equal(k->decode_instances, w.best[m].decode_instances);
+    }
+    pm_search_result_free(&w);
+    pm_search_mix_result_free(&r);
+    free(mix);
+}
+
+/* Two members of Llama-3-70B on the same 16 H100s: A (share 1) on 8192-token prompts, 256 out,
+ * TPOT <= 20 ms, whose best is disaggregated in every mode; B (share 3) on 2048 in and out
+ * without a limit, whose best is co-located (test_search.c: the pools' fixed counts leave one
+ * idle part of the time). The mix is 1 / (0.25 / o_A + 0.75 / o_B), o_A and o_B each member's
+ * own search --disagg: by hand, o_A = 100 and o_B = 300 would give 200. Without --disagg, B's row
+ * is unchanged and A's is co-located: the mix falls, or no point serves A. */
+static void test_disagg_for_one_member(void **state)
+{
+    (void)state;
+    const char *ov[] = {"cluster=hgx-h100-ib-ndr"};
+    pm_scenario s = pm_test_load("llama70b-h100", ov, 1);
+    pm_scenario_release(&s);
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    mix->member[0] =
+        (pm_search_member){.scenario = &s, .spec = disagg_space(8192, 256), .share = 1.0};
+    mix->member[0].spec.tpot_limit_s = 0.020;
+    mix->member[1] =
+        (pm_search_member){.scenario = &s, .spec = disagg_space(2048, 2048), .share = 3.0};
+    mix->n_members = 2;
+    pm_search_mix_result r = run(mix);
+    assert_int_equal(r.n_points, 1);
+    pm_search_result ra, rb;
+    pm_error err;
+    assert_int_equal(pm_search_run(&s, &mix->member[0].spec, &ra, &err), PM_OK);
+    assert_int_equal(pm_search_run(&s, &mix->member[1].spec, &rb, &err), PM_OK);
+    mix->member[0].spec.disagg = false;
+    mix->member[1].spec.disagg = false;
+    pm_search_mix_result plain = run(mix);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_search_candidate *ka = &r.members[(size_t)m];
+        const pm_search_candidate *kb = &r.members[PM_MODE_COUNT + (size_t)m];
+        same_layout(ka, &ra.best[m]);
+        same_layout(kb, &rb.best[m]);
+        assert_true(ka->prefill_instances > 0 && ka->decode_instances > 0);
+        assert_int_equal(ka->tp, 0);
+        assert_int_equal(ka->dp, 1);
+        assert_int_equal(kb->prefill_instances, 0);
+        assert_int_equal(kb->dp * kb->tp, 16);
+        const double want = 1.0 / (0.25 / ra.best[m].objective + 0.75 / rb.best[m].objective);
+        assert_true(r.found[m]);
+        assert_rel(r.points[0].objective[m], want, 1e-12);
+        same_candidate(&plain.members[PM_MODE_COUNT + (size_t)m], kb);
+        assert_true(!plain.points[0].found[m] ||
+                    plain.points[0].objective[m] < r.points[0].objective[m]);
+        if (plain.points[0].found[m])
+            assert_int_equal(plain.members[(size_t)m].prefill_instances, 0);
+    }
+    pm_search_result_free(&ra);
+    pm_search_result_free(&rb);
+    pm_search_mix_result_free(&plain);
+    pm_search_mix_result_free(&r);
+    free(mix);
+}
+
 static void refused(const pm_search_mix *mix, pm_status want, const char *words)
 {
     pm_search_mix_result r;
@@ -350,6 +496,11 @@ static void test_refusals(void **state)
     mix->member[1].scenario = &a;
     mix->member[1].spec.n_chunk = 0;
     refused(mix, PM_ERR_INVALID_ARG, "member 2 (");
+    /* so does its disaggregated search's: no device budget to split */
+    mix->member[1].spec = space(1024, 128);
+    mix->member[1].spec.disagg = true;
+    refused(mix, PM_ERR_INVALID_ARG, "member 2 (");
+    refused(mix, PM_ERR_INVALID_ARG, "split a device budget");
     free(mix);
 }
 
@@ -361,6 +512,8 @@ int main(void)
         cmocka_unit_test(test_member_short),
         cmocka_unit_test(test_one_member_stages),
         cmocka_unit_test(test_stages_win_for_one_member),
+        cmocka_unit_test(test_one_member_disagg),
+        cmocka_unit_test(test_disagg_for_one_member),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

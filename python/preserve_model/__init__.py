@@ -492,7 +492,8 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
                budget=0, tp=None, pp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
                ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
                rule="decode_first", arrival="staggered", exhaustive=False, threads=0,
-               data_dir=None, **shortcuts):
+               data_dir=None, disagg=False, link_bandwidth=0.0, link_latency=0.0,
+               layer_streamed=True, max_load=0.9, **shortcuts):
     """The chip that serves a weighted mix of models and workloads best: `search --mix`.
 
     members: a sequence of (config, share) or (config, share, lengths): each member's scenario
@@ -502,7 +503,9 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
     chunks, concurrency; the same limits and objective; overrides apply to every member) at each
     point of the hardware axes, and the mix's objective there is
     1 / sum(share / member's objective): one chip design's fleet, each member on its own best
-    deployment.
+    deployment. disagg=True (the CLI's --disagg; needs a budget): each member's disaggregated
+    deployments too, as search(disagg=True) has them (link_bandwidth, link_latency,
+    layer_streamed, max_load alike), so a member's best may be a prefill and a decode pool.
 
     Returns a dict: points, evaluated, pruned, invalid_deployments (summed over the members'
     searches), hardware ({column: numpy array of the points' values}, the last axis fastest),
@@ -510,7 +513,9 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
     member), mix_objective (numpy array per point, NaN where some member meets no limit),
     missing_member (int array: the first such member's index, -1 none), members (a list per
     member of dicts of numpy arrays per point: the candidate's keys as search()'s best, pp
-    among them, NaN where the member found none)}}. Raises Error for a load or model error,
+    among them, NaN where the member found none; with disagg also layout (an object array:
+    "P<x>xTP<p>+D<y>xTP<d>" or "colocated", None where the member found none), prefill_tp,
+    prefill_instances, decode_tp and decode_instances (0 for a co-located best))}}. Raises Error for a load or model error,
     ValueError for a mix the library refuses (members on different accelerators: Error).
     """
     members = [tuple(m) for m in members]
@@ -542,7 +547,9 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
                            SEARCH_OBJECTIVES.index(objective), SERVE_RULES.index(rule),
                            SERVE_ARRIVALS.index(arrival), bool(exhaustive), int(threads),
                            _overrides(overrides, shortcuts), _path("data_dir", data_dir),
-                           None if pp is None else _counts("pp", pp))
+                           None if pp is None else _counts("pp", pp), bool(disagg),
+                           float(link_bandwidth), float(link_latency), bool(layer_streamed),
+                           float(max_load))
     candidates, evaluated, pruned, invalid, hw_names, hw_values, per_mode = raw
     hw = np.frombuffer(hw_values, dtype=np.float64).reshape(-1, max(len(hw_names), 1))
     n_points = len(np.frombuffer(per_mode[0][2], dtype=np.float64))
@@ -550,7 +557,8 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
               "invalid_deployments": invalid,
               "hardware": {name: hw[:, a].copy() for a, name in enumerate(hw_names)},
               "modes": {}}
-    keep = [i for i, c in enumerate(_SEARCH_COLUMNS) if c not in ("hw0", "hw1") + _SEARCH_POOLS]
+    keep = [i for i, c in enumerate(_SEARCH_COLUMNS)
+            if c not in ("hw0", "hw1") + (() if disagg else _SEARCH_POOLS)]
     for mode, (found, best, obj, missing, rows) in zip(MODES, per_mode):
         table = np.frombuffer(rows, dtype=np.float64).reshape(n_points, len(members),
                                                               len(_SEARCH_COLUMNS))
@@ -562,6 +570,11 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
                 col = table[:, i, j].copy()
                 col[~got] = np.nan
                 d[_SEARCH_COLUMNS[j]] = col
+            if disagg:
+                d["layout"] = np.array(
+                    [_core.layout(*(int(d[k][p]) for k in ("prefill_instances", "prefill_tp",
+                                                           "decode_instances", "decode_tp")))
+                     if got[p] else None for p in range(n_points)], dtype=object)
             per_member.append(d)
         result["modes"][mode] = {
             "found": found, "best": best if found else None,

@@ -1000,18 +1000,21 @@ static int search_mix_members(PyObject *configs, PyObject *shares, PyObject *len
 
 /* search_mix(configs, shares, lengths, concurrency, chunks, tp, ep, hardware, budget,
  * ttft_limit, tpot_limit, min_user_rate, objective, rule, arrival, exhaustive, threads,
- * overrides=None, data_dir=None, pp=None): the search --mix command's pm_search_mix_run. */
+ * overrides=None, data_dir=None, pp=None, disagg=False, link_bandwidth=0, link_latency=0,
+ * layer_streamed=True, max_load=0.9): the search --mix command's pm_search_mix_run (each
+ * member's disaggregated deployments too when disagg, as search()'s). */
 static PyObject *search_mix(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *configs, *shares, *lengths, *conc, *chunks, *tp, *ep, *hw, *overrides = Py_None,
              *pp = Py_None;
     const char *data_dir = NULL;
-    int budget, objective, rule, arrival, exhaustive, threads;
-    double ttft, tpot, user;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOidddiiipi|OzO", &configs, &shares, &lengths, &conc,
+    int budget, objective, rule, arrival, exhaustive, threads, disagg = 0, streamed = 1;
+    double ttft, tpot, user, link_bw = 0.0, link_lat = 0.0, max_load = 0.9;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOidddiiipi|OzOpddpd", &configs, &shares, &lengths, &conc,
                           &chunks, &tp, &ep, &hw, &budget, &ttft, &tpot, &user, &objective,
-                          &rule, &arrival, &exhaustive, &threads, &overrides, &data_dir, &pp))
+                          &rule, &arrival, &exhaustive, &threads, &overrides, &data_dir, &pp,
+                          &disagg, &link_bw, &link_lat, &streamed, &max_load))
         return NULL;
     pm_search_spec *base = PyMem_Calloc(1, sizeof *base);
     pm_search_mix *mix = PyMem_Calloc(1, sizeof *mix);
@@ -1025,6 +1028,9 @@ static PyObject *search_mix(PyObject *self, PyObject *args)
     if (search_space(base, tp, ep, pp, chunks, conc, hw) != 0)
         goto out;
     search_limits(base, budget, ttft, tpot, user, objective, exhaustive, threads);
+    base->disagg = disagg;
+    base->disagg_link = (pm_disagg_link){link_bw, link_lat, streamed};
+    base->disagg_max_load_frac = max_load;
     for (int a = 0; a < base->n_hw; a++)
         mix->hw[a] = base->hw[a];
     mix->n_hw = base->n_hw;

@@ -1094,6 +1094,44 @@ def test_search_mix_takes_pipeline_stages():
         assert one["modes"][mode]["mix_objective"][0] < m["mix_objective"][0]
 
 
+def test_search_mix_takes_disaggregated_deployments():
+    """search_mix(disagg=True): Llama-3-70B on 16 H100s (NDR between the nodes), TP 4 or 8, one
+    member alone on 8192-token prompts, 256 out, TPOT <= 20 ms is its own search(disagg=True):
+    serial's best 2 prefill instances of TP 4 and one decode instance of TP 8 at 16 sequences,
+    its layout, pools and objective; a second member (share 3) on 2048 in and out, whose best
+    at TPOT <= 20 ms too is its own search's, joins by 1 / (0.25 / o_a + 0.75 / o_b). Without
+    disagg the members have no layout key."""
+    kw = dict(tp=(4, 8), chunks=(2048,), budget=16, tpot_limit=0.02,
+              overrides={"cluster": "hgx-h100-ib-ndr"})
+    conc = (8, 16)
+    long_, even = [(8192, 256, 1)], [(2048, 2048, 1)]
+    one = pm.search_mix([("llama70b-h100", 1, long_)], conc, disagg=True, **kw)
+    a = pm.search("llama70b-h100", conc, lengths=long_, disagg=True, **kw)
+    for mode in pm.MODES:
+        got, best = one["modes"][mode]["members"][0], a["modes"][mode]["best"]
+        for key in ("layout", "prefill_tp", "prefill_instances", "decode_tp",
+                    "decode_instances", "tp", "dp", "concurrency", "objective"):
+            assert got[key][0] == best[key], (mode, key)
+        # the mix's 1 / (1 / o): two roundings
+        assert one["modes"][mode]["mix_objective"][0] == pytest.approx(best["objective"],
+                                                                       rel=1e-15)
+    serial = one["modes"]["serial"]["members"][0]
+    assert (serial["layout"][0], serial["concurrency"][0]) == ("P2xTP4+D1xTP8", 16)
+    two = pm.search_mix([("llama70b-h100", 1, long_), ("llama70b-h100", 3, even)], conc,
+                        disagg=True, **kw)
+    b = pm.search("llama70b-h100", conc, lengths=even, disagg=True, **kw)
+    for mode in pm.MODES:
+        oa = a["modes"][mode]["best"]["objective"]
+        ob = b["modes"][mode]["best"]["objective"]
+        m = two["modes"][mode]
+        assert m["mix_objective"][0] == pytest.approx(1 / (0.25 / oa + 0.75 / ob), rel=1e-12)
+        assert m["members"][1]["layout"][0] == b["modes"][mode]["best"]["layout"]
+    plain = pm.search_mix([("llama70b-h100", 1, even)], conc, **kw)
+    assert "layout" not in plain["modes"]["serial"]["members"][0]
+    with pytest.raises(pm.Error, match="device budget"):
+        pm.search_mix([("llama70b-h100", 1, long_)], conc, disagg=True, **{**kw, "budget": 0})
+
+
 def test_search_mix_refusals():
     with pytest.raises(TypeError, match="members"):
         pm.search_mix([("llama8b",)])

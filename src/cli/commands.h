@@ -47,6 +47,12 @@ void search_limits_words(const pm_search_spec *sp, char *t, size_t n);
 /* A hardware point of n_hw axes in words: " at l2_capacity_MiB 96, hbm_bandwidth_TBps 3.35"
  * ("" without axes). */
 void search_hw_words(const pm_axis *axes, int n_hw, const double *hw, char *t, size_t n);
+/* A header's line on the disaggregated candidates ("# disaggregated deployments too (layout
+ * P<x>xTP<p>+D<y>xTP<d>...") when sp->disagg; nothing otherwise. */
+void search_disagg_note(FILE *f, const pm_search_spec *sp);
+/* A candidate's layout keys in JSON, each followed by ", ": "layout", "prefill_tp",
+ * "prefill_instances", "decode_tp", "decode_instances" (0 for a co-located one). */
+void search_json_layout(const pm_search_candidate *k);
 /* search_mix_cmd.c: search --mix, the chip that serves a weighted mix best (n_files: the
  * arguments, which a mix refuses). */
 int cmd_search_mix(const cli *c, int n_files);

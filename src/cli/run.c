@@ -114,10 +114,16 @@ static void describe_pipeline(const pm_estimate *e, FILE *f)
     fputc('\n', f);
 }
 
+/* Sequence parallelism is on and has collectives to replace the allreduces with. */
+static bool describes_sequence_parallel(const pm_scenario *s)
+{
+    return s->cluster.sequence_parallel && s->cluster.devices > 1;
+}
+
 /* Sequence parallelism (issue 44), when it is on: what replaces the allreduces. */
 static void describe_sequence_parallel(const pm_scenario *s, FILE *f)
 {
-    if (!s->cluster.sequence_parallel || s->cluster.devices <= 1)
+    if (!describes_sequence_parallel(s))
         return;
     fprintf(f, "# sequence parallel: each allreduce is a reduce-scatter and an all-gather (the "
                "allreduce column: the allreduce they replace; `explain` shows their windows), "
@@ -346,12 +352,16 @@ static void write_table(const pm_scenario *s, const pm_estimate *e)
     describe(s, e, stdout);
     printf("\n%-9s %12s %12s %12s %14s %14s %12s  %s\n", "mode", "request_s", "prefill_s",
            "decode_s", "tpot_ms", "tpot_mean_ms", "tokens/s", "allreduce");
+    /* "none" where a decode step has no allreduce (one device, data-parallel attention);
+     * under sequence parallelism the column is the allreduce its collectives replace */
+    const bool has_allreduce = e->allreduces_per_step > 0 || describes_sequence_parallel(s);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         const pm_mode_result *r = &e->modes[m];
-        char ar[64];
-        snprintf(ar, sizeof ar, "%s %.1f us", pm_allreduce_algo_name(r->allreduce),
-                 r->allreduce_decode_s * 1e6);
-        if (m == PM_MODE_FUSED)
+        char ar[64] = "none";
+        if (has_allreduce)
+            snprintf(ar, sizeof ar, "%s %.1f us", pm_allreduce_algo_name(r->allreduce),
+                     r->allreduce_decode_s * 1e6);
+        if (m == PM_MODE_FUSED && has_allreduce)
             snprintf(ar + strlen(ar), sizeof ar - strlen(ar), ", %d chunk%s",
                      r->fused_chunks, r->fused_chunks == 1 ? "" : "s");
         char v[6][FMT_G9_MAX];

@@ -122,6 +122,15 @@ const char *search_objective_column(pm_search_objective o)
     return cols[o];
 }
 
+void search_disagg_note(FILE *f, const pm_search_spec *sp)
+{
+    if (sp->disagg)
+        fprintf(f, "# disaggregated deployments too (layout P<x>xTP<p>+D<y>xTP<d>: x prefill and "
+                "y decode instances; concurrency per decode instance; its figures the whole "
+                "deployment's, dp 1), prefill load at most %g\n",
+                sp->disagg_max_load_frac);
+}
+
 static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_search_spec *sp,
                          const pm_search_result *r)
 {
@@ -142,11 +151,7 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
             "(%s)\n",
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
             pm_search_objective_name(sp->objective), search_objective_column(sp->objective));
-    if (sp->disagg)
-        fprintf(f, "# disaggregated deployments too (layout P<x>xTP<p>+D<y>xTP<d>: x prefill and "
-                "y decode instances; concurrency per decode instance; its figures the whole "
-                "deployment's, dp 1), prefill load at most %g\n",
-                sp->disagg_max_load_frac);
+    search_disagg_note(f, sp);
     fprintf(f, "# space: %zu points x %d modes; %zu evaluated, %zu pruned%s; %zu deployments "
             "could not run%s%s\n",
             r->candidates, PM_MODE_COUNT, r->evaluated, r->pruned,
@@ -252,17 +257,21 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
            search_objective_column(sp->objective));
 }
 
+void search_json_layout(const pm_search_candidate *k)
+{
+    char layout[96];
+    pm_search_layout(k, layout, sizeof layout);
+    printf("\"layout\": \"%s\", \"prefill_tp\": %d, \"prefill_instances\": %d, "
+           "\"decode_tp\": %d, \"decode_instances\": %d, ",
+           layout, k->prefill_tp, k->prefill_instances, k->decode_tp, k->decode_instances);
+}
+
 static void json_candidate(const pm_search_spec *sp, const pm_search_candidate *k)
 {
     const pm_serve_mode *x = &k->figures;
     printf("{");
-    if (sp->disagg) {
-        char layout[96];
-        pm_search_layout(k, layout, sizeof layout);
-        printf("\"layout\": \"%s\", \"prefill_tp\": %d, \"prefill_instances\": %d, "
-               "\"decode_tp\": %d, \"decode_instances\": %d, ",
-               layout, k->prefill_tp, k->prefill_instances, k->decode_tp, k->decode_instances);
-    }
+    if (sp->disagg)
+        search_json_layout(k);
     printf("\"tp\": %d, \"pp\": %d, \"ep\": %d, \"dp\": %d, \"chunk\": %lld, "
            "\"concurrency\": ",
            k->tp, k->pp, k->ep, k->dp, (long long)k->chunk);

@@ -2,11 +2,13 @@
  * search_mix_cmd.c - `search --mix`: the chip that serves a weighted mix of models and
  * workloads best (pm_search_mix_run). Each member, SCENARIO[@LENGTHS][=SHARE], is loaded with
  * the command line's overrides and searched under the command line's space and limits
- * (search_cmd.c's spec, its own lengths; --pp-list puts stages in each member's space); the
- * --sweep axes are the mix's. The table gives each mode's best hardware point, its mix
- * objective and each member's best deployment (tp, pp, dp, ep, chunk) there; the
- * CSV one row per point and mode; the JSON both; --plot draws the mix's objective and each
- * member's (preserve) along the first axis with plots/search_mix.gp.
+ * (search_cmd.c's spec, its own lengths; --pp-list puts stages in each member's space, --disagg
+ * its disaggregated deployments); the --sweep axes are the mix's. The table gives each mode's
+ * best hardware point, its mix objective and each member's best deployment (tp, pp, dp, ep,
+ * chunk; with --disagg its layout) there; the CSV one row per point and mode (with --disagg an
+ * m<i>_layout column per member); the JSON both (with --disagg each member's layout and pools,
+ * as search's candidates); --plot draws the mix's objective and each member's (preserve) along
+ * the first axis with plots/search_mix.gp.
  */
 #include <errno.h>
 #include <math.h>
@@ -169,6 +171,7 @@ static void write_header(FILE *f, const cli *c, const mix_run *x)
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user, c->budget,
             c->budget ? "" : " (no budget: one tensor-parallel group)",
             pm_search_objective_name(mix->objective), search_objective_column(mix->objective));
+    search_disagg_note(f, sp);
     fprintf(f, "# space: %zu hardware points x %d members; %zu candidates x %d modes, %zu "
                "evaluated, %zu pruned; %zu deployments could not run\n",
             x->r.n_points, mix->n_members, x->r.candidates, PM_MODE_COUNT, x->r.evaluated,
@@ -190,18 +193,25 @@ static void write_table(const cli *c, const mix_run *x)
         search_hw_words(x->mix.hw, x->mix.n_hw, pt->hw, hw, sizeof hw);
         printf("\n%s: the mix's %s %.6g%s\n", pm_mode_name((pm_mode)m),
                search_objective_column(x->mix.objective), pt->objective[m], hw);
-        printf("  %-22s %4s %3s %4s %4s %6s %6s %9s %9s %12s %14s  %s\n", "member", "tp", "pp",
+        const bool disagg = x->mix.member[0].spec.disagg;
+        printf("  %-22s %4s %3s %4s %4s %6s %6s %9s %9s %12s %14s  %s%s\n", "member", "tp", "pp",
                "dp", "ep", "chunk", "conc", "TTFT_s", "TPOT_ms", "tok/s/device", "objective",
-               "what stops it serving more");
+               "what stops it serving more", disagg ? "; layout" : "");
         for (int i = 0; i < x->mix.n_members; i++) {
             const pm_search_candidate *k = member_best(r, r->best[m], i, m);
             char name[23];
             snprintf(name, sizeof name, "%d. %s", i + 1, x->arg[i].scenario);
-            printf("  %-22s %4d %3d %4d %4d %6lld %6g %9.3f %9.2f %12.1f %14.6g  %s\n", name,
+            char layout[96] = "";
+            if (disagg) {
+                layout[0] = ';';
+                layout[1] = ' ';
+                pm_search_layout(k, layout + 2, sizeof layout - 2);
+            }
+            printf("  %-22s %4d %3d %4d %4d %6lld %6g %9.3f %9.2f %12.1f %14.6g  %s%s\n", name,
                    k->tp, k->pp, k->dp, k->ep, (long long)k->chunk, k->concurrency,
                    k->figures.ttft_s,
                    1e3 * k->figures.tpot_s, k->figures.tokens_per_s_per_device, k->objective,
-                   pm_search_bound_name(member_binds(r, r->best[m], i, m)));
+                   pm_search_bound_name(member_binds(r, r->best[m], i, m)), layout);
         }
     }
     printf("\n(the mix's objective: 1 / sum of share / member's objective; every point: "
@@ -217,10 +227,14 @@ static void write_csv(FILE *f, const cli *c, const mix_run *x)
     for (int a = 0; a < mix->n_hw; a++)
         fprintf(f, ",%s", pm_axis_column(mix->hw[a].kind));
     fprintf(f, ",mix_objective,found,missing_member,best");
-    for (int i = 1; i <= mix->n_members; i++)
+    const bool disagg = mix->member[0].spec.disagg;
+    for (int i = 1; i <= mix->n_members; i++) {
+        if (disagg)
+            fprintf(f, ",m%d_layout", i);
         fprintf(f, ",m%d_tp,m%d_pp,m%d_ep,m%d_dp,m%d_chunk,m%d_concurrency,m%d_ttft_s,"
                    "m%d_tpot_s,m%d_tokens_per_s_per_device,m%d_objective,m%d_binds",
                 i, i, i, i, i, i, i, i, i, i, i);
+    }
     fputc('\n', f);
     char num[FMT_G9_MAX];
     for (int m = 0; m < PM_MODE_COUNT; m++)
@@ -239,6 +253,11 @@ static void write_csv(FILE *f, const cli *c, const mix_run *x)
                 const bool ok = k->objective > 0.0; /* the member found one here */
                 const double v[] = {k->concurrency, k->figures.ttft_s, k->figures.tpot_s,
                                     k->figures.tokens_per_s_per_device, k->objective};
+                char layout[96] = "none";
+                if (disagg && ok)
+                    pm_search_layout(k, layout, sizeof layout);
+                if (disagg)
+                    fprintf(f, ",%s", layout);
                 fprintf(f, ",%d,%d,%d,%d,%lld", k->tp, k->pp, k->ep, k->dp,
                         (long long)k->chunk);
                 for (size_t j = 0; j < sizeof v / sizeof v[0]; j++) {
@@ -287,9 +306,12 @@ static void write_json(const mix_run *x)
             printf(", \"missing_member\": %d, \"members\": [", pt->missing[m] + 1);
             for (int i = 0; pt->found[m] && i < mix->n_members; i++) {
                 const pm_search_candidate *k = member_best(r, p, i, m);
-                printf("%s{\"tp\": %d, \"pp\": %d, \"ep\": %d, \"dp\": %d, \"chunk\": %lld, "
+                printf("%s{", i ? ", " : "");
+                if (mix->member[i].spec.disagg)
+                    search_json_layout(k);
+                printf("\"tp\": %d, \"pp\": %d, \"ep\": %d, \"dp\": %d, \"chunk\": %lld, "
                        "\"concurrency\": ",
-                       i ? ", " : "", k->tp, k->pp, k->ep, k->dp, (long long)k->chunk);
+                       k->tp, k->pp, k->ep, k->dp, (long long)k->chunk);
                 fput_json_number(stdout, k->concurrency);
                 printf(", \"tpot_s\": ");
                 fput_json_number(stdout, k->figures.tpot_s);
@@ -358,9 +380,6 @@ int cmd_search_mix(const cli *c, int n_files)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
     if (c->given & GIVEN_CONFIG)
         return usage_error("--mix: the members name their scenarios (no --config)");
-    if (c->disagg)
-        return usage_error("--disagg: a mix is searched over co-located deployments (its rows "
-                           "have no layout column yet); search each member with --disagg");
     mix_run *x = calloc(1, sizeof *x);
     if (!x)
         return out_of_memory();
