@@ -4,7 +4,9 @@
  * time. The coefficients are data (the accelerator's "energy" object, each sourced).
  *
  * Counting rules, one home for both paths (pm_node_traffic, called by the graph path's
- * pm_graph_traffic and by step_plan.c's plans):
+ * pm_graph_traffic and by step_plan.c's plans; pm_node_traffic_hw and pm_node_traffic_fixed are
+ * its two parts, what reads the hardware and what reads the node alone, which a compiled plan
+ * counts apart):
  *  - HBM: each operation's own HBM bytes as its roofline counts them (activations, weights and
  *    KV not served from L2, the tiling bound's extra traffic), and each prefetch's read.
  *  - L2: a prefetched byte is written into L2 once and read back once by its consumer. Bytes
@@ -34,8 +36,8 @@ void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double w)
         acc->mac[d] += w * t->mac[d];
 }
 
-void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
-                     const pm_node *n, const pm_op_cost *c, double w, pm_traffic *acc)
+void pm_node_traffic_hw(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                        const pm_node *n, const pm_op_cost *c, double w, pm_traffic *acc)
 {
     switch (n->kind) {
     case PM_NODE_ALLREDUCE: acc->link_bytes += w * pm_ar_link_bytes(&s->cluster, ar, n->comm_bytes); return;
@@ -48,10 +50,6 @@ void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_mo
         acc->link_bytes += w * pm_rs_link_bytes(&s->cluster, &rs, n->comm_bytes);
         return;
     }
-    case PM_NODE_PREFETCH:
-        acc->hbm_bytes += w * c->hbm_bytes;
-        acc->l2_write_bytes += w * (n->weight_bytes + n->kv_bytes);
-        return;
     case PM_NODE_FUSED_MATMUL_ALLREDUCE: {
         /* k chunks of n/k bytes: the algorithm is the one each chunk runs. */
         const int k = c->chunks > 0 ? c->chunks : 1;
@@ -61,9 +59,30 @@ void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_mo
     default: break;
     }
     acc->hbm_bytes += w * c->hbm_bytes;
+}
+
+void pm_node_traffic_fixed(const pm_node *n, double w, pm_traffic *acc)
+{
+    switch (n->kind) {
+    case PM_NODE_ALLREDUCE:
+    case PM_NODE_ALLTOALL:
+    case PM_NODE_RECV:
+    case PM_NODE_REDUCE_SCATTER:
+    case PM_NODE_ALL_GATHER: return;
+    case PM_NODE_PREFETCH: acc->l2_write_bytes += w * (n->weight_bytes + n->kv_bytes); return;
+    default: break;
+    }
     acc->l2_read_bytes += w * n->l2_bytes;
     if ((int)n->dtype >= 0 && n->dtype < PM_DTYPE_COUNT)
         acc->mac[n->dtype] += w * n->flop / 2.0;
+}
+
+/* Each part adds to its own fields, so the order of the two does not change a sum. */
+void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                     const pm_node *n, const pm_op_cost *c, double w, pm_traffic *acc)
+{
+    pm_node_traffic_hw(s, ar, ar_fused, n, c, w, acc);
+    pm_node_traffic_fixed(n, w, acc);
 }
 
 pm_status pm_graph_traffic(const pm_scenario *s, const pm_graph *g, pm_traffic *out,

@@ -610,6 +610,35 @@ typedef struct pm_template_rows {
     pm_cost_row moe[PM_TEMPLATE_MAX], attn_local;
 } pm_template_rows;
 
+/* What one node of a plan moves (kept apart from its costs, which the time path reads). */
+typedef struct pm_step_traffic {
+    pm_traffic tr;    /* served from HBM */
+    pm_traffic tr_pf; /* prefetched: it and its prefetch */
+} pm_step_traffic;
+
+/* What a template's nodes move (step_plan.c's pm_step_plan_count fills it; issue 46 item 3):
+ * at the hardware point it was counted at, and at a later one once the terms that read the
+ * hardware are counted again (HBM and link bytes, what a streaming consumer reads back); the
+ * rest (MACs per datatype, L2 bytes written and read) reads only the nodes and is kept. */
+typedef struct pm_template_counts {
+    bool ready;       /* counted for the template's nodes, with the prefetched variants when
+                         prefetching */
+    bool prefetching;
+    pm_step_traffic layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX], moe[PM_TEMPLATE_MAX];
+    pm_step_traffic attn_local;
+    pm_traffic rest;  /* the plan's plain_rest_tr at that point: its MACs and L2 bytes hold */
+} pm_template_counts;
+/* The fused baseline's layers of a template (pm_template_fuse_layer's, per MLP class: it reads
+ * no hardware, so made once; step_plan.c's pm_step_plan_fuse fills it, stale like rows). */
+typedef struct pm_template_fused {
+    bool ready;       /* made for the template's nodes at `chunks` */
+    int chunks;       /* the scenario's fused_chunks option it was made at */
+    pm_node layer[2][PM_TEMPLATE_MAX];
+    int map[2][PM_TEMPLATE_MAX], n[2];
+    bool counted;     /* rest holds the fused plan's plain_rest_tr at a point of this template */
+    pm_traffic rest;  /* its MACs and L2 bytes hold at any point (pm_template_counts) */
+} pm_template_fused;
+
 typedef struct pm_template {
     pm_node head[PM_TEMPLATE_MAX], layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     int n_head, n_layer, n_tail;
@@ -622,6 +651,8 @@ typedef struct pm_template {
     double kv_group; /* query heads each KV head serves on the busiest device */
     pm_template_rows rows; /* each node's roofline coefficients (step_plan.c; not the builder's:
                               pm_step_plan_build_like marks them stale) */
+    pm_template_counts counts; /* what its nodes move (step_plan.c; stale like rows) */
+    pm_template_fused fused;   /* its fused baseline's layers (step_plan.c; stale like rows) */
 } pm_template;
 pm_status pm_template_build(const pm_scenario *s, const pm_step *step, bool fused, pm_template *t,
                             pm_error *err);
@@ -770,12 +801,6 @@ typedef struct pm_step_node {
     bool routed;      /* routed experts: prefetchable only under an all-to-all */
 } pm_step_node;
 
-/* What one node of a plan moves (kept apart from its costs, which the time path reads). */
-typedef struct pm_step_traffic {
-    pm_traffic tr;    /* served from HBM */
-    pm_traffic tr_pf; /* prefetched: it and its prefetch */
-} pm_step_traffic;
-
 typedef struct pm_step_plan {
     const pm_scenario *s;
     pm_cost_ctx cost;     /* the scenario's roofline terms */
@@ -796,7 +821,7 @@ typedef struct pm_step_plan {
                                                differ in block-sparse layers) */
     pm_traffic plain_rest_tr; /* head, tail and every layer's nodes but the attention, nothing
                                  prefetched */
-    pm_step_traffic layer_tr[PM_TEMPLATE_MAX], tail_tr[PM_TEMPLATE_MAX]; /* once counted */
+    /* once counted, each node's traffic is in tmpl.counts */
     double layer_rest_s;  /* a layer's nodes but the attention, in sequence */
     double tail_s;        /* the nodes after the layers, from HBM */
     int attn, first_comm; /* layer indices, -1 when absent; first_comm: the dense layer's
@@ -820,7 +845,6 @@ typedef struct pm_step_plan {
     /* MLP classes: [0] dense (tmpl.layer, layer[]), [1] MoE (tmpl.moe, moe[]); their nodes
      * before the first communication (the attention part) are the same. */
     pm_step_node moe[PM_TEMPLATE_MAX];
-    pm_step_traffic moe_tr[PM_TEMPLATE_MAX];
     double moe_rest_s;    /* a MoE layer's nodes but the attention, in sequence */
     int all_mlp[2];       /* all L layers of each MLP class */
     int all_cm[2][2];     /* all L layers of each [attention class][MLP class] */
@@ -875,8 +899,8 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
  * pm_step_plan_build: only the fused nodes are costed, the others' costs and traffic are u's).
  * It holds the sums and the attention that serial evaluations read (pm_step_plan_eval, _sum,
  * _traffic with preserve false), added in the order of pm_step_plan_build's fused plan, and no
- * nodes: its template is empty. */
-void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f);
+ * nodes: its template is empty. u's template keeps the fused layers (pm_template_fused). */
+void pm_step_plan_fuse(pm_step_plan *u, pm_step_plan *f);
 /* One segment of a step's schedule (step_plan.c): main ops in order, each with its cost, its
  * prefetch (or -1) and, per prefetch, the main op that triggers it. */
 typedef struct pm_step_seg {
@@ -1034,6 +1058,12 @@ bool pm_energy_any(const pm_energy_params *e);
  * counting rule of both paths. ar and ar_fused are the scenario's allreduce models. */
 void pm_node_traffic(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
                      const pm_node *n, const pm_op_cost *c, double weight, pm_traffic *acc);
+/* pm_node_traffic in two parts: what reads the hardware (HBM bytes, from c; link bytes, by the
+ * collective's algorithm and a fused node's chunks) and what reads the node alone (L2 bytes
+ * written by a prefetch and read back, MACs). Each adds to its own fields of acc. */
+void pm_node_traffic_hw(const pm_scenario *s, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                        const pm_node *n, const pm_op_cost *c, double weight, pm_traffic *acc);
+void pm_node_traffic_fixed(const pm_node *n, double weight, pm_traffic *acc);
 /* acc += weight x t. */
 void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double weight);
 /* pm_energy_compute with the static power p_static_W already found (pm_static_power) and

@@ -581,15 +581,15 @@ static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
         st = pm_step_plan_build_from(s, like, &step, *slot, true, p, err);
     else if (st == PM_OK)
         st = pm_step_plan_build_like(s, like, &step, false, true, p, err);
-    if (st == PM_OK && slot && !*slot) {
-        if (!(*slot = pm_malloc(sizeof **slot)))
-            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-        **slot = p->tmpl;
-    }
     if (st != PM_OK)
         return st;
     pm_step_plan_count(p);
     pm_step_plan_fuse(p, f);
+    if (slot && !*slot) { /* kept with its rows, counts and fused layers */
+        if (!(*slot = pm_malloc(sizeof **slot)))
+            return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+        **slot = p->tmpl;
+    }
     const pm_step_plan *of[PM_MODE_COUNT] = {p, f, p};
     for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
         const bool preserve = mode == PM_MODE_PRESERVE;

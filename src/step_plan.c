@@ -64,13 +64,17 @@ static bool is_comm(pm_node_kind k)
 }
 
 /* The nodes and costs of MLP class m (0 dense, 1 MoE). */
+static int n_of_tmpl(const pm_template *t, int m)
+{
+    return m ? t->n_moe : t->n_layer;
+}
 static const pm_node *tmpl_of(const pm_step_plan *p, int m)
 {
     return m ? p->tmpl.moe : p->tmpl.layer;
 }
 static int n_of(const pm_step_plan *p, int m)
 {
-    return m ? p->tmpl.n_moe : p->tmpl.n_layer;
+    return n_of_tmpl(&p->tmpl, m);
 }
 static const pm_step_node *costs_of(const pm_step_plan *p, int m)
 {
@@ -78,7 +82,7 @@ static const pm_step_node *costs_of(const pm_step_plan *p, int m)
 }
 static const pm_step_traffic *traffic_of(const pm_step_plan *p, int m)
 {
-    return m ? p->moe_tr : p->layer_tr;
+    return m ? p->tmpl.counts.moe : p->tmpl.counts.layer;
 }
 
 /* The costs of one node with its roofline row r (cost.c) served from HBM, served from L2 after
@@ -134,58 +138,99 @@ static void template_rows(const pm_scenario *s, bool local, pm_template *t)
     r->ready = true;
 }
 
+/* What of a node's traffic (node_traffic) reads the hardware, into out, whose other fields
+ * (node_traffic's at another hardware point of the same nodes) are kept: the HBM and link
+ * bytes and, prefetched, what its consumer reads back. Prefetched, as pm_node_traffic counts a
+ * consumer with l2_bytes and its prefetch node: the consumer's own HBM bytes and the
+ * prefetch's read, the bytes written to L2 and read back (tests/test_energy.c compares the two
+ * paths). A streaming consumer whose L2 is slower than its HBM reads HBM
+ * (pm_stream_consumer_cost, as the schedule times it): the prefetch still reads HBM and writes
+ * L2, and nothing is read back. */
+static void node_traffic_hw(const pm_step_plan *p, const pm_node *n, const pm_step_node *c,
+                            pm_step_traffic *out)
+{
+    out->tr.hbm_bytes = out->tr.link_bytes = 0.0;
+    pm_node_traffic_hw(p->s, &p->ar, &p->ar_fused, n, &c->hbm, 1.0, &out->tr);
+    if (p->prefetching && c->bytes > 0) {
+        const bool ignored = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM &&
+                             pm_stream_consumer_cost(&c->l2, &c->hbm) == &c->hbm;
+        out->tr_pf.hbm_bytes = (ignored ? c->hbm.hbm_bytes : c->l2.hbm_bytes) + c->pf.hbm_bytes;
+        out->tr_pf.link_bytes = out->tr.link_bytes;
+        out->tr_pf.l2_read_bytes = out->tr.l2_read_bytes + (ignored ? 0.0 : c->bytes);
+    }
+}
+
 /* What a node with its costs (node_costs) moves, served from HBM and, when its prefetched
- * variant is costed, prefetched. Only estimates need it: the time path leaves it out. */
+ * variant is costed, prefetched: what reads the node alone, then node_traffic_hw. Only
+ * estimates need it: the time path leaves it out. */
 static void node_traffic(const pm_step_plan *p, const pm_node *n, const pm_step_node *c,
                          pm_step_traffic *out)
 {
     out->tr = out->tr_pf = (pm_traffic){0};
-    pm_node_traffic(p->s, &p->ar, &p->ar_fused, n, &c->hbm, 1.0, &out->tr);
+    pm_node_traffic_fixed(n, 1.0, &out->tr);
     if (p->prefetching && c->bytes > 0) {
-        /* Prefetched, as pm_node_traffic counts a consumer with l2_bytes and its prefetch node:
-         * the consumer's own HBM bytes and the prefetch's read, the bytes written to L2 and
-         * read back (tests/test_energy.c compares the two paths). A streaming consumer whose
-         * L2 is slower than its HBM reads HBM (pm_stream_consumer_cost, as the schedule times
-         * it): the prefetch still reads HBM and writes L2, and nothing is read back. */
-        const bool ignored = p->s->accel.prefetch_consumer == PM_CONSUMER_STREAM &&
-                             pm_stream_consumer_cost(&c->l2, &c->hbm) == &c->hbm;
         out->tr_pf = out->tr;
-        out->tr_pf.hbm_bytes = (ignored ? c->hbm.hbm_bytes : c->l2.hbm_bytes) + c->pf.hbm_bytes;
         out->tr_pf.l2_write_bytes += c->bytes;
-        out->tr_pf.l2_read_bytes += ignored ? 0.0 : c->bytes;
     }
+    node_traffic_hw(p, n, c, out);
 }
 
-/* Head, tail and every layer's nodes but the attention, nothing prefetched. */
-static void plain_total(pm_step_plan *p)
+/* acc += w t in the fields that read the hardware (node_traffic_hw's; a kept count's others
+ * hold). */
+static void add_hw(pm_traffic *acc, const pm_traffic *t, double w)
 {
-    p->plain_rest_tr = p->head_tr;
+    acc->hbm_bytes += w * t->hbm_bytes;
+    acc->link_bytes += w * t->link_bytes;
+}
+
+/* Head, tail and every layer's nodes but the attention, nothing prefetched; kept: from the
+ * template's count, only the fields that read the hardware summed again (each field is its own
+ * sum, in the same order: the same numbers). */
+static void plain_total(pm_step_plan *p, bool kept)
+{
+    void (*add)(pm_traffic *, const pm_traffic *, double) = kept ? add_hw : pm_traffic_add;
+    const pm_template_counts *k = &p->tmpl.counts;
+    if (kept) {
+        p->plain_rest_tr = k->rest;
+        p->plain_rest_tr.hbm_bytes = p->head_tr.hbm_bytes;
+        p->plain_rest_tr.link_bytes = p->head_tr.link_bytes;
+    } else {
+        p->plain_rest_tr = p->head_tr;
+    }
     for (int m = 0; m < 2; m++)
         for (int i = 0; i < n_of(p, m) && p->all_mlp[m] > 0; i++)
             if (i != p->attn)
-                pm_traffic_add(&p->plain_rest_tr, &traffic_of(p, m)[i].tr, p->all_mlp[m]);
+                add(&p->plain_rest_tr, &traffic_of(p, m)[i].tr, p->all_mlp[m]);
     for (int i = 0; i < p->tmpl.n_tail; i++)
-        pm_traffic_add(&p->plain_rest_tr, &p->tail_tr[i].tr, 1.0);
+        add(&p->plain_rest_tr, &k->tail[i].tr, 1.0);
 }
 
+/* The traffic of the nodes of a template counted at another hardware point (kept) is counted
+ * again only in its fields that read the hardware (issue 46 item 3). */
 void pm_step_plan_count(pm_step_plan *p)
 {
     const pm_template *t = &p->tmpl;
+    pm_template_counts *k = &p->tmpl.counts;
+    const bool kept = k->ready && k->prefetching == p->prefetching;
+    void (*count)(const pm_step_plan *, const pm_node *, const pm_step_node *,
+                  pm_step_traffic *) = kept ? node_traffic_hw : node_traffic;
     p->head_tr = (pm_traffic){0};
     for (int i = 0; i < t->n_head; i++)
         pm_node_traffic(p->s, &p->ar, &p->ar_fused, &t->head[i], &p->head_cost[i], 1.0,
                         &p->head_tr);
     for (int i = 0; i < t->n_layer; i++)
-        node_traffic(p, &t->layer[i], &p->layer[i], &p->layer_tr[i]);
+        count(p, &t->layer[i], &p->layer[i], &k->layer[i]);
     for (int i = 0; i < t->n_moe; i++)
-        node_traffic(p, &t->moe[i], &p->moe[i], &p->moe_tr[i]);
+        count(p, &t->moe[i], &p->moe[i], &k->moe[i]);
     for (int i = 0; i < t->n_tail; i++)
-        node_traffic(p, &t->tail[i], &p->tail[i], &p->tail_tr[i]);
+        count(p, &t->tail[i], &p->tail[i], &k->tail[i]);
     p->attn_tr[0] = p->attn_tr[1] = (pm_step_traffic){{0, 0, 0, 0, {0}}, {0, 0, 0, 0, {0}}};
     if (p->attn >= 0)
-        p->attn_tr[0] = p->layer_tr[p->attn];
-    if (p->attn >= 0 && p->all_class[1] > 0)
-        node_traffic(p, &p->attn_node[1], &p->attn_cost[1], &p->attn_tr[1]);
+        p->attn_tr[0] = k->layer[p->attn];
+    if (p->attn >= 0 && p->all_class[1] > 0) {
+        count(p, &p->attn_node[1], &p->attn_cost[1], &k->attn_local);
+        p->attn_tr[1] = k->attn_local;
+    }
     /* What the attention moves is affine in the positions it reads (its KV bytes and flops
      * are), the same in both classes, so its slope, measured one position on, gives it at any
      * context without costing the node. */
@@ -219,7 +264,10 @@ void pm_step_plan_count(pm_step_plan *p)
         p->attn_dtr_kv_pf = one_tr.tr_pf;
         pm_traffic_add(&p->attn_dtr_kv_pf, &at0->tr_pf, -1.0);
     }
-    plain_total(p);
+    plain_total(p, kept);
+    k->rest = p->plain_rest_tr;
+    k->prefetching = p->prefetching;
+    k->ready = true;
     p->counted = true;
 }
 
@@ -359,7 +407,7 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
     pm_status st = pm_template_build(s, step, fused, &p->tmpl, err);
     if (st != PM_OK)
         return st;
-    p->tmpl.rows.ready = false; /* the nodes are new */
+    p->tmpl.rows.ready = p->tmpl.counts.ready = p->tmpl.fused.ready = false; /* new nodes */
     return pm_step_plan_cost(s, like, step, prefetching, p, err);
 }
 
@@ -382,13 +430,37 @@ static void template_copy(pm_template *to, const pm_template *from)
     pm_template_rows *tr = &to->rows;
     tr->ready = fr->ready;
     tr->key = fr->key;
-    if (!fr->ready)
+    if (fr->ready) {
+        memcpy(tr->head, fr->head, (size_t)from->n_head * sizeof tr->head[0]);
+        memcpy(tr->layer, fr->layer, (size_t)from->n_layer * sizeof tr->layer[0]);
+        memcpy(tr->tail, fr->tail, (size_t)from->n_tail * sizeof tr->tail[0]);
+        memcpy(tr->moe, fr->moe, (size_t)from->n_moe * sizeof tr->moe[0]);
+        tr->attn_local = fr->attn_local;
+    }
+    const pm_template_counts *fc = &from->counts;
+    pm_template_counts *tc = &to->counts;
+    tc->ready = fc->ready;
+    to->fused.ready = from->fused.ready;
+    if (from->fused.ready) {
+        const pm_template_fused *ff = &from->fused;
+        pm_template_fused *tf = &to->fused;
+        tf->chunks = ff->chunks;
+        tf->counted = ff->counted;
+        tf->rest = ff->rest;
+        for (int m = 0; m < 2; m++) {
+            tf->n[m] = ff->n[m];
+            memcpy(tf->layer[m], ff->layer[m], (size_t)ff->n[m] * sizeof tf->layer[m][0]);
+            memcpy(tf->map[m], ff->map[m], (size_t)n_of_tmpl(from, m) * sizeof tf->map[m][0]);
+        }
+    }
+    if (!fc->ready)
         return;
-    memcpy(tr->head, fr->head, (size_t)from->n_head * sizeof tr->head[0]);
-    memcpy(tr->layer, fr->layer, (size_t)from->n_layer * sizeof tr->layer[0]);
-    memcpy(tr->tail, fr->tail, (size_t)from->n_tail * sizeof tr->tail[0]);
-    memcpy(tr->moe, fr->moe, (size_t)from->n_moe * sizeof tr->moe[0]);
-    tr->attn_local = fr->attn_local;
+    tc->prefetching = fc->prefetching;
+    memcpy(tc->layer, fc->layer, (size_t)from->n_layer * sizeof tc->layer[0]);
+    memcpy(tc->tail, fc->tail, (size_t)from->n_tail * sizeof tc->tail[0]);
+    memcpy(tc->moe, fc->moe, (size_t)from->n_moe * sizeof tc->moe[0]);
+    tc->attn_local = fc->attn_local;
+    tc->rest = fc->rest;
 }
 
 pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like,
@@ -492,16 +564,16 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
  * others read from u where they are. Adds their times but the attention's to the class's rest
  * and, counted, their traffic times the class's layers to f->plain_rest_tr, node by node in
  * layer order as plain_total adds a built plan's: the sums are those of the plan built fused. */
-static void fuse_class(const pm_step_plan *u, int m, pm_step_plan *f)
+static void fuse_class(const pm_step_plan *u, int m, bool kept, pm_step_plan *f)
 {
-    pm_node out[MAXN];
-    int map[MAXN], n_out = 0;
+    void (*add)(pm_traffic *, const pm_traffic *, double) = kept ? add_hw : pm_traffic_add;
+    const pm_node *out = u->tmpl.fused.layer[m];
+    const int *map = u->tmpl.fused.map[m];
     const int n_in = n_of(u, m);
     double *rest = m ? &f->moe_rest_s : &f->layer_rest_s;
     *rest = 0.0;
     if (n_in == 0)
         return;
-    pm_template_fuse_layer(tmpl_of(u, m), n_in, u->s->options.fused_chunks, out, &n_out, map);
     if (m == 0)
         f->attn = u->attn >= 0 ? map[u->attn] : -1;
     const bool add_tr = f->counted && f->all_mlp[m] > 0;
@@ -520,7 +592,7 @@ static void fuse_class(const pm_step_plan *u, int m, pm_step_plan *f)
             const pm_cost_row *row = m ? &u->tmpl.rows.moe[i] : &u->tmpl.rows.layer[i];
             row_costs(&f->cost, &f->ar, &f->ar_fused, &out[j], row, false, &fc);
             if (f->counted)
-                node_traffic(f, &out[j], &fc, &ft);
+                (kept ? node_traffic_hw : node_traffic)(f, &out[j], &fc, &ft);
             if (f->chunks == 0)
                 f->chunks = fc.hbm.chunks;
             c = &fc;
@@ -532,12 +604,31 @@ static void fuse_class(const pm_step_plan *u, int m, pm_step_plan *f)
             continue;
         *rest += c->hbm.total_s;
         if (add_tr)
-            pm_traffic_add(&f->plain_rest_tr, &t->tr, f->all_mlp[m]);
+            add(&f->plain_rest_tr, &t->tr, f->all_mlp[m]);
     }
 }
 
-void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
+/* The fused layers of u's template (pm_template_fused), unless it has them at u's option. */
+static void template_fused(pm_step_plan *u)
 {
+    pm_template_fused *fz = &u->tmpl.fused;
+    const int chunks = u->s->options.fused_chunks;
+    if (fz->ready && fz->chunks == chunks)
+        return;
+    for (int m = 0; m < 2; m++) {
+        fz->n[m] = 0;
+        if (n_of(u, m) > 0)
+            pm_template_fuse_layer(tmpl_of(u, m), n_of(u, m), chunks, fz->layer[m], &fz->n[m],
+                                   fz->map[m]);
+    }
+    fz->chunks = chunks;
+    fz->counted = false;
+    fz->ready = true;
+}
+
+void pm_step_plan_fuse(pm_step_plan *u, pm_step_plan *f)
+{
+    template_fused(u);
     f->s = u->s;
     f->cost = u->cost;
     f->ctx0 = u->ctx0;
@@ -575,12 +666,23 @@ void pm_step_plan_fuse(const pm_step_plan *u, pm_step_plan *f)
     f->mlp_last = u->mlp_last;
     f->first_comm = f->moe_first_comm = -1;
     f->chunks = 0;
-    f->plain_rest_tr = u->head_tr;
+    /* Counted at another point of u's template (and its counts), the fused plan's traffic is
+     * counted again in the fields that read the hardware only, as pm_step_plan_count's. */
+    pm_template_fused *fz = &u->tmpl.fused;
+    const bool kept = f->counted && fz->counted;
+    f->plain_rest_tr = kept ? fz->rest : u->head_tr;
+    if (kept) {
+        f->plain_rest_tr.hbm_bytes = u->head_tr.hbm_bytes;
+        f->plain_rest_tr.link_bytes = u->head_tr.link_bytes;
+    }
     for (int m = 0; m < 2; m++)
-        fuse_class(u, m, f);
-    if (f->counted)
-        for (int i = 0; i < u->tmpl.n_tail; i++)
-            pm_traffic_add(&f->plain_rest_tr, &u->tail_tr[i].tr, 1.0);
+        fuse_class(u, m, kept, f);
+    for (int i = 0; f->counted && i < u->tmpl.n_tail; i++)
+        (kept ? add_hw : pm_traffic_add)(&f->plain_rest_tr, &u->tmpl.counts.tail[i].tr, 1.0);
+    if (f->counted) {
+        fz->rest = f->plain_rest_tr;
+        fz->counted = true;
+    }
 }
 
 /* The room left under the capacity by a comparison that passed with the attention's bytes in
@@ -1277,7 +1379,7 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
         for (int c = 0; c < 2; c++) {
             if (p->all_class[c] == 0)
                 continue;
-            const pm_step_traffic *t = i == p->attn ? &at[c] : &p->layer_tr[i];
+            const pm_step_traffic *t = i == p->attn ? &at[c] : &p->tmpl.counts.layer[i];
             double prefetched = lead_count(p, lead, c, -1, i);
             /* Behind the layer's own all-gather (dense layers only): in every layer of the
              * class, once. */
@@ -1309,7 +1411,7 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
         }
     }
     for (int i = 0; i < nt; i++)
-        add_nodes(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
+        add_nodes(out, pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr, 1.0);
 }
 
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
@@ -1491,7 +1593,7 @@ void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bo
         pm_traffic rest = p->plain_rest_tr, tail = {0};
         pm_traffic_add(&rest, &p->head_tr, -1.0);
         for (int i = 0; i < u->tmpl.n_tail; i++) /* a fused plan has no tail nodes: u's */
-            pm_traffic_add(&tail, &u->tail_tr[i].tr, 1.0);
+            pm_traffic_add(&tail, &u->tmpl.counts.tail[i].tr, 1.0);
         pm_traffic_add(&rest, &tail, -1.0);
         pm_traffic_add(out, &rest, n / L);
         if (p->attn >= 0)
@@ -1521,5 +1623,5 @@ void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bo
         add_nodes(out, &t->tr, n - k);
     }
     for (int i = 0; part->tail && i < p->tmpl.n_tail; i++)
-        add_nodes(out, pft[i] ? &p->tail_tr[i].tr_pf : &p->tail_tr[i].tr, 1.0);
+        add_nodes(out, pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr, 1.0);
 }

@@ -6,7 +6,8 @@
  * (Gemma-2-9B), a speculating one and data-parallel replicas; the grids cross L2 capacities where
  * PRESERVE's insertion decisions change (checked: nothing prefetched at 1 MiB, prefetches from
  * 96 MiB on). And that the comparison can fail: a point compiled at one tensor-parallel degree
- * and served at another (outside the contract) gives another answer.
+ * and served at another (outside the contract) gives another answer. And that a template's counted
+ * traffic, kept, is counted again where it reads the hardware.
  */
 #include <math.h>
 #include <stddef.h>
@@ -230,6 +231,47 @@ static void test_rows_follow_the_gemm_fields(void **state)
     free(p);
 }
 
+/* A template's counted traffic (pm_template_counts) costed at another hardware point keeps
+ * what reads the nodes alone and counts again what reads the hardware: a plan of llama70b's
+ * prefill built from a template counted at a 1 MiB L2 (its GEMMs' tiling bound adds HBM bytes
+ * there) and counted at 256 MiB moves, in every mode, what the plan built at 256 MiB moves, bit
+ * for bit; and the HBM bytes differ between the two L2 capacities (were they kept, the
+ * comparison would fail). */
+static void test_traffic_follows_the_l2(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    s.provenance = NULL;
+    pm_step step;
+    assert_int_equal(pm_step_of(&s, PM_PHASE_PREFILL, 2048, &step, NULL), PM_OK);
+    pm_step_plan *p = malloc(3 * sizeof *p);
+    assert_non_null(p);
+    pm_scenario t = s;
+    set(&s, PM_AXIS_L2, 1048576.0);
+    set(&t, PM_AXIS_L2, 256.0 * 1048576.0);
+    assert_int_equal(pm_step_plan_build(&s, &step, false, true, &p[0], NULL), PM_OK);
+    pm_step_plan_count(&p[0]);
+    assert_true(p[0].tmpl.counts.ready);
+    assert_int_equal(pm_step_plan_build(&t, &step, false, true, &p[1], NULL), PM_OK);
+    pm_step_plan_count(&p[1]);
+    assert_int_equal(pm_step_plan_build_from(&t, NULL, &step, &p[0].tmpl, true, &p[2], NULL),
+                     PM_OK);
+    assert_true(p[2].tmpl.counts.ready); /* the kept count is what pm_step_plan_count starts from */
+    pm_step_plan_count(&p[2]);
+    assert_memory_equal(&p[2].plain_rest_tr, &p[1].plain_rest_tr, sizeof(pm_traffic));
+    for (int i = 0; i < p[0].tmpl.n_layer; i++)
+        assert_memory_equal(&p[2].tmpl.counts.layer[i], &p[1].tmpl.counts.layer[i],
+                            sizeof(pm_step_traffic));
+    for (int preserve = 0; preserve < 2; preserve++) {
+        pm_traffic a, b;
+        pm_step_plan_traffic(&p[1], preserve, step.context, &a);
+        pm_step_plan_traffic(&p[2], preserve, step.context, &b);
+        assert_memory_equal(&a, &b, sizeof a);
+    }
+    assert_true(p[0].plain_rest_tr.hbm_bytes > p[1].plain_rest_tr.hbm_bytes);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_windowed),     cmocka_unit_test(test_speculating),
         cmocka_unit_test(test_replicas),     cmocka_unit_test(test_contract_matters),
         cmocka_unit_test(test_counts_kept),  cmocka_unit_test(test_rows_follow_the_gemm_fields),
+        cmocka_unit_test(test_traffic_follows_the_l2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
