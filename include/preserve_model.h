@@ -1938,7 +1938,8 @@ typedef struct pm_burst_result {
     bool hbm_binds;         /* R is the HBM's (else the runtime's, or N: nothing binds) */
     double micro_batches;   /* schedulers in flight (pipeline stages' micro-batches; 1) */
     double waves;           /* prefill-first: ceil(N / R) waves; decode-first: N / R */
-    int64_t steps;          /* steps of the busiest micro-batch's scheduler */
+    int64_t steps;          /* decode-first: steps of the busiest micro-batch's scheduler
+                               (0 under prefill-first) */
     double weight_bytes_per_device;
 } pm_burst_result;
 

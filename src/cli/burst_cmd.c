@@ -52,9 +52,13 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_b
             w->serve.rule == PM_SERVE_DECODE_FIRST ? "decode-first with chunked prefill"
                                                    : "prefill-first (whole prompts)",
             (long long)w->serve.chunk_budget);
-    fprintf(f, "# a burst: every request sent at t = 0; at most %s running sequences per "
-               "scheduler and those whose cache fits the HBM\n",
-            w->max_running > 0 ? "--max-running" : "(no --max-running)");
+    if (w->max_running > 0)
+        fprintf(f, "# a burst: every request sent at t = 0; at most %g running sequences per "
+                   "scheduler (--max-running) whose cache fits the HBM\n",
+                w->max_running);
+    else
+        fprintf(f, "# a burst: every request sent at t = 0; running sequences limited by the "
+                   "HBM (no --max-running)\n");
 }
 
 static void write_csv(const cli *c, const pm_scenario *s, const pm_burst_workload *w,
