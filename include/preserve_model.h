@@ -1902,6 +1902,83 @@ PM_API const char *pm_serve_column_name(size_t i);
 PM_API size_t pm_serve_point_values(double concurrency, const pm_serve_result *r,
                                     double *values, size_t n);
 
+/**
+ * A burst: `requests` requests of one length sent at once (t = 0), as a serving benchmark at
+ * request rate inf with no max concurrency sends them (vLLM's benchmark_serving). The engine
+ * admits as many as it runs, serves them, admits more as sequences end, and the run ends when
+ * the last request ends: a transient, not a steady state.
+ */
+typedef struct pm_burst_workload {
+    int64_t requests;   /* N, all sent at t = 0 (1 .. PM_BURST_MAX_REQUESTS) */
+    double max_running; /* the engine's most running sequences per scheduler (vLLM's
+                           max_num_seqs; a virtual engine's under pipeline stages); 0: none,
+                           only the HBM limits them */
+    pm_serve_workload serve; /* the length (input_tokens, output_tokens; n_classes 0), the
+                                chunk budget and the rule; its concurrency, arrival, request
+                                rate and limits are not read */
+} pm_burst_workload;
+
+/** Requests a burst holds at most. */
+#define PM_BURST_MAX_REQUESTS 1000000
+
+/** A burst in one mode (seconds; means over the N requests). */
+typedef struct pm_burst_mode {
+    double ttft_s;      /* sending (t = 0) to the first token: waits for admission included */
+    double tpot_s;      /* each request's (end - first token) / (output - 1), averaged */
+    double e2e_s;       /* sending to the last token */
+    double makespan_s;  /* t = 0 to the last request's end */
+    double tokens_per_s; /* N x output / makespan: every device's output */
+    double tokens_per_s_per_device;
+} pm_burst_mode;
+
+typedef struct pm_burst_result {
+    pm_burst_mode modes[PM_MODE_COUNT];
+    double admitted;        /* R: the most sequences running at once, over every
+                               micro-batch (min of the runtime's and the HBM's, at most N) */
+    double max_running;     /* the runtime's limit over the micro-batches (0: none) */
+    double max_concurrency; /* the most sequences whose whole cache (input + output
+                               positions) fits the usable HBM beside the weights */
+    bool hbm_binds;         /* R is the HBM's (else the runtime's, or N: nothing binds) */
+    double micro_batches;   /* schedulers in flight (pipeline stages' micro-batches; 1) */
+    double waves;           /* prefill-first: ceil(N / R) waves; decode-first: N / R */
+    int64_t steps;          /* decode-first: steps of the busiest micro-batch's scheduler
+                               (0 under prefill-first) */
+    double weight_bytes_per_device;
+} pm_burst_result;
+
+/**
+ * A burst of w->requests requests on s's devices, in every mode. R = min(the runtime's
+ * max_running per scheduler, the sequences whose cache of input + output positions fits the
+ * usable HBM, spread over the M micro-batches) x M, at most N. Prefill-first: the requests
+ * are served in waves of R, each pm_serve_compute's wave (PM_SERVE_WAVE: the prompts prefill
+ * whole, floor(budget / input) a step, then decode together; every request of a wave ends
+ * with it, so the next wave is admitted when it ends): wave j starts at the sum of the earlier
+ * waves' makespans, its TTFT adds that wait. Decode-first (chunked prefill): each micro-batch's
+ * scheduler is followed step by step: requests admitted in order up to its R / M running,
+ * every step the decode tokens first, then the prompts in order filling the rest of the budget
+ * (the first prompts decode while the later ones prefill), a request's first token at the end
+ * of the step that ends its prefill; consecutive steps of decode tokens alone at one count are
+ * timed once at their mean context (exact for attention without a window, as
+ * pm_serve_compute), every other step at its own. Pipeline stages: M micro-batches (as
+ * pm_serve_compute), the requests split evenly, each step the period with M like it in flight.
+ * Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, count, limit or budget out of range, a
+ * prefill-first budget below the prompt), PM_ERR_UNSUPPORTED (a distribution of lengths,
+ * data-parallel replicas, speculative decoding under decode-first, no sequence's cache fits
+ * the HBM), PM_ERR_NOMEM, or an error of pm_serve_compute or pm_mixed_step_time.
+ */
+PM_API pm_status pm_burst_compute(const pm_scenario *s, const pm_burst_workload *w,
+                                  pm_burst_result *out, pm_error *err);
+/** The columns of a burst, as `serve --burst`'s CSV and the Python module's burst() name them
+ * (docs/output-format.md): requests, each mode's figures, then the admission's. */
+PM_API size_t pm_burst_column_count(void);
+/** The name of column i ("requests", "serial_ttft_s"...); NULL when i >=
+ * pm_burst_column_count(). */
+PM_API const char *pm_burst_column_name(size_t i);
+/** Writes the first n columns of burst r of `requests` requests into values and returns
+ * pm_burst_column_count(); values may be NULL. */
+PM_API size_t pm_burst_point_values(double requests, const pm_burst_result *r, double *values,
+                                    size_t n);
+
 
 /**
  * A prepared per-step model of one scenario and mode, for tools that ask for many step times

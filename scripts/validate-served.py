@@ -41,6 +41,11 @@ clients (its concurrency empty), and the tool's `saturated` at that rate is the 
 `saturated`. output_tokens_per_s multiplies the per-device rate by every device (TP x PP);
 output_tokens_per_s_per_device is the tool's per-device rate, input_tokens_per_s_per_device that
 rate x input / output (each request's prompt tokens per output token).
+A file whose header adds `burst_requests` too may give a row that instead of a concurrency or a
+rate: a burst of that many requests sent at once (a benchmark at request rate inf with no max
+concurrency), run as `serve --burst N` (pm_burst_compute: the requests admitted up to what the
+HBM holds, served as a transient); its ttft_ms, tpot_ms, e2e_s and output_tokens_per_s are the
+burst's means and its output over the makespan.
 A `refused` row is run too: the tool must still refuse it (else the status `runs-now`, whose
 row's status is stale). Rows that are not `ok` may leave the fields their source does not state
 empty (concurrency, lengths, datatypes the tool has no name for, e.g. fp4).
@@ -69,6 +74,7 @@ COLUMNS = ["id", "model", "accelerator", "cluster", "devices", "parallel", "engi
            "chunk_budget_tokens", "rule", "metric", "statistic", "measured", "status", "source",
            "note", "lengths"]
 PARALLEL_COLUMNS = COLUMNS + ["pp", "ep", "dp_attention", "rate_req_per_s"]
+BURST_COLUMNS = PARALLEL_COLUMNS + ["burst_requests"]
 METRICS = {"output_tokens_per_s", "ttft_ms", "tpot_ms", "itl_ms", "e2e_s",
            "output_tokens_per_s_per_device", "input_tokens_per_s_per_device"}
 STATISTICS = {"mean", "median"}
@@ -123,7 +129,8 @@ def parse_numbers(r, where, problems):
         except ValueError:
             problems.append("%s: %s must be a positive integer (got %r)" % (where, key, r[key]))
     for key, conv in (("chunk_budget_tokens", positive_int), ("pp", positive_int),
-                      ("ep", positive_int), ("rate_req_per_s", positive_number)):
+                      ("ep", positive_int), ("rate_req_per_s", positive_number),
+                      ("burst_requests", positive_int)):
         default = 1 if key in ("pp", "ep") else None
         try:
             r[key] = conv(r[key]) if r[key] else default
@@ -137,9 +144,10 @@ def parse_numbers(r, where, problems):
         r["measured"] = positive_number(r["measured"])
     except ValueError:
         problems.append("%s: measured must be a finite number > 0 (got %r)" % (where, r["measured"]))
-    if runs and (r["concurrency"] is None) == (r["rate_req_per_s"] is None):
-        problems.append("%s: an %s row needs a concurrency or a rate_req_per_s, not both"
-                        % (where, r["status"]))
+    loads = [k for k in ("concurrency", "rate_req_per_s", "burst_requests") if r[k] is not None]
+    if runs and len(loads) != 1:
+        problems.append("%s: an %s row needs one of a concurrency, a rate_req_per_s or a "
+                        "burst_requests (got %s)" % (where, r["status"], loads or "none"))
 
 
 def row_problems(r, where):
@@ -175,9 +183,9 @@ def read_rows(path):
         lines = [ln for ln in f if ln.strip() and not ln.startswith("#")]
     reader = csv.reader(lines)
     header = next(reader, None)
-    if header not in (COLUMNS, PARALLEL_COLUMNS):
+    if header not in (COLUMNS, PARALLEL_COLUMNS, BURST_COLUMNS):
         problems.append("header: expected %s (or with %s), got %s"
-                        % (",".join(COLUMNS), ",".join(PARALLEL_COLUMNS[len(COLUMNS):]), header))
+                        % (",".join(COLUMNS), ",".join(BURST_COLUMNS[len(COLUMNS):]), header))
         report_and_exit(path, problems)
     rows, seen = [], set()
     for n, fields in enumerate(reader, start=2):
@@ -187,7 +195,7 @@ def read_rows(path):
                             % (where, len(fields), len(header)))
             continue
         r = dict(zip(header, fields))
-        for key in PARALLEL_COLUMNS[len(COLUMNS):]:
+        for key in BURST_COLUMNS[len(COLUMNS):]:
             r.setdefault(key, "")
         where = "row %d (%s)" % (n, r["id"])
         if not r["id"] or r["id"] in seen:
@@ -209,16 +217,21 @@ def report_and_exit(path, problems):
 def setup_key(r):
     return (r["model"], r["accelerator"], r["cluster"], r["devices"], r["runtime"], r["weight_dtype"],
             r["act_dtype"], r["kv_dtype"], r["input_tokens"], r["output_tokens"], chunk_of(r), r["rule"],
-            r["lengths"], r["pp"], r["ep"], r["dp_attention"], r["rate_req_per_s"] is not None)
+            r["lengths"], r["pp"], r["ep"], r["dp_attention"], r["rate_req_per_s"] is not None,
+            r["burst_requests"] is not None)
 
 
 def load_point(r):
-    """The row's load: its request rate (open loop) or its concurrency."""
+    """The row's load: its burst's requests, its request rate (open loop) or its concurrency."""
+    if r["burst_requests"] is not None:
+        return r["burst_requests"]
     return r["rate_req_per_s"] if r["rate_req_per_s"] is not None else r["concurrency"]
 
 
 def load_text(r):
     """The row's load as printed: its concurrency, r=RATE for a request rate, - for none."""
+    if r["burst_requests"] is not None:
+        return "b=%d" % r["burst_requests"]
     if r["rate_req_per_s"] is not None:
         return "r=%g" % r["rate_req_per_s"]
     return "-" if r["concurrency"] is None else str(r["concurrency"])
@@ -234,14 +247,15 @@ def chunk_of(r):
 
 def setup_command(pm, key, points):
     """The serve command line of one setup at its loads."""
-    model, acc, cluster, dev, runtime, wd, ad, kd, i, o, chunk, rule, lengths, pp, ep, dpa, rate = key
+    model, acc, cluster, dev, runtime, wd, ad, kd, i, o, chunk, rule, lengths, pp, ep, dpa, rate, burst = key
     seq = i + o
     cmd = [pm, "serve", "--config", "llama8b", "--model", model, "--accelerator", acc,
            "--set", "cluster=" + cluster, "--devices", str(dev), "--set", "runtime=" + runtime,
            "--seq", str(seq), "--set", "workload.prefill_frac=%.17g" % (i / seq),
            "--set", "workload.weight_dtype=" + wd, "--set", "workload.act_dtype=" + ad,
            "--set", "workload.kv_dtype=" + kd,
-           "--rate" if rate else "--concurrency", ",".join("%g" % c for c in sorted(points)),
+           "--burst" if burst else "--rate" if rate else "--concurrency",
+           ",".join("%g" % c for c in sorted(points)),
            "--chunk", str(chunk), "--rule", rule, "--format", "csv"]
     if pp > 1:
         cmd += ["--pp", str(pp)]
@@ -262,7 +276,7 @@ def setup_command(pm, key, points):
 
 def run_setup(pm, key, points):
     """{load: CSV row as a dict} for one scenario, or raises RuntimeError(message)."""
-    i, o, lengths, rate = key[8], key[9], key[12], key[16]
+    i, o, lengths, rate, burst = key[8], key[9], key[12], key[16], key[17]
     p = subprocess.run(setup_command(pm, key, points), capture_output=True, text=True)
     if p.returncode != 0:
         msg = (p.stderr.strip().splitlines() or ["exit status %d" % p.returncode])[0]
@@ -283,7 +297,7 @@ def run_setup(pm, key, points):
                            (stated, lengths or "%d/%d" % (i, o)))
     out = {}
     for rec in csv.DictReader(data):
-        out[float(rec["request_rate_per_s" if rate else "concurrency"])] = rec
+        out[float(rec["requests" if burst else "request_rate_per_s" if rate else "concurrency"])] = rec
     return out
 
 
@@ -359,7 +373,7 @@ def evaluate(r, results):
         return res
     p = predict(r["metric"], rec, r)
     res["predicted"], res["error"] = p, p / r["measured"] - 1
-    if rec["fits_hbm"] in ("0", "false"):
+    if rec.get("fits_hbm") in ("0", "false"):
         res["status"] = "exceeds-hbm"
         res["why"] = ("the sequences' KV cache and the weights exceed the HBM "
                       "(at most %s sequences fit): the engine queues" % rec["max_concurrency"])

@@ -883,6 +883,20 @@ typedef struct pm_serve_compiled {
 pm_status pm_serve_compute_compiled(const pm_scenario *s, const pm_serve_workload *w,
                                     pm_serve_compiled *c, pm_serve_result *out, pm_error *err);
 void pm_serve_compiled_release(pm_serve_compiled *c);
+/* ---- serve.c: what burst.c asks of it */
+/* Micro-batches in flight through the stages when `sequences` are: cluster.micro_batches, or
+ * one per stage (vLLM's virtual engines), at most the whole sequences, at least 1. */
+double pm_serve_micro_batches(const pm_scenario *s, double sequences);
+/* Step m's time in every mode into t, as pm_serve_compute times a kind of step: under its own
+ * batch (the runtime's host work counts its sequences), one of M micro-batches in flight over
+ * pipeline stages (M ignored without stages). Errors of pm_mixed_step_time. */
+pm_status pm_serve_step_times(const pm_scenario *s, const pm_mixed_step *m, double M,
+                              double t[PM_MODE_COUNT], pm_error *err);
+/* The most sequences whose cache of `positions` each (the draft's beside) fits the usable HBM
+ * beside the weights, on the tightest stage (pm_serve_result.max_concurrency's rule, at a
+ * given length); weight_bytes (may be NULL) the weights per device. */
+pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double *max_sequences,
+                                 double *weight_bytes, pm_error *err);
 
 /* The plan of step from its template tmpl, built (pm_template_build) for s or for a scenario
  * that differs from s only in its hardware: the accelerator's peaks, L2 and HBM, the cluster's

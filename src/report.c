@@ -465,3 +465,49 @@ size_t pm_serve_point_values(double concurrency, const pm_serve_result *r, doubl
         values[i] = v[i];
     return N;
 }
+
+/* ---------------------------------------------------------------- bursts */
+
+/* The columns of a burst (serve --burst's CSV, the Python module's burst()). */
+#define BURST_MODE_COLUMNS(m)                                                                    \
+    m "_ttft_s", m "_tpot_s", m "_e2e_s", m "_makespan_s", m "_tokens_per_s",                    \
+        m "_tokens_per_s_per_device"
+static const char *const burst_columns[] = {
+    "requests", BURST_MODE_COLUMNS("serial"), BURST_MODE_COLUMNS("fused"),
+    BURST_MODE_COLUMNS("preserve"), "admitted", "max_running", "max_concurrency", "hbm_binds",
+    "micro_batches", "waves", "steps", "weight_bytes_per_device"};
+#undef BURST_MODE_COLUMNS
+
+size_t pm_burst_column_count(void)
+{
+    return PM_ARRAY_LEN(burst_columns);
+}
+
+const char *pm_burst_column_name(size_t i)
+{
+    return i < PM_ARRAY_LEN(burst_columns) ? burst_columns[i] : NULL;
+}
+
+size_t pm_burst_point_values(double requests, const pm_burst_result *r, double *values,
+                             size_t n)
+{
+    enum { N = PM_ARRAY_LEN(burst_columns), PER_MODE = 6 };
+    double v[N];
+    size_t k = 0;
+    v[k++] = requests;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_burst_mode *x = &r->modes[m];
+        const double per[PER_MODE] = {x->ttft_s,     x->tpot_s,       x->e2e_s,
+                                      x->makespan_s, x->tokens_per_s, x->tokens_per_s_per_device};
+        for (size_t i = 0; i < PER_MODE; i++)
+            v[k++] = per[i];
+    }
+    const double shared[] = {r->admitted,      r->max_running, r->max_concurrency,
+                             r->hbm_binds ? 1.0 : 0.0, r->micro_batches, r->waves,
+                             (double)r->steps, r->weight_bytes_per_device};
+    for (size_t i = 0; i < PM_ARRAY_LEN(shared); i++)
+        v[k++] = shared[i];
+    for (size_t i = 0; values && i < n && i < N; i++)
+        values[i] = v[i];
+    return N;
+}

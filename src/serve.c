@@ -528,9 +528,8 @@ static pm_status serve_pipeline(const pm_scenario *s, pm_pipeline *pl, pm_error 
     return pm_pipeline_plan(&c, pl, err);
 }
 
-/* Micro-batches in flight through the stages when `sequences` are: cluster.micro_batches, or
- * one per stage (vLLM's virtual engines), at most the whole sequences, at least 1. */
-static double serve_micro_batches(const pm_scenario *s, double sequences)
+/* (internal.h) */
+double pm_serve_micro_batches(const pm_scenario *s, double sequences)
 {
     const int given = s->cluster.micro_batches > 0 ? s->cluster.micro_batches
                                                    : pm_cluster_pp(&s->cluster);
@@ -619,11 +618,26 @@ static pm_status staged_step_time(const pm_scenario *s, pm_mode mode, const pm_m
     if (!plans)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     double t[PM_MODE_COUNT];
-    const double M = serve_micro_batches(s, 1e9);
+    const double M = pm_serve_micro_batches(s, 1e9);
     const pm_status st = time_kind(s, NULL, m, M, NULL, &plans[0], &plans[1], t, NULL, err);
     pm_free(plans);
     if (st == PM_OK)
         *time_s = t[mode];
+    return st;
+}
+
+pm_status pm_serve_step_times(const pm_scenario *s, const pm_mixed_step *m, double M,
+                              double t[PM_MODE_COUNT], pm_error *err)
+{
+    pm_step_plan *plans = pm_malloc(2 * sizeof *plans);
+    if (!plans)
+        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    pm_scenario copy;
+    pm_status st = pm_scenario_check(s, err);
+    if (st == PM_OK)
+        st = time_kind(step_scenario(s, m, &copy), NULL, m, M, NULL, &plans[0], &plans[1], t,
+                       NULL, err);
+    pm_free(plans);
     return st;
 }
 
@@ -901,6 +915,9 @@ static pm_status stage_memory(const pm_scenario *s, pm_footprint *fp, pm_error *
  * average, those in prefill half their prompt; each sequence's at that mean. Into fp: one
  * sequence's footprint, the draft's beside (footprint.c and speculate.c read no hardware, so a
  * compiled point keeps it). */
+static pm_status sequence_footprint(const pm_scenario *s, double held, pm_footprint *fp,
+                                    pm_error *err);
+
 static pm_status footprint_of(const pm_scenario *s, const pm_serve_workload *w,
                               const serve_plan *p, pm_footprint *fp, pm_error *err)
 {
@@ -911,6 +928,13 @@ static pm_status footprint_of(const pm_scenario *s, const pm_serve_workload *w,
                                     (p->decoding + p->prefilling);
     /* A verify step writes its k drafted positions too: a decoding sequence holds k more. */
     held += (p->verify - 1.0) * p->decoding / (p->decoding + p->prefilling);
+    return sequence_footprint(s, held, fp, err);
+}
+
+/* One sequence's footprint at `held` positions (rounded), the draft's beside. */
+static pm_status sequence_footprint(const pm_scenario *s, double held, pm_footprint *fp,
+                                    pm_error *err)
+{
     pm_scenario one = *s;
     one.provenance = NULL;
     one.workload.batch = 1;
@@ -925,6 +949,13 @@ static pm_status footprint_of(const pm_scenario *s, const pm_serve_workload *w,
     return PM_OK;
 }
 
+/* The sequences whose cache (fp's, each) fits `usable` bytes beside fp's weights. */
+static double fitting(double usable, const pm_footprint *fp)
+{
+    const double room = usable - fp->weight_bytes;
+    return room <= 0 ? 0.0 : fp->kv_bytes > 0 ? floor(room / fp->kv_bytes) : 1e9;
+}
+
 /* The memory figures from one sequence's footprint fp (footprint_of). */
 static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, pm_footprint fp,
                            pm_serve_result *out, pm_error *err)
@@ -936,8 +967,22 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, pm_
     out->kv_bytes_per_device = w->concurrency * fp.kv_bytes;
     out->hbm_usable_bytes_per_device = pm_hbm_usable_bytes(s);
     out->fits_hbm = fp.weight_bytes + out->kv_bytes_per_device <= out->hbm_usable_bytes_per_device;
-    const double room = out->hbm_usable_bytes_per_device - fp.weight_bytes;
-    out->max_concurrency = room <= 0 ? 0.0 : fp.kv_bytes > 0 ? floor(room / fp.kv_bytes) : 1e9;
+    out->max_concurrency = fitting(out->hbm_usable_bytes_per_device, &fp);
+    return PM_OK;
+}
+
+pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double *max_sequences,
+                                 double *weight_bytes, pm_error *err)
+{
+    pm_footprint fp;
+    pm_status st = sequence_footprint(s, (double)positions, &fp, err);
+    if (st == PM_OK && pm_cluster_pp(&s->cluster) > 1)
+        st = stage_memory(s, &fp, err);
+    if (st != PM_OK)
+        return st;
+    *max_sequences = fitting(pm_hbm_usable_bytes(s), &fp);
+    if (weight_bytes)
+        *weight_bytes = fp.weight_bytes;
     return PM_OK;
 }
 
@@ -961,7 +1006,7 @@ static pm_status closed_plan(const pm_scenario *s, const pm_serve_workload *w,
      * concurrency / M sequences under the whole chunk budget (vLLM's virtual engines): the
      * plan is one micro-batch's, its requests M times over per period. */
     serve_plan *p = &k->p;
-    k->M = pm_cluster_pp(&s->cluster) > 1 ? serve_micro_batches(s, w->concurrency) : 1.0;
+    k->M = pm_cluster_pp(&s->cluster) > 1 ? pm_serve_micro_batches(s, w->concurrency) : 1.0;
     pm_serve_workload share = *w;
     share.concurrency = w->concurrency / k->M;
     plan_init(p);

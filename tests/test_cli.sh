@@ -198,6 +198,24 @@ check serve-family-table 0 "l2_capacity_MiB = 96" \
     "$pm" serve --concurrency 4 --sweep l2=96MiB,192MiB
 check serve-family-two-axes 2 "serve draws a family of fronts along one axis (got 2)" \
     "$pm" serve --sweep l2=96MiB,192MiB --sweep hbm_bw=1TB/s,2TB/s
+# serve --burst: requests sent at once, a transient (pm_burst_compute).
+check burst-table 0 "makespan_s" "$pm" serve --config llama70b-h100 --burst 64,512
+check burst-csv 0 "requests,serial_ttft_s,serial_tpot_s,serial_e2e_s,serial_makespan_s" \
+    "$pm" serve --config llama70b-h100 --burst 64 --format csv
+check burst-json 0 '"preserve_makespan_s":' "$pm" serve --burst 8 --format json
+check burst-max-running 0 "8 running at once, bound by --max-running" \
+    "$pm" serve --config llama70b-h100 --burst 64 --max-running 8
+check burst-hbm 0 "bound by the HBM" "$pm" serve --config llama70b-h100 --burst 100000 \
+    --rule prefill_first --chunk 4096
+check burst-no-concurrency 2 "--burst: the requests are sent at once" \
+    "$pm" serve --burst 8 --concurrency 4
+check burst-max-running-alone 2 "--max-running: only with --burst" "$pm" serve --max-running 8
+check burst-lengths 1 "a burst is modelled at one length" \
+    "$pm" serve --burst 8 --lengths 100:10:1
+check burst-zero 2 "--burst: expected" "$pm" serve --burst 0
+check burst-budget 2 "decode-first needs a chunk budget above the running sequences" \
+    "$pm" serve --burst 64 --chunk 32
+check burst-run-refuses 2 "--burst: run does not use it" "$pm" --burst 4
 check serve-family-batch 2 "--sweep batch: a served workload's sequences are --concurrency" \
     "$pm" serve --sweep batch=1,2
 check serve-family-many 2 "serve draws at most 8 fronts" \

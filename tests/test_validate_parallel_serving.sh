@@ -60,28 +60,33 @@ fi
 # error +21300 %. A TPOT row beside it, "measured" 10 ms: error = prediction / 10 - 1.
 head -n 1 "$csv" > "$tmp/fx.csv"
 fx="llama3-70b,a100-sxm-40gb,ndv4-a100-ib-hdr,4,TP4xPP2,vLLM fixture,vllm,bf16,bf16,bf16,,213,214,2048,decode_first"
-echo "fx.tps,$fx,output_tokens_per_s,mean,1,ok,test fixture,not a measurement,,2,,,1" >> "$tmp/fx.csv"
-echo "fx.tpot,$fx,tpot_ms,mean,10,ok,test fixture,not a measurement,,2,,,1" >> "$tmp/fx.csv"
-echo "fx.stale,llama3-8b,h100-sxm,nvlink4-nvswitch,1,TP1,vLLM fixture,vllm,bf16,bf16,bf16,4,512,128,2048,decode_first,tpot_ms,mean,10,refused,test fixture,runs today,,,,," >> "$tmp/fx.csv"
-echo "fx.refused,llama3-8b,h100-sxm,nvlink4-nvswitch,1,TP1+DPattn,vLLM fixture,vllm,bf16,bf16,bf16,4,512,128,2048,decode_first,tpot_ms,mean,10,refused,test fixture,a dense model,,,,1," >> "$tmp/fx.csv"
+echo "fx.tps,$fx,output_tokens_per_s,mean,1,ok,test fixture,not a measurement,,2,,,1," >> "$tmp/fx.csv"
+echo "fx.tpot,$fx,tpot_ms,mean,10,ok,test fixture,not a measurement,,2,,,1," >> "$tmp/fx.csv"
+echo "fx.stale,llama3-8b,h100-sxm,nvlink4-nvswitch,1,TP1,vLLM fixture,vllm,bf16,bf16,bf16,4,512,128,2048,decode_first,tpot_ms,mean,10,refused,test fixture,runs today,,,,,," >> "$tmp/fx.csv"
+echo "fx.refused,llama3-8b,h100-sxm,nvlink4-nvswitch,1,TP1+DPattn,vLLM fixture,vllm,bf16,bf16,bf16,4,512,128,2048,decode_first,tpot_ms,mean,10,refused,test fixture,a dense model,,,,1,," >> "$tmp/fx.csv"
+# A burst row (burst_requests 16, no concurrency or rate) runs as serve --burst 16 and prints b=16.
+echo "fx.burst,$fx,tpot_ms,mean,10,ok,test fixture,not a measurement,,2,,,,16" >> "$tmp/fx.csv"
 run "$tmp/fx.csv" "$tmp/fx.txt" || fail "the fixtures: $(cat "$tmp/fx.txt.err")"
 awk '$1 == "fx.tps" { p = $5 + 0; if (p < 213 || p > 215 || $6 != "+21300.0%" && $6 != "+21299.9%" && $6 != "+21300.1%" || $7 != "ok") { print "FAIL: " $0 ", want 214 tokens/s at +21300 %"; bad = 1 } n++ }
      $1 == "fx.tpot" { p = $5 + 0; want = 100 * (p / 10 - 1); e = $6; sub("%", "", e); d = e - want; if (d < 0) d = -d
                        if ($7 != "ok" || d > 0.06 + 0.001 * (want < 0 ? -want : want)) { print "FAIL: " $0; bad = 1 } n++ }
      $1 == "fx.stale" { if ($7 != "runs-now") { print "FAIL: a refused row the tool runs: " $0; bad = 1 } n++ }
      $1 == "fx.refused" { if ($7 != "refused") { print "FAIL: a refused row: " $0; bad = 1 } n++ }
-     END { if (n != 4) { print "FAIL: expected 4 fixture lines, got " n; bad = 1 } exit bad }' "$tmp/fx.txt" ||
+     $1 == "fx.burst" { if ($3 != "b=16" || $7 != "ok" || $5 + 0 <= 0) { print "FAIL: a burst row: " $0; bad = 1 } n++ }
+     END { if (n != 5) { print "FAIL: expected 5 fixture lines, got " n; bad = 1 } exit bad }' "$tmp/fx.txt" ||
     fails=$((fails + 1))
 
 # 4. Malformed rows exit 2: a label that is not its columns', an ok row with both a concurrency
-# and a rate, an ok row in fp4, an ok row's p90, a not_modelled row without its reason.
+# and a rate, an ok row in fp4, an ok row's p90, a not_modelled row without its reason, an ok row
+# with both a rate and a burst.
 ok="llama3-70b,a100-sxm-40gb,ndv4-a100-ib-hdr,4"
 bad_rows=(
-  "fx.a,$ok,TP4,e,vllm,bf16,bf16,bf16,,213,214,2048,decode_first,tpot_ms,mean,10,ok,src,,,2,,,1"
-  "fx.b,$ok,TP4xPP2,e,vllm,bf16,bf16,bf16,8,213,214,2048,decode_first,tpot_ms,mean,10,ok,src,,,2,,,1"
-  "fx.c,$ok,TP4xPP2,e,vllm,fp4,bf16,bf16,,213,214,2048,decode_first,tpot_ms,mean,10,ok,src,,,2,,,1"
-  "fx.d,$ok,TP4xPP2,e,vllm,bf16,bf16,bf16,,213,214,2048,decode_first,tpot_ms,p90,10,ok,src,,,2,,,1"
-  "fx.e,$ok,TP4xPP2,e,vllm,fp4,,,,,,,decode_first,tpot_ms,mean,10,not_modelled,src,,,2,,,"
+  "fx.a,$ok,TP4,e,vllm,bf16,bf16,bf16,,213,214,2048,decode_first,tpot_ms,mean,10,ok,src,,,2,,,1,"
+  "fx.b,$ok,TP4xPP2,e,vllm,bf16,bf16,bf16,8,213,214,2048,decode_first,tpot_ms,mean,10,ok,src,,,2,,,1,"
+  "fx.c,$ok,TP4xPP2,e,vllm,fp4,bf16,bf16,,213,214,2048,decode_first,tpot_ms,mean,10,ok,src,,,2,,,1,"
+  "fx.d,$ok,TP4xPP2,e,vllm,bf16,bf16,bf16,,213,214,2048,decode_first,tpot_ms,p90,10,ok,src,,,2,,,1,"
+  "fx.e,$ok,TP4xPP2,e,vllm,fp4,,,,,,,decode_first,tpot_ms,mean,10,not_modelled,src,,,2,,,,"
+  "fx.f,$ok,TP4xPP2,e,vllm,bf16,bf16,bf16,,213,214,2048,decode_first,tpot_ms,mean,10,ok,src,,,2,,,1,16"
 )
 for r in "${bad_rows[@]}"; do
     { head -n 1 "$csv"; echo "$r"; } > "$tmp/bad.csv"

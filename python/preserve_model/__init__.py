@@ -33,7 +33,7 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "search", "search_mix", "search_merge", "disagg",
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "burst", "search", "search_mix", "search_merge", "disagg",
            "disagg_codesign", "DISAGG_POOLS", "optimize", "footprint", "load_lengths",
            "explain", "timeline", "PHASES", "SERVE_RULES",
            "OBJECTIVES", "SEARCH_OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
@@ -353,6 +353,46 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
     _flags(out, ("fits_hbm", "budget_bound", "serial_saturated", "fused_saturated",
                  "preserve_saturated"))
+    return out
+
+
+def burst(config="llama70b", requests=(64,), overrides=None, *, chunk=2048, rule="decode_first",
+          max_running=None, input_tokens=None, output_tokens=None, data_dir=None, **shortcuts):
+    """Bursts of requests sent at once (a benchmark at request rate inf): `serve --burst`'s
+    numbers.
+
+    Each count of `requests` (a sequence of counts >= 1) is a burst: every request input_tokens
+    in and output_tokens out (None: the scenario's prompt and decode steps) sent at t = 0, at
+    most max_running running at once per scheduler (None: no runtime limit; the HBM limits them
+    too) under `rule` and `chunk` tokens a step, served as a transient (pm_burst_compute). The
+    run ends when the last request ends. overrides, data_dir and the shortcuts as for
+    estimate().
+
+    Returns a dict of numpy arrays named as the burst CSV's columns (docs/output-format.md):
+    requests, then per mode MODE_ttft_s, MODE_tpot_s, MODE_e2e_s, MODE_makespan_s,
+    MODE_tokens_per_s, MODE_tokens_per_s_per_device, then admitted, max_running,
+    max_concurrency, hbm_binds (bool), micro_batches, waves, steps, weight_bytes_per_device.
+    Raises Error for a load or model error (a distribution of lengths is not modelled).
+    """
+    if rule not in SERVE_RULES:
+        raise ValueError(f"rule: expected one of {', '.join(SERVE_RULES)} (got {rule!r})")
+    counts = {"chunk": chunk, "input_tokens": input_tokens, "output_tokens": output_tokens,
+              "max_running": max_running}
+    for name, value in counts.items():
+        if value is None and name != "chunk":
+            counts[name] = 0
+        elif isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name}: expected a count (got {value!r})")
+        elif value < 1:
+            raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
+    req = [int(n) for n in _counts("requests", requests)]
+    names, data = _core.burst(_path("config", config), req, int(chunk), SERVE_RULES.index(rule),
+                              int(counts["input_tokens"]), int(counts["output_tokens"]),
+                              float(counts["max_running"]), _overrides(overrides, shortcuts),
+                              _path("data_dir", data_dir))
+    table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
+    out = {name: table[:, i].copy() for i, name in enumerate(names)}
+    _flags(out, ("hbm_binds",))
     return out
 
 

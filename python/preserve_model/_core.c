@@ -551,13 +551,13 @@ static PyTypeObject StepModelType = {
 
 /* ---------------------------------------------------------------- serve */
 
-/* serve()'s column names: the library's (pm_serve_column_name), as the serve command's CSV. */
-static PyObject *serve_names(void)
+/* A result's column names, the library's (pm_serve_column_name, pm_burst_column_name), as the
+ * serve command's CSV. */
+static PyObject *column_names(size_t n, const char *(*name_of)(size_t))
 {
-    const size_t n = pm_serve_column_count();
     PyObject *names = PyList_New((Py_ssize_t)n);
     for (size_t i = 0; names && i < n; i++) {
-        PyObject *name = PyUnicode_FromString(pm_serve_column_name(i));
+        PyObject *name = PyUnicode_FromString(name_of(i));
         if (!name) {
             Py_DECREF(names);
             return NULL;
@@ -565,6 +565,20 @@ static PyObject *serve_names(void)
         PyList_SET_ITEM(names, (Py_ssize_t)i, name);
     }
     return names;
+}
+
+/* (names, the rows' float64 bytes), freeing rows (count doubles); NULL with an exception set
+ * when names is NULL or memory runs out. */
+static PyObject *names_and_rows(PyObject *names, double *rows, size_t count)
+{
+    PyObject *data = names ? PyBytes_FromStringAndSize((const char *)rows,
+                                                       (Py_ssize_t)(count * sizeof *rows))
+                           : NULL;
+    PyMem_Free(rows);
+    PyObject *res = names && data ? PyTuple_Pack(2, names, data) : NULL;
+    Py_XDECREF(names);
+    Py_XDECREF(data);
+    return res;
 }
 
 /* lengths: a sequence of (input_tokens, output_tokens, share), checked by the wrapper, into
@@ -656,16 +670,68 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
         PyMem_Free(rows);
         return raise_error(&err);
     }
-    PyObject *names = serve_names();
-    PyObject *data = names ? PyBytes_FromStringAndSize((const char *)rows,
-                                                       (Py_ssize_t)((size_t)n * width *
-                                                                    sizeof *rows))
-                           : NULL;
-    PyMem_Free(rows);
-    PyObject *res = names && data ? PyTuple_Pack(2, names, data) : NULL;
-    Py_XDECREF(names);
-    Py_XDECREF(data);
-    return res;
+    return names_and_rows(column_names(width, pm_serve_column_name), rows, (size_t)n * width);
+}
+
+/* burst(config, requests, chunk, rule, input_tokens, output_tokens, max_running,
+ * overrides=None, data_dir=None) -> (column names, bytes of float64 rows): serve --burst's
+ * CSV, a row per count of requests. input_tokens and output_tokens 0: the scenario's. */
+static PyObject *burst(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char k_req[] = "requests", k_chunk[] = "chunk", k_rule[] = "rule",
+                k_in[] = "input_tokens", k_out[] = "output_tokens", k_max[] = "max_running";
+    static char *kwlist[] = {k_config, k_req, k_chunk, k_rule, k_in, k_out, k_max,
+                             k_overrides, k_data_dir, NULL};
+    const char *config, *data_dir = NULL;
+    PyObject *req_obj, *overrides = Py_None;
+    long long chunk, in, out_tokens;
+    int rule;
+    double max_running;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sOLiLLd|Oz", kwlist, &config, &req_obj, &chunk,
+                                     &rule, &in, &out_tokens, &max_running, &overrides,
+                                     &data_dir))
+        return NULL;
+    PyObject *seq = PySequence_Fast(req_obj, "requests: expected a sequence of counts");
+    if (!seq)
+        return NULL;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const size_t width = pm_burst_column_count();
+    double *rows = PyMem_Calloc((size_t)n * width + 1, sizeof *rows);
+    long long *req = PyMem_Calloc((size_t)n + 1, sizeof *req);
+    for (Py_ssize_t i = 0; rows && req && i < n && !PyErr_Occurred(); i++)
+        req[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    pm_scenario s;
+    if (!rows || !req || PyErr_Occurred() || load(config, overrides, data_dir, true, &s) != 0) {
+        PyMem_Free(rows);
+        PyMem_Free(req);
+        return rows && req ? NULL : PyErr_NoMemory();
+    }
+    pm_burst_workload w = {0};
+    w.max_running = max_running;
+    w.serve = (pm_serve_workload){in > 0 ? in : pm_workload_prompt_tokens(&s.workload),
+                                  out_tokens > 0 ? out_tokens
+                                                 : pm_workload_decode_steps(&s.workload),
+                                  1, chunk, (pm_serve_rule)rule, 0, 0, PM_SERVE_STAGGERED,
+                                  0.0, 0, {{0}}};
+    pm_error err;
+    pm_status st = PM_OK;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n && st == PM_OK; i++) {
+        pm_burst_result r;
+        w.requests = req[i];
+        if ((st = pm_burst_compute(&s, &w, &r, &err)) == PM_OK)
+            pm_burst_point_values((double)req[i], &r, rows + (size_t)i * width, width);
+    }
+    Py_END_ALLOW_THREADS
+    pm_scenario_release(&s);
+    PyMem_Free(req);
+    if (st != PM_OK) {
+        PyMem_Free(rows);
+        return raise_error(&err);
+    }
+    return names_and_rows(column_names(width, pm_burst_column_name), rows, (size_t)n * width);
 }
 
 /* ---------------------------------------------------------------- search */
@@ -1671,6 +1737,9 @@ static PyMethodDef methods[] = {
      "serve(config, concurrency, chunk, rule, ttft_limit, tpot_limit, input_tokens, "
      "output_tokens, overrides=None, data_dir=None, arrival=0, by_rate=False) -> (names, "
      "float64 rows as bytes)"},
+    {"burst", (PyCFunction)(void (*)(void))burst, METH_VARARGS | METH_KEYWORDS,
+     "burst(config, requests, chunk, rule, input_tokens, output_tokens, max_running, "
+     "overrides=None, data_dir=None) -> (names, float64 rows as bytes)"},
     {"search", (PyCFunction)(void (*)(void))search, METH_VARARGS | METH_KEYWORDS,
      "the search under latency limits (pm_search_run)"},
     {"layout", layout, METH_VARARGS,

@@ -573,6 +573,32 @@ def test_serve_concurrency_one_is_the_estimate():
         assert isinstance(got[f"{m}_tokens_per_s_per_device"], np.ndarray)
 
 
+def test_burst_matches_the_tool():
+    """burst() gives serve --burst's CSV, column for column; a burst of one wave under
+    prefill-first is serve()'s wave (its TTFT and TPOT), and what is refused is said."""
+    got = pm.burst("llama70b-h100", requests=[64, 512], max_running=256)
+    text = tool("serve", "--config", "llama70b-h100", "--burst", "64,512", "--max-running", "256",
+                "--format", "csv")
+    rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
+    assert list(rows[0]) == list(got)
+    for i, row in enumerate(rows):
+        for name, value in row.items():
+            assert float(value) == pytest.approx(got[name][i], rel=1e-8, nan_ok=True), name
+    assert got["hbm_binds"].dtype == np.bool_ and list(got["admitted"]) == [64, 256]
+    one = pm.burst("llama8b", requests=[8], chunk=1 << 16, rule="prefill_first")
+    wave = pm.serve("llama8b", concurrency=[8], chunk=1 << 16, rule="prefill_first",
+                    arrival="wave")
+    for m in ("serial", "fused", "preserve"):
+        assert one[f"{m}_ttft_s"][0] == pytest.approx(wave[f"{m}_ttft_s"][0], rel=1e-12)
+        assert one[f"{m}_tpot_s"][0] == pytest.approx(wave[f"{m}_tpot_s"][0], rel=1e-12)
+    with pytest.raises(ValueError, match="max_running"):
+        pm.burst(max_running=0)
+    with pytest.raises(ValueError, match="requests"):
+        pm.burst(requests=[0])
+    with pytest.raises(pm.Error, match="chunk budget above the running sequences"):
+        pm.burst(requests=[64], chunk=16)
+
+
 def test_serve_wave_matches_the_tool():
     """arrival='wave' gives serve --arrival wave's numbers; the wave's TTFT exceeds the
     staggered state's (the prompts prefill together)."""

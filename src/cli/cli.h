@@ -30,7 +30,8 @@ enum {
     GIVEN_OBJECTIVE = 1 << 15, GIVEN_CONCURRENCY = 1 << 16, GIVEN_CHUNK = 1 << 17,
     GIVEN_RULE = 1 << 18, GIVEN_LIMITS = 1 << 19, GIVEN_METRIC = 1 << 20,
     GIVEN_ARRIVAL = 1 << 21, GIVEN_RATE = 1 << 22, GIVEN_LENGTHS = 1 << 23,
-    GIVEN_SPACE = 1 << 24, GIVEN_STAGE = 1 << 25
+    GIVEN_SPACE = 1 << 24, GIVEN_STAGE = 1 << 25,
+    GIVEN_BURST = 1 << 26
 };
 
 typedef struct cli {
@@ -61,6 +62,8 @@ typedef struct cli {
     const char *concurrency; /* serve: the concurrencies, "1,2,4" (NULL: 1 to 1024, doubling) */
     const char *rate;        /* serve: request rates (requests/s), "0.5,1,2": an open loop */
     const char *lengths;     /* serve: a distribution of lengths, "IN:OUT:SHARE,..." */
+    const char *burst;       /* serve: bursts of these requests, "200,400" (NULL: none) */
+    double max_running;      /* serve --burst: the engine's most running sequences (0: none) */
     int64_t chunk;           /* serve: tokens per step (0: the default, 2048) */
     pm_serve_rule rule;      /* serve: the scheduling rule (default decode-first) */
     pm_serve_arrival arrival; /* serve: staggered (default) or a wave */

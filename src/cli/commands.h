@@ -30,6 +30,8 @@ int cmd_merge(int argc, char **argv);
 int cmd_timeline(const cli *c);
 /* serve_cmd.c: a served workload's steady state over concurrency (the front). */
 int cmd_serve(const cli *c);
+/* burst_cmd.c: serve --burst: bursts of requests sent at once (a transient). */
+int serve_burst(const cli *c);
 /* disagg_cmd.c: a disaggregated deployment (its own options: argv from "disagg" on). */
 int cmd_disagg(int argc, char **argv);
 /* search_cmd.c: the best deployment under latency limits, and the Pareto front. */

@@ -271,6 +271,14 @@ static int apply_option(cli *c, int opt, const char *arg, char **argv)
     case OPT_CONCURRENCY: c->concurrency = arg; return PARSE_ON;
     case OPT_RATE: c->rate = arg; return PARSE_ON;
     case OPT_LENGTHS: c->lengths = arg; return PARSE_ON;
+    case OPT_BURST: c->burst = arg; return PARSE_ON;
+    case OPT_MAX_RUNNING: {
+        int64_t n;
+        if (!parse_tokens("--max-running", arg, 1, 1e9, &n))
+            return EXIT_USAGE;
+        c->max_running = (double)n;
+        return PARSE_ON;
+    }
     case OPT_CHUNK:
         return parse_tokens("--chunk", arg, 1, (double)PM_MAX_SEQ_LEN, &c->chunk) ? PARSE_ON
                                                                                  : EXIT_USAGE;

@@ -114,6 +114,13 @@ const cli_option cli_options[] = {
      "serve: staggered (a served population, default) or wave (a benchmark's clients at fixed "
      "lengths: sent together, ended together; prefill_first, or a --chunk that holds every "
      "prompt)"},
+    {"burst", required_argument, OPT_BURST, GIVEN_BURST, "L",
+     "serve: bursts of these many requests (comma separated), all sent at once (a benchmark's "
+     "request rate inf): admitted up to the running limit, the run ends with the last; mean "
+     "TTFT, TPOT, makespan and output tokens/s instead of a steady state"},
+    {"max-running", required_argument, OPT_MAX_RUNNING, GIVEN_BURST, "N",
+     "serve --burst: the engine's most running sequences per scheduler (vLLM's max_num_seqs; "
+     "default none: only the HBM limits them)"},
     {"ttft-limit", required_argument, OPT_TTFT_LIMIT, GIVEN_LIMITS, "T",
      "serve: time-to-first-token limit for goodput (2s, 500ms)"},
     {"tpot-limit", required_argument, OPT_TPOT_LIMIT, GIVEN_LIMITS, "T",
@@ -199,7 +206,7 @@ static const cli_command commands[] = {
      "preserve-model timeline --config llama70b --compare --plot layer.svg"},
     {"serve",
      INPUTS | GIVEN_CONCURRENCY | GIVEN_CHUNK | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT |
-         GIVEN_SWEEP | GIVEN_ARRIVAL | GIVEN_RATE | GIVEN_LENGTHS,
+         GIVEN_SWEEP | GIVEN_ARRIVAL | GIVEN_RATE | GIVEN_LENGTHS | GIVEN_BURST,
      F(FMT_TABLE) | F(FMT_JSON) | F(FMT_CSV), NULL,
      "a served workload over concurrency: TTFT, TPOT, tokens/s per device and per user in the "
      "three modes (the throughput-interactivity front; --plot draws it)",

@@ -473,6 +473,8 @@ int cmd_serve(const cli *c)
     }
     if (c->plot && c->format == FMT_JSON)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
+    if (c->burst || c->max_running > 0)
+        return serve_burst(c);
     served *sv = calloc(1, sizeof *sv);
     if (!sv)
         return out_of_memory();
