@@ -283,6 +283,18 @@ def _length_classes(lengths, data_dir):
     return lengths
 
 
+def _check_counts(counts):
+    """Checks the counts of a served call in place: None (but for chunk) becomes 0, the
+    scenario's; a count given must be an int >= 1."""
+    for name, value in counts.items():
+        if value is None and name != "chunk":
+            counts[name] = 0
+        elif isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name}: expected a count (got {value!r})")
+        elif value < 1:
+            raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
+
+
 def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), overrides=None, *,
           chunk=2048, rule="decode_first", ttft_limit=0.0, tpot_limit=0.0, input_tokens=None,
           output_tokens=None, data_dir=None, arrival="staggered", rate=None, lengths=None,
@@ -332,13 +344,7 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
         raise ValueError(f"rate: expected request rates > 0 (got {rate!r})")
     # None: the scenario's lengths (0 in the call below); a length given must be a count >= 1.
     counts = {"chunk": chunk, "input_tokens": input_tokens, "output_tokens": output_tokens}
-    for name, value in counts.items():
-        if value is None and name != "chunk":
-            counts[name] = 0
-        elif isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name}: expected a count (got {value!r})")
-        elif value < 1:
-            raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
+    _check_counts(counts)
     lengths = _length_classes(lengths, data_dir)
     names, data = _core.serve(_path("config", config), [float(c) for c in conc], int(chunk),
                               SERVE_RULES.index(rule), float(ttft_limit), float(tpot_limit),
@@ -378,13 +384,7 @@ def burst(config="llama70b", requests=(64,), overrides=None, *, chunk=2048, rule
         raise ValueError(f"rule: expected one of {', '.join(SERVE_RULES)} (got {rule!r})")
     counts = {"chunk": chunk, "input_tokens": input_tokens, "output_tokens": output_tokens,
               "max_running": max_running}
-    for name, value in counts.items():
-        if value is None and name != "chunk":
-            counts[name] = 0
-        elif isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name}: expected a count (got {value!r})")
-        elif value < 1:
-            raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
+    _check_counts(counts)
     req = [int(n) for n in _counts("requests", requests)]
     names, data = _core.burst(_path("config", config), req, int(chunk), SERVE_RULES.index(rule),
                               int(counts["input_tokens"]), int(counts["output_tokens"]),

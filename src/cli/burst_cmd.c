@@ -38,11 +38,7 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_b
     fprintf(f, "# preserve-model %s serve --burst %s --config ", pm_version(), c->burst);
     fput_comment_text(f, c->config);
     fputc('\n', f);
-    print_sets(f, c);
-    fprintf(f, "# ");
-    fput_comment_text(f, s->model.name);
-    fprintf(f, " on ");
-    fput_comment_text(f, s->accel.name);
+    print_sets_model_on(f, c, s);
     fprintf(f, " x %d", s->cluster.devices);
     if (pm_cluster_pp(&s->cluster) > 1)
         fprintf(f, " in each of %d pipeline stages", pm_cluster_pp(&s->cluster));

@@ -123,6 +123,8 @@ bool parse_shard(const char *text, size_t *k, size_t *n);
 bool add_set(cli *c, const char *key, const char *value, int64_t n);
 /* Writes one "# --set PATH=VALUE" line per override (the inputs a CSV records). */
 void print_sets(FILE *f, const cli *c);
+/* print_sets, then "# MODEL on ACCELERATOR" without its line's end (the header's next line). */
+void print_sets_model_on(FILE *f, const cli *c, const pm_scenario *s);
 
 /* A list option's values (what: "counts", "rates") separated by commas (none empty, each
  * under 64 bytes, at most max), each read by item (opt names the option, ctx is passed on)

@@ -221,6 +221,15 @@ void print_sets(FILE *f, const cli *c)
     }
 }
 
+void print_sets_model_on(FILE *f, const cli *c, const pm_scenario *s)
+{
+    print_sets(f, c);
+    fputs("# ", f);
+    fput_comment_text(f, s->model.name);
+    fputs(" on ", f);
+    fput_comment_text(f, s->accel.name);
+}
+
 pm_load_opts load_opts(const cli *c)
 {
     pm_load_opts o = {c->data_dir, c->sets, c->n_sets};

@@ -137,11 +137,7 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
     fprintf(f, "# preserve-model %s search --config ", pm_version());
     fput_comment_text(f, c->config);
     fputc('\n', f);
-    print_sets(f, c);
-    fprintf(f, "# ");
-    fput_comment_text(f, s->model.name);
-    fprintf(f, " on ");
-    fput_comment_text(f, s->accel.name);
+    print_sets_model_on(f, c, s);
     char lengths[96];
     lengths_words(&sp->workload, lengths, sizeof lengths);
     fprintf(f, "; %d devices%s; %s; %s\n", c->budget,

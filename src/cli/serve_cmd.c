@@ -154,11 +154,7 @@ static void write_header(FILE *f, const cli *c, const served *sv)
     fprintf(f, "# preserve-model %s serve --config ", pm_version());
     fput_comment_text(f, c->config);
     fputc('\n', f);
-    print_sets(f, c);
-    fprintf(f, "# ");
-    fput_comment_text(f, sv->s.model.name);
-    fprintf(f, " on ");
-    fput_comment_text(f, sv->s.accel.name);
+    print_sets_model_on(f, c, &sv->s);
     if (pm_cluster_dp(&sv->s.cluster) > 1)
         fprintf(f, " x %d, %d data-parallel replicas sharing the concurrency",
                 sv->s.cluster.devices, pm_cluster_dp(&sv->s.cluster));

@@ -80,11 +80,7 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
     if (tl->stages > 1)
         fprintf(f, " --stage %d", tl->stage);
     fputc('\n', f);
-    print_sets(f, c);
-    fputs("# ", f);
-    fput_comment_text(f, s->model.name);
-    fputs(" on ", f);
-    fput_comment_text(f, s->accel.name);
+    print_sets_model_on(f, c, s);
     const pm_model *m = &s->model;
     const int local = pm_model_local_layers(m), moe = pm_model_moe_layers(m);
     if ((local > 0 && local < m->layers) || (moe > 0 && moe < m->layers)) {
