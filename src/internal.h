@@ -1092,7 +1092,18 @@ void pm_energy_of(const pm_accelerator *a, double p_static_W, const pm_traffic *
  * it would fail. */
 pm_status pm_disagg_workload_check(const pm_disagg_workload *w, pm_error *err);
 
-/* ---- the optimum search (sweep.c) ---- */
+/* ---- an axis's own rules, for the optimum search (sweep.c) ---- */
+
+/* The largest value a count axis takes (pp, dp, split ...). */
+double pm_axis_count_max(pm_axis_kind k);
+/* The axis's default sweep range, in SI. */
+void pm_axis_default_range(pm_axis_kind k, double *lo, double *hi);
+/* One value of axis k as the axis reads it (bare in its display unit, or with a unit); spec is
+ * the text errors quote. */
+pm_status pm_axis_value_parse(const char *text, pm_axis_kind k, const char *spec, double *out,
+                              pm_error *err);
+
+/* ---- the optimum search (optimum.c) ---- */
 
 /* An objective of x > 0; NaN means the evaluation failed (the search stops). */
 typedef double (*pm_objective_fn)(double x, void *user);
