@@ -101,7 +101,13 @@ static pm_status stage_times(const pm_step_plan *p, bool preserve, int64_t ctx,
     return PM_OK;
 }
 
-/* The decode period max(sum_i t_i, M max_i t_i) over the parts (each counted per stage). */
+/* The decode period of stages summing to sum, the slowest max: max(sum, M max). */
+static double period_of(double M, double sum, double max)
+{
+    return sum > M * max ? sum : M * max;
+}
+
+/* The decode period over the parts' times (each counted per stage). */
 static double decode_period(double M, const part_set *ps, const double *t)
 {
     double sum = 0.0, max = 0.0;
@@ -109,7 +115,7 @@ static double decode_period(double M, const part_set *ps, const double *t)
         sum += ps->count[i] * t[i];
         max = t[i] > max ? t[i] : max;
     }
-    return sum > M * max ? sum : M * max;
+    return period_of(M, sum, max);
 }
 
 /* PRESERVE in the decode bubbles (issue 44 item 2). Over a period T = max(sum_j t_j, M max_j
@@ -187,7 +193,7 @@ static pm_status pipe_eval(double M, double P, const part_set *ps, const pm_step
     if (prefill)
         out->t = out->sum + (M - 1.0) * out->max;
     else
-        out->t = decode_period(M, ps, t);
+        out->t = period_of(M, out->sum, out->max);
     return PM_OK;
 }
 

@@ -609,18 +609,26 @@ static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
     return PM_OK;
 }
 
-/* pm_mixed_step_time over pipeline stages: the period between two of m's steps with M
- * micro-batches like it in flight (serve_micro_batches of its sequences), in mode. */
-static pm_status staged_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
-                                  double *time_s, pm_error *err)
+/* m's step timed alone in every mode with M micro-batches like it in flight (time_kind in
+ * plans of its own). */
+static pm_status kind_times(const pm_scenario *s, const pm_mixed_step *m, double M,
+                            double t[PM_MODE_COUNT], pm_error *err)
 {
     pm_step_plan *plans = pm_malloc(2 * sizeof *plans);
     if (!plans)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-    double t[PM_MODE_COUNT];
-    const double M = pm_serve_micro_batches(s, 1e9);
     const pm_status st = time_kind(s, NULL, m, M, NULL, &plans[0], &plans[1], t, NULL, err);
     pm_free(plans);
+    return st;
+}
+
+/* pm_mixed_step_time over pipeline stages: the period between two of m's steps with M
+ * micro-batches like it in flight (pm_serve_micro_batches of its sequences), in mode. */
+static pm_status staged_step_time(const pm_scenario *s, pm_mode mode, const pm_mixed_step *m,
+                                  double *time_s, pm_error *err)
+{
+    double t[PM_MODE_COUNT];
+    const pm_status st = kind_times(s, m, pm_serve_micro_batches(s, 1e9), t, err);
     if (st == PM_OK)
         *time_s = t[mode];
     return st;
@@ -629,16 +637,9 @@ static pm_status staged_step_time(const pm_scenario *s, pm_mode mode, const pm_m
 pm_status pm_serve_step_times(const pm_scenario *s, const pm_mixed_step *m, double M,
                               double t[PM_MODE_COUNT], pm_error *err)
 {
-    pm_step_plan *plans = pm_malloc(2 * sizeof *plans);
-    if (!plans)
-        return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
     pm_scenario copy;
-    pm_status st = pm_scenario_check(s, err);
-    if (st == PM_OK)
-        st = time_kind(step_scenario(s, m, &copy), NULL, m, M, NULL, &plans[0], &plans[1], t,
-                       NULL, err);
-    pm_free(plans);
-    return st;
+    const pm_status st = pm_scenario_check(s, err);
+    return st != PM_OK ? st : kind_times(step_scenario(s, m, &copy), m, M, t, err);
 }
 
 /* What the accelerator adds to every mode: die area, device price, static power. */

@@ -183,6 +183,19 @@ static void add_hw(pm_traffic *acc, const pm_traffic *t, double w)
     acc->link_bytes += w * t->link_bytes;
 }
 
+/* The start of a plan's plain sum: the head's traffic, or, kept, the sum kept from another
+ * hardware point with the head's fields that read the hardware (the others are summed again
+ * by add_hw only in those fields). */
+static pm_traffic rest_start(bool kept, const pm_traffic *rest, const pm_traffic *head)
+{
+    if (!kept)
+        return *head;
+    pm_traffic r = *rest;
+    r.hbm_bytes = head->hbm_bytes;
+    r.link_bytes = head->link_bytes;
+    return r;
+}
+
 /* Head, tail and every layer's nodes but the attention, nothing prefetched; kept: from the
  * template's count, only the fields that read the hardware summed again (each field is its own
  * sum, in the same order: the same numbers). */
@@ -190,13 +203,7 @@ static void plain_total(pm_step_plan *p, bool kept)
 {
     void (*add)(pm_traffic *, const pm_traffic *, double) = kept ? add_hw : pm_traffic_add;
     const pm_template_counts *k = &p->tmpl.counts;
-    if (kept) {
-        p->plain_rest_tr = k->rest;
-        p->plain_rest_tr.hbm_bytes = p->head_tr.hbm_bytes;
-        p->plain_rest_tr.link_bytes = p->head_tr.link_bytes;
-    } else {
-        p->plain_rest_tr = p->head_tr;
-    }
+    p->plain_rest_tr = rest_start(kept, &k->rest, &p->head_tr);
     for (int m = 0; m < 2; m++)
         for (int i = 0; i < n_of(p, m) && p->all_mlp[m] > 0; i++)
             if (i != p->attn)
@@ -670,11 +677,7 @@ void pm_step_plan_fuse(pm_step_plan *u, pm_step_plan *f)
      * counted again in the fields that read the hardware only, as pm_step_plan_count's. */
     pm_template_fused *fz = &u->tmpl.fused;
     const bool kept = f->counted && fz->counted;
-    f->plain_rest_tr = kept ? fz->rest : u->head_tr;
-    if (kept) {
-        f->plain_rest_tr.hbm_bytes = u->head_tr.hbm_bytes;
-        f->plain_rest_tr.link_bytes = u->head_tr.link_bytes;
-    }
+    f->plain_rest_tr = rest_start(kept, &fz->rest, &u->head_tr);
     for (int m = 0; m < 2; m++)
         fuse_class(u, m, kept, f);
     for (int i = 0; f->counted && i < u->tmpl.n_tail; i++)
