@@ -810,6 +810,9 @@ typedef struct pm_step_plan {
     bool prefetching;     /* costs of the prefetched variants are present */
     pm_ar_model ar, ar_fused;
     pm_template tmpl;
+    const pm_template *from; /* the compiled template tmpl is a copy of, its nodes as they are
+                                there (pm_step_plan_build_from); NULL: none (built here, or a
+                                room not yet used: callers of build_from clear it first) */
     pm_step_node layer[PM_TEMPLATE_MAX], tail[PM_TEMPLATE_MAX];
     double head_s;        /* the nodes before the layers, in sequence */
     pm_op_cost head_cost[PM_TEMPLATE_MAX]; /* their costs (pm_step_plan_count reads them) */
@@ -902,7 +905,11 @@ pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double
  * that differs from s only in its hardware: the accelerator's peaks, L2 and HBM, the cluster's
  * links (the builder reads none of them: a template is the step's nodes, their flops, bytes
  * and messages). The nodes are costed at s's hardware; the same plan as pm_step_plan_build_like
- * with the same fused flag, bit for bit. */
+ * with the same fused flag, bit for bit. Where p->from is tmpl, p->tmpl holds its nodes
+ * already (the plan's room served the same compiled template at the point before: what a
+ * point writes into p->tmpl, the rows at another GEMM key, the counts' and fused sums' fields
+ * that read the hardware, is made again before it is read) and nothing is copied; p->from
+ * must be NULL or a template that is still alive. */
 pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like,
                                   const pm_step *step, const pm_template *tmpl,
                                   bool prefetching, pm_step_plan *p, pm_error *err);

@@ -588,6 +588,7 @@ static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
         if (!(*slot = pm_malloc(sizeof **slot)))
             return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
         **slot = p->tmpl;
+        p->from = *slot; /* the next point's build_from copies nothing */
     }
     const pm_step_plan *of[PM_MODE_COUNT] = {p, f, p};
     for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
@@ -1053,6 +1054,9 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     struct pm_serve_kept *kept = c && c->ready ? c->kept : pm_malloc(sizeof *kept);
     if (!kept)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
+    if (!(c && c->ready))
+        for (size_t i = 0; i < sizeof kept->plans / sizeof kept->plans[0]; i++)
+            kept->plans[i].from = NULL; /* a new room (pm_step_plan_build_from) */
     pm_status st = c && c->ready ? PM_OK : closed_plan(s, w, kept, err);
     const serve_plan *p = &kept->p;
     const double M = kept->M;

@@ -411,6 +411,7 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
                                   const pm_step *step, bool fused, bool prefetching,
                                   pm_step_plan *p, pm_error *err)
 {
+    p->from = NULL; /* its nodes are rewritten */
     pm_status st = pm_template_build(s, step, fused, &p->tmpl, err);
     if (st != PM_OK)
         return st;
@@ -474,7 +475,10 @@ pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like
                                   const pm_step *step, const pm_template *tmpl,
                                   bool prefetching, pm_step_plan *p, pm_error *err)
 {
-    template_copy(&p->tmpl, tmpl);
+    if (p->from != tmpl) {
+        template_copy(&p->tmpl, tmpl);
+        p->from = tmpl;
+    }
     return pm_step_plan_cost(s, like, step, prefetching, p, err);
 }
 

@@ -90,11 +90,10 @@ static void point(const pm_scenario *s, const pm_serve_workload *w, pm_serve_com
 
 /* The grid, in an order that crosses the decisions both ways: L2 1 to 384 MiB and back, each
  * at three compute/bandwidth balances. */
-static seen grid(const pm_scenario *s, double conc)
+static seen grid_of(const pm_scenario *s, pm_serve_workload w)
 {
     static const double l2[] = {1, 8, 48, 96, 192, 384, 24, 2};
     static const double x[] = {1.0, 0.5, 2.0};
-    const pm_serve_workload w = workload(s, conc);
     pm_serve_compiled c;
     memset(&c, 0, sizeof c);
     seen sn = {0, 0, 0};
@@ -104,6 +103,11 @@ static seen grid(const pm_scenario *s, double conc)
     pm_serve_compiled_release(&c);
     assert_false(c.ready);
     return sn;
+}
+
+static seen grid(const pm_scenario *s, double conc)
+{
+    return grid_of(s, workload(s, conc));
 }
 
 static void test_dense(void **state)
@@ -152,6 +156,24 @@ static void test_replicas(void **state)
     pm_scenario s = load("llama70b");
     s.cluster.data_parallel = 2; /* 2 replicas of TP 8: 32 sequences each */
     const seen sn = grid(&s, 64);
+    assert_int_equal(sn.points, 24);
+}
+
+/* Kinds that share a plan's room: two length classes at 2 sequences (below a request a step,
+ * so each class's prompt is a kind of step of its own, beside the decode step: three kinds,
+ * the first in one room, the other two in turn in the second; serve.c's serve_closed). A room
+ * copies a compiled template only where it last held another (pm_step_plan_build_from's
+ * p->from): were the second class's step served from the first class's nodes left in the
+ * room, the prompts' times would differ from pm_serve_compute's. */
+static void test_kinds_share_a_room(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b");
+    pm_serve_workload w = workload(&s, 2);
+    w.n_classes = 2;
+    w.classes[0] = (pm_length_class){4000, 100, 0.25};
+    w.classes[1] = (pm_length_class){300, 600, 0.75};
+    const seen sn = grid_of(&s, w);
     assert_int_equal(sn.points, 24);
 }
 
@@ -212,7 +234,7 @@ static void test_rows_follow_the_gemm_fields(void **state)
     assert_true(s.accel.gemm.present);
     pm_step step;
     assert_int_equal(pm_step_of(&s, PM_PHASE_PREFILL, 2048, &step, NULL), PM_OK);
-    pm_step_plan *p = malloc(3 * sizeof *p);
+    pm_step_plan *p = calloc(3, sizeof *p); /* p[2].from NULL: a new room */
     assert_non_null(p);
     assert_int_equal(pm_step_plan_build(&s, &step, false, true, &p[0], NULL), PM_OK);
     pm_scenario t = s;
@@ -244,7 +266,7 @@ static void test_traffic_follows_the_l2(void **state)
     s.provenance = NULL;
     pm_step step;
     assert_int_equal(pm_step_of(&s, PM_PHASE_PREFILL, 2048, &step, NULL), PM_OK);
-    pm_step_plan *p = malloc(3 * sizeof *p);
+    pm_step_plan *p = calloc(3, sizeof *p); /* p[2].from NULL: a new room */
     assert_non_null(p);
     pm_scenario t = s;
     set(&s, PM_AXIS_L2, 1048576.0);
@@ -277,7 +299,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dense),        cmocka_unit_test(test_moe),
         cmocka_unit_test(test_windowed),     cmocka_unit_test(test_speculating),
-        cmocka_unit_test(test_replicas),     cmocka_unit_test(test_contract_matters),
+        cmocka_unit_test(test_replicas),     cmocka_unit_test(test_kinds_share_a_room),
+        cmocka_unit_test(test_contract_matters),
         cmocka_unit_test(test_counts_kept),  cmocka_unit_test(test_rows_follow_the_gemm_fields),
         cmocka_unit_test(test_traffic_follows_the_l2),
     };
