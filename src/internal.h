@@ -801,6 +801,26 @@ typedef struct pm_step_node {
     bool routed;      /* routed experts: prefetchable only under an all-to-all */
 } pm_step_node;
 
+/* PRESERVE's decisions at a plan's step, kept in the plan's room from one hardware point to the
+ * next (step_plan.c's pm_step_plan_modes; issue 46 item 3). Algorithm 1 reads the prefetchable
+ * bytes and the window's capacity only, each comparison a running sum strictly under the
+ * capacity: every capacity in (cap_lo, cap_hi] answers each alike, so with the same bytes (bit
+ * for bit) the same decisions follow. The traffic summed with them (sum) holds at a later point
+ * in the fields that read no hardware (MACs, L2 bytes written). Valid while the room holds plans
+ * of one template at one context (pm_step_plan_count forgets it when it counts a template
+ * anew). */
+typedef struct pm_step_decided {
+    bool ready;           /* taken at ctx, for capacities in (cap_lo, cap_hi] */
+    int64_t ctx;
+    double cap_lo, cap_hi;
+    int n_bytes;          /* the bytes Algorithm 1 read: each MLP class's layer, the tail's, */
+    double bytes[3 * PM_TEMPLATE_MAX + 2]; /* each attention class's */
+    unsigned sig;         /* the region's signature of them */
+    bool pf[2][2][PM_TEMPLATE_MAX], lead[2][2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
+    bool summed;          /* sum holds PRESERVE's traffic with these decisions at ctx */
+    pm_traffic sum;
+} pm_step_decided;
+
 typedef struct pm_step_plan {
     const pm_scenario *s;
     pm_cost_ctx cost;     /* the scenario's roofline terms */
@@ -851,6 +871,8 @@ typedef struct pm_step_plan {
     /* periods: [MLP class of layer l][attention class of layer l + 1][MLP class of l + 1] */
     int n_pair[2][2][2];
     int mlp0, mlp_last;   /* the MLP classes of the first and the last layer */
+    pm_step_decided decided; /* PRESERVE's decisions kept from one hardware point to the next
+                                (pm_step_plan_modes) */
 } pm_step_plan;
 
 /* The plan of step (its context is the plan's ctx0). */
@@ -1005,6 +1027,14 @@ void pm_step_plan_count(pm_step_plan *p);
 /* What one step at ctx moves (as pm_step_plan_eval times it), for a counted plan: the fast
  * path's twin of pm_graph_traffic. */
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out);
+/* Each mode's step time at ctx into t (pm_step_plan_time's) and, when tr (may be NULL), what it
+ * moves into tr (pm_step_plan_traffic's), bit for bit: serial from p, fused from f
+ * (pm_step_plan_fuse of p), PRESERVE from p with Algorithm 1's decisions taken once for its
+ * time and traffic (one region), and kept in p->decided for a later hardware point of the same
+ * template (p built from it again in the same room, counted). p counted when tr. Returns
+ * pm_step_plan_time's failures. */
+pm_status pm_step_plan_modes(pm_step_plan *p, const pm_step_plan *f, int64_t ctx,
+                             double t[PM_MODE_COUNT], pm_traffic *tr, pm_error *err);
 /* A pipeline stage of a plan whose layers are all of one class (step_plan.c): its layers, the
  * head (the first stage) and the tail (the last), and the receive of its input before them
  * (recv_s > 0: a communication node whose window PRESERVE fills with the first layer's
