@@ -1140,6 +1140,14 @@ static void region_attention(pm_step_region *r, int64_t ctx)
     }
 }
 
+/* Each attention class's prefetchable bytes in r (0 for a class the plan lacks). */
+static void region_attn_bytes(const pm_step_region *r, double *attn_bytes)
+{
+    const pm_step_plan *p = r->p;
+    for (int c = 0; c < 2; c++)
+        attn_bytes[c] = p->attn >= 0 && p->all_class[c] > 0 ? r->attn[c].bytes : 0.0;
+}
+
 /* The prefetchable bytes Algorithm 1 reads in p with each class's attention bytes attn_bytes
  * (decide_all's): each MLP class's layer nodes, the tail's, the attention's. Returns how many. */
 static int decided_bytes(const pm_step_plan *p, const double *attn_bytes, double *out)
@@ -1155,18 +1163,31 @@ static int decided_bytes(const pm_step_plan *p, const double *attn_bytes, double
     return n;
 }
 
+/* Whether k took its decisions at ctx with the same bytes (nb of them, decided_bytes'). */
+static bool same_bytes(const pm_step_decided *k, int64_t ctx, const double *bytes, int nb)
+{
+    return k->ready && k->ctx == ctx && k->n_bytes == nb &&
+           memcmp(k->bytes, bytes, (size_t)nb * sizeof bytes[0]) == 0;
+}
+
+/* Whether p's capacity answers Algorithm 1's comparisons as the one k's decisions were taken
+ * at. */
+static bool same_answers(const pm_step_plan *p, const pm_step_decided *k)
+{
+    return k->cap_lo < p->cap && p->cap <= k->cap_hi;
+}
+
 /* The region's decisions at ctx (its attention bytes attn_bytes) from k when k took them at
  * ctx with the same bytes and a capacity that answers alike; else taken, and kept in k with
  * the capacities that take them (its sum kept too where they are the decisions it was summed
- * with). */
+ * with; its region no longer theirs). */
 static void decisions_kept(const pm_step_plan *p, int64_t ctx, const double *attn_bytes,
                            pm_step_decided *k, pm_step_region *r)
 {
     double bytes[3 * MAXN + 2];
     const int nb = decided_bytes(p, attn_bytes, bytes);
-    const bool same_bytes = k->ready && k->ctx == ctx && k->n_bytes == nb &&
-                            memcmp(k->bytes, bytes, (size_t)nb * sizeof bytes[0]) == 0;
-    if (same_bytes && k->cap_lo < p->cap && p->cap <= k->cap_hi) {
+    const bool same = same_bytes(k, ctx, bytes, nb);
+    if (same && same_answers(p, k)) {
         r->sig = k->sig;
         memcpy(r->pf, k->pf, sizeof r->pf);
         memcpy(r->lead, k->lead, sizeof r->lead);
@@ -1180,7 +1201,8 @@ static void decisions_kept(const pm_step_plan *p, int64_t ctx, const double *att
     memset(r->pft, 0, sizeof r->pft);
     cap_range iv = {-INFINITY, INFINITY};
     r->sig = decide_all(p, attn_bytes, r->pf, r->lead, r->pft, NULL, &iv);
-    k->summed = k->summed && same_bytes && memcmp(k->pf, r->pf, sizeof r->pf) == 0 &&
+    k->region_ok = false;
+    k->summed = k->summed && same && memcmp(k->pf, r->pf, sizeof r->pf) == 0 &&
                 memcmp(k->lead, r->lead, sizeof r->lead) == 0 &&
                 memcmp(k->pft, r->pft, sizeof r->pft) == 0;
     k->ready = true;
@@ -1210,7 +1232,7 @@ static void region_make(const pm_step_plan *p, int64_t ctx, bool with_next, pm_s
     region_attention(r, ctx);
     /* L[c][m]: a layer of attention class c and MLP class m. */
     const int cl = p->all_class[0] > 0 ? 0 : 1;
-    double attn_bytes[2] = {0.0, 0.0}, slack = INFINITY;
+    double attn_bytes[2], slack = INFINITY;
     for (int m = 0; m < 2; m++) {
         if (p->all_mlp[m] == 0)
             continue;
@@ -1222,9 +1244,9 @@ static void region_make(const pm_step_plan *p, int64_t ctx, bool with_next, pm_s
                 r->L[c][m][i] = &base[i];
             if (p->attn >= 0)
                 r->L[c][m][p->attn] = &r->attn[c];
-            attn_bytes[c] = p->attn >= 0 ? r->attn[c].bytes : 0.0;
         }
     }
+    region_attn_bytes(r, attn_bytes);
     if (k && !with_next)
         decisions_kept(p, ctx, attn_bytes, k, r);
     else
@@ -1584,6 +1606,30 @@ pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, d
     return time_checked(pm_step_plan_eval(p, preserve, ctx, time_s, NULL), time_s, err);
 }
 
+/* k's region of p at ctx where its decisions hold there (the same bytes, a capacity that
+ * answers alike): made at another hardware point of p's template in this room, its segments
+ * point at the room's nodes, costed at this point; its attention is costed again and the
+ * schedule's kept states forgotten (they hold times). False where it must be made anew. */
+static bool region_kept(const pm_step_plan *p, int64_t ctx, pm_step_decided *k)
+{
+    pm_step_region *r = &k->region;
+    if (!(k->ready && k->region_ok && r->p == p && r->prefetches))
+        return false;
+    r->attn_ctx = -1;
+    region_attention(r, ctx);
+    double attn_bytes[2], bytes[3 * MAXN + 2];
+    region_attn_bytes(r, attn_bytes);
+    const int nb = decided_bytes(p, attn_bytes, bytes);
+    if (!same_bytes(k, ctx, bytes, nb) || !same_answers(p, k))
+        return false;
+    for (int m = 0; m < 2; m++)
+        for (int c = 0; c < 2; c++)
+            for (int mn = 0; mn < 2; mn++)
+                r->period_at[m][c][mn].known = false;
+    r->last_known = false;
+    return true;
+}
+
 /* PRESERVE's step at ctx of a plan that prefetches: its time, and when tr its traffic (each
  * class's attention's at) from the same region, whose decisions p->decided keeps; the sum
  * too, so that at a later point with the same decisions only its fields that read the hardware
@@ -1591,18 +1637,21 @@ pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, d
 static pm_status preserve_kept(pm_step_plan *p, int64_t ctx, const pm_step_traffic *at,
                                double *time_s, pm_traffic *tr, pm_error *err)
 {
-    pm_step_region r;
     pm_step_decided *k = &p->decided;
-    region_make(p, ctx, false, k, &r);
-    const pm_status st = time_checked(region_time(&r, time_s), time_s, err);
+    pm_step_region *r = &k->region;
+    if (!region_kept(p, ctx, k)) {
+        region_make(p, ctx, false, k, r);
+        k->region_ok = true;
+    }
+    const pm_status st = time_checked(region_time(r, time_s), time_s, err);
     if (st != PM_OK || !tr)
         return st;
     if (k->summed) {
         *tr = k->sum;
-        traffic_prefetched(p, at, r.pf, r.lead, r.pft, true, tr);
+        traffic_prefetched(p, at, r->pf, r->lead, r->pft, true, tr);
         return PM_OK;
     }
-    traffic_prefetched(p, at, r.pf, r.lead, r.pft, false, tr);
+    traffic_prefetched(p, at, r->pf, r->lead, r->pft, false, tr);
     k->sum = *tr;
     k->summed = true;
     return PM_OK;
