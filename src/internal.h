@@ -801,6 +801,87 @@ typedef struct pm_step_node {
     bool routed;      /* routed experts: prefetchable only under an all-to-all */
 } pm_step_node;
 
+/* One segment of a step's schedule (step_plan.c): main ops in order, each with its cost, its
+ * prefetch (or -1) and, per prefetch, the main op that triggers it. */
+typedef struct pm_step_seg {
+    const pm_op_cost *cost[2 * PM_TEMPLATE_MAX + 1];
+    int pf[2 * PM_TEMPLATE_MAX + 1];   /* index into pf_cost, -1 */
+    int trig[2 * PM_TEMPLATE_MAX + 1]; /* index of the main op triggering prefetch k */
+    const pm_op_cost *pf_cost[2 * PM_TEMPLATE_MAX + 1];
+    const pm_op_cost *hbm_cost[2 * PM_TEMPLATE_MAX + 1]; /* consumers: with nothing in L2 */
+    bool is_ar[2 * PM_TEMPLATE_MAX + 1];
+    bool is_rs[2 * PM_TEMPLATE_MAX + 1]; /* a reduce-scatter: the next all-gather triggers
+                                            nothing, its window runs on */
+    int n, n_pf;
+} pm_step_seg;
+
+/* The two-stream recurrence's state (no HBM sharing) after the first k ops of a segment. */
+typedef struct pm_step_seg_pos {
+    int k, next_pf;    /* ops run, prefetches placed */
+    double t, pf_free; /* the main stream's end, the prefetch stream's */
+} pm_step_seg_pos;
+typedef struct pm_step_seg_state {
+    bool known; /* held for the region's decisions */
+    pm_step_seg_pos pos;
+    double op_start[2 * PM_TEMPLATE_MAX + 1], pf_end[2 * PM_TEMPLATE_MAX + 1];
+} pm_step_seg_state;
+
+/* A PRESERVE step of a plan compiled for one set of insertion decisions: the decisions, the
+ * attention nodes and the schedule's segments, which point at the region's own attention, so
+ * a region is evaluated where it was made (not copied). Within a range of contexts whose ends
+ * have the same signature the decisions hold throughout (they change one way only as the
+ * cache grows), so one region serves every evaluation of the range: an evaluation then costs
+ * the attention and runs the segments, without Algorithm 1 or building the segments. */
+typedef struct pm_step_region {
+    const struct pm_step_plan *p;
+    bool prefetches; /* false: the plan prefetches nothing, evaluations are sums of nodes */
+    unsigned sig;    /* pm_step_plan_signature's value at the context it was made at */
+    int64_t next;    /* and about where the decisions change next, as it says (or -1) */
+    pm_step_node attn[2]; /* each class's attention at the context last evaluated, */
+    int64_t attn_ctx;     /* that context (-1: none yet) */
+    const pm_step_node *L[2][2][PM_TEMPLATE_MAX]; /* [attention class][MLP class] */
+    /* Insertion decisions: pf[c][m], a layer's own windows (from its first communication on,
+     * and sequence parallelism's window before the attention); lead[m][c][m2], the nodes
+     * before the first communication of a layer of attention class c and MLP class m2 that
+     * the last window of a layer of MLP class m before it prefetches; pft, the tail's. */
+    bool pf[2][2][PM_TEMPLATE_MAX], lead[2][2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
+    pm_step_seg period[2][2][2], last; /* as n_pair: [MLP class][next attention, MLP class] */
+    /* A period's ops before the next layer's attention (its first op whose cost changes with
+     * the context, at period_k0) are the same at every context of the region: the schedule's
+     * state there is kept after the first evaluation and each later one resumes from it. */
+    int period_k0[2][2][2];
+    pm_step_seg_state period_at[2][2][2];
+    /* The last layer from its first communication and the tail hold no attention: their time
+     * is the same at every context of the region, scheduled once (last_s, once last_known). */
+    bool last_known;
+    double last_s;
+} pm_step_region;
+
+/* PRESERVE's decisions at a plan's step, kept in the plan's room from one hardware point to the
+ * next (step_plan.c's pm_step_plan_modes; issue 46 item 3). Algorithm 1 reads the prefetchable
+ * bytes and the window's capacity only, each comparison a running sum strictly under the
+ * capacity: every capacity in (cap_lo, cap_hi] answers each alike, so with the same bytes (bit
+ * for bit) the same decisions follow. The traffic summed with them (sum) holds at a later point
+ * in the fields that read no hardware (MACs, L2 bytes written), and the region made with them
+ * (its segments) serves again with its attention costed anew. Valid while the room holds plans
+ * of one template at one context (pm_step_plan_count forgets it when it counts a template
+ * anew). */
+typedef struct pm_step_decided {
+    bool ready;           /* taken at ctx, for capacities in (cap_lo, cap_hi] */
+    int64_t ctx;
+    double cap_lo, cap_hi;
+    int n_bytes;          /* the bytes Algorithm 1 read: each MLP class's layer, the tail's, */
+    double bytes[3 * PM_TEMPLATE_MAX + 2]; /* each attention class's */
+    unsigned sig;         /* the region's signature of them */
+    bool pf[2][2][PM_TEMPLATE_MAX], lead[2][2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
+    bool summed;          /* sum holds PRESERVE's traffic with these decisions at ctx */
+    pm_traffic sum;
+    bool region_ok;       /* region holds the plan's region made with these decisions: its
+                             segments point at the room's nodes, whose costs a later point
+                             refreshes in place */
+    pm_step_region region;
+} pm_step_decided;
+
 typedef struct pm_step_plan {
     const pm_scenario *s;
     pm_cost_ctx cost;     /* the scenario's roofline terms */
@@ -854,6 +935,8 @@ typedef struct pm_step_plan {
     /* periods: [MLP class of layer l][attention class of layer l + 1][MLP class of l + 1] */
     int n_pair[2][2][2];
     int mlp0, mlp_last;   /* the MLP classes of the first and the last layer */
+    pm_step_decided decided; /* PRESERVE's decisions kept from one hardware point to the next
+                                (pm_step_plan_modes) */
 } pm_step_plan;
 
 /* The plan of step (its context is the plan's ctx0). */
@@ -922,61 +1005,6 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
  * _traffic with preserve false), added in the order of pm_step_plan_build's fused plan, and no
  * nodes: its template is empty. u's template keeps the fused layers (pm_template_fused). */
 void pm_step_plan_fuse(pm_step_plan *u, pm_step_plan *f);
-/* One segment of a step's schedule (step_plan.c): main ops in order, each with its cost, its
- * prefetch (or -1) and, per prefetch, the main op that triggers it. */
-typedef struct pm_step_seg {
-    const pm_op_cost *cost[2 * PM_TEMPLATE_MAX + 1];
-    int pf[2 * PM_TEMPLATE_MAX + 1];   /* index into pf_cost, -1 */
-    int trig[2 * PM_TEMPLATE_MAX + 1]; /* index of the main op triggering prefetch k */
-    const pm_op_cost *pf_cost[2 * PM_TEMPLATE_MAX + 1];
-    const pm_op_cost *hbm_cost[2 * PM_TEMPLATE_MAX + 1]; /* consumers: with nothing in L2 */
-    bool is_ar[2 * PM_TEMPLATE_MAX + 1];
-    bool is_rs[2 * PM_TEMPLATE_MAX + 1]; /* a reduce-scatter: the next all-gather triggers
-                                            nothing, its window runs on */
-    int n, n_pf;
-} pm_step_seg;
-
-/* The two-stream recurrence's state (no HBM sharing) after the first k ops of a segment. */
-typedef struct pm_step_seg_pos {
-    int k, next_pf;    /* ops run, prefetches placed */
-    double t, pf_free; /* the main stream's end, the prefetch stream's */
-} pm_step_seg_pos;
-typedef struct pm_step_seg_state {
-    bool known; /* held for the region's decisions */
-    pm_step_seg_pos pos;
-    double op_start[2 * PM_TEMPLATE_MAX + 1], pf_end[2 * PM_TEMPLATE_MAX + 1];
-} pm_step_seg_state;
-
-/* A PRESERVE step of a plan compiled for one set of insertion decisions: the decisions, the
- * attention nodes and the schedule's segments, which point at the region's own attention, so
- * a region is evaluated where it was made (not copied). Within a range of contexts whose ends
- * have the same signature the decisions hold throughout (they change one way only as the
- * cache grows), so one region serves every evaluation of the range: an evaluation then costs
- * the attention and runs the segments, without Algorithm 1 or building the segments. */
-typedef struct pm_step_region {
-    const pm_step_plan *p;
-    bool prefetches; /* false: the plan prefetches nothing, evaluations are sums of nodes */
-    unsigned sig;    /* pm_step_plan_signature's value at the context it was made at */
-    int64_t next;    /* and about where the decisions change next, as it says (or -1) */
-    pm_step_node attn[2]; /* each class's attention at the context last evaluated, */
-    int64_t attn_ctx;     /* that context (-1: none yet) */
-    const pm_step_node *L[2][2][PM_TEMPLATE_MAX]; /* [attention class][MLP class] */
-    /* Insertion decisions: pf[c][m], a layer's own windows (from its first communication on,
-     * and sequence parallelism's window before the attention); lead[m][c][m2], the nodes
-     * before the first communication of a layer of attention class c and MLP class m2 that
-     * the last window of a layer of MLP class m before it prefetches; pft, the tail's. */
-    bool pf[2][2][PM_TEMPLATE_MAX], lead[2][2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
-    pm_step_seg period[2][2][2], last; /* as n_pair: [MLP class][next attention, MLP class] */
-    /* A period's ops before the next layer's attention (its first op whose cost changes with
-     * the context, at period_k0) are the same at every context of the region: the schedule's
-     * state there is kept after the first evaluation and each later one resumes from it. */
-    int period_k0[2][2][2];
-    pm_step_seg_state period_at[2][2][2];
-    /* The last layer from its first communication and the tail hold no attention: their time
-     * is the same at every context of the region, scheduled once (last_s, once last_known). */
-    bool last_known;
-    double last_s;
-} pm_step_region;
 /* Compiles p's PRESERVE step with the insertion decisions at ctx into *r; with_next: with
  * r->next too (else -1). */
 void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_step_region *r);
@@ -1012,6 +1040,14 @@ void pm_step_plan_count(pm_step_plan *p);
 /* What one step at ctx moves (as pm_step_plan_eval times it), for a counted plan: the fast
  * path's twin of pm_graph_traffic. */
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out);
+/* Each mode's step time at ctx into t (pm_step_plan_time's) and, when tr (may be NULL), what it
+ * moves into tr (pm_step_plan_traffic's), bit for bit: serial from p, fused from f
+ * (pm_step_plan_fuse of p), PRESERVE from p with Algorithm 1's decisions taken once for its
+ * time and traffic (one region), and kept in p->decided for a later hardware point of the same
+ * template (p built from it again in the same room, counted). p counted when tr. Returns
+ * pm_step_plan_time's failures. */
+pm_status pm_step_plan_modes(pm_step_plan *p, const pm_step_plan *f, int64_t ctx,
+                             double t[PM_MODE_COUNT], pm_traffic *tr, pm_error *err);
 /* A pipeline stage of a plan whose layers are all of one class (step_plan.c): its layers, the
  * head (the first stage) and the tail (the last), and the receive of its input before them
  * (recv_s > 0: a communication node whose window PRESERVE fills with the first layer's

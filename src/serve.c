@@ -560,7 +560,9 @@ static pm_pipeline_step pipe_step(const pm_mixed_step *m, double M)
  * (NULL: computed); p and f receive the plans. Over pipeline stages m is one of M
  * micro-batches in flight and the time the period between its steps (pm_pipeline_step_time).
  * slot (NULL: none) is the kind's compiled template (pm_serve_compiled): the plan is costed
- * from it when it holds one, else built and its template kept there. */
+ * from it when it holds one, else built and its template kept there; p, built from the slot
+ * again at a later point, keeps PRESERVE's decisions and traffic sum from the point before
+ * (pm_step_plan_modes). */
 static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
                            const pm_mixed_step *m, double M, pm_template **slot,
                            pm_step_plan *p, pm_step_plan *f, double t[PM_MODE_COUNT],
@@ -590,22 +592,17 @@ static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
         **slot = p->tmpl;
         p->from = *slot; /* the next point's build_from copies nothing */
     }
+    if (!staged) /* PRESERVE's decisions taken once for its time and traffic, kept in p */
+        return pm_step_plan_modes(p, f, step.context, t, tr, err);
     const pm_step_plan *of[PM_MODE_COUNT] = {p, f, p};
     for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
         const bool preserve = mode == PM_MODE_PRESERVE;
-        if (staged) {
-            st = pm_pipeline_step_time(s, &pl, &ps, of[mode], p, preserve, step.context,
-                                       &t[mode], tr ? &tr[mode] : NULL, NULL);
-            if (st != PM_OK)
-                return pm_fail(err, st, NULL, NULL,
-                               "a pipeline stage's time is not finite, or its schedule is "
-                               "inconsistent");
-            continue;
-        }
-        if ((st = pm_step_plan_time(of[mode], preserve, step.context, &t[mode], err)) != PM_OK)
-            return st;
-        if (tr)
-            pm_step_plan_traffic(of[mode], preserve, step.context, &tr[mode]);
+        st = pm_pipeline_step_time(s, &pl, &ps, of[mode], p, preserve, step.context, &t[mode],
+                                   tr ? &tr[mode] : NULL, NULL);
+        if (st != PM_OK)
+            return pm_fail(err, st, NULL, NULL,
+                           "a pipeline stage's time is not finite, or its schedule is "
+                           "inconsistent");
     }
     return PM_OK;
 }

@@ -219,6 +219,8 @@ void pm_step_plan_count(pm_step_plan *p)
     const pm_template *t = &p->tmpl;
     pm_template_counts *k = &p->tmpl.counts;
     const bool kept = k->ready && k->prefetching == p->prefetching;
+    if (!kept) /* a template counted anew: PRESERVE's decisions and sum kept are another's */
+        p->decided.ready = p->decided.summed = false;
     void (*count)(const pm_step_plan *, const pm_node *, const pm_step_node *,
                   pm_step_traffic *) = kept ? node_traffic_hw : node_traffic;
     p->head_tr = (pm_traffic){0};
@@ -416,6 +418,7 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
     if (st != PM_OK)
         return st;
     p->tmpl.rows.ready = p->tmpl.counts.ready = p->tmpl.fused.ready = false; /* new nodes */
+    p->decided.ready = p->decided.summed = false;
     return pm_step_plan_cost(s, like, step, prefetching, p, err);
 }
 
@@ -692,6 +695,24 @@ void pm_step_plan_fuse(pm_step_plan *u, pm_step_plan *f)
     }
 }
 
+/* The capacities that answer every comparison of Algorithm 1 as the plan's did: (lo, hi]. */
+typedef struct cap_range {
+    double lo, hi;
+} cap_range;
+
+/* Algorithm 1's test: a window's running sum with the next node's bytes strictly under the
+ * capacity. iv (may be NULL) narrows to the capacities that answer it alike: above sum when it
+ * passed, at or below sum when it failed (a NaN sum fails at every capacity). */
+static bool under_cap(const pm_step_plan *p, double sum, cap_range *iv)
+{
+    const bool under = sum < p->cap;
+    if (iv && under && sum > iv->lo)
+        iv->lo = sum;
+    if (iv && !under && sum < iv->hi)
+        iv->hi = sum;
+    return under;
+}
+
 /* The room left under the capacity by a comparison that passed with the attention's bytes in
  * its sum (has_a): how much they may grow before it fails. */
 static void note_slack(double *slack, bool has_a, double room)
@@ -703,7 +724,7 @@ static void note_slack(double *slack, bool has_a, double room)
 /* The window of the layer's collective before its attention (pre_comm): from it to the next
  * communication, as every window (decide's rule), with its slack. */
 static void window_before(const pm_step_plan *p, int m, const pm_step_node *L,
-                          const double *bytes, bool *pf, double *slack)
+                          const double *bytes, bool *pf, double *slack, cap_range *iv)
 {
     double sum = 0.0;
     bool has_a = false;
@@ -711,7 +732,7 @@ static void window_before(const pm_step_plan *p, int m, const pm_step_node *L,
         const double b = bytes[i];
         if (!(b > 0))
             continue;
-        if (!(sum + b < p->cap) || (L[i].routed && !L[p->pre_comm].is_a2a))
+        if (!under_cap(p, sum + b, iv) || (L[i].routed && !L[p->pre_comm].is_a2a))
             return;
         has_a = has_a || i == p->attn;
         note_slack(slack, has_a, p->cap - (sum + b));
@@ -722,7 +743,7 @@ static void window_before(const pm_step_plan *p, int m, const pm_step_node *L,
 
 /* The windows of the tail's own collectives (sequence parallelism's all-gather before the LM
  * head), each to the next communication or the end. */
-static void tail_windows(const pm_step_plan *p, bool *pft)
+static void tail_windows(const pm_step_plan *p, bool *pft, cap_range *iv)
 {
     const int nt = p->tmpl.n_tail;
     for (int j = 0; j < nt; j++) {
@@ -733,7 +754,7 @@ static void tail_windows(const pm_step_plan *p, bool *pft)
             const double b = p->tail[k].bytes;
             if (!(b > 0))
                 continue;
-            if (!(sum + b < p->cap))
+            if (!under_cap(p, sum + b, iv))
                 break;
             sum += b;
             pft[k] = true;
@@ -751,9 +772,11 @@ static void tail_windows(const pm_step_plan *p, bool *pft)
  * the tail nodes (were the layer the last). Returns a signature of the decisions. slack (may
  * be NULL) receives how far the attention's bytes may grow before a decision changes (the
  * least room of the comparisons whose sums hold them; INFINITY when none does): the bytes only
- * add to sums, so a larger attention only turns prefetches off. */
+ * add to sums, so a larger attention only turns prefetches off. iv (may be NULL) narrows to the
+ * capacities that take the same decisions (under_cap). */
 static unsigned decide(const pm_step_plan *p, int m, int mn, const double *bytes,
-                       const double *next, bool *pf, bool *lead, bool *pft, double *slack)
+                       const double *next, bool *pf, bool *lead, bool *pft, double *slack,
+                       cap_range *iv)
 {
     if (slack)
         *slack = INFINITY;
@@ -765,7 +788,7 @@ static unsigned decide(const pm_step_plan *p, int m, int mn, const double *bytes
         return 0;
     const pm_step_node *L = costs_of(p, m);
     if (p->pre_comm >= 0)
-        window_before(p, m, L, bytes, pf, slack);
+        window_before(p, m, L, bytes, pf, slack, iv);
     for (int j = fc; j < n; j++) {
         if (!L[j].is_comm)
             continue;
@@ -775,7 +798,7 @@ static unsigned decide(const pm_step_plan *p, int m, int mn, const double *bytes
         for (; i < n && !L[i].is_comm && !stop; i++) {
             const double b = bytes[i];
             if (b > 0) {
-                if (!(sum + b < p->cap) || (L[i].routed && !L[j].is_a2a))
+                if (!under_cap(p, sum + b, iv) || (L[i].routed && !L[j].is_a2a))
                     stop = true;
                 else {
                     has_a = has_a || i == p->attn;
@@ -793,7 +816,7 @@ static unsigned decide(const pm_step_plan *p, int m, int mn, const double *bytes
         for (int k = 0; k < le; k++) {
             const double b = next[k];
             if (b > 0) {
-                if (!(sum_next + b < p->cap))
+                if (!under_cap(p, sum_next + b, iv))
                     break;
                 has_next = has_next || k == p->attn;
                 note_slack(slack, has_next, p->cap - (sum_next + b));
@@ -806,7 +829,7 @@ static unsigned decide(const pm_step_plan *p, int m, int mn, const double *bytes
         for (int k = 0; k < nt && !p->tail[k].is_comm; k++) {
             const double b = p->tail[k].bytes;
             if (b > 0) {
-                if (!(sum + b < p->cap))
+                if (!under_cap(p, sum + b, iv))
                     break;
                 note_slack(slack, has_a, p->cap - (sum + b));
                 sum += b;
@@ -814,7 +837,7 @@ static unsigned decide(const pm_step_plan *p, int m, int mn, const double *bytes
             }
         }
     }
-    tail_windows(p, pft);
+    tail_windows(p, pft, iv);
     unsigned sig = 0;
     for (int i = lead_end(p, m); i < n; i++)
         sig = sig * 2u + pf[i];
@@ -1056,10 +1079,10 @@ static unsigned pairs_signature(unsigned sig[2][2][2])
 /* Algorithm 1 for every (attention class c; MLP class m of a layer, mn of the next) triple the
  * plan holds, with each class's attention bytes attn_bytes[c]: pf[c][m] and lead[m][c][mn] as
  * decide fills them, pft for the last layer's classes. Returns the signature of all; slack (may
- * be NULL) the least room. */
+ * be NULL) the least room, iv (may be NULL) the capacities that take the same decisions. */
 static unsigned decide_all(const pm_step_plan *p, const double *attn_bytes,
                            bool pf[2][2][MAXN], bool lead[2][2][2][MAXN], bool *pft,
-                           double *slack)
+                           double *slack, cap_range *iv)
 {
     unsigned sig[2][2][2] = {{{0, 0}, {0, 0}}, {{0, 0}, {0, 0}}};
     bool pft_any[MAXN];
@@ -1083,7 +1106,7 @@ static unsigned decide_all(const pm_step_plan *p, const double *attn_bytes,
                 layer_bytes(p, mn, attn_bytes[c], next);
                 const bool last = m == p->mlp_last && c == cl;
                 sig[c][m][mn] = decide(p, m, mn, bytes, next, pf[c][m], lead[m][c][mn],
-                                       last ? pft : pft_any, slack ? &room : NULL);
+                                       last ? pft : pft_any, slack ? &room : NULL, iv);
                 if (slack && room < *slack)
                     *slack = room;
             }
@@ -1121,7 +1144,86 @@ static void region_attention(pm_step_region *r, int64_t ctx)
     }
 }
 
-void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_step_region *r)
+/* Each attention class's prefetchable bytes in r (0 for a class the plan lacks). */
+static void region_attn_bytes(const pm_step_region *r, double *attn_bytes)
+{
+    const pm_step_plan *p = r->p;
+    for (int c = 0; c < 2; c++)
+        attn_bytes[c] = p->attn >= 0 && p->all_class[c] > 0 ? r->attn[c].bytes : 0.0;
+}
+
+/* The prefetchable bytes Algorithm 1 reads in p with each class's attention bytes attn_bytes
+ * (decide_all's): each MLP class's layer nodes, the tail's, the attention's. Returns how many. */
+static int decided_bytes(const pm_step_plan *p, const double *attn_bytes, double *out)
+{
+    int n = 0;
+    for (int m = 0; m < 2; m++)
+        for (int i = 0; i < n_of(p, m); i++)
+            out[n++] = costs_of(p, m)[i].bytes;
+    for (int i = 0; i < p->tmpl.n_tail; i++)
+        out[n++] = p->tail[i].bytes;
+    out[n++] = attn_bytes[0];
+    out[n++] = attn_bytes[1];
+    return n;
+}
+
+/* Whether k took its decisions at ctx with the same bytes (nb of them, decided_bytes'). */
+static bool same_bytes(const pm_step_decided *k, int64_t ctx, const double *bytes, int nb)
+{
+    return k->ready && k->ctx == ctx && k->n_bytes == nb &&
+           memcmp(k->bytes, bytes, (size_t)nb * sizeof bytes[0]) == 0;
+}
+
+/* Whether p's capacity answers Algorithm 1's comparisons as the one k's decisions were taken
+ * at. */
+static bool same_answers(const pm_step_plan *p, const pm_step_decided *k)
+{
+    return k->cap_lo < p->cap && p->cap <= k->cap_hi;
+}
+
+/* The region's decisions at ctx (its attention bytes attn_bytes) from k when k took them at
+ * ctx with the same bytes and a capacity that answers alike; else taken, and kept in k with
+ * the capacities that take them (its sum kept too where they are the decisions it was summed
+ * with; its region no longer theirs). */
+static void decisions_kept(const pm_step_plan *p, int64_t ctx, const double *attn_bytes,
+                           pm_step_decided *k, pm_step_region *r)
+{
+    double bytes[3 * MAXN + 2];
+    const int nb = decided_bytes(p, attn_bytes, bytes);
+    const bool same = same_bytes(k, ctx, bytes, nb);
+    if (same && same_answers(p, k)) {
+        r->sig = k->sig;
+        memcpy(r->pf, k->pf, sizeof r->pf);
+        memcpy(r->lead, k->lead, sizeof r->lead);
+        memcpy(r->pft, k->pft, sizeof r->pft);
+        return;
+    }
+    /* decide_all fills the classes the plan holds: the rest stays false, so the arrays compare
+     * whole. */
+    memset(r->pf, 0, sizeof r->pf);
+    memset(r->lead, 0, sizeof r->lead);
+    memset(r->pft, 0, sizeof r->pft);
+    cap_range iv = {-INFINITY, INFINITY};
+    r->sig = decide_all(p, attn_bytes, r->pf, r->lead, r->pft, NULL, &iv);
+    k->region_ok = false;
+    k->summed = k->summed && same && memcmp(k->pf, r->pf, sizeof r->pf) == 0 &&
+                memcmp(k->lead, r->lead, sizeof r->lead) == 0 &&
+                memcmp(k->pft, r->pft, sizeof r->pft) == 0;
+    k->ready = true;
+    k->ctx = ctx;
+    k->cap_lo = iv.lo;
+    k->cap_hi = iv.hi;
+    k->n_bytes = nb;
+    memcpy(k->bytes, bytes, (size_t)nb * sizeof bytes[0]);
+    k->sig = r->sig;
+    memcpy(k->pf, r->pf, sizeof r->pf);
+    memcpy(k->lead, r->lead, sizeof r->lead);
+    memcpy(k->pft, r->pft, sizeof r->pft);
+}
+
+/* pm_step_region_init with the decisions kept in k (NULL: taken here). */
+static void region_make(const pm_step_plan *p, int64_t ctx, bool with_next, pm_step_decided *k,
+                        pm_step_region *r)
 {
     r->p = p;
     r->sig = 0;
@@ -1134,7 +1236,7 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
     region_attention(r, ctx);
     /* L[c][m]: a layer of attention class c and MLP class m. */
     const int cl = p->all_class[0] > 0 ? 0 : 1;
-    double attn_bytes[2] = {0.0, 0.0}, slack = INFINITY;
+    double attn_bytes[2], slack = INFINITY;
     for (int m = 0; m < 2; m++) {
         if (p->all_mlp[m] == 0)
             continue;
@@ -1146,10 +1248,14 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
                 r->L[c][m][i] = &base[i];
             if (p->attn >= 0)
                 r->L[c][m][p->attn] = &r->attn[c];
-            attn_bytes[c] = p->attn >= 0 ? r->attn[c].bytes : 0.0;
         }
     }
-    r->sig = decide_all(p, attn_bytes, r->pf, r->lead, r->pft, with_next ? &slack : NULL);
+    region_attn_bytes(r, attn_bytes);
+    if (k && !with_next)
+        decisions_kept(p, ctx, attn_bytes, k, r);
+    else
+        r->sig = decide_all(p, attn_bytes, r->pf, r->lead, r->pft, with_next ? &slack : NULL,
+                            NULL);
     for (int m = 0; m < 2; m++)
         for (int c = 0; c < 2; c++)
             for (int mn = 0; mn < 2; mn++) {
@@ -1173,6 +1279,11 @@ void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_
         seg_add(g, r->L[cl][ml][i], r->pf[cl][ml][i], &trig);
     for (int i = 0; i < p->tmpl.n_tail; i++)
         seg_add(g, &p->tail[i], r->pft[i], &trig);
+}
+
+void pm_step_region_init(const pm_step_plan *p, int64_t ctx, bool with_next, pm_step_region *r)
+{
+    region_make(p, ctx, with_next, NULL, r);
 }
 
 /* The prefix when layer 0 has a collective before its attention: the head and layer 0 up to
@@ -1315,7 +1426,7 @@ unsigned pm_step_plan_signature(const pm_step_plan *p, int64_t ctx, int64_t *nex
         kv[c] = p->attn_node[c].kv_bytes + p->attn_dkv * dk;
     }
     bool pf[2][2][MAXN], lead[2][2][2][MAXN], pft[MAXN];
-    const unsigned sig = decide_all(p, kv, pf, lead, pft, guess ? &slack : NULL);
+    const unsigned sig = decide_all(p, kv, pf, lead, pft, guess ? &slack : NULL, NULL);
     if (guess)
         *next = next_change(p, ctx, slack);
     return sig;
@@ -1346,17 +1457,25 @@ static void traffic_attention(const pm_step_plan *p, int64_t ctx, pm_step_traffi
     }
 }
 
-/* acc += w t for a count of nodes w >= 0: none adds nothing (the traffic is finite, so 0 t adds
- * +0), which is half of the terms below, since a node is prefetched in all or none of its
- * layers of a class. */
-static void add_nodes(pm_traffic *acc, const pm_traffic *t, double w)
+/* acc += w t in the fields of a PRESERVE step's sum that read the hardware: add_hw's, and what a
+ * prefetch's consumer reads back from L2 (node_traffic_hw: a streaming consumer's choice). */
+static void add_hw_read(pm_traffic *acc, const pm_traffic *t, double w)
 {
-    if (w > 0)
+    add_hw(acc, t, w);
+    acc->l2_read_bytes += w * t->l2_read_bytes;
+}
+
+/* acc += w t (hw: in add_hw_read's fields only, a kept sum's) for a count of nodes w >= 0: none
+ * adds nothing (the traffic is finite, so 0 t adds +0), which is half of the terms below, since
+ * a node is prefetched in all or none of its layers of a class. */
+static void add_nodes(bool hw, pm_traffic *acc, const pm_traffic *t, double w)
+{
+    if (w > 0 && hw)
+        add_hw_read(acc, t, w);
+    else if (w > 0)
         pm_traffic_add(acc, t, w);
 }
 
-/* What a PRESERVE step moves with the insertion decisions pf (per attention and MLP class)
- * and pft (the tail), the attention's traffic at. */
 /* The layers of attention class c whose node i (before the first communication of MLP class
  * mn, or of both classes: mn -1) the previous layer's last window prefetches. */
 static double lead_count(const pm_step_plan *p, bool lead[2][2][2][MAXN], int c, int mn, int i)
@@ -1369,9 +1488,12 @@ static double lead_count(const pm_step_plan *p, bool lead[2][2][2][MAXN], int c,
     return n;
 }
 
+/* What a PRESERVE step moves with the insertion decisions pf (per attention and MLP class)
+ * and pft (the tail), the attention's traffic at; hw: out holds the sum with the same
+ * decisions at another hardware point, summed again in add_hw_read's fields only. */
 static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
                                bool pf[2][2][MAXN], bool lead[2][2][2][MAXN], const bool *pft,
-                               pm_traffic *out)
+                               bool hw, pm_traffic *out)
 {
     const int nt = p->tmpl.n_tail;
     const int cl = p->all_class[0] > 0 ? 0 : 1;
@@ -1379,7 +1501,13 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
     int common = p->all_mlp[0] > 0 ? p->first_comm : p->moe_first_comm;
     if (p->all_mlp[0] > 0 && p->all_mlp[1] > 0 && p->moe_first_comm < common)
         common = p->moe_first_comm;
-    *out = p->head_tr;
+    if (!hw) {
+        *out = p->head_tr;
+    } else { /* out holds the sum at another point: its fields that read the hardware anew */
+        out->hbm_bytes = p->head_tr.hbm_bytes;
+        out->link_bytes = p->head_tr.link_bytes;
+        out->l2_read_bytes = p->head_tr.l2_read_bytes;
+    }
     /* The attention part (before the first communication), per attention class; the nodes are
      * the same in both MLP classes (the dense template's traffic). */
     for (int i = 0; i < common; i++) {
@@ -1392,8 +1520,8 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
              * class, once. */
             if (own_window(p, i, 0))
                 prefetched = pf[c][0][i] ? p->all_class[c] : 0.0;
-            add_nodes(out, &t->tr_pf, prefetched);
-            add_nodes(out, &t->tr, p->all_class[c] - prefetched);
+            add_nodes(hw, out, &t->tr_pf, prefetched);
+            add_nodes(hw, out, &t->tr, p->all_class[c] - prefetched);
         }
     }
     /* The nodes of one MLP class before its first communication beyond the common ones (a MoE
@@ -1403,8 +1531,8 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
         for (int i = common; p->all_mlp[k] > 0 && i < fc_of(p, k); i++)
             for (int c = 0; c < 2; c++) {
                 const double prefetched = lead_count(p, lead, c, k, i);
-                add_nodes(out, &traffic_of(p, k)[i].tr_pf, prefetched);
-                add_nodes(out, &traffic_of(p, k)[i].tr, p->all_cm[c][k] - prefetched);
+                add_nodes(hw, out, &traffic_of(p, k)[i].tr_pf, prefetched);
+                add_nodes(hw, out, &traffic_of(p, k)[i].tr, p->all_cm[c][k] - prefetched);
             }
     /* The MLP part, per MLP class. */
     for (int k = 0; k < 2; k++) {
@@ -1413,12 +1541,21 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
         const pm_step_traffic *tr = traffic_of(p, k);
         for (int i = fc_of(p, k); i < n_of(p, k); i++) {
             const double prefetched = pf[cl][k][i] ? p->all_mlp[k] : 0.0;
-            add_nodes(out, &tr[i].tr_pf, prefetched);
-            add_nodes(out, &tr[i].tr, p->all_mlp[k] - prefetched);
+            add_nodes(hw, out, &tr[i].tr_pf, prefetched);
+            add_nodes(hw, out, &tr[i].tr, p->all_mlp[k] - prefetched);
         }
     }
     for (int i = 0; i < nt; i++)
-        add_nodes(out, pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr, 1.0);
+        add_nodes(hw, out, pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr,
+                  1.0);
+}
+
+/* What a step without prefetches moves, each class's attention's traffic at. */
+static void traffic_plain(const pm_step_plan *p, const pm_step_traffic *at, pm_traffic *out)
+{
+    *out = p->plain_rest_tr;
+    for (int c = 0; c < 2 && p->attn >= 0; c++)
+        pm_traffic_add(out, &at[c].tr, p->all_class[c]);
 }
 
 void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_traffic *out)
@@ -1427,9 +1564,7 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
     double attn_bytes[2];
     traffic_attention(p, ctx, at, attn_bytes);
     if (!(preserve && plan_prefetches(p))) {
-        *out = p->plain_rest_tr;
-        for (int c = 0; c < 2 && p->attn >= 0; c++)
-            pm_traffic_add(out, &at[c].tr, p->all_class[c]);
+        traffic_plain(p, at, out);
         return;
     }
     /* As pm_step_plan_eval schedules them: a node before the first communication is
@@ -1438,8 +1573,8 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
      * from the first communication on (no attention among them) by their MLP class's
      * decisions, in every layer of that class; the tail by the last layer's window. */
     bool pf[2][2][MAXN], lead[2][2][2][MAXN], pft[MAXN];
-    decide_all(p, attn_bytes, pf, lead, pft, NULL);
-    traffic_prefetched(p, at, pf, lead, pft, out);
+    decide_all(p, attn_bytes, pf, lead, pft, NULL, NULL);
+    traffic_prefetched(p, at, pf, lead, pft, false, out);
 }
 
 void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
@@ -1451,13 +1586,13 @@ void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
     pm_step_traffic at[2];
     double attn_bytes[2];
     traffic_attention(r->p, ctx, at, attn_bytes);
-    traffic_prefetched(r->p, at, r->pf, r->lead, r->pft, out);
+    traffic_prefetched(r->p, at, r->pf, r->lead, r->pft, false, out);
 }
 
-pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
-                            pm_error *err)
+/* A step time's status st said in err: a time that is not finite and positive, a schedule
+ * that cannot finish. */
+static pm_status time_checked(pm_status st, const double *time_s, pm_error *err)
 {
-    pm_status st = pm_step_plan_eval(p, preserve, ctx, time_s, NULL);
     if (st == PM_OK && !(*time_s > 0 && *time_s < INFINITY))
         st = PM_ERR_RANGE;
     if (st == PM_ERR_RANGE)
@@ -1466,6 +1601,90 @@ pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, d
                                            "too large for double precision");
     if (st != PM_OK)
         return pm_fail(err, st, NULL, NULL, "the schedule of a step is inconsistent");
+    return PM_OK;
+}
+
+pm_status pm_step_plan_time(const pm_step_plan *p, bool preserve, int64_t ctx, double *time_s,
+                            pm_error *err)
+{
+    return time_checked(pm_step_plan_eval(p, preserve, ctx, time_s, NULL), time_s, err);
+}
+
+/* k's region of p at ctx where its decisions hold there (the same bytes, a capacity that
+ * answers alike): made at another hardware point of p's template in this room, its segments
+ * point at the room's nodes, costed at this point; its attention is costed again and the
+ * schedule's kept states forgotten (they hold times). False where it must be made anew. */
+static bool region_kept(const pm_step_plan *p, int64_t ctx, pm_step_decided *k)
+{
+    pm_step_region *r = &k->region;
+    if (!(k->ready && k->region_ok && r->p == p && r->prefetches))
+        return false;
+    r->attn_ctx = -1;
+    region_attention(r, ctx);
+    double attn_bytes[2], bytes[3 * MAXN + 2];
+    region_attn_bytes(r, attn_bytes);
+    const int nb = decided_bytes(p, attn_bytes, bytes);
+    if (!same_bytes(k, ctx, bytes, nb) || !same_answers(p, k))
+        return false;
+    for (int m = 0; m < 2; m++)
+        for (int c = 0; c < 2; c++)
+            for (int mn = 0; mn < 2; mn++)
+                r->period_at[m][c][mn].known = false;
+    r->last_known = false;
+    return true;
+}
+
+/* PRESERVE's step at ctx of a plan that prefetches: its time, and when tr its traffic (each
+ * class's attention's at) from the same region, whose decisions p->decided keeps; the sum
+ * too, so that at a later point with the same decisions only its fields that read the hardware
+ * are summed again (each field is its own sum, in the same order: the same numbers). */
+static pm_status preserve_kept(pm_step_plan *p, int64_t ctx, const pm_step_traffic *at,
+                               double *time_s, pm_traffic *tr, pm_error *err)
+{
+    pm_step_decided *k = &p->decided;
+    pm_step_region *r = &k->region;
+    if (!region_kept(p, ctx, k)) {
+        region_make(p, ctx, false, k, r);
+        k->region_ok = true;
+    }
+    const pm_status st = time_checked(region_time(r, time_s), time_s, err);
+    if (st != PM_OK || !tr)
+        return st;
+    if (k->summed) {
+        *tr = k->sum;
+        traffic_prefetched(p, at, r->pf, r->lead, r->pft, true, tr);
+        return PM_OK;
+    }
+    traffic_prefetched(p, at, r->pf, r->lead, r->pft, false, tr);
+    k->sum = *tr;
+    k->summed = true;
+    return PM_OK;
+}
+
+pm_status pm_step_plan_modes(pm_step_plan *p, const pm_step_plan *f, int64_t ctx,
+                             double t[PM_MODE_COUNT], pm_traffic *tr, pm_error *err)
+{
+    /* The attention's traffic at ctx is the same in the three: f has p's (pm_step_plan_fuse). */
+    pm_step_traffic at[2];
+    double attn_bytes[2];
+    if (tr)
+        traffic_attention(p, ctx, at, attn_bytes);
+    const pm_step_plan *of[PM_MODE_COUNT] = {p, f, p};
+    _Static_assert(PM_MODE_SERIAL == 0 && PM_MODE_FUSED == 1 && PM_MODE_PRESERVE == 2,
+                   "of[] in mode order");
+    for (int mode = 0; mode < PM_MODE_COUNT; mode++) {
+        const bool preserve = mode == PM_MODE_PRESERVE;
+        pm_status st;
+        if (preserve && plan_prefetches(p)) {
+            if ((st = preserve_kept(p, ctx, at, &t[mode], tr ? &tr[mode] : NULL, err)) != PM_OK)
+                return st;
+            continue;
+        }
+        if ((st = pm_step_plan_time(of[mode], preserve, ctx, &t[mode], err)) != PM_OK)
+            return st;
+        if (tr)
+            traffic_plain(of[mode], at, &tr[mode]);
+    }
     return PM_OK;
 }
 
@@ -1612,7 +1831,7 @@ void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bo
     bool pf[MAXN], lead[MAXN], pft[MAXN], rpf[MAXN] = {false};
     double bytes[MAXN];
     layer_bytes(p, m, attn_bytes[c], bytes);
-    decide(p, m, m, bytes, bytes, pf, lead, pft, NULL);
+    decide(p, m, m, bytes, bytes, pf, lead, pft, NULL, NULL);
     if (part->recv_s > 0) {
         pm_step_region r;
         pm_step_region_init(p, ctx, false, &r);
@@ -1626,9 +1845,10 @@ void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bo
         const double k = i < fc_of(p, m) && !own_window(p, i, m)
                              ? (lead[i] ? n - 1 : 0.0) + (rpf[i] ? 1.0 : 0.0)
                              : (pf[i] ? n : 0.0);
-        add_nodes(out, &t->tr_pf, k);
-        add_nodes(out, &t->tr, n - k);
+        add_nodes(false, out, &t->tr_pf, k);
+        add_nodes(false, out, &t->tr, n - k);
     }
     for (int i = 0; part->tail && i < p->tmpl.n_tail; i++)
-        add_nodes(out, pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr, 1.0);
+        add_nodes(false, out,
+                  pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr, 1.0);
 }
