@@ -9,6 +9,7 @@
  * workload.c.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -175,53 +176,62 @@ static pm_status check_algorithm(const pm_scenario *s, pm_error *err)
 
 /* The magnitudes the model is defined for. The loaders enforce the same key by key; this
  * catches scenarios built or changed by hand (a sweep point, say). hardware: only the rows of
- * the fields a compiled point may change (pm_scenario_check_hardware). */
+ * the fields a compiled point may change (pm_scenario_check_hardware). The rows are a static
+ * table of field offsets (in the accelerator, or in the cluster where `cluster`), not a table
+ * of values built at every check. */
 static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, bool hardware,
                                   pm_error *err)
 {
-    const struct {
+#define ACCEL(f) offsetof(pm_accelerator, f), false
+#define CLUSTER(f) offsetof(pm_cluster, f), true
+    static const struct {
         const char *path;
-        double v;
+        size_t offset;
+        bool cluster;
         pm_dimension dim;
         bool hw;
     } q[] = {
-        {"$.accelerator.hbm_bandwidth", a->hbm_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH, true},
-        {"$.accelerator.l2_bandwidth", a->l2_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH, true},
-        {"$.accelerator.l2_capacity", a->l2_capacity_bytes, PM_DIM_BYTES, true},
-        {"$.accelerator.hbm_capacity", a->hbm_capacity_bytes, PM_DIM_BYTES, false},
-        {"$.accelerator.kernel_launch", a->kernel_launch_s, PM_DIM_TIME, false},
-        {"$.accelerator.attention_latency", a->attention_latency_s, PM_DIM_TIME, false},
-        {"$.accelerator.chunk_half_efficiency", a->chunk_half_efficiency_bytes, PM_DIM_BYTES,
+        {"$.accelerator.hbm_bandwidth", ACCEL(hbm_bandwidth_bytes_per_s), PM_DIM_BANDWIDTH, true},
+        {"$.accelerator.l2_bandwidth", ACCEL(l2_bandwidth_bytes_per_s), PM_DIM_BANDWIDTH, true},
+        {"$.accelerator.l2_capacity", ACCEL(l2_capacity_bytes), PM_DIM_BYTES, true},
+        {"$.accelerator.hbm_capacity", ACCEL(hbm_capacity_bytes), PM_DIM_BYTES, false},
+        {"$.accelerator.kernel_launch", ACCEL(kernel_launch_s), PM_DIM_TIME, false},
+        {"$.accelerator.attention_latency", ACCEL(attention_latency_s), PM_DIM_TIME, false},
+        {"$.accelerator.chunk_half_efficiency", ACCEL(chunk_half_efficiency_bytes), PM_DIM_BYTES,
          false},
-        {"$.accelerator.peak_compute.int8", a->peak_flop_per_s[PM_DTYPE_INT8], PM_DIM_COMPUTE,
+        {"$.accelerator.peak_compute.int8", ACCEL(peak_flop_per_s[PM_DTYPE_INT8]),
+         PM_DIM_COMPUTE, true},
+        {"$.accelerator.peak_compute.fp8", ACCEL(peak_flop_per_s[PM_DTYPE_FP8]), PM_DIM_COMPUTE,
          true},
-        {"$.accelerator.peak_compute.fp8", a->peak_flop_per_s[PM_DTYPE_FP8], PM_DIM_COMPUTE,
-         true},
-        {"$.accelerator.peak_compute.bf16", a->peak_flop_per_s[PM_DTYPE_BF16], PM_DIM_COMPUTE,
-         true},
-        {"$.accelerator.peak_compute.fp16", a->peak_flop_per_s[PM_DTYPE_FP16], PM_DIM_COMPUTE,
-         true},
-        {"$.accelerator.peak_compute.fp32", a->peak_flop_per_s[PM_DTYPE_FP32], PM_DIM_COMPUTE,
-         true},
-        {"$.cluster.link_bandwidth", c->link_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH, true},
-        {"$.cluster.link_latency", c->link_latency_s, PM_DIM_TIME, false},
-        {"$.cluster.fused_latency", c->fused_latency_s, PM_DIM_TIME, false},
-        {"$.cluster.inter_node_bandwidth", c->inter_node_bandwidth_bytes_per_s,
+        {"$.accelerator.peak_compute.bf16", ACCEL(peak_flop_per_s[PM_DTYPE_BF16]),
+         PM_DIM_COMPUTE, true},
+        {"$.accelerator.peak_compute.fp16", ACCEL(peak_flop_per_s[PM_DTYPE_FP16]),
+         PM_DIM_COMPUTE, true},
+        {"$.accelerator.peak_compute.fp32", ACCEL(peak_flop_per_s[PM_DTYPE_FP32]),
+         PM_DIM_COMPUTE, true},
+        {"$.cluster.link_bandwidth", CLUSTER(link_bandwidth_bytes_per_s), PM_DIM_BANDWIDTH, true},
+        {"$.cluster.link_latency", CLUSTER(link_latency_s), PM_DIM_TIME, false},
+        {"$.cluster.fused_latency", CLUSTER(fused_latency_s), PM_DIM_TIME, false},
+        {"$.cluster.inter_node_bandwidth", CLUSTER(inter_node_bandwidth_bytes_per_s),
          PM_DIM_BANDWIDTH, false},
-        {"$.cluster.inter_node_latency", c->inter_node_latency_s, PM_DIM_TIME, false},
+        {"$.cluster.inter_node_latency", CLUSTER(inter_node_latency_s), PM_DIM_TIME, false},
     };
+#undef ACCEL
+#undef CLUSTER
     for (size_t i = 0; i < PM_ARRAY_LEN(q); i++) {
-        double lo = 0.0, hi = 0.0;
+        double lo = 0.0, hi = 0.0, v;
         if (hardware && !q[i].hw)
             continue;
-        if (!pm_magnitude_ok(q[i].v, q[i].dim) && pm_magnitude_range(q[i].dim, &lo, &hi)) {
+        memcpy(&v, (const char *)(q[i].cluster ? (const void *)c : (const void *)a) + q[i].offset,
+               sizeof v);
+        if (!pm_magnitude_ok(v, q[i].dim) && pm_magnitude_range(q[i].dim, &lo, &hi)) {
             return pm_fail(err, PM_ERR_RANGE, NULL, q[i].path,
                            "must be %sin [%g, %g] %s, the range the model is defined for "
                            "(got %g)",
                            q[i].dim == PM_DIM_BANDWIDTH || strstr(q[i].path, "capacity")
                                ? ""
                                : "0 or ",
-                           lo, hi, pm_unit_si_name(q[i].dim), q[i].v);
+                           lo, hi, pm_unit_si_name(q[i].dim), v);
         }
     }
     return PM_OK;
