@@ -11,7 +11,10 @@
  * over both layouts written here (the co-located points by pm_serve_compute, the budget's
  * splits listed by hand and each served by pm_disagg_compute), winning where long prompts make
  * the co-located mixed steps miss a TPOT limit and losing without it; the pruning and the
- * shards with them; the refusals naming the key.
+ * shards with them; the refusals naming the key. The fronts without a sort of every candidate:
+ * pm_search_pareto and pm_search_merge against a qsort written here on random candidates, and
+ * a deployment's scenario moved from hardware point to point served as pm_serve_compute serves
+ * each point.
  */
 #include <math.h>
 #include <stddef.h>

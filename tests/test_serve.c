@@ -2,7 +2,9 @@
  * test_serve.c - steps of continuous batching with chunked prefill (pm_mixed_step): the mixed
  * step's attention and GEMM rows worked out by hand, the degenerate steps against the decode
  * and prefill steps they are, the fast path against the graph path on bundled scenarios in
- * every mode, and what is refused.
+ * every mode, and what is refused. A compiled point refuses a bad hardware point as
+ * pm_serve_compute does (its check is the hardware's rules only), and its kept area, price and
+ * static power follow the L2.
  */
 #include <math.h>
 #include <stdlib.h>
