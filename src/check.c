@@ -9,6 +9,7 @@
  * workload.c.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -74,6 +75,19 @@ static pm_status check_model(const pm_model *m, pm_error *err)
     return PM_OK;
 }
 
+/* The accelerator's bandwidths and capacities finite and > 0, its times >= 0 (a rule that
+ * reads the hardware a compiled point may change: pm_scenario_check_hardware's too). */
+static pm_status accel_capacities(const pm_accelerator *a, pm_error *err)
+{
+    if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
+        !finite_pos(a->l2_capacity_bytes) || !finite_pos(a->hbm_capacity_bytes) ||
+        !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes) ||
+        !finite_nonneg(a->attention_latency_s) || !finite_nonneg(a->dequant_elem_per_s))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
+                       "bandwidths and capacities must be finite and > 0, times >= 0");
+    return PM_OK;
+}
+
 /* Fractions, bandwidths, capacities and times of the accelerator, alone. */
 static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
 {
@@ -91,15 +105,23 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.compute_efficiency_by_dtype",
                            "%s: must be in (0, 1], or 0 for compute_efficiency_frac (got %g)",
                            pm_dtype_name((pm_dtype)d), a->compute_efficiency_dtype_frac[d]);
-    if (!finite_pos(a->hbm_bandwidth_bytes_per_s) || !finite_pos(a->l2_bandwidth_bytes_per_s) ||
-        !finite_pos(a->l2_capacity_bytes) || !finite_pos(a->hbm_capacity_bytes) ||
-        !finite_nonneg(a->kernel_launch_s) || !finite_nonneg(a->chunk_half_efficiency_bytes) ||
-        !finite_nonneg(a->attention_latency_s) || !finite_nonneg(a->dequant_elem_per_s))
-        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator",
-                       "bandwidths and capacities must be finite and > 0, times >= 0");
+    const pm_status st = accel_capacities(a, err);
+    if (st != PM_OK)
+        return st;
     if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
                        "bad prefetch_consumer value");
+    return PM_OK;
+}
+
+/* The cluster's link: bandwidth > 0, latencies >= 0 (a rule that reads the hardware a
+ * compiled point may change: pm_scenario_check_hardware's too). */
+static pm_status cluster_link(const pm_cluster *c, pm_error *err)
+{
+    if (!finite_pos(c->link_bandwidth_bytes_per_s) || !finite_nonneg(c->link_latency_s) ||
+        !finite_nonneg(c->fused_latency_s))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
+                       "link bandwidth must be > 0 and latency >= 0");
     return PM_OK;
 }
 
@@ -110,11 +132,9 @@ static pm_status check_cluster(const pm_cluster *c, pm_error *err)
     if (c->devices < 1)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster.devices", "must be >= 1 (got %d)",
                        c->devices);
-    if (!finite_pos(c->link_bandwidth_bytes_per_s) || !finite_nonneg(c->link_latency_s) ||
-        !finite_nonneg(c->fused_latency_s))
-        return pm_fail(err, PM_ERR_RANGE, NULL, "$.cluster",
-                       "link bandwidth must be > 0 and latency >= 0");
-    pm_status st = pm_allreduce_efficiency_check(c, err);
+    pm_status st = cluster_link(c, err);
+    if (st == PM_OK)
+        st = pm_allreduce_efficiency_check(c, err);
     if (st != PM_OK)
         return st;
     if ((int)c->topology < 0 || c->topology > PM_TOPO_HIERARCHICAL || (int)c->algorithm < 0 ||
@@ -155,43 +175,63 @@ static pm_status check_algorithm(const pm_scenario *s, pm_error *err)
 }
 
 /* The magnitudes the model is defined for. The loaders enforce the same key by key; this
- * catches scenarios built or changed by hand (a sweep point, say). */
-static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, pm_error *err)
+ * catches scenarios built or changed by hand (a sweep point, say). hardware: only the rows of
+ * the fields a compiled point may change (pm_scenario_check_hardware). The rows are a static
+ * table of field offsets (in the accelerator, or in the cluster where `cluster`), not a table
+ * of values built at every check. */
+static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, bool hardware,
+                                  pm_error *err)
 {
-    const struct {
+#define ACCEL(f) offsetof(pm_accelerator, f), false
+#define CLUSTER(f) offsetof(pm_cluster, f), true
+    static const struct {
         const char *path;
-        double v;
+        size_t offset;
+        bool cluster;
         pm_dimension dim;
+        bool hw;
     } q[] = {
-        {"$.accelerator.hbm_bandwidth", a->hbm_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
-        {"$.accelerator.l2_bandwidth", a->l2_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
-        {"$.accelerator.l2_capacity", a->l2_capacity_bytes, PM_DIM_BYTES},
-        {"$.accelerator.hbm_capacity", a->hbm_capacity_bytes, PM_DIM_BYTES},
-        {"$.accelerator.kernel_launch", a->kernel_launch_s, PM_DIM_TIME},
-        {"$.accelerator.attention_latency", a->attention_latency_s, PM_DIM_TIME},
-        {"$.accelerator.chunk_half_efficiency", a->chunk_half_efficiency_bytes, PM_DIM_BYTES},
-        {"$.accelerator.peak_compute.int8", a->peak_flop_per_s[PM_DTYPE_INT8], PM_DIM_COMPUTE},
-        {"$.accelerator.peak_compute.fp8", a->peak_flop_per_s[PM_DTYPE_FP8], PM_DIM_COMPUTE},
-        {"$.accelerator.peak_compute.bf16", a->peak_flop_per_s[PM_DTYPE_BF16], PM_DIM_COMPUTE},
-        {"$.accelerator.peak_compute.fp16", a->peak_flop_per_s[PM_DTYPE_FP16], PM_DIM_COMPUTE},
-        {"$.accelerator.peak_compute.fp32", a->peak_flop_per_s[PM_DTYPE_FP32], PM_DIM_COMPUTE},
-        {"$.cluster.link_bandwidth", c->link_bandwidth_bytes_per_s, PM_DIM_BANDWIDTH},
-        {"$.cluster.link_latency", c->link_latency_s, PM_DIM_TIME},
-        {"$.cluster.fused_latency", c->fused_latency_s, PM_DIM_TIME},
-        {"$.cluster.inter_node_bandwidth", c->inter_node_bandwidth_bytes_per_s,
-         PM_DIM_BANDWIDTH},
-        {"$.cluster.inter_node_latency", c->inter_node_latency_s, PM_DIM_TIME},
+        {"$.accelerator.hbm_bandwidth", ACCEL(hbm_bandwidth_bytes_per_s), PM_DIM_BANDWIDTH, true},
+        {"$.accelerator.l2_bandwidth", ACCEL(l2_bandwidth_bytes_per_s), PM_DIM_BANDWIDTH, true},
+        {"$.accelerator.l2_capacity", ACCEL(l2_capacity_bytes), PM_DIM_BYTES, true},
+        {"$.accelerator.hbm_capacity", ACCEL(hbm_capacity_bytes), PM_DIM_BYTES, false},
+        {"$.accelerator.kernel_launch", ACCEL(kernel_launch_s), PM_DIM_TIME, false},
+        {"$.accelerator.attention_latency", ACCEL(attention_latency_s), PM_DIM_TIME, false},
+        {"$.accelerator.chunk_half_efficiency", ACCEL(chunk_half_efficiency_bytes), PM_DIM_BYTES,
+         false},
+        {"$.accelerator.peak_compute.int8", ACCEL(peak_flop_per_s[PM_DTYPE_INT8]),
+         PM_DIM_COMPUTE, true},
+        {"$.accelerator.peak_compute.fp8", ACCEL(peak_flop_per_s[PM_DTYPE_FP8]), PM_DIM_COMPUTE,
+         true},
+        {"$.accelerator.peak_compute.bf16", ACCEL(peak_flop_per_s[PM_DTYPE_BF16]),
+         PM_DIM_COMPUTE, true},
+        {"$.accelerator.peak_compute.fp16", ACCEL(peak_flop_per_s[PM_DTYPE_FP16]),
+         PM_DIM_COMPUTE, true},
+        {"$.accelerator.peak_compute.fp32", ACCEL(peak_flop_per_s[PM_DTYPE_FP32]),
+         PM_DIM_COMPUTE, true},
+        {"$.cluster.link_bandwidth", CLUSTER(link_bandwidth_bytes_per_s), PM_DIM_BANDWIDTH, true},
+        {"$.cluster.link_latency", CLUSTER(link_latency_s), PM_DIM_TIME, false},
+        {"$.cluster.fused_latency", CLUSTER(fused_latency_s), PM_DIM_TIME, false},
+        {"$.cluster.inter_node_bandwidth", CLUSTER(inter_node_bandwidth_bytes_per_s),
+         PM_DIM_BANDWIDTH, false},
+        {"$.cluster.inter_node_latency", CLUSTER(inter_node_latency_s), PM_DIM_TIME, false},
     };
+#undef ACCEL
+#undef CLUSTER
     for (size_t i = 0; i < PM_ARRAY_LEN(q); i++) {
-        double lo = 0.0, hi = 0.0;
-        if (!pm_magnitude_ok(q[i].v, q[i].dim) && pm_magnitude_range(q[i].dim, &lo, &hi)) {
+        double lo = 0.0, hi = 0.0, v;
+        if (hardware && !q[i].hw)
+            continue;
+        memcpy(&v, (const char *)(q[i].cluster ? (const void *)c : (const void *)a) + q[i].offset,
+               sizeof v);
+        if (!pm_magnitude_ok(v, q[i].dim) && pm_magnitude_range(q[i].dim, &lo, &hi)) {
             return pm_fail(err, PM_ERR_RANGE, NULL, q[i].path,
                            "must be %sin [%g, %g] %s, the range the model is defined for "
                            "(got %g)",
                            q[i].dim == PM_DIM_BANDWIDTH || strstr(q[i].path, "capacity")
                                ? ""
                                : "0 or ",
-                           lo, hi, pm_unit_si_name(q[i].dim), q[i].v);
+                           lo, hi, pm_unit_si_name(q[i].dim), v);
         }
     }
     return PM_OK;
@@ -264,12 +304,13 @@ static pm_status check_workload(const pm_workload *w, pm_error *err)
     return PM_OK;
 }
 
+static pm_status check_compute_peak(const pm_scenario *s, pm_error *err);
+
 /* The combinations: heads vs devices under the sharding, options, and a peak for the
  * compute datatype. */
 static pm_status check_together(const pm_scenario *s, pm_error *err)
 {
     const pm_model *m = &s->model;
-    const pm_accelerator *a = &s->accel;
     const pm_cluster *c = &s->cluster;
     const pm_workload *w = &s->workload;
     const unsigned kv_mask = s->runtime.kv_dtype_mask;
@@ -328,7 +369,15 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     if (s->options.fused_chunks < 0 || s->options.fused_chunks > 1024)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.options.fused_chunks",
                        "must be in [0, 1024] (got %d)", s->options.fused_chunks);
-    pm_dtype cd = pm_compute_dtype(w);
+    return check_compute_peak(s, err);
+}
+
+/* A peak for the compute datatype (check_together's last rule: the one that reads the
+ * accelerator's peaks). */
+static pm_status check_compute_peak(const pm_scenario *s, pm_error *err)
+{
+    const pm_accelerator *a = &s->accel;
+    pm_dtype cd = pm_compute_dtype(&s->workload);
     if (!(pm_peak_compute(a, cd) > 0)) {
         unsigned peaks = 0;
         for (int d = 0; d < PM_DTYPE_COUNT; d++)
@@ -460,7 +509,7 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_accelerator(&s->accel, err)) != PM_OK ||
         (st = check_cluster(&s->cluster, err)) != PM_OK ||
         (st = check_algorithm(s, err)) != PM_OK ||
-        (st = check_magnitudes(&s->accel, &s->cluster, err)) != PM_OK ||
+        (st = check_magnitudes(&s->accel, &s->cluster, false, err)) != PM_OK ||
         (st = check_workload(&s->workload, err)) != PM_OK ||
         (st = check_together(s, err)) != PM_OK ||
         (st = check_sequence_parallel(s, err)) != PM_OK ||
@@ -472,4 +521,20 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
     if ((st = pm_pipeline_plan(s, &pl, err)) != PM_OK)
         return st;
     return pm_spec_check(s, err);
+}
+
+/* (internal.h) The rules of pm_scenario_check that read a field a compiled point may change
+ * (accel_capacities, cluster_link, check_magnitudes' rows of those fields, check_compute_peak),
+ * in its order: every other rule reads none of them, so where the scenario differs from one
+ * that passed only in those fields the others pass again, and the first of these to fail is
+ * pm_scenario_check's first. The draft's check (pm_spec_check) reads the same accelerator,
+ * cluster and workload, so its rules on them pass where the target's do. */
+pm_status pm_scenario_check_hardware(const pm_scenario *s, pm_error *err)
+{
+    pm_status st;
+    if ((st = accel_capacities(&s->accel, err)) != PM_OK ||
+        (st = cluster_link(&s->cluster, err)) != PM_OK ||
+        (st = check_magnitudes(&s->accel, &s->cluster, true, err)) != PM_OK)
+        return st;
+    return check_compute_peak(s, err);
 }

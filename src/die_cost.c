@@ -10,6 +10,7 @@
  * May call: area.c, error.c.
  */
 #include <math.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -92,14 +93,68 @@ pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, p
 {
     if (!a || !out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL accelerator or output");
+    return pm_device_cost_at(a, NULL, NULL, out, err);
+}
+
+/* Whether x and y are the same double, bit for bit. */
+static bool same_bits(double x, double y)
+{
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+/* Whether memo's dies were found under the fields of k that pm_dies_per_wafer and pm_die_yield
+ * read. */
+static bool same_wafer(const pm_die_memo *memo, const pm_cost_params *k)
+{
+    return same_bits(memo->wafer_diameter_mm, k->wafer_diameter_mm) &&
+           memo->yield_model == k->yield_model &&
+           same_bits(memo->defect_density_per_mm2, k->defect_density_per_mm2) &&
+           same_bits(memo->yield_alpha, k->yield_alpha);
+}
+
+/* Die kind i's dies per wafer and yield at mm2 under k: memo's (NULL: none) when it holds them
+ * for the same area and the same fields of k, bit for bit, else found and kept there. */
+static void die_on_wafer(const pm_cost_params *k, double mm2, size_t i, pm_die_memo *memo,
+                         double *dpw, double *y)
+{
+    if (memo && memo->kept[i] && same_bits(memo->mm2[i], mm2) && same_wafer(memo, k)) {
+        *dpw = memo->dpw[i];
+        *y = memo->yield[i];
+        return;
+    }
+    *dpw = pm_dies_per_wafer(k->wafer_diameter_mm, mm2);
+    *y = pm_die_yield(k->yield_model, mm2, k->defect_density_per_mm2, k->yield_alpha);
+    if (!memo)
+        return;
+    if (!(memo->kept[0] || memo->kept[1]) || !same_wafer(memo, k)) {
+        memo->kept[0] = memo->kept[1] = false; /* the other kind's: under another wafer */
+        memo->wafer_diameter_mm = k->wafer_diameter_mm;
+        memo->yield_model = k->yield_model;
+        memo->defect_density_per_mm2 = k->defect_density_per_mm2;
+        memo->yield_alpha = k->yield_alpha;
+    }
+    memo->kept[i] = true;
+    memo->mm2[i] = mm2;
+    memo->dpw[i] = *dpw;
+    memo->yield[i] = *y;
+}
+
+/* (internal.h) */
+pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *given, pm_die_memo *memo,
+                            pm_device_cost *out, pm_error *err)
+{
     *out = (pm_device_cost){0};
     const pm_cost_params *k = &a->cost;
     if (!k->present)
         return pm_block_missing(err, a, "cost");
     pm_area area;
-    pm_status st = pm_area_compute(a, &area, err);
-    if (st != PM_OK)
-        return st;
+    if (given)
+        area = *given;
+    else {
+        const pm_status st = pm_area_compute(a, &area, err);
+        if (st != PM_OK)
+            return st;
+    }
     if (!(k->wafer_usd > 0) || !isfinite(k->wafer_usd) || !(k->hbm_usd_per_byte >= 0) ||
         !isfinite(k->hbm_usd_per_byte) || !(k->package_usd >= 0) || !isfinite(k->package_usd))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
@@ -116,9 +171,8 @@ pm_status pm_device_cost_compute(const pm_accelerator *a, pm_device_cost *out, p
         if (kinds[i].count < 1)
             continue;
         const double mm2 = kinds[i].mm2;
-        const double dpw = pm_dies_per_wafer(k->wafer_diameter_mm, mm2);
-        const double y = pm_die_yield(k->yield_model, mm2, k->defect_density_per_mm2,
-                                      k->yield_alpha);
+        double dpw, y;
+        die_on_wafer(k, mm2, i, memo, &dpw, &y);
         if (!(dpw >= 1.0))
             return no_whole_die(err, a, &area, i == 1, mm2, dpw);
         if (!(y > 0 && y <= 1.0))

@@ -138,6 +138,13 @@ pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_error *er
 {
     if (!a || !power_W)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL accelerator or output");
+    return pm_static_power_at(a, NULL, power_W, err);
+}
+
+/* (internal.h) */
+pm_status pm_static_power_at(const pm_accelerator *a, const pm_area *given, double *power_W,
+                             pm_error *err)
+{
     *power_W = 0.0;
     const pm_energy_params *e = &a->energy;
     if (!e->present)
@@ -156,10 +163,10 @@ pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_error *er
     double leak = 0.0;
     if (e->leakage_W_per_mm2 > 0) {
         pm_area area;
-        pm_status st = pm_area_compute(a, &area, err);
+        pm_status st = given ? PM_OK : pm_area_compute(a, &area, err);
         if (st != PM_OK)
             return st;
-        leak = e->leakage_W_per_mm2 * area.die_mm2;
+        leak = e->leakage_W_per_mm2 * (given ? given : &area)->die_mm2;
     }
     *power_W = e->static_W + leak;
     return PM_OK;

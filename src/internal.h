@@ -316,6 +316,21 @@ const char *const *pm_io_holds_names(size_t *count);
 /* The yield models' names, indexed by pm_yield_model (for pm_obj_enum); *count receives their
  * number. */
 const char *const *pm_yield_model_names(size_t *count);
+/* Each kind of die's dies per wafer and yield (compute dies 0, I/O dies 1), kept with the die
+ * area and the cost fields they were found at (pm_device_cost_at); kept all false: none. */
+typedef struct pm_die_memo {
+    bool kept[2];
+    double mm2[2], dpw[2], yield[2];
+    double wafer_diameter_mm, defect_density_per_mm2, yield_alpha; /* the cost fields read */
+    pm_yield_model yield_model;
+} pm_die_memo;
+/* pm_device_cost_compute with a's die area already found (pm_area_compute of a; NULL: found
+ * here): the same figures and refusals, the area taken once where area, price and static power
+ * are all asked (serve.c). memo (may be NULL): a die's dies per wafer and yield taken from it
+ * where its area and the cost fields are the same bit for bit (an L2 axis moves the compute
+ * die, not the I/O dies), else found and kept there. */
+pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *area, pm_die_memo *memo,
+                            pm_device_cost *out, pm_error *err);
 
 /* ---- the accelerator's queries (accelerator.c) ---- */
 
@@ -948,6 +963,22 @@ pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fus
 pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
                                   const pm_step *step, bool fused, bool prefetching,
                                   pm_step_plan *p, pm_error *err);
+/* ---- the scenario's check (check.c) ---- */
+
+/* The part of pm_scenario_check that reads the hardware a compiled point may change (the
+ * accelerator's peaks, L2 capacity and bandwidth, HBM bandwidth, the cluster's links: the
+ * accelerator and the cluster alone, the magnitudes, the compute datatype's peak), in
+ * pm_scenario_check's order: for a scenario that differs from one that passed
+ * pm_scenario_check only in those fields, its refusal is pm_scenario_check's. */
+pm_status pm_scenario_check_hardware(const pm_scenario *s, pm_error *err);
+
+/* ---- the search (search.c) ---- */
+
+/* The Pareto front of c[0..n) in place (search.c's rule: ordered by falling tokens/s per
+ * user, ties by falling objective, then the space's order, each point kept when its objective
+ * beats every point before it), returned in rising tokens/s per user; its count. */
+size_t pm_search_pareto(pm_search_candidate *c, size_t n);
+
 /* ---- serve.c: a served point compiled (issue 46 item 3) */
 #define PM_SERVE_STEP_KINDS (PM_MAX_LENGTH_CLASSES + 2)
 /* A closed-loop served point compiled: the templates of its kinds of step (what does not
@@ -965,7 +996,9 @@ typedef struct pm_serve_compiled {
  * (compiled at a scenario and workload that differ from s and w only in the hardware: the
  * accelerator's peaks, L2 capacity and bandwidth, HBM bandwidth, the cluster's links), each
  * kind's plan is costed from its template at s's hardware, Algorithm 1's decisions taken there
- * again: the result is pm_serve_compute's, bit for bit (tests/test_compiled.c). */
+ * again, s checked by the rules that read that hardware only (pm_scenario_check_hardware) and
+ * the accelerator's area, price and static power kept while its fields are the same: the
+ * result is pm_serve_compute's, bit for bit, refusals included (tests/test_compiled.c). */
 pm_status pm_serve_compute_compiled(const pm_scenario *s, const pm_serve_workload *w,
                                     pm_serve_compiled *c, pm_serve_result *out, pm_error *err);
 void pm_serve_compiled_release(pm_serve_compiled *c);
@@ -1123,6 +1156,10 @@ void pm_node_traffic_hw(const pm_scenario *s, const pm_ar_model *ar, const pm_ar
 void pm_node_traffic_fixed(const pm_node *n, double weight, pm_traffic *acc);
 /* acc += weight x t. */
 void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double weight);
+/* pm_static_power with a's die area already found (pm_area_compute of a; NULL: found here
+ * when the leakage needs it): the same power and refusals. */
+pm_status pm_static_power_at(const pm_accelerator *a, const pm_area *area, double *power_W,
+                             pm_error *err);
 /* pm_energy_compute with the static power p_static_W already found (pm_static_power) and
  * time_s checked. */
 void pm_energy_of(const pm_accelerator *a, double p_static_W, const pm_traffic *t, double time_s,
@@ -1136,6 +1173,10 @@ void pm_energy_of(const pm_accelerator *a, double p_static_W, const pm_traffic *
 pm_status pm_disagg_workload_check(const pm_disagg_workload *w, pm_error *err);
 
 /* ---- an axis's own rules, for the optimum search (sweep.c) ---- */
+
+/* The fields pm_scenario_set_axis(., k, .) writes, copied from `from` into s: a scenario
+ * whose axis k was set is `from` again in them (search.c's points of one deployment). */
+void pm_scenario_axis_copy(pm_scenario *s, const pm_scenario *from, pm_axis_kind k);
 
 /* The largest value a count axis takes (pp, dp, split ...). */
 double pm_axis_count_max(pm_axis_kind k);

@@ -66,8 +66,17 @@ typedef struct search {
     size_t n_groups, hw_points, next, done;
     size_t first, last; /* the slice of the groups evaluated (a shard's) */
     group *groups;      /* groups first .. last - 1 */
+    struct front_block *blocks; /* the groups' fronts (front_room), freed with the groups */
     pthread_mutex_t mu;
 } search;
+
+/* Room for the groups' fronts, taken in order out of blocks (no allocation per group). */
+typedef struct front_block {
+    struct front_block *next;
+    size_t used, cap;
+    pm_search_candidate c[];
+} front_block;
+#define FRONT_BLOCK 256 /* candidates a block holds (about 60 KiB) */
 
 static const char *const bound_names[PM_BOUND_COUNT] = {
     "none", "ttft", "tpot", "tokens_per_user", "hbm", "chunk_budget", "objective_peak",
@@ -160,11 +169,10 @@ static pm_status group_placement(const pm_scenario *t, int dp, pm_error *err)
 }
 
 /* The scenario of one replica (or pool instance) of tp x pp devices with ep ranks (0: the
- * scenario's) at candidate c's hardware point; PM_OK or the setter's error. */
-static pm_status replica_scenario(const search *se, int tp, int pp, int ep_rank,
-                                  const pm_search_candidate *c, pm_scenario *t, pm_error *err)
+ * scenario's), at the base's hardware; PM_OK or the setter's error. */
+static pm_status deployment_scenario(const search *se, int tp, int pp, int ep_rank,
+                                     pm_scenario *t, pm_error *err)
 {
-    const pm_search_spec *sp = se->spec;
     *t = *se->base;
     t->provenance = NULL;
     pm_status st = pm_scenario_set_axis(t, PM_AXIS_DEVICES, tp, err);
@@ -174,14 +182,35 @@ static pm_status replica_scenario(const search *se, int tp, int pp, int ep_rank,
     const int ep = ep_rank > 0 ? ep_rank : t->cluster.attention_data_parallel ? tp : 0;
     if (st == PM_OK && ep > 0)
         st = pm_scenario_set_axis(t, PM_AXIS_EP, ep, err);
-    for (int a = 0; a < sp->n_hw && st == PM_OK; a++)
-        st = pm_scenario_set_axis(t, sp->hw[a].kind, c->hw[a], err);
     return st;
 }
 
-/* The scenario of group g's deployment and hardware point; PM_OK or the setter's error. */
-static pm_status group_scenario(const search *se, const pm_search_candidate *c, pm_scenario *t,
+/* A deployment's scenario t moved to candidate c's hardware point: the hardware axes' fields
+ * taken again from the base (the deployment's axes set none of them; the compute axis scales
+ * the peaks it finds), then set; PM_OK or the setter's error. */
+static pm_status hardware_point(const search *se, const pm_search_candidate *c, pm_scenario *t,
                                 pm_error *err)
+{
+    const pm_search_spec *sp = se->spec;
+    pm_status st = PM_OK;
+    for (int a = 0; a < sp->n_hw && st == PM_OK; a++) {
+        pm_scenario_axis_copy(t, se->base, sp->hw[a].kind);
+        st = pm_scenario_set_axis(t, sp->hw[a].kind, c->hw[a], err);
+    }
+    return st;
+}
+
+/* The scenario of one replica (or pool instance) of tp x pp devices with ep ranks (0: the
+ * scenario's) at candidate c's hardware point; PM_OK or the setter's error. */
+static pm_status replica_scenario(const search *se, int tp, int pp, int ep_rank,
+                                  const pm_search_candidate *c, pm_scenario *t, pm_error *err)
+{
+    const pm_status st = deployment_scenario(se, tp, pp, ep_rank, t, err);
+    return st == PM_OK ? hardware_point(se, c, t, err) : st;
+}
+
+/* Whether candidate c's replicas divide the device budget; PM_OK or PM_ERR_RANGE. */
+static pm_status budget_divided(const search *se, const pm_search_candidate *c, pm_error *err)
 {
     const pm_search_spec *sp = se->spec;
     if (sp->device_budget > 0 && sp->device_budget % (c->tp * c->pp) != 0)
@@ -194,8 +223,7 @@ static pm_status group_scenario(const search *se, const pm_search_candidate *c, 
                              "a replica of TP %d x PP %d = %d devices does not divide the "
                              "budget of %d devices",
                              c->tp, c->pp, c->tp * c->pp, sp->device_budget);
-    const pm_status st = replica_scenario(se, c->tp, c->pp, c->ep, c, t, err);
-    return st == PM_OK ? group_placement(t, c->dp, err) : st;
+    return PM_OK;
 }
 
 /* -1, 1 or 0 as x is before, after or level with y when ordered by falling value. */
@@ -231,21 +259,89 @@ static bool better(const pm_search_candidate *a, const pm_search_candidate *b)
     return c < 0;
 }
 
-static size_t pareto(pm_search_candidate *c, size_t n)
+/* Whether c[0..n) has a NaN in a key of by_user_desc, which then orders no pair with it. */
+static bool unordered(const pm_search_candidate *c, size_t n)
 {
-    qsort(c, n, sizeof *c, by_user_desc);
+    for (size_t i = 0; i < n; i++)
+        if (isnan(c[i].figures.tokens_per_s_per_user) || isnan(c[i].objective))
+            return true;
+    return false;
+}
+
+/* The front's filter over c[0..n) in by_user_desc's order: the points whose objective beats
+ * every one before them, kept in place and reversed into rising per-user rate; their count. */
+static size_t keep_front(pm_search_candidate *c, size_t n)
+{
     size_t k = 0;
     double best = -INFINITY;
     for (size_t i = 0; i < n; i++)
         if (c[i].objective > best) {
             best = c[i].objective;
-            c[k++] = c[i];
+            if (k != i)
+                c[k] = c[i];
+            k++;
         }
     for (size_t i = 0; i < k / 2; i++) {
         pm_search_candidate t = c[i];
         c[i] = c[k - 1 - i];
         c[k - 1 - i] = t;
     }
+    return k;
+}
+
+/* (internal.h) Sorted by insertion: a group's candidates come by rising concurrency, mostly
+ * already in the order (per-user rate falls with concurrency), and by_user_desc is a total
+ * order on them (equal keys only for the same candidate twice), so the order is qsort's.
+ * With a NaN key the order is not total: qsort's then, as ever. */
+size_t pm_search_pareto(pm_search_candidate *c, size_t n)
+{
+    if (unordered(c, n)) {
+        qsort(c, n, sizeof *c, by_user_desc);
+        return keep_front(c, n);
+    }
+    for (size_t i = 1; i < n; i++) {
+        if (by_user_desc(&c[i - 1], &c[i]) <= 0)
+            continue;
+        const pm_search_candidate x = c[i];
+        size_t j = i;
+        for (; j > 0 && by_user_desc(&c[j - 1], &x) > 0; j--)
+            c[j] = c[j - 1];
+        c[j] = x;
+    }
+    return keep_front(c, n);
+}
+
+/* Whether front f[0..n) is in rising per-user rate as keep_front leaves it (by_user_desc's
+ * order reversed), with no NaN key. */
+static bool front_sorted(const pm_search_candidate *f, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        if (!(by_user_desc(&f[i + 1], &f[i]) < 0))
+            return false;
+    return !unordered(f, n);
+}
+
+/* The front of a[0..na) and b[0..nb), two fronts in rising per-user rate (front_sorted), into
+ * a (room for na + nb): merged from their ends in by_user_desc's order, filtered as keep_front
+ * filters (a point a front dropped is dropped from the union: the point that beat it still
+ * comes before it), written from a's end down, then moved to its start. Returns the count. */
+static size_t merge_fronts(pm_search_candidate *a, size_t na, const pm_search_candidate *b,
+                           size_t nb)
+{
+    size_t ia = na, ib = nb, w = na + nb; /* a[w..na + nb) written */
+    double best = -INFINITY;
+    while (ia > 0 || ib > 0) {
+        const bool from_a = ib == 0 || (ia > 0 && by_user_desc(&a[ia - 1], &b[ib - 1]) < 0);
+        const pm_search_candidate *x = from_a ? &a[--ia] : &b[--ib];
+        if (!(x->objective > best))
+            continue;
+        best = x->objective;
+        if (--w != ia || !from_a) /* w >= ia: the write never passes an unread point of a */
+            a[w] = *x;
+    }
+    const size_t k = na + nb - w;
+    if (w > 0)
+        memmove(a, a + w, k * sizeof *a);
     return k;
 }
 
@@ -295,21 +391,43 @@ static void classify(const pm_search_spec *sp, const pm_search_candidate *at, bo
     }
 }
 
+/* Room for n candidates out of the worker's block *cur (a new block, linked into se's list
+ * under its lock, when it has no room); NULL without memory. The last room taken may be given
+ * back in part (settle_group). */
+static pm_search_candidate *front_room(search *se, front_block **cur, size_t n)
+{
+    front_block *b = *cur;
+    if (!b || b->cap - b->used < n) {
+        const size_t cap = n > FRONT_BLOCK ? n : FRONT_BLOCK;
+        if (!(b = pm_malloc(sizeof *b + cap * sizeof b->c[0])))
+            return NULL;
+        b->used = 0;
+        b->cap = cap;
+        pthread_mutex_lock(&se->mu);
+        b->next = se->blocks;
+        se->blocks = b;
+        pthread_mutex_unlock(&se->mu);
+        *cur = b;
+    }
+    b->used += n;
+    return b->c + b->used - n;
+}
+
 /* Group g's best, binding limit and Pareto front per mode from its candidates (cand[i][m]),
- * miss[i][m] the limit each missed. */
-static pm_status settle_group(group *g, int n, pm_search_candidate (*cand)[PM_MODE_COUNT],
+ * miss[i][m] the limit each missed; the fronts in the worker's block *cur. */
+static pm_status settle_group(search *se, front_block **cur, group *g, int n,
+                              pm_search_candidate (*cand)[PM_MODE_COUNT],
                               pm_search_bound (*miss)[PM_MODE_COUNT])
 {
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         group_mode *gm = &g->modes[m];
-        pm_search_candidate buf[PM_SEARCH_MAX_VALUES];
         pm_search_bound col[PM_SEARCH_MAX_VALUES];
-        int best = -1;
+        int best = -1, meet = 0;
         for (int i = 0; i < n; i++) {
             col[i] = miss[i][m];
             if (col[i] != PM_BOUND_NONE || isnan(cand[i][m].objective))
                 continue;
-            buf[gm->n_front++] = cand[i][m]; /* made Pareto once the group ends */
+            meet++;
             if (best < 0 || better(&cand[i][m], &cand[best][m]))
                 best = i;
         }
@@ -318,58 +436,98 @@ static pm_status settle_group(group *g, int n, pm_search_candidate (*cand)[PM_MO
         gm->found = true;
         gm->best = cand[best][m];
         gm->binds = binding(col, n, best);
-        gm->n_front = pareto(buf, gm->n_front);
-        gm->front = pm_malloc(gm->n_front * sizeof *gm->front);
-        if (!gm->front)
+        if (!(gm->front = front_room(se, cur, (size_t)meet)))
             return PM_ERR_NOMEM;
-        memcpy(gm->front, buf, gm->n_front * sizeof *gm->front);
+        for (int i = 0; i < n; i++)
+            if (col[i] == PM_BOUND_NONE && !isnan(cand[i][m].objective))
+                gm->front[gm->n_front++] = cand[i][m];
+        gm->n_front = pm_search_pareto(gm->front, gm->n_front);
+        (*cur)->used -= (size_t)meet - gm->n_front; /* the room the front did not keep */
     }
     return PM_OK;
 }
 
-/* A worker's compiled points (issue 46 item 3): one per concurrency of the deployment and
- * chunk budget `key` (a group's index over the hardware points), compiled at the first
- * hardware point the worker serves and costed again at the next ones (the groups of a key
- * differ only in their hardware point, the last dimension). */
-typedef struct compiled_points {
+/* A worker's state. Its compiled points (issue 46 item 3): one per concurrency of the
+ * deployment and chunk budget `key` (a group's index over the hardware points), compiled at
+ * the first hardware point the worker serves and costed again at the next ones (the groups of
+ * a key differ only in their hardware point, the last dimension). The key's scenario, made
+ * once (deployment_scenario, its status and error), moved from point to point
+ * (hardware_point), and its placement (group_placement, which reads no hardware), found at
+ * the key's first point that reaches it. The block its groups' fronts are taken from. */
+typedef struct worker_state {
     size_t key;
     bool has_key;
-    pm_serve_compiled *at; /* [n_concurrency] */
-} compiled_points;
+    pm_serve_compiled *at; /* [n_concurrency]; NULL: served uncompiled */
+    pm_scenario scn;
+    pm_status scn_st, place_st;
+    bool placed;
+    pm_error scn_err, place_err;
+    front_block *block;
+} worker_state;
 
-/* cp's points for group gi: released when gi is another deployment or chunk budget. */
-static pm_serve_compiled *compiled_for(const search *se, compiled_points *cp, size_t gi)
+/* ws's state for colocated group gi (whose coordinates are c): the compiled points released,
+ * the deployment's scenario made again, when gi is another deployment or chunk budget. */
+static void worker_key(const search *se, worker_state *ws, size_t gi,
+                       const pm_search_candidate *c)
 {
-    if (!cp->at)
-        return NULL;
     const size_t key = gi / se->hw_points;
-    if (!cp->has_key || cp->key != key)
-        for (int n = 0; n < se->spec->n_concurrency; n++)
-            pm_serve_compiled_release(&cp->at[n]);
-    cp->key = key;
-    cp->has_key = true;
-    return cp->at;
+    if (ws->has_key && ws->key == key)
+        return;
+    for (int n = 0; ws->at && n < se->spec->n_concurrency; n++)
+        pm_serve_compiled_release(&ws->at[n]);
+    ws->key = key;
+    ws->has_key = true;
+    ws->placed = false;
+    ws->scn_st = deployment_scenario(se, c->tp, c->pp, c->ep, &ws->scn, &ws->scn_err);
+}
+
+/* The scenario of colocated group gi at candidate c's coordinates into *t (ws's, moved to
+ * c's hardware point): group_scenario's rules in its order (the budget, the deployment's and
+ * the hardware's axes, the placement); PM_OK or the first refusal, in err. */
+static pm_status group_scenario(const search *se, worker_state *ws, size_t gi,
+                                const pm_search_candidate *c, const pm_scenario **t,
+                                const pm_error **err, pm_error *own)
+{
+    *err = own;
+    pm_status st = budget_divided(se, c, own);
+    if (st != PM_OK)
+        return st;
+    worker_key(se, ws, gi, c);
+    if (ws->scn_st != PM_OK) {
+        *err = &ws->scn_err;
+        return ws->scn_st;
+    }
+    if ((st = hardware_point(se, c, &ws->scn, own)) != PM_OK)
+        return st;
+    if (!ws->placed) {
+        ws->place_st = group_placement(&ws->scn, c->dp, &ws->place_err);
+        ws->placed = true;
+    }
+    *err = &ws->place_err;
+    *t = &ws->scn;
+    return ws->place_st;
 }
 
 /* Evaluates group gi: its concurrencies upwards, cut where the pruning allows (not in an
  * exhaustive search). A decode-first budget at or below a concurrency leaves no room for a
  * prompt: that point and the larger ones are outside the space in either search. cp: the
  * worker's compiled points. */
-static void eval_group(search *se, size_t gi, compiled_points *cp)
+static void eval_group(search *se, size_t gi, worker_state *ws)
 {
     const pm_search_spec *sp = se->spec;
     group *g = &se->groups[gi - se->first];
     pm_search_candidate at, cand[PM_SEARCH_MAX_VALUES][PM_MODE_COUNT];
     pm_search_bound miss[PM_SEARCH_MAX_VALUES][PM_MODE_COUNT];
-    pm_scenario t;
+    const pm_scenario *t = NULL;
+    const pm_error *refusal;
     pm_error err;
     group_coords(se, gi, &at);
-    if (group_scenario(se, &at, &t, &err) != PM_OK) {
-        set_invalid(g, &err);
+    if (group_scenario(se, ws, gi, &at, &t, &refusal, &err) != PM_OK) {
+        set_invalid(g, refusal);
         return;
     }
-    at.ep = pm_cluster_ep(&t.cluster);
-    pm_serve_compiled *compiled = compiled_for(se, cp, gi);
+    at.ep = pm_cluster_ep(&t->cluster);
+    pm_serve_compiled *compiled = ws->at;
     pm_serve_workload w = sp->workload;
     w.chunk_budget = at.chunk;
     pm_search_bound cut = PM_BOUND_NONE;
@@ -386,8 +544,8 @@ static void eval_group(search *se, size_t gi, compiled_points *cp)
         }
         w.concurrency = at.concurrency;
         pm_serve_result r;
-        if ((compiled ? pm_serve_compute_compiled(&t, &w, &compiled[n], &r, &err)
-                      : pm_serve_compute(&t, &w, &r, &err)) != PM_OK) {
+        if ((compiled ? pm_serve_compute_compiled(t, &w, &compiled[n], &r, &err)
+                      : pm_serve_compute(t, &w, &r, &err)) != PM_OK) {
             set_invalid(g, &err);
             return;
         }
@@ -396,7 +554,7 @@ static void eval_group(search *se, size_t gi, compiled_points *cp)
         if (!sp->exhaustive)
             cut = cut_after(r.fits_hbm, miss[n]);
     }
-    g->status = settle_group(g, n, cand, miss);
+    g->status = settle_group(se, &ws->block, g, n, cand, miss);
 }
 
 /* A disaggregated mode's figures as a candidate's: the whole deployment's (dp 1). Every gap
@@ -431,7 +589,7 @@ static bool hbm_refusal(const pm_error *err)
 
 /* Evaluates disaggregated group gi: its pools' scenarios, then its decode concurrencies upwards
  * with pm_disagg_compute, cut as eval_group cuts. */
-static void eval_disagg_group(search *se, size_t gi)
+static void eval_disagg_group(search *se, size_t gi, worker_state *ws)
 {
     const pm_search_spec *sp = se->spec;
     group *g = &se->groups[gi - se->first];
@@ -474,15 +632,15 @@ static void eval_disagg_group(search *se, size_t gi)
         if (!sp->exhaustive)
             cut = cut_after(st == PM_OK, miss[n]);
     }
-    g->status = settle_group(g, n, cand, miss);
+    g->status = settle_group(se, &ws->block, g, n, cand, miss);
 }
 
 static void *worker(void *arg)
 {
     search *se = arg;
     const int nc = se->spec->n_concurrency;
-    /* Without memory for it, every point is served from its scenario (the same answer). */
-    compiled_points cp = {0, false, pm_calloc((size_t)nc, sizeof *cp.at)};
+    /* Without memory for them, every point is served from its scenario (the same answer). */
+    worker_state state = {.at = pm_calloc((size_t)nc, sizeof *state.at)}, *ws = &state;
     for (;;) {
         pthread_mutex_lock(&se->mu);
         const size_t gi = se->next++;
@@ -490,18 +648,18 @@ static void *worker(void *arg)
         if (gi >= se->last)
             break;
         if (gi < se->n_colo)
-            eval_group(se, gi, &cp);
+            eval_group(se, gi, ws);
         else
-            eval_disagg_group(se, gi);
+            eval_disagg_group(se, gi, ws);
         pthread_mutex_lock(&se->mu);
         se->done++;
         if (se->spec->progress)
             se->spec->progress(se->done, se->last - se->first, se->spec->progress_user);
         pthread_mutex_unlock(&se->mu);
     }
-    for (int n = 0; cp.at && n < nc; n++)
-        pm_serve_compiled_release(&cp.at[n]);
-    pm_free(cp.at);
+    for (int n = 0; ws->at && n < nc; n++)
+        pm_serve_compiled_release(&ws->at[n]);
+    pm_free(ws->at);
     return NULL;
 }
 
@@ -735,28 +893,39 @@ static pm_status run_groups(search *se)
 }
 
 /* A later part's mode m (its best, what binds it, its front) added to the result: the best
- * kept unless the part's is better (the earlier among equals), the fronts joined. */
+ * kept unless the part's is better (the earlier among equals), the fronts joined (merged when
+ * both are in order, else sorted again). *cap: the candidates out->front[m] has room for,
+ * grown by doubling. */
 static pm_status merge_mode(pm_search_result *out, int m, const pm_search_candidate *best,
                             pm_search_bound binds, const pm_search_candidate *front,
-                            size_t n_front)
+                            size_t n_front, size_t *cap)
 {
     if (!out->found[m] || better(best, &out->best[m])) {
         out->found[m] = true;
         out->best[m] = *best;
         out->binds[m] = binds;
     }
-    pm_search_candidate *f = pm_realloc(out->front[m], (out->n_front[m] + n_front) * sizeof *f);
-    if (!f)
-        return PM_ERR_NOMEM;
-    memcpy(f + out->n_front[m], front, n_front * sizeof *f);
-    out->front[m] = f;
-    out->n_front[m] += n_front;
-    out->n_front[m] = pareto(out->front[m], out->n_front[m]);
+    const size_t n = out->n_front[m], need = n + n_front;
+    if (need > *cap) {
+        const size_t room = need > 2 * *cap ? need : 2 * *cap;
+        pm_search_candidate *f = pm_realloc(out->front[m], room * sizeof *f);
+        if (!f)
+            return PM_ERR_NOMEM;
+        out->front[m] = f;
+        *cap = room;
+    }
+    pm_search_candidate *f = out->front[m];
+    if (front_sorted(f, n) && front_sorted(front, n_front)) {
+        out->n_front[m] = merge_fronts(f, n, front, n_front);
+        return PM_OK;
+    }
+    memcpy(f + n, front, n_front * sizeof *f);
+    out->n_front[m] = pm_search_pareto(f, need);
     return PM_OK;
 }
 
-/* Group g's outcome added to the result, in group order. */
-static pm_status merge_group(const group *g, pm_search_result *out)
+/* Group g's outcome added to the result, in group order; cap: merge_mode's per mode. */
+static pm_status merge_group(const group *g, pm_search_result *out, size_t *cap)
 {
     out->evaluated += g->evaluated;
     out->pruned += g->pruned;
@@ -766,7 +935,7 @@ static pm_status merge_group(const group *g, pm_search_result *out)
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         const group_mode *gm = &g->modes[m];
         if (gm->found)
-            st = merge_mode(out, m, &gm->best, gm->binds, gm->front, gm->n_front);
+            st = merge_mode(out, m, &gm->best, gm->binds, gm->front, gm->n_front, &cap[m]);
     }
     return st;
 }
@@ -784,7 +953,8 @@ pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, 
                        into->first_group + 1, into->last_group, into->groups);
     pm_search_result r = *into; /* into's fronts are kept until the merge succeeds */
     for (int m = 0; m < PM_MODE_COUNT; m++) {
-        r.front[m] = pm_malloc((into->n_front[m] + part->n_front[m] + 1) * sizeof *r.front[m]);
+        size_t cap = into->n_front[m] + part->n_front[m] + 1;
+        r.front[m] = pm_malloc(cap * sizeof *r.front[m]);
         if (!r.front[m]) {
             for (int k = 0; k < m; k++)
                 pm_free(r.front[k]);
@@ -793,7 +963,7 @@ pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, 
         if (into->n_front[m] > 0) /* an empty front may be NULL */
             memcpy(r.front[m], into->front[m], into->n_front[m] * sizeof *r.front[m]);
         if (part->found[m] && merge_mode(&r, m, &part->best[m], part->binds[m], part->front[m],
-                                         part->n_front[m]) != PM_OK) {
+                                         part->n_front[m], &cap) != PM_OK) {
             for (int k = 0; k <= m; k++)
                 pm_free(r.front[k]);
             return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search merge: out of memory");
@@ -815,11 +985,31 @@ pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, 
 
 static void free_groups(search *se)
 {
-    for (size_t i = 0; se->groups && i < se->last - se->first; i++)
-        for (int m = 0; m < PM_MODE_COUNT; m++)
-            pm_free(se->groups[i].modes[m].front);
+    while (se->blocks) {
+        front_block *next = se->blocks->next;
+        pm_free(se->blocks);
+        se->blocks = next;
+    }
     pm_free(se->groups);
     pm_free(se->splits);
+}
+
+/* n groups with nothing found yet (what merge_group reads; a group's best, bound and error
+ * are written before they are read). */
+static group *new_groups(size_t n)
+{
+    group *g = pm_malloc((n > 0 ? n : 1) * sizeof *g);
+    for (size_t i = 0; g && i < n; i++) {
+        g[i].evaluated = g[i].pruned = 0;
+        g[i].invalid = false;
+        g[i].status = PM_OK;
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            g[i].modes[m].found = false;
+            g[i].modes[m].front = NULL;
+            g[i].modes[m].n_front = 0;
+        }
+    }
+    return g;
 }
 
 pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
@@ -843,16 +1033,17 @@ pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
     out->groups = se.n_groups;
     out->first_group = se.first;
     out->last_group = se.last;
-    se.groups = pm_calloc(n > 0 ? n : 1, sizeof *se.groups);
+    se.groups = new_groups(n);
     if (!se.groups) {
         pm_free(se.splits);
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search: out of memory");
     }
     run_groups(&se);
+    size_t cap[PM_MODE_COUNT] = {0};
     for (size_t i = 0; i < n && st == PM_OK; i++) {
         st = se.groups[i].status;
         if (st == PM_OK)
-            st = merge_group(&se.groups[i], out);
+            st = merge_group(&se.groups[i], out, cap);
     }
     free_groups(&se);
     if (st != PM_OK) {

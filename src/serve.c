@@ -646,37 +646,106 @@ typedef struct serve_figures {
     bool energy;
 } serve_figures;
 
-static pm_status figures_of(const pm_accelerator *a, serve_figures *f, pm_error *err)
+/* The figures of accelerator a: its area found once and lent to the price and the static
+ * power (pm_device_cost_at, pm_static_power_at: their refusals, in the same order); dies (may
+ * be NULL) the dies' yields kept from the last accelerator. */
+static pm_status figures_of(const pm_accelerator *a, pm_die_memo *dies, serve_figures *f,
+                            pm_error *err)
 {
     *f = (serve_figures){0};
     pm_status st = PM_OK;
+    pm_area area;
+    const pm_area *found = NULL;
     if (a->area.present) {
-        pm_area area;
         if ((st = pm_area_compute(a, &area, err)) != PM_OK)
             return st;
         f->die_mm2 = area.die_mm2;
+        found = &area;
     }
     if (a->cost.present) {
         pm_device_cost c;
-        if ((st = pm_device_cost_compute(a, &c, err)) != PM_OK)
+        if ((st = pm_device_cost_at(a, found, dies, &c, err)) != PM_OK)
             return st;
         f->device_usd = c.device_usd;
     }
     f->energy = a->energy.present;
     if (f->energy)
-        st = pm_static_power(a, &f->p_static, err);
+        st = pm_static_power_at(a, found, &f->p_static, err);
     return st;
 }
 
-/* The mode's figures from its step times t[k] (and traffic tr[k] when energy). */
+/* The fields of the accelerator that figures_of reads (its name only in a refusal, which is
+ * not kept): two accelerators equal in them, bit for bit, have the same figures. */
+typedef struct figures_key {
+    double l2_capacity_bytes, hbm_capacity_bytes, peak_flop_per_s[PM_DTYPE_COUNT];
+    pm_area_params area;
+    pm_cost_params cost;
+    pm_energy_params energy;
+} figures_key;
+
+/* The figures, kept with the accelerator's fields they were found from (kept: found once),
+ * and the dies' yields (an L2 axis moves the compute die's area only). */
+typedef struct figures_memo {
+    bool kept;
+    figures_key key;
+    serve_figures f;
+    pm_die_memo dies;
+} figures_memo;
+
+/* figures_of through memo: the kept figures where a's fields are the key's bit for bit (the
+ * L2 capacity, which an L2 axis moves at every point, compared first), else found and kept. */
+static pm_status figures_memoised(const pm_accelerator *a, figures_memo *memo, serve_figures *f,
+                                  pm_error *err)
+{
+    figures_key *k = &memo->key;
+    if (memo->kept &&
+        memcmp(&k->l2_capacity_bytes, &a->l2_capacity_bytes, sizeof(double)) == 0 &&
+        memcmp(&k->hbm_capacity_bytes, &a->hbm_capacity_bytes, sizeof(double)) == 0 &&
+        memcmp(k->peak_flop_per_s, a->peak_flop_per_s, sizeof k->peak_flop_per_s) == 0 &&
+        memcmp(&k->area, &a->area, sizeof k->area) == 0 &&
+        memcmp(&k->cost, &a->cost, sizeof k->cost) == 0 &&
+        memcmp(&k->energy, &a->energy, sizeof k->energy) == 0) {
+        *f = memo->f;
+        return PM_OK;
+    }
+    memo->kept = false;
+    const pm_status st = figures_of(a, &memo->dies, f, err);
+    if (st != PM_OK)
+        return st;
+    k->l2_capacity_bytes = a->l2_capacity_bytes;
+    k->hbm_capacity_bytes = a->hbm_capacity_bytes;
+    memcpy(k->peak_flop_per_s, a->peak_flop_per_s, sizeof k->peak_flop_per_s);
+    memcpy(&k->area, &a->area, sizeof k->area);
+    memcpy(&k->cost, &a->cost, sizeof k->cost);
+    memcpy(&k->energy, &a->energy, sizeof k->energy);
+    memo->f = *f;
+    memo->kept = true;
+    return PM_OK;
+}
+
+/* The kinds of step a plan times (a weight or TTFT steps), rising, into kinds; their count.
+ * The others' times are 0 and their counts finite and >= 0, so each of their terms in a sum
+ * of counts x times is +0 and leaves the sum as it is: the figures are summed over these. */
+static int timed_kinds(const serve_plan *p, int kinds[SERVE_KINDS])
+{
+    int n = 0;
+    for (int k = 0; k < SERVE_KINDS; k++)
+        if (p->weight[k] > 0 || p->ttft_steps[k] > 0)
+            kinds[n++] = k;
+    return n;
+}
+
+/* The mode's figures from its step times t[k] (and traffic tr[k] when energy) of the n timed
+ * kinds (timed_kinds; t and tr are read at them only). */
 static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const serve_plan *p,
-                         const serve_figures *f, const double *t, const pm_traffic *tr,
-                         pm_serve_mode *r)
+                         const int *kinds, int n, const serve_figures *f, const double *t,
+                         const pm_traffic *tr, pm_serve_mode *r)
 {
     const double osl = p->osl_mean > 0 ? p->osl_mean : (double)w->output_tokens;
     const double devices = s->cluster.devices * pm_cluster_pp(&s->cluster);
     double cycle = 0.0, ttft = 0.0, slow = 0.0, slow_max = 0.0;
-    for (int k = 0; k < SERVE_KINDS; k++) {
+    for (int i = 0; i < n; i++) {
+        const int k = kinds[i];
         cycle += p->weight[k] * t[k];
         ttft += p->ttft_steps[k] * t[k];
         slow += p->slow_steps[k] * t[k];
@@ -684,9 +753,10 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
             slow_max = t[k];
     }
     slow += slow_max;
-    for (int k = 0; k < SERVE_KINDS; k++)
-        if (p->weight[k] > 0)
-            *(p->kind[k].n_chunks > 0 ? &r->mixed_step_s : &r->decode_step_s) = t[k];
+    for (int i = 0; i < n; i++)
+        if (p->weight[kinds[i]] > 0)
+            *(p->kind[kinds[i]].n_chunks > 0 ? &r->mixed_step_s : &r->decode_step_s) =
+                t[kinds[i]];
     r->requests_per_s = p->requests / cycle;
     r->e2e_s = w->concurrency / r->requests_per_s;
     if (p->ttft_by_little)
@@ -706,7 +776,8 @@ static void mode_figures(const pm_scenario *s, const pm_serve_workload *w, const
         f->device_usd > 0 ? r->tokens_per_s_per_device / f->device_usd : 0.0;
     if (f->energy) {
         double joules = 0.0; /* one device's, per cycle */
-        for (int k = 0; k < SERVE_KINDS; k++) {
+        for (int i = 0; i < n; i++) {
+            const int k = kinds[i];
             if (!(p->weight[k] > 0))
                 continue;
             pm_energy e;
@@ -986,13 +1057,16 @@ pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double
 }
 
 /* What a closed-loop point keeps when compiled (pm_serve_compiled), beside its templates: the
- * step rule's counts and micro-batches in flight and one sequence's footprint, none of which
- * reads the hardware, and the room its plans are built in. Served uncompiled, the same is
- * computed for the one point and released. */
+ * step rule's counts and micro-batches in flight, the kinds of step they time and one
+ * sequence's footprint, none of which reads the hardware, the room its plans are built in,
+ * and the accelerator's figures of the last point (figures_memoised). Served uncompiled, the
+ * same is computed for the one point and released. */
 struct pm_serve_kept {
     serve_plan p;
     double M;
+    int kinds[SERVE_KINDS], n_kinds;
     pm_footprint fp;
+    figures_memo figures;
     pm_step_plan plans[3];
 };
 
@@ -1022,6 +1096,9 @@ static pm_status closed_plan(const pm_scenario *s, const pm_serve_workload *w,
         prefill_first(&share, p);
     spec_kinds(s, p);
     p->requests *= k->M;
+    k->n_kinds = timed_kinds(p, k->kinds);
+    k->figures.kept = false;
+    k->figures.dies.kept[0] = k->figures.dies.kept[1] = false;
     return footprint_of(s, w, p, &k->fp, err);
 }
 
@@ -1038,16 +1115,15 @@ void pm_serve_compiled_release(pm_serve_compiled *c)
     c->ready = false;
 }
 
-/* The closed loop at w->concurrency (checked). c (NULL: none): the point compiled, its
- * templates costed at s's hardware and its counts and footprint read back when ready, else
- * kept (pm_serve_compute_compiled). */
+/* The closed loop at w->concurrency (checked) into out, which the caller zeroed. c (NULL:
+ * none): the point compiled, its templates costed at s's hardware and its counts and footprint
+ * read back when ready, else kept (pm_serve_compute_compiled). */
 static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
                               pm_serve_compiled *c, pm_serve_result *out, pm_error *err)
 {
     _Static_assert(SERVE_KINDS <= PM_SERVE_STEP_KINDS, "a compiled point holds every kind");
     if (c && !c->ready)
         pm_serve_compiled_release(c); /* a compilation that failed half way */
-    memset(out, 0, sizeof *out);
     struct pm_serve_kept *kept = c && c->ready ? c->kept : pm_malloc(sizeof *kept);
     if (!kept)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
@@ -1058,20 +1134,18 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     const serve_plan *p = &kept->p;
     const double M = kept->M;
     serve_figures f;
-    if (st == PM_OK && (st = figures_of(&s->accel, &f, err)) == PM_OK)
+    if (st == PM_OK && (st = figures_memoised(&s->accel, &kept->figures, &f, err)) == PM_OK)
         st = memory_of(s, w, kept->fp, out, err);
     pm_step_plan *plans = kept->plans;
     const pm_step_plan *like = NULL;
     pm_scenario copies[SERVE_KINDS];
     const pm_scenario *ks[SERVE_KINDS]; /* each kind's: its host work counts its sequences */
-    for (int k = 0; k < SERVE_KINDS && st == PM_OK; k++)
-        if (p->weight[k] > 0 || p->ttft_steps[k] > 0)
-            ks[k] = step_scenario(s, &p->kind[k], &copies[k]);
+    for (int i = 0; i < kept->n_kinds && st == PM_OK; i++)
+        ks[kept->kinds[i]] = step_scenario(s, &p->kind[kept->kinds[i]], &copies[kept->kinds[i]]);
     double t[PM_MODE_COUNT][SERVE_KINDS] = {{0.0}};
-    pm_traffic tr[PM_MODE_COUNT][SERVE_KINDS] = {{{0}}};
-    for (int k = 0; k < SERVE_KINDS && st == PM_OK; k++) {
-        if (!(p->weight[k] > 0) && !(p->ttft_steps[k] > 0))
-            continue;
+    pm_traffic tr[PM_MODE_COUNT][SERVE_KINDS]; /* read at the kinds timed only */
+    for (int i = 0; i < kept->n_kinds && st == PM_OK; i++) {
+        const int k = kept->kinds[i];
         /* The first plan built lends its roofline terms to the others. */
         pm_step_plan *into = like ? &plans[1] : &plans[0];
         double tk[PM_MODE_COUNT];
@@ -1089,7 +1163,7 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
             like = &plans[0];
     }
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
-        mode_figures(s, w, p, &f, t[m], tr[m], &out->modes[m]);
+        mode_figures(s, w, p, kept->kinds, kept->n_kinds, &f, t[m], tr[m], &out->modes[m]);
     if (st == PM_OK) {
         out->decode_sequences = M * p->decoding;
         out->prefilling = M * p->prefilling;
@@ -1111,6 +1185,14 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
 }
 
 /* ---------------------------------------------------------------- an open loop */
+
+/* serve_closed, uncompiled, into out zeroed first. */
+static pm_status serve_closed_zeroed(const pm_scenario *s, const pm_serve_workload *w,
+                                     pm_serve_result *out, pm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    return serve_closed(s, w, NULL, out, err);
+}
 
 /* Mode m at a request rate below what one sequence in flight serves (rate <= 1 / e2e at
  * concurrency 1): every request runs alone, as at concurrency 1, and the devices idle between
@@ -1165,7 +1247,7 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
     c.request_rate_per_s = 0.0;
     c.concurrency = 1.0;
     pm_serve_result one, at;
-    pm_status st = serve_closed(s, &c, NULL, &one, err);
+    pm_status st = serve_closed_zeroed(s, &c, &one, err);
     if (st != PM_OK)
         return st;
     /* The most sequences the HBM holds depends on what they hold (prompts in prefill hold
@@ -1175,7 +1257,7 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
     for (int k = 0;; k++) {
         cap = cap < 1.0 ? 1.0 : cap > 1e6 ? 1e6 : cap;
         c.concurrency = cap;
-        if ((st = serve_closed(s, &c, NULL, &at_cap, err)) != PM_OK)
+        if ((st = serve_closed_zeroed(s, &c, &at_cap, err)) != PM_OK)
             return st;
         if (fabs(at_cap.max_concurrency - cap) < 1.0 || k == 7)
             break;
@@ -1196,12 +1278,12 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
         double lo = 1.0, hi = cap;
         while (hi - lo > 1e-9 * hi) {
             c.concurrency = sqrt(lo * hi);
-            if ((st = serve_closed(s, &c, NULL, &at, err)) != PM_OK)
+            if ((st = serve_closed_zeroed(s, &c, &at, err)) != PM_OK)
                 return st;
             *(at.modes[m].requests_per_s >= rate ? &hi : &lo) = c.concurrency;
         }
         c.concurrency = hi;
-        if ((st = serve_closed(s, &c, NULL, out, err)) != PM_OK)
+        if ((st = serve_closed_zeroed(s, &c, out, err)) != PM_OK)
             return st;
         res[m] = out->modes[m];
     }
@@ -1251,10 +1333,13 @@ static pm_status serve(const pm_scenario *s, const pm_serve_workload *w, pm_serv
     if (!s || !w || !out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_serve_compute");
     memset(out, 0, sizeof *out);
+    /* A compiled point was checked whole where it was compiled; at another hardware point
+     * only the rules that read the hardware can refuse (the placement reads none). */
+    const bool compiled = c && c->ready;
     pm_status st = check_workload(w, err);
     if (st == PM_OK)
-        st = pm_scenario_check(s, err);
-    if (st == PM_OK && pm_cluster_pp(&s->cluster) > 1) {
+        st = compiled ? pm_scenario_check_hardware(s, err) : pm_scenario_check(s, err);
+    if (st == PM_OK && !compiled && pm_cluster_pp(&s->cluster) > 1) {
         pm_pipeline pl; /* its refusals before any step */
         st = serve_pipeline(s, &pl, err);
     }

@@ -441,6 +441,43 @@ pm_status pm_scenario_set_axis(pm_scenario *s, pm_axis_kind k, double v, pm_erro
     return PM_OK;
 }
 
+/* (internal.h) pm_scenario_set_axis's fields, per axis: keep the two switches together. */
+void pm_scenario_axis_copy(pm_scenario *s, const pm_scenario *from, pm_axis_kind k)
+{
+    switch (k) {
+    case PM_AXIS_SP: s->cluster.sequence_parallel = from->cluster.sequence_parallel; break;
+    case PM_AXIS_L2: s->accel.l2_capacity_bytes = from->accel.l2_capacity_bytes; break;
+    case PM_AXIS_L2_BW:
+        s->accel.l2_bandwidth_bytes_per_s = from->accel.l2_bandwidth_bytes_per_s;
+        break;
+    case PM_AXIS_COMPUTE:
+        memcpy(s->accel.peak_flop_per_s, from->accel.peak_flop_per_s,
+               sizeof s->accel.peak_flop_per_s);
+        break;
+    case PM_AXIS_HBM_BW:
+        s->accel.hbm_bandwidth_bytes_per_s = from->accel.hbm_bandwidth_bytes_per_s;
+        break;
+    case PM_AXIS_LINK_BW:
+        s->cluster.link_bandwidth_bytes_per_s = from->cluster.link_bandwidth_bytes_per_s;
+        break;
+    case PM_AXIS_DEVICES: s->cluster.devices = from->cluster.devices; break;
+    case PM_AXIS_BATCH: s->workload.batch = from->workload.batch; break;
+    case PM_AXIS_SEQ: s->workload.seq_len = from->workload.seq_len; break;
+    case PM_AXIS_EP: s->cluster.expert_parallel = from->cluster.expert_parallel; break;
+    case PM_AXIS_PP:
+        s->cluster.pipeline_parallel = from->cluster.pipeline_parallel;
+        memcpy(s->cluster.stage_layers, from->cluster.stage_layers,
+               sizeof s->cluster.stage_layers);
+        break;
+    case PM_AXIS_DP: s->cluster.data_parallel = from->cluster.data_parallel; break;
+    case PM_AXIS_SPLIT:
+        memcpy(s->cluster.stage_layers, from->cluster.stage_layers,
+               sizeof s->cluster.stage_layers);
+        break;
+    default: break;
+    }
+}
+
 double pm_axis_count_max(pm_axis_kind k)
 {
     return axis_count_max(k);

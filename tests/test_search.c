@@ -11,12 +11,16 @@
  * over both layouts written here (the co-located points by pm_serve_compute, the budget's
  * splits listed by hand and each served by pm_disagg_compute), winning where long prompts make
  * the co-located mixed steps miss a TPOT limit and losing without it; the pruning and the
- * shards with them; the refusals naming the key.
+ * shards with them; the refusals naming the key. The fronts without a sort of every candidate:
+ * pm_search_pareto and pm_search_merge against a qsort written here on random candidates, and
+ * a deployment's scenario moved from hardware point to point served as pm_serve_compute serves
+ * each point.
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "internal.h"
 #include "testutil.h"
 
 static pm_scenario load(const char *name)
@@ -484,6 +488,172 @@ static void test_shards_merge(void **state)
     pm_search_result_free(&whole);
 }
 
+/* The front's rule, written here: by falling tokens/s per user, ties by falling objective,
+ * then by rising group, then by rising concurrency. */
+static int front_order(const void *a, const void *b)
+{
+    const pm_search_candidate *x = a, *y = b;
+    const double ux = x->figures.tokens_per_s_per_user, uy = y->figures.tokens_per_s_per_user;
+    if (ux > uy || ux < uy)
+        return ux > uy ? -1 : 1;
+    if (x->objective > y->objective || x->objective < y->objective)
+        return x->objective > y->objective ? -1 : 1;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    return x->concurrency < y->concurrency ? -1 : x->concurrency > y->concurrency;
+}
+
+/* The front of c[0..n) by the sort: sorted by front_order, each point kept whose objective
+ * beats every one before it, reversed (rising per-user rate); its count. */
+static size_t front_by_sort(pm_search_candidate *c, size_t n)
+{
+    qsort(c, n, sizeof *c, front_order);
+    size_t k = 0;
+    double best = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].objective > best) {
+            best = c[i].objective;
+            c[k++] = c[i];
+        }
+    for (size_t i = 0; i < k / 2; i++) {
+        const pm_search_candidate t = c[i];
+        c[i] = c[k - 1 - i];
+        c[k - 1 - i] = t;
+    }
+    return k;
+}
+
+/* A small generator of its own (the sequence is the test's, whatever the C library). */
+static uint64_t next_random(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+/* n candidates of groups 0 .. groups - 1 at distinct concurrencies within a group, their
+ * per-user rates and objectives drawn from a few values (many ties); a NaN rate now and then
+ * when nan. */
+static void random_candidates(uint64_t *x, pm_search_candidate *c, size_t n, size_t groups,
+                              bool nan)
+{
+    for (size_t i = 0; i < n; i++) {
+        memset(&c[i], 0, sizeof c[i]);
+        c[i].group = next_random(x) % groups;
+        c[i].concurrency = (double)(i + 1); /* distinct: (group, concurrency) names a point */
+        c[i].figures.tokens_per_s_per_user = (double)(next_random(x) % 6);
+        c[i].objective = 0.5 * (double)(1 + next_random(x) % 5);
+        if (nan && next_random(x) % 7 == 0)
+            c[i].figures.tokens_per_s_per_user = NAN;
+    }
+}
+
+/* pm_search_pareto (sorted by insertion, no qsort) against the sort on random candidates:
+ * the same front, the same order, the same ties, candidate for candidate; with NaN rates too
+ * (then both are qsort's). */
+static void test_front_is_the_sort(void **state)
+{
+    (void)state;
+    uint64_t x = 46;
+    pm_search_candidate a[64], b[64];
+    size_t kept = 0;
+    for (int trial = 0; trial < 500; trial++) {
+        const size_t n = 1 + next_random(&x) % 64;
+        random_candidates(&x, a, n, 1 + next_random(&x) % 4, trial % 5 == 4);
+        if (trial % 3 == 0) /* mostly in the order already, as a group's candidates come */
+            qsort(a, n, sizeof a[0], front_order);
+        memcpy(b, a, n * sizeof a[0]);
+        const size_t want = front_by_sort(a, n);
+        assert_int_equal(pm_search_pareto(b, n), want);
+        assert_memory_equal(a, b, want * sizeof a[0]);
+        kept += want > 1;
+    }
+    assert_true(kept > 100);
+}
+
+/* pm_search_merge joins the parts' fronts by merging them (no sort): the fronts of random
+ * candidates split into parts by group, each part's front by the sort, merged part by part,
+ * are the front of all of them by the sort, candidate for candidate. A part whose front is out
+ * of order is sorted again: the same front. */
+static void test_merged_front_is_the_sort(void **state)
+{
+    (void)state;
+    uint64_t x = 47;
+    enum { N = 96, PARTS = 6 };
+    pm_search_candidate all[N], want[N], front[PARTS][N];
+    for (int trial = 0; trial < 200; trial++) {
+        const size_t n = 1 + next_random(&x) % N;
+        random_candidates(&x, all, n, PARTS, false);
+        memcpy(want, all, n * sizeof all[0]);
+        const size_t n_want = front_by_sort(want, n);
+        pm_search_result merged;
+        memset(&merged, 0, sizeof merged);
+        for (size_t p = 0; p < PARTS; p++) {
+            pm_search_result part;
+            memset(&part, 0, sizeof part);
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++)
+                if (all[i].group == p)
+                    front[p][k++] = all[i];
+            k = front_by_sort(front[p], k);
+            if (trial % 4 == 3 && k > 1) { /* out of order: sorted again */
+                const pm_search_candidate t = front[p][0];
+                front[p][0] = front[p][k - 1];
+                front[p][k - 1] = t;
+            }
+            part.groups = PARTS;
+            part.first_group = p;
+            part.last_group = p + 1;
+            part.found[0] = k > 0;
+            if (k > 0)
+                part.best[0] = front[p][0];
+            part.front[0] = front[p];
+            part.n_front[0] = k;
+            pm_error err;
+            assert_int_equal(pm_search_merge(&merged, &part, &err), PM_OK);
+        }
+        assert_int_equal(merged.n_front[0], n_want);
+        assert_memory_equal(merged.front[0], want, n_want * sizeof want[0]);
+        pm_search_result_free(&merged);
+    }
+}
+
+/* A search over a compute axis and an L2 axis (a deployment's scenario is moved from point to
+ * point: the compute axis scales the peaks it finds, so they are taken again from the base
+ * first) gives each candidate the figures of pm_serve_compute at its own point. */
+static void test_points_moved_are_served(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    const int tp[] = {4, 8};
+    const int64_t chunk[] = {512};
+    const double conc[] = {8, 32};
+    pm_search_spec sp = space(&s, tp, 2, chunk, 1, conc, 2);
+    sp.exhaustive = true;
+    sp.threads = 1;
+    pm_error err;
+    assert_int_equal(pm_axis_parse("compute=200TFLOPS,400TFLOPS,100TFLOPS", 0, &sp.hw[0], &err),
+                     PM_OK);
+    assert_int_equal(pm_axis_parse("l2=8MiB,96MiB", 0, &sp.hw[1], &err), PM_OK);
+    sp.n_hw = 2;
+    pm_search_result r = run(&s, &sp);
+    size_t checked = 0;
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        for (size_t f = 0; f < r.n_front[m]; f++) {
+            const pm_search_candidate *k = &r.front[m][f];
+            pm_scenario t = s;
+            t.cluster.devices = k->tp;
+            assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_COMPUTE, k->hw[0], &err), PM_OK);
+            assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, k->hw[1], &err), PM_OK);
+            const pm_serve_result x = serve_at(&t, &sp, k->chunk, k->concurrency);
+            assert_memory_equal(&x.modes[m], &k->figures, sizeof k->figures);
+            checked++;
+        }
+    assert_true(checked >= 3);
+    pm_axis_release(&sp.hw[0]);
+    pm_axis_release(&sp.hw[1]);
+    pm_search_result_free(&r);
+}
+
 /* A pp list of {1} is the search without a pp list, candidate for candidate (the same
  * groups, the same order, every figure; each candidate of one stage), and without a list
  * every candidate says pp 1: the search of one stage is today's. */
@@ -949,6 +1119,9 @@ int main(void)
         cmocka_unit_test(test_disagg_row_is_disagg_compute),
         cmocka_unit_test(test_disagg_pruning_and_shards),
         cmocka_unit_test(test_disagg_refusals),
+        cmocka_unit_test(test_front_is_the_sort),
+        cmocka_unit_test(test_merged_front_is_the_sort),
+        cmocka_unit_test(test_points_moved_are_served),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

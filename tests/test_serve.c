@@ -2,7 +2,9 @@
  * test_serve.c - steps of continuous batching with chunked prefill (pm_mixed_step): the mixed
  * step's attention and GEMM rows worked out by hand, the degenerate steps against the decode
  * and prefill steps they are, the fast path against the graph path on bundled scenarios in
- * every mode, and what is refused.
+ * every mode, and what is refused. A compiled point refuses a bad hardware point as
+ * pm_serve_compute does (its check is the hardware's rules only), and its kept area, price and
+ * static power follow the L2.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -864,6 +866,93 @@ static void test_served_refused(void **state)
                0.0);
 }
 
+/* A compiled point served at a hardware point the check refuses (checked there by the rules
+ * that read the hardware only, pm_scenario_check_hardware) refuses it as pm_serve_compute does:
+ * the same status, key and message, for a value of each such rule (an L2 axis value beyond the
+ * magnitudes the model is defined for, a compute axis value likewise, an HBM bandwidth of NaN,
+ * a link bandwidth of 0, no peak for the compute datatype); and at a good point after them it
+ * answers as pm_serve_compute, bit for bit. Were the hardware not checked there, the compiled
+ * point would serve the bad points (PM_OK). */
+static void test_compiled_refuses_as_served(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b");
+    pm_serve_workload w = {pm_workload_prompt_tokens(&s.workload),
+                           pm_workload_decode_steps(&s.workload), 16, 512,
+                           PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
+    pm_serve_compiled c;
+    memset(&c, 0, sizeof c);
+    pm_serve_result ref, got;
+    pm_error e_ref, e_got;
+    assert_int_equal(pm_serve_compute_compiled(&s, &w, &c, &got, &e_got), PM_OK);
+    assert_true(c.ready);
+    const pm_dtype cd = pm_compute_dtype(&s.workload);
+    for (int i = 0; i < 6; i++) {
+        pm_scenario t = s;
+        pm_error err;
+        if (i == 0)
+            assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, 1e30, &err), PM_OK);
+        else if (i == 1)
+            assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_COMPUTE, 1e40, &err), PM_OK);
+        else if (i == 2)
+            t.accel.hbm_bandwidth_bytes_per_s = NAN;
+        else if (i == 3)
+            t.cluster.link_bandwidth_bytes_per_s = 0.0;
+        else if (i == 4)
+            t.accel.peak_flop_per_s[cd] = 0.0;
+        else
+            t.accel.l2_bandwidth_bytes_per_s = -1.0;
+        const pm_status st = pm_serve_compute(&t, &w, &ref, &e_ref);
+        assert_int_not_equal(st, PM_OK);
+        assert_int_equal(pm_serve_compute_compiled(&t, &w, &c, &got, &e_got), st);
+        assert_string_equal(e_got.path, e_ref.path);
+        assert_string_equal(e_got.message, e_ref.message);
+    }
+    pm_scenario t = s;
+    pm_error err;
+    assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, 64.0 * 1048576.0, &err), PM_OK);
+    assert_int_equal(pm_serve_compute(&t, &w, &ref, &e_ref), PM_OK);
+    assert_int_equal(pm_serve_compute_compiled(&t, &w, &c, &got, &e_got), PM_OK);
+    assert_memory_equal(&ref, &got, sizeof ref);
+    pm_serve_compiled_release(&c);
+}
+
+/* A compiled point keeps the area, price and static power of the accelerator it last served
+ * (figures_memoised): served at an L2 capacity, then at a second, then at the first again with
+ * another HBM bandwidth (which those figures do not read: kept), each answer is
+ * pm_serve_compute's bit for bit, and the figures follow the L2 (its area: more L2, more mm2
+ * and fewer tokens/s per mm2). A memo keyed on less than the L2 would answer the second point
+ * with the first's mm2. */
+static void test_compiled_figures_follow_the_l2(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b");
+    assert_true(s.accel.area.present && s.accel.cost.present && s.accel.energy.present);
+    pm_serve_workload w = {pm_workload_prompt_tokens(&s.workload),
+                           pm_workload_decode_steps(&s.workload), 16, 512,
+                           PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0, {{0}}};
+    pm_serve_compiled c;
+    memset(&c, 0, sizeof c);
+    const double l2_mib[] = {32, 96, 32};
+    const double hbm_x[] = {1, 1, 0.5};
+    pm_serve_result got[3];
+    for (int i = 0; i < 3; i++) {
+        pm_scenario t = s;
+        pm_error err;
+        assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, l2_mib[i] * 1048576.0, &err), PM_OK);
+        assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_HBM_BW,
+                                              s.accel.hbm_bandwidth_bytes_per_s * hbm_x[i], &err),
+                         PM_OK);
+        pm_serve_result ref;
+        assert_int_equal(pm_serve_compute(&t, &w, &ref, &err), PM_OK);
+        assert_int_equal(pm_serve_compute_compiled(&t, &w, &c, &got[i], &err), PM_OK);
+        assert_memory_equal(&ref, &got[i], sizeof ref);
+    }
+    assert_true(got[1].die_mm2 > got[0].die_mm2);
+    assert_memory_equal(&got[2].die_mm2, &got[0].die_mm2, sizeof(double));
+    pm_serve_compiled_release(&c);
+}
+
 /* Data-parallel replicas: 4 replicas at 32 sequences in flight are each the scenario's group
  * at 8 (closed loop), and at 2 requests/s each at 0.5 (open loop): per-device, per-user and
  * latency figures are one replica's, the totals 4 times them. Fewer sequences than replicas
@@ -929,6 +1018,8 @@ int main(void)
         cmocka_unit_test(test_more_l2_never_slower_streaming),
         cmocka_unit_test(test_served_memory),
         cmocka_unit_test(test_served_refused),
+        cmocka_unit_test(test_compiled_refuses_as_served),
+        cmocka_unit_test(test_compiled_figures_follow_the_l2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
