@@ -19,7 +19,12 @@
  * dequantisation time (which read only the accelerator's GEMM fields, pm_cost_key) are kept as
  * a row (pm_cost_row): step_plan.c makes a template's rows once and a compiled template keeps
  * them, so a node at another hardware point is costed from its row alone, in the same
- * operations in the same order as from the node (bit for bit).
+ * operations in the same order as from the node (bit for bit). A row also keeps its node's costs
+ * (issue 46 item 3): what a plan's node costs read of the hardware beyond the tiling bound is a
+ * handful of numbers (pm_cost_hw: the peaks, bandwidths, fixed times, allreduce models), so where
+ * two points' are the same, bit for bit, a node whose tiling bytes are 0 at both costs the same;
+ * the rows keep the costs at the L2 past every tiling kink (pm_cost_ctx_unbounded) and the key
+ * the pm_cost_hw they were made at (pm_cost_key.at, numbered gen); step_plan.c serves them.
  *
  * May call: accelerator.c, collective.c, dtype.c, error.c, gemm_eff.c, graph.c, runtime.c.
  */
@@ -43,7 +48,8 @@ typedef struct roof_in {
 /* An element's bytes of datatype d (1 for a datatype without). */
 static double elem_bytes(pm_dtype d)
 {
-    return pm_dtype_bytes(d) > 0 ? pm_dtype_bytes(d) : 1.0;
+    const double b = pm_dtype_bytes(d);
+    return b > 0 ? b : 1.0;
 }
 
 void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
@@ -91,20 +97,28 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
     k->moe_curve = pm_moe_gemm_curve_of(s);
 }
 
-void pm_cost_key_init(const pm_scenario *s, pm_cost_key *key)
+/* The accelerator's GEMM fields a row reads (pm_cost_key.v). */
+static void key_values(const pm_scenario *s, double v[5])
 {
     const pm_accelerator *a = &s->accel;
-    const double v[5] = {a->gemm.present ? 1.0 : 0.0, a->gemm.compute_units, a->gemm.tile_m,
-                         a->gemm.tile_n, a->dequant_elem_per_s};
+    v[0] = a->gemm.present ? 1.0 : 0.0;
+    v[1] = a->gemm.compute_units;
+    v[2] = a->gemm.tile_m;
+    v[3] = a->gemm.tile_n;
+    v[4] = a->dequant_elem_per_s;
+}
+
+void pm_cost_key_init(const pm_scenario *s, pm_cost_key *key)
+{
     memset(key, 0, sizeof *key); /* no hardware point yet (gen 0) */
-    memcpy(key->v, v, sizeof v);
+    key_values(s, key->v);
 }
 
 bool pm_cost_key_same(const pm_scenario *s, const pm_cost_key *key)
 {
-    pm_cost_key now;
-    pm_cost_key_init(s, &now);
-    return memcmp(now.v, key->v, sizeof now.v) == 0;
+    double v[5];
+    key_values(s, v);
+    return memcmp(v, key->v, sizeof v) == 0;
 }
 
 /* An allreduce model's fields into v[14] (those past its candidates 0: never read). */

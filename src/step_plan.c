@@ -134,19 +134,7 @@ static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
     const bool keep = pm_cost_row_keepable(&p->cost, r);
     const bool tiled = keep && pm_cost_row_tiling(&p->cost, r) > 0;
     if (keep && r->kept_gen == gen && !tiled) {
-        const pm_step_node *c = &r->kept;
-        out->hbm = c->hbm;
-        if (prefetching && c->bytes > 0) {
-            out->l2 = c->l2;
-            out->pf = c->pf;
-        }
-        out->bytes = c->bytes;
-        out->is_ar = c->is_ar;
-        out->is_comm = c->is_comm;
-        out->is_a2a = c->is_a2a;
-        out->is_rs = c->is_rs;
-        out->is_ag = c->is_ag;
-        out->routed = c->routed;
+        *out = r->kept;
         return;
     }
     row_costs(&p->cost, &p->ar, &p->ar_fused, n, r, prefetching, out);
@@ -159,6 +147,9 @@ static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
     } else {
         r->kept = *out;
     }
+    /* What row_costs does not cost (nothing prefetched), kept as 0: nothing reads it. */
+    if (!(prefetching && r->kept.bytes > 0))
+        r->kept.l2 = r->kept.pf = (pm_op_cost){0};
     r->kept_gen = gen;
 }
 
