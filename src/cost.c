@@ -19,7 +19,12 @@
  * dequantisation time (which read only the accelerator's GEMM fields, pm_cost_key) are kept as
  * a row (pm_cost_row): step_plan.c makes a template's rows once and a compiled template keeps
  * them, so a node at another hardware point is costed from its row alone, in the same
- * operations in the same order as from the node (bit for bit).
+ * operations in the same order as from the node (bit for bit). A row also keeps its node's costs
+ * (issue 46 item 3): what a plan's node costs read of the hardware beyond the tiling bound is a
+ * handful of numbers (pm_cost_hw: the peaks, bandwidths, fixed times, allreduce models), so where
+ * two points' are the same, bit for bit, a node whose tiling bytes are 0 at both costs the same;
+ * the rows keep the costs at the L2 past every tiling kink (pm_cost_ctx_unbounded) and the key
+ * the pm_cost_hw they were made at (pm_cost_key.at, numbered gen); step_plan.c serves them.
  *
  * May call: accelerator.c, collective.c, dtype.c, error.c, gemm_eff.c, graph.c, runtime.c.
  */
@@ -43,7 +48,8 @@ typedef struct roof_in {
 /* An element's bytes of datatype d (1 for a datatype without). */
 static double elem_bytes(pm_dtype d)
 {
-    return pm_dtype_bytes(d) > 0 ? pm_dtype_bytes(d) : 1.0;
+    const double b = pm_dtype_bytes(d);
+    return b > 0 ? b : 1.0;
 }
 
 void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
@@ -91,19 +97,94 @@ void pm_cost_ctx_init(const pm_scenario *s, pm_cost_ctx *k)
     k->moe_curve = pm_moe_gemm_curve_of(s);
 }
 
-void pm_cost_key_init(const pm_scenario *s, pm_cost_key *key)
+/* The accelerator's GEMM fields a row reads (pm_cost_key.v). */
+static void key_values(const pm_scenario *s, double v[5])
 {
     const pm_accelerator *a = &s->accel;
-    *key = (pm_cost_key){{a->gemm.present ? 1.0 : 0.0, a->gemm.compute_units, a->gemm.tile_m,
-                          a->gemm.tile_n, a->dequant_elem_per_s}};
+    v[0] = a->gemm.present ? 1.0 : 0.0;
+    v[1] = a->gemm.compute_units;
+    v[2] = a->gemm.tile_m;
+    v[3] = a->gemm.tile_n;
+    v[4] = a->dequant_elem_per_s;
+}
+
+void pm_cost_key_init(const pm_scenario *s, pm_cost_key *key)
+{
+    memset(key, 0, sizeof *key); /* no hardware point yet (gen 0) */
+    key_values(s, key->v);
 }
 
 bool pm_cost_key_same(const pm_scenario *s, const pm_cost_key *key)
 {
-    pm_cost_key now;
-    pm_cost_key_init(s, &now);
-    return memcmp(&now, key, sizeof now) == 0;
+    double v[5];
+    key_values(s, v);
+    return memcmp(v, key->v, sizeof v) == 0;
 }
+
+/* An allreduce model's fields into v[14] (those past its candidates 0: never read). */
+static void hw_model(const pm_ar_model *m, double *v)
+{
+    memset(v, 0, 14 * sizeof *v);
+    v[0] = m->n;
+    v[1] = m->single_device;
+    for (int i = 0; i < m->n && i < 4; i++) {
+        v[2 + 3 * i] = m->algo[i];
+        v[3 + 3 * i] = m->fixed[i];
+        v[4 + 3 * i] = m->per_byte[i];
+    }
+}
+
+/* Every term of k that a row's cost reads but the tiling roots (pm_cost_row_tiling reads them),
+ * what plain_cost, fixed_s, row_cost and other_cost read of the scenario for a kind that may be
+ * kept (pm_cost_row_keepable), the allreduce models and the prefetching flag. */
+void pm_cost_hw_init(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                     bool prefetching, pm_cost_hw *h)
+{
+    const pm_scenario *s = k->s;
+    memcpy(h->peak, k->peak, sizeof h->peak);
+    memcpy(h->att_peak, k->att_peak, sizeof h->att_peak);
+    memcpy(h->kv_bw, k->kv_bw, sizeof h->kv_bw);
+    h->bw = k->bw;
+    h->l2_bw = k->l2_bw;
+    h->pf_bw = k->pf_bw;
+    h->launch_s = k->launch_s;
+    h->moe_frac = k->moe_frac;
+    h->moe_curve = k->moe_curve ? 1.0 : 0.0;
+    h->gemm_present = s->accel.gemm.present ? 1.0 : 0.0;
+    h->gemm_overlap_loss_frac = s->accel.gemm.overlap_loss_frac;
+    h->gemm_latency_s = s->accel.gemm.latency_s;
+    h->attention_latency_s = s->accel.attention_latency_s;
+    h->host_s = pm_runtime_step_s(s);
+    h->allreduce_s = pm_runtime_allreduce_s(s);
+    h->chunk_half_bytes = s->accel.chunk_half_efficiency_bytes;
+    h->prefetching = prefetching ? 1.0 : 0.0;
+    hw_model(ar, h->ar);
+    hw_model(ar_fused, h->ar_fused);
+}
+
+void pm_cost_key_at(pm_cost_key *key, const pm_cost_hw *h)
+{
+    if (key->gen > 0 && memcmp(&key->at, h, sizeof *h) == 0)
+        return;
+    key->at = *h;
+    key->gen++;
+}
+
+void pm_cost_ctx_unbounded(const pm_cost_ctx *k, pm_cost_ctx *out)
+{
+    *out = *k;
+    /* tile / inf = 0: tiling_bytes's comparison fails and it returns 0, as past the kink. */
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        out->tile_root[d] = INFINITY;
+}
+
+bool pm_cost_row_keepable(const pm_cost_ctx *k, const pm_cost_row *r)
+{
+    /* The expert compute table's fraction reads the row's tokens per expert from a table of
+     * the scenario's: a grouped GEMM under one is costed again at every point. */
+    return r->keepable && !(r->grouped && k->moe_curve);
+}
+
 
 /* The hardware-free part of roof_prepare, plain_cost and fixed_s, and the GEMM rules at s's
  * accelerator (its key): the node's terms are then those of the row alone. */
@@ -111,7 +192,10 @@ void pm_cost_row_init(const pm_scenario *s, const pm_node *n, pm_cost_row *r)
 {
     const bool dt = (int)n->dtype >= 0 && n->dtype < PM_DTYPE_COUNT;
     const bool gemm = n->kind == PM_NODE_MATMUL || n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE;
-    *r = (pm_cost_row){0};
+    /* The coefficients, and no kept costs (their fields are read only where a gen matches): a
+     * row made per node on the graph path does not clear them. */
+    r->tile_bytes = r->dequant_s = r->align_s = 0.0;
+    r->kept_gen = r->fused_gen = 0;
     r->flop = n->flop;
     r->act_bytes = n->act_bytes;
     r->weight_bytes = n->weight_bytes;
@@ -126,6 +210,9 @@ void pm_cost_row_init(const pm_scenario *s, const pm_node *n, pm_cost_row *r)
     r->grouped = gemm && n->routed;
     r->expert_rows = r->grouped ? n->m : 0.0;
     r->embedding = n->kind == PM_NODE_EMBEDDING;
+    /* A GEMM without a datatype reads the L2 capacity itself (roof_prepare's root). */
+    r->keepable = !(n->kind == PM_NODE_REDUCE_SCATTER || n->kind == PM_NODE_ALL_GATHER ||
+                    n->kind == PM_NODE_ALLTOALL || n->kind == PM_NODE_RECV || (r->gemm && !dt));
     r->wave_frac = 1.0;
     if (r->gemm) {
         /* The last wave of output tiles leaves compute units idle (gemm_eff.c). */
@@ -141,6 +228,22 @@ void pm_cost_row_init(const pm_scenario *s, const pm_node *n, pm_cost_row *r)
         r->align_s = pm_moe_align_s(s, n->m);
 }
 
+/* The tiling bound's bytes beyond the compulsory ones (a GEMM with m > 0). */
+static inline double tiling_bytes(const pm_cost_ctx *k, const pm_cost_row *r)
+{
+    /* Past C* = e (tile / compulsory)^2 of L2 the tiling bound is below the compulsory bytes
+     * and adds nothing. */
+    const double root =
+        r->dtype >= 0 ? k->tile_root[r->dtype] : sqrt(k->s->accel.l2_capacity_bytes);
+    const double tiled = r->tile_bytes / root;
+    return tiled > r->compulsory_bytes ? tiled - r->compulsory_bytes : 0.0;
+}
+
+double pm_cost_row_tiling(const pm_cost_ctx *k, const pm_cost_row *r)
+{
+    return r->gemm ? tiling_bytes(k, r) : 0.0;
+}
+
 static inline roof_in roof_prepare(const pm_cost_ctx *k, const pm_cost_row *r)
 {
     roof_in ri = {0};
@@ -153,13 +256,7 @@ static inline roof_in roof_prepare(const pm_cost_ctx *k, const pm_cost_row *r)
     if (r->gemm) {
         ri.compute_s /= r->wave_frac;
         ri.compute_s += r->dequant_s;
-        /* Past C* = e (tile / compulsory)^2 of L2 the tiling bound is below the compulsory
-         * bytes and adds nothing. */
-        const double root =
-            r->dtype >= 0 ? k->tile_root[r->dtype] : sqrt(k->s->accel.l2_capacity_bytes);
-        const double tiled = r->tile_bytes / root;
-        if (tiled > r->compulsory_bytes)
-            ri.tiling_bytes = tiled - r->compulsory_bytes;
+        ri.tiling_bytes = tiling_bytes(k, r);
     }
     ri.bw = k->bw;
     ri.kv_bw = k->kv_bw[r->kv_bw];

@@ -585,6 +585,20 @@ double pm_a2a_link_bytes(const pm_cluster *c, double n);
  * needs. */
 #define PM_TEMPLATE_MAX 32
 
+/* One node of a step plan (step_plan.c) with its costs: from HBM, from L2 after a prefetch, and
+ * its prefetch (defined here: a row keeps one, pm_cost_row). */
+typedef struct pm_step_node {
+    pm_op_cost hbm;   /* served from HBM */
+    pm_op_cost l2;    /* prefetched, served from L2 (when bytes > 0 and prefetching) */
+    pm_op_cost pf;    /* its prefetch on the prefetch stream */
+    double bytes;     /* prefetchable bytes (Algorithm 1's M(n)) */
+    bool is_comm, is_ar;
+    bool is_a2a;      /* an all-to-all: its window may prefetch routed experts */
+    bool is_rs, is_ag; /* sequence parallelism's reduce-scatter (whose window runs through the
+                          all-gather after it: insert.c) and all-gather */
+    bool routed;      /* routed experts: prefetchable only under an all-to-all */
+} pm_step_node;
+
 /* A node's roofline as coefficients (cost.c, issue 46 item 3): what of pm_op_cost_node reads no
  * hardware, computed once per node of a template, and what the accelerator's GEMM rules give
  * it (gemm_eff.c's wave fraction and dequantisation time), kept with the accelerator fields
@@ -611,11 +625,43 @@ typedef struct pm_cost_row {
     bool knee;               /* a MatMul: gemm_eff.c's knee and fixed time (pm_gemm_time) */
     bool grouped;            /* routed experts' GEMM: the engine's grouped kernel's fraction */
     bool embedding;          /* the step's host work precedes it (runtime.c) */
+    /* Its costs kept (issue 46 item 3; step_plan.c's): those at the hardware point of the
+     * rows' key (pm_cost_key.at) of number kept_gen, with the tiling bound off (at
+     * pm_cost_ctx_unbounded): a node's costs at any point of that pm_cost_hw where its tiling
+     * bytes (pm_cost_row_tiling) are 0, bit for bit. */
+    bool keepable;           /* its node's cost reads of the hardware only pm_cost_hw and the
+                                tiling bound (pm_cost_row_keepable) */
+    uint64_t kept_gen;       /* 0: none kept */
+    pm_step_node kept;
+    /* A MatMul's: the cost of its fused node (its allreduce absorbed: fuse_class), kept the
+     * same way, and the fused node's message and chunk option it was made for. */
+    uint64_t fused_gen;      /* 0: none kept */
+    double fused_comm_bytes;
+    int fused_chunks;
+    pm_op_cost fused;
 } pm_cost_row;
+/* What the costs of a plan's nodes read of the hardware beyond each row's tiling bound (cost.c,
+ * pm_cost_hw_init): the peaks, bandwidths and fixed times of pm_cost_ctx, gemm_eff.c's knee, the
+ * attention's latency, the step's host work, the allreduce models and start-up, the fused
+ * kernel's chunk half-efficiency and whether the prefetched variants are costed. Doubles only
+ * (no padding): compared with memcmp, bit for bit. Where two points' are equal, a node costed
+ * at one costs the same at the other unless its tiling bytes differ (issue 46 item 3). */
+typedef struct pm_cost_hw {
+    double peak[PM_DTYPE_COUNT], att_peak[PM_DTYPE_COUNT];
+    double bw, kv_bw[4], l2_bw, pf_bw, launch_s, moe_frac;
+    double moe_curve; /* 1 where the runtime's expert compute table applies */
+    double gemm_present, gemm_overlap_loss_frac, gemm_latency_s, attention_latency_s;
+    double host_s, allreduce_s, chunk_half_bytes, prefetching;
+    double ar[14], ar_fused[14]; /* the models field by field (hw_model) */
+} pm_cost_hw;
 /* The accelerator fields a row's GEMM terms read (gemm.present, compute_units, tile_m, tile_n,
  * dequant_elem_per_s): rows made at one key serve every scenario of the same key. */
 typedef struct pm_cost_key {
     double v[5];
+    /* The hardware point the rows' kept costs were made at (pm_cost_key_at), and its number:
+     * a row's kept costs are those of point gen (0: none yet). */
+    pm_cost_hw at;
+    uint64_t gen;
 } pm_cost_key;
 /* The rows of a template's nodes (step_plan.c fills them; the builder does not). */
 typedef struct pm_template_rows {
@@ -744,6 +790,24 @@ void pm_cost_row_init(const pm_scenario *s, const pm_node *n, pm_cost_row *r);
 void pm_cost_key_init(const pm_scenario *s, pm_cost_key *key);
 /* Whether rows made at key serve s (its accelerator's GEMM fields are key's, bit for bit). */
 bool pm_cost_key_same(const pm_scenario *s, const pm_cost_key *key);
+/* The tiling bound's HBM bytes beyond the compulsory ones of row r at k's L2 capacity (0 but for
+ * a GEMM with m > 0): the one term of a row's cost that reads the L2 capacity. */
+double pm_cost_row_tiling(const pm_cost_ctx *k, const pm_cost_row *r);
+/* Whether r's node's cost reads of the hardware only what pm_cost_hw holds and r's tiling bound
+ * at k (not a reduce-scatter, all-gather, all-to-all or receive, a GEMM without a datatype, nor
+ * a grouped GEMM under the runtime's expert compute table): then it may be kept
+ * (pm_cost_row.kept). */
+bool pm_cost_row_keepable(const pm_cost_ctx *k, const pm_cost_row *r);
+/* k at an L2 capacity past every GEMM's tiling kink (its tiling roots infinite): a keepable row
+ * costs there what it costs at k's point where its tiling bytes are 0, bit for bit. */
+void pm_cost_ctx_unbounded(const pm_cost_ctx *k, pm_cost_ctx *out);
+/* What the node costs of a plan of k, its allreduce models and prefetching read of the
+ * hardware (pm_cost_hw). */
+void pm_cost_hw_init(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
+                     bool prefetching, pm_cost_hw *h);
+/* key->at = h, with a new key->gen where h differs from it (the rows' kept costs, made at
+ * another point, are then stale). */
+void pm_cost_key_at(pm_cost_key *key, const pm_cost_hw *h);
 /* pm_op_cost_node of n from its row r (pm_cost_row_init at a scenario of k's key). */
 void pm_op_cost_row(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,
                     const pm_cost_row *r, pm_op_cost *out);
@@ -804,18 +868,6 @@ pm_status pm_sim_run(const pm_sim_op *main_ops, size_t n_main, const pm_sim_op *
 /* The fast step evaluator (step_plan.c): a plan holds one layer's nodes and costs for a scenario,
  * phase and mode family (fused or not); evaluations at other decode contexts recompute the
  * attention node only. */
-typedef struct pm_step_node {
-    pm_op_cost hbm;   /* served from HBM */
-    pm_op_cost l2;    /* prefetched, served from L2 (when bytes > 0 and prefetching) */
-    pm_op_cost pf;    /* its prefetch on the prefetch stream */
-    double bytes;     /* prefetchable bytes (Algorithm 1's M(n)) */
-    bool is_comm, is_ar;
-    bool is_a2a;      /* an all-to-all: its window may prefetch routed experts */
-    bool is_rs, is_ag; /* sequence parallelism's reduce-scatter (whose window runs through the
-                          all-gather after it: insert.c) and all-gather */
-    bool routed;      /* routed experts: prefetchable only under an all-to-all */
-} pm_step_node;
-
 /* One segment of a step's schedule (step_plan.c): main ops in order, each with its cost, its
  * prefetch (or -1) and, per prefetch, the main op that triggers it. */
 typedef struct pm_step_seg {

@@ -85,13 +85,25 @@ static const pm_step_traffic *traffic_of(const pm_step_plan *p, int m)
     return m ? p->tmpl.counts.moe : p->tmpl.counts.layer;
 }
 
+/* What of a plan's node reads the node alone: its prefetchable bytes and its kind's flags. */
+static void node_flags(const pm_node *n, pm_step_node *out)
+{
+    out->bytes = pm_node_prefetchable_bytes(n);
+    out->is_ar = pm_kind_is_collective(n->kind);
+    out->is_comm = is_comm(n->kind);
+    out->is_a2a = n->kind == PM_NODE_ALLTOALL;
+    out->is_rs = n->kind == PM_NODE_REDUCE_SCATTER;
+    out->is_ag = n->kind == PM_NODE_ALL_GATHER;
+    out->routed = n->routed;
+}
+
 /* The costs of one node with its roofline row r (cost.c) served from HBM, served from L2 after
  * a prefetch, and of its prefetch. */
 static void row_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
                       const pm_node *n, const pm_cost_row *r, bool prefetching,
                       pm_step_node *out)
 {
-    out->bytes = pm_node_prefetchable_bytes(n);
+    node_flags(n, out);
     if (prefetching && out->bytes > 0) {
         /* MatMul or attention: plain operations, both variants from one roofline. */
         pm_op_cost_pair_row(k, r, out->bytes, &out->hbm, &out->l2);
@@ -100,12 +112,77 @@ static void row_costs(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_m
         pm_op_cost_row(k, n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE ? ar_fused : ar, n, r,
                        &out->hbm);
     }
-    out->is_ar = pm_kind_is_collective(n->kind);
-    out->is_comm = is_comm(n->kind);
-    out->is_a2a = n->kind == PM_NODE_ALLTOALL;
-    out->is_rs = n->kind == PM_NODE_REDUCE_SCATTER;
-    out->is_ag = n->kind == PM_NODE_ALL_GATHER;
-    out->routed = n->routed;
+}
+
+/* Whether two doubles are the same bits (a kept cost's inputs: never a tolerance). */
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* row_costs of plan p's node n through its row's kept costs (issue 46 item 3): a row whose
+ * tiling bytes are 0 at a point of the same pm_cost_hw (the key's gen) has every input of its
+ * cost the same as where it was kept (at pm_cost_ctx_unbounded, bit for bit), so its costs are
+ * the kept ones; else costed, and kept once per gen (at the unbounded L2 where its tiling bound
+ * is on here: on an L2 axis its term changes from point to point, and is off past its kink).
+ * A row is always costed with the same prefetching (the head's false, the others' p's: in the
+ * key). */
+static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
+                       bool prefetching, pm_step_node *out)
+{
+    const uint64_t gen = p->tmpl.rows.key.gen;
+    const bool keep = pm_cost_row_keepable(&p->cost, r);
+    const bool tiled = keep && pm_cost_row_tiling(&p->cost, r) > 0;
+    if (keep && r->kept_gen == gen && !tiled) {
+        *out = r->kept;
+        return;
+    }
+    row_costs(&p->cost, &p->ar, &p->ar_fused, n, r, prefetching, out);
+    if (!keep || r->kept_gen == gen)
+        return;
+    if (tiled) {
+        pm_cost_ctx past;
+        pm_cost_ctx_unbounded(&p->cost, &past);
+        row_costs(&past, &p->ar, &p->ar_fused, n, r, prefetching, &r->kept);
+    } else {
+        r->kept = *out;
+    }
+    /* What row_costs does not cost (nothing prefetched), kept as 0: nothing reads it. */
+    if (!(prefetching && r->kept.bytes > 0))
+        r->kept.l2 = r->kept.pf = (pm_op_cost){0};
+    r->kept_gen = gen;
+}
+
+/* The cost of fused node n (a MatMul with its allreduce absorbed) of the fused plan f from its
+ * MatMul's row r, through the row's kept fused cost as kept_costs: the chunk search's inputs
+ * are the roofline (the key's gen, the tiling bound off), the fused model and the chunk
+ * half-efficiency (the key's), the node's message and chunk option. */
+static void fused_costs(const pm_step_plan *f, uint64_t gen, const pm_node *n, pm_cost_row *r,
+                        pm_step_node *out)
+{
+    const bool keep = pm_cost_row_keepable(&f->cost, r);
+    const bool tiled = keep && pm_cost_row_tiling(&f->cost, r) > 0;
+    const bool same_node =
+        same_bits(r->fused_comm_bytes, n->comm_bytes) && r->fused_chunks == n->chunks;
+    if (keep && r->fused_gen == gen && same_node && !tiled) {
+        node_flags(n, out);
+        out->hbm = r->fused;
+        return;
+    }
+    row_costs(&f->cost, &f->ar, &f->ar_fused, n, r, false, out);
+    if (!keep || (r->fused_gen == gen && same_node))
+        return;
+    r->fused = out->hbm;
+    if (tiled) {
+        pm_cost_ctx past;
+        pm_step_node c;
+        pm_cost_ctx_unbounded(&f->cost, &past);
+        row_costs(&past, &f->ar, &f->ar_fused, n, r, false, &c);
+        r->fused = c.hbm;
+    }
+    r->fused_gen = gen;
+    r->fused_comm_bytes = n->comm_bytes;
+    r->fused_chunks = n->chunks;
 }
 
 /* row_costs of a node without a row kept (an attention at another context, a fused node). */
@@ -489,7 +566,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
                             bool prefetching, pm_step_plan *p, pm_error *err)
 {
     const pm_template *t = &p->tmpl;
-    const pm_template_rows *rw = &p->tmpl.rows;
+    pm_template_rows *rw = &p->tmpl.rows;
     pm_status st = PM_OK;
     const pm_phase phase = step->phase;
     p->s = s;
@@ -501,10 +578,17 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
         return st;
     const int local = pm_model_local_layers(&s->model);
     template_rows(s, local > 0, &p->tmpl);
+    /* The rows' kept costs serve where what the costs read of the hardware is as they were
+     * made at (issue 46 item 3). */
+    pm_cost_hw hw;
+    pm_cost_hw_init(&p->cost, &p->ar, &p->ar_fused, p->prefetching, &hw);
+    pm_cost_key_at(&rw->key, &hw);
     p->head_s = 0.0;
     p->counted = false;
     for (int i = 0; i < t->n_head; i++) {
-        pm_op_cost_row(&p->cost, &p->ar, &t->head[i], &rw->head[i], &p->head_cost[i]);
+        pm_step_node h;
+        kept_costs(p, &t->head[i], &rw->head[i], false, &h);
+        p->head_cost[i] = h.hbm;
         p->head_s += p->head_cost[i].total_s;
     }
     p->attn = -1;
@@ -513,8 +597,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
         const pm_node *n = &t->layer[i];
         if (n->kind == PM_NODE_ATTENTION)
             p->attn = i;
-        row_costs(&p->cost, &p->ar, &p->ar_fused, n, &rw->layer[i], p->prefetching,
-                  &p->layer[i]);
+        kept_costs(p, n, &rw->layer[i], p->prefetching, &p->layer[i]);
         if (n->kind == PM_NODE_FUSED_MATMUL_ALLREDUCE && p->chunks == 0)
             p->chunks = p->layer[i].hbm.chunks;
     }
@@ -525,7 +608,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
     p->moe_rest_s = 0.0;
     for (int i = 0; i < t->n_moe; i++) {
         const pm_node *n = &t->moe[i];
-        row_costs(&p->cost, &p->ar, &p->ar_fused, n, &rw->moe[i], p->prefetching, &p->moe[i]);
+        kept_costs(p, n, &rw->moe[i], p->prefetching, &p->moe[i]);
         if (i != p->attn)
             p->moe_rest_s += p->moe[i].hbm.total_s;
     }
@@ -534,8 +617,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
         return st;
     p->tail_s = 0.0;
     for (int i = 0; i < t->n_tail; i++) {
-        row_costs(&p->cost, &p->ar, &p->ar_fused, &t->tail[i], &rw->tail[i], p->prefetching,
-                  &p->tail[i]);
+        kept_costs(p, &t->tail[i], &rw->tail[i], p->prefetching, &p->tail[i]);
         p->tail_s += p->tail[i].hbm.total_s;
     }
     p->attn_dflop = p->attn_dkv = 0.0;
@@ -554,8 +636,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
     }
     if (p->attn >= 0 && local > 0) {
         p->attn_node[1] = t->attn_local;
-        row_costs(&p->cost, &p->ar, &p->ar_fused, &p->attn_node[1], &rw->attn_local,
-                  p->prefetching, &p->attn_cost[1]);
+        kept_costs(p, &p->attn_node[1], &rw->attn_local, p->prefetching, &p->attn_cost[1]);
     }
     /* The pairs depend on the model alone: a plan of the same scenario has them (O(L) to
      * count for a MoE model). */
@@ -578,7 +659,7 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
  * others read from u where they are. Adds their times but the attention's to the class's rest
  * and, counted, their traffic times the class's layers to f->plain_rest_tr, node by node in
  * layer order as plain_total adds a built plan's: the sums are those of the plan built fused. */
-static void fuse_class(const pm_step_plan *u, int m, bool kept, pm_step_plan *f)
+static void fuse_class(pm_step_plan *u, int m, bool kept, pm_step_plan *f)
 {
     void (*add)(pm_traffic *, const pm_traffic *, double) = kept ? add_hw : pm_traffic_add;
     const pm_node *out = u->tmpl.fused.layer[m];
@@ -603,8 +684,8 @@ static void fuse_class(const pm_step_plan *u, int m, bool kept, pm_step_plan *f)
             /* Its MatMul's row serves it: build.c's fuse changes the node's kind and message,
              * which other_cost reads from the node, and the row's knee, which a fused node's
              * cost does not read. */
-            const pm_cost_row *row = m ? &u->tmpl.rows.moe[i] : &u->tmpl.rows.layer[i];
-            row_costs(&f->cost, &f->ar, &f->ar_fused, &out[j], row, false, &fc);
+            pm_cost_row *row = m ? &u->tmpl.rows.moe[i] : &u->tmpl.rows.layer[i];
+            fused_costs(f, u->tmpl.rows.key.gen, &out[j], row, &fc);
             if (f->counted)
                 (kept ? node_traffic_hw : node_traffic)(f, &out[j], &fc, &ft);
             if (f->chunks == 0)

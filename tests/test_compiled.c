@@ -294,6 +294,92 @@ static void test_traffic_follows_the_l2(void **state)
     free(p);
 }
 
+/* Plans p (built from a template) and q (built afresh) cost every node the same, bit for bit. */
+static void assert_same_costs(const pm_step_plan *p, const pm_step_plan *q)
+{
+    assert_int_equal(p->tmpl.n_layer, q->tmpl.n_layer);
+    for (int i = 0; i < q->tmpl.n_head; i++)
+        assert_memory_equal(&p->head_cost[i], &q->head_cost[i], sizeof(pm_op_cost));
+    for (int i = 0; i < q->tmpl.n_layer; i++) {
+        const pm_step_node *a = &p->layer[i], *b = &q->layer[i];
+        assert_memory_equal(&a->hbm, &b->hbm, sizeof(pm_op_cost));
+        assert_memory_equal(&a->bytes, &b->bytes, sizeof(double));
+        if (q->prefetching && b->bytes > 0) {
+            assert_memory_equal(&a->l2, &b->l2, sizeof(pm_op_cost));
+            assert_memory_equal(&a->pf, &b->pf, sizeof(pm_op_cost));
+        }
+    }
+    for (int i = 0; i < q->tmpl.n_tail; i++)
+        assert_memory_equal(&p->tail[i].hbm, &q->tail[i].hbm, sizeof(pm_op_cost));
+    assert_memory_equal(&p->layer_rest_s, &q->layer_rest_s, sizeof(double));
+    assert_memory_equal(&p->tail_s, &q->tail_s, sizeof(double));
+    assert_memory_equal(&p->head_s, &q->head_s, sizeof(double));
+}
+
+/* A template's rows keep their nodes' costs (issue 46 item 3): costed at a 1 MiB L2, where
+ * llama70b's prefill GEMMs pay the tiling bound, the rows keep the costs with the bound off (an
+ * unbounded L2); a plan built from that template at 256 MiB (the bound off, the rest of the
+ * hardware the same: the kept costs serve) and at 1 MiB with half the HBM bandwidth (another
+ * pm_cost_hw: costed again) must cost every node, unfused and fused (the chunk search, kept
+ * too), as the plan built there, bit for bit. Were the kept costs those of the 1 MiB point, or
+ * kept across the HBM bandwidth, the comparison would fail: the costs differ between the
+ * points. */
+static void test_costs_kept_past_the_kink(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    s.provenance = NULL;
+    pm_step step;
+    assert_int_equal(pm_step_of(&s, PM_PHASE_PREFILL, 2048, &step, NULL), PM_OK);
+    pm_scenario t = s, u = s;
+    set(&s, PM_AXIS_L2, 1048576.0);
+    set(&u, PM_AXIS_L2, 1048576.0);
+    set(&u, PM_AXIS_HBM_BW, s.accel.hbm_bandwidth_bytes_per_s / 2.0);
+    set(&t, PM_AXIS_L2, 256.0 * 1048576.0);
+    pm_step_plan *p = malloc(6 * sizeof *p);
+    assert_non_null(p);
+    assert_int_equal(pm_step_plan_build(&s, &step, false, true, &p[0], NULL), PM_OK);
+    pm_step_plan_count(&p[0]);
+    pm_step_plan_fuse(&p[0], &p[1]);
+    int tiled = 0;
+    for (int i = 0; i < p[0].tmpl.n_layer; i++)
+        tiled += pm_cost_row_tiling(&p[0].cost, &p[0].tmpl.rows.layer[i]) > 0;
+    assert_true(tiled > 0);
+    const pm_scenario *at[2] = {&t, &u};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(pm_step_plan_build(at[k], &step, false, true, &p[2], NULL), PM_OK);
+        pm_step_plan_count(&p[2]);
+        pm_step_plan_fuse(&p[2], &p[3]);
+        assert_int_equal(pm_step_plan_build_from(at[k], NULL, &step, &p[0].tmpl, true, &p[4],
+                                                 NULL),
+                         PM_OK);
+        pm_step_plan_count(&p[4]);
+        pm_step_plan_fuse(&p[4], &p[5]);
+        /* At 256 MiB every row's tiling bound is off: each is served from the kept costs. */
+        for (int i = 0; k == 0 && i < p[4].tmpl.n_layer; i++)
+            assert_false(pm_cost_row_tiling(&p[4].cost, &p[4].tmpl.rows.layer[i]) > 0);
+        assert_same_costs(&p[4], &p[2]);
+        assert_memory_equal(&p[5].layer_rest_s, &p[3].layer_rest_s, sizeof(double));
+        assert_memory_equal(&p[5].plain_rest_tr, &p[3].plain_rest_tr, sizeof(pm_traffic));
+        assert_int_equal(p[5].chunks, p[3].chunks);
+        for (int preserve = 0; preserve < 2; preserve++) {
+            double a, b;
+            assert_int_equal(pm_step_plan_eval(&p[2], preserve, step.context, &a, NULL), PM_OK);
+            assert_int_equal(pm_step_plan_eval(&p[4], preserve, step.context, &b, NULL), PM_OK);
+            assert_memory_equal(&a, &b, sizeof a);
+        }
+        /* The points differ where a kept cost could be mistaken for the point's: the GEMMs'
+         * HBM bytes or times, the fused plan's time or HBM bytes. */
+        bool moved = false;
+        for (int i = 0; i < p[0].tmpl.n_layer; i++)
+            moved = moved || memcmp(&p[2].layer[i].hbm, &p[0].layer[i].hbm, sizeof(pm_op_cost));
+        assert_true(moved);
+        assert_true(memcmp(&p[3].layer_rest_s, &p[1].layer_rest_s, sizeof(double)) != 0 ||
+                    memcmp(&p[3].plain_rest_tr, &p[1].plain_rest_tr, sizeof(pm_traffic)) != 0);
+    }
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +389,7 @@ int main(void)
         cmocka_unit_test(test_contract_matters),
         cmocka_unit_test(test_counts_kept),  cmocka_unit_test(test_rows_follow_the_gemm_fields),
         cmocka_unit_test(test_traffic_follows_the_l2),
+        cmocka_unit_test(test_costs_kept_past_the_kink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
