@@ -3,7 +3,9 @@
  * dimensions, an accelerator's peaks and fractions, a cluster's links) and together (heads and
  * experts against devices, datatypes against the accelerator and the runtime), and the
  * magnitudes the model is defined for (units.c), for scenarios built or changed by hand. Reads
- * only the public structs: every estimate checks its scenario here first.
+ * only the public structs: every estimate checks its scenario here first. A compiled served
+ * point at another hardware point is checked by the rules that read that hardware only
+ * (pm_scenario_check_hardware), the same rules in the same order.
  *
  * May call: accelerator.c, collective.c, dtype.c, error.c, plan.c, speculate.c, text.c, units.c,
  * workload.c.
