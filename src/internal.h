@@ -943,6 +943,14 @@ typedef struct pm_step_decided {
     bool pf[2][2][PM_TEMPLATE_MAX], lead[2][2][2][PM_TEMPLATE_MAX], pft[PM_TEMPLATE_MAX];
     bool summed;          /* sum holds PRESERVE's traffic with these decisions at ctx */
     pm_traffic sum;
+    /* sum's terms in its order (traffic_prefetched's), each a node's traffic in the room or
+     * an attention's in at (copied in at each point), and its count of nodes: a later point
+     * sums them again in the fields that read the hardware; at most 4 a node of the two layer
+     * templates (two attention classes, served or prefetched) and 1 a tail node */
+    int n_terms;
+    const pm_traffic *term[9 * PM_TEMPLATE_MAX];
+    double weight[9 * PM_TEMPLATE_MAX];
+    pm_step_traffic at[2];
     bool region_ok;       /* region holds the plan's region made with these decisions: its
                              segments point at the room's nodes, whose costs a later point
                              refreshes in place */

@@ -1546,15 +1546,18 @@ static void add_hw_read(pm_traffic *acc, const pm_traffic *t, double w)
     acc->l2_read_bytes += w * t->l2_read_bytes;
 }
 
-/* acc += w t (hw: in add_hw_read's fields only, a kept sum's) for a count of nodes w >= 0: none
- * adds nothing (the traffic is finite, so 0 t adds +0), which is half of the terms below, since
- * a node is prefetched in all or none of its layers of a class. */
-static void add_nodes(bool hw, pm_traffic *acc, const pm_traffic *t, double w)
+/* acc += w t for a count of nodes w >= 0: none adds nothing (the traffic is finite, so 0 t adds
+ * +0), which is half of the terms below, since a node is prefetched in all or none of its
+ * layers of a class. rec (may be NULL) records the term. */
+static void add_nodes(pm_step_decided *rec, pm_traffic *acc, const pm_traffic *t, double w)
 {
-    if (w > 0 && hw)
-        add_hw_read(acc, t, w);
-    else if (w > 0)
-        pm_traffic_add(acc, t, w);
+    if (!(w > 0))
+        return;
+    pm_traffic_add(acc, t, w);
+    if (rec) {
+        rec->term[rec->n_terms] = t;
+        rec->weight[rec->n_terms++] = w;
+    }
 }
 
 /* The layers of attention class c whose node i (before the first communication of MLP class
@@ -1570,11 +1573,10 @@ static double lead_count(const pm_step_plan *p, bool lead[2][2][2][MAXN], int c,
 }
 
 /* What a PRESERVE step moves with the insertion decisions pf (per attention and MLP class)
- * and pft (the tail), the attention's traffic at; hw: out holds the sum with the same
- * decisions at another hardware point, summed again in add_hw_read's fields only. */
+ * and pft (the tail), the attention's traffic at; rec (may be NULL) records its terms. */
 static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
                                bool pf[2][2][MAXN], bool lead[2][2][2][MAXN], const bool *pft,
-                               bool hw, pm_traffic *out)
+                               pm_step_decided *rec, pm_traffic *out)
 {
     const int nt = p->tmpl.n_tail;
     const int cl = p->all_class[0] > 0 ? 0 : 1;
@@ -1582,13 +1584,9 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
     int common = p->all_mlp[0] > 0 ? p->first_comm : p->moe_first_comm;
     if (p->all_mlp[0] > 0 && p->all_mlp[1] > 0 && p->moe_first_comm < common)
         common = p->moe_first_comm;
-    if (!hw) {
-        *out = p->head_tr;
-    } else { /* out holds the sum at another point: its fields that read the hardware anew */
-        out->hbm_bytes = p->head_tr.hbm_bytes;
-        out->link_bytes = p->head_tr.link_bytes;
-        out->l2_read_bytes = p->head_tr.l2_read_bytes;
-    }
+    *out = p->head_tr;
+    if (rec)
+        rec->n_terms = 0;
     /* The attention part (before the first communication), per attention class; the nodes are
      * the same in both MLP classes (the dense template's traffic). */
     for (int i = 0; i < common; i++) {
@@ -1601,8 +1599,8 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
              * class, once. */
             if (own_window(p, i, 0))
                 prefetched = pf[c][0][i] ? p->all_class[c] : 0.0;
-            add_nodes(hw, out, &t->tr_pf, prefetched);
-            add_nodes(hw, out, &t->tr, p->all_class[c] - prefetched);
+            add_nodes(rec, out, &t->tr_pf, prefetched);
+            add_nodes(rec, out, &t->tr, p->all_class[c] - prefetched);
         }
     }
     /* The nodes of one MLP class before its first communication beyond the common ones (a MoE
@@ -1612,8 +1610,8 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
         for (int i = common; p->all_mlp[k] > 0 && i < fc_of(p, k); i++)
             for (int c = 0; c < 2; c++) {
                 const double prefetched = lead_count(p, lead, c, k, i);
-                add_nodes(hw, out, &traffic_of(p, k)[i].tr_pf, prefetched);
-                add_nodes(hw, out, &traffic_of(p, k)[i].tr, p->all_cm[c][k] - prefetched);
+                add_nodes(rec, out, &traffic_of(p, k)[i].tr_pf, prefetched);
+                add_nodes(rec, out, &traffic_of(p, k)[i].tr, p->all_cm[c][k] - prefetched);
             }
     /* The MLP part, per MLP class. */
     for (int k = 0; k < 2; k++) {
@@ -1622,12 +1620,12 @@ static void traffic_prefetched(const pm_step_plan *p, const pm_step_traffic *at,
         const pm_step_traffic *tr = traffic_of(p, k);
         for (int i = fc_of(p, k); i < n_of(p, k); i++) {
             const double prefetched = pf[cl][k][i] ? p->all_mlp[k] : 0.0;
-            add_nodes(hw, out, &tr[i].tr_pf, prefetched);
-            add_nodes(hw, out, &tr[i].tr, p->all_mlp[k] - prefetched);
+            add_nodes(rec, out, &tr[i].tr_pf, prefetched);
+            add_nodes(rec, out, &tr[i].tr, p->all_mlp[k] - prefetched);
         }
     }
     for (int i = 0; i < nt; i++)
-        add_nodes(hw, out, pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr,
+        add_nodes(rec, out, pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr,
                   1.0);
 }
 
@@ -1655,7 +1653,7 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
      * decisions, in every layer of that class; the tail by the last layer's window. */
     bool pf[2][2][MAXN], lead[2][2][2][MAXN], pft[MAXN];
     decide_all(p, attn_bytes, pf, lead, pft, NULL, NULL);
-    traffic_prefetched(p, at, pf, lead, pft, false, out);
+    traffic_prefetched(p, at, pf, lead, pft, NULL, out);
 }
 
 void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
@@ -1667,7 +1665,7 @@ void pm_step_region_traffic(pm_step_region *r, int64_t ctx, pm_traffic *out)
     pm_step_traffic at[2];
     double attn_bytes[2];
     traffic_attention(r->p, ctx, at, attn_bytes);
-    traffic_prefetched(r->p, at, r->pf, r->lead, r->pft, false, out);
+    traffic_prefetched(r->p, at, r->pf, r->lead, r->pft, NULL, out);
 }
 
 /* A step time's status st said in err: a time that is not finite and positive, a schedule
@@ -1731,12 +1729,18 @@ static pm_status preserve_kept(pm_step_plan *p, int64_t ctx, const pm_step_traff
     const pm_status st = time_checked(region_time(r, time_s), time_s, err);
     if (st != PM_OK || !tr)
         return st;
-    if (k->summed) {
+    k->at[0] = at[0];
+    k->at[1] = at[1];
+    if (k->summed) { /* the kept terms, in add_hw_read's fields (the others are the sum's) */
         *tr = k->sum;
-        traffic_prefetched(p, at, r->pf, r->lead, r->pft, true, tr);
+        tr->hbm_bytes = p->head_tr.hbm_bytes;
+        tr->link_bytes = p->head_tr.link_bytes;
+        tr->l2_read_bytes = p->head_tr.l2_read_bytes;
+        for (int i = 0; i < k->n_terms; i++)
+            add_hw_read(tr, k->term[i], k->weight[i]);
         return PM_OK;
     }
-    traffic_prefetched(p, at, r->pf, r->lead, r->pft, false, tr);
+    traffic_prefetched(p, k->at, r->pf, r->lead, r->pft, k, tr);
     k->sum = *tr;
     k->summed = true;
     return PM_OK;
@@ -1926,10 +1930,10 @@ void pm_step_plan_stage_traffic(const pm_step_plan *p, const pm_step_plan *u, bo
         const double k = i < fc_of(p, m) && !own_window(p, i, m)
                              ? (lead[i] ? n - 1 : 0.0) + (rpf[i] ? 1.0 : 0.0)
                              : (pf[i] ? n : 0.0);
-        add_nodes(false, out, &t->tr_pf, k);
-        add_nodes(false, out, &t->tr, n - k);
+        add_nodes(NULL, out, &t->tr_pf, k);
+        add_nodes(NULL, out, &t->tr, n - k);
     }
     for (int i = 0; part->tail && i < p->tmpl.n_tail; i++)
-        add_nodes(false, out,
+        add_nodes(NULL, out,
                   pft[i] ? &p->tmpl.counts.tail[i].tr_pf : &p->tmpl.counts.tail[i].tr, 1.0);
 }
