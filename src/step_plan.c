@@ -555,9 +555,10 @@ pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like
                                   const pm_step *step, const pm_template *tmpl,
                                   bool prefetching, pm_step_plan *p, pm_error *err)
 {
-    if (p->from != tmpl) {
+    if (p->from != tmpl) { /* another template's room: what it kept is the other's */
         template_copy(&p->tmpl, tmpl);
         p->from = tmpl;
+        p->decided.ready = p->decided.summed = p->decided.region_ok = false;
     }
     return pm_step_plan_cost(s, like, step, prefetching, p, err);
 }
