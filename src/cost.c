@@ -164,10 +164,11 @@ void pm_cost_hw_init(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_mo
 
 void pm_cost_key_at(pm_cost_key *key, const pm_cost_hw *h)
 {
-    if (key->gen > 0 && memcmp(&key->at, h, sizeof *h) == 0)
-        return;
-    key->at = *h;
-    key->gen++;
+    /* Kept once: a compiled template is copied in afresh at every point, so costs kept at a
+     * later point would not serve another. */
+    if (key->gen == 0)
+        key->at = *h;
+    key->gen = key->gen == 0 || memcmp(&key->at, h, sizeof *h) == 0 ? 1 : 2;
 }
 
 void pm_cost_ctx_unbounded(const pm_cost_ctx *k, pm_cost_ctx *out)

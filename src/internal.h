@@ -626,7 +626,7 @@ typedef struct pm_cost_row {
     bool grouped;            /* routed experts' GEMM: the engine's grouped kernel's fraction */
     bool embedding;          /* the step's host work precedes it (runtime.c) */
     /* Its costs kept (issue 46 item 3; step_plan.c's): those at the hardware point of the
-     * rows' key (pm_cost_key.at) of number kept_gen, with the tiling bound off (at
+     * rows' key (pm_cost_key.at; kept_gen 1: made), with the tiling bound off (at
      * pm_cost_ctx_unbounded): a node's costs at any point of that pm_cost_hw where its tiling
      * bytes (pm_cost_row_tiling) are 0, bit for bit. */
     bool keepable;           /* its node's cost reads of the hardware only pm_cost_hw and the
@@ -658,8 +658,9 @@ typedef struct pm_cost_hw {
  * dequant_elem_per_s): rows made at one key serve every scenario of the same key. */
 typedef struct pm_cost_key {
     double v[5];
-    /* The hardware point the rows' kept costs were made at (pm_cost_key_at), and its number:
-     * a row's kept costs are those of point gen (0: none yet). */
+    /* The hardware point the rows' kept costs are made at (their first: pm_cost_key_at), and
+     * whether the point being costed is it: gen 1 it is (a row's kept costs, kept_gen 1,
+     * serve), 2 it is not (nothing kept serves or is kept), 0 no point yet. */
     pm_cost_hw at;
     uint64_t gen;
 } pm_cost_key;
@@ -805,8 +806,8 @@ void pm_cost_ctx_unbounded(const pm_cost_ctx *k, pm_cost_ctx *out);
  * hardware (pm_cost_hw). */
 void pm_cost_hw_init(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
                      bool prefetching, pm_cost_hw *h);
-/* key->at = h, with a new key->gen where h differs from it (the rows' kept costs, made at
- * another point, are then stale). */
+/* key->gen for a point of h: 1 where h is key->at (set to h at the rows' first point), else 2
+ * (the rows' kept costs, made at key->at, are then stale). */
 void pm_cost_key_at(pm_cost_key *key, const pm_cost_hw *h);
 /* pm_op_cost_node of n from its row r (pm_cost_row_init at a scenario of k's key). */
 void pm_op_cost_row(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,

@@ -123,8 +123,9 @@ static bool same_bits(double a, double b)
 /* row_costs of plan p's node n through its row's kept costs (issue 46 item 3): a row whose
  * tiling bytes are 0 at a point of the same pm_cost_hw (the key's gen) has every input of its
  * cost the same as where it was kept (at pm_cost_ctx_unbounded, bit for bit), so its costs are
- * the kept ones; else costed, and kept once per gen (at the unbounded L2 where its tiling bound
- * is on here: on an L2 axis its term changes from point to point, and is off past its kink).
+ * the kept ones; else costed, and kept where the point is the key's and nothing is kept yet
+ * (where its tiling bound is on here, costed again at the unbounded L2: on an L2 axis from a
+ * small capacity the term changes from point to point and is off past its kink).
  * A row is always costed with the same prefetching (the head's false, the others' p's: in the
  * key). */
 static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
@@ -138,7 +139,7 @@ static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
         return;
     }
     row_costs(&p->cost, &p->ar, &p->ar_fused, n, r, prefetching, out);
-    if (!keep || r->kept_gen == gen)
+    if (!keep || gen != 1 || r->kept_gen == gen)
         return;
     if (tiled) {
         pm_cost_ctx past;
@@ -170,7 +171,7 @@ static void fused_costs(const pm_step_plan *f, uint64_t gen, const pm_node *n, p
         return;
     }
     row_costs(&f->cost, &f->ar, &f->ar_fused, n, r, false, out);
-    if (!keep || (r->fused_gen == gen && same_node))
+    if (!keep || gen != 1 || (r->fused_gen == gen && same_node))
         return;
     r->fused = out->hbm;
     if (tiled) {
