@@ -164,8 +164,9 @@ void pm_cost_hw_init(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_mo
 
 void pm_cost_key_at(pm_cost_key *key, const pm_cost_hw *h)
 {
-    /* Kept once: a compiled template is copied in afresh at every point, so costs kept at a
-     * later point would not serve another. */
+    /* Kept once, at the rows' first point: a compiled template (pm_serve_compiled) keeps the
+     * rows made there, which a room that takes it again copies; costs kept at the last point
+     * instead are EXPERIMENTS.md's next step (session 33). */
     if (key->gen == 0)
         key->at = *h;
     key->gen = key->gen == 0 || memcmp(&key->at, h, sizeof *h) == 0 ? 1 : 2;
