@@ -163,15 +163,17 @@ static void fused_costs(const pm_step_plan *f, uint64_t gen, const pm_node *n, p
 {
     const bool keep = pm_cost_row_keepable(&f->cost, r);
     const bool tiled = keep && pm_cost_row_tiling(&f->cost, r) > 0;
-    const bool same_node =
-        same_bits(r->fused_comm_bytes, n->comm_bytes) && r->fused_chunks == n->chunks;
-    if (keep && r->fused_gen == gen && same_node && !tiled) {
+    /* (the kept node's fields are set with fused_gen: read only where it matches) */
+    const bool same_node = r->fused_gen == gen &&
+                           same_bits(r->fused_comm_bytes, n->comm_bytes) &&
+                           r->fused_chunks == n->chunks;
+    if (keep && same_node && !tiled) {
         node_flags(n, out);
         out->hbm = r->fused;
         return;
     }
     row_costs(&f->cost, &f->ar, &f->ar_fused, n, r, false, out);
-    if (!keep || gen != 1 || (r->fused_gen == gen && same_node))
+    if (!keep || gen != 1 || same_node)
         return;
     r->fused = out->hbm;
     if (tiled) {

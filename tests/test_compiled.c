@@ -336,7 +336,7 @@ static void test_costs_kept_past_the_kink(void **state)
     set(&u, PM_AXIS_L2, 1048576.0);
     set(&u, PM_AXIS_HBM_BW, s.accel.hbm_bandwidth_bytes_per_s / 2.0);
     set(&t, PM_AXIS_L2, 256.0 * 1048576.0);
-    pm_step_plan *p = malloc(6 * sizeof *p);
+    pm_step_plan *p = calloc(6, sizeof *p); /* rooms with from NULL */
     assert_non_null(p);
     assert_int_equal(pm_step_plan_build(&s, &step, false, true, &p[0], NULL), PM_OK);
     pm_step_plan_count(&p[0]);
