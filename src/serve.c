@@ -1071,7 +1071,7 @@ struct pm_serve_kept {
 };
 
 /* The step rule's counts of the closed loop at w->concurrency into k->p, its micro-batches in
- * flight into k->M, one sequence's footprint into k->fp. */
+ * flight into k->M, one sequence's footprint into k->fp; k's figures memo and plans' rooms new. */
 static pm_status closed_plan(const pm_scenario *s, const pm_serve_workload *w,
                              struct pm_serve_kept *k, pm_error *err)
 {
@@ -1099,6 +1099,8 @@ static pm_status closed_plan(const pm_scenario *s, const pm_serve_workload *w,
     k->n_kinds = timed_kinds(p, k->kinds);
     k->figures.kept = false;
     k->figures.dies.kept[0] = k->figures.dies.kept[1] = false;
+    for (size_t i = 0; i < sizeof k->plans / sizeof k->plans[0]; i++)
+        k->plans[i].from = NULL; /* a new room (pm_step_plan_build_from) */
     return footprint_of(s, w, p, &k->fp, err);
 }
 
@@ -1127,9 +1129,6 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     struct pm_serve_kept *kept = c && c->ready ? c->kept : pm_malloc(sizeof *kept);
     if (!kept)
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "out of memory");
-    if (!(c && c->ready))
-        for (size_t i = 0; i < sizeof kept->plans / sizeof kept->plans[0]; i++)
-            kept->plans[i].from = NULL; /* a new room (pm_step_plan_build_from) */
     pm_status st = c && c->ready ? PM_OK : closed_plan(s, w, kept, err);
     const serve_plan *p = &kept->p;
     const double M = kept->M;
