@@ -1142,6 +1142,16 @@ void pm_step_plan_traffic(const pm_step_plan *p, bool preserve, int64_t ctx, pm_
  * pm_step_plan_time's failures. */
 pm_status pm_step_plan_modes(pm_step_plan *p, const pm_step_plan *f, int64_t ctx,
                              double t[PM_MODE_COUNT], pm_traffic *tr, pm_error *err);
+/* Where the times and traffic pm_step_plan_modes last found for p (and its fused plan) hold
+ * across L2 capacities, the rest of the hardware the same (issue 46 item 3): they read the
+ * capacity through two terms only, each GEMM's tiling bound (cost.c) and Algorithm 1's window
+ * capacity (p->cap). False where a GEMM of p's template pays the tiling bound at p's capacity;
+ * else true and (*cap_lo, *cap_hi] the window capacities that take the same decisions
+ * (pm_step_decided's; every capacity where p prefetches nothing). The bound falls as the
+ * capacity grows, in rounded arithmetic too (the division, the square root and the division by
+ * it are monotone), so past it at one capacity a GEMM is past it at every larger one: the
+ * results hold at every capacity at least p's whose window capacity is in the range. */
+bool pm_step_plan_l2_hold(const pm_step_plan *p, double *cap_lo, double *cap_hi);
 /* A pipeline stage of a plan whose layers are all of one class (step_plan.c): its layers, the
  * head (the first stage) and the tail (the last), and the receive of its input before them
  * (recv_s > 0: a communication node whose window PRESERVE fills with the first layer's

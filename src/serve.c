@@ -7,8 +7,8 @@
  * and throughput per device, per user, per mm2, per dollar and per joule, and whether the
  * sequences' cache fits the HBM.
  *
- * May call: alloc.c, area.c, check.c, die_cost.c, energy.c, error.c, footprint.c, pipeline.c,
- * plan.c, runtime.c, speculate.c, step.c, step_plan.c.
+ * May call: alloc.c, area.c, check.c, die_cost.c, energy.c, error.c, footprint.c, insert.c,
+ * pipeline.c, plan.c, runtime.c, speculate.c, step.c, step_plan.c.
  */
 #include <math.h>
 #include <stddef.h>
@@ -1056,17 +1056,35 @@ pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double
     return PM_OK;
 }
 
+/* The steps' times and traffic of a compiled point (each mode's, each kind's), kept with the
+ * hardware they were found at (issue 46 item 3): the accelerator and the cluster, whose every
+ * field but the L2 capacity must be the same bit for bit at a point they serve. Over the L2
+ * capacity they hold from the capacity they were found at (or the lowest they were found
+ * again at) upwards while each kind's window capacity takes the same decisions
+ * (pm_step_plan_l2_hold: (cap_lo, cap_hi], each kind's range met). Kept only where every kind
+ * is past its tiling kink, without pipeline stages (a stage's bubbles read the capacity too)
+ * or speculation (the draft's own plans are not compiled). */
+typedef struct steps_memo {
+    bool kept;
+    pm_accelerator accel; /* its l2_capacity_bytes: the lowest capacity they hold from */
+    pm_cluster cluster;
+    double cap_lo, cap_hi;
+    double t[PM_MODE_COUNT][SERVE_KINDS];
+    pm_traffic tr[PM_MODE_COUNT][SERVE_KINDS]; /* read at the kinds timed, with energy */
+} steps_memo;
+
 /* What a closed-loop point keeps when compiled (pm_serve_compiled), beside its templates: the
  * step rule's counts and micro-batches in flight, the kinds of step they time and one
  * sequence's footprint, none of which reads the hardware, the room its plans are built in,
- * and the accelerator's figures of the last point (figures_memoised). Served uncompiled, the
- * same is computed for the one point and released. */
+ * the accelerator's figures of the last point (figures_memoised) and its steps' times
+ * (steps_memo). Served uncompiled, the same is computed for the one point and released. */
 struct pm_serve_kept {
     serve_plan p;
     double M;
     int kinds[SERVE_KINDS], n_kinds;
     pm_footprint fp;
     figures_memo figures;
+    steps_memo steps;
     pm_step_plan plans[3];
 };
 
@@ -1099,6 +1117,8 @@ static pm_status closed_plan(const pm_scenario *s, const pm_serve_workload *w,
     k->n_kinds = timed_kinds(p, k->kinds);
     k->figures.kept = false;
     k->figures.dies.kept[0] = k->figures.dies.kept[1] = false;
+    k->steps.kept = false;
+    memset(k->steps.t, 0, sizeof k->steps.t); /* the kinds not timed: 0 */
     for (size_t i = 0; i < sizeof k->plans / sizeof k->plans[0]; i++)
         k->plans[i].from = NULL; /* a new room (pm_step_plan_build_from) */
     return footprint_of(s, w, p, &k->fp, err);
@@ -1115,6 +1135,71 @@ void pm_serve_compiled_release(pm_serve_compiled *c)
     pm_free(c->kept);
     c->kept = NULL;
     c->ready = false;
+}
+
+/* Whether m's steps serve s (steps_memo): its accelerator but the L2 capacity and its cluster
+ * the same bit for bit, the capacity at least the lowest they hold from and its window
+ * capacity in their range. */
+static bool steps_held(const steps_memo *m, const pm_scenario *s)
+{
+    const pm_accelerator *a = &s->accel, *k = &m->accel;
+    const size_t at = offsetof(pm_accelerator, l2_capacity_bytes), past = at + sizeof(double);
+    const double cap = pm_accelerator_l2_window_bytes(a);
+    return m->kept && a->l2_capacity_bytes >= k->l2_capacity_bytes && m->cap_lo < cap &&
+           cap <= m->cap_hi && memcmp(k, a, at) == 0 &&
+           memcmp((const char *)k + past, (const char *)a + past, sizeof *a - past) == 0 &&
+           memcmp(&m->cluster, &s->cluster, sizeof m->cluster) == 0;
+}
+
+/* Each timed kind's step in every mode into kept's steps_memo (its traffic too with energy),
+ * built in kept's room (c, not NULL: compiled, each kind's template kept in c); the memo kept
+ * where the steps hold over L2 capacities (steps_memo's rule), else not. */
+static pm_status time_kinds(const pm_scenario *s, struct pm_serve_kept *kept,
+                            pm_serve_compiled *c, bool energy, pm_error *err)
+{
+    const serve_plan *p = &kept->p;
+    steps_memo *sm = &kept->steps;
+    pm_step_plan *plans = kept->plans;
+    const pm_step_plan *like = NULL;
+    pm_scenario copies[SERVE_KINDS];
+    const pm_scenario *ks[SERVE_KINDS]; /* each kind's: its host work counts its sequences */
+    for (int i = 0; i < kept->n_kinds; i++)
+        ks[kept->kinds[i]] = step_scenario(s, &p->kind[kept->kinds[i]], &copies[kept->kinds[i]]);
+    bool hold = c && pm_cluster_pp(&s->cluster) <= 1 && !pm_spec_active(s);
+    double lo = -INFINITY, hi = INFINITY;
+    pm_status st = PM_OK;
+    sm->kept = false;
+    for (int i = 0; i < kept->n_kinds && st == PM_OK; i++) {
+        const int k = kept->kinds[i];
+        /* The first plan built lends its roofline terms to the others. */
+        pm_step_plan *into = like ? &plans[1] : &plans[0];
+        double tk[PM_MODE_COUNT];
+        pm_traffic trk[PM_MODE_COUNT];
+        st = time_kind(ks[k], like, &p->kind[k], kept->M, c ? &c->tmpl[k] : NULL, into,
+                       &plans[2], tk, energy ? trk : NULL, err);
+        if (st == PM_OK && pm_spec_active(s))
+            st = spec_draft_time(s, &p->kind[k], tk, energy ? trk : NULL, err);
+        double a, b;
+        if (st == PM_OK && hold && (hold = pm_step_plan_l2_hold(into, &a, &b))) {
+            lo = a > lo ? a : lo;
+            hi = b < hi ? b : hi;
+        }
+        for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
+            sm->t[m][k] = tk[m];
+            if (energy)
+                sm->tr[m][k] = trk[m];
+        }
+        if (!like)
+            like = &plans[0];
+    }
+    if (st == PM_OK && hold) {
+        sm->accel = s->accel;
+        sm->cluster = s->cluster;
+        sm->cap_lo = lo;
+        sm->cap_hi = hi;
+        sm->kept = true;
+    }
+    return st;
 }
 
 /* The closed loop at w->concurrency (checked) into out, which the caller zeroed. c (NULL:
@@ -1135,34 +1220,12 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     serve_figures f;
     if (st == PM_OK && (st = figures_memoised(&s->accel, &kept->figures, &f, err)) == PM_OK)
         st = memory_of(s, w, kept->fp, out, err);
-    pm_step_plan *plans = kept->plans;
-    const pm_step_plan *like = NULL;
-    pm_scenario copies[SERVE_KINDS];
-    const pm_scenario *ks[SERVE_KINDS]; /* each kind's: its host work counts its sequences */
-    for (int i = 0; i < kept->n_kinds && st == PM_OK; i++)
-        ks[kept->kinds[i]] = step_scenario(s, &p->kind[kept->kinds[i]], &copies[kept->kinds[i]]);
-    double t[PM_MODE_COUNT][SERVE_KINDS] = {{0.0}};
-    pm_traffic tr[PM_MODE_COUNT][SERVE_KINDS]; /* read at the kinds timed only */
-    for (int i = 0; i < kept->n_kinds && st == PM_OK; i++) {
-        const int k = kept->kinds[i];
-        /* The first plan built lends its roofline terms to the others. */
-        pm_step_plan *into = like ? &plans[1] : &plans[0];
-        double tk[PM_MODE_COUNT];
-        pm_traffic trk[PM_MODE_COUNT];
-        st = time_kind(ks[k], like, &p->kind[k], M, c ? &c->tmpl[k] : NULL, into, &plans[2],
-                       tk, f.energy ? trk : NULL, err);
-        if (st == PM_OK && pm_spec_active(s))
-            st = spec_draft_time(s, &p->kind[k], tk, f.energy ? trk : NULL, err);
-        for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
-            t[m][k] = tk[m];
-            if (f.energy)
-                tr[m][k] = trk[m];
-        }
-        if (!like)
-            like = &plans[0];
-    }
+    steps_memo *sm = &kept->steps;
+    if (st == PM_OK && !(c && c->ready && steps_held(sm, s)))
+        st = time_kinds(s, kept, c, f.energy, err);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
-        mode_figures(s, w, p, kept->kinds, kept->n_kinds, &f, t[m], tr[m], &out->modes[m]);
+        mode_figures(s, w, p, kept->kinds, kept->n_kinds, &f, sm->t[m], sm->tr[m],
+                     &out->modes[m]);
     if (st == PM_OK) {
         out->decode_sequences = M * p->decoding;
         out->prefilling = M * p->prefilling;

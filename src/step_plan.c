@@ -1777,6 +1777,23 @@ pm_status pm_step_plan_modes(pm_step_plan *p, const pm_step_plan *f, int64_t ctx
     return PM_OK;
 }
 
+bool pm_step_plan_l2_hold(const pm_step_plan *p, double *cap_lo, double *cap_hi)
+{
+    /* Every GEMM of the template: the fused plan's fused nodes are costed from their MatMul's
+     * row (fuse_class), an attention at another context is no GEMM. */
+    const pm_template_rows *r = &p->tmpl.rows;
+    const pm_cost_row *rows[4] = {r->head, r->layer, r->moe, r->tail};
+    const int n[4] = {p->tmpl.n_head, p->tmpl.n_layer, p->tmpl.n_moe, p->tmpl.n_tail};
+    for (int g = 0; g < 4; g++)
+        for (int i = 0; i < n[g]; i++)
+            if (pm_cost_row_tiling(&p->cost, &rows[g][i]) > 0)
+                return false;
+    const bool decided = plan_prefetches(p);
+    *cap_lo = decided ? p->decided.cap_lo : -INFINITY;
+    *cap_hi = decided ? p->decided.cap_hi : INFINITY;
+    return true;
+}
+
 /* ---- a pipeline stage (issue 44): some of the layers, with or without the head and the
  * tail, after the receive of its input ---- */
 

@@ -177,6 +177,55 @@ static void test_kinds_share_a_room(void **state)
     assert_int_equal(sn.points, 24);
 }
 
+/* The steps kept over L2 capacities (serve.c's steps_memo): one compiled point walked along an
+ * L2 axis of 1 MiB steps with the rest of the hardware fixed (up 1 to 256 MiB, down in 3 MiB
+ * steps, up again at another compute/bandwidth balance and back), every point against
+ * pm_serve_compute bit for bit. The walks cross the GEMMs' tiling kinks (from 1 MiB the
+ * prompt's GEMMs pay the tiling bound) and PRESERVE's decisions changing from one capacity to
+ * the next, where a memo that held past either would be seen. */
+static seen walk(const pm_scenario *s, pm_serve_workload w)
+{
+    pm_serve_compiled c;
+    memset(&c, 0, sizeof c);
+    seen sn = {0, 0, 0};
+    for (int mib = 1; mib <= 256; mib++)
+        point(s, &w, &c, mib, 1.0, &sn);
+    for (int mib = 255; mib >= 1; mib -= 3)
+        point(s, &w, &c, mib, 1.0, &sn);
+    for (int mib = 2; mib <= 200; mib += 2)
+        point(s, &w, &c, mib, mib % 20 ? 2.0 : 1.0, &sn);
+    pm_serve_compiled_release(&c);
+    return sn;
+}
+
+static void test_l2_walks(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    seen sn = walk(&s, workload(&s, 64));
+    assert_int_equal(sn.points, 256 + 85 + 100);
+    /* Prompt chunks of 2048 tokens: the MLP's up projection, 2048 x 8192 by 8192 x 7168 int8
+     * on each of 4 devices, pays the tiling bound below C* = e (2 m n / (m + n))^2 = (2 x 2048
+     * x 7168 / 9216)^2 = 10.2 MB (cost.c: tile bytes 2 m n k e over sqrt(C / e) against the
+     * compulsory (m k + k n) e): the walks cross it both ways. */
+    pm_serve_workload big = workload(&s, 64);
+    big.chunk_budget = 2048;
+    sn = walk(&s, big);
+    assert_true(sn.none_prefetched > 0 && sn.prefetched > 0);
+    pm_serve_workload w = workload(&s, 2); /* three kinds, two sharing a room */
+    w.n_classes = 2;
+    w.classes[0] = (pm_length_class){4000, 100, 0.25};
+    w.classes[1] = (pm_length_class){300, 600, 0.75};
+    sn = walk(&s, w);
+    s = load("mixtral8x7b");
+    set(&s, PM_AXIS_EP, 2);
+    sn = walk(&s, workload(&s, 32));
+    assert_true(sn.prefetched > 0);
+    s = load("gemma2-9b");
+    sn = walk(&s, workload(&s, 16));
+    assert_true(sn.prefetched > 0);
+}
+
 /* Outside the contract (another tensor-parallel degree), the compiled templates are the wrong
  * step's: the comparison sees it, so it can fail. */
 static void test_contract_matters(void **state)
@@ -389,7 +438,7 @@ int main(void)
         cmocka_unit_test(test_contract_matters),
         cmocka_unit_test(test_counts_kept),  cmocka_unit_test(test_rows_follow_the_gemm_fields),
         cmocka_unit_test(test_traffic_follows_the_l2),
-        cmocka_unit_test(test_costs_kept_past_the_kink),
+        cmocka_unit_test(test_costs_kept_past_the_kink), cmocka_unit_test(test_l2_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
