@@ -34,7 +34,8 @@
 /* One group's outcome per mode: its best candidate, what stops it, its own front. */
 typedef struct group_mode {
     bool found;
-    pm_search_candidate best;
+    pm_search_candidate best;     /* the best where it is not front[0] */
+    const pm_search_candidate *best_at; /* the best: &best or front (the same candidate) */
     pm_search_bound binds;
     pm_search_candidate *front;
     size_t n_front;
@@ -349,6 +350,15 @@ static size_t first_before(const pm_search_candidate *a, size_t n, const pm_sear
     return lo;
 }
 
+/* Whether best beats the objective of every point of b[0..nb) (no NaN: front_sorted). */
+static bool beaten(const pm_search_candidate *b, size_t nb, double best)
+{
+    for (size_t i = 0; i < nb; i++)
+        if (b[i].objective > best)
+            return false;
+    return true;
+}
+
 /* The front of a[0..na) and b[0..nb), two fronts in rising per-user rate (front_sorted), into
  * a (room for na + nb): merged from their ends in by_user_desc's order, filtered as keep_front
  * filters (a point a front dropped is dropped from the union: the point that beat it still
@@ -367,6 +377,8 @@ static size_t merge_fronts(pm_search_candidate *a, size_t na, const pm_search_ca
         lo = first_before(a, hi, &b[0]);
         if (hi < na) {
             best = a[hi].objective;
+            if (beaten(b, nb, best))
+                return na; /* every point of b dropped, a's kept as they are */
             memmove(a + hi + nb, a + hi, (na - hi) * sizeof *a); /* written, as the loop would */
         }
     }
@@ -491,7 +503,6 @@ static pm_status settle_group(search *se, front_block **cur, group *g, int n,
         if (best < 0)
             continue;
         gm->found = true;
-        gm->best = cand[best][m];
         gm->binds = binding(col, n, best);
         if (!(gm->front = front_room(se, cur, (size_t)meet)))
             return PM_ERR_NOMEM;
@@ -500,6 +511,16 @@ static pm_status settle_group(search *se, front_block **cur, group *g, int n,
                 gm->front[gm->n_front++] = cand[i][m];
         gm->n_front = pm_search_pareto(gm->front, gm->n_front);
         (*cur)->used -= (size_t)meet - gm->n_front; /* the room the front did not keep */
+        /* The best is on the front, first in order (the most objective), unless a NaN rate
+         * left the order to qsort: kept apart then. (group, concurrency) names a candidate. */
+        const pm_search_candidate *b = &cand[best][m];
+        if (gm->n_front > 0 && gm->front[0].group == b->group &&
+            !(fabs(gm->front[0].concurrency - b->concurrency) > 0.0))
+            gm->best_at = gm->front;
+        else {
+            gm->best = *b;
+            gm->best_at = &gm->best;
+        }
     }
     return PM_OK;
 }
@@ -1005,7 +1026,7 @@ static pm_status merge_group(const group *g, pm_search_result *out, front_acc *a
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         const group_mode *gm = &g->modes[m];
         if (gm->found)
-            st = merge_mode(out, m, &gm->best, gm->binds, gm->front, gm->n_front, &acc[m]);
+            st = merge_mode(out, m, gm->best_at, gm->binds, gm->front, gm->n_front, &acc[m]);
     }
     return st;
 }
