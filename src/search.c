@@ -319,6 +319,8 @@ size_t pm_search_pareto(pm_search_candidate *c, size_t n)
  * order reversed), with no NaN key. */
 static bool front_sorted(const pm_search_candidate *f, size_t n)
 {
+    if (n == 1) /* a group's front at one concurrency: in order unless a key is NaN */
+        return !isnan(f[0].figures.tokens_per_s_per_user) && !isnan(f[0].objective);
     for (size_t i = 0; i + 1 < n; i++)
         if (!(by_user_desc(&f[i + 1], &f[i]) < 0))
             return false;
