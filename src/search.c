@@ -981,7 +981,24 @@ static pm_status run_groups(search *se)
 typedef struct front_acc {
     size_t cap;
     bool sorted, proper;
+    const pm_search_candidate *best; /* the best so far where out's is not it yet (NULL: it
+                                        is): copied once the parts are merged (kept_best) */
 } front_acc;
+
+/* The result's best in mode m: acc's where it is kept apart, else out's. */
+static const pm_search_candidate *best_so_far(const pm_search_result *out, int m,
+                                              const front_acc *acc)
+{
+    return acc->best ? acc->best : &out->best[m];
+}
+
+/* acc's best copied into out's mode m (the parts it points into still held). */
+static void kept_best(pm_search_result *out, int m, front_acc *acc)
+{
+    if (acc->best)
+        out->best[m] = *acc->best;
+    acc->best = NULL;
+}
 
 /* A later part's mode m (its best, what binds it, its front) added to the result: the best
  * kept unless the part's is better (the earlier among equals), the fronts joined (merged when
@@ -991,9 +1008,9 @@ static pm_status merge_mode(pm_search_result *out, int m, const pm_search_candid
                             size_t n_front, front_acc *acc)
 {
     size_t *cap = &acc->cap;
-    if (!out->found[m] || better(best, &out->best[m])) {
+    if (!out->found[m] || better(best, best_so_far(out, m, acc))) {
         out->found[m] = true;
-        out->best[m] = *best;
+        acc->best = best; /* copied by kept_best: a best beaten later is never copied */
         out->binds[m] = binds;
     }
     const size_t n = out->n_front[m], need = n + n_front;
@@ -1048,7 +1065,7 @@ pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, 
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         front_acc acc = {into->n_front[m] + part->n_front[m] + 1,
                          front_sorted(into->front[m], into->n_front[m]),
-                         front_proper(into->front[m], into->n_front[m])};
+                         front_proper(into->front[m], into->n_front[m]), NULL};
         r.front[m] = pm_malloc(acc.cap * sizeof *r.front[m]);
         if (!r.front[m]) {
             for (int k = 0; k < m; k++)
@@ -1063,6 +1080,7 @@ pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, 
                 pm_free(r.front[k]);
             return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search merge: out of memory");
         }
+        kept_best(&r, m, &acc);
     }
     if (part->invalid_plans > 0 && r.invalid_plans == 0)
         snprintf(r.first_invalid, sizeof r.first_invalid, "%s", part->first_invalid);
@@ -1136,12 +1154,14 @@ pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
     run_groups(&se);
     front_acc acc[PM_MODE_COUNT];
     for (int m = 0; m < PM_MODE_COUNT; m++)
-        acc[m] = (front_acc){0, true, true}; /* no front yet */
+        acc[m] = (front_acc){0, true, true, NULL}; /* no front yet */
     for (size_t i = 0; i < n && st == PM_OK; i++) {
         st = se.groups[i].status;
         if (st == PM_OK)
             st = merge_group(&se.groups[i], out, acc);
     }
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        kept_best(out, m, &acc[m]); /* before the groups they point into are freed */
     free_groups(&se);
     if (st != PM_OK) {
         pm_search_result_free(out);
