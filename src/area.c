@@ -26,6 +26,13 @@ double pm_int8_equivalent_peak(const pm_accelerator *a)
     return best;
 }
 
+/* The L2 built per byte enabled; 0 (unset) acts as 1. */
+static double l2_spare(const pm_area_params *p)
+{
+    return p->l2_die_frac < 0 || p->l2_die_frac > 0 || isnan(p->l2_die_frac) ? p->l2_die_frac
+                                                                               : 1.0;
+}
+
 pm_status pm_block_missing(pm_error *err, const pm_accelerator *a, const char *block)
 {
     const bool vowel = strchr("aeiou", block[0]) != NULL;
@@ -36,32 +43,23 @@ pm_status pm_block_missing(pm_error *err, const pm_accelerator *a, const char *b
                    block, vowel ? "n" : "", block);
 }
 
-pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
+/* (internal.h) */
+pm_status pm_area_check(const pm_accelerator *a, pm_error *err)
 {
-    if (!a || !out)
-        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL accelerator or output");
-    *out = (pm_area){0};
     if (!a->area.present)
         return pm_block_missing(err, a, "area");
     const pm_area_params *p = &a->area;
     /* A block of the die that exists costs area: a coefficient of 0 (a die of 0 mm2, a density
      * of infinity) is not a design. */
-    const struct {
-        double v;
-        const char *key;
-    } coeffs[] = {{p->compute_mm2_per_flop_per_s, "compute_mm2_per_TOPS"},
-                  {p->l2_mm2_per_byte, "l2_mm2_per_MiB"},
-                  {p->hbm_phy_mm2_per_stack, "hbm_phy_mm2_per_stack"},
-                  {p->link_phy_mm2_per_link, "link_phy_mm2_per_link"}};
+    static const char *const keys[] = {"compute_mm2_per_TOPS", "l2_mm2_per_MiB",
+                                       "hbm_phy_mm2_per_stack", "link_phy_mm2_per_link"};
+    const double coeffs[] = {p->compute_mm2_per_flop_per_s, p->l2_mm2_per_byte,
+                             p->hbm_phy_mm2_per_stack, p->link_phy_mm2_per_link};
     for (size_t i = 0; i < PM_ARRAY_LEN(coeffs); i++)
-        if (!(coeffs[i].v > 0) || !isfinite(coeffs[i].v))
+        if (!(coeffs[i] > 0) || !isfinite(coeffs[i]))
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area",
-                           "%s must be finite and > 0 (got %g in SI units)", coeffs[i].key,
-                           coeffs[i].v);
-    /* The L2 built per byte enabled; 0 (unset) acts as 1. */
-    const double spare = p->l2_die_frac < 0 || p->l2_die_frac > 0 || isnan(p->l2_die_frac)
-                             ? p->l2_die_frac
-                             : 1.0;
+                           "%s must be finite and > 0 (got %g in SI units)", keys[i], coeffs[i]);
+    const double spare = l2_spare(p);
     if (!(spare >= 1.0 && isfinite(spare)))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.l2_on_die_frac",
                        "the die's L2 must hold at least the enabled capacity (got %g of it)",
@@ -78,8 +76,15 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.accelerator.area.io_other_mm2",
                        "%g mm2 of I/O die on a package with no I/O dies (io_dies 0)",
                        p->io_other_mm2);
+    return PM_OK;
+}
+
+/* (internal.h) */
+void pm_area_of(const pm_accelerator *a, pm_area *out)
+{
+    const pm_area_params *p = &a->area;
     out->compute_mm2 = p->compute_mm2_per_flop_per_s * pm_int8_equivalent_peak(a);
-    out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes * spare;
+    out->l2_mm2 = p->l2_mm2_per_byte * a->l2_capacity_bytes * l2_spare(p);
     out->hbm_phy_mm2 = p->hbm_phy_mm2_per_stack * p->hbm_stacks;
     out->link_phy_mm2 = p->link_phy_mm2_per_link * p->links;
     out->other_mm2 = p->other_mm2;
@@ -100,7 +105,17 @@ pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
     out->io_dies = p->io_dies;
     out->compute_die_mm2 = (out->die_mm2 - io) / out->compute_dies;
     out->io_die_mm2 = p->io_dies > 0 ? io / p->io_dies : 0.0;
-    return PM_OK;
+}
+
+pm_status pm_area_compute(const pm_accelerator *a, pm_area *out, pm_error *err)
+{
+    if (!a || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL accelerator or output");
+    *out = (pm_area){0};
+    const pm_status st = pm_area_check(a, err);
+    if (st == PM_OK)
+        pm_area_of(a, out);
+    return st;
 }
 
 static const char *const holds_names[PM_IO_HOLDS_COUNT] = {"links", "links_and_hbm_phy",

@@ -147,13 +147,13 @@ pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *given, pm_di
     const pm_cost_params *k = &a->cost;
     if (!k->present)
         return pm_block_missing(err, a, "cost");
-    pm_area area;
-    if (given)
-        area = *given;
-    else {
-        const pm_status st = pm_area_compute(a, &area, err);
+    pm_area found;
+    const pm_area *ar = given;
+    if (!ar) {
+        const pm_status st = pm_area_compute(a, &found, err);
         if (st != PM_OK)
             return st;
+        ar = &found;
     }
     if (!(k->wafer_usd > 0) || !isfinite(k->wafer_usd) || !(k->hbm_usd_per_byte >= 0) ||
         !isfinite(k->hbm_usd_per_byte) || !(k->package_usd >= 0) || !isfinite(k->package_usd))
@@ -164,8 +164,8 @@ pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *given, pm_di
     struct {
         int count;
         double mm2, dpw, yield;
-    } kinds[2] = {{area.compute_dies, area.compute_die_mm2, 0, 0},
-                  {area.io_dies, area.io_die_mm2, 0, 0}};
+    } kinds[2] = {{ar->compute_dies, ar->compute_die_mm2, 0, 0},
+                  {ar->io_dies, ar->io_die_mm2, 0, 0}};
     double usd = 0.0;
     for (size_t i = 0; i < PM_ARRAY_LEN(kinds); i++) {
         if (kinds[i].count < 1)
@@ -174,7 +174,7 @@ pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *given, pm_di
         double dpw, y;
         die_on_wafer(k, mm2, i, memo, &dpw, &y);
         if (!(dpw >= 1.0))
-            return no_whole_die(err, a, &area, i == 1, mm2, dpw);
+            return no_whole_die(err, a, ar, i == 1, mm2, dpw);
         if (!(y > 0 && y <= 1.0))
             return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
                            "the yield of a %g mm2 die is not in (0, 1] (got %g): check "
@@ -184,8 +184,8 @@ pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *given, pm_di
         kinds[i].yield = y;
         usd += kinds[i].count * k->wafer_usd / (dpw * y);
     }
-    out->die_mm2 = area.die_mm2;
-    out->dies_per_package = pm_dies_per_package(&area);
+    out->die_mm2 = ar->die_mm2;
+    out->dies_per_package = pm_dies_per_package(ar);
     out->dies_per_wafer = kinds[0].dpw;
     out->yield_frac = kinds[0].yield;
     out->io_dies_per_wafer = kinds[1].dpw;

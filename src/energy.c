@@ -160,16 +160,23 @@ pm_status pm_static_power_at(const pm_accelerator *a, const pm_area *given, doub
     if (!pm_energy_any(e))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.energy",
                        "every energy coefficient is 0: nothing would cost energy");
-    double leak = 0.0;
-    if (e->leakage_W_per_mm2 > 0) {
-        pm_area area;
-        pm_status st = given ? PM_OK : pm_area_compute(a, &area, err);
+    pm_area area;
+    if (e->leakage_W_per_mm2 > 0 && !given) {
+        const pm_status st = pm_area_compute(a, &area, err);
         if (st != PM_OK)
             return st;
-        leak = e->leakage_W_per_mm2 * (given ? given : &area)->die_mm2;
+        given = &area;
     }
-    *power_W = e->static_W + leak;
+    *power_W = pm_static_power_of(a, given);
     return PM_OK;
+}
+
+/* (internal.h) */
+double pm_static_power_of(const pm_accelerator *a, const pm_area *area)
+{
+    const pm_energy_params *e = &a->energy;
+    const double leak = e->leakage_W_per_mm2 > 0 ? e->leakage_W_per_mm2 * area->die_mm2 : 0.0;
+    return e->static_W + leak;
 }
 
 pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double time_s,

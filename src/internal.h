@@ -324,6 +324,13 @@ typedef struct pm_die_memo {
     double wafer_diameter_mm, defect_density_per_mm2, yield_alpha; /* the cost fields read */
     pm_yield_model yield_model;
 } pm_die_memo;
+/* pm_area_compute in two parts: pm_area_check, the refusals (they read the area block and the
+ * accelerator's name, never a capacity or a peak), and pm_area_of, the arithmetic of an
+ * accelerator that passed it (every field of out set; padding left). An accelerator that
+ * differs from a checked one only in its L2 capacity or peaks needs no check again (serve.c's
+ * figures at a new L2 capacity). */
+pm_status pm_area_check(const pm_accelerator *a, pm_error *err);
+void pm_area_of(const pm_accelerator *a, pm_area *out);
 /* pm_device_cost_compute with a's die area already found (pm_area_compute of a; NULL: found
  * here): the same figures and refusals, the area taken once where area, price and static power
  * are all asked (serve.c). memo (may be NULL): a die's dies per wafer and yield taken from it
@@ -1229,6 +1236,10 @@ void pm_node_traffic_fixed(const pm_node *n, double weight, pm_traffic *acc);
 void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double weight);
 /* pm_static_power with a's die area already found (pm_area_compute of a; NULL: found here
  * when the leakage needs it): the same power and refusals. */
+/* pm_static_power_at's figure where a's energy block has passed its checks (the same block
+ * bit for bit: they read nothing else): static_W plus the leakage over area (read only where
+ * leakage_W_per_mm2 > 0, and then not NULL), the same sum. */
+double pm_static_power_of(const pm_accelerator *a, const pm_area *area);
 pm_status pm_static_power_at(const pm_accelerator *a, const pm_area *area, double *power_W,
                              pm_error *err);
 /* pm_energy_compute with the static power p_static_W already found (pm_static_power) and

@@ -34,7 +34,8 @@
 /* One group's outcome per mode: its best candidate, what stops it, its own front. */
 typedef struct group_mode {
     bool found;
-    pm_search_candidate best;
+    pm_search_candidate best;     /* the best where it is not front[0] */
+    const pm_search_candidate *best_at; /* the best: &best or front (the same candidate) */
     pm_search_bound binds;
     pm_search_candidate *front;
     size_t n_front;
@@ -68,6 +69,7 @@ typedef struct search {
     group *groups;      /* groups first .. last - 1 */
     struct front_block *blocks; /* the groups' fronts (front_room), freed with the groups */
     pthread_mutex_t mu;
+    bool threaded; /* workers run on threads: mu taken (one worker alone takes no lock) */
 } search;
 
 /* Room for the groups' fronts, taken in order out of blocks (no allocation per group). */
@@ -295,6 +297,8 @@ static size_t keep_front(pm_search_candidate *c, size_t n)
  * With a NaN key the order is not total: qsort's then, as ever. */
 size_t pm_search_pareto(pm_search_candidate *c, size_t n)
 {
+    if (n == 1) /* keep_front's filter of one: kept unless its objective is NaN or -inf */
+        return c[0].objective > -INFINITY ? 1 : 0;
     if (unordered(c, n)) {
         qsort(c, n, sizeof *c, by_user_desc);
         return keep_front(c, n);
@@ -315,23 +319,74 @@ size_t pm_search_pareto(pm_search_candidate *c, size_t n)
  * order reversed), with no NaN key. */
 static bool front_sorted(const pm_search_candidate *f, size_t n)
 {
+    if (n == 1) /* a group's front at one concurrency: in order unless a key is NaN */
+        return !isnan(f[0].figures.tokens_per_s_per_user) && !isnan(f[0].objective);
     for (size_t i = 0; i + 1 < n; i++)
         if (!(by_user_desc(&f[i + 1], &f[i]) < 0))
             return false;
     return !unordered(f, n);
 }
 
+/* Whether front f[0..n) is in order (front_sorted) and filtered as keep_front and merge_fronts
+ * leave a front: each objective beats every one after it, and the last beats -inf. */
+static bool front_proper(const pm_search_candidate *f, size_t n)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        if (!(f[i].objective > f[i + 1].objective))
+            return false;
+    return front_sorted(f, n) && (n == 0 || f[n - 1].objective > -INFINITY);
+}
+
+/* The first i in [0, n] whose a[i] comes before x in by_user_desc's order (a in rising per-user
+ * rate: every one from there on does). */
+static size_t first_before(const pm_search_candidate *a, size_t n, const pm_search_candidate *x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (by_user_desc(&a[mid], x) < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Whether best beats the objective of every point of b[0..nb) (no NaN: front_sorted). */
+static bool beaten(const pm_search_candidate *b, size_t nb, double best)
+{
+    for (size_t i = 0; i < nb; i++)
+        if (b[i].objective > best)
+            return false;
+    return true;
+}
+
 /* The front of a[0..na) and b[0..nb), two fronts in rising per-user rate (front_sorted), into
  * a (room for na + nb): merged from their ends in by_user_desc's order, filtered as keep_front
  * filters (a point a front dropped is dropped from the union: the point that beat it still
- * comes before it), written from a's end down, then moved to its start. Returns the count. */
+ * comes before it), written from a's end down, then moved to its start. Returns the count.
+ * Where a is proper (front_proper), what the filter does to a's points above and below b's
+ * is known without visiting them: those before b's first (a[hi..na)) are all kept, and those
+ * after b's last (a[0..lo)) lose a run from their top (the ones the objective so far beats)
+ * and keep the rest, in place; only a[lo..hi) and b are merged point by point. */
 static size_t merge_fronts(pm_search_candidate *a, size_t na, const pm_search_candidate *b,
-                           size_t nb)
+                           size_t nb, bool proper)
 {
-    size_t ia = na, ib = nb, w = na + nb; /* a[w..na + nb) written */
+    size_t hi = na, lo = 0;
     double best = -INFINITY;
-    while (ia > 0 || ib > 0) {
-        const bool from_a = ib == 0 || (ia > 0 && by_user_desc(&a[ia - 1], &b[ib - 1]) < 0);
+    if (proper && nb > 0) {
+        hi = first_before(a, na, &b[nb - 1]);
+        lo = first_before(a, hi, &b[0]);
+        if (hi < na) {
+            best = a[hi].objective;
+            if (beaten(b, nb, best))
+                return na; /* every point of b dropped, a's kept as they are */
+            memmove(a + hi + nb, a + hi, (na - hi) * sizeof *a); /* written, as the loop would */
+        }
+    }
+    size_t ia = hi, ib = nb, w = hi + nb; /* a[w..na + nb) written */
+    while (ia > lo || ib > 0) {
+        const bool from_a = ib == 0 || (ia > lo && by_user_desc(&a[ia - 1], &b[ib - 1]) < 0);
         const pm_search_candidate *x = from_a ? &a[--ia] : &b[--ib];
         if (!(x->objective > best))
             continue;
@@ -339,9 +394,12 @@ static size_t merge_fronts(pm_search_candidate *a, size_t na, const pm_search_ca
         if (--w != ia || !from_a) /* w >= ia: the write never passes an unread point of a */
             a[w] = *x;
     }
-    const size_t k = na + nb - w;
-    if (w > 0)
-        memmove(a, a + w, k * sizeof *a);
+    size_t keep = lo; /* a[0..lo), proper: its objectives rise downwards */
+    while (keep > 0 && !(a[keep - 1].objective > best))
+        keep--;
+    const size_t k = keep + na + nb - w;
+    if (w > keep)
+        memmove(a + keep, a + w, (na + nb - w) * sizeof *a);
     return k;
 }
 
@@ -391,6 +449,19 @@ static void classify(const pm_search_spec *sp, const pm_search_candidate *at, bo
     }
 }
 
+/* se's lock, taken only where workers run on threads (a lone worker shares nothing). */
+static void lock(search *se)
+{
+    if (se->threaded)
+        pthread_mutex_lock(&se->mu);
+}
+
+static void unlock(search *se)
+{
+    if (se->threaded)
+        pthread_mutex_unlock(&se->mu);
+}
+
 /* Room for n candidates out of the worker's block *cur (a new block, linked into se's list
  * under its lock, when it has no room); NULL without memory. The last room taken may be given
  * back in part (settle_group). */
@@ -403,10 +474,10 @@ static pm_search_candidate *front_room(search *se, front_block **cur, size_t n)
             return NULL;
         b->used = 0;
         b->cap = cap;
-        pthread_mutex_lock(&se->mu);
+        lock(se);
         b->next = se->blocks;
         se->blocks = b;
-        pthread_mutex_unlock(&se->mu);
+        unlock(se);
         *cur = b;
     }
     b->used += n;
@@ -434,7 +505,6 @@ static pm_status settle_group(search *se, front_block **cur, group *g, int n,
         if (best < 0)
             continue;
         gm->found = true;
-        gm->best = cand[best][m];
         gm->binds = binding(col, n, best);
         if (!(gm->front = front_room(se, cur, (size_t)meet)))
             return PM_ERR_NOMEM;
@@ -443,6 +513,16 @@ static pm_status settle_group(search *se, front_block **cur, group *g, int n,
                 gm->front[gm->n_front++] = cand[i][m];
         gm->n_front = pm_search_pareto(gm->front, gm->n_front);
         (*cur)->used -= (size_t)meet - gm->n_front; /* the room the front did not keep */
+        /* The best is on the front, first in order (the most objective), unless a NaN rate
+         * left the order to qsort: kept apart then. (group, concurrency) names a candidate. */
+        const pm_search_candidate *b = &cand[best][m];
+        if (gm->n_front > 0 && gm->front[0].group == b->group &&
+            !(fabs(gm->front[0].concurrency - b->concurrency) > 0.0))
+            gm->best_at = gm->front;
+        else {
+            gm->best = *b;
+            gm->best_at = &gm->best;
+        }
     }
     return PM_OK;
 }
@@ -642,20 +722,20 @@ static void *worker(void *arg)
     /* Without memory for them, every point is served from its scenario (the same answer). */
     worker_state state = {.at = pm_calloc((size_t)nc, sizeof *state.at)}, *ws = &state;
     for (;;) {
-        pthread_mutex_lock(&se->mu);
+        lock(se);
         const size_t gi = se->next++;
-        pthread_mutex_unlock(&se->mu);
+        unlock(se);
         if (gi >= se->last)
             break;
         if (gi < se->n_colo)
             eval_group(se, gi, ws);
         else
             eval_disagg_group(se, gi, ws);
-        pthread_mutex_lock(&se->mu);
+        lock(se);
         se->done++;
         if (se->spec->progress)
             se->spec->progress(se->done, se->last - se->first, se->spec->progress_user);
-        pthread_mutex_unlock(&se->mu);
+        unlock(se);
     }
     for (int n = 0; ws->at && n < nc; n++)
         pm_serve_compiled_release(&ws->at[n]);
@@ -881,28 +961,56 @@ static pm_status run_groups(search *se)
     pthread_t th[PM_SWEEP_MAX_THREADS];
     int started = 0;
     pthread_mutex_init(&se->mu, NULL);
+    se->threaded = threads > 1;
     for (; threads > 1 && started < threads; started++)
         if (pthread_create(&th[started], NULL, worker, se) != 0)
             break;
-    if (started == 0)
+    if (started == 0) {
+        se->threaded = false; /* no thread started: this one alone */
         worker(se);
+    }
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     pthread_mutex_destroy(&se->mu);
     return PM_OK;
 }
 
+/* A result's front in one mode while parts are merged into it: the candidates its room holds
+ * (grown by doubling), and whether it is in order (front_sorted) and proper (front_proper),
+ * kept from merge to merge instead of read again: a merge leaves a front both or neither. */
+typedef struct front_acc {
+    size_t cap;
+    bool sorted, proper;
+    const pm_search_candidate *best; /* the best so far where out's is not it yet (NULL: it
+                                        is): copied once the parts are merged (kept_best) */
+} front_acc;
+
+/* The result's best in mode m: acc's where it is kept apart, else out's. */
+static const pm_search_candidate *best_so_far(const pm_search_result *out, int m,
+                                              const front_acc *acc)
+{
+    return acc->best ? acc->best : &out->best[m];
+}
+
+/* acc's best copied into out's mode m (the parts it points into still held). */
+static void kept_best(pm_search_result *out, int m, front_acc *acc)
+{
+    if (acc->best)
+        out->best[m] = *acc->best;
+    acc->best = NULL;
+}
+
 /* A later part's mode m (its best, what binds it, its front) added to the result: the best
  * kept unless the part's is better (the earlier among equals), the fronts joined (merged when
- * both are in order, else sorted again). *cap: the candidates out->front[m] has room for,
- * grown by doubling. */
+ * both are in order, else sorted again). acc: out->front[m]'s. */
 static pm_status merge_mode(pm_search_result *out, int m, const pm_search_candidate *best,
                             pm_search_bound binds, const pm_search_candidate *front,
-                            size_t n_front, size_t *cap)
+                            size_t n_front, front_acc *acc)
 {
-    if (!out->found[m] || better(best, &out->best[m])) {
+    size_t *cap = &acc->cap;
+    if (!out->found[m] || better(best, best_so_far(out, m, acc))) {
         out->found[m] = true;
-        out->best[m] = *best;
+        acc->best = best; /* copied by kept_best: a best beaten later is never copied */
         out->binds[m] = binds;
     }
     const size_t n = out->n_front[m], need = n + n_front;
@@ -915,17 +1023,19 @@ static pm_status merge_mode(pm_search_result *out, int m, const pm_search_candid
         *cap = room;
     }
     pm_search_candidate *f = out->front[m];
-    if (front_sorted(f, n) && front_sorted(front, n_front)) {
-        out->n_front[m] = merge_fronts(f, n, front, n_front);
+    if (acc->sorted && front_sorted(front, n_front)) {
+        out->n_front[m] = merge_fronts(f, n, front, n_front, acc->proper);
+        acc->proper = true;
         return PM_OK;
     }
     memcpy(f + n, front, n_front * sizeof *f);
     out->n_front[m] = pm_search_pareto(f, need);
+    acc->sorted = acc->proper = front_sorted(f, out->n_front[m]); /* keep_front filtered it */
     return PM_OK;
 }
 
-/* Group g's outcome added to the result, in group order; cap: merge_mode's per mode. */
-static pm_status merge_group(const group *g, pm_search_result *out, size_t *cap)
+/* Group g's outcome added to the result, in group order; acc: merge_mode's per mode. */
+static pm_status merge_group(const group *g, pm_search_result *out, front_acc *acc)
 {
     out->evaluated += g->evaluated;
     out->pruned += g->pruned;
@@ -935,7 +1045,7 @@ static pm_status merge_group(const group *g, pm_search_result *out, size_t *cap)
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
         const group_mode *gm = &g->modes[m];
         if (gm->found)
-            st = merge_mode(out, m, &gm->best, gm->binds, gm->front, gm->n_front, &cap[m]);
+            st = merge_mode(out, m, gm->best_at, gm->binds, gm->front, gm->n_front, &acc[m]);
     }
     return st;
 }
@@ -953,8 +1063,10 @@ pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, 
                        into->first_group + 1, into->last_group, into->groups);
     pm_search_result r = *into; /* into's fronts are kept until the merge succeeds */
     for (int m = 0; m < PM_MODE_COUNT; m++) {
-        size_t cap = into->n_front[m] + part->n_front[m] + 1;
-        r.front[m] = pm_malloc(cap * sizeof *r.front[m]);
+        front_acc acc = {into->n_front[m] + part->n_front[m] + 1,
+                         front_sorted(into->front[m], into->n_front[m]),
+                         front_proper(into->front[m], into->n_front[m]), NULL};
+        r.front[m] = pm_malloc(acc.cap * sizeof *r.front[m]);
         if (!r.front[m]) {
             for (int k = 0; k < m; k++)
                 pm_free(r.front[k]);
@@ -963,11 +1075,12 @@ pm_status pm_search_merge(pm_search_result *into, const pm_search_result *part, 
         if (into->n_front[m] > 0) /* an empty front may be NULL */
             memcpy(r.front[m], into->front[m], into->n_front[m] * sizeof *r.front[m]);
         if (part->found[m] && merge_mode(&r, m, &part->best[m], part->binds[m], part->front[m],
-                                         part->n_front[m], &cap) != PM_OK) {
+                                         part->n_front[m], &acc) != PM_OK) {
             for (int k = 0; k <= m; k++)
                 pm_free(r.front[k]);
             return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search merge: out of memory");
         }
+        kept_best(&r, m, &acc);
     }
     if (part->invalid_plans > 0 && r.invalid_plans == 0)
         snprintf(r.first_invalid, sizeof r.first_invalid, "%s", part->first_invalid);
@@ -1039,12 +1152,16 @@ pm_status pm_search_run(const pm_scenario *s, const pm_search_spec *spec,
         return pm_fail(err, PM_ERR_NOMEM, NULL, NULL, "search: out of memory");
     }
     run_groups(&se);
-    size_t cap[PM_MODE_COUNT] = {0};
+    front_acc acc[PM_MODE_COUNT];
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        acc[m] = (front_acc){0, true, true, NULL}; /* no front yet */
     for (size_t i = 0; i < n && st == PM_OK; i++) {
         st = se.groups[i].status;
         if (st == PM_OK)
-            st = merge_group(&se.groups[i], out, cap);
+            st = merge_group(&se.groups[i], out, acc);
     }
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        kept_best(out, m, &acc[m]); /* before the groups they point into are freed */
     free_groups(&se);
     if (st != PM_OK) {
         pm_search_result_free(out);

@@ -617,6 +617,62 @@ static void test_merged_front_is_the_sort(void **state)
     }
 }
 
+/* A front grown one small part at a time (as a search merges its groups, one to three
+ * candidates each) keeps the front of all candidates so far after every merge, candidate for
+ * candidate: the merge passes over the front's points above and below the part's without
+ * visiting them (merge_fronts on a proper front), and those points must still be the sort's.
+ * The objective falls as the per-user rate rises, so the front is long and a part lands at its
+ * top, its bottom, inside it, or nowhere; ties (equal rates, equal objectives) come often. */
+static void test_front_grown_part_by_part_is_the_sort(void **state)
+{
+    (void)state;
+    uint64_t x = 48;
+    enum { PARTS = 150, MAX = 3 };
+    pm_search_candidate all[PARTS * MAX], want[PARTS * MAX], part_front[MAX];
+    size_t longest = 0, dropped = 0;
+    for (int trial = 0; trial < 20; trial++) {
+        pm_search_result merged;
+        memset(&merged, 0, sizeof merged);
+        size_t n = 0;
+        for (size_t p = 0; p < PARTS; p++) {
+            const size_t k = 1 + next_random(&x) % MAX;
+            for (size_t i = 0; i < k; i++) {
+                pm_search_candidate *c = &part_front[i];
+                memset(c, 0, sizeof *c);
+                c->group = p;
+                c->concurrency = (double)(i + 1);
+                const double user = (double)(next_random(&x) % 400);
+                c->figures.tokens_per_s_per_user = user;
+                c->objective = 1000.0 - 2.0 * user + (double)(next_random(&x) % 40);
+                all[n++] = *c;
+            }
+            const size_t kf = front_by_sort(part_front, k);
+            pm_search_result part;
+            memset(&part, 0, sizeof part);
+            part.groups = PARTS;
+            part.first_group = p;
+            part.last_group = p + 1;
+            part.found[0] = true;
+            part.best[0] = part_front[0];
+            part.front[0] = part_front;
+            part.n_front[0] = kf;
+            const size_t before = merged.n_front[0];
+            pm_error err;
+            assert_int_equal(pm_search_merge(&merged, &part, &err), PM_OK);
+            memcpy(want, all, n * sizeof all[0]);
+            const size_t n_want = front_by_sort(want, n);
+            assert_int_equal(merged.n_front[0], n_want);
+            assert_memory_equal(merged.front[0], want, n_want * sizeof want[0]);
+            if (n_want > longest)
+                longest = n_want;
+            dropped += n_want < before + kf;
+        }
+        pm_search_result_free(&merged);
+    }
+    assert_true(longest > 20); /* the fronts are long: the parts land inside them */
+    assert_true(dropped > 100); /* and often drop points of the front (or are dropped) */
+}
+
 /* A search over a compute axis and an L2 axis (a deployment's scenario is moved from point to
  * point: the compute axis scales the peaks it finds, so they are taken again from the base
  * first) gives each candidate the figures of pm_serve_compute at its own point. */
@@ -1121,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_disagg_refusals),
         cmocka_unit_test(test_front_is_the_sort),
         cmocka_unit_test(test_merged_front_is_the_sort),
+        cmocka_unit_test(test_front_grown_part_by_part_is_the_sort),
         cmocka_unit_test(test_points_moved_are_served),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
