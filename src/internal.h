@@ -1234,12 +1234,12 @@ void pm_node_traffic_hw(const pm_scenario *s, const pm_ar_model *ar, const pm_ar
 void pm_node_traffic_fixed(const pm_node *n, double weight, pm_traffic *acc);
 /* acc += weight x t. */
 void pm_traffic_add(pm_traffic *acc, const pm_traffic *t, double weight);
-/* pm_static_power with a's die area already found (pm_area_compute of a; NULL: found here
- * when the leakage needs it): the same power and refusals. */
 /* pm_static_power_at's figure where a's energy block has passed its checks (the same block
  * bit for bit: they read nothing else): static_W plus the leakage over area (read only where
  * leakage_W_per_mm2 > 0, and then not NULL), the same sum. */
 double pm_static_power_of(const pm_accelerator *a, const pm_area *area);
+/* pm_static_power with a's die area already found (pm_area_compute of a; NULL: found here
+ * when the leakage needs it): the same power and refusals. */
 pm_status pm_static_power_at(const pm_accelerator *a, const pm_area *area, double *power_W,
                              pm_error *err);
 /* pm_energy_compute with the static power p_static_W already found (pm_static_power) and

@@ -647,17 +647,21 @@ typedef struct serve_figures {
 } serve_figures;
 
 /* The figures of accelerator a: its area found once and lent to the price and the static
- * power (pm_device_cost_at, pm_static_power_at: their refusals, in the same order); dies (may
- * be NULL) the dies' yields kept from the last accelerator. */
-static pm_status figures_of(const pm_accelerator *a, pm_die_memo *dies, serve_figures *f,
-                            pm_error *err)
+ * power (pm_device_cost_at, pm_static_power_at: their refusals, in the same order); checked:
+ * a's area and energy blocks passed their checks already (they read nothing else: only the
+ * arithmetic is done again); dies (may be NULL) the dies' yields kept from the last
+ * accelerator. */
+static pm_status figures_of(const pm_accelerator *a, bool checked, pm_die_memo *dies,
+                            serve_figures *f, pm_error *err)
 {
     *f = (serve_figures){0};
     pm_status st = PM_OK;
     pm_area area;
     const pm_area *found = NULL;
     if (a->area.present) {
-        if ((st = pm_area_compute(a, &area, err)) != PM_OK)
+        if (checked)
+            pm_area_of(a, &area);
+        else if ((st = pm_area_compute(a, &area, err)) != PM_OK)
             return st;
         f->die_mm2 = area.die_mm2;
         found = &area;
@@ -669,7 +673,9 @@ static pm_status figures_of(const pm_accelerator *a, pm_die_memo *dies, serve_fi
         f->device_usd = c.device_usd;
     }
     f->energy = a->energy.present;
-    if (f->energy)
+    if (f->energy && checked)
+        f->p_static = pm_static_power_of(a, found);
+    else if (f->energy)
         st = pm_static_power_at(a, found, &f->p_static, err);
     return st;
 }
@@ -698,26 +704,29 @@ static pm_status figures_memoised(const pm_accelerator *a, figures_memo *memo, s
                                   pm_error *err)
 {
     figures_key *k = &memo->key;
-    if (memo->kept &&
+    /* The blocks whose checks read nothing but themselves: the same, they passed them. */
+    const bool checked = memo->kept && memcmp(&k->area, &a->area, sizeof k->area) == 0 &&
+                         memcmp(&k->cost, &a->cost, sizeof k->cost) == 0 &&
+                         memcmp(&k->energy, &a->energy, sizeof k->energy) == 0;
+    if (checked &&
         memcmp(&k->l2_capacity_bytes, &a->l2_capacity_bytes, sizeof(double)) == 0 &&
         memcmp(&k->hbm_capacity_bytes, &a->hbm_capacity_bytes, sizeof(double)) == 0 &&
-        memcmp(k->peak_flop_per_s, a->peak_flop_per_s, sizeof k->peak_flop_per_s) == 0 &&
-        memcmp(&k->area, &a->area, sizeof k->area) == 0 &&
-        memcmp(&k->cost, &a->cost, sizeof k->cost) == 0 &&
-        memcmp(&k->energy, &a->energy, sizeof k->energy) == 0) {
+        memcmp(k->peak_flop_per_s, a->peak_flop_per_s, sizeof k->peak_flop_per_s) == 0) {
         *f = memo->f;
         return PM_OK;
     }
     memo->kept = false;
-    const pm_status st = figures_of(a, &memo->dies, f, err);
+    const pm_status st = figures_of(a, checked, &memo->dies, f, err);
     if (st != PM_OK)
         return st;
     k->l2_capacity_bytes = a->l2_capacity_bytes;
     k->hbm_capacity_bytes = a->hbm_capacity_bytes;
     memcpy(k->peak_flop_per_s, a->peak_flop_per_s, sizeof k->peak_flop_per_s);
-    memcpy(&k->area, &a->area, sizeof k->area);
-    memcpy(&k->cost, &a->cost, sizeof k->cost);
-    memcpy(&k->energy, &a->energy, sizeof k->energy);
+    if (!checked) {
+        memcpy(&k->area, &a->area, sizeof k->area);
+        memcpy(&k->cost, &a->cost, sizeof k->cost);
+        memcpy(&k->energy, &a->energy, sizeof k->energy);
+    }
     memo->f = *f;
     memo->kept = true;
     return PM_OK;
