@@ -5,7 +5,8 @@
  * magnitudes the model is defined for (units.c), for scenarios built or changed by hand. Reads
  * only the public structs: every estimate checks its scenario here first. A compiled served
  * point at another hardware point is checked by the rules that read that hardware only
- * (pm_scenario_check_hardware), the same rules in the same order.
+ * (pm_scenario_check_hardware), the same rules in the same order; where only its L2 capacity
+ * moved, by those that read the capacity (pm_scenario_check_l2).
  *
  * May call: accelerator.c, collective.c, dtype.c, error.c, plan.c, speculate.c, text.c, units.c,
  * workload.c.
@@ -181,7 +182,11 @@ static pm_status check_algorithm(const pm_scenario *s, pm_error *err)
  * the fields a compiled point may change (pm_scenario_check_hardware). The rows are a static
  * table of field offsets (in the accelerator, or in the cluster where `cluster`), not a table
  * of values built at every check. */
-static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, bool hardware,
+/* Which of check_magnitudes' rows are checked: every one, those of the fields a compiled point
+ * may change (pm_scenario_check_hardware's), or the L2 capacity's alone (pm_scenario_check_l2's). */
+typedef enum mag_rows { ROWS_ALL, ROWS_HARDWARE, ROWS_L2 } mag_rows;
+
+static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, mag_rows rows,
                                   pm_error *err)
 {
 #define ACCEL(f) offsetof(pm_accelerator, f), false
@@ -222,7 +227,9 @@ static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, 
 #undef CLUSTER
     for (size_t i = 0; i < PM_ARRAY_LEN(q); i++) {
         double lo = 0.0, hi = 0.0, v;
-        if (hardware && !q[i].hw)
+        if ((rows == ROWS_HARDWARE && !q[i].hw) ||
+            (rows == ROWS_L2 &&
+             (q[i].cluster || q[i].offset != offsetof(pm_accelerator, l2_capacity_bytes))))
             continue;
         memcpy(&v, (const char *)(q[i].cluster ? (const void *)c : (const void *)a) + q[i].offset,
                sizeof v);
@@ -511,7 +518,7 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_accelerator(&s->accel, err)) != PM_OK ||
         (st = check_cluster(&s->cluster, err)) != PM_OK ||
         (st = check_algorithm(s, err)) != PM_OK ||
-        (st = check_magnitudes(&s->accel, &s->cluster, false, err)) != PM_OK ||
+        (st = check_magnitudes(&s->accel, &s->cluster, ROWS_ALL, err)) != PM_OK ||
         (st = check_workload(&s->workload, err)) != PM_OK ||
         (st = check_together(s, err)) != PM_OK ||
         (st = check_sequence_parallel(s, err)) != PM_OK ||
@@ -536,7 +543,17 @@ pm_status pm_scenario_check_hardware(const pm_scenario *s, pm_error *err)
     pm_status st;
     if ((st = accel_capacities(&s->accel, err)) != PM_OK ||
         (st = cluster_link(&s->cluster, err)) != PM_OK ||
-        (st = check_magnitudes(&s->accel, &s->cluster, true, err)) != PM_OK)
+        (st = check_magnitudes(&s->accel, &s->cluster, ROWS_HARDWARE, err)) != PM_OK)
         return st;
     return check_compute_peak(s, err);
+}
+
+/* (internal.h) pm_scenario_check_hardware's rules that read the L2 capacity, in its order
+ * (accel_capacities, whose one refusal names every field it reads, and the capacity's
+ * magnitude): where the scenario differs from one that passed it only in that capacity, every
+ * other rule passes again and the first of these to fail is its first. */
+pm_status pm_scenario_check_l2(const pm_scenario *s, pm_error *err)
+{
+    const pm_status st = accel_capacities(&s->accel, err);
+    return st != PM_OK ? st : check_magnitudes(&s->accel, &s->cluster, ROWS_L2, err);
 }

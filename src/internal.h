@@ -1039,6 +1039,10 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
  * pm_scenario_check's order: for a scenario that differs from one that passed
  * pm_scenario_check only in those fields, its refusal is pm_scenario_check's. */
 pm_status pm_scenario_check_hardware(const pm_scenario *s, pm_error *err);
+/* The part of pm_scenario_check_hardware that reads the L2 capacity: for a scenario that differs
+ * from one that passed pm_scenario_check_hardware (or pm_scenario_check) only in that capacity,
+ * its refusal is theirs. */
+pm_status pm_scenario_check_l2(const pm_scenario *s, pm_error *err);
 
 /* ---- the search (search.c) ---- */
 

@@ -1065,18 +1065,46 @@ pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double
     return PM_OK;
 }
 
+/* The hardware a compiled point may move (pm_serve_compute_compiled's contract: every other
+ * field of the scenario is the one it was compiled at) but the L2 capacity: the accelerator's
+ * peaks and its L2 and HBM bandwidths, the cluster's links. Doubles only: compared with
+ * memcmp, bit for bit. */
+typedef struct hw_key {
+    double peak[PM_DTYPE_COUNT], l2_bw, hbm_bw;
+    double link_bw, link_s, allreduce_frac, fused_s, inter_bw, inter_s, a2a_s, a2a_frac;
+} hw_key;
+
+static void hw_key_of(const pm_scenario *s, hw_key *k)
+{
+    const pm_accelerator *a = &s->accel;
+    const pm_cluster *c = &s->cluster;
+    memcpy(k->peak, a->peak_flop_per_s, sizeof k->peak);
+    k->l2_bw = a->l2_bandwidth_bytes_per_s;
+    k->hbm_bw = a->hbm_bandwidth_bytes_per_s;
+    k->link_bw = c->link_bandwidth_bytes_per_s;
+    k->link_s = c->link_latency_s;
+    k->allreduce_frac = c->allreduce_efficiency_frac;
+    k->fused_s = c->fused_latency_s;
+    k->inter_bw = c->inter_node_bandwidth_bytes_per_s;
+    k->inter_s = c->inter_node_latency_s;
+    k->a2a_s = c->a2a_latency_s;
+    k->a2a_frac = c->a2a_efficiency_frac;
+}
+
 /* The steps' times and traffic of a compiled point (each mode's, each kind's), kept with the
- * hardware they were found at (issue 46 item 3): the accelerator and the cluster, whose every
- * field but the L2 capacity must be the same bit for bit at a point they serve. Over the L2
- * capacity they hold from the capacity they were found at (or the lowest they were found
- * again at) upwards while each kind's window capacity takes the same decisions
- * (pm_step_plan_l2_hold: (cap_lo, cap_hi], each kind's range met). Kept only where every kind
- * is past its tiling kink, without pipeline stages (a stage's bubbles read the capacity too)
- * or speculation (the draft's own plans are not compiled). */
+ * hardware they were found at (issue 46 item 3): hw_key's fields, which must be the same bit
+ * for bit at a point they serve. Over the L2 capacity they hold from the capacity they were
+ * found at (or the lowest they were found again at) upwards while each kind's window capacity
+ * takes the same decisions (pm_step_plan_l2_hold: (cap_lo, cap_hi], each kind's range met).
+ * Kept only where every kind is past its tiling kink, without pipeline stages (a stage's
+ * bubbles read the capacity too) or speculation (the draft's own plans are not compiled). The
+ * key is a point whose steps were timed, so it passed serve()'s checks: at a point that differs
+ * from it only in the L2 capacity serve() checks the capacity's rules alone
+ * (pm_scenario_check_l2). */
 typedef struct steps_memo {
-    bool kept;
-    pm_accelerator accel; /* its l2_capacity_bytes: the lowest capacity they hold from */
-    pm_cluster cluster;
+    bool keyed, kept; /* key holds the last point's hardware; the steps are kept */
+    hw_key key;
+    double l2;        /* the lowest L2 capacity they hold from */
     double cap_lo, cap_hi;
     double t[PM_MODE_COUNT][SERVE_KINDS];
     pm_traffic tr[PM_MODE_COUNT][SERVE_KINDS]; /* read at the kinds timed, with energy */
@@ -1126,7 +1154,7 @@ static pm_status closed_plan(const pm_scenario *s, const pm_serve_workload *w,
     k->n_kinds = timed_kinds(p, k->kinds);
     k->figures.kept = false;
     k->figures.dies.kept[0] = k->figures.dies.kept[1] = false;
-    k->steps.kept = false;
+    k->steps.keyed = k->steps.kept = false;
     memset(k->steps.t, 0, sizeof k->steps.t); /* the kinds not timed: 0 */
     for (size_t i = 0; i < sizeof k->plans / sizeof k->plans[0]; i++)
         k->plans[i].from = NULL; /* a new room (pm_step_plan_build_from) */
@@ -1146,25 +1174,30 @@ void pm_serve_compiled_release(pm_serve_compiled *c)
     c->ready = false;
 }
 
-/* Whether m's steps serve s (steps_memo): its accelerator but the L2 capacity and its cluster
- * the same bit for bit, the capacity at least the lowest they hold from and its window
- * capacity in their range. */
+/* Whether s's hardware is m's key's but the L2 capacity (steps_memo), bit for bit. */
+static bool same_but_l2(const steps_memo *m, const pm_scenario *s)
+{
+    hw_key k;
+    hw_key_of(s, &k);
+    return m->keyed && memcmp(&k, &m->key, sizeof k) == 0;
+}
+
+/* Whether m's steps serve s, whose hardware is m's key's but the L2 capacity: the capacity at
+ * least the lowest they hold from and its window capacity in their range. */
 static bool steps_held(const steps_memo *m, const pm_scenario *s)
 {
-    const pm_accelerator *a = &s->accel, *k = &m->accel;
-    const size_t at = offsetof(pm_accelerator, l2_capacity_bytes), past = at + sizeof(double);
-    const double cap = pm_accelerator_l2_window_bytes(a);
-    return m->kept && a->l2_capacity_bytes >= k->l2_capacity_bytes && m->cap_lo < cap &&
-           cap <= m->cap_hi && memcmp(k, a, at) == 0 &&
-           memcmp((const char *)k + past, (const char *)a + past, sizeof *a - past) == 0 &&
-           memcmp(&m->cluster, &s->cluster, sizeof m->cluster) == 0;
+    const double cap = pm_accelerator_l2_window_bytes(&s->accel);
+    return m->kept && s->accel.l2_capacity_bytes >= m->l2 &&
+           m->cap_lo < cap && cap <= m->cap_hi;
 }
 
 /* Each timed kind's step in every mode into kept's steps_memo (its traffic too with energy),
- * built in kept's room (c, not NULL: compiled, each kind's template kept in c); the memo kept
- * where the steps hold over L2 capacities (steps_memo's rule), else not. */
+ * built in kept's room (c, not NULL: compiled, each kind's template kept in c, and s's hardware
+ * the memo's key); the memo kept where the steps hold over L2 capacities (steps_memo's rule)
+ * and again (the point before had the same hardware but the L2 capacity: on another axis no
+ * point would be served from it, and finding the range costs a look at every GEMM), else not. */
 static pm_status time_kinds(const pm_scenario *s, struct pm_serve_kept *kept,
-                            pm_serve_compiled *c, bool energy, pm_error *err)
+                            pm_serve_compiled *c, bool energy, bool again, pm_error *err)
 {
     const serve_plan *p = &kept->p;
     steps_memo *sm = &kept->steps;
@@ -1174,7 +1207,7 @@ static pm_status time_kinds(const pm_scenario *s, struct pm_serve_kept *kept,
     const pm_scenario *ks[SERVE_KINDS]; /* each kind's: its host work counts its sequences */
     for (int i = 0; i < kept->n_kinds; i++)
         ks[kept->kinds[i]] = step_scenario(s, &p->kind[kept->kinds[i]], &copies[kept->kinds[i]]);
-    bool hold = c && pm_cluster_pp(&s->cluster) <= 1 && !pm_spec_active(s);
+    bool hold = c && again && pm_cluster_pp(&s->cluster) <= 1 && !pm_spec_active(s);
     double lo = -INFINITY, hi = INFINITY;
     pm_status st = PM_OK;
     sm->kept = false;
@@ -1201,9 +1234,12 @@ static pm_status time_kinds(const pm_scenario *s, struct pm_serve_kept *kept,
         if (!like)
             like = &plans[0];
     }
+    if (c && !again) {
+        hw_key_of(s, &sm->key);
+        sm->keyed = true;
+    }
     if (st == PM_OK && hold) {
-        sm->accel = s->accel;
-        sm->cluster = s->cluster;
+        sm->l2 = s->accel.l2_capacity_bytes;
         sm->cap_lo = lo;
         sm->cap_hi = hi;
         sm->kept = true;
@@ -1230,8 +1266,9 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     if (st == PM_OK && (st = figures_memoised(&s->accel, &kept->figures, &f, err)) == PM_OK)
         st = memory_of(s, w, kept->fp, out, err);
     steps_memo *sm = &kept->steps;
-    if (st == PM_OK && !(c && c->ready && steps_held(sm, s)))
-        st = time_kinds(s, kept, c, f.energy, err);
+    const bool again = c && c->ready && same_but_l2(sm, s);
+    if (st == PM_OK && !(again && steps_held(sm, s)))
+        st = time_kinds(s, kept, c, f.energy, again, err);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
         mode_figures(s, w, p, kept->kinds, kept->n_kinds, &f, sm->t[m], sm->tr[m],
                      &out->modes[m]);
@@ -1408,7 +1445,11 @@ static pm_status serve(const pm_scenario *s, const pm_serve_workload *w, pm_serv
      * only the rules that read the hardware can refuse (the placement reads none). */
     const bool compiled = c && c->ready;
     pm_status st = check_workload(w, err);
-    if (st == PM_OK)
+    /* The steps' memo's key passed these checks (steps_memo): where only the L2 capacity moved
+     * since, only its rules can refuse. */
+    if (st == PM_OK && compiled && same_but_l2(&c->kept->steps, s))
+        st = pm_scenario_check_l2(s, err);
+    else if (st == PM_OK)
         st = compiled ? pm_scenario_check_hardware(s, err) : pm_scenario_check(s, err);
     if (st == PM_OK && !compiled && pm_cluster_pp(&s->cluster) > 1) {
         pm_pipeline pl; /* its refusals before any step */

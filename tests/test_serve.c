@@ -887,11 +887,17 @@ static void test_compiled_refuses_as_served(void **state)
     assert_int_equal(pm_serve_compute_compiled(&s, &w, &c, &got, &e_got), PM_OK);
     assert_true(c.ready);
     const pm_dtype cd = pm_compute_dtype(&s.workload);
-    for (int i = 0; i < 6; i++) {
+    /* 0, 6 and 7 move the L2 capacity alone: served through its own rules
+     * (pm_scenario_check_l2), the refusals must still be pm_serve_compute's. */
+    for (int i = 0; i < 8; i++) {
         pm_scenario t = s;
         pm_error err;
         if (i == 0)
             assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, 1e30, &err), PM_OK);
+        else if (i == 6)
+            t.accel.l2_capacity_bytes = 0.0;
+        else if (i == 7)
+            t.accel.l2_capacity_bytes = NAN;
         else if (i == 1)
             assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_COMPUTE, 1e40, &err), PM_OK);
         else if (i == 2)
@@ -900,7 +906,7 @@ static void test_compiled_refuses_as_served(void **state)
             t.cluster.link_bandwidth_bytes_per_s = 0.0;
         else if (i == 4)
             t.accel.peak_flop_per_s[cd] = 0.0;
-        else
+        else if (i == 5)
             t.accel.l2_bandwidth_bytes_per_s = -1.0;
         const pm_status st = pm_serve_compute(&t, &w, &ref, &e_ref);
         assert_int_not_equal(st, PM_OK);
