@@ -177,15 +177,14 @@ static pm_status check_algorithm(const pm_scenario *s, pm_error *err)
     return st;
 }
 
-/* The magnitudes the model is defined for. The loaders enforce the same key by key; this
- * catches scenarios built or changed by hand (a sweep point, say). hardware: only the rows of
- * the fields a compiled point may change (pm_scenario_check_hardware). The rows are a static
- * table of field offsets (in the accelerator, or in the cluster where `cluster`), not a table
- * of values built at every check. */
 /* Which of check_magnitudes' rows are checked: every one, those of the fields a compiled point
  * may change (pm_scenario_check_hardware's), or the L2 capacity's alone (pm_scenario_check_l2's). */
 typedef enum mag_rows { ROWS_ALL, ROWS_HARDWARE, ROWS_L2 } mag_rows;
 
+/* The magnitudes the model is defined for. The loaders enforce the same key by key; this
+ * catches scenarios built or changed by hand (a sweep point, say). rows: which rows. The rows
+ * are a static table of field offsets (in the accelerator, or in the cluster where `cluster`),
+ * not a table of values built at every check. */
 static pm_status check_magnitudes(const pm_accelerator *a, const pm_cluster *c, mag_rows rows,
                                   pm_error *err)
 {

@@ -1207,7 +1207,7 @@ static pm_status time_kinds(const pm_scenario *s, struct pm_serve_kept *kept,
     const pm_scenario *ks[SERVE_KINDS]; /* each kind's: its host work counts its sequences */
     for (int i = 0; i < kept->n_kinds; i++)
         ks[kept->kinds[i]] = step_scenario(s, &p->kind[kept->kinds[i]], &copies[kept->kinds[i]]);
-    bool hold = c && again && pm_cluster_pp(&s->cluster) <= 1 && !pm_spec_active(s);
+    bool hold = again && pm_cluster_pp(&s->cluster) <= 1 && !pm_spec_active(s);
     double lo = -INFINITY, hi = INFINITY;
     pm_status st = PM_OK;
     sm->kept = false;

@@ -210,13 +210,13 @@ static void test_l2_walks(void **state)
      * compulsory (m k + k n) e): the walks cross it both ways. */
     pm_serve_workload big = workload(&s, 64);
     big.chunk_budget = 2048;
-    sn = walk(&s, big);
+    walk(&s, big);
     assert_true(sn.none_prefetched > 0 && sn.prefetched > 0);
     pm_serve_workload w = workload(&s, 2); /* three kinds, two sharing a room */
     w.n_classes = 2;
     w.classes[0] = (pm_length_class){4000, 100, 0.25};
     w.classes[1] = (pm_length_class){300, 600, 0.75};
-    sn = walk(&s, w);
+    walk(&s, w);
     s = load("mixtral8x7b");
     set(&s, PM_AXIS_EP, 2);
     sn = walk(&s, workload(&s, 32));
