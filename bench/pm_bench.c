@@ -31,7 +31,8 @@
  *   sweep       one pm_sweep_run over --axis SPEC on the calling thread (one iteration is the
  *               whole sweep: divide by its points for a per-point figure)
  *   search_hw   one pm_search_run of the scenario's deployment at 64 sequences and a chunk
- *               budget of 2048 over the hardware points of --axis SPEC, one thread: a
+ *               budget of 2048 over the hardware points of --axis SPEC (given twice: two
+ *               hardware axes, the first's points slowest in the space), one thread: a
  *               hardware point of a compiled served point (issue 46 item 3), per point
  * It prints the points per iteration and the wall time per iteration in ns (meaningless under
  * valgrind; the script takes the times from a native run).
@@ -129,7 +130,7 @@ static const char *cpu_model(char *buf, size_t n)
 }
 
 typedef struct count_opts {
-    const char *figure, *scenario, *axis, *data_dir;
+    const char *figure, *scenario, *axis, *axis2, *data_dir;
     long iterations, seq, layers;
 } count_opts;
 
@@ -199,9 +200,13 @@ static int count_mode(const count_opts *c)
         sp.n_chunk = 1;
         sp.hw[0] = axis(c->axis);
         sp.n_hw = 1;
+        if (c->axis2) {
+            sp.hw[1] = axis(c->axis2);
+            sp.n_hw = 2;
+        }
         sp.exhaustive = true;
         sp.threads = 1;
-        points = sp.hw[0].n_values;
+        points = sp.hw[0].n_values * (c->axis2 ? sp.hw[1].n_values : 1);
         t0 = now();
         for (long i = 0; i < c->iterations; i++) {
             pm_search_result r;
@@ -210,7 +215,8 @@ static int count_mode(const count_opts *c)
             acc += r.evaluated;
             pm_search_result_free(&r);
         }
-        pm_axis_release(&sp.hw[0]);
+        for (int a = 0; a < sp.n_hw; a++)
+            pm_axis_release(&sp.hw[a]);
     } else if (strcmp(c->figure, "sweep") == 0 && c->axis) {
         pm_axis a = axis(c->axis);
         pm_sweep_opts so = {.threads = 1};
@@ -419,7 +425,7 @@ int main(int argc, char **argv)
                                          {"layers", required_argument, NULL, 'L'},
                                          {"axis", required_argument, NULL, 'a'},
                                          {NULL, 0, NULL, 0}};
-    count_opts co = {NULL, "llama70b", NULL, NULL, 1, 0, 0};
+    count_opts co = {.scenario = "llama70b", .iterations = 1};
     int o;
     while ((o = getopt_long(argc, argv, "f:qt:d:hc:n:s:S:L:a:", opts, NULL)) != -1) {
         switch (o) {
@@ -438,11 +444,11 @@ int main(int argc, char **argv)
         case 's': co.scenario = optarg; break;
         case 'S': co.seq = atol(optarg); break;
         case 'L': co.layers = atol(optarg); break;
-        case 'a': co.axis = optarg; break;
+        case 'a': *(co.axis ? &co.axis2 : &co.axis) = optarg; break;
         case 'h':
             printf("Usage: pm-bench [--format text|json] [--quick] [--threads N] [--data-dir DIR]\n"
                    "       pm-bench --count step|step_cold|e2e|serve|sweep --iterations N "
-                   "[--scenario NAME] [--seq N] [--layers N] [--axis SPEC]\n");
+                   "[--scenario NAME] [--seq N] [--layers N] [--axis SPEC [--axis SPEC]]\n");
             return 0;
         default: return 2;
         }

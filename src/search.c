@@ -70,6 +70,7 @@ typedef struct search {
     struct front_block *blocks; /* the groups' fronts (front_room), freed with the groups */
     pthread_mutex_t mu;
     bool threaded; /* workers run on threads: mu taken (one worker alone takes no lock) */
+    bool l2_first; /* the L2 capacity (the first of two hardware axes) walked fastest */
 } search;
 
 /* Room for the groups' fronts, taken in order out of blocks (no allocation per group). */
@@ -715,6 +716,23 @@ static void eval_disagg_group(search *se, size_t gi, worker_state *ws)
     g->status = settle_group(se, &ws->block, g, n, cand, miss);
 }
 
+/* The group the w-th step of the walk over groups first .. last - 1 evaluates: the groups'
+ * order, but where the L2 capacity is the first of two hardware axes, a deployment's hardware
+ * points whole inside the slice are walked with the capacity fastest. A compiled point serves
+ * the capacities above its last one from its steps' memo (serve.c), and only where nothing
+ * but the capacity moved since: walked the other way, every point moves the second axis and
+ * is costed whole. The answer is the same in either order (each group's is its own, merged
+ * in the groups' order). */
+static size_t walk_group(const search *se, size_t w)
+{
+    const size_t hw = se->hw_points, k0 = w - w % hw;
+    if (!se->l2_first || w >= se->n_colo || k0 < se->first || k0 + hw > se->last)
+        return w;
+    const size_t n0 = se->spec->hw[0].n_values, n1 = se->spec->hw[1].n_values;
+    const size_t o = w - k0;
+    return k0 + (o % n0) * n1 + o / n0;
+}
+
 static void *worker(void *arg)
 {
     search *se = arg;
@@ -723,10 +741,11 @@ static void *worker(void *arg)
     worker_state state = {.at = pm_calloc((size_t)nc, sizeof *state.at)}, *ws = &state;
     for (;;) {
         lock(se);
-        const size_t gi = se->next++;
+        const size_t w = se->next++;
         unlock(se);
-        if (gi >= se->last)
+        if (w >= se->last)
             break;
+        const size_t gi = walk_group(se, w);
         if (gi < se->n_colo)
             eval_group(se, gi, ws);
         else
@@ -938,6 +957,7 @@ static pm_status prepare(search *se, const pm_scenario *s, const pm_search_spec 
         budget_splits(se, sp->device_budget, se->splits);
     }
     se->n_groups = se->n_colo + se->n_splits * (size_t)se->n_ep * se->hw_points;
+    se->l2_first = sp->n_hw == 2 && sp->hw[0].kind == PM_AXIS_L2;
     se->first = 0;
     se->last = se->n_groups;
     if (sp->shard_count > 0)

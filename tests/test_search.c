@@ -710,6 +710,89 @@ static void test_points_moved_are_served(void **state)
     pm_search_result_free(&r);
 }
 
+/* Whether candidate a of a search over hardware axes (l2, x) is candidate b of the same space
+ * searched over (x, l2): the same deployment, point and figures, the axes' values swapped. */
+static bool same_swapped(const pm_search_candidate *a, const pm_search_candidate *b)
+{
+    return a->tp == b->tp && a->chunk == b->chunk &&
+           memcmp(&a->concurrency, &b->concurrency, sizeof a->concurrency) == 0 &&
+           memcmp(&a->hw[0], &b->hw[1], sizeof a->hw[0]) == 0 &&
+           memcmp(&a->hw[1], &b->hw[0], sizeof a->hw[1]) == 0 &&
+           memcmp(&a->figures, &b->figures, sizeof a->figures) == 0;
+}
+
+/* Where the L2 capacity is the first of two hardware axes, a deployment's points are walked
+ * with the capacity fastest (search.c walk_group: the compiled point's steps' memo serves the
+ * capacities above its last one only where nothing else moved). The walk changes nothing but
+ * the order: every candidate is evaluated once, the answer is the search's over the axes
+ * given the other way round (whose natural order walks the capacity fastest already), on one
+ * thread, on two, and in shards that cut a deployment's points (walked in order there). */
+static void test_l2_walked_fastest(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    const int tp[] = {4, 8};
+    const int64_t chunk[] = {512};
+    const double conc[] = {8, 32};
+    pm_search_spec a = space(&s, tp, 2, chunk, 1, conc, 2), b;
+    a.exhaustive = true;
+    a.threads = 1;
+    pm_error err;
+    assert_int_equal(pm_axis_parse("l2=8MiB,16MiB,32MiB,96MiB", 0, &a.hw[0], &err), PM_OK);
+    assert_int_equal(pm_axis_parse("hbm_bw=2TBps,3TBps,1.5TBps", 0, &a.hw[1], &err), PM_OK);
+    a.n_hw = 2;
+    b = a;
+    b.hw[0] = a.hw[1];
+    b.hw[1] = a.hw[0];
+    pm_search_result ra = run(&s, &a), rb = run(&s, &b);
+    assert_int_equal(ra.groups, 2 * 4 * 3);
+    assert_int_equal(ra.evaluated, 2 * 4 * 3 * 2);
+    size_t seen = 0;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(ra.found[m] && rb.found[m]);
+        assert_true(same_swapped(&ra.best[m], &rb.best[m]));
+        assert_int_equal(ra.n_front[m], rb.n_front[m]);
+        for (size_t f = 0; f < ra.n_front[m]; f++) {
+            bool found = false;
+            for (size_t g = 0; g < rb.n_front[m] && !found; g++)
+                found = same_swapped(&ra.front[m][f], &rb.front[m][g]);
+            assert_true(found);
+            seen++;
+        }
+    }
+    assert_true(seen >= 3);
+    /* On two threads, and in 5 shards merged (slices of 4 or 5 groups: blocks of 12 cut). */
+    pm_search_spec c = a;
+    c.threads = 2;
+    pm_search_result rc = run(&s, &c);
+    c.threads = 1;
+    pm_search_result merged;
+    memset(&merged, 0, sizeof merged);
+    for (size_t k = 0; k < 5; k++) {
+        c.shard_index = k;
+        c.shard_count = 5;
+        pm_search_result part = run(&s, &c);
+        assert_int_equal(pm_search_merge(&merged, &part, &err), PM_OK);
+        pm_search_result_free(&part);
+    }
+    const pm_search_result *other[] = {&rc, &merged};
+    for (size_t o = 0; o < 2; o++) {
+        assert_int_equal(other[o]->evaluated, ra.evaluated);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            assert_memory_equal(&other[o]->best[m], &ra.best[m], sizeof ra.best[m]);
+            assert_int_equal(other[o]->n_front[m], ra.n_front[m]);
+            assert_memory_equal(other[o]->front[m], ra.front[m],
+                                ra.n_front[m] * sizeof ra.front[m][0]);
+        }
+    }
+    pm_axis_release(&a.hw[0]);
+    pm_axis_release(&a.hw[1]);
+    pm_search_result_free(&ra);
+    pm_search_result_free(&rb);
+    pm_search_result_free(&rc);
+    pm_search_result_free(&merged);
+}
+
 /* A pp list of {1} is the search without a pp list, candidate for candidate (the same
  * groups, the same order, every figure; each candidate of one stage), and without a list
  * every candidate says pp 1: the search of one stage is today's. */
@@ -1179,6 +1262,7 @@ int main(void)
         cmocka_unit_test(test_merged_front_is_the_sort),
         cmocka_unit_test(test_front_grown_part_by_part_is_the_sort),
         cmocka_unit_test(test_points_moved_are_served),
+        cmocka_unit_test(test_l2_walked_fastest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
