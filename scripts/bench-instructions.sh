@@ -64,6 +64,37 @@ figure "estimate, llama70b, seq 16K" 1 --count e2e --seq 16384
 figure "estimate, llama70b, seq 64K" 1 --count e2e --seq 65536
 figure "served point, llama70b, 64 in flight, 3 modes" 1 --count serve
 figure "hw point of a compiled served point (l2, 256)" 1 --count search_hw --axis l2=1MiB:256MiB:1MiB
+
+# added NAME ONE -- AXES...: a hardware point of a compiled plan with the compile left out
+# (issue 46 item 3): a search_hw over AXES less the same search over ONE, a one-point axis
+# (its first point: the compile and the search's set-up), over the points beyond the first.
+added() {
+    local name="$1" one="$2"
+    shift 3
+    local n=$n_cg nt=$((n_time / 10))
+    local a=(--data-dir "$root/data" --count search_hw) ax=() i
+    for i in "$@"; do ax+=(--axis "$i"); done
+    local w1 w0 o1 o0 points ns ns1
+    w1=$(instr "$bench" "${a[@]}" "${ax[@]}" --iterations $((n + 1)))
+    w0=$(instr "$bench" "${a[@]}" "${ax[@]}" --iterations 1)
+    o1=$(instr "$bench" "${a[@]}" --axis "$one" --iterations $((n + 1)))
+    o0=$(instr "$bench" "${a[@]}" --axis "$one" --iterations 1)
+    points=$("$bench" "${a[@]}" "${ax[@]}" --iterations 0 | awk '/^points/ {print $2}')
+    ns=$(for _ in 1 2 3 4 5; do "$bench" "${a[@]}" "${ax[@]}" --iterations "$nt"; done |
+        awk '/^ns_per_iteration/ {print $2}' | median)
+    ns1=$(for _ in 1 2 3 4 5; do "$bench" "${a[@]}" --axis "$one" --iterations "$nt"; done |
+        awk '/^ns_per_iteration/ {print $2}' | median)
+    awk -v name="$name" -v a="$((w1 - w0))" -v b="$((o1 - o0))" -v n="$n" -v p="$points" \
+        -v ns="$ns" -v ns1="$ns1" \
+        'BEGIN {printf "%-44s %14.0f %14.1f\n", name, (a - b) / n / (p - 1), (ns - ns1) / (p - 1)}'
+}
+added "  the compile left out (l2, 256)" l2=1MiB:1MiB:1MiB -- l2=1MiB:256MiB:1MiB
+if [ "$quick" != --quick ]; then
+    added "  the compile left out (hbm_bw, 61)" hbm_bw=1TBps:1TBps:1TBps -- \
+        hbm_bw=1TBps:4TBps:0.05TBps
+    added "  the compile left out (l2 x hbm_bw, 64 x 7)" l2=1MiB:1MiB:1MiB -- \
+        l2=1MiB:64MiB:1MiB hbm_bw=1TBps:4TBps:0.5TBps
+fi
 if [ "$quick" != --quick ]; then
     # Across the KV-spill context (77,369 for llama70b): a request that crosses it, one beyond.
     figure "estimate, llama70b, seq 80K (crosses spill)" 1 --count e2e --seq 81920

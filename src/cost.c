@@ -164,12 +164,24 @@ void pm_cost_hw_init(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_mo
 
 void pm_cost_key_at(pm_cost_key *key, const pm_cost_hw *h)
 {
-    /* Kept once, at the rows' first point: a compiled template (pm_serve_compiled) keeps the
-     * rows made there, which a room that takes it again copies; costs kept at the last point
-     * instead are EXPERIMENTS.md's next step (session 33). */
-    if (key->gen == 0)
+    /* Kept at the rows' first point, and again at the second point in a row of another
+     * pm_cost_hw: the points after it that move only the L2 capacity (a search walks a
+     * deployment's capacities fastest) are served, and an axis that moves the pm_cost_hw at
+     * every point keeps nothing (keeping costs a copy a row). The rows and key travel
+     * together (a compiled template, pm_serve_compiled, keeps those made at its first point,
+     * which a room that takes it again copies whole): a row's kept_gen is always its own
+     * key's. */
+    if (key->gen == 0) {
         key->at = *h;
-    key->gen = key->gen == 0 || memcmp(&key->at, h, sizeof *h) == 0 ? 1 : 2;
+        key->gen = 1;
+        key->keep = true;
+    } else if (memcmp(&key->at, h, sizeof *h) != 0) {
+        key->at = *h;
+        key->gen++;
+        key->keep = false;
+    } else {
+        key->keep = true;
+    }
 }
 
 void pm_cost_ctx_unbounded(const pm_cost_ctx *k, pm_cost_ctx *out)

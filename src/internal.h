@@ -633,7 +633,7 @@ typedef struct pm_cost_row {
     bool grouped;            /* routed experts' GEMM: the engine's grouped kernel's fraction */
     bool embedding;          /* the step's host work precedes it (runtime.c) */
     /* Its costs kept (issue 46 item 3; step_plan.c's): those at the hardware point of the
-     * rows' key (pm_cost_key.at; kept_gen 1: made), with the tiling bound off (at
+     * rows' key (pm_cost_key.at; kept_gen its gen: made), with the tiling bound off (at
      * pm_cost_ctx_unbounded): a node's costs at any point of that pm_cost_hw where its tiling
      * bytes (pm_cost_row_tiling) are 0, bit for bit. */
     bool keepable;           /* its node's cost reads of the hardware only pm_cost_hw and the
@@ -665,11 +665,13 @@ typedef struct pm_cost_hw {
  * dequant_elem_per_s): rows made at one key serve every scenario of the same key. */
 typedef struct pm_cost_key {
     double v[5];
-    /* The hardware point the rows' kept costs are made at (their first: pm_cost_key_at), and
-     * whether the point being costed is it: gen 1 it is (a row's kept costs, kept_gen 1,
-     * serve), 2 it is not (nothing kept serves or is kept), 0 no point yet. */
+    /* The hardware point the rows' kept costs are made at (the last point costed:
+     * pm_cost_key_at) and its number (0: no point yet): a row's kept costs serve where its
+     * kept_gen is gen; else they are made again at this point, and kept where keep (the
+     * rows' first point, or the second in a row at this pm_cost_hw). */
     pm_cost_hw at;
     uint64_t gen;
+    bool keep;
 } pm_cost_key;
 /* The rows of a template's nodes (step_plan.c fills them; the builder does not). */
 typedef struct pm_template_rows {
@@ -813,8 +815,9 @@ void pm_cost_ctx_unbounded(const pm_cost_ctx *k, pm_cost_ctx *out);
  * hardware (pm_cost_hw). */
 void pm_cost_hw_init(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_ar_model *ar_fused,
                      bool prefetching, pm_cost_hw *h);
-/* key->gen for a point of h: 1 where h is key->at (set to h at the rows' first point), else 2
- * (the rows' kept costs, made at key->at, are then stale). */
+/* The rows' key at a point of h: where h is not key->at, key->at becomes h under a new gen (the
+ * rows' kept costs, made at the old key->at, are then stale), kept again at the next point
+ * of h (key->keep). */
 void pm_cost_key_at(pm_cost_key *key, const pm_cost_hw *h);
 /* pm_op_cost_node of n from its row r (pm_cost_row_init at a scenario of k's key). */
 void pm_op_cost_row(const pm_cost_ctx *k, const pm_ar_model *ar, const pm_node *n,

@@ -123,9 +123,11 @@ static bool same_bits(double a, double b)
 /* row_costs of plan p's node n through its row's kept costs (issue 46 item 3): a row whose
  * tiling bytes are 0 at a point of the same pm_cost_hw (the key's gen) has every input of its
  * cost the same as where it was kept (at pm_cost_ctx_unbounded, bit for bit), so its costs are
- * the kept ones; else costed, and kept where the point is the key's and nothing is kept yet
- * (where its tiling bound is on here, costed again at the unbounded L2: on an L2 axis from a
- * small capacity the term changes from point to point and is off past its kink).
+ * the kept ones; else costed, and kept where nothing is kept at the key's point yet and the
+ * key keeps (the key is the last point's pm_cost_hw: pm_cost_key_at; where its tiling bound
+ * is on here, costed
+ * again at the unbounded L2: on an L2 axis from a small capacity the term changes from point
+ * to point and is off past its kink).
  * A row is always costed with the same prefetching (the head's false, the others' p's: in the
  * key). */
 static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
@@ -139,7 +141,7 @@ static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
         return;
     }
     row_costs(&p->cost, &p->ar, &p->ar_fused, n, r, prefetching, out);
-    if (!keep || gen != 1 || r->kept_gen == gen)
+    if (!keep || !p->tmpl.rows.key.keep || r->kept_gen == gen)
         return;
     if (tiled) {
         pm_cost_ctx past;
@@ -157,10 +159,11 @@ static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
 /* The cost of fused node n (a MatMul with its allreduce absorbed) of the fused plan f from its
  * MatMul's row r, through the row's kept fused cost as kept_costs: the chunk search's inputs
  * are the roofline (the key's gen, the tiling bound off), the fused model and the chunk
- * half-efficiency (the key's), the node's message and chunk option. */
-static void fused_costs(const pm_step_plan *f, uint64_t gen, const pm_node *n, pm_cost_row *r,
-                        pm_step_node *out)
+ * half-efficiency (the key's), the node's message and chunk option; kept where the key keeps. */
+static void fused_costs(const pm_step_plan *f, const pm_cost_key *key, const pm_node *n,
+                        pm_cost_row *r, pm_step_node *out)
 {
+    const uint64_t gen = key->gen;
     const bool keep = pm_cost_row_keepable(&f->cost, r);
     const bool tiled = keep && pm_cost_row_tiling(&f->cost, r) > 0;
     /* (the kept node's fields are set with fused_gen: read only where it matches) */
@@ -173,7 +176,7 @@ static void fused_costs(const pm_step_plan *f, uint64_t gen, const pm_node *n, p
         return;
     }
     row_costs(&f->cost, &f->ar, &f->ar_fused, n, r, false, out);
-    if (!keep || gen != 1 || same_node)
+    if (!keep || !key->keep || same_node)
         return;
     r->fused = out->hbm;
     if (tiled) {
@@ -689,7 +692,7 @@ static void fuse_class(pm_step_plan *u, int m, bool kept, pm_step_plan *f)
              * which other_cost reads from the node, and the row's knee, which a fused node's
              * cost does not read. */
             pm_cost_row *row = m ? &u->tmpl.rows.moe[i] : &u->tmpl.rows.layer[i];
-            fused_costs(f, u->tmpl.rows.key.gen, &out[j], row, &fc);
+            fused_costs(f, &u->tmpl.rows.key, &out[j], row, &fc);
             if (f->counted)
                 (kept ? node_traffic_hw : node_traffic)(f, &out[j], &fc, &ft);
             if (f->chunks == 0)
