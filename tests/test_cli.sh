@@ -789,6 +789,12 @@ check mix-disagg-csv-row 0 ",P2xTP4+D1xTP8,0,1,1,1,0,16," "$pm" search --mix lla
 check mix-disagg-json 0 '"members": [{"layout": "P2xTP4+D1xTP8", "prefill_tp": 4, "prefill_instances": 2, "decode_tp": 8, "decode_instances": 1, "tp": 0, "pp": 1' "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}" -f json
 check mix-disagg-json-colocated 0 '{"layout": "colocated", "prefill_tp": 0, "prefill_instances": 0, "decode_tp": 0, "decode_instances": 0, "tp": 8' "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}" -f json
 check mix-disagg-plain-csv 0 "best,m1_tp,m1_pp" "$pm" search --mix llama70b-h100@2048:2048 --cluster hgx-h100-ib-ndr --budget 16 --tp-list 4,8 --chunks 2048 --concurrency 8,16 -f csv
+# The mix's figure marks a member's disaggregated bests (its pools) on its line, and names two
+# members of one scenario by their lengths: at 10 MiB the 8192:256 member's best is
+# disaggregated (mix-disagg-csv-row above).
+check mix-disagg-plot 0 "wrote $tmp/mixd.svg" "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}" --sweep l2=10MiB:20MiB:10MiB --plot "$tmp/mixd.svg"
+check mix-disagg-plot-mark 0 "a member's best disaggregated (prefill and decode pools)" cat "$tmp/mixd.svg"
+check mix-disagg-plot-names 0 "llama70b-h100@2048:2048:1 alone (preserve)" cat "$tmp/mixd.svg"
 check mix-disagg-no-budget 2 "search mix: member 1 (llama3-70b): search: disaggregated deployments split a device budget" "$pm" search --mix llama70b-h100 --cluster hgx-h100-ib-ndr --disagg --concurrency 8
 
 # ---- speculative decoding (issue 45) ---------------------------------------------------------

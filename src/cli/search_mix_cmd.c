@@ -341,11 +341,16 @@ static int draw(const cli *c, const mix_run *x)
         return EXIT_CONFIG;
     write_csv(csv.f, c, x);
     char *path = str_printf("%s", csv.path);
-    char names[PM_SEARCH_MAX_MEMBERS * 64] = "";
+    char names[PM_SEARCH_MAX_MEMBERS * 520] = ""; /* scenario@lengths and a space each */
     size_t w = 0;
-    for (int i = 0; i < x->mix.n_members && w < sizeof names; i++)
-        w += (size_t)snprintf(names + w, sizeof names - w, "%s%s", i ? " " : "",
-                              x->arg[i].scenario);
+    for (int i = 0; i < x->mix.n_members && w < sizeof names; i++) {
+        /* A member's lengths name it beside its scenario (two members may share one) where
+         * they are a word (gnuplot's word() splits the list at spaces). */
+        const char *len = x->arg[i].lengths;
+        const bool named = len[0] && !strpbrk(len, " \t");
+        w += (size_t)snprintf(names + w, sizeof names - w, "%s%s%s%s", i ? " " : "",
+                              x->arg[i].scenario, named ? "@" : "", named ? len : "");
+    }
     char members[8];
     snprintf(members, sizeof members, "%d", x->mix.n_members);
     const pm_search_spec *sp = &x->mix.member[0].spec;
@@ -363,7 +368,8 @@ static int draw(const cli *c, const mix_run *x)
                              {"names", names, false},
                              {"members", members, true},
                              {"xcol", pm_axis_column(x->mix.hw[0].kind), false},
-                             {"ylab", search_objective_column(x->mix.objective), false}};
+                             {"ylab", search_objective_column(x->mix.objective), false},
+                             {"disagg", sp->disagg ? "1" : "0", true}};
     if (rc == 0)
         rc = plot_draw("search_mix.gp", path, c->plot, PLOT_PAGE, vars,
                        sizeof vars / sizeof vars[0]);
