@@ -125,9 +125,8 @@ static bool same_bits(double a, double b)
  * cost the same as where it was kept (at pm_cost_ctx_unbounded, bit for bit), so its costs are
  * the kept ones; else costed, and kept where nothing is kept at the key's point yet and the
  * key keeps (the key is the last point's pm_cost_hw: pm_cost_key_at; where its tiling bound
- * is on here, costed
- * again at the unbounded L2: on an L2 axis from a small capacity the term changes from point
- * to point and is off past its kink).
+ * is on here, costed again at the unbounded L2: on an L2 axis from a small capacity the term
+ * changes from point to point and is off past its kink).
  * A row is always costed with the same prefetching (the head's false, the others' p's: in the
  * key). */
 static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
