@@ -1034,6 +1034,12 @@ pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fus
 pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
                                   const pm_step *step, bool fused, bool prefetching,
                                   pm_step_plan *p, pm_error *err);
+/* pm_step_plan_build_like of a plan whose template is kept and costed again at other hardware
+ * points (a compiled point's, pm_step_plan_build_from): its rows keep their nodes' costs at
+ * this point (pm_cost_row.kept). A plan built otherwise keeps none (it is costed once). */
+pm_status pm_step_plan_compile(const pm_scenario *s, const pm_step_plan *like,
+                               const pm_step *step, bool prefetching, pm_step_plan *p,
+                               pm_error *err);
 /* ---- the scenario's check (check.c) ---- */
 
 /* The part of pm_scenario_check that reads the hardware a compiled point may change (the
@@ -1104,9 +1110,6 @@ pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double
 pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like,
                                   const pm_step *step, const pm_template *tmpl,
                                   bool prefetching, pm_step_plan *p, pm_error *err);
-/* The per-hardware part of both: p->tmpl holds step's template; costs its nodes at s. */
-pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, const pm_step *step,
-                            bool prefetching, pm_step_plan *p, pm_error *err);
 /* The fused plan of the same scenario, phase and context from an unfused plan (cheaper than
  * pm_step_plan_build: only the fused nodes are costed, the others' costs and traffic are u's).
  * It holds the sums and the attention that serial evaluations read (pm_step_plan_eval, _sum,

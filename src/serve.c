@@ -580,6 +580,8 @@ static pm_status time_kind(const pm_scenario *s, const pm_step_plan *like,
     st = pm_step_mixed(s, m, &step, err);
     if (st == PM_OK && slot && *slot)
         st = pm_step_plan_build_from(s, like, &step, *slot, true, p, err);
+    else if (st == PM_OK && slot) /* compiled: its template is costed again at next points */
+        st = pm_step_plan_compile(s, like, &step, true, p, err);
     else if (st == PM_OK)
         st = pm_step_plan_build_like(s, like, &step, false, true, p, err);
     if (st != PM_OK)

@@ -133,6 +133,10 @@ static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
                        bool prefetching, pm_step_node *out)
 {
     const uint64_t gen = p->tmpl.rows.key.gen;
+    if (gen == 0) { /* a plan costed once (plan_cost): nothing kept, nothing to keep */
+        row_costs(&p->cost, &p->ar, &p->ar_fused, n, r, prefetching, out);
+        return;
+    }
     const bool keep = pm_cost_row_keepable(&p->cost, r);
     const bool tiled = keep && pm_cost_row_tiling(&p->cost, r) > 0;
     if (keep && r->kept_gen == gen && !tiled) {
@@ -163,6 +167,10 @@ static void fused_costs(const pm_step_plan *f, const pm_cost_key *key, const pm_
                         pm_cost_row *r, pm_step_node *out)
 {
     const uint64_t gen = key->gen;
+    if (gen == 0) { /* a plan costed once (plan_cost) */
+        row_costs(&f->cost, &f->ar, &f->ar_fused, n, r, false, out);
+        return;
+    }
     const bool keep = pm_cost_row_keepable(&f->cost, r);
     const bool tiled = keep && pm_cost_row_tiling(&f->cost, r) > 0;
     /* (the kept node's fields are set with fused_gen: read only where it matches) */
@@ -491,9 +499,14 @@ pm_status pm_step_plan_build(const pm_scenario *s, const pm_step *step, bool fus
     return pm_step_plan_build_like(s, NULL, step, fused, prefetching, p, err);
 }
 
-pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
-                                  const pm_step *step, bool fused, bool prefetching,
-                                  pm_step_plan *p, pm_error *err)
+static pm_status plan_cost(const pm_scenario *s, const pm_step_plan *like, const pm_step *step,
+                           bool prefetching, bool keep, pm_step_plan *p, pm_error *err);
+
+/* The plan of step built anew into p, its nodes costed (plan_cost; keep: its rows keep the
+ * costs, for a template costed again at other hardware points). */
+static pm_status build_new(const pm_scenario *s, const pm_step_plan *like, const pm_step *step,
+                           bool fused, bool prefetching, bool keep, pm_step_plan *p,
+                           pm_error *err)
 {
     p->from = NULL; /* its nodes are rewritten */
     pm_status st = pm_template_build(s, step, fused, &p->tmpl, err);
@@ -501,7 +514,21 @@ pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like
         return st;
     p->tmpl.rows.ready = p->tmpl.counts.ready = p->tmpl.fused.ready = false; /* new nodes */
     p->decided.ready = p->decided.summed = false;
-    return pm_step_plan_cost(s, like, step, prefetching, p, err);
+    return plan_cost(s, like, step, prefetching, keep, p, err);
+}
+
+pm_status pm_step_plan_build_like(const pm_scenario *s, const pm_step_plan *like,
+                                  const pm_step *step, bool fused, bool prefetching,
+                                  pm_step_plan *p, pm_error *err)
+{
+    return build_new(s, like, step, fused, prefetching, false, p, err);
+}
+
+pm_status pm_step_plan_compile(const pm_scenario *s, const pm_step_plan *like,
+                               const pm_step *step, bool prefetching, pm_step_plan *p,
+                               pm_error *err)
+{
+    return build_new(s, like, step, false, prefetching, true, p, err);
 }
 
 /* The nodes of template `from` that it uses, into `to` (the rest of `to` is left as it is). */
@@ -565,11 +592,14 @@ pm_status pm_step_plan_build_from(const pm_scenario *s, const pm_step_plan *like
         p->from = tmpl;
         p->decided.ready = p->decided.summed = p->decided.region_ok = false;
     }
-    return pm_step_plan_cost(s, like, step, prefetching, p, err);
+    return plan_cost(s, like, step, prefetching, true, p, err);
 }
 
-pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, const pm_step *step,
-                            bool prefetching, pm_step_plan *p, pm_error *err)
+/* The per-hardware part of a plan's build: p->tmpl holds step's template; costs its nodes at
+ * s. keep: the rows' key takes this point (pm_cost_key_at), so their costs are served and
+ * kept (kept_costs); else the key has no point (gen 0) and every node is costed alone. */
+static pm_status plan_cost(const pm_scenario *s, const pm_step_plan *like, const pm_step *step,
+                           bool prefetching, bool keep, pm_step_plan *p, pm_error *err)
 {
     const pm_template *t = &p->tmpl;
     pm_template_rows *rw = &p->tmpl.rows;
@@ -586,9 +616,11 @@ pm_status pm_step_plan_cost(const pm_scenario *s, const pm_step_plan *like, cons
     template_rows(s, local > 0, &p->tmpl);
     /* The rows' kept costs serve where what the costs read of the hardware is as they were
      * made at (issue 46 item 3). */
-    pm_cost_hw hw;
-    pm_cost_hw_init(&p->cost, &p->ar, &p->ar_fused, p->prefetching, &hw);
-    pm_cost_key_at(&rw->key, &hw);
+    if (keep) {
+        pm_cost_hw hw;
+        pm_cost_hw_init(&p->cost, &p->ar, &p->ar_fused, p->prefetching, &hw);
+        pm_cost_key_at(&rw->key, &hw);
+    }
     p->head_s = 0.0;
     p->counted = false;
     for (int i = 0; i < t->n_head; i++) {
