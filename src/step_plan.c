@@ -133,11 +133,8 @@ static void kept_costs(const pm_step_plan *p, const pm_node *n, pm_cost_row *r,
                        bool prefetching, pm_step_node *out)
 {
     const uint64_t gen = p->tmpl.rows.key.gen;
-    if (gen == 0) { /* a plan costed once (plan_cost): nothing kept, nothing to keep */
-        row_costs(&p->cost, &p->ar, &p->ar_fused, n, r, prefetching, out);
-        return;
-    }
-    const bool keep = pm_cost_row_keepable(&p->cost, r);
+    /* (gen 0: a plan costed once, plan_cost: nothing kept, nothing to keep) */
+    const bool keep = gen != 0 && pm_cost_row_keepable(&p->cost, r);
     const bool tiled = keep && pm_cost_row_tiling(&p->cost, r) > 0;
     if (keep && r->kept_gen == gen && !tiled) {
         *out = r->kept;
@@ -167,11 +164,7 @@ static void fused_costs(const pm_step_plan *f, const pm_cost_key *key, const pm_
                         pm_cost_row *r, pm_step_node *out)
 {
     const uint64_t gen = key->gen;
-    if (gen == 0) { /* a plan costed once (plan_cost) */
-        row_costs(&f->cost, &f->ar, &f->ar_fused, n, r, false, out);
-        return;
-    }
-    const bool keep = pm_cost_row_keepable(&f->cost, r);
+    const bool keep = gen != 0 && pm_cost_row_keepable(&f->cost, r); /* (as kept_costs) */
     const bool tiled = keep && pm_cost_row_tiling(&f->cost, r) > 0;
     /* (the kept node's fields are set with fused_gen: read only where it matches) */
     const bool same_node = r->fused_gen == gen &&
