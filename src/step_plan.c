@@ -166,8 +166,9 @@ static void fused_costs(const pm_step_plan *f, const pm_cost_key *key, const pm_
     const uint64_t gen = key->gen;
     const bool keep = gen != 0 && pm_cost_row_keepable(&f->cost, r); /* (as kept_costs) */
     const bool tiled = keep && pm_cost_row_tiling(&f->cost, r) > 0;
-    /* (the kept node's fields are set with fused_gen: read only where it matches) */
-    const bool same_node = r->fused_gen == gen &&
+    /* (the kept node's fields are set with fused_gen: read only where it matches, and a row
+     * made at gen 0 has none) */
+    const bool same_node = keep && r->fused_gen == gen &&
                            same_bits(r->fused_comm_bytes, n->comm_bytes) &&
                            r->fused_chunks == n->chunks;
     if (keep && same_node && !tiled) {
