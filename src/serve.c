@@ -1251,9 +1251,11 @@ static pm_status time_kinds(const pm_scenario *s, struct pm_serve_kept *kept,
 
 /* The closed loop at w->concurrency (checked) into out, which the caller zeroed. c (NULL:
  * none): the point compiled, its templates costed at s's hardware and its counts and footprint
- * read back when ready, else kept (pm_serve_compute_compiled). */
+ * read back when ready, else kept (pm_serve_compute_compiled); again: c ready and s's hardware
+ * its steps' memo's key's but the L2 capacity (same_but_l2, found once by serve()). */
 static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
-                              pm_serve_compiled *c, pm_serve_result *out, pm_error *err)
+                              pm_serve_compiled *c, bool again, pm_serve_result *out,
+                              pm_error *err)
 {
     _Static_assert(SERVE_KINDS <= PM_SERVE_STEP_KINDS, "a compiled point holds every kind");
     if (c && !c->ready)
@@ -1268,7 +1270,6 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     if (st == PM_OK && (st = figures_memoised(&s->accel, &kept->figures, &f, err)) == PM_OK)
         st = memory_of(s, w, kept->fp, out, err);
     steps_memo *sm = &kept->steps;
-    const bool again = c && c->ready && same_but_l2(sm, s);
     if (st == PM_OK && !(again && steps_held(sm, s)))
         st = time_kinds(s, kept, c, f.energy, again, err);
     for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
@@ -1301,7 +1302,7 @@ static pm_status serve_closed_zeroed(const pm_scenario *s, const pm_serve_worklo
                                      pm_serve_result *out, pm_error *err)
 {
     memset(out, 0, sizeof *out);
-    return serve_closed(s, w, NULL, out, err);
+    return serve_closed(s, w, NULL, false, out, err);
 }
 
 /* Mode m at a request rate below what one sequence in flight serves (rate <= 1 / e2e at
@@ -1408,7 +1409,8 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
  * per-user and per-request figures are one replica's, the totals (requests and tokens per
  * second, sequences in flight, the most that fit) dp times them. */
 static pm_status serve_replicas(const pm_scenario *s, const pm_serve_workload *w,
-                                pm_serve_compiled *c, pm_serve_result *out, pm_error *err)
+                                pm_serve_compiled *c, bool again, pm_serve_result *out,
+                                pm_error *err)
 {
     const int dp = pm_cluster_dp(&s->cluster);
     if (!(w->request_rate_per_s > 0) && w->concurrency < dp)
@@ -1423,7 +1425,7 @@ static pm_status serve_replicas(const pm_scenario *s, const pm_serve_workload *w
     share.concurrency = w->concurrency / dp;
     share.request_rate_per_s = w->request_rate_per_s / dp;
     const pm_status st = share.request_rate_per_s > 0 ? serve_open(&one, &share, out, err)
-                                                      : serve_closed(&one, &share, c, out, err);
+                                                      : serve_closed(&one, &share, c, again, out, err);
     if (st != PM_OK)
         return st;
     for (int m = 0; m < PM_MODE_COUNT; m++) {
@@ -1446,10 +1448,11 @@ static pm_status serve(const pm_scenario *s, const pm_serve_workload *w, pm_serv
     /* A compiled point was checked whole where it was compiled; at another hardware point
      * only the rules that read the hardware can refuse (the placement reads none). */
     const bool compiled = c && c->ready;
+    const bool again = compiled && same_but_l2(&c->kept->steps, s);
     pm_status st = check_workload(w, err);
     /* The steps' memo's key passed these checks (steps_memo): where only the L2 capacity moved
      * since, only its rules can refuse. */
-    if (st == PM_OK && compiled && same_but_l2(&c->kept->steps, s))
+    if (st == PM_OK && again)
         st = pm_scenario_check_l2(s, err);
     else if (st == PM_OK)
         st = compiled ? pm_scenario_check_hardware(s, err) : pm_scenario_check(s, err);
@@ -1460,9 +1463,9 @@ static pm_status serve(const pm_scenario *s, const pm_serve_workload *w, pm_serv
     if (st != PM_OK)
         return st;
     if (pm_cluster_dp(&s->cluster) > 1)
-        return serve_replicas(s, w, c, out, err);
+        return serve_replicas(s, w, c, again, out, err);
     return w->request_rate_per_s > 0 ? serve_open(s, w, out, err)
-                                     : serve_closed(s, w, c, out, err);
+                                     : serve_closed(s, w, c, again, out, err);
 }
 
 pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
