@@ -5,7 +5,8 @@
 # deployment. Draws only; every number comes from the CSV or the variables.
 # Variables (gnuplot -e): csv, out, term, ttl (the workload and limits), facts (what decided
 # it), ylab (the objective's column), disagg (1: the CSV has a layout column, and a
-# disaggregated best is labelled with its pools).
+# disaggregated best is labelled with its pools), hw (the CSV's hardware columns, at most two,
+# separated by a space: the best's label names its hardware point; "" or unset: none).
 set terminal @term
 set output out
 set datafile separator ","
@@ -28,7 +29,9 @@ set style line 3 lw 2 pt 9 ps 1.1 lc rgb '#55A868'
 of(m, c) = strcol("mode") eq m ? column(c) : NaN
 best(m, c) = (strcol("mode") eq m && column("best") > 0) ? column(c) : NaN
 pools(dummy) = (exists("disagg") && disagg > 0) ? strcol("layout") ne "colocated" : 0
-lab(dummy) = pools(0) ? sprintf("%s, %g per decode instance", strcol("layout"), column("concurrency")) : sprintf("TP%d x PP%d x DP%d, chunk %d, %g in flight", column("tp"), column("pp"), column("dp"), column("chunk"), column("concurrency"))
+hwn = exists("hw") ? words(hw) : 0
+hwat(i) = hwn >= i ? sprintf(", %s %g", word(hw, i), column(word(hw, i))) : ""
+lab(dummy) = (pools(0) ? sprintf("%s, %g per decode instance", strcol("layout"), column("concurrency")) : sprintf("TP%d x PP%d x DP%d, chunk %d, %g in flight", column("tp"), column("pp"), column("dp"), column("chunk"), column("concurrency"))) . hwat(1) . hwat(2)
 plot csv using (of("serial", "tokens_per_s_per_user")):(of("serial", "objective")) with linespoints ls 1 title "serial", \
      csv using (of("fused", "tokens_per_s_per_user")):(of("fused", "objective")) with linespoints ls 2 title "fused", \
      csv using (of("preserve", "tokens_per_s_per_user")):(of("preserve", "objective")) with linespoints ls 3 title "preserve", \

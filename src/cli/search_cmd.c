@@ -358,6 +358,10 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
     lengths_words(&sp->workload, lengths, sizeof lengths);
     char *title = str_printf("%s on %s, %d devices: %s%s", s->model.name, s->accel.name,
                              c->budget ? c->budget : s->cluster.devices, lengths, limits);
+    char hw[64] = ""; /* the CSV's hardware columns, which the best's label names */
+    for (int a = 0; a < sp->n_hw; a++)
+        snprintf(hw + strlen(hw), sizeof hw - strlen(hw), "%s%s", a ? " " : "",
+                 pm_axis_column(sp->hw[a].kind));
     int rc = !path || !title ? out_of_memory() : 0;
     if (rc == 0)
         rc = out_file_commit(&csv);
@@ -366,7 +370,8 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
     const plot_var vars[] = {{"ttl", title, false},
                              {"facts", facts, false},
                              {"ylab", search_objective_column(sp->objective), false},
-                             {"disagg", sp->disagg ? "1" : "0", true}};
+                             {"disagg", sp->disagg ? "1" : "0", true},
+                             {"hw", hw, false}};
     if (rc == 0)
         rc = plot_draw("search.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     free(path);
