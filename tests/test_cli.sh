@@ -795,12 +795,20 @@ check mix-disagg-plain-csv 0 "best,m1_tp,m1_pp" "$pm" search --mix llama70b-h100
 check mix-disagg-plot 0 "wrote $tmp/mixd.svg" "$pm" search --mix llama70b-h100@8192:256=1,llama70b-h100@2048:2048=3 "${mixd[@]}" --sweep l2=10MiB:20MiB:10MiB --plot "$tmp/mixd.svg"
 check mix-disagg-plot-mark 0 "a member's best disaggregated (prefill and decode pools)" cat "$tmp/mixd.svg"
 check mix-disagg-plot-names 0 "llama70b-h100@2048:2048:1 alone (preserve)" cat "$tmp/mixd.svg"
-# search's figure names the best's hardware point in its label: PRESERVE's best at 110 MiB and
-# 3 TB/s (the table's preserve line; serial's and fused's are at 10 MiB), not the first point.
+# search's figure names the best's hardware point in its label, and labels serial's best too
+# where it is another candidate: PRESERVE's best at 110 MiB and 3 TB/s, serial's at 10 MiB (the
+# table's lines), not the first point for both.
 hwp=(--config llama70b-h100 --budget 8 --tp-list 8 --concurrency 16,64 --chunks 2048 --sweep l2=10MiB:110MiB:100MiB --sweep hbm_bw=2TBps:3TBps:1TBps)
 check search-plot-hw-table 0 "space_edge at l2_capacity_MiB 110, hbm_bandwidth_TBps 3" "$pm" search "${hwp[@]}"
+check search-plot-hw-table-serial 0 "space_edge at l2_capacity_MiB 10, hbm_bandwidth_TBps 3" "$pm" search "${hwp[@]}"
 check search-plot-hw 0 "wrote $tmp/hwp.svg" "$pm" search "${hwp[@]}" --plot "$tmp/hwp.svg"
-check search-plot-hw-label 0 "64 in flight, l2_capacity_MiB 110, hbm_bandwidth_TBps 3" cat "$tmp/hwp.svg"
+check search-plot-hw-label 0 ">preserve best: TP8 x PP1 x DP1, chunk 2048, 64 in flight<" cat "$tmp/hwp.svg"
+check search-plot-hw-point 0 ">l2_capacity_MiB 110, hbm_bandwidth_TBps 3<" cat "$tmp/hwp.svg"
+check search-plot-serial-point 0 ">l2_capacity_MiB 10, hbm_bandwidth_TBps 3<" cat "$tmp/hwp.svg"
+# One best for both (the same candidate): one label, no mode named, no warning from gnuplot.
+check search-plot-one 0 "wrote $tmp/one.svg" "$pm" search --config llama70b-h100 --budget 8 --tp-list 8 --concurrency 16,64 --chunks 2048 --plot "$tmp/one.svg"
+check search-plot-one-label 0 ">TP8 x PP1 x DP1, chunk 2048, 64 in flight<" cat "$tmp/one.svg"
+lacks search-plot-one-quiet "warning" "$pm" search --config llama70b-h100 --budget 8 --tp-list 8 --concurrency 16,64 --chunks 2048 --plot "$tmp/one2.svg"
 check mix-disagg-no-budget 2 "search mix: member 1 (llama3-70b): search: disaggregated deployments split a device budget" "$pm" search --mix llama70b-h100 --cluster hgx-h100-ib-ndr --disagg --concurrency 8
 
 # ---- speculative decoding (issue 45) ---------------------------------------------------------

@@ -362,6 +362,12 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
     for (int a = 0; a < sp->n_hw; a++)
         snprintf(hw + strlen(hw), sizeof hw - strlen(hw), "%s%s", a ? " " : "",
                  pm_axis_column(sp->hw[a].kind));
+    /* Without PRESERVE the best is another candidate (deployment, hardware point or
+     * concurrency): both labelled, each named by its mode. */
+    const pm_search_candidate *bs = &r->best[PM_MODE_SERIAL], *bp = &r->best[PM_MODE_PRESERVE];
+    const bool apart = r->found[PM_MODE_SERIAL] && r->found[PM_MODE_PRESERVE] &&
+                       (bs->group != bp->group || bs->concurrency < bp->concurrency ||
+                        bs->concurrency > bp->concurrency);
     int rc = !path || !title ? out_of_memory() : 0;
     if (rc == 0)
         rc = out_file_commit(&csv);
@@ -371,7 +377,8 @@ static int draw(const cli *c, const pm_scenario *s, const pm_search_spec *sp,
                              {"facts", facts, false},
                              {"ylab", search_objective_column(sp->objective), false},
                              {"disagg", sp->disagg ? "1" : "0", true},
-                             {"hw", hw, false}};
+                             {"hw", hw, false},
+                             {"apart", apart ? "1" : "0", true}};
     if (rc == 0)
         rc = plot_draw("search.gp", path, c->plot, PLOT_PAGE, vars, sizeof vars / sizeof vars[0]);
     free(path);
