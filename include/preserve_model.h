@@ -2953,6 +2953,16 @@ PM_API void pm_search_result_free(pm_search_result *r);
  * (NUL-terminated when n > 0) and returns the length of the whole text, as snprintf.
  */
 PM_API size_t pm_search_layout(const pm_search_candidate *k, char *buf, size_t n);
+/**
+ * The i-th warning (from 0) of search r of s over spec sp: where its chip cannot be built. A
+ * hardware axis (l2 or compute) whose values grow the modelled die past the reticle
+ * (PM_RETICLE_MM2: how many values, from which), then each mode whose best is at such a point
+ * (the search is over the modelled objective, buildable or not: a best there is said, never
+ * left to be read as a chip). Writes it into note (n bytes, may be NULL) and returns true;
+ * false past the last.
+ */
+PM_API bool pm_search_warning(const pm_scenario *s, const pm_search_spec *sp,
+                              const pm_search_result *r, size_t i, char *note, size_t n);
 /** "device", "mm2", "usd", "joule" (the --objective spelling), or "?". */
 PM_API const char *pm_search_objective_name(pm_search_objective o);
 /** "none", "ttft", "tpot", "tokens_per_user", "hbm", "chunk_budget", "objective_peak",
@@ -3027,6 +3037,10 @@ PM_API pm_status pm_search_mix_run(const pm_search_mix *mix, pm_search_mix_resul
                                    pm_error *err);
 /** Frees what r holds (not r itself); r may be NULL. */
 PM_API void pm_search_mix_result_free(pm_search_mix_result *r);
+/** pm_search_warning of a mix's answer: its hardware axes and each mode's best point (the
+ * members' chip, the first member's scenario's). */
+PM_API bool pm_search_mix_warning(const pm_search_mix *mix, const pm_search_mix_result *r,
+                                  size_t i, char *note, size_t n);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,11 @@
  * co-located group's are; search.c only maps the space onto the pools' scenarios and the
  * pools' figures onto a candidate's.
  *
- * May call: alloc.c, disagg.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
+ * pm_search_warning says where the answer's chip cannot be built: a hardware axis whose values
+ * grow the die past the reticle, and a mode's best at such a point (the search is over the
+ * modelled objective, buildable or not, as the sweep's and the optimum's are).
+ *
+ * May call: alloc.c, area.c, disagg.c, error.c, estimate.c, plan.c, serve.c, sweep.c, sweep_run.c.
  */
 #include <math.h>
 #include <pthread.h>
@@ -1199,6 +1203,69 @@ void pm_search_result_free(pm_search_result *r)
         r->front[m] = NULL;
         r->n_front[m] = 0;
     }
+}
+
+/* Whether the chip of s at hardware point hw (SI, of axes[0..n_hw)) has a die over the reticle:
+ * its size and which die into mm2 and which, the point's words (COLUMN VALUE, ...) into words
+ * (n bytes). */
+static bool point_over_reticle(const pm_scenario *s, const pm_axis *axes, int n_hw,
+                               const double *hw, double *mm2, const char **which, char *words,
+                               size_t n)
+{
+    pm_scenario t = *s;
+    t.provenance = NULL;
+    size_t w = 0;
+    words[0] = '\0';
+    for (int a = 0; a < n_hw; a++) {
+        if (pm_scenario_set_axis(&t, axes[a].kind, hw[a], NULL) != PM_OK)
+            return false;
+        if (w < n)
+            w += (size_t)snprintf(words + w, n - w, "%s%s %.6g", a ? ", " : "",
+                                  pm_axis_column(axes[a].kind),
+                                  pm_axis_display_value(axes[a].kind, hw[a]));
+    }
+    return pm_die_over_reticle_named(&t.accel, mm2, which);
+}
+
+/* (internal.h) */
+bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
+                            const double *const best_hw[PM_MODE_COUNT], size_t i, char *note,
+                            size_t n)
+{
+    if (!s || !axes || n_hw < 0 || n_hw > PM_SEARCH_MAX_HW)
+        return false;
+    char *out = note && n > 0 ? note : NULL;
+    size_t k = 0; /* the warnings before the one looked at */
+    for (int a = 0; a < n_hw; a++)
+        if (pm_axis_reticle_warning(s, &axes[a], k == i ? out : NULL, n) && k++ == i)
+            return true;
+    for (int m = 0; m < PM_MODE_COUNT && n_hw > 0; m++) {
+        double mm2 = 0.0;
+        const char *which = "die";
+        char hw[160];
+        if (!best_hw[m] ||
+            !point_over_reticle(s, axes, n_hw, best_hw[m], &mm2, &which, hw, sizeof hw) ||
+            k++ != i)
+            continue;
+        if (out)
+            snprintf(out, n,
+                     "%s: the best is at %s, where the modelled %s is %.0f mm2, over the %.0f "
+                     "mm2 reticle: that chip cannot be built as one piece of silicon",
+                     pm_mode_name((pm_mode)m), hw, which, mm2, PM_RETICLE_MM2);
+        return true;
+    }
+    return false;
+}
+
+bool pm_search_warning(const pm_scenario *s, const pm_search_spec *sp,
+                       const pm_search_result *r, size_t i, char *note, size_t n)
+{
+    if (!sp || !r)
+        return false;
+    const double *best_hw[PM_MODE_COUNT];
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        best_hw[m] = r->found[m] ? r->best[m].hw : NULL;
+    return pm_search_chip_warning(s, sp->hw, sp->n_hw, best_hw, i, note, n);
 }
 
 size_t pm_search_layout(const pm_search_candidate *k, char *buf, size_t n)

@@ -163,6 +163,19 @@ pm_status pm_search_mix_run(const pm_search_mix *mix, pm_search_mix_result *out,
     return st;
 }
 
+bool pm_search_mix_warning(const pm_search_mix *mix, const pm_search_mix_result *r, size_t i,
+                           char *note, size_t n)
+{
+    if (!mix || !r || mix->n_members < 1 || !mix->member[0].scenario)
+        return false;
+    /* One chip for every member (pm_search_mix_run refuses others): the first's. */
+    const double *best_hw[PM_MODE_COUNT];
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        best_hw[m] = r->found[m] && r->best[m] < r->n_points ? r->points[r->best[m]].hw : NULL;
+    return pm_search_chip_warning(mix->member[0].scenario, mix->hw, mix->n_hw, best_hw, i, note,
+                                  n);
+}
+
 void pm_search_mix_result_free(pm_search_mix_result *r)
 {
     if (!r)

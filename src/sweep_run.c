@@ -96,9 +96,9 @@ static bool split_warning(const pm_scenario *base, const pm_axis *dev, const pm_
     return true;
 }
 
-/* A die over the reticle somewhere along an axis that grows it (l2, compute), each axis with
- * the others at the scenario's values: the first value over, and how many are. */
-static bool reticle_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n)
+/* (internal.h) A die over the reticle somewhere along an axis that grows it (l2, compute),
+ * each axis with the others at the scenario's values: the first value over, and how many are. */
+bool pm_axis_reticle_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n)
 {
     pm_scenario t = *base;
     t.provenance = NULL;
@@ -159,7 +159,7 @@ bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axe
     if (seq && seq_warning(base, seq, k == i ? out : NULL, n) && k++ == i)
         return true;
     for (int d = 0; d < 2; d++)
-        if (die[d] && reticle_warning(base, die[d], k == i ? out : NULL, n) && k++ == i)
+        if (die[d] && pm_axis_reticle_warning(base, die[d], k == i ? out : NULL, n) && k++ == i)
             return true;
     /* Ideal sharding is never uneven (pm_shard decides). */
     return (dev || ep) && split_warning(base, dev, ep, k == i ? out : NULL, n) && k == i;

@@ -809,6 +809,14 @@ check search-plot-serial-point 0 ">l2_capacity_MiB 10, hbm_bandwidth_TBps 3<" ca
 check search-plot-one 0 "wrote $tmp/one.svg" "$pm" search --config llama70b-h100 --budget 8 --tp-list 8 --concurrency 16,64 --chunks 2048 --plot "$tmp/one.svg"
 check search-plot-one-label 0 ">TP8 x PP1 x DP1, chunk 2048, 64 in flight<" cat "$tmp/one.svg"
 lacks search-plot-one-quiet "warning" "$pm" search --config llama70b-h100 --budget 8 --tp-list 8 --concurrency 16,64 --chunks 2048 --plot "$tmp/one2.svg"
+# A search whose chip cannot be built says so (pm_search_warning; test_search.c checks the
+# sizes): the 910B's die passes the reticle at 384 MiB of L2, where PRESERVE's best per device is.
+ret=(--config llama70b --budget 32 --tp-list 8 --chunks 512 --concurrency 16,64 --tpot-limit 50ms)
+check search-reticle 0 "warning: preserve: the best is at l2_capacity_MiB 384, where the modelled compute die is " "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB
+check search-reticle-csv 0 "# warning: accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle at 1 of the l2 axis's 2 values" "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB -f csv
+check search-reticle-json 0 '"warnings": ["accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle' "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB -f json
+lacks search-reticle-none "reticle" "$pm" search "${ret[@]}" --sweep l2=8MiB,96MiB
+check search-reticle-mix 0 "warning: preserve: the best is at l2_capacity_MiB 384, where the modelled compute die is " "$pm" search --mix llama70b,mixtral8x7b --budget 32 --tp-list 8 --chunks 512 --concurrency 16,64 --tpot-limit 50ms --sweep l2=8MiB,384MiB -f json
 check mix-disagg-no-budget 2 "search mix: member 1 (llama3-70b): search: disaggregated deployments split a device budget" "$pm" search --mix llama70b-h100 --cluster hgx-h100-ib-ndr --disagg --concurrency 8
 
 # ---- speculative decoding (issue 45) ---------------------------------------------------------

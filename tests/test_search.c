@@ -796,6 +796,85 @@ static void test_l2_walked_fastest(void **state)
 /* A pp list of {1} is the search without a pp list, candidate for candidate (the same
  * groups, the same order, every figure; each candidate of one stage), and without a list
  * every candidate says pp 1: the search of one stage is today's. */
+/* Whether a and b are the same number (-Wfloat-equal: no ==). */
+static bool level(double a, double b)
+{
+    return !(a < b) && !(a > b);
+}
+
+/* The number of pm_search_warning's warnings, the i-th text into note. */
+static size_t warnings(const pm_scenario *s, const pm_search_spec *sp, const pm_search_result *r,
+                       char note[][512])
+{
+    size_t i = 0;
+    while (i < 4 && pm_search_warning(s, sp, r, i, note[i], 512))
+        i++;
+    return i;
+}
+
+/* Where the answer's chip cannot be built, the search says so (pm_search_warning): the 910B's
+ * compute die grows with its L2 and passes the reticle between 8 and 384 MiB (checked here by
+ * the area model at each value), so the L2 axis {8, 384} MiB has 1 of its 2 values over, and
+ * PRESERVE's best per device is at 384 MiB (its window holds more: the search's answer,
+ * checked before the warning is), serial's and fused's at 8 MiB (L2 buys them nothing per
+ * device: the first of equals). Per mm2 every best is at 8 MiB: the axis's warning alone. An
+ * axis of buildable dies warns of nothing. */
+static void test_warns_unbuildable_chip(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    const int tp[] = {8};
+    const int64_t chunk[] = {512};
+    const double conc[] = {16, 64};
+    pm_search_spec sp = space(&s, tp, 1, chunk, 1, conc, 2);
+    pm_error err;
+    assert_int_equal(pm_axis_parse("l2=8MiB,384MiB", 0, &sp.hw[0], &err), PM_OK);
+    sp.n_hw = 1;
+    pm_scenario t = s;
+    t.provenance = NULL;
+    double mm2 = 0.0;
+    assert_false(pm_die_over_reticle(&s.accel, &mm2)); /* the scenario's 24 MiB... */
+    assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, 8.0 * 1048576.0, &err), PM_OK);
+    assert_false(pm_die_over_reticle(&t.accel, &mm2)); /* ... and 8 MiB print */
+    assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, 384.0 * 1048576.0, &err), PM_OK);
+    assert_true(pm_die_over_reticle(&t.accel, &mm2)); /* 384 MiB does not */
+    char big[32];
+    snprintf(big, sizeof big, "%.0f mm2", mm2);
+
+    pm_search_result r;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_OK);
+    assert_true(r.found[PM_MODE_PRESERVE] && r.found[PM_MODE_SERIAL] && r.found[PM_MODE_FUSED]);
+    assert_true(level(r.best[PM_MODE_PRESERVE].hw[0], 384.0 * 1048576.0));
+    assert_true(level(r.best[PM_MODE_SERIAL].hw[0], 8.0 * 1048576.0));
+    assert_true(level(r.best[PM_MODE_FUSED].hw[0], 8.0 * 1048576.0));
+    char note[4][512];
+    assert_int_equal(warnings(&s, &sp, &r, note), 2);
+    assert_non_null(strstr(note[0], "over the 858 mm2 reticle at 1 of the l2 axis's 2 values "
+                                    "(from l2_capacity_MiB 384: "));
+    assert_non_null(strstr(note[0], big));
+    assert_non_null(strstr(note[1], "preserve: the best is at l2_capacity_MiB 384, where the "
+                                    "modelled compute die is "));
+    assert_non_null(strstr(note[1], big));
+    assert_false(pm_search_warning(&s, &sp, &r, 2, NULL, 0));
+    pm_search_result_free(&r);
+
+    sp.objective = PM_SEARCH_PER_MM2;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(r.found[m]);
+        assert_true(level(r.best[m].hw[0], 8.0 * 1048576.0));
+    }
+    assert_int_equal(warnings(&s, &sp, &r, note), 1);
+    pm_search_result_free(&r);
+    pm_axis_release(&sp.hw[0]);
+
+    assert_int_equal(pm_axis_parse("l2=8MiB,96MiB", 0, &sp.hw[0], &err), PM_OK);
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_OK);
+    assert_int_equal(warnings(&s, &sp, &r, note), 0);
+    pm_search_result_free(&r);
+    pm_axis_release(&sp.hw[0]);
+}
+
 static void test_pp_one_is_default(void **state)
 {
     (void)state;
@@ -1263,6 +1342,7 @@ int main(void)
         cmocka_unit_test(test_front_grown_part_by_part_is_the_sort),
         cmocka_unit_test(test_points_moved_are_served),
         cmocka_unit_test(test_l2_walked_fastest),
+        cmocka_unit_test(test_warns_unbuildable_chip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -460,6 +460,8 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     columns (l2_capacity_MiB...), concurrency, ttft_s, tpot_s, tokens_per_s_per_user,
     tokens_per_s_per_device, tokens_per_s_deployment, tokens_per_s_per_mm2,
     tokens_per_s_per_usd, tokens_per_J, objective. Raises Error for a load or model error.
+    Where the answer's chip cannot be built (a hardware axis growing the die past the reticle,
+    a mode's best at such a point) a UserWarning says so, as the CLI's warnings do.
     """
     if objective not in SEARCH_OBJECTIVES:
         raise ValueError(f"objective: expected one of {', '.join(SEARCH_OBJECTIVES)} "
@@ -556,7 +558,9 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
     among them, NaN where the member found none; with disagg also layout (an object array:
     "P<x>xTP<p>+D<y>xTP<d>" or "colocated", None where the member found none), prefill_tp,
     prefill_instances, decode_tp and decode_instances (0 for a co-located best))}}. Raises Error for a load or model error,
-    ValueError for a mix the library refuses (members on different accelerators: Error).
+    ValueError for a mix the library refuses (members on different accelerators: Error). Where
+    the chip cannot be built (a hardware axis growing the die past the reticle, a mode's best at
+    such a point) a UserWarning says so, as search()'s.
     """
     members = [tuple(m) for m in members]
     for m in members:

@@ -947,8 +947,17 @@ static PyObject *search(PyObject *self, PyObject *args, PyObject *kw)
     Py_BEGIN_ALLOW_THREADS
     st = pm_search_run(&s, sp, &r, &err);
     Py_END_ALLOW_THREADS
+    /* Where the answer's chip cannot be built (pm_search_warning), as UserWarnings (a shard's:
+     * its slice's bests). */
+    char note[512];
+    bool warned = true;
+    for (size_t i = 0; st == PM_OK && pm_search_warning(&s, sp, &r, i, note, sizeof note); i++)
+        if (warn_note(note) != 0) {
+            warned = false;
+            break;
+        }
     pm_scenario_release(&s);
-    res = st == PM_OK ? search_value(sp, &r) : raise_error(&err);
+    res = st != PM_OK ? raise_error(&err) : warned ? search_value(sp, &r) : NULL;
     if (st == PM_OK)
         pm_search_result_free(&r);
 out:
@@ -1113,7 +1122,14 @@ static PyObject *search_mix(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     st = pm_search_mix_run(mix, &r, &err);
     Py_END_ALLOW_THREADS
-    res = st == PM_OK ? search_mix_value(mix, &r) : raise_error(&err);
+    char note[512]; /* where the chip cannot be built (pm_search_mix_warning) */
+    bool warned = true;
+    for (size_t i = 0; st == PM_OK && pm_search_mix_warning(mix, &r, i, note, sizeof note); i++)
+        if (warn_note(note) != 0) {
+            warned = false;
+            break;
+        }
+    res = st != PM_OK ? raise_error(&err) : warned ? search_mix_value(mix, &r) : NULL;
     if (st == PM_OK)
         pm_search_mix_result_free(&r);
 out:

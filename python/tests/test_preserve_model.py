@@ -995,6 +995,24 @@ def test_search_pruned_is_exhaustive_and_hardware_columns():
             assert np.array_equal(v, b["modes"][mode]["front"][k])
 
 
+def test_search_warns_of_an_unbuildable_chip():
+    # The 910B's die passes the reticle at 384 MiB of L2 (the CLI's warning, test_search.c):
+    # PRESERVE's best per device is there, and said; per mm2 the bests are at 8 MiB.
+    kw = dict(tp=(8,), chunks=(512,), budget=32, tpot_limit=0.05, hardware="l2=8MiB,384MiB")
+    with pytest.warns(UserWarning) as said:
+        r = pm.search("llama70b", (16, 64), **kw)
+    notes = [str(w.message) for w in said]
+    assert any("at 1 of the l2 axis's 2 values (from l2_capacity_MiB 384" in n for n in notes)
+    assert r["modes"]["preserve"]["best"]["l2_capacity_MiB"] == 384
+    assert any(n.startswith("preserve: the best is at l2_capacity_MiB 384, where the modelled "
+                            "compute die is") for n in notes)
+    assert not any(n.startswith("serial:") for n in notes)
+    with pytest.warns(UserWarning) as said:
+        pm.search_mix([("llama70b", 1), ("mixtral8x7b", 1)], concurrency=(16, 64), **kw)
+    assert any(str(w.message).startswith("preserve: the best is at l2_capacity_MiB 384")
+               for w in said)
+
+
 def test_search_pipeline_stages():
     """pp=[...]: a candidate of two stages is serve()'s steady state with pp=2 at its
     concurrency (TP 4 x PP 2 = 8 devices, 32 / 8 = 4 replicas); pp=[1] is the search without

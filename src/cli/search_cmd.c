@@ -153,6 +153,14 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
             r->candidates, PM_MODE_COUNT, r->evaluated, r->pruned,
             sp->exhaustive ? " (exhaustive)" : "", r->invalid_plans,
             r->invalid_plans ? ", the first: " : "", r->invalid_plans ? r->first_invalid : "");
+    /* Where the answer's chip cannot be built (stderr says it too: a file read later still
+     * says it). */
+    char note[512];
+    for (size_t i = 0; pm_search_warning(s, sp, r, i, note, sizeof note); i++) {
+        fputs("# warning: ", f);
+        fput_comment_text(f, note);
+        fputc('\n', f);
+    }
 }
 
 /* A candidate's numbers in the CSV's order after mode (see write_csv's header). */
@@ -292,7 +300,8 @@ static void json_candidate(const pm_search_spec *sp, const pm_search_candidate *
     printf("}");
 }
 
-static void write_json(const pm_search_spec *sp, const pm_search_result *r)
+static void write_json(const pm_scenario *s, const pm_search_spec *sp,
+                       const pm_search_result *r)
 {
     printf("{\n  \"objective\": \"%s\",\n  \"objective_column\": \"%s\",\n  \"limits\": "
            "{\"ttft_s\": ",
@@ -307,7 +316,13 @@ static void write_json(const pm_search_spec *sp, const pm_search_result *r)
            r->candidates, r->evaluated, r->pruned, sp->exhaustive ? "true" : "false",
            r->invalid_plans);
     fput_json_string(stdout, r->invalid_plans ? r->first_invalid : "");
-    printf("},\n  \"modes\": {");
+    printf("},\n  \"warnings\": [");
+    char note[512];
+    for (size_t i = 0; pm_search_warning(s, sp, r, i, note, sizeof note); i++) {
+        printf("%s", i ? ", " : "");
+        fput_json_string(stdout, note);
+    }
+    printf("],\n  \"modes\": {");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         printf("%s\n    \"%s\": {\"found\": %s", m ? "," : "", pm_mode_name((pm_mode)m),
                r->found[m] ? "true" : "false");
@@ -436,12 +451,16 @@ int cmd_search(const cli *c, int n_files, char **files)
     rc = sp ? search_make_spec(c, &s, sp) : out_of_memory();
     if (rc == 0)
         rc = answer(c, &s, sp, n_files, files, &r);
+    char note[512];
+    for (size_t i = 0; rc == 0 && !c->shard && pm_search_warning(&s, sp, &r, i, note, sizeof note);
+         i++)
+        fprintf(stderr, "warning: %s\n", note);
     if (rc == 0 && c->shard)
         ; /* written */
     else if (rc == 0 && c->plot)
         rc = draw(c, &s, sp, &r);
     else if (rc == 0 && c->format == FMT_JSON)
-        write_json(sp, &r);
+        write_json(&s, sp, &r);
     else if (rc == 0 && c->format == FMT_CSV)
         write_csv(stdout, c, &s, sp, &r);
     else if (rc == 0)

@@ -176,6 +176,12 @@ static void write_header(FILE *f, const cli *c, const mix_run *x)
                "evaluated, %zu pruned; %zu deployments could not run\n",
             x->r.n_points, mix->n_members, x->r.candidates, PM_MODE_COUNT, x->r.evaluated,
             x->r.pruned, x->r.invalid_plans);
+    char note[512]; /* where the chip cannot be built (stderr says it too) */
+    for (size_t i = 0; pm_search_mix_warning(mix, &x->r, i, note, sizeof note); i++) {
+        fputs("# warning: ", f);
+        fput_comment_text(f, note);
+        fputc('\n', f);
+    }
 }
 
 static void write_table(const cli *c, const mix_run *x)
@@ -286,8 +292,14 @@ static void write_json(const mix_run *x)
         printf("}");
     }
     printf("\n  ],\n  \"space\": {\"points\": %zu, \"candidates\": %zu, \"evaluated\": %zu, "
-           "\"pruned\": %zu, \"invalid_deployments\": %zu},\n  \"modes\": {",
+           "\"pruned\": %zu, \"invalid_deployments\": %zu},\n  \"warnings\": [",
            r->n_points, r->candidates, r->evaluated, r->pruned, r->invalid_plans);
+    char note[512];
+    for (size_t i = 0; pm_search_mix_warning(mix, r, i, note, sizeof note); i++) {
+        printf("%s", i ? ", " : "");
+        fput_json_string(stdout, note);
+    }
+    printf("],\n  \"modes\": {");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         printf("%s\n    \"%s\": {\"found\": %s, \"points\": [", m ? "," : "",
                pm_mode_name((pm_mode)m), r->found[m] ? "true" : "false");
@@ -393,6 +405,10 @@ int cmd_search_mix(const cli *c, int n_files)
     pm_error err;
     if (rc == 0 && pm_search_mix_run(&x->mix, &x->r, &err) != PM_OK)
         rc = err.status == PM_ERR_INVALID_ARG ? usage_pm_error(NULL, &err) : config_error(&err);
+    char note[512];
+    for (size_t i = 0; rc == 0 && pm_search_mix_warning(&x->mix, &x->r, i, note, sizeof note);
+         i++)
+        fprintf(stderr, "warning: %s\n", note);
     if (rc == 0 && c->plot)
         rc = draw(c, x);
     else if (rc == 0 && c->format == FMT_JSON)
