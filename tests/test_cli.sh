@@ -817,6 +817,10 @@ check search-reticle-csv 0 "# warning: accelerator ascend-910b: the modelled com
 check search-reticle-json 0 '"warnings": ["accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle' "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB -f json
 lacks search-reticle-none "reticle" "$pm" search "${ret[@]}" --sweep l2=8MiB,96MiB
 check search-reticle-mix 0 "warning: preserve: the best is at l2_capacity_MiB 384, where the modelled compute die is " "$pm" search --mix llama70b,mixtral8x7b --budget 32 --tp-list 8 --chunks 512 --concurrency 16,64 --tpot-limit 50ms --sweep l2=8MiB,384MiB -f json
+# serve's family of fronts warns as the sweep does: a die over the reticle at some of its values.
+check serve-reticle 0 "warning: accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle at 1 of the l2 axis's 2 values" "$pm" serve --config llama70b --concurrency 8 --sweep l2=8MiB,384MiB
+check serve-reticle-csv 0 "# warning: accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle" "$pm" serve --config llama70b --concurrency 8 --sweep l2=8MiB,384MiB -f csv
+lacks serve-reticle-none "reticle" "$pm" serve --config llama70b --concurrency 8 --sweep l2=8MiB,96MiB
 check mix-disagg-no-budget 2 "search mix: member 1 (llama3-70b): search: disaggregated deployments split a device budget" "$pm" search --mix llama70b-h100 --cluster hgx-h100-ib-ndr --disagg --concurrency 8
 
 # ---- speculative decoding (issue 45) ---------------------------------------------------------

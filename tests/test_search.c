@@ -813,7 +813,7 @@ static size_t warnings(const pm_scenario *s, const pm_search_spec *sp, const pm_
 }
 
 /* Where the answer's chip cannot be built, the search says so (pm_search_warning): the 910B's
- * compute die grows with its L2 and passes the reticle between 8 and 384 MiB (checked here by
+ * compute die grows with its L2 and passes the reticle between its 192 and 384 MiB (checked by
  * the area model at each value), so the L2 axis {8, 384} MiB has 1 of its 2 values over, and
  * PRESERVE's best per device is at 384 MiB (its window holds more: the search's answer,
  * checked before the warning is), serial's and fused's at 8 MiB (L2 buys them nothing per
@@ -833,7 +833,7 @@ static void test_warns_unbuildable_chip(void **state)
     pm_scenario t = s;
     t.provenance = NULL;
     double mm2 = 0.0;
-    assert_false(pm_die_over_reticle(&s.accel, &mm2)); /* the scenario's 24 MiB... */
+    assert_false(pm_die_over_reticle(&s.accel, &mm2)); /* the scenario's 192 MiB... */
     assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, 8.0 * 1048576.0, &err), PM_OK);
     assert_false(pm_die_over_reticle(&t.accel, &mm2)); /* ... and 8 MiB print */
     assert_int_equal(pm_scenario_set_axis(&t, PM_AXIS_L2, 384.0 * 1048576.0, &err), PM_OK);

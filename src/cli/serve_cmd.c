@@ -98,13 +98,19 @@ static int compute(const cli *c, served *sv)
     if ((sv->n = parse_points(sv->by_rate ? c->rate : c->concurrency, sv->by_rate, sv->conc)) < 0)
         return EXIT_USAGE;
     int rc = parse_family(c, sv);
+    /* With a family its warnings are the sweep's over its axis (pm_sweep_warning: a die over
+     * the reticle at some of its values...), the scenario's less those the axis replaces. */
     if (rc == 0)
-        rc = load(c, &sv->s);
+        rc = sv->has_fam ? load_quiet(c, &sv->s) : load(c, &sv->s);
     if (rc != 0)
         return rc;
     pm_error err;
     if (sv->has_fam && pm_axis_fit_scenario(&sv->s, &sv->fam, &err) != PM_OK)
         return config_error(&err);
+    char note[512];
+    for (size_t i = 0; sv->has_fam && pm_sweep_warning(&sv->s, &sv->fam, 1, i, note, sizeof note);
+         i++)
+        fprintf(stderr, "warning: %s\n", note);
     if (sv->has_fam && sv->fam.n_values > SERVE_MAX_FAMILY)
         return usage_error("--sweep %s: serve draws at most %d fronts (got %zu values; give "
                            "them, e.g. %s=V1,V2,V3)",
@@ -185,6 +191,13 @@ static void write_header(FILE *f, const cli *c, const served *sv)
     if (sv->has_fam)
         fprintf(f, "# a front per value of %s (--sweep %s), its column %s\n",
                 pm_axis_name(sv->fam.kind), c->sweeps[0], pm_axis_column(sv->fam.kind));
+    char note[512]; /* (stderr says them too: a file read later still says them) */
+    for (size_t i = 0; sv->has_fam && pm_sweep_warning(&sv->s, &sv->fam, 1, i, note, sizeof note);
+         i++) {
+        fputs("# warning: ", f);
+        fput_comment_text(f, note);
+        fputc('\n', f);
+    }
 }
 
 /* The CSV: with a family, its column (pm_axis_column) first, a front's rows together. */
