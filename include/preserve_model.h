@@ -2457,11 +2457,19 @@ PM_API size_t pm_sweep_size(const pm_axis *axes, size_t n_axes);
  * axis), then in this order a seq axis that reaches beyond the model's
  * max_position_embeddings, and the points of the devices and ep axes (the grid of both where
  * the sweep has both) at which the model's heads, KV heads, MLP or expert columns do not
- * divide (under megatron sharding: the busiest device is modelled there). Writes it (at most n
+ * divide (under megatron sharding: the busiest device is modelled there); between them, an l2
+ * or compute axis at some of whose values the modelled die is over the reticle
+ * (PM_RETICLE_MM2). Writes it (at most n
  * bytes, NUL included; nothing when note is NULL) and returns true, or returns false when there
  * are at most i. */
 PM_API bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
                              size_t i, char *note, size_t n);
+/** pm_sweep_warning's warnings that its axes add (after base's own): a seq axis beyond the
+ * model's context, a die over the reticle at some values of an l2 or compute axis (how many,
+ * from which), the devices and ep axes' uneven splits; for a front end that said base's
+ * warnings already (a pool swept along a co-design axis). */
+PM_API bool pm_sweep_axes_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
+                                  size_t i, char *note, size_t n);
 
 /** What a sweep's results hold that a figure drawn from them does not show: the points that
  * are not valid and those whose weights and KV cache exceed the usable HBM (fits_hbm false),

@@ -1053,17 +1053,11 @@ pm_status pm_scenario_check_hardware(const pm_scenario *s, pm_error *err);
  * its refusal is theirs. */
 pm_status pm_scenario_check_l2(const pm_scenario *s, pm_error *err);
 
-/* ---- a sweep's warnings (sweep_run.c) ---- */
-
-/* Whether a die is over the reticle at some value of axis ax (the others at base's values; ax
- * any kind: only l2 and compute grow a die): the first value over and how many are, into note
- * (n bytes, may be NULL). */
-bool pm_axis_reticle_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n);
-
 /* ---- the search (search.c) ---- */
 
 /* The i-th warning of a search over hardware axes axes[0..n_hw) of s whose best in mode m is at
- * best_hw[m] (SI, NULL: none found): pm_search_warning's (a mix's too). */
+ * best_hw[m] (SI, NULL: none found): pm_search_warning's (a mix's too): the axes' own
+ * (pm_sweep_axes_warning), then each mode's best at a die over the reticle. */
 bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
                             const double *const best_hw[PM_MODE_COUNT], size_t i, char *note,
                             size_t n);

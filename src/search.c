@@ -1235,10 +1235,12 @@ bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
     if (!s || !axes || n_hw < 0 || n_hw > PM_SEARCH_MAX_HW)
         return false;
     char *out = note && n > 0 ? note : NULL;
+    /* The axes' own (a die over the reticle at some of their values: the sweep's rule). */
     size_t k = 0; /* the warnings before the one looked at */
-    for (int a = 0; a < n_hw; a++)
-        if (pm_axis_reticle_warning(s, &axes[a], k == i ? out : NULL, n) && k++ == i)
-            return true;
+    while (pm_sweep_axes_warning(s, axes, (size_t)n_hw, k, NULL, 0))
+        k++;
+    if (i < k)
+        return pm_sweep_axes_warning(s, axes, (size_t)n_hw, i, out, n);
     for (int m = 0; m < PM_MODE_COUNT && n_hw > 0; m++) {
         double mm2 = 0.0;
         const char *which = "die";

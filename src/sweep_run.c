@@ -96,9 +96,9 @@ static bool split_warning(const pm_scenario *base, const pm_axis *dev, const pm_
     return true;
 }
 
-/* (internal.h) A die over the reticle somewhere along an axis that grows it (l2, compute),
- * each axis with the others at the scenario's values: the first value over, and how many are. */
-bool pm_axis_reticle_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n)
+/* A die over the reticle somewhere along an axis that grows it (l2, compute), each axis with
+ * the others at the scenario's values: the first value over, and how many are. */
+static bool reticle_warning(const pm_scenario *base, const pm_axis *ax, char *note, size_t n)
 {
     pm_scenario t = *base;
     t.provenance = NULL;
@@ -131,35 +131,58 @@ bool pm_axis_reticle_warning(const pm_scenario *base, const pm_axis *ax, char *n
     return true;
 }
 
+/* The axes a sweep's warnings read: seq, devices, ep, and those that grow a die (l2, compute). */
+typedef struct warned_axes {
+    const pm_axis *seq, *dev, *ep, *die[2];
+} warned_axes;
+
+static warned_axes warned_of(const pm_axis *axes, size_t n_axes)
+{
+    warned_axes w = {0};
+    for (size_t a = 0; a < n_axes; a++) {
+        if (axes[a].kind == PM_AXIS_L2 || axes[a].kind == PM_AXIS_COMPUTE)
+            w.die[axes[a].kind == PM_AXIS_COMPUTE] = &axes[a];
+        else if (axes[a].kind == PM_AXIS_SEQ)
+            w.seq = &axes[a];
+        else if (axes[a].kind == PM_AXIS_DEVICES)
+            w.dev = &axes[a];
+        else if (axes[a].kind == PM_AXIS_EP)
+            w.ep = &axes[a];
+    }
+    return w;
+}
+
 bool pm_sweep_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes, size_t i,
                       char *note, size_t n)
 {
     if (!base || !axes)
         return false;
-    char *out = note && n > 0 ? note : NULL;
-    const pm_axis *seq = NULL, *dev = NULL, *ep = NULL, *die[2] = {NULL, NULL};
-    for (size_t a = 0; a < n_axes; a++) {
-        if (axes[a].kind == PM_AXIS_L2 || axes[a].kind == PM_AXIS_COMPUTE)
-            die[axes[a].kind == PM_AXIS_COMPUTE] = &axes[a];
-        else if (axes[a].kind == PM_AXIS_SEQ)
-            seq = &axes[a];
-        else if (axes[a].kind == PM_AXIS_DEVICES)
-            dev = &axes[a];
-        else if (axes[a].kind == PM_AXIS_EP)
-            ep = &axes[a];
-    }
+    const warned_axes w = warned_of(axes, n_axes);
     /* The base's warnings, less those about a value an axis replaces. */
-    const unsigned skip = (seq ? PM_WARN_SKIP_SEQ : 0u) | (dev || ep ? PM_WARN_SKIP_SPLIT : 0u) |
-                          (die[0] || die[1] ? PM_WARN_SKIP_DIE : 0u);
-    size_t k = 0; /* the warnings before the one looked at */
+    const unsigned skip = (w.seq ? PM_WARN_SKIP_SEQ : 0u) |
+                          (w.dev || w.ep ? PM_WARN_SKIP_SPLIT : 0u) |
+                          (w.die[0] || w.die[1] ? PM_WARN_SKIP_DIE : 0u);
+    size_t k = 0; /* the base's warnings */
     while (pm_scenario_warning_except(base, skip, k, NULL, 0))
         k++;
     if (i < k)
-        return pm_scenario_warning_except(base, skip, i, out, n);
+        return pm_scenario_warning_except(base, skip, i, note && n > 0 ? note : NULL, n);
+    return pm_sweep_axes_warning(base, axes, n_axes, i - k, note, n);
+}
+
+bool pm_sweep_axes_warning(const pm_scenario *base, const pm_axis *axes, size_t n_axes,
+                           size_t i, char *note, size_t n)
+{
+    if (!base || !axes)
+        return false;
+    char *out = note && n > 0 ? note : NULL;
+    const warned_axes w = warned_of(axes, n_axes);
+    const pm_axis *seq = w.seq, *dev = w.dev, *ep = w.ep, *const *die = w.die;
+    size_t k = 0; /* the warnings before the one looked at */
     if (seq && seq_warning(base, seq, k == i ? out : NULL, n) && k++ == i)
         return true;
     for (int d = 0; d < 2; d++)
-        if (die[d] && pm_axis_reticle_warning(base, die[d], k == i ? out : NULL, n) && k++ == i)
+        if (die[d] && reticle_warning(base, die[d], k == i ? out : NULL, n) && k++ == i)
             return true;
     /* Ideal sharding is never uneven (pm_shard decides). */
     return (dev || ep) && split_warning(base, dev, ep, k == i ? out : NULL, n) && k == i;

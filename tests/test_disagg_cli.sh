@@ -40,5 +40,9 @@ check disagg-needs-both 2 "needs --prefill-config and --decode-config" "$pm" dis
 check disagg-unknown 2 "unknown option" "$pm" disagg "${P[@]}" --bogus
 check disagg-bad-link 2 "--link-bandwidth" "$pm" disagg "${P[@]}" --link-bandwidth 5s
 check disagg-codesign-axis 2 "--codesign" "$pm" disagg "${P[@]}" --codesign devices=1,2
+# Each pool's chip along the codesign axis warns as a sweep does (the H100's modelled die passes
+# the reticle between 64 and 128 MiB of L2, the 910B's between 256 and 512), named by its pool.
+check disagg-codesign-reticle 0 "warning: prefill pool: accelerator h100-sxm: the modelled die is over the 858 mm2 reticle at 3 of the l2 axis's 7 values (from l2_capacity_MiB 128" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign l2=8MiB:512MiB:x2
+check disagg-codesign-reticle-decode 0 "warning: decode pool: accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle at 1 of the l2 axis's 7 values (from l2_capacity_MiB 512" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign l2=8MiB:512MiB:x2
 
 check_end

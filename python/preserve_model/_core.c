@@ -1296,6 +1296,18 @@ static PyObject *disagg_codesign(PyObject *self, PyObject *args, PyObject *kw)
                                 pts, &best, &err);
         Py_END_ALLOW_THREADS
     }
+    /* What the axis adds to the swept pool's warnings (its own were said at load): a die over
+     * the reticle at some of its values. */
+    char note[512];
+    bool warned = true;
+    for (size_t i = 0; st == PM_OK &&
+                       pm_sweep_axes_warning(pool == PM_DISAGG_PREFILL ? &ps : &ds, &axis, 1, i,
+                                             note, sizeof note);
+         i++)
+        if (warn_note(note) != 0) {
+            warned = false;
+            break;
+        }
     for (size_t i = 0; st == PM_OK && i < n; i++) {
         vals[i] = pm_axis_display_value(axis.kind, pts[i].value);
         pm_disagg_point_values(&pts[i].result, rows + i * width, width);
@@ -1309,7 +1321,7 @@ static PyObject *disagg_codesign(PyObject *self, PyObject *args, PyObject *kw)
         res = PyErr_NoMemory();
     } else if (st != PM_OK) {
         res = raise_error(&err);
-    } else {
+    } else if (warned) {
         PyObject *table = disagg_rows(rows, n);
         PyObject *v = PyBytes_FromStringAndSize((const char *)vals, (Py_ssize_t)(n * sizeof *vals));
         if (table && v)

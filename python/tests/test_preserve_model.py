@@ -1209,6 +1209,12 @@ def test_disagg_codesign_names_each_pools_best():
     assert list(c["values"]) == [8.0, 64.0, 256.0]
     d = c["points"]["preserve_decode_tokens_per_s_per_mm2"]
     assert c["best"] == int(np.argmax(d))
+    # The swept pool's chip past the reticle is said (the 910B's modelled die at 512 MiB), as
+    # the CLI's codesign warns; 8 to 256 MiB warns of nothing (above).
+    with pytest.warns(UserWarning, match=r"over the 858 mm2 reticle at 1 of the l2 axis's 2 "
+                                         r"values \(from l2_capacity_MiB 512"):
+        pm.disagg_codesign("llama70b-h100", "llama70b", "decode", "l2=8MiB,512MiB", 64,
+                           decode_overrides={"workload": "decode-bf16"})
 
 
 def test_disagg_refuses_different_models_naming_the_key():

@@ -622,12 +622,26 @@ static void cd_json(const dg_codesign *cd)
     printf("]}\n");
 }
 
+/* A pool's warnings on stderr, named by the pool: its scenario's (pm_scenario_warning), or
+ * along the codesign axis the sweep's (pm_sweep_warning: a die over the reticle at some of its
+ * values...). */
+static void dg_warn(const pm_scenario *s, const char *pool, const pm_axis *axis)
+{
+    char note[512];
+    for (size_t i = 0; axis ? pm_sweep_warning(s, axis, 1, i, note, sizeof note)
+                            : pm_scenario_warning(s, i, note, sizeof note);
+         i++)
+        fprintf(stderr, "warning: %s pool: %s\n", pool, note);
+}
+
 static int dg_run_codesign(const dg_opts *o, const pm_scenario *ps, const pm_scenario *ds)
 {
     dg_codesign cd = {0};
     pm_error err;
     if (pm_axis_parse(o->codesign, 4096, &cd.axis, &err) != PM_OK)
         return usage_pm_error("--codesign", &err);
+    dg_warn(ps, "prefill", &cd.axis);
+    dg_warn(ds, "decode", &cd.axis);
     int rc = 0;
     for (int pool = 0; pool < PM_DISAGG_POOL_COUNT && rc == 0; pool++) {
         cd.pts[pool] = calloc(cd.axis.n_values, sizeof *cd.pts[pool]);
@@ -734,8 +748,11 @@ int cmd_disagg(int argc, char **argv)
         if (o.conc && dg_points(&o, c) == 1)
             o.w.decode_concurrency = c[0];
         rc = dg_run_codesign(&o, &ps, &ds);
-    } else
+    } else {
+        dg_warn(&ps, "prefill", NULL);
+        dg_warn(&ds, "decode", NULL);
         rc = dg_front(&o, &ps, &ds);
+    }
     if (rc == 0 && ferror(stdout))
         stdout_failed(errno);
     pm_scenario_release(&ps);
