@@ -11,6 +11,8 @@
 #   serve-h100.png        preserve-model serve --config llama70b-h100 --plot FILE
 #   serve-910b-l2.png     preserve-model serve --config llama70b --concurrency 1,2,4,8,16,32,64
 #                             --sweep l2=48MiB,96MiB,192MiB,384MiB --plot FILE
+#   search-910b-l2.png    preserve-model search --config llama70b --budget 32 --tpot-limit 50ms
+#                             --sweep l2=8MiB,24MiB,96MiB,192MiB --plot FILE
 # Usage: scripts/readme-figures.sh [OUTDIR]   (default $root/docs/img; the tool is $PM, default
 #   build/src/cli/preserve-model). The data and plot scripts are this tree's (data/, plots/).
 #   Only the PNGs go to OUTDIR: the CSV the tool writes beside each figure stays in a temporary
@@ -33,7 +35,9 @@ PM="$pm" "$root/scripts/validate-gpu.sh" "$tmp" >/dev/null
 "$pm" serve --config llama70b-h100 --plot "$tmp/serve-h100.png" 2>/dev/null
 "$pm" serve --config llama70b --concurrency 1,2,4,8,16,32,64 \
     --sweep l2=48MiB,96MiB,192MiB,384MiB --plot "$tmp/serve-910b-l2.png" 2>/dev/null
-for f in l2-sweep batch-seq timeline timeline-compare validate-gpu serve-910b serve-h100 serve-910b-l2; do
+"$pm" search --config llama70b --budget 32 --tpot-limit 50ms --sweep l2=8MiB,24MiB,96MiB,192MiB \
+    --plot "$tmp/search-910b-l2.png" 2>/dev/null
+for f in l2-sweep batch-seq timeline timeline-compare validate-gpu serve-910b serve-h100 serve-910b-l2 search-910b-l2; do
     cp "$tmp/$f.png" "$out/$f.png"
     echo "$out/$f.png"
 done
