@@ -1053,6 +1053,14 @@ pm_status pm_scenario_check_hardware(const pm_scenario *s, pm_error *err);
  * its refusal is theirs. */
 pm_status pm_scenario_check_l2(const pm_scenario *s, pm_error *err);
 
+/* ---- a best at a chip over the reticle (sweep.c) ---- */
+
+/* Whether mode's best, at the point values[0..n_axes) (SI) of axes of kinds, is a chip with a
+ * die over the reticle: the warning that says so into note (n bytes, may be NULL), the one
+ * text of it (the search's, the optimum's). */
+bool pm_best_over_reticle(const pm_scenario *s, pm_mode mode, const pm_axis_kind *kinds,
+                          const double *values, int n_axes, char *note, size_t n);
+
 /* ---- the search (search.c) ---- */
 
 /* The i-th warning of a search over hardware axes axes[0..n_hw) of s whose best in mode m is at

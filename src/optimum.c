@@ -518,20 +518,10 @@ bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objective go
         }
     /* A best that is a die no reticle can print (issue 41): the search itself is over the
      * modelled objective, buildable or not. Only l2 and compute change the die. */
-    for (int m = 0; (kind == PM_AXIS_L2 || kind == PM_AXIS_COMPUTE) && m < PM_MODE_COUNT; m++) {
-        pm_scenario t = *s;
-        t.provenance = NULL;
-        double mm2 = 0.0;
-        if (pm_scenario_set_axis(&t, kind, opt->best_value[m], NULL) == PM_OK &&
-            pm_die_over_reticle(&t.accel, &mm2) && k++ == i) {
-            if (note)
-                snprintf(note, n,
-                         "%s: the best %s (%.6g) is a die of %.0f mm2, over the %.0f mm2 "
-                         "reticle: it cannot be built as one piece of silicon",
-                         pm_mode_name((pm_mode)m), pm_axis_column(kind),
-                         pm_axis_display_value(kind, opt->best_value[m]), mm2, PM_RETICLE_MM2);
+    for (int m = 0; (kind == PM_AXIS_L2 || kind == PM_AXIS_COMPUTE) && m < PM_MODE_COUNT; m++)
+        if (pm_best_over_reticle(s, (pm_mode)m, &kind, &opt->best_value[m], 1,
+                                 k == i ? note : NULL, n) &&
+            k++ == i)
             return true;
-        }
-    }
     return opt->exhaustive && count_warning(kind, goal, opt, i - k, note, n);
 }

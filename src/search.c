@@ -1205,28 +1205,6 @@ void pm_search_result_free(pm_search_result *r)
     }
 }
 
-/* Whether the chip of s at hardware point hw (SI, of axes[0..n_hw)) has a die over the reticle:
- * its size and which die into mm2 and which, the point's words (COLUMN VALUE, ...) into words
- * (n bytes). */
-static bool point_over_reticle(const pm_scenario *s, const pm_axis *axes, int n_hw,
-                               const double *hw, double *mm2, const char **which, char *words,
-                               size_t n)
-{
-    pm_scenario t = *s;
-    t.provenance = NULL;
-    size_t w = 0;
-    words[0] = '\0';
-    for (int a = 0; a < n_hw; a++) {
-        if (pm_scenario_set_axis(&t, axes[a].kind, hw[a], NULL) != PM_OK)
-            return false;
-        if (w < n)
-            w += (size_t)snprintf(words + w, n - w, "%s%s %.6g", a ? ", " : "",
-                                  pm_axis_column(axes[a].kind),
-                                  pm_axis_display_value(axes[a].kind, hw[a]));
-    }
-    return pm_die_over_reticle_named(&t.accel, mm2, which);
-}
-
 /* (internal.h) */
 bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
                             const double *const best_hw[PM_MODE_COUNT], size_t i, char *note,
@@ -1241,21 +1219,14 @@ bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
         k++;
     if (i < k)
         return pm_sweep_axes_warning(s, axes, (size_t)n_hw, i, out, n);
-    for (int m = 0; m < PM_MODE_COUNT && n_hw > 0; m++) {
-        double mm2 = 0.0;
-        const char *which = "die";
-        char hw[160];
-        if (!best_hw[m] ||
-            !point_over_reticle(s, axes, n_hw, best_hw[m], &mm2, &which, hw, sizeof hw) ||
-            k++ != i)
-            continue;
-        if (out)
-            snprintf(out, n,
-                     "%s: the best is at %s, where the modelled %s is %.0f mm2, over the %.0f "
-                     "mm2 reticle: that chip cannot be built as one piece of silicon",
-                     pm_mode_name((pm_mode)m), hw, which, mm2, PM_RETICLE_MM2);
-        return true;
-    }
+    pm_axis_kind kinds[PM_SEARCH_MAX_HW];
+    for (int a = 0; a < n_hw; a++)
+        kinds[a] = axes[a].kind;
+    for (int m = 0; m < PM_MODE_COUNT && n_hw > 0; m++)
+        if (best_hw[m] && pm_best_over_reticle(s, (pm_mode)m, kinds, best_hw[m], n_hw,
+                                               k == i ? out : NULL, n) &&
+            k++ == i)
+            return true;
     return false;
 }
 

@@ -1,9 +1,10 @@
 /*
  * sweep.c - design-space axes: parsing "AXIS=START:STOP:STEP" / "x2" / lists with units, an
  * axis's defaults fitted to a scenario, and setting an axis on a scenario. The optimum search
- * along an axis is optimum.c's.
+ * along an axis is optimum.c's. pm_best_over_reticle says where a best (the optimum's, the
+ * search's) is a chip no reticle prints.
  *
- * May call: accelerator.c, alloc.c, dtype.c, error.c, plan.c, units.c.
+ * May call: accelerator.c, alloc.c, area.c, dtype.c, error.c, estimate.c, plan.c, units.c.
  */
 #include <ctype.h>
 #include <math.h>
@@ -493,4 +494,33 @@ pm_status pm_axis_value_parse(const char *text, pm_axis_kind k, const char *spec
                               pm_error *err)
 {
     return parse_value(text, k, spec, out, err);
+}
+
+/* (internal.h) */
+bool pm_best_over_reticle(const pm_scenario *s, pm_mode mode, const pm_axis_kind *kinds,
+                          const double *values, int n_axes, char *note, size_t n)
+{
+    pm_scenario t = *s;
+    t.provenance = NULL;
+    char words[160];
+    size_t w = 0;
+    words[0] = '\0';
+    for (int a = 0; a < n_axes; a++) {
+        if (pm_scenario_set_axis(&t, kinds[a], values[a], NULL) != PM_OK)
+            return false;
+        if (w < sizeof words)
+            w += (size_t)snprintf(words + w, sizeof words - w, "%s%s %.6g", a ? ", " : "",
+                                  pm_axis_column(kinds[a]),
+                                  pm_axis_display_value(kinds[a], values[a]));
+    }
+    double mm2 = 0.0;
+    const char *which = "die";
+    if (!pm_die_over_reticle_named(&t.accel, &mm2, &which))
+        return false;
+    if (note && n > 0)
+        snprintf(note, n,
+                 "%s: the best is at %s, where the modelled %s is %.0f mm2, over the %.0f mm2 "
+                 "reticle: that chip cannot be built as one piece of silicon",
+                 pm_mode_name(mode), words, which, mm2, PM_RETICLE_MM2);
+    return true;
 }

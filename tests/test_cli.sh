@@ -343,6 +343,9 @@ check optimize-edge-lo 0 "serial,8,0.0915552,8,8.91509,0,lo" "$pm" --optimize l2
 check optimize-edge-inside 0 "preserve,56.0213,0.103852,55.9908,56.0401,12," "$pm" --optimize l2
 check optimize-edge-warning 0 "warning: serial: the best l2_capacity_MiB is the range's lower end (8) and density_tokens_per_s_per_mm2 still rises toward it" "$pm" --optimize l2
 check optimize-edge-json 0 '"brent_iterations": 0, "at_edge": "lo"}' "$pm" --optimize l2 --format json
+# A best at a chip no reticle prints is said, in the search's words (one text: sweep.c's
+# pm_best_over_reticle): every L2 from 400 MiB makes the 910B's compute die over it.
+check optimize-reticle 0 "warning: preserve: the best is at l2_capacity_MiB 400, where the modelled compute die is " "$pm" --config llama70b --optimize l2=400MiB:1024MiB
 check optimize-edge-json-inside 0 '"brent_iterations": 12, "at_edge": null}' "$pm" --optimize l2 --format json
 lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
 # The counts pp, dp and split (issue 44 item 5): every value of the range evaluated, the refused
