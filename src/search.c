@@ -24,7 +24,7 @@
  * grow the die past the reticle, and a mode's best at such a point (the search is over the
  * modelled objective, buildable or not, as the sweep's and the optimum's are).
  *
- * May call: alloc.c, area.c, disagg.c, error.c, estimate.c, plan.c, serve.c, sweep.c, sweep_run.c.
+ * May call: alloc.c, disagg.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
  */
 #include <math.h>
 #include <pthread.h>

@@ -1424,8 +1424,9 @@ static pm_status serve_replicas(const pm_scenario *s, const pm_serve_workload *w
     pm_serve_workload share = *w;
     share.concurrency = w->concurrency / dp;
     share.request_rate_per_s = w->request_rate_per_s / dp;
-    const pm_status st = share.request_rate_per_s > 0 ? serve_open(&one, &share, out, err)
-                                                      : serve_closed(&one, &share, c, again, out, err);
+    const pm_status st = share.request_rate_per_s > 0
+                             ? serve_open(&one, &share, out, err)
+                             : serve_closed(&one, &share, c, again, out, err);
     if (st != PM_OK)
         return st;
     for (int m = 0; m < PM_MODE_COUNT; m++) {

@@ -177,15 +177,14 @@ bool pm_sweep_axes_warning(const pm_scenario *base, const pm_axis *axes, size_t 
         return false;
     char *out = note && n > 0 ? note : NULL;
     const warned_axes w = warned_of(axes, n_axes);
-    const pm_axis *seq = w.seq, *dev = w.dev, *ep = w.ep, *const *die = w.die;
     size_t k = 0; /* the warnings before the one looked at */
-    if (seq && seq_warning(base, seq, k == i ? out : NULL, n) && k++ == i)
+    if (w.seq && seq_warning(base, w.seq, k == i ? out : NULL, n) && k++ == i)
         return true;
     for (int d = 0; d < 2; d++)
-        if (die[d] && reticle_warning(base, die[d], k == i ? out : NULL, n) && k++ == i)
+        if (w.die[d] && reticle_warning(base, w.die[d], k == i ? out : NULL, n) && k++ == i)
             return true;
     /* Ideal sharding is never uneven (pm_shard decides). */
-    return (dev || ep) && split_warning(base, dev, ep, k == i ? out : NULL, n) && k == i;
+    return (w.dev || w.ep) && split_warning(base, w.dev, w.ep, k == i ? out : NULL, n) && k == i;
 }
 
 void pm_sweep_tally_add(pm_sweep_tally *t, const pm_sweep_point *pts, size_t n)
