@@ -2619,8 +2619,10 @@ PM_API pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, do
 
 /**
  * Warning i (0-based) of an optimum search's result, in order: a mode whose best is an end of
- * the range with the objective still rising toward it, then a mode whose best l2 or compute
- * makes a die over the reticle; of a count axis's (pm_optimize_count) then a mode whose best
+ * the range with the objective still rising toward it (unless the next rule says why), then a mode whose best l2 or compute
+ * makes a die over the reticle, then, per mm2 or per dollar, a mode whose best on a bandwidth
+ * axis (hbm_bw, l2_bw, link_bw: they move no die area and no price) is above the chip's own
+ * bandwidth; of a count axis's (pm_optimize_count) then a mode whose best
  * ties with other values, the values skipped (how many, the first and why), and a mode whose
  * best does not fit the usable HBM. Writes it into note (n bytes, may be NULL) and returns
  * true; false past the last.
@@ -2780,6 +2782,17 @@ PM_API pm_status pm_disagg_codesign(const pm_scenario *prefill, const pm_scenari
                                     const pm_disagg_workload *w, pm_disagg_pool pool,
                                     pm_axis_kind axis, const double *values, size_t n,
                                     pm_disagg_codesign_point *points, int *best, pm_error *err);
+/**
+ * Warning i (0-based) of a co-design's best: chip the pool's scenario as given (the one swept),
+ * points[0..n_points) and best pm_disagg_codesign's answer along axis. In order: the best's die
+ * over the reticle (PM_RETICLE_MM2: that chip cannot be built), then the best's bandwidth above
+ * chip's along hbm_bw or l2_bw (axes that move no die area and no price: the per-mm2 density
+ * took that bandwidth as free); the texts of pm_search_warning's. Writes it into note (n bytes,
+ * may be NULL) and returns true; false past the last (or with no best).
+ */
+PM_API bool pm_disagg_codesign_warning(const pm_scenario *chip, pm_axis_kind axis,
+                                       const pm_disagg_codesign_point *points, size_t n_points,
+                                       int best, size_t i, char *note, size_t n);
 /** "prefill" or "decode"; "?" when out of range. */
 PM_API const char *pm_disagg_pool_name(pm_disagg_pool pool);
 /* ---- The search under latency limits (search.c) ---- */
@@ -2962,11 +2975,13 @@ PM_API void pm_search_result_free(pm_search_result *r);
  */
 PM_API size_t pm_search_layout(const pm_search_candidate *k, char *buf, size_t n);
 /**
- * The i-th warning (from 0) of search r of s over spec sp: where its chip cannot be built. A
- * hardware axis (l2 or compute) whose values grow the modelled die past the reticle
- * (PM_RETICLE_MM2: how many values, from which), then each mode whose best is at such a point
- * (the search is over the modelled objective, buildable or not: a best there is said, never
- * left to be read as a chip). Writes it into note (n bytes, may be NULL) and returns true;
+ * The i-th warning (from 0) of search r of s over spec sp: where its chip cannot be built or
+ * is not priced. A hardware axis (l2 or compute) whose values grow the modelled die past the
+ * reticle (PM_RETICLE_MM2: how many values, from which), then each mode whose best is at such
+ * a point (the search is over the modelled objective, buildable or not: a best there is said,
+ * never left to be read as a chip), then, with a per-mm2 or per-dollar objective, each mode
+ * whose best has more bandwidth than s's chip along hbm_bw, l2_bw or link_bw (axes that move
+ * no die area and no price: that bandwidth was taken as free). Writes it into note (n bytes, may be NULL) and returns true;
  * false past the last.
  */
 PM_API bool pm_search_warning(const pm_scenario *s, const pm_search_spec *sp,

@@ -5,7 +5,8 @@
  * (pm_disagg_compute), and the pool's best point by its own throughput density in PRESERVE:
  * a prefill chip by its prompt tokens/s per mm2, a decode chip by its output tokens/s per mm2 at
  * the stated decode concurrency, among the points that meet the TTFT and TPOT limits (the
- * interactivity).
+ * interactivity). pm_disagg_codesign_warning says where that best is a chip no reticle prints
+ * or took bandwidth for free (sweep.c's texts).
  *
  * May call: disagg.c, error.c, sweep.c.
  */
@@ -67,4 +68,22 @@ pm_status pm_disagg_codesign(const pm_scenario *prefill, const pm_scenario *deco
         }
     }
     return PM_OK;
+}
+
+bool pm_disagg_codesign_warning(const pm_scenario *chip, pm_axis_kind axis,
+                                const pm_disagg_codesign_point *points, size_t n_points,
+                                int best, size_t i, char *note, size_t n)
+{
+    if (!chip || !points || best < 0 || (size_t)best >= n_points)
+        return false;
+    char *out = note && n > 0 ? note : NULL;
+    /* The best is PRESERVE's, by a density per mm2: a die over the reticle there, then a
+     * bandwidth above the chip's (free along the axis) are said (the search's texts). */
+    const double v = points[best].value;
+    size_t k = 0;
+    if (pm_best_over_reticle(chip, PM_MODE_PRESERVE, &axis, &v, 1, k == i ? out : NULL, n) &&
+        k++ == i)
+        return true;
+    return pm_best_free_bandwidth(chip, PM_MODE_PRESERVE, &axis, &v, 1, k == i ? out : NULL, n) &&
+           k == i;
 }

@@ -1053,20 +1053,30 @@ pm_status pm_scenario_check_hardware(const pm_scenario *s, pm_error *err);
  * its refusal is theirs. */
 pm_status pm_scenario_check_l2(const pm_scenario *s, pm_error *err);
 
-/* ---- a best at a chip over the reticle (sweep.c) ---- */
+/* ---- a best at a chip over the reticle, or with free bandwidth (sweep.c) ---- */
 
 /* Whether mode's best, at the point values[0..n_axes) (SI) of axes of kinds, is a chip with a
  * die over the reticle: the warning that says so into note (n bytes, may be NULL), the one
  * text of it (the search's, the optimum's). */
 bool pm_best_over_reticle(const pm_scenario *s, pm_mode mode, const pm_axis_kind *kinds,
                           const double *values, int n_axes, char *note, size_t n);
+/* Whether mode's best, at the point values[0..n_axes) (SI) of axes of kinds, has more bandwidth
+ * than s's chip along a bandwidth axis (hbm_bw, l2_bw, link_bw: they move no die area and no
+ * price, so a per-mm2 or per-dollar objective grows along them for free): the warning that
+ * says so into note (n bytes, may be NULL), the one text of it (the search's, the optimum's,
+ * the co-design's). The first such axis is named. */
+bool pm_best_free_bandwidth(const pm_scenario *s, pm_mode mode, const pm_axis_kind *kinds,
+                            const double *values, int n_axes, char *note, size_t n);
 
 /* ---- the search (search.c) ---- */
 
 /* The i-th warning of a search over hardware axes axes[0..n_hw) of s whose best in mode m is at
  * best_hw[m] (SI, NULL: none found): pm_search_warning's (a mix's too): the axes' own
- * (pm_sweep_axes_warning), then each mode's best at a die over the reticle. */
+ * (pm_sweep_axes_warning), then each mode's best at a die over the reticle, then, per mm2 or
+ * per dollar (objective), each mode's best with more bandwidth than the chip's
+ * (pm_best_free_bandwidth). */
 bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
+                            pm_search_objective objective,
                             const double *const best_hw[PM_MODE_COUNT], size_t i, char *note,
                             size_t n);
 

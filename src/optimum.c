@@ -502,10 +502,15 @@ bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objective go
     if (!s || !opt || (int)kind < 0 || kind >= PM_AXIS_COUNT)
         return false;
     size_t k = 0;
+    const bool priced = goal == PM_OBJECTIVE_MM2 || goal == PM_OBJECTIVE_USD;
     /* A best at the range's end where the objective still rises is the range's, not the
-     * axis's: said, never left to be read as the optimum. */
+     * axis's: said, never left to be read as the optimum (a bandwidth taken as free rises
+     * along its axis for ever: said below instead, a wider range being no answer). */
     for (int m = 0; m < PM_MODE_COUNT; m++)
-        if (opt->at_edge[m] && k++ == i) {
+        if (opt->at_edge[m] &&
+            !(priced && pm_best_free_bandwidth(s, (pm_mode)m, &kind, &opt->best_value[m], 1,
+                                               NULL, 0)) &&
+            k++ == i) {
             if (note)
                 snprintf(note, n,
                          "%s: the best %s is the range's %s end (%.6g) and %s still rises "
@@ -521,6 +526,12 @@ bool pm_optimum_warning(const pm_scenario *s, pm_axis_kind kind, pm_objective go
     for (int m = 0; (kind == PM_AXIS_L2 || kind == PM_AXIS_COMPUTE) && m < PM_MODE_COUNT; m++)
         if (pm_best_over_reticle(s, (pm_mode)m, &kind, &opt->best_value[m], 1,
                                  k == i ? note : NULL, n) &&
+            k++ == i)
+            return true;
+    /* Per mm2 or per dollar, a best with more bandwidth than the chip's took it for free. */
+    for (int m = 0; priced && m < PM_MODE_COUNT; m++)
+        if (pm_best_free_bandwidth(s, (pm_mode)m, &kind, &opt->best_value[m], 1,
+                                   k == i ? note : NULL, n) &&
             k++ == i)
             return true;
     return opt->exhaustive && count_warning(kind, goal, opt, i - k, note, n);

@@ -1207,6 +1207,7 @@ void pm_search_result_free(pm_search_result *r)
 
 /* (internal.h) */
 bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
+                            pm_search_objective objective,
                             const double *const best_hw[PM_MODE_COUNT], size_t i, char *note,
                             size_t n)
 {
@@ -1227,6 +1228,13 @@ bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
                                                k == i ? out : NULL, n) &&
             k++ == i)
             return true;
+    /* Per mm2 or per dollar, a best with more bandwidth than the chip's took it for free. */
+    const bool priced = objective == PM_SEARCH_PER_MM2 || objective == PM_SEARCH_PER_USD;
+    for (int m = 0; priced && m < PM_MODE_COUNT && n_hw > 0; m++)
+        if (best_hw[m] && pm_best_free_bandwidth(s, (pm_mode)m, kinds, best_hw[m], n_hw,
+                                                 k == i ? out : NULL, n) &&
+            k++ == i)
+            return true;
     return false;
 }
 
@@ -1238,7 +1246,7 @@ bool pm_search_warning(const pm_scenario *s, const pm_search_spec *sp,
     const double *best_hw[PM_MODE_COUNT];
     for (int m = 0; m < PM_MODE_COUNT; m++)
         best_hw[m] = r->found[m] ? r->best[m].hw : NULL;
-    return pm_search_chip_warning(s, sp->hw, sp->n_hw, best_hw, i, note, n);
+    return pm_search_chip_warning(s, sp->hw, sp->n_hw, sp->objective, best_hw, i, note, n);
 }
 
 size_t pm_search_layout(const pm_search_candidate *k, char *buf, size_t n)

@@ -172,8 +172,8 @@ bool pm_search_mix_warning(const pm_search_mix *mix, const pm_search_mix_result 
     const double *best_hw[PM_MODE_COUNT];
     for (int m = 0; m < PM_MODE_COUNT; m++)
         best_hw[m] = r->found[m] && r->best[m] < r->n_points ? r->points[r->best[m]].hw : NULL;
-    return pm_search_chip_warning(mix->member[0].scenario, mix->hw, mix->n_hw, best_hw, i, note,
-                                  n);
+    return pm_search_chip_warning(mix->member[0].scenario, mix->hw, mix->n_hw, mix->objective,
+                                  best_hw, i, note, n);
 }
 
 void pm_search_mix_result_free(pm_search_mix_result *r)

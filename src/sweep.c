@@ -2,7 +2,8 @@
  * sweep.c - design-space axes: parsing "AXIS=START:STOP:STEP" / "x2" / lists with units, an
  * axis's defaults fitted to a scenario, and setting an axis on a scenario. The optimum search
  * along an axis is optimum.c's. pm_best_over_reticle says where a best (the optimum's, the
- * search's) is a chip no reticle prints.
+ * search's, the co-design's) is a chip no reticle prints, pm_best_free_bandwidth where it took
+ * bandwidth that moves no area or price as free.
  *
  * May call: accelerator.c, alloc.c, area.c, dtype.c, error.c, estimate.c, plan.c, units.c.
  */
@@ -523,4 +524,44 @@ bool pm_best_over_reticle(const pm_scenario *s, pm_mode mode, const pm_axis_kind
                  "reticle: that chip cannot be built as one piece of silicon",
                  pm_mode_name(mode), words, which, mm2, PM_RETICLE_MM2);
     return true;
+}
+
+/* What a bandwidth axis keeps of the chip (pm_best_free_bandwidth's words), into out. */
+static void kept_of(const pm_scenario *s, pm_axis_kind k, char *out, size_t n)
+{
+    switch (k) {
+    case PM_AXIS_HBM_BW:
+        snprintf(out, n, "the die keeps its %d HBM PHY sites, the device its HBM price",
+                 s->accel.area.hbm_stacks);
+        break;
+    case PM_AXIS_LINK_BW:
+        snprintf(out, n, "the die keeps its %d link PHYs", s->accel.area.links);
+        break;
+    default: snprintf(out, n, "the L2's area follows its capacity alone"); break;
+    }
+}
+
+/* (internal.h) */
+bool pm_best_free_bandwidth(const pm_scenario *s, pm_mode mode, const pm_axis_kind *kinds,
+                            const double *values, int n_axes, char *note, size_t n)
+{
+    for (int a = 0; a < n_axes; a++) {
+        const pm_axis_kind k = kinds[a];
+        double own = 0.0;
+        if ((k != PM_AXIS_HBM_BW && k != PM_AXIS_L2_BW && k != PM_AXIS_LINK_BW) ||
+            !pm_scenario_axis_value(s, k, &own) || !(values[a] > own * (1.0 + 1e-9)))
+            continue;
+        if (note && n > 0) {
+            char kept[96];
+            kept_of(s, k, kept, sizeof kept);
+            snprintf(note, n,
+                     "%s: the best is at %s %.6g, above the chip's %.6g, at the chip's die area "
+                     "and price: %s moves neither (%s), so the per-mm2 or per-dollar objective "
+                     "took that bandwidth as free",
+                     pm_mode_name(mode), pm_axis_column(k), pm_axis_display_value(k, values[a]),
+                     pm_axis_display_value(k, own), pm_axis_name(k), kept);
+        }
+        return true;
+    }
+    return false;
 }

@@ -346,6 +346,13 @@ check optimize-edge-json 0 '"brent_iterations": 0, "at_edge": "lo"}' "$pm" --opt
 # A best at a chip no reticle prints is said, in the search's words (one text: sweep.c's
 # pm_best_over_reticle): every L2 from 400 MiB makes the 910B's compute die over it.
 check optimize-reticle 0 "warning: preserve: the best is at l2_capacity_MiB 400, where the modelled compute die is " "$pm" --config llama70b --optimize l2=400MiB:1024MiB
+# Per mm2 or per dollar a best with more HBM bandwidth than the chip's took it for free (the
+# hbm_bw axis moves no die area and no price: sweep.c's pm_best_free_bandwidth), said instead of
+# "widen the range" (the density rises along it for ever); per joule the edge stays.
+check optimize-free-bw 0 "warning: preserve: the best is at hbm_bandwidth_TBps 8, above the chip's 1.6, at the chip's die area and price: hbm_bw moves neither (the die keeps its 4 HBM PHY sites" "$pm" --config llama70b --optimize hbm_bw
+lacks optimize-free-bw-no-edge "widen the range" "$pm" --config llama70b --optimize hbm_bw
+check optimize-free-bw-joule 0 "upper end (8)" "$pm" --config llama70b --optimize hbm_bw --objective joule
+lacks optimize-free-bw-joule-none "as free" "$pm" --config llama70b --optimize hbm_bw --objective joule
 check optimize-edge-json-inside 0 '"brent_iterations": 12, "at_edge": null}' "$pm" --optimize l2 --format json
 lacks optimize-flat-no-edge "warning: serial" "$pm" --optimize l2_bw
 # The counts pp, dp and split (issue 44 item 5): every value of the range evaluated, the refused
@@ -818,6 +825,8 @@ ret=(--config llama70b --budget 32 --tp-list 8 --chunks 512 --concurrency 16,64 
 check search-reticle 0 "warning: preserve: the best is at l2_capacity_MiB 384, where the modelled compute die is " "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB
 check search-reticle-csv 0 "# warning: accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle at 1 of the l2 axis's 2 values" "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB -f csv
 check search-reticle-json 0 '"warnings": ["accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle' "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB -f json
+check search-free-bw 0 '"warnings": ["serial: the best is at hbm_bandwidth_TBps 4, above the chip'"'"'s 1.6,' "$pm" search "${ret[@]}" --objective mm2 --sweep hbm_bw=1TBps,4TBps -f json
+lacks search-free-bw-device "as free" "$pm" search "${ret[@]}" --sweep hbm_bw=1TBps,4TBps
 lacks search-reticle-none "reticle" "$pm" search "${ret[@]}" --sweep l2=8MiB,96MiB
 check search-reticle-mix 0 "warning: preserve: the best is at l2_capacity_MiB 384, where the modelled compute die is " "$pm" search --mix llama70b,mixtral8x7b --budget 32 --tp-list 8 --chunks 512 --concurrency 16,64 --tpot-limit 50ms --sweep l2=8MiB,384MiB -f json
 # serve's family of fronts warns as the sweep does: a die over the reticle at some of its values.

@@ -44,5 +44,10 @@ check disagg-codesign-axis 2 "--codesign" "$pm" disagg "${P[@]}" --codesign devi
 # the reticle between 64 and 128 MiB of L2, the 910B's between 256 and 512), named by its pool.
 check disagg-codesign-reticle 0 "warning: prefill pool: accelerator h100-sxm: the modelled die is over the 858 mm2 reticle at 3 of the l2 axis's 7 values (from l2_capacity_MiB 128" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign l2=8MiB:512MiB:x2
 check disagg-codesign-reticle-decode 0 "warning: decode pool: accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle at 1 of the l2 axis's 7 values (from l2_capacity_MiB 512" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign l2=8MiB:512MiB:x2
+# A pool's best at a chip no reticle prints, or with more bandwidth than its chip's (free along
+# hbm_bw: no die area, no price), is said too (pm_disagg_codesign_warning; the search's texts).
+check disagg-codesign-best-reticle 0 "warning: decode pool: preserve: the best is at l2_capacity_MiB 512, where the modelled compute die is 1092 mm2" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --tpot-limit 40ms --codesign l2=64MiB,512MiB
+check disagg-codesign-free-bw 0 "warning: decode pool: preserve: the best is at hbm_bandwidth_TBps 3, above the chip's 1.6," "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign hbm_bw=1TBps,3TBps
+lacks disagg-codesign-free-bw-none "as free" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign hbm_bw=1TBps,1.6TBps
 
 check_end

@@ -875,6 +875,75 @@ static void test_warns_unbuildable_chip(void **state)
     pm_axis_release(&sp.hw[0]);
 }
 
+/* Per mm2 or per dollar, a best with more HBM or L2 bandwidth than the chip's took it for free
+ * (the bandwidth axes move no die area and no price): said per mode; not per device, not at
+ * the chip's own bandwidth or below it. */
+static void test_warns_free_bandwidth(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b");
+    const int tp[] = {8};
+    const int64_t chunk[] = {512};
+    const double conc[] = {16, 64};
+    pm_search_spec sp = space(&s, tp, 1, chunk, 1, conc, 2);
+    pm_error err;
+    /* The 910B: 1.6 TB/s of HBM over 4 PHY sites (data/accelerators/ascend-910b.json). */
+    assert_true(level(s.accel.hbm_bandwidth_bytes_per_s, 1.6e12));
+    assert_int_equal(s.accel.area.hbm_stacks, 4);
+    assert_int_equal(pm_axis_parse("hbm_bw=1TBps,4TBps", 0, &sp.hw[0], &err), PM_OK);
+    sp.n_hw = 1;
+    sp.objective = PM_SEARCH_PER_MM2;
+    pm_search_result r;
+    char note[4][512];
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) { /* the same die, faster: 4 TB/s wins */
+        assert_true(r.found[m]);
+        assert_true(level(r.best[m].hw[0], 4e12));
+    }
+    assert_int_equal(warnings(&s, &sp, &r, note), 3);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        char head[64];
+        snprintf(head, sizeof head, "%s: the best is at hbm_bandwidth_TBps 4, above the chip's "
+                 "1.6,", pm_mode_name((pm_mode)m));
+        assert_non_null(strstr(note[m], head));
+        assert_non_null(strstr(note[m], "the die keeps its 4 HBM PHY sites"));
+        assert_non_null(strstr(note[m], "took that bandwidth as free"));
+    }
+    pm_search_result_free(&r);
+    sp.objective = PM_SEARCH_PER_USD;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_OK);
+    assert_int_equal(warnings(&s, &sp, &r, note), 3);
+    pm_search_result_free(&r);
+    /* Per device (or joule) no area or price is read: nothing to say. */
+    sp.objective = PM_SEARCH_PER_DEVICE;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_OK);
+    assert_true(level(r.best[PM_MODE_PRESERVE].hw[0], 4e12));
+    assert_int_equal(warnings(&s, &sp, &r, note), 0);
+    pm_search_result_free(&r);
+    pm_axis_release(&sp.hw[0]);
+    /* At the chip's own bandwidth or below it the die is priced as built. */
+    sp.objective = PM_SEARCH_PER_MM2;
+    assert_int_equal(pm_axis_parse("hbm_bw=1TBps,1.6TBps", 0, &sp.hw[0], &err), PM_OK);
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_OK);
+    assert_true(level(r.best[PM_MODE_PRESERVE].hw[0], 1.6e12));
+    assert_int_equal(warnings(&s, &sp, &r, note), 0);
+    pm_search_result_free(&r);
+    pm_axis_release(&sp.hw[0]);
+    /* The L2's bandwidth, the second of two axes: named, with what its area follows. */
+    assert_int_equal(pm_axis_parse("l2=96MiB", 0, &sp.hw[0], &err), PM_OK);
+    char spec[64];
+    snprintf(spec, sizeof spec, "l2_bw=%.17gTBps", 2.0 * s.accel.l2_bandwidth_bytes_per_s / 1e12);
+    assert_int_equal(pm_axis_parse(spec, 0, &sp.hw[1], &err), PM_OK);
+    sp.n_hw = 2;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_OK);
+    assert_int_equal(warnings(&s, &sp, &r, note), 3);
+    assert_non_null(strstr(note[2], "preserve: the best is at l2_bandwidth_TBps "));
+    assert_non_null(strstr(note[2], "the L2's area follows its capacity alone"));
+    pm_search_result_free(&r);
+    pm_axis_release(&sp.hw[0]);
+    pm_axis_release(&sp.hw[1]);
+}
+
 static void test_pp_one_is_default(void **state)
 {
     (void)state;
@@ -1343,6 +1412,7 @@ int main(void)
         cmocka_unit_test(test_points_moved_are_served),
         cmocka_unit_test(test_l2_walked_fastest),
         cmocka_unit_test(test_warns_unbuildable_chip),
+        cmocka_unit_test(test_warns_free_bandwidth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -756,7 +756,9 @@ def disagg_codesign(prefill="llama70b-h100", decode="llama70b", pool="decode",
                     spec_mtp=None):
     """Co-design (pm_disagg_codesign): one pool's chip swept along spec ("l2=...", "l2_bw=...",
     "compute=...", "hbm_bw=..."), the other pool as given; the other arguments as disagg().
-    A die over the reticle at some of the axis's values is said (a UserWarning).
+    A die over the reticle at some of the axis's values is said (a UserWarning), and so is a
+    best over the reticle or with more bandwidth than the chip's (hbm_bw and l2_bw move no die
+    area: the density took that bandwidth as free).
 
     Returns a dict: "column" (the axis's column, e.g. l2_capacity_MiB), "values" (numpy, in its
     unit), "best" (the index of the pool's most PRESERVE tokens/s per mm2, -1 when none) and

@@ -1297,12 +1297,20 @@ static PyObject *disagg_codesign(PyObject *self, PyObject *args, PyObject *kw)
         Py_END_ALLOW_THREADS
     }
     /* What the axis adds to the swept pool's warnings (its own were said at load): a die over
-     * the reticle at some of its values. */
+     * the reticle at some of its values; then the best's (over the reticle, or with more
+     * bandwidth than the chip's, taken as free). */
     char note[512];
     bool warned = true;
-    for (size_t i = 0; st == PM_OK &&
-                       pm_sweep_axes_warning(pool == PM_DISAGG_PREFILL ? &ps : &ds, &axis, 1, i,
-                                             note, sizeof note);
+    const pm_scenario *chip = pool == PM_DISAGG_PREFILL ? &ps : &ds;
+    for (size_t i = 0; st == PM_OK && pm_sweep_axes_warning(chip, &axis, 1, i, note, sizeof note);
+         i++)
+        if (warn_note(note) != 0) {
+            warned = false;
+            break;
+        }
+    for (size_t i = 0; st == PM_OK && warned &&
+                       pm_disagg_codesign_warning(chip, axis.kind, pts, n, best, i, note,
+                                                  sizeof note);
          i++)
         if (warn_note(note) != 0) {
             warned = false;

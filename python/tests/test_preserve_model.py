@@ -1013,6 +1013,29 @@ def test_search_warns_of_an_unbuildable_chip():
                for w in said)
 
 
+def test_search_warns_of_free_bandwidth():
+    # Per mm2 a best with more HBM bandwidth than the 910B's 1.6 TB/s took it for free (hbm_bw
+    # moves no die area and no price): said per mode; per device, nothing.
+    kw = dict(tp=(8,), chunks=(512,), budget=32, tpot_limit=0.05, hardware="hbm_bw=1TBps,4TBps")
+    with pytest.warns(UserWarning) as said:
+        r = pm.search("llama70b", (16, 64), objective="mm2", **kw)
+    notes = [str(w.message) for w in said]
+    assert r["modes"]["preserve"]["best"]["hbm_bandwidth_TBps"] == 4
+    for mode in pm.MODES:
+        assert any(n.startswith(f"{mode}: the best is at hbm_bandwidth_TBps 4, above the chip's "
+                                "1.6,") and "took that bandwidth as free" in n for n in notes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pm.search("llama70b", (16, 64), objective="device", **kw)
+    with pytest.warns(UserWarning) as said:
+        c = pm.disagg_codesign("llama70b-h100", "llama70b", "decode", "hbm_bw=1TBps,3TBps",
+                               decode_concurrency=64,
+                               decode_overrides={"workload": "decode-bf16"})
+    assert c["values"][c["best"]] == 3
+    assert any(str(w.message).startswith("preserve: the best is at hbm_bandwidth_TBps 3, above "
+                                         "the chip's 1.6,") for w in said)
+
+
 def test_search_pipeline_stages():
     """pp=[...]: a candidate of two stages is serve()'s steady state with pp=2 at its
     concurrency (TP 4 x PP 2 = 8 devices, 32 / 8 = 4 replicas); pp=[1] is the search without

@@ -655,6 +655,16 @@ static int dg_run_codesign(const dg_opts *o, const pm_scenario *ps, const pm_sce
             rc = err.status == PM_ERR_INVALID_ARG ? usage_pm_error("--codesign", &err)
                                                   : config_error(&err);
     }
+    /* Each pool's best where its chip cannot be built or took bandwidth for free. */
+    char note[512];
+    for (int pool = 0; pool < PM_DISAGG_POOL_COUNT && rc == 0; pool++)
+        for (size_t i = 0;
+             pm_disagg_codesign_warning(pool == PM_DISAGG_PREFILL ? ps : ds, cd.axis.kind,
+                                        cd.pts[pool], cd.axis.n_values, cd.best[pool], i, note,
+                                        sizeof note);
+             i++)
+            fprintf(stderr, "warning: %s pool: %s\n", pm_disagg_pool_name((pm_disagg_pool)pool),
+                    note);
     if (rc == 0 && o->format == FMT_CSV) {
         dg_header(stdout, o, ps, ds);
         cd_csv(stdout, &cd);
