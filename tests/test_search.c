@@ -812,6 +812,15 @@ static size_t warnings(const pm_scenario *s, const pm_search_spec *sp, const pm_
     return i;
 }
 
+/* The warnings' space: TP 8 (4 replicas of the 32 devices), chunk 512, 16 and 64 sequences. */
+static pm_search_spec tp8_space(const pm_scenario *s)
+{
+    static const int tp[] = {8};
+    static const int64_t chunk[] = {512};
+    static const double conc[] = {16, 64};
+    return space(s, tp, 1, chunk, 1, conc, 2);
+}
+
 /* Where the answer's chip cannot be built, the search says so (pm_search_warning): the 910B's
  * compute die grows with its L2 and passes the reticle between its 192 and 384 MiB (checked by
  * the area model at each value), so the L2 axis {8, 384} MiB has 1 of its 2 values over, and
@@ -823,10 +832,7 @@ static void test_warns_unbuildable_chip(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
-    const int tp[] = {8};
-    const int64_t chunk[] = {512};
-    const double conc[] = {16, 64};
-    pm_search_spec sp = space(&s, tp, 1, chunk, 1, conc, 2);
+    pm_search_spec sp = tp8_space(&s);
     pm_error err;
     assert_int_equal(pm_axis_parse("l2=8MiB,384MiB", 0, &sp.hw[0], &err), PM_OK);
     sp.n_hw = 1;
@@ -882,10 +888,7 @@ static void test_warns_free_bandwidth(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
-    const int tp[] = {8};
-    const int64_t chunk[] = {512};
-    const double conc[] = {16, 64};
-    pm_search_spec sp = space(&s, tp, 1, chunk, 1, conc, 2);
+    pm_search_spec sp = tp8_space(&s);
     pm_error err;
     /* The 910B: 1.6 TB/s of HBM over 4 PHY sites (data/accelerators/ascend-910b.json). */
     assert_true(level(s.accel.hbm_bandwidth_bytes_per_s, 1.6e12));
