@@ -23,6 +23,8 @@
 #include "internal.h"
 #include "testutil.h"
 
+/* A bundled scenario without its provenance (pm_scenario_release frees only that and sets it
+ * NULL: the rest is a value, which the search reads; nothing is left to release). */
 static pm_scenario load(const char *name)
 {
     pm_scenario s = pm_test_load(name, NULL, 0);
