@@ -346,20 +346,22 @@ typedef struct {
 
 static const preset_copy g_copies[] = {
     /* The H200 is the H100's GH100 die with more and faster HBM: its kernels and the values
-     * calibrate-gpu.sh fits for the H100. */
+     * calibrate-gpu.sh fits for the H100, and its L2 (the H100 SXM takes the H200's measured
+     * plateau: its end and its bandwidth). */
     {PM_KIND_ACCELERATOR, "h200-sxm", "h100-sxm",
      {"peak_compute.bf16_TFLOPS", "peak_compute.fp16_TFLOPS", "peak_compute.fp8_TFLOPS",
       "peak_compute.int8_TOPS", "compute_efficiency_frac", "compute_efficiency_by_dtype.fp8_frac",
       "attention_hbm_efficiency_frac", "attention_compute_efficiency_frac",
       "attention_latency_us", "dequant_rate_TOPS", "gemm.compute_units", "gemm.tile_m",
-      "gemm.tile_n", "gemm.overlap_loss_frac", "gemm.latency_us", "kernel_launch_us", NULL}},
+      "gemm.tile_n", "gemm.overlap_loss_frac", "gemm.latency_us", "kernel_launch_us",
+      "l2_usable_frac", "l2_bandwidth_TBps", NULL}},
     /* The A100 40 GB is the 80 GB part's GA100 die with HBM2: one platform in calibrate-gpu.sh. */
     {PM_KIND_ACCELERATOR, "a100-sxm-40gb", "a100-sxm-80gb",
      {"peak_compute.bf16_TFLOPS", "peak_compute.fp16_TFLOPS", "peak_compute.int8_TOPS",
       "compute_efficiency_frac", "attention_hbm_efficiency_frac",
       "attention_compute_efficiency_frac", "attention_latency_us", "dequant_rate_TOPS",
       "gemm.compute_units", "gemm.tile_m", "gemm.tile_n", "gemm.overlap_loss_frac",
-      "gemm.latency_us", "kernel_launch_us", NULL}},
+      "gemm.latency_us", "kernel_launch_us", "l2_usable_frac", NULL}},
     /* The A10 (GA102, issue 45 item 5) borrows the A100's kernel figures, each marked an
      * assumption in its source: the same Ampere SM generation and kernels, none measured on it. */
     {PM_KIND_ACCELERATOR, "a10", "a100-sxm-80gb",
