@@ -49,5 +49,12 @@ check disagg-codesign-reticle-decode 0 "warning: decode pool: accelerator ascend
 check disagg-codesign-best-reticle 0 "warning: decode pool: preserve: the best is at l2_capacity_MiB 512, where the modelled compute die is 1092 mm2" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --tpot-limit 40ms --codesign l2=64MiB,512MiB
 check disagg-codesign-free-bw 0 "warning: decode pool: preserve: the best is at hbm_bandwidth_TBps 3, above the chip's 1.6," "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign hbm_bw=1TBps,3TBps
 lacks disagg-codesign-free-bw-none "as free" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign hbm_bw=1TBps,1.6TBps
+# The warnings are in the outputs too, as the search's are: the JSON's "warnings", the CSV's
+# "# warning:" header lines (a pool's scenario's, the axis's, each pool's best's).
+check disagg-codesign-json-warnings 0 '"warnings": ["decode pool: preserve: the best is at hbm_bandwidth_TBps 3, above the chip'"'"'s 1.6,' "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign hbm_bw=1TBps,3TBps --format json
+check disagg-codesign-csv-warnings 0 "# warning: decode pool: preserve: the best is at hbm_bandwidth_TBps 3," "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign hbm_bw=1TBps,3TBps --format csv
+check disagg-json-warnings 0 '"warnings": ["decode pool: cluster nvlink4-nvswitch is of platform nvidia-hopper' "$pm" disagg "${P[@]}" --decode-set cluster=nvlink4-nvswitch --concurrency 16 --format json
+check disagg-csv-warnings 0 "# warning: decode pool: cluster nvlink4-nvswitch is of platform nvidia-hopper" "$pm" disagg "${P[@]}" --decode-set cluster=nvlink4-nvswitch --concurrency 16 --format csv
+check disagg-json-no-warnings 0 '"warnings": [], "points": [' "$pm" disagg "${P[@]}" --concurrency 16 --format json
 
 check_end

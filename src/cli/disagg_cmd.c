@@ -393,7 +393,59 @@ static void dg_spec_line(FILE *f, const char *lead, const pm_scenario *ds)
                 pm_spec_expected_tokens(sp));
 }
 
-static void dg_header(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm_scenario *ds)
+typedef struct dg_codesign {
+    pm_axis axis;
+    pm_disagg_codesign_point *pts[PM_DISAGG_POOL_COUNT];
+    int best[PM_DISAGG_POOL_COUNT];
+} dg_codesign;
+
+/* Where a run's warnings go: stderr, a CSV's header or a JSON list (n: how many so far). */
+typedef enum { DG_TO_STDERR, DG_TO_HEADER, DG_TO_JSON } dg_to;
+typedef struct dg_sink {
+    dg_to to;
+    FILE *f;
+    size_t n;
+} dg_sink;
+
+static void dg_emit(dg_sink *k, const char *pool, const char *note)
+{
+    if (k->to == DG_TO_STDERR) {
+        fprintf(stderr, "warning: %s pool: %s\n", pool, note);
+    } else if (k->to == DG_TO_HEADER) {
+        fprintf(k->f, "# warning: %s pool: %s\n", pool, note);
+    } else {
+        char line[600];
+        snprintf(line, sizeof line, "%s pool: %s", pool, note);
+        fprintf(k->f, "%s", k->n ? ", " : "");
+        fput_json_string(k->f, line);
+    }
+    k->n++;
+}
+
+/* Every warning of a run into k, named by its pool: each pool's scenario's
+ * (pm_scenario_warning), or along the codesign axis the sweep's (pm_sweep_warning: a die over
+ * the reticle at some of its values...); then, with cd's answer (best_too), each pool's best
+ * over the reticle or with bandwidth taken as free (pm_disagg_codesign_warning). */
+static void dg_warnings(const pm_scenario *ps, const pm_scenario *ds, const dg_codesign *cd,
+                        bool best_too, dg_sink *k)
+{
+    const pm_scenario *s[PM_DISAGG_POOL_COUNT] = {ps, ds};
+    char note[512];
+    for (int pool = 0; pool < PM_DISAGG_POOL_COUNT; pool++)
+        for (size_t i = 0; cd ? pm_sweep_warning(s[pool], &cd->axis, 1, i, note, sizeof note)
+                              : pm_scenario_warning(s[pool], i, note, sizeof note);
+             i++)
+            dg_emit(k, pm_disagg_pool_name((pm_disagg_pool)pool), note);
+    for (int pool = 0; cd && best_too && pool < PM_DISAGG_POOL_COUNT; pool++)
+        for (size_t i = 0; pm_disagg_codesign_warning(s[pool], cd->axis.kind, cd->pts[pool],
+                                                      cd->axis.n_values, cd->best[pool], i,
+                                                      note, sizeof note);
+             i++)
+            dg_emit(k, pm_disagg_pool_name((pm_disagg_pool)pool), note);
+}
+
+static void dg_header(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm_scenario *ds,
+                      const dg_codesign *cd)
 {
     fprintf(f, "# preserve-model %s disagg: prefill %s (%s x %d), decode %s (%s x %d)\n",
             pm_version(), o->pcfg, ps->accel.name, ps->cluster.devices, o->dcfg, ds->accel.name,
@@ -408,6 +460,8 @@ static void dg_header(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm
     for (size_t i = 0; i < o->nd; i++)
         fprintf(f, "# --decode-set %s\n", o->dsets[i]);
     dg_spec_line(f, "# ", ds);
+    dg_sink said = {DG_TO_HEADER, f, 0};
+    dg_warnings(ps, ds, cd, true, &said);
 }
 
 static void csv_value(FILE *f, double v, bool first)
@@ -421,7 +475,7 @@ static void dg_csv(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm_sc
                    const dg_point *pt, int n)
 {
     static const char *const chips[] = {"colocated_prefill_chip", "colocated_decode_chip"};
-    dg_header(f, o, ps, ds);
+    dg_header(f, o, ps, ds, NULL);
     for (size_t i = 0; i < pm_disagg_column_count(); i++)
         fprintf(f, "%s%s", i ? "," : "", pm_disagg_column_name(i));
     for (int chip = 0; chip < 2; chip++)
@@ -470,7 +524,10 @@ static void dg_json(const dg_opts *o, const pm_scenario *ps, const pm_scenario *
     json_number_field("link_latency_us", o->w.link.latency_s * 1e6, true);
     printf(", \"layer_streamed\": %s, \"speculative\": ", o->w.link.layer_streamed ? "true" : "false");
     fput_json_speculation(stdout, &ds->spec);
-    printf(", \"points\": [");
+    printf(", \"warnings\": [");
+    dg_sink said = {DG_TO_JSON, stdout, 0};
+    dg_warnings(ps, ds, NULL, false, &said);
+    printf("], \"points\": [");
     for (int i = 0; i < n; i++) {
         double v[256];
         const size_t nc = pm_disagg_point_values(&pt[i].r, v, 256);
@@ -534,12 +591,6 @@ static void dg_table(const dg_opts *o, const pm_scenario *ps, const pm_scenario 
 
 /* ---------------------------------------------------------------- co-design */
 
-typedef struct dg_codesign {
-    pm_axis axis;
-    pm_disagg_codesign_point *pts[PM_DISAGG_POOL_COUNT];
-    int best[PM_DISAGG_POOL_COUNT];
-} dg_codesign;
-
 static double pool_density(const pm_disagg_result *r, int pool, int m)
 {
     const pm_disagg_mode *x = &r->modes[m];
@@ -594,10 +645,13 @@ static void cd_csv(FILE *f, const dg_codesign *cd)
         }
 }
 
-static void cd_json(const dg_codesign *cd)
+static void cd_json(const dg_codesign *cd, const pm_scenario *ps, const pm_scenario *ds)
 {
-    printf("{\"axis\": \"%s\", \"column\": \"%s\", \"pools\": [", pm_axis_name(cd->axis.kind),
+    printf("{\"axis\": \"%s\", \"column\": \"%s\", \"warnings\": [", pm_axis_name(cd->axis.kind),
            pm_axis_column(cd->axis.kind));
+    dg_sink said = {DG_TO_JSON, stdout, 0};
+    dg_warnings(ps, ds, cd, true, &said);
+    printf("], \"pools\": [");
     for (int pool = 0; pool < PM_DISAGG_POOL_COUNT; pool++) {
         const int b = cd->best[pool];
         printf("%s{\"pool\": \"%s\", \"best\": ", pool ? ", " : "",
@@ -622,26 +676,12 @@ static void cd_json(const dg_codesign *cd)
     printf("]}\n");
 }
 
-/* A pool's warnings on stderr, named by the pool: its scenario's (pm_scenario_warning), or
- * along the codesign axis the sweep's (pm_sweep_warning: a die over the reticle at some of its
- * values...). */
-static void dg_warn(const pm_scenario *s, const char *pool, const pm_axis *axis)
-{
-    char note[512];
-    for (size_t i = 0; axis ? pm_sweep_warning(s, axis, 1, i, note, sizeof note)
-                            : pm_scenario_warning(s, i, note, sizeof note);
-         i++)
-        fprintf(stderr, "warning: %s pool: %s\n", pool, note);
-}
-
 static int dg_run_codesign(const dg_opts *o, const pm_scenario *ps, const pm_scenario *ds)
 {
     dg_codesign cd = {0};
     pm_error err;
     if (pm_axis_parse(o->codesign, 4096, &cd.axis, &err) != PM_OK)
         return usage_pm_error("--codesign", &err);
-    dg_warn(ps, "prefill", &cd.axis);
-    dg_warn(ds, "decode", &cd.axis);
     int rc = 0;
     for (int pool = 0; pool < PM_DISAGG_POOL_COUNT && rc == 0; pool++) {
         cd.pts[pool] = calloc(cd.axis.n_values, sizeof *cd.pts[pool]);
@@ -655,21 +695,15 @@ static int dg_run_codesign(const dg_opts *o, const pm_scenario *ps, const pm_sce
             rc = err.status == PM_ERR_INVALID_ARG ? usage_pm_error("--codesign", &err)
                                                   : config_error(&err);
     }
-    /* Each pool's best where its chip cannot be built or took bandwidth for free. */
-    char note[512];
-    for (int pool = 0; pool < PM_DISAGG_POOL_COUNT && rc == 0; pool++)
-        for (size_t i = 0;
-             pm_disagg_codesign_warning(pool == PM_DISAGG_PREFILL ? ps : ds, cd.axis.kind,
-                                        cd.pts[pool], cd.axis.n_values, cd.best[pool], i, note,
-                                        sizeof note);
-             i++)
-            fprintf(stderr, "warning: %s pool: %s\n", pm_disagg_pool_name((pm_disagg_pool)pool),
-                    note);
+    /* The pools' warnings along the axis, then (answered) each pool's best where its chip
+     * cannot be built or took bandwidth for free. */
+    dg_sink err_sink = {DG_TO_STDERR, stderr, 0};
+    dg_warnings(ps, ds, &cd, rc == 0, &err_sink);
     if (rc == 0 && o->format == FMT_CSV) {
-        dg_header(stdout, o, ps, ds);
+        dg_header(stdout, o, ps, ds, &cd);
         cd_csv(stdout, &cd);
     } else if (rc == 0 && o->format == FMT_JSON) {
-        cd_json(&cd);
+        cd_json(&cd, ps, ds);
     } else if (rc == 0) {
         cd_table(&cd);
     }
@@ -759,8 +793,8 @@ int cmd_disagg(int argc, char **argv)
             o.w.decode_concurrency = c[0];
         rc = dg_run_codesign(&o, &ps, &ds);
     } else {
-        dg_warn(&ps, "prefill", NULL);
-        dg_warn(&ds, "decode", NULL);
+        dg_sink err_sink = {DG_TO_STDERR, stderr, 0};
+        dg_warnings(&ps, &ds, NULL, false, &err_sink);
         rc = dg_front(&o, &ps, &ds);
     }
     if (rc == 0 && ferror(stdout))
