@@ -554,11 +554,13 @@ bool pm_best_free_bandwidth(const pm_scenario *s, pm_mode mode, const pm_axis_ki
         if (note && n > 0) {
             char kept[96];
             kept_of(s, k, kept, sizeof kept);
+            /* (a link's bandwidth is the cluster's; its PHYs are on the die) */
             snprintf(note, n,
-                     "%s: the best is at %s %.6g, above the chip's %.6g, at the chip's die area "
+                     "%s: the best is at %s %.6g, above the %s %.6g, at the chip's die area "
                      "and price: %s moves neither (%s), so the per-mm2 or per-dollar objective "
                      "took that bandwidth as free",
                      pm_mode_name(mode), pm_axis_column(k), pm_axis_display_value(k, values[a]),
+                     k == PM_AXIS_LINK_BW ? "cluster's" : "chip's",
                      pm_axis_display_value(k, own), pm_axis_name(k), kept);
         }
         return true;

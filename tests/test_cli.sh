@@ -826,6 +826,7 @@ check search-reticle 0 "warning: preserve: the best is at l2_capacity_MiB 384, w
 check search-reticle-csv 0 "# warning: accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle at 1 of the l2 axis's 2 values" "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB -f csv
 check search-reticle-json 0 '"warnings": ["accelerator ascend-910b: the modelled compute die is over the 858 mm2 reticle' "$pm" search "${ret[@]}" --sweep l2=8MiB,384MiB -f json
 check search-free-bw 0 '"warnings": ["serial: the best is at hbm_bandwidth_TBps 4, above the chip'"'"'s 1.6,' "$pm" search "${ret[@]}" --objective mm2 --sweep hbm_bw=1TBps,4TBps -f json
+check search-free-bw-link 0 "warning: preserve: the best is at link_bandwidth_GBps 900, above the cluster's 450, at the chip's die area and price: link_bw moves neither (the die keeps its 18 link PHYs)" "$pm" search --config llama70b-h100 --budget 16 --tp-list 8 --chunks 2048 --concurrency 16,64 --tpot-limit 50ms --objective usd --sweep link_bw=100GBps,900GBps
 lacks search-free-bw-device "as free" "$pm" search "${ret[@]}" --sweep hbm_bw=1TBps,4TBps
 lacks search-reticle-none "reticle" "$pm" search "${ret[@]}" --sweep l2=8MiB,96MiB
 check search-reticle-mix 0 "warning: preserve: the best is at l2_capacity_MiB 384, where the modelled compute die is " "$pm" search --mix llama70b,mixtral8x7b --budget 32 --tp-list 8 --chunks 512 --concurrency 16,64 --tpot-limit 50ms --sweep l2=8MiB,384MiB -f json
