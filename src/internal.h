@@ -1057,7 +1057,7 @@ pm_status pm_scenario_check_l2(const pm_scenario *s, pm_error *err);
 
 /* Whether mode's best, at the point values[0..n_axes) (SI) of axes of kinds, is a chip with a
  * die over the reticle: the warning that says so into note (n bytes, may be NULL), the one
- * text of it (the search's, the optimum's). */
+ * text of it (the search's, the optimum's, the co-design's). */
 bool pm_best_over_reticle(const pm_scenario *s, pm_mode mode, const pm_axis_kind *kinds,
                           const double *values, int n_axes, char *note, size_t n);
 /* Whether mode's best, at the point values[0..n_axes) (SI) of axes of kinds, has more bandwidth

@@ -22,7 +22,8 @@
  *
  * pm_search_warning says where the answer's chip cannot be built: a hardware axis whose values
  * grow the die past the reticle, and a mode's best at such a point (the search is over the
- * modelled objective, buildable or not, as the sweep's and the optimum's are).
+ * modelled objective, buildable or not, as the sweep's and the optimum's are); and, per mm2 or
+ * per dollar, where a mode's best took bandwidth that moves no area or price as free.
  *
  * May call: alloc.c, disagg.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
  */
