@@ -136,8 +136,8 @@ static pm_status parse_value(const char *text, pm_axis_kind k, const char *spec,
 }
 
 /* The values of a list "V1,V2,...", pushed onto out. */
-static pm_status parse_list(const char *r, const char *spec, size_t max_points, pm_axis *out,
-                            size_t *cap, pm_error *err)
+static pm_status axis_list(const char *r, const char *spec, size_t max_points, pm_axis *out,
+                           size_t *cap, pm_error *err)
 {
     /* Every item read, none empty, none cut: no line buffer, one bounded item at a time. */
     for (const char *p = r;;) {
@@ -284,7 +284,7 @@ pm_status pm_axis_parse(const char *spec, size_t max_points, pm_axis *out, pm_er
             goto fail;
         }
         if (!strchr(r, ':')) { /* a list */
-            if ((st = parse_list(r, spec, max_points, out, &cap, err)) != PM_OK)
+            if ((st = axis_list(r, spec, max_points, out, &cap, err)) != PM_OK)
                 goto fail;
             return PM_OK;
         }
