@@ -2678,7 +2678,9 @@ typedef struct pm_disagg_mode {
     double tpot_s;             /* = decode_step_s / E (E = 1 without speculation) */
     double e2e_s;              /* ttft_s + (output_tokens - 1) tpot_s */
     double decode_in_flight;   /* sequences one decode instance holds at the deployment's rate */
-    double prefill_requests_per_s; /* one prefill instance at its load cap */
+    double prefill_requests_per_s; /* one prefill instance at its load cap: prefill_max_load_frac
+                                      of the prompts it prefills or, if fewer, of the caches its
+                                      KV link carries (bandwidth / transfer bytes per device) */
     double decode_requests_per_s;  /* one decode instance at decode_concurrency */
     int prefill_instances, decode_instances;
     double devices;            /* both pools' */

@@ -383,11 +383,12 @@ static bool match_rates(const pm_disagg_workload *w, double Rp, double Rd, int g
     }
     double best = -1.0;
     for (int i = 1; i <= w->max_instances; i++) {
-        /* For x = i the best y is about i Rp / Rd: try its neighbours only. */
+        /* For x = i the best y is about i Rp / Rd: try its neighbours only, held to [1, M] (a
+         * decode instance far slower than a prefill instance: one prefill instance, M decode
+         * instances; far faster: one decode instance). */
         const double yy = floor(i * Rp / Rd);
-        for (double j = yy; j <= yy + 1.0; j++) {
-            if (j < 1 || j > M)
-                continue;
+        for (double jj = yy; jj <= yy + 1.0; jj++) {
+            const double j = jj < 1 ? 1 : jj > M ? M : jj;
             const double r = fmin(i * Rp, j * Rd), v = r / (i * gp + j * gd);
             if (v > best * (1.0 + 1e-12)) {
                 best = v;
@@ -395,10 +396,6 @@ static bool match_rates(const pm_disagg_workload *w, double Rp, double Rd, int g
                 *y = (int)j;
             }
         }
-    }
-    if (best < 0) { /* Rd far above Rp: one decode instance */
-        *x = w->max_instances;
-        *y = 1;
     }
     return true;
 }
@@ -416,7 +413,11 @@ static void mode_rates(const pool *pp, const pool *dp, const pm_disagg_workload 
 {
     const double N = r->decode_concurrency, steps = decode_steps(dp, w);
     x->prefill_s = pt->D;
-    x->prefill_requests_per_s = w->prefill_max_load_frac / pt->D;
+    /* A prefill instance serves at most its load cap of prompts, and its KV link at most the
+     * same share of what it carries (its queue of transfers grows without bound at a load of 1:
+     * pm_kv_transfer_time), so the instance counts are matched on the slower. */
+    const double link = w->link.bandwidth_bytes_per_s / r->transfer_bytes_per_device;
+    x->prefill_requests_per_s = w->prefill_max_load_frac * fmin(1.0 / pt->D, link);
     x->decode_requests_per_s = N / (steps * pt->t_full);
     if (pp->die_mm2 > 0)
         x->prefill_tokens_per_s_per_mm2 =

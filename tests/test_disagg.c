@@ -155,6 +155,37 @@ static void test_rate_matching_ratio(void **state)
         assert_int_equal(x->decode_instances, (int)ceil(3.0 / x->decode_requests_per_s));
         assert_false(x->saturated);
     }
+    /* Two sequences a decode instance: one serves far fewer requests/s than a prefill
+     * instance, more than 24 of them would match one, so the ratio is held to the bound (one
+     * prefill instance, 24 decode instances: the brute force above); a ratio outside it (24
+     * prefill instances, one decode instance) serves a 24th as much per device. */
+    w.request_rate_per_s = 0.0;
+    w.decode_concurrency = 2;
+    assert_int_equal(pm_disagg_compute(&p, &d, &w, &r, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_disagg_mode *x = &r.modes[m];
+        const double Rp = x->prefill_requests_per_s, Rd = x->decode_requests_per_s;
+        assert_true(Rp > 24.0 * Rd);
+        assert_int_equal(x->prefill_instances, 1);
+        assert_int_equal(x->decode_instances, 24);
+        assert_rel(x->requests_per_s / x->devices, 24.0 * Rd / (8.0 + 24.0 * 4.0), 1e-12);
+    }
+    /* A link slower than the prefill: 2048 x 327,680 / 8 = 83,886,080 bytes a device at 0.5
+     * GB/s carry 5.96 requests/s, fewer than a prefill instance's 0.9 / D (about 10), so a
+     * prefill instance serves 0.9 of the link's and its transfers keep up (finite TTFT). */
+    w.decode_concurrency = 64;
+    w.link.bandwidth_bytes_per_s = 0.5e9;
+    assert_int_equal(pm_disagg_compute(&p, &d, &w, &r, NULL), PM_OK);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        const pm_disagg_mode *x = &r.modes[m];
+        assert_true(0.5e9 / 83886080.0 < 1.0 / x->prefill_s);
+        assert_rel(x->prefill_requests_per_s, 0.9 * 0.5e9 / 83886080.0, 1e-12);
+        assert_false(x->saturated);
+        assert_true(isfinite(x->ttft_s));
+        assert_true(x->requests_per_s / x->prefill_instances <=
+                    0.9 * 0.5e9 / 83886080.0 * (1 + 1e-12));
+    }
+    w.link.bandwidth_bytes_per_s = 25e9;
     /* Beyond what 24 instances of a pool serve: saturated, latencies NaN. */
     w.request_rate_per_s = 1e4;
     assert_int_equal(pm_disagg_compute(&p, &d, &w, &r, NULL), PM_OK);
