@@ -850,6 +850,10 @@ typedef struct pm_sim_op {
     bool is_comm; /* main: an ALLREDUCE node (counted in comm_s) */
     const pm_op_cost *hbm; /* main, streaming consumer (PM_CONSUMER_STREAM): its cost with
                               nothing prefetched; NULL: it waits for its prefetch */
+    const pm_op_cost *l2;  /* main, streaming consumer that reads HBM (pm_stream_consumer_cost:
+                              its L2 is the slower): its prefetched variant, which it reads
+                              instead where HBM shared with a prefetch is slower still and its
+                              data has arrived (hbm_sharing); else NULL */
 } pm_sim_op;
 /* The cost a streaming consumer runs at: served from L2 (l2, the prefetched variant) unless
  * reading HBM itself is faster (L2 bandwidth below the effective HBM bandwidth), when it

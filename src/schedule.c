@@ -8,11 +8,14 @@
  * consumer's own misses, whichever is sooner. When its cost from L2 exceeds its cost from HBM
  * (an L2 slower than HBM) it reads HBM and ends at start + its cost from HBM
  * (pm_stream_consumer_cost), so a prefetch never makes a streaming consumer slower than its own
- * reads (without sharing). By default the two streams do not interfere (the paper's model). With
+ * reads; with sharing, such a consumer running beside a prefetch reads L2 where that is the
+ * faster at its share of HBM and its data has arrived. By default the two streams do not interfere (the paper's model). With
  * hbm_sharing, the streams share HBM bandwidth max-min fairly while they overlap: a main-stream
  * operation that needs a fraction u of the bandwidth (its HBM time over its unconstrained
  * duration) keeps it when u <= 1/2 and the prefetch gets the rest, 1 - u; otherwise each gets
- * half, the main operation stretching by u / (1/2). The loop below advances from one completion
+ * half, the main operation's HBM time doubling (its bound max(compute, hbm + l2) becomes
+ * 2 hbm + l2; what its time holds beyond the bound, a GEMM's knee, a fixed latency and the
+ * launch, stays, so sharing never makes it faster). The loop below advances from one completion
  * to the next, progressing each running operation at the rate its current share allows, so both
  * cases are one mechanism. The consumer semantics' names live here too.
  *
@@ -94,7 +97,10 @@ static void sim_durations(const pm_op_cost *cm, const pm_op_cost *cp, bool hbm_s
         if (u <= 0.5) {
             *dp = pm_op_time_shared(cp, 1.0 - u);
         } else {
-            *dm = cm->launch_s + t0 * (u / 0.5);
+            /* Its HBM reads at half the bandwidth: the roofline's bound t0 grows to
+             * max(compute, 2 hbm + l2) = 2 hbm + l2 (u > 1/2), the rest of its time (a
+             * GEMM's knee, an attention's fixed latency, the launch) as it was. */
+            *dm = cm->total_s + (2.0 * cm->hbm_s + cm->l2_s - t0);
             *dp = pm_op_time_shared(cp, 0.5);
         }
     }
@@ -158,6 +164,18 @@ pm_status pm_sim_run(const pm_sim_op *mo, size_t n_main, const pm_sim_op *po, si
         const pm_op_cost *cp = s.pf_op >= 0 ? po[s.pf_op].cost : NULL;
         double dm, dp;
         sim_durations(cm, cp, hbm_sharing, &dm, &dp);
+        if (cm && cp && hbm_sharing && mo[s.main_op].l2 &&
+            (mo[s.main_op].wait < 0 || ps[mo[s.main_op].wait].end_s >= 0)) {
+            /* A streaming consumer reading HBM beside a prefetch, its data arrived: its L2
+             * read where that is the faster at its share (never slower than its own reads). */
+            double dm2, dp2;
+            sim_durations(mo[s.main_op].l2, cp, true, &dm2, &dp2);
+            if (dm2 < dm) {
+                cm = mo[s.main_op].l2;
+                dm = dm2;
+                dp = dp2;
+            }
+        }
         double rm = cm ? s.main_left * dm : INFINITY;
         if (s.main_op >= 0 && s.main_tail)
             rm = s.main_deadline > s.t ? s.main_deadline - s.t : 0.0;
@@ -221,6 +239,7 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
             pm_op_cost_node(&k, NULL, &plain, &hbm[i]);
             op->hbm = &hbm[i];
             op->cost = pm_stream_consumer_cost(&costs[i], &hbm[i]);
+            op->l2 = op->cost == &hbm[i] ? &costs[i] : NULL;
         }
         if (dep < 0 || (size_t)dep >= n)
             continue;

@@ -1072,13 +1072,17 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
     }
     pm_sim_op mo[2 * MAXN + 1], po[2 * MAXN + 1];
     pm_slot ms[2 * MAXN + 1], ps[2 * MAXN + 1];
-    for (int k = 0; k < g->n; k++)
+    for (int k = 0; k < g->n; k++) {
+        const pm_op_cost *c = stream && g->pf[k] >= 0
+                                  ? pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k])
+                                  : g->cost[k];
         mo[k] = stream && g->pf[k] >= 0
-                    ? (pm_sim_op){pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k]), g->pf[k],
-                                  g->is_ar[k], g->hbm_cost[k]}
-                    : (pm_sim_op){g->cost[k], g->pf[k], g->is_ar[k], NULL};
+                    ? (pm_sim_op){c, g->pf[k], g->is_ar[k], g->hbm_cost[k],
+                                  c == g->hbm_cost[k] ? g->cost[k] : NULL}
+                    : (pm_sim_op){c, g->pf[k], g->is_ar[k], NULL, NULL};
+    }
     for (int k = 0; k < g->n_pf; k++)
-        po[k] = (pm_sim_op){g->pf_cost[k], g->trig[k], false, NULL};
+        po[k] = (pm_sim_op){g->pf_cost[k], g->trig[k], false, NULL, NULL};
     pm_schedule tot;
     const int n = until >= 0 ? until : g->n;
     pm_status st = pm_sim_run(mo, (size_t)n, po, (size_t)g->n_pf, true, ms, ps, &tot);

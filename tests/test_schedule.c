@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "internal.h"
 #include "testutil.h"
 
 /* Start and end times are sums of a dozen terms of a few microseconds each: a few ulps of
@@ -235,6 +236,61 @@ static void test_hbm_sharing_splits_bandwidth(void **state)
     pm_graph_free(g);
 }
 
+/* A shared main operation keeps what its time holds beyond its roofline (here 1 us of fixed
+ * latency, an attention kernel's or a GEMM knee's): only its HBM reads slow down. On the event
+ * loop directly: AR (1 us, no HBM) triggers P (2 us of HBM alone); M (2 us of HBM + 1 us fixed
+ * = 3 us alone, u = 2 / 2 = 1) follows AR.
+ *   0-1: AR beside P at full rate: P has 1 us of full-rate work left.
+ *   1-3: M and P share half and half: P's last 1 us takes 2 us, P ends at 3; M at its shared
+ *        duration 3 + (2 x 2 + 0 - 2) = 5 us moves 2/5 of itself.
+ *   3-4.8: M alone (3 us) does its last 3/5: 1.8 us. M ends at 4.8 (alone it would end at 4;
+ *        stretched from its roofline alone, 2 x 2 us, it ended at 4.5, its fixed time lost). */
+static void test_hbm_sharing_keeps_fixed_time(void **state)
+{
+    (void)state;
+    const pm_op_cost ar = {.comm_s = 1 * US, .total_s = 1 * US};
+    const pm_op_cost m = {.hbm_s = 2 * US, .total_s = 3 * US};
+    const pm_op_cost p = {.hbm_s = 2 * US, .total_s = 2 * US};
+    const pm_sim_op mo[] = {{&ar, -1, true, NULL, NULL}, {&m, -1, false, NULL, NULL}};
+    const pm_sim_op po[] = {{&p, 0, false, NULL, NULL}};
+    pm_slot ms[2], ps[1];
+    pm_schedule tot;
+    assert_int_equal(pm_sim_run(mo, 2, po, 1, true, ms, ps, &tot), PM_OK);
+    assert_rel(ps[0].end_s, 3 * US, TOL);
+    assert_rel(ms[1].start_s, 1 * US, TOL);
+    assert_rel(ms[1].end_s, 4.8 * US, TOL);
+    assert_int_equal(pm_sim_run(mo, 2, po, 1, false, ms, ps, &tot), PM_OK);
+    assert_rel(ms[1].end_s, 4 * US, TOL);
+}
+
+/* A streaming consumer whose L2 is slower than its HBM reads HBM (pm_stream_consumer_cost);
+ * beside a prefetch, sharing HBM, its L2 read is the faster once its data has arrived, and it
+ * reads L2, leaving HBM to the prefetch. AR (1 us) triggers P1 (C's, 0.5 us) then P2 (the next
+ * consumer's, 4 us); C reads 2 us from HBM or 2.2 us from L2.
+ *   0-0.5: AR beside P1; 0.5-1: AR beside P2 (3.5 us of it left).
+ *   1: C starts, P1 has ended. From HBM beside P2 (u = 1): C 2 + (2 x 2 - 2) = 4 us, P2 at
+ *      half the bandwidth; from L2 (no HBM): 2.2 us, P2 at full rate. C reads L2: 1-3.2; P2
+ *      ends at 1 + 3.5 = 4.5. (Reading HBM, C ended at 5 and P2 at 6.5.) */
+static void test_hbm_sharing_streaming_consumer_reads_l2(void **state)
+{
+    (void)state;
+    const pm_op_cost ar = {.comm_s = 1 * US, .total_s = 1 * US};
+    const pm_op_cost c_hbm = {.hbm_s = 2 * US, .total_s = 2 * US};
+    const pm_op_cost c_l2 = {.l2_s = 2.2 * US, .total_s = 2.2 * US};
+    const pm_op_cost p1 = {.hbm_s = 0.5 * US, .total_s = 0.5 * US};
+    const pm_op_cost p2 = {.hbm_s = 4 * US, .total_s = 4 * US};
+    const pm_sim_op mo[] = {{&ar, -1, true, NULL, NULL}, {&c_hbm, 0, false, &c_hbm, &c_l2}};
+    const pm_sim_op po[] = {{&p1, 0, false, NULL, NULL}, {&p2, 0, false, NULL, NULL}};
+    pm_slot ms[2], ps[2];
+    pm_schedule tot;
+    assert_int_equal(pm_sim_run(mo, 2, po, 2, true, ms, ps, &tot), PM_OK);
+    assert_rel(ps[0].end_s, 0.5 * US, TOL);
+    assert_rel(ms[1].start_s, 1 * US, TOL);
+    assert_rel(ms[1].end_s, 3.2 * US, TOL);
+    assert_rel(ps[1].end_s, 4.5 * US, TOL);
+    assert_rel(tot.makespan_s, 4.5 * US, TOL);
+}
+
 /* DESIGN.md section 7 taken literally: a consumer waits for its whole prefetch, then reads
  * L2. When the prefetch outlasts the allreduce by more than the L2 read saves, PRESERVE loses
  * to the serial schedule. Here the allreduce takes 1 us, the MatMul's 4e6 bytes take 4 us from
@@ -399,6 +455,8 @@ int main(void)
         cmocka_unit_test(test_two_layer_preserve_timeline),
         cmocka_unit_test(test_allreduce_longer_than_prefetch_hides_it),
         cmocka_unit_test(test_hbm_sharing_splits_bandwidth),
+        cmocka_unit_test(test_hbm_sharing_keeps_fixed_time),
+        cmocka_unit_test(test_hbm_sharing_streaming_consumer_reads_l2),
         cmocka_unit_test(test_prefetch_longer_than_allreduce_costs_its_l2_read),
         cmocka_unit_test(test_streaming_consumer_ends_with_its_prefetch),
         cmocka_unit_test(test_streaming_consumer_misses_beat_a_slow_prefetch),
