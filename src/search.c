@@ -827,6 +827,14 @@ static pm_status check_space(const pm_search_spec *sp, pm_error *err)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "search: the space is closed loops over concurrencies; "
                        "request_rate_per_s must be 0");
+    /* A NaN or negative limit compares false and would read as "none": refused. */
+    const double lim[] = {sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user};
+    static const char *const lim_name[] = {"ttft_limit_s", "tpot_limit_s",
+                                           "min_tokens_per_s_per_user"};
+    for (int i = 0; i < 3; i++)
+        if (!(lim[i] >= 0 && lim[i] < INFINITY))
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, lim_name[i],
+                           "search: a limit must be finite and >= 0 (0: none; got %g)", lim[i]);
     return PM_OK;
 }
 

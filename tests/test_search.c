@@ -357,6 +357,19 @@ static void test_refusals(void **state)
     sp.n_concurrency = 0;
     assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
     sp.n_concurrency = 1;
+    /* A NaN or negative limit compared false and read as "none": the unlimited best. */
+    sp.tpot_limit_s = NAN;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "tpot_limit_s");
+    sp.tpot_limit_s = 0;
+    sp.ttft_limit_s = -1;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "ttft_limit_s");
+    sp.ttft_limit_s = 0;
+    sp.min_tokens_per_s_per_user = INFINITY;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "min_tokens_per_s_per_user");
+    sp.min_tokens_per_s_per_user = 0;
     pm_scenario t = s;
     t.accel.cost.present = false;
     sp.objective = PM_SEARCH_PER_USD;

@@ -25,6 +25,7 @@ line, column, status and message say where and what.
 """
 
 import json
+import math
 import numbers
 import os
 
@@ -484,6 +485,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
             raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
     lengths = _length_classes(lengths, data_dir)
     shard_index, shard_count = _shard(shard)
+    _limits(ttft_limit, tpot_limit, min_user_rate)
     raw = _core.search(_path("config", config), _counts("concurrency", concurrency),
                        _counts("chunks", chunks), [] if tp is None else _counts("tp", tp),
                        [] if ep is None else _counts("ep", ep), hardware, int(budget),
@@ -582,6 +584,7 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
         lens = _length_classes(m[2] if len(m) == 3 else None, data_dir)
         lengths.append(None if lens is None else [(int(a), int(b), float(c))
                                                   for a, b, c in lens])
+    _limits(ttft_limit, tpot_limit, min_user_rate)
     raw = _core.search_mix([_path("config", m[0]) for m in members],
                            [float(m[1]) for m in members], lengths,
                            _counts("concurrency", concurrency), _counts("chunks", chunks),
@@ -626,6 +629,16 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
             "missing_member": np.frombuffer(missing, dtype=np.float64).astype(np.int64),
             "members": per_member}
     return result
+
+def _limits(ttft_limit, tpot_limit, min_user_rate):
+    """The search's limits, each finite and >= 0 (0: none): a NaN or negative one would read
+    as none."""
+    for name, value in (("ttft_limit", ttft_limit), ("tpot_limit", tpot_limit),
+                        ("min_user_rate", min_user_rate)):
+        v = float(value)
+        if not (v >= 0 and math.isfinite(v)):
+            raise ValueError(f"{name}: expected a finite number >= 0 (0: none; got {value!r})")
+
 
 def _shard(shard):
     """(index, count) of _core.search from search()'s shard=(k, n) (None: the whole space)."""

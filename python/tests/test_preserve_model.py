@@ -1069,6 +1069,13 @@ def test_search_refusals():
         pm.search(hardware="devices=1,2")
     r = pm.search("llama70b-h100", (1, 2), tpot_limit=1e-4)
     assert not r["modes"]["preserve"]["found"] and r["modes"]["preserve"]["best"] is None
+    # a NaN, negative or infinite limit read as "none" (the unlimited best): refused
+    for key, bad in (("tpot_limit", float("nan")), ("ttft_limit", -1.0),
+                     ("min_user_rate", float("inf"))):
+        with pytest.raises(ValueError, match=key):
+            pm.search("llama70b-h100", (4,), tp=(8,), chunks=(512,), **{key: bad})
+        with pytest.raises(ValueError, match=key):
+            pm.search_mix([("llama70b-h100", 1)], (4,), tp=(8,), chunks=(512,), **{key: bad})
 
 
 def test_search_disagg_candidates_are_disaggs():
