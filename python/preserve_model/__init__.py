@@ -452,8 +452,9 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     "colocated"), prefill_tp, prefill_instances, decode_tp, decode_instances, and tp 0, pp 1,
     dp 1 (figures the whole deployment's), chunk 0.
 
-    Returns a dict: points, evaluated, pruned, invalid_deployments, first_invalid, and modes:
-    {mode: {found, binds (the limit that stops the best serving more: "tpot", "ttft",
+    Returns a dict: points, evaluated, pruned, invalid_deployments, first_invalid, shard ((k,
+    n), (1, 1) unsharded), space (the arguments as given but shard and threads: what
+    search_merge checks its shards share), and modes: {mode: {found, binds (the limit that stops the best serving more: "tpot", "ttft",
     "tokens_per_user", "hbm", "chunk_budget", "objective_peak", "space_edge"), best (a dict of
     the candidate's numbers, None when nothing meets the limits), front (a dict of numpy
     arrays: the Pareto front of the objective against tokens/s per user, by rising per-user
@@ -464,6 +465,9 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     Where the answer's chip cannot be built (a hardware axis growing the die past the reticle,
     a mode's best at such a point) a UserWarning says so, as the CLI's warnings do.
     """
+    # What identifies the search a shard is of (search_merge's check): every argument but the
+    # shard and the threads, as given.
+    space = repr({k: v for k, v in locals().items() if k not in ("shard", "threads")})
     if objective not in SEARCH_OBJECTIVES:
         raise ValueError(f"objective: expected one of {', '.join(SEARCH_OBJECTIVES)} "
                          f"(got {objective!r})")
@@ -522,7 +526,9 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
         return out
 
     result = {"points": points, "evaluated": evaluated, "pruned": pruned,
-              "invalid_deployments": invalid, "first_invalid": first, "modes": {}}
+              "invalid_deployments": invalid, "first_invalid": first, "modes": {},
+              "shard": (shard_index + 1, shard_count) if shard_count else (1, 1),
+              "space": space}
     for mode, (found, binds, best, front) in zip(MODES, per_mode):
         b = named(np.frombuffer(best, dtype=np.float64).reshape(1, -1))
         result["modes"][mode] = {
@@ -667,12 +673,29 @@ def search_merge(results):
     given in shard order, as pm_search_merge merges the CLI's shards: the counts added, the
     first invalid deployment's error kept, each mode's best the first of the highest objective
     (then tokens/s per user) in the space's order (with the limit that binds it), each front the Pareto front of the
-    shards' fronts (ties broken by the space's order, so the first of equals is kept)."""
+    shards' fronts (ties broken by the space's order, so the first of equals is kept).
+    Refuses (ValueError) shards that are not 1/n to n/n once each in order, or not of one
+    search (their arguments differ)."""
     results = list(results)
     if not results:
         raise ValueError("search_merge: expected the results of one or more shards")
+    # The shards of one search, each once, in order (as the CLI's merge checks its files).
+    for i, r in enumerate(results):
+        if not isinstance(r, dict) or "shard" not in r or "space" not in r:
+            raise ValueError(f"search_merge: result {i + 1} is not a search() result")
+    n = results[0]["shard"][1]
+    got = [r["shard"] for r in results]
+    if got != [(k, n) for k in range(1, n + 1)]:
+        raise ValueError(f"search_merge: expected the shards 1/{n} to {n}/{n} once each, in "
+                         f"order (got {', '.join(f'{k}/{m}' for k, m in got)})")
+    for k, r in enumerate(results[1:], 2):
+        if r["space"] != results[0]["space"]:
+            raise ValueError(f"search_merge: shard {k}/{n} is of another search than shard "
+                             f"1/{n} (its arguments differ)")
     out = {k: sum(r[k] for r in results) for k in ("points", "evaluated", "pruned",
                                                     "invalid_deployments")}
+    out["shard"] = (1, 1)
+    out["space"] = results[0]["space"]
     out["first_invalid"] = next((r["first_invalid"] for r in results if r["first_invalid"]),
                                 results[0]["first_invalid"])
     out["modes"] = {}

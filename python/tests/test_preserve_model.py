@@ -1323,3 +1323,13 @@ def test_search_shards_merge_to_the_whole():
         pm.search("llama70b", conc, shard=3, **kw)
     with pytest.raises(ValueError):
         pm.search_merge([])
+    # Shards that are not one search's 1/n .. n/n once each in order are refused (they merged
+    # into a plausible answer: another model's best, counts doubled, a shard taken as whole).
+    parts = [pm.search("llama70b", conc, shard=(k, 2), **kw) for k in (1, 2)]
+    other = pm.search("llama8b", conc, shard=(2, 2), **kw)
+    assert pm.search_merge(parts)["space"] == whole["space"]
+    for bad, what in (([parts[0], other], "another search"), ([parts[0], parts[0]], "once each"),
+                      ([parts[1]], "once each"), (parts[::-1], "in order"),
+                      ([whole, parts[1]], "once each"), ([{"points": 1}], "not a search")):
+        with pytest.raises(ValueError, match=what):
+            pm.search_merge(bad)
