@@ -2746,6 +2746,16 @@ typedef struct pm_disagg_result {
 PM_API pm_status pm_disagg_compute(const pm_scenario *prefill, const pm_scenario *decode,
                                    const pm_disagg_workload *w, pm_disagg_result *out,
                                    pm_error *err);
+/** The link inference-sim times a KV transfer over (pd_events.go: 0.05 ms + bytes / 25 GB/s;
+ * reference serving-parallelism.md section 4), where the prefill cluster names no inter-node
+ * link. */
+#define PM_DISAGG_LINK_BYTES_PER_S 25e9
+#define PM_DISAGG_LINK_LATENCY_S 50e-6
+/** Fills what w leaves to the prefill scenario: input_tokens and output_tokens where 0 (its
+ * prompt and its decode steps, at least 2), the link's bandwidth and latency where NaN (the
+ * prefill cluster's inter-node link where it names one, else PM_DISAGG_LINK_*): the disagg
+ * command's and the Python module's defaults, one rule. */
+PM_API void pm_disagg_workload_defaults(const pm_scenario *prefill, pm_disagg_workload *w);
 /** The columns of a disaggregated point (docs/output-format.md), as the disagg command's CSV
  * and the Python module's disagg() name them. */
 PM_API size_t pm_disagg_column_count(void);

@@ -13,7 +13,7 @@
  * prefill pool computes the draft's cache of the prompt beside the target's and sends both.
  *
  * May call: alloc.c, area.c, check.c, collective.c, die_cost.c, dtype.c, energy.c, error.c,
- * footprint.c, plan.c, runtime.c, serve.c, speculate.c, step.c, step_plan.c.
+ * footprint.c, plan.c, runtime.c, serve.c, speculate.c, step.c, step_plan.c, workload.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +110,23 @@ static pm_status check_same(const pm_scenario *a, const pm_scenario *b, pm_error
                        "datatypes must agree (prefill %s, decode %s)",
                        pm_dtype_name(a->workload.kv_dtype), pm_dtype_name(b->workload.kv_dtype));
     return same_draft(a, b, err);
+}
+
+void pm_disagg_workload_defaults(const pm_scenario *prefill, pm_disagg_workload *w)
+{
+    if (w->input_tokens == 0)
+        w->input_tokens = pm_workload_prompt_tokens(&prefill->workload);
+    if (w->output_tokens == 0) {
+        const int64_t d = pm_workload_decode_steps(&prefill->workload);
+        w->output_tokens = d < 2 ? 2 : d;
+    }
+    const pm_cluster *c = &prefill->cluster;
+    const bool nic = c->inter_node_bandwidth_bytes_per_s > 0;
+    if (isnan(w->link.bandwidth_bytes_per_s))
+        w->link.bandwidth_bytes_per_s =
+            nic ? c->inter_node_bandwidth_bytes_per_s : PM_DISAGG_LINK_BYTES_PER_S;
+    if (isnan(w->link.latency_s))
+        w->link.latency_s = nic ? c->inter_node_latency_s : PM_DISAGG_LINK_LATENCY_S;
 }
 
 pm_status pm_disagg_workload_check(const pm_disagg_workload *w, pm_error *err)

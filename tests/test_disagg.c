@@ -120,6 +120,33 @@ static void test_ttft_is_prefill_queue_and_transfer(void **state)
     }
 }
 
+/* The defaults one rule gives the CLI and the module: the prefill scenario's prompt and decode
+ * steps where 0, its cluster's inter-node link where the link is NaN (NDR: 400 Gb/s = 50 GB/s,
+ * 10 us), else inference-sim's 25 GB/s and 50 us; what is given is kept. */
+static void test_workload_defaults(void **state)
+{
+    (void)state;
+    const char *const ndr[] = {"cluster=hgx-h100-ib-ndr"};
+    const pm_scenario plain = load("llama70b-h100", NULL, 0), nic = load("llama70b-h100", ndr, 1);
+    pm_disagg_workload w = workload(0, 0);
+    w.link = (pm_disagg_link){NAN, NAN, true};
+    pm_disagg_workload_defaults(&plain, &w);
+    assert_int_equal(w.input_tokens, pm_workload_prompt_tokens(&plain.workload));
+    assert_int_equal(w.output_tokens, pm_workload_decode_steps(&plain.workload));
+    assert_rel(w.link.bandwidth_bytes_per_s, 25e9, 0.0);
+    assert_rel(w.link.latency_s, 50e-6, 0.0);
+    w = workload(100, 7);
+    w.link = (pm_disagg_link){NAN, 2e-6, false};
+    pm_disagg_workload_defaults(&nic, &w);
+    assert_int_equal(w.input_tokens, 100);
+    assert_int_equal(w.output_tokens, 7);
+    assert_rel(w.link.bandwidth_bytes_per_s, 50e9, 1e-15);
+    assert_rel(w.link.latency_s, 2e-6, 0.0);
+    w.link.latency_s = NAN;
+    pm_disagg_workload_defaults(&nic, &w);
+    assert_rel(w.link.latency_s, 10e-6, 1e-15);
+}
+
 /* Rate matching against its definition: at a target rate the fewest instances of each pool
  * (ceil(rate / R)); without one, the counts up to the bound maximising min(x R_p, y R_d) /
  * (x g_p + y g_d), checked by trying them all. */
@@ -438,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_transfer_whole_alone),
         cmocka_unit_test(test_transfer_shared_and_streamed),
         cmocka_unit_test(test_ttft_is_prefill_queue_and_transfer),
+        cmocka_unit_test(test_workload_defaults),
         cmocka_unit_test(test_rate_matching_ratio),
         cmocka_unit_test(test_ideal_link_equal_pools_no_slower_than_colocated),
         cmocka_unit_test(test_refusals_name_the_key),

@@ -739,14 +739,16 @@ def _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
                                       for v in instances) and tuple(instances) != (0, 0):
         raise ValueError(f"instances: expected (prefill, decode) counts >= 1 (got {instances!r})")
     return (int(input_tokens or 0), int(output_tokens or 0), float(rate or 0.0),
-            int(max_instances), float(max_load), float(link_bandwidth), float(link_latency),
+            int(max_instances), float(max_load),
+            math.nan if link_bandwidth is None else float(link_bandwidth),
+            math.nan if link_latency is None else float(link_latency),
             bool(layer_streamed), int(instances[0]), int(instances[1]), float(ttft_limit),
             float(tpot_limit))
 
 
 def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
            prefill_overrides=None, decode_overrides=None, input_tokens=None, output_tokens=None,
-           rate=None, max_instances=64, max_load=0.9, link_bandwidth=25e9, link_latency=50e-6,
+           rate=None, max_instances=64, max_load=0.9, link_bandwidth=None, link_latency=None,
            layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0, data_dir=None,
            spec_tokens=None, spec_accept=None, spec_draft=None, spec_mtp=None):
     """A disaggregated deployment: the `disagg` command's numbers (pm_disagg_compute).
@@ -758,8 +760,8 @@ def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
     serving it; None: the instance ratio of the most throughput per device (up to max_instances
     per pool); instances=(x, y): fixed counts. max_load: a prefill instance's most load (0.9,
     aiconfigurator). link_bandwidth (bytes/s per prefill device) and link_latency (s): the KV
-    link between the pools (defaults: inference-sim's 25 GB/s and 50 us); layer_streamed or
-    whole. ttft_limit, tpot_limit (s, 0: none) decide goodput. spec_tokens, spec_accept,
+    link between the pools (None: the prefill cluster's inter-node link where it names one,
+    else inference-sim's 25 GB/s and 50 us, as the CLI's defaults); layer_streamed or whole. ttft_limit, tpot_limit (s, 0: none) decide goodput. spec_tokens, spec_accept,
     spec_draft, spec_mtp: speculative decoding in both pools, as estimate()'s (the decode pool
     verifies k + 1 tokens a step beside the draft's steps, the prefill pool computes the draft's
     cache of the prompt too; the pools must speculate alike).
@@ -786,7 +788,7 @@ def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
 def disagg_codesign(prefill="llama70b-h100", decode="llama70b", pool="decode",
                     spec="l2=8MiB:256MiB:x2", decode_concurrency=0, *, prefill_overrides=None,
                     decode_overrides=None, input_tokens=None, output_tokens=None, rate=None,
-                    max_instances=64, max_load=0.9, link_bandwidth=25e9, link_latency=50e-6,
+                    max_instances=64, max_load=0.9, link_bandwidth=None, link_latency=None,
                     layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0,
                     data_dir=None, spec_tokens=None, spec_accept=None, spec_draft=None,
                     spec_mtp=None):

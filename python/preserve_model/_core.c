@@ -1192,7 +1192,8 @@ static PyObject *disagg_rows(const double *rows, size_t n)
  * decode_overrides=None, data_dir=None) -> (names, bytes of float64 rows): one row per decode
  * concurrency (0: the HBM's most). workload: (input_tokens, output_tokens, rate, max_instances,
  * max_load, link_Bps, link_s, streamed, prefill_instances, decode_instances, ttft_limit,
- * tpot_limit), checked by the wrapper (input and output 0: the prefill scenario's). */
+ * tpot_limit), checked by the wrapper (input and output 0, the link's NaN: the prefill
+ * scenario's, pm_disagg_workload_defaults). */
 static PyObject *disagg(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -1229,8 +1230,9 @@ static PyObject *disagg(PyObject *self, PyObject *args, PyObject *kw)
         PyMem_Free(rows);
         return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
-    w.input_tokens = in > 0 ? in : pm_workload_prompt_tokens(&ps.workload);
-    w.output_tokens = out > 0 ? out : pm_workload_decode_steps(&ps.workload);
+    w.input_tokens = in > 0 ? in : 0;
+    w.output_tokens = out > 0 ? out : 0;
+    pm_disagg_workload_defaults(&ps, &w); /* the lengths at 0 and the link at NaN */
     pm_error err;
     pm_status st = PM_OK;
     Py_BEGIN_ALLOW_THREADS
@@ -1282,8 +1284,9 @@ static PyObject *disagg_codesign(PyObject *self, PyObject *args, PyObject *kw)
         pm_axis_release(&axis);
         return NULL;
     }
-    w.input_tokens = in > 0 ? in : pm_workload_prompt_tokens(&ps.workload);
-    w.output_tokens = out > 0 ? out : pm_workload_decode_steps(&ps.workload);
+    w.input_tokens = in > 0 ? in : 0;
+    w.output_tokens = out > 0 ? out : 0;
+    pm_disagg_workload_defaults(&ps, &w); /* the lengths at 0 and the link at NaN */
     const size_t width = pm_disagg_column_count(), n = axis.n_values;
     pm_disagg_codesign_point *pts = PyMem_Calloc(n + 1, sizeof *pts);
     double *rows = PyMem_Calloc(n * width + 1, sizeof *rows);

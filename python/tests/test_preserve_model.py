@@ -1232,6 +1232,27 @@ def test_disagg_returns_the_columns_as_arrays():
         assert np.all(r[f"{mode}_tokens_per_s_per_mm2"] > 0)
 
 
+def test_disagg_link_defaults_to_the_prefill_clusters():
+    """The KV link by default: the prefill cluster's inter-node link where it names one (NDR:
+    400 Gb/s = 50 GB/s and 10 us), else inference-sim's 25 GB/s and 50 us, as the CLI's (the
+    module took 25 GB/s everywhere). Whole transfers, each of the 8 prefill devices sending an
+    eighth of 80 x 2 x 8 x 128 x 2 x 2048 bytes, alone on the link at one request/s."""
+    kw = dict(decode_overrides={"workload": "decode-bf16"}, input_tokens=2048, output_tokens=256,
+              layer_streamed=False, rate=1.0)
+    per_device = 80 * 2 * 8 * 128 * 2 * 2048 / 8
+    ndr = pm.disagg("llama70b-h100", "llama70b", [16],
+                    prefill_overrides={"cluster": "hgx-h100-ib-ndr"}, **kw)
+    plain = pm.disagg("llama70b-h100", "llama70b", [16], **kw)
+    given = pm.disagg("llama70b-h100", "llama70b", [16], link_latency=1e-6,
+                      prefill_overrides={"cluster": "hgx-h100-ib-ndr"}, **kw)
+    for mode in pm.MODES:
+        assert ndr[f"{mode}_transfer_s"][0] == pytest.approx(10e-6 + per_device / 50e9, rel=1e-12)
+        assert plain[f"{mode}_transfer_s"][0] == pytest.approx(50e-6 + per_device / 25e9,
+                                                               rel=1e-12)
+        assert given[f"{mode}_transfer_s"][0] == pytest.approx(1e-6 + per_device / 50e9,
+                                                               rel=1e-12)
+
+
 def test_disagg_codesign_names_each_pools_best():
     c = pm.disagg_codesign("llama70b-h100", "llama70b", "decode", "l2=8MiB,64MiB,256MiB", 64,
                            decode_overrides={"workload": "decode-bf16"})

@@ -23,10 +23,6 @@
 #define DG_MAX_POINTS 64
 #define DG_MAX_SETS 64
 #define DG_CHUNK 2048
-/* inference-sim's pd_events.go (reference serving-parallelism.md section 4): 0.05 ms + bytes /
- * 25 GB/s, the link between pools when the prefill cluster names no inter-node link. */
-#define DG_LINK_GBPS 25.0
-#define DG_LINK_US 50.0
 /* The overrides the --spec-* options write into both pools (source, tokens, acceptance, and
  * two for the method, each at most once). */
 #define DG_SPEC_SETS 8
@@ -37,7 +33,7 @@ typedef struct dg_opts {
     size_t np, nd;
     fmt format;
     pm_disagg_workload w;
-    bool link_bw_given, link_lat_given, help;
+    bool help;
     int64_t chunk;
     char spec[DG_SPEC_SETS][192]; /* the --spec-* options' KEY=VALUE, in both pools' sets */
     int nspec;
@@ -225,10 +221,8 @@ static bool dg_apply(dg_opts *o, int opt, const char *arg)
     case DG_MAXINST: return dg_count("--max-instances", arg, 1, PM_DISAGG_MAX_INSTANCES, &o->w.max_instances);
     case DG_LOAD: return dg_number("--max-load", arg, 1e-6, 1.0, &o->w.prefill_max_load_frac);
     case DG_LBW:
-        o->link_bw_given = true;
         return dg_quantity("--link-bandwidth", arg, PM_DIM_BANDWIDTH, &o->w.link.bandwidth_bytes_per_s);
     case DG_LLAT:
-        o->link_lat_given = true;
         return dg_quantity("--link-latency", arg, PM_DIM_TIME, &o->w.link.latency_s);
     case DG_WHOLE: o->w.link.layer_streamed = false; return true;
     case DG_TTFT: return dg_quantity("--ttft-limit", arg, PM_DIM_TIME, &o->w.ttft_limit_s);
@@ -259,7 +253,7 @@ static int dg_parse(int argc, char **argv, dg_opts *o)
     *o = (dg_opts){.format = FMT_TABLE};
     o->w.max_instances = 64;
     o->w.prefill_max_load_frac = CLI_DISAGG_MAX_LOAD_FRAC;
-    o->w.link.layer_streamed = true;
+    o->w.link = (pm_disagg_link){NAN, NAN, true}; /* NaN: the prefill scenario's */
     optind = 1;
     opterr = 0;
     int opt;
@@ -296,24 +290,6 @@ static int dg_load(const dg_opts *o, const char *ref, const char *const *sets, s
     const pm_load_opts lo = {o->data_dir, n ? sets : NULL, n};
     pm_error err;
     return pm_scenario_load(ref, &lo, s, &err) == PM_OK ? 0 : config_error(&err);
-}
-
-/* The workload's defaults from the prefill scenario: its prompt and decode steps, the link its
- * cluster names between nodes. */
-static void dg_defaults(dg_opts *o, const pm_scenario *p)
-{
-    if (o->w.input_tokens == 0)
-        o->w.input_tokens = pm_workload_prompt_tokens(&p->workload);
-    if (o->w.output_tokens == 0) {
-        const int64_t d = pm_workload_decode_steps(&p->workload);
-        o->w.output_tokens = d < 2 ? 2 : d;
-    }
-    const bool nic = p->cluster.inter_node_bandwidth_bytes_per_s > 0;
-    if (!o->link_bw_given)
-        o->w.link.bandwidth_bytes_per_s = nic ? p->cluster.inter_node_bandwidth_bytes_per_s
-                                              : DG_LINK_GBPS * 1e9;
-    if (!o->link_lat_given)
-        o->w.link.latency_s = nic ? p->cluster.inter_node_latency_s : DG_LINK_US * 1e-6;
 }
 
 /* The decode concurrencies: the list, or the HBM's most alone (0). */
@@ -782,7 +758,7 @@ int cmd_disagg(int argc, char **argv)
         pm_scenario_release(&ps);
         return rc;
     }
-    dg_defaults(&o, &ps);
+    pm_disagg_workload_defaults(&ps, &o.w);
     if (o.codesign && o.plot)
         rc = usage_error("--plot: draws the front (not with --codesign)");
     else if (o.codesign && o.conc && strchr(o.conc, ','))
