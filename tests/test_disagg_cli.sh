@@ -18,6 +18,9 @@ check disagg-csv 0 "kv_bytes_per_request,transfer_bytes_per_device,decode_concur
 check disagg-csv-colocated 0 "colocated_decode_chip_preserve_tokens_per_s_per_device" \
     "$pm" disagg "${P[@]}" --concurrency 8 --format csv
 check disagg-json 0 '"preserve_tokens_per_s_per_mm2": ' "$pm" disagg "${P[@]}" --concurrency 8 --format json
+check disagg-format-short 0 '"preserve_tokens_per_s_per_mm2": ' "$pm" disagg "${P[@]}" --concurrency 8 -f json
+# sequences in flight are whole, as every command's (2.5 was shown as 2 and computed as 2.5)
+check disagg-concurrency-whole 2 "--concurrency: expected an integer" "$pm" disagg "${P[@]}" --concurrency 4,2.5
 check disagg-rate 0 "1.50" "$pm" disagg "${P[@]}" --concurrency 32 --rate 1.5
 check disagg-fixed 0 " 2:3 " "$pm" disagg "${P[@]}" --concurrency 32 --prefill-instances 2 --decode-instances 3
 check disagg-codesign 0 "<- best (preserve)" "$pm" disagg "${P[@]}" --concurrency 64 --codesign l2=8MiB:256MiB:x2

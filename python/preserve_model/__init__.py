@@ -771,9 +771,9 @@ def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
     MODE_ttft_s, MODE_tpot_s, ..., MODE_tokens_per_s_per_mm2, ..., MODE_saturated. Raises
     Error for a load or model error (its path names the key: "decode.model", ...).
     """
-    conc = np.atleast_1d(np.asarray(concurrency, dtype=float))
-    if conc.ndim != 1 or not conc.size or not np.all(np.isfinite(conc)):
-        raise ValueError(f"concurrency: expected finite numbers (got {concurrency!r})")
+    conc = _counts("concurrency", concurrency, lo=0)  # whole sequences, as the CLI's
+    if not conc:
+        raise ValueError(f"concurrency: expected one or more counts (got {concurrency!r})")
     w = _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
                          link_bandwidth, link_latency, layer_streamed, instances, ttft_limit,
                          tpot_limit)

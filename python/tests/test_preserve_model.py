@@ -1253,6 +1253,13 @@ def test_disagg_link_defaults_to_the_prefill_clusters():
                                                                rel=1e-12)
 
 
+def test_disagg_concurrency_is_whole():
+    """Sequences in flight are whole, as the CLI's --concurrency (2.5 ran as a fluid 2.5)."""
+    with pytest.raises(ValueError, match="concurrency"):
+        pm.disagg("llama70b-h100", "llama70b", [4, 2.5],
+                  decode_overrides={"workload": "decode-bf16"})
+
+
 def test_disagg_codesign_names_each_pools_best():
     c = pm.disagg_codesign("llama70b-h100", "llama70b", "decode", "l2=8MiB,64MiB,256MiB", 64,
                            decode_overrides={"workload": "decode-bf16"})

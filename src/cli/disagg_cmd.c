@@ -79,7 +79,7 @@ static const char dg_help[] =
     "                            steps, the prefill pool computes the draft's cache too\n"
     "  --codesign AXIS=RANGE     sweep each pool's chip (l2, l2_bw, compute, hbm_bw), e.g.\n"
     "                            l2=8MiB:256MiB:x2; each pool's best by its tokens/s per mm2\n"
-    "  --format table|csv|json   --plot FILE (.png, .svg, .pdf)   --data-dir DIR\n"
+    "  -f, --format table|csv|json   --plot FILE (.png, .svg, .pdf)   --data-dir DIR\n"
     "\n"
     "example: preserve-model disagg --prefill-config llama70b-h100 --decode-config llama70b \\\n"
     "           --decode-set workload=decode-bf16 --codesign l2=8MiB:256MiB:x2\n";
@@ -234,6 +234,7 @@ static bool dg_apply(dg_opts *o, int opt, const char *arg)
     case DG_HELP: o->help = true; return true;
     case DG_SPEC_TOKENS: case DG_SPEC_ACCEPT: case DG_SPEC_DRAFT: case DG_SPEC_MTP:
         return dg_spec(o, opt, arg);
+    case 'f':
     case DG_FORMAT: {
         static const char *const names[] = {"table", "json", "csv"};
         static const fmt formats[] = {FMT_TABLE, FMT_JSON, FMT_CSV};
@@ -257,7 +258,7 @@ static int dg_parse(int argc, char **argv, dg_opts *o)
     optind = 1;
     opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, ":", dg_long, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":f:", dg_long, NULL)) != -1) {
         if (opt == '?' || opt == ':')
             return usage_error("disagg: %s '%s' (its options: '%s disagg --help')",
                                opt == ':' ? "option needs a value" : "unknown option",
@@ -307,8 +308,10 @@ static int dg_points(const dg_opts *o, double *out)
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         if (n == DG_MAX_POINTS)
             return usage_error("--concurrency: at most %d values", DG_MAX_POINTS), -1;
-        if (!dg_number("--concurrency", tok, 1, 1e9, &out[n++]))
+        int c; /* sequences: whole, as every command's --concurrency */
+        if (!dg_count("--concurrency", tok, 1, 1000000000, &c))
             return -1;
+        out[n++] = c;
     }
     return n;
 }
