@@ -2993,8 +2993,10 @@ PM_API size_t pm_search_layout(const pm_search_candidate *k, char *buf, size_t n
  * a point (the search is over the modelled objective, buildable or not: a best there is said,
  * never left to be read as a chip), then, with a per-mm2 or per-dollar objective, each mode
  * whose best has more bandwidth than s's chip along hbm_bw, l2_bw or link_bw (axes that move
- * no die area and no price: that bandwidth was taken as free). Writes it into note (n bytes, may be NULL) and returns true;
- * false past the last.
+ * no die area and no price: that bandwidth was taken as free), then each mode whose best runs
+ * a replica or pool of a TP (and EP) over which the model does not split evenly (the busiest
+ * device's share modelled, as run and serve warn of a scenario's own). Writes it into note (n
+ * bytes, may be NULL) and returns true; false past the last.
  */
 PM_API bool pm_search_warning(const pm_scenario *s, const pm_search_spec *sp,
                               const pm_search_result *r, size_t i, char *note, size_t n);

@@ -1247,15 +1247,59 @@ bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
     return false;
 }
 
+/* Whether a mode's best c runs a replica (or a pool) of TP tp, EP ep over which s's model does
+ * not split evenly (pm_shard.uneven: the busiest device's share is modelled, as run and serve
+ * warn of a scenario's own split); the warning into note (may be NULL). */
+static bool best_uneven(const pm_scenario *s, pm_mode m, const char *what, int tp, int ep,
+                        char *note, size_t n)
+{
+    pm_scenario t = *s;
+    t.provenance = NULL;
+    pm_shard sh;
+    if (tp < 1 || pm_scenario_set_axis(&t, PM_AXIS_DEVICES, tp, NULL) != PM_OK ||
+        (ep > 1 && pm_scenario_set_axis(&t, PM_AXIS_EP, ep, NULL) != PM_OK) ||
+        pm_shard_compute(&t, &sh, NULL) != PM_OK || !sh.uneven)
+        return false;
+    char eps[32] = "";
+    if (ep > 1)
+        snprintf(eps, sizeof eps, " with %d EP ranks", ep);
+    if (note)
+        snprintf(note, n,
+                 "%s: the best's %s is TP %d%s, over which model %s does not split evenly (%d "
+                 "query heads, %d KV heads, MLP width %d): the busiest device's share is "
+                 "modelled (%g query heads, %g KV heads); engines that split evenly (vLLM, "
+                 "TensorRT-LLM) refuse it",
+                 pm_mode_name(m), what, tp, eps, s->model.name,
+                 s->model.heads, s->model.kv_heads, s->model.intermediate, sh.q_heads,
+                 sh.kv_heads);
+    return true;
+}
+
 bool pm_search_warning(const pm_scenario *s, const pm_search_spec *sp,
                        const pm_search_result *r, size_t i, char *note, size_t n)
 {
-    if (!sp || !r)
+    if (!s || !sp || !r)
         return false;
     const double *best_hw[PM_MODE_COUNT];
     for (int m = 0; m < PM_MODE_COUNT; m++)
         best_hw[m] = r->found[m] ? r->best[m].hw : NULL;
-    return pm_search_chip_warning(s, sp->hw, sp->n_hw, sp->objective, best_hw, i, note, n);
+    size_t k = 0; /* the chip's warnings, then each mode's best at an uneven split */
+    while (pm_search_chip_warning(s, sp->hw, sp->n_hw, sp->objective, best_hw, k, NULL, 0))
+        k++;
+    if (i < k)
+        return pm_search_chip_warning(s, sp->hw, sp->n_hw, sp->objective, best_hw, i, note, n);
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        if (!r->found[m])
+            continue;
+        const pm_search_candidate *c = &r->best[m];
+        const char *what[3] = {"replica", "prefill pool", "decode pool"};
+        const int tps[3] = {c->tp, c->prefill_tp, c->decode_tp};
+        for (int j = 0; j < 3; j++)
+            if (best_uneven(s, (pm_mode)m, what[j], tps[j], c->ep, k == i ? note : NULL, n) &&
+                k++ == i)
+                return true;
+    }
+    return false;
 }
 
 size_t pm_search_layout(const pm_search_candidate *k, char *buf, size_t n)

@@ -899,6 +899,34 @@ static void test_warns_unbuildable_chip(void **state)
 /* Per mm2 or per dollar, a best with more HBM or L2 bandwidth than the chip's took it for free
  * (the bandwidth axes move no die area and no price): said per mode; not per device, not at
  * the chip's own bandwidth or below it. */
+/* A best at a TP over which the model does not split evenly is said (run and serve warn of a
+ * scenario's own split; the search named such a best without a word): Llama-3-70B's 64 query
+ * heads, 8 KV heads and MLP width 28672 over 3 devices leave 22 and 3 on the busiest; over 4,
+ * none. */
+static void test_warns_uneven_best(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    const int64_t chunk[] = {2048};
+    const double conc[] = {4, 16};
+    char note[512];
+    for (int uneven = 0; uneven < 2; uneven++) {
+        const int tp[] = {uneven ? 3 : 4};
+        pm_search_spec sp = space(&s, tp, 1, chunk, 1, conc, 2);
+        pm_search_result r;
+        assert_int_equal(pm_search_run(&s, &sp, &r, NULL), PM_OK);
+        size_t k = 0;
+        while (pm_search_warning(&s, &sp, &r, k, note, sizeof note)) {
+            assert_non_null(strstr(note, "does not split evenly"));
+            assert_non_null(strstr(note, "TP 3"));
+            assert_non_null(strstr(note, "22 query heads, 3 KV heads"));
+            k++;
+        }
+        assert_int_equal(k, uneven ? PM_MODE_COUNT : 0);
+        pm_search_result_free(&r);
+    }
+}
+
 static void test_warns_free_bandwidth(void **state)
 {
     (void)state;
@@ -1431,6 +1459,7 @@ int main(void)
         cmocka_unit_test(test_l2_walked_fastest),
         cmocka_unit_test(test_warns_unbuildable_chip),
         cmocka_unit_test(test_warns_free_bandwidth),
+        cmocka_unit_test(test_warns_uneven_best),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
