@@ -25,7 +25,7 @@
  * modelled objective, buildable or not, as the sweep's and the optimum's are); and, per mm2 or
  * per dollar, where a mode's best took bandwidth that moves no area or price as free.
  *
- * May call: alloc.c, disagg.c, error.c, plan.c, serve.c, sweep.c, sweep_run.c.
+ * May call: alloc.c, disagg.c, error.c, estimate.c, plan.c, serve.c, sweep.c, sweep_run.c.
  */
 #include <math.h>
 #include <pthread.h>
