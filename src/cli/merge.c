@@ -191,6 +191,9 @@ static int scan_shard(shard *s, FILE *out)
             rc = bad(s, no, "the last line is cut (no line end): the shard is incomplete");
         else if (ended)
             rc = bad(s, no, "a line after the shard's end line");
+        else if (strncmp(line, "# preserve-model search shard ", 30) == 0)
+            rc = bad(s, no, "a search's shard: merge joins a sweep's; join a search's shards "
+                            "with its own options, `preserve-model search [OPTIONS] SHARD...`");
         else if (!in_rows && strncmp(line, "# shard ", 8) == 0) {
             rc = shard_line(s, no, line, out != NULL);
             in_rows = true;
