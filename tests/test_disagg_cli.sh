@@ -42,7 +42,10 @@ check disagg-conc-cap 1 "decode_concurrency" "$pm" disagg "${P[@]}" --concurrenc
 check disagg-needs-both 2 "needs --prefill-config and --decode-config" "$pm" disagg --prefill-config llama70b-h100
 check disagg-unknown 2 "unknown option" "$pm" disagg "${P[@]}" --bogus
 check disagg-bad-link 2 "--link-bandwidth" "$pm" disagg "${P[@]}" --link-bandwidth 5s
-check disagg-codesign-axis 2 "--codesign" "$pm" disagg "${P[@]}" --codesign devices=1,2
+check disagg-codesign-axis 2 "axis 'devices': a pool's chip sweeps" "$pm" disagg "${P[@]}" --codesign devices=1,2
+# the axis is said before its range (a range error hid it), and the link's option named
+check disagg-codesign-axis-range 2 "axis 'seq': a pool's chip sweeps" "$pm" disagg "${P[@]}" --codesign seq=1k:2k
+check disagg-codesign-axis-link 2 "(the link between the pools: --link-bandwidth)" "$pm" disagg "${P[@]}" --codesign link_bw=100GBps:200GBps:100GBps
 # Each pool's chip along the codesign axis warns as a sweep does (the H100's modelled die passes
 # the reticle between 64 and 128 MiB of L2, the 910B's between 256 and 512), named by its pool.
 check disagg-codesign-reticle 0 "warning: prefill pool: accelerator h100-sxm: the modelled die is over the 858 mm2 reticle at 3 of the l2 axis's 7 values (from l2_capacity_MiB 128" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b --decode-set workload=decode-bf16 --concurrency 64 --codesign l2=8MiB:512MiB:x2
