@@ -238,7 +238,12 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
            "objective", "what stops it serving more", sp->disagg ? "; layout" : "");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         if (!r->found[m]) {
-            printf("%-9s nothing meets the limits\n", pm_mode_name((pm_mode)m));
+            /* Nothing served: no limit was missed (decode-first, every chunk budget at or
+             * below its concurrency leaves a point outside the space; or no deployment ran). */
+            printf("%-9s %s\n", pm_mode_name((pm_mode)m),
+                   r->evaluated == 0 ? "no candidate was served (a decode-first chunk budget at "
+                                       "or below every concurrency, or no deployment that runs)"
+                                     : "nothing meets the limits");
             continue;
         }
         const pm_search_candidate *k = &r->best[m];
