@@ -1885,6 +1885,13 @@ typedef struct pm_serve_result {
  */
 PM_API pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
                                   pm_serve_result *out, pm_error *err);
+/** The most sequences in flight whose cache fits beside the weights, with w's lengths, rule and
+ * budget: what one holds depends on how many are in flight (a prompt in prefill holds part of
+ * its own, a queued one half), so the fixed point of max_concurrency and the closed loop at it
+ * (the open loop's cap), the deployment's (dp times a replica's). Errors as pm_serve_compute's
+ * at one sequence a replica. */
+PM_API pm_status pm_serve_max_in_flight(const pm_scenario *s, const pm_serve_workload *w,
+                                        double *cap, pm_error *err);
 /** The rule's name ("decode_first", "prefill_first"), or "?" when out of range. */
 PM_API const char *pm_serve_rule_name(pm_serve_rule r);
 /** The arrival pattern's name ("staggered", "wave"), or "?" when out of range. */

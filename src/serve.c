@@ -1345,6 +1345,52 @@ static void saturated(const pm_serve_mode *at_cap, double cap, pm_serve_mode *x)
     x->saturated = true;
 }
 
+/* The most sequences the HBM holds depends on what they hold (prompts in prefill hold part of
+ * theirs, queued ones half): the fixed point of the cap and its closed loop's own, a few rounds
+ * from `from` (one sequence's cap). c: the closed loop's workload (its concurrency moved);
+ * *at_cap the closed loop at the cap. */
+static pm_status cap_point(const pm_scenario *s, pm_serve_workload *c, double from, double *cap,
+                           pm_serve_result *at_cap, pm_error *err)
+{
+    double x = from;
+    for (int k = 0;; k++) {
+        x = x < 1.0 ? 1.0 : x > 1e6 ? 1e6 : x;
+        c->concurrency = x;
+        const pm_status st = serve_closed_zeroed(s, c, at_cap, err);
+        if (st != PM_OK)
+            return st;
+        if (fabs(at_cap->max_concurrency - x) < 1.0 || k == 7)
+            break;
+        x = at_cap->max_concurrency;
+    }
+    *cap = x;
+    return PM_OK;
+}
+
+pm_status pm_serve_max_in_flight(const pm_scenario *s, const pm_serve_workload *w, double *cap,
+                                 pm_error *err)
+{
+    if (!s || !w || !cap)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "bad argument to pm_serve_max_in_flight");
+    /* One sequence a replica, checked as served; then a replica's fixed point (serve_open's),
+     * dp times. */
+    const int dp = pm_cluster_dp(&s->cluster);
+    pm_serve_workload c = *w;
+    c.request_rate_per_s = 0.0;
+    c.concurrency = dp;
+    pm_serve_result one, at_cap;
+    pm_status st = pm_serve_compute(s, &c, &one, err);
+    if (st != PM_OK)
+        return st;
+    pm_scenario replica = *s;
+    replica.provenance = NULL;
+    replica.cluster.data_parallel = 1;
+    st = cap_point(&replica, &c, one.max_concurrency / dp, cap, &at_cap, err);
+    *cap *= dp;
+    return st;
+}
+
 /* The open loop at w->request_rate_per_s: per mode, the concurrency whose closed-loop
  * throughput is the rate (the fluid steady state: Little's law, no queueing variance), found
  * by bisection on the concurrency between 1 and the most the HBM holds (at most 1e6); below 1
@@ -1361,19 +1407,10 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
     pm_status st = serve_closed_zeroed(s, &c, &one, err);
     if (st != PM_OK)
         return st;
-    /* The most sequences the HBM holds depends on what they hold (prompts in prefill hold
-     * part of theirs): the fixed point of the cap and its closed loop's own, a few rounds. */
-    double cap = one.max_concurrency;
+    double cap;
     pm_serve_result at_cap; /* the closed loop at the cap, which every mode compares with */
-    for (int k = 0;; k++) {
-        cap = cap < 1.0 ? 1.0 : cap > 1e6 ? 1e6 : cap;
-        c.concurrency = cap;
-        if ((st = serve_closed_zeroed(s, &c, &at_cap, err)) != PM_OK)
-            return st;
-        if (fabs(at_cap.max_concurrency - cap) < 1.0 || k == 7)
-            break;
-        cap = at_cap.max_concurrency;
-    }
+    if ((st = cap_point(s, &c, one.max_concurrency, &cap, &at_cap, err)) != PM_OK)
+        return st;
     pm_serve_mode res[PM_MODE_COUNT];
     for (int m = PM_MODE_COUNT - 1; m >= 0; m--) { /* serial last: its counts are kept */
         if (rate <= one.modes[m].requests_per_s) {

@@ -533,6 +533,8 @@ check merge-twice 1 "given twice" "$pm" merge shard1.csv shard1.csv shard2.csv s
 check merge-different 1 "different sweeps" "$pm" merge shard1.csv other.csv
 check merge-not-shard 1 "single.csv:5: a row before any '# shard K/N' line" "$pm" merge single.csv
 "$pm" search --config llama70b-h100 --tp-list 8 --concurrency 4 --shard 1/1 >search1.shard 2>/dev/null
+# The serve footer's cap is the fixed point, whatever the list (it was the first row's)
+check serve-cap-list-free 0 "same" bash -c "a=\$('$pm' serve --config llama70b-h100 --chunk 512 --concurrency 256 2>/dev/null | tail -1 | grep -o 'at most [0-9]*'); b=\$('$pm' serve --config llama70b-h100 --chunk 512 --concurrency 1024,256 2>/dev/null | tail -1 | grep -o 'at most [0-9]*'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ] && echo same"
 # Nothing served is not "nothing meets the limits" (no limit was given)
 check search-nothing-served 0 "no candidate was served" "$pm" search --config llama70b-h100 --tp-list 8 --chunks 1 --concurrency 4
 check merge-search-shard 1 "a search's shard: merge joins a sweep's" "$pm" merge search1.shard

@@ -999,6 +999,37 @@ static void test_served_replicas(void **state)
     assert_non_null(strstr(err.message, "at least one sequence in flight on each"));
 }
 
+/* The most in flight whose cache fits is a fixed point: what a sequence holds depends on how
+ * many are in flight (a queued prompt holds half its own), so at the cap the closed loop's own
+ * max_concurrency is the cap (within a sequence), whatever concurrency w names; with 4 replicas
+ * it is 4 times one's. Chunks of 512 tokens, 2048-token prompts: the budget binds from a few
+ * hundred sequences and the queue grows, so the cap read at 256 in flight (543 sequences)
+ * lies well below the fixed point. */
+static void test_max_in_flight_is_a_fixed_point(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100"), four = s;
+    four.cluster.data_parallel = 4;
+    pm_serve_workload w = {2048, 2048, 256, 512, PM_SERVE_DECODE_FIRST, 0, 0,
+                           PM_SERVE_STAGGERED, 0, 0, {{0}}};
+    pm_error err;
+    pm_serve_result at256, at_cap;
+    double cap, cap_other, cap4;
+    assert_int_equal(pm_serve_compute(&s, &w, &at256, &err), PM_OK);
+    assert_int_equal(pm_serve_max_in_flight(&s, &w, &cap, &err), PM_OK);
+    w.concurrency = 7;
+    assert_int_equal(pm_serve_max_in_flight(&s, &w, &cap_other, &err), PM_OK);
+    assert_rel(cap_other, cap, 0);
+    w.concurrency = cap;
+    assert_int_equal(pm_serve_compute(&s, &w, &at_cap, &err), PM_OK);
+    assert_true(fabs(at_cap.max_concurrency - cap) <= 1.0); /* a floor: two neighbours */
+    assert_true(at_cap.fits_hbm);
+    assert_true(cap > at256.max_concurrency + 100);
+    w.concurrency = 8;
+    assert_int_equal(pm_serve_max_in_flight(&four, &w, &cap4, &err), PM_OK);
+    assert_rel(cap4, 4 * cap, 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1025,6 +1056,7 @@ int main(void)
         cmocka_unit_test(test_served_memory),
         cmocka_unit_test(test_served_refused),
         cmocka_unit_test(test_compiled_refuses_as_served),
+        cmocka_unit_test(test_max_in_flight_is_a_fixed_point),
         cmocka_unit_test(test_compiled_figures_follow_the_l2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -397,13 +397,16 @@ static void write_table(const cli *c, const served *sv)
         }
         double dev, user;
         static_point(sv, f, PM_MODE_PRESERVE, &dev, &user);
+        /* What a sequence holds depends on how many are in flight (a queued prompt holds half
+         * its own): the cap is that fixed point, not the first row's figure. */
+        double cap = sv->r[f][0].max_concurrency;
+        (void)pm_serve_max_in_flight(&sv->fs[f], &sv->w[f], &cap, NULL);
         if (sv->w[f].n_classes > 0)
-            printf("\n(at most %.0f sequences' cache fits beside the weights)\n",
-                   sv->r[f][0].max_concurrency);
+            printf("\n(at most %.0f sequences' cache fits beside the weights)\n", cap);
         else
             printf("\n(the static estimate, batch %d: preserve %.1f tokens/s per device at %.2f "
                    "tokens/s per user; at most %.0f sequences' cache fits beside the weights)\n",
-                   sv->fs[f].workload.batch, dev, user, sv->r[f][0].max_concurrency);
+                   sv->fs[f].workload.batch, dev, user, cap);
     }
 }
 
