@@ -18,6 +18,9 @@ check disagg-csv 0 "kv_bytes_per_request,transfer_bytes_per_device,decode_concur
 check disagg-csv-colocated 0 "colocated_decode_chip_preserve_tokens_per_s_per_device" \
     "$pm" disagg "${P[@]}" --concurrency 8 --format csv
 check disagg-json 0 '"preserve_tokens_per_s_per_mm2": ' "$pm" disagg "${P[@]}" --concurrency 8 --format json
+# a bandwidth or time without its unit is refused (50 was 50 bytes/s: every row saturated)
+check disagg-link-unit 2 "--link-bandwidth: give the unit, e.g. 25GBps" "$pm" disagg "${P[@]}" --link-bandwidth 50
+check disagg-latency-zero 0 "over 25 GB/s, 0 us" "$pm" disagg "${P[@]}" --link-latency 0
 check disagg-format-short 0 '"preserve_tokens_per_s_per_mm2": ' "$pm" disagg "${P[@]}" --concurrency 8 -f json
 # sequences in flight are whole, as every command's (2.5 was shown as 2 and computed as 2.5)
 check disagg-concurrency-whole 2 "--concurrency: expected an integer" "$pm" disagg "${P[@]}" --concurrency 4,2.5

@@ -104,6 +104,10 @@ const char *file_in_cli_words(const char *file, char *buf, size_t n);
 int usage_pm_error(const char *opt, const pm_error *err);
 /* Prints that memory ran out; returns EXIT_CONFIG. */
 int out_of_memory(void);
+/* Parses a time or bandwidth option value with its unit ("50ms", "25GBps") into SI; a bare
+ * number other than 0 is refused (read in SI it would be seconds or bytes/s: "--tpot-limit 50"
+ * meant 50 ms). False, said on stderr (opt named), when it is not one. */
+bool parse_unit_quantity(const char *opt, const char *text, pm_dimension dim, double *out);
 
 /* Parses an integer option value ("8", "16k", "32Ki", "1e3") in [lo, hi], written in decimal
  * (no sign, hexadecimal, inf or nan); false, said on stderr, when it is not one. opt names the

@@ -113,6 +113,26 @@ int usage_pm_error(const char *opt, const pm_error *err)
     return EXIT_USAGE;
 }
 
+bool parse_unit_quantity(const char *opt, const char *text, pm_dimension dim, double *out)
+{
+    pm_error err;
+    if (pm_quantity_parse(text, dim, out, &err) != PM_OK) {
+        usage_pm_error(opt, &err);
+        return false;
+    }
+    char *end;
+    (void)strtod(text, &end);
+    while (*end == ' ')
+        end++;
+    if (*end == '\0' && fabs(*out) > 0.0) {
+        usage_error("%s: give the unit, e.g. %s (a bare number would be %s; got '%s')", opt,
+                    dim == PM_DIM_TIME ? "50ms or 2s" : "25GBps or 400Gbps",
+                    dim == PM_DIM_TIME ? "seconds" : "bytes/s", text);
+        return false;
+    }
+    return true;
+}
+
 /* Whether text starts as a decimal number does: a digit, or a point and a digit (no sign,
  * space, hexadecimal "0x", "inf" or "nan", which strtod would all take). */
 static bool starts_decimal(const char *text)

@@ -138,11 +138,8 @@ static bool dg_number(const char *opt, const char *text, double lo, double hi, d
 /* A quantity option (a bandwidth or a time with its unit) > 0 (a time >= 0). */
 static bool dg_quantity(const char *opt, const char *text, pm_dimension dim, double *out)
 {
-    pm_error err;
-    if (pm_quantity_parse(text, dim, out, &err) != PM_OK) {
-        usage_pm_error(opt, &err);
+    if (!parse_unit_quantity(opt, text, dim, out))
         return false;
-    }
     if (!(*out >= 0 && *out < INFINITY) || (dim == PM_DIM_BANDWIDTH && !(*out > 0))) {
         usage_error("%s: out of range (got '%s')", opt, text);
         return false;

@@ -98,9 +98,8 @@ static int parse_limit(cli *c, int opt, const char *arg)
 {
     const char *name = opt == OPT_TTFT_LIMIT ? "--ttft-limit" : "--tpot-limit";
     double v;
-    pm_error err;
-    if (pm_quantity_parse(arg, PM_DIM_TIME, &v, &err) != PM_OK)
-        return usage_pm_error(name, &err);
+    if (!parse_unit_quantity(name, arg, PM_DIM_TIME, &v))
+        return EXIT_USAGE;
     if (!(v > 0 && v <= 1e6))
         return usage_error("%s: expected a time in (0, 1e6] s (got '%s')", name, arg);
     *(opt == OPT_TTFT_LIMIT ? &c->ttft_limit_s : &c->tpot_limit_s) = v;
