@@ -1084,6 +1084,14 @@ bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
                             const double *const best_hw[PM_MODE_COUNT], size_t i, char *note,
                             size_t n);
 
+/* The i-th of candidate c's warnings of an uneven split (from 0; pm_search_warning's rule,
+ * a mix's too): its replica's, prefill pool's or decode pool's TP (with its EP ranks) over
+ * which s's model does not split evenly, the busiest device's share modelled. label opens the
+ * text (the mode, and a mix's member). Writes note (may be NULL) and returns true; false past
+ * the last. */
+bool pm_search_uneven_warning(const pm_scenario *s, const char *label,
+                              const pm_search_candidate *c, size_t i, char *note, size_t n);
+
 /* The Pareto front of c[0..n) in place (search.c's rule: ordered by falling tokens/s per
  * user, ties by falling objective, then the space's order, each point kept when its objective
  * beats every point before it), returned in rising tokens/s per user; its count. */

@@ -1247,11 +1247,11 @@ bool pm_search_chip_warning(const pm_scenario *s, const pm_axis *axes, int n_hw,
     return false;
 }
 
-/* Whether a mode's best c runs a replica (or a pool) of TP tp, EP ep over which s's model does
- * not split evenly (pm_shard.uneven: the busiest device's share is modelled, as run and serve
- * warn of a scenario's own split); the warning into note (may be NULL). */
-static bool best_uneven(const pm_scenario *s, pm_mode m, const char *what, int tp, int ep,
-                        char *note, size_t n)
+/* Whether a replica (or a pool) of TP tp, EP ep splits s's model unevenly (pm_shard.uneven:
+ * the busiest device's share is modelled, as run and serve warn of a scenario's own split); the
+ * warning, opened by label, into note (may be NULL). */
+static bool split_uneven(const pm_scenario *s, const char *label, const char *what, int tp,
+                         int ep, char *note, size_t n)
 {
     pm_scenario t = *s;
     t.provenance = NULL;
@@ -1269,10 +1269,22 @@ static bool best_uneven(const pm_scenario *s, pm_mode m, const char *what, int t
                  "query heads, %d KV heads, MLP width %d): the busiest device's share is "
                  "modelled (%g query heads, %g KV heads); engines that split evenly (vLLM, "
                  "TensorRT-LLM) refuse it",
-                 pm_mode_name(m), what, tp, eps, s->model.name,
-                 s->model.heads, s->model.kv_heads, s->model.intermediate, sh.q_heads,
-                 sh.kv_heads);
+                 label, what, tp, eps, s->model.name, s->model.heads, s->model.kv_heads,
+                 s->model.intermediate, sh.q_heads, sh.kv_heads);
     return true;
+}
+
+/* (internal.h) */
+bool pm_search_uneven_warning(const pm_scenario *s, const char *label,
+                              const pm_search_candidate *c, size_t i, char *note, size_t n)
+{
+    static const char *const what[3] = {"replica", "prefill pool", "decode pool"};
+    const int tps[3] = {c->tp, c->prefill_tp, c->decode_tp};
+    size_t k = 0;
+    for (int j = 0; j < 3; j++)
+        if (split_uneven(s, label, what[j], tps[j], c->ep, k == i ? note : NULL, n) && k++ == i)
+            return true;
+    return false;
 }
 
 bool pm_search_warning(const pm_scenario *s, const pm_search_spec *sp,
@@ -1288,17 +1300,13 @@ bool pm_search_warning(const pm_scenario *s, const pm_search_spec *sp,
         k++;
     if (i < k)
         return pm_search_chip_warning(s, sp->hw, sp->n_hw, sp->objective, best_hw, i, note, n);
-    for (int m = 0; m < PM_MODE_COUNT; m++) {
-        if (!r->found[m])
-            continue;
-        const pm_search_candidate *c = &r->best[m];
-        const char *what[3] = {"replica", "prefill pool", "decode pool"};
-        const int tps[3] = {c->tp, c->prefill_tp, c->decode_tp};
-        for (int j = 0; j < 3; j++)
-            if (best_uneven(s, (pm_mode)m, what[j], tps[j], c->ep, k == i ? note : NULL, n) &&
-                k++ == i)
-                return true;
-    }
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        for (size_t j = 0; r->found[m] && pm_search_uneven_warning(s, pm_mode_name((pm_mode)m),
+                                                                    &r->best[m], j, NULL, 0);
+             j++)
+            if (k++ == i)
+                return pm_search_uneven_warning(s, pm_mode_name((pm_mode)m), &r->best[m], j,
+                                                note, n);
     return false;
 }
 

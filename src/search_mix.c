@@ -16,7 +16,7 @@
  * The points run in the axes' order, the last fastest, as pm_search_run orders its groups; the
  * best point of a mode is the first among equals.
  *
- * May call: alloc.c, error.c, search.c.
+ * May call: alloc.c, error.c, estimate.c, search.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -172,8 +172,27 @@ bool pm_search_mix_warning(const pm_search_mix *mix, const pm_search_mix_result 
     const double *best_hw[PM_MODE_COUNT];
     for (int m = 0; m < PM_MODE_COUNT; m++)
         best_hw[m] = r->found[m] && r->best[m] < r->n_points ? r->points[r->best[m]].hw : NULL;
-    return pm_search_chip_warning(mix->member[0].scenario, mix->hw, mix->n_hw, mix->objective,
-                                  best_hw, i, note, n);
+    size_t k = 0; /* the chip's, then each member's best at an uneven split */
+    while (pm_search_chip_warning(mix->member[0].scenario, mix->hw, mix->n_hw, mix->objective,
+                                  best_hw, k, NULL, 0))
+        k++;
+    if (i < k)
+        return pm_search_chip_warning(mix->member[0].scenario, mix->hw, mix->n_hw,
+                                      mix->objective, best_hw, i, note, n);
+    for (int m = 0; m < PM_MODE_COUNT; m++)
+        for (int a = 0; best_hw[m] && a < r->n_members && a < mix->n_members; a++) {
+            const pm_search_candidate *c =
+                &r->members[(r->best[m] * (size_t)r->n_members + (size_t)a) * PM_MODE_COUNT +
+                            (size_t)m];
+            const pm_scenario *s = mix->member[a].scenario;
+            char label[96];
+            snprintf(label, sizeof label, "%s, member %d (%s)", pm_mode_name((pm_mode)m), a + 1,
+                     s->model.name);
+            for (size_t j = 0; pm_search_uneven_warning(s, label, c, j, NULL, 0); j++)
+                if (k++ == i)
+                    return pm_search_uneven_warning(s, label, c, j, note, n);
+        }
+    return false;
 }
 
 void pm_search_mix_result_free(pm_search_mix_result *r)

@@ -170,6 +170,41 @@ static void test_harmonic_mean(void **state)
     free(mix);
 }
 
+/* A member's best at a TP over which its model does not split evenly is said, naming the
+ * member (a single search's rule, pm_search_uneven_warning): Llama-3-8B's 32 query heads and
+ * 8 KV heads over 3 devices leave 11 and 3 on the busiest; Mistral-7B's the same. Over TP 2,
+ * nothing. */
+static void test_warns_uneven_member(void **state)
+{
+    (void)state;
+    const pm_scenario a = load("llama8b"), b = load("mistral7b");
+    pm_search_mix *mix = calloc(1, sizeof *mix);
+    assert_non_null(mix);
+    for (int uneven = 0; uneven < 2; uneven++) {
+        mix->member[0] = (pm_search_member){.scenario = &a, .spec = space(512, 128), .share = 1};
+        mix->member[1] = (pm_search_member){.scenario = &b, .spec = space(512, 128), .share = 1};
+        for (int i = 0; i < 2; i++) {
+            mix->member[i].spec.tp[0] = uneven ? 3 : 2;
+            mix->member[i].spec.n_tp = 1;
+        }
+        mix->n_members = 2;
+        mix->hw[0] = l2_axis();
+        mix->n_hw = 1;
+        pm_search_mix_result r = run(mix);
+        char note[512];
+        size_t k = 0;
+        while (pm_search_mix_warning(mix, &r, k, note, sizeof note)) {
+            assert_non_null(strstr(note, "does not split evenly"));
+            assert_non_null(strstr(note, k % 2 ? "member 2 (" : "member 1 (llama3-8b)"));
+            assert_non_null(strstr(note, "11 query heads, 3 KV heads"));
+            k++;
+        }
+        assert_int_equal(k, uneven ? 2 * PM_MODE_COUNT : 0);
+        pm_search_mix_result_free(&r);
+    }
+    free(mix);
+}
+
 /* A member whose TPOT limit nothing meets leaves every point without a mix, and is named. */
 static void test_member_short(void **state)
 {
@@ -509,6 +544,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_one_member),
         cmocka_unit_test(test_harmonic_mean),
+        cmocka_unit_test(test_warns_uneven_member),
         cmocka_unit_test(test_member_short),
         cmocka_unit_test(test_one_member_stages),
         cmocka_unit_test(test_stages_win_for_one_member),
