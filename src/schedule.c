@@ -9,11 +9,11 @@
  * (an L2 slower than HBM) it reads HBM and ends at start + its cost from HBM
  * (pm_stream_consumer_cost), so a prefetch never makes a streaming consumer slower than its own
  * reads; with sharing, such a consumer running beside a prefetch reads L2 where that is the
- * faster at its share of HBM and its data has arrived. By default the two streams do not interfere (the paper's model). With
- * hbm_sharing, the streams share HBM bandwidth max-min fairly while they overlap: a main-stream
- * operation that needs a fraction u of the bandwidth (its HBM time over its unconstrained
- * duration) keeps it when u <= 1/2 and the prefetch gets the rest, 1 - u; otherwise each gets
- * half, the main operation's HBM time doubling (its bound max(compute, hbm + l2) becomes
+ * faster at its share of HBM and its data has arrived. By default the two streams do not
+ * interfere (the paper's model). With hbm_sharing, the streams share HBM bandwidth max-min
+ * fairly while they overlap: a main-stream operation that needs a fraction u of the bandwidth
+ * (its HBM time over its unconstrained duration) keeps it when u <= 1/2 and the prefetch gets
+ * the rest, 1 - u; otherwise each gets half, the main operation's HBM time doubling (its bound max(compute, hbm + l2) becomes
  * 2 hbm + l2; what its time holds beyond the bound, a GEMM's knee, a fixed latency and the
  * launch, stays, so sharing never makes it faster). The loop below advances from one completion
  * to the next, progressing each running operation at the rate its current share allows, so both
