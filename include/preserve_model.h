@@ -2787,9 +2787,13 @@ typedef struct pm_disagg_codesign_point {
                                   fit, ...): the others still count */
 } pm_disagg_codesign_point;
 
+/** Whether a co-design sweeps axis: a pool's chip (PM_AXIS_L2, PM_AXIS_L2_BW, PM_AXIS_COMPUTE
+ * or PM_AXIS_HBM_BW). */
+PM_API bool pm_disagg_codesign_axis(pm_axis_kind axis);
+
 /**
- * Co-design: the chip of one pool swept along axis (PM_AXIS_L2, PM_AXIS_L2_BW, PM_AXIS_COMPUTE or
- * PM_AXIS_HBM_BW; pm_scenario_set_axis's rules), the other pool as it is. points[i] receives the
+ * Co-design: the chip of one pool swept along axis (pm_disagg_codesign_axis;
+ * pm_scenario_set_axis's rules), the other pool as it is. points[i] receives the
  * deployment at values[i]; *best the index of the point with the most of that pool's own
  * density in PRESERVE (prefill_tokens_per_s_per_mm2 or decode_tokens_per_s_per_mm2: the
  * decode pool's at w's decode concurrency), among the points whose deployment meets w's TTFT

@@ -31,15 +31,19 @@ static double pool_density(const pm_disagg_result *r, pm_disagg_pool pool)
                                      : x->decode_tokens_per_s_per_mm2;
 }
 
+bool pm_disagg_codesign_axis(pm_axis_kind axis)
+{
+    return axis == PM_AXIS_L2 || axis == PM_AXIS_L2_BW || axis == PM_AXIS_COMPUTE ||
+           axis == PM_AXIS_HBM_BW;
+}
+
 pm_status pm_disagg_codesign(const pm_scenario *prefill, const pm_scenario *decode,
                              const pm_disagg_workload *w, pm_disagg_pool pool,
                              pm_axis_kind axis, const double *values, size_t n,
                              pm_disagg_codesign_point *points, int *best, pm_error *err)
 {
     if (!prefill || !decode || !w || !values || !points || !best || n == 0 || n > 1u << 20 ||
-        (int)pool < 0 || pool >= PM_DISAGG_POOL_COUNT ||
-        !(axis == PM_AXIS_L2 || axis == PM_AXIS_L2_BW || axis == PM_AXIS_COMPUTE ||
-          axis == PM_AXIS_HBM_BW))
+        (int)pool < 0 || pool >= PM_DISAGG_POOL_COUNT || !pm_disagg_codesign_axis(axis))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "bad argument to pm_disagg_codesign (a pool's chip sweeps l2, l2_bw, "
                        "compute or hbm_bw)");

@@ -865,6 +865,16 @@ static inline const pm_op_cost *pm_stream_consumer_cost(const pm_op_cost *l2,
     return hbm->total_s < l2->total_s ? hbm : l2;
 }
 
+/* A streaming consumer's op of the event loop (its prefetch the wait-th): it runs at
+ * pm_stream_consumer_cost's cost, hbm its variant with nothing prefetched, and, where it reads
+ * HBM, l2 its prefetched variant (read instead beside a prefetch under sharing). */
+static inline pm_sim_op pm_stream_consumer_op(const pm_op_cost *l2, const pm_op_cost *hbm,
+                                              int wait, bool is_comm)
+{
+    const pm_op_cost *c = pm_stream_consumer_cost(l2, hbm);
+    return (pm_sim_op){c, wait, is_comm, hbm, c == hbm ? l2 : NULL};
+}
+
 /* Whether a node of kind k is an unfused communication node: an allreduce, an all-to-all,
  * sequence parallelism's reduce-scatter and all-gather, or a pipeline stage's receive. Each
  * opens a window for Algorithm 1. */

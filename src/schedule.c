@@ -237,9 +237,7 @@ pm_status pm_schedule_run(const pm_scenario *s, const pm_graph *g, const pm_op_c
             pm_node plain = *nd;
             plain.l2_bytes = 0.0;
             pm_op_cost_node(&k, NULL, &plain, &hbm[i]);
-            op->hbm = &hbm[i];
-            op->cost = pm_stream_consumer_cost(&costs[i], &hbm[i]);
-            op->l2 = op->cost == &hbm[i] ? &costs[i] : NULL;
+            *op = pm_stream_consumer_op(&costs[i], &hbm[i], -1, op->is_comm);
         }
         if (dep < 0 || (size_t)dep >= n)
             continue;

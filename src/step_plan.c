@@ -1072,15 +1072,10 @@ static pm_status seg_run(const seg *g, bool sharing, bool stream, int until, dou
     }
     pm_sim_op mo[2 * MAXN + 1], po[2 * MAXN + 1];
     pm_slot ms[2 * MAXN + 1], ps[2 * MAXN + 1];
-    for (int k = 0; k < g->n; k++) {
-        const pm_op_cost *c = stream && g->pf[k] >= 0
-                                  ? pm_stream_consumer_cost(g->cost[k], g->hbm_cost[k])
-                                  : g->cost[k];
+    for (int k = 0; k < g->n; k++)
         mo[k] = stream && g->pf[k] >= 0
-                    ? (pm_sim_op){c, g->pf[k], g->is_ar[k], g->hbm_cost[k],
-                                  c == g->hbm_cost[k] ? g->cost[k] : NULL}
-                    : (pm_sim_op){c, g->pf[k], g->is_ar[k], NULL, NULL};
-    }
+                    ? pm_stream_consumer_op(g->cost[k], g->hbm_cost[k], g->pf[k], g->is_ar[k])
+                    : (pm_sim_op){g->cost[k], g->pf[k], g->is_ar[k], NULL, NULL};
     for (int k = 0; k < g->n_pf; k++)
         po[k] = (pm_sim_op){g->pf_cost[k], g->trig[k], false, NULL, NULL};
     pm_schedule tot;

@@ -656,18 +656,18 @@ static int dg_run_codesign(const dg_opts *o, const pm_scenario *ps, const pm_sce
 {
     dg_codesign cd = {0};
     pm_error err;
-    /* The axis first: a chip's (a range's error would hide that another axis is not one). */
-    static const pm_axis_kind chip[] = {PM_AXIS_L2, PM_AXIS_L2_BW, PM_AXIS_COMPUTE,
-                                        PM_AXIS_HBM_BW};
-    const size_t name_len = strcspn(o->codesign, "=");
-    bool is_chip = false;
-    for (size_t i = 0; i < sizeof chip / sizeof chip[0]; i++)
-        is_chip |= strlen(pm_axis_name(chip[i])) == name_len &&
-                   strncmp(pm_axis_name(chip[i]), o->codesign, name_len) == 0;
-    if (!is_chip)
-        return usage_error("--codesign: axis '%.*s': a pool's chip sweeps l2, l2_bw, compute or "
+    /* The axis first, parsed bare: a chip's (a range's error would hide that another axis is
+     * not one). */
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(o->codesign, "="), o->codesign);
+    if (pm_axis_parse(name, 4096, &cd.axis, &err) != PM_OK)
+        return usage_pm_error("--codesign", &err);
+    const bool chip = pm_disagg_codesign_axis(cd.axis.kind);
+    pm_axis_release(&cd.axis);
+    if (!chip)
+        return usage_error("--codesign: axis '%s': a pool's chip sweeps l2, l2_bw, compute or "
                            "hbm_bw (the link between the pools: --link-bandwidth)",
-                           (int)name_len, o->codesign);
+                           name);
     if (pm_axis_parse(o->codesign, 4096, &cd.axis, &err) != PM_OK)
         return usage_pm_error("--codesign", &err);
     int rc = 0;
