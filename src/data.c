@@ -594,8 +594,11 @@ static void blame_override(const pm_load_opts *opts, size_t n_ov, pm_error *err,
     for (size_t i = n_ov; i-- > 0;) {
         char key[256];
         const char *val = NULL;
+        const size_t n = strlen(err->path + 2);
+        /* The key itself, or one below it (an unknown key only an override made: "foo.bar=1"
+         * makes "foo"). */
         if (split_override(opts->overrides[i], key, sizeof key, &val, NULL) == PM_OK &&
-            strcmp(err->path + 2, key) == 0) {
+            strncmp(err->path + 2, key, n) == 0 && (key[n] == '\0' || key[n] == '.')) {
             snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s",
                      opts->overrides[i]);
             return;

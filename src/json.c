@@ -83,6 +83,20 @@ static const pm_key_origin *key_origin(const pm_obj *o, const char *key)
     return NULL;
 }
 
+/* An origin recorded below key ("key.inner": an override wrote into an object it made), or
+ * NULL: an unknown key that only such an override made is the override's. */
+static const pm_key_origin *key_origin_below(const pm_obj *o, const char *key)
+{
+    const size_t np = strlen(o->origin_prefix), nk = strlen(key);
+    for (size_t i = o->n_origins; i-- > 0;) {
+        const char *k = o->origins[i].key;
+        if (strncmp(k, o->origin_prefix, np) == 0 && strncmp(k + np, key, nk) == 0 &&
+            k[np + nk] == '.')
+            return &o->origins[i];
+    }
+    return NULL;
+}
+
 bool pm_obj_key_overridden(const pm_obj *o, const char *key)
 {
     const pm_key_origin *k = key_origin(o, key);
@@ -109,8 +123,20 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
 {
     char path[256];
     const pm_key_origin *origin = key ? key_origin(o, key) : NULL;
+    if (!origin && key && st == PM_ERR_UNKNOWN_KEY)
+        origin = key_origin_below(o, key);
+    char at[sizeof origin->path];
+    if (origin) { /* the object key is in: for an origin below it, its path less the levels */
+        pm_strlcpy(at, origin->path, sizeof at);
+        for (const char *d = strchr(origin->key + strlen(o->origin_prefix), '.');
+             d && strcmp(origin->key + strlen(o->origin_prefix), key) != 0; d = strchr(d + 1, '.')) {
+            char *last = strrchr(at, '.');
+            if (last)
+                *last = '\0';
+        }
+    }
     if (key)
-        pm_json_path_key(path, sizeof path, origin ? origin->path : o->path, key);
+        pm_json_path_key(path, sizeof path, origin ? at : o->path, key);
     else
         pm_strlcpy(path, o->path, sizeof path);
     char msg[512];

@@ -506,6 +506,11 @@ check set-bad-dtype 1 "error: --set workload.act_dtype=fp8: $.workload.act_dtype
     "$pm" --config llama70b --set workload.act_dtype=fp8
 check set-bad-dtype-peak 1 "error: --set workload.act_dtype=fp8: $.workload.act_dtype: accelerator" \
     "$pm" --config llama70b --accelerator a100-sxm-80gb --set workload.weight_dtype=fp8 --set workload.act_dtype=fp8
+# An unknown key that only an override made (it made its parent object too) is the override's.
+check set-unknown-below 1 "error: --set cluster.nosuch.deep=3: \$.cluster.nosuch: unknown key" \
+    "$pm" --config llama70b --set cluster.nosuch.deep=3
+check set-unknown-below-scenario 1 "error: --set nosuch.key=3: \$.nosuch: unknown key" \
+    "$pm" --config llama70b --set nosuch.key=3
 check set-unknown-key 1 "did you mean" "$pm" --config llama70b --set accelerator.hbm_bandwith_TBps=2
 check consumer-wait 0 "wait for their prefetch's end" "$pm" --config llama70b --set accelerator.prefetch_consumer=wait
 check consumer-stream 0 "prefetch consumers: stream" "$pm" --config llama70b

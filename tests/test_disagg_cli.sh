@@ -41,6 +41,11 @@ check disagg-spec-one-pool 1 "prefill.speculative" "$pm" disagg "${P[@]}" --deco
 check disagg-models 1 "decode.model" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama8b
 check disagg-kv-dtype 1 "decode.workload.kv_dtype" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b
 check disagg-not-fit 1 "prefill.accelerator.hbm_capacity_GiB" "$pm" disagg "${P[@]}" --prefill-set cluster.devices=1
+# A pool's override is named by the option that gave it, not --set.
+check disagg-prefill-set-named 1 "error: --prefill-set workload.batch=abc: \$.workload.batch" \
+    "$pm" disagg "${P[@]}" --prefill-set workload.batch=abc
+check disagg-decode-set-named 1 "error: --decode-set model=nosuch: \$.model" \
+    "$pm" disagg "${P[@]}" --decode-set model=nosuch
 check disagg-conc-cap 1 "decode_concurrency" "$pm" disagg "${P[@]}" --concurrency 100000
 check disagg-needs-both 2 "needs --prefill-config and --decode-config" "$pm" disagg --prefill-config llama70b-h100
 check disagg-unknown 2 "unknown option" "$pm" disagg "${P[@]}" --bogus

@@ -96,6 +96,9 @@ int usage_error(const char *fmt_, ...) __attribute__((format(printf, 1, 2)));
 /* Prints the library's error on stderr in the tool's words (an override is "--set KEY=VALUE",
  * a hint names the option); returns EXIT_CONFIG. */
 int config_error(const pm_error *err);
+/* config_error for a scenario loaded with another option's overrides (set_opt: disagg's
+ * "--prefill-set"): its overrides are named by that option. */
+int config_error_of(const pm_error *err, const char *set_opt);
 /* A file the library names in the tool's words: "--set KEY=VALUE" into buf (n bytes) for the
  * library's "override KEY=VALUE" (PM_ERROR_FILE_OVERRIDE), else file itself. */
 const char *file_in_cli_words(const char *file, char *buf, size_t n);

@@ -42,13 +42,20 @@ int usage_error(const char *fmt_, ...)
     return EXIT_USAGE;
 }
 
-const char *file_in_cli_words(const char *file, char *buf, size_t n)
+/* file_in_cli_words with the option that gave the overrides (set_opt: "--set",
+ * "--prefill-set", ...). */
+static const char *file_in_words_of(const char *file, const char *set_opt, char *buf, size_t n)
 {
     const size_t k = sizeof PM_ERROR_FILE_OVERRIDE - 1;
     if (!file || strncmp(file, PM_ERROR_FILE_OVERRIDE, k) != 0 || (file[k] && file[k] != ' '))
         return file;
-    snprintf(buf, n, "--set%s", file + k);
+    snprintf(buf, n, "%s%s", set_opt, file + k);
     return buf;
+}
+
+const char *file_in_cli_words(const char *file, char *buf, size_t n)
+{
+    return file_in_words_of(file, "--set", buf, n);
 }
 
 /* The library's hints speak of keys (issue 48: its C and Python users have no options); the
@@ -62,33 +69,40 @@ static const struct {
     {"(the override workload=FILE)", "(--set workload=FILE)"},
     {"(the override runtime=FILE)", "(--set runtime=FILE)"},
     {"(the scenario to load, not an override)", "(--config FILE)"},
-    {"an override of \"", "--set of \""},
+    {"an override of \"", NULL}, /* the option that gave the overrides, then " of \"" */
 };
 
-/* err in the tool's words: its file an option (file_in_cli_words), a hint of its message the
- * option's (hints). */
-static void in_cli_words(const pm_error *err, pm_error *out)
+/* err in the tool's words: its file an option (set_opt, the option that gave the overrides:
+ * file_in_words_of), a hint of its message the option's (hints). A scenario loaded with
+ * another option's overrides (disagg's --prefill-set) names that option, and its hints that
+ * name --model or --set are left in the library's words (they are not that command's). */
+static void in_cli_words(const pm_error *err, const char *set_opt, pm_error *out)
 {
     *out = *err;
     char buf[sizeof out->file];
-    if (file_in_cli_words(err->file, buf, sizeof buf) == buf) /* "--set" is the shorter */
+    if (file_in_words_of(err->file, set_opt, buf, sizeof buf) == buf)
         snprintf(out->file, sizeof out->file, "%s", buf);
+    const bool plain = strcmp(set_opt, "--set") == 0;
     for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
         const char *at = strstr(err->message, hints[i].library);
-        if (at) {
-            snprintf(out->message, sizeof out->message, "%.*s%s%s", (int)(at - err->message),
-                     err->message, hints[i].tool, at + strlen(hints[i].library));
-            break;
-        }
+        if (!at || (hints[i].tool && !plain))
+            continue;
+        char tool[64];
+        snprintf(tool, sizeof tool, "%s%s", hints[i].tool ? hints[i].tool : set_opt,
+                 hints[i].tool ? "" : " of \"");
+        snprintf(out->message, sizeof out->message, "%.*s%s%s", (int)(at - err->message),
+                 err->message, tool, at + strlen(hints[i].library));
+        break;
     }
 }
 
 /* Prints err's whole text, in the tool's words, after the prefix (a long file path included:
  * never cut). */
-static void print_pm_error(const char *prefix, const char *opt, const pm_error *library_err)
+static void print_pm_error(const char *prefix, const char *opt, const char *set_opt,
+                           const pm_error *library_err)
 {
     pm_error e;
-    in_cli_words(library_err, &e);
+    in_cli_words(library_err, set_opt, &e);
     const pm_error *err = &e;
     char small[1200];
     const size_t need = pm_error_format(err, small, sizeof small) + 1;
@@ -103,13 +117,18 @@ static void print_pm_error(const char *prefix, const char *opt, const pm_error *
 
 int config_error(const pm_error *err)
 {
-    print_pm_error("error: ", NULL, err);
+    return config_error_of(err, "--set");
+}
+
+int config_error_of(const pm_error *err, const char *set_opt)
+{
+    print_pm_error("error: ", NULL, set_opt, err);
     return EXIT_CONFIG;
 }
 
 int usage_pm_error(const char *opt, const pm_error *err)
 {
-    print_pm_error("", opt, err);
+    print_pm_error("", opt, "--set", err);
     return EXIT_USAGE;
 }
 

@@ -282,12 +282,14 @@ static int dg_parse(int argc, char **argv, dg_opts *o)
 
 /* ---------------------------------------------------------------- computing */
 
+/* A pool's scenario, its overrides those of set_opt (--prefill-set, --decode-set: an error
+ * names that option). */
 static int dg_load(const dg_opts *o, const char *ref, const char *const *sets, size_t n,
-                   pm_scenario *s)
+                   const char *set_opt, pm_scenario *s)
 {
     const pm_load_opts lo = {o->data_dir, n ? sets : NULL, n};
     pm_error err;
-    return pm_scenario_load(ref, &lo, s, &err) == PM_OK ? 0 : config_error(&err);
+    return pm_scenario_load(ref, &lo, s, &err) == PM_OK ? 0 : config_error_of(&err, set_opt);
 }
 
 /* The decode concurrencies: the list, or the HBM's most alone (0). */
@@ -764,9 +766,9 @@ int cmd_disagg(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     static pm_scenario ps, ds;
-    if ((rc = dg_load(&o, o.pcfg, o.psets, o.np, &ps)) != 0)
+    if ((rc = dg_load(&o, o.pcfg, o.psets, o.np, "--prefill-set", &ps)) != 0)
         return rc;
-    if ((rc = dg_load(&o, o.dcfg, o.dsets, o.nd, &ds)) != 0) {
+    if ((rc = dg_load(&o, o.dcfg, o.dsets, o.nd, "--decode-set", &ds)) != 0) {
         pm_scenario_release(&ps);
         return rc;
     }
