@@ -1667,7 +1667,8 @@ PM_API pm_status pm_graph_build_stage(const pm_scenario *s, pm_mode mode, pm_pha
 /**
  * Time of one decode step at context length context_len in one mode (the per-token latency),
  * for any context, also one whose KV cache would not fit the HBM (pm_step_model_max_context
- * says which fit).
+ * says which fit). A speculating scenario's step is its verify step (k + 1 tokens a sequence;
+ * not a token's time: its TPOT, with the draft's steps, is pm_estimate_compute's).
  */
 PM_API pm_status pm_decode_step_time(const pm_scenario *s, pm_mode mode, int64_t context_len,
                                      double *time_s, pm_error *err);
@@ -1994,7 +1995,9 @@ PM_API size_t pm_burst_point_values(double requests, const pm_burst_result *r, d
  */
 typedef struct pm_step_model pm_step_model;
 
-/** Prepares; *out is freed with pm_step_model_free. Errors as pm_decode_step_time. */
+/** Prepares; *out is freed with pm_step_model_free. Errors as pm_decode_step_time, and a
+ * speculating scenario is refused (PM_ERR_UNSUPPORTED naming $.speculative: a step is not a
+ * token's time there, and the draft's memory is not in max_context). */
 PM_API pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **out,
                                    pm_error *err);
 /** Time (s) of one decode step at context_len (>= 0), as pm_decode_step_time gives it.
@@ -2948,15 +2951,19 @@ typedef struct pm_search_result {
     char first_invalid[240]; /* the first one's error */
     size_t groups;           /* groups of the whole space (deployments x chunks x hardware) */
     size_t first_group, last_group; /* the groups evaluated: [first, last) (a shard's slice) */
+    size_t outside;          /* points not served: decode-first at a concurrency that reaches
+                                the chunk budget (no room for a prompt), or a wave whose
+                                prompts need more than one step; not in evaluated or pruned */
 } pm_search_result;
 
 /**
  * Searches the space for the best candidate per mode within the limits, and the Pareto front.
  * The pruning (off when spec->exhaustive): a group's concurrencies are scanned upwards and cut
  * after the first one whose cache does not fit the HBM (the cache grows with the sequences in
- * flight) or at which every mode misses the TPOT limit or the per-user floor (tokens/s per user
- * never rises with concurrency); the answer is the exhaustive one (a test checks it). Decode-
- * first points whose concurrency reaches the chunk budget are outside the space in both. Groups
+ * flight; a missed TPOT limit or per-user floor cuts nothing: TPOT can fall as the concurrency
+ * rises, a GEMM's last wave filled); the answer is the exhaustive one (a test checks it). Decode-
+ * first points whose concurrency reaches the chunk budget, or (a wave) whose prompts the
+ * budget does not hold in one step, are outside the space in both (counted in outside). Groups
  * run on threads; the result does not depend on their count. Returns PM_OK (found false for a
  * mode nothing meets), PM_ERR_INVALID_ARG (a list out of range, a count axis as hardware, a
  * request rate), PM_ERR_MISSING (the objective's block), PM_ERR_UNSUPPORTED (a scenario of
@@ -3063,6 +3070,7 @@ typedef struct pm_search_mix_result {
     size_t best[PM_MODE_COUNT];         /* the point of the most mix objective (the first in
                                            the axes' order among equals) */
     size_t candidates, evaluated, pruned, invalid_plans; /* summed over the members' searches */
+    size_t outside;                     /* likewise (pm_search_result.outside) */
 } pm_search_mix_result;
 
 /**

@@ -111,6 +111,12 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
     const pm_status st = accel_capacities(a, err);
     if (st != PM_OK)
         return st;
+    /* The die is the one that runs: one that reaches no HBM would be smaller than any part that
+     * holds the model's weights (its density too good by the PHYs' area). */
+    if (a->area.present && a->area.hbm_stacks < 1 && a->hbm_capacity_bytes > 0)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.accelerator.area.hbm_stacks",
+                       "a die with no HBM PHY reaches none of its %g GiB of HBM: at least 1",
+                       a->hbm_capacity_bytes / 1073741824.0);
     if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
                        "bad prefetch_consumer value");
@@ -322,6 +328,11 @@ static pm_status check_together(const pm_scenario *s, pm_error *err)
     const pm_cluster *c = &s->cluster;
     const pm_workload *w = &s->workload;
     const unsigned kv_mask = s->runtime.kv_dtype_mask;
+    /* Devices that exchange collectives need a link PHY on the die that pays for it. */
+    if (s->accel.area.present && s->accel.area.links < 1 && pm_cluster_total_devices(c) > 1)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.accelerator.area.links",
+                       "a die with no link PHY cannot join the cluster's %d devices: at least 1",
+                       pm_cluster_total_devices(c));
     if (s->runtime.present && kv_mask != 0 && (int)w->kv_dtype >= 0 &&
         w->kv_dtype < PM_DTYPE_COUNT && !(kv_mask & (1u << w->kv_dtype))) {
         char have[64];

@@ -215,6 +215,21 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
 }
 
 /* The checked scenario's plan of one decode step at context_len in one mode. */
+/* A step model's decode time is read as a token's time, and its longest context as what fits:
+ * a speculating scenario's decode step is its verify step (TPOT is the verify and draft steps
+ * over the tokens a step yields: the estimate's), and its memory holds the draft too. what is
+ * refused, naming the key. (pm_decode_step_time gives the verify step, as documented.) */
+static pm_status refuse_speculation(const pm_scenario *s, const char *what, pm_error *err)
+{
+    if (pm_spec_active(s))
+        return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "$.speculative",
+                       "%s of a speculating scenario is not modelled: a decode step verifies "
+                       "several tokens beside the draft's steps, and TPOT is the estimate's "
+                       "(pm_estimate_compute, `run`); leave the \"speculative\" block out",
+                       what);
+    return PM_OK;
+}
+
 static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context_len,
                              pm_step_plan *plan, pm_error *err)
 {
@@ -222,6 +237,7 @@ static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context
     pm_status st = pm_scenario_check(s, err);
     if (st == PM_OK)
         st = pm_plan_refuse_stages(s, "one step's time", err);
+
     if (st == PM_OK)
         st = pm_step_of(s, PM_PHASE_DECODE, context_len, &step, err);
     if (st != PM_OK)
@@ -942,6 +958,8 @@ pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_model **
     pm_status st = pm_scenario_check(s, err);
     if (st == PM_OK)
         st = pm_plan_refuse_stages(s, "a step model", err);
+    if (st == PM_OK)
+        st = refuse_speculation(s, "a step model", err);
     if (st != PM_OK)
         return st;
     pm_step_model *m = pm_malloc(sizeof *m);

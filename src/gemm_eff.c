@@ -3,9 +3,11 @@
  * GEMM points of data/validation/gpu.csv (section 5) before it was modelled:
  *
  *  - wave quantisation: an M x N GEMM has T = ceil(M / tile_m) ceil(N / tile_n) output tiles,
- *    run in ceil(T / U) waves on U compute units, so the compute time is the ideal one divided
- *    by T / (U ceil(T / U)) (a 4096 x 2112 fp8 GEMM on H100, 128 x 128 tiles: 544 tiles, 5 waves
- *    of 132, 82 %; DeepGEMM measures 51 % of peak there against 72 % at 4096 x 7168); with
+ *    run in ceil(T / U) waves on U compute units, each a whole tile's work however much of it
+ *    the shape fills, so the compute time is the ideal one divided by
+ *    M N / (U ceil(T / U) tile_m tile_n) (a 4096 x 2112 fp8 GEMM on H100, 128 x 128 tiles: 544
+ *    tiles, 5 waves of 132, 80 %; DeepGEMM measures 51 % of peak there against 72 % at
+ *    4096 x 7168); the time is then a staircase in M and N, never falling as they grow; with
  *    fewer tiles than units the kernels split K over the idle units (split-K, stream-K: the
  *    128 x 2112 decode shapes reach 352 TFLOPS, not the 17 / 132 a single wave would give), 1;
  *  - the knee between memory- and compute-bound: around M = 64-256, where the two times meet,
@@ -40,8 +42,12 @@ double pm_gemm_wave_frac(const pm_accelerator *a, double m, double n)
     /* Fewer tiles than units: the kernels split K over the idle units (split-K, stream-K). */
     if (tiles < g->compute_units)
         return 1.0;
+    /* Each wave runs U whole tiles: a tile the shape fills in part (M or N not a multiple of
+     * the tile) costs a whole one. The busy fraction is the shape's work over the waves' slots,
+     * M N / (waves U tile_m tile_n), not the tiles' count over them (which charged nothing for
+     * the padding: a step of M = 385 tokens ran faster than one of 384). */
     const double waves = ceil(tiles / g->compute_units);
-    return tiles / (waves * g->compute_units);
+    return m * n / (waves * g->compute_units * g->tile_m * g->tile_n);
 }
 
 double pm_gemm_dequant_s(const pm_scenario *s, const pm_node *n)

@@ -99,6 +99,7 @@ static pm_status search_member(const pm_search_mix *mix, int i, size_t p, pm_sea
     out->candidates += r.candidates;
     out->evaluated += r.evaluated;
     out->pruned += r.pruned;
+    out->outside += r.outside;
     out->invalid_plans += r.invalid_plans;
     pm_search_result_free(&r);
     return PM_OK;

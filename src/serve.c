@@ -1305,9 +1305,11 @@ static pm_status serve_closed_zeroed(const pm_scenario *s, const pm_serve_worklo
     return serve_closed(s, w, NULL, false, out, err);
 }
 
-/* Mode m at a request rate below what one sequence in flight serves (rate <= 1 / e2e at
- * concurrency 1): every request runs alone, as at concurrency 1, and the devices idle between
- * requests, their static power counted over the idle time. */
+/* Mode m at a request rate at most what the closed loop `one` serves (its requests/s): the
+ * requests run as there, and the devices idle the time the rate leaves, 1 / rate - 1 / (one's
+ * requests/s) a request, their static power counted over it. Below what one sequence in flight
+ * serves `one` is concurrency 1 (every request runs alone); at a step of the throughput (a
+ * closed loop just below it serves less than the rate) it is the concurrency at the step. */
 static void underloaded(const pm_scenario *s, const pm_serve_workload *w, const pm_serve_mode *one,
                         pm_serve_mode *x)
 {
@@ -1325,7 +1327,7 @@ static void underloaded(const pm_scenario *s, const pm_serve_workload *w, const 
     if (one->energy_per_token_J > 0) {
         double p_static = 0.0;
         if (pm_static_power(&s->accel, &p_static, NULL) == PM_OK) {
-            const double idle = 1.0 / rate - one->e2e_s; /* per request, >= 0 */
+            const double idle = 1.0 / rate - 1.0 / one->requests_per_s; /* a request, >= 0 */
             x->energy_per_token_J +=
                 s->cluster.devices * pm_cluster_pp(&s->cluster) * p_static * idle / osl;
             x->tokens_per_J = 1.0 / x->energy_per_token_J;
@@ -1391,11 +1393,18 @@ pm_status pm_serve_max_in_flight(const pm_scenario *s, const pm_serve_workload *
     return st;
 }
 
-/* The open loop at w->request_rate_per_s: per mode, the concurrency whose closed-loop
- * throughput is the rate (the fluid steady state: Little's law, no queueing variance), found
- * by bisection on the concurrency between 1 and the most the HBM holds (at most 1e6); below 1
- * the requests run alone (underloaded); above the cap's throughput the mode is saturated. The
+/* The open loop at w->request_rate_per_s: per mode, the smallest concurrency whose closed-loop
+ * throughput reaches the rate (the fluid steady state: Little's law, no queueing variance; the
+ * sequences in flight grow from none while the devices serve less than arrives). The
+ * throughput need not rise with the concurrency (a GEMM's last wave of tiles, the steps' mix),
+ * so the concurrencies from 1 to the most the HBM holds (at most 1e6) are scanned upwards on a
+ * grid of OPEN_GRID steps, and the first step that reaches the rate bisected; where the
+ * throughput jumps over the rate there, the devices idle the time the rate leaves
+ * (underloaded at the step). Below 1 the requests run alone (underloaded); where no
+ * concurrency up to the cap serves the rate the mode is saturated (the cap's figures). The
  * shared counts and memory are the serial mode's. */
+#define OPEN_GRID 1.01
+
 static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
                             pm_serve_result *out, pm_error *err)
 {
@@ -1408,32 +1417,59 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
     if (st != PM_OK)
         return st;
     double cap;
-    pm_serve_result at_cap; /* the closed loop at the cap, which every mode compares with */
+    pm_serve_result at_cap; /* the closed loop at the cap: a saturated mode's figures */
     if ((st = cap_point(s, &c, one.max_concurrency, &cap, &at_cap, err)) != PM_OK)
         return st;
+    /* Each mode's bracket: lo serves less than the rate, hi (where found) at least the rate. */
+    enum { SCANNING, UNDER_ONE, FOUND } state[PM_MODE_COUNT];
+    double lo[PM_MODE_COUNT], hi[PM_MODE_COUNT];
+    int open = 0;
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        lo[m] = hi[m] = 1.0;
+        state[m] = rate <= one.modes[m].requests_per_s ? UNDER_ONE : SCANNING;
+        open += state[m] == SCANNING;
+    }
+    for (double x = 1.0; open > 0 && x < cap;) {
+        const double next = x * OPEN_GRID < cap ? x * OPEN_GRID : cap;
+        c.concurrency = next;
+        if ((st = serve_closed_zeroed(s, &c, &at, err)) != PM_OK)
+            return st;
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            if (state[m] != SCANNING)
+                continue;
+            if (at.modes[m].requests_per_s >= rate) {
+                hi[m] = next;
+                state[m] = FOUND;
+                open--;
+            } else {
+                lo[m] = next;
+            }
+        }
+        x = next;
+    }
     pm_serve_mode res[PM_MODE_COUNT];
     for (int m = PM_MODE_COUNT - 1; m >= 0; m--) { /* serial last: its counts are kept */
-        if (rate <= one.modes[m].requests_per_s) {
+        if (state[m] == UNDER_ONE) {
             underloaded(s, w, &one.modes[m], &res[m]);
             *out = one;
             continue;
         }
-        if (at_cap.modes[m].requests_per_s < rate) {
+        if (state[m] == SCANNING) {
             saturated(&at_cap.modes[m], cap, &res[m]);
             *out = at_cap;
             continue;
         }
-        double lo = 1.0, hi = cap;
-        while (hi - lo > 1e-9 * hi) {
-            c.concurrency = sqrt(lo * hi);
+        double a = lo[m], b = hi[m];
+        while (b - a > 1e-9 * b) {
+            c.concurrency = sqrt(a * b);
             if ((st = serve_closed_zeroed(s, &c, &at, err)) != PM_OK)
                 return st;
-            *(at.modes[m].requests_per_s >= rate ? &hi : &lo) = c.concurrency;
+            *(at.modes[m].requests_per_s >= rate ? &b : &a) = c.concurrency;
         }
-        c.concurrency = hi;
+        c.concurrency = b;
         if ((st = serve_closed_zeroed(s, &c, out, err)) != PM_OK)
             return st;
-        res[m] = out->modes[m];
+        underloaded(s, w, &out->modes[m], &res[m]);
     }
     for (int m = 0; m < PM_MODE_COUNT; m++)
         out->modes[m] = res[m];

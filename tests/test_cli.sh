@@ -119,6 +119,8 @@ sed 's/"bias": false/"bias": true/' "$root/tests/configs/hf-families/internlm2-7
 check internlm2-bias-attention 0 '$.model.attention_bias,1,1,derived' "$pm" resolve --config llama8b --model internlm2-bias.json
 check internlm2-bias-no-mlp 0 '$.model.mlp_bias,0,1,derived' "$pm" resolve --config llama8b --model internlm2-bias.json
 check timeline-class 0 "layer 1 (global attention: 21 of 42 layers are like it) lasts" "$pm" timeline --config gemma2-9b
+# The layer shown past the dense ones (DeepSeek-V3's first three) is the header's: layer 4, MoE.
+check timeline-class-moe 0 "layer 4 (MoE: 58 of 61 layers are like it) lasts" "$pm" timeline --config deepseek-v3-h200 --mode serial
 check explain-period 0 "Layers 0 to 3 shown; from layer 1 on, every layer repeats the one 2 before it" \
     "$pm" explain --config phi3-small --set model.dense_attention_every_n_layers=2
 check explain-sparse-kv 0 "during L1.AR.mlp (32.0 KiB, 14.6 us): prefetch QKV weights 6.0 MiB, prefetch KV cache 17.0 MiB" \
@@ -511,6 +513,11 @@ check set-unknown-below 1 "error: --set cluster.nosuch.deep=3: \$.cluster.nosuch
     "$pm" --config llama70b --set cluster.nosuch.deep=3
 check set-unknown-below-scenario 1 "error: --set nosuch.key=3: \$.nosuch: unknown key" \
     "$pm" --config llama70b --set nosuch.key=3
+# A die that could not run the scenario: no HBM PHY for its HBM, no link PHY for its cluster.
+check area-no-hbm-phy 1 "\$.accelerator.area.hbm_stacks: a die with no HBM PHY" \
+    "$pm" --config llama70b --set accelerator.area.hbm_stacks=0
+check area-no-link-phy 1 "\$.accelerator.area.links: a die with no link PHY" \
+    "$pm" --config llama70b --set accelerator.area.links=0
 check set-unknown-key 1 "did you mean" "$pm" --config llama70b --set accelerator.hbm_bandwith_TBps=2
 check consumer-wait 0 "wait for their prefetch's end" "$pm" --config llama70b --set accelerator.prefetch_consumer=wait
 check consumer-stream 0 "prefetch consumers: stream" "$pm" --config llama70b
@@ -545,6 +552,12 @@ check search-limit-unit 2 "--tpot-limit: give the unit, e.g. 50ms or 2s" "$pm" s
 check serve-limit-unit 2 "--ttft-limit: give the unit" "$pm" serve --config llama70b-h100 --ttft-limit 2 --concurrency 4
 # Nothing served is not "nothing meets the limits" (no limit was given)
 check search-nothing-served 0 "no candidate was served" "$pm" search --config llama70b-h100 --tp-list 8 --chunks 1 --concurrency 4
+# The points outside what is served are counted: 2 TP x 2 chunks x 3 concurrencies = 12, of
+# which chunk 64 at 64 and 256 and chunk 512 at 512... : here chunk 64 at 64 and 256 (2 a TP).
+check search-not-served 0 "12 points x 3 modes; 8 evaluated, 0 pruned, 4 not served (decode-first: a chunk budget at or below the concurrency" "$pm" search --config llama70b-h100 --tp-list 4,8 --chunks 64,512 --concurrency 16,64,256
+# A wave under decode-first whose prompts need more than one step is outside the space, not a
+# deployment that cannot run: the smaller concurrencies are served.
+check search-wave-outside 0 "4 points x 3 modes; 3 evaluated, 0 pruned, 1 not served (decode-first: a chunk budget at or below the concurrency, or a wave whose prompts it does not hold in one step); 0 deployments could not run" "$pm" search --config llama70b-h100 --tp-list 8 --chunks 8192 --concurrency 1,2,4,8 --arrival wave
 check merge-search-shard 1 "a search's shard: merge joins a sweep's" "$pm" merge search1.shard
 check shard-bad 2 "expected K/N" "$pm" --sweep l2 --shard 6/5
 check shard-no-sweep 2 "only with --sweep" "$pm" --shard 1/2
@@ -726,7 +739,7 @@ check search-pp-no-link 0 "1 deployments could not run, the first: 2 stages of 8
 check search-pp-budget 0 "TP 8 x PP 3 = 24 devices does not divide the budget of 32" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 3 --chunks 2048 --concurrency 8
 check search-pp-list-bad 2 "--pp-list" "$pm" search --pp-list 0
 check search-pp-list-big 2 "--pp-list" "$pm" search --pp-list 129
-check search-spec 0 "# space: 55 points x 3 modes; 46 evaluated, 6 pruned" "$pm" search --config llama70b-h100 \
+check search-spec 0 "# space: 55 points x 3 modes; 52 evaluated, 0 pruned, 3 not served" "$pm" search --config llama70b-h100 \
     --budget 8 --tp-list 8 --tpot-limit 30ms --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
 check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" --optimize l2 --objective device
 # search --shard K/N (issue 46): three shards of a space with an L2 axis, merged in any order,
@@ -734,12 +747,15 @@ check optimize-device-refused 2 "--objective device: optimize maximises" "$pm" -
 # shard of other options and a cut shard are refused.
 sopts=(--config mixtral8x7b --budget 32 --tpot-limit 20ms --concurrency 1,8,32,64,128,256 --chunks 512,2048 --sweep l2=48MiB,96MiB,192MiB --objective mm2 --ep-list 1,2)
 for k in 1 2 3; do "$pm" search "${sopts[@]}" --shard $k/3 >sshard$k.txt 2>/dev/null; done
-check search-shard-line 0 "# preserve-model search shard 2/3 (format 3): groups 17 to 32 of 48" cat sshard2.txt
+check search-shard-line 0 "# preserve-model search shard 2/3 (format 4): groups 17 to 32 of 48" cat sshard2.txt
+# A shard of format 3 (before the points not served were counted) is refused.
+sed -e 's|(format 4)|(format 3)|' sshard2.txt >sshard3old.txt
+check search-merge-format3 1 "a shard file of another format than this version's 4" "$pm" search "${sopts[@]}" sshard1.txt sshard3old.txt sshard3.txt
 # A shard of format 2 (before disaggregated candidates: no pools in its candidates) is refused.
-sed -e 's|(format 3)|(format 2)|' sshard2.txt >sshard2old.txt
+sed -e 's|(format 4)|(format 2)|' sshard2.txt >sshard2old.txt
 check search-merge-format2 1 "a shard file of format 2, written before the search had disaggregated candidates" "$pm" search "${sopts[@]}" sshard1.txt sshard2old.txt sshard3.txt
 # A shard of format 1 (before pipeline stages: no pp in its candidates) is refused.
-sed -e 's| (format 3):|:|' sshard2.txt >sshardold.txt
+sed -e 's| (format 4):|:|' sshard2.txt >sshardold.txt
 check search-merge-format1 1 "a shard file of format 1, written before the search had pipeline stages" "$pm" search "${sopts[@]}" sshard1.txt sshardold.txt sshard3.txt
 # Shards of a space with stages merge into the unsharded answer.
 popts=(--config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 4,8 --pp-list 1,2,4 --chunks 2048 --concurrency 8,32,128 --tpot-limit 50ms)

@@ -454,6 +454,17 @@ static void test_gemm_waves_knee_latency_and_dequant(void **state)
     s.accel.gemm = (pm_gemm_params){true, 8, 128, 128, 0.0, 0.0};
     assert_rel(cost(&s, &n).compute_s, 1.610612736e-6, TOL);
     assert_rel(cost(&s, &n).total_s, 1.610612736e-6, TOL);
+    /* One token more, m = 257: ceil(257 / 128) x 10 = 30 tiles, 4 waves of 8, each a whole
+     * 128 x 128 tile over k = 1024: 2 x 1024 x 4 x 8 x 16384 / 5e14 = 2.147483648e-6 s (the
+     * padded tile costs what a full one does; 30 / 32 busy would give 1.437248e-6, faster than
+     * a whole one at m = 384). m = 384: 30 tiles too, the same time. */
+    pm_node n257 = n, n384 = n;
+    n257.m = 257;
+    n257.flop = 2.0 * 257 * 1280 * 1024;
+    n384.m = 384;
+    n384.flop = 2.0 * 384 * 1280 * 1024;
+    assert_rel(cost(&s, &n257).compute_s, 2.147483648e-6, TOL);
+    assert_rel(cost(&s, &n384).compute_s, 2.147483648e-6, TOL);
     /* The knee: + 0.25 x min(1.610612736e-6, 1e-6) = + 2.5e-7; the fixed time + 2e-6:
      * 1.610612736e-6 + 2.5e-7 + 2e-6 = 3.860612736e-6 s. */
     s.accel.gemm.overlap_loss_frac = 0.25;

@@ -669,6 +669,14 @@ static void test_step_model_equals_decode_step_time(void **state)
     s.cluster.devices = 64; /* more devices than heads */
     assert_int_equal(pm_step_model_new(&s, PM_MODE_SERIAL, &sm, &err), PM_ERR_INCONSISTENT);
     assert_null(sm);
+    /* A speculating scenario: a decode step is its verify step, not a token's time (the
+     * estimate's TPOT adds the draft and divides by the tokens a step yields), and the draft's
+     * memory is not in max_context: a step model is refused. */
+    pm_scenario mtp = load("deepseek-v3-mtp", NULL, 0);
+    assert_int_equal(pm_step_model_new(&mtp, PM_MODE_SERIAL, &sm, &err), PM_ERR_UNSUPPORTED);
+    assert_string_equal(err.path, "$.speculative");
+    assert_null(sm);
+    pm_scenario_release(&mtp);
 }
 
 static int64_t max_context(const pm_scenario *s)

@@ -129,11 +129,19 @@ static pm_search_result best_is_brute_force(const pm_scenario *s, const pm_searc
     brute b[64];
     const size_t n = brute_force(s, sp, b);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
+        /* The search's rule: the most objective, among equals the most tokens/s per user,
+         * then the first in the space's order. */
         int best = -1;
-        for (size_t i = 0; i < n; i++)
-            if (b[i].feasible[m] && (best < 0 || b[i].x[m].tokens_per_s_per_device >
-                                                     b[best].x[m].tokens_per_s_per_device))
+        for (size_t i = 0; i < n; i++) {
+            if (!b[i].feasible[m])
+                continue;
+            const double o = b[i].x[m].tokens_per_s_per_device,
+                         u = b[i].x[m].tokens_per_s_per_user;
+            if (best < 0 || o > b[best].x[m].tokens_per_s_per_device ||
+                (!(o < b[best].x[m].tokens_per_s_per_device) &&
+                 u > b[best].x[m].tokens_per_s_per_user))
                 best = (int)i;
+        }
         assert_true(best >= 0);
         assert_true(r.found[m]);
         assert_int_equal(r.best[m].tp, b[best].tp);
@@ -300,8 +308,8 @@ static void test_speculation_searched(void **state)
     pm_test_speculate(&s, 2, 0.7);
     const int tp[] = {4, 8};
     const int64_t chunk[] = {512, 2048};
-    const double conc[] = {1, 4, 16, 64, 128, 256};
-    pm_search_spec sp = space(&s, tp, 2, chunk, 2, conc, 6);
+    const double conc[] = {1, 4, 16, 64, 128, 256, 1024, 4096};
+    pm_search_spec sp = space(&s, tp, 2, chunk, 2, conc, 8);
     sp.tpot_limit_s = 0.025;
     pm_search_result r = best_is_brute_force(&s, &sp);
     pm_search_result_free(&r);
@@ -1123,8 +1131,8 @@ static void test_pruning_with_stages(void **state)
     pm_scenario_release(&s);
     const int tp[] = {4, 8};
     const int64_t chunk[] = {2048};
-    const double conc[] = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-    pm_search_spec sp = space(&s, tp, 2, chunk, 1, conc, 9);
+    const double conc[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096};
+    pm_search_spec sp = space(&s, tp, 2, chunk, 1, conc, 11);
     const int pp[] = {1, 2, 4};
     memcpy(sp.pp, pp, sizeof pp);
     sp.n_pp = 3;

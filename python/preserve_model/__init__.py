@@ -452,7 +452,9 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     "colocated"), prefill_tp, prefill_instances, decode_tp, decode_instances, and tp 0, pp 1,
     dp 1 (figures the whole deployment's), chunk 0.
 
-    Returns a dict: points, evaluated, pruned, invalid_deployments, first_invalid, shard ((k,
+    Returns a dict: points, evaluated, pruned, not_served (decode-first points whose
+    concurrency reaches the chunk budget, or a wave's prompts over one step: outside what is
+    served), invalid_deployments, first_invalid, shard ((k,
     n), (1, 1) unsharded), space (the arguments as given but shard and threads: what
     search_merge checks its shards share), and modes: {mode: {found, binds (the limit that stops the best serving more: "tpot", "ttft",
     "tokens_per_user", "hbm", "chunk_budget", "objective_peak", "space_edge"), best (a dict of
@@ -505,7 +507,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
                        shard_index, shard_count, None if pp is None else _counts("pp", pp),
                        bool(disagg), float(link_bandwidth), float(link_latency),
                        bool(layer_streamed), float(max_load))
-    points, evaluated, pruned, invalid, first, hw_names, per_mode = raw
+    points, evaluated, pruned, not_served, invalid, first, hw_names, per_mode = raw
 
     def named(table):
         out = {}
@@ -526,7 +528,8 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
         return out
 
     result = {"points": points, "evaluated": evaluated, "pruned": pruned,
-              "invalid_deployments": invalid, "first_invalid": first, "modes": {},
+              "not_served": not_served, "invalid_deployments": invalid,
+              "first_invalid": first, "modes": {},
               "shard": (shard_index + 1, shard_count) if shard_count else (1, 1),
               "space": space}
     for mode, (found, binds, best, front) in zip(MODES, per_mode):
@@ -557,8 +560,8 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
     deployments too, as search(disagg=True) has them (link_bandwidth, link_latency,
     layer_streamed, max_load alike), so a member's best may be a prefill and a decode pool.
 
-    Returns a dict: points, evaluated, pruned, invalid_deployments (summed over the members'
-    searches), hardware ({column: numpy array of the points' values}, the last axis fastest),
+    Returns a dict: points, evaluated, pruned, not_served, invalid_deployments (summed over
+    the members' searches), hardware ({column: numpy array of the points' values}, the last axis fastest),
     and modes: {mode: {found, best (the best point's index, None when no point serves every
     member), mix_objective (numpy array per point, NaN where some member meets no limit),
     missing_member (int array: the first such member's index, -1 none), members (a list per
@@ -603,11 +606,11 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
                            None if pp is None else _counts("pp", pp), bool(disagg),
                            float(link_bandwidth), float(link_latency), bool(layer_streamed),
                            float(max_load))
-    candidates, evaluated, pruned, invalid, hw_names, hw_values, per_mode = raw
+    candidates, evaluated, pruned, not_served, invalid, hw_names, hw_values, per_mode = raw
     hw = np.frombuffer(hw_values, dtype=np.float64).reshape(-1, max(len(hw_names), 1))
     n_points = len(np.frombuffer(per_mode[0][2], dtype=np.float64))
     result = {"points": candidates, "evaluated": evaluated, "pruned": pruned,
-              "invalid_deployments": invalid,
+              "not_served": not_served, "invalid_deployments": invalid,
               "hardware": {name: hw[:, a].copy() for a, name in enumerate(hw_names)},
               "modes": {}}
     keep = [i for i, c in enumerate(_SEARCH_COLUMNS)
@@ -693,7 +696,7 @@ def search_merge(results):
             raise ValueError(f"search_merge: shard {k}/{n} is of another search than shard "
                              f"1/{n} (its arguments differ)")
     out = {k: sum(r[k] for r in results) for k in ("points", "evaluated", "pruned",
-                                                    "invalid_deployments")}
+                                                    "not_served", "invalid_deployments")}
     out["shard"] = (1, 1)
     out["space"] = results[0]["space"]
     out["first_invalid"] = next((r["first_invalid"] for r in results if r["first_invalid"]),

@@ -820,8 +820,9 @@ static int search_space(pm_search_spec *sp, PyObject *tp, PyObject *ep, PyObject
     return PyErr_Occurred() ? -1 : 0;
 }
 
-/* The result as (points, evaluated, pruned, invalid deployments, the first one's error, the
- * hardware axes' columns, per mode (found, binds, best row bytes, front rows bytes)). */
+/* The result as (points, evaluated, pruned, not served, invalid deployments, the first one's
+ * error, the hardware axes' columns, per mode (found, binds, best row bytes, front rows
+ * bytes)). */
 static PyObject *search_value(const pm_search_spec *sp, const pm_search_result *r)
 {
     PyObject *modes = PyTuple_New(PM_MODE_COUNT);
@@ -852,9 +853,9 @@ static PyObject *search_value(const pm_search_spec *sp, const pm_search_result *
         Py_XDECREF(modes);
         return NULL;
     }
-    return Py_BuildValue("(nnnnsNN)", (Py_ssize_t)r->candidates, (Py_ssize_t)r->evaluated,
-                         (Py_ssize_t)r->pruned, (Py_ssize_t)r->invalid_plans, r->first_invalid,
-                         cols, modes);
+    return Py_BuildValue("(nnnnnsNN)", (Py_ssize_t)r->candidates, (Py_ssize_t)r->evaluated,
+                         (Py_ssize_t)r->pruned, (Py_ssize_t)r->outside,
+                         (Py_ssize_t)r->invalid_plans, r->first_invalid, cols, modes);
 }
 
 /* A search's limits, objective and how it runs, as search() and search_mix() take them. */
@@ -1021,9 +1022,10 @@ static PyObject *search_mix_value(const pm_search_mix *mix, const pm_search_mix_
     PyObject *cols = modes ? PyTuple_New(mix->n_hw) : NULL;
     for (int a = 0; cols && a < mix->n_hw; a++)
         PyTuple_SET_ITEM(cols, a, PyUnicode_FromString(pm_axis_column(mix->hw[a].kind)));
-    PyObject *res = cols ? Py_BuildValue("(nnnnNy#N)", (Py_ssize_t)r->candidates,
+    PyObject *res = cols ? Py_BuildValue("(nnnnnNy#N)", (Py_ssize_t)r->candidates,
                                          (Py_ssize_t)r->evaluated, (Py_ssize_t)r->pruned,
-                                         (Py_ssize_t)r->invalid_plans, cols, (const char *)hw,
+                                         (Py_ssize_t)r->outside, (Py_ssize_t)r->invalid_plans,
+                                         cols, (const char *)hw,
                                          (Py_ssize_t)(np * (size_t)mix->n_hw * sizeof *hw),
                                          modes)
                          : NULL;

@@ -439,6 +439,9 @@ def test_step_model_vectorised_and_growing_with_context():
         m.decode_times(np.ma.array([1, 2], mask=[0, 1]))
     with pytest.raises(ValueError, match="mode"):
         pm.StepModel("llama70b", "fastest")
+    # A speculating scenario's decode step is its verify step, not a token's time: refused.
+    with pytest.raises(pm.Error, match="speculative"):
+        pm.StepModel("deepseek-v3-mtp", "serial")
     # The mode is the one the steps are timed in: not to be rewritten.
     with pytest.raises(AttributeError):
         m.mode = "serial"

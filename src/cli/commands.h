@@ -52,6 +52,12 @@ void search_hw_words(const pm_axis *axes, int n_hw, const double *hw, char *t, s
 /* A header's line on the disaggregated candidates ("# disaggregated deployments too (layout
  * P<x>xTP<p>+D<y>xTP<d>...") when sp->disagg; nothing otherwise. */
 void search_disagg_note(FILE *f, const pm_search_spec *sp);
+/* Why a search's points are not served (pm_search_result.outside), for its header's space
+ * line: " (decode-first: a chunk budget at or below the concurrency...)" ("" when no point can
+ * be: prefill-first). */
+const char *outside_words(const pm_search_spec *sp);
+/* A search's device budget in words into buf: "32 devices", or that there is none. */
+const char *budget_words(int budget, char *buf, size_t n);
 /* A candidate's layout keys in JSON, each followed by ", ": "layout", "prefill_tp",
  * "prefill_instances", "decode_tp", "decode_instances" (0 for a co-located one). */
 void search_json_layout(const pm_search_candidate *k);

@@ -122,6 +122,26 @@ const char *search_objective_column(pm_search_objective o)
     return cols[o];
 }
 
+const char *budget_words(int budget, char *buf, size_t n)
+{
+    if (budget > 0)
+        snprintf(buf, n, "%d devices", budget);
+    else
+        snprintf(buf, n, "no device budget (a candidate is one tensor-parallel group)");
+    return buf;
+}
+
+const char *outside_words(const pm_search_spec *sp)
+{
+    if (sp->workload.rule != PM_SERVE_DECODE_FIRST)
+        return "";
+    return sp->workload.arrival == PM_SERVE_WAVE
+               ? " (decode-first: a chunk budget at or below the concurrency, or a wave whose "
+                 "prompts it does not hold in one step)"
+               : " (decode-first: a chunk budget at or below the concurrency leaves no room "
+                 "for a prompt)";
+}
+
 void search_disagg_note(FILE *f, const pm_search_spec *sp)
 {
     if (sp->disagg)
@@ -140,18 +160,19 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
     print_sets_model_on(f, c, s);
     char lengths[96];
     lengths_words(&sp->workload, lengths, sizeof lengths);
-    fprintf(f, "; %d devices%s; %s; %s\n", c->budget,
-            c->budget ? "" : " (no budget: one tensor-parallel group)", lengths,
-            pm_serve_rule_name(sp->workload.rule));
+    char budget[96];
+    fprintf(f, "; %s; %s; %s%s\n", budget_words(c->budget, budget, sizeof budget), lengths,
+            pm_serve_rule_name(sp->workload.rule),
+            sp->workload.arrival == PM_SERVE_WAVE ? ", a wave" : "");
     fprintf(f, "# limits: TTFT %g s, TPOT %g s, %g tokens/s per user (0: none); objective %s "
             "(%s)\n",
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
             pm_search_objective_name(sp->objective), search_objective_column(sp->objective));
     search_disagg_note(f, sp);
-    fprintf(f, "# space: %zu points x %d modes; %zu evaluated, %zu pruned%s; %zu deployments "
-            "could not run%s%s\n",
+    fprintf(f, "# space: %zu points x %d modes; %zu evaluated, %zu pruned%s, %zu not served%s; "
+            "%zu deployments could not run%s%s\n",
             r->candidates, PM_MODE_COUNT, r->evaluated, r->pruned,
-            sp->exhaustive ? " (exhaustive)" : "", r->invalid_plans,
+            sp->exhaustive ? " (exhaustive)" : "", r->outside, outside_words(sp), r->invalid_plans,
             r->invalid_plans ? ", the first: " : "", r->invalid_plans ? r->first_invalid : "");
     /* Where the answer's chip cannot be built (stderr says it too: a file read later still
      * says it). */
@@ -238,12 +259,14 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
            "objective", "what stops it serving more", sp->disagg ? "; layout" : "");
     for (int m = 0; m < PM_MODE_COUNT; m++) {
         if (!r->found[m]) {
-            /* Nothing served: no limit was missed (decode-first, every chunk budget at or
-             * below its concurrency leaves a point outside the space; or no deployment ran). */
-            printf("%-9s %s\n", pm_mode_name((pm_mode)m),
-                   r->evaluated == 0 ? "no candidate was served (a decode-first chunk budget at "
-                                       "or below every concurrency, or no deployment that runs)"
-                                     : "nothing meets the limits");
+            /* Nothing served: no limit was missed (every point outside what is served, or no
+             * deployment ran). */
+            if (r->evaluated == 0)
+                printf("%-9s no candidate was served: %zu points not served%s, %zu deployments "
+                       "could not run\n",
+                       pm_mode_name((pm_mode)m), r->outside, outside_words(sp), r->invalid_plans);
+            else
+                printf("%-9s nothing meets the limits\n", pm_mode_name((pm_mode)m));
             continue;
         }
         const pm_search_candidate *k = &r->best[m];
@@ -262,7 +285,8 @@ static void write_table(const cli *c, const pm_scenario *s, const pm_search_spec
                x->tokens_per_s_per_device, k->objective, pm_search_bound_name(r->binds[m]), hw,
                layout);
     }
-    printf("\n(the objective is %s; the Pareto fronts: --format csv)\n",
+    printf("\n(conc: sequences in flight a replica, dp x conc in all: `serve --dp` takes the "
+           "total; the objective is %s; the Pareto fronts: --format csv)\n",
            search_objective_column(sp->objective));
 }
 
@@ -317,8 +341,9 @@ static void write_json(const pm_scenario *s, const pm_search_spec *sp,
     printf(", \"tokens_per_s_per_user\": ");
     fput_json_number(stdout, sp->min_tokens_per_s_per_user);
     printf("},\n  \"space\": {\"points\": %zu, \"evaluated\": %zu, \"pruned\": %zu, "
-           "\"exhaustive\": %s, \"invalid_deployments\": %zu, \"first_invalid\": ",
-           r->candidates, r->evaluated, r->pruned, sp->exhaustive ? "true" : "false",
+           "\"not_served\": %zu, \"exhaustive\": %s, \"invalid_deployments\": %zu, "
+           "\"first_invalid\": ",
+           r->candidates, r->evaluated, r->pruned, r->outside, sp->exhaustive ? "true" : "false",
            r->invalid_plans);
     fput_json_string(stdout, r->invalid_plans ? r->first_invalid : "");
     printf("},\n  \"warnings\": [");

@@ -166,16 +166,17 @@ static void write_header(FILE *f, const cli *c, const mix_run *x)
         fput_comment_text(f, x->s[i].model.name);
         fprintf(f, ", %s, share %g\n", lengths, mix->member[i].share);
     }
-    fprintf(f, "# limits: TTFT %g s, TPOT %g s, %g tokens/s per user (0: none); %d devices%s; "
+    char budget[96];
+    fprintf(f, "# limits: TTFT %g s, TPOT %g s, %g tokens/s per user (0: none); %s; "
                "objective %s (%s)\n",
-            sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user, c->budget,
-            c->budget ? "" : " (no budget: one tensor-parallel group)",
+            sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
+            budget_words(c->budget, budget, sizeof budget),
             pm_search_objective_name(mix->objective), search_objective_column(mix->objective));
     search_disagg_note(f, sp);
     fprintf(f, "# space: %zu hardware points x %d members; %zu candidates x %d modes, %zu "
-               "evaluated, %zu pruned; %zu deployments could not run\n",
+               "evaluated, %zu pruned, %zu not served%s; %zu deployments could not run\n",
             x->r.n_points, mix->n_members, x->r.candidates, PM_MODE_COUNT, x->r.evaluated,
-            x->r.pruned, x->r.invalid_plans);
+            x->r.pruned, x->r.outside, outside_words(sp), x->r.invalid_plans);
     char note[512]; /* where the chip cannot be built (stderr says it too) */
     for (size_t i = 0; pm_search_mix_warning(mix, &x->r, i, note, sizeof note); i++) {
         fputs("# warning: ", f);
@@ -292,8 +293,9 @@ static void write_json(const mix_run *x)
         printf("}");
     }
     printf("\n  ],\n  \"space\": {\"points\": %zu, \"candidates\": %zu, \"evaluated\": %zu, "
-           "\"pruned\": %zu, \"invalid_deployments\": %zu},\n  \"warnings\": [",
-           r->n_points, r->candidates, r->evaluated, r->pruned, r->invalid_plans);
+           "\"pruned\": %zu, \"not_served\": %zu, \"invalid_deployments\": %zu},\n"
+           "  \"warnings\": [",
+           r->n_points, r->candidates, r->evaluated, r->pruned, r->outside, r->invalid_plans);
     char note[512];
     for (size_t i = 0; pm_search_mix_warning(mix, r, i, note, sizeof note); i++) {
         printf("%s", i ? ", " : "");

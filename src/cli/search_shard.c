@@ -31,8 +31,8 @@
 #include "search_shard.h"
 
 /* The shard files' format: 2 since the candidates carry their pipeline stages, 3 since they
- * carry a disaggregated deployment's pools. */
-#define SHARD_FORMAT 3
+ * carry a disaggregated deployment's pools, 4 since the space counts the points not served. */
+#define SHARD_FORMAT 4
 
 /* The digest of what a shard's answer depends on: the resolved scenario and the spec's
  * workload, space, limits and objective (not its threads or shard). */
@@ -114,8 +114,8 @@ void search_shard_write(FILE *f, size_t k, size_t n, uint64_t inputs, const pm_s
     fprintf(f, "# preserve-model search shard %zu/%zu (format %d): groups %zu to %zu of %zu; "
                "inputs fnv1a64 %016" PRIx64 "\n",
             k, n, SHARD_FORMAT, r->first_group + 1, r->last_group, r->groups, inputs);
-    fprintf(f, "space %zu %zu %zu %zu\n", r->candidates, r->evaluated, r->pruned,
-            r->invalid_plans);
+    fprintf(f, "space %zu %zu %zu %zu %zu\n", r->candidates, r->evaluated, r->pruned,
+            r->invalid_plans, r->outside);
     if (r->invalid_plans > 0) {
         fputs("invalid ", f);
         for (const char *p = r->first_invalid; *p; p++)
@@ -222,9 +222,10 @@ static int read_mode(reader *rd, int m, pm_search_result *r)
 /* The body of a shard after its first line into r (its fronts malloc'ed: free them). */
 static int read_body(reader *rd, size_t k, size_t n, pm_search_result *r)
 {
-    if (!next_line(rd) || sscanf(rd->line, "space %zu %zu %zu %zu", &r->candidates,
-                                 &r->evaluated, &r->pruned, &r->invalid_plans) != 4)
-        return bad(rd, "expected 'space CANDIDATES EVALUATED PRUNED INVALID'");
+    if (!next_line(rd) || sscanf(rd->line, "space %zu %zu %zu %zu %zu", &r->candidates,
+                                 &r->evaluated, &r->pruned, &r->invalid_plans,
+                                 &r->outside) != 5)
+        return bad(rd, "expected 'space CANDIDATES EVALUATED PRUNED INVALID NOT_SERVED'");
     if (r->invalid_plans > 0) {
         if (!next_line(rd) || strncmp(rd->line, "invalid ", 8) != 0)
             return bad(rd, "expected the 'invalid' line");
@@ -273,14 +274,14 @@ static int read_shard(const char *path, uint64_t inputs, size_t *k, size_t *n,
                     k, n, &format, &a, &b, &r->groups, &h) != 7 ||
              *k < 1 || *k > *n || a < 1 || b < a - 1 || b > r->groups)
         rc = bad(&rd, "not a shard of search (its first line is not '# preserve-model search "
-                      "shard K/N (format 3): ...')");
+                      "shard K/N (format 4): ...')");
     else if (format == 2)
         rc = bad(&rd, "a shard file of format 2, written before the search had disaggregated "
                       "candidates (its candidates carry no pools): write the shards again with "
                       "this version");
     else if (format != SHARD_FORMAT)
-        rc = bad(&rd, "a shard file of another format than this version's 3: write the shards "
-                      "again with this version");
+        rc = bad(&rd, "a shard file of another format than this version's 4 (format 4 counts "
+                      "the points not served): write the shards again with this version");
     else if (h != inputs)
         rc = bad(&rd, "a shard of another search (its inputs' digest differs: give merge the "
                       "shards' own options)");

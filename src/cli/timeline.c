@@ -84,8 +84,10 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
     const pm_model *m = &s->model;
     const int local = pm_model_local_layers(m), moe = pm_model_moe_layers(m);
     if ((local > 0 && local < m->layers) || (moe > 0 && moe < m->layers)) {
-        /* Layers of two classes: say which layer 1 is, and how many are like it. */
-        const bool l1 = pm_model_layer_is_local(m, 1), e1 = pm_model_layer_is_moe(m, 1);
+        /* Layers of two classes: say which the layer shown is (1, or the one after the first
+         * MoE layer: pm_timeline's layer), and how many are like it. */
+        const int at = tl->layer;
+        const bool l1 = pm_model_layer_is_local(m, at), e1 = pm_model_layer_is_moe(m, at);
         int like = 0;
         for (int l = 0; l < m->layers; l++)
             like += pm_model_layer_is_local(m, l) == l1 && pm_model_layer_is_moe(m, l) == e1;
@@ -94,8 +96,8 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
                                    : m->chunked_attention ? "chunked attention"
                                                           : "local attention")
                                 : (m->sparse_block > 0 ? "dense attention" : "global attention");
-        fprintf(f, " x %d; layer 1 (%s%s%s: %d of %d layers are like it) lasts %.3f us\n",
-                s->cluster.devices, attn, attn[0] && moe > 0 && moe < m->layers ? ", " : "",
+        fprintf(f, " x %d; layer %d (%s%s%s: %d of %d layers are like it) lasts %.3f us\n",
+                s->cluster.devices, at, attn, attn[0] && moe > 0 && moe < m->layers ? ", " : "",
                 moe > 0 && moe < m->layers ? (e1 ? "MoE" : "dense MLP") : "", like, m->layers,
                 tl->layer_s * 1e6);
     } else if (tl->stages > 1) {
