@@ -484,7 +484,8 @@ PM_API int pm_cluster_ep(const pm_cluster *c);
  *   ring          (r - 1) alpha + n (r - 1) / (2 B)   (shares cross (r - 1) / 2 links on average)
  *   full_mesh     alpha + n / (r B)                   (one dedicated link per peer)
  *   switch        alpha + n (r - 1) / (r B)           (one port per device)
- *   hierarchical  alpha + max(n (q - 1) / (r B), n (r - q) / (r B_inter)) with q ranks per node
+ *   hierarchical  alpha + max(n s / (r B), n (r - q) / (r B_inter)) with q ranks per node,
+ *                 s = 1 in a full_mesh node (a link per peer), q - 1 in a ring or switch node
  *                 (NVLink and the NIC carry their shares concurrently; alpha is the inter-node
  *                 one when the ranks span nodes)
  * 0 for one rank or an empty message. Returns PM_OK or PM_ERR_INVALID_ARG (NULL, a negative or

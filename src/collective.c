@@ -62,6 +62,16 @@ typedef struct affine {
     double fixed, per_byte;
 } affine;
 
+/* The shares a device's busiest link carries when the device sends one to each of the other
+ * q - 1 devices of its group: over a full mesh each goes over a link of its own (1); behind a
+ * switch all go through the device's one port, and in a ring node's phases over its one link
+ * to the next device (q - 1). The one rule for every collective that sends to its peers at
+ * once: one-shot, two-shot, the hierarchical allreduce's intra-node phases, the all-to-all. */
+static double link_shares(pm_topology t, int q)
+{
+    return q <= 1 ? 0.0 : t == PM_TOPO_FULL_MESH ? 1.0 : q - 1.0;
+}
+
 static affine ring_coeffs(int p, double bw, double alpha)
 {
     if (p <= 1)
@@ -76,11 +86,11 @@ static affine algo_coeffs(const pm_cluster *c, pm_allreduce_algo a)
      * bandwidth); across nodes at the inter-node bandwidth as given. */
     const double eff = c->allreduce_efficiency_frac > 0 ? c->allreduce_efficiency_frac : 1.0;
     const double bw = c->link_bandwidth_bytes_per_s * eff, alpha = c->link_latency_s;
-    const bool mesh = c->topology == PM_TOPO_FULL_MESH;
+    const double shares = link_shares(c->topology, p);
     switch (a) {
     case PM_AR_RING: return ring_coeffs(p, bw, alpha);
-    case PM_AR_ONESHOT: return (affine){alpha, mesh ? 1.0 / bw : (p - 1) / bw};
-    case PM_AR_TWOSHOT: return (affine){2.0 * alpha, 2.0 * (mesh ? 1.0 : (p - 1.0)) / (p * bw)};
+    case PM_AR_ONESHOT: return (affine){alpha, shares / bw};
+    case PM_AR_TWOSHOT: return (affine){2.0 * alpha, 2.0 * shares / (p * bw)};
     case PM_AR_TREE: {
         const double steps = 2.0 * ceil(log2((double)p));
         return (affine){steps * alpha, steps / bw};
@@ -95,9 +105,8 @@ static affine algo_coeffs(const pm_cluster *c, pm_allreduce_algo a)
                                         c->inter_node_latency_s);
         const pm_topology in = c->intra_node_topology;
         const double steps = q <= 1 ? 0.0 : in == PM_TOPO_RING ? q - 1.0 : 1.0;
-        const double share = q <= 1 ? 0.0 : in == PM_TOPO_FULL_MESH ? 1.0 : q - 1.0;
         return (affine){2.0 * steps * alpha + ring.fixed,
-                        2.0 * share / ((double)q * bw) + ring.per_byte / q};
+                        2.0 * link_shares(in, q) / ((double)q * bw) + ring.per_byte / q};
     }
     case PM_AR_RING_PIPELINED:
         /* One start-up for the whole collective (the steps are pipelined), the ring's bytes. */
@@ -161,13 +170,12 @@ static affine rs_coeffs(const pm_cluster *c, pm_allreduce_algo a)
     const int p = c->devices;
     const double eff = c->allreduce_efficiency_frac > 0 ? c->allreduce_efficiency_frac : 1.0;
     const double bw = c->link_bandwidth_bytes_per_s * eff, alpha = c->link_latency_s;
-    const bool mesh = c->topology == PM_TOPO_FULL_MESH;
     if (p <= 1)
         return (affine){0.0, 0.0};
     switch (a) {
     case PM_AR_RING: return (affine){(p - 1) * alpha, (p - 1) / (p * bw)};
     case PM_AR_ONESHOT:
-    case PM_AR_TWOSHOT: return (affine){alpha, (mesh ? 1.0 : (p - 1.0)) / (p * bw)};
+    case PM_AR_TWOSHOT: return (affine){alpha, link_shares(c->topology, p) / (p * bw)};
     case PM_AR_TREE: return (affine){ceil(log2((double)p)) * alpha, (p - 1.0) / (p * bw)};
     case PM_AR_HIERARCHICAL: {
         /* Half of each phase of the hierarchical allreduce: the intra-node reduce-scatter, then
@@ -374,22 +382,25 @@ void pm_a2a_model_init(const pm_cluster *c, pm_a2a_model *m)
         m->per_byte = (r - 1) / (2.0 * bw);
         return;
     case PM_TOPO_FULL_MESH:
-        m->fixed = alpha;
-        m->per_byte = 1.0 / (r * bw);
-        return;
     case PM_TOPO_SWITCH:
+        /* One step: each of the r - 1 shares of n / r over a link of its own (a mesh) or all
+         * through the device's one port (a switch). */
         m->fixed = alpha;
-        m->per_byte = (r - 1.0) / (r * bw);
+        m->per_byte = link_shares(c->topology, r) / (r * bw);
         return;
     case PM_TOPO_HIERARCHICAL: {
         /* q ranks share a node (a rank's devices / devices per node); the intra-node and the
-         * inter-node shares go over different links at the same time. */
+         * inter-node shares go over different links at the same time. Inside the node the
+         * q - 1 shares go as the node's devices connect (link_shares: a full mesh carries one
+         * on each link, a switch or a ring all q - 1 on one); the r - q for other nodes all
+         * leave by the device's NIC. */
         const int tp = c->devices / r > 0 ? c->devices / r : 1;
         int q = c->devices_per_node > tp ? c->devices_per_node / tp : 1;
         if (q > r)
             q = r;
         const double bw_inter = c->inter_node_bandwidth_bytes_per_s * eff;
-        const double intra = (q - 1.0) / (r * bw), inter = (double)(r - q) / (r * bw_inter);
+        const double intra = link_shares(c->intra_node_topology, q) / (r * bw);
+        const double inter = (double)(r - q) / (r * bw_inter);
         m->per_byte = intra > inter ? intra : inter;
         m->fixed = r > q ? (c->a2a_latency_s > 0 ? c->a2a_latency_s : c->inter_node_latency_s)
                          : alpha;

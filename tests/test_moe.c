@@ -425,6 +425,68 @@ static void test_alltoall_times_by_hand(void **state)
     assert_int_equal(pm_alltoall_time(&c, -1, &t, NULL), PM_ERR_INVALID_ARG);
 }
 
+/* A hierarchical cluster's node sends its intra-node shares as its devices connect: over a
+ * full mesh a link per peer, as the flat full mesh does (it was taken for one shared link, 7x
+ * too slow at 8 ranks a node); through a switch or around a ring all on one link. Every time is
+ * a few exact sums of round numbers, hence the 1e-15 tolerance. */
+static void test_alltoall_hierarchical_node_by_its_topology(void **state)
+{
+    (void)state;
+    pm_cluster c = {0};
+    c.topology = PM_TOPO_HIERARCHICAL;
+    c.devices = 8;
+    c.expert_parallel = 8;
+    c.devices_per_node = 8;
+    c.link_bandwidth_bytes_per_s = 50e9;
+    c.link_latency_s = 2e-6;
+    c.inter_node_bandwidth_bytes_per_s = 100e9;
+    c.inter_node_latency_s = 5e-6;
+    const double n = 8e6; /* 1 MB for each of 8 ranks */
+    double t, flat;
+    /* EP8 in one node of 8 (ascend-multinode at --devices 8): nothing leaves the node, the
+     * intra-node start-up 2 us. Full mesh: 1 MB over each of 7 links at once, 1e6 / 50e9 =
+     * 20 us: 22 us, the flat full mesh's. Switch or ring: the 7 MB through one link, 140 us:
+     * 142 us, the flat switch's. */
+    c.intra_node_topology = PM_TOPO_FULL_MESH;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 2e-6 + 1e6 / 50e9, 1e-15);
+    pm_cluster f = c;
+    f.topology = PM_TOPO_FULL_MESH;
+    assert_int_equal(pm_alltoall_time(&f, n, &flat, NULL), PM_OK);
+    assert_rel(t, flat, 1e-15);
+    c.intra_node_topology = PM_TOPO_SWITCH;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 2e-6 + 7e6 / 50e9, 1e-15);
+    f.topology = PM_TOPO_SWITCH;
+    assert_int_equal(pm_alltoall_time(&f, n, &flat, NULL), PM_OK);
+    assert_rel(t, flat, 1e-15);
+    c.intra_node_topology = PM_TOPO_RING;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 2e-6 + 7e6 / 50e9, 1e-15);
+    /* EP16 over 2 nodes of 8: 16 shares of 0.5 MB, 7 to the node's other ranks, 8 out by the
+     * NIC (4 MB / 100 GB/s = 40 us), at once, after the inter-node start-up 5 us. Full mesh:
+     * 0.5 MB / 50 GB/s = 10 us inside, the NIC's 40 us the longer: 45 us. Switch: 3.5 MB /
+     * 50 GB/s = 70 us inside, the longer: 75 us. */
+    c.devices = 16;
+    c.expert_parallel = 16;
+    c.intra_node_topology = PM_TOPO_FULL_MESH;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 5e-6 + 4e6 / 100e9, 1e-15);
+    c.intra_node_topology = PM_TOPO_SWITCH;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 5e-6 + 3.5e6 / 50e9, 1e-15);
+    /* EP8 over the 16 devices, 2 a rank, 4 ranks a node: 8 shares of 1 MB, 3 inside, 4 out
+     * (4 MB / 100 GB/s = 40 us). Full mesh: 1 MB / 50 GB/s = 20 us inside: 5 + 40 = 45 us.
+     * Switch: 3 MB / 50 GB/s = 60 us inside: 5 + 60 = 65 us. */
+    c.expert_parallel = 8;
+    c.intra_node_topology = PM_TOPO_FULL_MESH;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 5e-6 + 4e6 / 100e9, 1e-15);
+    c.intra_node_topology = PM_TOPO_SWITCH;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 5e-6 + 3e6 / 50e9, 1e-15);
+}
+
 static void test_alltoall_calibration_reproduces_deepep(void **state)
 {
     (void)state;
@@ -1374,6 +1436,7 @@ int main(void)
         cmocka_unit_test(test_mixtral_8x22b_and_dbrx_bytes_by_hand),
         cmocka_unit_test(test_deepseek_v3_fp8_ep8_fits_an_h200),
         cmocka_unit_test(test_alltoall_times_by_hand),
+        cmocka_unit_test(test_alltoall_hierarchical_node_by_its_topology),
         cmocka_unit_test(test_alltoall_calibration_reproduces_deepep),
         cmocka_unit_test(test_moe_graph_by_hand),
         cmocka_unit_test(test_routed_experts_prefetched_only_under_the_dispatch),
