@@ -1841,10 +1841,13 @@ typedef struct pm_serve_result {
     double prefill_tokens_per_mixed_step;
     bool budget_bound;        /* the chunk budget limits throughput: prompts queue */
     double weight_bytes_per_device;
-    double kv_bytes_per_device;       /* the cache the sequences in flight hold, on average */
+    double kv_bytes_per_device;       /* the cache the sequences in flight hold, on average:
+                                         under data-parallel attention the busiest rank's
+                                         ceil(concurrency / ranks) (pm_shard.attn_dp) */
     double hbm_usable_bytes_per_device;
     bool fits_hbm;
-    double max_concurrency;   /* the most sequences whose cache fits beside the weights */
+    double max_concurrency;   /* the most sequences whose cache fits beside the weights (under
+                                 data-parallel attention, over every rank) */
     double die_mm2;           /* 0 without an area block */
     double request_rate_per_s; /* the open loop's rate (0: a closed loop); the counts and the
                                   memory above are then the serial mode's state */

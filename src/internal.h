@@ -1140,8 +1140,9 @@ double pm_serve_micro_batches(const pm_scenario *s, double sequences);
 pm_status pm_serve_step_times(const pm_scenario *s, const pm_mixed_step *m, double M,
                               double t[PM_MODE_COUNT], pm_error *err);
 /* The most sequences whose cache of `positions` each (the draft's beside) fits the usable HBM
- * beside the weights, on the tightest stage (pm_serve_result.max_concurrency's rule, at a
- * given length); weight_bytes (may be NULL) the weights per device. */
+ * beside the weights, on the tightest stage, over every attention rank under data-parallel
+ * attention (pm_serve_result.max_concurrency's rule, at a given length); weight_bytes (may be
+ * NULL) the weights per device. */
 pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double *max_sequences,
                                  double *weight_bytes, pm_error *err);
 

@@ -995,7 +995,7 @@ static pm_status stage_memory(const pm_scenario *s, pm_footprint *fp, pm_error *
 /* The cache the sequences in flight hold: decoding ones input + (output - 1) / 2 positions on
  * average, those in prefill half their prompt; each sequence's at that mean. Into fp: one
  * sequence's footprint, the draft's beside (footprint.c and speculate.c read no hardware, so a
- * compiled point keeps it). */
+ * compiled point keeps it). How many of them a device holds: memory_of and fitting. */
 static pm_status sequence_footprint(const pm_scenario *s, double held, pm_footprint *fp,
                                     pm_error *err);
 
@@ -1012,13 +1012,17 @@ static pm_status footprint_of(const pm_scenario *s, const pm_serve_workload *w,
     return sequence_footprint(s, held, fp, err);
 }
 
-/* One sequence's footprint at `held` positions (rounded), the draft's beside. */
+/* One sequence's footprint at `held` positions (rounded), the draft's beside: the weights per
+ * device and the cache of one whole sequence on the device that holds it. Under data-parallel
+ * attention that is a step of one sequence on each rank (a batch of the ranks): footprint.c
+ * counts the busiest rank's share of the batch (pm_plan_rank_sequences), and a batch of 1
+ * would be 1 / ranks of a sequence under ideal sharding. The weights do not depend on it. */
 static pm_status sequence_footprint(const pm_scenario *s, double held, pm_footprint *fp,
                                     pm_error *err)
 {
     pm_scenario one = *s;
     one.provenance = NULL;
-    one.workload.batch = 1;
+    one.workload.batch = pm_plan_attn_ranks(s);
     double draft_w, draft_kv; /* the draft's beside (0 without speculation) */
     pm_status st = pm_footprint_compute(&one, NULL, llround(held), fp, err);
     if (st == PM_OK)
@@ -1030,11 +1034,23 @@ static pm_status sequence_footprint(const pm_scenario *s, double held, pm_footpr
     return PM_OK;
 }
 
-/* The sequences whose cache (fp's, each) fits `usable` bytes beside fp's weights. */
-static double fitting(double usable, const pm_footprint *fp)
+/* The most sequences in flight whose cache (fp's, each) fits `usable` bytes beside fp's
+ * weights: those of which the busiest device holds (pm_plan_rank_sequences, as memory_of
+ * counts them) at most room / kv. From the count an even split over the attention ranks would
+ * fit down to the first the rule admits: with whole sequences floor(room / kv) x ranks, at
+ * most ranks - 1 steps down; without data-parallel attention floor(room / kv). */
+static double fitting(const pm_scenario *s, double usable, const pm_footprint *fp)
 {
     const double room = usable - fp->weight_bytes;
-    return room <= 0 ? 0.0 : fp->kv_bytes > 0 ? floor(room / fp->kv_bytes) : 1e9;
+    if (room <= 0)
+        return 0.0;
+    if (!(fp->kv_bytes > 0))
+        return 1e9;
+    const double per_device = room / fp->kv_bytes;
+    double n = floor(per_device * pm_plan_attn_ranks(s));
+    while (n > 0 && pm_plan_rank_sequences(s, n) > per_device)
+        n -= 1.0;
+    return n;
 }
 
 /* The memory figures from one sequence's footprint fp (footprint_of). */
@@ -1045,10 +1061,13 @@ static pm_status memory_of(const pm_scenario *s, const pm_serve_workload *w, pm_
     if (pm_cluster_pp(&s->cluster) > 1 && (st = stage_memory(s, &fp, err)) != PM_OK)
         return st;
     out->weight_bytes_per_device = fp.weight_bytes;
-    out->kv_bytes_per_device = w->concurrency * fp.kv_bytes;
+    /* The sequences whose cache the busiest device holds: all of them, or under data-parallel
+     * attention its rank's, ceil(concurrency / ranks) (plan.c's rule, the static estimate's:
+     * `run --batch 65` over 8 ranks holds 9 sequences' cache on a device). */
+    out->kv_bytes_per_device = pm_plan_rank_sequences(s, w->concurrency) * fp.kv_bytes;
     out->hbm_usable_bytes_per_device = pm_hbm_usable_bytes(s);
     out->fits_hbm = fp.weight_bytes + out->kv_bytes_per_device <= out->hbm_usable_bytes_per_device;
-    out->max_concurrency = fitting(out->hbm_usable_bytes_per_device, &fp);
+    out->max_concurrency = fitting(s, out->hbm_usable_bytes_per_device, &fp);
     return PM_OK;
 }
 
@@ -1061,7 +1080,7 @@ pm_status pm_serve_max_sequences(const pm_scenario *s, int64_t positions, double
         st = stage_memory(s, &fp, err);
     if (st != PM_OK)
         return st;
-    *max_sequences = fitting(pm_hbm_usable_bytes(s), &fp);
+    *max_sequences = fitting(s, pm_hbm_usable_bytes(s), &fp);
     if (weight_bytes)
         *weight_bytes = fp.weight_bytes;
     return PM_OK;

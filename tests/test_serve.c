@@ -870,6 +870,55 @@ static void test_served_memory(void **state)
     assert_rel(r.kv_bytes_per_device, (most + 1) * one.kv_bytes, 1e-12);
 }
 
+/* Data-parallel attention: each of the 8 ranks holds its own sequences' cache, the busiest
+ * ceil(n / 8) of n (plan.c's rule, the static estimate's), beside the weights, whole on every
+ * rank but the experts. DeepSeek-V3 in fp8 on 8 H200s, prefill-first, prompts of 2048 and 2048
+ * out: every sequence decodes, holding 2048 + 2047 / 2 = 3071.5 positions, rounded to 3072.
+ * MLA's cache per position: the latent and the rope key, (512 + 64) x 2 B (bf16) x 61 layers
+ * = 70,272 B; one sequence 70,272 x 3072 = 215,875,584 B.
+ * Weights per device (test_moe.c's counts, the attention and the LM head whole): the MLA
+ * attention 7168 x 1536 + 7168 x 576 + 1536 x 128 x 192 + 512 x 128 x 256 + 128 x 128 x 7168
+ * = 187,105,280 a layer, x 61 = 11,413,422,080; the 3 dense MLPs tensor parallel over the 8,
+ * 3 x 49,545,216 = 148,635,648; 58 MoE layers of 1,455,161,344 = 84,399,357,952; the LM head
+ * and the embedding 129280 x 7168 = 926,679,040 each: 97,814,773,760 B (91.10 GiB). Room:
+ * 141 GiB = 151,397,597,184 less those, 53,582,823,424 B, 248.21 sequences a rank: 248 whole
+ * ones, 8 x 248 = 1984 in flight (1985 puts 249 on one rank). Before the rule the cache of all
+ * 64 counted on each device: 248 in flight, 13,816,037,376 B at 64. */
+static void test_served_memory_dp_attention_by_hand(void **state)
+{
+    (void)state;
+    pm_scenario s = load("deepseek-v3-h200");
+    s.cluster.attention_data_parallel = true;
+    const double one = 70272.0 * 3072.0, weights = 97814773760.0;
+    pm_serve_result r = serve(&s, 2048, 2048, 64, 2048, PM_SERVE_PREFILL_FIRST);
+    assert_rel(r.decode_sequences, 64.0, 0.0);
+    assert_rel(r.weight_bytes_per_device, weights, 1e-15);
+    assert_rel(r.hbm_usable_bytes_per_device, 141.0 * 1073741824.0, 0.0);
+    assert_rel(r.kv_bytes_per_device, 8 * one, 1e-15); /* 1,727,004,672 */
+    assert_rel(r.max_concurrency, 1984.0, 0.0);
+    /* 65: the busiest rank holds 9 (run --batch 65 says 9 of the 65 too). */
+    r = serve(&s, 2048, 2048, 65, 2048, PM_SERVE_PREFILL_FIRST);
+    assert_rel(r.kv_bytes_per_device, 9 * one, 1e-15); /* 1,942,880,256 */
+    r = serve(&s, 2048, 2048, 1984, 2048, PM_SERVE_PREFILL_FIRST);
+    assert_true(r.fits_hbm);
+    assert_rel(r.kv_bytes_per_device, 248 * one, 1e-15);
+    r = serve(&s, 2048, 2048, 1985, 2048, PM_SERVE_PREFILL_FIRST);
+    assert_false(r.fits_hbm);
+    /* A burst's admission (pm_serve_max_sequences): whole sequences of 4096 positions,
+     * 70,272 x 4096 = 287,834,112 B, 186.16 a rank: 8 x 186 = 1488. */
+    double most, w;
+    assert_int_equal(pm_serve_max_sequences(&s, 4096, &most, &w, NULL), PM_OK);
+    assert_rel(most, 8 * 186.0, 0.0);
+    assert_rel(w, weights, 1e-15);
+    /* Ideal sharding splits the sequences evenly: 65 / 8 of one on each device, and
+     * floor(8 x 248.21) = 1985 in flight (the split counted once: a footprint at batch 1 is
+     * already an eighth of a sequence's cache under it). */
+    s.options.sharding = PM_SHARDING_IDEAL;
+    r = serve(&s, 2048, 2048, 65, 2048, PM_SERVE_PREFILL_FIRST);
+    assert_rel(r.kv_bytes_per_device, 65.0 / 8.0 * one, 1e-15);
+    assert_rel(r.max_concurrency, 1985.0, 0.0);
+}
+
 static void test_served_refused(void **state)
 {
     (void)state;
@@ -1089,6 +1138,7 @@ int main(void)
         cmocka_unit_test(test_served_properties),
         cmocka_unit_test(test_more_l2_never_slower_streaming),
         cmocka_unit_test(test_served_memory),
+        cmocka_unit_test(test_served_memory_dp_attention_by_hand),
         cmocka_unit_test(test_served_refused),
         cmocka_unit_test(test_compiled_refuses_as_served),
         cmocka_unit_test(test_max_in_flight_is_a_fixed_point),
