@@ -2592,6 +2592,14 @@ PM_API pm_status pm_optimize_axis_for(const pm_scenario *s, pm_axis_kind kind,
                                       int grid_points, double rel_tol, int max_iter,
                                       pm_optimum *out, pm_error *err);
 
+/** The grid the front ends bracket [lo, hi] with (pm_optimize_axis_for's grid_points): log
+ * steps of 1 % at most, at least 33 points, at most 4001. The objective rises in steps (the
+ * capacities where Algorithm 1 fits another prefetch) and falls with the area between them, so
+ * a coarser grid can step over the best step (a 33-point grid over 8-512 MiB of L2 on
+ * qwen3-30b-a3b bracketed 29 MiB where 43.9 MiB is better); a step narrower than the grid's can
+ * still be missed. */
+PM_API int pm_optimize_grid_points(double lo, double hi);
+
 /** The relative difference under which the front ends call two objectives of a count axis a
  * tie (pm_optimize_count's tie_rel_tol): far above the rounding of equal figures reached
  * by different products (dp replicas scale tokens/s and devices alike: a few ulps, 1e-16),

@@ -171,6 +171,14 @@ pm_status pm_maximize_log(pm_objective_fn f, void *user, double lo, double hi, i
     return st;
 }
 
+int pm_optimize_grid_points(double lo, double hi)
+{
+    if (!(lo > 0) || !(hi > lo) || !isfinite(hi))
+        return 33;
+    const double n = ceil(log(hi / lo) / log1p(0.01)) + 1.0;
+    return n < 33 ? 33 : n > 4001 ? 4001 : (int)n;
+}
+
 /* What objective goal needs of s's accelerator: the "cost" object (usd), the "energy" object
  * (joule) and its area (*a, every objective: the density's divisor). */
 static pm_status objective_needs(const pm_scenario *s, pm_objective goal, pm_area *a,

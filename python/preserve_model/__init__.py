@@ -829,7 +829,8 @@ MODES = ("serial", "fused", "preserve")
 def optimize(config="llama70b", axis="l2", overrides=None, *, objective="mm2", data_dir=None,
              **shortcuts):
     """Per mode, the value of one design axis that maximises an objective: the `--optimize`
-    command's search (a continuous axis: a 33-point log grid, then GSL's Brent minimiser to
+    command's search (a continuous axis: a log grid of 1 % steps at most (at least 33 points:
+    pm_optimize_grid_points), then GSL's Brent minimiser to
     1e-3; the counts pp, dp and split: every value, ties to the smaller value).
 
     axis: "l2", "l2_bw", "compute", "hbm_bw" or "link_bw" (the axis's default sweep range),

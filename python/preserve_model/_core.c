@@ -1386,7 +1386,8 @@ static PyObject *optimize(PyObject *self, PyObject *args, PyObject *kw)
         st = pm_optimize_count(&s, kind, (pm_objective)goal, lo, hi, PM_OPTIMIZE_TIE_REL_TOL,
                                &opt, &err);
     else
-        st = pm_optimize_axis_for(&s, kind, (pm_objective)goal, lo, hi, 33, 1e-3, 100, &opt,
+        st = pm_optimize_axis_for(&s, kind, (pm_objective)goal, lo, hi,
+                                  pm_optimize_grid_points(lo, hi), 1e-3, 100, &opt,
                                   &err);
     if (st == PM_OK && !opt.exhaustive)
         st = pm_estimate_compute(&s, &e, &err);

@@ -33,9 +33,11 @@ static void write_csv(const cli *c, pm_axis_kind kind, double lo, double hi,
                "relative %g); %d evaluations, %d refused\n",
                pm_axis_column(kind), lo, hi, opt->tie_rel_tol, opt->evaluations, opt->skipped);
     else
-        printf("# searched %s in [%.6g, %.6g]: 33-point log grid, then Brent (GSL) to 1e-3; %d evaluations\n",
+        printf("# searched %s in [%.6g, %.6g]: %d-point log grid (1 %% steps at most), then "
+               "Brent (GSL) to 1e-3; %d evaluations\n",
                pm_axis_column(kind), pm_axis_display_value(kind, lo),
-               pm_axis_display_value(kind, hi), opt->evaluations);
+               pm_axis_display_value(kind, hi), pm_optimize_grid_points(lo, hi),
+               opt->evaluations);
     if (c->objective != PM_OBJECTIVE_MM2)
         printf("# objective %s: the value maximising %s\n", pm_objective_name(c->objective),
                pm_objective_column(c->objective));
@@ -135,7 +137,8 @@ int cmd_optimize(const cli *c)
     const bool count = pm_axis_is_count(kind);
     if ((count ? pm_optimize_count(&s, kind, c->objective, lo, hi, PM_OPTIMIZE_TIE_REL_TOL,
                                    &opt, &err)
-               : pm_optimize_axis_for(&s, kind, c->objective, lo, hi, 33, 1e-3, 100, &opt,
+               : pm_optimize_axis_for(&s, kind, c->objective, lo, hi,
+                                      pm_optimize_grid_points(lo, hi), 1e-3, 100, &opt,
                                       &err)) != PM_OK ||
         (!count && pm_estimate_compute(&s, &e, &err) != PM_OK)) {
         pm_scenario_release(&s);
