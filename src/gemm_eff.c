@@ -5,7 +5,8 @@
  *  - wave quantisation: an M x N GEMM has T = ceil(M / tile_m) ceil(N / tile_n) output tiles,
  *    run in ceil(T / U) waves on U compute units, each a whole tile's work however much of it
  *    the shape fills, so the compute time is the ideal one divided by
- *    M N / (U ceil(T / U) tile_m tile_n) (a 4096 x 2112 fp8 GEMM on H100, 128 x 128 tiles: 544
+ *    M N / (U ceil(T / U) tile_m tile_n), at the M tile (tile_m or half of it) that wastes
+ *    least (a 4096 x 2112 fp8 GEMM on H100, 128 x 128 tiles: 544
  *    tiles, 5 waves of 132, 80 %; DeepGEMM measures 51 % of peak there against 72 % at
  *    4096 x 7168); the time is then a staircase in M and N, never falling as they grow; with
  *    fewer tiles than units the kernels split K over the idle units (split-K, stream-K: the
@@ -33,21 +34,32 @@
 
 #include "internal.h"
 
+/* The slots' work (in output elements) an M x N GEMM takes with M tiles of tm rows: U whole
+ * tiles a wave, a tile the shape fills in part costing a whole one; with fewer tiles than
+ * units the kernels split K over the idle units (split-K, stream-K), the shape's own work. */
+static double slots_work(const pm_gemm_params *g, double m, double n, double tm)
+{
+    const double tiles = ceil(m / tm) * ceil(n / g->tile_n);
+    if (tiles < g->compute_units)
+        return m * n;
+    return ceil(tiles / g->compute_units) * g->compute_units * tm * g->tile_n;
+}
+
 double pm_gemm_wave_frac(const pm_accelerator *a, double m, double n)
 {
     const pm_gemm_params *g = &a->gemm;
     if (!g->present || !(m >= 1) || !(n >= 1))
         return 1.0;
-    const double tiles = ceil(m / g->tile_m) * ceil(n / g->tile_n);
-    /* Fewer tiles than units: the kernels split K over the idle units (split-K, stream-K). */
-    if (tiles < g->compute_units)
-        return 1.0;
-    /* Each wave runs U whole tiles: a tile the shape fills in part (M or N not a multiple of
-     * the tile) costs a whole one. The busy fraction is the shape's work over the waves' slots,
-     * M N / (waves U tile_m tile_n), not the tiles' count over them (which charged nothing for
-     * the padding: a step of M = 385 tokens ran faster than one of 384). */
-    const double waves = ceil(tiles / g->compute_units);
-    return m * n / (waves * g->compute_units * g->tile_m * g->tile_n);
+    /* The kernel's M tile: the accelerator's or half of it, whichever wastes least (cuBLAS's
+     * heuristics pick among CUTLASS-style configurations of 128- and 64-row tiles for these
+     * shapes; smaller tiles run the tensor cores below their rate, which the model does not
+     * have, so they are not offered): the busy fraction is the shape's work over the fewer
+     * slots' work. Each candidate's work is a staircase that never falls as M or N grows, so
+     * their least never does either (one tile alone with its padding uncharged made a
+     * 385-token step faster than a 384-token one). */
+    const double half = g->tile_m / 2 >= 1 ? slots_work(g, m, n, g->tile_m / 2) : INFINITY;
+    const double whole = slots_work(g, m, n, g->tile_m);
+    return m * n / (half < whole ? half : whole);
 }
 
 double pm_gemm_dequant_s(const pm_scenario *s, const pm_node *n)

@@ -34,7 +34,7 @@ check stage-range 1 "stage 2: the plan has 2 stages" "$pm" explain "${pp2[@]}" -
 check stage-no-stages 1 "stage 1: the plan has 1 stage" "$pm" timeline --config llama70b --stage 1
 check stage-not-run 2 "--stage" "$pm" --config llama70b --stage 0
 # The split axis: the last stage's layers, 1 to the even share (80 layers over 2 stages: 40)
-check sweep-split 0 "40,25.0184" "$pm" sweep "${pp2[@]}" --batch 16 --sweep split
+check sweep-split 0 "40,25.0115" "$pm" sweep "${pp2[@]}" --batch 16 --sweep split
 check sweep-split-no-stages 0 "give pp > 1" "$pm" sweep --config llama70b --sweep split=2
 # KV reads: 70 heads / 8 KV heads over 4 devices = 2 KV heads per device. On ascend-910b
 # (kv_strided_efficiency_frac 0.5) they are strided at 0.5 x 100 = 50 %; on h100-sxm (1) the
