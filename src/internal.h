@@ -1130,6 +1130,10 @@ typedef struct pm_serve_compiled {
 pm_status pm_serve_compute_compiled(const pm_scenario *s, const pm_serve_workload *w,
                                     pm_serve_compiled *c, pm_serve_result *out, pm_error *err);
 void pm_serve_compiled_release(pm_serve_compiled *c);
+/* Whether w at chunk_budget and concurrency is a decode-first wave whose prompts need more
+ * than one step (they spread into groups: not modelled; pm_serve_compute refuses it, search
+ * leaves the point outside its space). */
+bool pm_serve_wave_spreads(const pm_serve_workload *w, int64_t chunk_budget, double concurrency);
 /* ---- serve.c: what burst.c asks of it */
 /* Micro-batches in flight through the stages when `sequences` are: cluster.micro_batches, or
  * one per stage (vLLM's virtual engines), at most the whole sequences, at least 1. */

@@ -598,8 +598,7 @@ static pm_status group_scenario(const search *se, worker_state *ws, size_t gi,
 static bool outside_space(const pm_serve_workload *w, int64_t chunk, double c)
 {
     return w->rule == PM_SERVE_DECODE_FIRST &&
-           ((double)chunk <= c ||
-            (w->arrival == PM_SERVE_WAVE && (double)w->input_tokens * c > (double)chunk));
+           ((double)chunk <= c || pm_serve_wave_spreads(w, chunk, c));
 }
 
 /* Evaluates group gi: its concurrencies upwards, cut where the pruning allows (not in an

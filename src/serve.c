@@ -529,6 +529,14 @@ static pm_status serve_pipeline(const pm_scenario *s, pm_pipeline *pl, pm_error 
 }
 
 /* (internal.h) */
+bool pm_serve_wave_spreads(const pm_serve_workload *w, int64_t chunk_budget, double concurrency)
+{
+    /* Under decode-first a wave whose prompts need more than one step spreads into groups (the
+     * first prompts decode while the others prefill); one that fits a step is prefill-first's. */
+    return w->arrival == PM_SERVE_WAVE && w->rule != PM_SERVE_PREFILL_FIRST &&
+           !((double)w->input_tokens * concurrency <= (double)chunk_budget);
+}
+
 double pm_serve_micro_batches(const pm_scenario *s, double sequences)
 {
     const int given = s->cluster.micro_batches > 0 ? s->cluster.micro_batches
@@ -948,10 +956,7 @@ static pm_status check_workload(const pm_serve_workload *w, pm_error *err)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "input and output tokens must be in [1, 2^40] (got %lld and %lld)",
                        (long long)w->input_tokens, (long long)w->output_tokens);
-    /* Under decode-first a wave whose prompts need more than one step spreads into groups (the
-     * first prompts decode while the others prefill); one that fits a step is prefill-first's. */
-    if (w->arrival == PM_SERVE_WAVE && w->rule != PM_SERVE_PREFILL_FIRST &&
-        !((double)w->input_tokens * w->concurrency <= (double)w->chunk_budget))
+    if (pm_serve_wave_spreads(w, w->chunk_budget, w->concurrency))
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, NULL,
                        "a wave of requests under decode-first is modelled only when the chunk "
                        "budget (%lld tokens) holds every prompt (%g x %lld): beyond, the prompts "
