@@ -394,6 +394,43 @@ static void test_h100_die_is_gh100s_published_area(void **state)
     assert_true(fabs(area.io_die_mm2 - 52.2206) < 1e-3);
 }
 
+/* Leakage is a process node's (docs/data-format.md): each bundled part takes its node's
+ * reference value, whatever its own board power: 4N/N5 the H100's (30 % of 700 W over its
+ * modelled 814 mm2: 0.25798 W/mm2), 7 nm-class (N7, N6, SMIC N+1) the A100's (0.1523). MI300X
+ * holds both: its 8 N5 XCDs at the first, its 4 N6 IODs at the second, weighted by the
+ * modelled silicon at the preset. Gaudi 3 and MI300X carried 0.1134, the H100's 210 W over the
+ * 1851.5 mm2 the A100's unscaled coefficients once gave it, though their area no longer uses
+ * those coefficients. */
+static void test_leakage_is_the_nodes(void **state)
+{
+    (void)state;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    const double n5 = 210.0 / 814.0, n7 = 0.1523; /* 0.257985 W/mm2: the file carries 5 digits */
+    pm_accelerator a;
+    pm_area area;
+    static const char *const n5_parts[] = {"h100-sxm", "h200-sxm", "gaudi3"};
+    for (size_t i = 0; i < sizeof n5_parts / sizeof n5_parts[0]; i++) {
+        assert_int_equal(pm_accelerator_load(n5_parts[i], &opts, &a, NULL), PM_OK);
+        if (!(fabs(a.energy.leakage_W_per_mm2 / n5 - 1.0) < 5e-5))
+            fail_msg("%s: %g W/mm2, the N5 value %g", n5_parts[i], a.energy.leakage_W_per_mm2, n5);
+    }
+    static const char *const n7_parts[] = {"a100-sxm-40gb", "a100-sxm-80gb", "gaudi2",
+                                           "ascend-910b", "tpu-v5e", "paper-dse"};
+    for (size_t i = 0; i < sizeof n7_parts / sizeof n7_parts[0]; i++) {
+        assert_int_equal(pm_accelerator_load(n7_parts[i], &opts, &a, NULL), PM_OK);
+        if (!(a.energy.leakage_W_per_mm2 == n7))
+            fail_msg("%s: %g W/mm2, the 7 nm value %g", n7_parts[i], a.energy.leakage_W_per_mm2, n7);
+    }
+    /* MI300X: 8 XCDs x 92.0803 = 736.642 mm2, 4 IODs x 147.3686 = 589.474 mm2 (1326.116 in
+     * all): (736.642 x 0.25798 + 589.474 x 0.1523) / 1326.116 = 0.21100 W/mm2. */
+    assert_int_equal(pm_accelerator_load("mi300x", &opts, &a, NULL), PM_OK);
+    assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
+    assert_true(fabs(area.compute_dies * area.compute_die_mm2 - 736.642) < 1e-3);
+    assert_true(fabs(area.io_dies * area.io_die_mm2 - 589.474) < 1e-3);
+    const double mix = (736.642 * 0.25798 + 589.474 * n7) / 1326.116;
+    assert_true(fabs(a.energy.leakage_W_per_mm2 / mix - 1.0) < 5e-5);
+}
+
 /* Issue 41: no bundled accelerator has a die over the reticle (each loads: a file over it is
  * refused), and one a what-if grows over it is flagged, not refused. */
 static void test_every_bundled_die_fits_the_reticle(void **state)
@@ -913,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_cost_and_energy_need_their_blocks),
         cmocka_unit_test(test_loads_energy_and_cost_blocks),
         cmocka_unit_test(test_modelled_power_below_board_power),
+        cmocka_unit_test(test_leakage_is_the_nodes),
         cmocka_unit_test(test_power_clock_frac_by_hand),
         cmocka_unit_test(test_property_prefill_power_and_decode_clock),
         cmocka_unit_test(test_prefill_power_warning),
