@@ -192,6 +192,10 @@ typedef struct pm_model {
     double quant_bits;     /* bits per stored weight the method states (4, 8); 0: not stated, or
                               mixed across the config's groups */
     bool quant_float;      /* those weights are floating point (fp8, fp4), not integers */
+    /* The checkpoint's multi-token-prediction layers (num_nextn_predict_layers: DeepSeek-V3's
+     * one); not run by a step, only as speculative decoding's drafter (method "mtp", which may
+     * ask for at most these). 0: none. */
+    int mtp_layers;
 } pm_model;
 
 /** Whether layer `layer` (0-based) of m is local: it attends through its sliding window (or

@@ -499,6 +499,13 @@ static pm_status check_spec_together(const pm_scenario *s, pm_error *err)
                        "the draft model's vocabulary differs from the target's (%d vs %d "
                        "tokens): the target cannot verify its tokens",
                        sp->draft.vocab, s->model.vocab);
+    if (sp->method == PM_SPEC_MTP && sp->mtp_layers > s->model.mtp_layers)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.speculative.mtp_layers",
+                       "%d MTP layer%s asked of a model with %d (its num_nextn_predict_layers): "
+                       "MTP drafts with the checkpoint's own multi-token-prediction layers; a "
+                       "model without them drafts with method \"draft_model\" (or is given "
+                       "them, a what-if: model.num_nextn_predict_layers)",
+                       sp->mtp_layers, sp->mtp_layers == 1 ? "" : "s", s->model.mtp_layers);
     pm_scenario d;
     pm_spec_draft_scenario(s, &d);
     pm_status st = pm_scenario_check(&d, err);

@@ -585,25 +585,45 @@ static void components_free(component *cs, size_t n)
 
 static const char *const sharding_names[] = {"megatron", "ideal"};
 
-/* Names the last override of err's path as the error's place ("override KEY=VALUE"): when the
- * error names no file yet, or always when replace is true (a key only an override wrote). */
-static void blame_override(const pm_load_opts *opts, size_t n_ov, pm_error *err, bool replace)
+/* The last of the n_ov overrides that set path ("$.a.b"): the key itself, or with below one
+ * under it too (an unknown key only an override made: "foo.bar=1" makes "foo"); -1: none. */
+static long override_of(const pm_load_opts *opts, size_t n_ov, const char *path, bool below)
 {
-    if (!err || (err->file[0] && !replace) || strncmp(err->path, "$.", 2) != 0)
-        return;
+    if (strncmp(path, "$.", 2) != 0)
+        return -1;
+    const size_t n = strlen(path + 2);
     for (size_t i = n_ov; i-- > 0;) {
         char key[256];
         const char *val = NULL;
-        const size_t n = strlen(err->path + 2);
-        /* The key itself, or one below it (an unknown key only an override made: "foo.bar=1"
-         * makes "foo"). */
         if (split_override(opts->overrides[i], key, sizeof key, &val, NULL) == PM_OK &&
-            strncmp(err->path + 2, key, n) == 0 && (key[n] == '\0' || key[n] == '.')) {
-            snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s",
-                     opts->overrides[i]);
-            return;
-        }
+            strncmp(path + 2, key, n) == 0 && (key[n] == '\0' || (below && key[n] == '.')))
+            return (long)i;
     }
+    return -1;
+}
+
+/* Names the last override of err's path (or below it) as the error's place ("override
+ * KEY=VALUE"): when the error names no file yet, or always when replace is true (a key only
+ * an override wrote). */
+static void blame_override(const pm_load_opts *opts, size_t n_ov, pm_error *err, bool replace)
+{
+    if (!err || (err->file[0] && !replace))
+        return;
+    const long i = override_of(opts, n_ov, err->path, true);
+    if (i >= 0)
+        snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s", opts->overrides[i]);
+}
+
+/* A key of the scenario's own blocks (its "speculative") that err names in the scenario's
+ * file sfile: the override that set it, where one did (overrides apply over the file). */
+static void blame_scenario_key(const pm_load_opts *opts, size_t n_ov, const char *sfile,
+                               pm_error *err)
+{
+    const long i = err && strcmp(err->file, sfile) == 0
+                       ? override_of(opts, n_ov, err->path, false)
+                       : -1;
+    if (i >= 0)
+        snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s", opts->overrides[i]);
 }
 
 /* Overrides that replace a whole component go first: "model=llama3-8b". */
@@ -805,8 +825,10 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
         out->cluster.algorithm = out->runtime.allreduce;
     if (st == PM_OK && (st = read_scenario_keys(root, sfile, prov, out, err)) != PM_OK)
         blame_override(opts, n_ov, err, true); /* "foo=1": foo is the override's */
-    if (st == PM_OK && (st = read_speculative(dd, root, sfile, prov, &out->spec, err)) != PM_OK)
+    if (st == PM_OK && (st = read_speculative(dd, root, sfile, prov, &out->spec, err)) != PM_OK) {
+        blame_scenario_key(opts, n_ov, sfile, err);
         blame_override(opts, n_ov, err, false);
+    }
     if (st != PM_OK) {
         pm_provenance_free(prov);
         return st;
@@ -820,6 +842,7 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
         for (size_t i = prov->n; err && !err->file[0] && i-- > 0;)
             if (prov->items[i].file && strcmp(prov->items[i].path, err->path) == 0)
                 pm_strlcpy(err->file, prov->items[i].file, sizeof err->file);
+        blame_scenario_key(opts, n_ov, sfile, err);
         blame_override(opts, n_ov, err, false);
         if (err && !err->file[0])
             pm_strlcpy(err->file, sfile, sizeof err->file);

@@ -166,8 +166,6 @@ static const hf_key_note hf_ignored[] = {
     {"do_layer_norm_before", "norm placement: " NOCOST},
     {"_remove_final_layer_norm", "norm placement: " NOCOST},
     {"layerdrop", "training only"},
-    {"num_nextn_predict_layers", "the multi-token-prediction module serves only speculative "
-                                 "decoding (not modelled): neither loaded nor run here"},
     /* DBRX's nested attn_config and ffn_config (hf_open_layout); clip_qkv is above. */
     /* Phi-3-small (phi3small): muP scales, the gegelu clamp, its own RoPE keys. */
     {"mup_attn_multiplier", "a scale of the scores: " NOCOST},

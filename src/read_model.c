@@ -494,7 +494,8 @@ static pm_status read_model_fields(pm_obj *o, const hf_layout *l, pm_model *m, b
         (st = note_biases(o, m, hf, all_key)) != PM_OK)
         return st;
     if ((st = pm_read_window(o, m, hf, mt)) != PM_OK ||
-        (st = read_moe(l->ffn, m, mt, l->dbrx)) != PM_OK)
+        (st = read_moe(l->ffn, m, mt, l->dbrx)) != PM_OK ||
+        (st = pm_read_int(o, "num_nextn_predict_layers", false, 0, 64, &m->mtp_layers)) != PM_OK)
         return st;
 
     if (m->heads % m->kv_heads != 0)

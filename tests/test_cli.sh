@@ -740,7 +740,8 @@ check search-pp-budget 0 "TP 8 x PP 3 = 24 devices does not divide the budget of
 check search-pp-list-bad 2 "--pp-list" "$pm" search --pp-list 0
 check search-pp-list-big 2 "--pp-list" "$pm" search --pp-list 129
 check search-spec 0 "# space: 55 points x 3 modes; 52 evaluated, 0 pruned, 3 not served" "$pm" search --config llama70b-h100 \
-    --budget 8 --tp-list 8 --tpot-limit 30ms --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
+    --budget 8 --tp-list 8 --tpot-limit 30ms --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1 \
+    --set model.num_nextn_predict_layers=1
 # The objective rises in steps where another prefetch fits and falls with the area between:
 # a 33-point grid stepped over the best step (29.27 MiB reported; 43.9 MiB is 0.26 % better).
 check optimize-narrow-step 0 "preserve,43.9" "$pm" optimize l2=8MiB:512MiB -c qwen3-30b-a3b
@@ -889,10 +890,19 @@ check spec-pp 1 "speculative decoding over pipeline stages is not modelled" \
 check spec-no-draft 1 '$.speculative.draft_model: missing' \
     "$pm" --spec-tokens 3 --spec-accept 0.8 --set speculative.method=draft_model
 # Served: 1 + 0.7 + 0.49 = 2.19 tokens per verify step.
-check spec-serve 0 "MTP heads, 2 drafted tokens, 2.1900 tokens per verify step" \
+# Llama-3-8B has no MTP layer (no num_nextn_predict_layers): refused, the option's override
+# named; given one (a what-if), served.
+check spec-mtp-none 1 '--set speculative.mtp_layers=1: $.speculative.mtp_layers: 1 MTP layer asked of a model with 0 (its num_nextn_predict_layers)' \
     "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
+check spec-mtp-more 1 '2 MTP layers asked of a model with 1' \
+    "$pm" --config deepseek-v3-mtp --spec-mtp 2
+check spec-accept-named 1 '--set speculative.acceptance=1: $.speculative.acceptance: must be in [0, 1)' \
+    "$pm" --config deepseek-v3-mtp --spec-accept 1
+M=(--set model.num_nextn_predict_layers=1)
+check spec-serve 0 "MTP heads, 2 drafted tokens, 2.1900 tokens per verify step" \
+    "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1 "${M[@]}"
 check spec-serve-json 0 '"speculative": {"method": "mtp", "draft_tokens": 2, "tokens_per_step": 2.19}' \
-    "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1 --format json
+    "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1 "${M[@]}" --format json
 
 # ---- data-parallel attention with EP MLPs (issue 44) -----------------------------------------
 # Qwen3-30B-A3B at batch 64 on 4 ranks: 16 sequences each.

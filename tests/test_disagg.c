@@ -327,10 +327,11 @@ static void test_codesign_best_is_the_pools_densest(void **state)
 
 /* ---------------------------------------------------------------- speculative decoding */
 
-/* Both pools speculate with Llama-3-70B's one MTP layer drafting k = 2 at acceptance 0.5. */
+/* Both pools speculate with one MTP layer drafting k = 2 at acceptance 0.5 (Llama-3-70B given
+ * one, a what-if: its checkpoint has none). */
 static const char *const mtp2[] = {"speculative.draft_tokens=2", "speculative.acceptance=0.5",
                                    "speculative.method=mtp", "speculative.mtp_layers=1",
-                                   "speculative.source=test"};
+                                   "speculative.source=test", "model.num_nextn_predict_layers=1"};
 
 /* k = 0 (the block present, nothing drafted) is today's deployment bit for bit: every figure
  * of every mode, the cache, the fit. */
@@ -339,9 +340,9 @@ static void test_spec_k0_is_plain_disagg(void **state)
     (void)state;
     const char *const k0[] = {"speculative.draft_tokens=0", "speculative.acceptance=0.5",
                               "speculative.method=mtp", "speculative.mtp_layers=1",
-                              "speculative.source=test"};
+                              "speculative.source=test", "model.num_nextn_predict_layers=1"};
     const pm_scenario plain = load("llama70b-h100", NULL, 0);
-    const pm_scenario zero = load("llama70b-h100", k0, 5);
+    const pm_scenario zero = load("llama70b-h100", k0, 6);
     pm_disagg_workload w = workload(1024, 129);
     const double rates[] = {0.0, 0.5};
     for (int i = 0; i < 2; i++) {
@@ -373,7 +374,7 @@ static void test_spec_k0_is_plain_disagg(void **state)
 static void test_spec_decode_pool_golden(void **state)
 {
     (void)state;
-    const pm_scenario s = load("llama70b-h100", mtp2, 5);
+    const pm_scenario s = load("llama70b-h100", mtp2, 6);
     pm_disagg_workload w = workload(1024, 129);
     w.decode_concurrency = 16;
     w.prefill_instances = 8; /* the decode instance binds */
@@ -415,9 +416,9 @@ static void test_spec_decode_pool_properties(void **state)
     (void)state;
     const char *const hi[] = {"speculative.draft_tokens=2", "speculative.acceptance=0.9",
                               "speculative.method=mtp", "speculative.mtp_layers=1",
-                              "speculative.source=test"};
+                              "speculative.source=test", "model.num_nextn_predict_layers=1"};
     const pm_scenario plain = load("llama70b-h100", NULL, 0);
-    const pm_scenario sp = load("llama70b-h100", hi, 5);
+    const pm_scenario sp = load("llama70b-h100", hi, 6);
     pm_disagg_workload w = workload(1024, 129);
     pm_disagg_result a, b;
     assert_int_equal(pm_disagg_compute(&plain, &plain, &w, &a, NULL), PM_OK);
@@ -441,11 +442,11 @@ static void test_spec_refusals(void **state)
 {
     (void)state;
     const pm_scenario plain = load("llama70b-h100", NULL, 0);
-    const pm_scenario sp = load("llama70b-h100", mtp2, 5);
+    const pm_scenario sp = load("llama70b-h100", mtp2, 6);
     const char *const two[] = {"speculative.draft_tokens=2", "speculative.acceptance=0.5",
                                "speculative.method=mtp", "speculative.mtp_layers=2",
-                               "speculative.source=test"};
-    const pm_scenario sp2 = load("llama70b-h100", two, 5);
+                               "speculative.source=test", "model.num_nextn_predict_layers=2"};
+    const pm_scenario sp2 = load("llama70b-h100", two, 6);
     pm_disagg_workload w = workload(1024, 129);
     pm_disagg_result r;
     pm_error err;

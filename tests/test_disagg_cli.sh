@@ -30,13 +30,17 @@ check disagg-codesign 0 "<- best (preserve)" "$pm" disagg "${P[@]}" --concurrenc
 check disagg-codesign-csv 0 "pool,l2_capacity_MiB," "$pm" disagg "${P[@]}" --concurrency 64 --codesign l2=8MiB,64MiB --format csv
 # Speculative decoding in both pools (issue 45): one MTP layer drafting 2 at 0.7 accepted,
 # E = 1 + 0.7 + 0.49 = 2.19 tokens a verify step; the cache sent holds the MTP layer's too.
-S=(--spec-tokens 2 --spec-accept 0.7 --spec-mtp 1)
+# Llama-3-70B has no MTP layer: each pool's model is given one (a what-if).
+S=(--spec-tokens 2 --spec-accept 0.7 --spec-mtp 1 --prefill-set model.num_nextn_predict_layers=1
+   --decode-set model.num_nextn_predict_layers=1)
+check disagg-spec-no-mtp 1 "--prefill-set speculative.mtp_layers=1: \$.speculative.mtp_layers: 1 MTP layer asked of a model with 0" \
+    "$pm" disagg "${P[@]}" --concurrency 16 --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1
 check disagg-spec 0 "2.1900 tokens per verify step" "$pm" disagg "${P[@]}" --concurrency 16 "${S[@]}"
 check disagg-spec-json 0 '"speculative": {"method": "mtp", "draft_tokens": 2, "tokens_per_step": 2.19}' \
     "$pm" disagg "${P[@]}" --concurrency 16 "${S[@]}" --format json
 check disagg-spec-one-pool 1 "prefill.speculative" "$pm" disagg "${P[@]}" --decode-set speculative.draft_tokens=2 \
     --decode-set speculative.acceptance=0.7 --decode-set speculative.method=mtp --decode-set speculative.mtp_layers=1 \
-    --decode-set speculative.source=test
+    --decode-set speculative.source=test --decode-set model.num_nextn_predict_layers=1
 # Refusals: the key named, usage errors exit 2.
 check disagg-models 1 "decode.model" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama8b
 check disagg-kv-dtype 1 "decode.workload.kv_dtype" "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b

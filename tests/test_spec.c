@@ -208,6 +208,10 @@ static void test_refusals_name_the_key(void **state)
 {
     (void)state;
     pm_scenario s = load("llama70b");
+    assert_int_equal(s.model.mtp_layers, 0);
+    pm_scenario ds = load("deepseek-v3-mtp"); /* DeepSeek-V3's one MTP module, read */
+    assert_int_equal(ds.model.mtp_layers, 1);
+    pm_scenario_release(&ds);
     pm_test_speculate(&s, 3, 1.0);
     expect_refusal(&s, PM_ERR_RANGE, "$.speculative.acceptance");
     pm_test_speculate(&s, 3, NAN);
@@ -220,6 +224,14 @@ static void test_refusals_name_the_key(void **state)
     pm_test_speculate(&s, 3, 0.5);
     s.spec.mtp_layers = 0;
     expect_refusal(&s, PM_ERR_RANGE, "$.speculative.mtp_layers");
+    /* MTP drafts with the checkpoint's own layers: Llama-3-70B has none
+     * (num_nextn_predict_layers absent), and one layer does not give two. */
+    pm_test_speculate(&s, 3, 0.5);
+    s.model.mtp_layers = 0;
+    expect_refusal(&s, PM_ERR_INCONSISTENT, "$.speculative.mtp_layers");
+    s.model.mtp_layers = 1;
+    s.spec.mtp_layers = 2;
+    expect_refusal(&s, PM_ERR_INCONSISTENT, "$.speculative.mtp_layers");
     pm_test_speculate(&s, 3, 0.5);
     s.spec.method = PM_SPEC_DRAFT_MODEL; /* without a draft model */
     expect_refusal(&s, PM_ERR_MISSING, "$.speculative.draft_model");

@@ -55,9 +55,11 @@ static inline pm_scenario pm_test_load(const char *name, const char *const *ov, 
 }
 
 /* Speculative decoding (issue 45): k drafted tokens at one acceptance rate a, the target's MTP
- * heads (one layer). */
+ * heads (one layer; the model given one where it has none, a what-if). */
 static inline void pm_test_speculate(pm_scenario *s, int k, double a)
 {
+    if (s->model.mtp_layers < 1)
+        s->model.mtp_layers = 1;
     memset(&s->spec, 0, sizeof s->spec);
     s->spec.draft_tokens = k;
     s->spec.n_acceptance = 1;

@@ -22,6 +22,9 @@ from preserve_model import _core
 TOOL = os.environ.get("PRESERVE_MODEL_TOOL", "preserve-model")
 SOURCE = os.environ.get("PRESERVE_MODEL_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 DATA = os.path.join(SOURCE, "data")
+# A model given one multi-token-prediction layer (num_nextn_predict_layers): the what-if the
+# MTP tests of a Llama need (their checkpoints have none, and method "mtp" is refused there).
+MTP1 = {"model.num_nextn_predict_layers": 1}
 
 
 def tool(*args):
@@ -539,17 +542,21 @@ def test_serve_matches_the_tool():
 
 def test_serve_speculative_matches_the_tool():
     """serve()'s spec_* keywords are the CLI's --spec-* options (issue 45); k = 0 is plain."""
-    spec = dict(spec_tokens=3, spec_accept=0.7, spec_mtp=1)
+    # Llama-3-70B given one MTP layer (a what-if: its checkpoint has none, refused without)
+    spec = dict(spec_tokens=3, spec_accept=0.7, spec_mtp=1, overrides=MTP1)
     got = pm.serve("llama70b-h100", concurrency=[1, 16], **spec)
     text = tool("serve", "--config", "llama70b-h100", "--concurrency", "1,16", "--spec-tokens",
-                "3", "--spec-accept", "0.7", "--spec-mtp", "1", "--format", "csv")
+                "3", "--spec-accept", "0.7", "--spec-mtp", "1", "--set",
+                "model.num_nextn_predict_layers=1", "--format", "csv")
     rows = list(csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#")))
     for i, row in enumerate(rows):
         assert float(row["preserve_tpot_s"]) == pytest.approx(got["preserve_tpot_s"][i], rel=1e-8)
     plain = pm.serve("llama70b-h100", concurrency=[1, 16])
     assert np.all(got["serial_tpot_s"] < plain["serial_tpot_s"])
     off = pm.serve("llama70b-h100", concurrency=[1, 16], spec_tokens=0, spec_accept=0.7,
-                   spec_mtp=1)
+                   spec_mtp=1, overrides=MTP1)
+    with pytest.raises(pm.Error, match="1 MTP layer asked of a model with 0"):
+        pm.serve("llama70b-h100", concurrency=[1], spec_tokens=3, spec_accept=0.7, spec_mtp=1)
     assert np.array_equal(off["serial_tpot_s"], plain["serial_tpot_s"])
 
 
@@ -977,7 +984,7 @@ def test_search_best_is_the_served_maximum():
 
 def test_search_speculates_as_serve_does():
     """spec_* keywords: the best is serve()'s maximum under the same speculation."""
-    spec = dict(spec_tokens=2, spec_accept=0.7, spec_mtp=1)
+    spec = dict(spec_tokens=2, spec_accept=0.7, spec_mtp=1, overrides=MTP1)
     conc = (1, 16, 64, 256)
     r = pm.search("llama70b-h100", conc, tp=(8,), chunks=(1024,), tpot_limit=0.03, **spec)
     s = pm.serve("llama70b-h100", conc, chunk=1024, devices=8, **spec)
@@ -1291,7 +1298,7 @@ def test_disagg_speculates_in_both_pools():
     kw = dict(input_tokens=1024, output_tokens=129, instances=(8, 1))
     plain = pm.disagg("llama70b-h100", "llama70b-h100", [16], **kw)
     spec = pm.disagg("llama70b-h100", "llama70b-h100", [16], spec_tokens=2, spec_accept=0.5,
-                     spec_mtp=1, **kw)
+                     spec_mtp=1, prefill_overrides=MTP1, decode_overrides=MTP1, **kw)
     assert spec["kv_bytes_per_request"][0] == 81 * 2 * 8 * 128 * 2 * 1024
     for mode in pm.MODES:
         # a request's 128 tokens take 128 / 1.75 steps: TPOT = step / 1.75 (the step itself
@@ -1304,7 +1311,7 @@ def test_disagg_speculates_in_both_pools():
         pm.disagg("llama70b-h100", "llama70b-h100", decode_overrides={
             "speculative.draft_tokens": 2, "speculative.acceptance": 0.5,
             "speculative.method": "mtp", "speculative.mtp_layers": 1,
-            "speculative.source": "test"})
+            "speculative.source": "test", "model.num_nextn_predict_layers": 1})
     assert e.value.path == "prefill.speculative"
 
 

@@ -50,7 +50,8 @@ const cli_option cli_options[] = {
     {"spec-draft", required_argument, OPT_SPEC_DRAFT, GIVEN_SET, "MODEL",
      "draft with MODEL (same vocabulary, same devices; speculative.draft_model)"},
     {"spec-mtp", required_argument, OPT_SPEC_MTP, GIVEN_SET, "N",
-     "draft with the target's N MTP layers (speculative.mtp_layers)"},
+     "draft with the target's N MTP layers (speculative.mtp_layers; at most its "
+     "num_nextn_predict_layers)"},
     {"batch", required_argument, OPT_BATCH, GIVEN_SET, "N", "workload.batch"},
     {"seq", required_argument, OPT_SEQ, GIVEN_SET, "N",
      "total sequence length in tokens (workload.seq_len); k = 1024 here: 16k = 16384, 1M = "
