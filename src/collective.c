@@ -66,7 +66,8 @@ typedef struct affine {
  * q - 1 devices of its group: over a full mesh each goes over a link of its own (1); behind a
  * switch all go through the device's one port, and in a ring node's phases over its one link
  * to the next device (q - 1). The one rule for every collective that sends to its peers at
- * once: one-shot, two-shot, the hierarchical allreduce's intra-node phases, the all-to-all. */
+ * once: one-shot, two-shot, the hierarchical allreduce's intra-node phases, the all-to-all over
+ * a mesh or a switch (a2a_group; around a ring a share goes on past its first hop). */
 static double link_shares(pm_topology t, int q)
 {
     return q <= 1 ? 0.0 : t == PM_TOPO_FULL_MESH ? 1.0 : q - 1.0;
@@ -365,6 +366,21 @@ pm_status pm_all_gather_time(const pm_cluster *c, pm_allreduce_algo algo, double
 
 /* ---------------------------------------------------------------- all-to-all (MoE) */
 
+/* The all-to-all among q ranks of r (q <= r; all r over a flat topology, a node's over a
+ * hierarchical one), each rank sending a share of n / r to each of the others, as the ranks
+ * connect: its start-ups and its busiest link's bytes per byte of n. Over a full mesh or behind
+ * a switch one step, the q - 1 shares over a link each or through the one port (link_shares);
+ * around a ring (one direction) the share for the rank d away goes d hops, so each link
+ * carries sum_d d = q (q - 1) / 2 shares, in q - 1 steps. */
+static affine a2a_group(pm_topology t, int q, int r, double bw, double alpha)
+{
+    if (q <= 1)
+        return (affine){0.0, 0.0};
+    if (t == PM_TOPO_RING)
+        return (affine){(q - 1) * alpha, q * (q - 1.0) / (2.0 * r * bw)};
+    return (affine){alpha, link_shares(t, q) / (r * bw)};
+}
+
 void pm_a2a_model_init(const pm_cluster *c, pm_a2a_model *m)
 {
     const int r = pm_cluster_ep(c);
@@ -375,38 +391,27 @@ void pm_a2a_model_init(const pm_cluster *c, pm_a2a_model *m)
     const double eff = c->a2a_efficiency_frac > 0 ? c->a2a_efficiency_frac : 1.0;
     const double bw = c->link_bandwidth_bytes_per_s * eff;
     const double alpha = c->a2a_latency_s > 0 ? c->a2a_latency_s : c->link_latency_s;
-    switch (c->topology) {
-    case PM_TOPO_RING:
-        /* Shares travel (r - 1) / 2 hops on average: each link carries n (r - 1) / 2. */
-        m->fixed = (r - 1) * alpha;
-        m->per_byte = (r - 1) / (2.0 * bw);
-        return;
-    case PM_TOPO_FULL_MESH:
-    case PM_TOPO_SWITCH:
-        /* One step: each of the r - 1 shares of n / r over a link of its own (a mesh) or all
-         * through the device's one port (a switch). */
-        m->fixed = alpha;
-        m->per_byte = link_shares(c->topology, r) / (r * bw);
-        return;
-    case PM_TOPO_HIERARCHICAL: {
-        /* q ranks share a node (a rank's devices / devices per node); the intra-node and the
-         * inter-node shares go over different links at the same time. Inside the node the
-         * q - 1 shares go as the node's devices connect (link_shares: a full mesh carries one
-         * on each link, a switch or a ring all q - 1 on one); the r - q for other nodes all
-         * leave by the device's NIC. */
-        const int tp = c->devices / r > 0 ? c->devices / r : 1;
-        int q = c->devices_per_node > tp ? c->devices_per_node / tp : 1;
-        if (q > r)
-            q = r;
-        const double bw_inter = c->inter_node_bandwidth_bytes_per_s * eff;
-        const double intra = link_shares(c->intra_node_topology, q) / (r * bw);
-        const double inter = (double)(r - q) / (r * bw_inter);
-        m->per_byte = intra > inter ? intra : inter;
-        m->fixed = r > q ? (c->a2a_latency_s > 0 ? c->a2a_latency_s : c->inter_node_latency_s)
-                         : alpha;
+    if (c->topology != PM_TOPO_HIERARCHICAL) {
+        const affine g = a2a_group(c->topology, r, r, bw, alpha);
+        m->fixed = g.fixed;
+        m->per_byte = g.per_byte;
         return;
     }
-    }
+    /* q ranks share a node (a rank's devices / devices per node); the intra-node and the
+     * inter-node shares go over different links at the same time: inside the node as its
+     * devices connect (a2a_group), the r - q for other nodes all out by the device's NIC, the
+     * longer of the two. */
+    const int tp = c->devices / r > 0 ? c->devices / r : 1;
+    int q = c->devices_per_node > tp ? c->devices_per_node / tp : 1;
+    if (q > r)
+        q = r;
+    const double bw_inter = c->inter_node_bandwidth_bytes_per_s * eff;
+    const affine intra = a2a_group(c->intra_node_topology, q, r, bw, alpha);
+    const double inter = (double)(r - q) / (r * bw_inter);
+    const double inter_s =
+        r > q ? (c->a2a_latency_s > 0 ? c->a2a_latency_s : c->inter_node_latency_s) : 0.0;
+    m->per_byte = intra.per_byte > inter ? intra.per_byte : inter;
+    m->fixed = intra.fixed > inter_s ? intra.fixed : inter_s;
 }
 
 double pm_a2a_model_time(const pm_a2a_model *m, double bytes)

@@ -401,6 +401,7 @@ static void test_alltoall_times_by_hand(void **state)
      * leave it (4 MB over a 25 GB/s NIC: 160 us), at once: the inter-node start-up 5 us +
      * 160 us. The efficiency scales both links: at 0.8, 5 + 200 us. */
     c.topology = PM_TOPO_HIERARCHICAL;
+    c.intra_node_topology = PM_TOPO_SWITCH; /* NVLink behind NVSwitch */
     c.devices = 16;
     c.expert_parallel = 16;
     c.devices_per_node = 8;
@@ -445,8 +446,10 @@ static void test_alltoall_hierarchical_node_by_its_topology(void **state)
     double t, flat;
     /* EP8 in one node of 8 (ascend-multinode at --devices 8): nothing leaves the node, the
      * intra-node start-up 2 us. Full mesh: 1 MB over each of 7 links at once, 1e6 / 50e9 =
-     * 20 us: 22 us, the flat full mesh's. Switch or ring: the 7 MB through one link, 140 us:
-     * 142 us, the flat switch's. */
+     * 20 us: 22 us, the flat full mesh's. Switch: the 7 MB through one port, 140 us: 142 us,
+     * the flat switch's. Ring (one direction): the share for the rank d away goes d hops, so
+     * each link carries 1 + 2 + ... + 7 = 28 shares of 1 MB, 560 us, in 7 steps of 2 us:
+     * 574 us, the flat ring's (it was costed as the switch's 142). */
     c.intra_node_topology = PM_TOPO_FULL_MESH;
     assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
     assert_rel(t, 2e-6 + 1e6 / 50e9, 1e-15);
@@ -462,7 +465,10 @@ static void test_alltoall_hierarchical_node_by_its_topology(void **state)
     assert_rel(t, flat, 1e-15);
     c.intra_node_topology = PM_TOPO_RING;
     assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
-    assert_rel(t, 2e-6 + 7e6 / 50e9, 1e-15);
+    assert_rel(t, 7 * 2e-6 + 28e6 / 50e9, 1e-15);
+    f.topology = PM_TOPO_RING;
+    assert_int_equal(pm_alltoall_time(&f, n, &flat, NULL), PM_OK);
+    assert_rel(t, flat, 1e-15);
     /* EP16 over 2 nodes of 8: 16 shares of 0.5 MB, 7 to the node's other ranks, 8 out by the
      * NIC (4 MB / 100 GB/s = 40 us), at once, after the inter-node start-up 5 us. Full mesh:
      * 0.5 MB / 50 GB/s = 10 us inside, the NIC's 40 us the longer: 45 us. Switch: 3.5 MB /
@@ -475,6 +481,11 @@ static void test_alltoall_hierarchical_node_by_its_topology(void **state)
     c.intra_node_topology = PM_TOPO_SWITCH;
     assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
     assert_rel(t, 5e-6 + 3.5e6 / 50e9, 1e-15);
+    /* Ring: 28 shares of 0.5 MB on each link, 14 MB / 50 GB/s = 280 us, the NIC's 40 us the
+     * shorter, in 7 steps of 2 us (14 us, beside the inter-node start-up's 5): 294 us. */
+    c.intra_node_topology = PM_TOPO_RING;
+    assert_int_equal(pm_alltoall_time(&c, n, &t, NULL), PM_OK);
+    assert_rel(t, 7 * 2e-6 + 14e6 / 50e9, 1e-15);
     /* EP8 over the 16 devices, 2 a rank, 4 ranks a node: 8 shares of 1 MB, 3 inside, 4 out
      * (4 MB / 100 GB/s = 40 us). Full mesh: 1 MB / 50 GB/s = 20 us inside: 5 + 40 = 45 us.
      * Switch: 3 MB / 50 GB/s = 60 us inside: 5 + 60 = 65 us. */
