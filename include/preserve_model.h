@@ -1894,6 +1894,12 @@ typedef struct pm_serve_result {
  */
 PM_API pm_status pm_serve_compute(const pm_scenario *s, const pm_serve_workload *w,
                                   pm_serve_result *out, pm_error *err);
+/** Whether w's requests run past the context s's model was trained for: its longest request
+ * (input + output tokens, of its longest class) beyond model.max_position_embeddings (a model
+ * that states none: never). *note (n bytes, may be NULL) says so. Computed either way: a
+ * warning, as pm_scenario_warning's for the scenario's own sequence. */
+PM_API bool pm_serve_workload_warning(const pm_scenario *s, const pm_serve_workload *w,
+                                      char *note, size_t n);
 /** The most sequences in flight whose cache fits beside the weights, with w's lengths, rule and
  * budget: what one holds depends on how many are in flight (a prompt in prefill holds part of
  * its own, a queued one half), so the fixed point of max_concurrency and the closed loop at it

@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -942,6 +943,28 @@ static pm_status check_common(const pm_serve_workload *w, pm_error *err)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "latency limits must be finite and >= 0 (0: none)");
     return PM_OK;
+}
+
+bool pm_serve_workload_warning(const pm_scenario *s, const pm_serve_workload *w, char *note,
+                               size_t n)
+{
+    const int trained = s && w ? s->model.max_position_embeddings : 0;
+    if (trained < 1)
+        return false;
+    int64_t in = w->input_tokens, out = w->output_tokens;
+    for (int i = 0; i < w->n_classes && i < PM_MAX_LENGTH_CLASSES; i++)
+        if (i == 0 || w->classes[i].input_tokens + w->classes[i].output_tokens > in + out) {
+            in = w->classes[i].input_tokens;
+            out = w->classes[i].output_tokens;
+        }
+    if (in + out <= trained)
+        return false;
+    if (note && n)
+        snprintf(note, n, "a request of %lld + %lld tokens%s exceeds the model's "
+                 "max_position_embeddings %d (model %s)",
+                 (long long)in, (long long)out, w->n_classes > 0 ? " (the longest class)" : "",
+                 trained, s->model.name);
+    return true;
 }
 
 static pm_status check_workload(const pm_serve_workload *w, pm_error *err)

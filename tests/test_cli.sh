@@ -898,6 +898,9 @@ check spec-mtp-more 1 '2 MTP layers asked of a model with 1' \
     "$pm" --config deepseek-v3-mtp --spec-mtp 2
 check spec-accept-named 1 '--set speculative.acceptance=1: $.speculative.acceptance: must be in [0, 1)' \
     "$pm" --config deepseek-v3-mtp --spec-accept 1
+# A served request past the trained context (Falcon-7B: 2048 positions) is warned of.
+check serve-lengths-past-context 0 "warning: a request of 1500 + 1000 tokens (the longest class) exceeds the model's max_position_embeddings 2048" \
+    "$pm" serve --config falcon7b --lengths 1000:500:0.5,1500:1000:0.5 --concurrency 1
 M=(--set model.num_nextn_predict_layers=1)
 check spec-serve 0 "MTP heads, 2 drafted tokens, 2.1900 tokens per verify step" \
     "$pm" serve --config llama8b --spec-tokens 2 --spec-accept 0.7 --spec-mtp 1 "${M[@]}"

@@ -418,7 +418,7 @@ static void test_leakage_is_the_nodes(void **state)
                                            "ascend-910b", "tpu-v5e", "paper-dse"};
     for (size_t i = 0; i < sizeof n7_parts / sizeof n7_parts[0]; i++) {
         assert_int_equal(pm_accelerator_load(n7_parts[i], &opts, &a, NULL), PM_OK);
-        if (!(a.energy.leakage_W_per_mm2 == n7))
+        if (!(fabs(a.energy.leakage_W_per_mm2 - n7) < 1e-12))
             fail_msg("%s: %g W/mm2, the 7 nm value %g", n7_parts[i], a.energy.leakage_W_per_mm2, n7);
     }
     /* MI300X: 8 XCDs x 92.0803 = 736.642 mm2, 4 IODs x 147.3686 = 589.474 mm2 (1326.116 in

@@ -1113,6 +1113,36 @@ static void test_max_in_flight_is_a_fixed_point(void **state)
     assert_rel(cap4, 4 * cap, 1e-12);
 }
 
+/* A served request past the trained context is warned of, as the scenario's sequence is:
+ * Falcon-7B states 2048 positions; 1500 in + 1000 out is 2500 tokens, 1000 + 1000 is 2000;
+ * with classes the longest one is named; a model that states none is never warned of. */
+static void test_served_lengths_past_the_trained_context(void **state)
+{
+    (void)state;
+    pm_scenario s = load("falcon7b");
+    assert_int_equal(s.model.max_position_embeddings, 2048);
+    pm_serve_workload w = {.input_tokens = 1000, .output_tokens = 1000};
+    char note[256] = "";
+    assert_false(pm_serve_workload_warning(&s, &w, note, sizeof note));
+    w.output_tokens = 1048; /* 2048: the last position the model was trained for */
+    assert_false(pm_serve_workload_warning(&s, &w, note, sizeof note));
+    w.output_tokens = 1049;
+    assert_true(pm_serve_workload_warning(&s, &w, note, sizeof note));
+    assert_non_null(strstr(note, "1000 + 1049 tokens exceeds the model's max_position_embeddings "
+                                 "2048"));
+    w.n_classes = 3; /* input and output unused: the classes' longest, 1500 + 1000 */
+    w.classes[0] = (pm_length_class){500, 100, 0.5};
+    w.classes[1] = (pm_length_class){1500, 1000, 0.25};
+    w.classes[2] = (pm_length_class){1800, 200, 0.25};
+    assert_true(pm_serve_workload_warning(&s, &w, note, sizeof note));
+    assert_non_null(strstr(note, "1500 + 1000 tokens (the longest class)"));
+    w.classes[1].output_tokens = 100;
+    assert_false(pm_serve_workload_warning(&s, &w, NULL, 0));
+    w.classes[1].output_tokens = 1000;
+    s.model.max_position_embeddings = 0;
+    assert_false(pm_serve_workload_warning(&s, &w, note, sizeof note));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1143,6 +1173,7 @@ int main(void)
         cmocka_unit_test(test_compiled_refuses_as_served),
         cmocka_unit_test(test_max_in_flight_is_a_fixed_point),
         cmocka_unit_test(test_compiled_figures_follow_the_l2),
+        cmocka_unit_test(test_served_lengths_past_the_trained_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

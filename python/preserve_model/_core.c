@@ -648,7 +648,9 @@ static PyObject *serve(PyObject *self, PyObject *args, PyObject *kw)
                            out_tokens > 0 ? out_tokens : pm_workload_decode_steps(&s.workload),
                            1, chunk, (pm_serve_rule)rule, ttft, tpot,
                            (pm_serve_arrival)arrival, 0.0, 0, {{0}}};
-    if (lengths != Py_None && serve_lengths(lengths, &w) != 0) {
+    char note[256]; /* a request past the trained context (pm_serve_workload_warning) */
+    if ((lengths != Py_None && serve_lengths(lengths, &w) != 0) ||
+        (pm_serve_workload_warning(&s, &w, note, sizeof note) && warn_note(note) != 0)) {
         PyMem_Free(rows);
         PyMem_Free(conc);
         pm_scenario_release(&s);
@@ -872,7 +874,8 @@ static void search_limits(pm_search_spec *sp, int budget, double ttft, double tp
 }
 
 /* A member's served workload: its lengths (None: the scenario's prompt and decode steps, or
- * in and out when > 0) under rule and arrival; 0, or -1 with an exception set. */
+ * in and out when > 0) under rule and arrival, warned of past the trained context; 0, or -1
+ * with an exception set. */
 static int search_workload(const pm_scenario *s, long long in, long long out, int rule,
                            int arrival, PyObject *lengths, pm_serve_workload *w)
 {
@@ -880,7 +883,10 @@ static int search_workload(const pm_scenario *s, long long in, long long out, in
                              out > 0 ? out : pm_workload_decode_steps(&s->workload),
                              1, 1, (pm_serve_rule)rule, 0, 0, (pm_serve_arrival)arrival, 0.0, 0,
                              {{0}}};
-    return lengths != Py_None ? serve_lengths(lengths, w) : 0;
+    if (lengths != Py_None && serve_lengths(lengths, w) != 0)
+        return -1;
+    char note[256];
+    return pm_serve_workload_warning(s, w, note, sizeof note) ? warn_note(note) : 0;
 }
 
 /* search(config, concurrency, chunks, tp, ep, hardware, budget, ttft_limit, tpot_limit,

@@ -560,6 +560,16 @@ def test_serve_speculative_matches_the_tool():
     assert np.array_equal(off["serial_tpot_s"], plain["serial_tpot_s"])
 
 
+def test_served_lengths_past_the_trained_context_warned():
+    """A served request past the model's max_position_embeddings is warned of, as the tool
+    does (Falcon-7B: 2048 positions; the longest class 1500 + 1000)."""
+    classes = [(1000, 500, 0.5), (1500, 1000, 0.5)]
+    with pytest.warns(UserWarning, match=r"1500 \+ 1000 tokens \(the longest class\) exceeds"):
+        pm.serve("falcon7b", [1], lengths=classes)
+    with pytest.warns(UserWarning, match="max_position_embeddings 2048"):
+        pm.search("falcon7b", (1,), lengths=classes, budget=1)
+
+
 def test_serve_dp_attention_matches_the_tool():
     """Issue 44: serve() takes dp_attention as the tool's --dp-attention (a mixed step is the
     busiest attention rank's share); with the ranks' own sequences the step is not the

@@ -139,6 +139,8 @@ int serve_burst(const cli *c)
     pm_burst_workload w = {.max_running = c->max_running};
     rc = served_workload(c, &s.workload, c->chunk > 0 ? c->chunk : BURST_DEFAULT_CHUNK,
                          &w.serve);
+    if (rc == 0)
+        served_workload_warn(&s, &w.serve);
     pm_burst_result *r = rc ? NULL : calloc((size_t)points, sizeof *r);
     if (rc == 0 && !r)
         rc = out_of_memory();

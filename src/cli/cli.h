@@ -148,6 +148,9 @@ int parse_length_classes(const char *list, pm_serve_workload *w);
  * and decode steps, or --lengths' classes; --rule, --arrival, the limits; one sequence in flight
  * and chunk tokens a step (the caller sets both per point). 0 or EXIT_USAGE said on stderr. */
 int served_workload(const cli *c, const pm_workload *wl, int64_t chunk, pm_serve_workload *w);
+/* Warns on stderr where w's requests run past the context s's model was trained for
+ * (pm_serve_workload_warning). */
+void served_workload_warn(const pm_scenario *s, const pm_serve_workload *w);
 /* A served workload's lengths in words for a header or a title: "prompts of 2048 tokens, 512
  * out", or its classes' count and means. */
 void lengths_words(const pm_serve_workload *w, char *buf, size_t n);

@@ -514,6 +514,13 @@ static int load_length_classes(const cli *c, pm_serve_workload *w)
     return 0;
 }
 
+void served_workload_warn(const pm_scenario *s, const pm_serve_workload *w)
+{
+    char note[256];
+    if (pm_serve_workload_warning(s, w, note, sizeof note))
+        fprintf(stderr, "warning: %s\n", note);
+}
+
 int served_workload(const cli *c, const pm_workload *wl, int64_t chunk, pm_serve_workload *w)
 {
     *w = (pm_serve_workload){pm_workload_prompt_tokens(wl), pm_workload_decode_steps(wl), 1,

@@ -96,6 +96,7 @@ int search_make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp)
 {
     if (served_workload(c, &s->workload, 1, &sp->workload) != 0)
         return EXIT_USAGE;
+    served_workload_warn(s, &sp->workload);
     sp->device_budget = c->budget;
     sp->ttft_limit_s = c->ttft_limit_s;
     sp->tpot_limit_s = c->tpot_limit_s;

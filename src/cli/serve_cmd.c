@@ -125,6 +125,8 @@ static int compute(const cli *c, served *sv)
         if ((rc = served_workload(c, &t->workload, c->chunk > 0 ? c->chunk : SERVE_DEFAULT_CHUNK,
                                   &sv->w[f])) != 0)
             return rc;
+        if (f == 0)
+            served_workload_warn(t, &sv->w[f]);
         if (pm_estimate_compute(t, &sv->e[f], &err) != PM_OK)
             return config_error(&err);
         for (int i = 0; i < sv->n; i++) {
