@@ -339,7 +339,7 @@ check validate-model-checkpoint 0 'the checkpoint'"'"'s weights are 4-bit floats
 lacks validate-model-not-scenario "warning" "$pm" validate "$root/tests/configs/hf/llama3-8b-config.json"
 # Serial and fused densities still rise toward the smallest L2 (less area, the same time): their
 # best is the range's end, said in the at_edge column and on stderr; PRESERVE's is inside.
-# At 8 MiB the 910B's package is 0.29185 x 800 + 1.3325 x 8 + 14.9617 x 4 + 116.44 + 1.7458 x 7
+# At 8 MiB the 910B's package is 0.34185 x 800 + 1.3325 x 8 + 14.9617 x 4 + 76.44 + 1.7458 x 7
 # + 40 = 472.6474 mm2 (serial's 173.09 tokens/s over 4 devices: 0.09156 per mm2).
 check optimize-edge-lo 0 "serial,8,0.0915552,8,8.07984,0,lo" "$pm" --optimize l2
 check optimize-edge-inside 0 "preserve,56.0259,0.103851,55.9949,56.0412,7," "$pm" --optimize l2
@@ -408,13 +408,13 @@ check run-die-package 0 "package: 1 compute die of 665.6 mm2 + 1 I/O die of 52.2
 check run-die-json 0 '"compute_dies": 1, "compute_die_mm2": 665.60' "$pm" --format json
 check run-die-fits 0 '"largest_die_mm2": 665.60' "$pm" --format json
 # ... and in the run CSV: die_mm2 = 665.6068 + 52.2206, then the blocks and the dies.
-check run-die-csv 0 ',665.6068,0,233.48,255.84,59.8468,12.2206,116.44,40,1,665.6068,1,52.2206' "$pm" --format csv
+check run-die-csv 0 ',665.6068,0,273.48,255.84,59.8468,12.2206,76.44,40,1,665.6068,1,52.2206' "$pm" --format csv
 # The run CSV is a sweep point's row (issue 48: its columns differed): the same header after
 # the scenario's columns, the same values.
 check run-csv-is-sweep-row 0 "same" bash -c "diff <('$pm' --format csv | grep -v '^#' | cut -d, -f10- | tail -1) <('$pm' --sweep batch=4 | grep -v '^#' | tail -1 | cut -d, -f2- | sed 's/,\$//') && echo same"
 lacks run-die-no-warning "reticle" "$pm"
-# A what-if over the reticle is warned of: 512 MiB of L2 makes the compute die 0.29185 x 800 +
-# 1.3325 x 512 + 14.9617 x 4 + 116.44 = 1092.0 mm2.
+# A what-if over the reticle is warned of: 512 MiB of L2 makes the compute die 0.34185 x 800 +
+# 1.3325 x 512 + 14.9617 x 4 + 76.44 = 1092.0 mm2.
 check run-die-reticle 0 '"reticle_mm2": 858, "over_reticle": true}' "$pm" --format json --set accelerator.l2_capacity_MiB=512
 # Issue 41: sensitivity: the scenario's own row is its run's PRESERVE (910B: stream, 228.95
 # tokens/s, 1.323x); with waiting consumers the mark moves to wait/off.

@@ -1549,7 +1549,7 @@ static void test_scenario_warnings_are_listed_in_order(void **state)
                               "is modelled (22 query heads, 3 KV heads); engines that split "
                               "evenly (vLLM, TensorRT-LLM) refuse it");
     /* Then, last, a what-if die over the reticle (issue 41): the 910B's compute die with 512
-     * MiB of L2, 0.29185 x 800 + 1.3325 x 512 + 14.9617 x 4 + 116.44 = 1092.0 mm2, is a
+     * MiB of L2, 0.34185 x 800 + 1.3325 x 512 + 14.9617 x 4 + 76.44 = 1092.0 mm2, is a
      * warning (the file as written, 665.6 mm2, is buildable; over the reticle it is refused). */
     assert_true(pm_scenario_warning(&s, 1, note, sizeof note));
     assert_string_equal(note, "accelerator ascend-910b: its modelled compute die is 1092 mm2, "

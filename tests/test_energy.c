@@ -382,12 +382,15 @@ static void test_h100_die_is_gh100s_published_area(void **state)
         assert_true(fabs(area.die_mm2 - 822.7054) < 1e-3);
         assert_true(fabs(area.die_mm2 / 826.0 - 1.0) < 0.03);
     }
-    /* The 910B's compute die against its die shot's 665.61 mm2 (issue 41): 0.29185 x 800 =
-     * 233.48; 192 MiB x 1.3325 = 255.84; 4 HBM PHYs x 14.9617 = 59.8468; other 116.44:
-     * 665.6068 mm2. Its I/O die: 7 HCCS PHYs x 1.7458 = 12.2206 + 40 = 52.2206 mm2. The
-     * package was one 1276 mm2 die. */
+    /* The 910B's compute die against its die shot's 665.61 mm2 (issue 41): 0.34185 x 800 =
+     * 273.48; 192 MiB x 1.3325 = 255.84; 4 HBM PHYs x 14.9617 = 59.8468; the on-chip
+     * interconnect 76.44: 665.6068 mm2. Its I/O die: 7 HCCS PHYs x 1.7458 = 12.2206 + the
+     * A100's other 40 (PCIe and the rest: on Nimbus, once; it was on both dies) = 52.2206 mm2.
+     * The package was one 1276 mm2 die. */
     assert_int_equal(pm_accelerator_load("ascend-910b", &opts, &a, NULL), PM_OK);
     assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
+    assert_true(fabs(area.compute_mm2 - 273.48) < 1e-9 && fabs(area.other_mm2 - 76.44) < 1e-9);
+    assert_true(fabs(area.io_other_mm2 - 40.0) < 1e-9);
     assert_true(fabs(area.compute_die_mm2 - 665.6068) < 1e-3);
     assert_true(fabs(area.compute_die_mm2 / 665.61 - 1.0) < 0.03);
     assert_int_equal(area.io_dies, 1);

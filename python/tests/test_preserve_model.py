@@ -92,7 +92,7 @@ def test_estimate_has_the_report_keys():
     assert not r["area"]["over_reticle"] and r["area"]["reticle_mm2"] == 858
     assert r["area"]["compute_dies"] == 1 and r["area"]["io_dies"] == 1
     assert r["area"]["compute_die_mm2"] == pytest.approx(665.6068, abs=1e-3)
-    # a what-if over it is warned of: 0.29185 x 800 + 1.3325 x 512 + 14.9617 x 4 + 116.44 mm2
+    # a what-if over it is warned of: 0.34185 x 800 + 1.3325 x 512 + 14.9617 x 4 + 76.44 mm2
     big = pm.estimate("llama70b", {"accelerator.l2_capacity_MiB": 512})
     assert big["area"]["over_reticle"]
     assert big["area"]["largest_die_mm2"] == pytest.approx(1092.0068, abs=1e-3)
