@@ -74,7 +74,9 @@ check moe-mixtral-reads 0 '"experts_read_per_step": 5.46875' "$pm" --model mixtr
 check moe-table-line 0 "5.47 read per step at batch 4" "$pm" --model mixtral-8x7b
 # ... in GiB as every other size in the table (issue 48): 11676418048 / 2^30 = 10.87 GiB.
 check moe-table-bytes 0 "10.87 GiB of weights per device" "$pm" --model mixtral-8x7b
-check table-usd 0 "tokens/s per \$ of devices: serial 0.02858, fused 0.02938, preserve 0.0378" "$pm"
+# The 910B's HBM as memory is priced, per binary GB: 64 GiB x $7 = $448 (a device $1481).
+check table-hbm-usd 0 "+ HBM \$448 + package" "$pm"
+check table-usd 0 "tokens/s per \$ of devices: serial 0.02921, fused 0.03003, preserve 0.03864" "$pm"
 # One prompt copied over a batch of 16: a decode step reads the experts of 1 token, 8 (1 - (6/8)^1)
 # = 2 (16 independent tokens: 8 (1 - 0.75^16) = 7.92).
 check moe-identical-sequences 0 "2 read per step at batch 16" "$pm" --model mixtral-8x7b --batch 16 --set workload.distinct_sequences=1

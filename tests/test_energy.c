@@ -434,6 +434,19 @@ static void test_leakage_is_the_nodes(void **state)
     assert_true(fabs(a.energy.leakage_W_per_mm2 / mix - 1.0) < 5e-5);
 }
 
+/* HBM is priced per GB as memory is sold, a binary GB: the A100 80GB's 80 GiB at LLMCompass's
+ * $7/GB is $560 (LLMCompass's 7 x 80); per decimal GB it was 85.899 x 7 = $601.30. */
+static void test_hbm_priced_per_binary_gb(void **state)
+{
+    (void)state;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    pm_accelerator a;
+    pm_device_cost c;
+    assert_int_equal(pm_accelerator_load("a100-sxm-80gb", &opts, &a, NULL), PM_OK);
+    assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+    assert_rel(c.hbm_usd, 7.0 * 80.0, 1e-12);
+}
+
 /* Issue 41: no bundled accelerator has a die over the reticle (each loads: a file over it is
  * refused), and one a what-if grows over it is flagged, not refused. */
 static void test_every_bundled_die_fits_the_reticle(void **state)
@@ -954,6 +967,7 @@ int main(void)
         cmocka_unit_test(test_loads_energy_and_cost_blocks),
         cmocka_unit_test(test_modelled_power_below_board_power),
         cmocka_unit_test(test_leakage_is_the_nodes),
+        cmocka_unit_test(test_hbm_priced_per_binary_gb),
         cmocka_unit_test(test_power_clock_frac_by_hand),
         cmocka_unit_test(test_property_prefill_power_and_decode_clock),
         cmocka_unit_test(test_prefill_power_warning),
