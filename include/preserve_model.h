@@ -288,6 +288,8 @@ typedef struct pm_cost_params {
     double yield_alpha;             /* > 0, the negative binomial's clustering (default 3) */
     double hbm_usd_per_byte;        /* >= 0, HBM price, times hbm_capacity_bytes */
     double package_usd;             /* >= 0, package, interposer, assembly and test */
+    double io_wafer_usd;            /* > 0: the I/O dies' wafer, where they are on another
+                                       node (MI300X's N6 IODs beside N5 XCDs); 0: wafer_usd */
 } pm_cost_params;
 
 /** How a GEMM's time depends on its shape (the accelerator's optional "gemm" object;

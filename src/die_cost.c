@@ -155,7 +155,8 @@ pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *given, pm_di
             return st;
         ar = &found;
     }
-    if (!(k->wafer_usd > 0) || !isfinite(k->wafer_usd) || !(k->hbm_usd_per_byte >= 0) ||
+    if (!(k->wafer_usd > 0) || !isfinite(k->wafer_usd) || !(k->io_wafer_usd >= 0) ||
+        !isfinite(k->io_wafer_usd) || !(k->hbm_usd_per_byte >= 0) ||
         !isfinite(k->hbm_usd_per_byte) || !(k->package_usd >= 0) || !isfinite(k->package_usd))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
                        "the wafer price must be finite and > 0, the HBM and package prices "
@@ -182,7 +183,9 @@ pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *given, pm_di
                            mm2, y);
         kinds[i].dpw = dpw;
         kinds[i].yield = y;
-        usd += kinds[i].count * k->wafer_usd / (dpw * y);
+        /* The I/O dies on their own node's wafer where it is given. */
+        const double wafer = i == 1 && k->io_wafer_usd > 0 ? k->io_wafer_usd : k->wafer_usd;
+        usd += kinds[i].count * wafer / (dpw * y);
     }
     out->die_mm2 = ar->die_mm2;
     out->dies_per_package = pm_dies_per_package(ar);

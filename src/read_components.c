@@ -158,7 +158,8 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
         (st = pm_obj_enum(&c, "yield_model", false, yield_names, n_yield, &model)) ||
         (st = pm_read_quantity(&c, "hbm", PM_DIM_MONEY_PER_BYTE, true, NONNEGATIVE,
                                &k->hbm_usd_per_byte)) ||
-        (st = pm_read_quantity(&c, "package", PM_DIM_MONEY, true, NONNEGATIVE, &k->package_usd)))
+        (st = pm_read_quantity(&c, "package", PM_DIM_MONEY, true, NONNEGATIVE, &k->package_usd)) ||
+        (st = pm_read_quantity(&c, "io_wafer", PM_DIM_MONEY, false, POSITIVE, &k->io_wafer_usd)))
         return st;
     if (pm_obj_has(&c, "dies_per_package"))
         return pm_obj_fail(&c, "dies_per_package", PM_ERR_UNKNOWN_KEY,
@@ -176,6 +177,9 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
         return pm_obj_fail(o, "cost", PM_ERR_INCONSISTENT,
                            "needs the accelerator's \"area\" object (the die cost follows the "
                            "modelled die area)");
+    if (k->io_wafer_usd > 0 && acc->area.io_dies < 1)
+        return pm_obj_fail(&c, "io_wafer_usd", PM_ERR_INCONSISTENT,
+                           "the I/O dies' wafer, but the area has no I/O dies (area.io_dies)");
     return pm_obj_finish(&c);
 }
 

@@ -76,6 +76,9 @@ check moe-table-line 0 "5.47 read per step at batch 4" "$pm" --model mixtral-8x7
 check moe-table-bytes 0 "10.87 GiB of weights per device" "$pm" --model mixtral-8x7b
 # The 910B's HBM as memory is priced, per binary GB: 64 GiB x $7 = $448 (a device $1481).
 check table-hbm-usd 0 "+ HBM \$448 + package" "$pm"
+# An I/O dies' wafer on a part without I/O dies is refused at the key.
+check io-wafer-without-io-dies 1 '$.accelerator.cost.io_wafer_usd: the I/O dies'"'"' wafer, but the area has no I/O dies' \
+    "$pm" --config llama70b-h100 --set accelerator.cost.io_wafer_usd=9346
 check table-usd 0 "tokens/s per \$ of devices: serial 0.02921, fused 0.03003, preserve 0.03864" "$pm"
 # One prompt copied over a batch of 16: a decode step reads the experts of 1 token, 8 (1 - (6/8)^1)
 # = 2 (16 independent tokens: 8 (1 - 0.75^16) = 7.92).

@@ -447,6 +447,31 @@ static void test_hbm_priced_per_binary_gb(void **state)
     assert_rel(c.hbm_usd, 7.0 * 80.0, 1e-12);
 }
 
+/* MI300X's I/O dies are on N6 (the 7 nm price, io_wafer_usd), its XCDs on N5: each kind of
+ * die on its own node's wafer, at its own dies per wafer and yield. */
+static void test_io_dies_on_their_own_wafer(void **state)
+{
+    (void)state;
+    const pm_load_opts opts = {PM_TEST_DATA_DIR, NULL, 0};
+    pm_accelerator a;
+    pm_device_cost c;
+    assert_int_equal(pm_accelerator_load("mi300x", &opts, &a, NULL), PM_OK);
+    assert_rel(a.cost.wafer_usd, 16988, 0);
+    assert_rel(a.cost.io_wafer_usd, 9346, 0);
+    assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+    assert_rel(c.die_usd,
+               8 * 16988 / (c.dies_per_wafer * c.yield_frac) +
+                   4 * 9346 / (c.io_dies_per_wafer * c.io_yield_frac),
+               1e-12);
+    /* Not given: the I/O dies on the compute dies' wafer. */
+    a.cost.io_wafer_usd = 0;
+    assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+    assert_rel(c.die_usd,
+               8 * 16988 / (c.dies_per_wafer * c.yield_frac) +
+                   4 * 16988 / (c.io_dies_per_wafer * c.io_yield_frac),
+               1e-12);
+}
+
 /* Issue 41: no bundled accelerator has a die over the reticle (each loads: a file over it is
  * refused), and one a what-if grows over it is flagged, not refused. */
 static void test_every_bundled_die_fits_the_reticle(void **state)
@@ -968,6 +993,7 @@ int main(void)
         cmocka_unit_test(test_modelled_power_below_board_power),
         cmocka_unit_test(test_leakage_is_the_nodes),
         cmocka_unit_test(test_hbm_priced_per_binary_gb),
+        cmocka_unit_test(test_io_dies_on_their_own_wafer),
         cmocka_unit_test(test_power_clock_frac_by_hand),
         cmocka_unit_test(test_property_prefill_power_and_decode_clock),
         cmocka_unit_test(test_prefill_power_warning),
