@@ -174,23 +174,6 @@ pm_status pm_disagg_workload_check(const pm_disagg_workload *w, pm_error *err)
 
 /* ---------------------------------------------------------------- memory */
 
-/* The cache of one sequence at context positions and the weights, per device of s, the draft's
- * beside when s speculates (footprint.c's pm_footprint_draft; 0 otherwise). */
-static pm_status one_sequence(const pm_scenario *s, int64_t context, pm_footprint *fp,
-                              pm_error *err)
-{
-    pm_scenario one = *s;
-    one.provenance = NULL;
-    one.workload.batch = 1;
-    double draft_w = 0.0, draft_kv = 0.0;
-    pm_status st = pm_footprint_compute(&one, NULL, context, fp, err);
-    if (st == PM_OK)
-        st = pm_footprint_draft(&one, context, &draft_w, &draft_kv, err);
-    fp->weight_bytes += draft_w;
-    fp->kv_bytes += draft_kv;
-    return st;
-}
-
 /* The whole model's cache of one prompt: footprint.c's rule over a split that holds every KV
  * head once (MLA's latent is one per position whatever the split); the draft's cache of the
  * prompt added when s speculates (its own model's heads, or the MTP layers'). */
@@ -226,27 +209,28 @@ static pm_status request_kv_bytes(const pm_scenario *s, int64_t isl, double *byt
 }
 
 /* The prefill pool holds the weights and one prompt; the decode pool's most sequences at their
- * mean held positions (input + (output - 1) / 2), and the concurrency it runs at. */
+ * mean held positions (input + (output - 1) / 2), and the concurrency it runs at. Both by
+ * serve's rule of what fits (pm_serve_max_sequences: the draft's beside, the tightest stage,
+ * the attention ranks' shares), not one of their own. */
 static pm_status pools_fit(const pool *pp, const pool *dp, const pm_disagg_workload *w,
                            pm_disagg_result *out, pm_error *err)
 {
-    pm_footprint fp;
-    pm_status st = one_sequence(pp->s, w->input_tokens, &fp, err);
+    double prompts, weights;
+    pm_status st = pm_serve_max_sequences(pp->s, w->input_tokens, &prompts, &weights, err);
     if (st != PM_OK)
         return in_pool("prefill", st, err);
-    if (!(fp.weight_bytes + fp.kv_bytes <= pm_hbm_usable_bytes(pp->s)))
+    if (!(prompts >= 1))
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "prefill.accelerator.hbm_capacity_GiB",
                        "the prefill pool's HBM (%.4g GB usable per device) does not hold the "
-                       "weights and one prompt (%.4g GB)",
-                       pm_hbm_usable_bytes(pp->s) / 1e9, (fp.weight_bytes + fp.kv_bytes) / 1e9);
+                       "weights (%.4g GB) and one prompt of %lld tokens",
+                       pm_hbm_usable_bytes(pp->s) / 1e9, weights / 1e9,
+                       (long long)w->input_tokens);
     /* A verify step writes its k drafted positions too: a sequence holds k more. */
     const int64_t held = w->input_tokens + (w->output_tokens - 1) / 2 +
                          (pm_spec_verify_tokens(dp->s) - 1);
-    if ((st = one_sequence(dp->s, held, &fp, err)) != PM_OK)
+    if ((st = pm_serve_max_sequences(dp->s, held, &out->decode_max_concurrency, NULL, err)) !=
+        PM_OK)
         return in_pool("decode", st, err);
-    const double room = pm_hbm_usable_bytes(dp->s) - fp.weight_bytes;
-    out->decode_max_concurrency = room <= 0 ? 0.0 : fp.kv_bytes > 0 ? floor(room / fp.kv_bytes)
-                                                                     : 1e9;
     if (out->decode_max_concurrency < 1)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "decode.accelerator.hbm_capacity_GiB",
                        "the decode pool's HBM (%.4g GB usable per device) does not hold the "
