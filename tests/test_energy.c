@@ -395,6 +395,14 @@ static void test_h100_die_is_gh100s_published_area(void **state)
     assert_true(fabs(area.compute_die_mm2 / 665.61 - 1.0) < 0.03);
     assert_int_equal(area.io_dies, 1);
     assert_true(fabs(area.io_die_mm2 - 52.2206) < 1e-3);
+    /* TPU v5e (no published die): the 910B's 7 nm systolic and SRAM coefficients, not the
+     * A100's SM and L2 ones: 0.34185 x 394 (its int8-equivalent peak, the larger: 2 x 197 bf16
+     * TFLOPS, beside 393 int8 TOPS) = 134.6889; its 128 MiB VMEM x 1.3325 = 170.56; 2 HBM PHYs
+     * x 14.9617 = 29.9234; 4 ICI PHYs x 1.7458 = 6.9832; other 116.44: 458.5955 mm2 (the A100's
+     * coefficients gave 772.2). */
+    assert_int_equal(pm_accelerator_load("tpu-v5e", &opts, &a, NULL), PM_OK);
+    assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
+    assert_true(fabs(area.die_mm2 - 458.5955) < 1e-6);
 }
 
 /* Leakage is a process node's (docs/data-format.md): each bundled part takes its node's
