@@ -565,7 +565,7 @@ static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
      * blocks are 0 mm2. */
     a.area.compute_mm2_per_flop_per_s = a.area.l2_mm2_per_byte = 1.0;
     a.area.hbm_phy_mm2_per_stack = a.area.link_phy_mm2_per_link = 1.0;
-    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750};
+    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750, 0};
     pm_device_cost c;
     assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
     assert_rel(c.die_mm2, 826, 0);
@@ -661,7 +661,7 @@ static void test_cost_and_energy_need_their_blocks(void **state)
     assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.accelerator.cost");
     /* Cost without area coefficients names the area object. */
-    s.accel.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750};
+    s.accel.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750, 0};
     assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.accelerator.area");
     /* Leakage needs the die; a NaN coefficient is refused. */
