@@ -602,26 +602,21 @@ static long override_of(const pm_load_opts *opts, size_t n_ov, const char *path,
     return -1;
 }
 
-/* Names the last override of err's path (or below it) as the error's place ("override
- * KEY=VALUE"): when the error names no file yet, or always when replace is true (a key only
- * an override wrote). */
-static void blame_override(const pm_load_opts *opts, size_t n_ov, pm_error *err, bool replace)
+/* Names an override as err's place ("override KEY=VALUE"): the last that set err's path or a
+ * key below it, when the error names no file yet or always when replace is true (a key only
+ * an override wrote); or, sfile not NULL, the last that set err's path itself when the error
+ * names the scenario's file sfile (a key of the scenario's own blocks, its "speculative", is
+ * recorded as the file's though an override set it: overrides apply over the file). */
+static void blame_override(const pm_load_opts *opts, size_t n_ov, const char *sfile,
+                           pm_error *err, bool replace)
 {
-    if (!err || (err->file[0] && !replace))
+    if (!err)
         return;
-    const long i = override_of(opts, n_ov, err->path, true);
-    if (i >= 0)
-        snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s", opts->overrides[i]);
-}
-
-/* A key of the scenario's own blocks (its "speculative") that err names in the scenario's
- * file sfile: the override that set it, where one did (overrides apply over the file). */
-static void blame_scenario_key(const pm_load_opts *opts, size_t n_ov, const char *sfile,
-                               pm_error *err)
-{
-    const long i = err && strcmp(err->file, sfile) == 0
-                       ? override_of(opts, n_ov, err->path, false)
-                       : -1;
+    long i = -1;
+    if (!err->file[0] || replace)
+        i = override_of(opts, n_ov, err->path, true);
+    else if (sfile && strcmp(err->file, sfile) == 0)
+        i = override_of(opts, n_ov, err->path, false);
     if (i >= 0)
         snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s", opts->overrides[i]);
 }
@@ -824,11 +819,9 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
     if (st == PM_OK && out->runtime.present && out->runtime.allreduce_given)
         out->cluster.algorithm = out->runtime.allreduce;
     if (st == PM_OK && (st = read_scenario_keys(root, sfile, prov, out, err)) != PM_OK)
-        blame_override(opts, n_ov, err, true); /* "foo=1": foo is the override's */
-    if (st == PM_OK && (st = read_speculative(dd, root, sfile, prov, &out->spec, err)) != PM_OK) {
-        blame_scenario_key(opts, n_ov, sfile, err);
-        blame_override(opts, n_ov, err, false);
-    }
+        blame_override(opts, n_ov, NULL, err, true); /* "foo=1": foo is the override's */
+    if (st == PM_OK && (st = read_speculative(dd, root, sfile, prov, &out->spec, err)) != PM_OK)
+        blame_override(opts, n_ov, sfile, err, false);
     if (st != PM_OK) {
         pm_provenance_free(prov);
         return st;
@@ -842,8 +835,7 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
         for (size_t i = prov->n; err && !err->file[0] && i-- > 0;)
             if (prov->items[i].file && strcmp(prov->items[i].path, err->path) == 0)
                 pm_strlcpy(err->file, prov->items[i].file, sizeof err->file);
-        blame_scenario_key(opts, n_ov, sfile, err);
-        blame_override(opts, n_ov, err, false);
+        blame_override(opts, n_ov, sfile, err, false);
         if (err && !err->file[0])
             pm_strlcpy(err->file, sfile, sizeof err->file);
         pm_provenance_free(prov);

@@ -214,7 +214,6 @@ static double sum_range(summer *sm, int64_t a, int64_t b, int depth)
     return sum_region(sm, a, lo) + sum_range(sm, hi, b, depth + 1);
 }
 
-/* The checked scenario's plan of one decode step at context_len in one mode. */
 /* A step model's decode time is read as a token's time, and its longest context as what fits:
  * a speculating scenario's decode step is its verify step (TPOT is the verify and draft steps
  * over the tokens a step yields: the estimate's), and its memory holds the draft too. what is
@@ -230,6 +229,7 @@ static pm_status refuse_speculation(const pm_scenario *s, const char *what, pm_e
     return PM_OK;
 }
 
+/* The checked scenario's plan of one decode step at context_len in one mode. */
 static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context_len,
                              pm_step_plan *plan, pm_error *err)
 {
@@ -237,7 +237,6 @@ static pm_status decode_plan(const pm_scenario *s, pm_mode mode, int64_t context
     pm_status st = pm_scenario_check(s, err);
     if (st == PM_OK)
         st = pm_plan_refuse_stages(s, "one step's time", err);
-
     if (st == PM_OK)
         st = pm_step_of(s, PM_PHASE_DECODE, context_len, &step, err);
     if (st != PM_OK)

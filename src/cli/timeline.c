@@ -87,18 +87,22 @@ static void write_csv(FILE *f, const cli *c, const shown *sh)
         /* Layers of two classes: say which the layer shown is (1, or the one after the first
          * MoE layer: pm_timeline's layer), and how many are like it. */
         const int at = tl->layer;
-        const bool l1 = pm_model_layer_is_local(m, at), e1 = pm_model_layer_is_moe(m, at);
+        const bool local_at = pm_model_layer_is_local(m, at);
+        const bool moe_at = pm_model_layer_is_moe(m, at);
         int like = 0;
         for (int l = 0; l < m->layers; l++)
-            like += pm_model_layer_is_local(m, l) == l1 && pm_model_layer_is_moe(m, l) == e1;
+            like += pm_model_layer_is_local(m, l) == local_at &&
+                    pm_model_layer_is_moe(m, l) == moe_at;
+        const char *local_kind = m->sparse_block > 0     ? "block-sparse attention"
+                                 : m->chunked_attention ? "chunked attention"
+                                                        : "local attention";
         const char *attn = local == 0 || local == m->layers ? ""
-                           : l1 ? (m->sparse_block > 0      ? "block-sparse attention"
-                                   : m->chunked_attention ? "chunked attention"
-                                                          : "local attention")
-                                : (m->sparse_block > 0 ? "dense attention" : "global attention");
+                           : local_at                       ? local_kind
+                           : m->sparse_block > 0            ? "dense attention"
+                                                            : "global attention";
         fprintf(f, " x %d; layer %d (%s%s%s: %d of %d layers are like it) lasts %.3f us\n",
                 s->cluster.devices, at, attn, attn[0] && moe > 0 && moe < m->layers ? ", " : "",
-                moe > 0 && moe < m->layers ? (e1 ? "MoE" : "dense MLP") : "", like, m->layers,
+                moe > 0 && moe < m->layers ? (moe_at ? "MoE" : "dense MLP") : "", like, m->layers,
                 tl->layer_s * 1e6);
     } else if (tl->stages > 1) {
         fprintf(f, " x %d; pipeline stage %d of 0 to %d (layers %d to %d, one micro-batch): %s "
