@@ -150,7 +150,10 @@ static void decode_first_bound(const pm_serve_workload *w, serve_plan *p)
     const double r = B / (isl + D * v); /* requests per step: r (isl + D v) = B */
     const double g = r * D, room = B - g * v;
     const double t = room < isl ? room : isl;
-    p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, room / t, t, r)}, 0};
+    /* room / t prompts hold a chunk, r finish: equal where a prompt fits (room = r isl), and
+     * held to it where the two roundings differ by an ulp. */
+    const double count = room / t < r ? r : room / t;
+    p->kind[0] = (pm_mixed_step){g, decode_context(w), 1, {chunk_of(w, count, t, r)}, 0};
     p->weight[0] = 1.0;
     p->slow_steps[0] = 1.0;
     p->requests = r;
@@ -420,8 +423,11 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
     p->kind[0] = (pm_mixed_step){0};
     for (int i = 0; i < K; i++) {
         const double t = bound ? (room < in[i] ? room : in[i]) : in[i] / ceil(in[i] / room);
-        const double count = r * pr[i] * in[i] / t; /* prompts of class i with a chunk */
-        p->kind[0].chunks[i] = chunk_in(w->classes[i].input_tokens, count, t, r * pr[i]);
+        /* Prompts of class i with a chunk: the r p_i finishing a step times a prompt's steps
+         * (>= 1, a whole count unbound), so never an ulp below the finishing ones. */
+        const double finishing = r * pr[i];
+        const double count = finishing * (bound ? in[i] / t : ceil(in[i] / room));
+        p->kind[0].chunks[i] = chunk_in(w->classes[i].input_tokens, count, t, finishing);
         prefilling += count;
         held_dec += r * pr[i] * (out[i] - 1.0) * p->per_token * (in[i] + (out[i] - 1.0) / 2.0);
         held_pre += count * in[i] / 2.0;

@@ -254,6 +254,12 @@ check serve-lengths 0 "# lengths (in:out x share): 4000:100 x 0.25 500:600 x 0.7
     "$pm" serve --config llama70b-h100 --lengths 4000:100:0.25,500:600:0.75 --concurrency 4
 check serve-lengths-json 0 '"lengths": [{"input_tokens": 4000, "output_tokens": 100, "share": 0.25}' \
     "$pm" serve --format json --lengths 4000:100:0.25,500:600:0.75 --concurrency 4
+# A concurrency whose prompts of one class fit a step each (the finishing were an ulp above
+# the count: refused until session 41); the search over it found nothing.
+check serve-lengths-every-concurrency 0 "preserve" \
+    "$pm" serve --config llama70b-h100 --lengths azure-conv-2023 --concurrency 185,192
+check serve-lengths-rate-saturated 0 "preserve" \
+    "$pm" serve --config llama70b-h100 --rate 10.2 --lengths 1000:100:0.5,3000:300:0.5
 check serve-lengths-bad 2 "--lengths: '4000:100' is not IN:OUT:SHARE" \
     "$pm" serve --lengths 4000:100
 check serve-lengths-share 2 "a class's share must be a number > 0" \

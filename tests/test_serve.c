@@ -1143,6 +1143,41 @@ static void test_served_lengths_past_the_trained_context(void **state)
     assert_false(pm_serve_workload_warning(&s, &w, note, sizeof note));
 }
 
+/* Every concurrency of a range serves (session 41's tour: 33 of 601 refused, "finishing in [0,
+ * count]"): a prompt's chunk group counts r p_i (I_i / t) prompts with r p_i of them finishing,
+ * equal where a prompt fits one step, and the product rounded one way and the quotient the
+ * other left the finishing an ulp above the count. The same over the single length's budget-
+ * bound step and an open loop past the capacity (a saturated row, not a refusal). */
+static void test_every_concurrency_serves(void **state)
+{
+    (void)state;
+    pm_scenario s = load("llama70b-h100");
+    pm_serve_workload w = {1024, 258, 1, 2048, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED,
+                           0, 0, {{0}}};
+    pm_serve_workload two = w;
+    two.n_classes = 2;
+    two.classes[0] = (pm_length_class){500, 50, 0.2};
+    two.classes[1] = (pm_length_class){2000, 1000, 0.8};
+    pm_serve_result r;
+    pm_error err;
+    for (int n = 100; n <= 700; n++) {
+        w.concurrency = two.concurrency = n;
+        if (pm_serve_compute(&s, &two, &r, &err) != PM_OK)
+            fail_msg("two classes at concurrency %d: %s", n, err.message);
+        if (pm_serve_compute(&s, &w, &r, &err) != PM_OK)
+            fail_msg("one length at concurrency %d: %s", n, err.message);
+    }
+    two.classes[0] = (pm_length_class){1000, 100, 0.5};
+    two.classes[1] = (pm_length_class){3000, 300, 0.5};
+    const double rates[] = {10.2, 12, 15, 20};
+    for (size_t i = 0; i < PM_ARRAY_LEN(rates); i++) {
+        two.request_rate_per_s = rates[i];
+        if (pm_serve_compute(&s, &two, &r, &err) != PM_OK)
+            fail_msg("rate %g: %s", rates[i], err.message);
+    }
+    pm_scenario_release(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1174,6 +1209,7 @@ int main(void)
         cmocka_unit_test(test_max_in_flight_is_a_fixed_point),
         cmocka_unit_test(test_compiled_figures_follow_the_l2),
         cmocka_unit_test(test_served_lengths_past_the_trained_context),
+        cmocka_unit_test(test_every_concurrency_serves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
