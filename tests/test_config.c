@@ -2000,7 +2000,7 @@ static void assert_origin(const pm_scenario *s, const char *path, const char *or
 /* The optional cluster keys a file leaves out are resolved inputs too, at the value that stands
  * in for them: hccs-full-mesh gives link_latency_us 14 and fused_latency_us 11 but no
  * expert_parallel or a2a keys; nvlink4-nvswitch gives link_latency_us 1.5 and
- * a2a_efficiency_frac 0.956 but no fused_latency_us or a2a_latency_us. */
+ * a2a_efficiency_frac 0.765 but no fused_latency_us or a2a_latency_us. */
 static void test_cluster_resolve_marks_defaulted_optional_keys(void **state)
 {
     (void)state;
@@ -2022,7 +2022,7 @@ static void test_cluster_resolve_marks_defaulted_optional_keys(void **state)
     assert_origin(&s, "$.cluster.a2a_latency_us", "defaulted");
     assert_rel(param_at(&s, "$.cluster.a2a_latency_us")->value_si, 1.5e-6, 1e-12);
     assert_origin(&s, "$.cluster.a2a_efficiency_frac", "given");
-    assert_rel(param_at(&s, "$.cluster.a2a_efficiency_frac")->value_si, 0.956, 1e-12);
+    assert_rel(param_at(&s, "$.cluster.a2a_efficiency_frac")->value_si, 0.765, 1e-12);
     /* nvlink4-nvswitch gives no allreduce efficiency: its bytes move at the whole link. */
     assert_origin(&s, "$.cluster.allreduce_efficiency_frac", "defaulted");
     assert_rel(param_at(&s, "$.cluster.allreduce_efficiency_frac")->value_si, 1.0, 0.0);
