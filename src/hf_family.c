@@ -27,6 +27,18 @@ bool pm_hf_feature_on(const cJSON *it)
     return true;
 }
 
+pm_status pm_hf_refuse_unbuilt(pm_obj *o, const char *const *keys, size_t n, const char *what,
+                               const char *why)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pm_hf_feature_on(cJSON_GetObjectItemCaseSensitive(o->json, keys[i])))
+            return pm_obj_fail(o, keys[i], PM_ERR_UNSUPPORTED,
+                               "\"%s\" describes %s, and this model has none (%s): nothing "
+                               "would read it; remove the key, or give the keys that build them",
+                               keys[i], what, why);
+    return PM_OK;
+}
+
 /*
  * HuggingFace keys that change cost in a way the model does not implement: a config that turns
  * one on is refused with an error naming it, never modelled as a dense Llama (a silently wrong

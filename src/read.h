@@ -80,6 +80,11 @@ const char *pm_first_present(const pm_obj *o, const char *const *keys, size_t n)
 /* Whether a HuggingFace key is given with a value that turns its feature on: not null, false,
  * 0 or an empty list (configs of dense models write "num_experts": null, say). */
 bool pm_hf_feature_on(const cJSON *it);
+/* Refuses the first of keys turned on (pm_hf_feature_on) in a model that does not build their
+ * feature `what` (`why`: what it lacks): nothing reads them, so the model asked for is not the
+ * one modelled (a what-if's --set model.n_shared_experts=1 on a dense model, say). */
+pm_status pm_hf_refuse_unbuilt(pm_obj *o, const char *const *keys, size_t n, const char *what,
+                               const char *why);
 pm_status pm_hf_check_aliases(pm_obj *o);
 /* Refuses the unsupported keys of a HuggingFace object (the model, or its text_config). */
 pm_status pm_hf_refuse(pm_obj *o);

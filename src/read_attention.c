@@ -289,6 +289,11 @@ pm_status pm_read_window(pm_obj *o, pm_model *m, bool hf, const char *mt)
         return note_windows(o, m, how);
     }
     if (!given || !use) {
+        if ((st = pm_hf_refuse_unbuilt(o, k_pattern, PM_ARRAY_LEN(k_pattern),
+                                       "sliding-window layers",
+                                       !given ? "no sliding_window"
+                                              : "use_sliding_window false")) != PM_OK)
+            return st;
         if (given && !dflt)
             return pm_read_note(o, "sliding_window", NAN, "ignored",
                                 "ignored: use_sliding_window is false");
@@ -340,8 +345,11 @@ static pm_status read_mla(pm_obj *o, pm_model *m, const char *mt)
                            "must be a rank (got null; its transformers class has no layer "
                            "without the latent)",
                            mt);
+    static const char *const latent[] = {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                         "v_head_dim"};
     if (!kl || cJSON_IsNull(kl))
-        return PM_OK;
+        return pm_hf_refuse_unbuilt(o, latent, PM_ARRAY_LEN(latent),
+                                    "multi-head latent attention", "no kv_lora_rank");
     pm_status st;
     int *out[] = {&m->qk_nope_head_dim, &m->qk_rope_head_dim, &m->v_head_dim};
     if ((st = pm_read_int(o, "kv_lora_rank", true, 1, 1L << 20, &m->kv_lora_rank)) != PM_OK)

@@ -184,8 +184,15 @@ static pm_status read_moe(pm_obj *o, pm_model *m, const char *mt, bool dbrx)
                            pm_in_list(mt, count_ambiguous, PM_ARRAY_LEN(count_ambiguous))
                                ? "; null stands for dense layers"
                                : "");
-    if (!dbrx && (!ek || !pm_hf_feature_on(ev)))
-        return PM_OK; /* dense: "num_experts": 0 or null in a family without experts */
+    if (!dbrx && (!ek || !pm_hf_feature_on(ev))) {
+        /* dense: "num_experts": 0 or null in a family without experts; what sets the experts'
+         * shape describes experts it does not have */
+        const char *const top[] = {top_k};
+        pm_status r = pm_hf_refuse_unbuilt(o, top, 1, "routed experts", "no expert count");
+        return r != PM_OK ? r
+                          : pm_hf_refuse_unbuilt(o, keys, PM_ARRAY_LEN(keys),
+                                                 "mixture-of-experts layers", "no expert count");
+    }
     if ((st = require_moe_keys(o, mt)) != PM_OK)
         return st;
     const int expert_width = m->intermediate;

@@ -1162,6 +1162,35 @@ static void test_set_override_changes_batch(void **state)
     pm_scenario_release(&s);
 }
 
+/* A key that shapes a feature the model does not build is refused at the key (session 41's
+ * tour: --set model.n_shared_experts=1 on a dense Llama was taken and read by nothing): the
+ * experts' keys without an expert count, MLA's without kv_lora_rank, a window pattern without a
+ * window. Off values (0, null) pass, as a dense config's "num_experts": null does. */
+static void test_feature_keys_without_the_feature_refused(void **state)
+{
+    (void)state;
+    static const char *const on[][2] = {
+        {"model.n_shared_experts=1", "$.model.n_shared_experts"},
+        {"model.moe_intermediate_size=2048", "$.model.moe_intermediate_size"},
+        {"model.num_experts_per_tok=2", "$.model.num_experts_per_tok"},
+        {"model.q_lora_rank=1536", "$.model.q_lora_rank"},
+        {"model.v_head_dim=128", "$.model.v_head_dim"},
+        {"model.sliding_window_pattern=2", "$.model.sliding_window_pattern"},
+    };
+    pm_scenario s;
+    pm_error err;
+    for (size_t i = 0; i < PM_ARRAY_LEN(on); i++) {
+        const char *ov[] = {on[i][0]};
+        pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 1};
+        assert_fails(pm_scenario_load("llama70b", &opts, &s, &err), &err, PM_ERR_UNSUPPORTED,
+                     NULL, on[i][1], "and this model has none");
+    }
+    const char *off[] = {"model.n_shared_experts=0"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, off, 1};
+    assert_ok(pm_scenario_load("llama70b", &opts, &s, &err), &err);
+    pm_scenario_release(&s);
+}
+
 /* The runtime (issue 16): absent by default; named with --set runtime=NAME, its numbers in SI
  * (data/runtimes/vllm-2023.json: 843 us, 42.1 us, 6400 us, 9.9 us, 10 us), its allreduce
  * implementation replacing the cluster's; a key inside it with --set runtime.KEY once named,
@@ -3794,6 +3823,7 @@ int main(void)
         cmocka_unit_test(test_scenario_inline_error_path_is_inside_the_scenario),
         cmocka_unit_test(test_scenario_from_override_error_names_the_scenario),
         cmocka_unit_test(test_set_override_changes_batch),
+        cmocka_unit_test(test_feature_keys_without_the_feature_refused),
         cmocka_unit_test(test_set_override_in_another_unit_replaces_the_quantity),
         cmocka_unit_test(test_set_override_accepts_count_multipliers),
         cmocka_unit_test(test_platform_mismatch_is_flagged),
