@@ -219,6 +219,11 @@ static pm_status parse_range(const char *r, pm_axis_kind kind, const char *spec,
     if (!(*hi >= *lo))
         return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
                        "reversed range: STOP must be >= START");
+    /* A count's points are whole: a fractional increment would round onto its neighbours. */
+    if (pm_axis_is_count(kind) && *step > 0 && fabs(*step - round(*step)) > 1e-9 * *step)
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
+                       "%s takes integers: the step must be a whole number (got '%s')",
+                       axes[kind].name, buf[2]);
     return PM_OK;
 }
 
@@ -234,6 +239,10 @@ static pm_status fill_range(pm_axis *a, size_t *cap, double lo, double hi, doubl
             break;
         if (pm_axis_is_count(a->kind))
             v = round(v);
+        /* A geometric range of a count rounds several points onto one value: taken once. */
+        if (pm_axis_is_count(a->kind) && a->n_values > 0 &&
+            v <= a->values[a->n_values - 1]) /* rounding never falls */
+            continue;
         const pm_status st = push(a, cap, v, max_points, spec, err);
         if (st != PM_OK)
             return st;

@@ -127,10 +127,23 @@ static void test_axis_rejects_bad_ranges(void **state)
     check_bad("batch=1,,2", PM_ERR_RANGE, "empty item 2 in the list");
     check_bad("batch=1,2,", PM_ERR_RANGE, "empty item 3 in the list");
     check_bad("batch=,1", PM_ERR_RANGE, "empty item 1 in the list");
+    /* A count's increment is whole (batch 1.5 was rounded to 2 and its row printed twice). */
+    check_bad("batch=1:4:0.5", PM_ERR_RANGE, "the step must be a whole number (got '0.5')");
+    check_bad("dp=1:3:0.5", PM_ERR_RANGE, "dp takes integers");
     pm_axis ax;
     pm_error err;
     assert_int_equal(pm_axis_parse("batch=1:1000:1", 10, &ax, &err), PM_ERR_RANGE);
     assert_non_null(strstr(err.message, "more than 10 points"));
+    /* A geometric range of a count: each rounded value once. 1.3^i = 1, 1.3, 1.69, 2.197,
+     * 2.856, 3.713, 4.827, 6.275, 8.157, 10.604, 13.786 (17.922 > 16) round to 1, 1, 2, 2, 3,
+     * 4, 5, 6, 8, 11, 14. */
+    assert_int_equal(pm_axis_parse("batch=1:16:x1.3", 0, &ax, &err), PM_OK);
+    const double want[] = {1, 2, 3, 4, 5, 6, 8, 11, 14};
+    const size_t n_want = sizeof want / sizeof want[0];
+    assert_int_equal(ax.n_values, n_want);
+    for (size_t i = 0; i < n_want; i++)
+        assert_memory_equal(&ax.values[i], &want[i], sizeof want[i]);
+    pm_axis_release(&ax);
 }
 
 /* A list is read whole: 600 items (2,399 characters, beyond any line buffer) keep their last. */
