@@ -40,7 +40,8 @@ static pm_status check_mix(const pm_search_mix *mix, pm_error *err)
     for (int i = 0; i < mix->n_members; i++) {
         const pm_search_member *mb = &mix->member[i];
         const char *why = !mb->scenario                         ? "has no scenario"
-                          : !(mb->share > 0.0 && isfinite(mb->share)) ? "needs a share > 0"
+                          : !(mb->share > 0.0 && isfinite(mb->share))
+                              ? "needs a finite share > 0"
                           : mb->spec.n_hw != 0 ? "has hardware axes of its own (the mix's apply)"
                           : mb->spec.shard_count != 0 ? "is a shard (a mix is searched whole)"
                           : mb->spec.objective != mix->objective
@@ -56,6 +57,15 @@ static pm_status check_mix(const pm_search_mix *mix, pm_error *err)
                            "\"%s\": a mix is served by one chip design",
                            i + 1, chip, first);
     }
+    /* The shares are relative; their sum divides each (join_point): it must be finite. */
+    double total = 0.0;
+    for (int i = 0; i < mix->n_members; i++)
+        total += mix->member[i].share;
+    if (!isfinite(total))
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "search mix: the shares sum to %g, beyond a double (they are relative: "
+                       "0.6 and 0.4, or 3 and 2, weigh the same)",
+                       total);
     return PM_OK;
 }
 

@@ -515,7 +515,7 @@ static void test_refusals(void **state)
     refused(mix, PM_ERR_INVALID_ARG, "1 to 8 members");
     mix->member[0] = (pm_search_member){.scenario = &a, .spec = space(1024, 128), .share = 0.0};
     mix->n_members = 1;
-    refused(mix, PM_ERR_INVALID_ARG, "member 1 needs a share > 0");
+    refused(mix, PM_ERR_INVALID_ARG, "member 1 needs a finite share > 0");
     mix->member[0].share = 1.0;
     mix->member[0].spec.n_hw = 1;
     mix->member[0].spec.hw[0] = l2_axis();
@@ -527,6 +527,12 @@ static void test_refusals(void **state)
     mix->member[1] = (pm_search_member){.scenario = &h, .spec = space(1024, 128), .share = 1.0};
     mix->n_members = 2;
     refused(mix, PM_ERR_UNSUPPORTED, "one chip design");
+    /* Two shares of 1e308 sum to inf: each share / inf was 0 and the objective 1 / 0 = inf. */
+    mix->member[1].scenario = &a;
+    mix->member[0].share = mix->member[1].share = 1e308;
+    refused(mix, PM_ERR_INVALID_ARG, "the shares sum to inf");
+    mix->member[0].share = mix->member[1].share = 1.0;
+    mix->member[1].scenario = &h;
     /* a member's own search's error names the member */
     mix->member[1].scenario = &a;
     mix->member[1].spec.n_chunk = 0;
