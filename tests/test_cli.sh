@@ -559,6 +559,9 @@ check merge-not-shard 1 "single.csv:5: a row before any '# shard K/N' line" "$pm
 # The serve footer's cap is the fixed point, whatever the list (it was the first row's)
 check serve-cap-list-free 0 "same" bash -c "a=\$('$pm' serve --config llama70b-h100 --chunk 512 --concurrency 256 2>/dev/null | tail -1 | grep -o 'at most [0-9]*'); b=\$('$pm' serve --config llama70b-h100 --chunk 512 --concurrency 1024,256 2>/dev/null | tail -1 | grep -o 'at most [0-9]*'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ] && echo same"
 # A limit without its unit is refused ("--tpot-limit 50" was 50 s, every candidate within it)
+# A device count for search's scenario bounds nothing (each candidate its own TP): refused.
+check search-devices-refused 2 "search gives each candidate its tensor-parallel degree" \
+    "$pm" search --config llama70b-h100 --devices 4 --tpot-limit 50ms
 check search-limit-unit 2 "--tpot-limit: give the unit, e.g. 50ms or 2s" "$pm" search --config llama70b-h100 --tpot-limit 50 --concurrency 4
 check serve-limit-unit 2 "--ttft-limit: give the unit" "$pm" serve --config llama70b-h100 --ttft-limit 2 --concurrency 4
 # Nothing served is not "nothing meets the limits" (no limit was given)

@@ -137,6 +137,19 @@ def _path(name, value):
     raise TypeError(f"{name}: expected a str or a path (got {type(value).__name__})")
 
 
+def _search_overrides(overrides, shortcuts):
+    """_overrides for a search: a device count set for its scenario is refused, as the CLI
+    refuses --devices there (each candidate gets its own tensor-parallel degree, tp, and the
+    deployment its devices, budget: the count would bound nothing)."""
+    out = _overrides(overrides, shortcuts)
+    for text in out:
+        if text.startswith("cluster.devices="):
+            raise ValueError(f"{text} (devices=): a search gives each candidate its "
+                             "tensor-parallel degree (tp; default 1, 2, 4... up to a node) "
+                             "and the deployment its devices (budget)")
+    return out
+
+
 def _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp):
     """The "speculative" block's overrides of the speculative-decoding keywords, as the CLI's
     --spec-tokens, --spec-accept, --spec-draft and --spec-mtp write them (issue 45)."""
@@ -499,7 +512,7 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
                        SEARCH_OBJECTIVES.index(objective), SERVE_RULES.index(rule),
                        SERVE_ARRIVALS.index(arrival), int(lens["input_tokens"]),
                        int(lens["output_tokens"]), bool(exhaustive), int(threads),
-                       _overrides(overrides, shortcuts)
+                       _search_overrides(overrides, shortcuts)
                        + _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp),
                        _path("data_dir", data_dir),
                        None if lengths is None else [(int(a), int(b), float(c))
@@ -602,7 +615,7 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
                            float(ttft_limit), float(tpot_limit), float(min_user_rate),
                            SEARCH_OBJECTIVES.index(objective), SERVE_RULES.index(rule),
                            SERVE_ARRIVALS.index(arrival), bool(exhaustive), int(threads),
-                           _overrides(overrides, shortcuts), _path("data_dir", data_dir),
+                           _search_overrides(overrides, shortcuts), _path("data_dir", data_dir),
                            None if pp is None else _counts("pp", pp), bool(disagg),
                            float(link_bandwidth), float(link_latency), bool(layer_streamed),
                            float(max_load))

@@ -1083,6 +1083,11 @@ def test_search_pipeline_stages():
 def test_search_refusals():
     with pytest.raises(ValueError, match="objective"):
         pm.search(objective="watt")
+    # a device count for the scenario bounds no candidate's tensor-parallel degree: refused
+    with pytest.raises(ValueError, match="each candidate its tensor-parallel degree"):
+        pm.search("llama70b-h100", (4,), devices=4)
+    with pytest.raises(ValueError, match="each candidate its tensor-parallel degree"):
+        pm.search_mix([("llama70b-h100", 1)], (4,), {"cluster.devices": 4})
     with pytest.raises(ValueError, match="concurrency"):
         pm.search(concurrency=(0, 4))
     with pytest.raises(pm.Error, match="hardware axis"):

@@ -42,6 +42,9 @@ int cmd_search(const cli *c, int n_files, char **files);
  * search --disagg's. */
 #define CLI_DISAGG_MAX_LOAD_FRAC 0.9
 int search_make_spec(const cli *c, const pm_scenario *s, pm_search_spec *sp);
+/* A device count set for search's scenario (--devices, --set cluster.devices=) refused: the
+ * search gives each candidate its own (--tp-list, --budget). 0 or EXIT_USAGE said on stderr. */
+int search_refuse_devices(const cli *c);
 const char *search_objective_column(pm_search_objective o);
 /* The limits of sp for a figure's title: "; TTFT <= 2 s; TPOT <= 50 ms", or "; no latency
  * limit". */

@@ -130,8 +130,8 @@ const cli_option cli_options[] = {
      "search: the deployment's devices, filled with data-parallel replicas of each "
      "tensor-parallel group (default: one group)"},
     {"tp-list", required_argument, OPT_TP_LIST, GIVEN_SPACE, "L",
-     "search: tensor-parallel degrees, comma separated (default: 1, 2, 4... up to the "
-     "cluster's devices)"},
+     "search: tensor-parallel degrees, comma separated (default: 1, 2, 4... up to a node's "
+     "devices and the budget)"},
     {"pp-list", required_argument, OPT_PP_LIST, GIVEN_SPACE, "L",
      "search: pipeline stages per replica, comma separated (default 1; a replica is TP x PP "
      "devices)"},

@@ -469,10 +469,25 @@ static int answer(const cli *c, const pm_scenario *s, pm_search_spec *sp, int n_
     return rc;
 }
 
+int search_refuse_devices(const cli *c)
+{
+    /* Each candidate sets its own tensor-parallel degree: a device count given for the
+     * scenario would bound nothing (the search ran TP 8 under --devices 4). */
+    for (size_t i = 0; i < c->n_sets; i++)
+        if (strncmp(c->sets[i], "cluster.devices=", 16) == 0)
+            return usage_error("--set %s (--devices): search gives each candidate its "
+                               "tensor-parallel degree (--tp-list; default 1, 2, 4... up to a "
+                               "node) and the deployment its devices (--budget)",
+                               c->sets[i]);
+    return 0;
+}
+
 int cmd_search(const cli *c, int n_files, char **files)
 {
     if (c->plot && c->format == FMT_JSON)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
+    if (search_refuse_devices(c))
+        return EXIT_USAGE;
     pm_scenario s;
     int rc = load(c, &s);
     if (rc)

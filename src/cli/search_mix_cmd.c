@@ -398,6 +398,8 @@ int cmd_search_mix(const cli *c, int n_files)
         return usage_error("--mix: a mix is searched whole (no --shard, no shard files)");
     if (c->plot && c->format == FMT_JSON)
         return usage_error("--plot: the figure is drawn from CSV (no --format json)");
+    if (search_refuse_devices(c))
+        return EXIT_USAGE;
     if (c->given & GIVEN_CONFIG)
         return usage_error("--mix: the members name their scenarios (no --config)");
     mix_run *x = calloc(1, sizeof *x);
