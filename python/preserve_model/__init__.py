@@ -754,6 +754,11 @@ def _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
     if len(instances) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1
                                       for v in instances) and tuple(instances) != (0, 0):
         raise ValueError(f"instances: expected (prefill, decode) counts >= 1 (got {instances!r})")
+    # None is the cluster's link (NaN below); a NaN of the caller's is no link at all
+    for name, value in (("link_bandwidth", link_bandwidth), ("link_latency", link_latency)):
+        if value is not None and math.isnan(float(value)):
+            raise ValueError(f"{name}: expected a number or None for the prefill cluster's "
+                             f"(got {value!r})")
     return (int(input_tokens or 0), int(output_tokens or 0), float(rate or 0.0),
             int(max_instances), float(max_load),
             math.nan if link_bandwidth is None else float(link_bandwidth),

@@ -1278,6 +1278,14 @@ def test_disagg_link_defaults_to_the_prefill_clusters():
                                                                rel=1e-12)
 
 
+def test_disagg_nan_link_refused():
+    """A NaN link of the caller's is refused: NaN stood for "the cluster's" inside, so
+    link_bandwidth=nan gave the default 25 GB/s link's answer."""
+    for key in ("link_bandwidth", "link_latency"):
+        with pytest.raises(ValueError, match=key):
+            pm.disagg("llama70b-h100", "llama70b-h100", [16], **{key: float("nan")})
+
+
 def test_disagg_concurrency_is_whole():
     """Sequences in flight are whole, as the CLI's --concurrency (2.5 ran as a fluid 2.5)."""
     with pytest.raises(ValueError, match="concurrency"):
