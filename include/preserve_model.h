@@ -2790,6 +2790,11 @@ PM_API pm_status pm_disagg_compute(const pm_scenario *prefill, const pm_scenario
  * prefill cluster's inter-node link where it names one, else PM_DISAGG_LINK_*): the disagg
  * command's and the Python module's defaults, one rule. */
 PM_API void pm_disagg_workload_defaults(const pm_scenario *prefill, pm_disagg_workload *w);
+/** Whether w's requests (its lengths, after pm_disagg_workload_defaults) reach past the trained
+ * context of the pools' model (pm_serve_workload_warning of the prefill scenario: both pools
+ * run one model), the warning into note (n bytes; may be NULL). */
+PM_API bool pm_disagg_workload_warning(const pm_scenario *prefill, const pm_disagg_workload *w,
+                                       char *note, size_t n);
 /** The columns of a disaggregated point (docs/output-format.md), as the disagg command's CSV
  * and the Python module's disagg() name them. */
 PM_API size_t pm_disagg_column_count(void);

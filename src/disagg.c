@@ -129,6 +129,16 @@ void pm_disagg_workload_defaults(const pm_scenario *prefill, pm_disagg_workload 
         w->link.latency_s = nic ? c->inter_node_latency_s : PM_DISAGG_LINK_LATENCY_S;
 }
 
+bool pm_disagg_workload_warning(const pm_scenario *prefill, const pm_disagg_workload *w,
+                                char *note, size_t n)
+{
+    if (!prefill || !w)
+        return false;
+    const pm_serve_workload sw = {.input_tokens = w->input_tokens,
+                                  .output_tokens = w->output_tokens};
+    return pm_serve_workload_warning(prefill, &sw, note, n);
+}
+
 pm_status pm_disagg_workload_check(const pm_disagg_workload *w, pm_error *err)
 {
     const int64_t max_tokens = (int64_t)1 << 40;

@@ -18,6 +18,9 @@ check disagg-csv 0 "kv_bytes_per_request,transfer_bytes_per_device,decode_concur
 check disagg-csv-colocated 0 "colocated_decode_chip_preserve_tokens_per_s_per_device" \
     "$pm" disagg "${P[@]}" --concurrency 8 --format csv
 check disagg-json 0 '"preserve_tokens_per_s_per_mm2": ' "$pm" disagg "${P[@]}" --concurrency 8 --format json
+# requests past the model's trained context are warned of (serve and sweep warned; disagg did not)
+check disagg-past-context 0 "warning: each pool: a request of 8000 + 8000 tokens exceeds the model's max_position_embeddings 4096" \
+    "$pm" disagg --prefill-config llama70b-h100 --decode-config llama70b-h100 --prefill-set model=llama2-70b --decode-set model=llama2-70b --input 8000 --output 8000 --concurrency 4
 # a bandwidth or time without its unit is refused (50 was 50 bytes/s: every row saturated)
 check disagg-link-unit 2 "--link-bandwidth: give the unit, e.g. 25GBps" "$pm" disagg "${P[@]}" --link-bandwidth 50
 check disagg-latency-zero 0 "over 25 GB/s, 0 us" "$pm" disagg "${P[@]}" --link-latency 0

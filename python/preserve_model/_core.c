@@ -1241,6 +1241,14 @@ static PyObject *disagg(PyObject *self, PyObject *args, PyObject *kw)
     w.input_tokens = in > 0 ? in : 0;
     w.output_tokens = out > 0 ? out : 0;
     pm_disagg_workload_defaults(&ps, &w); /* the lengths at 0 and the link at NaN */
+    char note[256]; /* requests past the trained context, as the CLI's warning */
+    if (pm_disagg_workload_warning(&ps, &w, note, sizeof note) && warn_note(note) != 0) {
+        pm_scenario_release(&ps);
+        pm_scenario_release(&ds);
+        PyMem_Free(conc);
+        PyMem_Free(rows);
+        return NULL;
+    }
     pm_error err;
     pm_status st = PM_OK;
     Py_BEGIN_ALLOW_THREADS

@@ -1286,6 +1286,16 @@ def test_disagg_nan_link_refused():
             pm.disagg("llama70b-h100", "llama70b-h100", [16], **{key: float("nan")})
 
 
+def test_disagg_warns_past_the_trained_context():
+    """8000 + 8000 tokens on Llama-2-70B (max_position_embeddings 4096): a UserWarning, as
+    serve() and the disagg command say it."""
+    ov = {"model": "llama2-70b"}
+    with pytest.warns(UserWarning, match="8000 \\+ 8000 tokens exceeds the model's "
+                                         "max_position_embeddings 4096"):
+        pm.disagg("llama70b-h100", "llama70b-h100", [4], prefill_overrides=ov,
+                  decode_overrides=ov, input_tokens=8000, output_tokens=8000)
+
+
 def test_disagg_concurrency_is_whole():
     """Sequences in flight are whole, as the CLI's --concurrency (2.5 ran as a fluid 2.5)."""
     with pytest.raises(ValueError, match="concurrency"):

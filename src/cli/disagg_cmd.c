@@ -400,15 +400,19 @@ static void dg_emit(dg_sink *k, const char *pool, const char *note)
     k->n++;
 }
 
-/* Every warning of a run into k, named by its pool: each pool's scenario's
- * (pm_scenario_warning), or along the codesign axis the sweep's (pm_sweep_warning: a die over
+/* Every warning of a run into k, named by its pool: w's requests past the model's trained
+ * context ("each": both pools run the model), each pool's scenario's (pm_scenario_warning), or along the codesign axis the sweep's (pm_sweep_warning: a die over
  * the reticle at some of its values...); then, with cd's answer (best_too), each pool's best
  * over the reticle or with bandwidth taken as free (pm_disagg_codesign_warning). */
-static void dg_warnings(const pm_scenario *ps, const pm_scenario *ds, const dg_codesign *cd,
-                        bool best_too, dg_sink *k)
+static void dg_warnings(const pm_scenario *ps, const pm_scenario *ds,
+                        const pm_disagg_workload *w, const dg_codesign *cd, bool best_too,
+                        dg_sink *k)
 {
     const pm_scenario *s[PM_DISAGG_POOL_COUNT] = {ps, ds};
     char note[512];
+    /* The requests past the model's trained context (both pools run it). */
+    if (pm_disagg_workload_warning(ps, w, note, sizeof note))
+        dg_emit(k, "each", note);
     for (int pool = 0; pool < PM_DISAGG_POOL_COUNT; pool++)
         for (size_t i = 0; cd ? pm_sweep_warning(s[pool], &cd->axis, 1, i, note, sizeof note)
                               : pm_scenario_warning(s[pool], i, note, sizeof note);
@@ -439,7 +443,7 @@ static void dg_header(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm
         fprintf(f, "# --decode-set %s\n", o->dsets[i]);
     dg_spec_line(f, "# ", ds);
     dg_sink said = {DG_TO_HEADER, f, 0};
-    dg_warnings(ps, ds, cd, true, &said);
+    dg_warnings(ps, ds, &o->w, cd, true, &said);
 }
 
 static void csv_value(FILE *f, double v, bool first)
@@ -504,7 +508,7 @@ static void dg_json(const dg_opts *o, const pm_scenario *ps, const pm_scenario *
     fput_json_speculation(stdout, &ds->spec);
     printf(", \"warnings\": [");
     dg_sink said = {DG_TO_JSON, stdout, 0};
-    dg_warnings(ps, ds, NULL, false, &said);
+    dg_warnings(ps, ds, &o->w, NULL, false, &said);
     printf("], \"points\": [");
     for (int i = 0; i < n; i++) {
         double v[256];
@@ -623,12 +627,13 @@ static void cd_csv(FILE *f, const dg_codesign *cd)
         }
 }
 
-static void cd_json(const dg_codesign *cd, const pm_scenario *ps, const pm_scenario *ds)
+static void cd_json(const dg_codesign *cd, const pm_scenario *ps, const pm_scenario *ds,
+                    const pm_disagg_workload *w)
 {
     printf("{\"axis\": \"%s\", \"column\": \"%s\", \"warnings\": [", pm_axis_name(cd->axis.kind),
            pm_axis_column(cd->axis.kind));
     dg_sink said = {DG_TO_JSON, stdout, 0};
-    dg_warnings(ps, ds, cd, true, &said);
+    dg_warnings(ps, ds, w, cd, true, &said);
     printf("], \"pools\": [");
     for (int pool = 0; pool < PM_DISAGG_POOL_COUNT; pool++) {
         const int b = cd->best[pool];
@@ -688,12 +693,12 @@ static int dg_run_codesign(const dg_opts *o, const pm_scenario *ps, const pm_sce
     /* The pools' warnings along the axis, then (answered) each pool's best where its chip
      * cannot be built or took bandwidth for free. */
     dg_sink err_sink = {DG_TO_STDERR, stderr, 0};
-    dg_warnings(ps, ds, &cd, rc == 0, &err_sink);
+    dg_warnings(ps, ds, &o->w, &cd, rc == 0, &err_sink);
     if (rc == 0 && o->format == FMT_CSV) {
         dg_header(stdout, o, ps, ds, &cd);
         cd_csv(stdout, &cd);
     } else if (rc == 0 && o->format == FMT_JSON) {
-        cd_json(&cd, ps, ds);
+        cd_json(&cd, ps, ds, &o->w);
     } else if (rc == 0) {
         cd_table(&cd);
     }
@@ -784,7 +789,7 @@ int cmd_disagg(int argc, char **argv)
         rc = dg_run_codesign(&o, &ps, &ds);
     } else {
         dg_sink err_sink = {DG_TO_STDERR, stderr, 0};
-        dg_warnings(&ps, &ds, NULL, false, &err_sink);
+        dg_warnings(&ps, &ds, &o.w, NULL, false, &err_sink);
         rc = dg_front(&o, &ps, &ds);
     }
     if (rc == 0 && ferror(stdout))
