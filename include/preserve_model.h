@@ -248,6 +248,10 @@ typedef struct pm_area_params {
     int io_dies;                        /* >= 0 */
     pm_io_holds io_holds;               /* the blocks on the I/O dies (with io_dies >= 1) */
     double io_other_mm2;                /* the rest of the I/O dies, all together */
+    bool compute_on_io;                 /* the compute dies are stacked on the I/O dies (MI300X's
+                                           XCDs on its IODs): the I/O dies are at least the
+                                           compute dies' area, what they lack of it built as
+                                           their rest (pm_area.io_other_mm2) */
 } pm_area_params;
 
 /** Energy coefficients of the accelerator (the file's "energy" object, each number sourced).
@@ -2191,7 +2195,8 @@ typedef struct pm_area {
     double hbm_phy_mm2;   /* per stack x stacks */
     double link_phy_mm2;  /* per link x links */
     double other_mm2;     /* the compute dies' rest */
-    double io_other_mm2;  /* the I/O dies' rest (0 without I/O dies) */
+    double io_other_mm2;  /* the I/O dies' rest (0 without I/O dies): io_other_mm2, or more where
+                             the compute dies stacked on them need the area (compute_on_io) */
     double die_mm2;       /* the sum: the package's silicon, every die together */
     int compute_dies;     /* >= 1 */
     double compute_die_mm2; /* one compute die: compute, other and the blocks not on the I/O

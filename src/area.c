@@ -76,6 +76,9 @@ pm_status pm_area_check(const pm_accelerator *a, pm_error *err)
         return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.accelerator.area.io_other_mm2",
                        "%g mm2 of I/O die on a package with no I/O dies (io_dies 0)",
                        p->io_other_mm2);
+    if (p->io_dies == 0 && p->compute_on_io)
+        return pm_fail(err, PM_ERR_INCONSISTENT, NULL, "$.accelerator.area.compute_on_io",
+                       "compute dies stacked on I/O dies, on a package with none (io_dies 0)");
     return PM_OK;
 }
 
@@ -101,9 +104,17 @@ void pm_area_of(const pm_accelerator *a, pm_area *out)
         if (p->io_holds >= PM_IO_LINKS_HBM_L2)
             io += out->l2_mm2;
     }
+    /* Stacked, the compute dies sit on the I/O dies: silicon under each of them, the I/O dies
+     * built to it where their blocks are smaller (MI300X: two XCDs on each IOD). */
+    const double compute = out->die_mm2 - io;
+    if (p->io_dies > 0 && p->compute_on_io && io < compute) {
+        out->io_other_mm2 += compute - io;
+        out->die_mm2 += compute - io;
+        io = compute;
+    }
     out->compute_dies = p->compute_dies > 1 ? p->compute_dies : 1;
     out->io_dies = p->io_dies;
-    out->compute_die_mm2 = (out->die_mm2 - io) / out->compute_dies;
+    out->compute_die_mm2 = compute / out->compute_dies;
     out->io_die_mm2 = p->io_dies > 0 ? io / p->io_dies : 0.0;
 }
 

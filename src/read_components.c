@@ -39,9 +39,12 @@ static pm_status read_package(pm_obj *c, pm_area_params *a)
     a->io_dies = (int)io;
     const bool has_holds = pm_obj_has(c, "io_holds");
     const bool has_other = pm_obj_has(c, "io_other_mm2");
-    if (io == 0 && (has_holds || has_other))
-        return pm_obj_fail(c, has_holds ? "io_holds" : "io_other_mm2", PM_ERR_INCONSISTENT,
-                           "describes I/O dies, but io_dies is 0 (or absent)");
+    const bool has_stack = pm_obj_has(c, "compute_on_io");
+    if (io == 0 && (has_holds || has_other || has_stack))
+        return pm_obj_fail(c, has_holds ? "io_holds" : has_other ? "io_other_mm2" : "compute_on_io",
+                           PM_ERR_INCONSISTENT, "describes I/O dies, but io_dies is 0 (or absent)");
+    if ((st = pm_obj_bool(c, "compute_on_io", false, &a->compute_on_io)))
+        return st;
     if ((st = pm_obj_enum(c, "io_holds", io > 0, holds_names, n_holds, &holds)) ||
         (st = pm_read_quantity(c, "io_other", PM_DIM_AREA, io > 0, NONNEGATIVE,
                                &a->io_other_mm2)))

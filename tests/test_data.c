@@ -278,12 +278,14 @@ static void walk_sources(const cJSON *item, const char *file, const char *path, 
     const cJSON *value = cJSON_GetObjectItemCaseSensitive(item, "value");
     if (value) {
         const cJSON *source = cJSON_GetObjectItemCaseSensitive(item, "source");
-        /* A sourced number, or a sourced choice ({"value": "stream", "source": ...}). */
-        if (!(cJSON_IsNumber(value) || cJSON_IsString(value)) || !cJSON_IsString(source) ||
+        /* A sourced number, a sourced choice ({"value": "stream", "source": ...}) or a sourced
+         * switch ({"value": true, "source": ...}). */
+        if (!(cJSON_IsNumber(value) || cJSON_IsString(value) || cJSON_IsBool(value)) ||
+            !cJSON_IsString(source) ||
             !source->valuestring[0] || cJSON_GetArraySize(item) != 2) {
             if (verbose)
-                print_error("%s: %s: a sourced value needs exactly a numeric or string \"value\" and a "
-                        "non-empty \"source\"\n",
+                print_error("%s: %s: a sourced value needs exactly a numeric, string or "
+                            "boolean \"value\" and a non-empty \"source\"\n",
                         file, path);
             (*bad)++;
         }

@@ -432,13 +432,14 @@ static void test_leakage_is_the_nodes(void **state)
         if (!(fabs(a.energy.leakage_W_per_mm2 - n7) < 1e-12))
             fail_msg("%s: %g W/mm2, the 7 nm value %g", n7_parts[i], a.energy.leakage_W_per_mm2, n7);
     }
-    /* MI300X: 8 XCDs x 92.0803 = 736.642 mm2, 4 IODs x 147.3686 = 589.474 mm2 (1326.116 in
-     * all): (736.642 x 0.25798 + 589.474 x 0.1523) / 1326.116 = 0.21100 W/mm2. */
+    /* MI300X: 8 XCDs x 92.0803 = 736.642 mm2 stacked on 4 IODs, each built to its two XCDs
+     * (compute_on_io: their blocks alone 589.474 mm2), 736.642 mm2 (1473.284 in all):
+     * (736.642 x 0.25798 + 736.642 x 0.1523) / 1473.284 = 0.20514 W/mm2. */
     assert_int_equal(pm_accelerator_load("mi300x", &opts, &a, NULL), PM_OK);
     assert_int_equal(pm_area_compute(&a, &area, NULL), PM_OK);
     assert_true(fabs(area.compute_dies * area.compute_die_mm2 - 736.642) < 1e-3);
-    assert_true(fabs(area.io_dies * area.io_die_mm2 - 589.474) < 1e-3);
-    const double mix = (736.642 * 0.25798 + 589.474 * n7) / 1326.116;
+    assert_true(fabs(area.io_dies * area.io_die_mm2 - 736.642) < 1e-3);
+    const double mix = (736.642 * 0.25798 + 736.642 * n7) / 1473.284;
     assert_true(fabs(a.energy.leakage_W_per_mm2 / mix - 1.0) < 5e-5);
 }
 

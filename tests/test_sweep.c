@@ -32,6 +32,49 @@ static void test_area_sums_the_sourced_coefficients(void **state)
     assert_rel(pm_int8_equivalent_peak(&a), 1000e12, 1e-15);
 }
 
+/* Compute dies stacked on I/O dies (compute_on_io, MI300X's XCDs on its IODs): each I/O die is
+ * at least the compute it carries. The same package as above in 4 compute dies over 2 I/O dies
+ * holding the links, HBM PHYs and L2: compute 400 + other 100 = 500 mm2, 125 a compute die; the
+ * I/O dies' blocks 14 + 60 + 480 + 20 = 574 > 500 stand (287 each). With the L2 at 32 MiB
+ * (80 mm2) they are 14 + 60 + 80 + 20 = 174 < 500: built to 500 (250 each, their rest
+ * 20 + 326 = 346), the package 1000 mm2, where side by side it is 674. */
+static void test_area_io_dies_carry_the_stacked_compute(void **state)
+{
+    (void)state;
+    pm_accelerator a = {0};
+    a.peak_flop_per_s[PM_DTYPE_INT8] = 800e12;
+    a.l2_capacity_bytes = 192.0 * 1048576.0;
+    a.area = (pm_area_params){.present = true, .compute_mm2_per_flop_per_s = 0.5e-12,
+                              .l2_mm2_per_byte = 2.5 / 1048576.0, .hbm_phy_mm2_per_stack = 15.0,
+                              .hbm_stacks = 4, .link_phy_mm2_per_link = 2.0, .links = 7,
+                              .other_mm2 = 100.0, .compute_dies = 4, .io_dies = 2,
+                              .io_holds = PM_IO_LINKS_HBM_L2, .io_other_mm2 = 20.0,
+                              .compute_on_io = true};
+    pm_area ar;
+    assert_int_equal(pm_area_compute(&a, &ar, NULL), PM_OK);
+    assert_rel(ar.compute_die_mm2, 125.0, 1e-12);
+    assert_rel(ar.io_die_mm2, 287.0, 1e-12);
+    assert_rel(ar.io_other_mm2, 20.0, 1e-12);
+    assert_rel(ar.die_mm2, 1074.0, 1e-12);
+    a.l2_capacity_bytes = 32.0 * 1048576.0;
+    assert_int_equal(pm_area_compute(&a, &ar, NULL), PM_OK);
+    assert_rel(ar.compute_die_mm2, 125.0, 1e-12);
+    assert_rel(ar.io_die_mm2, 250.0, 1e-12);
+    assert_rel(ar.io_other_mm2, 346.0, 1e-12);
+    assert_rel(ar.die_mm2, 1000.0, 1e-12);
+    a.area.compute_on_io = false;
+    assert_int_equal(pm_area_compute(&a, &ar, NULL), PM_OK);
+    assert_rel(ar.io_die_mm2, 87.0, 1e-12);
+    assert_rel(ar.die_mm2, 674.0, 1e-12);
+    /* Stacked on I/O dies a package does not have: refused at the key. */
+    a.area.compute_on_io = true;
+    a.area.io_dies = 0;
+    a.area.io_other_mm2 = 0.0;
+    pm_error err;
+    assert_int_equal(pm_area_compute(&a, &ar, &err), PM_ERR_INCONSISTENT);
+    assert_string_equal(err.path, "$.accelerator.area.compute_on_io");
+}
+
 static void test_area_requires_coefficients(void **state)
 {
     (void)state;
@@ -265,6 +308,7 @@ int main(void)
     gsl_set_error_handler_off();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_area_sums_the_sourced_coefficients),
+        cmocka_unit_test(test_area_io_dies_carry_the_stacked_compute),
         cmocka_unit_test(test_area_requires_coefficients),
         cmocka_unit_test(test_density_divides_by_devices_and_die),
         cmocka_unit_test(test_axis_ranges_units_steps_and_lists),
