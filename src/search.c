@@ -25,7 +25,8 @@
  * modelled objective, buildable or not, as the sweep's and the optimum's are); and, per mm2 or
  * per dollar, where a mode's best took bandwidth that moves no area or price as free.
  *
- * May call: alloc.c, disagg.c, error.c, estimate.c, plan.c, serve.c, sweep.c, sweep_run.c.
+ * May call: alloc.c, check.c, disagg.c, error.c, estimate.c, plan.c, serve.c, sweep.c,
+ * sweep_run.c.
  */
 #include <math.h>
 #include <pthread.h>
@@ -869,6 +870,26 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
                        "search: the search itself gives the deployments their pipeline "
                        "stages (its pp list, `--pp-list`) and fills the device budget with "
                        "data-parallel replicas: give a scenario of one stage and one replica");
+    /* Every hardware point the chip's axes make must be one the model is defined for: one
+     * that is not fails at every candidate ("could not run", the answer without it). */
+    for (int a = 0; a < sp->n_hw; a++)
+        for (size_t i = 0; i < sp->hw[a].n_values; i++) {
+            pm_scenario t = *s;
+            t.provenance = NULL;
+            const pm_status st = pm_scenario_set_axis(&t, sp->hw[a].kind, sp->hw[a].values[i],
+                                                      err);
+            if (st == PM_OK && pm_scenario_check_hardware(&t, err) == PM_OK)
+                continue;
+            if (err) {
+                char why[sizeof err->message];
+                snprintf(why, sizeof why, "%s", err->message);
+                snprintf(err->message, sizeof err->message,
+                         "search: hardware axis %s's value %g (%g in its column's unit): %s",
+                         pm_axis_name(sp->hw[a].kind), sp->hw[a].values[i],
+                         pm_axis_display_value(sp->hw[a].kind, sp->hw[a].values[i]), why);
+            }
+            return err ? err->status : PM_ERR_RANGE;
+        }
     return PM_OK;
 }
 

@@ -361,6 +361,14 @@ static void test_refusals(void **state)
     assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
     assert_non_null(strstr(err.message, "hardware axis"));
     pm_axis_release(&sp.hw[0]);
+    /* A hardware point outside the model's range failed every candidate at it ("could not
+     * run", exit 0, the answer without it): refused up front naming the axis and its value. */
+    assert_int_equal(pm_axis_parse("hbm_bw=3TBps,1e9TBps", 0, &sp.hw[0], &err), PM_OK);
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_RANGE);
+    assert_string_equal(err.path, "$.accelerator.hbm_bandwidth");
+    assert_non_null(strstr(err.message, "hardware axis hbm_bw's value 1e+21 (1e+09 in its "
+                                        "column's unit): must be in [1000, 1e+18] bytes/s"));
+    pm_axis_release(&sp.hw[0]);
     sp.n_hw = 0;
     sp.n_concurrency = 0;
     assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
