@@ -818,6 +818,22 @@ static pm_status check_space(const pm_search_spec *sp, pm_error *err)
                        "a shard index below the shard count",
                        PM_SEARCH_MAX_VALUES, PM_MAX_DEVICES, PM_MAX_STAGES, PM_SEARCH_MAX_HW,
                        PM_MAX_DEVICES, PM_SWEEP_MAX_THREADS);
+    /* A value given twice is a point counted twice (--tp-list 3,3: two deployments "could
+     * not run"; a concurrency twice: the space and its counts larger than asked). */
+    const char *twice = NULL;
+    for (int i = 0; !twice && i < PM_SEARCH_MAX_VALUES; i++)
+        for (int j = 0; !twice && j < i; j++)
+            twice = i < sp->n_tp && sp->tp[i] == sp->tp[j]                 ? "tp"
+                    : i < sp->n_pp && sp->pp[i] == sp->pp[j]               ? "pp"
+                    : i < sp->n_ep && sp->ep[i] == sp->ep[j]               ? "ep"
+                    : i < sp->n_chunk && sp->chunk[i] == sp->chunk[j]      ? "chunk"
+                    : i < sp->n_concurrency &&
+                          !(sp->concurrency[i] < sp->concurrency[j] ||
+                            sp->concurrency[i] > sp->concurrency[j])       ? "concurrency"
+                                                                           : NULL;
+    if (twice)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
+                       "search: the %s list gives a value twice (each value once)", twice);
     for (int a = 0; a < sp->n_hw; a++) {
         const pm_axis *x = &sp->hw[a];
         if ((int)x->kind < 0 || x->kind >= PM_AXIS_COUNT || !x->values || x->n_values == 0)

@@ -370,6 +370,16 @@ static void test_refusals(void **state)
                                         "column's unit): must be in [1000, 1e+18] bytes/s"));
     pm_axis_release(&sp.hw[0]);
     sp.n_hw = 0;
+    /* A value twice in a list was a point counted twice. */
+    sp.tp[1] = 8;
+    sp.n_tp = 2;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "the tp list gives a value twice"));
+    sp.n_tp = 1;
+    sp.concurrency[1] = 16;
+    sp.n_concurrency = 2;
+    assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
+    assert_non_null(strstr(err.message, "the concurrency list gives a value twice"));
     sp.n_concurrency = 0;
     assert_int_equal(pm_search_run(&s, &sp, &r, &err), PM_ERR_INVALID_ARG);
     sp.n_concurrency = 1;
