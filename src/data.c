@@ -799,6 +799,9 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
             return st;
         }
     }
+    /* A block of the scenario's own that only overrides write (--spec-tokens without the
+     * file giving "speculative"): a key missing from it is the overrides' to give. */
+    const bool file_spec = cJSON_GetObjectItemCaseSensitive(root, "speculative") != NULL;
     if ((st = apply_key_overrides(root, comps, opts, n_ov, err)) != PM_OK) {
         components_free(comps, 5);
         return st;
@@ -820,8 +823,13 @@ static pm_status scenario_from_json(cJSON *root, const char *sfile, const pm_loa
         out->cluster.algorithm = out->runtime.allreduce;
     if (st == PM_OK && (st = read_scenario_keys(root, sfile, prov, out, err)) != PM_OK)
         blame_override(opts, n_ov, NULL, err, true); /* "foo=1": foo is the override's */
-    if (st == PM_OK && (st = read_speculative(dd, root, sfile, prov, &out->spec, err)) != PM_OK)
+    if (st == PM_OK && (st = read_speculative(dd, root, sfile, prov, &out->spec, err)) != PM_OK) {
         blame_override(opts, n_ov, sfile, err, false);
+        const long i = override_of(opts, n_ov, "$.speculative", true);
+        if (err && st == PM_ERR_MISSING && !file_spec && i >= 0)
+            snprintf(err->file, sizeof err->file, PM_ERROR_FILE_OVERRIDE " %s",
+                     opts->overrides[i]);
+    }
     if (st != PM_OK) {
         pm_provenance_free(prov);
         return st;

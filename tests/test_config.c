@@ -1191,6 +1191,20 @@ static void test_feature_keys_without_the_feature_refused(void **state)
     pm_scenario_release(&s);
 }
 
+/* A speculative block the scenario does not give, written by overrides alone: a key missing
+ * from it is named at the overrides (--spec-tokens 2 --spec-accept 0.9 without a method named
+ * the scenario's file, which has no "speculative"). */
+static void test_speculative_block_of_overrides_names_them(void **state)
+{
+    (void)state;
+    const char *ov[] = {"speculative.draft_tokens=2", "speculative.acceptance=0.9"};
+    pm_load_opts opts = {PM_TEST_DATA_DIR, ov, 2};
+    pm_scenario s;
+    pm_error err;
+    assert_fails(pm_scenario_load("llama70b-h100", &opts, &s, &err), &err, PM_ERR_MISSING,
+                 "override speculative.acceptance=0.9", "$.speculative.method", "\"method\"");
+}
+
 /* The runtime (issue 16): absent by default; named with --set runtime=NAME, its numbers in SI
  * (data/runtimes/vllm-2023.json: 843 us, 42.1 us, 6400 us, 9.9 us, 10 us), its allreduce
  * implementation replacing the cluster's; a key inside it with --set runtime.KEY once named,
@@ -3824,6 +3838,7 @@ int main(void)
         cmocka_unit_test(test_scenario_from_override_error_names_the_scenario),
         cmocka_unit_test(test_set_override_changes_batch),
         cmocka_unit_test(test_feature_keys_without_the_feature_refused),
+        cmocka_unit_test(test_speculative_block_of_overrides_names_them),
         cmocka_unit_test(test_set_override_in_another_unit_replaces_the_quantity),
         cmocka_unit_test(test_set_override_accepts_count_multipliers),
         cmocka_unit_test(test_platform_mismatch_is_flagged),
