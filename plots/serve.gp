@@ -40,10 +40,15 @@ sx(i, k) = real(word(spts, 6 * (i - 1) + 2 * k + 1))
 sy(i, k) = real(word(spts, 6 * (i - 1) + 2 * k + 2))
 # batch 0: no static point (a distribution of lengths is not the scenario's static batch).
 st(v) = batch > 0 ? v : NaN
-# How many points were left out (their cache exceeds the HBM).
+# How many points were left out (their cache exceeds the HBM), and, at request rates, how many
+# a mode cannot serve (saturated: no TPOT to draw; the rate columns exist only then).
 stats csv using (column("fits_hbm") > 0 ? 0 : 1) nooutput
 dropped = int(STATS_sum)
-set label 1 (dropped > 0 ? sprintf("%d %s not drawn: the sequences' cache exceeds the HBM", dropped, dropped > 1 ? "points" : "point") : "") at graph 0.02, graph 0.04 left font ",10"
+saturated = 0
+if (exists("rate") && rate) { stats csv using (column("fits_hbm") > 0 && column("serial_saturated") + column("fused_saturated") + column("preserve_saturated") > 0 ? 1 : 0) nooutput; saturated = int(STATS_sum) }
+notes = (dropped > 0 ? sprintf("%d %s not drawn: the sequences' cache exceeds the HBM", dropped, dropped > 1 ? "points" : "point") : "")
+if (saturated > 0) { notes = notes.(notes ne "" ? "\n" : "").sprintf("%d %s saturated in some mode: not drawn there", saturated, saturated > 1 ? "rates" : "rate") }
+set label 1 notes at graph 0.02, graph 0.96 left font ",10"
 if (nfam <= 1) {
 plot csv using (fits(x("serial"))):(fits(y("serial"))) with linespoints ls 1 title "serial", \
      csv using (fits(x("fused"))):(fits(y("fused"))) with linespoints ls 2 title "fused", \

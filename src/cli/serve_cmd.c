@@ -424,15 +424,17 @@ static int draw(const cli *c, const served *sv)
     write_csv(csv.f, c, sv);
     const pm_serve_workload *w = &sv->w[0];
     char *path = str_printf("%s", csv.path);
-    char facts[160];
+    char facts[200];
     scenario_facts(&sv->s, facts, sizeof facts);
+    if (sv->by_rate) /* on the second line: the first ran off a figure's edge */
+        snprintf(facts + strlen(facts), sizeof facts - strlen(facts),
+                 "; open loop at the rates labelled");
     char lengths[96];
     lengths_words(w, lengths, sizeof lengths);
-    char *title = str_printf("%s on %s x %d: %s, %s, %lld tokens a step%s%s",
+    char *title = str_printf("%s on %s x %d: %s, %s, %lld tokens a step%s",
                              sv->s.model.name, sv->s.accel.name, sv->s.cluster.devices, lengths,
                              pm_serve_rule_name(w->rule), (long long)w->chunk_budget,
-                             w->arrival == PM_SERVE_WAVE ? ", requests in a wave" : "",
-                             sv->by_rate ? ", open loop at the rates labelled" : "");
+                             w->arrival == PM_SERVE_WAVE ? ", requests in a wave" : "");
     /* The static points, six numbers a front (per user, per device: serial, fused, preserve),
      * and the family's values as the key shows them. */
     char pts[SERVE_MAX_FAMILY * 6 * 20], labels[SERVE_MAX_FAMILY * 20], fam_title[96] = "";
