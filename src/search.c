@@ -887,25 +887,36 @@ static pm_status check_base(const pm_scenario *s, const pm_search_spec *sp, pm_e
                        "stages (its pp list, `--pp-list`) and fills the device budget with "
                        "data-parallel replicas: give a scenario of one stage and one replica");
     /* Every hardware point the chip's axes make must be one the model is defined for: one
-     * that is not fails at every candidate ("could not run", the answer without it). */
-    for (int a = 0; a < sp->n_hw; a++)
-        for (size_t i = 0; i < sp->hw[a].n_values; i++) {
+     * that is not fails at every candidate ("could not run", the answer without it). An axis
+     * moves its fields monotonically (the compute axis scales the peaks) and each range is an
+     * interval, so an axis's least and greatest values stand for all of its values: two checks
+     * an axis, not one a point (a candidate's cost stays its own). */
+    for (int a = 0; a < sp->n_hw; a++) {
+        const pm_axis *x = &sp->hw[a];
+        size_t ends[2] = {0, 0};
+        for (size_t i = 1; i < x->n_values; i++) {
+            if (x->values[i] < x->values[ends[0]])
+                ends[0] = i;
+            if (x->values[i] > x->values[ends[1]])
+                ends[1] = i;
+        }
+        for (int e = 0; e < 2; e++) {
+            const double v = x->values[ends[e]];
             pm_scenario t = *s;
             t.provenance = NULL;
-            const pm_status st = pm_scenario_set_axis(&t, sp->hw[a].kind, sp->hw[a].values[i],
-                                                      err);
-            if (st == PM_OK && pm_scenario_check_hardware(&t, err) == PM_OK)
+            if (pm_scenario_set_axis(&t, x->kind, v, err) == PM_OK &&
+                pm_scenario_check_hardware(&t, err) == PM_OK)
                 continue;
             if (err) {
                 char why[sizeof err->message];
                 snprintf(why, sizeof why, "%s", err->message);
                 snprintf(err->message, sizeof err->message,
                          "search: hardware axis %s's value %g (%g in its column's unit): %s",
-                         pm_axis_name(sp->hw[a].kind), sp->hw[a].values[i],
-                         pm_axis_display_value(sp->hw[a].kind, sp->hw[a].values[i]), why);
+                         pm_axis_name(x->kind), v, pm_axis_display_value(x->kind, v), why);
             }
             return err ? err->status : PM_ERR_RANGE;
         }
+    }
     return PM_OK;
 }
 
