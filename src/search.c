@@ -793,8 +793,30 @@ static bool counts_ok(const int *v, int n, int lo, int hi)
     return true;
 }
 
+/* The first of the space's lists that gives a value twice ("tp", ...), or NULL: a point
+ * counted twice (--tp-list 3,3: two deployments "could not run"; a concurrency twice: the
+ * space and its counts larger than asked). */
+static const char *repeated_list(const pm_search_spec *sp)
+{
+    for (int i = 0; i < PM_SEARCH_MAX_VALUES; i++)
+        for (int j = 0; j < i; j++) {
+            if (i < sp->n_tp && sp->tp[i] == sp->tp[j])
+                return "tp";
+            if (i < sp->n_pp && sp->pp[i] == sp->pp[j])
+                return "pp";
+            if (i < sp->n_ep && sp->ep[i] == sp->ep[j])
+                return "ep";
+            if (i < sp->n_chunk && sp->chunk[i] == sp->chunk[j])
+                return "chunk";
+            if (i < sp->n_concurrency && !(sp->concurrency[i] < sp->concurrency[j]) &&
+                !(sp->concurrency[i] > sp->concurrency[j]))
+                return "concurrency";
+        }
+    return NULL;
+}
+
 /* The space's dimensions: each list within its bounds, the hardware axes continuous and
- * distinct, a closed loop. */
+ * distinct, no value twice, a closed loop. */
 static pm_status check_space(const pm_search_spec *sp, pm_error *err)
 {
     bool ok = (sp->n_tp == 0 || counts_ok(sp->tp, sp->n_tp, 1, PM_MAX_DEVICES)) &&
@@ -818,19 +840,7 @@ static pm_status check_space(const pm_search_spec *sp, pm_error *err)
                        "a shard index below the shard count",
                        PM_SEARCH_MAX_VALUES, PM_MAX_DEVICES, PM_MAX_STAGES, PM_SEARCH_MAX_HW,
                        PM_MAX_DEVICES, PM_SWEEP_MAX_THREADS);
-    /* A value given twice is a point counted twice (--tp-list 3,3: two deployments "could
-     * not run"; a concurrency twice: the space and its counts larger than asked). */
-    const char *twice = NULL;
-    for (int i = 0; !twice && i < PM_SEARCH_MAX_VALUES; i++)
-        for (int j = 0; !twice && j < i; j++)
-            twice = i < sp->n_tp && sp->tp[i] == sp->tp[j]                 ? "tp"
-                    : i < sp->n_pp && sp->pp[i] == sp->pp[j]               ? "pp"
-                    : i < sp->n_ep && sp->ep[i] == sp->ep[j]               ? "ep"
-                    : i < sp->n_chunk && sp->chunk[i] == sp->chunk[j]      ? "chunk"
-                    : i < sp->n_concurrency &&
-                          !(sp->concurrency[i] < sp->concurrency[j] ||
-                            sp->concurrency[i] > sp->concurrency[j])       ? "concurrency"
-                                                                           : NULL;
+    const char *twice = repeated_list(sp);
     if (twice)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL,
                        "search: the %s list gives a value twice (each value once)", twice);

@@ -401,9 +401,10 @@ static void dg_emit(dg_sink *k, const char *pool, const char *note)
 }
 
 /* Every warning of a run into k, named by its pool: w's requests past the model's trained
- * context ("each": both pools run the model), each pool's scenario's (pm_scenario_warning), or along the codesign axis the sweep's (pm_sweep_warning: a die over
- * the reticle at some of its values...); then, with cd's answer (best_too), each pool's best
- * over the reticle or with bandwidth taken as free (pm_disagg_codesign_warning). */
+ * context ("each": both pools run the model), each pool's scenario's (pm_scenario_warning), or
+ * along the codesign axis the sweep's (pm_sweep_warning: a die over the reticle at some of its
+ * values...); then, with cd's answer (best_too), each pool's best over the reticle or with
+ * bandwidth taken as free (pm_disagg_codesign_warning). */
 static void dg_warnings(const pm_scenario *ps, const pm_scenario *ds,
                         const pm_disagg_workload *w, const dg_codesign *cd, bool best_too,
                         dg_sink *k)
