@@ -430,11 +430,14 @@ static pm_search_bound cut_after(bool fits)
     return fits ? PM_BOUND_NONE : PM_BOUND_HBM;
 }
 
-/* Group g cannot run: its deployment's error kept (the first invalid group's is reported). */
+/* Group g cannot run: its deployment's error kept, with the key it names (the first invalid
+ * group's is reported: "$.cluster.expert_parallel: must divide devices", the scenario's EP
+ * under a --tp-list it does not divide). */
 static void set_invalid(group *g, const pm_error *err)
 {
     g->invalid = true;
-    snprintf(g->error, sizeof g->error, "%s", err->message);
+    snprintf(g->error, sizeof g->error, "%s%s%s", err->path, err->path[0] ? ": " : "",
+             err->message);
     if (err->status == PM_ERR_NOMEM)
         g->status = PM_ERR_NOMEM;
 }

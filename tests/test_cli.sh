@@ -560,6 +560,10 @@ check merge-not-shard 1 "single.csv:5: a row before any '# shard K/N' line" "$pm
 check serve-cap-list-free 0 "same" bash -c "a=\$('$pm' serve --config llama70b-h100 --chunk 512 --concurrency 256 2>/dev/null | tail -1 | grep -o 'at most [0-9]*'); b=\$('$pm' serve --config llama70b-h100 --chunk 512 --concurrency 1024,256 2>/dev/null | tail -1 | grep -o 'at most [0-9]*'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ] && echo same"
 # A limit without its unit is refused ("--tpot-limit 50" was 50 s, every candidate within it)
 # A device count for search's scenario bounds nothing (each candidate its own TP): refused.
+# A deployment that cannot run names the key its error is at (the scenario's EP under a TP it
+# does not divide named neither the key nor --ep-list).
+check search-invalid-names-the-key 0 "the first: \$.cluster.expert_parallel: must divide devices (got 4 ranks, 2 devices)" \
+    "$pm" search --config qwen3-30b-a3b --tp-list 2 --chunks 2048 --concurrency 8
 check search-devices-refused 2 "search gives each candidate its tensor-parallel degree" \
     "$pm" search --config llama70b-h100 --devices 4 --tpot-limit 50ms
 check search-limit-unit 2 "--tpot-limit: give the unit, e.g. 50ms or 2s" "$pm" search --config llama70b-h100 --tpot-limit 50 --concurrency 4
@@ -749,7 +753,7 @@ check search-pp-refused 1 "its pp list, \`--pp-list\`" "$pm" search --config lla
 check search-pp-list 0 "serial        8   2     2" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8
 check search-pp-csv 0 "preserve,8,2,1,2,2048," "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8 -f csv
 check search-pp-json 0 '"tp": 8, "pp": 2, "ep": 1, "dp": 2' "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8 -f json
-check search-pp-no-link 0 "1 deployments could not run, the first: 2 stages of 8 devices need 8-device nodes joined by an inter-node link" "$pm" search --config llama70b-h100 --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8
+check search-pp-no-link 0 "1 deployments could not run, the first: $.cluster.inter_node_bandwidth_Gbps: 2 stages of 8 devices need 8-device nodes joined by an inter-node link" "$pm" search --config llama70b-h100 --budget 32 --tp-list 8 --pp-list 2 --chunks 2048 --concurrency 8
 check search-pp-budget 0 "TP 8 x PP 3 = 24 devices does not divide the budget of 32" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 32 --tp-list 8 --pp-list 3 --chunks 2048 --concurrency 8
 check search-pp-list-bad 2 "--pp-list" "$pm" search --pp-list 0
 check search-pp-list-big 2 "--pp-list" "$pm" search --pp-list 129
@@ -941,7 +945,7 @@ check dp-attention-tp-experts 0 "tensor parallel over the 4 devices on the ranks
     "$pm" --config qwen3-30b-a3b --batch 64 --dp-attention --ep 1
 check dp-attention-serve 0 "--set cluster.attention_data_parallel=true" \
     "$pm" serve --config qwen3-30b-a3b --dp-attention
-check dp-attention-search 0 "could not run, the first: needs a group of at least 2 devices to split the sequences over (got 1)" \
+check dp-attention-search 0 "could not run, the first: $.cluster.attention_data_parallel: needs a group of at least 2 devices to split the sequences over (got 1)" \
     "$pm" search --config qwen3-30b-a3b --dp-attention
 # DeepSeek-V3's three dense layers beside DP attention run on the fast path too (issue 44).
 check dp-attention-deepseek 0 "attention data parallel over 8 ranks" \
