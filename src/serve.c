@@ -423,13 +423,11 @@ static void decode_first_mix(const pm_serve_workload *w, serve_plan *p)
     p->kind[0] = (pm_mixed_step){0};
     for (int i = 0; i < K; i++) {
         const double t = bound ? (room < in[i] ? room : in[i]) : in[i] / ceil(in[i] / room);
-        /* Prompts of class i with a chunk: the r p_i finishing a step times a prompt's steps
-         * (>= 1, a whole count unbound), so never an ulp below the finishing ones. */
-        const double finishing = r * pr[i];
-        const double count = finishing * (bound ? in[i] / t : ceil(in[i] / room));
-        p->kind[0].chunks[i] = chunk_in(w->classes[i].input_tokens, count, t, finishing);
+        /* f = r p_i finish a step; f x a prompt's steps (>= 1) hold a chunk: never fewer */
+        const double f = r * pr[i], count = f * (bound ? in[i] / t : ceil(in[i] / room));
+        p->kind[0].chunks[i] = chunk_in(w->classes[i].input_tokens, count, t, f);
         prefilling += count;
-        held_dec += r * pr[i] * (out[i] - 1.0) * p->per_token * (in[i] + (out[i] - 1.0) / 2.0);
+        held_dec += f * (out[i] - 1.0) * p->per_token * (in[i] + (out[i] - 1.0) / 2.0);
         held_pre += count * in[i] / 2.0;
     }
     p->kind[0].decode_sequences = g;
