@@ -539,9 +539,10 @@ static pm_status estimate_mode(const pm_scenario *s, const pm_estimate_cache *c,
 }
 
 /* The footprint, and where the KV cache stops fitting the attention window. The expert reads
- * at the batch's tokens are the decode plans' (a decode step's tokens are the batch). */
+ * at the batch's tokens are the decode plans' (a decode step's tokens are the batch). Over
+ * pipeline stages (pl) a step reads one micro-batch's KV cache: the spill is its. */
 static pm_status footprint_and_spill(const pm_scenario *s, const pm_estimate_cache *c,
-                                     pm_estimate *out, pm_error *err)
+                                     const pm_pipeline *pl, pm_estimate *out, pm_error *err)
 {
     const pm_workload *wl = &s->workload;
     pm_status st;
@@ -554,6 +555,13 @@ static pm_status footprint_and_spill(const pm_scenario *s, const pm_estimate_cac
     out->kv_bytes_per_device = fp.kv_bytes;
     out->hbm_usable_bytes_per_device = pm_hbm_usable_bytes(s);
     out->fits_hbm = pm_footprint_fits_hbm(s, &fp);
+    if (pl->stages > 1) {
+        pm_scenario mb;
+        pm_pipeline_micro_scenario(s, pl, &mb);
+        if ((st = pm_footprint_compute_reads(&mb, &out->shard, wl->seq_len, reads, &fp, err)) !=
+            PM_OK)
+            return st;
+    }
     const double cap = pm_accelerator_l2_window_bytes(&s->accel);
     out->l2_window_bytes = cap;
     if (s->cluster.devices <= 1 || !(fp.qkv_weight_bytes < cap)) {
@@ -779,7 +787,7 @@ pm_status pm_estimate_compute_cached(const pm_scenario *s, pm_estimate_cache *c,
         out->pipeline.replica_tokens_per_s[m] = out->modes[m].tokens_per_s;
         out->modes[m].tokens_per_s *= pl.replicas;
     }
-    if ((st = footprint_and_spill(s, c, out, err)) != PM_OK)
+    if ((st = footprint_and_spill(s, c, &pl, out, err)) != PM_OK)
         return st;
     if (pm_spec_active(s) && (st = spec_footprint(s, out, err)) != PM_OK)
         return st;

@@ -204,6 +204,33 @@ static void test_kv_spill_context_closed_form(void **state)
     assert_int_equal(estimate(&s).kv_spill_context, 0);
 }
 
+/* Over pipeline stages a step reads one micro-batch's KV: the spill is the micro-batch's.
+ * llama70b-h100 with a 64 MiB L2, TP 4, 2 stages, batch 8 in 2 micro-batches of 4: window
+ * 0.79 x 67108864 = 53016002.56 bytes; QKV 8192 x (16 + 2 x 2) x 128 x 2 = 41943040; a
+ * position's KV 2 (K, V) x 2 heads x 128 x 2 bytes = 1024 a sequence, 4096 a micro-batch:
+ * (53016002.56 - 41943040) / 4096 = 2703.4 -> 2704 (the whole batch's 8192: 1352). */
+static void test_kv_spill_context_of_a_micro_batch(void **state)
+{
+    (void)state;
+    const char *ov[] = {"accelerator.l2_capacity_MiB=64", "cluster.devices=4", "cluster.pipeline_parallel=2",
+                        "workload.batch=8", "workload.seq_len=8192"};
+    pm_scenario s = load("llama70b-h100", ov, 5);
+    pm_estimate e = estimate(&s);
+    assert_int_equal(e.pipeline.micro_batches, 2);
+    assert_int_equal(e.pipeline.micro_batch, 4);
+    assert_rel(e.l2_window_bytes, 53016002.56, 1e-15);
+    assert_int_equal(e.kv_spill_context, 2704);
+    /* ... where PRESERVE's last step stops prefetching the KV: its time jumps there alone
+     * (the final context is seq_len - 1). */
+    double t[3];
+    for (int i = 0; i < 3; i++) {
+        s.workload.seq_len = 2703 + i;
+        t[i] = estimate(&s).modes[PM_MODE_PRESERVE].tpot_s;
+    }
+    assert_true(t[2] - t[1] > 10.0 * (t[1] - t[0]));
+    pm_scenario_release(&s);
+}
+
 /* ---------------------------------------------------------------- one device */
 
 static void test_one_device_speedups_are_exactly_one(void **state)
@@ -983,6 +1010,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_estimate_bookkeeping),
         cmocka_unit_test(test_kv_spill_context_closed_form),
+        cmocka_unit_test(test_kv_spill_context_of_a_micro_batch),
         cmocka_unit_test(test_one_device_speedups_are_exactly_one),
         cmocka_unit_test(test_decode_sum_matches_brute_force_across_spill),
         cmocka_unit_test(test_decode_sum_matches_brute_force_bundled),
