@@ -1400,14 +1400,14 @@ static void saturated(const pm_serve_mode *at_cap, double cap, pm_serve_mode *x)
 
 /* The most sequences the HBM holds depends on what they hold (prompts in prefill hold part of
  * theirs, queued ones half): the fixed point of the cap and its closed loop's own, a few rounds
- * from `from` (one sequence's cap). c: the closed loop's workload (its concurrency moved);
- * *at_cap the closed loop at the cap. */
-static pm_status cap_point(const pm_scenario *s, pm_serve_workload *c, double from, double *cap,
-                           pm_serve_result *at_cap, pm_error *err)
+ * from `from` (one sequence's cap), within [1, hi]. c: the closed loop's workload (its
+ * concurrency moved); *at_cap the closed loop at the cap. */
+static pm_status cap_point(const pm_scenario *s, pm_serve_workload *c, double from, double hi,
+                           double *cap, pm_serve_result *at_cap, pm_error *err)
 {
     double x = from;
     for (int k = 0;; k++) {
-        x = x < 1.0 ? 1.0 : x > 1e6 ? 1e6 : x;
+        x = x < 1.0 ? 1.0 : x > hi ? hi : x;
         c->concurrency = x;
         const pm_status st = serve_closed_zeroed(s, c, at_cap, err);
         if (st != PM_OK)
@@ -1436,10 +1436,14 @@ pm_status pm_serve_max_in_flight(const pm_scenario *s, const pm_serve_workload *
     pm_status st = pm_serve_compute(s, &c, &one, err);
     if (st != PM_OK)
         return st;
+    if (!(one.max_concurrency / dp >= 1.0)) { /* not one sequence a replica: no fixed point */
+        *cap = one.max_concurrency;
+        return PM_OK;
+    }
     pm_scenario replica = *s;
     replica.provenance = NULL;
     replica.cluster.data_parallel = 1;
-    st = cap_point(&replica, &c, one.max_concurrency / dp, cap, &at_cap, err);
+    st = cap_point(&replica, &c, one.max_concurrency / dp, INFINITY, cap, &at_cap, err);
     *cap *= dp;
     return st;
 }
@@ -1469,7 +1473,7 @@ static pm_status serve_open(const pm_scenario *s, const pm_serve_workload *w,
         return st;
     double cap;
     pm_serve_result at_cap; /* the closed loop at the cap: a saturated mode's figures */
-    if ((st = cap_point(s, &c, one.max_concurrency, &cap, &at_cap, err)) != PM_OK)
+    if ((st = cap_point(s, &c, one.max_concurrency, 1e6, &cap, &at_cap, err)) != PM_OK)
         return st;
     /* Each mode's bracket: lo serves less than the rate, hi (where found) at least the rate. */
     enum { SCANNING, UNDER_ONE, FOUND } state[PM_MODE_COUNT];

@@ -1111,6 +1111,20 @@ static void test_max_in_flight_is_a_fixed_point(void **state)
     w.concurrency = 8;
     assert_int_equal(pm_serve_max_in_flight(&four, &w, &cap4, &err), PM_OK);
     assert_rel(cap4, 4 * cap, 1e-12);
+    /* Not clamped to the open loop's scan: one-token requests fit 1.67 million (their cache a
+     * few KiB each), a fixed point past 1e6 as any other. */
+    w = (pm_serve_workload){1, 1, 1, 512, PM_SERVE_DECODE_FIRST, 0, 0, PM_SERVE_STAGGERED, 0, 0,
+                            {{0}}};
+    assert_int_equal(pm_serve_max_in_flight(&s, &w, &cap, &err), PM_OK);
+    assert_true(cap > 1e6);
+    w.concurrency = cap;
+    assert_int_equal(pm_serve_compute(&s, &w, &at_cap, &err), PM_OK);
+    assert_true(fabs(at_cap.max_concurrency - cap) <= 1.0);
+    /* One H100 does not hold Llama-3-70B's 131 GiB of bf16 weights beside nothing: no
+     * sequence fits, 0 (not the scan's floor of one). */
+    s.cluster.devices = 1;
+    assert_int_equal(pm_serve_max_in_flight(&s, &w, &cap, &err), PM_OK);
+    assert_rel(cap, 0.0, 0.0);
 }
 
 /* A served request past the trained context is warned of, as the scenario's sequence is:
