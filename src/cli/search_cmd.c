@@ -322,6 +322,9 @@ static void json_candidate(const pm_search_spec *sp, const pm_search_candidate *
               {"tokens_per_s_per_user", x->tokens_per_s_per_user},
               {"tokens_per_s_per_device", x->tokens_per_s_per_device},
               {"tokens_per_s_deployment", x->tokens_per_s * k->dp},
+              {"tokens_per_s_per_mm2", x->tokens_per_s_per_mm2},
+              {"tokens_per_s_per_usd", x->tokens_per_s_per_usd},
+              {"tokens_per_J", x->tokens_per_J},
               {"objective", k->objective}};
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
         printf(", \"%s\": ", kv[i].key);
