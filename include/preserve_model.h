@@ -192,6 +192,11 @@ typedef struct pm_model {
     double quant_bits;     /* bits per stored weight the method states (4, 8); 0: not stated, or
                               mixed across the config's groups */
     bool quant_float;      /* those weights are floating point (fp8, fp4), not integers */
+    int quant_group_size;  /* input channels a scale covers, as the method states it (gptq's,
+                              awq's and mlx's group_size; -1: a whole input row, gptq's per
+                              channel); 0: not stated */
+    int quant_zero_point;  /* 1: the integers carry a zero point (gptq's sym false, awq's
+                              zero_point true); -1: symmetric, none; 0: not stated */
     /* The checkpoint's multi-token-prediction layers (num_nextn_predict_layers: DeepSeek-V3's
      * one); not run by a step, only as speculative decoding's drafter (method "mtp", which may
      * ask for at most these). 0: none. */

@@ -1078,6 +1078,39 @@ static pm_dtype checkpoint_dtype(const pm_model *m)
     return PM_DTYPE_COUNT;
 }
 
+/* The checkpoint's int4 groups against the workload's (both int4): its group size or zero point,
+ * where it states them, other than what weight_group_size (128 when 0) and weight_zero_point
+ * model. */
+static bool int4_groups_warning(const pm_scenario *s, char *note, size_t n)
+{
+    const pm_model *m = &s->model;
+    const pm_workload *wl = &s->workload;
+    const int g = wl->weight_group_size > 0 ? wl->weight_group_size : 128;
+    const bool group = m->quant_group_size != 0 && m->quant_group_size != g;
+    const bool zero =
+        m->quant_zero_point != 0 && (m->quant_zero_point > 0) != wl->weight_zero_point;
+    if (!group && !zero)
+        return false;
+    if (!note || n == 0)
+        return true;
+    char stated[64];
+    if (m->quant_group_size < 0)
+        snprintf(stated, sizeof stated, "a scale per output channel (group_size -1)");
+    else if (m->quant_group_size > 0)
+        snprintf(stated, sizeof stated, "a scale per %d input channels", m->quant_group_size);
+    else
+        snprintf(stated, sizeof stated, "scales");
+    snprintf(note, n,
+             "model %s: the checkpoint's weights are int4 with %s%s (quantization_config's "
+             "quant_method \"%s\"); modelled with a scale per %d%s, the workload's "
+             "weight_group_size and weight_zero_point",
+             m->name, stated, m->quant_zero_point > 0   ? " and a zero point"
+                              : m->quant_zero_point < 0 ? ", symmetric"
+                                                        : "",
+             m->quant_method, g, wl->weight_zero_point ? " and a zero point" : ", symmetric");
+    return true;
+}
+
 /* The checkpoint's warning: its quantization_config states weights other than the workload's
  * (by bits and kind), or weights the model has no datatype for. */
 static bool checkpoint_warning(const pm_scenario *s, char *note, size_t n)
@@ -1087,6 +1120,8 @@ static bool checkpoint_warning(const pm_scenario *s, char *note, size_t n)
         return false;
     const pm_dtype d = checkpoint_dtype(m), w = s->workload.weight_dtype;
     const bool wide = d == PM_DTYPE_BF16 || d == PM_DTYPE_FP16;
+    if (d == PM_DTYPE_INT4 && w == PM_DTYPE_INT4)
+        return int4_groups_warning(s, note, n);
     if (d == w || (wide && (w == PM_DTYPE_BF16 || w == PM_DTYPE_FP16)))
         return false;
     if (!note || n == 0)

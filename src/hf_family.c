@@ -654,6 +654,28 @@ static pm_status quant_groups(pm_obj *q, pm_model *m)
     return PM_OK;
 }
 
+/* The group size and zero point that gptq's, awq's and mlx's configs state (the int4 weights'
+ * scales, which the workload's weight_group_size and weight_zero_point model): group_size (-1:
+ * gptq's per channel), gptq's sym, awq's zero_point; absent keys are not stated. mlx's affine
+ * groups carry a 16-bit bias each, which no zero point here models: not stated. */
+static pm_status quant_groups_of(pm_obj *q, const char *method, pm_model *m)
+{
+    long g = 0;
+    bool b = false;
+    pm_status st = pm_obj_int(q, "group_size", false, -1, PM_MAX_WEIGHT_GROUP, &g);
+    if (st != PM_OK)
+        return st;
+    m->quant_group_size = (int)g;
+    const bool gptq = strcmp(method, "gptq") == 0, awq = strcmp(method, "awq") == 0;
+    const char *key = gptq ? "sym" : awq ? "zero_point" : NULL;
+    if (key && pm_obj_has(q, key)) {
+        if ((st = pm_obj_bool(q, key, true, &b)) != PM_OK)
+            return st;
+        m->quant_zero_point = (gptq ? !b : b) ? 1 : -1;
+    }
+    return PM_OK;
+}
+
 /* The checkpoint's weight format from a HuggingFace quantization_config (of the config, or of
  * its text_config), or mlx's quantization block: the method (transformers' quant_method; "mlx"
  * for mlx-lm's block, which it also copies into quantization_config without a quant_method) and,
@@ -701,6 +723,8 @@ pm_status pm_hf_read_quantization(pm_obj *o, pm_obj *text, bool wrapped, pm_mode
         /* mlx's mode: "affine" (integers, the default) or a float format ("mxfp4") */
         const char *mode = mlx ? pm_json_string(q.json, "mode") : NULL;
         m->quant_float = mode && strstr(mode, "fp") != NULL;
+        if ((st = quant_groups_of(&q, method, m)) != PM_OK)
+            return st;
     } else if (strcmp(method, "bitsandbytes") == 0) {
         if ((st = pm_obj_bool(&q, "load_in_4bit", false, &b4)) != PM_OK ||
             (st = pm_obj_bool(&q, "load_in_8bit", false, &b8)) != PM_OK)

@@ -1553,6 +1553,61 @@ static void test_checkpoint_quantization_is_read_and_warned(void **state)
                  PM_ERR_TYPE, NULL, "$.quantization_config", "expected an object");
 }
 
+/* An int4 checkpoint's groups: gptq's and awq's group_size and zero point (gptq's sym, awq's
+ * zero_point) are read, and where they differ from the workload's int4 groups (128 input
+ * channels a scale by default, symmetric) a warning says so: gptq at 32 with sym false was
+ * modelled as 128 symmetric without a word (weights 9 % light on Qwen2.5-32B). */
+static void test_checkpoint_int4_groups_are_warned(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    char note[512];
+    const char *int4[] = {"workload.weight_dtype=int4", "workload.act_dtype=bf16",
+                          "workload.allreduce_dtype=bf16", "workload.weight_zero_point=false"};
+    static const struct {
+        const char *extra;
+        int group, zero;
+        const char *want;
+    } cases[] = {
+        {"\"quantization_config\": {\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": 32, "
+         "\"sym\": false, \"desc_act\": false},",
+         32, 1, "weights are int4 with a scale per 32 input channels and a zero point "
+                "(quantization_config's quant_method \"gptq\"); modelled with a scale per 128, "
+                "symmetric"},
+        {"\"quantization_config\": {\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": -1, "
+         "\"sym\": true},",
+         -1, -1, "a scale per output channel (group_size -1), symmetric"},
+        /* as modelled: 128, symmetric */
+        {"\"quantization_config\": {\"quant_method\": \"gptq\", \"bits\": 4, \"group_size\": 128, "
+         "\"sym\": true},",
+         128, -1, ""},
+        /* awq's zero_point true against the workload's none; its group as modelled */
+        {"\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4, \"group_size\": 128, "
+         "\"zero_point\": true, \"version\": \"gemm\"},",
+         128, 1, "a scale per 128 input channels and a zero point"},
+        /* neither stated: nothing to compare */
+        {"\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4},", 0, 0, ""},
+    };
+    for (size_t i = 0; i < PM_ARRAY_LEN(cases); i++) {
+        assert_ok(load_llama1b_with(cases[i].extra, int4, 4, &s, &err), &err);
+        assert_int_equal(s.workload.weight_dtype, PM_DTYPE_INT4);
+        assert_int_equal(s.model.quant_group_size, cases[i].group);
+        assert_int_equal(s.model.quant_zero_point, cases[i].zero);
+        const char *got = checkpoint_note(&s, note, sizeof note);
+        if (cases[i].want[0] ? !strstr(got, cases[i].want) : got[0] != '\0')
+            fail_msg("case %zu: warning \"%s\", want \"%s\"", i, got, cases[i].want);
+        pm_scenario_release(&s);
+    }
+    /* The workload set as the checkpoint is: no warning. */
+    const char *as_published[] = {"workload.weight_dtype=int4", "workload.act_dtype=bf16",
+                                  "workload.allreduce_dtype=bf16", "workload.weight_group_size=32",
+                                  "workload.weight_zero_point=true"};
+    assert_ok(load_llama1b_with(cases[0].extra, as_published, 5, &s, &err), &err);
+    assert_string_equal(checkpoint_note(&s, note, sizeof note), "");
+    pm_scenario_release(&s);
+}
+
 /* Every warning in one list, in its order: the platform, the trained context, the checkpoint,
  * then each unrecognised key; the list ends, and a NULL note only counts. */
 static void test_scenario_warnings_are_listed_in_order(void **state)
@@ -3843,6 +3898,7 @@ int main(void)
         cmocka_unit_test(test_set_override_accepts_count_multipliers),
         cmocka_unit_test(test_platform_mismatch_is_flagged),
         cmocka_unit_test(test_checkpoint_quantization_is_read_and_warned),
+        cmocka_unit_test(test_checkpoint_int4_groups_are_warned),
         cmocka_unit_test(test_scenario_warnings_are_listed_in_order),
         cmocka_unit_test(test_set_override_with_invalid_value_names_the_override),
         cmocka_unit_test(test_messages_name_keys_not_options),
