@@ -171,8 +171,9 @@ pm_status pm_obj_fail(const pm_obj *o, const char *key, pm_status st, const char
     ;
 /* Whether key of o was written by an override, not by a file. */
 bool pm_obj_key_overridden(const pm_obj *o, const char *key);
-/* Whether any key of o (or of an object nested in it) was written by an override. */
-bool pm_obj_any_overridden(const pm_obj *o);
+/* Whether any key of o (or of an object nested in it) was written elsewhere than o's own file:
+ * by an override, or by a scenario whose inline object derives it `from` that file. */
+bool pm_obj_any_derived(const pm_obj *o);
 /* Rejects keys never read or declared, with "did you mean". */
 pm_status pm_obj_finish(pm_obj *o);
 /* The known key of o nearest to key within the "did you mean" distance, or NULL. */

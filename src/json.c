@@ -103,13 +103,15 @@ bool pm_obj_key_overridden(const pm_obj *o, const char *key)
     return k && pm_file_is_override(k->file);
 }
 
-bool pm_obj_any_overridden(const pm_obj *o)
+bool pm_obj_any_derived(const pm_obj *o)
 {
     const size_t np = strlen(o->origin_prefix);
-    for (size_t i = 0; i < o->n_origins; i++)
-        if (strncmp(o->origins[i].key, o->origin_prefix, np) == 0 && o->origins[i].file &&
-            pm_file_is_override(o->origins[i].file))
+    for (size_t i = 0; i < o->n_origins; i++) {
+        const char *f = o->origins[i].file;
+        if (strncmp(o->origins[i].key, o->origin_prefix, np) == 0 && f &&
+            (pm_file_is_override(f) || !o->file || strcmp(f, o->file) != 0))
             return true;
+    }
     return false;
 }
 

@@ -244,14 +244,14 @@ static pm_status read_peaks(pm_obj *o, pm_accelerator *a)
 }
 
 /* An accelerator file describes silicon that exists or could: a die of its package over the
- * reticle is refused. A what-if that grows it (an override, or a sweep point) is warned of
- * instead (pm_scenario_warning), so that a design-space sweep can say where the die stops
- * being buildable. */
+ * reticle is refused. A what-if that grows it (an override, a scenario's inline accelerator
+ * derived `from` a file, or a sweep point) is warned of instead (pm_scenario_warning), so that
+ * a design-space sweep can say where the die stops being buildable. */
 static pm_status check_buildable(pm_obj *o, const pm_accelerator *a)
 {
     double per_die = 0.0;
     const char *which;
-    if (!pm_die_over_reticle_named(a, &per_die, &which) || pm_obj_any_overridden(o))
+    if (!pm_die_over_reticle_named(a, &per_die, &which) || pm_obj_any_derived(o))
         return PM_OK;
     return pm_obj_fail(o, "area", PM_ERR_RANGE,
                        "the modelled %s is %.0f mm2, over the %.0f mm2 reticle (26 x 33 mm): "

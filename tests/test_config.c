@@ -1657,6 +1657,20 @@ static void test_scenario_warnings_are_listed_in_order(void **state)
                               "leakage and densities are of that die");
     assert_false(pm_scenario_warning(&s, 2, note, sizeof note));
     pm_scenario_release(&s);
+    /* A scenario's inline accelerator derived `from` a file is the same what-if as --set: the
+     * H100 with 80 MiB of L2 (883 mm2) is warned of, not refused in the bundled file's name. */
+    char path[512];
+    write_tmp("inline-accelerator.json",
+              "{\"kind\": \"scenario\", \"name\": \"s\", \"model\": \"llama3-70b\", "
+              "\"accelerator\": {\"from\": \"h100-sxm\", \"l2_capacity_MiB\": 80}, "
+              "\"cluster\": {\"from\": \"nvlink4-nvswitch\", \"devices\": 8}, "
+              "\"workload\": \"decode-bf16\"}",
+              path, sizeof path);
+    assert_ok(pm_scenario_load(path, &g_opts, &s, &err), &err);
+    assert_true(pm_scenario_warning(&s, 0, note, sizeof note));
+    assert_non_null(strstr(note, "accelerator h100-sxm: its modelled die is 883 mm2, over the "
+                                 "858 mm2 reticle"));
+    pm_scenario_release(&s);
     const char *ideal[] = {"cluster.devices=3", "sharding=ideal"};
     pm_load_opts oi = {PM_TEST_DATA_DIR, ideal, 2};
     assert_ok(pm_scenario_load("llama70b", &oi, &s, &err), &err);
