@@ -286,11 +286,27 @@ static pm_status check_kind(const cJSON *root, const char *file, pm_file_kind wa
     return PM_OK;
 }
 
+/* A relative path that a scenario file names, resolved in that file's folder: into out when
+ * sfile is a file (not an override) in a folder and the file there exists. */
+static bool beside_scenario(const char *sfile, const char *ref, char *out, size_t n)
+{
+    const char *slash = sfile ? strrchr(sfile, '/') : NULL;
+    if (!slash || ref[0] == '/' || pm_file_is_override(sfile) ||
+        !(strchr(ref, '/') || ends_with(ref, ".json")))
+        return false;
+    const int w = snprintf(out, n, "%.*s/%s", (int)(slash - sfile), sfile, ref);
+    return w > 0 && (size_t)w < n && is_file(out);
+}
+
+/* The component of kind named ref (a bundled name or a path; a relative path first in the
+ * folder of sfile, the scenario file naming it, when not NULL) into c. */
 static pm_status load_named(const char *data_dir, pm_file_kind kind, const char *ref,
-                            component *c, pm_error *err)
+                            const char *sfile, component *c, pm_error *err)
 {
     char path[PM_PATH_BYTES];
-    pm_status st = pm_resolve_ref(data_dir, kind, ref, path, sizeof path, err);
+    pm_status st = beside_scenario(sfile, ref, path, sizeof path)
+                       ? PM_OK
+                       : pm_resolve_ref(data_dir, kind, ref, path, sizeof path, err);
     if (st != PM_OK)
         return st;
     if ((st = pm_json_load_file(path, &c->json, err)) != PM_OK)
@@ -348,7 +364,7 @@ static pm_status resolve_component_at(const char *data_dir, cJSON *scenario, con
         return pm_fail(err, PM_ERR_MISSING, sfile, path,
                        "missing required key \"%s\" (a name, a path or an object)", key);
     if (cJSON_IsString(it)) {
-        pm_status st = load_named(data_dir, kind, it->valuestring, c, err);
+        pm_status st = load_named(data_dir, kind, it->valuestring, sfile, c, err);
         /* A name that resolves to nothing is the scenario's error, at its key. */
         if (st != PM_OK && err && !err->file[0]) {
             pm_strlcpy(err->file, sfile, sizeof err->file);
@@ -371,7 +387,7 @@ static pm_status resolve_component_at(const char *data_dir, cJSON *scenario, con
     if (!cJSON_IsString(from))
         return pm_fail(err, PM_ERR_TYPE, sfile, path, "\"from\" must name a file (got %s)",
                        pm_json_type_name(from));
-    pm_status st = load_named(data_dir, kind, from->valuestring, c, err);
+    pm_status st = load_named(data_dir, kind, from->valuestring, sfile, c, err);
     if (st != PM_OK) {
         if (err && !err->file[0]) {
             pm_strlcpy(err->file, sfile, sizeof err->file);
@@ -927,7 +943,7 @@ static pm_status component_load(pm_file_kind kind, const char *ref, const pm_loa
         return ck;
     component c;
     memset(&c, 0, sizeof c);
-    pm_status st = load_named(opts ? opts->data_dir : NULL, kind, ref, &c, err);
+    pm_status st = load_named(opts ? opts->data_dir : NULL, kind, ref, NULL, &c, err);
     for (size_t i = 0; st == PM_OK && opts && i < opts->n_overrides; i++) {
         char key[256];
         const char *val = NULL;

@@ -1553,6 +1553,35 @@ static void test_checkpoint_quantization_is_read_and_warned(void **state)
                  PM_ERR_TYPE, NULL, "$.quantization_config", "expected an object");
 }
 
+/* A relative path in a scenario file is found in that file's folder, whatever the working
+ * folder: "model": "beside-model.json" named the working folder's file (none: an error). */
+static void test_scenario_paths_are_relative_to_the_scenario(void **state)
+{
+    (void)state;
+    char *model = slurp(PM_TEST_DATA_DIR "/models/llama3-8b.json");
+    char mpath[512], spath[512];
+    write_tmp("beside-model.json", model, mpath, sizeof mpath);
+    free(model);
+    write_tmp("beside-scenario.json",
+              "{\"kind\": \"scenario\", \"name\": \"s\", \"model\": \"beside-model.json\", "
+              "\"accelerator\": \"h100-sxm\", \"cluster\": {\"from\": \"nvlink4-nvswitch\", "
+              "\"devices\": 2}, \"workload\": {\"from\": \"./beside-workload.json\"}}",
+              spath, sizeof spath);
+    char *wl = slurp(PM_TEST_DATA_DIR "/workloads/decode-bf16.json");
+    char wpath[512];
+    write_tmp("beside-workload.json", wl, wpath, sizeof wpath);
+    free(wl);
+    pm_scenario s;
+    pm_error err;
+    assert_ok(pm_scenario_load(spath, &g_opts, &s, &err), &err);
+    assert_int_equal(s.model.layers, 32);
+    bool beside = false;
+    for (size_t i = 0; i < pm_scenario_param_count(&s); i++)
+        beside = beside || strcmp(pm_scenario_param(&s, i)->file, mpath) == 0;
+    assert_true(beside); /* the model's keys come from the file beside the scenario */
+    pm_scenario_release(&s);
+}
+
 /* An int4 checkpoint's groups: gptq's and awq's group_size and zero point (gptq's sym, awq's
  * zero_point) are read, and where they differ from the workload's int4 groups (128 input
  * channels a scale by default, symmetric) a warning says so: gptq at 32 with sym false was
@@ -3913,6 +3942,7 @@ int main(void)
         cmocka_unit_test(test_platform_mismatch_is_flagged),
         cmocka_unit_test(test_checkpoint_quantization_is_read_and_warned),
         cmocka_unit_test(test_checkpoint_int4_groups_are_warned),
+        cmocka_unit_test(test_scenario_paths_are_relative_to_the_scenario),
         cmocka_unit_test(test_scenario_warnings_are_listed_in_order),
         cmocka_unit_test(test_set_override_with_invalid_value_names_the_override),
         cmocka_unit_test(test_messages_name_keys_not_options),
