@@ -883,11 +883,16 @@ static bool prefill_power_note(const pm_scenario *s, const pm_estimate *e, char 
     size_t len = 0;
     for (int m = 0; m < PM_MODE_COUNT && e->energy_present; m++) {
         const pm_mode_result *r = &e->modes[m];
-        if (r->prefill_clock_frac < 1.0 && len < sizeof modes)
+        if (r->prefill_clock_frac < 1.0 && len < sizeof modes && r->prefill_clock_frac > 0)
             len += (size_t)snprintf(modes + len, sizeof modes - len,
                                     "%s%s %.0f W, clock %.3g of nominal", len ? "; " : "",
                                     pm_mode_name((pm_mode)m), r->prefill_power_W,
                                     r->prefill_clock_frac);
+        else if (r->prefill_clock_frac < 1.0 && len < sizeof modes) /* no clock meets it */
+            len += (size_t)snprintf(modes + len, sizeof modes - len,
+                                    "%s%s %.0f W, no clock: the static power alone exceeds it",
+                                    len ? "; " : "", pm_mode_name((pm_mode)m),
+                                    r->prefill_power_W);
     }
     if (!len)
         return false;

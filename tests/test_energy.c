@@ -852,6 +852,15 @@ static void test_prefill_power_warning(void **state)
     assert_rel(f.modes[PM_MODE_SERIAL].prefill_clock_frac, 1.0, HAND);
     for (size_t i = 0; pm_estimate_warning(&s, &f, i, note, sizeof note); i++)
         assert_null(strstr(note, "the prefill's average power"));
+    /* A board power of 100 W, under the 210 W of leakage alone: no clock meets it, said so
+     * (not "clock 0 of nominal"). */
+    s.accel.energy.board_power_W = 100.0;
+    assert_int_equal(pm_estimate_compute(&s, &f, NULL), PM_OK);
+    assert_rel(f.modes[PM_MODE_SERIAL].prefill_clock_frac, 0.0, 0.0);
+    for (size_t i = 0; pm_estimate_warning(&s, &f, i, note, sizeof note); i++)
+        memcpy(last, note, sizeof last);
+    assert_non_null(strstr(last, "no clock: the static power alone exceeds it"));
+    assert_null(strstr(last, "clock 0 of nominal"));
     pm_scenario_release(&s);
 }
 
