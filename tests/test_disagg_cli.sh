@@ -78,4 +78,9 @@ check disagg-json-warnings 0 '"warnings": ["decode pool: cluster nvlink4-nvswitc
 check disagg-csv-warnings 0 "# warning: decode pool: cluster nvlink4-nvswitch is of platform nvidia-hopper" "$pm" disagg "${P[@]}" --decode-set cluster=nvlink4-nvswitch --concurrency 16 --format csv
 check disagg-json-no-warnings 0 '"warnings": [], "points": [' "$pm" disagg "${P[@]}" --concurrency 16 --format json
 
+# A chip without an area block has no density: "-", not a plausible 0.0000.
+noarea=$(mktemp -d)
+/usr/bin/env python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); a.pop("area"); a.pop("energy"); a.pop("cost", None); a["name"]="no-area"; json.dump(a, open(sys.argv[2], "w"))' "$2/data/accelerators/h100-sxm.json" "$noarea/no-area.json"
+check disagg-no-area-density 0 "  -  " bash -c "'$pm' disagg --prefill-config llama70b-h100 --decode-config llama70b-h100 --prefill-set accelerator=$noarea/no-area.json --decode-set accelerator=$noarea/no-area.json --concurrency 8 2>/dev/null | grep -E '^ +8 serial'"
+
 check_end

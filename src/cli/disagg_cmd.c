@@ -560,13 +560,15 @@ static void dg_table(const dg_opts *o, const pm_scenario *ps, const pm_scenario 
             double c0[CO_FIELDS], c1[CO_FIELDS];
             co_values(&pt[i], 0, m, c0);
             co_values(&pt[i], 1, m, c1);
-            char ratio[16];
+            char ratio[16], mm2[24] = "-"; /* "-": no area block, no density */
             snprintf(ratio, sizeof ratio, "%d:%d", x->prefill_instances, x->decode_instances);
-            printf("%8.0f %-8s %5s %9.1f %9.2f %9.2f %9.2f %10.1f %10.2f %11.4f  %.1f, %.1f%s\n",
+            if (x->tokens_per_s_per_mm2 > 0)
+                snprintf(mm2, sizeof mm2, "%.4f", x->tokens_per_s_per_mm2);
+            printf("%8.0f %-8s %5s %9.1f %9.2f %9.2f %9.2f %10.1f %10.2f %11s  %.1f, %.1f%s\n",
                    pt[i].r.decode_concurrency, pm_mode_name((pm_mode)m), ratio, x->ttft_s * 1e3,
                    x->transfer_s * 1e3, x->tpot_s * 1e3, x->requests_per_s,
-                   x->tokens_per_s_per_device, x->tokens_per_s_per_user,
-                   x->tokens_per_s_per_mm2, c0[0], c1[0], x->saturated ? "  (saturated)" : "");
+                   x->tokens_per_s_per_device, x->tokens_per_s_per_user, mm2, c0[0], c1[0],
+                   x->saturated ? "  (saturated)" : "");
         }
     printf("\n(decode_N: sequences per decode instance at full load; the HBM holds %.0f)\n",
            r0->decode_max_concurrency);
