@@ -897,6 +897,10 @@ check spec-line 0 "speculative: llama3-8b, 3 drafted tokens, 2.9520 tokens per v
 check spec-json 0 '"tokens_per_step": 2.35' \
     "$pm" --config deepseek-v3-h200 --spec-tokens 2 --spec-accept 0.9,0.5 --spec-mtp 1 --format json
 check spec-scenario 0 "speculative: MTP heads, 1 drafted tokens" "$pm" --config deepseek-v3-mtp
+# Drafting with no drafter named: the options that name one are said; the source line once.
+check spec-no-drafter 1 "the drafter is named by --spec-draft MODEL or --spec-mtp N" \
+    "$pm" --config llama70b-h100 --spec-tokens 3 --spec-accept 0.5
+check spec-source-once 0 "source once" bash -c "n=\$('$pm' serve -c deepseek-v3-mtp --spec-tokens 2 --spec-accept 0.8 --spec-mtp 1 --concurrency 4 | grep -c speculative.source); [ \"\$n\" = 1 ] && echo source once || echo \$n"
 check spec-accept-one 1 '$.speculative.acceptance: must be in [0, 1)' \
     "$pm" --spec-tokens 3 --spec-accept 1 --spec-mtp 1
 check spec-accept-count 1 "expected one rate or one per drafted token (3; got 2)" \

@@ -41,6 +41,7 @@ typedef struct cli {
     size_t n_sets;
     fmt format;
     bool format_given;
+    bool spec_drafting;  /* --spec-tokens or --spec-accept given (the drafter may be the file's) */
     int64_t context;   /* -1: the default for the command */
     int layers;
     int stage;          /* --stage: the pipeline stage a graph view shows (0-based) */

@@ -275,11 +275,21 @@ pm_load_opts load_opts(const cli *c)
     return o;
 }
 
+/* The load's error, and where the --spec-* options drafted with nothing (no --spec-draft or
+ * --spec-mtp, and no method in the scenario), which of them names the drafter. */
+static int load_error(const cli *c, const pm_error *err)
+{
+    const int rc = config_error(err);
+    if (c->spec_drafting && strcmp(err->path, "$.speculative.method") == 0)
+        fprintf(stderr, "%s: the drafter is named by --spec-draft MODEL or --spec-mtp N\n", prog);
+    return rc;
+}
+
 int load_quiet(const cli *c, pm_scenario *s)
 {
     pm_load_opts o = load_opts(c);
     pm_error err;
-    return pm_scenario_load(c->config, &o, s, &err) == PM_OK ? 0 : config_error(&err);
+    return pm_scenario_load(c->config, &o, s, &err) == PM_OK ? 0 : load_error(c, &err);
 }
 
 int load(const cli *c, pm_scenario *s)
@@ -291,7 +301,7 @@ int load(const cli *c, pm_scenario *s)
 int load_with(const cli *c, const pm_load_opts *o, pm_scenario *s)
 {
     pm_error err;
-    const int rc = pm_scenario_load(c->config, o, s, &err) == PM_OK ? 0 : config_error(&err);
+    const int rc = pm_scenario_load(c->config, o, s, &err) == PM_OK ? 0 : load_error(c, &err);
     if (rc)
         return rc;
     /* What the estimate may not be of what the user meant (the library's list, which the Python

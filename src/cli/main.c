@@ -216,7 +216,12 @@ static int parse_override(cli *c, int opt, const char *arg)
 static int parse_spec(cli *c, int opt, const char *arg)
 {
     int64_t v;
-    bool ok = add_set(c, "speculative.source", "command line (--spec-* options)", 0);
+    static const char source[] = "speculative.source=";
+    bool ok = true; /* the source once, however many --spec-* options */
+    for (size_t i = 0; i < c->n_sets && ok; i++)
+        ok = strncmp(c->sets[i], source, sizeof source - 1) != 0;
+    ok = !ok || add_set(c, "speculative.source", "command line (--spec-* options)", 0);
+    c->spec_drafting = c->spec_drafting || opt == OPT_SPEC_TOKENS || opt == OPT_SPEC_ACCEPT;
     if (opt == OPT_SPEC_TOKENS)
         ok = ok && parse_count("--spec-tokens", arg, 0, PM_MAX_SPEC_TOKENS, &v) &&
              add_set(c, "speculative.draft_tokens", NULL, v);
