@@ -402,7 +402,7 @@ pm_status pm_obj_quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
                           pm_range r, double *out)
 {
     pm_obj_declare(o, base, dim);
-    const cJSON *found = NULL;
+    const cJSON *found = NULL, *near = NULL; /* near: base_<word> with no unit of that name */
     const char *found_unit = NULL;
     const size_t n_base = strlen(base);
     for (const cJSON *c = o->json->child; c; c = c->next) {
@@ -416,6 +416,9 @@ pm_status pm_obj_quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
             return obj_fail(o, c->string, PM_ERR_UNIT,
                             "a quantity needs a unit in its key: write \"%s_<unit>\" with one of %s",
                             base, pm_unit_names(dim));
+        if (c->string[n_base] == '_' && !strchr(c->string + n_base + 1, '_') && !near &&
+            !(pm_unit_split_key(c->string, b, sizeof b, &unit) && strcmp(b, base) == 0))
+            near = c;
         if (c->string[n_base] != '_' ||
             !pm_unit_split_key(c->string, b, sizeof b, &unit) || strcmp(b, base) != 0)
             continue;
@@ -433,6 +436,9 @@ pm_status pm_obj_quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
         found = c;
         found_unit = unit;
     }
+    if (!found && required && near)
+        return obj_fail(o, near->string, PM_ERR_UNIT, "unknown unit \"%s\" (units: %s)",
+                        near->string + n_base + 1, pm_unit_names(dim));
     if (!found) {
         if (required) {
             char k[160];

@@ -3797,6 +3797,11 @@ static const variant_case variant_cases[] = {
      "\"hbm_bandwidth_TBps\": 1.6",
      "\"hbm_bandwidth_GiB\": 1.6",
      PM_ERR_UNIT, "$.hbm_bandwidth_GiB", "unit \"GiB\" does not measure this quantity"},
+    /* An unknown unit is named at its key (was: "missing required key" at one never written). */
+    {"quantity_with_unknown_unit_is_named", "accelerator-minimal.json",
+     "\"hbm_bandwidth_TBps\": 1.6",
+     "\"hbm_bandwidth_TiBps\": 1.6",
+     PM_ERR_UNIT, "$.hbm_bandwidth_TiBps", "unknown unit \"TiBps\" (units: "},
     {"quantity_with_unit_of_wrong_dimension_is_rejected", "accelerator-minimal.json",
      "\"int8_TOPS\": 800",
      "\"int8_TBps\": 800",
