@@ -139,12 +139,14 @@ pm_status pm_first_alias(pm_obj *o, const char *const *keys, size_t n, const cha
         }
         if (cJSON_Compare(first, it, true))
             continue;
+        /* Named at the one an override wrote, where one did (else the later name). */
+        const char *at = pm_obj_key_overridden(o, first_key) ? first_key : keys[i];
         if (cJSON_IsNumber(first) && cJSON_IsNumber(it))
-            return pm_obj_fail(o, keys[i], PM_ERR_INCONSISTENT,
+            return pm_obj_fail(o, at, PM_ERR_INCONSISTENT,
                                "\"%s\" and \"%s\" are two names of one setting and disagree "
                                "(%g against %g): give one, or the same value",
                                first_key, keys[i], first->valuedouble, it->valuedouble);
-        return pm_obj_fail(o, keys[i], PM_ERR_INCONSISTENT,
+        return pm_obj_fail(o, at, PM_ERR_INCONSISTENT,
                            "\"%s\" and \"%s\" are two names of one setting and disagree (a %s "
                            "against a %s): give one, or the same value",
                            first_key, keys[i], pm_json_type_name(first), pm_json_type_name(it));

@@ -897,6 +897,10 @@ check spec-line 0 "speculative: llama3-8b, 3 drafted tokens, 2.9520 tokens per v
 check spec-json 0 '"tokens_per_step": 2.35' \
     "$pm" --config deepseek-v3-h200 --spec-tokens 2 --spec-accept 0.9,0.5 --spec-mtp 1 --format json
 check spec-scenario 0 "speculative: MTP heads, 1 drafted tokens" "$pm" --config deepseek-v3-mtp
+# Two names of one setting that disagree, one of them overridden: the override is named (the
+# file was, when the file's name came second in the reader's list).
+check alias-blames-override 1 "error: --set model.num_hidden_layers=20: \$.model.num_hidden_layers" \
+    "$pm" -c llama70b-h100 --model "$root/tests/configs/hf-families/bloom-560m-config.json" --set model.num_hidden_layers=20
 # Drafting with no drafter named: the options that name one are said; the source line once.
 check spec-no-drafter 1 "the drafter is named by --spec-draft MODEL or --spec-mtp N" \
     "$pm" --config llama70b-h100 --spec-tokens 3 --spec-accept 0.5
