@@ -1101,7 +1101,7 @@ static bool int4_groups_warning(const pm_scenario *s, char *note, size_t n)
 {
     const pm_model *m = &s->model;
     const pm_workload *wl = &s->workload;
-    const int g = wl->weight_group_size > 0 ? wl->weight_group_size : 128;
+    const int g = pm_weight_group_size(wl);
     const bool group = m->quant_group_size != 0 && m->quant_group_size != g;
     const bool zero =
         m->quant_zero_point != 0 && (m->quant_zero_point > 0) != wl->weight_zero_point;

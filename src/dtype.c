@@ -69,13 +69,18 @@ pm_dtype pm_allreduce_dtype(const pm_workload *w)
 }
 
 /* GPTQ's and AWQ's default group (transformers GPTQConfig, AutoAWQ q_group_size). */
-#define INT4_DEFAULT_GROUP 128.0
+#define INT4_DEFAULT_GROUP 128
+
+int pm_weight_group_size(const pm_workload *w)
+{
+    return w->weight_group_size > 0 ? w->weight_group_size : INT4_DEFAULT_GROUP;
+}
 
 double pm_weight_elem_bytes(const pm_workload *w)
 {
     if (w->weight_dtype != PM_DTYPE_INT4)
         return pm_dtype_bytes(w->weight_dtype);
-    const double g = w->weight_group_size > 0 ? w->weight_group_size : INT4_DEFAULT_GROUP;
+    const double g = pm_weight_group_size(w);
     const double per_group = 2.0 + (w->weight_zero_point ? 0.5 : 0.0); /* fp16 scale, int4 zero */
     return pm_dtype_bytes(PM_DTYPE_INT4) + per_group / g;
 }

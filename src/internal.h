@@ -272,6 +272,9 @@ const char *pm_dtype_list(unsigned mask, char *buf, size_t n);
 /* The bytes of one stored weight of a node of this role: pm_unquantised_weight_bytes for the
  * embedding, the LM head and a MoE router, pm_weight_elem_bytes for the other linears. */
 double pm_role_weight_bytes(const pm_workload *w, pm_node_role role);
+/* The input channels of an int4 weight's group: weight_group_size, or GPTQ's and AWQ's 128
+ * when 0. */
+int pm_weight_group_size(const pm_workload *w);
 
 /* ---- topologies and allreduce algorithms (collective.c) ---- */
 
