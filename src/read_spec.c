@@ -44,16 +44,17 @@ static pm_status read_acceptance_list(pm_obj *o, const char *text, pm_speculatio
     return PM_OK;
 }
 
-/* "acceptance": a number, or an array of 1 .. PM_MAX_SPEC_TOKENS numbers. */
-static pm_status read_acceptance(pm_obj *o, pm_speculation *out)
+/* "acceptance": a number, or an array of 1 .. PM_MAX_SPEC_TOKENS numbers (required: with
+ * drafted tokens; none read: n_acceptance 0). */
+static pm_status read_acceptance(pm_obj *o, bool required, pm_speculation *out)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(o->json, "acceptance");
     if (cJSON_IsString(a))
         return read_acceptance_list(o, a->valuestring, out);
     if (!cJSON_IsArray(a)) {
-        const pm_status st = pm_obj_number(o, "acceptance", true, ACCEPT_RANGE,
+        const pm_status st = pm_obj_number(o, "acceptance", required, ACCEPT_RANGE,
                                            &out->acceptance[0]);
-        out->n_acceptance = st == PM_OK ? 1 : 0;
+        out->n_acceptance = st == PM_OK && a ? 1 : 0;
         return st;
     }
     pm_obj_declare(o, "acceptance", PM_DIM_NONE);
@@ -87,14 +88,17 @@ pm_status pm_read_speculation(pm_obj *o, pm_speculation *out)
     int method = PM_SPEC_DRAFT_MODEL;
     const char *source = NULL;
     pm_status st = pm_obj_int(o, "draft_tokens", true, 0, PM_MAX_SPEC_TOKENS, &k);
+    /* draft_tokens 0 turns speculation off (--spec-tokens 0 on a scenario with or without a
+     * block): the other keys are then optional, and checked where given. */
+    const bool on = k > 0;
     if (st == PM_OK)
-        st = read_acceptance(o, out);
+        st = read_acceptance(o, on, out);
     if (st == PM_OK)
-        st = pm_obj_enum(o, "method", true, methods, PM_SPEC_METHOD_COUNT, &method);
+        st = pm_obj_enum(o, "method", on, methods, PM_SPEC_METHOD_COUNT, &method);
     if (st == PM_OK)
-        st = pm_obj_int(o, "mtp_layers", method == PM_SPEC_MTP, 1, 64, &layers);
+        st = pm_obj_int(o, "mtp_layers", on && method == PM_SPEC_MTP, 1, 64, &layers);
     if (st == PM_OK)
-        st = pm_obj_string(o, "source", true, &source);
+        st = pm_obj_string(o, "source", on, &source);
     if (st == PM_OK)
         st = pm_obj_finish(o);
     if (st != PM_OK)
@@ -106,13 +110,14 @@ pm_status pm_read_speculation(pm_obj *o, pm_speculation *out)
     if (method == PM_SPEC_DRAFT_MODEL && layers > 0)
         return pm_obj_fail(o, "mtp_layers", PM_ERR_INCONSISTENT,
                            "given with method \"draft_model\": only MTP heads have layers");
-    if (method == PM_SPEC_DRAFT_MODEL && !cJSON_GetObjectItemCaseSensitive(o->json, "draft_model"))
+    if (on && method == PM_SPEC_DRAFT_MODEL &&
+        !cJSON_GetObjectItemCaseSensitive(o->json, "draft_model"))
         return pm_obj_fail(o, "draft_model", PM_ERR_MISSING,
                            "missing: method \"draft_model\" needs the draft model (a name, a "
                            "path or an object)");
     out->draft_tokens = (int)k;
     out->method = (pm_spec_method)method;
     out->mtp_layers = (int)layers;
-    pm_strlcpy(out->source, source, sizeof out->source);
+    pm_strlcpy(out->source, source ? source : "", sizeof out->source);
     return PM_OK;
 }
