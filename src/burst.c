@@ -293,7 +293,7 @@ static pm_status check_burst(const pm_scenario *s, const pm_burst_workload *w, p
                        w->max_running);
     if (v->n_classes != 0)
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "serve.n_classes",
-                       "a burst is modelled at one length (got a distribution of %d classes)",
+                       "a burst is modelled at one length (got %d length classes)",
                        v->n_classes);
     if (!(v->input_tokens >= 1 && v->output_tokens >= 1 && v->chunk_budget >= 1) ||
         (int)v->rule < 0 || v->rule >= PM_SERVE_RULE_COUNT)
@@ -350,6 +350,15 @@ pm_status pm_burst_compute(const pm_scenario *s, const pm_burst_workload *w,
     if (!s || !w || !out)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "bad argument to pm_burst_compute");
     memset(out, 0, sizeof *out);
+    pm_burst_workload one;
+    if (w->serve.n_classes == 1) {
+        /* A distribution of one class is its one length (its share, whatever it is, is 1). */
+        one = *w;
+        one.serve.input_tokens = w->serve.classes[0].input_tokens;
+        one.serve.output_tokens = w->serve.classes[0].output_tokens;
+        one.serve.n_classes = 0;
+        w = &one;
+    }
     pm_status st = check_burst(s, w, err);
     const double N = (double)w->requests;
     const double M = pm_cluster_pp(&s->cluster) > 1 ? pm_serve_micro_batches(s, N) : 1.0;

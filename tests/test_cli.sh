@@ -209,6 +209,10 @@ check serve-family-two-axes 2 "serve draws a family of fronts along one axis (go
 check burst-table 0 "makespan_s" "$pm" serve --config llama70b-h100 --burst 64,512
 check burst-csv 0 "requests,serial_ttft_s,serial_tpot_s,serial_e2e_s,serial_makespan_s" \
     "$pm" serve --config llama70b-h100 --burst 64 --format csv
+# A burst at one length class is that length (its share is 1); two classes are refused.
+check burst-one-class 0 "same rows" bash -c "[ \"\$('$pm' serve -c llama70b-h100 --burst 10 --lengths 1000:100:1 -f csv | grep -v '^#')\" = \"\$('$pm' serve -c llama70b-h100 --burst 10 --seq 1100 --set workload.prefill_frac=0.9090909090909091 -f csv | grep -v '^#')\" ] && echo same rows"
+check burst-two-classes 1 "a burst is modelled at one length (got 2 length classes)" \
+    "$pm" serve -c llama70b-h100 --burst 10 --lengths 1000:100:0.5,2000:100:0.5
 check burst-json 0 '"preserve_makespan_s":' "$pm" serve --burst 8 --format json
 check burst-max-running 0 "8 running at once, bound by --max-running" \
     "$pm" serve --config llama70b-h100 --burst 64 --max-running 8
@@ -217,8 +221,6 @@ check burst-hbm 0 "bound by the HBM" "$pm" serve --config llama70b-h100 --burst 
 check burst-no-concurrency 2 "--burst: the requests are sent at once" \
     "$pm" serve --burst 8 --concurrency 4
 check burst-max-running-alone 2 "--max-running: only with --burst" "$pm" serve --max-running 8
-check burst-lengths 1 "a burst is modelled at one length" \
-    "$pm" serve --burst 8 --lengths 100:10:1
 check burst-zero 2 "--burst: expected" "$pm" serve --burst 0
 check burst-budget 2 "decode-first needs a chunk budget above the running sequences" \
     "$pm" serve --burst 64 --chunk 32
