@@ -214,8 +214,9 @@ static void test_refused(void **state)
     w.max_running = -1;
     expect(&s, &w, PM_ERR_INVALID_ARG, "max_running");
     w.max_running = 0;
-    w.serve.n_classes = 1;
-    w.serve.classes[0] = (pm_length_class){100, 10, 1.0};
+    w.serve.n_classes = 2;
+    w.serve.classes[0] = (pm_length_class){100, 10, 0.5};
+    w.serve.classes[1] = (pm_length_class){200, 10, 0.5};
     expect(&s, &w, PM_ERR_UNSUPPORTED, "serve.n_classes");
     w.serve.n_classes = 0;
     w.serve.chunk_budget = 10; /* not above the 10 running sequences */

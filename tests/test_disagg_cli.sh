@@ -41,8 +41,6 @@ check disagg-spec-no-mtp 1 "--prefill-set speculative.mtp_layers=1: \$.speculati
 check disagg-spec 0 "2.1900 tokens per verify step" "$pm" disagg "${P[@]}" --concurrency 16 "${S[@]}"
 check disagg-spec-json 0 '"speculative": {"method": "mtp", "draft_tokens": 2, "tokens_per_step": 2.19}' \
     "$pm" disagg "${P[@]}" --concurrency 16 "${S[@]}" --format json
-check disagg-spec-off-accept 2 "--spec-tokens 0 turns speculative decoding off: --spec-accept would have no effect" \
-    "$pm" disagg "${P[@]}" --concurrency 16 --spec-accept 0.7 --spec-tokens 0
 check disagg-spec-one-pool 1 "prefill.speculative" "$pm" disagg "${P[@]}" --decode-set speculative.draft_tokens=2 \
     --decode-set speculative.acceptance=0.7 --decode-set speculative.method=mtp --decode-set speculative.mtp_layers=1 \
     --decode-set speculative.source=test --decode-set model.num_nextn_predict_layers=1

@@ -156,12 +156,6 @@ def _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp):
     given = [v is not None for v in (spec_tokens, spec_accept, spec_draft, spec_mtp)]
     if not any(given):
         return []
-    others = [name for name, v in (("spec_accept", spec_accept), ("spec_draft", spec_draft),
-                                   ("spec_mtp", spec_mtp)) if v is not None]
-    if spec_tokens is not None and not isinstance(spec_tokens, bool) and spec_tokens == 0 \
-            and others:
-        raise ValueError(f"spec_tokens=0 turns speculative decoding off: {others[0]} would "
-                         "have no effect")
     out = ["speculative.source=command line (--spec-* options)"]
     if spec_tokens is not None:
         out.append(f"speculative.draft_tokens={_shortcut_text('batch', spec_tokens)}")

@@ -34,13 +34,6 @@ enum {
     GIVEN_BURST = 1 << 26
 };
 
-/* What a command line's --spec-* options asked so far: --spec-tokens 0 (speculation off) and
- * the last of the others (cli_spec_seen_add). */
-typedef struct cli_spec_seen {
-    bool off;
-    const char *other;
-} cli_spec_seen;
-
 typedef struct cli {
     const char *config;
     const char *data_dir;
@@ -49,7 +42,6 @@ typedef struct cli {
     fmt format;
     bool format_given;
     bool spec_drafting;  /* --spec-tokens or --spec-accept given (the drafter may be the file's) */
-    cli_spec_seen spec_seen; /* --spec-tokens 0 against the other --spec-* options */
     int64_t context;   /* -1: the default for the command */
     int layers;
     int stage;          /* --stage: the pipeline stage a graph view shows (0-based) */
@@ -114,10 +106,6 @@ const char *file_in_cli_words(const char *file, char *buf, size_t n);
 /* Prints the library's error about an option value ("prog: OPT: message", or without OPT when it
  * is NULL) with no hint; returns EXIT_USAGE. */
 int usage_pm_error(const char *opt, const pm_error *err);
-/* Notes a --spec-* option (opt, off: --spec-tokens 0); false, with the usage error printed,
- * where --spec-tokens 0 and another --spec-* option are both given: speculation off would drop
- * the other without a word. */
-bool cli_spec_seen_add(cli_spec_seen *seen, const char *opt, bool off);
 /* Prints that memory ran out; returns EXIT_CONFIG. */
 int out_of_memory(void);
 /* Parses a time or bandwidth option value with its unit ("50ms", "25GBps") into SI; a bare

@@ -126,20 +126,6 @@ int config_error_of(const pm_error *err, const char *set_opt)
     return EXIT_CONFIG;
 }
 
-bool cli_spec_seen_add(cli_spec_seen *seen, const char *opt, bool off)
-{
-    if (off)
-        seen->off = true;
-    else if (strcmp(opt, "--spec-tokens") != 0)
-        seen->other = opt;
-    if (seen->off && seen->other) {
-        usage_error("--spec-tokens 0 turns speculative decoding off: %s would have no effect",
-                    seen->other);
-        return false;
-    }
-    return true;
-}
-
 int usage_pm_error(const char *opt, const pm_error *err)
 {
     print_pm_error("", opt, "--set", err);

@@ -37,7 +37,6 @@ typedef struct dg_opts {
     int64_t chunk;
     char spec[DG_SPEC_SETS][192]; /* the --spec-* options' KEY=VALUE, in both pools' sets */
     int nspec;
-    cli_spec_seen spec_seen;
 } dg_opts;
 
 /* One point of the front: the deployment, and the co-located one on each chip (ok false where
@@ -181,20 +180,16 @@ static bool dg_spec(dg_opts *o, int opt, const char *arg)
     if (ok && opt == DG_SPEC_TOKENS)
         ok = parse_count("--spec-tokens", arg, 0, PM_MAX_SPEC_TOKENS, &v) &&
              snprintf(num, sizeof num, "%lld", (long long)v) > 0 &&
-             dg_both(o, "speculative.draft_tokens", num) &&
-             cli_spec_seen_add(&o->spec_seen, "--spec-tokens", v == 0);
+             dg_both(o, "speculative.draft_tokens", num);
     else if (ok && opt == DG_SPEC_ACCEPT)
-        ok = dg_both(o, "speculative.acceptance", arg) &&
-             cli_spec_seen_add(&o->spec_seen, "--spec-accept", false);
+        ok = dg_both(o, "speculative.acceptance", arg);
     else if (ok && opt == DG_SPEC_DRAFT)
         ok = dg_both(o, "speculative.method", "draft_model") &&
-             dg_both(o, "speculative.draft_model", arg) &&
-             cli_spec_seen_add(&o->spec_seen, "--spec-draft", false);
+             dg_both(o, "speculative.draft_model", arg);
     else if (ok)
         ok = parse_count("--spec-mtp", arg, 1, 64, &v) &&
              snprintf(num, sizeof num, "%lld", (long long)v) > 0 &&
-             dg_both(o, "speculative.method", "mtp") && dg_both(o, "speculative.mtp_layers", num) &&
-             cli_spec_seen_add(&o->spec_seen, "--spec-mtp", false);
+             dg_both(o, "speculative.method", "mtp") && dg_both(o, "speculative.mtp_layers", num);
     return ok;
 }
 

@@ -224,20 +224,16 @@ static int parse_spec(cli *c, int opt, const char *arg)
     c->spec_drafting = c->spec_drafting || opt == OPT_SPEC_TOKENS || opt == OPT_SPEC_ACCEPT;
     if (opt == OPT_SPEC_TOKENS)
         ok = ok && parse_count("--spec-tokens", arg, 0, PM_MAX_SPEC_TOKENS, &v) &&
-             add_set(c, "speculative.draft_tokens", NULL, v) &&
-             cli_spec_seen_add(&c->spec_seen, "--spec-tokens", v == 0);
+             add_set(c, "speculative.draft_tokens", NULL, v);
     else if (opt == OPT_SPEC_ACCEPT)
-        ok = ok && add_set(c, "speculative.acceptance", arg, 0) &&
-             cli_spec_seen_add(&c->spec_seen, "--spec-accept", false);
+        ok = ok && add_set(c, "speculative.acceptance", arg, 0);
     else if (opt == OPT_SPEC_DRAFT)
         ok = ok && add_set(c, "speculative.method", "draft_model", 0) &&
-             add_set(c, "speculative.draft_model", arg, 0) &&
-             cli_spec_seen_add(&c->spec_seen, "--spec-draft", false);
+             add_set(c, "speculative.draft_model", arg, 0);
     else
         ok = ok && parse_count("--spec-mtp", arg, 1, 64, &v) &&
              add_set(c, "speculative.method", "mtp", 0) &&
-             add_set(c, "speculative.mtp_layers", NULL, v) &&
-             cli_spec_seen_add(&c->spec_seen, "--spec-mtp", false);
+             add_set(c, "speculative.mtp_layers", NULL, v);
     return ok ? PARSE_ON : EXIT_USAGE;
 }
 
