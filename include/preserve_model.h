@@ -1447,7 +1447,8 @@ typedef struct pm_traffic {
 /** Energy of one device by component (J). */
 typedef struct pm_energy {
     double hbm_J;     /* hbm_bytes x energy per HBM byte */
-    double l2_J;      /* L2 writes and reads x their energies per byte */
+    double l2_J;      /* L2 writes and reads x their energies per byte (a cache's pass-through
+                         included: pm_energy_compute) */
     double link_J;    /* link_bytes x energy per link byte */
     double mac_J;     /* MACs x energy per MAC of their datatype */
     double static_J;  /* static power x time */
@@ -2273,7 +2274,9 @@ PM_API pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_er
 /**
  * Energy of traffic t moved in time_s (>= 0) on one device: HBM bytes x hbm_J_per_byte + L2
  * writes and reads x their energies + link bytes x link_J_per_byte + MACs x mac_J of their
- * datatype + static power x time_s. out is overwritten. Returns PM_OK, PM_ERR_INVALID_ARG,
+ * datatype + static power x time_s; where a's L2 is a hardware cache in front of HBM
+ * (prefetch_consumer PM_CONSUMER_STREAM), the HBM bytes that are not prefetches' reads (t's
+ * hbm_bytes - l2_write_bytes) pass it too, each an L2 write and read. out is overwritten. Returns PM_OK, PM_ERR_INVALID_ARG,
  * PM_ERR_RANGE (time_s negative or not finite) or an error of pm_static_power.
  */
 PM_API pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double time_s,

@@ -9,14 +9,19 @@
  * counts apart):
  *  - HBM: each operation's own HBM bytes as its roofline counts them (activations, weights and
  *    KV not served from L2, the tiling bound's extra traffic), and each prefetch's read.
- *  - L2: a prefetched byte is written into L2 once and read back once by its consumer. Bytes
- *    an operator streams from HBM are not counted again at L2: the roofline has no L2 term for
- *    them, so neither has the energy (a limitation shared with the time model).
+ *  - L2: a prefetched byte is written into L2 once and read back once by its consumer. Where
+ *    the L2 is a hardware cache in front of HBM (a streaming consumer's: the GPUs, the 910B),
+ *    every byte an operator moves to or from HBM passes it too, a line filled and read, in
+ *    every mode alike: pm_energy_of charges the HBM bytes that are not a prefetch's read (the
+ *    traffic's L2 fields count the prefetches' alone). A software-managed L2 (a waiting
+ *    consumer's: Gaudi, TPU, the paper's DSE chip) is bypassed by operator streams. The
+ *    roofline times no L2 term for the pass-through (a limitation of the time model).
  *  - Links: the bytes a device sends in an allreduce, for the algorithm it runs.
  *  - MACs: flop / 2 of every operation in its compute datatype; an allreduce's additions are
  *    not counted (b x hidden adds per allreduce, negligible beside the GEMMs).
  * PRESERVE moves the same HBM bytes as the serial baseline (the prefetch reads what the
- * consumer would have read) and adds the L2 write and read of each prefetched byte; it saves
+ * consumer would have read); behind a software-managed L2 it adds the L2 write and read of each
+ * prefetched byte, behind a hardware cache those bytes pass the L2 in both modes; it saves
  * static energy by shortening the step. Which wins is the energy account of EXPERIMENTS.md.
  *
  * May call: area.c, collective.c, cost.c, error.c.
@@ -202,6 +207,14 @@ void pm_energy_of(const pm_accelerator *a, double p_static, const pm_traffic *t,
     const pm_energy_params *e = &a->energy;
     out->hbm_J = t->hbm_bytes * e->hbm_J_per_byte;
     out->l2_J = t->l2_write_bytes * e->l2_write_J_per_byte + t->l2_read_bytes * e->l2_read_J_per_byte;
+    if (a->prefetch_consumer == PM_CONSUMER_STREAM) {
+        /* A hardware cache in front of HBM passes every byte an operator moves to or from HBM
+         * (all of the HBM bytes but the prefetches' reads, which are their L2 writes): a line
+         * filled and read by the cores, in every mode alike. */
+        const double through = t->hbm_bytes - t->l2_write_bytes;
+        if (through > 0)
+            out->l2_J += through * (e->l2_write_J_per_byte + e->l2_read_J_per_byte);
+    }
     out->link_J = t->link_bytes * e->link_J_per_byte;
     out->mac_J = 0.0;
     for (int d = 0; d < PM_DTYPE_COUNT; d++)

@@ -137,6 +137,17 @@ static void test_one_step_energy_by_hand(void **state)
         assert_rel(e.static_J, 100.0 * dt, HAND);
         assert_rel(e.total_J, 1769472e-12 + 1331.2e-12 + 8322.78e-12 + want_l2 * 16.6e-12 +
                                   100.0 * dt, HAND);
+        /* The same traffic behind a hardware cache (a streaming consumer's L2): every HBM byte
+         * passes it, a line filled and read, the prefetches' reads as their L2 writes: 20480
+         * x (11.6 + 5) pJ + (36864 - 20480) x (11.6 + 5) pJ = 36864 x 16.6 pJ in every mode;
+         * nothing else moves. */
+        pm_accelerator cache = s.accel;
+        cache.prefetch_consumer = PM_CONSUMER_STREAM;
+        pm_energy c;
+        assert_int_equal(pm_energy_compute(&cache, &t, dt, &c, NULL), PM_OK);
+        assert_rel(c.l2_J, 611942.4e-12, HAND);
+        assert_rel(c.hbm_J, e.hbm_J, 0.0);
+        assert_rel(c.total_J - c.l2_J, e.total_J - e.l2_J, 1e-15);
     }
 }
 
@@ -875,6 +886,10 @@ static void test_property_energy_grows_with_bytes_moved(void **state)
                         &t.mac[PM_DTYPE_INT8]};
     for (size_t i = 0; i < (sizeof fields / sizeof fields[0]); i++) {
         *fields[i] += 1e6;
+        /* A byte written into L2 is a prefetch's: read from HBM (the traffic's identity, on
+         * which a hardware cache's pass-through, the HBM bytes less the L2 writes, rests). */
+        if (fields[i] == &t.l2_write_bytes)
+            t.hbm_bytes += 1e6;
         assert_int_equal(pm_energy_compute(&s.accel, &t, 0.01, &more, NULL), PM_OK);
         assert_true(more.total_J > base.total_J);
         base = more;
