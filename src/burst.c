@@ -287,9 +287,13 @@ static pm_status check_burst(const pm_scenario *s, const pm_burst_workload *w, p
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "requests",
                        "a burst holds 1 .. %d requests (got %lld)", PM_BURST_MAX_REQUESTS,
                        (long long)w->requests);
-    if (!(w->max_running >= 0 && w->max_running <= 1e9))
+    /* Whole sequences: a fraction below 1 admitted none (the steps never ended), one above
+     * ran the whole part in one mode and the fraction in the other. */
+    const double mr = w->max_running;
+    if (!((mr >= 0 && mr <= 0) || (mr >= 1 && mr <= 1e9 && !(mr - floor(mr) > 0))))
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "max_running",
-                       "expected 0 (none) or at most 1e9 running sequences (got %g)",
+                       "expected 0 (none) or a whole number of running sequences in [1, 1e9] "
+                       "(got %g)",
                        w->max_running);
     if (v->n_classes != 0)
         return pm_fail(err, PM_ERR_UNSUPPORTED, NULL, "serve.n_classes",

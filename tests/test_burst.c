@@ -213,6 +213,16 @@ static void test_refused(void **state)
     w.requests = 10;
     w.max_running = -1;
     expect(&s, &w, PM_ERR_INVALID_ARG, "max_running");
+    /* Whole sequences only: 0.5 admitted none and never ended; 2.5 ran 2 under decode-first
+     * and 2.5 under prefill-first. */
+    const double parts[] = {0.5, 1e-300, 2.5, NAN};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        w.max_running = parts[i];
+        expect(&s, &w, PM_ERR_INVALID_ARG, "max_running");
+        w.serve.rule = PM_SERVE_PREFILL_FIRST;
+        expect(&s, &w, PM_ERR_INVALID_ARG, "max_running");
+        w.serve.rule = PM_SERVE_DECODE_FIRST;
+    }
     w.max_running = 0;
     w.serve.n_classes = 2;
     w.serve.classes[0] = (pm_length_class){100, 10, 0.5};
