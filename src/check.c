@@ -318,6 +318,68 @@ static pm_status check_workload(const pm_workload *w, pm_error *err)
     return PM_OK;
 }
 
+/* The runtime's fields alone (a scenario built by hand: the loader's reader checks a file's):
+ * times finite and >= 0, fractions in [0, 1] (0: the default the field names), enums in
+ * range, the expert curve's counts within its arrays. */
+static pm_status check_runtime(const pm_runtime *r, pm_error *err)
+{
+    if (!r->present)
+        return PM_OK;
+    const struct { const char *key; double v; bool frac; } f[] = {
+        {"step_overhead_s", r->step_overhead_s, false},
+        {"sequence_overhead_s", r->sequence_overhead_s, false},
+        {"multi_device_overhead_s", r->multi_device_overhead_s, false},
+        {"kernel_launch_s", r->kernel_launch_s, false},
+        {"allreduce_overhead_s", r->allreduce_overhead_s, false},
+        {"moe_align_fixed_s", r->moe_align_fixed_s, false},
+        {"moe_align_per_slot_s", r->moe_align_per_slot_s, false},
+        {"attention_hbm_efficiency_frac", r->attention_hbm_efficiency_frac, true},
+        {"moe_gemm_efficiency_frac", r->moe_gemm_efficiency_frac, true},
+        {"hbm_usable_frac", r->hbm_usable_frac, true},
+        {"paged_attention_efficiency_frac", r->paged_attention_efficiency_frac, true},
+    };
+    char path[96];
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!(f[i].v >= 0 && (f[i].frac ? f[i].v <= 1 : f[i].v < INFINITY))) {
+            snprintf(path, sizeof path, "$.runtime.%s", f[i].key);
+            return pm_fail(err, PM_ERR_RANGE, NULL, path, "must be %s (got %g)",
+                           f[i].frac ? "in [0, 1] (0: the default)" : "finite and >= 0", f[i].v);
+        }
+    const struct { const char *key; int v, n; } e[] = {
+        {"allreduce", r->allreduce_given ? (int)r->allreduce : 0, PM_AR_RING_PIPELINED + 1},
+        {"paged_attention", (int)r->paged_attention, PM_PAGED_FALLBACK + 1},
+        {"mla_kv_cache", (int)r->mla_kv_cache, PM_MLA_CACHE_PER_HEAD + 1},
+        {"expert_parallel", (int)r->expert_parallel, PM_EP_ALLREDUCE + 1},
+    };
+    for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+        if (e[i].v < 0 || e[i].v >= e[i].n) {
+            snprintf(path, sizeof path, "$.runtime.%s", e[i].key);
+            return pm_fail(err, PM_ERR_INVALID_ARG, NULL, path, "not a value of its enum (got %d)",
+                           e[i].v);
+        }
+    if (r->paged_attention != PM_PAGED_NONE && !(r->paged_attention_efficiency_frac > 0))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.runtime.paged_attention_efficiency_frac",
+                       "must be in (0, 1] where paged_attention is not \"none\" (got %g)",
+                       r->paged_attention_efficiency_frac);
+    const pm_moe_gemm_curve *c = &r->moe_gemm_compute;
+    if (c->n_points < 0 || c->n_points > PM_MAX_MOE_GEMM_POINTS || c->n_accelerators < 0 ||
+        c->n_accelerators > PM_MAX_MOE_GEMM_ACCELERATORS ||
+        (c->n_points > 0 && c->n_accelerators < 1))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.runtime.moe_gemm_compute",
+                       "0 to %d points and, with points, 1 to %d accelerators (got %d and %d)",
+                       PM_MAX_MOE_GEMM_POINTS, PM_MAX_MOE_GEMM_ACCELERATORS, c->n_points,
+                       c->n_accelerators);
+    for (int i = 0; i < c->n_points; i++)
+        if (!(c->tokens_per_expert[i] > (i ? c->tokens_per_expert[i - 1] : 0.0) &&
+              c->tokens_per_expert[i] < INFINITY && c->compute_frac[i] > 0 &&
+              c->compute_frac[i] <= 1))
+            return pm_fail(err, PM_ERR_RANGE, NULL, "$.runtime.moe_gemm_compute",
+                           "point %d: tokens per expert > 0 and increasing, a compute fraction "
+                           "in (0, 1] (got %g, %g)",
+                           i + 1, c->tokens_per_expert[i], c->compute_frac[i]);
+    return PM_OK;
+}
+
 static pm_status check_compute_peak(const pm_scenario *s, pm_error *err);
 
 /* The combinations: heads vs devices under the sharding, options, and a peak for the
@@ -537,6 +599,7 @@ pm_status pm_scenario_check(const pm_scenario *s, pm_error *err)
         (st = check_algorithm(s, err)) != PM_OK ||
         (st = check_magnitudes(&s->accel, &s->cluster, ROWS_ALL, err)) != PM_OK ||
         (st = check_workload(&s->workload, err)) != PM_OK ||
+        (st = check_runtime(&s->runtime, err)) != PM_OK ||
         (st = check_together(s, err)) != PM_OK ||
         (st = check_sequence_parallel(s, err)) != PM_OK ||
         (st = pm_plan_check_attention_dp(s, err)) != PM_OK)

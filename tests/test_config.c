@@ -3243,6 +3243,45 @@ static void test_quantities_beyond_the_modelled_magnitudes_are_rejected(void **s
     assert_ok(pm_scenario_check(&s, &err), &err);
 }
 
+/* A runtime built by hand is checked as the reader checks a file's: a usable share of 5 gave
+ * 343.6 GB of a 64 GiB device, an efficiency of 5 attention faster than the HBM, a negative
+ * launch a faster step, and a curve's count past its arrays read beyond them. */
+static void test_scenario_check_rejects_bad_runtime(void **state)
+{
+    (void)state;
+    pm_scenario s;
+    pm_error err;
+    hand_scenario(&s);
+    s.runtime.present = true;
+    assert_ok(pm_scenario_check(&s, &err), &err);
+    s.runtime.hbm_usable_frac = 5;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "",
+                 "$.runtime.hbm_usable_frac", "in [0, 1]");
+    s.runtime.hbm_usable_frac = NAN;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "",
+                 "$.runtime.hbm_usable_frac", "in [0, 1]");
+    s.runtime.hbm_usable_frac = 0.9;
+    s.runtime.attention_hbm_efficiency_frac = 5;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "",
+                 "$.runtime.attention_hbm_efficiency_frac", "in [0, 1]");
+    s.runtime.attention_hbm_efficiency_frac = 0;
+    s.runtime.kernel_launch_s = -10e-6;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "",
+                 "$.runtime.kernel_launch_s", "finite and >= 0");
+    s.runtime.kernel_launch_s = 0;
+    s.runtime.paged_attention = (pm_paged_attention)7;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_INVALID_ARG, "",
+                 "$.runtime.paged_attention", "not a value of its enum (got 7)");
+    s.runtime.paged_attention = PM_PAGED_ALL;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "",
+                 "$.runtime.paged_attention_efficiency_frac", "in (0, 1]");
+    s.runtime.paged_attention = PM_PAGED_NONE;
+    s.runtime.moe_gemm_compute.n_points = 100;
+    s.runtime.moe_gemm_compute.n_accelerators = 100;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "",
+                 "$.runtime.moe_gemm_compute", "got 100 and 100");
+}
+
 static void test_scenario_check_rejects_bad_accelerator(void **state)
 {
     (void)state;
@@ -3983,6 +4022,7 @@ int main(void)
         cmocka_unit_test(test_scenario_check_accepts_hand_built_scenario),
         cmocka_unit_test(test_scenario_check_rejects_bad_model),
         cmocka_unit_test(test_quantities_beyond_the_modelled_magnitudes_are_rejected),
+        cmocka_unit_test(test_scenario_check_rejects_bad_runtime),
         cmocka_unit_test(test_scenario_check_rejects_bad_accelerator),
         cmocka_unit_test(test_scenario_check_rejects_bad_cluster),
         cmocka_unit_test(test_scenario_check_rejects_bad_workload),
