@@ -82,17 +82,18 @@ def _text(value):
 _COUNT_SHORTCUTS = ("devices", "ep", "batch")
 
 
-def _shortcut_text(key, value):
+def _shortcut_text(key, value, name=None):
     """A shortcut's value as its CLI option takes it: a count is an integer, or text that
     starts with a decimal digit, as --batch refuses "0x10", "+4" and " 8"; names and seq as
-    --set."""
+    --set. name: the keyword an error names (the key's own by default)."""
     if key in _COUNT_SHORTCUTS:
+        name = name or key
         if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
-            raise TypeError(f"{key}: expected an integer (got {value!r})")
+            raise TypeError(f"{name}: expected an integer (got {value!r})")
         text = str(int(value)) if isinstance(value, numbers.Integral) else value
         digits = text[1:] if text.startswith(".") else text
         if not digits[:1].isdigit() or not digits[:1].isascii() or digits[:2] in ("0x", "0X"):
-            raise ValueError(f"{key}: expected a decimal integer (got {value!r})")
+            raise ValueError(f"{name}: expected a decimal integer (got {value!r})")
         return text
     if key in ("model", "accelerator", "cluster"):
         value = os.fspath(value) if isinstance(value, os.PathLike) else value
@@ -158,7 +159,8 @@ def _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp):
         return []
     out = ["speculative.source=command line (--spec-* options)"]
     if spec_tokens is not None:
-        out.append(f"speculative.draft_tokens={_shortcut_text('batch', spec_tokens)}")
+        out.append("speculative.draft_tokens=" +
+                   _shortcut_text('batch', spec_tokens, 'spec_tokens'))
     if spec_accept is not None:
         rates = spec_accept if isinstance(spec_accept, (list, tuple)) else [spec_accept]
         if not rates or not all(isinstance(a, numbers.Real) and not isinstance(a, bool)
@@ -170,7 +172,7 @@ def _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp):
                 f"speculative.draft_model={_shortcut_text('model', spec_draft)}"]
     if spec_mtp is not None:
         out += ["speculative.method=mtp",
-                f"speculative.mtp_layers={_shortcut_text('batch', spec_mtp)}"]
+                "speculative.mtp_layers=" + _shortcut_text('batch', spec_mtp, 'spec_mtp')]
     return out
 
 
@@ -820,7 +822,8 @@ def disagg_codesign(prefill="llama70b-h100", decode="llama70b", pool="decode",
     area: the density took that bandwidth as free).
 
     Returns a dict: "column" (the axis's column, e.g. l2_capacity_MiB), "values" (numpy, in its
-    unit), "best" (the index of the pool's most PRESERVE tokens/s per mm2, -1 when none) and
+    unit), "best" (the index of the pool's most PRESERVE tokens/s per mm2, None when no value
+    meets the limits, as search()'s best; the CLI's JSON null) and
     "points" (disagg()'s columns, a row per value; NaN where the point makes no deployment).
     """
     if pool not in DISAGG_POOLS:
@@ -835,7 +838,8 @@ def disagg_codesign(prefill="llama70b-h100", decode="llama70b", pool="decode",
         _overrides(decode_overrides, {}) + sp, _path("data_dir", data_dir))
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     return {"column": column, "values": np.frombuffer(values, dtype=np.float64).copy(),
-            "best": best, "points": {name: table[:, i].copy() for i, name in enumerate(names)}}
+            "best": best if best >= 0 else None,
+            "points": {name: table[:, i].copy() for i, name in enumerate(names)}}
 
 
 #: The objectives optimize() takes (pm_objective), in the library's order.

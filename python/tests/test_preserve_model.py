@@ -1054,6 +1054,11 @@ def test_search_warns_of_free_bandwidth():
     assert c["values"][c["best"]] == 3
     assert any(str(w.message).startswith("preserve: the best is at hbm_bandwidth_TBps 3, above "
                                          "the chip's 1.6,") for w in said)
+    # No value meets the limit (TPOT 40.32 ms at 256 MiB): best None, as the tool's JSON null;
+    # it was -1, which indexed the last value, 256 MiB.
+    none = pm.disagg_codesign("llama70b-h100", "llama70b", "decode", "l2=8MiB:256MiB:x2", 64,
+                              decode_overrides={"workload": "decode-bf16"}, tpot_limit=0.04)
+    assert none["best"] is None
 
 
 def test_search_pipeline_stages():
@@ -1363,6 +1368,12 @@ def test_speculation_keywords_are_the_tools_options():
 def test_speculation_refusal_names_the_key():
     with pytest.raises(pm.Error, match=r"\$\.speculative\.acceptance"):
         pm.estimate("llama70b", data_dir=DATA, spec_tokens=2, spec_accept=1.0, spec_mtp=1)
+    # A keyword's own name, not the shortcut's rule it borrows ("batch: expected an integer").
+    with pytest.raises(TypeError, match="^spec_tokens: expected an integer"):
+        pm.estimate("deepseek-v3-mtp", data_dir=DATA, spec_tokens=2.0)
+    with pytest.raises(TypeError, match="^spec_mtp: expected an integer"):
+        pm.estimate("deepseek-v3-mtp", data_dir=DATA, spec_tokens=2, spec_accept=0.5,
+                    spec_mtp=1.5)
 
 
 def test_speculation_off_alone_is_the_plain_run():
