@@ -2277,7 +2277,8 @@ PM_API pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_er
  * datatype + static power x time_s; where a's L2 is a hardware cache in front of HBM
  * (prefetch_consumer PM_CONSUMER_STREAM), the HBM bytes that are not prefetches' reads (t's
  * hbm_bytes - l2_write_bytes) pass it too, each an L2 write and read. out is overwritten. Returns PM_OK, PM_ERR_INVALID_ARG,
- * PM_ERR_RANGE (time_s negative or not finite) or an error of pm_static_power.
+ * PM_ERR_RANGE (time_s, or a byte or MAC count of t, negative or not finite) or an error of
+ * pm_static_power.
  */
 PM_API pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double time_s,
                                    pm_energy *out, pm_error *err);

@@ -64,6 +64,10 @@ pm_status pm_area_check(const pm_accelerator *a, pm_error *err)
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.l2_on_die_frac",
                        "the die's L2 must hold at least the enabled capacity (got %g of it)",
                        p->l2_die_frac);
+    if (p->hbm_stacks < 0 || p->links < 0)
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area",
+                       "hbm_stacks and links must be >= 0 (got %d and %d)", p->hbm_stacks,
+                       p->links);
     if (!(p->other_mm2 >= 0) || !isfinite(p->other_mm2))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.area.other_mm2",
                        "must be finite and >= 0 (got %g)", p->other_mm2);

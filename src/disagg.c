@@ -114,6 +114,8 @@ static pm_status check_same(const pm_scenario *a, const pm_scenario *b, pm_error
 
 void pm_disagg_workload_defaults(const pm_scenario *prefill, pm_disagg_workload *w)
 {
+    if (!prefill || !w)
+        return; /* nothing to fill, or nothing to fill it from */
     if (w->input_tokens == 0)
         w->input_tokens = pm_workload_prompt_tokens(&prefill->workload);
     if (w->output_tokens == 0) {

@@ -193,6 +193,13 @@ pm_status pm_energy_compute(const pm_accelerator *a, const pm_traffic *t, double
     if (!(time_s >= 0) || !isfinite(time_s))
         return pm_fail(err, PM_ERR_RANGE, NULL, NULL, "time must be finite and >= 0 (got %g s)",
                        time_s);
+    bool moved = coeff_ok(t->hbm_bytes) && coeff_ok(t->l2_write_bytes) &&
+                 coeff_ok(t->l2_read_bytes) && coeff_ok(t->link_bytes);
+    for (int d = 0; d < PM_DTYPE_COUNT; d++)
+        moved = moved && coeff_ok(t->mac[d]);
+    if (!moved)
+        return pm_fail(err, PM_ERR_RANGE, NULL, NULL,
+                       "every byte and MAC count of the traffic must be finite and >= 0");
     double p_static;
     pm_status st = pm_static_power(a, &p_static, err);
     if (st != PM_OK)
@@ -225,7 +232,7 @@ void pm_energy_of(const pm_accelerator *a, double p_static, const pm_traffic *t,
 
 double pm_power_clock_frac(const pm_energy *e, double time_s, double board_W)
 {
-    if (!(board_W > 0) || !(time_s > 0) || !(e->total_J / time_s > board_W))
+    if (!e || !(board_W > 0) || !(time_s > 0) || !(e->total_J / time_s > board_W))
         return 1.0;
     const double p_static = e->static_J / time_s;
     const double p_move = (e->hbm_J + e->l2_J + e->link_J) / time_s;

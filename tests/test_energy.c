@@ -542,6 +542,10 @@ static void test_zero_area_coefficients_and_energies_refused(void **state)
     a.area.compute_mm2_per_flop_per_s = 1e-13;
     assert_int_equal(pm_area_compute(&a, &area, &err), PM_OK);
     assert_true(area.die_mm2 > 0);
+    a.area.hbm_stacks = -4; /* took 4 stacks' PHYs off the die */
+    assert_int_equal(pm_area_compute(&a, &area, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "hbm_stacks and links must be >= 0 (got -4 and 0)"));
+    a.area.hbm_stacks = 0;
     a.energy.present = true; /* every coefficient 0 */
     double w;
     assert_int_equal(pm_static_power(&a, &w, &err), PM_ERR_RANGE);
@@ -875,6 +879,32 @@ static void test_prefill_power_warning(void **state)
     pm_scenario_release(&s);
 }
 
+/* Traffic that cannot have moved (a negative or NaN count) is refused, not priced: -1e9 HBM
+ * bytes gave a smaller energy, NaN a NaN one. NULL energy: the full clock, no crash. */
+static void test_energy_refuses_impossible_traffic(void **state)
+{
+    (void)state;
+    pm_scenario s = pm_test_load("llama70b", NULL, 0);
+    pm_traffic t = step_traffic(&s, PM_MODE_SERIAL, 4096);
+    pm_energy e;
+    pm_error err;
+    assert_int_equal(pm_energy_compute(&s.accel, &t, 0.01, &e, &err), PM_OK);
+    double *fields[] = {&t.hbm_bytes, &t.l2_write_bytes, &t.l2_read_bytes, &t.link_bytes,
+                        &t.mac[PM_DTYPE_INT8]};
+    for (size_t i = 0; i < (sizeof fields / sizeof fields[0]); i++) {
+        const double keep = *fields[i];
+        *fields[i] = -1e9;
+        assert_int_equal(pm_energy_compute(&s.accel, &t, 0.01, &e, &err), PM_ERR_RANGE);
+        assert_non_null(strstr(err.message, "finite and >= 0"));
+        *fields[i] = NAN;
+        assert_int_equal(pm_energy_compute(&s.accel, &t, 0.01, &e, &err), PM_ERR_RANGE);
+        *fields[i] = keep;
+    }
+    assert_rel(pm_power_clock_frac(NULL, 1.0, 100.0), 1.0, 0.0);
+    pm_disagg_workload_defaults(NULL, NULL);
+    pm_scenario_release(&s);
+}
+
 static void test_property_energy_grows_with_bytes_moved(void **state)
 {
     (void)state;
@@ -1030,6 +1060,7 @@ int main(void)
         cmocka_unit_test(test_power_clock_frac_by_hand),
         cmocka_unit_test(test_property_prefill_power_and_decode_clock),
         cmocka_unit_test(test_prefill_power_warning),
+        cmocka_unit_test(test_energy_refuses_impossible_traffic),
         cmocka_unit_test(test_property_energy_grows_with_bytes_moved),
         cmocka_unit_test(test_property_cost_grows_with_die_area),
         cmocka_unit_test(test_optimum_per_objective),
