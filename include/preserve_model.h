@@ -2030,7 +2030,10 @@ PM_API pm_status pm_step_model_new(const pm_scenario *s, pm_mode mode, pm_step_m
  * Returns NaN for a negative context. Thread-safe: the model is not modified. */
 PM_API double pm_step_model_decode_time(const pm_step_model *m, int64_t context_len);
 /** The longest context (cached tokens per sequence, at the scenario's batch) whose weights and
- * KV cache fit the usable HBM of the busiest device, the rule of pm_estimate's fits_hbm:
+ * KV cache fit the usable HBM of the busiest device, the rule of pm_estimate's fits_hbm: a
+ * request of seq_len tokens fits where seq_len <= max_context (its last decode step runs at
+ * context seq_len - 1 and writes the seq_len-th position, so a step at context max_context
+ * itself needs one position more than fits);
  * -1 when the weights alone do not fit (or m is NULL), INT64_MAX when every context fits (every
  * layer's cache stops at its sliding window). pm_step_model_decode_time gives a time beyond it
  * too (the time the step would take were the cache there); a caller that admits requests
