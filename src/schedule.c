@@ -91,17 +91,24 @@ static void sim_durations(const pm_op_cost *cm, const pm_op_cost *cp, bool hbm_s
     *dm = cm ? cm->total_s : INFINITY;
     *dp = cp ? cp->total_s : INFINITY;
     if (hbm_sharing && cm && cp && cm->hbm_s > 0 && cm->comm_s <= 0) {
+        /* The operation reads HBM during its roofline's time t0 alone, at u of the bandwidth;
+         * the rest of its time (the launch, a GEMM's knee, an attention's fixed latency) leaves
+         * the whole of it to the prefetch. The prefetch's share is its average over the
+         * operation: a 5 us launch of a 64 KB norm no longer halves it for 5 us. */
         const double mem = cm->hbm_s + cm->l2_s;
         const double t0 = cm->compute_s > mem ? cm->compute_s : mem;
+        const double rest = cm->total_s > t0 ? cm->total_s - t0 : 0.0;
         const double u = t0 > 0 ? cm->hbm_s / t0 : 0.0;
         if (u <= 0.5) {
-            *dp = pm_op_time_shared(cp, 1.0 - u);
+            /* (t0 (1 - u) + rest) / total = 1 - hbm / total */
+            *dp = pm_op_time_shared(cp, (t0 * (1.0 - u) + rest) / (t0 + rest));
         } else {
             /* Its HBM reads at half the bandwidth: the roofline's bound t0 grows to
-             * max(compute, 2 hbm + l2) = 2 hbm + l2 (u > 1/2), the rest of its time (a
-             * GEMM's knee, an attention's fixed latency, the launch) as it was. */
-            *dm = cm->total_s + (2.0 * cm->hbm_s + cm->l2_s - t0);
-            *dp = pm_op_time_shared(cp, 0.5);
+             * max(compute, 2 hbm + l2) = 2 hbm + l2 (u > 1/2), the rest as it was; the
+             * prefetch has half over the first, all of it over the rest. */
+            const double t1 = 2.0 * cm->hbm_s + cm->l2_s;
+            *dm = cm->total_s + (t1 - t0);
+            *dp = pm_op_time_shared(cp, (0.5 * t1 + rest) / (t1 + rest));
         }
     }
 }

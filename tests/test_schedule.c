@@ -237,14 +237,18 @@ static void test_hbm_sharing_splits_bandwidth(void **state)
 }
 
 /* A shared main operation keeps what its time holds beyond its roofline (here 1 us of fixed
- * latency, an attention kernel's or a GEMM knee's): only its HBM reads slow down. On the event
- * loop directly: AR (1 us, no HBM) triggers P (2 us of HBM alone); M (2 us of HBM + 1 us fixed
- * = 3 us alone, u = 2 / 2 = 1) follows AR.
+ * latency, an attention kernel's or a GEMM knee's): only its HBM reads slow down, and over
+ * that fixed time the prefetch has the whole bandwidth. On the event loop directly: AR (1 us,
+ * no HBM) triggers P (2 us of HBM alone); M (2 us of HBM + 1 us fixed = 3 us alone, u = 2 / 2
+ * = 1) follows AR.
  *   0-1: AR beside P at full rate: P has 1 us of full-rate work left.
- *   1-3: M and P share half and half: P's last 1 us takes 2 us, P ends at 3; M at its shared
- *        duration 3 + (2 x 2 + 0 - 2) = 5 us moves 2/5 of itself.
- *   3-4.8: M alone (3 us) does its last 3/5: 1.8 us. M ends at 4.8 (alone it would end at 4;
- *        stretched from its roofline alone, 2 x 2 us, it ended at 4.5, its fixed time lost). */
+ *   1-8/3: M's roofline at half the bandwidth, 2 x 2 = 4 us, and its 1 us fixed: M's shared
+ *        duration 3 + (4 - 2) = 5 us; P's share over it (0.5 x 4 + 1) / 5 = 0.6, P's duration
+ *        2 / 0.6 = 10/3 us: its last half takes 5/3 us, P ends at 8/3; M moves (5/3) / 5 = 1/3
+ *        of itself.
+ *   8/3-14/3: M alone (3 us) does its last 2/3: 2 us. M ends at 14/3 (alone it would end at
+ *        4; stretched from its roofline alone, 2 x 2 us, it ended at 4.5, its fixed time lost;
+ *        with P at half the bandwidth over M's fixed time too, at 4.8). */
 static void test_hbm_sharing_keeps_fixed_time(void **state)
 {
     (void)state;
@@ -256,11 +260,24 @@ static void test_hbm_sharing_keeps_fixed_time(void **state)
     pm_slot ms[2], ps[1];
     pm_schedule tot;
     assert_int_equal(pm_sim_run(mo, 2, po, 1, true, ms, ps, &tot), PM_OK);
-    assert_rel(ps[0].end_s, 3 * US, TOL);
+    assert_rel(ps[0].end_s, 8.0 / 3.0 * US, TOL);
     assert_rel(ms[1].start_s, 1 * US, TOL);
-    assert_rel(ms[1].end_s, 4.8 * US, TOL);
+    assert_rel(ms[1].end_s, 14.0 / 3.0 * US, TOL);
     assert_int_equal(pm_sim_run(mo, 2, po, 1, false, ms, ps, &tot), PM_OK);
     assert_rel(ms[1].end_s, 4 * US, TOL);
+    /* A launch-bound norm: 0.05 us of HBM in 5 us (4.95 of launch) beside P2 (4 us of HBM).
+     *   0-1: AR beside P2 at full rate: 3 us of it left.
+     *   from 1: N at 5 + (2 x 0.05 - 0.05) = 5.05 us; P2's share (0.5 x 0.1 + 4.95) / 5.05
+     *        = 5 / 5.05, its duration 4.04 us: its last 3/4 take 3.03 us, P2 ends at 4.03; N
+     *        moves 3.03 / 5.05 = 0.6 of itself, its last 0.4 alone (2 us): N ends at 6.03.
+     * (Half the bandwidth for the whole 5.05 us, as before, ended P2 at 6.525 and N at 6.05.) */
+    const pm_op_cost n = {.hbm_s = 0.05 * US, .total_s = 5 * US};
+    const pm_op_cost p2 = {.hbm_s = 4 * US, .total_s = 4 * US};
+    const pm_sim_op mo2[] = {{&ar, -1, true, NULL, NULL}, {&n, -1, false, NULL, NULL}};
+    const pm_sim_op po2[] = {{&p2, 0, false, NULL, NULL}};
+    assert_int_equal(pm_sim_run(mo2, 2, po2, 1, true, ms, ps, &tot), PM_OK);
+    assert_rel(ps[0].end_s, 4.03 * US, TOL);
+    assert_rel(ms[1].end_s, 6.03 * US, TOL);
 }
 
 /* A streaming consumer whose L2 is slower than its HBM reads HBM (pm_stream_consumer_cost);
