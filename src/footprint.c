@@ -117,7 +117,11 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
         const double shared = (mlp_in + 1.0) * h * sc * ew + (bias && sc > 0 ? (mlp_in * sc + h) * eb : 0.0);
         const double router = h * md->experts * eu;
         pm_moe_reads r;
-        pm_status st = reads ? PM_OK : pm_moe_reads_compute(s, wl->batch, &r, err);
+        /* A decode step's tokens: a speculating scenario's is its verify step, k + 1 a
+         * sequence (the estimate's decode plans read these too). */
+        pm_status st = reads ? PM_OK
+                             : pm_moe_reads_compute(s, (double)wl->batch * pm_spec_verify_tokens(s),
+                                                    &r, err);
         if (st != PM_OK)
             return st;
         if (reads)

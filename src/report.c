@@ -158,7 +158,8 @@ static void json_moe(pm_sbuf *b, const pm_scenario *s, const pm_estimate *e)
     pm_moe_reads r;
     if (s->model.experts < 1 ||
         pm_footprint_compute(s, &e->shard, s->workload.seq_len, &fp, NULL) != PM_OK ||
-        pm_moe_reads_compute(s, s->workload.batch, &r, NULL) != PM_OK) {
+        pm_moe_reads_compute(s, (double)s->workload.batch * pm_spec_verify_tokens(s), &r,
+                             NULL) != PM_OK) {
         pm_sb_printf(b, "  \"moe\": null,\n");
         return;
     }

@@ -910,6 +910,10 @@ check spec-no-drafter 1 "the drafter is named by --spec-draft MODEL or --spec-mt
 # asked for an acceptance); beside the other --spec-* options (a sweep over K from 0) too.
 check spec-off-alone 0 "same as without" bash -c "[ \"\$('$pm' -c llama70b-h100 --spec-tokens 0 -f json)\" = \"\$('$pm' -c llama70b-h100 -f json)\" ] && echo same as without"
 check spec-off-others 0 "same as without" bash -c "[ \"\$('$pm' -c deepseek-v3-mtp --spec-tokens 0 --spec-accept 0.5 --spec-mtp 1 -f json)\" = \"\$('$pm' -c deepseek-v3-mtp --set speculative.draft_tokens=0 -f json)\" ] && echo same as without"
+# A verify step of one sequence and 2 tokens reads the experts 2 plain sequences do: the report's
+# moe object and header describe the step that is timed (they described a plain step).
+check moe-reads-verify-step 0 "same reads" bash -c "a=\$('$pm' -c deepseek-v3-mtp -f json | grep -o '\"experts_read_per_step\": [0-9.e+-]*'); b=\$('$pm' -c deepseek-v3-mtp --spec-tokens 0 --batch 2 -f json | grep -o '\"experts_read_per_step\": [0-9.e+-]*'); [ -n \"\$a\" ] && [ \"\$a\" = \"\$b\" ] && echo same reads"
+check moe-header-verify-step 0 "read per step at batch 1 x 2 tokens a verify step" "$pm" -c deepseek-v3-mtp
 check spec-source-once 0 "source once" bash -c "n=\$('$pm' serve -c deepseek-v3-mtp --spec-tokens 2 --spec-accept 0.8 --spec-mtp 1 --concurrency 4 | grep -c speculative.source); [ \"\$n\" = 1 ] && echo source once || echo \$n"
 check spec-accept-one 1 '$.speculative.acceptance: must be in [0, 1)' \
     "$pm" --spec-tokens 3 --spec-accept 1 --spec-mtp 1

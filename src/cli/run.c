@@ -19,17 +19,22 @@ static void describe_moe(const pm_scenario *s, const pm_estimate *e, FILE *f)
     const pm_model *m = &s->model;
     pm_footprint fp;
     pm_moe_reads r;
+    /* A speculating scenario's decode step is its verify step: k + 1 tokens a sequence. */
+    const int verify = 1 + s->spec.draft_tokens;
+    char tokens[48] = "";
+    if (verify > 1)
+        snprintf(tokens, sizeof tokens, " x %d tokens a verify step", verify);
     if (m->experts < 1 || pm_footprint_compute(s, &e->shard, 0, &fp, NULL) != PM_OK ||
-        pm_moe_reads_compute(s, s->workload.batch, &r, NULL) != PM_OK)
+        pm_moe_reads_compute(s, (double)s->workload.batch * verify, &r, NULL) != PM_OK)
         return;
     fprintf(f, "# MoE: %d experts (top-%d) + %d shared in %d of %d layers; EP %d x %d devices "
                "per expert; per device %.4g experts (%.2f GiB per layer), %.3g read per step at "
-               "batch %d (%.3g touched over all devices, %.2f GiB read per layer); %.2f GiB of "
+               "batch %d%s (%.3g touched over all devices, %.2f GiB read per layer); %.2f GiB of "
                "weights per device\n",
             m->experts, m->experts_per_token, m->shared_experts, fp.moe_layers, m->layers,
             e->shard.ep, e->shard.moe_tp, e->shard.experts_local,
             fp.moe_weight_bytes / (MIB * 1024), fp.experts_read_per_step, s->workload.batch,
-            r.experts_touched, fp.moe_read_bytes / (MIB * 1024),
+            tokens, r.experts_touched, fp.moe_read_bytes / (MIB * 1024),
             e->weight_bytes_per_device / (MIB * 1024));
     const int distinct = s->workload.distinct_sequences;
     if (distinct > 0 && distinct < s->workload.batch)
