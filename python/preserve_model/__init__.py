@@ -251,7 +251,7 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
     specs = [_axis_spec(name, value) for name, value in axes.items()]
     names, data, errors = _core.sweep(_path("config", config), specs,
                                       _overrides(overrides, shortcuts), _path("data_dir", data_dir),
-                                      threads)
+                                      _whole("threads", threads))
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     out = {name: table[:, i].copy() for i, name in enumerate(names)}
     _flags(out, ("fits_hbm",))
@@ -291,12 +291,26 @@ def _length_classes(lengths, data_dir):
     if isinstance(lengths, (str, os.PathLike)):
         return load_lengths(lengths, data_dir)["classes"]
     lengths = [tuple(c) for c in lengths]
+    if not lengths:
+        raise ValueError("lengths: expected at least one (input_tokens, output_tokens, share) "
+                         "class (got none; None: the scenario's lengths)")
     for c in lengths:
         if len(c) != 3 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-                                  for v in c[:2]):
-            raise TypeError(f"lengths: expected (input_tokens, output_tokens, share) classes, or "
-                            f"a lengths file's name (got {c!r})")
+                                  for v in c[:2]) or \
+                not isinstance(c[2], numbers.Real) or isinstance(c[2], bool):
+            raise TypeError(f"lengths: expected (input_tokens, output_tokens, share) classes, "
+                            f"counts and a number, or a lengths file's name (got {c!r})")
     return lengths
+
+
+def _whole(name, value, lo=None):
+    """value as an int (>= lo where given; else the library says the range): a count, never a
+    bool, a float or text (True was 1, 2.7 was 2)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}: expected an integer (got {value!r})")
+    if lo is not None and value < lo:
+        raise ValueError(f"{name}: expected an integer >= {lo} (got {value!r})")
+    return int(value)
 
 
 def _check_counts(counts):
@@ -311,7 +325,10 @@ def _check_counts(counts):
             raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
 
 
-def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), overrides=None, *,
+_SERVE_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def serve(config="llama70b", concurrency=_SERVE_CONCURRENCY, overrides=None, *,
           chunk=2048, rule="decode_first", ttft_limit=0.0, tpot_limit=0.0, input_tokens=None,
           output_tokens=None, data_dir=None, arrival="staggered", rate=None, lengths=None,
           spec_tokens=None, spec_accept=None, spec_draft=None, spec_mtp=None, **shortcuts):
@@ -346,6 +363,9 @@ def serve(config="llama70b", concurrency=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
         raise ValueError(f"rule: expected one of {', '.join(SERVE_RULES)} (got {rule!r})")
     if arrival not in SERVE_ARRIVALS:
         raise ValueError(f"arrival: expected one of {', '.join(SERVE_ARRIVALS)} (got {arrival!r})")
+    if rate is not None and concurrency is not _SERVE_CONCURRENCY:
+        raise ValueError("concurrency and rate: not both (rate serves an open loop at each rate "
+                         "instead of the concurrencies)")
     what = "rate" if rate is not None else "concurrency"
     given = rate if rate is not None else concurrency
     raw = np.asarray(given)
@@ -753,9 +773,15 @@ def _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
             raise ValueError(f"{name}: expected a count >= 1 or None (got {value!r})")
     if instances is None:
         instances = (0, 0)
-    if len(instances) != 2 or not all(isinstance(v, (int, np.integer)) and v >= 1
-                                      for v in instances) and tuple(instances) != (0, 0):
+    if isinstance(instances, (str, bytes)) or not hasattr(instances, "__len__") or \
+            len(instances) != 2 or \
+            any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in instances) or \
+            (not all(v >= 1 for v in instances) and tuple(instances) != (0, 0)):
         raise ValueError(f"instances: expected (prefill, decode) counts >= 1 (got {instances!r})")
+    _whole("max_instances", max_instances, 1)
+    if not isinstance(layer_streamed, (bool, np.bool_)):
+        raise TypeError(f"layer_streamed: expected True (streamed layer by layer) or False "
+                        f"(sent whole) (got {layer_streamed!r})")
     # None is the cluster's link (NaN below); a NaN of the caller's is no link at all
     for name, value in (("link_bandwidth", link_bandwidth), ("link_latency", link_latency)):
         if value is not None and math.isnan(float(value)):
@@ -974,7 +1000,7 @@ def explain(config="llama70b", overrides=None, *, phase="decode", context=None, 
     ph, ctx = _phase_context(phase, context)
     scenario, accelerator, ctx, cap, shown, last, windows, st = _core.explain(
         _path("config", config), ph, ctx, _overrides(overrides, shortcuts),
-        _path("data_dir", data_dir), stage)
+        _path("data_dir", data_dir), _whole("stage", stage))
     names = ("collective", "kind", "comm_bytes", "collective_s", "prefetches", "window_bytes",
              "stopped_at", "stopped_bytes", "stopped_routed", "prefetch_busy_s", "hidden")
     dtypes = (str, str, float, float, object, float, object, float, bool, float, bool)
@@ -1012,7 +1038,8 @@ def timeline(config="llama70b", overrides=None, *, mode="preserve", compare=Fals
     modes = ("serial", "preserve") if compare else (mode,)
     scenario, model, accelerator, devices, ctx, shown, stages = _core.timeline(
         _path("config", config), [MODES.index(m) for m in modes], ph, ctx,
-        _overrides(overrides, shortcuts), _path("data_dir", data_dir), stage)
+        _overrides(overrides, shortcuts), _path("data_dir", data_dir),
+        _whole("stage", stage))
     names = ("lane_index", "lane", "node", "kind", "start_s", "end_s", "bytes")
     dtypes = (int, str, str, str, float, float, float)
     return {"tool": f"preserve-model {version()}", "scenario": scenario, "model": model,

@@ -1422,3 +1422,31 @@ def test_search_shards_merge_to_the_whole():
                       ([whole, parts[1]], "once each"), ([{"points": 1}], "not a search")):
         with pytest.raises(ValueError, match=what):
             pm.search_merge(bad)
+
+
+def test_inputs_the_tool_refuses_are_refused():
+    """Values the CLI refuses were taken silently: concurrency beside rate (ignored), empty
+    lengths (the scenario's), a share as text or a bool, a fractional max_instances (2.7 -> 2),
+    layer_streamed="no" (True), and bools as counts (threads, stage, instances)."""
+    with pytest.raises(ValueError, match="concurrency and rate: not both"):
+        pm.serve("llama70b-h100", concurrency=[4], rate=[1])
+    with pytest.raises(ValueError, match="lengths: expected at least one"):
+        pm.serve("llama70b-h100", [1], lengths=[])
+    with pytest.raises(ValueError, match="lengths: expected at least one"):
+        pm.search_mix([("llama8b", 1, [])], concurrency=(1,))
+    for share in ("1", True):
+        with pytest.raises(TypeError, match="lengths: expected"):
+            pm.serve("llama70b-h100", [1], lengths=[(100, 10, share)])
+    dis = dict(decode_overrides={"workload": "decode-bf16"})
+    with pytest.raises(TypeError, match="max_instances: expected an integer"):
+        pm.disagg("llama70b-h100", "llama70b", [16], max_instances=2.7, **dis)
+    with pytest.raises(TypeError, match="layer_streamed: expected True"):
+        pm.disagg("llama70b-h100", "llama70b", [16], layer_streamed="no", **dis)
+    with pytest.raises(ValueError, match="instances: expected"):
+        pm.disagg("llama70b-h100", "llama70b", [16], instances=(True, True), **dis)
+    with pytest.raises(TypeError, match="threads: expected an integer"):
+        pm.sweep("llama8b", threads=True, batch=[1])
+    with pytest.raises(TypeError, match="stage: expected an integer"):
+        pm.explain("llama8b", stage=True)
+    # what they were given as, taken
+    assert pm.serve("llama70b-h100", [1], lengths=[(100, 10, 1)])["concurrency"][0] == 1
