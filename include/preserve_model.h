@@ -2378,7 +2378,8 @@ typedef struct pm_axis {
 /**
  * Parses "AXIS" (a default range), "AXIS=START:STOP:STEP" (units accepted, e.g.
  * "l2=8MiB:256MiB:8MiB"; STEP "x2" makes a geometric range) or "AXIS=V1,V2,...". Integer axes
- * (devices, batch, seq) take counts ("16k"). At most max_points values (0: no limit).
+ * (devices, batch, seq) take counts ("16k"). At most max_points values (0: at most
+ * PM_AXIS_MAX_POINTS; a range with more is refused before its values are held).
  * Returns PM_OK, PM_ERR_VALUE (unknown axis), PM_ERR_UNIT, PM_ERR_RANGE (empty or reversed
  * range, zero or negative step, non-integer count), PM_ERR_NOMEM. err->path names the option.
  */

@@ -74,9 +74,10 @@ bool pm_axis_is_count(pm_axis_kind k)
 static pm_status push(pm_axis *a, size_t *cap, double v, size_t max_points, const char *spec,
                       pm_error *err)
 {
-    if (max_points && a->n_values >= max_points)
+    const size_t limit = max_points ? max_points : PM_AXIS_MAX_POINTS;
+    if (a->n_values >= limit)
         return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec, "more than %zu points",
-                       max_points);
+                       limit);
     if (a->n_values == *cap) {
         size_t nc = *cap ? *cap * 2 : 16;
         double *nv = pm_realloc(a->values, nc * sizeof *nv);
@@ -233,6 +234,15 @@ static pm_status fill_range(pm_axis *a, size_t *cap, double lo, double hi, doubl
                             size_t max_points, const char *spec, pm_error *err)
 {
     const double tol = 1e-9 * hi;
+    /* Refused before a value is held where the range has more points than allowed (0: the
+     * library's PM_AXIS_MAX_POINTS): "batch=1:1e12:1" held gigabytes first. A geometric range
+     * of a count is walked (its rounding merges points: the count is an upper bound). */
+    const size_t limit = max_points ? max_points : PM_AXIS_MAX_POINTS;
+    const double n =
+        step > 0 ? floor((hi - lo) / step) + 1.0 : floor(log(hi / lo) / log(-step)) + 1.0;
+    if (!(pm_axis_is_count(a->kind) && step < 0) && n > (double)limit + 1.0)
+        return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
+                       "more than %zu points (%.3g in the range)", limit, n);
     for (size_t i = 0;; i++) {
         double v = step > 0 ? lo + (double)i * step : lo * pow(-step, (double)i);
         if (v > hi + tol)

@@ -177,6 +177,15 @@ static void test_axis_rejects_bad_ranges(void **state)
     pm_error err;
     assert_int_equal(pm_axis_parse("batch=1:1000:1", 10, &ax, &err), PM_ERR_RANGE);
     assert_non_null(strstr(err.message, "more than 10 points"));
+    /* 0 is the library's limit, and a range past it is refused before its values are held
+     * (1e12 batches, 6.9e9 geometric L2 sizes: gigabytes before). */
+    assert_int_equal(pm_axis_parse("batch=1:1e12:1", 0, &ax, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "more than 10000000 points (1e+12 in the range)"));
+    assert_int_equal(pm_axis_parse("l2=1:1e300:x1.0000001", 0, &ax, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "more than 10000000 points"));
+    assert_int_equal(pm_axis_parse("batch=1:11:1", 11, &ax, &err), PM_OK); /* exactly */
+    assert_int_equal((int)ax.n_values, 11);
+    pm_axis_release(&ax);
     /* A geometric range of a count: each rounded value once. 1.3^i = 1, 1.3, 1.69, 2.197,
      * 2.856, 3.713, 4.827, 6.275, 8.157, 10.604, 13.786 (17.922 > 16) round to 1, 1, 2, 2, 3,
      * 4, 5, 6, 8, 11, 14. */
