@@ -120,6 +120,17 @@ static pm_status check_accelerator(const pm_accelerator *a, pm_error *err)
     if ((int)a->prefetch_consumer < 0 || a->prefetch_consumer > PM_CONSUMER_STREAM)
         return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "$.accelerator.prefetch_consumer",
                        "bad prefetch_consumer value");
+    /* The GEMM block built by hand (the reader checks a file's): 0 compute units made every
+     * GEMM's time infinite, refused as "not finite" without the key. */
+    const pm_gemm_params *g = &a->gemm;
+    if (g->present && (g->compute_units < 1 || g->tile_m < 1 || g->tile_n < 1 ||
+                       !(g->overlap_loss_frac >= 0 && g->overlap_loss_frac <= 1) ||
+                       !finite_nonneg(g->latency_s)))
+        return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.gemm",
+                       "compute_units, tile_m and tile_n must be >= 1, overlap_loss_frac in "
+                       "[0, 1] and latency finite and >= 0 (got %d, %d, %d, %g, %g s)",
+                       g->compute_units, g->tile_m, g->tile_n, g->overlap_loss_frac,
+                       g->latency_s);
     return PM_OK;
 }
 

@@ -3287,6 +3287,18 @@ static void test_scenario_check_rejects_bad_accelerator(void **state)
     (void)state;
     pm_scenario s;
     pm_error err;
+    /* A GEMM block built by hand: 0 compute units made every GEMM infinite ("not finite",
+     * without the key). */
+    hand_scenario(&s);
+    s.accel.gemm = (pm_gemm_params){true, 132, 128, 128, 0.1, 2e-6};
+    assert_ok(pm_scenario_check(&s, &err), &err);
+    s.accel.gemm.compute_units = 0;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.accelerator.gemm",
+                 "(got 0, 128, 128, 0.1, 2e-06 s)");
+    s.accel.gemm.compute_units = 132;
+    s.accel.gemm.latency_s = -1e-6;
+    assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.accelerator.gemm",
+                 "latency finite and >= 0");
     hand_scenario(&s);
     s.accel.compute_efficiency_frac = 1.5;
     assert_fails(pm_scenario_check(&s, &err), &err, PM_ERR_RANGE, "", "$.accelerator",
