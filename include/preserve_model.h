@@ -2279,7 +2279,8 @@ PM_API pm_status pm_static_power(const pm_accelerator *a, double *power_W, pm_er
  * writes and reads x their energies + link bytes x link_J_per_byte + MACs x mac_J of their
  * datatype + static power x time_s; where a's L2 is a hardware cache in front of HBM
  * (prefetch_consumer PM_CONSUMER_STREAM), the HBM bytes that are not prefetches' reads (t's
- * hbm_bytes - l2_write_bytes) pass it too, each an L2 write and read. out is overwritten. Returns PM_OK, PM_ERR_INVALID_ARG,
+ * hbm_bytes - l2_write_bytes) pass it too, each an L2 write and read. out is overwritten.
+ * Returns PM_OK, PM_ERR_INVALID_ARG,
  * PM_ERR_RANGE (time_s, or a byte or MAC count of t, negative or not finite) or an error of
  * pm_static_power.
  */
