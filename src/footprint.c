@@ -42,6 +42,46 @@ pm_status pm_footprint_draft(const pm_scenario *s, int64_t context_len, double *
     return PM_OK;
 }
 
+/* The MoE layers of a footprint whose dense parts out holds: the local routed experts, the
+ * shared experts and the router (whole on every device) in place of the dense MLP; one expert
+ * as the graph's routed nodes count it (a bias per output column, as in the dense MLP). The
+ * experts read are a decode step's: reads where given (the estimate's decode plans), else at
+ * its tokens (a speculating scenario's verify step, k + 1 a sequence). */
+static pm_status moe_footprint(const pm_scenario *s, const pm_shard *shard,
+                               const pm_moe_reads *reads, pm_footprint *out, pm_error *err)
+{
+    const pm_model *md = &s->model;
+    const pm_workload *wl = &s->workload;
+    const double ew = pm_weight_elem_bytes(wl), eu = pm_unquantised_weight_bytes(wl);
+    const double h = md->hidden, eb = pm_bias_bytes(wl);
+    const double mlp_in = md->gated_mlp ? 2.0 : 1.0;
+    const double ex = shard->expert_cols, sc = shard->shared_cols;
+    const bool bias = pm_model_role_has_bias(md, PM_ROLE_DOWN);
+    const double shared =
+        (mlp_in + 1.0) * h * sc * ew + (bias && sc > 0 ? (mlp_in * sc + h) * eb : 0.0);
+    const double router = h * md->experts * eu;
+    pm_moe_reads r;
+    if (reads) {
+        r = *reads;
+    } else {
+        const pm_status st =
+            pm_moe_reads_compute(s, (double)wl->batch * pm_spec_verify_tokens(s), &r, err);
+        if (st != PM_OK)
+            return st;
+    }
+    out->moe_layers = pm_model_moe_layers(md);
+    out->expert_weight_bytes =
+        (mlp_in + 1.0) * h * ex * ew + (bias ? (mlp_in * ex + h) * eb : 0.0);
+    out->moe_weight_bytes = shard->experts_local * out->expert_weight_bytes + shared + router;
+    out->moe_layer_weight_bytes = out->attn_weight_bytes + out->moe_weight_bytes;
+    out->experts_read_per_step = r.experts_read;
+    out->moe_read_bytes = r.experts_read * out->expert_weight_bytes + shared + router;
+    out->weight_bytes = (md->layers - out->moe_layers) * out->layer_weight_bytes +
+                        out->moe_layers * out->moe_layer_weight_bytes + out->lm_head_bytes +
+                        out->embedding_bytes;
+    return PM_OK;
+}
+
 pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard,
                                      int64_t context_len, const pm_moe_reads *reads,
                                      pm_footprint *out, pm_error *err)
@@ -109,32 +149,9 @@ pm_status pm_footprint_compute_reads(const pm_scenario *s, const pm_shard *shard
     out->weight_bytes = md->layers * out->layer_weight_bytes + out->lm_head_bytes +
                         out->embedding_bytes;
     if (md->experts > 0) {
-        /* MoE layers: the local routed experts, the shared experts and the router (whole on
-         * every device) in place of the dense MLP; one expert as the graph's routed nodes
-         * count it (a bias per output column, as in the dense MLP). */
-        const double ex = shard->expert_cols, sc = shard->shared_cols;
-        const bool bias = pm_model_role_has_bias(md, PM_ROLE_DOWN);
-        const double shared = (mlp_in + 1.0) * h * sc * ew + (bias && sc > 0 ? (mlp_in * sc + h) * eb : 0.0);
-        const double router = h * md->experts * eu;
-        pm_moe_reads r;
-        /* A decode step's tokens: a speculating scenario's is its verify step, k + 1 a
-         * sequence (the estimate's decode plans read these too). */
-        pm_status st = reads ? PM_OK
-                             : pm_moe_reads_compute(s, (double)wl->batch * pm_spec_verify_tokens(s),
-                                                    &r, err);
+        const pm_status st = moe_footprint(s, shard, reads, out, err);
         if (st != PM_OK)
             return st;
-        if (reads)
-            r = *reads;
-        out->moe_layers = pm_model_moe_layers(md);
-        out->expert_weight_bytes = (mlp_in + 1.0) * h * ex * ew + (bias ? (mlp_in * ex + h) * eb : 0.0);
-        out->moe_weight_bytes = shard->experts_local * out->expert_weight_bytes + shared + router;
-        out->moe_layer_weight_bytes = out->attn_weight_bytes + out->moe_weight_bytes;
-        out->experts_read_per_step = r.experts_read;
-        out->moe_read_bytes = r.experts_read * out->expert_weight_bytes + shared + router;
-        out->weight_bytes = (md->layers - out->moe_layers) * out->layer_weight_bytes +
-                            out->moe_layers * out->moe_layer_weight_bytes + out->lm_head_bytes +
-                            out->embedding_bytes;
     }
     out->local_layers = pm_model_local_layers(md);
     out->kv_bytes_global_layer =
