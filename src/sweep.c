@@ -229,30 +229,43 @@ static pm_status parse_range(const char *r, pm_axis_kind kind, const char *spec,
 }
 
 /* Points lo, lo+step, ... (step < 0: lo, lo x -step, ...) up to hi, inclusive within a rounding
- * tolerance, pushed onto a. */
+ * tolerance, pushed onto a. The number of steps is counted from the range, never found by
+ * stepping: a step below the precision of lo ("l2=1e30:1e30:1") left lo + i x step at lo, under
+ * hi's tolerance for ten million pushes. */
 static pm_status fill_range(pm_axis *a, size_t *cap, double lo, double hi, double step,
                             size_t max_points, const char *spec, pm_error *err)
 {
-    const double tol = 1e-9 * hi;
     /* Refused before a value is held where the range has more points than allowed (0: the
      * library's PM_AXIS_MAX_POINTS): "batch=1:1e12:1" held gigabytes first. A geometric range
-     * of a count is walked (its rounding merges points: the count is an upper bound). */
+     * of a count is walked (its rounding merges points: the count is an upper bound). The
+     * tolerance admits STOP when the steps' rounding falls short of it by 1e-9 of a step. */
     const size_t limit = max_points ? max_points : PM_AXIS_MAX_POINTS;
-    const double n =
-        step > 0 ? floor((hi - lo) / step) + 1.0 : floor(log(hi / lo) / log(-step)) + 1.0;
-    if (!(pm_axis_is_count(a->kind) && step < 0) && n > (double)limit + 1.0)
+    const bool count = pm_axis_is_count(a->kind);
+    const double q = step > 0 ? (hi - lo) / step : log(hi / lo) / log(-step);
+    const double n = floor(q * (1.0 + 1e-12) + 1e-9) + 1.0;
+    if (!(count && step < 0) && !(n <= (double)limit + 1.0)) {
+        if (!isfinite(n)) /* a step below the range's precision: no count to print */
+            return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
+                           "more than %zu points (the step is too small for the range)", limit);
         return pm_fail(err, PM_ERR_RANGE, PM_ERROR_FILE_AXIS, spec,
                        "more than %zu points (%.3g in the range)", limit, n);
-    for (size_t i = 0;; i++) {
-        double v = step > 0 ? lo + (double)i * step : lo * pow(-step, (double)i);
-        if (v > hi + tol)
-            break;
-        if (pm_axis_is_count(a->kind))
+    }
+    for (double i = 0; i < n; i++) {
+        double v = step > 0 ? lo + i * step : lo * pow(-step, i);
+        if (count) {
             v = round(v);
-        /* A geometric range of a count rounds several points onto one value: taken once. */
-        if (pm_axis_is_count(a->kind) && a->n_values > 0 &&
-            v <= a->values[a->n_values - 1]) /* rounding never falls */
-            continue;
+            /* Rounding merges points (a geometric range, or counts beyond 2^53): each value
+             * taken once, and a geometric walk jumps to the first step past the last value. */
+            if (a->n_values > 0 && v <= a->values[a->n_values - 1]) { /* rounding never falls */
+                if (step < 0) {
+                    const double next =
+                        ceil(log((a->values[a->n_values - 1] + 0.5) / lo) / log(-step));
+                    if (next > i + 1)
+                        i = next - 1;
+                }
+                continue;
+            }
+        }
         const pm_status st = push(a, cap, v, max_points, spec, err);
         if (st != PM_OK)
             return st;

@@ -183,6 +183,18 @@ static void test_axis_rejects_bad_ranges(void **state)
     assert_non_null(strstr(err.message, "more than 10000000 points (1e+12 in the range)"));
     assert_int_equal(pm_axis_parse("l2=1:1e300:x1.0000001", 0, &ax, &err), PM_ERR_RANGE);
     assert_non_null(strstr(err.message, "more than 10000000 points"));
+    /* A step below the range's precision has no count to print (the message said "inf"). */
+    assert_int_equal(pm_axis_parse("l2=9:15:3e-320", 0, &ax, &err), PM_ERR_RANGE);
+    assert_non_null(strstr(err.message, "more than 10000000 points (the step is too small"));
+    /* A step below lo's precision: one point, STOP (lo + step was lo, within STOP's tolerance,
+     * for ten million pushes and a refusal). */
+    assert_int_equal(pm_axis_parse("l2=1e30:1e30:1", 0, &ax, &err), PM_OK);
+    assert_int_equal((int)ax.n_values, 1);
+    assert_rel(ax.values[0], 1e30 * 1048576.0, 1e-15); /* MiB, the L2's unit */
+    pm_axis_release(&ax);
+    assert_int_equal(pm_axis_parse("batch=1e17:1e17:1", 0, &ax, &err), PM_OK);
+    assert_int_equal((int)ax.n_values, 1);
+    pm_axis_release(&ax);
     assert_int_equal(pm_axis_parse("batch=1:11:1", 11, &ax, &err), PM_OK); /* exactly */
     assert_int_equal((int)ax.n_values, 11);
     pm_axis_release(&ax);
