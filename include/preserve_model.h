@@ -2822,6 +2822,31 @@ PM_API const char *pm_disagg_column_name(size_t i);
 /** Writes the first n columns of r into values (NaN for the figures without data) and returns
  * pm_disagg_column_count(); values may be NULL. */
 PM_API size_t pm_disagg_point_values(const pm_disagg_result *r, double *values, size_t n);
+/** A co-located deployment's tokens per step where the caller gives none (the disagg command's
+ * --chunk default). */
+#define PM_DISAGG_COLOCATED_CHUNK 2048
+/**
+ * The co-located deployment a disaggregated one is compared with (the disagg command's and the
+ * Python module's colocated columns): scenario s (either pool's chip, one tensor-parallel
+ * group) serving w's lengths under w's limits at `concurrency` sequences (the disaggregated
+ * result's decode_concurrency), decode-first, staggered, chunk tokens a step (0:
+ * PM_DISAGG_COLOCATED_CHUNK; raised to concurrency + 1 where it holds no prompt token beside a
+ * step's decodes), by pm_serve_compute. Returns its status (PM_ERR_INVALID_ARG for NULL or a
+ * negative chunk).
+ */
+PM_API pm_status pm_disagg_colocated(const pm_scenario *s, const pm_disagg_workload *w,
+                                     double concurrency, int64_t chunk, pm_serve_result *out,
+                                     pm_error *err);
+/** The figures of a co-located deployment, per mode: the colocated_CHIP_MODE_FIELD columns of
+ * the disagg CSV and the fields of its JSON objects. */
+#define PM_DISAGG_COLOCATED_FIELDS 5
+/** The name of figure k ("tokens_per_s_per_device", ...); NULL when k >=
+ * PM_DISAGG_COLOCATED_FIELDS. */
+PM_API const char *pm_disagg_colocated_field_name(size_t k);
+/** Mode m's figures of r into v (PM_DISAGG_COLOCATED_FIELDS values): tokens/s per device, per
+ * user and per mm2, TTFT and TPOT; all NaN where r is NULL (no deployment) or its cache does
+ * not fit the HBM, per mm2 NaN without an area block. */
+PM_API void pm_disagg_colocated_values(const pm_serve_result *r, pm_mode m, double *v);
 
 /** Which pool of a disaggregated deployment a co-design sweep varies. */
 typedef enum pm_disagg_pool {

@@ -626,3 +626,44 @@ size_t pm_disagg_point_values(const pm_disagg_result *r, double *values, size_t 
         values[i] = v[i];
     return N;
 }
+
+pm_status pm_disagg_colocated(const pm_scenario *s, const pm_disagg_workload *w,
+                              double concurrency, int64_t chunk, pm_serve_result *out,
+                              pm_error *err)
+{
+    if (!s || !w || !out)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, NULL, "NULL argument");
+    if (chunk < 0)
+        return pm_fail(err, PM_ERR_INVALID_ARG, NULL, "chunk",
+                       "must be 0 (the default, %d) or a count of tokens (got %lld)",
+                       PM_DISAGG_COLOCATED_CHUNK, (long long)chunk);
+    pm_serve_workload sw = {w->input_tokens, w->output_tokens, concurrency,
+                            chunk > 0 ? chunk : PM_DISAGG_COLOCATED_CHUNK, PM_SERVE_DECODE_FIRST,
+                            w->ttft_limit_s, w->tpot_limit_s, PM_SERVE_STAGGERED, 0.0, 0,
+                            {{0}}};
+    if (concurrency >= 0 && (double)sw.chunk_budget <= concurrency) /* a prompt token a step */
+        sw.chunk_budget = (int64_t)concurrency + 1;
+    return pm_serve_compute(s, &sw, out, err);
+}
+
+static const char *const colocated_fields[PM_DISAGG_COLOCATED_FIELDS] = {
+    "tokens_per_s_per_device", "tokens_per_s_per_user", "tokens_per_s_per_mm2", "ttft_s",
+    "tpot_s"};
+
+const char *pm_disagg_colocated_field_name(size_t k)
+{
+    return k < PM_DISAGG_COLOCATED_FIELDS ? colocated_fields[k] : NULL;
+}
+
+void pm_disagg_colocated_values(const pm_serve_result *r, pm_mode m, double *v)
+{
+    if (!v)
+        return;
+    const bool ok = r && r->fits_hbm && (unsigned)m < PM_MODE_COUNT;
+    const pm_serve_mode *x = ok ? &r->modes[m] : NULL;
+    v[0] = ok ? x->tokens_per_s_per_device : NAN;
+    v[1] = ok ? x->tokens_per_s_per_user : NAN;
+    v[2] = ok && x->tokens_per_s_per_mm2 > 0 ? x->tokens_per_s_per_mm2 : NAN;
+    v[3] = ok ? x->ttft_s : NAN;
+    v[4] = ok ? x->tpot_s : NAN;
+}

@@ -254,6 +254,47 @@ static void test_ideal_link_equal_pools_no_slower_than_colocated(void **state)
 
 /* Refusals name the key: pools of different models, a pool whose HBM does not hold the model,
  * a decode concurrency above what the HBM holds, KV datatypes that differ. */
+/* The co-located deployment beside a disaggregated one (pm_disagg_colocated): pm_serve_compute
+ * of the workload's lengths and limits at the concurrency, decode-first, staggered, the chunk
+ * given (0: 2048), raised to concurrency + 1 when it holds no prompt token beside the step's
+ * decodes; its figures NaN where there is no deployment or its cache does not fit. */
+static void test_colocated_is_the_served_deployment(void **state)
+{
+    (void)state;
+    const pm_scenario s = load("llama70b-h100", NULL, 0);
+    pm_disagg_workload w = workload(2048, 256);
+    w.tpot_limit_s = 0.05;
+    const int64_t chunks[][2] = {{0, 2048}, {512, 512}, {8, 17}, {17, 17}};
+    for (size_t i = 0; i < PM_ARRAY_LEN(chunks); i++) {
+        pm_serve_result co, want;
+        assert_int_equal(pm_disagg_colocated(&s, &w, 16, chunks[i][0], &co, NULL), PM_OK);
+        const pm_serve_workload sw = {2048, 256, 16, chunks[i][1], PM_SERVE_DECODE_FIRST, 0.0,
+                                      0.05, PM_SERVE_STAGGERED, 0.0, 0, {{0}}};
+        assert_int_equal(pm_serve_compute(&s, &sw, &want, NULL), PM_OK);
+        for (int m = 0; m < PM_MODE_COUNT; m++) {
+            double v[PM_DISAGG_COLOCATED_FIELDS];
+            pm_disagg_colocated_values(&co, (pm_mode)m, v);
+            const pm_serve_mode *x = &want.modes[m];
+            const double expect[] = {x->tokens_per_s_per_device, x->tokens_per_s_per_user,
+                                     x->tokens_per_s_per_mm2, x->ttft_s, x->tpot_s};
+            assert_memory_equal(v, expect, sizeof expect);
+        }
+    }
+    assert_string_equal(pm_disagg_colocated_field_name(0), "tokens_per_s_per_device");
+    assert_null(pm_disagg_colocated_field_name(PM_DISAGG_COLOCATED_FIELDS));
+    double v[PM_DISAGG_COLOCATED_FIELDS];
+    pm_disagg_colocated_values(NULL, PM_MODE_PRESERVE, v);
+    for (int k = 0; k < PM_DISAGG_COLOCATED_FIELDS; k++)
+        assert_true(isnan(v[k]));
+    pm_serve_result co;
+    pm_error err;
+    assert_int_equal(pm_disagg_colocated(&s, &w, 16, -1, &co, &err), PM_ERR_INVALID_ARG);
+    assert_string_equal(err.path, "chunk");
+    co.fits_hbm = false; /* a cache past the HBM: no deployment */
+    pm_disagg_colocated_values(&co, PM_MODE_SERIAL, v);
+    assert_true(isnan(v[0]));
+}
+
 static void test_refusals_name_the_key(void **state)
 {
     (void)state;
@@ -469,6 +510,7 @@ int main(void)
         cmocka_unit_test(test_workload_defaults),
         cmocka_unit_test(test_rate_matching_ratio),
         cmocka_unit_test(test_ideal_link_equal_pools_no_slower_than_colocated),
+        cmocka_unit_test(test_colocated_is_the_served_deployment),
         cmocka_unit_test(test_refusals_name_the_key),
         cmocka_unit_test(test_codesign_best_is_the_pools_densest),
         cmocka_unit_test(test_spec_k0_is_plain_disagg),

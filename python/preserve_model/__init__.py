@@ -795,47 +795,56 @@ def _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
             float(tpot_limit))
 
 
-def disagg(prefill="llama70b-h100", decode="llama70b", concurrency=(0,), *,
-           prefill_overrides=None, decode_overrides=None, input_tokens=None, output_tokens=None,
-           rate=None, max_instances=64, max_load=0.9, link_bandwidth=None, link_latency=None,
-           layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0, data_dir=None,
-           spec_tokens=None, spec_accept=None, spec_draft=None, spec_mtp=None):
-    """A disaggregated deployment: the `disagg` command's numbers (pm_disagg_compute).
+def disagg(prefill, decode, concurrency=(0,), *, prefill_overrides=None,
+           decode_overrides=None, input_tokens=None, output_tokens=None, rate=None,
+           max_instances=64, max_load=0.9, link_bandwidth=None, link_latency=None,
+           layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0, chunk=None,
+           data_dir=None, spec_tokens=None, spec_accept=None, spec_draft=None, spec_mtp=None):
+    """A disaggregated deployment: the `disagg` command's numbers (pm_disagg_compute), beside
+    the co-located deployment on each pool's chip (pm_disagg_colocated).
 
-    prefill and decode: the pools' scenarios (names or paths; the same model and KV datatype),
-    each with its overrides (as estimate()'s). concurrency: sequences per decode instance at
-    full load, a sequence (0: the most its HBM holds). input_tokens and output_tokens (None:
-    the prefill scenario's prompt and decode steps). rate (requests/s): the fewest instances
-    serving it; None: the instance ratio of the most throughput per device (up to max_instances
-    per pool); instances=(x, y): fixed counts. max_load: a prefill instance's most load (0.9,
-    aiconfigurator). link_bandwidth (bytes/s per prefill device) and link_latency (s): the KV
-    link between the pools (None: the prefill cluster's inter-node link where it names one,
-    else inference-sim's 25 GB/s and 50 us, as the CLI's defaults); layer_streamed or whole. ttft_limit, tpot_limit (s, 0: none) decide goodput. spec_tokens, spec_accept,
+    prefill and decode: the pools' scenarios (names or paths; the same model and KV datatype:
+    no default, as the CLI's --prefill-config and --decode-config), each with its overrides (as
+    estimate()'s). concurrency: sequences per decode instance at full load, a sequence (0: the
+    most its HBM holds). input_tokens and output_tokens (None: the prefill scenario's prompt
+    and decode steps). rate (requests/s): the fewest instances serving it; None: the instance
+    ratio of the most throughput per device (up to max_instances per pool); instances=(x, y):
+    fixed counts. max_load: a prefill instance's most load (0.9, aiconfigurator).
+    link_bandwidth (bytes/s per prefill device) and link_latency (s): the KV link between the
+    pools (None: the prefill cluster's inter-node link where it names one, else
+    inference-sim's 25 GB/s and 50 us, as the CLI's defaults); layer_streamed or whole.
+    ttft_limit, tpot_limit (s, 0: none) decide goodput. chunk: the co-located deployments'
+    tokens per step (None: 2048, the CLI's --chunk default). spec_tokens, spec_accept,
     spec_draft, spec_mtp: speculative decoding in both pools, as estimate()'s (the decode pool
     verifies k + 1 tokens a step beside the draft's steps, the prefill pool computes the draft's
     cache of the prompt too; the pools must speculate alike).
 
     Returns a dict of numpy arrays named as the disagg CSV's columns (docs/output-format.md):
     kv_bytes_per_request, transfer_bytes_per_device, decode_concurrency, ..., then per mode
-    MODE_ttft_s, MODE_tpot_s, ..., MODE_tokens_per_s_per_mm2, ..., MODE_saturated. Raises
-    Error for a load or model error (its path names the key: "decode.model", ...).
+    MODE_ttft_s, MODE_tpot_s, ..., MODE_tokens_per_s_per_mm2, ..., MODE_saturated, then
+    colocated_CHIP_chip_MODE_FIELD (CHIP prefill or decode; FIELD tokens_per_s_per_device,
+    tokens_per_s_per_user, tokens_per_s_per_mm2, ttft_s, tpot_s; NaN where the co-located
+    deployment does not fit). Raises Error for a load or model error (its path names the key:
+    "decode.model", ...).
     """
     conc = _counts("concurrency", concurrency, lo=0)  # whole sequences, as the CLI's
     if not conc:
         raise ValueError(f"concurrency: expected one or more counts (got {concurrency!r})")
+    chunk = 0 if chunk is None else _whole("chunk", chunk, lo=1)
     w = _disagg_workload(input_tokens, output_tokens, rate, max_instances, max_load,
                          link_bandwidth, link_latency, layer_streamed, instances, ttft_limit,
                          tpot_limit)
     sp = _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp)
     names, data = _core.disagg(_path("prefill", prefill), _path("decode", decode),
                                [float(c) for c in conc], w, _overrides(prefill_overrides, {}) + sp,
-                               _overrides(decode_overrides, {}) + sp, _path("data_dir", data_dir))
+                               _overrides(decode_overrides, {}) + sp, _path("data_dir", data_dir),
+                               chunk)
     table = np.frombuffer(data, dtype=np.float64).reshape(-1, len(names))
     return {name: table[:, i].copy() for i, name in enumerate(names)}
 
 
-def disagg_codesign(prefill="llama70b-h100", decode="llama70b", pool="decode",
-                    spec="l2=8MiB:256MiB:x2", decode_concurrency=0, *, prefill_overrides=None,
+def disagg_codesign(prefill, decode, pool="decode", spec="l2=8MiB:256MiB:x2",
+                    decode_concurrency=0, *, prefill_overrides=None,
                     decode_overrides=None, input_tokens=None, output_tokens=None, rate=None,
                     max_instances=64, max_load=0.9, link_bandwidth=None, link_latency=None,
                     layer_streamed=True, instances=None, ttft_limit=0.0, tpot_limit=0.0,

@@ -1153,13 +1153,24 @@ out:
 
 /* ---------------------------------------------------------------- disagg (issue 45) */
 
-/* disagg()'s column names: the library's (pm_disagg_column_name), as the disagg command's CSV. */
-static PyObject *disagg_names(void)
+/* The colocated columns disagg() adds: the disagg command's CSV's, named by the library. */
+#define CO_WIDTH (2 * PM_MODE_COUNT * PM_DISAGG_COLOCATED_FIELDS)
+
+/* disagg()'s column names: the library's (pm_disagg_column_name), as the disagg command's CSV,
+ * then with colocated its colocated_CHIP_MODE_FIELD columns. */
+static PyObject *disagg_names(bool colocated)
 {
-    const size_t n = pm_disagg_column_count();
-    PyObject *names = PyList_New((Py_ssize_t)n);
-    for (size_t i = 0; names && i < n; i++) {
-        PyObject *name = PyUnicode_FromString(pm_disagg_column_name(i));
+    const size_t n = pm_disagg_column_count(), width = n + (colocated ? CO_WIDTH : 0);
+    PyObject *names = PyList_New((Py_ssize_t)width);
+    for (size_t i = 0; names && i < width; i++) {
+        char buf[128];
+        const size_t k = i - n, field = k % PM_DISAGG_COLOCATED_FIELDS,
+                     m = k / PM_DISAGG_COLOCATED_FIELDS % PM_MODE_COUNT,
+                     chip = k / (PM_DISAGG_COLOCATED_FIELDS * PM_MODE_COUNT);
+        if (i >= n)
+            snprintf(buf, sizeof buf, "colocated_%s_chip_%s_%s", chip ? "decode" : "prefill",
+                     pm_mode_name((pm_mode)m), pm_disagg_colocated_field_name(field));
+        PyObject *name = PyUnicode_FromString(i < n ? pm_disagg_column_name(i) : buf);
         if (!name) {
             Py_DECREF(names);
             return NULL;
@@ -1182,13 +1193,13 @@ static int load_pools(const char *pcfg, PyObject *pov, const char *dcfg, PyObjec
     return 0;
 }
 
-/* (names, bytes of float64 rows) from n rows of the disagg columns. */
-static PyObject *disagg_rows(const double *rows, size_t n)
+/* (names, bytes of float64 rows) from n rows of the disagg columns (and the colocated ones). */
+static PyObject *disagg_rows(const double *rows, size_t n, bool colocated)
 {
-    PyObject *names = disagg_names();
-    PyObject *data = names ? PyBytes_FromStringAndSize(
-                                 (const char *)rows,
-                                 (Py_ssize_t)(n * pm_disagg_column_count() * sizeof *rows))
+    PyObject *names = disagg_names(colocated);
+    const size_t width = pm_disagg_column_count() + (colocated ? CO_WIDTH : 0);
+    PyObject *data = names ? PyBytes_FromStringAndSize((const char *)rows,
+                                                       (Py_ssize_t)(n * width * sizeof *rows))
                            : NULL;
     PyObject *res = names && data ? PyTuple_Pack(2, names, data) : NULL;
     Py_XDECREF(names);
@@ -1196,9 +1207,34 @@ static PyObject *disagg_rows(const double *rows, size_t n)
     return res;
 }
 
+/* One disaggregated point into row: its columns, then the co-located deployment on each pool's
+ * chip at its decode concurrency, chunk tokens a step, in every mode (NaN where none). */
+static pm_status disagg_row(const pm_scenario *ps, const pm_scenario *ds,
+                            const pm_disagg_workload *w, int64_t chunk, double *row,
+                            pm_error *err)
+{
+    pm_disagg_result r;
+    const pm_status st = pm_disagg_compute(ps, ds, w, &r, err);
+    if (st != PM_OK)
+        return st;
+    const size_t n = pm_disagg_column_count();
+    pm_disagg_point_values(&r, row, n);
+    for (int chip = 0; chip < 2; chip++) {
+        pm_serve_result co;
+        const bool ok = pm_disagg_colocated(chip ? ds : ps, w, r.decode_concurrency, chunk, &co,
+                                            NULL) == PM_OK;
+        for (int m = 0; m < PM_MODE_COUNT; m++)
+            pm_disagg_colocated_values(
+                ok ? &co : NULL, (pm_mode)m,
+                row + n + ((size_t)chip * PM_MODE_COUNT + (size_t)m) * PM_DISAGG_COLOCATED_FIELDS);
+    }
+    return PM_OK;
+}
+
 /* disagg(prefill, decode, concurrency, workload, prefill_overrides=None,
- * decode_overrides=None, data_dir=None) -> (names, bytes of float64 rows): one row per decode
- * concurrency (0: the HBM's most). workload: (input_tokens, output_tokens, rate, max_instances,
+ * decode_overrides=None, data_dir=None, chunk=0) -> (names, bytes of float64 rows): one row
+ * per decode concurrency (0: the HBM's most), the co-located deployments' columns after the
+ * disaggregated ones (chunk: their tokens per step, 0: the library's default). workload: (input_tokens, output_tokens, rate, max_instances,
  * max_load, link_Bps, link_s, streamed, prefill_instances, decode_instances, ttft_limit,
  * tpot_limit), checked by the wrapper (input and output 0, the link's NaN: the prefill
  * scenario's, pm_disagg_workload_defaults). */
@@ -1206,26 +1242,27 @@ static PyObject *disagg(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char k_p[] = "prefill", k_d[] = "decode", k_conc[] = "concurrency",
-                k_w[] = "workload", k_pov[] = "prefill_overrides", k_dov[] = "decode_overrides";
-    static char *kwlist[] = {k_p, k_d, k_conc, k_w, k_pov, k_dov, k_data_dir, NULL};
+                k_w[] = "workload", k_pov[] = "prefill_overrides", k_dov[] = "decode_overrides",
+                k_chunk[] = "chunk";
+    static char *kwlist[] = {k_p, k_d, k_conc, k_w, k_pov, k_dov, k_data_dir, k_chunk, NULL};
     const char *pcfg, *dcfg, *data_dir = NULL;
     PyObject *conc_obj, *pov = Py_None, *dov = Py_None;
     pm_disagg_workload w = {0};
-    long long in, out;
+    long long in, out, chunk = 0;
     int streamed;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssO(LLdidddpiidd)|OOz", kwlist, &pcfg, &dcfg,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ssO(LLdidddpiidd)|OOzL", kwlist, &pcfg, &dcfg,
                                      &conc_obj, &in, &out, &w.request_rate_per_s,
                                      &w.max_instances, &w.prefill_max_load_frac,
                                      &w.link.bandwidth_bytes_per_s, &w.link.latency_s, &streamed,
                                      &w.prefill_instances, &w.decode_instances, &w.ttft_limit_s,
-                                     &w.tpot_limit_s, &pov, &dov, &data_dir))
+                                     &w.tpot_limit_s, &pov, &dov, &data_dir, &chunk))
         return NULL;
     w.link.layer_streamed = streamed != 0;
     PyObject *seq = PySequence_Fast(conc_obj, "concurrency: expected a sequence of numbers");
     if (!seq)
         return NULL;
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    const size_t width = pm_disagg_column_count();
+    const size_t width = pm_disagg_column_count() + CO_WIDTH;
     double *conc = PyMem_Calloc((size_t)n + 1, sizeof *conc);
     double *rows = PyMem_Calloc((size_t)n * width + 1, sizeof *rows);
     for (Py_ssize_t i = 0; conc && i < n && !PyErr_Occurred(); i++)
@@ -1253,16 +1290,14 @@ static PyObject *disagg(PyObject *self, PyObject *args, PyObject *kw)
     pm_status st = PM_OK;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n && st == PM_OK; i++) {
-        pm_disagg_result r;
         w.decode_concurrency = conc[i];
-        if ((st = pm_disagg_compute(&ps, &ds, &w, &r, &err)) == PM_OK)
-            pm_disagg_point_values(&r, rows + (size_t)i * width, width);
+        st = disagg_row(&ps, &ds, &w, (int64_t)chunk, rows + (size_t)i * width, &err);
     }
     Py_END_ALLOW_THREADS
     pm_scenario_release(&ps);
     pm_scenario_release(&ds);
     PyMem_Free(conc);
-    PyObject *res = st == PM_OK ? disagg_rows(rows, (size_t)n) : raise_error(&err);
+    PyObject *res = st == PM_OK ? disagg_rows(rows, (size_t)n, true) : raise_error(&err);
     PyMem_Free(rows);
     return res;
 }
@@ -1349,7 +1384,7 @@ static PyObject *disagg_codesign(PyObject *self, PyObject *args, PyObject *kw)
     } else if (st != PM_OK) {
         res = raise_error(&err);
     } else if (warned) {
-        PyObject *table = disagg_rows(rows, n);
+        PyObject *table = disagg_rows(rows, n, false);
         PyObject *v = PyBytes_FromStringAndSize((const char *)vals, (Py_ssize_t)(n * sizeof *vals));
         if (table && v)
             res = Py_BuildValue("(sOiOO)", pm_axis_column(axis.kind), v, best,

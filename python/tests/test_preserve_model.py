@@ -1328,7 +1328,40 @@ def test_disagg_refuses_different_models_naming_the_key():
         pm.disagg("llama70b-h100", "llama8b")
     assert e.value.path == "decode.model"
     with pytest.raises(ValueError):
-        pm.disagg_codesign(pool="both")
+        pm.disagg_codesign("llama70b-h100", "llama70b", pool="both")
+
+
+def test_disagg_has_the_colocated_deployments_beside_it():
+    """The CLI's colocated_* columns (the module lacked them): on each pool's chip, the
+    co-located deployment at the disaggregated one's decode concurrency, decode-first, `chunk`
+    tokens a step (2048 by default, the CLI's --chunk), under the same limits: serve()'s
+    figures. A chunk of 8 under 16 sequences is raised to 17 (their decodes and a prompt token).
+    The pools have no default (disagg() named two that refuse together)."""
+    kw = dict(input_tokens=2048, output_tokens=256, tpot_limit=0.05)
+    dec = {"workload": "decode-bf16"}
+    for chunk, served in ((None, 2048), (512, 512), (8, 17)):
+        r = pm.disagg("llama70b-h100", "llama70b", [16], decode_overrides=dec, chunk=chunk, **kw)
+        for chip, cfg, ov in (("prefill", "llama70b-h100", None), ("decode", "llama70b", dec)):
+            s = pm.serve(cfg, [16], ov, chunk=served, **kw)
+            for mode in pm.MODES:
+                for f in ("tokens_per_s_per_device", "tokens_per_s_per_user",
+                          "tokens_per_s_per_mm2", "ttft_s", "tpot_s"):
+                    assert r[f"colocated_{chip}_chip_{mode}_{f}"][0] == s[f"{mode}_{f}"][0]
+    # The CLI's columns, the same names and (to its 9 digits) values.
+    head, rows = tool_csv("disagg", "--prefill-config", "llama70b-h100", "--decode-config",
+                          "llama70b", "--decode-set", "workload=decode-bf16", "--concurrency",
+                          "16", "--input", "2048", "--output", "256", "--tpot-limit", "50ms",
+                          "--chunk", "8", "-f", "csv")
+    co = [h for h in head if h.startswith("colocated_")]
+    assert len(co) == 2 * 3 * 5 and co == [k for k in r if k.startswith("colocated_")]
+    for h in co:
+        assert float(rows[0][head.index(h)]) == pytest.approx(r[h][0], rel=1e-8)
+    with pytest.raises(TypeError, match="chunk"):
+        pm.disagg("llama70b-h100", "llama70b", [16], decode_overrides=dec, chunk=2048.0)
+    with pytest.raises(ValueError, match="chunk"):
+        pm.disagg("llama70b-h100", "llama70b", [16], decode_overrides=dec, chunk=0)
+    with pytest.raises(TypeError):
+        pm.disagg()
 
 def test_disagg_speculates_in_both_pools():
     # One MTP layer drafting 2 at 0.5 accepted: E = 1 + 0.5 + 0.25 = 1.75 tokens a verify step;

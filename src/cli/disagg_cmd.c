@@ -22,7 +22,6 @@
 
 #define DG_MAX_POINTS 64
 #define DG_MAX_SETS 64
-#define DG_CHUNK 2048
 /* The overrides the --spec-* options write into both pools (source, tokens, acceptance, and
  * two for the method, each at most once). */
 #define DG_SPEC_SETS 8
@@ -315,18 +314,6 @@ static int dg_points(const dg_opts *o, double *out)
     return n;
 }
 
-/* The co-located deployment on scenario s at concurrency c, decode-first. */
-static bool dg_colocated(const dg_opts *o, const pm_scenario *s, double c, pm_serve_result *r)
-{
-    pm_serve_workload sw = {o->w.input_tokens, o->w.output_tokens, c,
-                            o->chunk > 0 ? o->chunk : DG_CHUNK, PM_SERVE_DECODE_FIRST,
-                            o->w.ttft_limit_s, o->w.tpot_limit_s, PM_SERVE_STAGGERED, 0.0, 0,
-                            {{0}}};
-    if (sw.chunk_budget <= c)
-        sw.chunk_budget = (int64_t)c + 1;
-    return pm_serve_compute(s, &sw, r, NULL) == PM_OK;
-}
-
 static int dg_compute(dg_opts *o, const pm_scenario *ps, const pm_scenario *ds, dg_point *pt,
                       int n)
 {
@@ -337,27 +324,19 @@ static int dg_compute(dg_opts *o, const pm_scenario *ps, const pm_scenario *ds, 
             return err.status == PM_ERR_INVALID_ARG ? (config_error(&err), EXIT_USAGE)
                                                     : config_error(&err);
         const double c = pt[i].r.decode_concurrency;
-        pt[i].co_ok[0] = dg_colocated(o, ps, c, &pt[i].co[0]);
-        pt[i].co_ok[1] = dg_colocated(o, ds, c, &pt[i].co[1]);
+        for (int chip = 0; chip < 2; chip++) /* beside it, co-located on each pool's chip */
+            pt[i].co_ok[chip] = pm_disagg_colocated(chip ? ds : ps, &o->w, c, o->chunk,
+                                                    &pt[i].co[chip], NULL) == PM_OK;
     }
     return 0;
 }
 
 /* ---------------------------------------------------------------- writing */
 
-static const char *const co_fields[] = {"tokens_per_s_per_device", "tokens_per_s_per_user",
-                                        "tokens_per_s_per_mm2", "ttft_s", "tpot_s"};
-#define CO_FIELDS 5
-
-static void co_values(const dg_point *p, int chip, int m, double v[CO_FIELDS])
+/* Mode m of the co-located deployment on pool chip's chip (0: prefill, 1: decode). */
+static void co_values(const dg_point *p, int chip, int m, double v[PM_DISAGG_COLOCATED_FIELDS])
 {
-    const pm_serve_mode *x = &p->co[chip].modes[m];
-    const bool ok = p->co_ok[chip] && p->co[chip].fits_hbm;
-    v[0] = ok ? x->tokens_per_s_per_device : NAN;
-    v[1] = ok ? x->tokens_per_s_per_user : NAN;
-    v[2] = ok && x->tokens_per_s_per_mm2 > 0 ? x->tokens_per_s_per_mm2 : NAN;
-    v[3] = ok ? x->ttft_s : NAN;
-    v[4] = ok ? x->tpot_s : NAN;
+    pm_disagg_colocated_values(p->co_ok[chip] ? &p->co[chip] : NULL, (pm_mode)m, v);
 }
 
 /* The decode pool's speculation, one line (nothing without). */
@@ -463,8 +442,9 @@ static void dg_csv(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm_sc
         fprintf(f, "%s%s", i ? "," : "", pm_disagg_column_name(i));
     for (int chip = 0; chip < 2; chip++)
         for (int m = 0; m < PM_MODE_COUNT; m++)
-            for (int k = 0; k < CO_FIELDS; k++)
-                fprintf(f, ",%s_%s_%s", chips[chip], pm_mode_name((pm_mode)m), co_fields[k]);
+            for (int k = 0; k < PM_DISAGG_COLOCATED_FIELDS; k++)
+                fprintf(f, ",%s_%s_%s", chips[chip], pm_mode_name((pm_mode)m),
+                        pm_disagg_colocated_field_name((size_t)k));
     fputc('\n', f);
     for (int i = 0; i < n; i++) {
         double v[256];
@@ -473,9 +453,9 @@ static void dg_csv(FILE *f, const dg_opts *o, const pm_scenario *ps, const pm_sc
             csv_value(f, v[k], k == 0);
         for (int chip = 0; chip < 2; chip++)
             for (int m = 0; m < PM_MODE_COUNT; m++) {
-                double c[CO_FIELDS];
+                double c[PM_DISAGG_COLOCATED_FIELDS];
                 co_values(&pt[i], chip, m, c);
-                for (int k = 0; k < CO_FIELDS; k++)
+                for (int k = 0; k < PM_DISAGG_COLOCATED_FIELDS; k++)
                     csv_value(f, c[k], false);
             }
         fputc('\n', f);
@@ -520,11 +500,11 @@ static void dg_json(const dg_opts *o, const pm_scenario *ps, const pm_scenario *
         for (int chip = 0; chip < 2; chip++) {
             printf(", \"colocated_%s_chip\": {", chip ? "decode" : "prefill");
             for (int m = 0; m < PM_MODE_COUNT; m++) {
-                double c[CO_FIELDS];
+                double c[PM_DISAGG_COLOCATED_FIELDS];
                 co_values(&pt[i], chip, m, c);
                 printf("%s\"%s\": {", m ? ", " : "", pm_mode_name((pm_mode)m));
-                for (int k = 0; k < CO_FIELDS; k++)
-                    json_number_field(co_fields[k], c[k], k > 0);
+                for (int k = 0; k < PM_DISAGG_COLOCATED_FIELDS; k++)
+                    json_number_field(pm_disagg_colocated_field_name((size_t)k), c[k], k > 0);
                 printf("}");
             }
             printf("}");
@@ -557,7 +537,7 @@ static void dg_table(const dg_opts *o, const pm_scenario *ps, const pm_scenario 
     for (int i = 0; i < n; i++)
         for (int m = 0; m < PM_MODE_COUNT; m++) {
             const pm_disagg_mode *x = &pt[i].r.modes[m];
-            double c0[CO_FIELDS], c1[CO_FIELDS];
+            double c0[PM_DISAGG_COLOCATED_FIELDS], c1[PM_DISAGG_COLOCATED_FIELDS];
             co_values(&pt[i], 0, m, c0);
             co_values(&pt[i], 1, m, c1);
             char ratio[16], mm2[24] = "-"; /* "-": no area block, no density */
