@@ -182,6 +182,16 @@ static void test_refusals(void **state)
     refused(group, 2, "$.workload.weight_group_size", "it would change nothing");
     const char *zero[] = {"workload.weight_dtype=fp8", "workload.weight_zero_point=true"};
     refused(zero, 2, "$.workload.weight_zero_point", "it would change nothing");
+    /* A chip that states no conversion rate (the 910B; the H100 with its rate at 0) would
+     * convert weight-only weights for free: int4 and W8A16 refused at the key. */
+    const char *no_rate[] = {"accelerator=ascend-910b", "workload.weight_dtype=int4",
+                             "workload.act_dtype=bf16"};
+    refused(no_rate, 3, "$.accelerator.dequant_rate",
+            "int4 weights in bf16 GEMMs are converted inside each GEMM at the accelerator's "
+            "dequant_rate_<unit>");
+    const char *w8a16[] = {"accelerator.dequant_rate_TOPS=0", "workload.weight_dtype=int8",
+                           "workload.act_dtype=bf16"};
+    refused(w8a16, 3, "$.accelerator.dequant_rate", "int8 weights in bf16 GEMMs");
     /* Passing: int4 weights with bf16 activations and a stated group. */
     const char *ok[] = {"workload.weight_dtype=int4", "workload.act_dtype=bf16",
                         "workload.weight_group_size=64", "workload.weight_zero_point=true"};
