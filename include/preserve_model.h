@@ -1832,9 +1832,9 @@ typedef struct pm_serve_mode {
     double tokens_per_s;              /* output tokens of all the devices */
     double tokens_per_s_per_device;
     double tokens_per_s_per_user;     /* 1 / tpot_s: the interactivity */
-    double goodput_tokens_per_s_per_device; /* tokens_per_s_per_device within the limits, else
-                                               0 */
-    bool meets_limits;
+    double goodput_tokens_per_s_per_device; /* tokens_per_s_per_device within the limits and
+                                               the HBM (fits_hbm), else 0 */
+    bool meets_limits; /* within the limits, and the cache fits the HBM */
     double tokens_per_s_per_mm2;   /* per device and mm2 of its die (0 without an area block) */
     double tokens_per_s_per_usd;   /* per dollar of the devices (0 without a cost block) */
     double energy_per_token_J;     /* all the devices' energy per output token (0 without an

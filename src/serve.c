@@ -1323,9 +1323,15 @@ static pm_status serve_closed(const pm_scenario *s, const pm_serve_workload *w,
     steps_memo *sm = &kept->steps;
     if (st == PM_OK && !(again && steps_held(sm, s)))
         st = time_kinds(s, kept, c, f.energy, again, err);
-    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++)
-        mode_figures(s, w, p, kept->kinds, kept->n_kinds, &f, sm->t[m], sm->tr[m],
-                     &out->modes[m]);
+    for (int m = 0; m < PM_MODE_COUNT && st == PM_OK; m++) {
+        pm_serve_mode *x = &out->modes[m];
+        mode_figures(s, w, p, kept->kinds, kept->n_kinds, &f, sm->t[m], sm->tr[m], x);
+        if (!out->fits_hbm) { /* no such deployment: nothing within the limits (search prunes
+                                 it; serve showed its goodput) */
+            x->meets_limits = false;
+            x->goodput_tokens_per_s_per_device = 0.0;
+        }
+    }
     if (st == PM_OK) {
         out->decode_sequences = M * p->decoding;
         out->prefilling = M * p->prefilling;

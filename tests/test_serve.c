@@ -861,6 +861,13 @@ static void test_served_memory(void **state)
     assert_true(r.fits_hbm);
     r = serve(&s, 8192, 1024, most + 1, 16384, PM_SERVE_PREFILL_FIRST);
     assert_false(r.fits_hbm);
+    /* A deployment that cannot hold its sequences serves nothing within the limits (there are
+     * none here: it showed its whole throughput as goodput). */
+    for (int m = 0; m < PM_MODE_COUNT; m++) {
+        assert_true(r.modes[m].tokens_per_s_per_device > 0);
+        assert_false(r.modes[m].meets_limits);
+        assert_false(r.modes[m].goodput_tokens_per_s_per_device > 0.0);
+    }
     /* Prefill-first: every sequence decodes, each holding 8192 + 1023 / 2 positions on
      * average: the cache is that many positions of K and V, 80 layers, 1 KV head per device of
      * 8 (128 wide, fp8 or as the workload says). */
