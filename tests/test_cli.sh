@@ -569,6 +569,9 @@ check search-invalid-names-the-key 0 "the first: \$.cluster.expert_parallel: mus
 check search-devices-refused 2 "search gives each candidate its tensor-parallel degree" \
     "$pm" search --config llama70b-h100 --devices 4 --tpot-limit 50ms
 check search-limit-unit 2 "--tpot-limit: give the unit, e.g. 50ms or 2s" "$pm" search --config llama70b-h100 --tpot-limit 50 --concurrency 4
+# 0 is no limit, as the library's and disagg's (it was refused: "expected a time in (0, 1e6]")
+check limit-zero-is-none 0 "# limits (0: none): TTFT 0 s, TPOT 0.05 s" "$pm" search --config llama8b --budget 8 --tpot-limit 50ms --ttft-limit 0 --concurrency 4 -f csv
+check limit-negative 2 "--ttft-limit: expected a time in [0, 1e6] s, 0 for none" "$pm" serve --config llama8b --ttft-limit=-1s --concurrency 4
 check serve-limit-unit 2 "--ttft-limit: give the unit" "$pm" serve --config llama70b-h100 --ttft-limit 2 --concurrency 4
 # Nothing served is not "nothing meets the limits" (no limit was given)
 check search-nothing-served 0 "no candidate was served" "$pm" search --config llama70b-h100 --tp-list 8 --chunks 1 --concurrency 4

@@ -100,8 +100,9 @@ static int parse_limit(cli *c, int opt, const char *arg)
     double v;
     if (!parse_unit_quantity(name, arg, PM_DIM_TIME, &v))
         return EXIT_USAGE;
-    if (!(v > 0 && v <= 1e6))
-        return usage_error("%s: expected a time in (0, 1e6] s (got '%s')", name, arg);
+    if (!(v >= 0 && v <= 1e6)) /* 0: no limit, as the library's and disagg's */
+        return usage_error("%s: expected a time in [0, 1e6] s, 0 for none (got '%s')", name,
+                           arg);
     *(opt == OPT_TTFT_LIMIT ? &c->ttft_limit_s : &c->tpot_limit_s) = v;
     return PARSE_ON;
 }

@@ -165,7 +165,7 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
     fprintf(f, "; %s; %s; %s%s\n", budget_words(c->budget, budget, sizeof budget), lengths,
             pm_serve_rule_name(sp->workload.rule),
             sp->workload.arrival == PM_SERVE_WAVE ? ", a wave" : "");
-    fprintf(f, "# limits: TTFT %g s, TPOT %g s, %g tokens/s per user (0: none); objective %s "
+    fprintf(f, "# limits (0: none): TTFT %g s, TPOT %g s, %g tokens/s per user; objective %s "
             "(%s)\n",
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
             pm_search_objective_name(sp->objective), search_objective_column(sp->objective));

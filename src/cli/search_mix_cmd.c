@@ -167,7 +167,7 @@ static void write_header(FILE *f, const cli *c, const mix_run *x)
         fprintf(f, ", %s, share %g\n", lengths, mix->member[i].share);
     }
     char budget[96];
-    fprintf(f, "# limits: TTFT %g s, TPOT %g s, %g tokens/s per user (0: none); %s; "
+    fprintf(f, "# limits (0: none): TTFT %g s, TPOT %g s, %g tokens/s per user; %s; "
                "objective %s (%s)\n",
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
             budget_words(c->budget, budget, sizeof budget),
