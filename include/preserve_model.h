@@ -2978,7 +2978,8 @@ typedef struct pm_search_spec {
      * budgets or stages (a pool is one tensor-parallel group). */
     bool disagg;
     pm_disagg_link disagg_link;  /* the link between the pools; bandwidth 0: the cluster's
-                                    inter-node link (its bandwidth and latency) */
+                                    inter-node link (its bandwidth and latency), else
+                                    PM_DISAGG_LINK_* (pm_disagg_workload_defaults) */
     double disagg_max_load_frac; /* a prefill instance's most load, (0, 1] (the disagg command's
                                     default 0.9, aiconfigurator's) */
 } pm_search_spec;

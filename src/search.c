@@ -972,16 +972,9 @@ static pm_status disagg_workload(const pm_scenario *s, const pm_search_spec *sp,
                               .tpot_limit_s = sp->tpot_limit_s,
                               .link = sp->disagg_link};
     const double bw = w->link.bandwidth_bytes_per_s;
-    if (!isnan(bw) && !(fabs(bw) > 0.0)) {
-        if (!(s->cluster.inter_node_bandwidth_bytes_per_s > 0))
-            return pm_fail(err, PM_ERR_MISSING, NULL, "$.cluster.inter_node_bandwidth_Gbps",
-                           "search: the link between disaggregated pools is the cluster's "
-                           "inter-node link unless given, and cluster \"%s\" has none: give a "
-                           "cluster of several nodes, or its inter-node link "
-                           "(cluster.inter_node_bandwidth_Gbps, inter_node_latency_us)",
-                           s->cluster.name);
-        w->link.bandwidth_bytes_per_s = s->cluster.inter_node_bandwidth_bytes_per_s;
-        w->link.latency_s = s->cluster.inter_node_latency_s;
+    if (!isnan(bw) && !(fabs(bw) > 0.0)) { /* not given: disagg's default link, one rule */
+        w->link.bandwidth_bytes_per_s = w->link.latency_s = NAN;
+        pm_disagg_workload_defaults(s, w);
     }
     return pm_disagg_workload_check(w, err);
 }

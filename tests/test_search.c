@@ -1241,13 +1241,15 @@ static bool disagg_at(const pm_scenario *s, const pm_search_spec *sp, const int 
     pm_scenario p = *s, d = *s;
     p.cluster.devices = split[1];
     d.cluster.devices = split[3];
-    const pm_disagg_workload w = {
+    pm_disagg_workload w = {
         .input_tokens = sp->workload.input_tokens, .output_tokens = sp->workload.output_tokens,
         .decode_concurrency = conc, .prefill_instances = split[0],
         .decode_instances = split[2], .max_instances = 1, .prefill_max_load_frac = 0.9,
         .ttft_limit_s = sp->ttft_limit_s, .tpot_limit_s = sp->tpot_limit_s,
         .link = {s->cluster.inter_node_bandwidth_bytes_per_s, s->cluster.inter_node_latency_s,
                  true}};
+    if (!(w.link.bandwidth_bytes_per_s > 0)) /* one node: inference-sim's link, disagg's */
+        w.link = (pm_disagg_link){25e9, 50e-6, true};
     pm_error err;
     const pm_status st = pm_disagg_compute(&p, &d, &w, r, &err);
     if (st != PM_OK && st != PM_ERR_INCONSISTENT)
@@ -1335,13 +1337,41 @@ static void test_disagg_best_is_brute_force(void **state)
     check_disagg_best(&s, &sp, false);
 }
 
+static void disagg_row_check(const pm_scenario *sc, pm_search_spec *spp);
+
 /* A disaggregated candidate's row is pm_disagg_compute's for the same pools, figure by figure:
- * each mode's best of the space where the pools win (8192 in, 256 out, TPOT <= 20 ms). */
+ * each mode's best of the space where the pools win (8192 in, 256 out, TPOT <= 20 ms). Over
+ * the NDR nodes' link, and on one NVSwitch baseboard, which has none: inference-sim's 25 GB/s and 50 us,
+ * as disagg's (the search refused it). */
 static void test_disagg_row_is_disagg_compute(void **state)
 {
     (void)state;
-    pm_scenario s;
-    pm_search_spec sp = disagg_space(&s, 8192, 256);
+    for (int one_node = 0; one_node < 2; one_node++) {
+        pm_scenario s;
+        pm_search_spec sp = disagg_space(&s, 8192, 256);
+        if (one_node) {
+            const char *ov[] = {"cluster=nvlink4-nvswitch"};
+            s = pm_test_load("llama70b-h100", ov, 1);
+            pm_scenario_release(&s);
+            assert_false(s.cluster.inter_node_bandwidth_bytes_per_s > 0);
+        }
+        disagg_row_check(&s, &sp);
+    }
+    char buf[64];
+    pm_search_candidate k = {0};
+    assert_int_equal(pm_search_layout(&k, buf, sizeof buf), strlen("colocated"));
+    assert_string_equal(buf, "colocated");
+    k.prefill_instances = 2, k.prefill_tp = 4, k.decode_instances = 1, k.decode_tp = 8;
+    assert_int_equal(pm_search_layout(&k, buf, 5), strlen("P2xTP4+D1xTP8"));
+    assert_string_equal(buf, "P2xT");
+    pm_search_layout(&k, buf, sizeof buf);
+    assert_string_equal(buf, "P2xTP4+D1xTP8");
+}
+
+static void disagg_row_check(const pm_scenario *sc, pm_search_spec *spp)
+{
+    pm_scenario s = *sc;
+    pm_search_spec sp = *spp;
     sp.tpot_limit_s = 0.020;
     pm_search_result r = run(&s, &sp);
     for (int m = 0; m < PM_MODE_COUNT; m++) {
@@ -1377,15 +1407,6 @@ static void test_disagg_row_is_disagg_compute(void **state)
                                     !(r.front[m][i].concurrency > k->concurrency));
         assert_true(on_front);
     }
-    char buf[64];
-    pm_search_candidate k = {0};
-    assert_int_equal(pm_search_layout(&k, buf, sizeof buf), strlen("colocated"));
-    assert_string_equal(buf, "colocated");
-    k.prefill_instances = 2, k.prefill_tp = 4, k.decode_instances = 1, k.decode_tp = 8;
-    assert_int_equal(pm_search_layout(&k, buf, 5), strlen("P2xTP4+D1xTP8"));
-    assert_string_equal(buf, "P2xT");
-    pm_search_layout(&k, buf, sizeof buf);
-    assert_string_equal(buf, "P2xTP4+D1xTP8");
     pm_search_result_free(&r);
 }
 
@@ -1451,10 +1472,12 @@ static void test_disagg_refusals(void **state)
     t.cluster.attention_data_parallel = true;
     assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_ERR_UNSUPPORTED);
     assert_string_equal(err.path, "$.cluster.attention_data_parallel");
-    t = load("llama70b-h100"); /* one NVSwitch node: no link between nodes */
-    assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_ERR_MISSING);
-    assert_string_equal(err.path, "$.cluster.inter_node_bandwidth_Gbps");
-    sp.disagg_link.bandwidth_bytes_per_s = 50e9; /* given: searched */
+    /* One NVSwitch node, no link between nodes: disagg's default link (it was refused; the
+     * rows by hand in test_disagg_row_is_disagg_compute), or the one given. */
+    t = load("llama70b-h100");
+    assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_OK);
+    pm_search_result_free(&r);
+    sp.disagg_link.bandwidth_bytes_per_s = 50e9;
     assert_int_equal(pm_search_run(&t, &sp, &r, &err), PM_OK);
     pm_search_result_free(&r);
 }

@@ -482,7 +482,8 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     of the budget into x prefill instances of TP p and y decode instances of TP d (p, d from
     tp), served as disagg() serves them at each concurrency (sequences per decode instance)
     over the link of link_bandwidth (bytes/s per prefill device; 0: the cluster's inter-node
-    link and its latency) and link_latency (s), layer_streamed, a prefill instance loaded at
+    link and its latency, else disagg()'s 25 GB/s and 50 us) and link_latency (s),
+    layer_streamed, a prefill instance loaded at
     most max_load; their candidates have the keys layout ("P<x>xTP<p>+D<y>xTP<d>", or
     "colocated"), prefill_tp, prefill_instances, decode_tp, decode_instances, and tp 0, pp 1,
     dp 1 (figures the whole deployment's), chunk 0.

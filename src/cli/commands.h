@@ -53,8 +53,9 @@ void search_limits_words(const pm_search_spec *sp, char *t, size_t n);
  * ("" without axes). */
 void search_hw_words(const pm_axis *axes, int n_hw, const double *hw, char *t, size_t n);
 /* A header's line on the disaggregated candidates ("# disaggregated deployments too (layout
- * P<x>xTP<p>+D<y>xTP<d>...") when sp->disagg; nothing otherwise. */
-void search_disagg_note(FILE *f, const pm_search_spec *sp);
+ * P<x>xTP<p>+D<y>xTP<d>...") and their KV link (s's, or NULL: each member's) when sp->disagg;
+ * nothing otherwise. */
+void search_disagg_note(FILE *f, const pm_search_spec *sp, const pm_scenario *s);
 /* Why a search's points are not served (pm_search_result.outside), for its header's space
  * line: " (decode-first: a chunk budget at or below the concurrency...)" ("" when no point can
  * be: prefill-first). */

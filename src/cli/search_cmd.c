@@ -143,13 +143,29 @@ const char *outside_words(const pm_search_spec *sp)
                  "for a prompt)";
 }
 
-void search_disagg_note(FILE *f, const pm_search_spec *sp)
+void search_disagg_note(FILE *f, const pm_search_spec *sp, const pm_scenario *s)
 {
-    if (sp->disagg)
-        fprintf(f, "# disaggregated deployments too (layout P<x>xTP<p>+D<y>xTP<d>: x prefill and "
-                "y decode instances; concurrency per decode instance; its figures the whole "
-                "deployment's, dp 1), prefill load at most %g\n",
-                sp->disagg_max_load_frac);
+    if (!sp->disagg)
+        return;
+    fprintf(f, "# disaggregated deployments too (layout P<x>xTP<p>+D<y>xTP<d>: x prefill and "
+            "y decode instances; concurrency per decode instance; its figures the whole "
+            "deployment's, dp 1), prefill load at most %g, ",
+            sp->disagg_max_load_frac);
+    pm_disagg_workload w = {.link = sp->disagg_link};
+    if (!(sp->disagg_link.bandwidth_bytes_per_s > 0) && s) { /* the library's default, said */
+        w.link.bandwidth_bytes_per_s = w.link.latency_s = NAN;
+        pm_disagg_workload_defaults(s, &w);
+    }
+    if (w.link.bandwidth_bytes_per_s > 0)
+        fprintf(f, "KV over %g GB/s and %g us a transfer%s\n",
+                w.link.bandwidth_bytes_per_s / 1e9, w.link.latency_s * 1e6,
+                sp->disagg_link.bandwidth_bytes_per_s > 0 ? ""
+                : s->cluster.inter_node_bandwidth_bytes_per_s > 0
+                    ? " (the cluster's inter-node link)"
+                    : " (inference-sim's: the cluster has no inter-node link)");
+    else
+        fprintf(f, "KV over each member's cluster's inter-node link (none: inference-sim's 25 "
+                "GB/s and 50 us)\n");
 }
 
 static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_search_spec *sp,
@@ -169,7 +185,7 @@ static void write_header(FILE *f, const cli *c, const pm_scenario *s, const pm_s
             "(%s)\n",
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
             pm_search_objective_name(sp->objective), search_objective_column(sp->objective));
-    search_disagg_note(f, sp);
+    search_disagg_note(f, sp, s);
     fprintf(f, "# space: %zu points x %d modes; %zu evaluated, %zu pruned%s, %zu not served%s; "
             "%zu deployments could not run%s%s\n",
             r->candidates, PM_MODE_COUNT, r->evaluated, r->pruned,

@@ -172,7 +172,7 @@ static void write_header(FILE *f, const cli *c, const mix_run *x)
             sp->ttft_limit_s, sp->tpot_limit_s, sp->min_tokens_per_s_per_user,
             budget_words(c->budget, budget, sizeof budget),
             pm_search_objective_name(mix->objective), search_objective_column(mix->objective));
-    search_disagg_note(f, sp);
+    search_disagg_note(f, sp, NULL);
     fprintf(f, "# space: %zu hardware points x %d members; %zu candidates x %d modes, %zu "
                "evaluated, %zu pruned, %zu not served%s; %zu deployments could not run\n",
             x->r.n_points, mix->n_members, x->r.candidates, PM_MODE_COUNT, x->r.evaluated,
