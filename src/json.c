@@ -441,16 +441,12 @@ pm_status pm_obj_quantity(pm_obj *o, const char *base, pm_dimension dim, bool re
                         near->string + n_base + 1, pm_unit_names(dim));
     if (!found) {
         if (required) {
+            /* The path names the key as a file would give it: its one unit ("wafer_usd"), or
+             * "<unit>" where there are several (it named the first, "kernel_launch_s", which
+             * no file or document writes). */
             char k[160];
-            const char *first = pm_unit_names(dim);
-            char u[16] = "";
-            size_t i = 0;
-            while (first[i] && first[i] != ',' && i < sizeof u - 1) {
-                u[i] = first[i];
-                i++;
-            }
-            u[i] = '\0';
-            snprintf(k, sizeof k, "%s_%s", base, u);
+            const char *units = pm_unit_names(dim);
+            snprintf(k, sizeof k, "%s_%s", base, strchr(units, ',') ? "<unit>" : units);
             return obj_fail(o, k, PM_ERR_MISSING,
                             "missing required key \"%s_<unit>\" (units: %s)", base,
                             pm_unit_names(dim));
