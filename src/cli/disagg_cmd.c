@@ -531,9 +531,9 @@ static void dg_table(const dg_opts *o, const pm_scenario *ps, const pm_scenario 
         dg_spec_line(stdout, "", ds);
         putchar('\n');
     }
-    printf("%8s %-8s %5s %9s %9s %9s %9s %10s %10s %11s  %s\n", "decode_N", "mode", "P:D",
-           "TTFT_ms", "xfer_ms", "TPOT_ms", "req/s", "tok/s/dev", "tok/s/user", "tok/s/mm2",
-           "co-located tok/s/dev (prefill chip, decode chip)");
+    printf("%8s %-8s %5s %9s %9s %9s %9s %9s %10s %10s %11s  %s\n", "decode_N", "mode", "P:D",
+           "in_flight", "TTFT_ms", "xfer_ms", "TPOT_ms", "req/s", "tok/s/dev", "tok/s/user",
+           "tok/s/mm2", "co-located tok/s/dev (prefill chip, decode chip)");
     for (int i = 0; i < n; i++)
         for (int m = 0; m < PM_MODE_COUNT; m++) {
             const pm_disagg_mode *x = &pt[i].r.modes[m];
@@ -544,13 +544,16 @@ static void dg_table(const dg_opts *o, const pm_scenario *ps, const pm_scenario 
             snprintf(ratio, sizeof ratio, "%d:%d", x->prefill_instances, x->decode_instances);
             if (x->tokens_per_s_per_mm2 > 0)
                 snprintf(mm2, sizeof mm2, "%.4f", x->tokens_per_s_per_mm2);
-            printf("%8.0f %-8s %5s %9.1f %9.2f %9.2f %9.2f %10.1f %10.2f %11s  %.1f, %.1f%s\n",
-                   pt[i].r.decode_concurrency, pm_mode_name((pm_mode)m), ratio, x->ttft_s * 1e3,
+            printf("%8.0f %-8s %5s %9.1f %9.1f %9.2f %9.2f %9.2f %10.1f %10.2f %11s  %.1f, "
+                   "%.1f%s\n",
+                   pt[i].r.decode_concurrency, pm_mode_name((pm_mode)m), ratio,
+                   x->decode_in_flight, x->ttft_s * 1e3,
                    x->transfer_s * 1e3, x->tpot_s * 1e3, x->requests_per_s,
                    x->tokens_per_s_per_device, x->tokens_per_s_per_user, mm2, c0[0], c1[0],
                    x->saturated ? "  (saturated)" : "");
         }
-    printf("\n(decode_N: sequences per decode instance at full load; the HBM holds %.0f)\n",
+    printf("\n(decode_N: sequences per decode instance at full load; the HBM holds %.0f; "
+           "in_flight: those a decode instance holds at the deployment's rate, its TPOT's)\n",
            r0->decode_max_concurrency);
 }
 
