@@ -812,6 +812,8 @@ check search-disagg-exhaustive-same 0 "same" bash -c "diff <('$pm' search ${dopt
 for k in 1 2 3; do "$pm" search "${dopts[@]}" --shard $k/3 >dshard$k.txt 2>/dev/null; done
 check search-merge-disagg 0 "" bash -c "diff <('$pm' search ${dopts[*]} -f csv dshard2.txt dshard3.txt dshard1.txt) <('$pm' search ${dopts[*]} -f csv)"
 check search-disagg-no-budget 2 "device_budget: search: disaggregated deployments split a device budget" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --disagg --concurrency 8
+# The static batch changes nothing in a search (each candidate serves its concurrency): refused
+check search-batch-refused 2 "--set workload.batch=64 (--batch): search serves each candidate's --concurrency sequences" "$pm" search --config llama70b-h100 --budget 8 --tpot-limit 40ms --batch 64
 check search-disagg-one-node 0 "KV over 25 GB/s and 50 us a transfer (inference-sim's: the cluster has no inter-node link)" "$pm" search --config llama70b-h100 --budget 16 --disagg --concurrency 8 --lengths 8192:256:1 --tpot-limit 20ms
 check search-disagg-classes 1 "workload.classes: search: a disaggregated deployment" "$pm" search --config llama70b-h100 --cluster hgx-h100-ib-ndr --budget 16 --disagg --concurrency 8 --lengths 2048:256:1,512:512:1
 check search-not-for-serve 2 "--budget: serve does not use it" "$pm" serve --budget 8

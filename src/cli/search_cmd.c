@@ -491,12 +491,17 @@ static int answer(const cli *c, const pm_scenario *s, pm_search_spec *sp, int n_
 int search_refuse_devices(const cli *c)
 {
     /* Each candidate sets its own tensor-parallel degree: a device count given for the
-     * scenario would bound nothing (the search ran TP 8 under --devices 4). */
+     * scenario would bound nothing (the search ran TP 8 under --devices 4); and its own
+     * sequences (--batch 64 gave the same answer, its header saying the batch). */
     for (size_t i = 0; i < c->n_sets; i++)
         if (strncmp(c->sets[i], "cluster.devices=", 16) == 0)
             return usage_error("--set %s (--devices): search gives each candidate its "
                                "tensor-parallel degree (--tp-list; default 1, 2, 4... up to a "
                                "node) and the deployment its devices (--budget)",
+                               c->sets[i]);
+        else if (strncmp(c->sets[i], "workload.batch=", 15) == 0) /* it changed nothing */
+            return usage_error("--set %s (--batch): search serves each candidate's "
+                               "--concurrency sequences; the static batch is not used",
                                c->sets[i]);
     return 0;
 }
