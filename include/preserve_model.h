@@ -849,8 +849,8 @@ PM_API bool pm_scenario_platform_mismatch(const pm_scenario *s, char *note, size
  * quantization_config states a weight format other than the workload's weight_dtype (or one
  * below 8 bits, which is not modelled); a model whose heads or MLP do not split evenly over the
  * devices (pm_shard.uneven: the busiest device is modelled); and each HuggingFace key that was
- * not recognised (assumed not to change cost). Writes the i-th as one line (at most n bytes, NUL included;
- * nothing when note is NULL) and returns true, or returns false when there are at most i
+ * not recognised (assumed not to change cost). Writes the i-th as one line (at most n bytes, NUL
+ * included; nothing when note is NULL) and returns true, or returns false when there are at most i
  * warnings or s is NULL. Enumerate with `for (i = 0; pm_scenario_warning(s, i, buf, n); i++)`.
  */
 PM_API bool pm_scenario_warning(const pm_scenario *s, size_t i, char *note, size_t n);
@@ -977,8 +977,9 @@ PM_API bool pm_unit_lookup(const char *unit, double *to_si, pm_dimension *dim);
 
 /**
  * Parses a quantity with an optional unit, "192MiB", "1.6 TBps", "16k" (k = 1e3... for
- * dimensionless, "Ki" = 1024; token counts: pm_token_count_parse), into SI. want is the expected dimension (PM_DIM_NONE for counts:
- * accepts k, M, G and Ki, Mi, Gi multipliers). Returns PM_OK, PM_ERR_RANGE (not a finite
+ * dimensionless, "Ki" = 1024; token counts: pm_token_count_parse), into SI. want is the expected
+ * dimension (PM_DIM_NONE for counts: accepts k, M, G and Ki, Mi, Gi multipliers). Returns PM_OK,
+ * PM_ERR_RANGE (not a finite
  * number) or PM_ERR_UNIT (unknown unit, or a unit of another dimension).
  */
 PM_API pm_status pm_quantity_parse(const char *text, pm_dimension want, double *out,
@@ -990,7 +991,8 @@ PM_API pm_status pm_quantity_parse(const char *text, pm_dimension want, double *
  * named ("16k" = 16384, the paper's 16K); Ki, Mi, Gi and plain numbers read as there. The
  * count shortcuts --seq and --context, the seq sweep axis and the overrides of workload.seq_len,
  * sliding_window and max_position_embeddings read token counts. Returns the errors of
- * pm_quantity_parse, or PM_ERR_NOMEM. Bytes and bandwidths keep their units (MB = 1e6 bytes, MiB = 2^20).
+ * pm_quantity_parse, or PM_ERR_NOMEM. Bytes and bandwidths keep their units (MB = 1e6 bytes, MiB =
+ * 2^20).
  */
 PM_API pm_status pm_token_count_parse(const char *text, double *out, pm_error *err);
 
@@ -1051,7 +1053,8 @@ typedef enum pm_node_kind {
     PM_NODE_PREFETCH = 7,    /* HBM -> L2 on the prefetch stream */
     PM_NODE_FUSED_MATMUL_ALLREDUCE = 8, /* the fused baseline's chunked GEMM + allreduce */
     PM_NODE_ALLTOALL = 9,    /* a communication node: MoE dispatch or combine over the EP ranks */
-    PM_NODE_REDUCE_SCATTER = 10, /* a communication node: sequence parallel's sum, split by tokens */
+    PM_NODE_REDUCE_SCATTER = 10, /* a communication node: sequence parallel's sum, split by
+                                    tokens */
     PM_NODE_ALL_GATHER = 11, /* a communication node: sequence parallel's gather of the tokens */
     PM_NODE_RECV = 12,       /* a communication node: a pipeline stage's receive of its input
                                 (the previous stage's activations; the first stage's: the
@@ -1616,8 +1619,9 @@ PM_API pm_status pm_estimate_compute(const pm_scenario *s, pm_estimate *out, pm_
  * speedups, the shard and the memory figures (with allreduces_per_step), energy, cost and power,
  * and the warnings (pm_scenario_warning's, then pm_estimate_warning's);
  * every number as pm_json_number writes it (byte counts exact, the rest round-trippable).
- * Names are JSON-escaped; the keys are documented in docs/output-format.md. s and e (the estimate of s by pm_estimate_compute) may not be NULL.
- * On success *text_out is a new NUL-terminated string ending in a newline; the caller frees it
+ * Names are JSON-escaped; the keys are documented in docs/output-format.md. s and e (the estimate
+ * of s by pm_estimate_compute) may not be NULL. On success *text_out is a new NUL-terminated string
+ * ending in a newline; the caller frees it
  * with free(). Returns PM_OK, PM_ERR_NOMEM or PM_ERR_INVALID_ARG (a NULL argument).
  */
 PM_API pm_status pm_estimate_to_json(const pm_scenario *s, const pm_estimate *e,
@@ -1883,13 +1887,15 @@ typedef struct pm_serve_result {
  * at the mean offset of a prompt's chunks: exact for attention without a window, whose work is
  * linear in both. A wave (PM_SERVE_WAVE, prefill-first): the N prompts prefill whole,
  * floor(budget / input) a step while decoding pauses, then the N sequences decode together;
- * the mean TTFT is the mean end of a prompt's prefill step, every request ends with the cycle. Throughput follows Little's law (concurrency / e2e), TPOT from e2e - TTFT.
- * At concurrency 1 it is the static estimate at batch 1 (its decode steps at their mean
+ * the mean TTFT is the mean end of a prompt's prefill step, every request ends with the cycle.
+ * Throughput follows Little's law (concurrency / e2e), TPOT from e2e - TTFT. At concurrency 1 it is
+ * the static estimate at batch 1 (its decode steps at their mean
  * context). Data-parallel replicas (pm_cluster_dp > 1) each serve concurrency / dp sequences
  * (or request rate / dp): the per-device, per-user and latency figures are one replica's,
  * requests_per_s, tokens_per_s, in_flight and max_concurrency the deployment's (dp times);
- * fewer sequences than replicas is PM_ERR_INVALID_ARG. The cache: each sequence's mean held positions, fits_hbm against the runtime's
- * usable HBM. Speculative decoding (s->spec, issue 45): every decode step is a verify step of
+ * fewer sequences than replicas is PM_ERR_INVALID_ARG. The cache: each sequence's mean held
+ * positions, fits_hbm against the runtime's usable HBM. Speculative decoding (s->spec, issue 45):
+ * every decode step is a verify step of
  * k + 1 tokens per decoding sequence (in the chunk budget too) beside the draft's steps (its
  * first forward beside the step's chunks, then k - 1 drafting steps), a request decodes in
  * (output - 1) / E steps (a mean, not rounded up), a decoding sequence holds k more positions
@@ -1898,8 +1904,9 @@ typedef struct pm_serve_result {
  * whole sequences in flight), each its own scheduler over concurrency / M sequences; a step's
  * time is the period max(sum_i t_i, M max_i t_i) of stage i's times for one micro-batch (its
  * receive, a window PRESERVE fills, and its layers); per-device figures over TP x PP devices,
- * the memory the tightest stage's. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency or budget out of
- * range: prefill-first needs a budget of at least the prompt, decode-first one above the
+ * the memory the tightest stage's. Returns PM_OK, PM_ERR_INVALID_ARG (NULL, a length, concurrency
+ * or budget out of range: prefill-first needs a budget of at least the prompt, decode-first one
+ * above the
  * concurrency), PM_ERR_UNSUPPORTED (a wave under decode-first whose prompts the budget does
  * not hold at once), or an error of
  * pm_mixed_step_time, pm_footprint_compute or the area, energy and cost models.
@@ -2672,8 +2679,9 @@ PM_API pm_status pm_optimize_spec_parse(const char *spec, pm_axis_kind *kind, do
 
 /**
  * Warning i (0-based) of an optimum search's result, in order: a mode whose best is an end of
- * the range with the objective still rising toward it (unless the next rule says why), then a mode whose best l2 or compute
- * makes a die over the reticle, then, per mm2 or per dollar, a mode whose best on a bandwidth
+ * the range with the objective still rising toward it (unless the next rule says why), then a mode
+ * whose best l2 or compute makes a die over the reticle, then, per mm2 or per dollar, a mode whose
+ * best on a bandwidth
  * axis (hbm_bw, l2_bw, link_bw: they move no die area and no price) is above the chip's own
  * bandwidth; of a count axis's (pm_optimize_count) then a mode whose best
  * ties with other values, the values skipped (how many, the first and why), and a mode whose
@@ -3158,8 +3166,9 @@ typedef struct pm_search_mix_result {
  * large as the shares need (fractions of a deployment are not rounded). A member whose spec has
  * disagg competes its disaggregated deployments too (pm_search_run's), so its best may be a
  * prefill and a decode pool (the candidate's pools > 0; pm_search_layout names it) while another
- * member's is co-located. A point where a member meets none of its limits serves no mix. Returns PM_OK, PM_ERR_INVALID_ARG (no members or too
- * many, a share not > 0, a member with hardware axes, a shard or another objective),
+ * member's is co-located. A point where a member meets none of its limits serves no mix. Returns
+ * PM_OK, PM_ERR_INVALID_ARG (no members or too many, a share not > 0, a member with hardware axes,
+ * a shard or another objective),
  * PM_ERR_UNSUPPORTED (members on different accelerators: a mix is one chip's) or a member's
  * search's error, its message naming the member.
  */

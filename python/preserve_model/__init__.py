@@ -34,10 +34,10 @@ import numpy as np
 from . import _core
 from ._core import Error
 
-__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "burst", "search", "search_mix", "search_merge", "disagg",
-           "disagg_codesign", "DISAGG_POOLS", "optimize", "footprint", "load_lengths",
-           "explain", "timeline", "PHASES", "SERVE_RULES",
-           "OBJECTIVES", "SEARCH_OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
+__all__ = ["Error", "StepModel", "estimate", "sweep", "serve", "burst", "search", "search_mix",
+           "search_merge", "disagg", "disagg_codesign", "DISAGG_POOLS", "optimize", "footprint",
+           "load_lengths", "explain", "timeline", "PHASES", "SERVE_RULES", "OBJECTIVES",
+           "SEARCH_OBJECTIVES", "MODES", "data_dir", "version", "SHORTCUTS", "SWEEP_SHORTCUTS"]
 
 #: The keyword shortcuts and the path each one sets (the CLI's --model, --batch ...).
 SHORTCUTS = {
@@ -165,7 +165,8 @@ def _spec_overrides(spec_tokens, spec_accept, spec_draft, spec_mtp):
         rates = spec_accept if isinstance(spec_accept, (list, tuple)) else [spec_accept]
         if not rates or not all(isinstance(a, numbers.Real) and not isinstance(a, bool)
                                 for a in rates):
-            raise TypeError(f"spec_accept: expected a rate or a list of rates (got {spec_accept!r})")
+            raise TypeError(
+                f"spec_accept: expected a rate or a list of rates (got {spec_accept!r})")
         out.append("speculative.acceptance=" + ",".join(repr(float(a)) for a in rates))
     if spec_draft is not None:
         out += ["speculative.method=draft_model",
@@ -209,7 +210,8 @@ def _axis_spec(name, value):
     if isinstance(value, str):
         return f"{name}={value}"
     raw = np.asarray(value)
-    if isinstance(value, bool) or raw.dtype == bool or np.iscomplexobj(raw) or np.ma.isMaskedArray(value):
+    if (isinstance(value, bool) or raw.dtype == bool or np.iscomplexobj(raw)
+            or np.ma.isMaskedArray(value)):
         raise TypeError(f"{name}: expected a range string or real numbers (got {value!r})")
     values = np.atleast_1d(np.asarray(raw, dtype=float))
     if values.ndim != 1 or not values.size or not np.all(np.isfinite(values)):
@@ -243,7 +245,8 @@ def sweep(config="llama70b", overrides=None, *, data_dir=None, threads=0, **axes
     error), one element per grid point in grid order: with two axes,
     a.reshape(len(first), len(second)) is the grid. Invalid points hold NaN and their message
     in error ("" for valid points); fits_hbm is a bool array, False where the weights and KV
-    cache exceed the usable HBM (or the point is not valid). Once done, a UserWarning says how many points are invalid or exceed the HBM.
+    cache exceed the usable HBM (or the point is not valid). Once done, a UserWarning says how
+    many points are invalid or exceed the HBM.
     """
     shortcuts = {name: axes.pop(name) for name in list(axes) if name in SWEEP_SHORTCUTS}
     if not axes:
@@ -492,7 +495,8 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
     concurrency reaches the chunk budget, or a wave's prompts over one step: outside what is
     served), invalid_deployments, first_invalid, shard ((k,
     n), (1, 1) unsharded), space (the arguments as given but shard and threads: what
-    search_merge checks its shards share), and modes: {mode: {found, binds (the limit that stops the best serving more: "tpot", "ttft",
+    search_merge checks its shards share), and modes: {mode: {found, binds (the limit that
+    stops the best serving more: "tpot", "ttft",
     "tokens_per_user", "hbm", "chunk_budget", "objective_peak", "space_edge"), best (a dict of
     the candidate's numbers, None when nothing meets the limits), front (a dict of numpy
     arrays: the Pareto front of the objective against tokens/s per user, by rising per-user
@@ -574,11 +578,13 @@ def search(config="llama70b", concurrency=tuple(2 ** i for i in range(11)), over
             "found": found, "binds": binds if found else None,
             "best": {k: v[0] if k == "layout" else v[0].item() for k, v in b.items()}
                     if found else None,
-            "front": named(np.frombuffer(front, dtype=np.float64).reshape(-1, len(_SEARCH_COLUMNS)))}
+            "front": named(np.frombuffer(front, dtype=np.float64)
+                           .reshape(-1, len(_SEARCH_COLUMNS)))}
     return result
 
 def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=None, *,
-               budget=0, tp=None, pp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192), hardware=(),
+               budget=0, tp=None, pp=None, ep=None, chunks=(512, 1024, 2048, 4096, 8192),
+               hardware=(),
                ttft_limit=0.0, tpot_limit=0.0, min_user_rate=0.0, objective="device",
                rule="decode_first", arrival="staggered", exhaustive=False, threads=0,
                data_dir=None, disagg=False, link_bandwidth=0.0, link_latency=0.0,
@@ -597,14 +603,16 @@ def search_mix(members, concurrency=tuple(2 ** i for i in range(11)), overrides=
     layer_streamed, max_load alike), so a member's best may be a prefill and a decode pool.
 
     Returns a dict: points, evaluated, pruned, not_served, invalid_deployments (summed over
-    the members' searches), hardware ({column: numpy array of the points' values}, the last axis fastest),
+    the members' searches), hardware ({column: numpy array of the points' values}, the last
+    axis fastest),
     and modes: {mode: {found, best (the best point's index, None when no point serves every
     member), mix_objective (numpy array per point, NaN where some member meets no limit),
     missing_member (int array: the first such member's index, -1 none), members (a list per
     member of dicts of numpy arrays per point: the candidate's keys as search()'s best, pp
     among them, NaN where the member found none; with disagg also layout (an object array:
     "P<x>xTP<p>+D<y>xTP<d>" or "colocated", None where the member found none), prefill_tp,
-    prefill_instances, decode_tp and decode_instances (0 for a co-located best))}}. Raises Error for a load or model error,
+    prefill_instances, decode_tp and decode_instances (0 for a co-located best))}}. Raises
+    Error for a load or model error,
     ValueError for a mix the library refuses (members on different accelerators: Error). Where
     the chip cannot be built (a hardware axis growing the die past the reticle, a mode's best at
     such a point) a UserWarning says so, as search()'s.
@@ -711,7 +719,8 @@ def search_merge(results):
     """The whole search's answer from the results of search(..., shard=(k, n)) for k = 1..n,
     given in shard order, as pm_search_merge merges the CLI's shards: the counts added, the
     first invalid deployment's error kept, each mode's best the first of the highest objective
-    (then tokens/s per user) in the space's order (with the limit that binds it), each front the Pareto front of the
+    (then tokens/s per user) in the space's order (with the limit that binds it), each front
+    the Pareto front of the
     shards' fronts (ties broken by the space's order, so the first of equals is kept).
     Refuses (ValueError) shards that are not 1/n to n/n once each in order, or not of one
     search (their arguments differ)."""
@@ -1001,7 +1010,8 @@ def explain(config="llama70b", overrides=None, *, phase="decode", context=None, 
     l2_window_bytes, stage, stages, first_layer, stage_layers, layers_shown,
     last_shown_is_layer, and windows, a dict of numpy arrays with one element per collective of
     the preserve graph shown: collective, kind ("allreduce", "all_to_all", "reduce_scatter",
-    "all_gather", "receive"), comm_bytes, collective_s, window_bytes, stopped_at (the node's name, None
+    "all_gather", "receive"), comm_bytes, collective_s, window_bytes, stopped_at (the node's
+    name, None
     where the window ended at the next collective), stopped_bytes (NaN there), stopped_routed,
     prefetch_busy_s, hidden (bools), and prefetches, a list (one per window) of dicts of numpy
     arrays consumer, what ("weights", "kv_cache", "routed_experts") and bytes. Raises Error

@@ -1234,8 +1234,9 @@ static pm_status disagg_row(const pm_scenario *ps, const pm_scenario *ds,
 /* disagg(prefill, decode, concurrency, workload, prefill_overrides=None,
  * decode_overrides=None, data_dir=None, chunk=0) -> (names, bytes of float64 rows): one row
  * per decode concurrency (0: the HBM's most), the co-located deployments' columns after the
- * disaggregated ones (chunk: their tokens per step, 0: the library's default). workload: (input_tokens, output_tokens, rate, max_instances,
- * max_load, link_Bps, link_s, streamed, prefill_instances, decode_instances, ttft_limit,
+ * disaggregated ones (chunk: their tokens per step, 0: the library's default). workload:
+ * (input_tokens, output_tokens, rate, max_instances, max_load, link_Bps, link_s, streamed,
+ * prefill_instances, decode_instances, ttft_limit,
  * tpot_limit), checked by the wrapper (input and output 0, the link's NaN: the prefill
  * scenario's, pm_disagg_workload_defaults). */
 static PyObject *disagg(PyObject *self, PyObject *args, PyObject *kw)
@@ -1840,8 +1841,8 @@ static PyMethodDef methods[] = {
      "the search over a weighted mix of models and workloads (pm_search_mix_run)"},
     {"optimize", (PyCFunction)(void (*)(void))optimize, METH_VARARGS | METH_KEYWORDS,
      "optimize(config, spec, objective, overrides=None, data_dir=None) -> (axis, column, "
-     "objective_column, lo, hi, evaluations, fits_hbm, per-mode (best, objective, bracket_lo, bracket_hi, "
-     "iterations, at_edge, ties, fits_hbm), count: None or (tie_rel_tol, skipped, "
+     "objective_column, lo, hi, evaluations, fits_hbm, per-mode (best, objective, bracket_lo, "
+     "bracket_hi, iterations, at_edge, ties, fits_hbm), count: None or (tie_rel_tol, skipped, "
      "first_skipped_value, first_skipped_error))"},
     {"footprint", (PyCFunction)(void (*)(void))footprint, METH_VARARGS | METH_KEYWORDS,
      "footprint(config, devices, ep, overrides=None, data_dir=None) -> (moe, rows)"},

@@ -208,16 +208,24 @@ static bool dg_apply(dg_opts *o, int opt, const char *arg)
         (opt == DG_PSET ? o->psets : o->dsets)[(*n)++] = arg;
         return true;
     }
-    case DG_INPUT: return parse_tokens("--input", arg, 1, (double)PM_MAX_SEQ_LEN, &o->w.input_tokens);
-    case DG_OUTPUT: return parse_tokens("--output", arg, 2, (double)PM_MAX_SEQ_LEN, &o->w.output_tokens);
+    case DG_INPUT:
+        return parse_tokens("--input", arg, 1, (double)PM_MAX_SEQ_LEN, &o->w.input_tokens);
+    case DG_OUTPUT:
+        return parse_tokens("--output", arg, 2, (double)PM_MAX_SEQ_LEN, &o->w.output_tokens);
     case DG_CONC: o->conc = arg; return true;
     case DG_RATE: return dg_number("--rate", arg, 1e-9, 1e12, &o->w.request_rate_per_s);
-    case DG_PINST: return dg_count("--prefill-instances", arg, 1, PM_DISAGG_MAX_INSTANCES, &o->w.prefill_instances);
-    case DG_DINST: return dg_count("--decode-instances", arg, 1, PM_DISAGG_MAX_INSTANCES, &o->w.decode_instances);
-    case DG_MAXINST: return dg_count("--max-instances", arg, 1, PM_DISAGG_MAX_INSTANCES, &o->w.max_instances);
+    case DG_PINST:
+        return dg_count("--prefill-instances", arg, 1, PM_DISAGG_MAX_INSTANCES,
+                        &o->w.prefill_instances);
+    case DG_DINST:
+        return dg_count("--decode-instances", arg, 1, PM_DISAGG_MAX_INSTANCES,
+                        &o->w.decode_instances);
+    case DG_MAXINST:
+        return dg_count("--max-instances", arg, 1, PM_DISAGG_MAX_INSTANCES, &o->w.max_instances);
     case DG_LOAD: return dg_number("--max-load", arg, 1e-6, 1.0, &o->w.prefill_max_load_frac);
     case DG_LBW:
-        return dg_quantity("--link-bandwidth", arg, PM_DIM_BANDWIDTH, &o->w.link.bandwidth_bytes_per_s);
+        return dg_quantity("--link-bandwidth", arg, PM_DIM_BANDWIDTH,
+                           &o->w.link.bandwidth_bytes_per_s);
     case DG_LLAT:
         return dg_quantity("--link-latency", arg, PM_DIM_TIME, &o->w.link.latency_s);
     case DG_WHOLE: o->w.link.layer_streamed = false; return true;
@@ -485,7 +493,8 @@ static void dg_json(const dg_opts *o, const pm_scenario *ps, const pm_scenario *
            (long long)o->w.input_tokens, (long long)o->w.output_tokens);
     json_number_field("link_bandwidth_GBps", o->w.link.bandwidth_bytes_per_s / 1e9, true);
     json_number_field("link_latency_us", o->w.link.latency_s * 1e6, true);
-    printf(", \"layer_streamed\": %s, \"speculative\": ", o->w.link.layer_streamed ? "true" : "false");
+    printf(", \"layer_streamed\": %s, \"speculative\": ",
+           o->w.link.layer_streamed ? "true" : "false");
     fput_json_speculation(stdout, &ds->spec);
     printf(", \"warnings\": [");
     dg_sink said = {DG_TO_JSON, stdout, 0};
