@@ -26,7 +26,12 @@
 
 #include "internal.h"
 
-/* Each expert's chance to be picked by one token (pi_i) under the skew, in popularity order. */
+/* Each expert's chance to be picked by one token (pi_i) under the skew, in popularity order:
+ * k w_i / sum w, with w_i = (i + 1)^-alpha, except that no chance exceeds 1. A token picks k
+ * distinct experts, so the chances sum to k: the chance the most popular experts cannot take
+ * (k w_i / sum w > 1) goes to the others in proportion to their weights (water-filling: the
+ * first m capped at 1, the rest (k - m) w_i / sum_{j >= m} w_j, m the fewest that leaves no
+ * other above 1). It was cut off: DeepSeek-V3 at alpha 1.2 read 6.97 of its 8 experts a token. */
 static void pick_chances(int E, int k, double alpha, double *pi)
 {
     if (!(alpha > 0)) {
@@ -34,13 +39,16 @@ static void pick_chances(int E, int k, double alpha, double *pi)
             pi[i] = (double)k / E;
         return;
     }
-    double sum = 0.0;
+    double tail = 0.0; /* sum of the weights from m on */
     for (int i = 0; i < E; i++)
-        sum += pi[i] = pow(i + 1.0, -alpha);
-    for (int i = 0; i < E; i++) {
-        const double c = k * pi[i] / sum;
-        pi[i] = c < 1.0 ? c : 1.0;
+        tail += pi[i] = pow(i + 1.0, -alpha);
+    int m = 0; /* the weights fall with i: the capped are a prefix */
+    while (m < k && m < E && (k - m) * pi[m] > tail) {
+        tail -= pi[m];
+        m++;
     }
+    for (int i = 0; i < E; i++)
+        pi[i] = i < m ? 1.0 : (k - m) * pi[i] / tail;
 }
 
 /* The CDF of the number of indicators set among n with probabilities p[0..n), independent

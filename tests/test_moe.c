@@ -166,6 +166,19 @@ static void test_routing_skew_concentrates_the_reads(void **state)
     pm_scenario two = moe_scenario(2, 1, 2, 1);
     two.workload.routing_skew_alpha = 1.0;
     assert_rel(reads(&two, 2).experts_touched, 8.0 / 9 + 5.0 / 9, 1e-15);
+    /* A token picks k distinct experts, so no chance exceeds 1 and they sum to k. Three
+     * experts, k 2, alpha 1: weights 1, 1/2, 1/3 (sum 11/6), k w_0 / sum = 12/11 > 1: expert 0
+     * is picked by every token, the other pick split 1/2 : 1/3, 3/5 and 2/5. One token touches
+     * 1 + 3/5 + 2/5 = 2; two touch 1 + (1 - (2/5)^2) + (1 - (3/5)^2) = 1 + 21/25 + 16/25. The
+     * excess was dropped: 12/11 cut to 1, 6/11 and 4/11, 1.909 experts a token. */
+    pm_scenario three = moe_scenario(1, 1, 3, 2);
+    three.workload.routing_skew_alpha = 1.0;
+    assert_rel(reads(&three, 1).experts_touched, 2.0, 1e-15);
+    assert_rel(reads(&three, 2).experts_touched, 1.0 + 21.0 / 25 + 16.0 / 25, 1e-15);
+    assert_rel(reads(&three, 1).token_slots, 2.0, 1e-15); /* one rank: every pick */
+    /* DeepSeek-V3's 256 experts, 8 a token, at alpha 1.2 (6.971 before): 8. */
+    s.workload.routing_skew_alpha = 1.2;
+    assert_rel(reads(&s, 1).experts_touched, 8.0, 1e-12);
 }
 
 static void test_reads_reject_bad_arguments(void **state)
