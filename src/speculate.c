@@ -67,7 +67,10 @@ double pm_spec_expected_tokens(const pm_speculation *sp)
 
 /* The target's MTP layers as a model: mtp_layers decoder layers of the target's last layer's
  * class (DeepSeek-V3's MTP module is a MoE layer), with the target's embedding and LM head
- * (shared: their weights are counted once, by the target). */
+ * (shared: their weights are counted once, by the target). Not modelled: the module's eh_proj
+ * (the embedding and hidden state concatenated, hidden x 2 hidden: 103 M parameters on
+ * DeepSeek-V3, whole on every device) and its two norms; README's "not modelled" says what
+ * that leaves out. */
 static void mtp_model(const pm_model *target, int layers, pm_model *out)
 {
     *out = *target;
