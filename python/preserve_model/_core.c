@@ -244,6 +244,57 @@ static int collect(const pm_sweep_point *pts, size_t n, void *user)
     return 0;
 }
 
+/* Whether a grid of n_points rows of width values is beyond one call (its arrays would not
+ * fit; the CLI shards one: --shard K/N), the ValueError set. */
+static bool grid_too_large(size_t n_points, size_t width)
+{
+    if (n_points <= PM_AXIS_MAX_POINTS)
+        return false;
+    char msg[256]; /* PyErr_Format has no %g: the message is formatted here */
+    if (n_points == SIZE_MAX)
+        snprintf(msg, sizeof msg, "sweep: the grid has more points than a count holds "
+                                  "(over 2^64); use fewer values");
+    else
+        snprintf(msg, sizeof msg,
+                 "sweep: the grid has %zu points, more than %d in one call (its arrays "
+                 "would take %.3g GB; fewer values, or the CLI's --shard)",
+                 n_points, PM_AXIS_MAX_POINTS, (double)n_points * (double)width * 8e-9);
+    PyErr_SetString(PyExc_ValueError, msg);
+    return true;
+}
+
+/* A sweep's answer from what collect gathered of its n_points: (column names, bytes of float64
+ * rows, list of error strings ("" for valid points)); NULL with an exception set. */
+static PyObject *sweep_tuple(const collected *c, size_t n_points)
+{
+    PyObject *names = PyTuple_New((Py_ssize_t)c->width);
+    PyObject *data = PyBytes_FromStringAndSize((const char *)c->values,
+                                               (Py_ssize_t)(n_points * c->width * sizeof(double)));
+    PyObject *errors = PyList_New((Py_ssize_t)n_points);
+    bool ok = names && data && errors;
+    for (size_t i = 0; ok && i < c->width; i++) {
+        PyObject *name = PyUnicode_FromString(i < c->n_axes
+                                                  ? pm_axis_column(c->axes[i].kind)
+                                                  : pm_sweep_column_name(i - c->n_axes));
+        ok = name != NULL;
+        if (ok)
+            PyTuple_SET_ITEM(names, (Py_ssize_t)i, name);
+    }
+    for (size_t i = 0; ok && i < n_points; i++) {
+        const char *m = c->errors[i] ? c->errors[i] : "";
+        PyObject *text = PyUnicode_DecodeUTF8(m, (Py_ssize_t)strlen(m), "replace");
+        ok = text != NULL;
+        if (ok)
+            PyList_SET_ITEM(errors, (Py_ssize_t)i, text);
+    }
+    if (ok)
+        return Py_BuildValue("(NNN)", names, data, errors);
+    Py_XDECREF(names);
+    Py_XDECREF(data);
+    Py_XDECREF(errors);
+    return NULL;
+}
+
 /* sweep(config, axes, overrides=None, data_dir=None, threads=0) ->
  * (column names, bytes of float64 rows, list of error strings ("" for valid points)) */
 static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
@@ -295,21 +346,8 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
     const size_t n_points = pm_sweep_size(axes, specs.n);
     c = (collected){.n_axes = specs.n, .n_cols = pm_sweep_column_count(), .axes = axes};
     c.width = c.n_axes + c.n_cols;
-    /* The arrays of a larger grid would not fit (the CLI shards one: --shard K/N). */
-    if (n_points > PM_AXIS_MAX_POINTS) {
-        /* PyErr_Format has no %g: the message is formatted here. */
-        char msg[256];
-        if (n_points == SIZE_MAX)
-            snprintf(msg, sizeof msg, "sweep: the grid has more points than a count holds "
-                                      "(over 2^64); use fewer values");
-        else
-            snprintf(msg, sizeof msg,
-                     "sweep: the grid has %zu points, more than %d in one call (its arrays "
-                     "would take %.3g GB; fewer values, or the CLI's --shard)",
-                     n_points, PM_AXIS_MAX_POINTS, (double)n_points * (double)c.width * 8e-9);
-        PyErr_SetString(PyExc_ValueError, msg);
+    if (grid_too_large(n_points, c.width))
         goto done;
-    }
     c.values = PyMem_RawMalloc((n_points ? n_points : 1) * c.width * sizeof *c.values);
     c.errors = PyMem_RawCalloc(n_points ? n_points : 1, sizeof *c.errors);
     if (!c.values || !c.errors) {
@@ -338,32 +376,7 @@ static PyObject *sweep(PyObject *self, PyObject *args, PyObject *kw)
         warn_failed = warn_note(note) != 0;
     if (warn_failed)
         goto done;
-    PyObject *names = PyTuple_New((Py_ssize_t)c.width);
-    PyObject *data = PyBytes_FromStringAndSize((const char *)c.values,
-                                               (Py_ssize_t)(n_points * c.width * sizeof(double)));
-    PyObject *errors = PyList_New((Py_ssize_t)n_points);
-    bool ok = names && data && errors;
-    for (size_t i = 0; ok && i < c.width; i++) {
-        PyObject *name = PyUnicode_FromString(i < c.n_axes ? pm_axis_column(axes[i].kind)
-                                                           : pm_sweep_column_name(i - c.n_axes));
-        ok = name != NULL;
-        if (ok)
-            PyTuple_SET_ITEM(names, (Py_ssize_t)i, name);
-    }
-    for (size_t i = 0; ok && i < n_points; i++) {
-        const char *m = c.errors[i] ? c.errors[i] : "";
-        PyObject *text = PyUnicode_DecodeUTF8(m, (Py_ssize_t)strlen(m), "replace");
-        ok = text != NULL;
-        if (ok)
-            PyList_SET_ITEM(errors, (Py_ssize_t)i, text);
-    }
-    if (ok)
-        result = Py_BuildValue("(NNN)", names, data, errors);
-    else {
-        Py_XDECREF(names);
-        Py_XDECREF(data);
-        Py_XDECREF(errors);
-    }
+    result = sweep_tuple(&c, n_points);
 done:
     if (c.errors)
         for (size_t i = 0, n = pm_sweep_size(axes, specs.n); i < n; i++)
