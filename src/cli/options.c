@@ -213,8 +213,9 @@ static const cli_command commands[] = {
      "three modes (the throughput-interactivity front; --plot draws it)",
      "Closed-loop clients send the scenario's prompt (seq x prefill_frac tokens) and get its "
      "decode steps' tokens back; continuous batching under a chunk budget per step. --sweep "
-     "AXIS=V1,V2,... (one axis, at most 8 values, e.g. l2=48MiB,96MiB,192MiB) gives a front per "
-     "value, drawn as a family of curves. The CSV and JSON keys are in docs/output-format.md.",
+     "AXIS=V1,V2,... (one axis, at most 8 values, e.g. l2=48MiB,96MiB,192MiB; any axis but "
+     "batch: the sequences are --concurrency) gives a front per value, drawn as a family of "
+     "curves. The CSV and JSON keys are in docs/output-format.md.",
      "preserve-model serve --config llama70b-h100 --concurrency 1,4,16,64,256 --plot front.png"},
     {"search",
      INPUTS | GIVEN_CONCURRENCY | GIVEN_RULE | GIVEN_LIMITS | GIVEN_PLOT | GIVEN_SWEEP |
