@@ -299,6 +299,8 @@ typedef struct pm_cost_params {
     double package_usd;             /* >= 0, package, interposer, assembly and test */
     double io_wafer_usd;            /* > 0: the I/O dies' wafer, where they are on another
                                        node (MI300X's N6 IODs beside N5 XCDs); 0: wafer_usd */
+    double io_defect_density_per_mm2; /* > 0: the I/O dies' node's D0 where it differs; 0:
+                                         defect_density_per_mm2 */
 } pm_cost_params;
 
 /** How a GEMM's time depends on its shape (the accelerator's optional "gemm" object;

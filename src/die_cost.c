@@ -109,6 +109,7 @@ static bool same_wafer(const pm_die_memo *memo, const pm_cost_params *k)
     return same_bits(memo->wafer_diameter_mm, k->wafer_diameter_mm) &&
            memo->yield_model == k->yield_model &&
            same_bits(memo->defect_density_per_mm2, k->defect_density_per_mm2) &&
+           same_bits(memo->io_defect_density_per_mm2, k->io_defect_density_per_mm2) &&
            same_bits(memo->yield_alpha, k->yield_alpha);
 }
 
@@ -123,7 +124,10 @@ static void die_on_wafer(const pm_cost_params *k, double mm2, size_t i, pm_die_m
         return;
     }
     *dpw = pm_dies_per_wafer(k->wafer_diameter_mm, mm2);
-    *y = pm_die_yield(k->yield_model, mm2, k->defect_density_per_mm2, k->yield_alpha);
+    /* The I/O dies at their own node's defect density where it is given. */
+    const double d0 = i == 1 && k->io_defect_density_per_mm2 > 0 ? k->io_defect_density_per_mm2
+                                                                  : k->defect_density_per_mm2;
+    *y = pm_die_yield(k->yield_model, mm2, d0, k->yield_alpha);
     if (!memo)
         return;
     if (!(memo->kept[0] || memo->kept[1]) || !same_wafer(memo, k)) {
@@ -131,6 +135,7 @@ static void die_on_wafer(const pm_cost_params *k, double mm2, size_t i, pm_die_m
         memo->wafer_diameter_mm = k->wafer_diameter_mm;
         memo->yield_model = k->yield_model;
         memo->defect_density_per_mm2 = k->defect_density_per_mm2;
+        memo->io_defect_density_per_mm2 = k->io_defect_density_per_mm2;
         memo->yield_alpha = k->yield_alpha;
     }
     memo->kept[i] = true;
@@ -156,11 +161,12 @@ pm_status pm_device_cost_at(const pm_accelerator *a, const pm_area *given, pm_di
         ar = &found;
     }
     if (!(k->wafer_usd > 0) || !isfinite(k->wafer_usd) || !(k->io_wafer_usd >= 0) ||
-        !isfinite(k->io_wafer_usd) || !(k->hbm_usd_per_byte >= 0) ||
+        !isfinite(k->io_wafer_usd) || !(k->io_defect_density_per_mm2 >= 0) ||
+        !isfinite(k->io_defect_density_per_mm2) || !(k->hbm_usd_per_byte >= 0) ||
         !isfinite(k->hbm_usd_per_byte) || !(k->package_usd >= 0) || !isfinite(k->package_usd))
         return pm_fail(err, PM_ERR_RANGE, NULL, "$.accelerator.cost",
                        "the wafer price must be finite and > 0, the HBM and package prices "
-                       "finite and >= 0");
+                       "and the I/O dies' defect density finite and >= 0");
     /* Each kind of die on its own wafer, yielded alone: a defect scraps one die. */
     struct {
         int count;

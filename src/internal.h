@@ -325,7 +325,8 @@ const char *const *pm_yield_model_names(size_t *count);
 typedef struct pm_die_memo {
     bool kept[2];
     double mm2[2], dpw[2], yield[2];
-    double wafer_diameter_mm, defect_density_per_mm2, yield_alpha; /* the cost fields read */
+    double wafer_diameter_mm, defect_density_per_mm2, io_defect_density_per_mm2,
+        yield_alpha; /* the cost fields read */
     pm_yield_model yield_model;
 } pm_die_memo;
 /* pm_area_compute in two parts: pm_area_check, the refusals (they read the area block and the

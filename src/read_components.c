@@ -162,7 +162,9 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
         (st = pm_read_quantity(&c, "hbm", PM_DIM_MONEY_PER_BYTE, true, NONNEGATIVE,
                                &k->hbm_usd_per_byte)) ||
         (st = pm_read_quantity(&c, "package", PM_DIM_MONEY, true, NONNEGATIVE, &k->package_usd)) ||
-        (st = pm_read_quantity(&c, "io_wafer", PM_DIM_MONEY, false, POSITIVE, &k->io_wafer_usd)))
+        (st = pm_read_quantity(&c, "io_wafer", PM_DIM_MONEY, false, POSITIVE, &k->io_wafer_usd)) ||
+        (st = pm_read_quantity(&c, "io_defect_density", PM_DIM_PER_AREA, false, POSITIVE,
+                               &k->io_defect_density_per_mm2)))
         return st;
     if (pm_obj_has(&c, "dies_per_package"))
         return pm_obj_fail(&c, "dies_per_package", PM_ERR_UNKNOWN_KEY,
@@ -183,6 +185,10 @@ static pm_status read_cost(pm_obj *o, const pm_accelerator *acc, pm_cost_params 
     if (k->io_wafer_usd > 0 && acc->area.io_dies < 1)
         return pm_obj_fail(&c, "io_wafer_usd", PM_ERR_INCONSISTENT,
                            "the I/O dies' wafer, but the area has no I/O dies (area.io_dies)");
+    if (k->io_defect_density_per_mm2 > 0 && acc->area.io_dies < 1)
+        return pm_obj_fail(&c, "io_defect_density_per_cm2", PM_ERR_INCONSISTENT,
+                           "the I/O dies' defect density, but the area has no I/O dies "
+                           "(area.io_dies)");
     return pm_obj_finish(&c);
 }
 

@@ -483,6 +483,23 @@ static void test_io_dies_on_their_own_wafer(void **state)
                8 * 16988 / (c.dies_per_wafer * c.yield_frac) +
                    4 * 9346 / (c.io_dies_per_wafer * c.io_yield_frac),
                1e-12);
+    /* Their own node's defect density (N6, an N7-family node: TSMC's N7 0.09 /cm2) beside the
+     * XCDs' N5 0.10: a 184.2 mm2 IOD yields (1 + 184.2 x 0.0009 / 3)^-3 = 0.85130, where
+     * the compute dies' 0.0010 /mm2 gave (1 + 0.1842 / 3)^-3 = 0.83625. */
+    assert_rel(a.cost.io_defect_density_per_mm2, 0.0009, 1e-12);
+    assert_rel(c.io_yield_frac, pow(1 + 184.2 * 0.0009 / 3, -3), 1e-4);
+    const double own = c.io_yield_frac;
+    a.cost.io_defect_density_per_mm2 = 0;
+    assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
+    assert_rel(c.io_yield_frac, pow(1 + 184.2 * 0.0010 / 3, -3), 1e-4);
+    assert_true(c.io_yield_frac < own);
+    /* A die without I/O dies has no such density to give. */
+    const char *ov[] = {"accelerator.cost.io_defect_density_per_cm2=0.09"};
+    const pm_load_opts with = {PM_TEST_DATA_DIR, ov, 1};
+    pm_scenario h;
+    pm_error err;
+    assert_int_equal(pm_scenario_load("llama70b-h100", &with, &h, &err), PM_ERR_INCONSISTENT);
+    assert_non_null(strstr(err.path, "io_defect_density_per_cm2"));
     /* Not given: the I/O dies on the compute dies' wafer. */
     a.cost.io_wafer_usd = 0;
     assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
@@ -581,7 +598,8 @@ static void test_die_cost_of_826mm2_7nm_by_hand(void **state)
      * blocks are 0 mm2. */
     a.area.compute_mm2_per_flop_per_s = a.area.l2_mm2_per_byte = 1.0;
     a.area.hbm_phy_mm2_per_stack = a.area.link_phy_mm2_per_link = 1.0;
-    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750, 0};
+    a.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_NEGATIVE_BINOMIAL, 3, 7e-9, 750,
+                              0, 0};
     pm_device_cost c;
     assert_int_equal(pm_device_cost_compute(&a, &c, NULL), PM_OK);
     assert_rel(c.die_mm2, 826, 0);
@@ -677,7 +695,8 @@ static void test_cost_and_energy_need_their_blocks(void **state)
     assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.accelerator.cost");
     /* Cost without area coefficients names the area object. */
-    s.accel.cost = (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750, 0};
+    s.accel.cost =
+        (pm_cost_params){true, 9346, 300, 0.0015, PM_YIELD_POISSON, 0, 7e-9, 750, 0, 0};
     assert_int_equal(pm_device_cost_compute(&s.accel, &c, &err), PM_ERR_MISSING);
     assert_string_equal(err.path, "$.accelerator.area");
     /* Leakage needs the die; a NaN coefficient is refused. */
