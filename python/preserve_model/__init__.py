@@ -306,13 +306,13 @@ def _length_classes(lengths, data_dir):
     return lengths
 
 
-def _whole(name, value, lo=None):
+def _whole(name, value, lo=None, what="an integer"):
     """value as an int (>= lo where given; else the library says the range): a count, never a
-    bool, a float or text (True was 1, 2.7 was 2)."""
+    bool, a float or text (True was 1, 2.7 was 2). what: the errors' word for it."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name}: expected an integer (got {value!r})")
+        raise TypeError(f"{name}: expected {what} (got {value!r})")
     if lo is not None and value < lo:
-        raise ValueError(f"{name}: expected an integer >= {lo} (got {value!r})")
+        raise ValueError(f"{name}: expected {what} >= {lo} (got {value!r})")
     return int(value)
 
 
@@ -322,10 +322,8 @@ def _check_counts(counts):
     for name, value in counts.items():
         if value is None and name != "chunk":
             counts[name] = 0
-        elif isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name}: expected a count (got {value!r})")
-        elif value < 1:
-            raise ValueError(f"{name}: expected a count >= 1 (got {value!r})")
+        else:
+            _whole(name, value, 1, "a count")
 
 
 _SERVE_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
